@@ -1,0 +1,71 @@
+"""Home page: what GEMM is, why it matters for LLMs, and a map of the app.
+
+Navigation is Streamlit's file-based routing: every file in ``pages/`` is a
+page whose URL is its file name without the number (``/Accumulate``). That
+routing resolves a deep link on a freshly started server directly to its page
+file, so every page calls ``ui.page`` itself and never relies on this file
+having run first. (``st.navigation`` together with a ``pages/`` folder can serve
+a cold deep link through the legacy router and skip the navigation script.)
+"""
+
+from pathlib import Path
+
+import streamlit as st
+
+import ui
+from gemmlib.hardware import catalogue_rows
+
+ui.page(
+    "GEMM, from one multiply-add to a whole LLM",
+    "🧮",
+    r"""
+A **GEMM** (general matrix multiply) computes
+
+$$D = \alpha\,A B + \beta\,C,\qquad A\in\mathbb{R}^{M\times K},\; B\in\mathbb{R}^{K\times N},\; C, D\in\mathbb{R}^{M\times N}.$$
+
+Each of the $M\cdot N$ outputs is a dot product of length $K$: $K$ multiply-adds, so a
+GEMM costs $2\,M N K$ floating-point operations (FLOPs). In the layers of an LLM
+$\beta = 0$ and $\alpha = 1$: the projections, the attention products and the
+feed-forward network are plain products $D = AB$.
+""",
+)
+
+st.markdown(
+    """
+**Why GEMM is nearly all of an LLM's compute.** A decoder layer is six weight GEMMs
+(Q, K, V and output projections, the MLP's up and down — plus a gate in SwiGLU models) and two
+attention products (Q·Kᵀ and weights·V). Everything else — normalisation, softmax, the
+activation, residual adds — touches each activation a handful of times, so it costs a few
+FLOPs per element against the thousands per element of a projection with a hidden size in the
+thousands. The **Transformer GEMMs** and **LLM Estimator** pages count both, exactly.
+"""
+)
+
+PAGES = [
+    ("pages/1_Accumulate.py", "Accumulate", "Step through D = αAB + βC cell by cell; loop orders, reuse, accumulator precision."),
+    ("pages/2_FLOPs.py", "FLOPs", "The 2·M·N·K heatmap, bytes moved, arithmetic intensity, time on a GPU, tile and wave quantization."),
+    ("pages/3_Transformer_GEMMs.py", "Transformer GEMMs", "Every GEMM of one layer drawn to scale, and when attention really dominates."),
+    ("pages/4_LLM_Estimator.py", "LLM Estimator", "Size a model: FLOPs per GEMM, memory, prefill and decode time on a GPU."),
+    ("pages/5_Devices.py", "Devices", "This machine's CPU and GPUs, their datasheet peaks and measured ceilings."),
+    ("pages/6_Precision.py", "Precision", "fp32, tf32, fp16, bf16, int8 and fp8 GEMMs measured live, with their error."),
+    ("pages/7_Tiling.py", "Tiling", "Python tiling vs a real Triton kernel vs the library, tile-size sweeps."),
+    ("pages/8_Batching.py", "Batching", "Why batching pays at decode: one weight read serving many requests."),
+    ("pages/9_Roofline.py", "Roofline", "Every measured point on the device's roofline beside the estimate."),
+    ("pages/10_Profiler.py", "Profiler", "Where the time goes in a transformer block; GPU utilisation over time."),
+]
+
+st.subheader("Map of the app")
+root = Path(__file__).parent
+for path, label, line in PAGES:
+    if (root / path).exists():
+        c1, c2 = st.columns([1, 4])
+        c1.page_link(path, label=label)
+        c2.markdown(line)
+
+st.subheader("GPUs in the catalogue")
+st.caption("Dense datasheet peaks (no sparsity), TFLOP/s (int8: TOPS); each row links its source.")
+st.dataframe(
+    catalogue_rows(),
+    column_config={"source": st.column_config.LinkColumn("source")},
+    hide_index=True,
+)
