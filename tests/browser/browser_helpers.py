@@ -1,0 +1,225 @@
+"""Helpers shared by the browser tests and benchmarks/bench_load.py.
+
+A Streamlit server in a subprocess, the page list, waiting for Streamlit to finish a run, and the
+checks that no exception or traceback reached the page. Plain functions (no pytest) so that the
+load benchmark can use them too.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "artifacts"
+SCREENSHOTS = ARTIFACTS / "screenshots"
+LOGS = ARTIFACTS / "logs"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",  # CI runs as root
+    "--disable-gpu",
+    "--disable-background-networking",  # this machine's network is closed: no phoning home
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+VIEWPORT = {"width": 1280, "height": 900}
+START_TIMEOUT_S = 90.0
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class StreamlitServer:
+    """``streamlit run app.py`` on a free port of 127.0.0.1, in its own process group."""
+
+    def __init__(self, name: str, env: dict[str, str] | None = None, script: str = "app.py",
+                 cwd: Path = ROOT) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        LOGS.mkdir(parents=True, exist_ok=True)
+        self.log_path = LOGS / f"streamlit-{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}.log"
+        cmd = [
+            sys.executable, "-m", "streamlit", "run", script,
+            "--server.headless", "true",
+            "--server.address", "127.0.0.1",
+            "--server.port", str(self.port),
+            "--browser.gatherUsageStats", "false",
+            "--server.fileWatcherType", "none",  # nothing changes during a test; spare the CPU
+            "--server.runOnSave", "false",
+        ]
+        full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
+        self._log = open(self.log_path, "w")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen(cmd, cwd=cwd, env=full_env, stdout=self._log,
+                                     stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            self._wait_healthy()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _wait_healthy(self) -> None:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"streamlit exited with {self.proc.returncode}:\n{self.log_tail()}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        return
+            except OSError:
+                pass
+            time.sleep(0.2)
+        raise RuntimeError(f"streamlit not healthy after {START_TIMEOUT_S:.0f} s:\n{self.log_tail()}")
+
+    def log_tail(self, n: int = 4000) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-n:]
+        except OSError:
+            return ""
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+                self.proc.wait(timeout=15)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                try:
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                self.proc.wait(timeout=15)
+        self._log.close()
+
+
+# The fixed page list (file-based routing: pages/<N>_<Name>.py is served at /<Name>).
+PAGE_FILES = [
+    "app.py",
+    "pages/1_Accumulate.py",
+    "pages/2_FLOPs.py",
+    "pages/3_Transformer_GEMMs.py",
+    "pages/4_LLM_Estimator.py",
+    "pages/5_Devices.py",
+    "pages/6_Precision.py",
+    "pages/7_Tiling.py",
+    "pages/8_Batching.py",
+    "pages/9_Roofline.py",
+    "pages/10_Profiler.py",
+]
+
+
+@dataclass(frozen=True)
+class PageInfo:
+    file: str
+    url_path: str  # "" for home, "Accumulate" for pages/1_Accumulate.py
+    title: str | None  # the first argument of ui.page(...) in the file, when it is a literal
+
+    @property
+    def exists(self) -> bool:
+        return (ROOT / self.file).exists()
+
+    @property
+    def slug(self) -> str:
+        return self.url_path or "Home"
+
+
+def page_title(file: str) -> str | None:
+    """The title a page passes to ``ui.page(title, ...)``, read from its source (no import)."""
+    path = ROOT / file
+    if not path.exists():
+        return None
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "page"
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "ui" and node.args
+                and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            return node.args[0].value
+    return None
+
+
+def page_info(file: str) -> PageInfo:
+    url_path = "" if file == "app.py" else re.sub(r"^\d+_", "", Path(file).stem)
+    return PageInfo(file, url_path, page_title(file))
+
+
+PAGES = [page_info(f) for f in PAGE_FILES]
+PAGE_IDS = [p.slug for p in PAGES]
+
+
+def script_state(page) -> str | None:
+    return page.get_attribute('[data-testid="stApp"]', "data-test-script-state")
+
+
+def wait_idle(page, timeout: float = 60.0, settle: float = 0.6) -> None:
+    """Wait until the script has finished running and stayed finished for ``settle`` seconds."""
+    deadline = time.monotonic() + timeout
+    page.wait_for_selector('[data-testid="stApp"]', timeout=timeout * 1000)
+    idle_since = None
+    while time.monotonic() < deadline:
+        state = script_state(page)
+        now = time.monotonic()
+        if state == "notRunning":
+            idle_since = idle_since or now
+            if now - idle_since >= settle:
+                return
+        else:
+            idle_since = None
+        time.sleep(0.1)
+    raise AssertionError(f"the script was still running after {timeout:.0f} s (state {script_state(page)!r})")
+
+
+def open_page(page, base_url: str, url_path: str = "", query: str = "", timeout: float = 60.0) -> None:
+    url = f"{base_url}/{url_path}" + (f"?{query}" if query else "")
+    page.goto(url, wait_until="domcontentloaded")
+    wait_idle(page, timeout=timeout)
+
+
+def error_texts(page) -> list[str]:
+    return page.locator('[data-testid="stAlertContentError"]').all_inner_texts()
+
+
+def assert_clean(page, allow_input_errors: bool = False) -> None:
+    """No exception box, no error box with a traceback or a 'Something went wrong' message.
+
+    With ``allow_input_errors`` an error box that explains bad input (ui.guard's "Check the input")
+    is allowed; without it, any error box fails.
+    """
+    exc = page.locator('[data-testid="stException"]')
+    assert exc.count() == 0, "exception box on the page:\n" + "\n---\n".join(exc.all_inner_texts())
+    errors = error_texts(page)
+    bad = [e for e in errors if "Traceback" in e or "Something went wrong" in e]
+    assert not bad, "error box from an unexpected exception:\n" + "\n---\n".join(bad)
+    if not allow_input_errors:
+        assert not errors, "error box on the page:\n" + "\n---\n".join(errors)
+    body = page.locator("body").text_content() or ""
+    assert "Traceback (most recent call last)" not in body, "a traceback reached the page"
+
+
+def assert_title(page, info: PageInfo, timeout: float = 30.0) -> None:
+    """The page's heading (and the browser tab) show the title the page file declares."""
+    from playwright.sync_api import expect
+
+    h1 = page.locator("h1").first
+    h1.wait_for(state="visible", timeout=timeout * 1000)
+    if info.title is not None:
+        expect(h1).to_contain_text(info.title, timeout=timeout * 1000)
+        expect(page).to_have_title(re.compile("^" + re.escape(info.title)), timeout=timeout * 1000)
+
+
+def screenshot(page, name: str, full_page: bool = True) -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=full_page)
+    return path
