@@ -1,0 +1,725 @@
+"""Where does the time go? Profile a Llama-style transformer block with torch.profiler.
+
+The block (per layer, pre-norm, no biases, random normal weights)::
+
+    h   = x + Wo · attention(rope(Wq · rms(x)), rope(Wk · rms(x)), Wv · rms(x))
+    out = h + Wdown · (silu(Wgate · rms(h)) ⊙ Wup · rms(h))
+
+Attention uses grouped-query attention (GQA): ``kv_heads`` key/value heads are
+shared by ``heads / kv_heads`` query heads each — it shrinks the K/V projections
+(and a KV cache), not the attention products. ``attention="eager"`` runs the two
+attention products as plain matmuls (dense S×S, causal mask added afterwards, as
+an eager forward pass executes them); ``"sdpa"`` calls
+``torch.nn.functional.scaled_dot_product_attention`` (a fused kernel on a GPU).
+
+How the time is split (no double counting): ``torch.profiler`` records every
+aten op with its children (``aten::linear`` → ``aten::matmul`` → ``aten::mm``).
+Each op is charged only its *self* time — on a CPU the op's own wall time minus
+its children's; on CUDA the GPU kernels the op itself launched — so the rows add
+up to the total exactly. An op is a GEMM when its name is one of ``GEMM_OPS``
+(the matmul family, whatever level it was recorded at); fused attention
+(``FUSED_ATTENTION_OPS``) counts as GEMM time too, because its work is the two
+attention GEMMs, and its FLOPs are filled in from the shapes (the profiler does
+not count them). The share is compared with the article's target of 80 %.
+
+Beside the measurement: ``predict`` — the same block sized by the counting rules
+of ``gemmlib.flops``: every GEMM's exact FLOPs, and a roofline time split (GEMMs
+at the datasheet peak, the element-wise rest at memory bandwidth, both derated by
+one efficiency). torch is imported only inside the functions that run it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from gemmlib.dtypes import dtype_bytes, get_dtype
+from gemmlib.errors import InputError
+from gemmlib.flops import gemm_flops, roofline_time
+from gemmlib.hardware import CATALOGUE, DEFAULT_GPU, Hardware, get_hardware
+
+GEMM_TARGET = 0.80  # the article: GEMMs should take ≥ 80 % of a transformer's time
+
+# The matmul family as the profiler names it. Self times make the level irrelevant:
+# aten::linear keeps only its own overhead, the aten::mm it calls keeps the product.
+GEMM_OPS = frozenset({
+    "aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::addbmm", "aten::matmul",
+    "aten::linear", "aten::_int_mm", "aten::_scaled_mm", "aten::_scaled_mm_v2", "aten::mv", "aten::addmv",
+    "aten::dot", "aten::einsum", "aten::_addmm_activation", "aten::_grouped_mm", "aten::_scaled_grouped_mm",
+})
+FUSED_ATTENTION_OPS = frozenset({
+    "aten::scaled_dot_product_attention", "aten::_scaled_dot_product_flash_attention",
+    "aten::_scaled_dot_product_efficient_attention", "aten::_scaled_dot_product_cudnn_attention",
+    "aten::_scaled_dot_product_flash_attention_for_cpu", "aten::_flash_attention_forward",
+    "aten::_efficient_attention_forward", "aten::_scaled_dot_product_attention_math",
+    "aten::_scaled_dot_product_fused_attention_overrideable",
+})
+UNATTRIBUTED = "(GPU work outside any aten op)"
+
+ATTENTION_IMPLS = ("eager", "sdpa")
+PROFILE_DTYPES = ("fp32", "bf16", "fp16")
+
+
+def op_kind(name: str) -> str:
+    """'gemm', 'attention' (fused attention: GEMM work) or 'other'."""
+    if name in GEMM_OPS:
+        return "gemm"
+    if name in FUSED_ATTENTION_OPS or "scaled_dot_product" in name or "flash_attention" in name:
+        return "attention"
+    return "other"
+
+
+def is_gemm_op(name: str) -> bool:
+    """True for the matmul family and fused attention (whose work is two GEMMs)."""
+    return op_kind(name) != "other"
+
+
+# --------------------------------------------------------------------------- configuration
+@dataclass(frozen=True)
+class BlockConfig:
+    """A stack of ``layers`` Llama-style blocks run on ``batch`` × ``seq_len`` tokens."""
+
+    hidden: int = 256
+    heads: int = 8
+    kv_heads: int = 0  # 0 = same as heads (no GQA)
+    intermediate: int = 0  # 0 = Llama's rule: 8/3 · hidden rounded up to a multiple of 64
+    seq_len: int = 128
+    batch: int = 1
+    layers: int = 1
+    attention: str = "eager"
+    dtype: str = "fp32"
+    norm_eps: float = 1e-5
+
+    def __post_init__(self) -> None:
+        for name in ("hidden", "heads", "seq_len", "batch", "layers"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise InputError(f"{name} must be a whole number, got {v!r}")
+            if v < 1:
+                raise InputError(f"{name} must be at least 1, got {v}")
+        for name in ("kv_heads", "intermediate"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise InputError(f"{name} must be a whole number ≥ 1 (or 0 for the default), got {v!r}")
+        if self.kv_heads == 0:
+            object.__setattr__(self, "kv_heads", self.heads)
+        if self.intermediate == 0:
+            object.__setattr__(self, "intermediate", 64 * math.ceil(8 * self.hidden / 3 / 64))
+        if self.hidden % self.heads:
+            raise InputError(f"hidden ({self.hidden}) must be a multiple of heads ({self.heads})")
+        if (self.hidden // self.heads) % 2:
+            raise InputError(f"head size hidden/heads = {self.hidden // self.heads} must be even (rotary "
+                             "embeddings rotate pairs); change hidden or heads")
+        if self.kv_heads > self.heads or self.heads % self.kv_heads:
+            raise InputError(f"kv_heads ({self.kv_heads}) must divide heads ({self.heads}) (grouped-query "
+                             "attention shares each K/V head among a whole group of query heads)")
+        if self.attention not in ATTENTION_IMPLS:
+            raise InputError(f"attention must be one of {', '.join(ATTENTION_IMPLS)}, got {self.attention!r}")
+        dt = get_dtype(self.dtype).name
+        if dt not in PROFILE_DTYPES:
+            raise InputError(f"the profiler runs in {', '.join(PROFILE_DTYPES)}; {dt} is not supported here")
+        object.__setattr__(self, "dtype", dt)
+
+    @property
+    def head_dim(self) -> int:
+        return self.hidden // self.heads
+
+    @property
+    def tokens(self) -> int:
+        return self.batch * self.seq_len
+
+    def with_(self, **kw: Any) -> BlockConfig:
+        return replace(self, **kw)
+
+
+# Estimator presets (dimensions from each model's config.json). gemmlib.model, when it
+# exists, is preferred; this table is the fallback so the profiler stands alone.
+_FALLBACK_PRESETS: dict[str, dict[str, Any]] = {
+    "Llama-3-8B": dict(hidden=4096, heads=32, kv_heads=8, intermediate=14336, layers=32,
+                       source="https://huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/config.json"),
+    "Llama-3-70B": dict(hidden=8192, heads=64, kv_heads=8, intermediate=28672, layers=80,
+                        source="https://huggingface.co/meta-llama/Meta-Llama-3-70B/blob/main/config.json"),
+    "Llama-2-7B": dict(hidden=4096, heads=32, kv_heads=32, intermediate=11008, layers=32,
+                       source="https://huggingface.co/meta-llama/Llama-2-7b-hf/blob/main/config.json"),
+    "Mistral-7B": dict(hidden=4096, heads=32, kv_heads=8, intermediate=14336, layers=32,
+                       source="https://huggingface.co/mistralai/Mistral-7B-v0.1/blob/main/config.json"),
+}
+
+
+def presets() -> dict[str, dict[str, Any]]:
+    """Model name -> {hidden, heads, kv_heads, intermediate, layers, source} (dense Llama-style models)."""
+    out = dict(_FALLBACK_PRESETS)
+    try:  # the estimator's catalogue, when written (dense models with a gated MLP only)
+        from gemmlib import model as _model  # noqa: PLC0415
+        cat = getattr(_model, "PRESETS", None) or getattr(_model, "MODELS", None) or {}
+        for name, m in dict(cat).items():
+            try:
+                get = (lambda k, m=m: m[k]) if isinstance(m, dict) else (lambda k, m=m: getattr(m, k))
+                if int(_first(get, "experts", "num_experts", default=0) or 0) > 1:
+                    continue
+                out[str(name)] = dict(
+                    hidden=int(_first(get, "hidden", "hidden_size", "d_model")),
+                    heads=int(_first(get, "heads", "n_heads", "num_attention_heads")),
+                    kv_heads=int(_first(get, "kv_heads", "n_kv_heads", "num_key_value_heads")),
+                    intermediate=int(_first(get, "intermediate", "intermediate_size", "ffn", "d_ff")),
+                    layers=int(_first(get, "layers", "n_layers", "num_hidden_layers")),
+                    source=str(_first(get, "source", default="gemmlib.model")),
+                )
+            except (KeyError, AttributeError, TypeError, ValueError):
+                continue
+    except Exception:  # noqa: BLE001 - the estimator is optional here
+        pass
+    return out
+
+
+def _first(get: Callable[[str], Any], *keys: str, default: Any = KeyError) -> Any:
+    for k in keys:
+        try:
+            v = get(k)
+        except (KeyError, AttributeError):
+            continue
+        if v is not None:
+            return v
+    if default is KeyError:
+        raise KeyError(keys[0])
+    return default
+
+
+def preset_config(name: str, scale: int = 16, *, seq_len: int = 128, batch: int = 1, layers: int = 1,
+                  attention: str = "eager", dtype: str = "fp32") -> BlockConfig:
+    """A preset scaled down by ``scale``: hidden and intermediate ÷ scale; heads and kv_heads kept.
+
+    Keeping the head counts keeps the GQA ratio and the attention's shape (S×S per head);
+    the head size shrinks by the same factor. ``layers`` is how many blocks to run (a few
+    are enough: every layer is identical).
+    """
+    table = presets()
+    if name not in table:
+        raise InputError(f"unknown preset {name!r}; choose one of: {', '.join(table)}")
+    if isinstance(scale, bool) or not isinstance(scale, int) or scale < 1:
+        raise InputError(f"scale must be a whole number ≥ 1, got {scale!r}")
+    p = table[name]
+    if p["hidden"] % (scale * p["heads"]) or p["intermediate"] % scale:
+        raise InputError(f"{name} cannot be scaled down by {scale}: hidden {p['hidden']} / {scale} must "
+                         f"stay a multiple of its {p['heads']} heads; try a power of two up to "
+                         f"{p['hidden'] // p['heads'] // 2}")
+    return BlockConfig(hidden=p["hidden"] // scale, heads=p["heads"], kv_heads=p["kv_heads"],
+                       intermediate=p["intermediate"] // scale, seq_len=seq_len, batch=batch, layers=layers,
+                       attention=attention, dtype=dtype)
+
+
+# --------------------------------------------------------------------------- counting (no torch)
+@dataclass(frozen=True)
+class GemmShape:
+    """One GEMM of the block: ``batch`` independent M×K·K×N products (batch=1: a plain mm)."""
+
+    name: str
+    m: int
+    n: int
+    k: int
+    batch: int = 1
+
+    @property
+    def flops(self) -> int:
+        return self.batch * gemm_flops(self.m, self.n, self.k)
+
+    def bytes(self, dtype: str) -> float:
+        b = dtype_bytes(dtype)
+        return self.batch * (self.m * self.k + self.k * self.n + self.m * self.n) * b
+
+
+def block_gemms(cfg: BlockConfig) -> list[GemmShape]:
+    """The GEMMs of ONE layer's forward pass (dense S×S attention products, as executed)."""
+    t, h, hd, f = cfg.tokens, cfg.hidden, cfg.head_dim, cfg.intermediate
+    kv = cfg.kv_heads * hd
+    bh, s = cfg.batch * cfg.heads, cfg.seq_len
+    return [
+        GemmShape("q_proj", t, h, h), GemmShape("k_proj", t, kv, h), GemmShape("v_proj", t, kv, h),
+        GemmShape("attn scores QKᵀ", s, s, hd, bh), GemmShape("attn values PV", s, hd, s, bh),
+        GemmShape("o_proj", t, h, h),
+        GemmShape("gate_proj", t, f, h), GemmShape("up_proj", t, f, h), GemmShape("down_proj", t, h, f),
+    ]
+
+
+def predicted_gemm_flops(cfg: BlockConfig) -> int:
+    """Exact GEMM FLOPs of the whole stack's forward pass (what FlopCounterMode reports)."""
+    return cfg.layers * sum(g.flops for g in block_gemms(cfg))
+
+
+def _elementwise(cfg: BlockConfig) -> list[tuple[str, float, float]]:
+    """(name, elements read+written, FLOPs) of one layer's non-GEMM work (an eager-mode estimate)."""
+    t, h, f = cfg.tokens, cfg.hidden, cfg.intermediate
+    kv = cfg.kv_heads * cfg.head_dim
+    a = cfg.batch * cfg.heads * cfg.seq_len * cfg.seq_len
+    rows = [
+        ("rms norms", 2 * 2 * t * h, 2 * 4 * t * h),
+        ("rotary embedding", 2 * 3 * (t * h + t * kv), 6 * (t * h + t * kv) / 2),
+        ("GQA K/V repeat + layout copies", 2 * (t * kv + t * h) + 2 * t * h, 0.0),
+        ("silu · up", 2 * t * f + 3 * t * f, 5 * t * f),
+        ("residual adds", 2 * 3 * t * h, 2 * t * h),
+    ]
+    if cfg.attention == "eager":  # scale, mask, softmax each read and write the S×S scores
+        rows.append(("scale + mask + softmax", 3 * 2 * a, 7 * a))
+    return rows
+
+
+@dataclass(frozen=True)
+class Prediction:
+    hardware: str
+    dtype: str
+    efficiency: float
+    gemm_flops: float  # per forward pass of the stack
+    other_flops: float
+    gemm_time_s: float
+    other_time_s: float
+    rows: tuple[dict, ...]  # one per GEMM / element-wise group of one layer
+
+    @property
+    def flop_share(self) -> float:
+        return self.gemm_flops / (self.gemm_flops + self.other_flops)
+
+    @property
+    def time_share(self) -> float:
+        return self.gemm_time_s / (self.gemm_time_s + self.other_time_s)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["flop_share"], d["time_share"] = self.flop_share, self.time_share
+        d["rows"] = list(self.rows)
+        return d
+
+
+def predict(cfg: BlockConfig, hw: Hardware | str, efficiency: float = 0.7) -> Prediction:
+    """The estimator's view of the block: GEMM share of FLOPs and of roofline time on ``hw``.
+
+    GEMMs run at max(FLOPs/peak, bytes/bandwidth); the element-wise rest is memory-bound
+    (bytes/bandwidth). Both are derated by ``efficiency``. Launch overheads are ignored,
+    which is why small blocks measure far below this prediction.
+    """
+    if isinstance(hw, str):
+        hw = get_hardware(hw)
+    if not 0 < efficiency <= 1:
+        raise InputError(f"efficiency must be in (0, 1], got {efficiency}")
+    dt = cfg.dtype
+    if hw.peak(dt) is None:
+        raise InputError(f"{hw.name} has no {dt} GEMM path in the catalogue; pick another dtype or device")
+    b = dtype_bytes(dt)
+    rows: list[dict] = []
+    g_flops = g_time = o_flops = o_time = 0.0
+    for g in block_gemms(cfg):
+        est = roofline_time(g.flops, g.bytes(dt), hw, dt, efficiency)
+        rows.append({"op": g.name, "kind": "gemm", "shape": f"{g.batch}×{g.m}×{g.n}×{g.k}" if g.batch > 1
+                     else f"{g.m}×{g.n}×{g.k}", "flops": g.flops, "time_s": est.seconds, "bound": est.bound})
+        g_flops += g.flops
+        g_time += est.seconds
+    for name, elems, fl in _elementwise(cfg):
+        secs = elems * b / (hw.bandwidth * efficiency)
+        rows.append({"op": name, "kind": "other", "shape": "", "flops": fl, "time_s": secs, "bound": "memory"})
+        o_flops += fl
+        o_time += secs
+    n = cfg.layers
+    return Prediction(hw.name, dt, efficiency, n * g_flops, n * o_flops, n * g_time, n * o_time, tuple(rows))
+
+
+def hardware_for(device: str, name: str = "") -> Hardware:
+    """The catalogue row matching a device name ("NVIDIA H200" -> H200 SXM); the CPU row for a CPU."""
+    if device != "cuda":
+        return get_hardware("cpu")
+    low = name.lower()
+    for hw in CATALOGUE.values():
+        if hw.kind == "gpu" and any(a.lower() in low for a in hw.aliases):
+            return hw
+    return CATALOGUE[DEFAULT_GPU]
+
+
+# --------------------------------------------------------------------------- results
+@dataclass
+class OpStat:
+    """One profiler row (an op name with one set of input shapes), per forward pass of the stack."""
+
+    name: str
+    shapes: str
+    calls: float
+    time_s: float
+    share: float
+    kind: str  # "gemm" | "attention" | "other"
+    flops: float
+
+    @property
+    def is_gemm(self) -> bool:
+        return self.kind != "other"
+
+    @property
+    def tflops(self) -> float | None:
+        return self.flops / self.time_s / 1e12 if self.flops and self.time_s > 0 else None
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["is_gemm"], d["tflops"] = self.is_gemm, self.tflops
+        return d
+
+
+@dataclass
+class ProfileResult:
+    config: BlockConfig
+    device: str
+    device_name: str
+    steps: int
+    time_basis: str  # what the times are: self CPU time or self GPU-kernel time
+    total_time_s: float  # per forward pass, the sum of all rows
+    gemm_time_s: float
+    gemm_flops: float  # GEMM FLOPs per forward pass, as the profiler attributes them
+    predicted_gemm_flops: int  # gemmlib's exact count for the same config
+    wall_s: float  # wall-clock seconds of the profiled passes, per pass (includes profiler overhead)
+    ops: list[OpStat]
+    prediction: Prediction | None = None
+    monitor: Any = None  # gemmlib.monitor.MonitorResult
+    trace_path: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def gemm_share(self) -> float:
+        return self.gemm_time_s / self.total_time_s if self.total_time_s > 0 else 0.0
+
+    @property
+    def meets_target(self) -> bool:
+        return self.gemm_share >= GEMM_TARGET
+
+    @property
+    def gemm_tflops(self) -> float | None:
+        return self.gemm_flops / self.gemm_time_s / 1e12 if self.gemm_time_s > 0 else None
+
+    def top_ops(self, n: int = 15) -> list[OpStat]:
+        return sorted(self.ops, key=lambda o: o.time_s, reverse=True)[:n]
+
+    def grouped(self) -> list[OpStat]:
+        """The rows merged by op name (all input shapes together), largest time first."""
+        merged: dict[str, OpStat] = {}
+        for o in self.ops:
+            m = merged.get(o.name)
+            if m is None:
+                merged[o.name] = OpStat(o.name, "(all shapes)", o.calls, o.time_s, o.share, o.kind, o.flops)
+            else:
+                m.calls += o.calls
+                m.time_s += o.time_s
+                m.share += o.share
+                m.flops += o.flops
+        return sorted(merged.values(), key=lambda o: o.time_s, reverse=True)
+
+    def by_kind(self) -> dict[str, float]:
+        out = {"gemm": 0.0, "attention": 0.0, "other": 0.0}
+        for o in self.ops:
+            out[o.kind] += o.time_s
+        return out
+
+    def to_dict(self, top: int | None = None) -> dict:
+        ops = self.top_ops(top) if top else sorted(self.ops, key=lambda o: o.time_s, reverse=True)
+        return {
+            "config": asdict(self.config), "device": self.device, "device_name": self.device_name,
+            "steps": self.steps, "time_basis": self.time_basis, "total_time_s": self.total_time_s,
+            "gemm_time_s": self.gemm_time_s, "gemm_share": self.gemm_share, "target": GEMM_TARGET,
+            "meets_target": self.meets_target, "gemm_flops": self.gemm_flops,
+            "predicted_gemm_flops": self.predicted_gemm_flops, "gemm_tflops": self.gemm_tflops,
+            "wall_s": self.wall_s, "ops": [o.to_dict() for o in ops],
+            "prediction": self.prediction.to_dict() if self.prediction else None,
+            "monitor": self.monitor.to_dict() if self.monitor is not None else None,
+            "trace_path": self.trace_path, "notes": list(self.notes),
+        }
+
+
+# --------------------------------------------------------------------------- the torch block
+def _torch_dtype(name: str) -> Any:
+    import torch
+
+    return {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[get_dtype(name).name]
+
+
+def build_block(cfg: BlockConfig, device: str = "cpu", seed: int = 0) -> Any:
+    """A ``torch.nn.Module``: ``cfg.layers`` Llama-style blocks with random normal weights."""
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+    dt = _torch_dtype(cfg.dtype)
+    gen = torch.Generator(device="cpu").manual_seed(seed)
+
+    def weight(out_f: int, in_f: int) -> nn.Parameter:
+        w = torch.randn(out_f, in_f, generator=gen) / math.sqrt(in_f)
+        return nn.Parameter(w.to(device=device, dtype=dt), requires_grad=False)
+
+    class RMSNorm(nn.Module):
+        def __init__(self, dim: int) -> None:
+            super().__init__()
+            self.weight = nn.Parameter(torch.ones(dim, device=device, dtype=dt), requires_grad=False)
+
+        def forward(self, x: Any) -> Any:
+            xf = x.float()
+            xf = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + cfg.norm_eps)
+            return xf.to(x.dtype) * self.weight
+
+    def rope(x: Any, cos: Any, sin: Any) -> Any:  # x: (B, heads, S, hd), rotate-half form
+        half = x.shape[-1] // 2
+        x1, x2 = x[..., :half], x[..., half:]
+        return torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1)
+
+    class Block(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            h, hd, f = cfg.hidden, cfg.head_dim, cfg.intermediate
+            self.attn_norm, self.mlp_norm = RMSNorm(h), RMSNorm(h)
+            self.wq, self.wk = weight(h, h), weight(cfg.kv_heads * hd, h)
+            self.wv, self.wo = weight(cfg.kv_heads * hd, h), weight(h, h)
+            self.w_gate, self.w_up, self.w_down = weight(f, h), weight(f, h), weight(h, f)
+
+        def forward(self, x: Any, cos: Any, sin: Any, mask: Any) -> Any:
+            b, s, h = x.shape
+            hd, nh, nkv = cfg.head_dim, cfg.heads, cfg.kv_heads
+            y = self.attn_norm(x)
+            q = F.linear(y, self.wq).view(b, s, nh, hd).transpose(1, 2)
+            k = F.linear(y, self.wk).view(b, s, nkv, hd).transpose(1, 2)
+            v = F.linear(y, self.wv).view(b, s, nkv, hd).transpose(1, 2)
+            q, k = rope(q, cos, sin), rope(k, cos, sin)
+            if nkv != nh:  # GQA: each K/V head serves heads/kv_heads query heads
+                k = k.repeat_interleave(nh // nkv, dim=1)
+                v = v.repeat_interleave(nh // nkv, dim=1)
+            if cfg.attention == "sdpa":
+                o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            else:
+                scores = torch.matmul(q, k.transpose(-2, -1)) * (1.0 / math.sqrt(hd))
+                p = torch.softmax((scores + mask).float(), dim=-1).to(q.dtype)
+                o = torch.matmul(p, v)
+            o = o.transpose(1, 2).reshape(b, s, h)
+            x = x + F.linear(o, self.wo)
+            z = self.mlp_norm(x)
+            return x + F.linear(F.silu(F.linear(z, self.w_gate)) * F.linear(z, self.w_up), self.w_down)
+
+    class Stack(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.blocks = nn.ModuleList(Block() for _ in range(cfg.layers))
+            s, hd = cfg.seq_len, cfg.head_dim
+            inv = 1.0 / (10000.0 ** (torch.arange(0, hd // 2, dtype=torch.float32) * 2 / hd))
+            ang = torch.outer(torch.arange(s, dtype=torch.float32), inv)
+            self.register_buffer("cos", ang.cos().to(device=device, dtype=dt), persistent=False)
+            self.register_buffer("sin", ang.sin().to(device=device, dtype=dt), persistent=False)
+            causal = torch.full((s, s), float("-inf")).triu(1)
+            self.register_buffer("mask", causal.to(device=device, dtype=dt), persistent=False)
+
+        def forward(self, x: Any) -> Any:
+            for blk in self.blocks:
+                x = blk(x, self.cos, self.sin, self.mask)
+            return x
+
+    return Stack().eval()
+
+
+def make_input(cfg: BlockConfig, device: str = "cpu", seed: int = 1) -> Any:
+    """Random normal activations (batch, seq_len, hidden)."""
+    import torch
+
+    g = torch.Generator(device="cpu").manual_seed(seed)
+    x = torch.randn(cfg.batch, cfg.seq_len, cfg.hidden, generator=g)
+    return x.to(device=device, dtype=_torch_dtype(cfg.dtype))
+
+
+def memory_needed(cfg: BlockConfig) -> float:
+    """Bytes the run allocates at its peak (weights + a few activations + the S×S scores), roughly."""
+    b = dtype_bytes(cfg.dtype)
+    h, f, kv = cfg.hidden, cfg.intermediate, cfg.kv_heads * cfg.head_dim
+    weights = cfg.layers * (2 * h * h + 2 * h * kv + 3 * h * f + 2 * h) * b
+    acts = cfg.tokens * (6 * h + 3 * f) * b
+    scores = cfg.batch * cfg.heads * cfg.seq_len ** 2 * (3 * b + 8)  # scores, fp32 softmax, probs
+    return weights + acts + scores
+
+
+# --------------------------------------------------------------------------- profiling
+def _shapes_str(shapes: Any) -> str:
+    parts = []
+    for s in shapes or []:
+        if isinstance(s, (list, tuple)) and s and all(isinstance(d, int) for d in s):
+            parts.append("×".join(str(d) for d in s))
+    return ", ".join(parts)
+
+
+def _fused_attention_flops(shapes: Any) -> float:
+    """2 GEMMs of a fused attention from its (q, k, v) shapes: 4·B·H·Sq·Sk·hd (dense, as executed)."""
+    try:
+        q, k = list(shapes[0]), list(shapes[1])
+        if len(q) < 2 or len(k) < 2:
+            return 0.0
+        batch = math.prod(q[:-2])
+        return 4.0 * batch * q[-2] * k[-2] * q[-1]
+    except (IndexError, TypeError, ValueError):
+        return 0.0
+
+
+def _gemm_flops_from_shapes(name: str, shapes: Any) -> float:
+    """2·M·N·K for 2-D products the profiler does not count itself (_int_mm, _scaled_mm, …)."""
+    try:
+        a, b = list(shapes[0]), list(shapes[1])
+        if name.endswith(("mm", "mm_v2")) and len(a) == 2 and len(b) == 2 and a[1] == b[0]:
+            return 2.0 * a[0] * a[1] * b[1]
+    except (IndexError, TypeError):
+        pass
+    return 0.0
+
+
+def summarize_events(events: Any, device: str, steps: int = 1) -> tuple[list[OpStat], float, list[str]]:
+    """Turn ``prof.events()`` into rows that add up to the total (per step), without double counting.
+
+    CPU: each op's self CPU time. CUDA: the GPU kernels each op launched itself (kernels
+    recorded under a runtime call such as cudaLaunchKernel are charged to the nearest aten op
+    above it); kernel time outside any aten op is one more row, so the rows still add up.
+    """
+    from torch.autograd import DeviceType
+
+    notes: list[str] = []
+    rows: dict[tuple[str, str], dict[str, float]] = {}
+    on_gpu = device == "cuda"
+    gpu_total = 0.0
+
+    def owner(e: Any) -> Any:
+        cur = e
+        while cur is not None and not cur.name.startswith("aten::"):
+            cur = cur.cpu_parent
+        return cur if cur is not None else e
+
+    for e in events:
+        if getattr(e, "is_user_annotation", False) or getattr(e, "is_async", False):
+            continue
+        if e.device_type != DeviceType.CPU:
+            if on_gpu:  # a kernel / memcpy / memset on the device: the ground truth of GPU time
+                gpu_total += e.self_device_time_total if hasattr(e, "self_device_time_total") \
+                    else e.self_cuda_time_total
+            continue
+        if on_gpu:
+            t = e.self_device_time_total if hasattr(e, "self_device_time_total") else e.self_cuda_time_total
+            if t <= 0 and not e.name.startswith("aten::"):
+                continue
+            e_own = owner(e)
+        else:
+            t = e.self_cpu_time_total
+            e_own = e
+        key = (e_own.name, _shapes_str(getattr(e_own, "input_shapes", None)))
+        row = rows.setdefault(key, {"calls": 0.0, "time_us": 0.0, "flops": 0.0})
+        if e_own is e:
+            row["calls"] += 1
+            fl = float(getattr(e, "flops", 0) or 0)
+            kind = op_kind(e.name)
+            leaf = not any(op_kind(c.name) != "other" for c in getattr(e, "cpu_children", []) or [])
+            if fl == 0 and not leaf:
+                pass  # the GEMM child below is counted; counting here too would double it
+            elif fl == 0 and kind == "attention":
+                fl = _fused_attention_flops(getattr(e, "input_shapes", None))
+            elif fl == 0 and kind == "gemm":
+                fl = _gemm_flops_from_shapes(e.name, getattr(e, "input_shapes", None))
+            row["flops"] += fl
+        row["time_us"] += t
+    attributed = sum(r["time_us"] for r in rows.values())
+    if on_gpu:
+        rest = gpu_total - attributed
+        if rest > 1e-3 * max(gpu_total, 1e-9):
+            rows[(UNATTRIBUTED, "")] = {"calls": 0.0, "time_us": rest, "flops": 0.0}
+        elif rest < -1e-3 * max(gpu_total, 1e-9):
+            notes.append("the aten ops' kernel times exceed the device total; shares use the ops' sum")
+    total_us = sum(r["time_us"] for r in rows.values())
+    ops = [
+        OpStat(name=name, shapes=shp, calls=r["calls"] / steps, time_s=r["time_us"] * 1e-6 / steps,
+               share=r["time_us"] / total_us if total_us > 0 else 0.0, kind=op_kind(name),
+               flops=r["flops"] / steps)
+        for (name, shp), r in rows.items() if r["time_us"] > 0 or r["flops"] > 0
+    ]
+    ops.sort(key=lambda o: o.time_s, reverse=True)
+    return ops, total_us * 1e-6 / steps, notes
+
+
+def profile_block(cfg: BlockConfig, device: str = "cpu", *, steps: int = 3, warmup: int = 2,
+                  trace_path: str | Path | None = None, monitor: bool = True,
+                  hardware: Hardware | str | None = None, efficiency: float = 0.7, seed: int = 0,
+                  progress: Callable[[str], None] | None = None) -> ProfileResult:
+    """Run ``steps`` forward passes of the block under torch.profiler and split their time.
+
+    ``trace_path``: also write the Chrome trace JSON there (open it in https://ui.perfetto.dev).
+    ``monitor``: sample the GPU with NVML while profiling (a plain statement when there is none).
+    ``hardware``: the catalogue row for the prediction (default: matched to the device's name).
+    """
+    from gemmlib import harness
+    from gemmlib.monitor import GpuMonitor, nvml_index_for_torch_device
+
+    say = progress or (lambda _msg: None)
+    device = harness.require_device(device)
+    if device not in ("cpu", "cuda"):
+        raise InputError("the profiler supports cpu and cuda devices")
+    for name, v in (("steps", steps), ("warmup", warmup)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < (1 if name == "steps" else 0):
+            raise InputError(f"{name} must be a whole number ≥ {1 if name == 'steps' else 0}, got {v!r}")
+    lim = harness.limits()
+    harness.check_dims(lim, hidden=cfg.hidden, intermediate=cfg.intermediate, seq_len=cfg.seq_len,
+                       tokens=cfg.tokens)
+    harness.check_memory(memory_needed(cfg), device, lim)
+
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    dev_name = harness.device_name(device)
+    hw = hardware if isinstance(hardware, Hardware) else (
+        get_hardware(hardware) if hardware else hardware_for(device, dev_name))
+    activities = [ProfilerActivity.CPU]
+    if device == "cuda":
+        activities.append(ProfilerActivity.CUDA)
+    notes: list[str] = []
+    with harness.oom_guard(device), torch.inference_mode():
+        say(f"building {cfg.layers} block(s): hidden {cfg.hidden}, {cfg.heads} heads "
+            f"({cfg.kv_heads} K/V), MLP {cfg.intermediate}, {cfg.batch}×{cfg.seq_len} tokens, {cfg.dtype}")
+        block = build_block(cfg, device, seed)
+        x = make_input(cfg, device, seed + 1)
+        say(f"warming up ({warmup} pass(es))")
+        for _ in range(warmup):
+            block(x)
+        harness.synchronize(device)
+        mon_index = nvml_index_for_torch_device(torch.cuda.current_device()) if device == "cuda" else 0
+        say(f"profiling {steps} forward pass(es) on {dev_name}")
+        with GpuMonitor(index=mon_index, interval_s=0.02, enabled=monitor and device == "cuda") as mon:
+            with profile(activities=activities, record_shapes=True, with_flops=True) as prof:
+                t0 = time.perf_counter()
+                for _ in range(steps):
+                    block(x)
+                harness.synchronize(device)
+                wall = (time.perf_counter() - t0) / steps
+        if monitor and device != "cuda":
+            mon.result.reason = ("GPU monitoring applies to CUDA runs; this run is on the CPU, so there is "
+                                 "nothing to sample.")
+    if trace_path is not None:
+        trace_path = Path(trace_path)
+        trace_path.parent.mkdir(parents=True, exist_ok=True)
+        prof.export_chrome_trace(str(trace_path))
+    ops, total, more = summarize_events(prof.events(), device, steps)
+    notes += more
+    if device == "cpu":
+        notes.append("CPU times include the profiler's per-op overhead, which weighs most on small ops.")
+    gemm_time = sum(o.time_s for o in ops if o.is_gemm)
+    gemm_flops_measured = sum(o.flops for o in ops if o.is_gemm)
+    try:
+        pred = predict(cfg, hw, efficiency)
+    except InputError as e:
+        pred = None
+        notes.append(f"no prediction: {e}")
+    return ProfileResult(cfg, device, dev_name, steps,
+                         "self GPU-kernel time per op" if device == "cuda" else "self CPU time per op",
+                         total, gemm_time, gemm_flops_measured, predicted_gemm_flops(cfg), wall, ops,
+                         pred, mon.result, str(trace_path) if trace_path is not None else None, notes)
+
+
+def validate_trace(path: str | Path) -> int:
+    """Load a Chrome trace file; return its number of events (raises ValueError when invalid)."""
+    with open(path, encoding="utf-8") as f:
+        data = json.load(f)
+    events = data.get("traceEvents") if isinstance(data, dict) else data
+    if not isinstance(events, list):
+        raise ValueError(f"{path} is not a Chrome trace: no traceEvents list")
+    return len(events)
