@@ -1,0 +1,260 @@
+"""Accumulate: D = αAB + βC built one multiply-add at a time (the article's example 1).
+
+Streamlit reruns this whole script on every interaction. The step-by-step view
+lives in an ``st.fragment``: while playing, the fragment alone reruns every
+1/speed seconds and advances one step, so the rest of the page is not redrawn.
+All arithmetic is in ``gemmlib.reference`` and ``gemmlib.accumulation``.
+"""
+
+from dataclasses import replace
+
+import pandas as pd
+import streamlit as st
+
+import ui
+from gemmlib import reference as ref
+from gemmlib.accumulation import DISTRIBUTIONS, OPERAND_DTYPES, accumulation_study, explain
+from gemmlib.charts_explain import accumulation_chart, loads_chart, running_sum_chart, spec, step_grids_spec
+from gemmlib.flops import naive_op_counts
+
+PAGE_MAX = 12  # largest M, N, K on this page (every step is kept and drawn)
+ALPHA_BETA_LIMIT = 100.0
+
+ui.page(
+    "Accumulate",
+    "➕",
+    r"""
+Every element of $D = \alpha A B + \beta C$ is a **dot product**: $D_{ij} = \alpha\sum_k A_{ik}B_{kj} + \beta C_{ij}$.
+Step through it one multiply-add at a time, in three loop orders that compute the same numbers
+but touch memory very differently — which is what GEMM kernels are really about.
+""",
+)
+
+SOURCES = {"article": "the article's example", "random": "random (from a seed)", "custom": "type your own"}
+
+# ----------------------------------------------------------------------------- inputs
+ui.bound("acc_src", "article", str, lambda v: v in SOURCES)
+ui.bound("acc_order", "inner", str, lambda v: v in ref.LOOP_ORDERS)
+for key, default in (("acc_m", 4), ("acc_n", 4), ("acc_k", 4)):
+    ui.bound(key, default, int, lambda v: 1 <= v <= PAGE_MAX)
+ui.bound("acc_seed", 0, int, lambda v: 0 <= v <= 10**6)
+ui.bound("acc_alpha", 1.0, float, lambda v: abs(v) <= ALPHA_BETA_LIMIT)
+ui.bound("acc_beta", 0.0, float, lambda v: abs(v) <= ALPHA_BETA_LIMIT)
+st.session_state.setdefault("acc_text_a", "1 2 3\n4 5 6")
+st.session_state.setdefault("acc_text_b", "7 8\n9 10\n11 12")
+st.session_state.setdefault("acc_text_c", "")
+st.session_state.setdefault("acc_ints", True)
+st.session_state.setdefault("acc_playing", False)
+st.session_state.setdefault("acc_speed", 5)
+st.session_state.setdefault("acc_step", 0)
+
+with st.container(border=True):
+    src = st.radio("Matrices", list(SOURCES), format_func=SOURCES.get, horizontal=True, key="acc_src")
+    c1, c2, c3 = st.columns([2, 2, 3])
+    c1.number_input("α", -ALPHA_BETA_LIMIT, ALPHA_BETA_LIMIT, step=0.5, key="acc_alpha",
+                    help="scales A·B; 1 in LLM layers")
+    c2.number_input("β", -ALPHA_BETA_LIMIT, ALPHA_BETA_LIMIT, step=0.5, key="acc_beta",
+                    help="scales C; 0 in LLM layers (then C is not read at all)")
+    if src == "random":
+        r = st.columns(5)
+        r[0].number_input("M (rows of A, D)", 1, PAGE_MAX, key="acc_m")
+        r[1].number_input("K (shared)", 1, PAGE_MAX, key="acc_k")
+        r[2].number_input("N (columns of B, D)", 1, PAGE_MAX, key="acc_n")
+        r[3].number_input("seed", 0, 10**6, key="acc_seed")
+        r[4].toggle("small integers", key="acc_ints", help="off: normal numbers with two decimals")
+    elif src == "custom":
+        st.caption("One row per line; numbers separated by spaces or commas (or paste `[[1, 2], [3, 4]]`). "
+                   "Leave C empty for zeros.")
+        t = st.columns(3)
+        t[0].text_area("A (M×K)", key="acc_text_a", height=140)
+        t[1].text_area("B (K×N)", key="acc_text_b", height=140)
+        t[2].text_area("C (M×N, optional)", key="acc_text_c", height=140)
+
+problem = None
+with ui.guard("the matrices"):
+    alpha, beta = st.session_state.acc_alpha, st.session_state.acc_beta
+    if src == "article":
+        problem = replace(ref.article_problem(), alpha=float(alpha), beta=float(beta))
+    elif src == "random":
+        problem = ref.random_problem(st.session_state.acc_m, st.session_state.acc_n, st.session_state.acc_k,
+                                     st.session_state.acc_seed, alpha=alpha, beta=beta,
+                                     integers=st.session_state.acc_ints, max_dim=PAGE_MAX)
+    else:
+        text_c = st.session_state.acc_text_c
+        problem = ref.make_problem(st.session_state.acc_text_a, st.session_state.acc_text_b,
+                                   text_c if text_c.strip() else None, alpha, beta, max_dim=PAGE_MAX)
+if problem is not None:
+    st.session_state.acc_good = problem
+else:
+    problem = st.session_state.get("acc_good", ref.article_problem())
+    st.info(f"Showing the last matrices that worked ({problem.m}×{problem.k} times {problem.k}×{problem.n}).")
+
+o1, o2 = st.columns([3, 4])
+order = o1.radio("Loop order", ref.LOOP_ORDERS, format_func=ref.LOOP_ORDER_LABELS.get, key="acc_order")
+tile = ref.default_tile(problem)
+if order == "tiled":
+    tc = o2.columns(3)
+    tile = tuple(tc[idx].number_input(f"tile {d}", 1, PAGE_MAX, value=min(tile[idx], PAGE_MAX),
+                                      key=f"acc_tile_{d.lower()}")
+                 for idx, d in enumerate("MNK"))
+o2.caption({
+    "inner": "For each D[i,j]: walk k, one multiply-add per step. Every A and B element is fetched "
+             "again at every use — M·N·K loads of each.",
+    "outer": "For each k: add the outer product of column k of A and row k of B to all of D. Each A "
+             "and B element is loaded once, but all of D is updated K times.",
+    "tiled": "For each block of D: walk k in tiles; load an A tile and a B tile once and do every "
+             "multiply-add they allow. A is re-read once per column of blocks, B once per row of blocks.",
+}[order])
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def get_trace(p: ref.Problem, o: str, t: tuple[int, int, int]) -> ref.Trace:
+    return ref.trace(p, o, t if o == "tiled" else None)
+
+
+tr = get_trace(problem, order, tuple(int(v) for v in tile))
+last = len(tr) - 1
+trace_id = (problem, order, tr.tile)
+if st.session_state.get("acc_trace_id") != trace_id:
+    st.session_state.acc_trace_id = trace_id
+    st.session_state.acc_step = 0
+st.session_state.acc_step = max(0, min(int(st.session_state.acc_step), last))
+
+
+# ----------------------------------------------------------------------------- animation controls
+def _toggle_play() -> None:
+    if not st.session_state.acc_playing and st.session_state.acc_step >= len(tr) - 1:
+        st.session_state.acc_step = 0  # play again from the start
+    st.session_state.acc_playing = not st.session_state.acc_playing
+    st.session_state.acc_hold = True  # the run this click causes shows the current step
+
+
+def _move(delta: int | None = None, to: int | None = None) -> None:
+    s = st.session_state.acc_step if to is None else to
+    st.session_state.acc_step = max(0, min(len(tr) - 1, s + (delta or 0)))
+    st.session_state.acc_hold = True
+
+
+p1, p2 = st.columns([1, 4])
+playing = st.session_state.acc_playing
+p1.button("⏸ Pause" if playing else "▶ Play", on_click=_toggle_play, key="acc_play", type="primary",
+          width="stretch")
+p2.slider("speed (steps per second)", 1, 20, key="acc_speed")
+
+
+@st.fragment(run_every=(1.0 / st.session_state.acc_speed) if playing else None)
+def stepper() -> None:
+    if st.session_state.acc_playing and not st.session_state.pop("acc_hold", False):
+        if st.session_state.acc_step < last:
+            st.session_state.acc_step += 1
+        else:
+            st.session_state.acc_playing = False
+            st.rerun(scope="app")  # stop the timer and relabel the button
+    else:
+        st.session_state.pop("acc_hold", None)
+    b = st.columns(4)
+    b[0].button("⏮ first", on_click=_move, kwargs={"to": 0}, key="acc_first", width="stretch")
+    b[1].button("◀ back", on_click=_move, kwargs={"delta": -1}, key="acc_back", width="stretch")
+    b[2].button("forward ▶", on_click=_move, kwargs={"delta": 1}, key="acc_fwd", width="stretch")
+    b[3].button("last ⏭", on_click=_move, kwargs={"to": last}, key="acc_last", width="stretch")
+    if last > 0:
+        st.slider("step", 0, last, key="acc_step")
+    step = tr.steps[st.session_state.acc_step]
+    a, bm, _ = problem.arrays()
+    st.markdown(f"**Step {step.index + 1} of {len(tr)}** · `{step.expression}`")
+    st.vega_lite_chart(step_grids_spec(a, bm, tr.d_after(step.index), step), width="content")
+    m = st.columns(4)
+    m[0].metric("A elements loaded", f"{step.loads_a:,}")
+    m[1].metric("B elements loaded", f"{step.loads_b:,}")
+    m[2].metric("D elements stored", f"{step.stores_d:,}")
+    m[3].metric(f"D[{step.focus[0]},{step.focus[1]}] now", ref.fmt_num(step.value))
+    st.caption("Amber: the A and B elements this step reads. Red: the D element(s) it writes. "
+               "Grey: not computed yet. Counts are cumulative, assuming every operand comes from memory "
+               "(no cache) except what the loop order keeps in registers: the running sum (inner), the "
+               "two tiles and the block of D (tiled).")
+
+
+stepper()
+
+# ----------------------------------------------------------------------------- loads per loop order
+st.subheader("What each loop order loads")
+rows, table = [], []
+for o in ref.LOOP_ORDERS:
+    t_ = get_trace(problem, o, tuple(int(v) for v in tile)).totals
+    label = ref.LOOP_ORDER_LABELS[o]
+    rows += [{"order": label, "operand": "A", "loads": t_["loads_a"]},
+             {"order": label, "operand": "B", "loads": t_["loads_b"]}]
+    table.append({"loop order": label, "steps": t_["steps"], "A loads": t_["loads_a"], "B loads": t_["loads_b"],
+                  "A + B loads": t_["loads"], "D stores": t_["stores_d"], "multiplications": t_["mults"],
+                  "additions": t_["adds"]})
+lc1, lc2 = st.columns([3, 2])
+lc1.vega_lite_chart(spec(loads_chart(rows)), width="stretch")
+lc2.dataframe(pd.DataFrame(table), hide_index=True)
+st.caption(f"Same {problem.m * problem.n * problem.k:,} multiply-adds in every order. Tiled with tiles "
+           f"{'×'.join(str(v) for v in tile)} (M×N×K) re-reads A once per column of D blocks and B once per row "
+           "of D blocks; the outer product reads A and B once but rewrites all of D at each k. Real kernels "
+           "tile at every level (registers, shared memory, L2) to get both.")
+
+# ----------------------------------------------------------------------------- check and count
+st.subheader("Check against numpy, and the article's count")
+chk = ref.check(tr)
+counts = naive_op_counts(problem.m, problem.n, problem.k)
+k1, k2, k3, k4 = st.columns(4)
+k1.metric("max |trace − numpy|", f"{chk['max_abs_error']:.3g}")
+k2.metric("multiplications M·N·K", f"{counts['multiplications']:,}")
+k3.metric("additions M·N·(K−1)", f"{counts['additions']:,}")
+k4.metric("2·M·N·K", f"{counts['formula']:,}", delta=f"+{counts['gap']:,} (= M·N)", delta_color="off")
+dc1, dc2 = st.columns(2)
+dc1.markdown("**D from the trace**")
+dc1.dataframe(pd.DataFrame(tr.result()), width="stretch")
+dc2.markdown("**numpy: α·A @ B + β·C**")
+dc2.dataframe(pd.DataFrame(problem.expected()), width="stretch")
+st.markdown(
+    f"A dot product of length K needs K multiplications but only K − 1 additions (the first product "
+    f"starts the sum), so the exact count is 2·M·N·K − M·N = **{counts['counted']:,}**. The convention "
+    f"2·M·N·K = **{counts['formula']:,}** charges one more add per output — the add into a zeroed "
+    f"accumulator, or into C — a gap of M·N, i.e. 1/(2K) = **{counts['relative_gap']:.2%}** here. "
+    "It vanishes as K grows, and it is the convention every FLOP counter (including PyTorch's) uses. "
+    "The α/β epilogue is extra: M·N multiplications for α ≠ 1, and 2·M·N for β ≠ 0."
+)
+
+# ----------------------------------------------------------------------------- running sum
+st.subheader("One element accumulating (the article's line chart)")
+rc = st.columns([1, 1, 4])
+ci = rc[0].number_input("row i", 0, problem.m - 1, value=0, key="acc_ci")
+cj = rc[1].number_input("column j", 0, problem.n - 1, value=0, key="acc_cj")
+ci, cj = min(int(ci), problem.m - 1), min(int(cj), problem.n - 1)
+st.vega_lite_chart(spec(running_sum_chart(ref.running_sum(problem, ci, cj), cell=f"D[{ci},{cj}]")),
+                   width="stretch")
+
+# ----------------------------------------------------------------------------- accumulator precision
+st.subheader("Accumulator precision: why tensor cores add in fp32")
+st.markdown(
+    "The same dot products, operands rounded to a low precision as a tensor core takes them, summed "
+    "one product at a time in **fp16**, **fp32** and **fp64** and compared with the exact sum."
+)
+pc = st.columns(3)
+dist = pc[0].radio("operands", list(DISTRIBUTIONS), key="acc_dist", format_func=lambda d: d,
+                   help="; ".join(f"{k}: {v}" for k, v in DISTRIBUTIONS.items()))
+operands = pc[1].selectbox("operand precision", OPERAND_DTYPES, key="acc_operands")
+kmax = pc[2].select_slider("longest K", options=[256, 1024, 4096, 16384, 65536], value=16384, key="acc_kmax")
+ks = tuple(k for k in (16, 64, 256, 1024, 4096, 16384, 65536) if k <= kmax)
+
+
+@st.cache_data(max_entries=32, show_spinner="Accumulating…")
+def get_study(ks_: tuple[int, ...], dist_: str, ops_: str):
+    study = accumulation_study(ks_, rows=16, seed=0, distribution=dist_, operands=ops_)
+    return study, spec(accumulation_chart(study.records()))
+
+
+with ui.guard("the precision study"):
+    study, study_chart = get_study(ks, dist, operands)
+    st.vega_lite_chart(study_chart, width="stretch")
+    st.markdown(explain(study))
+    with st.expander("Table"):
+        st.dataframe(pd.DataFrame(study.records()), hide_index=True)
+    st.caption(f"16 dot products per K, operands {DISTRIBUTIONS[dist]}; relative error = |sum − exact| / |exact|. "
+               "An fp64 error of 0 means float64 summed these products without any rounding (fp16 and bf16 "
+               "products have few enough bits); it is drawn at 1e-18 on the log scale.")
+
+ui.push_query(["acc_src", "acc_order", "acc_m", "acc_n", "acc_k", "acc_seed", "acc_alpha", "acc_beta"])
