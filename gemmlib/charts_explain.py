@@ -162,10 +162,15 @@ def accumulation_chart(records: list[dict], metric: str = "median relative error
         height=300, title="Accumulated error vs K (exact results drawn at 1e-18)")
 
 
-def heatmap(records: list[dict], value: str, title: str, fmt: str = ".3g", tooltip_fields=None) -> alt.Chart:
-    """An M × N heatmap with the value printed in each cell (records: M, N, value, …)."""
+def heatmap(records: list[dict], value: str, title: str, fmt: str = ".3g",
+            tooltip_fields: list[tuple[str, str, str | None]] | None = None) -> alt.Chart:
+    """An M × N heatmap with the value printed in each cell (records: M, N, value, …).
+
+    ``tooltip_fields``: (field, vega-lite type, d3 format or None) for the tooltip.
+    """
     df = pd.DataFrame(records)
-    tips = tooltip_fields or ["M:O", "N:O", alt.Tooltip(f"{value}:Q", format=fmt)]
+    fields = tooltip_fields or [("M", "ordinal", None), ("N", "ordinal", None), (value, "quantitative", fmt)]
+    tips = [alt.Tooltip(f, type=t, format=f_) if f_ else alt.Tooltip(f, type=t) for f, t, f_ in fields]
     base = alt.Chart(df).encode(
         x=alt.X("N:O", title="N", axis=alt.Axis(labelAngle=0)),
         y=alt.Y("M:O", title="M", sort="descending"),

@@ -1,0 +1,175 @@
+"""FLOPs: the 2·M·N·K heatmap (the article's example 2), bytes, intensity, time on a GPU,
+tile and wave quantization, and the article's counting check.
+
+All numbers come from ``gemmlib.flops`` and the catalogue in ``gemmlib.hardware``;
+this page only reads widgets and draws.
+"""
+
+import pandas as pd
+import streamlit as st
+
+import ui
+from gemmlib.charts_explain import heatmap, spec, staircase_chart
+from gemmlib.dtypes import COMPUTE_DTYPES
+from gemmlib.flops import METRICS, article_count_check, dim_range, metric_grid, wave_staircase
+from gemmlib.hardware import CATALOGUE, DEFAULT_GPU, catalogue_rows
+
+MAX_DIM = 1 << 20  # 1,048,576: larger than any LLM GEMM dimension
+MAX_K = 1 << 20
+
+ui.page(
+    "FLOPs",
+    "🔢",
+    r"""
+A GEMM of an $M\times K$ matrix by a $K\times N$ matrix does $M N K$ multiply-adds:
+**$2\,M N K$ FLOPs**. It must also move at least $A$, $B$ and $D$ through memory, so its
+*arithmetic intensity* (FLOPs per byte) decides whether a GPU's compute or its memory bandwidth
+sets the time. Change the ranges, the metric and the GPU below.
+""",
+)
+
+# ----------------------------------------------------------------------------- inputs
+defaults = {"fl_m0": 256, "fl_m1": 2048, "fl_ms": 256, "fl_n0": 256, "fl_n1": 2048, "fl_ns": 256, "fl_k": 1024}
+for key, default in defaults.items():
+    ui.bound(key, default, int, lambda v: 1 <= v <= MAX_DIM)
+ui.bound("fl_metric", "GFLOPs", str, lambda v: v in METRICS)
+ui.bound("fl_dtype", "bf16", str, lambda v: v in COMPUTE_DTYPES)
+ui.bound("fl_gpu", DEFAULT_GPU, str, lambda v: v in CATALOGUE)
+ui.bound("fl_eff", 1.0, float, lambda v: 0.05 <= v <= 1.0)
+
+with st.container(border=True):
+    c = st.columns(7)
+    c[0].number_input("M from", 1, MAX_DIM, key="fl_m0")
+    c[1].number_input("M to", 1, MAX_DIM, key="fl_m1")
+    c[2].number_input("M step", 1, MAX_DIM, key="fl_ms")
+    c[3].number_input("N from", 1, MAX_DIM, key="fl_n0")
+    c[4].number_input("N to", 1, MAX_DIM, key="fl_n1")
+    c[5].number_input("N step", 1, MAX_DIM, key="fl_ns")
+    c[6].number_input("K", 1, MAX_K, key="fl_k", help="1024: a typical hidden size in the article")
+    d = st.columns([3, 1, 2, 2])
+    metric = d[0].radio("Metric", list(METRICS), key="fl_metric", horizontal=True)
+    dtype = d[1].selectbox("dtype", COMPUTE_DTYPES, key="fl_dtype", help="element size for bytes; peak for time")
+    gpu = d[2].selectbox("Hardware", list(CATALOGUE), key="fl_gpu")
+    eff = d[3].slider("efficiency", 0.05, 1.0, step=0.05, key="fl_eff",
+                      help="share of the datasheet peak and bandwidth a real kernel reaches")
+    st.caption(f"**{metric}**: {METRICS[metric]}.")
+
+hw = CATALOGUE[gpu]
+if hw.editable:
+    with st.expander(f"Edit the {hw.name} row (your CPU's figures)", expanded=True):
+        e = st.columns(5)
+        fp32 = e[0].number_input("fp32 TFLOP/s", 0.001, 100.0, value=(hw.peak("fp32") or 1e11) / 1e12,
+                                 step=0.05, format="%.3f", key="fl_cpu_fp32",
+                                 help="cores × GHz × FLOP/cycle (e.g. 2 × 3.0 × 32 = 0.19 TFLOP/s with AVX2 FMA)")
+        half = e[1].number_input("fp16/bf16 TFLOP/s", 0.001, 100.0, value=(hw.peak("bf16") or 5e10) / 1e12,
+                                 step=0.05, format="%.3f", key="fl_cpu_half")
+        int8 = e[2].number_input("int8 TOPS", 0.001, 100.0, value=(hw.peak("int8") or 1e11) / 1e12,
+                                 step=0.05, format="%.3f", key="fl_cpu_int8")
+        bw = e[3].number_input("bandwidth GB/s", 1.0, 2000.0, value=hw.bandwidth / 1e9, step=1.0,
+                               key="fl_cpu_bw")
+        cores = e[4].number_input("cores", 1, 1024, value=hw.sms, key="fl_cpu_cores")
+        with ui.guard("the CPU row"):
+            hw = hw.with_overrides(peaks={"fp32": fp32 * 1e12, "fp16": half * 1e12, "bf16": half * 1e12,
+                                          "int8": int8 * 1e12},
+                                   bandwidth=bw * 1e9, sms=int(cores))
+
+# ----------------------------------------------------------------------------- heatmap
+FORMATS = {"GFLOPs": ",.3~f", "MB moved": ",.3~f", "FLOP/byte": ",.0f", "time µs": ",.3~g"}
+grid = None
+with ui.guard("the ranges"):
+    ms = dim_range(st.session_state.fl_m0, st.session_state.fl_m1, st.session_state.fl_ms, "M")
+    ns = dim_range(st.session_state.fl_n0, st.session_state.fl_n1, st.session_state.fl_ns, "N")
+    has_time = hw.supports(dtype)
+    grid = metric_grid(ms, ns, st.session_state.fl_k, dtype, hw if has_time else None, eff)
+    st.session_state.fl_good = (grid, has_time)
+if grid is None and "fl_good" in st.session_state:
+    grid, has_time = st.session_state.fl_good
+    st.info("Showing the last ranges that worked.")
+if grid is not None:
+    shown = metric
+    if metric == "time µs" and not has_time:
+        st.warning(f"{hw.name} has no {dtype} GEMM path in its datasheet, so there is no time to predict; "
+                   "showing GFLOPs. Pick another dtype or hardware.")
+        shown = "GFLOPs"
+    tips = [("M", "ordinal", None), ("N", "ordinal", None), ("K", "quantitative", None),
+            ("GFLOPs", "quantitative", ",.4~f"), ("MB moved", "quantitative", ",.4~f"),
+            ("FLOP/byte", "quantitative", ",.1f")]
+    if has_time:
+        tips += [("time µs", "quantitative", ",.4~g"), ("TFLOP/s", "quantitative", ",.1f"),
+                 ("bound", "nominal", None)]
+    title = f"{shown} for M×K by K×N, K = {st.session_state.fl_k:,}" + (
+        f", {dtype}" if shown != "GFLOPs" else "") + (f", {hw.name} at {eff:.0%}" if shown == "time µs" else "")
+    st.vega_lite_chart(spec(heatmap(grid, shown, title, FORMATS[shown], tooltip_fields=tips)), width="stretch")
+    if has_time:
+        bound = pd.DataFrame(grid)["bound"].value_counts().to_dict()
+        ridge = hw.ridge_point(dtype)
+        st.caption(f"On {hw.name} ({dtype}): ridge point {ridge:,.0f} FLOP/byte — "
+                   f"{bound.get('compute', 0)} cell(s) compute-bound, {bound.get('memory', 0)} memory-bound. "
+                   "Bytes are the minimum traffic (each operand read once, D written once); real kernels "
+                   "move more, so memory-bound times are optimistic.")
+
+with st.expander("The hardware catalogue (dense datasheet peaks, with sources)"):
+    st.dataframe(pd.DataFrame(catalogue_rows()), hide_index=True,
+                 column_config={"source": st.column_config.LinkColumn("source")})
+    st.caption("Peaks are dense (no 2:4 sparsity); int8 is in TOPS. The CPU row is a placeholder: pick it "
+               "above to edit its figures for your machine.")
+
+# ----------------------------------------------------------------------------- wave quantization
+st.subheader("Tile and wave quantization")
+st.markdown(
+    "A GEMM kernel splits D into tiles (e.g. 128×128); each tile is one unit of work for one SM. "
+    "A partly filled edge tile costs a whole tile (**tile quantization**), and when the tiles do not "
+    "divide evenly by the SM count the last *wave* leaves SMs idle (**wave quantization**). So time "
+    "is a staircase in N, not a line: one column past a multiple of the tile can cost a full extra wave."
+)
+ui.bound("fl_wm", 4096, int, lambda v: 1 <= v <= MAX_DIM)
+ui.bound("fl_wn0", 8064, int, lambda v: 1 <= v <= MAX_DIM)
+ui.bound("fl_wn1", 8448, int, lambda v: 1 <= v <= MAX_DIM)
+w = st.columns(6)
+w[0].number_input("M", 1, MAX_DIM, key="fl_wm")
+w[1].number_input("N from", 1, MAX_DIM, key="fl_wn0")
+w[2].number_input("N to", 1, MAX_DIM, key="fl_wn1")
+tm = w[3].selectbox("tile M", [64, 128, 256], index=1, key="fl_tm")
+tn = w[4].selectbox("tile N", [64, 128, 256], index=1, key="fl_tn")
+sms = w[5].number_input("SMs", 1, 1024, value=CATALOGUE[gpu].sms, key="fl_sms",
+                        help="defaults to the chosen hardware's SM count")
+with ui.guard("the staircase"):
+    n0, n1 = st.session_state.fl_wn0, st.session_state.fl_wn1
+    step = max(1, (n1 - n0) // 2000 + 1) if n1 >= n0 else 1
+    stairs = wave_staircase(st.session_state.fl_wm, n0, n1, tm, tn, int(sms), step=step)
+    st.vega_lite_chart(spec(staircase_chart(stairs)), width="stretch")
+    worst = min(stairs, key=lambda r: r["efficiency"])
+    best = max(stairs, key=lambda r: r["efficiency"])
+    st.caption(f"{tm}×{tn} tiles on {int(sms)} SMs: efficiency from {worst['efficiency']:.1%} (N = {worst['N']:,}, "
+               f"{worst['tiles']:,} tiles in {worst['waves']} waves) to {best['efficiency']:.1%} "
+               f"(N = {best['N']:,}). Efficiency = tile efficiency × wave efficiency: the share of the launched "
+               "SM-time that does useful multiply-adds.")
+
+# ----------------------------------------------------------------------------- the article's check
+st.subheader("The article's count: multiplications + additions vs 2·M·N·K")
+st.markdown(
+    "The article counts, for `M, K, N = 128, 256, 64`, one multiplication and one addition per (i, j, k), "
+    "then subtracts M·N additions (a sum of K terms needs only K − 1 additions), and compares with 2·M·N·K."
+)
+a = st.columns(3)
+am = a[0].number_input("M", 1, 4096, value=128, key="fl_am")
+ak = a[1].number_input("K", 1, 4096, value=256, key="fl_ak")
+an = a[2].number_input("N", 1, 4096, value=64, key="fl_an")
+with ui.guard("the count"):
+    cnt = article_count_check(int(am), int(an), int(ak))
+    st.dataframe(pd.DataFrame([
+        {"quantity": "multiplications M·N·K", "count": cnt["multiplications"]},
+        {"quantity": "additions M·N·(K−1)", "count": cnt["additions"]},
+        {"quantity": "counted total", "count": cnt["counted"]},
+        {"quantity": "formula 2·M·N·K", "count": cnt["formula"]},
+        {"quantity": "gap = M·N", "count": cnt["gap"]},
+    ]), hide_index=True)
+    st.markdown(
+        f"Gap: **{cnt['relative_gap']:.3%}** of the formula, exactly 1/(2K) = 1/{2 * cnt['K']}. For the "
+        f"article's shape (K = 256) that is 0.195 % — the article's “≈ 0.2 %” is this number, rounded. It "
+        "depends only on K: the same 128 and 256 with K = 64 (M×N×K = 128×256×64) give 1/128 = 0.78 %. "
+        "The formula is the convention because a GEMM adds into an accumulator (or into C): "
+        "K additions per output, and FLOP counters such as PyTorch's count 2·M·N·K."
+    )
+
+ui.push_query([*defaults, "fl_metric", "fl_dtype", "fl_gpu", "fl_eff", "fl_wm", "fl_wn0", "fl_wn1"])
