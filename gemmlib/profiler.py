@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
@@ -569,36 +570,60 @@ def _gemm_flops_from_shapes(name: str, shapes: Any) -> float:
     return 0.0
 
 
+PASS_LABEL = "gemmlib.pass#"  # record_function label around each profiled forward pass
+
+
+def _pass_index(e: Any) -> int | None:
+    cur = e
+    while cur is not None:
+        if cur.name.startswith(PASS_LABEL):
+            try:
+                return int(cur.name[len(PASS_LABEL):])
+            except ValueError:
+                return None
+        cur = cur.cpu_parent
+    return None
+
+
 def summarize_events(events: Any, device: str, steps: int = 1) -> tuple[list[OpStat], float, list[str]]:
-    """Turn ``prof.events()`` into rows that add up to the total (per step), without double counting.
+    """Turn ``prof.events()`` into rows that add up to the total (per pass), without double counting.
 
     CPU: each op's self CPU time. CUDA: the GPU kernels each op launched itself (kernels
     recorded under a runtime call such as cudaLaunchKernel are charged to the nearest aten op
     above it); kernel time outside any aten op is one more row, so the rows still add up.
+    When the passes were labelled ``gemmlib.pass#<i>`` (``record_function``), each row's time
+    is its median over the passes — one pass stalled by a busy machine does not skew it — and
+    the total is the sum of the rows; otherwise the mean per pass.
     """
     from torch.autograd import DeviceType
 
     notes: list[str] = []
-    rows: dict[tuple[str, str], dict[str, float]] = {}
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
     on_gpu = device == "cuda"
     gpu_total = 0.0
 
     def owner(e: Any) -> Any:
         cur = e
         while cur is not None and not cur.name.startswith("aten::"):
+            if cur.name.startswith(PASS_LABEL):
+                return e
             cur = cur.cpu_parent
         return cur if cur is not None else e
 
+    def dev_time(e: Any) -> float:
+        return e.self_device_time_total if hasattr(e, "self_device_time_total") else e.self_cuda_time_total
+
     for e in events:
-        if getattr(e, "is_user_annotation", False) or getattr(e, "is_async", False):
+        if e.name.startswith(PASS_LABEL) or getattr(e, "is_async", False):
+            continue
+        if getattr(e, "is_user_annotation", False):
             continue
         if e.device_type != DeviceType.CPU:
             if on_gpu:  # a kernel / memcpy / memset on the device: the ground truth of GPU time
-                gpu_total += e.self_device_time_total if hasattr(e, "self_device_time_total") \
-                    else e.self_cuda_time_total
+                gpu_total += dev_time(e)
             continue
         if on_gpu:
-            t = e.self_device_time_total if hasattr(e, "self_device_time_total") else e.self_cuda_time_total
+            t = dev_time(e)
             if t <= 0 and not e.name.startswith("aten::"):
                 continue
             e_own = owner(e)
@@ -606,7 +631,7 @@ def summarize_events(events: Any, device: str, steps: int = 1) -> tuple[list[OpS
             t = e.self_cpu_time_total
             e_own = e
         key = (e_own.name, _shapes_str(getattr(e_own, "input_shapes", None)))
-        row = rows.setdefault(key, {"calls": 0.0, "time_us": 0.0, "flops": 0.0})
+        row = rows.setdefault(key, {"calls": 0.0, "time_us": 0.0, "flops": 0.0, "per_pass": {}})
         if e_own is e:
             row["calls"] += 1
             fl = float(getattr(e, "flops", 0) or 0)
@@ -620,22 +645,36 @@ def summarize_events(events: Any, device: str, steps: int = 1) -> tuple[list[OpS
                 fl = _gemm_flops_from_shapes(e.name, getattr(e, "input_shapes", None))
             row["flops"] += fl
         row["time_us"] += t
-    attributed = sum(r["time_us"] for r in rows.values())
+        idx = _pass_index(e)
+        if idx is not None:
+            row["per_pass"][idx] = row["per_pass"].get(idx, 0.0) + t
+    labelled = steps > 1 and all(
+        set(r["per_pass"]) <= set(range(steps)) and sum(r["per_pass"].values()) >= 0.999 * r["time_us"]
+        for r in rows.values())
+    per_pass_us: dict[tuple[str, str], float] = {}
+    for key, r in rows.items():
+        if labelled:
+            per_pass_us[key] = statistics.median([r["per_pass"].get(i, 0.0) for i in range(steps)])
+        else:
+            per_pass_us[key] = r["time_us"] / steps
     if on_gpu:
-        rest = gpu_total - attributed
-        if rest > 1e-3 * max(gpu_total, 1e-9):
-            rows[(UNATTRIBUTED, "")] = {"calls": 0.0, "time_us": rest, "flops": 0.0}
-        elif rest < -1e-3 * max(gpu_total, 1e-9):
+        rest = (gpu_total - sum(r["time_us"] for r in rows.values())) / steps
+        if rest > 1e-3 * max(gpu_total / steps, 1e-9):
+            rows[(UNATTRIBUTED, "")] = {"calls": 0.0, "flops": 0.0}
+            per_pass_us[(UNATTRIBUTED, "")] = rest
+        elif rest < -1e-3 * max(gpu_total / steps, 1e-9):
             notes.append("the aten ops' kernel times exceed the device total; shares use the ops' sum")
-    total_us = sum(r["time_us"] for r in rows.values())
+    if labelled:
+        notes.append(f"each op's time is its median over {steps} passes")
+    total_us = sum(per_pass_us.values())
     ops = [
-        OpStat(name=name, shapes=shp, calls=r["calls"] / steps, time_s=r["time_us"] * 1e-6 / steps,
-               share=r["time_us"] / total_us if total_us > 0 else 0.0, kind=op_kind(name),
+        OpStat(name=name, shapes=shp, calls=r["calls"] / steps, time_s=per_pass_us[(name, shp)] * 1e-6,
+               share=per_pass_us[(name, shp)] / total_us if total_us > 0 else 0.0, kind=op_kind(name),
                flops=r["flops"] / steps)
-        for (name, shp), r in rows.items() if r["time_us"] > 0 or r["flops"] > 0
+        for (name, shp), r in rows.items() if per_pass_us[(name, shp)] > 0 or r["flops"] > 0
     ]
     ops.sort(key=lambda o: o.time_s, reverse=True)
-    return ops, total_us * 1e-6 / steps, notes
+    return ops, total_us * 1e-6, notes
 
 
 def profile_block(cfg: BlockConfig, device: str = "cpu", *, steps: int = 3, warmup: int = 2,
@@ -664,7 +703,7 @@ def profile_block(cfg: BlockConfig, device: str = "cpu", *, steps: int = 3, warm
     harness.check_memory(memory_needed(cfg), device, lim)
 
     import torch
-    from torch.profiler import ProfilerActivity, profile
+    from torch.profiler import ProfilerActivity, profile, record_function
 
     dev_name = harness.device_name(device)
     hw = hardware if isinstance(hardware, Hardware) else (
@@ -687,8 +726,9 @@ def profile_block(cfg: BlockConfig, device: str = "cpu", *, steps: int = 3, warm
         with GpuMonitor(index=mon_index, interval_s=0.02, enabled=monitor and device == "cuda") as mon:
             with profile(activities=activities, record_shapes=True, with_flops=True) as prof:
                 t0 = time.perf_counter()
-                for _ in range(steps):
-                    block(x)
+                for i in range(steps):
+                    with record_function(f"{PASS_LABEL}{i}"):
+                        block(x)
                 harness.synchronize(device)
                 wall = (time.perf_counter() - t0) / steps
         if monitor and device != "cuda":

@@ -1,0 +1,220 @@
+"""The profiler: a real Llama-style block under torch.profiler on the CPU.
+
+Checked against torch itself: GEMM FLOPs against FlopCounterMode on the same
+module, rows that add up to the total without double counting, a valid Chrome
+trace. No measured time is asserted (the machine is shared); only relations
+that hold for any timing.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+torch = pytest.importorskip("torch")
+from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
+
+from gemmlib.errors import InputError  # noqa: E402
+from gemmlib.profiler import (  # noqa: E402
+    GEMM_TARGET,
+    BlockConfig,
+    block_gemms,
+    build_block,
+    hardware_for,
+    is_gemm_op,
+    make_input,
+    op_kind,
+    predict,
+    predicted_gemm_flops,
+    preset_config,
+    presets,
+    profile_block,
+    summarize_events,
+    validate_trace,
+)
+
+SMALL = BlockConfig(hidden=64, heads=4, kv_heads=2, seq_len=32, batch=2, layers=2)
+
+
+def _flop_counter_total(cfg: BlockConfig) -> int:
+    block, x = build_block(cfg), make_input(cfg)
+    with torch.inference_mode(), FlopCounterMode(display=False) as fc:
+        block(x)
+    return fc.get_total_flops()
+
+
+@pytest.fixture(scope="module")
+def profiled(tmp_path_factory):
+    trace = tmp_path_factory.mktemp("trace") / "block.json"
+    return profile_block(SMALL, "cpu", steps=3, warmup=1, trace_path=trace)
+
+
+# ---------------------------------------------------------------- configuration
+@pytest.mark.parametrize("kw, words", [
+    (dict(hidden=100, heads=8), "multiple of heads"),
+    (dict(hidden=64, heads=4, kv_heads=3), "kv_heads"),
+    (dict(hidden=64, heads=4, kv_heads=8), "kv_heads"),
+    (dict(hidden=12, heads=4), "even"),
+    (dict(hidden=64, heads=4, attention="flash"), "attention"),
+    (dict(hidden=64, heads=4, dtype="fp8"), "fp8"),
+    (dict(hidden=0, heads=4), "at least 1"),
+    (dict(hidden=64, heads=4, seq_len=2.5), "whole number"),
+])
+def test_bad_config_is_an_input_error(kw, words):
+    with pytest.raises(InputError, match=words):
+        BlockConfig(**kw)
+
+
+def test_defaults_follow_llama_rules():
+    c = BlockConfig(hidden=96, heads=6)
+    assert c.kv_heads == 6 and c.head_dim == 16
+    assert c.intermediate == 256  # 8/3 · 96 = 256, already a multiple of 64
+    assert BlockConfig(hidden=128, heads=4).intermediate == 384  # 341.3 rounded up to 64s
+
+
+def test_preset_scaled_down_keeps_heads_and_gqa():
+    c = preset_config("Llama-3-8B", 16, seq_len=64, layers=2)
+    assert (c.hidden, c.heads, c.kv_heads, c.intermediate, c.layers) == (256, 32, 8, 896, 2)
+    assert "Llama-3-8B" in presets() and presets()["Llama-3-8B"]["source"].startswith("https://")
+    with pytest.raises(InputError, match="unknown preset"):
+        preset_config("GPT-9", 4)
+    with pytest.raises(InputError, match="cannot be scaled"):
+        preset_config("Llama-3-8B", 3)
+
+
+# ---------------------------------------------------------------- counting vs torch
+@pytest.mark.parametrize("cfg", [SMALL, BlockConfig(hidden=96, heads=6, seq_len=24, layers=1),
+                                 BlockConfig(hidden=64, heads=8, kv_heads=1, seq_len=16, intermediate=80)])
+def test_gemmlib_count_equals_flop_counter_mode(cfg):
+    assert predicted_gemm_flops(cfg) == _flop_counter_total(cfg)
+
+
+def test_block_gemms_shapes_gqa():
+    g = {x.name: x for x in block_gemms(SMALL)}
+    assert (g["k_proj"].m, g["k_proj"].n, g["k_proj"].k) == (64, 32, 64)  # 2 K/V heads of 16
+    # GQA shrinks the K/V projection, not the attention products (all 4 query heads)
+    assert g["attn scores QKᵀ"].batch == 2 * 4 and g["attn scores QKᵀ"].m == 32
+    assert g["q_proj"].flops == 2 * 64 * 64 * 64
+
+
+def test_op_labels():
+    for name in ("aten::mm", "aten::addmm", "aten::bmm", "aten::matmul", "aten::linear", "aten::_int_mm",
+                 "aten::_scaled_mm"):
+        assert is_gemm_op(name) and op_kind(name) == "gemm"
+    assert op_kind("aten::_scaled_dot_product_flash_attention") == "attention"
+    for name in ("aten::add", "aten::softmax", "aten::silu", "aten::mul", "aten::copy_"):
+        assert not is_gemm_op(name)
+
+
+# ---------------------------------------------------------------- the profile
+def test_share_between_zero_and_one_and_gemms_found(profiled):
+    assert 0.0 < profiled.gemm_share < 1.0
+    names = {o.name for o in profiled.ops if o.is_gemm}
+    assert {"aten::mm", "aten::bmm"} <= names
+    assert any(not o.is_gemm for o in profiled.ops)
+    assert profiled.meets_target == (profiled.gemm_share >= GEMM_TARGET)
+
+
+def test_ops_add_up_to_the_total(profiled):
+    assert math.isclose(sum(o.time_s for o in profiled.ops), profiled.total_time_s, rel_tol=1e-9)
+    assert math.isclose(sum(o.share for o in profiled.ops), 1.0, rel_tol=1e-9)
+    assert math.isclose(sum(o.time_s for o in profiled.ops if o.is_gemm), profiled.gemm_time_s, rel_tol=1e-9)
+    # self times never overlap: their sum cannot exceed the wall time of all profiled passes
+    assert 0 < profiled.total_time_s <= profiled.wall_s * profiled.steps * 1.001
+    grouped = profiled.grouped()
+    assert math.isclose(sum(o.time_s for o in grouped), profiled.total_time_s, rel_tol=1e-9)
+    assert len({o.name for o in grouped}) == len(grouped)
+
+
+def test_profiler_gemm_flops_match_flop_counter_and_gemmlib(profiled):
+    assert profiled.gemm_flops == predicted_gemm_flops(SMALL) == _flop_counter_total(SMALL)
+    assert profiled.predicted_gemm_flops == predicted_gemm_flops(SMALL)
+    # per call, each mm row carries 2·M·N·K of its own shapes
+    for o in profiled.ops:
+        if o.name == "aten::mm":
+            a, b = (tuple(int(d) for d in s.split("×")) for s in o.shapes.split(", "))
+            assert o.flops == pytest.approx(o.calls * 2 * a[0] * a[1] * b[1])
+
+
+def test_trace_is_valid_chrome_json(profiled):
+    n = validate_trace(profiled.trace_path)
+    assert n > 0
+    with open(profiled.trace_path, encoding="utf-8") as f:
+        names = {e.get("name") for e in json.load(f)["traceEvents"]}
+    assert "aten::mm" in names
+
+
+def test_result_is_json_and_has_prediction(profiled):
+    d = json.loads(json.dumps(profiled.to_dict()))
+    assert d["gemm_share"] == profiled.gemm_share
+    assert {"name", "time_s", "is_gemm", "flops", "shapes", "share"} <= set(d["ops"][0])
+    assert d["prediction"]["gemm_flops"] == predicted_gemm_flops(SMALL)
+    assert d["monitor"]["available"] is False and "CPU" in d["monitor"]["reason"]
+
+
+def test_linear_alone_is_counted_once():
+    """linear -> matmul -> mm: three nested GEMM-family ops, one product's FLOPs."""
+    from torch.profiler import ProfilerActivity, profile
+
+    x, w = torch.randn(8, 16, 32), torch.randn(24, 32)
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True, with_flops=True) as prof:
+        torch.nn.functional.linear(x, w)
+    ops, total, _ = summarize_events(prof.events(), "cpu", 1)
+    assert sum(o.flops for o in ops if o.is_gemm) == 2 * 8 * 16 * 24 * 32
+    assert math.isclose(sum(o.time_s for o in ops), total, rel_tol=1e-9)
+
+
+def test_fused_attention_counts_as_gemm_work():
+    cfg = BlockConfig(hidden=64, heads=4, kv_heads=2, seq_len=32, attention="sdpa")
+    r = profile_block(cfg, "cpu", steps=1, warmup=1)
+    att = [o for o in r.ops if o.kind == "attention"]
+    assert att and all(o.is_gemm for o in att)
+    assert r.gemm_flops == predicted_gemm_flops(cfg)  # dense attention products, counted once
+    fc = _flop_counter_total(cfg)
+    attn = sum(g.flops for g in block_gemms(cfg) if g.name.startswith("attn"))
+    # FlopCounterMode has formulas for the CUDA fused kernels only; on the CPU it misses them
+    assert fc in (predicted_gemm_flops(cfg), predicted_gemm_flops(cfg) - attn)
+
+
+# ---------------------------------------------------------------- prediction
+def test_prediction_shares_and_trends():
+    p = predict(SMALL, "h100")
+    assert 0 < p.time_share < 1 and 0 < p.flop_share < 1
+    assert p.gemm_flops == predicted_gemm_flops(SMALL)
+    big = predict(SMALL.with_(hidden=2048, heads=16, kv_heads=4, seq_len=512), "h100")
+    assert big.time_share > p.time_share  # bigger GEMMs leave less to the memory-bound rest
+    assert big.flop_share > 0.9
+    with pytest.raises(InputError):
+        predict(SMALL, "h100", efficiency=0)
+
+
+def test_hardware_matching():
+    assert hardware_for("cuda", "NVIDIA H200").name == "H200 SXM"
+    assert hardware_for("cuda", "NVIDIA A100-SXM4-80GB").name == "A100 SXM 80GB"
+    assert hardware_for("cpu").kind == "cpu"
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the refusal on a machine without CUDA")
+def test_cuda_without_gpu_is_a_clear_input_error():
+    with pytest.raises(InputError, match="cuda"):
+        profile_block(SMALL, "cuda")
+
+
+def test_bad_steps_and_caps(monkeypatch):
+    with pytest.raises(InputError, match="steps"):
+        profile_block(SMALL, "cpu", steps=0)
+    monkeypatch.setenv("GEMM_MAX_DIM", "32")
+    with pytest.raises(InputError, match="cap"):
+        profile_block(SMALL, "cpu", steps=1)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_profile_adds_up():
+    cfg = BlockConfig(hidden=512, heads=8, kv_heads=2, seq_len=256, dtype="bf16", layers=2)
+    r = profile_block(cfg, "cuda", steps=3)
+    assert 0 < r.gemm_share < 1
+    assert math.isclose(sum(o.time_s for o in r.ops), r.total_time_s, rel_tol=1e-9)
+    assert r.gemm_flops == predicted_gemm_flops(cfg)
