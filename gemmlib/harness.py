@@ -270,17 +270,8 @@ def device_name(device: str) -> str:
 
 
 def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
-            for line in f:
-                if line.lower().startswith(("model name", "hardware", "processor\t: ")) and ":" in line:
-                    val = line.split(":", 1)[1].strip()
-                    if val and not val.isdigit():
-                        return val
-    except OSError:
-        pass
-    import platform
-    return platform.processor() or platform.machine() or "CPU"
+    from gemmlib.devices import cpu_model as _cpu_model
+    return _cpu_model()
 
 
 # --------------------------------------------------------------------------- timing
