@@ -138,8 +138,7 @@ class BlockConfig:
         return replace(self, **kw)
 
 
-# Estimator presets (dimensions from each model's config.json). gemmlib.model, when it
-# exists, is preferred; this table is the fallback so the profiler stands alone.
+# Fallback presets (dimensions from each model's config.json), used only if gemmlib.model is absent.
 _FALLBACK_PRESETS: dict[str, dict[str, Any]] = {
     "Llama-3-8B": dict(hidden=4096, heads=32, kv_heads=8, intermediate=14336, layers=32,
                        source="https://huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/config.json"),
@@ -153,42 +152,30 @@ _FALLBACK_PRESETS: dict[str, dict[str, Any]] = {
 
 
 def presets() -> dict[str, dict[str, Any]]:
-    """Model name -> {hidden, heads, kv_heads, intermediate, layers, source} (dense Llama-style models)."""
-    out = dict(_FALLBACK_PRESETS)
-    try:  # the estimator's catalogue, when written (dense models with a gated MLP only)
-        from gemmlib import model as _model  # noqa: PLC0415
-        cat = getattr(_model, "PRESETS", None) or getattr(_model, "MODELS", None) or {}
-        for name, m in dict(cat).items():
-            try:
-                get = (lambda k, m=m: m[k]) if isinstance(m, dict) else (lambda k, m=m: getattr(m, k))
-                if int(_first(get, "experts", "num_experts", default=0) or 0) > 1:
-                    continue
-                out[str(name)] = dict(
-                    hidden=int(_first(get, "hidden", "hidden_size", "d_model")),
-                    heads=int(_first(get, "heads", "n_heads", "num_attention_heads")),
-                    kv_heads=int(_first(get, "kv_heads", "n_kv_heads", "num_key_value_heads")),
-                    intermediate=int(_first(get, "intermediate", "intermediate_size", "ffn", "d_ff")),
-                    layers=int(_first(get, "layers", "n_layers", "num_hidden_layers")),
-                    source=str(_first(get, "source", default="gemmlib.model")),
-                )
-            except (KeyError, AttributeError, TypeError, ValueError):
-                continue
-    except Exception:  # noqa: BLE001 - the estimator is optional here
-        pass
-    return out
+    """Model name -> {hidden, heads, kv_heads, intermediate, layers, source}: dense models with a gated MLP.
+
+    From the estimator's catalogue (``gemmlib.model.PRESETS``, read from each model's
+    config.json); the small table above is used only when that module is missing.
+    """
+    try:
+        from gemmlib.model import PRESETS
+    except ImportError:
+        return dict(_FALLBACK_PRESETS)
+    out: dict[str, dict[str, Any]] = {}
+    for name, m in PRESETS.items():
+        if m.is_moe or m.mlp != "gated" or m.head_dim * m.heads != m.hidden:
+            continue  # the profiled block is a dense Llama-style block
+        out[name] = dict(hidden=m.hidden, heads=m.heads, kv_heads=m.kv_heads, intermediate=m.ffn,
+                         layers=m.layers, source=m.source)
+    return out or dict(_FALLBACK_PRESETS)
 
 
-def _first(get: Callable[[str], Any], *keys: str, default: Any = KeyError) -> Any:
-    for k in keys:
-        try:
-            v = get(k)
-        except (KeyError, AttributeError):
-            continue
-        if v is not None:
-            return v
-    if default is KeyError:
-        raise KeyError(keys[0])
-    return default
+def _preset_key(name: str, table: dict[str, Any]) -> str | None:
+    squash = str(name).strip().lower().replace("-", "").replace("_", "").replace(" ", "")
+    for k in table:
+        if k.lower().replace("-", "").replace("_", "").replace(" ", "") == squash:
+            return k
+    return None
 
 
 def preset_config(name: str, scale: int = 16, *, seq_len: int = 128, batch: int = 1, layers: int = 1,
@@ -200,8 +187,10 @@ def preset_config(name: str, scale: int = 16, *, seq_len: int = 128, batch: int 
     are enough: every layer is identical).
     """
     table = presets()
-    if name not in table:
+    key = _preset_key(name, table)
+    if key is None:
         raise InputError(f"unknown preset {name!r}; choose one of: {', '.join(table)}")
+    name = key
     if isinstance(scale, bool) or not isinstance(scale, int) or scale < 1:
         raise InputError(f"scale must be a whole number ≥ 1, got {scale!r}")
     p = table[name]
@@ -279,6 +268,7 @@ class Prediction:
     gemm_time_s: float
     other_time_s: float
     rows: tuple[dict, ...]  # one per GEMM / element-wise group of one layer
+    source: str = ""  # where the GEMM figures come from
 
     @property
     def flop_share(self) -> float:
@@ -312,11 +302,27 @@ def predict(cfg: BlockConfig, hw: Hardware | str, efficiency: float = 0.7) -> Pr
     b = dtype_bytes(dt)
     rows: list[dict] = []
     g_flops = g_time = o_flops = o_time = 0.0
-    for g in block_gemms(cfg):
-        est = roofline_time(g.flops, g.bytes(dt), hw, dt, efficiency)
-        rows.append({"op": g.name, "kind": "gemm", "shape": f"{g.batch}×{g.m}×{g.n}×{g.k}" if g.batch > 1
-                     else f"{g.m}×{g.n}×{g.k}", "flops": g.flops, "time_s": est.seconds, "bound": est.bound})
-        g_flops += g.flops
+    source = "gemmlib.flops (the block's GEMM list)"
+    gemms: list[tuple[str, str, float, float]] = []  # name, shape, flops, bytes of one layer
+    try:  # the estimator's own accounting of one layer, when it is there
+        from gemmlib.accounting import layer_ops
+        from gemmlib.model import ModelConfig
+
+        mc = ModelConfig(layers=1, hidden=cfg.hidden, heads=cfg.heads, kv_heads=cfg.kv_heads,
+                         ffn=cfg.intermediate, vocab=1, mlp="gated", name="profiled block")
+        for op in layer_ops(mc, cfg.seq_len, batch=cfg.batch, causal=False, dtype=dt):
+            shape = f"{op.count}×{op.m}×{op.n}×{op.k}" if op.count > 1 else f"{op.m}×{op.n}×{op.k}"
+            gemms.append((op.name, shape, float(op.flops), float(op.bytes)))
+        source = "gemmlib.accounting (the estimator's per-GEMM roofline)"
+    except ImportError:
+        for g in block_gemms(cfg):
+            shape = f"{g.batch}×{g.m}×{g.n}×{g.k}" if g.batch > 1 else f"{g.m}×{g.n}×{g.k}"
+            gemms.append((g.name, shape, float(g.flops), g.bytes(dt)))
+    for name, shape, fl, nbytes in gemms:
+        est = roofline_time(fl, nbytes, hw, dt, efficiency)
+        rows.append({"op": name, "kind": "gemm", "shape": shape, "flops": fl, "time_s": est.seconds,
+                     "bound": est.bound})
+        g_flops += fl
         g_time += est.seconds
     for name, elems, fl in _elementwise(cfg):
         secs = elems * b / (hw.bandwidth * efficiency)
@@ -324,7 +330,8 @@ def predict(cfg: BlockConfig, hw: Hardware | str, efficiency: float = 0.7) -> Pr
         o_flops += fl
         o_time += secs
     n = cfg.layers
-    return Prediction(hw.name, dt, efficiency, n * g_flops, n * o_flops, n * g_time, n * o_time, tuple(rows))
+    return Prediction(hw.name, dt, efficiency, n * g_flops, n * o_flops, n * g_time, n * o_time, tuple(rows),
+                      source)
 
 
 def hardware_for(device: str, name: str = "") -> Hardware:

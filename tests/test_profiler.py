@@ -75,9 +75,11 @@ def test_defaults_follow_llama_rules():
 
 
 def test_preset_scaled_down_keeps_heads_and_gqa():
-    c = preset_config("Llama-3-8B", 16, seq_len=64, layers=2)
+    c = preset_config("Llama-3-8B", 16, seq_len=64, layers=2)  # the estimator's llama-3-8b
     assert (c.hidden, c.heads, c.kv_heads, c.intermediate, c.layers) == (256, 32, 8, 896, 2)
-    assert "Llama-3-8B" in presets() and presets()["Llama-3-8B"]["source"].startswith("https://")
+    table = presets()
+    assert "llama-3-8b" in table and table["llama-3-8b"]["source"].startswith("https://")
+    assert "mixtral-8x7b" not in table and "gpt2" not in table  # MoE / plain MLP: not this block
     with pytest.raises(InputError, match="unknown preset"):
         preset_config("GPT-9", 4)
     with pytest.raises(InputError, match="cannot be scaled"):
@@ -182,7 +184,9 @@ def test_fused_attention_counts_as_gemm_work():
 def test_prediction_shares_and_trends():
     p = predict(SMALL, "h100")
     assert 0 < p.time_share < 1 and 0 < p.flop_share < 1
+    assert "accounting" in p.source  # the estimator's figures, cross-checked with the block's own list
     assert p.gemm_flops == predicted_gemm_flops(SMALL)
+    assert p.gemm_time_s == pytest.approx(SMALL.layers * sum(r["time_s"] for r in p.rows if r["kind"] == "gemm"))
     big = predict(SMALL.with_(hidden=2048, heads=16, kv_heads=4, seq_len=512), "h100")
     assert big.time_share > p.time_share  # bigger GEMMs leave less to the memory-bound rest
     assert big.flop_share > 0.9
