@@ -162,6 +162,8 @@ def validate(cfg: PrecisionConfig, lim: harness.Limits | None = None) -> harness
         raise InputError(f"{len(cfg.shapes)} shapes is too many for one run (at most 32)")
     for m, n, k, _ in cfg.shapes:
         harness.check_dims(lim, M=m, N=n, K=k)
+        if cfg.device == "cpu":
+            lim.check_cpu_flops(2 * m * n * k, f"a {m}×{n}×{k} GEMM")
     normalise_dtypes(cfg.dtypes)
     if not (0 < cfg.min_run_time <= 30):
         raise InputError(f"time per row must be between 0 and 30 s, got {cfg.min_run_time}")

@@ -436,13 +436,23 @@ class Limits:
     max_bytes: int  # most bytes one run may allocate for its operands
     time_limit_s: float  # wall-clock budget of one run; rows past it are reported as skipped
     classroom: bool  # small, quick runs for a shared classroom server
+    max_cpu_flops: float = 2 * 4096**3  # largest single GEMM (FLOPs) run on a CPU: ~1 min at 0.1 TFLOP/s
+
+    def check_cpu_flops(self, flops: float, what: str = "one GEMM") -> None:
+        """InputError when a CPU would take minutes (the cap is GEMM_MAX_CPU_GFLOP)."""
+        if flops > self.max_cpu_flops:
+            raise InputError(f"{what} is {flops / 1e9:.4g} GFLOP, too much for a CPU run here (cap "
+                             f"{self.max_cpu_flops / 1e9:.4g} GFLOP, GEMM_MAX_CPU_GFLOP); choose smaller sizes "
+                             f"or run on a GPU")
 
 
 DEFAULT_LIMITS = Limits(max_dim=16384, max_bytes=24 * GiB, time_limit_s=240.0, classroom=False)
-CLASSROOM_LIMITS = Limits(max_dim=2048, max_bytes=512 * MiB, time_limit_s=20.0, classroom=True)
+CLASSROOM_LIMITS = Limits(max_dim=2048, max_bytes=512 * MiB, time_limit_s=20.0, classroom=True,
+                          max_cpu_flops=2 * 1024**3)
 
 _ENV_KEYS = {"max_dim": "GEMM_MAX_DIM", "max_bytes": "GEMM_MAX_BYTES",
-             "time_limit_s": "GEMM_TIME_LIMIT_S", "classroom": "GEMM_CLASSROOM"}
+             "time_limit_s": "GEMM_TIME_LIMIT_S", "classroom": "GEMM_CLASSROOM",
+             "max_cpu_flops": "GEMM_MAX_CPU_GFLOP"}
 
 
 def _truthy(v: Any) -> bool:
@@ -453,7 +463,7 @@ def limits(source: Mapping[str, Any] | None = None) -> Limits:
     """Caps from ``source`` (e.g. ``st.secrets``; keys as the env names) then the environment.
 
     ``GEMM_CLASSROOM=1`` starts from the small classroom caps; ``GEMM_MAX_DIM``,
-    ``GEMM_MAX_BYTES`` and ``GEMM_TIME_LIMIT_S`` override single values. A malformed value
+    ``GEMM_MAX_BYTES``, ``GEMM_TIME_LIMIT_S`` and ``GEMM_MAX_CPU_GFLOP`` override single values. A malformed value
     is an InputError naming the variable.
     """
     def get(key: str) -> Any:
@@ -469,8 +479,8 @@ def limits(source: Mapping[str, Any] | None = None) -> Limits:
     classroom = _truthy(get("classroom")) if get("classroom") is not None else False
     base = CLASSROOM_LIMITS if classroom else DEFAULT_LIMITS
     vals: dict[str, Any] = {"max_dim": base.max_dim, "max_bytes": base.max_bytes,
-                            "time_limit_s": base.time_limit_s}
-    for key, conv in (("max_dim", int), ("max_bytes", int), ("time_limit_s", float)):
+                            "time_limit_s": base.time_limit_s, "max_cpu_flops": base.max_cpu_flops}
+    for key, conv in (("max_dim", int), ("max_bytes", int), ("time_limit_s", float), ("max_cpu_flops", float)):
         raw = get(key)
         if raw is None or str(raw).strip() == "":
             continue
@@ -480,7 +490,7 @@ def limits(source: Mapping[str, Any] | None = None) -> Limits:
             raise InputError(f"{_ENV_KEYS[key]}={raw!r} is not a number") from None
         if not v > 0:
             raise InputError(f"{_ENV_KEYS[key]} must be positive, got {raw!r}")
-        vals[key] = v
+        vals[key] = v * 1e9 if key == "max_cpu_flops" else v
     return Limits(classroom=classroom, **vals)
 
 
