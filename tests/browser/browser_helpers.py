@@ -43,10 +43,14 @@ def free_port() -> int:
 
 
 class StreamlitServer:
-    """``streamlit run app.py`` on a free port of 127.0.0.1, in its own process group."""
+    """``streamlit run app.py`` on a free port of 127.0.0.1, in its own process group.
+
+    With ``wait=False`` the process is only started; call ``wait_healthy()`` before using it (this
+    lets several cold servers boot while a test is busy with another).
+    """
 
     def __init__(self, name: str, env: dict[str, str] | None = None, script: str = "app.py",
-                 cwd: Path = ROOT) -> None:
+                 cwd: Path = ROOT, wait: bool = True) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         LOGS.mkdir(parents=True, exist_ok=True)
@@ -64,13 +68,22 @@ class StreamlitServer:
         self._log = open(self.log_path, "w")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(cmd, cwd=cwd, env=full_env, stdout=self._log,
                                      stderr=subprocess.STDOUT, start_new_session=True)
+        self._healthy = False
+        if wait:
+            self.wait_healthy()
+
+    def wait_healthy(self) -> StreamlitServer:
         try:
             self._wait_healthy()
         except BaseException:
             self.stop()
             raise
+        self._healthy = True
+        return self
 
     def _wait_healthy(self) -> None:
+        if self._healthy:
+            return
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -101,7 +114,8 @@ class StreamlitServer:
                 except ProcessLookupError:
                     pass
                 self.proc.wait(timeout=15)
-        self._log.close()
+        if not self._log.closed:
+            self._log.close()
 
 
 # The fixed page list (file-based routing: pages/<N>_<Name>.py is served at /<Name>).
@@ -218,8 +232,22 @@ def assert_title(page, info: PageInfo, timeout: float = 30.0) -> None:
         expect(page).to_have_title(re.compile("^" + re.escape(info.title)), timeout=timeout * 1000)
 
 
-def screenshot(page, name: str, full_page: bool = True) -> Path:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    path = SCREENSHOTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=full_page)
+def screenshot(page, name: str, full_page: bool = True, max_height: int = 8000, out: Path = SCREENSHOTS) -> Path:
+    """PNG of the page. Streamlit scrolls inside its main container, so for the whole page the
+    viewport is stretched to the content's height for the shot, then restored."""
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{name}.png"
+    size = page.viewport_size
+    if full_page and size:
+        height = page.evaluate(
+            "() => Math.max(...['stMain', 'stAppViewContainer'].map(id => "
+            "(document.querySelector(`[data-testid=\"${id}\"]`) || {scrollHeight: 0}).scrollHeight), "
+            "document.body.scrollHeight)")
+        page.set_viewport_size({"width": size["width"], "height": int(min(max(height, size["height"]), max_height))})
+        page.wait_for_timeout(400)  # let charts re-layout
+    try:
+        page.screenshot(path=str(path))
+    finally:
+        if full_page and size:
+            page.set_viewport_size(size)
     return path
