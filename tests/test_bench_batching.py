@@ -1,0 +1,139 @@
+"""The batching benchmark on the CPU: modes agree with float64, byte and intensity model, CLI, report."""
+
+import argparse
+import json
+
+import pytest
+
+from gemmlib import bench_batching as bb
+from gemmlib.commands import bench_batching as cmd
+from gemmlib.errors import InputError
+
+
+@pytest.fixture(autouse=True)
+def _no_caps(monkeypatch):
+    for v in ("GEMM_CLASSROOM", "GEMM_MAX_DIM", "GEMM_MAX_BYTES", "GEMM_TIME_LIMIT_S"):
+        monkeypatch.delenv(v, raising=False)
+
+
+def _cfg(**kw):
+    base = dict(device="cpu", m=3, k=37, n=29, batches=(1, 5), min_run_time=0.01)
+    base.update(kw)
+    return bb.BatchingConfig(**base)
+
+
+def test_modes_equal_reference_on_odd_sizes():
+    res = bb.run_batching(_cfg())
+    assert {(r.name, r.shape["batch"]) for r in res} == {(md, b) for md in bb.MODES for b in (1, 5)}
+    for r in res:
+        assert r.supported, r.reason
+        assert r.rel_error < 1e-5
+        b = r.shape["batch"]
+        assert r.flops == 2 * b * 3 * 37 * 29
+        assert r.bytes == bb.mode_bytes(r.name, b, 3, 37, 29, "fp32")
+        assert r.median_s > 0 and r.gbps == pytest.approx(r.bytes / r.median_s / 1e9)
+        assert r.extra["launches"] == (b if r.name == "loop" else 1)
+        assert r.extra["per_request_s"] == pytest.approx(r.median_s / b)
+
+
+@pytest.mark.parametrize("dtype,tol", [("fp16", 3e-3), ("bf16", 2e-2)])
+def test_sixteen_bit(dtype, tol):
+    res = bb.run_batching(_cfg(dtype=dtype, batches=(2,)))
+    assert all(r.supported and r.rel_error < tol for r in res)
+
+
+def test_intensity_model():
+    # stacking shares the weight: at decode the intensity grows ~linearly with B; loop and bmm do not
+    k = n = 4096
+    one = bb.mode_intensity("stacked", 1, 1, k, n, "bf16")
+    assert bb.mode_intensity("loop", 64, 1, k, n, "bf16") == pytest.approx(one)
+    assert bb.mode_intensity("bmm", 64, 1, k, n, "bf16") == pytest.approx(one)
+    st64 = bb.mode_intensity("stacked", 64, 1, k, n, "bf16")
+    assert 60 < st64 / one < 64
+    assert bb.mode_bytes("stacked", 8, 2, 10, 20, "fp32") == (10 * 20 + 8 * (2 * 10 + 2 * 20)) * 4
+    assert bb.mode_bytes("bmm", 8, 2, 10, 20, "fp16") == (8 * 10 * 20 + 8 * (2 * 10 + 2 * 20)) * 2
+    with pytest.raises(InputError):
+        bb.mode_bytes("scatter", 1, 1, 1, 1, "fp32")
+
+
+@pytest.mark.parametrize("kw,match", [
+    (dict(modes=("scatter",)), "unknown mode"),
+    (dict(batches=()), "at least one"),
+    (dict(batches=(0,)), "batch sizes"),
+    (dict(dtype="int8"), "runs fp32"),
+    (dict(k=0), "at least 1"),
+])
+def test_bad_configs(kw, match):
+    with pytest.raises(InputError, match=match):
+        bb.run_batching(_cfg(**kw))
+
+
+def test_classroom_caps_batch_rows(monkeypatch):
+    monkeypatch.setenv("GEMM_CLASSROOM", "1")
+    with pytest.raises(InputError, match="cap"):
+        bb.run_batching(_cfg(m=512, batches=(8,)))
+
+
+def test_memory_cap_refuses_before_allocating(monkeypatch):
+    monkeypatch.setenv("GEMM_MAX_BYTES", "1000")
+    with pytest.raises(InputError, match="needs about"):
+        bb.run_batching(_cfg())
+
+
+def test_lesson_and_chart():
+    res = bb.run_batching(_cfg(m=1, k=64, n=64, batches=(1, 16)))
+    text = bb.lesson(res)
+    assert "Stacking 16 requests" in text and "bmm" in text
+    for metric in ("tflops", "gbps", "intensity", "per_request_s"):
+        assert bb.batching_chart(res, metric) is not None
+    with pytest.raises(InputError):
+        bb.batching_chart(res, "speed")
+
+
+def test_article_example_verdict_on_cpu_scale():
+    shape = bb.article_shape("cpu")
+    assert shape["batch"] == 20 and shape["m"] < 1024
+    assert bb.article_shape("cuda") == bb.ARTICLE
+    ex = bb.run_article_example("cpu", batch=4, m=8, k=32, n=32, min_run_time=0.01)
+    assert ex["speedup"] > 0 and ex["decode_speedup"] > 0
+    assert "stacking is" in ex["verdict"] and "decode" in ex["verdict"]
+    assert {r.shape["m"] for r in ex["results"]} == {8, 1}
+
+
+def _run_cmd(argv, capsys):
+    p = argparse.ArgumentParser()
+    cmd.add_arguments(p)
+    rc = cmd.run(p.parse_args(argv))
+    return rc, capsys.readouterr()
+
+
+def test_cli_json(capsys):
+    rc, out = _run_cmd(["--device", "cpu", "--m", "1", "--k", "64", "--n", "48", "--batches", "1,8",
+                        "--min-run-time", "0.01", "--json"], capsys)
+    assert rc == 0
+    data = json.loads(out.out)
+    assert data["device"] == "cpu" and data["k"] == 64
+    assert {(r["mode"], r["batch"]) for r in data["results"]} == {(m, b) for m in bb.MODES for b in (1, 8)}
+    for r in data["results"]:
+        assert {"mode", "batch", "median_s", "tflops", "intensity"} <= set(r)
+        assert r["intensity"] > 0
+
+
+def test_cli_table_and_bad_input(capsys):
+    rc, out = _run_cmd(["--device", "cpu", "--k", "32", "--n", "32", "--batches", "2", "--modes", "stacked",
+                        "--min-run-time", "0.01"], capsys)
+    assert rc == 0 and "stacked" in out.out
+    p = argparse.ArgumentParser()
+    cmd.add_arguments(p)
+    with pytest.raises(InputError):
+        cmd.run(p.parse_args(["--device", "cpu", "--batches", "1,zero"]))
+    with pytest.raises(InputError):
+        cmd.run(p.parse_args(["--device", "cpu", "--m", "0"]))
+
+
+def test_report_section_cpu(tmp_path):
+    sec = bb.report_section("cpu", True, tmp_path, progress=lambda f, s: None)
+    assert sec["title"] == "Batching"
+    assert {r.name for r in sec["results"]} == set(bb.MODES)
+    assert "Decode shape" in sec["markdown"] and "article" in sec["markdown"]
+    assert sec["charts"]
