@@ -1,0 +1,132 @@
+"""Devices: this machine's CPU and GPUs, their datasheet rows, and ceilings measured here.
+
+Detection, catalogue matching and the ceiling measurement live in ``gemmlib.devices``;
+this page shows them and runs the measurement under the single-flight lock.
+"""
+
+import uuid
+
+import pandas as pd
+import streamlit as st
+
+import ui
+from gemmlib import charts_bench, devices, harness
+from gemmlib.errors import InputError
+from gemmlib.hardware import CATALOGUE
+
+ui.page(
+    "Devices",
+    "🖥️",
+    """
+What this machine has, what its datasheet promises, and what it really reaches. A datasheet peak
+is what the silicon could do at its boost clock with a perfect kernel; a **measured ceiling** is
+what a large GEMM per number format and a device-to-device copy reach here, with this software,
+today. The Roofline and the estimator can use both.
+""",
+)
+
+
+@st.cache_resource(show_spinner="Asking torch which devices are present…")
+def _detect() -> list[dict]:
+    return [d.to_dict() for d in devices.detect()]
+
+
+def _datasheet_rows(found: list[dict]) -> list[dict]:
+    rows = []
+    for d in found:
+        hw = CATALOGUE.get(d.get("catalogue") or "")
+        row = {"device": f"{d['kind']}:{d['index']}", "name": d["name"], "catalogue row": d.get("catalogue") or "—"}
+        for dt in ("fp32", "tf32", "fp16", "bf16", "fp8", "int8"):
+            p = hw.peak(dt) if hw else None
+            row[f"{dt} TFLOP/s"] = p / 1e12 if p else None
+        row["bandwidth TB/s"] = hw.bandwidth / 1e12 if hw else None
+        row["source"] = hw.source if hw else ""
+        rows.append(row)
+    return rows
+
+
+st.subheader("Detected")
+st.caption("Found without loading PyTorch (from /proc/cpuinfo and NVIDIA's NVML), as the home page does:")
+light = devices.light_summary()
+st.dataframe(pd.DataFrame(light)[["kind", "index", "name", "units", "memory_gb", "capability", "catalogue"]],
+             hide_index=True)
+
+found: list[dict] = []
+with ui.guard("device detection"):
+    found = _detect()
+    table = pd.DataFrame(found)
+    table["units"] = [f"{d['units']} {'threads' if d['kind'] == 'cpu' else 'SMs'}" for d in found]
+    st.caption("As PyTorch sees them (threads torch uses; SMs, memory and compute capability of each GPU):")
+    st.dataframe(table[["kind", "index", "name", "units", "memory_gb", "capability", "catalogue", "match_note"]],
+                 hide_index=True)
+    st.subheader("Datasheet")
+    st.dataframe(pd.DataFrame(_datasheet_rows(found)), hide_index=True,
+                 column_config={"source": st.column_config.LinkColumn("source")})
+    if not any(d["kind"] == "cuda" for d in found):
+        st.info("No CUDA GPU here. The CPU row of the catalogue is a placeholder — measure the ceilings below "
+                "to get figures for this CPU.")
+
+st.subheader("Measure ceilings")
+
+
+def _secrets() -> dict:
+    try:
+        return {k: st.secrets[k] for k in st.secrets}
+    except Exception:  # noqa: BLE001 - no secrets file
+        return {}
+
+
+try:
+    lim = harness.limits(_secrets())
+except InputError as e:
+    st.warning(f"The server's benchmark limits are misconfigured ({e}); using the defaults.")
+    lim = harness.DEFAULT_LIMITS
+
+kinds = [d["kind"] for d in found] or ["cpu"]
+choices = [k for k in ("cuda", "cpu") if k in kinds]
+c = st.columns([1, 1, 3])
+dev = c[0].radio("Device", choices, key="dv_device")
+quick = c[1].checkbox("quick", value=dev == "cpu" or lim.classroom, key="dv_quick",
+                      help="Smaller GEMMs and copy: faster, a little below the true ceiling.")
+size, copy_bytes = devices.ceiling_plan(dev, quick)
+c[2].caption(f"Runs a {size}×{size}×{size} GEMM in each format the device supports and a "
+             f"{copy_bytes / 1024**2:.0f} MiB device-to-device copy (bandwidth counts the read and the write). "
+             f"Results are kept for this server and saved to `{devices.ceilings_path()}`.")
+if "dv_session" not in st.session_state:
+    st.session_state.dv_session = uuid.uuid4().hex[:6]
+
+if st.button("Measure ceilings", type="primary"):
+    with ui.guard("the ceiling measurement"):
+        if dev == "cpu":
+            lim.check_cpu_flops(2 * size**3, f"a {size}³ GEMM")
+        harness.check_dims(lim, size=size)
+        with st.status("Waiting for the benchmark runner…", expanded=True) as status:
+            bar = st.progress(0.0, text="queued")
+            try:
+                with harness.single_flight(f"a ceiling measurement (session {st.session_state.dv_session})",
+                                           on_wait=lambda msg: status.update(label=f"Queued: {msg}."),
+                                           timeout_s=max(60.0, 2 * lim.time_limit_s)):
+                    status.update(label=f"Measuring {dev}…")
+                    c_ = devices.measure_ceilings(dev, quick=quick,
+                                                  progress=lambda f, t: bar.progress(min(1.0, f), text=t))
+            except InputError:
+                status.update(label="Not run", state="error")
+                raise
+            status.update(label=f"Measured {c_.device_name}", state="complete", expanded=False)
+
+measured = devices.all_ceilings()
+if not measured:
+    st.info("Nothing measured yet on this server.")
+for key, ceil in measured.items():
+    st.markdown(f"**{ceil.device_name}** ({ceil.device}; GEMM {ceil.gemm_size}³, copy "
+                f"{ceil.copy_bytes / 1024**2:.0f} MiB)")
+    ds = devices.match_catalogue(ceil.device_name, "cpu" if ceil.device == "cpu" else "cuda")[0]
+    rows = ceil.rows(ds if ceil.device != "cpu" else None)
+    if rows:
+        st.dataframe(pd.DataFrame(rows), hide_index=True, key=f"dv_rows_{key}",
+                     column_config={"measured": st.column_config.NumberColumn(format="%.4g"),
+                                    "datasheet": st.column_config.NumberColumn(format="%.4g"),
+                                    "share of datasheet": st.column_config.NumberColumn(format="percent")})
+        st.altair_chart(charts_bench.ceilings_chart(rows), width="content")
+    for dt, why in ceil.notes.items():
+        st.caption(f"{dt}: not measured — {why}")

@@ -1,0 +1,182 @@
+"""Precision: the same GEMM in fp32, tf32, fp16, bf16, int8 and fp8, measured live.
+
+Everything is computed by ``gemmlib.bench_precision`` through the measuring harness
+(``gemmlib.harness``); this page reads widgets, runs it under the single-flight lock
+and draws the results.
+"""
+
+import uuid
+
+import pandas as pd
+import streamlit as st
+
+import ui
+from gemmlib import bench_precision as bp
+from gemmlib import charts_bench, harness
+from gemmlib.errors import InputError
+
+ui.page(
+    "Precision",
+    "🎯",
+    r"""
+The same product $D = A B$ of random normal matrices in six number formats, timed on this
+machine and checked against a float64 reference. **int8** is real quantization — a scale per
+row of $A$ and per column of $B$, `torch._int_mm` with int32 accumulation, then dequantization;
+**fp8** (e4m3) goes through `torch._scaled_mm` where the GPU has fp8 tensor cores (compute
+capability 8.9+). Formats the device cannot run get a row that says why.
+""",
+)
+
+SQUARES = (256, 512, 1024, 2048, 4096, 8192)
+SHAPE_SETS = ("Squares", "LLM layer", "Article's INT8 example", "Custom")
+
+
+def _secrets() -> dict:
+    try:
+        return {k: st.secrets[k] for k in st.secrets}
+    except Exception:  # noqa: BLE001 - no secrets file
+        return {}
+
+
+@st.cache_resource
+def _cuda_available() -> tuple[bool, str]:
+    return harness.torch_device_available("cuda")
+
+
+def _presets() -> list[str]:
+    try:
+        from gemmlib.model import preset_names
+        return preset_names()
+    except ImportError:
+        return ["llama-2-7b"]
+
+
+try:
+    lim = harness.limits(_secrets())
+except InputError as e:
+    st.warning(f"The server's benchmark limits are misconfigured ({e}); using the defaults.")
+    lim = harness.DEFAULT_LIMITS
+
+cuda_ok, cuda_why = _cuda_available()
+devices = ["cuda", "cpu"] if cuda_ok else ["cpu"]
+presets = _presets()
+
+ui.bound("pr_device", devices[0], str, lambda v: v in devices)
+ui.bound("pr_set", "Squares", str, lambda v: v in SHAPE_SETS)
+ui.bound("pr_m", 512, int, lambda v: 1 <= v <= lim.max_dim)
+ui.bound("pr_n", 512, int, lambda v: 1 <= v <= lim.max_dim)
+ui.bound("pr_k", 512, int, lambda v: 1 <= v <= lim.max_dim)
+ui.bound("pr_preset", "llama-2-7b" if "llama-2-7b" in presets else presets[0], str, lambda v: v in presets)
+ui.bound("pr_batch", 1, int, lambda v: 1 <= v <= 1024)
+ui.bound("pr_seq", 128, int, lambda v: 1 <= v <= lim.max_dim)
+ui.bound("pr_quant", True, bool)
+ui.bound("pr_time", 0.2, float, lambda v: 0.05 <= v <= 2.0)
+
+with st.container(border=True):
+    c = st.columns([1, 2, 3])
+    device = c[0].radio("Device", devices, key="pr_device",
+                        help=None if cuda_ok else f"No GPU here: {cuda_why}")
+    shape_set = c[1].radio("Shapes", SHAPE_SETS, key="pr_set")
+    dtypes = c[2].multiselect("Formats", bp.PRECISION_DTYPES, default=list(bp.PRECISION_DTYPES), key="pr_dtypes")
+    shapes: tuple = ()
+    with ui.guard("the shapes"):
+        if shape_set == "Squares":
+            default_sq = [s for s in bp.default_squares(device, quick=True) if s <= lim.max_dim]
+            if device == "cpu":
+                default_sq = default_sq[:1]
+            sizes = st.multiselect("Sizes (M = N = K)", [s for s in SQUARES if s <= lim.max_dim],
+                                   default=default_sq, key=f"pr_sq_{device}")
+            shapes = bp.square_shapes(sorted(sizes))
+        elif shape_set == "LLM layer":
+            d = st.columns(3)
+            preset = d[0].selectbox("Model preset", presets, key="pr_preset")
+            batch = d[1].number_input("batch", 1, 1024, key="pr_batch")
+            seq = d[2].number_input("tokens per sequence (prefill)", 1, lim.max_dim, key="pr_seq")
+            shapes = bp.llm_shapes(preset, int(batch), int(seq))
+            st.caption("QKV and MLP GEMMs of one layer at prefill (M = batch × tokens) and at decode "
+                       "(M = batch: one new token per sequence).")
+        elif shape_set == "Article's INT8 example":
+            shapes = (bp.ARTICLE_SHAPE,)
+            st.caption("The article times 1024×4096 by 4096×1024 in fp32 and 'int8' (without scales).")
+        else:
+            d = st.columns(3)
+            m = d[0].number_input("M (rows of A)", 1, lim.max_dim, key="pr_m")
+            n = d[1].number_input("N (columns of B)", 1, lim.max_dim, key="pr_n")
+            k = d[2].number_input("K (inner)", 1, lim.max_dim, key="pr_k")
+            shapes = ((int(m), int(n), int(k), f"{m}×{n}×{k}"),)
+    e = st.columns([1, 1, 2])
+    with_quant = e[0].checkbox("int8/fp8 with quantization too", key="pr_quant",
+                               help="Also time quantizing the activations on every call and dequantizing.")
+    per_row = e[1].slider("seconds per row", 0.05, 2.0, step=0.05, key="pr_time")
+    cap = (f"Caps on this server: dimensions ≤ {lim.max_dim:,}, operands ≤ {lim.max_bytes / 1024**3:.3g} GiB, "
+           f"{lim.time_limit_s:g} s per run" + (" — **classroom mode**" if lim.classroom else "") + ".")
+    e[2].caption(cap)
+    if device == "cpu":
+        st.caption("On a CPU: tf32 does not exist, fp16 has no arithmetic units on most CPUs (slow, so "
+                   "capped at 512³), fp8 runs through a reference kernel — correct numbers, not fp8 speed.")
+    run = st.button("Run the benchmark", type="primary", disabled=not shapes or not dtypes)
+
+ui.push_query(["pr_device", "pr_set", "pr_m", "pr_n", "pr_k", "pr_preset", "pr_batch", "pr_seq", "pr_quant",
+               "pr_time"])
+
+if "pr_session" not in st.session_state:
+    st.session_state.pr_session = uuid.uuid4().hex[:6]
+
+if run:
+    with ui.guard("the precision benchmark"):
+        cfg = bp.PrecisionConfig(device=device, shapes=tuple(shapes), dtypes=tuple(dtypes), with_quant=with_quant,
+                                 min_run_time=float(per_row))
+        bp.validate(cfg, lim)  # refuses bad sizes before anything is allocated
+        with st.status("Waiting for the benchmark runner…", expanded=True) as status:
+            bar = st.progress(0.0, text="queued")
+
+            def on_wait(msg: str) -> None:
+                status.update(label=f"Queued: {msg}. Your run starts when it finishes.")
+
+            try:
+                with harness.single_flight(f"a precision run (session {st.session_state.pr_session})",
+                                           on_wait=on_wait, timeout_s=max(60.0, 2 * lim.time_limit_s)):
+                    status.update(label=f"Running on {device}…")
+                    results = bp.run_precision(cfg, progress=lambda f, t: bar.progress(min(1.0, f), text=t),
+                                               deadline=harness.Deadline(lim.time_limit_s), lim=lim)
+            except InputError:
+                status.update(label="Not run", state="error")
+                raise
+            status.update(label=f"Done: {len(results)} rows on {results[0].device_name if results else device}",
+                          state="complete", expanded=False)
+        st.session_state.pr_results = [r.to_dict() for r in results]
+
+rows = st.session_state.get("pr_results")
+if not rows:
+    st.info("Choose shapes and formats, then **Run the benchmark**. A small CPU run takes a few seconds.")
+    st.stop()
+
+results = [harness.BenchResult.from_dict(r) for r in rows]
+st.subheader("Results")
+st.success(bp.int8_verdict(results))
+table = pd.DataFrame(bp.summary_rows(results))
+st.dataframe(
+    table,
+    hide_index=True,
+    column_config={
+        "median ms": st.column_config.NumberColumn(format="%.4g"),
+        "p20 ms": st.column_config.NumberColumn(format="%.4g"),
+        "p80 ms": st.column_config.NumberColumn(format="%.4g"),
+        "TFLOP/s": st.column_config.NumberColumn(format="%.4g"),
+        "% datasheet": st.column_config.NumberColumn(format="%.1f"),
+        "% measured peak": st.column_config.NumberColumn(format="%.1f"),
+        "rel. error": st.column_config.NumberColumn(format="%.2e"),
+        "operand MiB": st.column_config.NumberColumn(format="%.3g"),
+    },
+)
+st.caption("Error: max |D − D₆₄| / max |D₆₄| against float64. “% datasheet” uses the catalogue row matched "
+           "to this GPU (none for a CPU); “% measured peak” appears once the Devices page has measured "
+           "this device's ceilings. The “+ quant” rows include quantizing A on every call.")
+if any(r.supported and r.tflops for r in results):
+    c1, c2 = st.columns([3, 2])
+    c1.altair_chart(charts_bench.tflops_chart(results), width="content")
+    c2.altair_chart(charts_bench.error_chart(results), width="stretch")
+d1, d2, _ = st.columns([1, 1, 4])
+d1.download_button("Download CSV", harness.to_csv(results), "precision.csv", "text/csv", on_click="ignore")
+d2.download_button("Download JSON", harness.to_json(results), "precision.json", "application/json",
+                  on_click="ignore")
