@@ -1,0 +1,140 @@
+"""The FLOPs page through AppTest: heatmap metrics, hardware, CPU row, staircase, the article's check."""
+
+import io
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from gemmlib.flops import gemm_flops
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "pages" / "2_FLOPs.py")
+
+
+def _app() -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    assert not at.exception
+    return at
+
+
+def _heatmap_values(at: AppTest, field: str) -> list[float]:
+    """The values the heatmap draws (Streamlit ships the chart's dataset as Arrow)."""
+    chart = at.get("vega_lite_chart")[0].proto
+    assert field in json.dumps(json.loads(chart.spec), ensure_ascii=False)
+    table = pa.ipc.open_stream(io.BytesIO(chart.datasets[0].data.data)).read_all()
+    return [r[field] for r in table.to_pylist()]
+
+
+def _errors(at: AppTest) -> list[str]:
+    return [e.value for e in at.error]
+
+
+def test_default_render_is_the_article_heatmap():
+    at = _app()
+    assert "FLOPs" in at.title[0].value
+    values = _heatmap_values(at, "GFLOPs")
+    assert len(values) == 64
+    assert max(values) == pytest.approx(gemm_flops(2048, 2048, 1024) / 1e9)
+    assert min(values) == pytest.approx(gemm_flops(256, 256, 1024) / 1e9)
+    assert not _errors(at)
+    catalogue = next(df.value for df in at.dataframe if "source" in df.value.columns)
+    assert {"H100 SXM", "H200 SXM", "A100 SXM 80GB", "L40S", "RTX 4090", "CPU (edit me)"} <= set(catalogue["name"])
+    assert any("0.195%" in m.value and "1/512" in m.value for m in at.markdown)
+
+
+@pytest.mark.parametrize("metric", ["GFLOPs", "MB moved", "FLOP/byte", "time µs"])
+def test_every_metric_renders(metric):
+    at = _app()
+    at.radio(key="fl_metric").set_value(metric).run()
+    assert not at.exception and not _errors(at)
+    assert len(_heatmap_values(at, metric)) == 64
+
+
+@pytest.mark.parametrize("gpu", ["H100 SXM", "H200 SXM", "A100 SXM 80GB", "L40S", "RTX 4090", "CPU (edit me)"])
+def test_every_hardware_and_dtype(gpu):
+    at = _app()
+    at.radio(key="fl_metric").set_value("time µs")
+    at.selectbox(key="fl_gpu").set_value(gpu).run()
+    for dtype in ("fp32", "fp8", "int8", "bf16"):
+        at.selectbox(key="fl_dtype").set_value(dtype).run()
+        assert not at.exception and not _errors(at)
+        unsupported = any("no " + dtype in w.value for w in at.warning)
+        assert unsupported == (gpu in ("A100 SXM 80GB", "CPU (edit me)") and dtype == "fp8")
+
+
+def test_cpu_row_is_editable_and_drives_the_time():
+    at = _app()
+    at.radio(key="fl_metric").set_value("time µs")
+    at.selectbox(key="fl_dtype").set_value("fp32")
+    at.selectbox(key="fl_gpu").set_value("CPU (edit me)").run()
+    slow = max(_heatmap_values(at, "time µs"))
+    at.number_input(key="fl_cpu_fp32").set_value(100.0)
+    at.number_input(key="fl_cpu_bw").set_value(2000.0).run()
+    fast = max(_heatmap_values(at, "time µs"))
+    assert fast < slow / 100
+    for key in ("fl_cpu_fp32", "fl_cpu_half", "fl_cpu_int8"):
+        at.number_input(key=key).set_value(0.001).run()
+    at.number_input(key="fl_cpu_bw").set_value(1.0)
+    at.number_input(key="fl_cpu_cores").set_value(1024).run()
+    assert not at.exception and not _errors(at)
+
+
+def test_ranges_at_extremes_and_bad_ranges_keep_the_last_good_heatmap():
+    at = _app()
+    for key in ("fl_m0", "fl_m1", "fl_n0", "fl_n1", "fl_k"):
+        at.number_input(key=key).set_value(1)
+    at.run()
+    assert not at.exception and not _errors(at)
+    assert _heatmap_values(at, "GFLOPs") == [pytest.approx(2e-9)]
+    for key in ("fl_m0", "fl_m1", "fl_n0", "fl_n1", "fl_ms", "fl_ns", "fl_k"):
+        at.number_input(key=key).set_value(1 << 20)
+    at.run()
+    assert not at.exception and not _errors(at)
+    assert _heatmap_values(at, "GFLOPs") == [pytest.approx(2 * 2**60 / 1e9)]
+    at.number_input(key="fl_m0").set_value(5)
+    at.number_input(key="fl_m1").set_value(4).run()  # ends before it starts
+    assert any("ends (4) before it starts (5)" in e for e in _errors(at))
+    assert any("last ranges that worked" in i.value for i in at.info)
+    assert _heatmap_values(at, "GFLOPs") == [pytest.approx(2 * 2**60 / 1e9)]
+    at.number_input(key="fl_m0").set_value(1)
+    at.number_input(key="fl_m1").set_value(1000)
+    at.number_input(key="fl_ms").set_value(1).run()  # 1000 rows: too many for a heatmap
+    assert any("too many" in e for e in _errors(at)) and not at.exception
+    at.slider(key="fl_eff").set_value(0.05).run()
+    at.slider(key="fl_eff").set_value(1.0).run()
+    assert not at.exception
+
+
+def test_wave_staircase_inputs():
+    at = _app()
+    assert any("tiles on 132 SMs" in c.value for c in at.caption)
+    at.number_input(key="fl_wm").set_value(1)
+    at.number_input(key="fl_wn0").set_value(1)
+    at.number_input(key="fl_wn1").set_value(1 << 20)
+    at.selectbox(key="fl_tm").set_value(256)
+    at.selectbox(key="fl_tn").set_value(64)
+    at.number_input(key="fl_sms").set_value(1024).run()
+    assert not at.exception and not _errors(at)
+    at.number_input(key="fl_sms").set_value(1).run()
+    assert not at.exception
+    at.number_input(key="fl_wn0").set_value(100)
+    at.number_input(key="fl_wn1").set_value(50).run()
+    assert any("ends (50) before it starts (100)" in e for e in _errors(at)) and not at.exception
+
+
+def test_article_check_inputs():
+    at = _app()
+    at.number_input(key="fl_am").set_value(128)
+    at.number_input(key="fl_ak").set_value(64)
+    at.number_input(key="fl_an").set_value(256).run()
+    assert any("0.781%" in m.value for m in at.markdown)
+    for v in (1, 4096):
+        for key in ("fl_am", "fl_ak", "fl_an"):
+            at.number_input(key=key).set_value(v)
+        at.run()
+        assert not at.exception and not _errors(at)
+    table = next(df.value for df in at.dataframe if "quantity" in df.value.columns)
+    assert table["count"].tolist()[3] == 2 * 4096**3
