@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 import time
+from pathlib import Path
 
 import pytest
 from browser_helpers import assert_clean, open_page, page_info, wait_idle
+from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
 
@@ -57,3 +61,34 @@ def test_accumulate_play_advances_and_pause_stops(app_server, page):
     assert set(later) == {stopped}, f"still advancing after pause: {later}"
     assert stopped < total
     assert_clean(page)
+
+
+def test_precision_benchmark_from_the_ui_in_classroom_mode(fresh_server, page):
+    """A small CPU benchmark run from the page shows its table; the server's classroom caps are shown."""
+    info = page_info("pages/6_Precision.py")
+    if not info.exists:
+        pytest.skip("pages/6_Precision.py is not written yet")
+    server = fresh_server(env={"GEMM_CLASSROOM": "1"})
+    open_page(page, server.url, info.url_path,
+              query="pr_device=cpu&pr_set=Custom&pr_m=48&pr_n=40&pr_k=56&pr_time=0.05&pr_quant=true")
+    assert_clean(page)
+    expect(page.get_by_text("classroom mode")).to_be_visible()
+    expect(page.get_by_text(re.compile(r"dimensions ≤ 2,048"))).to_be_visible()
+
+    page.get_by_role("button", name="Run the benchmark").click()
+    expect(page.get_by_role("heading", name="Results")).to_be_visible(timeout=120_000)
+    wait_idle(page, timeout=120)
+    assert_clean(page)
+    grid = page.locator('[data-testid="stDataFrame"]').first
+    expect(grid).to_be_visible()
+    # The table's data, as the page's CSV download gives it: one row per format, the shape we asked for.
+    with page.expect_download() as dl:
+        page.get_by_role("button", name="Download CSV").click()
+    rows = list(csv.DictReader(io.StringIO(Path(dl.value.path()).read_text())))
+    dtypes = {r["dtype"] for r in rows}
+    assert {"fp32", "int8"} <= dtypes, f"formats in the table: {sorted(dtypes)}"
+    fp32 = next(r for r in rows if r["dtype"] == "fp32")
+    assert fp32["supported"].lower() == "true"
+    assert float(fp32["median_s"]) > 0
+    shapes = {(r["shape.m"], r["shape.n"], r["shape.k"]) for r in rows}
+    assert shapes == {("48", "40", "56")}, f"shapes in the table: {shapes}"
