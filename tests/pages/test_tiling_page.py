@@ -1,0 +1,91 @@
+"""The Tiling page through AppTest: render, the animated tiled trace, traffic model, a CPU run, bad input."""
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "pages" / "7_Tiling.py")
+
+
+@pytest.fixture(autouse=True)
+def _no_caps(monkeypatch):
+    for v in ("GEMM_CLASSROOM", "GEMM_MAX_DIM", "GEMM_MAX_BYTES", "GEMM_TIME_LIMIT_S"):
+        monkeypatch.delenv(v, raising=False)
+
+
+def _app() -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _text(at: AppTest) -> str:
+    return " ".join(m.value for m in at.markdown) + " ".join(c.value for c in at.caption)
+
+
+def test_default_render():
+    at = _app()
+    assert "Tiling" in at.title[0].value
+    assert not at.error
+    assert "Step 1 of" in _text(at)
+    # traffic table: bigger tiles read A fewer times
+    traffic = at.dataframe[0].value
+    assert list(traffic["A reads"]) == sorted(traffic["A reads"], reverse=True)
+    assert traffic["A reads"].iloc[0] == 4096 // 16
+    assert any("interpreter" in i.value for i in at.info)  # no GPU here: the page says so
+
+
+def test_stepping_and_play():
+    at = _app()
+    at.button(key="ti_fwd").click().run()
+    assert at.session_state.ti_step == 1
+    at.button(key="ti_last").click().run()
+    last = at.session_state.ti_step
+    assert last > 1 and "epilogue" in _text(at)
+    at.button(key="ti_first").click().run()
+    at.button(key="ti_play").click().run()
+    assert at.session_state.ti_playing
+    at.button(key="ti_play").click().run()
+    assert not at.session_state.ti_playing
+    at.slider(key="ti_step").set_value(3).run()
+    assert at.session_state.ti_step == 3 and "Step 4 of" in _text(at)
+
+
+def test_extremes_of_the_trace_inputs():
+    at = _app()
+    for key, v in (("ti_m", 1), ("ti_n", 1), ("ti_k", 1), ("ti_t", 1)):
+        at.number_input(key=key).set_value(v).run()
+        assert not at.exception
+    at.number_input(key="ti_t").set_value(16).run()
+    for key in ("ti_m", "ti_n", "ti_k"):
+        at.number_input(key=key).set_value(16).run()
+    assert not at.exception and not at.error
+    assert "Step 1 of 2" in _text(at)  # one tile, then the epilogue
+
+
+def test_cpu_benchmark_run_shows_table_and_lesson():
+    at = _app()
+    at.number_input(key="tb_size").set_value(48).run()
+    at.multiselect(key="tb_tiles_cpu").set_value([16, 32]).run()
+    at.slider(key="tb_time").set_value(0.05).run()
+    at.button(key="tb_run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    table = at.dataframe[1].value
+    assert set(table["impl"]) == {"python_tiled", "numpy_blocked", "triton", "torch"}
+    tri = table[table["impl"] == "triton"]
+    assert tri["median ms"].isna().all()  # interpreter: no speed figure
+    assert (tri["rel_error"] < 1e-5).all()
+    assert any("library call" in s.value for s in at.success)
+
+
+def test_over_the_memory_cap_is_a_clear_message(monkeypatch):
+    monkeypatch.setenv("GEMM_MAX_BYTES", "1000")
+    at = _app()
+    at.number_input(key="tb_size").set_value(48).run()
+    at.button(key="tb_run").click().run()
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    assert errors and "Check the input" in errors[0] and "cap" in errors[0]
+    assert "Traceback" not in errors[0]
