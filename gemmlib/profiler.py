@@ -302,7 +302,7 @@ def predict(cfg: BlockConfig, hw: Hardware | str, efficiency: float = 0.7) -> Pr
     b = dtype_bytes(dt)
     rows: list[dict] = []
     g_flops = g_time = o_flops = o_time = 0.0
-    source = "gemmlib.flops (the block's GEMM list)"
+    source = "gemmlib.flops: the block's own GEMM list"
     gemms: list[tuple[str, str, float, float]] = []  # name, shape, flops, bytes of one layer
     try:  # the estimator's own accounting of one layer, when it is there
         from gemmlib.accounting import layer_ops
@@ -313,7 +313,7 @@ def predict(cfg: BlockConfig, hw: Hardware | str, efficiency: float = 0.7) -> Pr
         for op in layer_ops(mc, cfg.seq_len, batch=cfg.batch, causal=False, dtype=dt):
             shape = f"{op.count}×{op.m}×{op.n}×{op.k}" if op.count > 1 else f"{op.m}×{op.n}×{op.k}"
             gemms.append((op.name, shape, float(op.flops), float(op.bytes)))
-        source = "gemmlib.accounting (the estimator's per-GEMM roofline)"
+        source = "gemmlib.accounting: the estimator's per-GEMM roofline"
     except ImportError:
         for g in block_gemms(cfg):
             shape = f"{g.batch}×{g.m}×{g.n}×{g.k}" if g.batch > 1 else f"{g.m}×{g.n}×{g.k}"
@@ -770,3 +770,160 @@ def validate_trace(path: str | Path) -> int:
     if not isinstance(events, list):
         raise ValueError(f"{path} is not a Chrome trace: no traceEvents list")
     return len(events)
+
+
+# --------------------------------------------------------------------------- results for the report
+def _product_bytes(shapes: str, calls: float, dtype: str) -> float:
+    """Minimum bytes of a (batched) product from its shapes string "a×b, b×c" (0 when not a product)."""
+    try:
+        a, b = (tuple(int(d) for d in s.split("×")) for s in shapes.split(", ")[:2])
+    except ValueError:
+        return 0.0
+    if len(a) < 2 or len(b) < 2 or a[-1] != b[-2]:
+        return 0.0
+    batch = math.prod(a[:-2]) if len(a) > 2 else 1
+    m, k, n = a[-2], a[-1], b[-1]
+    return calls * dtype_bytes(dtype) * (batch * m * k + math.prod(b[:-2] or (1,)) * k * n + batch * m * n)
+
+
+def block_benchmark(cfg: BlockConfig, device: str = "cpu", *, min_run_time: float = 0.3,
+                    seed: int = 0) -> Any:
+    """Time one forward pass of the stack with the harness (median, p20/p80): a ``BenchResult``.
+
+    FLOPs are the block's GEMM FLOPs; bytes the minimum traffic: every weight read once,
+    the input read and the output written once.
+    """
+    from gemmlib import harness
+
+    device = harness.require_device(device)
+    harness.check_memory(memory_needed(cfg) * 2, device)
+    import torch
+
+    b = dtype_bytes(cfg.dtype)
+    h, f, kv = cfg.hidden, cfg.intermediate, cfg.kv_heads * cfg.head_dim
+    nbytes = cfg.layers * (2 * h * h + 2 * h * kv + 3 * h * f + 2 * h) * b + 2 * cfg.tokens * h * b
+    shape = {"layers": cfg.layers, "hidden": h, "heads": cfg.heads, "kv_heads": cfg.kv_heads,
+             "intermediate": f, "batch": cfg.batch, "seq_len": cfg.seq_len, "attention": cfg.attention,
+             "label": f"block h{h} s{cfg.seq_len}×{cfg.batch} L{cfg.layers}"}
+    res = harness.BenchResult("profiler", "block forward", device, harness.device_name(device), cfg.dtype, shape,
+                              float(predicted_gemm_flops(cfg)), float(nbytes),
+                              reason="whole Llama-style block(s), GEMM FLOPs only")
+    with harness.oom_guard(device), torch.inference_mode():
+        block = build_block(cfg, device, seed)
+        xs = [(make_input(cfg, device, seed + 1 + i),) for i in range(3)]
+        res.set_timing(harness.time_callable(block, device=device, args_list=xs, min_run_time=min_run_time))
+    return res
+
+
+def op_results(res: ProfileResult, n: int = 10) -> list[Any]:
+    """The top GEMM rows of a profile as ``BenchResult`` rows (time = the op's median self time per pass)."""
+    from gemmlib import harness
+
+    out = []
+    for o in [o for o in res.top_ops(len(res.ops)) if o.is_gemm and o.flops > 0][:n]:
+        out.append(harness.BenchResult(
+            "profiler", f"{o.name} [{o.shapes}]", res.device, res.device_name, res.config.dtype,
+            {"label": o.shapes, "op": o.name, "calls_per_pass": o.calls}, o.flops,
+            _product_bytes(o.shapes, o.calls, res.config.dtype), median_s=o.time_s,
+            reason=f"torch.profiler {res.time_basis}, median over {res.steps} passes (profiler overhead "
+                   "included; no spread)",
+            extra={"share": o.share, "kind": o.kind}))
+    return out
+
+
+def report_configs(device: str, quick: bool) -> list[BlockConfig]:
+    """What the report profiles: a real-width Llama-3-8B block on a GPU, a scaled-down one on a CPU."""
+    if device == "cuda":
+        if quick:
+            return [preset_config("llama-3-8b", 1, seq_len=2048, layers=2, dtype="bf16")]
+        return [preset_config("llama-3-8b", 1, seq_len=4096, layers=4, dtype="bf16"),
+                preset_config("llama-3-8b", 1, seq_len=4096, layers=4, dtype="bf16", attention="sdpa")]
+    if quick:
+        return [preset_config("llama-3-8b", 16, seq_len=128, layers=1)]
+    return [preset_config("llama-3-8b", 8, seq_len=256, layers=2),
+            preset_config("llama-3-8b", 8, seq_len=256, layers=2, attention="sdpa")]
+
+
+def markdown_summary(res: ProfileResult, top: int = 10) -> str:
+    c = res.config
+    lines = [
+        f"**{c.layers} Llama-style block(s)** on {res.device_name} ({c.dtype}): hidden {c.hidden}, {c.heads} heads "
+        f"/ {c.kv_heads} K/V heads, MLP {c.intermediate}, {c.batch}×{c.seq_len} tokens, {c.attention} attention.",
+        "",
+        f"- GEMM share of time: **{res.gemm_share:.1%}** — {'meets' if res.meets_target else 'below'} the "
+        f"article's {GEMM_TARGET:.0%} target ({res.time_basis}; {res.total_time_s * 1e3:.3g} ms per pass).",
+        f"- GEMM FLOPs per pass: profiler {res.gemm_flops:,.0f}, gemmlib count {res.predicted_gemm_flops:,}.",
+    ]
+    if res.prediction is not None:
+        p = res.prediction
+        lines.append(f"- Predicted on {p.hardware} at {p.efficiency:.0%} efficiency — {p.source}: GEMM share "
+                     f"{p.time_share:.1%} of time, {p.flop_share:.1%} of FLOPs.")
+    lines += ["", "| op | shapes | calls | time per pass | share | GEMM | FLOPs | TFLOP/s |",
+              "|---|---|---|---|---|---|---|---|"]
+    for o in res.top_ops(top):
+        tf = "—" if o.tflops is None else f"{o.tflops:.3g}"
+        lines.append(f"| `{o.name}` | {o.shapes or '—'} | {o.calls:g} | {o.time_s * 1e6:.4g} µs | {o.share:.1%} | "
+                     f"{'yes' if o.is_gemm else ''} | {o.flops:.3g} | {tf} |")
+    mon = res.monitor
+    if mon is not None:
+        if mon.available and mon.samples:
+            s = mon.summary()
+            parts = [f"{len(mon.samples)} samples"]
+            for key, label in (("sm_util", "SM utilization"), ("mem_util", "memory bandwidth utilization")):
+                if key in s:
+                    parts.append(f"{label} mean {s[key]['mean']:.0f} % (≥ target in "
+                                 f"{s[key + '_meets_target']:.0%} of samples)")
+            if "power_w" in s:
+                parts.append(f"power up to {s['power_w']['max']:.0f} W")
+            lines += ["", "GPU monitor (NVML): " + "; ".join(parts) + "."]
+        else:
+            lines += ["", f"GPU monitor: {mon.reason}"]
+    lines += ["", *[f"*{n}*" for n in res.notes]]
+    return "\n".join(lines)
+
+
+def report_section(device: str, quick: bool, out_dir: Path,
+                   progress: Callable[[float, str], None] | None = None) -> dict:
+    """The profiler part of ``python -m gemmlib report``: where a block's time goes, on this device."""
+    from gemmlib import charts_profile, harness
+
+    out_dir = Path(out_dir)
+    cfgs = report_configs(device, quick)
+    md: list[str] = [
+        "A Llama-style block (GQA attention, gated MLP, random weights) profiled with torch.profiler; each op is "
+        "charged its self time, so the rows add up to the total; the matmul family and fused attention count "
+        "as GEMM.", ""]
+    results: list[Any] = []
+    charts: dict[str, Any] = {}
+    traces: list[str] = []
+    for i, cfg in enumerate(cfgs):
+        def say(text: str, _i: int = i) -> None:
+            if progress:
+                progress(_i / len(cfgs), text)
+
+        trace = out_dir / f"profile_trace_{cfg.attention}.json"
+        try:
+            res = profile_block(cfg, device, steps=3 if quick else 5, trace_path=trace, progress=say)
+        except InputError as e:
+            results.append(harness.unsupported("profiler", f"block ({cfg.attention})", device, cfg.dtype,
+                                               {"hidden": cfg.hidden, "seq_len": cfg.seq_len}, str(e)))
+            md += [f"*Skipped the {cfg.attention} block: {e}*", ""]
+            continue
+        traces.append(trace.name)
+        md += [f"### {cfg.attention} attention", "", markdown_summary(res), "",
+               f"Chrome trace: `{trace.name}` (open it in https://ui.perfetto.dev).", ""]
+        say("timing the whole forward pass with the harness")
+        try:
+            results.append(block_benchmark(cfg, device, min_run_time=0.1 if quick else 0.3))
+        except InputError as e:
+            results.append(harness.unsupported("profiler", "block forward", device, cfg.dtype,
+                                               {"hidden": cfg.hidden}, str(e)))
+        results += op_results(res)
+        charts[f"share_{cfg.attention}"] = charts_profile.share_chart(res)
+        charts[f"top_ops_{cfg.attention}"] = charts_profile.top_ops_chart(res)
+        for name, ch in charts_profile.monitor_charts(res.monitor).items():
+            charts[f"monitor_{name}_{cfg.attention}"] = ch
+    if progress:
+        progress(1.0, "profiler done")
+    return {"title": "Profiler: where a transformer block's time goes", "results": results,
+            "markdown": "\n".join(md), "charts": charts, "traces": traces}
