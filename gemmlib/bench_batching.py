@@ -326,6 +326,61 @@ def device_hardware(device: str):
         return None
 
 
+# --------------------------------------------------------------------------- the model (no measuring)
+def model_rows(m: int, k: int, n: int, dtype: str, batches: list[int] | tuple[int, ...],
+               hw: Any = None) -> list[dict]:
+    """Intensity per mode and batch, and the roofline's attainable TFLOP/s on ``hw`` (if it has the dtype)."""
+    from gemmlib.flops import gemm_flops
+    from gemmlib.roofline import attainable
+
+    gemm_flops(m, n, k)  # validates the dimensions
+    peak = hw.peak(dtype) if hw is not None else None
+    out = []
+    for b in batches:
+        if isinstance(b, bool) or int(b) != b or b < 1:
+            raise InputError(f"batch sizes must be whole numbers ≥ 1, got {b!r}")
+        for mode in MODES:
+            inten = mode_intensity(mode, int(b), m, k, n, dtype)
+            row = {"mode": mode, "batch": int(b), "intensity": inten,
+                   "bytes": mode_bytes(mode, int(b), m, k, n, dtype), "flops": mode_flops(mode, int(b), m, k, n)}
+            if peak:
+                row["attainable_tflops"] = float(attainable(inten, peak, hw.bandwidth)) / 1e12
+            out.append(row)
+    return out
+
+
+def ridge_batch(m: int, k: int, n: int, dtype: str, ridge: float, limit: int = 1 << 22) -> int | None:
+    """Smallest batch at which stacking reaches the ridge point (None if it never does up to ``limit``)."""
+    if mode_intensity("stacked", limit, m, k, n, dtype) < ridge:
+        return None
+    lo, hi = 1, limit
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if mode_intensity("stacked", mid, m, k, n, dtype) >= ridge:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def model_chart(rows_: list[dict], ridge: float | None = None):
+    """Intensity against batch per mode (log-log), with the device's ridge point as a rule."""
+    import altair as alt
+    import pandas as pd
+
+    df = pd.DataFrame(rows_)
+    lines = alt.Chart(df).mark_line(point=True).encode(
+        x=alt.X("batch:Q", scale=alt.Scale(type="log", base=2), title="batch size B"),
+        y=alt.Y("intensity:Q", scale=alt.Scale(type="log"), title="FLOP per byte"),
+        color="mode:N", strokeDash="mode:N",
+        tooltip=["mode", "batch", alt.Tooltip("intensity:Q", format=".4g")])
+    if ridge:
+        rule = alt.Chart(pd.DataFrame([{"ridge": ridge, "label": f"ridge {ridge:.0f} FLOP/B"}])).mark_rule(
+            color="black", strokeDash=[4, 4]).encode(y="ridge:Q", tooltip=["label"])
+        return (lines + rule).properties(height=280, title="Arithmetic intensity by batch (dashed: ridge point)")
+    return lines.properties(height=280, title="Arithmetic intensity by batch")
+
+
 # --------------------------------------------------------------------------- tables, lessons, charts
 def rows(results: list[BenchResult]) -> list[dict]:
     out = []

@@ -137,3 +137,23 @@ def test_report_section_cpu(tmp_path):
     assert {r.name for r in sec["results"]} == set(bb.MODES)
     assert "Decode shape" in sec["markdown"] and "article" in sec["markdown"]
     assert sec["charts"]
+
+
+def test_model_rows_and_ridge_batch():
+    from gemmlib.hardware import get_hardware
+
+    hw = get_hardware("h200")
+    rows = bb.model_rows(1, 4096, 4096, "bf16", [1, 256], hw)
+    assert {(r["mode"], r["batch"]) for r in rows} == {(md, b) for md in bb.MODES for b in (1, 256)}
+    st1 = next(r for r in rows if r["mode"] == "stacked" and r["batch"] == 1)
+    # one token through a bf16 weight: ~1 FLOP per byte, so memory-bound at intensity × bandwidth
+    assert st1["intensity"] == pytest.approx(2 * 4096 * 4096 / ((4096 * 4096 + 2 * 4096) * 2))
+    assert st1["attainable_tflops"] == pytest.approx(st1["intensity"] * hw.bandwidth / 1e12)
+    ridge = hw.ridge_point("bf16")
+    b = bb.ridge_batch(1, 4096, 4096, "bf16", ridge)
+    assert bb.mode_intensity("stacked", b, 1, 4096, 4096, "bf16") >= ridge
+    assert bb.mode_intensity("stacked", b - 1, 1, 4096, 4096, "bf16") < ridge
+    assert bb.ridge_batch(1, 8, 8, "bf16", ridge) is None  # a tiny layer never reaches the ridge
+    assert bb.model_chart(rows, ridge) is not None
+    with pytest.raises(InputError):
+        bb.model_rows(1, 4, 4, "bf16", [0])

@@ -1,0 +1,80 @@
+"""The Batching page through AppTest: render, the model, a small CPU sweep, the article example, bad input."""
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "pages" / "8_Batching.py")
+
+
+@pytest.fixture(autouse=True)
+def _no_caps(monkeypatch):
+    for v in ("GEMM_CLASSROOM", "GEMM_MAX_DIM", "GEMM_MAX_BYTES", "GEMM_TIME_LIMIT_S"):
+        monkeypatch.delenv(v, raising=False)
+
+
+def _app() -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _captions(at: AppTest) -> str:
+    return " ".join(c.value for c in at.caption)
+
+
+def test_default_render_and_model():
+    at = _app()
+    assert "Batching" in at.title[0].value
+    assert not at.error
+    # H200 bf16 ridge ≈ 989.4e12 / 4.8e12 ≈ 206 FLOP/B; the CPU decode shape is fp32 on the CPU
+    assert "ridge point" in _captions(at) and "stacking reaches it" in _captions(at)
+    assert any("Run the batch sweep" in i.value for i in at.info)
+
+
+def test_custom_shape_at_extremes():
+    at = _app()
+    at.radio(key="ba_shape").set_value("Custom").run()
+    for key in ("ba_m", "ba_k", "ba_n"):
+        at.number_input(key=key).set_value(1).run()
+        assert not at.exception and not at.error
+    at.number_input(key="ba_m").set_value(16384).run()
+    assert not at.exception and not at.error
+    assert "never reaches" in _captions(at) or "reaches it" in _captions(at)
+
+
+def test_small_cpu_sweep():
+    at = _app()
+    at.radio(key="ba_shape").set_value("Custom").run()
+    at.number_input(key="ba_k").set_value(64).run()
+    at.number_input(key="ba_n").set_value(32).run()
+    at.multiselect(key="ba_batches_cpu_Custom").set_value([1, 8]).run()
+    at.slider(key="ba_time").set_value(0.05).run()
+    at.button(key="ba_run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    table = at.dataframe[0].value
+    assert set(table["mode"]) == {"loop", "stacked", "bmm"} and set(table["batch"]) == {1, 8}
+    assert (table["rel_error"] < 1e-5).all()
+    st8 = table[(table["mode"] == "stacked") & (table["batch"] == 8)]["intensity"].iloc[0]
+    lo8 = table[(table["mode"] == "loop") & (table["batch"] == 8)]["intensity"].iloc[0]
+    assert st8 > lo8
+    assert any("Stacking 8 requests" in s.value for s in at.success)
+
+
+def test_article_example_on_cpu_scale():
+    at = _app()
+    at.slider(key="ba_time").set_value(0.05).run()
+    at.button(key="ba_article").click().run()
+    assert not at.exception and not at.error
+    assert any("stacking is" in s.value for s in at.success)
+
+
+def test_over_the_memory_cap_is_a_clear_message(monkeypatch):
+    monkeypatch.setenv("GEMM_MAX_BYTES", "1000")
+    at = _app()
+    at.button(key="ba_run").click().run()
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    assert errors and "Check the input" in errors[0] and "cap" in errors[0]
