@@ -1,0 +1,135 @@
+"""The LLM Estimator page through AppTest: render, deep links, widgets, upload, A vs B, bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from gemmlib.accounting import Workload, estimate
+from gemmlib.hardware import get_hardware
+from gemmlib.model import PUBLISHED_PARAMS, from_name
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "pages" / "4_LLM_Estimator.py")
+DATA = ROOT / "tests" / "data"
+
+
+def _app(**query) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    for k, v in query.items():
+        at.query_params[k] = str(v)
+    return at.run()
+
+
+def _ok(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def _metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def test_default_render_shows_the_default_preset():
+    at = _app()
+    _ok(at)
+    m = _metrics(at)
+    est = estimate(from_name("llama-3-8b"), Workload(batch=1, seq_len=1024, new_tokens=256), get_hardware("h100"))
+    assert m["prefill FLOPs"] == f"{est.prefill.flops / 1e12:.3g} T"
+    assert m["decode FLOPs"] == f"{est.decode.flops / 1e12:.3g} T"
+    assert any(f"{PUBLISHED_PARAMS['llama-3-8b']:,} parameters" in md.value for md in at.markdown)
+    assert len(at.tabs) == 6
+
+
+def test_deep_link_sets_the_view_and_widgets_write_the_url():
+    at = _app(le_preset="gpt2", le_batch=4, le_seq=128, le_new=0, le_macs="true", le_gpu="A100 SXM 80GB")
+    _ok(at)
+    est = estimate(from_name("gpt2"), Workload(batch=4, seq_len=128, new_tokens=0), get_hardware("a100"))
+    m = _metrics(at)
+    assert m["prefill MACs"] == f"{est.prefill.macs / 1e9:.3g} G"
+    assert m["per output token"] == "—"
+    assert at.selectbox(key="le_gpu").value == "A100 SXM 80GB"
+    at.number_input(key="le_batch").set_value(16).run()
+    _ok(at)
+    assert at.query_params["le_batch"] == ["16"] or at.query_params["le_batch"] == "16"
+
+
+def test_bad_query_values_fall_back_to_defaults():
+    at = _app(le_preset="no-such-model", le_batch="-4", le_eff="7", le_gpu="TPU")
+    _ok(at)
+    assert at.selectbox(key="le_preset").value == "llama-3-8b"
+    assert at.number_input(key="le_batch").value == 1
+
+
+def test_custom_model_and_bad_heads_message():
+    at = _app(le_src="custom")
+    _ok(at)
+    at.number_input(key="le_kv").set_value(3).run()
+    assert not at.exception
+    assert any("KV heads" in e.value for e in at.error)
+    at.number_input(key="le_kv").set_value(8).run()
+    _ok(at)
+    at.number_input(key="le_experts").set_value(8).run()
+    assert any("experts per token" in e.value for e in at.error)
+    at.number_input(key="le_topk").set_value(2).run()
+    _ok(at)
+
+
+@pytest.mark.parametrize("key, value", [
+    ("le_batch", 1), ("le_batch", 4096), ("le_seq", 1), ("le_seq", 1_048_576), ("le_new", 0),
+    ("le_new", 1_048_576), ("le_gpus", 4096), ("le_eff", 0.05),
+])
+def test_inputs_at_their_extremes(key, value):
+    at = _app()
+    w = at.slider(key=key) if key == "le_eff" else at.number_input(key=key)
+    w.set_value(value).run()
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def test_switches_dtypes_and_gpus():
+    at = _app()
+    at.toggle(key="le_causal").set_value(True).run()
+    at.toggle(key="le_last").set_value(True).run()
+    at.selectbox(key="le_wdt").set_value("int8").run()
+    at.selectbox(key="le_gpu").set_value("H200 SXM").run()
+    _ok(at)
+    at.selectbox(key="le_adt").set_value("fp8").run()
+    at.selectbox(key="le_gpu").set_value("A100 SXM 80GB").run()  # no fp8 on an A100: a message, not a crash
+    assert not at.exception
+    assert any("fp8" in e.value for e in at.error)
+
+
+def test_upload_config_json_good_and_bad():
+    at = _app(le_src="config.json")
+    _ok(at)
+    up = at.file_uploader(key="le_upload")
+    up.set_value(("config.json", (DATA / "config_mixtral-8x7b.json").read_bytes(), "application/json")).run()
+    _ok(at)
+    assert any(f"{PUBLISHED_PARAMS['mixtral-8x7b']:,} parameters" in s.value for s in at.success)
+    for content, words in ((b"{ not json", "not valid JSON"),
+                           ((DATA / "config_wrong_type.json").read_bytes(), "hidden_size"),
+                           (b"{}" + b" " * 1_100_000, "limit"),
+                           (json.dumps({"model_type": "bert"}).encode(), "not supported")):
+        at.file_uploader(key="le_upload").set_value(("config.json", content, "application/json")).run()
+        assert not at.exception
+        assert any(words in e.value for e in at.error), [e.value for e in at.error]
+
+
+def test_compare_a_vs_b():
+    at = _app(le_cmp="true", le_b_preset="mistral-7b", le_b_gpus=1)
+    _ok(at)
+    assert at.selectbox(key="le_b_preset").value == "mistral-7b"
+    frames = [d.value for d in at.dataframe]
+    table = next(f for f in frames if list(f.columns) == ["A", "B"])
+    assert table.loc["model", "B"] == "mistral-7b"
+    assert table.loc["model", "A"] == "llama-3-8b"
+
+
+def test_downloads_present():
+    at = _app(le_preset="qwen2.5-0.5b")
+    _ok(at)
+    labels = [b.label for b in at.get("download_button")]
+    assert "Ops as CSV" in labels and "Everything as JSON" in labels

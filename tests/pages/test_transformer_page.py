@@ -1,0 +1,86 @@
+"""The Transformer GEMMs page through AppTest: numbers, the article's claim, extremes, bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from gemmlib.accounting import attention_crossover, attention_share, layer_model, layer_ops
+
+PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "3_Transformer_GEMMs.py")
+
+
+def _app(**query) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    for k, v in query.items():
+        at.query_params[k] = str(v)
+    return at.run()
+
+
+def _metrics(at):
+    return {m.label: m.value for m in at.metric}
+
+
+def test_default_is_the_article_case_and_refutes_its_claim():
+    at = _app()
+    assert not at.exception and not at.error
+    m = _metrics(at)
+    assert m["attention products (Q·Kᵀ, weights·V)"] == "4.0%"
+    assert m["crossover (dense)"] == "s = 24,576"
+    claim = at.info[0].value
+    assert "4.0%" in claim and "24,576" in claim and "do not" in claim
+    table = at.dataframe[0].value
+    assert list(table["GEMM"]) == ["q_proj", "k_proj", "v_proj", "attn_scores", "attn_values", "o_proj",
+                                   "up_proj", "down_proj"]
+    ops = layer_ops(layer_model(1024, 4096, 32, 16384, False), 1024)
+    assert list(table["FLOPs"]) == [o.flops for o in ops]
+
+
+def test_gated_gqa_layer_from_a_deep_link():
+    at = _app(tg_seq=4096, tg_d=4096, tg_heads=32, tg_kv=8, tg_ffn=14336, tg_gated="true")
+    assert not at.exception and not at.error
+    cfg = layer_model(4096, 4096, 32, 14336, True, kv_heads=8)
+    m = _metrics(at)
+    assert m["attention products (Q·Kᵀ, weights·V)"] == f"{attention_share(cfg, 4096):.1%}"
+    assert m["crossover (dense)"] == f"s = {attention_crossover(cfg):,.0f}"
+    assert "gate_proj" in list(at.dataframe[0].value["GEMM"])
+
+
+def test_widgets_follow_and_write_the_url():
+    at = _app()
+    at.number_input(key="tg_seq").set_value(24576).run()
+    assert not at.exception
+    assert _metrics(at)["attention products (Q·Kᵀ, weights·V)"] == "50.0%"
+    assert at.query_params["tg_seq"] in ("24576", ["24576"])
+    at.toggle(key="tg_causal").set_value(True).run()
+    assert not at.exception
+    assert _metrics(at)["attention products (Q·Kᵀ, weights·V)"] == "33.3%"  # 2·s(s+1)·d vs 24·s·d²
+
+
+@pytest.mark.parametrize("key, value", [("tg_seq", 1), ("tg_seq", 1 << 20), ("tg_d", 1), ("tg_d", 65536),
+                                        ("tg_heads", 1), ("tg_ffn", 1), ("tg_ffn", 262144), ("tg_kv", 4096)])
+def test_extremes_never_crash(key, value):
+    at = _app()
+    at.number_input(key=key).set_value(value).run()
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def test_bad_heads_give_a_clear_message():
+    at = _app()
+    at.number_input(key="tg_heads").set_value(3).run()
+    assert not at.exception
+    assert any("not divisible" in e.value for e in at.error)
+    at.number_input(key="tg_heads").set_value(32).run()
+    at.number_input(key="tg_kv").set_value(5).run()
+    assert any("multiple of KV heads" in e.value for e in at.error)
+    assert at.info  # the article box still stands
+
+
+def test_article_defaults_button_resets():
+    at = _app(tg_seq=77, tg_gated="true")
+    at.button[0].click().run()
+    assert not at.exception
+    assert at.number_input(key="tg_seq").value == 1024
+    assert at.toggle(key="tg_gated").value is False
