@@ -1,0 +1,81 @@
+"""The Profiler page through AppTest: cold render, prediction, a small CPU profile, bad input, deep link."""
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "pages" / "10_Profiler.py")
+
+
+@pytest.fixture(autouse=True)
+def _no_caps(monkeypatch):
+    for v in ("GEMM_CLASSROOM", "GEMM_MAX_DIM", "GEMM_MAX_BYTES", "GEMM_TIME_LIMIT_S"):
+        monkeypatch.delenv(v, raising=False)
+
+
+def _app(**query) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=180)
+    for k, v in query.items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _metric(at: AppTest, label: str) -> str:
+    return next(m.value for m in at.metric if m.label.startswith(label))
+
+
+def _texts(at: AppTest) -> str:
+    return " ".join([*(c.value for c in at.caption), *(m.value for m in at.markdown), *(i.value for i in at.info)])
+
+
+def test_cold_render_predicts_and_waits():
+    at = _app()
+    assert "Profiler" in at.title[0].value
+    assert not at.error
+    share = float(_metric(at, "GEMM share of time (roofline)").rstrip("%"))
+    flops_share = float(_metric(at, "GEMM share of FLOPs").rstrip("%"))
+    assert 0 < share < 100 and 0 < flops_share < 100
+    assert "Profile the block" in _texts(at)
+    assert "80 %" in _texts(at) and "75 %" in _texts(at)
+
+
+@pytest.mark.skipif(__import__("importlib").util.find_spec("torch") is None, reason="needs torch")
+def test_small_cpu_profile_shows_share_table_monitor_and_trace():
+    at = _app(pr_source="Sliders", pr_hidden="64", pr_heads="4", pr_kv="2", pr_seq="32", pr_steps="2",
+              pr_device="cpu", pr_dtype="fp32")
+    at.button(key="pr_run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    share = float(_metric(at, "GEMM share of time").rstrip("%"))
+    assert 0 < share < 100
+    table = at.dataframe[0].value
+    assert {"aten::mm", "aten::bmm"} <= set(table["name"])
+    assert table["is_gemm"].any() and (~table["is_gemm"]).any()
+    assert (table["share"] <= 1).all()
+    assert "they agree" in _texts(at)  # profiler GEMM FLOPs == gemmlib count
+    # no GPU here: the monitor says so plainly instead of drawing empty charts
+    assert any("nothing to sample" in i.value or "NVML" in i.value or "GPU" in i.value for i in at.info)
+    assert at.get("download_button"), "the Chrome trace download is offered"
+    at.toggle(key="pr_by_name").set_value(True).run()
+    names = list(at.dataframe[0].value["name"])
+    assert len(names) == len(set(names))
+
+
+def test_bad_sizes_show_an_error_box_not_a_traceback():
+    at = _app(pr_source="Sliders", pr_hidden="384", pr_heads="64")  # head size 6 ok; kv 2 divides 64
+    assert not at.exception
+    at.select_slider(key="pr_kv").set_value(16).run()
+    at.select_slider(key="pr_heads").set_value(12).run()  # 16 K/V heads do not divide 12 heads
+    assert not at.exception
+    assert at.error and "kv_heads" in at.error[0].value
+    assert at.button(key="pr_run").disabled
+
+
+def test_deep_link_preset_is_applied():
+    at = _app(pr_preset="mistral-7b", pr_scale="8", pr_seq="128")
+    assert at.selectbox(key="pr_preset").value == "mistral-7b"
+    assert "hidden 512" in _texts(at)
+    assert not at.error
