@@ -1,0 +1,151 @@
+"""Roofline: the device's roofs, every point measured in this app, and an LLM's ops overlaid.
+
+Roofs: ``gemmlib.hardware`` (datasheet) and ``gemmlib.devices`` (measured ceilings);
+points: ``gemmlib.harness.recorded()`` (everything the Precision, Tiling and Batching
+pages measured in this server process) or an uploaded results JSON; estimator ops:
+``gemmlib.accounting``. The chart is ``gemmlib.charts_roofline``. No torch here.
+"""
+
+import pandas as pd
+import streamlit as st
+
+import ui
+from gemmlib import charts_roofline as cr
+from gemmlib import harness
+from gemmlib.dtypes import COMPUTE_DTYPES
+from gemmlib.hardware import CATALOGUE
+
+ui.page(
+    "Roofline",
+    "🏠",
+    r"""
+A kernel that does $F$ FLOPs while moving $Q$ bytes has **arithmetic intensity** $I = F/Q$. It
+cannot run faster than the compute peak, nor faster than the memory can feed it:
+$$\text{attainable FLOP/s} = \min(\text{peak},\; I \times \text{bandwidth}).$$
+Left of the **ridge point** (peak ÷ bandwidth) a kernel is memory-bound, right of it
+compute-bound. Below: the roofs of a device — datasheet and, where measured, its real ceilings —
+with every benchmark point measured so far in this app, and the GEMMs of an LLM as the estimator
+sees them.
+""",
+)
+
+
+@st.cache_data(show_spinner=False)
+def _devices_light() -> list[dict]:
+    try:
+        from gemmlib.devices import light_summary
+        return light_summary()
+    except Exception:  # noqa: BLE001 - detection is a convenience here
+        return []
+
+
+def _ceilings() -> list:
+    try:
+        from gemmlib.devices import all_ceilings
+        return list(all_ceilings().values())
+    except Exception:  # noqa: BLE001
+        return []
+
+
+def _presets() -> list[str]:
+    try:
+        from gemmlib.model import preset_names
+        return preset_names()
+    except ImportError:
+        return []
+
+
+# default hardware: the catalogue row of the first detected GPU, else the H200
+detected = [d for d in _devices_light() if d.get("kind") != "cpu" and d.get("catalogue") in CATALOGUE]
+default_hw = detected[0]["catalogue"] if detected else "H200 SXM"
+ui.bound("rf_hw", default_hw, str, lambda v: v in CATALOGUE)
+ui.bound("rf_measured", True, bool)
+ui.bound("rf_est", True, bool)
+presets = _presets()
+ui.bound("rf_preset", "llama-3-8b" if "llama-3-8b" in presets else (presets[0] if presets else ""), str,
+         lambda v: v in presets)
+ui.bound("rf_batch", 1, int, lambda v: 1 <= v <= 4096)
+ui.bound("rf_seq", 1024, int, lambda v: 1 <= v <= 1_000_000)
+ui.bound("rf_new", 128, int, lambda v: 0 <= v <= 100_000)
+
+with st.container(border=True):
+    c = st.columns([2, 3, 1])
+    hw_name = c[0].selectbox("Hardware (datasheet roofs)", list(CATALOGUE), key="rf_hw")
+    dtypes = c[1].multiselect("dtypes", list(COMPUTE_DTYPES), default=["fp32", "bf16", "fp8"], key="rf_dtypes")
+    show_measured = c[2].checkbox("measured ceilings", key="rf_measured",
+                                  help="roofs measured on this machine (Devices page → measure ceilings)")
+hw = CATALOGUE[hw_name]
+if detected:
+    st.caption("Detected here: " + ", ".join(f"{d['name']} → {d['catalogue']}" for d in detected))
+
+# ----------------------------------------------------------------------------- points
+recorded = harness.recorded()
+uploaded = st.file_uploader("Add results from a file (JSON from `--json` or the report's results.json)",
+                            type=["json"], key="rf_upload")
+file_results: list = []
+if uploaded is not None:
+    with ui.guard("the uploaded results"):
+        file_results = cr.results_from_json(uploaded.getvalue())
+        st.caption(f"{len(file_results)} rows read from {uploaded.name}.")
+all_results = recorded + file_results
+points = cr.result_points(all_results)
+benches = sorted({p["bench"] for p in points})
+chosen = st.multiselect("Measured points to show", benches, default=benches, key="rf_benches") if benches else []
+points = [p for p in points if p["bench"] in chosen]
+
+# ----------------------------------------------------------------------------- estimator overlay
+est_points: list[dict] = []
+with st.expander("Overlay an LLM's GEMMs (the estimator)", expanded=True):
+    if not presets:
+        st.info("The model catalogue is not available.")
+    else:
+        e = st.columns([1, 2, 1, 1, 1])
+        use_est = e[0].checkbox("show", key="rf_est")
+        preset = e[1].selectbox("model", presets, key="rf_preset")
+        batch = e[2].number_input("batch", 1, 4096, key="rf_batch")
+        seq = e[3].number_input("prompt tokens", 1, 1_000_000, key="rf_seq")
+        new = e[4].number_input("new tokens", 0, 100_000, key="rf_new")
+        if use_est:
+            with ui.guard("the estimate"):
+                from gemmlib import accounting, model
+
+                est_dtype = "bf16" if hw.supports("bf16") else next(iter(dict(hw.peaks)), "fp32")
+                est = accounting.estimate(model.from_name(preset), accounting.Workload(
+                    batch=int(batch), seq_len=int(seq), new_tokens=int(new), weight_dtype=est_dtype,
+                    act_dtype=est_dtype, kv_dtype=est_dtype), hw)
+                est_points = cr.estimator_points(est)
+                st.caption(f"{preset}, batch {batch}, {seq} prompt tokens, {new} decode steps, {est_dtype}, on "
+                           f"{hw.name}: each red diamond is one GEMM (prefill and decode) at its intensity, drawn "
+                           "at the roofline's prediction. Decode GEMMs sit far left (memory-bound) unless the "
+                           "batch is large.")
+
+# ----------------------------------------------------------------------------- chart
+with ui.guard("the roofline"):
+    roofs = cr.roof_rows(hw, dtypes)
+    if show_measured:
+        roofs += cr.measured_roof_rows(_ceilings(), dtypes)
+    title = f"{hw.name}" + (" and measured ceilings" if show_measured and any(
+        r["kind"] == "measured" for r in roofs) else "")
+    st.altair_chart(cr.roofline_chart(roofs, points, est_points, title=title), width="stretch")
+    ridge_rows = {r["roof"]: r for r in roofs}.values()
+    st.dataframe(pd.DataFrame([{"roof": r["roof"], "peak TFLOP/s": r["peak_tflops"],
+                                "bandwidth TB/s": r["bandwidth_tbs"], "ridge FLOP/byte": r["ridge"]}
+                               for r in ridge_rows]), hide_index=True,
+                 column_config={"peak TFLOP/s": st.column_config.NumberColumn(format="%.4g"),
+                                "bandwidth TB/s": st.column_config.NumberColumn(format="%.3g"),
+                                "ridge FLOP/byte": st.column_config.NumberColumn(format="%.4g")})
+
+if not all_results:
+    st.info("No measured points yet. Run a benchmark on the **Precision**, **Tiling** or **Batching** page "
+            "(in this server), or upload a results JSON — every timed row appears here at its intensity.")
+else:
+    skipped = len(all_results) - len(cr.result_points(all_results))
+    st.caption(f"{len(points)} measured point(s) shown. Intensity = FLOPs ÷ the minimum bytes of the call "
+               "(each operand read once), so a point is as far right as its shape allows; how far below "
+               "the roof it sits is what the kernel leaves on the table. Measured points from a CPU lie far "
+               "below a GPU's roofs: pick the CPU row to compare them with its (editable) figures."
+               + (f" {skipped} row(s) without a time (unsupported, or Triton-interpreter correctness checks) "
+                  "are not drawn." if skipped else ""))
+    with st.expander("The points as a table"):
+        st.dataframe(pd.DataFrame(points), hide_index=True)
+ui.push_query(["rf_hw", "rf_measured", "rf_est", "rf_preset", "rf_batch", "rf_seq", "rf_new"])

@@ -1,0 +1,102 @@
+"""The Roofline page through AppTest, and the chart helpers it uses (roofs, points, results files)."""
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from gemmlib import charts_roofline as cr
+from gemmlib import harness
+from gemmlib.errors import InputError
+from gemmlib.hardware import get_hardware
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "pages" / "9_Roofline.py")
+
+
+def _row(bench="tiling", name="torch", tflops_time=1e-3, flops=2e9, nbytes=1e7, **kw):
+    return harness.BenchResult(bench=bench, name=name, device="cpu", device_name="test CPU", dtype="fp32",
+                               shape={"m": 1000, "n": 1000, "k": 1000}, flops=flops, bytes=nbytes,
+                               median_s=tflops_time, **kw)
+
+
+@pytest.fixture(autouse=True)
+def _clean_store(tmp_path, monkeypatch):
+    monkeypatch.setenv("GEMM_CACHE_DIR", str(tmp_path))  # no measured ceilings from other runs
+    harness.clear_recorded()
+    yield
+    harness.clear_recorded()
+
+
+def test_roof_rows_are_the_roofline():
+    hw = get_hardware("h200")
+    rows = cr.roof_rows(hw, ["bf16", "fp32"])
+    bf = [r for r in rows if r["dtype"] == "bf16"]
+    ridge = 989.4e12 / 4.8e12
+    assert [r["intensity"] for r in bf] == [cr.LO, pytest.approx(ridge), cr.HI]
+    assert bf[0]["tflops"] == pytest.approx(cr.LO * 4.8e12 / 1e12)
+    assert bf[1]["tflops"] == pytest.approx(989.4) and bf[2]["tflops"] == pytest.approx(989.4)
+    assert cr.roof_rows(get_hardware("a100"), ["fp8"]) == []  # no fp8 on an A100: no roof
+
+
+def test_result_points_skip_untimed_rows():
+    pts = cr.result_points([_row(), _row(name="triton", tflops_time=None),
+                            harness.unsupported("tiling", "x", "cpu", "fp32", {}, "why")])
+    assert len(pts) == 1
+    assert pts[0]["intensity"] == pytest.approx(200.0) and pts[0]["tflops"] == pytest.approx(2.0)
+
+
+def test_results_from_json_round_trip_and_bad_files():
+    text = harness.to_json([_row(), _row(bench="batching", name="stacked")], device="cpu")
+    back = cr.results_from_json(text.encode())
+    assert [r.name for r in back] == ["torch", "stacked"] and back[0].tflops == pytest.approx(2.0)
+    report_like = json.dumps({"sections": {"tiling": {"results": json.loads(text)["results"]}}})
+    assert len(cr.results_from_json(report_like)) == 2
+    for bad, match in ((b"not json", "not valid JSON"), (b"\xff\xfe", "UTF-8"), (b"{}", "no results"),
+                       (b'{"results": [1]}', "not an object"), (b"x" * (cr.MAX_RESULTS_BYTES + 1), "refused")):
+        with pytest.raises(InputError, match=match):
+            cr.results_from_json(bad)
+
+
+def _app() -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_default_render_without_points():
+    at = _app()
+    assert "Roofline" in at.title[0].value
+    assert not at.error
+    assert any("No measured points yet" in i.value for i in at.info)
+    roofs = at.dataframe[0].value
+    assert any("H200" in r and "bf16" in r for r in roofs["roof"])
+
+
+def test_recorded_points_and_estimator_overlay():
+    harness.record([_row(), _row(bench="batching", name="stacked", tflops_time=2e-3)])
+    at = _app()
+    assert not at.error
+    assert "2 measured point(s)" in " ".join(c.value for c in at.caption)
+    assert "red diamond" in " ".join(c.value for c in at.caption)
+    at.checkbox(key="rf_est").uncheck().run()
+    assert not at.exception and "red diamond" not in " ".join(c.value for c in at.caption)
+
+
+def test_every_hardware_and_no_dtype():
+    at = _app()
+    for name in ("A100 SXM 80GB", "CPU (edit me)", "RTX 4090"):
+        at.selectbox(key="rf_hw").set_value(name).run()
+        assert not at.exception and not at.error
+    at.multiselect(key="rf_dtypes").set_value([]).run()
+    assert not at.exception
+    assert any("no roof" in e.value for e in at.error)  # a clear message, not a crash
+
+
+def test_estimator_extremes():
+    at = _app()
+    at.number_input(key="rf_batch").set_value(4096).run()
+    at.number_input(key="rf_seq").set_value(1).run()
+    at.number_input(key="rf_new").set_value(0).run()
+    assert not at.exception and not at.error
