@@ -274,3 +274,38 @@ def test_transformer_page_numbers():
     ops = layer_ops(cfg, 16, causal=False)
     assert [o.name for o in ops] == ["q_proj", "k_proj", "v_proj", "attn_scores", "attn_values", "o_proj",
                                      "up_proj", "down_proj"]
+
+
+# ----- chart builders (gemmlib.charts_model): valid Vega-Lite, and the fast dicts equal the Altair ones -----
+
+def test_chart_builders_validate_and_fast_specs_match():
+    from gemmlib import charts_model as cm
+
+    hw = get_hardware("h100")
+    a = estimate(from_name("mixtral-8x7b"), Workload(batch=2, seq_len=64, new_tokens=8), hw, gpus=2)
+    b = estimate(from_name("gpt2"), Workload(batch=1, seq_len=64, new_tokens=0), hw)
+    cfg = layer_model(1024, 4096, 32, 16384, False)
+    curve = [{"seq_len": s, "share": attention_share(cfg, s)} for s in (64, 1024, 24576, 100000)]
+    pairs = [
+        (cm.gemm_shapes_chart(layer_ops(cfg, 1024)), cm.gemm_shapes_spec(layer_ops(cfg, 1024))),
+        (cm.share_chart(curve, attention_crossover(cfg), 1024, attention_crossover(cfg, True)),
+         cm.share_spec(curve, attention_crossover(cfg), 1024, attention_crossover(cfg, True))),
+        (cm.flops_by_op_chart(a, macs=True), cm.flops_by_op_spec(a, macs=True)),
+        (cm.memory_chart(a), cm.memory_spec(a)),
+        (cm.roofline_chart(a), cm.roofline_spec(a)),
+        (cm.roofline_chart(b), cm.roofline_spec(b)),
+        (cm.compare_chart(a, b), cm.compare_spec(a, b)),
+    ]
+    for chart, fast in pairs:
+        full = chart.to_dict()  # validates against the Vega-Lite schema
+        full.pop("$schema", None)
+        fast = dict(fast)
+        fast.pop("$schema", None)
+        assert full == fast
+    pts = cm.roofline_spec(a)["datasets"]["pts"]
+    assert len(pts) == len(a.prefill.ops) + len(a.decode.ops)
+    rects = cm.gemm_shapes_spec(layer_ops(cfg, 1024))["datasets"]["rects"]
+    q = [r for r in rects if r["op"] == "q_proj"]
+    sizes = [(r["x2"] - r["x"], r["y2"] - r["y"]) for r in q]
+    assert sizes == [(pytest.approx(4096), pytest.approx(1024)), (pytest.approx(4096), pytest.approx(4096)),
+                     (pytest.approx(4096), pytest.approx(1024))]
