@@ -45,7 +45,7 @@ st.session_state.setdefault("acc_text_b", "7 8\n9 10\n11 12")
 st.session_state.setdefault("acc_text_c", "")
 st.session_state.setdefault("acc_ints", True)
 st.session_state.setdefault("acc_playing", False)
-st.session_state.setdefault("acc_speed", 5)
+ui.bound("acc_speed", 5, int, lambda v: 1 <= v <= 20)
 st.session_state.setdefault("acc_step", 0)
 
 with st.container(border=True):
@@ -178,18 +178,31 @@ stepper()
 
 # ----------------------------------------------------------------------------- loads per loop order
 st.subheader("What each loop order loads")
-rows, table = [], []
-for o in ref.LOOP_ORDERS:
-    t_ = get_trace(problem, o, tuple(int(v) for v in tile)).totals
-    label = ref.LOOP_ORDER_LABELS[o]
-    rows += [{"order": label, "operand": "A", "loads": t_["loads_a"]},
-             {"order": label, "operand": "B", "loads": t_["loads_b"]}]
-    table.append({"loop order": label, "steps": t_["steps"], "A loads": t_["loads_a"], "B loads": t_["loads_b"],
-                  "A + B loads": t_["loads"], "D stores": t_["stores_d"], "multiplications": t_["mults"],
-                  "additions": t_["adds"]})
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def loads_view(p: ref.Problem, t: tuple[int, int, int]) -> tuple[dict, pd.DataFrame]:
+    rows, table = [], []
+    for o in ref.LOOP_ORDERS:
+        t_ = get_trace(p, o, t).totals
+        label = ref.LOOP_ORDER_LABELS[o]
+        rows += [{"order": label, "operand": "A", "loads": t_["loads_a"]},
+                 {"order": label, "operand": "B", "loads": t_["loads_b"]}]
+        table.append({"loop order": label, "steps": t_["steps"], "A loads": t_["loads_a"],
+                      "B loads": t_["loads_b"], "A + B loads": t_["loads"], "D stores": t_["stores_d"],
+                      "multiplications": t_["mults"], "additions": t_["adds"]})
+    return spec(loads_chart(rows)), pd.DataFrame(table)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def running_view(p: ref.Problem, i: int, j: int) -> dict:
+    return spec(running_sum_chart(ref.running_sum(p, i, j), cell=f"D[{i},{j}]"))
+
+
+loads_spec, loads_table = loads_view(problem, tuple(int(v) for v in tile))
 lc1, lc2 = st.columns([3, 2])
-lc1.vega_lite_chart(spec(loads_chart(rows)), width="stretch")
-lc2.dataframe(pd.DataFrame(table), hide_index=True)
+lc1.vega_lite_chart(loads_spec, width="stretch")
+lc2.dataframe(loads_table, hide_index=True)
 st.caption(f"Same {problem.m * problem.n * problem.k:,} multiply-adds in every order. Tiled with tiles "
            f"{'×'.join(str(v) for v in tile)} (M×N×K) re-reads A once per column of D blocks and B once per row "
            "of D blocks; the outer product reads A and B once but rewrites all of D at each k. Real kernels "
@@ -224,8 +237,7 @@ rc = st.columns([1, 1, 4])
 ci = rc[0].number_input("row i", 0, problem.m - 1, value=0, key="acc_ci")
 cj = rc[1].number_input("column j", 0, problem.n - 1, value=0, key="acc_cj")
 ci, cj = min(int(ci), problem.m - 1), min(int(cj), problem.n - 1)
-st.vega_lite_chart(spec(running_sum_chart(ref.running_sum(problem, ci, cj), cell=f"D[{ci},{cj}]")),
-                   width="stretch")
+st.vega_lite_chart(running_view(problem, ci, cj), width="stretch")
 
 # ----------------------------------------------------------------------------- accumulator precision
 st.subheader("Accumulator precision: why tensor cores add in fp32")
@@ -257,4 +269,4 @@ with ui.guard("the precision study"):
                "An fp64 error of 0 means float64 summed these products without any rounding (fp16 and bf16 "
                "products have few enough bits); it is drawn at 1e-18 on the log scale.")
 
-ui.push_query(["acc_src", "acc_order", "acc_m", "acc_n", "acc_k", "acc_seed", "acc_alpha", "acc_beta"])
+ui.push_query(["acc_src", "acc_order", "acc_m", "acc_n", "acc_k", "acc_seed", "acc_alpha", "acc_beta", "acc_speed"])

@@ -74,6 +74,17 @@ if hw.editable:
                                    bandwidth=bw * 1e9, sms=int(cores))
 
 # ----------------------------------------------------------------------------- heatmap
+@st.cache_data(max_entries=64, show_spinner=False)
+def heatmap_spec(grid_: tuple, shown_: str, title_: str, tips_: tuple) -> dict:
+    return spec(heatmap([dict(r) for r in grid_], shown_, title_, FORMATS[shown_], tooltip_fields=list(tips_)))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def staircase_view(m: int, n0: int, n1: int, tm: int, tn: int, sms: int, step: int) -> tuple[list[dict], dict]:
+    rows = wave_staircase(m, n0, n1, tm, tn, sms, step=step)
+    return rows, spec(staircase_chart(rows))
+
+
 FORMATS = {"GFLOPs": ",.3~f", "MB moved": ",.3~f", "FLOP/byte": ",.0f", "time µs": ",.3~g"}
 grid = None
 with ui.guard("the ranges"):
@@ -99,7 +110,8 @@ if grid is not None:
                  ("bound", "nominal", None)]
     title = f"{shown} for M×K by K×N, K = {st.session_state.fl_k:,}" + (
         f", {dtype}" if shown != "GFLOPs" else "") + (f", {hw.name} at {eff:.0%}" if shown == "time µs" else "")
-    st.vega_lite_chart(spec(heatmap(grid, shown, title, FORMATS[shown], tooltip_fields=tips)), width="stretch")
+    st.vega_lite_chart(heatmap_spec(tuple(tuple(r.items()) for r in grid), shown, title, tuple(tips)),
+                       width="stretch")
     if has_time:
         bound = pd.DataFrame(grid)["bound"].value_counts().to_dict()
         ridge = hw.ridge_point(dtype)
@@ -136,8 +148,8 @@ sms = w[5].number_input("SMs", 1, 1024, value=CATALOGUE[gpu].sms, key="fl_sms",
 with ui.guard("the staircase"):
     n0, n1 = st.session_state.fl_wn0, st.session_state.fl_wn1
     step = max(1, -(-(n1 - n0 + 1) // 1500))  # at most ~1500 points (Altair draws up to 5000 rows)
-    stairs = wave_staircase(st.session_state.fl_wm, n0, n1, tm, tn, int(sms), step=step)
-    st.vega_lite_chart(spec(staircase_chart(stairs)), width="stretch")
+    stairs, stairs_spec = staircase_view(st.session_state.fl_wm, n0, n1, tm, tn, int(sms), step)
+    st.vega_lite_chart(stairs_spec, width="stretch")
     worst = min(stairs, key=lambda r: r["efficiency"])
     best = max(stairs, key=lambda r: r["efficiency"])
     st.caption(f"{tm}×{tn} tiles on {int(sms)} SMs: efficiency from {worst['efficiency']:.1%} (N = {worst['N']:,}, "

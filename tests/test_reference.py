@@ -164,3 +164,31 @@ def test_trace_steps_are_frozen_and_hashable():
     with pytest.raises(AttributeError):
         tr.steps[0].value = 1.0  # type: ignore[misc]
     assert len(set(itertools.chain.from_iterable(s.d_cells for s in tr.steps[:-1]))) == 4
+
+
+def test_chart_builders_produce_valid_vega_lite():
+    from gemmlib import charts_explain as ch
+    from gemmlib.accumulation import accumulation_study
+    from gemmlib.flops import metric_grid, wave_staircase
+    from gemmlib.hardware import get_hardware
+
+    p = ref.random_problem(3, 4, 5, seed=0)
+    tr = ref.trace(p, "tiled", (2, 2, 2))
+    a, b, _ = p.arrays()
+    step = tr.steps[1]
+    ch.step_grids(a, b, tr.d_after(1), step).to_dict()  # validates against the schema
+    spec = ch.step_grids_spec(a, b, tr.d_after(1), step)
+    d_cells = [r for r in spec["hconcat"][2]["data"]["values"] if r["state"] == "write"]
+    assert {(r["row"], r["col"]) for r in d_cells} == set(step.d_cells)
+    a_read = [r for r in spec["hconcat"][0]["data"]["values"] if r["state"] == "read"]
+    assert len(a_read) == len(step.a_cells)
+    assert sum(r["state"] == "pending" for r in spec["hconcat"][2]["data"]["values"]) == int(
+        np.isnan(tr.d_after(1)).sum())
+    ch.running_sum_chart(ref.running_sum(p, 1, 2), current_k=2, cell="D[1,2]").to_dict()
+    ch.loads_chart([{"order": "inner", "operand": "A", "loads": 3}]).to_dict()
+    ch.accumulation_chart(accumulation_study(ks=(16, 64), rows=2).records()).to_dict()
+    grid = metric_grid([1, 2], [3, 4], 5, "bf16", get_hardware("h100"))
+    ch.heatmap(grid, "time µs", "t", ",.3~g",
+               [("M", "ordinal", None), ("time µs", "quantitative", ",.2f"), ("bound", "nominal", None)]).to_dict()
+    ch.staircase_chart(wave_staircase(128, 100, 300, 128, 128, 4)).to_dict()
+    assert ch.spec(ch.loads_chart([{"order": "x", "operand": "B", "loads": 1}]))["mark"]["type"] == "bar"
