@@ -51,7 +51,9 @@ def share_chart(res: ProfileResult | Mapping, predicted_share: float | None = No
         color="black", strokeDash=[4, 3], size=2).encode(x="target:Q")
     label = alt.Chart(alt.Data(values=[{"target": GEMM_TARGET, "text": f"target {GEMM_TARGET:.0%}"}])).mark_text(
         align="left", dx=4, dy=-6, baseline="bottom").encode(x="target:Q", text="text:N", y=alt.value(0))
-    return alt.layer(bars, rule, label).properties(title=title, width=520, height=90 if len(rows) < 4 else 120)
+    n_bars = len({r["source"] for r in rows})
+    # The height includes the axis and title when a page stretches the chart, so leave room.
+    return alt.layer(bars, rule, label).properties(title=title, width=520, height=110 + 45 * n_bars)
 
 
 def top_ops_chart(res: ProfileResult | Mapping, n: int = 12, by_name: bool = False,

@@ -222,3 +222,46 @@ def test_cuda_profile_adds_up():
     assert 0 < r.gemm_share < 1
     assert math.isclose(sum(o.time_s for o in r.ops), r.total_time_s, rel_tol=1e-9)
     assert r.gemm_flops == predicted_gemm_flops(cfg)
+
+
+# ---------------------------------------------------------------- charts and the report section
+def test_charts_carry_the_targets(profiled):
+    from gemmlib import charts_profile
+    from gemmlib.monitor import MonitorResult, Sample
+
+    spec = charts_profile.share_chart(profiled).to_dict()
+    layers = spec["layer"]
+    assert any(v.get("target") == GEMM_TARGET for lyr in layers for v in lyr["data"]["values"])
+    bars = layers[0]["data"]["values"]
+    measured = sum(r["share"] for r in bars if r["source"] == "measured")
+    assert measured == pytest.approx(1.0)
+    assert {r["source"] for r in bars} == {"measured", "predicted"}
+    top = charts_profile.top_ops_chart(profiled, n=5).to_dict()
+    assert len(top["data"]["values"]) == 5
+    assert charts_profile.monitor_charts(profiled.monitor) == {}  # nothing sampled on a CPU
+    mon = MonitorResult(True, "hand-made samples", samples=[Sample(t_s=0.1 * i, sm_util=80.0, mem_util=50.0,
+                                                                   power_w=300.0) for i in range(4)])
+    ch = charts_profile.monitor_charts(mon)
+    util = ch["utilization"].to_dict()
+    assert {75.0, 60.0} <= {v["value"] for lyr in util["layer"] for v in lyr["data"]["values"]
+                            if "text" in v}
+
+
+def test_report_section_on_cpu(tmp_path, monkeypatch):
+    from gemmlib import profiler
+    from gemmlib.harness import BenchResult
+
+    tiny = BlockConfig(hidden=64, heads=4, kv_heads=2, seq_len=16)
+    monkeypatch.setattr(profiler, "report_configs", lambda device, quick: [tiny])
+    seen: list[float] = []
+    sec = profiler.report_section("cpu", True, tmp_path, lambda frac, text: seen.append(frac))
+    assert sec["title"].startswith("Profiler") and seen[-1] == 1.0
+    assert "GEMM share of time" in sec["markdown"] and "Chrome trace" in sec["markdown"]
+    res = sec["results"]
+    assert all(isinstance(r, BenchResult) for r in res)
+    block = next(r for r in res if r.name == "block forward")
+    assert block.median_s > 0 and block.p20_s <= block.median_s <= block.p80_s
+    assert block.flops == predicted_gemm_flops(tiny)
+    assert all(r.flops > 0 and r.extra["kind"] != "other" for r in res if r is not block)
+    assert validate_trace(tmp_path / sec["traces"][0]) > 0
+    assert {"share_eager", "top_ops_eager"} <= set(sec["charts"])
