@@ -67,18 +67,25 @@ ui.push_query(["tg_seq", "tg_d", "tg_heads", "tg_kv", "tg_ffn", "tg_gated", "tg_
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
+def _curve(d: int, heads: int, kv: int, ffn: int, gated: bool):
+    """Attention share over sequence lengths (does not depend on the chosen seq_len)."""
+    cfg = layer_model(1, d, heads, ffn, gated, kv_heads=kv)
+    dense_x = attention_crossover(cfg)
+    top = max(MAX_SEQ, dense_x * 16)
+    seqs = [int(round(16 * 2 ** (i / 3))) for i in range(200) if 16 * 2 ** (i / 3) <= top]
+    curve = [{"seq_len": s, "share": attention_share(cfg, s, False), "counting": "dense (eager)"} for s in seqs]
+    curve += [{"seq_len": s, "share": attention_share(cfg, s, True), "counting": "causal"} for s in seqs]
+    return curve, dense_x, attention_crossover(cfg, causal=True)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
 def _layer(seq: int, d: int, heads: int, kv: int, ffn: int, gated: bool, causal: bool):
     cfg = layer_model(seq, d, heads, ffn, gated, kv_heads=kv)
     ops = layer_ops(cfg, seq, causal=causal)
-    dense_x = attention_crossover(cfg)
-    causal_x = attention_crossover(cfg, causal=True)
-    top = max(MAX_SEQ, int(dense_x * 8))
-    seqs = sorted({int(round(16 * 2 ** (i / 4))) for i in range(0, 200) if 16 * 2 ** (i / 4) <= top} | {seq})
-    curve = [{"seq_len": s, "share": attention_share(cfg, s, False), "counting": "dense (eager)"} for s in seqs]
-    curve += [{"seq_len": s, "share": attention_share(cfg, s, True), "counting": "causal"} for s in seqs]
-    shapes = gemm_shapes_spec(ops)
-    share = share_spec(curve, dense_x, claim_s=seq, causal_crossover=causal_x)
-    return cfg, ops, dense_x, causal_x, shapes, share
+    curve, dense_x, causal_x = _curve(d, heads, kv, ffn, gated)
+    claim = [{"seq_len": seq, "share": attention_share(cfg, seq, False), "counting": "dense (eager)"}]
+    share = share_spec(curve + claim, dense_x, claim_s=seq, causal_crossover=causal_x)
+    return cfg, ops, dense_x, causal_x, gemm_shapes_spec(ops), share
 
 
 with ui.guard("the layer"):

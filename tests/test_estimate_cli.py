@@ -125,3 +125,13 @@ def test_does_not_import_torch():
             "assert not heavy, heavy\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert r.returncode == 0, r.stderr
+
+
+def test_measured_ceiling_by_name(tmp_path, monkeypatch, capsys):
+    """The hook for measured ceilings: a ceiling saved by gemmlib.devices is usable with --gpu NAME."""
+    (tmp_path / "ceilings.json").write_text(json.dumps({"cuda:NVIDIA H200": {
+        "device": "cuda", "device_name": "NVIDIA H200", "peaks": {"bf16": 7.5e14}, "bandwidth": 4.3e12}}))
+    monkeypatch.setenv("GEMM_CACHE_DIR", str(tmp_path))
+    d = _json(capsys, "--preset", "gpt2", "--gpu", "NVIDIA H200 (measured)")
+    assert d["hardware"]["peak_flops_per_gpu"] == 7.5e14
+    assert d["hardware"]["bandwidth_per_gpu"] == 4.3e12

@@ -50,7 +50,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     wl.add_argument("--act-dtype", default="bf16", choices=dts, help="activations; sets the GEMM peak used")
     wl.add_argument("--kv-dtype", default="bf16", choices=dts)
     hw = p.add_argument_group("hardware")
-    hw.add_argument("--gpu", default="h100", help="catalogue name or alias: h100, h200, a100, l40s, 4090, cpu")
+    hw.add_argument("--gpu", default="h100", help="catalogue name or alias (h100, h200, a100, l40s, 4090, cpu), or the name of a "
+                    "ceiling measured on this machine, e.g. 'NVIDIA H200 (measured)'")
     hw.add_argument("--gpus", type=int, default=1, help="number of devices (ideal tensor parallelism)")
     hw.add_argument("--efficiency", type=float, default=1.0, help="share of peak and bandwidth reached (0-1]")
     out = p.add_argument_group("output")
@@ -176,15 +177,34 @@ def render_text(est, macs: bool = False) -> str:
     return "\n".join(lines)
 
 
+def _hardware(name: str):
+    """A catalogue row, or a ceiling measured on this machine (``python -m gemmlib devices``) by its name."""
+    from gemmlib.errors import InputError
+    from gemmlib.hardware import get_hardware
+
+    try:
+        return get_hardware(name)
+    except InputError:
+        try:
+            from gemmlib.devices import measured_hardware_all
+
+            measured = {h.name.lower(): h for h in measured_hardware_all()}
+        except Exception:  # noqa: BLE001 - no measurements: report the catalogue error
+            measured = {}
+        hw = measured.get(str(name).strip().lower())
+        if hw is None:
+            raise
+        return hw
+
+
 def run(args: argparse.Namespace) -> int:
     from gemmlib.accounting import Workload, estimate
-    from gemmlib.hardware import get_hardware
 
     cfg = model_from_args(args)
     wl = Workload(batch=args.batch, seq_len=args.seq_len, new_tokens=args.new_tokens, causal=args.causal,
                   lm_head=args.lm_head, weight_dtype=args.weight_dtype, act_dtype=args.act_dtype,
                   kv_dtype=args.kv_dtype)
-    est = estimate(cfg, wl, get_hardware(args.gpu), gpus=args.gpus, efficiency=args.efficiency)
+    est = estimate(cfg, wl, _hardware(args.gpu), gpus=args.gpus, efficiency=args.efficiency)
     if args.json:
         json.dump(_finite(est.to_dict()), sys.stdout, allow_nan=False)
         sys.stdout.write("\n")
