@@ -465,6 +465,23 @@ class Estimate:
         }
 
 
+    def to_json(self, indent: int | None = None) -> str:
+        """:meth:`to_dict` as strict JSON (a non-finite number becomes null)."""
+        import json
+
+        return json.dumps(_finite(self.to_dict()), indent=indent, allow_nan=False)
+
+
+def _finite(o):
+    if isinstance(o, float):
+        return o if math.isfinite(o) else None
+    if isinstance(o, dict):
+        return {k: _finite(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_finite(v) for v in o]
+    return o
+
+
 def estimate(cfg: ModelConfig, wl: Workload, hw: Hardware, gpus: int = 1,
              efficiency: float = 1.0) -> Estimate:
     """The whole answer for one model, workload and machine: ops, totals, memory and times."""

@@ -5,8 +5,6 @@ Every number comes from ``gemmlib.accounting`` (the same code path as
 Settings live in the URL, so a view can be shared as a link.
 """
 
-import json
-
 import pandas as pd
 import streamlit as st
 
@@ -120,7 +118,7 @@ def _views(cfg: ModelConfig, wl: Workload, hw: Hardware, gpus: int, eff: float, 
     d = est.to_dict()
     return {
         "flops": flops_by_op_spec(est, macs), "memory": memory_spec(est), "roofline": roofline_spec(est),
-        "ops": ops_records(est, macs), "json": json.dumps(d, indent=1, default=str),
+        "ops": ops_records(est, macs), "json": est.to_json(indent=1),
         "variants": d["variants"], "rules": d["rules_of_thumb"],
     }
 

@@ -135,3 +135,13 @@ def test_measured_ceiling_by_name(tmp_path, monkeypatch, capsys):
     d = _json(capsys, "--preset", "gpt2", "--gpu", "NVIDIA H200 (measured)")
     assert d["hardware"]["peak_flops_per_gpu"] == 7.5e14
     assert d["hardware"]["bandwidth_per_gpu"] == 4.3e12
+
+
+def test_cli_json_is_the_estimate_json_the_page_downloads(capsys):
+    from gemmlib.accounting import estimate
+    from gemmlib.hardware import get_hardware
+
+    assert main(["estimate", "--preset", "qwen2.5-7b", "--seq-len", "100", "--new-tokens", "3", "--json"]) == 0
+    out = capsys.readouterr().out
+    est = estimate(from_name("qwen2.5-7b"), Workload(seq_len=100, new_tokens=3), get_hardware("h100"))
+    assert json.loads(out) == json.loads(est.to_json())

@@ -14,8 +14,6 @@ purpose: no torch, answers in well under a second.
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import sys
 
 from gemmlib.dtypes import DTYPES
@@ -206,19 +204,7 @@ def run(args: argparse.Namespace) -> int:
                   kv_dtype=args.kv_dtype)
     est = estimate(cfg, wl, _hardware(args.gpu), gpus=args.gpus, efficiency=args.efficiency)
     if args.json:
-        json.dump(_finite(est.to_dict()), sys.stdout, allow_nan=False)
-        sys.stdout.write("\n")
+        sys.stdout.write(est.to_json() + "\n")
     else:
         sys.stdout.write(render_text(est, macs=args.macs) + "\n")
     return 0
-
-
-def _finite(o):
-    """JSON has no Infinity/NaN: write null for them."""
-    if isinstance(o, float):
-        return o if math.isfinite(o) else None
-    if isinstance(o, dict):
-        return {k: _finite(v) for k, v in o.items()}
-    if isinstance(o, (list, tuple)):
-        return [_finite(v) for v in o]
-    return o
