@@ -60,8 +60,8 @@ class DeviceInfo:
 # --------------------------------------------------------------------------- catalogue matching
 # (pattern over the lower-cased device name, catalogue row, note). First match wins.
 _MATCH_RULES: tuple[tuple[str, str, str], ...] = (
-    (r"h200", "H200 SXM", ""),
     (r"gh200", "H200 SXM", "GH200 superchip: same Hopper GPU, figures of the H200 SXM row"),
+    (r"h200", "H200 SXM", ""),
     (r"h100.*(pcie|nvl)", "H100 SXM", "PCIe/NVL board: lower clocks and bandwidth than the SXM row shown"),
     (r"h100|h800", "H100 SXM", ""),
     (r"a100.*(pcie|40gb)", "A100 SXM 80GB", "40 GB / PCIe board: same peaks, less memory bandwidth"),

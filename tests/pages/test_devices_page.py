@@ -1,0 +1,42 @@
+"""The Devices page: detection, datasheet rows, and a ceiling measurement from the button."""
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from gemmlib import devices
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "pages" / "5_Devices.py")
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(monkeypatch, tmp_path):
+    monkeypatch.setenv("GEMM_CACHE_DIR", str(tmp_path / "cache"))
+    devices.clear_ceilings()
+    yield
+    devices.clear_ceilings()
+
+
+def test_renders_cold_with_the_cpu_and_its_catalogue_row():
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    assert not at.exception and not at.error
+    light, detected, datasheet = (d.value for d in at.dataframe[:3])
+    assert light.iloc[0]["kind"] == "cpu"
+    assert detected.iloc[0]["catalogue"] == "CPU (edit me)"
+    assert datasheet.iloc[0]["fp32 TFLOP/s"] == pytest.approx(0.2)
+    assert any("Nothing measured yet" in i.value for i in at.info)
+
+
+def test_measure_ceilings_button_shows_measured_figures(monkeypatch):
+    monkeypatch.setattr(devices, "ceiling_plan", lambda device, quick=False: (64, 1024**2))
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    at.button[0].click().run()
+    assert not at.exception and not at.error
+    rows = at.dataframe[-1].value
+    figures = list(rows["figure"])
+    assert "fp32 GEMM" in figures and "device copy" in figures
+    assert (rows["measured"] > 0).all()
+    assert any("tf32: not measured" in c.value for c in at.caption)
+    assert devices.measured_hardware("cpu") is not None

@@ -1,0 +1,109 @@
+"""The Precision page: renders cold, runs a small CPU benchmark, shows its table, refuses bad sizes."""
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from gemmlib import harness
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "pages" / "6_Precision.py")
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch, tmp_path):
+    for k in ("GEMM_MAX_DIM", "GEMM_MAX_BYTES", "GEMM_TIME_LIMIT_S", "GEMM_CLASSROOM", "GEMM_MAX_CPU_GFLOP"):
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("GEMM_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def _custom(at, m, n, k, dtypes):
+    at.radio(key="pr_set").set_value("Custom").run()
+    at.number_input(key="pr_m").set_value(m)
+    at.number_input(key="pr_n").set_value(n)
+    at.number_input(key="pr_k").set_value(k)
+    at.multiselect(key="pr_dtypes").set_value(dtypes)
+    at.slider(key="pr_time").set_value(0.05)
+    return at
+
+
+def test_renders_cold_with_every_format_offered():
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    assert not at.exception and not at.error
+    assert "Precision" in at.title[0].value
+    assert at.multiselect(key="pr_dtypes").value == ["fp32", "tf32", "fp16", "bf16", "int8", "fp8"]
+    assert "cpu" in at.radio(key="pr_device").options
+    assert any("Run the benchmark" in i.value for i in at.info)
+
+
+def test_runs_a_small_cpu_benchmark_and_shows_the_table():
+    harness.clear_recorded()
+    at = _custom(AppTest.from_file(PAGE, default_timeout=120).run(), 40, 24, 16, ["fp32", "tf32", "int8"])
+    at.button[0].click().run()
+    assert not at.exception and not at.error
+    table = at.dataframe[0].value
+    assert list(table["format"]) == ["fp32", "tf32", "int8", "int8 + quant"]
+    assert set(table["M×N×K"]) == {"40×24×16"}
+    tf32 = table[table["format"] == "tf32"].iloc[0]
+    assert not tf32["supported"] and "CPU" in tf32["note"]
+    fp32 = table[table["format"] == "fp32"].iloc[0]
+    assert fp32["TFLOP/s"] > 0 and fp32["rel. error"] < 1e-5
+    assert at.success[0].value.startswith("INT8 on")
+    assert len(harness.recorded()) == 4  # the Roofline page can plot them
+    harness.clear_recorded()
+
+
+def test_sizes_above_the_cap_are_refused_with_a_message(monkeypatch):
+    monkeypatch.setenv("GEMM_MAX_BYTES", "1000")
+    at = _custom(AppTest.from_file(PAGE, default_timeout=60).run(), 64, 64, 64, ["fp32"])
+    at.button[0].click().run()
+    assert not at.exception
+    assert any("GEMM_MAX_BYTES" in e.value for e in at.error)
+    assert not at.dataframe
+
+
+def test_a_queued_run_is_told_it_waits(monkeypatch):
+    # Another session holds the runner: this one sees that it is queued, then gives up with a clear message.
+    import threading
+    held, release = threading.Event(), threading.Event()
+
+    def other_session():
+        with harness.single_flight("a precision run (session other)"):
+            held.set()
+            release.wait(30)
+
+    t = threading.Thread(target=other_session)
+    t.start()
+    held.wait(5)
+    monkeypatch.setenv("GEMM_TIME_LIMIT_S", "1")  # the wait is bounded by max(60, 2 × limit): shorten it
+    told = []
+    monkeypatch.setattr(harness, "single_flight", _impatient(harness.single_flight, told))
+    try:
+        at = _custom(AppTest.from_file(PAGE, default_timeout=60).run(), 16, 16, 16, ["fp32"])
+        at.button[0].click().run()
+    finally:
+        release.set()
+        t.join(5)
+    assert not at.exception
+    assert any("busy" in e.value and "session other" in e.value for e in at.error)
+    assert told == ["queued behind a precision run (session other)"]
+    assert at.get("status")[0].label == "Not run"
+
+
+def _impatient(real, told):
+    """The page's own lock call, with a short timeout, recording what the page is told while queued."""
+    def wrapper(owner, on_wait=None, timeout_s=None, poll_s=0.25):
+        def tell(msg):
+            told.append(msg)
+            on_wait(msg)
+        return real(owner, on_wait=tell, timeout_s=0.5, poll_s=0.05)
+    return wrapper
+
+
+def test_classroom_mode_caps_the_size_widgets(monkeypatch):
+    monkeypatch.setenv("GEMM_CLASSROOM", "1")
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    assert not at.exception
+    assert [int(o) for o in at.multiselect(key="pr_sq_cpu").options] == [256, 512, 1024, 2048]
+    assert any("classroom mode" in c.value for c in at.caption)
