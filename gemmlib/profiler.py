@@ -592,6 +592,25 @@ def _pass_index(e: Any) -> int | None:
     return None
 
 
+def _has_attention_ancestor(e: Any) -> bool:
+    cur = e.cpu_parent
+    while cur is not None:
+        if op_kind(cur.name) == "attention":
+            return True
+        cur = cur.cpu_parent
+    return False
+
+
+def _has_gemm_descendant(e: Any) -> bool:
+    stack = list(getattr(e, "cpu_children", []) or [])
+    while stack:
+        c = stack.pop()
+        if op_kind(c.name) == "gemm":
+            return True
+        stack.extend(getattr(c, "cpu_children", []) or [])
+    return False
+
+
 def summarize_events(events: Any, device: str, steps: int = 1) -> tuple[list[OpStat], float, list[str]]:
     """Turn ``prof.events()`` into rows that add up to the total (per pass), without double counting.
 
@@ -644,10 +663,14 @@ def summarize_events(events: Any, device: str, steps: int = 1) -> tuple[list[OpS
             fl = float(getattr(e, "flops", 0) or 0)
             kind = op_kind(e.name)
             leaf = not any(op_kind(c.name) != "other" for c in getattr(e, "cpu_children", []) or [])
-            if fl == 0 and not leaf:
+            if fl == 0 and kind == "attention":
+                # Count a fused attention once, at its outermost op, whose inputs are (B, H, S, hd);
+                # the kernels' own entry points below it may take (B, S, H, hd).
+                # The math fallback runs visible bmm's below it: those carry the FLOPs then.
+                if not _has_attention_ancestor(e) and not _has_gemm_descendant(e):
+                    fl = _fused_attention_flops(getattr(e, "input_shapes", None))
+            elif fl == 0 and not leaf:
                 pass  # the GEMM child below is counted; counting here too would double it
-            elif fl == 0 and kind == "attention":
-                fl = _fused_attention_flops(getattr(e, "input_shapes", None))
             elif fl == 0 and kind == "gemm":
                 fl = _gemm_flops_from_shapes(e.name, getattr(e, "input_shapes", None))
             row["flops"] += fl

@@ -265,3 +265,16 @@ def test_report_section_on_cpu(tmp_path, monkeypatch):
     assert all(r.flops > 0 and r.extra["kind"] != "other" for r in res if r is not block)
     assert validate_trace(tmp_path / sec["traces"][0]) > 0
     assert {"share_eager", "top_ops_eager"} <= set(sec["charts"])
+
+
+def test_math_attention_fallback_is_not_counted_twice():
+    """sdpa's math path runs visible bmm's: their FLOPs count, the fused op adds none."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.profiler import ProfilerActivity, profile
+
+    q = torch.randn(2, 4, 16, 8)
+    with sdpa_kernel(SDPBackend.MATH), torch.inference_mode(), \
+            profile(activities=[ProfilerActivity.CPU], record_shapes=True, with_flops=True) as prof:
+        torch.nn.functional.scaled_dot_product_attention(q, q, q)
+    ops, _, _ = summarize_events(prof.events(), "cpu", 1)
+    assert sum(o.flops for o in ops if o.is_gemm) == 4 * 2 * 4 * 16 * 16 * 8
