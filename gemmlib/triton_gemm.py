@@ -47,11 +47,9 @@ GPU_CONFIGS: tuple[tuple[int, int, int, int, int, int], ...] = (
     (256, 128, 64, 8, 3, 8),
     (128, 128, 64, 8, 4, 4),
     (128, 128, 64, 8, 4, 8),
-    (128, 256, 32, 8, 4, 8),
     (128, 64, 64, 8, 4, 4),
     (64, 128, 64, 8, 4, 4),
-    (64, 64, 64, 8, 4, 4),
-    (32, 64, 32, 8, 5, 2),
+    (64, 64, 32, 8, 4, 4),
 )
 # The single configuration used under the interpreter (autotuning there would only multiply the wait).
 INTERPRETER_CONFIG: tuple[int, int, int, int] = (32, 32, 32, 4)  # BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M
