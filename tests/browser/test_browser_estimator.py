@@ -1,0 +1,159 @@
+"""The LLM Estimator in a real browser: widgets drive the numbers and the URL, deep links restore a
+view on a freshly started server, and malformed config.json uploads get a clear message.
+
+Expected numbers come from gemmlib itself (the page must show what the library computes for the
+settings in the URL), never from figures typed into the test.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from urllib.parse import parse_qs, quote, urlparse
+
+import pytest
+from browser_helpers import PageInfo, assert_clean, assert_title, open_page, page_info, wait_idle
+from playwright.sync_api import expect
+
+pytestmark = pytest.mark.browser
+
+INFO: PageInfo = page_info("pages/4_LLM_Estimator.py")
+if not INFO.exists:
+    pytest.skip("pages/4_LLM_Estimator.py is not written yet", allow_module_level=True)
+
+
+def _fmt_si(x: float) -> str:
+    import ui  # the page's own formatter (streamlit is installed wherever these tests run)
+
+    return ui.fmt_si(x)
+
+
+def _expected_prefill(preset: str, gpu: str, gpus: int = 1, eff: float = 1.0, **workload) -> float:
+    from gemmlib.accounting import Workload, estimate
+    from gemmlib.hardware import CATALOGUE
+    from gemmlib.model import PRESETS
+
+    return estimate(PRESETS[preset], Workload(**workload), CATALOGUE[gpu], gpus=gpus, efficiency=eff).prefill.flops
+
+
+def _metric(page, label: str):
+    return page.locator('[data-testid="stMetric"]').filter(has_text=label).first.locator(
+        '[data-testid="stMetricValue"]')
+
+
+def _query(page) -> dict[str, str]:
+    return {k: v[0] for k, v in parse_qs(urlparse(page.url).query).items()}
+
+
+def _sidebar(page):
+    return page.locator('[data-testid="stSidebar"]')
+
+
+def test_widgets_drive_numbers_and_url(app_server, page):
+    from gemmlib.hardware import DEFAULT_GPU
+    from gemmlib.model import DEFAULT_PRESET, PRESETS
+
+    open_page(page, app_server.url, INFO.url_path)
+    assert_title(page, INFO)
+    assert_clean(page)
+    q = _query(page)
+    assert q.get("le_preset") == DEFAULT_PRESET and q.get("le_batch") == "1", f"URL does not hold the view: {q}"
+    prefill = _metric(page, "prefill FLOPs")
+    seq, new = int(q["le_seq"]), int(q["le_new"])
+    expect(prefill).to_have_text(_fmt_si(_expected_prefill(DEFAULT_PRESET, DEFAULT_GPU, batch=1, seq_len=seq,
+                                                           new_tokens=new)))
+
+    # A number input: batch 1 -> 8. The prefill count and the URL follow.
+    batch = _sidebar(page).get_by_label("batch", exact=True)
+    batch.fill("8")
+    batch.press("Enter")
+    expect(page).to_have_url(re.compile(r"[?&]le_batch=8(&|$)"))
+    expect(prefill).to_have_text(_fmt_si(_expected_prefill(DEFAULT_PRESET, DEFAULT_GPU, batch=8, seq_len=seq,
+                                                           new_tokens=new)))
+
+    # A select: the preset becomes gpt2; the model line and the URL follow.
+    _sidebar(page).get_by_role("combobox", name="Preset").click()  # opens the list
+    page.get_by_role("option", name="gpt2", exact=True).click()
+    expect(page).to_have_url(re.compile(r"[?&]le_preset=gpt2(&|$)"))
+    expect(page.get_by_text(f"{PRESETS['gpt2'].params:,} parameters").first).to_be_visible()
+    expect(prefill).to_have_text(_fmt_si(_expected_prefill("gpt2", DEFAULT_GPU, batch=8, seq_len=seq,
+                                                           new_tokens=new)))
+
+    # A slider, moved with the keyboard: efficiency 1.00 -> 0.95. Time per token grows.
+    per_token = _metric(page, "per output token")
+    before = per_token.inner_text()
+    slider = _sidebar(page).get_by_role("slider")
+    slider.first.focus()
+    slider.first.press("ArrowLeft")
+    expect(page).to_have_url(re.compile(r"[?&]le_eff=0\.95(&|$)"))
+    expect(per_token).not_to_have_text(before)
+    wait_idle(page)
+    assert_clean(page)
+
+
+def test_deep_link_with_settings_on_a_fresh_server(fresh_server, page):
+    """The first request a new server gets is a shared link: the page opens with those settings."""
+    from gemmlib.model import PRESETS
+
+    server = fresh_server()
+    settings = {"le_preset": "qwen2.5-0.5b", "le_batch": "4", "le_seq": "512", "le_new": "64",
+                "le_gpu": "A100 SXM 80GB", "le_gpus": "2", "le_eff": "0.5"}
+    open_page(page, server.url, INFO.url_path, query="&".join(f"{k}={quote(v)}" for k, v in settings.items()),
+              timeout=90)
+    assert_title(page, INFO)
+    assert_clean(page)
+    q = _query(page)
+    assert {k: q.get(k) for k in settings} == settings, f"the URL lost settings: {q}"
+    expect(page.get_by_text(f"{PRESETS['qwen2.5-0.5b'].params:,} parameters").first).to_be_visible()
+    sb = _sidebar(page)
+    expect(sb.get_by_label("batch", exact=True)).to_have_value("4")
+    expect(sb.get_by_label("prompt", exact=True)).to_have_value("512")
+    expect(sb.get_by_label("GPUs", exact=True)).to_have_value("2")
+    expect(sb.get_by_role("combobox", name="GPU", exact=True)).to_have_value("A100 SXM 80GB")
+    expect(sb.get_by_role("combobox", name="Preset", exact=True)).to_have_value("qwen2.5-0.5b")
+    expect(_metric(page, "prefill FLOPs")).to_have_text(_fmt_si(_expected_prefill(
+        "qwen2.5-0.5b", "A100 SXM 80GB", gpus=2, eff=0.5, batch=4, seq_len=512, new_tokens=64)))
+
+
+GPT2 = {"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12, "vocab_size": 50257, "n_positions": 1024}
+
+BAD_UPLOADS = {
+    "not-json": (b"{ this is not: json ", "not valid JSON"),
+    "wrong-types": (json.dumps({**GPT2, "n_layer": "twelve"}).encode(), "n_layer"),
+    "negative-size": (json.dumps({**GPT2, "n_embd": -768}).encode(), "n_embd"),
+    "array": (b"[1, 2, 3]", "JSON object"),
+    "binary": (bytes(range(256)) * 4, "UTF-8"),
+    "too-large": (b'{"model_type": "gpt2", "pad": "' + b"x" * 1_200_000 + b'"}', "a few kB"),
+}
+
+
+def _upload(page, name: str, data: bytes) -> None:
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(
+        files=[{"name": name, "mimeType": "application/json", "buffer": data}])
+
+
+def test_malformed_config_uploads_get_clear_messages_then_a_good_one_works(app_server, page):
+    """One session uploads each malformed config.json in turn (each replaces the last): every one
+    gets an error box naming the problem and nothing crashes; then a valid one is read."""
+    from gemmlib.model import PRESETS
+
+    open_page(page, app_server.url, INFO.url_path, query="le_src=config.json")
+    assert_clean(page)
+    error = page.locator('[data-testid="stAlertContentError"]').first
+    for case, (data, words) in BAD_UPLOADS.items():
+        _upload(page, f"{case}.json", data)
+        expect(error, f"upload {case!r}").to_contain_text(words)
+        wait_idle(page)
+        assert_clean(page, allow_input_errors=True)
+
+    # Above server.maxUploadSize (.streamlit/config.toml) the browser refuses the file itself.
+    _upload(page, "huge.json", b"{" + b" " * (3 * 1024 * 1024) + b"}")
+    expect(_sidebar(page).get_by_text(re.compile(r"File must be .* or smaller"))).to_be_visible()
+    wait_idle(page)
+    assert_clean(page, allow_input_errors=True)
+
+    _upload(page, "gpt2.json", json.dumps(GPT2).encode())
+    expect(page.get_by_text(f"{PRESETS['gpt2'].params:,} parameters").first).to_be_visible()
+    expect(_metric(page, "prefill FLOPs")).to_be_visible()
+    wait_idle(page)
+    assert_clean(page)
