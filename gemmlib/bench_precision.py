@@ -178,12 +178,20 @@ def _tf32(enabled: bool) -> Iterator[None]:
     """Allow (or forbid) TF32 tensor cores for fp32 matmuls on CUDA, restoring the setting after."""
     import torch
     m = torch.backends.cuda.matmul
-    old = m.allow_tf32
+    if hasattr(m, "fp32_precision"):  # torch >= 2.9: the new API (mixing it with allow_tf32 raises)
+        old = m.fp32_precision
+        m.fp32_precision = "tf32" if enabled else "ieee"
+        try:
+            yield
+        finally:
+            m.fp32_precision = old
+        return
+    old_flag = m.allow_tf32
     m.allow_tf32 = enabled
     try:
         yield
     finally:
-        m.allow_tf32 = old
+        m.allow_tf32 = old_flag
 
 
 def _cuda_capability() -> tuple[int, int]:
@@ -272,7 +280,7 @@ def _float_rows(run: _Run, dtype: str, shape: dict, a0: Any, b0: Any, ref: Any, 
         err = harness.rel_error(out, ref) if ref is not None else None
         del out
         t = _time(torch.matmul, sets, cfg)
-    note = {"tf32": "fp32 storage, TF32 tensor-core multiply (torch.backends.cuda.matmul.allow_tf32)",
+    note = {"tf32": "fp32 storage, TF32 tensor-core multiply (torch.backends.cuda.matmul TF32 on)",
             "fp32": "full fp32 (TF32 off)" if cfg.device == "cuda" else "",
             "fp16": "fp16 operands, fp32 accumulation", "bf16": "bf16 operands, fp32 accumulation"}[dtype]
     r = run.row(dtype, dtype, shape, (m * k + k * n + m * n) * b, rel_error=err, reason=note)
@@ -397,7 +405,7 @@ def _fp8_rows(run: _Run, shape: dict, a0: Any, b0: Any, ref: Any, n_rot: int) ->
         p = w.padding
         if p.padded:
             a_q = quant._pad_fp8(a_q, p.pm, p.pk)
-        c = torch._scaled_mm(a_q, w.b_q, sa, w.scale_b, out_dtype=w.out_dtype, use_fast_accum=w.fast_accum)
+        c = quant.scaled_mm(a_q, w.b_q, sa, w.scale_b, w.out_dtype, w.fast_accum)
         return c[:m, :n] if p.padded else c
 
     out = linear(acts[0], ops[0])

@@ -200,8 +200,12 @@ def rel_error(result: Any, reference_fp64: Any) -> float:
     except ImportError:  # pragma: no cover - torch is a requirement
         torch = None
     if torch is not None and (isinstance(result, torch.Tensor) or isinstance(reference_fp64, torch.Tensor)):
-        x = torch.as_tensor(result).detach().to("cpu", torch.float64)
-        ref = torch.as_tensor(reference_fp64).detach().to("cpu", torch.float64)
+        ref = torch.as_tensor(reference_fp64).detach()
+        # Compare where the reference lives (a GPU keeps an 8192² comparison off the PCIe bus);
+        # MPS has no float64, so it compares on the CPU.
+        dev = ref.device if ref.device.type != "mps" else torch.device("cpu")
+        ref = ref.to(dev, torch.float64)
+        x = torch.as_tensor(result).detach().to(dev, torch.float64)
         if x.shape != ref.shape:
             raise ValueError(f"shapes differ: {tuple(x.shape)} vs {tuple(ref.shape)}")
         scale = ref.abs().max().item() if ref.numel() else 0.0

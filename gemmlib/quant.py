@@ -191,6 +191,15 @@ def prepare_int8(a: Any, b: Any, column_major_b: bool | None = None, pad_as: str
 
 
 # --------------------------------------------------------------------------- fp8
+def scaled_mm(a_q: Any, b_q: Any, scale_a: Any, scale_b: Any, out_dtype: Any, fast_accum: bool) -> Any:
+    """``torch._scaled_mm`` by keyword (its positional order changed in torch 2.4; torch 2.1–2.3
+    also returned an ``(out, amax)`` pair, of which the product is the first)."""
+    import torch
+    out = torch._scaled_mm(a_q, b_q, scale_a=scale_a, scale_b=scale_b, out_dtype=out_dtype,
+                           use_fast_accum=fast_accum)
+    return out[0] if isinstance(out, tuple) else out
+
+
 def fp8_supported(device: str) -> tuple[bool, str]:
     """(True, note) when ``torch._scaled_mm`` with float8 e4m3 can run on ``device``, else (False, why)."""
     try:
@@ -213,7 +222,7 @@ def fp8_supported(device: str) -> tuple[bool, str]:
         try:  # a tiny probe: CPU support for _scaled_mm depends on the torch build
             a = torch.ones(16, 16).to(torch.float8_e4m3fn)
             one = torch.ones((), dtype=torch.float32)
-            torch._scaled_mm(a, a.t().contiguous().t(), one, one, out_dtype=torch.float32)
+            scaled_mm(a, a.t().contiguous().t(), one, one, torch.float32, False)
         except (RuntimeError, NotImplementedError, TypeError) as e:
             return False, f"this PyTorch has no CPU kernel for torch._scaled_mm ({str(e).splitlines()[0][:80]})"
         return True, ("the CPU has no fp8 hardware: torch runs _scaled_mm through a reference kernel "
@@ -249,9 +258,7 @@ class Fp8Operands:
     rowwise: bool
 
     def matmul(self) -> Any:
-        import torch
-        return torch._scaled_mm(self.a_q, self.b_q, self.scale_a, self.scale_b,
-                                out_dtype=self.out_dtype, use_fast_accum=self.fast_accum)
+        return scaled_mm(self.a_q, self.b_q, self.scale_a, self.scale_b, self.out_dtype, self.fast_accum)
 
     def result(self) -> Any:
         p = self.padding

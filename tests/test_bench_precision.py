@@ -236,3 +236,15 @@ def test_cli_bad_input_in_a_fresh_process_is_quick_and_allocation_free():
 def test_cli_bench_without_a_name(capsys):
     assert main(["bench"]) == 2
     assert "precision" in capsys.readouterr().err
+
+
+def test_tf32_switch_is_restored():
+    m = torch.backends.cuda.matmul
+    read = (lambda: m.fp32_precision) if hasattr(m, "fp32_precision") else (lambda: m.allow_tf32)
+    before = read()
+    with bp._tf32(True):
+        assert read() in ("tf32", True)
+    assert read() == before
+    with bp._tf32(False):
+        assert read() in ("ieee", False)
+    assert read() == before
