@@ -3,7 +3,7 @@
 Examples::
 
     python -m gemmlib profile --device cpu --layers 2 --hidden 256 --seq-len 128 --heads 8
-    python -m gemmlib profile --device cuda --preset Llama-3-8B --scale 4 --seq-len 2048 --dtype bf16
+    python -m gemmlib profile --device cuda --preset llama-3-8b --scale 4 --seq-len 2048 --dtype bf16
     python -m gemmlib profile --hidden 512 --heads 8 --kv-heads 2 --json --trace block.json
 
 Prints the GEMM share of the time against the article's 80 % target and the top
@@ -40,9 +40,9 @@ def _nonneg_int(text: str) -> int:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
+    p.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present, else cpu)")
     p.add_argument("--preset", default=None,
-                   help="start from a model's sizes, scaled down by --scale (e.g. Llama-3-8B)")
+                   help="start from a model's sizes, scaled down by --scale (e.g. llama-3-8b, mistral-7b)")
     p.add_argument("--scale", type=_positive_int, default=16, help="divide a preset's hidden/MLP size by this")
     p.add_argument("--layers", type=_positive_int, default=None, help="blocks to run (default 1)")
     p.add_argument("--hidden", type=_positive_int, default=None, help="model width (default 256)")
@@ -65,10 +65,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
+def resolve_device(device: str | None) -> str:
+    if device:
+        return str(device).strip().lower()
+    from gemmlib import harness
+
+    return "cuda" if harness.torch_device_available("cuda")[0] else "cpu"
+
+
 def config_from_args(args: argparse.Namespace):  # -> BlockConfig
     from gemmlib.profiler import BlockConfig, preset_config
 
-    device = str(args.device).strip().lower()
+    device = resolve_device(args.device)
     dtype = args.dtype or ("bf16" if device == "cuda" else "fp32")
     if args.preset:
         cfg = preset_config(args.preset, args.scale, seq_len=args.seq_len or 128, batch=args.batch,
@@ -93,6 +101,7 @@ def _si(x: float | None, unit: str) -> str:
 def run(args: argparse.Namespace) -> int:
     from gemmlib.profiler import GEMM_TARGET, profile_block
 
+    args.device = resolve_device(args.device)
     cfg = config_from_args(args)
     res = profile_block(cfg, args.device, steps=args.steps, trace_path=args.trace,
                         monitor=not args.no_monitor, hardware=args.hardware)
