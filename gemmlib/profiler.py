@@ -738,6 +738,7 @@ def profile_block(cfg: BlockConfig, device: str = "cpu", *, steps: int = 3, warm
     dev_name = harness.device_name(device)
     hw = hardware if isinstance(hardware, Hardware) else (
         get_hardware(hardware) if hardware else hardware_for(device, dev_name))
+    check_time(cfg, device, dev_name, warmup + steps, lim.time_limit_s)
     activities = [ProfilerActivity.CPU]
     if device == "cuda":
         activities.append(ProfilerActivity.CUDA)
@@ -783,6 +784,21 @@ def profile_block(cfg: BlockConfig, device: str = "cpu", *, steps: int = 3, warm
                          "self GPU-kernel time per op" if device == "cuda" else "self CPU time per op",
                          total, gemm_time, gemm_flops_measured, predicted_gemm_flops(cfg), wall, ops,
                          pred, mon.result, str(trace_path) if trace_path is not None else None, notes)
+
+
+def check_time(cfg: BlockConfig, device: str, device_name: str, passes: int, limit_s: float) -> float:
+    """Refuse (InputError) a run the roofline says would outlast ``limit_s``; return the estimate.
+
+    The estimate is generous on purpose: the device's catalogue row at 25 % efficiency (a CPU
+    row is a rough placeholder), times the passes to run.
+    """
+    est = predict(cfg, hardware_for(device, device_name), 0.25)
+    seconds = passes * (est.gemm_time_s + est.other_time_s)
+    if seconds > limit_s:
+        raise InputError(f"this block would take about {seconds:.3g} s for {passes} passes on {device}, above "
+                         f"this server's limit of {limit_s:g} s (GEMM_TIME_LIMIT_S); choose a smaller hidden "
+                         "size, sequence length, batch or fewer layers")
+    return seconds
 
 
 def validate_trace(path: str | Path) -> int:

@@ -212,6 +212,10 @@ def test_bad_steps_and_caps(monkeypatch):
     monkeypatch.setenv("GEMM_MAX_DIM", "32")
     with pytest.raises(InputError, match="cap"):
         profile_block(SMALL, "cpu", steps=1)
+    monkeypatch.delenv("GEMM_MAX_DIM")
+    monkeypatch.setenv("GEMM_TIME_LIMIT_S", "0.000001")
+    with pytest.raises(InputError, match="GEMM_TIME_LIMIT_S"):
+        profile_block(SMALL, "cpu", steps=1)
 
 
 @pytest.mark.gpu
