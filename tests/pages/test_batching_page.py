@@ -18,6 +18,8 @@ def _no_caps(monkeypatch):
 def _app() -> AppTest:
     at = AppTest.from_file(PAGE, default_timeout=120).run()
     assert not at.exception, at.exception
+    if at.radio(key="ba_device").value != "cpu":  # on a GPU machine: test the CPU path here
+        at.radio(key="ba_device").set_value("cpu").run()
     return at
 
 
