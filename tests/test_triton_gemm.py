@@ -101,3 +101,30 @@ def test_import_is_light_and_interpreter_switched_on_before_triton():
         assert second == "interpreter 1"
     else:
         assert second.startswith("gpu")
+
+
+def test_triton_imported_first_still_runs_or_says_why():
+    # Something imported triton before gemmlib could switch the interpreter on: triton ≥ 3 reads the
+    # switch when a kernel is defined, so the kernel still runs; otherwise status() must say why.
+    code = (
+        "import os\n"
+        "os.environ.pop('TRITON_INTERPRET', None)\n"
+        "import triton, torch\n"
+        "import gemmlib.triton_gemm as tg\n"
+        "st = tg.status()\n"
+        "print(st.mode)\n"
+        "print(st.reason)\n"
+        "if st.available and st.mode == 'interpreter':\n"
+        "    a = torch.randn(19, 23); b = torch.randn(23, 17)\n"
+        "    d = tg.triton_matmul(a, b)\n"
+        "    print(float(((d.double() - a.double() @ b.double()).abs().max())))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.strip().splitlines()
+    if DEV == "cpu":
+        assert lines[0] in {"interpreter", "unavailable"}
+        if lines[0] == "interpreter":
+            assert float(lines[2]) < 1e-4
+        else:
+            assert "TRITON_INTERPRET" in lines[1]
