@@ -22,10 +22,11 @@ up to the total exactly. An op is a GEMM when its name is one of ``GEMM_OPS``
 attention GEMMs, and its FLOPs are filled in from the shapes (the profiler does
 not count them). The share is compared with the article's target of 80 %.
 
-Beside the measurement: ``predict`` — the same block sized by the counting rules
-of ``gemmlib.flops``: every GEMM's exact FLOPs, and a roofline time split (GEMMs
-at the datasheet peak, the element-wise rest at memory bandwidth, both derated by
-one efficiency). torch is imported only inside the functions that run it.
+Beside the measurement: ``predict`` — the estimator's view of the same block
+(``gemmlib.accounting``'s per-GEMM FLOPs, bytes and roofline time; the block's own
+GEMM list through ``gemmlib.flops`` if the estimator is absent), plus the
+element-wise rest at memory bandwidth, both derated by one efficiency. torch is
+imported only inside the functions that run it.
 """
 
 from __future__ import annotations
