@@ -101,7 +101,7 @@ def changes(at):
         yield "loop order -> tiled", lambda: at.radio(key="acc_order").set_value("tiled")
         yield "step forward", lambda: at.button(key="acc_fwd").click()
         yield "loop order -> inner", lambda: at.radio(key="acc_order").set_value("inner")
-        yield "slider step 2", lambda: at.slider(key="acc_step").set_value(2)
+        yield "slider step 2", lambda: at.slider(key="acc_slider").set_value(2)
         yield "alpha 2", lambda: at.number_input(key="acc_alpha").set_value(2.0)
     elif name.startswith("2_"):
         yield "metric -> MB moved", lambda: at.radio(key="fl_metric").set_value("MB moved")
@@ -132,7 +132,7 @@ if Path(page).name.startswith("1_"):
         t = time.perf_counter()
         at.run()
         ticks.append(time.perf_counter() - t)
-    step = {{"ticks": ticks, "advanced": at.session_state.acc_step}}
+    step = {{"ticks": ticks, "advanced": at.session_state.acc_pos}}
 print(json.dumps({{"first": first, "reruns": reruns, "errors": errors, "step": step,
                    "torch": "torch" in sys.modules}}))
 """

@@ -6,6 +6,7 @@ lives in an ``st.fragment``: while playing, the fragment alone reruns every
 All arithmetic is in ``gemmlib.reference`` and ``gemmlib.accumulation``.
 """
 
+import time
 from dataclasses import replace
 
 import pandas as pd
@@ -46,7 +47,7 @@ st.session_state.setdefault("acc_text_c", "")
 st.session_state.setdefault("acc_ints", True)
 st.session_state.setdefault("acc_playing", False)
 ui.bound("acc_speed", 5, int, lambda v: 1 <= v <= 20)
-st.session_state.setdefault("acc_step", 0)
+st.session_state.setdefault("acc_pos", 0)
 
 with st.container(border=True):
     src = st.radio("Matrices", list(SOURCES), format_func=SOURCES.get, horizontal=True, key="acc_src")
@@ -117,21 +118,27 @@ last = len(tr) - 1
 trace_id = (problem, order, tr.tile)
 if st.session_state.get("acc_trace_id") != trace_id:
     st.session_state.acc_trace_id = trace_id
-    st.session_state.acc_step = 0
-st.session_state.acc_step = max(0, min(int(st.session_state.acc_step), last))
+    st.session_state.acc_pos = 0
+st.session_state.acc_pos = max(0, min(int(st.session_state.acc_pos), last))
 
 
 # ----------------------------------------------------------------------------- animation controls
 def _toggle_play() -> None:
-    if not st.session_state.acc_playing and st.session_state.acc_step >= len(tr) - 1:
-        st.session_state.acc_step = 0  # play again from the start
+    if not st.session_state.acc_playing and st.session_state.acc_pos >= len(tr) - 1:
+        st.session_state.acc_pos = 0  # play again from the start
     st.session_state.acc_playing = not st.session_state.acc_playing
     st.session_state.acc_hold = True  # the run this click causes shows the current step
+    st.session_state.acc_tick = None  # the clock of the animation starts at the next tick
 
 
 def _move(delta: int | None = None, to: int | None = None) -> None:
-    s = st.session_state.acc_step if to is None else to
-    st.session_state.acc_step = max(0, min(len(tr) - 1, s + (delta or 0)))
+    s = st.session_state.acc_pos if to is None else to
+    st.session_state.acc_pos = max(0, min(len(tr) - 1, s + (delta or 0)))
+    st.session_state.acc_hold = True
+
+
+def _slide() -> None:
+    st.session_state.acc_pos = int(st.session_state.acc_slider)
     st.session_state.acc_hold = True
 
 
@@ -139,14 +146,28 @@ p1, p2 = st.columns([1, 4])
 playing = st.session_state.acc_playing
 p1.button("⏸ Pause" if playing else "▶ Play", on_click=_toggle_play, key="acc_play", type="primary",
           width="stretch")
-p2.slider("speed (steps per second)", 1, 20, key="acc_speed")
+p2.slider("speed (steps per second)", 1, 20, key="acc_speed",
+          help="on a busy machine the animation skips drawing some steps to keep this pace")
+
+
+def _steps_due() -> int:
+    """Steps to advance at this tick: the time since the last one × speed (at least 1, at most one
+    second's worth), so a slow or late redraw skips frames instead of slowing the pace down."""
+    now = time.monotonic()
+    speed = int(st.session_state.acc_speed)
+    last_tick = st.session_state.get("acc_tick")
+    phase = st.session_state.get("acc_phase", 0.0) + (0.0 if last_tick is None else (now - last_tick) * speed)
+    n = max(1, min(speed, int(phase)))
+    st.session_state.acc_phase = min(max(phase - n, 0.0), 1.0)
+    st.session_state.acc_tick = now
+    return n
 
 
 @st.fragment(run_every=(1.0 / st.session_state.acc_speed) if playing else None)
 def stepper() -> None:
     if st.session_state.acc_playing and not st.session_state.pop("acc_hold", False):
-        if st.session_state.acc_step < last:
-            st.session_state.acc_step += 1
+        if st.session_state.acc_pos < last:
+            st.session_state.acc_pos = min(last, st.session_state.acc_pos + _steps_due())
         else:
             st.session_state.acc_playing = False
             st.rerun(scope="app")  # stop the timer and relabel the button
@@ -157,9 +178,14 @@ def stepper() -> None:
     b[1].button("◀ back", on_click=_move, kwargs={"delta": -1}, key="acc_back", width="stretch")
     b[2].button("forward ▶", on_click=_move, kwargs={"delta": 1}, key="acc_fwd", width="stretch")
     b[3].button("last ⏭", on_click=_move, kwargs={"to": last}, key="acc_last", width="stretch")
-    if last > 0:
-        st.slider("step", 0, last, key="acc_step")
-    step = tr.steps[st.session_state.acc_step]
+    if st.session_state.acc_playing:
+        # no slider while playing: a timer rerun carries the browser's copy of a widget's value, which
+        # can lag behind the server's and would pull the animation back a step
+        st.progress(st.session_state.acc_pos / max(1, last), text=f"step {st.session_state.acc_pos} of {last}")
+    elif last > 0:
+        st.session_state.acc_slider = st.session_state.acc_pos
+        st.slider("step", 0, last, key="acc_slider", on_change=_slide)
+    step = tr.steps[st.session_state.acc_pos]
     a, bm, _ = problem.arrays()
     st.markdown(f"**Step {step.index + 1} of {len(tr)}** · `{step.expression}`")
     st.vega_lite_chart(step_grids_spec(a, bm, tr.d_after(step.index), step), width="content")

@@ -32,7 +32,7 @@ def test_default_render_shows_the_article_example():
     at = _app()
     assert "Accumulate" in at.title[0].value
     assert "D[0,0] = 1×7 = 7" in _text(at)
-    assert at.session_state.acc_step == 0
+    assert at.session_state.acc_pos == 0
     assert _trace_d(at) == [[58.0, 64.0], [139.0, 154.0]]
     assert at.dataframe[2].value.values.tolist() == [[58.0, 64.0], [139.0, 154.0]]  # numpy
     metrics = {m.label: m.value for m in at.metric}
@@ -45,41 +45,50 @@ def test_step_forward_back_first_last_and_slider():
     at = _app()
     at.button(key="acc_fwd").click().run()
     at.button(key="acc_fwd").click().run()
-    assert at.session_state.acc_step == 2
+    assert at.session_state.acc_pos == 2
     assert "D[0,0] = 1×7 + 2×9 + 3×11 = 58" in _text(at)
     at.button(key="acc_back").click().run()
-    assert at.session_state.acc_step == 1 and "1×7 + 2×9 = 25" in _text(at)
+    assert at.session_state.acc_pos == 1 and "1×7 + 2×9 = 25" in _text(at)
     at.button(key="acc_last").click().run()
-    assert at.session_state.acc_step == 12 and "epilogue" in _text(at)
+    assert at.session_state.acc_pos == 12 and "epilogue" in _text(at)
     at.button(key="acc_fwd").click().run()  # clamps at the end
-    assert at.session_state.acc_step == 12
+    assert at.session_state.acc_pos == 12
     at.button(key="acc_first").click().run()
     at.button(key="acc_back").click().run()  # clamps at the start
-    assert at.session_state.acc_step == 0
-    at.slider(key="acc_step").set_value(5).run()
-    assert at.session_state.acc_step == 5 and "D[0,1]" in _text(at)
+    assert at.session_state.acc_pos == 0
+    at.slider(key="acc_slider").set_value(5).run()
+    assert at.session_state.acc_pos == 5 and "D[0,1]" in _text(at)
     assert not at.exception
 
 
 def test_play_advances_and_stops_at_the_end():
     at = _app()
     at.button(key="acc_play").click().run()
-    assert at.session_state.acc_playing and at.session_state.acc_step == 0
+    assert at.session_state.acc_playing and at.session_state.acc_pos == 0
     assert at.button(key="acc_play").label.startswith("⏸")
-    for expected in (1, 2, 3):  # each (timer) run of the fragment advances one step
+    seen = [0]
+    for _ in range(3):  # each (timer) run of the fragment advances: one step, more if a tick was late
         at.run()
-        assert at.session_state.acc_step == expected
+        seen.append(at.session_state.acc_pos)
+    assert all(b > a for a, b in zip(seen, seen[1:], strict=False)), seen
     at.button(key="acc_play").click().run()  # pause
     assert not at.session_state.acc_playing
+    paused_at = at.session_state.acc_pos
     at.run()
-    assert at.session_state.acc_step == 3
+    assert at.session_state.acc_pos == paused_at
     at.button(key="acc_last").click().run()
     at.button(key="acc_play").click().run()  # play at the end starts again from step 0
-    assert at.session_state.acc_step == 0 and at.session_state.acc_playing
-    at.slider(key="acc_step").set_value(11).run()
+    assert at.session_state.acc_pos == 0 and at.session_state.acc_playing
+    assert not [s for s in at.slider if s.key == "acc_slider"]  # a progress bar replaces the slider
+    at.run()
+    assert at.session_state.acc_pos >= 1
+    at.button(key="acc_play").click().run()  # pause: the slider is back
+    at.slider(key="acc_slider").set_value(11).run()
+    at.button(key="acc_play").click().run()
     at.run()
     at.run()
-    assert at.session_state.acc_step == 12 and not at.session_state.acc_playing
+    assert at.session_state.acc_pos == 12 and not at.session_state.acc_playing
+    assert at.button(key="acc_play").label.startswith("▶")
     assert not at.exception
 
 
@@ -94,10 +103,10 @@ def test_loop_orders(order, steps, expr):
     at.radio(key="acc_order").set_value(order).run()
     assert not at.exception
     # a new trace starts at its first step; the same trace keeps its place
-    assert at.session_state.acc_step == (1 if order == "inner" else 0)
+    assert at.session_state.acc_pos == (1 if order == "inner" else 0)
     at.button(key="acc_first").click().run()
     assert expr in _text(at)
-    assert at.slider(key="acc_step").max == steps - 1
+    assert at.slider(key="acc_slider").max == steps - 1
     assert _trace_d(at) == [[58.0, 64.0], [139.0, 154.0]]
     table = next(df.value for df in at.dataframe if "loop order" in df.value.columns)
     assert table["A loads"].tolist() == [12, 6, 12] and table["B loads"].tolist() == [12, 6, 12]
