@@ -72,10 +72,13 @@ def report_section(device: str, quick: bool, out_dir: Path, progress: Progress =
 
 def _versions() -> dict:
     out: dict[str, Any] = {"python": platform.python_version(), "platform": platform.platform()}
+    # Package metadata, not imports: importing triton here, before the tiling section has switched
+    # on Triton's CPU interpreter (TRITON_INTERPRET=1), would break that section on a CPU machine.
+    from importlib.metadata import PackageNotFoundError, version
     for mod in ("torch", "triton", "numpy"):
         try:
-            out[mod] = importlib.import_module(mod).__version__
-        except Exception:  # noqa: BLE001
+            out[mod] = version(mod)
+        except PackageNotFoundError:
             out[mod] = None
     try:
         import torch
