@@ -27,8 +27,8 @@ too slow to mean anything about speed — never report its time.
 
 Importing this module imports neither torch nor triton; the kernel is built on
 first use. On a machine without CUDA, the interpreter switch is set before
-triton is first imported (if something imported triton already, the switch is
-still set, and ``status()`` reports whether it took effect).
+triton is first imported (if something imported triton already, ``status()``
+reports that the kernel cannot run here, and why).
 """
 
 from __future__ import annotations
@@ -81,14 +81,16 @@ def _cuda_available() -> bool:
     return bool(torch.cuda.is_available())
 
 
-def _prepare_environment() -> None:
-    """Switch the interpreter on before triton's first import when there is no CUDA device."""
+def prepare_interpreter() -> None:
+    """Switch the interpreter on before triton's first import when there is no CUDA device.
+
+    Call it early in a process that may import triton elsewhere (a test session does); ``status()``
+    calls it too.
+    """
     if "triton" not in sys.modules and not _cuda_available():
         os.environ.setdefault("TRITON_INTERPRET", "1")
-    elif not _cuda_available():
-        # triton was imported already; triton ≥ 3 reads the switch when a kernel is defined,
-        # so setting it now still works there (status() checks that it did).
-        os.environ.setdefault("TRITON_INTERPRET", "1")
+    # If triton is imported already, the switch is left alone: the interpreter must be on from the
+    # first import (triton.language's own helpers are defined then); status() then says why it can't run.
 
 
 def _interpreting() -> bool:
@@ -99,7 +101,7 @@ def status() -> TritonStatus:
     """Whether the kernel can run here, and how (GPU for speed, interpreter for correctness only)."""
     if "status" in _STATE:
         return _STATE["status"]
-    _prepare_environment()
+    prepare_interpreter()
     try:
         import triton  # noqa: F401
         import triton.language  # noqa: F401
@@ -119,6 +121,13 @@ def status() -> TritonStatus:
         st = TritonStatus(True, "interpreter",
                           "no CUDA device: the Triton kernel runs in Triton's interpreter on the CPU — "
                           "a correctness check only, its time is not a speed figure")
+        _STATE["status"] = st
+        problem = _smoke_test()
+        if problem:
+            st = TritonStatus(False, "unavailable",
+                              "Triton's interpreter does not work in this process (triton was probably imported "
+                              "before TRITON_INTERPRET=1 was set; start the process with TRITON_INTERPRET=1): "
+                              + problem)
     elif _cuda_available():
         st = TritonStatus(True, "gpu", "Triton kernel compiled for the CUDA device (autotuned)")
     else:
@@ -127,6 +136,19 @@ def status() -> TritonStatus:
                           "no CUDA device; start the process with TRITON_INTERPRET=1")
     _STATE["status"] = st
     return st
+
+
+def _smoke_test() -> str:
+    """Run one tiny product in the interpreter; '' when it is right, else what went wrong."""
+    import torch
+
+    try:
+        a = torch.arange(16 * 16, dtype=torch.float32).reshape(16, 16) / 256
+        d = triton_matmul(a, a.t().contiguous(), block=(16, 16, 16))
+        err = (d.double() - a.double() @ a.t().double()).abs().max().item()
+    except Exception as e:  # noqa: BLE001
+        return f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
+    return "" if err < 1e-4 else f"a 16×16 test product is off by {err:.3g}"
 
 
 def _build_kernel():
@@ -143,8 +165,8 @@ def _build_kernel():
                      GROUP_M: tl.constexpr, CAST_F32: tl.constexpr, INPUT_PRECISION: tl.constexpr):
         # Which tile of D this program owns, in grouped order (see the module docstring).
         pid = tl.program_id(axis=0)
-        tiles_m = tl.cdiv(M, BLOCK_M)
-        tiles_n = tl.cdiv(N, BLOCK_N)
+        tiles_m = (M + BLOCK_M - 1) // BLOCK_M  # plain arithmetic: no jit'd helpers needed
+        tiles_n = (N + BLOCK_N - 1) // BLOCK_N
         per_group = GROUP_M * tiles_n
         group = pid // per_group
         first_m = group * GROUP_M
@@ -164,7 +186,7 @@ def _build_kernel():
         b_ptrs = b_ptr + offs_k[:, None] * stride_bk + b_cols[None, :] * stride_bn
 
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-        for kb in range(0, tl.cdiv(K, BLOCK_K)):
+        for kb in range(0, (K + BLOCK_K - 1) // BLOCK_K):
             k_left = K - kb * BLOCK_K  # the last K tile is partial: mask it, load zeros past K
             a = tl.load(a_ptrs, mask=offs_k[None, :] < k_left, other=0.0)
             b = tl.load(b_ptrs, mask=offs_k[:, None] < k_left, other=0.0)

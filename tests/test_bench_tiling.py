@@ -11,6 +11,9 @@ from gemmlib.commands import bench_tiling as cmd
 from gemmlib.errors import InputError
 from gemmlib.flops import gemm_flops, wave_quantization
 from gemmlib.tiling import tile_traffic
+from gemmlib.triton_gemm import prepare_interpreter
+
+prepare_interpreter()  # before anything else in this test session imports triton
 
 
 @pytest.fixture(autouse=True)

@@ -14,6 +14,8 @@ import torch
 from gemmlib import triton_gemm as tg
 from gemmlib.errors import InputError
 
+tg.prepare_interpreter()  # before anything else in this test session imports triton
+
 ROOT = Path(__file__).resolve().parents[1]
 DEV = "cuda" if torch.cuda.is_available() else "cpu"
 TOL = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1.6e-2}

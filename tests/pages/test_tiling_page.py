@@ -5,6 +5,10 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from gemmlib.triton_gemm import prepare_interpreter
+
+prepare_interpreter()  # before anything else in this test session imports triton
+
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "7_Tiling.py")
 
