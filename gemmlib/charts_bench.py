@@ -67,7 +67,7 @@ def ceilings_chart(rows: list[dict], title: str = "Measured vs datasheet") -> al
         color=alt.Color("which:N", title=None),
         row=alt.Row("figure:N", title=None, sort=None, header=alt.Header(labelAngle=0, labelAlign="left")),
         tooltip=["figure:N", "which:N", alt.Tooltip("value:Q", format=".3g"), "unit:N"],
-    ).properties(title=title, width=420)
+    ).properties(title=title, width=420).resolve_scale(x="independent")
 
 
 def save_chart(chart: alt.Chart, path_stem: Any) -> tuple[str, str]:

@@ -123,7 +123,7 @@ for key, ceil in measured.items():
     ds = devices.match_catalogue(ceil.device_name, "cpu" if ceil.device == "cpu" else "cuda")[0]
     rows = ceil.rows(ds if ceil.device != "cpu" else None)
     if rows:
-        st.dataframe(pd.DataFrame(rows), hide_index=True, key=f"dv_rows_{key}",
+        st.dataframe(pd.DataFrame(rows).dropna(axis=1, how="all"), hide_index=True, key=f"dv_rows_{key}",
                      column_config={"measured": st.column_config.NumberColumn(format="%.4g"),
                                     "datasheet": st.column_config.NumberColumn(format="%.4g"),
                                     "share of datasheet": st.column_config.NumberColumn(format="percent")})

@@ -105,8 +105,9 @@ with st.container(border=True):
             k = d[2].number_input("K (inner)", 1, lim.max_dim, key="pr_k")
             shapes = ((int(m), int(n), int(k), f"{m}×{n}×{k}"),)
     e = st.columns([1, 1, 2])
-    with_quant = e[0].checkbox("int8/fp8 with quantization too", key="pr_quant",
-                               help="Also time quantizing the activations on every call and dequantizing.")
+    with_quant = e[0].checkbox("time quantization too", key="pr_quant",
+                               help="int8/fp8: also time quantizing the activations on every call and dequantizing "
+                               "(the “+ quant” rows).")
     per_row = e[1].slider("seconds per row", 0.05, 2.0, step=0.05, key="pr_time")
     cap = (f"Caps on this server: dimensions ≤ {lim.max_dim:,}, operands ≤ {lim.max_bytes / 1024**3:.3g} GiB, "
            f"{lim.time_limit_s:g} s per run" + (" — **classroom mode**" if lim.classroom else "") + ".")
@@ -154,7 +155,7 @@ if not rows:
 results = [harness.BenchResult.from_dict(r) for r in rows]
 st.subheader("Results")
 st.success(bp.int8_verdict(results))
-table = pd.DataFrame(bp.summary_rows(results))
+table = pd.DataFrame(bp.summary_rows(results)).dropna(axis=1, how="all")  # e.g. no datasheet on a CPU
 st.dataframe(
     table,
     hide_index=True,
