@@ -27,14 +27,13 @@ too slow to mean anything about speed — never report its time.
 
 Importing this module imports neither torch nor triton; the kernel is built on
 first use. On a machine without CUDA, the interpreter switch is set before
-triton is first imported (if something imported triton already, ``status()``
-reports that the kernel cannot run here, and why).
+triton is first imported when possible (see ``prepare_interpreter``; ``status()``
+checks that the interpreter works and otherwise says why the kernel cannot run).
 """
 
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,15 +81,16 @@ def _cuda_available() -> bool:
 
 
 def prepare_interpreter() -> None:
-    """Switch the interpreter on before triton's first import when there is no CUDA device.
+    """Switch the interpreter on (``TRITON_INTERPRET=1``) when there is no CUDA device.
 
-    Call it early in a process that may import triton elsewhere (a test session does); ``status()``
-    calls it too.
+    Best called before triton is first imported; ``status()`` calls it too. If triton was imported
+    already (``torch.utils.flop_counter`` imports it, so a server whose Profiler page ran first has
+    it), the switch is still set: triton ≥ 3 reads it when a kernel is defined, and this kernel uses
+    only builtins (no ``@jit`` helpers defined at import). ``status()`` runs a small product to
+    check that the interpreter really works, and says why when it does not.
     """
-    if "triton" not in sys.modules and not _cuda_available():
+    if not _cuda_available():
         os.environ.setdefault("TRITON_INTERPRET", "1")
-    # If triton is imported already, the switch is left alone: the interpreter must be on from the
-    # first import (triton.language's own helpers are defined then); status() then says why it can't run.
 
 
 def _interpreting() -> bool:
@@ -132,8 +132,9 @@ def status() -> TritonStatus:
         st = TritonStatus(True, "gpu", "Triton kernel compiled for the CUDA device (autotuned)")
     else:
         st = TritonStatus(False, "unavailable",
-                          "triton was imported before the interpreter could be switched on and there is "
-                          "no CUDA device; start the process with TRITON_INTERPRET=1")
+                          "no CUDA device, and Triton's interpreter is switched off in this process "
+                          f"(TRITON_INTERPRET={os.environ.get('TRITON_INTERPRET')!r}); set TRITON_INTERPRET=1 "
+                          "to check the kernel's correctness on the CPU")
     _STATE["status"] = st
     return st
 
@@ -185,7 +186,7 @@ def _build_kernel():
         a_ptrs = a_ptr + a_rows[:, None] * stride_am + offs_k[None, :] * stride_ak
         b_ptrs = b_ptr + offs_k[:, None] * stride_bk + b_cols[None, :] * stride_bn
 
-        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        acc = tl.full((BLOCK_M, BLOCK_N), 0.0, dtype=tl.float32)  # a builtin (tl.zeros is a jit helper)
         for kb in range(0, (K + BLOCK_K - 1) // BLOCK_K):
             k_left = K - kb * BLOCK_K  # the last K tile is partial: mask it, load zeros past K
             a = tl.load(a_ptrs, mask=offs_k[None, :] < k_left, other=0.0)

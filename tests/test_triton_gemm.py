@@ -107,11 +107,11 @@ def test_import_is_light_and_interpreter_switched_on_before_triton():
 
 def test_triton_imported_first_still_runs_or_says_why():
     # Something imported triton before gemmlib could switch the interpreter on: triton ≥ 3 reads the
-    # switch when a kernel is defined, so the kernel still runs; otherwise status() must say why.
+    # switch when a kernel is defined, and the kernel uses only builtins, so it still runs.
     code = (
         "import os\n"
         "os.environ.pop('TRITON_INTERPRET', None)\n"
-        "import triton, torch\n"
+        "import torch, torch.utils.flop_counter  # imports triton\n"
         "import gemmlib.triton_gemm as tg\n"
         "st = tg.status()\n"
         "print(st.mode)\n"
@@ -125,8 +125,6 @@ def test_triton_imported_first_still_runs_or_says_why():
     assert out.returncode == 0, out.stderr
     lines = out.stdout.strip().splitlines()
     if DEV == "cpu":
-        assert lines[0] in {"interpreter", "unavailable"}
-        if lines[0] == "interpreter":
-            assert float(lines[2]) < 1e-4
-        else:
-            assert "TRITON_INTERPRET" in lines[1]
+        # torch.utils.flop_counter imports triton, so this happens in a real server: it must still work
+        assert lines[0] == "interpreter", lines
+        assert float(lines[2]) < 1e-4
