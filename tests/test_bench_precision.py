@@ -248,3 +248,27 @@ def test_tf32_switch_is_restored():
     with bp._tf32(False):
         assert read() in ("ieee", False)
     assert read() == before
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_every_format_on_the_gpu_including_padding():
+    # 5×20×30: int8 needs padding to 17×24×32 (M > 16, K and N multiples of 8), fp8 to K = N = 32.
+    cfg = bp.PrecisionConfig(device="cuda", shapes=((5, 20, 30, "odd"), (256, 256, 256, "square")), min_run_time=0.05)
+    rows = bp.run_precision(cfg, record_results=False)
+    cap = torch.cuda.get_device_capability()
+    for r in rows:
+        assert r.supported or r.reason, r
+        if r.supported:
+            assert r.rel_error is not None and r.rel_error < 0.1, (r.name, r.rel_error)
+            assert r.tflops > 0
+    odd = {r.name: r for r in rows if r.shape["label"] == "odd"}
+    assert odd["int8"].supported and "padded 5×30·30×20 to 17×32·32×24" in odd["int8"].reason
+    assert odd["fp32"].rel_error < 1e-5  # TF32 must be off for the fp32 row
+    square = {r.name: r for r in rows if r.shape["label"] == "square"}
+    if cap >= (8, 0):
+        assert square["tf32"].supported and square["tf32"].rel_error > square["fp32"].rel_error
+    if cap >= (8, 9):
+        assert odd["fp8"].supported and "K and N multiples of 16" in odd["fp8"].reason
+    else:
+        assert not square["fp8"].supported and "8.9" in square["fp8"].reason

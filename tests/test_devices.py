@@ -187,3 +187,13 @@ def test_devices_light_and_measure(capsys, monkeypatch):
 def test_devices_bad_input(capsys, args):
     assert main(["devices", *args]) == 2
     assert capsys.readouterr().err.startswith("error:")
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_detect_describes_each_gpu():
+    gpus = [d for d in devices.detect() if d.kind == "cuda"]
+    assert len(gpus) == torch.cuda.device_count()
+    for d in gpus:
+        assert d.units > 0 and d.memory_bytes > 0 and "." in d.capability
+    assert devices.device_info("cuda").name == torch.cuda.get_device_name()

@@ -136,3 +136,27 @@ def test_fp8_padding_path_gives_the_same_product():
 
 def test_operand_bytes():
     assert quant.operand_bytes(2, 3, 4, 1, 4) == (2 * 4 + 4 * 3) * 1 + 2 * 3 * 4
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_int8_on_the_gpu_matches_the_cpu_exactly():
+    a, b = _ab(5, 70, 45)
+    qa, _ = quant.quantize_rows_int8(a)
+    qb, _ = quant.quantize_cols_int8(b)
+    gpu = quant.int8_matmul(qa.cuda(), qb.cuda())  # padded to 17×72·72×48 under the hood
+    assert torch.equal(gpu.cpu(), quant.int8_matmul(qa, qb))
+    op = quant.prepare_int8(a.cuda(), b.cuda())
+    assert op.b_q.stride()[0] == 1 and op.padding.padded
+    assert torch.allclose(op.result(torch.float32).cpu(), quant.int8_gemm(a, b), atol=1e-4)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not (torch.cuda.is_available() and quant.fp8_supported("cuda")[0]),
+                    reason="needs a GPU with fp8 tensor cores")
+@pytest.mark.parametrize("rowwise", [None, False])
+def test_fp8_on_the_gpu(rowwise):
+    a, b = _ab(64, 96, 80)
+    ref = a.double() @ b.double()
+    op = quant.prepare_fp8(a.cuda(), b.cuda(), rowwise=rowwise)
+    assert 1e-4 < rel_error(op.result(), ref.cuda()) < 0.1
