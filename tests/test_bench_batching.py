@@ -157,3 +157,30 @@ def test_model_rows_and_ridge_batch():
     assert bb.model_chart(rows, ridge) is not None
     with pytest.raises(InputError):
         bb.model_rows(1, 4, 4, "bf16", [0])
+
+
+def _timed(mode, batch, m, k, n, seconds, dtype="bf16"):
+    from gemmlib.harness import BenchResult
+
+    return BenchResult(bench="batching", name=mode, device="cuda", device_name="x", dtype=dtype,
+                       shape={"m": m, "k": k, "n": n, "batch": batch},
+                       flops=float(bb.mode_flops(mode, batch, m, k, n)),
+                       bytes=bb.mode_bytes(mode, batch, m, k, n, dtype), median_s=seconds)
+
+
+@pytest.mark.parametrize("loop_s,stacked_s,expect", [
+    (1.05e-3, 1.0e-3, "Little gain, as expected"),  # compute-bound at M = 1024: above the H200 ridge
+    (3.0e-3, 1.0e-3, "A real gain"),
+    (1.0e-3, 2.0e-3, "Stacking was slower"),
+])
+def test_article_verdict_reads_the_numbers(monkeypatch, loop_s, stacked_s, expect):
+    from gemmlib.hardware import get_hardware
+
+    monkeypatch.setattr(bb, "device_hardware", lambda device: get_hardware("h200"))
+    pre = [_timed("loop", 20, 1024, 4096, 4096, loop_s), _timed("stacked", 20, 1024, 4096, 4096, stacked_s)]
+    dec = [_timed("loop", 20, 1, 4096, 4096, 2e-4), _timed("stacked", 20, 1, 4096, 4096, 2e-5)]
+    v = bb.article_verdict(pre, dec, "cuda")
+    assert v["speedup"] == pytest.approx(loop_s / stacked_s)
+    assert v["decode_speedup"] == pytest.approx(10.0)
+    assert expect in v["verdict"]
+    assert "ridge point (206)" in v["verdict"] or expect != "Little gain, as expected"
