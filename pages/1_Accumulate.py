@@ -138,7 +138,7 @@ def _move(delta: int | None = None, to: int | None = None) -> None:
 
 
 def _slide() -> None:
-    st.session_state.acc_pos = int(st.session_state.acc_slider)
+    st.session_state.acc_pos = int(st.session_state.acc_slider) - 1
     st.session_state.acc_hold = True
 
 
@@ -181,10 +181,11 @@ def stepper() -> None:
     if st.session_state.acc_playing:
         # no slider while playing: a timer rerun carries the browser's copy of a widget's value, which
         # can lag behind the server's and would pull the animation back a step
-        st.progress(st.session_state.acc_pos / max(1, last), text=f"step {st.session_state.acc_pos} of {last}")
+        st.progress(st.session_state.acc_pos / max(1, last),
+                    text=f"step {st.session_state.acc_pos + 1} of {len(tr)}")
     elif last > 0:
-        st.session_state.acc_slider = st.session_state.acc_pos
-        st.slider("step", 0, last, key="acc_slider", on_change=_slide)
+        st.session_state.acc_slider = st.session_state.acc_pos + 1
+        st.slider("step", 1, len(tr), key="acc_slider", on_change=_slide)
     step = tr.steps[st.session_state.acc_pos]
     a, bm, _ = problem.arrays()
     st.markdown(f"**Step {step.index + 1} of {len(tr)}** · `{step.expression}`")
@@ -212,8 +213,8 @@ def loads_view(p: ref.Problem, t: tuple[int, int, int]) -> tuple[dict, pd.DataFr
     for o in ref.LOOP_ORDERS:
         t_ = get_trace(p, o, t).totals
         label = ref.LOOP_ORDER_LABELS[o]
-        rows += [{"order": label, "operand": "A", "loads": t_["loads_a"]},
-                 {"order": label, "operand": "B", "loads": t_["loads_b"]}]
+        rows += [{"order": o, "operand": "A", "loads": t_["loads_a"]},
+                 {"order": o, "operand": "B", "loads": t_["loads_b"]}]
         table.append({"loop order": label, "steps": t_["steps"], "A loads": t_["loads_a"],
                       "B loads": t_["loads_b"], "A + B loads": t_["loads"], "D stores": t_["stores_d"],
                       "multiplications": t_["mults"], "additions": t_["adds"]})

@@ -134,9 +134,9 @@ st.markdown(
     "divide evenly by the SM count the last *wave* leaves SMs idle (**wave quantization**). So time "
     "is a staircase in N, not a line: one column past a multiple of the tile can cost a full extra wave."
 )
-ui.bound("fl_wm", 4096, int, lambda v: 1 <= v <= MAX_DIM)
-ui.bound("fl_wn0", 8064, int, lambda v: 1 <= v <= MAX_DIM)
-ui.bound("fl_wn1", 8448, int, lambda v: 1 <= v <= MAX_DIM)
+ui.bound("fl_wm", 1024, int, lambda v: 1 <= v <= MAX_DIM)
+ui.bound("fl_wn0", 1024, int, lambda v: 1 <= v <= MAX_DIM)
+ui.bound("fl_wn1", 4096, int, lambda v: 1 <= v <= MAX_DIM)
 w = st.columns(6)
 w[0].number_input("M", 1, MAX_DIM, key="fl_wm")
 w[1].number_input("N from", 1, MAX_DIM, key="fl_wn0")
@@ -147,13 +147,13 @@ sms = w[5].number_input("SMs", 1, 1024, value=CATALOGUE[gpu].sms, key="fl_sms",
                         help="defaults to the chosen hardware's SM count")
 with ui.guard("the staircase"):
     n0, n1 = st.session_state.fl_wn0, st.session_state.fl_wn1
-    step = max(1, -(-(n1 - n0 + 1) // 1500))  # at most ~1500 points (Altair draws up to 5000 rows)
+    step = max(1, -(-(n1 - n0 + 1) // 1650))  # at most 1650 points: 3 lines each under Altair's 5000 rows
     stairs, stairs_spec = staircase_view(st.session_state.fl_wm, n0, n1, tm, tn, int(sms), step)
     st.vega_lite_chart(stairs_spec, width="stretch")
     worst = min(stairs, key=lambda r: r["efficiency"])
     best = max(stairs, key=lambda r: r["efficiency"])
     st.caption(f"{tm}×{tn} tiles on {int(sms)} SMs: efficiency from {worst['efficiency']:.1%} (N = {worst['N']:,}, "
-               f"{worst['tiles']:,} tiles in {worst['waves']} waves) to {best['efficiency']:.1%} "
+               f"{worst['tiles']:,} tiles in {worst['waves']} wave{'s' * (worst['waves'] != 1)}) to {best['efficiency']:.1%} "
                f"(N = {best['N']:,}). Efficiency = tile efficiency × wave efficiency: the share of the launched "
                "SM-time that does useful multiply-adds."
                + (f" (N sampled every {step} columns over this wide range.)" if step > 1 else ""))

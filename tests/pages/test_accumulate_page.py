@@ -56,7 +56,7 @@ def test_step_forward_back_first_last_and_slider():
     at.button(key="acc_first").click().run()
     at.button(key="acc_back").click().run()  # clamps at the start
     assert at.session_state.acc_pos == 0
-    at.slider(key="acc_slider").set_value(5).run()
+    at.slider(key="acc_slider").set_value(6).run()  # the slider counts steps from 1, like "Step 6 of 13"
     assert at.session_state.acc_pos == 5 and "D[0,1]" in _text(at)
     assert not at.exception
 
@@ -83,7 +83,7 @@ def test_play_advances_and_stops_at_the_end():
     at.run()
     assert at.session_state.acc_pos >= 1
     at.button(key="acc_play").click().run()  # pause: the slider is back
-    at.slider(key="acc_slider").set_value(11).run()
+    at.slider(key="acc_slider").set_value(12).run()
     at.button(key="acc_play").click().run()
     at.run()
     at.run()
@@ -106,7 +106,7 @@ def test_loop_orders(order, steps, expr):
     assert at.session_state.acc_pos == (1 if order == "inner" else 0)
     at.button(key="acc_first").click().run()
     assert expr in _text(at)
-    assert at.slider(key="acc_slider").max == steps - 1
+    assert at.slider(key="acc_slider").max == steps
     assert _trace_d(at) == [[58.0, 64.0], [139.0, 154.0]]
     table = next(df.value for df in at.dataframe if "loop order" in df.value.columns)
     assert table["A loads"].tolist() == [12, 6, 12] and table["B loads"].tolist() == [12, 6, 12]

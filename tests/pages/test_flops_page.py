@@ -110,7 +110,9 @@ def test_ranges_at_extremes_and_bad_ranges_keep_the_last_good_heatmap():
 
 def test_wave_staircase_inputs():
     at = _app()
-    assert any("tiles on 132 SMs" in c.value for c in at.caption)
+    caption = next(c.value for c in at.caption if "tiles on 132 SMs" in c.value)
+    # defaults: M = 1024, N = 1024…4096, 128×128 tiles: 64 tiles fill half of 132 SMs (48.5 %)
+    assert "efficiency from 48.5% (N = 1,024, 64 tiles in 1 wave)" in caption
     at.number_input(key="fl_wm").set_value(1)
     at.number_input(key="fl_wn0").set_value(1)
     at.number_input(key="fl_wn1").set_value(1 << 20)
