@@ -180,6 +180,16 @@ def test_custom_matrices_and_bad_input_keeps_last_good_state():
     assert _trace_d(at) == [[21.0, 24.0], [45.0, 52.0]]
 
 
+@pytest.mark.parametrize("speed", [1, 20])
+def test_speed_extremes_while_playing(speed):
+    at = _app()
+    at.slider(key="acc_speed").set_value(speed).run()
+    at.button(key="acc_play").click().run()
+    at.run()
+    assert not at.exception and 1 <= at.session_state.acc_pos <= speed
+    assert at.query_params["acc_speed"] == [str(speed)] or at.query_params["acc_speed"] == str(speed)
+
+
 def test_precision_section_inputs():
     at = _app()
     assert any("fp16" in m.value and "K =" in m.value for m in at.markdown)
