@@ -402,6 +402,8 @@ def _fp8_rows(run: _Run, shape: dict, a0: Any, b0: Any, ref: Any, n_rot: int) ->
 
     def linear(a: Any, w: quant.Fp8Operands) -> Any:
         a_q, sa = quant.quantize_fp8(a, dim=1 if w.rowwise else None)
+        if w.rowwise:
+            sa = quant.roomy_scale(sa, 0)
         p = w.padding
         if p.padded:
             a_q = quant._pad_fp8(a_q, p.pm, p.pk)

@@ -290,12 +290,36 @@ def prepare_fp8(a: Any, b: Any, *, rowwise: bool | None = None, fast_accum: bool
         if pad.padded:
             sa[m:] = 1.0
             sb[:, n:] = 1.0
+        sa, sb = roomy_scale(sa, 0), roomy_scale(sb, 1)
     else:
         a_q, sa = quantize_fp8(a)
         b_q, sb = quantize_fp8(b)
     a_q = _pad_fp8(a_q, pad.pm, pad.pk).contiguous()
     b_q = _pad_fp8(b_q, pad.pk, pad.pn).t().contiguous().t()  # column-major B
     return Fp8Operands(a_q, b_q, sa, sb, pad, out_dtype, fast_accum, rowwise)
+
+
+SCALE_ROOM = 256  # rowwise scales live in buffers rounded up to this many entries (see roomy_scale)
+
+
+def roomy_scale(scale: Any, axis: int, force: bool = False) -> Any:
+    """The same (M,1) or (1,N) scale, as a view into a buffer rounded up to 256 entries.
+
+    Some CUTLASS rowwise fp8 kernels behind ``torch._scaled_mm`` read the scales a whole
+    256-row tile at a time (pytorch/pytorch#133334: an illegal memory access, which kills
+    the CUDA context, when M % 256 != 0 in the torch releases before the fix). Reading
+    past the end of this view stays inside its own buffer, whatever torch is installed.
+    """
+    import torch
+    n = scale.shape[axis]
+    room = _ceil_to(n, SCALE_ROOM)
+    if (scale.device.type != "cuda" and not force) or room == n:
+        return scale.contiguous()
+    shape = (room, 1) if axis == 0 else (1, room)
+    buf = torch.ones(shape, dtype=scale.dtype, device=scale.device)
+    view = buf[:n] if axis == 0 else buf[:, :n]
+    view.copy_(scale)
+    return view
 
 
 def _pad_fp8(x: Any, rows: int, cols: int) -> Any:

@@ -160,3 +160,14 @@ def test_fp8_on_the_gpu(rowwise):
     ref = a.double() @ b.double()
     op = quant.prepare_fp8(a.cuda(), b.cuda(), rowwise=rowwise)
     assert 1e-4 < rel_error(op.result(), ref.cuda()) < 0.1
+
+
+def test_rowwise_scales_sit_in_roomy_buffers():
+    s = torch.arange(1.0, 6.0).reshape(5, 1)
+    assert quant.roomy_scale(s, 0) is not None and quant.roomy_scale(s, 0).untyped_storage().nbytes() == 5 * 4
+    r = quant.roomy_scale(s, 0, force=True)  # what happens on CUDA
+    assert torch.equal(r, s) and r.is_contiguous() and r.untyped_storage().nbytes() == 256 * 4
+    c = quant.roomy_scale(s.reshape(1, 5), 1, force=True)
+    assert c.shape == (1, 5) and c.is_contiguous() and c.untyped_storage().nbytes() == 256 * 4
+    full = torch.ones(512, 1)
+    assert quant.roomy_scale(full, 0, force=True).untyped_storage().nbytes() == 512 * 4
