@@ -13,7 +13,7 @@
 #   3. devices     python -m gemmlib devices --json                        (90 s)
 #   4. report      python -m gemmlib report --out $OUT/report              (390 s)
 #   5. honesty     benchmarks/bench_harness_honesty.py on the GPU (fp32)   (60 s)
-#   6. pytest      the harness/quant/precision/devices tests, GPU tests included (120 s)
+#   6. pytest      this tests, the GPU ones included             (150 s)
 # Everything lands under $OUT: <step>.out / <step>.err per step, steps.log with exit codes
 # and durations, gpu_checks.json, devices.json, report/ (report.md, results.json, charts/).
 set -u
@@ -164,8 +164,9 @@ fi
 
 run_step honesty 60 "$PY" benchmarks/bench_harness_honesty.py --device cuda --size 8192 --rounds 3 --min-run-time 0.3
 
-run_step pytest 120 "$PY" -m pytest -q -x -p no:cacheprovider tests/test_harness.py tests/test_quant.py \
-    tests/test_bench_precision.py tests/test_devices.py
+run_step pytest 150 "$PY" -m pytest -q -p no:cacheprovider tests/test_harness.py tests/test_quant.py \
+    tests/test_bench_precision.py tests/test_devices.py tests/test_report.py tests/pages/test_precision_page.py \
+    tests/pages/test_devices_page.py
 
 log "all steps done in $(($(date +%s) - START)) s; files under $OUT"
 ls -R "$OUT" | head -60

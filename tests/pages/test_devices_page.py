@@ -32,6 +32,7 @@ def test_renders_cold_with_the_cpu_and_its_catalogue_row():
 def test_measure_ceilings_button_shows_measured_figures(monkeypatch):
     monkeypatch.setattr(devices, "ceiling_plan", lambda device, quick=False: (64, 1024**2))
     at = AppTest.from_file(PAGE, default_timeout=120).run()
+    at.radio(key="dv_device").set_value("cpu")  # the CPU path, on a GPU machine too
     at.button[0].click().run()
     assert not at.exception and not at.error
     rows = at.dataframe[-1].value

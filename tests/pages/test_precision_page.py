@@ -19,6 +19,7 @@ def _clean_env(monkeypatch, tmp_path):
 
 
 def _custom(at, m, n, k, dtypes):
+    at.radio(key="pr_device").set_value("cpu")  # the CPU path, on a GPU machine too
     at.radio(key="pr_set").set_value("Custom").run()
     at.number_input(key="pr_m").set_value(m)
     at.number_input(key="pr_n").set_value(n)
@@ -104,6 +105,7 @@ def _impatient(real, told):
 def test_classroom_mode_caps_the_size_widgets(monkeypatch):
     monkeypatch.setenv("GEMM_CLASSROOM", "1")
     at = AppTest.from_file(PAGE, default_timeout=60).run()
+    at.radio(key="pr_device").set_value("cpu").run()
     assert not at.exception
     assert [int(o) for o in at.multiselect(key="pr_sq_cpu").options] == [256, 512, 1024, 2048]
     assert any("classroom mode" in c.value for c in at.caption)
