@@ -63,25 +63,41 @@ def test_accumulate_play_advances_and_pause_stops(app_server, page):
     assert_clean(page)
 
 
-def test_precision_benchmark_from_the_ui_in_classroom_mode(fresh_server, page):
-    """A small CPU benchmark run from the page shows its table; the server's classroom caps are shown."""
+def test_precision_benchmark_from_the_ui_in_classroom_mode(fresh_server, browser, page):
+    """A small CPU benchmark run from the page shows its table; the server's classroom caps are shown;
+    a second browser session that asks for a run meanwhile is told it is queued, then gets its table."""
     info = page_info("pages/6_Precision.py")
     if not info.exists:
         pytest.skip("pages/6_Precision.py is not written yet")
     server = fresh_server(env={"GEMM_CLASSROOM": "1"})
-    open_page(page, server.url, info.url_path,
-              query="pr_device=cpu&pr_set=Custom&pr_m=48&pr_n=40&pr_k=56&pr_time=0.05&pr_quant=true")
+    query = "pr_device=cpu&pr_set=Custom&pr_m=48&pr_n=40&pr_k=56&pr_quant=true"
+    open_page(page, server.url, info.url_path, query=query + "&pr_time=0.5")
     assert_clean(page)
     expect(page.get_by_text("classroom mode")).to_be_visible()
     expect(page.get_by_text(re.compile(r"dimensions ≤ 2,048"))).to_be_visible()
 
-    page.get_by_role("button", name="Run the benchmark").click()
-    expect(page.get_by_role("heading", name="Results")).to_be_visible(timeout=120_000)
-    wait_idle(page, timeout=120)
-    assert_clean(page)
-    grid = page.locator('[data-testid="stDataFrame"]').first
-    expect(grid).to_be_visible()
-    # The table's data, as the page's CSV download gives it: one row per format, the shape we asked for.
+    other_ctx = browser.new_context(viewport=page.viewport_size)
+    try:
+        other = other_ctx.new_page()
+        open_page(other, server.url, info.url_path, query=query + "&pr_time=0.05")
+        page.get_by_role("button", name="Run the benchmark").click()
+        expect(page.get_by_text(re.compile("Running on cpu"))).to_be_visible(timeout=60_000)
+        other.get_by_role("button", name="Run the benchmark").click()
+        expect(other.get_by_text(re.compile(r"Queued: queued behind a precision run"))).to_be_visible()
+
+        for pg in (page, other):
+            expect(pg.get_by_role("heading", name="Results")).to_be_visible(timeout=120_000)
+            wait_idle(pg, timeout=120)
+            assert_clean(pg)
+            expect(pg.locator('[data-testid="stDataFrame"]').first).to_be_visible()
+        _check_precision_csv(other)
+    finally:
+        other_ctx.close()
+    _check_precision_csv(page)
+
+
+def _check_precision_csv(page) -> None:
+    """The table's data, as the page's CSV download gives it: one row per format, the shape asked for."""
     with page.expect_download() as dl:
         page.get_by_role("button", name="Download CSV").click()
     rows = list(csv.DictReader(io.StringIO(Path(dl.value.path()).read_text())))
