@@ -72,3 +72,7 @@ def test_roofline():
     assert max(p["flops_per_s"] for p in curve) == 100.0
     with pytest.raises(InputError):
         R.attainable(1.0, 0.0, 1.0)
+    with pytest.raises(InputError):
+        R.ridge(1.0, 0.0)
+    with pytest.raises(InputError):
+        R.roof_curve(1.0, 1.0, lo=0.0)
