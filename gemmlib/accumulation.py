@@ -21,6 +21,7 @@ elements, one pass over K_max gives the error at every K at once.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -185,3 +186,19 @@ def explain(study: AccumulationStudy) -> str:
             " Each addition rounds to the accumulator's precision (unit roundoff "
             f"{unit_roundoff('fp16'):.1e} for fp16, {unit_roundoff('fp32'):.1e} for fp32) and K additions "
             "add up, so the error grows with K: tensor cores take fp16/bf16 operands but accumulate in fp32.")
+
+
+def matmul_errors(a: np.ndarray, b: np.ndarray, operands: str = "fp16",
+                  accumulators: tuple[str, ...] = ("fp16", "fp32", "fp64")) -> list[dict]:
+    """A@B for small matrices with each accumulator: the largest error against the exact product of
+    the same rounded operands, and how much operand rounding alone moved the result."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    exact_rounded = matmul(a, b, "fp64", operands)  # float64 sums of exact products
+    operand_shift = float(np.max(np.abs(exact_rounded - a @ b)))
+    rows = []
+    for acc in accumulators:
+        got = matmul(a, b, acc, operands)
+        err = np.abs(got - exact_rounded)
+        rows.append({"accumulator": acc, "max |error|": float(np.max(err)) if np.all(np.isfinite(got)) else math.inf,
+                     "operand rounding moved D by": operand_shift})
+    return rows

@@ -14,7 +14,7 @@ import streamlit as st
 
 import ui
 from gemmlib import reference as ref
-from gemmlib.accumulation import DISTRIBUTIONS, OPERAND_DTYPES, accumulation_study, explain
+from gemmlib.accumulation import DISTRIBUTIONS, OPERAND_DTYPES, accumulation_study, explain, matmul_errors
 from gemmlib.charts_explain import accumulation_chart, loads_chart, running_sum_chart, spec, step_grids_spec
 from gemmlib.flops import naive_op_counts
 
@@ -292,6 +292,17 @@ with ui.guard("the precision study"):
     st.markdown(explain(study))
     with st.expander("Table"):
         st.dataframe(pd.DataFrame(study.records()), hide_index=True)
+    a_, b_, _ = problem.arrays()
+    st.markdown(f"**Your matrices** ({problem.m}×{problem.k} by {problem.k}×{problem.n}), operands in {operands}, "
+                "A·B accumulated in each precision:")
+    errs = matmul_errors(a_, b_, operands)
+    st.dataframe(pd.DataFrame(errs), hide_index=True)
+    if all(r["max |error|"] == 0 for r in errs):
+        st.caption("Every accumulator gives the same D here: sums this short of numbers this simple (small "
+                   "integers are exact in fp16 up to 2048) never round. The error needs long sums to show.")
+    else:
+        st.caption("Errors are against the exact product of the same rounded operands; the last column is what "
+                   "rounding the operands alone did.")
     st.caption(f"16 dot products per K, operands {DISTRIBUTIONS[dist]}; relative error = |sum − exact| / |exact|. "
                "An fp64 error of 0 means float64 summed these products without any rounding (fp16 and bf16 "
                "products have few enough bits); it is drawn at 1e-18 on the log scale.")

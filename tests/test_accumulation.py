@@ -81,3 +81,17 @@ def test_unit_roundoff():
     assert acc.unit_roundoff("fp16") == 2.0**-11
     assert acc.unit_roundoff("fp32") == 2.0**-24
     assert math.isclose(acc.unit_roundoff("fp64"), 2.0**-53)
+
+
+def test_matmul_errors_small_integers_are_exact_and_long_sums_are_not():
+    a = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    b = np.array([[7.0, 8.0], [9.0, 10.0], [11.0, 12.0]])
+    rows = acc.matmul_errors(a, b)
+    assert [r["accumulator"] for r in rows] == ["fp16", "fp32", "fp64"]
+    assert all(r["max |error|"] == 0 and r["operand rounding moved D by"] == 0 for r in rows)
+    rng = np.random.default_rng(0)
+    a, b = rng.random((2, 4096)), rng.random((4096, 2))
+    rows = {r["accumulator"]: r for r in acc.matmul_errors(a, b)}
+    assert rows["fp16"]["max |error|"] > 10 > 1e-2 > rows["fp32"]["max |error|"]
+    assert rows["fp64"]["max |error|"] == 0
+    assert rows["fp16"]["operand rounding moved D by"] > 0
