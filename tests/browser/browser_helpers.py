@@ -10,10 +10,12 @@ from __future__ import annotations
 import ast
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from dataclasses import dataclass
@@ -64,7 +66,10 @@ class StreamlitServer:
             "--server.fileWatcherType", "none",  # nothing changes during a test; spare the CPU
             "--server.runOnSave", "false",
         ]
-        full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
+        # Measured ceilings and other caches go to a directory of this server's own, so a test
+        # neither reads what another run left in <tempdir>/gemmlib nor leaves anything behind.
+        self._cache_dir = tempfile.mkdtemp(prefix="gemm-browser-")
+        full_env = {**os.environ, "PYTHONUNBUFFERED": "1", "GEMM_CACHE_DIR": self._cache_dir, **(env or {})}
         self._log = open(self.log_path, "w")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(cmd, cwd=cwd, env=full_env, stdout=self._log,
                                      stderr=subprocess.STDOUT, start_new_session=True)
@@ -116,6 +121,7 @@ class StreamlitServer:
                 self.proc.wait(timeout=15)
         if not self._log.closed:
             self._log.close()
+        shutil.rmtree(self._cache_dir, ignore_errors=True)
 
 
 # The fixed page list (file-based routing: pages/<N>_<Name>.py is served at /<Name>).
