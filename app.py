@@ -13,6 +13,7 @@ from pathlib import Path
 import streamlit as st
 
 import ui
+from gemmlib.devices import light_summary
 from gemmlib.hardware import catalogue_rows
 
 ui.page(
@@ -61,6 +62,23 @@ for path, label, line in PAGES:
         c1, c2 = st.columns([1, 4])
         c1.page_link(path, label=label)
         c2.markdown(line)
+
+
+
+@st.cache_data(ttl=300, show_spinner=False)
+def _devices() -> list[dict]:
+    return light_summary()  # no torch: /proc/cpuinfo and NVML only
+
+
+st.subheader("This machine")
+with ui.guard("device detection"):
+    for d in _devices():
+        mem = f"{d['memory_gb']:.0f} GB" if d.get("memory_gb") else "memory unknown"
+        unit = "SMs" if d["kind"] == "cuda" else "threads"
+        cap = f", compute capability {d['capability']}" if d.get("capability") else ""
+        st.markdown(f"- **{d['kind'].upper()}** {d['name']}: {d['units']} {unit}, {mem}{cap} "
+                    f"— catalogue row: *{d['catalogue'] or 'none'}*")
+    st.caption("Live benchmarks run on these; the **Devices** page measures their real ceilings.")
 
 st.subheader("GPUs in the catalogue")
 st.caption("Dense datasheet peaks (no sparsity), TFLOP/s (int8: TOPS); each row links its source.")
