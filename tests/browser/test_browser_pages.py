@@ -8,10 +8,21 @@ its own, as the first request of a fresh server.)
 
 from __future__ import annotations
 
+import ast
 import re
+from urllib.parse import quote
 
 import pytest
-from browser_helpers import PAGES, assert_clean, assert_title, open_page, screenshot, wait_idle
+from browser_helpers import (
+    PAGES,
+    ROOT,
+    PageInfo,
+    assert_clean,
+    assert_title,
+    open_page,
+    screenshot,
+    wait_idle,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -42,3 +53,30 @@ def test_every_page_through_the_sidebar(app_server, page):
     assert not failures, "\n\n".join(f"{slug}: {msg}" for slug, msg in failures.items())
     if missing:
         pytest.skip(f"pages not written yet: {', '.join(missing)}")
+
+
+JUNK = ["-7", "1e309", "nan", "x'<b>", "99999999999999", "", "0"]
+
+
+def _url_keys(info: PageInfo) -> list[str]:
+    """Every string literal in the page file that looks like a session-state key (``le_batch``)."""
+    tree = ast.parse((ROOT / info.file).read_text())
+    keys = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            and re.fullmatch(r"[a-z]{1,4}_[a-z0-9_]{1,20}", n.value)}
+    return sorted(keys)
+
+
+def test_absurd_query_strings_fall_back_to_defaults(app_server, page):
+    """A hand-edited link (negative, huge, non-numeric, empty values for every key a page reads from
+    the URL) still renders every page, with no error: bad values fall back to the defaults."""
+    failures: dict[str, str] = {}
+    for info in [p for p in PAGES if p.exists and p.file != "app.py"]:
+        keys = _url_keys(info)
+        query = "&".join(f"{k}={quote(JUNK[i % len(JUNK)])}" for i, k in enumerate(keys))
+        try:
+            open_page(page, app_server.url, info.url_path, query=query)
+            assert_title(page, info)
+            assert_clean(page)
+        except Exception as e:  # noqa: BLE001 - check every page, then report all failures
+            failures[info.slug] = f"{e}\n(query: {query[:300]})"
+    assert not failures, "\n\n".join(f"{slug}: {msg}" for slug, msg in failures.items())
