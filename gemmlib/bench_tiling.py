@@ -293,55 +293,95 @@ def wave_sweep_ns(start: int = 8192, stop: int = 8320, step: int = 16) -> list[i
     return list(range(start, stop + 1, step))
 
 
+MAX_WAVE_POINTS = 64
+
+
 def run_wave_sweep(device: str = "cuda", m: int = 8192, k: int = 8192, ns: list[int] | None = None,
                    dtype: str = "bf16", sms: int | None = None, tile: tuple[int, int] = WAVE_TILE,
-                   min_run_time: float = 0.1, progress: Progress = None) -> list[BenchResult]:
-    """torch.matmul at M×K @ K×N for N stepping past a tile multiple, with the predicted efficiency.
+                   min_run_time: float = 0.1, progress: Progress = None,
+                   impls: tuple[str, ...] = ("torch", "triton")) -> list[BenchResult]:
+    """M×K @ K×N for N stepping past a tile multiple, beside the predicted efficiency.
 
-    Each row's ``extra`` holds ``predicted_efficiency`` (tile × wave quantization for
-    ``tile`` on ``sms`` SMs) and ``predicted_tflops`` (the first point's measured
-    TFLOP/s scaled by the predicted efficiency ratio). GPU only: on a CPU there are
-    no SMs and waves, so every row is refused with that reason.
+    ``torch`` is cuBLAS (its tile is its own choice); ``triton`` is this project's kernel
+    with exactly ``tile`` (BLOCK_M × BLOCK_N, BLOCK_K = 64), so the prediction describes
+    it directly. Each row's ``extra`` holds ``predicted_efficiency`` (tile × wave
+    quantization for ``tile`` on ``sms`` SMs) and ``predicted_tflops`` (that
+    implementation's first measured TFLOP/s scaled by the predicted efficiency ratio).
+    GPU only: on a CPU there are no SMs and waves, so every row is refused with that reason.
     """
     import torch
 
-    ns = ns or wave_sweep_ns()
+    ns = list(ns or wave_sweep_ns())
+    if not ns or len(ns) > MAX_WAVE_POINTS:
+        raise InputError(f"give 1 to {MAX_WAVE_POINTS} values of N, got {len(ns)}")
     lim = harness.limits()
     harness.check_dims(lim, M=m, K=k, **{f"N{i}": v for i, v in enumerate(ns)})
     tdt = _torch_dtype(dtype)
     dname = get_dtype(dtype).name
+    bad = [i for i in impls if i not in ("torch", "triton")]
+    if bad:
+        raise InputError(f"the wave sweep measures torch and triton, not {bad[0]!r}")
     ok, why = harness.torch_device_available(device)
     if device != "cuda" or not ok:
         reason = why or "tile and wave quantization needs a GPU (SMs running waves of tiles)"
-        return [unsupported("tiling-waves", "torch", device, dname, {"m": m, "n": nn, "k": k}, reason,
-                            flops=gemm_flops(m, nn, k), nbytes=gemm_bytes(m, nn, k, dname)) for nn in ns]
+        return [unsupported("tiling-waves", impl, device, dname, {"m": m, "n": nn, "k": k}, reason,
+                            flops=gemm_flops(m, nn, k), nbytes=gemm_bytes(m, nn, k, dname))
+                for impl in impls for nn in ns]
     if sms is None:
         sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
     eb = get_dtype(dname).bytes
     harness.check_memory((m * k + k * max(ns) + m * max(ns)) * eb * 2, device, lim)
     dev_name = harness.device_name(device)
-    results = []
+    results: list[BenchResult] = []
     with harness.oom_guard(device):
         a = torch.randn(m, k, device=device, dtype=tdt)
         b_full = torch.randn(k, max(ns), device=device, dtype=tdt)
+        fns: dict[str, Any] = {"torch": torch.matmul}
+        if "triton" in impls:
+            from gemmlib import triton_gemm as tg
+
+            if tg.status().timable:
+                block = (int(tile[0]), int(tile[1]), 64)
+
+                def tri(x, y, _b=block):
+                    return tg.triton_matmul(x, y, block=_b)
+                fns["triton"] = tri
+        total = len(ns) * len(impls)
         for i, nn in enumerate(ns):
-            _progress(progress, i / len(ns), f"wave sweep: N = {nn}")
             b = b_full[:, :nn].contiguous()
-            t = harness.time_callable(torch.matmul, device=device, args_list=[(a, b)],
-                                      min_run_time=min_run_time)
             wq = wave_quantization(m, nn, tile[0], tile[1], sms)
-            r = BenchResult(bench="tiling-waves", name="torch", device=device, device_name=dev_name,
-                            dtype=dname, shape={"m": m, "n": nn, "k": k}, flops=float(gemm_flops(m, nn, k)),
-                            bytes=float(gemm_bytes(m, nn, k, dname)),
-                            extra={"tiles": wq.tiles, "waves": wq.waves, "sms": sms, "tile": list(tile),
-                                   "predicted_efficiency": wq.efficiency})
-            r.set_timing(t)
-            results.append(r)
+            shape = {"m": m, "n": nn, "k": k}
+            for j, impl in enumerate(impls):
+                _progress(progress, (i * len(impls) + j) / total, f"wave sweep: {impl}, N = {nn}")
+                extra = {"tiles": wq.tiles, "waves": wq.waves, "sms": sms, "tile": list(tile),
+                         "predicted_efficiency": wq.efficiency}
+                if impl not in fns:
+                    results.append(unsupported("tiling-waves", impl, device, dname, shape,
+                                               "the Triton kernel cannot be timed here", device_name=dev_name,
+                                               flops=gemm_flops(m, nn, k), nbytes=gemm_bytes(m, nn, k, dname)))
+                    continue
+                try:
+                    t = harness.time_callable(fns[impl], device=device, args_list=[(a, b)],
+                                              min_run_time=min_run_time)
+                except Exception as e:  # noqa: BLE001 - e.g. a tile that does not fit: a row that says why
+                    if harness._is_oom(e):
+                        raise
+                    results.append(unsupported("tiling-waves", impl, device, dname, shape,
+                                               f"failed: {type(e).__name__}: {str(e).splitlines()[0][:200]}",
+                                               device_name=dev_name))
+                    continue
+                r = BenchResult(bench="tiling-waves", name=impl, device=device, device_name=dev_name,
+                                dtype=dname, shape=shape, flops=float(gemm_flops(m, nn, k)),
+                                bytes=float(gemm_bytes(m, nn, k, dname)), extra=extra)
+                r.set_timing(t)
+                results.append(r)
         del a, b_full
-    if results and results[0].tflops:
-        e0 = results[0].extra["predicted_efficiency"]
-        for r in results:
-            r.extra["predicted_tflops"] = results[0].tflops * r.extra["predicted_efficiency"] / e0
+    for impl in impls:
+        mine = [r for r in results if r.name == impl and r.tflops]
+        if mine:
+            e0, t0 = mine[0].extra["predicted_efficiency"], mine[0].tflops
+            for r in mine:
+                r.extra["predicted_tflops"] = t0 * r.extra["predicted_efficiency"] / e0
     harness.record(results)
     return results
 
@@ -446,21 +486,24 @@ def traffic_chart(m: int, n: int, k: int, tiles: list[int], dtype: str):
 
 
 def wave_chart(measured: list[BenchResult] | None, predicted: list[dict]):
-    """Efficiency against N: the prediction (line) and, on a GPU, measured TFLOP/s relative to N = first."""
+    """Throughput against N relative to the first N: the prediction (tile × wave efficiency) and, on a
+    GPU, each measured implementation's TFLOP/s."""
     import altair as alt
     import pandas as pd
 
     recs = [{"N": p["n"], "series": "predicted (tile × wave)", "relative": p["predicted_efficiency"]
-             / predicted[0]["predicted_efficiency"]} for p in predicted]
-    timed = [r for r in (measured or []) if r.tflops]
-    if timed:
+             / predicted[0]["predicted_efficiency"], "waves": p["waves"], "tiles": p["tiles"]} for p in predicted]
+    for impl in sorted({r.name for r in (measured or []) if r.tflops}):
+        timed = [r for r in measured if r.name == impl and r.tflops]
         t0 = timed[0].tflops
-        recs += [{"N": r.shape["n"], "series": "measured TFLOP/s", "relative": r.tflops / t0} for r in timed]
+        label = "measured: cuBLAS (torch)" if impl == "torch" else f"measured: {impl}"
+        recs += [{"N": r.shape["n"], "series": label, "relative": r.tflops / t0, "waves": r.extra.get("waves"),
+                  "tiles": r.extra.get("tiles")} for r in timed]
     df = pd.DataFrame(recs)
     return alt.Chart(df).mark_line(point=True, interpolate="step-after").encode(
-        x=alt.X("N:Q", scale=alt.Scale(zero=False)), y=alt.Y("relative:Q", title="relative to the first N",
-                                                            scale=alt.Scale(zero=False)),
-        color="series:N", tooltip=["N", "series", alt.Tooltip("relative:Q", format=".3f")],
+        x=alt.X("N:Q", scale=alt.Scale(zero=False)),
+        y=alt.Y("relative:Q", title="TFLOP/s relative to the first N", scale=alt.Scale(zero=False)),
+        color="series:N", tooltip=["N", "series", alt.Tooltip("relative:Q", format=".3f"), "tiles", "waves"],
     ).properties(height=300, title="Stepping N past a tile multiple")
 
 
@@ -520,9 +563,9 @@ def report_section(device: str, quick: bool, out_dir: Path, progress: Progress =
         share = tri.tflops / lib.tflops
         verdict = {"triton_tflops": tri.tflops, "cublas_tflops": lib.tflops, "triton_share_of_cublas": share,
                    "triton_config": tri.extra.get("autotuned")}
-        verdict = "meets" if share >= 0.85 else "misses"
+        word = "meets" if share >= 0.85 else "misses"
         md += [f"**Triton vs cuBLAS, fp16 {m}³:** {tri.tflops:.1f} vs {lib.tflops:.1f} TFLOP/s = "
-               f"{share:.1%} ({verdict} the 85 % target); autotuned config {tri.extra.get('autotuned')}.", ""]
+               f"{share:.1%} ({word} the 85 % target); autotuned config {tri.extra.get('autotuned')}.", ""]
     c = tiling_chart(res)
     if c is not None:
         charts["tiling_tflops"] = c
@@ -530,10 +573,12 @@ def report_section(device: str, quick: bool, out_dir: Path, progress: Progress =
         waves = run_wave_sweep("cuda", m=8192, k=8192, ns=wave_sweep_ns(8192, 8320, 16 if quick else 8),
                                dtype="bf16", min_run_time=0.05, progress=progress)
         results += waves
-        pred = predicted_wave_rows(8192, 8192, [r.shape["n"] for r in waves], WAVE_TILE,
-                                   waves[0].extra.get("sms", 132) if waves else 132)
+        sms = next((r.extra["sms"] for r in waves if "sms" in r.extra), 132)
+        pred = predicted_wave_rows(8192, 8192, sorted({r.shape["n"] for r in waves}), WAVE_TILE, sms)
         md += ["### Tile and wave quantization (bf16, M = K = 8192)", "",
-               _md_table([{"N": r.shape["n"], "TFLOP/s": r.tflops, "tiles": r.extra.get("tiles"),
+               f"Prediction for {WAVE_TILE[0]}×{WAVE_TILE[1]} tiles (the Triton rows use exactly this tile; "
+               "cuBLAS picks its own).", "",
+               _md_table([{"impl": r.name, "N": r.shape["n"], "TFLOP/s": r.tflops, "tiles": r.extra.get("tiles"),
                            "waves": r.extra.get("waves"),
                            "predicted_eff": r.extra.get("predicted_efficiency"),
                            "predicted_TFLOP/s": r.extra.get("predicted_tflops")} for r in waves]), ""]

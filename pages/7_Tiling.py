@@ -282,30 +282,51 @@ st.markdown(
     "*wave* over the SMs. The prediction is `gemmlib.flops.wave_quantization` (the FLOPs page's "
     "staircase); on a GPU the button measures `torch.matmul` (cuBLAS) at the same shapes.")
 ui.bound("tw_sms", CATALOGUE["H200 SXM"].sms, int, lambda v: 1 <= v <= 1024)
-wc = st.columns([1, 1, 1, 3])
+ui.bound("tw_mk", 8192, int, lambda v: 1 <= v <= lim.max_dim)
+ui.bound("tw_n0", 8192, int, lambda v: 1 <= v <= lim.max_dim)
+ui.bound("tw_n1", 8320, int, lambda v: 1 <= v <= lim.max_dim)
+ui.bound("tw_step", 8, int, lambda v: 1 <= v <= 4096)
+wc = st.columns(7)
 wc[0].number_input("SMs", 1, 1024, key="tw_sms")
 tile_m = wc[1].selectbox("tile M", [64, 128, 256], index=1, key="tw_tm")
 tile_n = wc[2].selectbox("tile N", [64, 128, 256], index=2, key="tw_tn")
-ns = bt.wave_sweep_ns(8192, 8320, 8)
+wc[3].number_input("M = K", 1, lim.max_dim, key="tw_mk")
+wc[4].number_input("N from", 1, lim.max_dim, key="tw_n0")
+wc[5].number_input("N to", 1, lim.max_dim, key="tw_n1")
+wc[6].number_input("N step", 1, 4096, key="tw_step", help="multiples of 8 keep rows aligned, so only tiles and "
+                   "waves change")
+ns: list[int] = []
 with ui.guard("the wave prediction"):
-    pred = bt.predicted_wave_rows(8192, 8192, ns, (int(tile_m), int(tile_n)), int(st.session_state.tw_sms))
+    n0, n1, step = int(st.session_state.tw_n0), int(st.session_state.tw_n1), int(st.session_state.tw_step)
+    if n1 < n0:
+        raise InputError(f"N to ({n1}) must not be below N from ({n0})")
+    ns = bt.wave_sweep_ns(n0, n1, step)
+    if len(ns) > bt.MAX_WAVE_POINTS:
+        raise InputError(f"{len(ns)} values of N: at most {bt.MAX_WAVE_POINTS}; use a larger step")
+    mk = int(st.session_state.tw_mk)
+    pred = bt.predicted_wave_rows(mk, mk, ns, (int(tile_m), int(tile_n)), int(st.session_state.tw_sms))
     measured = None
     if "tw_results" in st.session_state:
         measured = [harness.BenchResult.from_dict(r) for r in st.session_state.tw_results]
+        measured = [r for r in measured if r.shape.get("n") in set(ns) and r.shape.get("m") == mk] or None
     st.altair_chart(bt.wave_chart(measured, pred), width="stretch")
+    st.caption(f"{int(tile_m)}×{int(tile_n)} tiles on {st.session_state.tw_sms} SMs: "
+               + ", ".join(f"N = {p['n']:,}: {p['tiles']:,} tiles in {p['waves']} waves" for p in (pred[0], pred[-1]))
+               + ". The Triton rows use exactly this tile; cuBLAS chooses its own, so its steps can fall elsewhere.")
 if cuda_ok:
-    if wc[3].button("Measure on the GPU (bf16, M = K = 8192)", key="tw_run"):
+    if st.button(f"Measure on the GPU (bf16, cuBLAS and the Triton kernel with {tile_m}×{tile_n} tiles)",
+                 key="tw_run", disabled=not ns):
         with ui.guard("the wave sweep"):
             with st.status("Waiting for the benchmark runner…") as status:
                 with harness.single_flight(f"a wave sweep (session {st.session_state.ti_session})",
                                            on_wait=lambda m: status.update(label=f"Queued: {m}"),
                                            timeout_s=max(60.0, 2 * lim.time_limit_s)):
                     status.update(label="Measuring…")
-                    res = bt.run_wave_sweep("cuda", m=8192, k=8192, ns=ns, dtype="bf16",
+                    res = bt.run_wave_sweep("cuda", m=mk, k=mk, ns=ns, dtype="bf16",
                                             tile=(int(tile_m), int(tile_n)))
                 status.update(label="Done", state="complete")
             st.session_state.tw_results = [r.to_dict() for r in res]
             st.rerun()
 else:
-    wc[3].caption("Measuring this needs a GPU (SMs running waves of tiles); here only the prediction is shown.")
-ui.push_query(["tw_sms"])
+    st.caption("Measuring this needs a GPU (SMs running waves of tiles); here only the prediction is shown.")
+ui.push_query(["tw_sms", "tw_mk", "tw_n0", "tw_n1", "tw_step"])

@@ -184,3 +184,28 @@ def test_article_verdict_reads_the_numbers(monkeypatch, loop_s, stacked_s, expec
     assert v["decode_speedup"] == pytest.approx(10.0)
     assert expect in v["verdict"]
     assert "ridge point (206)" in v["verdict"] or expect != "Little gain, as expected"
+
+
+def test_report_section_gpu_path_with_stand_in_measurements(monkeypatch, tmp_path):
+    # The GPU branch's bookkeeping (bandwidth verdict, tables, article) runs here on stand-in rows.
+    seen = []
+
+    def fake_run(cfg, progress=None):
+        seen.append(cfg)
+        return [_timed(mode, b, cfg.m, cfg.k, cfg.n, 1e-5 * b + 1e-5, cfg.dtype)
+                for b in cfg.batches for mode in cfg.modes]
+
+    monkeypatch.setattr(bb, "run_batching", fake_run)
+    monkeypatch.setattr(bb, "copy_bandwidth", lambda device: {"bytes_per_s": 4.3e12, "source": "stand-in"})
+    monkeypatch.setattr(bb, "device_hardware", lambda device: None)
+    sec = bb.report_section("cuda", True, tmp_path)
+    assert seen[0].k == seen[0].n == 4096 and seen[0].m == 1 and seen[0].dtype == "bf16"
+    assert max(seen[0].batches) == 256
+    v = sec["verdict"]
+    one = _timed("stacked", 1, 1, 4096, 4096, 2e-5)
+    assert v["decode_4096_gbps"] == pytest.approx(one.gbps)
+    assert v["decode_4096_share_of_copy"] == pytest.approx(one.gbps * 1e9 / 4.3e12)
+    assert "decode_8192_share_of_copy" in v and "article_speedup" in v
+    assert "the 70 % target" in sec["markdown"] and "The article's example" in sec["markdown"]
+    assert "scaled down" not in sec["markdown"]  # the full 20 × 1024×4096 @ 4096×4096 on a GPU
+    assert any(c.m == 1024 and c.batches == (20,) for c in seen)

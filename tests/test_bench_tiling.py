@@ -164,3 +164,44 @@ def test_report_section_cpu(tmp_path):
     assert sec["results"] and all(r.bench == "tiling" for r in sec["results"])
     assert "| impl |" in sec["markdown"]
     assert "tiling_tflops" in sec["charts"]
+
+
+def _fake(name, tile, seconds, m=4096, **extra):
+    r = harness.BenchResult(bench="tiling", name=name, device="cuda", device_name="NVIDIA H200", dtype="fp16",
+                            shape={"m": m, "n": m, "k": m, "tile": tile}, flops=float(gemm_flops(m, m, m)),
+                            bytes=float(3 * m * m * 2), median_s=seconds, rel_error=1e-3, extra=dict(extra))
+    return r
+
+
+def test_report_section_gpu_path_with_stand_in_measurements(monkeypatch, tmp_path):
+    # The GPU branch's bookkeeping (verdict, tables, charts) runs here on stand-in rows.
+    def fake_tiling(cfg, progress=None):
+        assert cfg.device == "cuda" and cfg.size == 4096 and cfg.dtype == "fp16"
+        return [_fake("torch", None, 0.20e-3), _fake("triton", None, 0.22e-3, autotuned={"BLOCK_M": 128}),
+                _fake("triton", 64, 0.4e-3), _fake("python_tiled", 1024, 2e-3)]
+
+    def fake_waves(device, m, k, ns, dtype, min_run_time, progress):
+        out = []
+        for impl in ("torch", "triton"):
+            for nn in ns:
+                wq = wave_quantization(m, nn, *bt.WAVE_TILE, 132)
+                r = harness.BenchResult(bench="tiling-waves", name=impl, device="cuda", device_name="NVIDIA H200",
+                                        dtype=dtype, shape={"m": m, "n": nn, "k": k},
+                                        flops=float(gemm_flops(m, nn, k)), bytes=1.0, median_s=1e-3 * nn / 8192,
+                                        extra={"sms": 132, "tiles": wq.tiles, "waves": wq.waves,
+                                               "predicted_efficiency": wq.efficiency, "predicted_tflops": 700.0})
+                out.append(r)
+        return out
+
+    monkeypatch.setattr(bt, "run_tiling", fake_tiling)
+    monkeypatch.setattr(bt, "run_wave_sweep", fake_waves)
+    sec = bt.report_section("cuda", True, tmp_path)
+    v = sec["verdict"]
+    assert v["triton_share_of_cublas"] == pytest.approx(0.20 / 0.22)
+    assert v["triton_config"] == {"BLOCK_M": 128}
+    assert "meets the 85 % target" in sec["markdown"]
+    assert "Tile and wave quantization" in sec["markdown"]
+    assert set(sec["charts"]) == {"tiling_tflops", "wave_quantization"}
+    spec = sec["charts"]["wave_quantization"].to_dict()
+    series = {d["series"] for d in spec["datasets"][next(iter(spec["datasets"]))]}
+    assert series == {"predicted (tile × wave)", "measured: cuBLAS (torch)", "measured: triton"}

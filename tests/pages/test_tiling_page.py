@@ -103,3 +103,18 @@ def test_over_the_memory_cap_is_a_clear_message(monkeypatch):
     errors = [e.value for e in at.error]
     assert errors and "Check the input" in errors[0] and "cap" in errors[0]
     assert "Traceback" not in errors[0]
+
+
+def test_wave_prediction_inputs():
+    at = _app()
+    cap = " ".join(c.value for c in at.caption)
+    assert "N = 8,192: 2,048 tiles in 16 waves" in cap  # 64 × 32 tiles of 128×256 on 132 SMs
+    at.number_input(key="tw_n1").set_value(8000).run()  # "to" below "from"
+    assert not at.exception
+    assert any("must not be below" in e.value for e in at.error)
+    at.number_input(key="tw_n1").set_value(16000).run()
+    at.number_input(key="tw_step").set_value(1).run()  # thousands of points
+    assert any("at most" in e.value for e in at.error)
+    at.number_input(key="tw_step").set_value(256).run()
+    at.selectbox(key="tw_tn").set_value(128).run()
+    assert not at.exception and not at.error
