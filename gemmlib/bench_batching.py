@@ -211,6 +211,8 @@ def run_batching(cfg: BatchingConfig, progress: Progress = None) -> list[BenchRe
                                    "per_request_s": None})
             r.set_timing(timing)
             r.extra["per_request_s"] = r.median_s / batch
+            if cfg.cuda_graph and device != "cuda":
+                r.reason = "CUDA graphs need a CUDA device: timed without them"
             results.append(r)
             del args_list, out
     _progress(progress, 1.0, "batching: done")
