@@ -42,7 +42,9 @@ IMPL_LABELS = {
 TILING_DTYPES: tuple[str, ...] = ("fp32", "fp16", "bf16")
 # sub-block products one python_tiled / numpy_blocked call may make (each is a library call from Python)
 MAX_TILE_CALLS = {"cpu": 20_000, "cuda": 5_000, "mps": 5_000}
-MAX_INTERPRETER_MACS = 256**3  # the interpreter runs a kernel at numpy speed, program by program
+# The interpreter runs the kernel program by program at numpy speed (~2 ms per program and k-step on a
+# small CPU): cap the programs × k-steps of one correctness check so that it takes about a second.
+MAX_INTERPRETER_STEPS = 600
 WAVE_TILE = (128, 256)  # the tile the wave-quantization prediction assumes (a common cuBLAS/Triton tile)
 
 Progress = Callable[[float, str], None] | None
@@ -255,9 +257,13 @@ def _run_one(impl, tile, cfg, device, sets_ab, ref, base, refuse, extra, np, tor
             block = (tile, tile, min(tile, 64 if dname != "fp32" else 32))
             extra["block"] = list(block)
         if st.mode != "gpu":
-            if m * n * k > MAX_INTERPRETER_MACS:
-                return refuse(impl, tile, f"{st.reason}; at {m}×{n}×{k} the interpreter would take minutes, "
-                              "so it is checked on sizes up to 256³ only", **extra)
+            bm, bn, bk = block or tg.INTERPRETER_CONFIG[:3]
+            steps = -(-m // bm) * -(-n // bn) * -(-k // bk)
+            extra["interpreter_steps"] = steps
+            if steps > MAX_INTERPRETER_STEPS:
+                return refuse(impl, tile, f"{st.reason}; with {bm}×{bn}×{bk} blocks at {m}×{n}×{k} that is {steps:,} "
+                              f"program steps (cap {MAX_INTERPRETER_STEPS}) — pick a larger tile or a smaller size",
+                              **extra)
             a, b = sets_ab[0]
             out = tg.triton_matmul(a, b, block=block)
             row = base(impl, tile, **extra)

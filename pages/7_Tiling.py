@@ -208,7 +208,8 @@ with st.container(border=True):
     if device == "cpu":
         st.info("No GPU here: the **Triton kernel runs in Triton's interpreter** (numpy executes each "
                 "program) — its result is checked against float64, **no speed is shown for it** "
-                "(interpreter: correctness only). It runs for sizes up to 256³.")
+                f"(interpreter: correctness only). Being slow, it runs up to {bt.MAX_INTERPRETER_STEPS} "
+                "program steps (blocks × k-steps), e.g. 256³ with tiles ≥ 32.")
     run = st.button("Run the tiling benchmark", type="primary", disabled=not impls, key="tb_run")
 ui.push_query(["tb_device", "tb_size", "tb_dtype", "tb_time"])
 

@@ -205,3 +205,9 @@ def test_report_section_gpu_path_with_stand_in_measurements(monkeypatch, tmp_pat
     spec = sec["charts"]["wave_quantization"].to_dict()
     series = {d["series"] for d in spec["datasets"][next(iter(spec["datasets"]))]}
     assert series == {"predicted (tile × wave)", "measured: cuBLAS (torch)", "measured: triton"}
+
+
+@pytest.mark.skipif(harness.torch_device_available("cuda")[0], reason="the interpreter runs only without a GPU")
+def test_interpreter_row_cap_says_why():
+    (r,) = bt.run_tiling(_cfg(size=256, tiles=(16,), impls=("triton",)))
+    assert not r.supported and "program steps" in r.reason and r.extra["interpreter_steps"] == 16**3
