@@ -438,6 +438,13 @@ def lesson(results: list[BenchResult]) -> str:
             parts.append(f"`{impl}` at its best ({where}) is {ratio:.3g}× slower.")
         else:
             parts.append(f"`{impl}` at its best ({where}) is {1 / ratio:.3g}× faster.")
+    faster = [r for r in results if r.name in ("python_tiled", "numpy_blocked") and r.median_s
+              and r.median_s < lib.median_s]
+    if faster:
+        parts.append("Python-level tiling beating the library is not the expected result: it usually means the "
+                     "one large library call lost time to its threads (on a busy CPU a multi-threaded BLAS call "
+                     "waits for cores other work holds, while small sub-block calls run on one thread). Rerun "
+                     "on an idle machine before drawing a conclusion.")
     tri = [r for r in results if r.name == "triton" and r.supported and not r.median_s]
     if tri:
         parts.append("The Triton kernel ran in the interpreter: its result was checked, its time is not shown.")
