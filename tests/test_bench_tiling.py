@@ -211,3 +211,13 @@ def test_report_section_gpu_path_with_stand_in_measurements(monkeypatch, tmp_pat
 def test_interpreter_row_cap_says_why():
     (r,) = bt.run_tiling(_cfg(size=256, tiles=(16,), impls=("triton",)))
     assert not r.supported and "program steps" in r.reason and r.extra["interpreter_steps"] == 16**3
+
+
+def test_lesson_reads_the_numbers():
+    normal = [_fake("torch", None, 1e-3), _fake("python_tiled", 64, 5e-3), _fake("numpy_blocked", 64, 2e-3)]
+    text = bt.lesson(normal)
+    assert "`python_tiled` at its best (tile 64) is 5× slower" in text
+    assert "not the expected result" not in text
+    odd = [_fake("torch", None, 4e-3), _fake("numpy_blocked", 128, 1e-3)]
+    assert "4× faster" in bt.lesson(odd) and "Rerun on an idle machine" in bt.lesson(odd)
+    assert "did not run" in bt.lesson([_fake("numpy_blocked", 32, 1e-3)])
