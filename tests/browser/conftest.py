@@ -47,8 +47,10 @@ def browser():
     if not os.access(CHROMIUM, os.X_OK):
         pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (apt-get install chromium) "
                     "to run the browser tests; we never download a browser")
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    # A shared 2-core machine can take many seconds for a rerun: wait up to 30 s, not Playwright's 5.
+    expect.set_options(timeout=30_000)
     with sync_playwright() as pw:
         b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         yield b
