@@ -13,6 +13,7 @@ layer, which would break the pages' 200 ms rerun budget.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable
 
@@ -57,7 +58,8 @@ class Built:
         key = (self.template.__name__, self.args)
         if key not in _TEMPLATE_DICTS:
             _TEMPLATE_DICTS[key] = self.template(*self.args).to_dict(validate=False)
-        d = dict(_TEMPLATE_DICTS[key])
+        # A deep copy: consumers (st.vega_lite_chart among them) edit specs in place.
+        d = copy.deepcopy(_TEMPLATE_DICTS[key])
         d.update(self.top)
         d["datasets"] = self.datasets
         return d
