@@ -228,9 +228,10 @@ if est is not None:
         st.vega_lite_chart(views["flops"], width="stretch")
         df = pd.DataFrame(views["ops"]).drop(columns=["value"], errors="ignore")
         st.dataframe(df, hide_index=True, width="stretch",
-                     column_config={c: st.column_config.NumberColumn(format="%.4g")
-                                    for c in ("FLOPs", "MACs", "bytes", "weight bytes", "activation bytes",
-                                              "KV bytes", "FLOP/byte", "time_s")})
+                     column_config={  # counts are exact integers: show every digit
+                         **{c: st.column_config.NumberColumn(format="localized")
+                            for c in ("FLOPs", "MACs", "bytes", "weight bytes", "activation bytes", "KV bytes")},
+                         **{c: st.column_config.NumberColumn(format="%.4g") for c in ("FLOP/byte", "time_s")}})
         st.caption("Attention ops run once per layer, sequence and query head (GQA shrinks k_proj, v_proj "
                    "and the KV cache, not the products). Decode rows sum every step; N..N' is the key count "
                    "at the first and the last step. A MoE's expert GEMMs run k times per token.")
@@ -250,13 +251,13 @@ if est is not None:
     with tabs[3]:
         st.markdown("**Counting switches** (the highlighted row is the one selected)")
         st.dataframe(pd.DataFrame(views["variants"]), hide_index=True, width="stretch",
-                     column_config={c: st.column_config.NumberColumn(format="%.4g")
+                     column_config={c: st.column_config.NumberColumn(format="localized")
                                     for c in ("prefill_flops", "prefill_macs", "decode_flops", "decode_macs")})
         st.markdown("**The article's rules of thumb** against the exact prefill count")
         st.dataframe(pd.DataFrame(views["rules"])[["rule", "value", "exact", "ratio", "reason"]],
                      hide_index=True, width="stretch",
                      column_config={"value": st.column_config.NumberColumn(format="%.4g"),
-                                    "exact": st.column_config.NumberColumn(format="%.4g"),
+                                    "exact": st.column_config.NumberColumn(format="localized"),
                                     "ratio": st.column_config.NumberColumn("exact / rule", format="%.3g"),
                                     "reason": st.column_config.TextColumn(width="large")})
     with tabs[4]:
