@@ -257,3 +257,39 @@ def screenshot(page, name: str, full_page: bool = True, max_height: int = 8000, 
         if full_page and size:
             page.set_viewport_size(size)
     return path
+
+
+_OVERFLOW_JS = """() => {
+    const main = document.querySelector('[data-testid="stMainBlockContainer"]');
+    if (!main) return [];
+    const right = main.getBoundingClientRect().right - parseFloat(getComputedStyle(main).paddingRight);
+    const out = [];
+    for (const el of document.querySelectorAll(
+            '[data-testid="stMain"] [data-testid="stVegaLiteChart"], [data-testid="stMain"] [data-testid="stImage"]')) {
+        const r = el.getBoundingClientRect();
+        if (r.width > 0 && r.right > right + 2) {
+            const title = el.querySelector('.role-title-text, text.role-title-text');
+            out.push(`${el.dataset.testid} "${title ? title.textContent : ''}" ends at x=${Math.round(r.right)}, `
+                     + `the content column at x=${Math.round(right)}`);
+        }
+    }
+    return out;
+}"""
+
+
+def wait_charts(page, timeout: float = 30.0) -> None:
+    """Wait until every visible Vega-Lite chart on the page has drawn (an svg or canvas with a size)."""
+    page.wait_for_function(
+        """() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')]
+                 .filter(c => c.checkVisibility())  // charts in a closed tab or expander never draw
+                 .every(c => {
+               const g = c.querySelector('svg, canvas');
+               return g && g.getBoundingClientRect().width > 0;
+           })""", timeout=timeout * 1000)
+    page.wait_for_timeout(300)  # a last re-layout after the charts sized themselves
+
+
+def overflowing_charts(page) -> list[str]:
+    """Charts and images wider than the page's content column (cut off at the window's edge)."""
+    wait_charts(page)
+    return page.evaluate(_OVERFLOW_JS)
