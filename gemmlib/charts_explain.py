@@ -52,13 +52,21 @@ def _grid(df: pd.DataFrame, title: str, cell: int) -> alt.Chart:
     return (rect + text).properties(width=cell * n, height=cell * m)
 
 
+GRIDS_WIDTH = 680  # px available to the three grids: a page's content column at a 1280 px window
+
+
+def grid_cell_size(k: int, n: int, width: int = GRIDS_WIDTH) -> int:
+    """Cell size (px) so that A (K wide), B and D (N wide each) fit side by side in ``width``."""
+    overhead = 2 * 28 + 3 * 24  # spacing between the grids and their row-index axes
+    return max(14, min(48, (width - overhead) // max(1, k + 2 * n)))
+
+
 def step_grids(a: np.ndarray, b: np.ndarray, d: np.ndarray, step: Step, cell: int | None = None) -> alt.HConcatChart:
     """A, B and D side by side; the step's A and B elements in amber, its D cells in red.
 
     ``d`` is the partially built D (NaN = not computed yet), e.g. ``Trace.d_after``.
     """
-    size = max(a.shape[0], a.shape[1], b.shape[1])
-    cell = cell or max(22, min(48, 320 // max(1, size)))
+    cell = cell or grid_cell_size(a.shape[1], b.shape[1])
     ga = _grid(_matrix_frame(np.asarray(a, float), "A", set(step.a_cells), "read"), "A (M×K)", cell)
     gb = _grid(_matrix_frame(np.asarray(b, float), "B", set(step.b_cells), "read"), "B (K×N)", cell)
     gd = _grid(_matrix_frame(np.asarray(d, float), "D", set(step.d_cells), "write"), "D (M×N)", cell)
@@ -101,8 +109,7 @@ def step_grids_spec(a: np.ndarray, b: np.ndarray, d: np.ndarray, step: Step, cel
     Built by hand because Altair's schema validation costs ~0.1 s per chart, too
     slow for an animation that must advance several steps a second.
     """
-    size = max(a.shape[0], a.shape[1], b.shape[1])
-    cell = cell or max(22, min(48, 320 // max(1, size)))
+    cell = cell or grid_cell_size(a.shape[1], b.shape[1])
     return {
         "$schema": "https://vega.github.io/schema/vega-lite/v5.json",
         "hconcat": [

@@ -32,11 +32,25 @@ _OP_COLOR = alt.Scale(domain=OP_ORDER, scheme="tableau20")
 
 # ----- plumbing: templates + data ----------------------------------------------------------
 
-def _clean(rows) -> list[dict]:
+_INT64_MAX = 2**63 - 1
+
+
+def _cell(v):
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, int) and not isinstance(v, bool) and abs(v) > _INT64_MAX:
+        return float(v)  # Arrow (tables, chart data) holds at most int64; exact counts stay in the JSON
+    return v
+
+
+def arrow_safe(rows) -> list[dict]:
+    """Rows that Arrow can hold: non-finite floats become None, integers past int64 become floats."""
     if isinstance(rows, pd.DataFrame):
         rows = rows.to_dict("records")
-    return [{k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in r.items()}
-            for r in rows]
+    return [{k: _cell(v) for k, v in r.items()} for r in rows]
+
+
+_clean = arrow_safe
 
 
 _TEMPLATE_DICTS: dict[tuple, dict] = {}

@@ -116,6 +116,9 @@ def results_from_json(data: bytes | str) -> list[BenchResult]:
             r.median_s = None if r.median_s is None else float(r.median_s)
             if not isinstance(r.shape, dict):
                 r.shape = {}
+            for field in ("bench", "name", "device", "dtype"):
+                if not isinstance(getattr(r, field), str):
+                    raise ValueError(f"its {field!r} is {type(getattr(r, field)).__name__}, not text")
         except (TypeError, ValueError) as e:
             raise InputError(f"result {i} does not look like a benchmark row ({e})") from None
         out.append(r)

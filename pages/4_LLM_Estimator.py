@@ -11,6 +11,7 @@ import streamlit as st
 import ui
 from gemmlib.accounting import Workload, estimate
 from gemmlib.charts_model import (
+    arrow_safe,
     compare_spec,
     flops_by_op_spec,
     memory_spec,
@@ -118,8 +119,8 @@ def _views(cfg: ModelConfig, wl: Workload, hw: Hardware, gpus: int, eff: float, 
     d = est.to_dict()
     return {
         "flops": flops_by_op_spec(est, macs), "memory": memory_spec(est), "roofline": roofline_spec(est),
-        "ops": ops_records(est, macs), "json": est.to_json(indent=1),
-        "variants": d["variants"], "rules": d["rules_of_thumb"],
+        "ops": arrow_safe(ops_records(est, macs)), "json": est.to_json(indent=1),
+        "variants": arrow_safe(d["variants"]), "rules": arrow_safe(d["rules_of_thumb"]),
     }
 
 
@@ -201,93 +202,94 @@ if cfg is not None:
         views = _views(cfg, wl, hw, ss.le_gpus, ss.le_eff, ss.le_macs)
 
 if est is not None:
-    unit, div = ("MAC", 2) if ss.le_macs else ("FLOP", 1)
-    m = est.model
-    src_note = f" · [config.json]({m.source})" if m.source else ""
-    st.markdown(
-        f"**{m.name}** — {m.params:,} parameters"
-        + (f" ({m.active_params:,} active per token)" if m.is_moe else "")
-        + f"; {m.layers} layers, hidden {m.hidden}, {m.heads} heads / {m.kv_heads} KV, head dim {m.head_dim}, "
-        f"FFN {m.ffn} ({m.mlp}), vocab {m.vocab:,}"
-        + (f", {m.experts} experts, top-{m.experts_per_token}" if m.is_moe else "") + src_note)
-    t = est.times()
-    k = st.columns(6)
-    k[0].metric(f"prefill {unit}s", ui.fmt_si(est.prefill.flops / div))
-    k[1].metric(f"decode {unit}s", ui.fmt_si(est.decode.flops / div), help="all decode steps, whole batch")
-    k[2].metric("time to first token", _t(t["ttft_s"]))
-    k[3].metric("per output token", _t(t["time_per_output_token_s"]))
-    k[4].metric("decode tokens/s", ui.fmt_si(t["decode_tokens_per_s"]), help="generated tokens per second, whole batch")
-    mem = est.memory
-    k[5].metric("memory", ui.fmt_si(mem.total_bytes, "B"),
-                delta="fits" if mem.fits else f"needs ≥ {mem.min_gpus} GPUs",
-                delta_color="normal" if mem.fits else "inverse",
-                help="weights + KV cache at the end, against the GPUs' memory")
-
-    tabs = st.tabs(["FLOPs by op", "Memory", "Roofline", "Switches & rules of thumb", "A vs B", "Download"])
-    with tabs[0]:
-        st.vega_lite_chart(views["flops"], width="stretch")
-        df = pd.DataFrame(views["ops"]).drop(columns=["value"], errors="ignore")
-        st.dataframe(df, hide_index=True, width="stretch",
-                     column_config={  # counts are exact integers: show every digit
-                         **{c: st.column_config.NumberColumn(format="localized")
-                            for c in ("FLOPs", "MACs", "bytes", "weight bytes", "activation bytes", "KV bytes")},
-                         **{c: st.column_config.NumberColumn(format="%.4g") for c in ("FLOP/byte", "time_s")}})
-        st.caption("Attention ops run once per layer, sequence and query head (GQA shrinks k_proj, v_proj "
-                   "and the KV cache, not the products). Decode rows sum every step; N..N' is the key count "
-                   "at the first and the last step. A MoE's expert GEMMs run k times per token.")
-    with tabs[1]:
-        st.vega_lite_chart(views["memory"], width="stretch")
+    with ui.guard("the results"):
+        unit, div = ("MAC", 2) if ss.le_macs else ("FLOP", 1)
+        m = est.model
+        src_note = f" · [config.json]({m.source})" if m.source else ""
         st.markdown(
-            f"Weights: {m.params:,} parameters × {DTYPES[est.workload.weight_dtype].bytes:g} B = "
-            f"**{ui.fmt_si(mem.weights_bytes, 'B')}**. KV cache: 2 (K and V) × {m.layers} layers × "
-            f"{m.kv_heads} KV heads × {m.head_dim} head dim × {DTYPES[est.workload.kv_dtype].bytes:g} B × "
-            f"batch {est.workload.batch} × {est.workload.final_tokens:,} tokens = "
-            f"**{ui.fmt_si(mem.kv_cache_bytes, 'B')}**. Activations and framework overhead come on top.")
-    with tabs[2]:
-        st.vega_lite_chart(views["roofline"], width="stretch")
-        st.caption("Each op's predicted time is max(FLOPs / peak, bytes / bandwidth), both derated by the "
-                   "efficiency. Decode GEMMs with one token per sequence sit far left of the ridge: they are "
-                   "bound by reading the weights, which is why batching pays at decode.")
-    with tabs[3]:
-        st.markdown("**Counting switches** (the highlighted row is the one selected)")
-        st.dataframe(pd.DataFrame(views["variants"]), hide_index=True, width="stretch",
-                     column_config={c: st.column_config.NumberColumn(format="localized")
-                                    for c in ("prefill_flops", "prefill_macs", "decode_flops", "decode_macs")})
-        st.markdown("**The article's rules of thumb** against the exact prefill count")
-        st.dataframe(pd.DataFrame(views["rules"])[["rule", "value", "exact", "ratio", "reason"]],
-                     hide_index=True, width="stretch",
-                     column_config={"value": st.column_config.NumberColumn(format="%.4g"),
-                                    "exact": st.column_config.NumberColumn(format="localized"),
-                                    "ratio": st.column_config.NumberColumn("exact / rule", format="%.3g"),
-                                    "reason": st.column_config.TextColumn(width="large")})
-    with tabs[4]:
-        if not ss.le_cmp:
-            st.info("Turn on **compare with a second configuration (B)** in the sidebar.")
-        else:
-            c = st.columns(7)
-            c[0].selectbox("B preset", list(PRESETS), key="le_b_preset")
-            c[1].number_input("B batch", 1, MAXI["batch"], key="le_b_batch")
-            c[2].number_input("B prompt", 1, MAXI["seq"], key="le_b_seq")
-            c[3].number_input("B new tokens", 0, MAXI["new"], key="le_b_new")
-            c[4].selectbox("B weights", DT, key="le_b_wdt")
-            c[5].selectbox("B GPU", list(HW), key="le_b_gpu")
-            c[6].number_input("B GPUs", 1, MAXI["gpus"], key="le_b_gpus")
-            ui.push_query([k for k in URL_KEYS if k.startswith("le_b_")])
-            with ui.guard("configuration B"):
-                wl_b = Workload(batch=ss.le_b_batch, seq_len=ss.le_b_seq, new_tokens=ss.le_b_new,
-                                causal=ss.le_causal, lm_head="last" if ss.le_last else "all",
-                                weight_dtype=ss.le_b_wdt, act_dtype=ss.le_adt, kv_dtype=ss.le_kvdt)
-                est_b = _estimate(PRESETS[ss.le_b_preset], wl_b, HW[ss.le_b_gpu], ss.le_b_gpus, ss.le_eff)
-                table = pd.DataFrame({"A": summary_row(est), "B": summary_row(est_b)})
-                st.dataframe(table.astype(str), width="stretch")
-                st.vega_lite_chart(compare_spec(est, est_b, macs=ss.le_macs), width="content")
-    with tabs[5]:
-        stem = f"estimate_{m.name}_b{est.workload.batch}_s{est.workload.seq_len}_n{est.workload.new_tokens}"
-        c = st.columns(2)
-        c[0].download_button("Ops as CSV", pd.DataFrame(views["ops"]).to_csv(index=False), f"{stem}.csv",
-                             "text/csv", key="le_dl_csv")
-        c[1].download_button("Everything as JSON", views["json"], f"{stem}.json", "application/json",
-                             key="le_dl_json")
-        st.caption("The JSON holds the same object as `python -m gemmlib estimate --json`. "
-                   "This view's settings are in the page's URL: copy it to share the view "
-                   "(an uploaded config.json is not part of the link).")
+            f"**{m.name}** — {m.params:,} parameters"
+            + (f" ({m.active_params:,} active per token)" if m.is_moe else "")
+            + f"; {m.layers} layers, hidden {m.hidden}, {m.heads} heads / {m.kv_heads} KV, head dim {m.head_dim}, "
+            f"FFN {m.ffn} ({m.mlp}), vocab {m.vocab:,}"
+            + (f", {m.experts} experts, top-{m.experts_per_token}" if m.is_moe else "") + src_note)
+        t = est.times()
+        k = st.columns(6)
+        k[0].metric(f"prefill {unit}s", ui.fmt_si(est.prefill.flops / div))
+        k[1].metric(f"decode {unit}s", ui.fmt_si(est.decode.flops / div), help="all decode steps, whole batch")
+        k[2].metric("time to first token", _t(t["ttft_s"]))
+        k[3].metric("per output token", _t(t["time_per_output_token_s"]))
+        k[4].metric("decode tokens/s", ui.fmt_si(t["decode_tokens_per_s"]), help="generated tokens per second, whole batch")
+        mem = est.memory
+        k[5].metric("memory", ui.fmt_si(mem.total_bytes, "B"),
+                    delta="fits" if mem.fits else f"needs ≥ {mem.min_gpus} GPUs",
+                    delta_color="normal" if mem.fits else "inverse",
+                    help="weights + KV cache at the end, against the GPUs' memory")
+
+        tabs = st.tabs(["FLOPs by op", "Memory", "Roofline", "Switches & rules of thumb", "A vs B", "Download"])
+        with tabs[0]:
+            st.vega_lite_chart(views["flops"], width="stretch")
+            df = pd.DataFrame(views["ops"]).drop(columns=["value"], errors="ignore")
+            st.dataframe(df, hide_index=True, width="stretch",
+                         column_config={  # counts are exact integers: show every digit
+                             **{c: st.column_config.NumberColumn(format="localized")
+                                for c in ("FLOPs", "MACs", "bytes", "weight bytes", "activation bytes", "KV bytes")},
+                             **{c: st.column_config.NumberColumn(format="%.4g") for c in ("FLOP/byte", "time_s")}})
+            st.caption("Attention ops run once per layer, sequence and query head (GQA shrinks k_proj, v_proj "
+                       "and the KV cache, not the products). Decode rows sum every step; N..N' is the key count "
+                       "at the first and the last step. A MoE's expert GEMMs run k times per token.")
+        with tabs[1]:
+            st.vega_lite_chart(views["memory"], width="stretch")
+            st.markdown(
+                f"Weights: {m.params:,} parameters × {DTYPES[est.workload.weight_dtype].bytes:g} B = "
+                f"**{ui.fmt_si(mem.weights_bytes, 'B')}**. KV cache: 2 (K and V) × {m.layers} layers × "
+                f"{m.kv_heads} KV heads × {m.head_dim} head dim × {DTYPES[est.workload.kv_dtype].bytes:g} B × "
+                f"batch {est.workload.batch} × {est.workload.final_tokens:,} tokens = "
+                f"**{ui.fmt_si(mem.kv_cache_bytes, 'B')}**. Activations and framework overhead come on top.")
+        with tabs[2]:
+            st.vega_lite_chart(views["roofline"], width="stretch")
+            st.caption("Each op's predicted time is max(FLOPs / peak, bytes / bandwidth), both derated by the "
+                       "efficiency. Decode GEMMs with one token per sequence sit far left of the ridge: they are "
+                       "bound by reading the weights, which is why batching pays at decode.")
+        with tabs[3]:
+            st.markdown("**Counting switches** (the highlighted row is the one selected)")
+            st.dataframe(pd.DataFrame(views["variants"]), hide_index=True, width="stretch",
+                         column_config={c: st.column_config.NumberColumn(format="localized")
+                                        for c in ("prefill_flops", "prefill_macs", "decode_flops", "decode_macs")})
+            st.markdown("**The article's rules of thumb** against the exact prefill count")
+            st.dataframe(pd.DataFrame(views["rules"])[["rule", "value", "exact", "ratio", "reason"]],
+                         hide_index=True, width="stretch",
+                         column_config={"value": st.column_config.NumberColumn(format="%.4g"),
+                                        "exact": st.column_config.NumberColumn(format="localized"),
+                                        "ratio": st.column_config.NumberColumn("exact / rule", format="%.3g"),
+                                        "reason": st.column_config.TextColumn(width="large")})
+        with tabs[4]:
+            if not ss.le_cmp:
+                st.info("Turn on **compare with a second configuration (B)** in the sidebar.")
+            else:
+                c = st.columns(7)
+                c[0].selectbox("B preset", list(PRESETS), key="le_b_preset")
+                c[1].number_input("B batch", 1, MAXI["batch"], key="le_b_batch")
+                c[2].number_input("B prompt", 1, MAXI["seq"], key="le_b_seq")
+                c[3].number_input("B new tokens", 0, MAXI["new"], key="le_b_new")
+                c[4].selectbox("B weights", DT, key="le_b_wdt")
+                c[5].selectbox("B GPU", list(HW), key="le_b_gpu")
+                c[6].number_input("B GPUs", 1, MAXI["gpus"], key="le_b_gpus")
+                ui.push_query([k for k in URL_KEYS if k.startswith("le_b_")])
+                with ui.guard("configuration B"):
+                    wl_b = Workload(batch=ss.le_b_batch, seq_len=ss.le_b_seq, new_tokens=ss.le_b_new,
+                                    causal=ss.le_causal, lm_head="last" if ss.le_last else "all",
+                                    weight_dtype=ss.le_b_wdt, act_dtype=ss.le_adt, kv_dtype=ss.le_kvdt)
+                    est_b = _estimate(PRESETS[ss.le_b_preset], wl_b, HW[ss.le_b_gpu], ss.le_b_gpus, ss.le_eff)
+                    table = pd.DataFrame({"A": summary_row(est), "B": summary_row(est_b)})
+                    st.dataframe(table.astype(str), width="stretch")
+                    st.vega_lite_chart(compare_spec(est, est_b, macs=ss.le_macs), width="content")
+        with tabs[5]:
+            stem = f"estimate_{m.name}_b{est.workload.batch}_s{est.workload.seq_len}_n{est.workload.new_tokens}"
+            c = st.columns(2)
+            c[0].download_button("Ops as CSV", pd.DataFrame(views["ops"]).to_csv(index=False), f"{stem}.csv",
+                                 "text/csv", key="le_dl_csv")
+            c[1].download_button("Everything as JSON", views["json"], f"{stem}.json", "application/json",
+                                 key="le_dl_json")
+            st.caption("The JSON holds the same object as `python -m gemmlib estimate --json`. "
+                       "This view's settings are in the page's URL: copy it to share the view "
+                       "(an uploaded config.json is not part of the link).")
