@@ -146,14 +146,6 @@ def test_roofline_results_upload_rejects_bad_files_clearly(app_server, page):
         "not-rows": json.dumps({"results": [1, 2, 3]}).encode(),
         "text-numbers": json.dumps([{**row, "flops": "many"}]).encode(),
         "negative-bytes": json.dumps([{**row, "bytes": -1.0}, row]).encode(),
+        "mixed-types": json.dumps([{**row, "bench": 5, "dtype": {}}, row]).encode(),
         "binary": bytes(range(256)),
-    })
-
-
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="known bug, reported: pages/9_Roofline.py sorts the 'bench' fields of uploaded rows "
-                          "outside ui.guard; a number there (beside a string) raises TypeError")
-def test_roofline_results_upload_with_non_string_fields(app_server, page):
-    _roofline_uploads(app_server, page, {
-        "mixed-types": json.dumps([{**ROOFLINE_ROW, "bench": 5, "dtype": {}}, ROOFLINE_ROW]).encode(),
     })
