@@ -42,26 +42,14 @@ thousands. The **Transformer GEMMs** and **LLM Estimator** pages count both, exa
 """
 )
 
-PAGES = [
-    ("pages/1_Accumulate.py", "Accumulate", "Step through D = αAB + βC cell by cell; loop orders, reuse, accumulator precision."),
-    ("pages/2_FLOPs.py", "FLOPs", "The 2·M·N·K heatmap, bytes moved, arithmetic intensity, time on a GPU, tile and wave quantization."),
-    ("pages/3_Transformer_GEMMs.py", "Transformer GEMMs", "Every GEMM of one layer drawn to scale, and when attention really dominates."),
-    ("pages/4_LLM_Estimator.py", "LLM Estimator", "Size a model: FLOPs per GEMM, memory, prefill and decode time on a GPU."),
-    ("pages/5_Devices.py", "Devices", "This machine's CPU and GPUs, their datasheet peaks and measured ceilings."),
-    ("pages/6_Precision.py", "Precision", "fp32, tf32, fp16, bf16, int8 and fp8 GEMMs measured live, with their error."),
-    ("pages/7_Tiling.py", "Tiling", "Python tiling vs a real Triton kernel vs the library, tile-size sweeps."),
-    ("pages/8_Batching.py", "Batching", "Why batching pays at decode: one weight read serving many requests."),
-    ("pages/9_Roofline.py", "Roofline", "Every measured point on the device's roofline beside the estimate."),
-    ("pages/10_Profiler.py", "Profiler", "Where the time goes in a transformer block; GPU utilisation over time."),
-]
 
 st.subheader("Map of the app")
 root = Path(__file__).parent
-for path, label, line in PAGES:
-    if (root / path).exists():
+for p in ui.PAGES[1:]:
+    if (root / p.path).exists():
         c1, c2 = st.columns([1, 4])
-        c1.page_link(path, label=label)
-        c2.markdown(line)
+        c1.page_link(p.path, label=p.label, icon=p.icon)
+        c2.markdown(p.line)
 
 
 

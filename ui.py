@@ -12,19 +12,63 @@ from __future__ import annotations
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NamedTuple
 
 import streamlit as st
 
 from gemmlib.errors import InputError
 
 
+class Page(NamedTuple):
+    path: str  # relative to app.py; the URL is the file name without its number
+    label: str
+    icon: str
+    line: str  # one line for the home page's map
+
+
+PAGES: list[Page] = [
+    Page("app.py", "Home", "🏠", "What GEMM is, why it is nearly all of an LLM's compute, this machine."),
+    Page("pages/1_Accumulate.py", "Accumulate", "➕",
+         "Step through D = αAB + βC cell by cell; loop orders, reuse, accumulator precision."),
+    Page("pages/2_FLOPs.py", "FLOPs", "🔢",
+         "The 2·M·N·K heatmap, bytes moved, arithmetic intensity, time on a GPU, tile and wave quantization."),
+    Page("pages/3_Transformer_GEMMs.py", "Transformer GEMMs", "🧱",
+         "Every GEMM of one layer drawn to scale, and when attention really dominates."),
+    Page("pages/4_LLM_Estimator.py", "LLM Estimator", "📐",
+         "Size a model: FLOPs per GEMM, memory, prefill and decode time on a GPU."),
+    Page("pages/5_Devices.py", "Devices", "🖥️",
+         "This machine's CPU and GPUs, their datasheet peaks and measured ceilings."),
+    Page("pages/6_Precision.py", "Precision", "🎯",
+         "fp32, tf32, fp16, bf16, int8 and fp8 GEMMs measured live, with their error."),
+    Page("pages/7_Tiling.py", "Tiling", "🔲", "Python tiling vs a real Triton kernel vs the library, tile-size sweeps."),
+    Page("pages/8_Batching.py", "Batching", "📦", "Why batching pays at decode: one weight read serving many requests."),
+    Page("pages/9_Roofline.py", "Roofline", "📈", "Every measured point on the device's roofline beside the estimate."),
+    Page("pages/10_Profiler.py", "Profiler", "🔬", "Where the time goes in a transformer block; GPU utilisation over time."),
+]
+
+
+def nav() -> None:
+    """The sidebar's page list with readable labels (Streamlit's own would call the home page "app").
+
+    ``client.showSidebarNavigation = false`` in .streamlit/config.toml hides Streamlit's list.
+    A page run on its own (``AppTest.from_file("pages/...")``) has no app around it to link to;
+    it then shows no list.
+    """
+    try:
+        for p in PAGES:
+            st.sidebar.page_link(p.path, label=p.label, icon=p.icon)
+    except st.errors.StreamlitAPIException:  # StreamlitPageNotFoundError: not served by app.py
+        return
+    st.sidebar.divider()
+
+
 def page(title: str, icon: str, intro: str | None = None) -> None:
-    """Page config, title and one-paragraph introduction."""
+    """Page config, sidebar navigation, title and one-paragraph introduction."""
     try:
         st.set_page_config(page_title=f"{title} · GEMM", page_icon=icon, layout="wide")
     except st.errors.StreamlitAPIException:  # already set in this run
         pass
+    nav()
     st.title(f"{icon} {title}")
     if intro:
         st.markdown(intro)

@@ -191,7 +191,7 @@ with st.sidebar:
 ui.push_query(URL_KEYS)
 
 # ----------------------------------------------------------------------------- results
-est = None
+est = views = None
 if cfg is not None:
     with ui.guard("the estimate"):
         wl = Workload(batch=ss.le_batch, seq_len=ss.le_seq, new_tokens=ss.le_new, causal=ss.le_causal,
@@ -201,7 +201,7 @@ if cfg is not None:
         est = _estimate(cfg, wl, hw, ss.le_gpus, ss.le_eff)
         views = _views(cfg, wl, hw, ss.le_gpus, ss.le_eff, ss.le_macs)
 
-if est is not None:
+if est is not None and views is not None:
     with ui.guard("the results"):
         unit, div = ("MAC", 2) if ss.le_macs else ("FLOP", 1)
         m = est.model

@@ -21,7 +21,7 @@ from gemmlib.tiling import traffic_table
 
 ui.page(
     "Tiling",
-    "🧱",
+    "🔲",
     r"""
 A GEMM kernel never multiplies whole matrices at once: it cuts $D$ into **tiles**, and for each
 tile walks $K$ in steps, loading a tile of $A$ and a tile of $B$ into fast memory and doing every

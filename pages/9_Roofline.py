@@ -17,7 +17,7 @@ from gemmlib.hardware import CATALOGUE
 
 ui.page(
     "Roofline",
-    "🏠",
+    "📈",
     r"""
 A kernel that does $F$ FLOPs while moving $Q$ bytes has **arithmetic intensity** $I = F/Q$. It
 cannot run faster than the compute peak, nor faster than the memory can feed it:

@@ -46,10 +46,11 @@ def test_every_page_through_the_sidebar(app_server, page):
         screenshot(page, PAGES[0].slug)
     except Exception as e:  # noqa: BLE001
         failures[PAGES[0].slug] = str(e)
-    nav = page.locator('[data-testid="stSidebarNav"]')
+    nav = page.locator('[data-testid="stSidebar"]')  # ui.nav()'s page links
     for info in present[1:] + present[:1]:  # every page, then home again
         try:
-            nav.locator(f'a[href$="/{info.url_path}"]').first.click()
+            # ui.nav()'s links carry the page's URL path as a relative href ("" for home).
+            nav.locator(f'a[data-testid="stPageLink-NavLink"][href="{info.url_path}"]').first.click()
             page.wait_for_url(re.compile(rf"/{info.url_path}(\?.*)?$"))
             wait_idle(page)
             assert_title(page, info)
