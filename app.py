@@ -24,8 +24,8 @@ A **GEMM** (general matrix multiply) computes
 
 $$D = \alpha\,A B + \beta\,C,\qquad A\in\mathbb{R}^{M\times K},\; B\in\mathbb{R}^{K\times N},\; C, D\in\mathbb{R}^{M\times N}.$$
 
-Each of the $M\cdot N$ outputs is a dot product of length $K$: $K$ multiply-adds, so a
-GEMM costs $2\,M N K$ floating-point operations (FLOPs). In the layers of an LLM
+Each of the $M\cdot N$ outputs is a dot product of length $K$, that is $K$ multiply-adds, so
+a GEMM costs $2\,M N K$ floating-point operations (FLOPs). In the layers of an LLM
 $\beta = 0$ and $\alpha = 1$: the projections, the attention products and the
 feed-forward network are plain products $D = AB$.
 """,
