@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 import streamlit as st
 
+from gemmlib import harness
 from gemmlib.errors import InputError
 
 
@@ -132,3 +133,25 @@ def fmt_si(x: float, unit: str = "", digits: int = 3) -> str:
         if ax >= scale:
             return f"{x / scale:.{digits}g} {prefix}{unit}"
     return f"{x:.{digits}g} {unit}".rstrip()
+
+
+def bench_limits() -> harness.Limits:
+    """The server's caps for live benchmarks: Streamlit secrets first, then the environment.
+
+    A misconfigured value is reported on the page and the defaults are used.
+    """
+    try:
+        secrets = {k: st.secrets[k] for k in st.secrets}
+    except Exception:  # noqa: BLE001 - no secrets file, or an unreadable one
+        secrets = {}
+    try:
+        return harness.limits(secrets)
+    except InputError as e:
+        st.warning(f"The server's benchmark limits are misconfigured ({e}); using the defaults.")
+        return harness.DEFAULT_LIMITS
+
+
+@st.cache_resource(show_spinner=False)
+def cuda_available() -> tuple[bool, str]:
+    """(True, "") with a usable CUDA device, else (False, why); asked once per server."""
+    return harness.torch_device_available("cuda")

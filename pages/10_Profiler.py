@@ -34,30 +34,14 @@ predicts for the same sizes.
 )
 
 
-def _secrets() -> dict:
-    try:
-        return {k: st.secrets[k] for k in st.secrets}
-    except Exception:  # noqa: BLE001 - no secrets file
-        return {}
-
-
-@st.cache_resource
-def _cuda_available() -> tuple[bool, str]:
-    return harness.torch_device_available("cuda")
-
-
 @st.cache_resource
 def _nvml() -> tuple[bool, str]:
     return nvml_status()
 
 
-try:
-    lim = harness.limits(_secrets())
-except InputError as e:
-    st.warning(f"The server's benchmark limits are misconfigured ({e}); using the defaults.")
-    lim = harness.DEFAULT_LIMITS
+lim = ui.bench_limits()
 
-cuda_ok, cuda_why = _cuda_available()
+cuda_ok, cuda_why = ui.cuda_available()
 devices = ["cuda", "cpu"] if cuda_ok else ["cpu"]
 PRESETS = pf.presets()
 SOURCES = ("Preset, scaled down", "Sliders")

@@ -69,18 +69,7 @@ with ui.guard("device detection"):
 st.subheader("Measure ceilings")
 
 
-def _secrets() -> dict:
-    try:
-        return {k: st.secrets[k] for k in st.secrets}
-    except Exception:  # noqa: BLE001 - no secrets file
-        return {}
-
-
-try:
-    lim = harness.limits(_secrets())
-except InputError as e:
-    st.warning(f"The server's benchmark limits are misconfigured ({e}); using the defaults.")
-    lim = harness.DEFAULT_LIMITS
+lim = ui.bench_limits()
 
 kinds = [d["kind"] for d in found] or ["cpu"]
 choices = [k for k in ("cuda", "cpu") if k in kinds]

@@ -31,18 +31,6 @@ SQUARES = (256, 512, 1024, 2048, 4096, 8192)
 SHAPE_SETS = ("Squares", "LLM layer", "Article's INT8 example", "Custom")
 
 
-def _secrets() -> dict:
-    try:
-        return {k: st.secrets[k] for k in st.secrets}
-    except Exception:  # noqa: BLE001 - no secrets file
-        return {}
-
-
-@st.cache_resource
-def _cuda_available() -> tuple[bool, str]:
-    return harness.torch_device_available("cuda")
-
-
 def _presets() -> list[str]:
     try:
         from gemmlib.model import preset_names
@@ -51,13 +39,9 @@ def _presets() -> list[str]:
         return ["llama-2-7b"]
 
 
-try:
-    lim = harness.limits(_secrets())
-except InputError as e:
-    st.warning(f"The server's benchmark limits are misconfigured ({e}); using the defaults.")
-    lim = harness.DEFAULT_LIMITS
+lim = ui.bench_limits()
 
-cuda_ok, cuda_why = _cuda_available()
+cuda_ok, cuda_why = ui.cuda_available()
 devices = ["cuda", "cpu"] if cuda_ok else ["cpu"]
 presets = _presets()
 

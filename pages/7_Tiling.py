@@ -34,23 +34,7 @@ each tile size implies, and the four implementations measured on the same inputs
 )
 
 
-def _secrets() -> dict:
-    try:
-        return {k: st.secrets[k] for k in st.secrets}
-    except Exception:  # noqa: BLE001 - no secrets file
-        return {}
-
-
-@st.cache_resource
-def _cuda_available() -> tuple[bool, str]:
-    return harness.torch_device_available("cuda")
-
-
-try:
-    lim = harness.limits(_secrets())
-except InputError as e:
-    st.warning(f"The server's benchmark limits are misconfigured ({e}); using the defaults.")
-    lim = harness.DEFAULT_LIMITS
+lim = ui.bench_limits()
 
 # ----------------------------------------------------------------------------- 1. the loop order, animated
 st.subheader("1 · The tiled loop order, step by step")
@@ -183,7 +167,7 @@ ui.push_query(["tt_size", "tt_dtype"])
 
 # ----------------------------------------------------------------------------- 3. measured
 st.subheader("3 · Measured: four implementations on the same inputs")
-cuda_ok, cuda_why = _cuda_available()
+cuda_ok, cuda_why = ui.cuda_available()
 devices = ["cuda", "cpu"] if cuda_ok else ["cpu"]
 ui.bound("tb_device", devices[0], str, lambda v: v in devices)
 device = st.session_state.tb_device

@@ -30,25 +30,9 @@ weight read *is* the time — and stacking shares it across the batch.
 )
 
 
-def _secrets() -> dict:
-    try:
-        return {k: st.secrets[k] for k in st.secrets}
-    except Exception:  # noqa: BLE001 - no secrets file
-        return {}
+lim = ui.bench_limits()
 
-
-@st.cache_resource
-def _cuda_available() -> tuple[bool, str]:
-    return harness.torch_device_available("cuda")
-
-
-try:
-    lim = harness.limits(_secrets())
-except InputError as e:
-    st.warning(f"The server's benchmark limits are misconfigured ({e}); using the defaults.")
-    lim = harness.DEFAULT_LIMITS
-
-cuda_ok, cuda_why = _cuda_available()
+cuda_ok, cuda_why = ui.cuda_available()
 devices = ["cuda", "cpu"] if cuda_ok else ["cpu"]
 SHAPES = ("Decode (M = 1)", "Prefill", "Custom")
 BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256]
