@@ -286,6 +286,25 @@ class Prediction:
         return d
 
 
+def share_overview(preset: str = "llama-2-7b", seq_lens: tuple[int, ...] = (512, 2048, 8192),
+                   hw: Hardware | str = "H100 SXM", dtype: str = "bf16",
+                   efficiency: float = 0.7) -> list[dict]:
+    """GEMM share of FLOPs and of predicted time for a full-size preset's forward pass.
+
+    One row per sequence length and attention kind (eager: the S×S scores go through memory
+    for scale, mask and softmax; fused: they do not). The home page's answer to "is GEMM
+    really 90 %+ of an LLM's compute?" — nearly all of its FLOPs, less of its time.
+    """
+    rows = []
+    for s in seq_lens:
+        for attention in ("eager", "sdpa"):
+            cfg = preset_config(preset, 1, seq_len=s, attention=attention, dtype=dtype)
+            p = predict(cfg, hw, efficiency)
+            rows.append({"tokens": s, "attention": "eager" if attention == "eager" else "fused (sdpa)",
+                         "GEMM share of FLOPs": p.flop_share, "GEMM share of time": p.time_share})
+    return rows
+
+
 def predict(cfg: BlockConfig, hw: Hardware | str, efficiency: float = 0.7) -> Prediction:
     """The estimator's view of the block: GEMM share of FLOPs and of roofline time on ``hw``.
 

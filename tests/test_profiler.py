@@ -282,3 +282,18 @@ def test_math_attention_fallback_is_not_counted_twice():
         torch.nn.functional.scaled_dot_product_attention(q, q, q)
     ops, _, _ = summarize_events(prof.events(), "cpu", 1)
     assert sum(o.flops for o in ops if o.is_gemm) == 4 * 2 * 4 * 16 * 16 * 8
+
+
+def test_share_overview_gemms_dominate_flops_more_than_time():
+    from gemmlib.profiler import share_overview
+
+    rows = share_overview("llama-2-7b", (512, 8192), "H100 SXM", "bf16", 0.7)
+    assert [(r["tokens"], r["attention"]) for r in rows] == [
+        (512, "eager"), (512, "fused (sdpa)"), (8192, "eager"), (8192, "fused (sdpa)")]
+    for r in rows:
+        assert 0.99 < r["GEMM share of FLOPs"] < 1
+        assert 0 < r["GEMM share of time"] < r["GEMM share of FLOPs"]
+    eager = [r["GEMM share of time"] for r in rows if r["attention"] == "eager"]
+    fused = [r["GEMM share of time"] for r in rows if r["attention"] != "eager"]
+    assert eager[1] < eager[0]  # the S×S scores through memory grow with the context
+    assert fused[0] > eager[0] and fused[1] > eager[1]

@@ -17,7 +17,7 @@ def test_home_renders_without_exception():
 
 def test_home_lists_the_catalogue_with_sources():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=30).run()
-    df = at.dataframe[0].value
+    df = next(d.value for d in at.dataframe if "source" in d.value.columns)
     assert {"H100 SXM", "H200 SXM", "A100 SXM 80GB", "L40S", "RTX 4090"} <= set(df["name"])
     assert df["source"].str.startswith(("http", "(")).all()
 
@@ -41,3 +41,11 @@ def test_home_map_and_sidebar_link_every_page():
     text = " ".join(m.value for m in at.markdown)
     for p in ui.PAGES[1:]:
         assert p.line in text
+
+
+def test_home_shows_the_gemm_share_of_flops_and_of_time():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=30).run()
+    df = next(d.value for d in at.dataframe if "GEMM share of time" in d.value.columns)
+    assert list(df["tokens"]) == [512, 512, 2048, 2048, 8192, 8192]
+    assert (df["GEMM share of FLOPs"] > 0.99).all()
+    assert (df["GEMM share of time"] < df["GEMM share of FLOPs"]).all()
