@@ -540,8 +540,10 @@ def report_section(device: str, quick: bool, out_dir: Path, progress: Progress =
     md += [f"### The article's example{scaled}", "", ex["verdict"], ""]
     verdict["article_speedup"] = ex["speedup"]
     verdict["article_decode_speedup"] = ex["decode_speedup"]
+    from gemmlib.report import optional_chart
+
     for metric in ("tflops", "gbps"):
-        c = batching_chart(r_dec, metric)
+        c = optional_chart(lambda metric=metric: batching_chart(r_dec, metric))
         if c is not None:
             charts[f"batching_decode_{metric}"] = c
     return {"title": "Batching", "results": results, "markdown": "\n".join(md), "charts": charts,

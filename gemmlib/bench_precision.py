@@ -587,7 +587,8 @@ def markdown_table(results: list[BenchResult]) -> str:
 def report_section(device: str, quick: bool, out_dir: Path, progress: Callable[[float, str], None] | None = None,
                    deadline: harness.Deadline | None = None) -> dict:
     """The report's precision section: default shapes for the device, table, verdict and charts."""
-    from gemmlib import charts_bench
+    from gemmlib.report import optional_chart
+
     cfg = PrecisionConfig(device=device, shapes=default_shapes(device, quick),
                           min_run_time=0.15 if quick else 0.3)
     results = run_precision(cfg, progress=progress, deadline=deadline)
@@ -601,8 +602,11 @@ def report_section(device: str, quick: bool, out_dir: Path, progress: Callable[[
     ])
     charts = {}
     if any(r.supported and r.tflops for r in results):
-        charts["precision_tflops"] = charts_bench.tflops_chart(results)
-        charts["precision_error"] = charts_bench.error_chart(results)
+        def _charts() -> dict:
+            from gemmlib import charts_bench
+            return {"precision_tflops": charts_bench.tflops_chart(results),
+                    "precision_error": charts_bench.error_chart(results)}
+        charts = optional_chart(_charts) or {}
     return {"title": "Precision: fp32, tf32, fp16, bf16, int8, fp8", "results": results, "markdown": md,
             "charts": charts, "verdict": verdict}
 

@@ -579,7 +579,9 @@ def report_section(device: str, quick: bool, out_dir: Path, progress: Progress =
         word = "meets" if share >= 0.85 else "misses"
         md += [f"**Triton vs cuBLAS, fp16 {m}³:** {tri.tflops:.1f} vs {lib.tflops:.1f} TFLOP/s = "
                f"{share:.1%} ({word} the 85 % target); autotuned config {tri.extra.get('autotuned')}.", ""]
-    c = tiling_chart(res)
+    from gemmlib.report import optional_chart
+
+    c = optional_chart(lambda: tiling_chart(res))
     if c is not None:
         charts["tiling_tflops"] = c
     if device == "cuda":
@@ -595,7 +597,9 @@ def report_section(device: str, quick: bool, out_dir: Path, progress: Progress =
                            "waves": r.extra.get("waves"),
                            "predicted_eff": r.extra.get("predicted_efficiency"),
                            "predicted_TFLOP/s": r.extra.get("predicted_tflops")} for r in waves]), ""]
-        charts["wave_quantization"] = wave_chart(waves, pred)
+        c = optional_chart(lambda: wave_chart(waves, pred))
+        if c is not None:
+            charts["wave_quantization"] = c
     return {"title": "Tiling", "results": results, "markdown": "\n".join(md), "charts": charts,
             "verdict": verdict}
 

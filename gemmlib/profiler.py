@@ -944,7 +944,8 @@ def markdown_summary(res: ProfileResult, top: int = 10) -> str:
 def report_section(device: str, quick: bool, out_dir: Path,
                    progress: Callable[[float, str], None] | None = None) -> dict:
     """The profiler part of ``python -m gemmlib report``: where a block's time goes, on this device."""
-    from gemmlib import charts_profile, harness
+    from gemmlib import harness
+    from gemmlib.report import optional_chart
 
     out_dir = Path(out_dir)
     cfgs = report_configs(device, quick)
@@ -978,10 +979,14 @@ def report_section(device: str, quick: bool, out_dir: Path,
             results.append(harness.unsupported("profiler", "block forward", device, cfg.dtype,
                                                {"hidden": cfg.hidden}, str(e)))
         results += op_results(res)
-        charts[f"share_{cfg.attention}"] = charts_profile.share_chart(res)
-        charts[f"top_ops_{cfg.attention}"] = charts_profile.top_ops_chart(res)
-        for name, ch in charts_profile.monitor_charts(res.monitor).items():
-            charts[f"monitor_{name}_{cfg.attention}"] = ch
+        def _charts(res: ProfileResult = res, kind: str = cfg.attention) -> dict:
+            from gemmlib import charts_profile  # altair: only for the pictures
+            out = {f"share_{kind}": charts_profile.share_chart(res),
+                   f"top_ops_{kind}": charts_profile.top_ops_chart(res)}
+            for name, ch in charts_profile.monitor_charts(res.monitor).items():
+                out[f"monitor_{name}_{kind}"] = ch
+            return out
+        charts.update(optional_chart(_charts) or {})
     if progress:
         progress(1.0, "profiler done")
     return {"title": "Profiler: where a transformer block's time goes", "results": results,

@@ -44,7 +44,7 @@ Progress = Callable[[float, str], None] | None
 
 def report_section(device: str, quick: bool, out_dir: Path, progress: Progress = None) -> dict:
     """The devices section: what was detected, and ceilings measured against the datasheet."""
-    from gemmlib import charts_bench, devices
+    from gemmlib import devices
 
     found = devices.detect()
     lines = ["| device | name | SMs / threads | memory GB | capability | catalogue row |",
@@ -65,7 +65,8 @@ def report_section(device: str, quick: bool, out_dir: Path, progress: Progress =
     for d, why in c.notes.items():
         if d not in c.peaks:
             lines.append(f"| {d} GEMM | not run | | | | {why} |")
-    charts = {"ceilings": charts_bench.ceilings_chart(rows)} if rows else {}
+    chart = optional_chart(lambda: _charts_bench().ceilings_chart(rows)) if rows else None
+    charts = {"ceilings": chart} if chart is not None else {}
     return {"title": "Devices and measured ceilings", "results": list(c.results),
             "markdown": "\n".join(lines), "charts": charts, "ceilings": c.to_dict()}
 
@@ -188,6 +189,7 @@ def run_report(out_dir: str | Path, *, device: str | None = None, quick: bool = 
             md += [f"![{cname}]({rel})" if rel.endswith(".png") else f"[{cname}]({rel})", ""]
         say(f"{name}: done in {entry['seconds']:.1f} s")
     doc["seconds"] = round(time.time() - started, 2)
+    chart_notes |= CHART_NOTES
     if chart_notes:
         doc["chart_notes"] = sorted(chart_notes)
         md += ["", *[f"*{n}*" for n in sorted(chart_notes)]]
@@ -195,6 +197,27 @@ def run_report(out_dir: str | Path, *, device: str | None = None, quick: bool = 
     (out / "results.csv").write_text(harness.to_csv(all_results), encoding="utf-8")
     (out / "report.md").write_text("\n".join(md).rstrip() + "\n", encoding="utf-8")
     return doc
+
+
+CHART_NOTES: set[str] = set()  # charts a section could not draw here, and why
+
+
+def optional_chart(build: Callable[[], Any]) -> Any | None:
+    """``build()``, or None when a charting package is missing (a GPU image may have torch only).
+
+    The section's results and tables never depend on charts: a missing altair or pandas costs the
+    pictures, not the measurements.
+    """
+    try:
+        return build()
+    except ImportError as e:
+        CHART_NOTES.add(f"charts skipped: {e.name or e} is not installed here (pip install -r requirements.txt)")
+        return None
+
+
+def _charts_bench() -> Any:
+    from gemmlib import charts_bench  # altair: imported only when a chart is drawn
+    return charts_bench
 
 
 def _save_chart(chart: Any, stem: Path) -> tuple[str, str]:
