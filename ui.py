@@ -9,6 +9,7 @@ traceback.
 
 from __future__ import annotations
 
+import time
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -155,3 +156,93 @@ def bench_limits() -> harness.Limits:
 def cuda_available() -> tuple[bool, str]:
     """(True, "") with a usable CUDA device, else (False, why); asked once per server."""
     return harness.torch_device_available("cuda")
+
+
+def stepper(prefix: str, last: int, draw: Callable[[int], None], *, reset_on: Any = None,
+            pos_key: str | None = None, speed: int = 5, max_speed: int = 20) -> int:
+    """Play/pause, speed, first/back/forward/last and a step slider over steps ``0..last``.
+
+    ``draw(step)`` shows one step; it runs inside an ``st.fragment`` that alone reruns on the
+    animation timer, so the rest of the page is not redrawn while playing. Returns the step shown.
+
+    Session-state keys (all ``{prefix}_...``): ``pos`` (the 0-based step; ``pos_key`` renames it),
+    ``playing``, ``speed`` (steps per second, seeded from the URL like ``bound``), the buttons
+    ``play``, ``first``, ``back``, ``fwd``, ``last``, the 1-based ``slider``, and ``trace_id``: when
+    ``reset_on`` changes (new matrices, another loop order) the position goes back to step 0.
+
+    Each tick advances by the time elapsed since the last one × speed, so a slow redraw skips
+    frames instead of slowing the pace. While playing, a progress bar replaces the slider: a timer
+    rerun carries the browser's copy of a widget's value, which can lag behind the server's and
+    would pull the animation back a step.
+    """
+    ss = st.session_state
+    k_pos = pos_key or f"{prefix}_pos"
+    k_playing, k_hold, k_tick, k_phase = (f"{prefix}_{n}" for n in ("playing", "hold", "tick", "phase"))
+    k_speed, k_slider, k_trace = f"{prefix}_speed", f"{prefix}_slider", f"{prefix}_trace_id"
+    ss.setdefault(k_playing, False)
+    ss.setdefault(k_pos, 0)
+    bound(k_speed, speed, int, lambda v: 1 <= v <= max_speed)
+    if reset_on is not None and ss.get(k_trace) != reset_on:
+        ss[k_trace] = reset_on
+        ss[k_pos] = 0
+    ss[k_pos] = max(0, min(int(ss[k_pos]), last))
+
+    def toggle_play() -> None:
+        if not ss[k_playing] and ss[k_pos] >= last:
+            ss[k_pos] = 0  # play again from the start
+        ss[k_playing] = not ss[k_playing]
+        ss[k_hold] = True  # the run this click causes shows the current step
+        ss[k_tick] = None  # the clock of the animation starts at the next tick
+
+    def move(delta: int = 0, to: int | None = None) -> None:
+        s = ss[k_pos] if to is None else to
+        ss[k_pos] = max(0, min(last, s + delta))
+        ss[k_hold] = True
+
+    def slide() -> None:
+        ss[k_pos] = max(0, min(last, int(ss[k_slider]) - 1))
+        ss[k_hold] = True
+
+    def steps_due() -> int:
+        """Steps to advance at this tick: the time since the last one × speed (at least 1, at most
+        one second's worth)."""
+        now = time.monotonic()
+        sp = int(ss[k_speed])
+        last_tick = ss.get(k_tick)
+        phase = ss.get(k_phase, 0.0) + (0.0 if last_tick is None else (now - last_tick) * sp)
+        n = max(1, min(sp, int(phase)))
+        ss[k_phase] = min(max(phase - n, 0.0), 1.0)
+        ss[k_tick] = now
+        return n
+
+    playing = ss[k_playing]
+    c1, c2 = st.columns([1, 4])
+    c1.button("⏸ Pause" if playing else "▶ Play", on_click=toggle_play, key=f"{prefix}_play", type="primary",
+              width="stretch")
+    c2.slider("speed (steps per second)", 1, max_speed, key=k_speed,
+              help="on a busy machine the animation skips drawing some steps to keep this pace")
+
+    @st.fragment(run_every=(1.0 / ss[k_speed]) if playing else None)
+    def frame() -> None:
+        if ss[k_playing] and not ss.pop(k_hold, False):
+            if ss[k_pos] < last:
+                ss[k_pos] = min(last, ss[k_pos] + steps_due())
+            else:
+                ss[k_playing] = False
+                st.rerun(scope="app")  # stop the timer and relabel the button
+        else:
+            ss.pop(k_hold, None)
+        b = st.columns(4)
+        b[0].button("⏮ first", on_click=move, kwargs={"to": 0}, key=f"{prefix}_first", width="stretch")
+        b[1].button("◀ back", on_click=move, kwargs={"delta": -1}, key=f"{prefix}_back", width="stretch")
+        b[2].button("forward ▶", on_click=move, kwargs={"delta": 1}, key=f"{prefix}_fwd", width="stretch")
+        b[3].button("last ⏭", on_click=move, kwargs={"to": last}, key=f"{prefix}_last", width="stretch")
+        if ss[k_playing]:
+            st.progress(ss[k_pos] / max(1, last), text=f"step {ss[k_pos] + 1} of {last + 1}")
+        elif last > 0:
+            ss[k_slider] = ss[k_pos] + 1
+            st.slider("step", 1, last + 1, key=k_slider, on_change=slide)
+        draw(ss[k_pos])
+
+    frame()
+    return int(ss[k_pos])

@@ -1,12 +1,11 @@
 """Accumulate: D = αAB + βC built one multiply-add at a time (the article's example 1).
 
 Streamlit reruns this whole script on every interaction. The step-by-step view
-lives in an ``st.fragment``: while playing, the fragment alone reruns every
-1/speed seconds and advances one step, so the rest of the page is not redrawn.
+is ``ui.stepper``: an ``st.fragment`` that alone reruns on the animation timer,
+so the rest of the page is not redrawn while playing.
 All arithmetic is in ``gemmlib.reference`` and ``gemmlib.accumulation``.
 """
 
-import time
 from dataclasses import replace
 
 import pandas as pd
@@ -45,9 +44,6 @@ st.session_state.setdefault("acc_text_a", "1 2 3\n4 5 6")
 st.session_state.setdefault("acc_text_b", "7 8\n9 10\n11 12")
 st.session_state.setdefault("acc_text_c", "")
 st.session_state.setdefault("acc_ints", True)
-st.session_state.setdefault("acc_playing", False)
-ui.bound("acc_speed", 5, int, lambda v: 1 <= v <= 20)
-st.session_state.setdefault("acc_pos", 0)
 
 with st.container(border=True):
     src = st.radio("Matrices", list(SOURCES), format_func=SOURCES.get, horizontal=True, key="acc_src")
@@ -114,79 +110,10 @@ def get_trace(p: ref.Problem, o: str, t: tuple[int, int, int]) -> ref.Trace:
 
 
 tr = get_trace(problem, order, tuple(int(v) for v in tile))
-last = len(tr) - 1
-trace_id = (problem, order, tr.tile)
-if st.session_state.get("acc_trace_id") != trace_id:
-    st.session_state.acc_trace_id = trace_id
-    st.session_state.acc_pos = 0
-st.session_state.acc_pos = max(0, min(int(st.session_state.acc_pos), last))
 
 
-# ----------------------------------------------------------------------------- animation controls
-def _toggle_play() -> None:
-    if not st.session_state.acc_playing and st.session_state.acc_pos >= len(tr) - 1:
-        st.session_state.acc_pos = 0  # play again from the start
-    st.session_state.acc_playing = not st.session_state.acc_playing
-    st.session_state.acc_hold = True  # the run this click causes shows the current step
-    st.session_state.acc_tick = None  # the clock of the animation starts at the next tick
-
-
-def _move(delta: int | None = None, to: int | None = None) -> None:
-    s = st.session_state.acc_pos if to is None else to
-    st.session_state.acc_pos = max(0, min(len(tr) - 1, s + (delta or 0)))
-    st.session_state.acc_hold = True
-
-
-def _slide() -> None:
-    st.session_state.acc_pos = int(st.session_state.acc_slider) - 1
-    st.session_state.acc_hold = True
-
-
-p1, p2 = st.columns([1, 4])
-playing = st.session_state.acc_playing
-p1.button("⏸ Pause" if playing else "▶ Play", on_click=_toggle_play, key="acc_play", type="primary",
-          width="stretch")
-p2.slider("speed (steps per second)", 1, 20, key="acc_speed",
-          help="on a busy machine the animation skips drawing some steps to keep this pace")
-
-
-def _steps_due() -> int:
-    """Steps to advance at this tick: the time since the last one × speed (at least 1, at most one
-    second's worth), so a slow or late redraw skips frames instead of slowing the pace down."""
-    now = time.monotonic()
-    speed = int(st.session_state.acc_speed)
-    last_tick = st.session_state.get("acc_tick")
-    phase = st.session_state.get("acc_phase", 0.0) + (0.0 if last_tick is None else (now - last_tick) * speed)
-    n = max(1, min(speed, int(phase)))
-    st.session_state.acc_phase = min(max(phase - n, 0.0), 1.0)
-    st.session_state.acc_tick = now
-    return n
-
-
-@st.fragment(run_every=(1.0 / st.session_state.acc_speed) if playing else None)
-def stepper() -> None:
-    if st.session_state.acc_playing and not st.session_state.pop("acc_hold", False):
-        if st.session_state.acc_pos < last:
-            st.session_state.acc_pos = min(last, st.session_state.acc_pos + _steps_due())
-        else:
-            st.session_state.acc_playing = False
-            st.rerun(scope="app")  # stop the timer and relabel the button
-    else:
-        st.session_state.pop("acc_hold", None)
-    b = st.columns(4)
-    b[0].button("⏮ first", on_click=_move, kwargs={"to": 0}, key="acc_first", width="stretch")
-    b[1].button("◀ back", on_click=_move, kwargs={"delta": -1}, key="acc_back", width="stretch")
-    b[2].button("forward ▶", on_click=_move, kwargs={"delta": 1}, key="acc_fwd", width="stretch")
-    b[3].button("last ⏭", on_click=_move, kwargs={"to": last}, key="acc_last", width="stretch")
-    if st.session_state.acc_playing:
-        # no slider while playing: a timer rerun carries the browser's copy of a widget's value, which
-        # can lag behind the server's and would pull the animation back a step
-        st.progress(st.session_state.acc_pos / max(1, last),
-                    text=f"step {st.session_state.acc_pos + 1} of {len(tr)}")
-    elif last > 0:
-        st.session_state.acc_slider = st.session_state.acc_pos + 1
-        st.slider("step", 1, len(tr), key="acc_slider", on_change=_slide)
-    step = tr.steps[st.session_state.acc_pos]
+def draw_step(pos: int) -> None:
+    step = tr.steps[pos]
     a, bm, _ = problem.arrays()
     st.markdown(f"**Step {step.index + 1} of {len(tr)}** · `{step.expression}`")
     st.vega_lite_chart(step_grids_spec(a, bm, tr.d_after(step.index), step), width="content")
@@ -201,7 +128,8 @@ def stepper() -> None:
                "two tiles and the block of D (tiled).")
 
 
-stepper()
+# keys: acc_pos (the step), acc_playing, acc_speed, acc_slider, acc_play/first/back/fwd/last
+ui.stepper("acc", len(tr) - 1, draw_step, reset_on=(problem, order, tr.tile), speed=5, max_speed=20)
 
 # ----------------------------------------------------------------------------- loads per loop order
 st.subheader("What each loop order loads")

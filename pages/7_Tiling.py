@@ -43,9 +43,6 @@ ui.bound("ti_n", 6, int, lambda v: 1 <= v <= ref.MAX_DIM)
 ui.bound("ti_k", 6, int, lambda v: 1 <= v <= ref.MAX_DIM)
 ui.bound("ti_t", 2, int, lambda v: 1 <= v <= ref.MAX_DIM)
 ui.bound("ti_seed", 0, int, lambda v: 0 <= v <= 10**6)
-st.session_state.setdefault("ti_playing", False)
-st.session_state.setdefault("ti_step", 0)
-st.session_state.setdefault("ti_speed", 3)
 
 c = st.columns(5)
 c[0].number_input("M", 1, ref.MAX_DIM, key="ti_m")
@@ -70,52 +67,9 @@ if tr is None:
     tr = st.session_state.get("ti_good") or _trace(6, 6, 6, 2, 0)
     st.info("Showing the last matrices that worked.")
 
-last = len(tr) - 1
-tid = (tr.problem, tr.tile)
-if st.session_state.get("ti_trace_id") != tid:
-    st.session_state.ti_trace_id = tid
-    st.session_state.ti_step = 0
-st.session_state.ti_step = max(0, min(int(st.session_state.ti_step), last))
 
-
-def _toggle_play() -> None:
-    if not st.session_state.ti_playing and st.session_state.ti_step >= last:
-        st.session_state.ti_step = 0
-    st.session_state.ti_playing = not st.session_state.ti_playing
-    st.session_state.ti_hold = True
-
-
-def _move(delta: int | None = None, to: int | None = None) -> None:
-    s = st.session_state.ti_step if to is None else to
-    st.session_state.ti_step = max(0, min(last, s + (delta or 0)))
-    st.session_state.ti_hold = True
-
-
-p1, p2 = st.columns([1, 4])
-playing = st.session_state.ti_playing
-p1.button("⏸ Pause" if playing else "▶ Play", on_click=_toggle_play, key="ti_play", type="primary",
-          width="stretch")
-p2.slider("speed (steps per second)", 1, 10, key="ti_speed")
-
-
-@st.fragment(run_every=(1.0 / st.session_state.ti_speed) if playing else None)
-def stepper() -> None:
-    if st.session_state.ti_playing and not st.session_state.pop("ti_hold", False):
-        if st.session_state.ti_step < last:
-            st.session_state.ti_step += 1
-        else:
-            st.session_state.ti_playing = False
-            st.rerun(scope="app")
-    else:
-        st.session_state.pop("ti_hold", None)
-    b = st.columns(4)
-    b[0].button("⏮ first", on_click=_move, kwargs={"to": 0}, key="ti_first", width="stretch")
-    b[1].button("◀ back", on_click=_move, kwargs={"delta": -1}, key="ti_back", width="stretch")
-    b[2].button("forward ▶", on_click=_move, kwargs={"delta": 1}, key="ti_fwd", width="stretch")
-    b[3].button("last ⏭", on_click=_move, kwargs={"to": last}, key="ti_last", width="stretch")
-    if last > 0:
-        st.slider("step", 0, last, key="ti_step")
-    step = tr.steps[st.session_state.ti_step]
+def draw_step(pos: int) -> None:
+    step = tr.steps[pos]
     a, bm, _ = tr.problem.arrays()
     st.markdown(f"**Step {step.index + 1} of {len(tr)}** · `{step.expression}`")
     st.vega_lite_chart(step_grids_spec(a, bm, tr.d_after(step.index), step), width="content")
@@ -125,7 +79,8 @@ def stepper() -> None:
     m[2].metric("D elements stored", f"{step.stores_d:,}")
 
 
-stepper()
+# keys: ti_step (the step), ti_playing, ti_speed, ti_slider, ti_play/first/back/fwd/last
+ui.stepper("ti", len(tr) - 1, draw_step, reset_on=(tr.problem, tr.tile), pos_key="ti_step", speed=3, max_speed=10)
 p = tr.problem
 counts = ref.load_counts(p.m, p.n, p.k, tr.tile)
 st.caption(

@@ -34,15 +34,11 @@ def _watch_steps(page, seconds: float) -> list[int]:
     return seen
 
 
-def test_accumulate_play_advances_and_pause_stops(app_server, page):
-    info = page_info("pages/1_Accumulate.py")
-    if not info.exists:
-        pytest.skip("pages/1_Accumulate.py is not written yet")
-    # 4×4×4 random matrices: 64 steps, more than the animation can play in the few seconds we watch.
-    open_page(page, app_server.url, info.url_path, query="acc_src=random&acc_m=4&acc_n=4&acc_k=4")
+def _play_advances_and_pause_stops(page, expected_total: int) -> None:
+    """The shared stepper (ui.stepper): still when idle, only forward while playing, still after pause."""
     assert_clean(page)
     first, total = _step(page)
-    assert total == 4 * 4 * 4 + 1, f"64 multiply-adds and the α/β epilogue are 65 steps, the page says {total}"
+    assert total == expected_total, f"expected {expected_total} steps, the page says {total}"
     idle = _watch_steps(page, 1.0)
     assert set(idle) == {first}, f"the step moved without play: {idle}"
 
@@ -62,6 +58,26 @@ def test_accumulate_play_advances_and_pause_stops(app_server, page):
     assert set(later) == {stopped}, f"still advancing after pause: {later}"
     assert stopped < total
     assert_clean(page)
+
+
+def test_accumulate_play_advances_and_pause_stops(app_server, page):
+    info = page_info("pages/1_Accumulate.py")
+    if not info.exists:
+        pytest.skip("pages/1_Accumulate.py is not written yet")
+    # 4×4×4 random matrices: 64 multiply-adds and the α/β epilogue, 65 steps, more than the animation
+    # can play in the few seconds we watch.
+    open_page(page, app_server.url, info.url_path, query="acc_src=random&acc_m=4&acc_n=4&acc_k=4")
+    _play_advances_and_pause_stops(page, 4 * 4 * 4 + 1)
+
+
+def test_tiling_play_advances_and_pause_stops(app_server, page):
+    info = page_info("pages/7_Tiling.py")
+    if not info.exists:
+        pytest.skip("pages/7_Tiling.py is not written yet")
+    # 12×12×12 in 2×2×2 tiles: 6·6·6 tile steps and the epilogue; at the default 3 steps per second the
+    # few seconds we watch cannot reach the end.
+    open_page(page, app_server.url, info.url_path, query="ti_m=12&ti_n=12&ti_k=12&ti_t=2")
+    _play_advances_and_pause_stops(page, 6 * 6 * 6 + 1)
 
 
 def test_precision_benchmark_from_the_ui_in_classroom_mode(fresh_server, browser, page):

@@ -59,10 +59,13 @@ def test_stepping_and_play():
     assert last > 1 and "epilogue" in _text(at)
     at.button(key="ti_first").click().run()
     at.button(key="ti_play").click().run()
-    assert at.session_state.ti_playing
+    assert at.session_state.ti_playing and at.session_state.ti_step == 0
+    assert not [s for s in at.slider if s.key == "ti_slider"]  # a progress bar replaces the slider
+    at.run()  # a timer run of the fragment advances
+    assert at.session_state.ti_step >= 1
     at.button(key="ti_play").click().run()
     assert not at.session_state.ti_playing
-    at.slider(key="ti_step").set_value(3).run()
+    at.slider(key="ti_slider").set_value(4).run()  # the slider counts steps from 1, like "Step 4 of"
     assert at.session_state.ti_step == 3 and "Step 4 of" in _text(at)
 
 
