@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import time
 import traceback
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import streamlit as st
 
 from gemmlib import harness
 from gemmlib.errors import InputError
+
+T = TypeVar("T")
 
 
 class Page(NamedTuple):
@@ -246,3 +249,38 @@ def stepper(prefix: str, last: int, draw: Callable[[int], None], *, reset_on: An
 
     frame()
     return int(ss[k_pos])
+
+
+def run_queued(what: str, device: str, lim: harness.Limits,
+               run: Callable[[Callable[[float | None, str], None]], T],
+               done: Callable[[T], str] | None = None) -> T:
+    """Run one benchmark under the server's single-flight lock, with a status box and a progress bar.
+
+    ``run(progress)`` does the work; ``progress(fraction or None, text)`` moves the bar. While another
+    session holds the lock the box says this one is queued. An InputError (refused, or timed out in
+    the queue) marks the box "Not run" and propagates to the page's ``ui.guard``.
+    """
+    if "_bench_session" not in st.session_state:
+        st.session_state._bench_session = uuid.uuid4().hex[:6]
+    owner = f"{what} (session {st.session_state._bench_session})"
+    with st.status("Waiting for the benchmark runner…", expanded=True) as status:
+        bar = st.progress(0.0, text="queued")
+        last = [0.0]
+
+        def progress(frac: float | None, text: str) -> None:
+            if frac is not None:
+                last[0] = min(1.0, max(0.0, frac))
+            bar.progress(last[0], text=text)
+
+        def on_wait(msg: str) -> None:
+            status.update(label=f"Queued: {msg}. Your run starts when it finishes.")
+
+        try:
+            with harness.single_flight(owner, on_wait=on_wait, timeout_s=max(60.0, 2 * lim.time_limit_s)):
+                status.update(label=f"Running on {device}…")
+                out = run(progress)
+        except InputError:
+            status.update(label="Not run", state="error")
+            raise
+        status.update(label=done(out) if done else "Done", state="complete", expanded=False)
+    return out

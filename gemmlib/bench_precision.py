@@ -294,6 +294,20 @@ def _nullcontext() -> Iterator[None]:
     yield
 
 
+def _activations(a0: Any, n_rot: int, cfg: PrecisionConfig, seed_offset: int) -> tuple[Any, int, list]:
+    """The activation dtype of a "+ quant" row (bf16 on a GPU, fp32 on a CPU), its bytes, and
+    ``n_rot`` rotated activation sets, the first being ``a0``. The rotations use the same seeds as
+    the quantized-beforehand rows, so both rows see the same inputs."""
+    import torch
+
+    act = torch.bfloat16 if cfg.device == "cuda" else torch.float32
+    acts = [a0.to(act)]
+    for i in range(1, n_rot):
+        g = torch.Generator(device="cpu").manual_seed(cfg.seed + seed_offset + i)
+        acts.append(torch.randn(a0.shape[0], a0.shape[1], generator=g).to(cfg.device, act))
+    return act, (2 if act == torch.bfloat16 else 4), acts
+
+
 def _int8_rows(run: _Run, shape: dict, a0: Any, b0: Any, ref: Any, n_rot: int) -> list[BenchResult]:
     import torch
 
@@ -318,12 +332,7 @@ def _int8_rows(run: _Run, shape: dict, a0: Any, b0: Any, ref: Any, n_rot: int) -
     if not cfg.with_quant:
         return rows
     # Activations quantized on every call (dynamic), weights quantized once (offline), result dequantized.
-    act = torch.bfloat16 if cfg.device == "cuda" else torch.float32
-    act_b = 2 if act == torch.bfloat16 else 4
-    acts = [a0.to(act)]
-    for i in range(1, n_rot):
-        g = torch.Generator(device="cpu").manual_seed(cfg.seed + 2000 + i)
-        acts.append(torch.randn(m, k, generator=g).to(cfg.device, act))
+    act, act_b, acts = _activations(a0, n_rot, cfg, seed_offset=2000)
 
     def linear(a: Any, w: quant.Int8Operands) -> Any:
         a_q, sa = quant.quantize_rows_int8(a)
@@ -393,12 +402,7 @@ def _fp8_rows(run: _Run, shape: dict, a0: Any, b0: Any, ref: Any, n_rot: int) ->
     rows = [run.finish(r, 1, 2)]
     if not cfg.with_quant:
         return rows
-    act = torch.bfloat16 if cfg.device == "cuda" else torch.float32
-    act_b = 2 if act == torch.bfloat16 else 4
-    acts = [a0.to(act)]
-    for i in range(1, n_rot):
-        g = torch.Generator(device="cpu").manual_seed(cfg.seed + 3000 + i)
-        acts.append(torch.randn(m, k, generator=g).to(cfg.device, act))
+    act, act_b, acts = _activations(a0, n_rot, cfg, seed_offset=3000)
 
     def linear(a: Any, w: quant.Fp8Operands) -> Any:
         a_q, sa = quant.quantize_fp8(a, dim=1 if w.rowwise else None)

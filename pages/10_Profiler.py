@@ -7,7 +7,6 @@ harness's one-at-a-time lock, and draws.
 """
 
 import tempfile
-import uuid
 from pathlib import Path
 
 import pandas as pd
@@ -16,7 +15,6 @@ import streamlit as st
 import ui
 from gemmlib import charts_profile, harness
 from gemmlib import profiler as pf
-from gemmlib.errors import InputError
 from gemmlib.hardware import CATALOGUE
 from gemmlib.monitor import BANDWIDTH_TARGET, UTIL_TARGET, GpuMonitor, nvml_status
 
@@ -141,29 +139,13 @@ if cfg is not None:
                    "time share is what the profiler can confirm.")
 
 # ----------------------------------------------------------------------------- run
-if "pr_session" not in st.session_state:
-    st.session_state.pr_session = uuid.uuid4().hex[:6]
 if "pr_dir" not in st.session_state:
     st.session_state.pr_dir = tempfile.mkdtemp(prefix="gemm_profile_")
 
 
 def _run_guarded(label: str, fn):
-    with st.status("Waiting for the benchmark runner…", expanded=True) as status:
-        note = st.empty()
-
-        def on_wait(msg: str) -> None:
-            status.update(label=f"Queued: {msg}. Your run starts when it finishes.")
-
-        try:
-            with harness.single_flight(f"{label} (session {st.session_state.pr_session})", on_wait=on_wait,
-                                       timeout_s=max(60.0, 2 * lim.time_limit_s)):
-                status.update(label=f"Running on {device}…")
-                out = fn(lambda text: note.write(text))
-        except InputError:
-            status.update(label="Not run", state="error")
-            raise
-        status.update(label="Done", state="complete", expanded=False)
-    return out
+    """fn(say) with say(text): the profiler reports text only."""
+    return ui.run_queued(label, device, lim, lambda progress: fn(lambda text: progress(None, text)))
 
 
 st.subheader("Measured")

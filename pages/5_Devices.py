@@ -4,14 +4,12 @@ Detection, catalogue matching and the ceiling measurement live in ``gemmlib.devi
 this page shows them and runs the measurement under the single-flight lock.
 """
 
-import uuid
 
 import pandas as pd
 import streamlit as st
 
 import ui
 from gemmlib import charts_bench, devices, harness
-from gemmlib.errors import InputError
 from gemmlib.hardware import CATALOGUE
 
 ui.page(
@@ -81,27 +79,15 @@ size, copy_bytes = devices.ceiling_plan(dev, quick)
 c[2].caption(f"Runs a {size}×{size}×{size} GEMM in each format the device supports and a "
              f"{copy_bytes / 1024**2:.0f} MiB device-to-device copy (bandwidth counts the read and the write). "
              f"Results are kept for this server and saved to `{devices.ceilings_path()}`.")
-if "dv_session" not in st.session_state:
-    st.session_state.dv_session = uuid.uuid4().hex[:6]
 
 if st.button("Measure ceilings", type="primary"):
     with ui.guard("the ceiling measurement"):
         if dev == "cpu":
             lim.check_cpu_flops(2 * size**3, f"a {size}³ GEMM")
         harness.check_dims(lim, size=size)
-        with st.status("Waiting for the benchmark runner…", expanded=True) as status:
-            bar = st.progress(0.0, text="queued")
-            try:
-                with harness.single_flight(f"a ceiling measurement (session {st.session_state.dv_session})",
-                                           on_wait=lambda msg: status.update(label=f"Queued: {msg}."),
-                                           timeout_s=max(60.0, 2 * lim.time_limit_s)):
-                    status.update(label=f"Measuring {dev}…")
-                    c_ = devices.measure_ceilings(dev, quick=quick,
-                                                  progress=lambda f, t: bar.progress(min(1.0, f), text=t))
-            except InputError:
-                status.update(label="Not run", state="error")
-                raise
-            status.update(label=f"Measured {c_.device_name}", state="complete", expanded=False)
+        ui.run_queued("a ceiling measurement", dev, lim,
+                      lambda progress: devices.measure_ceilings(dev, quick=quick, progress=progress),
+                      done=lambda c_: f"Measured {c_.device_name}")
 
 measured = devices.all_ceilings()
 if not measured:

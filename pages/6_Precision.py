@@ -5,7 +5,6 @@ Everything is computed by ``gemmlib.bench_precision`` through the measuring harn
 and draws the results.
 """
 
-import uuid
 
 import pandas as pd
 import streamlit as st
@@ -13,7 +12,6 @@ import streamlit as st
 import ui
 from gemmlib import bench_precision as bp
 from gemmlib import charts_bench, harness
-from gemmlib.errors import InputError
 
 ui.page(
     "Precision",
@@ -104,31 +102,17 @@ with st.container(border=True):
 ui.push_query(["pr_device", "pr_set", "pr_m", "pr_n", "pr_k", "pr_preset", "pr_batch", "pr_seq", "pr_quant",
                "pr_time"])
 
-if "pr_session" not in st.session_state:
-    st.session_state.pr_session = uuid.uuid4().hex[:6]
 
 if run:
     with ui.guard("the precision benchmark"):
         cfg = bp.PrecisionConfig(device=device, shapes=tuple(shapes), dtypes=tuple(dtypes), with_quant=with_quant,
                                  min_run_time=float(per_row))
         bp.validate(cfg, lim)  # refuses bad sizes before anything is allocated
-        with st.status("Waiting for the benchmark runner…", expanded=True) as status:
-            bar = st.progress(0.0, text="queued")
-
-            def on_wait(msg: str) -> None:
-                status.update(label=f"Queued: {msg}. Your run starts when it finishes.")
-
-            try:
-                with harness.single_flight(f"a precision run (session {st.session_state.pr_session})",
-                                           on_wait=on_wait, timeout_s=max(60.0, 2 * lim.time_limit_s)):
-                    status.update(label=f"Running on {device}…")
-                    results = bp.run_precision(cfg, progress=lambda f, t: bar.progress(min(1.0, f), text=t),
-                                               deadline=harness.Deadline(lim.time_limit_s), lim=lim)
-            except InputError:
-                status.update(label="Not run", state="error")
-                raise
-            status.update(label=f"Done: {len(results)} rows on {results[0].device_name if results else device}",
-                          state="complete", expanded=False)
+        results = ui.run_queued(
+            "a precision run", device, lim,
+            lambda progress: bp.run_precision(cfg, progress=progress, deadline=harness.Deadline(lim.time_limit_s),
+                                              lim=lim),
+            done=lambda rs: f"Done: {len(rs)} rows on {rs[0].device_name if rs else device}")
         st.session_state.pr_results = [r.to_dict() for r in results]
 
 rows = st.session_state.get("pr_results")

@@ -5,7 +5,6 @@ is ``gemmlib.tiling``; the measurements are ``gemmlib.bench_tiling`` through the
 harness (single-flight lock, caps, time limit). This page reads widgets and draws.
 """
 
-import uuid
 
 import pandas as pd
 import streamlit as st
@@ -152,29 +151,15 @@ with st.container(border=True):
     run = st.button("Run the tiling benchmark", type="primary", disabled=not impls, key="tb_run")
 ui.push_query(["tb_device", "tb_size", "tb_dtype", "tb_time"])
 
-if "ti_session" not in st.session_state:
-    st.session_state.ti_session = uuid.uuid4().hex[:6]
 
 if run:
     with ui.guard("the tiling benchmark"):
         cfg = bt.TilingConfig(device=device, size=int(st.session_state.tb_size), dtype=st.session_state.tb_dtype,
                               tiles=tuple(sorted(tiles)), impls=tuple(i for i in bt.IMPLS if i in impls),
                               min_run_time=float(per_row))
-        with st.status("Waiting for the benchmark runner…", expanded=True) as status:
-            bar = st.progress(0.0, text="queued")
-
-            def on_wait(msg: str) -> None:
-                status.update(label=f"Queued: {msg}. Your run starts when it finishes.")
-
-            try:
-                with harness.single_flight(f"a tiling run (session {st.session_state.ti_session})",
-                                           on_wait=on_wait, timeout_s=max(60.0, 2 * lim.time_limit_s)):
-                    status.update(label=f"Running on {device}…")
-                    results = bt.run_tiling(cfg, progress=lambda f, t: bar.progress(min(1.0, f), text=t))
-            except InputError:
-                status.update(label="Not run", state="error")
-                raise
-            status.update(label=f"Done: {len(results)} rows", state="complete", expanded=False)
+        results = ui.run_queued("a tiling run", device, lim,
+                                lambda progress: bt.run_tiling(cfg, progress=progress),
+                                done=lambda rs: f"Done: {len(rs)} rows")
         st.session_state.tb_results = [r.to_dict() for r in results]
 
 rows = st.session_state.get("tb_results")
@@ -257,14 +242,10 @@ if cuda_ok:
     if st.button(f"Measure on the GPU (bf16, cuBLAS and the Triton kernel with {tile_m}×{tile_n} tiles)",
                  key="tw_run", disabled=not ns):
         with ui.guard("the wave sweep"):
-            with st.status("Waiting for the benchmark runner…") as status:
-                with harness.single_flight(f"a wave sweep (session {st.session_state.ti_session})",
-                                           on_wait=lambda m: status.update(label=f"Queued: {m}"),
-                                           timeout_s=max(60.0, 2 * lim.time_limit_s)):
-                    status.update(label="Measuring…")
-                    res = bt.run_wave_sweep("cuda", m=mk, k=mk, ns=ns, dtype="bf16",
-                                            tile=(int(tile_m), int(tile_n)))
-                status.update(label="Done", state="complete")
+            res = ui.run_queued("a wave sweep", "cuda", lim,
+                                lambda progress: bt.run_wave_sweep("cuda", m=mk, k=mk, ns=ns, dtype="bf16",
+                                                                   tile=(int(tile_m), int(tile_n)),
+                                                                   progress=progress))
             st.session_state.tw_results = [r.to_dict() for r in res]
             st.rerun()
 else:

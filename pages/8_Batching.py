@@ -4,7 +4,6 @@ The intensity model and the measurements are ``gemmlib.bench_batching`` (through
 harness: single-flight lock, caps, time limit); this page reads widgets and draws.
 """
 
-import uuid
 
 import pandas as pd
 import streamlit as st
@@ -12,7 +11,6 @@ import streamlit as st
 import ui
 from gemmlib import bench_batching as bb
 from gemmlib import harness
-from gemmlib.errors import InputError
 from gemmlib.hardware import CATALOGUE, DEFAULT_GPU
 
 ui.page(
@@ -99,27 +97,6 @@ with ui.guard("the intensity model"):
                    "with FLOPs and batching stops paying. loop and bmm stay at the single-request intensity.")
 
 # ----------------------------------------------------------------------------- measure
-if "ba_session" not in st.session_state:
-    st.session_state.ba_session = uuid.uuid4().hex[:6]
-
-
-def _run_guarded(label: str, fn):
-    with st.status("Waiting for the benchmark runner…", expanded=True) as status:
-        bar = st.progress(0.0, text="queued")
-
-        def on_wait(msg: str) -> None:
-            status.update(label=f"Queued: {msg}. Your run starts when it finishes.")
-
-        try:
-            with harness.single_flight(f"{label} (session {st.session_state.ba_session})", on_wait=on_wait,
-                                       timeout_s=max(60.0, 2 * lim.time_limit_s)):
-                status.update(label=f"Running on {device}…")
-                out = fn(lambda f, t: bar.progress(min(1.0, f), text=t))
-        except InputError:
-            status.update(label="Not run", state="error")
-            raise
-        status.update(label="Done", state="complete", expanded=False)
-    return out
 
 
 st.subheader("Measured on this machine")
@@ -128,7 +105,7 @@ if st.button("Run the batch sweep", type="primary", disabled=not batches or not 
         cfg = bb.BatchingConfig(device=device, m=int(m), k=int(k), n=int(n), dtype=dtype,
                                 batches=tuple(sorted(batches)), modes=tuple(x for x in bb.MODES if x in modes),
                                 cuda_graph=bool(graph and device == "cuda"), min_run_time=float(per_row))
-        results = _run_guarded("a batching run", lambda prog: bb.run_batching(cfg, progress=prog))
+        results = ui.run_queued("a batching run", device, lim, lambda prog: bb.run_batching(cfg, progress=prog))
         st.session_state.ba_results = [r.to_dict() for r in results]
 
 rows = st.session_state.get("ba_results")
@@ -176,7 +153,7 @@ st.markdown(
        f"{art['k']}×{art['n']})." if scaled else ""))
 if st.button("Run the article's example", key="ba_article"):
     with ui.guard("the article's example"):
-        ex = _run_guarded("the article's batching example", lambda prog: bb.run_article_example(
+        ex = ui.run_queued("the article's batching example", device, lim, lambda prog: bb.run_article_example(
             device, dtype, batch=art["batch"], m=art["m"], k=art["k"], n=art["n"], min_run_time=float(per_row)))
         st.session_state.ba_article_out = {"verdict": ex["verdict"],
                                            "results": [r.to_dict() for r in ex["results"]]}
