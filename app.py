@@ -13,9 +13,10 @@ from pathlib import Path
 import streamlit as st
 
 import ui
-from gemmlib.devices import light_summary
-from gemmlib.hardware import catalogue_rows
-from gemmlib.profiler import share_overview
+from gemmlib.core.hardware import catalogue_rows, get_hardware
+from gemmlib.core.machine import light_summary
+from gemmlib.llm.accounting import share_overview
+from gemmlib.llm.presets import from_name
 
 ui.page(
     "GEMM, from one multiply-add to a whole LLM",
@@ -48,7 +49,7 @@ thousands. The **Transformer GEMMs** and **LLM Estimator** pages count both, exa
 
 @st.cache_data(show_spinner=False)
 def _shares() -> list[dict]:
-    return share_overview("llama-2-7b", (512, 2048, 8192), "H100 SXM", "bf16", 0.7)
+    return share_overview(from_name("llama-2-7b"), (512, 2048, 8192), get_hardware("H100 SXM"), "bf16", 0.7)
 
 
 st.markdown(

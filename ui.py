@@ -18,8 +18,8 @@ from typing import Any, NamedTuple, TypeVar
 
 import streamlit as st
 
-from gemmlib import harness
-from gemmlib.errors import InputError
+from gemmlib.core.errors import InputError
+from gemmlib.measure import harness, safety
 
 T = TypeVar("T")
 
@@ -139,7 +139,7 @@ def fmt_si(x: float, unit: str = "", digits: int = 3) -> str:
     return f"{x:.{digits}g} {unit}".rstrip()
 
 
-def bench_limits() -> harness.Limits:
+def bench_limits() -> safety.Limits:
     """The server's caps for live benchmarks: Streamlit secrets first, then the environment.
 
     A misconfigured value is reported on the page and the defaults are used.
@@ -149,10 +149,10 @@ def bench_limits() -> harness.Limits:
     except Exception:  # noqa: BLE001 - no secrets file, or an unreadable one
         secrets = {}
     try:
-        return harness.limits(secrets)
+        return safety.limits(secrets)
     except InputError as e:
         st.warning(f"The server's benchmark limits are misconfigured ({e}); using the defaults.")
-        return harness.DEFAULT_LIMITS
+        return safety.DEFAULT_LIMITS
 
 
 @st.cache_resource(show_spinner=False)
@@ -251,7 +251,7 @@ def stepper(prefix: str, last: int, draw: Callable[[int], None], *, reset_on: An
     return int(ss[k_pos])
 
 
-def run_queued(what: str, device: str, lim: harness.Limits,
+def run_queued(what: str, device: str, lim: safety.Limits,
                run: Callable[[Callable[[float | None, str], None]], T],
                done: Callable[[T], str] | None = None) -> T:
     """Run one benchmark under the server's single-flight lock, with a status box and a progress bar.
@@ -276,7 +276,7 @@ def run_queued(what: str, device: str, lim: harness.Limits,
             status.update(label=f"Queued: {msg}. Your run starts when it finishes.")
 
         try:
-            with harness.single_flight(owner, on_wait=on_wait, timeout_s=max(60.0, 2 * lim.time_limit_s)):
+            with safety.single_flight(owner, on_wait=on_wait, timeout_s=max(60.0, 2 * lim.time_limit_s)):
                 status.update(label=f"Running on {device}…")
                 out = run(progress)
         except InputError:

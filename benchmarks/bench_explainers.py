@@ -30,8 +30,8 @@ FIRST_TARGET_S = 1.0
 RERUN_TARGET_S = 0.2
 STEPS_TARGET = 5.0
 
-MODULES = ["gemmlib", "gemmlib.reference", "gemmlib.accumulation", "gemmlib.flops", "gemmlib.hardware",
-           "gemmlib.roofline", "gemmlib.dtypes", "gemmlib.charts_explain"]
+MODULES = ["gemmlib", "gemmlib.explain.reference", "gemmlib.explain.accumulation", "gemmlib.core.flops", "gemmlib.core.hardware",
+           "gemmlib.core.roofline", "gemmlib.core.dtypes", "gemmlib.charts.explain"]
 
 
 def verdict(ok: bool) -> str:

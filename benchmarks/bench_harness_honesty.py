@@ -38,7 +38,7 @@ def main() -> int:
         torch.set_num_threads(args.threads)
     from torch.utils.benchmark import Timer
 
-    from gemmlib import bench_precision as bp
+    from gemmlib.measure import precision as bp
 
     n = args.size
     flops = 2 * n**3

@@ -21,8 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from gemmlib import profiler as pf  # noqa: E402
-from gemmlib.monitor import BANDWIDTH_TARGET, UTIL_TARGET  # noqa: E402
+from gemmlib.measure import profiler as pf  # noqa: E402
+from gemmlib.measure.monitor import BANDWIDTH_TARGET, UTIL_TARGET  # noqa: E402
 
 
 def configs(device: str, quick: bool) -> list[pf.BlockConfig]:

@@ -21,16 +21,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gemmlib import bench_batching as bb  # noqa: E402
-from gemmlib import bench_tiling as bt  # noqa: E402
-from gemmlib import harness  # noqa: E402
+from gemmlib.measure import batching as bb  # noqa: E402
+from gemmlib.measure import harness  # noqa: E402
+from gemmlib.measure import tiling as bt  # noqa: E402
 
 
 def gpu(quick: bool) -> None:
     import torch
     import triton.testing as tt
 
-    from gemmlib import triton_gemm as tg
+    from gemmlib.measure import triton_gemm as tg
 
     print(f"device: {harness.device_name('cuda')}, triton mode: {tg.status().mode}")
     t0 = time.time()

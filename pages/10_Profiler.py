@@ -1,8 +1,8 @@
 """Profiler: where does a transformer block's time go? torch.profiler + NVML, against the article's targets.
 
 The block, the profiling, the split into GEMM / not GEMM and the prediction are
-``gemmlib.profiler``; the GPU sampling is ``gemmlib.monitor``; the charts are
-``gemmlib.charts_profile``. This page reads widgets, runs them through the
+``gemmlib.measure.profiler``; the GPU sampling is ``gemmlib.measure.monitor``; the charts are
+``gemmlib.charts.profile``. This page reads widgets, runs them through the
 harness's one-at-a-time lock, and draws.
 """
 
@@ -13,10 +13,12 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from gemmlib import charts_profile, harness
-from gemmlib import profiler as pf
-from gemmlib.hardware import CATALOGUE
-from gemmlib.monitor import BANDWIDTH_TARGET, UTIL_TARGET, GpuMonitor, nvml_status
+from gemmlib.charts import profile as charts_profile
+from gemmlib.core.hardware import CATALOGUE
+from gemmlib.core.results import record
+from gemmlib.measure import harness, safety
+from gemmlib.measure import profiler as pf
+from gemmlib.measure.monitor import BANDWIDTH_TARGET, UTIL_TARGET, GpuMonitor, nvml_status
 
 ui.page(
     "Profiler",
@@ -108,9 +110,9 @@ with ui.guard("the block's sizes"):
     if source == SOURCES[0]:
         cfg = pf.preset_config(ss.pr_preset, int(ss.pr_scale), **common)
     else:
-        cfg = pf.BlockConfig(hidden=int(ss.pr_hidden), heads=int(ss.pr_heads), kv_heads=int(ss.pr_kv),
-                             intermediate=int(ss.pr_ffn), **common)
-    harness.check_dims(lim, hidden=cfg.hidden, intermediate=cfg.intermediate, seq_len=cfg.seq_len,
+        cfg = pf.BlockConfig.llama(hidden=int(ss.pr_hidden), heads=int(ss.pr_heads), kv_heads=int(ss.pr_kv),
+                                   intermediate=int(ss.pr_ffn), **common)
+    safety.check_dims(lim, hidden=cfg.hidden, intermediate=cfg.intermediate, seq_len=cfg.seq_len,
                        tokens=cfg.tokens)
     st.markdown(f"**Block:** hidden {cfg.hidden}, {cfg.heads} heads of {cfg.head_dim} ({cfg.kv_heads} K/V heads), "
                 f"MLP {cfg.intermediate}, {cfg.batch}×{cfg.seq_len} tokens, {cfg.layers} layer(s), {cfg.dtype}, "
@@ -246,7 +248,7 @@ if st.button("Run the monitored benchmark", disabled=cfg is None, key="pr_bench"
             return r, mon_b.result
 
         r, mres = _run_guarded("a monitored block benchmark", _bench)
-        harness.record([r])
+        record([r])
         st.session_state.pr_bench_out = (r, mres)
 out = st.session_state.get("pr_bench_out")
 if out:

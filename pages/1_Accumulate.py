@@ -3,7 +3,7 @@
 Streamlit reruns this whole script on every interaction. The step-by-step view
 is ``ui.stepper``: an ``st.fragment`` that alone reruns on the animation timer,
 so the rest of the page is not redrawn while playing.
-All arithmetic is in ``gemmlib.reference`` and ``gemmlib.accumulation``.
+All arithmetic is in ``gemmlib.explain.reference`` and ``gemmlib.explain.accumulation``.
 """
 
 from dataclasses import replace
@@ -12,10 +12,16 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from gemmlib import reference as ref
-from gemmlib.accumulation import DISTRIBUTIONS, OPERAND_DTYPES, accumulation_study, explain, matmul_errors
-from gemmlib.charts_explain import accumulation_chart, loads_chart, running_sum_chart, spec, step_grids_spec
-from gemmlib.flops import naive_op_counts
+from gemmlib.charts.explain import accumulation_chart, loads_chart, running_sum_chart, spec, step_grids_spec
+from gemmlib.core.flops import naive_op_counts
+from gemmlib.explain import reference as ref
+from gemmlib.explain.accumulation import (
+    DISTRIBUTIONS,
+    OPERAND_DTYPES,
+    accumulation_study,
+    explain,
+    matmul_errors,
+)
 
 PAGE_MAX = 12  # largest M, N, K on this page (every step is kept and drawn)
 ALPHA_BETA_LIMIT = 100.0

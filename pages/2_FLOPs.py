@@ -1,7 +1,7 @@
 """FLOPs: the 2·M·N·K heatmap (the article's example 2), bytes, intensity, time on a GPU,
 tile and wave quantization, and the article's counting check.
 
-All numbers come from ``gemmlib.flops`` and the catalogue in ``gemmlib.hardware``;
+All numbers come from ``gemmlib.core.flops`` and the catalogue in ``gemmlib.core.hardware``;
 this page only reads widgets and draws.
 """
 
@@ -9,10 +9,10 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from gemmlib.charts_explain import heatmap, spec, staircase_chart
-from gemmlib.dtypes import COMPUTE_DTYPES
-from gemmlib.flops import METRICS, article_count_check, dim_range, metric_grid, wave_staircase
-from gemmlib.hardware import CATALOGUE, DEFAULT_GPU, catalogue_rows
+from gemmlib.charts.explain import heatmap, spec, staircase_chart
+from gemmlib.core.dtypes import COMPUTE_DTYPES
+from gemmlib.core.flops import METRICS, article_count_check, dim_range, metric_grid, wave_staircase
+from gemmlib.core.hardware import CATALOGUE, DEFAULT_GPU, catalogue_rows
 
 MAX_DIM = 1 << 20  # 1,048,576: larger than any LLM GEMM dimension
 MAX_K = 1 << 20

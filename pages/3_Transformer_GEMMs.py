@@ -1,7 +1,7 @@
 """Transformer GEMMs: every GEMM of one layer, drawn to scale, and when attention dominates.
 
 The article's example 3 and its FFN section. All numbers come from
-``gemmlib.accounting`` (the same code the LLM Estimator and the CLI use); this page
+``gemmlib.llm.accounting`` (the same code the LLM Estimator and the CLI use); this page
 reads widgets, calls it, and draws.
 """
 
@@ -9,14 +9,14 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from gemmlib.accounting import (
+from gemmlib.charts.model import gemm_shapes_spec, share_spec
+from gemmlib.llm.accounting import (
     ATTENTION_PRODUCTS,
     attention_crossover,
     attention_share,
     layer_model,
     layer_ops,
 )
-from gemmlib.charts_model import gemm_shapes_spec, share_spec
 
 MAX_SEQ = 1 << 20
 MAX_D = 65536

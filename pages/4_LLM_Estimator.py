@@ -1,6 +1,6 @@
 """LLM Estimator: what does this model cost on this GPU at this batch and context?
 
-Every number comes from ``gemmlib.accounting`` (the same code path as
+Every number comes from ``gemmlib.llm.accounting`` (the same code path as
 ``python -m gemmlib estimate``); this page reads widgets, calls it, and draws.
 Settings live in the URL, so a view can be shared as a link.
 """
@@ -9,8 +9,7 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from gemmlib.accounting import Workload, estimate
-from gemmlib.charts_model import (
+from gemmlib.charts.model import (
     arrow_safe,
     compare_spec,
     flops_by_op_spec,
@@ -19,9 +18,12 @@ from gemmlib.charts_model import (
     roofline_spec,
     summary_row,
 )
-from gemmlib.dtypes import DTYPES
-from gemmlib.hardware import CATALOGUE, DEFAULT_GPU, Hardware
-from gemmlib.model import DEFAULT_PRESET, MAX_CONFIG_BYTES, PRESETS, ModelConfig, parse_config_json
+from gemmlib.core.dtypes import DTYPES
+from gemmlib.core.hardware import CATALOGUE, DEFAULT_GPU, Hardware
+from gemmlib.llm.accounting import Workload, estimate
+from gemmlib.llm.config import ModelConfig
+from gemmlib.llm.hf import MAX_CONFIG_BYTES, parse_config_json
+from gemmlib.llm.presets import DEFAULT_PRESET, PRESETS
 
 ui.page(
     "LLM Estimator",
@@ -44,7 +46,7 @@ MAXI = {"layers": 1000, "hidden": 65536, "heads": 1024, "kv": 1024, "hd": 4096, 
 def _measured() -> dict[str, Hardware]:
     """Measured ceilings from the Devices page, when any were saved (no torch needed)."""
     try:
-        from gemmlib.devices import measured_hardware_all
+        from gemmlib.core.ceilings import measured_hardware_all
 
         return {h.name: h for h in measured_hardware_all()}
     except Exception:  # noqa: BLE001 - a missing or broken measurement file must not break this page
@@ -157,7 +159,7 @@ with st.sidebar:
                 st.info("Upload a config.json, or pick a preset.")
             else:
                 if up.size > MAX_CONFIG_BYTES:
-                    from gemmlib.errors import InputError
+                    from gemmlib.core.errors import InputError
 
                     raise InputError(f"{up.name} is {up.size:,} bytes; a config.json is a few kB "
                                      f"(limit {MAX_CONFIG_BYTES:,})")

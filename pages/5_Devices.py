@@ -1,6 +1,6 @@
 """Devices: this machine's CPU and GPUs, their datasheet rows, and ceilings measured here.
 
-Detection, catalogue matching and the ceiling measurement live in ``gemmlib.devices``;
+Detection, catalogue matching and the ceiling measurement live in ``gemmlib.measure.devices``;
 this page shows them and runs the measurement under the single-flight lock.
 """
 
@@ -9,8 +9,10 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from gemmlib import charts_bench, devices, harness
-from gemmlib.hardware import CATALOGUE
+from gemmlib.charts import bench as charts_bench
+from gemmlib.core import ceilings, machine
+from gemmlib.core.hardware import CATALOGUE
+from gemmlib.measure import devices, safety
 
 ui.page(
     "Devices",
@@ -45,7 +47,7 @@ def _datasheet_rows(found: list[dict]) -> list[dict]:
 
 st.subheader("Detected")
 st.caption("Found without loading PyTorch (from /proc/cpuinfo and NVIDIA's NVML), as the home page does:")
-light = devices.light_summary()
+light = machine.light_summary()
 st.dataframe(pd.DataFrame(light)[["kind", "index", "name", "units", "memory_gb", "capability", "catalogue"]],
              hide_index=True)
 
@@ -78,24 +80,24 @@ quick = c[1].checkbox("quick", value=dev == "cpu" or lim.classroom, key="dv_quic
 size, copy_bytes = devices.ceiling_plan(dev, quick)
 c[2].caption(f"Runs a {size}×{size}×{size} GEMM in each format the device supports and a "
              f"{copy_bytes / 1024**2:.0f} MiB device-to-device copy (bandwidth counts the read and the write). "
-             f"Results are kept for this server and saved to `{devices.ceilings_path()}`.")
+             f"Results are kept for this server and saved to `{ceilings.ceilings_path()}`.")
 
 if st.button("Measure ceilings", type="primary"):
     with ui.guard("the ceiling measurement"):
         if dev == "cpu":
             lim.check_cpu_flops(2 * size**3, f"a {size}³ GEMM")
-        harness.check_dims(lim, size=size)
+        safety.check_dims(lim, size=size)
         ui.run_queued("a ceiling measurement", dev, lim,
                       lambda progress: devices.measure_ceilings(dev, quick=quick, progress=progress),
                       done=lambda c_: f"Measured {c_.device_name}")
 
-measured = devices.all_ceilings()
+measured = ceilings.all_ceilings()
 if not measured:
     st.info("Nothing measured yet on this server.")
 for key, ceil in measured.items():
     st.markdown(f"**{ceil.device_name}** ({ceil.device}; GEMM {ceil.gemm_size}³, copy "
                 f"{ceil.copy_bytes / 1024**2:.0f} MiB)")
-    ds = devices.match_catalogue(ceil.device_name, "cpu" if ceil.device == "cpu" else "cuda")[0]
+    ds = machine.match_catalogue(ceil.device_name, "cpu" if ceil.device == "cpu" else "cuda")[0]
     rows = ceil.rows(ds if ceil.device != "cpu" else None)
     if rows:
         st.dataframe(pd.DataFrame(rows).dropna(axis=1, how="all"), hide_index=True, key=f"dv_rows_{key}",

@@ -1,7 +1,7 @@
 """Precision: the same GEMM in fp32, tf32, fp16, bf16, int8 and fp8, measured live.
 
-Everything is computed by ``gemmlib.bench_precision`` through the measuring harness
-(``gemmlib.harness``); this page reads widgets, runs it under the single-flight lock
+Everything is computed by ``gemmlib.measure.precision`` through the measuring harness
+(``gemmlib.measure.harness``); this page reads widgets, runs it under the single-flight lock
 and draws the results.
 """
 
@@ -10,8 +10,11 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from gemmlib import bench_precision as bp
-from gemmlib import charts_bench, harness
+from gemmlib.charts import bench as charts_bench
+from gemmlib.core.results import BenchResult, to_csv, to_json
+from gemmlib.llm.presets import preset_names
+from gemmlib.measure import precision as bp
+from gemmlib.measure import safety
 
 ui.page(
     "Precision",
@@ -29,19 +32,11 @@ SQUARES = (256, 512, 1024, 2048, 4096, 8192)
 SHAPE_SETS = ("Squares", "LLM layer", "Article's INT8 example", "Custom")
 
 
-def _presets() -> list[str]:
-    try:
-        from gemmlib.model import preset_names
-        return preset_names()
-    except ImportError:
-        return ["llama-2-7b"]
-
-
 lim = ui.bench_limits()
 
 cuda_ok, cuda_why = ui.cuda_available()
 devices = ["cuda", "cpu"] if cuda_ok else ["cpu"]
-presets = _presets()
+presets = preset_names()
 
 ui.bound("pr_device", devices[0], str, lambda v: v in devices)
 ui.bound("pr_set", "Squares", str, lambda v: v in SHAPE_SETS)
@@ -110,7 +105,7 @@ if run:
         bp.validate(cfg, lim)  # refuses bad sizes before anything is allocated
         results = ui.run_queued(
             "a precision run", device, lim,
-            lambda progress: bp.run_precision(cfg, progress=progress, deadline=harness.Deadline(lim.time_limit_s),
+            lambda progress: bp.run_precision(cfg, progress=progress, deadline=safety.Deadline(lim.time_limit_s),
                                               lim=lim),
             done=lambda rs: f"Done: {len(rs)} rows on {rs[0].device_name if rs else device}")
         st.session_state.pr_results = [r.to_dict() for r in results]
@@ -120,7 +115,7 @@ if not rows:
     st.info("Choose shapes and formats, then **Run the benchmark**. A small CPU run takes a few seconds.")
     st.stop()
 
-results = [harness.BenchResult.from_dict(r) for r in rows]
+results = [BenchResult.from_dict(r) for r in rows]
 st.subheader("Results")
 st.success(bp.int8_verdict(results))
 table = pd.DataFrame(bp.summary_rows(results)).dropna(axis=1, how="all")  # e.g. no datasheet on a CPU
@@ -146,6 +141,6 @@ if any(r.supported and r.tflops for r in results):
     c1.altair_chart(charts_bench.tflops_chart(results), width="content")
     c2.altair_chart(charts_bench.error_chart(results), width="stretch")
 d1, d2, _ = st.columns([1, 1, 4])
-d1.download_button("Download CSV", harness.to_csv(results), "precision.csv", "text/csv", on_click="ignore")
-d2.download_button("Download JSON", harness.to_json(results), "precision.json", "application/json",
+d1.download_button("Download CSV", to_csv(results), "precision.csv", "text/csv", on_click="ignore")
+d2.download_button("Download JSON", to_json(results), "precision.json", "application/json",
                   on_click="ignore")

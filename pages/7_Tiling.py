@@ -1,7 +1,7 @@
 """Tiling: the article's Python-level tiled GEMM, a real Triton kernel and the library, measured.
 
-The step-by-step view replays ``gemmlib.reference``'s tiled trace; the traffic model
-is ``gemmlib.tiling``; the measurements are ``gemmlib.bench_tiling`` through the
+The step-by-step view replays ``gemmlib.explain.reference``'s tiled trace; the traffic model
+is ``gemmlib.explain.tiling``; the measurements are ``gemmlib.measure.tiling`` through the
 harness (single-flight lock, caps, time limit). This page reads widgets and draws.
 """
 
@@ -10,13 +10,14 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from gemmlib import bench_tiling as bt
-from gemmlib import harness
-from gemmlib import reference as ref
-from gemmlib.charts_explain import step_grids_spec
-from gemmlib.errors import InputError
-from gemmlib.hardware import CATALOGUE
-from gemmlib.tiling import traffic_table
+from gemmlib.charts import tiling as tiling_charts
+from gemmlib.charts.explain import step_grids_spec
+from gemmlib.core.errors import InputError
+from gemmlib.core.hardware import CATALOGUE
+from gemmlib.core.results import BenchResult, to_csv, to_json
+from gemmlib.explain import reference as ref
+from gemmlib.explain.tiling import traffic_table
+from gemmlib.measure import tiling as bt
 
 ui.page(
     "Tiling",
@@ -109,7 +110,7 @@ with ui.guard("the traffic model"):
     if tiles_model:
         tiles_model = sorted(tiles_model)
         t_rows = traffic_table(s, s, s, tiles_model, st.session_state.tt_dtype)
-        st.altair_chart(bt.traffic_chart(s, s, s, tiles_model, st.session_state.tt_dtype), width="stretch")
+        st.altair_chart(tiling_charts.traffic_chart(s, s, s, tiles_model, st.session_state.tt_dtype), width="stretch")
         st.dataframe(pd.DataFrame([{"tile": r["tile"], "A reads": r["a_reads"], "B reads": r["b_reads"],
                                     "traffic GB": r["total_bytes"] / 1e9, "× minimum": r["overhead"],
                                     "FLOP/byte": r["intensity"]} for r in t_rows]),
@@ -164,7 +165,7 @@ if run:
 
 rows = st.session_state.get("tb_results")
 if rows:
-    results = [harness.BenchResult.from_dict(r) for r in rows]
+    results = [BenchResult.from_dict(r) for r in rows]
     r0 = results[0]
     st.markdown(f"**{r0.shape['m']}×{r0.shape['n']}×{r0.shape['k']}, {r0.dtype}, on {r0.device_name}.**")
     st.success(bt.lesson(results))
@@ -181,7 +182,7 @@ if rows:
     st.caption("Error: max |D − D₆₄| / max |D₆₄| against float64. Implied traffic: the model above for the "
                "row's tile (python_tiled also re-reads and re-writes D once per k-tile); the library row "
                "shows the minimum. `calls`: library calls (or block products) per product.")
-    chart = bt.tiling_chart(results)
+    chart = tiling_charts.tiling_chart(results)
     if chart is not None:
         st.altair_chart(chart, width="stretch")
     st.markdown(
@@ -192,8 +193,8 @@ if rows:
         "in registers, streams A and B tiles through shared memory and writes D once; on a GPU it runs "
         "within reach of cuBLAS (the report's target: ≥ 85 % at 4096³ fp16).")
     dl = st.columns([1, 1, 4])
-    dl[0].download_button("Download CSV", harness.to_csv(results), "tiling.csv", "text/csv", on_click="ignore")
-    dl[1].download_button("Download JSON", harness.to_json(results), "tiling.json", "application/json",
+    dl[0].download_button("Download CSV", to_csv(results), "tiling.csv", "text/csv", on_click="ignore")
+    dl[1].download_button("Download JSON", to_json(results), "tiling.json", "application/json",
                           on_click="ignore")
 else:
     st.info("Choose the sizes and implementations, then **Run the tiling benchmark**. The CPU defaults "
@@ -204,7 +205,7 @@ st.subheader("4 · Tile and wave quantization: N stepping past a tile multiple")
 st.markdown(
     "With 128×256 tiles, N = 8192 fills 32 tile columns exactly; N = 8193 needs a 33rd column that is "
     "almost empty but costs a full tile on every row — and the extra tiles may spill into one more "
-    "*wave* over the SMs. The prediction is `gemmlib.flops.wave_quantization` (the FLOPs page's "
+    "*wave* over the SMs. The prediction is `gemmlib.core.flops.wave_quantization` (the FLOPs page's "
     "staircase); on a GPU the button measures `torch.matmul` (cuBLAS) at the same shapes.")
 ui.bound("tw_sms", CATALOGUE["H200 SXM"].sms, int, lambda v: 1 <= v <= 1024)
 ui.bound("tw_mk", 8192, int, lambda v: 1 <= v <= lim.max_dim)
@@ -232,9 +233,9 @@ with ui.guard("the wave prediction"):
     pred = bt.predicted_wave_rows(mk, mk, ns, (int(tile_m), int(tile_n)), int(st.session_state.tw_sms))
     measured = None
     if "tw_results" in st.session_state:
-        measured = [harness.BenchResult.from_dict(r) for r in st.session_state.tw_results]
+        measured = [BenchResult.from_dict(r) for r in st.session_state.tw_results]
         measured = [r for r in measured if r.shape.get("n") in set(ns) and r.shape.get("m") == mk] or None
-    st.altair_chart(bt.wave_chart(measured, pred), width="stretch")
+    st.altair_chart(tiling_charts.wave_chart(measured, pred), width="stretch")
     st.caption(f"{int(tile_m)}×{int(tile_n)} tiles on {st.session_state.tw_sms} SMs: "
                + ", ".join(f"N = {p['n']:,}: {p['tiles']:,} tiles in {p['waves']} waves" for p in (pred[0], pred[-1]))
                + ". The Triton rows use exactly this tile; cuBLAS chooses its own, so its steps can fall elsewhere.")

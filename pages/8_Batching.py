@@ -1,6 +1,6 @@
 """Batching: one request at a time, stacked into one GEMM, or bmm over distinct weights — measured.
 
-The intensity model and the measurements are ``gemmlib.bench_batching`` (through the
+The intensity model and the measurements are ``gemmlib.measure.batching`` (through the
 harness: single-flight lock, caps, time limit); this page reads widgets and draws.
 """
 
@@ -9,9 +9,10 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from gemmlib import bench_batching as bb
-from gemmlib import harness
-from gemmlib.hardware import CATALOGUE, DEFAULT_GPU
+from gemmlib.charts import batching as batching_charts
+from gemmlib.core.hardware import CATALOGUE, DEFAULT_GPU
+from gemmlib.core.results import BenchResult, to_csv, to_json
+from gemmlib.measure import batching as bb
 
 ui.page(
     "Batching",
@@ -88,7 +89,7 @@ hw = CATALOGUE[hw_name]
 with ui.guard("the intensity model"):
     ridge = hw.ridge_point(dtype)
     model = bb.model_rows(int(m), int(k), int(n), dtype, sorted(batches) or [1], hw)
-    st.altair_chart(bb.model_chart(model, ridge), width="stretch")
+    st.altair_chart(batching_charts.model_chart(model, ridge), width="stretch")
     if ridge:
         rb = bb.ridge_batch(int(m), int(k), int(n), dtype, ridge)
         where = (f"stacking reaches it at **B ≈ {rb:,}**" if rb else "stacking never reaches it at this shape")
@@ -110,7 +111,7 @@ if st.button("Run the batch sweep", type="primary", disabled=not batches or not 
 
 rows = st.session_state.get("ba_results")
 if rows:
-    results = [harness.BenchResult.from_dict(r) for r in rows]
+    results = [BenchResult.from_dict(r) for r in rows]
     r0 = results[0]
     st.markdown(f"**M = {r0.shape['m']}, K = {r0.shape['k']}, N = {r0.shape['n']}, {r0.dtype}, on "
                 f"{r0.device_name}.**")
@@ -131,12 +132,12 @@ if rows:
                "show more GB/s than the memory delivers — a cache effect, shown as measured.")
     tabs = st.tabs(["TFLOP/s", "achieved GB/s", "time per request"])
     for tab, metric in zip(tabs, ("tflops", "gbps", "per_request_s"), strict=True):
-        chart = bb.batching_chart(results, metric)
+        chart = batching_charts.batching_chart(results, metric)
         if chart is not None:
             tab.altair_chart(chart, width="stretch")
     dl = st.columns([1, 1, 4])
-    dl[0].download_button("Download CSV", harness.to_csv(results), "batching.csv", "text/csv", on_click="ignore")
-    dl[1].download_button("Download JSON", harness.to_json(results), "batching.json", "application/json",
+    dl[0].download_button("Download CSV", to_csv(results), "batching.csv", "text/csv", on_click="ignore")
+    dl[1].download_button("Download JSON", to_json(results), "batching.json", "application/json",
                           on_click="ignore")
 else:
     st.info("Pick a shape and batch sizes, then **Run the batch sweep**. The CPU defaults take a few seconds.")
@@ -160,5 +161,5 @@ if st.button("Run the article's example", key="ba_article"):
 out = st.session_state.get("ba_article_out")
 if out:
     st.success(out["verdict"])
-    ex_rows = pd.DataFrame(bb.rows([harness.BenchResult.from_dict(r) for r in out["results"]]))
+    ex_rows = pd.DataFrame(bb.rows([BenchResult.from_dict(r) for r in out["results"]]))
     st.dataframe(ex_rows[["mode", "batch", "m", "k", "n", "median_s", "tflops", "intensity"]], hide_index=True)

@@ -1,19 +1,22 @@
 """Roofline: the device's roofs, every point measured in this app, and an LLM's ops overlaid.
 
-Roofs: ``gemmlib.hardware`` (datasheet) and ``gemmlib.devices`` (measured ceilings);
-points: ``gemmlib.harness.recorded()`` (everything the Precision, Tiling and Batching
+Roofs: ``gemmlib.core.hardware`` (datasheet) and ``gemmlib.measure.devices`` (measured ceilings);
+points: ``gemmlib.core.results.recorded()`` (everything the Precision, Tiling and Batching
 pages measured in this server process) or an uploaded results JSON; estimator ops:
-``gemmlib.accounting``. The chart is ``gemmlib.charts_roofline``. No torch here.
+``gemmlib.llm.accounting``. The chart is ``gemmlib.charts.roofline``. No torch here.
 """
 
 import pandas as pd
 import streamlit as st
 
 import ui
-from gemmlib import charts_roofline as cr
-from gemmlib import harness
-from gemmlib.dtypes import COMPUTE_DTYPES
-from gemmlib.hardware import CATALOGUE
+from gemmlib.charts import roofline as cr
+from gemmlib.core.ceilings import all_ceilings
+from gemmlib.core.dtypes import COMPUTE_DTYPES
+from gemmlib.core.hardware import CATALOGUE
+from gemmlib.core.machine import light_summary
+from gemmlib.core.results import recorded
+from gemmlib.llm.presets import preset_names
 
 ui.page(
     "Roofline",
@@ -32,27 +35,7 @@ sees them.
 
 @st.cache_data(show_spinner=False)
 def _devices_light() -> list[dict]:
-    try:
-        from gemmlib.devices import light_summary
-        return light_summary()
-    except Exception:  # noqa: BLE001 - detection is a convenience here
-        return []
-
-
-def _ceilings() -> list:
-    try:
-        from gemmlib.devices import all_ceilings
-        return list(all_ceilings().values())
-    except Exception:  # noqa: BLE001
-        return []
-
-
-def _presets() -> list[str]:
-    try:
-        from gemmlib.model import preset_names
-        return preset_names()
-    except ImportError:
-        return []
+    return light_summary()
 
 
 # default hardware: the catalogue row of the first detected GPU, else the H200
@@ -61,7 +44,7 @@ default_hw = detected[0]["catalogue"] if detected else "H200 SXM"
 ui.bound("rf_hw", default_hw, str, lambda v: v in CATALOGUE)
 ui.bound("rf_measured", True, bool)
 ui.bound("rf_est", True, bool)
-presets = _presets()
+presets = preset_names()
 ui.bound("rf_preset", "llama-3-8b" if "llama-3-8b" in presets else (presets[0] if presets else ""), str,
          lambda v: v in presets)
 ui.bound("rf_batch", 1, int, lambda v: 1 <= v <= 4096)
@@ -79,7 +62,7 @@ if detected:
     st.caption("Detected here: " + ", ".join(f"{d['name']} → {d['catalogue']}" for d in detected))
 
 # ----------------------------------------------------------------------------- points
-recorded = harness.recorded()
+measured = recorded()
 uploaded = st.file_uploader("Add results from a file (JSON from `--json` or the report's results.json)",
                             type=["json"], key="rf_upload")
 file_results: list = []
@@ -87,7 +70,7 @@ if uploaded is not None:
     with ui.guard("the uploaded results"):
         file_results = cr.results_from_json(uploaded.getvalue())
         st.caption(f"{len(file_results)} rows read from {uploaded.name}.")
-all_results = recorded + file_results
+all_results = measured + file_results
 points = cr.result_points(all_results)
 benches = sorted({p["bench"] for p in points})
 chosen = st.multiselect("Measured points to show", benches, default=benches, key="rf_benches") if benches else []
@@ -107,10 +90,10 @@ with st.expander("Overlay an LLM's GEMMs (the estimator)", expanded=True):
         new = e[4].number_input("new tokens", 0, 100_000, key="rf_new")
         if use_est:
             with ui.guard("the estimate"):
-                from gemmlib import accounting, model
+                from gemmlib.llm import accounting, presets
 
                 est_dtype = "bf16" if hw.supports("bf16") else next(iter(dict(hw.peaks)), "fp32")
-                est = accounting.estimate(model.from_name(preset), accounting.Workload(
+                est = accounting.estimate(presets.from_name(preset), accounting.Workload(
                     batch=int(batch), seq_len=int(seq), new_tokens=int(new), weight_dtype=est_dtype,
                     act_dtype=est_dtype, kv_dtype=est_dtype), hw)
                 est_points = cr.estimator_points(est)
@@ -123,7 +106,7 @@ with st.expander("Overlay an LLM's GEMMs (the estimator)", expanded=True):
 with ui.guard("the roofline"):
     roofs = cr.roof_rows(hw, dtypes)
     if show_measured:
-        roofs += cr.measured_roof_rows(_ceilings(), dtypes)
+        roofs += cr.measured_roof_rows(list(all_ceilings().values()), dtypes)
     title = f"{hw.name}" + (" and measured ceilings" if show_measured and any(
         r["kind"] == "measured" for r in roofs) else "")
     st.altair_chart(cr.roofline_chart(roofs, points, est_points, title=title), width="stretch")

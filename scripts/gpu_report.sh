@@ -58,8 +58,8 @@ import traceback
 
 import torch
 
-from gemmlib import bench_precision as bp
-from gemmlib import harness
+from gemmlib.measure import precision as bp
+from gemmlib.measure import harness
 
 out_path = sys.argv[1]
 if not torch.cuda.is_available():
@@ -166,8 +166,8 @@ fi
 
 run_step honesty 45 "$PY" benchmarks/bench_harness_honesty.py --device cuda --size 8192 --rounds 3 --min-run-time 0.3
 
-run_step pytest 120 "$PY" -m pytest -q -p no:cacheprovider tests/test_harness.py tests/test_quant.py \
-    tests/test_bench_precision.py tests/test_devices.py tests/test_report.py tests/pages/test_precision_page.py \
+run_step pytest 120 "$PY" -m pytest -q -p no:cacheprovider tests/measure/test_harness.py tests/measure/test_quant.py \
+    tests/measure/test_bench_precision.py tests/measure/test_devices.py tests/measure/test_report.py tests/pages/test_precision_page.py \
     tests/pages/test_devices_page.py
 
 log "all steps done in $(($(date +%s) - START)) s; files under $OUT"

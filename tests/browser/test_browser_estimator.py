@@ -29,9 +29,9 @@ def _fmt_si(x: float) -> str:
 
 
 def _expected_prefill(preset: str, gpu: str, gpus: int = 1, eff: float = 1.0, **workload) -> float:
-    from gemmlib.accounting import Workload, estimate
-    from gemmlib.hardware import CATALOGUE
-    from gemmlib.model import PRESETS
+    from gemmlib.core.hardware import CATALOGUE
+    from gemmlib.llm.accounting import Workload, estimate
+    from gemmlib.llm.presets import PRESETS
 
     return estimate(PRESETS[preset], Workload(**workload), CATALOGUE[gpu], gpus=gpus, efficiency=eff).prefill.flops
 
@@ -50,8 +50,8 @@ def _sidebar(page):
 
 
 def test_widgets_drive_numbers_and_url(app_server, page):
-    from gemmlib.hardware import DEFAULT_GPU
-    from gemmlib.model import DEFAULT_PRESET, PRESETS
+    from gemmlib.core.hardware import DEFAULT_GPU
+    from gemmlib.llm.presets import DEFAULT_PRESET, PRESETS
 
     open_page(page, app_server.url, INFO.url_path)
     assert_title(page, INFO)
@@ -93,7 +93,7 @@ def test_widgets_drive_numbers_and_url(app_server, page):
 
 def test_deep_link_with_settings_on_a_fresh_server(fresh_server, page):
     """The first request a new server gets is a shared link: the page opens with those settings."""
-    from gemmlib.model import PRESETS
+    from gemmlib.llm.presets import PRESETS
 
     server = fresh_server()
     settings = {"le_preset": "qwen2.5-0.5b", "le_batch": "4", "le_seq": "512", "le_new": "64",
@@ -135,7 +135,7 @@ def _upload(page, name: str, data: bytes) -> None:
 def test_malformed_config_uploads_get_clear_messages_then_a_good_one_works(app_server, page):
     """One session uploads each malformed config.json in turn (each replaces the last): every one
     gets an error box naming the problem and nothing crashes; then a valid one is read."""
-    from gemmlib.model import PRESETS
+    from gemmlib.llm.presets import PRESETS
 
     open_page(page, app_server.url, INFO.url_path, query="le_src=config.json")
     assert_clean(page)

@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from gemmlib import devices
+from gemmlib.core import ceilings
+from gemmlib.measure import devices
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "5_Devices.py")
@@ -14,9 +15,9 @@ PAGE = str(ROOT / "pages" / "5_Devices.py")
 @pytest.fixture(autouse=True)
 def _private_cache(monkeypatch, tmp_path):
     monkeypatch.setenv("GEMM_CACHE_DIR", str(tmp_path / "cache"))
-    devices.clear_ceilings()
+    ceilings.clear_ceilings()
     yield
-    devices.clear_ceilings()
+    ceilings.clear_ceilings()
 
 
 def test_renders_cold_with_the_cpu_and_its_catalogue_row():

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from gemmlib.accounting import Workload, estimate
-from gemmlib.hardware import get_hardware
-from gemmlib.model import PUBLISHED_PARAMS, from_name
+from gemmlib.core.hardware import get_hardware
+from gemmlib.llm.accounting import Workload, estimate
+from gemmlib.llm.presets import PUBLISHED_PARAMS, from_name
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "4_LLM_Estimator.py")

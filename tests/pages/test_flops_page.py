@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from gemmlib.flops import gemm_flops
+from gemmlib.core.flops import gemm_flops
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "2_FLOPs.py")

@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from gemmlib import harness
+from gemmlib.core.results import clear_recorded, recorded
+from gemmlib.measure import safety
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "6_Precision.py")
@@ -39,7 +40,7 @@ def test_renders_cold_with_every_format_offered():
 
 
 def test_runs_a_small_cpu_benchmark_and_shows_the_table():
-    harness.clear_recorded()
+    clear_recorded()
     at = _custom(AppTest.from_file(PAGE, default_timeout=120).run(), 40, 24, 16, ["fp32", "tf32", "int8"])
     at.button[0].click().run()
     assert not at.exception and not at.error
@@ -51,8 +52,8 @@ def test_runs_a_small_cpu_benchmark_and_shows_the_table():
     fp32 = table[table["format"] == "fp32"].iloc[0]
     assert fp32["TFLOP/s"] > 0 and fp32["rel. error"] < 1e-5
     assert at.success[0].value.startswith("INT8 on")
-    assert len(harness.recorded()) == 4  # the Roofline page can plot them
-    harness.clear_recorded()
+    assert len(recorded()) == 4  # the Roofline page can plot them
+    clear_recorded()
 
 
 def test_sizes_above_the_cap_are_refused_with_a_message(monkeypatch):
@@ -70,7 +71,7 @@ def test_a_queued_run_is_told_it_waits(monkeypatch):
     held, release = threading.Event(), threading.Event()
 
     def other_session():
-        with harness.single_flight("a precision run (session other)"):
+        with safety.single_flight("a precision run (session other)"):
             held.set()
             release.wait(30)
 
@@ -79,7 +80,7 @@ def test_a_queued_run_is_told_it_waits(monkeypatch):
     held.wait(5)
     monkeypatch.setenv("GEMM_TIME_LIMIT_S", "1")  # the wait is bounded by max(60, 2 × limit): shorten it
     told = []
-    monkeypatch.setattr(harness, "single_flight", _impatient(harness.single_flight, told))
+    monkeypatch.setattr(safety, "single_flight", _impatient(safety.single_flight, told))
     try:
         at = _custom(AppTest.from_file(PAGE, default_timeout=60).run(), 16, 16, 16, ["fp32"])
         at.button[0].click().run()

@@ -6,17 +6,17 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from gemmlib import charts_roofline as cr
-from gemmlib import harness
-from gemmlib.errors import InputError
-from gemmlib.hardware import get_hardware
+from gemmlib.charts import roofline as cr
+from gemmlib.core.errors import InputError
+from gemmlib.core.hardware import get_hardware
+from gemmlib.core.results import BenchResult, clear_recorded, record, to_json, unsupported
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "9_Roofline.py")
 
 
 def _row(bench="tiling", name="torch", tflops_time=1e-3, flops=2e9, nbytes=1e7, **kw):
-    return harness.BenchResult(bench=bench, name=name, device="cpu", device_name="test CPU", dtype="fp32",
+    return BenchResult(bench=bench, name=name, device="cpu", device_name="test CPU", dtype="fp32",
                                shape={"m": 1000, "n": 1000, "k": 1000}, flops=flops, bytes=nbytes,
                                median_s=tflops_time, **kw)
 
@@ -24,9 +24,9 @@ def _row(bench="tiling", name="torch", tflops_time=1e-3, flops=2e9, nbytes=1e7, 
 @pytest.fixture(autouse=True)
 def _clean_store(tmp_path, monkeypatch):
     monkeypatch.setenv("GEMM_CACHE_DIR", str(tmp_path))  # no measured ceilings from other runs
-    harness.clear_recorded()
+    clear_recorded()
     yield
-    harness.clear_recorded()
+    clear_recorded()
 
 
 def test_roof_rows_are_the_roofline():
@@ -42,13 +42,13 @@ def test_roof_rows_are_the_roofline():
 
 def test_result_points_skip_untimed_rows():
     pts = cr.result_points([_row(), _row(name="triton", tflops_time=None),
-                            harness.unsupported("tiling", "x", "cpu", "fp32", {}, "why")])
+                            unsupported("tiling", "x", "cpu", "fp32", {}, "why")])
     assert len(pts) == 1
     assert pts[0]["intensity"] == pytest.approx(200.0) and pts[0]["tflops"] == pytest.approx(2.0)
 
 
 def test_results_from_json_round_trip_and_bad_files():
-    text = harness.to_json([_row(), _row(bench="batching", name="stacked")], device="cpu")
+    text = to_json([_row(), _row(bench="batching", name="stacked")], device="cpu")
     back = cr.results_from_json(text.encode())
     assert [r.name for r in back] == ["torch", "stacked"] and back[0].tflops == pytest.approx(2.0)
     report_like = json.dumps({"sections": {"tiling": {"results": json.loads(text)["results"]}}})
@@ -75,7 +75,7 @@ def test_default_render_without_points():
 
 
 def test_recorded_points_and_estimator_overlay():
-    harness.record([_row(), _row(bench="batching", name="stacked", tflops_time=2e-3)])
+    record([_row(), _row(bench="batching", name="stacked", tflops_time=2e-3)])
     at = _app()
     assert not at.error
     assert "2 measured point(s)" in " ".join(c.value for c in at.caption)

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from gemmlib.triton_gemm import prepare_interpreter
+from gemmlib.measure.triton_gemm import prepare_interpreter
 
 prepare_interpreter()  # before anything else in this test session imports triton
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from gemmlib.accounting import attention_crossover, attention_share, layer_model, layer_ops
+from gemmlib.llm.accounting import attention_crossover, attention_share, layer_model, layer_ops
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "3_Transformer_GEMMs.py")
 

@@ -1,0 +1,379 @@
+"""Altair chart builders for the Transformer GEMMs and LLM Estimator pages.
+
+Plain data in (ops and estimates from ``gemmlib.llm.accounting``), charts out; no
+streamlit, no torch.
+
+Every chart is an Altair *template* that reads named datasets, plus the data.
+``xxx_chart(...)`` returns the Altair chart with its data attached (what tests
+validate and what a notebook or report uses). ``xxx_spec(...)`` returns the same
+chart as a Vega-Lite dict, reusing a cached copy of the template's dict and only
+attaching fresh data: building Altair objects costs tens of milliseconds per
+layer, which would break the pages' 200 ms rerun budget.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Callable
+
+import altair as alt
+import pandas as pd
+
+from gemmlib.core.roofline import roof_curve
+from gemmlib.llm.accounting import ATTENTION_PRODUCTS, Estimate, Op, scaled_hardware
+
+ROLE_COLORS = {"A (activations)": "#4c78a8", "B (weights)": "#f58518", "B (keys / values)": "#54a24b",
+               "D (output)": "#b279a2"}
+OP_ORDER = ["q_proj", "k_proj", "v_proj", "attn_scores", "attn_values", "o_proj", "router", "gate_proj",
+            "up_proj", "down_proj", "lm_head"]
+_OP_COLOR = alt.Scale(domain=OP_ORDER, scheme="tableau20")
+
+
+# ----- plumbing: templates + data ----------------------------------------------------------
+
+_INT64_MAX = 2**63 - 1
+
+
+def _cell(v):
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, int) and not isinstance(v, bool) and abs(v) > _INT64_MAX:
+        return float(v)  # Arrow (tables, chart data) holds at most int64; exact counts stay in the JSON
+    return v
+
+
+def arrow_safe(rows) -> list[dict]:
+    """Rows that Arrow can hold: non-finite floats become None, integers past int64 become floats."""
+    if isinstance(rows, pd.DataFrame):
+        rows = rows.to_dict("records")
+    return [{k: _cell(v) for k, v in r.items()} for r in rows]
+
+
+_clean = arrow_safe
+
+
+_TEMPLATE_DICTS: dict[tuple, dict] = {}
+
+
+class Built:
+    """A template (a function of a few structural arguments), its named datasets and top-level properties."""
+
+    def __init__(self, template: Callable[..., alt.TopLevelMixin], args: tuple, datasets: dict, **top) -> None:
+        self.template, self.args, self.top = template, args, top
+        self.datasets = {k: _clean(v) for k, v in datasets.items()}
+
+    def chart(self) -> alt.TopLevelMixin:
+        c = self.template(*self.args).properties(**self.top)
+        c.datasets = self.datasets
+        return c
+
+    def spec(self) -> dict:
+        key = (self.template.__name__, self.args)
+        if key not in _TEMPLATE_DICTS:
+            _TEMPLATE_DICTS[key] = self.template(*self.args).to_dict(validate=False)
+        # A deep copy: consumers (st.vega_lite_chart among them) edit specs in place.
+        d = copy.deepcopy(_TEMPLATE_DICTS[key])
+        d.update(self.top)
+        d["datasets"] = self.datasets
+        return d
+
+
+def spec(chart: alt.TopLevelMixin | Built) -> dict:
+    """Vega-Lite dict without schema validation (the builders are validated in tests)."""
+    return chart.spec() if isinstance(chart, Built) else chart.to_dict(validate=False)
+
+
+def _si(x: float) -> str:
+    for scale, prefix in ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(x) >= scale:
+            return f"{x / scale:.3g} {prefix}"
+    return f"{x:.3g} "
+
+
+def _d(name: str) -> alt.NamedData:
+    return alt.NamedData(name)
+
+
+# ----- one layer's GEMMs to scale ------------------------------------------------------------
+
+def shape_rects(ops: list[Op], gap_frac: float = 0.04) -> tuple[list[dict], list[dict]]:
+    """Rectangles for A (M×K), B (K×N) and D (M×N) of every op in one coordinate system, and labels.
+
+    Ops are stacked top to bottom; within a row A, B and D stand side by side, all
+    in the same units (one unit = one matrix element), so sizes compare across ops.
+    """
+    width = max(o.k + 2 * o.n for o in ops)
+    gap = max(1.0, gap_frac * width)
+    rects, labels, y = [], [], 0.0
+    for o in ops:
+        b_role = "B (keys / values)" if o.name in ATTENTION_PRODUCTS else "B (weights)"
+        label = f"{o.name}: [{o.m:,}×{o.k:,}]·[{o.k:,}×{o.n:,}]  ×{o.count:,} = {_si(o.flops)}FLOP"
+        labels.append({"op": o.name, "x": 0.0, "y": y, "label": label})
+        top = y + 0.9 * gap  # room for the label above the row
+        x = 0.0
+        for role, w, h, dims in (("A (activations)", o.k, o.m, f"{o.m}×{o.k}"),
+                                 (b_role, o.n, o.k, f"{o.k}×{o.n}"),
+                                 ("D (output)", o.n, o.m, f"{o.m}×{o.n}")):
+            rects.append({"op": o.name, "role": role, "x": x, "x2": x + w, "y": top, "y2": top + h,
+                          "dims": dims, "flops": o.flops, "count": o.count})
+            x += w + gap
+        y = top + max(o.m, o.k) + gap
+    return rects, labels
+
+
+def _shapes_template() -> alt.LayerChart:
+    x = alt.X("x:Q", axis=None, scale=alt.Scale(nice=False, zero=True))
+    y = alt.Y("y:Q", axis=None, scale=alt.Scale(nice=False, zero=True, reverse=True))
+    rects = alt.Chart(_d("rects")).mark_rect(stroke="white", strokeWidth=0.5, opacity=0.85).encode(
+        x=x, x2="x2:Q", y=y, y2="y2:Q",
+        color=alt.Color("role:N", title="matrix", scale=alt.Scale(domain=list(ROLE_COLORS),
+                                                                   range=list(ROLE_COLORS.values()))),
+        tooltip=["op:N", "role:N", "dims:N", alt.Tooltip("count:Q", format=","),
+                 alt.Tooltip("flops:Q", format=".4s")],
+    )
+    text = alt.Chart(_d("labels")).mark_text(align="left", baseline="top", fontSize=12).encode(
+        x=x, y=y, text="label:N")
+    return alt.layer(rects, text)
+
+
+def _gemm_shapes_built(ops: list[Op], width: int = 760) -> Built:
+    rects, labels = shape_rects(ops)
+    xr = max(r["x2"] for r in rects)
+    yr = max(r["y2"] for r in rects)
+    height = int(min(2400, max(240, width * yr / xr)))
+    if height == 2400:  # keep the aspect ratio: narrow the chart instead of squashing it
+        width = int(max(200, 2400 * xr / yr))
+    return Built(_shapes_template, (), {"rects": rects, "labels": labels}, width=width, height=height,
+                 title="One layer's GEMMs to scale (A · B = D; attention per sequence and head)")
+
+
+def gemm_shapes_chart(ops: list[Op], width: int = 760) -> alt.LayerChart:
+    """Every GEMM's A, B and D drawn to scale (same units for all ops), labelled with its FLOPs."""
+    return _gemm_shapes_built(ops, width).chart()
+
+
+# ----- attention share vs sequence length -----------------------------------------------------
+
+def _share_template() -> alt.LayerChart:
+    x = alt.X("seq_len:Q", scale=alt.Scale(type="log"), title="sequence length (tokens)")
+    line = alt.Chart(_d("curve")).mark_line().encode(
+        x=x, y=alt.Y("share:Q", axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1]),
+                     title="share of the layer's FLOPs in Q·Kᵀ and weights·V"),
+        color=alt.Color("counting:N", title=None),
+        tooltip=[alt.Tooltip("seq_len:Q", format=","), alt.Tooltip("share:Q", format=".1%"), "counting:N"])
+    rule = alt.Chart(_d("marks")).mark_rule(strokeDash=[4, 3], color="#e4572e").encode(x=x, tooltip=["what:N"])
+    rtext = alt.Chart(_d("marks")).mark_text(align="left", dx=4, color="#e4572e").encode(
+        x=x, y=alt.Y("ypix:Q", scale=None), text="what:N")
+    half = alt.Chart(_d("half")).mark_rule(color="#999").encode(y="share:Q")
+    pt = alt.Chart(_d("claim")).mark_point(size=90, filled=True, color="#e4572e").encode(
+        x=x, y="share:Q", tooltip=["what:N"])
+    ptext = alt.Chart(_d("claim")).mark_text(align="left", dx=8, dy=10).encode(x=x, y="share:Q", text="what:N")
+    return alt.layer(line, rule, rtext, half, pt, ptext)
+
+
+def _share_built(curve: list[dict], crossover: float, claim_s: int | None = None,
+          causal_crossover: float | None = None) -> Built:
+    if curve and "counting" not in curve[0]:
+        curve = [{**r, "counting": "dense"} for r in curve]
+    marks = [{"seq_len": crossover, "what": f"dense crossover s = {crossover:,.0f}", "ypix": 12}]
+    if causal_crossover is not None:
+        marks.append({"seq_len": causal_crossover, "what": f"causal crossover s = {causal_crossover:,.0f}",
+                      "ypix": 30})
+    claim = []
+    if claim_s is not None:
+        dense = [r for r in curve if r["counting"] == curve[0]["counting"]]
+        row = min(dense, key=lambda r: abs(r["seq_len"] - claim_s))
+        claim = [{**row, "what": f"s = {row['seq_len']:,}: {row['share']:.1%}"}]
+    return Built(_share_template, (), {"curve": curve, "marks": marks, "half": [{"share": 0.5}], "claim": claim},
+                 height=320, title="When do the attention products dominate?")
+
+
+def share_chart(curve: list[dict], crossover: float, claim_s: int | None = None,
+                causal_crossover: float | None = None) -> alt.LayerChart:
+    """Attention products' share of a layer vs sequence length, with the crossover(s) marked."""
+    return _share_built(curve, crossover, claim_s, causal_crossover).chart()
+
+
+# ----- estimator charts ------------------------------------------------------------------------
+
+def ops_frame(est: Estimate, macs: bool = False) -> pd.DataFrame:
+    """One row per (phase, op) with FLOPs (or MACs), bytes, intensity, bound, time."""
+    return pd.DataFrame(ops_records(est, macs))
+
+
+def ops_records(est: Estimate, macs: bool = False) -> list[dict]:
+    rows = []
+    for phase in (est.prefill, est.decode):
+        for o in phase.ops:
+            rows.append({"phase": phase.name, "op": o.name, "kind": "GEMM" if o.is_gemm else "not GEMM", "M": o.m,
+                         "N": str(o.n) if o.n_last is None else f"{o.n}..{o.n_last}",
+                         "K": str(o.k) if o.k_last is None else f"{o.k}..{o.k_last}",
+                         "count": o.count, "FLOPs": o.flops, "MACs": o.macs, "value": o.macs if macs else o.flops,
+                         "bytes": o.bytes, "weight bytes": o.weight_bytes, "activation bytes": o.act_bytes,
+                         "KV bytes": o.kv_bytes, "FLOP/byte": o.intensity, "bound": o.bound,
+                         "time_s": o.time_s, "note": o.note})
+    return rows
+
+
+def _flops_template(unit: str) -> alt.Chart:
+    return alt.Chart(_d("ops")).mark_bar().encode(
+        y=alt.Y("phase:N", title=None, sort=["prefill", "decode"]),
+        x=alt.X("value:Q", title=f"{unit} (decode: all steps, whole batch)", axis=alt.Axis(format=".2s")),
+        color=alt.Color("op:N", sort=OP_ORDER, scale=_OP_COLOR),
+        order=alt.Order("order:Q"),
+        tooltip=["phase:N", "op:N", alt.Tooltip("value:Q", format=".4s", title=unit),
+                 alt.Tooltip("time_s:Q", format=".3s", title="time (s)")],
+    ).transform_calculate(order=f"indexof({OP_ORDER!r}, datum.op)")
+
+
+def _flops_by_op_built(est: Estimate, macs: bool = False) -> Built:
+    unit = "MACs" if macs else "FLOPs"
+    rows = [{"phase": r["phase"], "op": r["op"], "value": r["value"], "time_s": r["time_s"]}
+            for r in ops_records(est, macs) if r["kind"] == "GEMM"]
+    return Built(_flops_template, (unit,), {"ops": rows}, height=140, title=f"{unit} by op")
+
+
+def flops_by_op_chart(est: Estimate, macs: bool = False) -> alt.Chart:
+    """Stacked bars: prefill and decode, each split by op."""
+    return _flops_by_op_built(est, macs).chart()
+
+
+def _memory_template() -> alt.LayerChart:
+    bars = alt.Chart(_d("parts")).mark_bar().encode(
+        x=alt.X("GB:Q", title="GB", stack="zero"), y=alt.Y("what:N", title=None),
+        color=alt.Color("part:N", title=None), order="order:Q",
+        tooltip=["part:N", alt.Tooltip("GB:Q", format=",.2f")])
+    rule = alt.Chart(_d("cap")).mark_rule(color="#e4572e", strokeWidth=2).encode(x="GB:Q", tooltip=["what:N"])
+    text = alt.Chart(_d("cap")).mark_text(align="right", dx=-4, dy=-28, color="#e4572e").encode(
+        x="GB:Q", text="what:N")
+    return alt.layer(bars, rule, text)
+
+
+def _memory_built(est: Estimate) -> Built:
+    mem = est.memory
+    parts = [{"part": f"weights ({est.workload.weight_dtype})", "GB": mem.weights_bytes / 1e9, "order": 0,
+              "what": "needed"},
+             {"part": f"KV cache at the end ({est.workload.kv_dtype})", "GB": mem.kv_cache_bytes / 1e9,
+              "order": 1, "what": "needed"}]
+    cap = [{"GB": mem.capacity_bytes / 1e9,
+            "what": f"{est.gpus} × {est.hardware.name}: {mem.capacity_bytes / 1e9:,.0f} GB"}]
+    title = "Memory: " + ("fits" if mem.fits else f"does not fit (needs ≥ {mem.min_gpus} devices)")
+    return Built(_memory_template, (), {"parts": parts, "cap": cap}, height=110, title=title)
+
+
+def memory_chart(est: Estimate) -> alt.LayerChart:
+    """Weights + KV cache against the memory of the chosen GPUs."""
+    return _memory_built(est).chart()
+
+
+def roofline_frame(est: Estimate) -> tuple[list[dict], list[dict], float]:
+    """The roof (peak and bandwidth of all GPUs, derated), every GEMM as a point, and the ridge."""
+    hw = scaled_hardware(est.hardware, est.gpus)
+    peak = hw.peak(est.compute_dtype) * est.efficiency
+    bw = hw.bandwidth * est.efficiency
+    pts = []
+    for phase in (est.prefill, est.decode):
+        for o in phase.gemm_ops:
+            if o.time_s > 0:
+                pts.append({"phase": phase.name, "op": o.name, "intensity": o.intensity,
+                            "flops_per_s": o.flops / o.time_s, "bound": o.bound, "time_s": o.time_s})
+    lo = min([p["intensity"] for p in pts] + [1.0]) / 2
+    hi = max([p["intensity"] for p in pts] + [peak / bw]) * 2
+    return roof_curve(peak, bw, lo=lo, hi=hi, points=48), pts, peak / bw
+
+
+def _roofline_template() -> alt.LayerChart:
+    x = alt.X("intensity:Q", scale=alt.Scale(type="log"), title="arithmetic intensity (FLOP/byte)")
+    y = alt.Y("flops_per_s:Q", scale=alt.Scale(type="log"), title="FLOP/s", axis=alt.Axis(format=".2s"))
+    line = alt.Chart(_d("roof")).mark_line(color="#888").encode(x=x, y=y)
+    ridge = alt.Chart(_d("ridge")).mark_rule(strokeDash=[4, 3], color="#bbb").encode(x="intensity:Q",
+                                                                                       tooltip=["what:N"])
+    dots = alt.Chart(_d("pts")).mark_point(filled=True, size=80).encode(
+        x=x, y=y, color=alt.Color("op:N", sort=OP_ORDER, scale=_OP_COLOR),
+        shape=alt.Shape("phase:N", sort=["prefill", "decode"]),
+        tooltip=["phase:N", "op:N", alt.Tooltip("intensity:Q", format=".3g"),
+                 alt.Tooltip("flops_per_s:Q", format=".3s", title="FLOP/s"), "bound:N",
+                 alt.Tooltip("time_s:Q", format=".3s", title="time (s)")])
+    return alt.layer(line, ridge, dots)
+
+
+def _roofline_built(est: Estimate) -> Built:
+    roof, pts, ridge = roofline_frame(est)
+    return Built(_roofline_template, (), {"roof": roof, "pts": pts,
+                                          "ridge": [{"intensity": ridge, "what": f"ridge {ridge:.0f} FLOP/B"}]},
+                 height=360, title=f"Roofline: {est.gpus} × {est.hardware.name}, {est.compute_dtype}, "
+                                   f"efficiency {est.efficiency:g} (each op: FLOPs / predicted time)")
+
+
+def roofline_chart(est: Estimate) -> alt.LayerChart:
+    """Log-log roofline of the chosen GPUs with every op of prefill and decode as a point."""
+    return _roofline_built(est).chart()
+
+
+def _compare_template(unit: str) -> alt.Chart:
+    return alt.Chart(_d("ops")).mark_bar().encode(
+        y=alt.Y("op:N", sort=OP_ORDER, title=None), yOffset="config:N",
+        x=alt.X("value:Q", title=unit, axis=alt.Axis(format=".2s")),
+        color=alt.Color("config:N", title=None),
+        column=alt.Column("phase:N", sort=["prefill", "decode"], title=None),
+        tooltip=["config:N", "phase:N", "op:N", alt.Tooltip("value:Q", format=".4s"),
+                 alt.Tooltip("time_s:Q", format=".3s", title="time (s)")],
+    ).properties(width=320)
+
+
+def _compare_built(a: Estimate, b: Estimate, label_a: str = "A", label_b: str = "B", macs: bool = False) -> Built:
+    unit = "MACs" if macs else "FLOPs"
+    rows = []
+    for est, label in ((a, label_a), (b, label_b)):
+        rows += [{"config": label, "phase": r["phase"], "op": r["op"], "value": r["value"], "time_s": r["time_s"]}
+                 for r in ops_records(est, macs)]
+    return Built(_compare_template, (unit,), {"ops": rows}, title=f"{unit} by op, {label_a} vs {label_b}")
+
+
+def compare_chart(a: Estimate, b: Estimate, label_a: str = "A", label_b: str = "B",
+                  macs: bool = False) -> alt.Chart:
+    """Grouped bars: FLOPs by op for two configurations, prefill and decode side by side."""
+    return _compare_built(a, b, label_a, label_b, macs).chart()
+
+
+def summary_row(est: Estimate) -> dict:
+    """Headline figures of one estimate (a column of the A-vs-B table)."""
+    t = est.times()
+    tpot = t["time_per_output_token_s"]
+    return {"model": est.model.name, "parameters": est.model.params, "batch": est.workload.batch,
+            "prompt tokens": est.workload.seq_len, "new tokens": est.workload.new_tokens,
+            "dtypes (w/act/kv)": f"{est.workload.weight_dtype}/{est.workload.act_dtype}/{est.workload.kv_dtype}",
+            "GPUs": f"{est.gpus} × {est.hardware.name}", "prefill FLOPs": est.prefill.flops,
+            "decode FLOPs": est.decode.flops, "weights GB": round(est.memory.weights_bytes / 1e9, 3),
+            "KV cache GB": round(est.memory.kv_cache_bytes / 1e9, 3), "fits": est.memory.fits,
+            "time to first token ms": t["ttft_s"] * 1e3,
+            "ms per output token": None if tpot is None else tpot * 1e3,
+            "decode tokens/s": t["decode_tokens_per_s"], "total s": t["total_s"]}
+
+
+# ----- fast dicts for the pages ----------------------------------------------------------------
+
+def gemm_shapes_spec(ops: list[Op], width: int = 760) -> dict:
+    return _gemm_shapes_built(ops, width).spec()
+
+
+def share_spec(curve: list[dict], crossover: float, claim_s: int | None = None,
+               causal_crossover: float | None = None) -> dict:
+    return _share_built(curve, crossover, claim_s, causal_crossover).spec()
+
+
+def flops_by_op_spec(est: Estimate, macs: bool = False) -> dict:
+    return _flops_by_op_built(est, macs).spec()
+
+
+def memory_spec(est: Estimate) -> dict:
+    return _memory_built(est).spec()
+
+
+def roofline_spec(est: Estimate) -> dict:
+    return _roofline_built(est).spec()
+
+
+def compare_spec(a: Estimate, b: Estimate, label_a: str = "A", label_b: str = "B", macs: bool = False) -> dict:
+    return _compare_built(a, b, label_a, label_b, macs).spec()

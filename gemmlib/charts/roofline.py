@@ -1,0 +1,175 @@
+"""The roofline chart: a device's roofs, every measured point, and an LLM's ops overlaid.
+
+Attainable FLOP/s = min(peak, intensity × bandwidth) (``gemmlib.core.roofline``). One roof
+per dtype and per source — the datasheet (``gemmlib.core.hardware``) and, when the Devices
+page or ``python -m gemmlib devices --measure`` has measured them, the ceilings of
+``gemmlib.measure.devices``. Points are ``BenchResult`` rows (intensity = FLOPs / minimum
+bytes; height = measured TFLOP/s) and the estimator's ops (``gemmlib.llm.accounting``).
+
+No torch here; Altair is imported inside the chart builder.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from gemmlib.core.errors import InputError
+from gemmlib.core.hardware import Hardware
+from gemmlib.core.results import BenchResult
+from gemmlib.core.roofline import attainable, ridge
+
+MAX_RESULTS_BYTES = 20_000_000  # an uploaded results.json larger than this is refused
+LO, HI = 0.05, 1e5  # intensity range of the chart, FLOP/byte
+
+
+def roof_rows(hw: Hardware, dtypes: Iterable[str], kind: str = "datasheet", label: str | None = None,
+              lo: float = LO, hi: float = HI) -> list[dict]:
+    """Points of the roof for each dtype the device has (two segments: the slope and the flat top)."""
+    out = []
+    for d in dtypes:
+        peak = hw.peak(d)
+        if peak is None:
+            continue
+        r = ridge(peak, hw.bandwidth)
+        name = f"{label or hw.name} · {d} ({kind})"
+        for x in sorted({lo, min(max(r, lo), hi), hi}):
+            out.append({"intensity": x, "tflops": float(attainable(x, peak, hw.bandwidth)) / 1e12, "roof": name,
+                        "kind": kind, "dtype": d, "ridge": r, "peak_tflops": peak / 1e12,
+                        "bandwidth_tbs": hw.bandwidth / 1e12})
+    return out
+
+
+def measured_roof_rows(ceilings: Iterable[Any], dtypes: Iterable[str] | None = None) -> list[dict]:
+    """Roofs from measured ceilings (``gemmlib.measure.devices.Ceilings``): measured peaks and copy bandwidth."""
+    out = []
+    want = set(dtypes) if dtypes is not None else None
+    for c in ceilings:
+        if not c.bandwidth or not c.peaks:
+            continue
+        hw = Hardware(c.device_name, "gpu" if c.device != "cpu" else "cpu", tuple(c.peaks.items()),
+                      bandwidth=float(c.bandwidth), sms=1, memory_bytes=1.0, source="measured")
+        ds = [d for d in c.peaks if want is None or d in want]
+        out += roof_rows(hw, ds, kind="measured", label=c.device_name)
+    return out
+
+
+def _shape_text(shape: Mapping) -> str:
+    keys = [k for k in ("batch", "m", "n", "k", "tile") if shape.get(k) is not None]
+    return " ".join(f"{k}={shape[k]}" for k in keys)
+
+
+def result_points(results: Iterable[BenchResult | Mapping]) -> list[dict]:
+    """One point per timed result: intensity (FLOPs / minimum bytes) and measured TFLOP/s."""
+    out = []
+    for r in results:
+        if isinstance(r, Mapping):
+            r = BenchResult.from_dict(r)
+        if not r.supported or not r.tflops or not r.intensity or not math.isfinite(r.intensity):
+            continue
+        out.append({"intensity": r.intensity, "tflops": r.tflops, "bench": r.bench, "name": r.name,
+                    "dtype": r.dtype, "device": r.device_name or r.device, "shape": _shape_text(r.shape),
+                    "median_ms": (r.median_s or 0) * 1e3, "source": "measured"})
+    return out
+
+
+def estimator_points(est: Any) -> list[dict]:
+    """The estimator's ops (``accounting.Estimate``) at their intensity and predicted TFLOP/s."""
+    out = []
+    for phase in (est.prefill, est.decode):
+        for op in phase.ops:
+            if not op.flops or not op.bytes or not op.time_s:
+                continue
+            out.append({"intensity": op.intensity, "tflops": op.flops / op.time_s / 1e12 / max(1, est.gpus),
+                        "bench": f"estimate · {phase.name}", "name": op.name, "dtype": est.compute_dtype,
+                        "device": est.hardware.name, "shape": f"m={op.m} n={op.n} k={op.k}",
+                        "median_ms": op.time_s * 1e3, "source": f"estimator ({est.model.name})",
+                        "bound": op.bound})
+    return out
+
+
+def results_from_json(data: bytes | str) -> list[BenchResult]:
+    """Results from a ``--json`` / report ``results.json`` file: ``{"results": [...]}`` or a list."""
+    if isinstance(data, bytes):
+        if len(data) > MAX_RESULTS_BYTES:
+            raise InputError(f"the file is {len(data) / 1e6:.1f} MB; results files above "
+                             f"{MAX_RESULTS_BYTES / 1e6:.0f} MB are refused")
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError("the file is not UTF-8 text; upload a results JSON file") from None
+    try:
+        obj = json.loads(data)
+    except ValueError as e:
+        raise InputError(f"the file is not valid JSON ({e})") from None
+    rows = _find_results(obj)
+    out = []
+    for i, row in enumerate(rows):
+        if not isinstance(row, Mapping):
+            raise InputError(f"result {i} is not an object")
+        try:
+            r = BenchResult.from_dict(row)
+            r.flops = float(r.flops or 0)
+            r.bytes = float(r.bytes or 0)
+            r.median_s = None if r.median_s is None else float(r.median_s)
+            if not isinstance(r.shape, dict):
+                r.shape = {}
+            for field in ("bench", "name", "device", "dtype"):
+                if not isinstance(getattr(r, field), str):
+                    raise ValueError(f"its {field!r} is {type(getattr(r, field)).__name__}, not text")
+        except (TypeError, ValueError) as e:
+            raise InputError(f"result {i} does not look like a benchmark row ({e})") from None
+        out.append(r)
+    return out
+
+
+def _find_results(obj: Any) -> list:
+    if isinstance(obj, list):
+        return obj
+    if isinstance(obj, Mapping):
+        if isinstance(obj.get("results"), list):
+            return obj["results"]
+        rows: list = []
+        for v in obj.values():  # a report: {"sections": {...: {"results": [...]}}} or similar
+            if isinstance(v, (Mapping, list)):
+                try:
+                    rows += _find_results(v)
+                except InputError:
+                    continue
+        if rows:
+            return rows
+    raise InputError("no results found: expected {\"results\": [...]} as written by --json or the report")
+
+
+def roofline_chart(roofs: list[dict], points: list[dict] | None = None, est_points: list[dict] | None = None,
+                   title: str = "Roofline"):
+    """Log-log roofline: roofs as lines (dashed = measured), measured points, estimator ops (diamonds)."""
+    import altair as alt
+    import pandas as pd
+
+    if not roofs:
+        raise InputError("no roof to draw: the chosen hardware has none of the chosen dtypes")
+    x = alt.X("intensity:Q", scale=alt.Scale(type="log", domain=[LO, HI]), title="arithmetic intensity, FLOP/byte")
+    y = alt.Y("tflops:Q", scale=alt.Scale(type="log"), title="TFLOP/s")
+    rdf = pd.DataFrame(roofs)
+    layers = [alt.Chart(rdf).mark_line(clip=True).encode(
+        x=x, y=y, color=alt.Color("roof:N", title="roof", legend=alt.Legend(orient="bottom", columns=2)),
+        strokeDash=alt.StrokeDash("kind:N", title="source",
+                                  scale=alt.Scale(domain=["datasheet", "measured"], range=[[1, 0], [6, 3]])),
+        tooltip=["roof", alt.Tooltip("peak_tflops:Q", title="peak TFLOP/s", format=".4g"),
+                 alt.Tooltip("bandwidth_tbs:Q", title="bandwidth TB/s", format=".3g"),
+                 alt.Tooltip("ridge:Q", title="ridge FLOP/B", format=".4g")])]
+    tips = ["bench", "name", "dtype", "device", "shape", alt.Tooltip("intensity:Q", format=".4g"),
+            alt.Tooltip("tflops:Q", title="TFLOP/s", format=".4g"), alt.Tooltip("median_ms:Q", format=".4g")]
+    if points:
+        layers.append(alt.Chart(pd.DataFrame(points)).mark_point(filled=True, size=70, clip=True).encode(
+            x=x, y=y, color=alt.Color("bench:N", title="measured", legend=alt.Legend(orient="right")),
+            shape=alt.Shape("dtype:N", title="dtype"), tooltip=tips))
+    if est_points:
+        layers.append(alt.Chart(pd.DataFrame(est_points)).mark_point(
+            shape="diamond", size=90, filled=False, strokeWidth=2, color="#d62728", clip=True).encode(
+            x=x, y=y, tooltip=[*tips, "bound"]))
+    return alt.layer(*layers).resolve_scale(color="independent", shape="independent").properties(
+        height=460, title=title)

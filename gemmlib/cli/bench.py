@@ -1,0 +1,40 @@
+"""`python -m gemmlib bench precision|tiling|batching ...`: run one live benchmark.
+
+Each benchmark is a module ``gemmlib.cli.bench_<name>`` with ``add_arguments`` and
+``run``; one that is not written yet is left out of the choices.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+
+from gemmlib.core.errors import InputError
+
+BENCHES: dict[str, tuple[str, str]] = {
+    "precision": ("gemmlib.cli.bench_precision", "fp32, tf32, fp16, bf16, int8, fp8 on the same shapes"),
+    "tiling": ("gemmlib.cli.bench_tiling", "Python tiling vs a Triton kernel vs the library"),
+    "batching": ("gemmlib.cli.bench_batching", "one request at a time vs batched, prefill and decode"),
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="bench", metavar="BENCH", parser_class=type(parser))
+    for name, (modname, help_) in BENCHES.items():
+        try:
+            mod = importlib.import_module(modname)
+        except ModuleNotFoundError as e:
+            if e.name != modname:
+                raise
+            continue
+        p = sub.add_parser(name, help=help_, description=help_)
+        mod.add_arguments(p)
+        p.set_defaults(_bench_run=mod.run)
+    parser.set_defaults(_bench_parser=parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    fn = getattr(args, "_bench_run", None)
+    if fn is None:
+        raise InputError(f"name a benchmark: {', '.join(BENCHES)} (e.g. python -m gemmlib bench precision --help)")
+    return int(fn(args) or 0)

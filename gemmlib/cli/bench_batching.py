@@ -1,0 +1,93 @@
+"""`python -m gemmlib bench batching`: loop vs stacked vs bmm over a batch sweep.
+
+Example: ``python -m gemmlib bench batching --device cpu --m 1 --k 1024 --n 1024 --batches 1,8,32 --json``.
+Nothing heavy is imported until ``run``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from gemmlib.core.errors import InputError
+from gemmlib.core.results import to_json
+from gemmlib.measure import batching as bb
+from gemmlib.measure import harness, safety
+from gemmlib.measure.harness import torch_device_available
+from gemmlib.measure.tiling import parse_int_list
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present, else cpu)")
+    parser.add_argument("--m", type=int, default=None, help="rows per request (1 = decode; default 1)")
+    parser.add_argument("--k", type=int, default=None, help="input width (default 1024 on CPU, 4096 on GPU)")
+    parser.add_argument("--n", type=int, default=None, help="output width (default 1024 on CPU, 4096 on GPU)")
+    parser.add_argument("--batches", default=None, help="batch sizes, comma-separated (e.g. 1,8,32)")
+    parser.add_argument("--modes", default=None, help="comma-separated: loop,stacked,bmm (default all)")
+    parser.add_argument("--dtype", default=None, help="fp32, fp16 or bf16 (default fp32 on CPU, bf16 on GPU)")
+    parser.add_argument("--cuda-graph", action="store_true", help="time CUDA-graph replays (GPU only)")
+    parser.add_argument("--min-run-time", type=float, default=0.1, help="seconds of timing per row")
+    parser.add_argument("--article", action="store_true",
+                        help="also run the article's example (20 × 1024×4096 @ 4096×4096; scaled down on "
+                             "a CPU) with a verdict")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def config_from_args(args: argparse.Namespace):
+
+    device = args.device
+    if device is None:
+        device = "cuda" if torch_device_available("cuda")[0] else "cpu"
+    base = bb.gpu_decode_defaults() if device == "cuda" else bb.cpu_decode_defaults()
+    if args.min_run_time is None or not args.min_run_time > 0:
+        raise InputError("--min-run-time must be positive")
+    for name in ("m", "k", "n"):
+        v = getattr(args, name)
+        if v is not None and v < 1:
+            raise InputError(f"--{name} must be at least 1, got {v}")
+    modes = base.modes if args.modes is None else tuple(s.strip() for s in args.modes.split(",") if s.strip())
+    return bb.BatchingConfig(
+        device=device, m=args.m or base.m, k=args.k or base.k, n=args.n or base.n,
+        dtype=args.dtype or base.dtype,
+        batches=base.batches if args.batches is None else parse_int_list(args.batches, "--batches"),
+        modes=modes, cuda_graph=bool(args.cuda_graph), min_run_time=args.min_run_time)
+
+
+def run(args: argparse.Namespace) -> int:
+
+    cfg = config_from_args(args)
+    harness.require_device(cfg.device)
+
+    def progress(frac: float, text: str) -> None:
+        if not args.json:
+            sys.stderr.write(f"[{frac:4.0%}] {text}\n")
+
+    article = None
+    with safety.single_flight("CLI: bench batching"):
+        results = bb.run_batching(cfg, progress=progress)
+        if args.article:
+            shape = bb.article_shape(cfg.device)
+            article = bb.run_article_example(cfg.device, cfg.dtype, min_run_time=cfg.min_run_time, **shape)
+    if args.json:
+        rows = [{**r.to_dict(), "mode": r.name, "batch": r.shape.get("batch")} for r in results]
+        meta = {"device": cfg.device, "device_name": results[0].device_name if results else "",
+                "m": cfg.m, "k": cfg.k, "n": cfg.n, "dtype": cfg.dtype}
+        if article is not None:
+            meta["article"] = {"speedup": article["speedup"], "decode_speedup": article["decode_speedup"],
+                               "verdict": article["verdict"],
+                               "results": [r.to_dict() for r in article["results"]]}
+        print(to_json(rows, **meta))
+        return 0
+    print(f"batching benchmark: M={cfg.m} K={cfg.k} N={cfg.n} {cfg.dtype} on "
+          f"{results[0].device_name if results else cfg.device}")
+    print(f"{'mode':<9}{'batch':>6}{'median ms':>12}{'TFLOP/s':>11}{'GB/s':>10}{'FLOP/B':>9}{'rel error':>11}  note")
+    for r in bb.rows(results):
+        def f(v, spec):
+            return "—" if v is None else format(v, spec)
+        ms = None if r["median_s"] is None else r["median_s"] * 1e3
+        print(f"{r['mode']:<9}{r['batch']:>6}{f(ms, '.4g'):>12}{f(r['tflops'], '.4g'):>11}"
+              f"{f(r['gbps'], '.4g'):>10}{f(r['intensity'], '.3g'):>9}{f(r['rel_error'], '.2e'):>11}  {r['note']}")
+    print(bb.lesson(results))
+    if article is not None:
+        print(article["verdict"])
+    return 0

@@ -1,0 +1,109 @@
+"""`python -m gemmlib bench precision`: fp32, tf32, fp16, bf16, int8 and fp8 on the same shapes.
+
+Examples::
+
+    python -m gemmlib bench precision --device cpu --m 512 --n 512 --k 512
+    python -m gemmlib bench precision --device cuda --size 8192 --dtypes bf16,int8,fp8 --json
+    python -m gemmlib bench precision --shapes llm --preset llama-2-7b --seq 2048
+
+Output (``--json``): ``{"device", "device_name", "verdict", "results": [{"dtype", "name",
+"supported", "reason", "median_s", "p20_s", "p80_s", "tflops", "rel_error", ...}]}``.
+Bad input exits with status 2 and one line, before anything is allocated.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from gemmlib.core.errors import InputError
+from gemmlib.core.results import to_csv, to_json
+from gemmlib.measure import harness, safety
+from gemmlib.measure import precision as bp
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present, else cpu)")
+    parser.add_argument("--m", type=int, default=None, help="rows of A and D")
+    parser.add_argument("--n", type=int, default=None, help="columns of B and D")
+    parser.add_argument("--k", type=int, default=None, help="inner dimension")
+    parser.add_argument("--size", type=int, default=None, help="M = N = K (a square)")
+    parser.add_argument("--shapes", choices=("squares", "llm", "article", "default"), default=None,
+                        help="a shape set instead of one shape: squares, llm (layer GEMMs of --preset), "
+                             "article (1024×4096·4096×1024) or default (the report's set)")
+    parser.add_argument("--preset", default="llama-2-7b", help="estimator preset for --shapes llm")
+    parser.add_argument("--batch", type=int, default=1, help="batch for --shapes llm")
+    parser.add_argument("--seq", type=int, default=512, help="sequence length for --shapes llm")
+    parser.add_argument("--dtypes", default=None, help="comma-separated: fp32,tf32,fp16,bf16,int8,fp8 (default all)")
+    parser.add_argument("--no-quant", action="store_true", help="int8/fp8: skip the rows with quantization included")
+    parser.add_argument("--min-run-time", type=float, default=0.3, help="seconds of timing per row")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--csv", default=None, metavar="FILE", help="also write the rows as CSV to FILE")
+
+
+def build_config(args: argparse.Namespace, device: str):
+    """Arguments -> PrecisionConfig; checks sizes and dtypes without importing torch."""
+
+    lim = safety.limits()
+    for name in ("m", "n", "k", "size", "batch", "seq"):
+        v = getattr(args, name)
+        if v is not None:
+            safety.check_dims(lim, **{f"--{name}": v})
+    dtypes = bp.normalise_dtypes(args.dtypes) if args.dtypes else bp.PRECISION_DTYPES
+    given = [x for x in (args.m, args.n, args.k) if x is not None]
+    if args.shapes and (given or args.size):
+        raise InputError("give either --shapes or --m/--n/--k/--size, not both")
+    if args.shapes == "squares":
+        shapes = bp.square_shapes(bp.default_squares(device))
+    elif args.shapes == "llm":
+        shapes = bp.llm_shapes(args.preset, args.batch, args.seq)
+    elif args.shapes == "article":
+        shapes = (bp.ARTICLE_SHAPE,)
+    elif args.shapes == "default":
+        shapes = bp.default_shapes(device)
+    else:
+        base = args.size or (4096 if device == "cuda" else 512)
+        m, n, k = args.m or base, args.n or base, args.k or base
+        shapes = ((m, n, k, f"{m}×{n}×{k}"),)
+    if not (args.min_run_time and args.min_run_time > 0):
+        raise InputError("--min-run-time must be positive")
+    return bp.PrecisionConfig(device=device, shapes=tuple(shapes), dtypes=dtypes, with_quant=not args.no_quant,
+                              min_run_time=float(args.min_run_time))
+
+
+def run(args: argparse.Namespace) -> int:
+
+    if args.device is not None and args.device.strip().lower() not in {"cpu", "cuda", "mps"}:
+        raise InputError(f"unknown device {args.device!r}; use cpu or cuda")
+    # Sizes and dtypes first (no torch), then the device.
+    build_config(args, "cpu" if args.device is None else args.device.strip().lower())
+    device = args.device.strip().lower() if args.device else (
+        "cuda" if harness.torch_device_available("cuda")[0] else "cpu")
+    cfg = build_config(args, device)
+    bp.validate(cfg)
+
+    def progress(frac: float, text: str) -> None:
+        if not args.json:
+            sys.stderr.write(f"[{frac:4.0%}] {text}\n")
+
+    with safety.single_flight("python -m gemmlib bench precision"):
+        results = bp.run_precision(cfg, progress=progress)
+    verdict = bp.int8_verdict(results)
+    if args.csv:
+        with open(args.csv, "w", encoding="utf-8") as f:
+            f.write(to_csv(results))
+    if args.json:
+        print(to_json(results, device=device, device_name=results[0].device_name if results else "",
+                              verdict=verdict))
+        return 0
+    rows = bp.summary_rows(results)
+    print(f"{'shape':<28} {'format':<13} {'median ms':>10} {'TFLOP/s':>9} {'% sheet':>8} {'rel.err':>9}")
+    for r in rows:
+        if not r["supported"]:
+            print(f"{r['M×N×K']:<28} {r['format']:<13} not run: {r['note']}")
+            continue
+        share = f"{r['% datasheet']:.0f}%" if r["% datasheet"] else "—"
+        err = f"{r['rel. error']:.2e}" if r["rel. error"] is not None else "—"
+        print(f"{r['M×N×K']:<28} {r['format']:<13} {r['median ms']:>10.4g} {r['TFLOP/s']:>9.3g} {share:>8} {err:>9}")
+    print(verdict)
+    return 0

@@ -1,0 +1,82 @@
+"""`python -m gemmlib bench tiling`: Python tiling vs numpy blocking vs a Triton kernel vs the library.
+
+Example: ``python -m gemmlib bench tiling --device cpu --size 256 --tiles 32,64 --json``.
+Nothing heavy is imported until ``run``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from gemmlib.core.errors import InputError
+from gemmlib.core.results import to_json
+from gemmlib.measure import harness, safety
+from gemmlib.measure import tiling as bt
+from gemmlib.measure.harness import torch_device_available
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present, else cpu)")
+    parser.add_argument("--size", type=int, default=None,
+                        help="M = N = K (default 256 on a CPU, 4096 on a GPU)")
+    parser.add_argument("--m", type=int, default=None, help="rows of A and D (overrides --size)")
+    parser.add_argument("--n", type=int, default=None, help="columns of B and D (overrides --size)")
+    parser.add_argument("--k", type=int, default=None, help="inner dimension (overrides --size)")
+    parser.add_argument("--tiles", default=None, help="tile sizes, comma-separated (default 16,32,64,128)")
+    parser.add_argument("--impls", default=None,
+                        help="implementations, comma-separated: python_tiled,numpy_blocked,triton,torch")
+    parser.add_argument("--dtype", default=None, help="fp32, fp16 or bf16 (default fp32 on CPU, fp16 on GPU)")
+    parser.add_argument("--min-run-time", type=float, default=0.2, help="seconds of timing per row")
+    parser.add_argument("--no-autotune", action="store_true", help="on a GPU, skip the autotuned Triton row")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def config_from_args(args: argparse.Namespace):
+
+    device = args.device
+    if device is None:
+        device = "cuda" if torch_device_available("cuda")[0] else "cpu"
+    base = bt.gpu_defaults() if device == "cuda" else bt.cpu_defaults()
+    if args.min_run_time is None or not args.min_run_time > 0:
+        raise InputError("--min-run-time must be positive")
+    for name in ("size", "m", "n", "k"):
+        v = getattr(args, name)
+        if v is not None and v < 1:
+            raise InputError(f"--{name} must be at least 1, got {v}")
+    impls = base.impls if args.impls is None else tuple(
+        s.strip() for s in args.impls.split(",") if s.strip())
+    return bt.TilingConfig(
+        device=device, size=args.size or base.size, m=args.m, n=args.n, k=args.k,
+        dtype=args.dtype or base.dtype,
+        tiles=base.tiles if args.tiles is None else bt.parse_int_list(args.tiles, "--tiles"),
+        impls=impls, triton_autotune=not args.no_autotune, min_run_time=args.min_run_time)
+
+
+def run(args: argparse.Namespace) -> int:
+
+    cfg = config_from_args(args)
+    harness.require_device(cfg.device)
+
+    def progress(frac: float, text: str) -> None:
+        if not args.json:
+            sys.stderr.write(f"[{frac:4.0%}] {text}\n")
+
+    with safety.single_flight("CLI: bench tiling"):
+        results = bt.run_tiling(cfg, progress=progress)
+    m, n, k = cfg.mnk
+    if args.json:
+        rows = [{**r.to_dict(), "impl": r.name, "tile": r.shape.get("tile")} for r in results]
+        print(to_json(rows, device=cfg.device, device_name=results[0].device_name if results else "",
+                              m=m, n=n, k=k, dtype=cfg.dtype))
+        return 0
+    print(f"tiling benchmark: {m}×{n}×{k} {cfg.dtype} on {results[0].device_name if results else cfg.device}")
+    print(f"{'impl':<14}{'tile':>6}{'median ms':>12}{'TFLOP/s':>11}{'rel error':>11}{'traffic GB':>12}  note")
+    for r in bt.rows(results):
+        ms = "—" if r["median_s"] is None else f"{r['median_s'] * 1e3:.4g}"
+        tf = "—" if r["tflops"] is None else f"{r['tflops']:.4g}"
+        er = "—" if r["rel_error"] is None else f"{r['rel_error']:.2e}"
+        gb = "—" if r["traffic_GB"] is None else f"{r['traffic_GB']:.4g}"
+        print(f"{r['impl']:<14}{str(r['tile'] or '—'):>6}{ms:>12}{tf:>11}{er:>11}{gb:>12}  {r['note']}")
+    print(bt.lesson(results))
+    return 0

@@ -1,0 +1,81 @@
+"""`python -m gemmlib devices`: this machine's CPU and GPUs, their catalogue rows and measured ceilings.
+
+Examples::
+
+    python -m gemmlib devices                 # table
+    python -m gemmlib devices --json          # one JSON object
+    python -m gemmlib devices --light         # no torch: /proc/cpuinfo and NVML only
+    python -m gemmlib devices --measure       # also measure GEMM/copy ceilings on the best device
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from gemmlib.core import ceilings, machine
+from gemmlib.core.errors import InputError
+from gemmlib.core.hardware import CATALOGUE
+from gemmlib.measure import devices, harness
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--light", action="store_true", help="detect without importing torch (CPU + NVML)")
+    parser.add_argument("--measure", action="store_true",
+                        help="measure ceilings: a large GEMM per dtype and a device copy")
+    parser.add_argument("--device", default=None, help="device to measure: cpu or cuda (default: cuda if present)")
+    parser.add_argument("--quick", action="store_true", help="smaller, faster ceiling measurement")
+
+
+def _peaks(hw) -> dict:
+    if hw is None:
+        return {}
+    return {"name": hw.name, "peaks_tflops": {d: p / 1e12 for d, p in hw.peaks},
+            "bandwidth_tbs": hw.bandwidth / 1e12, "sms": hw.sms, "source": hw.source}
+
+
+def run(args: argparse.Namespace) -> int:
+
+    if args.light and args.measure:
+        raise InputError("--light cannot measure (measuring needs torch); drop one of them")
+    if args.device is not None and args.device.strip().lower() not in {"cpu", "cuda", "mps"}:
+        raise InputError(f"unknown device {args.device!r}; use cpu or cuda")
+    if args.light:
+        found = machine.light_summary()
+    else:
+        found = [d.to_dict() for d in devices.detect()]
+    for d in found:
+        d["datasheet"] = _peaks(CATALOGUE.get(d["catalogue"])) if d.get("catalogue") else {}
+    measured = {k: c.to_dict() for k, c in ceilings.all_ceilings().items()}
+    if args.measure:
+        dev = args.device or ("cuda" if harness.torch_device_available("cuda")[0] else "cpu")
+
+        def progress(frac: float, text: str) -> None:
+            if not args.json:
+                sys.stderr.write(f"[{frac:4.0%}] {text}\n")
+
+        c = devices.measure_ceilings(dev, quick=args.quick, progress=progress)
+        measured[c.key] = c.to_dict()
+    out = {"devices": found, "measured": measured, "ceilings_file": str(ceilings.ceilings_path())}
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return 0
+    for d in found:
+        mem = f"{d['memory_bytes'] / 1e9:.1f} GB" if d.get("memory_bytes") else "?"
+        units = d.get("units") or "?"
+        label = "threads" if d["kind"] == "cpu" else "SMs"
+        cap = f", compute capability {d['capability']}" if d.get("capability") else ""
+        print(f"{d['kind']}:{d['index']}  {d['name']}  ({units} {label}, {mem}{cap})")
+        if d.get("catalogue"):
+            ds = d["datasheet"]
+            peaks = ", ".join(f"{k} {v:g}" for k, v in ds["peaks_tflops"].items())
+            print(f"    catalogue: {ds['name']}: {peaks} TFLOP/s; {ds['bandwidth_tbs']:g} TB/s")
+        if d.get("match_note"):
+            print(f"    note: {d['match_note']}")
+    for key, c in measured.items():
+        peaks = ", ".join(f"{k} {v / 1e12:.3g}" for k, v in c["peaks"].items())
+        bw = f"; copy {c['bandwidth'] / 1e12:.3g} TB/s" if c.get("bandwidth") else ""
+        print(f"measured {key}: {peaks} TFLOP/s{bw}  (GEMM {c['gemm_size']}³)")
+    return 0

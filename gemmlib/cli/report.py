@@ -1,0 +1,46 @@
+"""`python -m gemmlib report --out DIR [--quick]`: run every benchmark and write a report.
+
+Writes DIR/results.json, DIR/results.csv, DIR/report.md and DIR/charts/. On a GPU
+machine this is the one command to run (a full run takes a few minutes on one H200).
+
+Examples::
+
+    python -m gemmlib report --out out/report --quick
+    python -m gemmlib report --out out/report --sections devices,precision
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from gemmlib.core.errors import InputError
+from gemmlib.measure import report
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", required=True, help="output folder (created if missing)")
+    parser.add_argument("--quick", action="store_true", help="fewer and smaller shapes")
+    parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present)")
+    parser.add_argument("--sections", default=None,
+                        help="comma-separated subset: devices,precision,tiling,batching,profiler")
+    parser.add_argument("--time-budget", type=float, default=None,
+                        help="seconds; sections not started by then are skipped (default: none)")
+
+
+def run(args: argparse.Namespace) -> int:
+
+    if args.device is not None and args.device.strip().lower() not in {"cpu", "cuda", "mps"}:
+        raise InputError(f"unknown device {args.device!r}; use cpu or cuda")
+    if args.time_budget is not None and not args.time_budget > 0:
+        raise InputError("--time-budget must be positive")
+    sections = tuple(s.strip() for s in args.sections.split(",") if s.strip()) if args.sections else None
+    doc = report.run_report(args.out, device=args.device.strip().lower() if args.device else None,
+                            quick=args.quick, sections=sections,
+                            progress=lambda s: sys.stderr.write(s + "\n"), time_budget_s=args.time_budget)
+    failed = [s["name"] for s in doc["sections"] if "error" in s]
+    print(f"report written to {args.out} ({doc['seconds']:.0f} s): report.md, results.json, results.csv, charts/")
+    if failed:
+        print(f"sections that failed: {', '.join(failed)} (see report.md)")
+        return 1
+    return 0

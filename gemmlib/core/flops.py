@@ -1,0 +1,239 @@
+"""Counting a GEMM: FLOPs, bytes moved, arithmetic intensity, predicted time.
+
+Conventions (shared/design.md): one multiply-add is 2 FLOPs, so an M×K by K×N
+product costs 2·M·N·K; the α/β epilogue is counted apart. This is exactly what
+``torch.utils.flop_counter.FlopCounterMode`` reports for ``torch.mm``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from gemmlib.core.dtypes import dtype_bytes
+from gemmlib.core.errors import InputError
+from gemmlib.core.hardware import Hardware
+
+
+def _whole(name: str, v: object) -> int:
+    """``v`` as a whole number ≥ 1, or an InputError that names it."""
+    if isinstance(v, bool):
+        raise InputError(f"{name} must be a whole number, got {v!r}")
+    try:
+        f = float(v)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise InputError(f"{name} must be a whole number, got {v!r}") from None
+    if not math.isfinite(f) or not f.is_integer():
+        raise InputError(f"{name} must be a whole number, got {v!r}")
+    if f < 1:
+        raise InputError(f"{name} must be at least 1, got {v}")
+    return int(v) if isinstance(v, int) else int(f)
+
+
+def _check_dims(**dims: object) -> tuple[int, ...]:
+    """Validate dimensions (whole numbers ≥ 1); returns them as ints, in order."""
+    return tuple(_whole(name, v) for name, v in dims.items())
+
+
+def gemm_flops(m: int, n: int, k: int) -> int:
+    """2·M·N·K: one multiply and one add per (i, j, k)."""
+    m, n, k = _check_dims(M=m, N=n, K=k)
+    return 2 * m * n * k
+
+
+def gemm_macs(m: int, n: int, k: int) -> int:
+    """Multiply-accumulates: M·N·K (half the FLOPs)."""
+    return gemm_flops(m, n, k) // 2
+
+
+def naive_op_counts(m: int, n: int, k: int) -> dict[str, int]:
+    """What the article counts: M·N·K multiplications and M·N·(K−1) additions.
+
+    A dot product of length K needs only K−1 additions when it starts from the
+    first product instead of from zero, so the exact count is 2·M·N·K − M·N;
+    the 2·M·N·K convention charges one extra add per output (the accumulate
+    into a zero register, or into C), a relative gap of 1/(2K).
+    """
+    m, n, k = _check_dims(M=m, N=n, K=k)
+    mults = m * n * k
+    adds = m * n * (k - 1)
+    formula = 2 * m * n * k
+    return {
+        "multiplications": mults,
+        "additions": adds,
+        "counted": mults + adds,
+        "formula": formula,
+        "gap": formula - (mults + adds),
+        "relative_gap": (formula - (mults + adds)) / formula,
+    }
+
+
+def epilogue_flops(m: int, n: int, alpha: float = 1.0, beta: float = 0.0) -> int:
+    """FLOPs of D = α·(AB) + β·C beyond the product: M·N per non-trivial α, 2·M·N for β ≠ 0."""
+    m, n = _check_dims(M=m, N=n)
+    f = 0
+    if alpha != 1.0:
+        f += m * n
+    if beta != 0.0:
+        f += 2 * m * n
+    return f
+
+
+def gemm_bytes(m: int, n: int, k: int, dtype: str = "bf16", *, out_dtype: str | None = None,
+               read_c: bool = False) -> int:
+    """Minimum DRAM traffic: read A (M·K) and B (K·N) once, write D (M·N), read C if β ≠ 0."""
+    m, n, k = _check_dims(M=m, N=n, K=k)
+    b_in = dtype_bytes(dtype)
+    b_out = dtype_bytes(out_dtype or dtype)
+    total = (m * k + k * n) * b_in + m * n * b_out
+    if read_c:
+        total += m * n * b_out
+    return int(total)
+
+
+def arithmetic_intensity(m: int, n: int, k: int, dtype: str = "bf16") -> float:
+    """FLOPs per byte of minimum traffic."""
+    return gemm_flops(m, n, k) / gemm_bytes(m, n, k, dtype)
+
+
+@dataclass(frozen=True)
+class TimeEstimate:
+    seconds: float
+    compute_s: float
+    memory_s: float
+    bound: str  # "compute" or "memory"
+    peak: float  # FLOP/s used
+    bandwidth: float  # bytes/s used
+
+    @property
+    def tflops(self) -> float:
+        return 0.0 if self.seconds == 0 else self.compute_s * self.peak / self.seconds / 1e12
+
+
+def roofline_time(flops: float, nbytes: float, hw: Hardware, dtype: str,
+                  efficiency: float = 1.0) -> TimeEstimate:
+    """max(FLOPs / peak, bytes / bandwidth), both derated by ``efficiency`` (0 < e ≤ 1)."""
+    if not 0 < efficiency <= 1:
+        raise InputError(f"efficiency must be in (0, 1], got {efficiency}")
+    peak = hw.peak(dtype)
+    if peak is None:
+        raise InputError(f"{hw.name} has no {dtype} GEMM path in its datasheet")
+    peak *= efficiency
+    bw = hw.bandwidth * efficiency
+    c = flops / peak
+    mem = nbytes / bw
+    return TimeEstimate(max(c, mem), c, mem, "compute" if c >= mem else "memory", peak, bw)
+
+
+def gemm_time(m: int, n: int, k: int, hw: Hardware, dtype: str = "bf16",
+              efficiency: float = 1.0) -> TimeEstimate:
+    return roofline_time(gemm_flops(m, n, k), gemm_bytes(m, n, k, dtype), hw, dtype, efficiency)
+
+
+@dataclass(frozen=True)
+class WaveQuantization:
+    tiles: int  # output tiles launched: ceil(M/tm)·ceil(N/tn)
+    waves: int  # ceil(tiles / SMs)
+    tile_efficiency: float  # useful MN / padded MN (tile quantization)
+    wave_efficiency: float  # tiles / (waves·SMs) (wave quantization)
+
+    @property
+    def efficiency(self) -> float:
+        """Share of the launched SM-time that does useful work."""
+        return self.tile_efficiency * self.wave_efficiency
+
+
+def wave_quantization(m: int, n: int, tile_m: int, tile_n: int, sms: int) -> WaveQuantization:
+    """Tile and wave quantization of an output-stationary GEMM kernel.
+
+    Each tile of D is one work unit on one SM; a partly filled tile costs a full
+    one, and a last wave that leaves SMs idle costs a full wave.
+    """
+    m, n, tile_m, tile_n, sms = _check_dims(M=m, N=n, tile_M=tile_m, tile_N=tile_n, SMs=sms)
+    tm, tn = math.ceil(m / tile_m), math.ceil(n / tile_n)
+    tiles = tm * tn
+    waves = math.ceil(tiles / sms)
+    tile_eff = (m * n) / (tm * tile_m * tn * tile_n)
+    wave_eff = tiles / (waves * sms)
+    return WaveQuantization(tiles, waves, tile_eff, wave_eff)
+
+
+# ----------------------------------------------------------------------------- grids for the FLOPs page
+
+MAX_GRID_CELLS = 40 * 40
+MAX_STAIRCASE_POINTS = 8192
+
+
+def dim_range(start: int, stop: int, step: int, name: str = "M") -> list[int]:
+    """start, start+step, …, ≤ stop (inclusive), validated for a chart axis."""
+    start, stop, step = _check_dims(**{f"{name} from": start, f"{name} to": stop, f"{name} step": step})
+    if stop < start:
+        raise InputError(f"{name}: the range ends ({stop}) before it starts ({start})")
+    values = list(range(start, stop + 1, step))
+    if len(values) > 40:
+        raise InputError(f"{name}: {len(values)} values is too many for a readable heatmap (at most 40); "
+                         "take a larger step")
+    return values
+
+
+METRICS: dict[str, str] = {
+    "GFLOPs": "2·M·N·K / 10⁹",
+    "MB moved": "minimum DRAM traffic: read A and B once, write D (10⁶ bytes)",
+    "FLOP/byte": "arithmetic intensity: FLOPs per byte of minimum traffic",
+    "time µs": "roofline time max(FLOPs/peak, bytes/bandwidth) on the chosen hardware",
+}
+
+
+def metric_grid(ms: list[int], ns: list[int], k: int, dtype: str = "bf16", hw: Hardware | None = None,
+                efficiency: float = 1.0) -> list[dict]:
+    """One record per (M, N) with every metric of the FLOPs page: GFLOPs, MB moved, FLOP/byte,
+    and, when ``hw`` is given, the roofline time (µs) and what bounds it."""
+    (k,) = _check_dims(K=k)
+    if len(ms) * len(ns) > MAX_GRID_CELLS:
+        raise InputError(f"{len(ms)}×{len(ns)} cells is too many (at most {MAX_GRID_CELLS})")
+    out = []
+    for m in ms:
+        for n in ns:
+            f = gemm_flops(m, n, k)
+            b = gemm_bytes(m, n, k, dtype)
+            rec = {"M": int(m), "N": int(n), "K": k, "GFLOPs": f / 1e9, "MB moved": b / 1e6,
+                   "FLOP/byte": f / b}
+            if hw is not None:
+                t = roofline_time(f, b, hw, dtype, efficiency)
+                rec.update({"time µs": t.seconds * 1e6, "bound": t.bound,
+                            "TFLOP/s": f / t.seconds / 1e12})
+            out.append(rec)
+    return out
+
+
+def wave_staircase(m: int, n_from: int, n_to: int, tile_m: int, tile_n: int, sms: int,
+                   step: int = 1, k: int | None = None) -> list[dict]:
+    """``wave_quantization`` for N = n_from … n_to: the efficiency staircase.
+
+    Each record: N, tiles, waves, tile/wave efficiency, their product, and, with
+    ``k``, the FLOPs done vs the FLOPs the padded launch costs.
+    """
+    n_from, n_to, step = _check_dims(**{"N from": n_from, "N to": n_to, "N step": step})
+    if n_to < n_from:
+        raise InputError(f"N: the range ends ({n_to}) before it starts ({n_from})")
+    ns = range(n_from, n_to + 1, step)
+    if len(ns) > MAX_STAIRCASE_POINTS:
+        raise InputError(f"{len(ns)} points is too many (at most {MAX_STAIRCASE_POINTS}); take a larger step")
+    out = []
+    for n in ns:
+        w = wave_quantization(m, n, tile_m, tile_n, sms)
+        rec = {"N": n, "tiles": w.tiles, "waves": w.waves, "tile efficiency": w.tile_efficiency,
+               "wave efficiency": w.wave_efficiency, "efficiency": w.efficiency}
+        if k is not None:
+            rec["useful GFLOPs"] = gemm_flops(m, n, k) / 1e9
+            rec["launched GFLOPs"] = 2 * w.waves * sms * tile_m * tile_n * int(k) / 1e9
+        out.append(rec)
+    return out
+
+
+def article_count_check(m: int = 128, n: int = 64, k: int = 256) -> dict:
+    """The article's check (its ``M, K, N = 128, 256, 64``): counted multiplications and
+    additions against 2·M·N·K. The gap is M·N, one add per output, i.e. 1/(2K) of the formula."""
+    c = naive_op_counts(m, n, k)
+    c.update({"M": m, "N": n, "K": k, "relative_gap_formula": 1 / (2 * k)})
+    return c

@@ -1,0 +1,517 @@
+"""The batching benchmark: when does putting requests together pay?
+
+Three ways to serve B requests of M rows each through a K×N layer:
+
+* ``loop``    — B separate matmuls ``x_i @ W`` that share one weight: B launches,
+  and each launch reads all of W (K·N elements) again.
+* ``stacked`` — one ``[B·M, K] @ W``: W is read once for the whole batch. At
+  decode (M = 1) the weight read dominates, so the arithmetic intensity grows
+  about linearly with B until it reaches the device's ridge point: batching is
+  nearly free there.
+* ``bmm``     — B *distinct* weights through ``torch.bmm``: one launch, but
+  every weight is still read once per request, so the intensity stays that of a
+  single request; it only saves launches.
+
+Bytes per mode are what its kernels must move when each reads its operands
+once: loop and bmm B·(K·N + M·K + M·N), stacked K·N + B·(M·K + M·N) elements.
+The achieved GB/s is those bytes over the measured time (a loop whose weight
+stays in L2 between its launches can exceed DRAM bandwidth: a cache effect,
+shown as measured).
+
+torch is imported inside the functions; importing this module is light.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gemmlib.charts import optional_chart
+from gemmlib.charts.batching import batching_chart
+from gemmlib.core.dtypes import get_dtype
+from gemmlib.core.errors import InputError
+from gemmlib.core.flops import gemm_flops
+from gemmlib.core.hardware import get_hardware
+from gemmlib.core.results import BenchResult, record, unsupported
+from gemmlib.core.roofline import attainable
+from gemmlib.measure import devices, harness, safety
+
+MODES: tuple[str, ...] = ("loop", "stacked", "bmm")
+MODE_LABELS = {
+    "loop": "loop: B separate x_i @ W (one shared weight)",
+    "stacked": "stacked: one [B·M, K] @ W",
+    "bmm": "bmm: B distinct weights, torch.bmm",
+}
+BATCHING_DTYPES: tuple[str, ...] = ("fp32", "fp16", "bf16")
+ARTICLE = {"batch": 20, "m": 1024, "k": 4096, "n": 4096}  # 20 × (1024×4096 @ 4096×4096)
+ARTICLE_CPU = {"batch": 20, "m": 64, "k": 512, "n": 512}  # the same batch, scaled to run in a moment on a CPU
+MAX_LOOP_CALLS = 4096
+REF_REQUESTS = 8  # requests checked against float64 per row
+
+
+def article_shape(device: str) -> dict:
+    """The article's shape on a GPU; on a CPU a scaled-down copy (the full one takes minutes there)."""
+    return dict(ARTICLE if device == "cuda" else ARTICLE_CPU)
+
+Progress = Callable[[float, str], None] | None
+
+
+@dataclass(frozen=True)
+class BatchingConfig:
+    """One batch sweep: M rows per request through a K×N weight, for each batch size and mode."""
+
+    device: str = "cpu"
+    m: int = 1
+    k: int = 1024
+    n: int = 1024
+    dtype: str = "fp32"
+    batches: tuple[int, ...] = (1, 4, 16, 64)
+    modes: tuple[str, ...] = MODES
+    cuda_graph: bool = False
+    min_run_time: float = 0.1
+    seed: int = 0
+
+
+def cpu_decode_defaults() -> BatchingConfig:
+    """Small enough for seconds on two cores: a 1024×1024 fp32 weight (4 MiB)."""
+    return BatchingConfig(device="cpu", m=1, k=1024, n=1024, dtype="fp32", batches=(1, 4, 16, 64))
+
+
+def cpu_prefill_defaults() -> BatchingConfig:
+    return BatchingConfig(device="cpu", m=64, k=512, n=512, dtype="fp32", batches=(1, 4, 16))
+
+
+def gpu_decode_defaults() -> BatchingConfig:
+    return BatchingConfig(device="cuda", m=1, k=4096, n=4096, dtype="bf16",
+                          batches=(1, 2, 4, 8, 16, 32, 64, 128, 256))
+
+
+def gpu_prefill_defaults() -> BatchingConfig:
+    return BatchingConfig(device="cuda", m=512, k=4096, n=4096, dtype="bf16", batches=(1, 2, 4, 8, 16, 32))
+
+
+def _torch_dtype(name: str):
+    import torch
+
+    d = get_dtype(name).name
+    if d not in BATCHING_DTYPES:
+        raise InputError(f"the batching benchmark runs {', '.join(BATCHING_DTYPES)}; got {name!r}")
+    return {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[d]
+
+
+def mode_flops(mode: str, batch: int, m: int, k: int, n: int) -> int:
+    """The same useful work for every mode: 2·B·M·N·K."""
+    return 2 * batch * m * n * k
+
+
+def mode_bytes(mode: str, batch: int, m: int, k: int, n: int, dtype: str) -> float:
+    """Bytes the mode's kernels move when each reads its operands once (see the module docstring)."""
+    eb = get_dtype(dtype).bytes
+    act = batch * (m * k + m * n)
+    if mode == "stacked":
+        return float((k * n + act) * eb)
+    if mode in ("loop", "bmm"):
+        return float((batch * k * n + act) * eb)
+    raise InputError(f"unknown mode {mode!r}; choose from {', '.join(MODES)}")
+
+
+def mode_intensity(mode: str, batch: int, m: int, k: int, n: int, dtype: str) -> float:
+    return mode_flops(mode, batch, m, k, n) / mode_bytes(mode, batch, m, k, n, dtype)
+
+
+def _mode_memory(mode: str, batch: int, m: int, k: int, n: int, eb: float) -> float:
+    """Bytes allocated for one buffer set of a mode (inputs and output)."""
+    w = (batch if mode == "bmm" else 1) * k * n
+    return (w + batch * m * k + batch * m * n) * eb
+
+
+def _validate(cfg: BatchingConfig, lim: safety.Limits) -> None:
+    safety.check_dims(lim, M=cfg.m, K=cfg.k, N=cfg.n)
+    _torch_dtype(cfg.dtype)
+    if not cfg.batches:
+        raise InputError("give at least one batch size")
+    for b in cfg.batches:
+        if isinstance(b, bool) or int(b) != b or b < 1:
+            raise InputError(f"batch sizes must be whole numbers ≥ 1, got {b!r}")
+        safety.check_dims(lim, **{"B·M": int(b) * cfg.m})
+    bad = [md for md in cfg.modes if md not in MODES]
+    if bad:
+        raise InputError(f"unknown mode {bad[0]!r}; choose from {', '.join(MODES)}")
+    if not cfg.modes:
+        raise InputError("choose at least one mode")
+
+
+def _progress(progress: Progress, frac: float, text: str) -> None:
+    if progress is not None:
+        progress(min(1.0, max(0.0, frac)), text)
+
+
+def run_batching(cfg: BatchingConfig, progress: Progress = None) -> list[BenchResult]:
+    """Measure every mode × batch size of ``cfg``; each row has TFLOP/s, GB/s and intensity."""
+    import torch
+
+    lim = safety.limits()
+    _validate(cfg, lim)
+    device = harness.require_device(cfg.device)
+    dname = get_dtype(cfg.dtype).name
+    tdt = _torch_dtype(dname)
+    eb = get_dtype(dname).bytes
+    m, k, n = cfg.m, cfg.k, cfg.n
+    biggest = max(_mode_memory(md, max(cfg.batches), m, k, n, eb) for md in cfg.modes)
+    safety.check_memory(biggest, device, lim)
+    dev_name = harness.device_name(device)
+    deadline = safety.Deadline(lim.time_limit_s)
+    gen = torch.Generator(device=device).manual_seed(cfg.seed)
+
+    def randn(*shape):  # drawn on the device itself: a batch of 256 weights is gigabytes
+        return torch.randn(*shape, generator=gen, dtype=tdt, device=device)
+
+    plan = [(b, md) for b in cfg.batches for md in cfg.modes]
+    results: list[BenchResult] = []
+    for idx, (batch, mode) in enumerate(plan):
+        _progress(progress, idx / len(plan), f"batching: {mode}, batch {batch}")
+        shape = {"m": m, "k": k, "n": n, "batch": int(batch)}
+        flops = mode_flops(mode, batch, m, k, n)
+        nbytes = mode_bytes(mode, batch, m, k, n, dname)
+
+        def refuse(reason: str, mode=mode, shape=shape, flops=flops, nbytes=nbytes) -> BenchResult:
+            return unsupported("batching", mode, device, dname, shape, reason, device_name=dev_name,
+                               flops=flops, nbytes=nbytes)
+
+        if deadline.expired():
+            results.append(refuse(deadline.reason()))
+            continue
+        if mode == "loop" and batch > MAX_LOOP_CALLS:
+            results.append(refuse(f"a loop of {batch} calls is above the cap of {MAX_LOOP_CALLS}"))
+            continue
+        one_set = _mode_memory(mode, batch, m, k, n, eb)
+        try:
+            safety.check_memory(one_set, device, lim)
+        except InputError as e:
+            results.append(refuse(str(e)))
+            continue
+        sets = harness.rotation_count(one_set, max_bytes=lim.max_bytes / 4, max_sets=4)
+        with safety.oom_guard(device):
+            args_list, fn = _build(mode, batch, m, k, n, sets, randn, torch)
+            x0 = args_list[0]
+            out = fn(*x0)
+            sub = min(batch, REF_REQUESTS)
+            ref = _reference(mode, x0, sub, torch)
+            err = harness.rel_error(_as_3d(mode, out, batch, m, n)[:sub], ref)
+            try:
+                timing = harness.time_callable(fn, device=device, args_list=args_list,
+                                               min_run_time=cfg.min_run_time,
+                                               cuda_graph=bool(cfg.cuda_graph and device == "cuda"))
+            except Exception as e:  # noqa: BLE001 - e.g. a capture that fails: a row that says why
+                if safety._is_oom(e):
+                    raise
+                results.append(refuse(f"timing failed: {type(e).__name__}: {str(e).splitlines()[0][:200]}"))
+                continue
+            r = BenchResult(bench="batching", name=mode, device=device, device_name=dev_name, dtype=dname,
+                            shape=shape, flops=float(flops), bytes=nbytes, rel_error=err,
+                            extra={"launches": batch if mode == "loop" else 1,
+                                   "cuda_graph": bool(cfg.cuda_graph and device == "cuda"),
+                                   "per_request_s": None})
+            r.set_timing(timing)
+            r.extra["per_request_s"] = r.median_s / batch
+            if cfg.cuda_graph and device != "cuda":
+                r.reason = "CUDA graphs need a CUDA device: timed without them"
+            results.append(r)
+            del args_list, out
+    _progress(progress, 1.0, "batching: done")
+    record(results)
+    return results
+
+
+def _build(mode, batch, m, k, n, sets, randn, torch):
+    """Buffer sets and the callable for a mode. Every set holds random normal inputs."""
+    args_list = []
+    for _ in range(sets):
+        if mode == "bmm":
+            args_list.append((randn(batch, m, k), randn(batch, k, n)))
+        else:
+            args_list.append((randn(batch, m, k), randn(k, n)))
+    if mode == "loop":
+        def fn(x, w):
+            return [torch.matmul(x[i], w) for i in range(x.shape[0])]
+    elif mode == "stacked":
+        def fn(x, w):
+            return torch.matmul(x.reshape(-1, x.shape[-1]), w)
+    else:
+        fn = torch.bmm
+    return args_list, fn
+
+
+def _reference(mode, args, sub, torch):
+    """float64 product for the first ``sub`` requests (enough to check; a full fp64 copy of 256
+    distinct weights would be tens of gigabytes)."""
+    x, w = args
+    x64 = x[:sub].to(torch.float64)
+    if mode == "bmm":
+        return torch.bmm(x64, w[:sub].to(torch.float64)).cpu()
+    return torch.matmul(x64, w.to(torch.float64)).cpu()
+
+
+def _as_3d(mode, out, batch, m, n):
+    import torch
+
+    if mode == "loop":
+        return torch.stack(out)
+    if mode == "stacked":
+        return out.reshape(batch, m, n)
+    return out
+
+
+# --------------------------------------------------------------------------- the article's example
+def run_article_example(device: str = "cpu", dtype: str | None = None, *, batch: int = ARTICLE["batch"],
+                        m: int = ARTICLE["m"], k: int = ARTICLE["k"], n: int = ARTICLE["n"],
+                        min_run_time: float = 0.2) -> dict:
+    """20 requests of 1024×4096 through a 4096×4096 weight: one by one vs stacked, with a verdict.
+
+    Also runs the same batch at M = 1 (decode), where batching really pays.
+    Returns ``{"results": [...], "speedup": float, "decode_speedup": float, "verdict": str}``.
+    """
+    dname = dtype or ("bf16" if device == "cuda" else "fp32")
+    cfg = BatchingConfig(device=device, m=m, k=k, n=n, dtype=dname, batches=(batch,),
+                         modes=("loop", "stacked"), min_run_time=min_run_time)
+    res = run_batching(cfg)
+    dec = run_batching(BatchingConfig(device=device, m=1, k=k, n=n, dtype=dname, batches=(batch,),
+                                      modes=("loop", "stacked"), min_run_time=min_run_time))
+    return {"results": res + dec, **article_verdict(res, dec, device)}
+
+
+def article_verdict(prefill: list[BenchResult], decode: list[BenchResult], device: str) -> dict:
+    """Speed-ups (loop time / stacked time) and one sentence that reads them."""
+    def speed(rs):
+        lo = next((r for r in rs if r.name == "loop" and r.median_s), None)
+        st = next((r for r in rs if r.name == "stacked" and r.median_s), None)
+        return (lo.median_s / st.median_s, lo, st) if lo and st else (None, lo, st)
+
+    s_pre, lo, st = speed(prefill)
+    s_dec, _, st_dec = speed(decode)
+    if s_pre is None:
+        return {"speedup": None, "decode_speedup": s_dec, "verdict": "the example did not run"}
+    b, m, k, n = st.shape["batch"], st.shape["m"], st.shape["k"], st.shape["n"]
+    ridge = _ridge(device, st.dtype)
+    ridge_src = "" if device == "cuda" else " of the catalogue's placeholder CPU row"
+    w_mib = k * n * get_dtype(st.dtype).bytes / 2**20
+    parts = [f"At {b} × {m}×{k} @ {k}×{n} ({st.dtype}), stacking is {s_pre:.2f}× the loop "
+             f"({lo.tflops:.3g} → {st.tflops:.3g} TFLOP/s)."]
+    if s_pre >= 1.3:
+        parts.append("A real gain here: per-call overheads or weight re-reads were a large share of the loop.")
+    elif s_pre >= 0.8:
+        if ridge and lo.intensity >= ridge:
+            parts.append(f"Little gain, as expected: each request alone already has intensity {lo.intensity:.0f} "
+                         f"FLOP/B, above the ridge point ({ridge:.0f}{ridge_src}), so every call of the loop is "
+                         "compute-bound and stacking the same FLOPs cannot save time — the article's several-fold "
+                         "claim does not hold at this shape.")
+        else:
+            parts.append(f"Little gain: each request has intensity {lo.intensity:.0f} FLOP/B"
+                         + (f" (ridge {ridge:.0f}{ridge_src})" if ridge else "")
+                         + (f", and the {w_mib:.3g} MiB weight stays in cache between the loop's calls"
+                            if w_mib < 64 else "") + ".")
+    else:
+        parts.append("Stacking was slower here: the one large call ran less efficiently than the separate "
+                     "small ones on this device (on a shared CPU, multi-threaded BLAS calls suffer most from "
+                     "other load; rerun, or compare on a GPU).")
+    if s_dec is not None:
+        w_mb = k * n * get_dtype(st.dtype).bytes / 2**20
+        parts.append(f"At decode (M = 1) the same batch stacked is {s_dec:.2f}× the loop: one weight read "
+                     f"serves all {b} requests (intensity {st_dec.intensity:.1f} vs "
+                     f"{mode_intensity('loop', b, 1, k, n, st.dtype):.2f} FLOP/B per separate call), "
+                     f"so up to {b}× is possible while the weight read dominates.")
+        if 0.8 <= s_dec < 1.5 and w_mb < 64:
+            parts.append(f"Here the weight is only {w_mb:.3g} MiB: it stays in cache between the loop's calls, "
+                         "so the loop does not pay the re-reads from DRAM that make batching pay on a GPU.")
+    return {"speedup": s_pre, "decode_speedup": s_dec, "verdict": " ".join(parts)}
+
+
+def _ridge(device: str, dtype: str) -> float | None:
+    """Datasheet ridge point of the catalogue row matching this device (None when unknown)."""
+    hw = device_hardware(device)
+    return hw.ridge_point(dtype) if hw is not None else None
+
+
+def device_hardware(device: str):
+    """The catalogue row for the present device (gemmlib.measure.devices' match); the editable CPU row on a CPU."""
+
+    if device == "cpu":
+        return get_hardware("cpu")
+    try:
+
+        return devices.datasheet_for(device)
+    except Exception:  # noqa: BLE001 - detection failed: no ridge to quote
+        return None
+
+
+# --------------------------------------------------------------------------- the model (no measuring)
+def model_rows(m: int, k: int, n: int, dtype: str, batches: list[int] | tuple[int, ...],
+               hw: Any = None) -> list[dict]:
+    """Intensity per mode and batch, and the roofline's attainable TFLOP/s on ``hw`` (if it has the dtype)."""
+
+    gemm_flops(m, n, k)  # validates the dimensions
+    peak = hw.peak(dtype) if hw is not None else None
+    out = []
+    for b in batches:
+        if isinstance(b, bool) or int(b) != b or b < 1:
+            raise InputError(f"batch sizes must be whole numbers ≥ 1, got {b!r}")
+        for mode in MODES:
+            inten = mode_intensity(mode, int(b), m, k, n, dtype)
+            row = {"mode": mode, "batch": int(b), "intensity": inten,
+                   "bytes": mode_bytes(mode, int(b), m, k, n, dtype), "flops": mode_flops(mode, int(b), m, k, n)}
+            if peak:
+                row["attainable_tflops"] = float(attainable(inten, peak, hw.bandwidth)) / 1e12
+            out.append(row)
+    return out
+
+
+def ridge_batch(m: int, k: int, n: int, dtype: str, ridge: float, limit: int = 1 << 22) -> int | None:
+    """Smallest batch at which stacking reaches the ridge point (None if it never does up to ``limit``)."""
+    if mode_intensity("stacked", limit, m, k, n, dtype) < ridge:
+        return None
+    lo, hi = 1, limit
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if mode_intensity("stacked", mid, m, k, n, dtype) >= ridge:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+# --------------------------------------------------------------------------- tables, lessons, charts
+def rows(results: list[BenchResult]) -> list[dict]:
+    out = []
+    for r in results:
+        out.append({
+            "mode": r.name, "batch": r.shape.get("batch"), "m": r.shape.get("m"), "k": r.shape.get("k"),
+            "n": r.shape.get("n"), "dtype": r.dtype, "median_s": r.median_s, "p20_s": r.p20_s,
+            "p80_s": r.p80_s, "per_request_s": r.extra.get("per_request_s"), "tflops": r.tflops,
+            "gbps": r.gbps, "intensity": r.intensity, "rel_error": r.rel_error,
+            "supported": r.supported, "note": r.reason,
+        })
+    return out
+
+
+def lesson(results: list[BenchResult]) -> str:
+    """What the sweep shows, in numbers: throughput gain of stacking over the loop and over bmm."""
+    timed = [r for r in results if r.median_s]
+    if not timed:
+        return "Nothing was measured."
+    batches = sorted({r.shape["batch"] for r in timed})
+    big = batches[-1]
+
+    def get(mode, b):
+        return next((r for r in timed if r.name == mode and r.shape["batch"] == b), None)
+
+    parts = []
+    s1, sb = get("stacked", batches[0]), get("stacked", big)
+    if s1 and sb and big > batches[0]:
+        gain = sb.tflops / s1.tflops
+        verb = "raises" if gain >= 1 else "changes"
+        parts.append(f"Stacking {big} requests {verb} throughput {gain:.3g}× over batch {batches[0]} "
+                     f"(intensity {s1.intensity:.3g} → {sb.intensity:.3g} FLOP/B) while each call takes "
+                     f"{sb.median_s / s1.median_s:.3g}× as long.")
+    lo, bm = get("loop", big), get("bmm", big)
+    if sb and lo:
+        parts.append(f"At batch {big}, stacked is {_ratio(lo.median_s / sb.median_s)} than the loop")
+        if bm:
+            parts[-1] += f" and {_ratio(bm.median_s / sb.median_s)} than bmm over distinct weights"
+        parts[-1] += "."
+    if bm and lo:
+        parts.append(f"bmm is {_ratio(lo.median_s / bm.median_s)} than the loop: it saves launches, but every "
+                     "request still reads its own weight, so its intensity does not grow with the batch.")
+    return " ".join(parts)
+
+
+def _ratio(speedup: float) -> str:
+    """2.0 -> '2× faster'; 0.5 -> '2× slower'."""
+    return f"{speedup:.3g}× faster" if speedup >= 1 else f"{1 / speedup:.3g}× slower"
+
+
+# --------------------------------------------------------------------------- copy bandwidth
+def copy_bandwidth(device: str, nbytes: int = 1 << 30, min_run_time: float = 0.2) -> dict:
+    """Device copy bandwidth (read + write bytes / s): the ceiling gemmlib.measure.devices measured, or measured now."""
+
+    try:
+        c = devices.measured_ceilings(device)
+    except Exception:  # noqa: BLE001 - no saved ceilings for this device: measure below
+        c = None
+    if c is not None and c.bandwidth:
+        return {"bytes_per_s": float(c.bandwidth), "source": "measured ceiling (gemmlib.measure.devices)"}
+    r = devices.measure_copy(device, nbytes, min_run_time=min_run_time)
+    return {"bytes_per_s": r.bytes / r.median_s,
+            "source": f"measured now: device copy of {nbytes / 2**30:.3g} GiB (read + write)"}
+
+
+# --------------------------------------------------------------------------- report section
+def report_section(device: str, quick: bool, out_dir: Path, progress: Progress = None) -> dict:
+    """The batching part of ``python -m gemmlib report``."""
+    md = ["## Batching", ""]
+    charts: dict[str, Any] = {}
+    if device == "cuda":
+        dec = gpu_decode_defaults()
+        if quick:
+            dec = BatchingConfig(**{**dec.__dict__, "batches": (1, 4, 16, 64, 256)})
+        pre = BatchingConfig(**{**gpu_prefill_defaults().__dict__,
+                                "batches": (1, 4, 16) if quick else (1, 2, 4, 8, 16, 32)})
+    else:
+        dec = cpu_decode_defaults() if not quick else BatchingConfig(batches=(1, 16), k=512, n=512)
+        pre = cpu_prefill_defaults() if not quick else BatchingConfig(m=32, k=256, n=256, batches=(1, 4))
+    dec = BatchingConfig(**{**dec.__dict__, "min_run_time": 0.05})
+    pre = BatchingConfig(**{**pre.__dict__, "min_run_time": 0.05})
+    r_dec = run_batching(dec, progress=progress)
+    r_pre = run_batching(pre, progress=progress)
+    md += [f"### Decode shape: M = {dec.m}, K = {dec.k}, N = {dec.n}, {dec.dtype}", "",
+           _table(r_dec), "", lesson(r_dec), "",
+           f"### Prefill shape: M = {pre.m}, K = {pre.k}, N = {pre.n}, {pre.dtype}", "",
+           _table(r_pre), "", lesson(r_pre), ""]
+    results = r_dec + r_pre
+    verdict: dict[str, Any] = {}
+    if device == "cuda":
+        one = next((r for r in r_dec if r.name == "stacked" and r.shape["batch"] == 1 and r.gbps), None)
+        big = run_batching(BatchingConfig(device="cuda", m=1, k=8192, n=8192, dtype=dec.dtype, batches=(1,),
+                                          modes=("stacked",), min_run_time=0.05))
+        results += big
+        bw = copy_bandwidth("cuda")
+        verdict["copy_bandwidth_gbps"] = bw["bytes_per_s"] / 1e9
+        for r in (one, big[0] if big and big[0].gbps else None):
+            if r is None:
+                continue
+            share = r.gbps * 1e9 / bw["bytes_per_s"]
+            verdict[f"decode_{r.shape['k']}_gbps"] = r.gbps
+            verdict[f"decode_{r.shape['k']}_share_of_copy"] = share
+            md += [f"**Decode M = 1, {r.shape['k']}×{r.shape['n']} {r.dtype} weight:** {r.gbps:.0f} GB/s "
+                   f"achieved vs copy bandwidth {bw['bytes_per_s'] / 1e9:.0f} GB/s ({bw['source']}) = "
+                   f"{share:.1%} ({'meets' if share >= 0.7 else 'misses'} the 70 % target).", ""]
+    art = article_shape(device)
+    if quick and device != "cuda":
+        art = {**art, "m": 16, "k": 256, "n": 256}
+    ex = run_article_example(device, batch=art["batch"], m=art["m"], k=art["k"], n=art["n"],
+                             min_run_time=0.05)
+    results += ex["results"]
+    scaled = "" if art == ARTICLE else " (scaled down for a CPU)"
+    md += [f"### The article's example{scaled}", "", ex["verdict"], ""]
+    verdict["article_speedup"] = ex["speedup"]
+    verdict["article_decode_speedup"] = ex["decode_speedup"]
+
+    for metric in ("tflops", "gbps"):
+        c = optional_chart(lambda metric=metric: batching_chart(r_dec, metric))
+        if c is not None:
+            charts[f"batching_decode_{metric}"] = c
+    return {"title": "Batching", "results": results, "markdown": "\n".join(md), "charts": charts,
+            "verdict": verdict}
+
+
+def _table(results: list[BenchResult]) -> str:
+    cols = ("mode", "batch", "median_s", "tflops", "gbps", "intensity", "rel_error", "note")
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for row in rows(results):
+        cells = []
+        for c in cols:
+            v = row.get(c)
+            cells.append("—" if v is None else (f"{v:.3g}" if isinstance(v, float) else str(v).replace("|", "/")))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)

@@ -1,0 +1,156 @@
+"""Devices as torch sees them, and their measured ceilings.
+
+* ``detect()`` asks torch: CPU threads, every CUDA GPU (name, SMs, memory, compute
+  capability) and Apple's MPS, each matched to the hardware catalogue by name.
+* ``measure_ceilings(device)`` runs a large GEMM per dtype and a device-to-device copy and
+  saves the result (``gemmlib.core.ceilings``) for the roofline and the estimator.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from gemmlib.core import ceilings
+from gemmlib.core.ceilings import Ceilings, save_ceilings
+from gemmlib.core.errors import InputError
+from gemmlib.core.hardware import Hardware
+from gemmlib.core.machine import DeviceInfo, _cpu_info, match_catalogue
+from gemmlib.core.results import BenchResult, record
+from gemmlib.measure import harness, safety
+from gemmlib.measure import precision as bp
+from gemmlib.measure.harness import require_device
+
+
+# --------------------------------------------------------------------------- torch detection
+def detect() -> list[DeviceInfo]:
+    """Every device torch can use here: the CPU, each CUDA GPU, MPS."""
+    import torch
+
+    cpu = _cpu_info()
+    devices = [DeviceInfo("cpu", 0, cpu.name, torch.get_num_threads(), cpu.memory_bytes, "",
+                          cpu.catalogue, f"{os.cpu_count()} logical CPUs, torch uses {torch.get_num_threads()} "
+                          f"threads. " + cpu.match_note, "torch")]
+    if torch.cuda.is_available():
+        for i in range(torch.cuda.device_count()):
+            p = torch.cuda.get_device_properties(i)
+            hw, note = match_catalogue(p.name)
+            devices.append(DeviceInfo("cuda", i, p.name, int(p.multi_processor_count), float(p.total_memory),
+                                      f"{p.major}.{p.minor}", hw.name if hw else "", note, "torch"))
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        devices.append(DeviceInfo("mps", 0, "Apple GPU (MPS)", 0, 0.0, "", "",
+                                  "Apple GPUs are not in the catalogue", "torch"))
+    return devices
+
+
+def device_info(device: str) -> DeviceInfo:
+    """The detected entry for "cpu", "cuda" (current GPU) or "mps"; InputError if absent."""
+    dev = require_device(device)
+    found = detect()
+    if dev == "cuda":
+        import torch
+        idx = torch.cuda.current_device()
+        for d in found:
+            if d.kind == "cuda" and d.index == idx:
+                return d
+    for d in found:
+        if d.kind == dev:
+            return d
+    raise InputError(f"device {device!r} was not detected")
+
+
+def datasheet_for(device: str, name: str | None = None) -> Hardware | None:
+    """The catalogue row for this device (by its detected name), None if not in the catalogue."""
+    if name is None:
+        name = device_info(device).name
+    return match_catalogue(name, "cpu" if device == "cpu" else "cuda")[0]
+
+
+def measured_ceilings(device: str, device_name: str | None = None) -> Ceilings | None:
+    """The ceilings measured for this device (by name), or None."""
+    if device_name is None:
+        device_name = device_info(device).name
+    return ceilings.find(device, device_name)
+
+
+def measured_hardware(device: str, device_name: str | None = None) -> Hardware | None:
+    c = measured_ceilings(device, device_name)
+    return c.hardware() if c else None
+
+
+def ceiling_plan(device: str, quick: bool = False) -> tuple[int, int]:
+    """(GEMM size, copy bytes) for a ceiling run: big enough to reach the peak, small enough to be quick."""
+    if device == "cuda":
+        return (4096, 256 * 1024**2) if quick else (8192, 1024**3)
+    return (512, 32 * 1024**2) if quick else (1024, 128 * 1024**2)
+
+
+def measure_copy(device: str, nbytes: int, min_run_time: float = 0.5) -> Any:
+    """Device-to-device copy of ``nbytes``: a BenchResult whose ``bytes`` counts read + write."""
+
+    safety.check_memory(3 * nbytes, device)
+    import torch
+    n = max(1, int(nbytes) // 4)
+    with safety.oom_guard(device):
+        src = torch.randn(n, device=device)
+        dst = torch.empty_like(src)
+        t = harness.time_callable(dst.copy_, device=device, args_list=[(src,)], min_run_time=min_run_time)
+        ok = torch.equal(dst, src)
+    r = BenchResult("ceiling", "copy", device, harness.device_name(device), "fp32",
+                            {"elements": n}, flops=0.0, bytes=2.0 * n * 4, rel_error=0.0 if ok else 1.0,
+                            reason="device-to-device copy: read + write bytes")
+    r.set_timing(t)
+    del src, dst
+    return r
+
+
+def measure_ceilings(device: str = "cuda", *, dtypes: tuple[str, ...] | None = None, quick: bool = False,
+                     size: int | None = None, progress: Callable[[float, str], None] | None = None,
+                     save: bool = True) -> Ceilings:
+    """Run a large GEMM per dtype and a device copy; keep and return the measured peaks."""
+
+    dev = harness.require_device(device)
+    info = device_info(dev)
+    gemm_n, copy_bytes = ceiling_plan(dev, quick)
+    if size is not None:
+        safety.check_dims(size=size)
+        gemm_n = int(size)
+    want = tuple(dtypes) if dtypes else bp.PRECISION_DTYPES
+    cfg = bp.PrecisionConfig(device=dev, shapes=((gemm_n, gemm_n, gemm_n, "ceiling"),), dtypes=want,
+                             with_quant=False, check_error=False,
+                             min_run_time=0.3 if quick else 0.6)
+    bp.validate(cfg)
+    steps = len(want) + 1
+    done = [0]
+
+    def step(msg: str) -> None:
+        if progress:
+            progress(min(1.0, done[0] / steps), msg)
+
+    results = []
+    for d in want:
+        step(f"{d} GEMM {gemm_n}³")
+        results.extend(bp.run_precision(cfg.with_dtypes((d,)), record_results=False))
+        done[0] += 1
+    step(f"device copy {copy_bytes / 1024**2:.0f} MiB")
+    copy = measure_copy(dev, copy_bytes, min_run_time=0.3 if quick else 0.6)
+    results.append(copy)
+    done[0] += 1
+    step("done")
+    peaks, notes = {}, {}
+    for r in results:
+        if r.bench == "precision" and r.supported and r.tflops and r.extra.get("variant", "gemm") == "gemm":
+            peaks[r.dtype] = r.tflops * 1e12
+        elif r.bench == "precision" and not r.supported:
+            notes[r.dtype] = r.reason
+    c = Ceilings(dev, info.name, peaks, copy.gbps * 1e9 if copy.gbps else None, gemm_size=gemm_n,
+                 copy_bytes=copy_bytes, notes=notes, results=[r for r in results], units=info.units,
+                 memory_bytes=info.memory_bytes)
+    for r in results:
+        r.bench = "ceiling"
+    record(results)
+    if save:
+        save_ceilings(c)
+    return c

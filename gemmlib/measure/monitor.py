@@ -1,0 +1,275 @@
+"""GPU monitoring with NVML (nvidia-ml-py) while a benchmark or a profile runs.
+
+A background thread reads, every ``interval_s``, what the driver reports for one
+GPU: utilization, memory-controller utilization, SM and memory clocks, power and
+temperature. The samples become time series that the Profiler page draws against
+the article's targets (utilization ≥ 75 %, memory bandwidth ≥ 60 %).
+
+What NVML's two utilization figures mean (read them with care):
+
+* ``gpu`` ("SM utilization" in the article): the percentage of the last sample
+  period during which *at least one kernel* was running. A single small kernel
+  on one SM counts as 100 %; it is a busy-time figure, not SM occupancy.
+* ``memory``: the percentage of the last sample period during which device
+  memory was being read or written — a busy-time figure for the memory
+  controller, the closest NVML comes to "bandwidth utilization".
+
+Without the NVML library, a driver or a GPU, nothing is sampled and the result
+says so plainly (``MonitorResult.available is False`` and ``reason``).
+No torch here; ``pynvml`` (from the nvidia-ml-py package) is imported only when
+monitoring starts.
+"""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from gemmlib.core.targets import BANDWIDTH_TARGET, METRICS, UTIL_TARGET
+
+
+@dataclass
+class Sample:
+    """One reading; ``t_s`` is seconds since monitoring started. None = the driver did not say."""
+
+    t_s: float
+    sm_util: float | None = None  # percent
+    mem_util: float | None = None  # percent
+    sm_clock_mhz: float | None = None
+    mem_clock_mhz: float | None = None
+    power_w: float | None = None
+    temp_c: float | None = None
+    mem_used_gib: float | None = None
+
+
+@dataclass
+class MonitorResult:
+    available: bool
+    reason: str  # why nothing was sampled, or what was sampled
+    device_name: str = ""
+    interval_s: float = 0.0
+    samples: list[Sample] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # readings the driver refused (once each)
+
+    def series(self, metric: str) -> list[tuple[float, float]]:
+        """(t_s, value) for one metric, skipping missing readings."""
+        if metric not in METRICS:
+            raise KeyError(f"unknown metric {metric!r}; known: {', '.join(METRICS)}")
+        return [(s.t_s, getattr(s, metric)) for s in self.samples if getattr(s, metric) is not None]
+
+    def summary(self) -> dict[str, Any]:
+        """Mean / max per metric, and the share of samples meeting the article's targets."""
+        out: dict[str, Any] = {"samples": len(self.samples)}
+        for metric in METRICS:
+            vals = [v for _, v in self.series(metric)]
+            if vals:
+                out[metric] = {"mean": statistics.fmean(vals), "max": max(vals), "min": min(vals)}
+        for metric, target in (("sm_util", UTIL_TARGET), ("mem_util", BANDWIDTH_TARGET)):
+            vals = [v for _, v in self.series(metric)]
+            if vals:
+                out[f"{metric}_meets_target"] = sum(v >= 100 * target for v in vals) / len(vals)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["summary"] = self.summary()
+        d["targets"] = {"sm_util": UTIL_TARGET, "mem_util": BANDWIDTH_TARGET}
+        return d
+
+
+class Sampler:
+    """Calls ``read()`` every ``interval_s`` on a daemon thread and keeps what it returns.
+
+    ``read`` returns a dict of ``Sample`` fields (without ``t_s``). An exception
+    from ``read`` is noted once in ``errors`` and sampling goes on. This class
+    knows nothing about GPUs; ``GpuMonitor`` gives it an NVML reader.
+    """
+
+    def __init__(self, read: Callable[[], dict[str, float | None]], interval_s: float = 0.05,
+                 max_samples: int = 20_000) -> None:
+        if not interval_s > 0:
+            raise ValueError(f"interval_s must be positive, got {interval_s}")
+        self._read = read
+        self.interval_s = float(interval_s)
+        self.max_samples = int(max_samples)
+        self.samples: list[Sample] = []
+        self.errors: list[str] = []
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._t0 = 0.0
+
+    def _take(self) -> None:
+        t = time.perf_counter() - self._t0
+        try:
+            values = self._read()
+        except Exception as e:  # noqa: BLE001 - a failing reading must not kill the run
+            msg = f"{type(e).__name__}: {e}"
+            if msg not in self.errors:
+                self.errors.append(msg)
+            return
+        if len(self.samples) < self.max_samples:
+            self.samples.append(Sample(t_s=t, **values))
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self._take()
+            self._stop.wait(self.interval_s)
+
+    def start(self) -> Sampler:
+        if self._thread is not None:
+            raise RuntimeError("sampler already started")
+        self._t0 = time.perf_counter()
+        self._thread = threading.Thread(target=self._loop, name="gemmlib-monitor", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> list[Sample]:
+        """Stop the thread, take one last reading (so a short run has an end point)."""
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join(timeout=5 * self.interval_s + 1.0)
+            self._take()
+            self._thread = None
+        return self.samples
+
+
+def nvml_status(index: int = 0) -> tuple[bool, str]:
+    """(True, device name) when NVML can read GPU ``index``; else (False, a plain reason)."""
+    try:
+        import pynvml
+    except ImportError:
+        return False, ("GPU monitoring needs the nvidia-ml-py package (import pynvml); it is not installed, "
+                       "so no utilization, clock, power or temperature is shown.")
+    try:
+        pynvml.nvmlInit()
+    except Exception as e:  # noqa: BLE001 - NVMLError_LibraryNotFound, DriverNotLoaded, ...
+        return False, (f"No NVIDIA driver/GPU visible to NVML on this machine ({type(e).__name__}: {e}); "
+                       "GPU monitoring is off — there is nothing to sample.")
+    try:
+        count = pynvml.nvmlDeviceGetCount()
+        if count < 1:
+            return False, "NVML runs but reports no GPU; GPU monitoring is off."
+        if not 0 <= index < count:
+            return False, f"GPU index {index} does not exist (NVML sees {count} GPU(s))."
+        name = pynvml.nvmlDeviceGetName(pynvml.nvmlDeviceGetHandleByIndex(index))
+        return True, name.decode() if isinstance(name, bytes) else str(name)
+    except Exception as e:  # noqa: BLE001
+        return False, f"NVML could not read GPU {index} ({type(e).__name__}: {e}); GPU monitoring is off."
+    finally:
+        try:
+            pynvml.nvmlShutdown()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def nvml_index_for_torch_device(torch_index: int = 0) -> int:
+    """NVML's index of torch's cuda:``torch_index`` (they differ under CUDA_VISIBLE_DEVICES).
+
+    Matched through the PCI bus id when torch exposes it; else the same index.
+    """
+    try:
+        import pynvml
+        import torch
+
+        props = torch.cuda.get_device_properties(torch_index)
+        bus = getattr(props, "pci_bus_id", None)
+        dom = getattr(props, "pci_domain_id", None)
+        dev = getattr(props, "pci_device_id", None)
+        if bus is None or dom is None or dev is None:
+            return torch_index
+        pynvml.nvmlInit()
+        try:
+            for i in range(pynvml.nvmlDeviceGetCount()):
+                info = pynvml.nvmlDeviceGetPciInfo(pynvml.nvmlDeviceGetHandleByIndex(i))
+                if (info.domain, info.bus, info.device) == (dom, bus, dev):
+                    return i
+        finally:
+            pynvml.nvmlShutdown()
+    except Exception:  # noqa: BLE001 - best effort; fall back to the same index
+        pass
+    return torch_index
+
+
+def _nvml_reader(pynvml: Any, handle: Any) -> Callable[[], dict[str, float | None]]:
+    def read() -> dict[str, float | None]:
+        out: dict[str, float | None] = {}
+        util = pynvml.nvmlDeviceGetUtilizationRates(handle)
+        out["sm_util"] = float(util.gpu)
+        out["mem_util"] = float(util.memory)
+        out["sm_clock_mhz"] = float(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM))
+        out["mem_clock_mhz"] = float(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_MEM))
+        try:
+            out["power_w"] = pynvml.nvmlDeviceGetPowerUsage(handle) / 1000.0  # milliwatts
+        except pynvml.NVMLError:
+            out["power_w"] = None
+        try:
+            out["temp_c"] = float(pynvml.nvmlDeviceGetTemperature(handle, pynvml.NVML_TEMPERATURE_GPU))
+        except pynvml.NVMLError:
+            out["temp_c"] = None
+        out["mem_used_gib"] = pynvml.nvmlDeviceGetMemoryInfo(handle).used / 2**30
+        return out
+
+    return read
+
+
+class GpuMonitor:
+    """Context manager: sample one GPU while the ``with`` body runs.
+
+    >>> with GpuMonitor(interval_s=0.05) as mon:
+    ...     run_the_benchmark()
+    >>> mon.result.available, mon.result.reason
+
+    Without NVML or a GPU the body runs unchanged and ``result`` says why
+    nothing was sampled. NVML updates its utilization counters roughly every
+    1/6 s to 1 s depending on the GPU, so intervals below ~50 ms repeat values.
+    """
+
+    def __init__(self, index: int = 0, interval_s: float = 0.05, enabled: bool = True) -> None:
+        self.index = index
+        self.interval_s = interval_s
+        self.enabled = enabled
+        self.result = MonitorResult(False, "monitoring has not run")
+        self._sampler: Sampler | None = None
+        self._pynvml: Any = None
+
+    def __enter__(self) -> GpuMonitor:
+        if not self.enabled:
+            self.result = MonitorResult(False, "GPU monitoring was switched off for this run.")
+            return self
+        ok, name_or_reason = nvml_status(self.index)
+        if not ok:
+            self.result = MonitorResult(False, name_or_reason)
+            return self
+        import pynvml
+
+        pynvml.nvmlInit()
+        self._pynvml = pynvml
+        handle = pynvml.nvmlDeviceGetHandleByIndex(self.index)
+        self._sampler = Sampler(_nvml_reader(pynvml, handle), self.interval_s).start()
+        self.result = MonitorResult(True, f"sampled every {self.interval_s * 1e3:.0f} ms via NVML",
+                                    device_name=name_or_reason, interval_s=self.interval_s)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._sampler is not None:
+            self.result.samples = self._sampler.stop()
+            self.result.errors = list(self._sampler.errors)
+            self._sampler = None
+        if self._pynvml is not None:
+            try:
+                self._pynvml.nvmlShutdown()
+            except Exception:  # noqa: BLE001
+                pass
+            self._pynvml = None
+
+
+def monitor_call(fn: Callable[[], Any], *, index: int = 0, interval_s: float = 0.05,
+                 enabled: bool = True) -> tuple[Any, MonitorResult]:
+    """Run ``fn()`` under a ``GpuMonitor``; return (what fn returned, the monitor's result)."""
+    with GpuMonitor(index=index, interval_s=interval_s, enabled=enabled) as mon:
+        value = fn()
+    return value, mon.result

@@ -1,0 +1,611 @@
+"""The precision benchmark: one GEMM shape, six number formats, measured live.
+
+For each shape and each of fp32, tf32, fp16, bf16, int8 and fp8 (e4m3) this runs the
+same product D = A·B (A: M×K, B: K×N, random normal fp32 sources) and reports:
+time (median, p20, p80), TFLOP/s, the share of the datasheet peak and of the measured
+peak (``gemmlib.measure.devices``), the relative error against a float64 product of the same
+sources, bytes per element and the memory the operands take.
+
+* fp16/bf16 operands are the fp32 sources rounded; tf32 keeps fp32 storage and lets
+  the tensor cores round the multiply to a 10-bit mantissa (NVIDIA Ampere and newer).
+* int8 and fp8 are real quantization (``gemmlib.measure.quant``): the "GEMM alone" row times
+  only the low-precision product on operands quantized beforehand; the "with
+  quantization" row also quantizes the activations A on every call and dequantizes
+  the result, with the weights B quantized once ahead of time, as inference does.
+* Anything the device cannot do is a row that says why.
+
+``python -m gemmlib bench precision`` and the Precision page both call
+``run_precision``; the report calls ``report_section``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from gemmlib.charts import bench as charts_bench
+from gemmlib.charts import optional_chart
+from gemmlib.core import ceilings
+from gemmlib.core.dtypes import dtype_bytes, get_dtype
+from gemmlib.core.errors import InputError
+from gemmlib.core.machine import match_catalogue
+from gemmlib.core.results import BenchResult, Timing, record, unsupported
+from gemmlib.llm.presets import from_name
+from gemmlib.measure import harness, quant, safety
+from gemmlib.measure.quant import fp8_supported, operand_bytes
+
+PRECISION_DTYPES: tuple[str, ...] = ("fp32", "tf32", "fp16", "bf16", "int8", "fp8")
+
+# The article's INT8 example: M, K, N = 1024, 4096, 1024 (seq_len × d_model by d_model × 1024).
+ARTICLE_SHAPE = (1024, 1024, 4096, "article 1024×4096·4096×1024")
+
+# CPU fp16 GEMMs run without fp16 arithmetic units on most CPUs: ~2 s for 1024³ on a 2-core server.
+CPU_FP16_MAX_FLOPS = 2 * 512**3
+
+Shape = tuple[int, int, int, str]  # (M, N, K, label)
+
+
+@dataclass(frozen=True)
+class PrecisionConfig:
+    """What to run. Frozen and hashable, so a page can use it as a cache key."""
+
+    device: str = "cpu"
+    shapes: tuple[Shape, ...] = ((512, 512, 512, "square 512"),)
+    dtypes: tuple[str, ...] = PRECISION_DTYPES
+    with_quant: bool = True  # int8/fp8: also time quantize + GEMM + dequantize
+    check_error: bool = True  # compute the float64 reference and each row's error
+    min_run_time: float = 0.3  # seconds of timing per row
+    fp8_fast_accum: bool = True  # torch._scaled_mm(use_fast_accum=...), as inference kernels do
+    cpu_fp16_max_flops: float = CPU_FP16_MAX_FLOPS
+    seed: int = 0
+
+    def with_dtypes(self, dtypes: tuple[str, ...]) -> PrecisionConfig:
+        return replace(self, dtypes=tuple(dtypes))
+
+
+# --------------------------------------------------------------------------- shapes
+def square_shapes(sizes: tuple[int, ...] | list[int]) -> tuple[Shape, ...]:
+    return tuple((int(s), int(s), int(s), f"square {int(s)}") for s in sizes)
+
+
+def default_squares(device: str, quick: bool = False) -> tuple[int, ...]:
+    if device == "cuda":
+        return (2048, 8192) if quick else (1024, 2048, 4096, 8192)
+    return (256, 512) if quick else (256, 512, 1024)
+
+
+# Hand-taken shapes if gemmlib.llm.config is not available: hidden, q_dim + 2·kv_dim, ffn.
+
+
+def llm_shapes(preset: str = "llama-2-7b", batch: int = 1, seq: int = 512) -> tuple[Shape, ...]:
+    """GEMMs of one layer of an estimator preset: prefill at batch × seq tokens, decode at M = batch."""
+    safety.check_dims(safety.limits(), batch=batch, seq=seq)
+    cfg = from_name(preset)
+    hidden, qkv, ffn = cfg.hidden, cfg.q_dim + 2 * cfg.kv_dim, cfg.ffn
+    tokens = batch * seq
+    return (
+        (tokens, qkv, hidden, f"{preset} QKV prefill ({batch}×{seq} tokens)"),
+        (tokens, ffn, hidden, f"{preset} MLP up prefill"),
+        (tokens, hidden, ffn, f"{preset} MLP down prefill"),
+        (batch, qkv, hidden, f"{preset} QKV decode (M={batch})"),
+        (batch, ffn, hidden, f"{preset} MLP up decode (M={batch})"),
+    )
+
+
+def default_shapes(device: str, quick: bool = False) -> tuple[Shape, ...]:
+    """Squares plus (full runs) the article's shape and LLM layer shapes, sized for the device."""
+    shapes = list(square_shapes(default_squares(device, quick)))
+    if device == "cuda":
+        shapes.append(ARTICLE_SHAPE)
+        shapes.extend(llm_shapes("llama-2-7b", batch=1, seq=2048 if not quick else 512)[:: 1 if not quick else 3])
+    elif not quick:
+        shapes.append(ARTICLE_SHAPE)
+        shapes.append(llm_shapes("llama-2-7b", batch=1, seq=128)[3])  # a decode GEMM, M = 1
+    return tuple(shapes)
+
+
+# --------------------------------------------------------------------------- validation
+def normalise_dtypes(dtypes: Any) -> tuple[str, ...]:
+    """"fp32,bf16" or a sequence -> canonical names; InputError for unknown or empty."""
+    items = dtypes.split(",") if isinstance(dtypes, str) else list(dtypes)
+    out: list[str] = []
+    for d in items:
+        if not str(d).strip():
+            continue
+        name = get_dtype(d).name
+        if name not in PRECISION_DTYPES:
+            raise InputError(f"dtype {d!r} is not part of the precision benchmark; "
+                             f"choose from {', '.join(PRECISION_DTYPES)}")
+        if name not in out:
+            out.append(name)
+    if not out:
+        raise InputError(f"no dtype given; choose from {', '.join(PRECISION_DTYPES)}")
+    return tuple(out)
+
+
+def _rotation(device: str, set_bytes: float, lim: safety.Limits) -> int:
+    if device == "cuda":
+        return 1  # triton's do_bench flushes the L2 before every call
+    return harness.rotation_count(set_bytes, max_bytes=min(lim.max_bytes / 4, 512 * 1024**2))
+
+
+def estimate_bytes(cfg: PrecisionConfig, lim: safety.Limits | None = None) -> int:
+    """Peak bytes a run allocates at once (largest shape), computed before allocating anything."""
+    lim = lim or safety.limits()
+    peak = 0
+    for m, n, k, _ in cfg.shapes:
+        src = (m * k + k * n) * 4
+        ref = (m * k + k * n + m * n) * 8 if cfg.check_error else 0
+        worst = 0
+        for d in cfg.dtypes:
+            b = 4 if d == "tf32" else dtype_bytes(d)
+            out_b = 4 if d in ("fp32", "tf32", "int8") else 2
+            one = (m * k + k * n) * b + m * n * out_b
+            if d in ("int8", "fp8"):
+                one += (m * k + k * n) * 4 + m * n * 4  # quantization temporaries, int32/fp32 result
+            worst = max(worst, one * _rotation(cfg.device, one, lim) + m * n * 4)
+        peak = max(peak, src + ref + worst)
+    return int(peak)
+
+
+def validate(cfg: PrecisionConfig, lim: safety.Limits | None = None) -> safety.Limits:
+    """All checks that can refuse a run, before anything is allocated. Returns the limits used."""
+    lim = lim or safety.limits()
+    if not cfg.shapes:
+        raise InputError("no shape to run; give M, N and K")
+    if len(cfg.shapes) > 32:
+        raise InputError(f"{len(cfg.shapes)} shapes is too many for one run (at most 32)")
+    for m, n, k, _ in cfg.shapes:
+        safety.check_dims(lim, M=m, N=n, K=k)
+        if cfg.device == "cpu":
+            lim.check_cpu_flops(2 * m * n * k, f"a {m}×{n}×{k} GEMM")
+    normalise_dtypes(cfg.dtypes)
+    if not (0 < cfg.min_run_time <= 30):
+        raise InputError(f"time per row must be between 0 and 30 s, got {cfg.min_run_time}")
+    harness.require_device(cfg.device)
+    safety.check_memory(estimate_bytes(cfg, lim), cfg.device, lim)
+    return lim
+
+
+# --------------------------------------------------------------------------- running
+@contextmanager
+def _tf32(enabled: bool) -> Iterator[None]:
+    """Allow (or forbid) TF32 tensor cores for fp32 matmuls on CUDA, restoring the setting after."""
+    import torch
+    m = torch.backends.cuda.matmul
+    if hasattr(m, "fp32_precision"):  # torch >= 2.9: the new API (mixing it with allow_tf32 raises)
+        old = m.fp32_precision
+        m.fp32_precision = "tf32" if enabled else "ieee"
+        try:
+            yield
+        finally:
+            m.fp32_precision = old
+        return
+    old_flag = m.allow_tf32
+    m.allow_tf32 = enabled
+    try:
+        yield
+    finally:
+        m.allow_tf32 = old_flag
+
+
+def _cuda_capability() -> tuple[int, int]:
+    import torch
+    return tuple(torch.cuda.get_device_capability())  # type: ignore[return-value]
+
+
+def _unsupported_reason(dtype: str, device: str, m: int, n: int, k: int, cfg: PrecisionConfig) -> str:
+    """Why ``dtype`` cannot run here, or "" when it can."""
+    if device == "cpu":
+        if dtype == "tf32":
+            return ("tf32 is a mode of NVIDIA tensor cores (Ampere and newer); a CPU multiplies fp32 "
+                    "in full precision, so there is nothing to measure")
+        if dtype == "fp16" and 2 * m * n * k > cfg.cpu_fp16_max_flops:
+            return (f"skipped: most CPUs have no fp16 arithmetic, torch converts element by element and a "
+                    f"{m}×{n}×{k} fp16 GEMM would take seconds; fp16 runs on this CPU up to "
+                    f"{cfg.cpu_fp16_max_flops / 1e9:.2g} GFLOP per call (512³)")
+    if device == "cuda":
+        cap = _cuda_capability()
+        if dtype in ("tf32", "bf16") and cap < (8, 0):
+            return f"{dtype} tensor cores need compute capability 8.0 or newer; this GPU is {cap[0]}.{cap[1]}"
+        if dtype == "int8" and cap < (7, 5):
+            return f"int8 tensor-core GEMM (torch._int_mm) needs compute capability 7.5+; this GPU is {cap[0]}.{cap[1]}"
+    if device == "mps" and dtype in ("tf32", "int8", "fp8"):
+        return f"{dtype} GEMM is not available through torch on Apple MPS"
+    if dtype == "fp8":
+        ok, why = fp8_supported(device)
+        if not ok:
+            return why
+    return ""
+
+
+def _torch_dtype(name: str) -> Any:
+    import torch
+    return {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[name]
+
+
+class _Run:
+    """State shared by the rows of one shape: sources, reference, peaks, limits."""
+
+    def __init__(self, cfg: PrecisionConfig, lim: safety.Limits, dev_name: str,
+                 datasheet: Any, measured: Any):
+        self.cfg, self.lim, self.dev_name = cfg, lim, dev_name
+        self.datasheet, self.measured = datasheet, measured
+
+    def row(self, name: str, dtype: str, shape: dict, nbytes: float, **kw: Any) -> BenchResult:
+        m, n, k = shape["m"], shape["n"], shape["k"]
+        return BenchResult(bench="precision", name=name, device=self.cfg.device, device_name=self.dev_name,
+                           dtype=dtype, shape=dict(shape), flops=float(2 * m * n * k), bytes=float(nbytes), **kw)
+
+    def finish(self, r: BenchResult, in_bytes: float, out_bytes: float) -> BenchResult:
+        m, n, k = r.shape["m"], r.shape["n"], r.shape["k"]
+        r.extra.setdefault("variant", "gemm")
+        r.extra["bytes_per_element"] = in_bytes
+        r.extra["operand_bytes"] = operand_bytes(m, n, k, in_bytes, out_bytes)
+        peak_ds = self.datasheet.peak(r.dtype) if self.datasheet is not None else None
+        peak_ms = self.measured.peak(r.dtype) if self.measured is not None else None
+        r.extra["peak_datasheet_tflops"] = peak_ds / 1e12 if peak_ds else None
+        r.extra["peak_measured_tflops"] = peak_ms / 1e12 if peak_ms else None
+        t = r.tflops
+        r.extra["share_datasheet"] = t * 1e12 / peak_ds if (t and peak_ds) else None
+        r.extra["share_measured"] = t * 1e12 / peak_ms if (t and peak_ms) else None
+        return r
+
+
+def _time(fn: Callable[..., Any], sets: list[tuple], cfg: PrecisionConfig) -> Timing:
+    return harness.time_callable(fn, device=cfg.device, args_list=sets, min_run_time=cfg.min_run_time,
+                                 warmup=3)
+
+
+def _float_rows(run: _Run, dtype: str, shape: dict, a0: Any, b0: Any, ref: Any, n_rot: int) -> list[BenchResult]:
+    import torch
+    cfg = run.cfg
+    m, n, k = shape["m"], shape["n"], shape["k"]
+    td = _torch_dtype(dtype)
+    sets = [(a0.to(td), b0.to(td))]
+    for i in range(1, n_rot):
+        g = torch.Generator(device="cpu").manual_seed(cfg.seed + 1000 + i)
+        sets.append((torch.randn(m, k, generator=g).to(cfg.device, td),
+                     torch.randn(k, n, generator=g).to(cfg.device, td)))
+    b = 4 if dtype == "tf32" else dtype_bytes(dtype)
+    with _tf32(dtype == "tf32") if cfg.device == "cuda" else _nullcontext():
+        out = torch.matmul(*sets[0])
+        err = harness.rel_error(out, ref) if ref is not None else None
+        del out
+        t = _time(torch.matmul, sets, cfg)
+    note = {"tf32": "fp32 storage, TF32 tensor-core multiply (torch.backends.cuda.matmul TF32 on)",
+            "fp32": "full fp32 (TF32 off)" if cfg.device == "cuda" else "",
+            "fp16": "fp16 operands, fp32 accumulation", "bf16": "bf16 operands, fp32 accumulation"}[dtype]
+    r = run.row(dtype, dtype, shape, (m * k + k * n + m * n) * b, rel_error=err, reason=note)
+    r.set_timing(t)
+    r.extra["rotated_sets"] = n_rot
+    return [run.finish(r, b, b)]
+
+
+@contextmanager
+def _nullcontext() -> Iterator[None]:
+    yield
+
+
+def _activations(a0: Any, n_rot: int, cfg: PrecisionConfig, seed_offset: int) -> tuple[Any, int, list]:
+    """The activation dtype of a "+ quant" row (bf16 on a GPU, fp32 on a CPU), its bytes, and
+    ``n_rot`` rotated activation sets, the first being ``a0``. The rotations use the same seeds as
+    the quantized-beforehand rows, so both rows see the same inputs."""
+    import torch
+
+    act = torch.bfloat16 if cfg.device == "cuda" else torch.float32
+    acts = [a0.to(act)]
+    for i in range(1, n_rot):
+        g = torch.Generator(device="cpu").manual_seed(cfg.seed + seed_offset + i)
+        acts.append(torch.randn(a0.shape[0], a0.shape[1], generator=g).to(cfg.device, act))
+    return act, (2 if act == torch.bfloat16 else 4), acts
+
+
+def _int8_rows(run: _Run, shape: dict, a0: Any, b0: Any, ref: Any, n_rot: int) -> list[BenchResult]:
+    import torch
+
+    cfg = run.cfg
+    m, n, k = shape["m"], shape["n"], shape["k"]
+    ops = [quant.prepare_int8(a0, b0)]
+    for i in range(1, n_rot):
+        g = torch.Generator(device="cpu").manual_seed(cfg.seed + 2000 + i)
+        ops.append(quant.prepare_int8(torch.randn(m, k, generator=g).to(cfg.device),
+                                      torch.randn(k, n, generator=g).to(cfg.device)))
+    pad = ops[0].padding
+    err = harness.rel_error(ops[0].result(torch.float32), ref) if ref is not None else None
+    t = _time(torch._int_mm, [(o.a_q, o.b_q) for o in ops], cfg)
+    why = "int8×int8→int32 (torch._int_mm), scales per row of A and per column of B; quantized beforehand"
+    if pad.padded:
+        why += "; " + pad.note()
+    r = run.row("int8", "int8", shape, m * k + k * n + 4 * m * n, rel_error=err, reason=why)
+    r.set_timing(t)
+    r.extra.update(variant="gemm", padded_shape=[pad.pm, pad.pn, pad.pk], rotated_sets=n_rot)
+    rows = [run.finish(r, 1, 4)]
+    if not cfg.with_quant:
+        return rows
+    # Activations quantized on every call (dynamic), weights quantized once (offline), result dequantized.
+    act, act_b, acts = _activations(a0, n_rot, cfg, seed_offset=2000)
+
+    def linear(a: Any, w: quant.Int8Operands) -> Any:
+        a_q, sa = quant.quantize_rows_int8(a)
+        p = w.padding
+        if p.padded:
+            a_q = quant._pad2(a_q, p.pm, p.pk)
+        c = torch._int_mm(a_q, w.b_q)
+        if p.padded:
+            c = c[:m, :n]
+        return quant.dequantize(c, sa, w.scale_b[:, :n], act)
+
+    out = linear(acts[0], ops[0])
+    err2 = harness.rel_error(out, ref) if ref is not None else None
+    del out
+    t2 = _time(linear, list(zip(acts, ops, strict=True)), cfg)
+    r2 = run.row("int8 + quant", "int8", shape, m * k * act_b + k * n + m * n * act_b, rel_error=err2,
+                 reason=f"quantize A ({'bf16' if act_b == 2 else 'fp32'}) per call + torch._int_mm + dequantize; "
+                        "weights quantized once")
+    r2.set_timing(t2)
+    r2.extra.update(variant="with quant", rotated_sets=n_rot)
+    rows.append(run.finish(r2, 1, act_b))
+    return rows
+
+
+def _fp8_rows(run: _Run, shape: dict, a0: Any, b0: Any, ref: Any, n_rot: int) -> list[BenchResult]:
+    import torch
+
+    cfg = run.cfg
+    m, n, k = shape["m"], shape["n"], shape["k"]
+    note = quant.fp8_supported(cfg.device)[1]
+
+    def prep(a: Any, b: Any, rowwise: bool | None) -> quant.Fp8Operands:
+        return quant.prepare_fp8(a, b, rowwise=rowwise, fast_accum=cfg.fp8_fast_accum)
+
+    rowwise: bool | None = None
+    op0 = prep(a0, b0, rowwise)
+    try:
+        out = op0.result()
+    except RuntimeError as e:  # rowwise scaling missing in this torch/cuBLASLt: fall back to one scale
+        if not op0.rowwise:
+            raise
+        rowwise = False
+        note = (note + "; " if note else "") + f"rowwise scales refused ({str(e).splitlines()[0][:60]}), tensor-wise used"
+        op0 = prep(a0, b0, rowwise)
+        out = op0.result()
+    err = harness.rel_error(out, ref) if ref is not None else None
+    del out
+    ops = [op0]
+    for i in range(1, n_rot):
+        g = torch.Generator(device="cpu").manual_seed(cfg.seed + 3000 + i)
+        ops.append(prep(torch.randn(m, k, generator=g).to(cfg.device), torch.randn(k, n, generator=g).to(cfg.device),
+                        rowwise))
+    t = _time(quant.Fp8Operands.matmul, [(o,) for o in ops], cfg)
+    pad = op0.padding
+    scales = "per row of A / per column of B" if op0.rowwise else "one per tensor"
+    why = (f"e4m3 × e4m3 → bf16 (torch._scaled_mm, scales {scales}, "
+           f"fast accumulation {'on' if cfg.fp8_fast_accum else 'off'}); quantized beforehand")
+    if pad.padded:
+        why += "; " + pad.note("torch._scaled_mm needs K and N multiples of 16")
+    if note:
+        why += "; " + note
+    r = run.row("fp8", "fp8", shape, m * k + k * n + 2 * m * n, rel_error=err, reason=why)
+    r.set_timing(t)
+    r.extra.update(variant="gemm", rowwise=op0.rowwise, rotated_sets=n_rot,
+                   padded_shape=[pad.pm, pad.pn, pad.pk])
+    rows = [run.finish(r, 1, 2)]
+    if not cfg.with_quant:
+        return rows
+    act, act_b, acts = _activations(a0, n_rot, cfg, seed_offset=3000)
+
+    def linear(a: Any, w: quant.Fp8Operands) -> Any:
+        a_q, sa = quant.quantize_fp8(a, dim=1 if w.rowwise else None)
+        if w.rowwise:
+            sa = quant.roomy_scale(sa, 0)
+        p = w.padding
+        if p.padded:
+            a_q = quant._pad_fp8(a_q, p.pm, p.pk)
+        c = quant.scaled_mm(a_q, w.b_q, sa, w.scale_b, w.out_dtype, w.fast_accum)
+        return c[:m, :n] if p.padded else c
+
+    out = linear(acts[0], ops[0])
+    err2 = harness.rel_error(out, ref) if ref is not None else None
+    del out
+    t2 = _time(linear, list(zip(acts, ops, strict=True)), cfg)
+    r2 = run.row("fp8 + quant", "fp8", shape, m * k * act_b + k * n + 2 * m * n, rel_error=err2,
+                 reason="quantize A to e4m3 per call + torch._scaled_mm (dequantizes in its epilogue); "
+                        "weights quantized once" + ("; " + note if note else ""))
+    r2.set_timing(t2)
+    r2.extra.update(variant="with quant", rowwise=op0.rowwise, rotated_sets=n_rot)
+    rows.append(run.finish(r2, 1, 2))
+    return rows
+
+
+def run_precision(cfg: PrecisionConfig, progress: Callable[[float, str], None] | None = None,
+                  deadline: safety.Deadline | None = None, record_results: bool = True,
+                  lim: safety.Limits | None = None) -> list[BenchResult]:
+    """Run every (shape, dtype) of ``cfg``; one or two rows per pair, unsupported ones saying why."""
+    import torch
+
+    lim = validate(cfg, lim)
+    dtypes = normalise_dtypes(cfg.dtypes)
+    cfg = replace(cfg, dtypes=dtypes)
+    dev = cfg.device
+    deadline = deadline or safety.Deadline(lim.time_limit_s)
+    dev_name = harness.device_name(dev)
+    datasheet = match_catalogue(dev_name)[0] if dev != "cpu" else None
+    measured = ceilings.find_hardware(dev, dev_name)
+    run = _Run(cfg, lim, dev_name, datasheet, measured)
+    total = len(cfg.shapes) * len(dtypes)
+    done = 0
+    results: list[BenchResult] = []
+    for m, n, k, label in cfg.shapes:
+        shape = {"m": m, "n": n, "k": k, "label": label}
+        if deadline.expired():
+            for d in dtypes:
+                results.append(unsupported("precision", d, dev, d, shape, deadline.reason(), dev_name,
+                                                   2 * m * n * k))
+            done += len(dtypes)
+            continue
+        with safety.oom_guard(dev):
+            g = torch.Generator(device="cpu").manual_seed(cfg.seed)
+            a0 = torch.randn(m, k, generator=g).to(dev)
+            b0 = torch.randn(k, n, generator=g).to(dev)
+            ref = None
+            if cfg.check_error:
+                ref_dev = dev if dev != "mps" else "cpu"  # MPS has no float64
+                ref = a0.to(ref_dev, torch.float64) @ b0.to(ref_dev, torch.float64)
+        for d in dtypes:
+            if progress:
+                progress(done / total, f"{d} on {label} ({m}×{n}×{k})")
+            why = _unsupported_reason(d, dev, m, n, k, cfg)
+            if not why and deadline.expired():
+                why = deadline.reason()
+            if why:
+                results.append(run.finish(
+                    unsupported("precision", d, dev, d, shape, why, dev_name, 2 * m * n * k),
+                    4 if d == "tf32" else dtype_bytes(d), 4 if d in ("fp32", "tf32", "int8") else 2))
+            else:
+                one = 4 if d == "tf32" else dtype_bytes(d)
+                set_bytes = (m * k + k * n + m * n) * one
+                n_rot = _rotation(dev, set_bytes, lim)
+                try:
+                    with safety.oom_guard(dev):
+                        if d == "int8":
+                            rows = _int8_rows(run, shape, a0, b0, ref, n_rot)
+                        elif d == "fp8":
+                            rows = _fp8_rows(run, shape, a0, b0, ref, n_rot)
+                        else:
+                            rows = _float_rows(run, d, shape, a0, b0, ref, n_rot)
+                except InputError as e:  # out of memory, turned into advice by oom_guard
+                    rows = [unsupported("precision", d, dev, d, shape, str(e), dev_name, 2 * m * n * k)]
+                except (RuntimeError, NotImplementedError, TypeError) as e:
+                    first = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
+                    rows = [unsupported("precision", d, dev, d, shape,
+                                                f"failed on this device: {first}", dev_name, 2 * m * n * k)]
+                results.extend(rows)
+                if dev == "cuda":
+                    torch.cuda.empty_cache()
+            done += 1
+        del a0, b0, ref
+    if progress:
+        progress(1.0, "done")
+    if record_results:
+        record(results)
+    return results
+
+
+# --------------------------------------------------------------------------- reading the results
+def int8_verdict(results: list[BenchResult]) -> str:
+    """One line checking the article's INT8 claims (75 % less bandwidth, 2–4× faster) on these results."""
+    by_shape: dict[str, dict[str, BenchResult]] = {}
+    for r in results:
+        if r.bench in ("precision", "ceiling") and r.supported and r.median_s:
+            key = r.shape.get("label") or f"{r.shape.get('m')}×{r.shape.get('n')}×{r.shape.get('k')}"
+            by_shape.setdefault(key, {})[r.name] = r
+    # Prefer the largest shape that has both fp32 and int8.
+    best = None
+    for label, rows in by_shape.items():
+        if "int8" in rows and "fp32" in rows:
+            f = rows["fp32"].flops
+            if best is None or f > best[1]["fp32"].flops:
+                best = (label, rows)
+    if best is None:
+        return "INT8 claims not checked: this run has no int8 and fp32 pair on the same shape."
+    label, rows = best
+    i8, f32 = rows["int8"], rows["fp32"]
+    m, n, k = i8.shape["m"], i8.shape["n"], i8.shape["k"]
+    operand_saving = 1 - (m * k + k * n) * 1 / ((m * k + k * n) * 4)
+    total_saving = 1 - i8.bytes / f32.bytes
+    speed = f32.median_s / i8.median_s
+    if speed < 2:
+        judged = f"below the claimed 2–4× ({speed:.2f}× fp32)"
+    elif speed <= 4:
+        judged = f"within the claimed 2–4× ({speed:.2f}× fp32)"
+    else:
+        judged = f"above the claimed 2–4× ({speed:.2f}× fp32)"
+    parts = [f"INT8 on {i8.device_name}, {label}: operands {operand_saving:.0%} smaller than fp32 "
+             f"(with the int32 output {total_saving:.0%} fewer bytes in all); GEMM speed {judged}"]
+    for base in ("bf16", "fp16"):
+        if base in rows:
+            parts.append(f"{rows[base].median_s / i8.median_s:.2f}× {base}, the fair baseline")
+            break
+    if "int8 + quant" in rows:
+        parts.append(f"{f32.median_s / rows['int8 + quant'].median_s:.2g}× fp32 with quantization included")
+    return "; ".join(parts) + "."
+
+
+def summary_rows(results: list[BenchResult]) -> list[dict]:
+    """Table rows for pages and the report (rounded, readable column names)."""
+    out = []
+    for r in results:
+        e = r.extra
+        out.append({
+            "shape": r.shape.get("label") or f"{r.shape.get('m')}×{r.shape.get('n')}×{r.shape.get('k')}",
+            "M×N×K": f"{r.shape.get('m')}×{r.shape.get('n')}×{r.shape.get('k')}",
+            "format": r.name,
+            "supported": r.supported,
+            "median ms": r.median_s * 1e3 if r.median_s else None,
+            "p20 ms": r.p20_s * 1e3 if r.p20_s else None,
+            "p80 ms": r.p80_s * 1e3 if r.p80_s else None,
+            "TFLOP/s": r.tflops,
+            "% datasheet": 100 * e["share_datasheet"] if e.get("share_datasheet") else None,
+            "% measured peak": 100 * e["share_measured"] if e.get("share_measured") else None,
+            "rel. error": r.rel_error,
+            "bytes/elem": e.get("bytes_per_element"),
+            "operand MiB": e["operand_bytes"] / 1024**2 if e.get("operand_bytes") else None,
+            "note": r.reason,
+        })
+    return out
+
+
+def markdown_table(results: list[BenchResult]) -> str:
+    rows = summary_rows(results)
+    cols = ["M×N×K", "format", "median ms", "TFLOP/s", "% datasheet", "% measured peak", "rel. error",
+            "bytes/elem", "note"]
+
+    def fmt(v: Any) -> str:
+        if v is None:
+            return "—"
+        if isinstance(v, float):
+            if v != 0 and (abs(v) < 1e-2 or abs(v) >= 1e5):
+                return f"{v:.2e}"
+            return f"{v:.3g}"
+        return str(v).replace("|", "\\|")
+
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for row in rows:
+        if not row["supported"]:
+            row = {**row, "median ms": None, "note": "**not run:** " + (row["note"] or "")}
+        lines.append("| " + " | ".join(fmt(row[c]) for c in cols) + " |")
+    return "\n".join(lines)
+
+
+def report_section(device: str, quick: bool, out_dir: Path, progress: Callable[[float, str], None] | None = None,
+                   deadline: safety.Deadline | None = None) -> dict:
+    """The report's precision section: default shapes for the device, table, verdict and charts."""
+
+    cfg = PrecisionConfig(device=device, shapes=default_shapes(device, quick),
+                          min_run_time=0.15 if quick else 0.3)
+    results = run_precision(cfg, progress=progress, deadline=deadline)
+    verdict = int8_verdict(results)
+    md = "\n\n".join([
+        "Each format runs the same product of random normal fp32 sources; the error is against a float64 "
+        "product of those sources. int8/fp8 rows marked “+ quant” include quantizing the activations on "
+        "every call.",
+        f"**Verdict:** {verdict}",
+        markdown_table(results),
+    ])
+    charts = {}
+    if any(r.supported and r.tflops for r in results):
+        def _charts() -> dict:
+            return {"precision_tflops": charts_bench.tflops_chart(results),
+                    "precision_error": charts_bench.error_chart(results)}
+        charts = optional_chart(_charts) or {}
+    return {"title": "Precision: fp32, tf32, fp16, bf16, int8, fp8", "results": results, "markdown": md,
+            "charts": charts, "verdict": verdict}
+
+
+def finite(x: float | None) -> bool:
+    return x is not None and math.isfinite(x)

@@ -1,0 +1,979 @@
+"""Where does the time go? Profile a Llama-style transformer block with torch.profiler.
+
+The block (per layer, pre-norm, no biases, random normal weights)::
+
+    h   = x + Wo · attention(rope(Wq · rms(x)), rope(Wk · rms(x)), Wv · rms(x))
+    out = h + Wdown · (silu(Wgate · rms(h)) ⊙ Wup · rms(h))
+
+Attention uses grouped-query attention (GQA): ``kv_heads`` key/value heads are
+shared by ``heads / kv_heads`` query heads each — it shrinks the K/V projections
+(and a KV cache), not the attention products. ``attention="eager"`` runs the two
+attention products as plain matmuls (dense S×S, causal mask added afterwards, as
+an eager forward pass executes them); ``"sdpa"`` calls
+``torch.nn.functional.scaled_dot_product_attention`` (a fused kernel on a GPU).
+
+How the time is split (no double counting): ``torch.profiler`` records every
+aten op with its children (``aten::linear`` → ``aten::matmul`` → ``aten::mm``).
+Each op is charged only its *self* time — on a CPU the op's own wall time minus
+its children's; on CUDA the GPU kernels the op itself launched — so the rows add
+up to the total exactly. An op is a GEMM when its name is one of ``GEMM_OPS``
+(the matmul family, whatever level it was recorded at); fused attention
+(``FUSED_ATTENTION_OPS``) counts as GEMM time too, because its work is the two
+attention GEMMs, and its FLOPs are filled in from the shapes (the profiler does
+not count them). The share is compared with the article's target of 80 %.
+
+Beside the measurement: ``predict`` — the estimator's view of the same block
+(``gemmlib.llm.accounting``'s per-GEMM FLOPs, bytes and roofline time; the block's own
+GEMM list through ``gemmlib.core.flops`` if the estimator is absent), plus the
+element-wise rest at memory bandwidth, both derated by one efficiency. torch is
+imported only inside the functions that run it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from gemmlib.core.dtypes import dtype_bytes, get_dtype
+from gemmlib.core.errors import InputError
+from gemmlib.core.hardware import CATALOGUE, DEFAULT_GPU, Hardware, get_hardware
+from gemmlib.core.results import BenchResult, unsupported
+from gemmlib.core.targets import GEMM_TARGET
+from gemmlib.llm.accounting import block_ops, gemm_share, layer_ops
+from gemmlib.llm.config import ModelConfig
+from gemmlib.llm.presets import PRESETS
+from gemmlib.measure import safety
+
+# The matmul family as the profiler names it. Self times make the level irrelevant:
+# aten::linear keeps only its own overhead, the aten::mm it calls keeps the product.
+GEMM_OPS = frozenset({
+    "aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::addbmm", "aten::matmul",
+    "aten::linear", "aten::_int_mm", "aten::_scaled_mm", "aten::_scaled_mm_v2", "aten::mv", "aten::addmv",
+    "aten::dot", "aten::einsum", "aten::_addmm_activation", "aten::_grouped_mm", "aten::_scaled_grouped_mm",
+})
+FUSED_ATTENTION_OPS = frozenset({
+    "aten::scaled_dot_product_attention", "aten::_scaled_dot_product_flash_attention",
+    "aten::_scaled_dot_product_efficient_attention", "aten::_scaled_dot_product_cudnn_attention",
+    "aten::_scaled_dot_product_flash_attention_for_cpu", "aten::_flash_attention_forward",
+    "aten::_efficient_attention_forward", "aten::_scaled_dot_product_attention_math",
+    "aten::_scaled_dot_product_fused_attention_overrideable",
+})
+UNATTRIBUTED = "(GPU work outside any aten op)"
+
+ATTENTION_IMPLS = ("eager", "sdpa")
+PROFILE_DTYPES = ("fp32", "bf16", "fp16")
+
+
+def op_kind(name: str) -> str:
+    """'gemm', 'attention' (fused attention: GEMM work) or 'other'."""
+    if name in GEMM_OPS:
+        return "gemm"
+    if name in FUSED_ATTENTION_OPS or "scaled_dot_product" in name or "flash_attention" in name:
+        return "attention"
+    return "other"
+
+
+def is_gemm_op(name: str) -> bool:
+    """True for the matmul family and fused attention (whose work is two GEMMs)."""
+    return op_kind(name) != "other"
+
+
+# --------------------------------------------------------------------------- configuration
+@dataclass(frozen=True)
+class BlockConfig:
+    """A stack of decoder blocks run on ``batch`` × ``seq_len`` tokens.
+
+    ``model`` is the one model configuration (``gemmlib.llm.config.ModelConfig``), usually a
+    preset scaled down; ``model.layers`` is how many blocks run. The prediction, the GEMM list and
+    the FLOP count all come from ``gemmlib.llm.accounting`` for this model.
+    """
+
+    model: ModelConfig
+    seq_len: int = 128
+    batch: int = 1
+    attention: str = "eager"
+    dtype: str = "fp32"
+    norm_eps: float = 1e-5
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.model, ModelConfig):
+            raise InputError("a profiled block needs a ModelConfig")
+        for name in ("seq_len", "batch"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise InputError(f"{name} must be a whole number, got {v!r}")
+            if v < 1:
+                raise InputError(f"{name} must be at least 1, got {v}")
+        m = self.model
+        if m.is_moe:
+            raise InputError(f"{m.name} is a mixture of experts; the profiler runs dense blocks")
+        if not m.learned_positions and m.head_dim % 2:
+            raise InputError(f"head size {m.head_dim} must be even (rotary embeddings rotate pairs); "
+                             "change hidden or heads")
+        if self.attention not in ATTENTION_IMPLS:
+            raise InputError(f"attention must be one of {', '.join(ATTENTION_IMPLS)}, got {self.attention!r}")
+        dt = get_dtype(self.dtype).name
+        if dt not in PROFILE_DTYPES:
+            raise InputError(f"the profiler runs in {', '.join(PROFILE_DTYPES)}; {dt} is not supported here")
+        object.__setattr__(self, "dtype", dt)
+
+    @classmethod
+    def llama(cls, hidden: int = 256, heads: int = 8, kv_heads: int = 0, intermediate: int = 0,
+              layers: int = 1, **run: Any) -> BlockConfig:
+        """A Llama-style block (RMSNorm, rotary, GQA, SwiGLU, no biases) from its widths.
+
+        ``kv_heads = 0``: as many as ``heads``; ``intermediate = 0``: Llama's rule, 8/3 · hidden
+        rounded up to a multiple of 64.
+        """
+        for name, v in (("hidden", hidden), ("heads", heads), ("layers", layers)):
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise InputError(f"{name} must be a whole number, got {v!r}")
+            if v < 1:
+                raise InputError(f"{name} must be at least 1, got {v}")
+        for name, v in (("kv_heads", kv_heads), ("intermediate", intermediate)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise InputError(f"{name} must be a whole number ≥ 1 (or 0 for the default), got {v!r}")
+        kv = kv_heads or heads
+        if hidden % heads:
+            raise InputError(f"hidden ({hidden}) must be a multiple of heads ({heads})")
+        if (hidden // heads) % 2:
+            raise InputError(f"head size hidden/heads = {hidden // heads} must be even (rotary "
+                             "embeddings rotate pairs); change hidden or heads")
+        if kv > heads or heads % kv:
+            raise InputError(f"kv_heads ({kv}) must divide heads ({heads}) (grouped-query "
+                             "attention shares each K/V head among a whole group of query heads)")
+        ffn = intermediate or 64 * math.ceil(8 * hidden / 3 / 64)
+        model = ModelConfig(layers=layers, hidden=hidden, heads=heads, kv_heads=kv, ffn=ffn, vocab=1,
+                            name="llama-style block")
+        return cls(model, **run)
+
+    # The block's shapes, read from its model.
+    @property
+    def hidden(self) -> int:
+        return self.model.hidden
+
+    @property
+    def heads(self) -> int:
+        return self.model.heads
+
+    @property
+    def kv_heads(self) -> int:
+        return self.model.kv_heads
+
+    @property
+    def head_dim(self) -> int:
+        return self.model.head_dim
+
+    @property
+    def intermediate(self) -> int:
+        return self.model.ffn
+
+    @property
+    def layers(self) -> int:
+        return self.model.layers
+
+    @property
+    def tokens(self) -> int:
+        return self.batch * self.seq_len
+
+    @property
+    def accounting_attention(self) -> str:
+        """The accounting's name for this attention: eager, or fused (SDPA)."""
+        return "eager" if self.attention == "eager" else "fused"
+
+    def with_(self, **kw: Any) -> BlockConfig:
+        """A copy with run fields (seq_len, batch, attention, dtype) or model fields changed.
+
+        ``intermediate`` names the model's ``ffn``; changing ``hidden`` or ``heads`` alone keeps
+        the other widths, so give every width that must change together.
+        """
+        run = {k: kw.pop(k) for k in list(kw) if k in {"seq_len", "batch", "attention", "dtype", "norm_eps"}}
+        if "intermediate" in kw:
+            kw["ffn"] = kw.pop("intermediate")
+        model = self.model
+        if kw:
+            if "head_dim" not in kw and ("hidden" in kw or "heads" in kw) and model.head_dim * model.heads == \
+                    model.hidden:
+                kw["head_dim"] = 0  # derived again from the new hidden / heads
+            model = model.replace(**kw)
+        return replace(self, model=model, **run)
+
+    def to_dict(self) -> dict:
+        return {"model": self.model.name, "hidden": self.hidden, "heads": self.heads, "kv_heads": self.kv_heads,
+                "head_dim": self.head_dim, "intermediate": self.intermediate, "mlp": self.model.mlp,
+                "norm": self.model.norm, "layers": self.layers, "seq_len": self.seq_len, "batch": self.batch,
+                "attention": self.attention, "dtype": self.dtype}
+
+
+def presets() -> dict[str, dict[str, Any]]:
+    """Model name -> {hidden, heads, kv_heads, intermediate, layers, source}: the estimator's dense presets
+    (a mixture of experts is not a block the profiler runs)."""
+    return {name: dict(hidden=m.hidden, heads=m.heads, kv_heads=m.kv_heads, intermediate=m.ffn, layers=m.layers,
+                       source=m.source)
+            for name, m in PRESETS.items() if not m.is_moe}
+
+
+def preset_config(name: str, scale: int = 16, *, seq_len: int = 128, batch: int = 1, layers: int = 1,
+                  attention: str = "eager", dtype: str = "fp32") -> BlockConfig:
+    """A preset scaled down by ``scale``: hidden, head size and intermediate ÷ scale; heads and kv_heads kept.
+
+    Keeping the head counts keeps the GQA ratio and the attention's shape (S×S per head);
+    the head size shrinks by the same factor. ``layers`` is how many blocks to run (a few
+    are enough: every layer is identical).
+    """
+    key = next((k for k in presets() if _squash(k) == _squash(name)), None)
+    if key is None:
+        raise InputError(f"unknown preset {name!r}; choose one of: {', '.join(presets())}")
+    if isinstance(scale, bool) or not isinstance(scale, int) or scale < 1:
+        raise InputError(f"scale must be a whole number ≥ 1, got {scale!r}")
+    m = PRESETS[key]
+    if m.hidden % (scale * m.heads) or m.ffn % scale or m.head_dim % scale:
+        raise InputError(f"{key} cannot be scaled down by {scale}: hidden {m.hidden} / {scale} must "
+                         f"stay a multiple of its {m.heads} heads; try a power of two up to "
+                         f"{m.head_dim // 2}")
+    model = m.replace(layers=layers, hidden=m.hidden // scale, ffn=m.ffn // scale, head_dim=m.head_dim // scale,
+                      name=key if scale == 1 else f"{key} ÷ {scale}")
+    return BlockConfig(model, seq_len=seq_len, batch=batch, attention=attention, dtype=dtype)
+
+
+def _squash(name: str) -> str:
+    return str(name).strip().lower().replace("-", "").replace("_", "").replace(" ", "")
+
+
+# --------------------------------------------------------------------------- counting (no torch)
+def predicted_gemm_flops(cfg: BlockConfig) -> int:
+    """Exact GEMM FLOPs of the whole stack's forward pass (what FlopCounterMode reports)."""
+    ops = layer_ops(cfg.model, cfg.seq_len, batch=cfg.batch, causal=False, dtype=cfg.dtype)
+    return cfg.layers * sum(o.flops for o in ops)
+
+
+@dataclass(frozen=True)
+class Prediction:
+    hardware: str
+    dtype: str
+    efficiency: float
+    gemm_flops: float  # per forward pass of the stack
+    other_flops: float
+    gemm_time_s: float
+    other_time_s: float
+    rows: tuple[dict, ...]  # one per GEMM / element-wise op of one layer
+    source: str = ""  # where the figures come from
+
+    @property
+    def flop_share(self) -> float:
+        return self.gemm_flops / (self.gemm_flops + self.other_flops)
+
+    @property
+    def time_share(self) -> float:
+        return self.gemm_time_s / (self.gemm_time_s + self.other_time_s)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["flop_share"], d["time_share"] = self.flop_share, self.time_share
+        d["rows"] = list(self.rows)
+        return d
+
+
+def predict(cfg: BlockConfig, hw: Hardware | str, efficiency: float = 0.7) -> Prediction:
+    """The estimator's view of the block: GEMM share of FLOPs and of roofline time on ``hw``.
+
+    Every op of one layer from ``gemmlib.llm.accounting.block_ops`` — the GEMMs at
+    max(FLOPs/peak, bytes/bandwidth), the element-wise rest (norms, rotary, softmax, activation,
+    residual adds) at its bytes — derated by ``efficiency``, times the layers. Launch overheads
+    are ignored, which is why small blocks measure far below this prediction.
+    """
+    if isinstance(hw, str):
+        hw = get_hardware(hw)
+    if not 0 < efficiency <= 1:
+        raise InputError(f"efficiency must be in (0, 1], got {efficiency}")
+    ops = block_ops(cfg.model, cfg.seq_len, hw, batch=cfg.batch, layers=1, attention=cfg.accounting_attention,
+                    dtype=cfg.dtype, efficiency=efficiency)
+    rows = []
+    for op in ops:
+        if op.is_gemm:
+            shape = f"{op.count}×{op.m}×{op.n}×{op.k}" if op.count > 1 else f"{op.m}×{op.n}×{op.k}"
+        else:
+            shape = ""
+        rows.append({"op": op.name, "kind": "gemm" if op.is_gemm else "other", "shape": shape,
+                     "flops": float(op.flops), "time_s": op.time_s, "bound": op.bound})
+    sh = gemm_share(ops)
+    n = cfg.layers
+    return Prediction(hw.name, cfg.dtype, efficiency, n * sh["gemm_flops"], n * sh["other_flops"],
+                      n * sh["gemm_time_s"], n * sh["other_time_s"], tuple(rows),
+                      "gemmlib.llm.accounting: every op of the layer, GEMM and not")
+
+
+def hardware_for(device: str, name: str = "") -> Hardware:
+    """The catalogue row matching a device name ("NVIDIA H200" -> H200 SXM); the CPU row for a CPU."""
+    if device != "cuda":
+        return get_hardware("cpu")
+    low = name.lower()
+    for hw in CATALOGUE.values():
+        if hw.kind == "gpu" and any(a.lower() in low for a in hw.aliases):
+            return hw
+    return CATALOGUE[DEFAULT_GPU]
+
+
+# --------------------------------------------------------------------------- results
+@dataclass
+class OpStat:
+    """One profiler row (an op name with one set of input shapes), per forward pass of the stack."""
+
+    name: str
+    shapes: str
+    calls: float
+    time_s: float
+    share: float
+    kind: str  # "gemm" | "attention" | "other"
+    flops: float
+
+    @property
+    def is_gemm(self) -> bool:
+        return self.kind != "other"
+
+    @property
+    def tflops(self) -> float | None:
+        return self.flops / self.time_s / 1e12 if self.flops and self.time_s > 0 else None
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["is_gemm"], d["tflops"] = self.is_gemm, self.tflops
+        return d
+
+
+@dataclass
+class ProfileResult:
+    config: BlockConfig
+    device: str
+    device_name: str
+    steps: int
+    time_basis: str  # what the times are: self CPU time or self GPU-kernel time
+    total_time_s: float  # per forward pass, the sum of all rows
+    gemm_time_s: float
+    gemm_flops: float  # GEMM FLOPs per forward pass, as the profiler attributes them
+    predicted_gemm_flops: int  # gemmlib's exact count for the same config
+    wall_s: float  # wall-clock seconds of the profiled passes, per pass (includes profiler overhead)
+    ops: list[OpStat]
+    prediction: Prediction | None = None
+    monitor: Any = None  # gemmlib.measure.monitor.MonitorResult
+    trace_path: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def gemm_share(self) -> float:
+        return self.gemm_time_s / self.total_time_s if self.total_time_s > 0 else 0.0
+
+    @property
+    def meets_target(self) -> bool:
+        return self.gemm_share >= GEMM_TARGET
+
+    @property
+    def gemm_tflops(self) -> float | None:
+        return self.gemm_flops / self.gemm_time_s / 1e12 if self.gemm_time_s > 0 else None
+
+    def top_ops(self, n: int = 15) -> list[OpStat]:
+        return sorted(self.ops, key=lambda o: o.time_s, reverse=True)[:n]
+
+    def grouped(self) -> list[OpStat]:
+        """The rows merged by op name (all input shapes together), largest time first."""
+        merged: dict[str, OpStat] = {}
+        for o in self.ops:
+            m = merged.get(o.name)
+            if m is None:
+                merged[o.name] = OpStat(o.name, "(all shapes)", o.calls, o.time_s, o.share, o.kind, o.flops)
+            else:
+                m.calls += o.calls
+                m.time_s += o.time_s
+                m.share += o.share
+                m.flops += o.flops
+        return sorted(merged.values(), key=lambda o: o.time_s, reverse=True)
+
+    def by_kind(self) -> dict[str, float]:
+        out = {"gemm": 0.0, "attention": 0.0, "other": 0.0}
+        for o in self.ops:
+            out[o.kind] += o.time_s
+        return out
+
+    def to_dict(self, top: int | None = None) -> dict:
+        ops = self.top_ops(top) if top else sorted(self.ops, key=lambda o: o.time_s, reverse=True)
+        return {
+            "config": self.config.to_dict(), "device": self.device, "device_name": self.device_name,
+            "steps": self.steps, "time_basis": self.time_basis, "total_time_s": self.total_time_s,
+            "gemm_time_s": self.gemm_time_s, "gemm_share": self.gemm_share, "target": GEMM_TARGET,
+            "meets_target": self.meets_target, "gemm_flops": self.gemm_flops,
+            "predicted_gemm_flops": self.predicted_gemm_flops, "gemm_tflops": self.gemm_tflops,
+            "wall_s": self.wall_s, "ops": [o.to_dict() for o in ops],
+            "prediction": self.prediction.to_dict() if self.prediction else None,
+            "monitor": self.monitor.to_dict() if self.monitor is not None else None,
+            "trace_path": self.trace_path, "notes": list(self.notes),
+        }
+
+
+# --------------------------------------------------------------------------- the torch block
+def _torch_dtype(name: str) -> Any:
+    import torch
+
+    return {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[get_dtype(name).name]
+
+
+def build_block(cfg: BlockConfig, device: str = "cpu", seed: int = 0) -> Any:
+    """A ``torch.nn.Module``: ``cfg.layers`` decoder blocks of ``cfg.model`` with random normal weights.
+
+    Pre-norm (RMSNorm, or LayerNorm with a bias), GQA attention with rotary embeddings (none for a
+    model with learned positions), a gated SwiGLU or a plain GELU MLP, and the model's biases —
+    the same ops ``gemmlib.llm.accounting`` counts for one layer.
+    """
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+    m = cfg.model
+    dt = _torch_dtype(cfg.dtype)
+    gen = torch.Generator(device="cpu").manual_seed(seed)
+
+    def weight(out_f: int, in_f: int) -> nn.Parameter:
+        w = torch.randn(out_f, in_f, generator=gen) / math.sqrt(in_f)
+        return nn.Parameter(w.to(device=device, dtype=dt), requires_grad=False)
+
+    def bias(n: int, on: bool) -> nn.Parameter | None:
+        if not on:
+            return None
+        return nn.Parameter((0.02 * torch.randn(n, generator=gen)).to(device=device, dtype=dt), requires_grad=False)
+
+    class Norm(nn.Module):
+        def __init__(self, dim: int) -> None:
+            super().__init__()
+            self.weight = nn.Parameter(torch.ones(dim, device=device, dtype=dt), requires_grad=False)
+            self.bias = bias(dim, m.norm == "layer")
+
+        def forward(self, x: Any) -> Any:
+            if m.norm == "layer":
+                return F.layer_norm(x, (x.shape[-1],), self.weight, self.bias, cfg.norm_eps)
+            xf = x.float()
+            xf = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + cfg.norm_eps)
+            return xf.to(x.dtype) * self.weight
+
+    def rope(x: Any, cos: Any, sin: Any) -> Any:  # x: (B, heads, S, hd), rotate-half form
+        half = x.shape[-1] // 2
+        x1, x2 = x[..., :half], x[..., half:]
+        return torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1)
+
+    # SDPA handles GQA itself from torch 2.5 (no K/V copies), as the accounting's fused attention assumes.
+    sdpa_gqa = "enable_gqa" in (F.scaled_dot_product_attention.__doc__ or "")
+
+    class Block(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            h, q, kv, f = m.hidden, m.q_dim, m.kv_dim, m.ffn
+            self.attn_norm, self.mlp_norm = Norm(h), Norm(h)
+            self.wq, self.wk, self.wv, self.wo = weight(q, h), weight(kv, h), weight(kv, h), weight(h, q)
+            self.bq, self.bk, self.bv = bias(q, m.qkv_bias), bias(kv, m.qkv_bias), bias(kv, m.qkv_bias)
+            self.bo = bias(h, m.o_bias)
+            if m.mlp == "gated":
+                self.w_gate, self.b_gate = weight(f, h), bias(f, m.mlp_bias)
+            self.w_up, self.b_up = weight(f, h), bias(f, m.mlp_bias)
+            self.w_down, self.b_down = weight(h, f), bias(h, m.mlp_bias)
+
+        def forward(self, x: Any, cos: Any, sin: Any, mask: Any) -> Any:
+            b, s, _ = x.shape
+            hd, nh, nkv = m.head_dim, m.heads, m.kv_heads
+            y = self.attn_norm(x)
+            q = F.linear(y, self.wq, self.bq).view(b, s, nh, hd).transpose(1, 2)
+            k = F.linear(y, self.wk, self.bk).view(b, s, nkv, hd).transpose(1, 2)
+            v = F.linear(y, self.wv, self.bv).view(b, s, nkv, hd).transpose(1, 2)
+            if cos is not None:
+                q, k = rope(q, cos, sin), rope(k, cos, sin)
+            if cfg.attention == "sdpa" and sdpa_gqa:
+                o = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=nkv != nh)
+            else:
+                if nkv != nh:  # GQA: each K/V head serves heads/kv_heads query heads
+                    k = k.repeat_interleave(nh // nkv, dim=1)
+                    v = v.repeat_interleave(nh // nkv, dim=1)
+                if cfg.attention == "sdpa":
+                    o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+                else:
+                    scores = torch.matmul(q, k.transpose(-2, -1)) * (1.0 / math.sqrt(hd))
+                    p = torch.softmax((scores + mask).float(), dim=-1).to(q.dtype)
+                    o = torch.matmul(p, v)
+            o = o.transpose(1, 2).reshape(b, s, nh * hd)
+            x = x + F.linear(o, self.wo, self.bo)
+            z = self.mlp_norm(x)
+            if m.mlp == "gated":
+                a = F.silu(F.linear(z, self.w_gate, self.b_gate)) * F.linear(z, self.w_up, self.b_up)
+            else:
+                a = F.gelu(F.linear(z, self.w_up, self.b_up), approximate="tanh")
+            return x + F.linear(a, self.w_down, self.b_down)
+
+    class Stack(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.blocks = nn.ModuleList(Block() for _ in range(m.layers))
+            s, hd = cfg.seq_len, m.head_dim
+            if m.learned_positions:
+                self.cos = self.sin = None  # positions were added to the embedding, before the blocks
+            else:
+                inv = 1.0 / (10000.0 ** (torch.arange(0, hd // 2, dtype=torch.float32) * 2 / hd))
+                ang = torch.outer(torch.arange(s, dtype=torch.float32), inv)
+                self.register_buffer("cos", ang.cos().to(device=device, dtype=dt), persistent=False)
+                self.register_buffer("sin", ang.sin().to(device=device, dtype=dt), persistent=False)
+            causal = torch.full((s, s), float("-inf")).triu(1)
+            self.register_buffer("mask", causal.to(device=device, dtype=dt), persistent=False)
+
+        def forward(self, x: Any) -> Any:
+            for blk in self.blocks:
+                x = blk(x, self.cos, self.sin, self.mask)
+            return x
+
+    return Stack().eval()
+
+
+def make_input(cfg: BlockConfig, device: str = "cpu", seed: int = 1) -> Any:
+    """Random normal activations (batch, seq_len, hidden)."""
+    import torch
+
+    g = torch.Generator(device="cpu").manual_seed(seed)
+    x = torch.randn(cfg.batch, cfg.seq_len, cfg.hidden, generator=g)
+    return x.to(device=device, dtype=_torch_dtype(cfg.dtype))
+
+
+def memory_needed(cfg: BlockConfig) -> float:
+    """Bytes the run allocates at its peak (weights + a few activations + the S×S scores), roughly."""
+    b = dtype_bytes(cfg.dtype)
+    m = cfg.model
+    h, f, q, kv = m.hidden, m.ffn, m.q_dim, m.kv_dim
+    weights = m.layers * (2 * h * q + 2 * h * kv + m.mlp_mats * h * f + 2 * h) * b
+    acts = cfg.tokens * (4 * h + 2 * q + 3 * f) * b
+    scores = cfg.batch * cfg.heads * cfg.seq_len ** 2 * (3 * b + 8)  # scores, fp32 softmax, probs
+    return weights + acts + scores
+
+
+# --------------------------------------------------------------------------- profiling
+def _shapes_str(shapes: Any) -> str:
+    parts = []
+    for s in shapes or []:
+        if isinstance(s, (list, tuple)) and s and all(isinstance(d, int) for d in s):
+            parts.append("×".join(str(d) for d in s))
+    return ", ".join(parts)
+
+
+def _fused_attention_flops(shapes: Any) -> float:
+    """2 GEMMs of a fused attention from its (q, k, v) shapes: 4·B·H·Sq·Sk·hd (dense, as executed)."""
+    try:
+        q, k = list(shapes[0]), list(shapes[1])
+        if len(q) < 2 or len(k) < 2:
+            return 0.0
+        batch = math.prod(q[:-2])
+        return 4.0 * batch * q[-2] * k[-2] * q[-1]
+    except (IndexError, TypeError, ValueError):
+        return 0.0
+
+
+def _gemm_flops_from_shapes(name: str, shapes: Any) -> float:
+    """2·M·N·K for 2-D products the profiler does not count itself (_int_mm, _scaled_mm, …)."""
+    try:
+        a, b = list(shapes[0]), list(shapes[1])
+        if name.endswith(("mm", "mm_v2")) and len(a) == 2 and len(b) == 2 and a[1] == b[0]:
+            return 2.0 * a[0] * a[1] * b[1]
+    except (IndexError, TypeError):
+        pass
+    return 0.0
+
+
+PASS_LABEL = "gemmlib.pass#"  # record_function label around each profiled forward pass
+
+
+def _pass_index(e: Any) -> int | None:
+    cur = e
+    while cur is not None:
+        if cur.name.startswith(PASS_LABEL):
+            try:
+                return int(cur.name[len(PASS_LABEL):])
+            except ValueError:
+                return None
+        cur = cur.cpu_parent
+    return None
+
+
+def _has_attention_ancestor(e: Any) -> bool:
+    cur = e.cpu_parent
+    while cur is not None:
+        if op_kind(cur.name) == "attention":
+            return True
+        cur = cur.cpu_parent
+    return False
+
+
+def _has_gemm_descendant(e: Any) -> bool:
+    stack = list(getattr(e, "cpu_children", []) or [])
+    while stack:
+        c = stack.pop()
+        if op_kind(c.name) == "gemm":
+            return True
+        stack.extend(getattr(c, "cpu_children", []) or [])
+    return False
+
+
+def summarize_events(events: Any, device: str, steps: int = 1) -> tuple[list[OpStat], float, list[str]]:
+    """Turn ``prof.events()`` into rows that add up to the total (per pass), without double counting.
+
+    CPU: each op's self CPU time. CUDA: the GPU kernels each op launched itself (kernels
+    recorded under a runtime call such as cudaLaunchKernel are charged to the nearest aten op
+    above it); kernel time outside any aten op is one more row, so the rows still add up.
+    When the passes were labelled ``gemmlib.pass#<i>`` (``record_function``), each row's time
+    is its median over the passes — one pass stalled by a busy machine does not skew it — and
+    the total is the sum of the rows; otherwise the mean per pass.
+    """
+    from torch.autograd import DeviceType
+
+    notes: list[str] = []
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    on_gpu = device == "cuda"
+    gpu_total = 0.0
+
+    def owner(e: Any) -> Any:
+        cur = e
+        while cur is not None and not cur.name.startswith("aten::"):
+            if cur.name.startswith(PASS_LABEL):
+                return e
+            cur = cur.cpu_parent
+        return cur if cur is not None else e
+
+    def dev_time(e: Any) -> float:
+        return e.self_device_time_total if hasattr(e, "self_device_time_total") else e.self_cuda_time_total
+
+    for e in events:
+        if e.name.startswith(PASS_LABEL) or getattr(e, "is_async", False):
+            continue
+        if getattr(e, "is_user_annotation", False):
+            continue
+        if e.device_type != DeviceType.CPU:
+            if on_gpu:  # a kernel / memcpy / memset on the device: the ground truth of GPU time
+                gpu_total += dev_time(e)
+            continue
+        if on_gpu:
+            t = dev_time(e)
+            if t <= 0 and not e.name.startswith("aten::"):
+                continue
+            e_own = owner(e)
+        else:
+            t = e.self_cpu_time_total
+            e_own = e
+        key = (e_own.name, _shapes_str(getattr(e_own, "input_shapes", None)))
+        row = rows.setdefault(key, {"calls": 0.0, "time_us": 0.0, "flops": 0.0, "per_pass": {}})
+        if e_own is e:
+            row["calls"] += 1
+            fl = float(getattr(e, "flops", 0) or 0)
+            kind = op_kind(e.name)
+            leaf = not any(op_kind(c.name) != "other" for c in getattr(e, "cpu_children", []) or [])
+            if fl == 0 and kind == "attention":
+                # Count a fused attention once, at its outermost op, whose inputs are (B, H, S, hd);
+                # the kernels' own entry points below it may take (B, S, H, hd).
+                # The math fallback runs visible bmm's below it: those carry the FLOPs then.
+                if not _has_attention_ancestor(e) and not _has_gemm_descendant(e):
+                    fl = _fused_attention_flops(getattr(e, "input_shapes", None))
+            elif fl == 0 and not leaf:
+                pass  # the GEMM child below is counted; counting here too would double it
+            elif fl == 0 and kind == "gemm":
+                fl = _gemm_flops_from_shapes(e.name, getattr(e, "input_shapes", None))
+            row["flops"] += fl
+        row["time_us"] += t
+        idx = _pass_index(e)
+        if idx is not None:
+            row["per_pass"][idx] = row["per_pass"].get(idx, 0.0) + t
+    labelled = steps > 1 and all(
+        set(r["per_pass"]) <= set(range(steps)) and sum(r["per_pass"].values()) >= 0.999 * r["time_us"]
+        for r in rows.values())
+    per_pass_us: dict[tuple[str, str], float] = {}
+    for key, r in rows.items():
+        if labelled:
+            per_pass_us[key] = statistics.median([r["per_pass"].get(i, 0.0) for i in range(steps)])
+        else:
+            per_pass_us[key] = r["time_us"] / steps
+    if on_gpu:
+        rest = (gpu_total - sum(r["time_us"] for r in rows.values())) / steps
+        if rest > 1e-3 * max(gpu_total / steps, 1e-9):
+            rows[(UNATTRIBUTED, "")] = {"calls": 0.0, "flops": 0.0}
+            per_pass_us[(UNATTRIBUTED, "")] = rest
+        elif rest < -1e-3 * max(gpu_total / steps, 1e-9):
+            notes.append("the aten ops' kernel times exceed the device total; shares use the ops' sum")
+    if labelled:
+        notes.append(f"each op's time is its median over {steps} passes")
+    total_us = sum(per_pass_us.values())
+    ops = [
+        OpStat(name=name, shapes=shp, calls=r["calls"] / steps, time_s=per_pass_us[(name, shp)] * 1e-6,
+               share=per_pass_us[(name, shp)] / total_us if total_us > 0 else 0.0, kind=op_kind(name),
+               flops=r["flops"] / steps)
+        for (name, shp), r in rows.items() if per_pass_us[(name, shp)] > 0 or r["flops"] > 0
+    ]
+    ops.sort(key=lambda o: o.time_s, reverse=True)
+    return ops, total_us * 1e-6, notes
+
+
+def profile_block(cfg: BlockConfig, device: str = "cpu", *, steps: int = 3, warmup: int = 2,
+                  trace_path: str | Path | None = None, monitor: bool = True,
+                  hardware: Hardware | str | None = None, efficiency: float = 0.7, seed: int = 0,
+                  progress: Callable[[str], None] | None = None) -> ProfileResult:
+    """Run ``steps`` forward passes of the block under torch.profiler and split their time.
+
+    ``trace_path``: also write the Chrome trace JSON there (open it in https://ui.perfetto.dev).
+    ``monitor``: sample the GPU with NVML while profiling (a plain statement when there is none).
+    ``hardware``: the catalogue row for the prediction (default: matched to the device's name).
+    """
+    from gemmlib.measure import harness, safety
+    from gemmlib.measure.monitor import GpuMonitor, nvml_index_for_torch_device
+
+    say = progress or (lambda _msg: None)
+    device = harness.require_device(device)
+    if device not in ("cpu", "cuda"):
+        raise InputError("the profiler supports cpu and cuda devices")
+    for name, v in (("steps", steps), ("warmup", warmup)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < (1 if name == "steps" else 0):
+            raise InputError(f"{name} must be a whole number ≥ {1 if name == 'steps' else 0}, got {v!r}")
+    lim = safety.limits()
+    safety.check_dims(lim, hidden=cfg.hidden, intermediate=cfg.intermediate, seq_len=cfg.seq_len,
+                       tokens=cfg.tokens)
+    safety.check_memory(memory_needed(cfg), device, lim)
+
+    import torch
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    dev_name = harness.device_name(device)
+    hw = hardware if isinstance(hardware, Hardware) else (
+        get_hardware(hardware) if hardware else hardware_for(device, dev_name))
+    check_time(cfg, device, dev_name, warmup + steps, lim.time_limit_s)
+    activities = [ProfilerActivity.CPU]
+    if device == "cuda":
+        activities.append(ProfilerActivity.CUDA)
+    notes: list[str] = []
+    with safety.oom_guard(device), torch.inference_mode():
+        say(f"building {cfg.layers} block(s): hidden {cfg.hidden}, {cfg.heads} heads "
+            f"({cfg.kv_heads} K/V), MLP {cfg.intermediate}, {cfg.batch}×{cfg.seq_len} tokens, {cfg.dtype}")
+        block = build_block(cfg, device, seed)
+        x = make_input(cfg, device, seed + 1)
+        say(f"warming up ({warmup} pass(es))")
+        for _ in range(warmup):
+            block(x)
+        harness.synchronize(device)
+        mon_index = nvml_index_for_torch_device(torch.cuda.current_device()) if device == "cuda" else 0
+        say(f"profiling {steps} forward pass(es) on {dev_name}")
+        with GpuMonitor(index=mon_index, interval_s=0.02, enabled=monitor and device == "cuda") as mon:
+            with profile(activities=activities, record_shapes=True, with_flops=True) as prof:
+                t0 = time.perf_counter()
+                for i in range(steps):
+                    with record_function(f"{PASS_LABEL}{i}"):
+                        block(x)
+                harness.synchronize(device)
+                wall = (time.perf_counter() - t0) / steps
+        if monitor and device != "cuda":
+            mon.result.reason = ("GPU monitoring applies to CUDA runs; this run is on the CPU, so there is "
+                                 "nothing to sample.")
+    if trace_path is not None:
+        trace_path = Path(trace_path)
+        trace_path.parent.mkdir(parents=True, exist_ok=True)
+        prof.export_chrome_trace(str(trace_path))
+    ops, total, more = summarize_events(prof.events(), device, steps)
+    notes += more
+    if device == "cpu":
+        notes.append("CPU times include the profiler's per-op overhead, which weighs most on small ops.")
+    gemm_time = sum(o.time_s for o in ops if o.is_gemm)
+    gemm_flops_measured = sum(o.flops for o in ops if o.is_gemm)
+    try:
+        pred = predict(cfg, hw, efficiency)
+    except InputError as e:
+        pred = None
+        notes.append(f"no prediction: {e}")
+    return ProfileResult(cfg, device, dev_name, steps,
+                         "self GPU-kernel time per op" if device == "cuda" else "self CPU time per op",
+                         total, gemm_time, gemm_flops_measured, predicted_gemm_flops(cfg), wall, ops,
+                         pred, mon.result, str(trace_path) if trace_path is not None else None, notes)
+
+
+def check_time(cfg: BlockConfig, device: str, device_name: str, passes: int, limit_s: float) -> float:
+    """Refuse (InputError) a run the roofline says would outlast ``limit_s``; return the estimate.
+
+    The estimate is generous on purpose: the device's catalogue row at 25 % efficiency (a CPU
+    row is a rough placeholder), times the passes to run.
+    """
+    est = predict(cfg, hardware_for(device, device_name), 0.25)
+    seconds = passes * (est.gemm_time_s + est.other_time_s)
+    if seconds > limit_s:
+        raise InputError(f"this block would take about {seconds:.3g} s for {passes} passes on {device}, above "
+                         f"this server's limit of {limit_s:g} s (GEMM_TIME_LIMIT_S); choose a smaller hidden "
+                         "size, sequence length, batch or fewer layers")
+    return seconds
+
+
+def validate_trace(path: str | Path) -> int:
+    """Load a Chrome trace file; return its number of events (raises ValueError when invalid)."""
+    with open(path, encoding="utf-8") as f:
+        data = json.load(f)
+    events = data.get("traceEvents") if isinstance(data, dict) else data
+    if not isinstance(events, list):
+        raise ValueError(f"{path} is not a Chrome trace: no traceEvents list")
+    return len(events)
+
+
+# --------------------------------------------------------------------------- results for the report
+def _product_bytes(shapes: str, calls: float, dtype: str) -> float:
+    """Minimum bytes of a (batched) product from its shapes string "a×b, b×c" (0 when not a product)."""
+    try:
+        a, b = (tuple(int(d) for d in s.split("×")) for s in shapes.split(", ")[:2])
+    except ValueError:
+        return 0.0
+    if len(a) < 2 or len(b) < 2 or a[-1] != b[-2]:
+        return 0.0
+    batch = math.prod(a[:-2]) if len(a) > 2 else 1
+    m, k, n = a[-2], a[-1], b[-1]
+    return calls * dtype_bytes(dtype) * (batch * m * k + math.prod(b[:-2] or (1,)) * k * n + batch * m * n)
+
+
+def block_benchmark(cfg: BlockConfig, device: str = "cpu", *, min_run_time: float = 0.3,
+                    seed: int = 0) -> Any:
+    """Time one forward pass of the stack with the harness (median, p20/p80): a ``BenchResult``.
+
+    FLOPs are the block's GEMM FLOPs; bytes the minimum traffic: every weight read once,
+    the input read and the output written once.
+    """
+    from gemmlib.measure import harness
+
+    device = harness.require_device(device)
+    safety.check_memory(memory_needed(cfg) * 2, device)
+    import torch
+
+    b = dtype_bytes(cfg.dtype)
+    h, f, kv = cfg.hidden, cfg.intermediate, cfg.kv_heads * cfg.head_dim
+    nbytes = cfg.layers * (2 * h * h + 2 * h * kv + 3 * h * f + 2 * h) * b + 2 * cfg.tokens * h * b
+    shape = {"layers": cfg.layers, "hidden": h, "heads": cfg.heads, "kv_heads": cfg.kv_heads,
+             "intermediate": f, "batch": cfg.batch, "seq_len": cfg.seq_len, "attention": cfg.attention,
+             "label": f"block h{h} s{cfg.seq_len}×{cfg.batch} L{cfg.layers}"}
+    res = BenchResult("profiler", "block forward", device, harness.device_name(device), cfg.dtype, shape,
+                              float(predicted_gemm_flops(cfg)), float(nbytes),
+                              reason="whole Llama-style block(s), GEMM FLOPs only")
+    with safety.oom_guard(device), torch.inference_mode():
+        block = build_block(cfg, device, seed)
+        xs = [(make_input(cfg, device, seed + 1 + i),) for i in range(3)]
+        res.set_timing(harness.time_callable(block, device=device, args_list=xs, min_run_time=min_run_time))
+    return res
+
+
+def op_results(res: ProfileResult, n: int = 10) -> list[Any]:
+    """The top GEMM rows of a profile as ``BenchResult`` rows (time = the op's median self time per pass)."""
+
+    out = []
+    for o in [o for o in res.top_ops(len(res.ops)) if o.is_gemm and o.flops > 0][:n]:
+        out.append(BenchResult(
+            "profiler", f"{o.name} [{o.shapes}]", res.device, res.device_name, res.config.dtype,
+            {"label": o.shapes, "op": o.name, "calls_per_pass": o.calls}, o.flops,
+            _product_bytes(o.shapes, o.calls, res.config.dtype), median_s=o.time_s,
+            reason=f"torch.profiler {res.time_basis}, median over {res.steps} passes (profiler overhead "
+                   "included; no spread)",
+            extra={"share": o.share, "kind": o.kind}))
+    return out
+
+
+def report_configs(device: str, quick: bool) -> list[BlockConfig]:
+    """What the report profiles: a real-width Llama-3-8B block on a GPU, a scaled-down one on a CPU."""
+    if device == "cuda":
+        if quick:
+            return [preset_config("llama-3-8b", 1, seq_len=2048, layers=2, dtype="bf16")]
+        return [preset_config("llama-3-8b", 1, seq_len=4096, layers=4, dtype="bf16"),
+                preset_config("llama-3-8b", 1, seq_len=4096, layers=4, dtype="bf16", attention="sdpa")]
+    if quick:
+        return [preset_config("llama-3-8b", 16, seq_len=128, layers=1)]
+    return [preset_config("llama-3-8b", 8, seq_len=256, layers=2),
+            preset_config("llama-3-8b", 8, seq_len=256, layers=2, attention="sdpa")]
+
+
+def markdown_summary(res: ProfileResult, top: int = 10) -> str:
+    c = res.config
+    lines = [
+        f"**{c.layers} Llama-style block(s)** on {res.device_name} ({c.dtype}): hidden {c.hidden}, {c.heads} heads "
+        f"/ {c.kv_heads} K/V heads, MLP {c.intermediate}, {c.batch}×{c.seq_len} tokens, {c.attention} attention.",
+        "",
+        f"- GEMM share of time: **{res.gemm_share:.1%}** — {'meets' if res.meets_target else 'below'} the "
+        f"article's {GEMM_TARGET:.0%} target ({res.time_basis}; {res.total_time_s * 1e3:.3g} ms per pass).",
+        f"- GEMM FLOPs per pass: profiler {res.gemm_flops:,.0f}, gemmlib count {res.predicted_gemm_flops:,}.",
+    ]
+    if res.prediction is not None:
+        p = res.prediction
+        lines.append(f"- Predicted on {p.hardware} at {p.efficiency:.0%} efficiency — {p.source}: GEMM share "
+                     f"{p.time_share:.1%} of time, {p.flop_share:.1%} of FLOPs.")
+    lines += ["", "| op | shapes | calls | time per pass | share | GEMM | FLOPs | TFLOP/s |",
+              "|---|---|---|---|---|---|---|---|"]
+    for o in res.top_ops(top):
+        tf = "—" if o.tflops is None else f"{o.tflops:.3g}"
+        lines.append(f"| `{o.name}` | {o.shapes or '—'} | {o.calls:g} | {o.time_s * 1e6:.4g} µs | {o.share:.1%} | "
+                     f"{'yes' if o.is_gemm else ''} | {o.flops:.3g} | {tf} |")
+    mon = res.monitor
+    if mon is not None:
+        if mon.available and mon.samples:
+            s = mon.summary()
+            parts = [f"{len(mon.samples)} samples"]
+            for key, label in (("sm_util", "SM utilization"), ("mem_util", "memory bandwidth utilization")):
+                if key in s:
+                    parts.append(f"{label} mean {s[key]['mean']:.0f} % (≥ target in "
+                                 f"{s[key + '_meets_target']:.0%} of samples)")
+            if "power_w" in s:
+                parts.append(f"power up to {s['power_w']['max']:.0f} W")
+            lines += ["", "GPU monitor (NVML): " + "; ".join(parts) + "."]
+        else:
+            lines += ["", f"GPU monitor: {mon.reason}"]
+    lines += ["", *[f"*{n}*" for n in res.notes]]
+    return "\n".join(lines)
+
+
+def report_section(device: str, quick: bool, out_dir: Path,
+                   progress: Callable[[float, str], None] | None = None) -> dict:
+    """The profiler part of ``python -m gemmlib report``: where a block's time goes, on this device."""
+    from gemmlib.charts import optional_chart
+
+    out_dir = Path(out_dir)
+    cfgs = report_configs(device, quick)
+    md: list[str] = [
+        "A Llama-style block (GQA attention, gated MLP, random weights) profiled with torch.profiler; each op is "
+        "charged its self time, so the rows add up to the total; the matmul family and fused attention count "
+        "as GEMM.", ""]
+    results: list[Any] = []
+    charts: dict[str, Any] = {}
+    traces: list[str] = []
+    for i, cfg in enumerate(cfgs):
+        def say(text: str, _i: int = i) -> None:
+            if progress:
+                progress(_i / len(cfgs), text)
+
+        trace = out_dir / f"profile_trace_{cfg.attention}.json"
+        try:
+            res = profile_block(cfg, device, steps=3 if quick else 5, trace_path=trace, progress=say)
+        except InputError as e:
+            results.append(unsupported("profiler", f"block ({cfg.attention})", device, cfg.dtype,
+                                               {"hidden": cfg.hidden, "seq_len": cfg.seq_len}, str(e)))
+            md += [f"*Skipped the {cfg.attention} block: {e}*", ""]
+            continue
+        traces.append(trace.name)
+        md += [f"### {cfg.attention} attention", "", markdown_summary(res), "",
+               f"Chrome trace: `{trace.name}` (open it in https://ui.perfetto.dev).", ""]
+        say("timing the whole forward pass with the harness")
+        try:
+            results.append(block_benchmark(cfg, device, min_run_time=0.1 if quick else 0.3))
+        except InputError as e:
+            results.append(unsupported("profiler", "block forward", device, cfg.dtype,
+                                               {"hidden": cfg.hidden}, str(e)))
+        results += op_results(res)
+        def _charts(res: ProfileResult = res, kind: str = cfg.attention) -> dict:
+            from gemmlib.charts import profile as charts_profile  # altair: only for the pictures
+            out = {f"share_{kind}": charts_profile.share_chart(res),
+                   f"top_ops_{kind}": charts_profile.top_ops_chart(res)}
+            for name, ch in charts_profile.monitor_charts(res.monitor).items():
+                out[f"monitor_{name}_{kind}"] = ch
+            return out
+        charts.update(optional_chart(_charts) or {})
+    if progress:
+        progress(1.0, "profiler done")
+    return {"title": "Profiler: where a transformer block's time goes", "results": results,
+            "markdown": "\n".join(md), "charts": charts, "traces": traces}

@@ -1,0 +1,247 @@
+"""Safeguards for a shared server: the caps on what a benchmark may run (``Limits``, read from
+the environment or a mapping such as Streamlit secrets), checks that refuse before anything is
+allocated (``check_dims``, ``check_memory``), the out-of-memory guard, the single-flight lock and
+a deadline.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from gemmlib.core.errors import InputError
+from gemmlib.core.units import GiB, MiB
+
+
+# --------------------------------------------------------------------------- limits and memory
+@dataclass(frozen=True)
+class Limits:
+    """Caps for one benchmark run on this server."""
+
+    max_dim: int  # largest M, N or K accepted
+    max_bytes: int  # most bytes one run may allocate for its operands
+    time_limit_s: float  # wall-clock budget of one run; rows past it are reported as skipped
+    classroom: bool  # small, quick runs for a shared classroom server
+    max_cpu_flops: float = 2 * 4096**3  # largest single GEMM (FLOPs) run on a CPU: ~1 min at 0.1 TFLOP/s
+
+    def check_cpu_flops(self, flops: float, what: str = "one GEMM") -> None:
+        """InputError when a CPU would take minutes (the cap is GEMM_MAX_CPU_GFLOP)."""
+        if flops > self.max_cpu_flops:
+            raise InputError(f"{what} is {flops / 1e9:.4g} GFLOP, too much for a CPU run here (cap "
+                             f"{self.max_cpu_flops / 1e9:.4g} GFLOP, GEMM_MAX_CPU_GFLOP); choose smaller sizes "
+                             f"or run on a GPU")
+
+
+DEFAULT_LIMITS = Limits(max_dim=16384, max_bytes=24 * GiB, time_limit_s=240.0, classroom=False)
+
+
+CLASSROOM_LIMITS = Limits(max_dim=2048, max_bytes=512 * MiB, time_limit_s=20.0, classroom=True,
+                          max_cpu_flops=2 * 1024**3)
+
+
+_ENV_KEYS = {"max_dim": "GEMM_MAX_DIM", "max_bytes": "GEMM_MAX_BYTES",
+             "time_limit_s": "GEMM_TIME_LIMIT_S", "classroom": "GEMM_CLASSROOM",
+             "max_cpu_flops": "GEMM_MAX_CPU_GFLOP"}
+
+
+def _truthy(v: Any) -> bool:
+    return str(v).strip().lower() in {"1", "true", "yes", "on"}
+
+
+def limits(source: Mapping[str, Any] | None = None) -> Limits:
+    """Caps from ``source`` (e.g. ``st.secrets``; keys as the env names) then the environment.
+
+    ``GEMM_CLASSROOM=1`` starts from the small classroom caps; ``GEMM_MAX_DIM``,
+    ``GEMM_MAX_BYTES``, ``GEMM_TIME_LIMIT_S`` and ``GEMM_MAX_CPU_GFLOP`` override single values. A malformed value
+    is an InputError naming the variable.
+    """
+    def get(key: str) -> Any:
+        env = _ENV_KEYS[key]
+        if source is not None:
+            try:
+                if env in source:
+                    return source[env]
+            except Exception:  # noqa: BLE001 - st.secrets without a secrets file raises
+                pass
+        return os.environ.get(env)
+
+    classroom = _truthy(get("classroom")) if get("classroom") is not None else False
+    base = CLASSROOM_LIMITS if classroom else DEFAULT_LIMITS
+    vals: dict[str, Any] = {"max_dim": base.max_dim, "max_bytes": base.max_bytes,
+                            "time_limit_s": base.time_limit_s, "max_cpu_flops": base.max_cpu_flops}
+    for key, conv in (("max_dim", int), ("max_bytes", int), ("time_limit_s", float), ("max_cpu_flops", float)):
+        raw = get(key)
+        if raw is None or str(raw).strip() == "":
+            continue
+        try:
+            v = conv(float(raw)) if conv is int else conv(raw)
+        except (TypeError, ValueError):
+            raise InputError(f"{_ENV_KEYS[key]}={raw!r} is not a number") from None
+        if not v > 0:
+            raise InputError(f"{_ENV_KEYS[key]} must be positive, got {raw!r}")
+        vals[key] = v * 1e9 if key == "max_cpu_flops" else v
+    return Limits(classroom=classroom, **vals)
+
+
+def check_dims(lim: Limits | None = None, **dims: Any) -> None:
+    """InputError for a dimension that is not a whole number in 1..lim.max_dim."""
+    lim = lim or limits()
+    for name, v in dims.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or int(v) != v:
+            raise InputError(f"{name} must be a whole number, got {v!r}")
+        if v < 1:
+            raise InputError(f"{name} must be at least 1, got {int(v)}")
+        if v > lim.max_dim:
+            extra = " (classroom mode)" if lim.classroom else ""
+            raise InputError(f"{name}={int(v)} is above this server's cap of {lim.max_dim}{extra}; "
+                             f"choose a smaller size or raise GEMM_MAX_DIM")
+
+
+def available_memory(device: str) -> int | None:
+    """Free bytes on ``device`` (CUDA: cudaMemGetInfo; CPU: MemAvailable), None if unknown."""
+    if device == "cuda":
+        import torch
+        free, _total = torch.cuda.mem_get_info()
+        # Memory already held by torch's caching allocator can be reused too.
+        return int(free + torch.cuda.memory_reserved() - torch.cuda.memory_allocated())
+    try:
+        with open("/proc/meminfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def check_memory(nbytes: float, device: str, lim: Limits | None = None, headroom: float = 0.8) -> None:
+    """InputError BEFORE allocating when ``nbytes`` exceeds the cap or ``headroom`` of free memory."""
+    lim = lim or limits()
+    if nbytes > lim.max_bytes:
+        raise InputError(f"this run needs about {_fmt_bytes(nbytes)}, above this server's cap of "
+                         f"{_fmt_bytes(lim.max_bytes)}; choose smaller sizes (or raise GEMM_MAX_BYTES)")
+    free = available_memory(device)
+    if free is not None and nbytes > headroom * free:
+        raise InputError(f"this run needs about {_fmt_bytes(nbytes)} but only {_fmt_bytes(free)} is free "
+                         f"on {device}; choose smaller sizes")
+
+
+def _fmt_bytes(n: float) -> str:
+    for unit, scale in (("TiB", 1024**4), ("GiB", GiB), ("MiB", MiB), ("KiB", 1024)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{int(n)} B"
+
+
+def _is_oom(e: BaseException) -> bool:
+    try:
+        import torch
+        oom_types: tuple[type, ...] = tuple(
+            t for t in (getattr(torch, "OutOfMemoryError", None),
+                        getattr(torch.cuda, "OutOfMemoryError", None)) if t is not None)
+    except ImportError:  # pragma: no cover
+        oom_types = ()
+    if oom_types and isinstance(e, oom_types):
+        return True
+    msg = str(e).lower()
+    return isinstance(e, (RuntimeError, MemoryError)) and (
+        "out of memory" in msg or "can't allocate memory" in msg or isinstance(e, MemoryError))
+
+
+@contextmanager
+def oom_guard(device: str) -> Iterator[None]:
+    """Turn an out-of-memory error into an InputError with advice, after freeing the CUDA cache."""
+    try:
+        yield
+    except InputError:
+        raise
+    except (RuntimeError, MemoryError) as e:
+        if not _is_oom(e):
+            raise
+        if device == "cuda":
+            try:
+                import gc
+
+                import torch
+                gc.collect()
+                torch.cuda.empty_cache()
+            except Exception:  # noqa: BLE001
+                pass
+        raise InputError(f"{device} ran out of memory for this size; the cache was freed, "
+                         f"try smaller sizes or fewer dtypes") from None
+
+
+# --------------------------------------------------------------------------- one run at a time
+class BusyError(InputError):
+    """The benchmark runner stayed busy longer than the caller was willing to wait."""
+
+
+_run_lock = threading.Lock()
+
+
+_owner_lock = threading.Lock()
+
+
+_owner: str | None = None
+
+
+def current_owner() -> str | None:
+    """Who holds the benchmark runner now (None when idle)."""
+    return _owner
+
+
+@contextmanager
+def single_flight(owner: str, on_wait: Callable[[str], None] | None = None,
+                  timeout_s: float | None = None, poll_s: float = 0.25) -> Iterator[None]:
+    """One benchmark at a time per process; ``on_wait("queued behind <owner>")`` while waiting.
+
+    ``on_wait`` is called when the caller starts waiting and again whenever the holder changes.
+    Raises BusyError after ``timeout_s`` seconds of waiting.
+    """
+    global _owner
+    start = time.monotonic()
+    told: str | None = None
+    while not _run_lock.acquire(timeout=poll_s):
+        holder = _owner or "another benchmark"
+        if on_wait is not None and holder != told:
+            on_wait(f"queued behind {holder}")
+            told = holder
+        if timeout_s is not None and time.monotonic() - start > timeout_s:
+            raise BusyError(f"the benchmark runner is busy ({holder}); try again in a moment")
+    with _owner_lock:
+        _owner = owner
+    try:
+        yield
+    finally:
+        with _owner_lock:
+            _owner = None
+        _run_lock.release()
+
+
+class Deadline:
+    """A wall-clock budget for one run: rows after it expires are reported as skipped."""
+
+    def __init__(self, seconds: float | None):
+        self.seconds = seconds
+        self.start = time.monotonic()
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.start
+
+    def remaining(self) -> float:
+        return math.inf if self.seconds is None else self.seconds - self.elapsed()
+
+    def expired(self) -> bool:
+        return self.remaining() <= 0
+
+    def reason(self) -> str:
+        return f"skipped: the run's time limit of {self.seconds:g} s was reached (GEMM_TIME_LIMIT_S)"

@@ -1,0 +1,545 @@
+"""The tiling benchmark: Python-level tiling, numpy blocking, a Triton kernel and the library.
+
+Same inputs for every implementation; each row carries its time (median, p20,
+p80 through ``gemmlib.measure.harness``), TFLOP/s, error against a float64 reference
+and the DRAM traffic its tile size implies (``gemmlib.explain.tiling.tile_traffic``).
+
+* ``python_tiled`` (the article's loops, one ``torch.matmul`` per sub-block) and
+  ``numpy_blocked`` are swept over tile sizes: the lesson is that they are slower
+  than one library call, and slower still for small tiles (more calls).
+* ``triton`` is a real tiled kernel; on a GPU it is swept over block sizes and
+  also autotuned (``tile = None``); on a CPU it runs in Triton's interpreter, which
+  checks its result and reports **no** time.
+* ``torch`` is the library call (cuBLAS / the CPU BLAS): the reference speed.
+
+On a GPU, ``run_wave_sweep`` measures N stepping past a tile multiple (8192…8320)
+beside ``gemmlib.core.flops.wave_quantization``'s prediction.
+
+torch is imported inside the functions; importing this module is light.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gemmlib.charts import optional_chart
+from gemmlib.charts.tiling import tiling_chart, wave_chart
+from gemmlib.core.dtypes import get_dtype
+from gemmlib.core.errors import InputError
+from gemmlib.core.flops import gemm_bytes, gemm_flops, wave_quantization
+from gemmlib.core.results import BenchResult, record, unsupported
+from gemmlib.explain.tiling import _check_shapes, _check_tile, numpy_blocked, tile_count, tile_traffic
+from gemmlib.measure import harness, safety
+from gemmlib.measure import triton_gemm as tg
+
+IMPLS: tuple[str, ...] = ("python_tiled", "numpy_blocked", "triton", "torch")
+IMPL_LABELS = {
+    "python_tiled": "Python loops over tiles, torch.matmul per sub-block (the article)",
+    "numpy_blocked": "numpy, output-stationary blocks with an accumulator",
+    "triton": "Triton kernel (tiles in registers / shared memory)",
+    "torch": "torch.matmul on the whole matrices (cuBLAS / CPU BLAS)",
+}
+TILING_DTYPES: tuple[str, ...] = ("fp32", "fp16", "bf16")
+# sub-block products one python_tiled / numpy_blocked call may make (each is a library call from Python)
+MAX_TILE_CALLS = {"cpu": 20_000, "cuda": 5_000, "mps": 5_000}
+# The interpreter runs the kernel program by program at numpy speed (~2 ms per program and k-step on a
+# small CPU): cap the programs × k-steps of one correctness check so that it takes about a second.
+MAX_INTERPRETER_STEPS = 600
+WAVE_TILE = (128, 256)  # the tile the wave-quantization prediction assumes (a common cuBLAS/Triton tile)
+
+Progress = Callable[[float, str], None] | None
+
+
+@dataclass(frozen=True)
+class TilingConfig:
+    """One tiling run. Square problems by default (m = n = k = size)."""
+
+    device: str = "cpu"
+    size: int = 256
+    dtype: str = "fp32"
+    tiles: tuple[int, ...] = (16, 32, 64, 128)
+    impls: tuple[str, ...] = IMPLS
+    m: int | None = None
+    n: int | None = None
+    k: int | None = None
+    triton_autotune: bool = True  # add an autotuned Triton row on a GPU
+    min_run_time: float = 0.2
+    seed: int = 0
+
+    @property
+    def mnk(self) -> tuple[int, int, int]:
+        return (self.m or self.size, self.n or self.size, self.k or self.size)
+
+
+def cpu_defaults() -> TilingConfig:
+    return TilingConfig(device="cpu", size=256, dtype="fp32", tiles=(16, 32, 64, 128))
+
+
+def gpu_defaults() -> TilingConfig:
+    return TilingConfig(device="cuda", size=4096, dtype="fp16", tiles=(32, 64, 128, 256, 512, 1024))
+
+
+def _torch_dtype(name: str):
+    import torch
+
+    d = get_dtype(name).name
+    if d not in TILING_DTYPES:
+        raise InputError(f"the tiling benchmark runs {', '.join(TILING_DTYPES)}; got {name!r}")
+    return {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[d]
+
+
+def parse_int_list(text: str | list | tuple, what: str = "tiles") -> tuple[int, ...]:
+    """'32,64, 128' -> (32, 64, 128); a clear InputError for anything else."""
+    items = text if isinstance(text, (list, tuple)) else str(text).replace(" ", "").split(",")
+    out = []
+    for it in items:
+        if it == "":
+            continue
+        try:
+            f = float(it)
+        except (TypeError, ValueError):
+            raise InputError(f"{what} must be whole numbers separated by commas, got {it!r}") from None
+        if not f.is_integer() or f < 1:
+            raise InputError(f"each of {what} must be a whole number ≥ 1, got {it!r}")
+        out.append(int(f))
+    if not out:
+        raise InputError(f"give at least one value for {what}")
+    return tuple(dict.fromkeys(out))
+
+
+def _validate(cfg: TilingConfig, lim: safety.Limits) -> None:
+    m, n, k = cfg.mnk
+    safety.check_dims(lim, M=m, N=n, K=k)
+    _torch_dtype(cfg.dtype)
+    for t in cfg.tiles:
+        if isinstance(t, bool) or int(t) != t or t < 1:
+            raise InputError(f"tile sizes must be whole numbers ≥ 1, got {t!r}")
+    bad = [i for i in cfg.impls if i not in IMPLS]
+    if bad:
+        raise InputError(f"unknown implementation {bad[0]!r}; choose from {', '.join(IMPLS)}")
+    if not cfg.impls:
+        raise InputError("choose at least one implementation")
+
+
+def _progress(progress: Progress, frac: float, text: str) -> None:
+    if progress is not None:
+        progress(min(1.0, max(0.0, frac)), text)
+
+
+def run_tiling(cfg: TilingConfig, progress: Progress = None) -> list[BenchResult]:
+    """Measure every implementation × tile size of ``cfg`` on the same random inputs."""
+    import numpy as np
+    import torch
+
+    lim = safety.limits()
+    _validate(cfg, lim)
+    device = harness.require_device(cfg.device)
+    m, n, k = cfg.mnk
+    tdt = _torch_dtype(cfg.dtype)
+    dname = get_dtype(cfg.dtype).name
+    eb = get_dtype(dname).bytes
+    flops = gemm_flops(m, n, k)
+    nbytes = gemm_bytes(m, n, k, dname)
+    set_bytes = (m * k + k * n) * eb
+    sets = harness.rotation_count(set_bytes, max_bytes=lim.max_bytes / 4)
+    need = sets * set_bytes + 3 * m * n * 8 + (m * k + k * n) * 8  # inputs, outputs, fp64 reference
+    safety.check_memory(need, device, lim)
+    dev_name = harness.device_name(device)
+    shape0 = {"m": m, "n": n, "k": k}
+    deadline = safety.Deadline(lim.time_limit_s)
+
+    def base(name: str, tile: int | None, **extra: Any) -> BenchResult:
+        return BenchResult(bench="tiling", name=name, device=device, device_name=dev_name, dtype=dname,
+                           shape={**shape0, "tile": tile}, flops=float(flops), bytes=float(nbytes),
+                           extra=dict(extra))
+
+    def refuse(name: str, tile: int | None, reason: str, **extra: Any) -> BenchResult:
+        r = unsupported("tiling", name, device, dname, {**shape0, "tile": tile}, reason,
+                        device_name=dev_name, flops=flops, nbytes=nbytes)
+        r.extra.update(extra)
+        return r
+
+    results: list[BenchResult] = []
+    with safety.oom_guard(device):
+        g = torch.Generator(device="cpu").manual_seed(cfg.seed)
+        sets_ab = []
+        for _ in range(sets):
+            a = torch.randn(m, k, generator=g, dtype=torch.float32).to(device=device, dtype=tdt)
+            b = torch.randn(k, n, generator=g, dtype=torch.float32).to(device=device, dtype=tdt)
+            sets_ab.append((a, b))
+        a0, b0 = sets_ab[0]
+        ref = (a0.to(torch.float64) @ b0.to(torch.float64)).cpu()
+
+        plan: list[tuple[str, int | None]] = []
+        for impl in cfg.impls:
+            if impl == "torch":
+                plan.append((impl, None))
+                continue
+            if impl == "triton" and device == "cuda" and cfg.triton_autotune:
+                plan.append((impl, None))
+            plan.extend((impl, int(t)) for t in cfg.tiles)
+
+        for idx, (impl, tile) in enumerate(plan):
+            label = f"{impl}" + (f" tile {tile}" if tile else "")
+            _progress(progress, idx / len(plan), f"tiling: {label}")
+            extra: dict[str, Any] = {"impl": impl}
+            if tile:
+                tr = tile_traffic(m, n, k, tile, dtype=dname, accumulate_in_dram=(impl == "python_tiled"))
+                extra.update(traffic_bytes=tr.total_bytes, a_reads=tr.a_reads, b_reads=tr.b_reads,
+                             traffic_intensity=tr.intensity, traffic_overhead=tr.overhead)
+            if deadline.expired():
+                results.append(refuse(impl, tile, deadline.reason(), **extra))
+                continue
+            try:
+                row = _run_one(impl, tile, cfg, device, sets_ab, ref, base, refuse, extra, np, torch)
+            except InputError as e:
+                row = refuse(impl, tile, str(e), **extra)
+            except Exception as e:  # noqa: BLE001 - e.g. a Triton config that does not fit the chip
+                if safety._is_oom(e):
+                    raise
+                row = refuse(impl, tile, f"failed: {type(e).__name__}: {str(e).splitlines()[0][:200]}",
+                             **extra)
+            results.append(row)
+        _progress(progress, 1.0, "tiling: done")
+    record(results)
+    return results
+
+
+def _run_one(impl, tile, cfg, device, sets_ab, ref, base, refuse, extra, np, torch) -> BenchResult:
+    m, n, k = cfg.mnk
+    dname = get_dtype(cfg.dtype).name
+    if impl == "torch":
+        fn = torch.matmul
+        args = sets_ab
+        extra["tile_note"] = "library's own tiling"
+    elif impl == "python_tiled":
+
+        calls = tile_count(m, n, k, tile)
+        extra["calls"] = calls
+        cap = MAX_TILE_CALLS.get(device, 5_000)
+        if calls > cap:
+            return refuse(impl, tile, f"tile {tile} means {calls:,} torch.matmul calls per product "
+                          f"(cap {cap:,} on {device}); choose a larger tile", **extra)
+
+        def fn(a, b, _t=tile):
+            return python_tiled(a, b, _t)
+        args = sets_ab
+    elif impl == "numpy_blocked":
+
+        if device != "cpu":
+            return refuse(impl, tile, "numpy runs on the host CPU only; its time is not comparable with "
+                          f"a {device} device", **extra)
+        if dname == "bf16":
+            return refuse(impl, tile, "numpy has no bfloat16 type", **extra)
+        calls = tile_count(m, n, k, tile)
+        extra["calls"] = calls
+        if calls > MAX_TILE_CALLS["cpu"]:
+            return refuse(impl, tile, f"tile {tile} means {calls:,} block products per call "
+                          f"(cap {MAX_TILE_CALLS['cpu']:,}); choose a larger tile", **extra)
+        args = [(a.numpy(), b.numpy()) for a, b in sets_ab]
+
+        def fn(a, b, _t=tile):
+            return numpy_blocked(a, b, _t)
+    elif impl == "triton":
+
+        st = tg.status()
+        extra["mode"] = st.mode
+        if not st.available:
+            return refuse(impl, tile, st.reason, **extra)
+        block = None
+        if tile is not None:
+            if tile < tg.MIN_BLOCK or tile & (tile - 1):
+                return refuse(impl, tile, f"a Triton block must be a power of two ≥ {tg.MIN_BLOCK} "
+                              "(tl.dot's rule)", **extra)
+            block = (tile, tile, min(tile, 64 if dname != "fp32" else 32))
+            extra["block"] = list(block)
+        if st.mode != "gpu":
+            bm, bn, bk = block or tg.INTERPRETER_CONFIG[:3]
+            steps = -(-m // bm) * -(-n // bn) * -(-k // bk)
+            extra["interpreter_steps"] = steps
+            if steps > MAX_INTERPRETER_STEPS:
+                return refuse(impl, tile, f"{st.reason}; with {bm}×{bn}×{bk} blocks at {m}×{n}×{k} that is {steps:,} "
+                              f"program steps (cap {MAX_INTERPRETER_STEPS}) — pick a larger tile or a smaller size",
+                              **extra)
+            a, b = sets_ab[0]
+            out = tg.triton_matmul(a, b, block=block)
+            row = base(impl, tile, **extra)
+            row.rel_error = harness.rel_error(out, ref)
+            row.reason = "interpreter: correctness only (no speed figure)"
+            return row
+        if tile is not None and tile > 256:
+            return refuse(impl, tile, "a tile this large does not fit a GPU's registers and shared "
+                          "memory; real kernels use ≤ 256", **extra)
+
+        def fn(a, b, _blk=block):
+            return tg.triton_matmul(a, b, block=_blk)
+        args = sets_ab
+    else:  # pragma: no cover - validated above
+        raise InputError(f"unknown implementation {impl!r}")
+
+    a, b = args[0]
+    out = fn(a, b)
+    err = harness.rel_error(torch.as_tensor(out) if isinstance(out, np.ndarray) else out, ref)
+    timing = harness.time_callable(fn, device=device, args_list=args, min_run_time=cfg.min_run_time)
+    row = base(impl, tile, **extra)
+    row.set_timing(timing)
+    row.rel_error = err
+    if impl == "triton" and tile is None:
+        cfg_best = tg.best_config()
+        if cfg_best:
+            row.extra["autotuned"] = cfg_best
+    return row
+
+
+# --------------------------------------------------------------------------- wave quantization (GPU)
+def wave_sweep_ns(start: int = 8192, stop: int = 8320, step: int = 16) -> list[int]:
+    return list(range(start, stop + 1, step))
+
+
+MAX_WAVE_POINTS = 64
+
+
+def run_wave_sweep(device: str = "cuda", m: int = 8192, k: int = 8192, ns: list[int] | None = None,
+                   dtype: str = "bf16", sms: int | None = None, tile: tuple[int, int] = WAVE_TILE,
+                   min_run_time: float = 0.1, progress: Progress = None,
+                   impls: tuple[str, ...] = ("torch", "triton")) -> list[BenchResult]:
+    """M×K @ K×N for N stepping past a tile multiple, beside the predicted efficiency.
+
+    ``torch`` is cuBLAS (its tile is its own choice); ``triton`` is this project's kernel
+    with exactly ``tile`` (BLOCK_M × BLOCK_N, BLOCK_K = 64), so the prediction describes
+    it directly. Each row's ``extra`` holds ``predicted_efficiency`` (tile × wave
+    quantization for ``tile`` on ``sms`` SMs) and ``predicted_tflops`` (that
+    implementation's first measured TFLOP/s scaled by the predicted efficiency ratio).
+    GPU only: on a CPU there are no SMs and waves, so every row is refused with that reason.
+    """
+    import torch
+
+    ns = list(ns or wave_sweep_ns())
+    if not ns or len(ns) > MAX_WAVE_POINTS:
+        raise InputError(f"give 1 to {MAX_WAVE_POINTS} values of N, got {len(ns)}")
+    lim = safety.limits()
+    safety.check_dims(lim, M=m, K=k, **{f"N{i}": v for i, v in enumerate(ns)})
+    tdt = _torch_dtype(dtype)
+    dname = get_dtype(dtype).name
+    bad = [i for i in impls if i not in ("torch", "triton")]
+    if bad:
+        raise InputError(f"the wave sweep measures torch and triton, not {bad[0]!r}")
+    ok, why = harness.torch_device_available(device)
+    if device != "cuda" or not ok:
+        reason = why or "tile and wave quantization needs a GPU (SMs running waves of tiles)"
+        return [unsupported("tiling-waves", impl, device, dname, {"m": m, "n": nn, "k": k}, reason,
+                            flops=gemm_flops(m, nn, k), nbytes=gemm_bytes(m, nn, k, dname))
+                for impl in impls for nn in ns]
+    if sms is None:
+        sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+    eb = get_dtype(dname).bytes
+    safety.check_memory((m * k + k * max(ns) + m * max(ns)) * eb * 2, device, lim)
+    dev_name = harness.device_name(device)
+    results: list[BenchResult] = []
+    with safety.oom_guard(device):
+        a = torch.randn(m, k, device=device, dtype=tdt)
+        b_full = torch.randn(k, max(ns), device=device, dtype=tdt)
+        fns: dict[str, Any] = {"torch": torch.matmul}
+        if "triton" in impls:
+
+            if tg.status().timable:
+                block = (int(tile[0]), int(tile[1]), 64)
+
+                def tri(x, y, _b=block):
+                    return tg.triton_matmul(x, y, block=_b)
+                fns["triton"] = tri
+        total = len(ns) * len(impls)
+        for i, nn in enumerate(ns):
+            b = b_full[:, :nn].contiguous()
+            wq = wave_quantization(m, nn, tile[0], tile[1], sms)
+            shape = {"m": m, "n": nn, "k": k}
+            for j, impl in enumerate(impls):
+                _progress(progress, (i * len(impls) + j) / total, f"wave sweep: {impl}, N = {nn}")
+                extra = {"tiles": wq.tiles, "waves": wq.waves, "sms": sms, "tile": list(tile),
+                         "predicted_efficiency": wq.efficiency}
+                if impl not in fns:
+                    results.append(unsupported("tiling-waves", impl, device, dname, shape,
+                                               "the Triton kernel cannot be timed here", device_name=dev_name,
+                                               flops=gemm_flops(m, nn, k), nbytes=gemm_bytes(m, nn, k, dname)))
+                    continue
+                try:
+                    t = harness.time_callable(fns[impl], device=device, args_list=[(a, b)],
+                                              min_run_time=min_run_time)
+                except Exception as e:  # noqa: BLE001 - e.g. a tile that does not fit: a row that says why
+                    if safety._is_oom(e):
+                        raise
+                    results.append(unsupported("tiling-waves", impl, device, dname, shape,
+                                               f"failed: {type(e).__name__}: {str(e).splitlines()[0][:200]}",
+                                               device_name=dev_name))
+                    continue
+                r = BenchResult(bench="tiling-waves", name=impl, device=device, device_name=dev_name,
+                                dtype=dname, shape=shape, flops=float(gemm_flops(m, nn, k)),
+                                bytes=float(gemm_bytes(m, nn, k, dname)), extra=extra)
+                r.set_timing(t)
+                results.append(r)
+        del a, b_full
+    for impl in impls:
+        mine = [r for r in results if r.name == impl and r.tflops]
+        if mine:
+            e0, t0 = mine[0].extra["predicted_efficiency"], mine[0].tflops
+            for r in mine:
+                r.extra["predicted_tflops"] = t0 * r.extra["predicted_efficiency"] / e0
+    record(results)
+    return results
+
+
+def predicted_wave_rows(m: int, k: int, ns: list[int], tile: tuple[int, int], sms: int) -> list[dict]:
+    """The prediction alone (no GPU needed): efficiency per N for a tile on ``sms`` SMs."""
+    rows = []
+    for nn in ns:
+        wq = wave_quantization(m, nn, tile[0], tile[1], sms)
+        rows.append({"n": nn, "tiles": wq.tiles, "waves": wq.waves, "tile_efficiency": wq.tile_efficiency,
+                     "wave_efficiency": wq.wave_efficiency, "predicted_efficiency": wq.efficiency})
+    return rows
+
+
+# --------------------------------------------------------------------------- tables, verdicts, charts
+def rows(results: list[BenchResult]) -> list[dict]:
+    """Flat table rows for a page or the CLI."""
+    out = []
+    for r in results:
+        out.append({
+            "impl": r.name, "tile": r.shape.get("tile"), "dtype": r.dtype,
+            "median_s": r.median_s, "p20_s": r.p20_s, "p80_s": r.p80_s,
+            "tflops": r.tflops, "rel_error": r.rel_error,
+            "traffic_GB": (r.extra.get("traffic_bytes") or r.bytes) / 1e9 if r.bytes else None,
+            "a_reads": r.extra.get("a_reads", 1 if r.name == "torch" else None),
+            "b_reads": r.extra.get("b_reads", 1 if r.name == "torch" else None),
+            "calls": r.extra.get("calls"),
+            "supported": r.supported, "note": r.reason,
+        })
+    return out
+
+
+def lesson(results: list[BenchResult]) -> str:
+    """One paragraph, from the numbers: how far the Python-level tiling is from the library."""
+    lib = next((r for r in results if r.name == "torch" and r.median_s), None)
+    if lib is None:
+        return "The library call (torch) did not run, so there is nothing to compare against."
+    parts = [f"One library call takes {lib.median_s * 1e3:.3g} ms ({lib.tflops:.3g} TFLOP/s)."]
+    for impl in ("python_tiled", "numpy_blocked", "triton"):
+        timed = [r for r in results if r.name == impl and r.median_s]
+        if not timed:
+            continue
+        best = min(timed, key=lambda r: r.median_s)
+        ratio = best.median_s / lib.median_s
+        tile = best.shape.get("tile")
+        where = f"tile {tile}" if tile else "autotuned"
+        if ratio >= 1:
+            parts.append(f"`{impl}` at its best ({where}) is {ratio:.3g}× slower.")
+        else:
+            parts.append(f"`{impl}` at its best ({where}) is {1 / ratio:.3g}× faster.")
+    faster = [r for r in results if r.name in ("python_tiled", "numpy_blocked") and r.median_s
+              and r.median_s < lib.median_s]
+    if faster:
+        parts.append("Python-level tiling beating the library is not the expected result: it usually means the "
+                     "one large library call lost time to its threads (on a busy CPU a multi-threaded BLAS call "
+                     "waits for cores other work holds, while small sub-block calls run on one thread). Rerun "
+                     "on an idle machine before drawing a conclusion.")
+    tri = [r for r in results if r.name == "triton" and r.supported and not r.median_s]
+    if tri:
+        parts.append("The Triton kernel ran in the interpreter: its result was checked, its time is not shown.")
+    return " ".join(parts)
+
+
+# --------------------------------------------------------------------------- report section
+def report_section(device: str, quick: bool, out_dir: Path, progress: Progress = None) -> dict:
+    """The tiling part of ``python -m gemmlib report``: results, markdown, charts."""
+    results: list[BenchResult] = []
+    md: list[str] = ["## Tiling", ""]
+    charts: dict[str, Any] = {}
+    if device == "cuda":
+        cfg = TilingConfig(device="cuda", size=4096, dtype="fp16",
+                           tiles=(64, 128, 256, 1024) if quick else (32, 64, 128, 256, 512, 1024),
+                           min_run_time=0.1)
+    else:
+        cfg = TilingConfig(device="cpu", size=128 if quick else 256, dtype="fp32",
+                           tiles=(32, 64) if quick else (16, 32, 64, 128), min_run_time=0.1)
+    res = run_tiling(cfg, progress=progress)
+    results += res
+    m, n, k = cfg.mnk
+    md += [f"{m}×{n}×{k}, {cfg.dtype}, on {res[0].device_name if res else device}.", "",
+           _md_table(rows(res)), "", lesson(res), ""]
+    lib = next((r for r in res if r.name == "torch" and r.tflops), None)
+    tri = next((r for r in res if r.name == "triton" and r.shape.get("tile") is None and r.tflops), None)
+    verdict: dict[str, Any] = {}
+    if device == "cuda" and lib and tri:
+        share = tri.tflops / lib.tflops
+        verdict = {"triton_tflops": tri.tflops, "cublas_tflops": lib.tflops, "triton_share_of_cublas": share,
+                   "triton_config": tri.extra.get("autotuned")}
+        word = "meets" if share >= 0.85 else "misses"
+        md += [f"**Triton vs cuBLAS, fp16 {m}³:** {tri.tflops:.1f} vs {lib.tflops:.1f} TFLOP/s = "
+               f"{share:.1%} ({word} the 85 % target); autotuned config {tri.extra.get('autotuned')}.", ""]
+
+    c = optional_chart(lambda: tiling_chart(res))
+    if c is not None:
+        charts["tiling_tflops"] = c
+    if device == "cuda":
+        waves = run_wave_sweep("cuda", m=8192, k=8192, ns=wave_sweep_ns(8192, 8320, 16 if quick else 8),
+                               dtype="bf16", min_run_time=0.05, progress=progress)
+        results += waves
+        sms = next((r.extra["sms"] for r in waves if "sms" in r.extra), 132)
+        pred = predicted_wave_rows(8192, 8192, sorted({r.shape["n"] for r in waves}), WAVE_TILE, sms)
+        md += ["### Tile and wave quantization (bf16, M = K = 8192)", "",
+               f"Prediction for {WAVE_TILE[0]}×{WAVE_TILE[1]} tiles (the Triton rows use exactly this tile; "
+               "cuBLAS picks its own).", "",
+               _md_table([{"impl": r.name, "N": r.shape["n"], "TFLOP/s": r.tflops, "tiles": r.extra.get("tiles"),
+                           "waves": r.extra.get("waves"),
+                           "predicted_eff": r.extra.get("predicted_efficiency"),
+                           "predicted_TFLOP/s": r.extra.get("predicted_tflops")} for r in waves]), ""]
+        c = optional_chart(lambda: wave_chart(waves, pred))
+        if c is not None:
+            charts["wave_quantization"] = c
+    return {"title": "Tiling", "results": results, "markdown": "\n".join(md), "charts": charts,
+            "verdict": verdict}
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, float):
+        if v == 0:
+            return "0"
+        return f"{v:.3g}" if abs(v) < 1e4 else f"{v:,.0f}"
+    if isinstance(v, (list, tuple, dict)):
+        return str(v)
+    return str(v)
+
+
+def _md_table(recs: list[dict]) -> str:
+    if not recs:
+        return "(no rows)"
+    cols = list(recs[0])
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for r in recs:
+        lines.append("| " + " | ".join(_fmt(r.get(c)).replace("|", "/") for c in cols) + " |")
+    return "\n".join(lines)
+
+
+def python_tiled(a, b, tile: int = 64):
+    """The article's tiled GEMM: loops over (i, j, k) tiles, ``torch.matmul`` on each sub-block.
+
+    ``a`` (M×K) and ``b`` (K×N) are torch tensors on any device; sizes need not be
+    multiples of ``tile`` (edge tiles are smaller). D accumulates in fp32 for
+    16-bit inputs (as the article's ``torch.zeros`` does) and is returned in the
+    input dtype.
+    """
+    import torch
+
+    t = _check_tile(tile)
+    m, n, k = _check_shapes(tuple(a.shape), tuple(b.shape))
+    acc_dtype = torch.float32 if a.dtype in (torch.float16, torch.bfloat16) else a.dtype
+    d = torch.zeros((m, n), dtype=acc_dtype, device=a.device)
+    for i in range(0, m, t):
+        for j in range(0, n, t):
+            for p in range(0, k, t):
+                d[i:i + t, j:j + t] += torch.matmul(a[i:i + t, p:p + t], b[p:p + t, j:j + t]).to(acc_dtype)
+    return d.to(a.dtype)

@@ -1,0 +1,327 @@
+"""The estimator's FLOP counts equal FlopCounterMode on real eager torch modules, op by op.
+
+Reference modules (tests/estimator_reference.py) are written apart from gemmlib: Llama-style with
+GQA and SwiGLU, GPT-style with a plain MLP, LayerNorm, learned positions and a tied head, and a
+mixture of experts whose every token reaches exactly k experts. Prefill over the prompt and decode
+steps with a KV cache, batch > 1; the causal switch is checked against a reference that computes
+only the lower triangle, row by row.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from estimator_reference import Decoder, flops_by_op
+from torch.utils.flop_counter import FlopCounterMode
+
+from gemmlib.core.errors import InputError
+from gemmlib.core.flops import roofline_time
+from gemmlib.core.hardware import get_hardware
+from gemmlib.llm.accounting import (
+    OP_NAMES,
+    Workload,
+    attention_crossover,
+    attention_share,
+    counting_variants,
+    decode_ops,
+    estimate,
+    layer_model,
+    layer_ops,
+    memory,
+    prefill_ops,
+    rules_of_thumb,
+    scaled_hardware,
+)
+from gemmlib.llm.config import ModelConfig
+from gemmlib.llm.presets import from_name
+
+CONFIGS = {
+    "llama_gqa": ModelConfig(layers=2, hidden=48, heads=6, kv_heads=2, ffn=80, vocab=97),
+    "qwen_bias_tied": ModelConfig(layers=2, hidden=32, heads=4, kv_heads=2, ffn=40, vocab=61, qkv_bias=True,
+                                  tied_embeddings=True),
+    "gpt_plain": ModelConfig(layers=3, hidden=32, heads=4, ffn=128, vocab=50, mlp="plain", norm="layer",
+                             qkv_bias=True, o_bias=True, mlp_bias=True, tied_embeddings=True,
+                             learned_positions=32),
+    "moe": ModelConfig(layers=2, hidden=32, heads=4, kv_heads=1, ffn=40, vocab=30, experts=4, experts_per_token=2),
+    "odd_head_dim": ModelConfig(layers=1, hidden=40, heads=4, kv_heads=2, head_dim=24, ffn=56, vocab=33),
+}
+
+
+def _by_name(ops):
+    out = dict.fromkeys(OP_NAMES, 0)
+    for o in ops:
+        out[o.name] += o.flops
+    return out
+
+
+def _prefill(model, cfg, batch, seq, last_only=False):
+    torch.manual_seed(0)
+    ids = torch.randint(0, cfg.vocab, (batch, seq))
+    with FlopCounterMode(display=False) as fc:
+        _, caches = model(ids, last_only=last_only)
+    return fc, caches
+
+
+@pytest.mark.parametrize("name", list(CONFIGS))
+@pytest.mark.parametrize("lm_head", ["all", "last"])
+def test_prefill_equals_flop_counter_op_by_op(name, lm_head):
+    cfg = CONFIGS[name]
+    batch, seq = 3, 7
+    model = Decoder(cfg)
+    fc, _ = _prefill(model, cfg, batch, seq, last_only=lm_head == "last")
+    ops = prefill_ops(cfg, Workload(batch=batch, seq_len=seq, lm_head=lm_head))
+    assert sum(o.flops for o in ops) == fc.get_total_flops()
+    assert _by_name(ops) == flops_by_op(fc, OP_NAMES)
+
+
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_decode_steps_equal_flop_counter(name):
+    cfg = CONFIGS[name]
+    batch, seq, steps = 2, 5, 3
+    model = Decoder(cfg)
+    _, caches = _prefill(model, cfg, batch, seq)
+    ids = torch.randint(0, cfg.vocab, (batch, 1))
+    with FlopCounterMode(display=False) as fc:
+        for _ in range(steps):  # step i: S + i tokens cached, the query meets S + i + 1 keys
+            _, caches = model(ids, caches)
+    assert caches[0][0].shape[2] == seq + steps
+    ops = decode_ops(cfg, Workload(batch=batch, seq_len=seq, new_tokens=steps))
+    assert sum(o.flops for o in ops) == fc.get_total_flops()
+    assert _by_name(ops) == flops_by_op(fc, OP_NAMES)
+
+
+def test_one_decode_step_with_the_prompt_cached():
+    cfg = CONFIGS["llama_gqa"]
+    model = Decoder(cfg)
+    _, caches = _prefill(model, cfg, 4, 9)
+    with FlopCounterMode(display=False) as fc:
+        model(torch.zeros(4, 1, dtype=torch.long), caches)
+    ops = decode_ops(cfg, Workload(batch=4, seq_len=9, new_tokens=1))
+    assert sum(o.flops for o in ops) == fc.get_total_flops()
+    scores = next(o for o in ops if o.name == "attn_scores")
+    assert (scores.m, scores.n, scores.k) == (1, 10, cfg.head_dim)
+
+
+@pytest.mark.parametrize("name", ["llama_gqa", "gpt_plain", "moe"])
+def test_causal_switch_equals_a_triangle_only_reference(name):
+    cfg = CONFIGS[name]
+    model = Decoder(cfg, causal_rows=True)
+    fc, _ = _prefill(model, cfg, 2, 6)
+    ops = prefill_ops(cfg, Workload(batch=2, seq_len=6, causal=True))
+    assert _by_name(ops) == flops_by_op(fc, OP_NAMES)
+    assert sum(o.flops for o in ops) == fc.get_total_flops()
+
+
+@pytest.mark.parametrize("preset, batch, seq", [("llama-2-7b", 2, 64), ("qwen2.5-0.5b", 1, 33), ("gpt2", 3, 50)])
+def test_full_size_presets_on_meta_device(preset, batch, seq):
+    cfg = from_name(preset)
+    with torch.device("meta"):
+        model = Decoder(cfg)
+        ids = torch.zeros(batch, seq, dtype=torch.long)
+        with FlopCounterMode(display=False) as fc:
+            _, caches = model(ids)
+        assert sum(o.flops for o in prefill_ops(cfg, Workload(batch=batch, seq_len=seq))) == fc.get_total_flops()
+        with FlopCounterMode(display=False) as fc:
+            model(ids[:, :1], caches)
+    assert sum(o.flops for o in decode_ops(cfg, Workload(batch=batch, seq_len=seq, new_tokens=1))) == \
+        fc.get_total_flops()
+
+
+def test_closed_forms_for_a_dense_model():
+    cfg = from_name("llama-2-7b")
+    s, b, d, layers, v = 1000, 2, 4096, 32, 32000
+    ops = {o.name: o for o in prefill_ops(cfg, Workload(batch=b, seq_len=s))}
+    assert ops["q_proj"].flops == 2 * b * s * d * d * layers
+    assert ops["attn_scores"].flops == 2 * b * 32 * s * s * 128 * layers
+    assert ops["lm_head"].flops == 2 * b * s * d * v
+    causal = {o.name: o for o in prefill_ops(cfg, Workload(batch=b, seq_len=s, causal=True))}
+    assert causal["attn_scores"].flops == b * 32 * 128 * s * (s + 1) * layers
+    last = {o.name: o for o in prefill_ops(cfg, Workload(batch=b, seq_len=s, lm_head="last"))}
+    assert last["lm_head"].flops == 2 * b * d * v
+    n = 10  # decode: keys S+1 .. S+N
+    dec = {o.name: o for o in decode_ops(cfg, Workload(batch=b, seq_len=s, new_tokens=n))}
+    assert dec["attn_scores"].flops == 2 * b * 32 * 128 * layers * sum(s + i + 1 for i in range(n))
+    assert dec["attn_scores"].n == s + 1 and dec["attn_scores"].n_last == s + n
+    assert dec["q_proj"].flops == 2 * b * d * d * layers * n
+
+
+def test_gqa_shrinks_kv_projections_and_cache_not_the_products():
+    mha = from_name("llama-2-7b")
+    gqa = mha.replace(kv_heads=8)
+    wl = Workload(batch=1, seq_len=512, new_tokens=8)
+    a = {o.name: o for o in prefill_ops(mha, wl)}
+    g = {o.name: o for o in prefill_ops(gqa, wl)}
+    assert g["attn_scores"].flops == a["attn_scores"].flops
+    assert g["k_proj"].flops * 4 == a["k_proj"].flops
+    hw = get_hardware("h100")
+    assert memory(gqa, wl, hw).kv_cache_bytes * 4 == memory(mha, wl, hw).kv_cache_bytes
+
+
+def test_moe_counts_k_experts_per_token_and_reads_only_reached_experts():
+    cfg = from_name("mixtral-8x7b")
+    wl = Workload(batch=1, seq_len=1, new_tokens=1, weight_dtype="bf16")
+    dec = {o.name: o for o in decode_ops(cfg, wl)}
+    assert dec["gate_proj"].flops == 2 * 1 * 4096 * 14336 * 32 * 2
+    assert dec["gate_proj"].weight_bytes == 2 * 4096 * 14336 * 2 * 32  # 2 experts reached, bf16
+    big = {o.name: o for o in decode_ops(cfg, Workload(batch=64, seq_len=1, new_tokens=1))}
+    assert big["gate_proj"].weight_bytes == 8 * 4096 * 14336 * 2 * 32  # all 8 experts
+    assert dec["router"].flops == 2 * 4096 * 8 * 32
+
+
+def test_kv_cache_and_weights_memory():
+    cfg = from_name("llama-3-8b")
+    wl = Workload(batch=8, seq_len=1000, new_tokens=24, weight_dtype="fp8", kv_dtype="bf16")
+    mem = memory(cfg, wl, get_hardware("h100"), gpus=2)
+    assert mem.weights_bytes == cfg.params * 1
+    assert mem.kv_cache_bytes == 2 * 32 * 8 * 128 * 2 * 8 * 1024
+    assert mem.capacity_bytes == 2 * 80e9 and mem.fits
+    huge = memory(from_name("llama-3-70b"), Workload(batch=64, seq_len=8192), get_hardware("h100"))
+    assert not huge.fits and huge.min_gpus > 1
+
+
+def test_times_follow_the_roofline_and_scale_with_gpus():
+    cfg = from_name("llama-3-8b")
+    wl = Workload(batch=1, seq_len=2048, new_tokens=1)
+    hw = get_hardware("h100")
+    est = estimate(cfg, wl, hw, efficiency=0.5)
+    for op in est.prefill.ops + est.decode.ops:
+        t = roofline_time(op.flops, op.bytes, hw, "bf16", 0.5)
+        assert op.time_s == pytest.approx(t.seconds) and op.bound == t.bound
+    q = est.prefill.by_name()["q_proj"]
+    assert q.bound == "compute"
+    assert est.decode.by_name()["q_proj"].bound == "memory"  # one token per sequence: weight-bound
+    assert est.ttft_s == pytest.approx(sum(o.time_s for o in est.prefill.ops))
+    two = estimate(cfg, wl, hw, gpus=2, efficiency=0.5)
+    assert two.ttft_s == pytest.approx(est.ttft_s / 2)
+    assert est.time_per_output_token_s == pytest.approx(est.decode.time_s)
+    assert est.decode_tokens_per_s == pytest.approx(1 / est.decode.time_s)
+
+
+def test_decode_time_is_the_exact_sum_of_per_step_times():
+    # A case where attention flips from compute- to memory-bound during the decode (tiny bandwidth)
+    cfg = ModelConfig(layers=2, hidden=256, heads=4, kv_heads=1, ffn=512, vocab=100)
+    hw = get_hardware("h100").with_overrides(bandwidth=5e11, peaks={"bf16": 4e12})
+    wl = Workload(batch=3, seq_len=2, new_tokens=50)
+    est = estimate(cfg, wl, hw)
+    stepwise = {}
+    for i in range(wl.new_tokens):
+        one = Workload(batch=3, seq_len=2 + i, new_tokens=1)
+        for op in estimate(cfg, one, hw).decode.ops:
+            stepwise[op.name] = stepwise.get(op.name, 0.0) + op.time_s
+    for op in est.decode.ops:
+        assert op.time_s == pytest.approx(stepwise[op.name], rel=1e-12), op.name
+
+
+def test_measured_ceilings_hook():
+    cfg = from_name("gpt2")
+    wl = Workload(batch=4, seq_len=256)
+    hw = get_hardware("h200")
+    slower = hw.with_overrides(peaks={"bf16": hw.peak("bf16") / 2}, bandwidth=hw.bandwidth / 2)
+    assert estimate(cfg, wl, slower).ttft_s == pytest.approx(2 * estimate(cfg, wl, hw).ttft_s)
+
+
+def test_scaled_hardware_and_bad_inputs():
+    hw = get_hardware("a100")
+    four = scaled_hardware(hw, 4)
+    assert four.peak("bf16") == 4 * hw.peak("bf16") and four.bandwidth == 4 * hw.bandwidth
+    with pytest.raises(InputError):
+        scaled_hardware(hw, 0)
+    with pytest.raises(InputError, match="fp8"):
+        estimate(from_name("gpt2"), Workload(act_dtype="fp8"), hw)  # A100 has no fp8
+    with pytest.raises(InputError, match="efficiency"):
+        estimate(from_name("gpt2"), Workload(), hw, efficiency=1.5)
+    for bad in (dict(batch=0), dict(seq_len=-3), dict(new_tokens=-1), dict(batch=2.5), dict(batch="x"),
+                dict(lm_head="first"), dict(kv_dtype="fp7"), dict(seq_len=10**12)):
+        with pytest.raises(InputError):
+            Workload(**bad)
+
+
+def test_variants_and_macs():
+    cfg = CONFIGS["llama_gqa"]
+    wl = Workload(batch=2, seq_len=6, new_tokens=2, causal=True)
+    rows = counting_variants(cfg, wl)
+    assert [r["selected"] for r in rows] == [False, True, False, False]
+    assert rows[0]["prefill_flops"] > rows[1]["prefill_flops"] > rows[3]["prefill_flops"]
+    assert all(r["prefill_macs"] * 2 == r["prefill_flops"] for r in rows)
+    assert rows[0]["decode_flops"] == rows[1]["decode_flops"]  # a decode step is the same either way
+
+
+def test_rules_of_thumb_against_the_seed_figures():
+    cfg = from_name("llama-2-7b")
+    rows = rules_of_thumb(cfg, Workload(batch=1, seq_len=512))
+    article, fudge, two_n = rows
+    assert article["value"] == pytest.approx(cfg.params * 512**2 / (3 * 4096))
+    assert 40 < article["ratio"] < 50  # seed README: "some 46x more"
+    assert fudge["ratio"] > 150
+    assert 0.9 < two_n["ratio"] < 1.1
+    assert "attention products" in two_n["reason"]
+
+
+def test_transformer_page_numbers():
+    # The article's claim: at s = 1024, d = 4096 the attention products are about 4 % of a layer.
+    cfg = layer_model(1024, 4096, 32, 4 * 4096, gated=False)
+    assert attention_share(cfg, 1024) == pytest.approx(4 * 1024 / (4 * 1024 + 24 * 4096))
+    assert attention_crossover(cfg) == 6 * 4096
+    assert attention_share(cfg, 6 * 4096) == pytest.approx(0.5)
+    assert attention_crossover(cfg, causal=True) == 12 * 4096 - 1
+    assert attention_share(cfg, 12 * 4096 - 1, causal=True) == pytest.approx(0.5)
+    gated = layer_model(1024, 4096, 32, 11008, gated=True, kv_heads=8)
+    s = attention_crossover(gated)
+    assert s == 2 * (4096 * (2 * 4096 + 2 * 1024) + 3 * 4096 * 11008) / (4 * 4096)
+    assert attention_share(gated, math.floor(s - 1)) < 0.5 < attention_share(gated, math.ceil(s + 1))
+    assert attention_share(gated, s) == pytest.approx(0.5)
+    ops = layer_ops(cfg, 16, causal=False)
+    assert [o.name for o in ops] == ["q_proj", "k_proj", "v_proj", "attn_scores", "attn_values", "o_proj",
+                                     "up_proj", "down_proj"]
+
+
+# ----- chart builders (gemmlib.charts.model): valid Vega-Lite, and the fast dicts equal the Altair ones -----
+
+def test_chart_builders_validate_and_fast_specs_match():
+    from gemmlib.charts import model as cm
+
+    hw = get_hardware("h100")
+    a = estimate(from_name("mixtral-8x7b"), Workload(batch=2, seq_len=64, new_tokens=8), hw, gpus=2)
+    b = estimate(from_name("gpt2"), Workload(batch=1, seq_len=64, new_tokens=0), hw)
+    cfg = layer_model(1024, 4096, 32, 16384, False)
+    curve = [{"seq_len": s, "share": attention_share(cfg, s)} for s in (64, 1024, 24576, 100000)]
+    pairs = [
+        (cm.gemm_shapes_chart(layer_ops(cfg, 1024)), cm.gemm_shapes_spec(layer_ops(cfg, 1024))),
+        (cm.share_chart(curve, attention_crossover(cfg), 1024, attention_crossover(cfg, True)),
+         cm.share_spec(curve, attention_crossover(cfg), 1024, attention_crossover(cfg, True))),
+        (cm.flops_by_op_chart(a, macs=True), cm.flops_by_op_spec(a, macs=True)),
+        (cm.memory_chart(a), cm.memory_spec(a)),
+        (cm.roofline_chart(a), cm.roofline_spec(a)),
+        (cm.roofline_chart(b), cm.roofline_spec(b)),
+        (cm.compare_chart(a, b), cm.compare_spec(a, b)),
+    ]
+    for chart, fast in pairs:
+        full = chart.to_dict()  # validates against the Vega-Lite schema
+        full.pop("$schema", None)
+        fast = dict(fast)
+        fast.pop("$schema", None)
+        assert full == fast
+    pts = cm.roofline_spec(a)["datasets"]["pts"]
+    assert len(pts) == len(a.prefill.gemm_ops) + len(a.decode.gemm_ops)  # every GEMM is a point
+    rects = cm.gemm_shapes_spec(layer_ops(cfg, 1024))["datasets"]["rects"]
+    q = [r for r in rects if r["op"] == "q_proj"]
+    sizes = [(r["x2"] - r["x"], r["y2"] - r["y"]) for r in q]
+    assert sizes == [(pytest.approx(4096), pytest.approx(1024)), (pytest.approx(4096), pytest.approx(4096)),
+                     (pytest.approx(4096), pytest.approx(1024))]
+
+
+def test_share_overview_gemms_dominate_flops_more_than_time():
+    from gemmlib.llm.accounting import share_overview
+
+    rows = share_overview(from_name("llama-2-7b"), (512, 8192), get_hardware("H100 SXM"), "bf16", 0.7)
+    assert [(r["tokens"], r["attention"]) for r in rows] == [
+        (512, "eager"), (512, "fused"), (8192, "eager"), (8192, "fused")]
+    for r in rows:
+        assert 0.99 < r["GEMM share of FLOPs"] < 1
+        assert 0 < r["GEMM share of time"] < r["GEMM share of FLOPs"]
+    eager = [r["GEMM share of time"] for r in rows if r["attention"] == "eager"]
+    fused = [r["GEMM share of time"] for r in rows if r["attention"] != "eager"]
+    assert eager[1] < eager[0]  # the S×S scores through memory grow with the context
+    assert fused[0] > eager[0] and fused[1] > eager[1]

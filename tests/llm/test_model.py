@@ -1,0 +1,145 @@
+"""ModelConfig, presets, config.json parsing and exact parameter counts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from estimator_reference import Decoder, count_params
+
+from gemmlib.core.errors import InputError
+from gemmlib.llm.config import ModelConfig
+from gemmlib.llm.hf import from_hf_config, load_config_file, parse_config_json
+from gemmlib.llm.presets import PRESETS, PUBLISHED_PARAMS, from_name
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_preset_params_equal_published_checkpoint(name):
+    assert PRESETS[name].params == PUBLISHED_PARAMS[name]
+    assert PRESETS[name].source.startswith("https://huggingface.co/")
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_preset_params_equal_numel_of_the_architecture_on_meta(name):
+    cfg = PRESETS[name]
+    with torch.device("meta"):
+        model = Decoder(cfg)
+    assert count_params(model) == cfg.params
+
+
+def test_breakdown_adds_up_and_active_params_for_moe():
+    cfg = from_name("mixtral-8x7b")
+    assert sum(cfg.param_breakdown().values()) == cfg.params
+    # one token reaches 2 of 8 experts: 3 · 4096 · 14336 per expert per layer
+    assert cfg.params - cfg.active_params == 32 * 6 * 3 * 4096 * 14336
+    dense = from_name("llama-2-7b")
+    assert dense.active_params == dense.params
+
+
+def test_small_configs_match_reference_numel():
+    cases = [
+        ModelConfig(layers=2, hidden=48, heads=6, kv_heads=2, ffn=80, vocab=97, qkv_bias=True, tied_embeddings=True),
+        ModelConfig(layers=3, hidden=32, heads=4, ffn=128, vocab=50, mlp="plain", norm="layer", qkv_bias=True,
+                    o_bias=True, mlp_bias=True, tied_embeddings=True, learned_positions=16),
+        ModelConfig(layers=2, hidden=32, heads=4, kv_heads=1, head_dim=24, ffn=40, vocab=30, experts=4,
+                    experts_per_token=2),
+        ModelConfig(layers=1, hidden=16, heads=2, ffn=24, vocab=10, o_bias=True, qkv_bias=True, mlp_bias=True),
+    ]
+    for cfg in cases:
+        assert count_params(Decoder(cfg)) == cfg.params, cfg
+
+
+@pytest.mark.parametrize("name", ["mixtral-8x7b", "qwen2.5-0.5b", "gpt2", "llama-2-7b"])
+def test_sample_config_json_files_parse_to_the_preset(name):
+    cfg = load_config_file(str(DATA / f"config_{name}.json"))
+    preset = PRESETS[name]
+    assert cfg.replace(name=preset.name, source=preset.source) == preset
+    assert cfg.params == PUBLISHED_PARAMS[name]
+
+
+def test_from_name_is_forgiving_about_spelling_and_strict_about_names():
+    assert from_name("Llama-3-8B") is PRESETS["llama-3-8b"]
+    assert from_name("llama38b") is PRESETS["llama-3-8b"]
+    with pytest.raises(InputError, match="unknown preset"):
+        from_name("llama-9-1t")
+
+
+def test_head_dim_default_and_explicit():
+    assert ModelConfig(layers=1, hidden=64, heads=8, ffn=8, vocab=8).head_dim == 8
+    c = ModelConfig(layers=1, hidden=64, heads=8, head_dim=32, ffn=8, vocab=8)
+    assert c.q_dim == 256 and c.kv_dim == 256
+
+
+@pytest.mark.parametrize("kwargs, msg", [
+    (dict(layers=0), "at least 1"),
+    (dict(hidden=-5), "at least 1"),
+    (dict(heads=3), "not divisible"),
+    (dict(kv_heads=3), "multiple of KV heads"),
+    (dict(mlp="swish"), "mlp must be"),
+    (dict(experts=8, experts_per_token=9), "between 1 and 8"),
+    (dict(experts=1, experts_per_token=1), "at least 2 experts"),
+    (dict(experts_per_token=2), "dense model"),
+    (dict(layers=2.5), "whole number"),
+    (dict(layers="12"), "whole number"),
+    (dict(vocab=10**12), "beyond any real model"),
+    (dict(tied_embeddings="yes"), "true or false"),
+])
+def test_bad_configs_raise_input_error(kwargs, msg):
+    base = dict(layers=2, hidden=64, heads=8, ffn=128, vocab=100)
+    base.update(kwargs)
+    with pytest.raises(InputError, match=msg):
+        ModelConfig(**base)
+
+
+def test_config_is_hashable_and_frozen():
+    cfg = from_name("gpt2")
+    assert hash(cfg) == hash(from_hf_config(json.loads((DATA / "config_gpt2.json").read_text()), name="gpt2",
+                                            source=cfg.source))
+    with pytest.raises(AttributeError):
+        cfg.layers = 3
+
+
+@pytest.mark.parametrize("data, msg", [
+    (b"{ this is not json ", "not valid JSON"),
+    (b"", "empty"),
+    (b"[1, 2]", "JSON object"),
+    (b"\xff\xfe\x00", "not UTF-8"),
+    (b'{"model_type": "bert", "hidden_size": 8}', "not supported"),
+    (b'{"hidden_size": 8}', "model_type"),
+    (b'{"model_type": "llama", "hidden_size": 64}', "num_attention_heads"),
+    (b'{"model_type": "llama", "hidden_size": "64", "num_attention_heads": 8, "num_hidden_layers": 2,'
+     b' "intermediate_size": 8, "vocab_size": 8}', "hidden_size must be a whole number"),
+    (b'{"model_type": "llama", "hidden_size": 64, "num_attention_heads": 8, "num_hidden_layers": 2,'
+     b' "intermediate_size": 8, "vocab_size": 8, "tie_word_embeddings": "no"}', "true or false"),
+    (b'{"model_type": "mixtral", "hidden_size": 64, "num_attention_heads": 8, "num_hidden_layers": 2,'
+     b' "intermediate_size": 8, "vocab_size": 8}', "num_local_experts"),
+])
+def test_bad_config_json_gives_clear_messages(data, msg):
+    with pytest.raises(InputError, match=msg):
+        parse_config_json(data)
+
+
+def test_huge_config_json_is_refused_before_parsing():
+    with pytest.raises(InputError, match="limit"):
+        parse_config_json(b" " * 2_000_001)
+
+
+def test_bad_files_on_disk():
+    with pytest.raises(InputError, match="not valid JSON"):
+        load_config_file(str(DATA / "config_not_json.json"))
+    with pytest.raises(InputError, match="hidden_size"):
+        load_config_file(str(DATA / "config_wrong_type.json"))
+    with pytest.raises(InputError, match="cannot read"):
+        load_config_file(str(DATA / "does_not_exist.json"))
+
+
+def test_llama_attention_bias_and_mlp_bias_flags():
+    base = json.loads((DATA / "config_llama-2-7b.json").read_text())
+    plain = from_hf_config(base)
+    biased = from_hf_config({**base, "attention_bias": True, "mlp_bias": True})
+    d, f, layers = 4096, 11008, 32
+    assert biased.params - plain.params == layers * (4 * d + 2 * f + d)
