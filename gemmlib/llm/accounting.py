@@ -62,6 +62,22 @@ ATTENTION_PRODUCTS = ("attn_scores", "attn_values")
 LM_HEAD_MODES = ("all", "last")
 ATTENTION_KINDS = ("eager", "fused")
 
+# How each op splits across tensor-parallel ranks (Megatron style), for the scale-out model:
+#   column: the output features split (q/k/v, gate/up; their element-wise followers too);
+#   row: the input features split, an all-reduce of the output follows (o_proj, down_proj);
+#   heads: split by attention head (the products, softmax, rotary, GQA repeat);
+#   vocab: the vocabulary splits (LM head, embedding);
+#   replicated: every rank does all of it (norms, residual adds, the router).
+# A new op names its sharding here; an op missing from the table counts as replicated.
+SHARDING: dict[str, str] = {
+    "q_proj": "column", "k_proj": "column", "v_proj": "column", "gate_proj": "column", "up_proj": "column",
+    "o_proj": "row", "down_proj": "row",
+    "attn_scores": "heads", "attn_values": "heads", "attn_softmax": "heads", "rotary": "heads",
+    "kv_repeat": "heads", "activation": "column",
+    "lm_head": "vocab", "embedding": "vocab",
+    "router": "replicated", "moe_routing": "replicated", "norms": "replicated", "residual": "replicated",
+}
+
 _LIMITS = {"batch": 1_000_000, "seq_len": 100_000_000, "new_tokens": 10_000_000}
 
 
@@ -151,6 +167,11 @@ class Op:
     @property
     def is_gemm(self) -> bool:
         return self.kind == "gemm"
+
+    @property
+    def shard(self) -> str:
+        """How the op splits across tensor-parallel ranks (see :data:`SHARDING`)."""
+        return SHARDING.get(self.name, "replicated")
 
     @property
     def bytes(self) -> float:
