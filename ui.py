@@ -9,6 +9,7 @@ traceback.
 
 from __future__ import annotations
 
+import math
 import time
 import traceback
 import uuid
@@ -92,40 +93,75 @@ def guard(what: str = "this section") -> Iterator[None]:
             st.code(traceback.format_exc())
 
 
-def bound(key: str, default: Any, cast: Callable[[str], Any] | None = None,
-          valid: Callable[[Any], bool] | None = None) -> Any:
-    """Seed ``st.session_state[key]`` from the URL (``?key=value``) once, else from ``default``.
+_RESET = "_url_reset__"  # session-state prefix: a value to put in a URL-bound widget on the next run
+_MISSING = object()
 
-    Use with a widget created with ``key=key`` and no ``value=``; call
-    ``ui.push_query(keys)`` after the widgets so that the URL follows them.
-    A malformed or out-of-range query value falls back to the default.
+
+def url(widget: Callable[..., T], label: str, *args: Any, key: str, valid: Callable[[Any], bool] | None = None,
+        fallback: Any = _MISSING, **kwargs: Any) -> T:
+    """``widget(label, *args, key=key, bind="query-params", **kwargs)``: a widget bound to ``?key=value``.
+
+    Streamlit keeps the URL in step with the widget, seeds it from the URL on the first run (a cold
+    deep link too), leaves the key out while the value equals the widget's default, and silently
+    falls back to the default for a malformed, out-of-range or unknown URL value. Pass the default
+    the usual way (``value=``, ``index=``, ``default=``), never through ``st.session_state``.
+
+    Two things Streamlit cannot know, handled here with one extra rerun (only for such a link):
+    ``valid(value)``, a rule the widget cannot express (a power of two, a tile that fits), replaced
+    by ``fallback``; and, for an option widget whose labels differ from its options
+    (``format_func``), a link that names the option itself (``?acc_src=random``, as this app's
+    links did before Streamlit's binding, which writes labels) is read as that option.
     """
-    if key not in st.session_state:
-        value = default
-        raw = st.query_params.get(key)
-        if raw is not None:
-            conv = cast or type(default)
-            try:
-                if conv is bool:
-                    candidate = raw.lower() in {"1", "true", "yes", "on"}
-                else:
-                    candidate = conv(raw)
-                if valid is None or valid(candidate):
-                    value = candidate
-            except (TypeError, ValueError):
-                pass
-        st.session_state[key] = value
-    return st.session_state[key]
+    ss = st.session_state
+    pending = ss.pop(_RESET + key, _MISSING)
+    if pending is not _MISSING:
+        ss[key] = pending  # set before the widget on this run: wins over the URL
+    raw = st.query_params.get(key) if key not in ss else None  # the link's text, on the first run only
+    if raw is not None:
+        _drop_non_finite(key, raw)
+    value = widget(label, *args, key=key, bind="query-params", **kwargs)
+    if raw is not None and "format_func" in kwargs:
+        options = list(kwargs.get("options", args[0] if args else []))
+        fmt = kwargs["format_func"]
+        named = [o for o in options if str(o) == raw and str(fmt(o)) != raw]
+        if named and value != named[0]:
+            ss[_RESET + key] = named[0]
+            st.rerun()
+    if valid is not None and not valid(value):
+        if fallback is _MISSING:
+            raise ValueError(f"ui.url({key!r}): a valid= rule needs a fallback=")
+        ss[_RESET + key] = fallback
+        st.rerun()
+    return value
 
 
-def push_query(keys: list[str]) -> None:
-    """Write the current values of ``keys`` into the URL, so the view can be shared."""
-    for k in keys:
-        if k in st.session_state:
-            v = st.session_state[k]
-            s = str(v).lower() if isinstance(v, bool) else str(v)
-            if st.query_params.get(k) != s:
-                st.query_params[k] = s
+def _drop_non_finite(key: str, raw: Any) -> None:
+    """Forget a link's ``?key=1e309`` (or ``inf``) before its widget reads it.
+
+    Streamlit 1.67 seeds an integer widget with ``int(float("1e309"))`` and lets the OverflowError
+    escape (it catches only ValueError, TypeError and IndexError), which would put an exception box
+    on the page. A non-finite number is never a valid value, so it is removed from the snapshot of
+    the URL that seeding reads (Streamlit's own ``_initial_query_params``; if a later release
+    renames it, nothing happens here and its own fixed seeding applies) and from the URL.
+    """
+    try:
+        bad = not math.isfinite(float(raw))
+    except (TypeError, ValueError):
+        return
+    if not bad:
+        return
+    from streamlit.runtime.state import get_session_state
+
+    with get_session_state().query_params() as qp:
+        snapshot = getattr(qp, "_initial_query_params", None)
+        if isinstance(snapshot, dict):
+            snapshot.pop(key, None)
+    st.query_params.pop(key, None)
+
+
+def set_url_widget(key: str, value: Any) -> None:
+    """Change a URL-bound widget from code (a button's callback): takes effect on the next run."""
+    st.session_state[_RESET + key] = value
 
 
 def fmt_si(x: float, unit: str = "", digits: int = 3) -> str:
@@ -169,7 +205,7 @@ def stepper(prefix: str, last: int, draw: Callable[[int], None], *, reset_on: An
     animation timer, so the rest of the page is not redrawn while playing. Returns the step shown.
 
     Session-state keys (all ``{prefix}_...``): ``pos`` (the 0-based step; ``pos_key`` renames it),
-    ``playing``, ``speed`` (steps per second, seeded from the URL like ``bound``), the buttons
+    ``playing``, ``speed`` (steps per second, bound to the URL), the buttons
     ``play``, ``first``, ``back``, ``fwd``, ``last``, the 1-based ``slider``, and ``trace_id``: when
     ``reset_on`` changes (new matrices, another loop order) the position goes back to step 0.
 
@@ -184,7 +220,6 @@ def stepper(prefix: str, last: int, draw: Callable[[int], None], *, reset_on: An
     k_speed, k_slider, k_trace = f"{prefix}_speed", f"{prefix}_slider", f"{prefix}_trace_id"
     ss.setdefault(k_playing, False)
     ss.setdefault(k_pos, 0)
-    bound(k_speed, speed, int, lambda v: 1 <= v <= max_speed)
     if reset_on is not None and ss.get(k_trace) != reset_on:
         ss[k_trace] = reset_on
         ss[k_pos] = 0
@@ -222,8 +257,8 @@ def stepper(prefix: str, last: int, draw: Callable[[int], None], *, reset_on: An
     c1, c2 = st.columns([1, 4])
     c1.button("⏸ Pause" if playing else "▶ Play", on_click=toggle_play, key=f"{prefix}_play", type="primary",
               width="stretch")
-    c2.slider("speed (steps per second)", 1, max_speed, key=k_speed,
-              help="on a busy machine the animation skips drawing some steps to keep this pace")
+    url(c2.slider, "speed (steps per second)", 1, max_speed, speed, key=k_speed,
+        help="on a busy machine the animation skips drawing some steps to keep this pace")
 
     @st.fragment(run_every=(1.0 / ss[k_speed]) if playing else None)
     def frame() -> None:

@@ -50,68 +50,54 @@ SEQS = [16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192]
 HIDDENS = [64, 128, 256, 384, 512, 768, 1024, 2048, 3072, 4096, 5120, 8192]
 HEADS = [1, 2, 4, 8, 12, 16, 32, 64]
 
-ui.bound("pr_device", devices[0], str, lambda v: v in devices)
-device = st.session_state.pr_device
-gpu_run = device == "cuda"
-ui.bound("pr_source", SOURCES[0], str, lambda v: v in SOURCES)
-ui.bound("pr_preset", "llama-3-8b" if "llama-3-8b" in PRESETS else next(iter(PRESETS)), str,
-         lambda v: v in PRESETS)
-ui.bound("pr_scale", 1 if gpu_run else 16, int, lambda v: v in SCALES)
-ui.bound("pr_hidden", 256, int, lambda v: v in HIDDENS)
-ui.bound("pr_heads", 8, int, lambda v: v in HEADS)
-ui.bound("pr_kv", 2, int, lambda v: v in HEADS)
-ui.bound("pr_ffn", 0, int, lambda v: 0 <= v <= lim.max_dim)
-ui.bound("pr_seq", 1024 if gpu_run else 64, int, lambda v: v in SEQS)
-ui.bound("pr_batch", 1, int, lambda v: 1 <= v <= 64)
-ui.bound("pr_layers", 2 if gpu_run else 1, int, lambda v: 1 <= v <= 16)
-ui.bound("pr_attn", "eager", str, lambda v: v in pf.ATTENTION_IMPLS)
-ui.bound("pr_dtype", "bf16" if gpu_run else "fp32", str, lambda v: v in pf.PROFILE_DTYPES)
-ui.bound("pr_steps", 3, int, lambda v: 1 <= v <= 20)
-ui.bound("pr_eff", 0.7, float, lambda v: 0.05 <= v <= 1.0)
+DEFAULT_PRESET = "llama-3-8b" if "llama-3-8b" in PRESETS else next(iter(PRESETS))
 
 # ----------------------------------------------------------------------------- inputs
 with st.container(border=True):
     c = st.columns([1, 2, 2, 2])
-    c[0].radio("Device", devices, key="pr_device",
-               help=None if cuda_ok else f"No GPU here: {cuda_why}. The CPU shows the method; the shares differ.")
-    source = c[1].radio("Sizes from", SOURCES, key="pr_source", horizontal=True)
+    device = ui.url(c[0].radio, "Device", devices, key="pf_device",
+                    help=None if cuda_ok else f"No GPU here: {cuda_why}. The CPU shows the method; the shares differ.")
+    gpu_run = device == "cuda"
+    source = ui.url(c[1].radio, "Sizes from", SOURCES, key="pf_source", horizontal=True)
     if source == SOURCES[0]:
-        preset = c[2].selectbox("Model (the estimator's presets)", list(PRESETS), key="pr_preset",
-                                help="dense models with a gated MLP; dimensions from each config.json")
-        scale = c[3].select_slider("Scale down by", SCALES, key="pr_scale",
-                                   help="hidden and MLP width ÷ this; heads and K/V heads are kept")
+        preset = ui.url(c[2].selectbox, "Model (the estimator's presets)", list(PRESETS),
+                        index=list(PRESETS).index(DEFAULT_PRESET), key="pf_preset",
+                        help="the estimator's dense presets; dimensions from each config.json")
+        scale = ui.url(c[3].select_slider, "Scale down by", SCALES, value=1 if gpu_run else 16, key="pf_scale",
+                       help="hidden, head size and MLP width ÷ this; heads and K/V heads are kept")
         p = PRESETS[preset]
         st.caption(f"{preset}: hidden {p['hidden']}, {p['heads']} heads / {p['kv_heads']} K/V heads, MLP "
                    f"{p['intermediate']}, {p['layers']} layers ([config.json]({p['source']})).")
     else:
         s = st.columns(4)
-        s[0].select_slider("hidden", HIDDENS, key="pr_hidden")
-        s[1].select_slider("heads", HEADS, key="pr_heads")
-        s[2].select_slider("K/V heads (GQA)", HEADS, key="pr_kv", help="must divide heads; = heads: no GQA")
-        s[3].number_input("MLP width (0 = 8/3·hidden)", 0, lim.max_dim, step=64, key="pr_ffn")
+        ui.url(s[0].select_slider, "hidden", HIDDENS, value=256, key="pf_hidden")
+        ui.url(s[1].select_slider, "heads", HEADS, value=8, key="pf_heads")
+        ui.url(s[2].select_slider, "K/V heads (GQA)", HEADS, value=2, key="pf_kv",
+               help="must divide heads; = heads: no GQA")
+        ui.url(s[3].number_input, "MLP width (0 = 8/3·hidden)", 0, lim.max_dim, 0, step=64, key="pf_ffn")
     d = st.columns(6)
-    d[0].select_slider("sequence length", SEQS, key="pr_seq")
-    d[1].number_input("batch", 1, 64, key="pr_batch")
-    d[2].slider("layers", 1, 16, key="pr_layers", help="every layer is the same; 2–4 smooth the numbers")
-    d[3].radio("attention", pf.ATTENTION_IMPLS, key="pr_attn", horizontal=True,
-               help="eager: QKᵀ and PV as two visible matmuls; sdpa: one fused kernel (GEMM work)")
-    d[4].selectbox("dtype", pf.PROFILE_DTYPES, key="pr_dtype")
-    d[5].slider("profiled passes", 1, 20, key="pr_steps", help="each op's time is its median over the passes")
+    ui.url(d[0].select_slider, "sequence length", SEQS, value=1024 if gpu_run else 64, key="pf_seq")
+    ui.url(d[1].number_input, "batch", 1, 64, 1, key="pf_batch")
+    ui.url(d[2].slider, "layers", 1, 16, 2 if gpu_run else 1, key="pf_layers",
+           help="every layer is the same; 2–4 smooth the numbers")
+    ui.url(d[3].radio, "attention", pf.ATTENTION_IMPLS, key="pf_attn", horizontal=True,
+           help="eager: QKᵀ and PV as two visible matmuls; sdpa: one fused kernel (GEMM work)")
+    ui.url(d[4].selectbox, "dtype", pf.PROFILE_DTYPES, index=list(pf.PROFILE_DTYPES).index("bf16" if gpu_run else "fp32"),
+           key="pf_dtype")
+    ui.url(d[5].slider, "profiled passes", 1, 20, 3, key="pf_steps", help="each op's time is its median over the passes")
     st.caption(f"Caps here: dimensions ≤ {lim.max_dim:,}, memory ≤ {lim.max_bytes / 1024**3:.3g} GiB"
                + (" — **classroom mode**" if lim.classroom else "") + ".")
-ui.push_query(["pr_device", "pr_source", "pr_preset", "pr_scale", "pr_hidden", "pr_heads", "pr_kv", "pr_ffn",
-               "pr_seq", "pr_batch", "pr_layers", "pr_attn", "pr_dtype", "pr_steps"])
 
 cfg = None
 with ui.guard("the block's sizes"):
     ss = st.session_state
-    common = dict(seq_len=int(ss.pr_seq), batch=int(ss.pr_batch), layers=int(ss.pr_layers),
-                  attention=ss.pr_attn, dtype=ss.pr_dtype)
+    common = dict(seq_len=int(ss.pf_seq), batch=int(ss.pf_batch), layers=int(ss.pf_layers),
+                  attention=ss.pf_attn, dtype=ss.pf_dtype)
     if source == SOURCES[0]:
-        cfg = pf.preset_config(ss.pr_preset, int(ss.pr_scale), **common)
+        cfg = pf.preset_config(ss.pf_preset, int(ss.pf_scale), **common)
     else:
-        cfg = pf.BlockConfig.llama(hidden=int(ss.pr_hidden), heads=int(ss.pr_heads), kv_heads=int(ss.pr_kv),
-                                   intermediate=int(ss.pr_ffn), **common)
+        cfg = pf.BlockConfig.llama(hidden=int(ss.pf_hidden), heads=int(ss.pf_heads), kv_heads=int(ss.pf_kv),
+                                   intermediate=int(ss.pf_ffn), **common)
     safety.check_dims(lim, hidden=cfg.hidden, intermediate=cfg.intermediate, seq_len=cfg.seq_len,
                        tokens=cfg.tokens)
     st.markdown(f"**Block:** hidden {cfg.hidden}, {cfg.heads} heads of {cfg.head_dim} ({cfg.kv_heads} K/V heads), "
@@ -121,10 +107,10 @@ with ui.guard("the block's sizes"):
 # ----------------------------------------------------------------------------- prediction
 st.subheader("Predicted before running")
 default_hw = pf.hardware_for(device, harness.device_name(device) if gpu_run else "").name
-ui.bound("pr_hw", default_hw, str, lambda v: v in CATALOGUE)
 h = st.columns([2, 2, 3])
-hw_name = h[0].selectbox("Hardware for the prediction", list(CATALOGUE), key="pr_hw")
-eff = h[1].slider("efficiency", 0.05, 1.0, step=0.05, key="pr_eff",
+hw_name = ui.url(h[0].selectbox, "Hardware for the prediction", list(CATALOGUE),
+                 index=list(CATALOGUE).index(default_hw), key="pf_hw")
+eff = ui.url(h[1].slider, "efficiency", 0.05, 1.0, 0.7, step=0.05, key="pf_eff",
                   help="share of the datasheet peak and bandwidth reached, for GEMMs and the rest alike")
 pred = None
 if cfg is not None:
@@ -141,8 +127,8 @@ if cfg is not None:
                    "time share is what the profiler can confirm.")
 
 # ----------------------------------------------------------------------------- run
-if "pr_dir" not in st.session_state:
-    st.session_state.pr_dir = tempfile.mkdtemp(prefix="gemm_profile_")
+if "pf_dir" not in st.session_state:
+    st.session_state.pf_dir = tempfile.mkdtemp(prefix="gemm_profile_")
 
 
 def _run_guarded(label: str, fn):
@@ -151,15 +137,15 @@ def _run_guarded(label: str, fn):
 
 
 st.subheader("Measured")
-if st.button("Profile the block", type="primary", disabled=cfg is None, key="pr_run"):
+if st.button("Profile the block", type="primary", disabled=cfg is None, key="pf_run"):
     with ui.guard("the profiler run"):
-        trace = Path(st.session_state.pr_dir) / "profile_trace.json"
+        trace = Path(st.session_state.pf_dir) / "profile_trace.json"
         res = _run_guarded("a profiler run", lambda say: pf.profile_block(
-            cfg, device, steps=int(st.session_state.pr_steps), trace_path=trace, monitor=True,
+            cfg, device, steps=int(st.session_state.pf_steps), trace_path=trace, monitor=True,
             hardware=CATALOGUE[hw_name], efficiency=float(eff), progress=say))
-        st.session_state.pr_result = res
+        st.session_state.pf_result = res
 
-res = st.session_state.get("pr_result")
+res = st.session_state.get("pf_result")
 if res is not None:
     c0 = res.config
     st.markdown(f"**{c0.layers} block(s) on {res.device_name}** ({res.device}, {c0.dtype}, {c0.attention} attention, "
@@ -186,8 +172,8 @@ if res is not None:
 
     st.markdown("#### Top ops")
     t = st.columns([1, 1, 4])
-    by_name = t[0].toggle("merge shapes", key="pr_by_name", help="one row per op name, all input shapes together")
-    top_n = t[1].number_input("rows", 5, 100, value=15, key="pr_top")
+    by_name = t[0].toggle("merge shapes", key="pf_by_name", help="one row per op name, all input shapes together")
+    top_n = t[1].number_input("rows", 5, 100, value=15, key="pf_top")
     ops = res.grouped() if by_name else res.top_ops(len(res.ops))
     table = pd.DataFrame([o.to_dict() for o in ops[: int(top_n)]])
     table["time µs"] = table["time_s"] * 1e6
@@ -225,7 +211,7 @@ if res is not None:
     if res.trace_path and Path(res.trace_path).exists():
         data = Path(res.trace_path).read_bytes()
         st.download_button(f"Download the Chrome trace ({ui.fmt_si(len(data), 'B')})", data,
-                           "profile_trace.json", "application/json", on_click="ignore", key="pr_trace")
+                           "profile_trace.json", "application/json", on_click="ignore", key="pf_trace")
         st.caption("Open it at https://ui.perfetto.dev (or chrome://tracing): every op and, on a GPU, every "
                    "kernel on its own timeline.")
 else:
@@ -239,7 +225,7 @@ st.markdown(f"Time the same block's forward pass with the measuring harness (war
             f"{UTIL_TARGET:.0%} and memory bandwidth ≥ {BANDWIDTH_TARGET:.0%}.")
 if not ok_nvml:
     st.info(why_nvml)
-if st.button("Run the monitored benchmark", disabled=cfg is None, key="pr_bench"):
+if st.button("Run the monitored benchmark", disabled=cfg is None, key="pf_bench"):
     with ui.guard("the monitored benchmark"):
         def _bench(say):
             say("timing the block with the harness")
@@ -249,8 +235,8 @@ if st.button("Run the monitored benchmark", disabled=cfg is None, key="pr_bench"
 
         r, mres = _run_guarded("a monitored block benchmark", _bench)
         record([r])
-        st.session_state.pr_bench_out = (r, mres)
-out = st.session_state.get("pr_bench_out")
+        st.session_state.pf_bench_out = (r, mres)
+out = st.session_state.get("pf_bench_out")
 if out:
     r, mres = out
     b = st.columns(4)

@@ -39,31 +39,24 @@ but touch memory very differently — which is what GEMM kernels are really abou
 SOURCES = {"article": "the article's example", "random": "random (from a seed)", "custom": "type your own"}
 
 # ----------------------------------------------------------------------------- inputs
-ui.bound("acc_src", "article", str, lambda v: v in SOURCES)
-ui.bound("acc_order", "inner", str, lambda v: v in ref.LOOP_ORDERS)
-for key, default in (("acc_m", 4), ("acc_n", 4), ("acc_k", 4)):
-    ui.bound(key, default, int, lambda v: 1 <= v <= PAGE_MAX)
-ui.bound("acc_seed", 0, int, lambda v: 0 <= v <= 10**6)
-ui.bound("acc_alpha", 1.0, float, lambda v: abs(v) <= ALPHA_BETA_LIMIT)
-ui.bound("acc_beta", 0.0, float, lambda v: abs(v) <= ALPHA_BETA_LIMIT)
 st.session_state.setdefault("acc_text_a", "1 2 3\n4 5 6")
 st.session_state.setdefault("acc_text_b", "7 8\n9 10\n11 12")
 st.session_state.setdefault("acc_text_c", "")
 st.session_state.setdefault("acc_ints", True)
 
 with st.container(border=True):
-    src = st.radio("Matrices", list(SOURCES), format_func=SOURCES.get, horizontal=True, key="acc_src")
+    src = ui.url(st.radio, "Matrices", list(SOURCES), format_func=SOURCES.get, horizontal=True, key="acc_src")
     c1, c2, c3 = st.columns([2, 2, 3])
-    c1.number_input("α", -ALPHA_BETA_LIMIT, ALPHA_BETA_LIMIT, step=0.5, key="acc_alpha",
-                    help="scales A·B; 1 in LLM layers")
-    c2.number_input("β", -ALPHA_BETA_LIMIT, ALPHA_BETA_LIMIT, step=0.5, key="acc_beta",
-                    help="scales C; 0 in LLM layers (then C is not read at all)")
+    alpha = ui.url(c1.number_input, "α", -ALPHA_BETA_LIMIT, ALPHA_BETA_LIMIT, 1.0, step=0.5, key="acc_alpha",
+                   help="scales A·B; 1 in LLM layers")
+    beta = ui.url(c2.number_input, "β", -ALPHA_BETA_LIMIT, ALPHA_BETA_LIMIT, 0.0, step=0.5, key="acc_beta",
+                  help="scales C; 0 in LLM layers (then C is not read at all)")
     if src == "random":
         r = st.columns(5)
-        r[0].number_input("M (rows of A, D)", 1, PAGE_MAX, key="acc_m")
-        r[1].number_input("K (shared)", 1, PAGE_MAX, key="acc_k")
-        r[2].number_input("N (columns of B, D)", 1, PAGE_MAX, key="acc_n")
-        r[3].number_input("seed", 0, 10**6, key="acc_seed")
+        m_in = ui.url(r[0].number_input, "M (rows of A, D)", 1, PAGE_MAX, 4, key="acc_m")
+        k_in = ui.url(r[1].number_input, "K (shared)", 1, PAGE_MAX, 4, key="acc_k")
+        n_in = ui.url(r[2].number_input, "N (columns of B, D)", 1, PAGE_MAX, 4, key="acc_n")
+        seed = ui.url(r[3].number_input, "seed", 0, 10**6, 0, key="acc_seed")
         r[4].toggle("small integers", key="acc_ints", help="off: normal numbers with two decimals")
     elif src == "custom":
         st.caption("One row per line; numbers separated by spaces or commas (or paste `[[1, 2], [3, 4]]`). "
@@ -75,12 +68,10 @@ with st.container(border=True):
 
 problem = None
 with ui.guard("the matrices"):
-    alpha, beta = st.session_state.acc_alpha, st.session_state.acc_beta
     if src == "article":
         problem = replace(ref.article_problem(), alpha=float(alpha), beta=float(beta))
     elif src == "random":
-        problem = ref.random_problem(st.session_state.acc_m, st.session_state.acc_n, st.session_state.acc_k,
-                                     st.session_state.acc_seed, alpha=alpha, beta=beta,
+        problem = ref.random_problem(int(m_in), int(n_in), int(k_in), int(seed), alpha=alpha, beta=beta,
                                      integers=st.session_state.acc_ints, max_dim=PAGE_MAX)
     else:
         text_c = st.session_state.acc_text_c
@@ -93,7 +84,7 @@ else:
     st.info(f"Showing the last matrices that worked ({problem.m}×{problem.k} times {problem.k}×{problem.n}).")
 
 o1, o2 = st.columns([3, 4])
-order = o1.radio("Loop order", ref.LOOP_ORDERS, format_func=ref.LOOP_ORDER_LABELS.get, key="acc_order")
+order = ui.url(o1.radio, "Loop order", ref.LOOP_ORDERS, format_func=ref.LOOP_ORDER_LABELS.get, key="acc_order")
 tile = ref.default_tile(problem)
 if order == "tiled":
     tc = o2.columns(3)
@@ -241,4 +232,3 @@ with ui.guard("the precision study"):
                "An fp64 error of 0 means float64 summed these products without any rounding (fp16 and bf16 "
                "products have few enough bits); it is drawn at 1e-18 on the log scale.")
 
-ui.push_query(["acc_src", "acc_order", "acc_m", "acc_n", "acc_k", "acc_seed", "acc_alpha", "acc_beta", "acc_speed"])

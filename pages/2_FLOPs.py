@@ -29,29 +29,23 @@ sets the time. Change the ranges, the metric and the GPU below.
 )
 
 # ----------------------------------------------------------------------------- inputs
-defaults = {"fl_m0": 256, "fl_m1": 2048, "fl_ms": 256, "fl_n0": 256, "fl_n1": 2048, "fl_ns": 256, "fl_k": 1024}
-for key, default in defaults.items():
-    ui.bound(key, default, int, lambda v: 1 <= v <= MAX_DIM)
-ui.bound("fl_metric", "GFLOPs", str, lambda v: v in METRICS)
-ui.bound("fl_dtype", "bf16", str, lambda v: v in COMPUTE_DTYPES)
-ui.bound("fl_gpu", DEFAULT_GPU, str, lambda v: v in CATALOGUE)
-ui.bound("fl_eff", 1.0, float, lambda v: 0.05 <= v <= 1.0)
-
 with st.container(border=True):
     c = st.columns(7)
-    c[0].number_input("M from", 1, MAX_DIM, key="fl_m0")
-    c[1].number_input("M to", 1, MAX_DIM, key="fl_m1")
-    c[2].number_input("M step", 1, MAX_DIM, key="fl_ms")
-    c[3].number_input("N from", 1, MAX_DIM, key="fl_n0")
-    c[4].number_input("N to", 1, MAX_DIM, key="fl_n1")
-    c[5].number_input("N step", 1, MAX_DIM, key="fl_ns")
-    c[6].number_input("K", 1, MAX_K, key="fl_k", help="1024: a typical hidden size in the article")
+    m0 = ui.url(c[0].number_input, "M from", 1, MAX_DIM, 256, key="fl_m0")
+    m1 = ui.url(c[1].number_input, "M to", 1, MAX_DIM, 2048, key="fl_m1")
+    m_step = ui.url(c[2].number_input, "M step", 1, MAX_DIM, 256, key="fl_ms")
+    n0_ = ui.url(c[3].number_input, "N from", 1, MAX_DIM, 256, key="fl_n0")
+    n1_ = ui.url(c[4].number_input, "N to", 1, MAX_DIM, 2048, key="fl_n1")
+    n_step = ui.url(c[5].number_input, "N step", 1, MAX_DIM, 256, key="fl_ns")
+    k_dim = ui.url(c[6].number_input, "K", 1, MAX_K, 1024, key="fl_k", help="1024: a typical hidden size in the article")
     d = st.columns([3, 1, 2, 2])
-    metric = d[0].radio("Metric", list(METRICS), key="fl_metric", horizontal=True)
-    dtype = d[1].selectbox("dtype", COMPUTE_DTYPES, key="fl_dtype", help="element size for bytes; peak for time")
-    gpu = d[2].selectbox("Hardware", list(CATALOGUE), key="fl_gpu")
-    eff = d[3].slider("efficiency", 0.05, 1.0, step=0.05, key="fl_eff",
-                      help="share of the datasheet peak and bandwidth a real kernel reaches")
+    metric = ui.url(d[0].radio, "Metric", list(METRICS), index=list(METRICS).index("GFLOPs"), key="fl_metric",
+                    horizontal=True)
+    dtype = ui.url(d[1].selectbox, "dtype", COMPUTE_DTYPES, index=list(COMPUTE_DTYPES).index("bf16"), key="fl_dtype",
+                   help="element size for bytes; peak for time")
+    gpu = ui.url(d[2].selectbox, "Hardware", list(CATALOGUE), index=list(CATALOGUE).index(DEFAULT_GPU), key="fl_gpu")
+    eff = ui.url(d[3].slider, "efficiency", 0.05, 1.0, 1.0, step=0.05, key="fl_eff",
+                 help="share of the datasheet peak and bandwidth a real kernel reaches")
     st.caption(f"**{metric}**: {METRICS[metric]}.")
 
 hw = CATALOGUE[gpu]
@@ -88,10 +82,10 @@ def staircase_view(m: int, n0: int, n1: int, tm: int, tn: int, sms: int, step: i
 FORMATS = {"GFLOPs": ",.3~f", "MB moved": ",.3~f", "FLOP/byte": ",.0f", "time µs": ",.3~g"}
 grid = None
 with ui.guard("the ranges"):
-    ms = dim_range(st.session_state.fl_m0, st.session_state.fl_m1, st.session_state.fl_ms, "M")
-    ns = dim_range(st.session_state.fl_n0, st.session_state.fl_n1, st.session_state.fl_ns, "N")
+    ms = dim_range(m0, m1, m_step, "M")
+    ns = dim_range(n0_, n1_, n_step, "N")
     has_time = hw.supports(dtype)
-    grid = metric_grid(ms, ns, st.session_state.fl_k, dtype, hw if has_time else None, eff)
+    grid = metric_grid(ms, ns, k_dim, dtype, hw if has_time else None, eff)
     st.session_state.fl_good = (grid, has_time)
 if grid is None and "fl_good" in st.session_state:
     grid, has_time = st.session_state.fl_good
@@ -108,7 +102,7 @@ if grid is not None:
     if has_time:
         tips += [("time µs", "quantitative", ",.4~g"), ("TFLOP/s", "quantitative", ",.1f"),
                  ("bound", "nominal", None)]
-    title = f"{shown} for M×K by K×N, K = {st.session_state.fl_k:,}" + (
+    title = f"{shown} for M×K by K×N, K = {k_dim:,}" + (
         f", {dtype}" if shown != "GFLOPs" else "") + (f", {hw.name} at {eff:.0%}" if shown == "time µs" else "")
     st.vega_lite_chart(heatmap_spec(tuple(tuple(r.items()) for r in grid), shown, title, tuple(tips)),
                        width="stretch")
@@ -134,21 +128,18 @@ st.markdown(
     "divide evenly by the SM count the last *wave* leaves SMs idle (**wave quantization**). So time "
     "is a staircase in N, not a line: one column past a multiple of the tile can cost a full extra wave."
 )
-ui.bound("fl_wm", 1024, int, lambda v: 1 <= v <= MAX_DIM)
-ui.bound("fl_wn0", 1024, int, lambda v: 1 <= v <= MAX_DIM)
-ui.bound("fl_wn1", 4096, int, lambda v: 1 <= v <= MAX_DIM)
 w = st.columns(6)
-w[0].number_input("M", 1, MAX_DIM, key="fl_wm")
-w[1].number_input("N from", 1, MAX_DIM, key="fl_wn0")
-w[2].number_input("N to", 1, MAX_DIM, key="fl_wn1")
+wave_m = ui.url(w[0].number_input, "M", 1, MAX_DIM, 1024, key="fl_wm")
+wave_n0 = ui.url(w[1].number_input, "N from", 1, MAX_DIM, 1024, key="fl_wn0")
+wave_n1 = ui.url(w[2].number_input, "N to", 1, MAX_DIM, 4096, key="fl_wn1")
 tm = w[3].selectbox("tile M", [64, 128, 256], index=1, key="fl_tm")
 tn = w[4].selectbox("tile N", [64, 128, 256], index=1, key="fl_tn")
 sms = w[5].number_input("SMs", 1, 1024, value=CATALOGUE[gpu].sms, key="fl_sms",
                         help="defaults to the chosen hardware's SM count")
 with ui.guard("the staircase"):
-    n0, n1 = st.session_state.fl_wn0, st.session_state.fl_wn1
+    n0, n1 = wave_n0, wave_n1
     step = max(1, -(-(n1 - n0 + 1) // 1650))  # at most 1650 points: 3 lines each under Altair's 5000 rows
-    stairs, stairs_spec = staircase_view(st.session_state.fl_wm, n0, n1, tm, tn, int(sms), step)
+    stairs, stairs_spec = staircase_view(wave_m, n0, n1, tm, tn, int(sms), step)
     st.vega_lite_chart(stairs_spec, width="stretch")
     worst = min(stairs, key=lambda r: r["efficiency"])
     best = max(stairs, key=lambda r: r["efficiency"])
@@ -185,4 +176,3 @@ with ui.guard("the count"):
         "K additions per output, and FLOP counters such as PyTorch's count 2·M·N·K."
     )
 
-ui.push_query([*defaults, "fl_metric", "fl_dtype", "fl_gpu", "fl_eff", "fl_wm", "fl_wn0", "fl_wn1"])

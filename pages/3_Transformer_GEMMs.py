@@ -36,34 +36,33 @@ length the attention products really take over.
 )
 
 # ----------------------------------------------------------------------------- inputs
-ui.bound("tg_seq", 1024, int, lambda v: 1 <= v <= MAX_SEQ)
-ui.bound("tg_d", 4096, int, lambda v: 1 <= v <= MAX_D)
-ui.bound("tg_heads", 32, int, lambda v: 1 <= v <= 4096)
-ui.bound("tg_kv", 0, int, lambda v: 0 <= v <= 4096)
-ui.bound("tg_ffn", 16384, int, lambda v: 1 <= v <= MAX_FFN)
-ui.bound("tg_gated", False, bool)
-ui.bound("tg_causal", False, bool)
+ARTICLE = {"tg_seq": 1024, "tg_d": 4096, "tg_heads": 32, "tg_kv": 0, "tg_ffn": 16384, "tg_gated": False,
+           "tg_causal": False}
+
+
+def _article_defaults() -> None:
+    for k, v in ARTICLE.items():
+        st.session_state[k] = v  # a bound widget set from a callback: the URL follows
+
 
 with st.container(border=True):
     c = st.columns(5)
-    c[0].number_input("seq_len s", 1, MAX_SEQ, key="tg_seq", help="tokens in the sequence (one sequence)")
-    c[1].number_input("d_model d", 1, MAX_D, key="tg_d", help="hidden size")
-    c[2].number_input("heads", 1, 4096, key="tg_heads", help="query heads; head dim = d / heads")
-    c[3].number_input("KV heads (0 = same)", 0, 4096, key="tg_kv",
-                      help="grouped-query attention: fewer K/V heads shrink k_proj and v_proj")
-    c[4].number_input("FFN width", 1, MAX_FFN, key="tg_ffn", help="MLP inner width; the article uses 4·d")
+    ui.url(c[0].number_input, "seq_len s", 1, MAX_SEQ, ARTICLE["tg_seq"], key="tg_seq",
+           help="tokens in the sequence (one sequence)")
+    ui.url(c[1].number_input, "d_model d", 1, MAX_D, ARTICLE["tg_d"], key="tg_d", help="hidden size")
+    ui.url(c[2].number_input, "heads", 1, 4096, ARTICLE["tg_heads"], key="tg_heads",
+           help="query heads; head dim = d / heads")
+    ui.url(c[3].number_input, "KV heads (0 = same)", 0, 4096, ARTICLE["tg_kv"], key="tg_kv",
+           help="grouped-query attention: fewer K/V heads shrink k_proj and v_proj")
+    ui.url(c[4].number_input, "FFN width", 1, MAX_FFN, ARTICLE["tg_ffn"], key="tg_ffn",
+           help="MLP inner width; the article uses 4·d")
     t = st.columns(3)
-    t[0].toggle("gated MLP (SwiGLU: gate, up, down)", key="tg_gated")
-    t[1].toggle("causal counting (lower triangle)", key="tg_causal",
-                help="count only the scores a causal mask keeps: s·(s+1)/2 per head instead of s²")
-    if t[2].button("Article defaults (s 1024, d 4096, plain 4·d FFN)"):
-        for k in ("tg_seq", "tg_d", "tg_heads", "tg_kv", "tg_ffn", "tg_gated", "tg_causal"):
-            st.session_state.pop(k, None)
-            st.query_params.pop(k, None)
-        st.rerun()
+    ui.url(t[0].toggle, "gated MLP (SwiGLU: gate, up, down)", ARTICLE["tg_gated"], key="tg_gated")
+    ui.url(t[1].toggle, "causal counting (lower triangle)", ARTICLE["tg_causal"], key="tg_causal",
+           help="count only the scores a causal mask keeps: s·(s+1)/2 per head instead of s²")
+    t[2].button("Article defaults (s 1024, d 4096, plain 4·d FFN)", on_click=_article_defaults)
 
 ss = st.session_state
-ui.push_query(["tg_seq", "tg_d", "tg_heads", "tg_kv", "tg_ffn", "tg_gated", "tg_causal"])
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

@@ -56,41 +56,31 @@ def _measured() -> dict[str, Hardware]:
 HW = {**CATALOGUE, **_measured()}
 base = PRESETS[DEFAULT_PRESET]
 
-# ----------------------------------------------------------------------------- URL-bound state
-URL_KEYS: list[str] = []
+# ----------------------------------------------------------------------------- URL-bound widgets
+# Every input is bound to the URL (``?le_batch=8``), with its default here: a link holds what differs.
+D = {"le_src": "preset", "le_preset": DEFAULT_PRESET, "le_layers": base.layers, "le_hidden": base.hidden,
+     "le_heads": base.heads, "le_kv": base.kv_heads, "le_hd": 0, "le_ffn": base.ffn, "le_vocab": base.vocab,
+     "le_mlp": "gated", "le_experts": 0, "le_topk": 0, "le_tied": False, "le_batch": 1, "le_seq": 1024,
+     "le_new": 256, "le_wdt": "bf16", "le_adt": "bf16", "le_kvdt": "bf16", "le_causal": False, "le_last": False,
+     "le_macs": False, "le_gpu": DEFAULT_GPU, "le_gpus": 1, "le_eff": 1.0, "le_cmp": False,
+     "le_b_preset": "llama-3-70b", "le_b_batch": 1, "le_b_seq": 1024, "le_b_new": 256, "le_b_wdt": "bf16",
+     "le_b_gpu": "H200 SXM", "le_b_gpus": 2}
 
 
-def B(key, default, cast, valid=None):  # noqa: N802 - short on purpose: ui.bound, remembering the key
-    URL_KEYS.append(key)
-    return ui.bound(key, default, cast, valid)
+def num(where, label: str, lo: int, hi: int, key: str, **kw):
+    """A URL-bound whole-number input with this page's default for ``key``."""
+    return ui.url(where.number_input, label, lo, hi, D[key], key=key, **kw)
 
 
-B("le_src", "preset", str, lambda v: v in SOURCES)
-B("le_preset", DEFAULT_PRESET, str, lambda v: v in PRESETS)
-for key, default, hi in (("le_layers", base.layers, MAXI["layers"]), ("le_hidden", base.hidden, MAXI["hidden"]),
-                         ("le_heads", base.heads, MAXI["heads"]), ("le_ffn", base.ffn, MAXI["ffn"]),
-                         ("le_vocab", base.vocab, MAXI["vocab"]), ("le_batch", 1, MAXI["batch"]),
-                         ("le_seq", 1024, MAXI["seq"]), ("le_gpus", 1, MAXI["gpus"])):
-    B(key, default, int, lambda v, hi=hi: 1 <= v <= hi)
-for key, default, hi in (("le_kv", base.kv_heads, MAXI["kv"]), ("le_hd", 0, MAXI["hd"]),
-                         ("le_experts", 0, MAXI["experts"]), ("le_topk", 0, MAXI["topk"]),
-                         ("le_new", 256, MAXI["new"])):
-    B(key, default, int, lambda v, hi=hi: 0 <= v <= hi)
-B("le_mlp", "gated", str, lambda v: v in ("gated", "plain"))
-for key in ("le_tied", "le_causal", "le_last", "le_macs", "le_cmp"):
-    B(key, False, bool)
-for key in ("le_wdt", "le_adt", "le_kvdt"):
-    B(key, "bf16", str, lambda v: v in DT)
-B("le_gpu", DEFAULT_GPU, str, lambda v: v in HW)
-B("le_eff", 1.0, float, lambda v: 0.05 <= v <= 1.0)
-# B configuration of the comparison: overrides of A
-B("le_b_preset", "llama-3-70b", str, lambda v: v in PRESETS)
-B("le_b_batch", 1, int, lambda v: 1 <= v <= MAXI["batch"])
-B("le_b_seq", 1024, int, lambda v: 1 <= v <= MAXI["seq"])
-B("le_b_new", 256, int, lambda v: 0 <= v <= MAXI["new"])
-B("le_b_wdt", "bf16", str, lambda v: v in DT)
-B("le_b_gpu", "H200 SXM", str, lambda v: v in HW)
-B("le_b_gpus", 2, int, lambda v: 1 <= v <= MAXI["gpus"])
+def pick(where, label: str, options: list, key: str, widget: str = "selectbox", **kw):
+    """A URL-bound selectbox (or radio) with this page's default option for ``key``."""
+    default = D[key] if D[key] in options else options[0]
+    return ui.url(getattr(where, widget), label, options, index=options.index(default), key=key, **kw)
+
+
+def flag(where, label: str, key: str, widget: str = "toggle", **kw):
+    return ui.url(getattr(where, widget), label, D[key], key=key, **kw)
+
 
 ss = st.session_state
 
@@ -129,25 +119,25 @@ def _views(cfg: ModelConfig, wl: Workload, hw: Hardware, gpus: int, eff: float, 
 # ----------------------------------------------------------------------------- inputs (sidebar)
 with st.sidebar:
     st.header("Model")
-    src = st.radio("Source", SOURCES, key="le_src", horizontal=True)
+    src = pick(st, "Source", SOURCES, "le_src", widget="radio", horizontal=True)
     cfg = None
     with ui.guard("the model"):
         if src == "preset":
-            name = st.selectbox("Preset", list(PRESETS), key="le_preset")
+            name = pick(st, "Preset", list(PRESETS), "le_preset")
             cfg = PRESETS[name]
         elif src == "custom":
             c = st.columns(2)
-            c[0].number_input("layers", 1, MAXI["layers"], key="le_layers")
-            c[1].number_input("hidden size", 1, MAXI["hidden"], key="le_hidden")
-            c[0].number_input("query heads", 1, MAXI["heads"], key="le_heads")
-            c[1].number_input("KV heads (0 = same)", 0, MAXI["kv"], key="le_kv")
-            c[0].number_input("head dim (0 = hidden/heads)", 0, MAXI["hd"], key="le_hd")
-            c[1].number_input("FFN width", 1, MAXI["ffn"], key="le_ffn")
-            c[0].number_input("vocabulary", 1, MAXI["vocab"], key="le_vocab")
-            c[1].radio("MLP", ["gated", "plain"], key="le_mlp", horizontal=True)
-            c[0].number_input("experts (0 = dense)", 0, MAXI["experts"], key="le_experts")
-            c[1].number_input("experts per token", 0, MAXI["topk"], key="le_topk")
-            st.checkbox("tied embeddings (LM head = embedding)", key="le_tied")
+            num(c[0], "layers", 1, MAXI["layers"], "le_layers")
+            num(c[1], "hidden size", 1, MAXI["hidden"], "le_hidden")
+            num(c[0], "query heads", 1, MAXI["heads"], "le_heads")
+            num(c[1], "KV heads (0 = same)", 0, MAXI["kv"], "le_kv")
+            num(c[0], "head dim (0 = hidden/heads)", 0, MAXI["hd"], "le_hd")
+            num(c[1], "FFN width", 1, MAXI["ffn"], "le_ffn")
+            num(c[0], "vocabulary", 1, MAXI["vocab"], "le_vocab")
+            pick(c[1], "MLP", ["gated", "plain"], "le_mlp", widget="radio", horizontal=True)
+            num(c[0], "experts (0 = dense)", 0, MAXI["experts"], "le_experts")
+            num(c[1], "experts per token", 0, MAXI["topk"], "le_topk")
+            flag(st, "tied embeddings (LM head = embedding)", "le_tied", widget="checkbox")
             cfg = ModelConfig(layers=ss.le_layers, hidden=ss.le_hidden, heads=ss.le_heads, kv_heads=ss.le_kv,
                               head_dim=ss.le_hd, ffn=ss.le_ffn, vocab=ss.le_vocab, mlp=ss.le_mlp,
                               tied_embeddings=ss.le_tied, experts=ss.le_experts, experts_per_token=ss.le_topk)
@@ -168,29 +158,26 @@ with st.sidebar:
 
     st.header("Workload")
     c = st.columns(3)
-    c[0].number_input("batch", 1, MAXI["batch"], key="le_batch", help="concurrent sequences")
-    c[1].number_input("prompt", 1, MAXI["seq"], key="le_seq", help="prompt tokens per sequence")
-    c[2].number_input("new tokens", 0, MAXI["new"], key="le_new",
-                      help="decode steps after the prefill; step i sees prompt + i cached tokens")
+    num(c[0], "batch", 1, MAXI["batch"], "le_batch", help="concurrent sequences")
+    num(c[1], "prompt", 1, MAXI["seq"], "le_seq", help="prompt tokens per sequence")
+    num(c[2], "new tokens", 0, MAXI["new"], "le_new",
+        help="decode steps after the prefill; step i sees prompt + i cached tokens")
     c = st.columns(3)
-    c[0].selectbox("weights", DT, key="le_wdt")
-    c[1].selectbox("activations", DT, key="le_adt", help="the GEMMs run at this dtype's peak")
-    c[2].selectbox("KV cache", DT, key="le_kvdt")
+    pick(c[0], "weights", DT, "le_wdt")
+    pick(c[1], "activations", DT, "le_adt", help="the GEMMs run at this dtype's peak")
+    pick(c[2], "KV cache", DT, "le_kvdt")
     st.caption("Counting switches (the default is what an eager forward pass executes)")
-    st.toggle("causal attention counting (lower triangle)", key="le_causal")
-    st.toggle("LM head on the last position only", key="le_last")
-    st.toggle("show MACs instead of FLOPs", key="le_macs")
+    flag(st, "causal attention counting (lower triangle)", "le_causal")
+    flag(st, "LM head on the last position only", "le_last")
+    flag(st, "show MACs instead of FLOPs", "le_macs")
 
     st.header("Hardware")
-    st.selectbox("GPU", list(HW), key="le_gpu",
-                 help="datasheet rows; rows named '(measured)' come from the Devices page")
+    pick(st, "GPU", list(HW), "le_gpu", help="datasheet rows; rows named '(measured)' come from the Devices page")
     c = st.columns(2)
-    c[0].number_input("GPUs", 1, MAXI["gpus"], key="le_gpus", help="ideal tensor parallelism: N× peak and bandwidth")
-    c[1].slider("efficiency", 0.05, 1.0, step=0.05, key="le_eff",
-                help="share of peak and bandwidth a real kernel reaches")
-    st.toggle("compare with a second configuration (B)", key="le_cmp")
-
-ui.push_query(URL_KEYS)
+    num(c[0], "GPUs", 1, MAXI["gpus"], "le_gpus", help="ideal tensor parallelism: N× peak and bandwidth")
+    ui.url(c[1].slider, "efficiency", 0.05, 1.0, D["le_eff"], step=0.05, key="le_eff",
+           help="share of peak and bandwidth a real kernel reaches")
+    flag(st, "compare with a second configuration (B)", "le_cmp")
 
 # ----------------------------------------------------------------------------- results
 est = views = None
@@ -227,7 +214,8 @@ if est is not None and views is not None:
                     delta_color="normal" if mem.fits else "inverse",
                     help="weights + KV cache at the end, against the GPUs' memory")
 
-        tabs = st.tabs(["FLOPs by op", "Memory", "Roofline", "Switches & rules of thumb", "A vs B", "Download"])
+        tabs = st.tabs(["FLOPs by op", "Memory", "Roofline", "Switches & rules of thumb", "A vs B", "Download"],
+                       key="le_tab", bind="query-params")  # ?le_tab=Roofline opens that tab
         with tabs[0]:
             st.vega_lite_chart(views["flops"], width="stretch")
             df = pd.DataFrame(views["ops"]).drop(columns=["value"], errors="ignore")
@@ -269,14 +257,13 @@ if est is not None and views is not None:
                 st.info("Turn on **compare with a second configuration (B)** in the sidebar.")
             else:
                 c = st.columns(7)
-                c[0].selectbox("B preset", list(PRESETS), key="le_b_preset")
-                c[1].number_input("B batch", 1, MAXI["batch"], key="le_b_batch")
-                c[2].number_input("B prompt", 1, MAXI["seq"], key="le_b_seq")
-                c[3].number_input("B new tokens", 0, MAXI["new"], key="le_b_new")
-                c[4].selectbox("B weights", DT, key="le_b_wdt")
-                c[5].selectbox("B GPU", list(HW), key="le_b_gpu")
-                c[6].number_input("B GPUs", 1, MAXI["gpus"], key="le_b_gpus")
-                ui.push_query([k for k in URL_KEYS if k.startswith("le_b_")])
+                pick(c[0], "B preset", list(PRESETS), "le_b_preset")
+                num(c[1], "B batch", 1, MAXI["batch"], "le_b_batch")
+                num(c[2], "B prompt", 1, MAXI["seq"], "le_b_seq")
+                num(c[3], "B new tokens", 0, MAXI["new"], "le_b_new")
+                pick(c[4], "B weights", DT, "le_b_wdt")
+                pick(c[5], "B GPU", list(HW), "le_b_gpu")
+                num(c[6], "B GPUs", 1, MAXI["gpus"], "le_b_gpus")
                 with ui.guard("configuration B"):
                     wl_b = Workload(batch=ss.le_b_batch, seq_len=ss.le_b_seq, new_tokens=ss.le_b_new,
                                     causal=ss.le_causal, lm_head="last" if ss.le_last else "all",

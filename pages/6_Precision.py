@@ -38,22 +38,13 @@ cuda_ok, cuda_why = ui.cuda_available()
 devices = ["cuda", "cpu"] if cuda_ok else ["cpu"]
 presets = preset_names()
 
-ui.bound("pr_device", devices[0], str, lambda v: v in devices)
-ui.bound("pr_set", "Squares", str, lambda v: v in SHAPE_SETS)
-ui.bound("pr_m", 512, int, lambda v: 1 <= v <= lim.max_dim)
-ui.bound("pr_n", 512, int, lambda v: 1 <= v <= lim.max_dim)
-ui.bound("pr_k", 512, int, lambda v: 1 <= v <= lim.max_dim)
-ui.bound("pr_preset", "llama-2-7b" if "llama-2-7b" in presets else presets[0], str, lambda v: v in presets)
-ui.bound("pr_batch", 1, int, lambda v: 1 <= v <= 1024)
-ui.bound("pr_seq", 128, int, lambda v: 1 <= v <= lim.max_dim)
-ui.bound("pr_quant", True, bool)
-ui.bound("pr_time", 0.2, float, lambda v: 0.05 <= v <= 2.0)
+default_preset = "llama-2-7b" if "llama-2-7b" in presets else presets[0]
 
 with st.container(border=True):
     c = st.columns([1, 2, 3])
-    device = c[0].radio("Device", devices, key="pr_device",
-                        help=None if cuda_ok else f"No GPU here: {cuda_why}")
-    shape_set = c[1].radio("Shapes", SHAPE_SETS, key="pr_set")
+    device = ui.url(c[0].radio, "Device", devices, key="pr_device",
+                    help=None if cuda_ok else f"No GPU here: {cuda_why}")
+    shape_set = ui.url(c[1].radio, "Shapes", SHAPE_SETS, key="pr_set")
     dtypes = c[2].multiselect("Formats", bp.PRECISION_DTYPES, default=list(bp.PRECISION_DTYPES), key="pr_dtypes")
     shapes: tuple = ()
     with ui.guard("the shapes"):
@@ -66,9 +57,10 @@ with st.container(border=True):
             shapes = bp.square_shapes(sorted(sizes))
         elif shape_set == "LLM layer":
             d = st.columns(3)
-            preset = d[0].selectbox("Model preset", presets, key="pr_preset")
-            batch = d[1].number_input("batch", 1, 1024, key="pr_batch")
-            seq = d[2].number_input("tokens per sequence (prefill)", 1, lim.max_dim, key="pr_seq")
+            preset = ui.url(d[0].selectbox, "Model preset", presets, index=presets.index(default_preset),
+                            key="pr_preset")
+            batch = ui.url(d[1].number_input, "batch", 1, 1024, 1, key="pr_batch")
+            seq = ui.url(d[2].number_input, "tokens per sequence (prefill)", 1, lim.max_dim, 128, key="pr_seq")
             shapes = bp.llm_shapes(preset, int(batch), int(seq))
             st.caption("QKV and MLP GEMMs of one layer at prefill (M = batch × tokens) and at decode "
                        "(M = batch: one new token per sequence).")
@@ -77,15 +69,15 @@ with st.container(border=True):
             st.caption("The article times 1024×4096 by 4096×1024 in fp32 and 'int8' (without scales).")
         else:
             d = st.columns(3)
-            m = d[0].number_input("M (rows of A)", 1, lim.max_dim, key="pr_m")
-            n = d[1].number_input("N (columns of B)", 1, lim.max_dim, key="pr_n")
-            k = d[2].number_input("K (inner)", 1, lim.max_dim, key="pr_k")
+            m = ui.url(d[0].number_input, "M (rows of A)", 1, lim.max_dim, min(512, lim.max_dim), key="pr_m")
+            n = ui.url(d[1].number_input, "N (columns of B)", 1, lim.max_dim, min(512, lim.max_dim), key="pr_n")
+            k = ui.url(d[2].number_input, "K (inner)", 1, lim.max_dim, min(512, lim.max_dim), key="pr_k")
             shapes = ((int(m), int(n), int(k), f"{m}×{n}×{k}"),)
     e = st.columns([1, 1, 2])
-    with_quant = e[0].checkbox("time quantization too", key="pr_quant",
+    with_quant = ui.url(e[0].checkbox, "time quantization too", True, key="pr_quant",
                                help="int8/fp8: also time quantizing the activations on every call and dequantizing "
                                "(the “+ quant” rows).")
-    per_row = e[1].slider("seconds per row", 0.05, 2.0, step=0.05, key="pr_time")
+    per_row = ui.url(e[1].slider, "seconds per row", 0.05, 2.0, 0.2, step=0.05, key="pr_time")
     cap = (f"Caps on this server: dimensions ≤ {lim.max_dim:,}, operands ≤ {lim.max_bytes / 1024**3:.3g} GiB, "
            f"{lim.time_limit_s:g} s per run" + (" — **classroom mode**" if lim.classroom else "") + ".")
     e[2].caption(cap)
@@ -93,9 +85,6 @@ with st.container(border=True):
         st.caption("On a CPU: tf32 does not exist, fp16 has no arithmetic units on most CPUs (slow, so "
                    "capped at 512³), fp8 runs through a reference kernel — correct numbers, not fp8 speed.")
     run = st.button("Run the benchmark", type="primary", disabled=not shapes or not dtypes)
-
-ui.push_query(["pr_device", "pr_set", "pr_m", "pr_n", "pr_k", "pr_preset", "pr_batch", "pr_seq", "pr_quant",
-               "pr_time"])
 
 
 if run:

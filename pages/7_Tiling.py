@@ -38,19 +38,13 @@ lim = ui.bench_limits()
 
 # ----------------------------------------------------------------------------- 1. the loop order, animated
 st.subheader("1 · The tiled loop order, step by step")
-ui.bound("ti_m", 6, int, lambda v: 1 <= v <= ref.MAX_DIM)
-ui.bound("ti_n", 6, int, lambda v: 1 <= v <= ref.MAX_DIM)
-ui.bound("ti_k", 6, int, lambda v: 1 <= v <= ref.MAX_DIM)
-ui.bound("ti_t", 2, int, lambda v: 1 <= v <= ref.MAX_DIM)
-ui.bound("ti_seed", 0, int, lambda v: 0 <= v <= 10**6)
-
 c = st.columns(5)
-c[0].number_input("M", 1, ref.MAX_DIM, key="ti_m")
-c[1].number_input("N", 1, ref.MAX_DIM, key="ti_n")
-c[2].number_input("K", 1, ref.MAX_DIM, key="ti_k")
-c[3].number_input("tile (square)", 1, ref.MAX_DIM, key="ti_t",
-                  help="tile_m = tile_n = tile_k; edge tiles are smaller when it does not divide")
-c[4].number_input("seed", 0, 10**6, key="ti_seed")
+ui.url(c[0].number_input, "M", 1, ref.MAX_DIM, 6, key="ti_m")
+ui.url(c[1].number_input, "N", 1, ref.MAX_DIM, 6, key="ti_n")
+ui.url(c[2].number_input, "K", 1, ref.MAX_DIM, 6, key="ti_k")
+ui.url(c[3].number_input, "tile (square)", 1, ref.MAX_DIM, 2, key="ti_t",
+       help="tile_m = tile_n = tile_k; edge tiles are smaller when it does not divide")
+ui.url(c[4].number_input, "seed", 0, 10**6, 0, key="ti_seed")
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
@@ -88,7 +82,6 @@ st.caption(
     f"{tr.tile[1]} tiles, A is loaded {counts['tiled']['loads_a']:,} element-times and B "
     f"{counts['tiled']['loads_b']:,}, against {counts['inner']['loads_a']:,} each for the plain (i, j, k) "
     "loop that fetches every operand at every use. The Accumulate page compares all three loop orders.")
-ui.push_query(["ti_m", "ti_n", "ti_k", "ti_t", "ti_seed"])
 
 # ----------------------------------------------------------------------------- 2. traffic model
 st.subheader("2 · What each tile size implies for DRAM traffic")
@@ -98,11 +91,9 @@ st.markdown(
     "tiles no longer fit in registers and shared memory (a GPU SM has ~228 KiB of shared memory; "
     "real kernels use 64–256). The article's loop also adds every k-step into D in memory, so D "
     "is read and written ⌈K/t⌉ times — shown in the benchmark table below.")
-ui.bound("tt_size", 4096, int, lambda v: 1 <= v <= 1 << 20)
-ui.bound("tt_dtype", "bf16", str, lambda v: v in bt.TILING_DTYPES)
 tc = st.columns([1, 1, 3])
-tc[0].number_input("M = N = K", 1, 1 << 20, key="tt_size")
-tc[1].selectbox("dtype", bt.TILING_DTYPES, key="tt_dtype")
+ui.url(tc[0].number_input, "M = N = K", 1, 1 << 20, 4096, key="tt_size")
+ui.url(tc[1].selectbox, "dtype", bt.TILING_DTYPES, index=list(bt.TILING_DTYPES).index("bf16"), key="tt_dtype")
 tiles_model = tc[2].multiselect("tile sizes", [8, 16, 32, 64, 128, 256, 512, 1024],
                                 default=[16, 32, 64, 128, 256], key="tt_tiles")
 with ui.guard("the traffic model"):
@@ -118,30 +109,26 @@ with ui.guard("the traffic model"):
                          "traffic GB": st.column_config.NumberColumn(format="%.4g"),
                          "× minimum": st.column_config.NumberColumn(format="%.3g"),
                          "FLOP/byte": st.column_config.NumberColumn(format="%.4g")})
-ui.push_query(["tt_size", "tt_dtype"])
 
 # ----------------------------------------------------------------------------- 3. measured
 st.subheader("3 · Measured: four implementations on the same inputs")
 cuda_ok, cuda_why = ui.cuda_available()
 devices = ["cuda", "cpu"] if cuda_ok else ["cpu"]
-ui.bound("tb_device", devices[0], str, lambda v: v in devices)
-device = st.session_state.tb_device
-defaults = bt.gpu_defaults() if device == "cuda" else bt.cpu_defaults()
-ui.bound("tb_size", min(defaults.size, lim.max_dim), int, lambda v: 1 <= v <= lim.max_dim)
-ui.bound("tb_dtype", defaults.dtype, str, lambda v: v in bt.TILING_DTYPES)
-ui.bound("tb_time", 0.2, float, lambda v: 0.05 <= v <= 2.0)
 with st.container(border=True):
     c = st.columns([1, 1, 1, 3])
-    c[0].radio("Device", devices, key="tb_device", help=None if cuda_ok else f"No GPU here: {cuda_why}")
-    c[1].number_input("M = N = K", 1, lim.max_dim, key="tb_size",
-                      help="odd sizes work: edge tiles are smaller")
-    c[2].selectbox("dtype", bt.TILING_DTYPES, key="tb_dtype")
+    device = ui.url(c[0].radio, "Device", devices, key="tb_device",
+                    help=None if cuda_ok else f"No GPU here: {cuda_why}")
+    defaults = bt.gpu_defaults() if device == "cuda" else bt.cpu_defaults()
+    ui.url(c[1].number_input, "M = N = K", 1, lim.max_dim, min(defaults.size, lim.max_dim), key="tb_size",
+           help="odd sizes work: edge tiles are smaller")
+    ui.url(c[2].selectbox, "dtype", bt.TILING_DTYPES, index=list(bt.TILING_DTYPES).index(defaults.dtype),
+           key="tb_dtype")
     impls = c[3].multiselect("Implementations", list(bt.IMPLS), default=list(bt.IMPLS), key="tb_impls",
                              format_func=lambda i: f"{i} — {bt.IMPL_LABELS[i]}")
     d = st.columns([3, 1, 2])
     tiles = d[0].multiselect("Tile sizes", [8, 16, 32, 64, 128, 256, 512, 1024], default=list(defaults.tiles),
                              key=f"tb_tiles_{device}")
-    per_row = d[1].slider("seconds per row", 0.05, 2.0, step=0.05, key="tb_time")
+    per_row = ui.url(d[1].slider, "seconds per row", 0.05, 2.0, 0.2, step=0.05, key="tb_time")
     d[2].caption(f"Caps here: dimensions ≤ {lim.max_dim:,}, {lim.time_limit_s:g} s per run"
                  + (" — **classroom mode**" if lim.classroom else "") + ".")
     if device == "cpu":
@@ -150,7 +137,6 @@ with st.container(border=True):
                 f"(interpreter: correctness only). Being slow, it runs up to {bt.MAX_INTERPRETER_STEPS} "
                 "program steps (blocks × k-steps), e.g. 256³ with tiles ≥ 32.")
     run = st.button("Run the tiling benchmark", type="primary", disabled=not impls, key="tb_run")
-ui.push_query(["tb_device", "tb_size", "tb_dtype", "tb_time"])
 
 
 if run:
@@ -207,20 +193,15 @@ st.markdown(
     "almost empty but costs a full tile on every row — and the extra tiles may spill into one more "
     "*wave* over the SMs. The prediction is `gemmlib.core.flops.wave_quantization` (the FLOPs page's "
     "staircase); on a GPU the button measures `torch.matmul` (cuBLAS) at the same shapes.")
-ui.bound("tw_sms", CATALOGUE["H200 SXM"].sms, int, lambda v: 1 <= v <= 1024)
-ui.bound("tw_mk", 8192, int, lambda v: 1 <= v <= lim.max_dim)
-ui.bound("tw_n0", 8192, int, lambda v: 1 <= v <= lim.max_dim)
-ui.bound("tw_n1", 8320, int, lambda v: 1 <= v <= lim.max_dim)
-ui.bound("tw_step", 8, int, lambda v: 1 <= v <= 4096)
 wc = st.columns(7)
-wc[0].number_input("SMs", 1, 1024, key="tw_sms")
+ui.url(wc[0].number_input, "SMs", 1, 1024, CATALOGUE["H200 SXM"].sms, key="tw_sms")
 tile_m = wc[1].selectbox("tile M", [64, 128, 256], index=1, key="tw_tm")
 tile_n = wc[2].selectbox("tile N", [64, 128, 256], index=2, key="tw_tn")
-wc[3].number_input("M = K", 1, lim.max_dim, key="tw_mk")
-wc[4].number_input("N from", 1, lim.max_dim, key="tw_n0")
-wc[5].number_input("N to", 1, lim.max_dim, key="tw_n1")
-wc[6].number_input("N step", 1, 4096, key="tw_step", help="multiples of 8 keep rows aligned, so only tiles and "
-                   "waves change")
+ui.url(wc[3].number_input, "M = K", 1, lim.max_dim, min(8192, lim.max_dim), key="tw_mk")
+ui.url(wc[4].number_input, "N from", 1, lim.max_dim, min(8192, lim.max_dim), key="tw_n0")
+ui.url(wc[5].number_input, "N to", 1, lim.max_dim, min(8320, lim.max_dim), key="tw_n1")
+ui.url(wc[6].number_input, "N step", 1, 4096, 8, key="tw_step", help="multiples of 8 keep rows aligned, so only tiles "
+       "and waves change")
 ns: list[int] = []
 with ui.guard("the wave prediction"):
     n0, n1, step = int(st.session_state.tw_n0), int(st.session_state.tw_n1), int(st.session_state.tw_step)
@@ -251,4 +232,3 @@ if cuda_ok:
             st.rerun()
 else:
     st.caption("Measuring this needs a GPU (SMs running waves of tiles); here only the prediction is shown.")
-ui.push_query(["tw_sms", "tw_mk", "tw_n0", "tw_n1", "tw_step"])

@@ -36,23 +36,13 @@ devices = ["cuda", "cpu"] if cuda_ok else ["cpu"]
 SHAPES = ("Decode (M = 1)", "Prefill", "Custom")
 BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256]
 
-ui.bound("ba_device", devices[0], str, lambda v: v in devices)
-device = st.session_state.ba_device
-dec = bb.gpu_decode_defaults() if device == "cuda" else bb.cpu_decode_defaults()
-pre = bb.gpu_prefill_defaults() if device == "cuda" else bb.cpu_prefill_defaults()
-ui.bound("ba_shape", SHAPES[0], str, lambda v: v in SHAPES)
-ui.bound("ba_m", 1, int, lambda v: 1 <= v <= lim.max_dim)
-ui.bound("ba_k", dec.k, int, lambda v: 1 <= v <= lim.max_dim)
-ui.bound("ba_n", dec.n, int, lambda v: 1 <= v <= lim.max_dim)
-ui.bound("ba_dtype", dec.dtype, str, lambda v: v in bb.BATCHING_DTYPES)
-ui.bound("ba_gpu", "H200 SXM" if "H200 SXM" in CATALOGUE else DEFAULT_GPU, str, lambda v: v in CATALOGUE)
-ui.bound("ba_time", 0.1, float, lambda v: 0.05 <= v <= 2.0)
-ui.bound("ba_graph", False, bool)
-
 with st.container(border=True):
     c = st.columns([1, 2, 1, 1, 1, 1])
-    c[0].radio("Device", devices, key="ba_device", help=None if cuda_ok else f"No GPU here: {cuda_why}")
-    shape = c[1].radio("Shape", SHAPES, key="ba_shape", horizontal=True)
+    device = ui.url(c[0].radio, "Device", devices, key="ba_device",
+                    help=None if cuda_ok else f"No GPU here: {cuda_why}")
+    dec = bb.gpu_decode_defaults() if device == "cuda" else bb.cpu_decode_defaults()
+    pre = bb.gpu_prefill_defaults() if device == "cuda" else bb.cpu_prefill_defaults()
+    shape = ui.url(c[1].radio, "Shape", SHAPES, key="ba_shape", horizontal=True)
     if shape == "Decode (M = 1)":
         m, k, n = 1, dec.k, dec.n
         default_batches = list(dec.batches)
@@ -60,31 +50,32 @@ with st.container(border=True):
         m, k, n = pre.m, pre.k, pre.n
         default_batches = list(pre.batches)
     else:
-        m = c[2].number_input("M per request", 1, lim.max_dim, key="ba_m")
-        k = c[3].number_input("K", 1, lim.max_dim, key="ba_k")
-        n = c[4].number_input("N", 1, lim.max_dim, key="ba_n")
+        m = ui.url(c[2].number_input, "M per request", 1, lim.max_dim, 1, key="ba_m")
+        k = ui.url(c[3].number_input, "K", 1, lim.max_dim, min(dec.k, lim.max_dim), key="ba_k")
+        n = ui.url(c[4].number_input, "N", 1, lim.max_dim, min(dec.n, lim.max_dim), key="ba_n")
         default_batches = list(dec.batches)
     if shape != "Custom":
         c[2].metric("M", m)
         c[3].metric("K", k)
         c[4].metric("N", n)
-    dtype = c[5].selectbox("dtype", bb.BATCHING_DTYPES, key="ba_dtype")
+    dtype = ui.url(c[5].selectbox, "dtype", bb.BATCHING_DTYPES, index=list(bb.BATCHING_DTYPES).index(dec.dtype),
+                   key="ba_dtype")
     d = st.columns([3, 2, 1, 1])
     batches = d[0].multiselect("Batch sizes", BATCHES, default=[b for b in default_batches if b in BATCHES],
                                key=f"ba_batches_{device}_{shape}")
     modes = d[1].multiselect("Modes", list(bb.MODES), default=list(bb.MODES), key="ba_modes")
-    per_row = d[2].slider("seconds per row", 0.05, 2.0, step=0.05, key="ba_time")
-    graph = d[3].checkbox("CUDA graphs", key="ba_graph", disabled=device != "cuda",
+    per_row = ui.url(d[2].slider, "seconds per row", 0.05, 2.0, 0.1, step=0.05, key="ba_time")
+    graph = ui.url(d[3].checkbox, "CUDA graphs", False, key="ba_graph", disabled=device != "cuda",
                           help="replay a captured graph: hides launch overhead (GPU only)")
     st.caption(f"Caps here: dimensions ≤ {lim.max_dim:,} (B·M included), operands ≤ "
                f"{lim.max_bytes / 1024**3:.3g} GiB, {lim.time_limit_s:g} s per run"
                + (" — **classroom mode**" if lim.classroom else "")
                + ". bmm allocates B weights: B × K × N elements.")
-ui.push_query(["ba_device", "ba_shape", "ba_m", "ba_k", "ba_n", "ba_dtype", "ba_gpu", "ba_time"])
 
 # ----------------------------------------------------------------------------- the model
 st.subheader("The model: intensity grows with the batch only when the weight is shared")
-hw_name = st.selectbox("Compare with the ridge point of", list(CATALOGUE), key="ba_gpu")
+hw_name = ui.url(st.selectbox, "Compare with the ridge point of", list(CATALOGUE),
+                 index=list(CATALOGUE).index("H200 SXM" if "H200 SXM" in CATALOGUE else DEFAULT_GPU), key="ba_gpu")
 hw = CATALOGUE[hw_name]
 with ui.guard("the intensity model"):
     ridge = hw.ridge_point(dtype)

@@ -41,21 +41,15 @@ def _devices_light() -> list[dict]:
 # default hardware: the catalogue row of the first detected GPU, else the H200
 detected = [d for d in _devices_light() if d.get("kind") != "cpu" and d.get("catalogue") in CATALOGUE]
 default_hw = detected[0]["catalogue"] if detected else "H200 SXM"
-ui.bound("rf_hw", default_hw, str, lambda v: v in CATALOGUE)
-ui.bound("rf_measured", True, bool)
-ui.bound("rf_est", True, bool)
 presets = preset_names()
-ui.bound("rf_preset", "llama-3-8b" if "llama-3-8b" in presets else (presets[0] if presets else ""), str,
-         lambda v: v in presets)
-ui.bound("rf_batch", 1, int, lambda v: 1 <= v <= 4096)
-ui.bound("rf_seq", 1024, int, lambda v: 1 <= v <= 1_000_000)
-ui.bound("rf_new", 128, int, lambda v: 0 <= v <= 100_000)
+default_preset = "llama-3-8b" if "llama-3-8b" in presets else presets[0]
 
 with st.container(border=True):
     c = st.columns([2, 3, 1])
-    hw_name = c[0].selectbox("Hardware (datasheet roofs)", list(CATALOGUE), key="rf_hw")
+    hw_name = ui.url(c[0].selectbox, "Hardware (datasheet roofs)", list(CATALOGUE),
+                     index=list(CATALOGUE).index(default_hw), key="rf_hw")
     dtypes = c[1].multiselect("dtypes", list(COMPUTE_DTYPES), default=["fp32", "bf16", "fp8"], key="rf_dtypes")
-    show_measured = c[2].checkbox("measured ceilings", key="rf_measured",
+    show_measured = ui.url(c[2].checkbox, "measured ceilings", True, key="rf_measured",
                                   help="roofs measured on this machine (Devices page → measure ceilings)")
 hw = CATALOGUE[hw_name]
 if detected:
@@ -83,11 +77,11 @@ with st.expander("Overlay an LLM's GEMMs (the estimator)", expanded=True):
         st.info("The model catalogue is not available.")
     else:
         e = st.columns([1, 2, 1, 1, 1])
-        use_est = e[0].checkbox("show", key="rf_est")
-        preset = e[1].selectbox("model", presets, key="rf_preset")
-        batch = e[2].number_input("batch", 1, 4096, key="rf_batch")
-        seq = e[3].number_input("prompt tokens", 1, 1_000_000, key="rf_seq")
-        new = e[4].number_input("new tokens", 0, 100_000, key="rf_new")
+        use_est = ui.url(e[0].checkbox, "show", True, key="rf_est")
+        preset = ui.url(e[1].selectbox, "model", presets, index=presets.index(default_preset), key="rf_preset")
+        batch = ui.url(e[2].number_input, "batch", 1, 4096, 1, key="rf_batch")
+        seq = ui.url(e[3].number_input, "prompt tokens", 1, 1_000_000, 1024, key="rf_seq")
+        new = ui.url(e[4].number_input, "new tokens", 0, 100_000, 128, key="rf_new")
         if use_est:
             with ui.guard("the estimate"):
                 from gemmlib.llm import accounting, presets
@@ -131,4 +125,3 @@ else:
                   "are not drawn." if skipped else ""))
     with st.expander("The points as a table"):
         st.dataframe(pd.DataFrame(points), hide_index=True)
-ui.push_query(["rf_hw", "rf_measured", "rf_est", "rf_preset", "rf_batch", "rf_seq", "rf_new"])

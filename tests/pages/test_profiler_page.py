@@ -45,9 +45,9 @@ def test_cold_render_predicts_and_waits():
 
 @pytest.mark.skipif(__import__("importlib").util.find_spec("torch") is None, reason="needs torch")
 def test_small_cpu_profile_shows_share_table_monitor_and_trace():
-    at = _app(pr_source="Sliders", pr_hidden="64", pr_heads="4", pr_kv="2", pr_seq="32", pr_steps="2",
-              pr_device="cpu", pr_dtype="fp32")
-    at.button(key="pr_run").click().run()
+    at = _app(pf_source="Sliders", pf_hidden="64", pf_heads="4", pf_kv="2", pf_seq="32", pf_steps="2",
+              pf_device="cpu", pf_dtype="fp32")
+    at.button(key="pf_run").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     share = float(_metric(at, "GEMM share of time").rstrip("%"))
     assert 0 < share < 100
@@ -59,28 +59,28 @@ def test_small_cpu_profile_shows_share_table_monitor_and_trace():
     # no GPU here: the monitor says so plainly instead of drawing empty charts
     assert any("nothing to sample" in i.value or "NVML" in i.value or "GPU" in i.value for i in at.info)
     assert at.get("download_button"), "the Chrome trace download is offered"
-    at.toggle(key="pr_by_name").set_value(True).run()
+    at.toggle(key="pf_by_name").set_value(True).run()
     names = list(at.dataframe[0].value["name"])
     assert len(names) == len(set(names))
     # the monitored benchmark: harness timing of the same block; on a CPU the monitor says why it is idle
-    at.button(key="pr_bench").click().run()
+    at.button(key="pf_bench").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert _metric(at, "median per pass").endswith("s")
     assert any("nothing to sample" in i.value for i in at.info)
 
 
 def test_bad_sizes_show_an_error_box_not_a_traceback():
-    at = _app(pr_source="Sliders", pr_hidden="384", pr_heads="64")  # head size 6 ok; kv 2 divides 64
+    at = _app(pf_source="Sliders", pf_hidden="384", pf_heads="64")  # head size 6 ok; kv 2 divides 64
     assert not at.exception
-    at.select_slider(key="pr_kv").set_value(16).run()
-    at.select_slider(key="pr_heads").set_value(12).run()  # 16 K/V heads do not divide 12 heads
+    at.select_slider(key="pf_kv").set_value(16).run()
+    at.select_slider(key="pf_heads").set_value(12).run()  # 16 K/V heads do not divide 12 heads
     assert not at.exception
     assert at.error and "kv_heads" in at.error[0].value
-    assert at.button(key="pr_run").disabled
+    assert at.button(key="pf_run").disabled
 
 
 def test_deep_link_preset_is_applied():
-    at = _app(pr_preset="mistral-7b", pr_scale="8", pr_seq="128")
-    assert at.selectbox(key="pr_preset").value == "mistral-7b"
+    at = _app(pf_preset="mistral-7b", pf_scale="8", pf_seq="128")
+    assert at.selectbox(key="pf_preset").value == "mistral-7b"
     assert "hidden 512" in _texts(at)
     assert not at.error

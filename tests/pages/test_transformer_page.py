@@ -53,7 +53,8 @@ def test_widgets_follow_and_write_the_url():
     at.number_input(key="tg_seq").set_value(24576).run()
     assert not at.exception
     assert _metrics(at)["attention products (Q·Kᵀ, weights·V)"] == "50.0%"
-    assert at.query_params["tg_seq"] in ("24576", ["24576"])
+    # bound to ?tg_seq=: the browser writes the URL (tests/browser/test_browser_urls.py checks it)
+    assert at.number_input(key="tg_seq").proto.query_param_key == "tg_seq"
     at.toggle(key="tg_causal").set_value(True).run()
     assert not at.exception
     assert _metrics(at)["attention products (Q·Kᵀ, weights·V)"] == "33.3%"  # 2·s(s+1)·d vs 24·s·d²
