@@ -202,12 +202,17 @@ if est is not None and views is not None:
             f"FFN {m.ffn} ({m.mlp}), vocab {m.vocab:,}"
             + (f", {m.experts} experts, top-{m.experts_per_token}" if m.is_moe else "") + src_note)
         t = est.times()
-        k = st.columns(6)
+        k = st.columns(7)
         k[0].metric(f"prefill {unit}s", ui.fmt_si(est.prefill.flops / div))
         k[1].metric(f"decode {unit}s", ui.fmt_si(est.decode.flops / div), help="all decode steps, whole batch")
         k[2].metric("time to first token", _t(t["ttft_s"]))
         k[3].metric("per output token", _t(t["time_per_output_token_s"]))
         k[4].metric("decode tokens/s", ui.fmt_si(t["decode_tokens_per_s"]), help="generated tokens per second, whole batch")
+        share = est.prefill.gemm_share_of_time
+        k[6].metric("GEMM share of prefill time", f"{share:.0%}" if share is not None else "—",
+                    help="the GEMMs' share of the predicted prefill time; the rest is norms, softmax, activation, "
+                         "residual adds and the like (memory-bound). Of the FLOPs, GEMMs are "
+                         f"{est.prefill.gemm_share_of_flops:.2%}.")
         mem = est.memory
         k[5].metric("memory", ui.fmt_si(mem.total_bytes, "B"),
                     delta="fits" if mem.fits else f"needs ≥ {mem.min_gpus} GPUs",

@@ -149,14 +149,20 @@ def render_text(est, macs: bool = False) -> str:
             continue
         lines.append(f"{phase.name.upper()}  ({'all steps, ' if phase.name == 'decode' else ''}whole batch)")
         rows = []
-        for o in phase.ops:
+        for o in phase.gemm_ops:
             n = f"{o.n}..{o.n_last}" if o.n_last else str(o.n)
             k = f"{o.k}..{o.k_last}" if o.k_last else str(o.k)
             rows.append([o.name, str(o.m), n, k, f"{o.count:,}", _fmt(o.flops / div), _fmt(o.bytes, "B"),
                          f"{o.intensity:.3g}", o.bound, _time(o.time_s)])
-        rows.append(["total", "", "", "", "", _fmt(phase.flops / div), _fmt(phase.bytes, "B"), "", "",
-                     _time(phase.time_s)])
+        rows.append(["GEMM total", "", "", "", "", _fmt(phase.flops / div), _fmt(sum(o.bytes for o in phase.gemm_ops),
+                     "B"), "", "", _time(phase.gemm_time_s)])
+        for o in phase.other_ops:  # element-wise work: its FLOPs are not GEMM FLOPs
+            rows.append([f"{o.name} (not GEMM)", str(o.m), str(o.n), "", f"{o.count:,}", _fmt(o.flops / div),
+                         _fmt(o.bytes, "B"), f"{o.intensity:.3g}", o.bound, _time(o.time_s)])
+        rows.append(["total", "", "", "", "", "", _fmt(phase.bytes, "B"), "", "", _time(phase.time_s)])
         lines.append(_table(["op", "M", "N", "K", "count", unit + "s", "bytes", "FLOP/B", "bound", "time"], rows))
+        fs, ts = phase.gemm_share_of_flops, phase.gemm_share_of_time
+        lines.append(f"GEMM share of the {phase.name}: {fs:.2%} of FLOPs, {ts:.1%} of the time")
         lines.append("")
     mem, t = est.memory, est.times()
     lines += [

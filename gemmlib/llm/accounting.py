@@ -566,12 +566,11 @@ class PhaseTotals:
 
     @property
     def gemm_share_of_flops(self) -> float | None:
-        total = self.flops + self.other_flops
-        return self.flops / total if total else None
+        return gemm_share(self.ops)["flop_share"]
 
     @property
     def gemm_share_of_time(self) -> float | None:
-        return self.gemm_time_s / self.time_s if self.time_s else None
+        return gemm_share(self.ops)["time_share"]
 
     def by_name(self) -> dict[str, Op]:
         return {o.name: o for o in self.ops}
