@@ -8,7 +8,7 @@ read the same way:
   reduce-scatter, and everything one rank sends to the others and itself for an all-to-all.
 * algorithm bandwidth ``algbw = size / time``; bus bandwidth ``busbw = algbw × factor`` with the
   ring factor of :func:`bus_factor`: 2(n−1)/n for an all-reduce, (n−1)/n for all-gather,
-  reduce-scatter and all-to-all, 1 for a broadcast. busbw is what the link carries per rank,
+  reduce-scatter and all-to-all, 1 for a broadcast and a point-to-point send/receive. busbw is what the link carries per rank,
   comparable across n and operations, and what a :class:`Link` states.
 * The time of one collective: ``latency + size × factor / busbw`` (0 on one rank).
 
@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 from gemmlib.core.errors import InputError
 
-COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast")
-LINK_KINDS = ("nvlink", "nvswitch", "pcie", "infiniband", "roce", "ethernet", "gloo", "measured")
+COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "send_recv")
+LINK_KINDS = ("nvlink", "nvswitch", "xgmi", "pcie", "infiniband", "roce", "ethernet", "gloo", "measured")
 
 
 def _check_op(op: str) -> str:
@@ -47,7 +47,7 @@ def bus_factor(op: str, n: int) -> float:
         return 0.0
     if op == "all_reduce":
         return 2 * (n - 1) / n
-    if op == "broadcast":
+    if op in ("broadcast", "send_recv"):  # nccl-tests: BroadcastGetBw, SendRecvGetBw use factor 1
         return 1.0
     return (n - 1) / n
 

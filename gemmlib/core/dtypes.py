@@ -28,17 +28,20 @@ DTYPES: dict[str, DType] = {
     "bf16": DType("bf16", 2, "bfloat16 (8-bit exponent)", "fp32"),
     "fp8": DType("fp8", 1, "float8 e4m3", "fp32"),
     "int8": DType("int8", 1, "8-bit integer, scaled", "int32"),
+    # 4-bit floats (e2m1) are block-scaled (nvfp4, mxfp4): the scales come on top of the half byte.
+    "fp4": DType("fp4", 0.5, "float4 e2m1, block-scaled (nvfp4 / mxfp4)", "fp32"),
 }
 
 # Dtypes a GEMM on an accelerator is quoted in (the catalogue's columns).
-COMPUTE_DTYPES: tuple[str, ...] = ("fp32", "tf32", "fp16", "bf16", "fp8", "int8")
+COMPUTE_DTYPES: tuple[str, ...] = ("fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp4")
 
 
 def get_dtype(name: str) -> DType:
     """Look a dtype up by name (case-insensitive); a clear error when unknown."""
     key = str(name).strip().lower()
     aliases = {"float32": "fp32", "float16": "fp16", "half": "fp16", "bfloat16": "bf16",
-               "float64": "fp64", "double": "fp64", "e4m3": "fp8", "float8": "fp8"}
+               "float64": "fp64", "double": "fp64", "e4m3": "fp8", "float8": "fp8",
+               "e2m1": "fp4", "nvfp4": "fp4", "mxfp4": "fp4"}
     key = aliases.get(key, key)
     if key not in DTYPES:
         raise InputError(f"unknown dtype {name!r}; choose one of {', '.join(DTYPES)}")

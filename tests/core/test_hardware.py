@@ -59,8 +59,9 @@ def test_catalogue_rows():
 def test_dtypes():
     assert [dtype_bytes(d) for d in ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8")] == [8, 4, 4, 2, 2, 1, 1]
     assert get_dtype("BFloat16").name == "bf16"
+    assert dtype_bytes("fp4") == 0.5 and get_dtype("nvfp4").name == "fp4"  # block scales come on top
     with pytest.raises(InputError):
-        get_dtype("fp4")
+        get_dtype("fp5")
 
 
 def test_roofline():
