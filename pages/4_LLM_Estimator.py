@@ -20,7 +20,9 @@ from gemmlib.charts.model import (
 )
 from gemmlib.core.dtypes import DTYPES
 from gemmlib.core.hardware import CATALOGUE, DEFAULT_GPU, Hardware
-from gemmlib.llm.accounting import Workload, estimate
+from gemmlib.llm.accounting import Workload
+from gemmlib.llm.parallel import Parallel
+from gemmlib.llm.scaleout import estimate
 from gemmlib.llm.config import ModelConfig
 from gemmlib.llm.hf import MAX_CONFIG_BYTES, parse_config_json
 from gemmlib.llm.presets import DEFAULT_PRESET, PRESETS
@@ -102,7 +104,7 @@ def _parse_upload(data: bytes, name: str) -> ModelConfig:
 
 @st.cache_data(max_entries=128, show_spinner=False)
 def _estimate(cfg: ModelConfig, wl: Workload, hw: Hardware, gpus: int, eff: float):
-    return estimate(cfg, wl, hw, gpus=gpus, efficiency=eff)
+    return estimate(cfg, wl, hw, Parallel(tp=gpus), efficiency=eff)
 
 
 @st.cache_data(max_entries=128, show_spinner=False)

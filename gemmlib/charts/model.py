@@ -21,7 +21,7 @@ import altair as alt
 import pandas as pd
 
 from gemmlib.core.roofline import roof_curve
-from gemmlib.llm.accounting import ATTENTION_PRODUCTS, Estimate, Op, scaled_hardware
+from gemmlib.llm.accounting import ATTENTION_PRODUCTS, Estimate, Op
 
 ROLE_COLORS = {"A (activations)": "#4c78a8", "B (weights)": "#f58518", "B (keys / values)": "#54a24b",
                "D (output)": "#b279a2"}
@@ -268,8 +268,8 @@ def memory_chart(est: Estimate) -> alt.LayerChart:
 
 
 def roofline_frame(est: Estimate) -> tuple[list[dict], list[dict], float]:
-    """The roof (peak and bandwidth of all GPUs, derated), every GEMM as a point, and the ridge."""
-    hw = scaled_hardware(est.hardware, est.gpus)
+    """The roof (peak and bandwidth of one GPU, derated), every GEMM (one GPU's share) as a point, and the ridge."""
+    hw = est.hardware
     peak = hw.peak(est.compute_dtype) * est.efficiency
     bw = hw.bandwidth * est.efficiency
     pts = []
@@ -302,7 +302,8 @@ def _roofline_built(est: Estimate) -> Built:
     roof, pts, ridge = roofline_frame(est)
     return Built(_roofline_template, (), {"roof": roof, "pts": pts,
                                           "ridge": [{"intensity": ridge, "what": f"ridge {ridge:.0f} FLOP/B"}]},
-                 height=360, title=f"Roofline: {est.gpus} × {est.hardware.name}, {est.compute_dtype}, "
+                 height=360, title=f"Roofline: {'one of ' + str(est.gpus) + ' × ' if est.gpus > 1 else ''}"
+                                   f"{est.hardware.name}, {est.compute_dtype}, "
                                    f"efficiency {est.efficiency:g} (each op: FLOPs / predicted time)")
 
 

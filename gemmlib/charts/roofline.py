@@ -76,13 +76,14 @@ def result_points(results: Iterable[BenchResult | Mapping]) -> list[dict]:
 
 
 def estimator_points(est: Any) -> list[dict]:
-    """The estimator's ops (``accounting.Estimate``) at their intensity and predicted TFLOP/s."""
+    """The estimator's ops (one GPU's share, ``accounting.Estimate`` or ``scaleout.ScaleOutEstimate``) at their
+    intensity and predicted TFLOP/s per GPU."""
     out = []
     for phase in (est.prefill, est.decode):
         for op in phase.ops:
             if not op.flops or not op.bytes or not op.time_s:
                 continue
-            out.append({"intensity": op.intensity, "tflops": op.flops / op.time_s / 1e12 / max(1, est.gpus),
+            out.append({"intensity": op.intensity, "tflops": op.flops / op.time_s / 1e12,  # one GPU's share
                         "bench": f"estimate · {phase.name}", "name": op.name, "dtype": est.compute_dtype,
                         "device": est.hardware.name, "shape": f"m={op.m} n={op.n} k={op.k}",
                         "median_ms": op.time_s * 1e3, "source": f"estimator ({est.model.name})",

@@ -6,9 +6,13 @@ Examples::
     python -m gemmlib estimate --layers 32 --hidden 4096 --ffn 14336 --heads 32 --kv-heads 8 \\
         --vocab 128256 --seq-len 1024 --json
     python -m gemmlib estimate --config path/to/config.json --gpu a100 --gpus 2
+    python -m gemmlib estimate --preset llama-3-70b --batch 16 --seq-len 2048 --new-tokens 256 --tp 8
+    python -m gemmlib estimate --preset llama-3-8b --seq-len 4096 --batch 512 --train --train-tokens 1e12 \
+        --tp 2 --dp 32 --gpus-per-node 8 --recompute selective --zero 1
+    python -m gemmlib estimate --preset llama-3-70b --tp 8 --seq-len 2048 --new-tokens 256 --tpot-target-ms 50
 
-The same code path as the LLM Estimator page (gemmlib.llm.accounting). Light on
-purpose: no torch, answers in well under a second.
+The same code path as the LLM Estimator page (gemmlib.llm.scaleout over gemmlib.llm.accounting).
+Light on purpose: no torch, answers in well under a second.
 """
 
 from __future__ import annotations
@@ -20,9 +24,10 @@ from gemmlib.core.ceilings import measured_hardware_all
 from gemmlib.core.dtypes import DTYPES
 from gemmlib.core.errors import InputError
 from gemmlib.core.hardware import get_hardware
-from gemmlib.llm.accounting import Workload, estimate
+from gemmlib.llm.accounting import Workload
 from gemmlib.llm.config import ModelConfig
 from gemmlib.llm.hf import load_config_file
+from gemmlib.llm.parallel import Parallel
 from gemmlib.llm.presets import from_name, preset_names
 
 
@@ -57,8 +62,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     hw = p.add_argument_group("hardware")
     hw.add_argument("--gpu", default="h100", help="catalogue name or alias (h100, h200, a100, l40s, 4090, cpu), or the name of a "
                     "ceiling measured on this machine, e.g. 'NVIDIA H200 (measured)'")
-    hw.add_argument("--gpus", type=int, default=1, help="number of devices (ideal tensor parallelism)")
+    hw.add_argument("--gpus", type=int, default=None,
+                    help="number of devices: alone, shorthand for --tp N; with --tp/--pp/--ep/--dp, their product")
     hw.add_argument("--efficiency", type=float, default=1.0, help="share of peak and bandwidth reached (0-1]")
+    add_scaleout_arguments(p)
     out = p.add_argument_group("output")
     out.add_argument("--json", action="store_true", help="print one JSON object")
     out.add_argument("--macs", action="store_true", help="table in multiply-accumulates (FLOPs / 2)")
@@ -147,19 +154,22 @@ def render_text(est, macs: bool = False) -> str:
         if not phase.ops:
             lines.append(f"{phase.name}: no steps")
             continue
-        lines.append(f"{phase.name.upper()}  ({'all steps, ' if phase.name == 'decode' else ''}whole batch)")
+        lines.append(f"{phase.name.upper()}  ({'all steps, ' if phase.name == 'decode' else ''}"
+                     + ("whole batch)" if est.gpus == 1 else f"one GPU's share of {est.gpus}; time excludes "
+                                                            "communication, shown below)"))
         rows = []
         for o in phase.gemm_ops:
             n = f"{o.n}..{o.n_last}" if o.n_last else str(o.n)
             k = f"{o.k}..{o.k_last}" if o.k_last else str(o.k)
             rows.append([o.name, str(o.m), n, k, f"{o.count:,}", _fmt(o.flops / div), _fmt(o.bytes, "B"),
                          f"{o.intensity:.3g}", o.bound, _time(o.time_s)])
-        rows.append(["GEMM total", "", "", "", "", _fmt(phase.flops / div), _fmt(sum(o.bytes for o in phase.gemm_ops),
-                     "B"), "", "", _time(phase.gemm_time_s)])
+        rows.append(["GEMM total", "", "", "", "", _fmt(sum(o.flops for o in phase.gemm_ops) / div),
+                     _fmt(sum(o.bytes for o in phase.gemm_ops), "B"), "", "", _time(phase.gemm_time_s)])
         for o in phase.other_ops:  # element-wise work: its FLOPs are not GEMM FLOPs
             rows.append([f"{o.name} (not GEMM)", str(o.m), str(o.n), "", f"{o.count:,}", _fmt(o.flops / div),
                          _fmt(o.bytes, "B"), f"{o.intensity:.3g}", o.bound, _time(o.time_s)])
-        rows.append(["total", "", "", "", "", "", _fmt(phase.bytes, "B"), "", "", _time(phase.time_s)])
+        rows.append(["total", "", "", "", "", "", _fmt(sum(o.bytes for o in phase.ops), "B"), "", "",
+                     _time(sum(o.time_s for o in phase.ops))])
         lines.append(_table(["op", "M", "N", "K", "count", unit + "s", "bytes", "FLOP/B", "bound", "time"], rows))
         fs, ts = phase.gemm_share_of_flops, phase.gemm_share_of_time
         lines.append(f"GEMM share of the {phase.name}: {fs:.2%} of FLOPs, {ts:.1%} of the time")
@@ -208,9 +218,187 @@ def run(args: argparse.Namespace) -> int:
     wl = Workload(batch=args.batch, seq_len=args.seq_len, new_tokens=args.new_tokens, causal=args.causal,
                   lm_head=args.lm_head, weight_dtype=args.weight_dtype, act_dtype=args.act_dtype,
                   kv_dtype=args.kv_dtype)
-    est = estimate(cfg, wl, _hardware(args.gpu), gpus=args.gpus, efficiency=args.efficiency)
+    est = scaleout_estimate(args, cfg, wl, _hardware(args.gpu))
     if args.json:
         sys.stdout.write(est.to_json() + "\n")
     else:
-        sys.stdout.write(render_text(est, macs=args.macs) + "\n")
+        sys.stdout.write(render_text(est, macs=args.macs) + "\n" + render_scaleout(est) + "\n")
     return 0
+
+
+# ----- beyond one GPU: parallelism, per-GPU memory, training, serving ---------------------------------
+
+def add_scaleout_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("parallelism (their product is the GPU count; communication is charged)")
+    for name, what in (("tp", "tensor parallel"), ("pp", "pipeline stages"), ("ep", "expert parallel"),
+                       ("dp", "data-parallel replicas")):
+        g.add_argument(f"--{name}", type=int, default=None, help=f"{what} (default 1)")
+    g.add_argument("--gpus-per-node", type=int, default=None,
+                   help="GPUs per node joined by the fast link (default: the catalogue's typical node, e.g. 8)")
+    g.add_argument("--microbatches", type=int, default=None, help="pipeline micro-batches (default: --pp)")
+    g.add_argument("--overlap", action="store_true",
+                   help="best case: communication fully hidden behind compute (default: not overlapped)")
+    g.add_argument("--sequence-parallel", action="store_true",
+                   help="Megatron sequence parallelism: norms split by sequence; all-reduce -> reduce-scatter + "
+                        "all-gather")
+    g.add_argument("--memory-utilization", type=float, default=0.9,
+                   help="share of each GPU's memory the engine may use (vLLM's default 0.9); the rest is workspace")
+    for where in ("intra", "inter"):
+        g.add_argument(f"--{where}-busbw", type=float, default=None, metavar="GB/s",
+                       help=f"measured bus bandwidth of the {'link inside a node' if where == 'intra' else 'network'}"
+                            " (replaces the catalogue's line rate)")
+        g.add_argument(f"--{where}-latency-us", type=float, default=None, metavar="US",
+                       help=f"measured latency of one collective {'inside a node' if where == 'intra' else 'across nodes'}")
+    t = p.add_argument_group("training (--seq-len and --batch are one step's shape: the global batch)")
+    t.add_argument("--train", action="store_true", help="size a training run")
+    t.add_argument("--train-tokens", type=float, default=None, metavar="D", help="tokens of the whole run, e.g. 15.6e12")
+    t.add_argument("--micro-batch", type=int, default=1, help="sequences per micro-batch (default 1)")
+    t.add_argument("--recompute", choices=["none", "selective", "full"], default="none",
+                   help="activation recomputation (full: every layer's forward again, as gradient checkpointing)")
+    t.add_argument("--zero", type=int, choices=[0, 1, 2, 3], default=0, help="ZeRO stage across data parallelism")
+    s = p.add_argument_group("serving")
+    s.add_argument("--serve", action="store_true", help="throughput, TTFT and TPOT against concurrency")
+    s.add_argument("--tpot-target-ms", type=float, default=None, help="best concurrency under this time per token")
+    s.add_argument("--ttft-target-ms", type=float, default=None, help="... and under this time to first token")
+
+
+def parallel_from_args(args: argparse.Namespace) -> tuple[Parallel, int | None]:
+    """The parallel sizes, and the GPU count they must multiply to (None: nothing to check)."""
+    sizes = {k: getattr(args, k) for k in ("tp", "pp", "ep", "dp")}
+    for k, v in sizes.items():
+        if v is not None and v < 1:
+            raise InputError(f"--{k} must be at least 1, got {v}")
+    if args.gpus is not None and args.gpus < 1:
+        raise InputError(f"--gpus must be at least 1, got {args.gpus}")
+    given = any(v is not None for v in sizes.values())
+    gpus = args.gpus
+    if not given and gpus is not None:
+        sizes["tp"] = gpus  # --gpus N alone: tensor parallelism over N GPUs
+    par = Parallel(**{k: v or 1 for k, v in sizes.items()}, gpus_per_node=args.gpus_per_node or 0,
+                   overlap=bool(args.overlap), microbatches=args.microbatches or 0,
+                   sequence_parallel=bool(args.sequence_parallel))
+    return par, gpus
+
+
+def _links(args: argparse.Namespace, hw):
+    """``hw`` with measured links in place of the catalogue's, when given."""
+    from dataclasses import replace
+
+    from gemmlib.core.comm import Link
+
+    if all(getattr(args, f) is None for f in ("intra_busbw", "intra_latency_us", "inter_busbw", "inter_latency_us")):
+        return hw
+    ic = hw.interconnect
+    if ic is None:
+        raise InputError(f"{hw.name} has no interconnect to replace; pick a catalogue GPU")
+    new = {}
+    for where, base in (("intra", ic.intra or ic.pcie_link), ("inter", ic.inter)):
+        bw, lat = getattr(args, f"{where}_busbw"), getattr(args, f"{where}_latency_us")
+        if bw is None and lat is None:
+            continue
+        if bw is not None and not bw > 0:
+            raise InputError(f"--{where}-busbw must be positive GB/s, got {bw}")
+        if lat is not None and not lat >= 0:
+            raise InputError(f"--{where}-latency-us must be ≥ 0, got {lat}")
+        if base is None and (bw is None or lat is None):
+            raise InputError(f"the catalogue has no {where}-node link for {hw.name}: give both --{where}-busbw and "
+                             f"--{where}-latency-us")
+        new[where] = Link(f"{base.name if base else where + '-node link'} (measured)", "measured",
+                          bw * 1e9 if bw is not None else base.busbw,
+                          lat * 1e-6 if lat is not None else base.latency_s, "given on the command line")
+    ic = ic.with_links(**new)
+    if "intra" in new and ic.intra is None:
+        ic = replace(ic, pcie_link=new["intra"])
+    return replace(hw, interconnect=ic)
+
+
+def scaleout_estimate(args: argparse.Namespace, cfg, wl, hw):
+    from gemmlib.llm.scaleout import estimate
+    from gemmlib.llm.training import Training
+
+    par, gpus = parallel_from_args(args)
+    training = None
+    if args.train:
+        if args.train_tokens is None:
+            raise InputError("--train needs --train-tokens D, the tokens of the whole run (e.g. 1e12)")
+        training = Training(tokens=args.train_tokens, micro_batch=args.micro_batch, recompute=args.recompute,
+                            zero=args.zero)
+    elif args.train_tokens is not None:
+        raise InputError("--train-tokens is for a training run: add --train")
+    ms = {k: getattr(args, k) for k in ("tpot_target_ms", "ttft_target_ms")}
+    for k, v in ms.items():
+        if v is not None and not v > 0:
+            raise InputError(f"--{k.replace('_', '-')} must be a positive number of milliseconds, got {v}")
+    return estimate(cfg, wl, _links(args, hw), par, args.efficiency, gpus=gpus, training=training,
+                    serve=bool(args.serve), memory_utilization=args.memory_utilization,
+                    tpot_target_s=None if ms["tpot_target_ms"] is None else ms["tpot_target_ms"] / 1e3,
+                    ttft_target_s=None if ms["ttft_target_ms"] is None else ms["ttft_target_ms"] / 1e3)
+
+
+def render_scaleout(est) -> str:
+    """The scale-out part of the report: groups and links, communication, per-GPU memory, training, serving."""
+    par, d = est.parallel, est.to_dict()
+    lines = [f"parallel  TP {par.tp} x PP {par.pp} x EP {par.ep} x DP {par.dp} = {est.gpus} GPU(s), "
+             f"{d['parallel']['gpus_per_node']} per node; communication "
+             + ("overlapped (best case)" if par.overlap else "not overlapped with compute")]
+    for g in d["parallel"]["groups"]:
+        lines.append(f"  {g['group']}: {g['ranks']} ranks (stride {g['stride']}) over {g['link']}, "
+                     f"{_fmt(g['busbw_bytes_per_s'], 'B/s')} bus bandwidth, {_time(g['latency_s'])} latency")
+    for ph in (est.prefill, est.decode):
+        if not ph.ops:
+            continue
+        lines.append(f"{ph.name:<9} {_time(ph.time_s)} = compute {_time(ph.compute_s)} + communication "
+                     f"{_time(ph.communication_s)}" + (f" + pipeline bubble {_time(ph.bubble_s)}" if ph.bubble_s else "")
+                     + (f" ({ph.microbatches} micro-batches)" if par.pp > 1 else ""))
+        for c in ph.collectives:
+            lines.append(f"  {c.op:<14} after {c.after:<14} {c.count:>9,.0f} x {_fmt(c.size_bytes, 'B'):>8} over "
+                         f"{c.ranks} GPUs ({c.link}): {_time(c.time_s)}")
+    m = est.per_gpu
+    lines.append(f"per GPU   weights {_fmt(m.weights_bytes, 'B')} + KV cache {_fmt(m.kv_cache_bytes, 'B')} + "
+                 f"activations {_fmt(m.activation_bytes, 'B')} + workspace {_fmt(m.workspace_bytes, 'B')} = "
+                 f"{_fmt(m.total_bytes, 'B')} of {_fmt(m.capacity_bytes, 'B')}: "
+                 + ("fits" if m.fits else "does NOT fit") + f"; largest batch that fits: {est.max_batch:,}")
+    tr = est.train
+    if tr is not None:
+        t = tr.to_dict()
+        mem = tr.memory
+        lines += [
+            "",
+            f"TRAINING  {t['global_batch']} x {t['seq_len']} tokens per step, micro-batch {t['micro_batch']} "
+            f"({t['microbatches']} per replica), recompute {t['recompute']}, ZeRO {t['zero']}",
+            f"  step FLOPs {_fmt(t['step_flops'])} (forward {_fmt(t['forward_flops'])} + backward "
+            f"{_fmt(t['backward_flops'])} + recompute {_fmt(t['recompute_flops'])}); model FLOPs "
+            f"{_fmt(t['model_flops_per_step'])}",
+            f"  step time {_time(t['step_time_s'])} = compute {_time(t['compute_s'])} + communication "
+            f"{_time(t['communication_s'])} (data parallel {_time(t['dp_communication_s'])})"
+            + (f" + pipeline bubble {_time(t['bubble_s'])}" if t["bubble_s"] else ""),
+            f"  MFU {t['mfu']:.1%} (HFU {t['hfu']:.1%}), {_fmt(t['tokens_per_s'])} tokens/s "
+            f"({_fmt(t['tokens_per_s_per_gpu'])} per GPU)",
+            f"  run of {_fmt(t['train_tokens'])} tokens: {t['steps']:,} steps, {_time(t['run_time_s'])} "
+            f"({t['run_time_s'] / 86400:.3g} days), {_fmt(t['gpu_hours'])} GPU-hours; exact "
+            f"{t['run_flops']:.3g} FLOPs vs 6·N·D {t['six_nd_flops']:.3g} FLOPs",
+            f"  per GPU weights {_fmt(mem.weights_bytes, 'B')} + gradients {_fmt(mem.gradient_bytes, 'B')} + "
+            f"optimizer {_fmt(mem.optimizer_bytes, 'B')} + activations {_fmt(mem.activation_bytes, 'B')} + "
+            f"workspace {_fmt(mem.workspace_bytes, 'B')} = {_fmt(mem.total_bytes, 'B')} of "
+            f"{_fmt(mem.capacity_bytes, 'B')}: " + ("fits" if mem.fits else "does NOT fit")
+            + f"; largest micro-batch that fits: {t['max_micro_batch']}",
+        ]
+        from gemmlib.llm.training import LLAMA31_405B as a
+
+        lines.append(f"  anchor: {a.name}: {_fmt(a.tokens)} tokens, {a.flops:.2g} FLOPs, {_fmt(a.gpu_hours)} "
+                     f"{a.gpu} GPU-hours on {a.gpus:,} GPUs at {a.mfu:.0%} MFU (benchmarks/bench_scaleout.py "
+                     "estimates it)")
+    sv = est.serving
+    if sv is not None:
+        lines += ["", f"SERVING   prompt {est.workload.seq_len} + {est.workload.new_tokens} tokens per request; "
+                  f"KV limit {sv.kv_limit:,} concurrent requests"]
+        rows = [[f"{p.concurrency:,}", _time(p.ttft_s), _time(p.tpot_s), _fmt(p.tokens_per_s),
+                 _fmt(p.tokens_per_s_per_gpu), "" if p.fits else "does not fit",
+                 "best" if sv.best is not None and p.concurrency == sv.best.concurrency else ""] for p in sv.points]
+        lines.append(_table(["concurrency", "TTFT", "TPOT", "tokens/s", "per GPU", "memory", ""], rows))
+        if sv.tpot_target_s is not None or sv.ttft_target_s is not None:
+            goal = " and ".join(f"{n} <= {_time(v)}" for n, v in (("TPOT", sv.tpot_target_s),
+                                                                   ("TTFT", sv.ttft_target_s)) if v is not None)
+            lines.append(f"best concurrency with {goal}: " + (
+                f"{sv.best.concurrency:,} ({_fmt(sv.best.tokens_per_s)} tokens/s)" if sv.best else "none"))
+    return "\n".join(lines)

@@ -36,9 +36,10 @@ as eager attention does.
 Time per op is the roofline ``max(FLOPs / peak, bytes / bandwidth)`` derated by
 an efficiency, through :func:`gemmlib.core.flops.roofline_time`; the peak is the
 one for the activation dtype (weight-only quantisation still multiplies in the
-activation dtype). N GPUs are modelled as ideal tensor parallelism: N× the
-peak and the bandwidth, no communication cost. Pass a :class:`Hardware` made
-with ``with_overrides`` to use measured ceilings instead of the datasheet.
+activation dtype). This module times one device running the whole model;
+:mod:`gemmlib.llm.parallel` shards each op across GPUs (by :data:`SHARDING`
+and :attr:`Op.routed`) and adds the communication. Pass a :class:`Hardware`
+made with ``with_overrides`` to use measured ceilings instead of the datasheet.
 
 This module never imports torch.
 """
@@ -46,6 +47,7 @@ This module never imports torch.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 
 from gemmlib.core.dtypes import get_dtype
@@ -163,6 +165,7 @@ class Op:
     memory_s: float = 0.0
     bound: str = ""
     kind: str = "gemm"  # "gemm", or "other" (element-wise work: its FLOPs are not GEMM FLOPs)
+    routed: bool = False  # runs in the routed experts of a MoE (split across expert-parallel ranks)
 
     @property
     def is_gemm(self) -> bool:
@@ -204,14 +207,14 @@ class _Sizes:
 
 
 def _linear(name: str, phase: str, *, m: int, k: int, n: int, runs: int, weight_reads: int,
-            bias: bool, sz: _Sizes, note: str = "", weight_copies: int = 1) -> Op:
+            bias: bool, sz: _Sizes, note: str = "", weight_copies: int = 1, routed: bool = False) -> Op:
     """A weight GEMM: [m, k] @ [k, n], run ``runs`` times, its weights read ``weight_reads`` times.
 
     ``weight_copies`` is how many distinct weight matrices each read touches (MoE experts reached).
     """
     w = (k * n + (n if bias else 0)) * sz.w * weight_copies * weight_reads
     a = (m * k + m * n) * sz.a * runs
-    return Op(name, phase, m, n, k, runs, 2 * m * n * k * runs, w, a, 0.0, note)
+    return Op(name, phase, m, n, k, runs, 2 * m * n * k * runs, w, a, 0.0, note, routed=routed)
 
 
 def _layer_ops(cfg: ModelConfig, wl: Workload, *, phase: str, layers: int, tokens: int, steps: int,
@@ -268,9 +271,9 @@ def _layer_ops(cfg: ModelConfig, wl: Workload, *, phase: str, layers: int, token
     names = ("gate_proj", "up_proj") if cfg.mlp == "gated" else ("up_proj",)
     for nm in names:
         ops.append(_linear(nm, phase, m=tokens, k=d, n=cfg.ffn, runs=e_runs, weight_reads=runs,
-                           bias=cfg.mlp_bias, sz=sz, note=e_note, weight_copies=reached))
+                           bias=cfg.mlp_bias, sz=sz, note=e_note, weight_copies=reached, routed=cfg.is_moe))
     ops.append(_linear("down_proj", phase, m=tokens, k=cfg.ffn, n=d, runs=e_runs, weight_reads=runs,
-                       bias=cfg.mlp_bias, sz=sz, note=e_note, weight_copies=reached))
+                       bias=cfg.mlp_bias, sz=sz, note=e_note, weight_copies=reached, routed=cfg.is_moe))
     return ops
 
 
@@ -325,10 +328,11 @@ def _other_layer_ops(cfg: ModelConfig, wl: Workload, *, phase: str, layers: int,
                                 count=layers * b * h * steps, elements=3 * 2 * scores, flops=7 * scores, sz=sz,
                                 note="scale, mask and softmax each read and write the scores"))
     e_rows = rows_total * (cfg.experts_per_token if cfg.is_moe else 1)
-    ops.append(_elementwise("activation", phase, rows=tokens, width=f, count=runs,
-                            elements=(5 if cfg.mlp == "gated" else 2) * e_rows * f,
-                            flops=_ACT_FLOPS[cfg.mlp] * e_rows * f, sz=sz,
-                            note="silu(gate) · up" if cfg.mlp == "gated" else "GELU"))
+    act = _elementwise("activation", phase, rows=tokens, width=f, count=runs,
+                       elements=(5 if cfg.mlp == "gated" else 2) * e_rows * f,
+                       flops=_ACT_FLOPS[cfg.mlp] * e_rows * f, sz=sz,
+                       note="silu(gate) · up" if cfg.mlp == "gated" else "GELU")
+    ops.append(replace(act, routed=cfg.is_moe))
     if cfg.is_moe:
         k, e = cfg.experts_per_token, cfg.experts
         ops.append(_elementwise("moe_routing", phase, rows=tokens, width=e, count=runs,
@@ -460,37 +464,37 @@ def decode_other_ops(cfg: ModelConfig, wl: Workload) -> list[Op]:
 
 # ----- time, memory, the whole estimate ------------------------------------------------------
 
-def scaled_hardware(hw: Hardware, gpus: int) -> Hardware:
-    """N devices as one: N× every peak, the bandwidth and the memory (ideal tensor parallelism)."""
-    gpus = int(gpus)
-    if gpus < 1 or gpus > 100_000:
-        raise InputError(f"number of GPUs must be between 1 and 100000, got {gpus}")
-    if gpus == 1:
-        return hw
-    return hw.with_overrides(peaks={d: p * gpus for d, p in hw.peaks}, bandwidth=hw.bandwidth * gpus,
-                             memory_bytes=hw.memory_bytes * gpus, name=f"{gpus} × {hw.name}")
-
-
 def _timed(op: Op, hw: Hardware, dtype: str, eff: float) -> Op:
     t = roofline_time(op.flops, op.bytes, hw, dtype, eff)
     return replace(op, time_s=t.seconds, compute_s=t.compute_s, memory_s=t.memory_s, bound=t.bound)
 
 
-def _decode_timed(cfg: ModelConfig, wl: Workload, hw: Hardware, dtype: str, eff: float) -> list[Op]:
+def time_op(op: Op, hw: Hardware, dtype: str, efficiency: float = 1.0) -> Op:
+    """``op`` with its roofline time on one ``hw`` device (max(FLOPs / peak, bytes / bandwidth), derated)."""
+    return _timed(op, hw, dtype, efficiency)
+
+
+def _decode_timed(cfg: ModelConfig, wl: Workload, hw: Hardware, dtype: str, eff: float,
+                  per_gpu: Callable[[Op], Op] | None = None) -> list[Op]:
     """Decode ops with exact summed roofline times.
 
     Within a step every op's FLOPs and bytes are affine in the key count, so
     the sum over steps of max(compute, memory) is found by splitting the step
     range where the bound changes and timing each part as one block (in a part
     every step has the same bound, so the max of the sums is the sum of maxes).
+    ``per_gpu`` maps each op to one device's share before it is timed (the
+    scale-out model, :mod:`gemmlib.llm.parallel`); it must keep FLOPs and bytes
+    affine in the key count, as any fixed split does.
     """
     if wl.new_tokens == 0:
         return []
-    total = _decode_range(cfg, wl, 0, wl.new_tokens - 1, other=True)
     last = wl.new_tokens - 1
 
     def rng(a: int, b: int) -> list[Op]:
-        return _decode_range(cfg, wl, a, b, other=True)
+        ops = _decode_range(cfg, wl, a, b, other=True)
+        return [per_gpu(o) for o in ops] if per_gpu else ops
+
+    total = rng(0, last)
 
     first_ops = rng(0, 0)
     last_ops = rng(last, last)
@@ -616,16 +620,29 @@ def memory(cfg: ModelConfig, wl: Workload, hw: Hardware, gpus: int = 1) -> Memor
     return Memory(float(w), float(kv), float(hw.memory_bytes * gpus), int(gpus))
 
 
+def decode_timed(cfg: ModelConfig, wl: Workload, hw: Hardware, dtype: str, efficiency: float = 1.0,
+                 per_gpu: Callable[[Op], Op] | None = None) -> list[Op]:
+    """Every decode op (GEMM and not) with its exact roofline time summed over the steps, on one ``hw``
+    device; with ``per_gpu``, each op is first mapped to one device's share."""
+    _check_efficiency(efficiency)
+    return _decode_timed(cfg, wl, hw, dtype, efficiency, per_gpu)
+
+
 @dataclass(frozen=True)
 class Estimate:
+    """One device running the whole model (the scale-out model is :mod:`gemmlib.llm.scaleout`)."""
+
     model: ModelConfig
     workload: Workload
     hardware: Hardware  # one device, as given
-    gpus: int
     efficiency: float
     prefill: PhaseTotals
     decode: PhaseTotals
     memory: Memory
+
+    @property
+    def gpus(self) -> int:
+        return 1
 
     @property
     def compute_dtype(self) -> str:
@@ -703,19 +720,20 @@ def _check_efficiency(efficiency) -> None:
         raise InputError(f"efficiency must be a number in (0, 1], got {efficiency!r}")
 
 
-def estimate(cfg: ModelConfig, wl: Workload, hw: Hardware, gpus: int = 1,
-             efficiency: float = 1.0) -> Estimate:
-    """The whole answer for one model, workload and machine: ops, totals, memory and times."""
+def estimate(cfg: ModelConfig, wl: Workload, hw: Hardware, efficiency: float = 1.0) -> Estimate:
+    """The whole answer for one model, workload and device: ops, totals, memory and times.
+
+    One device runs everything. Several GPUs (tensor, pipeline, expert and data parallelism with
+    their communication) are :func:`gemmlib.llm.scaleout.estimate`.
+    """
     _check_efficiency(efficiency)
-    many = scaled_hardware(hw, gpus)
     dtype = wl.act_dtype
-    if many.peak(dtype) is None:
-        raise InputError(f"{hw.name} has no {dtype} GEMM path in its datasheet; choose another "
-                         "activation dtype or GPU")
-    pre = tuple(_timed(o, many, dtype, efficiency) for o in prefill_ops(cfg, wl) + prefill_other_ops(cfg, wl))
-    dec = tuple(_decode_timed(cfg, wl, many, dtype, efficiency))
-    return Estimate(cfg, wl, hw, int(gpus), float(efficiency), PhaseTotals("prefill", pre),
-                    PhaseTotals("decode", dec), memory(cfg, wl, hw, gpus))
+    if hw.peak(dtype) is None:
+        raise InputError(hw.missing_peak(dtype))
+    pre = tuple(_timed(o, hw, dtype, efficiency) for o in prefill_ops(cfg, wl) + prefill_other_ops(cfg, wl))
+    dec = tuple(_decode_timed(cfg, wl, hw, dtype, efficiency))
+    return Estimate(cfg, wl, hw, float(efficiency), PhaseTotals("prefill", pre),
+                    PhaseTotals("decode", dec), memory(cfg, wl, hw))
 
 
 # ----- switches, rules of thumb, attention share ---------------------------------------------

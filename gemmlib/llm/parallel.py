@@ -1,0 +1,501 @@
+"""Parallelism with communication: how each op splits across GPUs and what the GPUs send each other.
+
+Megatron-style sharding (Shoeybi et al. 2019, arXiv:1909.08053 §3; Megatron-LM
+``megatron/core/tensor_parallel/layers.py``), read from each op's sharding in
+:data:`gemmlib.llm.accounting.SHARDING` and its attributes, never from op names:
+
+* **Tensor parallelism (TP, t ranks).** ``column`` ops (q/k/v, gate/up) split their
+  output features: each rank reads the whole input and writes 1/t of the output;
+  ``row`` ops (o, down) split their input features and end with an **all-reduce** of
+  the output (two per layer in the forward pass); ``heads`` ops (attention products,
+  softmax, rotary) split by query head; KV heads split across ranks, or are
+  replicated when there are fewer KV heads than ranks (each rank holds one: vLLM's
+  ``QKVParallelLinear``, Megatron's ``num_query_groups``), so the K/V projections,
+  the K/V reads and the KV cache divide by min(t, KV heads). ``vocab`` ops split the
+  vocabulary: the embedding lookup is followed by an all-reduce of its output
+  (``VocabParallelEmbedding``), the LM head's logits are all-gathered in inference
+  (vLLM ``_gather_logits``) and reduced by a vocabulary-parallel cross-entropy in
+  training (three all-reduces of [s, b] fp32, ``tensor_parallel/cross_entropy.py``).
+  ``replicated`` ops (norms, residual adds, the router) run whole on every rank —
+  with sequence parallelism (Korthikanti et al. 2022, arXiv:2205.05198 §4.2.2) they
+  split by sequence and each all-reduce becomes a reduce-scatter plus an all-gather.
+* **Expert parallelism (EP, e ranks).** Attention and the other non-expert work are
+  data-parallel across EP ranks (each takes 1/e of the replica's sequences); routed
+  experts (:attr:`Op.routed`) split across EP ranks, and inside each across TP (the
+  expert tensor parallelism Megatron defaults to); each MoE layer dispatches its
+  tokens with an **all-to-all** and combines them with another (Megatron
+  ``MoEAlltoAllTokenDispatcher``), each TP rank sending 1/t of its tokens' k copies.
+* **Pipeline parallelism (PP, p stages).** Each stage holds ceil(L/p) layers; the
+  embedding sits on the first stage, the LM head on the last (the final norm is
+  counted with the layers' norms). M micro-batches flow through the stages:
+  a phase takes (M + p − 1) stage periods, the bubble being p − 1 of them (GPipe /
+  1F1B, Narayanan et al. 2021 §2.2); each boundary sends the activations
+  (``send_recv``). In decode, a step cycles max(M, p) stage periods.
+* **Data parallelism (DP, d replicas)** serves ceil(B/d) sequences per replica in
+  inference; in training it reduces the gradients (ZeRO stages, :mod:`.training`).
+
+GPUs are numbered as Megatron does by default (``initialize_model_parallel(order=
+"tp-cp-ep-dp-pp")``): TP innermost, then EP, DP, and PP outermost, so a group's
+stride is the product of the sizes inside it. Each collective crosses the link its
+group spans (:meth:`gemmlib.core.hardware.Interconnect.link_for`: NVLink/NVSwitch
+inside the scale-up domain, PCIe inside a node beyond it, the network between
+nodes) and costs ``latency + size × factor / busbw`` (:mod:`gemmlib.core.comm`,
+nccl-tests conventions). Communication is **not overlapped** with compute unless
+``overlap`` is set, which shows the best case: each stage period is
+max(compute, communication).
+
+This module never imports torch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+
+from gemmlib.core.comm import Link
+from gemmlib.core.dtypes import get_dtype
+from gemmlib.core.errors import InputError
+from gemmlib.core.hardware import Hardware, Interconnect
+from gemmlib.llm.accounting import (
+    Op,
+    PhaseTotals,
+    Workload,
+    decode_ops,
+    decode_other_ops,
+    decode_timed,
+    prefill_ops,
+    prefill_other_ops,
+    time_op,
+)
+from gemmlib.llm.config import ModelConfig
+
+GROUPS = ("tp", "ep", "dp", "pp")
+_TP_SPLIT = ("column", "row", "heads", "vocab")
+_MAX = 1_000_000
+
+
+def _size(name: str, v, minimum: int = 1) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) and not (isinstance(v, float) and v.is_integer()):
+        raise InputError(f"{name} must be a whole number, got {v!r}")
+    v = int(v)
+    if v < minimum or v > _MAX:
+        raise InputError(f"{name} must be between {minimum} and {_MAX:,}, got {v}")
+    return v
+
+
+@dataclass(frozen=True)
+class Parallel:
+    """How the GPUs split the work: tensor, pipeline, expert and data parallel sizes (their product is
+    the GPU count), GPUs per node (0: the catalogue's typical node), the overlap switch, pipeline
+    micro-batches (0: the default) and sequence parallelism (training)."""
+
+    tp: int = 1
+    pp: int = 1
+    ep: int = 1
+    dp: int = 1
+    gpus_per_node: int = 0
+    overlap: bool = False
+    microbatches: int = 0
+    sequence_parallel: bool = False
+
+    def __post_init__(self) -> None:
+        for f in GROUPS:
+            object.__setattr__(self, f, _size(f"--{f}", getattr(self, f)))
+        object.__setattr__(self, "gpus_per_node", _size("--gpus-per-node", self.gpus_per_node, 0))
+        object.__setattr__(self, "microbatches", _size("micro-batches", self.microbatches, 0))
+        for f in ("overlap", "sequence_parallel"):
+            if not isinstance(getattr(self, f), bool):
+                raise InputError(f"{f} must be true or false, got {getattr(self, f)!r}")
+
+    @property
+    def gpus(self) -> int:
+        return self.tp * self.pp * self.ep * self.dp
+
+    @property
+    def replica(self) -> int:
+        """GPUs holding one copy of the model: tp × pp × ep."""
+        return self.tp * self.pp * self.ep
+
+    def stride(self, group: str) -> int:
+        """Distance between neighbours of a group in the rank order tp, ep, dp, pp."""
+        return {"tp": 1, "ep": self.tp, "dp": self.tp * self.ep, "pp": self.tp * self.ep * self.dp}[group]
+
+    def to_dict(self) -> dict:
+        return {"tp": self.tp, "pp": self.pp, "ep": self.ep, "dp": self.dp}
+
+    def check(self, cfg: ModelConfig, gpus: int | None = None) -> None:
+        """Refuse a split the model cannot take, with a sentence that says why."""
+        if gpus is not None and gpus != self.gpus:
+            raise InputError(f"--tp {self.tp} × --pp {self.pp} × --ep {self.ep} × --dp {self.dp} = {self.gpus} "
+                             f"GPUs, but {gpus} GPUs were given; make the product equal the GPU count")
+        t = self.tp
+        if cfg.heads % t:
+            raise InputError(f"--tp {t} does not divide the {cfg.heads} attention heads; pick a TP size that does")
+        if cfg.kv_heads % t and t % cfg.kv_heads:
+            raise InputError(f"--tp {t} and the {cfg.kv_heads} KV heads: one must divide the other "
+                             "(KV heads are split across ranks or each replicated on t / KV heads ranks)")
+        if cfg.ffn % t:
+            raise InputError(f"--tp {t} does not divide the MLP width {cfg.ffn}")
+        if self.pp > cfg.layers:
+            raise InputError(f"--pp {self.pp} is more pipeline stages than the model's {cfg.layers} layers")
+        if self.ep > 1 and not cfg.is_moe:
+            raise InputError(f"--ep {self.ep} needs a mixture-of-experts model; {cfg.name} is dense")
+        if cfg.is_moe and cfg.experts % self.ep:
+            raise InputError(f"--ep {self.ep} does not divide the {cfg.experts} experts")
+
+    def node_size(self, hw: Hardware) -> int:
+        ic = _interconnect(hw) if self.gpus > 1 else None
+        return self.gpus_per_node or (ic.gpus_per_node if ic else 1)
+
+    def link(self, group: str, hw: Hardware, ranks: int | None = None) -> Link:
+        """The link the ``group``'s collectives cross (for "pp": between neighbouring stages)."""
+        n = 2 if group == "pp" else getattr(self, group) if ranks is None else ranks
+        if n <= 1 or (group == "pp" and self.pp == 1):
+            return Link("none", "measured", 1.0, 0.0, "one rank: nothing moves")
+        ic = _interconnect(hw)
+        return ic.link_for(n, self.stride(group), self.gpus_per_node or None)
+
+    def placement(self, hw: Hardware) -> list[dict]:
+        """Each group with more than one rank: size, stride and the link it crosses (for tables)."""
+        rows = []
+        for g in GROUPS:
+            n = getattr(self, g)
+            if n > 1:
+                link = self.link(g, hw)
+                rows.append({"group": g, "ranks": n, "stride": self.stride(g), "link": link.name,
+                             "busbw_bytes_per_s": link.busbw, "latency_s": link.latency_s, "source": link.source})
+        return rows
+
+
+def _interconnect(hw: Hardware) -> Interconnect:
+    if hw.interconnect is None:
+        raise InputError(f"{hw.name} has no interconnect figures (NVLink, PCIe, network) in the catalogue; "
+                         "pick a catalogue GPU for more than one device")
+    return hw.interconnect
+
+
+# ----- one GPU's share of an op -------------------------------------------------------------------
+
+def layers_per_stage(cfg: ModelConfig, par: Parallel) -> int:
+    """Layers on the busiest pipeline stage: ceil(L / p)."""
+    return -(-cfg.layers // par.pp)
+
+
+def kv_split(cfg: ModelConfig, tp: int) -> int:
+    """How many ways the KV heads split: min(t, KV heads) (fewer KV heads than ranks: replicated)."""
+    return min(tp, cfg.kv_heads)
+
+
+def _is_kv_projection(op: Op, cfg: ModelConfig) -> bool:
+    return op.is_gemm and op.shard == "column" and op.weight_bytes > 0 and op.n == cfg.kv_dim and not op.routed
+
+
+def per_gpu_op(op: Op, cfg: ModelConfig, par: Parallel, *, stage_layers: int | None = None) -> Op:
+    """One GPU's share of ``op`` (summed over the layers of its pipeline stage), by the op's sharding.
+
+    ``stage_layers`` is how many of the model's layers the GPU's stage holds (default: the busiest
+    stage's ceil(L / p)); ``vocab`` ops (embedding, LM head) sit whole on their stage.
+    """
+    t, e = par.tp, par.ep
+    vocab = op.shard == "vocab"
+    f = 1.0 if vocab else (stage_layers if stage_layers is not None else layers_per_stage(cfg, par)) / cfg.layers
+    sp = par.sequence_parallel and t > 1
+    tsplit = t if op.shard in _TP_SPLIT else (t if sp and not op.is_gemm else 1)
+    if _is_kv_projection(op, cfg):
+        tsplit = kv_split(cfg, t)
+    flops = op.flops * f / (tsplit * e)
+    # Weights: a GEMM's matrix is read by every rank holding it (EP ranks share non-expert weights);
+    # an element-wise op's "weights" are rows it gathers (embedding) or norm weights.
+    if op.is_gemm:
+        w = op.weight_bytes * f / (tsplit * (e if op.routed else 1))
+    else:
+        w = op.weight_bytes * f / (tsplit * (e if vocab else 1))
+    # Activations: a column-split GEMM reads its whole input and writes its share of the output; a
+    # row-split GEMM the reverse (its partial sums are full-size until the all-reduce).
+    if op.is_gemm and op.weight_bytes > 0 and op.k and op.n:
+        a_in = op.act_bytes * op.k / (op.k + op.n)
+        a_out = op.act_bytes - a_in
+        if op.shard == "row":
+            a = a_in / tsplit + a_out
+        elif op.shard in ("column", "vocab"):
+            a = a_in + a_out / tsplit
+        else:
+            a = (a_in + a_out) / tsplit
+        a /= e
+    elif not op.is_gemm and vocab:
+        a = op.act_bytes / e  # the lookup writes a full-width (masked) output on every rank
+    else:
+        a = op.act_bytes / (tsplit * e)
+    kv = op.kv_bytes * f / (kv_split(cfg, t) * e) if op.kv_bytes else 0.0
+    count = max(1, round(op.count * f / ((tsplit if op.shard == "heads" else 1) * (e if op.routed else 1))))
+    return replace(op, flops=int(round(flops)), weight_bytes=w, act_bytes=a * f, kv_bytes=kv, count=count,
+                   time_s=0.0, compute_s=0.0, memory_s=0.0, bound="")
+
+
+# ----- collectives ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Collective:
+    """Collectives of one kind after one op on one GPU over a phase: ``count`` × one of ``size_bytes``
+    (nccl-tests' size) over ``ranks`` GPUs of ``group`` on ``link``; ``time_s`` is the total."""
+
+    op: str
+    after: str
+    group: str
+    ranks: int
+    size_bytes: float
+    count: float
+    link: str
+    busbw: float
+    latency_s: float
+    time_s: float
+    note: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _coll(op: str, after: str, group: str, ranks: int, size: float, count: float, link: Link,
+          note: str = "") -> Collective | None:
+    if ranks <= 1 or count <= 0:
+        return None
+    one = link.time(op, size, ranks)
+    return Collective(op, after, group, ranks, float(size), float(count), link.name, link.busbw, link.latency_s,
+                      one * count, note)
+
+
+def forward_collectives(ops: list[Op] | tuple[Op, ...], cfg: ModelConfig, wl: Workload, par: Parallel,
+                        hw: Hardware, *, training: bool = False, stage_layers: int | None = None) -> list[Collective]:
+    """The collectives one GPU runs in a forward pass over ``ops`` (whole-replica ops, before
+    :func:`per_gpu_op`), by each op's sharding: row ops end in an all-reduce (or reduce-scatter +
+    all-gather with sequence parallelism), the embedding in an all-reduce, the LM head in an
+    all-gather of the logits (inference) or the vocabulary-parallel cross-entropy's three [tokens]
+    fp32 all-reduces (training); routed row ops add the EP dispatch and combine all-to-alls."""
+    a = get_dtype(wl.act_dtype).bytes
+    t, e = par.tp, par.ep
+    sp = par.sequence_parallel and t > 1
+    f_layers = (stage_layers if stage_layers is not None else layers_per_stage(cfg, par)) / cfg.layers
+    tp_link = par.link("tp", hw) if t > 1 else None
+    ep_link = par.link("ep", hw) if e > 1 else None
+    k = max(1, cfg.experts_per_token)
+    out: list[Collective | None] = []
+    for o in ops:
+        if o.shard == "row":
+            runs = o.count * f_layers / (k if o.routed else 1)  # a routed MLP reduces once per layer
+            size = o.m * o.n * a / e
+            if t > 1:
+                if sp:
+                    out.append(_coll("reduce_scatter", o.name, "tp", t, size, runs, tp_link, "sequence parallel"))
+                    out.append(_coll("all_gather", o.name, "tp", t, size, runs, tp_link,
+                                     "sequence parallel: gathers the next block's input"))
+                else:
+                    out.append(_coll("all_reduce", o.name, "tp", t, size, runs, tp_link,
+                                     "row-parallel output (Megatron g)"))
+            if o.routed and e > 1:
+                a2a = o.m / e / t * k * o.n * a
+                out.append(_coll("all_to_all", o.name, "ep", e, a2a, 2 * runs, ep_link,
+                                 f"dispatch + combine: {k} copies of each token"))
+        elif o.shard == "vocab" and t > 1:
+            if not o.is_gemm:
+                out.append(_coll("reduce_scatter" if sp else "all_reduce", o.name, "tp", t, o.m * o.n * a / e,
+                                 o.count, tp_link, "vocabulary-parallel embedding output"))
+            elif training:
+                out.append(_coll("all_reduce", o.name, "tp", t, o.m / e * 4, 3 * o.count, tp_link,
+                                 "vocabulary-parallel cross-entropy: max, predicted logit, sum of exp ([tokens] fp32)"))
+            else:
+                out.append(_coll("all_gather", o.name, "tp", t, o.m * o.n * a / e, o.count, tp_link,
+                                 "the logits of every computed position, gathered"))
+    return [c for c in out if c is not None]
+
+
+def pipeline_send(cfg: ModelConfig, tokens: float, steps: int, wl: Workload, par: Parallel, hw: Hardware,
+                  *, count_per_step: int = 1) -> Collective | None:
+    """The activations one stage sends the next: tokens × hidden per step (÷ t with sequence parallelism)."""
+    if par.pp == 1:
+        return None
+    size = tokens / par.ep * cfg.hidden * get_dtype(wl.act_dtype).bytes
+    if par.sequence_parallel and par.tp > 1:
+        size /= par.tp
+    return _coll("send_recv", "stage boundary", "pp", 2, size, steps * count_per_step, par.link("pp", hw),
+                 "activations to the next stage" + (" and gradients back" if count_per_step == 2 else ""))
+
+
+# ----- a phase on the GPUs ----------------------------------------------------------------------
+
+def _stage_of(op: Op) -> str:
+    """Which pipeline stage a vocab op sits on: the embedding on the first, the LM head on the last."""
+    if op.shard != "vocab":
+        return "every"
+    return "last" if op.is_gemm else "first"
+
+
+@dataclass(frozen=True)
+class ParallelPhase:
+    """One phase (prefill or decode) on the GPUs.
+
+    ``total`` is the whole job's exact op list (FLOPs as FlopCounterMode counts them); ``ops`` one GPU's
+    share on the busiest pipeline stage over every micro-batch, timed on one device; ``collectives``
+    what that GPU sends. ``time_s = compute_s + communication_s + bubble_s`` when not overlapped.
+    """
+
+    name: str
+    total: PhaseTotals
+    ops: tuple[Op, ...]
+    collectives: tuple[Collective, ...]
+    compute_s: float
+    communication_s: float
+    bubble_s: float
+    time_s: float
+    microbatches: int
+    stage_periods: int
+    overlap: bool
+
+    @property
+    def gemm_ops(self) -> tuple[Op, ...]:
+        return tuple(o for o in self.ops if o.is_gemm)
+
+    @property
+    def other_ops(self) -> tuple[Op, ...]:
+        return tuple(o for o in self.ops if not o.is_gemm)
+
+    @property
+    def flops(self) -> int:
+        """The whole job's GEMM FLOPs (exact)."""
+        return self.total.flops
+
+    @property
+    def other_flops(self) -> int:
+        return self.total.other_flops
+
+    @property
+    def macs(self) -> int:
+        return self.total.macs
+
+    @property
+    def bytes(self) -> float:
+        return self.total.bytes
+
+    @property
+    def per_gpu_flops(self) -> int:
+        return sum(o.flops for o in self.gemm_ops)
+
+    @property
+    def collective_s(self) -> float:
+        """Every collective's time summed (before overlap)."""
+        return sum(c.time_s for c in self.collectives)
+
+    @property
+    def gemm_time_s(self) -> float:
+        return sum(o.time_s for o in self.gemm_ops)
+
+    @property
+    def other_time_s(self) -> float:
+        return sum(o.time_s for o in self.other_ops)
+
+    def by_name(self) -> dict[str, Op]:
+        return {o.name: o for o in self.ops}
+
+    def comm_by_op(self) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for c in self.collectives:
+            out[c.after] = out.get(c.after, 0.0) + c.time_s
+        return out
+
+    def to_dict(self) -> dict:
+        d = self.total.to_dict()
+        d.update({"time_s": self.time_s, "compute_s": self.compute_s, "communication_s": self.communication_s,
+                  "bubble_s": self.bubble_s, "collective_s": self.collective_s, "overlap": self.overlap,
+                  "microbatches": self.microbatches, "per_gpu_flops": self.per_gpu_flops,
+                  "per_gpu_ops": [o.to_dict() for o in self.ops],
+                  "collectives": [c.to_dict() for c in self.collectives]})
+        return d
+
+
+def _scaled(op: Op, times: int) -> Op:
+    if times == 1:
+        return op
+    return replace(op, flops=op.flops * times, weight_bytes=op.weight_bytes * times, act_bytes=op.act_bytes * times,
+                   kv_bytes=op.kv_bytes * times, count=op.count * times, time_s=op.time_s * times,
+                   compute_s=op.compute_s * times, memory_s=op.memory_s * times)
+
+
+def _scaled_coll(c: Collective, times: float) -> Collective:
+    return replace(c, count=c.count * times, time_s=c.time_s * times)
+
+
+def _period(compute: float, comm: float, overlap: bool) -> float:
+    return max(compute, comm) if overlap else compute + comm
+
+
+def microbatches(phase: str, batch: int, par: Parallel) -> int:
+    """Pipeline micro-batches of a replica's ``batch``: the given number, else p (at most the batch)."""
+    if par.pp == 1:
+        return 1
+    m = par.microbatches or par.pp
+    return max(1, min(m, batch))
+
+
+def replica_batch(batch: int, par: Parallel) -> int:
+    """Sequences the busiest data-parallel replica serves: ceil(B / d)."""
+    return -(-batch // par.dp)
+
+
+def phase(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, which: str,
+          efficiency: float = 1.0, whole: PhaseTotals | None = None) -> ParallelPhase:
+    """Prefill or decode of ``wl`` (B sequences in all) on ``par``'s GPUs: per-GPU ops, collectives, time."""
+    if which not in ("prefill", "decode"):
+        raise InputError(f"phase must be prefill or decode, got {which!r}")
+    dtype = wl.act_dtype
+    if hw.peak(dtype) is None:
+        raise InputError(hw.missing_peak(dtype))
+    rb = replica_batch(wl.batch, par)
+    m = microbatches(which, rb, par)
+    mb = -(-rb // m)
+    wl_mb = replace(wl, batch=mb)
+    if whole is None:
+        whole = _whole_phase(cfg, wl, which)
+    if which == "decode" and wl.new_tokens == 0:
+        return ParallelPhase(which, whole, (), (), 0.0, 0.0, 0.0, 0.0, m, 0, par.overlap)
+    stage_l = layers_per_stage(cfg, par)
+
+    def share(o: Op) -> Op:
+        return per_gpu_op(o, cfg, par, stage_layers=stage_l)
+
+    if which == "prefill":
+        raw = prefill_ops(cfg, wl_mb) + prefill_other_ops(cfg, wl_mb)
+        timed = [time_op(share(o), hw, dtype, efficiency) for o in raw]
+        steps, tokens = 1, wl_mb.prefill_tokens
+    else:
+        raw = decode_ops(cfg, wl_mb) + decode_other_ops(cfg, wl_mb)
+        timed = decode_timed(cfg, wl_mb, hw, dtype, efficiency, per_gpu=share)
+        steps, tokens = wl.new_tokens, wl_mb.batch
+    colls = forward_collectives(raw, cfg, wl_mb, par, hw, stage_layers=stage_l)
+    send = pipeline_send(cfg, tokens, steps, wl_mb, par, hw)
+    stages = ("first", "last") if par.pp > 1 else ("every",)
+    best = None
+    for st in stages:
+        keep = [i for i, o in enumerate(raw) if _stage_of(o) in ("every", st) or par.pp == 1]
+        names = {raw[i].name for i in keep}
+        ops_s = [timed[i] for i in keep]
+        coll_s = [c for c in colls if c.after in names]
+        if send is not None and st != "last":
+            coll_s.append(send)
+        tc = sum(o.time_s for o in ops_s)
+        tm = sum(c.time_s for c in coll_s)
+        period = _period(tc, tm, par.overlap)
+        if best is None or period > best[0]:
+            best = (period, tc, tm, ops_s, coll_s)
+    period, tc, tm, ops_s, coll_s = best
+    periods = (m + par.pp - 1) if which == "prefill" else max(m, par.pp)
+    exposed = max(0.0, tm - tc) if par.overlap else tm
+    compute_s, comm_s = m * tc, m * exposed
+    bubble_s = (periods - m) * period
+    return ParallelPhase(which, whole, tuple(_scaled(o, m) for o in ops_s),
+                         tuple(_scaled_coll(c, m) for c in coll_s), compute_s, comm_s,
+                         bubble_s, compute_s + comm_s + bubble_s, m, periods, par.overlap)
+
+
+def _whole_phase(cfg: ModelConfig, wl: Workload, which: str) -> PhaseTotals:
+    if which == "prefill":
+        return PhaseTotals("prefill", tuple(prefill_ops(cfg, wl) + prefill_other_ops(cfg, wl)))
+    return PhaseTotals("decode", tuple(decode_ops(cfg, wl) + decode_other_ops(cfg, wl)))
+
