@@ -21,11 +21,11 @@ from gemmlib.charts.model import (
 from gemmlib.core.dtypes import DTYPES
 from gemmlib.core.hardware import CATALOGUE, DEFAULT_GPU, Hardware
 from gemmlib.llm.accounting import Workload
-from gemmlib.llm.parallel import Parallel
-from gemmlib.llm.scaleout import estimate
 from gemmlib.llm.config import ModelConfig
 from gemmlib.llm.hf import MAX_CONFIG_BYTES, parse_config_json
+from gemmlib.llm.parallel import Parallel
 from gemmlib.llm.presets import DEFAULT_PRESET, PRESETS
+from gemmlib.llm.scaleout import estimate
 
 ui.page(
     "LLM Estimator",

@@ -401,11 +401,15 @@ class ParallelPhase:
         return out
 
     def to_dict(self) -> dict:
+        """The whole job's exact counts (``flops``, ``bytes``, ``job_ops``), one GPU's timed ops (``ops``),
+        the collectives and the times."""
         d = self.total.to_dict()
+        t = sum(o.time_s for o in self.ops)
         d.update({"time_s": self.time_s, "compute_s": self.compute_s, "communication_s": self.communication_s,
                   "bubble_s": self.bubble_s, "collective_s": self.collective_s, "overlap": self.overlap,
-                  "microbatches": self.microbatches, "per_gpu_flops": self.per_gpu_flops,
-                  "per_gpu_ops": [o.to_dict() for o in self.ops],
+                  "microbatches": self.microbatches, "gemm_time_s": self.gemm_time_s,
+                  "other_time_s": self.other_time_s, "gemm_share_of_time": self.gemm_time_s / t if t else None,
+                  "per_gpu_flops": self.per_gpu_flops, "job_ops": d["ops"], "ops": [o.to_dict() for o in self.ops],
                   "collectives": [c.to_dict() for c in self.collectives]})
         return d
 

@@ -6,9 +6,12 @@
   gradients of both operands), each a GEMM of the forward's size: 2 × the forward. Activation
   recomputation re-runs forward work: ``full`` every layer's forward (as gradient
   checkpointing does; not the LM head), ``selective`` the attention core (the ops split by
-  head: QKᵀ, softmax, ·V — Korthikanti et al. 2022). ``tests/llm/test_training.py`` checks all
-  three against ``FlopCounterMode`` around ``loss.backward()`` on real modules, with
-  ``torch.utils.checkpoint`` for the recomputation.
+  head: QKᵀ, softmax, ·V — Korthikanti et al. 2022), the whole region again as Megatron's
+  reentrant checkpoint does. ``tests/llm/test_training.py`` checks all three against
+  ``FlopCounterMode`` around ``loss.backward()`` on real modules, with ``torch.utils.checkpoint``
+  for the recomputation. (PyTorch's non-reentrant checkpoint stops early by default, once every
+  tensor the backward needs is back, and so skips the last GEMM of each region — ·V, or a
+  layer's down projection — whose output the backward does not need.)
 * **Step time = compute + exposed communication (+ pipeline bubble).** Per micro-batch and
   stage: the forward ops' roofline time, the backward at 2 × that (the GEMMs exactly; the
   element-wise ops assumed alike), the recomputed ops again; the forward collectives

@@ -43,7 +43,7 @@ def test_json_has_the_documented_keys_and_exact_numbers(capsys):
         "embedding", "norms", "rotary", "kv_repeat", "attn_softmax", "activation", "residual"}
     assert d["memory"]["weights_bytes"] == cfg.params * 2
     assert d["memory"]["kv_cache_bytes"] == 2 * 32 * 8 * 128 * 2 * 4 * 307
-    assert d["memory"]["capacity_bytes"] == 2 * 141e9
+    assert d["memory"]["capacity_bytes"] == 2 * 143771 * 2**20  # nvidia-smi: 143771 MiB per H200 SXM
     t = d["times"]
     assert t["ttft_s"] == pytest.approx(d["prefill"]["time_s"]) and t["ttft_s"] > 0
     assert t["time_per_output_token_s"] == pytest.approx(d["decode"]["time_s"] / 7)
@@ -143,9 +143,11 @@ def test_measured_ceiling_by_name(tmp_path, monkeypatch, capsys):
 
 def test_cli_json_is_the_estimate_json_the_page_downloads(capsys):
     from gemmlib.core.hardware import get_hardware
-    from gemmlib.llm.accounting import estimate
+    from gemmlib.llm.parallel import Parallel
+    from gemmlib.llm.scaleout import estimate
 
-    assert main(["estimate", "--preset", "qwen2.5-7b", "--seq-len", "100", "--new-tokens", "3", "--json"]) == 0
+    assert main(["estimate", "--preset", "qwen2.5-7b", "--seq-len", "100", "--new-tokens", "3", "--tp", "2",
+                 "--json"]) == 0
     out = capsys.readouterr().out
-    est = estimate(from_name("qwen2.5-7b"), Workload(seq_len=100, new_tokens=3), get_hardware("h100"))
+    est = estimate(from_name("qwen2.5-7b"), Workload(seq_len=100, new_tokens=3), get_hardware("h100"), Parallel(tp=2))
     assert json.loads(out) == json.loads(est.to_json())
