@@ -62,6 +62,7 @@ from gemmlib.llm.accounting import (
     decode_ops,
     decode_other_ops,
     decode_timed,
+    gemm_share,
     prefill_ops,
     prefill_other_ops,
     time_op,
@@ -391,6 +392,16 @@ class ParallelPhase:
     def other_time_s(self) -> float:
         return sum(o.time_s for o in self.other_ops)
 
+    @property
+    def gemm_share_of_flops(self) -> float | None:
+        """The whole job's GEMM share of FLOPs."""
+        return self.total.gemm_share_of_flops
+
+    @property
+    def gemm_share_of_time(self) -> float | None:
+        """The GEMMs' share of one GPU's op time (communication apart)."""
+        return gemm_share(self.ops)["time_share"]
+
     def by_name(self) -> dict[str, Op]:
         return {o.name: o for o in self.ops}
 
@@ -404,11 +415,10 @@ class ParallelPhase:
         """The whole job's exact counts (``flops``, ``bytes``, ``job_ops``), one GPU's timed ops (``ops``),
         the collectives and the times."""
         d = self.total.to_dict()
-        t = sum(o.time_s for o in self.ops)
         d.update({"time_s": self.time_s, "compute_s": self.compute_s, "communication_s": self.communication_s,
                   "bubble_s": self.bubble_s, "collective_s": self.collective_s, "overlap": self.overlap,
                   "microbatches": self.microbatches, "gemm_time_s": self.gemm_time_s,
-                  "other_time_s": self.other_time_s, "gemm_share_of_time": self.gemm_time_s / t if t else None,
+                  "other_time_s": self.other_time_s, "gemm_share_of_time": self.gemm_share_of_time,
                   "per_gpu_flops": self.per_gpu_flops, "job_ops": d["ops"], "ops": [o.to_dict() for o in self.ops],
                   "collectives": [c.to_dict() for c in self.collectives]})
         return d
