@@ -134,8 +134,8 @@ wave_n0 = ui.url(w[1].number_input, "N from", 1, MAX_DIM, 1024, key="fl_wn0")
 wave_n1 = ui.url(w[2].number_input, "N to", 1, MAX_DIM, 4096, key="fl_wn1")
 tm = w[3].selectbox("tile M", [64, 128, 256], index=1, key="fl_tm")
 tn = w[4].selectbox("tile N", [64, 128, 256], index=1, key="fl_tn")
-sms = w[5].number_input("SMs", 1, 1024, value=CATALOGUE[gpu].sms, key="fl_sms",
-                        help="defaults to the chosen hardware's SM count")
+sms = w[5].number_input("SMs", 1, 1024, value=CATALOGUE[gpu].sms or CATALOGUE[DEFAULT_GPU].sms, key="fl_sms",
+                        help="defaults to the chosen hardware's SM count (the H100's where the catalogue has none)")
 with ui.guard("the staircase"):
     n0, n1 = wave_n0, wave_n1
     step = max(1, -(-(n1 - n0 + 1) // 1650))  # at most 1650 points: 3 lines each under Altair's 5000 rows

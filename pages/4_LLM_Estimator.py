@@ -1,8 +1,9 @@
 """LLM Estimator: what does this model cost on this GPU at this batch and context?
 
-Every number comes from ``gemmlib.llm.accounting`` (the same code path as
-``python -m gemmlib estimate``); this page reads widgets, calls it, and draws.
-Settings live in the URL, so a view can be shared as a link.
+Every number comes from ``gemmlib.llm.scaleout`` over ``gemmlib.llm.accounting`` (the same code
+path as ``python -m gemmlib estimate``); this page reads widgets, calls it, and draws. Settings
+live in the URL, so a view can be shared as a link. The scale-out view (parallelism, per-GPU
+memory, communication, training, serving) lives in its own functions at the end.
 """
 
 import pandas as pd
@@ -67,6 +68,10 @@ D = {"le_src": "preset", "le_preset": DEFAULT_PRESET, "le_layers": base.layers, 
      "le_macs": False, "le_gpu": DEFAULT_GPU, "le_gpus": 1, "le_eff": 1.0, "le_cmp": False,
      "le_b_preset": "llama-3-70b", "le_b_batch": 1, "le_b_seq": 1024, "le_b_new": 256, "le_b_wdt": "bf16",
      "le_b_gpu": "H200 SXM", "le_b_gpus": 2}
+# The scale-out view's inputs (parallel sizes, training, serving).
+D.update({"le_tp": 1, "le_pp": 1, "le_ep": 1, "le_dp": 1, "le_gpn": 0, "le_overlap": False, "le_sp": False,
+          "le_train": False, "le_tokens": 1e12, "le_mb": 1, "le_rc": "none", "le_zero": 0, "le_serve": False,
+          "le_tpot": 50.0})
 
 
 def num(where, label: str, lo: int, hi: int, key: str, **kw):
@@ -103,19 +108,172 @@ def _parse_upload(data: bytes, name: str) -> ModelConfig:
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
-def _estimate(cfg: ModelConfig, wl: Workload, hw: Hardware, gpus: int, eff: float):
-    return estimate(cfg, wl, hw, Parallel(tp=gpus), efficiency=eff)
+def _estimate(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, gpus: int, eff: float):
+    return estimate(cfg, wl, hw, par, eff, gpus=gpus)
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
-def _views(cfg: ModelConfig, wl: Workload, hw: Hardware, gpus: int, eff: float, macs: bool) -> dict:
-    est = _estimate(cfg, wl, hw, gpus, eff)
+def _views(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, gpus: int, eff: float, macs: bool) -> dict:
+    est = _estimate(cfg, wl, hw, par, gpus, eff)
     d = est.to_dict()
     return {
         "flops": flops_by_op_spec(est, macs), "memory": memory_spec(est), "roofline": roofline_spec(est),
         "ops": arrow_safe(ops_records(est, macs)), "json": est.to_json(indent=1),
         "variants": arrow_safe(d["variants"]), "rules": arrow_safe(d["rules_of_thumb"]),
     }
+
+
+# ----------------------------------------------------------------------------- the scale-out view
+# Parallelism with communication, per-GPU memory, training and serving (gemmlib.llm.scaleout): the sidebar
+# inputs, then one function per tab.
+RECOMPUTE = ["none", "selective", "full"]
+
+
+def scaleout_sidebar() -> None:
+    st.header("Parallelism")
+    c = st.columns(4)
+    for i, (key, label, what) in enumerate((("le_tp", "TP", "tensor parallel"), ("le_pp", "PP", "pipeline stages"),
+                                            ("le_ep", "EP", "expert parallel (MoE)"),
+                                            ("le_dp", "DP", "data-parallel replicas"))):
+        num(c[i], label, 1, MAXI["gpus"], key, help=what)
+    c = st.columns(2)
+    num(c[0], "GPUs per node (0 = catalogue)", 0, 1024, "le_gpn",
+        help="GPUs joined by the fast link in a node (HGX: 8, GB200 NVL72: 72); groups beyond it use the network")
+    flag(c[1], "overlap (best case)", "le_overlap", help="communication fully hidden behind compute; off: added")
+    flag(st, "sequence parallelism", "le_sp",
+         help="Megatron SP: norms split by sequence, each all-reduce a reduce-scatter + all-gather")
+    st.caption("With every size at 1, the GPUs above are tensor parallel; otherwise TP × PP × EP × DP must "
+               "equal them. Megatron's rank order: TP innermost, then EP, DP, PP.")
+
+
+def parallel_from_widgets(gpus: int) -> Parallel:
+    sizes = {k: ss[f"le_{k}"] for k in ("tp", "pp", "ep", "dp")}
+    if all(v == 1 for v in sizes.values()):
+        sizes["tp"] = gpus  # the GPUs alone: tensor parallelism, as --gpus N on the command line
+    return Parallel(**sizes, gpus_per_node=ss.le_gpn, overlap=ss.le_overlap, sequence_parallel=ss.le_sp)
+
+
+def _gib(b: float) -> str:
+    return f"{b / 2**30:,.2f} GiB"
+
+
+def scaleout_tab(est) -> None:
+    from gemmlib.charts.scaleout import comm_by_op_spec, per_gpu_memory_spec
+
+    par, pre, dec = est.parallel, est.prefill, est.decode
+    st.markdown(f"**TP {par.tp} × PP {par.pp} × EP {par.ep} × DP {par.dp} = {est.gpus} × {est.hardware.name}**; "
+                "communication " + ("overlapped (best case)" if par.overlap else "not overlapped with compute"))
+    k = st.columns(4)
+    for i, ph in enumerate((pre, dec)):
+        if ph.time_s:
+            k[2 * i].metric(f"{ph.name} time", _t(ph.time_s),
+                            help=f"compute {_t(ph.compute_s)} + communication {_t(ph.communication_s)}"
+                                 + (f" + pipeline bubble {_t(ph.bubble_s)}" if ph.bubble_s else ""))
+            k[2 * i + 1].metric(f"{ph.name} communication", _t(ph.communication_s),
+                                help="exposed: on the critical path")
+    groups = est.to_dict()["parallel"]["groups"]
+    if groups:
+        st.dataframe(pd.DataFrame(groups), hide_index=True, width="stretch",
+                     column_config={"busbw_bytes_per_s": st.column_config.NumberColumn("bus bandwidth B/s",
+                                                                                     format="%.3g"),
+                                    "latency_s": st.column_config.NumberColumn("latency s", format="%.3g"),
+                                    "source": st.column_config.TextColumn(width="large")})
+    st.vega_lite_chart(per_gpu_memory_spec(est.per_gpu, est.hardware.name), width="stretch")
+    pg = est.per_gpu
+    st.caption(f"Weights {_gib(pg.weights_bytes)} (each op's shard), KV cache {_gib(pg.kv_cache_bytes)} (÷ min(TP, "
+               f"KV heads), its stage's layers), prefill activations {_gib(pg.activation_bytes)}, workspace "
+               f"{_gib(pg.workspace_bytes)} (10 %: vLLM keeps back 1 − gpu_memory_utilization 0.9). Largest batch "
+               f"that fits: **{est.max_batch:,}**. Memory source: {est.hardware.memory_source}.")
+    if est.gpus > 1:
+        st.vega_lite_chart(comm_by_op_spec(est), width="content")
+        rows = [{"phase": ph.name, **c.to_dict()} for ph in (pre, dec) for c in ph.collectives]
+        if rows:
+            st.dataframe(pd.DataFrame(rows).drop(columns=["busbw", "latency_s"]), hide_index=True, width="stretch",
+                         column_config={"size_bytes": st.column_config.NumberColumn("size B", format="localized"),
+                                        "count": st.column_config.NumberColumn(format="%.0f"),
+                                        "time_s": st.column_config.NumberColumn(format="%.4g")})
+        st.caption("Each collective costs latency + size × factor / bus bandwidth over the link its group crosses "
+                   "(nccl-tests: all-reduce 2(n−1)/n, all-gather / reduce-scatter / all-to-all (n−1)/n); link "
+                   "figures are line rates with measured small-message latency; `python -m gemmlib estimate "
+                   "--intra-busbw` takes a measured one.")
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _train(cfg, wl, hw, par, gpus, eff, tokens, mb, rc, zero):
+    from gemmlib.llm.training import Training
+
+    return estimate(cfg, wl, hw, par, eff, gpus=gpus,
+                    training=Training(tokens=float(tokens), micro_batch=mb, recompute=rc, zero=zero)).train
+
+
+def training_tab(cfg, wl, hw, par, gpus, eff) -> None:
+    from gemmlib.charts.scaleout import per_gpu_memory_spec
+    from gemmlib.llm.training import LLAMA31_405B as a
+
+    flag(st, "size a training run (batch × prompt = one step's tokens)", "le_train")
+    c = st.columns(4)
+    ui.url(c[0].number_input, "training tokens D", 1e6, 1e16, D["le_tokens"], key="le_tokens", format="%.3g",
+           help="tokens of the whole run")
+    num(c[1], "micro-batch", 1, 4096, "le_mb", help="sequences per micro-batch")
+    pick(c[2], "recompute", RECOMPUTE, "le_rc", help="full: every layer's forward again (gradient checkpointing)")
+    pick(c[3], "ZeRO", [0, 1, 2, 3], "le_zero", help="stages 1–3 shard optimizer, gradients, weights across DP")
+    if not ss.le_train:
+        st.info("Turn on **size a training run**: the batch is the global batch of one step, the prompt its "
+                "sequence length.")
+        return
+    with ui.guard("the training run"):
+        tr = _train(cfg, wl, hw, par, gpus, eff, ss.le_tokens, ss.le_mb, ss.le_rc, ss.le_zero)
+        t = tr.to_dict()
+        k = st.columns(5)
+        k[0].metric("step FLOPs", ui.fmt_si(t["step_flops"]), help="forward + backward (input and weight gradient "
+                    "of every GEMM) + recomputation, exact")
+        k[1].metric("step time", _t(t["step_time_s"]))
+        k[2].metric("MFU", f"{t['mfu']:.1%}", help=f"model FLOPs / (step time × GPUs × peak); HFU {t['hfu']:.1%}")
+        k[3].metric("tokens/s", ui.fmt_si(t["tokens_per_s"]), help=f"{ui.fmt_si(t['tokens_per_s_per_gpu'])} per GPU")
+        k[4].metric("GPU-hours", ui.fmt_si(t["gpu_hours"]), help=f"{t['steps']:,} steps, "
+                    f"{t['run_time_s'] / 86400:.3g} days on {tr.gpus:,} GPUs")
+        st.markdown(f"Step time **{_t(t['step_time_s'])}** = compute {_t(t['compute_s'])} + communication "
+                    f"{_t(t['communication_s'])} (data parallel {_t(t['dp_communication_s'])}) + pipeline bubble "
+                    f"{_t(t['bubble_s'])}, over {t['microbatches']} micro-batches per replica. Run FLOPs: exact "
+                    f"**{t['run_flops']:.3g}**, 6·N·D {t['six_nd_flops']:.3g}.")
+        st.vega_lite_chart(per_gpu_memory_spec(tr.memory, hw.name, "per GPU in training"), width="stretch")
+        st.caption(f"Mixed-precision AdamW as ZeRO counts it (2Ψ weights + 2Ψ gradients + 12Ψ optimizer), "
+                   f"activations by Korthikanti et al. 2022; largest micro-batch that fits: {t['max_micro_batch']}. "
+                   f"A published anchor: {a.name}, {a.tokens:.3g} tokens, {a.flops:.2g} FLOPs, "
+                   f"{a.gpu_hours / 1e6:.2f} M {a.gpu} GPU-hours on {a.gpus:,} GPUs at {a.mfu:.0%} MFU "
+                   "(benchmarks/bench_scaleout.py estimates it).")
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _serve(cfg, wl, hw, par, gpus, eff, tpot_ms):
+    return estimate(cfg, wl, hw, par, eff, gpus=gpus, serve=True,
+                    tpot_target_s=tpot_ms / 1e3 if tpot_ms else None).serving
+
+
+def serving_tab(cfg, wl, hw, par, gpus, eff) -> None:
+    from gemmlib.charts.scaleout import serving_records, serving_spec
+
+    c = st.columns(2)
+    flag(c[0], "serving curve (prompt + new tokens per request)", "le_serve")
+    ui.url(c[1].number_input, "TPOT target ms (0 = none)", 0.0, 10_000.0, D["le_tpot"], key="le_tpot",
+           step=5.0, help="the best concurrency keeps the time per output token under this")
+    if not ss.le_serve:
+        st.info("Turn on **serving curve**: throughput, time to first token and per output token from one request "
+                "to the KV-memory limit.")
+        return
+    with ui.guard("the serving curve"):
+        sv = _serve(cfg, wl, hw, par, gpus, eff, ss.le_tpot)
+        if sv.best:
+            b = sv.best
+            st.success(f"Best concurrency under {ss.le_tpot:g} ms per token: **{b.concurrency:,}** requests, "
+                       f"{b.tokens_per_s:,.0f} tokens/s ({b.tokens_per_s_per_gpu:,.0f} per GPU), TTFT {_t(b.ttft_s)}")
+        elif ss.le_tpot:
+            st.warning(f"No concurrency up to the KV limit ({sv.kv_limit:,}) keeps TPOT under {ss.le_tpot:g} ms.")
+        st.vega_lite_chart(serving_spec(sv), width="content")
+        st.dataframe(pd.DataFrame(serving_records(sv)), hide_index=True, width="stretch")
+        st.caption("Static batching: the requests' prompts are prefilled together (TTFT), then decoded together; "
+                   "TPOT is the mean decode step. The KV limit is the largest concurrency whose per-GPU memory "
+                   "fits.")
 
 
 # ----------------------------------------------------------------------------- inputs (sidebar)
@@ -176,10 +334,12 @@ with st.sidebar:
     st.header("Hardware")
     pick(st, "GPU", list(HW), "le_gpu", help="datasheet rows; rows named '(measured)' come from the Devices page")
     c = st.columns(2)
-    num(c[0], "GPUs", 1, MAXI["gpus"], "le_gpus", help="ideal tensor parallelism: N× peak and bandwidth")
+    num(c[0], "GPUs", 1, MAXI["gpus"], "le_gpus",
+        help="alone: tensor parallelism over N GPUs; with the parallel sizes below: their product")
     ui.url(c[1].slider, "efficiency", 0.05, 1.0, D["le_eff"], step=0.05, key="le_eff",
            help="share of peak and bandwidth a real kernel reaches")
     flag(st, "compare with a second configuration (B)", "le_cmp")
+    scaleout_sidebar()
 
 # ----------------------------------------------------------------------------- results
 est = views = None
@@ -189,8 +349,9 @@ if cfg is not None:
                       lm_head="last" if ss.le_last else "all", weight_dtype=ss.le_wdt, act_dtype=ss.le_adt,
                       kv_dtype=ss.le_kvdt)
         hw = HW[ss.le_gpu]
-        est = _estimate(cfg, wl, hw, ss.le_gpus, ss.le_eff)
-        views = _views(cfg, wl, hw, ss.le_gpus, ss.le_eff, ss.le_macs)
+        par = parallel_from_widgets(ss.le_gpus)
+        est = _estimate(cfg, wl, hw, par, ss.le_gpus, ss.le_eff)
+        views = _views(cfg, wl, hw, par, ss.le_gpus, ss.le_eff, ss.le_macs)
 
 if est is not None and views is not None:
     with ui.guard("the results"):
@@ -216,12 +377,15 @@ if est is not None and views is not None:
                          "residual adds and the like (memory-bound). Of the FLOPs, GEMMs are "
                          f"{est.prefill.gemm_share_of_flops:.2%}.")
         mem = est.memory
-        k[5].metric("memory", ui.fmt_si(mem.total_bytes, "B"),
-                    delta="fits" if mem.fits else f"needs ≥ {mem.min_gpus} GPUs",
-                    delta_color="normal" if mem.fits else "inverse",
-                    help="weights + KV cache at the end, against the GPUs' memory")
+        pg = est.per_gpu
+        k[5].metric("memory per GPU", ui.fmt_si(pg.total_bytes, "B"),
+                    delta="fits" if pg.fits else "does not fit", delta_color="normal" if pg.fits else "inverse",
+                    help="weights, KV cache at the end, prefill activations and workspace on the busiest GPU, "
+                         f"against its {ui.fmt_si(pg.capacity_bytes, 'B')}; the whole job needs "
+                         f"{ui.fmt_si(mem.total_bytes, 'B')} of weights and KV cache")
 
-        tabs = st.tabs(["FLOPs by op", "Memory", "Roofline", "Switches & rules of thumb", "A vs B", "Download"],
+        tabs = st.tabs(["FLOPs by op", "Memory", "Roofline", "Scale-out", "Training", "Serving",
+                        "Switches & rules of thumb", "A vs B", "Download"],
                        key="le_tab", bind="query-params")  # ?le_tab=Roofline opens that tab
         with tabs[0]:
             st.vega_lite_chart(views["flops"], width="stretch")
@@ -248,6 +412,12 @@ if est is not None and views is not None:
                        "efficiency. Decode GEMMs with one token per sequence sit far left of the ridge: they are "
                        "bound by reading the weights, which is why batching pays at decode.")
         with tabs[3]:
+            scaleout_tab(est)
+        with tabs[4]:
+            training_tab(cfg, wl, hw, par, ss.le_gpus, ss.le_eff)
+        with tabs[5]:
+            serving_tab(cfg, wl, hw, par, ss.le_gpus, ss.le_eff)
+        with tabs[6]:
             st.markdown("**Counting switches** (the highlighted row is the one selected)")
             st.dataframe(pd.DataFrame(views["variants"]), hide_index=True, width="stretch",
                          column_config={c: st.column_config.NumberColumn(format="localized")
@@ -259,7 +429,7 @@ if est is not None and views is not None:
                                         "exact": st.column_config.NumberColumn(format="localized"),
                                         "ratio": st.column_config.NumberColumn("exact / rule", format="%.3g"),
                                         "reason": st.column_config.TextColumn(width="large")})
-        with tabs[4]:
+        with tabs[7]:
             if not ss.le_cmp:
                 st.info("Turn on **compare with a second configuration (B)** in the sidebar.")
             else:
@@ -275,11 +445,12 @@ if est is not None and views is not None:
                     wl_b = Workload(batch=ss.le_b_batch, seq_len=ss.le_b_seq, new_tokens=ss.le_b_new,
                                     causal=ss.le_causal, lm_head="last" if ss.le_last else "all",
                                     weight_dtype=ss.le_b_wdt, act_dtype=ss.le_adt, kv_dtype=ss.le_kvdt)
-                    est_b = _estimate(PRESETS[ss.le_b_preset], wl_b, HW[ss.le_b_gpu], ss.le_b_gpus, ss.le_eff)
+                    est_b = _estimate(PRESETS[ss.le_b_preset], wl_b, HW[ss.le_b_gpu], Parallel(tp=ss.le_b_gpus),
+                                      ss.le_b_gpus, ss.le_eff)
                     table = pd.DataFrame({"A": summary_row(est), "B": summary_row(est_b)})
                     st.dataframe(table.astype(str), width="stretch")
                     st.vega_lite_chart(compare_spec(est, est_b, macs=ss.le_macs), width="content")
-        with tabs[5]:
+        with tabs[8]:
             stem = f"estimate_{m.name}_b{est.workload.batch}_s{est.workload.seq_len}_n{est.workload.new_tokens}"
             c = st.columns(2)
             c[0].download_button("Ops as CSV", pd.DataFrame(views["ops"]).to_csv(index=False), f"{stem}.csv",

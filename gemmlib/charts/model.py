@@ -69,7 +69,7 @@ class Built:
         return c
 
     def spec(self) -> dict:
-        key = (self.template.__name__, self.args)
+        key = (self.template.__module__, self.template.__qualname__, self.args)
         if key not in _TEMPLATE_DICTS:
             _TEMPLATE_DICTS[key] = self.template(*self.args).to_dict(validate=False)
         # A deep copy: consumers (st.vega_lite_chart among them) edit specs in place.

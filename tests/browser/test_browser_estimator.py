@@ -33,7 +33,8 @@ def _expected_prefill(preset: str, gpu: str, gpus: int = 1, eff: float = 1.0, **
     from gemmlib.llm.accounting import Workload, estimate
     from gemmlib.llm.presets import PRESETS
 
-    return estimate(PRESETS[preset], Workload(**workload), CATALOGUE[gpu], gpus=gpus, efficiency=eff).prefill.flops
+    # the whole job's exact count: the same on any number of GPUs (the page shows it for TP = gpus)
+    return estimate(PRESETS[preset], Workload(**workload), CATALOGUE[gpu], efficiency=eff).prefill.flops
 
 
 def _metric(page, label: str):

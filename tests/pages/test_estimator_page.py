@@ -41,7 +41,8 @@ def test_default_render_shows_the_default_preset():
     assert m["prefill FLOPs"] == f"{est.prefill.flops / 1e12:.3g} T"
     assert m["decode FLOPs"] == f"{est.decode.flops / 1e12:.3g} T"
     assert any(f"{PUBLISHED_PARAMS['llama-3-8b']:,} parameters" in md.value for md in at.markdown)
-    assert len(at.tabs) == 6
+    assert [t.label for t in at.tabs] == ["FLOPs by op", "Memory", "Roofline", "Scale-out", "Training", "Serving",
+                                          "Switches & rules of thumb", "A vs B", "Download"]
 
 
 def test_deep_link_sets_the_view_and_widgets_write_the_url():
@@ -134,3 +135,49 @@ def test_downloads_present():
     _ok(at)
     labels = [b.label for b in at.get("download_button")]
     assert "Ops as CSV" in labels and "Everything as JSON" in labels
+
+
+# ----- the scale-out view: parallelism inputs, per-GPU memory, communication, training, serving --------------
+
+def test_scale_out_tab_matches_the_library():
+    from gemmlib.llm.parallel import Parallel
+    from gemmlib.llm.scaleout import estimate as scaleout_estimate
+
+    at = _app(le_preset="llama-3-70b", le_batch=16, le_seq=2048, le_new=16, le_gpus=8)
+    _ok(at)
+    est = scaleout_estimate(from_name("llama-3-70b"), Workload(batch=16, seq_len=2048, new_tokens=16),
+                            get_hardware("h100"), Parallel(tp=8))
+    m = _metrics(at)
+    assert m["time to first token"] == f"{est.prefill.time_s:.3g} s"
+    assert m["prefill communication"] == f"{est.prefill.communication_s * 1e3:.3g} ms"
+    assert m["memory per GPU"].endswith("B")
+    frames = [d.value for d in at.dataframe]
+    assert any("link" in f.columns and "NVLink" in str(f["link"].iloc[0]) for f in frames)
+    assert any("op" in f.columns and "all_reduce" in set(f["op"]) for f in frames)
+
+
+def test_parallel_sizes_must_multiply_to_the_gpus():
+    at = _app(le_preset="llama-3-70b", le_gpus=8, le_tp=4, le_pp=4)
+    assert not at.exception
+    assert any("GPUs were given" in e.value for e in at.error)
+    at = _app(le_preset="llama-3-70b", le_gpus=16, le_tp=8, le_pp=2, le_seq=512, le_new=4)
+    _ok(at)
+    assert any("TP 8 × PP 2 × EP 1 × DP 1 = 16" in md.value for md in at.markdown)
+    at = _app(le_preset="llama-3-8b", le_gpus=3)  # 3 does not divide 32 heads: a message, not a crash
+    assert not at.exception and any("does not divide" in e.value for e in at.error)
+
+
+def test_training_and_serving_tabs():
+    at = _app(le_preset="llama-3-8b", le_batch=32, le_seq=1024, le_new=64, le_gpus=8, le_train="true",
+              le_tokens="1e10", le_rc="selective", le_zero=1, le_serve="true", le_tpot=20)
+    _ok(at)
+    m = _metrics(at)
+    for label in ("step FLOPs", "step time", "MFU", "tokens/s", "GPU-hours"):
+        assert label in m
+    assert any("Best concurrency under 20 ms" in s.value for s in at.success)
+    frames = [d.value for d in at.dataframe]
+    assert any("TPOT ms" in f.columns for f in frames)
+    at.number_input(key="le_tpot").set_value(0.01).run()  # nothing is that fast
+    assert not at.exception and any("No concurrency" in w.value for w in at.warning)
+    at = _app(le_preset="llama-3-8b", le_batch=6, le_gpus=8, le_tp=2, le_dp=4, le_train="true")
+    assert not at.exception and any("does not split" in e.value for e in at.error)
