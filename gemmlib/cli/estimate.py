@@ -235,7 +235,9 @@ def add_scaleout_arguments(p: argparse.ArgumentParser) -> None:
         g.add_argument(f"--{name}", type=int, default=None, help=f"{what} (default 1)")
     g.add_argument("--gpus-per-node", type=int, default=None,
                    help="GPUs per node joined by the fast link (default: the catalogue's typical node, e.g. 8)")
-    g.add_argument("--microbatches", type=int, default=None, help="pipeline micro-batches (default: --pp)")
+    g.add_argument("--microbatches", type=int, default=None,
+                   help="pipeline micro-batches of an inference phase (default: --pp); a training step has "
+                        "--batch / (--dp x --micro-batch)")
     g.add_argument("--overlap", action="store_true",
                    help="best case: communication fully hidden behind compute (default: not overlapped)")
     g.add_argument("--sequence-parallel", action="store_true",

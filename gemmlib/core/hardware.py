@@ -329,6 +329,16 @@ CATALOGUE: dict[str, Hardware] = {
         notes="PCIe card, up to 600 W: dense = half the datasheet's sparse figures.", aliases=("h200 nvl",),
         interconnect=_pcie_only(_PCIE5, _NV + "h200/", "NVLink bridge (2- or 4-way)", _H200_NVL_BRIDGE, 4),
     ),
+    "GB200": Hardware(
+        "GB200", "gpu", _peaks(tf32=1250, fp16=2500, bf16=2500, fp8=5000, int8=5000, fp4=10000),
+        bandwidth=8e12, sms=0, memory_bytes=_reported(189471, "nvidia-smi, aiconfigurator gb200.yaml")[0],
+        memory_source=_reported(189471, "nvidia-smi, aiconfigurator gb200.yaml")[1],
+        source="https://www.nvidia.com/en-us/data-center/gb200-nvl72/",
+        notes="Per GPU of a GB200 NVL72: 72-GPU totals with sparsity (TF32 180 PF, FP16 360, FP8 720, INT8 720 "
+              "POPS, FP4 1,440) / 72 / 2; aiconfigurator gb200.yaml agrees (2500/5000/5000/10000 dense). FP32 "
+              "and SMs not in the datasheet per GPU (unknown). 186 GB HBM3e, 8 TB/s per GPU.",
+        aliases=("gb200",), unknown=("fp32",), interconnect=_GB200_IC,
+    ),
     "B200": Hardware(
         "B200", "gpu", _peaks(fp32=75, tf32=1125, fp16=2250, bf16=2250, fp8=4500, int8=4500, fp4=9000),
         bandwidth=8e12, sms=148, memory_bytes=_reported(183359, "nvidia-smi, NVIDIA/TensorRT-LLM#10278")[0],
@@ -351,16 +361,6 @@ CATALOGUE: dict[str, Hardware] = {
               "'2 POPS' per 8). SMs unknown (160 in one secondary source). Bandwidth 8 TB/s datasheet, "
               "aiconfigurator 7.75e12. 288 GB HBM3e.",
         aliases=("b300",), unknown=("int8",), interconnect=_B300_IC,
-    ),
-    "GB200": Hardware(
-        "GB200", "gpu", _peaks(tf32=1250, fp16=2500, bf16=2500, fp8=5000, int8=5000, fp4=10000),
-        bandwidth=8e12, sms=0, memory_bytes=_reported(189471, "nvidia-smi, aiconfigurator gb200.yaml")[0],
-        memory_source=_reported(189471, "nvidia-smi, aiconfigurator gb200.yaml")[1],
-        source="https://www.nvidia.com/en-us/data-center/gb200-nvl72/",
-        notes="Per GPU of a GB200 NVL72: 72-GPU totals with sparsity (TF32 180 PF, FP16 360, FP8 720, INT8 720 "
-              "POPS, FP4 1,440) / 72 / 2; aiconfigurator gb200.yaml agrees (2500/5000/5000/10000 dense). FP32 "
-              "and SMs not in the datasheet per GPU (unknown). 186 GB HBM3e, 8 TB/s per GPU.",
-        aliases=("gb200",), unknown=("fp32",), interconnect=_GB200_IC,
     ),
     "A100 SXM 80GB": Hardware(
         "A100 SXM 80GB", "gpu", _peaks(fp32=19.5, tf32=156, fp16=312, bf16=312, int8=624),
