@@ -121,21 +121,45 @@ def quantize_cols_int8(b: Any) -> tuple[Any, Any]:
     return quantize_int8(b, dim=0)
 
 
-def int8_matmul(a_q: Any, b_q: Any, pad_as: str | None = None) -> Any:
-    """int8 × int8 -> int32 with ``torch._int_mm``, padding to its CUDA shape rules if needed.
+def int_mm_operands(a_q: Any, b_q: Any, layout_as: str | None = None) -> tuple[Any, Any, Padding]:
+    """``(A, B, padding)`` laid out as ``torch._int_mm`` wants them on ``layout_as`` (default: A's device).
 
-    ``pad_as="cuda"`` applies the CUDA padding on any device (how the tests check it on a CPU)."""
-    import torch
+    CUDA: zero-padded to the shape rules (M > 16, K and N multiples of 8), A row-major and B
+    **column-major** — cuBLASLt's int8 kernels are "TN" only: a row-major B (an "NN" call) is
+    ``CUBLAS_STATUS_NOT_SUPPORTED`` on sm_90. An ``nn.Linear`` weight (N, K) transposed is exactly
+    such a B. On a CPU nothing changes (any shape and layout works there).
+    """
     m, k = a_q.shape
     k2, n = b_q.shape
     if k != k2:
         raise ValueError(f"inner dimensions differ: {k} vs {k2}")
-    pad = int_mm_padding(m, n, k, pad_as or a_q.device.type)
-    if not pad.padded:
-        return torch._int_mm(a_q, b_q)
+    dev = layout_as or a_q.device.type
+    pad = int_mm_padding(m, n, k, dev)
     a_p = _pad2(a_q, pad.pm, pad.pk)
     b_p = _pad2(b_q, pad.pk, pad.pn)
-    return torch._int_mm(a_p, b_p)[:m, :n]
+    if dev == "cuda":
+        a_p = a_p.contiguous()
+        b_p = column_major(b_p)
+    return a_p, b_p, pad
+
+
+def column_major(x: Any) -> Any:
+    """The same matrix stored column by column (strides (1, rows)); a no-op when it already is."""
+    rows = x.shape[0]
+    if x.stride() == (1, rows) or (x.shape[1] == 1 and x.stride()[0] == 1):
+        return x
+    return x.t().contiguous().t()
+
+
+def int8_matmul(a_q: Any, b_q: Any, pad_as: str | None = None) -> Any:
+    """int8 × int8 -> int32 with ``torch._int_mm``, laid out and padded by :func:`int_mm_operands`.
+
+    ``pad_as="cuda"`` applies the CUDA layout and padding on any device (how the tests check it on a CPU)."""
+    import torch
+    m, n = a_q.shape[0], b_q.shape[1]
+    a_p, b_p, pad = int_mm_operands(a_q, b_q, pad_as)
+    c = torch._int_mm(a_p, b_p)
+    return c[:m, :n] if pad.padded else c
 
 
 def dequantize(c_int32: Any, scale_a: Any, scale_b: Any, out_dtype: Any = None) -> Any:
@@ -173,21 +197,16 @@ class Int8Operands:
 
 
 def prepare_int8(a: Any, b: Any, column_major_b: bool | None = None, pad_as: str | None = None) -> Int8Operands:
-    """Quantize and pad once (outside any timing). On CUDA, B is stored column-major, the
-    layout cuBLASLt's int8 kernels want (an ``nn.Linear`` weight (N, K) transposed is exactly that)."""
-    m, k = a.shape
-    _, n = b.shape
-    dev = a.device.type
-    pad = int_mm_padding(m, n, k, pad_as or dev)
+    """Quantize and pad once (outside any timing), laid out by :func:`int_mm_operands` (on CUDA:
+    B column-major, the layout cuBLASLt's int8 kernels take). ``column_major_b=True`` forces that
+    layout on a CPU too."""
+    dev = pad_as or a.device.type
     a_q, sa = quantize_rows_int8(a)
     b_q, sb = quantize_cols_int8(b)
-    a_q = _pad2(a_q, pad.pm, pad.pk).contiguous()
-    b_q = _pad2(b_q, pad.pk, pad.pn)
-    if column_major_b if column_major_b is not None else dev == "cuda":
-        b_q = b_q.t().contiguous().t()
-    else:
-        b_q = b_q.contiguous()
-    return Int8Operands(a_q, b_q, sa, sb, pad)
+    a_q, b_q, pad = int_mm_operands(a_q, b_q, dev)
+    if column_major_b:
+        b_q = column_major(b_q)
+    return Int8Operands(a_q.contiguous(), b_q, sa, sb, pad)
 
 
 # --------------------------------------------------------------------------- fp8
@@ -222,7 +241,7 @@ def fp8_supported(device: str) -> tuple[bool, str]:
         try:  # a tiny probe: CPU support for _scaled_mm depends on the torch build
             a = torch.ones(16, 16).to(torch.float8_e4m3fn)
             one = torch.ones((), dtype=torch.float32)
-            scaled_mm(a, a.t().contiguous().t(), one, one, torch.float32, False)
+            scaled_mm(a, column_major(a), one, one, torch.float32, False)
         except (RuntimeError, NotImplementedError, TypeError) as e:
             return False, f"this PyTorch has no CPU kernel for torch._scaled_mm ({str(e).splitlines()[0][:80]})"
         return True, ("the CPU has no fp8 hardware: torch runs _scaled_mm through a reference kernel "
@@ -295,7 +314,7 @@ def prepare_fp8(a: Any, b: Any, *, rowwise: bool | None = None, fast_accum: bool
         a_q, sa = quantize_fp8(a)
         b_q, sb = quantize_fp8(b)
     a_q = _pad_fp8(a_q, pad.pm, pad.pk).contiguous()
-    b_q = _pad_fp8(b_q, pad.pk, pad.pn).t().contiguous().t()  # column-major B
+    b_q = column_major(_pad_fp8(b_q, pad.pk, pad.pn))
     return Fp8Operands(a_q, b_q, sa, sb, pad, out_dtype, fast_accum, rowwise)
 
 

@@ -171,3 +171,38 @@ def test_rowwise_scales_sit_in_roomy_buffers():
     assert c.shape == (1, 5) and c.is_contiguous() and c.untyped_storage().nbytes() == 256 * 4
     full = torch.ones(512, 1)
     assert quant.roomy_scale(full, 0, force=True).untyped_storage().nbytes() == 512 * 4
+
+
+# ----------------------------------------------------------------------------- layouts (issue 15, item 1)
+def test_int_mm_operands_lay_b_out_column_major_for_cuda():
+    # cuBLASLt's int8 GEMM is "TN" only: B must be column-major on CUDA, whatever the caller passes.
+    g = torch.Generator().manual_seed(3)
+    a = torch.randint(-127, 128, (5, 70), generator=g, dtype=torch.int8)
+    b = torch.randint(-127, 128, (70, 45), generator=g, dtype=torch.int8)  # row-major, as quantize returns it
+    a_p, b_p, pad = quant.int_mm_operands(a, b, "cuda")
+    assert (pad.pm, pad.pk, pad.pn) == (17, 72, 48)
+    assert a_p.stride() == (72, 1)  # A row-major
+    assert b_p.stride() == (1, 72)  # B column-major: element (k, n) at n·K + k
+    assert torch.equal(b_p[:70, :45], b) and b_p[70:].abs().sum() == 0 and b_p[:, 45:].abs().sum() == 0
+    # on a CPU nothing is padded or moved
+    a_c, b_c, pad_c = quant.int_mm_operands(a, b)
+    assert not pad_c.padded and b_c.stride() == (45, 1)
+
+
+def test_int8_matmul_and_int8_gemm_use_the_cuda_layout_and_stay_exact():
+    # the column-major, padded call gives the same int32 product (checked on the CPU's _int_mm)
+    g = torch.Generator().manual_seed(4)
+    a = torch.randint(-127, 128, (33, 40), generator=g, dtype=torch.int8)
+    b = torch.randint(-127, 128, (40, 24), generator=g, dtype=torch.int8)
+    assert torch.equal(quant.int8_matmul(a, b, pad_as="cuda").long(), a.long() @ b.long())
+    x, w = _ab(9, 40, 7)
+    assert torch.allclose(quant.int8_gemm(x, w, pad_as="cuda"), quant.int8_gemm(x, w), atol=1e-6)
+    op = quant.prepare_int8(x, w, pad_as="cuda")
+    assert op.b_q.stride()[0] == 1 and op.a_q.is_contiguous()
+
+
+def test_column_major_is_idempotent():
+    x = torch.arange(12.0).reshape(3, 4)
+    c = quant.column_major(x)
+    assert c.stride() == (1, 3) and torch.equal(c, x)
+    assert quant.column_major(c) is c
