@@ -117,6 +117,9 @@ def device_name(device: str) -> str:
 
 
 # --------------------------------------------------------------------------- timing
+GRAPH_CAPTURE_MODE = "thread_local"  # torch.cuda.graph(capture_error_mode=...) for every capture here
+
+
 def time_callable(fn: Callable[..., Any], *, device: str, args_list: list[tuple] | None = None,
                   warmup: int = 3, min_run_time: float = 0.5, max_reps: int = 1000,
                   cuda_graph: bool = False, flush_l2: bool = True) -> Timing:
@@ -188,12 +191,16 @@ def _time_cuda(call: Callable[[], Any], args_seq: list[tuple], fn: Callable[...,
     except ImportError:
         tt = None
     if tt is not None and flush_l2:
-        warm_ms = max(1.0, rep_ms / 4)
+        # do_bench runs as many calls as fit in ``rep`` ms after its own 5-call estimate (flush
+        # included); it knows nothing of max_reps or a warm-up count. Estimate the same way first
+        # and hand it a budget that keeps it within both (do_bench_budget).
+        est_ms = _estimate_flushed_ms(call)
+        warm_ms, rep_budget = do_bench_budget(est_ms, warmup, rep_ms, max_reps)
         try:
-            times = tt.do_bench(call, warmup=warm_ms, rep=rep_ms, return_mode="all")
+            times = tt.do_bench(call, warmup=warm_ms, rep=rep_budget, return_mode="all")
             return Timing.from_times([t / 1e3 for t in times], method="triton.do_bench")
         except (AssertionError, TypeError):  # an older Triton without return_mode="all"
-            med, p20, p80 = tt.do_bench(call, warmup=warm_ms, rep=rep_ms, quantiles=[0.5, 0.2, 0.8])
+            med, p20, p80 = tt.do_bench(call, warmup=warm_ms, rep=rep_budget, quantiles=[0.5, 0.2, 0.8])
             return Timing(med / 1e3, p20 / 1e3, p80 / 1e3, reps=0, method="triton.do_bench")
     # CUDA events, with our own L2 flush (a 256 MiB write evicts any L2 we know of).
     flush = torch.empty(256 * MiB // 4, dtype=torch.int32, device="cuda") if flush_l2 else None
@@ -234,7 +241,9 @@ def _time_cuda_graph(args_seq: list[tuple], fn: Callable[..., Any], warmup: int,
     torch.cuda.current_stream().wait_stream(stream)
     torch.cuda.synchronize()
     graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
+    # thread_local: only this thread's unsafe calls invalidate the capture, not another session's
+    # launch on another thread of the same server (the default "global" mode aborts on those).
+    with torch.cuda.graph(graph, capture_error_mode=GRAPH_CAPTURE_MODE):
         for a in args_seq:
             fn(*a)
     graph.replay()
@@ -256,6 +265,87 @@ def _time_cuda_graph(args_seq: list[tuple], fn: Callable[..., Any], warmup: int,
     per_call = len(args_seq)
     return Timing.from_times([a.elapsed_time(b) / 1e3 / per_call for a, b in zip(starts, ends, strict=True)],
                              reps=reps * per_call, method="cuda-graph")
+
+
+def do_bench_budget(est_ms: float, warmup: int, rep_ms: float, max_reps: int) -> tuple[float, float]:
+    """``(warmup, rep)`` in ms for ``triton.testing.do_bench`` so that it runs at most ``max_reps``
+    timed calls and at least ``warmup`` warm-up calls, given one call's estimated time.
+
+    do_bench runs ``max(1, int(warmup / estimate))`` warm-up and ``max(1, int(rep / estimate))``
+    timed calls, where ``estimate`` is its own 5-call mean with the L2 flush included, which is
+    what ``est_ms`` measures too. The warm-up keeps a floor of min(25 ms, rep / 4) (do_bench's
+    default is 25 ms) so clocks settle before a kernel of microseconds is timed.
+    """
+    if warmup < 0 or max_reps < 1 or not rep_ms > 0:
+        raise ValueError("warmup >= 0, max_reps >= 1 and rep_ms > 0 are required")
+    est = max(float(est_ms), 1e-6)
+    rep = min(float(rep_ms), max_reps * est)
+    # stay strictly inside the cap whatever the rounding of rep / est does
+    while max(1, int(rep / est)) > max_reps:
+        rep *= 0.999
+    warm = max(warmup * est, min(25.0, rep_ms / 4))
+    return warm, rep
+
+
+def _estimate_flushed_ms(call: Callable[[], Any], calls: int = 3) -> float:
+    """Milliseconds per call with the L2 flushed before each, as do_bench estimates it."""
+    import torch
+
+    try:
+        from triton import runtime
+        drv = runtime.driver.active
+        cache = drv.get_empty_cache_for_benchmark()
+
+        def flush() -> None:
+            drv.clear_cache(cache)
+    except Exception:  # noqa: BLE001 - another Triton: flush with a 256 MiB write of our own
+        buf = torch.empty(256 * MiB // 4, dtype=torch.int32, device="cuda")
+
+        def flush() -> None:
+            buf.zero_()
+    call()
+    torch.cuda.synchronize()
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s.record()
+    for _ in range(calls):
+        flush()
+        call()
+    e.record()
+    torch.cuda.synchronize()
+    return max(s.elapsed_time(e) / calls, 1e-6)
+
+
+def l2_cache_bytes(device: str) -> int | None:
+    """The L2 cache of the current CUDA device in bytes (None elsewhere or when unknown)."""
+    if device != "cuda":
+        return None
+    import torch
+    props = torch.cuda.get_device_properties(torch.cuda.current_device())
+    size = int(getattr(props, "L2_cache_size", 0) or 0)
+    return size or None
+
+
+def kernel_names(fn: Callable[[], Any], device: str) -> list[str]:
+    """Names of the device kernels one call of ``fn`` launches (torch.profiler), most time first.
+
+    Only a GPU has kernels to name; on a CPU the list is empty (the profiler still runs, so the
+    code path is the same). Used to show which library kernel a dispatcher picked.
+    """
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
+    with profile(activities=acts) as prof:
+        fn()
+        synchronize(device)
+    times: dict[str, float] = {}
+    for ev in prof.events():
+        if ev.device_type == DeviceType.CUDA:
+            t = getattr(ev, "device_time_total", None)
+            if t is None:
+                t = getattr(ev, "cuda_time_total", 0.0)
+            times[ev.name] = times.get(ev.name, 0.0) + float(t or 0.0)
+    return sorted(times, key=lambda n: -times[n])
 
 
 def rotation_count(bytes_per_set: float, *, cache_bytes: float = 64 * MiB, max_sets: int = 8,

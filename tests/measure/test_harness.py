@@ -134,6 +134,64 @@ def test_rotation_count():
     assert harness.rotation_count(1024, max_bytes=4096) == 4
 
 
+@pytest.mark.parametrize("est_ms", [0.004, 0.1, 1.4, 37.0])
+@pytest.mark.parametrize("max_reps", [1, 3, 50, 1000])
+def test_do_bench_budget_caps_the_reps_and_keeps_the_warmup(est_ms, max_reps):
+    # triton.testing.do_bench (triton 3.9) runs max(1, int(warmup / est)) warm-up and
+    # max(1, int(rep / est)) timed calls after its own estimate: the budget must keep both in bounds.
+    rep_ms, warmup = 500.0, 3
+    warm, rep = harness.do_bench_budget(est_ms, warmup, rep_ms, max_reps)
+    n_rep = max(1, int(rep / est_ms))
+    n_warm = max(1, int(warm / est_ms))
+    assert n_rep <= max_reps
+    assert n_warm >= warmup
+    assert rep <= rep_ms  # never longer than asked
+    if max_reps * est_ms >= rep_ms:  # the time budget binds, not the cap
+        assert rep == rep_ms
+    else:
+        assert n_rep >= max_reps - 1
+
+
+def test_do_bench_budget_rejects_nonsense():
+    with pytest.raises(ValueError):
+        harness.do_bench_budget(1.0, -1, 100.0, 10)
+    with pytest.raises(ValueError):
+        harness.do_bench_budget(1.0, 1, 100.0, 0)
+
+
+def test_graph_capture_is_thread_local_and_torch_takes_it():
+    # Another session's launch must not invalidate a capture (the "global" mode aborts on it).
+    import inspect
+    assert harness.GRAPH_CAPTURE_MODE == "thread_local"
+    params = inspect.signature(torch.cuda.graph.__init__).parameters
+    assert "capture_error_mode" in params
+    assert "thread_local" in (torch.cuda.graph.__doc__ or "") + inspect.getsource(torch.cuda.graph)
+
+
+def test_kernel_names_runs_the_call_and_names_no_kernel_on_a_cpu():
+    calls = []
+    names = harness.kernel_names(lambda: calls.append(torch.ones(4) @ torch.ones(4)), "cpu")
+    assert calls and names == []
+    assert harness.l2_cache_bytes("cpu") is None
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA device")
+def test_kernel_names_on_the_gpu():
+    a = torch.randn(256, 256, device="cuda", dtype=torch.bfloat16)
+    names = harness.kernel_names(lambda: a @ a, "cuda")
+    assert names and all(isinstance(n, str) for n in names)
+    assert harness.l2_cache_bytes("cuda") > 1024**2
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA device")
+def test_do_bench_path_honours_max_reps():
+    a = torch.randn(256, 256, device="cuda", dtype=torch.bfloat16)
+    t = harness.time_callable(torch.matmul, device="cuda", args_list=[(a, a)], min_run_time=0.5, max_reps=20)
+    assert t.method == "triton.do_bench" and 1 <= t.reps <= 20
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA device")
 @pytest.mark.parametrize("mode", ["do_bench", "events", "graph"])
