@@ -21,6 +21,7 @@ sources, bytes per element and the memory the operands take.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -305,6 +306,61 @@ def _activations(a0: Any, n_rot: int, cfg: PrecisionConfig, seed_offset: int) ->
     return act, (2 if act == torch.bfloat16 else 4), acts
 
 
+# Architecture names in library kernel names (cuBLAS / CUTLASS), as compute capability × 10.
+_ARCH_WORDS = {"volta": 70, "turing": 75, "ampere": 80, "ada": 89, "hopper": 90, "blackwell": 100}
+
+
+def kernel_arch(name: str) -> int | None:
+    """The architecture a library kernel was built for, from its name (sm_80 -> 80), or None.
+
+    cuBLAS/CUTLASS names carry it as ``sm90_xmma_…``, ``cutlass_80_tensorop_…`` or a code name
+    (``ampere_…``); cuBLAS's ``nvjet_…`` kernels exist for Hopper and newer only.
+    """
+    low = str(name).lower()
+    found = [int(x) for x in re.findall(r"(?:^|[^a-z0-9])sm_?(\d{2,3})(?!\d)", low)]
+    found += [int(x) for x in re.findall(r"cutlass_?(\d{2,3})_", low)]
+    for word, arch in _ARCH_WORDS.items():
+        if re.search(rf"(?:^|[^a-z]){word}(?:[^a-z]|$)", low):
+            found.append(arch)
+    if not found and "nvjet" in low:
+        return 90
+    return max(found) if found else None
+
+
+def dispatch_note(kernels: list[str], capability: tuple[int, int] | None, call: str = "torch._int_mm") -> str:
+    """A sentence when the busiest kernel of ``call`` was built for an older GPU than this one.
+
+    torch._int_mm calls cuBLASLt with its default heuristic and no workspace; on a new GPU that
+    can pick a kernel for an older architecture, far below the tensor cores' int8 rate. Then a
+    slow int8 row is torch's dispatch, not int8 itself, and the verdict must say so.
+    """
+    if not kernels or capability is None:
+        return ""
+    arch = kernel_arch(kernels[0])
+    dev = int(capability[0]) * 10 + int(capability[1])
+    if arch is None or arch >= dev:
+        return ""
+    short = kernels[0] if len(kernels[0]) <= 90 else kernels[0][:87] + "…"
+    return (f"{call} ran `{short}`, a kernel built for sm_{arch} on this sm_{dev} GPU (cuBLASLt's default "
+            f"heuristic, no workspace): the shortfall is torch's dispatch, not the number format")
+
+
+def _note_kernels(r: BenchResult, fn: Callable[[], Any], device: str, call: str) -> None:
+    """On a GPU, name the kernels ``fn`` launches (most time first) and flag an old-architecture one."""
+    if device != "cuda":
+        return
+    try:
+        names = harness.kernel_names(fn, device)
+    except Exception as e:  # noqa: BLE001 - naming kernels is a bonus; the timing stands without it
+        r.extra["kernels_error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''}"
+        return
+    r.extra["kernels"] = names[:3]
+    note = dispatch_note(names, _cuda_capability(), call)
+    if note:
+        r.extra["dispatch_note"] = note
+        r.reason = (r.reason + "; " if r.reason else "") + note
+
+
 def _int8_rows(run: _Run, shape: dict, a0: Any, b0: Any, ref: Any, n_rot: int) -> list[BenchResult]:
     import torch
 
@@ -324,6 +380,7 @@ def _int8_rows(run: _Run, shape: dict, a0: Any, b0: Any, ref: Any, n_rot: int) -
     r = run.row("int8", "int8", shape, m * k + k * n + 4 * m * n, rel_error=err, reason=why)
     r.set_timing(t)
     r.extra.update(variant="gemm", padded_shape=[pad.pm, pad.pn, pad.pk], rotated_sets=n_rot)
+    _note_kernels(r, lambda: torch._int_mm(ops[0].a_q, ops[0].b_q), cfg.device, "torch._int_mm")
     rows = [run.finish(r, 1, 4)]
     if not cfg.with_quant:
         return rows
@@ -392,6 +449,7 @@ def _fp8_rows(run: _Run, shape: dict, a0: Any, b0: Any, ref: Any, n_rot: int) ->
         why += "; " + note
     r = run.row("fp8", "fp8", shape, m * k + k * n + 2 * m * n, rel_error=err, reason=why)
     r.set_timing(t)
+    _note_kernels(r, op0.matmul, cfg.device, "torch._scaled_mm")
     r.extra.update(variant="gemm", rowwise=op0.rowwise, rotated_sets=n_rot,
                    padded_shape=[pad.pm, pad.pn, pad.pk])
     rows = [run.finish(r, 1, 2)]
@@ -533,6 +591,10 @@ def int8_verdict(results: list[BenchResult]) -> str:
             break
     if "int8 + quant" in rows:
         parts.append(f"{f32.median_s / rows['int8 + quant'].median_s:.2g}× fp32 with quantization included")
+    if i8.extra.get("dispatch_note"):
+        parts.append(i8.extra["dispatch_note"])
+    elif i8.extra.get("kernels"):
+        parts.append(f"kernel `{i8.extra['kernels'][0][:80]}`")
     return "; ".join(parts) + "."
 
 

@@ -184,6 +184,40 @@ def test_int8_verdict(int8_s, word):
     assert f"{1 / int8_s:.2f}× fp32" in v
 
 
+# Kernel names as cuBLAS / CUTLASS spell them (the sm_90 int8 dispatch problem, item 3).
+@pytest.mark.parametrize("name, arch", [
+    ("sm80_xmma_gemm_i8i8_i32i32_tn_n_tilesize128x128x64_stage3", 80),
+    ("void cutlass::Kernel2<cutlass_80_tensorop_i16832gemm_s8_128x128_64x3_tn_align16>(Params)", 80),
+    ("sm90_xmma_gemm_s8s8_s32s32_tn_n_tilesize256x128x64_warpgroupsize1x1x1_execute_segment_k_off", 90),
+    ("ampere_int8_gemm_128x128_ldg16_nt", 80),
+    ("volta_sgemm_128x64_nn", 70),
+    ("nvjet_hsh_256x128_64x4_1x2_h_bz_coopA_NTN", 90),
+    ("void at::native::elementwise_kernel<128, 2>", None),
+])
+def test_kernel_arch_reads_the_architecture_from_a_kernel_name(name, arch):
+    assert bp.kernel_arch(name) == arch
+
+
+def test_dispatch_note_blames_torch_when_an_old_kernel_ran():
+    old = ["sm80_xmma_gemm_i8i8_i32i32_tn_n_tilesize128x128x64_stage3", "memset"]
+    note = bp.dispatch_note(old, (9, 0))
+    assert "sm_80" in note and "sm_90" in note and "torch's dispatch" in note and "sm80_xmma" in note
+    assert bp.dispatch_note(["sm90_xmma_gemm_s8s8_s32s32_tn_n"], (9, 0)) == ""
+    assert bp.dispatch_note(old, (8, 0)) == ""  # the right kernel on an A100
+    assert bp.dispatch_note([], (9, 0)) == "" and bp.dispatch_note(old, None) == ""
+
+
+def test_int8_verdict_says_when_the_dispatch_is_to_blame():
+    rows = _pair(1.0, 0.6, bf16_s=0.5)
+    i8 = rows[1]
+    i8.extra["kernels"] = ["sm80_xmma_gemm_i8i8_i32i32_tn_n_tilesize128x128x64_stage3"]
+    i8.extra["dispatch_note"] = bp.dispatch_note(i8.extra["kernels"], (9, 0))
+    v = bp.int8_verdict(rows)
+    assert "below the claimed" in v and "torch's dispatch, not the number format" in v
+    i8.extra.pop("dispatch_note")
+    assert "kernel `sm80_xmma" in bp.int8_verdict(rows)
+
+
 def test_int8_verdict_without_a_pair():
     assert "not checked" in bp.int8_verdict(_pair(1.0, 0.5)[:1])
 
