@@ -41,27 +41,45 @@ class DeviceInfo:
 
 
 # --------------------------------------------------------------------------- catalogue matching
-# (pattern over the lower-cased device name, catalogue row, note). First match wins.
-_MATCH_RULES: tuple[tuple[str, str, str], ...] = (
-    (r"gh200", "H200 SXM", "GH200 superchip: same Hopper GPU, figures of the H200 SXM row"),
+# (pattern over the lower-cased device name, catalogue row or None, note). First match wins.
+# A name maps to a row only when that row describes that very board: a variant with other clocks,
+# memory or bandwidth (PCIe, NVL, 40 GB, a superchip) is "not in the catalogue" until its own row
+# exists, never silently another board's figures. Names as the driver reports them
+# (torch.cuda.get_device_name / NVML): "NVIDIA H100 80GB HBM3" (SXM), "NVIDIA H100 PCIe",
+# "NVIDIA H100 NVL", "NVIDIA H200" (SXM), "NVIDIA H200 NVL", "NVIDIA GH200 480GB",
+# "NVIDIA A100-SXM4-80GB", "NVIDIA A100-PCIE-40GB", "NVIDIA L40S", "NVIDIA GeForce RTX 4090".
+_NOT_YET = "it has its own clocks and memory bandwidth, so no other row's figures are used"
+_MATCH_RULES: tuple[tuple[str, str | None, str], ...] = (
+    (r"gh200", None, f"GH200 superchip: {_NOT_YET}"),  # TODO(merge i12): map to the "GH200" row once it exists
+    (r"h200.*nvl", None, f"H200 NVL board: {_NOT_YET}"),  # TODO(merge i12): map to the "H200 NVL" row
     (r"h200", "H200 SXM", ""),
-    (r"h100.*(pcie|nvl)", "H100 SXM", "PCIe/NVL board: lower clocks and bandwidth than the SXM row shown"),
-    (r"h100|h800", "H100 SXM", ""),
-    (r"a100.*(pcie|40gb)", "A100 SXM 80GB", "40 GB / PCIe board: same peaks, less memory bandwidth"),
+    (r"h100.*pcie", None, f"H100 PCIe board: {_NOT_YET}"),  # TODO(merge i12): map to the "H100 PCIe" row
+    (r"h100.*nvl", None, f"H100 NVL board: {_NOT_YET}"),  # TODO(merge i12): map to the "H100 NVL" row
+    (r"h800.*pcie", None, f"H800 PCIe board: {_NOT_YET}"),
+    (r"h100", "H100 SXM", ""),
+    (r"h800", "H100 SXM", "H800 SXM: the H100 SXM's compute and memory, less NVLink bandwidth"),
+    (r"a[18]00.*(pcie|40gb)", None, f"A100/A800 40 GB or PCIe board: {_NOT_YET}"),  # TODO(merge i12): rows
     (r"a100|a800", "A100 SXM 80GB", ""),
     (r"l40s", "L40S", ""),
-    (r"4090", "RTX 4090", ""),
+    (r"rtx\s*4090|\b4090\b", "RTX 4090", ""),
 )
 
 
 def match_catalogue(name: str, kind: str = "cuda") -> tuple[Hardware | None, str]:
-    """The catalogue row for a device name, and a note on the match (or why there is none)."""
+    """The catalogue row for a device name, and a note on the match (or why there is none).
+
+    An unknown device is ``(None, "... not in the catalogue ...")``: never another board's row.
+    """
     if kind == "cpu":
         hw = CATALOGUE["CPU (edit me)"]
         return hw, "CPUs vary too much for a datasheet row: the catalogue's CPU row is a placeholder"
     low = str(name).lower()
     for pattern, row, note in _MATCH_RULES:
         if re.search(pattern, low):
+            if row is None or row not in CATALOGUE:
+                why = f"; {note}" if note else ""
+                return None, (f"{name!r} is not in the catalogue{why}; measure its ceilings (Devices page, "
+                              "`python -m gemmlib devices --measure`) to get figures")
             return CATALOGUE[row], note
     return None, f"{name!r} is not in the catalogue; measure its ceilings to get figures"
 

@@ -40,9 +40,11 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from gemmlib.core.ceilings import find_hardware
 from gemmlib.core.dtypes import dtype_bytes, get_dtype
 from gemmlib.core.errors import InputError
-from gemmlib.core.hardware import CATALOGUE, DEFAULT_GPU, Hardware, get_hardware
+from gemmlib.core.hardware import Hardware, get_hardware
+from gemmlib.core.machine import match_catalogue
 from gemmlib.core.results import BenchResult, unsupported
 from gemmlib.core.targets import GEMM_TARGET
 from gemmlib.llm.accounting import block_ops, gemm_share, layer_ops
@@ -310,14 +312,21 @@ def predict(cfg: BlockConfig, hw: Hardware | str, efficiency: float = 0.7) -> Pr
 
 
 def hardware_for(device: str, name: str = "") -> Hardware:
-    """The catalogue row matching a device name ("NVIDIA H200" -> H200 SXM); the CPU row for a CPU."""
+    """The catalogue row matching a device name ("NVIDIA H200" -> H200 SXM); the CPU row for a CPU.
+
+    A GPU that is not in the catalogue gets the ceilings measured on it ("NAME (measured)") when
+    there are some; otherwise an InputError saying it is not in the catalogue — never another
+    GPU's figures (an H200 NVL is not an H200 SXM).
+    """
     if device != "cuda":
         return get_hardware("cpu")
-    low = name.lower()
-    for hw in CATALOGUE.values():
-        if hw.kind == "gpu" and any(a.lower() in low for a in hw.aliases):
-            return hw
-    return CATALOGUE[DEFAULT_GPU]
+    hw, note = match_catalogue(name)
+    if hw is not None:
+        return hw
+    measured = find_hardware("cuda", name)
+    if measured is not None:
+        return measured
+    raise InputError(f"{note}; choose a catalogue GPU for the prediction")
 
 
 # --------------------------------------------------------------------------- results
@@ -744,13 +753,23 @@ def profile_block(cfg: BlockConfig, device: str = "cpu", *, steps: int = 3, warm
     from torch.profiler import ProfilerActivity, profile, record_function
 
     dev_name = harness.device_name(device)
-    hw = hardware if isinstance(hardware, Hardware) else (
-        get_hardware(hardware) if hardware else hardware_for(device, dev_name))
-    check_time(cfg, device, dev_name, warmup + steps, lim.time_limit_s)
+    notes: list[str] = []
+    try:
+        hw: Hardware | None = hardware if isinstance(hardware, Hardware) else (
+            get_hardware(hardware) if hardware else hardware_for(device, dev_name))
+    except InputError as e:
+        if hardware:  # a row the caller named that does not exist
+            raise
+        hw = None
+        notes.append(f"no prediction: {e}")
+    if hw is not None:
+        check_time(cfg, device, dev_name, warmup + steps, lim.time_limit_s, hw)
+    else:
+        notes.append("the run's length could not be estimated beforehand (no catalogue row), so it was not "
+                     "checked against the time limit")
     activities = [ProfilerActivity.CPU]
     if device == "cuda":
         activities.append(ProfilerActivity.CUDA)
-    notes: list[str] = []
     with safety.oom_guard(device), torch.inference_mode():
         say(f"building {cfg.layers} block(s): hidden {cfg.hidden}, {cfg.heads} heads "
             f"({cfg.kv_heads} K/V), MLP {cfg.intermediate}, {cfg.batch}×{cfg.seq_len} tokens, {cfg.dtype}")
@@ -783,24 +802,26 @@ def profile_block(cfg: BlockConfig, device: str = "cpu", *, steps: int = 3, warm
         notes.append("CPU times include the profiler's per-op overhead, which weighs most on small ops.")
     gemm_time = sum(o.time_s for o in ops if o.is_gemm)
     gemm_flops_measured = sum(o.flops for o in ops if o.is_gemm)
-    try:
-        pred = predict(cfg, hw, efficiency)
-    except InputError as e:
-        pred = None
-        notes.append(f"no prediction: {e}")
+    pred = None
+    if hw is not None:
+        try:
+            pred = predict(cfg, hw, efficiency)
+        except InputError as e:
+            notes.append(f"no prediction: {e}")
     return ProfileResult(cfg, device, dev_name, steps,
                          "self GPU-kernel time per op" if device == "cuda" else "self CPU time per op",
                          total, gemm_time, gemm_flops_measured, predicted_gemm_flops(cfg), wall, ops,
                          pred, mon.result, str(trace_path) if trace_path is not None else None, notes)
 
 
-def check_time(cfg: BlockConfig, device: str, device_name: str, passes: int, limit_s: float) -> float:
+def check_time(cfg: BlockConfig, device: str, device_name: str, passes: int, limit_s: float,
+               hw: Hardware | None = None) -> float:
     """Refuse (InputError) a run the roofline says would outlast ``limit_s``; return the estimate.
 
-    The estimate is generous on purpose: the device's catalogue row at 25 % efficiency (a CPU
-    row is a rough placeholder), times the passes to run.
+    The estimate is generous on purpose: the device's catalogue row (``hw``, default
+    :func:`hardware_for`) at 25 % efficiency (a CPU row is a rough placeholder), times the passes.
     """
-    est = predict(cfg, hardware_for(device, device_name), 0.25)
+    est = predict(cfg, hw or hardware_for(device, device_name), 0.25)
     seconds = passes * (est.gemm_time_s + est.other_time_s)
     if seconds > limit_s:
         raise InputError(f"this block would take about {seconds:.3g} s for {passes} passes on {device}, above "

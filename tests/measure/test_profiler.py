@@ -211,6 +211,23 @@ def test_hardware_matching():
     assert hardware_for("cpu").kind == "cpu"
 
 
+@pytest.mark.parametrize("name", ["NVIDIA H200 NVL", "NVIDIA H100 PCIe", "Tesla T4"])
+def test_an_unknown_gpu_is_never_predicted_with_another_gpus_figures(name, tmp_path, monkeypatch):
+    from gemmlib.core import ceilings
+
+    monkeypatch.setenv("GEMM_CACHE_DIR", str(tmp_path))
+    ceilings.clear_ceilings()
+    with pytest.raises(InputError, match="not in the catalogue"):
+        hardware_for("cuda", name)
+    # once its ceilings are measured, those are what the prediction uses
+    ceilings.save_ceilings(ceilings.Ceilings("cuda", name, {"bf16": 7e14, "fp32": 5e13}, 4e12))
+    try:
+        hw = hardware_for("cuda", name)
+        assert hw.name == f"{name} (measured)" and hw.peak("bf16") == 7e14 and hw.bandwidth == 4e12
+    finally:
+        ceilings.clear_ceilings()
+
+
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the refusal on a machine without CUDA")
 def test_cuda_without_gpu_is_a_clear_input_error():
     with pytest.raises(InputError, match="cuda"):
