@@ -797,22 +797,24 @@ def _two_n_reason(cfg: ModelConfig, wl: Workload, att: int, exact: int) -> str:
 
 
 def block_ops(cfg: ModelConfig, seq_len: int, hw: Hardware, *, batch: int = 1, layers: int | None = None,
-              attention: str = "eager", dtype: str = "bf16", efficiency: float = 1.0) -> list[Op]:
+              attention: str = "eager", dtype: str = "bf16", efficiency: float = 1.0,
+              causal: bool = False) -> list[Op]:
     """Every op, GEMM and not, of ``layers`` layers (default: all) in a prefill, timed on ``hw``.
 
-    The profiler's prediction of a stack of blocks: no embedding, no LM head.
+    The profiler's prediction of a stack of blocks: no embedding, no LM head. ``causal``: the
+    attention products cover the lower triangle only (a fused causal kernel).
     """
     _check_efficiency(efficiency)
     n = cfg.layers if layers is None else int(layers)
     if n < 1:
         raise InputError(f"layers must be at least 1, got {layers!r}")
     wl = Workload(batch=batch, seq_len=seq_len, weight_dtype=dtype, act_dtype=dtype, kv_dtype=dtype,
-                  attention=attention)
+                  attention=attention, causal=bool(causal))
     if hw.peak(dtype) is None:
         raise InputError(f"{hw.name} has no {dtype} GEMM path in the catalogue; pick another dtype or device")
     kw = dict(phase="prefill", layers=n, tokens=wl.prefill_tokens, steps=1, queries=seq_len, sum_keys=seq_len)
-    ops = _layer_ops(cfg, wl, first_keys=seq_len, last_keys=seq_len, tri=False, **kw)
-    ops += _other_layer_ops(cfg, wl, tri=False, **kw)
+    ops = _layer_ops(cfg, wl, first_keys=seq_len, last_keys=seq_len, tri=wl.causal, **kw)
+    ops += _other_layer_ops(cfg, wl, tri=wl.causal, **kw)
     return [_timed(o, hw, dtype, efficiency) for o in ops]
 
 

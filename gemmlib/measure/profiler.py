@@ -185,6 +185,12 @@ class BlockConfig:
         return self.batch * self.seq_len
 
     @property
+    def causal_products(self) -> bool:
+        """True when the attention products skip the masked half: fused causal SDPA (flash kernels skip
+        the key blocks above the diagonal); eager attention multiplies the dense S×S scores, then masks."""
+        return self.attention == "sdpa"
+
+    @property
     def accounting_attention(self) -> str:
         """The accounting's name for this attention: eager, or fused (SDPA)."""
         return "eager" if self.attention == "eager" else "fused"
@@ -250,8 +256,12 @@ def _squash(name: str) -> str:
 
 # --------------------------------------------------------------------------- counting (no torch)
 def predicted_gemm_flops(cfg: BlockConfig) -> int:
-    """Exact GEMM FLOPs of the whole stack's forward pass (what FlopCounterMode reports)."""
-    ops = layer_ops(cfg.model, cfg.seq_len, batch=cfg.batch, causal=False, dtype=cfg.dtype)
+    """Exact GEMM FLOPs of the whole stack's forward pass, as its kernels execute them.
+
+    Eager attention multiplies the dense S×S scores (what FlopCounterMode reports); the fused
+    causal SDPA kernel computes only the lower triangle with its diagonal (``cfg.causal_products``).
+    """
+    ops = layer_ops(cfg.model, cfg.seq_len, batch=cfg.batch, causal=cfg.causal_products, dtype=cfg.dtype)
     return cfg.layers * sum(o.flops for o in ops)
 
 
@@ -295,7 +305,7 @@ def predict(cfg: BlockConfig, hw: Hardware | str, efficiency: float = 0.7) -> Pr
     if not 0 < efficiency <= 1:
         raise InputError(f"efficiency must be in (0, 1], got {efficiency}")
     ops = block_ops(cfg.model, cfg.seq_len, hw, batch=cfg.batch, layers=1, attention=cfg.accounting_attention,
-                    dtype=cfg.dtype, efficiency=efficiency)
+                    dtype=cfg.dtype, efficiency=efficiency, causal=cfg.causal_products)
     rows = []
     for op in ops:
         if op.is_gemm:
@@ -571,16 +581,47 @@ def _shapes_str(shapes: Any) -> str:
     return ", ".join(parts)
 
 
-def _fused_attention_flops(shapes: Any) -> float:
-    """2 GEMMs of a fused attention from its (q, k, v) shapes: 4·B·H·Sq·Sk·hd (dense, as executed)."""
+def causal_pairs(queries: int, keys: int) -> int:
+    """(query, key) pairs a causal mask keeps: SDPA's ``is_causal`` is the top-left lower triangle
+    ``ones(L, S).tril()``, so query i sees keys 0..i — Σ min(i + 1, S), S·(S+1)/2 when square."""
+    q, k = int(queries), int(keys)
+    full = min(q, k)  # rows 0..full-1 keep i + 1 keys, the rest keep all k
+    return full * (full + 1) // 2 + (q - full) * k
+
+
+def _fused_attention_flops(shapes: Any, causal: bool = False) -> float:
+    """2 GEMMs of a fused attention from its (q, k, v) shapes: 4·B·H·pairs·hd.
+
+    Dense (pairs = Sq·Sk) unless ``causal``: flash / memory-efficient / cuDNN kernels (and the
+    CPU's flash kernel) skip the key blocks a causal mask removes, so they execute the lower
+    triangle with its diagonal; counting it dense would read their TFLOP/s up to 2× high.
+    """
     try:
         q, k = list(shapes[0]), list(shapes[1])
         if len(q) < 2 or len(k) < 2:
             return 0.0
         batch = math.prod(q[:-2])
-        return 4.0 * batch * q[-2] * k[-2] * q[-1]
+        pairs = causal_pairs(q[-2], k[-2]) if causal else q[-2] * k[-2]
+        return 4.0 * batch * pairs * q[-1]
     except (IndexError, TypeError, ValueError):
         return 0.0
+
+
+# Where ``is_causal`` sits among each fused attention op's arguments (aten schemas, torch 2.13).
+_IS_CAUSAL_ARG = {
+    "aten::scaled_dot_product_attention": 5,  # query, key, value, attn_mask, dropout_p, is_causal, ...
+    "aten::_scaled_dot_product_flash_attention": 4,  # query, key, value, dropout_p, is_causal, ...
+    "aten::_scaled_dot_product_flash_attention_for_cpu": 4,
+    "aten::_scaled_dot_product_efficient_attention": 6,  # q, k, v, attn_bias, compute_log_sumexp, dropout_p, is_causal
+    "aten::_scaled_dot_product_cudnn_attention": 6,
+}
+
+
+def _is_causal(e: Any) -> bool:
+    """Whether a recorded fused attention ran with ``is_causal=True`` (needs record_shapes=True)."""
+    idx = _IS_CAUSAL_ARG.get(e.name)
+    vals = getattr(e, "concrete_inputs", None) or []
+    return idx is not None and idx < len(vals) and vals[idx] is True
 
 
 def _gemm_flops_from_shapes(name: str, shapes: Any) -> float:
@@ -685,7 +726,7 @@ def summarize_events(events: Any, device: str, steps: int = 1) -> tuple[list[OpS
                 # the kernels' own entry points below it may take (B, S, H, hd).
                 # The math fallback runs visible bmm's below it: those carry the FLOPs then.
                 if not _has_attention_ancestor(e) and not _has_gemm_descendant(e):
-                    fl = _fused_attention_flops(getattr(e, "input_shapes", None))
+                    fl = _fused_attention_flops(getattr(e, "input_shapes", None), _is_causal(e))
             elif fl == 0 and not leaf:
                 pass  # the GEMM child below is counted; counting here too would double it
             elif fl == 0 and kind == "gemm":

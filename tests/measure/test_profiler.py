@@ -184,11 +184,29 @@ def test_fused_attention_counts_as_gemm_work():
     r = profile_block(cfg, "cpu", steps=1, warmup=1)
     att = [o for o in r.ops if o.kind == "attention"]
     assert att and all(o.is_gemm for o in att)
-    assert r.gemm_flops == predicted_gemm_flops(cfg)  # dense attention products, counted once
-    fc = _flop_counter_total(cfg)
-    attn = sum(g.flops for g in layer_ops(cfg.model, cfg.seq_len) if g.name.startswith("attn"))
-    # FlopCounterMode has formulas for the CUDA fused kernels only; on the CPU it misses them
-    assert fc in (predicted_gemm_flops(cfg), predicted_gemm_flops(cfg) - attn)
+    # the fused causal kernel computes the lower triangle with its diagonal, counted once
+    s, hd = cfg.seq_len, cfg.head_dim
+    triangle = int(torch.ones(s, s).tril().sum())  # an independent count of the unmasked pairs
+    attn_tri = cfg.layers * cfg.batch * cfg.heads * 2 * 2 * hd * triangle
+    dense_attn = sum(g.flops for g in layer_ops(cfg.model, cfg.seq_len) if g.name.startswith("attn"))
+    fc = _flop_counter_total(cfg)  # FlopCounterMode counts dense products, and misses the CPU's fused kernel
+    assert fc in (predicted_gemm_flops(cfg.with_(attention="eager")), predicted_gemm_flops(
+        cfg.with_(attention="eager")) - dense_attn)
+    assert r.gemm_flops == predicted_gemm_flops(cfg) == predicted_gemm_flops(cfg.with_(attention="eager")) \
+        - dense_attn + attn_tri
+
+
+@pytest.mark.parametrize("sq, sk, causal", [(16, 16, True), (16, 24, True), (24, 16, True), (16, 24, False)])
+def test_fused_attention_flops_follow_the_mask_the_kernel_applies(sq, sk, causal):
+    # A causal flash kernel skips the masked key blocks: count the pairs ones(L, S).tril() keeps.
+    from torch.profiler import ProfilerActivity, profile
+
+    q, k = torch.randn(2, 4, sq, 8), torch.randn(2, 4, sk, 8)
+    with torch.inference_mode(), profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+        torch.nn.functional.scaled_dot_product_attention(q, k, k, is_causal=causal)
+    ops, _, _ = summarize_events(prof.events(), "cpu", 1)
+    pairs = int(torch.ones(sq, sk).tril().sum()) if causal else sq * sk
+    assert sum(o.flops for o in ops if o.is_gemm) == 4 * 2 * 4 * pairs * 8
 
 
 # ---------------------------------------------------------------- prediction
