@@ -166,14 +166,31 @@ def nvml_status(index: int = 0) -> tuple[bool, str]:
             pass
 
 
-def nvml_index_for_torch_device(torch_index: int = 0) -> int:
-    """NVML's index of torch's cuda:``torch_index`` (they differ under CUDA_VISIBLE_DEVICES).
+def index_by_pci(target: tuple[int, int, int], nvml_pci: list[tuple[int, int, int]]) -> int | None:
+    """The NVML index whose (domain, bus, device) PCI address is ``target``, or None."""
+    for i, addr in enumerate(nvml_pci):
+        if tuple(int(x) for x in addr) == tuple(int(x) for x in target):
+            return i
+    return None
 
-    Matched through the PCI bus id when torch exposes it; else the same index.
+
+def nvml_index_for_torch_device(torch_index: int | None = None) -> int:
+    """NVML's index of torch's cuda:``torch_index`` (default: the current device).
+
+    They differ under ``CUDA_VISIBLE_DEVICES`` (torch numbers the visible GPUs from 0, NVML numbers
+    every GPU of the machine), so they are matched through the PCI address (torch's
+    ``pci_domain_id``/``pci_bus_id``/``pci_device_id``, NVML's ``nvmlDeviceGetPciInfo``); when that
+    is not possible, the same index.
     """
     try:
-        import pynvml
         import torch
+
+        if torch_index is None:
+            torch_index = torch.cuda.current_device()
+    except Exception:  # noqa: BLE001 - no CUDA: index 0 is as good as any
+        return int(torch_index or 0)
+    try:
+        import pynvml
 
         props = torch.cuda.get_device_properties(torch_index)
         bus = getattr(props, "pci_bus_id", None)
@@ -183,12 +200,15 @@ def nvml_index_for_torch_device(torch_index: int = 0) -> int:
             return torch_index
         pynvml.nvmlInit()
         try:
+            pci = []
             for i in range(pynvml.nvmlDeviceGetCount()):
                 info = pynvml.nvmlDeviceGetPciInfo(pynvml.nvmlDeviceGetHandleByIndex(i))
-                if (info.domain, info.bus, info.device) == (dom, bus, dev):
-                    return i
+                pci.append((info.domain, info.bus, info.device))
         finally:
             pynvml.nvmlShutdown()
+        found = index_by_pci((dom, bus, dev), pci)
+        if found is not None:
+            return found
     except Exception:  # noqa: BLE001 - best effort; fall back to the same index
         pass
     return torch_index

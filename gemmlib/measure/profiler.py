@@ -896,11 +896,12 @@ def _product_bytes(shapes: str, calls: float, dtype: str) -> float:
 
 
 def block_benchmark(cfg: BlockConfig, device: str = "cpu", *, min_run_time: float = 0.3,
-                    seed: int = 0) -> Any:
+                    seed: int = 0, flush_l2: bool = True) -> Any:
     """Time one forward pass of the stack with the harness (median, p20/p80): a ``BenchResult``.
 
     FLOPs are the block's GEMM FLOPs; bytes the minimum traffic: every weight read once,
-    the input read and the output written once.
+    the input read and the output written once. ``flush_l2=False``: no L2 flush between
+    passes on a GPU (for monitoring, see :func:`monitored_benchmark`).
     """
     from gemmlib.measure import harness
 
@@ -920,8 +921,33 @@ def block_benchmark(cfg: BlockConfig, device: str = "cpu", *, min_run_time: floa
     with safety.oom_guard(device), torch.inference_mode():
         block = build_block(cfg, device, seed)
         xs = [(make_input(cfg, device, seed + 1 + i),) for i in range(3)]
-        res.set_timing(harness.time_callable(block, device=device, args_list=xs, min_run_time=min_run_time))
+        res.set_timing(harness.time_callable(block, device=device, args_list=xs, min_run_time=min_run_time,
+                                             flush_l2=flush_l2))
+    res.extra["l2_flush"] = bool(flush_l2 and device == "cuda")
     return res
+
+
+def monitored_benchmark(cfg: BlockConfig, device: str = "cpu", *, min_run_time: float = 1.0,
+                        seed: int = 0, interval_s: float = 0.05) -> tuple[Any, Any]:
+    """Time the block's forward pass while NVML samples the GPU: ``(BenchResult, MonitorResult)``.
+
+    Monitoring needs the GPU's own busy time, so the timing runs **without** the L2 flush that
+    ``do_bench`` adds before every call (a 256 MB memset between passes would be sampled as memory
+    traffic and inflate NVML's utilization figures against the 75 % / 60 % targets): CUDA events
+    around back-to-back passes. NVML samples the GPU torch runs on (its NVML index found through
+    the PCI address, which differs from torch's under ``CUDA_VISIBLE_DEVICES``).
+    """
+    from gemmlib.measure import harness
+    from gemmlib.measure.monitor import GpuMonitor, nvml_index_for_torch_device
+
+    device = harness.require_device(device)
+    index = nvml_index_for_torch_device() if device == "cuda" else 0
+    with GpuMonitor(index=index, interval_s=interval_s, enabled=device == "cuda") as mon:
+        res = block_benchmark(cfg, device, min_run_time=min_run_time, seed=seed, flush_l2=False)
+    res.extra["nvml_index"] = index if device == "cuda" else None
+    if device != "cuda":
+        mon.result.reason = "This benchmark ran on the CPU: GPU monitoring has nothing to sample."
+    return res, mon.result
 
 
 def op_results(res: ProfileResult, n: int = 10) -> list[Any]:

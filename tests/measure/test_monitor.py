@@ -130,3 +130,21 @@ def test_nvml_samples_a_real_gpu():
     r = mon.result
     assert r.available and r.samples
     assert all(0 <= x.sm_util <= 100 and x.sm_clock_mhz > 0 for x in r.samples)
+
+
+def test_nvml_index_is_found_by_pci_address():
+    # Under CUDA_VISIBLE_DEVICES=2,3 torch's cuda:0 is NVML's GPU 2: matched by (domain, bus, device).
+    from gemmlib.measure.monitor import index_by_pci
+    nvml = [(0, 0x18, 0), (0, 0x2A, 0), (0, 0x3B, 0), (0, 0x5D, 0)]
+    assert index_by_pci((0, 0x3B, 0), nvml) == 2
+    assert index_by_pci((1, 0x3B, 0), nvml) is None  # another PCI domain
+    assert index_by_pci((0, 0x99, 0), []) is None
+
+
+def test_nvml_index_without_cuda_falls_back_to_zero():
+    import torch
+
+    from gemmlib.measure.monitor import nvml_index_for_torch_device
+    if torch.cuda.is_available():
+        pytest.skip("checks the fallback on a machine without CUDA")
+    assert nvml_index_for_torch_device() == 0 and nvml_index_for_torch_device(1) == 1

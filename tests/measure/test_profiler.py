@@ -328,3 +328,25 @@ def test_math_attention_fallback_is_not_counted_twice():
         torch.nn.functional.scaled_dot_product_attention(q, q, q)
     ops, _, _ = summarize_events(prof.events(), "cpu", 1)
     assert sum(o.flops for o in ops if o.is_gemm) == 4 * 2 * 4 * 16 * 16 * 8
+
+
+def test_monitored_benchmark_times_the_block_and_says_why_nothing_was_sampled():
+    from gemmlib.measure.profiler import monitored_benchmark
+
+    tiny = BlockConfig.llama(hidden=64, heads=4, kv_heads=2, seq_len=16)
+    res, mon = monitored_benchmark(tiny, "cpu", min_run_time=0.05)
+    assert res.median_s > 0 and res.p20_s <= res.median_s <= res.p80_s
+    assert res.extra["l2_flush"] is False and res.extra["nvml_index"] is None
+    assert not mon.available and "CPU" in mon.reason
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_monitored_benchmark_on_the_gpu_times_without_the_flush():
+    from gemmlib.measure.monitor import nvml_index_for_torch_device
+    from gemmlib.measure.profiler import monitored_benchmark
+
+    cfg = BlockConfig.llama(hidden=512, heads=8, kv_heads=2, seq_len=256, dtype="bf16")
+    res, mon = monitored_benchmark(cfg, "cuda", min_run_time=0.3)
+    assert res.extra["timer"] == "cuda-events" and res.extra["l2_flush"] is False
+    assert res.extra["nvml_index"] == nvml_index_for_torch_device()
