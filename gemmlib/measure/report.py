@@ -128,6 +128,17 @@ def run_report(out_dir: str | Path, *, device: str | None = None, quick: bool = 
           "against float64 references.", ""]
     all_results: list[BenchResult] = []
     chart_notes: set[str] = set()
+
+    def write() -> None:
+        """(Re)write results.json, results.csv and report.md with what is done so far: a report
+        killed by a time limit keeps every finished section, and says which one was running."""
+        doc["seconds"] = round(time.time() - started, 2)
+        notes = sorted(chart_notes | CHART_NOTES)
+        if notes:
+            doc["chart_notes"] = notes
+        _write_files(out, doc, md + ([""] + [f"*{n}*" for n in notes] if notes else []), all_results)
+
+    write()
     for name, modname in SECTIONS:
         if sections and name not in sections:
             continue
@@ -136,6 +147,7 @@ def run_report(out_dir: str | Path, *, device: str | None = None, quick: bool = 
         if budget.expired():
             entry["skipped"] = f"the report's time budget of {time_budget_s:g} s was spent"
             md += [f"## {name}", "", f"*Skipped: {entry['skipped']}.*", ""]
+            write()
             continue
         try:
             mod = importlib.import_module(modname)
@@ -152,6 +164,9 @@ def run_report(out_dir: str | Path, *, device: str | None = None, quick: bool = 
             continue
         say(f"{name}: running")
         t0 = time.time()
+        entry["running"] = ("started; if this is still here, the report was stopped while this section ran "
+                            "(e.g. by a time limit)")
+        write()
 
         def prog(frac: float, text: str, _name: str = name) -> None:
             say(f"{_name}: [{frac:4.0%}] {text}")
@@ -159,12 +174,15 @@ def run_report(out_dir: str | Path, *, device: str | None = None, quick: bool = 
         try:
             sec = fn(device, quick, out, prog)
         except Exception as e:  # noqa: BLE001 - one broken section must not lose the others
+            entry.pop("running", None)
             entry["error"] = f"{type(e).__name__}: {e}"
             entry["traceback"] = traceback.format_exc()
             entry["seconds"] = time.time() - t0
             say(f"{name}: FAILED {entry['error']}")
             md += [f"## {name}", "", f"**This section failed:** `{entry['error']}`", ""]
+            write()
             continue
+        entry.pop("running", None)
         entry["seconds"] = round(time.time() - t0, 2)
         results = [r for r in sec.get("results", []) if isinstance(r, BenchResult)]
         all_results.extend(results)
@@ -191,15 +209,20 @@ def run_report(out_dir: str | Path, *, device: str | None = None, quick: bool = 
                 chart_notes.add(note)
             md += [f"![{cname}]({rel})" if rel.endswith(".png") else f"[{cname}]({rel})", ""]
         say(f"{name}: done in {entry['seconds']:.1f} s")
-    doc["seconds"] = round(time.time() - started, 2)
-    chart_notes |= CHART_NOTES
-    if chart_notes:
-        doc["chart_notes"] = sorted(chart_notes)
-        md += ["", *[f"*{n}*" for n in sorted(chart_notes)]]
-    (out / "results.json").write_text(json.dumps(_jsonable(doc), indent=2), encoding="utf-8")
-    (out / "results.csv").write_text(to_csv(all_results), encoding="utf-8")
-    (out / "report.md").write_text("\n".join(md).rstrip() + "\n", encoding="utf-8")
+        write()
+    write()
     return doc
+
+
+def _write_files(out: Path, doc: dict, md: list[str], results: list[BenchResult]) -> None:
+    """Write the three report files, each through a temporary file and a rename (a reader, or a
+    kill between two sections, never sees half a file)."""
+    for fname, text in (("results.json", json.dumps(_jsonable(doc), indent=2)),
+                        ("results.csv", to_csv(results)),
+                        ("report.md", "\n".join(md).rstrip() + "\n")):
+        tmp = out / f".{fname}.tmp"
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(out / fname)
 
 
 

@@ -3,6 +3,7 @@
 import json
 import sys
 import types
+from pathlib import Path
 
 import pytest
 
@@ -86,3 +87,52 @@ def test_report_cli_exit_code_and_summary(tmp_path, capsys):
     assert main(["report", "--out", str(tmp_path / "c"), "--quick", "--device", "cpu", "--sections", "precision"]) == 0
     assert "report written to" in capsys.readouterr().out
     clear_recorded()
+
+
+_KILLED_REPORT = r"""
+import sys, time, types  # noqa: E401
+from gemmlib.core.results import BenchResult
+from gemmlib.measure import report
+
+def quick(device, quick, out_dir, progress):
+    r = BenchResult("test", "first row", device, "cpu", "fp32", {"m": 1}, 2.0, 8.0, median_s=1e-3)
+    return {"title": "A quick section", "results": [r], "markdown": "the quick section's text"}
+
+def hangs(device, quick, out_dir, progress):
+    time.sleep(120)  # a section that outlives the caller's time limit
+
+sys.modules["gemmlib_test_quick"] = types.SimpleNamespace(report_section=quick)
+sys.modules["gemmlib_test_hangs"] = types.SimpleNamespace(report_section=hangs)
+report.SECTIONS = (("quick", "gemmlib_test_quick"), ("hangs", "gemmlib_test_hangs"))
+report.run_report(sys.argv[1], device="cpu", progress=lambda s: print(s, flush=True))
+"""
+
+
+def test_a_report_killed_in_a_late_section_keeps_the_sections_before_it(tmp_path):
+    # The GPU script stops the report at its time limit: what finished must be on disk already.
+    import os
+    import signal
+    import subprocess
+    import time
+
+    out = tmp_path / "killed"
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.Popen([sys.executable, "-c", _KILLED_REPORT, str(out)], cwd=root, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, env={**os.environ, "PYTHONPATH": str(root)})
+    try:
+        deadline = time.monotonic() + 60
+        for line in proc.stdout:  # wait until the hanging section has started
+            if "hangs: running" in line or time.monotonic() > deadline:
+                break
+        time.sleep(0.5)
+        assert proc.poll() is None, "the report should still be inside the hanging section"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    saved = json.loads((out / "results.json").read_text())
+    first, second = saved["sections"]
+    assert first["name"] == "quick" and first["results"][0]["name"] == "first row" and "running" not in first
+    assert second["name"] == "hangs" and "stopped while this section ran" in second["running"]
+    md = (out / "report.md").read_text()
+    assert "the quick section's text" in md and "## A quick section" in md
+    assert "first row" in (out / "results.csv").read_text()
