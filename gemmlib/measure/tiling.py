@@ -305,7 +305,8 @@ MAX_WAVE_POINTS = 64
 def run_wave_sweep(device: str = "cuda", m: int = 8192, k: int = 8192, ns: list[int] | None = None,
                    dtype: str = "bf16", sms: int | None = None, tile: tuple[int, int] = WAVE_TILE,
                    min_run_time: float = 0.1, progress: Progress = None,
-                   impls: tuple[str, ...] = ("torch", "triton")) -> list[BenchResult]:
+                   impls: tuple[str, ...] = ("torch", "triton"),
+                   deadline: safety.Deadline | None = None) -> list[BenchResult]:
     """M×K @ K×N for N stepping past a tile multiple, beside the predicted efficiency.
 
     ``torch`` is cuBLAS (its tile is its own choice); ``triton`` is this project's kernel
@@ -314,6 +315,8 @@ def run_wave_sweep(device: str = "cuda", m: int = 8192, k: int = 8192, ns: list[
     quantization for ``tile`` on ``sms`` SMs) and ``predicted_tflops`` (that
     implementation's first measured TFLOP/s scaled by the predicted efficiency ratio).
     GPU only: on a CPU there are no SMs and waves, so every row is refused with that reason.
+    ``deadline`` (default: the server's ``GEMM_TIME_LIMIT_S``) is checked before every point;
+    points after it are rows that say they were skipped.
     """
     import torch
 
@@ -321,6 +324,7 @@ def run_wave_sweep(device: str = "cuda", m: int = 8192, k: int = 8192, ns: list[
     if not ns or len(ns) > MAX_WAVE_POINTS:
         raise InputError(f"give 1 to {MAX_WAVE_POINTS} values of N, got {len(ns)}")
     lim = safety.limits()
+    deadline = deadline or safety.Deadline(lim.time_limit_s)
     safety.check_dims(lim, M=m, K=k, **{f"N{i}": v for i, v in enumerate(ns)})
     tdt = _torch_dtype(dtype)
     dname = get_dtype(dtype).name
@@ -338,10 +342,9 @@ def run_wave_sweep(device: str = "cuda", m: int = 8192, k: int = 8192, ns: list[
     eb = get_dtype(dname).bytes
     safety.check_memory((m * k + k * max(ns) + m * max(ns)) * eb * 2, device, lim)
     dev_name = harness.device_name(device)
-    results: list[BenchResult] = []
     with safety.oom_guard(device):
-        a = torch.randn(m, k, device=device, dtype=tdt)
-        b_full = torch.randn(k, max(ns), device=device, dtype=tdt)
+        bufs = {"a": torch.randn(m, k, device=device, dtype=tdt),
+                "b": torch.randn(k, max(ns), device=device, dtype=tdt)}
         fns: dict[str, Any] = {"torch": torch.matmul}
         if "triton" in impls:
 
@@ -351,36 +354,31 @@ def run_wave_sweep(device: str = "cuda", m: int = 8192, k: int = 8192, ns: list[
                 def tri(x, y, _b=block):
                     return tg.triton_matmul(x, y, block=_b)
                 fns["triton"] = tri
-        total = len(ns) * len(impls)
-        for i, nn in enumerate(ns):
-            b = b_full[:, :nn].contiguous()
+
+        def measure(impl: str, nn: int) -> BenchResult:
+            a, b = bufs["a"], bufs["b"][:, :nn].contiguous()
             wq = wave_quantization(m, nn, tile[0], tile[1], sms)
             shape = {"m": m, "n": nn, "k": k}
-            for j, impl in enumerate(impls):
-                _progress(progress, (i * len(impls) + j) / total, f"wave sweep: {impl}, N = {nn}")
-                extra = {"tiles": wq.tiles, "waves": wq.waves, "sms": sms, "tile": list(tile),
-                         "predicted_efficiency": wq.efficiency}
-                if impl not in fns:
-                    results.append(unsupported("tiling-waves", impl, device, dname, shape,
-                                               "the Triton kernel cannot be timed here", device_name=dev_name,
-                                               flops=gemm_flops(m, nn, k), nbytes=gemm_bytes(m, nn, k, dname)))
-                    continue
-                try:
-                    t = harness.time_callable(fns[impl], device=device, args_list=[(a, b)],
-                                              min_run_time=min_run_time)
-                except Exception as e:  # noqa: BLE001 - e.g. a tile that does not fit: a row that says why
-                    if safety._is_oom(e):
-                        raise
-                    results.append(unsupported("tiling-waves", impl, device, dname, shape,
-                                               f"failed: {type(e).__name__}: {str(e).splitlines()[0][:200]}",
-                                               device_name=dev_name))
-                    continue
-                r = BenchResult(bench="tiling-waves", name=impl, device=device, device_name=dev_name,
-                                dtype=dname, shape=shape, flops=float(gemm_flops(m, nn, k)),
-                                bytes=float(gemm_bytes(m, nn, k, dname)), extra=extra)
-                r.set_timing(t)
-                results.append(r)
-        del a, b_full
+            extra = {"tiles": wq.tiles, "waves": wq.waves, "sms": sms, "tile": list(tile),
+                     "predicted_efficiency": wq.efficiency}
+            if impl not in fns:
+                return unsupported("tiling-waves", impl, device, dname, shape, "the Triton kernel cannot be timed here",
+                                   device_name=dev_name, flops=gemm_flops(m, nn, k), nbytes=gemm_bytes(m, nn, k, dname))
+            try:
+                t = harness.time_callable(fns[impl], device=device, args_list=[(a, b)], min_run_time=min_run_time)
+            except Exception as e:  # noqa: BLE001 - e.g. a tile that does not fit: a row that says why
+                if safety._is_oom(e):
+                    raise
+                return unsupported("tiling-waves", impl, device, dname, shape,
+                                   f"failed: {type(e).__name__}: {str(e).splitlines()[0][:200]}", device_name=dev_name)
+            r = BenchResult(bench="tiling-waves", name=impl, device=device, device_name=dev_name, dtype=dname,
+                            shape=shape, flops=float(gemm_flops(m, nn, k)), bytes=float(gemm_bytes(m, nn, k, dname)),
+                            extra=extra)
+            r.set_timing(t)
+            return r
+
+        results = sweep_points(ns, impls, measure, deadline, device, dname, m, k, progress)
+        bufs.clear()
     for impl in impls:
         mine = [r for r in results if r.name == impl and r.tflops]
         if mine:
@@ -388,6 +386,25 @@ def run_wave_sweep(device: str = "cuda", m: int = 8192, k: int = 8192, ns: list[
             for r in mine:
                 r.extra["predicted_tflops"] = t0 * r.extra["predicted_efficiency"] / e0
     record(results)
+    return results
+
+
+def sweep_points(ns: list[int], impls: tuple[str, ...], measure: Callable[[str, int], BenchResult],
+                 deadline: safety.Deadline, device: str, dtype: str, m: int, k: int,
+                 progress: Progress = None) -> list[BenchResult]:
+    """``measure(impl, n)`` for every N and implementation, the deadline checked before each point:
+    once it has passed, every remaining point is a row that says it was skipped (nothing is run)."""
+    results: list[BenchResult] = []
+    total = len(ns) * len(impls)
+    for i, nn in enumerate(ns):
+        for j, impl in enumerate(impls):
+            _progress(progress, (i * len(impls) + j) / total, f"wave sweep: {impl}, N = {nn}")
+            if deadline.expired():
+                results.append(unsupported("tiling-waves", impl, device, dtype, {"m": m, "n": nn, "k": k},
+                                           deadline.reason(), flops=gemm_flops(m, nn, k),
+                                           nbytes=gemm_bytes(m, nn, k, dtype)))
+                continue
+            results.append(measure(impl, nn))
     return results
 
 

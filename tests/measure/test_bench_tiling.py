@@ -120,6 +120,36 @@ def test_wave_sweep_on_cpu_says_why_and_prediction_matches_flops_page():
     assert pred[1]["tiles"] > pred[0]["tiles"]
 
 
+def test_wave_sweep_checks_the_deadline_before_every_point():
+    # The loop run_wave_sweep uses on a GPU, here with real CPU matmuls timed by the harness: once the
+    # server's time limit has passed, the remaining points are skipped rows, not measured.
+    import time
+
+    import torch
+
+    from gemmlib.measure import safety
+
+    a, b = torch.randn(64, 64), torch.randn(64, 64)
+    ran = []
+
+    def measure(impl, nn):
+        ran.append((impl, nn))
+        t = harness.time_callable(torch.matmul, device="cpu", args_list=[(a, b)], min_run_time=0.01)
+        time.sleep(0.15)  # a point that takes a while, as an 8192-wide one does on a GPU
+        r = BenchResult("tiling-waves", impl, "cpu", "cpu", "fp32", {"m": 64, "n": nn, "k": 64}, 1.0, 1.0)
+        return r.set_timing(t)
+
+    ns = [64, 80, 96, 112, 128]
+    rows = bt.sweep_points(ns, ("torch",), measure, safety.Deadline(0.2), "cpu", "fp32", 64, 64)
+    assert len(rows) == len(ns) and [r.shape["n"] for r in rows] == ns
+    done = [r for r in rows if r.supported]
+    skipped = [r for r in rows if not r.supported]
+    assert 1 <= len(done) <= 2 and len(ran) == len(done)  # nothing is run once the limit has passed
+    assert skipped and all("time limit" in r.reason for r in skipped)
+    assert bt.sweep_points(ns, ("torch", "triton"), measure, safety.Deadline(0.0), "cpu", "fp32", 64, 64)[-1].reason \
+        .startswith("skipped")
+
+
 def test_lesson_and_charts_from_numbers():
     res = bt.run_tiling(_cfg(tiles=(16, 32)))
     text = bt.lesson(res)
