@@ -270,9 +270,12 @@ def _run_one(impl, tile, cfg, device, sets_ab, ref, base, refuse, extra, np, tor
             row.rel_error = harness.rel_error(out, ref)
             row.reason = "interpreter: correctness only (no speed figure)"
             return row
-        if tile is not None and tile > 256:
-            return refuse(impl, tile, "a tile this large does not fit a GPU's registers and shared "
-                          "memory; real kernels use ≤ 256", **extra)
+        if tile is not None:
+            stages, warps = tg.launch_for(tile, tile, dname)
+            spill = tg.tile_spills(tile, tile, warps)
+            if spill:
+                return refuse(impl, tile, spill, **extra)
+            extra["num_warps"], extra["num_stages"] = warps, stages
 
         def fn(a, b, _blk=block):
             return tg.triton_matmul(a, b, block=_blk)

@@ -34,13 +34,16 @@ checks that the interpreter works and otherwise says why the kernel cannot run).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gemmlib.core.errors import InputError
 
 # Block configurations offered to the autotuner on a GPU: (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, stages, warps).
 # Large tiles with deep pipelines suit Hopper/Ampere at big sizes; the smaller ones cover small or skinny GEMMs.
+# Every one compiles for sm_90 without spilling a register (offline_resources; tests/measure/test_triton_gemm.py
+# checks it with ptxas): 16-bit inputs go to the tensor cores from shared memory, so the fp32 accumulator is
+# what the registers hold.
 GPU_CONFIGS: tuple[tuple[int, int, int, int, int, int], ...] = (
     (128, 256, 64, 8, 3, 8),
     (256, 128, 64, 8, 3, 8),
@@ -50,6 +53,19 @@ GPU_CONFIGS: tuple[tuple[int, int, int, int, int, int], ...] = (
     (64, 128, 64, 8, 4, 4),
     (64, 64, 32, 8, 4, 4),
 )
+# fp32 inputs hold twice the bytes per element, and full-precision (ieee) products run on the FMA units with
+# both operand tiles in registers: the large 16-bit configurations spill 5.8 KB per thread there. These do not
+# (in ieee or tf32).
+GPU_CONFIGS_FP32: tuple[tuple[int, int, int, int, int, int], ...] = (
+    (128, 128, 32, 8, 3, 8),
+    (128, 64, 32, 8, 4, 4),
+    (64, 64, 32, 8, 4, 8),
+)
+# A thread has at most 255 registers; a BLOCK_M × BLOCK_N fp32 accumulator spread over the block's threads
+# needs BLOCK_M·BLOCK_N / (32·warps) of them. Past half of them (256×256 tiles even with 16 warps) ptxas
+# spills or gives up: such a tile would measure spills, not tiling, and is refused.
+MAX_ACCUMULATOR_REGISTERS = 128
+MAX_WARPS = 8  # 255 registers × 32 threads × 8 warps is the whole 64 K-register file of an SM
 # The single configuration used under the interpreter (autotuning there would only multiply the wait).
 INTERPRETER_CONFIG: tuple[int, int, int, int] = (32, 32, 32, 4)  # BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M
 MIN_BLOCK = 16  # tl.dot needs every block dimension ≥ 16
@@ -152,10 +168,8 @@ def _smoke_test() -> str:
     return "" if err < 1e-4 else f"a 16×16 test product is off by {err:.3g}"
 
 
-def _build_kernel():
-    """Define the Triton kernel (once). Autotuned on a GPU, one fixed block config in the interpreter."""
-    if "kernel" in _STATE:
-        return _STATE["kernel"]
+def _define_kernel():
+    """The kernel, decorated with ``triton.jit`` as this process's settings say (JIT or interpreter)."""
     import triton
     import triton.language as tl
 
@@ -202,6 +216,16 @@ def _build_kernel():
         d_ptrs = d_ptr + offs_m[:, None] * stride_dm + offs_n[None, :] * stride_dn
         tl.store(d_ptrs, acc.to(d_ptr.dtype.element_ty), mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
 
+    return _gemm_kernel
+
+
+def _build_kernel():
+    """Define the Triton kernel (once). Autotuned on a GPU, one fixed block config in the interpreter."""
+    if "kernel" in _STATE:
+        return _STATE["kernel"]
+    import triton
+
+    _gemm_kernel = _define_kernel()
     _STATE["plain"] = _gemm_kernel
     if _cuda_available() and not _interpreting():
         configs = [
@@ -209,9 +233,14 @@ def _build_kernel():
                           num_stages=s, num_warps=w)
             for bm, bn, bk, g, s, w in GPU_CONFIGS
         ]
-        tuned = triton.autotune(configs=configs, key=["M", "N", "K", "CAST_F32", "INPUT_PRECISION"])(
-            _gemm_kernel)
-        _STATE["tuned"] = tuned
+        configs32 = [
+            triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": g},
+                          num_stages=s, num_warps=w)
+            for bm, bn, bk, g, s, w in GPU_CONFIGS_FP32
+        ]
+        key = ["M", "N", "K", "CAST_F32", "INPUT_PRECISION"]
+        _STATE["tuned"] = triton.autotune(configs=configs, key=key)(_gemm_kernel)
+        _STATE["tuned_fp32"] = triton.autotune(configs=configs32, key=key)(_gemm_kernel)
     _STATE["kernel"] = _gemm_kernel
     return _gemm_kernel
 
@@ -261,9 +290,11 @@ def triton_matmul(a, b, *, block: tuple[int, int, int] | None = None, group_m: i
     precision = "tf32" if (dname == "fp32" and allow_tf32) else "ieee"
     if dname != "fp32":
         precision = "tf32"  # ignored for 16-bit inputs; one key value keeps the autotune cache small
+    check_offsets(a, b, d)
     args = (a, b, d, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), d.stride(0), d.stride(1))
     if block is None and not interp:
-        tuned = _STATE["tuned"]
+        tuned = _STATE["tuned_fp32" if dname == "fp32" else "tuned"]
+        _STATE["last_tuned"] = tuned
 
         def grid(meta):
             return (triton_cdiv(m, meta["BLOCK_M"]) * triton_cdiv(n, meta["BLOCK_N"]),)
@@ -283,11 +314,54 @@ def triton_matmul(a, b, *, block: tuple[int, int, int] | None = None, group_m: i
     grid = (triton_cdiv(m, bm) * triton_cdiv(n, bn),)
     launch: dict[str, Any] = {}
     if not interp:
-        launch["num_stages"] = num_stages if num_stages is not None else (3 if max(bm, bn) >= 128 else 4)
-        launch["num_warps"] = num_warps if num_warps is not None else (8 if bm * bn >= 128 * 128 else 4)
+        stages, warps = launch_for(bm, bn, dname)
+        launch["num_stages"] = num_stages if num_stages is not None else stages
+        launch["num_warps"] = num_warps if num_warps is not None else warps
+        why = tile_spills(bm, bn, launch["num_warps"])
+        if why:
+            raise InputError(why)
     kernel[grid](*args, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm, CAST_F32=cast,
                  INPUT_PRECISION=precision, **launch)
     return d
+
+
+def launch_for(bm: int, bn: int, dtype: str) -> tuple[int, int]:
+    """(num_stages, num_warps) for an explicit block: 8 warps from 128×128 up (fp32 from 64×64 up,
+    whose operand tiles sit in registers too), a shallower pipeline for the big tiles."""
+    big = bm * bn >= (64 * 64 if dtype == "fp32" else 128 * 128)
+    return (3 if max(bm, bn) >= 128 else 4), (MAX_WARPS if big else 4)
+
+
+def tile_spills(bm: int, bn: int, num_warps: int) -> str:
+    """Why a BLOCK_M × BLOCK_N tile cannot run without spilling registers ('' when it can)."""
+    regs = bm * bn / (32 * num_warps)
+    if regs > MAX_ACCUMULATOR_REGISTERS:
+        return (f"a {bm}×{bn} tile keeps a {bm}×{bn} fp32 accumulator: {regs:.0f} registers per thread with "
+                f"{num_warps} warps, more than half of the 255 a thread has — it spills to local memory (or does "
+                f"not compile), so it would time the spills, not the tiling; real kernels stop at 128×256")
+    return ""
+
+
+# Triton computes each element's offset from the base pointer as row·stride + column in 32-bit
+# integers; past 2³¹ − 1 it wraps, and the kernel reads or writes out of bounds — an illegal address
+# that kills the CUDA context of the whole process (every session of a server).
+MAX_OFFSET = 2**31 - 1
+
+
+def max_offset(shape: tuple[int, ...], strides: tuple[int, ...]) -> int:
+    """The largest element offset a tensor of this shape and these strides reaches from its start."""
+    return sum((int(n) - 1) * abs(int(st)) for n, st in zip(shape, strides, strict=True) if n > 0)
+
+
+def check_offsets(*tensors: Any) -> None:
+    """InputError when any operand reaches an element offset that does not fit a 32-bit integer."""
+    for name, t in zip("ABD", tensors, strict=False):
+        off = max_offset(tuple(t.shape), tuple(t.stride()))
+        if off >= MAX_OFFSET:  # 2³¹ elements or more: refuse with a margin of one element
+            raise InputError(f"{name} is {'×'.join(map(str, t.shape))}: its elements reach offset {off:,}, past "
+                             f"2³¹ − 1, and the Triton kernel indexes with 32-bit integers (it would address memory "
+                             f"out of bounds and kill the CUDA context); use sizes with fewer than 2³¹ elements "
+                             f"per matrix")
 
 
 def triton_cdiv(x: int, y: int) -> int:
@@ -296,7 +370,7 @@ def triton_cdiv(x: int, y: int) -> int:
 
 def best_config() -> dict | None:
     """The block configuration the autotuner chose last (GPU only), for the page and the report."""
-    tuned = _STATE.get("tuned")
+    tuned = _STATE.get("last_tuned")
     cfg = getattr(tuned, "best_config", None) if tuned is not None else None
     if cfg is None:
         return None
@@ -304,3 +378,94 @@ def best_config() -> dict | None:
     out["num_stages"] = cfg.num_stages
     out["num_warps"] = cfg.num_warps
     return out
+
+
+# --------------------------------------------------------------------------- offline compilation (no GPU needed)
+@dataclass(frozen=True)
+class Resources:
+    """What one compiled configuration of the kernel needs on a target GPU (ptxas's own report)."""
+
+    arch: int  # compute capability × 10 (90 = sm_90, Hopper)
+    block: tuple[int, int, int]
+    num_warps: int
+    num_stages: int
+    dtype: str
+    registers: int = 0  # per thread (255 is the hardware's cap)
+    spill_bytes: int = 0  # per thread, stored to local memory because the registers ran out
+    stack_bytes: int = 0  # per thread stack frame
+    shared_bytes: int = 0  # per block
+    error: str = ""  # the compiler's refusal, when it could not compile the configuration at all
+
+    @property
+    def spills(self) -> bool:
+        """True when this configuration would measure spills, not tiling (or does not compile)."""
+        return bool(self.error) or self.spill_bytes > 0
+
+
+def offline_resources(block: tuple[int, int, int], num_warps: int, num_stages: int, dtype: str = "fp16", *,
+                      m: int = 4096, n: int = 4096, k: int = 4096, allow_tf32: bool = False,
+                      arch: int = 90) -> Resources:
+    """Compile the kernel for ``sm_<arch>`` on this machine — no GPU needed — and read the
+    registers, spills, stack and shared memory ptxas reports (Triton's NVIDIA backend ships ptxas).
+
+    The arguments are specialised exactly as a launch on contiguous M×K, K×N tensors would be
+    (Triton's own binder: unit strides become constants, sizes divisible by 16 get that hint), so
+    the compiled code is the one a GPU run gets.
+    """
+    import contextlib
+    import io
+    import re
+    import subprocess
+    import tempfile
+
+    import torch
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.backends.nvidia.compiler import get_ptxas, sm_arch_from_capability
+    from triton.compiler.compiler import ASTSource, make_backend
+    from triton.runtime.jit import create_function_from_signature
+
+    tdt = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    old = os.environ.get("TRITON_INTERPRET")
+    os.environ["TRITON_INTERPRET"] = "0"  # a real JIT function, even in a process that interprets
+    try:
+        kernel = _define_kernel()
+    finally:
+        if old is None:
+            os.environ.pop("TRITON_INTERPRET", None)
+        else:
+            os.environ["TRITON_INTERPRET"] = old
+    target = GPUTarget("cuda", int(arch), 32)
+    backend = make_backend(target)
+    a, b, d = torch.empty(m, k, dtype=tdt), torch.empty(k, n, dtype=tdt), torch.empty(m, n, dtype=tdt)
+    precision = "tf32" if (dtype != "fp32" or allow_tf32) else "ieee"
+    bm, bn, bk = (int(x) for x in block)
+    kwargs = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, CAST_F32=False, INPUT_PRECISION=precision,
+                  num_warps=int(num_warps), num_stages=int(num_stages))
+    binder = create_function_from_signature(kernel.signature, kernel.params, backend)
+    bound, specialization, options = binder(a, b, d, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                                            d.stride(0), d.stride(1), **kwargs)
+    options, signature, constexprs, attrs = kernel._pack_args(backend, kwargs, bound, specialization, options)
+    base = Resources(int(arch), (bm, bn, bk), int(num_warps), int(num_stages), dtype)
+    noise = io.StringIO()  # Triton prints the whole PTX when ptxas refuses a configuration
+    try:
+        with contextlib.redirect_stdout(noise), contextlib.redirect_stderr(noise):
+            compiled = triton.compile(ASTSource(kernel, signature, constexprs, attrs), target=target,
+                                      options=options.__dict__)
+    except Exception as e:  # noqa: BLE001 - e.g. ptxas: "Insufficient registers"
+        lines = [ln.strip() for ln in str(e).splitlines() if "fatal" in ln]
+        return replace(base, error=(lines[0] if lines else str(e).splitlines()[0])[:240])
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "kernel.ptx")
+        with open(src, "w", encoding="utf-8") as f:
+            f.write(compiled.asm["ptx"])
+        cmd = [get_ptxas(int(arch)).path, "-lineinfo", "-v", "--regAllocOptLevel=2",
+               f"--gpu-name={sm_arch_from_capability(int(arch))}", src, "-o", os.path.join(tmp, "kernel.o")]
+        log = subprocess.run(cmd, capture_output=True, text=True, check=True).stderr
+
+    def grab(pattern: str) -> int:
+        hit = re.search(pattern, log)
+        return int(hit.group(1)) if hit else 0
+
+    return replace(base, registers=grab(r"Used (\d+) registers"), spill_bytes=grab(r"(\d+) bytes spill stores"),
+                   stack_bytes=grab(r"(\d+) bytes stack frame"), shared_bytes=int(compiled.metadata.shared))

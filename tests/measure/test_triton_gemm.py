@@ -128,3 +128,62 @@ def test_triton_imported_first_still_runs_or_says_why():
         # torch.utils.flop_counter imports triton, so this happens in a real server: it must still work
         assert lines[0] == "interpreter", lines
         assert float(lines[2]) < 1e-4
+
+
+# ----------------------------------------------------------------------------- 32-bit offsets (issue 15, item 12)
+def test_operands_past_two_to_the_31_elements_are_refused_before_launch():
+    # meta tensors: the shapes and strides of multi-GB operands without allocating them
+    ok = torch.empty(65536, 32767, device="meta")
+    assert tg.max_offset(tuple(ok.shape), ok.stride()) == ok.numel() - 1  # contiguous: the last element
+    tg.check_offsets(ok, torch.empty(32767, 8, device="meta"), torch.empty(65536, 8, device="meta"))
+    big = torch.empty(65536, 32768, device="meta")  # M·K = 2³¹
+    with pytest.raises(InputError, match="2³¹"):
+        tg.check_offsets(big, torch.empty(32768, 8, device="meta"), torch.empty(65536, 8, device="meta"))
+    with pytest.raises(InputError, match="B is"):  # K·N ≥ 2³¹
+        tg.check_offsets(torch.empty(8, 65536, device="meta"), torch.empty(65536, 32768, device="meta"),
+                         torch.empty(8, 32768, device="meta"))
+    t = torch.empty(40000, 60000, device="meta").t()  # a transposed view reaches as far as its source
+    assert tg.max_offset(tuple(t.shape), t.stride()) == 40000 * 60000 - 1
+
+
+# ----------------------------------------------------------------------------- registers (issue 15, item 6)
+def _ptxas_or_skip():
+    pytest.importorskip("triton.backends.nvidia.compiler")
+    from triton.backends.nvidia.compiler import get_ptxas
+    try:
+        if not Path(get_ptxas(90).path).exists():
+            pytest.skip("Triton's NVIDIA backend has no ptxas here")
+    except Exception as e:  # noqa: BLE001
+        pytest.skip(f"no ptxas: {e}")
+
+
+@pytest.mark.parametrize("cfg", tg.GPU_CONFIGS)
+def test_every_16_bit_autotune_config_compiles_for_sm90_without_spilling(cfg):
+    _ptxas_or_skip()
+    bm, bn, bk, _g, stages, warps = cfg
+    r = tg.offline_resources((bm, bn, bk), warps, stages, "fp16")
+    assert not r.error and r.spill_bytes == 0 and 0 < r.registers <= 255, r
+
+
+@pytest.mark.parametrize("allow_tf32", [False, True])
+@pytest.mark.parametrize("cfg", tg.GPU_CONFIGS_FP32)
+def test_every_fp32_autotune_config_compiles_for_sm90_without_spilling(cfg, allow_tf32):
+    _ptxas_or_skip()
+    bm, bn, bk, _g, stages, warps = cfg
+    r = tg.offline_resources((bm, bn, bk), warps, stages, "fp32", allow_tf32=allow_tf32)
+    assert not r.error and r.spill_bytes == 0, r
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "fp32"])
+@pytest.mark.parametrize("tile", [32, 64, 128, 256])
+def test_tiling_rows_run_only_tiles_that_do_not_spill(dtype, tile):
+    # The tiling benchmark's square tiles, launched as triton_matmul launches them: the ones it runs
+    # compile without spills on sm_90; the ones it refuses (256×256) really spill (ptxas says so).
+    _ptxas_or_skip()
+    stages, warps = tg.launch_for(tile, tile, dtype)
+    block = (tile, tile, min(tile, 64 if dtype != "fp32" else 32))
+    r = tg.offline_resources(block, warps, stages, dtype)
+    refused = tg.tile_spills(tile, tile, warps)
+    assert bool(refused) == r.spills, (r, refused)
+    if refused:
+        assert "spills" in refused and f"{tile}×{tile}" in refused
