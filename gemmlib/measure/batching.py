@@ -192,7 +192,9 @@ def run_batching(cfg: BatchingConfig, progress: Progress = None) -> list[BenchRe
         except InputError as e:
             results.append(refuse(str(e)))
             continue
-        sets = harness.rotation_count(one_set, max_bytes=lim.max_bytes / 4, max_sets=4)
+        use_graph = bool(cfg.cuda_graph and device == "cuda")
+        sets, rot_note = rotation_plan(one_set, use_graph, lim,
+                                       harness.l2_cache_bytes(device) if use_graph else None)
         with safety.oom_guard(device):
             args_list, fn = _build(mode, batch, m, k, n, sets, randn, torch)
             x0 = args_list[0]
@@ -216,13 +218,40 @@ def run_batching(cfg: BatchingConfig, progress: Progress = None) -> list[BenchRe
                                    "per_request_s": None})
             r.set_timing(timing)
             r.extra["per_request_s"] = r.median_s / batch
+            r.extra["rotated_sets"] = sets
+            r.extra["rotated_bytes"] = sets * one_set
             if cfg.cuda_graph and device != "cuda":
                 r.reason = "CUDA graphs need a CUDA device: timed without them"
+            elif rot_note:
+                r.reason = rot_note
             results.append(r)
             del args_list, out
     _progress(progress, 1.0, "batching: done")
     record(results)
     return results
+
+
+GRAPH_MAX_SETS = 64  # buffer sets one CUDA graph may rotate through (each captured once)
+
+
+def rotation_plan(one_set: float, cuda_graph: bool, lim: safety.Limits,
+                  l2_bytes: float | None = None) -> tuple[int, str]:
+    """How many buffer sets to rotate, and a note when they cannot beat the cache.
+
+    Without CUDA graphs a GPU run is timed by do_bench, which flushes the L2 before every call,
+    and a CPU run rotates sets past a 64 MiB last-level cache (at most 4). A CUDA graph replays
+    its calls back to back with no flush in between, so its sets must together exceed the GPU's
+    L2 twice over (``l2_bytes``, from the device: 50 MB on an H100/H200) — 4 sets of a
+    K = N = 2048 bf16 weight (8 MiB each) stay in L2 and would read as more than HBM bandwidth.
+    """
+    if not cuda_graph:
+        return harness.rotation_count(one_set, max_bytes=lim.max_bytes / 4, max_sets=4), ""
+    l2 = float(l2_bytes or 64 * 1024**2)
+    sets = harness.rotation_count(one_set, cache_bytes=l2, max_sets=GRAPH_MAX_SETS, max_bytes=lim.max_bytes / 4)
+    if sets * one_set < 2 * l2:
+        return sets, (f"CUDA graph: the {sets} rotated buffer sets ({sets * one_set / 2**20:.3g} MiB) do not exceed "
+                      f"twice the {l2 / 2**20:.3g} MiB L2, so part of this row may be timed from cache")
+    return sets, ""
 
 
 def _build(mode, batch, m, k, n, sets, randn, torch):

@@ -210,3 +210,22 @@ def test_report_section_gpu_path_with_stand_in_measurements(monkeypatch, tmp_pat
     assert "the 70 % target" in sec["markdown"] and "The article's example" in sec["markdown"]
     assert "scaled down" not in sec["markdown"]  # the full 20 × 1024×4096 @ 4096×4096 on a GPU
     assert any(c.m == 1024 and c.batches == (20,) for c in seen)
+
+
+def test_graph_rotation_is_sized_from_the_l2():
+    # A CUDA graph replays back to back without the L2 flush do_bench does: the rotated sets must
+    # exceed the L2 twice over. H100/H200: 50 MB of L2 (NVIDIA's Hopper architecture whitepaper).
+    from gemmlib.measure import safety
+
+    l2 = 50 * 1024**2
+    lim = safety.DEFAULT_LIMITS
+    for k in (1024, 2048, 4096):
+        one = bb._mode_memory("stacked", 1, 1, k, k, 2)  # decode: one bf16 K×N weight per set
+        sets, note = bb.rotation_plan(one, True, lim, l2)
+        assert sets * one >= 2 * l2 and note == ""
+        assert (sets - 1) * one < 2 * l2 or sets == 1  # no more than needed
+    tiny = bb._mode_memory("stacked", 1, 1, 64, 64, 2)  # 8 KiB: 64 sets cannot beat the cache
+    sets, note = bb.rotation_plan(tiny, True, lim, l2)
+    assert sets == bb.GRAPH_MAX_SETS and "timed from cache" in note
+    # without graphs nothing changes: do_bench flushes (GPU), a CPU rotates up to 4 sets past 64 MiB
+    assert bb.rotation_plan(bb._mode_memory("stacked", 1, 1, 1024, 1024, 4), False, lim) == (4, "")
