@@ -26,6 +26,38 @@ from gemmlib.measure import harness  # noqa: E402
 from gemmlib.measure import tiling as bt  # noqa: E402
 
 
+def fmt(x: float | None, spec: str = ".1f", scale: float = 1.0) -> str:
+    """A figure, or "—" for a row that was not measured (unsupported, skipped, failed)."""
+    return "—" if x is None else format(x * scale, spec)
+
+
+def share_line(what: str, num: float | None, den: float | None, target: float, unit: str = "TFLOP/s") -> str:
+    """"what: a / b unit = share (target ≥ t)", or why it cannot be said."""
+    if not num or not den:
+        return f"{what}: not measured ({fmt(num)} / {fmt(den)} {unit}) — target ≥ {target:.0%} not checked"
+    return f"{what}: {num:.1f} / {den:.1f} {unit} = {num / den:.1%} (target ≥ {target:.0%})"
+
+
+def tiling_lines(res: list) -> list[str]:
+    out = []
+    for r in bt.rows(res):
+        ms = "—" if r["median_s"] is None else f"{r['median_s'] * 1e3:.3f} ms"
+        out.append(f"  {r['impl']:<14} tile {str(r['tile'] or 'auto'):>5}: {ms:>11} {fmt(r['tflops']):>7} TFLOP/s  "
+                   f"err {r['rel_error']}  {r['note'] or ''}")
+    return out
+
+
+def sweep_lines(results: list) -> list[str]:
+    return [f"  {r['mode']:<8} B={r['batch']:>4}: {fmt(r['tflops'], '.3f')} TFLOP/s {fmt(r['gbps'], '.1f')} GB/s "
+            f"I={fmt(r['intensity'], '.2f')}" + (f"  ({r['note']})" if r["note"] else "") for r in bb.rows(results)]
+
+
+def wave_lines(waves: list) -> list[str]:
+    return [f"  {r.name} N={r.shape['n']}: {fmt(r.tflops, '.0f')} TFLOP/s, {r.extra.get('tiles', '—')} tiles in "
+            f"{r.extra.get('waves', '—')} waves, predicted {fmt(r.extra.get('predicted_tflops'), '.0f')}"
+            + ("" if r.supported else f"  ({r.reason})") for r in waves]
+
+
 def gpu(quick: bool) -> None:
     import torch
     import triton.testing as tt
@@ -36,20 +68,18 @@ def gpu(quick: bool) -> None:
     t0 = time.time()
     res = bt.run_tiling(bt.TilingConfig(device="cuda", size=4096, dtype="fp16", tiles=(64, 128, 256),
                                         impls=("triton", "torch"), min_run_time=0.2))
-    for r in bt.rows(res):
-        tf = "—" if r["tflops"] is None else f"{r['tflops']:.1f}"
-        print(f"  {r['impl']:<8} tile {str(r['tile'] or 'auto'):>5}: {tf:>7} TFLOP/s  err {r['rel_error']}  {r['note']}")
-    lib = next(r for r in res if r.name == "torch")
-    tri = next(r for r in res if r.name == "triton" and r.shape["tile"] is None)
-    print(f"Triton (autotuned {tg.best_config()}) / cuBLAS, fp16 4096³, harness: "
-          f"{tri.tflops:.1f} / {lib.tflops:.1f} TFLOP/s = {tri.tflops / lib.tflops:.1%} (target ≥ 85 %)")
-    a = torch.randn(4096, 4096, device="cuda", dtype=torch.float16)
-    b = torch.randn(4096, 4096, device="cuda", dtype=torch.float16)
-    flops = 2 * 4096**3
-    ms_t = tt.do_bench(lambda: tg.triton_matmul(a, b), warmup=50, rep=300)
-    ms_c = tt.do_bench(lambda: torch.matmul(a, b), warmup=50, rep=300)
-    print(f"  cross-check with triton.testing.do_bench: Triton {flops / ms_t / 1e9:.1f}, cuBLAS "
-          f"{flops / ms_c / 1e9:.1f} TFLOP/s = {ms_c / ms_t:.1%}")
+    print("\n".join(tiling_lines(res)))
+    lib = next((r for r in res if r.name == "torch"), None)
+    tri = next((r for r in res if r.name == "triton" and r.shape["tile"] is None), None)
+    print(share_line(f"Triton (autotuned {tg.best_config()}) / cuBLAS, fp16 4096³, harness",
+                     tri.tflops if tri else None, lib.tflops if lib else None, 0.85))
+    if tg.status().timable:
+        a = torch.randn(4096, 4096, device="cuda", dtype=torch.float16)
+        b = torch.randn(4096, 4096, device="cuda", dtype=torch.float16)
+        flops = 2 * 4096**3
+        ms_t = tt.do_bench(lambda: tg.triton_matmul(a, b), warmup=50, rep=300)
+        ms_c = tt.do_bench(lambda: torch.matmul(a, b), warmup=50, rep=300)
+        print(share_line("  cross-check with triton.testing.do_bench", flops / ms_t / 1e9, flops / ms_c / 1e9, 0.85))
     print(f"  ({time.time() - t0:.1f} s)")
 
     t0 = time.time()
@@ -59,14 +89,12 @@ def gpu(quick: bool) -> None:
         for graph in (False, True):
             (r,) = bb.run_batching(bb.BatchingConfig(device="cuda", m=1, k=kn, n=kn, dtype="bf16", batches=(1,),
                                                      modes=("stacked",), cuda_graph=graph, min_run_time=0.2))
-            print(f"  decode M=1 {kn}×{kn} bf16{' (CUDA graph)' if graph else ''}: {r.gbps:.0f} GB/s = "
-                  f"{r.gbps * 1e9 / bw['bytes_per_s']:.1%} of copy (target ≥ 70 %)")
+            print(share_line(f"  decode M=1 {kn}×{kn} bf16{' (CUDA graph)' if graph else ''} share of copy",
+                             r.gbps, bw["bytes_per_s"] / 1e9, 0.70, "GB/s"))
     sweep = bb.run_batching(bb.BatchingConfig(device="cuda", m=1, k=4096, n=4096, dtype="bf16",
                                               batches=(1, 16, 64, 256) if quick else bb.gpu_decode_defaults().batches,
                                               min_run_time=0.05))
-    for r in bb.rows(sweep):
-        print(f"  {r['mode']:<8} B={r['batch']:>4}: {r['tflops']:.2f} TFLOP/s {r['gbps']:.0f} GB/s "
-              f"I={r['intensity']:.1f}")
+    print("\n".join(sweep_lines(sweep)))
     print(bb.lesson(sweep))
     ex = bb.run_article_example("cuda", min_run_time=0.1)
     print(ex["verdict"])
@@ -74,9 +102,7 @@ def gpu(quick: bool) -> None:
 
     t0 = time.time()
     waves = bt.run_wave_sweep("cuda", ns=bt.wave_sweep_ns(8192, 8320, 16 if quick else 8), min_run_time=0.05)
-    for r in waves:
-        print(f"  N={r.shape['n']}: {r.tflops:.0f} TFLOP/s, {r.extra['tiles']} tiles in {r.extra['waves']} waves, "
-              f"predicted {r.extra.get('predicted_tflops', float('nan')):.0f}")
+    print("\n".join(wave_lines(waves)))
     print(f"  ({time.time() - t0:.1f} s)")
 
 
@@ -84,14 +110,10 @@ def cpu(quick: bool) -> None:
     print(f"device: {harness.device_name('cpu')} (no GPU: the GPU targets cannot be measured here)")
     res = bt.run_tiling(bt.TilingConfig(device="cpu", size=128 if quick else 256, tiles=(16, 32, 64, 128),
                                         min_run_time=0.1))
-    for r in bt.rows(res):
-        ms = "—" if r["median_s"] is None else f"{r['median_s'] * 1e3:.3f} ms"
-        print(f"  {r['impl']:<14} tile {str(r['tile'] or '—'):>4}: {ms:>11}  err {r['rel_error']}  {r['note']}")
+    print("\n".join(tiling_lines(res)))
     print(bt.lesson(res))
     sweep = bb.run_batching(bb.cpu_decode_defaults())
-    for r in bb.rows(sweep):
-        print(f"  {r['mode']:<8} B={r['batch']:>3}: {r['tflops'] * 1e3:.2f} GFLOP/s {r['gbps']:.1f} GB/s "
-              f"I={r['intensity']:.2f}")
+    print("\n".join(sweep_lines(sweep)))
     print(bb.lesson(sweep))
 
 
