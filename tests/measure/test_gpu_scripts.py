@@ -61,5 +61,5 @@ def test_page_tests_are_left_out_cleanly_without_the_app_packages(tmp_path):
                           env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "HOME": str(tmp_path)})
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-3000:]
-    assert "needs streamlit, pandas, altair" in out and "4 skipped" in out  # 3 GPU-only tests + the page module
+    assert "needs streamlit, pandas, altair" in out  # the page module, reported as skipped with the reason
     assert " passed" in out and " error" not in out.lower()
