@@ -441,12 +441,84 @@ def _torch_dtype(name: str) -> Any:
     return {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[get_dtype(name).name]
 
 
-def build_block(cfg: BlockConfig, device: str = "cpu", seed: int = 0) -> Any:
+# The element-wise pieces of a decoder layer, one function each: the block below runs them, and the
+# calibration (gemmlib.measure.calibrate) times them alone on the same shapes.
+def rms_norm(x: Any, weight: Any, eps: float) -> Any:
+    """RMSNorm as Llama computes it: in fp32, cast back, times the weight."""
+    import torch
+
+    xf = x.float()
+    xf = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)
+    return xf.to(x.dtype) * weight
+
+
+def norm(x: Any, weight: Any, bias: Any, kind: str, eps: float) -> Any:
+    """The model's norm: RMSNorm (``kind="rms"``) or LayerNorm with a bias (``"layer"``)."""
+    import torch.nn.functional as F
+
+    if kind == "layer":
+        return F.layer_norm(x, (x.shape[-1],), weight, bias, eps)
+    return rms_norm(x, weight, eps)
+
+
+def rope(x: Any, cos: Any, sin: Any) -> Any:
+    """Rotary embedding, rotate-half form; x: (B, heads, S, hd), cos/sin: (S, hd/2)."""
+    import torch
+
+    half = x.shape[-1] // 2
+    x1, x2 = x[..., :half], x[..., half:]
+    return torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1)
+
+
+def repeat_kv(x: Any, groups: int) -> Any:
+    """Eager GQA: every K/V head copied to the ``groups`` query heads it serves."""
+    return x.repeat_interleave(groups, dim=1)
+
+
+def attention_probs(scores: Any, mask: Any, scale: float) -> Any:
+    """Eager attention between its two products: scale, additive mask, softmax in fp32, cast back."""
+    import torch
+
+    s = scores * scale
+    return torch.softmax((s + mask).float(), dim=-1).to(scores.dtype)
+
+
+def mlp_activation(gate: Any, up: Any, kind: str) -> Any:
+    """silu(gate) · up for a gated MLP; tanh-GELU of up for a plain one (``gate`` unused)."""
+    import torch.nn.functional as F
+
+    if kind == "gated":
+        return F.silu(gate) * up
+    return F.gelu(up, approximate="tanh")
+
+
+def rope_tables(head_dim: int, positions: int, device: str, dtype: Any) -> tuple[Any, Any]:
+    """cos and sin of the rotary angles for ``positions`` positions: (positions, head_dim/2) each."""
+    import torch
+
+    inv = 1.0 / (10000.0 ** (torch.arange(0, head_dim // 2, dtype=torch.float32) * 2 / head_dim))
+    ang = torch.outer(torch.arange(positions, dtype=torch.float32), inv)
+    return ang.cos().to(device=device, dtype=dtype), ang.sin().to(device=device, dtype=dtype)
+
+
+def causal_mask(positions: int, device: str, dtype: Any) -> Any:
+    """The additive causal mask: 0 on and below the diagonal, −inf above."""
+    import torch
+
+    return torch.full((positions, positions), float("-inf")).triu(1).to(device=device, dtype=dtype)
+
+
+def build_block(cfg: BlockConfig, device: str = "cpu", seed: int = 0, max_len: int | None = None) -> Any:
     """A ``torch.nn.Module``: ``cfg.layers`` decoder blocks of ``cfg.model`` with random normal weights.
 
     Pre-norm (RMSNorm, or LayerNorm with a bias), GQA attention with rotary embeddings (none for a
     model with learned positions), a gated SwiGLU or a plain GELU MLP, and the model's biases —
     the same ops ``gemmlib.llm.accounting`` counts for one layer.
+
+    ``stack(x)`` runs a prefill of ``x`` (batch, S, hidden) from position 0. With a KV cache
+    (``stack.new_cache(batch)``, room for ``max_len`` positions, default ``cfg.seq_len``),
+    ``stack(x, cache, pos)`` writes the new tokens' keys and values at ``pos`` and attends over
+    every cached one: a prefill at ``pos = 0``, a decode step with one token at ``pos = S + i``.
     """
     import torch
     import torch.nn.functional as F
@@ -455,6 +527,7 @@ def build_block(cfg: BlockConfig, device: str = "cpu", seed: int = 0) -> Any:
     m = cfg.model
     dt = _torch_dtype(cfg.dtype)
     gen = torch.Generator(device="cpu").manual_seed(seed)
+    positions = int(max_len or cfg.seq_len)
 
     def weight(out_f: int, in_f: int) -> nn.Parameter:
         w = torch.randn(out_f, in_f, generator=gen) / math.sqrt(in_f)
@@ -472,16 +545,7 @@ def build_block(cfg: BlockConfig, device: str = "cpu", seed: int = 0) -> Any:
             self.bias = bias(dim, m.norm == "layer")
 
         def forward(self, x: Any) -> Any:
-            if m.norm == "layer":
-                return F.layer_norm(x, (x.shape[-1],), self.weight, self.bias, cfg.norm_eps)
-            xf = x.float()
-            xf = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + cfg.norm_eps)
-            return xf.to(x.dtype) * self.weight
-
-    def rope(x: Any, cos: Any, sin: Any) -> Any:  # x: (B, heads, S, hd), rotate-half form
-        half = x.shape[-1] // 2
-        x1, x2 = x[..., :half], x[..., half:]
-        return torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1)
+            return norm(x, self.weight, self.bias, m.norm, cfg.norm_eps)
 
     # SDPA handles GQA itself from torch 2.5 (no K/V copies), as the accounting's fused attention assumes.
     sdpa_gqa = "enable_gqa" in (F.scaled_dot_product_attention.__doc__ or "")
@@ -499,7 +563,7 @@ def build_block(cfg: BlockConfig, device: str = "cpu", seed: int = 0) -> Any:
             self.w_up, self.b_up = weight(f, h), bias(f, m.mlp_bias)
             self.w_down, self.b_down = weight(h, f), bias(h, m.mlp_bias)
 
-        def forward(self, x: Any, cos: Any, sin: Any, mask: Any) -> Any:
+        def forward(self, x: Any, cos: Any, sin: Any, mask: Any, cache: Any = None, pos: int = 0) -> Any:
             b, s, _ = x.shape
             hd, nh, nkv = m.head_dim, m.heads, m.kv_heads
             y = self.attn_norm(x)
@@ -507,49 +571,112 @@ def build_block(cfg: BlockConfig, device: str = "cpu", seed: int = 0) -> Any:
             k = F.linear(y, self.wk, self.bk).view(b, s, nkv, hd).transpose(1, 2)
             v = F.linear(y, self.wv, self.bv).view(b, s, nkv, hd).transpose(1, 2)
             if cos is not None:
-                q, k = rope(q, cos, sin), rope(k, cos, sin)
-            if cfg.attention == "sdpa" and sdpa_gqa:
-                o = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=nkv != nh)
+                c, sn = cos[pos:pos + s], sin[pos:pos + s]
+                q, k = rope(q, c, sn), rope(k, c, sn)
+            if cache is not None:  # write the new keys/values, attend over every cached one
+                ck, cv = cache
+                ck[:, :, pos:pos + s] = k
+                cv[:, :, pos:pos + s] = v
+                k, v = ck[:, :, :pos + s], cv[:, :, :pos + s]
+            keys = k.shape[2]
+            causal = s == keys and s > 1  # a prefill from position 0; a decode step sees every key
+            if cfg.attention == "sdpa":
+                extra = {"enable_gqa": nkv != nh} if sdpa_gqa else {}
+                if nkv != nh and not sdpa_gqa:
+                    k, v = repeat_kv(k, nh // nkv), repeat_kv(v, nh // nkv)
+                attn_mask = None if causal or s == 1 else mask[pos:pos + s, :keys]
+                o = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, is_causal=causal, **extra)
             else:
                 if nkv != nh:  # GQA: each K/V head serves heads/kv_heads query heads
-                    k = k.repeat_interleave(nh // nkv, dim=1)
-                    v = v.repeat_interleave(nh // nkv, dim=1)
-                if cfg.attention == "sdpa":
-                    o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-                else:
-                    scores = torch.matmul(q, k.transpose(-2, -1)) * (1.0 / math.sqrt(hd))
-                    p = torch.softmax((scores + mask).float(), dim=-1).to(q.dtype)
-                    o = torch.matmul(p, v)
+                    k, v = repeat_kv(k, nh // nkv), repeat_kv(v, nh // nkv)
+                p = attention_probs(torch.matmul(q, k.transpose(-2, -1)), mask[pos:pos + s, :keys],
+                                    1.0 / math.sqrt(hd))
+                o = torch.matmul(p, v)
             o = o.transpose(1, 2).reshape(b, s, nh * hd)
             x = x + F.linear(o, self.wo, self.bo)
             z = self.mlp_norm(x)
-            if m.mlp == "gated":
-                a = F.silu(F.linear(z, self.w_gate, self.b_gate)) * F.linear(z, self.w_up, self.b_up)
-            else:
-                a = F.gelu(F.linear(z, self.w_up, self.b_up), approximate="tanh")
+            gate = F.linear(z, self.w_gate, self.b_gate) if m.mlp == "gated" else None
+            a = mlp_activation(gate, F.linear(z, self.w_up, self.b_up), m.mlp)
             return x + F.linear(a, self.w_down, self.b_down)
 
     class Stack(nn.Module):
         def __init__(self) -> None:
             super().__init__()
             self.blocks = nn.ModuleList(Block() for _ in range(m.layers))
-            s, hd = cfg.seq_len, m.head_dim
+            self.max_len = positions
             if m.learned_positions:
                 self.cos = self.sin = None  # positions were added to the embedding, before the blocks
             else:
-                inv = 1.0 / (10000.0 ** (torch.arange(0, hd // 2, dtype=torch.float32) * 2 / hd))
-                ang = torch.outer(torch.arange(s, dtype=torch.float32), inv)
-                self.register_buffer("cos", ang.cos().to(device=device, dtype=dt), persistent=False)
-                self.register_buffer("sin", ang.sin().to(device=device, dtype=dt), persistent=False)
-            causal = torch.full((s, s), float("-inf")).triu(1)
-            self.register_buffer("mask", causal.to(device=device, dtype=dt), persistent=False)
+                cos, sin = rope_tables(m.head_dim, positions, device, dt)
+                self.register_buffer("cos", cos, persistent=False)
+                self.register_buffer("sin", sin, persistent=False)
+            self.register_buffer("mask", causal_mask(positions, device, dt), persistent=False)
 
-        def forward(self, x: Any) -> Any:
-            for blk in self.blocks:
-                x = blk(x, self.cos, self.sin, self.mask)
+        def new_cache(self, batch: int) -> list[tuple[Any, Any]]:
+            """Room for ``max_len`` keys and values per layer: (batch, kv_heads, max_len, head_dim) each."""
+            shape = (batch, m.kv_heads, self.max_len, m.head_dim)
+            return [(torch.zeros(shape, device=device, dtype=dt), torch.zeros(shape, device=device, dtype=dt))
+                    for _ in self.blocks]
+
+        def forward(self, x: Any, cache: Any = None, pos: int = 0) -> Any:
+            if pos + x.shape[1] > self.max_len:
+                raise InputError(f"positions {pos}..{pos + x.shape[1] - 1} are past this stack's {self.max_len}")
+            for i, blk in enumerate(self.blocks):
+                x = blk(x, self.cos, self.sin, self.mask, None if cache is None else cache[i], pos)
             return x
 
-    return Stack().eval()
+    stack = Stack().eval()
+    stack.Norm = Norm  # the model (build_model) adds its final norm of the same kind
+    return stack
+
+
+def build_model(cfg: BlockConfig, device: str = "cpu", seed: int = 0, max_len: int | None = None,
+                lm_head: str = "last") -> Any:
+    """A whole random-weight decoder: embedding (+ learned positions), ``build_block``'s stack, the
+    final norm and the LM head (tied or not) — the ops ``gemmlib.llm.accounting`` counts for a
+    prefill and for decode steps.
+
+    ``model(ids, cache, pos)`` returns the logits (of the last position only with ``lm_head="last"``,
+    as generation needs; of every position with ``"all"``). ``model.new_cache(batch)``.
+    """
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+    if lm_head not in ("last", "all"):
+        raise InputError(f"lm_head must be 'last' or 'all', got {lm_head!r}")
+    m = cfg.model
+    dt = _torch_dtype(cfg.dtype)
+    stack = build_block(cfg, device, seed, max_len)
+    gen = torch.Generator(device="cpu").manual_seed(seed + 7)
+
+    def table(rows: int) -> nn.Parameter:
+        return nn.Parameter((torch.randn(rows, m.hidden, generator=gen) / math.sqrt(m.hidden)).to(device, dt),
+                            requires_grad=False)
+
+    class Model(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.embed = table(m.vocab)
+            self.positions = table(m.learned_positions) if m.learned_positions else None
+            self.stack = stack
+            self.final_norm = stack.Norm(m.hidden)
+            self.head = self.embed if m.tied_embeddings else table(m.vocab)
+
+        def new_cache(self, batch: int) -> list[tuple[Any, Any]]:
+            return self.stack.new_cache(batch)
+
+        def forward(self, ids: Any, cache: Any = None, pos: int = 0) -> Any:
+            x = F.embedding(ids, self.embed)
+            if self.positions is not None:
+                where = torch.arange(pos, pos + ids.shape[1], device=ids.device)
+                x = x + F.embedding(where, self.positions)
+            x = self.stack(x, cache, pos)
+            if lm_head == "last":
+                x = x[:, -1:]
+            return F.linear(self.final_norm(x), self.head)
+
+    return Model().eval()
 
 
 def make_input(cfg: BlockConfig, device: str = "cpu", seed: int = 1) -> Any:

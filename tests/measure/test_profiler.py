@@ -350,3 +350,24 @@ def test_monitored_benchmark_on_the_gpu_times_without_the_flush():
     res, mon = monitored_benchmark(cfg, "cuda", min_run_time=0.3)
     assert res.extra["timer"] == "cuda-events" and res.extra["l2_flush"] is False
     assert res.extra["nvml_index"] == nvml_index_for_torch_device()
+
+
+@pytest.mark.parametrize("attention", ["eager", "sdpa"])
+@pytest.mark.parametrize("preset", ["llama-3-8b", "gpt2"])
+def test_kv_cache_decode_equals_a_longer_prefill(attention, preset):
+    # Decode step i with a KV cache must give what a prefill of S + i + 1 tokens gives at its last position.
+    from gemmlib.measure.profiler import build_model, preset_config
+
+    s, extra = 12, 3
+    cfg = preset_config(preset, 16 if preset != "gpt2" else 8, seq_len=s, layers=2, attention=attention)
+    model = build_model(cfg, "cpu", seed=3, max_len=s + extra, lm_head="all")
+    g = torch.Generator().manual_seed(0)
+    ids = torch.randint(0, cfg.model.vocab, (2, s + extra), generator=g)
+    with torch.inference_mode():
+        full = model(ids)  # one prefill over every token, no cache
+        cache = model.new_cache(2)
+        first = model(ids[:, :s], cache, 0)
+        steps = [model(ids[:, s + i:s + i + 1], cache, s + i) for i in range(extra)]
+    assert torch.allclose(first, full[:, :s], atol=1e-4, rtol=1e-4)
+    for i, out in enumerate(steps):
+        assert torch.allclose(out[:, 0], full[:, s + i], atol=1e-4, rtol=1e-4)
