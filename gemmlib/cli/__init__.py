@@ -24,6 +24,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("gemmlib.cli.bench", "run a live benchmark (precision, tiling, batching)"),
     "profile": ("gemmlib.cli.profile", "profile a transformer block with torch.profiler"),
     "report": ("gemmlib.cli.report", "run every benchmark and write a report"),
+    "calibrate": ("gemmlib.cli.calibrate", "measure each op of a model on this device, for the calibrated estimate"),
+    "validate": ("gemmlib.cli.validate", "time a real forward pass against the datasheet and calibrated estimates"),
 }
 
 

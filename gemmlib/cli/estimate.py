@@ -20,11 +20,13 @@ from __future__ import annotations
 import argparse
 import sys
 
+from gemmlib.core.calibration import find_by_name
 from gemmlib.core.ceilings import measured_hardware_all
 from gemmlib.core.dtypes import DTYPES
 from gemmlib.core.errors import InputError
 from gemmlib.core.hardware import get_hardware
 from gemmlib.llm.accounting import Workload
+from gemmlib.llm.calibrated import calibrated_estimate
 from gemmlib.llm.config import ModelConfig
 from gemmlib.llm.hf import load_config_file
 from gemmlib.llm.parallel import Parallel
@@ -61,7 +63,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     wl.add_argument("--kv-dtype", default="bf16", choices=dts)
     hw = p.add_argument_group("hardware")
     hw.add_argument("--gpu", default="h100", help="catalogue name or alias (h100, h200, a100, l40s, 4090, cpu), or the name of a "
-                    "ceiling measured on this machine, e.g. 'NVIDIA H200 (measured)'")
+                    "ceiling measured on this machine, e.g. 'NVIDIA H200 (measured)', or a calibration ('NVIDIA H200 "
+                    "(calibrated)', after `python -m gemmlib calibrate`: each op at its measured efficiency, one GPU)")
     hw.add_argument("--gpus", type=int, default=None,
                     help="number of devices: alone, shorthand for --tp N; with --tp/--pp/--ep/--dp, their product")
     hw.add_argument("--efficiency", type=float, default=1.0, help="share of peak and bandwidth reached (0-1]")
@@ -145,7 +148,8 @@ def render_text(est, macs: bool = False) -> str:
         f"workload  batch {wl.batch}, prompt {wl.seq_len}, {wl.new_tokens} decode steps; "
         f"{'causal' if wl.causal else 'dense'} attention, LM head on {wl.lm_head} positions; "
         f"weights {wl.weight_dtype}, activations {wl.act_dtype}, KV {wl.kv_dtype}",
-        f"hardware  {est.gpus} x {est.hardware.name}, efficiency {est.efficiency:g}, "
+        f"hardware  {est.gpus} x {est.hardware.name}, efficiency "
+        f"{getattr(est, 'efficiency_label', None) or format(est.efficiency, 'g')}, "
         f"peak {_fmt(d['hardware']['peak_flops_per_gpu'], 'FLOP/s')} ({wl.act_dtype}), "
         f"{_fmt(est.hardware.bandwidth, 'B/s')} each",
         "",
@@ -218,6 +222,10 @@ def run(args: argparse.Namespace) -> int:
     wl = Workload(batch=args.batch, seq_len=args.seq_len, new_tokens=args.new_tokens, causal=args.causal,
                   lm_head=args.lm_head, weight_dtype=args.weight_dtype, act_dtype=args.act_dtype,
                   kv_dtype=args.kv_dtype)
+    if str(args.gpu).strip().lower().endswith("(calibrated)"):
+        est = _calibrated(args, cfg, wl)
+        sys.stdout.write((est.to_json() if args.json else render_text(est, macs=args.macs)) + "\n")
+        return 0
     est = scaleout_estimate(args, cfg, wl, _hardware(args.gpu))
     if args.json:
         sys.stdout.write(est.to_json() + "\n")
@@ -312,6 +320,21 @@ def _links(args: argparse.Namespace, hw):
     if "intra" in new and ic.intra is None:
         ic = replace(ic, pcie_link=new["intra"])
     return replace(hw, interconnect=ic)
+
+
+def _calibrated(args: argparse.Namespace, cfg, wl):
+    """The estimate "NAME (calibrated)": one device, each op at the efficiency measured for its shape there."""
+    cal = find_by_name(args.gpu)
+    if cal is None:
+        raise InputError(f"no calibration called {args.gpu!r} is saved here; run `python -m gemmlib calibrate` "
+                         "on that device first")
+    scale_out = [f"--{k}" for k in ("tp", "pp", "ep", "dp") if getattr(args, k) not in (None, 1)]
+    scale_out += ["--gpus"] if args.gpus not in (None, 1) else []
+    scale_out += [f for f, on in (("--train", args.train), ("--serve", args.serve)) if on]
+    if scale_out:
+        raise InputError(f"a calibration describes the one device it was measured on; drop {', '.join(scale_out)} "
+                         "or pick a catalogue GPU")
+    return calibrated_estimate(cfg, wl, cal)
 
 
 def scaleout_estimate(args: argparse.Namespace, cfg, wl, hw):

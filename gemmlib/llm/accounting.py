@@ -464,17 +464,21 @@ def decode_other_ops(cfg: ModelConfig, wl: Workload) -> list[Op]:
 
 # ----- time, memory, the whole estimate ------------------------------------------------------
 
-def _timed(op: Op, hw: Hardware, dtype: str, eff: float) -> Op:
+def _timed(op: Op, hw: Hardware, dtype: str, eff: float | OpEfficiency) -> Op:
+    if callable(eff):  # the roofline at full speed, then this op's own efficiency on both terms
+        t = roofline_time(op.flops, op.bytes, hw, dtype, 1.0)
+        e = _op_efficiency(eff, op)
+        return replace(op, time_s=t.seconds / e, compute_s=t.compute_s / e, memory_s=t.memory_s / e, bound=t.bound)
     t = roofline_time(op.flops, op.bytes, hw, dtype, eff)
     return replace(op, time_s=t.seconds, compute_s=t.compute_s, memory_s=t.memory_s, bound=t.bound)
 
 
-def time_op(op: Op, hw: Hardware, dtype: str, efficiency: float = 1.0) -> Op:
+def time_op(op: Op, hw: Hardware, dtype: str, efficiency: float | OpEfficiency = 1.0) -> Op:
     """``op`` with its roofline time on one ``hw`` device (max(FLOPs / peak, bytes / bandwidth), derated)."""
     return _timed(op, hw, dtype, efficiency)
 
 
-def _decode_timed(cfg: ModelConfig, wl: Workload, hw: Hardware, dtype: str, eff: float,
+def _decode_timed(cfg: ModelConfig, wl: Workload, hw: Hardware, dtype: str, eff: float | OpEfficiency,
                   per_gpu: Callable[[Op], Op] | None = None) -> list[Op]:
     """Decode ops with exact summed roofline times.
 
@@ -484,10 +488,18 @@ def _decode_timed(cfg: ModelConfig, wl: Workload, hw: Hardware, dtype: str, eff:
     every step has the same bound, so the max of the sums is the sum of maxes).
     ``per_gpu`` maps each op to one device's share before it is timed (the
     scale-out model, :mod:`gemmlib.llm.parallel`); it must keep FLOPs and bytes
-    affine in the key count, as any fixed split does.
+    affine in the key count, as any fixed split does. A per-op efficiency derates
+    both terms alike, so it does not move the split: the ops are timed at full
+    speed, then each is divided by its own efficiency.
     """
     if wl.new_tokens == 0:
         return []
+    if callable(eff):
+        out = []
+        for op in _decode_timed(cfg, wl, hw, dtype, 1.0, per_gpu):
+            e = _op_efficiency(eff, op)
+            out.append(replace(op, time_s=op.time_s / e, compute_s=op.compute_s / e, memory_s=op.memory_s / e))
+        return out
     last = wl.new_tokens - 1
 
     def rng(a: int, b: int) -> list[Op]:
@@ -635,10 +647,15 @@ class Estimate:
     model: ModelConfig
     workload: Workload
     hardware: Hardware  # one device, as given
-    efficiency: float
+    efficiency: float  # the one derating factor; 1.0 when a per-op efficiency was used
     prefill: PhaseTotals
     decode: PhaseTotals
     memory: Memory
+    efficiency_model: str = ""  # what set each op's efficiency when it was not one number
+
+    @property
+    def efficiency_label(self) -> str:
+        return self.efficiency_model or f"{self.efficiency:g}"
 
     @property
     def gpus(self) -> int:
@@ -686,6 +703,7 @@ class Estimate:
             "model": self.model.summary(),
             "workload": asdict(self.workload),
             "hardware": {"name": hw.name, "gpus": self.gpus, "efficiency": self.efficiency,
+                         "efficiency_model": self.efficiency_model or None,
                          "compute_dtype": self.compute_dtype, "peak_flops_per_gpu": hw.peak(self.compute_dtype),
                          "bandwidth_per_gpu": hw.bandwidth, "memory_bytes_per_gpu": hw.memory_bytes,
                          "source": hw.source},
@@ -715,16 +733,33 @@ def _finite(o):
     return o
 
 
+# A per-op efficiency: op -> the share of the roofline ``hw`` reaches on it (ideal time / real time).
+OpEfficiency = Callable[[Op], float]
+
+
 def _check_efficiency(efficiency) -> None:
+    if callable(efficiency):
+        return
     if isinstance(efficiency, bool) or not isinstance(efficiency, (int, float)) or not 0 < efficiency <= 1:
         raise InputError(f"efficiency must be a number in (0, 1], got {efficiency!r}")
 
 
-def estimate(cfg: ModelConfig, wl: Workload, hw: Hardware, efficiency: float = 1.0) -> Estimate:
+def _op_efficiency(efficiency: OpEfficiency, op: Op) -> float:
+    e = float(efficiency(op))
+    if not math.isfinite(e) or e <= 0:
+        raise InputError(f"the per-op efficiency of {op.name} ({op.phase}) is {e!r}; it must be positive")
+    return e
+
+
+def estimate(cfg: ModelConfig, wl: Workload, hw: Hardware, efficiency: float | OpEfficiency = 1.0,
+             efficiency_model: str = "") -> Estimate:
     """The whole answer for one model, workload and device: ops, totals, memory and times.
 
     One device runs everything. Several GPUs (tensor, pipeline, expert and data parallelism with
-    their communication) are :func:`gemmlib.llm.scaleout.estimate`.
+    their communication) are :func:`gemmlib.llm.scaleout.estimate`. ``efficiency`` is one number in
+    (0, 1] for every op, or a function of the op (``OpEfficiency``, e.g. ``gemmlib.llm.calibrated``'s:
+    each op at the efficiency measured for its shape), whose value may exceed 1 when ``hw`` is not
+    the op's true roof. ``efficiency_model`` says what it is.
     """
     _check_efficiency(efficiency)
     dtype = wl.act_dtype
@@ -732,8 +767,10 @@ def estimate(cfg: ModelConfig, wl: Workload, hw: Hardware, efficiency: float = 1
         raise InputError(hw.missing_peak(dtype))
     pre = tuple(_timed(o, hw, dtype, efficiency) for o in prefill_ops(cfg, wl) + prefill_other_ops(cfg, wl))
     dec = tuple(_decode_timed(cfg, wl, hw, dtype, efficiency))
-    return Estimate(cfg, wl, hw, float(efficiency), PhaseTotals("prefill", pre),
-                    PhaseTotals("decode", dec), memory(cfg, wl, hw))
+    per_op = callable(efficiency)
+    return Estimate(cfg, wl, hw, 1.0 if per_op else float(efficiency), PhaseTotals("prefill", pre),
+                    PhaseTotals("decode", dec), memory(cfg, wl, hw),
+                    efficiency_model or ("per op" if per_op else ""))
 
 
 # ----- switches, rules of thumb, attention share ---------------------------------------------

@@ -228,12 +228,13 @@ def presets() -> dict[str, dict[str, Any]]:
 
 
 def preset_config(name: str, scale: int = 16, *, seq_len: int = 128, batch: int = 1, layers: int = 1,
-                  attention: str = "eager", dtype: str = "fp32") -> BlockConfig:
+                  attention: str = "eager", dtype: str = "fp32", scale_vocab: bool = False) -> BlockConfig:
     """A preset scaled down by ``scale``: hidden, head size and intermediate ÷ scale; heads and kv_heads kept.
 
     Keeping the head counts keeps the GQA ratio and the attention's shape (S×S per head);
     the head size shrinks by the same factor. ``layers`` is how many blocks to run (a few
-    are enough: every layer is identical).
+    are enough: every layer is identical). ``scale_vocab``: the vocabulary ÷ ``scale`` too (a whole
+    model with its embedding and LM head, scaled to fit).
     """
     key = next((k for k in presets() if _squash(k) == _squash(name)), None)
     if key is None:
@@ -246,6 +247,7 @@ def preset_config(name: str, scale: int = 16, *, seq_len: int = 128, batch: int 
                          f"stay a multiple of its {m.heads} heads; try a power of two up to "
                          f"{m.head_dim // 2}")
     model = m.replace(layers=layers, hidden=m.hidden // scale, ffn=m.ffn // scale, head_dim=m.head_dim // scale,
+                      vocab=max(1, m.vocab // scale) if scale_vocab else m.vocab,
                       name=key if scale == 1 else f"{key} ÷ {scale}")
     return BlockConfig(model, seq_len=seq_len, batch=batch, attention=attention, dtype=dtype)
 

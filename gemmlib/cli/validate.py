@@ -1,0 +1,88 @@
+"""`python -m gemmlib validate`: a real forward pass against the datasheet and the calibrated estimates.
+
+Examples::
+
+    python -m gemmlib validate                                   # llama-3-8b ÷ 16, 2 layers on a CPU
+    python -m gemmlib validate --device cuda --preset llama-3-8b --scale 1 --layers 4 --seq-len 2048 --json
+
+Builds a random-weight model of the preset (scaled to fit), times its prefill and its decode steps
+(KV cache) with the harness, and prints the measured time beside the datasheet estimate and the
+calibrated one (``calibrate`` first; without a saved calibration the calibrated column is empty),
+with the error of each, per op group and in total. ``--json`` prints ``prefill`` and ``decode``,
+each with ``measured_s``, ``estimated_s`` and ``calibrated_s`` (and their errors and groups).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from gemmlib.cli.calibrate import add_model_arguments, run_from_args
+from gemmlib.cli.profile import resolve_device
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_model_arguments(p)
+    p.add_argument("--dtype", default=None, help="fp32, bf16 or fp16 (default fp32 on a CPU, bf16 on a GPU)")
+    p.add_argument("--efficiency", type=float, default=1.0,
+                   help="the datasheet estimate's efficiency, as `estimate --efficiency` (default 1.0)")
+    p.add_argument("--min-run-time", type=float, default=0.5, help="seconds of timing per phase (default 0.5)")
+    p.add_argument("--calibrate", action="store_true", help="calibrate on the same model first")
+
+
+def _s(x: float | None) -> str:
+    if x is None:
+        return "—"
+    if x >= 1:
+        return f"{x:.3g} s"
+    if x >= 1e-3:
+        return f"{x * 1e3:.3g} ms"
+    return f"{x * 1e6:.3g} µs"
+
+
+def _e(x: float | None) -> str:
+    return "—" if x is None else f"{x:+.0%}"
+
+
+def render(v) -> str:
+    from gemmlib.measure.calibrate import validation_table
+
+    lines = [f"validate  {v.run.describe()}", f"on        {v.device_name}",
+             f"datasheet {v.datasheet} at efficiency {v.efficiency:g}", f"calibrated {v.calibration}", ""]
+    head = ["phase", "group", "measured", "datasheet", "error", "calibrated", "error"]
+    rows = [[r["phase"], r["group"], _s(r["measured_s"]), _s(r["estimated_s"]), _e(r["estimated_error"]),
+             _s(r["calibrated_s"]), _e(r["calibrated_error"])] for r in validation_table(v)]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
+    lines.append("  ".join(h.ljust(w) if i < 2 else h.rjust(w) for i, (h, w) in enumerate(zip(head, widths, strict=True))))
+    for r in rows:
+        lines.append("  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))))
+    lines += ["", *[f"note: {n}" for n in v.notes]]
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    from gemmlib.core.errors import InputError
+    from gemmlib.measure.calibrate import run_calibration, run_validation
+
+    args.device = resolve_device(args.device)
+    if not 0 < args.efficiency <= 1:
+        raise InputError(f"--efficiency must be in (0, 1], got {args.efficiency}")
+    if not 0 < args.min_run_time <= 30:
+        raise InputError(f"--min-run-time must be in (0, 30] seconds, got {args.min_run_time}")
+    run_ = run_from_args(args, args.dtype)
+
+    def say(frac: float, text: str) -> None:
+        if not args.json:
+            sys.stderr.write(f"\r[{frac:4.0%}] {text[:100]:<100}")
+            sys.stderr.flush()
+
+    cal = run_calibration(run_, args.device, progress=say, threads=args.threads) if args.calibrate else None
+    v = run_validation(run_, args.device, calibration=cal, efficiency=args.efficiency,
+                       min_run_time=args.min_run_time, progress=say, threads=args.threads)
+    if not args.json:
+        sys.stderr.write("\n")
+        sys.stdout.write(render(v) + "\n")
+    else:
+        sys.stdout.write(json.dumps(v.to_dict()) + "\n")
+    return 0

@@ -1,0 +1,86 @@
+"""The estimate, calibrated: every op at the efficiency measured for its shape on this device.
+
+A :class:`gemmlib.core.calibration.Calibration` holds plain measurements (``python -m gemmlib
+calibrate``). This module maps each op of the accounting onto them:
+
+* a weight GEMM (q/k/v/o, gate/up/down, router, LM head) of one run M×K·K×N → the seconds
+  measured for that (N, K) at that M, interpolated;
+* an attention product → the batched product measured at the prefill or decode shape (a decode
+  op whose keys grow by one per step is taken at its mean key count);
+* a non-GEMM op → the bandwidth measured for that op at the bytes one call moves (one call: one
+  layer of one step; the norms and residual adds run twice per layer).
+
+Its efficiency is then the roofline time on the calibration's own roof (best FLOP/s and bytes/s
+measured, ``Calibration.hardware()``) over that calibrated time — the ``OpEfficiency`` that
+:func:`gemmlib.llm.accounting.estimate` takes. No torch here.
+"""
+
+from __future__ import annotations
+
+from gemmlib.core.calibration import Calibration
+from gemmlib.core.errors import InputError
+from gemmlib.core.flops import roofline_time
+from gemmlib.llm.accounting import ATTENTION_PRODUCTS, Estimate, Op, OpEfficiency, Workload, estimate
+from gemmlib.llm.config import ModelConfig
+
+# How many times a layer's forward pass calls each non-GEMM op in one step (gemmlib.measure.profiler's
+# block: two norms and two residual adds; rotary on q and k, the K/V repeat and the softmax once each).
+CALLS_PER_LAYER = {"norms": 2, "residual": 2, "rotary": 1, "kv_repeat": 1, "attn_softmax": 1, "activation": 1,
+                   "moe_routing": 1}
+PER_STEP = {"embedding": 1, "norms": 1}  # calls once per step besides the layers': the gather, the final norm
+
+
+def other_calls(op: Op, cfg: ModelConfig, wl: Workload) -> int:
+    """How many calls of a non-GEMM op its totals cover: (layers × calls per layer + calls per step) × steps."""
+    steps = 1 if op.phase == "prefill" else max(1, wl.new_tokens)
+    per_layer = 0 if op.name == "embedding" else CALLS_PER_LAYER.get(op.name, 1)
+    return (per_layer * cfg.layers + PER_STEP.get(op.name, 0)) * steps
+
+
+def op_seconds(cal: Calibration, op: Op, cfg: ModelConfig, wl: Workload) -> tuple[float, str]:
+    """The calibrated time of ``op`` (all its runs), and a note when it was scaled or borrowed."""
+    dtype = wl.act_dtype
+    if op.is_gemm:
+        family = op.name if op.name in ATTENTION_PRODUCTS else "linear"
+        n, k = op.n, op.k
+        if op.n_last:  # decode scores: keys from n to n_last over the steps
+            n = round((op.n + op.n_last) / 2)
+        if op.k_last:
+            k = round((op.k + op.k_last) / 2)
+        per, note = cal.gemm_seconds(family, dtype, op.m, n, k)
+        if per is None:
+            raise InputError(f"the calibration of {cal.device_name} has no {dtype} GEMMs; run "
+                             f"`python -m gemmlib calibrate --dtypes {dtype}`")
+        return per * op.count, note
+    per_call = op.bytes / other_calls(op, cfg, wl)
+    bw, note = cal.other_bandwidth(op.name, dtype, per_call)
+    if bw is None:  # an op the calibration did not time (e.g. MoE routing): the nearest element-wise op's figure
+        nearest = [p for p in cal.other if p.dtype == dtype]
+        if not nearest:
+            raise InputError(f"the calibration of {cal.device_name} has no {dtype} element-wise ops; run "
+                             f"`python -m gemmlib calibrate --dtypes {dtype}`")
+        ref = min(nearest, key=lambda p: abs(p.bytes - per_call))
+        bw, note = ref.bandwidth, f"{op.name} not calibrated: {ref.name}'s bandwidth used"
+    return op.bytes / bw, note
+
+
+def calibrated_efficiency(cal: Calibration, cfg: ModelConfig, wl: Workload) -> OpEfficiency:
+    """op -> roofline time on the calibration's roof / calibrated time (≤ 1 for the measured shapes)."""
+    hw = cal.hardware()
+    dtype = wl.act_dtype
+
+    def efficiency(op: Op) -> float:
+        ideal = roofline_time(op.flops, op.bytes, hw, dtype, 1.0).seconds
+        seconds, _ = op_seconds(cal, op, cfg, wl)
+        return ideal / seconds
+
+    return efficiency
+
+
+def calibrated_estimate(cfg: ModelConfig, wl: Workload, cal: Calibration) -> Estimate:
+    """The estimate "NAME (calibrated)": the calibration's roof, each op at its measured efficiency."""
+    if wl.act_dtype not in cal.dtypes:
+        raise InputError(f"{cal.name} was calibrated in {', '.join(cal.dtypes)}, not {wl.act_dtype}; run "
+                         f"`python -m gemmlib calibrate --dtypes {wl.act_dtype}` or pick that activation dtype")
+    return estimate(cfg, wl, cal.hardware(), efficiency=calibrated_efficiency(cal, cfg, wl),
+                    efficiency_model=f"per op, calibrated on this device ({cal.model})")

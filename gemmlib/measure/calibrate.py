@@ -1,0 +1,651 @@
+"""Calibrate the estimate on this device, then check it against a real forward pass.
+
+``run_calibration`` (``python -m gemmlib calibrate``) times, for a chosen model (a preset, scaled
+to fit), every op the accounting counts, alone, through the harness (warm-up, synchronize,
+median; rotated inputs on a CPU, the L2 flushed by do_bench on a GPU):
+
+* each distinct weight GEMM (its N, K; ``F.linear`` on an ``nn.Linear``-shaped weight, as the
+  block calls it) at M = 1, 2, 4, … up to the prefill size, per dtype;
+* the two attention products (``torch.matmul`` over batch × heads) at prefill shapes and at
+  decode shapes (one query, a growing number of keys);
+* each non-GEMM op of a layer (the block's own functions: norm, rotary, K/V repeat, softmax,
+  activation, residual add, embedding) at the prefill and at a decode step's shape.
+
+The points are saved beside the measured ceilings (``gemmlib.core.calibration``), and
+``gemmlib.llm.calibrated`` turns them into "NAME (calibrated)": each op at the efficiency measured
+for its shape.
+
+``run_validation`` (``python -m gemmlib validate``) then builds the same model with random weights
+(``gemmlib.measure.profiler.build_model``: embedding, blocks, final norm, LM head, a KV cache) and
+times, with the harness, its prefill and its decode steps; it prints the measured time beside the
+datasheet estimate and the calibrated one, with the error of each, in total and per op group
+(weight GEMMs, attention products, the rest). The split of the measured time among the groups
+comes from one ``torch.profiler`` run of each phase (self times, as the Profiler page uses), scaled
+to the harness's total.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from gemmlib.core import calibration as calstore
+from gemmlib.core.calibration import Calibration, GemmPoint, OtherPoint
+from gemmlib.core.dtypes import dtype_bytes, get_dtype
+from gemmlib.core.errors import InputError
+from gemmlib.core.hardware import Hardware
+from gemmlib.llm import accounting
+from gemmlib.llm.accounting import ATTENTION_PRODUCTS, Estimate, Workload, estimate
+from gemmlib.llm.calibrated import calibrated_estimate, other_calls
+from gemmlib.llm.config import ModelConfig
+from gemmlib.measure import harness, safety
+from gemmlib.measure import profiler as pf
+
+Progress = Callable[[float, str], None] | None
+GROUPS = ("gemm", "attention", "other")  # weight GEMMs, the attention products, everything else
+GROUP_LABELS = {"gemm": "weight GEMMs", "attention": "attention products", "other": "non-GEMM ops"}
+
+
+# --------------------------------------------------------------------------- the model
+@dataclass(frozen=True)
+class Run:
+    """What one calibration / validation runs: a model (a preset scaled to fit) and a workload."""
+
+    config: pf.BlockConfig  # model, dtype and attention; its seq_len is the prompt length
+    batch: int = 1
+    new_tokens: int = 8
+    lm_head: str = "last"  # generation computes the logits of the last position only
+
+    @property
+    def model(self) -> ModelConfig:
+        return self.config.model
+
+    @property
+    def seq_len(self) -> int:
+        return self.config.seq_len
+
+    @property
+    def dtype(self) -> str:
+        return self.config.dtype
+
+    def workload(self, dtype: str | None = None) -> Workload:
+        dt = dtype or self.dtype
+        return Workload(batch=self.batch, seq_len=self.seq_len, new_tokens=self.new_tokens,
+                        causal=self.config.causal_products, lm_head=self.lm_head, weight_dtype=dt, act_dtype=dt,
+                        kv_dtype=dt, attention=self.config.accounting_attention)
+
+    def describe(self) -> str:
+        m = self.model
+        return (f"{m.name}: {m.layers} layers, hidden {m.hidden}, {m.heads}/{m.kv_heads} heads of {m.head_dim}, "
+                f"MLP {m.ffn} {m.mlp}, vocab {m.vocab}; batch {self.batch}, prompt {self.seq_len}, "
+                f"{self.new_tokens} decode steps, {self.dtype}, {self.config.attention} attention")
+
+
+def defaults(device: str) -> dict[str, Any]:
+    """The run a device gets without flags: a whole llama-3-8b layer stack on a GPU, ÷ 16 on a CPU."""
+    if device == "cuda":
+        return {"preset": "llama-3-8b", "scale": 1, "layers": 4, "batch": 1, "seq_len": 2048, "new_tokens": 32,
+                "dtype": "bf16"}
+    return {"preset": "llama-3-8b", "scale": 16, "layers": 2, "batch": 1, "seq_len": 128, "new_tokens": 8,
+            "dtype": "fp32"}
+
+
+def make_run(device: str, preset: str | None = None, scale: int | None = None, layers: int | None = None,
+             batch: int | None = None, seq_len: int | None = None, new_tokens: int | None = None,
+             dtype: str | None = None, attention: str = "eager") -> Run:
+    """A :class:`Run` from a preset (scaled: hidden, heads' size, MLP and vocabulary ÷ ``scale``)."""
+    d = defaults(device)
+    pick = {k: v if v is not None else d[k] for k, v in (("preset", preset), ("scale", scale), ("layers", layers),
+                                                         ("batch", batch), ("seq_len", seq_len),
+                                                         ("new_tokens", new_tokens), ("dtype", dtype))}
+    for name in ("layers", "batch", "seq_len", "new_tokens"):
+        v = pick[name]
+        if isinstance(v, bool) or not isinstance(v, int) or v < (0 if name == "new_tokens" else 1):
+            raise InputError(f"{name.replace('_', '-')} must be a whole number ≥ {0 if name == 'new_tokens' else 1}, "
+                             f"got {v!r}")
+    cfg = pf.preset_config(pick["preset"], pick["scale"], seq_len=pick["seq_len"], batch=pick["batch"],
+                           layers=pick["layers"], attention=attention, dtype=pick["dtype"], scale_vocab=True)
+    m = cfg.model
+    if m.learned_positions and pick["seq_len"] + pick["new_tokens"] > m.learned_positions:
+        raise InputError(f"{m.name} has {m.learned_positions} learned positions: prompt + decode steps must fit them")
+    return Run(cfg, pick["batch"], pick["new_tokens"])
+
+
+def memory_needed(run: Run) -> float:
+    """Peak bytes of a validation run (weights, cache, a prefill's activations and scores), roughly."""
+    m, b = run.model, dtype_bytes(run.dtype)
+    total = run.seq_len + run.new_tokens
+    weights = (m.params + m.vocab * m.hidden) * b
+    cache = 2 * m.layers * run.batch * m.kv_dim * total * b
+    acts = run.batch * run.seq_len * (4 * m.hidden + 2 * m.q_dim + 3 * m.ffn) * b
+    scores = run.batch * m.heads * run.seq_len * total * (3 * b + 8)
+    return weights + cache + acts + scores
+
+
+# --------------------------------------------------------------------------- calibration
+@contextmanager
+def cpu_threads(device: str, threads: int | None) -> Iterator[int]:
+    """Run with ``threads`` torch CPU threads (None: as torch is set), restored after; yields the count.
+
+    On a shared CPU every multi-threaded op waits until all its threads get a core: under load a
+    10 µs op can take a whole scheduler tick (~4 ms). Calibration and validation must run with the
+    same count for their figures to compare; one thread keeps a busy machine's tiny ops honest.
+    """
+    import torch
+
+    if device != "cpu":
+        yield 0
+        return
+    old = torch.get_num_threads()
+    if threads is not None:
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+            raise InputError(f"threads must be a whole number ≥ 1, got {threads!r}")
+        torch.set_num_threads(threads)
+    try:
+        yield torch.get_num_threads()
+    finally:
+        torch.set_num_threads(old)
+
+
+def _m_values(tokens: int) -> list[int]:
+    """1, 2, 4, … below ``tokens``, and ``tokens`` itself."""
+    out, m = [], 1
+    while m < tokens:
+        out.append(m)
+        m *= 2
+    return sorted(set(out + [max(1, tokens)]))
+
+
+def _keys_values(lo: int, hi: int) -> list[int]:
+    """Powers of two between ``lo`` and ``hi``, and both ends."""
+    out = {lo, hi}
+    p = 16
+    while p < hi:
+        if p > lo:
+            out.add(p)
+        p *= 2
+    return sorted(out)
+
+
+def _torch_dtype(dtype: str) -> Any:
+    return pf._torch_dtype(dtype)
+
+
+CPU_CACHE_BYTES = 64 * 1024**2  # the last-level cache the harness assumes on a CPU
+
+
+class _Timer:
+    """Times callables through the harness, with the deadline and the cache policy of one run.
+
+    Each op is timed with its data where the model's own forward pass finds it. A GPU: do_bench
+    flushes the L2 before every call (a real model's weights never stay in 50 MB of L2 between two
+    uses). A CPU: when all the model's weights fit in twice the last-level cache they are warm in a
+    forward pass, so the op is timed warm; a bigger model's weight GEMMs get rotated weight sets.
+    """
+
+    def __init__(self, device: str, min_run_time: float, deadline: safety.Deadline, lim: safety.Limits,
+                 weights_bytes: float) -> None:
+        self.device, self.min_run_time, self.deadline, self.lim = device, min_run_time, deadline, lim
+        self.warm = device != "cuda" and weights_bytes <= 2 * CPU_CACHE_BYTES
+
+    def sets(self, set_bytes: float, weights: bool = True) -> int:
+        if self.device == "cuda" or self.warm or not weights:
+            return 1
+        return harness.rotation_count(set_bytes, cache_bytes=CPU_CACHE_BYTES,
+                                      max_bytes=min(self.lim.max_bytes / 8, 256 * 1024**2))
+
+    def time(self, fn: Callable[..., Any], args_list: list[tuple]) -> float:
+        t = harness.time_callable(fn, device=self.device, args_list=args_list, min_run_time=self.min_run_time)
+        return t.median_s
+
+
+def _one_layer(run: Run) -> ModelConfig:
+    return run.model.replace(layers=1)
+
+
+def _layer_other_ops(run: Run, phase: str, dtype: str) -> tuple[list[accounting.Op], Workload]:
+    """The non-GEMM ops of one layer and one step (the prefill, or a decode step halfway through),
+    and the workload they were counted for."""
+    m1 = _one_layer(run)
+    if phase == "prefill":
+        wl = replace(run.workload(dtype), new_tokens=0)
+        return list(accounting.prefill_other_ops(m1, wl)), wl
+    mid = run.seq_len + max(0, run.new_tokens // 2)
+    wl = replace(run.workload(dtype), seq_len=mid, new_tokens=1)
+    return accounting.decode_other_ops(m1, wl), wl
+
+
+def run_calibration(run: Run, device: str, dtypes: tuple[str, ...] | None = None, *, min_run_time: float = 0.05,
+                    progress: Progress = None, deadline: safety.Deadline | None = None,
+                    save: bool = True, threads: int | None = None) -> Calibration:
+    """Time every op of ``run``'s model alone on ``device``, per dtype; save and return the points.
+
+    ``threads``: torch's CPU threads for the run (see :func:`cpu_threads`)."""
+    device = harness.require_device(device)
+    with cpu_threads(device, threads) as n:
+        cal = _calibrate(run, device, dtypes, min_run_time, progress, deadline)
+    cal.threads = n
+    if save:
+        calstore.save_calibration(cal)
+    return cal
+
+
+def _calibrate(run: Run, device: str, dtypes: tuple[str, ...] | None, min_run_time: float, progress: Progress,
+               deadline: safety.Deadline | None) -> Calibration:
+    import torch
+    import torch.nn.functional as F
+
+    lim = safety.limits()
+    deadline = deadline or safety.Deadline(lim.time_limit_s)
+    dts = tuple(dict.fromkeys(get_dtype(d).name for d in (dtypes or (run.dtype,))))
+    for d in dts:
+        if d not in pf.PROFILE_DTYPES:
+            raise InputError(f"calibration runs {', '.join(pf.PROFILE_DTYPES)}; {d} is not one of them")
+    m = run.model
+    if m.is_moe:
+        raise InputError(f"{m.name} is a mixture of experts; calibrate a dense model")
+    lim_dims = dict(hidden=m.hidden, ffn=m.ffn, vocab=m.vocab, tokens=run.batch * run.seq_len)
+    safety.check_dims(lim, **lim_dims)
+    safety.check_memory(memory_needed(run), device, lim)
+    weights_bytes = m.params * max(dtype_bytes(d) for d in dts)
+    timer = _Timer(device, min_run_time, deadline, lim, weights_bytes)
+    say = progress or (lambda f, t: None)
+    gemm: list[GemmPoint] = []
+    other: list[OtherPoint] = []
+    notes: list[str] = []
+    g = torch.Generator(device="cpu").manual_seed(0)
+
+    def randn(*shape: int, dt: Any) -> Any:
+        return torch.randn(*shape, generator=g).to(device=device, dtype=dt)
+
+    plans = []  # (label, kind, payload) for every point, so progress can count them
+    tokens = run.batch * run.seq_len
+    m1 = _one_layer(run)
+    gemm_ops = [o for o in accounting.prefill_ops(m1, replace(run.workload(), new_tokens=0, lm_head="all"))
+                if o.is_gemm and o.name not in ATTENTION_PRODUCTS]
+    families: dict[tuple[int, int], list[str]] = {}
+    for o in gemm_ops:
+        families.setdefault((o.n, o.k), []).append(o.name)
+    for (n, k), names in families.items():
+        for mm in _m_values(tokens):
+            plans.append(("linear", (", ".join(names), mm, n, k)))
+    b, h, hd = run.batch, m.heads, m.head_dim
+    s, total = run.seq_len, run.seq_len + run.new_tokens
+    for q in _keys_values(min(16, s), s):  # prefill products: q queries against q keys
+        plans.append(("attention", (q, q)))
+    if run.new_tokens:
+        for keys in _keys_values(s + 1, total):  # decode products: one query against the cache
+            plans.append(("attention", (1, keys)))
+    phases = ("prefill", "decode") if run.new_tokens else ("prefill",)
+    for phase in phases:
+        for op in _layer_other_ops(run, phase, dts[0])[0]:
+            plans.append(("other", (phase, op.name)))
+    todo = [(d, kind, payload) for d in dts for kind, payload in plans]
+    with safety.oom_guard(device), torch.inference_mode():
+        counted = {(d, ph): _layer_other_ops(run, ph, d) for d in dts for ph in phases}
+        for done, (d, kind, payload) in enumerate(todo):
+            if deadline.expired():
+                notes.append(f"stopped at the time limit ({deadline.reason()}); {len(todo) - done} of "
+                             f"{len(todo)} points not measured")
+                break
+            say(done / len(todo), f"{d}: {kind} {payload}")
+            tdt = _torch_dtype(d)
+            eb = dtype_bytes(d)
+            if kind == "linear":
+                names, mm, n, k = payload
+                set_bytes = (mm * k + n * k + mm * n) * eb
+                sets = [(randn(mm, k, dt=tdt), randn(n, k, dt=tdt)) for _ in range(timer.sets(set_bytes))]
+                t = timer.time(F.linear, sets)
+                gemm.append(GemmPoint("linear", names, d, mm, n, k, 1, t, 2.0 * mm * n * k, float(set_bytes)))
+            elif kind == "attention":
+                q_len, keys = payload
+                # scores: (b, h, q, hd) @ (b, h, hd, keys); values: (b, h, q, keys) @ (b, h, keys, hd)
+                sc_bytes = b * h * (q_len * hd + hd * keys + q_len * keys) * eb
+                sets = [(randn(b, h, q_len, hd, dt=tdt), randn(b, h, keys, hd, dt=tdt).transpose(-2, -1))
+                        for _ in range(timer.sets(sc_bytes, weights=False))]
+                t = timer.time(torch.matmul, sets)
+                gemm.append(GemmPoint("attn_scores", "attn_scores", d, q_len, keys, hd, b * h, t,
+                                      2.0 * b * h * q_len * keys * hd, float(sc_bytes)))
+                sets = [(randn(b, h, q_len, keys, dt=tdt), randn(b, h, keys, hd, dt=tdt))
+                        for _ in range(timer.sets(sc_bytes, weights=False))]
+                t = timer.time(torch.matmul, sets)
+                gemm.append(GemmPoint("attn_values", "attn_values", d, q_len, hd, keys, b * h, t,
+                                      2.0 * b * h * q_len * keys * hd, float(sc_bytes)))
+            else:
+                phase, name = payload
+                ops, wl_phase = counted[(d, phase)]
+                op = next(o for o in ops if o.name == name)
+                fn, args = _other_op_call(name, run, phase, tdt, device, randn)
+                t = timer.time(fn, [args])
+                other.append(OtherPoint(name, d, phase, op.m, op.n, t, op.bytes / other_calls(op, m1, wl_phase)))
+    say(1.0, "calibration done")
+    if not gemm:
+        raise InputError("the time limit was reached before anything was measured (GEMM_TIME_LIMIT_S)")
+    name = harness.device_name(device)
+    mem, units = _device_size(device)
+    if timer.warm:
+        notes.append(f"the model's weights ({weights_bytes / 2**20:.3g} MiB) fit this CPU's cache, so each op was "
+                     "timed warm, as the model's own forward pass finds it")
+    return Calibration(device, name, m.name, tuple(sorted({p.dtype for p in gemm}, key=dts.index)), tuple(gemm),
+                       tuple(other), memory_bytes=mem, units=units, notes=tuple(notes))
+
+
+def _device_size(device: str) -> tuple[float, int]:
+    if device == "cuda":
+        import torch
+        p = torch.cuda.get_device_properties(torch.cuda.current_device())
+        return float(p.total_memory), int(p.multi_processor_count)
+    import os
+
+    from gemmlib.core.machine import _total_ram
+    return _total_ram(), os.cpu_count() or 1
+
+
+def _other_op_call(name: str, run: Run, phase: str, tdt: Any, device: str,
+                   randn: Callable[..., Any]) -> tuple[Callable[..., Any], tuple]:
+    """The block's own code for one call of non-GEMM op ``name`` at this phase's shape."""
+    import torch
+    import torch.nn.functional as F
+
+    m = run.model
+    b = run.batch
+    s = run.seq_len if phase == "prefill" else 1
+    keys = run.seq_len if phase == "prefill" else run.seq_len + max(0, run.new_tokens // 2) + 1
+    h, kvh, hd, d, f = m.heads, m.kv_heads, m.head_dim, m.hidden, m.ffn
+    eps = run.config.norm_eps
+    if name == "norms":
+        w = torch.ones(d, device=device, dtype=tdt)
+        bias = torch.zeros(d, device=device, dtype=tdt) if m.norm == "layer" else None
+        return (lambda x: pf.norm(x, w, bias, m.norm, eps)), (randn(b, s, d, dt=tdt),)
+    if name == "rotary":
+        cos, sin = pf.rope_tables(hd, s, device, tdt)
+
+        def both(q: Any, k: Any) -> Any:
+            return pf.rope(q, cos, sin), pf.rope(k, cos, sin)
+        return both, (randn(b, s, h, hd, dt=tdt).transpose(1, 2), randn(b, s, kvh, hd, dt=tdt).transpose(1, 2))
+    if name == "kv_repeat":
+        groups = h // kvh
+
+        def kv(k: Any, v: Any) -> Any:
+            return pf.repeat_kv(k, groups), pf.repeat_kv(v, groups)
+        return kv, (randn(b, kvh, keys, hd, dt=tdt), randn(b, kvh, keys, hd, dt=tdt))
+    if name == "attn_softmax":
+        mask = pf.causal_mask(keys, device, tdt)[keys - s:keys, :keys]
+        scale = 1.0 / math.sqrt(hd)
+        return (lambda sc: pf.attention_probs(sc, mask, scale)), (randn(b, h, s, keys, dt=tdt),)
+    if name == "activation":
+        return (lambda gt, up: pf.mlp_activation(gt, up, m.mlp)), (randn(b, s, f, dt=tdt), randn(b, s, f, dt=tdt))
+    if name == "residual":
+        return torch.add, (randn(b, s, d, dt=tdt), randn(b, s, d, dt=tdt))
+    if name == "embedding":
+        table = randn(m.vocab, d, dt=tdt)
+        ids = torch.randint(0, m.vocab, (b, s), device=device)
+        if m.learned_positions:
+            pos = randn(m.learned_positions, d, dt=tdt)
+            where = torch.arange(s, device=device)
+            return (lambda i: F.embedding(i, table) + F.embedding(where, pos)), (ids,)
+        return (lambda i: F.embedding(i, table)), (ids,)
+    raise InputError(f"no calibration for the {name!r} op (MoE routing is not calibrated)")
+
+
+# --------------------------------------------------------------------------- validation
+@dataclass
+class PhaseCheck:
+    """One phase: measured time, the two estimates, per op group."""
+
+    phase: str
+    measured_s: float
+    estimated_s: float | None
+    calibrated_s: float | None
+    groups: dict[str, dict[str, float | None]] = field(default_factory=dict)
+    p20_s: float | None = None
+    p80_s: float | None = None
+
+    @staticmethod
+    def error(est: float | None, measured: float | None) -> float | None:
+        """(estimate − measured) / measured: −0.2 is an estimate 20 % too fast."""
+        if est is None or not measured:
+            return None
+        return est / measured - 1.0
+
+    @property
+    def estimated_error(self) -> float | None:
+        return self.error(self.estimated_s, self.measured_s)
+
+    @property
+    def calibrated_error(self) -> float | None:
+        return self.error(self.calibrated_s, self.measured_s)
+
+    def to_dict(self) -> dict:
+        return {"measured_s": self.measured_s, "estimated_s": self.estimated_s, "calibrated_s": self.calibrated_s,
+                "estimated_error": self.estimated_error, "calibrated_error": self.calibrated_error,
+                "p20_s": self.p20_s, "p80_s": self.p80_s,
+                "groups": {g: {**v, "estimated_error": self.error(v.get("estimated_s"), v.get("measured_s")),
+                               "calibrated_error": self.error(v.get("calibrated_s"), v.get("measured_s"))}
+                           for g, v in self.groups.items()}}
+
+
+@dataclass
+class Validation:
+    run: Run
+    device: str
+    device_name: str
+    datasheet: str  # the hardware row of the uncalibrated estimate, or why there is none
+    efficiency: float
+    calibration: str  # "NAME (calibrated)" and its model
+    prefill: PhaseCheck
+    decode: PhaseCheck | None
+    notes: list[str] = field(default_factory=list)
+    threads: int = 0  # CPU threads torch used (0 on a GPU)
+
+    def phases(self) -> list[PhaseCheck]:
+        return [p for p in (self.prefill, self.decode) if p is not None]
+
+    def to_dict(self) -> dict:
+        return {"model": self.run.describe(), "device": self.device, "device_name": self.device_name,
+                "datasheet": self.datasheet, "efficiency": self.efficiency, "calibration": self.calibration,
+                "prefill": self.prefill.to_dict(), "decode": self.decode.to_dict() if self.decode else None,
+                "threads": self.threads, "notes": list(self.notes)}
+
+
+def group_of_op(op: accounting.Op) -> str:
+    """The accounting's op -> its group."""
+    if not op.is_gemm:
+        return "other"
+    return "attention" if op.name in ATTENTION_PRODUCTS else "gemm"
+
+
+def group_of_profiled(o: pf.OpStat) -> str:
+    """A profiler row -> its group: attention products are the batched ones (both operands ≥ 3-D)
+    and fused attention; other matmuls (``F.linear`` → mm/addmm) are weight GEMMs."""
+    if o.kind == "attention":
+        return "attention"
+    if o.kind == "gemm":
+        dims = [len(p.split("×")) for p in o.shapes.split(", ")[:2]] if o.shapes else []
+        return "attention" if len(dims) == 2 and min(dims) >= 3 else "gemm"
+    return "other"
+
+
+def group_times(ops: tuple[accounting.Op, ...] | list[accounting.Op]) -> dict[str, float]:
+    out = dict.fromkeys(GROUPS, 0.0)
+    for o in ops:
+        out[group_of_op(o)] += o.time_s
+    return out
+
+
+def profile_shares(ops: list[pf.OpStat]) -> dict[str, float]:
+    """Share of each group in a profiled pass, from its rows (self times, which add up to the total)."""
+    t = dict.fromkeys(GROUPS, 0.0)
+    for o in ops:
+        t[group_of_profiled(o)] += o.time_s
+    s = sum(t.values())
+    if s <= 0:
+        return {g: 1.0 / len(GROUPS) for g in GROUPS}
+    return {g: v / s for g, v in t.items()}
+
+
+PROFILED_PASSES = 3
+
+
+def _profile_shares(fn: Callable[[], Any], device: str) -> dict[str, float]:
+    """Run ``fn`` a few times under torch.profiler, each pass labelled, and split by the rows' median
+    self times over the passes (one pass stalled by a busy machine does not skew the split)."""
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
+    fn()  # warm
+    harness.synchronize(device)
+    with profile(activities=acts, record_shapes=True) as prof:
+        for i in range(PROFILED_PASSES):
+            with record_function(f"{pf.PASS_LABEL}{i}"):
+                fn()
+            harness.synchronize(device)
+    ops, _total, _ = pf.summarize_events(prof.events(), device, PROFILED_PASSES)
+    return profile_shares(ops)
+
+
+def datasheet_hardware(device: str, device_name: str) -> tuple[Hardware | None, str]:
+    """The uncalibrated estimate's row: the catalogue's (the CPU placeholder on a CPU), or measured ceilings."""
+    try:
+        hw = pf.hardware_for(device, device_name)
+    except InputError as e:
+        return None, str(e)
+    return hw, hw.name
+
+
+def run_validation(run: Run, device: str, *, calibration: Calibration | None = None, efficiency: float = 1.0,
+                   min_run_time: float = 0.5, progress: Progress = None, seed: int = 0,
+                   threads: int | None = None) -> Validation:
+    """Time ``run``'s model (prefill, then its decode steps with a KV cache) and compare the estimates.
+
+    ``threads``: torch's CPU threads (default: the calibration's, else torch's own setting)."""
+    device = harness.require_device(device)
+    cal = calibration or calstore.find_calibration(device, harness.device_name(device))
+    if threads is None and cal is not None and cal.threads:
+        threads = cal.threads
+    with cpu_threads(device, threads) as n:
+        v = _validate(run, device, cal, efficiency, min_run_time, progress, seed)
+    if cal is not None and cal.threads and n and cal.threads != n:
+        v.notes.append(f"calibrated with {cal.threads} CPU thread(s), validated with {n}: the figures differ for that")
+    v.threads = n
+    return v
+
+
+def _validate(run: Run, device: str, cal: Calibration | None, efficiency: float, min_run_time: float,
+              progress: Progress, seed: int) -> Validation:
+    import torch
+
+    lim = safety.limits()
+    m = run.model
+    if m.is_moe:
+        raise InputError(f"{m.name} is a mixture of experts; validate a dense model")
+    safety.check_dims(lim, hidden=m.hidden, ffn=m.ffn, vocab=m.vocab, tokens=run.batch * run.seq_len)
+    safety.check_memory(memory_needed(run), device, lim)
+    say = progress or (lambda f, t: None)
+    name = harness.device_name(device)
+    notes: list[str] = []
+    wl = run.workload()
+    hw, ds_label = datasheet_hardware(device, name)
+    ds: Estimate | None = None
+    if hw is not None:
+        try:
+            ds = estimate(m, wl, hw, efficiency=efficiency)
+        except InputError as e:
+            ds_label, hw = f"{hw.name}: {e}", None
+    else:
+        notes.append(f"no datasheet estimate: {ds_label}")
+    if device == "cpu" and hw is not None:
+        notes.append(f"the datasheet row of a CPU is the catalogue's placeholder ({hw.name}: "
+                     f"{hw.peak(run.dtype) / 1e12 if hw.peak(run.dtype) else 0:.2g} TFLOP/s {run.dtype}, "
+                     f"{hw.bandwidth / 1e9:.3g} GB/s)")
+    # A generous check before anything is allocated: 4× the slower estimate must fit the time limit.
+    cal_est: Estimate | None = None
+    cal_label = "none: run `python -m gemmlib calibrate` first"
+    if cal is not None:
+        try:
+            cal_est = calibrated_estimate(m, wl, cal)
+            cal_label = f"{cal.name} ({cal.model})"
+            if cal.model != m.name:
+                notes.append(f"the calibration measured {cal.model}'s shapes, not {m.name}'s: interpolated")
+        except InputError as e:
+            cal_label = f"{cal.name}: {e}"
+    guess = max([e.total_s for e in (ds, cal_est) if e is not None] or [0.0])
+    if guess * 4 * 8 > lim.time_limit_s:  # about 8 timed repetitions of each phase
+        raise InputError(f"this model would take about {guess:.3g} s per prefill + decode here, too long for the "
+                         f"time limit of {lim.time_limit_s:g} s (GEMM_TIME_LIMIT_S); use a larger --scale, fewer "
+                         "--layers, a shorter --seq-len or fewer --new-tokens")
+    with safety.oom_guard(device), torch.inference_mode():
+        say(0.05, f"building {run.describe()}")
+        model = pf.build_model(run.config, device, seed, max_len=run.seq_len + run.new_tokens, lm_head=run.lm_head)
+        g = torch.Generator(device="cpu").manual_seed(seed + 1)
+        ids = torch.randint(0, m.vocab, (run.batch, run.seq_len), generator=g).to(device)
+        steps = [torch.randint(0, m.vocab, (run.batch, 1), generator=g).to(device) for _ in range(run.new_tokens)]
+        cache = model.new_cache(run.batch)
+
+        def prefill() -> Any:
+            return model(ids, cache, 0)
+
+        def decode() -> Any:
+            out = None
+            for i, tok in enumerate(steps):
+                out = model(tok, cache, run.seq_len + i)
+            return out
+
+        say(0.1, "timing the prefill")
+        t_pre = harness.time_callable(prefill, device=device, min_run_time=min_run_time)
+        shares_pre = _profile_shares(prefill, device)
+        t_dec = shares_dec = None
+        if run.new_tokens:
+            say(0.5, f"timing {run.new_tokens} decode steps")
+            prefill()  # the cache holds the prompt, as after a real prefill
+            t_dec = harness.time_callable(decode, device=device, min_run_time=min_run_time)
+            shares_dec = _profile_shares(decode, device)
+    say(1.0, "validation done")
+
+    def phase(label: str, t: Any, shares: dict[str, float]) -> PhaseCheck:
+        e = getattr(ds, label) if ds is not None else None
+        c = getattr(cal_est, label) if cal_est is not None else None
+        eg = group_times(e.ops) if e is not None else None
+        cg = group_times(c.ops) if c is not None else None
+        groups = {gname: {"measured_s": t.median_s * shares[gname],
+                          "estimated_s": eg[gname] if eg else None, "calibrated_s": cg[gname] if cg else None}
+                  for gname in GROUPS}
+        return PhaseCheck(label, t.median_s, e.time_s if e else None, c.time_s if c else None, groups,
+                          t.p20_s, t.p80_s)
+
+    notes.append(f"per-group measured times: the harness's total split by torch.profiler's self times (median of "
+                 f"{PROFILED_PASSES} passes; {'GPU kernel' if device == 'cuda' else 'CPU'} time per op)")
+    return Validation(run, device, name, ds_label, efficiency, cal_label, phase("prefill", t_pre, shares_pre),
+                      phase("decode", t_dec, shares_dec) if t_dec is not None else None, notes)
+
+
+def calibrate_and_validate(run: Run, device: str, *, dtypes: tuple[str, ...] | None = None,
+                           efficiency: float = 1.0, min_run_time: float = 0.05, validate_run_time: float = 0.5,
+                           progress: Progress = None, threads: int | None = None) -> tuple[Calibration, Validation]:
+    """Both, on the same model (the Roofline page's button and the benchmark script)."""
+    def part(lo: float, hi: float) -> Progress:
+        return None if progress is None else (lambda f, t: progress(lo + (hi - lo) * f, t))
+
+    cal = run_calibration(run, device, dtypes, min_run_time=min_run_time, progress=part(0.0, 0.6), threads=threads)
+    val = run_validation(run, device, calibration=cal, efficiency=efficiency, min_run_time=validate_run_time,
+                         progress=part(0.6, 1.0), threads=threads)
+    return cal, val
+
+
+def validation_table(v: Validation) -> list[dict]:
+    """Rows (phase, group, measured, estimated, error, calibrated, error) for a page, the CLI, the report."""
+    rows = []
+    for p in v.phases():
+        for gname in (*GROUPS, "total"):
+            if gname == "total":
+                meas, est, cal = p.measured_s, p.estimated_s, p.calibrated_s
+            else:
+                g = p.groups[gname]
+                meas, est, cal = g["measured_s"], g["estimated_s"], g["calibrated_s"]
+            rows.append({"phase": p.phase, "group": GROUP_LABELS.get(gname, gname), "measured_s": meas,
+                         "estimated_s": est, "estimated_error": PhaseCheck.error(est, meas),
+                         "calibrated_s": cal, "calibrated_error": PhaseCheck.error(cal, meas)})
+    return rows
