@@ -256,10 +256,19 @@ def _calibrate(run: Run, device: str, dtypes: tuple[str, ...] | None, min_run_ti
     gemm: list[GemmPoint] = []
     other: list[OtherPoint] = []
     notes: list[str] = []
-    g = torch.Generator(device="cpu").manual_seed(0)
+    g = torch.Generator(device=device).manual_seed(0)  # drawn on the device: an LM head is gigabytes
+    weights: dict[tuple, list[Any]] = {}
 
     def randn(*shape: int, dt: Any) -> Any:
-        return torch.randn(*shape, generator=g).to(device=device, dtype=dt)
+        return torch.randn(*shape, generator=g, device=device, dtype=torch.float32).to(dt)
+
+    def weight_sets(n: int, k: int, dt: Any, count: int) -> list[Any]:
+        """The weights of one (N, K) family, drawn once and reused for every M."""
+        key = (n, k, dt)
+        have = weights.setdefault(key, [])
+        while len(have) < count:
+            have.append(randn(n, k, dt=dt))
+        return have[:count]
 
     plans = []  # (label, kind, payload) for every point, so progress can count them
     tokens = run.batch * run.seq_len
@@ -297,8 +306,12 @@ def _calibrate(run: Run, device: str, dtypes: tuple[str, ...] | None, min_run_ti
             if kind == "linear":
                 names, mm, n, k = payload
                 set_bytes = (mm * k + n * k + mm * n) * eb
-                sets = [(randn(mm, k, dt=tdt), randn(n, k, dt=tdt)) for _ in range(timer.sets(set_bytes))]
+                count = timer.sets(set_bytes)
+                sets = list(zip([randn(mm, k, dt=tdt) for _ in range(count)], weight_sets(n, k, tdt, count),
+                                strict=True))
                 t = timer.time(F.linear, sets)
+                if mm == max(_m_values(tokens)):
+                    weights.pop((n, k, tdt), None)  # the last M of this family: free its weights
                 gemm.append(GemmPoint("linear", names, d, mm, n, k, 1, t, 2.0 * mm * n * k, float(set_bytes)))
             elif kind == "attention":
                 q_len, keys = payload

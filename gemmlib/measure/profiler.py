@@ -528,17 +528,19 @@ def build_block(cfg: BlockConfig, device: str = "cpu", seed: int = 0, max_len: i
 
     m = cfg.model
     dt = _torch_dtype(cfg.dtype)
-    gen = torch.Generator(device="cpu").manual_seed(seed)
+    # Drawn where they live: a whole model's weights on a GPU are gigabytes, slow to draw on the host.
+    gen = torch.Generator(device=device).manual_seed(seed)
     positions = int(max_len or cfg.seq_len)
 
     def weight(out_f: int, in_f: int) -> nn.Parameter:
-        w = torch.randn(out_f, in_f, generator=gen) / math.sqrt(in_f)
-        return nn.Parameter(w.to(device=device, dtype=dt), requires_grad=False)
+        w = torch.randn(out_f, in_f, generator=gen, device=device) / math.sqrt(in_f)
+        return nn.Parameter(w.to(dtype=dt), requires_grad=False)
 
     def bias(n: int, on: bool) -> nn.Parameter | None:
         if not on:
             return None
-        return nn.Parameter((0.02 * torch.randn(n, generator=gen)).to(device=device, dtype=dt), requires_grad=False)
+        b = 0.02 * torch.randn(n, generator=gen, device=device)
+        return nn.Parameter(b.to(dtype=dt), requires_grad=False)
 
     class Norm(nn.Module):
         def __init__(self, dim: int) -> None:
@@ -650,11 +652,11 @@ def build_model(cfg: BlockConfig, device: str = "cpu", seed: int = 0, max_len: i
     m = cfg.model
     dt = _torch_dtype(cfg.dtype)
     stack = build_block(cfg, device, seed, max_len)
-    gen = torch.Generator(device="cpu").manual_seed(seed + 7)
+    gen = torch.Generator(device=device).manual_seed(seed + 7)
 
     def table(rows: int) -> nn.Parameter:
-        return nn.Parameter((torch.randn(rows, m.hidden, generator=gen) / math.sqrt(m.hidden)).to(device, dt),
-                            requires_grad=False)
+        t = torch.randn(rows, m.hidden, generator=gen, device=device) / math.sqrt(m.hidden)
+        return nn.Parameter(t.to(dt), requires_grad=False)
 
     class Model(nn.Module):
         def __init__(self) -> None:

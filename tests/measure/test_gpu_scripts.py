@@ -2,6 +2,7 @@
 and benchmarks/tiling_batching_targets.py's printing of rows that were not measured."""
 
 import importlib.util
+import json
 from pathlib import Path
 
 import pytest
@@ -63,3 +64,93 @@ def test_page_tests_are_left_out_cleanly_without_the_app_packages(tmp_path):
     assert proc.returncode == 0, out[-3000:]
     assert "needs streamlit, pandas, altair" in out  # the page module, reported as skipped with the reason
     assert " passed" in out and " error" not in out.lower()
+
+
+# ----------------------------------------------------------------------------- scripts/gpu_report.sh
+SCRIPT = ROOT / "scripts" / "gpu_report.sh"
+
+
+def _gemmlib_commands() -> list[list[str]]:
+    """Every `python -m gemmlib ...` the script runs, as argv (shell variables filled in)."""
+    import shlex
+
+    text = SCRIPT.read_text().replace("\\\n", " ")
+    cmds = []
+    for line in text.splitlines():
+        if '-m gemmlib' not in line or line.lstrip().startswith("#"):
+            continue
+        words = shlex.split(line.split("-m gemmlib", 1)[1].replace('"$OUT', '"/tmp/out'))
+        cmds.append([w for w in words if not w.startswith("$")])
+    return cmds
+
+
+def test_gpu_report_script_is_valid_bash_and_its_commands_parse():
+    import subprocess
+
+    subprocess.run(["bash", "-n", str(SCRIPT)], check=True)
+    from gemmlib.cli import build_parser
+
+    cmds = _gemmlib_commands()
+    assert {c[0] for c in cmds} >= {"devices", "calibrate", "validate", "report"}
+    parser = build_parser()
+    for argv in cmds:
+        args = parser.parse_args(argv)  # a renamed flag fails here, not on the GPU
+        assert callable(args._run)
+    quick = ["validate", "--device", "cuda", "--layers", "2", "--seq-len", "1024", "--new-tokens", "16", "--json"]
+    assert parser.parse_args(quick).new_tokens == 16  # the QUICK=1 flags
+
+
+def test_gpu_report_script_runs_to_the_end_without_a_gpu(tmp_path):
+    # Every step fails fast on a CPU (no CUDA), and the script still logs each one, writes the GPU
+    # checks' JSON and the figures, and exits 0.
+    import os
+    import subprocess
+    import sys
+
+    import torch
+    if torch.cuda.is_available():
+        pytest.skip("this checks the CPU path; on a GPU run the script itself")
+    out = tmp_path / "out"
+    env = {**os.environ, "OUT": str(out), "QUICK": "1", "BUDGET": "240", "PYTHON": sys.executable,
+           "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(["bash", str(SCRIPT)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    log = (out / "steps.log").read_text()
+    for step in ("env", "gpu_checks", "devices", "calibrate", "validate", "report", "figures"):
+        assert f"start {step}" in log and f"end   {step}" in log, step
+    assert "rc=3" in log.split("end   gpu_checks")[1].splitlines()[0]  # the no-CUDA exit
+    assert json.loads((out / "gpu_checks.json").read_text())["error"] == "no CUDA device"
+    assert "cannot be used here" in (out / "calibrate.err").read_text()
+    rows = json.loads((out / "figures.json").read_text())
+    assert {r["figure"] for r in rows} >= {"bf16 8192³ (harness)", "int8 / bf16", "Triton / cuBLAS fp16 4096³",
+                                           "decode M = 1 share of copy bandwidth"}
+    assert all(r["status"].startswith("not measured") for r in rows if r["value"] is None)
+    assert json.loads((out / "devices.json").read_text())["devices"][0]["kind"] == "cpu"
+
+
+def test_figures_read_what_the_gpu_steps_write(tmp_path):
+    # The files as the GPU steps write them (keys of scripts/gpu_checks.py checks, the report's verdicts,
+    # validate --json): every target gets its status.
+    spec = importlib.util.spec_from_file_location("gpu_checks", ROOT / "scripts" / "gpu_checks.py")
+    gc = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gc)
+    (tmp_path / "gpu_checks.json").write_text(json.dumps({
+        "bf16_8192_vs_do_bench": {"round1": {"harness_tflops": 781.0, "do_bench_tflops": 790.0,
+                                             "difference": 781 / 790 - 1}},
+        "low_precision_8192": {"int8 / bf16": 1.2, "fp8 / bf16": 1.7}}))
+    (tmp_path / "report").mkdir()
+    (tmp_path / "report" / "results.json").write_text(json.dumps({"sections": [
+        {"name": "tiling", "verdict": {"triton_share_of_cublas": 0.9}},
+        {"name": "batching", "verdict": {"decode_4096_share_of_copy": 0.65}}]}))
+    (tmp_path / "validate.json").write_text(json.dumps({
+        "device": "cuda", "prefill": {"measured_s": 1.0, "estimated_s": 0.7, "calibrated_s": 0.95,
+                                      "estimated_error": -0.3, "calibrated_error": -0.05},
+        "decode": {"measured_s": 1.0, "estimated_s": 0.5, "calibrated_s": 1.2, "estimated_error": -0.5,
+                   "calibrated_error": 0.2}}))
+    assert gc.figures(str(tmp_path)) == 0
+    by = {r["figure"]: r["status"] for r in json.loads((tmp_path / "figures.json").read_text())}
+    assert by["bf16 8192³ (harness)"] == "PASS" and by["harness vs do_bench, same run"] == "PASS"
+    assert by["int8 / bf16"] == "FAIL" and by["fp8 / bf16"] == "PASS"
+    assert by["Triton / cuBLAS fp16 4096³"] == "PASS" and by["decode M = 1 share of copy bandwidth"] == "FAIL"
+    assert by["validate prefill: calibrated error"] == "PASS" and by["validate decode: calibrated error"] == "FAIL"
+    assert by["validate decode: |calibrated| − |datasheet| error"] == "PASS"
