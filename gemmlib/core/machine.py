@@ -50,18 +50,30 @@ class DeviceInfo:
 # "NVIDIA A100-SXM4-80GB", "NVIDIA A100-PCIE-40GB", "NVIDIA L40S", "NVIDIA GeForce RTX 4090".
 _NOT_YET = "it has its own clocks and memory bandwidth, so no other row's figures are used"
 _MATCH_RULES: tuple[tuple[str, str | None, str], ...] = (
-    (r"gh200", None, f"GH200 superchip: {_NOT_YET}"),  # TODO(merge i12): map to the "GH200" row once it exists
-    (r"h200.*nvl", None, f"H200 NVL board: {_NOT_YET}"),  # TODO(merge i12): map to the "H200 NVL" row
+    (r"gh200", None, f"GH200 superchip: {_NOT_YET}"),  # no GH200 row yet
+    (r"gb200", "GB200", ""),
+    (r"\bb300\b", "B300", ""),
+    (r"\bb200\b", "B200", ""),
+    (r"h200.*nvl", "H200 NVL", ""),
     (r"h200", "H200 SXM", ""),
-    (r"h100.*pcie", None, f"H100 PCIe board: {_NOT_YET}"),  # TODO(merge i12): map to the "H100 PCIe" row
-    (r"h100.*nvl", None, f"H100 NVL board: {_NOT_YET}"),  # TODO(merge i12): map to the "H100 NVL" row
+    (r"h100.*pcie", "H100 PCIe", ""),
+    (r"h100.*nvl", "H100 NVL", ""),
     (r"h800.*pcie", None, f"H800 PCIe board: {_NOT_YET}"),
     (r"h100", "H100 SXM", ""),
     (r"h800", "H100 SXM", "H800 SXM: the H100 SXM's compute and memory, less NVLink bandwidth"),
-    (r"a[18]00.*(pcie|40gb)", None, f"A100/A800 40 GB or PCIe board: {_NOT_YET}"),  # TODO(merge i12): rows
+    (r"\bh20\b", "H20", ""),
+    (r"a[18]00.*pcie", None, f"A100/A800 PCIe board: {_NOT_YET}"),
+    (r"a100.*40gb", "A100 SXM 40GB", ""),
+    (r"a800.*40gb", None, f"A800 40 GB board: {_NOT_YET}"),
     (r"a100|a800", "A100 SXM 80GB", ""),
     (r"l40s", "L40S", ""),
+    (r"\bl4\b", "L4", ""),
+    (r"\ba10g\b", "A10G", ""),
+    (r"rtx\s*5090|\b5090\b", "RTX 5090", ""),
     (r"rtx\s*4090|\b4090\b", "RTX 4090", ""),
+    (r"mi355x", "MI355X", ""),
+    (r"mi325x", "MI325X", ""),
+    (r"mi300x", "MI300X", ""),
 )
 
 

@@ -27,11 +27,22 @@ def _private_cache(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("name, row, noted", [
     ("NVIDIA H200", "H200 SXM", False),
+    ("NVIDIA H200 NVL", "H200 NVL", False),  # not the SXM board: its own clocks and bandwidth
     ("NVIDIA H100 80GB HBM3", "H100 SXM", False),
+    ("NVIDIA H100 PCIe", "H100 PCIe", False),
+    ("NVIDIA H100 NVL", "H100 NVL", False),
     ("NVIDIA H800", "H100 SXM", True),
     ("NVIDIA A100-SXM4-80GB", "A100 SXM 80GB", False),
+    ("NVIDIA A100-SXM4-40GB", "A100 SXM 40GB", False),
+    ("NVIDIA B200", "B200", False),
+    ("NVIDIA GB200", "GB200", False),
     ("NVIDIA L40S", "L40S", False),
+    ("NVIDIA L4", "L4", False),
+    ("NVIDIA A10G", "A10G", False),
     ("NVIDIA GeForce RTX 4090", "RTX 4090", False),
+    ("NVIDIA GeForce RTX 5090", "RTX 5090", False),
+    ("AMD Instinct MI300X", "MI300X", False),
+    ("NVIDIA H20", "H20", False),
 ])
 def test_catalogue_match_by_name(name, row, noted):
     hw, note = machine.match_catalogue(name)
@@ -39,12 +50,10 @@ def test_catalogue_match_by_name(name, row, noted):
     assert bool(note) == noted
 
 
-# Boards whose clocks, memory or bandwidth differ from every row so far: never another row's figures.
-@pytest.mark.parametrize("name", ["NVIDIA H200 NVL", "NVIDIA GH200 480GB", "NVIDIA H100 PCIe", "NVIDIA H100 NVL",
-                                  "NVIDIA A100-PCIE-40GB", "NVIDIA A100-SXM4-40GB", "NVIDIA A100 80GB PCIe",
-                                  "NVIDIA H800 PCIe", "Tesla T4", "NVIDIA B200", "NVIDIA RTX 6000 Ada Generation"])
+# Boards whose clocks, memory or bandwidth differ from every row: never another row's figures.
+@pytest.mark.parametrize("name", ["NVIDIA GH200 480GB", "NVIDIA A100-PCIE-40GB", "NVIDIA A100 80GB PCIe",
+                                  "NVIDIA H800 PCIe", "Tesla T4", "NVIDIA RTX 6000 Ada Generation", "NVIDIA L40"])
 def test_a_variant_without_its_own_row_is_not_in_the_catalogue(name):
-    # TODO(merge i12): the H200 NVL, H100 PCIe/NVL, GH200 and A100 40 GB/PCIe rows map here once they exist.
     hw, note = machine.match_catalogue(name)
     assert hw is None
     assert "not in the catalogue" in note and name in note

@@ -225,11 +225,12 @@ def test_prediction_shares_and_trends():
 
 def test_hardware_matching():
     assert hardware_for("cuda", "NVIDIA H200").name == "H200 SXM"
+    assert hardware_for("cuda", "NVIDIA H200 NVL").name == "H200 NVL"
     assert hardware_for("cuda", "NVIDIA A100-SXM4-80GB").name == "A100 SXM 80GB"
     assert hardware_for("cpu").kind == "cpu"
 
 
-@pytest.mark.parametrize("name", ["NVIDIA H200 NVL", "NVIDIA H100 PCIe", "Tesla T4"])
+@pytest.mark.parametrize("name", ["NVIDIA GH200 480GB", "NVIDIA A100-PCIE-40GB", "Tesla T4"])
 def test_an_unknown_gpu_is_never_predicted_with_another_gpus_figures(name, tmp_path, monkeypatch):
     from gemmlib.core import ceilings
 
