@@ -14,11 +14,12 @@ import streamlit as st
 
 import ui
 from gemmlib.charts import profile as charts_profile
-from gemmlib.core.hardware import CATALOGUE
+from gemmlib.core.errors import InputError
+from gemmlib.core.hardware import CATALOGUE, DEFAULT_GPU
 from gemmlib.core.results import record
 from gemmlib.measure import harness, safety
 from gemmlib.measure import profiler as pf
-from gemmlib.measure.monitor import BANDWIDTH_TARGET, UTIL_TARGET, GpuMonitor, nvml_status
+from gemmlib.measure.monitor import BANDWIDTH_TARGET, UTIL_TARGET, nvml_status
 
 ui.page(
     "Profiler",
@@ -106,7 +107,13 @@ with ui.guard("the block's sizes"):
 
 # ----------------------------------------------------------------------------- prediction
 st.subheader("Predicted before running")
-default_hw = pf.hardware_for(device, harness.device_name(device) if gpu_run else "").name
+try:  # the catalogue row of this GPU; one that is not in the catalogue gets a plain note, not another's row
+    default_hw = pf.hardware_for(device, harness.device_name(device) if gpu_run else "").name
+except InputError as e:
+    default_hw = DEFAULT_GPU
+    st.caption(f"{e} — pick the closest row for the prediction (the default shown is {DEFAULT_GPU}).")
+if default_hw not in CATALOGUE:  # measured ceilings: the prediction picks from the catalogue
+    default_hw = DEFAULT_GPU
 h = st.columns([2, 2, 3])
 hw_name = ui.url(h[0].selectbox, "Hardware for the prediction", list(CATALOGUE),
                  index=list(CATALOGUE).index(default_hw), key="pf_hw")
@@ -228,10 +235,8 @@ if not ok_nvml:
 if st.button("Run the monitored benchmark", disabled=cfg is None, key="pf_bench"):
     with ui.guard("the monitored benchmark"):
         def _bench(say):
-            say("timing the block with the harness")
-            with GpuMonitor(interval_s=0.05, enabled=gpu_run) as mon_b:
-                r = pf.block_benchmark(cfg, device, min_run_time=1.0 if gpu_run else 0.3)
-            return r, mon_b.result
+            say("timing the block with the harness (no L2 flush between passes) while NVML samples its GPU")
+            return pf.monitored_benchmark(cfg, device, min_run_time=1.0 if gpu_run else 0.3)
 
         r, mres = _run_guarded("a monitored block benchmark", _bench)
         record([r])

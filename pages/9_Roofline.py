@@ -3,7 +3,9 @@
 Roofs: ``gemmlib.core.hardware`` (datasheet) and ``gemmlib.measure.devices`` (measured ceilings);
 points: ``gemmlib.core.results.recorded()`` (everything the Precision, Tiling and Batching
 pages measured in this server process) or an uploaded results JSON; estimator ops:
-``gemmlib.llm.accounting``. The chart is ``gemmlib.charts.roofline``. No torch here.
+``gemmlib.llm.accounting``. The chart is ``gemmlib.charts.roofline``. Below it, calibration: the saved
+``gemmlib.core.calibration`` points and a button that runs ``gemmlib.measure.calibrate`` (torch is
+imported only then).
 """
 
 import pandas as pd
@@ -11,12 +13,14 @@ import streamlit as st
 
 import ui
 from gemmlib.charts import roofline as cr
+from gemmlib.core.calibration import load_calibrations
 from gemmlib.core.ceilings import all_ceilings
 from gemmlib.core.dtypes import COMPUTE_DTYPES
 from gemmlib.core.hardware import CATALOGUE
 from gemmlib.core.machine import light_summary
 from gemmlib.core.results import recorded
-from gemmlib.llm.presets import preset_names
+from gemmlib.llm.presets import from_name, preset_names
+from gemmlib.measure.calibrate import defaults as calibration_defaults  # plain numbers; torch loads on a run
 
 ui.page(
     "Roofline",
@@ -125,3 +129,59 @@ else:
                   "are not drawn." if skipped else ""))
     with st.expander("The points as a table"):
         st.dataframe(pd.DataFrame(points), hide_index=True)
+
+# ----------------------------------------------------------------------------- calibration
+st.subheader("Is the estimate right on this device? Calibrate, then validate")
+st.markdown(
+    "**Calibrate** times every op of a model alone on this device — each weight GEMM at M = 1 … the prompt, the "
+    "attention products, the norms, softmax and the rest — and keeps the times beside the measured ceilings. "
+    "The estimate can then take each op at the efficiency measured for its shape (the row "
+    "“NAME (calibrated)”, also `python -m gemmlib estimate --gpu 'NAME (calibrated)'`). **Validate** runs the "
+    "same model with random weights — a prefill and decode steps with a KV cache, timed by the harness — and "
+    "puts the measured time beside the datasheet estimate and the calibrated one.")
+cals, cal_problems = load_calibrations()
+for prob in cal_problems:
+    st.warning(prob)
+if cals:
+    st.dataframe(pd.DataFrame([{"calibration": c.name, "model": c.model, "dtypes": ", ".join(c.dtypes),
+                                "GEMM points": len(c.gemm), "other points": len(c.other),
+                                "best GEMM TFLOP/s": max(c.peaks().values()) / 1e12,
+                                "best GB/s": c.bandwidth() / 1e9, "CPU threads": c.threads or None}
+                               for c in cals.values()]), hide_index=True)
+cal_device = "cuda" if ui.cuda_available()[0] else "cpu"
+dense = [n for n in preset_names() if not from_name(n).is_moe]
+k = st.columns([2, 1, 1, 1, 1])
+cal_preset = ui.url(k[0].selectbox, "model", dense, index=dense.index(default_preset) if default_preset in dense
+                    else 0, key="rf_cal_preset")
+d0 = calibration_defaults(cal_device)
+cal_scale = ui.url(k[1].number_input, "scale down ÷", 1, 64, d0["scale"], key="rf_cal_scale",
+                   help="hidden, head size, MLP and vocabulary divided by this, to fit")
+cal_layers = ui.url(k[2].number_input, "layers", 1, 80, d0["layers"], key="rf_cal_layers")
+cal_seq = ui.url(k[3].number_input, "prompt tokens", 1, 32768, d0["seq_len"], key="rf_cal_seq")
+cal_new = ui.url(k[4].number_input, "decode steps", 0, 1024, d0["new_tokens"], key="rf_cal_new")
+if st.button(f"Calibrate and validate on this {'GPU' if cal_device == 'cuda' else 'CPU'}", key="rf_calibrate"):
+    with ui.guard("the calibration"):
+        from gemmlib.measure import calibrate as cb
+
+        cal_run = cb.make_run(cal_device, cal_preset, int(cal_scale), int(cal_layers), None, int(cal_seq),
+                              int(cal_new))
+        _cal, val = ui.run_queued("a calibration", cal_device, ui.bench_limits(), lambda prog: cb.calibrate_and_validate(
+            cal_run, cal_device, progress=prog, threads=1 if cal_device == "cpu" else None))
+        st.session_state.rf_validation = {"model": val.run.describe(), "device": val.device_name,
+                                          "datasheet": val.datasheet, "calibration": val.calibration,
+                                          "rows": cb.validation_table(val), "notes": list(val.notes)}
+vout = st.session_state.get("rf_validation")
+if vout:
+    st.markdown(f"**{vout['model']}** on {vout['device']}; datasheet estimate: {vout['datasheet']}; calibrated: "
+                f"{vout['calibration']}.")
+    st.dataframe(pd.DataFrame([{
+        "phase": r["phase"], "op group": r["group"], "measured ms": r["measured_s"] * 1e3,
+        "datasheet ms": r["estimated_s"] * 1e3 if r["estimated_s"] is not None else None,
+        "datasheet error": r["estimated_error"],
+        "calibrated ms": r["calibrated_s"] * 1e3 if r["calibrated_s"] is not None else None,
+        "calibrated error": r["calibrated_error"]} for r in vout["rows"]]), hide_index=True,
+        column_config={c: st.column_config.NumberColumn(format="%.3g") for c in
+                       ("measured ms", "datasheet ms", "calibrated ms")}
+        | {c: st.column_config.NumberColumn(format="percent") for c in ("datasheet error", "calibrated error")})
+    for n in vout["notes"]:
+        st.caption(n)

@@ -100,3 +100,30 @@ def test_estimator_extremes():
     at.number_input(key="rf_seq").set_value(1).run()
     at.number_input(key="rf_new").set_value(0).run()
     assert not at.exception and not at.error
+
+
+def test_calibrate_and_validate_on_this_cpu():
+    at = _app()
+    at.number_input(key="rf_cal_scale").set_value(32).run()
+    at.number_input(key="rf_cal_layers").set_value(1).run()
+    at.number_input(key="rf_cal_seq").set_value(32).run()
+    at.number_input(key="rf_cal_new").set_value(2).run()
+    at.button(key="rf_calibrate").click().run(timeout=240)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    table = next(d.value for d in at.dataframe if "calibrated error" in d.value.columns)
+    assert list(table["phase"]) == ["prefill"] * 4 + ["decode"] * 4
+    total = table[table["op group"] == "total"]
+    assert (total["measured ms"] > 0).all() and total["calibrated ms"].notna().all()
+    assert total["calibrated error"].tolist() == pytest.approx(
+        (total["calibrated ms"] / total["measured ms"] - 1).tolist())
+    # the calibration is saved and listed on the next visit
+    again = _app()
+    listed = next(d.value for d in again.dataframe if "calibration" in d.value.columns)
+    assert listed["calibration"].iloc[0].endswith("(calibrated)") and listed["CPU threads"].iloc[0] == 1
+
+
+def test_a_damaged_calibration_file_is_a_warning(tmp_path):
+    (tmp_path / "calibration.json").write_text(json.dumps({"cpu:x": {"version": 1, "gemm": []}}))
+    at = _app()
+    assert not at.exception
+    assert any("ignored" in w.value for w in at.warning)
