@@ -6,6 +6,8 @@ live in the URL, so a view can be shared as a link. The scale-out view (parallel
 memory, communication, training, serving) lives in its own functions at the end.
 """
 
+import json
+
 import pandas as pd
 import streamlit as st
 
@@ -21,11 +23,12 @@ from gemmlib.charts.model import (
 )
 from gemmlib.core.dtypes import DTYPES
 from gemmlib.core.hardware import CATALOGUE, DEFAULT_GPU, Hardware
-from gemmlib.llm.accounting import Workload
-from gemmlib.llm.config import ModelConfig
-from gemmlib.llm.hf import MAX_CONFIG_BYTES, parse_config_json
+from gemmlib.llm.accounting import ATTENTION_KINDS, MLA_FORMS, Workload
+from gemmlib.llm.config import NORM_KINDS, QK_NORMS, ModelConfig, layer_pattern, moe_pattern
+from gemmlib.llm.hf import MAX_CONFIG_BYTES, SUPPORTED_MODEL_TYPES, read_config_json
 from gemmlib.llm.parallel import Parallel
 from gemmlib.llm.presets import DEFAULT_PRESET, PRESETS
+from gemmlib.llm.quant import WEIGHT_FORMATS
 from gemmlib.llm.scaleout import estimate
 
 ui.page(
@@ -40,6 +43,7 @@ of `python -m gemmlib estimate` on the command line.
 )
 
 DT = list(DTYPES)
+WDT = ["config", *DT, *WEIGHT_FORMATS]  # "config": the model's torch_dtype (bf16 when it gives none)
 SOURCES = ["preset", "custom", "config.json"]
 MAXI = {"layers": 1000, "hidden": 65536, "heads": 1024, "kv": 1024, "hd": 4096, "ffn": 262144,
         "vocab": 1_000_000, "experts": 1024, "topk": 1024, "batch": 4096, "seq": 1_048_576, "new": 1_048_576,
@@ -72,6 +76,10 @@ D = {"le_src": "preset", "le_preset": DEFAULT_PRESET, "le_layers": base.layers, 
 D.update({"le_tp": 1, "le_pp": 1, "le_ep": 1, "le_dp": 1, "le_gpn": 0, "le_overlap": False, "le_sp": False,
           "le_train": False, "le_tokens": 1e12, "le_mb": 1, "le_rc": "none", "le_zero": 0, "le_serve": False,
           "le_tpot": 50.0})
+# the architecture features of a custom model, and the workload's decode-only / attention / MLA switches
+D.update({"le_wdt": "config", "le_sw": 0, "le_swp": "all", "le_qkn": "none", "le_norm": "rms", "le_npl": 2,
+          "le_par": False, "le_mla_kv": 0, "le_mla_q": 0, "le_mla_rope": 0, "le_vhd": 0, "le_effn": 0, "le_sffn": 0,
+          "le_sgate": False, "le_dense": 0, "le_every": 1, "le_ctx": False, "le_attn": "eager", "le_mla": "eager"})
 
 
 def num(where, label: str, lo: int, hi: int, key: str, **kw):
@@ -103,18 +111,21 @@ def _t(seconds):
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def _parse_upload(data: bytes, name: str) -> ModelConfig:
-    return parse_config_json(data, name=name)
+def _parse_upload(data: bytes, name: str) -> tuple[ModelConfig, dict]:
+    """The model of an uploaded config.json and what the parser read (family, ignored keys, ...)."""
+    return read_config_json(data, name=name)
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
-def _estimate(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, gpus: int, eff: float):
-    return estimate(cfg, wl, hw, par, eff, gpus=gpus)
+def _estimate(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, gpus: int, eff: float,
+              info_json: str = "{}"):
+    return estimate(cfg, wl, hw, par, eff, gpus=gpus, read_info=json.loads(info_json))
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
-def _views(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, gpus: int, eff: float, macs: bool) -> dict:
-    est = _estimate(cfg, wl, hw, par, gpus, eff)
+def _views(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, gpus: int, eff: float, macs: bool,
+           info_json: str = "{}") -> dict:
+    est = _estimate(cfg, wl, hw, par, gpus, eff, info_json)
     d = est.to_dict()
     return {
         "flops": flops_by_op_spec(est, macs), "memory": memory_spec(est), "roofline": roofline_spec(est),
@@ -276,7 +287,85 @@ def serving_tab(cfg, wl, hw, par, gpus, eff) -> None:
                    "fits.")
 
 
+def _custom_features(where, layers: int, heads: int, experts: int) -> dict:
+    """The custom model's architecture features (sliding windows, qk-norm, norms, MLA, MoE layout) as
+    ModelConfig fields."""
+    c = where.columns(2)
+    num(c[0], "sliding window (0 = none)", 0, 1 << 24, "le_sw", help="keys a sliding-window layer attends to")
+    ui.url(c[1].text_input, "sliding layers", D["le_swp"], key="le_swp",
+           help="all, alternate (layers 0, 2, …), N:M (N sliding then M full, e.g. 5:1 for Gemma 3) or a unit "
+                "of S/F letters")
+    pick(c[0], "qk-norm", list(QK_NORMS), "le_qkn", help="head: one norm of head_dim shared by the heads (Qwen3, "
+         "Gemma 3); width: over all heads (OLMo 2)")
+    pick(c[1], "norm", list(NORM_KINDS), "le_norm")
+    pick(c[0], "norms per layer", [1, 2, 4], "le_npl", help="1: a parallel block's shared norm; 4: Gemma's sandwich")
+    flag(c[1], "parallel attention + MLP", "le_par", widget="checkbox")
+    where.caption("MLA (DeepSeek): a compressed KV latent; 0 = ordinary attention")
+    c = where.columns(3)
+    num(c[0], "KV latent rank", 0, 65536, "le_mla_kv")
+    num(c[1], "query rank", 0, 65536, "le_mla_q", help="0: a plain q_proj (DeepSeek-V2-Lite)")
+    num(c[2], "rotary dims", 0, 4096, "le_mla_rope", help="qk_rope_head_dim: part of the head dim")
+    num(where, "value head dim (0 = head dim)", 0, MAXI["hd"], "le_vhd")
+    where.caption("Mixture of experts: layout")
+    c = where.columns(2)
+    num(c[0], "expert width (0 = FFN)", 0, MAXI["ffn"], "le_effn")
+    num(c[1], "shared expert width", 0, MAXI["ffn"], "le_sffn")
+    num(c[0], "first dense layers", 0, MAXI["layers"], "le_dense")
+    num(c[1], "MoE every n-th layer", 1, MAXI["layers"], "le_every")
+    flag(where, "sigmoid gate on the shared expert (Qwen-MoE)", "le_sgate", widget="checkbox")
+    out: dict = {"qk_norm": ss.le_qkn, "norm": ss.le_norm, "norms_per_layer": ss.le_npl, "parallel_block": ss.le_par,
+                 "v_head_dim": ss.le_vhd}
+    if ss.le_sw:
+        out.update(sliding_window=ss.le_sw, layer_types=layer_pattern(layers, ss.le_swp))
+    if ss.le_mla_kv:
+        out.update(kv_lora_rank=ss.le_mla_kv, q_lora_rank=ss.le_mla_q, rope_head_dim=ss.le_mla_rope, kv_heads=heads)
+    if experts:
+        out.update(expert_ffn=ss.le_effn, shared_expert_ffn=ss.le_sffn, shared_expert_gate=ss.le_sgate)
+        if ss.le_dense or ss.le_every > 1:
+            out["moe_layers"] = moe_pattern(layers, first_dense=ss.le_dense, every=ss.le_every)
+    return out
+
+
+def _show_read(est, expanded: bool) -> None:
+    """What was read from the configuration: family, attention pattern, MLA, experts, quantization, dtype,
+    and the keys it ignored."""
+    r = est.read()
+    with st.expander("What was read: " + f"{r['family']}"
+                     + (f" (in {r['wrapper']})" if r.get("wrapper") else ""), expanded=expanded):
+        att = r["attention"]
+        rows = [("family", r["family"] + (f" — the decoder of {r['wrapper']}" if r.get("wrapper") else "")),
+                ("attention", f"{att['full']} full, {att['sliding']} sliding, {att['chunked']} chunked layers"
+                 + (f"; window {att['window']:,}; pattern {att['pattern']}" if att["window"] else "")),
+                ("MLA", "—" if not r["mla"] else
+                 f"latent {r['mla']['kv_lora_rank']} + rotary {r['mla']['qk_rope_head_dim']} cached per token and "
+                 f"layer; query rank {r['mla']['q_lora_rank'] or 'none'}"),
+                ("experts", "—" if not r["experts"] else
+                 f"{r['experts']['experts']} experts, top-{r['experts']['per_token']}, width "
+                 f"{r['experts']['expert_ffn']}; {r['experts']['moe_layers']} MoE / {r['experts']['dense_layers']} "
+                 f"dense layers ({r['experts']['pattern']})"
+                 + (f"; shared expert {r['experts']['shared_expert_ffn']}" if r["experts"]["shared_expert_ffn"]
+                    else "")),
+                ("quantization", "—" if not r["quantization"] else
+                 f"{r['quantization']['label']}; {r['quantization']['activations']}"),
+                ("dtype", (r["dtype"] or "not given") + f"; weights: {r['weight_dtype_source']}"),
+                ("checkpoint", ui.fmt_si(r["checkpoint_bytes"], "B") + " of tensors"),
+                ("block", f"{r['block']['norm']} × {r['block']['norms_per_layer']}, qk-norm {r['block']['qk_norm']}, "
+                 f"{'parallel' if r['block']['parallel'] else 'sequential'}, positions {r['block']['positions']}, "
+                 f"biases {', '.join(r['block']['biases']) or 'none'}")]
+        st.table(pd.DataFrame(rows, columns=["", "read"]).set_index(""))
+        if r["unknown_keys"]:
+            st.warning("Keys this estimator does not know (ignored): " + ", ".join(r["unknown_keys"]))
+        if r["ignored_keys"]:
+            st.caption("Ignored (they change no GEMM, parameter or byte): " + ", ".join(r["ignored_keys"]))
+        if r.get("defaults"):
+            st.caption("Absent, so transformers' defaults apply: "
+                       + ", ".join(f"{k} = {v}" for k, v in r["defaults"].items()))
+        for note in r["notes"]:
+            st.caption(note)
+
+
 # ----------------------------------------------------------------------------- inputs (sidebar)
+info: dict = {}
 with st.sidebar:
     st.header("Model")
     src = pick(st, "Source", SOURCES, "le_src", widget="radio", horizontal=True)
@@ -298,13 +387,17 @@ with st.sidebar:
             num(c[0], "experts (0 = dense)", 0, MAXI["experts"], "le_experts")
             num(c[1], "experts per token", 0, MAXI["topk"], "le_topk")
             flag(st, "tied embeddings (LM head = embedding)", "le_tied", widget="checkbox")
-            cfg = ModelConfig(layers=ss.le_layers, hidden=ss.le_hidden, heads=ss.le_heads, kv_heads=ss.le_kv,
-                              head_dim=ss.le_hd, ffn=ss.le_ffn, vocab=ss.le_vocab, mlp=ss.le_mlp,
-                              tied_embeddings=ss.le_tied, experts=ss.le_experts, experts_per_token=ss.le_topk)
+            with st.expander("More architecture: sliding windows, MLA, shared experts, norms"):
+                extra = _custom_features(st, ss.le_layers, ss.le_heads, ss.le_experts)
+            cfg = ModelConfig(**{**dict(layers=ss.le_layers, hidden=ss.le_hidden, heads=ss.le_heads,
+                                        kv_heads=ss.le_kv, head_dim=ss.le_hd, ffn=ss.le_ffn, vocab=ss.le_vocab,
+                                        mlp=ss.le_mlp, tied_embeddings=ss.le_tied, experts=ss.le_experts,
+                                        experts_per_token=ss.le_topk), **extra})
         else:
             up = st.file_uploader("A Hugging Face config.json", type=["json"], key="le_upload",
-                                  help="Only plain fields are read (llama, mistral, mixtral, qwen2, gpt2); "
-                                       "nothing is executed.")
+                                  help="Only plain fields are read; nothing is executed. Families: "
+                                       + ", ".join(SUPPORTED_MODEL_TYPES) + ". A quantization_config sizes "
+                                       "the weights exactly; torch_dtype is the default weight dtype.")
             if up is None:
                 st.info("Upload a config.json, or pick a preset.")
             else:
@@ -313,8 +406,8 @@ with st.sidebar:
 
                     raise InputError(f"{up.name} is {up.size:,} bytes; a config.json is a few kB "
                                      f"(limit {MAX_CONFIG_BYTES:,})")
-                cfg = _parse_upload(up.getvalue(), up.name.removesuffix(".json"))
-                st.success(f"Read {up.name}: {cfg.params:,} parameters")
+                cfg, info = _parse_upload(up.getvalue(), up.name.removesuffix(".json"))
+                st.success(f"Read {up.name}: {cfg.params:,} parameters ({cfg.family})")
 
     st.header("Workload")
     c = st.columns(3)
@@ -322,8 +415,18 @@ with st.sidebar:
     num(c[1], "prompt", 1, MAXI["seq"], "le_seq", help="prompt tokens per sequence")
     num(c[2], "new tokens", 0, MAXI["new"], "le_new",
         help="decode steps after the prefill; step i sees prompt + i cached tokens")
+    flag(st, "decode only: the prompt is already cached (no prefill)", "le_ctx",
+         help="one decode question: --context C on the command line (new tokens = decode steps, at least 1)")
+    c = st.columns(2)
+    pick(c[0], "attention", list(ATTENTION_KINDS), "le_attn", widget="radio", horizontal=True,
+         help="eager: the S×S scores go through memory; fused (flash / SDPA): they stay on chip — same FLOPs")
+    pick(c[1], "MLA decode", list(MLA_FORMS), "le_mla", widget="radio", horizontal=True,
+         help="DeepSeek-style MLA only: eager (transformers decompresses the whole cache every step) or "
+              "absorbed (serving engines fold kv_b_proj into the query and the output)")
     c = st.columns(3)
-    pick(c[0], "weights", DT, "le_wdt")
+    pick(c[0], "weights", WDT, "le_wdt", format_func=lambda v: "from the config" if v == "config" else v,
+         help="'from the config': the model's torch_dtype (bf16 when it gives none). int4 and fp4 are block-scaled "
+              "formats of the decoder's linears; a quantized config keeps its own format.")
     pick(c[1], "activations", DT, "le_adt", help="the GEMMs run at this dtype's peak")
     pick(c[2], "KV cache", DT, "le_kvdt")
     st.caption("Counting switches (the default is what an eager forward pass executes)")
@@ -341,17 +444,41 @@ with st.sidebar:
     flag(st, "compare with a second configuration (B)", "le_cmp")
     scaleout_sidebar()
 
+def _memory_words(est) -> str:
+    """How the memory figures are made, in words with this model's numbers."""
+    m, wl, mem = est.model, est.workload, est.memory
+    q = m.quant
+    if q is not None:
+        weights = f"the checkpoint's tensors, quantized linears in {q.label}, the rest at {wl.weight_dtype}"
+    elif wl.weight_dtype in WEIGHT_FORMATS:
+        weights = f"the decoder's linears in {wl.weight_dtype} with their block scales, the rest at {m.dtype or 'bf16'}"
+    else:
+        weights = f"{m.params:,} parameters × {DTYPES[wl.weight_dtype].bytes:g} B"
+    per = (f"the MLA latent + rotary key ({m.kv_elements_per_token_layer} elements)" if m.is_mla else
+           f"K and V of {m.kv_cache_heads} heads × ({m.head_dim} + {m.v_head_dim}) dims")
+    window = (f"; {m.windowed_layers} sliding layers keep only the last {m.sliding_window - 1:,} tokens"
+              if m.sliding_window else "")
+    return (f"Weights: {weights} = **{ui.fmt_si(mem.weights_bytes, 'B')}**"
+            + (" (multi-token-prediction layers, stored in the checkpoint, are not loaded)" if m.mtp_layers else "")
+            + f". KV cache: {per} per token and layer, × {DTYPES[wl.kv_dtype].bytes:g} B × batch {wl.batch} × "
+            f"{wl.final_tokens:,} tokens{window} = **{ui.fmt_si(mem.kv_cache_bytes, 'B')}**. Activations and "
+            "framework overhead come on top.")
+
+
 # ----------------------------------------------------------------------------- results
 est = views = None
 if cfg is not None:
     with ui.guard("the estimate"):
-        wl = Workload(batch=ss.le_batch, seq_len=ss.le_seq, new_tokens=ss.le_new, causal=ss.le_causal,
-                      lm_head="last" if ss.le_last else "all", weight_dtype=ss.le_wdt, act_dtype=ss.le_adt,
-                      kv_dtype=ss.le_kvdt)
+        wdt = (cfg.dtype or "bf16") if ss.le_wdt == "config" else ss.le_wdt
+        wl = Workload(batch=ss.le_batch, seq_len=ss.le_seq, new_tokens=max(ss.le_new, 1) if ss.le_ctx else ss.le_new,
+                      causal=ss.le_causal, lm_head="last" if ss.le_last else "all", weight_dtype=wdt,
+                      act_dtype=ss.le_adt, kv_dtype=ss.le_kvdt, attention=ss.le_attn, decode_only=ss.le_ctx,
+                      mla=ss.le_mla)
         hw = HW[ss.le_gpu]
         par = parallel_from_widgets(ss.le_gpus)
-        est = _estimate(cfg, wl, hw, par, ss.le_gpus, ss.le_eff)
-        views = _views(cfg, wl, hw, par, ss.le_gpus, ss.le_eff, ss.le_macs)
+        info_json = json.dumps(info, sort_keys=True)  # the parser's report, hashable for the cache
+        est = _estimate(cfg, wl, hw, par, ss.le_gpus, ss.le_eff, info_json)
+        views = _views(cfg, wl, hw, par, ss.le_gpus, ss.le_eff, ss.le_macs, info_json)
 
 if est is not None and views is not None:
     with ui.guard("the results"):
@@ -364,6 +491,9 @@ if est is not None and views is not None:
             + f"; {m.layers} layers, hidden {m.hidden}, {m.heads} heads / {m.kv_heads} KV, head dim {m.head_dim}, "
             f"FFN {m.ffn} ({m.mlp}), vocab {m.vocab:,}"
             + (f", {m.experts} experts, top-{m.experts_per_token}" if m.is_moe else "") + src_note)
+        _show_read(est, expanded=src == "config.json")
+        for w in est.to_dict()["warnings"]:
+            st.warning(w)
         t = est.times()
         k = st.columns(7)
         k[0].metric(f"prefill {unit}s", ui.fmt_si(est.prefill.flops / div))
@@ -374,8 +504,9 @@ if est is not None and views is not None:
         share = est.prefill.gemm_share_of_time
         k[6].metric("GEMM share of prefill time", f"{share:.0%}" if share is not None else "—",
                     help="the GEMMs' share of the predicted prefill time; the rest is norms, softmax, activation, "
-                         "residual adds and the like (memory-bound). Of the FLOPs, GEMMs are "
-                         f"{est.prefill.gemm_share_of_flops:.2%}.")
+                         "residual adds and the like (memory-bound)." + (
+                             f" Of the FLOPs, GEMMs are {est.prefill.gemm_share_of_flops:.2%}."
+                             if est.prefill.gemm_share_of_flops is not None else " (No prefill: decode only.)"))
         mem = est.memory
         pg = est.per_gpu
         k[5].metric("memory per GPU", ui.fmt_si(pg.total_bytes, "B"),
@@ -400,12 +531,7 @@ if est is not None and views is not None:
                        "at the first and the last step. A MoE's expert GEMMs run k times per token.")
         with tabs[1]:
             st.vega_lite_chart(views["memory"], width="stretch")
-            st.markdown(
-                f"Weights: {m.params:,} parameters × {DTYPES[est.workload.weight_dtype].bytes:g} B = "
-                f"**{ui.fmt_si(mem.weights_bytes, 'B')}**. KV cache: 2 (K and V) × {m.layers} layers × "
-                f"{m.kv_heads} KV heads × {m.head_dim} head dim × {DTYPES[est.workload.kv_dtype].bytes:g} B × "
-                f"batch {est.workload.batch} × {est.workload.final_tokens:,} tokens = "
-                f"**{ui.fmt_si(mem.kv_cache_bytes, 'B')}**. Activations and framework overhead come on top.")
+            st.markdown(_memory_words(est))
         with tabs[2]:
             st.vega_lite_chart(views["roofline"], width="stretch")
             st.caption("Each op's predicted time is max(FLOPs / peak, bytes / bandwidth), both derated by the "
@@ -423,7 +549,9 @@ if est is not None and views is not None:
                          column_config={c: st.column_config.NumberColumn(format="localized")
                                         for c in ("prefill_flops", "prefill_macs", "decode_flops", "decode_macs")})
             st.markdown("**The article's rules of thumb** against the exact prefill count")
-            st.dataframe(pd.DataFrame(views["rules"])[["rule", "value", "exact", "ratio", "reason"]],
+            if not views["rules"]:
+                st.info("No prefill in a decode-only workload: the rules of thumb size a prefill.")
+            st.dataframe(pd.DataFrame(views["rules"], columns=["rule", "value", "exact", "ratio", "reason"]),
                          hide_index=True, width="stretch",
                          column_config={"value": st.column_config.NumberColumn(format="%.4g"),
                                         "exact": st.column_config.NumberColumn(format="localized"),

@@ -341,14 +341,14 @@ def compare_chart(a: Estimate, b: Estimate, label_a: str = "A", label_b: str = "
 def summary_row(est: Estimate) -> dict:
     """Headline figures of one estimate (a column of the A-vs-B table)."""
     t = est.times()
-    tpot = t["time_per_output_token_s"]
+    tpot, ttft = t["time_per_output_token_s"], t["ttft_s"]
     return {"model": est.model.name, "parameters": est.model.params, "batch": est.workload.batch,
             "prompt tokens": est.workload.seq_len, "new tokens": est.workload.new_tokens,
             "dtypes (w/act/kv)": f"{est.workload.weight_dtype}/{est.workload.act_dtype}/{est.workload.kv_dtype}",
             "GPUs": f"{est.gpus} × {est.hardware.name}", "prefill FLOPs": est.prefill.flops,
             "decode FLOPs": est.decode.flops, "weights GB": round(est.memory.weights_bytes / 1e9, 3),
             "KV cache GB": round(est.memory.kv_cache_bytes / 1e9, 3), "fits": est.memory.fits,
-            "time to first token ms": t["ttft_s"] * 1e3,
+            "time to first token ms": None if ttft is None else ttft * 1e3,
             "ms per output token": None if tpot is None else tpot * 1e3,
             "decode tokens/s": t["decode_tokens_per_s"], "total s": t["total_s"]}
 

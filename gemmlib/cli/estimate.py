@@ -10,27 +10,32 @@ Examples::
     python -m gemmlib estimate --preset llama-3-8b --seq-len 4096 --batch 512 --train --train-tokens 1e12 \
         --tp 2 --dp 32 --gpus-per-node 8 --recompute selective --zero 1
     python -m gemmlib estimate --preset llama-3-70b --tp 8 --seq-len 2048 --new-tokens 256 --tpot-target-ms 50
+    python -m gemmlib estimate --preset deepseek-v3 --context 32768 --mla absorbed --gpu h200 --tp 8
+    python -m gemmlib estimate --preset mistral-7b --weight-dtype int4 --attention fused
 
 The same code path as the LLM Estimator page (gemmlib.llm.scaleout over gemmlib.llm.accounting).
-Light on purpose: no torch, answers in well under a second.
+Light on purpose: no torch, answers in well under a second. An uploaded config.json's
+torch_dtype is the default weight dtype, and its quantization_config sizes the weights exactly.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 
 from gemmlib.core.calibration import find_by_name
 from gemmlib.core.ceilings import measured_hardware_all
 from gemmlib.core.dtypes import DTYPES
 from gemmlib.core.errors import InputError
 from gemmlib.core.hardware import get_hardware
-from gemmlib.llm.accounting import Workload
+from gemmlib.llm.accounting import ATTENTION_KINDS, MLA_FORMS, Workload
 from gemmlib.llm.calibrated import calibrated_estimate
-from gemmlib.llm.config import ModelConfig
-from gemmlib.llm.hf import load_config_file
+from gemmlib.llm.config import NORM_KINDS, QK_NORMS, ModelConfig, layer_pattern, moe_pattern
+from gemmlib.llm.hf import read_config_file
 from gemmlib.llm.parallel import Parallel
 from gemmlib.llm.presets import from_name, preset_names
+from gemmlib.llm.quant import WEIGHT_FORMATS
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -49,16 +54,30 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     src.add_argument("--tied-embeddings", action="store_true", help="LM head shares the embedding")
     src.add_argument("--experts", type=int, default=0, help="mixture of experts: number of experts")
     src.add_argument("--experts-per-token", type=int, default=0, help="experts each token runs through")
+    _add_architecture_arguments(p)
     wl = p.add_argument_group("workload")
     wl.add_argument("--batch", type=int, default=1, help="concurrent sequences (default 1)")
-    wl.add_argument("--seq-len", type=int, default=512, help="prompt tokens per sequence (default 512)")
-    wl.add_argument("--new-tokens", type=int, default=128,
-                    help="decode steps after the prefill (default 128); step i sees S + i cached tokens")
+    wl.add_argument("--seq-len", type=int, default=None, help="prompt tokens per sequence (default 512)")
+    wl.add_argument("--new-tokens", type=int, default=None,
+                    help="decode steps after the prefill (default 128; 1 with --context); step i sees S + i "
+                         "cached tokens")
+    wl.add_argument("--context", type=int, metavar="C",
+                    help="decode only: one decode step (or --new-tokens steps) with C tokens already cached, "
+                         "no prefill")
+    wl.add_argument("--attention", choices=list(ATTENTION_KINDS), default="eager",
+                    help="eager (the S x S scores go through memory, as transformers' eager attention) or "
+                         "fused (a flash / SDPA kernel keeps them on chip: same FLOPs, fewer bytes)")
+    wl.add_argument("--mla", choices=list(MLA_FORMS), default="eager",
+                    help="an MLA model's decode: eager (transformers: kv_b_proj decompresses the whole cache "
+                         "every step) or absorbed (serving engines fold kv_b_proj into the query and output)")
     wl.add_argument("--causal", action="store_true", help="count only the causal triangle of attention")
     wl.add_argument("--lm-head", choices=["all", "last"], default="all",
                     help="LM head over every prompt position (eager default) or the last only")
     dts = sorted(DTYPES)
-    wl.add_argument("--weight-dtype", default="bf16", choices=dts)
+    wl.add_argument("--weight-dtype", default=None, choices=dts + list(WEIGHT_FORMATS),
+                    help="weights (default: the config's torch_dtype, else bf16); int4 and fp4 are block-scaled "
+                         "formats of the decoder's linears (groups of 128 with fp16 scale and zero; NVFP4), a "
+                         "quantized config keeps its own format and this is the dtype of its other tensors")
     wl.add_argument("--act-dtype", default="bf16", choices=dts, help="activations; sets the GEMM peak used")
     wl.add_argument("--kv-dtype", default="bf16", choices=dts)
     hw = p.add_argument_group("hardware")
@@ -74,21 +93,107 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     out.add_argument("--macs", action="store_true", help="table in multiply-accumulates (FLOPs / 2)")
 
 
+def _add_architecture_arguments(p: argparse.ArgumentParser) -> None:
+    """The custom shape's features beyond the basic widths (the families' features)."""
+    a = p.add_argument_group("custom architecture (with the shape flags)")
+    a.add_argument("--sliding-window", type=int, metavar="W", help="keys a sliding-window layer attends to")
+    a.add_argument("--sliding-pattern", metavar="P", default=None,
+                   help="which layers slide: all (default with --sliding-window), alternate (layers 0, 2, ...), "
+                        "N:M (N sliding then M full, e.g. 5:1), or a unit of S/F letters")
+    a.add_argument("--qk-norm", choices=list(QK_NORMS), default="none",
+                   help="norms on q and k: head (one of head_dim shared by the heads) or width (over all heads)")
+    a.add_argument("--v-head-dim", type=int, help="value head width (default: head dim)")
+    a.add_argument("--mla-kv-rank", type=int, metavar="R", help="MLA: the cached latent's width (kv_lora_rank)")
+    a.add_argument("--mla-q-rank", type=int, metavar="R", help="MLA: the query's low rank (q_lora_rank; 0: none)")
+    a.add_argument("--mla-rope-dim", type=int, metavar="D",
+                   help="MLA: the rotary part of the head dim (qk_rope_head_dim)")
+    a.add_argument("--expert-ffn", type=int, help="one expert's MLP width (default: --ffn)")
+    a.add_argument("--shared-expert-ffn", type=int, default=0, help="width of an always-on shared expert MLP")
+    a.add_argument("--shared-expert-gate", action="store_true", help="a sigmoid gate on the shared expert (Qwen-MoE)")
+    a.add_argument("--dense-layers", type=int, default=0, metavar="K", help="the first K layers are dense (MoE)")
+    a.add_argument("--moe-every", type=int, default=1, metavar="N", help="every N-th layer is MoE (default 1)")
+    a.add_argument("--norm", choices=list(NORM_KINDS), default="rms")
+    a.add_argument("--norms-per-layer", type=int, default=2, choices=[1, 2, 4])
+    a.add_argument("--parallel-block", action="store_true", help="attention and MLP read the same input")
+    a.add_argument("--qkv-bias", action="store_true")
+    a.add_argument("--o-bias", action="store_true")
+    a.add_argument("--mlp-bias", action="store_true")
+    a.add_argument("--attention-sinks", action="store_true", help="one learned logit per head (gpt-oss)")
+    a.add_argument("--max-positions", type=int, default=0, help="trained context (warn past it)")
+
+
+_ARCH = ("sliding_window", "v_head_dim", "mla_kv_rank", "mla_q_rank", "mla_rope_dim", "expert_ffn")
+_ARCH_FLAGS = ("sliding_pattern", "parallel_block", "qkv_bias", "o_bias", "mlp_bias", "attention_sinks",
+               "shared_expert_gate")
+
+
+def _custom_architecture(args: argparse.Namespace, layers: int) -> dict:
+    """ModelConfig fields of the custom-architecture flags."""
+    out: dict = {}
+    if args.sliding_window:
+        out.update(sliding_window=args.sliding_window,
+                   layer_types=layer_pattern(layers, args.sliding_pattern or "all"))
+    elif args.sliding_pattern:
+        raise InputError("--sliding-pattern needs --sliding-window")
+    if args.mla_kv_rank:
+        if not args.mla_rope_dim:
+            raise InputError("MLA needs --mla-rope-dim (the rotary part of the head dim) with --mla-kv-rank")
+        out.update(kv_lora_rank=args.mla_kv_rank, q_lora_rank=args.mla_q_rank or 0, rope_head_dim=args.mla_rope_dim,
+                   kv_heads=args.heads)
+    elif args.mla_q_rank or args.mla_rope_dim:
+        raise InputError("--mla-q-rank / --mla-rope-dim need --mla-kv-rank")
+    if args.experts:
+        if args.dense_layers or args.moe_every != 1:
+            out["moe_layers"] = moe_pattern(layers, first_dense=args.dense_layers, every=args.moe_every)
+        out.update(expert_ffn=args.expert_ffn or 0, shared_expert_ffn=args.shared_expert_ffn,
+                   shared_expert_gate=args.shared_expert_gate)
+    elif (args.expert_ffn or args.shared_expert_ffn or args.dense_layers or args.moe_every != 1
+          or args.shared_expert_gate):
+        raise InputError("--expert-ffn, --shared-expert-ffn, --shared-expert-gate, --dense-layers and --moe-every "
+                         "need --experts")
+    out.update(qk_norm=args.qk_norm, v_head_dim=args.v_head_dim or 0, norm=args.norm,
+               norms_per_layer=args.norms_per_layer, parallel_block=args.parallel_block, qkv_bias=args.qkv_bias,
+               o_bias=args.o_bias, mlp_bias=args.mlp_bias, attention_sinks=args.attention_sinks,
+               max_positions=args.max_positions or 0)
+    return out
+
+
+def _architecture_given(args: argparse.Namespace) -> list[str]:
+    given = [f for f in _ARCH if getattr(args, f, None)]
+    given += [f for f in _ARCH_FLAGS if getattr(args, f, None)]
+    if getattr(args, "qk_norm", "none") != "none":
+        given.append("qk_norm")
+    for f, default in (("shared_expert_ffn", 0), ("dense_layers", 0), ("moe_every", 1), ("norm", "rms"),
+                       ("norms_per_layer", 2), ("max_positions", 0)):
+        if getattr(args, f, default) != default:
+            given.append(f)
+    return given
+
+
 _SHAPE = ("layers", "hidden", "ffn", "heads", "kv_heads", "head_dim", "vocab")
 
 
-def model_from_args(args: argparse.Namespace):
+def model_from_args(args: argparse.Namespace) -> ModelConfig:
+    """The model the flags name (see :func:`model_and_read_from_args` for what was read)."""
+    return model_and_read_from_args(args)[0]
 
+
+def model_and_read_from_args(args: argparse.Namespace) -> tuple[ModelConfig, dict]:
+    """The model the flags name and what was read: the parser's report for --config, none otherwise."""
     shape_given = [f for f in _SHAPE if getattr(args, f) is not None]
     shape_given += [f for f in ("experts", "experts_per_token") if getattr(args, f)]
+    arch = _architecture_given(args)
     sources = [s for s, on in (("--preset", args.preset is not None), ("--config", args.config is not None),
                                ("shape flags", bool(shape_given))) if on]
     if len(sources) > 1:
         raise InputError(f"give only one of --preset, --config or the shape flags (got {' and '.join(sources)})")
+    if arch and not shape_given:
+        raise InputError(f"--{arch[0].replace('_', '-')} describes a custom model: give the shape flags "
+                         "(--layers --hidden --ffn --heads --vocab) too")
     if args.preset is not None:
-        return from_name(args.preset)
+        return from_name(args.preset), {}
     if args.config is not None:
-        return load_config_file(args.config)
+        return read_config_file(args.config)
     if not shape_given:
 
         raise InputError("say which model: --preset NAME (" + ", ".join(preset_names())
@@ -101,10 +206,26 @@ def model_from_args(args: argparse.Namespace):
         v = getattr(args, f)
         if v is not None and v < 1:
             raise InputError(f"--{f.replace('_', '-')} must be at least 1, got {v}")
-    return ModelConfig(layers=args.layers, hidden=args.hidden, ffn=args.ffn, heads=args.heads,
-                       kv_heads=args.kv_heads or 0, head_dim=args.head_dim or 0, vocab=args.vocab,
-                       mlp=args.mlp, tied_embeddings=args.tied_embeddings, experts=args.experts,
-                       experts_per_token=args.experts_per_token, name="custom")
+    fields = dict(layers=args.layers, hidden=args.hidden, ffn=args.ffn, heads=args.heads,
+                  kv_heads=args.kv_heads or 0, head_dim=args.head_dim or 0, vocab=args.vocab,
+                  mlp=args.mlp, tied_embeddings=args.tied_embeddings, experts=args.experts,
+                  experts_per_token=args.experts_per_token, name="custom")
+    fields.update(_custom_architecture(args, args.layers))
+    return ModelConfig(**fields), {}
+
+
+def workload_from_args(args: argparse.Namespace, cfg: ModelConfig) -> Workload:
+    """The workload of the flags; the weight dtype defaults to the config's torch_dtype, else bf16."""
+    wd = args.weight_dtype or cfg.dtype or "bf16"
+    common = dict(batch=args.batch, causal=args.causal, lm_head=args.lm_head, weight_dtype=wd,
+                  act_dtype=args.act_dtype, kv_dtype=args.kv_dtype, attention=args.attention, mla=args.mla)
+    if args.context is not None:
+        if args.seq_len is not None:
+            raise InputError("give --context (decode only, C tokens cached) or --seq-len (a prompt), not both")
+        return Workload(seq_len=args.context, new_tokens=1 if args.new_tokens is None else args.new_tokens,
+                        decode_only=True, **common)
+    return Workload(seq_len=512 if args.seq_len is None else args.seq_len,
+                    new_tokens=128 if args.new_tokens is None else args.new_tokens, **common)
 
 
 def _fmt(x: float | None, unit: str = "") -> str:
@@ -136,18 +257,54 @@ def _table(headers: list[str], rows: list[list[str]]) -> str:
     return "\n".join(out)
 
 
-def render_text(est, macs: bool = False) -> str:
+def _read_lines(read: dict | None) -> list[str]:
+    """What was read from a config.json (or a preset): one line each."""
+    if not read:
+        return []
+    att = read["attention"]
+    bits = [f"family {read['family']}" + (f" (in {read['wrapper']})" if read.get("wrapper") else "")]
+    if att["sliding"] or att["chunked"]:
+        bits.append(f"attention {att['full']} full + {att['sliding'] + att['chunked']} "
+                    f"{'chunked' if att['chunked'] else 'sliding'} (window {att['window']}, {att['pattern']})")
+    else:
+        bits.append("attention: every layer full")
+    if read["mla"]:
+        mla = read["mla"]
+        bits.append(f"MLA (latent {mla['kv_lora_rank']} + rope {mla['qk_rope_head_dim']} cached per token and layer)")
+    if read["experts"]:
+        e = read["experts"]
+        bits.append(f"{e['experts']} experts top-{e['per_token']} in {e['moe_layers']} layers"
+                    + (f", {e['dense_layers']} dense" if e["dense_layers"] else "")
+                    + (f", shared expert {e['shared_expert_ffn']}" if e["shared_expert_ffn"] else ""))
+    if read["quantization"]:
+        bits.append(f"quantization {read['quantization']['label']}")
+    bits.append(f"dtype {read['dtype'] or 'not given'}")
+    lines = ["read      " + "; ".join(bits)]
+    if read.get("unknown_keys"):
+        lines.append(f"          keys not understood (ignored): {', '.join(read['unknown_keys'])}")
+    if read.get("ignored_keys"):
+        lines.append(f"          {len(read['ignored_keys'])} keys that change no count ignored")
+    for note in read.get("notes", []):
+        lines.append(f"          note: {note}")
+    return lines
+
+
+def render_text(est, macs: bool = False, read: dict | None = None) -> str:
     """The human-readable report (also used by tests)."""
     m, wl, d = est.model, est.workload, est.to_dict()
     unit, div = ("MAC", 2) if macs else ("FLOP", 1)
-    lines = [
+    wsrc = (read or {}).get("weight_dtype_source")
+    lines = _read_lines(read) + [
         f"model     {m.name}: {m.params:,} parameters"
         + (f" ({m.active_params:,} active per token)" if m.is_moe else "")
         + f"; {m.layers} layers, hidden {m.hidden}, heads {m.heads}/{m.kv_heads} KV, head dim {m.head_dim}, "
         f"FFN {m.ffn} {m.mlp}, vocab {m.vocab}" + (f", {m.experts} experts top-{m.experts_per_token}" if m.is_moe else ""),
-        f"workload  batch {wl.batch}, prompt {wl.seq_len}, {wl.new_tokens} decode steps; "
-        f"{'causal' if wl.causal else 'dense'} attention, LM head on {wl.lm_head} positions; "
-        f"weights {wl.weight_dtype}, activations {wl.act_dtype}, KV {wl.kv_dtype}",
+        f"workload  batch {wl.batch}, "
+        + (f"decode only with {wl.seq_len} tokens cached" if wl.decode_only else f"prompt {wl.seq_len}")
+        + f", {wl.new_tokens} decode step{'' if wl.new_tokens == 1 else 's'}; "
+        f"{'causal' if wl.causal else 'dense'} {wl.attention} attention, LM head on {wl.lm_head} positions; "
+        + (f"weights {wl.weight_dtype} ({wsrc})" if wsrc else f"weights {wl.weight_dtype}")
+        + f", activations {wl.act_dtype}, KV {wl.kv_dtype}" + (f"; MLA {wl.mla}" if m.is_mla else ""),
         f"hardware  {est.gpus} x {est.hardware.name}, efficiency "
         f"{getattr(est, 'efficiency_label', None) or format(est.efficiency, 'g')}, "
         f"peak {_fmt(d['hardware']['peak_flops_per_gpu'], 'FLOP/s')} ({wl.act_dtype}), "
@@ -193,7 +350,10 @@ def render_text(est, macs: bool = False) -> str:
         mark = "*" if r["selected"] else " "
         lines.append(f" {mark} {r['variant']:<55} {_fmt(r['prefill_flops'] / div):>10} / "
                      f"{_fmt(r['decode_flops'] / div):>10}")
-    lines += ["", "rules of thumb vs the exact prefill count"]
+    if d["rules_of_thumb"]:
+        lines += ["", "rules of thumb vs the exact prefill count"]
+    for w in d.get("warnings", []):
+        lines.append(f"warning   {w}")
     for r in d["rules_of_thumb"]:
         lines.append(f"  {r['rule']}: {_fmt(r['value'])} (exact / rule = {r['ratio']:.3g}) - {r['reason']}")
     return "\n".join(lines)
@@ -218,19 +378,17 @@ def _hardware(name: str):
 
 def run(args: argparse.Namespace) -> int:
 
-    cfg = model_from_args(args)
-    wl = Workload(batch=args.batch, seq_len=args.seq_len, new_tokens=args.new_tokens, causal=args.causal,
-                  lm_head=args.lm_head, weight_dtype=args.weight_dtype, act_dtype=args.act_dtype,
-                  kv_dtype=args.kv_dtype)
+    cfg, info = model_and_read_from_args(args)
+    wl = workload_from_args(args, cfg)
     if str(args.gpu).strip().lower().endswith("(calibrated)"):
-        est = _calibrated(args, cfg, wl)
-        sys.stdout.write((est.to_json() if args.json else render_text(est, macs=args.macs)) + "\n")
+        est = replace(_calibrated(args, cfg, wl), read_info=info)
+        sys.stdout.write((est.to_json() if args.json else render_text(est, macs=args.macs, read=est.read())) + "\n")
         return 0
-    est = scaleout_estimate(args, cfg, wl, _hardware(args.gpu))
+    est = scaleout_estimate(args, cfg, wl, _hardware(args.gpu), read_info=info)
     if args.json:
         sys.stdout.write(est.to_json() + "\n")
     else:
-        sys.stdout.write(render_text(est, macs=args.macs) + "\n" + render_scaleout(est) + "\n")
+        sys.stdout.write(render_text(est, macs=args.macs, read=est.read()) + "\n" + render_scaleout(est) + "\n")
     return 0
 
 
@@ -337,7 +495,7 @@ def _calibrated(args: argparse.Namespace, cfg, wl):
     return calibrated_estimate(cfg, wl, cal)
 
 
-def scaleout_estimate(args: argparse.Namespace, cfg, wl, hw):
+def scaleout_estimate(args: argparse.Namespace, cfg, wl, hw, read_info: dict | None = None):
     from gemmlib.llm.scaleout import estimate
     from gemmlib.llm.training import Training
 
@@ -357,7 +515,8 @@ def scaleout_estimate(args: argparse.Namespace, cfg, wl, hw):
     return estimate(cfg, wl, _links(args, hw), par, args.efficiency, gpus=gpus, training=training,
                     serve=bool(args.serve), memory_utilization=args.memory_utilization,
                     tpot_target_s=None if ms["tpot_target_ms"] is None else ms["tpot_target_ms"] / 1e3,
-                    ttft_target_s=None if ms["ttft_target_ms"] is None else ms["ttft_target_ms"] / 1e3)
+                    ttft_target_s=None if ms["ttft_target_ms"] is None else ms["ttft_target_ms"] / 1e3,
+                    read_info=read_info)
 
 
 def render_scaleout(est) -> str:

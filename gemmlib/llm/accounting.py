@@ -48,37 +48,54 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 
 from gemmlib.core.dtypes import get_dtype
 from gemmlib.core.errors import InputError
 from gemmlib.core.flops import roofline_time
 from gemmlib.core.hardware import Hardware
+from gemmlib.llm.checkpoint import checkpoint_size, element_bytes, mlp_op_names, op_weight_bytes
 from gemmlib.llm.config import ModelConfig
+from gemmlib.llm.hf import describe_read
+from gemmlib.llm.quant import weight_dtype_name
 
-OP_NAMES = ("q_proj", "k_proj", "v_proj", "o_proj", "attn_scores", "attn_values",
-            "router", "gate_proj", "up_proj", "down_proj", "lm_head")
-OTHER_OP_NAMES = ("embedding", "norms", "rotary", "kv_repeat", "attn_softmax", "activation", "moe_routing",
-                  "residual")
-ATTENTION_PRODUCTS = ("attn_scores", "attn_values")
+OP_NAMES = ("q_proj", "q_a_proj", "q_b_proj", "k_proj", "v_proj", "kv_a_proj", "kv_b_proj", "q_absorb",
+            "attn_scores", "attn_values", "attn_scores_sliding", "attn_values_sliding", "o_absorb", "o_proj",
+            "router", "gate_proj", "up_proj", "down_proj", "shared_gate_proj", "shared_up_proj", "shared_down_proj",
+            "shared_expert_gate", "dense_gate_proj", "dense_up_proj", "dense_down_proj", "lm_head")
+OTHER_OP_NAMES = ("embedding", "norms", "rotary", "kv_repeat", "attn_softmax", "activation", "shared_activation",
+                  "dense_activation", "moe_routing", "residual")
+ATTENTION_PRODUCTS = ("attn_scores", "attn_values", "attn_scores_sliding", "attn_values_sliding")
 LM_HEAD_MODES = ("all", "last")
 ATTENTION_KINDS = ("eager", "fused")
+MLA_FORMS = ("eager", "absorbed")
 
 # How each op splits across tensor-parallel ranks (Megatron style), for the scale-out model:
 #   column: the output features split (q/k/v, gate/up; their element-wise followers too);
 #   row: the input features split, an all-reduce of the output follows (o_proj, down_proj);
-#   heads: split by attention head (the products, softmax, rotary, GQA repeat);
+#   heads: split by attention head (the products, softmax, rotary, GQA repeat, MLA's absorbed
+#          per-head products);
 #   vocab: the vocabulary splits (LM head, embedding);
-#   replicated: every rank does all of it (norms, residual adds, the router).
+#   replicated: every rank does all of it (norms, residual adds, the router, MLA's down-projections
+#               q_a_proj / kv_a_proj, whose outputs every head needs, as vLLM's ReplicatedLinear).
+# Routed experts are gate_proj / up_proj / down_proj in a MoE model (the shared experts and a MoE
+# model's dense layers have their own names), so expert parallelism can tell them apart.
 # A new op names its sharding here; an op missing from the table counts as replicated.
 SHARDING: dict[str, str] = {
     "q_proj": "column", "k_proj": "column", "v_proj": "column", "gate_proj": "column", "up_proj": "column",
-    "o_proj": "row", "down_proj": "row",
-    "attn_scores": "heads", "attn_values": "heads", "attn_softmax": "heads", "rotary": "heads",
-    "kv_repeat": "heads", "activation": "column",
+    "q_b_proj": "column", "kv_b_proj": "column",
+    "shared_gate_proj": "column", "shared_up_proj": "column", "dense_gate_proj": "column", "dense_up_proj": "column",
+    "o_proj": "row", "down_proj": "row", "shared_down_proj": "row", "dense_down_proj": "row",
+    "attn_scores": "heads", "attn_values": "heads", "attn_scores_sliding": "heads", "attn_values_sliding": "heads",
+    "q_absorb": "heads", "o_absorb": "heads",
+    "attn_softmax": "heads", "rotary": "heads", "kv_repeat": "heads", "activation": "column",
+    "shared_activation": "column", "dense_activation": "column",
     "lm_head": "vocab", "embedding": "vocab",
-    "router": "replicated", "moe_routing": "replicated", "norms": "replicated", "residual": "replicated",
+    "router": "replicated", "shared_expert_gate": "replicated", "q_a_proj": "replicated", "kv_a_proj": "replicated",
+    "moe_routing": "replicated", "norms": "replicated", "residual": "replicated",
 }
+# Ops that are routed experts (in a mixture of experts) — for expert parallelism.
+EXPERT_OPS = ("gate_proj", "up_proj", "down_proj")
 
 _LIMITS = {"batch": 1_000_000, "seq_len": 100_000_000, "new_tokens": 10_000_000}
 
@@ -102,7 +119,13 @@ def _whole(name: str, v, minimum: int) -> int:
 
 @dataclass(frozen=True)
 class Workload:
-    """What is run: batch (concurrent sequences), prompt length, decode steps, switches, dtypes."""
+    """What is run: batch (concurrent sequences), prompt length, decode steps, switches, dtypes.
+
+    ``decode_only``: no prefill; the decode starts with ``seq_len`` tokens already cached (the CLI's
+    ``--context C``: one decode step with C tokens in the cache). ``mla``: how an MLA model's decode
+    runs — ``eager`` as transformers does (the whole cache decompressed by kv_b_proj every step) or
+    ``absorbed`` as serving engines do (kv_b_proj folded into the query and the output).
+    """
 
     batch: int = 1
     seq_len: int = 512
@@ -113,27 +136,35 @@ class Workload:
     act_dtype: str = "bf16"
     kv_dtype: str = "bf16"
     attention: str = "eager"  # "eager" (scores through memory) or "fused" (flash / SDPA kernel)
+    decode_only: bool = False
+    mla: str = "eager"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "batch", _whole("batch", self.batch, 1))
-        object.__setattr__(self, "seq_len", _whole("seq_len", self.seq_len, 1))
+        object.__setattr__(self, "seq_len", _whole("seq_len", self.seq_len, 0 if self.decode_only else 1))
         object.__setattr__(self, "new_tokens", _whole("new_tokens", self.new_tokens, 0))
         if self.lm_head not in LM_HEAD_MODES:
             raise InputError(f"lm_head must be 'all' or 'last', got {self.lm_head!r}")
-        for f in ("weight_dtype", "act_dtype", "kv_dtype"):
+        object.__setattr__(self, "weight_dtype", weight_dtype_name(self.weight_dtype))  # int4 / fp4 too
+        for f in ("act_dtype", "kv_dtype"):
             object.__setattr__(self, f, get_dtype(getattr(self, f)).name)
-        if not isinstance(self.causal, bool):
-            raise InputError(f"causal must be true or false, got {self.causal!r}")
+        for f in ("causal", "decode_only"):
+            if not isinstance(getattr(self, f), bool):
+                raise InputError(f"{f} must be true or false, got {getattr(self, f)!r}")
         if self.attention not in ATTENTION_KINDS:
             raise InputError(f"attention must be one of {', '.join(ATTENTION_KINDS)}, got {self.attention!r}")
+        if self.mla not in MLA_FORMS:
+            raise InputError(f"mla must be one of {', '.join(MLA_FORMS)}, got {self.mla!r}")
+        if self.decode_only and self.new_tokens < 1:
+            raise InputError("a decode-only workload needs at least one decode step")
 
     @property
     def prefill_tokens(self) -> int:
-        return self.batch * self.seq_len
+        return 0 if self.decode_only else self.batch * self.seq_len
 
     @property
     def final_tokens(self) -> int:
-        """Tokens each sequence's cache holds at the end: S + N."""
+        """Tokens each sequence's cache holds at the end: S + N (C + N for a decode-only workload)."""
         return self.seq_len + self.new_tokens
 
 
@@ -200,81 +231,244 @@ class Op:
 # ----- building the ops ---------------------------------------------------------------------
 
 class _Sizes:
-    def __init__(self, wl: Workload) -> None:
-        self.w = get_dtype(wl.weight_dtype).bytes
+    """Bytes per element of activations and K/V, and of each op's weight matrix (one layer)."""
+
+    def __init__(self, cfg: ModelConfig, wl: Workload) -> None:
         self.a = get_dtype(wl.act_dtype).bytes
         self.kv = get_dtype(wl.kv_dtype).bytes
+        self.el = element_bytes(cfg, wl.weight_dtype)  # norms, embeddings
+        self._w = op_weight_bytes(cfg, wl.weight_dtype)
+
+    def w(self, op: str, kind: str) -> float:
+        """Bytes of the weights (bias included) of ``op`` in one layer of MLP kind ``kind`` (one expert)."""
+        return self._w.get((op, kind), self._w.get((op, "M" if kind == "D" else "D"), 0.0))
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One phase's shape: ``tokens`` rows per projection per step, ``steps`` runs of the stack,
+    ``queries`` query rows per head per step, ``cached`` tokens in the cache at the first step."""
+
+    phase: str
+    tokens: int
+    steps: int
+    queries: int
+    cached: int
+    tri: bool
+
+
+def _sum_min(c0: int, c1: int, cap: int) -> int:
+    """Σ min(c, cap) for c = c0 .. c1."""
+    if c1 < c0:
+        return 0
+    if c1 <= cap:
+        return (c0 + c1) * (c1 - c0 + 1) // 2
+    if c0 >= cap:
+        return (c1 - c0 + 1) * cap
+    return (c0 + cap) * (cap - c0 + 1) // 2 + (c1 - cap) * cap
+
+
+def _keys(window: int, run: _Run) -> tuple[int, int, int, int]:
+    """(keys summed over steps, keys of the first step, of the last, query-key pairs summed) per
+    layer, sequence and head.
+
+    Keys multiplied = the new queries plus what the cache holds: everything for a full layer, the last
+    window − 1 tokens for a sliding one (so an eager prefill is dense S × S even past the window, and a
+    decode step with c cached meets min(c, W − 1) + 1 keys). ``tri`` (the causal switch) counts only
+    the keys each query may see: the lower triangle, or a band W wide for a sliding layer.
+    """
+    q, c0 = run.queries, run.cached
+    c1 = c0 + run.steps - 1
+    if window:
+        cap = window - 1
+        first, last = q + min(c0, cap), q + min(c1, cap)
+        total = run.steps * q + _sum_min(c0, c1, cap)
+    else:
+        first, last = q + c0, q + c1
+        total = run.steps * q + (c0 + c1) * run.steps // 2
+    if run.tri:  # prefill: row i sees i + 1 keys, at most the window
+        if window and q > window:
+            pairs = window * (window + 1) // 2 + (q - window) * window
+        else:
+            pairs = q * (q + 1) // 2
+    else:
+        pairs = q * total
+    return total, first, last, pairs
 
 
 def _linear(name: str, phase: str, *, m: int, k: int, n: int, runs: int, weight_reads: int,
-            bias: bool, sz: _Sizes, note: str = "", weight_copies: int = 1, routed: bool = False) -> Op:
-    """A weight GEMM: [m, k] @ [k, n], run ``runs`` times, its weights read ``weight_reads`` times.
+            w_bytes: float, sz: _Sizes, note: str = "", weight_copies: int = 1, routed: bool = False) -> Op:
+    """A weight GEMM: [m, k] @ [k, n], run ``runs`` times, its weights (``w_bytes``, one copy) read
+    ``weight_reads`` times.
 
     ``weight_copies`` is how many distinct weight matrices each read touches (MoE experts reached).
     """
-    w = (k * n + (n if bias else 0)) * sz.w * weight_copies * weight_reads
+    w = w_bytes * weight_copies * weight_reads
     a = (m * k + m * n) * sz.a * runs
     return Op(name, phase, m, n, k, runs, 2 * m * n * k * runs, w, a, 0.0, note, routed=routed)
 
 
-def _layer_ops(cfg: ModelConfig, wl: Workload, *, phase: str, layers: int, tokens: int, steps: int,
-               queries: int, sum_keys: int, first_keys: int, last_keys: int, tri: bool) -> list[Op]:
-    """The ops of ``layers`` layers.
+def _groups(cfg: ModelConfig) -> list[tuple[str, str, int]]:
+    """(attention kind, MLP kind, layers) for each distinct kind of layer, in first-seen order."""
+    counts: dict[tuple[str, str], int] = {}
+    for a, m in zip(cfg.attention_kinds, cfg.mlp_kinds, strict=True):
+        counts[(a, m)] = counts.get((a, m), 0) + 1
+    return [(a, m, n) for (a, m), n in counts.items()]
 
-    tokens: rows each projection multiplies per run (batch·S in prefill, batch in a decode step);
-    steps: runs of the whole layer stack (1 prefill, N decode);
-    queries: query rows per head per run (S in prefill, 1 in decode);
-    sum_keys: keys summed over steps (S for prefill; Σ(S+i+1) over decode steps);
-    tri: count only the causal triangle (prefill with causal=True).
-    """
-    sz = _Sizes(wl)
-    b, h, kvh, hd, d = wl.batch, cfg.heads, cfg.kv_heads, cfg.head_dim, cfg.hidden
-    runs = layers * steps
-    ops = [
-        _linear("q_proj", phase, m=tokens, k=d, n=cfg.q_dim, runs=runs, weight_reads=runs,
-                bias=cfg.qkv_bias, sz=sz),
-        _linear("k_proj", phase, m=tokens, k=d, n=cfg.kv_dim, runs=runs, weight_reads=runs,
-                bias=cfg.qkv_bias, sz=sz),
-        _linear("v_proj", phase, m=tokens, k=d, n=cfg.kv_dim, runs=runs, weight_reads=runs,
-                bias=cfg.qkv_bias, sz=sz),
-    ]
-    # Attention products, per (layer, sequence, query head): Q [queries, hd] @ Kᵀ [hd, keys].
-    att_runs = layers * b * h * steps
-    if tri:  # prefill, causal: row i of the S×S scores keeps i + 1 keys
-        pairs = queries * (queries + 1) // 2
+
+def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, akind: str, mkind: str,
+                   layers: int) -> list[Op]:
+    """Projections and products of ``layers`` layers of one kind."""
+    b, h, d = wl.batch, cfg.heads, cfg.hidden
+    hd, dv = cfg.head_dim, cfg.v_head_dim
+    runs = layers * run.steps
+    tokens = run.tokens
+    w = cfg.window_of(akind)
+    sum_keys, first, last, pairs = _keys(w, run)
+    suffix = "" if akind == "F" else "_sliding"
+    absorbed = cfg.is_mla and wl.mla == "absorbed" and run.phase == "decode"
+    lin = dict(phase=run.phase, runs=runs, weight_reads=runs, sz=sz)
+    ops: list[Op] = []
+    if cfg.is_mla:
+        rq, rkv, dr = cfg.q_lora_rank, cfg.kv_lora_rank, cfg.rope_head_dim
+        if rq:
+            ops.append(_linear("q_a_proj", m=tokens, k=d, n=rq, w_bytes=sz.w("q_a_proj", mkind), **lin))
+            ops.append(_linear("q_b_proj", m=tokens, k=rq, n=cfg.q_dim, w_bytes=sz.w("q_b_proj", mkind), **lin))
+        else:
+            ops.append(_linear("q_proj", m=tokens, k=d, n=cfg.q_dim, w_bytes=sz.w("q_proj", mkind), **lin))
+        ops.append(_linear("kv_a_proj", m=tokens, k=d, n=rkv + dr, w_bytes=sz.w("kv_a_proj", mkind),
+                           note="the compressed latent and the rotary key of the new tokens", **lin))
     else:
-        pairs = queries * sum_keys  # query rows × keys, summed over steps
+        for name, n in (("q_proj", cfg.q_dim), ("k_proj", cfg.kv_dim), ("v_proj", cfg.v_dim)):
+            ops.append(_linear(name, m=tokens, k=d, n=n, w_bytes=sz.w(name, mkind),
+                               note="in one fused q|k|v matrix" if cfg.fused_qkv else "", **lin))
     pair_total = layers * b * h * pairs
-    kv_read = layers * b * kvh * sum_keys * hd * sz.kv  # K (or V) of every cached key, once per run
-    q_io = layers * b * h * steps * queries * hd * sz.a  # Q in (scores) or the output out (values)
-    # Eager attention writes the scores and reads the probabilities back; a fused kernel keeps them on chip.
     score_io = pair_total * sz.a if wl.attention == "eager" else 0.0
-    note = "per layer, sequence and query head" + (
-        "; keys grow by one per decode step" if phase == "decode" else "") + (
-        "; fused: the scores stay on chip" if wl.attention == "fused" else "")
-    kl = last_keys if phase == "decode" and last_keys != first_keys else None
-    ops.append(Op("attn_scores", phase, queries, first_keys, hd, att_runs, 2 * hd * pair_total,
-                  0.0, q_io + score_io, kv_read, note, n_last=kl))
-    ops.append(Op("attn_values", phase, queries, hd, first_keys, att_runs, 2 * hd * pair_total,
-                  0.0, score_io + q_io, kv_read, note, k_last=kl))
-    ops.append(_linear("o_proj", phase, m=tokens, k=cfg.q_dim, n=d, runs=runs, weight_reads=runs,
-                       bias=cfg.o_bias, sz=sz))
-    if cfg.is_moe:
-        ops.append(_linear("router", phase, m=tokens, k=d, n=cfg.experts, runs=runs, weight_reads=runs,
-                           bias=False, sz=sz, note="per layer: scores every expert for every token"))
-        reached = min(cfg.experts, tokens * cfg.experts_per_token)
-        e_note = (f"each token through {cfg.experts_per_token} of {cfg.experts} experts "
-                  f"(count = layers × {cfg.experts_per_token}); weights of {reached} experts read")
-        e_runs = runs * cfg.experts_per_token
+    fused = "; fused: the scores stay on chip" if wl.attention == "fused" else ""
+    grow = "; keys grow by one per decode step" if run.phase == "decode" else ""
+    if w:
+        grow += f"; sliding window {w}: at most {w - 1} cached keys" + (
+            " (eager prefill stays dense, masked afterwards)" if run.phase == "prefill" else "")
+    kl = last if run.phase == "decode" and last != first else None
+    if absorbed:
+        # vLLM / SGLang / FlashMLA: W_UK folded into the query, W_UV into the output; all heads share the latent.
+        rkv, dr, dn = cfg.kv_lora_rank, cfg.rope_head_dim, cfg.nope_head_dim
+        kvb = sz.w("kv_b_proj", mkind)
+        h_runs = layers * h * run.steps
+        ops.append(_linear("q_absorb", phase=run.phase, m=b, k=dn, n=rkv, runs=h_runs, weight_reads=runs,
+                           w_bytes=kvb * dn / (dn + dv) / h, weight_copies=h, sz=sz,
+                           note="per head: q_nope · W_UK (kv_b_proj's key rows)"))
+        s_runs = layers * b * run.steps
+        keys_total = layers * b * sum_keys
+        ops.append(Op("attn_scores", run.phase, h, first, rkv + dr, s_runs, 2 * (rkv + dr) * h * layers * b * sum_keys,
+                      0.0, s_runs * h * (rkv + dr) * sz.a + (h * keys_total * sz.a if wl.attention == "eager" else 0),
+                      keys_total * (rkv + dr) * sz.kv,
+                      "per layer and sequence: every head against the shared latent + rotary key" + grow + fused,
+                      n_last=kl))
+        ops.append(Op("attn_values", run.phase, h, rkv, first, s_runs, 2 * rkv * h * layers * b * sum_keys,
+                      0.0, (h * keys_total * sz.a if wl.attention == "eager" else 0) + s_runs * h * rkv * sz.a,
+                      keys_total * rkv * sz.kv, "per layer and sequence: probabilities · latent" + grow + fused,
+                      k_last=kl))
+        ops.append(_linear("o_absorb", phase=run.phase, m=b, k=rkv, n=dv, runs=h_runs, weight_reads=runs,
+                           w_bytes=kvb * dv / (dn + dv) / h, weight_copies=h, sz=sz,
+                           note="per head: latent output · W_UV (kv_b_proj's value rows)"))
     else:
-        reached, e_note, e_runs = 1, "", runs
+        kv_read_k = layers * b * cfg.kv_heads * sum_keys * hd * sz.kv
+        kv_read_v = layers * b * cfg.kv_heads * sum_keys * dv * sz.kv
+        if cfg.is_mla:
+            rkv, dr = cfg.kv_lora_rank, cfg.rope_head_dim
+            keys_rows = b * sum_keys  # cached + new latents of every sequence, summed over steps
+            out_w = h * (cfg.nope_head_dim + dv)
+            ops.append(Op("kv_b_proj", run.phase, b * first, out_w, rkv, runs, 2 * keys_rows * out_w * rkv * layers,
+                          sz.w("kv_b_proj", mkind) * runs, layers * keys_rows * out_w * sz.a,
+                          layers * keys_rows * rkv * sz.kv,
+                          "eager MLA: decompresses every cached latent to keys and values, every step"
+                          + ("; rows grow by one per step and sequence" if run.phase == "decode" else ""),
+                          n_last=None))
+            kv_read_k = layers * b * sum_keys * dr * sz.kv + layers * b * h * sum_keys * hd * sz.a
+            kv_read_v = layers * b * h * sum_keys * dv * sz.a
+        att_runs = layers * b * h * run.steps
+        q_io = att_runs * run.queries * hd * sz.a
+        o_io = att_runs * run.queries * dv * sz.a
+        note = "per layer, sequence and query head" + grow + fused
+        ops.append(Op("attn_scores" + suffix, run.phase, run.queries, first, hd, att_runs, 2 * hd * pair_total,
+                      0.0, q_io + score_io, kv_read_k, note, n_last=kl))
+        ops.append(Op("attn_values" + suffix, run.phase, run.queries, dv, first, att_runs, 2 * dv * pair_total,
+                      0.0, score_io + o_io, kv_read_v, note, k_last=kl))
+    ops.append(_linear("o_proj", m=tokens, k=cfg.o_dim, n=d, w_bytes=sz.w("o_proj", mkind), **lin))
+    return ops
+
+
+def _mlp_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, mkind: str, layers: int) -> list[Op]:
+    d, tokens = cfg.hidden, run.tokens
+    runs = layers * run.steps
+    lin = dict(phase=run.phase, sz=sz)
+    ops: list[Op] = []
+    if mkind == "D":
+        g, u, dn = mlp_op_names(cfg, "D")
+        names = (g, u) if cfg.mlp == "gated" else (u,)
+        note = "in one fused gate|up matrix" if cfg.fused_gate_up and cfg.mlp == "gated" else ""
+        for nm in names:
+            ops.append(_linear(nm, m=tokens, k=d, n=cfg.ffn, runs=runs, weight_reads=runs, w_bytes=sz.w(nm, "D"),
+                               note=note + ("; the dense layers of a mixture of experts" if cfg.is_moe else ""), **lin))
+        ops.append(_linear(dn, m=tokens, k=cfg.ffn, n=d, runs=runs, weight_reads=runs, w_bytes=sz.w(dn, "D"),
+                           note="the dense layers of a mixture of experts" if cfg.is_moe else "", **lin))
+        return ops
+    e, k, fe = cfg.experts, cfg.experts_per_token, cfg.expert_ffn
+    ops.append(_linear("router", m=tokens, k=d, n=e, runs=runs, weight_reads=runs, w_bytes=sz.w("router", "M"),
+                       note="per layer: scores every expert for every token", **lin))
+    if cfg.experts_compute == "all":
+        reached, per_token = e, e
+        e_note = f"every one of the {e} experts runs on every token (dense bmm, as transformers' Llama 4 does)"
+    else:
+        reached, per_token = min(e, tokens * k), k
+        e_note = (f"routed experts: each token through {k} of {e} experts "
+                  f"(count = layers × {k}); weights of {reached} experts read")
+    e_runs = runs * per_token
     names = ("gate_proj", "up_proj") if cfg.mlp == "gated" else ("up_proj",)
     for nm in names:
-        ops.append(_linear(nm, phase, m=tokens, k=d, n=cfg.ffn, runs=e_runs, weight_reads=runs,
-                           bias=cfg.mlp_bias, sz=sz, note=e_note, weight_copies=reached, routed=cfg.is_moe))
-    ops.append(_linear("down_proj", phase, m=tokens, k=cfg.ffn, n=d, runs=e_runs, weight_reads=runs,
-                       bias=cfg.mlp_bias, sz=sz, note=e_note, weight_copies=reached, routed=cfg.is_moe))
+        ops.append(_linear(nm, m=tokens, k=d, n=fe, runs=e_runs, weight_reads=runs, w_bytes=sz.w(nm, "M"),
+                           note=e_note, weight_copies=reached, routed=True, **lin))
+    ops.append(_linear("down_proj", m=tokens, k=fe, n=d, runs=e_runs, weight_reads=runs, w_bytes=sz.w("down_proj", "M"),
+                       note=e_note, weight_copies=reached, routed=True, **lin))
+    fs = cfg.shared_expert_ffn
+    if fs:
+        for nm in ("shared_gate_proj", "shared_up_proj"):
+            ops.append(_linear(nm, m=tokens, k=d, n=fs, runs=runs, weight_reads=runs, w_bytes=sz.w(nm, "M"),
+                               note="the shared expert: every token", **lin))
+        ops.append(_linear("shared_down_proj", m=tokens, k=fs, n=d, runs=runs, weight_reads=runs,
+                           w_bytes=sz.w("shared_down_proj", "M"), note="the shared expert: every token", **lin))
+    if cfg.shared_expert_gate:
+        ops.append(_linear("shared_expert_gate", m=tokens, k=d, n=1, runs=runs, weight_reads=runs,
+                           w_bytes=sz.w("shared_expert_gate", "M"), note="sigmoid gate on the shared expert", **lin))
     return ops
+
+
+def _sum_ops(ops: list[Op]) -> list[Op]:
+    """Ops of the same name (from different kinds of layer) summed into one, in first-seen order; the
+    first one's shape and note stand for all."""
+    out: dict[str, Op] = {}
+    for o in ops:
+        if o.name in out:
+            a = out[o.name]
+            out[o.name] = replace(a, count=a.count + o.count, flops=a.flops + o.flops,
+                                  weight_bytes=a.weight_bytes + o.weight_bytes, act_bytes=a.act_bytes + o.act_bytes,
+                                  kv_bytes=a.kv_bytes + o.kv_bytes)
+        else:
+            out[o.name] = o
+    return list(out.values())
+
+
+def _stack_ops(cfg: ModelConfig, wl: Workload, run: _Run, groups: list[tuple[str, str, int]] | None = None) -> list[Op]:
+    """Every GEMM of the decoder layers (all of them, or the given kinds), summed by op."""
+    sz = _Sizes(cfg, wl)
+    att: list[Op] = []
+    mlp: list[Op] = []
+    for akind, mkind, n in groups or _groups(cfg):
+        att += _attention_ops(cfg, wl, sz, run, akind=akind, mkind=mkind, layers=n)
+        mlp += _mlp_ops(cfg, wl, sz, run, mkind=mkind, layers=n)
+    order = {name: i for i, name in enumerate(OP_NAMES)}
+    return sorted(_sum_ops(att), key=lambda o: order[o.name]) + sorted(_sum_ops(mlp), key=lambda o: order[o.name])
 
 
 def _elementwise(name: str, phase: str, *, rows: int, width: int, count: int, elements: float, flops: float,
@@ -288,99 +482,142 @@ def _elementwise(name: str, phase: str, *, rows: int, width: int, count: int, el
 
 
 # Element-wise FLOPs per element of each kind of op (an eager kernel's arithmetic, not a GEMM's).
-_NORM_FLOPS = {"rms": 4, "layer": 7}  # rms: square, mean, scale, weight; layer: + centre, bias
+_NORM_FLOPS = {"rms": 4, "layer": 7, "layer_weight": 6, "plain": 5}  # rms: square, mean, scale, weight; layer: + centre, bias
 _ACT_FLOPS = {"gated": 5, "plain": 8}  # silu(gate)·up: sigmoid, mul, mul; GELU (tanh form)
+_NORM_NAMES = {"rms": "RMSNorm", "layer": "LayerNorm", "layer_weight": "LayerNorm (weight only)",
+               "plain": "LayerNorm (no parameters)"}
 
 
-def _other_layer_ops(cfg: ModelConfig, wl: Workload, *, phase: str, layers: int, tokens: int, steps: int,
-                     queries: int, sum_keys: int, tri: bool) -> list[Op]:
-    """The non-GEMM work of ``layers`` layers, with the same arguments as :func:`_layer_ops`.
+def _other_group_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, akind: str, mkind: str,
+                     layers: int) -> list[Op]:
+    """The non-GEMM work of ``layers`` layers of one kind.
 
-    What an eager Hugging Face decoder layer does besides its GEMMs, as memory traffic:
-    two norms (read and write the hidden state), rotary embedding on q and k (rotary models),
-    GQA's K/V repeat over every cached key and scale + mask + softmax over the scores (eager
-    attention only), the MLP activation, MoE routing (scores, top-k, gather and scatter of the
-    routed tokens) and two residual adds.
+    What an eager Hugging Face decoder layer does besides its GEMMs, as memory traffic: its norms
+    (read and write the hidden state; qk-norm and MLA's latent norms on their widths), rotary
+    embedding on q and k (rotary models; MLA: the rotary dims only), GQA's K/V repeat over every
+    cached key and scale + mask + softmax over the scores (eager attention only), the MLP activation,
+    MoE routing (scores, top-k, gather and scatter of the routed tokens) and two residual adds.
     """
-    sz = _Sizes(wl)
-    b, h, d, q, kv, f = wl.batch, cfg.heads, cfg.hidden, cfg.q_dim, cfg.kv_dim, cfg.ffn
+    b, h, d = wl.batch, cfg.heads, cfg.hidden
+    q, kv = cfg.q_dim, cfg.kv_dim
+    tokens, steps = run.tokens, run.steps
     runs = layers * steps
     rows_total = runs * tokens  # hidden-state rows over every run
-    ops = [_elementwise("norms", phase, rows=tokens, width=d, count=2 * runs, elements=2 * 2 * rows_total * d,
-                        flops=2 * _NORM_FLOPS[cfg.norm] * rows_total * d, sz=sz,
-                        weight_bytes=2 * runs * d * (2 if cfg.norm == "layer" else 1) * sz.w,
-                        note=f"2 per layer ({'RMSNorm' if cfg.norm == 'rms' else 'LayerNorm'}): read and write "
-                             "the hidden state")]
-    if not cfg.learned_positions:
-        qk = rows_total * (q + kv)
-        ops.append(_elementwise("rotary", phase, rows=tokens, width=q + kv, count=runs, elements=2 * 3 * qk,
+    sum_keys, _, _, pairs = _keys(cfg.window_of(akind), run)
+    nf = _NORM_FLOPS[cfg.norm]
+    npl = cfg.norms_per_layer
+    extra = 0  # norm width besides the hidden state's
+    if cfg.is_mla:
+        extra = cfg.q_lora_rank + cfg.kv_lora_rank
+    elif cfg.qk_norm in ("head", "width", "l2"):
+        extra = q + kv
+    width = npl * d + extra
+    ops = [_elementwise("norms", run.phase, rows=tokens, width=d, count=npl * runs, elements=2 * rows_total * width,
+                        flops=nf * rows_total * width, sz=sz,
+                        weight_bytes=runs * (npl * d + extra) * cfg.norm_weights * sz.el,
+                        note=f"{npl} per layer ({_NORM_NAMES[cfg.norm]})" + (
+                            ", and the q/k norms" if cfg.qk_norm != "none" and not cfg.is_mla else "") + (
+                            ", and MLA's latent norms" if cfg.is_mla else "") + ": read and write the hidden state")]
+    if not cfg.learned_positions and not cfg.alibi:
+        rot = (h + 1) * cfg.rope_head_dim if cfg.is_mla else q + kv
+        qk = rows_total * rot
+        ops.append(_elementwise("rotary", run.phase, rows=tokens, width=rot, count=runs, elements=2 * 3 * qk,
                                 flops=3 * qk, sz=sz, note="q·cos + rotate_half(q)·sin, and the same for k"))
     if wl.attention == "eager":
         keys_total = layers * b * sum_keys  # cached keys read per run, summed
-        if cfg.kv_heads < cfg.heads:
+        if cfg.kv_heads < cfg.heads and not cfg.is_mla:
             ops.append(_elementwise(
-                "kv_repeat", phase, rows=tokens, width=2 * q, count=runs,
-                elements=2 * keys_total * q, flops=0, sz=sz, kv_bytes=2 * keys_total * kv * sz.kv,
+                "kv_repeat", run.phase, rows=tokens, width=q + cfg.heads * cfg.v_head_dim, count=runs,
+                elements=keys_total * (q + cfg.o_dim), flops=0, sz=sz,
+                kv_bytes=keys_total * (kv + cfg.v_dim) * sz.kv,
                 note=f"eager GQA copies each K/V head to its {h // cfg.kv_heads} query heads, every cached key"))
-        pairs = queries * (queries + 1) // 2 if tri else queries * sum_keys
-        scores = layers * b * h * pairs
-        ops.append(_elementwise("attn_softmax", phase, rows=queries, width=sum_keys // max(steps, 1),
+        heads_rows = h
+        scores = layers * b * heads_rows * pairs
+        ops.append(_elementwise("attn_softmax", run.phase, rows=run.queries, width=sum_keys // max(steps, 1),
                                 count=layers * b * h * steps, elements=3 * 2 * scores, flops=7 * scores, sz=sz,
                                 note="scale, mask and softmax each read and write the scores"))
-    e_rows = rows_total * (cfg.experts_per_token if cfg.is_moe else 1)
-    act = _elementwise("activation", phase, rows=tokens, width=f, count=runs,
-                       elements=(5 if cfg.mlp == "gated" else 2) * e_rows * f,
-                       flops=_ACT_FLOPS[cfg.mlp] * e_rows * f, sz=sz,
-                       note="silu(gate) · up" if cfg.mlp == "gated" else "GELU")
-    ops.append(replace(act, routed=cfg.is_moe))
-    if cfg.is_moe:
+    act_names = {"D": "dense_activation" if cfg.is_moe else "activation", "M": "activation"}
+    if mkind == "M":
+        per = cfg.experts if cfg.experts_compute == "all" else cfg.experts_per_token
+        acts = [("activation", per * cfg.expert_ffn, True)]
+        if cfg.shared_expert_ffn:
+            acts.append(("shared_activation", cfg.shared_expert_ffn, False))
+    else:
+        acts = [(act_names["D"], cfg.ffn, False)]
+    for name, act_width, routed in acts:
+        act = _elementwise(name, run.phase, rows=tokens, width=act_width, count=runs,
+                           elements=(5 if cfg.mlp == "gated" else 2) * rows_total * act_width,
+                           flops=_ACT_FLOPS[cfg.mlp] * rows_total * act_width, sz=sz,
+                           note=("silu(gate) · up" if cfg.mlp == "gated" else "GELU") + {
+                               "activation": " (the routed experts)" if cfg.is_moe else "",
+                               "shared_activation": " (the shared expert)",
+                               "dense_activation": " (the dense layers)"}[name])
+        ops.append(replace(act, routed=routed))
+    if mkind == "M":
         k, e = cfg.experts_per_token, cfg.experts
-        ops.append(_elementwise("moe_routing", phase, rows=tokens, width=e, count=runs,
+        ops.append(_elementwise("moe_routing", run.phase, rows=tokens, width=e, count=runs,
                                 elements=2 * rows_total * e + 4 * rows_total * k * d,
                                 flops=5 * rows_total * e + 2 * rows_total * k * d, sz=sz,
                                 note=f"softmax and top-{k} over {e} experts; gather each routed token and "
                                      "scatter-add it back, weighted"))
-    ops.append(_elementwise("residual", phase, rows=tokens, width=d, count=2 * runs, elements=2 * 3 * rows_total * d,
+    ops.append(_elementwise("residual", run.phase, rows=tokens, width=d, count=2 * runs, elements=2 * 3 * rows_total * d,
                             flops=2 * rows_total * d, sz=sz, note="2 per layer: read two, write one"))
     return ops
 
 
+def _other_stack_ops(cfg: ModelConfig, wl: Workload, run: _Run,
+                     groups: list[tuple[str, str, int]] | None = None) -> list[Op]:
+    sz = _Sizes(cfg, wl)
+    ops: list[Op] = []
+    for akind, mkind, n in groups or _groups(cfg):
+        ops += _other_group_ops(cfg, wl, sz, run, akind=akind, mkind=mkind, layers=n)
+    order = {name: i for i, name in enumerate(OTHER_OP_NAMES)}
+    return sorted(_sum_ops(ops), key=lambda o: order[o.name])
+
+
 def _embedding_op(cfg: ModelConfig, wl: Workload, *, phase: str, rows: int, steps: int) -> Op:
-    sz = _Sizes(wl)
+    sz = _Sizes(cfg, wl)
     lookups = 2 if cfg.learned_positions else 1  # token (+ learned position) rows gathered
     n = rows * steps
     return _elementwise("embedding", phase, rows=rows, width=cfg.hidden, count=steps,
                         elements=n * cfg.hidden * (lookups + (2 if cfg.learned_positions else 0)),
-                        flops=n * cfg.hidden * (lookups - 1), sz=sz, weight_bytes=lookups * n * cfg.hidden * sz.w,
+                        flops=n * cfg.hidden * (lookups - 1), sz=sz, weight_bytes=lookups * n * cfg.hidden * sz.el,
                         note="gather the token rows" + (" and the position rows, then add" if lookups == 2 else "")
                              + "; a final norm follows (counted in norms)")
 
 
+def _prefill_run(wl: Workload, seq_len: int | None = None, tri: bool | None = None) -> _Run:
+    s = wl.seq_len if seq_len is None else seq_len
+    return _Run("prefill", wl.batch * s, 1, s, 0, wl.causal if tri is None else tri)
+
+
+def _first_group(cfg: ModelConfig) -> list[tuple[str, str, int]]:
+    a, m = cfg.attention_kinds[0], cfg.mlp_kinds[0]
+    return [(a, m, 1)]
+
+
 def layer_ops(cfg: ModelConfig, seq_len: int, batch: int = 1, causal: bool = False,
               dtype: str = "bf16") -> list[Op]:
-    """Every GEMM of ONE layer in a prefill of ``batch`` sequences of ``seq_len`` tokens."""
+    """Every GEMM of ONE layer (the first) in a prefill of ``batch`` sequences of ``seq_len`` tokens."""
     wl = Workload(batch=batch, seq_len=seq_len, causal=causal, weight_dtype=dtype, act_dtype=dtype,
                   kv_dtype=dtype)
-    return _layer_ops(cfg, wl, phase="prefill", layers=1, tokens=wl.prefill_tokens, steps=1,
-                      queries=wl.seq_len, sum_keys=wl.seq_len, first_keys=wl.seq_len,
-                      last_keys=wl.seq_len, tri=causal)
+    return _stack_ops(cfg, wl, _prefill_run(wl), _first_group(cfg))
 
 
 def layer_other_ops(cfg: ModelConfig, seq_len: int, batch: int = 1, causal: bool = False, dtype: str = "bf16",
                     attention: str = "eager") -> list[Op]:
-    """The non-GEMM ops of ONE layer in a prefill (the companion of :func:`layer_ops`)."""
+    """The non-GEMM ops of ONE layer (the first) in a prefill (the companion of :func:`layer_ops`)."""
     wl = Workload(batch=batch, seq_len=seq_len, causal=causal, weight_dtype=dtype, act_dtype=dtype,
                   kv_dtype=dtype, attention=attention)
-    return _other_layer_ops(cfg, wl, phase="prefill", layers=1, tokens=wl.prefill_tokens, steps=1,
-                            queries=wl.seq_len, sum_keys=wl.seq_len, tri=causal)
+    return _other_stack_ops(cfg, wl, _prefill_run(wl), _first_group(cfg))
 
 
 def _final_norm(cfg: ModelConfig, wl: Workload, *, phase: str, rows: int, steps: int) -> Op:
-    sz = _Sizes(wl)
+    sz = _Sizes(cfg, wl)
     n = rows * steps
     return _elementwise("norms", phase, rows=rows, width=cfg.hidden, count=steps, elements=2 * n * cfg.hidden,
                         flops=_NORM_FLOPS[cfg.norm] * n * cfg.hidden, sz=sz,
-                        weight_bytes=steps * cfg.hidden * (2 if cfg.norm == "layer" else 1) * sz.w,
+                        weight_bytes=steps * cfg.hidden * cfg.norm_weights * sz.el,
                         note="the final norm before the LM head")
 
 
@@ -399,20 +636,21 @@ def _merge(ops: list[Op]) -> list[Op]:
 
 
 def _lm_head(cfg: ModelConfig, wl: Workload, *, phase: str, rows: int, steps: int) -> Op:
-    sz = _Sizes(wl)
+    sz = _Sizes(cfg, wl)
     note = "tied to the embedding" if cfg.tied_embeddings else ""
     if phase == "prefill":
         note = ("every position" if wl.lm_head == "all" else "last position only") + (
             f"; {note}" if note else "")
     return _linear("lm_head", phase, m=rows, k=cfg.hidden, n=cfg.vocab, runs=steps, weight_reads=steps,
-                   bias=False, sz=sz, note=note)
+                   w_bytes=sz.w("lm_head", ""), sz=sz, note=note)
 
 
 def prefill_ops(cfg: ModelConfig, wl: Workload) -> list[Op]:
-    """Every GEMM of the prefill (the prompt of every sequence in one forward pass)."""
-    ops = _layer_ops(cfg, wl, phase="prefill", layers=cfg.layers, tokens=wl.prefill_tokens, steps=1,
-                     queries=wl.seq_len, sum_keys=wl.seq_len, first_keys=wl.seq_len,
-                     last_keys=wl.seq_len, tri=wl.causal)
+    """Every GEMM of the prefill (the prompt of every sequence in one forward pass); none for a
+    decode-only workload."""
+    if wl.decode_only:
+        return []
+    ops = _stack_ops(cfg, wl, _prefill_run(wl))
     rows = wl.prefill_tokens if wl.lm_head == "all" else wl.batch
     ops.append(_lm_head(cfg, wl, phase="prefill", rows=rows, steps=1))
     return ops
@@ -420,9 +658,10 @@ def prefill_ops(cfg: ModelConfig, wl: Workload) -> list[Op]:
 
 def prefill_other_ops(cfg: ModelConfig, wl: Workload) -> list[Op]:
     """Every non-GEMM op of the prefill: the embedding gather, then each layer's element-wise work."""
+    if wl.decode_only:
+        return []
     ops = [_embedding_op(cfg, wl, phase="prefill", rows=wl.prefill_tokens, steps=1)]
-    ops += _other_layer_ops(cfg, wl, phase="prefill", layers=cfg.layers, tokens=wl.prefill_tokens, steps=1,
-                            queries=wl.seq_len, sum_keys=wl.seq_len, tri=wl.causal)
+    ops += _other_stack_ops(cfg, wl, _prefill_run(wl))
     rows = wl.prefill_tokens if wl.lm_head == "all" else wl.batch
     ops.append(_final_norm(cfg, wl, phase="prefill", rows=rows, steps=1))
     return _merge(ops)
@@ -431,18 +670,14 @@ def prefill_other_ops(cfg: ModelConfig, wl: Workload) -> list[Op]:
 def _decode_range(cfg: ModelConfig, wl: Workload, first_step: int, last_step: int,
                   other: bool = False) -> list[Op]:
     """Decode ops summed over steps first_step..last_step (inclusive, from 0); with ``other``, the
-    non-GEMM ops follow the GEMMs."""
+    non-GEMM ops follow the GEMMs. Step i feeds one token per sequence with S + i tokens cached."""
     steps = last_step - first_step + 1
-    first_keys = wl.seq_len + first_step + 1
-    last_keys = wl.seq_len + last_step + 1
-    sum_keys = (first_keys + last_keys) * steps // 2
-    ops = _layer_ops(cfg, wl, phase="decode", layers=cfg.layers, tokens=wl.batch, steps=steps,
-                     queries=1, sum_keys=sum_keys, first_keys=first_keys, last_keys=last_keys, tri=False)
+    run = _Run("decode", wl.batch, steps, 1, wl.seq_len + first_step, False)
+    ops = _stack_ops(cfg, wl, run)
     ops.append(_lm_head(cfg, wl, phase="decode", rows=wl.batch, steps=steps))
     if other:
         rest = [_embedding_op(cfg, wl, phase="decode", rows=wl.batch, steps=steps)]
-        rest += _other_layer_ops(cfg, wl, phase="decode", layers=cfg.layers, tokens=wl.batch, steps=steps,
-                                 queries=1, sum_keys=sum_keys, tri=False)
+        rest += _other_stack_ops(cfg, wl, run)
         rest.append(_final_norm(cfg, wl, phase="decode", rows=wl.batch, steps=steps))
         ops += _merge(rest)
     return ops
@@ -482,15 +717,14 @@ def _decode_timed(cfg: ModelConfig, wl: Workload, hw: Hardware, dtype: str, eff:
                   per_gpu: Callable[[Op], Op] | None = None) -> list[Op]:
     """Decode ops with exact summed roofline times.
 
-    Within a step every op's FLOPs and bytes are affine in the key count, so
-    the sum over steps of max(compute, memory) is found by splitting the step
-    range where the bound changes and timing each part as one block (in a part
-    every step has the same bound, so the max of the sums is the sum of maxes).
-    ``per_gpu`` maps each op to one device's share before it is timed (the
-    scale-out model, :mod:`gemmlib.llm.parallel`); it must keep FLOPs and bytes
-    affine in the key count, as any fixed split does. A per-op efficiency derates
-    both terms alike, so it does not move the split: the ops are timed at full
-    speed, then each is divided by its own efficiency.
+    Within a step every op's FLOPs and bytes grow with the keys the step meets, and the keys never
+    shrink from one step to the next, so each op's compute − memory time is monotonic over the steps:
+    its bound changes at most once. The step range is split there (found by bisection) and each part
+    timed as one block (in a part every step has the same bound, so the max of the sums is the sum
+    of the maxes). ``per_gpu`` maps each op to one device's share before it is timed (the
+    scale-out model, :mod:`gemmlib.llm.parallel`); it must keep each op's FLOPs and bytes growing
+    with the keys, as any fixed split does. A per-op efficiency derates both terms alike, so it does
+    not move the split: the ops are timed at full speed, then each is divided by its own efficiency.
     """
     if wl.new_tokens == 0:
         return []
@@ -508,26 +742,26 @@ def _decode_timed(cfg: ModelConfig, wl: Workload, hw: Hardware, dtype: str, eff:
 
     total = rng(0, last)
 
-    first_ops = rng(0, 0)
-    last_ops = rng(last, last)
-
     def excess(step_op: Op) -> float:  # compute - memory time of one step
         t = roofline_time(step_op.flops, step_op.bytes, hw, dtype, eff)
         return t.compute_s - t.memory_s
 
+    first_ops = rng(0, 0)
+    last_ops = rng(last, last) if last else first_ops
     out = []
     for i, op in enumerate(total):
         e0, e1 = excess(first_ops[i]), excess(last_ops[i])
         if (e0 >= 0) == (e1 >= 0):
             out.append(_timed(op, hw, dtype, eff))
             continue
-        # The bound flips between step 0 and the last: excess is affine in the step, find the switch.
-        split = min(last - 1, max(0, int(math.floor(e0 / (e0 - e1) * last))))
-        while split > 0 and (excess(rng(split, split)[i]) >= 0) != (e0 >= 0):
-            split -= 1
-        while split < last - 1 and (excess(rng(split + 1, split + 1)[i]) >= 0) == (e0 >= 0):
-            split += 1
-        head, tail = rng(0, split)[i], rng(split + 1, last)[i]
+        lo, hi = 0, last  # the bound of step lo is step 0's, of step hi the last step's
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if (excess(rng(mid, mid)[i]) >= 0) == (e0 >= 0):
+                lo = mid
+            else:
+                hi = mid
+        head, tail = rng(0, lo)[i], rng(hi, last)[i]
         a = roofline_time(head.flops, head.bytes, hw, dtype, eff)
         b = roofline_time(tail.flops, tail.bytes, hw, dtype, eff)
         bound = "compute" if a.compute_s + b.compute_s >= a.memory_s + b.memory_s else "memory"
@@ -601,7 +835,7 @@ class PhaseTotals:
 @dataclass(frozen=True)
 class Memory:
     weights_bytes: float
-    kv_cache_bytes: float  # at the end: batch · (S + N) tokens per sequence
+    kv_cache_bytes: float  # at the end: batch · (S + N) tokens per sequence (sliding layers: the window)
     capacity_bytes: float  # gpus × device memory
     gpus: int
 
@@ -625,11 +859,40 @@ class Memory:
                 "gpus": self.gpus, "fits": self.fits, "min_gpus": self.min_gpus}
 
 
+def weights_bytes(cfg: ModelConfig, wl: Workload) -> int:
+    """Bytes of the weights a forward pass loads: every tensor of the checkpoint at the weight dtype,
+    or in its quantized layout (gemmlib.llm.checkpoint); multi-token-prediction layers left out."""
+    return checkpoint_size(cfg, wl.weight_dtype, mtp=False).bytes
+
+
+def kv_cache_bytes(cfg: ModelConfig, wl: Workload) -> float:
+    """The KV cache when the last token is in: batch · every layer's cached tokens (a sliding layer keeps
+    window − 1) · its elements per token (MLA: the latent + rotary key) · the KV dtype's bytes."""
+    return cfg.kv_cache_elements(wl.final_tokens) * wl.batch * get_dtype(wl.kv_dtype).bytes
+
+
 def memory(cfg: ModelConfig, wl: Workload, hw: Hardware, gpus: int = 1) -> Memory:
-    """Weights at the weight dtype and the KV cache at the KV dtype when the last token is in."""
-    w = cfg.params * get_dtype(wl.weight_dtype).bytes
-    kv = cfg.kv_bytes_per_token(get_dtype(wl.kv_dtype).bytes) * wl.batch * wl.final_tokens
-    return Memory(float(w), float(kv), float(hw.memory_bytes * gpus), int(gpus))
+    """Weights (exact checkpoint bytes) and the KV cache at the KV dtype when the last token is in."""
+    return Memory(float(weights_bytes(cfg, wl)), float(kv_cache_bytes(cfg, wl)), float(hw.memory_bytes * gpus),
+                  int(gpus))
+
+
+def position_warnings(cfg: ModelConfig, wl: Workload) -> list[str]:
+    """Why the answer may not hold: a context past what a rotary model was trained for (the learned
+    position table of GPT-2-style models refuses it: :func:`check_positions`)."""
+    out = []
+    n = wl.final_tokens
+    if not cfg.learned_positions and cfg.max_positions and n > cfg.max_positions:
+        out.append(f"{n:,} tokens per sequence is past {cfg.name}'s max_position_embeddings ({cfg.max_positions:,}): "
+                   "the count holds, the model's output may not")
+    return out
+
+
+def check_positions(cfg: ModelConfig, wl: Workload) -> None:
+    """A learned position table has a row per position: a longer sequence cannot run at all."""
+    if cfg.learned_positions and wl.final_tokens > cfg.learned_positions:
+        raise InputError(f"{cfg.name} has a learned position table of {cfg.learned_positions:,} positions; "
+                         f"{wl.final_tokens:,} tokens per sequence (prompt + new tokens) do not fit")
 
 
 def decode_timed(cfg: ModelConfig, wl: Workload, hw: Hardware, dtype: str, efficiency: float = 1.0,
@@ -652,6 +915,7 @@ class Estimate:
     decode: PhaseTotals
     memory: Memory
     efficiency_model: str = ""  # what set each op's efficiency when it was not one number
+    read_info: dict = field(default_factory=dict, compare=False)  # the config.json parser's report
 
     @property
     def efficiency_label(self) -> str:
@@ -666,9 +930,9 @@ class Estimate:
         return self.workload.act_dtype
 
     @property
-    def ttft_s(self) -> float:
-        """Time to first token = the prefill."""
-        return self.prefill.time_s
+    def ttft_s(self) -> float | None:
+        """Time to first token = the prefill (None for a decode-only workload: there is none)."""
+        return None if self.workload.decode_only else self.prefill.time_s
 
     @property
     def time_per_output_token_s(self) -> float | None:
@@ -682,7 +946,9 @@ class Estimate:
         return self.workload.batch * self.workload.new_tokens / t if t else None
 
     @property
-    def prefill_tokens_per_s(self) -> float:
+    def prefill_tokens_per_s(self) -> float | None:
+        if self.workload.decode_only:
+            return None
         t = self.prefill.time_s
         return self.workload.prefill_tokens / t if t else math.inf
 
@@ -713,7 +979,14 @@ class Estimate:
             "times": self.times(),
             "variants": counting_variants(self.model, self.workload),
             "rules_of_thumb": rules_of_thumb(self.model, self.workload),
+            "warnings": position_warnings(self.model, self.workload),
+            "read": self.read(),
         }
+
+    def read(self) -> dict:
+        """What was read (family, attention pattern, MLA, experts, quantization, dtype, ignored keys) and
+        where the weight dtype comes from."""
+        return read_of(self.model, self.workload, self.read_info)
 
 
     def to_json(self, indent: int | None = None) -> str:
@@ -751,17 +1024,40 @@ def _op_efficiency(efficiency: OpEfficiency, op: Op) -> float:
     return e
 
 
+def read_of(cfg: ModelConfig, wl: Workload, info: dict | None = None) -> dict:
+    """What was read from the configuration (``gemmlib.llm.hf.describe_read`` with the parser's report
+    ``info``), where the weight dtype comes from, and the checkpoint's tensor bytes (MTP layers included)."""
+    d = describe_read(cfg, info or {})
+    d["weight_dtype_source"] = weight_dtype_source(cfg, wl)
+    d["checkpoint_bytes"] = checkpoint_size(cfg, wl.weight_dtype).bytes
+    return d
+
+
+def weight_dtype_source(cfg: ModelConfig, wl: Workload) -> str:
+    """Where the workload's weight dtype comes from, in words."""
+    wd = wl.weight_dtype
+    if cfg.quant is not None:
+        return f"{cfg.quant.label or cfg.quant.method} from its quantization_config; other tensors {wd}"
+    if cfg.dtype and wd == cfg.dtype:
+        return "the config's torch_dtype"
+    if not cfg.dtype:
+        return "chosen (the config gives no torch_dtype)" if wd != "bf16" else "default (the config gives no torch_dtype)"
+    return f"chosen (the config's torch_dtype is {cfg.dtype})"
+
+
 def estimate(cfg: ModelConfig, wl: Workload, hw: Hardware, efficiency: float | OpEfficiency = 1.0,
-             efficiency_model: str = "") -> Estimate:
+             efficiency_model: str = "", read_info: dict | None = None) -> Estimate:
     """The whole answer for one model, workload and device: ops, totals, memory and times.
 
     One device runs everything. Several GPUs (tensor, pipeline, expert and data parallelism with
     their communication) are :func:`gemmlib.llm.scaleout.estimate`. ``efficiency`` is one number in
     (0, 1] for every op, or a function of the op (``OpEfficiency``, e.g. ``gemmlib.llm.calibrated``'s:
     each op at the efficiency measured for its shape), whose value may exceed 1 when ``hw`` is not
-    the op's true roof. ``efficiency_model`` says what it is.
+    the op's true roof. ``efficiency_model`` says what it is. ``read_info`` is the parser's report of
+    the config.json (``gemmlib.llm.hf.read_config``), shown under "read" in the JSON.
     """
     _check_efficiency(efficiency)
+    check_positions(cfg, wl)
     dtype = wl.act_dtype
     if hw.peak(dtype) is None:
         raise InputError(hw.missing_peak(dtype))
@@ -770,7 +1066,7 @@ def estimate(cfg: ModelConfig, wl: Workload, hw: Hardware, efficiency: float | O
     per_op = callable(efficiency)
     return Estimate(cfg, wl, hw, 1.0 if per_op else float(efficiency), PhaseTotals("prefill", pre),
                     PhaseTotals("decode", dec), memory(cfg, wl, hw),
-                    efficiency_model or ("per op" if per_op else ""))
+                    efficiency_model or ("per op" if per_op else ""), dict(read_info or {}))
 
 
 # ----- switches, rules of thumb, attention share ---------------------------------------------
@@ -796,7 +1092,10 @@ def counting_variants(cfg: ModelConfig, wl: Workload) -> list[dict]:
 
 
 def rules_of_thumb(cfg: ModelConfig, wl: Workload) -> list[dict]:
-    """The article's sizing rules beside the exact prefill count, with the ratio and why each is off."""
+    """The article's sizing rules beside the exact prefill count, with the ratio and why each is off
+    (none for a decode-only workload: the rules size a prefill)."""
+    if wl.decode_only:
+        return []
     exact = total_flops(prefill_ops(cfg, wl))
     lin = exact - sum(o.flops for o in prefill_ops(cfg, wl) if o.name in ATTENTION_PRODUCTS)
     att = exact - lin
@@ -849,10 +1148,21 @@ def block_ops(cfg: ModelConfig, seq_len: int, hw: Hardware, *, batch: int = 1, l
                   attention=attention, causal=bool(causal))
     if hw.peak(dtype) is None:
         raise InputError(f"{hw.name} has no {dtype} GEMM path in the catalogue; pick another dtype or device")
-    kw = dict(phase="prefill", layers=n, tokens=wl.prefill_tokens, steps=1, queries=seq_len, sum_keys=seq_len)
-    ops = _layer_ops(cfg, wl, first_keys=seq_len, last_keys=seq_len, tri=wl.causal, **kw)
-    ops += _other_layer_ops(cfg, wl, tri=wl.causal, **kw)
+    run = _prefill_run(wl, tri=wl.causal)
+    groups = [(a, m, c) for a, m, c in _layer_groups(cfg, n)]
+    ops = _stack_ops(cfg, wl, run, groups) + _other_stack_ops(cfg, wl, run, groups)
     return [_timed(o, hw, dtype, efficiency) for o in ops]
+
+
+def _layer_groups(cfg: ModelConfig, n: int) -> list[tuple[str, str, int]]:
+    """The kinds of the first ``n`` layers, with their counts."""
+    counts: dict[tuple[str, str], int] = {}
+    for a, m in list(zip(cfg.attention_kinds, cfg.mlp_kinds, strict=True))[:n]:
+        counts[(a, m)] = counts.get((a, m), 0) + 1
+    if n > cfg.layers:  # more blocks than the model has: repeat the first layer's kind
+        key = (cfg.attention_kinds[0], cfg.mlp_kinds[0])
+        counts[key] = counts.get(key, 0) + n - cfg.layers
+    return [(a, m, c) for (a, m), c in counts.items()]
 
 
 def gemm_share(ops: list[Op] | tuple[Op, ...]) -> dict:

@@ -1,17 +1,27 @@
 """Decoder-only transformer configurations: presets, Hugging Face config.json, exact parameter counts.
 
-A :class:`ModelConfig` holds every field the accounting needs (layers, widths,
-heads, MLP kind, biases, norms, learned positions, mixture of experts) and
-nothing else. It is a frozen dataclass, so it hashes and can key
-``st.cache_data``.
+A :class:`ModelConfig` holds every field the accounting needs and nothing else. It is a frozen
+dataclass, so it hashes and can key ``st.cache_data``. One configuration covers every family the
+parser reads (``gemmlib.llm.hf``):
 
-Presets are built from the fields of each model's published ``config.json``
-(named beside it) through the same parser a user's upload goes through, so the
-parser is exercised by every preset. Parameter counts are exact: embeddings,
-position table, norms (RMSNorm: a weight; LayerNorm: weight and bias), biases,
-an untied LM head and every expert. ``tests/test_model.py`` checks each preset
-against the published checkpoint total and against ``numel()`` of the same
-architecture built on torch's meta device.
+* attention: query / KV heads and head dims (the value head may differ, as in MLA), q/k/v and output
+  biases, qk-norm (one norm of head_dim shared by the heads, or one over all heads' width),
+  attention sinks, a per-layer pattern of full, sliding-window and chunked layers, MLA (low-rank
+  query and a compressed KV latent: ``q_lora_rank``, ``kv_lora_rank``, ``rope_head_dim``), a KV cache
+  that may hold more heads than the projections make (Falcon's new decoder);
+* the MLP: gated or plain, with biases; mixtures of experts with their own width, shared experts
+  (and Qwen's sigmoid gate on them), dense layers among the MoE ones (first k dense, every n-th MoE,
+  an explicit list), router and expert biases, and Llama 4's dense execution of every expert;
+* the rest: norms (RMSNorm, LayerNorm with or without bias, parameter-free), how many per layer
+  (1 for a parallel block, 2, 4 for Gemma's sandwich), parallel attention + MLP, learned positions or
+  alibi, tied embeddings, an LM head bias, the trained context length, and what the checkpoint
+  stores beside the model (multi-token-prediction layers, router score-bias buffers, its dtype and
+  its quantization).
+
+Parameter counts are exact: embeddings, position table, norms, biases, qk-norm weights, sinks, an
+untied LM head, every expert and shared expert. ``tests/llm/test_families.py`` checks them against
+``numel()`` of the same architecture built by Hugging Face transformers for every family;
+``tests/llm/test_model.py`` checks each preset against its published checkpoint.
 
 This module never imports torch.
 """
@@ -19,14 +29,29 @@ This module never imports torch.
 from __future__ import annotations
 
 import numbers
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 
 from gemmlib.core.errors import InputError
+from gemmlib.llm.quant import Quantization
 
 MLP_KINDS = ("gated", "plain")
 
+# rms: a weight; layer: weight and bias; layer_weight: LayerNorm with a weight only (Cohere);
+# plain: LayerNorm without parameters (OLMo).
+NORM_KINDS = ("rms", "layer", "layer_weight", "plain")
+NORM_WEIGHTS = {"rms": 1, "layer": 2, "layer_weight": 1, "plain": 0}
 
-NORM_KINDS = ("rms", "layer")
+# none; head: one norm of head_dim shared by all heads, on q and on k (Qwen3, Gemma 3, phi);
+# width: one norm over all heads' width, on q (heads·head_dim) and k (kv_heads·head_dim) (OLMo 2, Cohere);
+# l2: a parameter-free L2 norm (Llama 4).
+QK_NORMS = ("none", "head", "width", "l2")
+
+# Per-layer attention: F full, S sliding window, C chunked (Llama 4: a window that restarts every chunk).
+LAYER_KINDS = {"F": "full", "S": "sliding", "C": "chunked"}
+# Per-layer MLP of a mixture of experts: M routed experts, D dense.
+MLP_LAYER_KINDS = {"M": "moe", "D": "dense"}
+
+EXPERTS_COMPUTE = ("routed", "all")  # "all": every expert runs on every token (Llama 4 in transformers)
 
 
 # Caps against absurd input (a user's config.json or CLI flags), far above any real model.
@@ -36,11 +61,21 @@ _CAPS = {
     "heads": 100_000,
     "kv_heads": 100_000,
     "head_dim": 100_000,
+    "v_head_dim": 100_000,
     "ffn": 10_000_000,
+    "expert_ffn": 10_000_000,
+    "shared_expert_ffn": 10_000_000,
     "vocab": 100_000_000,
     "experts": 100_000,
     "experts_per_token": 100_000,
     "learned_positions": 100_000_000,
+    "sliding_window": 1_000_000_000,
+    "max_positions": 1_000_000_000,
+    "q_lora_rank": 1_000_000,
+    "kv_lora_rank": 1_000_000,
+    "rope_head_dim": 100_000,
+    "kv_cache_heads": 100_000,
+    "mtp_layers": 100,
 }
 
 
@@ -64,15 +99,56 @@ def _whole(name: str, value, *, minimum: int = 1) -> int:
     return value
 
 
+def layer_pattern(layers: int, spec: str) -> str:
+    """A per-layer attention pattern (one letter per layer: F full, S sliding) from a short spec.
+
+    ``all`` / ``none``: every layer sliding / full; ``alternate``: layers 0, 2, 4, ... sliding (Gemma 2,
+    gpt-oss); ``N:M``: N sliding then M full, repeated (Gemma 3 is 5:1, Command R7B 3:1); a string of
+    S/F letters: that unit repeated to the layer count.
+    """
+    s = str(spec).strip()
+    low = s.lower()
+    if low in ("", "none", "full"):
+        return "F" * layers
+    if low == "all":
+        return "S" * layers
+    if low == "alternate":
+        return "".join("S" if i % 2 == 0 else "F" for i in range(layers))
+    if ":" in s:
+        a, _, b = s.partition(":")
+        try:
+            n, m = int(a), int(b)
+        except ValueError:
+            raise InputError(f"sliding pattern {spec!r}: write N:M as two whole numbers, e.g. 5:1") from None
+        if n < 0 or m < 0 or n + m == 0:
+            raise InputError(f"sliding pattern {spec!r}: N and M must be ≥ 0 and not both 0")
+        unit = "S" * n + "F" * m
+    else:
+        unit = s.upper()
+        if not unit or set(unit) - set(LAYER_KINDS):
+            raise InputError(f"sliding pattern {spec!r}: use all, alternate, N:M (e.g. 5:1) or letters "
+                             "S (sliding) and F (full)")
+    return (unit * (layers // len(unit) + 1))[:layers]
+
+
+def moe_pattern(layers: int, *, first_dense: int = 0, every: int = 1, dense_layers: tuple[int, ...] = ()) -> str:
+    """Which layers are mixtures of experts (M) and which dense (D): the first ``first_dense`` are dense
+    (DeepSeek, GLM), then every ``every``-th layer is MoE (layer i with (i+1) % every == 0: Qwen's
+    decoder_sparse_step, Llama 4's interleave step), and ``dense_layers`` are dense (mlp_only_layers)."""
+    every = max(1, int(every))
+    return "".join("D" if i < first_dense or (i + 1) % every or i in dense_layers else "M" for i in range(layers))
+
+
 @dataclass(frozen=True)
 class ModelConfig:
     """A decoder-only transformer, as much as FLOPs, bytes and parameter counts need.
 
-    ``head_dim = 0`` means hidden // heads. ``experts = 0`` is a dense MLP;
-    ``experts = E`` with ``experts_per_token = k`` is a mixture of experts whose
-    router is a hidden × E GEMM and whose every token runs through k experts.
-    ``learned_positions`` is the size of a learned position table (GPT-2: 1024),
-    0 for rotary models.
+    ``head_dim = 0`` means hidden // heads, ``v_head_dim = 0`` the same as head_dim.
+    ``experts = 0`` is a dense MLP; ``experts = E`` with ``experts_per_token = k`` is a mixture of
+    experts whose router is a hidden × E GEMM and whose every token runs through k experts of width
+    ``expert_ffn`` (0: ``ffn``). ``learned_positions`` is the size of a learned position table
+    (GPT-2: 1024), 0 for rotary models. ``layer_types`` and ``moe_layers`` give one letter per layer
+    ("" = every layer full / every layer MoE). ``kv_lora_rank > 0`` makes the attention MLA.
     """
 
     layers: int
@@ -84,7 +160,7 @@ class ModelConfig:
     head_dim: int = 0  # 0: hidden // heads
     mlp: str = "gated"  # "gated" (SwiGLU: gate, up, down) or "plain" (up, down)
     tied_embeddings: bool = False
-    norm: str = "rms"  # "rms" (weight only) or "layer" (weight and bias)
+    norm: str = "rms"  # see NORM_KINDS
     qkv_bias: bool = False
     o_bias: bool = False
     mlp_bias: bool = False
@@ -93,12 +169,48 @@ class ModelConfig:
     experts_per_token: int = 0
     name: str = "custom"
     source: str = ""
+    # ----- attention ---------------------------------------------------------------------
+    family: str = "custom"  # the config.json model_type it was read from
+    v_head_dim: int = 0  # 0: head_dim
+    kv_cache_heads: int = 0  # 0: kv_heads (Falcon's new decoder caches K/V broadcast to every head)
+    qk_norm: str = "none"
+    attention_sinks: bool = False  # gpt-oss: one learned logit per head
+    sliding_window: int = 0
+    layer_types: str = ""  # F / S / C per layer; "" = all full
+    q_lora_rank: int = 0  # MLA: 0 = a plain q_proj
+    kv_lora_rank: int = 0  # MLA when > 0: the cached latent
+    rope_head_dim: int = 0  # MLA: the rotary part of head_dim (qk_rope_head_dim)
+    alibi: bool = False  # positions as attention biases (no rotary)
+    max_positions: int = 0  # max_position_embeddings (0: unknown)
+    fused_qkv: bool = False  # one stored q|k|v matrix (phi3, gpt_neox, falcon, gpt2, internlm2)
+    fused_gate_up: bool = False  # one stored gate|up matrix (phi3; gpt-oss and the fused 3-D experts)
+    # ----- norms, block, head --------------------------------------------------------------
+    norms_per_layer: int = 2  # 1 (a parallel block's shared norm), 2, 4 (Gemma 2/3 sandwich)
+    parallel_block: bool = False  # attention and MLP read the same input (GPT-J style)
+    lm_head_bias: bool = False
+    # ----- mixture of experts ----------------------------------------------------------------
+    expert_ffn: int = 0  # 0: ffn
+    moe_layers: str = ""  # M / D per layer; "" = all MoE when experts > 0
+    shared_expert_ffn: int = 0  # width of the always-on shared expert MLP (0: none)
+    shared_expert_gate: bool = False  # Qwen-MoE: a sigmoid gate Linear(hidden, 1) on the shared expert
+    router_bias: bool = False
+    expert_bias: bool = False
+    experts_compute: str = "routed"  # "all": every expert on every token (Llama 4 in transformers)
+    # ----- what the checkpoint stores besides the model -----------------------------------------
+    router_score_bias: bool = False  # DeepSeek-V3 / GLM: e_score_correction_bias, a buffer per MoE layer
+    mtp_layers: int = 0  # multi-token-prediction layers stored in the checkpoint, not run by the forward
+    dtype: str = ""  # the checkpoint's torch_dtype ("" unknown)
+    quant: Quantization | None = field(default=None)
 
     def __post_init__(self) -> None:
         for f in ("layers", "hidden", "heads", "ffn", "vocab"):
             object.__setattr__(self, f, _whole(f, getattr(self, f)))
-        for f in ("kv_heads", "head_dim", "learned_positions", "experts", "experts_per_token"):
+        for f in ("kv_heads", "head_dim", "learned_positions", "experts", "experts_per_token", "v_head_dim",
+                  "kv_cache_heads", "sliding_window", "q_lora_rank", "kv_lora_rank", "rope_head_dim",
+                  "max_positions", "expert_ffn", "shared_expert_ffn", "mtp_layers"):
             object.__setattr__(self, f, _whole(f, getattr(self, f), minimum=0))
+        for f in ("norms_per_layer",):
+            object.__setattr__(self, f, _whole(f, getattr(self, f)))
         if self.kv_heads == 0:
             object.__setattr__(self, "kv_heads", self.heads)
         if self.head_dim == 0:
@@ -107,24 +219,89 @@ class ModelConfig:
                     f"hidden size {self.hidden} is not divisible by {self.heads} heads; "
                     "give the head dimension explicitly")
             object.__setattr__(self, "head_dim", self.hidden // self.heads)
+        if self.v_head_dim == 0:
+            object.__setattr__(self, "v_head_dim", self.head_dim)
         if self.heads % self.kv_heads:
             raise InputError(f"{self.heads} query heads cannot be shared evenly by {self.kv_heads} KV heads "
                              "(query heads must be a multiple of KV heads)")
+        if self.kv_cache_heads == 0:
+            object.__setattr__(self, "kv_cache_heads", self.kv_heads)
         if self.mlp not in MLP_KINDS:
             raise InputError(f"mlp must be one of {', '.join(MLP_KINDS)}, got {self.mlp!r}")
         if self.norm not in NORM_KINDS:
             raise InputError(f"norm must be one of {', '.join(NORM_KINDS)}, got {self.norm!r}")
+        if self.qk_norm not in QK_NORMS:
+            raise InputError(f"qk_norm must be one of {', '.join(QK_NORMS)}, got {self.qk_norm!r}")
+        if self.norms_per_layer not in (1, 2, 4):
+            raise InputError(f"norms per layer must be 1, 2 or 4, got {self.norms_per_layer}")
+        if self.experts_compute not in EXPERTS_COMPUTE:
+            raise InputError(f"experts_compute must be one of {', '.join(EXPERTS_COMPUTE)}")
         if self.experts == 1:
             raise InputError("a mixture of experts needs at least 2 experts (use 0 for a dense MLP)")
         if self.experts:
             if self.experts_per_token < 1 or self.experts_per_token > self.experts:
                 raise InputError(f"experts per token must be between 1 and {self.experts}, "
                                  f"got {self.experts_per_token}")
-        elif self.experts_per_token:
-            raise InputError("experts per token is set but experts is 0 (a dense model)")
-        for f in ("tied_embeddings", "qkv_bias", "o_bias", "mlp_bias"):
+            if self.expert_ffn == 0:
+                object.__setattr__(self, "expert_ffn", self.ffn)
+        else:
+            if self.experts_per_token:
+                raise InputError("experts per token is set but experts is 0 (a dense model)")
+            for f in ("shared_expert_ffn", "moe_layers"):
+                if getattr(self, f):
+                    raise InputError(f"{f.replace('_', ' ')} is set but experts is 0 (a dense model)")
+            for f in ("shared_expert_gate", "router_bias", "expert_bias", "router_score_bias"):
+                if getattr(self, f):
+                    raise InputError(f"{f.replace('_', ' ')} is set but experts is 0 (a dense model)")
+        for f in ("tied_embeddings", "qkv_bias", "o_bias", "mlp_bias", "attention_sinks", "alibi", "fused_qkv",
+                  "fused_gate_up", "parallel_block", "lm_head_bias", "shared_expert_gate", "router_bias",
+                  "expert_bias", "router_score_bias"):
             if not isinstance(getattr(self, f), bool):
                 raise InputError(f"{f} must be true or false, got {getattr(self, f)!r}")
+        self._check_patterns()
+        self._check_mla()
+        if self.quant is not None and not isinstance(self.quant, Quantization):
+            raise InputError("quant must be a Quantization (gemmlib.llm.quant)")
+
+    def _check_patterns(self) -> None:
+        lt = self.layer_types
+        if not isinstance(lt, str):
+            raise InputError("layer_types must be a string of F / S / C letters, one per layer")
+        if lt and len(lt) != self.layers:
+            raise InputError(f"layer_types has {len(lt)} letters for {self.layers} layers")
+        if set(lt) - set(LAYER_KINDS):
+            raise InputError("layer_types letters are F (full), S (sliding window) and C (chunked)")
+        if lt and set(lt) == {"F"}:
+            object.__setattr__(self, "layer_types", "")
+            lt = ""
+        if lt and not self.sliding_window:
+            raise InputError("sliding or chunked layers need a window size (sliding_window > 0)")
+        if self.sliding_window and not lt:
+            raise InputError("a sliding window is set but no layer uses it (set the sliding pattern)")
+        if self.sliding_window == 1:
+            raise InputError("a sliding window of 1 token attends to nothing but itself; use ≥ 2")
+        ml = self.moe_layers
+        if not isinstance(ml, str):
+            raise InputError("moe_layers must be a string of M / D letters, one per layer")
+        if ml and len(ml) != self.layers:
+            raise InputError(f"moe_layers has {len(ml)} letters for {self.layers} layers")
+        if set(ml) - set(MLP_LAYER_KINDS):
+            raise InputError("moe_layers letters are M (mixture of experts) and D (dense)")
+        if ml and set(ml) == {"M"}:
+            object.__setattr__(self, "moe_layers", "")
+        if ml and "M" not in ml:
+            raise InputError("no layer is a mixture of experts; set experts to 0 for a dense model")
+
+    def _check_mla(self) -> None:
+        if not self.kv_lora_rank:
+            if self.q_lora_rank or self.rope_head_dim:
+                raise InputError("q_lora_rank / rope_head_dim belong to MLA: set kv_lora_rank too")
+            return
+        if self.kv_heads != self.heads:
+            raise InputError("MLA decompresses keys and values for every head: kv_heads must equal heads")
+        if not 0 < self.rope_head_dim < self.head_dim:
+            raise InputError(f"MLA: the rotary head dim ({self.rope_head_dim}) must be between 1 and "
+                             f"head_dim - 1 ({self.head_dim - 1}): head_dim = nope + rope")
 
     # ----- derived shapes -------------------------------------------------------------
     @property
@@ -134,12 +311,31 @@ class ModelConfig:
 
     @property
     def kv_dim(self) -> int:
-        """Width of all key (or value) heads together (kv_heads · head_dim)."""
+        """Width of all key heads together (kv_heads · head_dim)."""
         return self.kv_heads * self.head_dim
+
+    @property
+    def v_dim(self) -> int:
+        """Width of all value heads together (kv_heads · v_head_dim); the output projection reads
+        heads · v_head_dim."""
+        return self.kv_heads * self.v_head_dim
+
+    @property
+    def o_dim(self) -> int:
+        return self.heads * self.v_head_dim
 
     @property
     def is_moe(self) -> bool:
         return self.experts > 0
+
+    @property
+    def is_mla(self) -> bool:
+        return self.kv_lora_rank > 0
+
+    @property
+    def nope_head_dim(self) -> int:
+        """MLA: the part of the q/k head without rotary embedding."""
+        return self.head_dim - self.rope_head_dim
 
     @property
     def mlp_mats(self) -> int:
@@ -155,73 +351,253 @@ class ModelConfig:
     def stored_experts(self) -> int:
         return self.experts if self.is_moe else 1
 
+    @property
+    def attention_kinds(self) -> str:
+        """One letter per layer: F full, S sliding, C chunked."""
+        return self.layer_types or "F" * self.layers
+
+    @property
+    def mlp_kinds(self) -> str:
+        """One letter per layer: M mixture of experts, D dense."""
+        if not self.is_moe:
+            return "D" * self.layers
+        return self.moe_layers or "M" * self.layers
+
+    @property
+    def moe_layer_count(self) -> int:
+        return self.mlp_kinds.count("M")
+
+    @property
+    def dense_layer_count(self) -> int:
+        return self.layers - self.moe_layer_count
+
+    @property
+    def windowed_layers(self) -> int:
+        return sum(1 for c in self.attention_kinds if c != "F")
+
+    def window_of(self, kind: str) -> int:
+        """Keys a layer of this kind can attend to at most (0: all)."""
+        return 0 if kind == "F" else self.sliding_window
+
+    @property
+    def norm_weights(self) -> int:
+        return NORM_WEIGHTS[self.norm]
+
     # ----- parameter counts -----------------------------------------------------------
-    def _norm_params(self) -> int:
-        return self.hidden * (2 if self.norm == "layer" else 1)
+    def _norm_params(self, width: int | None = None) -> int:
+        return (self.hidden if width is None else width) * self.norm_weights
 
     def _attn_params(self) -> int:
-        p = 2 * self.hidden * self.q_dim + 2 * self.hidden * self.kv_dim
+        """One layer's attention: projections, biases, qk-norm weights, sinks, MLA's norms."""
+        h, H = self.hidden, self.heads
+        if self.is_mla:
+            rq, rkv, dr = self.q_lora_rank, self.kv_lora_rank, self.rope_head_dim
+            b = self.qkv_bias
+            if rq:
+                p = h * rq + (rq if b else 0) + rq + rq * self.q_dim  # q_a_proj, q_a_layernorm (RMS), q_b_proj
+            else:
+                p = h * self.q_dim
+            p += h * (rkv + dr) + ((rkv + dr) if b else 0) + rkv  # kv_a_proj_with_mqa, kv_a_layernorm
+            p += rkv * H * (self.nope_head_dim + self.v_head_dim)  # kv_b_proj
+            p += self.o_dim * h + (h if self.o_bias else 0)
+            return p
+        p = h * (self.q_dim + self.kv_dim + self.v_dim) + self.o_dim * h
         if self.qkv_bias:
-            p += self.q_dim + 2 * self.kv_dim
+            p += self.q_dim + self.kv_dim + self.v_dim
         if self.o_bias:
-            p += self.hidden
+            p += h
+        if self.qk_norm == "head":
+            p += 2 * self.head_dim * self.norm_weights
+        elif self.qk_norm == "width":
+            p += (self.q_dim + self.kv_dim) * self.norm_weights
+        if self.attention_sinks:
+            p += H
         return p
 
-    def _mlp_params(self) -> int:
-        """One MLP (one expert)."""
-        p = self.mlp_mats * self.hidden * self.ffn
-        if self.mlp_bias:
-            p += (self.mlp_mats - 1) * self.ffn + self.hidden
+    def _mlp_params(self, width: int | None = None, bias: bool | None = None) -> int:
+        """One dense MLP (default: ffn wide, with mlp_bias)."""
+        f = self.ffn if width is None else width
+        b = self.mlp_bias if bias is None else bias
+        p = self.mlp_mats * self.hidden * f
+        if b:
+            p += (self.mlp_mats - 1) * f + self.hidden
         return p
+
+    def _expert_params(self) -> int:
+        """One routed expert."""
+        return self._mlp_params(self.expert_ffn, self.expert_bias)
 
     def _router_params(self) -> int:
-        return self.hidden * self.experts if self.is_moe else 0
+        return self.hidden * self.experts + (self.experts if self.router_bias else 0) if self.is_moe else 0
+
+    def _shared_params(self) -> int:
+        p = self._mlp_params(self.shared_expert_ffn) if self.shared_expert_ffn else 0
+        return p + (self.hidden if self.shared_expert_gate else 0)
 
     def param_breakdown(self) -> dict[str, int]:
         """Exact parameter counts by part; the values add up to :meth:`params`."""
-        layer_norms = 2 * self._norm_params()
+        moe, dense = self.moe_layer_count, self.dense_layer_count
+        head = 0 if self.tied_embeddings else self.vocab * self.hidden
         return {
             "embedding": self.vocab * self.hidden,
             "positions": self.learned_positions * self.hidden,
             "attention": self.layers * self._attn_params(),
-            "mlp": self.layers * self.stored_experts * self._mlp_params(),
-            "router": self.layers * self._router_params(),
-            "norms": self.layers * layer_norms + self._norm_params(),
-            "lm_head": 0 if self.tied_embeddings else self.vocab * self.hidden,
+            "mlp": dense * self._mlp_params() + moe * self.experts * self._expert_params(),
+            "shared_experts": moe * self._shared_params(),
+            "router": moe * self._router_params(),
+            "norms": self.layers * self.norms_per_layer * self._norm_params() + self._norm_params(),
+            "lm_head": head + (self.vocab if self.lm_head_bias else 0),
         }
 
     @property
     def params(self) -> int:
-        """Every stored weight: embeddings, positions, norms, biases, untied head, all experts."""
+        """Every parameter of the model: embeddings, positions, norms, biases, untied head, all experts
+        (what ``sum(p.numel() for p in model.parameters())`` gives; buffers and MTP layers excluded)."""
         return sum(self.param_breakdown().values())
 
     @property
     def active_params(self) -> int:
-        """Weights one token touches: as :attr:`params` but only k experts' MLPs."""
+        """Weights one token touches: as :attr:`params` but only k routed experts (all with
+        ``experts_compute = "all"``)."""
         b = self.param_breakdown()
-        b["mlp"] = self.layers * self.active_experts * self._mlp_params()
+        b["mlp"] = self.dense_layer_count * self._mlp_params() + self.moe_layer_count * self._routed_experts_run() \
+            * self._expert_params()
         return sum(b.values())
+
+    def _routed_experts_run(self) -> int:
+        return self.experts if self.experts_compute == "all" else self.experts_per_token
+
+    def extra_checkpoint_params(self) -> dict[str, int]:
+        """Elements the checkpoint stores besides the model's parameters: the router score-bias buffers
+        and the multi-token-prediction layers (each one MoE decoder layer, two norms, a 2h → h projection,
+        a norm and copies of the embedding and the LM head, as DeepSeek-V3 and GLM-4.5 store them)."""
+        moe_layer = (self._attn_params() + self.norms_per_layer * self._norm_params()
+                     + self.experts * self._expert_params() + self._shared_params() + self._router_params())
+        buffers_per_layer = self.experts if self.router_score_bias else 0
+        mtp = self.mtp_layers * (moe_layer + buffers_per_layer + 3 * self._norm_params()
+                                 + 2 * self.hidden * self.hidden + 2 * self.vocab * self.hidden)
+        return {"router_score_bias": self.moe_layer_count * buffers_per_layer, "mtp": mtp}
+
+    @property
+    def checkpoint_params(self) -> int:
+        """Every element of an unquantized checkpoint: :attr:`params` plus buffers and MTP layers."""
+        return self.params + sum(self.extra_checkpoint_params().values())
 
     @property
     def matmul_params(self) -> int:
         """Weights a token multiplies (the 2·N rule's N): active params less embeddings/positions,
         norms and biases, plus the LM head (the tied embedding when tied)."""
-        per_layer = (2 * self.hidden * self.q_dim + 2 * self.hidden * self.kv_dim
-                     + self.active_experts * self.mlp_mats * self.hidden * self.ffn
-                     + self._router_params())
-        return self.layers * per_layer + self.vocab * self.hidden
+        h = self.hidden
+        if self.is_mla:
+            rq, rkv, dr = self.q_lora_rank, self.kv_lora_rank, self.rope_head_dim
+            attn = (h * rq + rq * self.q_dim if rq else h * self.q_dim) + h * (rkv + dr) \
+                + rkv * self.heads * (self.nope_head_dim + self.v_head_dim) + self.o_dim * h
+        else:
+            attn = h * (self.q_dim + self.kv_dim + self.v_dim) + self.o_dim * h
+        mats = self.mlp_mats
+        per_moe = (self._routed_experts_run() * mats * h * self.expert_ffn + h * self.experts
+                   + mats * h * self.shared_expert_ffn + (h if self.shared_expert_gate else 0))
+        return (self.layers * attn + self.dense_layer_count * mats * h * self.ffn
+                + self.moe_layer_count * per_moe + self.vocab * h)
+
+    # ----- the KV cache ------------------------------------------------------------------
+    @property
+    def kv_elements_per_token_layer(self) -> int:
+        """Cache elements one token adds to one layer: K and V of every cached head (MLA: the latent
+        and the rotary key, shared by all heads)."""
+        if self.is_mla:
+            return self.kv_lora_rank + self.rope_head_dim
+        return self.kv_cache_heads * (self.head_dim + self.v_head_dim)
+
+    def cached_tokens(self, kind: str, tokens: int) -> int:
+        """Tokens a layer of this kind keeps after ``tokens`` were processed: all of them for a full layer,
+        the last window − 1 for a sliding or chunked one (transformers' DynamicSlidingWindowLayer)."""
+        w = self.window_of(kind)
+        return tokens if not w else min(tokens, w - 1)
+
+    def kv_cache_elements(self, tokens: int) -> int:
+        """Cache elements of one sequence after ``tokens`` tokens, every layer."""
+        per = self.kv_elements_per_token_layer
+        return sum(self.cached_tokens(k, tokens) * per for k in self.attention_kinds)
 
     def kv_bytes_per_token(self, kv_bytes: float) -> float:
-        """KV-cache bytes one token of one sequence takes: 2 · layers · kv_heads · head_dim · bytes."""
-        return 2 * self.layers * self.kv_dim * kv_bytes
+        """KV-cache bytes one token of one sequence takes in every layer (sliding layers included, i.e.
+        while the context is shorter than the window): 2 · layers · kv_heads · head_dim · bytes for MHA/GQA."""
+        return self.layers * self.kv_elements_per_token_layer * kv_bytes
+
+    # ----- description ---------------------------------------------------------------------
+    def attention_pattern(self) -> dict:
+        """Which layers attend how: counts, the window, and the pattern as a short string."""
+        kinds = self.attention_kinds
+        out = {"full": kinds.count("F"), "sliding": kinds.count("S"), "chunked": kinds.count("C"),
+               "window": self.sliding_window or None, "pattern": _compress(kinds)}
+        return out
+
+    def describe(self) -> dict:
+        """What the configuration is, in words and numbers (the page and ``--json`` show it)."""
+        d: dict = {"family": self.family, "attention": self.attention_pattern()}
+        d["heads"] = {"query": self.heads, "kv": self.kv_heads, "head_dim": self.head_dim,
+                      "v_head_dim": self.v_head_dim, "kv_cache_heads": self.kv_cache_heads}
+        d["mla"] = ({"q_lora_rank": self.q_lora_rank or None, "kv_lora_rank": self.kv_lora_rank,
+                     "qk_nope_head_dim": self.nope_head_dim, "qk_rope_head_dim": self.rope_head_dim,
+                     "v_head_dim": self.v_head_dim,
+                     "cache_per_token_layer": self.kv_elements_per_token_layer} if self.is_mla else None)
+        d["experts"] = ({"experts": self.experts, "per_token": self.experts_per_token,
+                         "expert_ffn": self.expert_ffn, "moe_layers": self.moe_layer_count,
+                         "dense_layers": self.dense_layer_count, "pattern": _compress(self.mlp_kinds),
+                         "shared_expert_ffn": self.shared_expert_ffn or None,
+                         "shared_expert_gate": self.shared_expert_gate, "router_bias": self.router_bias,
+                         "expert_bias": self.expert_bias, "compute": self.experts_compute}
+                        if self.is_moe else None)
+        d["block"] = {"mlp": self.mlp, "norm": self.norm, "norms_per_layer": self.norms_per_layer,
+                      "parallel": self.parallel_block, "qk_norm": self.qk_norm,
+                      "biases": [n for n, on in (("qkv", self.qkv_bias), ("o", self.o_bias),
+                                                 ("mlp", self.mlp_bias), ("lm_head", self.lm_head_bias)) if on],
+                      "attention_sinks": self.attention_sinks, "tied_embeddings": self.tied_embeddings,
+                      "positions": ("learned" if self.learned_positions else "alibi" if self.alibi else "rotary")}
+        d["max_positions"] = self.max_positions or self.learned_positions or None
+        d["quantization"] = self.quant.describe() if self.quant else None
+        d["dtype"] = self.dtype or None
+        return d
 
     def summary(self) -> dict:
         d = asdict(self)
+        d["quant"] = self.quant.describe() if self.quant else None
         d["params"] = self.params
         d["active_params"] = self.active_params
         return d
 
     def replace(self, **changes) -> ModelConfig:
+        """A copy with ``changes``; a field derived from another (v_head_dim from head_dim, the cached
+        heads from kv_heads, the experts' width from ffn) follows it unless given or set apart."""
         d = {f.name: getattr(self, f.name) for f in fields(self)}
+        for derived, source in _DERIVED:
+            if source in changes and derived not in changes and d[derived] == d[source]:
+                changes[derived] = 0
         d.update(changes)
         return ModelConfig(**d)
+
+
+# (field, the field it defaults to when 0)
+_DERIVED = (("v_head_dim", "head_dim"), ("kv_cache_heads", "kv_heads"), ("expert_ffn", "ffn"))
+
+
+def _compress(pattern: str) -> str:
+    """A per-layer string as its repeating unit when it has one ("SSSSSF ×4 + SS"), else as it is."""
+    n = len(pattern)
+    if not pattern or len(set(pattern)) == 1:
+        return f"{pattern[:1]} ×{n}" if pattern else ""
+    for u in range(1, n // 2 + 1):
+        unit = pattern[:u]
+        reps, rest = divmod(n, u)
+        if unit * reps + unit[:rest] == pattern:
+            return f"{unit} ×{reps}" + (f" + {unit[:rest]}" if rest else "")
+    runs = []
+    i = 0
+    while i < n:
+        j = i
+        while j < n and pattern[j] == pattern[i]:
+            j += 1
+        runs.append(f"{pattern[i]}×{j - i}" if j - i > 1 else pattern[i])
+        i = j
+    return " ".join(runs)

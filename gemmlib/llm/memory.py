@@ -42,6 +42,7 @@ from gemmlib.core.dtypes import get_dtype
 from gemmlib.core.errors import InputError
 from gemmlib.core.hardware import Hardware
 from gemmlib.llm.accounting import Workload, memory, prefill_ops
+from gemmlib.llm.checkpoint import element_bytes
 from gemmlib.llm.config import ModelConfig
 from gemmlib.llm.parallel import Parallel, kv_split, layers_per_stage, per_gpu_op, replica_batch
 
@@ -97,12 +98,12 @@ def _check_utilization(u) -> float:
 
 def weights_per_gpu(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel) -> dict[str, float]:
     """Weight bytes on a GPU of the first and of the last pipeline stage (the same GPU when p = 1)."""
-    full = replace(wl, batch=1, seq_len=max(1, cfg.experts), new_tokens=0, lm_head="all")
+    full = replace(wl, batch=1, seq_len=max(1, cfg.experts), new_tokens=0, lm_head="all", decode_only=False)
     stage_l = layers_per_stage(cfg, par)
     gemm = [o for o in prefill_ops(cfg, full) if o.is_gemm and o.weight_bytes]
     layer = sum(per_gpu_op(o, cfg, par, stage_layers=stage_l).weight_bytes for o in gemm if o.shard != "vocab")
     head = sum(per_gpu_op(o, cfg, par).weight_bytes for o in gemm if o.shard == "vocab")
-    w = get_dtype(wl.weight_dtype).bytes
+    w = element_bytes(cfg, wl.weight_dtype)  # the embedding table is never quantized
     total = memory(cfg, wl, hw).weights_bytes
     table = cfg.vocab * cfg.hidden * w  # the embedding table (the LM head's weight when tied)
     rest = total - sum(o.weight_bytes for o in gemm) - (0.0 if cfg.tied_embeddings else table)
@@ -122,6 +123,16 @@ def kv_per_gpu(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel) -> f
 
 # ----- activations: inference --------------------------------------------------------------------
 
+def mlp_width(cfg: ModelConfig) -> int:
+    """The widest MLP intermediate one token makes in any layer: the dense FFN, or in a MoE layer k
+    experts (every expert when all run) plus the shared expert."""
+    widths = [cfg.ffn] if cfg.dense_layer_count else []
+    if cfg.is_moe:
+        k = cfg.experts if cfg.experts_compute == "all" else cfg.experts_per_token
+        widths.append(k * cfg.expert_ffn + cfg.shared_expert_ffn)
+    return max(widths)
+
+
 def inference_activation_bytes(cfg: ModelConfig, wl: Workload, par: Parallel, *, micro_batch: int,
                                last_stage: bool = True) -> float:
     """Peak activation bytes of one GPU's prefill of ``micro_batch`` sequences (one layer at a time)."""
@@ -129,15 +140,15 @@ def inference_activation_bytes(cfg: ModelConfig, wl: Workload, par: Parallel, *,
     t, e = par.tp, par.ep
     seqs = micro_batch / e
     tok = seqs * wl.seq_len
-    h, q, kv, f = cfg.hidden, cfg.q_dim, cfg.kv_dim, cfg.ffn
+    h, q, kv = cfg.hidden, cfg.q_dim, cfg.kv_dim
+    f = mlp_width(cfg)
     resid = tok * h * a
     normed = tok * h * a
     qkv = tok * (q / t + 2 * kv / kv_split(cfg, t)) * a
     heads = cfg.heads / t
     scores = 2 * seqs * heads * wl.seq_len * wl.seq_len * a if wl.attention == "eager" else seqs * heads * wl.seq_len * 4
     attn = normed + qkv + scores
-    rows = tok * (cfg.experts_per_token if cfg.is_moe else 1)
-    mlp = normed + rows * (3 if cfg.mlp == "gated" else 2) * f / t * a
+    mlp = normed + tok * (3 if cfg.mlp == "gated" else 2) * f / t * a
     logits = 0.0
     if last_stage:
         positions = tok if wl.lm_head == "all" else seqs
@@ -154,9 +165,10 @@ def layer_activation_terms(cfg: ModelConfig, seq_len: int, micro_batch: float, *
     (``split``: "tp" or "kv" for K/V) and whether it is an s² term (dropped by selective
     recomputation)."""
     s, b, a = seq_len, micro_batch, act_bytes
-    h, q, kv, f, n_heads = cfg.hidden, cfg.q_dim, cfg.kv_dim, cfg.ffn, cfg.heads
+    h, q, kv, n_heads = cfg.hidden, cfg.q_dim, cfg.kv_dim, cfg.heads
+    f = mlp_width(cfg)
     sb = s * b
-    kr = cfg.experts_per_token if cfg.is_moe else 1
+    kr = 1
     t: list[dict] = []
 
     def add(name: str, nbytes: float, split: str = "", s2: bool = False) -> None:

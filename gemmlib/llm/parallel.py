@@ -136,6 +136,8 @@ class Parallel:
                              "(KV heads are split across ranks or each replicated on t / KV heads ranks)")
         if cfg.ffn % t:
             raise InputError(f"--tp {t} does not divide the MLP width {cfg.ffn}")
+        if cfg.is_moe and cfg.expert_ffn % t:
+            raise InputError(f"--tp {t} does not divide the experts' MLP width {cfg.expert_ffn}")
         if self.pp > cfg.layers:
             raise InputError(f"--pp {self.pp} is more pipeline stages than the model's {cfg.layers} layers")
         if self.ep > 1 and not cfg.is_moe:
@@ -182,12 +184,15 @@ def layers_per_stage(cfg: ModelConfig, par: Parallel) -> int:
 
 
 def kv_split(cfg: ModelConfig, tp: int) -> int:
-    """How many ways the KV heads split: min(t, KV heads) (fewer KV heads than ranks: replicated)."""
+    """How many ways the KV heads split: min(t, KV heads) (fewer KV heads than ranks: replicated). An
+    MLA cache (one latent every head reads) is whole on every rank."""
+    if cfg.is_mla:
+        return 1
     return min(tp, cfg.kv_heads)
 
 
 def _is_kv_projection(op: Op, cfg: ModelConfig) -> bool:
-    return op.is_gemm and op.shard == "column" and op.weight_bytes > 0 and op.n == cfg.kv_dim and not op.routed
+    return op.is_gemm and op.name in ("k_proj", "v_proj")
 
 
 def per_gpu_op(op: Op, cfg: ModelConfig, par: Parallel, *, stage_layers: int | None = None) -> Op:

@@ -14,7 +14,7 @@ under load) and this one, which assembles them, so each can be read and tested a
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 
 from gemmlib.core.errors import InputError
 from gemmlib.core.hardware import Hardware
@@ -22,8 +22,11 @@ from gemmlib.llm.accounting import (
     Memory,
     Workload,
     _check_efficiency,
+    check_positions,
     counting_variants,
     memory,
+    position_warnings,
+    read_of,
     rules_of_thumb,
 )
 from gemmlib.llm.config import ModelConfig
@@ -32,6 +35,7 @@ from gemmlib.llm.memory import (
     PerGpuMemory,
     _check_utilization,
     inference_memory,
+    kv_per_gpu,
     largest_fitting,
 )
 from gemmlib.llm.parallel import Parallel, ParallelPhase, microbatches, phase, replica_batch
@@ -56,18 +60,24 @@ class ScaleOutEstimate:
     memory_utilization: float = DEFAULT_MEMORY_UTILIZATION
     train: TrainEstimate | None = None
     serving: Serving | None = None
+    read_info: dict = field(default_factory=dict, compare=False)  # the config.json parser's report
 
     @property
     def gpus(self) -> int:
         return self.parallel.gpus
+
+    def read(self) -> dict:
+        """What was read (family, attention pattern, MLA, experts, quantization, dtype, ignored keys)."""
+        return read_of(self.model, self.workload, self.read_info)
 
     @property
     def compute_dtype(self) -> str:
         return self.workload.act_dtype
 
     @property
-    def ttft_s(self) -> float:
-        return self.prefill.time_s
+    def ttft_s(self) -> float | None:
+        """Time to first token = the prefill (None for a decode-only workload: there is none)."""
+        return None if self.workload.decode_only else self.prefill.time_s
 
     @property
     def time_per_output_token_s(self) -> float | None:
@@ -80,7 +90,9 @@ class ScaleOutEstimate:
         return self.workload.batch * self.workload.new_tokens / t if t else None
 
     @property
-    def prefill_tokens_per_s(self) -> float:
+    def prefill_tokens_per_s(self) -> float | None:
+        if self.workload.decode_only:
+            return None
         t = self.prefill.time_s
         return self.workload.prefill_tokens / t if t else math.inf
 
@@ -121,6 +133,8 @@ class ScaleOutEstimate:
             "times": self.times(),
             "variants": counting_variants(self.model, self.workload),
             "rules_of_thumb": rules_of_thumb(self.model, self.workload),
+            "warnings": position_warnings(self.model, self.workload),
+            "read": self.read(),
         }
         if self.train is not None:
             d["train"] = self.train.to_dict()
@@ -140,7 +154,13 @@ class ScaleOutEstimate:
 
 def per_gpu_memory(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel,
                    memory_utilization: float = DEFAULT_MEMORY_UTILIZATION) -> PerGpuMemory:
-    """The busiest GPU's memory for ``wl`` (its prefill micro-batch's activations, the final KV cache)."""
+    """The busiest GPU's memory for ``wl`` (its prefill micro-batch's activations, the final KV cache; a
+    decode-only workload's activations are one token per sequence)."""
+    if wl.decode_only:
+        act = replace(wl, seq_len=1, decode_only=False)
+        return replace(inference_memory(cfg, act, hw, par, micro_batch=replica_batch(wl.batch, par),
+                                        memory_utilization=memory_utilization),
+                       kv_cache_bytes=kv_per_gpu(cfg, wl, hw, par))
     rb = replica_batch(wl.batch, par)
     mb = -(-rb // microbatches("prefill", rb, par))
     return inference_memory(cfg, wl, hw, par, micro_batch=mb, memory_utilization=memory_utilization)
@@ -149,11 +169,14 @@ def per_gpu_memory(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel,
 def estimate(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel | None = None, efficiency: float = 1.0,
              *, gpus: int | None = None, training: Training | None = None, serve: bool = False,
              tpot_target_s: float | None = None, ttft_target_s: float | None = None,
-             memory_utilization: float = DEFAULT_MEMORY_UTILIZATION) -> ScaleOutEstimate:
+             memory_utilization: float = DEFAULT_MEMORY_UTILIZATION,
+             read_info: dict | None = None) -> ScaleOutEstimate:
     """Prefill and decode of ``wl`` on ``par``'s GPUs (one GPU by default), per-GPU memory, and with
     ``training`` a training run of ``wl.batch`` × ``wl.seq_len`` tokens per step, with ``serve`` (or a
-    target) the serving curve. ``gpus``, when given, must equal the product of the parallel sizes."""
+    target) the serving curve. ``gpus``, when given, must equal the product of the parallel sizes.
+    ``read_info`` is the config.json parser's report (``gemmlib.llm.hf.read_config``), shown under "read"."""
     _check_efficiency(efficiency)
+    check_positions(cfg, wl)
     u = _check_utilization(memory_utilization)
     par = par or Parallel()
     par.check(cfg, gpus)
@@ -169,4 +192,5 @@ def estimate(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel | None 
     if serve or tpot_target_s is not None or ttft_target_s is not None:
         sv = serving(cfg, wl, hw, par, efficiency, tpot_target_s=tpot_target_s, ttft_target_s=ttft_target_s,
                      memory_utilization=u)
-    return ScaleOutEstimate(cfg, wl, hw, par, float(efficiency), pre, dec, whole, mem, max_b, u, tr, sv)
+    return ScaleOutEstimate(cfg, wl, hw, par, float(efficiency), pre, dec, whole, mem, max_b, u, tr, sv,
+                            dict(read_info or {}))

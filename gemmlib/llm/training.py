@@ -60,6 +60,7 @@ from gemmlib.llm.parallel import (
     per_gpu_op,
     pipeline_send,
 )
+from gemmlib.llm.quant import WEIGHT_FORMATS
 
 MAX_TRAIN_TOKENS = 1e16
 
@@ -226,6 +227,12 @@ class TrainEstimate:
 def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Training,
           efficiency: float = 1.0, memory_utilization: float = 0.90) -> TrainEstimate:
     """One training step of ``wl.batch`` sequences of ``wl.seq_len`` tokens (the global batch) on ``par``."""
+    if wl.decode_only:
+        raise InputError("a training step runs whole sequences: a decode-only workload (--context) cannot train")
+    if cfg.quant is not None or wl.weight_dtype in WEIGHT_FORMATS:
+        what = cfg.quant.label if cfg.quant is not None else wl.weight_dtype
+        raise InputError(f"training sizes mixed-precision weights (bf16 / fp16 / fp32); {cfg.name} is stored as "
+                         f"{what}, an inference format: train a full-precision copy (e.g. the custom shape)")
     dtype = wl.act_dtype
     if hw.peak(dtype) is None:
         raise InputError(hw.missing_peak(dtype))

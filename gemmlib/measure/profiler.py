@@ -219,12 +219,20 @@ class BlockConfig:
                 "attention": self.attention, "dtype": self.dtype}
 
 
+def _runs_as_a_block(m: ModelConfig) -> bool:
+    """A preset the profiler's Llama/GPT-style block reproduces: dense, head_dim = hidden / heads, no MLA,
+    no qk-norm, two norms per layer, no parallel block (a sliding window does not change a prefill)."""
+    return (not m.is_moe and not m.is_mla and m.qk_norm == "none" and m.norms_per_layer == 2
+            and not m.parallel_block and m.norm in ("rms", "layer") and not m.attention_sinks
+            and m.head_dim * m.heads == m.hidden and m.v_head_dim == m.head_dim)
+
+
 def presets() -> dict[str, dict[str, Any]]:
-    """Model name -> {hidden, heads, kv_heads, intermediate, layers, source}: the estimator's dense presets
-    (a mixture of experts is not a block the profiler runs)."""
+    """Model name -> {hidden, heads, kv_heads, intermediate, layers, source}: the estimator's presets the
+    profiler's block reproduces (a mixture of experts, MLA or qk-norm is not a block it runs)."""
     return {name: dict(hidden=m.hidden, heads=m.heads, kv_heads=m.kv_heads, intermediate=m.ffn, layers=m.layers,
                        source=m.source)
-            for name, m in PRESETS.items() if not m.is_moe}
+            for name, m in PRESETS.items() if _runs_as_a_block(m)}
 
 
 def preset_config(name: str, scale: int = 16, *, seq_len: int = 128, batch: int = 1, layers: int = 1,
@@ -248,7 +256,7 @@ def preset_config(name: str, scale: int = 16, *, seq_len: int = 128, batch: int 
                          f"{m.head_dim // 2}")
     model = m.replace(layers=layers, hidden=m.hidden // scale, ffn=m.ffn // scale, head_dim=m.head_dim // scale,
                       vocab=max(1, m.vocab // scale) if scale_vocab else m.vocab,
-                      name=key if scale == 1 else f"{key} ÷ {scale}")
+                      sliding_window=0, layer_types="", name=key if scale == 1 else f"{key} ÷ {scale}")
     return BlockConfig(model, seq_len=seq_len, batch=batch, attention=attention, dtype=dtype)
 
 

@@ -10,6 +10,7 @@ only the lower triangle, row by row.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 import torch
@@ -321,3 +322,84 @@ def test_share_overview_gemms_dominate_flops_more_than_time():
     fused = [r["GEMM share of time"] for r in rows if r["attention"] != "eager"]
     assert eager[1] < eager[0]  # the S×S scores through memory grow with the context
     assert fused[0] > eager[0] and fused[1] > eager[1]
+
+
+# ----- sliding windows, decode-only workloads, MLA, experts -------------------------------------------
+
+def _sliding(window: int, pattern: str) -> ModelConfig:
+    return ModelConfig(layers=len(pattern), hidden=32, heads=4, kv_heads=2, ffn=48, vocab=40, sliding_window=window,
+                       layer_types=pattern)
+
+
+@pytest.mark.parametrize("seq, window", [(10, 4), (4, 10), (7, 7), (9, 2)])
+def test_causal_switch_counts_the_band_of_a_sliding_layer(seq, window):
+    cfg = _sliding(window, "SF")
+    pairs = sum(1 for i in range(seq) for j in range(seq) if j <= i and i - j < window)  # what each query may see
+    ops = {o.name: o for o in prefill_ops(cfg, Workload(batch=3, seq_len=seq, causal=True))}
+    assert ops["attn_scores_sliding"].flops == 2 * cfg.head_dim * 3 * cfg.heads * pairs
+    assert ops["attn_scores"].flops == 2 * cfg.head_dim * 3 * cfg.heads * seq * (seq + 1) // 2
+    dense = {o.name: o for o in prefill_ops(cfg, Workload(batch=3, seq_len=seq))}
+    assert dense["attn_scores_sliding"].flops == dense["attn_scores"].flops  # eager prefill: dense S x S
+
+
+def test_sliding_window_decode_keys_and_cache():
+    cfg = _sliding(4096, "S" * 8)
+    full = cfg.replace(sliding_window=0, layer_types="")
+    wl = Workload(batch=2, seq_len=32768, new_tokens=1, decode_only=True)
+    s, f = {o.name: o for o in decode_ops(cfg, wl)}, {o.name: o for o in decode_ops(full, wl)}
+    assert s["attn_scores_sliding"].n == 4096 and f["attn_scores"].n == 32769
+    assert f["attn_scores"].flops / s["attn_scores_sliding"].flops == pytest.approx(32769 / 4096)
+    hw = get_hardware("h100")
+    assert memory(cfg, wl, hw).kv_cache_bytes == 2 * 8 * 4095 * 2 * 2 * 8 * 2  # window − 1 tokens kept
+    assert memory(full, wl, hw).kv_cache_bytes == 2 * 8 * 32769 * 2 * 2 * 8 * 2
+
+
+def test_decode_only_workload_is_one_step_with_the_context_cached():
+    cfg = from_name("llama-3.1-8b")
+    ctx = Workload(batch=4, seq_len=8000, new_tokens=1, decode_only=True)
+    after_prefill = Workload(batch=4, seq_len=8000, new_tokens=1)
+    assert prefill_ops(cfg, ctx) == [] and ctx.prefill_tokens == 0
+    assert [o.flops for o in decode_ops(cfg, ctx)] == [o.flops for o in decode_ops(cfg, after_prefill)]
+    est = estimate(cfg, ctx, get_hardware("h100"))
+    assert est.ttft_s is None and est.prefill.ops == () and est.decode.time_s > 0
+    assert est.memory.kv_cache_bytes == memory(cfg, after_prefill, get_hardware("h100")).kv_cache_bytes
+    assert est.to_dict()["rules_of_thumb"] == []
+    with pytest.raises(InputError, match="decode step"):
+        Workload(seq_len=10, new_tokens=0, decode_only=True)
+
+
+def test_mla_decode_eager_decompresses_the_whole_cache_absorbed_does_not():
+    cfg = from_name("deepseek-v3")
+    wl = Workload(batch=1, seq_len=4096, new_tokens=1)
+    eager = {o.name: o for o in decode_ops(cfg, wl)}
+    absorbed = {o.name: o for o in decode_ops(cfg, replace(wl, mla="absorbed"))}
+    # kv_b_proj over every cached latent: 2 · 4097 · 512 · 128·(128+128) per layer
+    assert eager["kv_b_proj"].flops == 2 * 4097 * 512 * 128 * 256 * 61
+    assert "kv_b_proj" not in absorbed and "q_absorb" in absorbed and "o_absorb" in absorbed
+    assert absorbed["attn_scores"].flops == 2 * 128 * 4097 * (512 + 64) * 61
+    assert memory(cfg, wl, get_hardware("h200")).kv_cache_bytes == 4097 * 61 * (512 + 64) * 2
+    pre_e = prefill_ops(cfg, wl)
+    assert pre_e == prefill_ops(cfg, replace(wl, mla="absorbed"))  # the prefill decompresses the new tokens either way
+
+
+def test_llama4_runs_every_expert_and_shared_experts_every_token():
+    scout = ModelConfig(layers=2, hidden=64, heads=4, kv_heads=2, ffn=80, vocab=50, experts=4, experts_per_token=1,
+                        expert_ffn=32, shared_expert_ffn=32, moe_layers="DM", experts_compute="all")
+    ops = {o.name: o for o in prefill_ops(scout, Workload(batch=1, seq_len=5))}
+    assert ops["gate_proj"].flops == 2 * 5 * 64 * 32 * 4  # all 4 experts on every token, one MoE layer
+    assert ops["shared_gate_proj"].flops == 2 * 5 * 64 * 32
+    assert ops["dense_gate_proj"].flops == 2 * 5 * 64 * 80
+    assert ops["router"].flops == 2 * 5 * 64 * 4
+
+
+def test_every_op_has_a_sharding_entry():
+    from gemmlib.llm.accounting import OTHER_OP_NAMES, SHARDING
+
+    assert set(OP_NAMES) | set(OTHER_OP_NAMES) <= set(SHARDING)
+
+
+def test_learned_positions_refuse_a_longer_sequence_and_rotary_models_warn():
+    with pytest.raises(InputError, match="learned position table"):
+        estimate(from_name("gpt2"), Workload(seq_len=1000, new_tokens=100), get_hardware("h100"))
+    est = estimate(from_name("llama-2-7b"), Workload(seq_len=4000, new_tokens=200), get_hardware("h100"))
+    assert any("max_position_embeddings" in w for w in est.to_dict()["warnings"])

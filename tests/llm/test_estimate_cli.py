@@ -151,3 +151,137 @@ def test_cli_json_is_the_estimate_json_the_page_downloads(capsys):
     out = capsys.readouterr().out
     est = estimate(from_name("qwen2.5-7b"), Workload(seq_len=100, new_tokens=3), get_hardware("h100"), Parallel(tp=2))
     assert json.loads(out) == json.loads(est.to_json())
+
+
+# ----- families, quantized checkpoints, workloads (issue 11) -----------------------------------------
+
+CONFIGS = DATA / "configs"
+
+
+@pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.json")), ids=lambda p: p.stem)
+def test_every_real_config_is_read_and_described(capsys, path):
+    from gemmlib.llm.checkpoint import checkpoint_size
+    from gemmlib.llm.hf import load_config_file
+
+    d = _json(capsys, "--config", str(path), "--seq-len", "64", "--new-tokens", "2")
+    cfg = load_config_file(str(path))
+    read = d["read"]
+    assert read["family"] == cfg.family and read["model_type"] == cfg.family
+    assert d["model"]["params"] == cfg.params
+    assert read["attention"]["full"] + read["attention"]["sliding"] + read["attention"]["chunked"] == cfg.layers
+    assert (read["mla"] is not None) == cfg.is_mla and (read["experts"] is not None) == cfg.is_moe
+    assert (read["quantization"] is not None) == (cfg.quant is not None)
+    assert read["dtype"] == (cfg.dtype or None)
+    assert d["workload"]["weight_dtype"] == (cfg.dtype or "bf16")  # torch_dtype is the default weight dtype
+    if cfg.quant is None:
+        assert read["weight_dtype_source"] == ("the config's torch_dtype" if cfg.dtype else
+                                               "default (the config gives no torch_dtype)")
+    else:
+        assert "quantization_config" in read["weight_dtype_source"]
+    assert d["memory"]["weights_bytes"] == checkpoint_size(cfg, cfg.dtype or "bf16", mtp=False).bytes
+    assert isinstance(read["ignored_keys"], list) and isinstance(read["unknown_keys"], list)
+
+
+def test_quantized_config_is_sized_by_its_format(capsys):
+    awq = _json(capsys, "--config", str(CONFIGS / "zephyr-7b-alpha-awq.json"), "--seq-len", "64")
+    plain = _json(capsys, "--config", str(CONFIGS / "mistral-7b-v0.1.json"), "--seq-len", "64")
+    assert awq["read"]["quantization"]["method"] == "awq" and awq["read"]["quantization"]["bits"] == 4
+    assert awq["memory"]["weights_bytes"] == 4_150_796_288  # not 14.5 GB of bf16
+    assert plain["memory"]["weights_bytes"] == 7_241_732_096 * 2
+    assert awq["prefill"]["flops"] == plain["prefill"]["flops"]  # weight-only: the same GEMMs
+    assert awq["hardware"]["compute_dtype"] == "bf16"
+
+
+def test_weight_dtypes_int4_and_fp4(capsys):
+    from gemmlib.llm.checkpoint import checkpoint_size
+
+    cfg = from_name("llama-3.1-8b")
+    for dt in ("int4", "fp4"):
+        d = _json(capsys, "--preset", "llama-3.1-8b", "--weight-dtype", dt, "--seq-len", "32")
+        assert d["memory"]["weights_bytes"] == checkpoint_size(cfg, dt).bytes
+        assert d["hardware"]["compute_dtype"] == "bf16"  # weight-only: the activation dtype's peak
+    assert main(["estimate", "--preset", "gpt-oss-20b", "--weight-dtype", "int4"]) == 2
+    assert "already quantized" in capsys.readouterr().err
+
+
+def test_context_attention_and_mla_switches(capsys):
+    ctx = _json(capsys, "--preset", "llama-3.1-8b", "--context", "32768", "--batch", "2")
+    assert ctx["prefill"]["ops"] == [] and ctx["decode"]["steps"] == 1 and ctx["times"]["ttft_s"] is None
+    assert ctx["workload"]["decode_only"] is True and ctx["workload"]["seq_len"] == 32768
+    scores = next(o for o in ctx["decode"]["ops"] if o["name"] == "attn_scores")
+    assert scores["n"] == 32769
+    assert ctx["memory"]["kv_cache_bytes"] == 2 * 32 * 8 * 128 * 2 * 2 * 32769
+    eager = _json(capsys, "--preset", "llama-3.1-8b", "--seq-len", "4096", "--new-tokens", "4")
+    fused = _json(capsys, "--preset", "llama-3.1-8b", "--seq-len", "4096", "--new-tokens", "4", "--attention", "fused")
+    assert fused["prefill"]["flops"] == eager["prefill"]["flops"] and fused["prefill"]["bytes"] < eager["prefill"]["bytes"]
+    assert fused["workload"]["attention"] == "fused"
+    ab = _json(capsys, "--preset", "deepseek-v3", "--context", "4096", "--mla", "absorbed")
+    ea = _json(capsys, "--preset", "deepseek-v3", "--context", "4096")
+    assert ab["decode"]["flops"] < ea["decode"]["flops"] / 10  # eager decompresses the whole cache every step
+    assert main(["estimate", "--preset", "gpt2", "--context", "10", "--seq-len", "10"]) == 2
+    capsys.readouterr()
+
+
+def test_custom_inputs_express_mla_shared_experts_dense_layers_and_sliding_patterns(capsys):
+    v3 = _json(capsys, "--layers", "61", "--hidden", "7168", "--ffn", "18432", "--heads", "128", "--head-dim", "192",
+               "--v-head-dim", "128", "--vocab", "129280", "--mla-kv-rank", "512", "--mla-q-rank", "1536",
+               "--mla-rope-dim", "64", "--experts", "256", "--experts-per-token", "8", "--expert-ffn", "2048",
+               "--shared-expert-ffn", "2048", "--dense-layers", "3", "--seq-len", "64", "--new-tokens", "2")
+    preset = _json(capsys, "--preset", "deepseek-v3", "--seq-len", "64", "--new-tokens", "2", "--weight-dtype", "bf16")
+    assert v3["model"]["params"] == preset["model"]["params"] == 671_026_404_352
+    assert v3["prefill"]["flops"] == preset["prefill"]["flops"] and v3["decode"]["flops"] == preset["decode"]["flops"]
+    assert v3["memory"]["kv_cache_bytes"] == preset["memory"]["kv_cache_bytes"]
+    g3 = _json(capsys, "--layers", "26", "--hidden", "1152", "--ffn", "6912", "--heads", "4", "--kv-heads", "1",
+               "--head-dim", "256", "--vocab", "262144", "--tied-embeddings", "--sliding-window", "512",
+               "--sliding-pattern", "5:1", "--qk-norm", "head", "--norms-per-layer", "4", "--context", "20000")
+    real = _json(capsys, "--config", str(CONFIGS / "gemma-3-1b.json"), "--context", "20000")
+    assert g3["model"]["params"] == real["model"]["params"] == 999_885_952
+    assert g3["decode"]["flops"] == real["decode"]["flops"]
+    assert g3["memory"]["kv_cache_bytes"] == real["memory"]["kv_cache_bytes"]
+    assert g3["read"]["attention"]["pattern"] == real["read"]["attention"]["pattern"] == "SSSSSF ×4 + SS"
+    moe = _json(capsys, "--config", str(CONFIGS / "qwen1.5-moe-a2.7b.json"), "--seq-len", "16")
+    q = moe["model"]
+    custom = _json(capsys, "--layers", str(q["layers"]), "--hidden", str(q["hidden"]), "--ffn", str(q["ffn"]),
+                   "--heads", str(q["heads"]), "--vocab", str(q["vocab"]), "--experts", str(q["experts"]),
+                   "--experts-per-token", str(q["experts_per_token"]), "--expert-ffn", str(q["expert_ffn"]),
+                   "--shared-expert-ffn", str(q["shared_expert_ffn"]), "--shared-expert-gate", "--qkv-bias",
+                   "--seq-len", "16")
+    assert custom["model"]["params"] == q["params"] == 14_315_784_192
+
+
+@pytest.mark.parametrize("argv, msg", [
+    (["--config", str(DATA / "config_not_json.json")], "not valid JSON"),
+    (["--sliding-window", "128"], "custom model"),
+    (["--layers", "2", "--hidden", "64", "--ffn", "64", "--heads", "4", "--vocab", "10", "--sliding-pattern", "5:1"],
+     "needs --sliding-window"),
+    (["--layers", "2", "--hidden", "64", "--ffn", "64", "--heads", "4", "--vocab", "10", "--sliding-window", "8",
+      "--sliding-pattern", "5:x"], "N:M"),
+    (["--layers", "2", "--hidden", "64", "--ffn", "64", "--heads", "4", "--vocab", "10", "--mla-kv-rank", "16"],
+     "mla-rope-dim"),
+    (["--layers", "2", "--hidden", "64", "--ffn", "64", "--heads", "4", "--vocab", "10", "--shared-expert-ffn", "8"],
+     "need --experts"),
+])
+def test_bad_architecture_flags_exit_2_with_one_line(capsys, argv, msg):
+    assert main(["estimate", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and msg in err
+
+
+def test_unsupported_family_names_the_supported_ones(tmp_path, capsys):
+    from gemmlib.llm.hf import SUPPORTED_MODEL_TYPES
+
+    bad = tmp_path / "config.json"
+    bad.write_text(json.dumps({"model_type": "qwen3_next", "hidden_size": 64}))
+    assert main(["estimate", "--config", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "'qwen3_next' is not supported" in err
+    assert all(t in err for t in ("deepseek_v3", "gemma3_text", "gpt_oss", "falcon", "internlm2"))
+    assert len(SUPPORTED_MODEL_TYPES) >= 30
+
+
+def test_text_report_says_what_was_read(capsys):
+    assert main(["estimate", "--config", str(CONFIGS / "gpt-oss-20b.json"), "--seq-len", "256", "--new-tokens", "4"]) == 0
+    out = capsys.readouterr().out
+    for words in ("family gpt_oss", "12 full + 12 sliding (window 128", "32 experts top-4",
+                  "mxfp4", "attn_scores_sliding", "weights bf16 (mxfp4"):
+        assert words in out, words

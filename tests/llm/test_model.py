@@ -10,20 +10,45 @@ import torch
 from estimator_reference import Decoder, count_params
 
 from gemmlib.core.errors import InputError
+from gemmlib.llm.checkpoint import checkpoint_size
 from gemmlib.llm.config import ModelConfig
 from gemmlib.llm.hf import from_hf_config, load_config_file, parse_config_json
-from gemmlib.llm.presets import PRESETS, PUBLISHED_PARAMS, from_name
+from gemmlib.llm.presets import PRESETS, PUBLISHED_CHECKPOINT_ELEMENTS, PUBLISHED_PARAMS, from_name
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
 
-@pytest.mark.parametrize("name", list(PRESETS))
+@pytest.mark.parametrize("name", list(PUBLISHED_PARAMS))
 def test_preset_params_equal_published_checkpoint(name):
     assert PRESETS[name].params == PUBLISHED_PARAMS[name]
     assert PRESETS[name].source.startswith("https://huggingface.co/")
 
 
-@pytest.mark.parametrize("name", list(PRESETS))
+def test_every_preset_has_a_published_count():
+    assert set(PUBLISHED_PARAMS) | set(PUBLISHED_CHECKPOINT_ELEMENTS) == set(PRESETS)
+    assert not set(PUBLISHED_PARAMS) & set(PUBLISHED_CHECKPOINT_ELEMENTS)
+
+
+@pytest.mark.parametrize("name", list(PUBLISHED_CHECKPOINT_ELEMENTS))
+def test_checkpoint_total_equals_the_hub_count(name):
+    """DeepSeek-V3's Hub total counts every stored element: the model, its MTP layer, the router
+    score-bias buffers and the fp8 block scales."""
+    cfg = PRESETS[name]
+    assert checkpoint_size(cfg, "bf16").elements == PUBLISHED_CHECKPOINT_ELEMENTS[name]
+    extra = cfg.extra_checkpoint_params()
+    assert extra["mtp"] > 0 and extra["router_score_bias"] == 58 * 256
+    assert cfg.params == checkpoint_size(cfg.replace(quant=None, mtp_layers=0, router_score_bias=False), "bf16").elements
+
+
+def _reference_expresses(cfg: ModelConfig) -> bool:
+    """The features tests/llm/estimator_reference.py's Decoder builds."""
+    return (not cfg.is_mla and cfg.qk_norm == "none" and cfg.norms_per_layer == 2 and not cfg.parallel_block
+            and cfg.norm in ("rms", "layer") and not cfg.attention_sinks and not cfg.lm_head_bias
+            and not cfg.shared_expert_ffn and not cfg.moe_layers and not cfg.router_bias and not cfg.expert_bias
+            and cfg.expert_ffn == (cfg.ffn if cfg.is_moe else 0) and cfg.v_head_dim == cfg.head_dim)
+
+
+@pytest.mark.parametrize("name", [n for n, c in PRESETS.items() if _reference_expresses(c)])
 def test_preset_params_equal_numel_of_the_architecture_on_meta(name):
     cfg = PRESETS[name]
     with torch.device("meta"):
@@ -59,6 +84,26 @@ def test_sample_config_json_files_parse_to_the_preset(name):
     preset = PRESETS[name]
     assert cfg.replace(name=preset.name, source=preset.source) == preset
     assert cfg.params == PUBLISHED_PARAMS[name]
+
+
+# preset -> the full copy of its config.json in tests/data/configs (sources in the README there)
+PRESET_FILES = {
+    "llama-3.1-8b": "llama-3.1-8b", "llama-3.1-70b": "llama-3.1-70b", "llama-3.1-405b": "llama-3.1-405b",
+    "llama-3.2-1b": "llama-3.2-1b", "llama-3.2-3b": "llama-3.2-3b", "mistral-7b": "mistral-7b-v0.1",
+    "mistral-small-24b": "mistral-small-24b", "qwen2.5-7b": "qwen2.5-7b", "qwen3-8b": "qwen3-8b",
+    "qwen3-32b": "qwen3-32b", "qwen3-30b-a3b": "qwen3-30b-a3b", "qwen3-235b-a22b": "qwen3-235b-a22b-thinking-2507",
+    "gemma-3-1b": "gemma-3-1b", "phi-4": "phi-4", "deepseek-v3": "deepseek-v3-fp8", "gpt-oss-20b": "gpt-oss-20b",
+    "gpt-oss-120b": "gpt-oss-120b",
+}
+
+
+@pytest.mark.parametrize("name", list(PRESET_FILES))
+def test_presets_equal_their_full_config_json(name):
+    cfg = load_config_file(str(DATA / "configs" / f"{PRESET_FILES[name]}.json"))
+    preset = PRESETS[name]
+    same = cfg.replace(name=preset.name, source=preset.source, dtype=preset.dtype)
+    assert same == preset
+    assert cfg.dtype in (preset.dtype, "")  # some copies leave torch_dtype out
 
 
 def test_from_name_is_forgiving_about_spelling_and_strict_about_names():

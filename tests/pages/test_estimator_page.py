@@ -181,3 +181,78 @@ def test_training_and_serving_tabs():
     assert not at.exception and any("No concurrency" in w.value for w in at.warning)
     at = _app(le_preset="llama-3-8b", le_batch=6, le_gpus=8, le_tp=2, le_dp=4, le_train="true")
     assert not at.exception and any("does not split" in e.value for e in at.error)
+
+
+# ----- families, quantized uploads, sliding windows, MLA, workloads (issue 11) -------------------------
+
+CONFIGS = DATA / "configs"
+
+
+def _upload(name: str) -> AppTest:
+    at = _app(le_src="config.json")
+    at.file_uploader(key="le_upload").set_value(("config.json", (CONFIGS / f"{name}.json").read_bytes(),
+                                                 "application/json")).run()
+    _ok(at)
+    return at
+
+
+def _read_table(at: AppTest) -> dict:
+    t = next(t for t in at.table if "read" in t.value.columns)
+    return t.value["read"].to_dict()
+
+
+def test_upload_shows_what_was_read_and_sizes_a_quantized_checkpoint():
+    from gemmlib.llm.hf import load_config_file
+
+    at = _upload("gpt-oss-20b")
+    read = _read_table(at)
+    assert read["family"] == "gpt_oss"
+    assert "12 full, 12 sliding" in read["attention"] and "window 128" in read["attention"]
+    assert "32 experts, top-4" in read["experts"] and "mxfp4" in read["quantization"]
+    assert read["MLA"] == "—"
+    cfg = load_config_file(str(CONFIGS / "gpt-oss-20b.json"))
+    est = estimate(cfg, Workload(batch=1, seq_len=1024, new_tokens=256), get_hardware("h100"))
+    assert _metrics(at)["memory"] == f"{est.memory.total_bytes / 1e9:.3g} GB"
+    assert any("initial_context_length" in c.value for c in at.caption)  # an ignored key, listed
+
+
+def test_upload_of_an_mla_model_and_the_absorbed_switch():
+    at = _upload("deepseek-v2-lite")
+    read = _read_table(at)
+    assert "latent 512 + rotary 64" in read["MLA"] and "1 dense" in read["experts"] or "26 MoE" in read["experts"]
+    eager = _metrics(at)["decode FLOPs"]
+    at.radio(key="le_mla").set_value("absorbed").run()
+    _ok(at)
+    assert _metrics(at)["decode FLOPs"] != eager
+
+
+def test_custom_inputs_express_sliding_windows_mla_and_shared_experts():
+    at = _app(le_src="custom", le_layers=26, le_hidden=1152, le_heads=4, le_kv=1, le_hd=256, le_ffn=6912,
+              le_vocab=262144, le_tied="true", le_sw=512, le_swp="5:1", le_qkn="head", le_npl=4)
+    _ok(at)
+    assert any("999,885,952 parameters" in md.value for md in at.markdown)  # gemma-3-1b, exactly
+    read = _read_table(at)
+    assert "22 sliding" in read["attention"] and "SSSSSF ×4 + SS" in read["attention"]
+    v3 = _app(le_src="custom", le_layers=61, le_hidden=7168, le_heads=128, le_kv=128, le_hd=192, le_vhd=128,
+              le_ffn=18432, le_vocab=129280, le_experts=256, le_topk=8, le_effn=2048, le_sffn=2048, le_dense=3,
+              le_mla_kv=512, le_mla_q=1536, le_mla_rope=64)
+    _ok(v3)
+    assert any("671,026,404,352 parameters" in md.value for md in v3.markdown)  # DeepSeek-V3, exactly
+
+
+def test_decode_only_attention_and_block_scaled_weights():
+    at = _app(le_preset="llama-3.1-8b", le_seq=32768, le_ctx="true", le_new=1)
+    _ok(at)
+    m = _metrics(at)
+    assert m["prefill FLOPs"] == "0" or m["prefill FLOPs"].startswith("0")
+    assert m["time to first token"] == "—"
+    fused = _app(le_preset="llama-3.1-8b", le_attn="fused")
+    _ok(fused)
+    int4 = _app(le_preset="mistral-7b", le_wdt="int4")
+    _ok(int4)
+    from gemmlib.llm.checkpoint import checkpoint_size
+
+    assert any(f"{checkpoint_size(from_name('mistral-7b'), 'int4').bytes / 1e9:.3g} GB" in md.value
+               for md in int4.markdown)
+    bad = _app(le_preset="gpt-oss-20b", le_wdt="int4")  # already quantized: a message, not a crash
+    assert not bad.exception and any("already quantized" in e.value for e in bad.error)

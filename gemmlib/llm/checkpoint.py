@@ -1,0 +1,342 @@
+"""What a checkpoint of a :class:`ModelConfig` stores, and its exact size in bytes.
+
+:func:`stored_linears` lists every linear layer as the family's checkpoint names it (``q_proj`` or a
+fused ``qkv_proj`` / ``query_key_value`` / ``c_attn``, MLA's ``q_a_proj`` ... ``kv_b_proj``, each routed
+expert, the shared experts, the router, the LM head); :func:`stored_params` the rest (embeddings,
+norms, qk-norm weights, sinks, expert and router biases, score-bias buffers, the MTP layers' extras).
+:func:`checkpoint_size` sums them: every unquantized tensor at the checkpoint dtype, every linear the
+quantization quantizes in its format's layout (``gemmlib.llm.quant``). :func:`op_weight_bytes` gives
+the bytes of each op's weight matrix, which the accounting reads once per run.
+
+This module never imports torch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from gemmlib.core.errors import InputError
+from gemmlib.llm.config import ModelConfig
+from gemmlib.llm.quant import (
+    STORAGE_BYTES,
+    WEIGHT_FORMATS,
+    Quantization,
+    for_weight_dtype,
+    storage_dtype,
+    weight_dtype_name,
+)
+
+# Weight dtypes stored as block-scaled formats (a Quantization) rather than one size per element.
+BLOCK_SCALED = WEIGHT_FORMATS
+
+
+@dataclass(frozen=True)
+class Linear:
+    """A stored linear layer (``count`` identical ones: the routed experts of a layer).
+
+    ``ops`` are the accounting ops it serves with the rows (output features) each takes: a fused
+    q|k|v matrix serves q_proj, k_proj and v_proj.
+    """
+
+    module: str
+    role: str  # attention | mlp | expert | shared | router | lm_head | mtp
+    out_features: int
+    in_features: int
+    bias: bool
+    layer: int  # -1: outside the decoder layers
+    ops: tuple[tuple[str, int], ...]
+    count: int = 1
+    fused_experts: str = ""  # gpt-oss: stored as one [E, out, in] tensor named this
+
+
+# Checkpoint names per family: (layer prefix, attention, q/k/v/o, fused qkv, mlp, gate/up/down, fused gate_up,
+# plain up/down, moe block, expert gate/up/down, router, shared expert, lm_head)
+_DEFAULT_NAMES = dict(prefix="model.layers.{i}", attn="self_attn", q="q_proj", k="k_proj", v="v_proj", o="o_proj",
+                      qkv="qkv_proj", mlp="mlp", gate="gate_proj", up="up_proj", down="down_proj",
+                      gate_up="gate_up_proj", fc1="up_proj", fc2="down_proj", moe="mlp",
+                      egate="gate_proj", eup="up_proj", edown="down_proj", router="gate", shared="shared_experts",
+                      head="lm_head", embed="model.embed_tokens")
+_NAMES = {
+    "mixtral": dict(moe="block_sparse_moe", egate="w1", eup="w3", edown="w2"),
+    "phimoe": dict(moe="block_sparse_moe", egate="w1", eup="w3", edown="w2"),
+    "qwen2_moe": dict(shared="shared_expert"),
+    "gpt_oss": dict(router="router"),
+    "llama4_text": dict(mlp="feed_forward", moe="feed_forward", shared="shared_expert", router="router"),
+    "phi": dict(o="dense", fc1="fc1", fc2="fc2"),
+    "starcoder2": dict(fc1="c_fc", fc2="c_proj"),
+    "gpt2": dict(prefix="transformer.h.{i}", attn="attn", qkv="c_attn", o="c_proj", fc1="c_fc", fc2="c_proj",
+                 embed="transformer.wte"),
+    "gpt_bigcode": dict(prefix="transformer.h.{i}", attn="attn", qkv="c_attn", o="c_proj", fc1="c_fc",
+                        fc2="c_proj", embed="transformer.wte"),
+    "falcon": dict(prefix="transformer.h.{i}", attn="self_attention", qkv="query_key_value", o="dense",
+                   fc1="dense_h_to_4h", fc2="dense_4h_to_h", embed="transformer.word_embeddings"),
+    "gpt_neox": dict(prefix="gpt_neox.layers.{i}", attn="attention", qkv="query_key_value", o="dense",
+                     fc1="dense_h_to_4h", fc2="dense_4h_to_h", head="embed_out", embed="gpt_neox.embed_in"),
+    "internlm2": dict(attn="attention", qkv="wqkv", o="wo", mlp="feed_forward", gate="w1", up="w3", down="w2",
+                      head="output", embed="model.tok_embeddings"),
+}
+# AutoAWQ stores a per-layer activation scale (ScaledActivation) for these families.
+_AWQ_SCALED_ACT = ("starcoder2", "falcon", "gpt_neox", "gpt_bigcode")
+
+
+def _names(cfg: ModelConfig) -> dict:
+    return {**_DEFAULT_NAMES, **_NAMES.get(cfg.family, {})}
+
+
+def mlp_op_names(cfg: ModelConfig, kind: str) -> tuple[str, str, str]:
+    """The accounting names of (gate, up, down) of a layer's MLP: the routed experts' in a MoE layer
+    (gate_proj, up_proj, down_proj), a dense layer's in a dense model (the same names) or in a MoE
+    model (dense_gate_proj, ...)."""
+    if kind == "D" and cfg.is_moe:
+        return "dense_gate_proj", "dense_up_proj", "dense_down_proj"
+    return "gate_proj", "up_proj", "down_proj"
+
+
+def _attention(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
+    h = cfg.hidden
+    p = n["prefix"].format(i=i) + "." + n["attn"]
+    if cfg.is_mla:
+        rq, rkv, dr = cfg.q_lora_rank, cfg.kv_lora_rank, cfg.rope_head_dim
+        out = []
+        if rq:
+            out += [Linear(f"{p}.q_a_proj", "attention", rq, h, cfg.qkv_bias, i, (("q_a_proj", rq),)),
+                    Linear(f"{p}.q_b_proj", "attention", cfg.q_dim, rq, False, i, (("q_b_proj", cfg.q_dim),))]
+        else:
+            out.append(Linear(f"{p}.q_proj", "attention", cfg.q_dim, h, False, i, (("q_proj", cfg.q_dim),)))
+        kvb = cfg.heads * (cfg.nope_head_dim + cfg.v_head_dim)
+        out += [Linear(f"{p}.kv_a_proj_with_mqa", "attention", rkv + dr, h, cfg.qkv_bias, i, (("kv_a_proj", rkv + dr),)),
+                Linear(f"{p}.kv_b_proj", "attention", kvb, rkv, False, i, (("kv_b_proj", kvb),)),
+                Linear(f"{p}.{n['o']}", "attention", h, cfg.o_dim, cfg.o_bias, i, (("o_proj", h),))]
+        return out
+    q, k, v = cfg.q_dim, cfg.kv_dim, cfg.v_dim
+    if cfg.fused_qkv:
+        out = [Linear(f"{p}.{n['qkv']}", "attention", q + k + v, h, cfg.qkv_bias, i,
+                      (("q_proj", q), ("k_proj", k), ("v_proj", v)))]
+    else:
+        out = [Linear(f"{p}.{n['q']}", "attention", q, h, cfg.qkv_bias, i, (("q_proj", q),)),
+               Linear(f"{p}.{n['k']}", "attention", k, h, cfg.qkv_bias, i, (("k_proj", k),)),
+               Linear(f"{p}.{n['v']}", "attention", v, h, cfg.qkv_bias, i, (("v_proj", v),))]
+    out.append(Linear(f"{p}.{n['o']}", "attention", h, cfg.o_dim, cfg.o_bias, i, (("o_proj", h),)))
+    return out
+
+
+def _mlp(cfg: ModelConfig, i: int, n: dict, kind: str) -> list[Linear]:
+    h, p = cfg.hidden, n["prefix"].format(i=i)
+    out: list[Linear] = []
+    if kind == "D":
+        f = cfg.ffn
+        g, u, d = mlp_op_names(cfg, "D")
+        if cfg.mlp == "plain":
+            return [Linear(f"{p}.{n['mlp']}.{n['fc1']}", "mlp", f, h, cfg.mlp_bias, i, ((u, f),)),
+                    Linear(f"{p}.{n['mlp']}.{n['fc2']}", "mlp", h, f, cfg.mlp_bias, i, ((d, h),))]
+        if cfg.fused_gate_up:
+            out.append(Linear(f"{p}.{n['mlp']}.{n['gate_up']}", "mlp", 2 * f, h, cfg.mlp_bias, i, ((g, f), (u, f))))
+        else:
+            out += [Linear(f"{p}.{n['mlp']}.{n['gate']}", "mlp", f, h, cfg.mlp_bias, i, ((g, f),)),
+                    Linear(f"{p}.{n['mlp']}.{n['up']}", "mlp", f, h, cfg.mlp_bias, i, ((u, f),))]
+        out.append(Linear(f"{p}.{n['mlp']}.{n['down']}", "mlp", h, f, cfg.mlp_bias, i, ((d, h),)))
+        return out
+    m, fe, e = f"{p}.{n['moe']}", cfg.expert_ffn, cfg.experts
+    out.append(Linear(f"{m}.{n['router']}", "router", e, h, cfg.router_bias, i, (("router", e),)))
+    if cfg.fused_gate_up and cfg.family == "gpt_oss":  # 3-D [E, h, 2f] and [E, f, h] parameters
+        out += [Linear(f"{m}.experts.gate_up_proj", "expert", 2 * fe, h, cfg.expert_bias, i,
+                       (("gate_proj", fe), ("up_proj", fe)), count=e, fused_experts="gate_up_proj"),
+                Linear(f"{m}.experts.down_proj", "expert", h, fe, cfg.expert_bias, i, (("down_proj", h),), count=e,
+                       fused_experts="down_proj")]
+    elif cfg.mlp == "plain":
+        out += [Linear(f"{m}.experts.0.{n['fc1']}", "expert", fe, h, cfg.expert_bias, i, (("up_proj", fe),), count=e),
+                Linear(f"{m}.experts.0.{n['fc2']}", "expert", h, fe, cfg.expert_bias, i, (("down_proj", h),), count=e)]
+    else:
+        out += [Linear(f"{m}.experts.0.{n['egate']}", "expert", fe, h, cfg.expert_bias, i, (("gate_proj", fe),), count=e),
+                Linear(f"{m}.experts.0.{n['eup']}", "expert", fe, h, cfg.expert_bias, i, (("up_proj", fe),), count=e),
+                Linear(f"{m}.experts.0.{n['edown']}", "expert", h, fe, cfg.expert_bias, i, (("down_proj", h),), count=e)]
+    fs = cfg.shared_expert_ffn
+    if fs:
+        s = f"{m}.{n['shared']}"
+        out += [Linear(f"{s}.gate_proj", "shared", fs, h, cfg.mlp_bias, i, (("shared_gate_proj", fs),)),
+                Linear(f"{s}.up_proj", "shared", fs, h, cfg.mlp_bias, i, (("shared_up_proj", fs),)),
+                Linear(f"{s}.down_proj", "shared", h, fs, cfg.mlp_bias, i, (("shared_down_proj", h),))]
+    if cfg.shared_expert_gate:
+        out.append(Linear(f"{m}.shared_expert_gate", "router", 1, h, False, i, (("shared_expert_gate", 1),)))
+    return out
+
+
+def stored_linears(cfg: ModelConfig, *, mtp: bool = True) -> list[Linear]:
+    """Every linear layer of the checkpoint, layer by layer, then the LM head (and the MTP layers)."""
+    n = _names(cfg)
+    out: list[Linear] = []
+    kinds = cfg.mlp_kinds
+    for i in range(cfg.layers):
+        out += _attention(cfg, i, n) + _mlp(cfg, i, n, kinds[i])
+    if not cfg.tied_embeddings:
+        out.append(Linear(n["head"], "lm_head", cfg.vocab, cfg.hidden, cfg.lm_head_bias, -1,
+                          (("lm_head", cfg.vocab),)))
+    if mtp:
+        for j in range(cfg.mtp_layers):
+            i = cfg.layers + j
+            body = _attention(cfg, i, n) + _mlp(cfg, i, n, "M")
+            out += [Linear(x.module, "mtp" if x.role == "router" else x.role, x.out_features, x.in_features, x.bias, i,
+                           (), x.count, x.fused_experts) for x in body]
+            p = n["prefix"].format(i=i)
+            out += [Linear(f"{p}.eh_proj", "mtp", cfg.hidden, 2 * cfg.hidden, False, i, ()),
+                    Linear(f"{p}.shared_head.head", "mtp", cfg.vocab, cfg.hidden, False, i, ())]
+    return out
+
+
+def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int, str]]:
+    """(name, elements, storage) of everything that is not a linear's weight or bias: embeddings, norms,
+    qk-norm weights, sinks, MLA's latent norms, score-bias buffers (fp32), the MTP layers' norms and
+    embedding copy. Storage "" = the checkpoint dtype."""
+    h, nw = cfg.hidden, cfg.norm_weights
+    out: list[tuple[str, int, str]] = [("embedding", cfg.vocab * h, "")]
+    if cfg.learned_positions:
+        out.append(("positions", cfg.learned_positions * h, ""))
+
+    def layer(prefix: str, moe: bool) -> list[tuple[str, int, str]]:
+        rows = [(f"{prefix}.norms", cfg.norms_per_layer * h * nw, "")]
+        if cfg.is_mla:
+            rows.append((f"{prefix}.mla_norms", cfg.q_lora_rank + cfg.kv_lora_rank, ""))
+        elif cfg.qk_norm == "head":
+            rows.append((f"{prefix}.qk_norm", 2 * cfg.head_dim * nw, ""))
+        elif cfg.qk_norm == "width":
+            rows.append((f"{prefix}.qk_norm", (cfg.q_dim + cfg.kv_dim) * nw, ""))
+        if cfg.attention_sinks and not cfg.is_mla:
+            rows.append((f"{prefix}.sinks", cfg.heads, ""))
+        if moe and cfg.router_score_bias:
+            rows.append((f"{prefix}.e_score_correction_bias", cfg.experts, "float32"))
+        return rows
+
+    kinds = cfg.mlp_kinds
+    for i in range(cfg.layers):
+        out += layer(f"layers.{i}", kinds[i] == "M")
+    out.append(("final_norm", h * nw, ""))
+    if mtp:
+        for j in range(cfg.mtp_layers):
+            i = cfg.layers + j
+            out += layer(f"layers.{i}", True)
+            out += [(f"layers.{i}.enorm_hnorm_head_norm", 3 * h * nw, ""), (f"layers.{i}.embed_tokens", cfg.vocab * h, "")]
+    return out
+
+
+@dataclass(frozen=True)
+class CheckpointSize:
+    """Bytes and elements of a checkpoint's tensors (no file headers)."""
+
+    bytes: int
+    elements: int
+    quantized_bytes: int  # the quantized linears (packed weights, scales, zeros, their biases)
+    unquantized_bytes: int
+    quantized_linears: int
+    linears: int
+    mtp_bytes: int
+    by_role: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"bytes": self.bytes, "elements": self.elements, "quantized_bytes": self.quantized_bytes,
+                "unquantized_bytes": self.unquantized_bytes, "quantized_linears": self.quantized_linears,
+                "linears": self.linears, "mtp_bytes": self.mtp_bytes, "by_role": dict(self.by_role)}
+
+
+def weight_format(cfg: ModelConfig, weight_dtype: str) -> tuple[Quantization | None, str]:
+    """The quantization the weights are stored in and the dtype of everything else.
+
+    A quantized checkpoint keeps its own format (``weight_dtype`` is the dtype of its other tensors);
+    the block-scaled weight dtypes int4 / fp4 quantize the decoder's linears of a plain model; any other
+    weight dtype stores every tensor at that dtype.
+    """
+    wd = weight_dtype_name(weight_dtype)
+    if wd in BLOCK_SCALED:
+        if cfg.quant is not None:
+            raise InputError(f"{cfg.name} is already quantized ({cfg.quant.label or cfg.quant.method}); its weights "
+                             "are sized from its quantization_config: choose a plain weight dtype for its other "
+                             "tensors (bf16, fp16, ...)")
+        rest = cfg.dtype if cfg.dtype and cfg.dtype not in BLOCK_SCALED else "bf16"
+        return for_weight_dtype(wd), rest
+    return cfg.quant, wd
+
+
+def _linear_bytes(q: Quantization | None, lin: Linear, dtype: str) -> tuple[int, int, bool]:
+    """(bytes, elements, quantized) of one stored linear (all ``count`` copies)."""
+    dt = storage_dtype(dtype)
+    if q is not None and q.quantizes(lin.module, lin.role if lin.role != "mtp" else "router"):
+        if lin.fused_experts and q.method == "mxfp4":
+            tensors = q.expert_tensors(lin.count, lin.out_features, lin.in_features, lin.bias, dtype,
+                                       lin.fused_experts)
+            return sum(t.bytes for t in tensors), sum(t.numel for t in tensors), True
+        tensors = q.linear_tensors(lin.out_features, lin.in_features, lin.bias, dtype)
+        return (lin.count * sum(t.bytes for t in tensors), lin.count * sum(t.numel for t in tensors), True)
+    rest_dt = storage_dtype(q.unquantized_dtype) if q is not None and q.unquantized_dtype else dt
+    n = lin.out_features * lin.in_features + (lin.out_features if lin.bias else 0)
+    return lin.count * n * STORAGE_BYTES[rest_dt], lin.count * n, False
+
+
+@lru_cache(maxsize=256)
+def checkpoint_size(cfg: ModelConfig, weight_dtype: str, *, mtp: bool = True) -> CheckpointSize:
+    """The exact tensor bytes of the checkpoint with its weights at ``weight_dtype`` (see :func:`weight_format`);
+    ``mtp=False`` leaves out the multi-token-prediction layers (what a forward pass loads)."""
+    q, rest = weight_format(cfg, weight_dtype)
+    rest_dt = storage_dtype(q.unquantized_dtype) if q is not None and q.unquantized_dtype else storage_dtype(rest)
+    total = elements = qbytes = nq = n = mtp_b = 0
+    by_role: dict[str, int] = {}
+    for lin in stored_linears(cfg, mtp=mtp):
+        b, e, quantized = _linear_bytes(q, lin, rest)
+        total += b
+        elements += e
+        n += lin.count
+        if quantized:
+            qbytes += b
+            nq += lin.count
+        if lin.layer >= cfg.layers:
+            mtp_b += b
+        by_role[lin.role] = by_role.get(lin.role, 0) + b
+    for name, numel, storage in stored_params(cfg, mtp=mtp):
+        b = numel * STORAGE_BYTES[storage or rest_dt]
+        total += b
+        elements += numel
+        if name.startswith("layers.") and int(name.split(".")[1]) >= cfg.layers:
+            mtp_b += b
+        role = "embedding" if name in ("embedding", "positions") else "norms and other"
+        by_role[role] = by_role.get(role, 0) + b
+    if q is not None and q.method == "awq" and cfg.family in _AWQ_SCALED_ACT:
+        extra = (cfg.layers + (cfg.mtp_layers if mtp else 0)) * cfg.ffn * 2  # mlp.act.scales, fp16
+        total += extra
+        elements += extra // 2
+        qbytes += extra
+    return CheckpointSize(int(total), int(elements), int(qbytes), int(total - qbytes), nq, n, int(mtp_b), by_role)
+
+
+@lru_cache(maxsize=256)
+def op_weight_bytes(cfg: ModelConfig, weight_dtype: str) -> dict[tuple[str, str], float]:
+    """Bytes of each op's weight matrix (bias included) in ONE layer of each MLP kind ("D" dense,
+    "M" MoE; one expert for the routed experts), keyed (op name, kind); a fused matrix is shared out
+    by rows. The LM head's key is ("lm_head", "")."""
+    q, rest = weight_format(cfg, weight_dtype)
+    out: dict[tuple[str, str], float] = {}
+    n = _names(cfg)
+    seen: set[str] = set()
+    kinds = cfg.mlp_kinds
+    for i, kind in enumerate(kinds):
+        if kind in seen:
+            continue
+        seen.add(kind)
+        for lin in _attention(cfg, i, n) + _mlp(cfg, i, n, kind):
+            b, _, _ = _linear_bytes(q, lin, rest)
+            per = b / lin.count
+            rows = sum(r for _, r in lin.ops)
+            for op, r in lin.ops:
+                out[(op, kind)] = per * r / rows
+    if cfg.tied_embeddings:
+        out[("lm_head", "")] = cfg.vocab * cfg.hidden * STORAGE_BYTES[
+            storage_dtype(q.unquantized_dtype) if q is not None and q.unquantized_dtype else storage_dtype(rest)]
+    else:
+        head = Linear(n["head"], "lm_head", cfg.vocab, cfg.hidden, cfg.lm_head_bias, -1, (("lm_head", cfg.vocab),))
+        out[("lm_head", "")] = float(_linear_bytes(q, head, rest)[0])
+    return out
+
+
+def element_bytes(cfg: ModelConfig, weight_dtype: str) -> float:
+    """Bytes per element of the tensors that are not quantized (norms, embeddings)."""
+    q, rest = weight_format(cfg, weight_dtype)
+    return STORAGE_BYTES[storage_dtype(q.unquantized_dtype) if q is not None and q.unquantized_dtype
+                         else storage_dtype(rest)]

@@ -1,0 +1,282 @@
+"""Every family, exact against Hugging Face transformers' own classes (the ground truth).
+
+For each family a 2-layer random-weight model is built from transformers' classes
+(``AutoConfig.for_model`` + ``AutoModelForCausalLM.from_config`` with eager attention and eager experts,
+the settings under which FlopCounterMode sees every GEMM), run on the CPU for a prefill of 2 × 7
+tokens and one decode step with the cache it returns, and compared with the estimator read from the
+same configuration — both the keys as typed and the full ``config.json`` transformers writes
+(``to_dict()``):
+
+* parameters: ``sum(p.numel())`` against ``ModelConfig.params``;
+* FLOPs: FlopCounterMode's totals of the prefill and of the decode step against the accounting's;
+* KV cache: the elements the returned ``DynamicCache`` holds, layer by layer, against the estimator's
+  (sliding layers keep window − 1 tokens, MLA keeps the latent, Falcon's new decoder every head).
+
+The windows (4) are shorter than the prompt (7), so sliding layers truncate their cache and the
+decode step meets min(c, W − 1) + 1 keys. Full-size parameter counts of the real configurations in
+``tests/data/configs`` are checked on the meta device (no memory, no weights).
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import pytest
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+from transformers import AutoConfig, AutoModelForCausalLM
+from transformers.utils import logging as hf_logging
+
+from gemmlib.llm.accounting import Workload, decode_ops, kv_cache_bytes, prefill_ops
+from gemmlib.llm.hf import read_config
+from gemmlib.llm.presets import _PRESET_SOURCES, PRESETS
+
+hf_logging.set_verbosity_error()
+warnings.filterwarnings("ignore", module="transformers")
+
+CONFIGS = Path(__file__).resolve().parents[1] / "data" / "configs"
+BATCH, PROMPT = 2, 7
+B = dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+         vocab_size=128, max_position_embeddings=64)
+MOE = dict(num_experts_per_tok=2)
+MLA = dict(num_key_value_heads=4, kv_lora_rank=32, qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=12,
+           n_routed_experts=4, moe_intermediate_size=32, first_k_dense_replace=1)
+
+# name -> (model_type, keys); each exercises one family and the features it brings
+TINY: dict[str, tuple[str, dict]] = {
+    "llama": ("llama", dict(B, head_dim=24, attention_bias=True, mlp_bias=True)),
+    "mistral": ("mistral", dict(B, head_dim=24, sliding_window=4)),
+    "mistral_full": ("mistral", dict(B, sliding_window=None)),
+    "ministral": ("ministral", dict(B, head_dim=24, sliding_window=4,
+                                    layer_types=["sliding_attention", "full_attention"])),
+    "mixtral": ("mixtral", dict(B, num_local_experts=4, **MOE)),
+    "mixtral_sw": ("mixtral", dict(B, num_local_experts=4, sliding_window=4, **MOE)),
+    "qwen2": ("qwen2", dict(B, use_sliding_window=True, sliding_window=4, max_window_layers=1)),
+    "qwen2_moe": ("qwen2_moe", dict(B, num_experts=4, moe_intermediate_size=32, shared_expert_intermediate_size=48,
+                                    mlp_only_layers=[0], **MOE)),
+    "qwen2_moe_sw": ("qwen2_moe", dict(B, num_experts=4, moe_intermediate_size=32,
+                                       shared_expert_intermediate_size=48, use_sliding_window=True, sliding_window=4,
+                                       max_window_layers=2, **MOE)),
+    "qwen3": ("qwen3", dict(B, head_dim=24)),
+    "qwen3_moe": ("qwen3_moe", dict(B, head_dim=24, num_experts=4, moe_intermediate_size=32, decoder_sparse_step=2,
+                                    **MOE)),
+    "gemma": ("gemma", dict(B, head_dim=24)),
+    "gemma2": ("gemma2", dict(B, head_dim=24, sliding_window=4)),
+    "gemma3_text": ("gemma3_text", dict(B, head_dim=24, sliding_window=4, sliding_window_pattern=2)),
+    "phi": ("phi", dict(B, qk_layernorm=True)),
+    "phi3": ("phi3", dict(B, sliding_window=4, pad_token_id=None)),  # its default pad id is past a tiny vocab
+    "phimoe": ("phimoe", dict(B, num_local_experts=4, attention_bias=True, lm_head_bias=True, **MOE)),
+    "deepseek_v2": ("deepseek_v2", dict(B, q_lora_rank=None, n_shared_experts=2, **MLA, **MOE)),
+    "deepseek_v2_qlora": ("deepseek_v2", dict(B, q_lora_rank=40, n_shared_experts=2, attention_bias=True, mlp_bias=True,
+                                              **MLA, **MOE)),
+    "deepseek_v3": ("deepseek_v3", dict(B, q_lora_rank=40, n_shared_experts=1, n_group=2, topk_group=1,
+                                        num_nextn_predict_layers=0, **MLA, **MOE)),
+    "olmo": ("olmo", dict(B, clip_qkv=8.0)),
+    "olmo2": ("olmo2", dict(B)),
+    "olmo3": ("olmo3", dict(B, sliding_window=4, layer_types=["sliding_attention", "full_attention"])),
+    "olmoe": ("olmoe", dict(B, num_experts=4, **MOE)),
+    "granite": ("granite", dict(B, attention_bias=True, embedding_multiplier=12.0, logits_scaling=8.0,
+                                residual_multiplier=0.22, attention_multiplier=0.0078125)),
+    "granitemoe": ("granitemoe", dict(B, num_local_experts=4, embedding_multiplier=12.0, **MOE)),
+    "cohere": ("cohere", dict(B, use_qk_norm=True)),
+    "cohere2": ("cohere2", dict(B, sliding_window=4, sliding_window_pattern=2)),
+    "falcon": ("falcon", dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, vocab_size=128)),
+    "falcon_new": ("falcon", dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_kv_heads=2,
+                                  vocab_size=128, new_decoder_architecture=True)),
+    "falcon_alibi": ("falcon", dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, vocab_size=128,
+                                    alibi=True, multi_query=False, parallel_attn=False, bias=True)),
+    "gpt_neox": ("gpt_neox", dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=96,
+                                  vocab_size=128, max_position_embeddings=64, use_parallel_residual=False)),
+    "starcoder2": ("starcoder2", dict(B, sliding_window=4)),
+    "gpt2": ("gpt2", dict(n_embd=64, n_layer=2, n_head=4, n_positions=64, vocab_size=128)),
+    "gpt_bigcode": ("gpt_bigcode", dict(n_embd=64, n_layer=2, n_head=4, n_positions=64, vocab_size=128)),
+    "gpt_bigcode_mha": ("gpt_bigcode", dict(n_embd=64, n_layer=2, n_head=4, n_positions=64, vocab_size=128,
+                                            multi_query=False)),
+    "gpt_oss": ("gpt_oss", dict(B, head_dim=24, intermediate_size=32, num_local_experts=4, sliding_window=4, **MOE)),
+    "glm4_moe": ("glm4_moe", dict(B, head_dim=24, n_routed_experts=4, moe_intermediate_size=32, n_shared_experts=1,
+                                  first_k_dense_replace=1, attention_bias=True, use_qk_norm=True, **MOE)),
+    "llama4_text": ("llama4_text", dict(B, head_dim=24, num_local_experts=4, num_experts_per_tok=1,
+                                        intermediate_size_mlp=80, interleave_moe_layer_step=2, attention_chunk_size=4,
+                                        no_rope_layer_interval=2)),
+    "smollm3": ("smollm3", dict(B, use_sliding_window=True, sliding_window=4, no_rope_layer_interval=2,
+                                pad_token_id=None)),
+}
+
+
+def _build(model_type: str, keys: dict):
+    torch.manual_seed(0)
+    hf = AutoConfig.for_model(model_type, **keys)
+    model = AutoModelForCausalLM.from_config(hf, attn_implementation="eager", experts_implementation="eager")
+    return hf, model.eval()
+
+
+def _run(model, vocab: int):
+    """FlopCounterMode totals of a prefill and one decode step, and the cache after the step."""
+    ids = torch.randint(0, vocab, (BATCH, PROMPT))
+    with torch.no_grad():
+        with FlopCounterMode(display=False) as fc:
+            out = model(ids, use_cache=True)
+        prefill = fc.get_total_flops()
+        nxt = out.logits[:, -1:].argmax(-1)
+        with FlopCounterMode(display=False) as fc:
+            out = model(nxt, cache=out.cache, use_cache=True)
+        decode = fc.get_total_flops()
+    per_layer = [int(layer.keys.numel() + layer.values.numel()) for layer in out.cache.layers]
+    nbytes = sum(int(layer.keys.nbytes + layer.values.nbytes) for layer in out.cache.layers)
+    return prefill, decode, per_layer, nbytes
+
+
+_RESULTS: dict[str, tuple] = {}
+
+
+def _truth(name: str):
+    if name not in _RESULTS:
+        mt, keys = TINY[name]
+        hf, model = _build(mt, keys)
+        params = sum(p.numel() for p in model.parameters())
+        _RESULTS[name] = (hf, params, *_run(model, hf.vocab_size))
+    return _RESULTS[name]
+
+
+@pytest.mark.parametrize("source", ["keys", "to_dict"])
+@pytest.mark.parametrize("name", list(TINY))
+def test_tiny_model_is_exact(name, source):
+    mt, keys = TINY[name]
+    hf, params, prefill, decode, per_layer, nbytes = _truth(name)
+    raw = dict(keys, model_type=mt) if source == "keys" else json.loads(hf.to_json_string())
+    cfg, info = read_config(raw, name=name)
+    assert cfg.params == params
+    wl = Workload(batch=BATCH, seq_len=PROMPT, new_tokens=1, kv_dtype="fp32")
+    assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
+    assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
+    tokens = PROMPT + 1
+    assert per_layer == [BATCH * cfg.cached_tokens(k, tokens) * cfg.kv_elements_per_token_layer
+                         for k in cfg.attention_kinds]
+    assert kv_cache_bytes(cfg, wl) == nbytes
+    if source == "to_dict":
+        assert info["unknown_keys"] == [], info["unknown_keys"]
+
+
+def test_the_tiny_models_exercise_the_features():
+    """The cases above are not vacuous: windows truncate, MLA caches a latent, experts are skipped or not."""
+    cfgs = {n: read_config(dict(k, model_type=mt))[0] for n, (mt, k) in TINY.items()}
+    assert cfgs["mistral"].layer_types == "SS" and cfgs["mistral"].sliding_window == 4 < PROMPT
+    assert cfgs["gemma2"].layer_types == "SF" and cfgs["qwen2"].layer_types == "FS"
+    assert cfgs["llama4_text"].layer_types == "CF" and cfgs["llama4_text"].moe_layers == "DM"
+    assert cfgs["qwen2_moe"].moe_layers == "DM" and cfgs["qwen2_moe"].shared_expert_gate
+    assert cfgs["qwen3_moe"].moe_layers == "DM"
+    assert cfgs["deepseek_v3"].is_mla and cfgs["deepseek_v3"].kv_elements_per_token_layer == 32 + 8
+    assert cfgs["falcon_new"].kv_cache_heads == 4 and cfgs["falcon_new"].kv_heads == 2
+    assert cfgs["falcon"].kv_heads == 1 and cfgs["falcon"].parallel_block
+    assert cfgs["gpt_oss"].attention_sinks and cfgs["gpt_oss"].router_bias
+    _, _, prefill, _, per_layer, _ = _truth("mistral")
+    _, _, prefill_full, _, per_layer_full, _ = _truth("mistral_full")
+    assert per_layer[0] < per_layer_full[0]  # the window truncated the cache
+
+
+def test_gemma3_multimodal_wrapper_counts_the_text_decoder():
+    torch.manual_seed(0)
+    text = dict(B, head_dim=24, sliding_window=4, sliding_window_pattern=2)
+    vision = dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2, image_size=28,
+                  patch_size=14)
+    hf = AutoConfig.for_model("gemma3", text_config=text, vision_config=vision, mm_tokens_per_image=4)
+    model = AutoModelForCausalLM.from_config(hf, attn_implementation="eager").eval()
+    cfg, info = read_config(json.loads(hf.to_json_string()))
+    assert info["wrapper"] == "gemma3" and cfg.family == "gemma3_text"
+    text_params = sum(p.numel() for n, p in model.named_parameters() if ".language_model." in f".{n}")
+    assert cfg.params == text_params  # the head is tied to the text embedding
+    prefill, decode, per_layer, _ = _run(model, 128)
+    wl = Workload(batch=BATCH, seq_len=PROMPT, new_tokens=1)
+    assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
+    assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
+    assert any("vision" in n for n in info["notes"])
+
+
+def _meta_params(raw: dict) -> int:
+    raw = {k: v for k, v in raw.items() if k not in ("architectures", "auto_map", "torch_dtype", "dtype",
+                                                     "transformers_version", "_name_or_path", "quantization_config")}
+    mt = raw.pop("model_type")
+    with torch.device("meta"):
+        model = AutoModelForCausalLM.from_config(AutoConfig.for_model(mt, **raw))
+    return sum(p.numel() for p in model.parameters())
+
+
+_REAL = sorted(p for p in CONFIGS.glob("*.json") if not p.stem.startswith("internlm2"))  # internlm2: remote code
+
+
+@pytest.mark.parametrize("path", _REAL, ids=lambda p: p.stem)
+def test_full_size_params_equal_numel_on_the_meta_device(path):
+    raw = json.loads(path.read_text())
+    cfg, _ = read_config(raw)
+    assert cfg.params == _meta_params(raw)
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_presets_equal_numel_on_the_meta_device(name):
+    assert PRESETS[name].params == _meta_params(dict(_PRESET_SOURCES[name][1]))
+
+
+@pytest.mark.parametrize("name, prompt, steps", [("mistral", 2, 4), ("gemma2", 2, 4), ("deepseek_v3", 3, 2),
+                                                  ("falcon_new", 2, 2)])
+def test_several_decode_steps_across_the_window(name, prompt, steps):
+    """Decode steps from a short prompt: a sliding layer's keys grow until the cache holds window − 1
+    tokens (here 2, 3 then 3 cached of a window of 4), then stay; full and MLA layers keep growing."""
+    mt, keys = TINY[name]
+    hf, model = _build(mt, keys)
+    cfg, _ = read_config(dict(keys, model_type=mt))
+    ids = torch.randint(0, hf.vocab_size, (BATCH, prompt))
+    with torch.no_grad():
+        out = model(ids, use_cache=True)
+        with FlopCounterMode(display=False) as fc:
+            for _ in range(steps):
+                out = model(ids[:, :1], cache=out.cache, use_cache=True)
+    wl = Workload(batch=BATCH, seq_len=prompt, new_tokens=steps)
+    assert sum(o.flops for o in decode_ops(cfg, wl)) == fc.get_total_flops()
+
+
+def test_absorbed_mla_equals_eager_mla_and_its_flops_are_counted():
+    """The absorbed form serving engines run (W_UK folded into the query, W_UV into the output, every head
+    against the shared latent) gives the eager layer's output, and FlopCounterMode on that computation
+    equals the estimator's absorbed decode of one layer's attention."""
+    torch.manual_seed(0)
+    keys = dict(B, num_hidden_layers=1, q_lora_rank=40, n_shared_experts=1, n_group=2, topk_group=1,
+                num_nextn_predict_layers=0, rope_interleave=False, **MLA, **MOE)
+    hf = AutoConfig.for_model("deepseek_v3", **keys)
+    model = AutoModelForCausalLM.from_config(hf, attn_implementation="eager").eval().double()
+    att = model.model.layers[0].self_attn
+    seen = []
+    hook = att.register_forward_hook(lambda m, a, kw, out: seen.append((kw["hidden_states"], out[0],
+                                                                         kw["position_embeddings"])),
+                                     with_kwargs=True)
+    ids = torch.randint(0, 128, (BATCH, 6))
+    with torch.no_grad():
+        out = model(ids, use_cache=True)
+        model(ids[:, :1], cache=out.cache, use_cache=True)
+    hook.remove()
+    x, y_eager, (cos, sin) = seen[1]
+    c_kv, k_pe = out.cache.layers[0].keys, out.cache.layers[0].values  # the latent and the rotary key, 7 tokens
+    h, dn, dr, dv, r = 4, 16, 8, 12, 32
+    from transformers.models.deepseek_v3.modeling_deepseek_v3 import apply_rotary_pos_emb
+
+    with torch.no_grad(), FlopCounterMode(display=False) as fc:
+        q = att.q_b_proj(att.q_a_layernorm(att.q_a_proj(x))).view(BATCH, 1, h, dn + dr).transpose(1, 2)
+        att.kv_a_proj_with_mqa(x)  # the new token's latent (already in c_kv: the cache was updated)
+        q_nope, q_pe = q[..., :dn], q[..., dn:]
+        q_pe, _ = apply_rotary_pos_emb(q_pe, q_pe, cos, sin)
+        w = att.kv_b_proj.weight.view(h, dn + dv, r)
+        q_lat = torch.einsum("bhqd,hdr->bhqr", q_nope, w[:, :dn])
+        scores = (torch.matmul(q_lat, c_kv.transpose(-1, -2)) + torch.matmul(q_pe, k_pe.transpose(-1, -2)))
+        o_lat = torch.matmul((scores * att.scaling).softmax(-1), c_kv)
+        o = torch.einsum("bhqr,hvr->bhqv", o_lat, w[:, dn:])
+        y = att.o_proj(o.transpose(1, 2).reshape(BATCH, 1, h * dv))
+    assert (y - y_eager).abs().max() < 1e-7 * y_eager.abs().max()  # float64; the rest is fp32 RMSNorm rounding
+    cfg, _ = read_config(dict(keys, model_type="deepseek_v3"))
+    wl = Workload(batch=BATCH, seq_len=6, new_tokens=1, mla="absorbed")
+    attention = ("q_a_proj", "q_b_proj", "kv_a_proj", "q_absorb", "attn_scores", "attn_values", "o_absorb", "o_proj")
+    ops = decode_ops(cfg, wl)
+    assert {o.name for o in ops} >= set(attention) and "kv_b_proj" not in {o.name for o in ops}
+    assert sum(o.flops for o in ops if o.name in attention) == fc.get_total_flops()
+    eager = decode_ops(cfg, Workload(batch=BATCH, seq_len=6, new_tokens=1))
+    assert sum(o.flops for o in eager) > sum(o.flops for o in ops)
