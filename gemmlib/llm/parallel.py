@@ -282,9 +282,11 @@ def forward_collectives(ops: list[Op] | tuple[Op, ...], cfg: ModelConfig, wl: Wo
     f_layers = (stage_layers if stage_layers is not None else layers_per_stage(cfg, par)) / cfg.layers
     tp_link = par.link("tp", hw) if t > 1 else None
     ep_link = par.link("ep", hw) if e > 1 else None
-    k = max(1, cfg.experts_per_token)
+    k = max(1, cfg.experts if cfg.experts_compute == "all" else cfg.experts_per_token)  # expert runs per token
     out: list[Collective | None] = []
     for o in ops:
+        if o.name == "shared_down_proj":
+            continue  # summed with the routed experts' output before the MoE block's one all-reduce (vLLM)
         if o.shard == "row":
             runs = o.count * f_layers / (k if o.routed else 1)  # a routed MLP reduces once per layer
             size = o.m * o.n * a / e

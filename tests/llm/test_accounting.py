@@ -403,3 +403,27 @@ def test_learned_positions_refuse_a_longer_sequence_and_rotary_models_warn():
         estimate(from_name("gpt2"), Workload(seq_len=1000, new_tokens=100), get_hardware("h100"))
     est = estimate(from_name("llama-2-7b"), Workload(seq_len=4000, new_tokens=200), get_hardware("h100"))
     assert any("max_position_embeddings" in w for w in est.to_dict()["warnings"])
+
+
+def test_scale_out_of_the_families_features():
+    """MLA's latent cache is whole on every tensor-parallel rank (every head reads it); a shared expert's
+    output joins the routed experts' before the MoE block's one all-reduce; routed experts are the
+    expert-parallel ops; quantized checkpoints and decode-only workloads do not train."""
+    from gemmlib.llm.parallel import Parallel
+    from gemmlib.llm.scaleout import estimate as scaleout_estimate
+    from gemmlib.llm.training import Training
+
+    cfg, hw = from_name("deepseek-v3"), get_hardware("h200")
+    wl = Workload(batch=1, seq_len=4096, new_tokens=1, decode_only=True)
+    one = scaleout_estimate(cfg, wl, hw)
+    tp8 = scaleout_estimate(cfg, wl, hw, Parallel(tp=8))
+    assert tp8.per_gpu.kv_cache_bytes == one.per_gpu.kv_cache_bytes == memory(cfg, wl, hw).kv_cache_bytes
+    after = {c.after for c in tp8.decode.collectives if c.op == "all_reduce"}
+    assert {"o_proj", "down_proj", "dense_down_proj"} <= after and "shared_down_proj" not in after
+    routed = {o.name for o in decode_ops(cfg, wl) if o.routed}
+    assert routed == {"gate_proj", "up_proj", "down_proj"}
+    assert tp8.ttft_s is None and tp8.to_dict()["read"]["mla"]["kv_lora_rank"] == 512
+    with pytest.raises(InputError, match="inference format"):
+        scaleout_estimate(cfg, Workload(batch=8, seq_len=128), hw, Parallel(dp=8), training=Training(tokens=1e9))
+    with pytest.raises(InputError, match="cannot train"):
+        scaleout_estimate(from_name("llama-3.1-8b"), wl, hw, training=Training(tokens=1e9))

@@ -210,9 +210,12 @@ def test_upload_shows_what_was_read_and_sizes_a_quantized_checkpoint():
     assert "12 full, 12 sliding" in read["attention"] and "window 128" in read["attention"]
     assert "32 experts, top-4" in read["experts"] and "mxfp4" in read["quantization"]
     assert read["MLA"] == "—"
+    from gemmlib.llm.scaleout import estimate as scaleout_estimate
+
     cfg = load_config_file(str(CONFIGS / "gpt-oss-20b.json"))
-    est = estimate(cfg, Workload(batch=1, seq_len=1024, new_tokens=256), get_hardware("h100"))
-    assert _metrics(at)["memory"] == f"{est.memory.total_bytes / 1e9:.3g} GB"
+    est = scaleout_estimate(cfg, Workload(batch=1, seq_len=1024, new_tokens=256), get_hardware("h100"))
+    assert est.memory.weights_bytes == 13_761_264_768  # the mxfp4 checkpoint, not 41.8 GB of bf16
+    assert _metrics(at)["memory per GPU"] == f"{est.per_gpu.total_bytes / 1e9:.3g} GB"
     assert any("initial_context_length" in c.value for c in at.caption)  # an ignored key, listed
 
 
