@@ -21,12 +21,11 @@ import altair as alt
 import pandas as pd
 
 from gemmlib.core.roofline import roof_curve
-from gemmlib.llm.accounting import ATTENTION_PRODUCTS, Estimate, Op
+from gemmlib.llm.accounting import ATTENTION_PRODUCTS, OP_NAMES, Estimate, Op
 
 ROLE_COLORS = {"A (activations)": "#4c78a8", "B (weights)": "#f58518", "B (keys / values)": "#54a24b",
                "D (output)": "#b279a2"}
-OP_ORDER = ["q_proj", "k_proj", "v_proj", "attn_scores", "attn_values", "o_proj", "router", "gate_proj",
-            "up_proj", "down_proj", "lm_head"]
+OP_ORDER = list(OP_NAMES)  # every GEMM the accounting names, in its order (MLA's, shared experts', ...)
 _OP_COLOR = alt.Scale(domain=OP_ORDER, scheme="tableau20")
 
 

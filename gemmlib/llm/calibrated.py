@@ -33,7 +33,8 @@ PER_STEP = {"embedding": 1, "norms": 1}  # calls once per step besides the layer
 def other_calls(op: Op, cfg: ModelConfig, wl: Workload) -> int:
     """How many calls of a non-GEMM op its totals cover: (layers × calls per layer + calls per step) × steps."""
     steps = 1 if op.phase == "prefill" else max(1, wl.new_tokens)
-    per_layer = 0 if op.name == "embedding" else CALLS_PER_LAYER.get(op.name, 1)
+    per_layer = 0 if op.name == "embedding" else (cfg.norms_per_layer if op.name == "norms" else
+                                                   CALLS_PER_LAYER.get(op.name, 1))
     return (per_layer * cfg.layers + PER_STEP.get(op.name, 0)) * steps
 
 
@@ -41,7 +42,8 @@ def op_seconds(cal: Calibration, op: Op, cfg: ModelConfig, wl: Workload) -> tupl
     """The calibrated time of ``op`` (all its runs), and a note when it was scaled or borrowed."""
     dtype = wl.act_dtype
     if op.is_gemm:
-        family = op.name if op.name in ATTENTION_PRODUCTS else "linear"
+        # a sliding layer's products have the same shapes as a full one's (its fewer keys are in n / k)
+        family = op.name.removesuffix("_sliding") if op.name in ATTENTION_PRODUCTS else "linear"
         n, k = op.n, op.k
         if op.n_last:  # decode scores: keys from n to n_last over the steps
             n = round((op.n + op.n_last) / 2)

@@ -133,3 +133,15 @@ def test_a_dtype_that_was_not_calibrated_is_refused(setup):
     wl, cal, _ = setup
     with pytest.raises(InputError, match="calibrate --dtypes bf16"):
         calibrated_estimate(MODEL, acc.replace(wl, act_dtype="bf16"), cal)
+
+
+def test_sliding_layers_and_shared_experts_take_the_calibrated_figures(setup):
+    """Issue 11's op names map onto the calibration: a sliding layer's products are products, a shared
+    expert's and a MoE model's dense layers' GEMMs are linears, their activations element-wise ops."""
+    wl, cal, _ = setup
+    model = MODEL.replace(sliding_window=4, layer_types="SFS", experts=4, experts_per_token=2, expert_ffn=32,
+                          shared_expert_ffn=32, moe_layers="DMM")
+    est = calibrated_estimate(model, wl, cal)
+    names = {o.name for o in est.prefill.ops + est.decode.ops}
+    assert {"attn_scores_sliding", "shared_down_proj", "dense_up_proj", "shared_activation"} <= names
+    assert all(o.time_s > 0 for o in est.prefill.ops + est.decode.ops)
