@@ -182,7 +182,7 @@ def layer_forward(x: Any, w: dict[str, Any], m: ModelConfig, ranks: int = 1, all
     k = F.linear(x, w["k"], w.get("bk")).view(b, s, nkv, hd).transpose(1, 2)
     v = F.linear(x, w["v"], w.get("bv")).view(b, s, nkv, hd).transpose(1, 2)
     if nkv != nh:
-        if _SDPA_GQA:
+        if "enable_gqa" in (F.scaled_dot_product_attention.__doc__ or ""):  # torch ≥ 2.5: no K/V copies
             o = F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
         else:  # torch < 2.5: copy each K/V head to its group of query heads
             o = F.scaled_dot_product_attention(q, k.repeat_interleave(nh // nkv, 1), v.repeat_interleave(nh // nkv, 1))
@@ -204,17 +204,6 @@ def layer_forward(x: Any, w: dict[str, Any], m: ModelConfig, ranks: int = 1, all
     if "bdown" in w:
         d = d + w["bdown"]
     return x1 + d
-
-
-def _sdpa_gqa() -> bool:
-    try:
-        import torch.nn.functional as F
-    except ImportError:  # pragma: no cover
-        return False
-    return "enable_gqa" in (F.scaled_dot_product_attention.__doc__ or "")
-
-
-_SDPA_GQA = _sdpa_gqa()
 
 
 def make_input(cfg: TPConfig, device: str) -> Any:
