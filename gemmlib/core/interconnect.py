@@ -206,6 +206,17 @@ def find_link(name: str) -> Link | None:
     return next((lk for lk in measured_links() if lk.name.lower() == want), None)
 
 
+def get_link(name: str) -> Link:
+    """:func:`find_link`, or an InputError naming the measured interconnects there are."""
+    lk = find_link(name)
+    if lk is None:
+        known = [x.name for x in measured_links()]
+        raise InputError(f"no measured interconnect called {name!r}" + (
+            f"; known: {'; '.join(known)}" if known else
+            "; measure one with `python -m gemmlib bench collective --nproc N`"))
+    return lk
+
+
 def find(backend: str, device_name: str, nproc: int, nodes: int = 1) -> MeasuredInterconnect | None:
     """The interconnect measured for this backend, device and rank count, or None."""
     return all_interconnects().get(f"{backend}:{device_name}:{nproc}:{nodes}")

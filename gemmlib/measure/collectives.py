@@ -361,3 +361,44 @@ def rows_for_json(run: CollectiveRun) -> list[dict]:
     keys = ("op", "bytes", "nproc", "backend", "time_s", "p20_s", "p80_s", "algbw_gbps", "busbw_gbps", "correct",
             "count", "dtype", "device", "device_name", "requested_bytes", "bus_factor", "samples", "inner", "skipped")
     return [{k: r.get(k) for k in keys if k in r} for r in run.rows]
+
+
+# --------------------------------------------------------------------------- the report's section
+def report_section(device: str, quick: bool, out_dir: Any, progress: launch.Report | None = None) -> dict:
+    """Collectives between every GPU of this machine (NCCL); skipped, with a line saying why, on
+    fewer than two GPUs."""
+    from gemmlib.charts import optional_chart
+    from gemmlib.charts.multigpu import collective_chart
+
+    title = "Collectives between GPUs (NCCL)"
+    gpus = launch.cuda_count()
+    if gpus < 2:
+        why = (f"{gpus} CUDA GPU{'' if gpus == 1 else 's'} on this machine; collectives between GPUs need at least "
+               "2 (`python -m gemmlib bench collective --nproc 2` runs the gloo version between CPU processes, "
+               "which is not an interconnect figure)")
+        return {"title": title, "results": [], "markdown": f"*Skipped: {why}.*", "skipped": why}
+    lim = safety.limits()
+    top = min(64 * MiB if quick else GPU_DEFAULT_MAX, size_cap("cuda", gpus, lim))
+    run = run_collectives(CollectiveConfig(sizes=size_range(DEFAULT_MIN, top), iters=10 if quick else 20),
+                          nproc=gpus, backend="nccl", lim=lim, progress=progress)
+    lines = [f"{gpus} × {run.device_name}, NCCL, {run.dtype}; sizes {fmt_bytes(DEFAULT_MIN)} to {fmt_bytes(top)} "
+             "(doubling), nccl-tests' conventions (busbw = algbw × 2(n−1)/n for all-reduce, × (n−1)/n for "
+             "all-gather, reduce-scatter, all-to-all, × 1 for broadcast); each time is the median over samples "
+             "of the slowest rank.", "",
+             "| collective | smallest: time µs | 1 MiB busbw GB/s | best busbw GB/s (at size) | all correct |",
+             "|---|---|---|---|---|"]
+    for op in COLLECTIVES:
+        mine = [r for r in run.rows if r["op"] == op and r.get("time_s")]
+        if not mine:
+            continue
+        small = min(mine, key=lambda r: r["bytes"])
+        mib = min(mine, key=lambda r: abs(math.log2(r["bytes"]) - 20))
+        best = max(mine, key=lambda r: r["busbw_gbps"])
+        lines.append(f"| {op} | {small['time_s'] * 1e6:.4g} | {mib['busbw_gbps']:.4g} | {best['busbw_gbps']:.4g} "
+                     f"({fmt_bytes(best['bytes'])}) | {'yes' if all(r['correct'] for r in mine) else 'NO'} |")
+    if run.saved is not None:
+        lines += ["", f"Saved as **{run.saved.name}** (busbw {run.saved.busbw / 1e9:.4g} GB/s, latency "
+                      f"{run.saved.latency_s * 1e6:.4g} µs) for `python -m gemmlib estimate --interconnect`."]
+    chart = optional_chart(lambda: collective_chart(run.rows, title=f"Bus bandwidth, {gpus} × {run.device_name}"))
+    return {"title": title, "results": run.results(), "markdown": "\n".join(lines),
+            "charts": {"busbw": chart} if chart is not None else {}}

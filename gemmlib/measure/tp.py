@@ -379,13 +379,7 @@ def pick_link(name: str | None, backend: str, device_name: str, nproc: int) -> L
     """The link the estimate's all-reduces run on: ``name`` (a measured interconnect), else the one
     measured for this backend, device and rank count, else None."""
     if name:
-        lk = interconnect.find_link(name)
-        if lk is None:
-            known = [x.name for x in interconnect.measured_links()]
-            raise InputError(f"no measured interconnect called {name!r}" + (
-                f"; known: {'; '.join(known)}" if known else
-                "; measure one with `python -m gemmlib bench collective --nproc N`"))
-        return lk
+        return interconnect.get_link(name)
     m = interconnect.find(backend, device_name, nproc)
     return m.link() if m else None
 
@@ -445,3 +439,45 @@ def gpu_default(preset: str = "llama-3-70b") -> dict:
     """A full-size layer: the preset as published, 2048 tokens, bf16."""
     return {"preset": preset, "scale": 1, "seq_len": 2048, "batch": 1, "dtype": "bf16"}
 
+
+
+# --------------------------------------------------------------------------- the report's section
+def report_section(device: str, quick: bool, out_dir: Any, progress: launch.Report | None = None) -> dict:
+    """The tensor-parallel layer over 2, 4, … up to every GPU (NCCL); skipped on fewer than two."""
+    from gemmlib.charts import optional_chart
+    from gemmlib.charts.multigpu import tp_chart
+
+    title = "Tensor-parallel layer across GPUs"
+    gpus = launch.cuda_count()
+    if gpus < 2:
+        why = (f"{gpus} CUDA GPU{'' if gpus == 1 else 's'} on this machine; tensor parallelism across GPUs needs at "
+               "least 2 (`python -m gemmlib bench tp --nproc 2` runs the gloo version between CPU processes)")
+        return {"title": title, "results": [], "markdown": f"*Skipped: {why}.*", "skipped": why}
+    base = gpu_default()
+    model = model_for(base["preset"], base["scale"])
+    cfg = TPConfig(model=model, seq_len=1024 if quick else base["seq_len"], dtype=base["dtype"],
+                   iters=5 if quick else 10)
+    ranks = [n for n in (2, 4, 8, 16) if n <= gpus and model.heads % n == 0 and model.kv_heads % n == 0
+             and model.ffn % n == 0]
+    lines = [f"{model.name}: one layer's attention and MLP (hidden {model.hidden}, {model.heads} heads / "
+             f"{model.kv_heads} K/V, MLP {model.ffn}), {cfg.tokens} tokens, {cfg.dtype}; column/row-parallel "
+             "with two all-reduces; estimate = the roofline of each rank's share (measured ceilings if saved, "
+             "else the datasheet) + two all-reduces on the measured interconnect (if saved).", "",
+             "| ranks | one rank ms | n ranks ms | speed-up | efficiency | comm share | estimate ms | matches |",
+             "|---|---|---|---|---|---|---|---|"]
+    results, charts = [], {}
+    for i, n in enumerate(ranks):
+        def prog(frac: float, text: str, _i: int = i, _n: int = n) -> None:
+            if progress:
+                progress((_i + frac) / len(ranks), f"{_n} ranks: {text}")
+        run = run_tp(cfg, nproc=n, backend="nccl", progress=prog)
+        m, est = run.measured, (run.estimate or {}).get("tp") or {}
+        e = f"{est['time_s'] * 1e3:.4g}" if est.get("time_s") else "—"
+        lines.append(f"| {n} | {m['one_rank_s'] * 1e3:.4g} | {m['tp_s'] * 1e3:.4g} | {m['speedup']:.3g}× | "
+                     f"{m['scaling_efficiency']:.0%} | {m['comm_share']:.0%} | {e} | "
+                     f"{'yes' if m['correct'] else 'NO'} ({m['rel_diff']:.1e}) |")
+        results += run.results()
+        chart = optional_chart(lambda r=run: tp_chart(r.rows()))
+        if chart is not None:
+            charts[f"tp{n}"] = chart
+    return {"title": title, "results": results, "markdown": "\n".join(lines), "charts": charts}
