@@ -79,3 +79,25 @@ def tp_chart(rows: list[dict]):
                             title=None),
         tooltip=["what", "source", "part", alt.Tooltip("ms:Q", format=".4g")],
     ).properties(height=300, title="One layer: one rank vs tensor-parallel, measured and estimated")
+
+
+def tp_scaling_chart(points: list[dict]):
+    """Layer time against rank count (one rank included), measured and estimated, from
+    ``{ranks, measured_s, estimated_s}`` points."""
+    import altair as alt
+    import pandas as pd
+
+    recs = []
+    for p in points:
+        for source, key in (("measured", "measured_s"), ("estimate", "estimated_s")):
+            if p.get(key):
+                recs.append({"ranks": int(p["ranks"]), "source": source, "ms": p[key] * 1e3})
+    if not recs:
+        return None
+    df = pd.DataFrame(recs)
+    return alt.Chart(df).mark_line(point=True).encode(
+        x=alt.X("ranks:O", title="ranks (1 = the whole layer on one rank)"),
+        y=alt.Y("ms:Q", title="time of one layer (ms)"),
+        color=alt.Color("source:N", sort=["measured", "estimate"], title=None),
+        tooltip=["ranks", "source", alt.Tooltip("ms:Q", format=".4g")],
+    ).properties(height=300, title="Tensor-parallel scaling of one layer")

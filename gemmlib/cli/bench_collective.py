@@ -92,7 +92,8 @@ def run(args: argparse.Namespace) -> int:
         print(to_json(cl.rows_for_json(res), backend=res.backend, device=res.kind, device_name=res.device_name,
                       nproc=res.nproc, dtype=res.dtype, interconnect=res.is_interconnect, note=res.note,
                       saved=None if res.saved is None else {"name": res.saved.name, "busbw": res.saved.busbw,
-                                                            "latency_s": res.saved.latency_s}))
+                                                            "latency_s": res.saved.latency_s},
+                      not_saved=res.extra.get("not_saved")))
         return 0 if all(r.get("correct") is not False for r in res.rows) else 1
     print(f"collectives: {res.nproc} ranks, {res.backend}, {res.dtype}, on {res.device_name}")
     if res.note:
@@ -110,6 +111,8 @@ def run(args: argparse.Namespace) -> int:
         lk = res.saved.link()
         print(f"saved as '{lk.name}': busbw {lk.busbw / 1e9:.4g} GB/s, latency {lk.latency_s * 1e6:.4g} µs "
               f"(python -m gemmlib estimate --interconnect '{lk.name}' ...)")
+    elif res.extra.get("not_saved"):
+        print(res.extra["not_saved"])
     wrong = [r for r in res.rows if r.get("correct") is False]
     if wrong:
         print(f"{len(wrong)} row(s) gave a WRONG result")

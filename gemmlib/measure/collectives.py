@@ -37,6 +37,7 @@ from gemmlib.core import interconnect
 from gemmlib.core.comm import COLLECTIVES, bus_bandwidth, bus_factor
 from gemmlib.core.dtypes import get_dtype
 from gemmlib.core.errors import InputError
+from gemmlib.core.machine import match_catalogue
 from gemmlib.core.results import BenchResult, Timing
 from gemmlib.core.units import GiB, MiB, fmt_bytes
 from gemmlib.measure import launch, safety
@@ -47,6 +48,7 @@ CPU_DEFAULT_MAX = 4 * MiB  # gloo between CPU processes: a few milliseconds per 
 GPU_DEFAULT_MAX = 1 * GiB
 DEFAULT_MIN = 8
 BUFFERS_PER_SIZE = 4  # input, output, expected output and a restore copy / temporary, per rank
+SAVE_MIN_BYTES = 1 * MiB  # a sweep that stops below this measured latency, not bandwidth: not kept as a link
 _PERIOD = 1021  # the input pattern repeats every 1021 elements (a prime), shifted per rank and chunk
 _EXACT = {"fp32": 2**24, "bf16": 256, "fp16": 2048}  # integers each dtype holds exactly
 _LARGEST = {"fp32": 3.4e38, "bf16": 3.38e38, "fp16": 65504.0}
@@ -279,6 +281,19 @@ def _worker(ctx: launch.RankContext, cfg: CollectiveConfig, report: launch.Repor
     return {"rows": rows, "device_name": ctx.device_name, "backend": ctx.backend, "kind": ctx.kind, "nproc": n}
 
 
+def datasheet_reference(kind: str, device_name: str) -> tuple[str, float] | None:
+    """(label, GB/s) of the catalogue's scale-up link for this GPU (the busbw line of a chart), or None:
+    CPU processes have none, and a catalogue row without interconnect figures gives none."""
+    if kind != "cuda":
+        return None
+    hw, _ = match_catalogue(device_name, "cuda")
+    # Hardware.interconnect.intra: the scale-up link of the catalogue (issue 12); absent until it is there.
+    link = getattr(getattr(hw, "interconnect", None), "intra", None) if hw is not None else None
+    if link is None:
+        return None
+    return f"{link.name}, {hw.name}", float(link.busbw) / 1e9
+
+
 # --------------------------------------------------------------------------- the run
 @dataclass
 class CollectiveRun:
@@ -338,12 +353,16 @@ def run_collectives(cfg: CollectiveConfig, *, nproc: int | None = None, backend:
         return CollectiveRun(p.backend, p.kind, p.nproc, "", cfg.dtype, [], p.note)
     run = CollectiveRun(out["backend"], out["kind"], out["nproc"], out["device_name"], cfg.dtype, out["rows"],
                         p.note)
-    if save and any(r.get("correct") for r in run.rows):
-        nodes = _nodes()
-        m = interconnect.from_sweep(run.rows, backend=run.backend, device=run.kind, device_name=run.device_name,
-                                    nproc=run.nproc, nodes=nodes)
-        interconnect.save_interconnect(m)
-        run.saved = m
+    if save:
+        big = [r for r in run.rows if r.get("correct") and r["bytes"] >= SAVE_MIN_BYTES]
+        if big:
+            m = interconnect.from_sweep(run.rows, backend=run.backend, device=run.kind,
+                                        device_name=run.device_name, nproc=run.nproc, nodes=_nodes())
+            interconnect.save_interconnect(m)
+            run.saved = m
+        else:
+            run.extra["not_saved"] = (f"not kept as a measured interconnect: no correct row of {fmt_bytes(SAVE_MIN_BYTES)} "
+                                      "or more (small messages measure latency, not bandwidth)")
     return run
 
 

@@ -384,26 +384,38 @@ def pick_link(name: str | None, backend: str, device_name: str, nproc: int) -> L
     return m.link() if m else None
 
 
-def estimate_for(measured: dict, link: Link | None) -> dict:
-    """The estimate beside a measurement: the one-rank layer and one rank's share of n, with comm."""
-    m = _model_of(measured)
-    n = measured["nproc"]
-    rank_hw, src = rank_hardware(measured["device"], measured["device_name"], n)
-    kw = dict(seq_len=measured["seq_len"], batch=measured["batch"], dtype=measured["dtype"],
-              other=MEASURED_OTHER_OPS)
+def estimate_layer(model: ModelConfig, *, seq_len: int, batch: int, dtype: str, kind: str, device_name: str,
+                   nproc: int, link: Link | None) -> dict:
+    """The estimate of the measured layer: one rank, and one rank's share of ``nproc`` with the two
+    all-reduces on ``link`` (None: no communication estimated). No torch: the page shows it before a run."""
+    rank_hw, src = rank_hardware(kind, device_name, nproc)
+    kw = dict(seq_len=seq_len, batch=batch, dtype=dtype, other=MEASURED_OTHER_OPS)
     try:
-        one: TPLayer = tp_layer(m, ranks=1, hw=rank_hw, **kw)
-        tp: TPLayer = tp_layer(m, ranks=n, hw=rank_hw, link=link, **kw)
+        one: TPLayer = tp_layer(model, ranks=1, hw=rank_hw, **kw)
+        tp: TPLayer = tp_layer(model, ranks=nproc, hw=rank_hw, link=link, **kw)
     except InputError as e:
         return {"error": str(e)}
     out = {"hardware": rank_hw.name, "hardware_source": src, "link": None if link is None else link.name,
-           "link_source": None if link is None else link.source,
+           "link_source": None if link is None else link.source, "nproc": nproc,
            "one_rank": one.to_dict(), "tp": tp.to_dict(),
            "speedup": one.time_s / tp.time_s if tp.time_s else None}
     if link is None:
         out["note"] = ("no interconnect measured for this backend and rank count: the estimate has no "
-                       f"communication (run `python -m gemmlib bench collective --nproc {n}` first)")
+                       f"communication (run `python -m gemmlib bench collective --nproc {nproc}` first)")
     return out
+
+
+def estimate_for(measured: dict, link: Link | None) -> dict:
+    """:func:`estimate_layer` for the layer, device and rank count a measurement ran."""
+    return estimate_layer(_model_of(measured), seq_len=measured["seq_len"], batch=measured["batch"],
+                          dtype=measured["dtype"], kind=measured["device"], device_name=measured["device_name"],
+                          nproc=measured["nproc"], link=link)
+
+
+def valid_ranks(model: ModelConfig, most: int) -> list[int]:
+    """Rank counts from 2 to ``most`` that split the layer's heads, K/V heads and MLP evenly."""
+    return [n for n in range(2, max(2, int(most)) + 1)
+            if model.heads % n == 0 and model.kv_heads % n == 0 and model.ffn % n == 0]
 
 
 def run_tp(cfg: TPConfig, *, nproc: int | None = None, backend: str = "auto", timeout_s: float | None = None,

@@ -4,7 +4,6 @@ the saved interconnect and the command line."""
 
 import io
 import json
-import math
 from contextlib import redirect_stderr, redirect_stdout
 
 import numpy as np
@@ -101,7 +100,7 @@ def test_sizes_follow_nccl_tests():
 
 @pytest.mark.parametrize("n", [2, 3])
 def test_sweep_results_and_busbw_arithmetic(n):
-    cfg = cl.CollectiveConfig(sizes=(8, 1000, 4096), iters=3, warmup=1)
+    cfg = cl.CollectiveConfig(sizes=(8, 1000, 1 << 20), iters=3, warmup=1)
     seen = []
     run = cl.run_collectives(cfg, nproc=n, backend="gloo", timeout_s=60, progress=lambda f, t: seen.append(f))
     assert run.backend == "gloo" and run.kind == "cpu" and run.nproc == n and not run.is_interconnect
@@ -173,6 +172,6 @@ def test_cli_json():
     assert [(r["op"], r["bytes"]) for r in d["results"]] == [("all_reduce", 8), ("all_reduce", 64),
                                                            ("broadcast", 8), ("broadcast", 64)]
     assert all(KEYS <= set(r) and r["correct"] for r in d["results"])
-    assert d["saved"]["name"].startswith("gloo, 2 CPU processes")
+    # a sweep of small messages measures latency, not bandwidth: it is not kept as an interconnect
+    assert d["saved"] is None and "not kept" in d["not_saved"] and interconnect.measured_links() == []
     assert "[100%] broadcast 64 B" in err  # progress on stderr
-    assert math.isfinite(d["saved"]["busbw"])
