@@ -16,8 +16,9 @@ run one worker function on each, and leave no process behind.
   and its error (and the ranks still running, the likely culprits of a hang); an ``InputError``
   raised in a rank comes back as an ``InputError``.
 
-The worker is a module-level function ``worker(ctx: RankContext, cfg, report) -> result`` (it is
-pickled by name for the spawned processes); ``report(fraction, text)`` sends progress from rank 0.
+The worker is a module-level function of an importable module, ``worker(ctx: RankContext, cfg,
+report) -> result`` (it is pickled by name for the spawned processes, which do not run the caller's
+main script: a Streamlit page or a script without a ``__main__`` guard can start ranks); ``report(fraction, text)`` sends progress from rank 0.
 :func:`time_samples` is the one timing loop of multi-rank benchmarks.
 
 torch is imported inside the functions, never at import time.
@@ -29,11 +30,14 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import shutil
+import sys
 import tempfile
 import threading
 import time
 import traceback
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -364,6 +368,27 @@ def _run_here(worker: Callable, cfg: Any, p: Plan, timeout_s: float, progress: R
     return out if rank == 0 else None
 
 
+@contextmanager
+def _main_script_hidden() -> Iterator[None]:
+    """Hide this process's ``__main__`` while the ranks are spawned.
+
+    "spawn" runs the parent's main script again in every child (``multiprocessing``'s rule, for
+    workers defined there). Streamlit runs each page *as* ``__main__``, so a rank would run the page
+    again; an unguarded script would start ranks from its ranks. The workers live in importable
+    modules, so the children need no main script: a stand-in without a file or spec tells spawn
+    to import none.
+    """
+    real = sys.modules.get("__main__")
+    stand_in = types.ModuleType("__main__")
+    stand_in.__spec__ = None
+    sys.modules["__main__"] = stand_in
+    try:
+        yield
+    finally:
+        if sys.modules.get("__main__") is stand_in:
+            sys.modules["__main__"] = real
+
+
 def _spawn(worker: Callable, cfg: Any, p: Plan, timeout_s: float, progress: Report | None) -> Any:
     import torch.multiprocessing as tmp
 
@@ -391,9 +416,10 @@ def _spawn(worker: Callable, cfg: Any, p: Plan, timeout_s: float, progress: Repo
             errors.append((idx, msg[1], msg[2], msg[3]))
 
     try:
-        ctx = tmp.start_processes(_rank_entry, args=(p.nproc, worker, cfg, p, init_method,
-                                                     [w for _, w in pipes], timeout_s, os.getpid()),
-                                  nprocs=p.nproc, join=False, start_method="spawn")
+        with _main_script_hidden():
+            ctx = tmp.start_processes(_rank_entry, args=(p.nproc, worker, cfg, p, init_method,
+                                                         [w for _, w in pipes], timeout_s, os.getpid()),
+                                      nprocs=p.nproc, join=False, start_method="spawn")
         procs = list(ctx.processes)
         for _, w in pipes:
             w.close()

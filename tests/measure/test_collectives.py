@@ -175,3 +175,24 @@ def test_cli_json():
     # a sweep of small messages measures latency, not bandwidth: it is not kept as an interconnect
     assert d["saved"] is None and "not kept" in d["not_saved"] and interconnect.measured_links() == []
     assert "[100%] broadcast 64 B" in err  # progress on stderr
+
+
+def test_under_torchrun_the_same_command_runs_as_one_rank(tmp_path):
+    """What the README's multi-node command does, on one node: torchrun starts the ranks, rank 0 prints."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "GEMM_CACHE_DIR": str(tmp_path), "PYTHONPATH": str(root)}
+    proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+                           "-m", "gemmlib", "bench", "collective", "--ops", "all_reduce,all_gather", "--max-bytes",
+                           "64", "--factor", "8", "--iters", "2", "--json"],
+                          cwd=root, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    d = json.loads(proc.stdout)  # one JSON object: only rank 0 printed
+    assert d["nproc"] == 2 and d["backend"] == "gloo"
+    assert [(r["op"], r["bytes"]) for r in d["results"]] == [("all_reduce", 8), ("all_reduce", 64),
+                                                           ("all_gather", 8), ("all_gather", 64)]
+    assert all(r["correct"] for r in d["results"])

@@ -229,3 +229,21 @@ def test_ctrl_c_on_the_command_leaves_no_process(tmp_path):
     while time.monotonic() < end and _with_marker(marker):
         time.sleep(0.1)
     assert _with_marker(marker) == []
+
+
+def test_ranks_do_not_run_the_callers_main_script(tmp_path, monkeypatch):
+    """spawn re-runs the parent's __main__ in each child; Streamlit makes a page the __main__. The
+    ranks must not run it (here: a script that leaves a mark whenever it runs)."""
+    import types
+
+    mark = tmp_path / "ran"
+    script = tmp_path / "page.py"
+    script.write_text(f"open({str(mark)!r}, 'a').write('x')\n", encoding="utf-8")
+    fake = types.ModuleType("__main__")
+    fake.__file__ = str(script)
+    fake.__spec__ = None
+    monkeypatch.setitem(sys.modules, "__main__", fake)
+    out = launch.run_ranks(_ok, None, nproc=2, backend="gloo", timeout_s=30)
+    assert out["sum"] == 3
+    assert not mark.exists()
+    assert sys.modules["__main__"] is fake  # given back after the start
