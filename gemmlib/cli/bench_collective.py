@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
+from typing import TypeVar
 
 from gemmlib.core.comm import COLLECTIVES
 from gemmlib.core.errors import InputError
@@ -24,6 +26,8 @@ from gemmlib.core.results import to_json
 from gemmlib.core.units import fmt_bytes, parse_bytes
 from gemmlib.measure import collectives as cl
 from gemmlib.measure import launch, safety
+
+T = TypeVar("T")
 
 
 def add_launch_arguments(parser: argparse.ArgumentParser) -> None:
@@ -53,6 +57,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object: {results: [...], ...}")
 
 
+def run_ranked(owner: str, work: Callable[[launch.Report], T]) -> T | None:
+    """``work(progress)`` under the single-flight lock, progress on stderr; a rank that failed or hung:
+    its one line on stderr and None (the caller exits 1)."""
+    def progress(frac: float, text: str) -> None:
+        sys.stderr.write(f"[{frac:4.0%}] {text}\n")
+
+    try:
+        with safety.single_flight(owner):
+            return work(progress)
+    except launch.RankError as e:
+        sys.stderr.write(f"error: {e}\n")
+        return None
+
+
 def config_from_args(args: argparse.Namespace, lim: safety.Limits) -> tuple[cl.CollectiveConfig, launch.Plan]:
     p = launch.plan(args.nproc, args.backend, lim)
     ops = tuple(s.strip() for s in str(args.ops).split(",") if s.strip())
@@ -75,16 +93,10 @@ def config_from_args(args: argparse.Namespace, lim: safety.Limits) -> tuple[cl.C
 def run(args: argparse.Namespace) -> int:
     lim = safety.limits()
     cfg, p = config_from_args(args, lim)
-
-    def progress(frac: float, text: str) -> None:
-        sys.stderr.write(f"[{frac:4.0%}] {text}\n")
-
-    try:
-        with safety.single_flight("CLI: bench collective"):
-            res = cl.run_collectives(cfg, nproc=p.nproc, backend=p.backend, timeout_s=args.timeout, lim=lim,
-                                     progress=progress, save=not args.no_save)
-    except launch.RankError as e:
-        sys.stderr.write(f"error: {e}\n")
+    res = run_ranked("CLI: bench collective", lambda progress: cl.run_collectives(
+        cfg, nproc=p.nproc, backend=p.backend, timeout_s=args.timeout, lim=lim, progress=progress,
+        save=not args.no_save))
+    if res is None:
         return 1
     if not res.rows:  # a torchrun rank other than 0: rank 0 prints
         return 0

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
-from gemmlib.cli.bench_collective import add_launch_arguments
+from gemmlib.cli.bench_collective import add_launch_arguments, run_ranked
 from gemmlib.core.errors import InputError
 from gemmlib.core.results import _jsonable
 from gemmlib.measure import launch, safety
@@ -99,16 +98,10 @@ def render(run: tpm.TPRun) -> str:
 def run(args: argparse.Namespace) -> int:
     lim = safety.limits()
     cfg, p = config_from_args(args, lim)
-
-    def progress(frac: float, text: str) -> None:
-        sys.stderr.write(f"[{frac:4.0%}] {text}\n")
-
-    try:
-        with safety.single_flight("CLI: bench tp"):
-            res = tpm.run_tp(cfg, nproc=p.nproc, backend=p.backend, timeout_s=args.timeout, lim=lim,
-                             progress=progress, interconnect_name=args.interconnect)
-    except launch.RankError as e:
-        sys.stderr.write(f"error: {e}\n")
+    res = run_ranked("CLI: bench tp", lambda progress: tpm.run_tp(
+        cfg, nproc=p.nproc, backend=p.backend, timeout_s=args.timeout, lim=lim, progress=progress,
+        interconnect_name=args.interconnect))
+    if res is None:
         return 1
     if not res.measured:
         return 0

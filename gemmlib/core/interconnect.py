@@ -14,14 +14,13 @@ Every entry is validated when read: a malformed or tampered entry is dropped, ne
 
 from __future__ import annotations
 
-import json
 import math
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gemmlib.core.ceilings import ceilings_path
+from gemmlib.core.ceilings import ceilings_path, read_json, write_json
 from gemmlib.core.comm import COLLECTIVES, Link
 from gemmlib.core.errors import InputError
 
@@ -154,14 +153,8 @@ def interconnect_path() -> Path:
 
 
 def _read_file() -> dict[str, MeasuredInterconnect]:
-    try:
-        data = json.loads(interconnect_path().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict):
-        return {}
     out = {}
-    for d in data.values():
+    for d in read_json(interconnect_path()).values():
         try:
             m = MeasuredInterconnect.from_dict(d)
         except (InputError, TypeError, ValueError):
@@ -177,13 +170,7 @@ def save_interconnect(m: MeasuredInterconnect) -> Path:
         data = {k: v.to_dict() for k, v in _read_file().items()}
         data[m.key] = m.to_dict()
         p = interconnect_path()
-        try:
-            p.parent.mkdir(parents=True, exist_ok=True)
-            tmp = p.with_suffix(".tmp")
-            tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
-            tmp.replace(p)
-        except OSError:
-            pass  # a read-only cache dir: keep the process-wide copy only
+        write_json(p, data)
     return p
 
 

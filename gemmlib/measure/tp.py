@@ -103,18 +103,14 @@ def model_for(preset: str | None = None, scale: int = 16, **shape: int) -> Model
         return preset_config(preset, scale, layers=1).model
     if not shape:
         raise InputError("say which layer: a preset (e.g. llama-3-8b) or hidden, heads and ffn")
+    from gemmlib.measure.profiler import BlockConfig
     mlp = shape.pop("mlp", "gated")
     missing = [k for k in ("hidden", "heads", "ffn") if not shape.get(k)]
     if missing:
         raise InputError(f"a custom layer needs {', '.join(missing)}")
-    hidden, heads = int(shape["hidden"]), int(shape["heads"])
-    if hidden % heads:
-        raise InputError(f"hidden ({hidden}) must be a multiple of heads ({heads})")
-    kv = int(shape.get("kv_heads") or heads)
-    if heads % kv:
-        raise InputError(f"kv_heads ({kv}) must divide heads ({heads})")
-    return ModelConfig(layers=1, hidden=hidden, heads=heads, kv_heads=kv, ffn=int(shape["ffn"]), vocab=1,
-                       mlp=mlp, name=f"custom layer {hidden}/{heads}/{kv}/{shape['ffn']}")
+    m = BlockConfig.llama(hidden=int(shape["hidden"]), heads=int(shape["heads"]),
+                          kv_heads=int(shape.get("kv_heads") or 0), intermediate=int(shape["ffn"])).model
+    return m.replace(mlp=mlp, name=f"custom layer {m.hidden}/{m.heads}/{m.kv_heads}/{m.ffn}")
 
 
 # --------------------------------------------------------------------------- the layer in torch

@@ -1,13 +1,10 @@
 """The measured-interconnect store: figures from a sweep, saved beside the ceilings, validated when
 read back (malformed or impossible entries are dropped), offered to `estimate --interconnect`."""
 
-import io
 import json
-from contextlib import redirect_stderr, redirect_stdout
 
 import pytest
 
-from gemmlib.cli import main
 from gemmlib.core import interconnect as ic
 from gemmlib.core.ceilings import ceilings_path
 from gemmlib.core.errors import InputError
@@ -15,13 +12,7 @@ from gemmlib.llm.accounting import Workload
 from gemmlib.llm.presets import from_name
 from gemmlib.llm.tp_layer import tp_comm
 
-
-@pytest.fixture(autouse=True)
-def _isolated(monkeypatch, tmp_path):
-    monkeypatch.setenv("GEMM_CACHE_DIR", str(tmp_path))
-    ic.clear_interconnects()
-    yield
-    ic.clear_interconnects()
+pytestmark = pytest.mark.usefixtures("bench_env")
 
 
 def _row(op, nbytes, t, busbw, correct=True):
@@ -45,10 +36,10 @@ def test_figures_from_a_sweep():
                       device_name="cpu", nproc=2)
 
 
-def test_saved_beside_the_ceilings_and_read_back(tmp_path):
+def test_saved_beside_the_ceilings_and_read_back(bench_env):
     m = ic.from_sweep(SWEEP, backend="nccl", device="cuda", device_name="NVIDIA H200", nproc=8)
     p = ic.save_interconnect(m)
-    assert p == ceilings_path().with_name("interconnect.json") and p.parent == tmp_path
+    assert p == ceilings_path().with_name("interconnect.json") and p.parent == bench_env
     ic.clear_interconnects()  # only the file is left
     back = ic.find("nccl", "NVIDIA H200", 8)
     assert back is not None and back.busbw == m.busbw and back.rows == m.rows
@@ -78,19 +69,12 @@ def test_a_broken_file_reads_as_empty():
         assert ic.all_interconnects() == {} and ic.measured_links() == []
 
 
-def _cli(argv):
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        rc = main(argv)
-    return rc, out.getvalue(), err.getvalue()
-
-
-def test_estimate_charges_the_tensor_parallel_allreduces():
+def test_estimate_charges_the_tensor_parallel_allreduces(run_cli):
     m = ic.from_sweep(SWEEP, backend="nccl", device="cuda", device_name="NVIDIA H200", nproc=8)
     ic.save_interconnect(m)
     argv = ["estimate", "--preset", "llama-3-8b", "--gpus", "8", "--batch", "4", "--seq-len", "1024",
             "--new-tokens", "16", "--interconnect", m.name]
-    rc, out, err = _cli([*argv, "--json"])
+    rc, out, err = run_cli([*argv, "--json"])
     assert rc == 0, err
     d = json.loads(out)
     c = d["interconnect"]
@@ -103,7 +87,7 @@ def test_estimate_charges_the_tensor_parallel_allreduces():
     assert c["ttft_with_comm_s"] == pytest.approx(d["times"]["ttft_s"] + c["prefill_s"])
     assert c == pytest.approx(tp_comm(cfg, Workload(batch=4, seq_len=1024, new_tokens=16), m.link(), 8)
                               | {k: c[k] for k in c if k.endswith("with_comm_s")})
-    rc, out, _ = _cli(argv)
+    rc, out, _ = run_cli(argv)
     assert rc == 0 and "interconnect  8 × NVIDIA H200, NCCL (measured interconnect)" in out
-    rc, out, err = _cli(["estimate", "--preset", "llama-3-8b", "--interconnect", "nvlink 9"])
+    rc, out, err = run_cli(["estimate", "--preset", "llama-3-8b", "--interconnect", "nvlink 9"])
     assert rc == 2 and out == "" and err.count("\n") == 1 and "no measured interconnect" in err

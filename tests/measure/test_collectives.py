@@ -2,14 +2,11 @@
 bus-bandwidth arithmetic against nccl-tests' formulas (written out here), the size rules, the caps,
 the saved interconnect and the command line."""
 
-import io
 import json
-from contextlib import redirect_stderr, redirect_stdout
 
 import numpy as np
 import pytest
 
-from gemmlib.cli import main
 from gemmlib.core import interconnect
 from gemmlib.core.errors import InputError
 from gemmlib.measure import collectives as cl
@@ -19,20 +16,15 @@ OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast")
 KEYS = {"op", "bytes", "nproc", "backend", "time_s", "algbw_gbps", "busbw_gbps", "correct"}
 
 
+pytestmark = pytest.mark.usefixtures("bench_env")
+
+
 def nccl_tests_factor(op, n):
     """doc/PERFORMANCE.md: allreduce 2(n-1)/n; reducescatter, allgather, alltoall (n-1)/n; broadcast 1."""
     return {"all_reduce": 2 * (n - 1) / n, "reduce_scatter": (n - 1) / n, "all_gather": (n - 1) / n,
             "all_to_all": (n - 1) / n, "broadcast": 1.0}[op]
 
 
-@pytest.fixture(autouse=True)
-def _isolated(monkeypatch, tmp_path):
-    for v in ("GEMM_CLASSROOM", "GEMM_MAX_BYTES", "GEMM_TIME_LIMIT_S", "GEMM_MAX_RANKS"):
-        monkeypatch.delenv(v, raising=False)
-    monkeypatch.setenv("GEMM_CACHE_DIR", str(tmp_path))
-    interconnect.clear_interconnects()
-    yield
-    interconnect.clear_interconnects()
 
 
 # ----- a worker checking each collective's buffers against numpy (module level: ranks import it)
@@ -142,13 +134,6 @@ def test_config_checks():
     assert cl.CollectiveConfig(ops=("All-Reduce",)).ops == ("all_reduce",)
 
 
-def _cli(argv):
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        rc = main(argv)
-    return rc, out.getvalue(), err.getvalue()
-
-
 @pytest.mark.parametrize("argv,match", [
     (["--nproc", "99", "--backend", "gloo"], "more ranks than this machine may start"),
     (["--nproc", "1"], "at least 2"),
@@ -157,14 +142,14 @@ def _cli(argv):
     (["--nproc", "2", "--ops", "gossip"], "unknown collective"),
     (["--nproc", "2", "--min-bytes", "1M", "--max-bytes", "1K"], "1 ≤ min ≤ max"),
 ])
-def test_cli_bad_input_exits_2_with_one_line(argv, match):
-    rc, out, err = _cli(["bench", "collective", *argv])
+def test_cli_bad_input_exits_2_with_one_line(argv, match, run_cli):
+    rc, out, err = run_cli(["bench", "collective", *argv])
     assert rc == 2 and out == ""
     assert err.count("\n") == 1 and match in err
 
 
-def test_cli_json():
-    rc, out, err = _cli(["bench", "collective", "--nproc", "2", "--backend", "gloo", "--ops", "all_reduce,broadcast",
+def test_cli_json(run_cli):
+    rc, out, err = run_cli(["bench", "collective", "--nproc", "2", "--backend", "gloo", "--ops", "all_reduce,broadcast",
                          "--max-bytes", "64", "--factor", "8", "--iters", "2", "--json"])
     assert rc == 0, err
     d = json.loads(out)

@@ -7,21 +7,11 @@ from dataclasses import replace
 
 import pytest
 
-from gemmlib.core import ceilings, interconnect
 from gemmlib.measure import collectives as cl
 from gemmlib.measure import launch, report
 from gemmlib.measure import tp as tpm
 
-
-@pytest.fixture(autouse=True)
-def _isolated(monkeypatch, tmp_path):
-    for v in ("GEMM_CLASSROOM", "GEMM_MAX_BYTES", "GEMM_TIME_LIMIT_S", "GEMM_MAX_RANKS"):
-        monkeypatch.delenv(v, raising=False)
-    monkeypatch.setenv("GEMM_CACHE_DIR", str(tmp_path / "cache"))
-    interconnect.clear_interconnects()
-    ceilings.clear_ceilings()
-    yield
-    interconnect.clear_interconnects()
+pytestmark = pytest.mark.usefixtures("bench_env")
 
 
 @pytest.mark.skipif(launch.cuda_count() >= 2, reason="this machine has GPUs to run the sections")

@@ -3,30 +3,19 @@ and both equal Hugging Face transformers' own LlamaAttention + LlamaMLP run in f
 weights (rotary set to the identity: cos = 1, sin = 0; its softmax is float32); the estimate beside
 it; bad input."""
 
-import io
 import json
-from contextlib import redirect_stderr, redirect_stdout
 
 import numpy as np
 import pytest
 import torch
 
-from gemmlib.cli import main
 from gemmlib.core import interconnect
 from gemmlib.core.comm import Link
 from gemmlib.core.errors import InputError
 from gemmlib.llm.tp_layer import tp_layer
 from gemmlib.measure import tp
 
-
-@pytest.fixture(autouse=True)
-def _isolated(monkeypatch, tmp_path):
-    for v in ("GEMM_CLASSROOM", "GEMM_MAX_BYTES", "GEMM_TIME_LIMIT_S", "GEMM_MAX_RANKS", "GEMM_MAX_CPU_GFLOP"):
-        monkeypatch.delenv(v, raising=False)
-    monkeypatch.setenv("GEMM_CACHE_DIR", str(tmp_path))
-    interconnect.clear_interconnects()
-    yield
-    interconnect.clear_interconnects()
+pytestmark = pytest.mark.usefixtures("bench_env")
 
 
 def transformers_layer(model, w, x):
@@ -116,13 +105,6 @@ def test_sharded_estimate_splits_the_gemms():
         tp_layer(model, seq_len=8, ranks=3, hw=hw)
 
 
-def _cli(argv):
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        rc = main(argv)
-    return rc, out.getvalue(), err.getvalue()
-
-
 @pytest.mark.parametrize("argv,match", [
     (["--nproc", "99", "--backend", "gloo"], "more ranks than this machine may start"),
     (["--nproc", "3", "--backend", "gloo"], "split evenly across 3 ranks"),
@@ -131,14 +113,14 @@ def _cli(argv):
     (["--nproc", "2", "--interconnect", "warp drive"], "no measured interconnect called"),
     (["--nproc", "2", "--dtype", "int8"], "runs in fp32, bf16, fp16, fp64"),
 ])
-def test_tp_cli_bad_input_exits_2_with_one_line(argv, match):
-    rc, out, err = _cli(["bench", "tp", *argv])
+def test_tp_cli_bad_input_exits_2_with_one_line(argv, match, run_cli):
+    rc, out, err = run_cli(["bench", "tp", *argv])
     assert rc == 2 and out == ""
     assert err.count("\n") == 1 and match in err
 
 
-def test_tp_cli_json():
-    rc, out, err = _cli(["bench", "tp", "--nproc", "2", "--backend", "gloo", "--hidden", "64", "--heads", "4",
+def test_tp_cli_json(run_cli):
+    rc, out, err = run_cli(["bench", "tp", "--nproc", "2", "--backend", "gloo", "--hidden", "64", "--heads", "4",
                          "--kv-heads", "2", "--ffn", "64", "--seq-len", "8", "--iters", "2", "--json"])
     assert rc == 0, err
     d = json.loads(out)

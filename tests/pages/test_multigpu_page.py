@@ -6,23 +6,15 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from gemmlib.core import interconnect
 from gemmlib.measure import launch
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "11_Multi_GPU.py")
 
-pytestmark = pytest.mark.skipif(launch.cuda_count() >= 2, reason="the CPU (gloo) view of the page")
+pytestmark = [pytest.mark.usefixtures("bench_env"),
+              pytest.mark.skipif(launch.cuda_count() >= 2, reason="the CPU (gloo) view of the page")]
 
 
-@pytest.fixture(autouse=True)
-def _isolated(monkeypatch, tmp_path):
-    for v in ("GEMM_CLASSROOM", "GEMM_MAX_BYTES", "GEMM_TIME_LIMIT_S", "GEMM_MAX_RANKS", "GEMM_MAX_CPU_GFLOP"):
-        monkeypatch.delenv(v, raising=False)
-    monkeypatch.setenv("GEMM_CACHE_DIR", str(tmp_path))
-    interconnect.clear_interconnects()
-    yield
-    interconnect.clear_interconnects()
 
 
 def _app() -> AppTest:
