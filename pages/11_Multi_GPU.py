@@ -3,7 +3,7 @@ measured beside the estimate.
 
 The measuring is ``gemmlib.measure.collectives`` and ``gemmlib.measure.tp`` (ranks started by
 ``gemmlib.measure.launch``, under the single-flight lock with progress); the estimate is
-``gemmlib.llm.tp_layer``; this page reads widgets and draws.
+the scale-out model's ``gemmlib.llm.parallel``; this page reads widgets and draws.
 """
 
 import json
@@ -14,7 +14,6 @@ import streamlit as st
 import ui
 from gemmlib.charts import multigpu as mg_charts
 from gemmlib.core import interconnect
-from gemmlib.core.comm import COLLECTIVES
 from gemmlib.core.results import to_csv
 from gemmlib.core.units import fmt_bytes
 from gemmlib.measure import collectives as cl
@@ -64,7 +63,7 @@ top_default = cl.CPU_DEFAULT_MAX if kind == "cpu" else cl.GPU_DEFAULT_MAX
 tops = [s for s in cl.size_range(1024, cl.MAX_SIZE) if s <= cap]
 with st.container(border=True):
     d = st.columns([3, 1, 1, 1])
-    ops = d[0].multiselect("Collectives", list(COLLECTIVES), default=list(COLLECTIVES), key="mg_ops")
+    ops = d[0].multiselect("Collectives", list(cl.MEASURED), default=list(cl.MEASURED), key="mg_ops")
     top = ui.url(d[1].selectbox, "Largest message", tops, index=tops.index(min(top_default, tops[-1])),
                  key="mg_top", format_func=fmt_bytes)
     dtype = ui.url(d[2].selectbox, "dtype", list(cl.COLLECTIVE_DTYPES), key="mg_dtype")
@@ -76,7 +75,7 @@ with st.container(border=True):
 
 if st.button("Measure the collectives", type="primary", disabled=not ops, key="mg_run_coll"):
     with ui.guard("the collectives"):
-        cfg = cl.CollectiveConfig(ops=tuple(o for o in COLLECTIVES if o in ops), sizes=cl.size_range(8, int(top)),
+        cfg = cl.CollectiveConfig(ops=tuple(o for o in cl.MEASURED if o in ops), sizes=cl.size_range(8, int(top)),
                                   dtype=dtype, iters=iters, time_budget_s=lim.time_limit_s)
         run = ui.run_queued(f"collectives on {nproc} ranks", f"{nproc} × {backend}", lim,
                             lambda prog: cl.run_collectives(cfg, nproc=nproc, backend=backend, lim=lim, progress=prog),
@@ -150,7 +149,7 @@ with st.container(border=True):
     seq = int(ui.url(e[2].number_input, "Tokens", 1, 65536, base["seq_len"], key="mg_seq"))
     tdtype = ui.url(e[3].selectbox, "dtype", list(tpm.TP_DTYPES), index=list(tpm.TP_DTYPES).index(base["dtype"]),
                     key="mg_tdtype")
-    links = {f"measured for {backend} × {nproc} (if any)": None} | {lk.name: lk.name for lk in
+    links = {f"measured for {backend} × n (if any), else the catalogue's": None} | {lk.name: lk.name for lk in
                                                                  interconnect.measured_links()}
     link_choice = e[4].selectbox("Interconnect for the estimate", list(links), key="mg_link")
 
@@ -169,9 +168,8 @@ if model is not None:
         pick = links[link_choice]
         preview = []
         for n in ranks:
-            link = tpm.pick_link(pick, backend, dev_name, n)
             est = tpm.estimate_layer(model, seq_len=seq, batch=1, dtype=tdtype, kind=kind, device_name=dev_name,
-                                     nproc=n, link=link)
+                                     nproc=n, backend=backend, interconnect_name=pick)
             if "error" in est:
                 st.caption(f"Estimate for {n} ranks: {est['error']}")
                 continue

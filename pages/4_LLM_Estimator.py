@@ -21,6 +21,7 @@ from gemmlib.charts.model import (
 )
 from gemmlib.core.dtypes import DTYPES
 from gemmlib.core.hardware import CATALOGUE, DEFAULT_GPU, Hardware
+from gemmlib.core.interconnect import hardware_with, measured_links
 from gemmlib.llm.accounting import Workload
 from gemmlib.llm.config import ModelConfig
 from gemmlib.llm.hf import MAX_CONFIG_BYTES, parse_config_json
@@ -72,6 +73,7 @@ D = {"le_src": "preset", "le_preset": DEFAULT_PRESET, "le_layers": base.layers, 
 D.update({"le_tp": 1, "le_pp": 1, "le_ep": 1, "le_dp": 1, "le_gpn": 0, "le_overlap": False, "le_sp": False,
           "le_train": False, "le_tokens": 1e12, "le_mb": 1, "le_rc": "none", "le_zero": 0, "le_serve": False,
           "le_tpot": 50.0})
+D["le_link"] = "catalogue"  # the links inside a node: the catalogue's, or one measured here (issue 13)
 
 
 def num(where, label: str, lo: int, hi: int, key: str, **kw):
@@ -144,6 +146,9 @@ def scaleout_sidebar() -> None:
          help="Megatron SP: norms split by sequence, each all-reduce a reduce-scatter + all-gather")
     st.caption("With every size at 1, the GPUs above are tensor parallel; otherwise TP × PP × EP × DP must "
                "equal them. Megatron's rank order: TP innermost, then EP, DP, PP.")
+    # --- a measured interconnect (issue 13): `python -m gemmlib bench collective` or the Multi-GPU page saves one
+    pick(st, "Links inside a node", ["catalogue", *(lk.name for lk in measured_links())], "le_link",
+         help="the catalogue's line rates, or a bus bandwidth and latency measured on this machine")
 
 
 def parallel_from_widgets(gpus: int) -> Parallel:
@@ -350,6 +355,8 @@ if cfg is not None:
                       kv_dtype=ss.le_kvdt)
         hw = HW[ss.le_gpu]
         par = parallel_from_widgets(ss.le_gpus)
+        if ss.le_link != "catalogue":
+            hw = hardware_with(hw, ss.le_link, par.gpus)[0]
         est = _estimate(cfg, wl, hw, par, ss.le_gpus, ss.le_eff)
         views = _views(cfg, wl, hw, par, ss.le_gpus, ss.le_eff, ss.le_macs)
 

@@ -20,7 +20,6 @@ import sys
 from collections.abc import Callable
 from typing import TypeVar
 
-from gemmlib.core.comm import COLLECTIVES
 from gemmlib.core.errors import InputError
 from gemmlib.core.results import to_json
 from gemmlib.core.units import fmt_bytes, parse_bytes
@@ -44,7 +43,7 @@ def add_launch_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_launch_arguments(parser)
-    parser.add_argument("--ops", default=",".join(COLLECTIVES), help=f"comma-separated: {','.join(COLLECTIVES)}")
+    parser.add_argument("--ops", default=",".join(cl.MEASURED), help=f"comma-separated: {','.join(cl.MEASURED)}")
     parser.add_argument("--min-bytes", default=None, help="smallest message (default 8; K/M/G suffixes, binary)")
     parser.add_argument("--max-bytes", default=None,
                         help="largest message (default 4M between CPU processes, 1G between GPUs, within the caps)")

@@ -17,12 +17,13 @@ from __future__ import annotations
 import math
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from gemmlib.core.ceilings import ceilings_path, read_json, write_json
 from gemmlib.core.comm import COLLECTIVES, Link
 from gemmlib.core.errors import InputError
+from gemmlib.core.hardware import Hardware, Interconnect
 
 BACKENDS = ("nccl", "gloo")
 
@@ -202,6 +203,39 @@ def get_link(name: str) -> Link:
             f"; known: {'; '.join(known)}" if known else
             "; measure one with `python -m gemmlib bench collective --nproc N`"))
     return lk
+
+
+def find_measured(name: str) -> MeasuredInterconnect | None:
+    """The measured interconnect whose Link is called ``name`` (case-insensitive), or None."""
+    want = str(name).strip().lower()
+    return next((m for m in all_interconnects().values() if m.name.lower() == want), None)
+
+
+def hardware_with(hw: Hardware, name: str, ranks: int) -> tuple[Hardware, Link]:
+    """``hw`` whose collectives inside a node cross the measured interconnect ``name`` (its scale-up
+    link and its PCIe link both replaced: the measured figure is what this node's devices reached);
+    a device without interconnect figures (a CPU) gets one domain of ``ranks`` ranks joined by it.
+    Groups across nodes keep the catalogue's network. A link measured across several nodes is not
+    a per-NIC figure: give it as ``--inter-busbw`` instead."""
+    m = find_measured(name)
+    if m is None:
+        get_link(name)  # the InputError naming what there is
+        raise AssertionError("unreachable")
+    if m.nodes > 1:
+        raise InputError(f"{name!r} was measured across {m.nodes} nodes: it is not a link inside a node; give "
+                         "its figures as --inter-busbw / --inter-latency-us")
+    link = m.link()
+    ic = hw.interconnect
+    if ic is None:
+        n = max(2, int(ranks))
+        ic = Interconnect(scale_up=link.name, scale_up_bytes_per_s=link.busbw, pcie="none", pcie_bytes_per_s=None,
+                          network="none", network_bytes_per_s=None, scale_up_gpus=n, gpus_per_node=n,
+                          intra=link, pcie_link=None, inter=None, source=link.source)
+    else:
+        ic = replace(ic, intra=link, pcie_link=link)
+        if hw.kind == "cpu":  # CPU processes of one machine: its "node" holds every rank
+            ic = replace(ic, gpus_per_node=max(ic.gpus_per_node, int(ranks)))
+    return replace(hw, interconnect=ic), link
 
 
 def find(backend: str, device_name: str, nproc: int, nodes: int = 1) -> MeasuredInterconnect | None:

@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from gemmlib.core import interconnect
-from gemmlib.core.comm import COLLECTIVES, bus_bandwidth, bus_factor
+from gemmlib.core.comm import bus_bandwidth, bus_factor
 from gemmlib.core.dtypes import get_dtype
 from gemmlib.core.errors import InputError
 from gemmlib.core.machine import match_catalogue
@@ -42,6 +42,8 @@ from gemmlib.core.results import BenchResult, Timing
 from gemmlib.core.units import GiB, MiB, fmt_bytes
 from gemmlib.measure import launch, safety
 
+# The collectives measured here (gemmlib.core.comm knows send_recv too, a pipeline's point-to-point).
+MEASURED = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast")
 COLLECTIVE_DTYPES = ("fp32", "bf16", "fp16")
 MAX_SIZE = 8 * GiB  # nccl-tests' usual top (-e 8G); the server's caps usually stop well before
 CPU_DEFAULT_MAX = 4 * MiB  # gloo between CPU processes: a few milliseconds per call at the top
@@ -58,7 +60,7 @@ _LARGEST = {"fp32": 3.4e38, "bf16": 3.38e38, "fp16": 65504.0}
 class CollectiveConfig:
     """What to measure: collectives, requested sizes (bytes, nccl-tests' size), dtype, samples."""
 
-    ops: tuple[str, ...] = COLLECTIVES
+    ops: tuple[str, ...] = MEASURED
     sizes: tuple[int, ...] = ()  # empty: the default range for the device
     dtype: str = "fp32"
     iters: int = 10  # timed samples per (collective, size)
@@ -68,10 +70,10 @@ class CollectiveConfig:
 
     def __post_init__(self) -> None:
         ops = tuple(dict.fromkeys(str(o).strip().lower().replace("-", "_") for o in self.ops))
-        bad = [o for o in ops if o not in COLLECTIVES]
+        bad = [o for o in ops if o not in MEASURED]
         if bad or not ops:
             raise InputError(f"unknown collective(s) {', '.join(bad) or '(none)'}; choose from "
-                             f"{', '.join(COLLECTIVES)}")
+                             f"{', '.join(MEASURED)}")
         object.__setattr__(self, "ops", ops)
         dt = get_dtype(self.dtype).name
         if dt not in COLLECTIVE_DTYPES:
@@ -287,8 +289,8 @@ def datasheet_reference(kind: str, device_name: str) -> tuple[str, float] | None
     if kind != "cuda":
         return None
     hw, _ = match_catalogue(device_name, "cuda")
-    # Hardware.interconnect.intra: the scale-up link of the catalogue (issue 12); absent until it is there.
-    link = getattr(getattr(hw, "interconnect", None), "intra", None) if hw is not None else None
+    ic = hw.interconnect if hw is not None else None
+    link = (ic.intra or ic.pcie_link) if ic is not None else None
     if link is None:
         return None
     return f"{link.name}, {hw.name}", float(link.busbw) / 1e9
@@ -406,7 +408,7 @@ def report_section(device: str, quick: bool, out_dir: Any, progress: launch.Repo
              "of the slowest rank.", "",
              "| collective | smallest: time µs | 1 MiB busbw GB/s | best busbw GB/s (at size) | all correct |",
              "|---|---|---|---|---|"]
-    for op in COLLECTIVES:
+    for op in MEASURED:
         mine = [r for r in run.rows if r["op"] == op and r.get("time_s")]
         if not mine:
             continue

@@ -1,5 +1,6 @@
 """One transformer layer split tensor-parallel across n ranks, measured against the same layer on
-one rank and against the estimate (``gemmlib.llm.tp_layer``).
+one rank and against the estimate (the scale-out model's ``gemmlib.llm.parallel``: each op's share
+per rank and the collectives after it).
 
 The layer is a preset's attention and MLP (scaled down where needed; no norms, no rotary):
 ``x1 = x + o_proj(attention(q_proj(x), k_proj(x), v_proj(x)))``, ``y = x1 + down(act(gate(x1)) · up(x1))``
@@ -32,14 +33,14 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from gemmlib.core import ceilings, interconnect
-from gemmlib.core.comm import Link
 from gemmlib.core.dtypes import get_dtype
 from gemmlib.core.errors import InputError
 from gemmlib.core.hardware import Hardware, get_hardware
 from gemmlib.core.machine import match_catalogue
 from gemmlib.core.results import BenchResult, Timing
+from gemmlib.llm.accounting import Workload, layer_ops, layer_other_ops, time_op
 from gemmlib.llm.config import ModelConfig
-from gemmlib.llm.tp_layer import TPLayer, allreduce_bytes, check_divisible, tp_layer
+from gemmlib.llm.parallel import Parallel, forward_collectives, per_gpu_op
 from gemmlib.measure import harness, launch, safety
 
 TP_DTYPES = ("fp32", "bf16", "fp16", "fp64")
@@ -89,6 +90,24 @@ class TPConfig:
         acts = self.tokens * (m.hidden * 4 + m.q_dim + 2 * m.kv_dim + 2 * m.ffn)
         scores = self.batch * m.heads * self.seq_len * self.seq_len  # a math-path attention may keep them
         return w * (el * (1 + 1 / nproc) + 8) + (acts + scores) * (el + 8)
+
+
+def check_divisible(m: ModelConfig, ranks: int) -> None:
+    """InputError unless the layer splits evenly: query heads, K/V heads and the MLP width ÷ ``ranks``
+    (this layer splits its K/V heads, it does not replicate them)."""
+    if isinstance(ranks, bool) or not isinstance(ranks, int) or ranks < 1:
+        raise InputError(f"the number of ranks must be a whole number ≥ 1, got {ranks!r}")
+    if m.is_moe:
+        raise InputError(f"{m.name} is a mixture of experts; this tensor-parallel layer is dense; pick a dense model")
+    for what, v in (("query heads", m.heads), ("K/V heads", m.kv_heads), ("the MLP width", m.ffn)):
+        if v % ranks:
+            raise InputError(f"{what} ({v}) do not split evenly across {ranks} ranks; choose a rank count "
+                             f"that divides {v}")
+
+
+def allreduce_bytes(m: ModelConfig, tokens: int, dtype: str) -> float:
+    """nccl-tests' size of each of the layer's two all-reduces: tokens × hidden × activation bytes."""
+    return float(tokens * m.hidden * get_dtype(dtype).bytes)
 
 
 def model_for(preset: str | None = None, scale: int = 16, **shape: int) -> ModelConfig:
@@ -371,41 +390,69 @@ def rank_hardware(kind: str, device_name: str, nproc: int) -> tuple[Hardware, st
     return share, src + f"; a CPU rank has 1/{nproc} of the cores, so 1/{nproc} of it"
 
 
-def pick_link(name: str | None, backend: str, device_name: str, nproc: int) -> Link | None:
-    """The link the estimate's all-reduces run on: ``name`` (a measured interconnect), else the one
-    measured for this backend, device and rank count, else None."""
-    if name:
-        return interconnect.get_link(name)
-    m = interconnect.find(backend, device_name, nproc)
-    return m.link() if m else None
+def _layer_side(model: ModelConfig, ops: list, wl: Workload, hw: Hardware, dtype: str, n: int, comm: bool,
+                node: int) -> dict:
+    """One rank's share of ``ops`` on ``n`` ranks (``parallel.per_gpu_op``), timed on ``hw``, and the
+    collectives after them (``parallel.forward_collectives``) when ``comm``; ``node``: ranks per node
+    (0: the catalogue's)."""
+    par = Parallel(tp=n, gpus_per_node=node)
+    mine = [time_op(per_gpu_op(o, model, par), hw, dtype) for o in ops]
+    colls = forward_collectives(ops, model, wl, par, hw) if comm and n > 1 else []
+    compute = sum(o.time_s for o in mine)
+    comm_s = sum(c.time_s for c in colls) if (comm or n == 1) else None
+    return {"ranks": n, "compute_s": compute, "comm_s": comm_s, "time_s": compute + (comm_s or 0.0),
+            "comm_share": None if comm_s is None else comm_s / (compute + comm_s) if compute + comm_s else 0.0,
+            "ops": [o.to_dict() for o in mine], "collectives": [c.to_dict() for c in colls]}
 
 
 def estimate_layer(model: ModelConfig, *, seq_len: int, batch: int, dtype: str, kind: str, device_name: str,
-                   nproc: int, link: Link | None) -> dict:
-    """The estimate of the measured layer: one rank, and one rank's share of ``nproc`` with the two
-    all-reduces on ``link`` (None: no communication estimated). No torch: the page shows it before a run."""
+                   nproc: int, backend: str, interconnect_name: str | None = None) -> dict:
+    """The estimate of the measured layer, from the scale-out model: the whole layer on one rank, and
+    one rank's share of ``nproc`` ranks with its two all-reduces.
+
+    The link: ``interconnect_name`` (a measured one), else the one measured for this backend, device
+    and rank count, else the catalogue's link for the GPU (its datasheet line rate); between CPU
+    processes with nothing measured, no communication is estimated. No torch: the page shows it
+    before a run.
+    """
+    check_divisible(model, nproc)
     rank_hw, src = rank_hardware(kind, device_name, nproc)
-    kw = dict(seq_len=seq_len, batch=batch, dtype=dtype, other=MEASURED_OTHER_OPS)
+    name = interconnect_name
+    if name is None:
+        saved = interconnect.find(backend, device_name, nproc)
+        name = saved.name if saved else None
+    hw = interconnect.hardware_with(rank_hw, name, nproc)[0] if name else rank_hw
+    comm = hw.interconnect is not None
+    wl = Workload(batch=batch, seq_len=seq_len, weight_dtype=dtype, act_dtype=dtype, kv_dtype=dtype,
+                  attention="fused")
+    ops = layer_ops(model, seq_len, batch=batch, dtype=dtype)
+    ops += [o for o in layer_other_ops(model, seq_len, batch=batch, dtype=dtype, attention="fused")
+            if o.name in MEASURED_OTHER_OPS]
+    node = nproc if kind == "cpu" else 0  # CPU ranks are processes of this one machine
     try:
-        one: TPLayer = tp_layer(model, ranks=1, hw=rank_hw, **kw)
-        tp: TPLayer = tp_layer(model, ranks=nproc, hw=rank_hw, link=link, **kw)
+        one = _layer_side(model, ops, wl, hw, dtype, 1, comm, node)
+        many = _layer_side(model, ops, wl, hw, dtype, nproc, comm, node)
+        link = Parallel(tp=nproc, gpus_per_node=node).link("tp", hw) if comm else None
     except InputError as e:
         return {"error": str(e)}
-    out = {"hardware": rank_hw.name, "hardware_source": src, "link": None if link is None else link.name,
-           "link_source": None if link is None else link.source, "nproc": nproc,
-           "one_rank": one.to_dict(), "tp": tp.to_dict(),
-           "speedup": one.time_s / tp.time_s if tp.time_s else None}
+    out = {"hardware": rank_hw.name, "hardware_source": src, "nproc": nproc,
+           "link": None if link is None else link.name, "link_source": None if link is None else link.source,
+           "link_measured": bool(name), "one_rank": one, "tp": many,
+           "speedup": one["time_s"] / many["time_s"] if many["time_s"] else None}
     if link is None:
         out["note"] = ("no interconnect measured for this backend and rank count: the estimate has no "
                        f"communication (run `python -m gemmlib bench collective --nproc {nproc}` first)")
+    elif not name:
+        out["note"] = (f"the catalogue's link ({link.source}): measure this machine's with `python -m gemmlib bench "
+                       f"collective --nproc {nproc}`")
     return out
 
 
-def estimate_for(measured: dict, link: Link | None) -> dict:
+def estimate_for(measured: dict, interconnect_name: str | None = None) -> dict:
     """:func:`estimate_layer` for the layer, device and rank count a measurement ran."""
     return estimate_layer(_model_of(measured), seq_len=measured["seq_len"], batch=measured["batch"],
                           dtype=measured["dtype"], kind=measured["device"], device_name=measured["device_name"],
-                          nproc=measured["nproc"], link=link)
+                          nproc=measured["nproc"], backend=measured["backend"], interconnect_name=interconnect_name)
 
 
 def valid_ranks(model: ModelConfig, most: int) -> list[int]:
@@ -427,15 +474,15 @@ def run_tp(cfg: TPConfig, *, nproc: int | None = None, backend: str = "auto", ti
     if p.kind == "cpu":
         safety.check_memory(need * p.nproc, "cpu", lim)
         lim.check_cpu_flops(layer_flops(cfg.model, cfg.seq_len, cfg.batch), "one layer")
-    pre_link = pick_link(interconnect_name, p.backend, "", p.nproc) if interconnect_name else None
+    if interconnect_name:
+        interconnect.get_link(interconnect_name)  # an unknown name is bad input before anything starts
     cfg = replace(cfg, max_bytes=float(lim.max_bytes))
     timeout = float(timeout_s) if timeout_s else lim.time_limit_s + 60.0
     measured = launch.run_ranks(_worker, cfg, nproc=p.nproc, backend=p.backend, timeout_s=timeout,
                                 progress=progress, lim=lim)
     if not measured:  # a torchrun rank other than 0
         return TPRun({}, None, p.note)
-    link = pre_link or pick_link(None, measured["backend"], measured["device_name"], measured["nproc"])
-    return TPRun(measured, estimate_for(measured, link), p.note)
+    return TPRun(measured, estimate_for(measured, interconnect_name), p.note)
 
 
 def cpu_default(preset: str = "llama-3-8b") -> dict:

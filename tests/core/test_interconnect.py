@@ -8,9 +8,6 @@ import pytest
 from gemmlib.core import interconnect as ic
 from gemmlib.core.ceilings import ceilings_path
 from gemmlib.core.errors import InputError
-from gemmlib.llm.accounting import Workload
-from gemmlib.llm.presets import from_name
-from gemmlib.llm.tp_layer import tp_comm
 
 pytestmark = pytest.mark.usefixtures("bench_env")
 
@@ -77,17 +74,28 @@ def test_estimate_charges_the_tensor_parallel_allreduces(run_cli):
     rc, out, err = run_cli([*argv, "--json"])
     assert rc == 0, err
     d = json.loads(out)
-    c = d["interconnect"]
-    cfg = from_name("llama-3-8b")
-    # by hand: 32 layers × 2 all-reduces of tokens × 4096 × 2 bytes, each latency + size·2(n−1)/n / busbw
+    groups = d["parallel"]["groups"]
+    assert [(g["group"], g["link"], g["busbw_bytes_per_s"]) for g in groups] == [("tp", m.name, 420e9)]
+    # by hand: 32 layers × the all-reduce after o_proj, of batch·S tokens × 4096 × 2 bytes, on the link
     one = 20e-6 + 4 * 1024 * 4096 * 2 * (2 * 7 / 8) / 420e9
-    step = 20e-6 + 4 * 4096 * 2 * (2 * 7 / 8) / 420e9
-    assert c["prefill_s"] == pytest.approx(32 * 2 * one)
-    assert c["decode_s"] == pytest.approx(16 * 32 * 2 * step)
-    assert c["ttft_with_comm_s"] == pytest.approx(d["times"]["ttft_s"] + c["prefill_s"])
-    assert c == pytest.approx(tp_comm(cfg, Workload(batch=4, seq_len=1024, new_tokens=16), m.link(), 8)
-                              | {k: c[k] for k in c if k.endswith("with_comm_s")})
+    after_o = [c for c in d["prefill"]["collectives"] if c["op"] == "all_reduce" and c["after"] == "o_proj"]
+    assert len(after_o) == 1 and after_o[0]["count"] == 32
+    assert after_o[0]["time_s"] == pytest.approx(32 * one)
     rc, out, _ = run_cli(argv)
-    assert rc == 0 and "interconnect  8 × NVIDIA H200, NCCL (measured interconnect)" in out
+    assert rc == 0 and "8 ranks (stride 1) over 8 × NVIDIA H200, NCCL (measured interconnect)" in out
     rc, out, err = run_cli(["estimate", "--preset", "llama-3-8b", "--interconnect", "nvlink 9"])
     assert rc == 2 and out == "" and err.count("\n") == 1 and "no measured interconnect" in err
+    rc, out, err = run_cli([*argv, "--intra-busbw", "100"])
+    assert rc == 2 and "not both" in err
+
+
+def test_a_cpu_without_interconnect_figures_gets_the_measured_link():
+    m = ic.MeasuredInterconnect("gloo", "cpu", "Some CPU", 2, busbw=2e9, latency_s=2e-4)
+    ic.save_interconnect(m)
+    from gemmlib.core.hardware import get_hardware
+    hw, link = ic.hardware_with(get_hardware("cpu"), m.name, 2)
+    assert link == m.link() and hw.interconnect.link_for(2) == link
+    far = ic.MeasuredInterconnect("nccl", "cuda", "NVIDIA H100", 16, busbw=1e11, latency_s=5e-5, nodes=2)
+    ic.save_interconnect(far)
+    with pytest.raises(InputError, match="across 2 nodes"):
+        ic.hardware_with(get_hardware("h100"), far.name, 16)

@@ -10,9 +10,7 @@ import pytest
 import torch
 
 from gemmlib.core import interconnect
-from gemmlib.core.comm import Link
 from gemmlib.core.errors import InputError
-from gemmlib.llm.tp_layer import tp_layer
 from gemmlib.measure import tp
 
 pytestmark = pytest.mark.usefixtures("bench_env")
@@ -82,27 +80,38 @@ def test_fp32_matches_within_tolerance_and_the_estimate_uses_the_measured_link()
     assert [r["ranks"] for r in rows] == [1, 2] and rows[1]["estimated_comm_s"] == e["tp"]["comm_s"]
 
 
-def test_sharded_estimate_splits_the_gemms():
-    """Per-rank FLOPs of the estimate: every GEMM of the layer at 1/n (each op's shard rule)."""
+def test_estimate_on_the_catalogue_link_of_eight_h100s():
+    """Without a measurement the estimate uses the catalogue's link: the scale-out model's shares
+    (every GEMM of the layer at 1/8) and two all-reduces, checked by hand."""
     from gemmlib.core.hardware import get_hardware
     from gemmlib.llm.accounting import layer_ops
     model = tp.model_for("llama-3-8b", 1)
-    hw = get_hardware("h100")
-    one = tp_layer(model, seq_len=512, ranks=1, hw=hw)
-    eight = tp_layer(model, seq_len=512, ranks=8, hw=hw, link=Link("nvlink", "nvlink", 450e9, 10e-6))
+    e = tp.estimate_layer(model, seq_len=512, batch=1, dtype="bf16", kind="cuda", device_name="NVIDIA H100 80GB HBM3",
+                          nproc=8, backend="nccl")
+    assert e["hardware"] == "H100 SXM" and not e["link_measured"] and "catalogue" in e["note"]
     gemm = {o.name: o.flops for o in layer_ops(model, 512)}
-    for o in eight.ops:
-        if o.is_gemm:
-            assert o.flops * 8 == gemm[o.name]
-    by = {o.name: o for o in eight.ops}
-    assert by["q_proj"].n == model.q_dim // 8 and by["q_proj"].k == model.hidden  # column: output split
-    assert by["o_proj"].k == model.q_dim // 8 and by["o_proj"].n == model.hidden  # row: input split
-    assert by["residual"].flops == {o.name: o for o in one.ops}["residual"].flops  # replicated
-    assert eight.comm_s == pytest.approx(2 * (10e-6 + 512 * 4096 * 2 * (2 * 7 / 8) / 450e9))
-    assert one.comm_s == 0.0 and eight.allreduces == 2
-    assert tp_layer(model, seq_len=8, ranks=2, hw=hw).comm_s is None  # no link: not estimated
+    for o in e["tp"]["ops"]:
+        if o["kind"] == "gemm":
+            assert o["flops"] * 8 == gemm[o["name"]]
+    by = {o["name"]: o for o in e["tp"]["ops"]}
+    one = {o["name"]: o for o in e["one_rank"]["ops"]}
+    assert by["residual"]["flops"] == one["residual"]["flops"]  # replicated on every rank
+    assert {o["name"] for o in e["tp"]["ops"]} == set(gemm) | {"activation", "residual"}
+    nvlink = get_hardware("h100").interconnect.intra
+    size = 512 * 4096 * 2
+    assert [(c["op"], c["after"], c["size_bytes"]) for c in e["tp"]["collectives"]] == [
+        ("all_reduce", "o_proj", size), ("all_reduce", "down_proj", size)]
+    assert e["tp"]["comm_s"] == pytest.approx(2 * (nvlink.latency_s + size * (2 * 7 / 8) / nvlink.busbw))
+    assert e["one_rank"]["comm_s"] == 0.0 and e["tp"]["time_s"] < e["one_rank"]["time_s"]
     with pytest.raises(InputError, match="split evenly"):
-        tp_layer(model, seq_len=8, ranks=3, hw=hw)
+        tp.estimate_layer(model, seq_len=8, batch=1, dtype="bf16", kind="cuda", device_name="NVIDIA H100",
+                          nproc=3, backend="nccl")
+    # between CPU processes with nothing measured: the CPU row's placeholder link inside the machine, said so
+    cpu = tp.estimate_layer(tp.model_for(hidden=64, heads=4, ffn=64), seq_len=8, batch=1, dtype="fp32", kind="cpu",
+                            device_name="Some CPU", nproc=2, backend="gloo")
+    placeholder = get_hardware("cpu").interconnect.pcie_link
+    assert cpu["link"] == placeholder.name and "placeholder" in cpu["note"] and "bench collective" in cpu["note"]
+    assert cpu["tp"]["comm_s"] == pytest.approx(2 * (placeholder.latency_s + 8 * 64 * 4 / placeholder.busbw))
 
 
 @pytest.mark.parametrize("argv,match", [
@@ -127,4 +136,5 @@ def test_tp_cli_json(run_cli):
     assert d["correct"] and d["nproc"] == 2 and "output" not in d
     for k in ("one_rank_s", "tp_s", "comm_s", "comm_share", "speedup", "scaling_efficiency", "rel_diff", "estimate"):
         assert k in d
-    assert d["estimate"]["link"] is None and "bench collective" in d["estimate"]["note"]
+    # nothing measured: the CPU row's placeholder link, and the advice to measure one
+    assert d["estimate"]["link"] == "shared memory (gloo)" and "bench collective" in d["estimate"]["note"]

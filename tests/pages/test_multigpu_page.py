@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from gemmlib.core import interconnect
 from gemmlib.measure import launch
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,3 +64,17 @@ def test_bad_input_shows_a_message_and_keeps_the_page():
     at.button(key="mg_run_tp").click().run()
     assert not at.exception
     assert any("too much for a CPU" in e.value for e in at.error)
+
+
+def test_the_estimator_page_offers_a_measured_interconnect():
+    m = interconnect.MeasuredInterconnect("gloo", "cpu", "Some CPU", 2, busbw=1e9, latency_s=1e-4)
+    interconnect.save_interconnect(m)
+    at = AppTest.from_file(str(ROOT / "pages" / "4_LLM_Estimator.py"), default_timeout=180).run()
+    assert at.selectbox(key="le_link").options == ["catalogue", m.name]
+    at.number_input(key="le_gpus").set_value(2).run()
+    before = next(d.value for d in at.dataframe if "link" in d.value.columns)
+    assert m.name not in set(before["link"])
+    at.selectbox(key="le_link").set_value(m.name).run()
+    assert not at.exception and not at.error
+    groups = next(d.value for d in at.dataframe if "link" in d.value.columns and "group" in d.value.columns)
+    assert list(groups["link"]) == [m.name] and list(groups["busbw_bytes_per_s"]) == [1e9]
