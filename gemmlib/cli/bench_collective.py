@@ -37,8 +37,8 @@ def add_launch_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", default="auto", choices=launch.BACKENDS,
                         help="nccl (one GPU per rank), gloo (CPU processes), auto (nccl with ≥ 2 GPUs)")
     parser.add_argument("--timeout", type=float, default=None,
-                        help="seconds before every rank is stopped (also the process group's timeout; default: "
-                             "the server's time limit + 60)")
+                        help="the process group's timeout in seconds; every rank is stopped 5 s after it, counted "
+                             "from when they have all started (default: the server's time limit + 60)")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

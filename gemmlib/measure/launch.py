@@ -48,7 +48,8 @@ from gemmlib.measure import safety
 
 BACKENDS = ("auto", "nccl", "gloo")
 RANK_MEMORY_BYTES = 400 * 1024**2  # what one spawned rank costs before its buffers: torch (~220 MB) + gloo
-STARTUP_S = 20.0  # the parent's allowance for starting the ranks, on top of the run's timeout
+STARTUP_S = 30.0  # the allowance for spawning the ranks and importing torch, before the run's timeout counts
+GRACE_S = 5.0  # past the run's timeout, before the parent stops the ranks: their own timeout speaks first
 
 Report = Callable[[float, str], None]
 
@@ -294,6 +295,7 @@ def _rank_entry(index: int, world: int, worker: Callable, cfg: Any, plan_: Plan,
     try:
         ctx = _init_group(index, world, index, plan_.backend, plan_.kind, init_method, timeout_s, threads)
         initialized = True
+        conn.send(("ready",))
 
         def report(frac: float, text: str) -> None:
             if index == 0:
@@ -339,8 +341,9 @@ def run_ranks(worker: Callable[[RankContext, Any, Report], Any], cfg: Any, *, np
               lim: safety.Limits | None = None) -> Any:
     """Run ``worker`` on ``nproc`` ranks and return rank 0's result (see the module's docstring).
 
-    ``timeout_s`` bounds the process group's collectives and the whole run (plus a start-up
-    allowance); past it every rank is stopped and a RankError says which ranks were still running.
+    ``timeout_s`` bounds the process group's collectives and the whole run once every rank has
+    joined the group (starting them has its own allowance, ``STARTUP_S``); past it every rank is
+    stopped and a RankError says which ranks were still running.
     """
     if not timeout_s > 0:
         raise InputError(f"the timeout must be positive, got {timeout_s!r}")
@@ -402,6 +405,7 @@ def _spawn(worker: Callable, cfg: Any, p: Plan, timeout_s: float, progress: Repo
     state: dict[str, Any] = {"result": None, "last": ""}
     errors: list[tuple[int, str, str, bool]] = []
     done: set[int] = set()
+    joined: set[int] = set()  # ranks whose process group is up
 
     def handle(idx: int, msg: tuple) -> None:
         if msg[0] == "progress":
@@ -410,6 +414,8 @@ def _spawn(worker: Callable, cfg: Any, p: Plan, timeout_s: float, progress: Repo
                 progress(msg[1], msg[2])
         elif msg[0] == "result":
             state["result"] = msg[1]
+        elif msg[0] == "ready":
+            joined.add(idx)
         elif msg[0] == "done":
             done.add(idx)
         elif msg[0] == "error":
@@ -423,14 +429,21 @@ def _spawn(worker: Callable, cfg: Any, p: Plan, timeout_s: float, progress: Repo
         procs = list(ctx.processes)
         for _, w in pipes:
             w.close()
-        deadline = time.monotonic() + timeout_s + STARTUP_S
+        start_by = time.monotonic() + STARTUP_S + timeout_s  # spawn, import, then the group's rendezvous
+        run_by: float | None = None  # timeout_s after every rank has joined the group
         while True:
+            if run_by is None and len(joined) == p.nproc:
+                run_by = time.monotonic() + timeout_s + GRACE_S
+            deadline = start_by if run_by is None else run_by
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 alive = [i for i, pr in enumerate(procs) if pr.is_alive()]
+                what = (f"the run did not finish within {timeout_s + GRACE_S:g} s of the ranks' start"
+                        if run_by is not None
+                        else f"the ranks did not start within {STARTUP_S + timeout_s:g} s ("
+                             f"{_fmt_ranks(sorted(set(range(p.nproc)) - joined))} never joined the process group)")
                 raise RankError(
-                    f"the run did not finish within {timeout_s + STARTUP_S:g} s "
-                    f"({_fmt_ranks(alive) if alive else 'no rank'} still running"
+                    f"{what} ({_fmt_ranks(alive) if alive else 'no rank'} still running"
                     + (f"; last step: {state['last']}" if state["last"] else "")
                     + "); every rank was stopped. A rank that hangs holds the others at their next "
                       "collective; give bigger runs a longer timeout", tuple(pr.pid for pr in procs))
