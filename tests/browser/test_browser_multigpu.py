@@ -34,7 +34,7 @@ def _rank_processes_under(pid: int) -> list[int]:
 
 def test_collectives_and_tensor_parallel_from_the_page(app_server, page):
     info = page_info("pages/11_Multi_GPU.py")
-    open_page(page, app_server.url, info.url_path, query="mg_top=1024&mg_iters=2&mg_seq=16")
+    open_page(page, app_server.url, info.url_path, query="mg_backend=gloo&mg_top=1024&mg_iters=2&mg_seq=16")
     assert_clean(page)
     page.get_by_role("button", name="Measure the collectives").click()
     expect(page.get_by_text(re.compile("not a GPU interconnect. Read the shapes"))).to_be_visible(timeout=120_000)

@@ -117,10 +117,10 @@ def test_estimate_on_the_catalogue_link_of_eight_h100s():
 @pytest.mark.parametrize("argv,match", [
     (["--nproc", "99", "--backend", "gloo"], "more ranks than this machine may start"),
     (["--nproc", "3", "--backend", "gloo"], "split evenly across 3 ranks"),
-    (["--nproc", "2", "--preset", "mixtral-8x7b"], "mixture of experts"),
-    (["--nproc", "2", "--preset", "llama-3-8b", "--scale", "1", "--seq-len", "512"], "too much for a CPU"),
-    (["--nproc", "2", "--interconnect", "warp drive"], "no measured interconnect called"),
-    (["--nproc", "2", "--dtype", "int8"], "runs in fp32, bf16, fp16, fp64"),
+    (["--nproc", "2", "--backend", "gloo", "--preset", "mixtral-8x7b"], "mixture of experts"),
+    (["--nproc", "2", "--backend", "gloo", "--preset", "llama-3-8b", "--scale", "1", "--seq-len", "512"], "too much for a CPU"),
+    (["--nproc", "2", "--backend", "gloo", "--interconnect", "warp drive"], "no measured interconnect called"),
+    (["--nproc", "2", "--backend", "gloo", "--dtype", "int8"], "runs in fp32, bf16, fp16, fp64"),
 ])
 def test_tp_cli_bad_input_exits_2_with_one_line(argv, match, run_cli):
     rc, out, err = run_cli(["bench", "tp", *argv])
