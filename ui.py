@@ -50,6 +50,8 @@ PAGES: list[Page] = [
     Page("pages/8_Batching.py", "Batching", "📦", "Why batching pays at decode: one weight read serving many requests."),
     Page("pages/9_Roofline.py", "Roofline", "📈", "Every measured point on the device's roofline beside the estimate."),
     Page("pages/10_Profiler.py", "Profiler", "🔬", "Where the time goes in a transformer block; GPU utilisation over time."),
+    Page("pages/11_Multi_GPU.py", "Multi-GPU", "🔗",
+         "Collectives measured (busbw against message size) and one layer split tensor-parallel, beside the estimate."),
 ]
 
 
@@ -195,6 +197,14 @@ def bench_limits() -> safety.Limits:
 def cuda_available() -> tuple[bool, str]:
     """(True, "") with a usable CUDA device, else (False, why); asked once per server."""
     return harness.torch_device_available("cuda")
+
+
+@st.cache_resource(show_spinner=False)
+def gpu_count() -> int:
+    """CUDA GPUs this server sees (0 without CUDA); asked once per server."""
+    from gemmlib.measure import launch
+
+    return launch.cuda_count()
 
 
 def stepper(prefix: str, last: int, draw: Callable[[int], None], *, reset_on: Any = None,

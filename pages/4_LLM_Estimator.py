@@ -23,6 +23,7 @@ from gemmlib.charts.model import (
 )
 from gemmlib.core.dtypes import DTYPES
 from gemmlib.core.hardware import CATALOGUE, DEFAULT_GPU, Hardware
+from gemmlib.core.interconnect import hardware_with, measured_links
 from gemmlib.llm.accounting import ATTENTION_KINDS, MLA_FORMS, Workload
 from gemmlib.llm.config import NORM_KINDS, QK_NORMS, ModelConfig, layer_pattern, moe_pattern
 from gemmlib.llm.hf import MAX_CONFIG_BYTES, SUPPORTED_MODEL_TYPES, read_config_json
@@ -80,6 +81,7 @@ D.update({"le_tp": 1, "le_pp": 1, "le_ep": 1, "le_dp": 1, "le_gpn": 0, "le_overl
 D.update({"le_wdt": "config", "le_sw": 0, "le_swp": "all", "le_qkn": "none", "le_norm": "rms", "le_npl": 2,
           "le_par": False, "le_mla_kv": 0, "le_mla_q": 0, "le_mla_rope": 0, "le_vhd": 0, "le_effn": 0, "le_sffn": 0,
           "le_sgate": False, "le_dense": 0, "le_every": 1, "le_ctx": False, "le_attn": "eager", "le_mla": "eager"})
+D["le_link"] = "catalogue"  # the links inside a node: the catalogue's, or one measured here (issue 13)
 
 
 def num(where, label: str, lo: int, hi: int, key: str, **kw):
@@ -155,6 +157,9 @@ def scaleout_sidebar() -> None:
          help="Megatron SP: norms split by sequence, each all-reduce a reduce-scatter + all-gather")
     st.caption("With every size at 1, the GPUs above are tensor parallel; otherwise TP × PP × EP × DP must "
                "equal them. Megatron's rank order: TP innermost, then EP, DP, PP.")
+    # --- a measured interconnect (issue 13): `python -m gemmlib bench collective` or the Multi-GPU page saves one
+    pick(st, "Links inside a node", ["catalogue", *(lk.name for lk in measured_links())], "le_link",
+         help="the catalogue's line rates, or a bus bandwidth and latency measured on this machine")
 
 
 def parallel_from_widgets(gpus: int) -> Parallel:
@@ -476,6 +481,8 @@ if cfg is not None:
                       mla=ss.le_mla)
         hw = HW[ss.le_gpu]
         par = parallel_from_widgets(ss.le_gpus)
+        if ss.le_link != "catalogue":
+            hw = hardware_with(hw, ss.le_link, par.gpus)[0]
         info_json = json.dumps(info, sort_keys=True)  # the parser's report, hashable for the cache
         est = _estimate(cfg, wl, hw, par, ss.le_gpus, ss.le_eff, info_json)
         views = _views(cfg, wl, hw, par, ss.le_gpus, ss.le_eff, ss.le_macs, info_json)

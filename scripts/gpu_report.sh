@@ -17,6 +17,10 @@
 #                  calibrated, prefill and decode                                  (70 s)
 #   6. report      python -m gemmlib report --out $OUT/report (tiling: Triton vs cuBLAS fp16 4096³;
 #                  batching: decode M = 1 share of copy bandwidth; rewritten after every section) (180 s)
+#   6b. multigpu   with 2 or more GPUs: report --quick --sections collectives,tp (NCCL collectives
+#                  8 B..64 MiB, busbw; one llama-3-70b layer tensor-parallel on 2, 4, 8 GPUs vs one GPU
+#                  vs the estimate) under $OUT/multigpu; with fewer GPUs a line saying it was skipped.
+#                  Quick to fit the budget: `report --sections collectives,tp` runs the 1 GiB sweep (150 s)
 #   7. honesty     benchmarks/bench_harness_honesty.py on the GPU (fp32)          (30 s)
 #   8. pytest      the GPU tests (page tests skip themselves without streamlit)   (90 s)
 #   9. figures     scripts/gpu_checks.py figures: every target, PASS / FAIL / not measured (10 s)
@@ -76,7 +80,16 @@ cp "$OUT/calibrate.out" "$OUT/calibrate.json" 2>/dev/null
 run_step validate 70 "$PY" -m gemmlib validate --device cuda $VAL --json
 cp "$OUT/validate.out" "$OUT/validate.json" 2>/dev/null
 
-run_step report 180 "$PY" -m gemmlib report --device cuda --out "$OUT/report" --time-budget 120 $RQ
+run_step report 180 "$PY" -m gemmlib report --device cuda --out "$OUT/report" --time-budget 120 $RQ \
+    --sections devices,precision,tiling,batching,profiler
+
+NGPU=$("$PY" -c 'import torch; print(torch.cuda.device_count() if torch.cuda.is_available() else 0)' 2>/dev/null || echo 0)
+if [ "${NGPU:-0}" -ge 2 ]; then
+    run_step multigpu 150 "$PY" -m gemmlib report --device cuda --out "$OUT/multigpu" --sections collectives,tp \
+        --time-budget 100 --quick
+else
+    log "multigpu: skipped: ${NGPU:-0} GPU(s) here; collectives and tensor parallelism between GPUs need at least 2"
+fi
 
 if [ "$QUICK" != "1" ]; then
     run_step honesty 30 "$PY" benchmarks/bench_harness_honesty.py --device cuda --size 8192 --rounds 3 --min-run-time 0.3

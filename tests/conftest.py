@@ -3,7 +3,9 @@ page and browser tests left out cleanly where the app's own packages are missing
 has torch but not streamlit, pandas or altair)."""
 
 import importlib.util
+import io
 import sys
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
@@ -58,3 +60,35 @@ def pytest_report_header(config):
         return (f"tests/pages and tests/browser are skipped: {', '.join(MISSING_APP_PACKAGES)} not installed "
                 "(pip install -r requirements.txt to run them)")
     return None
+
+CAP_VARS = ("GEMM_CLASSROOM", "GEMM_MAX_DIM", "GEMM_MAX_BYTES", "GEMM_TIME_LIMIT_S", "GEMM_MAX_RANKS",
+            "GEMM_MAX_CPU_GFLOP")
+
+
+@pytest.fixture
+def bench_env(monkeypatch, tmp_path):
+    """The default caps, and measured ceilings and interconnects kept in this test's own folder."""
+    from gemmlib.core import ceilings, interconnect
+
+    for v in CAP_VARS:
+        monkeypatch.delenv(v, raising=False)
+    monkeypatch.setenv("GEMM_CACHE_DIR", str(tmp_path / "cache"))
+    interconnect.clear_interconnects()
+    ceilings.clear_ceilings()
+    yield tmp_path / "cache"
+    interconnect.clear_interconnects()
+    ceilings.clear_ceilings()
+
+
+@pytest.fixture
+def run_cli():
+    """``run_cli(argv) -> (exit status, stdout, stderr)`` of ``python -m gemmlib``, in this process."""
+    from gemmlib.cli import main
+
+    def run(argv):
+        out, err = io.StringIO(), io.StringIO()
+        with redirect_stdout(out), redirect_stderr(err):
+            rc = main(argv)
+        return rc, out.getvalue(), err.getvalue()
+
+    return run

@@ -1,4 +1,4 @@
-"""`python -m gemmlib bench precision|tiling|batching ...`: run one live benchmark.
+"""`python -m gemmlib bench precision|tiling|batching|collective|tp ...`: run one live benchmark.
 
 Each benchmark is a module ``gemmlib.cli.bench_<name>`` with ``add_arguments`` and
 ``run``; one that is not written yet is left out of the choices.
@@ -15,6 +15,8 @@ BENCHES: dict[str, tuple[str, str]] = {
     "precision": ("gemmlib.cli.bench_precision", "fp32, tf32, fp16, bf16, int8, fp8 on the same shapes"),
     "tiling": ("gemmlib.cli.bench_tiling", "Python tiling vs a Triton kernel vs the library"),
     "batching": ("gemmlib.cli.bench_batching", "one request at a time vs batched, prefill and decode"),
+    "collective": ("gemmlib.cli.bench_collective", "all-reduce, all-gather, ... over N ranks: time, algbw, busbw"),
+    "tp": ("gemmlib.cli.bench_tp", "one layer split tensor-parallel over N ranks vs one rank vs the estimate"),
 }
 
 

@@ -411,6 +411,10 @@ def add_scaleout_arguments(p: argparse.ArgumentParser) -> None:
                         "all-gather")
     g.add_argument("--memory-utilization", type=float, default=0.9,
                    help="share of each GPU's memory the engine may use (vLLM's default 0.9); the rest is workspace")
+    # --- a measured interconnect (issue 13: `python -m gemmlib bench collective` saves one)
+    g.add_argument("--interconnect", metavar="NAME", default=None,
+                   help="a measured interconnect, 'NAME (measured interconnect)' as `bench collective` saved it: "
+                        "the links inside a node become it")
     for where in ("intra", "inter"):
         g.add_argument(f"--{where}-busbw", type=float, default=None, metavar="GB/s",
                        help=f"measured bus bandwidth of the {'link inside a node' if where == 'intra' else 'network'}"
@@ -495,6 +499,17 @@ def _calibrated(args: argparse.Namespace, cfg, wl):
     return calibrated_estimate(cfg, wl, cal)
 
 
+def _measured_link(args: argparse.Namespace, hw, par):
+    """``hw`` with the measured interconnect ``--interconnect NAME`` inside its nodes (issue 13)."""
+    if not args.interconnect:
+        return hw
+    if args.intra_busbw is not None or args.intra_latency_us is not None:
+        raise InputError("give either --interconnect or --intra-busbw / --intra-latency-us, not both")
+    from gemmlib.core.interconnect import hardware_with
+
+    return hardware_with(hw, args.interconnect, par.gpus)[0]
+
+
 def scaleout_estimate(args: argparse.Namespace, cfg, wl, hw, read_info: dict | None = None):
     from gemmlib.llm.scaleout import estimate
     from gemmlib.llm.training import Training
@@ -512,7 +527,8 @@ def scaleout_estimate(args: argparse.Namespace, cfg, wl, hw, read_info: dict | N
     for k, v in ms.items():
         if v is not None and not v > 0:
             raise InputError(f"--{k.replace('_', '-')} must be a positive number of milliseconds, got {v}")
-    return estimate(cfg, wl, _links(args, hw), par, args.efficiency, gpus=gpus, training=training,
+    return estimate(cfg, wl, _links(args, _measured_link(args, hw, par)), par, args.efficiency, gpus=gpus,
+                    training=training,
                     serve=bool(args.serve), memory_utilization=args.memory_utilization,
                     tpot_target_s=None if ms["tpot_target_ms"] is None else ms["tpot_target_ms"] / 1e3,
                     ttft_target_s=None if ms["ttft_target_ms"] is None else ms["ttft_target_ms"] / 1e3,

@@ -23,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quick", action="store_true", help="fewer and smaller shapes")
     parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present)")
     parser.add_argument("--sections", default=None,
-                        help="comma-separated subset: devices,precision,tiling,batching,profiler")
+                        help="comma-separated subset: devices,precision,tiling,batching,profiler,collectives,tp")
     parser.add_argument("--time-budget", type=float, default=None,
                         help="seconds; sections not started by then are skipped (default: none)")
 

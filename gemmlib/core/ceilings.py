@@ -99,13 +99,29 @@ def ceilings_path() -> Path:
     return Path(base) / "ceilings.json"
 
 
-def _read_file() -> dict[str, dict]:
-    p = ceilings_path()
+def read_json(p: Path) -> dict:
+    """A saved JSON object, or {} when the file is missing, unreadable or not an object."""
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
         return data if isinstance(data, dict) else {}
     except (OSError, ValueError):
         return {}
+
+
+def write_json(p: Path, data: dict) -> None:
+    """Write ``data`` to ``p`` atomically (a temporary file, then a rename); a read-only cache dir
+    is not an error (the caller keeps its process-wide copy)."""
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        tmp = p.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
+        tmp.replace(p)
+    except OSError:
+        pass
+
+
+def _read_file() -> dict[str, dict]:
+    return read_json(ceilings_path())
 
 
 def save_ceilings(c: Ceilings) -> Path:
@@ -115,13 +131,7 @@ def save_ceilings(c: Ceilings) -> Path:
         data = _read_file()
         data[c.key] = c.to_dict()
         p = ceilings_path()
-        try:
-            p.parent.mkdir(parents=True, exist_ok=True)
-            tmp = p.with_suffix(".tmp")
-            tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
-            tmp.replace(p)
-        except OSError:
-            pass  # a read-only temp dir: keep the process-wide copy only
+        write_json(p, data)
     return p
 
 

@@ -1,5 +1,35 @@
-"""Byte units (binary), used wherever sizes are checked or printed."""
+"""Byte units (binary), used wherever sizes are checked, parsed or printed."""
+
+from gemmlib.core.errors import InputError
 
 KiB = 1024
 MiB = 1024**2
 GiB = 1024**3
+
+_SUFFIX = {"": 1, "B": 1, "K": KiB, "KB": KiB, "KIB": KiB, "M": MiB, "MB": MiB, "MIB": MiB,
+           "G": GiB, "GB": GiB, "GIB": GiB}
+
+
+def fmt_bytes(n: float) -> str:
+    """1536 -> '1.5 KiB'; below 1 KiB, whole bytes."""
+    for unit, scale in (("TiB", 1024**4), ("GiB", GiB), ("MiB", MiB), ("KiB", KiB)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{int(n)} B"
+
+
+def parse_bytes(text: str, what: str = "a size") -> int:
+    """'8', '64K', '4MiB', '1G' -> bytes (binary: K = 1024, as nccl-tests' -b/-e read them)."""
+    s = str(text).strip().upper().replace(" ", "")
+    num = s.rstrip("BKMGI") if s else s
+    suffix = s[len(num):]
+    if suffix not in _SUFFIX or not num:
+        raise InputError(f"{what} {text!r} is not a size; write bytes like 8, 64K, 4M or 1G")
+    try:
+        v = float(num)
+    except ValueError:
+        raise InputError(f"{what} {text!r} is not a size; write bytes like 8, 64K, 4M or 1G") from None
+    b = v * _SUFFIX[suffix]
+    if not b >= 1 or not float(b).is_integer():
+        raise InputError(f"{what} {text!r} must be a whole number of bytes ≥ 1")
+    return int(b)

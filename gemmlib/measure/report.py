@@ -41,6 +41,8 @@ SECTIONS: tuple[tuple[str, str], ...] = (
     ("tiling", "gemmlib.measure.tiling"),
     ("batching", "gemmlib.measure.batching"),
     ("profiler", "gemmlib.measure.profiler"),
+    ("collectives", "gemmlib.measure.collectives"),  # between GPUs; a line saying why when < 2 GPUs
+    ("tp", "gemmlib.measure.tp"),
 )
 
 Progress = Callable[[float, str], None] | None
@@ -184,6 +186,9 @@ def run_report(out_dir: str | Path, *, device: str | None = None, quick: bool = 
             continue
         entry.pop("running", None)
         entry["seconds"] = round(time.time() - t0, 2)
+        if sec.get("skipped"):  # the section decided this machine cannot run it, and says why
+            entry["skipped"] = sec["skipped"]
+            say(f"{name}: skipped ({sec['skipped']})")
         results = [r for r in sec.get("results", []) if isinstance(r, BenchResult)]
         all_results.extend(results)
         entry["title"] = sec.get("title", name)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gemmlib.core.errors import InputError
-from gemmlib.core.units import GiB, MiB
+from gemmlib.core.units import GiB, MiB, fmt_bytes
 
 
 # --------------------------------------------------------------------------- limits and memory
@@ -29,6 +29,7 @@ class Limits:
     time_limit_s: float  # wall-clock budget of one run; rows past it are reported as skipped
     classroom: bool  # small, quick runs for a shared classroom server
     max_cpu_flops: float = 2 * 4096**3  # largest single GEMM (FLOPs) run on a CPU: ~1 min at 0.1 TFLOP/s
+    max_ranks: int = 8  # most processes a multi-rank benchmark may start (GEMM_MAX_RANKS; GPUs cap NCCL too)
 
     def check_cpu_flops(self, flops: float, what: str = "one GEMM") -> None:
         """InputError when a CPU would take minutes (the cap is GEMM_MAX_CPU_GFLOP)."""
@@ -42,12 +43,12 @@ DEFAULT_LIMITS = Limits(max_dim=16384, max_bytes=24 * GiB, time_limit_s=240.0, c
 
 
 CLASSROOM_LIMITS = Limits(max_dim=2048, max_bytes=512 * MiB, time_limit_s=20.0, classroom=True,
-                          max_cpu_flops=2 * 1024**3)
+                          max_cpu_flops=2 * 1024**3, max_ranks=4)
 
 
 _ENV_KEYS = {"max_dim": "GEMM_MAX_DIM", "max_bytes": "GEMM_MAX_BYTES",
              "time_limit_s": "GEMM_TIME_LIMIT_S", "classroom": "GEMM_CLASSROOM",
-             "max_cpu_flops": "GEMM_MAX_CPU_GFLOP"}
+             "max_cpu_flops": "GEMM_MAX_CPU_GFLOP", "max_ranks": "GEMM_MAX_RANKS"}
 
 
 def _truthy(v: Any) -> bool:
@@ -74,8 +75,10 @@ def limits(source: Mapping[str, Any] | None = None) -> Limits:
     classroom = _truthy(get("classroom")) if get("classroom") is not None else False
     base = CLASSROOM_LIMITS if classroom else DEFAULT_LIMITS
     vals: dict[str, Any] = {"max_dim": base.max_dim, "max_bytes": base.max_bytes,
-                            "time_limit_s": base.time_limit_s, "max_cpu_flops": base.max_cpu_flops}
-    for key, conv in (("max_dim", int), ("max_bytes", int), ("time_limit_s", float), ("max_cpu_flops", float)):
+                            "time_limit_s": base.time_limit_s, "max_cpu_flops": base.max_cpu_flops,
+                            "max_ranks": base.max_ranks}
+    for key, conv in (("max_dim", int), ("max_bytes", int), ("time_limit_s", float), ("max_cpu_flops", float),
+                      ("max_ranks", int)):
         raw = get(key)
         if raw is None or str(raw).strip() == "":
             continue
@@ -127,19 +130,12 @@ def check_memory(nbytes: float, device: str, lim: Limits | None = None, headroom
     """InputError BEFORE allocating when ``nbytes`` exceeds the cap or ``headroom`` of free memory."""
     lim = lim or limits()
     if nbytes > lim.max_bytes:
-        raise InputError(f"this run needs about {_fmt_bytes(nbytes)}, above this server's cap of "
-                         f"{_fmt_bytes(lim.max_bytes)}; choose smaller sizes (or raise GEMM_MAX_BYTES)")
+        raise InputError(f"this run needs about {fmt_bytes(nbytes)}, above this server's cap of "
+                         f"{fmt_bytes(lim.max_bytes)}; choose smaller sizes (or raise GEMM_MAX_BYTES)")
     free = available_memory(device)
     if free is not None and nbytes > headroom * free:
-        raise InputError(f"this run needs about {_fmt_bytes(nbytes)} but only {_fmt_bytes(free)} is free "
+        raise InputError(f"this run needs about {fmt_bytes(nbytes)} but only {fmt_bytes(free)} is free "
                          f"on {device}; choose smaller sizes")
-
-
-def _fmt_bytes(n: float) -> str:
-    for unit, scale in (("TiB", 1024**4), ("GiB", GiB), ("MiB", MiB), ("KiB", 1024)):
-        if n >= scale:
-            return f"{n / scale:.3g} {unit}"
-    return f"{int(n)} B"
 
 
 def _is_oom(e: BaseException) -> bool:

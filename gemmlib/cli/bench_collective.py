@@ -1,0 +1,131 @@
+"""`python -m gemmlib bench collective --nproc N`: all-reduce, all-gather, reduce-scatter, all-to-all
+and broadcast over doubling message sizes, on N ranks this command starts itself (NCCL between GPUs,
+gloo between CPU processes), reported as nccl-tests does: time, algbw, busbw, and whether the result
+was right.
+
+Examples::
+
+    python -m gemmlib bench collective --nproc 2 --max-bytes 1M --json
+    python -m gemmlib bench collective --nproc 8 --ops all_reduce,all_gather --max-bytes 1G
+    torchrun --nnodes 2 --nproc-per-node 8 --rdzv-backend c10d --rdzv-endpoint HOST:29500 \\
+        -m gemmlib bench collective --ops all_reduce
+
+Nothing heavy is imported until ``run``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import TypeVar
+
+from gemmlib.core.errors import InputError
+from gemmlib.core.results import to_json
+from gemmlib.core.units import fmt_bytes, parse_bytes
+from gemmlib.measure import collectives as cl
+from gemmlib.measure import launch, safety
+
+T = TypeVar("T")
+
+
+def add_launch_arguments(parser: argparse.ArgumentParser) -> None:
+    """--nproc, --backend, --timeout: shared by the multi-rank benchmarks."""
+    parser.add_argument("--nproc", type=int, default=None,
+                        help="ranks to start on this machine (default: every GPU when there are ≥ 2, else 2 CPU "
+                             "processes); leave it out under torchrun")
+    parser.add_argument("--backend", default="auto", choices=launch.BACKENDS,
+                        help="nccl (one GPU per rank), gloo (CPU processes), auto (nccl with ≥ 2 GPUs)")
+    parser.add_argument("--timeout", type=float, default=None,
+                        help="the process group's timeout in seconds; every rank is stopped 5 s after it, counted "
+                             "from when they have all started (default: the server's time limit + 60)")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_launch_arguments(parser)
+    parser.add_argument("--ops", default=",".join(cl.MEASURED), help=f"comma-separated: {','.join(cl.MEASURED)}")
+    parser.add_argument("--min-bytes", default=None, help="smallest message (default 8; K/M/G suffixes, binary)")
+    parser.add_argument("--max-bytes", default=None,
+                        help="largest message (default 4M between CPU processes, 1G between GPUs, within the caps)")
+    parser.add_argument("--factor", type=int, default=2, help="size step (default 2: doubling)")
+    parser.add_argument("--dtype", default="fp32", help="fp32 (default), bf16 or fp16")
+    parser.add_argument("--iters", type=int, default=None, help="timed samples per size (default 10 CPU, 20 GPU)")
+    parser.add_argument("--warmup", type=int, default=2, help="untimed calls per size (default 2)")
+    parser.add_argument("--no-save", action="store_true",
+                        help="do not keep the figures as a measured interconnect for the estimate")
+    parser.add_argument("--json", action="store_true", help="print one JSON object: {results: [...], ...}")
+
+
+def run_ranked(owner: str, work: Callable[[launch.Report], T]) -> T | None:
+    """``work(progress)`` under the single-flight lock, progress on stderr; a rank that failed or hung:
+    its one line on stderr and None (the caller exits 1)."""
+    def progress(frac: float, text: str) -> None:
+        sys.stderr.write(f"[{frac:4.0%}] {text}\n")
+
+    try:
+        with safety.single_flight(owner):
+            return work(progress)
+    except launch.RankError as e:
+        sys.stderr.write(f"error: {e}\n")
+        return None
+
+
+def config_from_args(args: argparse.Namespace, lim: safety.Limits) -> tuple[cl.CollectiveConfig, launch.Plan]:
+    p = launch.plan(args.nproc, args.backend, lim)
+    ops = tuple(s.strip() for s in str(args.ops).split(",") if s.strip())
+    lo = parse_bytes(args.min_bytes, "--min-bytes") if args.min_bytes is not None else cl.DEFAULT_MIN
+    if args.max_bytes is not None:
+        hi = parse_bytes(args.max_bytes, "--max-bytes")
+        sizes = cl.size_range(lo, hi, args.factor)
+    else:
+        default = cl.default_sizes(p.kind, p.nproc, lim)
+        sizes = cl.size_range(lo, max(lo, default[-1]), args.factor)
+    cl.check_sizes(sizes, p.kind, p.nproc, lim)
+    iters = args.iters if args.iters is not None else (20 if p.kind == "cuda" else 10)
+    cfg = cl.CollectiveConfig(ops=ops, sizes=sizes, dtype=args.dtype, iters=iters, warmup=args.warmup,
+                              time_budget_s=lim.time_limit_s)
+    if args.timeout is not None and not args.timeout > 0:
+        raise InputError("--timeout must be positive")
+    return cfg, p
+
+
+def run(args: argparse.Namespace) -> int:
+    lim = safety.limits()
+    cfg, p = config_from_args(args, lim)
+    res = run_ranked("CLI: bench collective", lambda progress: cl.run_collectives(
+        cfg, nproc=p.nproc, backend=p.backend, timeout_s=args.timeout, lim=lim, progress=progress,
+        save=not args.no_save))
+    if res is None:
+        return 1
+    if not res.rows:  # a torchrun rank other than 0: rank 0 prints
+        return 0
+    if args.json:
+        print(to_json(cl.rows_for_json(res), backend=res.backend, device=res.kind, device_name=res.device_name,
+                      nproc=res.nproc, dtype=res.dtype, interconnect=res.is_interconnect, note=res.note,
+                      saved=None if res.saved is None else {"name": res.saved.name, "busbw": res.saved.busbw,
+                                                            "latency_s": res.saved.latency_s},
+                      not_saved=res.extra.get("not_saved")))
+        return 0 if all(r.get("correct") is not False for r in res.rows) else 1
+    print(f"collectives: {res.nproc} ranks, {res.backend}, {res.dtype}, on {res.device_name}")
+    if res.note:
+        print(f"NOTE: {res.note}.")
+    print(f"{'op':<15}{'bytes':>10}{'count':>11}{'time us':>11}{'p20 us':>10}{'p80 us':>10}"
+          f"{'algbw GB/s':>12}{'busbw GB/s':>12}  ok")
+    for r in res.rows:
+        if r.get("skipped"):
+            print(f"{r['op']:<15}{fmt_bytes(r['bytes']):>10}{r['count']:>11}  skipped: {r['skipped']}")
+            continue
+        print(f"{r['op']:<15}{fmt_bytes(r['bytes']):>10}{r['count']:>11}{r['time_s'] * 1e6:>11.4g}"
+              f"{r['p20_s'] * 1e6:>10.4g}{r['p80_s'] * 1e6:>10.4g}{r['algbw_gbps']:>12.4g}{r['busbw_gbps']:>12.4g}"
+              f"  {'yes' if r['correct'] else 'WRONG'}")
+    if res.saved is not None:
+        lk = res.saved.link()
+        print(f"saved as '{lk.name}': busbw {lk.busbw / 1e9:.4g} GB/s, latency {lk.latency_s * 1e6:.4g} µs "
+              f"(python -m gemmlib estimate --interconnect '{lk.name}' ...)")
+    elif res.extra.get("not_saved"):
+        print(res.extra["not_saved"])
+    wrong = [r for r in res.rows if r.get("correct") is False]
+    if wrong:
+        print(f"{len(wrong)} row(s) gave a WRONG result")
+        return 1
+    return 0

@@ -1,0 +1,525 @@
+"""Start n ranks of ``torch.distributed`` on this machine (or join the ones ``torchrun`` started),
+run one worker function on each, and leave no process behind.
+
+* **One machine**: :func:`run_ranks` spawns the ranks with ``torch.multiprocessing`` (start method
+  "spawn", safe with CUDA), joins them through a file store in a fresh temporary folder, and waits
+  for them with a hard deadline. NCCL between GPUs when every rank has its own CUDA device, gloo
+  between CPU processes otherwise (a gloo figure measures host memory and sockets, not an
+  interconnect).
+* **Several machines**: under ``torchrun`` (``RANK``/``WORLD_SIZE``/``LOCAL_RANK`` set) nothing is
+  spawned: the process group comes from ``env://`` and this process is one rank; rank 0 returns
+  the result, the others ``None``.
+* **Clean-up**: the process group has a timeout, so a rank blocked in a collective whose peer hangs
+  or died raises instead of waiting forever; a rank that fails reports its error through its pipe;
+  the parent stops every rank (SIGTERM, then SIGKILL) on success, error, timeout or Ctrl-C; each rank
+  also exits by itself when its parent disappears. A failure is a :class:`RankError` naming the rank
+  and its error (and the ranks still running, the likely culprits of a hang); an ``InputError``
+  raised in a rank comes back as an ``InputError``.
+
+The worker is a module-level function of an importable module, ``worker(ctx: RankContext, cfg,
+report) -> result`` (it is pickled by name for the spawned processes, which do not run the caller's
+main script: a Streamlit page or a script without a ``__main__`` guard can start ranks); ``report(fraction, text)`` sends progress from rank 0.
+:func:`time_samples` is the one timing loop of multi-rank benchmarks.
+
+torch is imported inside the functions, never at import time.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import multiprocessing.connection
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+import traceback
+import types
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from gemmlib.core.errors import InputError
+from gemmlib.core.machine import cpu_model
+from gemmlib.measure import safety
+
+BACKENDS = ("auto", "nccl", "gloo")
+RANK_MEMORY_BYTES = 400 * 1024**2  # what one spawned rank costs before its buffers: torch (~220 MB) + gloo
+STARTUP_S = 30.0  # the allowance for spawning the ranks and importing torch, before the run's timeout counts
+GRACE_S = 5.0  # past the run's timeout, before the parent stops the ranks: their own timeout speaks first
+
+Report = Callable[[float, str], None]
+
+
+class RankError(RuntimeError):
+    """A rank failed, or the ranks ran past their deadline; every rank has been stopped."""
+
+    def __init__(self, message: str, pids: tuple[int, ...] = (), details: str = ""):
+        super().__init__(message)
+        self.pids = pids
+        self.details = details  # the failing rank's traceback, when there is one
+
+
+# --------------------------------------------------------------------------- what runs where
+@dataclass(frozen=True)
+class Plan:
+    """How a multi-rank run will go: the backend, the device kind, the rank count, what it means."""
+
+    backend: str  # "nccl" | "gloo"
+    kind: str  # "cuda" | "cpu"
+    nproc: int
+    torchrun: bool = False
+    note: str = ""
+
+    @property
+    def is_interconnect(self) -> bool:
+        return self.backend == "nccl"
+
+
+GLOO_NOTE = ("gloo between CPU processes on one machine: the figures measure host memory copies and local "
+             "sockets, not a GPU interconnect")
+
+
+def under_torchrun() -> bool:
+    """True when ``torchrun`` (or another launcher setting RANK/WORLD_SIZE/LOCAL_RANK) started us."""
+    return all(k in os.environ for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK"))
+
+
+def cuda_count() -> int:
+    """CUDA devices this process can see (0 without torch CUDA)."""
+    try:
+        import torch
+        return int(torch.cuda.device_count()) if torch.cuda.is_available() else 0
+    except Exception:  # noqa: BLE001 - a broken driver is "no GPU" for this purpose
+        return 0
+
+
+def usable_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def plan(nproc: int | None, backend: str = "auto", lim: safety.Limits | None = None) -> Plan:
+    """Check the rank count and backend against this machine and the server's caps (InputError if not)."""
+    lim = lim or safety.limits()
+    b = str(backend or "auto").strip().lower()
+    if b not in BACKENDS:
+        raise InputError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    if under_torchrun():
+        world = int(os.environ["WORLD_SIZE"])
+        if nproc is not None and int(nproc) != world:
+            raise InputError(f"--nproc {nproc} differs from torchrun's WORLD_SIZE={world}; leave --nproc out "
+                             "under torchrun")
+        kind = "cuda" if b == "nccl" or (b == "auto" and cuda_count() > 0) else "cpu"
+        be = "nccl" if kind == "cuda" else "gloo"
+        return Plan(be, kind, world, torchrun=True, note="" if be == "nccl" else GLOO_NOTE)
+    if nproc is None:
+        gpus = cuda_count()
+        nproc = gpus if gpus >= 2 and b != "gloo" else 2
+    if isinstance(nproc, bool) or not isinstance(nproc, int):
+        raise InputError(f"--nproc must be a whole number, got {nproc!r}")
+    if nproc < 2:
+        raise InputError(f"--nproc must be at least 2 (a collective needs two ranks), got {nproc}")
+    gpus = cuda_count()
+    if b == "nccl" or (b == "auto" and gpus >= 2):
+        if gpus < nproc:
+            raise InputError(f"--nproc {nproc} needs {nproc} CUDA GPUs for NCCL, this machine has {gpus}; "
+                             f"use --nproc {gpus} or --backend gloo" if gpus >= 2 else
+                             f"NCCL needs at least 2 CUDA GPUs, this machine has {gpus}; use --backend gloo")
+        if nproc > lim.max_ranks:
+            raise InputError(f"--nproc {nproc} is above this server's cap of {lim.max_ranks} ranks "
+                             "(GEMM_MAX_RANKS)")
+        return Plan("nccl", "cuda", nproc)
+    if nproc > lim.max_ranks:
+        raise InputError(f"--nproc {nproc} is more ranks than this machine may start (cap {lim.max_ranks}, "
+                         f"GEMM_MAX_RANKS; {usable_cpus()} CPU cores here)")
+    free = safety.available_memory("cpu")
+    if free is not None and nproc * RANK_MEMORY_BYTES > 0.8 * free:
+        raise InputError(f"--nproc {nproc} needs about {nproc * RANK_MEMORY_BYTES / 1024**3:.1f} GiB for the "
+                         f"processes alone, {free / 1024**3:.1f} GiB is free; use fewer ranks")
+    return Plan("gloo", "cpu", nproc, note=GLOO_NOTE)
+
+
+# --------------------------------------------------------------------------- inside a rank
+@dataclass(frozen=True)
+class RankContext:
+    """One rank's view: who it is, where it runs, and a few collective helpers."""
+
+    rank: int
+    world: int
+    local_rank: int
+    backend: str
+    kind: str  # "cuda" | "cpu"
+    device: str  # "cuda:3" | "cpu"
+    device_name: str
+    threads: int
+    timeout_s: float
+
+    def sync(self) -> None:
+        if self.kind == "cuda":
+            import torch
+            torch.cuda.synchronize(self.device)
+
+    def barrier(self) -> None:
+        import torch.distributed as dist
+        if self.kind == "cuda":
+            dist.barrier(device_ids=[int(self.device.split(":")[1])])
+        else:
+            dist.barrier()
+        self.sync()
+
+    def _reduce(self, values: list[float], op: str) -> list[float]:
+        import torch
+        import torch.distributed as dist
+        t = torch.tensor([float(v) for v in values], dtype=torch.float64, device=self.device)
+        dist.all_reduce(t, op=getattr(dist.ReduceOp, op))
+        return [float(v) for v in t.cpu()]
+
+    def max_over_ranks(self, values: list[float]) -> list[float]:
+        """Element-wise maximum across ranks (every rank gets it)."""
+        return self._reduce(values, "MAX")
+
+    def all_true(self, flag: bool) -> bool:
+        """True on every rank when ``flag`` is true on every rank."""
+        return self._reduce([1.0 if flag else 0.0], "MIN")[0] == 1.0
+
+    def from_rank0(self, value: float) -> float:
+        """Rank 0's value on every rank (so that all ranks take the same branch)."""
+        import torch
+        import torch.distributed as dist
+        t = torch.tensor([float(value)], dtype=torch.float64, device=self.device)
+        dist.broadcast(t, 0)
+        return float(t.item())
+
+
+def _time_once(kind: str, fn: Callable[[], Any], inner: int) -> float:
+    """Seconds per call of ``inner`` back-to-back calls: CUDA events on a GPU, perf_counter on a CPU."""
+    import torch
+    if kind == "cuda":
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(inner):
+            fn()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end) / 1e3 / inner
+    t0 = time.perf_counter()
+    for _ in range(inner):
+        fn()
+    return (time.perf_counter() - t0) / inner
+
+
+def time_samples(ctx: RankContext, fn: Callable[[], Any], *, samples: int, inner: int = 1,
+                 reset: Callable[[], Any] | None = None) -> list[float]:
+    """Seconds per call of ``fn`` for each of ``samples`` samples, the slowest rank's (nccl-tests' rule).
+
+    Each sample: ``reset()`` (not timed), a barrier so the ranks start together, then ``inner``
+    back-to-back calls timed with CUDA events on a GPU (``time.perf_counter`` on a CPU, whose
+    gloo collectives and kernels return when done), divided by ``inner``. The per-sample times of
+    every rank are reduced with MAX: a collective is as slow as its slowest rank.
+    ``torch.utils.benchmark`` is not used because it cannot put a barrier before each sample or
+    reduce the times across ranks.
+    """
+    per: list[float] = []
+    for _ in range(samples):
+        if reset is not None:
+            reset()
+        ctx.barrier()
+        per.append(_time_once(ctx.kind, fn, inner))
+    return ctx.max_over_ranks(per)
+
+
+def time_local(kind: str, fn: Callable[[], Any], *, samples: int, inner: int = 1) -> list[float]:
+    """:func:`time_samples` for one rank alone (a one-rank baseline): the same timer, no barrier."""
+    if kind == "cuda":
+        import torch
+        torch.cuda.synchronize()
+    return [_time_once(kind, fn, inner) for _ in range(samples)]
+
+
+def _device_name(kind: str, local_rank: int) -> str:
+    if kind == "cuda":
+        import torch
+        return torch.cuda.get_device_name(local_rank)
+    return cpu_model()
+
+
+def _init_group(rank: int, world: int, local_rank: int, backend: str, kind: str, init_method: str,
+                timeout_s: float, threads: int) -> RankContext:
+    import torch
+    import torch.distributed as dist
+    if kind == "cuda":
+        torch.cuda.set_device(local_rank)
+        dist.init_process_group("nccl", init_method=init_method, rank=rank, world_size=world,
+                                timeout=timedelta(seconds=timeout_s), device_id=torch.device("cuda", local_rank))
+        device = f"cuda:{local_rank}"
+    else:
+        torch.set_num_threads(threads)
+        dist.init_process_group("gloo", init_method=init_method, rank=rank, world_size=world,
+                                timeout=timedelta(seconds=timeout_s))
+        device = "cpu"
+    return RankContext(rank, world, local_rank, backend, kind, device, _device_name(kind, local_rank), threads,
+                       timeout_s)
+
+
+def _watch_parent(parent: int) -> None:
+    """Exit this rank when the process that started it is gone (no orphans, even when blocked)."""
+    while True:
+        time.sleep(0.5)
+        if os.getppid() != parent:
+            os._exit(3)
+
+
+def _one_line(e: BaseException) -> str:
+    msg = " ".join(str(e).split())
+    if len(msg) > 400:
+        msg = msg[:400] + "…"
+    return f"{type(e).__name__}: {msg}" if msg else type(e).__name__
+
+
+def _rank_entry(index: int, world: int, worker: Callable, cfg: Any, plan_: Plan, init_method: str,
+                conns: list, timeout_s: float, parent: int) -> None:
+    """What each spawned process runs (``torch.multiprocessing`` calls it with its index)."""
+    conn = conns[index]
+    for i, c in enumerate(conns):
+        if i != index:
+            c.close()
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True, name="parent-watch").start()
+    threads = max(1, usable_cpus() // world) if plan_.kind == "cpu" else 1
+    initialized = False
+    try:
+        ctx = _init_group(index, world, index, plan_.backend, plan_.kind, init_method, timeout_s, threads)
+        initialized = True
+        conn.send(("ready",))
+
+        def report(frac: float, text: str) -> None:
+            if index == 0:
+                conn.send(("progress", float(frac), str(text)))
+
+        out = worker(ctx, cfg, report)
+        if index == 0:
+            conn.send(("result", out))
+        conn.send(("done",))
+    except Exception as e:  # noqa: BLE001 - every failure goes to the parent, then this rank exits
+        try:
+            conn.send(("error", _one_line(e), traceback.format_exc(), isinstance(e, InputError)))
+            conn.close()
+        finally:
+            os._exit(1)  # skip the process group's teardown: its peers may be gone or hung
+    if initialized:
+        import torch.distributed as dist
+        dist.destroy_process_group()
+    conn.close()
+
+
+# --------------------------------------------------------------------------- the parent
+def _stop(processes: list, grace_s: float = 2.0) -> None:
+    """SIGTERM every rank still alive, then SIGKILL what is left after ``grace_s``; reap them all."""
+    for p in processes:
+        if p.is_alive():
+            p.terminate()
+    end = time.monotonic() + grace_s
+    for p in processes:
+        p.join(max(0.0, end - time.monotonic()))
+    for p in processes:
+        if p.is_alive():
+            p.kill()
+        p.join(5.0)
+
+
+def _fmt_ranks(ranks: list[int]) -> str:
+    return ("rank " if len(ranks) == 1 else "ranks ") + ", ".join(str(r) for r in ranks)
+
+
+def run_ranks(worker: Callable[[RankContext, Any, Report], Any], cfg: Any, *, nproc: int | None = None,
+              backend: str = "auto", timeout_s: float = 120.0, progress: Report | None = None,
+              lim: safety.Limits | None = None) -> Any:
+    """Run ``worker`` on ``nproc`` ranks and return rank 0's result (see the module's docstring).
+
+    ``timeout_s`` bounds the process group's collectives and the whole run once every rank has
+    joined the group (starting them has its own allowance, ``STARTUP_S``); past it every rank is
+    stopped and a RankError says which ranks were still running.
+    """
+    if not timeout_s > 0:
+        raise InputError(f"the timeout must be positive, got {timeout_s!r}")
+    p = plan(nproc, backend, lim)
+    if p.torchrun:
+        return _run_here(worker, cfg, p, timeout_s, progress)
+    return _spawn(worker, cfg, p, timeout_s, progress)
+
+
+def _run_here(worker: Callable, cfg: Any, p: Plan, timeout_s: float, progress: Report | None) -> Any:
+    import torch.distributed as dist
+    rank, local = int(os.environ["RANK"]), int(os.environ["LOCAL_RANK"])
+    local_world = int(os.environ.get("LOCAL_WORLD_SIZE", p.nproc))
+    threads = max(1, usable_cpus() // local_world) if p.kind == "cpu" else 1
+    ctx = _init_group(rank, p.nproc, local, p.backend, p.kind, "env://", timeout_s, threads)
+
+    def report(frac: float, text: str) -> None:
+        if rank == 0 and progress is not None:
+            progress(frac, text)
+
+    try:
+        out = worker(ctx, cfg, report)
+    finally:
+        dist.destroy_process_group()
+    return out if rank == 0 else None
+
+
+@contextmanager
+def _main_script_hidden() -> Iterator[None]:
+    """Hide this process's ``__main__`` while the ranks are spawned.
+
+    "spawn" runs the parent's main script again in every child (``multiprocessing``'s rule, for
+    workers defined there). Streamlit runs each page *as* ``__main__``, so a rank would run the page
+    again; an unguarded script would start ranks from its ranks. The workers live in importable
+    modules, so the children need no main script: a stand-in without a file or spec tells spawn
+    to import none.
+    """
+    real = sys.modules.get("__main__")
+    stand_in = types.ModuleType("__main__")
+    stand_in.__spec__ = None
+    sys.modules["__main__"] = stand_in
+    try:
+        yield
+    finally:
+        if sys.modules.get("__main__") is stand_in:
+            sys.modules["__main__"] = real
+
+
+def _spawn(worker: Callable, cfg: Any, p: Plan, timeout_s: float, progress: Report | None) -> Any:
+    import torch.multiprocessing as tmp
+
+    mp = multiprocessing.get_context("spawn")
+    pipes = [mp.Pipe(duplex=False) for _ in range(p.nproc)]
+    store_dir = tempfile.mkdtemp(prefix="gemmlib-ranks-")
+    init_method = "file://" + os.path.join(store_dir, "store")
+    readers = {r: i for i, (r, _) in enumerate(pipes)}
+    procs: list = []
+    ctx = None
+    state: dict[str, Any] = {"result": None, "last": ""}
+    errors: list[tuple[int, str, str, bool]] = []
+    done: set[int] = set()
+    joined: set[int] = set()  # ranks whose process group is up
+
+    def handle(idx: int, msg: tuple) -> None:
+        if msg[0] == "progress":
+            state["last"] = msg[2]
+            if progress is not None:
+                progress(msg[1], msg[2])
+        elif msg[0] == "result":
+            state["result"] = msg[1]
+        elif msg[0] == "ready":
+            joined.add(idx)
+        elif msg[0] == "done":
+            done.add(idx)
+        elif msg[0] == "error":
+            errors.append((idx, msg[1], msg[2], msg[3]))
+
+    try:
+        with _main_script_hidden():
+            ctx = tmp.start_processes(_rank_entry, args=(p.nproc, worker, cfg, p, init_method,
+                                                         [w for _, w in pipes], timeout_s, os.getpid()),
+                                      nprocs=p.nproc, join=False, start_method="spawn")
+        procs = list(ctx.processes)
+        for _, w in pipes:
+            w.close()
+        start_by = time.monotonic() + STARTUP_S + timeout_s  # spawn, import, then the group's rendezvous
+        run_by: float | None = None  # timeout_s after every rank has joined the group
+        while True:
+            if run_by is None and len(joined) == p.nproc:
+                run_by = time.monotonic() + timeout_s + GRACE_S
+            deadline = start_by if run_by is None else run_by
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                alive = [i for i, pr in enumerate(procs) if pr.is_alive()]
+                what = (f"the run did not finish within {timeout_s + GRACE_S:g} s of the ranks' start"
+                        if run_by is not None
+                        else f"the ranks did not start within {STARTUP_S + timeout_s:g} s ("
+                             f"{_fmt_ranks(sorted(set(range(p.nproc)) - joined))} never joined the process group)")
+                raise RankError(
+                    f"{what} ({_fmt_ranks(alive) if alive else 'no rank'} still running"
+                    + (f"; last step: {state['last']}" if state["last"] else "")
+                    + "); every rank was stopped. A rank that hangs holds the others at their next "
+                      "collective; give bigger runs a longer timeout", tuple(pr.pid for pr in procs))
+            waitables = list(readers) + [pr.sentinel for pr in procs if pr.exitcode is None]
+            ready = multiprocessing.connection.wait(waitables, timeout=min(remaining, 1.0))
+            _read(readers, [r for r in ready if r in readers], handle)
+            failed = [i for i, pr in enumerate(procs) if pr.exitcode not in (None, 0)]
+            if errors or failed:
+                _drain(readers, handle, 0.5)  # errors of ranks that failed at the same time
+                raise _failure(procs, errors, failed)
+            if all(pr.exitcode == 0 for pr in procs):
+                _drain(readers, handle, 5.0)  # the ranks are gone: what they sent is all in the pipes
+                if errors:
+                    raise _failure(procs, errors, [])
+                if len(done) < p.nproc:
+                    missing = [i for i in range(p.nproc) if i not in done]
+                    raise RankError(f"{_fmt_ranks(missing)} exited without finishing its work (interrupted?)",
+                                    tuple(pr.pid for pr in procs))
+                return state["result"]
+    finally:
+        _stop(procs)
+        for r in list(readers):
+            r.close()
+        if ctx is not None:
+            for f in ctx.error_files:
+                if f and os.path.exists(f):
+                    os.unlink(f)
+        shutil.rmtree(store_dir, ignore_errors=True)
+
+
+def _read(readers: dict, ready: list, handle: Callable[[int, tuple], None]) -> None:
+    for obj in ready:
+        try:
+            msg = obj.recv()
+        except (EOFError, OSError):
+            obj.close()
+            del readers[obj]
+            continue
+        handle(readers[obj], msg)
+
+
+def _drain(readers: dict, handle: Callable[[int, tuple], None], wait_s: float) -> None:
+    """Read what the ranks still have to say, until every pipe is closed or ``wait_s`` passes."""
+    end = time.monotonic() + wait_s
+    while readers:
+        ready = multiprocessing.connection.wait(list(readers), timeout=max(0.0, end - time.monotonic()))
+        if not ready:
+            return
+        _read(readers, ready, handle)
+
+
+def _failure(procs: list, errors: list, failed: list[int]) -> Exception:
+    """The exception that tells what went wrong: the first rank's error, and who else was still running."""
+    pids = tuple(pr.pid for pr in procs)
+    alive = [i for i, pr in enumerate(procs) if pr.exitcode is None]
+    if errors:
+        idx, line, tb, is_input = errors[0]
+        if is_input:
+            return InputError(line.split(": ", 1)[1] if ": " in line else line)
+        others = sorted({i for i, *_ in errors[1:]} - {idx})
+        extra = []
+        if others:
+            extra.append(f"{_fmt_ranks(others)} failed after it")
+        if alive:
+            extra.append(f"{_fmt_ranks(alive)} still running (a rank that hangs keeps the others waiting "
+                         "until the process group's timeout)")
+        return RankError(f"rank {idx} of {len(procs)} failed: {line}" + (f" ({'; '.join(extra)})" if extra else "")
+                         + "; every rank was stopped", pids, tb)
+    idx = failed[0]
+    code = procs[idx].exitcode
+    how = f"exit status {code}"
+    if code is not None and code < 0:
+        import signal
+        try:
+            how = f"signal {signal.Signals(-code).name}" + (" (out of memory?)" if -code == 9 else "")
+        except ValueError:
+            how = f"signal {-code}"
+    return RankError(f"rank {idx} of {len(procs)} died with {how} without reporting an error; every rank was "
+                     "stopped", pids)

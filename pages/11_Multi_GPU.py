@@ -1,0 +1,256 @@
+"""Multi-GPU: collectives measured over torch.distributed, and one layer split tensor-parallel,
+measured beside the estimate.
+
+The measuring is ``gemmlib.measure.collectives`` and ``gemmlib.measure.tp`` (ranks started by
+``gemmlib.measure.launch``, under the single-flight lock with progress); the estimate is
+the scale-out model's ``gemmlib.llm.parallel``; this page reads widgets and draws.
+"""
+
+import json
+
+import pandas as pd
+import streamlit as st
+
+import ui
+from gemmlib.charts import multigpu as mg_charts
+from gemmlib.core import interconnect
+from gemmlib.core.results import to_csv
+from gemmlib.core.units import fmt_bytes
+from gemmlib.measure import collectives as cl
+from gemmlib.measure import harness
+from gemmlib.measure import tp as tpm
+from gemmlib.measure.profiler import presets
+
+ui.page(
+    "Multi-GPU",
+    "🔗",
+    r"""
+A model too big or too slow for one GPU is split across several. **Tensor parallelism** (Megatron)
+splits every layer: q/k/v and the MLP's gate/up are *column*-parallel (each GPU computes some of the
+output features), o_proj and down_proj *row*-parallel (each GPU holds a partial sum of the whole
+output), and an **all-reduce** after each of the two adds the partial sums — two per layer, each of
+tokens × hidden × bytes. The compute divides by n; the all-reduces do not. How long they take is the
+interconnect's **bus bandwidth** (nccl-tests' busbw = size / time × 2(n−1)/n for an all-reduce).
+This page measures both with `torch.distributed` (NCCL between GPUs), and puts the estimate beside.
+""",
+)
+
+lim = ui.bench_limits()
+gpus = ui.gpu_count()
+backends = ["nccl", "gloo"] if gpus >= 2 else ["gloo"]
+if gpus < 2:
+    st.info(f"This machine has **{gpus} GPU{'' if gpus == 1 else 's'}**, so every run here uses **gloo between "
+            "CPU processes**: the same `torch.distributed` calls, the same checks and the same arithmetic, but the "
+            "bandwidths measure host memory and local sockets — **not an interconnect figure** (NVLink moves "
+            "hundreds of GB/s; these are a few). On a machine with two or more GPUs the same page runs NCCL.")
+
+with st.container(border=True):
+    c = st.columns([1, 1, 3])
+    backend = ui.url(c[0].radio, "Backend", backends, key="mg_backend",
+                     help="nccl: one GPU per rank; gloo: CPU processes on this machine")
+    most = gpus if backend == "nccl" else lim.max_ranks
+    nproc = int(ui.url(c[1].number_input, "Ranks", 2, max(2, most), 2, key="mg_nproc",
+                       help=f"at most {most} here ({'GPUs' if backend == 'nccl' else 'GEMM_MAX_RANKS'})"))
+    kind = "cuda" if backend == "nccl" else "cpu"
+    c[2].caption(f"Caps here: {lim.max_ranks} ranks, {fmt_bytes(lim.max_bytes)} of buffers, {lim.time_limit_s:g} s "
+                 "per run" + (" — **classroom mode**" if lim.classroom else "")
+                 + (". gloo ranks are CPU processes sharing this machine's cores." if kind == "cpu" else "."))
+
+# ----------------------------------------------------------------------------- collectives
+st.subheader("Collectives: bus bandwidth against message size")
+cap = cl.size_cap(kind, nproc, lim)
+top_default = cl.CPU_DEFAULT_MAX if kind == "cpu" else cl.GPU_DEFAULT_MAX
+tops = [s for s in cl.size_range(1024, cl.MAX_SIZE) if s <= cap]
+with st.container(border=True):
+    d = st.columns([3, 1, 1, 1])
+    ops = d[0].multiselect("Collectives", list(cl.MEASURED), default=list(cl.MEASURED), key="mg_ops")
+    top = ui.url(d[1].selectbox, "Largest message", tops, index=tops.index(min(top_default, tops[-1])),
+                 key="mg_top", format_func=fmt_bytes)
+    dtype = ui.url(d[2].selectbox, "dtype", list(cl.COLLECTIVE_DTYPES), key="mg_dtype")
+    iters = int(ui.url(d[3].number_input, "Samples per size", 1, 100, 10, key="mg_iters"))
+    st.caption("Sizes double from 8 B (nccl-tests' size: the buffer of an all-reduce or broadcast, the whole "
+               "output of an all-gather, the whole input of a reduce-scatter). Each sample starts after a barrier; "
+               "its time is the slowest rank's; the median with p20/p80 is shown. Every rank checks its result "
+               "against the exact expected output.")
+
+if st.button("Measure the collectives", type="primary", disabled=not ops, key="mg_run_coll"):
+    with ui.guard("the collectives"):
+        cfg = cl.CollectiveConfig(ops=tuple(o for o in cl.MEASURED if o in ops), sizes=cl.size_range(8, int(top)),
+                                  dtype=dtype, iters=iters, time_budget_s=lim.time_limit_s)
+        run = ui.run_queued(f"collectives on {nproc} ranks", f"{nproc} × {backend}", lim,
+                            lambda prog: cl.run_collectives(cfg, nproc=nproc, backend=backend, lim=lim, progress=prog),
+                            done=lambda r: f"Done: {len(r.rows)} rows on {r.nproc} ranks ({r.backend})")
+        st.session_state.mg_coll = run.to_dict()
+
+coll = st.session_state.get("mg_coll")
+if coll:
+    rows = coll["results"]
+    st.markdown(f"**{coll['nproc']} ranks, {coll['backend']}, {coll['dtype']}, on {coll['device_name']}.**")
+    if not coll["interconnect"]:
+        st.warning(f"{coll['note']}. Read the shapes of the curves (latency at small sizes, a plateau at large "
+                   "ones), not the numbers.")
+    wrong = [r for r in rows if r.get("correct") is False]
+    if wrong:
+        st.error(f"{len(wrong)} row(s) returned a WRONG result: " + ", ".join(
+            f"{r['op']} {fmt_bytes(r['bytes'])}" for r in wrong[:8]))
+    refs = {"none": None}
+    ds = cl.datasheet_reference(coll["kind"], coll["device_name"])
+    if ds is not None:
+        refs[f"datasheet: {ds[0]}"] = ds
+    for lk in interconnect.measured_links():
+        refs[f"measured: {lk.name}"] = (lk.name, lk.busbw / 1e9)
+    ref_key = st.selectbox("Reference line", list(refs), index=1 if len(refs) > 1 else 0, key="mg_ref")
+    if ds is None:
+        st.caption("No datasheet line: " + ("gloo between CPU processes has no datasheet interconnect."
+                                            if coll["kind"] == "cpu" else
+                                            "the catalogue has no interconnect figure for this GPU."))
+    tabs = st.tabs(["bus bandwidth", "algorithm bandwidth", "time"])
+    for tab, metric in zip(tabs, ("busbw_gbps", "algbw_gbps", "time_us"), strict=True):
+        chart = mg_charts.collective_chart(rows, metric, reference=refs[ref_key])
+        if chart is not None:
+            tab.altair_chart(chart, width="stretch")
+    table = pd.DataFrame([r for r in rows if r.get("time_s")])
+    if not table.empty:
+        table["time µs"] = table["time_s"] * 1e6
+        table["p20 µs"] = table["p20_s"] * 1e6
+        table["p80 µs"] = table["p80_s"] * 1e6
+        st.dataframe(table[["op", "bytes", "count", "time µs", "p20 µs", "p80 µs", "algbw_gbps", "busbw_gbps",
+                            "correct"]], hide_index=True,
+                     column_config={"time µs": st.column_config.NumberColumn(format="%.4g"),
+                                    "p20 µs": st.column_config.NumberColumn(format="%.4g"),
+                                    "p80 µs": st.column_config.NumberColumn(format="%.4g"),
+                                    "algbw_gbps": st.column_config.NumberColumn("algbw GB/s", format="%.4g"),
+                                    "busbw_gbps": st.column_config.NumberColumn("busbw GB/s", format="%.4g")})
+    if coll.get("saved"):
+        st.success(f"Kept as **{coll['saved']['name']}** (busbw {coll['saved']['busbw'] / 1e9:.4g} GB/s, latency "
+                   f"{coll['saved']['latency_s'] * 1e6:.4g} µs): the estimate below and `python -m gemmlib "
+                   "estimate --interconnect` use it.")
+    elif (coll.get("extra") or {}).get("not_saved"):
+        st.caption(coll["extra"]["not_saved"].capitalize() + ".")
+    dl = st.columns([1, 1, 4])
+    dl[0].download_button("Download JSON", json.dumps(coll, indent=2, default=str), "collectives.json",
+                          "application/json", on_click="ignore", key="mg_dl_coll_json")
+    dl[1].download_button("Download CSV", to_csv(rows), "collectives.csv", "text/csv", on_click="ignore",
+                          key="mg_dl_coll_csv")
+else:
+    st.info("Pick the collectives and the largest message, then **Measure the collectives**. Between CPU "
+            "processes the default sweep takes some seconds.")
+
+# ----------------------------------------------------------------------------- tensor parallelism
+st.subheader("Tensor parallelism: one layer on one rank vs n ranks, beside the estimate")
+dense = list(presets())
+base = tpm.gpu_default() if kind == "cuda" else tpm.cpu_default()
+with st.container(border=True):
+    e = st.columns([2, 1, 1, 1, 2])
+    preset = ui.url(e[0].selectbox, "Model", dense, index=dense.index(base["preset"]), key="mg_preset")
+    scales = [1, 2, 4, 8, 16, 32]
+    scale = ui.url(e[1].selectbox, "Scale down by", scales, index=scales.index(base["scale"]), key="mg_scale",
+                   help="hidden, head size and MLP width ÷ this; head counts kept")
+    seq = int(ui.url(e[2].number_input, "Tokens", 1, 65536, base["seq_len"], key="mg_seq"))
+    tdtype = ui.url(e[3].selectbox, "dtype", list(tpm.TP_DTYPES), index=list(tpm.TP_DTYPES).index(base["dtype"]),
+                    key="mg_tdtype")
+    links = {f"measured for {backend} × n (if any), else the catalogue's": None} | {lk.name: lk.name for lk in
+                                                                 interconnect.measured_links()}
+    link_choice = e[4].selectbox("Interconnect for the estimate", list(links), key="mg_link")
+
+model = None
+with ui.guard("the layer"):
+    model = tpm.model_for(preset, int(scale))
+if model is not None:
+    choices = tpm.valid_ranks(model, most)
+    st.caption(f"{model.name}: hidden {model.hidden}, {model.heads} heads ({model.kv_heads} K/V) of {model.head_dim}, "
+               f"MLP {model.ffn} {model.mlp}; rank counts that split it evenly here: "
+               f"{', '.join(map(str, choices)) or 'none'}.")
+    ranks = st.multiselect("Rank counts to run (each beside one rank)", choices,
+                           default=[n for n in choices if n == nproc] or choices[:1], key="mg_ranks")
+    with ui.guard("the estimate"):
+        dev_name = harness.device_name(kind)
+        pick = links[link_choice]
+        preview = []
+        for n in ranks:
+            est = tpm.estimate_layer(model, seq_len=seq, batch=1, dtype=tdtype, kind=kind, device_name=dev_name,
+                                     nproc=n, backend=backend, interconnect_name=pick)
+            if "error" in est:
+                st.caption(f"Estimate for {n} ranks: {est['error']}")
+                continue
+            preview.append({"ranks": n, "one rank ms": est["one_rank"]["time_s"] * 1e3,
+                            "per rank ms": est["tp"]["time_s"] * 1e3,
+                            "all-reduces ms": None if est["tp"]["comm_s"] is None else est["tp"]["comm_s"] * 1e3,
+                            "speed-up": est["speedup"], "hardware": est["hardware"], "link": est["link"] or "—"})
+        if preview:
+            st.markdown("**The estimate, before measuring** (roofline of each rank's share + two all-reduces):")
+            st.dataframe(pd.DataFrame(preview), hide_index=True,
+                         column_config={k: st.column_config.NumberColumn(format="%.4g") for k in
+                                        ("one rank ms", "per rank ms", "all-reduces ms", "speed-up")})
+
+    if st.button("Run the tensor-parallel layer", type="primary", disabled=not ranks, key="mg_run_tp"):
+        with ui.guard("the tensor-parallel layer"):
+            cfg = tpm.TPConfig(model=model, seq_len=seq, dtype=tdtype)
+
+            def work(prog):
+                out = []
+                for i, n in enumerate(sorted(ranks)):
+                    def step(frac, text, _i=i, _n=n):
+                        prog((_i + frac) / len(ranks), f"{_n} ranks: {text}")
+                    out.append(tpm.run_tp(cfg, nproc=n, backend=backend, lim=lim, progress=step,
+                                          interconnect_name=pick).to_dict())
+                return out
+
+            st.session_state.mg_tp = ui.run_queued(f"tensor parallelism on {max(ranks)} ranks", backend, lim, work,
+                                                   done=lambda r: f"Done: {len(r)} rank count(s)")
+
+runs = st.session_state.get("mg_tp")
+if runs:
+    first = runs[0]
+    st.markdown(f"**{first['model_name']}, {first['tokens']} tokens, {first['dtype']}, {first['backend']} on "
+                f"{first['device_name']}.**")
+    if first["backend"] == "gloo":
+        st.warning(f"{first['note']}. Each CPU rank has {first['threads_per_rank']} thread(s) as its device and the "
+                   "one-rank baseline runs on one such device; the ranks still share the memory bandwidth (and the "
+                   "cores when there are more ranks than cores). This checks the mechanics and the estimate, it is "
+                   "not a GPU scaling figure.")
+    last = runs[-1]
+    m = st.columns(4)
+    m[0].metric(f"speed-up on {last['nproc']} ranks", f"{last['speedup']:.3g}×")
+    m[1].metric("scaling efficiency", f"{last['scaling_efficiency']:.0%}", help="t₁ / (n · tₙ)")
+    m[2].metric("time in the all-reduces", f"{last['comm_share']:.0%}",
+                help="inside the two all-reduces, waiting for the slowest rank included")
+    m[3].metric("output vs one rank", "matches" if last["correct"] else "DIFFERS",
+                f"{last['rel_diff']:.1e} (tolerance {last['tolerance']:.0e})", delta_color="off")
+    bad = [r for r in runs if not r["correct"]]
+    if bad:
+        st.error("The tensor-parallel output differs from the one-rank output beyond the dtype's tolerance on "
+                 + ", ".join(f"{r['nproc']} ranks" for r in bad))
+    tabs = st.tabs(["one rank vs n ranks", "scaling"])
+    chart = mg_charts.tp_chart(last["rows"])
+    if chart is not None:
+        tabs[0].altair_chart(chart, width="stretch")
+    points = [{"ranks": 1, "measured_s": first["one_rank_s"],
+               "estimated_s": ((first.get("estimate") or {}).get("one_rank") or {}).get("time_s")}]
+    points += [{"ranks": r["nproc"], "measured_s": r["tp_s"],
+                "estimated_s": ((r.get("estimate") or {}).get("tp") or {}).get("time_s")} for r in runs]
+    chart = mg_charts.tp_scaling_chart(points)
+    if chart is not None:
+        tabs[1].altair_chart(chart, width="stretch")
+    table = pd.DataFrame([{"ranks": r["nproc"], "one rank ms": r["one_rank_s"] * 1e3, "n ranks ms": r["tp_s"] * 1e3,
+                           "all-reduces ms": r["comm_s"] * 1e3, "speed-up": r["speedup"],
+                           "efficiency": r["scaling_efficiency"], "comm share": r["comm_share"],
+                           "estimate ms": (((r.get("estimate") or {}).get("tp") or {}).get("time_s") or float("nan"))
+                           * 1e3, "rel. diff": r["rel_diff"], "matches": r["correct"]} for r in runs])
+    st.dataframe(table, hide_index=True,
+                 column_config={k: st.column_config.NumberColumn(format="%.4g") for k in
+                                ("one rank ms", "n ranks ms", "all-reduces ms", "speed-up", "estimate ms")}
+                 | {"efficiency": st.column_config.NumberColumn(format="percent"),
+                    "comm share": st.column_config.NumberColumn(format="percent"),
+                    "rel. diff": st.column_config.NumberColumn(format="%.2e")})
+    est = last.get("estimate") or {}
+    if est.get("error"):
+        st.caption(f"Estimate: not available ({est['error']}).")
+    else:
+        st.caption(f"Estimate: {est.get('hardware')} ({est.get('hardware_source')}); all-reduces on "
+                   f"{est.get('link') or 'no link'}" + (f" — {est['note']}" if est.get("note") else "") + ".")
+    st.download_button("Download JSON", json.dumps(runs, indent=2, default=str), "tensor_parallel.json",
+                       "application/json", on_click="ignore", key="mg_dl_tp")
+else:
+    st.info("Pick a model and rank counts, then **Run the tensor-parallel layer**. Between CPU processes the "
+            "default (llama-3-8b ÷ 16, 128 tokens) takes a few seconds per rank count.")

@@ -1,0 +1,258 @@
+"""The rank launcher on gloo: a rank that raises, hangs, dies or is interrupted ends the run with a
+clear message, and no rank process is left behind (checked in /proc, not through the launcher)."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from gemmlib.core.errors import InputError
+from gemmlib.measure import launch
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def _no_caps(monkeypatch):
+    for v in ("GEMM_CLASSROOM", "GEMM_MAX_BYTES", "GEMM_TIME_LIMIT_S", "GEMM_MAX_RANKS"):
+        monkeypatch.delenv(v, raising=False)
+
+
+# ----- workers (module level: the spawned ranks import this module to find them)
+def _ok(ctx, cfg, report):
+    import torch
+    import torch.distributed as dist
+    t = torch.tensor([float(ctx.rank + 1)])
+    dist.all_reduce(t)
+    report(1.0, "summed")
+    return {"sum": float(t.item()), "world": ctx.world, "pid": os.getpid()}
+
+
+def _raises(ctx, cfg, report):
+    import torch.distributed as dist
+    if ctx.rank == 1:
+        raise ValueError("rank one exploded")
+    dist.barrier()
+
+
+def _hangs(ctx, cfg, report):
+    import torch.distributed as dist
+    if ctx.rank == 1:
+        time.sleep(3600)
+    dist.barrier()
+
+
+def _all_hang(ctx, cfg, report):
+    report(0.5, "sleeping")
+    time.sleep(3600)
+
+
+def _bad_input(ctx, cfg, report):
+    from gemmlib.core.errors import InputError as IE
+    if ctx.rank == 0:
+        raise IE("this layer does not fit here")
+    time.sleep(3600)
+
+
+def _dies(ctx, cfg, report):
+    if ctx.rank == 1:
+        os.kill(os.getpid(), signal.SIGKILL)
+    time.sleep(3600)
+
+
+def _reports_then_sleeps(ctx, cfg, report):
+    report(0.1, "started")
+    time.sleep(3600)
+
+
+# ----- /proc, independently of the launcher
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _rank_children() -> list[int]:
+    """Living children of this process that are spawned ranks (multiprocessing's spawn_main)."""
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat", encoding="utf-8") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            cmd = Path(f"/proc/{d}/cmdline").read_bytes().decode(errors="replace")
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == os.getpid() and "spawn_main" in cmd and _alive(int(d)):
+            out.append(int(d))
+    return out
+
+
+def _with_marker(marker: str) -> list[int]:
+    """Every living process whose environment carries ``marker`` (orphans included)."""
+    found = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            env = Path(f"/proc/{d}/environ").read_bytes()
+        except OSError:
+            continue
+        if marker.encode() in env and _alive(int(d)):
+            found.append(int(d))
+    return found
+
+
+def _assert_gone(pids):
+    assert pids, "the error should name the rank processes"
+    end = time.monotonic() + 5
+    while time.monotonic() < end and any(_alive(p) for p in pids):
+        time.sleep(0.1)
+    assert not [p for p in pids if _alive(p)]
+    assert _rank_children() == []
+
+
+def test_ranks_run_and_return_rank0_result():
+    seen = []
+    out = launch.run_ranks(_ok, None, nproc=3, backend="gloo", timeout_s=30, progress=lambda f, t: seen.append(t))
+    assert out["sum"] == 1 + 2 + 3 and out["world"] == 3
+    assert seen == ["summed"]
+    assert not _alive(out["pid"]) and _rank_children() == []
+
+
+def test_a_rank_that_raises_stops_every_rank():
+    t0 = time.monotonic()
+    with pytest.raises(launch.RankError) as e:
+        launch.run_ranks(_raises, None, nproc=2, backend="gloo", timeout_s=30)
+    msg = str(e.value)
+    assert "rank 1 of 2 failed: ValueError: rank one exploded" in msg and "every rank was stopped" in msg
+    assert "\n" not in msg and "Traceback" in e.value.details
+    assert time.monotonic() - t0 < 20
+    _assert_gone(e.value.pids)
+
+
+def test_a_rank_that_hangs_ends_at_the_process_group_timeout():
+    t0 = time.monotonic()
+    with pytest.raises(launch.RankError) as e:
+        launch.run_ranks(_hangs, None, nproc=2, backend="gloo", timeout_s=3)
+    msg = str(e.value)
+    # rank 0's barrier times out; rank 1, the one that hung, is named as still running
+    assert msg.startswith("rank 0 of 2 failed") and "rank 1 still running" in msg
+    assert time.monotonic() - t0 < 20
+    _assert_gone(e.value.pids)
+
+
+def test_ranks_that_never_return_are_stopped_at_the_deadline():
+    t0 = time.monotonic()
+    with pytest.raises(launch.RankError) as e:
+        launch.run_ranks(_all_hang, None, nproc=2, backend="gloo", timeout_s=2)
+    msg = str(e.value)
+    assert f"did not finish within {2 + launch.GRACE_S:g} s of the ranks' start" in msg and "ranks 0, 1 still running" in msg
+    assert "last step: sleeping" in msg
+    assert time.monotonic() - t0 < launch.STARTUP_S
+    _assert_gone(e.value.pids)
+
+
+def test_ranks_that_never_start_are_stopped(monkeypatch):
+    """Ranks that have not joined the process group by the start-up allowance are stopped (here no
+    rank can: spawning and importing torch take longer than 0.2 s)."""
+    monkeypatch.setattr(launch, "STARTUP_S", 0.1)
+    with pytest.raises(launch.RankError, match=r"did not start within 0.2 s \(ranks 0, 1 never joined") as e:
+        launch.run_ranks(_ok, None, nproc=2, backend="gloo", timeout_s=0.1)
+    _assert_gone(e.value.pids)
+
+
+def test_bad_input_in_a_rank_is_bad_input():
+    with pytest.raises(InputError, match="^this layer does not fit here$"):
+        launch.run_ranks(_bad_input, None, nproc=2, backend="gloo", timeout_s=30)
+    assert _rank_children() == []
+
+
+def test_a_rank_killed_by_a_signal():
+    with pytest.raises(launch.RankError, match="rank 1 of 2 died with signal SIGKILL") as e:
+        launch.run_ranks(_dies, None, nproc=2, backend="gloo", timeout_s=30)
+    _assert_gone(e.value.pids)
+
+
+def test_ctrl_c_in_the_parent_stops_every_rank():
+    def interrupt(frac, text):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        launch.run_ranks(_reports_then_sleeps, None, nproc=2, backend="gloo", timeout_s=30, progress=interrupt)
+    end = time.monotonic() + 5
+    while time.monotonic() < end and _rank_children():
+        time.sleep(0.1)
+    assert _rank_children() == []
+
+
+def test_plan_refuses_what_this_machine_cannot_start(monkeypatch):
+    with pytest.raises(InputError, match="more ranks than this machine may start"):
+        launch.plan(9, "gloo")
+    monkeypatch.setenv("GEMM_MAX_RANKS", "2")
+    with pytest.raises(InputError, match="cap 2"):
+        launch.plan(3, "gloo")
+    with pytest.raises(InputError, match="at least 2"):
+        launch.plan(1, "gloo")
+    with pytest.raises(InputError, match="unknown backend"):
+        launch.plan(2, "mpi")
+    if launch.cuda_count() < 2:
+        with pytest.raises(InputError, match="NCCL needs at least 2 CUDA GPUs"):
+            launch.plan(2, "nccl")
+    p = launch.plan(2, "auto")
+    assert (p.backend, p.kind) == (("nccl", "cuda") if launch.cuda_count() >= 2 else ("gloo", "cpu"))
+    assert p.is_interconnect == (p.backend == "nccl")
+
+
+def test_ctrl_c_on_the_command_leaves_no_process(tmp_path):
+    """SIGINT to the whole process group, as a terminal's Ctrl-C does: exit 130, nothing left running."""
+    marker = f"GEMMLIB_TEST_{uuid.uuid4().hex}"
+    env = {**os.environ, marker: "1", "GEMM_CACHE_DIR": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "gemmlib", "bench", "collective", "--nproc", "2",
+                             "--backend", "gloo", "--ops", "all_reduce", "--min-bytes", "4M", "--max-bytes", "4M",
+                             "--iters", "10000"],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        end = time.monotonic() + 60
+        while time.monotonic() < end and len(_with_marker(marker)) < 3:  # the command and its two ranks
+            time.sleep(0.2)
+        assert len(_with_marker(marker)) >= 3
+        time.sleep(1.0)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, err
+    end = time.monotonic() + 5
+    while time.monotonic() < end and _with_marker(marker):
+        time.sleep(0.1)
+    assert _with_marker(marker) == []
+
+
+def test_ranks_do_not_run_the_callers_main_script(tmp_path, monkeypatch):
+    """spawn re-runs the parent's __main__ in each child; Streamlit makes a page the __main__. The
+    ranks must not run it (here: a script that leaves a mark whenever it runs)."""
+    import types
+
+    mark = tmp_path / "ran"
+    script = tmp_path / "page.py"
+    script.write_text(f"open({str(mark)!r}, 'a').write('x')\n", encoding="utf-8")
+    fake = types.ModuleType("__main__")
+    fake.__file__ = str(script)
+    fake.__spec__ = None
+    monkeypatch.setitem(sys.modules, "__main__", fake)
+    out = launch.run_ranks(_ok, None, nproc=2, backend="gloo", timeout_s=30)
+    assert out["sum"] == 3
+    assert not mark.exists()
+    assert sys.modules["__main__"] is fake  # given back after the start
