@@ -5,53 +5,201 @@ never does. Each page starts with ``ui.page(...)`` and wraps its work in
 ``with ui.guard():`` so that bad input shows a clear message and anything
 unexpected shows a friendly error with the details folded away, never a bare
 traceback.
+
+Every text a person reads goes through ``_`` (gettext) or ``ngettext``, looked up in
+``locales/<lang>/LC_MESSAGES/gemm.po`` in the session's language (English or 简体中文,
+switched in the sidebar, bound to ``?lang=``); see "Translating the app" below and the
+README's "简体中文 / Chinese UI" section.
 """
 
 from __future__ import annotations
 
+import functools
+import gettext as _gettext
+import io
 import math
+import threading
 import time
 import traceback
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from gemmlib.core.errors import InputError
+from gemmlib.core.i18n import N_, Msg
 from gemmlib.measure import harness, safety
 
 T = TypeVar("T")
 
 
+# ----------------------------------------------------------------------------- translating the app
+# The pattern (every page follows it; scripts/i18n.py lists what is not wrapped yet):
+#   from ui import _, ngettext            # N_ for module-level constants, translated where shown
+#   ui.page(_("Title"), "🔢", _("One paragraph…"))
+#   st.caption(_("{n:,} multiply-adds").format(n=n))        # named placeholders, never f-strings
+#   st.caption(ngettext("{n} step", "{n} steps", n).format(n=n))
+#   st.markdown(ui.tr(verdict))           # a gemmlib Msg or InputError, in the reader's language
+#   st.altair_chart(charts.x_chart(rows, gettext=_))         # gemmlib charts take gettext=
+#   st.dataframe(rows, column_config={"tokens": _("tokens"), ...})   # headers, data keys unchanged
+# Formulas ($…$), code (`…`), numbers and units stay as they are in every language.
+
+LANGS: dict[str, str] = {"en": "English", "zh": "简体中文"}  # code (as in ?lang=) -> its own name
+LANG_KEY = "lang"  # the URL parameter and the widget's key
+_LANG_CHOICE = "_lang_choice"  # the session's explicit choice, kept across page switches
+_LANG_PENDING = "_lang_pending"  # a choice to put back into the widget on the next run
+LOCALES = Path(__file__).resolve().parent / "locales"
+DOMAIN = "gemm"
+_ENGLISH = _gettext.NullTranslations()  # the msgids are the English text
+
+
+def po_path(lang: str) -> Path:
+    return LOCALES / lang / "LC_MESSAGES" / f"{DOMAIN}.po"
+
+
+@functools.lru_cache(maxsize=8)
+def _compiled(lang: str, mtime_ns: int) -> _gettext.GNUTranslations:
+    """The .po compiled in memory with Babel (once per server process and .po version).
+
+    Nothing compiled is committed or written: a clean checkout runs as it is, on a read-only
+    disk too, and a .mo can never be older than its .po. Fuzzy entries are left out.
+    """
+    from babel.messages.mofile import write_mo
+    from babel.messages.pofile import read_po
+
+    with open(po_path(lang), "rb") as f:
+        catalog = read_po(f, locale=lang, domain=DOMAIN)
+    buf = io.BytesIO()
+    write_mo(buf, catalog)
+    buf.seek(0)
+    return _gettext.GNUTranslations(buf)
+
+
+def translations(lang: str) -> _gettext.NullTranslations:
+    """The catalogue of ``lang`` (English: the msgids themselves)."""
+    if lang not in LANGS or lang == "en":
+        return _ENGLISH
+    try:
+        mtime = po_path(lang).stat().st_mtime_ns
+    except OSError:
+        return _ENGLISH
+    return _compiled(lang, mtime)
+
+
+def browser_lang() -> str:
+    """The browser's language (``st.context.locale``, e.g. "zh-CN") if the app speaks it, else "en"."""
+    try:
+        loc = st.context.locale
+    except Exception:  # noqa: BLE001 - outside a session (a bare import, a test)
+        loc = None
+    code = str(loc or "").replace("_", "-").split("-")[0].lower()
+    return code if code in LANGS else "en"
+
+
+def lang() -> str:
+    """The session's language: the switch's value, a link's ``?lang=`` (before the switch has run
+    on this page), the choice made earlier in this session, or the browser's language."""
+    forced = getattr(_FORCED, "code", None)
+    if forced:
+        return forced
+    if get_script_run_ctx(suppress_warning=True) is None:
+        return "en"  # no session: a bare import, a unit test
+    ss = st.session_state
+    for v in (ss.get(_LANG_PENDING), ss.get(LANG_KEY), st.query_params.get(LANG_KEY), ss.get(_LANG_CHOICE)):
+        if v in LANGS:
+            return v
+    return browser_lang()
+
+
+def _(message: str) -> str:
+    """gettext: ``message`` in the session's language (its English msgid if untranslated)."""
+    return translations(lang()).gettext(message)
+
+
+def ngettext(singular: str, plural: str, n: int) -> str:
+    """gettext with a count: the form for ``n`` (Chinese has one form, English two)."""
+    return translations(lang()).ngettext(singular, plural, n)
+
+
+def pgettext(context: str, message: str) -> str:
+    """gettext for a short text whose meaning depends on where it is (``pgettext("column", "kind")``)."""
+    return translations(lang()).pgettext(context, message)
+
+
+def gettext_for(code: str) -> Callable[[str], str]:
+    """A gettext for a given language, for code cached per language (``@st.cache_data`` on
+    ``(data, ui.lang())``: a cached text must never reach a session in another language)."""
+    return translations(code).gettext
+
+
+def tr(x: Msg | InputError | str) -> str:
+    """A gemmlib message (Msg, InputError) or a marked constant, in the session's language."""
+    if isinstance(x, (Msg, InputError)):
+        return x.render(_)
+    return _(str(x))
+
+
+def language_switch() -> str:
+    """English / 简体中文 at the top of the sidebar, bound to ``?lang=en`` / ``?lang=zh``.
+
+    The options are the codes themselves, so the URL reads ``lang=zh`` (a bound option widget
+    writes its label); their names are the captions. With no choice made the switch shows
+    neither and the page follows the browser's language; a choice is kept for the session. On a
+    page switch Streamlit can hand back the switch without its value (measured after a cold deep
+    link and after Back): the session's choice is then put back with one extra run.
+    """
+    ss = st.session_state
+    pending = ss.pop(_LANG_PENDING, None)
+    if pending in LANGS:
+        ss[LANG_KEY] = pending  # set before the widget: wins over the URL
+    codes = list(LANGS)
+    value = st.sidebar.radio("Language · 语言", codes, index=None, captions=[LANGS[c] for c in codes],
+                             key=LANG_KEY, bind="query-params", horizontal=True)
+    if value in LANGS:
+        ss[_LANG_CHOICE] = value
+    elif ss.get(_LANG_CHOICE) in LANGS and pending is None:
+        ss[_LANG_PENDING] = ss[_LANG_CHOICE]
+        st.rerun()
+    return lang()
+
+
 class Page(NamedTuple):
     path: str  # relative to app.py; the URL is the file name without its number
-    label: str
+    label: str  # N_-marked English; shown through _()
     icon: str
-    line: str  # one line for the home page's map
+    line: str  # one line for the home page's map (N_-marked English)
 
 
 PAGES: list[Page] = [
-    Page("app.py", "Home", "🏠", "What GEMM is, why it is nearly all of an LLM's compute, this machine."),
-    Page("pages/1_Accumulate.py", "Accumulate", "➕",
-         "Step through D = αAB + βC cell by cell; loop orders, reuse, accumulator precision."),
-    Page("pages/2_FLOPs.py", "FLOPs", "🔢",
-         "The 2·M·N·K heatmap, bytes moved, arithmetic intensity, time on a GPU, tile and wave quantization."),
-    Page("pages/3_Transformer_GEMMs.py", "Transformer GEMMs", "🧱",
-         "Every GEMM of one layer drawn to scale, and when attention really dominates."),
-    Page("pages/4_LLM_Estimator.py", "LLM Estimator", "📐",
-         "Size a model: FLOPs per GEMM, memory, prefill and decode time on a GPU."),
-    Page("pages/5_Devices.py", "Devices", "🖥️",
-         "This machine's CPU and GPUs, their datasheet peaks and measured ceilings."),
-    Page("pages/6_Precision.py", "Precision", "🎯",
-         "fp32, tf32, fp16, bf16, int8 and fp8 GEMMs measured live, with their error."),
-    Page("pages/7_Tiling.py", "Tiling", "🔲", "Python tiling vs a real Triton kernel vs the library, tile-size sweeps."),
-    Page("pages/8_Batching.py", "Batching", "📦", "Why batching pays at decode: one weight read serving many requests."),
-    Page("pages/9_Roofline.py", "Roofline", "📈", "Every measured point on the device's roofline beside the estimate."),
-    Page("pages/10_Profiler.py", "Profiler", "🔬", "Where the time goes in a transformer block; GPU utilisation over time."),
-    Page("pages/11_Multi_GPU.py", "Multi-GPU", "🔗",
-         "Collectives measured (busbw against message size) and one layer split tensor-parallel, beside the estimate."),
+    Page("app.py", N_("Home"), "🏠", N_("What GEMM is, why it is nearly all of an LLM's compute, this machine.")),
+    Page("pages/1_Accumulate.py", N_("Accumulate"), "➕",
+         N_("Step through D = αAB + βC cell by cell; loop orders, reuse, accumulator precision.")),
+    Page("pages/2_FLOPs.py", N_("FLOPs"), "🔢",
+         N_("The 2·M·N·K heatmap, bytes moved, arithmetic intensity, time on a GPU, tile and wave "
+            "quantization.")),
+    Page("pages/3_Transformer_GEMMs.py", N_("Transformer GEMMs"), "🧱",
+         N_("Every GEMM of one layer drawn to scale, and when attention really dominates.")),
+    Page("pages/4_LLM_Estimator.py", N_("LLM Estimator"), "📐",
+         N_("Size a model: FLOPs per GEMM, memory, prefill and decode time on a GPU.")),
+    Page("pages/5_Devices.py", N_("Devices"), "🖥️",
+         N_("This machine's CPU and GPUs, their datasheet peaks and measured ceilings.")),
+    Page("pages/6_Precision.py", N_("Precision"), "🎯",
+         N_("fp32, tf32, fp16, bf16, int8 and fp8 GEMMs measured live, with their error.")),
+    Page("pages/7_Tiling.py", N_("Tiling"), "🔲",
+         N_("Python tiling vs a real Triton kernel vs the library, tile-size sweeps.")),
+    Page("pages/8_Batching.py", N_("Batching"), "📦",
+         N_("Why batching pays at decode: one weight read serving many requests.")),
+    Page("pages/9_Roofline.py", N_("Roofline"), "📈",
+         N_("Every measured point on the device's roofline beside the estimate.")),
+    Page("pages/10_Profiler.py", N_("Profiler"), "🔬",
+         N_("Where the time goes in a transformer block; GPU utilisation over time.")),
+    Page("pages/11_Multi_GPU.py", N_("Multi-GPU"), "🔗",
+         N_("Collectives measured (busbw against message size) and one layer split tensor-parallel, beside the "
+            "estimate.")),
 ]
 
 
@@ -64,18 +212,25 @@ def nav() -> None:
     """
     try:
         for p in PAGES:
-            st.sidebar.page_link(p.path, label=p.label, icon=p.icon)
+            st.sidebar.page_link(p.path, label=_(p.label), icon=p.icon)
     except st.errors.StreamlitAPIException:  # StreamlitPageNotFoundError: not served by app.py
         return
     st.sidebar.divider()
 
 
 def page(title: str, icon: str, intro: str | None = None) -> None:
-    """Page config, sidebar navigation, title and one-paragraph introduction."""
+    """Page config, language switch, sidebar navigation, title and one-paragraph introduction.
+
+    ``title`` and ``intro`` come translated (``ui.page(_("Title"), "🔢", _("…"))``). They were
+    looked up before the switch ran; should the switch say otherwise, the page runs once more.
+    """
+    before = lang()
     try:
         st.set_page_config(page_title=f"{title} · GEMM", page_icon=icon, layout="wide")
     except st.errors.StreamlitAPIException:  # already set in this run
         pass
+    if language_switch() != before:
+        st.rerun()
     nav()
     st.title(f"{icon} {title}")
     if intro:
@@ -83,15 +238,19 @@ def page(title: str, icon: str, intro: str | None = None) -> None:
 
 
 @contextmanager
-def guard(what: str = "this section") -> Iterator[None]:
-    """Show InputError as a plain message and any other error as a folded traceback."""
+def guard(what: str | None = None) -> Iterator[None]:
+    """Show InputError as a plain message and any other error as a folded traceback.
+
+    ``what`` names the section in the reader's language (``ui.guard(_("the heatmap"))``).
+    """
     try:
         yield
     except InputError as e:
-        st.error(f"**Check the input:** {e}")
+        st.error(_("**Check the input:** {message}").format(message=tr(e)))
     except Exception as e:  # noqa: BLE001 - st.stop/st.rerun are BaseExceptions and pass
-        st.error(f"Something went wrong in {what}: {type(e).__name__}: {e}")
-        with st.expander("Details (for a bug report)"):
+        st.error(_("Something went wrong in {what}: {error}").format(
+            what=what or _("this section"), error=f"{type(e).__name__}: {e}"))
+        with st.expander(_("Details (for a bug report)")):
             st.code(traceback.format_exc())
 
 
@@ -112,7 +271,9 @@ def url(widget: Callable[..., T], label: str, *args: Any, key: str, valid: Calla
     ``valid(value)``, a rule the widget cannot express (a power of two, a tile that fits), replaced
     by ``fallback``; and, for an option widget whose labels differ from its options
     (``format_func``), a link that names the option itself (``?acc_src=random``, as this app's
-    links did before Streamlit's binding, which writes labels) is read as that option.
+    links did before Streamlit's binding, which writes labels), or its label in another language
+    (a link copied from the Chinese page: Streamlit writes the label the page shows), is read as
+    that option.
     """
     ss = st.session_state
     pending = ss.pop(_RESET + key, _MISSING)
@@ -126,6 +287,8 @@ def url(widget: Callable[..., T], label: str, *args: Any, key: str, valid: Calla
         options = list(kwargs.get("options", args[0] if args else []))
         fmt = kwargs["format_func"]
         named = [o for o in options if str(o) == raw and str(fmt(o)) != raw]
+        if not named:  # a translated label (format_func=lambda o: _(LABELS[o])) from a link in another language
+            named = [o for o in options if raw in _labels_in_other_languages(fmt, o)]
         if named and value != named[0]:
             ss[_RESET + key] = named[0]
             st.rerun()
@@ -135,6 +298,29 @@ def url(widget: Callable[..., T], label: str, *args: Any, key: str, valid: Calla
         ss[_RESET + key] = fallback
         st.rerun()
     return value
+
+
+def _labels_in_other_languages(fmt: Callable[[Any], Any], option: Any) -> set[str]:
+    """``fmt(option)`` as it reads in each language other than the session's."""
+    out = set()
+    for code in LANGS:
+        if code != lang():
+            with _speaking(code):
+                out.add(str(fmt(option)))
+    return out
+
+
+_FORCED = threading.local()  # .code: the language _() speaks for a moment in this script thread
+
+
+@contextmanager
+def _speaking(code: str) -> Iterator[None]:
+    before = getattr(_FORCED, "code", None)
+    _FORCED.code = code
+    try:
+        yield
+    finally:
+        _FORCED.code = before
 
 
 def _drop_non_finite(key: str, raw: Any) -> None:

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field, replace
 from gemmlib.core.comm import Link
 from gemmlib.core.dtypes import COMPUTE_DTYPES, get_dtype
 from gemmlib.core.errors import InputError
+from gemmlib.core.i18n import N_
 
 T = 1e12  # tera
 GiB = 1024**3
@@ -468,9 +469,9 @@ CATALOGUE: dict[str, Hardware] = {
         aliases=("h20",), unknown=("fp32", "tf32"), interconnect=_H20_IC,
     ),
     "CPU (edit me)": Hardware(
-        "CPU (edit me)", "cpu", _peaks(fp32=0.2, fp16=0.05, bf16=0.05, int8=0.2),
+        N_("CPU (edit me)"), "cpu", _peaks(fp32=0.2, fp16=0.05, bf16=0.05, int8=0.2),
         bandwidth=20e9, sms=2, memory_bytes=24 * GiB, memory_source="placeholder",
-        source="(user-supplied: cores x GHz x FLOP/cycle; measure with `python -m gemmlib devices --measure`)",
+        source=N_("(user-supplied: cores x GHz x FLOP/cycle; measure with `python -m gemmlib devices --measure`)"),
         notes="A placeholder for a 2-core server: edit peaks and bandwidth for your CPU.",
         editable=True, aliases=("cpu",),
         interconnect=Interconnect("none", None, "none", None, "ethernet (gloo)", None, 1, 1, None,

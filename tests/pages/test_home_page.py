@@ -1,7 +1,10 @@
-"""The home page renders, explains GEMM and links every page that exists."""
+"""The home page renders, explains GEMM and links every page that exists, in English and in Chinese."""
 
 from pathlib import Path
 
+import gemm_i18n
+import pytest
+from i18n_texts import shown_texts
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,3 +52,70 @@ def test_home_shows_the_gemm_share_of_flops_and_of_time():
     assert list(df["tokens"]) == [512, 512, 2048, 2048, 8192, 8192]
     assert (df["GEMM share of FLOPs"] > 0.99).all()
     assert (df["GEMM share of time"] < df["GEMM share of FLOPs"]).all()
+
+
+def _home(**query) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=30)
+    at.query_params.update(query)
+    return at.run()
+
+
+def _zh(msgid: str) -> str:
+    """The catalogue's translation, read from the .po (not through the app's own lookup)."""
+    cat = gemm_i18n.read("zh")
+    return cat[msgid].string
+
+
+def test_home_in_chinese_from_a_link():
+    """``?lang=zh``: the title, the sidebar's page names and the map read in Chinese; the formulas,
+    numbers and the data behind the tables are unchanged."""
+    import ui
+
+    at = _home(lang="zh")
+    assert not at.exception
+    assert at.title[0].value == f"🧮 {_zh('GEMM, from one multiply-add to a whole LLM')}"
+    assert at.radio(key="lang").value == "zh"
+    text = " ".join(m.value for m in at.markdown)
+    assert "$$D = \\alpha\\,A B + \\beta\\,C" in text  # the formula is kept as written
+    for p in ui.PAGES[1:]:
+        assert _zh(p.line) in text and p.line not in text
+    df = next(d.value for d in at.dataframe if "GEMM share of time" in d.value.columns)
+    assert list(df["tokens"]) == [512, 512, 2048, 2048, 8192, 8192]  # data keys stay as they are
+    assert set(df["attention"]) == {_zh("eager"), _zh("fused")}
+
+
+def test_home_in_chinese_has_no_english_left():
+    """Everything the page shows, labels and table headers included: no English word outside
+    formulas, code, numbers, units and names (the devices found here, the catalogue's GPUs)."""
+    from gemmlib.core.hardware import CATALOGUE
+    from gemmlib.core.machine import light_summary
+
+    names = [d["name"] for d in light_summary()] + list(CATALOGUE)
+    texts = shown_texts(_home(lang="zh"))
+    assert len(texts) > 40
+    left = {w for t in texts for w in gemm_i18n.english_words(t, names)}
+    assert not left, f"English left on the Chinese home page: {sorted(left)}"
+
+
+def test_the_english_home_page_is_checked_the_same_way():
+    """Not vacuous: the same check finds the English of the default page."""
+    texts = shown_texts(_home())
+    left = {w for t in texts for w in gemm_i18n.english_words(t)}
+    assert {"multiply", "machine", "catalogue"} <= left
+
+
+@pytest.mark.parametrize("bad", ["xx", "ZH", "", "zh-CN", "1e309"])
+def test_an_unknown_language_in_a_link_falls_back_to_english(bad):
+    at = _home(lang=bad)
+    assert not at.exception
+    assert at.title[0].value == "🧮 GEMM, from one multiply-add to a whole LLM"
+
+
+def test_switching_the_language_on_the_page():
+    at = _home()
+    assert at.radio(key="lang").value is None  # no choice made: the browser's language (none here)
+    at.radio(key="lang").set_value("zh").run()
+    assert not at.exception
+    assert at.title[0].value.endswith(_zh("GEMM, from one multiply-add to a whole LLM"))
+    at.radio(key="lang").set_value("en").run()
+    assert at.title[0].value.endswith("GEMM, from one multiply-add to a whole LLM")
