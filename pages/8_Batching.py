@@ -13,6 +13,7 @@ from gemmlib.charts import batching as batching_charts
 from gemmlib.core.hardware import CATALOGUE, DEFAULT_GPU
 from gemmlib.core.results import BenchResult, to_csv, to_json
 from gemmlib.measure import batching as bb
+from ui import _
 
 ui.page(
     "Batching",
@@ -80,7 +81,7 @@ hw = CATALOGUE[hw_name]
 with ui.guard("the intensity model"):
     ridge = hw.ridge_point(dtype)
     model = bb.model_rows(int(m), int(k), int(n), dtype, sorted(batches) or [1], hw)
-    st.altair_chart(batching_charts.model_chart(model, ridge), width="stretch")
+    st.altair_chart(batching_charts.model_chart(model, ridge, gettext=_), width="stretch")
     if ridge:
         rb = bb.ridge_batch(int(m), int(k), int(n), dtype, ridge)
         where = (f"stacking reaches it at **B ≈ {rb:,}**" if rb else "stacking never reaches it at this shape")
@@ -123,7 +124,7 @@ if rows:
                "show more GB/s than the memory delivers — a cache effect, shown as measured.")
     tabs = st.tabs(["TFLOP/s", "achieved GB/s", "time per request"])
     for tab, metric in zip(tabs, ("tflops", "gbps", "per_request_s"), strict=True):
-        chart = batching_charts.batching_chart(results, metric)
+        chart = batching_charts.batching_chart(results, metric, gettext=_)
         if chart is not None:
             tab.altair_chart(chart, width="stretch")
     dl = st.columns([1, 1, 4])
