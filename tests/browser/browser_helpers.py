@@ -156,16 +156,21 @@ class PageInfo:
 
 
 def page_title(file: str) -> str | None:
-    """The title a page passes to ``ui.page(title, ...)``, read from its source (no import)."""
+    """The title a page passes to ``ui.page(title, ...)`` (or ``ui.page(_("title"), ...)``), read
+    from its source (no import): the English text."""
     path = ROOT / file
     if not path.exists():
         return None
     tree = ast.parse(path.read_text())
     for node in ast.walk(tree):
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "page"
-                and isinstance(node.func.value, ast.Name) and node.func.value.id == "ui" and node.args
-                and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
-            return node.args[0].value
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "ui" and node.args):
+            arg = node.args[0]
+            if (isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name) and arg.func.id == "_"
+                    and arg.args):
+                arg = arg.args[0]
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                return arg.value
     return None
 
 
@@ -210,6 +215,22 @@ def error_texts(page) -> list[str]:
     return page.locator('[data-testid="stAlertContentError"]').all_inner_texts()
 
 
+def _went_wrong() -> tuple[str, ...]:
+    """ui.guard's "Something went wrong" in every language the app speaks (its longest fixed part)."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    import ui
+
+    out = []
+    for code in ui.LANGS:
+        text = ui.translations(code).gettext("Something went wrong in {what}: {error}")
+        out.append(max(re.split(r"\{\w+\}", text), key=len).strip())
+    return tuple(out)
+
+
+_WENT_WRONG = _went_wrong()
+
+
 def assert_clean(page, allow_input_errors: bool = False) -> None:
     """No exception box, no error box with a traceback or a 'Something went wrong' message.
 
@@ -219,7 +240,7 @@ def assert_clean(page, allow_input_errors: bool = False) -> None:
     exc = page.locator('[data-testid="stException"]')
     assert exc.count() == 0, "exception box on the page:\n" + "\n---\n".join(exc.all_inner_texts())
     errors = error_texts(page)
-    bad = [e for e in errors if "Traceback" in e or "Something went wrong" in e]
+    bad = [e for e in errors if "Traceback" in e or any(w in e for w in _WENT_WRONG)]
     assert not bad, "error box from an unexpected exception:\n" + "\n---\n".join(bad)
     if not allow_input_errors:
         assert not errors, "error box on the page:\n" + "\n---\n".join(errors)
@@ -293,3 +314,66 @@ def overflowing_charts(page) -> list[str]:
     """Charts and images wider than the page's content column (cut off at the window's edge)."""
     wait_charts(page)
     return page.evaluate(_OVERFLOW_JS)
+
+
+_TEXTS_JS = """() => {
+    // Every visible text node of the page's content and sidebar, minus what is never translated:
+    // code, formulas (KaTeX), the language switch (it names both languages). Table cells are read
+    // from the data grid's accessible table (the grid itself is drawn on a canvas).
+    const skip = 'code, pre, .katex, .katex-display, script, style, [data-testid="stCode"], '
+               + '.st-key-lang, [translate="no"], [data-testid="stDataFrame"]';
+    const out = [];
+    for (const root of document.querySelectorAll('[data-testid="stMain"], [data-testid="stSidebar"]')) {
+        const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+        for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+            const el = n.parentElement;
+            if (!el || el.closest(skip) || !el.checkVisibility()) continue;
+            const t = n.textContent.trim();
+            if (t) out.push(t);
+        }
+        for (const c of root.querySelectorAll('[data-testid="stDataFrame"] th, [data-testid="stDataFrame"] td')) {
+            const t = c.textContent.trim();
+            if (t) out.push(t);
+        }
+    }
+    out.push(document.title);
+    return out;
+}"""
+
+
+def visible_texts(page) -> list[str]:
+    """The texts a reader sees on the page (and the tab's title), for the language checks."""
+    return page.evaluate(_TEXTS_JS)
+
+
+_GLYPHS_JS = """([family, chars]) => {
+    // Draw each string in a canvas with the given CSS font family; return a fingerprint per string.
+    // Missing glyphs all draw as the same box, so two different characters giving the same
+    // fingerprint means the text is not readable.
+    const c = document.createElement('canvas'); c.width = 64 * 4; c.height = 80;
+    const g = c.getContext('2d');
+    return chars.map(ch => {
+        g.clearRect(0, 0, c.width, c.height); g.fillStyle = '#000';
+        g.font = `48px ${family}`; g.textBaseline = 'alphabetic'; g.fillText(ch, 4, 60);
+        const d = g.getImageData(0, 0, c.width, c.height).data;
+        let h = 0; for (let i = 3; i < d.length; i += 4) h = (h * 31 + d[i]) >>> 0;
+        return h;
+    });
+}"""
+
+
+def glyph_fingerprints(page, family: str, chars: list[str]) -> list[int]:
+    return page.evaluate(_GLYPHS_JS, [family, chars])
+
+
+def chart_font_family(page) -> str | None:
+    """The font family the first drawn chart's title uses (Streamlit's theme font)."""
+    return page.evaluate("""() => {
+        const t = document.querySelector('[data-testid="stVegaLiteChart"] svg text');
+        return t ? (t.getAttribute('font-family') || getComputedStyle(t).fontFamily) : null; }""")
+
+
+def chart_titles(page) -> list[str]:
+    return page.evaluate("""() => [...document.querySelectorAll(
+        '[data-testid="stVegaLiteChart"] svg text.role-title-text, [data-testid="stVegaLiteChart"] .role-title text')]
+        .map(t => t.textContent)""")
