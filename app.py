@@ -107,11 +107,14 @@ with ui.guard(_("device detection")):
 st.subheader(_("GPUs in the catalogue"))
 st.caption(_("Dense datasheet peaks (no sparsity), TFLOP/s (int8: TOPS); each row links its source."))
 rows = catalogue_rows()
+TEXT_CELLS = ("name", "scale-up link", "node network")  # catalogue texts marked N_ in core.hardware
 st.dataframe(
-    [{**r, "name": _(r["name"]), "kind": r["kind"].upper(),
+    [{**r, **{c: _(r[c]) for c in TEXT_CELLS if r.get(c)}, "kind": r["kind"].upper(),
       "source": r["source"] if r["source"].startswith("http") else _(r["source"])} for r in rows],
-    column_config={"name": _("name"), "kind": _("kind"), "bandwidth TB/s": _("bandwidth TB/s"),
-                   "SMs": _("SMs"), "memory GB": _("memory GB"),
-                   "source": st.column_config.LinkColumn(_("source"))},
+    column_config={"name": _("name"), "kind": _("kind"), "unknown peaks": _("unknown peaks"),
+                   "bandwidth TB/s": _("bandwidth TB/s"), "SMs": _("SMs"), "memory GiB": _("memory GiB"),
+                   "memory bytes": _("memory bytes"), "scale-up link": _("scale-up link"),
+                   "scale-up GB/s per direction": _("scale-up GB/s per direction"),
+                   "node network": _("node network"), "source": st.column_config.LinkColumn(_("source"))},
     hide_index=True,
 )

@@ -263,7 +263,7 @@ def english_words(text: str, allowed: Iterable[str] = ()) -> list[str]:
     t = _strip_math_code(text)
     for name in sorted({a for a in allowed if a}, key=len, reverse=True):
         t = t.replace(name, " ")
-    t = re.sub(r"https?://\S+|\b[\w.-]+\.(?:json|py|csv|md|toml|txt)\b", " ", t)
+    t = re.sub(r"https?://\S+|\b[\w.-]+\.(?:json|py|csv|md|toml|txt|yaml|yml)\b", " ", t)
     out = []
     for tok in re.findall(r"[A-Za-z0-9][A-Za-z0-9_.+\-/'’]*", t):
         if re.search(r"\d", tok):

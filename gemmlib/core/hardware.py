@@ -236,10 +236,10 @@ def _hgx(nvlink: str, per_dir: float, latency_s: float, lat_source: str, pcie: L
                         scale_up_gpus, gpus_per_node, intra, pcie, inter, source)
 
 
-def _pcie_only(pcie: Link, source: str, scale_up: str = "none (PCIe only)", bridge: Link | None = None,
+def _pcie_only(pcie: Link, source: str, scale_up: str = N_("none (PCIe only)"), bridge: Link | None = None,
                bridge_gpus: int = 1) -> Interconnect:
     return Interconnect(scale_up, bridge.busbw if bridge else None, pcie.name, pcie.busbw,
-                        "none standard (unknown)", None, bridge_gpus, 8, bridge, pcie, None, source)
+                        N_("none standard (unknown)"), None, bridge_gpus, 8, bridge, pcie, None, source)
 
 
 def _bridge(name: str, per_dir: float, source: str) -> Link:
@@ -253,38 +253,38 @@ _HGX = _NV + "hgx/"
 _MI300X_DS = ("https://www.amd.com/content/dam/amd/en/documents/instinct-tech-docs/data-sheets/"
               "amd-instinct-mi300x-data-sheet.pdf")
 
-_H100_IC = _hgx("NVLink 4 (18 links) + NVSwitch", 450e9, 15.6e-6, _AIC_NCCL.format("H100 SXM", "2.29.2"), _PCIE5,
-                400, "8 × ConnectX-7 400 Gb/s per node, one per GPU (DGX/HGX H100)",
+_H100_IC = _hgx(N_("NVLink 4 (18 links) + NVSwitch"), 450e9, 15.6e-6, _AIC_NCCL.format("H100 SXM", "2.29.2"), _PCIE5,
+                400, N_("8 × ConnectX-7 400 Gb/s per node, one per GPU (DGX/HGX H100)"),
                 "datasheet 900 GB/s bidirectional NVLink, PCIe Gen5 128 GB/s bidirectional: " + _NV + "h100/")
-_H200_IC = _hgx("NVLink 4 (18 links) + NVSwitch", 450e9, 16.8e-6, _AIC_NCCL.format("H200 SXM", "2.29.2"), _PCIE5,
-                400, "8 × ConnectX-7 400 Gb/s per node, one per GPU (HGX H200)",
+_H200_IC = _hgx(N_("NVLink 4 (18 links) + NVSwitch"), 450e9, 16.8e-6, _AIC_NCCL.format("H200 SXM", "2.29.2"), _PCIE5,
+                400, N_("8 × ConnectX-7 400 Gb/s per node, one per GPU (HGX H200)"),
                 "datasheet 900 GB/s bidirectional NVLink: " + _NV + "h200/")
-_A100_IC = _hgx("NVLink 3 (12 links) + NVSwitch", 300e9, 21.8e-6, _AIC_NCCL.format("A100 SXM 80GB", "2.27.3"),
-                _PCIE4, 200, "8 × ConnectX-6 HDR 200 Gb/s per node, one per GPU (DGX A100)",
+_A100_IC = _hgx(N_("NVLink 3 (12 links) + NVSwitch"), 300e9, 21.8e-6, _AIC_NCCL.format("A100 SXM 80GB", "2.27.3"),
+                _PCIE4, 200, N_("8 × ConnectX-6 HDR 200 Gb/s per node, one per GPU (DGX A100)"),
                 "datasheet 600 GB/s bidirectional NVLink: " + _NV + "a100/")
-_B200_IC = _hgx("NVLink 5 (18 links) + NVSwitch", 900e9, 25.2e-6, _AIC_NCCL.format("B200", "2.29.2"), _PCIE5,
-                400, "8 × ConnectX-7 400 Gb/s per node (DGX B200; aiconfigurator assumes ConnectX-8 800 Gb/s)",
+_B200_IC = _hgx(N_("NVLink 5 (18 links) + NVSwitch"), 900e9, 25.2e-6, _AIC_NCCL.format("B200", "2.29.2"), _PCIE5,
+                400, N_("8 × ConnectX-7 400 Gb/s per node (DGX B200; aiconfigurator assumes ConnectX-8 800 Gb/s)"),
                 "HGX B200: NVSwitch GPU-to-GPU 1.8 TB/s bidirectional: " + _HGX)
-_B300_IC = _hgx("NVLink 5 (18 links) + NVSwitch", 900e9, 25.2e-6,
+_B300_IC = _hgx(N_("NVLink 5 (18 links) + NVSwitch"), 900e9, 25.2e-6,
                 "no B300 measurement; stand-in = B200 " + _AIC_NCCL.format("B200", "2.29.2"), _PCIE6, 800,
-                "ConnectX-8 800 Gb/s per GPU (aiconfigurator b300_sxm.yaml)",
+                N_("ConnectX-8 800 Gb/s per GPU (aiconfigurator b300_sxm.yaml)"),
                 "aiconfigurator b300_sxm.yaml: 1.8 TB/s NVLink bidirectional / 2, PCIe Gen6 256 GB/s bidirectional / 2")
-_GB200_IC = _hgx("NVLink 5 across the 72-GPU NVL72 rack", 900e9, 25.2e-6,
+_GB200_IC = _hgx(N_("NVLink 5 across the 72-GPU NVL72 rack"), 900e9, 25.2e-6,
                  "no GB200 small-message figure used; stand-in = B200 " + _AIC_NCCL.format("B200", "2.29.2"),
-                 _PCIE5, 800, "out of the rack: ConnectX-8 800 Gb/s per GPU as aiconfigurator assumes "
-                 "(NVIDIA SKUs vary)", _NV + "gb200-nvl72/ (1.8 TB/s NVLink per GPU); aiconfigurator gb200.yaml",
+                 _PCIE5, 800, N_("out of the rack: ConnectX-8 800 Gb/s per GPU as aiconfigurator assumes "
+                                   "(NVIDIA SKUs vary)"), _NV + "gb200-nvl72/ (1.8 TB/s NVLink per GPU); aiconfigurator gb200.yaml",
                  scale_up_gpus=72, gpus_per_node=72)
-_H20_IC = _hgx("NVLink 4 (18 links) + NVSwitch", 450e9, 15.6e-6,
+_H20_IC = _hgx(N_("NVLink 4 (18 links) + NVSwitch"), 450e9, 15.6e-6,
                "no H20 measurement; stand-in = H100 " + _AIC_NCCL.format("H100 SXM", "2.29.2"), _PCIE5, 200,
-               "aiconfigurator assumes 25 GB/s per GPU (200 Gb/s)", "aiconfigurator h20_sxm.yaml (900 GB/s NVLink)")
+               N_("aiconfigurator assumes 25 GB/s per GPU (200 Gb/s)"), "aiconfigurator h20_sxm.yaml (900 GB/s NVLink)")
 _H100_PAIR = _bridge("NVLink bridge (pairs)", 300e9, "600 GB/s bidirectional, " + _NV + "h100/")
 _H200_NVL_BRIDGE = _bridge("NVLink bridge (2- or 4-way; 4 assumed)", 450e9,
                            "900 GB/s bidirectional, " + _NV + "h200/")
 _XGMI = Link("Infinity Fabric (7 links, full mesh)", "xgmi", 448e9, 15.6e-6,
              "896 GB/s peak aggregate bidirectional (7 × 128 GB/s) / 2 per direction (line rate; " + _MI300X_DS
              + "); " + _LAT_STANDIN)
-_MI_IC = Interconnect("Infinity Fabric, 7 links to the 7 other GPUs", 448e9, "PCIe Gen5 x16", 64e9,
-                      "platform-dependent (unknown)", None, 8, 8, _XGMI, _PCIE5, None, _MI300X_DS)
+_MI_IC = Interconnect(N_("Infinity Fabric, 7 links to the 7 other GPUs"), 448e9, "PCIe Gen5 x16", 64e9,
+                      N_("platform-dependent (unknown)"), None, 8, 8, _XGMI, _PCIE5, None, _MI300X_DS)
 
 _H100_MEM = _reported(81559, "nvidia-smi, NVIDIA/nccl#1264 and modal-labs/modal-client#2797")
 
@@ -303,7 +303,7 @@ CATALOGUE: dict[str, Hardware] = {
         source="https://www.nvidia.com/en-us/data-center/h100/",
         notes="Dense = half the datasheet's sparse figures; aiconfigurator h100_pcie.yaml: 756.5 TFLOP/s dense bf16, "
               "2.0 TB/s. Product brief PB-11133-001: '>2,000 GBps', 350 W.",
-        aliases=("h100 pcie",), interconnect=_pcie_only(_PCIE5, _NV + "h100/", "NVLink bridge (pairs)", _H100_PAIR, 2),
+        aliases=("h100 pcie",), interconnect=_pcie_only(_PCIE5, _NV + "h100/", N_("NVLink bridge (pairs)"), _H100_PAIR, 2),
     ),
     "H100 NVL": Hardware(
         "H100 NVL", "gpu", _peaks(fp32=60, tf32=417.5, fp16=835.5, bf16=835.5, fp8=1670.5, int8=1670.5),
@@ -312,7 +312,7 @@ CATALOGUE: dict[str, Hardware] = {
         + "; sources disagree: fastfetch reports 99,961,274,368 B (fastfetch-cli/fastfetch#1658)",
         source="https://www.nvidia.com/en-us/data-center/h100/",
         notes="Dense = half the datasheet's sparse figures (835 / 1,671 / 3,341 with sparsity). 94 GB HBM3.",
-        aliases=("h100 nvl",), interconnect=_pcie_only(_PCIE5, _NV + "h100/", "NVLink bridge (pairs)", _H100_PAIR, 2),
+        aliases=("h100 nvl",), interconnect=_pcie_only(_PCIE5, _NV + "h100/", N_("NVLink bridge (pairs)"), _H100_PAIR, 2),
     ),
     "H200 SXM": Hardware(
         "H200 SXM", "gpu", _peaks(fp32=67, tf32=494.7, fp16=989.4, bf16=989.4, fp8=1978.9, int8=1978.9),
@@ -328,7 +328,7 @@ CATALOGUE: dict[str, Hardware] = {
         memory_source=_datasheet_gib(141, "141 GB HBM3e")[1],
         source="https://www.nvidia.com/en-us/data-center/h200/",
         notes="PCIe card, up to 600 W: dense = half the datasheet's sparse figures.", aliases=("h200 nvl",),
-        interconnect=_pcie_only(_PCIE5, _NV + "h200/", "NVLink bridge (2- or 4-way)", _H200_NVL_BRIDGE, 4),
+        interconnect=_pcie_only(_PCIE5, _NV + "h200/", N_("NVLink bridge (2- or 4-way)"), _H200_NVL_BRIDGE, 4),
     ),
     "GB200": Hardware(
         "GB200", "gpu", _peaks(tf32=1250, fp16=2500, bf16=2500, fp8=5000, int8=5000, fp4=10000),
@@ -455,7 +455,7 @@ CATALOGUE: dict[str, Hardware] = {
               "10.1 PF MXFP4 dense (20.1 with sparsity); tomshardware and world-today-news (secondary). fp32, tf32, "
               "int8 unknown; Infinity Fabric bandwidth unknown.",
         aliases=("mi355x", "instinct mi355x"), unknown=("fp32", "tf32", "int8"),
-        interconnect=_pcie_only(_PCIE5, "Infinity Fabric 4th gen: bandwidth unknown", "Infinity Fabric (unknown)"),
+        interconnect=_pcie_only(_PCIE5, "Infinity Fabric 4th gen: bandwidth unknown", N_("Infinity Fabric (unknown)")),
     ),
     "H20": Hardware(
         "H20", "gpu", _peaks(fp16=148, bf16=148, fp8=294, int8=294),
@@ -474,9 +474,9 @@ CATALOGUE: dict[str, Hardware] = {
         source=N_("(user-supplied: cores x GHz x FLOP/cycle; measure with `python -m gemmlib devices --measure`)"),
         notes="A placeholder for a 2-core server: edit peaks and bandwidth for your CPU.",
         editable=True, aliases=("cpu",),
-        interconnect=Interconnect("none", None, "none", None, "ethernet (gloo)", None, 1, 1, None,
+        interconnect=Interconnect(N_("none"), None, N_("none"), None, N_("ethernet (gloo)"), None, 1, 1, None,
                                   Link("shared memory (gloo)", "gloo", 5e9, 50e-6, "placeholder"),
-                                  Link("ethernet (gloo)", "gloo", 1.25e9, 100e-6, "placeholder: 10 Gb/s"),
+                                  Link(N_("ethernet (gloo)"), "gloo", 1.25e9, 100e-6, "placeholder: 10 Gb/s"),
                                   "placeholder"),
     ),
 }
