@@ -164,6 +164,8 @@ def language_switch() -> str:
     elif ss.get(_LANG_CHOICE) in LANGS and pending is None:
         ss[_LANG_PENDING] = ss[_LANG_CHOICE]
         st.rerun()
+    else:
+        st.sidebar.caption(_("Following your browser's language."))
     return lang()
 
 
