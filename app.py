@@ -78,7 +78,7 @@ st.subheader(_("Map of the app"))
 root = Path(__file__).parent
 for p in ui.PAGES[1:]:
     if (root / p.path).exists():
-        c1, c2 = st.columns([1, 4])
+        c1, c2 = st.columns([3, 8])  # wide enough for the longest page name in either language
         c1.page_link(p.path, label=_(p.label), icon=p.icon)
         c2.markdown(_(p.line))
 

@@ -39,6 +39,11 @@ ZH = {m.id: m.string for m in gemm_i18n.read("zh") if isinstance(m.id, str) and 
 TRANSLATED = [p for p in PAGES if p.file in gemm_i18n.TRANSLATED]
 
 
+_CUT_JS = """() => [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stPageLink-NavLink"] *')]
+    .filter(e => e.children.length === 0 && /[A-Za-z\u4e00-\u9fff]/.test(e.textContent)
+                 && e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)"""  # icons aside
+
+
 def _names() -> list[str]:
     """Names a Chinese page shows as they are: this machine's devices, the GPU catalogue."""
     from gemmlib.core.hardware import CATALOGUE
@@ -87,6 +92,8 @@ def test_translated_page_in_both_languages(app_server, browser, info):
         left = sorted({w for t in texts for w in gemm_i18n.english_words(t, _names())})
         assert not left, f"English left on the Chinese {info.slug} page: {left}"
         assert not overflowing_charts(page)
+        cut = page.evaluate(_CUT_JS)
+        assert not cut, f"page links cut off: {cut}"  # Chinese names are wider than the English ones
         family = page.evaluate("() => getComputedStyle(document.querySelector('h1')).fontFamily")
         assert "Noto Sans CJK SC" in family, family  # the text's font, as the charts' (below)
         assert glyph_fingerprints(page, family, ["骨直"]) == glyph_fingerprints(page, '"Noto Sans CJK SC"', ["骨直"])
