@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import functools
 import gettext as _gettext
+import hashlib
 import io
+import json
 import math
 import threading
-import time
 import traceback
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
@@ -239,6 +240,15 @@ def page(title: str, icon: str, intro: str | None = None) -> None:
         st.markdown(intro)
 
 
+def intro(text: str, folded: bool = False) -> None:
+    """A page's introduction: shown, or folded into an expander (presentation mode)."""
+    if folded:
+        with st.expander("About this page"):
+            st.markdown(text)
+    else:
+        st.markdown(text)
+
+
 @contextmanager
 def guard(what: str | None = None) -> Iterator[None]:
     """Show InputError as a plain message and any other error as a folded traceback.
@@ -395,93 +405,125 @@ def gpu_count() -> int:
     return launch.cuda_count()
 
 
-def stepper(prefix: str, last: int, draw: Callable[[int], None], *, reset_on: Any = None,
-            pos_key: str | None = None, speed: int = 5, max_speed: int = 20) -> int:
-    """Play/pause, speed, first/back/forward/last and a step slider over steps ``0..last``.
+# ----------------------------------------------------------------------------- the step-through
+_ASSETS = Path(__file__).parent / "ui_assets"
+_STEPPER_HTML = """
+<div class="gst" tabindex="0" role="group">
+  <div class="stage">
+    <div class="grids"></div>
+    <div class="side">
+      <div class="pos"></div>
+      <div class="kind"></div>
+      <div class="text" aria-live="off"></div>
+      <div class="loads"></div>
+    </div>
+  </div>
+  <div class="bar">
+    <button class="first">⏮</button><button class="back">◀</button><button class="play"></button>
+    <button class="fwd">▶</button><button class="last">⏭</button>
+    <span class="hint"></span>
+  </div>
+  <input class="scrub" type="range" min="0" max="0" step="1" value="0">
+</div>
+"""
+# Registered once, when ui is first imported; mounted by each page under its own key. The JS and
+# CSS are plain files next to this module, read here: no build step, no iframe.
+_stepper_component = st.components.v2.component(
+    "gemm_stepper", html=_STEPPER_HTML, css=(_ASSETS / "stepper.css").read_text(encoding="utf-8"),
+    js=(_ASSETS / "stepper.js").read_text(encoding="utf-8"))
 
-    ``draw(step)`` shows one step; it runs inside an ``st.fragment`` that alone reruns on the
-    animation timer, so the rest of the page is not redrawn while playing. Returns the step shown.
+# Every word the step-through shows, as plain literals ({n}, {a}, ... are filled in the browser).
+STEPPER_LABELS = {
+    "step": "Step {n} of {total}",
+    "play": "▶ Play",
+    "pause": "⏸ Pause",
+    "first": "first step (Home)",
+    "back": "one step back (← or PageUp)",
+    "forward": "one step forward (→ or PageDown)",
+    "last": "last step (End)",
+    "scrub": "step",
+    "keys": "Click the grids, then: → or PageDown next, ← or PageUp back, Space play/pause, Home/End first/last",
+    "loads": "so far: A loaded {a} elements, B {b}, D stored {d}",
+    "epilogue": "the epilogue: D = α·(A·B) + β·C, once per element of D",
+}
+MATRIX_CAPTION = "{name} ({rows}×{cols})"
+STEPPER_MAX_SPEED = 30  # steps per second the browser can play (it draws every one)
 
-    Session-state keys (all ``{prefix}_...``): ``pos`` (the 0-based step; ``pos_key`` renames it),
-    ``playing``, ``speed`` (steps per second, bound to the URL), the buttons
-    ``play``, ``first``, ``back``, ``fwd``, ``last``, the 1-based ``slider``, and ``trace_id``: when
-    ``reset_on`` changes (new matrices, another loop order) the position goes back to step 0.
 
-    Each tick advances by the time elapsed since the last one × speed, so a slow redraw skips
-    frames instead of slowing the pace. While playing, a progress bar replaces the slider: a timer
-    rerun carries the browser's copy of a widget's value, which can lag behind the server's and
-    would pull the animation back a step.
+@functools.lru_cache(maxsize=32)
+def _stepper_data(tr: Any) -> dict:
+    """The trace as the browser draws it: frames with their counts as text, the matrices as text."""
+    from gemmlib.core import format as fmt
+
+    frames = [{**f, "loads": [fmt.count(v) for v in f["loads"]]} for f in tr.frames()]
+    text = tr.matrices_text()
+    p = tr.problem
+    caption = {name: MATRIX_CAPTION.format(name=name, rows=r, cols=c)
+               for name, r, c in (("A", p.m, p.k), ("B", p.k, p.n), ("C", p.m, p.n), ("D", p.m, p.n))}
+    data = {"frames": frames, "A": text["A"], "B": text["B"], "C": text["C"] if p.beta != 0 else None,
+            "m": p.m, "n": p.n}
+    data["traceId"] = hashlib.sha1(json.dumps(data, sort_keys=True).encode()).hexdigest()[:12]
+    data["labels"] = {**STEPPER_LABELS, "a": caption["A"], "b": caption["B"], "c": caption["C"], "d": caption["D"]}
+    return data
+
+
+def _ignore() -> None:
+    pass
+
+
+def stepper(key: str, tr: Any, *, speed: int, presentation: bool = False, pos_key: str | None = None) -> int:
+    """Step through a GEMM trace (``gemmlib.explain.reference.Trace``) in the browser.
+
+    The browser draws A, B, C (when β ≠ 0) and D, the arithmetic line and the loads beside them,
+    all from the same step, and plays the trace at ``speed`` steps per second (1 to 30) without
+    asking the server: every step is drawn however busy the server is, and Pause stops on the frame
+    shown. Keys, while the stepper has the focus (a click on the grids gives it): → / PageDown next,
+    ← / PageUp back, Space play/pause, Home / End. ``presentation``: cells of at least 60 px where the
+    matrices fit and no text under 24 px.
+
+    Returns the step the browser last reported (0-based). It reports only when it stops (pause, the
+    end, a button, a key, the scrubber released), so a page reruns once per stop, never per frame.
+    Session-state keys: ``key`` (the component's state), ``pos_key`` (default ``{key}_pos``: the step,
+    also the unbound URL parameter ``?{pos_key}=N`` so that a link opens at that step), and
+    ``{key}_trace`` (the trace's id: a new trace starts at step 0).
     """
     ss = st.session_state
-    k_pos = pos_key or f"{prefix}_pos"
-    k_playing, k_hold, k_tick, k_phase = (f"{prefix}_{n}" for n in ("playing", "hold", "tick", "phase"))
-    k_speed, k_slider, k_trace = f"{prefix}_speed", f"{prefix}_slider", f"{prefix}_trace_id"
-    ss.setdefault(k_playing, False)
-    ss.setdefault(k_pos, 0)
-    if reset_on is not None and ss.get(k_trace) != reset_on:
-        ss[k_trace] = reset_on
-        ss[k_pos] = 0
-    ss[k_pos] = max(0, min(int(ss[k_pos]), last))
+    data = _stepper_data(tr)
+    tid, last = data["traceId"], len(data["frames"]) - 1
+    k_pos, k_trace = pos_key or f"{key}_pos", f"{key}_trace"
+    if k_pos not in ss:  # the first run of this page in the session: a link may name the step
+        try:
+            ss[k_pos] = int(str(st.query_params.get(k_pos, "0")))
+        except ValueError:
+            ss[k_pos] = 0
+        ss[k_trace] = tid
+    elif ss.get(k_trace) != tid:
+        ss[k_trace], ss[k_pos] = tid, 0
 
-    def toggle_play() -> None:
-        if not ss[k_playing] and ss[k_pos] >= last:
-            ss[k_pos] = 0  # play again from the start
-        ss[k_playing] = not ss[k_playing]
-        ss[k_hold] = True  # the run this click causes shows the current step
-        ss[k_tick] = None  # the clock of the animation starts at the next tick
+    def reported(state: Any) -> int | None:
+        step = state.get("step") if isinstance(state, Mapping) else None
+        if isinstance(step, Mapping) and step.get("id") == tid and isinstance(step.get("step"), int):
+            return int(step["step"])
+        return None  # nothing reported yet, or a report about an earlier trace
 
-    def move(delta: int = 0, to: int | None = None) -> None:
-        s = ss[k_pos] if to is None else to
-        ss[k_pos] = max(0, min(last, s + delta))
-        ss[k_hold] = True
-
-    def slide() -> None:
-        ss[k_pos] = max(0, min(last, int(ss[k_slider]) - 1))
-        ss[k_hold] = True
-
-    def steps_due() -> int:
-        """Steps to advance at this tick: the time since the last one × speed (at least 1, at most
-        one second's worth)."""
-        now = time.monotonic()
-        sp = int(ss[k_speed])
-        last_tick = ss.get(k_tick)
-        phase = ss.get(k_phase, 0.0) + (0.0 if last_tick is None else (now - last_tick) * sp)
-        n = max(1, min(sp, int(phase)))
-        ss[k_phase] = min(max(phase - n, 0.0), 1.0)
-        ss[k_tick] = now
-        return n
-
-    playing = ss[k_playing]
-    c1, c2 = st.columns([1, 4])
-    c1.button("⏸ Pause" if playing else "▶ Play", on_click=toggle_play, key=f"{prefix}_play", type="primary",
-              width="stretch")
-    url(c2.slider, "speed (steps per second)", 1, max_speed, speed, key=k_speed,
-        help="on a busy machine the animation skips drawing some steps to keep this pace")
-
-    @st.fragment(run_every=(1.0 / ss[k_speed]) if playing else None)
-    def frame() -> None:
-        if ss[k_playing] and not ss.pop(k_hold, False):
-            if ss[k_pos] < last:
-                ss[k_pos] = min(last, ss[k_pos] + steps_due())
-            else:
-                ss[k_playing] = False
-                st.rerun(scope="app")  # stop the timer and relabel the button
+    got = reported(ss.get(key))
+    if got is not None:
+        ss[k_pos] = got
+    ss[k_pos] = max(0, min(last, int(ss[k_pos])))
+    res = _stepper_component(
+        key=key, data={**data, "speed": max(1, min(STEPPER_MAX_SPEED, int(speed))),
+                       "presentation": bool(presentation), "start": ss[k_pos]},
+        default={"step": None}, on_step_change=_ignore, width="stretch", height="content")
+    got = reported(res)
+    if got is not None:
+        ss[k_pos] = max(0, min(last, got))
+    pos = ss[k_pos]
+    if st.query_params.get(k_pos) != (str(pos) if pos else None):
+        if pos:
+            st.query_params[k_pos] = str(pos)
         else:
-            ss.pop(k_hold, None)
-        b = st.columns(4)
-        b[0].button("⏮ first", on_click=move, kwargs={"to": 0}, key=f"{prefix}_first", width="stretch")
-        b[1].button("◀ back", on_click=move, kwargs={"delta": -1}, key=f"{prefix}_back", width="stretch")
-        b[2].button("forward ▶", on_click=move, kwargs={"delta": 1}, key=f"{prefix}_fwd", width="stretch")
-        b[3].button("last ⏭", on_click=move, kwargs={"to": last}, key=f"{prefix}_last", width="stretch")
-        if ss[k_playing]:
-            st.progress(ss[k_pos] / max(1, last), text=f"step {ss[k_pos] + 1} of {last + 1}")
-        elif last > 0:
-            ss[k_slider] = ss[k_pos] + 1
-            st.slider("step", 1, last + 1, key=k_slider, on_change=slide)
-        draw(ss[k_pos])
-
-    frame()
-    return int(ss[k_pos])
+            st.query_params.pop(k_pos, None)
+    return pos
 
 
 def run_queued(what: str, device: str, lim: safety.Limits,

@@ -1,8 +1,8 @@
 """Accumulate: D = αAB + βC built one multiply-add at a time (the article's example 1).
 
 Streamlit reruns this whole script on every interaction. The step-by-step view
-is ``ui.stepper``: an ``st.fragment`` that alone reruns on the animation timer,
-so the rest of the page is not redrawn while playing.
+is ``ui.stepper``: Python computes the trace and the browser draws and plays it, telling
+the page the step only when it stops (for the running-sum chart and the URL).
 All arithmetic is in ``gemmlib.explain.reference`` and ``gemmlib.explain.accumulation``.
 """
 
@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from gemmlib.charts.explain import accumulation_chart, loads_chart, running_sum_chart, spec, step_grids_spec
+from gemmlib.charts.explain import accumulation_chart, loads_chart, running_sum_chart, spec
 from gemmlib.core.flops import naive_op_counts
 from gemmlib.explain import reference as ref
 from gemmlib.explain.accumulation import (
@@ -26,15 +26,22 @@ from gemmlib.explain.accumulation import (
 PAGE_MAX = 12  # largest M, N, K on this page (every step is kept and drawn)
 ALPHA_BETA_LIMIT = 100.0
 
-ui.page(
-    "Accumulate",
-    "➕",
-    r"""
+ui.page("Accumulate", "➕")
+sc = st.columns([2, 3])
+present = ui.url(sc[0].toggle, "presentation mode", False, key="acc_present",
+                 help="for a projector: the step-through first, large cells and text, the explanations and "
+                      "inputs folded; a clicker's PageDown / PageUp step once the stepper has the focus "
+                      "(click the grids). Collapse the sidebar for more room.")
+speed = ui.url(sc[1].slider, "speed (steps per second)", 1, ui.STEPPER_MAX_SPEED, 5, key="acc_speed",
+               help="the browser draws every step at this pace, however busy the server is")
+ui.intro(r"""
 Every element of $D = \alpha A B + \beta C$ is a **dot product**: $D_{ij} = \alpha\sum_k A_{ik}B_{kj} + \beta C_{ij}$.
 Step through it one multiply-add at a time, in three loop orders that compute the same numbers
 but touch memory very differently — which is what GEMM kernels are really about.
-""",
-)
+
+**What to notice:** the inner product reads every element of A and B once per use (M·N·K loads of
+each); the outer product reads each once but rewrites all of D at every k; a tile does both well.
+""", folded=present)
 
 SOURCES = {"article": "the article's example", "random": "random (from a seed)", "custom": "type your own"}
 
@@ -44,7 +51,8 @@ st.session_state.setdefault("acc_text_b", "7 8\n9 10\n11 12")
 st.session_state.setdefault("acc_text_c", "")
 st.session_state.setdefault("acc_ints", True)
 
-with st.container(border=True):
+inputs = st.expander("The matrices and the loop order") if present else st.container()
+with inputs, st.container(border=True):
     src = ui.url(st.radio, "Matrices", list(SOURCES), format_func=SOURCES.get, horizontal=True, key="acc_src")
     c1, c2, c3 = st.columns([2, 2, 3])
     alpha = ui.url(c1.number_input, "α", -ALPHA_BETA_LIMIT, ALPHA_BETA_LIMIT, 1.0, step=0.5, key="acc_alpha",
@@ -83,7 +91,7 @@ else:
     problem = st.session_state.get("acc_good", ref.article_problem())
     st.info(f"Showing the last matrices that worked ({problem.m}×{problem.k} times {problem.k}×{problem.n}).")
 
-o1, o2 = st.columns([3, 4])
+o1, o2 = inputs.columns([3, 4])
 order = ui.url(o1.radio, "Loop order", ref.LOOP_ORDERS, format_func=ref.LOOP_ORDER_LABELS.get, key="acc_order")
 tile = ref.default_tile(problem)
 if order == "tiled":
@@ -109,24 +117,18 @@ def get_trace(p: ref.Problem, o: str, t: tuple[int, int, int]) -> ref.Trace:
 tr = get_trace(problem, order, tuple(int(v) for v in tile))
 
 
-def draw_step(pos: int) -> None:
-    step = tr.steps[pos]
-    a, bm, _ = problem.arrays()
-    st.markdown(f"**Step {step.index + 1} of {len(tr)}** · `{step.expression}`")
-    st.vega_lite_chart(step_grids_spec(a, bm, tr.d_after(step.index), step), width="content")
-    m = st.columns(4)
-    m[0].metric("A elements loaded", f"{step.loads_a:,}")
-    m[1].metric("B elements loaded", f"{step.loads_b:,}")
-    m[2].metric("D elements stored", f"{step.stores_d:,}")
-    m[3].metric(f"D[{step.focus[0]},{step.focus[1]}] now", ref.fmt_num(step.value))
-    st.caption("Amber: the A and B elements this step reads. Red: the D element(s) it writes. "
-               "Grey: not computed yet. Counts are cumulative, assuming every operand comes from memory "
-               "(no cache) except what the loop order keeps in registers: the running sum (inner), the "
-               "two tiles and the block of D (tiled).")
-
-
-# keys: acc_pos (the step), acc_playing, acc_speed, acc_slider, acc_play/first/back/fwd/last
-ui.stepper("acc", len(tr) - 1, draw_step, reset_on=(problem, order, tr.tile), speed=5, max_speed=20)
+# keys: acc_stepper (the component), acc_pos (the step, also ?acc_pos= in the URL), acc_stepper_trace
+pos = ui.stepper("acc_stepper", tr, speed=speed, presentation=present, pos_key="acc_pos")
+legend = ("Amber: the A and B elements this step reads; violet: the C element the epilogue reads (β ≠ 0); "
+          "red: the D element(s) it writes; dashed: not computed yet. The counts are cumulative, assuming "
+          "every operand comes from memory (no cache) except what the loop order keeps in registers: the "
+          "running sum (inner), the two tiles and the block of D (tiled). The last step is the epilogue "
+          "D = α·(A·B) + β·C: with α = 1 and β = 0, as in an LLM layer, it changes nothing.")
+if present:
+    with st.expander("What the colours and counts mean"):
+        st.caption(legend)
+else:
+    st.caption(legend)
 
 # ----------------------------------------------------------------------------- loads per loop order
 st.subheader("What each loop order loads")
@@ -147,8 +149,9 @@ def loads_view(p: ref.Problem, t: tuple[int, int, int]) -> tuple[dict, pd.DataFr
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def running_view(p: ref.Problem, i: int, j: int) -> dict:
-    return spec(running_sum_chart(ref.running_sum(p, i, j), cell=f"D[{i},{j}]"))
+def running_view(p: ref.Problem, i: int, j: int, done: int) -> dict:
+    return spec(running_sum_chart(ref.running_sum(p, i, j), current_k=done - 1 if done else None,
+                                  cell=f"D[{i},{j}]"))
 
 
 loads_spec, loads_table = loads_view(problem, tuple(int(v) for v in tile))
@@ -189,7 +192,10 @@ rc = st.columns([1, 1, 4])
 ci = rc[0].number_input("row i", 0, problem.m - 1, value=0, key="acc_ci")
 cj = rc[1].number_input("column j", 0, problem.n - 1, value=0, key="acc_cj")
 ci, cj = min(int(ci), problem.m - 1), min(int(cj), problem.n - 1)
-st.vega_lite_chart(running_view(problem, ci, cj), width="stretch")
+done = tr.products_done(pos, (ci, cj))
+st.vega_lite_chart(running_view(problem, ci, cj, done), width="stretch")
+st.caption(f"The large point is where the step-through stopped (step {pos + 1} of {len(tr)}): "
+           f"{done} of the {problem.k} products are in D[{ci},{cj}] there. Pause or step to move it.")
 
 # ----------------------------------------------------------------------------- accumulator precision
 st.subheader("Accumulator precision: why tensor cores add in fp32")

@@ -11,7 +11,6 @@ import streamlit as st
 
 import ui
 from gemmlib.charts import tiling as tiling_charts
-from gemmlib.charts.explain import step_grids_spec
 from gemmlib.core.errors import InputError
 from gemmlib.core.hardware import CATALOGUE
 from gemmlib.core.results import BenchResult, to_csv, to_json
@@ -19,10 +18,11 @@ from gemmlib.explain import reference as ref
 from gemmlib.explain.tiling import traffic_table
 from gemmlib.measure import tiling as bt
 
-ui.page(
-    "Tiling",
-    "🔲",
-    r"""
+ui.page("Tiling", "🔲")
+present = ui.url(st.toggle, "presentation mode", False, key="ti_present",
+                 help="for a projector: section 1 first, large cells and text, the explanations folded; a "
+                      "clicker's PageDown / PageUp step once the stepper has the focus (click the grids)")
+ui.intro(r"""
 A GEMM kernel never multiplies whole matrices at once: it cuts $D$ into **tiles**, and for each
 tile walks $K$ in steps, loading a tile of $A$ and a tile of $B$ into fast memory and doing every
 multiply-add they allow. Bigger tiles mean each element loaded from DRAM is reused more times.
@@ -30,8 +30,10 @@ The article shows this with Python loops that call `torch.matmul` on sub-blocks.
 **teaching device**: the library already tiles — in registers and shared memory, with no Python
 between tiles — so the Python loops are *slower*. Below: the loop order step by step, the traffic
 each tile size implies, and the four implementations measured on the same inputs.
-""",
-)
+
+**What to notice:** a bigger tile loads each element of A and B fewer times (the traffic
+table), yet the Python tiles are slower than one library call; only inside a kernel does tiling pay.
+""", folded=present)
 
 
 lim = ui.bench_limits()
@@ -62,19 +64,10 @@ if tr is None:
     st.info("Showing the last matrices that worked.")
 
 
-def draw_step(pos: int) -> None:
-    step = tr.steps[pos]
-    a, bm, _ = tr.problem.arrays()
-    st.markdown(f"**Step {step.index + 1} of {len(tr)}** · `{step.expression}`")
-    st.vega_lite_chart(step_grids_spec(a, bm, tr.d_after(step.index), step), width="content")
-    m = st.columns(3)
-    m[0].metric("A elements loaded", f"{step.loads_a:,}")
-    m[1].metric("B elements loaded", f"{step.loads_b:,}")
-    m[2].metric("D elements stored", f"{step.stores_d:,}")
-
-
-# keys: ti_step (the step), ti_playing, ti_speed, ti_slider, ti_play/first/back/fwd/last
-ui.stepper("ti", len(tr) - 1, draw_step, reset_on=(tr.problem, tr.tile), pos_key="ti_step", speed=3, max_speed=10)
+speed = ui.url(st.slider, "speed (steps per second)", 1, ui.STEPPER_MAX_SPEED, 3, key="ti_speed",
+               help="the browser draws every step at this pace, however busy the server is")
+# keys: ti_stepper (the component), ti_step (the step, also ?ti_step= in the URL), ti_stepper_trace
+ui.stepper("ti_stepper", tr, speed=speed, presentation=present, pos_key="ti_step")
 p = tr.problem
 counts = ref.load_counts(p.m, p.n, p.k, tr.tile)
 st.caption(

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gemmlib.core import format as fmt
 from gemmlib.core.errors import InputError
 
 MAX_DIM = 16  # largest M, N or K the explainer traces (every step is kept)
@@ -249,10 +250,8 @@ def random_problem(m: int, n: int, k: int, seed: int = 0, *, alpha: float = 1.0,
 
 
 def fmt_num(x: float) -> str:
-    """Short human form: 7 not 7.0, 0.125, 1.23e+05; negatives in brackets when multiplied."""
-    if float(x).is_integer() and abs(x) < 1e15:
-        return str(int(x))
-    return f"{x:.4g}"
+    """A matrix value as a person writes it: 7 not 7.0, 0.125, 0.3333 (``gemmlib.core.format``)."""
+    return fmt.number(float(x), 4)
 
 
 def _factor(x: float) -> str:
@@ -303,6 +302,37 @@ class Trace:
     def result(self) -> np.ndarray:
         return self.d_after(len(self.steps) - 1)
 
+    def frames(self) -> list[dict]:
+        """Every step as plain data for a drawing (the browser-side stepper on the pages).
+
+        Each frame: ``a``, ``b``, ``d`` (the cells read and written, as [row, column] pairs), ``c``
+        (the cells of C the epilogue reads when β ≠ 0), ``dv`` (D's new values, as text), ``text``
+        (the arithmetic line), ``kind`` and ``loads`` ([A loads, B loads, D stores] so far).
+        """
+        out = []
+        reads_c = self.problem.beta != 0
+        for s in self.steps:
+            d = [list(c) for c in s.d_cells]
+            out.append({"a": [list(c) for c in s.a_cells], "b": [list(c) for c in s.b_cells], "d": d,
+                        "c": d if s.kind == "epilogue" and reads_c else [],
+                        "dv": [fmt_num(v) for v in s.d_values], "text": s.expression, "kind": s.kind,
+                        "loads": [s.loads_a, s.loads_b, s.stores_d]})
+        return out
+
+    def products_done(self, index: int, cell: Cell) -> int:
+        """How many of the K products A[i,k]·B[k,j] are in D[i,j] after step ``index``."""
+        i, j = cell
+        done = 0
+        for s in self.steps[: index + 1]:
+            if s.kind != "epilogue" and cell in s.d_cells:
+                done += sum(1 for (ii, _k) in s.a_cells if ii == i)
+        return done
+
+    def matrices_text(self) -> dict[str, list[list[str]]]:
+        """A, B and C as the text drawn in their cells."""
+        return {name: [[fmt_num(v) for v in row] for row in mat]
+                for name, mat in (("A", self.problem.a), ("B", self.problem.b), ("C", self.problem.c))}
+
     @property
     def totals(self) -> dict[str, int]:
         last = self.steps[-1]
@@ -318,8 +348,8 @@ def _epilogue(p: Problem, acc: np.ndarray, index: int, la: int, lb: int, sd: int
     cells = tuple((i, j) for i in range(p.m) for j in range(p.n))
     i, j = focus
     if p.alpha == 1.0 and p.beta == 0.0:
-        expr = (f"epilogue: α = 1, β = 0, so D = A·B as accumulated; "
-                f"D[{i},{j}] = {fmt_num(d[i, j])}")
+        expr = (f"epilogue: α = 1 and β = 0, so D = A·B as accumulated and nothing is left to do "
+                f"(an LLM layer's case; a kernel skips this step). D[{i},{j}] = {fmt_num(d[i, j])}")
     else:
         expr = (f"epilogue: D = α·(A·B) + β·C with α = {fmt_num(p.alpha)}, β = {fmt_num(p.beta)}; "
                 f"D[{i},{j}] = {_factor(p.alpha)}×{fmt_num(acc[i, j])} + "
@@ -382,8 +412,13 @@ def trace_outer(p: Problem, focus: Cell = (0, 0)) -> Trace:
 
 
 def default_tile(p: Problem) -> tuple[int, int, int]:
-    """A tile that splits each dimension about in half (at least 1, at most 4)."""
-    return tuple(max(1, min(4, math.ceil(d / 2))) for d in (p.m, p.n, p.k))  # type: ignore[return-value]
+    """A tile that shows reuse: about half of each dimension, at least 2 where the dimension has 2
+    (a 1-wide tile re-reads every element at every use, like the inner product), at most 4.
+
+    The article's 2×3 by 3×2 gets (2, 2, 2): one block of D, two k-steps, each A and B element
+    loaded once instead of twice.
+    """
+    return tuple(max(min(d, 2), min(4, math.ceil(d / 2))) for d in (p.m, p.n, p.k))  # type: ignore[return-value]
 
 
 def trace_tiled(p: Problem, tile: tuple[int, int, int] | None = None) -> Trace:

@@ -192,3 +192,41 @@ def test_chart_builders_produce_valid_vega_lite():
                [("M", "ordinal", None), ("time µs", "quantitative", ",.2f"), ("bound", "nominal", None)]).to_dict()
     ch.staircase_chart(wave_staircase(128, 100, 300, 128, 128, 4)).to_dict()
     assert ch.spec(ch.loads_chart([{"order": "x", "operand": "B", "loads": 1}]))["mark"]["type"] == "bar"
+
+
+@pytest.mark.parametrize("order", ref.LOOP_ORDERS)
+def test_frames_replay_to_the_traces_d(order):
+    """Replaying each frame's written values (as the browser does) gives D after every step, and the
+    loads and the arithmetic line are the step's own."""
+    p = ref.random_problem(3, 4, 5, seed=2, beta=0.5)
+    tr = ref.trace(p, order)
+    frames = tr.frames()
+    assert len(frames) == len(tr)
+    d = {}
+    for idx, (f, s) in enumerate(zip(frames, tr.steps, strict=True)):
+        for (i, j), v in zip(f["d"], f["dv"], strict=True):
+            d[i, j] = float(v)
+        want = tr.d_after(idx)
+        for (i, j), v in d.items():
+            assert v == pytest.approx(want[i, j], rel=1e-3, abs=1e-3)  # text with 4 significant digits
+        assert f["loads"] == [s.loads_a, s.loads_b, s.stores_d] and f["text"] == s.expression
+    assert frames[-1]["kind"] == "epilogue" and len(frames[-1]["c"]) == 3 * 4  # β ≠ 0: C is read
+    assert all(not f["c"] for f in ref.trace(ref.article_problem(), order).frames())  # β = 0: C is never read
+
+
+def test_default_tile_shows_reuse_on_the_articles_example():
+    """The article's 2×3 by 3×2: the default tile loads each A and B element once (numel), not once
+    per use as the inner product does (M·N·K = 12 loads each)."""
+    p = ref.article_problem()
+    tiled = ref.trace(p, "tiled").totals
+    a, b, _ = p.arrays()
+    assert tiled["loads_a"] == a.size == 6 and tiled["loads_b"] == b.size == 6
+    assert ref.trace(p, "inner").totals["loads_a"] == 12
+
+
+def test_products_done_counts_the_k_terms_in_a_cell():
+    p = ref.random_problem(2, 2, 5, seed=0)
+    inner, outer, tiled = (ref.trace(p, o, (2, 2, 2) if o == "tiled" else None) for o in ref.LOOP_ORDERS)
+    assert [inner.products_done(i, (0, 0)) for i in range(6)] == [1, 2, 3, 4, 5, 5]
+    assert [outer.products_done(i, (1, 1)) for i in range(5)] == [1, 2, 3, 4, 5]
+    assert [tiled.products_done(i, (1, 0)) for i in range(3)] == [2, 4, 5]  # k tiles 0:2, 2:4, 4:5

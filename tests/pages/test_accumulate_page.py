@@ -1,5 +1,13 @@
-"""The Accumulate page through AppTest: render, stepping, play, loop orders, extremes, bad input."""
+"""The Accumulate page through AppTest: render, stepping, loop orders, extremes, bad input.
 
+The step-through is a browser-side component (ui.stepper): AppTest runs no JavaScript, so a test
+"steps" the way the browser does, by reporting a step in the component's state, and reads what the
+browser would draw at that step from the data the page sends it. Playing (the clock, Play/Pause,
+every step drawn) happens in the browser only: tests/browser/test_browser_stepper.py and
+test_browser_interact.py check it.
+"""
+
+import json
 from pathlib import Path
 
 import pytest
@@ -15,8 +23,27 @@ def _app() -> AppTest:
     return at
 
 
+def _data(at: AppTest) -> dict:
+    """What the page hands the browser-side stepper: the trace's frames, the matrices, the labels."""
+    comp = [e for e in at.main if getattr(e, "type", "") == "bidi_component"]
+    assert len(comp) == 1 and comp[0].proto.component_name.endswith("gemm_stepper")
+    return json.loads(comp[0].proto.json)
+
+
+def _shown(at: AppTest) -> str:
+    """What the stepper draws at the page's step: the counter and the arithmetic line."""
+    d, pos = _data(at), at.session_state.acc_pos
+    return d["labels"]["step"].format(n=pos + 1, total=len(d["frames"])) + " · " + d["frames"][pos]["text"]
+
+
 def _text(at: AppTest) -> str:
-    return " ".join(m.value for m in at.markdown)
+    return " ".join(m.value for m in at.markdown) + " " + _shown(at)
+
+
+def _go(at: AppTest, step: int) -> AppTest:
+    """The browser reports a step (as it does on pause, a button, a key or the scrubber)."""
+    at.session_state["acc_stepper"] = {"step": {"id": _data(at)["traceId"], "step": step}}
+    return at.run()
 
 
 def _trace_d(at: AppTest) -> list[list[float]]:
@@ -43,53 +70,42 @@ def test_default_render_shows_the_article_example():
 
 def test_step_forward_back_first_last_and_slider():
     at = _app()
-    at.button(key="acc_fwd").click().run()
-    at.button(key="acc_fwd").click().run()
+    _go(at, 1)
+    _go(at, 2)
     assert at.session_state.acc_pos == 2
     assert "D[0,0] = 1×7 + 2×9 + 3×11 = 58" in _text(at)
-    at.button(key="acc_back").click().run()
+    assert at.query_params["acc_pos"] == "2"  # the step is in the URL (unbound key)
+    _go(at, 1)
     assert at.session_state.acc_pos == 1 and "1×7 + 2×9 = 25" in _text(at)
-    at.button(key="acc_last").click().run()
+    _go(at, 12)  # last
     assert at.session_state.acc_pos == 12 and "epilogue" in _text(at)
-    at.button(key="acc_fwd").click().run()  # clamps at the end
+    _go(at, 13)  # past the end: clamped
     assert at.session_state.acc_pos == 12
-    at.button(key="acc_first").click().run()
-    at.button(key="acc_back").click().run()  # clamps at the start
+    _go(at, 0)
+    _go(at, -1)  # before the start: clamped
     assert at.session_state.acc_pos == 0
-    at.slider(key="acc_slider").set_value(6).run()  # the slider counts steps from 1, like "Step 6 of 13"
+    assert "acc_pos" not in at.query_params  # step 0 is the default, left out of the link
+    _go(at, 5)  # the scrubber released at "Step 6 of 13"
     assert at.session_state.acc_pos == 5 and "D[0,1]" in _text(at)
     assert not at.exception
 
 
-def test_play_advances_and_stops_at_the_end():
+def test_the_browser_gets_the_whole_trace_and_a_stop_at_the_end():
+    """Play runs in the browser; the page sends every frame once and hears the step where it stops."""
     at = _app()
-    at.button(key="acc_play").click().run()
-    assert at.session_state.acc_playing and at.session_state.acc_pos == 0
-    assert at.button(key="acc_play").label.startswith("⏸")
-    seen = [0]
-    for _ in range(3):  # each (timer) run of the fragment advances: one step, more if a tick was late
-        at.run()
-        seen.append(at.session_state.acc_pos)
-    assert all(b > a for a, b in zip(seen, seen[1:], strict=False)), seen
-    at.button(key="acc_play").click().run()  # pause
-    assert not at.session_state.acc_playing
-    paused_at = at.session_state.acc_pos
+    d = _data(at)
+    assert len(d["frames"]) == 13 and d["speed"] == 5 and d["start"] == 0 and d["presentation"] is False
+    assert d["A"] == [["1", "2", "3"], ["4", "5", "6"]] and d["C"] is None  # β = 0: no C drawn
+    assert [f["text"] for f in d["frames"][:3]] == ["D[0,0] = 1×7 = 7  …", "D[0,0] = 1×7 + 2×9 = 25  …",
+                                                    "D[0,0] = 1×7 + 2×9 + 3×11 = 58"]
+    assert d["frames"][2]["loads"] == ["3", "3", "1"]  # the counts, drawn in the same frame
+    _go(at, 12)  # the player reached the end
+    assert at.session_state.acc_pos == 12 and "epilogue" in _text(at)
+    assert "nothing is left to do" in d["frames"][-1]["text"]  # α = 1, β = 0: the epilogue explained
+    stale = {"step": {"id": "an-old-trace", "step": 3}}  # a report about another trace is ignored
+    at.session_state["acc_stepper"] = stale
     at.run()
-    assert at.session_state.acc_pos == paused_at
-    at.button(key="acc_last").click().run()
-    at.button(key="acc_play").click().run()  # play at the end starts again from step 0
-    assert at.session_state.acc_pos == 0 and at.session_state.acc_playing
-    assert not [s for s in at.slider if s.key == "acc_slider"]  # a progress bar replaces the slider
-    at.run()
-    assert at.session_state.acc_pos >= 1
-    at.button(key="acc_play").click().run()  # pause: the slider is back
-    at.slider(key="acc_slider").set_value(12).run()
-    at.button(key="acc_play").click().run()
-    at.run()
-    at.run()
-    assert at.session_state.acc_pos == 12 and not at.session_state.acc_playing
-    assert at.button(key="acc_play").label.startswith("▶")
-    assert not at.exception
+    assert at.session_state.acc_pos == 12 and not at.exception
 
 
 @pytest.mark.parametrize("order,steps,expr", [
@@ -99,17 +115,22 @@ def test_play_advances_and_stops_at_the_end():
 ])
 def test_loop_orders(order, steps, expr):
     at = _app()
-    at.button(key="acc_fwd").click().run()
+    _go(at, 1)
     at.radio(key="acc_order").set_value(order).run()
     assert not at.exception
     # a new trace starts at its first step; the same trace keeps its place
     assert at.session_state.acc_pos == (1 if order == "inner" else 0)
-    at.button(key="acc_first").click().run()
+    if order == "tiled":  # 1×1×2 tiles (the default tile now shows reuse: test_tiled_default_tile_shows_reuse)
+        for d, v in zip("mnk", (1, 1, 2), strict=True):
+            at.number_input(key=f"acc_tile_{d}").set_value(v).run()
+    _go(at, 0)
     assert expr in _text(at)
-    assert at.slider(key="acc_slider").max == steps
+    assert len(_data(at)["frames"]) == steps
     assert _trace_d(at) == [[58.0, 64.0], [139.0, 154.0]]
     table = next(df.value for df in at.dataframe if "loop order" in df.value.columns)
-    assert table["A loads"].tolist() == [12, 6, 12] and table["B loads"].tolist() == [12, 6, 12]
+    # the tiled row: 1×1×2 tiles re-read like the inner product; the default 2×2×2 tile reads once
+    tiled = 12 if order == "tiled" else 6
+    assert table["A loads"].tolist() == [12, 6, tiled] and table["B loads"].tolist() == [12, 6, tiled]
 
 
 def test_tiled_tile_sizes_at_extremes():
@@ -146,7 +167,7 @@ def test_random_inputs_at_extremes(m, n, k, seed, alpha, beta, ints):
     assert not at.exception and not _errors(at)
     assert at.session_state.acc_good.m == m and at.session_state.acc_good.k == k
     assert float({x.label: x.value for x in at.metric}["max |trace − numpy|"]) < 1e-9
-    at.button(key="acc_last").click().run()
+    _go(at, len(_data(at)["frames"]) - 1)
     for order in ("outer", "tiled"):
         at.radio(key="acc_order").set_value(order).run()
         assert not at.exception
@@ -180,15 +201,48 @@ def test_custom_matrices_and_bad_input_keeps_last_good_state():
     assert _trace_d(at) == [[21.0, 24.0], [45.0, 52.0]]
 
 
-@pytest.mark.parametrize("speed", [1, 20])
-def test_speed_extremes_while_playing(speed):
+@pytest.mark.parametrize("speed", [1, 20, 30])
+def test_speed_extremes_reach_the_browser(speed):
     at = _app()
     at.slider(key="acc_speed").set_value(speed).run()
-    at.button(key="acc_play").click().run()
-    at.run()
-    assert not at.exception and 1 <= at.session_state.acc_pos <= speed
+    assert not at.exception and _data(at)["speed"] == speed
     # bound to ?acc_speed=: the browser writes the URL (tests/browser/test_browser_urls.py checks it)
     assert at.slider(key="acc_speed").proto.query_param_key == "acc_speed" and at.session_state.acc_speed == speed
+
+
+def test_tiled_default_tile_shows_reuse():
+    """The article's example, tiled with the default tile: each A and B element is loaded once
+    (numel), against M·N·K = 12 times in the inner product."""
+    at = _app()
+    at.radio(key="acc_order").set_value("tiled").run()
+    table = next(df.value for df in at.dataframe if "loop order" in df.value.columns)
+    assert table["A loads"].tolist() == [12, 6, 6] and table["B loads"].tolist() == [12, 6, 6]
+    assert "2×2×2" in " ".join(c.value for c in at.caption)
+
+
+def test_beta_draws_c_and_a_link_opens_at_its_step():
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.query_params.update({"acc_beta": "1", "acc_pos": "5"})
+    at.run()
+    assert not at.exception and at.session_state.acc_pos == 5
+    d = _data(at)
+    assert d["start"] == 5 and d["C"] == [["0", "0"], ["0", "0"]]
+    assert d["frames"][-1]["c"] == [[0, 0], [0, 1], [1, 0], [1, 1]]  # the epilogue reads all of C
+    for junk in ("x", "-4", "1e309", "999"):
+        bad = AppTest.from_file(PAGE, default_timeout=60)
+        bad.query_params["acc_pos"] = junk
+        bad.run()
+        assert not bad.exception and bad.session_state.acc_pos == (12 if junk == "999" else 0)
+
+
+def test_presentation_mode_folds_the_words_and_keeps_the_numbers():
+    at = _app()
+    at.toggle(key="acc_present").set_value(True).run()
+    assert not at.exception and _data(at)["presentation"] is True
+    labels = [e.proto.label for e in at.expander]
+    assert "About this page" in labels and "The matrices and the loop order" in labels
+    assert "What the colours and counts mean" in labels
+    assert _trace_d(at) == [[58.0, 64.0], [139.0, 154.0]]
 
 
 def test_precision_section_inputs():

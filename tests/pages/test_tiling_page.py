@@ -1,5 +1,11 @@
-"""The Tiling page through AppTest: render, the animated tiled trace, traffic model, a CPU run, bad input."""
+"""The Tiling page through AppTest: render, the tiled trace's step-through, traffic model, a CPU run, bad input.
 
+The step-through is browser-side (ui.stepper): a test steps by reporting a step in the component's
+state, as the browser does, and reads what it would draw from the data the page sends. Playing is
+checked in the browser (tests/browser/test_browser_stepper.py, test_browser_interact.py).
+"""
+
+import json
 from pathlib import Path
 
 import pytest
@@ -33,8 +39,21 @@ def _cuda() -> bool:
     return torch.cuda.is_available()
 
 
+def _data(at: AppTest) -> dict:
+    comp = [e for e in at.main if getattr(e, "type", "") == "bidi_component"]
+    assert len(comp) == 1
+    return json.loads(comp[0].proto.json)
+
+
 def _text(at: AppTest) -> str:
-    return " ".join(m.value for m in at.markdown) + " ".join(c.value for c in at.caption)
+    d, pos = _data(at), at.session_state.ti_step
+    shown = d["labels"]["step"].format(n=pos + 1, total=len(d["frames"])) + " · " + d["frames"][pos]["text"]
+    return " ".join(m.value for m in at.markdown) + " ".join(c.value for c in at.caption) + " " + shown
+
+
+def _go(at: AppTest, step: int) -> AppTest:
+    at.session_state["ti_stepper"] = {"step": {"id": _data(at)["traceId"], "step": step}}
+    return at.run()
 
 
 def test_default_render():
@@ -50,23 +69,21 @@ def test_default_render():
         assert any("interpreter" in i.value for i in at.info)  # no GPU here: the page says so
 
 
-def test_stepping_and_play():
+def test_stepping():
     at = _app()
-    at.button(key="ti_fwd").click().run()
+    _go(at, 1)
     assert at.session_state.ti_step == 1
-    at.button(key="ti_last").click().run()
-    last = at.session_state.ti_step
-    assert last > 1 and "epilogue" in _text(at)
-    at.button(key="ti_first").click().run()
-    at.button(key="ti_play").click().run()
-    assert at.session_state.ti_playing and at.session_state.ti_step == 0
-    assert not [s for s in at.slider if s.key == "ti_slider"]  # a progress bar replaces the slider
-    at.run()  # a timer run of the fragment advances
-    assert at.session_state.ti_step >= 1
-    at.button(key="ti_play").click().run()
-    assert not at.session_state.ti_playing
-    at.slider(key="ti_slider").set_value(4).run()  # the slider counts steps from 1, like "Step 4 of"
+    last = len(_data(at)["frames"]) - 1
+    _go(at, last)
+    assert at.session_state.ti_step == last and last > 1 and "epilogue" in _text(at)
+    _go(at, 0)
+    d = _data(at)
+    assert d["speed"] == 3 and at.session_state.ti_step == 0  # played in the browser at 3 steps/s
+    _go(at, 3)  # the scrubber released at "Step 4 of"
     assert at.session_state.ti_step == 3 and "Step 4 of" in _text(at)
+    assert at.query_params["ti_step"] == "3"
+    at.number_input(key="ti_t").set_value(3).run()  # a new trace starts at its first step
+    assert at.session_state.ti_step == 0 and "Step 1 of" in _text(at)
 
 
 def test_extremes_of_the_trace_inputs():
