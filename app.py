@@ -16,6 +16,7 @@ from pathlib import Path
 import streamlit as st
 
 import ui
+from gemmlib.core.flops import DEFAULT_EFFICIENCY
 from gemmlib.core.hardware import catalogue_rows, get_hardware
 from gemmlib.core.machine import light_summary
 from gemmlib.llm.accounting import share_overview
@@ -47,7 +48,7 @@ thousands. The **Transformer GEMMs** and **LLM Estimator** pages count both, exa
 
 @st.cache_data(show_spinner=False)
 def _shares() -> list[dict]:
-    return share_overview(from_name("llama-2-7b"), (512, 2048, 8192), get_hardware("H100 SXM"), "bf16", 0.7)
+    return share_overview(from_name("llama-2-7b"), (512, 2048, 8192), get_hardware("H100 SXM"), "bf16", DEFAULT_EFFICIENCY)
 
 
 ATTENTION = {"eager": _("eager"), "fused": _("fused")}  # share_overview's attention kinds, as shown

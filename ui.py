@@ -364,15 +364,55 @@ def set_url_widget(key: str, value: Any) -> None:
     st.session_state[_RESET + key] = value
 
 
-def fmt_si(x: float, unit: str = "", digits: int = 3) -> str:
-    """1.23e12 -> '1.23 T' + unit."""
-    if x is None:
-        return "—"
-    ax = abs(x)
-    for scale, prefix in ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if ax >= scale:
-            return f"{x / scale:.{digits}g} {prefix}{unit}"
-    return f"{x:.{digits}g} {unit}".rstrip()
+def table(data: Any, formats: Mapping[str, str] | None = None, *, where: Any = None,
+          column_config: Mapping[str, Any] | None = None, hide_index: bool = True, **kwargs: Any) -> Any:
+    """``st.dataframe`` drawn by the one formatter's rules (``gemmlib.core.format``).
+
+    Numeric columns stay numeric (they sort) and get the format of their kind: ``"count"`` (every
+    digit, separators; the default for whole numbers), ``"number"`` (4 significant digits; the
+    default for other numbers), ``"percent"``, ``"error"`` (scientific). A count past 2**53 (more
+    than a browser's number holds exactly) becomes its exact text. Flags become yes / no, a
+    missing value shows "—", and a column named in ``column_config`` is left as it is (progress
+    bars, links, checkboxes).
+    """
+    import pandas as pd
+
+    from gemmlib.core import format as fmt
+
+    df = data.copy() if isinstance(data, pd.DataFrame) else pd.DataFrame(data)
+    formats, explicit = dict(formats or {}), dict(column_config or {})
+    cfg: dict[str, Any] = {}
+    for col in df.columns:
+        if col in explicit:
+            continue
+        s, kind = df[col], formats.get(col)
+        if s.dtype == object:
+            vals = [v for v in s if not fmt.missing(v)]
+            if vals and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
+                big = any(isinstance(v, int) and abs(v) >= 2**53 for v in vals)
+                if not big:
+                    s = df[col] = pd.to_numeric(s)
+            if s.dtype == object:
+                df[col] = s.map(fmt.count if kind == "count" else fmt.cell)
+                if kind in ("count", "number"):
+                    cfg[col] = st.column_config.TextColumn(alignment="right")
+                continue
+        if pd.api.types.is_bool_dtype(s):
+            df[col] = s.map(fmt.cell)
+            continue
+        if not pd.api.types.is_numeric_dtype(s):
+            continue
+        kind = kind or ("count" if pd.api.types.is_integer_dtype(s) else "number")
+        if kind == "count" and len(s.dropna()) and float(s.abs().max()) >= 2**53:
+            df[col] = s.map(fmt.count)
+            cfg[col] = st.column_config.TextColumn(alignment="right")
+            continue
+        width = None
+        if kind == "count" and len(s.dropna()) and len(fmt.count(s.abs().max())) > 11:
+            width = "medium"  # room for every digit (a narrow column would clip the leading ones)
+        cfg[col] = st.column_config.NumberColumn(format=fmt.STREAMLIT_FORMATS.get(kind, kind), width=width)
+    cfg.update(explicit)
+    return (where or st).dataframe(df, hide_index=hide_index, column_config=cfg, placeholder=fmt.DASH, **kwargs)
 
 
 def bench_limits() -> safety.Limits:

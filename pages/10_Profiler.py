@@ -15,6 +15,7 @@ import streamlit as st
 import ui
 from gemmlib.charts import profile as charts_profile
 from gemmlib.core.errors import InputError
+from gemmlib.core.flops import DEFAULT_EFFICIENCY
 from gemmlib.core.hardware import CATALOGUE, DEFAULT_GPU
 from gemmlib.core.results import record
 from gemmlib.measure import harness, safety
@@ -117,7 +118,7 @@ if default_hw not in CATALOGUE:  # measured ceilings: the prediction picks from 
 h = st.columns([2, 2, 3])
 hw_name = ui.url(h[0].selectbox, "Hardware for the prediction", list(CATALOGUE),
                  index=list(CATALOGUE).index(default_hw), key="pf_hw")
-eff = ui.url(h[1].slider, "efficiency", 0.05, 1.0, 0.7, step=0.05, key="pf_eff",
+eff = ui.url(h[1].slider, "efficiency", 0.05, 1.0, DEFAULT_EFFICIENCY, step=0.05, key="pf_eff",
                   help="share of the datasheet peak and bandwidth reached, for GEMMs and the rest alike")
 pred = None
 if cfg is not None:

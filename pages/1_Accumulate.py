@@ -13,6 +13,7 @@ import streamlit as st
 
 import ui
 from gemmlib.charts.explain import accumulation_chart, loads_chart, running_sum_chart, spec
+from gemmlib.core import format as fmt
 from gemmlib.core.flops import naive_op_counts
 from gemmlib.explain import reference as ref
 from gemmlib.explain.accumulation import (
@@ -157,7 +158,7 @@ def running_view(p: ref.Problem, i: int, j: int, done: int) -> dict:
 loads_spec, loads_table = loads_view(problem, tuple(int(v) for v in tile))
 lc1, lc2 = st.columns([3, 2])
 lc1.vega_lite_chart(loads_spec, width="stretch")
-lc2.dataframe(loads_table, hide_index=True)
+ui.table(loads_table, where=lc2)
 st.caption(f"Same {problem.m * problem.n * problem.k:,} multiply-adds in every order. Tiled with tiles "
            f"{'×'.join(str(v) for v in tile)} (M×N×K) re-reads A once per column of D blocks and B once per row "
            "of D blocks; the outer product reads A and B once but rewrites all of D at each k. Real kernels "
@@ -168,15 +169,15 @@ st.subheader("Check against numpy, and the article's count")
 chk = ref.check(tr)
 counts = naive_op_counts(problem.m, problem.n, problem.k)
 k1, k2, k3, k4 = st.columns(4)
-k1.metric("max |trace − numpy|", f"{chk['max_abs_error']:.3g}")
-k2.metric("multiplications M·N·K", f"{counts['multiplications']:,}")
-k3.metric("additions M·N·(K−1)", f"{counts['additions']:,}")
-k4.metric("2·M·N·K", f"{counts['formula']:,}", delta=f"+{counts['gap']:,} (= M·N)", delta_color="off")
+k1.metric("max |trace − numpy|", fmt.number(chk["max_abs_error"], 3))
+k2.metric("multiplications M·N·K", fmt.count(counts["multiplications"]))
+k3.metric("additions M·N·(K−1)", fmt.count(counts["additions"]))
+k4.metric("2·M·N·K", fmt.count(counts["formula"]), delta=f"+{fmt.count(counts['gap'])} (= M·N)", delta_color="off")
 dc1, dc2 = st.columns(2)
 dc1.markdown("**D from the trace**")
-dc1.dataframe(pd.DataFrame(tr.result()), width="stretch")
+ui.table(pd.DataFrame(tr.result()), where=dc1, hide_index=False, width="stretch")
 dc2.markdown("**numpy: α·A @ B + β·C**")
-dc2.dataframe(pd.DataFrame(problem.expected()), width="stretch")
+ui.table(pd.DataFrame(problem.expected()), where=dc2, hide_index=False, width="stretch")
 st.markdown(
     f"A dot product of length K needs K multiplications but only K − 1 additions (the first product "
     f"starts the sum), so the exact count is 2·M·N·K − M·N = **{counts['counted']:,}**. The convention "
@@ -222,12 +223,12 @@ with ui.guard("the precision study"):
     st.vega_lite_chart(study_chart, width="stretch")
     st.markdown(explain(study))
     with st.expander("Table"):
-        st.dataframe(pd.DataFrame(study.records()), hide_index=True)
+        ui.table(study.records(), {"median relative error": "error", "max relative error": "error"})
     a_, b_, _ = problem.arrays()
     st.markdown(f"**Your matrices** ({problem.m}×{problem.k} by {problem.k}×{problem.n}), operands in {operands}, "
                 "A·B accumulated in each precision:")
     errs = matmul_errors(a_, b_, operands)
-    st.dataframe(pd.DataFrame(errs), hide_index=True)
+    ui.table(errs)
     if all(r["max |error|"] == 0 for r in errs):
         st.caption("Every accumulator gives the same D here: sums this short of numbers this simple (small "
                    "integers are exact in fp16 up to 2048) never round. The error needs long sums to show.")

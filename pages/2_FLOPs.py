@@ -11,7 +11,14 @@ import streamlit as st
 import ui
 from gemmlib.charts.explain import heatmap, spec, staircase_chart
 from gemmlib.core.dtypes import COMPUTE_DTYPES
-from gemmlib.core.flops import METRICS, article_count_check, dim_range, metric_grid, wave_staircase
+from gemmlib.core.flops import (
+    DEFAULT_EFFICIENCY,
+    METRICS,
+    article_count_check,
+    dim_range,
+    metric_grid,
+    wave_staircase,
+)
 from gemmlib.core.hardware import CATALOGUE, DEFAULT_GPU, catalogue_rows
 
 MAX_DIM = 1 << 20  # 1,048,576: larger than any LLM GEMM dimension
@@ -29,6 +36,11 @@ sets the time. Change the ranges, the metric and the GPU below.
 )
 
 # ----------------------------------------------------------------------------- inputs
+def _follow_gpu() -> None:
+    """The wave section's SMs field follows the chosen hardware (its own edits last until then)."""
+    st.session_state.fl_sms = CATALOGUE[st.session_state.fl_gpu].sms or CATALOGUE[DEFAULT_GPU].sms
+
+
 with st.container(border=True):
     c = st.columns(7)
     m0 = ui.url(c[0].number_input, "M from", 1, MAX_DIM, 256, key="fl_m0")
@@ -43,8 +55,9 @@ with st.container(border=True):
                     horizontal=True)
     dtype = ui.url(d[1].selectbox, "dtype", COMPUTE_DTYPES, index=list(COMPUTE_DTYPES).index("bf16"), key="fl_dtype",
                    help="element size for bytes; peak for time")
-    gpu = ui.url(d[2].selectbox, "Hardware", list(CATALOGUE), index=list(CATALOGUE).index(DEFAULT_GPU), key="fl_gpu")
-    eff = ui.url(d[3].slider, "efficiency", 0.05, 1.0, 1.0, step=0.05, key="fl_eff",
+    gpu = ui.url(d[2].selectbox, "Hardware", list(CATALOGUE), index=list(CATALOGUE).index(DEFAULT_GPU), key="fl_gpu",
+                 on_change=_follow_gpu)
+    eff = ui.url(d[3].slider, "efficiency", 0.05, 1.0, DEFAULT_EFFICIENCY, step=0.05, key="fl_eff",
                  help="share of the datasheet peak and bandwidth a real kernel reaches")
     st.caption(f"**{metric}**: {METRICS[metric]}.")
 
@@ -115,8 +128,7 @@ if grid is not None:
                    "move more, so memory-bound times are optimistic.")
 
 with st.expander("The hardware catalogue (dense datasheet peaks, with sources)"):
-    st.dataframe(pd.DataFrame(catalogue_rows()), hide_index=True,
-                 column_config={"source": st.column_config.LinkColumn("source")})
+    ui.table(catalogue_rows(), column_config={"source": st.column_config.LinkColumn("source")})
     st.caption("Peaks are dense (no 2:4 sparsity); int8 is in TOPS. The CPU row is a placeholder: pick it "
                "above to edit its figures for your machine.")
 
@@ -135,7 +147,8 @@ wave_n1 = ui.url(w[2].number_input, "N to", 1, MAX_DIM, 4096, key="fl_wn1")
 tm = w[3].selectbox("tile M", [64, 128, 256], index=1, key="fl_tm")
 tn = w[4].selectbox("tile N", [64, 128, 256], index=1, key="fl_tn")
 sms = w[5].number_input("SMs", 1, 1024, value=CATALOGUE[gpu].sms or CATALOGUE[DEFAULT_GPU].sms, key="fl_sms",
-                        help="defaults to the chosen hardware's SM count (the H100's where the catalogue has none)")
+                        help="follows the chosen hardware's SM count (the H100's where the catalogue has none); "
+                             "edit it to try another")
 with ui.guard("the staircase"):
     n0, n1 = wave_n0, wave_n1
     step = max(1, -(-(n1 - n0 + 1) // 1650))  # at most 1650 points: 3 lines each under Altair's 5000 rows
@@ -161,13 +174,13 @@ ak = a[1].number_input("K", 1, 4096, value=256, key="fl_ak")
 an = a[2].number_input("N", 1, 4096, value=64, key="fl_an")
 with ui.guard("the count"):
     cnt = article_count_check(int(am), int(an), int(ak))
-    st.dataframe(pd.DataFrame([
+    ui.table(pd.DataFrame([
         {"quantity": "multiplications M·N·K", "count": cnt["multiplications"]},
         {"quantity": "additions M·N·(K−1)", "count": cnt["additions"]},
         {"quantity": "counted total", "count": cnt["counted"]},
         {"quantity": "formula 2·M·N·K", "count": cnt["formula"]},
         {"quantity": "gap = M·N", "count": cnt["gap"]},
-    ]), hide_index=True)
+    ]))
     st.markdown(
         f"Gap: **{cnt['relative_gap']:.3%}** of the formula, exactly 1/(2K) = 1/{2 * cnt['K']}. For the "
         f"article's shape (K = 256) that is 0.195 % — the article's “≈ 0.2 %” is this number, rounded. It "

@@ -5,11 +5,11 @@ The article's example 3 and its FFN section. All numbers come from
 reads widgets, calls it, and draws.
 """
 
-import pandas as pd
 import streamlit as st
 
 import ui
 from gemmlib.charts.model import gemm_shapes_spec, share_spec
+from gemmlib.core import format as fmt
 from gemmlib.llm.accounting import (
     ATTENTION_PRODUCTS,
     attention_crossover,
@@ -87,13 +87,21 @@ def _layer(seq: int, d: int, heads: int, kv: int, ffn: int, gated: bool, causal:
     return cfg, ops, dense_x, causal_x, gemm_shapes_spec(ops), share
 
 
+layer = None
 with ui.guard("the layer"):
-    cfg, ops, dense_x, causal_x, shapes, share_dict = _layer(
-        ss.tg_seq, ss.tg_d, ss.tg_heads, ss.tg_kv, ss.tg_ffn, ss.tg_gated, ss.tg_causal)
+    inputs = (ss.tg_seq, ss.tg_d, ss.tg_heads, ss.tg_kv, ss.tg_ffn, ss.tg_gated, ss.tg_causal)
+    layer = _layer(*inputs)
+    ss.tg_good = inputs
+if layer is None and "tg_good" in ss:
+    layer = _layer(*ss.tg_good)
+    st.info("Showing the last layer that worked (s {:,}, d_model {:,}, {} heads).".format(*ss.tg_good[:3]))
+if layer is not None:
+    cfg, ops, dense_x, causal_x, shapes, share_dict = layer
+    seq_shown = ss.tg_good[0]
     total = sum(o.flops for o in ops)
     att = sum(o.flops for o in ops if o.name in ATTENTION_PRODUCTS)
     m = st.columns(4)
-    m[0].metric("FLOPs in one layer", ui.fmt_si(total, "FLOP"))
+    m[0].metric("FLOPs in one layer", fmt.si(total, "FLOP"), help=f"exactly {fmt.count(total)}")
     m[1].metric("attention products (Q·Kᵀ, weights·V)", f"{att / total:.1%}")
     m[2].metric("crossover (dense)", f"s = {dense_x:,.0f}", help="sequence length where the products equal the rest")
     m[3].metric("head dim", cfg.head_dim)
@@ -101,9 +109,8 @@ with ui.guard("the layer"):
     rows = [{"GEMM": o.name, "A (M×K)": f"{o.m:,} × {o.k:,}", "B (K×N)": f"{o.k:,} × {o.n:,}",
              "runs": f"{o.count:,}" + (" (one per head)" if o.name in ATTENTION_PRODUCTS else ""),
              "FLOPs": o.flops, "share": o.flops / total} for o in ops]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
-                 column_config={"FLOPs": st.column_config.NumberColumn(format="%.4g"),
-                                "share": st.column_config.ProgressColumn(format="percent", min_value=0, max_value=1)})
+    ui.table(rows, {"FLOPs": "count"}, width="stretch",  # exact: every digit
+             column_config={"share": st.column_config.ProgressColumn(format="percent", min_value=0, max_value=1)})
     st.vega_lite_chart(shapes, width="content")
     st.caption("Units are matrix elements, the same for every row: a wide rectangle is a wide matrix. "
                "The attention products are drawn for one sequence and one head (they run once per head).")
@@ -114,7 +121,7 @@ with ui.guard("the layer"):
     st.markdown(
         f"""
 Per layer and sequence, the weight GEMMs cost **s · W** with W = 2·(d·(2·d_q + 2·d_kv) + mats·d·FFN)
-= {ui.fmt_si(total - att, 'FLOP')} / {ss.tg_seq:,} tokens here, while the two products cost
+= {fmt.si(total - att, 'FLOP')} / {seq_shown:,} tokens here, while the two products cost
 **4 · s² · heads · d_h** (dense) — the products grow with s², the rest with s. They are equal at
 **s = W / (4 · heads · d_h) = {dense_x:,.0f}** tokens (causal counting: s = W / (2 · heads · d_h) − 1 =
 {causal_x:,.0f}). With heads · d_h = d and the plain 4·d FFN this is W = 24·d², so **s = 6·d**.
@@ -129,7 +136,7 @@ st.info(
     f"""
 **The article says** the seq²·d attention terms dominate when seq ≈ d. **They do not.** At s = 1024 and
 d = 4096 (plain 4·d FFN) the attention products are **{art_share:.1%}** of a layer's FLOPs:
-4·s²·d = {ui.fmt_si(4 * 1024**2 * 4096, 'FLOP')} against 24·s·d² = {ui.fmt_si(24 * 1024 * 4096**2, 'FLOP')}
+4·s²·d = {fmt.si(4 * 1024**2 * 4096, 'FLOP')} against 24·s·d² = {fmt.si(24 * 1024 * 4096**2, 'FLOP')}
 for the projections and the FFN. They reach half only at **s = 6·d = {art_x:,.0f}** tokens, and at s = d
 they are 4/(4+24) = {attention_share(art, 4096):.1%}. The article's estimate Params·seq²/(3·d_model) inherits
 the error (see the LLM Estimator's rules of thumb).

@@ -14,14 +14,16 @@ import streamlit as st
 import ui
 from gemmlib.charts.model import (
     arrow_safe,
+    compare_rows,
     compare_spec,
     flops_by_op_spec,
     memory_spec,
     ops_records,
     roofline_spec,
-    summary_row,
 )
+from gemmlib.core import format as fmt
 from gemmlib.core.dtypes import DTYPES
+from gemmlib.core.flops import DEFAULT_EFFICIENCY
 from gemmlib.core.hardware import CATALOGUE, DEFAULT_GPU, Hardware
 from gemmlib.core.interconnect import hardware_with, measured_links
 from gemmlib.llm.accounting import ATTENTION_KINDS, MLA_FORMS, Workload
@@ -70,7 +72,7 @@ D = {"le_src": "preset", "le_preset": DEFAULT_PRESET, "le_layers": base.layers, 
      "le_heads": base.heads, "le_kv": base.kv_heads, "le_hd": 0, "le_ffn": base.ffn, "le_vocab": base.vocab,
      "le_mlp": "gated", "le_experts": 0, "le_topk": 0, "le_tied": False, "le_batch": 1, "le_seq": 1024,
      "le_new": 256, "le_wdt": "bf16", "le_adt": "bf16", "le_kvdt": "bf16", "le_causal": False, "le_last": False,
-     "le_macs": False, "le_gpu": DEFAULT_GPU, "le_gpus": 1, "le_eff": 1.0, "le_cmp": False,
+     "le_macs": False, "le_gpu": DEFAULT_GPU, "le_gpus": 1, "le_eff": DEFAULT_EFFICIENCY, "le_cmp": False,
      "le_b_preset": "llama-3-70b", "le_b_batch": 1, "le_b_seq": 1024, "le_b_new": 256, "le_b_wdt": "bf16",
      "le_b_gpu": "H200 SXM", "le_b_gpus": 2}
 # The scale-out view's inputs (parallel sizes, training, serving).
@@ -102,14 +104,7 @@ def flag(where, label: str, key: str, widget: str = "toggle", **kw):
 ss = st.session_state
 
 
-def _t(seconds):
-    """A duration with a readable unit."""
-    if seconds is None:
-        return "—"
-    for scale, unit in ((1, "s"), (1e-3, "ms"), (1e-6, "µs")):
-        if seconds >= scale:
-            return f"{seconds / scale:.3g} {unit}"
-    return f"{seconds * 1e9:.3g} ns"
+_t = fmt.duration  # every duration in one style (gemmlib.core.format)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -189,7 +184,7 @@ def scaleout_tab(est) -> None:
                                 help="exposed: on the critical path")
     groups = est.to_dict()["parallel"]["groups"]
     if groups:
-        st.dataframe(pd.DataFrame(groups), hide_index=True, width="stretch",
+        ui.table(pd.DataFrame(groups), hide_index=True, width="stretch",
                      column_config={"busbw_bytes_per_s": st.column_config.NumberColumn("bus bandwidth B/s",
                                                                                      format="%.3g"),
                                     "latency_s": st.column_config.NumberColumn("latency s", format="%.3g"),
@@ -204,7 +199,7 @@ def scaleout_tab(est) -> None:
         st.vega_lite_chart(comm_by_op_spec(est), width="content")
         rows = [{"phase": ph.name, **c.to_dict()} for ph in (pre, dec) for c in ph.collectives]
         if rows:
-            st.dataframe(pd.DataFrame(rows).drop(columns=["busbw", "latency_s"]), hide_index=True, width="stretch",
+            ui.table(pd.DataFrame(rows).drop(columns=["busbw", "latency_s"]), hide_index=True, width="stretch",
                          column_config={"size_bytes": st.column_config.NumberColumn("size B", format="localized"),
                                         "count": st.column_config.NumberColumn(format="%.0f"),
                                         "time_s": st.column_config.NumberColumn(format="%.4g")})
@@ -241,12 +236,12 @@ def training_tab(cfg, wl, hw, par, gpus, eff) -> None:
         tr = _train(cfg, wl, hw, par, gpus, eff, ss.le_tokens, ss.le_mb, ss.le_rc, ss.le_zero)
         t = tr.to_dict()
         k = st.columns(5)
-        k[0].metric("step FLOPs", ui.fmt_si(t["step_flops"]), help="forward + backward (input and weight gradient "
+        k[0].metric("step FLOPs", fmt.si(t["step_flops"]), help="forward + backward (input and weight gradient "
                     "of every GEMM) + recomputation, exact")
         k[1].metric("step time", _t(t["step_time_s"]))
         k[2].metric("MFU", f"{t['mfu']:.1%}", help=f"model FLOPs / (step time × GPUs × peak); HFU {t['hfu']:.1%}")
-        k[3].metric("tokens/s", ui.fmt_si(t["tokens_per_s"]), help=f"{ui.fmt_si(t['tokens_per_s_per_gpu'])} per GPU")
-        k[4].metric("GPU-hours", ui.fmt_si(t["gpu_hours"]), help=f"{t['steps']:,} steps, "
+        k[3].metric("tokens/s", fmt.si(t["tokens_per_s"]), help=f"{fmt.si(t['tokens_per_s_per_gpu'])} per GPU")
+        k[4].metric("GPU-hours", fmt.si(t["gpu_hours"]), help=f"{t['steps']:,} steps, "
                     f"{t['run_time_s'] / 86400:.3g} days on {tr.gpus:,} GPUs")
         st.markdown(f"Step time **{_t(t['step_time_s'])}** = compute {_t(t['compute_s'])} + communication "
                     f"{_t(t['communication_s'])} (data parallel {_t(t['dp_communication_s'])}) + pipeline bubble "
@@ -286,7 +281,7 @@ def serving_tab(cfg, wl, hw, par, gpus, eff) -> None:
         elif ss.le_tpot:
             st.warning(f"No concurrency up to the KV limit ({sv.kv_limit:,}) keeps TPOT under {ss.le_tpot:g} ms.")
         st.vega_lite_chart(serving_spec(sv), width="content")
-        st.dataframe(pd.DataFrame(serving_records(sv)), hide_index=True, width="stretch")
+        ui.table(pd.DataFrame(serving_records(sv)), hide_index=True, width="stretch")
         st.caption("Static batching: the requests' prompts are prefilled together (TTFT), then decoded together; "
                    "TPOT is the mean decode step. The KV limit is the largest concurrency whose per-GPU memory "
                    "fits.")
@@ -353,7 +348,7 @@ def _show_read(est, expanded: bool) -> None:
                 ("quantization", "—" if not r["quantization"] else
                  f"{r['quantization']['label']}; {r['quantization']['activations']}"),
                 ("dtype", (r["dtype"] or "not given") + f"; weights: {r['weight_dtype_source']}"),
-                ("checkpoint", ui.fmt_si(r["checkpoint_bytes"], "B") + " of tensors"),
+                ("checkpoint", fmt.si(r["checkpoint_bytes"], "B") + " of tensors"),
                 ("block", f"{r['block']['norm']} × {r['block']['norms_per_layer']}, qk-norm {r['block']['qk_norm']}, "
                  f"{'parallel' if r['block']['parallel'] else 'sequential'}, positions {r['block']['positions']}, "
                  f"biases {', '.join(r['block']['biases']) or 'none'}")]
@@ -428,12 +423,12 @@ with st.sidebar:
     pick(c[1], "MLA decode", list(MLA_FORMS), "le_mla", widget="radio", horizontal=True,
          help="DeepSeek-style MLA only: eager (transformers decompresses the whole cache every step) or "
               "absorbed (serving engines fold kv_b_proj into the query and the output)")
-    c = st.columns(3)
+    c = st.columns(2)  # two per row: three would cut the names ("bf1")
     pick(c[0], "weights", WDT, "le_wdt", format_func=lambda v: "from the config" if v == "config" else v,
          help="'from the config': the model's torch_dtype (bf16 when it gives none). int4 and fp4 are block-scaled "
               "formats of the decoder's linears; a quantized config keeps its own format.")
     pick(c[1], "activations", DT, "le_adt", help="the GEMMs run at this dtype's peak")
-    pick(c[2], "KV cache", DT, "le_kvdt")
+    pick(c[0], "KV cache", DT, "le_kvdt")
     st.caption("Counting switches (the default is what an eager forward pass executes)")
     flag(st, "causal attention counting (lower triangle)", "le_causal")
     flag(st, "LM head on the last position only", "le_last")
@@ -463,10 +458,10 @@ def _memory_words(est) -> str:
            f"K and V of {m.kv_cache_heads} heads × ({m.head_dim} + {m.v_head_dim}) dims")
     window = (f"; {m.windowed_layers} sliding layers keep only the last {m.sliding_window - 1:,} tokens"
               if m.sliding_window else "")
-    return (f"Weights: {weights} = **{ui.fmt_si(mem.weights_bytes, 'B')}**"
+    return (f"Weights: {weights} = **{fmt.si(mem.weights_bytes, 'B')}**"
             + (" (multi-token-prediction layers, stored in the checkpoint, are not loaded)" if m.mtp_layers else "")
             + f". KV cache: {per} per token and layer, × {DTYPES[wl.kv_dtype].bytes:g} B × batch {wl.batch} × "
-            f"{wl.final_tokens:,} tokens{window} = **{ui.fmt_si(mem.kv_cache_bytes, 'B')}**. Activations and "
+            f"{wl.final_tokens:,} tokens{window} = **{fmt.si(mem.kv_cache_bytes, 'B')}**. Activations and "
             "framework overhead come on top.")
 
 
@@ -502,25 +497,39 @@ if est is not None and views is not None:
         for w in est.to_dict()["warnings"]:
             st.warning(w)
         t = est.times()
-        k = st.columns(7)
-        k[0].metric(f"prefill {unit}s", ui.fmt_si(est.prefill.flops / div))
-        k[1].metric(f"decode {unit}s", ui.fmt_si(est.decode.flops / div), help="all decode steps, whole batch")
-        k[2].metric("time to first token", _t(t["ttft_s"]))
-        k[3].metric("per output token", _t(t["time_per_output_token_s"]))
-        k[4].metric("decode tokens/s", ui.fmt_si(t["decode_tokens_per_s"]), help="generated tokens per second, whole batch")
-        share = est.prefill.gemm_share_of_time
-        k[6].metric("GEMM share of prefill time", f"{share:.0%}" if share is not None else "—",
-                    help="the GEMMs' share of the predicted prefill time; the rest is norms, softmax, activation, "
-                         "residual adds and the like (memory-bound)." + (
-                             f" Of the FLOPs, GEMMs are {est.prefill.gemm_share_of_flops:.2%}."
-                             if est.prefill.gemm_share_of_flops is not None else " (No prefill: decode only.)"))
         mem = est.memory
         pg = est.per_gpu
-        k[5].metric("memory per GPU", ui.fmt_si(pg.total_bytes, "B"),
+        # the times first, with what they assume, and whether the model fits beside them
+        st.markdown(f"**Predicted on {est.gpus} × {est.hardware.name} · {est.compute_dtype} · "
+                    f"{fmt.percent(est.efficiency, 0)} of peak and bandwidth** (roofline: each op at "
+                    "max(FLOPs / peak, bytes / bandwidth); change the efficiency in the sidebar)")
+        k = st.columns([1, 1, 1, 2])
+        k[0].metric("time to first token", _t(t["ttft_s"]))
+        k[1].metric("per output token", _t(t["time_per_output_token_s"]))
+        k[2].metric("decode tokens/s", fmt.si(t["decode_tokens_per_s"]), help="generated tokens per second, whole batch")
+        if pg.fits:
+            k[3].success(f"Fits: {fmt.si(pg.total_bytes, 'B')} per GPU of its {fmt.si(pg.capacity_bytes, 'B')} "
+                         "(weights, the KV cache at the end, activations and workspace).")
+        else:
+            k[3].warning(f"Does not fit: {fmt.si(pg.total_bytes, 'B')} needed per GPU, {fmt.si(pg.capacity_bytes, 'B')} "
+                         f"on each {est.hardware.name} ({est.gpus} in all); it needs at least {mem.min_gpus} of them. "
+                         "The times assume it fits.")
+        k = st.columns(4)
+        k[0].metric(f"prefill {unit}s", fmt.si(est.prefill.flops / div),
+                    help=f"exactly {fmt.count(est.prefill.flops // div)}")
+        k[1].metric(f"decode {unit}s", fmt.si(est.decode.flops / div),
+                    help=f"all decode steps, whole batch: exactly {fmt.count(est.decode.flops // div)}")
+        share = est.prefill.gemm_share_of_time
+        k[3].metric("GEMM share of prefill time", fmt.percent(share, 0),
+                    help="the GEMMs' share of the predicted prefill time; the rest is norms, softmax, activation, "
+                         "residual adds and the like (memory-bound)." + (
+                             f" Of the FLOPs, GEMMs are {fmt.percent(est.prefill.gemm_share_of_flops, 2)}."
+                             if est.prefill.gemm_share_of_flops is not None else " (No prefill: decode only.)"))
+        k[2].metric("memory per GPU", fmt.si(pg.total_bytes, "B"),
                     delta="fits" if pg.fits else "does not fit", delta_color="normal" if pg.fits else "inverse",
                     help="weights, KV cache at the end, prefill activations and workspace on the busiest GPU, "
-                         f"against its {ui.fmt_si(pg.capacity_bytes, 'B')}; the whole job needs "
-                         f"{ui.fmt_si(mem.total_bytes, 'B')} of weights and KV cache")
+                         f"against its {fmt.si(pg.capacity_bytes, 'B')}; the whole job needs "
+                         f"{fmt.si(mem.total_bytes, 'B')} of weights and KV cache")
 
         tabs = st.tabs(["FLOPs by op", "Memory", "Roofline", "Scale-out", "Training", "Serving",
                         "Switches & rules of thumb", "A vs B", "Download"],
@@ -528,11 +537,9 @@ if est is not None and views is not None:
         with tabs[0]:
             st.vega_lite_chart(views["flops"], width="stretch")
             df = pd.DataFrame(views["ops"]).drop(columns=["value"], errors="ignore")
-            st.dataframe(df, hide_index=True, width="stretch",
-                         column_config={  # counts are exact integers: show every digit
-                             **{c: st.column_config.NumberColumn(format="localized")
-                                for c in ("FLOPs", "MACs", "bytes", "weight bytes", "activation bytes", "KV bytes")},
-                             **{c: st.column_config.NumberColumn(format="%.4g") for c in ("FLOP/byte", "time_s")}})
+            df["time"] = df.pop("time_s").map(fmt.duration)
+            ui.table(df, {c: "count" for c in ("count", "FLOPs", "MACs", "bytes", "weight bytes", "activation bytes",
+                                               "KV bytes")}, width="stretch")  # counts are exact: every digit
             st.caption("Attention ops run once per layer, sequence and query head (GQA shrinks k_proj, v_proj "
                        "and the KV cache, not the products). Decode rows sum every step; N..N' is the key count "
                        "at the first and the last step. A MoE's expert GEMMs run k times per token.")
@@ -552,23 +559,20 @@ if est is not None and views is not None:
             serving_tab(cfg, wl, hw, par, ss.le_gpus, ss.le_eff)
         with tabs[6]:
             st.markdown("**Counting switches** (the highlighted row is the one selected)")
-            st.dataframe(pd.DataFrame(views["variants"]), hide_index=True, width="stretch",
-                         column_config={c: st.column_config.NumberColumn(format="localized")
-                                        for c in ("prefill_flops", "prefill_macs", "decode_flops", "decode_macs")})
+            ui.table(views["variants"], {c: "count" for c in ("prefill_flops", "prefill_macs", "decode_flops",
+                                                              "decode_macs")}, width="stretch")
             st.markdown("**The article's rules of thumb** against the exact prefill count")
             if not views["rules"]:
                 st.info("No prefill in a decode-only workload: the rules of thumb size a prefill.")
-            st.dataframe(pd.DataFrame(views["rules"], columns=["rule", "value", "exact", "ratio", "reason"]),
-                         hide_index=True, width="stretch",
-                         column_config={"value": st.column_config.NumberColumn(format="%.4g"),
-                                        "exact": st.column_config.NumberColumn(format="localized"),
-                                        "ratio": st.column_config.NumberColumn("exact / rule", format="%.3g"),
-                                        "reason": st.column_config.TextColumn(width="large")})
+            ui.table(pd.DataFrame(views["rules"], columns=["rule", "value", "exact", "ratio", "reason"]),
+                     {"value": "number", "exact": "count"}, width="stretch",
+                     column_config={"ratio": st.column_config.NumberColumn("exact / rule", format="%.3g"),
+                                    "reason": st.column_config.TextColumn(width="large")})
         with tabs[7]:
             if not ss.le_cmp:
                 st.info("Turn on **compare with a second configuration (B)** in the sidebar.")
             else:
-                c = st.columns(7)
+                c = st.columns([2, 1, 1, 1, 1, 2, 1])  # room for the names
                 pick(c[0], "B preset", list(PRESETS), "le_b_preset")
                 num(c[1], "B batch", 1, MAXI["batch"], "le_b_batch")
                 num(c[2], "B prompt", 1, MAXI["seq"], "le_b_seq")
@@ -582,8 +586,8 @@ if est is not None and views is not None:
                                     weight_dtype=ss.le_b_wdt, act_dtype=ss.le_adt, kv_dtype=ss.le_kvdt)
                     est_b = _estimate(PRESETS[ss.le_b_preset], wl_b, HW[ss.le_b_gpu], Parallel(tp=ss.le_b_gpus),
                                       ss.le_b_gpus, ss.le_eff)
-                    table = pd.DataFrame({"A": summary_row(est), "B": summary_row(est_b)})
-                    st.dataframe(table.astype(str), width="stretch")
+                    ui.table(pd.DataFrame(compare_rows(est, est_b)).set_index("quantity"), hide_index=False,
+                             width="stretch")
                     st.vega_lite_chart(compare_spec(est, est_b, macs=ss.le_macs), width="content")
         with tabs[8]:
             stem = f"estimate_{m.name}_b{est.workload.batch}_s{est.workload.seq_len}_n{est.workload.new_tokens}"

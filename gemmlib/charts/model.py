@@ -215,11 +215,15 @@ def ops_records(est: Estimate, macs: bool = False) -> list[dict]:
     return rows
 
 
-def _flops_template(unit: str) -> alt.Chart:
+def _flops_template(unit: str, ops: tuple[str, ...] = ()) -> alt.Chart:
     return alt.Chart(_d("ops")).mark_bar().encode(
         y=alt.Y("phase:N", title=None, sort=["prefill", "decode"]),
-        x=alt.X("value:Q", title=f"{unit} (decode: all steps, whole batch)", axis=alt.Axis(format=".2s")),
-        color=alt.Color("op:N", sort=OP_ORDER, scale=_OP_COLOR),
+        x=alt.X("value:Q", title=f"{unit} (decode: all steps, whole batch)",
+                axis=alt.Axis(format="~s", tickCount=6, labelOverlap=True, labelFlush=True)),
+        # every op in the legend, under the chart in rows (beside it, 11 entries outgrow the height)
+        color=alt.Color("op:N", sort=OP_ORDER, scale=_OP_COLOR, title=None,
+                        legend=alt.Legend(orient="bottom", columns=6, symbolLimit=0, labelLimit=200,
+                                          values=list(ops) or None)),
         order=alt.Order("order:Q"),
         tooltip=["phase:N", "op:N", alt.Tooltip("value:Q", format=".4s", title=unit),
                  alt.Tooltip("time_s:Q", format=".3s", title="time (s)")],
@@ -230,7 +234,8 @@ def _flops_by_op_built(est: Estimate, macs: bool = False) -> Built:
     unit = "MACs" if macs else "FLOPs"
     rows = [{"phase": r["phase"], "op": r["op"], "value": r["value"], "time_s": r["time_s"]}
             for r in ops_records(est, macs) if r["kind"] == "GEMM"]
-    return Built(_flops_template, (unit,), {"ops": rows}, height=140, title=f"{unit} by op")
+    present = tuple(o for o in OP_ORDER if any(r["op"] == o for r in rows))  # the legend: these, every one
+    return Built(_flops_template, (unit, present), {"ops": rows}, height={"step": 36}, title=f"{unit} by op")  # the whole chart: title, axis, legend
 
 
 def flops_by_op_chart(est: Estimate, macs: bool = False) -> alt.Chart:
@@ -239,26 +244,34 @@ def flops_by_op_chart(est: Estimate, macs: bool = False) -> alt.Chart:
 
 
 def _memory_template() -> alt.LayerChart:
+    # One thick bar (weights, then the KV cache) on a GB axis that always reaches the capacity, the
+    # capacity as a red rule with its label above the bar, the legend under the chart. Positions in
+    # pixels from the top of the plot (the page gives the whole chart a fixed height).
+    x = alt.X("start:Q", title="GB", scale=alt.Scale(domainMin=0, nice=True),
+              axis=alt.Axis(format=",.0f", tickCount=8, labelOverlap=True))
     bars = alt.Chart(_d("parts")).mark_bar().encode(
-        x=alt.X("GB:Q", title="GB", stack="zero"), y=alt.Y("what:N", title=None),
-        color=alt.Color("part:N", title=None), order="order:Q",
+        x=x, x2="end:Q", y=alt.value(22), y2=alt.value(56),
+        color=alt.Color("part:N", title=None, sort=alt.SortField("order"),
+                        scale=alt.Scale(range=["#4c78a8", "#72b7b2"]),
+                        legend=alt.Legend(orient="bottom", direction="horizontal", labelLimit=400)),
         tooltip=["part:N", alt.Tooltip("GB:Q", format=",.2f")])
-    rule = alt.Chart(_d("cap")).mark_rule(color="#e4572e", strokeWidth=2).encode(x="GB:Q", tooltip=["what:N"])
-    text = alt.Chart(_d("cap")).mark_text(align="right", dx=-4, dy=-28, color="#e4572e").encode(
-        x="GB:Q", text="what:N")
+    rule = alt.Chart(_d("cap")).mark_rule(color="#e4572e", strokeWidth=3).encode(
+        x="GB:Q", y=alt.value(16), y2=alt.value(62), tooltip=["what:N"])
+    text = alt.Chart(_d("cap")).mark_text(align="center", baseline="bottom", color="#c0392b",
+                                          fontWeight="bold").encode(x="GB:Q", y=alt.value(13), text="what:N")
     return alt.layer(bars, rule, text)
 
 
 def _memory_built(est: Estimate) -> Built:
     mem = est.memory
-    parts = [{"part": f"weights ({est.workload.weight_dtype})", "GB": mem.weights_bytes / 1e9, "order": 0,
-              "what": "needed"},
-             {"part": f"KV cache at the end ({est.workload.kv_dtype})", "GB": mem.kv_cache_bytes / 1e9,
-              "order": 1, "what": "needed"}]
+    w, kv = mem.weights_bytes / 1e9, mem.kv_cache_bytes / 1e9
+    parts = [{"part": f"weights ({est.workload.weight_dtype})", "GB": w, "start": 0.0, "end": w, "order": 0},
+             {"part": f"KV cache at the end ({est.workload.kv_dtype})", "GB": kv, "start": w, "end": w + kv,
+              "order": 1}]
     cap = [{"GB": mem.capacity_bytes / 1e9,
-            "what": f"{est.gpus} × {est.hardware.name}: {mem.capacity_bytes / 1e9:,.0f} GB"}]
+            "what": f"capacity of {est.gpus} × {est.hardware.name}: {mem.capacity_bytes / 1e9:,.0f} GB"}]
     title = "Memory: " + ("fits" if mem.fits else f"does not fit (needs ≥ {mem.min_gpus} devices)")
-    return Built(_memory_template, (), {"parts": parts, "cap": cap}, height=110, title=title)
+    return Built(_memory_template, (), {"parts": parts, "cap": cap}, height=215, title=title)  # the whole chart
 
 
 def memory_chart(est: Estimate) -> alt.LayerChart:
@@ -350,6 +363,40 @@ def summary_row(est: Estimate) -> dict:
             "time to first token ms": None if ttft is None else ttft * 1e3,
             "ms per output token": None if tpot is None else tpot * 1e3,
             "decode tokens/s": t["decode_tokens_per_s"], "total s": t["total_s"]}
+
+
+def compare_rows(a: Estimate, b: Estimate) -> list[dict]:
+    """The A-vs-B table: one row per quantity, the times first, each value formatted with its unit
+    (``gemmlib.core.format``), and B/A where the two are numbers of the same kind."""
+    from gemmlib.core import format as fmt
+
+    def row(q: str, va, vb, show=fmt.cell) -> dict:
+        both = all(isinstance(v, (int, float)) and not isinstance(v, bool) and v is not None for v in (va, vb))
+        return {"quantity": q, "A": show(va), "B": show(vb),
+                "B/A": fmt.ratio(vb / va) if both and va else fmt.DASH}
+
+    ta, tb = a.times(), b.times()
+    return [
+        row("time to first token", ta["ttft_s"], tb["ttft_s"], fmt.duration),
+        row("per output token", ta["time_per_output_token_s"], tb["time_per_output_token_s"], fmt.duration),
+        row("decode tokens/s (whole batch)", ta["decode_tokens_per_s"], tb["decode_tokens_per_s"], fmt.si),
+        row("total time", ta["total_s"], tb["total_s"], fmt.duration),
+        row("prefill FLOPs", a.prefill.flops, b.prefill.flops, lambda v: fmt.si(v, "FLOP")),
+        row("decode FLOPs", a.decode.flops, b.decode.flops, lambda v: fmt.si(v, "FLOP")),
+        row("weights", a.memory.weights_bytes, b.memory.weights_bytes, lambda v: fmt.si(v, "B")),
+        row("KV cache at the end", a.memory.kv_cache_bytes, b.memory.kv_cache_bytes, lambda v: fmt.si(v, "B")),
+        row("fits in memory", getattr(a, "per_gpu", a.memory).fits, getattr(b, "per_gpu", b.memory).fits),
+        row("model", a.model.name, b.model.name),
+        row("parameters", a.model.params, b.model.params, fmt.count),
+        row("batch", a.workload.batch, b.workload.batch, fmt.count),
+        row("prompt tokens", a.workload.seq_len, b.workload.seq_len, fmt.count),
+        row("new tokens", a.workload.new_tokens, b.workload.new_tokens, fmt.count),
+        row("dtypes (weights / activations / KV)",
+            f"{a.workload.weight_dtype} / {a.workload.act_dtype} / {a.workload.kv_dtype}",
+            f"{b.workload.weight_dtype} / {b.workload.act_dtype} / {b.workload.kv_dtype}"),
+        row("GPUs", f"{a.gpus} × {a.hardware.name}", f"{b.gpus} × {b.hardware.name}"),
+        row("efficiency", a.efficiency, b.efficiency, lambda v: fmt.percent(v, 0)),
+    ]
 
 
 # ----- fast dicts for the pages ----------------------------------------------------------------

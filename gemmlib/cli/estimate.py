@@ -24,10 +24,12 @@ import argparse
 import sys
 from dataclasses import replace
 
+from gemmlib.core import format as fmt
 from gemmlib.core.calibration import find_by_name
 from gemmlib.core.ceilings import measured_hardware_all
 from gemmlib.core.dtypes import DTYPES
 from gemmlib.core.errors import InputError
+from gemmlib.core.flops import DEFAULT_EFFICIENCY
 from gemmlib.core.hardware import get_hardware
 from gemmlib.llm.accounting import ATTENTION_KINDS, MLA_FORMS, Workload
 from gemmlib.llm.calibrated import calibrated_estimate
@@ -86,7 +88,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                     "(calibrated)', after `python -m gemmlib calibrate`: each op at its measured efficiency, one GPU)")
     hw.add_argument("--gpus", type=int, default=None,
                     help="number of devices: alone, shorthand for --tp N; with --tp/--pp/--ep/--dp, their product")
-    hw.add_argument("--efficiency", type=float, default=1.0, help="share of peak and bandwidth reached (0-1]")
+    hw.add_argument("--efficiency", type=float, default=DEFAULT_EFFICIENCY,
+                    help=f"share of peak and bandwidth reached, (0-1] (default {DEFAULT_EFFICIENCY:g})")
     add_scaleout_arguments(p)
     out = p.add_argument_group("output")
     out.add_argument("--json", action="store_true", help="print one JSON object")
@@ -228,24 +231,8 @@ def workload_from_args(args: argparse.Namespace, cfg: ModelConfig) -> Workload:
                     new_tokens=128 if args.new_tokens is None else args.new_tokens, **common)
 
 
-def _fmt(x: float | None, unit: str = "") -> str:
-    if x is None:
-        return "-"
-    ax = abs(x)
-    for scale, prefix in ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if ax >= scale:
-            return f"{x / scale:.3g} {prefix}{unit}"
-    return f"{x:.3g} {unit}".rstrip()
-
-
-def _time(s: float | None) -> str:
-    if s is None:
-        return "-"
-    if s >= 1:
-        return f"{s:.3g} s"
-    if s >= 1e-3:
-        return f"{s * 1e3:.3g} ms"
-    return f"{s * 1e6:.3g} us"
+_fmt = fmt.si  # one formatter (gemmlib.core.format): SI values with units
+_time = fmt.duration
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> str:
@@ -322,13 +309,13 @@ def render_text(est, macs: bool = False, read: dict | None = None) -> str:
         for o in phase.gemm_ops:
             n = f"{o.n}..{o.n_last}" if o.n_last else str(o.n)
             k = f"{o.k}..{o.k_last}" if o.k_last else str(o.k)
-            rows.append([o.name, str(o.m), n, k, f"{o.count:,}", _fmt(o.flops / div), _fmt(o.bytes, "B"),
-                         f"{o.intensity:.3g}", o.bound, _time(o.time_s)])
+            rows.append([o.name, str(o.m), n, k, fmt.count(o.count), _fmt(o.flops / div), _fmt(o.bytes, "B"),
+                         fmt.number(o.intensity, 3), o.bound, _time(o.time_s)])
         rows.append(["GEMM total", "", "", "", "", _fmt(sum(o.flops for o in phase.gemm_ops) / div),
                      _fmt(sum(o.bytes for o in phase.gemm_ops), "B"), "", "", _time(phase.gemm_time_s)])
         for o in phase.other_ops:  # element-wise work: its FLOPs are not GEMM FLOPs
-            rows.append([f"{o.name} (not GEMM)", str(o.m), str(o.n), "", f"{o.count:,}", _fmt(o.flops / div),
-                         _fmt(o.bytes, "B"), f"{o.intensity:.3g}", o.bound, _time(o.time_s)])
+            rows.append([f"{o.name} (not GEMM)", str(o.m), str(o.n), "", fmt.count(o.count), _fmt(o.flops / div),
+                         _fmt(o.bytes, "B"), fmt.number(o.intensity, 3), o.bound, _time(o.time_s)])
         rows.append(["total", "", "", "", "", "", _fmt(sum(o.bytes for o in phase.ops), "B"), "", "",
                      _time(sum(o.time_s for o in phase.ops))])
         lines.append(_table(["op", "M", "N", "K", "count", unit + "s", "bytes", "FLOP/B", "bound", "time"], rows))
@@ -355,7 +342,7 @@ def render_text(est, macs: bool = False, read: dict | None = None) -> str:
     for w in d.get("warnings", []):
         lines.append(f"warning   {w}")
     for r in d["rules_of_thumb"]:
-        lines.append(f"  {r['rule']}: {_fmt(r['value'])} (exact / rule = {r['ratio']:.3g}) - {r['reason']}")
+        lines.append(f"  {r['rule']}: {_fmt(r['value'])} (exact / rule = {fmt.number(r['ratio'], 3)}) - {r['reason']}")
     return "\n".join(lines)
 
 

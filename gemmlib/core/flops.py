@@ -110,6 +110,14 @@ class TimeEstimate:
         return 0.0 if self.seconds == 0 else self.compute_s * self.peak / self.seconds / 1e12
 
 
+# The share of a datasheet's peak and bandwidth that the app and the CLI assume a real kernel reaches,
+# unless told otherwise (every page's efficiency slider, `estimate --efficiency`). 0.7: the published
+# maximum achievable bf16 matmul is 794.5 of 989 TFLOP/s on an H100 SXM (80 %) and 271.2 of 312 on an
+# A100 (87 %), for large square GEMMs; an LLM's mix of shapes, the memory-bound decode GEMMs included,
+# reaches less, and one H200 here measured 788 TFLOP/s bf16 and 4.3 of 4.8 TB/s copy (80 %, 90 %).
+DEFAULT_EFFICIENCY = 0.7
+
+
 def roofline_time(flops: float, nbytes: float, hw: Hardware, dtype: str,
                   efficiency: float = 1.0) -> TimeEstimate:
     """max(FLOPs / peak, bytes / bandwidth), both derated by ``efficiency`` (0 < e ≤ 1)."""

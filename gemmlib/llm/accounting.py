@@ -52,7 +52,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 from gemmlib.core.dtypes import get_dtype
 from gemmlib.core.errors import InputError
-from gemmlib.core.flops import roofline_time
+from gemmlib.core.flops import DEFAULT_EFFICIENCY, roofline_time
 from gemmlib.core.hardware import Hardware
 from gemmlib.llm.checkpoint import checkpoint_size, element_bytes, mlp_op_names, op_weight_bytes
 from gemmlib.llm.config import ModelConfig
@@ -1045,7 +1045,7 @@ def weight_dtype_source(cfg: ModelConfig, wl: Workload) -> str:
     return f"chosen (the config's torch_dtype is {cfg.dtype})"
 
 
-def estimate(cfg: ModelConfig, wl: Workload, hw: Hardware, efficiency: float | OpEfficiency = 1.0,
+def estimate(cfg: ModelConfig, wl: Workload, hw: Hardware, efficiency: float | OpEfficiency = DEFAULT_EFFICIENCY,
              efficiency_model: str = "", read_info: dict | None = None) -> Estimate:
     """The whole answer for one model, workload and device: ops, totals, memory and times.
 
@@ -1221,6 +1221,16 @@ def share_curve(cfg: ModelConfig, seq_lens: list[int], causal: bool = False) -> 
 
 def layer_model(seq_len: int, d_model: int, heads: int, ffn: int, gated: bool,
                 kv_heads: int = 0) -> ModelConfig:
-    """A one-layer config for the explainer page (vocab is irrelevant there: no LM head is counted)."""
+    """A one-layer config for the explainer page (vocab is irrelevant there: no LM head is counted).
+
+    The head dimension is d_model / heads, so heads must divide d_model; the error names the inputs
+    that exist on that page (d_model and heads) and the nearest head counts that work.
+    """
+    if isinstance(heads, int) and isinstance(d_model, int) and heads >= 1 and d_model >= 1 and d_model % heads:
+        near = sorted((h for h in range(1, min(d_model, 4096) + 1) if d_model % h == 0),
+                      key=lambda h: (abs(h - heads), h))[:3]
+        raise InputError(f"d_model {d_model:,} is not divisible by {heads} heads, so the head dimension "
+                         f"d_model / heads is not a whole number; choose heads that divide d_model, "
+                         f"e.g. {', '.join(str(h) for h in sorted(near))}")
     return ModelConfig(layers=1, hidden=d_model, heads=heads, kv_heads=kv_heads, ffn=ffn, vocab=1,
                        mlp="gated" if gated else "plain", name="one layer")

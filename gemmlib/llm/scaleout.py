@@ -17,6 +17,7 @@ import math
 from dataclasses import asdict, dataclass, field, replace
 
 from gemmlib.core.errors import InputError
+from gemmlib.core.flops import DEFAULT_EFFICIENCY
 from gemmlib.core.hardware import Hardware
 from gemmlib.llm.accounting import (
     Memory,
@@ -166,7 +167,8 @@ def per_gpu_memory(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel,
     return inference_memory(cfg, wl, hw, par, micro_batch=mb, memory_utilization=memory_utilization)
 
 
-def estimate(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel | None = None, efficiency: float = 1.0,
+def estimate(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel | None = None,
+             efficiency: float = DEFAULT_EFFICIENCY,
              *, gpus: int | None = None, training: Training | None = None, serve: bool = False,
              tpot_target_s: float | None = None, ttft_target_s: float | None = None,
              memory_utilization: float = DEFAULT_MEMORY_UTILIZATION,

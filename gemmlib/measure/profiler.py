@@ -43,6 +43,7 @@ from typing import Any
 from gemmlib.core.ceilings import find_hardware
 from gemmlib.core.dtypes import dtype_bytes, get_dtype
 from gemmlib.core.errors import InputError
+from gemmlib.core.flops import DEFAULT_EFFICIENCY
 from gemmlib.core.hardware import Hardware, get_hardware
 from gemmlib.core.machine import match_catalogue
 from gemmlib.core.results import BenchResult, unsupported
@@ -302,7 +303,7 @@ class Prediction:
         return d
 
 
-def predict(cfg: BlockConfig, hw: Hardware | str, efficiency: float = 0.7) -> Prediction:
+def predict(cfg: BlockConfig, hw: Hardware | str, efficiency: float = DEFAULT_EFFICIENCY) -> Prediction:
     """The estimator's view of the block: GEMM share of FLOPs and of roofline time on ``hw``.
 
     Every op of one layer from ``gemmlib.llm.accounting.block_ops`` — the GEMMs at
@@ -906,7 +907,7 @@ def summarize_events(events: Any, device: str, steps: int = 1) -> tuple[list[OpS
 
 def profile_block(cfg: BlockConfig, device: str = "cpu", *, steps: int = 3, warmup: int = 2,
                   trace_path: str | Path | None = None, monitor: bool = True,
-                  hardware: Hardware | str | None = None, efficiency: float = 0.7, seed: int = 0,
+                  hardware: Hardware | str | None = None, efficiency: float = DEFAULT_EFFICIENCY, seed: int = 0,
                   progress: Callable[[str], None] | None = None) -> ProfileResult:
     """Run ``steps`` forward passes of the block under torch.profiler and split their time.
 

@@ -23,9 +23,9 @@ if not INFO.exists:
 
 
 def _fmt_si(x: float) -> str:
-    import ui  # the page's own formatter (streamlit is installed wherever these tests run)
+    from gemmlib.core import format as fmt  # the page's own formatter
 
-    return ui.fmt_si(x)
+    return fmt.si(x)
 
 
 def _expected_prefill(preset: str, gpu: str, gpus: int = 1, eff: float = 1.0, **workload) -> float:
@@ -84,13 +84,16 @@ def test_widgets_drive_numbers_and_url(app_server, page):
     expect(prefill).to_have_text(_fmt_si(_expected_prefill("qwen2.5-0.5b", DEFAULT_GPU, batch=8, seq_len=seq,
                                                            new_tokens=new)))
 
-    # A slider, moved with the keyboard: efficiency 1.00 -> 0.95. Time per token grows.
+    # A slider, moved with the keyboard: efficiency 0.70 (the default) -> 0.65. Time per token grows.
+    from gemmlib.core.flops import DEFAULT_EFFICIENCY
+
     per_token = _metric(page, "per output token")
     before = per_token.inner_text()
     slider = _sidebar(page).get_by_role("slider")
     slider.first.focus()
     slider.first.press("ArrowLeft")
-    expect(page).to_have_url(re.compile(r"[?&]le_eff=0\.95(&|$)"))
+    lower = re.escape(f"{DEFAULT_EFFICIENCY - 0.05:.2f}".rstrip("0"))
+    expect(page).to_have_url(re.compile(rf"[?&]le_eff={lower}(&|$)"))
     expect(per_token).not_to_have_text(before)
     wait_idle(page)
     assert_clean(page)

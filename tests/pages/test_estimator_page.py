@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from gemmlib.core.flops import DEFAULT_EFFICIENCY
 from gemmlib.core.hardware import get_hardware
 from gemmlib.llm.accounting import Workload, estimate
 from gemmlib.llm.presets import PUBLISHED_PARAMS, from_name
@@ -125,9 +126,37 @@ def test_compare_a_vs_b():
     _ok(at)
     assert at.selectbox(key="le_b_preset").value == "mistral-7b"
     frames = [d.value for d in at.dataframe]
-    table = next(f for f in frames if list(f.columns) == ["A", "B"])
+    table = next(f for f in frames if list(f.columns)[:2] == ["A", "B"])
     assert table.loc["model", "B"] == "mistral-7b"
     assert table.loc["model", "A"] == "llama-3-8b"
+
+
+def test_a_vs_b_is_formatted_with_units_times_first_and_a_ratio():
+    at = _app(le_cmp="true", le_b_preset="llama-3-8b", le_b_batch=2, le_b_gpu="H100 SXM", le_b_gpus=1)
+    _ok(at)
+    table = next(d.value for d in at.dataframe if list(d.value.columns) == ["A", "B", "B/A"])
+    assert list(table.index[:3]) == ["time to first token", "per output token", "decode tokens/s (whole batch)"]
+    a = estimate(from_name("llama-3-8b"), Workload(batch=1, seq_len=1024, new_tokens=256), get_hardware("h100"),
+                 efficiency=DEFAULT_EFFICIENCY)
+    b = estimate(from_name("llama-3-8b"), Workload(batch=2, seq_len=1024, new_tokens=256), get_hardware("h100"),
+                 efficiency=DEFAULT_EFFICIENCY)
+    ratio = b.prefill.flops / a.prefill.flops
+    assert table.loc["prefill FLOPs", "B/A"] == f"{ratio:.3g}×"  # the same model at twice the batch: 2×
+    assert table.loc["prefill FLOPs", "A"].endswith(" TFLOP") and table.loc["weights", "A"].endswith(" GB")
+    assert table.loc["time to first token", "A"].endswith(" ms")
+    assert table.loc["model", "B/A"] == "—" and table.loc["fits in memory", "A"] == "yes"
+    text = " ".join(str(v) for v in table.to_numpy().ravel())
+    assert "None" not in text and "nan" not in text and "True" not in text
+
+
+def test_headline_says_what_it_assumes_and_a_model_too_big_says_so():
+    at = _app(le_preset="llama-3-70b", le_gpu="H100 SXM")
+    _ok(at)
+    md = " ".join(m.value for m in at.markdown)
+    assert f"1 × H100 SXM · bf16 · {DEFAULT_EFFICIENCY:.0%} of peak and bandwidth" in md
+    warn = " ".join(w.value for w in at.warning)
+    assert "Does not fit" in warn and "at least 2 of them" in warn  # 141 GB of weights on one 80-GB H100
+    assert at.slider(key="le_eff").value == DEFAULT_EFFICIENCY
 
 
 def test_downloads_present():

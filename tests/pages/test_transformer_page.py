@@ -85,3 +85,17 @@ def test_article_defaults_button_resets():
     assert not at.exception
     assert at.number_input(key="tg_seq").value == 1024
     assert at.toggle(key="tg_gated").value is False
+
+
+def test_heads_that_do_not_divide_d_model_point_to_the_fields_and_keep_the_last_layer():
+    at = _app()
+    before = at.dataframe[0].value["FLOPs"].tolist()
+    at.number_input(key="tg_heads").set_value(7).run()
+    assert not at.exception
+    err = " ".join(e.value for e in at.error)
+    assert "d_model 4,096 is not divisible by 7 heads" in err and "head dimension" in err
+    assert "e.g. 2, 4, 8" in err  # divisors of 4096 nearest to 7: what exists on this page
+    assert "explicitly" not in err  # no field for the head dimension here
+    assert at.dataframe[0].value["FLOPs"].tolist() == before  # the last good layer is still shown
+    assert any("last layer that worked" in i.value for i in at.info)
+    assert _metrics(at)["head dim"] == "128"
