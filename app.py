@@ -60,9 +60,8 @@ st.markdown(_(
     "residual adds are memory-bound, so they cost bytes, not FLOPs):"
 ))
 with ui.guard(_("the GEMM share")):
-    st.dataframe(
+    ui.table(
         [{**r, "attention": ATTENTION.get(r["attention"], r["attention"])} for r in _shares()],
-        hide_index=True,
         column_config={
             "tokens": _("tokens"),
             "attention": _("attention"),
@@ -109,7 +108,7 @@ st.subheader(_("GPUs in the catalogue"))
 st.caption(_("Dense datasheet peaks (no sparsity), TFLOP/s (int8: TOPS); each row links its source."))
 rows = catalogue_rows()
 TEXT_CELLS = ("name", "scale-up link", "node network")  # catalogue texts marked N_ in core.hardware
-st.dataframe(
+ui.table(
     [{**r, **{c: _(r[c]) for c in TEXT_CELLS if r.get(c)}, "kind": r["kind"].upper(),
       "source": r["source"] if r["source"].startswith("http") else _(r["source"])} for r in rows],
     column_config={"name": _("name"), "kind": _("kind"), "unknown peaks": _("unknown peaks"),
@@ -117,5 +116,4 @@ st.dataframe(
                    "memory bytes": _("memory bytes"), "scale-up link": _("scale-up link"),
                    "scale-up GB/s per direction": _("scale-up GB/s per direction"),
                    "node network": _("node network"), "source": st.column_config.LinkColumn(_("source"))},
-    hide_index=True,
 )

@@ -382,6 +382,8 @@ def table(data: Any, formats: Mapping[str, str] | None = None, *, where: Any = N
     df = data.copy() if isinstance(data, pd.DataFrame) else pd.DataFrame(data)
     formats, explicit = dict(formats or {}), dict(column_config or {})
     cfg: dict[str, Any] = {}
+    labels = {c: v for c, v in explicit.items() if isinstance(v, str)}  # a bare label: formatted here
+    explicit = {c: v for c, v in explicit.items() if not isinstance(v, str)}
     for col in df.columns:
         if col in explicit:
             continue
@@ -411,6 +413,8 @@ def table(data: Any, formats: Mapping[str, str] | None = None, *, where: Any = N
         if kind == "count" and len(s.dropna()) and len(fmt.count(s.abs().max())) > 11:
             width = "medium"  # room for every digit (a narrow column would clip the leading ones)
         cfg[col] = st.column_config.NumberColumn(format=fmt.STREAMLIT_FORMATS.get(kind, kind), width=width)
+    for col, label in labels.items():
+        cfg[col] = {**cfg[col], "label": label} if isinstance(cfg.get(col), dict) else label
     cfg.update(explicit)
     return (where or st).dataframe(df, hide_index=hide_index, column_config=cfg, placeholder=fmt.DASH, **kwargs)
 

@@ -14,6 +14,7 @@ import streamlit as st
 
 import ui
 from gemmlib.charts import profile as charts_profile
+from gemmlib.core import format as fmt
 from gemmlib.core.errors import InputError
 from gemmlib.core.flops import DEFAULT_EFFICIENCY
 from gemmlib.core.hardware import CATALOGUE, DEFAULT_GPU
@@ -104,7 +105,7 @@ with ui.guard("the block's sizes"):
                        tokens=cfg.tokens)
     st.markdown(f"**Block:** hidden {cfg.hidden}, {cfg.heads} heads of {cfg.head_dim} ({cfg.kv_heads} K/V heads), "
                 f"MLP {cfg.intermediate}, {cfg.batch}×{cfg.seq_len} tokens, {cfg.layers} layer(s), {cfg.dtype}, "
-                f"{cfg.attention} attention — about {ui.fmt_si(pf.memory_needed(cfg), 'B')} at its peak.")
+                f"{cfg.attention} attention — about {fmt.si(pf.memory_needed(cfg), 'B')} at its peak.")
 
 # ----------------------------------------------------------------------------- prediction
 st.subheader("Predicted before running")
@@ -128,7 +129,7 @@ if cfg is not None:
         m[0].metric("GEMM share of FLOPs", f"{pred.flop_share:.1%}")
         m[1].metric("GEMM share of time (roofline)", f"{pred.time_share:.1%}",
                     delta=f"{pred.time_share - pf.GEMM_TARGET:+.1%} vs 80 % target")
-        m[2].metric("GEMM FLOPs per pass", ui.fmt_si(pred.gemm_flops, "FLOP"))
+        m[2].metric("GEMM FLOPs per pass", fmt.si(pred.gemm_flops, "FLOP"))
         st.caption(f"{pred.source}. GEMMs at max(FLOPs / peak, bytes / bandwidth); norms, rotary embedding, "
                    "softmax, SiLU and residual adds as memory-bound traffic. Launch overheads are not modelled, "
                    "so small blocks measure below this. FLOPs share says why “GEMM is 90 %+ of LLM compute”; "
@@ -166,8 +167,8 @@ if res is not None:
         m[1].metric(f"Predicted ({res.prediction.hardware})", f"{res.prediction.time_share:.1%}",
                     delta=f"{res.gemm_share - res.prediction.time_share:+.1%} measured − predicted",
                     delta_color="off")
-    m[2].metric("Time per pass", ui.fmt_si(res.total_time_s, "s"))
-    m[3].metric("GEMMs achieved", ui.fmt_si(res.gemm_tflops * 1e12, "FLOP/s") if res.gemm_tflops else "—")
+    m[2].metric("Time per pass", fmt.duration(res.total_time_s))
+    m[3].metric("GEMMs achieved", fmt.si(res.gemm_tflops * 1e12 if res.gemm_tflops else None, "FLOP/s"))
     if res.meets_target:
         st.success(f"GEMMs take {res.gemm_share:.1%} of the time: the block is GEMM-bound, as the article expects.")
     else:
@@ -175,7 +176,8 @@ if res is not None:
                    "softmax, norms, element-wise ops, copies and launch overhead — dominates at these sizes. "
                    "Larger hidden sizes, longer sequences or fused attention (sdpa) raise the share.")
     st.altair_chart(charts_profile.share_chart(res), width="stretch")
-    st.caption(f"GEMM FLOPs per pass: profiler {res.gemm_flops:,.0f}; gemmlib's count {res.predicted_gemm_flops:,}"
+    st.caption(f"GEMM FLOPs per pass: profiler {fmt.count(round(res.gemm_flops))}; gemmlib's count "
+               f"{fmt.count(res.predicted_gemm_flops)}"
                + (" — they agree." if abs(res.gemm_flops - res.predicted_gemm_flops) < 1 else "."))
 
     st.markdown("#### Top ops")
@@ -185,21 +187,19 @@ if res is not None:
     ops = res.grouped() if by_name else res.top_ops(len(res.ops))
     table = pd.DataFrame([o.to_dict() for o in ops[: int(top_n)]])
     table["time µs"] = table["time_s"] * 1e6
-    st.dataframe(table[["name", "shapes", "calls", "time µs", "share", "is_gemm", "flops", "tflops"]],
-                 hide_index=True,
-                 column_config={"time µs": st.column_config.NumberColumn(format="%.4g"),
-                                "share": st.column_config.ProgressColumn(format="percent", min_value=0,
-                                                                         max_value=1),
-                                "is_gemm": st.column_config.CheckboxColumn("GEMM"),
-                                "calls": st.column_config.NumberColumn("calls / pass", format="%g"),
-                                "flops": st.column_config.NumberColumn("FLOPs / pass", format="%.3g"),
-                                "tflops": st.column_config.NumberColumn("TFLOP/s", format="%.3g")})
+    ui.table(table[["name", "shapes", "calls", "time µs", "share", "is_gemm", "flops", "tflops"]],
+             {"flops": "count"},  # exact: every digit
+             column_config={"share": st.column_config.ProgressColumn(format="percent", min_value=0, max_value=1),
+                            "is_gemm": st.column_config.CheckboxColumn("GEMM"),
+                            "calls": st.column_config.NumberColumn("calls / pass", format="%g"),
+                            "tflops": st.column_config.NumberColumn("TFLOP/s", format="%.4g")})
     st.altair_chart(charts_profile.top_ops_chart(res, int(top_n), by_name=by_name), width="stretch")
     if res.prediction is not None:
         with st.expander("The prediction, op by op (one layer)"):
-            st.dataframe(pd.DataFrame(list(res.prediction.rows)), hide_index=True,
-                         column_config={"time_s": st.column_config.NumberColumn("time s", format="%.3g"),
-                                        "flops": st.column_config.NumberColumn(format="%.3g")})
+            pred_rows = pd.DataFrame(list(res.prediction.rows))
+            if "time_s" in pred_rows:
+                pred_rows["time"] = pred_rows.pop("time_s").map(fmt.duration)
+            ui.table(pred_rows, {"flops": "count"})
     for n in res.notes:
         st.caption(n)
 
@@ -218,7 +218,7 @@ if res is not None:
 
     if res.trace_path and Path(res.trace_path).exists():
         data = Path(res.trace_path).read_bytes()
-        st.download_button(f"Download the Chrome trace ({ui.fmt_si(len(data), 'B')})", data,
+        st.download_button(f"Download the Chrome trace ({fmt.si(len(data), 'B')})", data,
                            "profile_trace.json", "application/json", on_click="ignore", key="pf_trace")
         st.caption("Open it at https://ui.perfetto.dev (or chrome://tracing): every op and, on a GPU, every "
                    "kernel on its own timeline.")
@@ -246,10 +246,10 @@ out = st.session_state.get("pf_bench_out")
 if out:
     r, mres = out
     b = st.columns(4)
-    b[0].metric("median per pass", ui.fmt_si(r.median_s, "s"))
-    b[1].metric("p20 – p80", f"{ui.fmt_si(r.p20_s, 's')} – {ui.fmt_si(r.p80_s, 's')}")
-    b[2].metric("GEMM TFLOP/s", f"{r.tflops:.3g}" if r.tflops else "—")
-    b[3].metric("weights+I/O GB/s", f"{r.gbps:.3g}" if r.gbps else "—")
+    b[0].metric("median per pass", fmt.duration(r.median_s))
+    b[1].metric("p20 – p80", f"{fmt.duration(r.p20_s)} – {fmt.duration(r.p80_s)}")
+    b[2].metric("GEMM TFLOP/s", fmt.number(r.tflops or None, 3))
+    b[3].metric("weights+I/O GB/s", fmt.number(r.gbps or None, 3))
     charts = charts_profile.monitor_charts(mres)
     if charts:
         for ch in charts.values():

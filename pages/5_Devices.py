@@ -48,8 +48,7 @@ def _datasheet_rows(found: list[dict]) -> list[dict]:
 st.subheader("Detected")
 st.caption("Found without loading PyTorch (from /proc/cpuinfo and NVIDIA's NVML), as the home page does:")
 light = machine.light_summary()
-st.dataframe(pd.DataFrame(light)[["kind", "index", "name", "units", "memory_gb", "capability", "catalogue"]],
-             hide_index=True)
+ui.table(pd.DataFrame(light)[["kind", "index", "name", "units", "memory_gb", "capability", "catalogue"]])
 
 found: list[dict] = []
 with ui.guard("device detection"):
@@ -57,11 +56,9 @@ with ui.guard("device detection"):
     table = pd.DataFrame(found)
     table["units"] = [f"{d['units']} {'threads' if d['kind'] == 'cpu' else 'SMs'}" for d in found]
     st.caption("As PyTorch sees them (threads torch uses; SMs, memory and compute capability of each GPU):")
-    st.dataframe(table[["kind", "index", "name", "units", "memory_gb", "capability", "catalogue", "match_note"]],
-                 hide_index=True)
+    ui.table(table[["kind", "index", "name", "units", "memory_gb", "capability", "catalogue", "match_note"]])
     st.subheader("Datasheet")
-    st.dataframe(pd.DataFrame(_datasheet_rows(found)), hide_index=True,
-                 column_config={"source": st.column_config.LinkColumn("source")})
+    ui.table(_datasheet_rows(found), column_config={"source": st.column_config.LinkColumn("source")})
     if not any(d["kind"] == "cuda" for d in found):
         st.info("No CUDA GPU here. The CPU row of the catalogue is a placeholder — measure the ceilings below "
                 "to get figures for this CPU.")
@@ -100,10 +97,8 @@ for key, ceil in measured.items():
     ds = machine.match_catalogue(ceil.device_name, "cpu" if ceil.device == "cpu" else "cuda")[0]
     rows = ceil.rows(ds if ceil.device != "cpu" else None)
     if rows:
-        st.dataframe(pd.DataFrame(rows).dropna(axis=1, how="all"), hide_index=True, key=f"dv_rows_{key}",
-                     column_config={"measured": st.column_config.NumberColumn(format="%.4g"),
-                                    "datasheet": st.column_config.NumberColumn(format="%.4g"),
-                                    "share of datasheet": st.column_config.NumberColumn(format="percent")})
+        ui.table(pd.DataFrame(rows).dropna(axis=1, how="all"), {"share of datasheet": "percent"},
+                 key=f"dv_rows_{key}")
         st.altair_chart(charts_bench.ceilings_chart(rows), width="content")
     for dt, why in ceil.notes.items():
         st.caption(f"{dt}: not measured — {why}")

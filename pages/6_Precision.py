@@ -108,20 +108,10 @@ results = [BenchResult.from_dict(r) for r in rows]
 st.subheader("Results")
 st.success(bp.int8_verdict(results))
 table = pd.DataFrame(bp.summary_rows(results)).dropna(axis=1, how="all")  # e.g. no datasheet on a CPU
-st.dataframe(
-    table,
-    hide_index=True,
-    column_config={
-        "median ms": st.column_config.NumberColumn(format="%.4g"),
-        "p20 ms": st.column_config.NumberColumn(format="%.4g"),
-        "p80 ms": st.column_config.NumberColumn(format="%.4g"),
-        "TFLOP/s": st.column_config.NumberColumn(format="%.4g"),
-        "% datasheet": st.column_config.NumberColumn(format="%.1f"),
-        "% measured peak": st.column_config.NumberColumn(format="%.1f"),
-        "rel. error": st.column_config.NumberColumn(format="%.2e"),
-        "operand MiB": st.column_config.NumberColumn(format="%.3g"),
-    },
-)
+ui.table(table, {"rel. error": "error"},
+         column_config={"supported": st.column_config.CheckboxColumn("ran"),
+                        "% datasheet": st.column_config.NumberColumn(format="%.1f"),
+                        "% measured peak": st.column_config.NumberColumn(format="%.1f")})
 st.caption("Error: max |D − D₆₄| / max |D₆₄| against float64. “% datasheet” uses the catalogue row matched "
            "to this GPU (none for a CPU); “% measured peak” appears once the Devices page has measured "
            "this device's ceilings. The “+ quant” rows include quantizing A on every call.")

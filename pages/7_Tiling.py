@@ -95,13 +95,9 @@ with ui.guard("the traffic model"):
         tiles_model = sorted(tiles_model)
         t_rows = traffic_table(s, s, s, tiles_model, st.session_state.tt_dtype)
         st.altair_chart(tiling_charts.traffic_chart(s, s, s, tiles_model, st.session_state.tt_dtype), width="stretch")
-        st.dataframe(pd.DataFrame([{"tile": r["tile"], "A reads": r["a_reads"], "B reads": r["b_reads"],
-                                    "traffic GB": r["total_bytes"] / 1e9, "× minimum": r["overhead"],
-                                    "FLOP/byte": r["intensity"]} for r in t_rows]),
-                     hide_index=True, column_config={
-                         "traffic GB": st.column_config.NumberColumn(format="%.4g"),
-                         "× minimum": st.column_config.NumberColumn(format="%.3g"),
-                         "FLOP/byte": st.column_config.NumberColumn(format="%.4g")})
+        ui.table([{"tile": r["tile"], "A reads": r["a_reads"], "B reads": r["b_reads"],
+                   "traffic GB": r["total_bytes"] / 1e9, "× minimum": r["overhead"],
+                   "FLOP/byte": r["intensity"]} for r in t_rows])
 
 # ----------------------------------------------------------------------------- 3. measured
 st.subheader("3 · Measured: four implementations on the same inputs")
@@ -150,12 +146,11 @@ if rows:
     st.success(bt.lesson(results))
     table = pd.DataFrame(bt.rows(results))
     table["median ms"] = table["median_s"] * 1e3
-    st.dataframe(
+    ui.table(
         table[["impl", "tile", "median ms", "tflops", "rel_error", "traffic_GB", "a_reads", "b_reads", "calls",
                "note"]],
-        hide_index=True,
-        column_config={"median ms": st.column_config.NumberColumn(format="%.4g"),
-                       "tflops": st.column_config.NumberColumn("TFLOP/s", format="%.4g"),
+        {"a_reads": "count", "b_reads": "count", "calls": "count", "tile": "count"},
+        column_config={"tflops": st.column_config.NumberColumn("TFLOP/s", format="%.4g"),
                        "rel_error": st.column_config.NumberColumn("rel. error", format="%.2e"),
                        "traffic_GB": st.column_config.NumberColumn("implied traffic GB", format="%.4g")})
     st.caption("Error: max |D − D₆₄| / max |D₆₄| against float64. Implied traffic: the model above for the "

@@ -10,6 +10,7 @@ import streamlit as st
 
 import ui
 from gemmlib.charts import batching as batching_charts
+from gemmlib.core import format as fmt
 from gemmlib.core.hardware import CATALOGUE, DEFAULT_GPU
 from gemmlib.core.results import BenchResult, to_csv, to_json
 from gemmlib.measure import batching as bb
@@ -111,11 +112,9 @@ if rows:
     table = pd.DataFrame(bb.rows(results))
     table["median ms"] = table["median_s"] * 1e3
     table["ms per request"] = table["per_request_s"] * 1e3
-    st.dataframe(table[["mode", "batch", "median ms", "ms per request", "tflops", "gbps", "intensity",
-                        "rel_error", "note"]], hide_index=True,
-                 column_config={"median ms": st.column_config.NumberColumn(format="%.4g"),
-                                "ms per request": st.column_config.NumberColumn(format="%.4g"),
-                                "tflops": st.column_config.NumberColumn("TFLOP/s", format="%.4g"),
+    ui.table(table[["mode", "batch", "median ms", "ms per request", "tflops", "gbps", "intensity",
+                    "rel_error", "note"]],
+             column_config={"tflops": st.column_config.NumberColumn("TFLOP/s", format="%.4g"),
                                 "gbps": st.column_config.NumberColumn("achieved GB/s", format="%.4g"),
                                 "intensity": st.column_config.NumberColumn("FLOP/byte", format="%.3g"),
                                 "rel_error": st.column_config.NumberColumn("rel. error", format="%.2e")})
@@ -154,4 +153,6 @@ out = st.session_state.get("ba_article_out")
 if out:
     st.success(out["verdict"])
     ex_rows = pd.DataFrame(bb.rows([BenchResult.from_dict(r) for r in out["results"]]))
-    st.dataframe(ex_rows[["mode", "batch", "m", "k", "n", "median_s", "tflops", "intensity"]], hide_index=True)
+    ex_rows["median"] = ex_rows.pop("median_s").map(fmt.duration)
+    ui.table(ex_rows[["mode", "batch", "m", "k", "n", "median", "tflops", "intensity"]],
+             column_config={"tflops": st.column_config.NumberColumn("TFLOP/s", format="%.4g")})

@@ -8,7 +8,6 @@ pages measured in this server process) or an uploaded results JSON; estimator op
 imported only then).
 """
 
-import pandas as pd
 import streamlit as st
 
 import ui
@@ -109,12 +108,8 @@ with ui.guard("the roofline"):
         r["kind"] == "measured" for r in roofs) else "")
     st.altair_chart(cr.roofline_chart(roofs, points, est_points, title=title), width="stretch")
     ridge_rows = {r["roof"]: r for r in roofs}.values()
-    st.dataframe(pd.DataFrame([{"roof": r["roof"], "peak TFLOP/s": r["peak_tflops"],
-                                "bandwidth TB/s": r["bandwidth_tbs"], "ridge FLOP/byte": r["ridge"]}
-                               for r in ridge_rows]), hide_index=True,
-                 column_config={"peak TFLOP/s": st.column_config.NumberColumn(format="%.4g"),
-                                "bandwidth TB/s": st.column_config.NumberColumn(format="%.3g"),
-                                "ridge FLOP/byte": st.column_config.NumberColumn(format="%.4g")})
+    ui.table([{"roof": r["roof"], "peak TFLOP/s": r["peak_tflops"], "bandwidth TB/s": r["bandwidth_tbs"],
+               "ridge FLOP/byte": r["ridge"]} for r in ridge_rows])
 
 if not all_results:
     st.info("No measured points yet. Run a benchmark on the **Precision**, **Tiling** or **Batching** page "
@@ -128,7 +123,7 @@ else:
                + (f" {skipped} row(s) without a time (unsupported, or Triton-interpreter correctness checks) "
                   "are not drawn." if skipped else ""))
     with st.expander("The points as a table"):
-        st.dataframe(pd.DataFrame(points), hide_index=True)
+        ui.table(points)
 
 # ----------------------------------------------------------------------------- calibration
 st.subheader("Is the estimate right on this device? Calibrate, then validate")
@@ -143,11 +138,11 @@ cals, cal_problems = load_calibrations()
 for prob in cal_problems:
     st.warning(prob)
 if cals:
-    st.dataframe(pd.DataFrame([{"calibration": c.name, "model": c.model, "dtypes": ", ".join(c.dtypes),
+    ui.table(pd.DataFrame([{"calibration": c.name, "model": c.model, "dtypes": ", ".join(c.dtypes),
                                 "GEMM points": len(c.gemm), "other points": len(c.other),
                                 "best GEMM TFLOP/s": max(c.peaks().values()) / 1e12,
                                 "best GB/s": c.bandwidth() / 1e9, "CPU threads": c.threads or None}
-                               for c in cals.values()]), hide_index=True)
+                               for c in cals.values()]))
 cal_device = "cuda" if ui.cuda_available()[0] else "cpu"
 dense = [n for n in preset_names() if not from_name(n).is_moe]
 k = st.columns([2, 1, 1, 1, 1])
@@ -174,7 +169,7 @@ vout = st.session_state.get("rf_validation")
 if vout:
     st.markdown(f"**{vout['model']}** on {vout['device']}; datasheet estimate: {vout['datasheet']}; calibrated: "
                 f"{vout['calibration']}.")
-    st.dataframe(pd.DataFrame([{
+    ui.table(pd.DataFrame([{
         "phase": r["phase"], "op group": r["group"], "measured ms": r["measured_s"] * 1e3,
         "datasheet ms": r["estimated_s"] * 1e3 if r["estimated_s"] is not None else None,
         "datasheet error": r["estimated_error"],

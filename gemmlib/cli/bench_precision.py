@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from gemmlib.core import format as fmt
 from gemmlib.core.errors import InputError
 from gemmlib.core.results import to_csv, to_json
 from gemmlib.measure import harness, safety
@@ -96,14 +97,10 @@ def run(args: argparse.Namespace) -> int:
         print(to_json(results, device=device, device_name=results[0].device_name if results else "",
                               verdict=verdict))
         return 0
-    rows = bp.summary_rows(results)
-    print(f"{'shape':<28} {'format':<13} {'median ms':>10} {'TFLOP/s':>9} {'% sheet':>8} {'rel.err':>9}")
-    for r in rows:
-        if not r["supported"]:
-            print(f"{r['M×N×K']:<28} {r['format']:<13} not run: {r['note']}")
-            continue
-        share = f"{r['% datasheet']:.0f}%" if r["% datasheet"] else "—"
-        err = f"{r['rel. error']:.2e}" if r["rel. error"] is not None else "—"
-        print(f"{r['M×N×K']:<28} {r['format']:<13} {r['median ms']:>10.4g} {r['TFLOP/s']:>9.3g} {share:>8} {err:>9}")
+    rows = [{"shape": r["M×N×K"], "format": r["format"], "median": fmt.duration(r["median ms"] and r["median ms"] / 1e3),
+             "TFLOP/s": r["TFLOP/s"], "% datasheet": fmt.number(r["% datasheet"], 3),
+             "rel. error": fmt.number(r["rel. error"], 3),
+             "note": "" if r["supported"] else f"not run: {r['note']}"} for r in bp.summary_rows(results)]
+    print(fmt.text_table(rows, right=("median", "% datasheet", "rel. error")))
     print(verdict)
     return 0

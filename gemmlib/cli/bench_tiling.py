@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from gemmlib.core import format as fmt
 from gemmlib.core.errors import InputError
 from gemmlib.core.results import to_json
 from gemmlib.measure import harness, safety
@@ -71,12 +72,10 @@ def run(args: argparse.Namespace) -> int:
                               m=m, n=n, k=k, dtype=cfg.dtype))
         return 0
     print(f"tiling benchmark: {m}×{n}×{k} {cfg.dtype} on {results[0].device_name if results else cfg.device}")
-    print(f"{'impl':<14}{'tile':>6}{'median ms':>12}{'TFLOP/s':>11}{'rel error':>11}{'traffic GB':>12}  note")
-    for r in bt.rows(results):
-        ms = "—" if r["median_s"] is None else f"{r['median_s'] * 1e3:.4g}"
-        tf = "—" if r["tflops"] is None else f"{r['tflops']:.4g}"
-        er = "—" if r["rel_error"] is None else f"{r['rel_error']:.2e}"
-        gb = "—" if r["traffic_GB"] is None else f"{r['traffic_GB']:.4g}"
-        print(f"{r['impl']:<14}{str(r['tile'] or '—'):>6}{ms:>12}{tf:>11}{er:>11}{gb:>12}  {r['note']}")
+    print(fmt.text_table([{"impl": r["impl"], "tile": r["tile"], "median": fmt.duration(r["median_s"]),
+                           "TFLOP/s": r["tflops"], "rel. error": fmt.number(r["rel_error"], 3),
+                           "implied traffic": fmt.si(r["traffic_GB"] and r["traffic_GB"] * 1e9, "B"),
+                           "note": r["note"] or ""} for r in bt.rows(results)],
+                         right=("median", "rel. error", "implied traffic")))
     print(bt.lesson(results))
     return 0

@@ -15,6 +15,7 @@ import json
 import sys
 
 from gemmlib.core import ceilings, machine
+from gemmlib.core import format as fmt
 from gemmlib.core.errors import InputError
 from gemmlib.core.hardware import CATALOGUE
 from gemmlib.measure import devices, harness
@@ -63,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(out, indent=2))
         return 0
     for d in found:
-        mem = f"{d['memory_bytes'] / 1e9:.1f} GB" if d.get("memory_bytes") else "?"
+        mem = fmt.si(d.get("memory_bytes") or None, "B")
         units = d.get("units") or "?"
         label = "threads" if d["kind"] == "cpu" else "SMs"
         cap = f", compute capability {d['capability']}" if d.get("capability") else ""
@@ -75,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
         if d.get("match_note"):
             print(f"    note: {d['match_note']}")
     for key, c in measured.items():
-        peaks = ", ".join(f"{k} {v / 1e12:.3g}" for k, v in c["peaks"].items())
-        bw = f"; copy {c['bandwidth'] / 1e12:.3g} TB/s" if c.get("bandwidth") else ""
+        peaks = ", ".join(f"{k} {fmt.number(v / 1e12, 3)}" for k, v in c["peaks"].items())
+        bw = f"; copy {fmt.si(c['bandwidth'], 'B/s')}" if c.get("bandwidth") else ""
         print(f"measured {key}: {peaks} TFLOP/s{bw}  (GEMM {c['gemm_size']}³)")
     return 0

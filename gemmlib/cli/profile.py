@@ -18,6 +18,7 @@ import argparse
 import json
 import sys
 
+from gemmlib.core import format as fmt
 from gemmlib.measure import harness
 from gemmlib.measure.profiler import GEMM_TARGET, BlockConfig, preset_config, profile_block
 
@@ -91,12 +92,7 @@ def config_from_args(args: argparse.Namespace):  # -> BlockConfig
 
 
 def _si(x: float | None, unit: str) -> str:
-    if x is None:
-        return "—"
-    for scale, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(x) >= scale:
-            return f"{x / scale:.3g} {prefix}{unit}"
-    return f"{x:.3g} {unit}"
+    return fmt.duration(x) if unit == "s" else fmt.si(x, unit)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -120,7 +116,8 @@ def run(args: argparse.Namespace) -> int:
     verdict = "meets" if res.meets_target else "below"
     out(f"GEMM share of time: {res.gemm_share:.1%} ({verdict} the article's {GEMM_TARGET:.0%} target); "
         f"{_si(res.total_time_s, 's')} per pass ({res.time_basis}), GEMMs at {_si(res.gemm_tflops and res.gemm_tflops * 1e12, 'FLOP/s')}\n")
-    out(f"GEMM FLOPs per pass: profiler {res.gemm_flops:,.0f}; gemmlib count {res.predicted_gemm_flops:,}\n")
+    out(f"GEMM FLOPs per pass: profiler {fmt.count(round(res.gemm_flops))}; gemmlib count "
+        f"{fmt.count(res.predicted_gemm_flops)}\n")
     if res.prediction is not None:
         p = res.prediction
         out(f"Predicted on {p.hardware} at {p.efficiency:.0%} efficiency: GEMM share {p.time_share:.1%} of time, "
@@ -128,9 +125,9 @@ def run(args: argparse.Namespace) -> int:
     out(f"\n{'op':<46} {'shapes':<28} {'calls':>5} {'time':>10} {'share':>6} {'GEMM':>4} "
         f"{'FLOPs':>10} {'TFLOP/s':>8}\n")
     for o in ops[: args.top]:
-        tf = "" if o.tflops is None else f"{o.tflops:.3g}"
+        tf = fmt.number(o.tflops, 3)
         out(f"{o.name[:46]:<46} {o.shapes[:28]:<28} {o.calls:>5.0f} {_si(o.time_s, 's'):>10} {o.share:>6.1%} "
-            f"{'yes' if o.is_gemm else '':>4} {_si(o.flops, '') if o.flops else '':>10} {tf:>8}\n")
+            f"{'yes' if o.is_gemm else 'no':>4} {_si(o.flops, '') if o.flops else '':>10} {tf:>8}\n")
     if res.monitor is not None:
         out(f"\nGPU monitor: {res.monitor.reason}\n")
     if res.trace_path:

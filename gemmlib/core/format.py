@@ -183,6 +183,17 @@ def cell(x: Any) -> str:
     return str(x)
 
 
+def markdown_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = None) -> str:
+    """Rows of dicts as a Markdown table (the report), every value through ``cell``."""
+    if not rows:
+        return "(no rows)"
+    cols = list(columns or rows[0].keys())
+    out = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for r in rows:
+        out.append("| " + " | ".join(cell(r.get(c)).replace("|", "\\|").replace("\n", " ") for c in cols) + " |")
+    return "\n".join(out)
+
+
 def text_table(rows: Sequence[Mapping[str, Any]] | Sequence[Sequence[Any]], columns: Sequence[str] | None = None,
                right: Iterable[str] | None = None) -> str:
     """An aligned plain-text table. ``rows`` are dicts (``columns`` picks and orders their keys)

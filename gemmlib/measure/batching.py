@@ -30,6 +30,7 @@ from typing import Any
 
 from gemmlib.charts import optional_chart
 from gemmlib.charts.batching import batching_chart
+from gemmlib.core import format as fmt
 from gemmlib.core.dtypes import get_dtype
 from gemmlib.core.errors import InputError
 from gemmlib.core.flops import gemm_flops
@@ -535,12 +536,5 @@ def report_section(device: str, quick: bool, out_dir: Path, progress: Progress =
 
 
 def _table(results: list[BenchResult]) -> str:
-    cols = ("mode", "batch", "median_s", "tflops", "gbps", "intensity", "rel_error", "note")
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    for row in rows(results):
-        cells = []
-        for c in cols:
-            v = row.get(c)
-            cells.append("—" if v is None else (f"{v:.3g}" if isinstance(v, float) else str(v).replace("|", "/")))
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    return fmt.markdown_table(rows(results), ("mode", "batch", "median_s", "tflops", "gbps", "intensity",
+                                             "rel_error", "note"))

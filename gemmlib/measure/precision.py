@@ -31,6 +31,7 @@ from typing import Any
 from gemmlib.charts import bench as charts_bench
 from gemmlib.charts import optional_chart
 from gemmlib.core import ceilings
+from gemmlib.core import format as fmt
 from gemmlib.core.dtypes import dtype_bytes, get_dtype
 from gemmlib.core.errors import InputError
 from gemmlib.core.machine import match_catalogue
@@ -627,21 +628,9 @@ def markdown_table(results: list[BenchResult]) -> str:
     cols = ["M×N×K", "format", "median ms", "TFLOP/s", "% datasheet", "% measured peak", "rel. error",
             "bytes/elem", "note"]
 
-    def fmt(v: Any) -> str:
-        if v is None:
-            return "—"
-        if isinstance(v, float):
-            if v != 0 and (abs(v) < 1e-2 or abs(v) >= 1e5):
-                return f"{v:.2e}"
-            return f"{v:.3g}"
-        return str(v).replace("|", "\\|")
-
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    for row in rows:
-        if not row["supported"]:
-            row = {**row, "median ms": None, "note": "**not run:** " + (row["note"] or "")}
-        lines.append("| " + " | ".join(fmt(row[c]) for c in cols) + " |")
-    return "\n".join(lines)
+    shown = [row if row["supported"] else {**row, "median ms": None, "note": "**not run:** " + (row["note"] or "")}
+             for row in rows]
+    return fmt.markdown_table(shown, cols)
 
 
 def report_section(device: str, quick: bool, out_dir: Path, progress: Callable[[float, str], None] | None = None,

@@ -40,6 +40,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from gemmlib.core import format as fmt
 from gemmlib.core.ceilings import find_hardware
 from gemmlib.core.dtypes import dtype_bytes, get_dtype
 from gemmlib.core.errors import InputError
@@ -1125,8 +1126,9 @@ def markdown_summary(res: ProfileResult, top: int = 10) -> str:
         f"/ {c.kv_heads} K/V heads, MLP {c.intermediate}, {c.batch}×{c.seq_len} tokens, {c.attention} attention.",
         "",
         f"- GEMM share of time: **{res.gemm_share:.1%}** — {'meets' if res.meets_target else 'below'} the "
-        f"article's {GEMM_TARGET:.0%} target ({res.time_basis}; {res.total_time_s * 1e3:.3g} ms per pass).",
-        f"- GEMM FLOPs per pass: profiler {res.gemm_flops:,.0f}, gemmlib count {res.predicted_gemm_flops:,}.",
+        f"article's {GEMM_TARGET:.0%} target ({res.time_basis}; {fmt.duration(res.total_time_s)} per pass).",
+        f"- GEMM FLOPs per pass: profiler {fmt.count(round(res.gemm_flops))}, gemmlib count "
+        f"{fmt.count(res.predicted_gemm_flops)}.",
     ]
     if res.prediction is not None:
         p = res.prediction
@@ -1135,9 +1137,8 @@ def markdown_summary(res: ProfileResult, top: int = 10) -> str:
     lines += ["", "| op | shapes | calls | time per pass | share | GEMM | FLOPs | TFLOP/s |",
               "|---|---|---|---|---|---|---|---|"]
     for o in res.top_ops(top):
-        tf = "—" if o.tflops is None else f"{o.tflops:.3g}"
-        lines.append(f"| `{o.name}` | {o.shapes or '—'} | {o.calls:g} | {o.time_s * 1e6:.4g} µs | {o.share:.1%} | "
-                     f"{'yes' if o.is_gemm else ''} | {o.flops:.3g} | {tf} |")
+        lines.append(f"| `{o.name}` | {o.shapes or '—'} | {o.calls:g} | {fmt.duration(o.time_s)} | {o.share:.1%} | "
+                     f"{'yes' if o.is_gemm else 'no'} | {fmt.count(round(o.flops))} | {fmt.number(o.tflops, 3)} |")
     mon = res.monitor
     if mon is not None:
         if mon.available and mon.samples:

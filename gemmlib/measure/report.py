@@ -30,6 +30,7 @@ from typing import Any
 from gemmlib.charts import CHART_NOTES, optional_chart
 from gemmlib.charts import bench as charts_bench
 from gemmlib.charts.bench import save_chart
+from gemmlib.core import format as fmt
 from gemmlib.core.errors import InputError
 from gemmlib.core.results import BenchResult, _jsonable, to_csv
 from gemmlib.measure import devices, harness, safety
@@ -56,7 +57,7 @@ def report_section(device: str, quick: bool, out_dir: Path, progress: Progress =
              "|---|---|---|---|---|---|"]
     for d in found:
         lines.append(f"| {d.kind}:{d.index} | {d.name} | {d.units or '—'} | "
-                     f"{d.memory_bytes / 1e9:.1f} | {d.capability or '—'} | {d.catalogue or '— (' + d.match_note + ')'} |")
+                     f"{fmt.number(d.memory_bytes / 1e9, 3)} | {d.capability or '—'} | {d.catalogue or '— (' + d.match_note + ')'} |")
     c = devices.measure_ceilings(device, quick=quick, progress=progress)
     datasheet = devices.datasheet_for(device, c.device_name) if device != "cpu" else None
     rows = c.rows(datasheet)
@@ -64,9 +65,8 @@ def report_section(device: str, quick: bool, out_dir: Path, progress: Progress =
                   f"device copy of {c.copy_bytes / 1024**2:.0f} MiB), against the datasheet:", "",
               "| figure | measured | datasheet | unit | share | note |", "|---|---|---|---|---|---|"]
     for r in rows:
-        ds = f"{r['datasheet']:.4g}" if r["datasheet"] else "—"
-        share = f"{r['share of datasheet']:.0%}" if r["share of datasheet"] else "—"
-        lines.append(f"| {r['figure']} | {r['measured']:.4g} | {ds} | {r['unit']} | {share} | {r['note']} |")
+        lines.append(f"| {r['figure']} | {fmt.number(r['measured'])} | {fmt.number(r['datasheet'] or None)} | "
+                     f"{r['unit']} | {fmt.percent(r['share of datasheet'] or None, 0)} | {r['note']} |")
     for d, why in c.notes.items():
         if d not in c.peaks:
             lines.append(f"| {d} GEMM | not run | | | | {why} |")

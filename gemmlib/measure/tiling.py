@@ -27,6 +27,7 @@ from typing import Any
 
 from gemmlib.charts import optional_chart
 from gemmlib.charts.tiling import tiling_chart, wave_chart
+from gemmlib.core import format as fmt
 from gemmlib.core.dtypes import get_dtype
 from gemmlib.core.errors import InputError
 from gemmlib.core.flops import gemm_bytes, gemm_flops, wave_quantization
@@ -522,26 +523,8 @@ def report_section(device: str, quick: bool, out_dir: Path, progress: Progress =
             "verdict": verdict}
 
 
-def _fmt(v: Any) -> str:
-    if v is None:
-        return "—"
-    if isinstance(v, float):
-        if v == 0:
-            return "0"
-        return f"{v:.3g}" if abs(v) < 1e4 else f"{v:,.0f}"
-    if isinstance(v, (list, tuple, dict)):
-        return str(v)
-    return str(v)
-
-
 def _md_table(recs: list[dict]) -> str:
-    if not recs:
-        return "(no rows)"
-    cols = list(recs[0])
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    for r in recs:
-        lines.append("| " + " | ".join(_fmt(r.get(c)).replace("|", "/") for c in cols) + " |")
-    return "\n".join(lines)
+    return fmt.markdown_table(recs)
 
 
 def python_tiled(a, b, tile: int = 64):
