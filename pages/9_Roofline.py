@@ -8,6 +8,7 @@ pages measured in this server process) or an uploaded results JSON; estimator op
 imported only then).
 """
 
+import pandas as pd
 import streamlit as st
 
 import ui
