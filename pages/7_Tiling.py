@@ -187,8 +187,9 @@ tile_m = wc[1].selectbox("tile M", [64, 128, 256], index=1, key="tw_tm")
 tile_n = wc[2].selectbox("tile N", [64, 128, 256], index=2, key="tw_tn")
 ui.url(wc[3].number_input, "M = K", 1, lim.max_dim, min(8192, lim.max_dim), key="tw_mk")
 ui.url(wc[4].number_input, "N from", 1, lim.max_dim, min(8192, lim.max_dim), key="tw_n0")
-ui.url(wc[5].number_input, "N to", 1, lim.max_dim, min(8320, lim.max_dim), key="tw_n1")
-ui.url(wc[6].number_input, "N step", 1, 4096, 8, key="tw_step", help="multiples of 8 keep rows aligned, so only tiles "
+# 8192 … 8704: 32 to 34 tile columns, so the sweep crosses 16 × 132 tiles and a 17th wave starts (the cliff)
+ui.url(wc[5].number_input, "N to", 1, lim.max_dim, min(8704, lim.max_dim), key="tw_n1")
+ui.url(wc[6].number_input, "N step", 1, 4096, 16, key="tw_step", help="multiples of 8 keep rows aligned, so only tiles "
        "and waves change")
 ns: list[int] = []
 with ui.guard("the wave prediction"):
@@ -208,6 +209,16 @@ with ui.guard("the wave prediction"):
     st.caption(f"{int(tile_m)}×{int(tile_n)} tiles on {st.session_state.tw_sms} SMs: "
                + ", ".join(f"N = {p['n']:,}: {p['tiles']:,} tiles in {p['waves']} waves" for p in (pred[0], pred[-1]))
                + ". The Triton rows use exactly this tile; cuBLAS chooses its own, so its steps can fall elsewhere.")
+    cliff = bt.wave_cliff(pred)
+    if cliff and cliff["waves_after"] > cliff["waves_before"]:
+        st.markdown(f"**The cliff:** from N = {cliff['n_before']:,} to {cliff['n_after']:,} the tiles grow from "
+                    f"{cliff['tiles_before']:,} to {cliff['tiles_after']:,}, past {cliff['waves_before']} full waves "
+                    f"of {st.session_state.tw_sms} SMs: a wave {cliff['waves_after']} starts almost empty, and the "
+                    f"predicted throughput falls by {cliff['drop']:.1%}. Between cliffs it climbs back as the edge "
+                    "tiles fill.")
+    else:
+        st.caption("No wave starts inside this range, so the prediction only climbs as the edge tiles fill; "
+                   "widen the range to see a cliff.")
 if cuda_ok:
     if st.button(f"Measure on the GPU (bf16, cuBLAS and the Triton kernel with {tile_m}×{tile_n} tiles)",
                  key="tw_run", disabled=not ns):

@@ -422,6 +422,18 @@ def predicted_wave_rows(m: int, k: int, ns: list[int], tile: tuple[int, int], sm
     return rows
 
 
+def wave_cliff(pred: list[dict]) -> dict | None:
+    """The largest drop of predicted throughput between two neighbouring N of a sweep
+    (``predicted_wave_rows``): where one more wave starts. None when nothing drops."""
+    best = None
+    for a, b in zip(pred, pred[1:], strict=False):
+        drop = 1 - b["predicted_efficiency"] / a["predicted_efficiency"]
+        if drop > 0 and (best is None or drop > best["drop"]):
+            best = {"n_before": a["n"], "n_after": b["n"], "waves_before": a["waves"], "waves_after": b["waves"],
+                    "tiles_before": a["tiles"], "tiles_after": b["tiles"], "drop": drop}
+    return best
+
+
 # --------------------------------------------------------------------------- tables, verdicts, charts
 def rows(results: list[BenchResult]) -> list[dict]:
     """Flat table rows for a page or the CLI."""

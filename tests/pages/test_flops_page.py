@@ -140,3 +140,17 @@ def test_article_check_inputs():
         assert not at.exception and not _errors(at)
     table = next(df.value for df in at.dataframe if "quantity" in df.value.columns)
     assert table["count"].tolist()[3] == 2 * 4096**3
+
+
+def test_the_sms_field_follows_the_chosen_gpu():
+    from gemmlib.core.hardware import CATALOGUE
+
+    at = _app()
+    at.selectbox(key="fl_gpu").set_value("A100 SXM 80GB").run()
+    assert at.number_input(key="fl_sms").value == CATALOGUE["A100 SXM 80GB"].sms == 108
+    caption = " ".join(c.value for c in at.caption)
+    assert "tiles on 108 SMs" in caption
+    at.number_input(key="fl_sms").set_value(100).run()  # an edit lasts until the GPU changes again
+    assert at.number_input(key="fl_sms").value == 100
+    at.selectbox(key="fl_gpu").set_value("L40S").run()
+    assert at.number_input(key="fl_sms").value == CATALOGUE["L40S"].sms == 142

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from gemmlib.measure import tiling as bt
 from gemmlib.measure.triton_gemm import prepare_interpreter
 
 prepare_interpreter()  # before anything else in this test session imports triton
@@ -138,3 +139,22 @@ def test_wave_prediction_inputs():
     at.number_input(key="tw_step").set_value(256).run()
     at.selectbox(key="tw_tn").set_value(128).run()
     assert not at.exception and not at.error
+
+
+def test_the_default_wave_sweep_shows_the_cliff():
+    """§4's defaults cross a wave boundary: checked by hand (tiles = ⌈M/128⌉·⌈N/256⌉, waves = ⌈tiles/SMs⌉)
+    and from gemmlib's own prediction, which must drop where the 17th wave starts."""
+    at = _app()
+    v = {k: int(at.number_input(key=k).value) for k in ("tw_sms", "tw_mk", "tw_n0", "tw_n1", "tw_step")}
+    tm, tn = int(at.selectbox(key="tw_tm").value), int(at.selectbox(key="tw_tn").value)
+    ns = list(range(v["tw_n0"], v["tw_n1"] + 1, v["tw_step"]))
+    waves = [-(-(-(-v["tw_mk"] // tm) * -(-n // tn)) // v["tw_sms"]) for n in ns]
+    assert min(waves) < max(waves), "the default sweep never starts another wave"
+    pred = bt.predicted_wave_rows(v["tw_mk"], v["tw_mk"], ns, (tm, tn), v["tw_sms"])
+    assert [p["waves"] for p in pred] == waves
+    cliff = bt.wave_cliff(pred)
+    assert cliff["waves_after"] == cliff["waves_before"] + 1 and cliff["drop"] > 0.04
+    last_full = (v["tw_sms"] * cliff["waves_before"] // -(-v["tw_mk"] // tm)) * tn  # widest N in those waves
+    assert cliff["n_before"] <= last_full < cliff["n_after"]
+    md = " ".join(m.value for m in at.markdown)
+    assert f"from N = {cliff['n_before']:,} to {cliff['n_after']:,}" in md and "falls by" in md
