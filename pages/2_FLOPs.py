@@ -10,6 +10,7 @@ import streamlit as st
 
 import ui
 from gemmlib.charts.explain import heatmap, spec, staircase_chart
+from gemmlib.core.ceilings import cpu_row
 from gemmlib.core.dtypes import COMPUTE_DTYPES
 from gemmlib.core.flops import (
     DEFAULT_EFFICIENCY,
@@ -63,7 +64,9 @@ with st.container(border=True):
 
 hw = CATALOGUE[gpu]
 if hw.editable:
+    hw, cpu_note = cpu_row()  # the ceilings measured on this CPU, when there are any
     with st.expander(f"Edit the {hw.name} row (your CPU's figures)", expanded=True):
+        st.caption(f"Starting values: {cpu_note}.")
         e = st.columns(5)
         fp32 = e[0].number_input("fp32 TFLOP/s", 0.001, 100.0, value=(hw.peak("fp32") or 1e11) / 1e12,
                                  step=0.05, format="%.3f", key="fl_cpu_fp32",

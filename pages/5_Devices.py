@@ -93,12 +93,16 @@ if not measured:
     st.info("Nothing measured yet on this server.")
 for key, ceil in measured.items():
     st.markdown(f"**{ceil.device_name}** ({ceil.device}; GEMM {ceil.gemm_size}³, copy "
-                f"{ceil.copy_bytes / 1024**2:.0f} MiB)")
+                f"{ceil.copy_bytes / 1024**2:.0f} MiB), measured {ceil.when}")
     ds = machine.match_catalogue(ceil.device_name, "cpu" if ceil.device == "cpu" else "cuda")[0]
     rows = ceil.rows(ds if ceil.device != "cpu" else None)
     if rows:
         ui.table(pd.DataFrame(rows).dropna(axis=1, how="all"), {"share of datasheet": "percent"},
                  key=f"dv_rows_{key}")
-        st.altair_chart(charts_bench.ceilings_chart(rows), width="content")
+        st.altair_chart(charts_bench.ceilings_chart(
+            rows, title=f"{ceil.device_name}: measured {ceil.when} (dot: median, line: p20–p80) vs datasheet"),
+            width="stretch")
+        if not any(r.get("low") for r in rows):
+            st.caption("Measured before this app kept the spread: measure again to see it.")
     for dt, why in ceil.notes.items():
         st.caption(f"{dt}: not measured — {why}")

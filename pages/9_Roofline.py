@@ -14,7 +14,7 @@ import streamlit as st
 import ui
 from gemmlib.charts import roofline as cr
 from gemmlib.core.calibration import load_calibrations
-from gemmlib.core.ceilings import all_ceilings
+from gemmlib.core.ceilings import all_ceilings, cpu_row
 from gemmlib.core.dtypes import COMPUTE_DTYPES
 from gemmlib.core.hardware import CATALOGUE
 from gemmlib.core.machine import light_summary
@@ -73,6 +73,10 @@ points = cr.result_points(all_results)
 benches = sorted({p["bench"] for p in points})
 chosen = st.multiselect("Measured points to show", benches, default=benches, key="rf_benches") if benches else []
 points = [p for p in points if p["bench"] in chosen]
+if hw.editable:  # the CPU row: this machine's measured ceilings, never below a point measured here
+    hw, cpu_note = cpu_row([(p["dtype"], p["intensity"], p["tflops"] * 1e12) for p in cr.result_points(all_results)
+                            if p.get("device_kind") == "cpu"])
+    st.caption(f"On this chart {cpu_note}.")
 
 # ----------------------------------------------------------------------------- estimator overlay
 est_points: list[dict] = []

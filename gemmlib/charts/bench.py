@@ -57,21 +57,37 @@ def error_chart(results: Iterable[BenchResult | Mapping], title: str = "Error ag
 
 
 def ceilings_chart(rows: list[dict], title: str = "Measured vs datasheet") -> Any:
-    """Bars of measured and datasheet figures (rows from ``Ceilings.rows``)."""
+    """Measured against datasheet on one axis (rows from ``Ceilings.rows``): per figure, the datasheet
+    as a grey tick, the measured median as a dot and its p20–p80 spread as a line. The axis is
+    logarithmic so that TFLOP/s and TB/s rows, and a CPU's small figures, share it; each row's label
+    carries its unit."""
     import altair as alt
 
-    long: list[dict[str, Any]] = []
+    pts: list[dict[str, Any]] = []
     for r in rows:
-        for which in ("measured", "datasheet"):
-            if r.get(which):
-                long.append({"figure": r["figure"], "which": which, "value": r[which], "unit": r["unit"]})
-    return alt.Chart(alt.Data(values=long)).mark_bar().encode(
-        y=alt.Y("which:N", title=None),
-        x=alt.X("value:Q", title="TFLOP/s (GEMM) or TB/s (copy)"),
-        color=alt.Color("which:N", title=None),
-        row=alt.Row("figure:N", title=None, sort=None, header=alt.Header(labelAngle=0, labelAlign="left")),
-        tooltip=["figure:N", "which:N", alt.Tooltip("value:Q", format=".3g"), "unit:N"],
-    ).properties(title=title, width=420).resolve_scale(x="independent")
+        label = f"{r['figure']} ({r['unit']})"
+        if r.get("measured"):
+            pts.append({"figure": label, "which": "measured (median)", "value": r["measured"],
+                        "low": r.get("low") or r["measured"], "high": r.get("high") or r["measured"]})
+        if r.get("datasheet"):
+            pts.append({"figure": label, "which": "datasheet", "value": r["datasheet"], "low": None, "high": None})
+    order = [f"{r['figure']} ({r['unit']})" for r in rows]
+    x = alt.X("value:Q", scale=alt.Scale(type="log"), title="per second, in each row's unit (log scale)",
+              axis=alt.Axis(format="~g"))
+    y = alt.Y("figure:N", sort=order, title=None, axis=alt.Axis(labelLimit=260))
+    colour = alt.Color("which:N", title=None, scale=alt.Scale(domain=["measured (median)", "datasheet"],
+                                                             range=["#1f77b4", "#9e9e9e"]),
+                       legend=alt.Legend(orient="bottom"))
+    base = alt.Chart(alt.Data(values=pts))
+    spread = base.transform_filter("datum.which == 'measured (median)'").mark_rule(strokeWidth=3).encode(
+        x=alt.X("low:Q", scale=alt.Scale(type="log")), x2="high:Q", y=y, color=colour,
+        tooltip=["figure:N", alt.Tooltip("low:Q", format=".4g", title="at the p80 time"),
+                 alt.Tooltip("high:Q", format=".4g", title="at the p20 time")])
+    ticks = base.transform_filter("datum.which == 'datasheet'").mark_tick(thickness=3, size=22).encode(
+        x=x, y=y, color=colour, tooltip=["figure:N", "which:N", alt.Tooltip("value:Q", format=".4g")])
+    dots = base.transform_filter("datum.which == 'measured (median)'").mark_point(filled=True, size=90).encode(
+        x=x, y=y, color=colour, tooltip=["figure:N", "which:N", alt.Tooltip("value:Q", format=".4g")])
+    return alt.layer(spread, ticks, dots).properties(title=title, height={"step": 30})
 
 
 def save_chart(chart: Any, path_stem: Any) -> tuple[str, str]:

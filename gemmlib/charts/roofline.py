@@ -70,7 +70,8 @@ def result_points(results: Iterable[BenchResult | Mapping]) -> list[dict]:
         if not r.supported or not r.tflops or not r.intensity or not math.isfinite(r.intensity):
             continue
         out.append({"intensity": r.intensity, "tflops": r.tflops, "bench": r.bench, "name": r.name,
-                    "dtype": r.dtype, "device": r.device_name or r.device, "shape": _shape_text(r.shape),
+                    "dtype": r.dtype, "device": r.device_name or r.device, "device_kind": r.device,
+                    "shape": _shape_text(r.shape),
                     "median_ms": (r.median_s or 0) * 1e3, "source": "measured"})
     return out
 

@@ -35,6 +35,8 @@ class Ceilings:
     results: list = field(default_factory=list)  # BenchResult rows behind the figures
     units: int = 0
     memory_bytes: float = 0.0
+    # the p80–p20 range of each figure (a dtype, or "copy"), in the figure's unit per second: (low, high)
+    spread: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -59,7 +61,7 @@ class Ceilings:
         return {"device": self.device, "device_name": self.device_name, "peaks": dict(self.peaks),
                 "bandwidth": self.bandwidth, "measured_at": self.measured_at, "gemm_size": self.gemm_size,
                 "copy_bytes": self.copy_bytes, "notes": dict(self.notes), "units": self.units,
-                "memory_bytes": self.memory_bytes}
+                "memory_bytes": self.memory_bytes, "spread": {k: list(v) for k, v in self.spread.items()}}
 
     @classmethod
     def from_dict(cls, d: dict) -> Ceilings:
@@ -68,23 +70,36 @@ class Ceilings:
                    bandwidth=float(d["bandwidth"]) if d.get("bandwidth") else None,
                    measured_at=float(d.get("measured_at") or 0), gemm_size=int(d.get("gemm_size") or 0),
                    copy_bytes=float(d.get("copy_bytes") or 0), notes=dict(d.get("notes") or {}),
-                   units=int(d.get("units") or 0), memory_bytes=float(d.get("memory_bytes") or 0))
+                   units=int(d.get("units") or 0), memory_bytes=float(d.get("memory_bytes") or 0),
+                   spread={str(k): (float(v[0]), float(v[1])) for k, v in dict(d.get("spread") or {}).items()
+                           if isinstance(v, (list, tuple)) and len(v) == 2})
 
     def rows(self, datasheet: Hardware | None = None) -> list[dict]:
-        """Measured vs datasheet, one row per figure, for tables."""
+        """Measured vs datasheet, one row per figure, for tables and the Devices chart; ``low`` and
+        ``high`` are the throughput at the p80 and p20 times (None when not kept)."""
         rows = []
         for d, v in self.peaks.items():
             ds = datasheet.peak(d) if datasheet else None
+            lo, hi = self.spread.get(d, (None, None))
             rows.append({"figure": f"{d} GEMM", "measured": v / 1e12, "datasheet": ds / 1e12 if ds else None,
                          "unit": "TFLOP/s" if d != "int8" else "TOP/s",
-                         "share of datasheet": v / ds if ds else None, "note": self.notes.get(d, "")})
+                         "share of datasheet": v / ds if ds else None,
+                         "low": lo / 1e12 if lo else None, "high": hi / 1e12 if hi else None,
+                         "note": self.notes.get(d, "")})
         if self.bandwidth:
             ds = datasheet.bandwidth if datasheet else None
+            lo, hi = self.spread.get("copy", (None, None))
             rows.append({"figure": "device copy", "measured": self.bandwidth / 1e12,
                          "datasheet": ds / 1e12 if ds else None, "unit": "TB/s",
                          "share of datasheet": self.bandwidth / ds if ds else None,
+                         "low": lo / 1e12 if lo else None, "high": hi / 1e12 if hi else None,
                          "note": self.notes.get("copy", "read + write bytes per second")})
         return rows
+
+    @property
+    def when(self) -> str:
+        """When it was measured, as a person reads it (UTC)."""
+        return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(self.measured_at)) if self.measured_at else "—"
 
 
 _ceilings: dict[str, Ceilings] = {}
@@ -172,3 +187,39 @@ def find_hardware(device: str, device_name: str) -> Hardware | None:
     """:func:`find` as a Hardware row ("NAME (measured)"), or None."""
     c = find(device, device_name)
     return c.hardware() if c else None
+
+
+def cpu_row(points=()) -> tuple[Hardware, str]:
+    """The catalogue's CPU row with this machine's figures, and a sentence saying where they come from.
+
+    The ceilings measured on this machine's CPU when there are any (else the placeholder figures),
+    each raised to the best measured point so that no point sits above its roof: ``points`` are
+    (dtype, intensity in FLOP/byte, FLOP/s) of results measured on the CPU. A point at intensity I
+    reaching F FLOP/s needs a peak of at least F and a bandwidth of at least F / I.
+    """
+    from gemmlib.core.hardware import CATALOGUE
+
+    base = next(h for h in CATALOGUE.values() if h.editable)
+    cpu = sorted((c for c in all_ceilings().values() if c.device == "cpu"), key=lambda c: c.measured_at)
+    c = cpu[-1] if cpu else None
+    peaks = dict(c.peaks) if c else dict(base.peaks)
+    bw = (c.bandwidth if c and c.bandwidth else base.bandwidth)
+    raised = set()
+    for dtype, intensity, flops in points:
+        if not flops or flops <= 0:
+            continue
+        if flops > peaks.get(dtype, 0):
+            peaks[dtype] = float(flops)
+            raised.add(dtype)
+        if intensity and intensity > 0 and flops / intensity > bw:
+            bw = flops / intensity
+            raised.add("bandwidth")
+    hw = base.with_overrides(peaks=peaks, bandwidth=bw)
+    if c:
+        note = f"the CPU row holds the ceilings measured on {c.device_name} ({c.when})"
+    else:
+        note = "the CPU row holds placeholder figures: measure the ceilings on the Devices page"
+    if raised:
+        note += ("; " + ", ".join(sorted(raised)) + " raised to the best measured point, which beat the "
+                 + ("ceiling measurement" if c else "placeholder"))
+    return hw, note

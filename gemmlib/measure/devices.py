@@ -139,15 +139,23 @@ def measure_ceilings(device: str = "cuda", *, dtypes: tuple[str, ...] | None = N
     results.append(copy)
     done[0] += 1
     step("done")
-    peaks, notes = {}, {}
+    peaks, notes, spread = {}, {}, {}
+
+    def band(r, per_call: float) -> tuple[float, float] | None:  # throughput at the p80 and p20 times
+        return (per_call / r.p80_s, per_call / r.p20_s) if r.p20_s and r.p80_s else None
+
     for r in results:
         if r.bench == "precision" and r.supported and r.tflops and r.extra.get("variant", "gemm") == "gemm":
             peaks[r.dtype] = r.tflops * 1e12
+            if band(r, r.flops):
+                spread[r.dtype] = band(r, r.flops)
         elif r.bench == "precision" and not r.supported:
             notes[r.dtype] = r.reason
+    if copy.gbps and band(copy, copy.bytes):
+        spread["copy"] = band(copy, copy.bytes)
     c = Ceilings(dev, info.name, peaks, copy.gbps * 1e9 if copy.gbps else None, gemm_size=gemm_n,
                  copy_bytes=copy_bytes, notes=notes, results=[r for r in results], units=info.units,
-                 memory_bytes=info.memory_bytes)
+                 memory_bytes=info.memory_bytes, spread=spread)
     for r in results:
         r.bench = "ceiling"
     record(results)

@@ -42,3 +42,18 @@ def test_measure_ceilings_button_shows_measured_figures(monkeypatch):
     assert (rows["measured"] > 0).all()
     assert any("tf32: not measured" in c.value for c in at.caption)
     assert devices.measured_hardware("cpu") is not None
+
+
+def test_measured_figures_carry_their_date_and_spread_on_one_axis(monkeypatch):
+    monkeypatch.setattr(devices, "ceiling_plan", lambda device, quick=False: (64, 1024**2))
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    at.radio(key="dv_device").set_value("cpu")
+    at.button[0].click().run()
+    assert not at.exception and not at.error
+    rows = at.dataframe[-1].value
+    timed = rows.dropna(subset=["low", "high"])
+    assert len(timed) == len(rows)  # every figure keeps its p20–p80 spread
+    assert (timed["low"] <= timed["measured"]).all() and (timed["measured"] <= timed["high"]).all()
+    assert any("measured 20" in m.value and "UTC" in m.value for m in at.markdown)
+    spec = at.get("vega_lite_chart")[-1].proto.spec
+    assert '"row"' not in spec and '"facet"' not in spec and '"type": "log"' in spec  # one shared axis

@@ -127,3 +127,20 @@ def test_a_damaged_calibration_file_is_a_warning(tmp_path):
     at = _app()
     assert not at.exception
     assert any("ignored" in w.value for w in at.warning)
+
+
+def test_the_cpu_row_is_never_below_a_point_measured_on_the_cpu():
+    """The placeholder CPU row says 0.2 TFLOP/s fp32; a point measured here at 2 TFLOP/s raises its roof
+    (and a saved ceiling, when there is one, replaces the placeholder)."""
+    from gemmlib.core.roofline import attainable
+
+    fast = _row(tflops_time=1e-3, flops=2e9)  # 2 TFLOP/s at 200 FLOP/byte
+    record([fast])
+    at = _app()
+    at.selectbox(key="rf_hw").set_value("CPU (edit me)").run()
+    assert not at.exception and not at.error
+    roofs = at.dataframe[0].value
+    fp32 = roofs[roofs["roof"].str.contains("fp32")].iloc[0]
+    got = attainable(fast.intensity, fp32["peak TFLOP/s"] * 1e12, fp32["bandwidth TB/s"] * 1e12)
+    assert got >= fast.tflops * 1e12 * (1 - 1e-9)
+    assert any("raised to the best measured point" in c.value for c in at.caption)
