@@ -21,6 +21,7 @@ import io
 import json
 import math
 import threading
+import time
 import traceback
 import uuid
 from collections.abc import Callable, Iterator, Mapping
@@ -570,34 +571,92 @@ def stepper(key: str, tr: Any, *, speed: int, presentation: bool = False, pos_ke
     return pos
 
 
+class RunStatus:
+    """What a benchmark run shows while it runs: the label of its status box says the step it is on,
+    how many there are and the time left, so it reads the same folded or open; a progress bar
+    inside repeats it. Before the first step the time left is the run's estimate
+    (``gemmlib.measure.plan``); after it, the time so far scaled by the share still to do."""
+
+    def __init__(self, box: Any, device: str, steps: int | None = None, estimate_s: float | None = None) -> None:
+        from gemmlib.core import format as fmt
+
+        self._fmt, self.box, self.device = fmt, box, device
+        self.steps, self.estimate_s = steps, estimate_s
+        self.bar = box.progress(0.0, text="queued")
+        self.frac, self.t0 = 0.0, None
+
+    def start(self) -> None:
+        self.t0 = time.monotonic()
+        self.update(0.0, "starting")
+
+    def left_s(self) -> float | None:
+        if self.t0 is None:
+            return self.estimate_s
+        elapsed = time.monotonic() - self.t0
+        if self.frac > 0.02:
+            return max(0.0, elapsed / self.frac * (1 - self.frac))
+        return None if self.estimate_s is None else max(0.0, self.estimate_s - elapsed)
+
+    def label(self, text: str = "") -> str:
+        f = self._fmt
+        parts = [f"Running on {self.device}"]
+        if self.steps:
+            parts.append(f"step {min(self.steps, int(self.frac * self.steps) + 1)} of {self.steps}")
+        else:
+            parts.append(f.percent(self.frac, 0))
+        left = self.left_s()
+        if left is not None:
+            parts.append(f"about {f.duration(max(1.0, round(left)))} left")
+        return " · ".join(parts) + (f" — {text}" if text else "")
+
+    def update(self, frac: float | None, text: str) -> None:
+        if frac is not None:
+            self.frac = min(1.0, max(0.0, frac))
+        self.box.update(label=self.label(text))
+        self.bar.progress(self.frac, text=text)
+
+
+def run_estimate(est: Any) -> None:
+    """The time a run will take, beside its button (``gemmlib.measure.plan.RunEstimate``)."""
+    st.caption(f"This run: {est.text()}. The server caps one run at its time limit.")
+
+
+def noise_note(results: list) -> None:
+    """Say so when timings spread too much (p80 / p20 above ``core.results.NOISE_RATIO``)."""
+    from gemmlib.core import format as fmt
+    from gemmlib.core.results import NOISE_RATIO, noisy, spread_ratio
+
+    bad = noisy(results)
+    if bad:
+        worst = max(bad, key=lambda r: spread_ratio(r) or 0.0)
+        st.warning(f"{len(bad)} of {len(results)} rows are noisy (p80 / p20 above {NOISE_RATIO:g}×; the worst, "
+                   f"{worst.name}, {fmt.ratio(spread_ratio(worst))}): the machine was busy, rerun.")
+
+
 def run_queued(what: str, device: str, lim: safety.Limits,
                run: Callable[[Callable[[float | None, str], None]], T],
-               done: Callable[[T], str] | None = None) -> T:
-    """Run one benchmark under the server's single-flight lock, with a status box and a progress bar.
+               done: Callable[[T], str] | None = None, estimate: Any = None) -> T:
+    """Run one benchmark under the server's single-flight lock, with a status box (``RunStatus``).
 
-    ``run(progress)`` does the work; ``progress(fraction or None, text)`` moves the bar. While another
-    session holds the lock the box says this one is queued. An InputError (refused, or timed out in
-    the queue) marks the box "Not run" and propagates to the page's ``ui.guard``.
+    ``run(progress)`` does the work; ``progress(fraction or None, text)`` moves it on. ``estimate``
+    (a ``gemmlib.measure.plan.RunEstimate``) gives the number of steps and the time left before the
+    first step. While another session holds the lock the box says this one is queued. An
+    InputError (refused, or timed out in the queue) marks the box "Not run" and propagates to the
+    page's ``ui.guard``.
     """
     if "_bench_session" not in st.session_state:
         st.session_state._bench_session = uuid.uuid4().hex[:6]
     owner = f"{what} (session {st.session_state._bench_session})"
     with st.status("Waiting for the benchmark runner…", expanded=True) as status:
-        bar = st.progress(0.0, text="queued")
-        last = [0.0]
-
-        def progress(frac: float | None, text: str) -> None:
-            if frac is not None:
-                last[0] = min(1.0, max(0.0, frac))
-            bar.progress(last[0], text=text)
+        shown = RunStatus(status, device, getattr(estimate, "rows", None), getattr(estimate, "seconds", None))
 
         def on_wait(msg: str) -> None:
             status.update(label=f"Queued: {msg}. Your run starts when it finishes.")
 
         try:
             with safety.single_flight(owner, on_wait=on_wait, timeout_s=max(60.0, 2 * lim.time_limit_s)):
-                status.update(label=f"Running on {device}…")
-                out = run(progress)
+                shown.start()
+                out = run(shown.update)
         except InputError:
             status.update(label="Not run", state="error")
             raise

@@ -12,7 +12,7 @@ import ui
 from gemmlib.charts import bench as charts_bench
 from gemmlib.core import ceilings, machine
 from gemmlib.core.hardware import CATALOGUE
-from gemmlib.measure import devices, safety
+from gemmlib.measure import devices, plan, safety
 
 ui.page(
     "Devices",
@@ -79,14 +79,19 @@ c[2].caption(f"Runs a {size}×{size}×{size} GEMM in each format the device supp
              f"{copy_bytes / 1024**2:.0f} MiB device-to-device copy (bandwidth counts the read and the write). "
              f"Results are kept for this server and saved to `{ceilings.ceilings_path()}`.")
 
-if st.button("Measure ceilings", type="primary"):
+go = st.button("Measure ceilings", type="primary")
+eta = None
+with ui.guard("the time estimate"):
+    eta = plan.ceilings(dev, size, quick)
+    ui.run_estimate(eta)
+if go:
     with ui.guard("the ceiling measurement"):
         if dev == "cpu":
             lim.check_cpu_flops(2 * size**3, f"a {size}³ GEMM")
         safety.check_dims(lim, size=size)
         ui.run_queued("a ceiling measurement", dev, lim,
                       lambda progress: devices.measure_ceilings(dev, quick=quick, progress=progress),
-                      done=lambda c_: f"Measured {c_.device_name}")
+                      done=lambda c_: f"Measured {c_.device_name}", estimate=eta)
 
 measured = ceilings.all_ceilings()
 if not measured:

@@ -13,8 +13,8 @@ import ui
 from gemmlib.charts import bench as charts_bench
 from gemmlib.core.results import BenchResult, to_csv, to_json
 from gemmlib.llm.presets import preset_names
+from gemmlib.measure import plan, safety
 from gemmlib.measure import precision as bp
-from gemmlib.measure import safety
 
 ui.page(
     "Precision",
@@ -85,28 +85,35 @@ with st.container(border=True):
         st.caption("On a CPU: tf32 does not exist, fp16 has no arithmetic units on most CPUs (slow, so "
                    "capped at 512³), fp8 runs through a reference kernel — correct numbers, not fp8 speed.")
     run = st.button("Run the benchmark", type="primary", disabled=not shapes or not dtypes)
+    cfg = bp.PrecisionConfig(device=device, shapes=tuple(shapes), dtypes=tuple(dtypes) or bp.PRECISION_DTYPES,
+                             with_quant=with_quant, min_run_time=float(per_row))
+    eta = None
+    if shapes and dtypes:
+        with ui.guard("the time estimate"):
+            eta = plan.precision(cfg, lim)
+            ui.run_estimate(eta)
 
 
 if run:
     with ui.guard("the precision benchmark"):
-        cfg = bp.PrecisionConfig(device=device, shapes=tuple(shapes), dtypes=tuple(dtypes), with_quant=with_quant,
-                                 min_run_time=float(per_row))
         bp.validate(cfg, lim)  # refuses bad sizes before anything is allocated
         results = ui.run_queued(
             "a precision run", device, lim,
             lambda progress: bp.run_precision(cfg, progress=progress, deadline=safety.Deadline(lim.time_limit_s),
                                               lim=lim),
-            done=lambda rs: f"Done: {len(rs)} rows on {rs[0].device_name if rs else device}")
+            done=lambda rs: f"Done: {len(rs)} rows on {rs[0].device_name if rs else device}", estimate=eta)
         st.session_state.pr_results = [r.to_dict() for r in results]
 
 rows = st.session_state.get("pr_results")
 if not rows:
-    st.info("Choose shapes and formats, then **Run the benchmark**. A small CPU run takes a few seconds.")
+    st.info("Choose shapes and formats, then **Run the benchmark**; the estimate under the button says how "
+            "long it will take here.")
     st.stop()
 
 results = [BenchResult.from_dict(r) for r in rows]
 st.subheader("Results")
 st.success(bp.int8_verdict(results))
+ui.noise_note(results)
 table = pd.DataFrame(bp.summary_rows(results)).dropna(axis=1, how="all")  # e.g. no datasheet on a CPU
 ui.table(table, {"rel. error": "error"},
          column_config={"supported": st.column_config.CheckboxColumn("ran"),

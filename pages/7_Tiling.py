@@ -144,6 +144,7 @@ if rows:
     r0 = results[0]
     st.markdown(f"**{r0.shape['m']}×{r0.shape['n']}×{r0.shape['k']}, {r0.dtype}, on {r0.device_name}.**")
     st.success(bt.lesson(results))
+    ui.noise_note(results)
     table = pd.DataFrame(bt.rows(results))
     table["median ms"] = table["median_s"] * 1e3
     ui.table(
@@ -171,8 +172,8 @@ if rows:
     dl[1].download_button("Download JSON", to_json(results), "tiling.json", "application/json",
                           on_click="ignore")
 else:
-    st.info("Choose the sizes and implementations, then **Run the tiling benchmark**. The CPU defaults "
-            "take a few seconds.")
+    st.info("Choose the sizes and implementations, then **Run the tiling benchmark**. While it runs, its "
+            "status box says the step it is on and the time left.")
 
 # ----------------------------------------------------------------------------- 4. tile and wave quantization
 st.subheader("4 · Tile and wave quantization: N stepping past a tile multiple")

@@ -14,6 +14,7 @@ from gemmlib.core import format as fmt
 from gemmlib.core.hardware import CATALOGUE, DEFAULT_GPU
 from gemmlib.core.results import BenchResult, to_csv, to_json
 from gemmlib.measure import batching as bb
+from gemmlib.measure import plan
 from ui import _
 
 ui.page(
@@ -94,12 +95,19 @@ with ui.guard("the intensity model"):
 
 
 st.subheader("Measured on this machine")
-if st.button("Run the batch sweep", type="primary", disabled=not batches or not modes, key="ba_run"):
+cfg = bb.BatchingConfig(device=device, m=int(m), k=int(k), n=int(n), dtype=dtype,
+                        batches=tuple(sorted(batches)) or (1,), modes=tuple(x for x in bb.MODES if x in modes) or bb.MODES,
+                        cuda_graph=bool(graph and device == "cuda"), min_run_time=float(per_row))
+go = st.button("Run the batch sweep", type="primary", disabled=not batches or not modes, key="ba_run")
+eta = None
+if batches and modes:
+    with ui.guard("the time estimate"):
+        eta = plan.batching(cfg)
+        ui.run_estimate(eta)
+if go:
     with ui.guard("the batching benchmark"):
-        cfg = bb.BatchingConfig(device=device, m=int(m), k=int(k), n=int(n), dtype=dtype,
-                                batches=tuple(sorted(batches)), modes=tuple(x for x in bb.MODES if x in modes),
-                                cuda_graph=bool(graph and device == "cuda"), min_run_time=float(per_row))
-        results = ui.run_queued("a batching run", device, lim, lambda prog: bb.run_batching(cfg, progress=prog))
+        results = ui.run_queued("a batching run", device, lim, lambda prog: bb.run_batching(cfg, progress=prog),
+                                estimate=eta)
         st.session_state.ba_results = [r.to_dict() for r in results]
 
 rows = st.session_state.get("ba_results")
@@ -109,6 +117,7 @@ if rows:
     st.markdown(f"**M = {r0.shape['m']}, K = {r0.shape['k']}, N = {r0.shape['n']}, {r0.dtype}, on "
                 f"{r0.device_name}.**")
     st.success(bb.lesson(results))
+    ui.noise_note(results)
     table = pd.DataFrame(bb.rows(results))
     table["median ms"] = table["median_s"] * 1e3
     table["ms per request"] = table["per_request_s"] * 1e3
@@ -131,7 +140,8 @@ if rows:
     dl[1].download_button("Download JSON", to_json(results), "batching.json", "application/json",
                           on_click="ignore")
 else:
-    st.info("Pick a shape and batch sizes, then **Run the batch sweep**. The CPU defaults take a few seconds.")
+    st.info("Pick a shape and batch sizes, then **Run the batch sweep**; the estimate under the button says how "
+            "long it will take here.")
 
 # ----------------------------------------------------------------------------- the article's example
 st.subheader("The article's example: 20 × (1024×4096 @ 4096×4096)")

@@ -104,6 +104,23 @@ class BenchResult:
         return cls(**{k: v for k, v in d.items() if k in names})
 
 
+# A row whose p80 time is more than twice its p20 time was timed while something else ran: its
+# median is not this kernel's speed. Said beside the results ("the machine was busy, rerun").
+NOISE_RATIO = 2.0
+
+
+def spread_ratio(r: BenchResult) -> float | None:
+    """p80 / p20 of a timed row (None when it has no spread)."""
+    if not r.supported or not r.p20_s or not r.p80_s or r.p20_s <= 0:
+        return None
+    return r.p80_s / r.p20_s
+
+
+def noisy(results: Iterable[BenchResult]) -> list[BenchResult]:
+    """The rows whose timings spread more than ``NOISE_RATIO`` (p80 / p20)."""
+    return [r for r in results if (spread_ratio(r) or 0.0) > NOISE_RATIO]
+
+
 def _jsonable(x: Any) -> Any:
     """Make a value JSON-safe: NaN/inf -> None, tuples -> lists, unknown objects -> str."""
     if isinstance(x, dict):

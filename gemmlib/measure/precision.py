@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -529,6 +530,7 @@ def run_precision(cfg: PrecisionConfig, progress: Callable[[float, str], None] |
                 one = 4 if d == "tf32" else dtype_bytes(d)
                 set_bytes = (m * k + k * n + m * n) * one
                 n_rot = _rotation(dev, set_bytes, lim)
+                wall0 = time.perf_counter()  # the whole (shape, format): inputs, error check, timing
                 try:
                     with safety.oom_guard(dev):
                         if d == "int8":
@@ -543,6 +545,8 @@ def run_precision(cfg: PrecisionConfig, progress: Callable[[float, str], None] |
                     first = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
                     rows = [unsupported("precision", d, dev, d, shape,
                                                 f"failed on this device: {first}", dev_name, 2 * m * n * k)]
+                for r in rows:  # for gemmlib.measure.plan: what a row really costs here
+                    r.extra["wall_s"] = (time.perf_counter() - wall0) / len(rows)
                 results.extend(rows)
                 if dev == "cuda":
                     torch.cuda.empty_cache()

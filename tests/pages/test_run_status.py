@@ -1,0 +1,55 @@
+"""ui.RunStatus (a benchmark's status box while it runs) and the estimate beside the buttons."""
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_run_status_says_the_step_the_total_and_the_time_left():
+    import ui
+
+    class Box:  # stands in for st.status: records the labels it is given
+        def __init__(self):
+            self.labels = []
+
+        def progress(self, frac, text=""):
+            return self
+
+        def update(self, label="", **kw):
+            self.labels.append(label)
+
+    box = Box()
+    status = ui.RunStatus(box, "cpu", steps=12, estimate_s=120.0)
+    assert status.left_s() == 120.0  # before it starts: the estimate
+    status.start()
+    assert "step 1 of 12" in box.labels[-1] and "about 2 min" not in box.labels[-1]
+    assert "about 120 s left" in box.labels[-1] or "about 119 s left" in box.labels[-1]
+    status.t0 -= 30.0  # 30 s in, a quarter done: 90 s left by the run's own pace
+    status.update(0.25, "fp8 on square 512")
+    assert box.labels[-1].startswith("Running on cpu · step 4 of 12 · about 90 s left — fp8 on square 512")
+
+
+def test_the_benchmark_pages_say_how_long_a_run_takes_before_it_starts():
+    for page in ("6_Precision.py", "8_Batching.py", "5_Devices.py"):
+        at = AppTest.from_file(str(ROOT / "pages" / page), default_timeout=120).run()
+        assert not at.exception
+        cap = " ".join(c.value for c in at.caption)
+        assert "This run: about" in cap and "steps (rates" in cap, page
+
+
+def test_a_noisy_result_says_the_machine_was_busy():
+    from gemmlib.core.results import BenchResult
+
+    def row(name, p80):
+        return BenchResult(bench="precision", name=name, device="cpu", device_name="test CPU", dtype=name,
+                           shape={"m": 64, "n": 64, "k": 64, "label": "square 64"}, flops=2 * 64**3,
+                           bytes=3 * 64 * 64 * 4, median_s=0.01, p20_s=0.01, p80_s=p80).to_dict()
+
+    at = AppTest.from_file(str(ROOT / "pages" / "6_Precision.py"), default_timeout=120)
+    at.session_state["pr_results"] = [row("fp32", 0.012), row("bf16", 0.035)]
+    at.run()
+    assert not at.exception
+    warn = " ".join(w.value for w in at.warning)
+    assert "1 of 2 rows are noisy" in warn and "bf16, 3.5×" in warn and "the machine was busy, rerun" in warn
