@@ -16,10 +16,11 @@ from pathlib import Path
 import streamlit as st
 
 import ui
-from gemmlib.core.flops import DEFAULT_EFFICIENCY
+from gemmlib.core import format as fmt
+from gemmlib.core.flops import DEFAULT_EFFICIENCY, article_count_check
 from gemmlib.core.hardware import catalogue_rows, get_hardware
 from gemmlib.core.machine import light_summary
-from gemmlib.llm.accounting import share_overview
+from gemmlib.llm.accounting import attention_crossover, attention_share, layer_model, share_overview
 from gemmlib.llm.presets import from_name
 from ui import _, ngettext
 
@@ -46,19 +47,91 @@ thousands. The **Transformer GEMMs** and **LLM Estimator** pages count both, exa
 ))
 
 
+root = Path(__file__).parent
+by_path = {p.path: p for p in ui.PAGES}
+
+st.subheader(_("Start here"))
+st.markdown(_("Five stops, from one multiply-add to a whole model, then measured on this machine:"))
+PATH = [("pages/1_Accumulate.py", _("one D = αAB + βC, a multiply-add at a time")),
+        ("pages/2_FLOPs.py", _("what a GEMM costs: 2·M·N·K FLOPs, the bytes it moves, the time on a GPU")),
+        ("pages/3_Transformer_GEMMs.py", _("the GEMMs of one transformer layer, to scale")),
+        ("pages/4_LLM_Estimator.py", _("a whole model: every GEMM of prefill and decode, memory, time")),
+        ("pages/6_Precision.py", _("then the benchmarks: number formats here, and Tiling, Batching, Roofline, "
+                                   "Profiler"))]
+for i, (path, why) in enumerate(PATH, start=1):
+    if (root / path).exists():
+        c1, c2 = st.columns([3, 8])  # wide enough for the longest page name in either language
+        c1.page_link(path, label=f"{i}. {_(by_path[path].label)}", icon=by_path[path].icon)
+        c2.markdown(why)
+
+st.subheader(_("Map of the app"))
+for p in ui.PAGES[1:]:
+    if (root / p.path).exists():
+        c1, c2 = st.columns([3, 8])  # wide enough for the longest page name in either language
+        c1.page_link(p.path, label=_(p.label), icon=p.icon)
+        notice = _("*What to notice:* {notice}").format(notice=_(p.notice)) if p.notice else ""
+        c2.markdown(_(p.line) + ("  \n" + notice if notice else ""))
+
+
+def _claims() -> list[dict]:
+    """The article's claims, each with what the app finds (figures from gemmlib) and where it shows it."""
+    art = layer_model(1024, 4096, 32, 4 * 4096, gated=False)
+    gap = article_count_check(128, 64, 256)
+    page = {p.path.split("/")[-1]: _(p.label) for p in ui.PAGES}
+    rows = [
+        (_("GEMM is 90–95 % of an LLM's compute"),
+         _("more in FLOPs, less in time: over 99 % of a layer's FLOPs, and a smaller share of its predicted "
+           "time (the table below)"),
+         [_("Home (below)"), page["4_LLM_Estimator.py"], page["10_Profiler.py"]]),
+        (_("the `seq²·d` attention terms dominate when `seq ≈ d`"),
+         _("false: {share} of a layer at s = 1024, d = 4096; half only at s = 6·d = {crossover}").format(
+             share=fmt.percent(attention_share(art, 1024)), crossover=fmt.count(round(attention_crossover(art)))),
+         [page["3_Transformer_GEMMs.py"]]),
+        (_("`Params·seq²/(3·d_model)` FLOPs, and INT8 compute = parameters × sequence length × concurrency ÷ 100"),
+         _("both far off the exact count (the first inherits the attention error; ÷ 100 has no units)"),
+         [_("{page} → Switches & rules of thumb").format(page=page["4_LLM_Estimator.py"])]),
+        (_("2·M·N·K is off the counted multiplications and additions by ≈ 0.2 %"),
+         _("right: the gap is M·N, 1/(2K) = {gap} at K = 256").format(gap=fmt.percent(gap["relative_gap"], 3)),
+         [page["2_FLOPs.py"], page["1_Accumulate.py"]]),
+        (_("INT8 saves 75 % of the bandwidth and runs 2–4× faster (int8 tensors in `torch.matmul`)"),
+         _("the bytes are right; the speed depends on the hardware, and real INT8 needs scales and "
+           "`torch._int_mm` — measured, with its error"),
+         [page["6_Precision.py"]]),
+        (_("tiling with `torch.matmul` on sub-blocks"),
+         _("a teaching aid: slower than one library call; a tiled kernel is what gains"),
+         [page["7_Tiling.py"]]),
+        (_("20 requests batched run several times faster (at M = 1024)"),
+         _("at M = 1024 each call is already compute-bound, so little; at decode (M = 1) batching pays"),
+         [page["8_Batching.py"]]),
+        (_("profile: GEMMs ≥ 80 % of the time, GPU utilisation ≥ 75 %, bandwidth ≥ 60 %"),
+         _("checked on a real block, against the prediction for the same sizes"),
+         [page["10_Profiler.py"]]),
+    ]
+    return [{"the article says": c, "verdict": v, "where": ", ".join(w)} for c, v, w in rows]
+
+
+st.subheader(_("The article this app grew from, and its claims"))
+st.markdown(_("The app grew from an article that teaches GEMM as the core of LLM compute, with runnable "
+              "examples. Each of its claims, what the app finds, and where it shows it:"))
+with ui.guard(_("the claims")):
+    ui.table(_claims(), width="stretch",
+             column_config={"the article says": _("the article says"), "where": _("where in the app"),
+                            "verdict": st.column_config.TextColumn(_("verdict"), width="large")})
+
+
 @st.cache_data(show_spinner=False)
 def _shares() -> list[dict]:
-    return share_overview(from_name("llama-2-7b"), (512, 2048, 8192), get_hardware("H100 SXM"), "bf16", DEFAULT_EFFICIENCY)
+    return share_overview(from_name("llama-2-7b"), (512, 2048, 8192), get_hardware("H100 SXM"), "bf16",
+                          DEFAULT_EFFICIENCY)
 
 
 ATTENTION = {"eager": _("eager"), "fused": _("fused")}  # share_overview's attention kinds, as shown
 
 st.markdown(_(
-    "**The article says GEMM is 90–95 % of an LLM's compute.** Counted, it is more than that in FLOPs "
-    "and less than that in time. One llama-2-7b decoder layer, bf16, predicted on an H100 at 70 % of "
-    "its peaks (GEMMs at max(FLOPs/peak, bytes/bandwidth); norms, rotary embedding, softmax, SiLU and "
-    "residual adds are memory-bound, so they cost bytes, not FLOPs):"
-))
+    "**GEMM's share.** Counted, it is more than 90–95 % in FLOPs and less than that in time. One "
+    "llama-2-7b decoder layer, bf16, predicted on an H100 at {efficiency} of its peaks (GEMMs at "
+    "max(FLOPs/peak, bytes/bandwidth); norms, rotary embedding, softmax, SiLU and residual adds are "
+    "memory-bound, so they cost bytes, not FLOPs):").format(efficiency=fmt.percent(DEFAULT_EFFICIENCY, 0)))
 with ui.guard(_("the GEMM share")):
     ui.table(
         [{**r, "attention": ATTENTION.get(r["attention"], r["attention"])} for r in _shares()],
@@ -73,15 +146,6 @@ with ui.guard(_("the GEMM share")):
 st.caption(_("Eager attention writes and re-reads the S×S scores for scale, mask and softmax, so its share "
              "of time falls as the context grows; a fused kernel (sdpa / FlashAttention) keeps them on chip. "
              "The **Profiler** page measures the real split on this machine."))
-
-st.subheader(_("Map of the app"))
-root = Path(__file__).parent
-for p in ui.PAGES[1:]:
-    if (root / p.path).exists():
-        c1, c2 = st.columns([3, 8])  # wide enough for the longest page name in either language
-        c1.page_link(p.path, label=_(p.label), icon=p.icon)
-        c2.markdown(_(p.line))
-
 
 
 @st.cache_data(ttl=300, show_spinner=False)

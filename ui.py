@@ -176,34 +176,46 @@ class Page(NamedTuple):
     label: str  # N_-marked English; shown through _()
     icon: str
     line: str  # one line for the home page's map (N_-marked English)
+    notice: str = ""  # what to notice there, for the home page's map (N_-marked English)
 
 
 PAGES: list[Page] = [
     Page("app.py", N_("Home"), "🏠", N_("What GEMM is, why it is nearly all of an LLM's compute, this machine.")),
     Page("pages/1_Accumulate.py", N_("Accumulate"), "➕",
-         N_("Step through D = αAB + βC cell by cell; loop orders, reuse, accumulator precision.")),
+         N_("Step through D = αAB + βC cell by cell; loop orders, reuse, accumulator precision."),
+         notice=N_("the inner product loads every A and B element once per use; a tile loads each far fewer times for the same multiply-adds.")),
     Page("pages/2_FLOPs.py", N_("FLOPs"), "🔢",
          N_("The 2·M·N·K heatmap, bytes moved, arithmetic intensity, time on a GPU, tile and wave "
-            "quantization.")),
+            "quantization."),
+         notice=N_("FLOPs grow with M·N·K but bytes only with M·K + K·N + M·N, so big GEMMs are compute-bound; one column past a tile multiple costs a whole wave.")),
     Page("pages/3_Transformer_GEMMs.py", N_("Transformer GEMMs"), "🧱",
-         N_("Every GEMM of one layer drawn to scale, and when attention really dominates.")),
+         N_("Every GEMM of one layer drawn to scale, and when attention really dominates."),
+         notice=N_("at s = 1024, d = 4096 the attention products are 4 % of a layer; they reach half only at s = 6·d.")),
     Page("pages/4_LLM_Estimator.py", N_("LLM Estimator"), "📐",
-         N_("Size a model: FLOPs per GEMM, memory, prefill and decode time on a GPU.")),
+         N_("Size a model: FLOPs per GEMM, memory, prefill and decode time on a GPU."),
+         notice=N_("prefill is compute-bound, decode is bound by reading the weights; memory decides how many GPUs a model needs.")),
     Page("pages/5_Devices.py", N_("Devices"), "🖥️",
-         N_("This machine's CPU and GPUs, their datasheet peaks and measured ceilings.")),
+         N_("This machine's CPU and GPUs, their datasheet peaks and measured ceilings."),
+         notice=N_("how far below the datasheet this machine's measured ceilings are.")),
     Page("pages/6_Precision.py", N_("Precision"), "🎯",
-         N_("fp32, tf32, fp16, bf16, int8 and fp8 GEMMs measured live, with their error.")),
+         N_("fp32, tf32, fp16, bf16, int8 and fp8 GEMMs measured live, with their error."),
+         notice=N_("int8 and fp8 halve or quarter the bytes, but their speed-up depends on the hardware; the error column says what they cost.")),
     Page("pages/7_Tiling.py", N_("Tiling"), "🔲",
-         N_("Python tiling vs a real Triton kernel vs the library, tile-size sweeps.")),
+         N_("Python tiling vs a real Triton kernel vs the library, tile-size sweeps."),
+         notice=N_("Python-level tiles are slower than one library call; a tiled kernel keeps the reuse without the overhead.")),
     Page("pages/8_Batching.py", N_("Batching"), "📦",
-         N_("Why batching pays at decode: one weight read serving many requests.")),
+         N_("Why batching pays at decode: one weight read serving many requests."),
+         notice=N_("at decode (M = 1) stacking B requests costs about one request's time; at M = 1024 it gains little.")),
     Page("pages/9_Roofline.py", N_("Roofline"), "📈",
-         N_("Every measured point on the device's roofline beside the estimate.")),
+         N_("Every measured point on the device's roofline beside the estimate."),
+         notice=N_("every measured point sits under its roof; how far under is what the kernel leaves on the table.")),
     Page("pages/10_Profiler.py", N_("Profiler"), "🔬",
-         N_("Where the time goes in a transformer block; GPU utilisation over time.")),
+         N_("Where the time goes in a transformer block; GPU utilisation over time."),
+         notice=N_("GEMMs' share of the time grows with the model's size; small blocks spend it on everything else.")),
     Page("pages/11_Multi_GPU.py", N_("Multi-GPU"), "🔗",
          N_("Collectives measured (busbw against message size) and one layer split tensor-parallel, beside the "
-            "estimate.")),
+            "estimate."),
+         notice=N_("the bus bandwidth climbs with the message size towards the link's rate; small messages pay latency.")),
 ]
 
 
@@ -244,7 +256,7 @@ def page(title: str, icon: str, intro: str | None = None) -> None:
 def intro(text: str, folded: bool = False) -> None:
     """A page's introduction: shown, or folded into an expander (presentation mode)."""
     if folded:
-        with st.expander("About this page"):
+        with st.expander(_("About this page")):
             st.markdown(text)
     else:
         st.markdown(text)
@@ -477,21 +489,22 @@ _stepper_component = st.components.v2.component(
     "gemm_stepper", html=_STEPPER_HTML, css=(_ASSETS / "stepper.css").read_text(encoding="utf-8"),
     js=(_ASSETS / "stepper.js").read_text(encoding="utf-8"))
 
-# Every word the step-through shows, as plain literals ({n}, {a}, ... are filled in the browser).
+# Every word the step-through shows, translated where it is sent ({n}, {a}, ... are filled in the browser).
 STEPPER_LABELS = {
-    "step": "Step {n} of {total}",
-    "play": "▶ Play",
-    "pause": "⏸ Pause",
-    "first": "first step (Home)",
-    "back": "one step back (← or PageUp)",
-    "forward": "one step forward (→ or PageDown)",
-    "last": "last step (End)",
-    "scrub": "step",
-    "keys": "Click the grids, then: → or PageDown next, ← or PageUp back, Space play/pause, Home/End first/last",
-    "loads": "so far: A loaded {a} elements, B {b}, D stored {d}",
-    "epilogue": "the epilogue: D = α·(A·B) + β·C, once per element of D",
+    "step": N_("Step {n} of {total}"),
+    "play": N_("▶ Play"),
+    "pause": N_("⏸ Pause"),
+    "first": N_("first step (Home)"),
+    "back": N_("one step back (← or PageUp)"),
+    "forward": N_("one step forward (→ or PageDown)"),
+    "last": N_("last step (End)"),
+    "scrub": N_("step"),
+    "keys": N_("Click the grids, then: → or PageDown next, ← or PageUp back, Space play/pause, Home/End "
+               "first/last"),
+    "loads": N_("so far: A loaded {a} elements, B {b}, D stored {d}"),
+    "epilogue": N_("the epilogue: D = α·(A·B) + β·C, once per element of D"),
 }
-MATRIX_CAPTION = "{name} ({rows}×{cols})"
+MATRIX_CAPTION = "{name} ({rows}×{cols})"  # no words: the same in every language
 STEPPER_MAX_SPEED = 30  # steps per second the browser can play (it draws every one)
 
 
@@ -508,7 +521,7 @@ def _stepper_data(tr: Any) -> dict:
     data = {"frames": frames, "A": text["A"], "B": text["B"], "C": text["C"] if p.beta != 0 else None,
             "m": p.m, "n": p.n}
     data["traceId"] = hashlib.sha1(json.dumps(data, sort_keys=True).encode()).hexdigest()[:12]
-    data["labels"] = {**STEPPER_LABELS, "a": caption["A"], "b": caption["B"], "c": caption["C"], "d": caption["D"]}
+    data["labels"] = {"a": caption["A"], "b": caption["B"], "c": caption["C"], "d": caption["D"]}
     return data
 
 
@@ -534,6 +547,7 @@ def stepper(key: str, tr: Any, *, speed: int, presentation: bool = False, pos_ke
     """
     ss = st.session_state
     data = _stepper_data(tr)
+    data = {**data, "labels": {**data["labels"], **{k: _(v) for k, v in STEPPER_LABELS.items()}}}
     tid, last = data["traceId"], len(data["frames"]) - 1
     k_pos, k_trace = pos_key or f"{key}_pos", f"{key}_trace"
     if k_pos not in ss:  # the first run of this page in the session: a link may name the step
@@ -582,12 +596,12 @@ class RunStatus:
 
         self._fmt, self.box, self.device = fmt, box, device
         self.steps, self.estimate_s = steps, estimate_s
-        self.bar = box.progress(0.0, text="queued")
+        self.bar = box.progress(0.0, text=_("queued"))
         self.frac, self.t0 = 0.0, None
 
     def start(self) -> None:
         self.t0 = time.monotonic()
-        self.update(0.0, "starting")
+        self.update(0.0, _("starting"))
 
     def left_s(self) -> float | None:
         if self.t0 is None:
@@ -599,14 +613,15 @@ class RunStatus:
 
     def label(self, text: str = "") -> str:
         f = self._fmt
-        parts = [f"Running on {self.device}"]
+        parts = [_("Running on {device}").format(device=self.device)]
         if self.steps:
-            parts.append(f"step {min(self.steps, int(self.frac * self.steps) + 1)} of {self.steps}")
+            parts.append(_("step {n} of {total}").format(n=min(self.steps, int(self.frac * self.steps) + 1),
+                                                         total=self.steps))
         else:
             parts.append(f.percent(self.frac, 0))
         left = self.left_s()
         if left is not None:
-            parts.append(f"about {f.duration(max(1.0, round(left)))} left")
+            parts.append(_("about {time} left").format(time=f.duration(max(1.0, round(left)))))
         return " · ".join(parts) + (f" — {text}" if text else "")
 
     def update(self, frac: float | None, text: str) -> None:
@@ -616,9 +631,18 @@ class RunStatus:
         self.bar.progress(self.frac, text=text)
 
 
+RATE_SOURCES = {"measured here": N_("measured here"), "measured ceilings": N_("measured ceilings"),
+                "datasheet": N_("datasheet")}  # gemmlib.measure.plan.SOURCES, as shown
+
+
 def run_estimate(est: Any) -> None:
     """The time a run will take, beside its button (``gemmlib.measure.plan.RunEstimate``)."""
-    st.caption(f"This run: {est.text()}. The server caps one run at its time limit.")
+    from gemmlib.core import format as fmt
+
+    sources = ", ".join(_(RATE_SOURCES.get(s, s)) for s in est.sources) or "—"
+    st.caption(_("This run: about {time} for {steps} steps (rates: {sources}). The server caps one run at its "
+                 "time limit.").format(time=fmt.duration(max(1.0, round(est.seconds))), steps=est.rows,
+                                       sources=sources))
 
 
 def noise_note(results: list) -> None:
@@ -629,8 +653,9 @@ def noise_note(results: list) -> None:
     bad = noisy(results)
     if bad:
         worst = max(bad, key=lambda r: spread_ratio(r) or 0.0)
-        st.warning(f"{len(bad)} of {len(results)} rows are noisy (p80 / p20 above {NOISE_RATIO:g}×; the worst, "
-                   f"{worst.name}, {fmt.ratio(spread_ratio(worst))}): the machine was busy, rerun.")
+        st.warning(_("{n} of {total} rows are noisy (p80 / p20 above {limit}×; the worst, {name}, {ratio}): the "
+                     "machine was busy, rerun.").format(n=len(bad), total=len(results), limit=f"{NOISE_RATIO:g}",
+                                                        name=worst.name, ratio=fmt.ratio(spread_ratio(worst))))
 
 
 def run_queued(what: str, device: str, lim: safety.Limits,

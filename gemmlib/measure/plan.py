@@ -54,6 +54,7 @@ class RunEstimate:
     seconds: float
     rows: int  # the steps the run's progress counts
     basis: str  # where the rates came from, in words
+    sources: tuple[str, ...] = ()  # the same, as keys of SOURCES
 
     def text(self) -> str:
         """``"about 42 s for 12 steps (rates measured here)"``"""
@@ -142,8 +143,9 @@ def estimate(rows: Iterable[Row], device: str, min_run_time: float, extra_flops:
         fr, source = rate(device, "fp32", "", extra_flops, hist)
         total += extra_flops / (fr / 2)
         used.add(source)
-    basis = "rates " + " and ".join(s for s in SOURCES if s in used) if used else "nothing to time"
-    return RunEstimate(total, len(rows) if steps is None else steps, basis)
+    sources = tuple(s for s in SOURCES if s in used)
+    basis = "rates " + " and ".join(sources) if used else "nothing to time"
+    return RunEstimate(total, len(rows) if steps is None else steps, basis, sources)
 
 
 # --------------------------------------------------------------------------- the benchmarks' rows

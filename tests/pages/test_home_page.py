@@ -119,3 +119,23 @@ def test_switching_the_language_on_the_page():
     assert at.title[0].value.endswith(_zh("GEMM, from one multiply-add to a whole LLM"))
     at.radio(key="lang").set_value("en").run()
     assert at.title[0].value.endswith("GEMM, from one multiply-add to a whole LLM")
+
+
+def test_home_has_a_start_here_path_what_to_notice_and_the_articles_claims():
+    import ui
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=30).run()
+    assert not at.exception and not at.error
+    assert "Start here" in [h.value for h in at.subheader]
+    text = " ".join(m.value for m in at.markdown)
+    for p in ui.PAGES[1:]:
+        assert p.notice and p.notice in text  # each page's "what to notice"
+    claims = next(d.value for d in at.dataframe if "the article says" in d.value.columns)
+    assert len(claims) >= 6 and claims["verdict"].str.len().min() > 10
+    labels = {p.label for p in ui.PAGES}
+    for where in claims["where"]:  # every claim points to pages that exist
+        named = {w.strip().split(" →")[0].replace(" (below)", "") for w in where.split(",")}
+        assert named <= labels, named - labels
+    attention = claims[claims["the article says"].str.contains("attention")].iloc[0]["verdict"]
+    assert "4.0%" in attention and "24,576" in attention  # 6·d at d = 4096, from gemmlib
+    assert sum("article" in m.value.lower() for m in at.markdown) <= 2  # named once, then "its claims"

@@ -36,7 +36,7 @@ def test_the_benchmark_pages_say_how_long_a_run_takes_before_it_starts():
         at = AppTest.from_file(str(ROOT / "pages" / page), default_timeout=120).run()
         assert not at.exception
         cap = " ".join(c.value for c in at.caption)
-        assert "This run: about" in cap and "steps (rates" in cap, page
+        assert "This run: about" in cap and "steps (rates:" in cap, page
 
 
 def test_a_noisy_result_says_the_machine_was_busy():
