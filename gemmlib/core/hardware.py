@@ -516,10 +516,11 @@ def catalogue_rows() -> list[dict]:
         row["memory GiB"] = round(hw.memory_bytes / GiB, 2)
         row["memory bytes"] = int(hw.memory_bytes)
         ic = hw.interconnect
-        row["scale-up link"] = ic.scale_up if ic else None
+        # "none" is the catalogue's word for no such link; a table says that with a dash
+        row["scale-up link"] = ic.scale_up if ic and ic.scale_up != "none" else None
         row["scale-up GB/s per direction"] = (ic.scale_up_bytes_per_s / 1e9 if ic and ic.scale_up_bytes_per_s
                                               else None)
-        row["PCIe"] = ic.pcie if ic else None
+        row["PCIe"] = ic.pcie if ic and ic.pcie != "none" else None
         row["node network"] = ic.network if ic else None
         row["source"] = hw.source
         rows.append(row)
