@@ -20,6 +20,7 @@ import sys
 
 from gemmlib.cli.calibrate import add_model_arguments, run_from_args
 from gemmlib.cli.profile import resolve_device
+from gemmlib.core import format as fmt
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -32,13 +33,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _s(x: float | None) -> str:
-    if x is None:
-        return "—"
-    if x >= 1:
-        return f"{x:.3g} s"
-    if x >= 1e-3:
-        return f"{x * 1e3:.3g} ms"
-    return f"{x * 1e6:.3g} µs"
+    return fmt.duration(x)  # one formatter (gemmlib.core.format)
 
 
 def _e(x: float | None) -> str:
