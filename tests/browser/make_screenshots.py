@@ -10,7 +10,6 @@ page icons, an emoji font: apt-get install fonts-noto-color-emoji).
 from __future__ import annotations
 
 import io
-import re
 import sys
 from pathlib import Path
 
@@ -23,7 +22,6 @@ from browser_helpers import (  # noqa: E402
     StreamlitServer,
     assert_clean,
     open_page,
-    wait_idle,
 )
 
 OUT = ROOT / "docs" / "screenshots"
@@ -74,12 +72,10 @@ def main() -> int:
             page.mouse.move(2, 2)
             _save(page, "home")
 
-            # Accumulate: the article's example, a few steps in (D[0,1] being built).
-            open_page(page, server.url, "Accumulate")
-            for _ in range(4):
-                page.get_by_role("button", name="forward ▶").click()
-                wait_idle(page)
-            _scroll_top(page, page.get_by_role("button", name=re.compile("Play")).first, offset=90)
+            # Accumulate: the article's example, a few steps in (D[0,1] being built), by its link.
+            open_page(page, server.url, "Accumulate", query="acc_pos=4")
+            page.locator(".gst[data-step='4']").wait_for()
+            _scroll_top(page, page.get_by_text("Loop order", exact=True).first, offset=90)
             assert_clean(page)
             _save(page, "accumulate")
 

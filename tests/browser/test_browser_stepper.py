@@ -22,13 +22,17 @@ ROOT_JS = "document.querySelector('[data-testid=stBidiComponentIsolated]').shado
 # Play the whole trace; sample data-step every 20 ms until the player stops by itself.
 DRAW_RATIO_JS = """() => new Promise(done => {
     const root = __ROOT__;
-    const seen = new Set(), t0 = performance.now(); let samples = 0;
+    const seen = new Set(), drawn = new Set(), t0 = performance.now(); let samples = 0;
+    // every redraw as well (a sample 20 ms apart can miss a step shown for 33 ms on a busy machine)
+    const mo = new MutationObserver(() => drawn.add(root.dataset.step));
+    mo.observe(root, {attributes: true, attributeFilter: ['data-step']});
     root.querySelector('.play').click();
     const iv = setInterval(() => {
         samples++; seen.add(root.dataset.step);
         if (root.dataset.playing === '0') {
-            clearInterval(iv);
-            done({distinct: seen.size, samples, ms: performance.now() - t0, final: Number(root.dataset.step)});
+            clearInterval(iv); mo.disconnect(); drawn.add('0');
+            done({distinct: seen.size, drawn: drawn.size, samples, ms: performance.now() - t0,
+                  final: Number(root.dataset.step)});
         }
     }, 20);
 })""".replace("__ROOT__", ROOT_JS)
@@ -51,9 +55,9 @@ def _query(page) -> dict[str, list[str]]:
 def _draw_ratio(page, speed: int) -> dict:
     total = _steps(page)
     res = page.evaluate(DRAW_RATIO_JS)
-    res.update(steps=total, ratio=res["distinct"] / total, speed=speed)
-    print(f"draw ratio at speed {speed}: {res['distinct']}/{total} = {res['ratio']:.3f} "
-          f"({res['samples']} samples in {res['ms'] / 1000:.2f} s)")
+    res.update(steps=total, ratio=res["distinct"] / total, drawn_ratio=res["drawn"] / total, speed=speed)
+    print(f"draw ratio at speed {speed}: {res['distinct']}/{total} = {res['ratio']:.3f} sampled every 20 ms "
+          f"({res['samples']} samples in {res['ms'] / 1000:.2f} s); {res['drawn']}/{total} redraws observed")
     return res
 
 
@@ -73,7 +77,8 @@ def test_at_speed_30_every_step_is_drawn(app_server, page):
     assert_clean(page)
     res = _draw_ratio(page, 30)
     assert res["steps"] == 6 * 6 * 6 + 1
-    assert res["ratio"] >= 0.9, res
+    assert res["drawn_ratio"] >= 0.95, res  # the player drew (nearly) every step
+    assert res["ratio"] >= 0.8, res  # and a 20-ms sampler saw most of them (each lasts 33 ms)
 
 
 def test_arrow_right_steps_once_and_the_url_follows(app_server, page):
