@@ -114,7 +114,7 @@ if coll:
         table["time µs"] = table["time_s"] * 1e6
         table["p20 µs"] = table["p20_s"] * 1e6
         table["p80 µs"] = table["p80_s"] * 1e6
-        st.dataframe(table[["op", "bytes", "count", "time µs", "p20 µs", "p80 µs", "algbw_gbps", "busbw_gbps",
+        ui.table(table[["op", "bytes", "count", "time µs", "p20 µs", "p80 µs", "algbw_gbps", "busbw_gbps",
                             "correct"]], hide_index=True,
                      column_config={"time µs": st.column_config.NumberColumn(format="%.4g"),
                                     "p20 µs": st.column_config.NumberColumn(format="%.4g"),
@@ -179,7 +179,7 @@ if model is not None:
                             "speed-up": est["speedup"], "hardware": est["hardware"], "link": est["link"] or "—"})
         if preview:
             st.markdown("**The estimate, before measuring** (roofline of each rank's share + two all-reduces):")
-            st.dataframe(pd.DataFrame(preview), hide_index=True,
+            ui.table(pd.DataFrame(preview), hide_index=True,
                          column_config={k: st.column_config.NumberColumn(format="%.4g") for k in
                                         ("one rank ms", "per rank ms", "all-reduces ms", "speed-up")})
 
@@ -237,7 +237,7 @@ if runs:
                            "efficiency": r["scaling_efficiency"], "comm share": r["comm_share"],
                            "estimate ms": (((r.get("estimate") or {}).get("tp") or {}).get("time_s") or float("nan"))
                            * 1e3, "rel. diff": r["rel_diff"], "matches": r["correct"]} for r in runs])
-    st.dataframe(table, hide_index=True,
+    ui.table(table, hide_index=True,
                  column_config={k: st.column_config.NumberColumn(format="%.4g") for k in
                                 ("one rank ms", "n ranks ms", "all-reduces ms", "speed-up", "estimate ms")}
                  | {"efficiency": st.column_config.NumberColumn(format="percent"),
