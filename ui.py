@@ -10,16 +10,30 @@ Every text a person reads goes through ``_`` (gettext) or ``ngettext``, looked u
 ``locales/<lang>/LC_MESSAGES/gemm.po`` in the session's language (English or 简体中文,
 switched in the sidebar, bound to ``?lang=``); see "Translating the app" below and the
 README's "简体中文 / Chinese UI" section.
+
+unexpected shows a short message with an error id, the traceback going to the
+server log under that id — never a traceback or a server path on the page.
+
+Text a visitor supplied (file names, config values, matrix cells, error messages
+that quote them) goes through ``ui.md()`` before it reaches any Streamlit call
+that renders markdown, so it shows as the characters typed and can never become
+an image, a link or formatting. Every benchmark runs through ``ui.run_benchmark``:
+a worker process of its own, the machine's FIFO queue, a Stop button, and the
+run cancelled when its session ends (``gemmlib.measure.runner``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gettext as _gettext
 import hashlib
 import io
 import json
+import logging
 import math
+import re
+import sys
 import threading
 import time
 import traceback
@@ -32,11 +46,36 @@ from typing import Any, NamedTuple, TypeVar
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from gemmlib.core import results as results_store
 from gemmlib.core.errors import InputError
 from gemmlib.core.i18n import N_, Msg
-from gemmlib.measure import harness, safety
+from gemmlib.core.results import BenchResult
+from gemmlib.measure import harness, jobs, runner, runqueue, safety
 
 T = TypeVar("T")
+
+log = logging.getLogger("gemmlib.app")
+if not logging.getLogger("gemmlib").handlers:
+    _h = logging.StreamHandler(sys.stderr)
+    _h.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.getLogger("gemmlib").addHandler(_h)
+    logging.getLogger("gemmlib").setLevel(logging.INFO)
+
+# What can turn text into markup: emphasis, code, links and images (no "[", no link), autolinks,
+# HTML, headings, tables, strike-through, LaTeX and Streamlit's ":colour[...]" / ":material/...:"
+# directives. An underscore inside a word ("kv_heads") cannot emphasise anything and stays.
+_MD_SPECIAL = re.compile(r"([\\`*\[\]<>#!|~$:]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
+_MD_LEAD = re.compile(r"^(\d*)([-+=.)])")  # a list item or heading marker at the start of the text
+_MD_WWW = re.compile(r"(?i)\b(www)\.")  # a GFM autolink literal without a scheme
+
+
+def md(text: Any) -> str:
+    """``text`` made safe for any markdown-rendering call: the characters that make markup are
+    backslash-escaped (CommonMark shows them literally) and line breaks become spaces, so user text
+    can never turn into an image, a link, formatting, LaTeX or a Streamlit colour directive."""
+    s = _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+    s = _MD_WWW.sub(r"\1\\.", s)
+    return _MD_LEAD.sub(lambda m: m.group(1) + "\\" + m.group(2), s)
 
 
 # ----------------------------------------------------------------------------- translating the app
@@ -264,19 +303,23 @@ def intro(text: str, folded: bool = False) -> None:
 
 @contextmanager
 def guard(what: str | None = None) -> Iterator[None]:
-    """Show InputError as a plain message and any other error as a folded traceback.
+    """Show InputError as a plain message (its user text escaped); log anything else with its
+    traceback under an error id and show the visitor only a short message with that id (no server
+    paths, no traceback).
 
     ``what`` names the section in the reader's language (``ui.guard(_("the heatmap"))``).
     """
     try:
         yield
     except InputError as e:
-        st.error(_("**Check the input:** {message}").format(message=tr(e)))
+        st.error(_("**Check the input:** {message}").format(message=md(tr(e))))
     except Exception as e:  # noqa: BLE001 - st.stop/st.rerun are BaseExceptions and pass
-        st.error(_("Something went wrong in {what}: {error}").format(
-            what=what or _("this section"), error=f"{type(e).__name__}: {e}"))
-        with st.expander(_("Details (for a bug report)")):
-            st.code(traceback.format_exc())
+        eid = uuid.uuid4().hex[:8]
+        worker_tb = getattr(e, "traceback", "")
+        log.error("error id %s in %s: %s: %s\n%s%s", eid, what or "this section", type(e).__name__, e,
+                  traceback.format_exc(), f"worker traceback:\n{worker_tb}" if worker_tb else "")
+        st.error(_("Something went wrong in {what}. It has been logged on the server as error id **{eid}**; "
+                   "please mention this id when you report it.").format(what=what or _("this section"), eid=eid))
 
 
 _RESET = "_url_reset__"  # session-state prefix: a value to put in a URL-bound widget on the next run
@@ -433,19 +476,30 @@ def table(data: Any, formats: Mapping[str, str] | None = None, *, where: Any = N
 
 
 def bench_limits() -> safety.Limits:
-    """The server's caps for live benchmarks: Streamlit secrets first, then the environment.
+    """The server's caps for live benchmarks: ``safety.limits`` (the one reader of the caps, the
+    CLI's too) on the secrets files Streamlit is configured with, then the environment.
 
-    A misconfigured value is reported on the page and the defaults are used.
+    A broken secrets file or a malformed value is an error on the page and in the server log,
+    and the benchmarks fall back to the small classroom caps until it is fixed — never silently
+    to no caps at all.
     """
     try:
-        secrets = {k: st.secrets[k] for k in st.secrets}
-    except Exception:  # noqa: BLE001 - no secrets file, or an unreadable one
-        secrets = {}
+        files = st.config.get_option("secrets.files")
+    except Exception:  # noqa: BLE001 - an old Streamlit without the option
+        files = None
     try:
-        return safety.limits(secrets)
+        return safety.limits(files=files)
     except InputError as e:
-        st.warning(f"The server's benchmark limits are misconfigured ({e}); using the defaults.")
-        return safety.DEFAULT_LIMITS
+        log.error("benchmark caps could not be read: %s", e)
+        st.error(_("**The server's benchmark caps could not be read**: {why}. The small classroom caps apply "
+                   "until the server's secrets file or GEMM_* settings are fixed (details in the server log).")
+                 .format(why=md(_strip_paths(str(e)))))
+        return safety.CLASSROOM_LIMITS
+
+
+def _strip_paths(text: str) -> str:
+    """``text`` with absolute file paths reduced to their file name (visitors need no server paths)."""
+    return re.sub(r"(?<![\\w.])/(?:[^\s/:]+/)+([^\s/:]+)", r"\1", text)
 
 
 @st.cache_resource(show_spinner=False)
@@ -627,7 +681,7 @@ class RunStatus:
     def update(self, frac: float | None, text: str) -> None:
         if frac is not None:
             self.frac = min(1.0, max(0.0, frac))
-        self.box.update(label=self.label(text))
+        self.box.update(label=self.label(text), expanded=True)  # keeps the Stop button in view
         self.bar.progress(self.frac, text=text)
 
 
@@ -658,32 +712,149 @@ def noise_note(results: list) -> None:
                                                         name=worst.name, ratio=fmt.ratio(spread_ratio(worst))))
 
 
-def run_queued(what: str, device: str, lim: safety.Limits,
-               run: Callable[[Callable[[float | None, str], None]], T],
-               done: Callable[[T], str] | None = None, estimate: Any = None) -> T:
-    """Run one benchmark under the server's single-flight lock, with a status box (``RunStatus``).
+# ----------------------------------------------------------------------------- benchmarks
+_SID = "_bench_session"
 
-    ``run(progress)`` does the work; ``progress(fraction or None, text)`` moves it on. ``estimate``
-    (a ``gemmlib.measure.plan.RunEstimate``) gives the number of steps and the time left before the
-    first step. While another session holds the lock the box says this one is queued. An
-    InputError (refused, or timed out in the queue) marks the box "Not run" and propagates to the
-    page's ``ui.guard``.
+
+def _session_tag() -> str:
+    if _SID not in st.session_state:
+        st.session_state[_SID] = uuid.uuid4().hex[:6]
+    return st.session_state[_SID]
+
+
+def _session_gone() -> Callable[[], str | None]:
+    """A check that says (after a second's grace for a reconnect) when this browser session has
+    closed: Streamlit's runtime no longer lists it as active. Without a runtime (AppTest) it never fires."""
+    try:
+        from streamlit import runtime
+        from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+        ctx = get_script_run_ctx()
+        rt = runtime.get_instance() if runtime.exists() else None
+        sid = ctx.session_id if ctx is not None else None
+    except Exception:  # noqa: BLE001
+        rt, sid = None, None
+    since: list[float | None] = [None]
+
+    def gone() -> str | None:
+        if rt is None or sid is None:
+            return None
+        if rt.is_active_session(sid):
+            since[0] = None
+            return None
+        since[0] = since[0] or time.monotonic()
+        return "the visitor's session ended" if time.monotonic() - since[0] > 1.0 else None
+
+    return gone
+
+
+def queue_timeout_s(lim: safety.Limits) -> float:
+    """How long a visitor waits in the queue before being told to try again."""
+    return max(120.0, 4 * lim.time_limit_s)
+
+
+def run_benchmark(job: jobs.Job, lim: safety.Limits, done: Callable[[Any], str] | None = None,
+                  estimate: Any = None) -> Any:
+    """Run ``job`` in a worker process (``gemmlib.measure.runner``), with a status box
+    (``RunStatus``: the step of the total and the time left; ``estimate``, a
+    ``gemmlib.measure.plan.RunEstimate``, before the first step), the place in the machine's queue
+    and a Stop button; return its data.
+
+    The run is killed when its visitor presses Stop (or changes a setting, which reruns the page),
+    when the session closes, or at the server's time limit. An InputError (refused by the caps,
+    stopped, timed out in the queue) marks the box and propagates to the page's ``ui.guard``.
     """
-    if "_bench_session" not in st.session_state:
-        st.session_state._bench_session = uuid.uuid4().hex[:6]
-    owner = f"{what} (session {st.session_state._bench_session})"
+    tag = _session_tag()
+    owner = f"{job.describe()} (session {tag})"
+    gone = _session_gone()
     with st.status("Waiting for the benchmark runner…", expanded=True) as status:
-        shown = RunStatus(status, device, getattr(estimate, "rows", None), getattr(estimate, "seconds", None))
+        shown = RunStatus(status, job.device, getattr(estimate, "rows", None), getattr(estimate, "seconds", None))
+        st.button(_("⏹ Stop this run"), key=f"_bench_stop_{uuid.uuid4().hex[:6]}",
+                  on_click=lambda: st.session_state.__setitem__("_bench_stopped", job.describe()),
+                  help=_("stops the run at once; changing any setting on this page stops it too"))
+        state = {"text": "", "shown": 0.0, "running": False}
 
-        def on_wait(msg: str) -> None:
-            status.update(label=f"Queued: {msg}. Your run starts when it finishes.")
+        def show() -> None:
+            now = time.monotonic()
+            if state["running"] and now - state["shown"] >= 1.0:  # the time left, once a second
+                state["shown"] = now
+                shown.update(None, state["text"])
+
+        def on_wait(place: runqueue.Place) -> None:
+            who = _(" Running now: {what}.").format(what=md(place.running)) if place.running else ""
+            status.update(label=_("Queued: you are number {n} in line.{who} Your run starts when the runs before "
+                                  "it finish.").format(n=place.position, who=who), expanded=True)
+
+        def on_progress(frac: float | None, text: str) -> None:
+            if not state["running"]:
+                state["running"] = True
+                shown.start()
+            state["text"] = md(text)
+            state["shown"] = time.monotonic()
+            shown.update(frac, state["text"])
+
+        def tick() -> None:
+            st.session_state[_SID]  # noqa: B018 - a yield point: a Stop, a rerun or a closed session raises here
+            show()
 
         try:
-            with safety.single_flight(owner, on_wait=on_wait, timeout_s=max(60.0, 2 * lim.time_limit_s)):
-                shown.start()
-                out = run(shown.update)
+            out = runner.run(job, lim, owner=owner, on_wait=on_wait, on_progress=on_progress, cancelled=gone,
+                             tick=tick, queue_timeout_s=queue_timeout_s(lim))
         except InputError:
-            status.update(label="Not run", state="error")
+            status.update(label=_("Not run"), state="error")
             raise
-        status.update(label=done(out) if done else "Done", state="complete", expanded=False)
-    return out
+        except Exception:
+            status.update(label=_("Failed"), state="error")
+            raise
+        except BaseException:  # Streamlit's own Stop, a rerun, a closed session: the worker is already killed
+            with contextlib.suppress(BaseException):
+                status.update(label=_("Stopped"), state="error", expanded=False)
+            raise
+        from gemmlib.core import format as fmt
+
+        label = done(out.data) if done else _("Done")
+        status.update(label=_("{label} · {time} in a worker process, peak memory {memory}").format(
+            label=label, time=fmt.duration(out.seconds), memory=fmt.si(out.peak_rss_bytes, "B")),
+            state="complete", expanded=False)
+    return out.data
+
+
+def stopped_notice() -> None:
+    """Say once that this visitor's last run was stopped with the Stop button."""
+    what = st.session_state.pop("_bench_stopped", None)
+    if what:
+        st.info(_("Stopped {what}; nothing from that run was kept.").format(what=md(what)))
+
+
+# ----------------------------------------------------------------------------- results per session
+_MINE = "_my_results"
+MAX_SESSION_RESULTS = 2000
+
+
+def keep_results(rows: list[BenchResult] | list[dict]) -> None:
+    """Keep this session's measured rows for its Roofline page (not shown to other sessions)."""
+    mine = st.session_state.setdefault(_MINE, [])
+    mine.extend(r.to_dict() if isinstance(r, BenchResult) else dict(r) for r in rows)
+    del mine[: max(0, len(mine) - MAX_SESSION_RESULTS)]
+
+
+def session_results() -> list[BenchResult]:
+    """What this session measured (Precision, Tiling, Batching, Devices, Profiler pages)."""
+    return [BenchResult.from_dict(r) for r in st.session_state.get(_MINE, [])]
+
+
+def share_results(rows: list[BenchResult]) -> int:
+    """Share rows with the whole class (every session's Roofline page); returns how many."""
+    tag = _session_tag()
+    shared = []
+    for r in rows:
+        d = r.to_dict()
+        d["extra"] = {**(d.get("extra") or {}), "shared_by": f"session {tag}"}
+        shared.append(BenchResult.from_dict(d))
+    results_store.record(shared)
+    return len(shared)
+
+
+def shared_results() -> list[BenchResult]:
+    """Rows some session chose to share with the class."""
+    return results_store.recorded()

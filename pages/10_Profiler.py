@@ -18,8 +18,8 @@ from gemmlib.core import format as fmt
 from gemmlib.core.errors import InputError
 from gemmlib.core.flops import DEFAULT_EFFICIENCY
 from gemmlib.core.hardware import CATALOGUE, DEFAULT_GPU
-from gemmlib.core.results import record
-from gemmlib.measure import harness, safety
+from gemmlib.core.results import BenchResult
+from gemmlib.measure import harness, jobs, safety
 from gemmlib.measure import profiler as pf
 from gemmlib.measure.monitor import BANDWIDTH_TARGET, UTIL_TARGET, nvml_status
 
@@ -136,28 +136,25 @@ if cfg is not None:
                    "time share is what the profiler can confirm.")
 
 # ----------------------------------------------------------------------------- run
-if "pf_dir" not in st.session_state:
-    st.session_state.pf_dir = tempfile.mkdtemp(prefix="gemm_profile_")
-
-
-def _run_guarded(label: str, fn):
-    """fn(say) with say(text): the profiler reports text only."""
-    return ui.run_queued(label, device, lim, lambda progress: fn(lambda text: progress(None, text)))
-
+MAX_TRACE_BYTES = 64 * 1024**2  # a trace kept for download in the session; larger ones are dropped
 
 st.subheader("Measured")
+ui.stopped_notice()
 if st.button("Profile the block", type="primary", disabled=cfg is None, key="pf_run"):
-    with ui.guard("the profiler run"):
-        trace = Path(st.session_state.pf_dir) / "profile_trace.json"
-        res = _run_guarded("a profiler run", lambda say: pf.profile_block(
-            cfg, device, steps=int(st.session_state.pf_steps), trace_path=trace, monitor=True,
-            hardware=CATALOGUE[hw_name], efficiency=float(eff), progress=say))
+    with ui.guard("the profiler run"), tempfile.TemporaryDirectory(prefix="gemm_profile_") as tmp:
+        trace = Path(tmp) / "profile_trace.json"  # the worker writes it; kept in the session, the folder removed
+        data = ui.run_benchmark(jobs.profile(cfg, device, steps=int(st.session_state.pf_steps), monitor=True,
+                                             hardware=hw_name, efficiency=float(eff), trace_path=str(trace)), lim)
+        res = jobs.profile_result({**data, "trace_path": None}, cfg)
         st.session_state.pf_result = res
+        size = trace.stat().st_size if trace.exists() else 0
+        st.session_state.pf_trace_bytes = trace.read_bytes() if 0 < size <= MAX_TRACE_BYTES else None
+        ui.keep_results(pf.op_results(res))
 
 res = st.session_state.get("pf_result")
 if res is not None:
     c0 = res.config
-    st.markdown(f"**{c0.layers} block(s) on {res.device_name}** ({res.device}, {c0.dtype}, {c0.attention} attention, "
+    st.markdown(f"**{c0.layers} block(s) on {ui.md(res.device_name)}** ({res.device}, {c0.dtype}, {c0.attention} attention, "
                 f"hidden {c0.hidden}, {c0.batch}×{c0.seq_len} tokens) — {res.time_basis}, median of {res.steps} "
                 "pass(es).")
     m = st.columns(4)
@@ -216,8 +213,8 @@ if res is not None:
     else:
         st.info(mon.reason if mon is not None else "No monitor result.")
 
-    if res.trace_path and Path(res.trace_path).exists():
-        data = Path(res.trace_path).read_bytes()
+    data = st.session_state.get("pf_trace_bytes")
+    if data:
         st.download_button(f"Download the Chrome trace ({fmt.si(len(data), 'B')})", data,
                            "profile_trace.json", "application/json", on_click="ignore", key="pf_trace")
         st.caption("Open it at https://ui.perfetto.dev (or chrome://tracing): every op and, on a GPU, every "
@@ -235,12 +232,9 @@ if not ok_nvml:
     st.info(why_nvml)
 if st.button("Run the monitored benchmark", disabled=cfg is None, key="pf_bench"):
     with ui.guard("the monitored benchmark"):
-        def _bench(say):
-            say("timing the block with the harness (no L2 flush between passes) while NVML samples its GPU")
-            return pf.monitored_benchmark(cfg, device, min_run_time=1.0 if gpu_run else 0.3)
-
-        r, mres = _run_guarded("a monitored block benchmark", _bench)
-        record([r])
+        data = ui.run_benchmark(jobs.block_bench(cfg, device, min_run_time=1.0 if gpu_run else 0.3), lim)
+        r, mres = BenchResult.from_dict(data["result"]), jobs.monitor_result(data["monitor"])
+        ui.keep_results([r])
         st.session_state.pf_bench_out = (r, mres)
 out = st.session_state.get("pf_bench_out")
 if out:

@@ -2,7 +2,7 @@
 measured beside the estimate.
 
 The measuring is ``gemmlib.measure.collectives`` and ``gemmlib.measure.tp`` (ranks started by
-``gemmlib.measure.launch``, under the single-flight lock with progress); the estimate is
+``gemmlib.measure.launch``, from a worker process in the machine's queue with progress); the estimate is
 the scale-out model's ``gemmlib.llm.parallel``; this page reads widgets and draws.
 """
 
@@ -17,7 +17,7 @@ from gemmlib.core import interconnect
 from gemmlib.core.results import to_csv
 from gemmlib.core.units import fmt_bytes
 from gemmlib.measure import collectives as cl
-from gemmlib.measure import harness
+from gemmlib.measure import harness, jobs
 from gemmlib.measure import tp as tpm
 from gemmlib.measure.profiler import presets
 
@@ -77,10 +77,9 @@ if st.button("Measure the collectives", type="primary", disabled=not ops, key="m
     with ui.guard("the collectives"):
         cfg = cl.CollectiveConfig(ops=tuple(o for o in cl.MEASURED if o in ops), sizes=cl.size_range(8, int(top)),
                                   dtype=dtype, iters=iters, time_budget_s=lim.time_limit_s)
-        run = ui.run_queued(f"collectives on {nproc} ranks", f"{nproc} × {backend}", lim,
-                            lambda prog: cl.run_collectives(cfg, nproc=nproc, backend=backend, lim=lim, progress=prog),
-                            done=lambda r: f"Done: {len(r.rows)} rows on {r.nproc} ranks ({r.backend})")
-        st.session_state.mg_coll = run.to_dict()
+        st.session_state.mg_coll = ui.run_benchmark(
+            jobs.collectives(cfg, nproc=nproc, backend=backend), lim,
+            done=lambda r: f"Done: {len(r['results'])} rows on {r['nproc']} ranks ({r['backend']})")
 
 coll = st.session_state.get("mg_coll")
 if coll:
@@ -187,17 +186,9 @@ if model is not None:
         with ui.guard("the tensor-parallel layer"):
             cfg = tpm.TPConfig(model=model, seq_len=seq, dtype=tdtype)
 
-            def work(prog):
-                out = []
-                for i, n in enumerate(sorted(ranks)):
-                    def step(frac, text, _i=i, _n=n):
-                        prog((_i + frac) / len(ranks), f"{_n} ranks: {text}")
-                    out.append(tpm.run_tp(cfg, nproc=n, backend=backend, lim=lim, progress=step,
-                                          interconnect_name=pick).to_dict())
-                return out
-
-            st.session_state.mg_tp = ui.run_queued(f"tensor parallelism on {max(ranks)} ranks", backend, lim, work,
-                                                   done=lambda r: f"Done: {len(r)} rank count(s)")
+            st.session_state.mg_tp = ui.run_benchmark(
+                jobs.tp(cfg, ranks=ranks, backend=backend, interconnect_name=pick), lim,
+                done=lambda r: f"Done: {len(r)} rank count(s)")
 
 runs = st.session_state.get("mg_tp")
 if runs:

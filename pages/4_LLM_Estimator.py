@@ -330,8 +330,8 @@ def _show_read(est, expanded: bool) -> None:
     """What was read from the configuration: family, attention pattern, MLA, experts, quantization, dtype,
     and the keys it ignored."""
     r = est.read()
-    with st.expander("What was read: " + f"{r['family']}"
-                     + (f" (in {r['wrapper']})" if r.get("wrapper") else ""), expanded=expanded):
+    with st.expander("What was read: " + ui.md(r['family'])
+                     + (f" (in {ui.md(r['wrapper'])})" if r.get("wrapper") else ""), expanded=expanded):
         att = r["attention"]
         rows = [("family", r["family"] + (f" — the decoder of {r['wrapper']}" if r.get("wrapper") else "")),
                 ("attention", f"{att['full']} full, {att['sliding']} sliding, {att['chunked']} chunked layers"
@@ -352,16 +352,17 @@ def _show_read(est, expanded: bool) -> None:
                 ("block", f"{r['block']['norm']} × {r['block']['norms_per_layer']}, qk-norm {r['block']['qk_norm']}, "
                  f"{'parallel' if r['block']['parallel'] else 'sequential'}, positions {r['block']['positions']}, "
                  f"biases {', '.join(r['block']['biases']) or 'none'}")]
-        st.table(pd.DataFrame(rows, columns=["", "read"]).set_index(""))
+        # st.table renders Markdown; these cells quote the uploaded file, so they are escaped
+        st.table(pd.DataFrame([(k, ui.md(v)) for k, v in rows], columns=["", "read"]).set_index(""))
         if r["unknown_keys"]:
-            st.warning("Keys this estimator does not know (ignored): " + ", ".join(r["unknown_keys"]))
+            st.warning("Keys this estimator does not know (ignored): " + ui.md(", ".join(r["unknown_keys"])))
         if r["ignored_keys"]:
-            st.caption("Ignored (they change no GEMM, parameter or byte): " + ", ".join(r["ignored_keys"]))
+            st.caption("Ignored (they change no GEMM, parameter or byte): " + ui.md(", ".join(r["ignored_keys"])))
         if r.get("defaults"):
             st.caption("Absent, so transformers' defaults apply: "
-                       + ", ".join(f"{k} = {v}" for k, v in r["defaults"].items()))
+                       + ui.md(", ".join(f"{k} = {v}" for k, v in r["defaults"].items())))
         for note in r["notes"]:
-            st.caption(note)
+            st.caption(ui.md(note))
 
 
 # ----------------------------------------------------------------------------- inputs (sidebar)
@@ -407,7 +408,11 @@ with st.sidebar:
                     raise InputError(f"{up.name} is {up.size:,} bytes; a config.json is a few kB "
                                      f"(limit {MAX_CONFIG_BYTES:,})")
                 cfg, info = _parse_upload(up.getvalue(), up.name.removesuffix(".json"))
-                st.success(f"Read {up.name}: {cfg.params:,} parameters ({cfg.family})")
+                st.success(f"Read {ui.md(up.name)}: {cfg.params:,} parameters ({ui.md(cfg.family)})")
+                ss.le_good_upload = (cfg, info)
+    if cfg is None and src == "config.json" and ss.get("le_good_upload") is not None:
+        cfg, info = ss.le_good_upload  # a bad upload keeps the last model that worked, as the other pages do
+        st.info(f"Showing the last config.json that worked ({ui.md(cfg.name)}).")
 
     st.header("Workload")
     c = st.columns(3)
@@ -488,7 +493,7 @@ if est is not None and views is not None:
         m = est.model
         src_note = f" · [config.json]({m.source})" if m.source else ""
         st.markdown(
-            f"**{m.name}** — {m.params:,} parameters"
+            f"**{ui.md(m.name)}** — {m.params:,} parameters"
             + (f" ({m.active_params:,} active per token)" if m.is_moe else "")
             + f"; {m.layers} layers, hidden {m.hidden}, {m.heads} heads / {m.kv_heads} KV, head dim {m.head_dim}, "
             f"FFN {m.ffn} ({m.mlp}), vocab {m.vocab:,}"

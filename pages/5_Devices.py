@@ -12,7 +12,7 @@ import ui
 from gemmlib.charts import bench as charts_bench
 from gemmlib.core import ceilings, machine
 from gemmlib.core.hardware import CATALOGUE
-from gemmlib.measure import devices, plan, safety
+from gemmlib.measure import devices, jobs, plan
 
 ui.page(
     "Devices",
@@ -77,27 +77,26 @@ quick = c[1].checkbox("quick", value=dev == "cpu" or lim.classroom, key="dv_quic
 size, copy_bytes = devices.ceiling_plan(dev, quick)
 c[2].caption(f"Runs a {size}×{size}×{size} GEMM in each format the device supports and a "
              f"{copy_bytes / 1024**2:.0f} MiB device-to-device copy (bandwidth counts the read and the write). "
-             f"Results are kept for this server and saved to `{ceilings.ceilings_path()}`.")
+             "Results are kept for this server (in its private cache folder) and shown to every visitor.")
 
 go = st.button("Measure ceilings", type="primary")
 eta = None
 with ui.guard("the time estimate"):
     eta = plan.ceilings(dev, size, quick)
     ui.run_estimate(eta)
+ui.stopped_notice()
 if go:
     with ui.guard("the ceiling measurement"):
-        if dev == "cpu":
-            lim.check_cpu_flops(2 * size**3, f"a {size}³ GEMM")
-        safety.check_dims(lim, size=size)
-        ui.run_queued("a ceiling measurement", dev, lim,
-                      lambda progress: devices.measure_ceilings(dev, quick=quick, progress=progress),
-                      done=lambda c_: f"Measured {c_.device_name}", estimate=eta)
+        data = ui.run_benchmark(jobs.ceilings(dev, quick), lim,
+                                done=lambda d: f"Measured {d['ceilings']['device_name']}", estimate=eta)
+        ceilings.save_ceilings(ceilings.Ceilings.from_dict(data["ceilings"]))
+        ui.keep_results(jobs.results(data["results"]))
 
 measured = ceilings.all_ceilings()
 if not measured:
     st.info("Nothing measured yet on this server.")
 for key, ceil in measured.items():
-    st.markdown(f"**{ceil.device_name}** ({ceil.device}; GEMM {ceil.gemm_size}³, copy "
+    st.markdown(f"**{ui.md(ceil.device_name)}** ({ui.md(ceil.device)}; GEMM {ceil.gemm_size}³, copy "
                 f"{ceil.copy_bytes / 1024**2:.0f} MiB), measured {ceil.when}")
     ds = machine.match_catalogue(ceil.device_name, "cpu" if ceil.device == "cpu" else "cuda")[0]
     rows = ceil.rows(ds if ceil.device != "cpu" else None)
@@ -110,4 +109,4 @@ for key, ceil in measured.items():
         if not any(r.get("low") for r in rows):
             st.caption("Measured before this app kept the spread: measure again to see it.")
     for dt, why in ceil.notes.items():
-        st.caption(f"{dt}: not measured — {why}")
+        st.caption(f"{ui.md(dt)}: not measured — {ui.md(why)}")

@@ -13,7 +13,7 @@ import ui
 from gemmlib.charts import bench as charts_bench
 from gemmlib.core.results import BenchResult, to_csv, to_json
 from gemmlib.llm.presets import preset_names
-from gemmlib.measure import plan, safety
+from gemmlib.measure import jobs, plan
 from gemmlib.measure import precision as bp
 
 ui.page(
@@ -94,15 +94,13 @@ with st.container(border=True):
             ui.run_estimate(eta)
 
 
+ui.stopped_notice()
 if run:
     with ui.guard("the precision benchmark"):
-        bp.validate(cfg, lim)  # refuses bad sizes before anything is allocated
-        results = ui.run_queued(
-            "a precision run", device, lim,
-            lambda progress: bp.run_precision(cfg, progress=progress, deadline=safety.Deadline(lim.time_limit_s),
-                                              lim=lim),
-            done=lambda rs: f"Done: {len(rs)} rows on {rs[0].device_name if rs else device}", estimate=eta)
-        st.session_state.pr_results = [r.to_dict() for r in results]
+        # refused by the server's caps before anything is allocated, then run in a worker process
+        rows = ui.run_benchmark(jobs.precision(cfg), lim, done=lambda rs: f"Done: {len(rs)} rows", estimate=eta)
+        st.session_state.pr_results = rows
+        ui.keep_results(rows)
 
 rows = st.session_state.get("pr_results")
 if not rows:

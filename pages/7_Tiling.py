@@ -16,6 +16,7 @@ from gemmlib.core.hardware import CATALOGUE
 from gemmlib.core.results import BenchResult, to_csv, to_json
 from gemmlib.explain import reference as ref
 from gemmlib.explain.tiling import traffic_table
+from gemmlib.measure import jobs
 from gemmlib.measure import tiling as bt
 
 ui.page("Tiling", "🔲")
@@ -128,21 +129,21 @@ with st.container(border=True):
     run = st.button("Run the tiling benchmark", type="primary", disabled=not impls, key="tb_run")
 
 
+ui.stopped_notice()
 if run:
     with ui.guard("the tiling benchmark"):
         cfg = bt.TilingConfig(device=device, size=int(st.session_state.tb_size), dtype=st.session_state.tb_dtype,
                               tiles=tuple(sorted(tiles)), impls=tuple(i for i in bt.IMPLS if i in impls),
                               min_run_time=float(per_row))
-        results = ui.run_queued("a tiling run", device, lim,
-                                lambda progress: bt.run_tiling(cfg, progress=progress),
-                                done=lambda rs: f"Done: {len(rs)} rows")
-        st.session_state.tb_results = [r.to_dict() for r in results]
+        rows = ui.run_benchmark(jobs.tiling(cfg), lim, done=lambda rs: f"Done: {len(rs)} rows")
+        st.session_state.tb_results = rows
+        ui.keep_results(rows)
 
 rows = st.session_state.get("tb_results")
 if rows:
     results = [BenchResult.from_dict(r) for r in rows]
     r0 = results[0]
-    st.markdown(f"**{r0.shape['m']}×{r0.shape['n']}×{r0.shape['k']}, {r0.dtype}, on {r0.device_name}.**")
+    st.markdown(f"**{r0.shape['m']}×{r0.shape['n']}×{r0.shape['k']}, {r0.dtype}, on {ui.md(r0.device_name)}.**")
     st.success(bt.lesson(results))
     ui.noise_note(results)
     table = pd.DataFrame(bt.rows(results))
@@ -224,11 +225,10 @@ if cuda_ok:
     if st.button(f"Measure on the GPU (bf16, cuBLAS and the Triton kernel with {tile_m}×{tile_n} tiles)",
                  key="tw_run", disabled=not ns):
         with ui.guard("the wave sweep"):
-            res = ui.run_queued("a wave sweep", "cuda", lim,
-                                lambda progress: bt.run_wave_sweep("cuda", m=mk, k=mk, ns=ns, dtype="bf16",
-                                                                   tile=(int(tile_m), int(tile_n)),
-                                                                   progress=progress))
-            st.session_state.tw_results = [r.to_dict() for r in res]
+            res = ui.run_benchmark(jobs.waves("cuda", m=mk, k=mk, ns=ns, dtype="bf16",
+                                              tile=(int(tile_m), int(tile_n))), lim)
+            st.session_state.tw_results = res
+            ui.keep_results(res)
             st.rerun()
 else:
     st.caption("Measuring this needs a GPU (SMs running waves of tiles); here only the prediction is shown.")

@@ -14,7 +14,7 @@ from gemmlib.core import format as fmt
 from gemmlib.core.hardware import CATALOGUE, DEFAULT_GPU
 from gemmlib.core.results import BenchResult, to_csv, to_json
 from gemmlib.measure import batching as bb
-from gemmlib.measure import plan
+from gemmlib.measure import jobs, plan
 from ui import _
 
 ui.page(
@@ -104,18 +104,19 @@ if batches and modes:
     with ui.guard("the time estimate"):
         eta = plan.batching(cfg)
         ui.run_estimate(eta)
+ui.stopped_notice()
 if go:
     with ui.guard("the batching benchmark"):
-        results = ui.run_queued("a batching run", device, lim, lambda prog: bb.run_batching(cfg, progress=prog),
-                                estimate=eta)
-        st.session_state.ba_results = [r.to_dict() for r in results]
+        rows = ui.run_benchmark(jobs.batching(cfg), lim, done=lambda rs: f"Done: {len(rs)} rows", estimate=eta)
+        st.session_state.ba_results = rows
+        ui.keep_results(rows)
 
 rows = st.session_state.get("ba_results")
 if rows:
     results = [BenchResult.from_dict(r) for r in rows]
     r0 = results[0]
     st.markdown(f"**M = {r0.shape['m']}, K = {r0.shape['k']}, N = {r0.shape['n']}, {r0.dtype}, on "
-                f"{r0.device_name}.**")
+                f"{ui.md(r0.device_name)}.**")
     st.success(bb.lesson(results))
     ui.noise_note(results)
     table = pd.DataFrame(bb.rows(results))
@@ -155,10 +156,10 @@ st.markdown(
        f"{art['k']}×{art['n']})." if scaled else ""))
 if st.button("Run the article's example", key="ba_article"):
     with ui.guard("the article's example"):
-        ex = ui.run_queued("the article's batching example", device, lim, lambda prog: bb.run_article_example(
-            device, dtype, batch=art["batch"], m=art["m"], k=art["k"], n=art["n"], min_run_time=float(per_row)))
-        st.session_state.ba_article_out = {"verdict": ex["verdict"],
-                                           "results": [r.to_dict() for r in ex["results"]]}
+        ex = ui.run_benchmark(jobs.article(device, dtype, batch=art["batch"], m=art["m"], k=art["k"], n=art["n"],
+                                           min_run_time=float(per_row)), lim)
+        st.session_state.ba_article_out = {"verdict": ex["verdict"], "results": ex["results"]}
+        ui.keep_results(ex["results"])
 out = st.session_state.get("ba_article_out")
 if out:
     st.success(out["verdict"])

@@ -1,11 +1,11 @@
 """Roofline: the device's roofs, every point measured in this app, and an LLM's ops overlaid.
 
 Roofs: ``gemmlib.core.hardware`` (datasheet) and ``gemmlib.measure.devices`` (measured ceilings);
-points: ``gemmlib.core.results.recorded()`` (everything the Precision, Tiling and Batching
-pages measured in this server process) or an uploaded results JSON; estimator ops:
+points: what this session measured on the benchmark pages (``ui.session_results``), what other
+sessions chose to share with the class (``ui.shared_results``), or an uploaded results JSON; estimator ops:
 ``gemmlib.llm.accounting``. The chart is ``gemmlib.charts.roofline``. Below it, calibration: the saved
-``gemmlib.core.calibration`` points and a button that runs ``gemmlib.measure.calibrate`` (torch is
-imported only then).
+``gemmlib.core.calibration`` points and a button that runs ``gemmlib.measure.calibrate`` (in a worker
+process, like every benchmark).
 """
 
 import pandas as pd
@@ -13,13 +13,13 @@ import streamlit as st
 
 import ui
 from gemmlib.charts import roofline as cr
-from gemmlib.core.calibration import load_calibrations
+from gemmlib.core.calibration import Calibration, load_calibrations, save_calibration
 from gemmlib.core.ceilings import all_ceilings, cpu_row
 from gemmlib.core.dtypes import COMPUTE_DTYPES
 from gemmlib.core.hardware import CATALOGUE
 from gemmlib.core.machine import light_summary
-from gemmlib.core.results import recorded
 from gemmlib.llm.presets import from_name, preset_names
+from gemmlib.measure import jobs
 from gemmlib.measure.calibrate import defaults as calibration_defaults  # plain numbers; torch loads on a run
 
 ui.page(
@@ -60,14 +60,25 @@ if detected:
     st.caption("Detected here: " + ", ".join(f"{d['name']} → {d['catalogue']}" for d in detected))
 
 # ----------------------------------------------------------------------------- points
-measured = recorded()
+mine = ui.session_results()
+shared = ui.shared_results()
+sc = st.columns([2, 2, 3])
+show_shared = sc[0].checkbox(f"results shared with the class ({len(shared)})", value=False, key="rf_shared",
+                             help="rows other visitors chose to share; yours alone are shown otherwise")
+if mine and sc[1].button(f"Share my {len(mine)} result(s) with the class", key="rf_share",
+                         help="every visitor's Roofline page can then show them, labelled with your session"):
+    n = ui.share_results(mine)
+    st.toast(f"Shared {n} result(s) with the class.")
+sc[2].caption(f"Your session measured {len(mine)} row(s); nothing you measure is shown to others unless you "
+              "share it.")
+measured = mine + (shared if show_shared else [])
 uploaded = st.file_uploader("Add results from a file (JSON from `--json` or the report's results.json)",
                             type=["json"], key="rf_upload")
 file_results: list = []
 if uploaded is not None:
     with ui.guard("the uploaded results"):
         file_results = cr.results_from_json(uploaded.getvalue())
-        st.caption(f"{len(file_results)} rows read from {uploaded.name}.")
+        st.caption(f"{len(file_results)} rows read from {ui.md(uploaded.name)}.")
 all_results = measured + file_results
 points = cr.result_points(all_results)
 benches = sorted({p["bench"] for p in points})
@@ -141,7 +152,7 @@ st.markdown(
     "puts the measured time beside the datasheet estimate and the calibrated one.")
 cals, cal_problems = load_calibrations()
 for prob in cal_problems:
-    st.warning(prob)
+    st.warning(ui.md(prob))
 if cals:
     ui.table(pd.DataFrame([{"calibration": c.name, "model": c.model, "dtypes": ", ".join(c.dtypes),
                                 "GEMM points": len(c.gemm), "other points": len(c.other),
@@ -165,11 +176,13 @@ if st.button(f"Calibrate and validate on this {'GPU' if cal_device == 'cuda' els
 
         cal_run = cb.make_run(cal_device, cal_preset, int(cal_scale), int(cal_layers), None, int(cal_seq),
                               int(cal_new))
-        _cal, val = ui.run_queued("a calibration", cal_device, ui.bench_limits(), lambda prog: cb.calibrate_and_validate(
-            cal_run, cal_device, progress=prog, threads=1 if cal_device == "cpu" else None))
-        st.session_state.rf_validation = {"model": val.run.describe(), "device": val.device_name,
-                                          "datasheet": val.datasheet, "calibration": val.calibration,
-                                          "rows": cb.validation_table(val), "notes": list(val.notes)}
+        data = ui.run_benchmark(jobs.calibrate(cal_run, cal_device, threads=1 if cal_device == "cpu" else None,
+                                               validate=True), ui.bench_limits())
+        save_calibration(Calibration.from_dict(data["calibration"]))
+        val = data["validation"]
+        st.session_state.rf_validation = {"model": val["model"], "device": val["device_name"],
+                                          "datasheet": val["datasheet"], "calibration": val["calibration"],
+                                          "rows": val["table"], "notes": list(val["notes"])}
 vout = st.session_state.get("rf_validation")
 if vout:
     st.markdown(f"**{vout['model']}** on {vout['device']}; datasheet estimate: {vout['datasheet']}; calibrated: "

@@ -104,45 +104,63 @@ def results_from_json(data: bytes | str) -> list[BenchResult]:
             raise InputError("the file is not UTF-8 text; upload a results JSON file") from None
     try:
         obj = json.loads(data)
+    except RecursionError:
+        raise InputError("the file is nested too deeply to be a results file") from None
     except ValueError as e:
-        raise InputError(f"the file is not valid JSON ({e})") from None
+        raise InputError(f"the file is not valid JSON ({str(e).split(';')[0]})") from None
     rows = _find_results(obj)
+    if not rows:
+        raise InputError("no results found: expected {\"results\": [...]} as written by --json, or the report's "
+                         "results.json")
     out = []
     for i, row in enumerate(rows):
         if not isinstance(row, Mapping):
             raise InputError(f"result {i} is not an object")
         try:
             r = BenchResult.from_dict(row)
-            r.flops = float(r.flops or 0)
-            r.bytes = float(r.bytes or 0)
-            r.median_s = None if r.median_s is None else float(r.median_s)
+            r.flops = _finite(r.flops or 0, "flops")
+            r.bytes = _finite(r.bytes or 0, "bytes")
+            r.median_s = None if r.median_s is None else _finite(r.median_s, "median_s")
             if not isinstance(r.shape, dict):
                 r.shape = {}
             for field in ("bench", "name", "device", "dtype"):
                 if not isinstance(getattr(r, field), str):
                     raise ValueError(f"its {field!r} is {type(getattr(r, field)).__name__}, not text")
-        except (TypeError, ValueError) as e:
+        except (TypeError, ValueError, OverflowError) as e:
             raise InputError(f"result {i} does not look like a benchmark row ({e})") from None
         out.append(r)
     return out
 
 
-def _find_results(obj: Any) -> list:
+def _finite(v: Any, what: str) -> float:
+    x = float(v)
+    if not math.isfinite(x) or x < 0:
+        raise ValueError(f"its {what!r} is {x!r}, not a finite number ≥ 0")
+    return x
+
+
+def _find_results(obj: Any, depth: int = 0) -> list:
+    """The result rows of a file: a list of rows, ``{"results": [rows]}`` (``--json``), or the
+    report's ``results.json`` (``{"sections": [{"results": [rows]}, ...]}``)."""
+    if depth > 3:
+        return []
     if isinstance(obj, list):
-        return obj
+        if obj and all(isinstance(x, Mapping) and "bench" in x for x in obj):
+            return obj
+        rows: list = []
+        for x in obj:
+            if isinstance(x, (Mapping, list)):
+                rows += _find_results(x, depth + 1)
+        return rows if rows else list(obj) if depth == 0 else []
     if isinstance(obj, Mapping):
         if isinstance(obj.get("results"), list):
             return obj["results"]
-        rows: list = []
-        for v in obj.values():  # a report: {"sections": {...: {"results": [...]}}} or similar
+        rows = []
+        for v in obj.values():
             if isinstance(v, (Mapping, list)):
-                try:
-                    rows += _find_results(v)
-                except InputError:
-                    continue
-        if rows:
-            return rows
-    raise InputError("no results found: expected {\"results\": [...]} as written by --json or the report")
+                rows += _find_results(v, depth + 1)
+        return rows
+    return []
 
 
 def roofline_chart(roofs: list[dict], points: list[dict] | None = None, est_points: list[dict] | None = None,

@@ -59,11 +59,16 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "_run", None):
         parser.print_help(sys.stderr)
         return 2
+    from gemmlib.measure.runner import WorkerError
+
     try:
         return int(args._run(args) or 0)
     except InputError as e:
         sys.stderr.write(f"error: {e}\n")
         return 2
+    except WorkerError as e:  # a bug inside the benchmark worker: its traceback, then one line
+        sys.stderr.write(f"{e.traceback}error: {e}\n")
+        return 1
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         return 130

@@ -7,12 +7,12 @@ Nothing heavy is imported until ``run``.
 from __future__ import annotations
 
 import argparse
-import sys
 
+from gemmlib.cli.common import run_job
 from gemmlib.core.errors import InputError
 from gemmlib.core.results import to_json
 from gemmlib.measure import batching as bb
-from gemmlib.measure import harness, safety
+from gemmlib.measure import harness, jobs
 from gemmlib.measure.harness import torch_device_available
 from gemmlib.measure.tiling import parse_int_list
 
@@ -39,8 +39,7 @@ def config_from_args(args: argparse.Namespace):
     if device is None:
         device = "cuda" if torch_device_available("cuda")[0] else "cpu"
     base = bb.gpu_decode_defaults() if device == "cuda" else bb.cpu_decode_defaults()
-    if args.min_run_time is None or not args.min_run_time > 0:
-        raise InputError("--min-run-time must be positive")
+    jobs._check_min_run_time(args.min_run_time, "--min-run-time")
     for name in ("m", "k", "n"):
         v = getattr(args, name)
         if v is not None and v < 1:
@@ -57,17 +56,15 @@ def run(args: argparse.Namespace) -> int:
 
     cfg = config_from_args(args)
     harness.require_device(cfg.device)
-
-    def progress(frac: float, text: str) -> None:
-        if not args.json:
-            sys.stderr.write(f"[{frac:4.0%}] {text}\n")
-
     article = None
-    with safety.single_flight("CLI: bench batching"):
-        results = bb.run_batching(cfg, progress=progress)
-        if args.article:
-            shape = bb.article_shape(cfg.device)
-            article = bb.run_article_example(cfg.device, cfg.dtype, min_run_time=cfg.min_run_time, **shape)
+    art_job = None
+    if args.article:  # refused now, before the sweep runs, if it cannot run
+        art_job = jobs.article(cfg.device, cfg.dtype, min_run_time=cfg.min_run_time, **bb.article_shape(cfg.device))
+        jobs.admit(art_job)
+    results = jobs.results(run_job(jobs.batching(cfg), quiet=args.json))
+    if art_job is not None:
+        article = run_job(art_job, quiet=args.json)
+        article["results"] = jobs.results(article["results"])
     if args.json:
         rows = [{**r.to_dict(), "mode": r.name, "batch": r.shape.get("batch")} for r in results]
         meta = {"device": cfg.device, "device_name": results[0].device_name if results else "",

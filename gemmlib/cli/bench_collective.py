@@ -16,6 +16,8 @@ Nothing heavy is imported until ``run``.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 from collections.abc import Callable
 from typing import TypeVar
@@ -62,8 +64,13 @@ def run_ranked(owner: str, work: Callable[[launch.Report], T]) -> T | None:
     def progress(frac: float, text: str) -> None:
         sys.stderr.write(f"[{frac:4.0%}] {text}\n")
 
+    # The machine's FIFO queue, shared with the app's servers. Under torchrun every rank runs this
+    # command: one rank per machine (LOCAL_RANK 0) holds the queue for them all, or they would wait
+    # for each other forever.
+    local = os.environ.get("LOCAL_RANK", "0") if launch.under_torchrun() else "0"
+    turn = safety.single_flight(owner) if local == "0" else contextlib.nullcontext()
     try:
-        with safety.single_flight(owner):
+        with turn:
             return work(progress)
     except launch.RankError as e:
         sys.stderr.write(f"error: {e}\n")

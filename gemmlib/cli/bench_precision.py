@@ -14,12 +14,13 @@ Bad input exits with status 2 and one line, before anything is allocated.
 from __future__ import annotations
 
 import argparse
-import sys
 
+from gemmlib.cli.common import run_job
 from gemmlib.core import format as fmt
 from gemmlib.core.errors import InputError
+from gemmlib.core.files import check_output_file, write_atomic
 from gemmlib.core.results import to_csv, to_json
-from gemmlib.measure import harness, safety
+from gemmlib.measure import harness, jobs, safety
 from gemmlib.measure import precision as bp
 
 
@@ -66,8 +67,7 @@ def build_config(args: argparse.Namespace, device: str):
         base = args.size or (4096 if device == "cuda" else 512)
         m, n, k = args.m or base, args.n or base, args.k or base
         shapes = ((m, n, k, f"{m}×{n}×{k}"),)
-    if not (args.min_run_time and args.min_run_time > 0):
-        raise InputError("--min-run-time must be positive")
+    jobs._check_min_run_time(args.min_run_time, "--min-run-time")
     return bp.PrecisionConfig(device=device, shapes=tuple(shapes), dtypes=dtypes, with_quant=not args.no_quant,
                               min_run_time=float(args.min_run_time))
 
@@ -81,18 +81,11 @@ def run(args: argparse.Namespace) -> int:
     device = args.device.strip().lower() if args.device else (
         "cuda" if harness.torch_device_available("cuda")[0] else "cpu")
     cfg = build_config(args, device)
-    bp.validate(cfg)
-
-    def progress(frac: float, text: str) -> None:
-        if not args.json:
-            sys.stderr.write(f"[{frac:4.0%}] {text}\n")
-
-    with safety.single_flight("python -m gemmlib bench precision"):
-        results = bp.run_precision(cfg, progress=progress)
+    csv_path = check_output_file(args.csv, "--csv") if args.csv else None  # before minutes of work
+    results = jobs.results(run_job(jobs.precision(cfg), quiet=args.json))
     verdict = bp.int8_verdict(results)
-    if args.csv:
-        with open(args.csv, "w", encoding="utf-8") as f:
-            f.write(to_csv(results))
+    if csv_path is not None:
+        write_atomic(csv_path, to_csv(results), flag="--csv")
     if args.json:
         print(to_json(results, device=device, device_name=results[0].device_name if results else "",
                               verdict=verdict))

@@ -7,12 +7,12 @@ Nothing heavy is imported until ``run``.
 from __future__ import annotations
 
 import argparse
-import sys
 
+from gemmlib.cli.common import run_job
 from gemmlib.core import format as fmt
 from gemmlib.core.errors import InputError
 from gemmlib.core.results import to_json
-from gemmlib.measure import harness, safety
+from gemmlib.measure import harness, jobs
 from gemmlib.measure import tiling as bt
 from gemmlib.measure.harness import torch_device_available
 
@@ -39,8 +39,7 @@ def config_from_args(args: argparse.Namespace):
     if device is None:
         device = "cuda" if torch_device_available("cuda")[0] else "cpu"
     base = bt.gpu_defaults() if device == "cuda" else bt.cpu_defaults()
-    if args.min_run_time is None or not args.min_run_time > 0:
-        raise InputError("--min-run-time must be positive")
+    jobs._check_min_run_time(args.min_run_time, "--min-run-time")
     for name in ("size", "m", "n", "k"):
         v = getattr(args, name)
         if v is not None and v < 1:
@@ -58,13 +57,7 @@ def run(args: argparse.Namespace) -> int:
 
     cfg = config_from_args(args)
     harness.require_device(cfg.device)
-
-    def progress(frac: float, text: str) -> None:
-        if not args.json:
-            sys.stderr.write(f"[{frac:4.0%}] {text}\n")
-
-    with safety.single_flight("CLI: bench tiling"):
-        results = bt.run_tiling(cfg, progress=progress)
+    results = jobs.results(run_job(jobs.tiling(cfg), quiet=args.json))
     m, n, k = cfg.mnk
     if args.json:
         rows = [{**r.to_dict(), "impl": r.name, "tile": r.shape.get("tile")} for r in results]

@@ -54,25 +54,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gemmlib.core.calibration import calibration_path
+    from gemmlib.cli.common import run_job
+    from gemmlib.core.calibration import Calibration, calibration_path, save_calibration
     from gemmlib.core.errors import InputError
-    from gemmlib.measure.calibrate import run_calibration
+    from gemmlib.measure import jobs
 
     args.device = resolve_device(args.device)
     dtypes = tuple(d.strip() for d in args.dtypes.split(",") if d.strip()) if args.dtypes else None
     if not 0 < args.min_run_time <= 10:
         raise InputError(f"--min-run-time must be in (0, 10] seconds, got {args.min_run_time}")
     run_ = run_from_args(args, dtypes[0] if dtypes else None)
-
-    def say(frac: float, text: str) -> None:
-        if not args.json:
-            sys.stderr.write(f"\r[{frac:4.0%}] {text[:100]:<100}")
-            sys.stderr.flush()
-
-    cal = run_calibration(run_, args.device, dtypes, min_run_time=args.min_run_time, progress=say,
-                          threads=args.threads)
-    if not args.json:
-        sys.stderr.write("\n")
+    # in a worker process, under the server's caps and in the machine's queue, like every benchmark
+    data = run_job(jobs.calibrate(run_, args.device, dtypes=dtypes, min_run_time=args.min_run_time,
+                                  threads=args.threads), quiet=args.json)
+    cal = Calibration.from_dict(data["calibration"])
+    save_calibration(cal)
     hw = cal.hardware()
     if args.json:
         sys.stdout.write(json.dumps({**cal.to_dict(), "hardware": hw.name, "peaks": cal.peaks(),

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
+from gemmlib.cli.common import run_job
 from gemmlib.core import ceilings, machine
 from gemmlib.core import format as fmt
 from gemmlib.core.errors import InputError
 from gemmlib.core.hardware import CATALOGUE
-from gemmlib.measure import devices, harness
+from gemmlib.measure import devices, harness, jobs
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -52,14 +52,15 @@ def run(args: argparse.Namespace) -> int:
     measured = {k: c.to_dict() for k, c in ceilings.all_ceilings().items()}
     if args.measure:
         dev = args.device or ("cuda" if harness.torch_device_available("cuda")[0] else "cpu")
-
-        def progress(frac: float, text: str) -> None:
-            if not args.json:
-                sys.stderr.write(f"[{frac:4.0%}] {text}\n")
-
-        c = devices.measure_ceilings(dev, quick=args.quick, progress=progress)
+        data = run_job(jobs.ceilings(dev.strip().lower(), quick=args.quick), quiet=args.json)
+        c = ceilings.Ceilings.from_dict(data["ceilings"])
+        ceilings.save_ceilings(c)
         measured[c.key] = c.to_dict()
-    out = {"devices": found, "measured": measured, "ceilings_file": str(ceilings.ceilings_path())}
+    try:
+        where = str(ceilings.ceilings_path())
+    except InputError as e:
+        where = f"(not saved: {e})"
+    out = {"devices": found, "measured": measured, "ceilings_file": where}
     if args.json:
         print(json.dumps(out, indent=2))
         return 0

@@ -15,12 +15,17 @@ imported only when the command runs.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import sys
 
+from gemmlib.cli.common import run_job
 from gemmlib.core import format as fmt
-from gemmlib.measure import harness
-from gemmlib.measure.profiler import GEMM_TARGET, BlockConfig, preset_config, profile_block
+from gemmlib.core.errors import InputError
+from gemmlib.core.files import check_output_file, move_into_place, temp_beside
+from gemmlib.measure import harness, jobs
+from gemmlib.measure.profiler import GEMM_TARGET, BlockConfig, preset_config
 
 
 def _positive_int(text: str) -> int:
@@ -48,7 +53,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--preset", default=None,
                    help="start from a model's sizes, scaled down by --scale (e.g. llama-3-8b, mistral-7b)")
     p.add_argument("--scale", type=_positive_int, default=16, help="divide a preset's hidden/MLP size by this")
-    p.add_argument("--layers", type=_positive_int, default=None, help="blocks to run (default 1)")
+    p.add_argument("--layers", type=_positive_int, default=None,
+                   help=f"blocks to run (default 1, at most {jobs.MAX_PROFILE_LAYERS})")
     p.add_argument("--hidden", type=_positive_int, default=None, help="model width (default 256)")
     p.add_argument("--seq-len", type=_positive_int, default=None, help="tokens per sequence (default 128)")
     p.add_argument("--heads", type=_positive_int, default=None, help="query heads (default 8)")
@@ -99,8 +105,27 @@ def run(args: argparse.Namespace) -> int:
 
     args.device = resolve_device(args.device)
     cfg = config_from_args(args)
-    res = profile_block(cfg, args.device, steps=args.steps, trace_path=args.trace,
-                        monitor=not args.no_monitor, hardware=args.hardware)
+    harness.require_device(args.device)
+    job = jobs.profile(cfg, args.device, steps=args.steps, monitor=not args.no_monitor, hardware=args.hardware)
+    jobs.admit(job)  # bad sizes are refused before the output path is even looked at
+    target = tmp = None
+    if args.trace:  # checked before the run; written beside the target, then renamed over it
+        target = check_output_file(args.trace, "--trace")
+        tmp = temp_beside(target, "--trace")
+    try:
+        data = run_job(jobs.profile(cfg, args.device, steps=args.steps, monitor=not args.no_monitor,
+                                    hardware=args.hardware, trace_path=None if tmp is None else str(tmp)),
+                       quiet=args.json)
+        if tmp is not None and target is not None:
+            if not os.path.getsize(tmp):
+                raise InputError("the profiler wrote no trace")
+            move_into_place(tmp, target, "--trace")
+            data["trace_path"] = str(target)
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+    res = jobs.profile_result(data, cfg)
     ops = res.grouped() if args.by_name else res.top_ops(len(res.ops))
     if args.json:
         d = res.to_dict()

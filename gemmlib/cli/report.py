@@ -15,7 +15,8 @@ import argparse
 import sys
 
 from gemmlib.core.errors import InputError
-from gemmlib.measure import report
+from gemmlib.core.files import check_output_dir
+from gemmlib.measure import report, safety
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,9 +36,13 @@ def run(args: argparse.Namespace) -> int:
     if args.time_budget is not None and not args.time_budget > 0:
         raise InputError("--time-budget must be positive")
     sections = tuple(s.strip() for s in args.sections.split(",") if s.strip()) if args.sections else None
-    doc = report.run_report(args.out, device=args.device.strip().lower() if args.device else None,
-                            quick=args.quick, sections=sections,
-                            progress=lambda s: sys.stderr.write(s + "\n"), time_budget_s=args.time_budget)
+    check_output_dir(args.out, "--out")  # before minutes of work: a folder that can take new files
+    # The report runs its sections in this process, in the machine's queue like any benchmark.
+    with safety.single_flight("python -m gemmlib report (command line)",
+                              on_wait=lambda msg: sys.stderr.write(msg + "\n")):
+        doc = report.run_report(args.out, device=args.device.strip().lower() if args.device else None,
+                                quick=args.quick, sections=sections,
+                                progress=lambda s: sys.stderr.write(s + "\n"), time_budget_s=args.time_budget)
     failed = [s["name"] for s in doc["sections"] if "error" in s]
     print(f"report written to {args.out} ({doc['seconds']:.0f} s): report.md, results.json, results.csv, charts/")
     if failed:

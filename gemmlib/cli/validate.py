@@ -40,25 +40,26 @@ def _e(x: float | None) -> str:
     return "—" if x is None else f"{x:+.0%}"
 
 
-def render(v) -> str:
-    from gemmlib.measure.calibrate import validation_table
-
-    lines = [f"validate  {v.run.describe()}", f"on        {v.device_name}",
-             f"datasheet {v.datasheet} at efficiency {v.efficiency:g}", f"calibrated {v.calibration}", ""]
+def render(v: dict) -> str:
+    """The text table of a validation's data (``Validation.to_dict()`` plus its ``table`` rows)."""
+    lines = [f"validate  {v['model']}", f"on        {v['device_name']}",
+             f"datasheet {v['datasheet']} at efficiency {v['efficiency']:g}", f"calibrated {v['calibration']}", ""]
     head = ["phase", "group", "measured", "datasheet", "error", "calibrated", "error"]
     rows = [[r["phase"], r["group"], _s(r["measured_s"]), _s(r["estimated_s"]), _e(r["estimated_error"]),
-             _s(r["calibrated_s"]), _e(r["calibrated_error"])] for r in validation_table(v)]
+             _s(r["calibrated_s"]), _e(r["calibrated_error"])] for r in v["table"]]
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
     lines.append("  ".join(h.ljust(w) if i < 2 else h.rjust(w) for i, (h, w) in enumerate(zip(head, widths, strict=True))))
     for r in rows:
         lines.append("  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))))
-    lines += ["", *[f"note: {n}" for n in v.notes]]
+    lines += ["", *[f"note: {n}" for n in v["notes"]]]
     return "\n".join(lines)
 
 
 def run(args: argparse.Namespace) -> int:
+    from gemmlib.cli.common import run_job
+    from gemmlib.core.calibration import Calibration, save_calibration
     from gemmlib.core.errors import InputError
-    from gemmlib.measure.calibrate import run_calibration, run_validation
+    from gemmlib.measure import jobs
 
     args.device = resolve_device(args.device)
     if not 0 < args.efficiency <= 1:
@@ -66,18 +67,18 @@ def run(args: argparse.Namespace) -> int:
     if not 0 < args.min_run_time <= 30:
         raise InputError(f"--min-run-time must be in (0, 30] seconds, got {args.min_run_time}")
     run_ = run_from_args(args, args.dtype)
-
-    def say(frac: float, text: str) -> None:
-        if not args.json:
-            sys.stderr.write(f"\r[{frac:4.0%}] {text[:100]:<100}")
-            sys.stderr.flush()
-
-    cal = run_calibration(run_, args.device, progress=say, threads=args.threads) if args.calibrate else None
-    v = run_validation(run_, args.device, calibration=cal, efficiency=args.efficiency,
-                       min_run_time=args.min_run_time, progress=say, threads=args.threads)
+    # in a worker process, under the server's caps and in the machine's queue, like every benchmark
+    if args.calibrate:
+        data = run_job(jobs.calibrate(run_, args.device, threads=args.threads, validate=True,
+                                      validate_run_time=args.min_run_time, efficiency=args.efficiency),
+                       quiet=args.json)
+        save_calibration(Calibration.from_dict(data["calibration"]))
+    else:
+        data = run_job(jobs.validate(run_, args.device, efficiency=args.efficiency, min_run_time=args.min_run_time,
+                                     threads=args.threads), quiet=args.json)
+    v = data["validation"]
     if not args.json:
-        sys.stderr.write("\n")
         sys.stdout.write(render(v) + "\n")
     else:
-        sys.stdout.write(json.dumps(v.to_dict()) + "\n")
+        sys.stdout.write(json.dumps({k: x for k, x in v.items() if k != "table"}) + "\n")
     return 0

@@ -20,6 +20,7 @@ Reading needs no torch.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import threading
 import time
@@ -30,7 +31,10 @@ from pathlib import Path
 from gemmlib.core.ceilings import ceilings_path
 from gemmlib.core.dtypes import get_dtype
 from gemmlib.core.errors import InputError
+from gemmlib.core.files import read_regular, write_atomic
 from gemmlib.core.hardware import Hardware
+
+log = logging.getLogger("gemmlib.calibration")
 
 VERSION = 1
 GEMM_FAMILIES = ("linear", "attn_scores", "attn_values")
@@ -259,17 +263,27 @@ class Calibration:
 
 
 def calibration_path() -> Path:
-    """Beside the measured ceilings: $GEMM_CACHE_DIR (or <tempdir>/gemmlib)/calibration.json."""
+    """Beside the measured ceilings, in the private cache folder: calibration.json
+    ($GEMM_CACHE_DIR, else <tempdir>/gemmlib-<uid>). InputError if that folder is not private."""
     return ceilings_path().parent / "calibration.json"
 
 
 _lock = threading.Lock()
 
 
+MAX_FILE_BYTES = 20_000_000
+
+
 def _read_raw() -> dict:
+    """The saved entries: read only as a regular file of this user's in the private cache folder
+    ({} when there is none or it cannot be trusted; the reason is logged)."""
     try:
-        data = json.loads(calibration_path().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        p = calibration_path()
+        if not p.exists() and not p.is_symlink():
+            return {}
+        data = json.loads(read_regular(p, MAX_FILE_BYTES, what=f"the calibration file {p}", owner_only=True))
+    except (InputError, ValueError, RecursionError) as e:
+        log.warning("calibrations not read: %s", e)
         return {}
     return data if isinstance(data, dict) else {}
 
@@ -282,7 +296,7 @@ def load_calibrations() -> tuple[dict[str, Calibration], list[str]]:
         try:
             good[key] = Calibration.from_dict(d)
         except (ValueError, TypeError) as e:
-            problems.append(f"{calibration_path()}: entry {key!r} ignored: {e}")
+            problems.append(f"calibration.json: entry {str(key)[:80]!r} ignored: {e}")
     return good, problems
 
 
@@ -305,10 +319,7 @@ def save_calibration(c: Calibration) -> Path:
                                      c.measured_at, c.memory_bytes, c.units, c.notes, threads=c.threads)
         data[c.key] = merged.to_dict()
         p = calibration_path()
-        p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
-        tmp.replace(p)
+        write_atomic(p, json.dumps(data, indent=1), mode=0o600, flag="the calibration file")
     return p
 
 

@@ -1,22 +1,58 @@
 """Measured ceilings, saved: the peaks (FLOP/s per dtype) and copy bandwidth measured on a device
-(by ``gemmlib.measure.devices.measure_ceilings``), kept process-wide and in a JSON file under
-the cache directory, read back as ``Hardware`` rows ("NAME (measured)") beside the datasheet.
-Reading them needs no torch. A measured ceiling is what this device reaches with this software
-today; the datasheet is what the silicon could do. Both are shown, neither replaces the other.
+(by ``gemmlib.measure.devices.measure_ceilings``), kept process-wide and in a JSON file in the
+server's private cache folder (``gemmlib.core.files.private_dir``: mode 0700, this user's), read
+back as ``Hardware`` rows ("NAME (measured)") beside the datasheet. Reading them needs no torch.
+A measured ceiling is what this device reaches with this software today; the datasheet is what
+the silicon could do. Both are shown, neither replaces the other.
+
+The file is written atomically (a temporary file created exclusively, then renamed: no planted
+link is followed) and read only as a regular file of this user's; every entry is validated
+(known device kinds, plain-text names of bounded length, finite positive figures within physical
+bounds), and an entry that fails is dropped, not shown.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
+import logging
+import math
 import threading
 import time
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gemmlib.core.dtypes import DTYPES
+from gemmlib.core.errors import InputError
+from gemmlib.core.files import private_dir, read_regular, write_atomic
 from gemmlib.core.hardware import Hardware
 from gemmlib.core.machine import match_catalogue
+
+log = logging.getLogger("gemmlib.ceilings")
+
+MAX_FILE_BYTES = 1_000_000
+MAX_ENTRIES = 64
+MAX_FLOPS = 1e17  # 100 PFLOP/s: far above any single device's dense peak
+MAX_BANDWIDTH = 1e14  # 100 TB/s
+DEVICE_KINDS = ("cpu", "cuda", "mps")
+
+
+def _text(v: object, what: str, limit: int = 200) -> str:
+    """A short single-line printable string, else ValueError."""
+    if not isinstance(v, str):
+        raise ValueError(f"{what} is not text")
+    if len(v) > limit or any(unicodedata.category(ch)[0] == "C" for ch in v):
+        raise ValueError(f"{what} is not a short single line of text")
+    return v
+
+
+def _figure(v: object, what: str, hi: float) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ValueError(f"{what} is not a number")
+    x = float(v)
+    if not math.isfinite(x) or not 0 < x <= hi:
+        raise ValueError(f"{what} = {x!r} is outside (0, {hi:g}]")
+    return x
 
 
 # --------------------------------------------------------------------------- measured ceilings
@@ -65,14 +101,41 @@ class Ceilings:
 
     @classmethod
     def from_dict(cls, d: dict) -> Ceilings:
-        return cls(device=str(d["device"]), device_name=str(d["device_name"]),
-                   peaks={str(k): float(v) for k, v in dict(d.get("peaks") or {}).items() if v},
-                   bandwidth=float(d["bandwidth"]) if d.get("bandwidth") else None,
-                   measured_at=float(d.get("measured_at") or 0), gemm_size=int(d.get("gemm_size") or 0),
-                   copy_bytes=float(d.get("copy_bytes") or 0), notes=dict(d.get("notes") or {}),
-                   units=int(d.get("units") or 0), memory_bytes=float(d.get("memory_bytes") or 0),
-                   spread={str(k): (float(v[0]), float(v[1])) for k, v in dict(d.get("spread") or {}).items()
-                           if isinstance(v, (list, tuple)) and len(v) == 2})
+        """Validated: ValueError for anything that is not what ``measure_ceilings`` writes."""
+        if not isinstance(d, dict):
+            raise ValueError("an entry is not an object")
+        device = _text(d.get("device"), "device", 8)
+        if device not in DEVICE_KINDS:
+            raise ValueError(f"unknown device kind {device!r}")
+        peaks_in = d.get("peaks") or {}
+        if not isinstance(peaks_in, dict) or len(peaks_in) > len(DTYPES):
+            raise ValueError("peaks is not a small object")
+        peaks = {}
+        for k, v in peaks_in.items():
+            if k not in DTYPES:
+                raise ValueError(f"unknown dtype {k!r}")
+            if v:
+                peaks[k] = _figure(v, f"peak {k}", MAX_FLOPS)
+        notes_in = d.get("notes") or {}
+        if not isinstance(notes_in, dict) or len(notes_in) > 16:
+            raise ValueError("notes is not a small object")
+        notes = {_text(k, "a note's key", 16): _text(v, "a note", 500) for k, v in notes_in.items()}
+        bw = d.get("bandwidth")
+        spread_in = d.get("spread") or {}
+        if not isinstance(spread_in, dict) or len(spread_in) > len(DTYPES) + 1:
+            raise ValueError("spread is not a small object")
+        spread = {}
+        for k, v in spread_in.items():
+            if isinstance(v, (list, tuple)) and len(v) == 2:
+                spread[_text(k, "a spread's key", 16)] = (_figure(v[0], f"spread {k}", MAX_FLOPS),
+                                                          _figure(v[1], f"spread {k}", MAX_FLOPS))
+        return cls(device=device, device_name=_text(d.get("device_name"), "device_name"),
+                   peaks=peaks, bandwidth=_figure(bw, "bandwidth", MAX_BANDWIDTH) if bw else None,
+                   measured_at=_figure(d.get("measured_at") or 1, "measured_at", 1e11),
+                   gemm_size=int(_figure(d.get("gemm_size") or 1, "gemm_size", 1e6)),
+                   copy_bytes=_figure(d.get("copy_bytes") or 1, "copy_bytes", 1e13),
+                   notes=notes, units=int(_figure(d.get("units") or 1, "units", 1e6)),
+                   memory_bytes=_figure(d.get("memory_bytes") or 1, "memory_bytes", 1e15), spread=spread)
 
     def rows(self, datasheet: Hardware | None = None) -> list[dict]:
         """Measured vs datasheet, one row per figure, for tables and the Devices chart; ``low`` and
@@ -109,55 +172,86 @@ _ceilings_lock = threading.Lock()
 
 
 def ceilings_path() -> Path:
-    """Where measured ceilings are saved: $GEMM_CACHE_DIR or <tempdir>/gemmlib, file ceilings.json."""
-    base = os.environ.get("GEMM_CACHE_DIR") or os.path.join(tempfile.gettempdir(), "gemmlib")
-    return Path(base) / "ceilings.json"
+    """Where measured ceilings are saved: ceilings.json in the private cache folder
+    ($GEMM_CACHE_DIR, else <tempdir>/gemmlib-<uid>). InputError if that folder is not private."""
+    return private_dir() / "ceilings.json"
 
 
-def read_json(p: Path) -> dict:
-    """A saved JSON object, or {} when the file is missing, unreadable or not an object."""
+def read_json(p: Path, what: str = "the cache file") -> dict:
+    """A saved JSON object of the private cache folder, or {} when the file is missing or cannot be
+    trusted (a link, another user's, too large, not JSON, not an object): that is logged, never shown."""
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
+        if not p.exists() and not p.is_symlink():
+            return {}
+        data = json.loads(read_regular(p, MAX_FILE_BYTES, what=f"{what} {p}", owner_only=True))
+    except (InputError, ValueError, RecursionError) as e:
+        log.warning("%s not read: %s", what, e)
         return {}
+    if not isinstance(data, dict):
+        log.warning("%s not read: the file does not hold an object", what)
+        return {}
+    return dict(list(data.items())[:MAX_ENTRIES])
 
 
-def write_json(p: Path, data: dict) -> None:
-    """Write ``data`` to ``p`` atomically (a temporary file, then a rename); a read-only cache dir
-    is not an error (the caller keeps its process-wide copy)."""
+def write_json(p: Path, data: dict, what: str = "the cache file") -> bool:
+    """Write ``data`` to ``p`` atomically (a temporary file created exclusively, then a rename; never
+    onto a link), mode 0600. A cache folder that cannot be used is not an error: the reason is logged,
+    the caller keeps its process-wide copy, and False is returned."""
     try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
-        tmp.replace(p)
-    except OSError:
-        pass
+        write_atomic(p, json.dumps(data, indent=2), mode=0o600, flag=what)
+    except InputError as e:
+        log.warning("%s kept in memory only: %s", what, e)
+        return False
+    return True
 
 
 def _read_file() -> dict[str, dict]:
-    return read_json(ceilings_path())
+    try:
+        p = ceilings_path()
+    except InputError as e:
+        log.warning("measured ceilings not read: %s", e)
+        return {}
+    return read_json(p, "the ceilings file")
 
 
-def save_ceilings(c: Ceilings) -> Path:
-    """Keep ``c`` for this process and in the JSON file (merged with other devices' entries)."""
+def save_ceilings(c: Ceilings) -> Path | None:
+    """Keep ``c`` for this process and in the JSON file (merged with other devices' entries).
+
+    The file is replaced atomically; when the cache folder cannot be used the process-wide copy
+    is kept and the reason logged. Returns the file's path, or None when it was not written.
+    """
     with _ceilings_lock:
         _ceilings[c.key] = c
-        data = _read_file()
+        data = {k: v for k, v in _read_file().items() if _valid(v)}
         data[c.key] = c.to_dict()
-        p = ceilings_path()
-        write_json(p, data)
+        try:
+            p = ceilings_path()
+        except InputError as e:
+            log.warning("measured ceilings kept in memory only: %s", e)
+            return None
+        if not write_json(p, data, "the ceilings file"):
+            return None
     return p
 
 
+def _valid(d: object) -> bool:
+    try:
+        Ceilings.from_dict(d)  # type: ignore[arg-type]
+        return True
+    except (KeyError, TypeError, ValueError):
+        return False
+
+
 def all_ceilings() -> dict[str, Ceilings]:
-    """Every measured ceiling known: this process's, then the saved file's (no torch needed)."""
+    """Every measured ceiling known: the saved file's valid entries, then this process's (no torch)."""
     out: dict[str, Ceilings] = {}
-    for key, d in _read_file().items():
+    for d in _read_file().values():
         try:
-            out[key] = Ceilings.from_dict(d)
-        except (KeyError, TypeError, ValueError):
+            c = Ceilings.from_dict(d)
+        except (KeyError, TypeError, ValueError) as e:
+            log.warning("a measured ceiling entry was dropped: %s", e)
             continue
+        out[c.key] = c
     with _ceilings_lock:
         out.update(_ceilings)
     return out
@@ -174,7 +268,7 @@ def clear_ceilings(remove_file: bool = False) -> None:
         if remove_file:
             try:
                 ceilings_path().unlink()
-            except OSError:
+            except (OSError, InputError):
                 pass
 
 

@@ -44,7 +44,7 @@ def get_dtype(name: str) -> DType:
                "e2m1": "fp4", "nvfp4": "fp4", "mxfp4": "fp4"}
     key = aliases.get(key, key)
     if key not in DTYPES:
-        raise InputError(f"unknown dtype {name!r}; choose one of {', '.join(DTYPES)}")
+        raise InputError(f"unknown dtype {str(name)[:60]!r}; choose one of {', '.join(DTYPES)}")
     return DTYPES[key]
 
 

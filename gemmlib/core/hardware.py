@@ -496,7 +496,7 @@ def get_hardware(name: str) -> Hardware:
         keys = [hw.name, *hw.aliases]
         if any(k.lower().replace(" ", "").replace("-", "").replace("_", "") == want for k in keys):
             return hw
-    raise InputError(f"unknown GPU {name!r}; choose one of: {', '.join(CATALOGUE)}")
+    raise InputError(f"unknown GPU {str(name)[:60]!r}; choose one of: {', '.join(CATALOGUE)}")
 
 
 def catalogue_rows() -> list[dict]:

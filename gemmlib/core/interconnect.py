@@ -155,7 +155,11 @@ def interconnect_path() -> Path:
 
 def _read_file() -> dict[str, MeasuredInterconnect]:
     out = {}
-    for d in read_json(interconnect_path()).values():
+    try:
+        p = interconnect_path()
+    except InputError:  # the cache folder is not private: nothing saved is trusted (ceilings logs why)
+        return out
+    for d in read_json(p, "the interconnect file").values():
         try:
             m = MeasuredInterconnect.from_dict(d)
         except (InputError, TypeError, ValueError):
@@ -164,14 +168,17 @@ def _read_file() -> dict[str, MeasuredInterconnect]:
     return out
 
 
-def save_interconnect(m: MeasuredInterconnect) -> Path:
+def save_interconnect(m: MeasuredInterconnect) -> Path | None:
     """Keep ``m`` for this process and in the JSON file (merged with the other entries)."""
     with _store_lock:
         _store[m.key] = m
         data = {k: v.to_dict() for k, v in _read_file().items()}
         data[m.key] = m.to_dict()
-        p = interconnect_path()
-        write_json(p, data)
+        try:
+            p = interconnect_path()
+        except InputError:
+            return None
+        write_json(p, data, "the interconnect file")
     return p
 
 

@@ -54,6 +54,8 @@ MLP_LAYER_KINDS = {"M": "moe", "D": "dense"}
 EXPERTS_COMPUTE = ("routed", "all")  # "all": every expert runs on every token (Llama 4 in transformers)
 
 
+ANY_FIELD_CAP = 10**12  # a whole-number field of any name (a config.json's own keys too): past any real model
+
 # Caps against absurd input (a user's config.json or CLI flags), far above any real model.
 _CAPS = {
     "layers": 10_000,
@@ -91,11 +93,12 @@ def _whole(name: str, value, *, minimum: int = 1) -> int:
         value = int(value)
     if not isinstance(value, int):
         raise InputError(f"{name} must be a whole number, got {value!r}")
+    shown = str(value) if value.bit_length() <= 64 else f"a number of about 10^{int(value.bit_length() * 0.30103)}"
     if value < minimum:
-        raise InputError(f"{name} must be at least {minimum}, got {value}")
-    cap = _CAPS.get(name)
+        raise InputError(f"{name} must be at least {minimum}, got {shown}")
+    cap = _CAPS.get(name, ANY_FIELD_CAP)
     if cap is not None and value > cap:
-        raise InputError(f"{name} = {value} is beyond any real model (limit {cap:,})")
+        raise InputError(f"{name} = {shown} is beyond any real model (limit {cap:,})")
     return value
 
 

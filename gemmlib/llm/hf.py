@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 
 from gemmlib.core.errors import InputError
+from gemmlib.core.files import read_regular
 from gemmlib.llm.config import ModelConfig, _whole, moe_pattern
 from gemmlib.llm.quant import from_quantization_config
 
@@ -815,6 +816,8 @@ def _parse_json(data: bytes | str) -> dict:
         raise InputError(f"config.json is not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}") from None
     except RecursionError:
         raise InputError("config.json is nested too deeply to be a model configuration") from None
+    except ValueError as e:  # e.g. an integer of thousands of digits (Python's int conversion limit)
+        raise InputError(f"config.json holds a value that cannot be read: {str(e).split(';')[0]}") from None
 
 
 def read_config_json(data: bytes | str, name: str = "uploaded") -> tuple[ModelConfig, dict]:
@@ -829,16 +832,8 @@ def parse_config_json(data: bytes | str, name: str = "uploaded") -> ModelConfig:
 
 
 def _read_file(path: str) -> bytes:
-    import os
-
-    try:
-        size = os.path.getsize(path)
-        if size > MAX_CONFIG_BYTES:
-            raise InputError(f"{path} is {size:,} bytes; a config.json is a few kB (limit {MAX_CONFIG_BYTES:,})")
-        with open(path, "rb") as f:
-            return f.read()
-    except OSError as e:
-        raise InputError(f"cannot read {path}: {e.strerror}") from None
+    """A regular file only (not a FIFO or a device such as /dev/zero), at most MAX_CONFIG_BYTES read."""
+    return read_regular(path, MAX_CONFIG_BYTES, what=f"--config {path}")
 
 
 def _file_name(path: str) -> str:

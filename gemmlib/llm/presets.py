@@ -186,4 +186,4 @@ def from_name(name: str) -> ModelConfig:
     for k, v in PRESETS.items():
         if k.replace("-", "") == squash:
             return v
-    raise InputError(f"unknown preset {name!r}; choose one of: {', '.join(PRESETS)}")
+    raise InputError(f"unknown preset {str(name)[:60]!r}; choose one of: {', '.join(PRESETS)}")

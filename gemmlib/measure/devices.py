@@ -108,12 +108,15 @@ def measure_copy(device: str, nbytes: int, min_run_time: float = 0.5) -> Any:
 
 def measure_ceilings(device: str = "cuda", *, dtypes: tuple[str, ...] | None = None, quick: bool = False,
                      size: int | None = None, progress: Callable[[float, str], None] | None = None,
-                     save: bool = True) -> Ceilings:
-    """Run a large GEMM per dtype and a device copy; keep and return the measured peaks."""
+                     save: bool = True, copy_bytes: int | None = None) -> Ceilings:
+    """Run a large GEMM per dtype and a device copy; keep and return the measured peaks.
+
+    ``size`` and ``copy_bytes`` default to ``ceiling_plan(device, quick)``."""
 
     dev = harness.require_device(device)
     info = device_info(dev)
-    gemm_n, copy_bytes = ceiling_plan(dev, quick)
+    gemm_n, plan_copy = ceiling_plan(dev, quick)
+    copy_bytes = plan_copy if copy_bytes is None else int(copy_bytes)
     if size is not None:
         safety.check_dims(size=size)
         gemm_n = int(size)

@@ -248,7 +248,7 @@ def preset_config(name: str, scale: int = 16, *, seq_len: int = 128, batch: int 
     """
     key = next((k for k in presets() if _squash(k) == _squash(name)), None)
     if key is None:
-        raise InputError(f"unknown preset {name!r}; choose one of: {', '.join(presets())}")
+        raise InputError(f"unknown preset {str(name)[:60]!r}; choose one of: {', '.join(presets())}")
     if isinstance(scale, bool) or not isinstance(scale, int) or scale < 1:
         raise InputError(f"scale must be a whole number ≥ 1, got {scale!r}")
     m = PRESETS[key]

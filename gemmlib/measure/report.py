@@ -32,6 +32,7 @@ from gemmlib.charts import bench as charts_bench
 from gemmlib.charts.bench import save_chart
 from gemmlib.core import format as fmt
 from gemmlib.core.errors import InputError
+from gemmlib.core.files import write_atomic
 from gemmlib.core.results import BenchResult, _jsonable, to_csv
 from gemmlib.measure import devices, harness, safety
 
@@ -221,13 +222,12 @@ def run_report(out_dir: str | Path, *, device: str | None = None, quick: bool = 
 
 def _write_files(out: Path, doc: dict, md: list[str], results: list[BenchResult]) -> None:
     """Write the three report files, each through a temporary file and a rename (a reader, or a
-    kill between two sections, never sees half a file)."""
+    kill between two sections, never sees half a file). The temporary file is created exclusively
+    and the target is never a link or a device (``gemmlib.core.files.write_atomic``)."""
     for fname, text in (("results.json", json.dumps(_jsonable(doc), indent=2)),
                         ("results.csv", to_csv(results)),
                         ("report.md", "\n".join(md).rstrip() + "\n")):
-        tmp = out / f".{fname}.tmp"
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(out / fname)
+        write_atomic(out / fname, text, flag=f"the report's {fname}")
 
 
 

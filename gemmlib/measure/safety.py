@@ -1,22 +1,27 @@
-"""Safeguards for a shared server: the caps on what a benchmark may run (``Limits``, read from
-the environment or a mapping such as Streamlit secrets), checks that refuse before anything is
-allocated (``check_dims``, ``check_memory``), the out-of-memory guard, the single-flight lock and
-a deadline.
+"""Safeguards for a shared server: the caps on what a benchmark may run (``Limits``, read by
+``limits()`` from the secrets files and the environment: the one reader for pages, CLI and
+workers), checks that refuse before anything is allocated (``check_dims``, ``check_memory``), the
+out-of-memory guard, one run at a time per machine (``single_flight``, over
+``gemmlib.measure.runqueue``) and a deadline. Every benchmark a page or the CLI starts runs in a
+worker process (``gemmlib.measure.runner``) under these caps.
 """
 
 from __future__ import annotations
 
 import math
 import os
-import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from gemmlib.core.errors import InputError
+from gemmlib.core.files import read_regular
 from gemmlib.core.units import GiB, MiB, fmt_bytes
+from gemmlib.measure import runqueue
+from gemmlib.measure.runqueue import BusyError  # noqa: F401 - re-exported: callers catch safety.BusyError
 
 
 # --------------------------------------------------------------------------- limits and memory
@@ -51,25 +56,71 @@ _ENV_KEYS = {"max_dim": "GEMM_MAX_DIM", "max_bytes": "GEMM_MAX_BYTES",
              "max_cpu_flops": "GEMM_MAX_CPU_GFLOP", "max_ranks": "GEMM_MAX_RANKS"}
 
 
+MAX_SECRETS_BYTES = 1_000_000
+
+
+def default_secrets_files() -> tuple[Path, ...]:
+    """Streamlit's default ``secrets.files``: ~/.streamlit/secrets.toml, then ./.streamlit/secrets.toml
+    (a later file overrides an earlier one, as in Streamlit)."""
+    return (Path.home() / ".streamlit" / "secrets.toml", Path.cwd() / ".streamlit" / "secrets.toml")
+
+
+def read_secrets(files: Iterable[str | os.PathLike] | None = None) -> dict[str, Any]:
+    """The GEMM_* keys of the secrets files that exist (TOML, the format of Streamlit's secrets).
+
+    A file that cannot be read or parsed is an InputError naming the file and the line, never a
+    silent fallback: a teacher who wrote classroom caps must not get a server without them.
+    """
+    import tomllib
+
+    out: dict[str, Any] = {}
+    for f in (default_secrets_files() if files is None else files):
+        p = Path(os.path.expanduser(os.fspath(f)))
+        if not p.exists():
+            continue
+        data = read_regular(p, MAX_SECRETS_BYTES, what=f"the secrets file {p}")
+        try:
+            doc = tomllib.loads(data.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise InputError(f"the secrets file {p} is not UTF-8 text") from None
+        except tomllib.TOMLDecodeError as e:
+            raise InputError(f"the secrets file {p} is not valid TOML: {e}") from None
+        out.update({k: v for k, v in doc.items() if k in _ENV_KEYS.values()})
+    return out
+
+
+_process_limits: Limits | None = None
+
+
+def set_process_limits(lim: Limits | None) -> None:
+    """Fix the caps every ``limits()`` call returns in this process (a benchmark worker uses the
+    caps its server resolved, whatever its environment says); None undoes it."""
+    global _process_limits
+    _process_limits = lim
+
+
 def _truthy(v: Any) -> bool:
     return str(v).strip().lower() in {"1", "true", "yes", "on"}
 
 
-def limits(source: Mapping[str, Any] | None = None) -> Limits:
-    """Caps from ``source`` (e.g. ``st.secrets``; keys as the env names) then the environment.
+def limits(source: Mapping[str, Any] | None = None, *, files: Iterable[str | os.PathLike] | None = None) -> Limits:
+    """This server's caps: the one reader for every page, the CLI and the benchmark workers.
 
+    Keys (the same names everywhere) come from ``source`` when given (a mapping such as parsed
+    secrets), else from the secrets files (``files``, default Streamlit's
+    ``~/.streamlit/secrets.toml`` and ``./.streamlit/secrets.toml``), then from the environment.
     ``GEMM_CLASSROOM=1`` starts from the small classroom caps; ``GEMM_MAX_DIM``,
-    ``GEMM_MAX_BYTES``, ``GEMM_TIME_LIMIT_S`` and ``GEMM_MAX_CPU_GFLOP`` override single values. A malformed value
-    is an InputError naming the variable.
+    ``GEMM_MAX_BYTES``, ``GEMM_TIME_LIMIT_S`` and ``GEMM_MAX_CPU_GFLOP`` override single values. A
+    malformed value or secrets file is an InputError naming it.
     """
+    if _process_limits is not None and source is None and files is None:
+        return _process_limits
+    secrets = dict(source) if source is not None else read_secrets(files)
+
     def get(key: str) -> Any:
         env = _ENV_KEYS[key]
-        if source is not None:
-            try:
-                if env in source:
-                    return source[env]
-            except Exception:  # noqa: BLE001 - st.secrets without a secrets file raises
-                pass
+        if env in secrets:
+            return secrets[env]
         return os.environ.get(env)
 
     classroom = _truthy(get("classroom")) if get("classroom") is not None else False
@@ -83,11 +134,14 @@ def limits(source: Mapping[str, Any] | None = None) -> Limits:
         if raw is None or str(raw).strip() == "":
             continue
         try:
-            v = conv(float(raw)) if conv is int else conv(raw)
-        except (TypeError, ValueError):
-            raise InputError(f"{_ENV_KEYS[key]}={raw!r} is not a number") from None
+            f = float(raw)
+            if not math.isfinite(f):
+                raise ValueError
+            v = conv(f) if conv is int else conv(raw)
+        except (TypeError, ValueError, OverflowError):
+            raise InputError(f"{_ENV_KEYS[key]}={str(raw)[:40]!r} is not a finite number") from None
         if not v > 0:
-            raise InputError(f"{_ENV_KEYS[key]} must be positive, got {raw!r}")
+            raise InputError(f"{_ENV_KEYS[key]} must be positive, got {str(raw)[:40]!r}")
         vals[key] = v * 1e9 if key == "max_cpu_flops" else v
     return Limits(classroom=classroom, **vals)
 
@@ -177,50 +231,25 @@ def oom_guard(device: str) -> Iterator[None]:
 
 
 # --------------------------------------------------------------------------- one run at a time
-class BusyError(InputError):
-    """The benchmark runner stayed busy longer than the caller was willing to wait."""
-
-
-_run_lock = threading.Lock()
-
-
-_owner_lock = threading.Lock()
-
-
-_owner: str | None = None
-
-
 def current_owner() -> str | None:
-    """Who holds the benchmark runner now (None when idle)."""
-    return _owner
+    """Who holds this machine's benchmark runner now (None when idle), in any process."""
+    return runqueue.default_queue().running()
 
 
 @contextmanager
 def single_flight(owner: str, on_wait: Callable[[str], None] | None = None,
                   timeout_s: float | None = None, poll_s: float = 0.25) -> Iterator[None]:
-    """One benchmark at a time per process; ``on_wait("queued behind <owner>")`` while waiting.
-
-    ``on_wait`` is called when the caller starts waiting and again whenever the holder changes.
-    Raises BusyError after ``timeout_s`` seconds of waiting.
+    """One benchmark at a time on this machine (every server process and the CLI), first come
+    first served: ``gemmlib.measure.runqueue``. ``on_wait("queued behind <owner> ...")`` while waiting,
+    again whenever the place changes; BusyError after ``timeout_s`` seconds of waiting.
     """
-    global _owner
-    start = time.monotonic()
-    told: str | None = None
-    while not _run_lock.acquire(timeout=poll_s):
-        holder = _owner or "another benchmark"
-        if on_wait is not None and holder != told:
-            on_wait(f"queued behind {holder}")
-            told = holder
-        if timeout_s is not None and time.monotonic() - start > timeout_s:
-            raise BusyError(f"the benchmark runner is busy ({holder}); try again in a moment")
-    with _owner_lock:
-        _owner = owner
-    try:
+    def cb(place: runqueue.Place) -> None:
+        if on_wait is not None:
+            more = f" and {len(place.ahead)} queued before you" if place.ahead else ""
+            on_wait(f"queued behind {place.running or (place.ahead[0] if place.ahead else 'another benchmark')}{more}")
+
+    with runqueue.default_queue().turn(owner, on_wait=cb, poll_s=poll_s, timeout_s=timeout_s):
         yield
-    finally:
-        with _owner_lock:
-            _owner = None
-        _run_lock.release()
 
 
 class Deadline:

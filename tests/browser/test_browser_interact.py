@@ -100,7 +100,7 @@ def test_precision_benchmark_from_the_ui_in_classroom_mode(fresh_server, browser
         page.get_by_role("button", name="Run the benchmark").click()
         expect(page.get_by_text(re.compile("Running on cpu"))).to_be_visible(timeout=60_000)
         other.get_by_role("button", name="Run the benchmark").click()
-        expect(other.get_by_text(re.compile(r"Queued: queued behind a precision run"))).to_be_visible()
+        expect(other.get_by_text(re.compile(r"Queued: you are number 1 in line"))).to_be_visible()
 
         for pg in (page, other):
             expect(pg.get_by_role("heading", name="Results")).to_be_visible(timeout=120_000)

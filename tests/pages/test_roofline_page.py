@@ -75,13 +75,41 @@ def test_default_render_without_points():
 
 
 def test_recorded_points_and_estimator_overlay():
-    record([_row(), _row(bench="batching", name="stacked", tflops_time=2e-3)])
+    record([_row(), _row(bench="batching", name="stacked", tflops_time=2e-3)])  # shared with the class
     at = _app()
     assert not at.error
+    assert "measured point(s)" not in " ".join(c.value for c in at.caption)  # shared rows: only on request
+    at.checkbox(key="rf_shared").check().run()
     assert "2 measured point(s)" in " ".join(c.value for c in at.caption)
     assert "red diamond" in " ".join(c.value for c in at.caption)
     at.checkbox(key="rf_est").uncheck().run()
     assert not at.exception and "red diamond" not in " ".join(c.value for c in at.caption)
+
+
+def test_a_sessions_results_are_its_own_until_it_shares_them():
+    from gemmlib.core.results import recorded
+
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.session_state["_my_results"] = [_row().to_dict(), _row(name="numpy_blocked", tflops_time=4e-3).to_dict()]
+    at.run()
+    assert not at.exception and not at.error
+    assert "2 measured point(s)" in " ".join(c.value for c in at.caption)
+    assert recorded() == []  # nobody else sees them
+    other = _app()
+    assert "measured point(s)" not in " ".join(c.value for c in other.caption)
+    at.button(key="rf_share").click().run()
+    assert [r.extra.get("shared_by", "").startswith("session ") for r in recorded()] == [True, True]
+    other.checkbox(key="rf_shared").check().run()
+    assert "2 measured point(s)" in " ".join(c.value for c in other.caption)
+
+
+def test_the_reports_own_results_json_is_accepted():
+    rows = json.loads(to_json([_row(), _row(bench="precision", name="bf16")]))["results"]
+    report = {"generated": "2026-01-01T00:00:00+00:00", "device": "cpu", "versions": {"torch": "2.13"},
+              "sections": [{"name": "devices", "results": []}, {"name": "tiling", "results": rows[:1]},
+                           {"name": "precision", "results": rows[1:], "verdict": "…"}]}
+    back = cr.results_from_json(json.dumps(report).encode())
+    assert [r.bench for r in back] == ["tiling", "precision"]
 
 
 def test_every_hardware_and_no_dtype():

@@ -1,0 +1,376 @@
+"""Hostile visitor: bad input on every surface, cancelled runs, and the server's memory over many views.
+
+Prints, per surface, how many bad inputs were tried and how many were handled cleanly (a clear message:
+exit status 2 and one line for the CLI, an InputError for the parsers, a page without an exception box
+or a traceback, no image fetched); the longest time the machine's benchmark lock stayed held after a
+run was cancelled (tab closed, the page's Stop); and the Streamlit server's resident memory over
+successive page views. Exits 1 when anything was not handled cleanly.
+
+    python benchmarks/bench_hostile.py                       # everything: ~6 minutes on 2 cores
+    python benchmarks/bench_hostile.py --views 100 --cancels 6
+    python benchmarks/bench_hostile.py --skip-browser        # CLI, parsers, files only (no server)
+
+Targets (issue 17): every bad input handled cleanly; the lock free within 5 s of a cancel (1 s after
+the worker is killed); server RSS flat over 100 views (growth under 100 MB once warm).
+Needs Debian's /usr/bin/chromium and playwright for Python for the browser parts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "browser"))
+
+from gemmlib.core.errors import InputError  # noqa: E402
+
+TALLY: dict[str, list[int]] = {}  # surface -> [tried, clean]
+FAILURES: list[str] = []
+
+
+def _count(surface: str, ok: bool, what: str) -> None:
+    t = TALLY.setdefault(surface, [0, 0])
+    t[0] += 1
+    t[1] += bool(ok)
+    if not ok:
+        FAILURES.append(f"{surface}: {what}")
+
+
+# --------------------------------------------------------------------------- the command line
+def _cli_cases(tmp: Path) -> list[list[str]]:
+    fifo = tmp / "fifo"
+    os.mkfifo(fifo)
+    (tmp / "deep.json").write_text("[" * 100_000)
+    (tmp / "bigint.json").write_text('{"model_type": "llama", "hidden_size": ' + "9" * 5000 + "}")
+    (tmp / "nan.json").write_text('{"model_type": "llama", "hidden_size": NaN}')
+    (tmp / "binary.json").write_bytes(os.urandom(4096))
+    (tmp / "big.json").write_bytes(b" " * 2_000_000)
+    (tmp / "real.csv").write_text("keep")
+    (tmp / "link.csv").symlink_to(tmp / "real.csv")
+    est = ["estimate", "--config"]
+    prec = ["bench", "precision", "--device", "cpu", "--size", "64", "--dtypes", "fp32", "--min-run-time", "0.05"]
+    prof = ["profile", "--device", "cpu", "--hidden", "64", "--heads", "4", "--seq-len", "16", "--steps", "1"]
+    cases = [[*est, p] for p in ("/dev/zero", "/dev/urandom", str(fifo), "/tmp", "/nonexistent",
+                                 *(str(tmp / f) for f in ("deep.json", "bigint.json", "nan.json", "binary.json",
+                                                          "big.json")))]
+    cases += [[*prec, "--csv", p] for p in ("/proc/version", "/dev/full", str(tmp), str(tmp / "link.csv"),
+                                             "/nonexistent/x.csv")]
+    cases += [[*prof, "--trace", p] for p in (str(tmp), "/proc/self/t.json", str(tmp / "link.csv"), "/dev/null")]
+    cases += [["report", "--out", p, "--quick"] for p in (str(tmp / "real.csv"), "/proc/sys/x")]
+    for bench in ("tiling", "batching", "precision"):
+        cases += [["bench", bench, "--device", "cpu", "--min-run-time", v] for v in ("inf", "nan", "-1", "1e9")]
+    cases += [["profile", "--device", "cpu", "--layers", "10000"], ["profile", "--device", "cpu", "--steps", "10**9"],
+              ["bench", "tiling", "--device", "cpu", "--size", "8192"],
+              ["bench", "batching", "--device", "cpu", "--m", "8192", "--k", "8192", "--n", "8192", "--batches", "1"],
+              ["bench", "precision", "--device", "cpu", "--size", "8192"],
+              ["bench", "tiling", "--device", "cpu", "--size", "-5"], ["bench", "batching", "--batches", "0,x"],
+              ["bench", "precision", "--m", "99999999999999999999"], ["estimate", "--preset", "x" * 10_000],
+              ["estimate", "--layers", "1e400"], ["devices", "--measure", "--device", "tpu"]]
+    return cases
+
+
+def cli_surface(tmp: Path) -> None:
+    for argv in _cli_cases(tmp):
+        t0 = time.perf_counter()
+        try:
+            p = subprocess.run([sys.executable, "-m", "gemmlib", *argv], cwd=ROOT, capture_output=True, text=True,
+                               timeout=60)
+        except subprocess.TimeoutExpired:
+            _count("CLI flags and files", False, f"{argv}: no answer in 60 s")
+            continue
+        lines = [ln for ln in p.stderr.splitlines() if not ln.startswith("USDT")]
+        ok = p.returncode == 2 and len(lines) == 1 and "Traceback" not in p.stderr and len(lines[0]) < 400
+        _count("CLI flags and files", ok,
+               f"{' '.join(a[:40] for a in argv)}: rc {p.returncode}, {len(lines)} lines, "
+               f"{time.perf_counter() - t0:.1f} s: {p.stderr[-300:]!r}")
+
+
+# --------------------------------------------------------------------------- the parsers behind the pages
+def _clean(fn: Callable[[], object]) -> bool:
+    try:
+        fn()
+    except InputError:
+        return True
+    except Exception:  # noqa: BLE001 - what a visitor would see as "Something went wrong"
+        return False
+    return True
+
+
+def parser_surfaces() -> None:
+    from gemmlib.charts.roofline import results_from_json
+    from gemmlib.explain import reference as ref
+    from gemmlib.llm.hf import parse_config_json
+
+    hostile_json = [b"[" * 100_000, b'{"a":' * 50_000, b'{"model_type": "llama", "hidden_size": ' + b"9" * 5000 + b"}",
+                    b'{"model_type": "llama", "hidden_size": 1e999}', b"NaN", b"\xff\xfe\x00", b"", b" " * 10,
+                    b'{"model_type": ["llama"]}', b'{"model_type": "llama", "num_hidden_layers": true}',
+                    b"x" * 3_000_000, b'{"model_type": "gpt2", "n_embd": -1}', json.dumps(
+                        {"model_type": "llama", "hidden_size": int("9" * 4000), "num_attention_heads": 1,
+                         "num_hidden_layers": 1, "intermediate_size": 1, "vocab_size": 1}).encode()]
+    for data in hostile_json:
+        _count("config.json upload (Estimator)", _clean(lambda d=data: parse_config_json(d)), repr(data[:40]))
+    rows = [{"bench": "x", "name": "y", "device": "cpu", "dtype": "fp32", "flops": v, "bytes": 1}
+            for v in (1e999, -1, "1" * 5000, None, [], {"a": 1})]
+    hostile_results = hostile_json + [json.dumps({"results": [r]}).replace('1e999', '1e999').encode() for r in rows]
+    hostile_results += [b'{"sections": [{"results": [1, 2]}]}', b'{"results": "x"}', b"[[[[[]]]]]"]
+    for data in hostile_results:
+        _count("results upload (Roofline)", _clean(lambda d=data: results_from_json(d)), repr(data[:40]))
+    texts = ["1 x", "1e999 1", "nan nan", "[[1,2],[3]]", "[" * 10_000, "1 " * 100_000, "\x00", "1,,2",
+             "[[1e308, 1e308]]", "-" * 1000, "![x](http://example.invalid/a.png)", "1; 2; " * 10_000]
+    for t in texts:
+        _count("matrix text (Accumulate)", _clean(lambda t=t: ref.make_problem(t, "1\n1")), repr(t[:40]))
+
+
+def secrets_and_cache_surfaces(tmp: Path) -> None:
+    from gemmlib.core import ceilings
+    from gemmlib.measure import safety
+
+    for i, text in enumerate(["GEMM_MAX_DIM = = 1", "GEMM_MAX_DIM 1", "GEMM_MAX_DIM = 'x'", "GEMM_MAX_DIM = 1e400",
+                              "GEMM_TIME_LIMIT_S = -1", "GEMM_MAX_BYTES = nan", "[GEMM", "\xff", "GEMM_MAX_DIM = inf"]):
+        f = tmp / f"secrets{i}.toml"
+        f.write_text(text, encoding="utf-8", errors="surrogateescape")
+        try:
+            safety.limits(files=[f])
+            ok = False  # a broken file must be an error, not silently ignored
+        except InputError:
+            ok = True
+        except Exception:  # noqa: BLE001
+            ok = False
+        _count("secrets files", ok, text)
+    # planted cache: an open folder, a link for the file, fake entries in our own file
+    env = os.environ.get("GEMM_CACHE_DIR")
+    try:
+        for plant in ("open folder", "link", "fake entries", "huge file", "not JSON"):
+            ceilings.clear_ceilings()
+            d = Path(tempfile.mkdtemp(prefix="plant-", dir=tmp))
+            os.environ["GEMM_CACHE_DIR"] = str(d)
+            victim = tmp / "victim"
+            victim.write_text("keep")
+            fake = {"cuda:FAKE": {"device": "cuda", "device_name": "![x](http://example.invalid/a.png) FAKE",
+                                  "peaks": {"bf16": 1e18}, "bandwidth": 1e12}}
+            if plant == "open folder":
+                os.chmod(d, 0o777)
+                (d / "ceilings.json").write_text(json.dumps(fake))
+            elif plant == "link":
+                (d / "ceilings.json").symlink_to(victim)
+            elif plant == "fake entries":
+                (d / "ceilings.json").write_text(json.dumps(fake))
+            elif plant == "huge file":
+                (d / "ceilings.json").write_bytes(b" " * 5_000_000)
+            else:
+                (d / "ceilings.json").write_text("[" * 100_000)
+            try:
+                shown = ceilings.all_ceilings()
+                ceilings.save_ceilings(ceilings.Ceilings("cpu", "test CPU", {"fp32": 1e11}, 1e10))
+                ok = "cuda:FAKE" not in shown and victim.read_text() == "keep"
+            except Exception:  # noqa: BLE001
+                ok = False
+            _count("planted cache files", ok, plant)
+    finally:
+        ceilings.clear_ceilings()
+        if env is None:
+            os.environ.pop("GEMM_CACHE_DIR", None)
+        else:
+            os.environ["GEMM_CACHE_DIR"] = env
+
+
+# --------------------------------------------------------------------------- the browser
+QUERIES = {
+    "Precision": ["pr_m=1e309", "pr_m=-1", "pr_m=99999999999999999999999", "pr_device=gpu", "pr_time=inf",
+                  "pr_set=%3Cscript%3E", "pr_preset=../../etc/passwd&pr_set=LLM%20layer", "pr_batch=nan"],
+    "Tiling": ["tb_size=1e309", "ti_m=0", "ti_t=-3", "tb_dtype=fp64", "tw_n0=9999999999&tw_n1=1"],
+    "Batching": ["ba_m=1e999", "ba_shape=Custom&ba_k=0", "ba_dtype=int4", "ba_time=-1"],
+    "Profiler": ["pf_hidden=7", "pf_layers=10000", "pf_seq=1e309", "pf_device=tpu", "pf_steps=0"],
+    "LLM_Estimator": ["le_src=custom&le_layers=1e309", "le_hidden=-5&le_src=custom", "le_gpu=%21%5Bx%5D"],
+    "Accumulate": ["acc_src=custom&acc_m=1e309", "acc_alpha=nan", "acc_alpha=inf"],
+}
+
+
+def _page_clean(pg) -> bool:
+    from browser_helpers import assert_clean
+
+    try:
+        assert_clean(pg, allow_input_errors=True)
+        return True
+    except AssertionError:
+        return False
+
+
+def browser_surfaces(browser, url: str, tmp: Path, fetched: list[str]) -> None:
+    from browser_helpers import open_page
+
+    for path, queries in QUERIES.items():
+        for q in queries:
+            ctx = browser.new_context()
+            pg = ctx.new_page()
+            try:
+                open_page(pg, url, path, query=q, timeout=90)
+                ok = _page_clean(pg)
+            except Exception as e:  # noqa: BLE001
+                ok, q = False, f"{q}: {type(e).__name__}"
+            finally:
+                ctx.close()
+            _count("query strings", ok, f"/{path}?{q}")
+    uploads = {"deep.json": b"[" * 100_000, "bigint.json": b'{"model_type":"llama","hidden_size":' + b"9" * 5000 + b"}",
+               "![x](" + url + "/pixel.png).json": b'{"model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 4, '
+                                                    b'"vocab_size": 10, "n_positions": 32}',
+               "binary.json": os.urandom(2048), "nan.json": b'{"model_type":"llama","hidden_size":NaN}'}
+    for page_path, label in (("LLM_Estimator", "config.json"), ("Roofline", "results")):
+        for name, data in uploads.items():
+            f = tmp / "up" / name.replace("/", "_")
+            f.parent.mkdir(exist_ok=True)
+            f.write_bytes(data)
+            ctx = browser.new_context()
+            pg = ctx.new_page()
+            pg.on("request", lambda r: fetched.append(r.url) if "pixel.png" in r.url else None)
+            try:
+                open_page(pg, url, page_path, query="le_src=config.json" if page_path == "LLM_Estimator" else "")
+                pg.locator('input[type="file"]').first.set_input_files(
+                    files=[{"name": name, "mimeType": "application/json", "buffer": data}])
+                time.sleep(1.0)
+                from browser_helpers import wait_idle
+                wait_idle(pg, timeout=90)
+                ok = _page_clean(pg) and not fetched
+            except Exception as e:  # noqa: BLE001
+                ok, name = False, f"{name}: {type(e).__name__}: {str(e)[:100]}"
+            finally:
+                ctx.close()
+            _count(f"file uploads ({label})", ok, f"{page_path}: {name}")
+
+
+def _workers(parent: int) -> list[int]:
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+                if b"gemmlib.measure.worker" in (d / "cmdline").read_bytes() and fields[0] != "Z" \
+                        and int(fields[1]) == parent:
+                    out.append(int(d.name))
+            except OSError:
+                continue
+    return out
+
+
+def cancels(browser, server, n: int) -> list[tuple[str, float]]:
+    """Start a long CPU run, cancel it 1-4 s into the run (close the tab / press Stop), time the lock."""
+    from browser_helpers import open_page
+    from playwright.sync_api import expect
+
+    from gemmlib.measure.runqueue import Queue
+
+    q = Queue(directory=Path(server._cache_dir) / "queue-benchmarks")
+    query = "pr_device=cpu&pr_set=Custom&pr_m=1024&pr_n=1024&pr_k=1024&pr_time=2.0&pr_quant=true"
+    out = []
+    for i in range(n):
+        how = ("tab closed", "Stop pressed")[i % 2]
+        ctx = browser.new_context()
+        pg = ctx.new_page()
+        open_page(pg, server.url, "Precision", query=query)
+        pg.get_by_role("button", name="Run the benchmark").click()
+        expect(pg.get_by_text(re.compile("Running on cpu"))).to_be_visible(timeout=90_000)
+        time.sleep(random.uniform(1, 4))
+        t0 = time.monotonic()
+        if how == "tab closed":
+            ctx.close()
+        else:
+            pg.get_by_role("button", name=re.compile("Stop this run")).click()
+        while q.running() is not None or _workers(server.proc.pid):
+            if time.monotonic() - t0 > 60:
+                break
+            time.sleep(0.02)
+        out.append((how, time.monotonic() - t0))
+        if how != "tab closed":
+            ctx.close()
+    return out
+
+
+def _rss(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def views(browser, server, n: int) -> list[tuple[int, float]]:
+    from browser_helpers import PAGES, open_page
+
+    series = [(0, _rss(server.proc.pid) / 2**20)]
+    for i in range(1, n + 1):
+        info = PAGES[(i - 1) % len(PAGES)]
+        ctx = browser.new_context()
+        try:
+            open_page(ctx.new_page(), server.url, info.url_path, timeout=120)
+        finally:
+            ctx.close()
+        if i % 10 == 0:
+            series.append((i, _rss(server.proc.pid) / 2**20))
+    return series
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--views", type=int, default=100, help="page views for the server-RSS series")
+    ap.add_argument("--cancels", type=int, default=6, help="runs to cancel (alternating tab close and Stop)")
+    ap.add_argument("--skip-browser", action="store_true", help="CLI, parsers and files only")
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="bench-hostile-") as tmpname:
+        tmp = Path(tmpname)
+        os.environ["GEMM_CACHE_DIR"] = str(tmp / "cache")
+        t0 = time.perf_counter()
+        cli_surface(tmp)
+        parser_surfaces()
+        secrets_and_cache_surfaces(tmp)
+        lock_holds: list[tuple[str, float]] = []
+        rss: list[tuple[int, float]] = []
+        fetched: list[str] = []
+        if not args.skip_browser:
+            from browser_helpers import CHROMIUM, CHROMIUM_ARGS, StreamlitServer
+            from playwright.sync_api import sync_playwright
+
+            server = StreamlitServer("bench_hostile")
+            try:
+                with sync_playwright() as pw:
+                    browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+                    browser_surfaces(browser, server.url, tmp, fetched)
+                    lock_holds = cancels(browser, server, args.cancels)
+                    rss = views(browser, server, args.views)
+                    browser.close()
+            finally:
+                server.stop()
+    print(f"bad inputs, per surface ({time.perf_counter() - t0:.0f} s):")
+    for surface, (tried, clean) in TALLY.items():
+        print(f"  {surface:<34} {clean:>3} of {tried:>3} handled cleanly")
+    total_t = sum(t for t, _ in TALLY.values())
+    total_c = sum(c for _, c in TALLY.values())
+    print(f"  {'all surfaces':<34} {total_c:>3} of {total_t:>3}")
+    for f in FAILURES:
+        print(f"  NOT CLEAN: {f}")
+    if fetched:
+        print(f"  an uploaded name made the browser fetch: {fetched}")
+    if lock_holds:
+        print("lock held after a cancel (until the queue is free and no worker is left):")
+        for how, s in lock_holds:
+            print(f"  {how:<13} {s:5.2f} s")
+        print(f"  longest: {max(s for _, s in lock_holds):.2f} s")
+    if rss:
+        print("server RSS over page views (MiB): " + ", ".join(f"{i}: {m:.0f}" for i, m in rss))
+        warm = rss[1][1] if len(rss) > 1 else rss[0][1]
+        print(f"  growth after the first 10 views: {rss[-1][1] - warm:+.0f} MiB over {rss[-1][0] - 10} views")
+    bad = FAILURES or fetched or any(s > 5 for _, s in lock_holds)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,271 @@
+"""Files on a shared server, read and written without surprises.
+
+* ``private_dir()``: the server's own cache folder ($GEMM_CACHE_DIR, else ``<tmp>/gemmlib-<uid>``),
+  created with mode 0700; one that is a link, not a folder, owned by someone else or open to
+  other users is refused (another user could plant files or links in it).
+* ``read_regular(path, max_bytes)``: open only a regular file (never a FIFO, a device such as
+  /dev/zero, or a folder), without blocking, and read at most ``max_bytes``.
+* ``check_output_file(path)`` / ``check_output_dir(path)``: before a long run, make sure its
+  result can be written there: the target, if it exists, is a regular file (not a link, a
+  folder or a device such as /dev/full), and a file can be created beside it (not /proc, not a
+  read-only disk).
+* ``write_atomic(path, data)``: write a temporary file beside the target (created exclusively,
+  so no planted link is followed), then rename it over the target, which is itself never a link
+  or anything but a regular file. A reader sees the old file or the new one, never half of one.
+
+Every refusal is an InputError with a sentence that says what to do.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+from gemmlib.core.errors import InputError
+
+
+# --------------------------------------------------------------------------- the private folder
+def cache_root() -> Path:
+    """Where the private folder is: $GEMM_CACHE_DIR, else ``<system temp>/gemmlib-<uid>``."""
+    env = os.environ.get("GEMM_CACHE_DIR")
+    if env:
+        return Path(env)
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    return Path(tempfile.gettempdir()) / f"gemmlib-{uid}"
+
+
+def _check_private(path: Path, st: os.stat_result) -> None:
+    if stat.S_ISLNK(st.st_mode):
+        raise InputError(f"the cache folder {path} is a symbolic link; remove it (or set GEMM_CACHE_DIR to a "
+                         "private folder)")
+    if not stat.S_ISDIR(st.st_mode):
+        raise InputError(f"the cache folder {path} exists and is not a folder; remove it or set GEMM_CACHE_DIR")
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        raise InputError(f"the cache folder {path} belongs to another user (uid {st.st_uid}); remove it or "
+                         "set GEMM_CACHE_DIR to a folder of your own")
+    if st.st_mode & 0o077:
+        raise InputError(f"the cache folder {path} is open to other users (mode {stat.S_IMODE(st.st_mode):o}); "
+                         f"run chmod 700 {path} or set GEMM_CACHE_DIR")
+
+
+def private_dir(sub: str | None = None) -> Path:
+    """The server's private cache folder (or its subfolder ``sub``), created with mode 0700.
+
+    InputError when it exists but is a link, not a folder, not ours, or open to other users.
+    """
+    root = cache_root()
+    dirs = [root] + ([root / sub] if sub else [])
+    for d in dirs:
+        try:
+            os.mkdir(d, 0o700)
+        except FileExistsError:
+            pass
+        except FileNotFoundError:
+            os.makedirs(d.parent, exist_ok=True)
+            try:
+                os.mkdir(d, 0o700)
+            except FileExistsError:
+                pass
+        except OSError as e:
+            raise InputError(f"cannot create the cache folder {d}: {e.strerror}; set GEMM_CACHE_DIR") from None
+        _check_private(d, os.lstat(d))
+    return dirs[-1]
+
+
+# --------------------------------------------------------------------------- reading
+def read_regular(path: str | os.PathLike, max_bytes: int, *, what: str = "the file",
+                 owner_only: bool = False) -> bytes:
+    """The bytes of a regular file, at most ``max_bytes`` (InputError beyond).
+
+    The file is opened without blocking (a FIFO does not hang), checked to be a regular file
+    (not /dev/zero, /dev/urandom, a FIFO or a folder), and read only up to the cap.
+    ``owner_only``: also refuse a link and a file that is not this user's (for the cache).
+    """
+    p = os.fspath(path)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    if owner_only:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(p, flags)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise InputError(f"{what} is a symbolic link; refusing to follow it") from None
+        raise InputError(f"cannot read {what}: {e.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = ("a folder" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode)
+                    else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "not a file")
+            raise InputError(f"{what} is {kind}, not a regular file")
+        if owner_only and hasattr(os, "getuid") and st.st_uid != os.getuid():
+            raise InputError(f"{what} belongs to another user; refusing to read it")
+        if st.st_size > max_bytes:
+            raise InputError(f"{what} is {st.st_size:,} bytes, above the limit of {max_bytes:,}")
+        os.set_blocking(fd, True)
+        chunks, got = [], 0
+        while got <= max_bytes:
+            b = os.read(fd, min(1 << 20, max_bytes + 1 - got))
+            if not b:
+                break
+            chunks.append(b)
+            got += len(b)
+        if got > max_bytes:  # grew while we read it (or /proc-like files that lie about their size)
+            raise InputError(f"{what} is larger than the limit of {max_bytes:,} bytes")
+        return b"".join(chunks)
+    except OSError as e:
+        raise InputError(f"cannot read {what}: {e.strerror}") from None
+    finally:
+        os.close(fd)
+
+
+# --------------------------------------------------------------------------- writing
+def _umask() -> int:
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    return 0o022
+
+
+def _refuse_non_regular(p: Path, flag: str) -> None:
+    try:
+        st = os.lstat(p)
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise InputError(f"{flag} {p}: {e.strerror}") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise InputError(f"{flag} {p} is a symbolic link; refusing to replace it — give the real path")
+    if stat.S_ISDIR(st.st_mode):
+        raise InputError(f"{flag} {p} is a folder; give a file name")
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError(f"{flag} {p} is a device or special file, not a regular file; give a file name")
+
+
+def _probe_dir(d: Path, flag: str, target: Path) -> None:
+    """Create (and remove) a temporary file in ``d``: proves a result can be written there."""
+    try:
+        st = os.stat(d)
+    except OSError as e:
+        raise InputError(f"{flag} {target}: the folder {d} cannot be used ({e.strerror})") from None
+    if not stat.S_ISDIR(st.st_mode):
+        raise InputError(f"{flag} {target}: {d} is not a folder")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=d, prefix=".gemmlib-probe-", suffix=".tmp")
+    except OSError as e:
+        raise InputError(f"{flag} {target}: cannot create files in {d} ({e.strerror})") from None
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.unlink(tmp)
+
+
+def check_output_file(path: str | os.PathLike, flag: str = "the output") -> Path:
+    """Refuse (InputError) an output file that cannot be written safely; return it as a Path.
+
+    Call it before a long run: the target must not be a link, a folder or a device, and its
+    folder must accept a new file.
+    """
+    p = Path(os.fspath(path))
+    if not str(p).strip():
+        raise InputError(f"{flag} needs a file name")
+    _refuse_non_regular(p, flag)
+    _probe_dir(p.parent if str(p.parent) else Path("."), flag, p)
+    return p
+
+
+def check_output_dir(path: str | os.PathLike, flag: str = "the output folder") -> Path:
+    """Refuse (InputError) an output folder that is not a folder or cannot take new files."""
+    p = Path(os.fspath(path))
+    if not str(p).strip():
+        raise InputError(f"{flag} needs a folder name")
+    if p.exists() or p.is_symlink():
+        try:
+            st = os.stat(p)
+        except OSError as e:
+            raise InputError(f"{flag} {p}: {e.strerror}") from None
+        if not stat.S_ISDIR(st.st_mode):
+            raise InputError(f"{flag} {p} exists and is not a folder")
+        _probe_dir(p, flag, p)
+        return p
+    parent = p.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    _probe_dir(parent, flag, p)
+    return p
+
+
+def write_atomic(path: str | os.PathLike, data: bytes | str, *, mode: int | None = None,
+                 flag: str = "the output") -> Path:
+    """Write ``data`` to ``path`` through a temporary file beside it and a rename.
+
+    The temporary file is created exclusively (O_EXCL: a planted link is never followed); the
+    target is never a link, a folder or a device (InputError). ``mode`` defaults to 0666 minus
+    the umask, as a plain ``open()`` would give.
+    """
+    p = Path(os.fspath(path))
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    _refuse_non_regular(p, flag)
+    d = p.parent if str(p.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=d, prefix=f".{p.name}.", suffix=".tmp")
+    except OSError as e:
+        raise InputError(f"cannot write {flag} {p}: {e.strerror}") from None
+    try:
+        try:
+            os.fchmod(fd, (0o666 & ~_umask()) if mode is None else mode)
+            view = memoryview(data)
+            while view:
+                n = os.write(fd, view)
+                view = view[n:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        _refuse_non_regular(p, flag)  # checked again just before the rename
+        os.replace(tmp, p)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise InputError(f"cannot write {flag} {p}: {e.strerror}") from None
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return p
+
+
+def temp_beside(path: str | os.PathLike, flag: str = "the output") -> Path:
+    """A new, empty temporary file beside ``path`` (created exclusively, normal permissions) for a
+    writer that needs a file name; finish with :func:`move_into_place`."""
+    p = Path(os.fspath(path))
+    d = p.parent if str(p.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=d, prefix=f".{p.name}.", suffix=".tmp")
+    except OSError as e:
+        raise InputError(f"cannot write {flag} {p}: {e.strerror}") from None
+    try:
+        os.fchmod(fd, 0o666 & ~_umask())
+    finally:
+        os.close(fd)
+    return Path(tmp)
+
+
+def move_into_place(tmp: str | os.PathLike, path: str | os.PathLike, flag: str = "the output") -> Path:
+    """Rename a finished temporary file (created beside ``path``) over ``path``, with the same
+    refusals as :func:`write_atomic`."""
+    p = Path(os.fspath(path))
+    _refuse_non_regular(p, flag)
+    try:
+        os.replace(os.fspath(tmp), p)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            os.unlink(os.fspath(tmp))
+        raise InputError(f"cannot write {flag} {p}: {e.strerror}") from None
+    return p
