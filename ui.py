@@ -316,8 +316,8 @@ def guard(what: str | None = None) -> Iterator[None]:
     except Exception as e:  # noqa: BLE001 - st.stop/st.rerun are BaseExceptions and pass
         eid = uuid.uuid4().hex[:8]
         worker_tb = getattr(e, "traceback", "")
-        log.error("error id %s in %s: %s: %s\n%s%s", eid, what or "this section", type(e).__name__, e,
-                  traceback.format_exc(), f"worker traceback:\n{worker_tb}" if worker_tb else "")
+        log.log(logging.ERROR, "error id %s in %s: %s: %s\n%s%s", eid, what or "this section", type(e).__name__,
+                e, traceback.format_exc(), f"worker traceback:\n{worker_tb}" if worker_tb else "")
         st.error(_("Something went wrong in {what}. It has been logged on the server as error id **{eid}**; "
                    "please mention this id when you report it.").format(what=what or _("this section"), eid=eid))
 
@@ -490,7 +490,7 @@ def bench_limits() -> safety.Limits:
     try:
         return safety.limits(files=files)
     except InputError as e:
-        log.error("benchmark caps could not be read: %s", e)
+        log.log(logging.ERROR, "benchmark caps could not be read: %s", e)
         st.error(_("**The server's benchmark caps could not be read**: {why}. The small classroom caps apply "
                    "until the server's secrets file or GEMM_* settings are fixed (details in the server log).")
                  .format(why=md(_strip_paths(str(e)))))
@@ -767,7 +767,7 @@ def run_benchmark(job: jobs.Job, lim: safety.Limits, done: Callable[[Any], str] 
     tag = _session_tag()
     owner = f"{job.describe()} (session {tag})"
     gone = _session_gone()
-    with st.status("Waiting for the benchmark runner…", expanded=True) as status:
+    with st.status(_("Waiting for the benchmark runner…"), expanded=True) as status:
         shown = RunStatus(status, job.device, getattr(estimate, "rows", None), getattr(estimate, "seconds", None))
         st.button(_("⏹ Stop this run"), key=f"_bench_stop_{uuid.uuid4().hex[:6]}",
                   on_click=lambda: st.session_state.__setitem__("_bench_stopped", job.describe()),
