@@ -693,8 +693,9 @@ def admit(job: Job, lim: safety.Limits | None = None) -> Plan:
 
 def memory_limit(p: Plan, device: str) -> tuple[int, int | None]:
     """(host bytes, device bytes or None) a worker may add to what it holds after start-up: twice
-    the estimate (checked against measured peaks to within 1.5×; heap fragmentation on a loaded
-    machine has measured up to 2.1× for one run) plus room for the libraries' own buffers."""
+    the estimate (checked against measured peaks to within 1.5×; the limit counts address space
+    reserved by the allocator, a little more than what is resident) plus room for the libraries'
+    own buffers."""
     if device == "cpu":
         return int(2.0 * p.bytes + 512 * MiB), None
     return int(1.5 * p.host_bytes + 2048 * MiB), int(1.5 * p.bytes + 512 * MiB)

@@ -14,7 +14,9 @@
    session, a Stop) kills it the same way. Either way the run lock is released as soon as the
    worker is reaped, milliseconds later.
 5. The result comes back as data (``BenchResult.to_dict()`` rows or a dict), with the worker's
-   measured peak RSS (``os.wait4``'s rusage of that very child).
+   measured peak RSS: the kernel's high-water mark of its own address space (``VmHWM``, polled from
+   /proc while it runs and read by the worker as it ends; ``os.wait4``'s ``ru_maxrss`` would also count
+   the server's pages shared between fork and exec).
 
 Refusals, kills and cancels are InputErrors with a sentence for the visitor (``RunStopped``); a
 crash inside the worker is a ``WorkerError`` carrying the worker's traceback for the log.
@@ -63,7 +65,7 @@ class WorkerError(RuntimeError):
 class Outcome:
     data: Any  # the job's result as data
     plan: jobs.Plan
-    peak_rss_bytes: int  # the worker's peak resident memory, from os.wait4 (0 if unknown)
+    peak_rss_bytes: int  # the worker's peak resident memory: its VmHWM (polled, and reported at its end)
     baseline_rss_bytes: int  # the worker's resident memory when it was ready to run
     seconds: float  # from the worker's start to its exit
     queued_s: float  # time spent waiting for the turn
@@ -98,8 +100,24 @@ def _kill(proc: subprocess.Popen) -> None:
         proc.kill()
 
 
+def _hwm(pid: int) -> int:
+    """The worker's peak resident memory so far (VmHWM of /proc/<pid>/status: the kernel's high-water
+    mark of that process's own address space), 0 if unknown."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
 def _reap(proc: subprocess.Popen, timeout_s: float = 10.0) -> tuple[int | None, int]:
-    """(exit code or -signal, peak RSS bytes) of the worker, reaped with os.wait4."""
+    """(exit code or -signal, peak RSS bytes per os.wait4) of the worker, reaped.
+
+    wait4's ``ru_maxrss`` also counts the server's own pages the child shared between fork and exec,
+    so it is at least the server's size: the peak that counts is :func:`_hwm`'s, taken while it runs."""
     deadline = time.monotonic() + timeout_s
     while True:
         try:
@@ -163,6 +181,7 @@ def _run_worker(job: jobs.Job, lim: safety.Limits, plan: jobs.Plan,
     error: dict | None = None
     ready_at: float | None = None
     baseline = 0
+    hwm = 0  # the worker's own VmHWM, polled from /proc while it runs
     buf = b""
     try:
         assert proc.stdin is not None
@@ -180,6 +199,7 @@ def _run_worker(job: jobs.Job, lim: safety.Limits, plan: jobs.Plan,
                                  f"{lim.time_limit_s:g} s per run (GEMM_TIME_LIMIT_S) and one step of this run "
                                  "did not finish in time; nothing it measured came back — choose smaller sizes")
             ready, _, _ = select.select([r], [], [], poll_s)
+            hwm = max(hwm, _hwm(proc.pid))
             if not ready:
                 continue
             chunk = os.read(r, 1 << 20)
@@ -208,8 +228,9 @@ def _run_worker(job: jobs.Job, lim: safety.Limits, plan: jobs.Plan,
             os.close(r)
         with contextlib.suppress(OSError, ValueError):
             proc.stdin.close()
-        code, peak = _reap(proc)
+        code, _forked_peak = _reap(proc)
     seconds = time.monotonic() - started
+    peak = max(hwm, int((result or {}).get("hwm") or 0))
     if error is not None:
         kind = error.get("kind")
         if kind == "input":
