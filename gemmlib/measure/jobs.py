@@ -49,7 +49,8 @@ PROFILE_OP_OVERHEAD_S = {"cpu": 10e-6, "cuda": 8e-6}
 MAX_PROFILE_LAYERS = 64
 MAX_PROFILE_STEPS = 50
 MAX_MIN_RUN_TIME_S = 30.0
-MMAP_THRESHOLD = 32 * MiB  # glibc returns blocks this large to the system when freed; smaller ones stay
+MMAP_THRESHOLD = 4 * MiB  # the worker fixes glibc's mmap threshold here (runner): blocks this large are
+# returned to the system when freed; smaller ones stay in the heap
 
 
 # --------------------------------------------------------------------------- jobs
@@ -274,7 +275,8 @@ def _precision_plan(cfg: Any, lim: safety.Limits) -> Plan:
                 make = 8.0 * max(mk, kn) + 4.0 * max(mk, kn)  # float copy, abs / scaled temporaries
                 ev = 4.0 * mn * 3 + _err_bytes(mn, 4) if cfg.check_error else 4.0 * mn
                 timed = 4.0 * mn
-                row = sets + max(make, ev, timed)
+                work = max(make, ev, timed)
+                row = 0.0
                 if d == "int8" and dev == "cpu" and 4.0 * max(mk, kn) < MMAP_THRESHOLD:
                     # measured: the fp32 sources of every rotated set stay in the heap around their
                     # small int8 copies (blocks below glibc's mmap threshold are not handed back)
@@ -285,8 +287,10 @@ def _precision_plan(cfg: Any, lim: safety.Limits) -> Plan:
                 if cfg.with_quant:
                     acts = (rot - 1) * (2 if dev == "cuda" else 4) * mk
                     per_call = 8.0 * mk + 1.0 * mk + 4.0 * mn * 3
-                    row += acts + per_call
+                    row += acts  # the rotated activations stay while the + quant row is timed
+                    work = max(work, per_call)  # its per-call temporaries come and go before the error check
                     n_rows = 2
+                row += sets + work
             else:
                 copy0 = 0.0 if b == 4 else b * (mk + kn)
                 sets = copy0 + (rot - 1) * b * (mk + kn) + (4.0 * max(mk, kn) if rot > 1 else 0.0)

@@ -90,6 +90,12 @@ def _env() -> dict[str, str]:
     # measured up to 2x the resident memory of the same run on an idle machine. Two arenas keep the
     # worker's footprint what its estimate says, whatever the load.
     env.setdefault("MALLOC_ARENA_MAX", "2")
+    # glibc also moves its mmap threshold with what was freed before (from 128 KiB up to 32 MiB), so
+    # whether a freed 16 MiB buffer went back to the system depended on the run's history and on which
+    # arena served it: the same int8 run measured 420 or 658 MiB above its baseline. A fixed threshold
+    # (jobs.MMAP_THRESHOLD) makes every large buffer its own mapping, returned when freed, so the
+    # worker's footprint is what is alive, the same on every run.
+    env.setdefault("MALLOC_MMAP_THRESHOLD_", str(jobs.MMAP_THRESHOLD))
     return env
 
 
