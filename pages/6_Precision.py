@@ -11,25 +11,29 @@ import streamlit as st
 
 import ui
 from gemmlib.charts import bench as charts_bench
+from gemmlib.core.i18n import N_
 from gemmlib.core.results import BenchResult, to_csv, to_json
 from gemmlib.llm.presets import preset_names
 from gemmlib.measure import jobs, plan
 from gemmlib.measure import precision as bp
+from ui import _, ngettext
 
 ui.page(
-    "Precision",
+    _("Precision"),
     "🎯",
-    r"""
+    _(r"""
 The same product $D = A B$ of random normal matrices in six number formats, timed on this
 machine and checked against a float64 reference. **int8** is real quantization — a scale per
 row of $A$ and per column of $B$, `torch._int_mm` with int32 accumulation, then dequantization;
 **fp8** (e4m3) goes through `torch._scaled_mm` where the GPU has fp8 tensor cores (compute
 capability 8.9+). Formats the device cannot run get a row that says why.
-""",
+"""),
 )
 
 SQUARES = (256, 512, 1024, 2048, 4096, 8192)
-SHAPE_SETS = ("Squares", "LLM layer", "Article's INT8 example", "Custom")
+# option values are stable ids (URLs, tests); the labels are translated
+SHAPE_SETS = (N_("Squares"), N_("LLM layer"), N_("Article's INT8 example"), N_("Custom"))
+FORMAT_LABELS = {"int8 + quant": N_("int8 + quant"), "fp8 + quant": N_("fp8 + quant")}  # the rows' format column
 
 
 lim = ui.bench_limits()
@@ -42,89 +46,99 @@ default_preset = "llama-2-7b" if "llama-2-7b" in presets else presets[0]
 
 with st.container(border=True):
     c = st.columns([1, 2, 3])
-    device = ui.url(c[0].radio, "Device", devices, key="pr_device",
-                    help=None if cuda_ok else f"No GPU here: {cuda_why}")
-    shape_set = ui.url(c[1].radio, "Shapes", SHAPE_SETS, key="pr_set")
-    dtypes = c[2].multiselect("Formats", bp.PRECISION_DTYPES, default=list(bp.PRECISION_DTYPES), key="pr_dtypes")
+    device = ui.url(c[0].radio, _("Device"), devices, key="pr_device",
+                    help=None if cuda_ok else _("No GPU here: {why}").format(why=cuda_why))
+    shape_set = ui.url(c[1].radio, _("Shapes"), SHAPE_SETS, key="pr_set", format_func=_)
+    dtypes = c[2].multiselect(_("Formats"), bp.PRECISION_DTYPES, default=list(bp.PRECISION_DTYPES), key="pr_dtypes")
     shapes: tuple = ()
-    with ui.guard("the shapes"):
+    with ui.guard(_("the shapes")):
         if shape_set == "Squares":
             default_sq = [s for s in bp.default_squares(device, quick=True) if s <= lim.max_dim]
             if device == "cpu":
                 default_sq = default_sq[:1]
-            sizes = st.multiselect("Sizes (M = N = K)", [s for s in SQUARES if s <= lim.max_dim],
+            sizes = st.multiselect(_("Sizes (M = N = K)"), [s for s in SQUARES if s <= lim.max_dim],
                                    default=default_sq, key=f"pr_sq_{device}")
             shapes = bp.square_shapes(sorted(sizes))
         elif shape_set == "LLM layer":
             d = st.columns(3)
-            preset = ui.url(d[0].selectbox, "Model preset", presets, index=presets.index(default_preset),
+            preset = ui.url(d[0].selectbox, _("Model preset"), presets, index=presets.index(default_preset),
                             key="pr_preset")
-            batch = ui.url(d[1].number_input, "batch", 1, 1024, 1, key="pr_batch")
-            seq = ui.url(d[2].number_input, "tokens per sequence (prefill)", 1, lim.max_dim, 128, key="pr_seq")
+            batch = ui.url(d[1].number_input, _("batch"), 1, 1024, 1, key="pr_batch")
+            seq = ui.url(d[2].number_input, _("tokens per sequence (prefill)"), 1, lim.max_dim, 128, key="pr_seq")
             shapes = bp.llm_shapes(preset, int(batch), int(seq))
-            st.caption("QKV and MLP GEMMs of one layer at prefill (M = batch × tokens) and at decode "
-                       "(M = batch: one new token per sequence).")
+            st.caption(_("QKV and MLP GEMMs of one layer at prefill (M = batch × tokens) and at decode "
+                         "(M = batch: one new token per sequence)."))
         elif shape_set == "Article's INT8 example":
             shapes = (bp.ARTICLE_SHAPE,)
-            st.caption("The article times 1024×4096 by 4096×1024 in fp32 and 'int8' (without scales).")
+            st.caption(_("The article times 1024×4096 by 4096×1024 in fp32 and 'int8' (without scales)."))
         else:
             d = st.columns(3)
-            m = ui.url(d[0].number_input, "M (rows of A)", 1, lim.max_dim, min(512, lim.max_dim), key="pr_m")
-            n = ui.url(d[1].number_input, "N (columns of B)", 1, lim.max_dim, min(512, lim.max_dim), key="pr_n")
-            k = ui.url(d[2].number_input, "K (inner)", 1, lim.max_dim, min(512, lim.max_dim), key="pr_k")
+            m = ui.url(d[0].number_input, _("M (rows of A)"), 1, lim.max_dim, min(512, lim.max_dim), key="pr_m")
+            n = ui.url(d[1].number_input, _("N (columns of B)"), 1, lim.max_dim, min(512, lim.max_dim), key="pr_n")
+            k = ui.url(d[2].number_input, _("K (inner)"), 1, lim.max_dim, min(512, lim.max_dim), key="pr_k")
             shapes = ((int(m), int(n), int(k), f"{m}×{n}×{k}"),)
     e = st.columns([1, 1, 2])
-    with_quant = ui.url(e[0].checkbox, "time quantization too", True, key="pr_quant",
-                               help="int8/fp8: also time quantizing the activations on every call and dequantizing "
-                               "(the “+ quant” rows).")
-    per_row = ui.url(e[1].slider, "seconds per row", 0.05, 2.0, 0.2, step=0.05, key="pr_time")
-    cap = (f"Caps on this server: dimensions ≤ {lim.max_dim:,}, operands ≤ {lim.max_bytes / 1024**3:.3g} GiB, "
-           f"{lim.time_limit_s:g} s per run" + (" — **classroom mode**" if lim.classroom else "") + ".")
-    e[2].caption(cap)
+    with_quant = ui.url(e[0].checkbox, _("time quantization too"), True, key="pr_quant",
+                        help=_("int8/fp8: also time quantizing the activations on every call and dequantizing "
+                               "(the “+ quant” rows)."))
+    per_row = ui.url(e[1].slider, _("seconds per row"), 0.05, 2.0, 0.2, step=0.05, key="pr_time")
+    cap = (_("Caps on this server: dimensions ≤ {dim}, operands ≤ {gib} GiB, {secs} s per run — **classroom mode**.")
+           if lim.classroom else _("Caps on this server: dimensions ≤ {dim}, operands ≤ {gib} GiB, {secs} s per run."))
+    e[2].caption(cap.format(dim=f"{lim.max_dim:,}", gib=f"{lim.max_bytes / 1024**3:.3g}", secs=f"{lim.time_limit_s:g}"))
     if device == "cpu":
-        st.caption("On a CPU: tf32 does not exist, fp16 has no arithmetic units on most CPUs (slow, so "
-                   "capped at 512³), fp8 runs through a reference kernel — correct numbers, not fp8 speed.")
-    run = st.button("Run the benchmark", type="primary", disabled=not shapes or not dtypes)
+        st.caption(_("On a CPU: tf32 does not exist, fp16 has no arithmetic units on most CPUs (slow, so "
+                     "capped at 512³), fp8 runs through a reference kernel — correct numbers, not fp8 speed."))
+    run = st.button(_("Run the benchmark"), type="primary", disabled=not shapes or not dtypes)
     cfg = bp.PrecisionConfig(device=device, shapes=tuple(shapes), dtypes=tuple(dtypes) or bp.PRECISION_DTYPES,
                              with_quant=with_quant, min_run_time=float(per_row))
     eta = None
     if shapes and dtypes:
-        with ui.guard("the time estimate"):
+        with ui.guard(_("the time estimate")):
             eta = plan.precision(cfg, lim)
             ui.run_estimate(eta)
 
 
 ui.stopped_notice()
 if run:
-    with ui.guard("the precision benchmark"):
+    with ui.guard(_("the precision benchmark")):
         # refused by the server's caps before anything is allocated, then run in a worker process
-        rows = ui.run_benchmark(jobs.precision(cfg), lim, done=lambda rs: f"Done: {len(rs)} rows", estimate=eta)
+        rows = ui.run_benchmark(jobs.precision(cfg), lim, estimate=eta,
+                                done=lambda rs: ngettext("Done: {n} row", "Done: {n} rows", len(rs)).format(n=len(rs)))
         st.session_state.pr_results = rows
         ui.keep_results(rows)
 
 rows = st.session_state.get("pr_results")
 if not rows:
-    st.info("Choose shapes and formats, then **Run the benchmark**; the estimate under the button says how "
-            "long it will take here.")
+    st.info(_("Choose shapes and formats, then **Run the benchmark**; the estimate under the button says how "
+              "long it will take here."))
     st.stop()
 
 results = [BenchResult.from_dict(r) for r in rows]
-st.subheader("Results")
-st.success(bp.int8_verdict(results))
+st.subheader(_("Results"))
+st.success(ui.tr(bp.int8_verdict(results)))
 ui.noise_note(results)
 table = pd.DataFrame(bp.summary_rows(results)).dropna(axis=1, how="all")  # e.g. no datasheet on a CPU
+table["format"] = table["format"].map(lambda f: _(FORMAT_LABELS.get(f, f)))
+if "note" in table:
+    table["note"] = table["note"].map(lambda s: charts_bench.note_text(s, _))
+if "shape" in table:
+    table["shape"] = table["shape"].map(lambda s: bp.shape_label(s, _))
 ui.table(table, {"rel. error": "error"},
-         column_config={"supported": st.column_config.CheckboxColumn("ran"),
-                        "% datasheet": st.column_config.NumberColumn(format="%.1f"),
-                        "% measured peak": st.column_config.NumberColumn(format="%.1f")})
-st.caption("Error: max |D − D₆₄| / max |D₆₄| against float64. “% datasheet” uses the catalogue row matched "
-           "to this GPU (none for a CPU); “% measured peak” appears once the Devices page has measured "
-           "this device's ceilings. The “+ quant” rows include quantizing A on every call.")
+         column_config={"supported": st.column_config.CheckboxColumn(_("ran")),
+                        "% datasheet": st.column_config.NumberColumn(_("% datasheet"), format="%.1f"),
+                        "% measured peak": st.column_config.NumberColumn(_("% measured peak"), format="%.1f"),
+                        **{c: _(c) for c in (N_("shape"), N_("format"), N_("median ms"), N_("p20 ms"), N_("p80 ms"), N_("rel. error"),
+                                             N_("bytes/elem"), N_("operand MiB"), N_("note"))}})
+st.caption(_("Error: max |D − D₆₄| / max |D₆₄| against float64. “% datasheet” uses the catalogue row matched "
+             "to this GPU (none for a CPU); “% measured peak” appears once the Devices page has measured "
+             "this device's ceilings. The “+ quant” rows include quantizing A on every call."))
 if any(r.supported and r.tflops for r in results):
     c1, c2 = st.columns([3, 2])
-    c1.altair_chart(charts_bench.tflops_chart(results), width="content")
-    c2.altair_chart(charts_bench.error_chart(results), width="stretch")
-d1, d2, _ = st.columns([1, 1, 4])
-d1.download_button("Download CSV", to_csv(results), "precision.csv", "text/csv", on_click="ignore")
-d2.download_button("Download JSON", to_json(results), "precision.json", "application/json",
-                  on_click="ignore")
+    shown = [{**r.to_dict(), "name": _(FORMAT_LABELS.get(r.name, r.name)),
+              "shape": {**r.shape, "label": bp.shape_label(r.shape.get("label"), _)}} for r in results]
+    c1.altair_chart(charts_bench.tflops_chart(shown, gettext=_), width="content")
+    c2.altair_chart(charts_bench.error_chart(shown, gettext=_), width="stretch")
+d1, d2, _unused = st.columns([1, 1, 4])
+d1.download_button(_("Download CSV"), to_csv(results), "precision.csv", "text/csv", on_click="ignore")
+d2.download_button(_("Download JSON"), to_json(results), "precision.json", "application/json",
+                   on_click="ignore")

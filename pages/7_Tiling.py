@@ -6,48 +6,67 @@ harness (single-flight lock, caps, time limit). This page reads widgets and draw
 """
 
 
+from dataclasses import replace
+
 import pandas as pd
 import streamlit as st
 
 import ui
+from gemmlib.charts import bench as charts_bench
 from gemmlib.charts import tiling as tiling_charts
 from gemmlib.core.errors import InputError
 from gemmlib.core.hardware import CATALOGUE
+from gemmlib.core.i18n import N_
 from gemmlib.core.results import BenchResult, to_csv, to_json
 from gemmlib.explain import reference as ref
 from gemmlib.explain.tiling import traffic_table
 from gemmlib.measure import jobs
 from gemmlib.measure import tiling as bt
+from ui import _, ngettext
 
-ui.page("Tiling", "🔲")
-present = ui.url(st.toggle, "presentation mode", False, key="ti_present",
-                 help="for a projector: section 1 first, large cells and text, the explanations folded; a "
-                      "clicker's PageDown / PageUp step once the stepper has the focus (click the grids)")
-ui.intro(r"""
+IMPL_NAMES = {"python_tiled": N_("python_tiled"), "numpy_blocked": N_("numpy_blocked"), "triton": "triton",
+              "torch": "torch"}  # the implementations' ids as a reader sees them in a table
+
+
+def impl_name(impl: str) -> str:
+    return _(IMPL_NAMES.get(impl, impl))
+
+
+def classroom_caps() -> str:
+    """The server's caps in one sentence."""
+    text = (_("Caps here: dimensions ≤ {dim}, {secs} s per run — **classroom mode**.") if lim.classroom else
+            _("Caps here: dimensions ≤ {dim}, {secs} s per run."))
+    return text.format(dim=f"{lim.max_dim:,}", secs=f"{lim.time_limit_s:g}")
+
+ui.page(_("Tiling"), "🔲")
+present = ui.url(st.toggle, _("presentation mode"), False, key="ti_present",
+                 help=_("for a projector: section 1 first, large cells and text, the explanations folded; a "
+                        "clicker's PageDown / PageUp step once the stepper has the focus (click the grids)"))
+ui.intro(_(r"""
 A GEMM kernel never multiplies whole matrices at once: it cuts $D$ into **tiles**, and for each
 tile walks $K$ in steps, loading a tile of $A$ and a tile of $B$ into fast memory and doing every
 multiply-add they allow. Bigger tiles mean each element loaded from DRAM is reused more times.
 The article shows this with Python loops that call `torch.matmul` on sub-blocks. That code is a
-**teaching device**: the library already tiles — in registers and shared memory, with no Python
+**teaching aid**: the library already tiles — in registers and shared memory, with no Python
 between tiles — so the Python loops are *slower*. Below: the loop order step by step, the traffic
 each tile size implies, and the four implementations measured on the same inputs.
 
 **What to notice:** a bigger tile loads each element of A and B fewer times (the traffic
 table), yet the Python tiles are slower than one library call; only inside a kernel does tiling pay.
-""", folded=present)
+"""), folded=present)
 
 
 lim = ui.bench_limits()
 
 # ----------------------------------------------------------------------------- 1. the loop order, animated
-st.subheader("1 · The tiled loop order, step by step")
+st.subheader(_("1 · The tiled loop order, step by step"))
 c = st.columns(5)
 ui.url(c[0].number_input, "M", 1, ref.MAX_DIM, 6, key="ti_m")
 ui.url(c[1].number_input, "N", 1, ref.MAX_DIM, 6, key="ti_n")
 ui.url(c[2].number_input, "K", 1, ref.MAX_DIM, 6, key="ti_k")
-ui.url(c[3].number_input, "tile (square)", 1, ref.MAX_DIM, 2, key="ti_t",
-       help="tile_m = tile_n = tile_k; edge tiles are smaller when it does not divide")
-ui.url(c[4].number_input, "seed", 0, 10**6, 0, key="ti_seed")
+ui.url(c[3].number_input, _("tile (square)"), 1, ref.MAX_DIM, 2, key="ti_t",
+       help=_("tile_m = tile_n = tile_k; edge tiles are smaller when it does not divide"))
+ui.url(c[4].number_input, _("seed"), 0, 10**6, 0, key="ti_seed")
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
@@ -56,86 +75,91 @@ def _trace(m: int, n: int, k: int, t: int, seed: int) -> ref.Trace:
 
 
 tr = None
-with ui.guard("the tiled trace"):
+with ui.guard(_("the tiled trace")):
     tr = _trace(int(st.session_state.ti_m), int(st.session_state.ti_n), int(st.session_state.ti_k),
                 int(st.session_state.ti_t), int(st.session_state.ti_seed))
     st.session_state.ti_good = tr
 if tr is None:
     tr = st.session_state.get("ti_good") or _trace(6, 6, 6, 2, 0)
-    st.info("Showing the last matrices that worked.")
+    st.info(_("Showing the last matrices that worked."))
 
 
-speed = ui.url(st.slider, "speed (steps per second)", 1, ui.STEPPER_MAX_SPEED, 3, key="ti_speed",
-               help="the browser draws every step at this pace, however busy the server is")
+speed = ui.url(st.slider, _("speed (steps per second)"), 1, ui.STEPPER_MAX_SPEED, 3, key="ti_speed",
+               help=_("the browser draws every step at this pace, however busy the server is"))
 # keys: ti_stepper (the component), ti_step (the step, also ?ti_step= in the URL), ti_stepper_trace
 ui.stepper("ti_stepper", tr, speed=speed, presentation=present, pos_key="ti_step")
 p = tr.problem
 counts = ref.load_counts(p.m, p.n, p.k, tr.tile)
-st.caption(
-    f"Amber: the A and B tiles this step loads; red: the block of D it accumulates. With {tr.tile[0]}×"
-    f"{tr.tile[1]} tiles, A is loaded {counts['tiled']['loads_a']:,} element-times and B "
-    f"{counts['tiled']['loads_b']:,}, against {counts['inner']['loads_a']:,} each for the plain (i, j, k) "
-    "loop that fetches every operand at every use. The Accumulate page compares all three loop orders.")
+st.caption(_(
+    "Amber: the A and B tiles this step loads; red: the block of D it accumulates. With {tm}×{tn} tiles, A is "
+    "loaded {loads_a} element-times and B {loads_b}, against {inner} each for the plain (i, j, k) loop that "
+    "fetches every operand at every use. The Accumulate page compares all three loop orders.").format(
+    tm=tr.tile[0], tn=tr.tile[1], loads_a=f"{counts['tiled']['loads_a']:,}", loads_b=f"{counts['tiled']['loads_b']:,}",
+    inner=f"{counts['inner']['loads_a']:,}"))
 
 # ----------------------------------------------------------------------------- 2. traffic model
-st.subheader("2 · What each tile size implies for DRAM traffic")
-st.markdown(
+st.subheader(_("2 · What each tile size implies for DRAM traffic"))
+st.markdown(_(
     "One tile of D (t×t) needs a t×K panel of A and a K×t panel of B. With no reuse between tiles, "
     "**A is read ⌈N/t⌉ times and B ⌈M/t⌉ times**: doubling the tile halves the traffic, until the "
     "tiles no longer fit in registers and shared memory (a GPU SM has ~228 KiB of shared memory; "
     "real kernels use 64–256). The article's loop also adds every k-step into D in memory, so D "
-    "is read and written ⌈K/t⌉ times — shown in the benchmark table below.")
+    "is read and written ⌈K/t⌉ times — shown in the benchmark table below."))
 tc = st.columns([1, 1, 3])
 ui.url(tc[0].number_input, "M = N = K", 1, 1 << 20, 4096, key="tt_size")
-ui.url(tc[1].selectbox, "dtype", bt.TILING_DTYPES, index=list(bt.TILING_DTYPES).index("bf16"), key="tt_dtype")
-tiles_model = tc[2].multiselect("tile sizes", [8, 16, 32, 64, 128, 256, 512, 1024],
+ui.url(tc[1].selectbox, _("dtype"), bt.TILING_DTYPES, index=list(bt.TILING_DTYPES).index("bf16"), key="tt_dtype")
+tiles_model = tc[2].multiselect(_("tile sizes"), [8, 16, 32, 64, 128, 256, 512, 1024],
                                 default=[16, 32, 64, 128, 256], key="tt_tiles")
-with ui.guard("the traffic model"):
+with ui.guard(_("the traffic model")):
     s = int(st.session_state.tt_size)
     if tiles_model:
         tiles_model = sorted(tiles_model)
         t_rows = traffic_table(s, s, s, tiles_model, st.session_state.tt_dtype)
-        st.altair_chart(tiling_charts.traffic_chart(s, s, s, tiles_model, st.session_state.tt_dtype), width="stretch")
+        st.altair_chart(tiling_charts.traffic_chart(s, s, s, tiles_model, st.session_state.tt_dtype, gettext=_),
+                        width="stretch")
         ui.table([{"tile": r["tile"], "A reads": r["a_reads"], "B reads": r["b_reads"],
                    "traffic GB": r["total_bytes"] / 1e9, "× minimum": r["overhead"],
-                   "FLOP/byte": r["intensity"]} for r in t_rows])
+                   "FLOP/byte": r["intensity"]} for r in t_rows],
+                 column_config={c: _(c) for c in (N_("tile"), N_("A reads"), N_("B reads"), N_("traffic GB"), N_("× minimum"),
+                                                  N_("FLOP/byte"))})
 
 # ----------------------------------------------------------------------------- 3. measured
-st.subheader("3 · Measured: four implementations on the same inputs")
+st.subheader(_("3 · Measured: four implementations on the same inputs"))
 cuda_ok, cuda_why = ui.cuda_available()
 devices = ["cuda", "cpu"] if cuda_ok else ["cpu"]
 with st.container(border=True):
     c = st.columns([1, 1, 1, 3])
-    device = ui.url(c[0].radio, "Device", devices, key="tb_device",
-                    help=None if cuda_ok else f"No GPU here: {cuda_why}")
+    device = ui.url(c[0].radio, _("Device"), devices, key="tb_device",
+                    help=None if cuda_ok else _("No GPU here: {why}").format(why=cuda_why))
     defaults = bt.gpu_defaults() if device == "cuda" else bt.cpu_defaults()
     ui.url(c[1].number_input, "M = N = K", 1, lim.max_dim, min(defaults.size, lim.max_dim), key="tb_size",
-           help="odd sizes work: edge tiles are smaller")
-    ui.url(c[2].selectbox, "dtype", bt.TILING_DTYPES, index=list(bt.TILING_DTYPES).index(defaults.dtype),
+           help=_("odd sizes work: edge tiles are smaller"))
+    ui.url(c[2].selectbox, _("dtype"), bt.TILING_DTYPES, index=list(bt.TILING_DTYPES).index(defaults.dtype),
            key="tb_dtype")
-    impls = c[3].multiselect("Implementations", list(bt.IMPLS), default=list(bt.IMPLS), key="tb_impls",
-                             format_func=lambda i: f"{i} — {bt.IMPL_LABELS[i]}")
+    impls = c[3].multiselect(_("Implementations"), list(bt.IMPLS), default=list(bt.IMPLS), key="tb_impls",
+                             format_func=lambda i: _("{impl} — {label}").format(impl=impl_name(i),
+                                                                                label=_(bt.IMPL_LABELS[i])))
     d = st.columns([3, 1, 2])
-    tiles = d[0].multiselect("Tile sizes", [8, 16, 32, 64, 128, 256, 512, 1024], default=list(defaults.tiles),
+    tiles = d[0].multiselect(_("Tile sizes"), [8, 16, 32, 64, 128, 256, 512, 1024], default=list(defaults.tiles),
                              key=f"tb_tiles_{device}")
-    per_row = ui.url(d[1].slider, "seconds per row", 0.05, 2.0, 0.2, step=0.05, key="tb_time")
-    d[2].caption(f"Caps here: dimensions ≤ {lim.max_dim:,}, {lim.time_limit_s:g} s per run"
-                 + (" — **classroom mode**" if lim.classroom else "") + ".")
+    per_row = ui.url(d[1].slider, _("seconds per row"), 0.05, 2.0, 0.2, step=0.05, key="tb_time")
+    d[2].caption(classroom_caps())
     if device == "cpu":
-        st.info("No GPU here: the **Triton kernel runs in Triton's interpreter** (numpy executes each "
-                "program) — its result is checked against float64, **no speed is shown for it** "
-                f"(interpreter: correctness only). Being slow, it runs up to {bt.MAX_INTERPRETER_STEPS} "
-                "program steps (blocks × k-steps), e.g. 256³ with tiles ≥ 32.")
-    run = st.button("Run the tiling benchmark", type="primary", disabled=not impls, key="tb_run")
+        st.info(_("No GPU here: the **Triton kernel runs in Triton's interpreter** (numpy executes each "
+                  "program) — its result is checked against float64, **no speed is shown for it** "
+                  "(interpreter: correctness only). Being slow, it runs up to {steps} "
+                  "program steps (blocks × k-steps), e.g. 256³ with tiles ≥ 32.").format(steps=bt.MAX_INTERPRETER_STEPS))
+    run = st.button(_("Run the tiling benchmark"), type="primary", disabled=not impls, key="tb_run")
 
 
 ui.stopped_notice()
 if run:
-    with ui.guard("the tiling benchmark"):
+    with ui.guard(_("the tiling benchmark")):
         cfg = bt.TilingConfig(device=device, size=int(st.session_state.tb_size), dtype=st.session_state.tb_dtype,
                               tiles=tuple(sorted(tiles)), impls=tuple(i for i in bt.IMPLS if i in impls),
                               min_run_time=float(per_row))
-        rows = ui.run_benchmark(jobs.tiling(cfg), lim, done=lambda rs: f"Done: {len(rs)} rows")
+        rows = ui.run_benchmark(jobs.tiling(cfg), lim,
+                                done=lambda rs: ngettext("Done: {n} row", "Done: {n} rows", len(rs)).format(n=len(rs)))
         st.session_state.tb_results = rows
         ui.keep_results(rows)
 
@@ -143,92 +167,102 @@ rows = st.session_state.get("tb_results")
 if rows:
     results = [BenchResult.from_dict(r) for r in rows]
     r0 = results[0]
-    st.markdown(f"**{r0.shape['m']}×{r0.shape['n']}×{r0.shape['k']}, {r0.dtype}, on {ui.md(r0.device_name)}.**")
-    st.success(bt.lesson(results))
+    st.markdown(_("**{m}×{n}×{k}, {dtype}, on {dev}.**").format(
+        m=r0.shape["m"], n=r0.shape["n"], k=r0.shape["k"], dtype=r0.dtype, dev=ui.md(r0.device_name)))
+    st.success(ui.tr(bt.lesson(results)))
     ui.noise_note(results)
     table = pd.DataFrame(bt.rows(results))
     table["median ms"] = table["median_s"] * 1e3
+    table["impl"] = table["impl"].map(impl_name)
+    table["note"] = table["note"].map(lambda s: charts_bench.note_text(s, _))
     ui.table(
         table[["impl", "tile", "median ms", "tflops", "rel_error", "traffic_GB", "a_reads", "b_reads", "calls",
                "note"]],
         {"a_reads": "count", "b_reads": "count", "calls": "count", "tile": "count"},
         column_config={"tflops": st.column_config.NumberColumn("TFLOP/s", format="%.4g"),
-                       "rel_error": st.column_config.NumberColumn("rel. error", format="%.2e"),
-                       "traffic_GB": st.column_config.NumberColumn("implied traffic GB", format="%.4g")})
-    st.caption("Error: max |D − D₆₄| / max |D₆₄| against float64. Implied traffic: the model above for the "
-               "row's tile (python_tiled also re-reads and re-writes D once per k-tile); the library row "
-               "shows the minimum. `calls`: library calls (or block products) per product.")
-    chart = tiling_charts.tiling_chart(results)
+                       "rel_error": st.column_config.NumberColumn(_("rel. error"), format="%.2e"),
+                       "traffic_GB": st.column_config.NumberColumn(_("implied traffic GB"), format="%.4g"),
+                       "impl": _("implementation"), "tile": _("tile"), "median ms": _("median ms"),
+                       "a_reads": _("A reads"), "b_reads": _("B reads"), "calls": _("calls"), "note": _("note")})
+    st.caption(_("Error: max |D − D₆₄| / max |D₆₄| against float64. Implied traffic: the model above for the "
+                 "row's tile (`python_tiled` also re-reads and re-writes D once per k-tile); the library row "
+                 "shows the minimum. `calls`: library calls (or block products) per product."))
+    chart = tiling_charts.tiling_chart([replace(r, name=impl_name(r.name)) for r in results], gettext=_)
     if chart is not None:
         st.altair_chart(chart, width="stretch")
-    st.markdown(
+    st.markdown(_(
         "**The lesson.** Python-level tiling pays one interpreter round-trip and one library launch per "
         "sub-block and re-reads D from memory at every k-step, so it only approaches the library when "
         "the tiles are so large that there are few of them — i.e. when it stops tiling. What tiling "
         "*inside a kernel* gains is data reuse without those costs: the Triton kernel keeps a tile of D "
         "in registers, streams A and B tiles through shared memory and writes D once; on a GPU it runs "
-        "within reach of cuBLAS (the report's target: ≥ 85 % at 4096³ fp16).")
+        "within reach of cuBLAS (the report's target: ≥ 85 % at 4096³ fp16)."))
     dl = st.columns([1, 1, 4])
-    dl[0].download_button("Download CSV", to_csv(results), "tiling.csv", "text/csv", on_click="ignore")
-    dl[1].download_button("Download JSON", to_json(results), "tiling.json", "application/json",
+    dl[0].download_button(_("Download CSV"), to_csv(results), "tiling.csv", "text/csv", on_click="ignore")
+    dl[1].download_button(_("Download JSON"), to_json(results), "tiling.json", "application/json",
                           on_click="ignore")
 else:
-    st.info("Choose the sizes and implementations, then **Run the tiling benchmark**. While it runs, its "
-            "status box says the step it is on and the time left.")
+    st.info(_("Choose the sizes and implementations, then **Run the tiling benchmark**. While it runs, its "
+              "status box says the step it is on and the time left."))
 
 # ----------------------------------------------------------------------------- 4. tile and wave quantization
-st.subheader("4 · Tile and wave quantization: N stepping past a tile multiple")
-st.markdown(
+st.subheader(_("4 · Tile and wave quantization: N stepping past a tile multiple"))
+st.markdown(_(
     "With 128×256 tiles, N = 8192 fills 32 tile columns exactly; N = 8193 needs a 33rd column that is "
     "almost empty but costs a full tile on every row — and the extra tiles may spill into one more "
     "*wave* over the SMs. The prediction is `gemmlib.core.flops.wave_quantization` (the FLOPs page's "
-    "staircase); on a GPU the button measures `torch.matmul` (cuBLAS) at the same shapes.")
+    "staircase); on a GPU the button measures `torch.matmul` (cuBLAS) at the same shapes."))
 wc = st.columns(7)
 ui.url(wc[0].number_input, "SMs", 1, 1024, CATALOGUE["H200 SXM"].sms, key="tw_sms")
-tile_m = wc[1].selectbox("tile M", [64, 128, 256], index=1, key="tw_tm")
-tile_n = wc[2].selectbox("tile N", [64, 128, 256], index=2, key="tw_tn")
+tile_m = wc[1].selectbox(_("tile M"), [64, 128, 256], index=1, key="tw_tm")
+tile_n = wc[2].selectbox(_("tile N"), [64, 128, 256], index=2, key="tw_tn")
 ui.url(wc[3].number_input, "M = K", 1, lim.max_dim, min(8192, lim.max_dim), key="tw_mk")
-ui.url(wc[4].number_input, "N from", 1, lim.max_dim, min(8192, lim.max_dim), key="tw_n0")
+ui.url(wc[4].number_input, _("N from"), 1, lim.max_dim, min(8192, lim.max_dim), key="tw_n0")
 # 8192 … 8704: 32 to 34 tile columns, so the sweep crosses 16 × 132 tiles and a 17th wave starts (the cliff)
-ui.url(wc[5].number_input, "N to", 1, lim.max_dim, min(8704, lim.max_dim), key="tw_n1")
-ui.url(wc[6].number_input, "N step", 1, 4096, 16, key="tw_step", help="multiples of 8 keep rows aligned, so only tiles "
-       "and waves change")
+ui.url(wc[5].number_input, _("N to"), 1, lim.max_dim, min(8704, lim.max_dim), key="tw_n1")
+ui.url(wc[6].number_input, _("N step"), 1, 4096, 16, key="tw_step",
+       help=_("multiples of 8 keep rows aligned, so only tiles and waves change"))
 ns: list[int] = []
-with ui.guard("the wave prediction"):
+with ui.guard(_("the wave prediction")):
     n0, n1, step = int(st.session_state.tw_n0), int(st.session_state.tw_n1), int(st.session_state.tw_step)
     if n1 < n0:
-        raise InputError(f"N to ({n1}) must not be below N from ({n0})")
+        raise InputError(N_("N to ({n1}) must not be below N from ({n0})"), n1=n1, n0=n0)
     ns = bt.wave_sweep_ns(n0, n1, step)
     if len(ns) > bt.MAX_WAVE_POINTS:
-        raise InputError(f"{len(ns)} values of N: at most {bt.MAX_WAVE_POINTS}; use a larger step")
+        raise InputError(N_("{n} values of N: at most {most}; use a larger step"), n=len(ns), most=bt.MAX_WAVE_POINTS)
     mk = int(st.session_state.tw_mk)
     pred = bt.predicted_wave_rows(mk, mk, ns, (int(tile_m), int(tile_n)), int(st.session_state.tw_sms))
     measured = None
     if "tw_results" in st.session_state:
         measured = [BenchResult.from_dict(r) for r in st.session_state.tw_results]
         measured = [r for r in measured if r.shape.get("n") in set(ns) and r.shape.get("m") == mk] or None
-    st.altair_chart(tiling_charts.wave_chart(measured, pred), width="stretch")
-    st.caption(f"{int(tile_m)}×{int(tile_n)} tiles on {st.session_state.tw_sms} SMs: "
-               + ", ".join(f"N = {p['n']:,}: {p['tiles']:,} tiles in {p['waves']} waves" for p in (pred[0], pred[-1]))
-               + ". The Triton rows use exactly this tile; cuBLAS chooses its own, so its steps can fall elsewhere.")
+    st.altair_chart(tiling_charts.wave_chart(measured, pred, gettext=_), width="stretch")
+    ends = _(", ").join(_("N = {n}: {tiles} tiles in {waves} waves").format(
+        n=f"{p['n']:,}", tiles=f"{p['tiles']:,}", waves=p["waves"]) for p in (pred[0], pred[-1]))
+    st.caption(_("{tm}×{tn} tiles on {sms} SMs: {ends}. The Triton rows use exactly this tile; cuBLAS chooses its "
+                 "own, so its steps can fall elsewhere.").format(tm=int(tile_m), tn=int(tile_n),
+                                                                 sms=st.session_state.tw_sms, ends=ends))
     cliff = bt.wave_cliff(pred)
     if cliff and cliff["waves_after"] > cliff["waves_before"]:
-        st.markdown(f"**The cliff:** from N = {cliff['n_before']:,} to {cliff['n_after']:,} the tiles grow from "
-                    f"{cliff['tiles_before']:,} to {cliff['tiles_after']:,}, past {cliff['waves_before']} full waves "
-                    f"of {st.session_state.tw_sms} SMs: a wave {cliff['waves_after']} starts almost empty, and the "
-                    f"predicted throughput falls by {cliff['drop']:.1%}. Between cliffs it climbs back as the edge "
-                    "tiles fill.")
+        st.markdown(_("**The cliff:** from N = {n_before} to {n_after} the tiles grow from {tiles_before} to "
+                      "{tiles_after}, past {waves_before} full waves of {sms} SMs: a wave {waves_after} starts almost "
+                      "empty, and the predicted throughput falls by {drop}. Between cliffs it climbs back as the "
+                      "edge tiles fill.").format(
+            n_before=f"{cliff['n_before']:,}", n_after=f"{cliff['n_after']:,}",
+            tiles_before=f"{cliff['tiles_before']:,}", tiles_after=f"{cliff['tiles_after']:,}",
+            waves_before=cliff["waves_before"], sms=st.session_state.tw_sms, waves_after=cliff["waves_after"],
+            drop=f"{cliff['drop']:.1%}"))
     else:
-        st.caption("No wave starts inside this range, so the prediction only climbs as the edge tiles fill; "
-                   "widen the range to see a cliff.")
+        st.caption(_("No wave starts inside this range, so the prediction only climbs as the edge tiles fill; "
+                     "widen the range to see a cliff."))
 if cuda_ok:
-    if st.button(f"Measure on the GPU (bf16, cuBLAS and the Triton kernel with {tile_m}×{tile_n} tiles)",
-                 key="tw_run", disabled=not ns):
-        with ui.guard("the wave sweep"):
+    if st.button(_("Measure on the GPU (bf16, cuBLAS and the Triton kernel with {tm}×{tn} tiles)").format(
+                 tm=tile_m, tn=tile_n), key="tw_run", disabled=not ns):
+        with ui.guard(_("the wave sweep")):
             res = ui.run_benchmark(jobs.waves("cuda", m=mk, k=mk, ns=ns, dtype="bf16",
                                               tile=(int(tile_m), int(tile_n))), lim)
             st.session_state.tw_results = res
             ui.keep_results(res)
             st.rerun()
 else:
-    st.caption("Measuring this needs a GPU (SMs running waves of tiles); here only the prediction is shown.")
+    st.caption(_("Measuring this needs a GPU (SMs running waves of tiles); here only the prediction is shown."))

@@ -9,7 +9,19 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from gemmlib.core.i18n import N_, Translate, english
 from gemmlib.core.results import BenchResult
+
+NOTE_SEP = N_("; ")  # a row's note: pieces joined by "; ", each an N_ constant where it has no values
+
+
+def note_text(note: Any, gettext: Translate = english) -> Any:
+    """A result row's note (``BenchResult.reason``) through ``gettext`` piece by piece: the notes
+    of gemmlib.measure are constant N_ pieces joined by "; " (a piece with values in it, such as a
+    kernel name, is shown as it is). Anything that is not text is returned unchanged."""
+    if not isinstance(note, str) or not note:
+        return note
+    return gettext(NOTE_SEP).join(gettext(p) for p in note.split("; "))
 
 
 def _rows(results: Iterable[BenchResult | Mapping]) -> list[dict]:
@@ -24,36 +36,40 @@ def _rows(results: Iterable[BenchResult | Mapping]) -> list[dict]:
     return out
 
 
-def tflops_chart(results: Iterable[BenchResult | Mapping], title: str = "Throughput per format") -> Any:
-    """Grouped bars: TFLOP/s per format, one group per shape (supported rows only)."""
+def tflops_chart(results: Iterable[BenchResult | Mapping], title: str | None = None, *,
+                 gettext: Translate = english) -> Any:
+    """Grouped bars: TFLOP/s per format, one group per shape (supported rows only). Texts through
+    ``gettext``; the rows' own names and shape labels are drawn as given (a page passes them translated)."""
     import altair as alt
 
     rows = [r for r in _rows(results) if r.get("supported") and r.get("tflops")]
+    fmt_title = gettext("format")
     return alt.Chart(alt.Data(values=rows)).mark_bar().encode(
-        x=alt.X("name:N", title="format", sort=None),
-        y=alt.Y("tflops:Q", title="TFLOP/s (int8: TOP/s)"),
-        color=alt.Color("name:N", title="format", sort=None),
+        x=alt.X("name:N", title=fmt_title, sort=None),
+        y=alt.Y("tflops:Q", title=gettext("TFLOP/s (int8: TOP/s)")),
+        color=alt.Color("name:N", title=fmt_title, sort=None),
         column=alt.Column("shape_label:N", title=None, sort=None,
                           header=alt.Header(labelAngle=0, labelLimit=180)),
-        tooltip=[alt.Tooltip("shape_label:N", title="shape"), alt.Tooltip("mnk:N", title="M×N×K"),
-                 alt.Tooltip("name:N", title="format"), alt.Tooltip("tflops:Q", format=".3g"),
-                 alt.Tooltip("median_ms:Q", title="median ms", format=".4g"),
-                 alt.Tooltip("rel_error:Q", title="rel. error", format=".2e")],
-    ).properties(title=title, width=alt.Step(18))
+        tooltip=[alt.Tooltip("shape_label:N", title=gettext("shape")), alt.Tooltip("mnk:N", title="M×N×K"),
+                 alt.Tooltip("name:N", title=fmt_title), alt.Tooltip("tflops:Q", title="TFLOP/s", format=".3g"),
+                 alt.Tooltip("median_ms:Q", title=gettext("median ms"), format=".4g"),
+                 alt.Tooltip("rel_error:Q", title=gettext("rel. error"), format=".2e")],
+    ).properties(title=title or gettext("Throughput per format"), width=alt.Step(18))
 
 
-def error_chart(results: Iterable[BenchResult | Mapping], title: str = "Error against float64") -> Any:
-    """Points on a log scale: max relative error per format and shape."""
+def error_chart(results: Iterable[BenchResult | Mapping], title: str | None = None, *,
+                gettext: Translate = english) -> Any:
+    """Points on a log scale: max relative error per format and shape (texts through ``gettext``)."""
     import altair as alt
 
     rows = [r for r in _rows(results) if r.get("supported") and r.get("rel_error")]
     return alt.Chart(alt.Data(values=rows)).mark_point(filled=True, size=80).encode(
-        x=alt.X("name:N", title="format", sort=None),
-        y=alt.Y("rel_error:Q", title="max |error| / max |reference|", scale=alt.Scale(type="log")),
-        color=alt.Color("shape_label:N", title="shape", sort=None),
-        tooltip=[alt.Tooltip("shape_label:N", title="shape"), alt.Tooltip("name:N", title="format"),
-                 alt.Tooltip("rel_error:Q", title="rel. error", format=".3e")],
-    ).properties(title=title, width=420, height=260)
+        x=alt.X("name:N", title=gettext("format"), sort=None),
+        y=alt.Y("rel_error:Q", title=gettext("max |error| / max |reference|"), scale=alt.Scale(type="log")),
+        color=alt.Color("shape_label:N", title=gettext("shape"), sort=None),
+        tooltip=[alt.Tooltip("shape_label:N", title=gettext("shape")), alt.Tooltip("name:N", title=gettext("format")),
+                 alt.Tooltip("rel_error:Q", title=gettext("rel. error"), format=".3e")],
+    ).properties(title=title or gettext("Error against float64"), width=420, height=260)
 
 
 def ceilings_chart(rows: list[dict], title: str = "Measured vs datasheet") -> Any:

@@ -18,23 +18,40 @@ from typing import Any
 
 from gemmlib.core.errors import InputError
 from gemmlib.core.hardware import Hardware
+from gemmlib.core.i18n import N_, Translate, english
 from gemmlib.core.results import BenchResult
 from gemmlib.core.roofline import attainable, ridge
 
 MAX_RESULTS_BYTES = 20_000_000  # an uploaded results.json larger than this is refused
 LO, HI = 0.05, 1e5  # intensity range of the chart, FLOP/byte
+KIND_LABELS = {"datasheet": N_("datasheet"), "measured": N_("measured")}  # a roof's source, as shown
+BENCH_LABELS = {"precision": N_("precision"), "tiling": N_("tiling"), "batching": N_("batching"),
+                "ceiling": N_("ceiling"), "waves": N_("waves"), "profile": N_("profile"),
+                "collective": N_("collective"), "tp": N_("tensor-parallel"), "calibrate": N_("calibrate")}
+
+
+def bench_label(bench: str, gettext: Translate = english) -> str:
+    """A point's benchmark (``bench``, or the estimator's "estimate · prefill") in the reader's language."""
+    if bench.startswith("estimate · "):
+        return gettext(N_("estimate · {phase}")).format(phase=gettext(PHASE_LABELS.get(bench[11:], bench[11:])))
+    return gettext(BENCH_LABELS.get(bench, bench))
+
+
+PHASE_LABELS = {"prefill": N_("prefill"), "decode": N_("decode")}
 
 
 def roof_rows(hw: Hardware, dtypes: Iterable[str], kind: str = "datasheet", label: str | None = None,
-              lo: float = LO, hi: float = HI) -> list[dict]:
-    """Points of the roof for each dtype the device has (two segments: the slope and the flat top)."""
+              lo: float = LO, hi: float = HI, *, gettext: Translate = english) -> list[dict]:
+    """Points of the roof for each dtype the device has (two segments: the slope and the flat top);
+    each roof's name through ``gettext`` (the ``kind`` column keeps its id)."""
     out = []
     for d in dtypes:
         peak = hw.peak(d)
         if peak is None:
             continue
         r = ridge(peak, hw.bandwidth)
-        name = f"{label or hw.name} · {d} ({kind})"
+        name = gettext(N_("{where} · {dtype} ({kind})")).format(where=gettext(label or hw.name), dtype=d,
+                                                                  kind=gettext(KIND_LABELS.get(kind, kind)))
         for x in sorted({lo, min(max(r, lo), hi), hi}):
             out.append({"intensity": x, "tflops": float(attainable(x, peak, hw.bandwidth)) / 1e12, "roof": name,
                         "kind": kind, "dtype": d, "ridge": r, "peak_tflops": peak / 1e12,
@@ -42,7 +59,8 @@ def roof_rows(hw: Hardware, dtypes: Iterable[str], kind: str = "datasheet", labe
     return out
 
 
-def measured_roof_rows(ceilings: Iterable[Any], dtypes: Iterable[str] | None = None) -> list[dict]:
+def measured_roof_rows(ceilings: Iterable[Any], dtypes: Iterable[str] | None = None, *,
+                       gettext: Translate = english) -> list[dict]:
     """Roofs from measured ceilings (``gemmlib.measure.devices.Ceilings``): measured peaks and copy bandwidth."""
     out = []
     want = set(dtypes) if dtypes is not None else None
@@ -52,7 +70,7 @@ def measured_roof_rows(ceilings: Iterable[Any], dtypes: Iterable[str] | None = N
         hw = Hardware(c.device_name, "gpu" if c.device != "cpu" else "cpu", tuple(c.peaks.items()),
                       bandwidth=float(c.bandwidth), sms=1, memory_bytes=1.0, source="measured")
         ds = [d for d in c.peaks if want is None or d in want]
-        out += roof_rows(hw, ds, kind="measured", label=c.device_name)
+        out += roof_rows(hw, ds, kind="measured", label=c.device_name, gettext=gettext)
     return out
 
 
@@ -96,26 +114,26 @@ def results_from_json(data: bytes | str) -> list[BenchResult]:
     """Results from a ``--json`` / report ``results.json`` file: ``{"results": [...]}`` or a list."""
     if isinstance(data, bytes):
         if len(data) > MAX_RESULTS_BYTES:
-            raise InputError(f"the file is {len(data) / 1e6:.1f} MB; results files above "
-                             f"{MAX_RESULTS_BYTES / 1e6:.0f} MB are refused")
+            raise InputError(N_("the file is {mb:.1f} MB; results files above {most:.0f} MB are refused"),
+                             mb=len(data) / 1e6, most=MAX_RESULTS_BYTES / 1e6)
         try:
             data = data.decode("utf-8")
         except UnicodeDecodeError:
-            raise InputError("the file is not UTF-8 text; upload a results JSON file") from None
+            raise InputError(N_("the file is not UTF-8 text; upload a results JSON file")) from None
     try:
         obj = json.loads(data)
     except RecursionError:
-        raise InputError("the file is nested too deeply to be a results file") from None
+        raise InputError(N_("the file is nested too deeply to be a results file")) from None
     except ValueError as e:
-        raise InputError(f"the file is not valid JSON ({str(e).split(';')[0]})") from None
+        raise InputError(N_("the file is not valid JSON ({error})"), error=str(e).split(";")[0]) from None
     rows = _find_results(obj)
     if not rows:
-        raise InputError("no results found: expected {\"results\": [...]} as written by --json, or the report's "
-                         "results.json")
+        raise InputError(N_("no results found: expected {\"results\": [...]} as written by --json, or the "
+                            "report's results.json"))
     out = []
     for i, row in enumerate(rows):
         if not isinstance(row, Mapping):
-            raise InputError(f"result {i} is not an object")
+            raise InputError(N_("result {i} is not an object"), i=i)
         try:
             r = BenchResult.from_dict(row)
             r.flops = _finite(r.flops or 0, "flops")
@@ -127,7 +145,7 @@ def results_from_json(data: bytes | str) -> list[BenchResult]:
                 if not isinstance(getattr(r, field), str):
                     raise ValueError(f"its {field!r} is {type(getattr(r, field)).__name__}, not text")
         except (TypeError, ValueError, OverflowError) as e:
-            raise InputError(f"result {i} does not look like a benchmark row ({e})") from None
+            raise InputError(N_("result {i} does not look like a benchmark row ({error})"), i=i, error=str(e)) from None
         out.append(r)
     return out
 
@@ -164,32 +182,47 @@ def _find_results(obj: Any, depth: int = 0) -> list:
 
 
 def roofline_chart(roofs: list[dict], points: list[dict] | None = None, est_points: list[dict] | None = None,
-                   title: str = "Roofline"):
-    """Log-log roofline: roofs as lines (dashed = measured), measured points, estimator ops (diamonds)."""
+                   title: str | None = None, *, gettext: Translate = english):
+    """Log-log roofline: roofs as lines (dashed = measured), measured points, estimator ops (diamonds).
+    Titles, axes, legends and the points' benchmark names through ``gettext``; ``title`` as given."""
     import altair as alt
     import pandas as pd
 
     if not roofs:
-        raise InputError("no roof to draw: the chosen hardware has none of the chosen dtypes")
-    x = alt.X("intensity:Q", scale=alt.Scale(type="log", domain=[LO, HI]), title="arithmetic intensity, FLOP/byte")
+        raise InputError(N_("no roof to draw: the chosen hardware has none of the chosen dtypes"))
+    x = alt.X("intensity:Q", scale=alt.Scale(type="log", domain=[LO, HI]),
+              title=gettext("arithmetic intensity, FLOP/byte"))
     y = alt.Y("tflops:Q", scale=alt.Scale(type="log"), title="TFLOP/s")
     rdf = pd.DataFrame(roofs)
+    rdf["source"] = rdf["kind"].map(lambda k: gettext(KIND_LABELS.get(k, k)))
     layers = [alt.Chart(rdf).mark_line(clip=True).encode(
-        x=x, y=y, color=alt.Color("roof:N", title="roof", legend=alt.Legend(orient="bottom", columns=2)),
-        strokeDash=alt.StrokeDash("kind:N", title="source",
-                                  scale=alt.Scale(domain=["datasheet", "measured"], range=[[1, 0], [6, 3]])),
-        tooltip=["roof", alt.Tooltip("peak_tflops:Q", title="peak TFLOP/s", format=".4g"),
-                 alt.Tooltip("bandwidth_tbs:Q", title="bandwidth TB/s", format=".3g"),
-                 alt.Tooltip("ridge:Q", title="ridge FLOP/B", format=".4g")])]
-    tips = ["bench", "name", "dtype", "device", "shape", alt.Tooltip("intensity:Q", format=".4g"),
-            alt.Tooltip("tflops:Q", title="TFLOP/s", format=".4g"), alt.Tooltip("median_ms:Q", format=".4g")]
+        x=x, y=y, color=alt.Color("roof:N", title=gettext("roof"), legend=alt.Legend(orient="bottom", columns=2)),
+        strokeDash=alt.StrokeDash("source:N", title=gettext("source"),
+                                  scale=alt.Scale(domain=[gettext(KIND_LABELS[k]) for k in ("datasheet", "measured")],
+                                                  range=[[1, 0], [6, 3]])),
+        tooltip=[alt.Tooltip("roof:N", title=gettext("roof")),
+                 alt.Tooltip("peak_tflops:Q", title=gettext("peak TFLOP/s"), format=".4g"),
+                 alt.Tooltip("bandwidth_tbs:Q", title=gettext("bandwidth TB/s"), format=".3g"),
+                 alt.Tooltip("ridge:Q", title=gettext("ridge FLOP/B"), format=".4g")])]
+    tips = [alt.Tooltip("bench:N", title=gettext("benchmark")), alt.Tooltip("name:N", title=gettext("name")),
+            alt.Tooltip("dtype:N", title=gettext("dtype")), alt.Tooltip("device:N", title=gettext("device")),
+            alt.Tooltip("shape:N", title=gettext("shape")),
+            alt.Tooltip("intensity:Q", title=gettext("intensity"), format=".4g"),
+            alt.Tooltip("tflops:Q", title="TFLOP/s", format=".4g"),
+            alt.Tooltip("median_ms:Q", title=gettext("median ms"), format=".4g")]
+
+    def shown(rows: list[dict]) -> pd.DataFrame:
+        return pd.DataFrame([{**p, "bench": bench_label(p["bench"], gettext)} for p in rows])
+
     if points:
-        layers.append(alt.Chart(pd.DataFrame(points)).mark_point(filled=True, size=70, clip=True).encode(
-            x=x, y=y, color=alt.Color("bench:N", title="measured", legend=alt.Legend(orient="right")),
-            shape=alt.Shape("dtype:N", title="dtype"), tooltip=tips))
+        layers.append(alt.Chart(shown(points)).mark_point(filled=True, size=70, clip=True).encode(
+            x=x, y=y, color=alt.Color("bench:N", title=gettext("measured"), legend=alt.Legend(orient="right")),
+            shape=alt.Shape("dtype:N", title=gettext("dtype")), tooltip=tips))
     if est_points:
-        layers.append(alt.Chart(pd.DataFrame(est_points)).mark_point(
+        edf = shown(est_points)
+        edf["bound"] = edf["bound"].map(lambda b: gettext(b) if isinstance(b, str) else b)
+        layers.append(alt.Chart(edf).mark_point(
             shape="diamond", size=90, filled=False, strokeWidth=2, color="#d62728", clip=True).encode(
-            x=x, y=y, tooltip=[*tips, "bound"]))
+            x=x, y=y, tooltip=[*tips, alt.Tooltip("bound:N", title=gettext("bound"))]))
     return alt.layer(*layers).resolve_scale(color="independent", shape="independent").properties(
-        height=460, title=title)
+        height=460, title=title or gettext("Roofline"))

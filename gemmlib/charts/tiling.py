@@ -6,12 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from gemmlib.core.flops import gemm_bytes
+from gemmlib.core.i18n import Translate, english
 from gemmlib.core.results import BenchResult
 from gemmlib.explain.tiling import tile_traffic
 
 
-def tiling_chart(results: list[BenchResult]):
-    """TFLOP/s against tile size per implementation, with the library as a horizontal rule."""
+def tiling_chart(results: list[BenchResult], *, gettext: Translate = english):
+    """TFLOP/s against tile size per implementation, with the library as a horizontal rule. Texts
+    through ``gettext``; the implementations' names as given."""
     import altair as alt
     import pandas as pd
 
@@ -20,24 +22,27 @@ def tiling_chart(results: list[BenchResult]):
                        for r in results if r.median_s])
     if df.empty:
         return None
+    impl = alt.Tooltip("impl:N", title=gettext("implementation"))
+    tile = alt.Tooltip("tile:Q", title=gettext("tile"))
+    ms = alt.Tooltip("ms:Q", title="ms", format=".4g")
     swept = df[df["tile"].notna()]
     lib = df[df["tile"].isna()]
     layers = []
     if not swept.empty:
         layers.append(alt.Chart(swept).mark_line(point=True).encode(
-            x=alt.X("tile:Q", scale=alt.Scale(type="log", base=2), title="tile size"),
-            y=alt.Y("TFLOP/s:Q", scale=alt.Scale(type="log"), title="TFLOP/s (log)"),
-            color=alt.Color("impl:N", title="implementation"),
-            tooltip=["impl", "tile", alt.Tooltip("TFLOP/s:Q", format=".4g"), alt.Tooltip("ms:Q", format=".4g")]))
+            x=alt.X("tile:Q", scale=alt.Scale(type="log", base=2), title=gettext("tile size")),
+            y=alt.Y("TFLOP/s:Q", scale=alt.Scale(type="log"), title=gettext("TFLOP/s (log)")),
+            color=alt.Color("impl:N", title=gettext("implementation")),
+            tooltip=[impl, tile, alt.Tooltip("TFLOP/s:Q", format=".4g"), ms]))
     if not lib.empty:
         layers.append(alt.Chart(lib).mark_rule(strokeDash=[6, 3]).encode(
-            y="TFLOP/s:Q", color=alt.Color("impl:N"),
-            tooltip=["impl", alt.Tooltip("TFLOP/s:Q", format=".4g"), alt.Tooltip("ms:Q", format=".4g")]))
-    return alt.layer(*layers).properties(height=320, title="Throughput by tile size (dashed: no tile sweep)")
+            y="TFLOP/s:Q", color=alt.Color("impl:N", title=gettext("implementation")),
+            tooltip=[impl, alt.Tooltip("TFLOP/s:Q", format=".4g"), ms]))
+    return alt.layer(*layers).properties(height=320, title=gettext("Throughput by tile size (dashed: no tile sweep)"))
 
 
-def traffic_chart(m: int, n: int, k: int, tiles: list[int], dtype: str):
-    """Implied DRAM traffic per tile size, A and B stacked, against the minimum."""
+def traffic_chart(m: int, n: int, k: int, tiles: list[int], dtype: str, *, gettext: Translate = english):
+    """Implied DRAM traffic per tile size, A and B stacked, against the minimum (texts through ``gettext``)."""
     import altair as alt
     import pandas as pd
 
@@ -46,37 +51,43 @@ def traffic_chart(m: int, n: int, k: int, tiles: list[int], dtype: str):
         tr = tile_traffic(m, n, k, t, dtype=dtype)
         recs += [{"tile": str(t), "operand": "A", "GB": tr.a_bytes / 1e9, "reads": tr.a_reads},
                  {"tile": str(t), "operand": "B", "GB": tr.b_bytes / 1e9, "reads": tr.b_reads},
-                 {"tile": str(t), "operand": "D (write)", "GB": tr.d_bytes / 1e9, "reads": 1}]
+                 {"tile": str(t), "operand": gettext("D (write)"), "GB": tr.d_bytes / 1e9, "reads": 1}]
     df = pd.DataFrame(recs)
     bars = alt.Chart(df).mark_bar().encode(
-        x=alt.X("tile:N", sort=[str(t) for t in tiles], title="tile size (square)"),
-        y=alt.Y("GB:Q", title="implied DRAM traffic, GB"),
-        color=alt.Color("operand:N"), tooltip=["tile", "operand", alt.Tooltip("GB:Q", format=".4g"), "reads"])
+        x=alt.X("tile:N", sort=[str(t) for t in tiles], title=gettext("tile size (square)")),
+        y=alt.Y("GB:Q", title=gettext("implied DRAM traffic, GB")),
+        color=alt.Color("operand:N", title=gettext("operand")),
+        tooltip=[alt.Tooltip("tile:N", title=gettext("tile")), alt.Tooltip("operand:N", title=gettext("operand")),
+                 alt.Tooltip("GB:Q", format=".4g"), alt.Tooltip("reads:Q", title=gettext("reads"))])
     floor = alt.Chart(pd.DataFrame([{"GB": gemm_bytes(m, n, k, dtype) / 1e9}])).mark_rule(
         strokeDash=[4, 4], color="black").encode(y="GB:Q", tooltip=[alt.Tooltip("GB:Q", format=".4g")])
-    return (bars + floor).properties(height=300, title="Traffic each tile size implies (dashed: the minimum)")
+    return (bars + floor).properties(height=300, title=gettext("Traffic each tile size implies (dashed: the minimum)"))
 
 
-def wave_chart(measured: list[BenchResult] | None, predicted: list[dict]):
+def wave_chart(measured: list[BenchResult] | None, predicted: list[dict], *, gettext: Translate = english):
     """Throughput against N relative to the first N: the prediction (tile × wave efficiency) and, on a
-    GPU, each measured implementation's TFLOP/s."""
+    GPU, each measured implementation's TFLOP/s (texts through ``gettext``)."""
     import altair as alt
     import pandas as pd
 
-    recs = [{"N": p["n"], "series": "predicted (tile × wave)", "relative": p["predicted_efficiency"]
+    recs = [{"N": p["n"], "series": gettext("predicted (tile × wave)"), "relative": p["predicted_efficiency"]
              / predicted[0]["predicted_efficiency"], "waves": p["waves"], "tiles": p["tiles"]} for p in predicted]
     for impl in sorted({r.name for r in (measured or []) if r.tflops}):
         timed = [r for r in measured if r.name == impl and r.tflops]
         t0 = timed[0].tflops
-        label = "measured: cuBLAS (torch)" if impl == "torch" else f"measured: {impl}"
+        label = (gettext("measured: cuBLAS (torch)") if impl == "torch" else
+                 gettext("measured: {impl}").format(impl=impl))
         recs += [{"N": r.shape["n"], "series": label, "relative": r.tflops / t0, "waves": r.extra.get("waves"),
                   "tiles": r.extra.get("tiles")} for r in timed]
     df = pd.DataFrame(recs)
     return alt.Chart(df).mark_line(point=True, interpolate="step-after").encode(
         x=alt.X("N:Q", scale=alt.Scale(zero=False)),
-        y=alt.Y("relative:Q", title="TFLOP/s relative to the first N", scale=alt.Scale(zero=False)),
-        color="series:N", tooltip=["N", "series", alt.Tooltip("relative:Q", format=".3f"), "tiles", "waves"],
-    ).properties(height=300, title="Stepping N past a tile multiple")
+        y=alt.Y("relative:Q", title=gettext("TFLOP/s relative to the first N"), scale=alt.Scale(zero=False)),
+        color=alt.Color("series:N", title=gettext("series")),
+        tooltip=["N", alt.Tooltip("series:N", title=gettext("series")),
+                 alt.Tooltip("relative:Q", title=gettext("relative"), format=".3f"),
+                 alt.Tooltip("tiles:Q", title=gettext("tiles")), alt.Tooltip("waves:Q", title=gettext("waves"))],
+    ).properties(height=300, title=gettext("Stepping N past a tile multiple"))
 
 
 def trace_chart(tr: Any, step: int):

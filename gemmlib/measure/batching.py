@@ -35,6 +35,7 @@ from gemmlib.core.dtypes import get_dtype
 from gemmlib.core.errors import InputError
 from gemmlib.core.flops import gemm_flops
 from gemmlib.core.hardware import get_hardware
+from gemmlib.core.i18n import N_, Text
 from gemmlib.core.results import BenchResult, record, unsupported
 from gemmlib.core.roofline import attainable
 from gemmlib.measure import devices, harness, safety
@@ -98,7 +99,8 @@ def _torch_dtype(name: str):
 
     d = get_dtype(name).name
     if d not in BATCHING_DTYPES:
-        raise InputError(f"the batching benchmark runs {', '.join(BATCHING_DTYPES)}; got {name!r}")
+        raise InputError(N_("the batching benchmark runs {choices}; got {name!r}"),
+                         choices=", ".join(BATCHING_DTYPES), name=name)
     return {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[d]
 
 
@@ -115,7 +117,7 @@ def mode_bytes(mode: str, batch: int, m: int, k: int, n: int, dtype: str) -> flo
         return float((k * n + act) * eb)
     if mode in ("loop", "bmm"):
         return float((batch * k * n + act) * eb)
-    raise InputError(f"unknown mode {mode!r}; choose from {', '.join(MODES)}")
+    raise InputError(N_("unknown mode {mode!r}; choose from {choices}"), mode=mode, choices=", ".join(MODES))
 
 
 def mode_intensity(mode: str, batch: int, m: int, k: int, n: int, dtype: str) -> float:
@@ -132,16 +134,16 @@ def _validate(cfg: BatchingConfig, lim: safety.Limits) -> None:
     safety.check_dims(lim, M=cfg.m, K=cfg.k, N=cfg.n)
     _torch_dtype(cfg.dtype)
     if not cfg.batches:
-        raise InputError("give at least one batch size")
+        raise InputError(N_("give at least one batch size"))
     for b in cfg.batches:
         if isinstance(b, bool) or int(b) != b or b < 1:
-            raise InputError(f"batch sizes must be whole numbers ≥ 1, got {b!r}")
+            raise InputError(N_("batch sizes must be whole numbers ≥ 1, got {value!r}"), value=b)
         safety.check_dims(lim, **{"B·M": int(b) * cfg.m})
     bad = [md for md in cfg.modes if md not in MODES]
     if bad:
-        raise InputError(f"unknown mode {bad[0]!r}; choose from {', '.join(MODES)}")
+        raise InputError(N_("unknown mode {mode!r}; choose from {choices}"), mode=bad[0], choices=", ".join(MODES))
     if not cfg.modes:
-        raise InputError("choose at least one mode")
+        raise InputError(N_("choose at least one mode"))
 
 
 def _progress(progress: Progress, frac: float, text: str) -> None:
@@ -222,7 +224,7 @@ def run_batching(cfg: BatchingConfig, progress: Progress = None) -> list[BenchRe
             r.extra["rotated_sets"] = sets
             r.extra["rotated_bytes"] = sets * one_set
             if cfg.cuda_graph and device != "cuda":
-                r.reason = "CUDA graphs need a CUDA device: timed without them"
+                r.reason = N_("CUDA graphs need a CUDA device: timed without them")
             elif rot_note:
                 r.reason = rot_note
             results.append(r)
@@ -322,40 +324,54 @@ def article_verdict(prefill: list[BenchResult], decode: list[BenchResult], devic
     s_pre, lo, st = speed(prefill)
     s_dec, _, st_dec = speed(decode)
     if s_pre is None:
-        return {"speedup": None, "decode_speedup": s_dec, "verdict": "the example did not run"}
+        return {"speedup": None, "decode_speedup": s_dec, "verdict": Text(N_("the example did not run"))}
     b, m, k, n = st.shape["batch"], st.shape["m"], st.shape["k"], st.shape["n"]
     ridge = _ridge(device, st.dtype)
-    ridge_src = "" if device == "cuda" else " of the catalogue's placeholder CPU row"
+    ridge_text = (f"{ridge:.0f}" if device == "cuda" else
+                  Text(N_("{ridge:.0f} of the catalogue's placeholder CPU row"), ridge=ridge)) if ridge else ""
     w_mib = k * n * get_dtype(st.dtype).bytes / 2**20
-    parts = [f"At {b} × {m}×{k} @ {k}×{n} ({st.dtype}), stacking is {s_pre:.2f}× the loop "
-             f"({lo.tflops:.3g} → {st.tflops:.3g} TFLOP/s)."]
+    parts = [Text(N_("At {b} × {m}×{k} @ {k}×{n} ({dtype}), stacking is {speedup:.2f}× the loop ({t_loop:.3g} → "
+                     "{t_stacked:.3g} TFLOP/s)."), b=b, m=m, k=k, n=n, dtype=st.dtype, speedup=s_pre,
+                  t_loop=lo.tflops, t_stacked=st.tflops)]
     if s_pre >= 1.3:
-        parts.append("A real gain here: per-call overheads or weight re-reads were a large share of the loop.")
+        parts.append(Text(N_("A real gain here: per-call overheads or weight re-reads were a large share of the "
+                             "loop.")))
     elif s_pre >= 0.8:
         if ridge and lo.intensity >= ridge:
-            parts.append(f"Little gain, as expected: each request alone already has intensity {lo.intensity:.0f} "
-                         f"FLOP/B, above the ridge point ({ridge:.0f}{ridge_src}), so every call of the loop is "
-                         "compute-bound and stacking the same FLOPs cannot save time — the article's several-fold "
-                         "claim does not hold at this shape.")
+            parts.append(Text(N_("Little gain, as expected: each request alone already has intensity {intensity:.0f} "
+                                 "FLOP/B, above the ridge point ({ridge}), so every call of the loop is "
+                                 "compute-bound and stacking the same FLOPs cannot save time — the article's "
+                                 "several-fold claim does not hold at this shape."),
+                              intensity=lo.intensity, ridge=ridge_text))
         else:
-            parts.append(f"Little gain: each request has intensity {lo.intensity:.0f} FLOP/B"
-                         + (f" (ridge {ridge:.0f}{ridge_src})" if ridge else "")
-                         + (f", and the {w_mib:.3g} MiB weight stays in cache between the loop's calls"
-                            if w_mib < 64 else "") + ".")
+            cached = w_mib < 64
+            if ridge and cached:
+                t = N_("Little gain: each request has intensity {intensity:.0f} FLOP/B (ridge {ridge}), and the "
+                       "{mib:.3g} MiB weight stays in cache between the loop's calls.")
+            elif ridge:
+                t = N_("Little gain: each request has intensity {intensity:.0f} FLOP/B (ridge {ridge}).")
+            elif cached:
+                t = N_("Little gain: each request has intensity {intensity:.0f} FLOP/B, and the {mib:.3g} MiB "
+                       "weight stays in cache between the loop's calls.")
+            else:
+                t = N_("Little gain: each request has intensity {intensity:.0f} FLOP/B.")
+            parts.append(Text(t, intensity=lo.intensity, ridge=ridge_text, mib=w_mib))
     else:
-        parts.append("Stacking was slower here: the one large call ran less efficiently than the separate "
-                     "small ones on this device (on a shared CPU, multi-threaded BLAS calls suffer most from "
-                     "other load; rerun, or compare on a GPU).")
+        parts.append(Text(N_("Stacking was slower here: the one large call ran less efficiently than the separate "
+                             "small ones on this device (on a shared CPU, multi-threaded BLAS calls suffer most from "
+                             "other load; rerun, or compare on a GPU).")))
     if s_dec is not None:
         w_mb = k * n * get_dtype(st.dtype).bytes / 2**20
-        parts.append(f"At decode (M = 1) the same batch stacked is {s_dec:.2f}× the loop: one weight read "
-                     f"serves all {b} requests (intensity {st_dec.intensity:.1f} vs "
-                     f"{mode_intensity('loop', b, 1, k, n, st.dtype):.2f} FLOP/B per separate call), "
-                     f"so up to {b}× is possible while the weight read dominates.")
+        parts.append(Text(N_("At decode (M = 1) the same batch stacked is {speedup:.2f}× the loop: one weight read "
+                             "serves all {b} requests (intensity {i_stacked:.1f} vs {i_loop:.2f} FLOP/B per separate "
+                             "call), so up to {b}× is possible while the weight read dominates."),
+                          speedup=s_dec, b=b, i_stacked=st_dec.intensity,
+                          i_loop=mode_intensity("loop", b, 1, k, n, st.dtype)))
         if 0.8 <= s_dec < 1.5 and w_mb < 64:
-            parts.append(f"Here the weight is only {w_mb:.3g} MiB: it stays in cache between the loop's calls, "
-                         "so the loop does not pay the re-reads from DRAM that make batching pay on a GPU.")
-    return {"speedup": s_pre, "decode_speedup": s_dec, "verdict": " ".join(parts)}
+            parts.append(Text(N_("Here the weight is only {mib:.3g} MiB: it stays in cache between the loop's calls, "
+                                 "so the loop does not pay the re-reads from DRAM that make batching pay on a GPU."),
+                              mib=w_mb))
+    return {"speedup": s_pre, "decode_speedup": s_dec, "verdict": Text.joined(parts, " ")}
 
 
 def _ridge(device: str, dtype: str) -> float | None:
@@ -386,7 +402,7 @@ def model_rows(m: int, k: int, n: int, dtype: str, batches: list[int] | tuple[in
     out = []
     for b in batches:
         if isinstance(b, bool) or int(b) != b or b < 1:
-            raise InputError(f"batch sizes must be whole numbers ≥ 1, got {b!r}")
+            raise InputError(N_("batch sizes must be whole numbers ≥ 1, got {value!r}"), value=b)
         for mode in MODES:
             inten = mode_intensity(mode, int(b), m, k, n, dtype)
             row = {"mode": mode, "batch": int(b), "intensity": inten,
@@ -429,7 +445,7 @@ def lesson(results: list[BenchResult]) -> str:
     """What the sweep shows, in numbers: throughput gain of stacking over the loop and over bmm."""
     timed = [r for r in results if r.median_s]
     if not timed:
-        return "Nothing was measured."
+        return Text(N_("Nothing was measured."))
     batches = sorted({r.shape["batch"] for r in timed})
     big = batches[-1]
 
@@ -440,25 +456,32 @@ def lesson(results: list[BenchResult]) -> str:
     s1, sb = get("stacked", batches[0]), get("stacked", big)
     if s1 and sb and big > batches[0]:
         gain = sb.tflops / s1.tflops
-        verb = "raises" if gain >= 1 else "changes"
-        parts.append(f"Stacking {big} requests {verb} throughput {gain:.3g}× over batch {batches[0]} "
-                     f"(intensity {s1.intensity:.3g} → {sb.intensity:.3g} FLOP/B) while each call takes "
-                     f"{sb.median_s / s1.median_s:.3g}× as long.")
+        template = (N_("Stacking {big} requests raises throughput {gain:.3g}× over batch {first} (intensity "
+                       "{i1:.3g} → {i2:.3g} FLOP/B) while each call takes {slower:.3g}× as long.") if gain >= 1 else
+                    N_("Stacking {big} requests changes throughput {gain:.3g}× over batch {first} (intensity "
+                       "{i1:.3g} → {i2:.3g} FLOP/B) while each call takes {slower:.3g}× as long."))
+        parts.append(Text(template, big=big, gain=gain, first=batches[0], i1=s1.intensity, i2=sb.intensity,
+                          slower=sb.median_s / s1.median_s))
     lo, bm = get("loop", big), get("bmm", big)
-    if sb and lo:
-        parts.append(f"At batch {big}, stacked is {_ratio(lo.median_s / sb.median_s)} than the loop")
-        if bm:
-            parts[-1] += f" and {_ratio(bm.median_s / sb.median_s)} than bmm over distinct weights"
-        parts[-1] += "."
+    if sb and lo and bm:
+        parts.append(Text(N_("At batch {big}, stacked is {than_loop} than the loop and {than_bmm} than bmm over "
+                             "distinct weights."), big=big, than_loop=_ratio(lo.median_s / sb.median_s),
+                          than_bmm=_ratio(bm.median_s / sb.median_s)))
+    elif sb and lo:
+        parts.append(Text(N_("At batch {big}, stacked is {than_loop} than the loop."), big=big,
+                          than_loop=_ratio(lo.median_s / sb.median_s)))
     if bm and lo:
-        parts.append(f"bmm is {_ratio(lo.median_s / bm.median_s)} than the loop: it saves launches, but every "
-                     "request still reads its own weight, so its intensity does not grow with the batch.")
-    return " ".join(parts)
+        parts.append(Text(N_("bmm is {than_loop} than the loop: it saves launches, but every request still reads "
+                             "its own weight, so its intensity does not grow with the batch."),
+                          than_loop=_ratio(lo.median_s / bm.median_s)))
+    return Text.joined(parts, " ")
 
 
-def _ratio(speedup: float) -> str:
+def _ratio(speedup: float) -> Text:
     """2.0 -> '2× faster'; 0.5 -> '2× slower'."""
-    return f"{speedup:.3g}× faster" if speedup >= 1 else f"{1 / speedup:.3g}× slower"
+    if speedup >= 1:
+        return Text(N_("{ratio:.3g}× faster"), ratio=speedup)
+    return Text(N_("{ratio:.3g}× slower"), ratio=1 / speedup)
 
 
 # --------------------------------------------------------------------------- copy bandwidth

@@ -35,6 +35,7 @@ from gemmlib.core import ceilings
 from gemmlib.core import format as fmt
 from gemmlib.core.dtypes import dtype_bytes, get_dtype
 from gemmlib.core.errors import InputError
+from gemmlib.core.i18n import N_, Text
 from gemmlib.core.machine import match_catalogue
 from gemmlib.core.results import BenchResult, Timing, record, unsupported
 from gemmlib.llm.presets import from_name
@@ -44,12 +45,24 @@ from gemmlib.measure.quant import fp8_supported, operand_bytes
 PRECISION_DTYPES: tuple[str, ...] = ("fp32", "tf32", "fp16", "bf16", "int8", "fp8")
 
 # The article's INT8 example: M, K, N = 1024, 4096, 1024 (seq_len × d_model by d_model × 1024).
-ARTICLE_SHAPE = (1024, 1024, 4096, "article 1024×4096·4096×1024")
+ARTICLE_SHAPE = (1024, 1024, 4096, "article 1024×4096·4096×1024")  # SHAPE_LABELS["article"]
 
 # CPU fp16 GEMMs run without fp16 arithmetic units on most CPUs: ~2 s for 1024³ on a 2-core server.
 CPU_FP16_MAX_FLOPS = 2 * 512**3
 
 Shape = tuple[int, int, int, str]  # (M, N, K, label)
+
+# Row notes: constant pieces joined by "; " (a page translates each piece: charts.bench.note_text)
+QUANTIZED_BEFOREHAND = N_("quantized beforehand")
+WEIGHTS_ONCE = N_("weights quantized once")
+FP8_GEMM_NOTES = {  # (rowwise scales, fast accumulation) -> the fp8 row's note
+    (True, True): N_("e4m3 × e4m3 → bf16 (`torch._scaled_mm`, scales per row of A / per column of B, "
+                     "fast accumulation on)"),
+    (True, False): N_("e4m3 × e4m3 → bf16 (`torch._scaled_mm`, scales per row of A / per column of B, "
+                      "fast accumulation off)"),
+    (False, True): N_("e4m3 × e4m3 → bf16 (`torch._scaled_mm`, scales one per tensor, fast accumulation on)"),
+    (False, False): N_("e4m3 × e4m3 → bf16 (`torch._scaled_mm`, scales one per tensor, fast accumulation off)"),
+}
 
 
 @dataclass(frozen=True)
@@ -72,7 +85,37 @@ class PrecisionConfig:
 
 # --------------------------------------------------------------------------- shapes
 def square_shapes(sizes: tuple[int, ...] | list[int]) -> tuple[Shape, ...]:
-    return tuple((int(s), int(s), int(s), f"square {int(s)}") for s in sizes)
+    return tuple((int(s), int(s), int(s), SHAPE_LABELS["square"].format(n=int(s))) for s in sizes)
+
+
+# The shapes' labels (English in the results, the CLI and the report); ``shape_label`` reads one
+# back into its template and values to show it in another language.
+SHAPE_LABELS = {
+    "square": N_("square {n}"), "article": N_("article {shape}"),
+    "qkv_prefill": N_("{preset} QKV prefill ({batch}×{seq} tokens)"), "up_prefill": N_("{preset} MLP up prefill"),
+    "down_prefill": N_("{preset} MLP down prefill"), "qkv_decode": N_("{preset} QKV decode (M={batch})"),
+    "up_decode": N_("{preset} MLP up decode (M={batch})"),
+}
+
+
+def _label_pattern(template: str) -> re.Pattern:
+    parts = re.split(r"\{(\w+)\}", template)
+    rx = "".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>.+?)" for i, p in enumerate(parts))
+    return re.compile(f"^{rx}$")
+
+
+_LABEL_PATTERNS = [(t, _label_pattern(t)) for t in SHAPE_LABELS.values()]
+
+
+def shape_label(label: str, gettext: Any = None) -> str:
+    """A shape's label (one of ``SHAPE_LABELS`` filled in) through ``gettext``; any other label as it is."""
+    if gettext is None or not isinstance(label, str):
+        return label
+    for template, pat in _LABEL_PATTERNS:
+        m = pat.match(label)
+        if m:
+            return gettext(template).format(**m.groupdict())
+    return label
 
 
 def default_squares(device: str, quick: bool = False) -> tuple[int, ...]:
@@ -91,11 +134,11 @@ def llm_shapes(preset: str = "llama-2-7b", batch: int = 1, seq: int = 512) -> tu
     hidden, qkv, ffn = cfg.hidden, cfg.q_dim + 2 * cfg.kv_dim, cfg.ffn
     tokens = batch * seq
     return (
-        (tokens, qkv, hidden, f"{preset} QKV prefill ({batch}×{seq} tokens)"),
-        (tokens, ffn, hidden, f"{preset} MLP up prefill"),
-        (tokens, hidden, ffn, f"{preset} MLP down prefill"),
-        (batch, qkv, hidden, f"{preset} QKV decode (M={batch})"),
-        (batch, ffn, hidden, f"{preset} MLP up decode (M={batch})"),
+        (tokens, qkv, hidden, SHAPE_LABELS["qkv_prefill"].format(preset=preset, batch=batch, seq=seq)),
+        (tokens, ffn, hidden, SHAPE_LABELS["up_prefill"].format(preset=preset)),
+        (tokens, hidden, ffn, SHAPE_LABELS["down_prefill"].format(preset=preset)),
+        (batch, qkv, hidden, SHAPE_LABELS["qkv_decode"].format(preset=preset, batch=batch)),
+        (batch, ffn, hidden, SHAPE_LABELS["up_decode"].format(preset=preset, batch=batch)),
     )
 
 
@@ -121,12 +164,12 @@ def normalise_dtypes(dtypes: Any) -> tuple[str, ...]:
             continue
         name = get_dtype(d).name
         if name not in PRECISION_DTYPES:
-            raise InputError(f"dtype {d!r} is not part of the precision benchmark; "
-                             f"choose from {', '.join(PRECISION_DTYPES)}")
+            raise InputError(N_("dtype {dtype!r} is not part of the precision benchmark; choose from {choices}"),
+                             dtype=d, choices=", ".join(PRECISION_DTYPES))
         if name not in out:
             out.append(name)
     if not out:
-        raise InputError(f"no dtype given; choose from {', '.join(PRECISION_DTYPES)}")
+        raise InputError(N_("no dtype given; choose from {choices}"), choices=", ".join(PRECISION_DTYPES))
     return tuple(out)
 
 
@@ -159,16 +202,16 @@ def validate(cfg: PrecisionConfig, lim: safety.Limits | None = None) -> safety.L
     """All checks that can refuse a run, before anything is allocated. Returns the limits used."""
     lim = lim or safety.limits()
     if not cfg.shapes:
-        raise InputError("no shape to run; give M, N and K")
+        raise InputError(N_("no shape to run; give M, N and K"))
     if len(cfg.shapes) > 32:
-        raise InputError(f"{len(cfg.shapes)} shapes is too many for one run (at most 32)")
+        raise InputError(N_("{n} shapes is too many for one run (at most 32)"), n=len(cfg.shapes))
     for m, n, k, _ in cfg.shapes:
         safety.check_dims(lim, M=m, N=n, K=k)
         if cfg.device == "cpu":
             lim.check_cpu_flops(2 * m * n * k, f"a {m}×{n}×{k} GEMM")
     normalise_dtypes(cfg.dtypes)
     if not (0 < cfg.min_run_time <= 30):
-        raise InputError(f"time per row must be between 0 and 30 s, got {cfg.min_run_time}")
+        raise InputError(N_("time per row must be between 0 and 30 s, got {value}"), value=cfg.min_run_time)
     harness.require_device(cfg.device)
     safety.check_memory(estimate_bytes(cfg, lim), cfg.device, lim)
     return lim
@@ -205,8 +248,8 @@ def _unsupported_reason(dtype: str, device: str, m: int, n: int, k: int, cfg: Pr
     """Why ``dtype`` cannot run here, or "" when it can."""
     if device == "cpu":
         if dtype == "tf32":
-            return ("tf32 is a mode of NVIDIA tensor cores (Ampere and newer); a CPU multiplies fp32 "
-                    "in full precision, so there is nothing to measure")
+            return N_("tf32 is a mode of NVIDIA tensor cores (Ampere and newer); a CPU multiplies fp32 "
+                      "in full precision, so there is nothing to measure")
         if dtype == "fp16" and 2 * m * n * k > cfg.cpu_fp16_max_flops:
             return (f"skipped: most CPUs have no fp16 arithmetic, torch converts element by element and a "
                     f"{m}×{n}×{k} fp16 GEMM would take seconds; fp16 runs on this CPU up to "
@@ -280,9 +323,9 @@ def _float_rows(run: _Run, dtype: str, shape: dict, a0: Any, b0: Any, ref: Any, 
         err = harness.rel_error(out, ref) if ref is not None else None
         del out
         t = _time(torch.matmul, sets, cfg)
-    note = {"tf32": "fp32 storage, TF32 tensor-core multiply (torch.backends.cuda.matmul TF32 on)",
-            "fp32": "full fp32 (TF32 off)" if cfg.device == "cuda" else "",
-            "fp16": "fp16 operands, fp32 accumulation", "bf16": "bf16 operands, fp32 accumulation"}[dtype]
+    note = {"tf32": N_("fp32 storage, TF32 tensor-core multiply (`torch.backends.cuda.matmul` TF32 on)"),
+            "fp32": N_("full fp32 (TF32 off)") if cfg.device == "cuda" else "",
+            "fp16": N_("fp16 operands, fp32 accumulation"), "bf16": N_("bf16 operands, fp32 accumulation")}[dtype]
     r = run.row(dtype, dtype, shape, (m * k + k * n + m * n) * b, rel_error=err, reason=note)
     r.set_timing(t)
     r.extra["rotated_sets"] = n_rot
@@ -376,7 +419,7 @@ def _int8_rows(run: _Run, shape: dict, a0: Any, b0: Any, ref: Any, n_rot: int) -
     pad = ops[0].padding
     err = harness.rel_error(ops[0].result(torch.float32), ref) if ref is not None else None
     t = _time(torch._int_mm, [(o.a_q, o.b_q) for o in ops], cfg)
-    why = "int8×int8→int32 (torch._int_mm), scales per row of A and per column of B; quantized beforehand"
+    why = N_("int8×int8→int32 (`torch._int_mm`), scales per row of A and per column of B") + "; " + QUANTIZED_BEFOREHAND
     if pad.padded:
         why += "; " + pad.note()
     r = run.row("int8", "int8", shape, m * k + k * n + 4 * m * n, rel_error=err, reason=why)
@@ -404,8 +447,8 @@ def _int8_rows(run: _Run, shape: dict, a0: Any, b0: Any, ref: Any, n_rot: int) -
     del out
     t2 = _time(linear, list(zip(acts, ops, strict=True)), cfg)
     r2 = run.row("int8 + quant", "int8", shape, m * k * act_b + k * n + m * n * act_b, rel_error=err2,
-                 reason=f"quantize A ({'bf16' if act_b == 2 else 'fp32'}) per call + torch._int_mm + dequantize; "
-                        "weights quantized once")
+                 reason=(N_("quantize A (bf16) per call + `torch._int_mm` + dequantize") if act_b == 2 else
+                         N_("quantize A (fp32) per call + `torch._int_mm` + dequantize")) + "; " + WEIGHTS_ONCE)
     r2.set_timing(t2)
     r2.extra.update(variant="with quant", rotated_sets=n_rot)
     rows.append(run.finish(r2, 1, act_b))
@@ -442,9 +485,7 @@ def _fp8_rows(run: _Run, shape: dict, a0: Any, b0: Any, ref: Any, n_rot: int) ->
                         rowwise))
     t = _time(quant.Fp8Operands.matmul, [(o,) for o in ops], cfg)
     pad = op0.padding
-    scales = "per row of A / per column of B" if op0.rowwise else "one per tensor"
-    why = (f"e4m3 × e4m3 → bf16 (torch._scaled_mm, scales {scales}, "
-           f"fast accumulation {'on' if cfg.fp8_fast_accum else 'off'}); quantized beforehand")
+    why = FP8_GEMM_NOTES[(op0.rowwise, bool(cfg.fp8_fast_accum))] + "; " + QUANTIZED_BEFOREHAND
     if pad.padded:
         why += "; " + pad.note("torch._scaled_mm needs K and N multiples of 16")
     if note:
@@ -474,8 +515,8 @@ def _fp8_rows(run: _Run, shape: dict, a0: Any, b0: Any, ref: Any, n_rot: int) ->
     del out
     t2 = _time(linear, list(zip(acts, ops, strict=True)), cfg)
     r2 = run.row("fp8 + quant", "fp8", shape, m * k * act_b + k * n + 2 * m * n, rel_error=err2,
-                 reason="quantize A to e4m3 per call + torch._scaled_mm (dequantizes in its epilogue); "
-                        "weights quantized once" + ("; " + note if note else ""))
+                 reason=N_("quantize A to e4m3 per call + `torch._scaled_mm` (dequantizes in its epilogue)") + "; "
+                 + WEIGHTS_ONCE + ("; " + note if note else ""))
     r2.set_timing(t2)
     r2.extra.update(variant="with quant", rowwise=op0.rowwise, rotated_sets=n_rot)
     rows.append(run.finish(r2, 1, 2))
@@ -575,7 +616,7 @@ def int8_verdict(results: list[BenchResult]) -> str:
             if best is None or f > best[1]["fp32"].flops:
                 best = (label, rows)
     if best is None:
-        return "INT8 claims not checked: this run has no int8 and fp32 pair on the same shape."
+        return Text(N_("INT8 claims not checked: this run has no int8 and fp32 pair on the same shape."))
     label, rows = best
     i8, f32 = rows["int8"], rows["fp32"]
     m, n, k = i8.shape["m"], i8.shape["n"], i8.shape["k"]
@@ -583,24 +624,28 @@ def int8_verdict(results: list[BenchResult]) -> str:
     total_saving = 1 - i8.bytes / f32.bytes
     speed = f32.median_s / i8.median_s
     if speed < 2:
-        judged = f"below the claimed 2–4× ({speed:.2f}× fp32)"
+        judged = Text(N_("below the claimed 2–4× ({speed:.2f}× fp32)"), speed=speed)
     elif speed <= 4:
-        judged = f"within the claimed 2–4× ({speed:.2f}× fp32)"
+        judged = Text(N_("within the claimed 2–4× ({speed:.2f}× fp32)"), speed=speed)
     else:
-        judged = f"above the claimed 2–4× ({speed:.2f}× fp32)"
-    parts = [f"INT8 on {i8.device_name}, {label}: operands {operand_saving:.0%} smaller than fp32 "
-             f"(with the int32 output {total_saving:.0%} fewer bytes in all); GEMM speed {judged}"]
+        judged = Text(N_("above the claimed 2–4× ({speed:.2f}× fp32)"), speed=speed)
+    parts = [Text(N_("INT8 on {dev}, {shape}: operands {operand_saving:.0%} smaller than fp32 (with the int32 "
+                     "output {total_saving:.0%} fewer bytes in all); GEMM speed {judged}"),
+                  dev=i8.device_name, shape=label, operand_saving=operand_saving, total_saving=total_saving,
+                  judged=judged)]
     for base in ("bf16", "fp16"):
         if base in rows:
-            parts.append(f"{rows[base].median_s / i8.median_s:.2f}× {base}, the fair baseline")
+            parts.append(Text(N_("{ratio:.2f}× {base}, the fair baseline"), ratio=rows[base].median_s / i8.median_s,
+                              base=base))
             break
     if "int8 + quant" in rows:
-        parts.append(f"{f32.median_s / rows['int8 + quant'].median_s:.2g}× fp32 with quantization included")
+        parts.append(Text(N_("{ratio:.2g}× fp32 with quantization included"),
+                          ratio=f32.median_s / rows["int8 + quant"].median_s))
     if i8.extra.get("dispatch_note"):
         parts.append(i8.extra["dispatch_note"])
     elif i8.extra.get("kernels"):
-        parts.append(f"kernel `{i8.extra['kernels'][0][:80]}`")
-    return "; ".join(parts) + "."
+        parts.append(Text(N_("kernel `{kernel}`"), kernel=i8.extra["kernels"][0][:80]))
+    return Text(N_("{parts}."), parts=Text.joined(parts))
 
 
 def summary_rows(results: list[BenchResult]) -> list[dict]:

@@ -31,6 +31,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from gemmlib.core.i18n import N_
+
 INT8_MAX = 127
 FP8_E4M3_MAX = 448.0
 
@@ -229,7 +231,7 @@ def fp8_supported(device: str) -> tuple[bool, str]:
         return False, f"this PyTorch ({torch.__version__}) has no float8 e4m3 / torch._scaled_mm"
     if device == "cuda":
         if not torch.cuda.is_available():
-            return False, "no CUDA device"
+            return False, N_("no CUDA device")
         if torch.version.hip:
             return False, "ROCm build: float8 e4m3fn (the OCP format) is not what this path targets"
         cap = torch.cuda.get_device_capability()
@@ -244,8 +246,8 @@ def fp8_supported(device: str) -> tuple[bool, str]:
             scaled_mm(a, column_major(a), one, one, torch.float32, False)
         except (RuntimeError, NotImplementedError, TypeError) as e:
             return False, f"this PyTorch has no CPU kernel for torch._scaled_mm ({str(e).splitlines()[0][:80]})"
-        return True, ("the CPU has no fp8 hardware: torch runs _scaled_mm through a reference kernel "
-                      "(correct numbers, not an fp8 speed figure)")
+        return True, N_("the CPU has no fp8 hardware: torch runs `_scaled_mm` through a reference kernel "
+                        "(correct numbers, not an fp8 speed figure)")
     return False, f"fp8 is not implemented here for device {device!r}"
 
 

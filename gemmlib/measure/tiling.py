@@ -31,6 +31,7 @@ from gemmlib.core import format as fmt
 from gemmlib.core.dtypes import get_dtype
 from gemmlib.core.errors import InputError
 from gemmlib.core.flops import gemm_bytes, gemm_flops, wave_quantization
+from gemmlib.core.i18n import N_, Text
 from gemmlib.core.results import BenchResult, record, unsupported
 from gemmlib.explain.tiling import _check_shapes, _check_tile, numpy_blocked, tile_count, tile_traffic
 from gemmlib.measure import harness, safety
@@ -38,10 +39,10 @@ from gemmlib.measure import triton_gemm as tg
 
 IMPLS: tuple[str, ...] = ("python_tiled", "numpy_blocked", "triton", "torch")
 IMPL_LABELS = {
-    "python_tiled": "Python loops over tiles, torch.matmul per sub-block (the article)",
-    "numpy_blocked": "numpy, output-stationary blocks with an accumulator",
-    "triton": "Triton kernel (tiles in registers / shared memory)",
-    "torch": "torch.matmul on the whole matrices (cuBLAS / CPU BLAS)",
+    "python_tiled": N_("Python loops over tiles, `torch.matmul` per sub-block (the article)"),
+    "numpy_blocked": N_("numpy, output-stationary blocks with an accumulator"),
+    "triton": N_("Triton kernel (tiles in registers / shared memory)"),
+    "torch": N_("`torch.matmul` on the whole matrices (cuBLAS / CPU BLAS)"),
 }
 TILING_DTYPES: tuple[str, ...] = ("fp32", "fp16", "bf16")
 # sub-block products one python_tiled / numpy_blocked call may make (each is a library call from Python)
@@ -88,7 +89,8 @@ def _torch_dtype(name: str):
 
     d = get_dtype(name).name
     if d not in TILING_DTYPES:
-        raise InputError(f"the tiling benchmark runs {', '.join(TILING_DTYPES)}; got {name!r}")
+        raise InputError(N_("the tiling benchmark runs {choices}; got {name!r}"), choices=", ".join(TILING_DTYPES),
+                         name=name)
     return {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[d]
 
 
@@ -102,12 +104,13 @@ def parse_int_list(text: str | list | tuple, what: str = "tiles") -> tuple[int, 
         try:
             f = float(it)
         except (TypeError, ValueError):
-            raise InputError(f"{what} must be whole numbers separated by commas, got {it!r}") from None
+            raise InputError(N_("{what} must be whole numbers separated by commas, got {value!r}"), what=what,
+                             value=it) from None
         if not f.is_integer() or f < 1:
-            raise InputError(f"each of {what} must be a whole number ≥ 1, got {it!r}")
+            raise InputError(N_("each of {what} must be a whole number ≥ 1, got {value!r}"), what=what, value=it)
         out.append(int(f))
     if not out:
-        raise InputError(f"give at least one value for {what}")
+        raise InputError(N_("give at least one value for {what}"), what=what)
     return tuple(dict.fromkeys(out))
 
 
@@ -117,12 +120,13 @@ def _validate(cfg: TilingConfig, lim: safety.Limits) -> None:
     _torch_dtype(cfg.dtype)
     for t in cfg.tiles:
         if isinstance(t, bool) or int(t) != t or t < 1:
-            raise InputError(f"tile sizes must be whole numbers ≥ 1, got {t!r}")
+            raise InputError(N_("tile sizes must be whole numbers ≥ 1, got {value!r}"), value=t)
     bad = [i for i in cfg.impls if i not in IMPLS]
     if bad:
-        raise InputError(f"unknown implementation {bad[0]!r}; choose from {', '.join(IMPLS)}")
+        raise InputError(N_("unknown implementation {impl!r}; choose from {choices}"), impl=bad[0],
+                         choices=", ".join(IMPLS))
     if not cfg.impls:
-        raise InputError("choose at least one implementation")
+        raise InputError(N_("choose at least one implementation"))
 
 
 def _progress(progress: Progress, frac: float, text: str) -> None:
@@ -215,7 +219,7 @@ def _run_one(impl, tile, cfg, device, sets_ab, ref, base, refuse, extra, np, tor
     if impl == "torch":
         fn = torch.matmul
         args = sets_ab
-        extra["tile_note"] = "library's own tiling"
+        extra["tile_note"] = N_("library's own tiling")
     elif impl == "python_tiled":
 
         calls = tile_count(m, n, k, tile)
@@ -269,7 +273,7 @@ def _run_one(impl, tile, cfg, device, sets_ab, ref, base, refuse, extra, np, tor
             out = tg.triton_matmul(a, b, block=block)
             row = base(impl, tile, **extra)
             row.rel_error = harness.rel_error(out, ref)
-            row.reason = "interpreter: correctness only (no speed figure)"
+            row.reason = N_("interpreter: correctness only (no speed figure)")
             return row
         if tile is not None:
             stages, warps = tg.launch_for(tile, tile, dname)
@@ -282,7 +286,7 @@ def _run_one(impl, tile, cfg, device, sets_ab, ref, base, refuse, extra, np, tor
             return tg.triton_matmul(a, b, block=_blk)
         args = sets_ab
     else:  # pragma: no cover - validated above
-        raise InputError(f"unknown implementation {impl!r}")
+        raise InputError(N_("unknown implementation {impl!r}"), impl=impl)
 
     a, b = args[0]
     out = fn(a, b)
@@ -326,7 +330,7 @@ def run_wave_sweep(device: str = "cuda", m: int = 8192, k: int = 8192, ns: list[
 
     ns = list(ns or wave_sweep_ns())
     if not ns or len(ns) > MAX_WAVE_POINTS:
-        raise InputError(f"give 1 to {MAX_WAVE_POINTS} values of N, got {len(ns)}")
+        raise InputError(N_("give 1 to {most} values of N, got {n}"), most=MAX_WAVE_POINTS, n=len(ns))
     lim = safety.limits()
     deadline = deadline or safety.Deadline(lim.time_limit_s)
     safety.check_dims(lim, M=m, K=k, **{f"N{i}": v for i, v in enumerate(ns)})
@@ -334,7 +338,7 @@ def run_wave_sweep(device: str = "cuda", m: int = 8192, k: int = 8192, ns: list[
     dname = get_dtype(dtype).name
     bad = [i for i in impls if i not in ("torch", "triton")]
     if bad:
-        raise InputError(f"the wave sweep measures torch and triton, not {bad[0]!r}")
+        raise InputError(N_("the wave sweep measures torch and triton, not {impl!r}"), impl=bad[0])
     ok, why = harness.torch_device_available(device)
     if device != "cuda" or not ok:
         reason = why or "tile and wave quantization needs a GPU (SMs running waves of tiles)"
@@ -456,8 +460,9 @@ def lesson(results: list[BenchResult]) -> str:
     """One paragraph, from the numbers: how far the Python-level tiling is from the library."""
     lib = next((r for r in results if r.name == "torch" and r.median_s), None)
     if lib is None:
-        return "The library call (torch) did not run, so there is nothing to compare against."
-    parts = [f"One library call takes {lib.median_s * 1e3:.3g} ms ({lib.tflops:.3g} TFLOP/s)."]
+        return Text(N_("The library call (torch) did not run, so there is nothing to compare against."))
+    parts = [Text(N_("One library call takes {ms:.3g} ms ({tflops:.3g} TFLOP/s)."), ms=lib.median_s * 1e3,
+                  tflops=lib.tflops)]
     for impl in ("python_tiled", "numpy_blocked", "triton"):
         timed = [r for r in results if r.name == impl and r.median_s]
         if not timed:
@@ -465,22 +470,25 @@ def lesson(results: list[BenchResult]) -> str:
         best = min(timed, key=lambda r: r.median_s)
         ratio = best.median_s / lib.median_s
         tile = best.shape.get("tile")
-        where = f"tile {tile}" if tile else "autotuned"
+        where = Text(N_("tile {tile}"), tile=tile) if tile else Text(N_("autotuned"))
         if ratio >= 1:
-            parts.append(f"`{impl}` at its best ({where}) is {ratio:.3g}× slower.")
+            parts.append(Text(N_("`{impl}` at its best ({where}) is {ratio:.3g}× slower."), impl=impl, where=where,
+                              ratio=ratio))
         else:
-            parts.append(f"`{impl}` at its best ({where}) is {1 / ratio:.3g}× faster.")
+            parts.append(Text(N_("`{impl}` at its best ({where}) is {ratio:.3g}× faster."), impl=impl, where=where,
+                              ratio=1 / ratio))
     faster = [r for r in results if r.name in ("python_tiled", "numpy_blocked") and r.median_s
               and r.median_s < lib.median_s]
     if faster:
-        parts.append("Python-level tiling beating the library is not the expected result: it usually means the "
-                     "one large library call lost time to its threads (on a busy CPU a multi-threaded BLAS call "
-                     "waits for cores other work holds, while small sub-block calls run on one thread). Rerun "
-                     "on an idle machine before drawing a conclusion.")
+        parts.append(Text(N_("Python-level tiling beating the library is not the expected result: it usually means "
+                             "the one large library call lost time to its threads (on a busy CPU a multi-threaded "
+                             "BLAS call waits for cores other work holds, while small sub-block calls run on one "
+                             "thread). Rerun on an idle machine before drawing a conclusion.")))
     tri = [r for r in results if r.name == "triton" and r.supported and not r.median_s]
     if tri:
-        parts.append("The Triton kernel ran in the interpreter: its result was checked, its time is not shown.")
-    return " ".join(parts)
+        parts.append(Text(N_("The Triton kernel ran in the interpreter: its result was checked, its time is not "
+                             "shown.")))
+    return Text.joined(parts, " ")
 
 
 # --------------------------------------------------------------------------- report section
