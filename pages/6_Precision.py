@@ -6,6 +6,8 @@ and draws the results.
 """
 
 
+from dataclasses import replace
+
 import pandas as pd
 import streamlit as st
 
@@ -36,6 +38,8 @@ SHAPE_SETS = (N_("Squares"), N_("LLM layer"), N_("Article's INT8 example"), N_("
 FORMAT_LABELS = {"int8 + quant": N_("int8 + quant"), "fp8 + quant": N_("fp8 + quant")}  # the rows' format column
 
 
+# option labels: a gettext bound to this run's language (Streamlit and AppTest call format_func later)
+shown_as = ui.gettext_for(ui.lang())
 lim = ui.bench_limits()
 
 cuda_ok, cuda_why = ui.cuda_available()
@@ -47,8 +51,8 @@ default_preset = "llama-2-7b" if "llama-2-7b" in presets else presets[0]
 with st.container(border=True):
     c = st.columns([1, 2, 3])
     device = ui.url(c[0].radio, _("Device"), devices, key="pr_device",
-                    help=None if cuda_ok else _("No GPU here: {why}").format(why=cuda_why))
-    shape_set = ui.url(c[1].radio, _("Shapes"), SHAPE_SETS, key="pr_set", format_func=_)
+                    help=None if cuda_ok else _("No GPU here: {why}").format(why=ui.tr(cuda_why)))
+    shape_set = ui.url(c[1].radio, _("Shapes"), SHAPE_SETS, key="pr_set", format_func=shown_as)
     dtypes = c[2].multiselect(_("Formats"), bp.PRECISION_DTYPES, default=list(bp.PRECISION_DTYPES), key="pr_dtypes")
     shapes: tuple = ()
     with ui.guard(_("the shapes")):
@@ -115,8 +119,8 @@ if not rows:
 
 results = [BenchResult.from_dict(r) for r in rows]
 st.subheader(_("Results"))
-st.success(ui.tr(bp.int8_verdict(results)))
-ui.noise_note(results)
+st.success(bp.int8_verdict(results).render(_))
+ui.noise_note([replace(r, name=_(FORMAT_LABELS.get(r.name, r.name))) for r in results])
 table = pd.DataFrame(bp.summary_rows(results)).dropna(axis=1, how="all")  # e.g. no datasheet on a CPU
 table["format"] = table["format"].map(lambda f: _(FORMAT_LABELS.get(f, f)))
 if "note" in table:

@@ -29,7 +29,7 @@ IMPL_NAMES = {"python_tiled": N_("python_tiled"), "numpy_blocked": N_("numpy_blo
 
 
 def impl_name(impl: str) -> str:
-    return _(IMPL_NAMES.get(impl, impl))
+    return shown_as(IMPL_NAMES.get(impl, impl))
 
 
 def classroom_caps() -> str:
@@ -56,6 +56,8 @@ table), yet the Python tiles are slower than one library call; only inside a ker
 """), folded=present)
 
 
+# option labels: a gettext bound to this run's language (Streamlit and AppTest call format_func later)
+shown_as = ui.gettext_for(ui.lang())
 lim = ui.bench_limits()
 
 # ----------------------------------------------------------------------------- 1. the loop order, animated
@@ -65,7 +67,7 @@ ui.url(c[0].number_input, "M", 1, ref.MAX_DIM, 6, key="ti_m")
 ui.url(c[1].number_input, "N", 1, ref.MAX_DIM, 6, key="ti_n")
 ui.url(c[2].number_input, "K", 1, ref.MAX_DIM, 6, key="ti_k")
 ui.url(c[3].number_input, _("tile (square)"), 1, ref.MAX_DIM, 2, key="ti_t",
-       help=_("tile_m = tile_n = tile_k; edge tiles are smaller when it does not divide"))
+       help=_("`tile_m = tile_n = tile_k`; edge tiles are smaller when it does not divide"))
 ui.url(c[4].number_input, _("seed"), 0, 10**6, 0, key="ti_seed")
 
 
@@ -130,15 +132,15 @@ devices = ["cuda", "cpu"] if cuda_ok else ["cpu"]
 with st.container(border=True):
     c = st.columns([1, 1, 1, 3])
     device = ui.url(c[0].radio, _("Device"), devices, key="tb_device",
-                    help=None if cuda_ok else _("No GPU here: {why}").format(why=cuda_why))
+                    help=None if cuda_ok else _("No GPU here: {why}").format(why=ui.tr(cuda_why)))
     defaults = bt.gpu_defaults() if device == "cuda" else bt.cpu_defaults()
     ui.url(c[1].number_input, "M = N = K", 1, lim.max_dim, min(defaults.size, lim.max_dim), key="tb_size",
            help=_("odd sizes work: edge tiles are smaller"))
     ui.url(c[2].selectbox, _("dtype"), bt.TILING_DTYPES, index=list(bt.TILING_DTYPES).index(defaults.dtype),
            key="tb_dtype")
     impls = c[3].multiselect(_("Implementations"), list(bt.IMPLS), default=list(bt.IMPLS), key="tb_impls",
-                             format_func=lambda i: _("{impl} — {label}").format(impl=impl_name(i),
-                                                                                label=_(bt.IMPL_LABELS[i])))
+                             format_func=lambda i: shown_as("{impl} — {label}").format(
+                                 impl=impl_name(i), label=shown_as(bt.IMPL_LABELS[i])))
     d = st.columns([3, 1, 2])
     tiles = d[0].multiselect(_("Tile sizes"), [8, 16, 32, 64, 128, 256, 512, 1024], default=list(defaults.tiles),
                              key=f"tb_tiles_{device}")
@@ -169,8 +171,8 @@ if rows:
     r0 = results[0]
     st.markdown(_("**{m}×{n}×{k}, {dtype}, on {dev}.**").format(
         m=r0.shape["m"], n=r0.shape["n"], k=r0.shape["k"], dtype=r0.dtype, dev=ui.md(r0.device_name)))
-    st.success(ui.tr(bt.lesson(results)))
-    ui.noise_note(results)
+    st.success(bt.lesson(results).render(_))
+    ui.noise_note([replace(r, name=impl_name(r.name)) for r in results])  # rows named as the reader reads them
     table = pd.DataFrame(bt.rows(results))
     table["median ms"] = table["median_s"] * 1e3
     table["impl"] = table["impl"].map(impl_name)

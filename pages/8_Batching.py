@@ -36,6 +36,8 @@ weight read *is* the time — and stacking shares it across the batch.
 )
 
 
+# option labels: a gettext bound to this run's language (Streamlit and AppTest call format_func later)
+shown_as = ui.gettext_for(ui.lang())
 lim = ui.bench_limits()
 
 cuda_ok, cuda_why = ui.cuda_available()
@@ -45,7 +47,7 @@ MODE_LABELS = {"loop": N_("loop"), "stacked": N_("stacked"), "bmm": N_("bmm")}
 
 
 def mode_label(mode: str) -> str:
-    return _(MODE_LABELS.get(mode, mode))
+    return shown_as(MODE_LABELS.get(mode, mode))
 
 
 def shown(results: list[BenchResult]) -> list[BenchResult]:
@@ -57,10 +59,10 @@ BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256]
 with st.container(border=True):
     c = st.columns([1, 2, 1, 1, 1, 1])
     device = ui.url(c[0].radio, _("Device"), devices, key="ba_device",
-                    help=None if cuda_ok else _("No GPU here: {why}").format(why=cuda_why))
+                    help=None if cuda_ok else _("No GPU here: {why}").format(why=ui.tr(cuda_why)))
     dec = bb.gpu_decode_defaults() if device == "cuda" else bb.cpu_decode_defaults()
     pre = bb.gpu_prefill_defaults() if device == "cuda" else bb.cpu_prefill_defaults()
-    shape = ui.url(c[1].radio, _("Shape"), SHAPES, key="ba_shape", horizontal=True, format_func=_)
+    shape = ui.url(c[1].radio, _("Shape"), SHAPES, key="ba_shape", horizontal=True, format_func=shown_as)
     if shape == "Decode (M = 1)":
         m, k, n = 1, dec.k, dec.n
         default_batches = list(dec.batches)
@@ -138,8 +140,8 @@ if rows:
     r0 = results[0]
     st.markdown(_("**M = {m}, K = {k}, N = {n}, {dtype}, on {dev}.**").format(
         m=r0.shape["m"], k=r0.shape["k"], n=r0.shape["n"], dtype=r0.dtype, dev=ui.md(r0.device_name)))
-    st.success(ui.tr(bb.lesson(results)))
-    ui.noise_note(results)
+    st.success(bb.lesson(results).render(_))
+    ui.noise_note(shown(results))
     table = pd.DataFrame(bb.rows(results))
     table["median ms"] = table["median_s"] * 1e3
     table["ms per request"] = table["per_request_s"] * 1e3
@@ -190,7 +192,7 @@ if out:
     # the verdict is read again here from the rows (prefill: M > 1, decode: M = 1), in the reader's language
     pre = [r for r in ex_results if r.shape.get("m") != 1]
     dec = [r for r in ex_results if r.shape.get("m") == 1]
-    st.success(ui.tr(bb.article_verdict(pre, dec, out.get("device", device))["verdict"]) if pre and dec
+    st.success(bb.article_verdict(pre, dec, out.get("device", device))["verdict"].render(_) if pre and dec
                else out["verdict"])
     ex_rows = pd.DataFrame(bb.rows(ex_results))
     ex_rows["median"] = ex_rows.pop("median_s").map(fmt.duration)

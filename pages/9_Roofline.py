@@ -39,6 +39,10 @@ sees them.
 )
 
 
+# option labels: a gettext bound to this run's language (Streamlit and AppTest call format_func later)
+shown_as = ui.gettext_for(ui.lang())
+
+
 @st.cache_data(show_spinner=False)
 def _devices_light() -> list[dict]:
     return light_summary()
@@ -53,7 +57,7 @@ default_preset = "llama-3-8b" if "llama-3-8b" in presets else presets[0]
 with st.container(border=True):
     c = st.columns([2, 3, 1])
     hw_name = ui.url(c[0].selectbox, _("Hardware (datasheet roofs)"), list(CATALOGUE),
-                     index=list(CATALOGUE).index(default_hw), key="rf_hw", format_func=_)
+                     index=list(CATALOGUE).index(default_hw), key="rf_hw", format_func=shown_as)
     dtypes = c[1].multiselect(_("dtypes"), list(COMPUTE_DTYPES), default=["fp32", "bf16", "fp8"], key="rf_dtypes")
     show_measured = ui.url(c[2].checkbox, _("measured ceilings"), True, key="rf_measured",
                            help=_("roofs measured on this machine (Devices page → measure ceilings)"))
@@ -89,7 +93,7 @@ all_results = measured + file_results
 points = cr.result_points(all_results)
 benches = sorted({p["bench"] for p in points})
 chosen = st.multiselect(_("Measured points to show"), benches, default=benches, key="rf_benches",
-                        format_func=lambda b: cr.bench_label(b, _)) if benches else []
+                        format_func=lambda b: cr.bench_label(b, shown_as)) if benches else []
 points = [p for p in points if p["bench"] in chosen]
 if hw.editable:  # the CPU row: this machine's measured ceilings, never below a point measured here
     hw, cpu_note = cpu_row([(p["dtype"], p["intensity"], p["tflops"] * 1e12) for p in cr.result_points(all_results)

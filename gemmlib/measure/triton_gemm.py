@@ -38,6 +38,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gemmlib.core.errors import InputError
+from gemmlib.core.i18n import N_
 
 # Block configurations offered to the autotuner on a GPU: (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, stages, warps).
 # Large tiles with deep pipelines suit Hopper/Ampere at big sizes; the smaller ones cover small or skinny GEMMs.
@@ -250,7 +251,7 @@ def _dtype_name(t) -> str:
 
     names = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16"}
     if t.dtype not in names:
-        raise InputError(f"the Triton kernel takes fp32, fp16 or bf16 tensors, got {t.dtype}")
+        raise InputError(N_("the Triton kernel takes fp32, fp16 or bf16 tensors, got {dtype}"), dtype=str(t.dtype))
     return names[t.dtype]
 
 
@@ -268,21 +269,22 @@ def triton_matmul(a, b, *, block: tuple[int, int, int] | None = None, group_m: i
 
     st = status()
     if not st.available:
-        raise InputError(st.reason)
+        raise InputError(st.reason)  # a finished sentence of status() (English: not in the catalogue)
     if a.dim() != 2 or b.dim() != 2:
-        raise InputError(f"A and B must be matrices, got shapes {tuple(a.shape)} and {tuple(b.shape)}")
+        raise InputError(N_("A and B must be matrices, got shapes {a} and {b}"), a=tuple(a.shape), b=tuple(b.shape))
     m, k = a.shape
     k2, n = b.shape
     if k != k2:
-        raise InputError(f"inner dimensions differ: A is {m}×{k} but B is {k2}×{n}")
+        raise InputError(N_("inner dimensions differ: A is {m}×{k} but B is {k2}×{n}"), m=m, k=k, k2=k2, n=n)
     if min(m, n, k) < 1:
-        raise InputError("empty matrices")
+        raise InputError(N_("empty matrices"))
     if a.dtype != b.dtype:
-        raise InputError(f"A and B must share a dtype, got {a.dtype} and {b.dtype}")
+        raise InputError(N_("A and B must share a dtype, got {a} and {b}"), a=str(a.dtype), b=str(b.dtype))
     dname = _dtype_name(a)
     want = "cuda" if st.mode == "gpu" else "cpu"
     if a.device.type != want or b.device.type != want:
-        raise InputError(f"the Triton kernel runs on {want} tensors here ({st.mode} mode), got {a.device.type}")
+        raise InputError(N_("the Triton kernel runs on {want} tensors here ({mode} mode), got {got}"), want=want,
+                         mode=st.mode, got=a.device.type)
     kernel = _build_kernel()
     d = torch.empty((m, n), dtype=a.dtype, device=a.device)
     interp = st.mode == "interpreter"
@@ -308,9 +310,10 @@ def triton_matmul(a, b, *, block: tuple[int, int, int] | None = None, group_m: i
         gm = int(group_m)
         for name, v in (("BLOCK_M", bm), ("BLOCK_N", bn), ("BLOCK_K", bk)):
             if v < MIN_BLOCK or v & (v - 1):
-                raise InputError(f"{name} must be a power of two ≥ {MIN_BLOCK} (tl.dot's rule), got {v}")
+                raise InputError(N_("{name} must be a power of two ≥ {least} (tl.dot's rule), got {value}"), name=name,
+                                 least=MIN_BLOCK, value=v)
         if gm < 1:
-            raise InputError(f"GROUP_M must be at least 1, got {gm}")
+            raise InputError(N_("GROUP_M must be at least 1, got {value}"), value=gm)
     grid = (triton_cdiv(m, bm) * triton_cdiv(n, bn),)
     launch: dict[str, Any] = {}
     if not interp:
@@ -319,7 +322,7 @@ def triton_matmul(a, b, *, block: tuple[int, int, int] | None = None, group_m: i
         launch["num_warps"] = num_warps if num_warps is not None else warps
         why = tile_spills(bm, bn, launch["num_warps"])
         if why:
-            raise InputError(why)
+            raise InputError(why)  # tile_spills()'s finished sentence (English: not in the catalogue)
     kernel[grid](*args, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm, CAST_F32=cast,
                  INPUT_PRECISION=precision, **launch)
     return d
@@ -358,10 +361,10 @@ def check_offsets(*tensors: Any) -> None:
     for name, t in zip("ABD", tensors, strict=False):
         off = max_offset(tuple(t.shape), tuple(t.stride()))
         if off >= MAX_OFFSET:  # 2³¹ elements or more: refuse with a margin of one element
-            raise InputError(f"{name} is {'×'.join(map(str, t.shape))}: its elements reach offset {off:,}, past "
-                             f"2³¹ − 1, and the Triton kernel indexes with 32-bit integers (it would address memory "
-                             f"out of bounds and kill the CUDA context); use sizes with fewer than 2³¹ elements "
-                             f"per matrix")
+            raise InputError(N_("{name} is {shape}: its elements reach offset {offset:,}, past 2³¹ − 1, and the Triton "
+                                "kernel indexes with 32-bit integers (it would address memory out of bounds and kill "
+                                "the CUDA context); use sizes with fewer than 2³¹ elements per matrix"),
+                             name=name, shape="×".join(map(str, t.shape)), offset=off)
 
 
 def triton_cdiv(x: int, y: int) -> int:
