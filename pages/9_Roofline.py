@@ -81,8 +81,10 @@ sc[2].caption(ngettext("Your session measured {n} row; nothing you measure is sh
                        "Your session measured {n} rows; nothing you measure is shown to others unless you share it.",
                        len(mine)).format(n=len(mine)))
 measured = mine + (shared if show_shared else [])
-uploaded = st.file_uploader(_("Add results from a file (JSON from `--json` or the report's results.json)"),
-                            type=["json"], key="rf_upload")
+# folded: Streamlit's own drop-zone texts ("Upload", "200MB per file") have no API to translate them
+with st.expander(_("Add results from a file"), expanded=bool(st.session_state.get("rf_upload"))):
+    uploaded = st.file_uploader(_("Add results from a file (JSON from `--json` or the report's results.json)"),
+                                type=["json"], key="rf_upload")
 file_results: list = []
 if uploaded is not None:
     with ui.guard(_("the uploaded results")):
@@ -208,8 +210,8 @@ if st.button(_("Calibrate and validate on this GPU") if cal_device == "cuda" els
 vout = st.session_state.get("rf_validation")
 if vout:
     st.markdown(_("**{model}** on {dev}; datasheet estimate: {datasheet}; calibrated: {calibration}.").format(
-        model=vout["model"], dev=vout["device"], datasheet=_(vout["datasheet"]),
-        calibration=_(vout["calibration"])))
+        model=vout["model"], dev=vout["device"], datasheet=vout["datasheet"],
+        calibration=vout["calibration"]))
     ui.table(pd.DataFrame([{
         "phase": _(r["phase"]), "op group": _(r["group"]), "measured ms": r["measured_s"] * 1e3,
         "datasheet ms": r["estimated_s"] * 1e3 if r["estimated_s"] is not None else None,
