@@ -124,7 +124,7 @@ ui.noise_note([replace(r, name=_(FORMAT_LABELS.get(r.name, r.name))) for r in re
 table = pd.DataFrame(bp.summary_rows(results)).dropna(axis=1, how="all")  # e.g. no datasheet on a CPU
 table["format"] = table["format"].map(lambda f: _(FORMAT_LABELS.get(f, f)))
 if "note" in table:
-    table["note"] = table["note"].map(lambda s: charts_bench.note_text(s, _))
+    table["note"] = table["note"].map(lambda s: charts_bench.note_text(s, _, bp.NOTE_TEMPLATES))
 if "shape" in table:
     table["shape"] = table["shape"].map(lambda s: bp.shape_label(s, _))
 ui.table(table, {"rel. error": "error"},

@@ -176,7 +176,7 @@ if rows:
     table = pd.DataFrame(bt.rows(results))
     table["median ms"] = table["median_s"] * 1e3
     table["impl"] = table["impl"].map(impl_name)
-    table["note"] = table["note"].map(lambda s: charts_bench.note_text(s, _))
+    table["note"] = table["note"].map(lambda s: charts_bench.note_text(s, _, bt.NOTE_TEMPLATES))
     ui.table(
         table[["impl", "tile", "median ms", "tflops", "rel_error", "traffic_GB", "a_reads", "b_reads", "calls",
                "note"]],

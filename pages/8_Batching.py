@@ -146,7 +146,7 @@ if rows:
     table["median ms"] = table["median_s"] * 1e3
     table["ms per request"] = table["per_request_s"] * 1e3
     table["mode"] = table["mode"].map(mode_label)
-    table["note"] = table["note"].map(lambda s: charts_bench.note_text(s, _))
+    table["note"] = table["note"].map(lambda s: charts_bench.note_text(s, _, bb.NOTE_TEMPLATES))
     ui.table(table[["mode", "batch", "median ms", "ms per request", "tflops", "gbps", "intensity",
                     "rel_error", "note"]],
              column_config={"tflops": st.column_config.NumberColumn("TFLOP/s", format="%.4g"),

@@ -6,22 +6,67 @@ an Altair chart; nothing here imports streamlit or torch.
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gemmlib.core.i18n import N_, Translate, english
 from gemmlib.core.results import BenchResult
 
-NOTE_SEP = N_("; ")  # a row's note: pieces joined by "; ", each an N_ constant where it has no values
+NOTE_SEP = N_("; ")  # a row's note: pieces joined by "; "
+_FIELD = re.compile(r"\{(\w+)(?:![rsa])?(?::[^{}]*)?\}")
 
 
-def note_text(note: Any, gettext: Translate = english) -> Any:
-    """A result row's note (``BenchResult.reason``) through ``gettext`` piece by piece: the notes
-    of gemmlib.measure are constant N_ pieces joined by "; " (a piece with values in it, such as a
-    kernel name, is shown as it is). Anything that is not text is returned unchanged."""
+@functools.lru_cache(maxsize=256)
+def _pattern(template: str) -> re.Pattern:
+    """A regular expression that matches ``template`` filled in, one named group per placeholder."""
+    parts, seen = [], set()
+    for i, piece in enumerate(_FIELD.split(template)):
+        if i % 2 == 0:
+            parts.append(re.escape(piece))
+        else:
+            parts.append(f"(?P={piece})" if piece in seen else f"(?P<{piece}>.+?)")
+            seen.add(piece)
+    return re.compile("^" + "".join(parts) + "$", re.S)
+
+
+def render_filled(text: str, templates: Iterable[str], gettext: Translate = english) -> str | None:
+    """``text`` read back as one of ``templates`` filled in, then rendered through ``gettext`` with the
+    same values (as written: their format specs were applied already); None when none matches.
+
+    Result rows travel as JSON (a worker process, a results file), so their English texts arrive
+    without their message; the templates they were made from (N_-marked in gemmlib.measure) give
+    it back for a page that shows them in another language."""
+    for template in templates:
+        if not _FIELD.search(template):
+            continue
+        m = _pattern(template).match(text)
+        if m:
+            return _FIELD.sub(lambda f: "{" + f.group(1) + "}", gettext(template)).format(**m.groupdict())
+    return None
+
+
+def note_text(note: Any, gettext: Translate = english, templates: Iterable[str] = ()) -> Any:
+    """A result row's note (``BenchResult.reason``) through ``gettext``: the whole note, or each of its
+    "; "-joined pieces, as a constant N_ text or one of ``templates`` filled in (``render_filled``);
+    a piece that is neither (a kernel's name, an exception's text) is shown as it is. Anything that
+    is not text is returned unchanged."""
     if not isinstance(note, str) or not note:
         return note
-    return gettext(NOTE_SEP).join(gettext(p) for p in note.split("; "))
+    templates = tuple(templates)
+    pieces, out, i = note.split("; "), [], 0
+    while i < len(pieces):  # the longest run of pieces that is one known text (a template may hold "; ")
+        for j in range(len(pieces), i, -1):
+            cand = "; ".join(pieces[i:j])
+            shown = render_filled(cand, templates, gettext)
+            if shown is None and (j == i + 1 or gettext(cand) != cand):
+                shown = gettext(cand)
+            if shown is not None:
+                out.append(shown)
+                i = j
+                break
+    return gettext(NOTE_SEP).join(out)
 
 
 def _rows(results: Iterable[BenchResult | Mapping]) -> list[dict]:

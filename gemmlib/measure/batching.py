@@ -40,6 +40,8 @@ from gemmlib.core.results import BenchResult, record, unsupported
 from gemmlib.core.roofline import attainable
 from gemmlib.measure import devices, harness, safety
 
+LOOP_CAP = N_("a loop of {batch} calls is above the cap of {cap}")
+NOTE_TEMPLATES = (LOOP_CAP,)  # row notes with values (charts.bench.note_text)
 MODES: tuple[str, ...] = ("loop", "stacked", "bmm")
 MODE_LABELS = {
     "loop": "loop: B separate x_i @ W (one shared weight)",
@@ -187,7 +189,7 @@ def run_batching(cfg: BatchingConfig, progress: Progress = None) -> list[BenchRe
             results.append(refuse(deadline.reason()))
             continue
         if mode == "loop" and batch > MAX_LOOP_CALLS:
-            results.append(refuse(f"a loop of {batch} calls is above the cap of {MAX_LOOP_CALLS}"))
+            results.append(refuse(LOOP_CAP.format(batch=batch, cap=MAX_LOOP_CALLS)))
             continue
         one_set = _mode_memory(mode, batch, m, k, n, eb)
         try:

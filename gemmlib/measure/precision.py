@@ -52,7 +52,16 @@ CPU_FP16_MAX_FLOPS = 2 * 512**3
 
 Shape = tuple[int, int, int, str]  # (M, N, K, label)
 
-# Row notes: constant pieces joined by "; " (a page translates each piece: charts.bench.note_text)
+# Row notes: pieces joined by "; ", each a constant or one of NOTE_TEMPLATES filled in (a page shows
+# them in its language with charts.bench.note_text)
+NOTES = {
+    "fp16_skipped": N_("skipped: most CPUs have no fp16 arithmetic, torch converts element by element and a "
+                       "{m}×{n}×{k} fp16 GEMM would take seconds; fp16 runs on this CPU up to {gflop:.2g} GFLOP "
+                       "per call (512³)"),
+    "cc80": N_("{dtype} tensor cores need compute capability 8.0 or newer; this GPU is {cc}"),
+    "cc75": N_("int8 tensor-core GEMM (`torch._int_mm`) needs compute capability 7.5+; this GPU is {cc}"),
+    "mps": N_("{dtype} GEMM is not available through torch on Apple MPS"),
+}
 QUANTIZED_BEFOREHAND = N_("quantized beforehand")
 WEIGHTS_ONCE = N_("weights quantized once")
 FP8_GEMM_NOTES = {  # (rowwise scales, fast accumulation) -> the fp8 row's note
@@ -63,6 +72,7 @@ FP8_GEMM_NOTES = {  # (rowwise scales, fast accumulation) -> the fp8 row's note
     (False, True): N_("e4m3 × e4m3 → bf16 (`torch._scaled_mm`, scales one per tensor, fast accumulation on)"),
     (False, False): N_("e4m3 × e4m3 → bf16 (`torch._scaled_mm`, scales one per tensor, fast accumulation off)"),
 }
+NOTE_TEMPLATES = (*NOTES.values(), *quant.NOTE_TEMPLATES)
 
 
 @dataclass(frozen=True)
@@ -98,24 +108,11 @@ SHAPE_LABELS = {
 }
 
 
-def _label_pattern(template: str) -> re.Pattern:
-    parts = re.split(r"\{(\w+)\}", template)
-    rx = "".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>.+?)" for i, p in enumerate(parts))
-    return re.compile(f"^{rx}$")
-
-
-_LABEL_PATTERNS = [(t, _label_pattern(t)) for t in SHAPE_LABELS.values()]
-
-
 def shape_label(label: str, gettext: Any = None) -> str:
     """A shape's label (one of ``SHAPE_LABELS`` filled in) through ``gettext``; any other label as it is."""
     if gettext is None or not isinstance(label, str):
         return label
-    for template, pat in _LABEL_PATTERNS:
-        m = pat.match(label)
-        if m:
-            return gettext(template).format(**m.groupdict())
-    return label
+    return charts_bench.render_filled(label, SHAPE_LABELS.values(), gettext) or label
 
 
 def default_squares(device: str, quick: bool = False) -> tuple[int, ...]:
@@ -251,17 +248,15 @@ def _unsupported_reason(dtype: str, device: str, m: int, n: int, k: int, cfg: Pr
             return N_("tf32 is a mode of NVIDIA tensor cores (Ampere and newer); a CPU multiplies fp32 "
                       "in full precision, so there is nothing to measure")
         if dtype == "fp16" and 2 * m * n * k > cfg.cpu_fp16_max_flops:
-            return (f"skipped: most CPUs have no fp16 arithmetic, torch converts element by element and a "
-                    f"{m}×{n}×{k} fp16 GEMM would take seconds; fp16 runs on this CPU up to "
-                    f"{cfg.cpu_fp16_max_flops / 1e9:.2g} GFLOP per call (512³)")
+            return NOTES["fp16_skipped"].format(m=m, n=n, k=k, gflop=cfg.cpu_fp16_max_flops / 1e9)
     if device == "cuda":
         cap = _cuda_capability()
         if dtype in ("tf32", "bf16") and cap < (8, 0):
-            return f"{dtype} tensor cores need compute capability 8.0 or newer; this GPU is {cap[0]}.{cap[1]}"
+            return NOTES["cc80"].format(dtype=dtype, cc=f"{cap[0]}.{cap[1]}")
         if dtype == "int8" and cap < (7, 5):
-            return f"int8 tensor-core GEMM (torch._int_mm) needs compute capability 7.5+; this GPU is {cap[0]}.{cap[1]}"
+            return NOTES["cc75"].format(cc=f"{cap[0]}.{cap[1]}")
     if device == "mps" and dtype in ("tf32", "int8", "fp8"):
-        return f"{dtype} GEMM is not available through torch on Apple MPS"
+        return NOTES["mps"].format(dtype=dtype)
     if dtype == "fp8":
         ok, why = fp8_supported(device)
         if not ok:

@@ -41,6 +41,8 @@ INT_MM_CUDA_MIN_M = 17  # "self.size(0) needs to be greater than 16"
 INT_MM_CUDA_MULTIPLE = 8  # K and N: "needs to be greater than 0 and a multiple of 8"
 SCALED_MM_MULTIPLE = 16  # K and N for torch._scaled_mm on CUDA
 FP8_MIN_CAPABILITY = (8, 9)
+FP8_CC = N_("fp8 tensor cores need CUDA compute capability 8.9 or newer (Ada, Hopper); this GPU is {cc}")
+NOTE_TEMPLATES = (FP8_CC,)  # row notes with values (charts.bench.note_text)
 
 
 def _ceil_to(x: int, m: int) -> int:
@@ -236,8 +238,7 @@ def fp8_supported(device: str) -> tuple[bool, str]:
             return False, "ROCm build: float8 e4m3fn (the OCP format) is not what this path targets"
         cap = torch.cuda.get_device_capability()
         if tuple(cap) < FP8_MIN_CAPABILITY:
-            return False, (f"fp8 tensor cores need CUDA compute capability 8.9 or newer (Ada, Hopper); "
-                           f"this GPU is {cap[0]}.{cap[1]}")
+            return False, FP8_CC.format(cc=f"{cap[0]}.{cap[1]}")
         return True, ""
     if device == "cpu":
         try:  # a tiny probe: CPU support for _scaled_mm depends on the torch build

@@ -45,6 +45,17 @@ IMPL_LABELS = {
     "torch": N_("`torch.matmul` on the whole matrices (cuBLAS / CPU BLAS)"),
 }
 TILING_DTYPES: tuple[str, ...] = ("fp32", "fp16", "bf16")
+# Row notes with values (a page shows them in its language: charts.bench.note_text)
+NOTES = {
+    "python_calls": N_("tile {tile} means {calls:,} `torch.matmul` calls per product (cap {cap:,} on {device}); "
+                       "choose a larger tile"),
+    "numpy_host": N_("numpy runs on the host CPU only; its time is not comparable with a {device} device"),
+    "numpy_calls": N_("tile {tile} means {calls:,} block products per call (cap {cap:,}); choose a larger tile"),
+    "block": N_("a Triton block must be a power of two ≥ {least} (`tl.dot`'s rule)"),
+    "steps": N_("with {bm}×{bn}×{bk} blocks at {m}×{n}×{k} that is {steps:,} program steps (cap {cap}) — pick a "
+                "larger tile or a smaller size"),
+}
+NOTE_TEMPLATES = tuple(NOTES.values())
 # sub-block products one python_tiled / numpy_blocked call may make (each is a library call from Python)
 MAX_TILE_CALLS = {"cpu": 20_000, "cuda": 5_000, "mps": 5_000}
 # The interpreter runs the kernel program by program at numpy speed (~2 ms per program and k-step on a
@@ -226,8 +237,8 @@ def _run_one(impl, tile, cfg, device, sets_ab, ref, base, refuse, extra, np, tor
         extra["calls"] = calls
         cap = MAX_TILE_CALLS.get(device, 5_000)
         if calls > cap:
-            return refuse(impl, tile, f"tile {tile} means {calls:,} torch.matmul calls per product "
-                          f"(cap {cap:,} on {device}); choose a larger tile", **extra)
+            return refuse(impl, tile, NOTES["python_calls"].format(tile=tile, calls=calls, cap=cap, device=device),
+                          **extra)
 
         def fn(a, b, _t=tile):
             return python_tiled(a, b, _t)
@@ -235,15 +246,14 @@ def _run_one(impl, tile, cfg, device, sets_ab, ref, base, refuse, extra, np, tor
     elif impl == "numpy_blocked":
 
         if device != "cpu":
-            return refuse(impl, tile, "numpy runs on the host CPU only; its time is not comparable with "
-                          f"a {device} device", **extra)
+            return refuse(impl, tile, NOTES["numpy_host"].format(device=device), **extra)
         if dname == "bf16":
-            return refuse(impl, tile, "numpy has no bfloat16 type", **extra)
+            return refuse(impl, tile, N_("numpy has no bfloat16 type"), **extra)
         calls = tile_count(m, n, k, tile)
         extra["calls"] = calls
         if calls > MAX_TILE_CALLS["cpu"]:
-            return refuse(impl, tile, f"tile {tile} means {calls:,} block products per call "
-                          f"(cap {MAX_TILE_CALLS['cpu']:,}); choose a larger tile", **extra)
+            return refuse(impl, tile, NOTES["numpy_calls"].format(tile=tile, calls=calls, cap=MAX_TILE_CALLS["cpu"]),
+                          **extra)
         args = [(a.numpy(), b.numpy()) for a, b in sets_ab]
 
         def fn(a, b, _t=tile):
@@ -257,8 +267,7 @@ def _run_one(impl, tile, cfg, device, sets_ab, ref, base, refuse, extra, np, tor
         block = None
         if tile is not None:
             if tile < tg.MIN_BLOCK or tile & (tile - 1):
-                return refuse(impl, tile, f"a Triton block must be a power of two ≥ {tg.MIN_BLOCK} "
-                              "(tl.dot's rule)", **extra)
+                return refuse(impl, tile, NOTES["block"].format(least=tg.MIN_BLOCK), **extra)
             block = (tile, tile, min(tile, 64 if dname != "fp32" else 32))
             extra["block"] = list(block)
         if st.mode != "gpu":
@@ -266,9 +275,8 @@ def _run_one(impl, tile, cfg, device, sets_ab, ref, base, refuse, extra, np, tor
             steps = -(-m // bm) * -(-n // bn) * -(-k // bk)
             extra["interpreter_steps"] = steps
             if steps > MAX_INTERPRETER_STEPS:
-                return refuse(impl, tile, f"{st.reason}; with {bm}×{bn}×{bk} blocks at {m}×{n}×{k} that is {steps:,} "
-                              f"program steps (cap {MAX_INTERPRETER_STEPS}) — pick a larger tile or a smaller size",
-                              **extra)
+                return refuse(impl, tile, st.reason + "; " + NOTES["steps"].format(
+                    bm=bm, bn=bn, bk=bk, m=m, n=n, k=k, steps=steps, cap=MAX_INTERPRETER_STEPS), **extra)
             a, b = sets_ab[0]
             out = tg.triton_matmul(a, b, block=block)
             row = base(impl, tile, **extra)

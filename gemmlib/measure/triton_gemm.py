@@ -136,8 +136,8 @@ def status() -> TritonStatus:
         getattr(kernel, "fn", None)).__name__ == "InterpretedFunction"
     if interpreted:
         st = TritonStatus(True, "interpreter",
-                          "no CUDA device: the Triton kernel runs in Triton's interpreter on the CPU — "
-                          "a correctness check only, its time is not a speed figure")
+                          N_("no CUDA device: the Triton kernel runs in Triton's interpreter on the CPU — "
+                             "a correctness check only, its time is not a speed figure"))
         _STATE["status"] = st
         problem = _smoke_test()
         if problem:
@@ -310,7 +310,7 @@ def triton_matmul(a, b, *, block: tuple[int, int, int] | None = None, group_m: i
         gm = int(group_m)
         for name, v in (("BLOCK_M", bm), ("BLOCK_N", bn), ("BLOCK_K", bk)):
             if v < MIN_BLOCK or v & (v - 1):
-                raise InputError(N_("{name} must be a power of two ≥ {least} (tl.dot's rule), got {value}"), name=name,
+                raise InputError(N_("{name} must be a power of two ≥ {least} (`tl.dot`'s rule), got {value}"), name=name,
                                  least=MIN_BLOCK, value=v)
         if gm < 1:
             raise InputError(N_("GROUP_M must be at least 1, got {value}"), value=gm)
