@@ -32,7 +32,7 @@ def impl_name(impl: str) -> str:
     return shown_as(IMPL_NAMES.get(impl, impl))
 
 
-def classroom_caps() -> str:
+def caps_text() -> str:
     """The server's caps in one sentence."""
     text = (_("Caps here: dimensions ≤ {dim}, {secs} s per run — **classroom mode**.") if lim.classroom else
             _("Caps here: dimensions ≤ {dim}, {secs} s per run."))
@@ -145,7 +145,7 @@ with st.container(border=True):
     tiles = d[0].multiselect(_("Tile sizes"), [8, 16, 32, 64, 128, 256, 512, 1024], default=list(defaults.tiles),
                              key=f"tb_tiles_{device}")
     per_row = ui.url(d[1].slider, _("seconds per row"), 0.05, 2.0, 0.2, step=0.05, key="tb_time")
-    d[2].caption(classroom_caps())
+    d[2].caption(caps_text())
     if device == "cpu":
         st.info(_("No GPU here: the **Triton kernel runs in Triton's interpreter** (numpy executes each "
                   "program) — its result is checked against float64, **no speed is shown for it** "
