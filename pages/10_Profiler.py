@@ -18,22 +18,24 @@ from gemmlib.core import format as fmt
 from gemmlib.core.errors import InputError
 from gemmlib.core.flops import DEFAULT_EFFICIENCY
 from gemmlib.core.hardware import CATALOGUE, DEFAULT_GPU
+from gemmlib.core.i18n import N_
 from gemmlib.core.results import BenchResult
 from gemmlib.measure import harness, jobs, safety
 from gemmlib.measure import profiler as pf
-from gemmlib.measure.monitor import BANDWIDTH_TARGET, UTIL_TARGET, nvml_status
+from gemmlib.measure.monitor import BANDWIDTH_TARGET, NVML_TEXTS, UTIL_TARGET, nvml_status
+from ui import _, ngettext
 
 ui.page(
-    "Profiler",
+    _("Profiler"),
     "🔬",
-    """
+    _("""
 The article ends with a rule: **profile first**. In a healthy transformer, GEMMs should take
 **≥ 80 %** of the time; the GPU should be busy (**SM utilization ≥ 75 %**) and its memory well used
 (**bandwidth ≥ 60 %**). Here a Llama-style block — grouped-query attention, gated MLP, random weights —
 runs under `torch.profiler`. Every op is charged its *self* time (a `linear` that calls a `matmul` that
 calls an `mm` is counted once), labelled GEMM or not, and the share is set beside what the estimator
 predicts for the same sizes.
-""",
+"""),
 )
 
 
@@ -47,7 +49,12 @@ lim = ui.bench_limits()
 cuda_ok, cuda_why = ui.cuda_available()
 devices = ["cuda", "cpu"] if cuda_ok else ["cpu"]
 PRESETS = pf.presets()
-SOURCES = ("Preset, scaled down", "Sliders")
+SOURCES = (N_("Preset, scaled down"), N_("Sliders"))  # option ids (in links); shown through _
+ATTENTION_LABELS = {"eager": N_("eager"), "sdpa": "sdpa"}
+PRED_LABELS = {"op": N_("op"), "kind": N_("kind"), "shape": N_("shape"), "flops": "FLOPs", "bound": N_("bound"),
+               "time": N_("time")}
+PRED_VALUES = {"gemm": "GEMM", "other": N_("not GEMM"), "compute": N_("compute-bound"),
+               "memory": N_("memory-bound")}
 SCALES = [1, 2, 4, 8, 16, 32, 64]
 SEQS = [16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192]
 HIDDENS = [64, 128, 256, 384, 512, 768, 1024, 2048, 3072, 4096, 5120, 8192]
@@ -58,41 +65,47 @@ DEFAULT_PRESET = "llama-3-8b" if "llama-3-8b" in PRESETS else next(iter(PRESETS)
 # ----------------------------------------------------------------------------- inputs
 with st.container(border=True):
     c = st.columns([1, 2, 2, 2])
-    device = ui.url(c[0].radio, "Device", devices, key="pf_device",
-                    help=None if cuda_ok else f"No GPU here: {cuda_why}. The CPU shows the method; the shares differ.")
+    device = ui.url(c[0].radio, _("Device"), devices, key="pf_device",
+                    help=None if cuda_ok else _("No GPU here: {why}. The CPU shows the method; the shares differ.")
+                    .format(why=_(cuda_why)))
     gpu_run = device == "cuda"
-    source = ui.url(c[1].radio, "Sizes from", SOURCES, key="pf_source", horizontal=True)
+    source = ui.url(c[1].radio, _("Sizes from"), SOURCES, key="pf_source", horizontal=True, format_func=_)
     if source == SOURCES[0]:
-        preset = ui.url(c[2].selectbox, "Model (the estimator's presets)", list(PRESETS),
+        preset = ui.url(c[2].selectbox, _("Model (the estimator's presets)"), list(PRESETS),
                         index=list(PRESETS).index(DEFAULT_PRESET), key="pf_preset",
-                        help="the estimator's dense presets; dimensions from each config.json")
-        scale = ui.url(c[3].select_slider, "Scale down by", SCALES, value=1 if gpu_run else 16, key="pf_scale",
-                       help="hidden, head size and MLP width ÷ this; heads and K/V heads are kept")
+                        help=_("the estimator's dense presets; dimensions from each config.json"))
+        scale = ui.url(c[3].select_slider, _("Scale down by"), SCALES, value=1 if gpu_run else 16, key="pf_scale",
+                       help=_("hidden, head size and MLP width ÷ this; heads and K/V heads are kept"))
         p = PRESETS[preset]
-        st.caption(f"{preset}: hidden {p['hidden']}, {p['heads']} heads / {p['kv_heads']} K/V heads, MLP "
-                   f"{p['intermediate']}, {p['layers']} layers ([config.json]({p['source']})).")
+        st.caption(_("{preset}: hidden {hidden}, {heads} heads / {kv} K/V heads, MLP {ffn}, {layers} layers "
+                     "([config.json]({url})).").format(preset=preset, hidden=p["hidden"], heads=p["heads"],
+                                                       kv=p["kv_heads"], ffn=p["intermediate"], layers=p["layers"],
+                                                       url=p["source"]))
     else:
         s = st.columns(4)
-        ui.url(s[0].select_slider, "hidden", HIDDENS, value=256, key="pf_hidden")
-        ui.url(s[1].select_slider, "heads", HEADS, value=8, key="pf_heads")
-        ui.url(s[2].select_slider, "K/V heads (GQA)", HEADS, value=2, key="pf_kv",
-               help="must divide heads; = heads: no GQA")
-        ui.url(s[3].number_input, "MLP width (0 = 8/3·hidden)", 0, lim.max_dim, 0, step=64, key="pf_ffn")
+        ui.url(s[0].select_slider, _("hidden"), HIDDENS, value=256, key="pf_hidden")
+        ui.url(s[1].select_slider, _("heads"), HEADS, value=8, key="pf_heads")
+        ui.url(s[2].select_slider, _("K/V heads (GQA)"), HEADS, value=2, key="pf_kv",
+               help=_("must divide heads; = heads: no GQA"))
+        ui.url(s[3].number_input, _("MLP width (0 = 8/3·hidden)"), 0, lim.max_dim, 0, step=64, key="pf_ffn")
     d = st.columns(6)
-    ui.url(d[0].select_slider, "sequence length", SEQS, value=1024 if gpu_run else 64, key="pf_seq")
-    ui.url(d[1].number_input, "batch", 1, 64, 1, key="pf_batch")
-    ui.url(d[2].slider, "layers", 1, 16, 2 if gpu_run else 1, key="pf_layers",
-           help="every layer is the same; 2–4 smooth the numbers")
-    ui.url(d[3].radio, "attention", pf.ATTENTION_IMPLS, key="pf_attn", horizontal=True,
-           help="eager: QKᵀ and PV as two visible matmuls; sdpa: one fused kernel (GEMM work)")
-    ui.url(d[4].selectbox, "dtype", pf.PROFILE_DTYPES, index=list(pf.PROFILE_DTYPES).index("bf16" if gpu_run else "fp32"),
+    ui.url(d[0].select_slider, _("sequence length"), SEQS, value=1024 if gpu_run else 64, key="pf_seq")
+    ui.url(d[1].number_input, _("batch"), 1, 64, 1, key="pf_batch")
+    ui.url(d[2].slider, _("layers"), 1, 16, 2 if gpu_run else 1, key="pf_layers",
+           help=_("every layer is the same; 2–4 smooth the numbers"))
+    ui.url(d[3].radio, _("attention"), pf.ATTENTION_IMPLS, key="pf_attn", horizontal=True,
+           format_func=lambda a: _(ATTENTION_LABELS.get(a, a)),
+           help=_("eager: QKᵀ and PV as two visible matmuls; sdpa: one fused kernel (GEMM work)"))
+    ui.url(d[4].selectbox, _("dtype"), pf.PROFILE_DTYPES, index=list(pf.PROFILE_DTYPES).index("bf16" if gpu_run else "fp32"),
            key="pf_dtype")
-    ui.url(d[5].slider, "profiled passes", 1, 20, 3, key="pf_steps", help="each op's time is its median over the passes")
-    st.caption(f"Caps here: dimensions ≤ {lim.max_dim:,}, memory ≤ {lim.max_bytes / 1024**3:.3g} GiB"
-               + (" — **classroom mode**" if lim.classroom else "") + ".")
+    ui.url(d[5].slider, _("profiled passes"), 1, 20, 3, key="pf_steps",
+           help=_("each op's time is its median over the passes"))
+    st.caption((_("Caps here: dimensions ≤ {dim:,}, memory ≤ {gib:.3g} GiB — **classroom mode**.") if lim.classroom
+                else _("Caps here: dimensions ≤ {dim:,}, memory ≤ {gib:.3g} GiB.")).format(
+                    dim=lim.max_dim, gib=lim.max_bytes / 1024**3))
 
 cfg = None
-with ui.guard("the block's sizes"):
+with ui.guard(_("the block's sizes")):
     ss = st.session_state
     common = dict(seq_len=int(ss.pf_seq), batch=int(ss.pf_batch), layers=int(ss.pf_layers),
                   attention=ss.pf_attn, dtype=ss.pf_dtype)
@@ -103,45 +116,49 @@ with ui.guard("the block's sizes"):
                                    intermediate=int(ss.pf_ffn), **common)
     safety.check_dims(lim, hidden=cfg.hidden, intermediate=cfg.intermediate, seq_len=cfg.seq_len,
                        tokens=cfg.tokens)
-    st.markdown(f"**Block:** hidden {cfg.hidden}, {cfg.heads} heads of {cfg.head_dim} ({cfg.kv_heads} K/V heads), "
-                f"MLP {cfg.intermediate}, {cfg.batch}×{cfg.seq_len} tokens, {cfg.layers} layer(s), {cfg.dtype}, "
-                f"{cfg.attention} attention — about {fmt.si(pf.memory_needed(cfg), 'B')} at its peak.")
+    st.markdown(_("**Block:** hidden {hidden}, {heads} heads of {head_dim} ({kv} K/V heads), MLP {ffn}, "
+                  "{batch}×{seq} tokens, {layers} layer(s), {dtype}, {attention} attention — about {memory} at its "
+                  "peak.").format(hidden=cfg.hidden, heads=cfg.heads, head_dim=cfg.head_dim, kv=cfg.kv_heads,
+                                  ffn=cfg.intermediate, batch=cfg.batch, seq=cfg.seq_len, layers=cfg.layers,
+                                  dtype=cfg.dtype, attention=_(ATTENTION_LABELS.get(cfg.attention, cfg.attention)),
+                                  memory=fmt.si(pf.memory_needed(cfg), "B")))
 
 # ----------------------------------------------------------------------------- prediction
-st.subheader("Predicted before running")
+st.subheader(_("Predicted before running"))
 try:  # the catalogue row of this GPU; one that is not in the catalogue gets a plain note, not another's row
     default_hw = pf.hardware_for(device, harness.device_name(device) if gpu_run else "").name
 except InputError as e:
     default_hw = DEFAULT_GPU
-    st.caption(f"{e} — pick the closest row for the prediction (the default shown is {DEFAULT_GPU}).")
+    st.caption(_("{why} — pick the closest row for the prediction (the default shown is {gpu}).")
+               .format(why=ui.tr(e), gpu=DEFAULT_GPU))
 if default_hw not in CATALOGUE:  # measured ceilings: the prediction picks from the catalogue
     default_hw = DEFAULT_GPU
 h = st.columns([2, 2, 3])
-hw_name = ui.url(h[0].selectbox, "Hardware for the prediction", list(CATALOGUE),
+hw_name = ui.url(h[0].selectbox, _("Hardware for the prediction"), list(CATALOGUE),
                  index=list(CATALOGUE).index(default_hw), key="pf_hw")
-eff = ui.url(h[1].slider, "efficiency", 0.05, 1.0, DEFAULT_EFFICIENCY, step=0.05, key="pf_eff",
-                  help="share of the datasheet peak and bandwidth reached, for GEMMs and the rest alike")
+eff = ui.url(h[1].slider, _("efficiency"), 0.05, 1.0, DEFAULT_EFFICIENCY, step=0.05, key="pf_eff",
+             help=_("share of the datasheet peak and bandwidth reached, for GEMMs and the rest alike"))
 pred = None
 if cfg is not None:
-    with ui.guard("the prediction"):
+    with ui.guard(_("the prediction")):
         pred = pf.predict(cfg, CATALOGUE[hw_name], float(eff))
         m = st.columns(3)
-        m[0].metric("GEMM share of FLOPs", f"{pred.flop_share:.1%}")
-        m[1].metric("GEMM share of time (roofline)", f"{pred.time_share:.1%}",
-                    delta=f"{pred.time_share - pf.GEMM_TARGET:+.1%} vs 80 % target")
-        m[2].metric("GEMM FLOPs per pass", fmt.si(pred.gemm_flops, "FLOP"))
-        st.caption(f"{pred.source}. GEMMs at max(FLOPs / peak, bytes / bandwidth); norms, rotary embedding, "
-                   "softmax, SiLU and residual adds as memory-bound traffic. Launch overheads are not modelled, "
-                   "so small blocks measure below this. FLOPs share says why “GEMM is 90 %+ of LLM compute”; "
-                   "time share is what the profiler can confirm.")
+        m[0].metric(_("GEMM share of FLOPs"), f"{pred.flop_share:.1%}")
+        m[1].metric(_("GEMM share of time (roofline)"), f"{pred.time_share:.1%}",
+                    delta=_("{delta} vs 80 % target").format(delta=f"{pred.time_share - pf.GEMM_TARGET:+.1%}"))
+        m[2].metric(_("GEMM FLOPs per pass"), fmt.si(pred.gemm_flops, "FLOP"))
+        st.caption(_("{source}. GEMMs at max(FLOPs / peak, bytes / bandwidth); norms, rotary embedding, softmax, SiLU "
+                     "and residual adds as memory-bound traffic. Launch overheads are not modelled, so small blocks "
+                     "measure below this. FLOPs share says why “GEMM is 90 %+ of LLM compute”; time share is what "
+                     "the profiler can confirm.").format(source=ui.tr(pred.source)))
 
 # ----------------------------------------------------------------------------- run
 MAX_TRACE_BYTES = 64 * 1024**2  # a trace kept for download in the session; larger ones are dropped
 
-st.subheader("Measured")
+st.subheader(_("Measured"))
 ui.stopped_notice()
-if st.button("Profile the block", type="primary", disabled=cfg is None, key="pf_run"):
-    with ui.guard("the profiler run"), tempfile.TemporaryDirectory(prefix="gemm_profile_") as tmp:
+if st.button(_("Profile the block"), type="primary", disabled=cfg is None, key="pf_run"):
+    with ui.guard(_("the profiler run")), tempfile.TemporaryDirectory(prefix="gemm_profile_") as tmp:
         trace = Path(tmp) / "profile_trace.json"  # the worker writes it; kept in the session, the folder removed
         data = ui.run_benchmark(jobs.profile(cfg, device, steps=int(st.session_state.pf_steps), monitor=True,
                                              hardware=hw_name, efficiency=float(eff), trace_path=str(trace)), lim)
@@ -154,84 +171,100 @@ if st.button("Profile the block", type="primary", disabled=cfg is None, key="pf_
 res = st.session_state.get("pf_result")
 if res is not None:
     c0 = res.config
-    st.markdown(f"**{c0.layers} block(s) on {ui.md(res.device_name)}** ({res.device}, {c0.dtype}, {c0.attention} attention, "
-                f"hidden {c0.hidden}, {c0.batch}×{c0.seq_len} tokens) — {res.time_basis}, median of {res.steps} "
-                "pass(es).")
+    st.markdown(ngettext("**{layers} block on {device}** ({kind}, {dtype}, {attention} attention, hidden {hidden}, "
+                         "{batch}×{seq} tokens) — {basis}, median of {steps} pass(es).",
+                         "**{layers} blocks on {device}** ({kind}, {dtype}, {attention} attention, hidden {hidden}, "
+                         "{batch}×{seq} tokens) — {basis}, median of {steps} pass(es).", c0.layers).format(
+        layers=c0.layers, device=ui.md(res.device_name), kind=res.device, dtype=c0.dtype,
+        attention=_(ATTENTION_LABELS.get(c0.attention, c0.attention)), hidden=c0.hidden, batch=c0.batch,
+        seq=c0.seq_len, basis=_(res.time_basis), steps=res.steps))
     m = st.columns(4)
-    m[0].metric("GEMM share of time", f"{res.gemm_share:.1%}",
-                delta=f"{res.gemm_share - pf.GEMM_TARGET:+.1%} vs 80 % target")
+    m[0].metric(_("GEMM share of time"), f"{res.gemm_share:.1%}",
+                delta=_("{delta} vs 80 % target").format(delta=f"{res.gemm_share - pf.GEMM_TARGET:+.1%}"))
     if res.prediction is not None:
-        m[1].metric(f"Predicted ({res.prediction.hardware})", f"{res.prediction.time_share:.1%}",
-                    delta=f"{res.gemm_share - res.prediction.time_share:+.1%} measured − predicted",
+        m[1].metric(_("Predicted ({hardware})").format(hardware=res.prediction.hardware),
+                    f"{res.prediction.time_share:.1%}",
+                    delta=_("{delta} measured − predicted").format(
+                        delta=f"{res.gemm_share - res.prediction.time_share:+.1%}"),
                     delta_color="off")
-    m[2].metric("Time per pass", fmt.duration(res.total_time_s))
-    m[3].metric("GEMMs achieved", fmt.si(res.gemm_tflops * 1e12 if res.gemm_tflops else None, "FLOP/s"))
+    m[2].metric(_("Time per pass"), fmt.duration(res.total_time_s))
+    m[3].metric(_("GEMMs achieved"), fmt.si(res.gemm_tflops * 1e12 if res.gemm_tflops else None, "FLOP/s"))
     if res.meets_target:
-        st.success(f"GEMMs take {res.gemm_share:.1%} of the time: the block is GEMM-bound, as the article expects.")
+        st.success(_("GEMMs take {share:.1%} of the time: the block is GEMM-bound, as the article expects.")
+                   .format(share=res.gemm_share))
     else:
-        st.warning(f"GEMMs take only {res.gemm_share:.1%} of the time (target {pf.GEMM_TARGET:.0%}): the rest — "
-                   "softmax, norms, element-wise ops, copies and launch overhead — dominates at these sizes. "
-                   "Larger hidden sizes, longer sequences or fused attention (sdpa) raise the share.")
-    st.altair_chart(charts_profile.share_chart(res), width="stretch")
-    st.caption(f"GEMM FLOPs per pass: profiler {fmt.count(round(res.gemm_flops))}; gemmlib's count "
-               f"{fmt.count(res.predicted_gemm_flops)}"
-               + (" — they agree." if abs(res.gemm_flops - res.predicted_gemm_flops) < 1 else "."))
+        st.warning(_("GEMMs take only {share:.1%} of the time (target {target:.0%}): the rest — softmax, norms, "
+                     "element-wise ops, copies and launch overhead — dominates at these sizes. Larger hidden sizes, "
+                     "longer sequences or fused attention (sdpa) raise the share.")
+                   .format(share=res.gemm_share, target=pf.GEMM_TARGET))
+    st.altair_chart(charts_profile.share_chart(res, gettext=_), width="stretch")
+    agree = abs(res.gemm_flops - res.predicted_gemm_flops) < 1
+    st.caption((_("GEMM FLOPs per pass: profiler {profiler}; gemmlib's count {count} — they agree.") if agree
+                else _("GEMM FLOPs per pass: profiler {profiler}; gemmlib's count {count}.")).format(
+        profiler=fmt.count(round(res.gemm_flops)), count=fmt.count(res.predicted_gemm_flops)))
 
-    st.markdown("#### Top ops")
+    st.markdown("#### " + _("Top ops"))
     t = st.columns([1, 1, 4])
-    by_name = t[0].toggle("merge shapes", key="pf_by_name", help="one row per op name, all input shapes together")
-    top_n = t[1].number_input("rows", 5, 100, value=15, key="pf_top")
+    by_name = t[0].toggle(_("merge shapes"), key="pf_by_name", help=_("one row per op name, all input shapes together"))
+    top_n = t[1].number_input(_("rows"), 5, 100, value=15, key="pf_top")
     ops = res.grouped() if by_name else res.top_ops(len(res.ops))
     table = pd.DataFrame([o.to_dict() for o in ops[: int(top_n)]])
     table["time µs"] = table["time_s"] * 1e6
     ui.table(table[["name", "shapes", "calls", "time µs", "share", "is_gemm", "flops", "tflops"]],
              {"flops": "count"},  # exact: every digit
-             column_config={"share": st.column_config.ProgressColumn(format="percent", min_value=0, max_value=1),
+             column_config={"name": _("op"), "shapes": _("input shapes"), "time µs": _("time µs"),
+                            "flops": "FLOPs",
+                            "share": st.column_config.ProgressColumn(_("share"), format="percent", min_value=0,
+                                                                     max_value=1),
                             "is_gemm": st.column_config.CheckboxColumn("GEMM"),
-                            "calls": st.column_config.NumberColumn("calls / pass", format="%g"),
+                            "calls": st.column_config.NumberColumn(_("calls / pass"), format="%g"),
                             "tflops": st.column_config.NumberColumn("TFLOP/s", format="%.4g")})
-    st.altair_chart(charts_profile.top_ops_chart(res, int(top_n), by_name=by_name), width="stretch")
+    st.altair_chart(charts_profile.top_ops_chart(res, int(top_n), by_name=by_name, gettext=_), width="stretch")
     if res.prediction is not None:
-        with st.expander("The prediction, op by op (one layer)"):
+        with st.expander(_("The prediction, op by op (one layer)")):
             pred_rows = pd.DataFrame(list(res.prediction.rows))
             if "time_s" in pred_rows:
                 pred_rows["time"] = pred_rows.pop("time_s").map(fmt.duration)
-            ui.table(pred_rows, {"flops": "count"})
+            for col in ("kind", "bound"):
+                if col in pred_rows:
+                    pred_rows[col] = pred_rows[col].map(lambda v: _(PRED_VALUES.get(v, v)) if isinstance(v, str) else v)
+            ui.table(pred_rows, {"flops": "count"},
+                     column_config={k: _(v) for k, v in PRED_LABELS.items() if k in pred_rows})
     for n in res.notes:
-        st.caption(n)
+        st.caption(jobs.reword(n, pf.RESULT_TEXTS, _))
 
-    st.markdown("#### GPU monitor during the profile")
+    st.markdown("#### " + _("GPU monitor during the profile"))
     mon = res.monitor
-    charts = charts_profile.monitor_charts(mon) if mon is not None else {}
+    charts = charts_profile.monitor_charts(mon, gettext=_) if mon is not None else {}
     if charts:
         s = mon.summary()
-        st.caption(f"{mon.device_name}: {mon.reason}; {s['samples']} samples. NVML's “utilization” is the share "
-                   "of time a kernel was running (not SM occupancy); “memory” the share of time memory was being "
-                   "read or written.")
+        st.caption(_("{device}: {reason}; {n} samples. NVML's “utilization” is the share of time a kernel was running "
+                     "(not SM occupancy); “memory” the share of time memory was being read or written.").format(
+            device=mon.device_name, reason=_(mon.reason), n=s["samples"]))
         for ch in charts.values():
             st.altair_chart(ch, width="stretch")
     else:
-        st.info(mon.reason if mon is not None else "No monitor result.")
+        st.info(jobs.reword(mon.reason, NVML_TEXTS, _, code=("error",)) if mon is not None else _("No monitor result."))
 
     data = st.session_state.get("pf_trace_bytes")
     if data:
-        st.download_button(f"Download the Chrome trace ({fmt.si(len(data), 'B')})", data,
+        st.download_button(_("Download the Chrome trace ({size})").format(size=fmt.si(len(data), "B")), data,
                            "profile_trace.json", "application/json", on_click="ignore", key="pf_trace")
-        st.caption("Open it at https://ui.perfetto.dev (or chrome://tracing): every op and, on a GPU, every "
-                   "kernel on its own timeline.")
+        st.caption(_("Open it at https://ui.perfetto.dev (or chrome://tracing): every op and, on a GPU, every kernel "
+                     "on its own timeline."))
 else:
-    st.info("Choose the sizes, then **Profile the block**. The CPU defaults take a few seconds.")
+    st.info(_("Choose the sizes, then **Profile the block**. The CPU defaults take a few seconds."))
 
 # ----------------------------------------------------------------------------- monitored benchmark
-st.subheader("Monitor a benchmark")
+st.subheader(_("Monitor a benchmark"))
 ok_nvml, why_nvml = _nvml()
-st.markdown(f"Time the same block's forward pass with the measuring harness (warm-up, synchronize, repeat, "
-            f"median and p20/p80) while NVML samples the GPU, against the targets SM utilization ≥ "
-            f"{UTIL_TARGET:.0%} and memory bandwidth ≥ {BANDWIDTH_TARGET:.0%}.")
+st.markdown(_("Time the same block's forward pass with the measuring harness (warm-up, synchronize, repeat, median "
+              "and p20/p80) while NVML samples the GPU, against the targets SM utilization ≥ {util:.0%} and memory "
+              "bandwidth ≥ {bandwidth:.0%}.").format(util=UTIL_TARGET, bandwidth=BANDWIDTH_TARGET))
 if not ok_nvml:
-    st.info(why_nvml)
-if st.button("Run the monitored benchmark", disabled=cfg is None, key="pf_bench"):
-    with ui.guard("the monitored benchmark"):
+    st.info(jobs.reword(why_nvml, NVML_TEXTS, _, code=("error",)))
+if st.button(_("Run the monitored benchmark"), disabled=cfg is None, key="pf_bench"):
+    with ui.guard(_("the monitored benchmark")):
         data = ui.run_benchmark(jobs.block_bench(cfg, device, min_run_time=1.0 if gpu_run else 0.3), lim)
         r, mres = BenchResult.from_dict(data["result"]), jobs.monitor_result(data["monitor"])
         ui.keep_results([r])
@@ -240,13 +273,14 @@ out = st.session_state.get("pf_bench_out")
 if out:
     r, mres = out
     b = st.columns(4)
-    b[0].metric("median per pass", fmt.duration(r.median_s))
+    b[0].metric(_("median per pass"), fmt.duration(r.median_s))
     b[1].metric("p20 – p80", f"{fmt.duration(r.p20_s)} – {fmt.duration(r.p80_s)}")
-    b[2].metric("GEMM TFLOP/s", fmt.number(r.tflops or None, 3))
-    b[3].metric("weights+I/O GB/s", fmt.number(r.gbps or None, 3))
-    charts = charts_profile.monitor_charts(mres)
+    b[2].metric(_("GEMM TFLOP/s"), fmt.number(r.tflops or None, 3))
+    b[3].metric(_("weights+I/O GB/s"), fmt.number(r.gbps or None, 3))
+    charts = charts_profile.monitor_charts(mres, gettext=_)
     if charts:
         for ch in charts.values():
             st.altair_chart(ch, width="stretch")
     else:
-        st.info(mres.reason if gpu_run else "This benchmark ran on the CPU: GPU monitoring has nothing to sample.")
+        st.info(jobs.reword(mres.reason, NVML_TEXTS, _, code=("error",)) if gpu_run else
+                _("This benchmark ran on the CPU: GPU monitoring has nothing to sample."))

@@ -14,17 +14,20 @@ import streamlit as st
 import ui
 from gemmlib.charts import multigpu as mg_charts
 from gemmlib.core import interconnect
+from gemmlib.core.comm import COLLECTIVE_LABELS
+from gemmlib.core.i18n import N_
 from gemmlib.core.results import to_csv
 from gemmlib.core.units import fmt_bytes
 from gemmlib.measure import collectives as cl
 from gemmlib.measure import harness, jobs
 from gemmlib.measure import tp as tpm
 from gemmlib.measure.profiler import presets
+from ui import _, ngettext
 
 ui.page(
-    "Multi-GPU",
+    _("Multi-GPU"),
     "🔗",
-    r"""
+    _(r"""
 A model too big or too slow for one GPU is split across several. **Tensor parallelism** (Megatron)
 splits every layer: q/k/v and the MLP's gate/up are *column*-parallel (each GPU computes some of the
 output features), o_proj and down_proj *row*-parallel (each GPU holds a partial sum of the whole
@@ -32,137 +35,183 @@ output), and an **all-reduce** after each of the two adds the partial sums — t
 tokens × hidden × bytes. The compute divides by n; the all-reduces do not. How long they take is the
 interconnect's **bus bandwidth** (nccl-tests' busbw = size / time × 2(n−1)/n for an all-reduce).
 This page measures both with `torch.distributed` (NCCL between GPUs), and puts the estimate beside.
-""",
+"""),
 )
+
+
+def op_label(op: str) -> str:
+    """A collective's name in the reader's language (the data keeps the identifier)."""
+    return _(COLLECTIVE_LABELS.get(op, op))
+
+
+def reword(text: str, templates: tuple[str, ...] = tpm.ESTIMATE_TEXTS) -> str:
+    """A message that came back from the worker as English text, in the reader's language."""
+    return jobs.reword(text, templates, _)
+
+
+def sentence(text: str) -> str:
+    """A clause as a sentence: capital first letter, full stop."""
+    return _("{sentence}.").format(sentence=text[:1].upper() + text[1:])
+
+
+TP_COLUMNS = {"ranks": N_("ranks"), "one rank ms": N_("one rank ms"), "per rank ms": N_("per rank ms"),
+              "n ranks ms": N_("n ranks ms"), "all-reduces ms": N_("all-reduces ms"), "speed-up": N_("speed-up"),
+              "hardware": N_("hardware"), "link": N_("link"), "efficiency": N_("efficiency"),
+              "comm share": N_("comm share"), "estimate ms": N_("estimate ms"), "rel. diff": N_("rel. diff"),
+              "matches": N_("matches")}
+
 
 lim = ui.bench_limits()
 gpus = ui.gpu_count()
 backends = ["nccl", "gloo"] if gpus >= 2 else ["gloo"]
 if gpus < 2:
-    st.info(f"This machine has **{gpus} GPU{'' if gpus == 1 else 's'}**, so every run here uses **gloo between "
-            "CPU processes**: the same `torch.distributed` calls, the same checks and the same arithmetic, but the "
-            "bandwidths measure host memory and local sockets — **not an interconnect figure** (NVLink moves "
-            "hundreds of GB/s; these are a few). On a machine with two or more GPUs the same page runs NCCL.")
+    st.info(ngettext("This machine has **{n} GPU**, so every run here uses **gloo between CPU processes**: the same "
+                     "`torch.distributed` calls, the same checks and the same arithmetic, but the bandwidths measure "
+                     "host memory and local sockets — **not an interconnect figure** (NVLink moves hundreds of GB/s; "
+                     "these are a few). On a machine with two or more GPUs the same page runs NCCL.",
+                     "This machine has **{n} GPUs**, so every run here uses **gloo between CPU processes**: the same "
+                     "`torch.distributed` calls, the same checks and the same arithmetic, but the bandwidths measure "
+                     "host memory and local sockets — **not an interconnect figure** (NVLink moves hundreds of GB/s; "
+                     "these are a few). On a machine with two or more GPUs the same page runs NCCL.", gpus)
+            .format(n=gpus))
 
 with st.container(border=True):
     c = st.columns([1, 1, 3])
-    backend = ui.url(c[0].radio, "Backend", backends, key="mg_backend",
-                     help="nccl: one GPU per rank; gloo: CPU processes on this machine")
+    backend = ui.url(c[0].radio, _("Backend"), backends, key="mg_backend",
+                     help=_("nccl: one GPU per rank; gloo: CPU processes on this machine"))
     most = gpus if backend == "nccl" else lim.max_ranks
-    nproc = int(ui.url(c[1].number_input, "Ranks", 2, max(2, most), 2, key="mg_nproc",
-                       help=f"at most {most} here ({'GPUs' if backend == 'nccl' else 'GEMM_MAX_RANKS'})"))
+    nproc = int(ui.url(c[1].number_input, _("Ranks"), 2, max(2, most), 2, key="mg_nproc",
+                       help=(_("at most {n} here (GPUs)") if backend == "nccl" else _("at most {n} here (GEMM_MAX_RANKS)"))
+                       .format(n=most)))
     kind = "cuda" if backend == "nccl" else "cpu"
-    c[2].caption(f"Caps here: {lim.max_ranks} ranks, {fmt_bytes(lim.max_bytes)} of buffers, {lim.time_limit_s:g} s "
-                 "per run" + (" — **classroom mode**" if lim.classroom else "")
-                 + (". gloo ranks are CPU processes sharing this machine's cores." if kind == "cpu" else "."))
+    caps = _("Caps here: {ranks} ranks, {memory} of buffers, {seconds:g} s per run").format(
+        ranks=lim.max_ranks, memory=fmt_bytes(lim.max_bytes), seconds=lim.time_limit_s)
+    if lim.classroom:
+        caps = _("{caps} — **classroom mode**").format(caps=caps)
+    c[2].caption(_("{caps}. gloo ranks are CPU processes sharing this machine's cores.").format(caps=caps)
+                 if kind == "cpu" else _("{caps}.").format(caps=caps))
 
 # ----------------------------------------------------------------------------- collectives
-st.subheader("Collectives: bus bandwidth against message size")
+st.subheader(_("Collectives: bus bandwidth against message size"))
 cap = cl.size_cap(kind, nproc, lim)
 top_default = cl.CPU_DEFAULT_MAX if kind == "cpu" else cl.GPU_DEFAULT_MAX
 tops = [s for s in cl.size_range(1024, cl.MAX_SIZE) if s <= cap]
 with st.container(border=True):
     d = st.columns([3, 1, 1, 1])
-    ops = d[0].multiselect("Collectives", list(cl.MEASURED), default=list(cl.MEASURED), key="mg_ops")
-    top = ui.url(d[1].selectbox, "Largest message", tops, index=tops.index(min(top_default, tops[-1])),
+    ops = d[0].multiselect(_("Collectives"), list(cl.MEASURED), default=list(cl.MEASURED), key="mg_ops",
+                           format_func=op_label)
+    top = ui.url(d[1].selectbox, _("Largest message"), tops, index=tops.index(min(top_default, tops[-1])),
                  key="mg_top", format_func=fmt_bytes)
-    dtype = ui.url(d[2].selectbox, "dtype", list(cl.COLLECTIVE_DTYPES), key="mg_dtype")
-    iters = int(ui.url(d[3].number_input, "Samples per size", 1, 100, 10, key="mg_iters"))
-    st.caption("Sizes double from 8 B (nccl-tests' size: the buffer of an all-reduce or broadcast, the whole "
-               "output of an all-gather, the whole input of a reduce-scatter). Each sample starts after a barrier; "
-               "its time is the slowest rank's; the median with p20/p80 is shown. Every rank checks its result "
-               "against the exact expected output.")
+    dtype = ui.url(d[2].selectbox, _("dtype"), list(cl.COLLECTIVE_DTYPES), key="mg_dtype")
+    iters = int(ui.url(d[3].number_input, _("Samples per size"), 1, 100, 10, key="mg_iters"))
+    st.caption(_("Sizes double from 8 B (nccl-tests' size: the buffer of an all-reduce or broadcast, the whole output "
+                 "of an all-gather, the whole input of a reduce-scatter). Each sample starts after a barrier; its time "
+                 "is the slowest rank's; the median with p20/p80 is shown. Every rank checks its result against the "
+                 "exact expected output."))
 
-if st.button("Measure the collectives", type="primary", disabled=not ops, key="mg_run_coll"):
-    with ui.guard("the collectives"):
+if st.button(_("Measure the collectives"), type="primary", disabled=not ops, key="mg_run_coll"):
+    with ui.guard(_("the collectives")):
         cfg = cl.CollectiveConfig(ops=tuple(o for o in cl.MEASURED if o in ops), sizes=cl.size_range(8, int(top)),
                                   dtype=dtype, iters=iters, time_budget_s=lim.time_limit_s)
         st.session_state.mg_coll = ui.run_benchmark(
             jobs.collectives(cfg, nproc=nproc, backend=backend), lim,
-            done=lambda r: f"Done: {len(r['results'])} rows on {r['nproc']} ranks ({r['backend']})")
+            done=lambda r: _("Done: {rows} rows on {n} ranks ({backend})").format(
+                rows=len(r["results"]), n=r["nproc"], backend=r["backend"]))
 
 coll = st.session_state.get("mg_coll")
 if coll:
     rows = coll["results"]
-    st.markdown(f"**{coll['nproc']} ranks, {coll['backend']}, {coll['dtype']}, on {coll['device_name']}.**")
+    st.markdown(_("**{n} ranks, {backend}, {dtype}, on {device}.**").format(
+        n=coll["nproc"], backend=coll["backend"], dtype=coll["dtype"], device=coll["device_name"]))
     if not coll["interconnect"]:
-        st.warning(f"{coll['note']}. Read the shapes of the curves (latency at small sizes, a plateau at large "
-                   "ones), not the numbers.")
+        st.warning(_("{note}. Read the shapes of the curves (latency at small sizes, a plateau at large ones), not "
+                     "the numbers.").format(note=ui.tr(coll["note"])))
     wrong = [r for r in rows if r.get("correct") is False]
     if wrong:
-        st.error(f"{len(wrong)} row(s) returned a WRONG result: " + ", ".join(
-            f"{r['op']} {fmt_bytes(r['bytes'])}" for r in wrong[:8]))
+        st.error(_("{n} row(s) returned a WRONG result: {rows}").format(n=len(wrong), rows=_(", ").join(
+            f"{op_label(r['op'])} {fmt_bytes(r['bytes'])}" for r in wrong[:8])))
     refs = {"none": None}
+    ref_labels = {"none": _("none")}
     ds = cl.datasheet_reference(coll["kind"], coll["device_name"])
     if ds is not None:
         refs[f"datasheet: {ds[0]}"] = ds
+        ref_labels[f"datasheet: {ds[0]}"] = _("datasheet: {link}").format(link=ds[0])
     for lk in interconnect.measured_links():
         refs[f"measured: {lk.name}"] = (lk.name, lk.busbw / 1e9)
-    ref_key = st.selectbox("Reference line", list(refs), index=1 if len(refs) > 1 else 0, key="mg_ref")
+        ref_labels[f"measured: {lk.name}"] = _("measured: {link}").format(link=lk.name)
+    ref_key = st.selectbox(_("Reference line"), list(refs), index=1 if len(refs) > 1 else 0, key="mg_ref",
+                           format_func=lambda k: ref_labels.get(k, k))
     if ds is None:
-        st.caption("No datasheet line: " + ("gloo between CPU processes has no datasheet interconnect."
-                                            if coll["kind"] == "cpu" else
-                                            "the catalogue has no interconnect figure for this GPU."))
-    tabs = st.tabs(["bus bandwidth", "algorithm bandwidth", "time"])
+        st.caption(_("No datasheet line: gloo between CPU processes has no datasheet interconnect.")
+                   if coll["kind"] == "cpu" else
+                   _("No datasheet line: the catalogue has no interconnect figure for this GPU."))
+    tabs = st.tabs([_("bus bandwidth"), _("algorithm bandwidth"), _("time")])
     for tab, metric in zip(tabs, ("busbw_gbps", "algbw_gbps", "time_us"), strict=True):
-        chart = mg_charts.collective_chart(rows, metric, reference=refs[ref_key])
+        chart = mg_charts.collective_chart(rows, metric, reference=refs[ref_key], gettext=_)
         if chart is not None:
             tab.altair_chart(chart, width="stretch")
     table = pd.DataFrame([r for r in rows if r.get("time_s")])
     if not table.empty:
+        table["op"] = table["op"].map(op_label)
         table["time µs"] = table["time_s"] * 1e6
         table["p20 µs"] = table["p20_s"] * 1e6
         table["p80 µs"] = table["p80_s"] * 1e6
         ui.table(table[["op", "bytes", "count", "time µs", "p20 µs", "p80 µs", "algbw_gbps", "busbw_gbps",
-                            "correct"]], hide_index=True,
-                     column_config={"time µs": st.column_config.NumberColumn(format="%.4g"),
-                                    "p20 µs": st.column_config.NumberColumn(format="%.4g"),
-                                    "p80 µs": st.column_config.NumberColumn(format="%.4g"),
-                                    "algbw_gbps": st.column_config.NumberColumn("algbw GB/s", format="%.4g"),
-                                    "busbw_gbps": st.column_config.NumberColumn("busbw GB/s", format="%.4g")})
+                        "correct"]], hide_index=True,
+                 column_config={"op": _("collective"), "bytes": _("bytes"), "count": _("elements"),
+                                "correct": _("correct"),
+                                "time µs": st.column_config.NumberColumn(_("time µs"), format="%.4g"),
+                                "p20 µs": st.column_config.NumberColumn("p20 µs", format="%.4g"),
+                                "p80 µs": st.column_config.NumberColumn("p80 µs", format="%.4g"),
+                                "algbw_gbps": st.column_config.NumberColumn("algbw GB/s", format="%.4g"),
+                                "busbw_gbps": st.column_config.NumberColumn("busbw GB/s", format="%.4g")})
     if coll.get("saved"):
-        st.success(f"Kept as **{coll['saved']['name']}** (busbw {coll['saved']['busbw'] / 1e9:.4g} GB/s, latency "
-                   f"{coll['saved']['latency_s'] * 1e6:.4g} µs): the estimate below and `python -m gemmlib "
-                   "estimate --interconnect` use it.")
+        st.success(_("Kept as **{name}** (busbw {busbw:.4g} GB/s, latency {latency:.4g} µs): the estimate below and "
+                     "`python -m gemmlib estimate --interconnect` use it.").format(
+            name=coll["saved"]["name"], busbw=coll["saved"]["busbw"] / 1e9, latency=coll["saved"]["latency_s"] * 1e6))
     elif (coll.get("extra") or {}).get("not_saved"):
-        st.caption(coll["extra"]["not_saved"].capitalize() + ".")
+        st.caption(sentence(reword(coll["extra"]["not_saved"], (cl.NOT_SAVED,))))
     dl = st.columns([1, 1, 4])
-    dl[0].download_button("Download JSON", json.dumps(coll, indent=2, default=str), "collectives.json",
+    dl[0].download_button(_("Download JSON"), json.dumps(coll, indent=2, default=str), "collectives.json",
                           "application/json", on_click="ignore", key="mg_dl_coll_json")
-    dl[1].download_button("Download CSV", to_csv(rows), "collectives.csv", "text/csv", on_click="ignore",
+    dl[1].download_button(_("Download CSV"), to_csv(rows), "collectives.csv", "text/csv", on_click="ignore",
                           key="mg_dl_coll_csv")
 else:
-    st.info("Pick the collectives and the largest message, then **Measure the collectives**. Between CPU "
-            "processes the default sweep takes some seconds.")
+    st.info(_("Pick the collectives and the largest message, then **Measure the collectives**. Between CPU processes "
+              "the default sweep takes some seconds."))
 
 # ----------------------------------------------------------------------------- tensor parallelism
-st.subheader("Tensor parallelism: one layer on one rank vs n ranks, beside the estimate")
+st.subheader(_("Tensor parallelism: one layer on one rank vs n ranks, beside the estimate"))
 dense = list(presets())
 base = tpm.gpu_default() if kind == "cuda" else tpm.cpu_default()
 with st.container(border=True):
     e = st.columns([2, 1, 1, 1, 2])
-    preset = ui.url(e[0].selectbox, "Model", dense, index=dense.index(base["preset"]), key="mg_preset")
+    preset = ui.url(e[0].selectbox, _("Model"), dense, index=dense.index(base["preset"]), key="mg_preset")
     scales = [1, 2, 4, 8, 16, 32]
-    scale = ui.url(e[1].selectbox, "Scale down by", scales, index=scales.index(base["scale"]), key="mg_scale",
-                   help="hidden, head size and MLP width ÷ this; head counts kept")
-    seq = int(ui.url(e[2].number_input, "Tokens", 1, 65536, base["seq_len"], key="mg_seq"))
-    tdtype = ui.url(e[3].selectbox, "dtype", list(tpm.TP_DTYPES), index=list(tpm.TP_DTYPES).index(base["dtype"]),
+    scale = ui.url(e[1].selectbox, _("Scale down by"), scales, index=scales.index(base["scale"]), key="mg_scale",
+                   help=_("hidden, head size and MLP width ÷ this; head counts kept"))
+    seq = int(ui.url(e[2].number_input, _("Tokens"), 1, 65536, base["seq_len"], key="mg_seq"))
+    tdtype = ui.url(e[3].selectbox, _("dtype"), list(tpm.TP_DTYPES), index=list(tpm.TP_DTYPES).index(base["dtype"]),
                     key="mg_tdtype")
     links = {f"measured for {backend} × n (if any), else the catalogue's": None} | {lk.name: lk.name for lk in
                                                                  interconnect.measured_links()}
-    link_choice = e[4].selectbox("Interconnect for the estimate", list(links), key="mg_link")
+    first_link = next(iter(links))
+    link_choice = e[4].selectbox(_("Interconnect for the estimate"), list(links), key="mg_link",
+                                 format_func=lambda k: _("measured for {backend} × n (if any), else the catalogue's")
+                                 .format(backend=backend) if k == first_link else k)
 
 model = None
-with ui.guard("the layer"):
+with ui.guard(_("the layer")):
     model = tpm.model_for(preset, int(scale))
 if model is not None:
     choices = tpm.valid_ranks(model, most)
-    st.caption(f"{model.name}: hidden {model.hidden}, {model.heads} heads ({model.kv_heads} K/V) of {model.head_dim}, "
-               f"MLP {model.ffn} {model.mlp}; rank counts that split it evenly here: "
-               f"{', '.join(map(str, choices)) or 'none'}.")
-    ranks = st.multiselect("Rank counts to run (each beside one rank)", choices,
+    st.caption(_("{name}: hidden {hidden}, {heads} heads ({kv} K/V) of {head_dim}, MLP {ffn} {mlp}; rank counts that "
+                 "split it evenly here: {ranks}.").format(
+        name=model.name, hidden=model.hidden, heads=model.heads, kv=model.kv_heads, head_dim=model.head_dim,
+        ffn=model.ffn, mlp=model.mlp, ranks=_(", ").join(map(str, choices)) or _("none")))
+    ranks = st.multiselect(_("Rank counts to run (each beside one rank)"), choices,
                            default=[n for n in choices if n == nproc] or choices[:1], key="mg_ranks")
-    with ui.guard("the estimate"):
+    with ui.guard(_("the estimate")):
         dev_name = harness.device_name(kind)
         pick = links[link_choice]
         preview = []
@@ -170,57 +219,60 @@ if model is not None:
             est = tpm.estimate_layer(model, seq_len=seq, batch=1, dtype=tdtype, kind=kind, device_name=dev_name,
                                      nproc=n, backend=backend, interconnect_name=pick)
             if "error" in est:
-                st.caption(f"Estimate for {n} ranks: {est['error']}")
+                st.caption(_("Estimate for {n} ranks: {why}").format(n=n, why=ui.tr(est["error"])))
                 continue
             preview.append({"ranks": n, "one rank ms": est["one_rank"]["time_s"] * 1e3,
                             "per rank ms": est["tp"]["time_s"] * 1e3,
                             "all-reduces ms": None if est["tp"]["comm_s"] is None else est["tp"]["comm_s"] * 1e3,
-                            "speed-up": est["speedup"], "hardware": est["hardware"], "link": est["link"] or "—"})
+                            "speed-up": est["speedup"], "hardware": reword(est["hardware"]), "link": est["link"] or "—"})
         if preview:
-            st.markdown("**The estimate, before measuring** (roofline of each rank's share + two all-reduces):")
+            st.markdown(_("**The estimate, before measuring** (roofline of each rank's share + two all-reduces):"))
             ui.table(pd.DataFrame(preview), hide_index=True,
-                         column_config={k: st.column_config.NumberColumn(format="%.4g") for k in
-                                        ("one rank ms", "per rank ms", "all-reduces ms", "speed-up")})
+                     column_config={k: st.column_config.NumberColumn(_(TP_COLUMNS[k]), format="%.4g") for k in
+                                    ("one rank ms", "per rank ms", "all-reduces ms", "speed-up")}
+                     | {k: _(TP_COLUMNS[k]) for k in ("ranks", "hardware", "link")})
 
-    if st.button("Run the tensor-parallel layer", type="primary", disabled=not ranks, key="mg_run_tp"):
-        with ui.guard("the tensor-parallel layer"):
+    if st.button(_("Run the tensor-parallel layer"), type="primary", disabled=not ranks, key="mg_run_tp"):
+        with ui.guard(_("the tensor-parallel layer")):
             cfg = tpm.TPConfig(model=model, seq_len=seq, dtype=tdtype)
 
             st.session_state.mg_tp = ui.run_benchmark(
                 jobs.tp(cfg, ranks=ranks, backend=backend, interconnect_name=pick), lim,
-                done=lambda r: f"Done: {len(r)} rank count(s)")
+                done=lambda r: ngettext("Done: {n} rank count", "Done: {n} rank counts", len(r)).format(n=len(r)))
 
 runs = st.session_state.get("mg_tp")
 if runs:
     first = runs[0]
-    st.markdown(f"**{first['model_name']}, {first['tokens']} tokens, {first['dtype']}, {first['backend']} on "
-                f"{first['device_name']}.**")
+    st.markdown(_("**{model}, {tokens} tokens, {dtype}, {backend} on {device}.**").format(
+        model=first["model_name"], tokens=first["tokens"], dtype=first["dtype"], backend=first["backend"],
+        device=first["device_name"]))
     if first["backend"] == "gloo":
-        st.warning(f"{first['note']}. Each CPU rank has {first['threads_per_rank']} thread(s) as its device and the "
-                   "one-rank baseline runs on one such device; the ranks still share the memory bandwidth (and the "
-                   "cores when there are more ranks than cores). This checks the mechanics and the estimate, it is "
-                   "not a GPU scaling figure.")
+        st.warning(_("{note}. Each CPU rank has {threads} thread(s) as its device and the one-rank baseline runs on "
+                     "one such device; the ranks still share the memory bandwidth (and the cores when there are more "
+                     "ranks than cores). This checks the mechanics and the estimate, it is not a GPU scaling figure.")
+                   .format(note=ui.tr(first["note"]), threads=first["threads_per_rank"]))
     last = runs[-1]
     m = st.columns(4)
-    m[0].metric(f"speed-up on {last['nproc']} ranks", f"{last['speedup']:.3g}×")
-    m[1].metric("scaling efficiency", f"{last['scaling_efficiency']:.0%}", help="t₁ / (n · tₙ)")
-    m[2].metric("time in the all-reduces", f"{last['comm_share']:.0%}",
-                help="inside the two all-reduces, waiting for the slowest rank included")
-    m[3].metric("output vs one rank", "matches" if last["correct"] else "DIFFERS",
-                f"{last['rel_diff']:.1e} (tolerance {last['tolerance']:.0e})", delta_color="off")
+    m[0].metric(_("speed-up on {n} ranks").format(n=last["nproc"]), f"{last['speedup']:.3g}×")
+    m[1].metric(_("scaling efficiency"), f"{last['scaling_efficiency']:.0%}", help="t₁ / (n · tₙ)")
+    m[2].metric(_("time in the all-reduces"), f"{last['comm_share']:.0%}",
+                help=_("inside the two all-reduces, waiting for the slowest rank included"))
+    m[3].metric(_("output vs one rank"), _("matches") if last["correct"] else _("DIFFERS"),
+                _("{diff} (tolerance {tol})").format(diff=f"{last['rel_diff']:.1e}", tol=f"{last['tolerance']:.0e}"),
+                delta_color="off")
     bad = [r for r in runs if not r["correct"]]
     if bad:
-        st.error("The tensor-parallel output differs from the one-rank output beyond the dtype's tolerance on "
-                 + ", ".join(f"{r['nproc']} ranks" for r in bad))
-    tabs = st.tabs(["one rank vs n ranks", "scaling"])
-    chart = mg_charts.tp_chart(last["rows"])
+        st.error(_("The tensor-parallel output differs from the one-rank output beyond the dtype's tolerance on "
+                   "{ranks}").format(ranks=_(", ").join(_("{n} ranks").format(n=r["nproc"]) for r in bad)))
+    tabs = st.tabs([_("one rank vs n ranks"), _("scaling")])
+    chart = mg_charts.tp_chart(last["rows"], gettext=_)
     if chart is not None:
         tabs[0].altair_chart(chart, width="stretch")
     points = [{"ranks": 1, "measured_s": first["one_rank_s"],
                "estimated_s": ((first.get("estimate") or {}).get("one_rank") or {}).get("time_s")}]
     points += [{"ranks": r["nproc"], "measured_s": r["tp_s"],
                 "estimated_s": ((r.get("estimate") or {}).get("tp") or {}).get("time_s")} for r in runs]
-    chart = mg_charts.tp_scaling_chart(points)
+    chart = mg_charts.tp_scaling_chart(points, gettext=_)
     if chart is not None:
         tabs[1].altair_chart(chart, width="stretch")
     table = pd.DataFrame([{"ranks": r["nproc"], "one rank ms": r["one_rank_s"] * 1e3, "n ranks ms": r["tp_s"] * 1e3,
@@ -229,19 +281,24 @@ if runs:
                            "estimate ms": (((r.get("estimate") or {}).get("tp") or {}).get("time_s") or float("nan"))
                            * 1e3, "rel. diff": r["rel_diff"], "matches": r["correct"]} for r in runs])
     ui.table(table, hide_index=True,
-                 column_config={k: st.column_config.NumberColumn(format="%.4g") for k in
-                                ("one rank ms", "n ranks ms", "all-reduces ms", "speed-up", "estimate ms")}
-                 | {"efficiency": st.column_config.NumberColumn(format="percent"),
-                    "comm share": st.column_config.NumberColumn(format="percent"),
-                    "rel. diff": st.column_config.NumberColumn(format="%.2e")})
+             column_config={k: st.column_config.NumberColumn(_(TP_COLUMNS[k]), format="%.4g") for k in
+                            ("one rank ms", "n ranks ms", "all-reduces ms", "speed-up", "estimate ms")}
+             | {"efficiency": st.column_config.NumberColumn(_(TP_COLUMNS["efficiency"]), format="percent"),
+                "comm share": st.column_config.NumberColumn(_(TP_COLUMNS["comm share"]), format="percent"),
+                "rel. diff": st.column_config.NumberColumn(_(TP_COLUMNS["rel. diff"]), format="%.2e")}
+             | {k: _(TP_COLUMNS[k]) for k in ("ranks", "matches")})
     est = last.get("estimate") or {}
     if est.get("error"):
-        st.caption(f"Estimate: not available ({est['error']}).")
+        st.caption(_("Estimate: not available ({why}).").format(why=ui.tr(est["error"])))
     else:
-        st.caption(f"Estimate: {est.get('hardware')} ({est.get('hardware_source')}); all-reduces on "
-                   f"{est.get('link') or 'no link'}" + (f" — {est['note']}" if est.get("note") else "") + ".")
-    st.download_button("Download JSON", json.dumps(runs, indent=2, default=str), "tensor_parallel.json",
+        note = est.get("note")
+        note = reword(note) if note else ""
+        st.caption((_("Estimate: {hardware} ({source}); all-reduces on {link} — {note}.") if note else
+                    _("Estimate: {hardware} ({source}); all-reduces on {link}.")).format(
+            hardware=reword(est.get("hardware") or ""), source=reword(est.get("hardware_source") or ""),
+            link=est.get("link") or _("no link"), note=note))
+    st.download_button(_("Download JSON"), json.dumps(runs, indent=2, default=str), "tensor_parallel.json",
                        "application/json", on_click="ignore", key="mg_dl_tp")
 else:
-    st.info("Pick a model and rank counts, then **Run the tensor-parallel layer**. Between CPU processes the "
-            "default (llama-3-8b ÷ 16, 128 tokens) takes a few seconds per rank count.")
+    st.info(_("Pick a model and rank counts, then **Run the tensor-parallel layer**. Between CPU processes the "
+              "default (llama-3-8b ÷ 16, 128 tokens) takes a few seconds per rank count."))

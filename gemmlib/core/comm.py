@@ -22,8 +22,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gemmlib.core.errors import InputError
+from gemmlib.core.i18n import N_
 
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "send_recv")
+# Each collective's name as a page shows it (N_: the identifier itself in English, the usual name in
+# the reader's language); data, the CLI and the report keep the identifiers.
+COLLECTIVE_LABELS = {"all_reduce": N_("all_reduce"), "all_gather": N_("all_gather"),
+                     "reduce_scatter": N_("reduce_scatter"), "all_to_all": N_("all_to_all"),
+                     "broadcast": N_("broadcast"), "send_recv": N_("send_recv")}
 LINK_KINDS = ("nvlink", "nvswitch", "xgmi", "pcie", "infiniband", "roce", "ethernet", "gloo", "measured")
 
 

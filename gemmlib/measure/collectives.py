@@ -37,6 +37,7 @@ from gemmlib.core import interconnect
 from gemmlib.core.comm import bus_bandwidth, bus_factor
 from gemmlib.core.dtypes import get_dtype
 from gemmlib.core.errors import InputError
+from gemmlib.core.i18n import N_, Msg
 from gemmlib.core.machine import match_catalogue
 from gemmlib.core.results import BenchResult, Timing
 from gemmlib.core.units import GiB, MiB, fmt_bytes
@@ -363,9 +364,12 @@ def run_collectives(cfg: CollectiveConfig, *, nproc: int | None = None, backend:
             interconnect.save_interconnect(m)
             run.saved = m
         else:
-            run.extra["not_saved"] = (f"not kept as a measured interconnect: no correct row of {fmt_bytes(SAVE_MIN_BYTES)} "
-                                      "or more (small messages measure latency, not bandwidth)")
+            run.extra["not_saved"] = str(Msg(NOT_SAVED, size=fmt_bytes(SAVE_MIN_BYTES)))
     return run
+
+
+NOT_SAVED = N_("not kept as a measured interconnect: no correct row of {size} or more (small messages measure "
+               "latency, not bandwidth)")
 
 
 def _nodes() -> int:

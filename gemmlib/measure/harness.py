@@ -30,6 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gemmlib.core.errors import InputError
+from gemmlib.core.i18n import N_
 from gemmlib.core.machine import cpu_model
 from gemmlib.core.results import Timing
 from gemmlib.core.units import MiB
@@ -77,16 +78,16 @@ def torch_device_available(device: str) -> tuple[bool, str]:
     try:
         import torch
     except ImportError:
-        return False, "PyTorch is not installed"
+        return False, N_("PyTorch is not installed")
     if dev == "cpu":
         return True, ""
     if dev == "cuda":
         if not torch.cuda.is_available():
-            return False, "no CUDA device (torch.cuda.is_available() is False)"
+            return False, N_("no CUDA device (torch.cuda.is_available() is False)")
         return True, ""
     mps = getattr(torch.backends, "mps", None)
     if mps is None or not mps.is_available():
-        return False, "no Apple MPS device"
+        return False, N_("no Apple MPS device")
     return True, ""
 
 

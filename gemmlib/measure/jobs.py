@@ -22,7 +22,9 @@ torch is imported only by ``prepare`` and ``execute``, i.e. in the worker.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+import re
+import string
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -31,6 +33,7 @@ from gemmlib.core import machine
 from gemmlib.core.dtypes import dtype_bytes, get_dtype
 from gemmlib.core.errors import InputError
 from gemmlib.core.hardware import get_hardware
+from gemmlib.core.i18n import N_, Translate, english
 from gemmlib.core.results import BenchResult
 from gemmlib.core.units import MiB
 from gemmlib.measure import safety
@@ -517,10 +520,11 @@ def _profile_plan(job: Job, lim: safety.Limits) -> Plan:
     cfg = job.config
     steps = job.opt("steps", 3)
     if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= MAX_PROFILE_STEPS:
-        raise InputError(f"profiled passes must be a whole number from 1 to {MAX_PROFILE_STEPS}, got {steps!r}")
+        raise InputError(N_("profiled passes must be a whole number from 1 to {most}, got {steps!r}"),
+                         most=MAX_PROFILE_STEPS, steps=steps)
     if not 1 <= cfg.layers <= MAX_PROFILE_LAYERS:
-        raise InputError(f"layers must be from 1 to {MAX_PROFILE_LAYERS} (every layer is the same; a few "
-                         f"smooth the numbers), got {cfg.layers}")
+        raise InputError(N_("layers must be from 1 to {most} (every layer is the same; a few smooth the numbers), "
+                            "got {layers}"), most=MAX_PROFILE_LAYERS, layers=cfg.layers)
     if job.opt("hardware"):
         get_hardware(job.opt("hardware"))  # an unknown name is refused here, not in the worker
     eff = job.opt("efficiency", 0.7)
@@ -622,7 +626,7 @@ def _tp_plan(job: Job, lim: safety.Limits) -> Plan:
 
     ranks = job.opt("ranks", ())
     if not ranks:
-        raise InputError("choose at least one rank count")
+        raise InputError(N_("choose at least one rank count"))
     cfg = job.config
     worst = 0.0
     for n in ranks:
@@ -689,9 +693,9 @@ def admit(job: Job, lim: safety.Limits | None = None) -> Plan:
     if job.device == "cpu":
         lim.check_cpu_flops(p.call_flops, p.call_what)
     if p.seconds > lim.time_limit_s:
-        raise InputError(f"this run would take at least {p.seconds:.3g} s ({p.rows} rows), above this server's "
-                         f"limit of {lim.time_limit_s:g} s per run (GEMM_TIME_LIMIT_S); choose fewer or smaller "
-                         f"shapes, or less time per row")
+        raise InputError(N_("this run would take at least {seconds:.3g} s ({rows} rows), above this server's limit "
+                            "of {limit:g} s per run (GEMM_TIME_LIMIT_S); choose fewer or smaller shapes, or less time "
+                            "per row"), seconds=p.seconds, rows=p.rows, limit=lim.time_limit_s)
     return p
 
 
@@ -875,3 +879,42 @@ def profile_result(d: dict, cfg: Any) -> Any:
 
 def with_label(job: Job, label: str) -> Job:
     return replace(job, label=label)
+
+
+
+def reword(text: str, templates: Iterable[str], gettext: Translate = english, code: Iterable[str] = ()) -> str:
+    """A message that came back from the worker as English text (its data is JSON), through
+    ``gettext``: the template (an N_ text with named fields) that reads as ``text`` gives the
+    translation, filled in with the values as the English shows them (each reworded the same way,
+    for a message inside a message); no template matches: ``gettext(text)`` (a constant message,
+    or the text as it is). Fields named in ``code`` (an exception's own text) are shown as code."""
+    templates, code = tuple(templates), set(code)
+    for t in templates:
+        m = _pattern(t).fullmatch(text)
+        if m:
+            vals = {k: f"`{v}`" if k in code else reword(v, templates, gettext) for k, v in m.groupdict().items()}
+            try:
+                return _fields_plain(gettext(t)).format(**vals)
+            except (KeyError, IndexError, ValueError):
+                return text
+    return gettext(text)
+
+
+def _pattern(template: str) -> re.Pattern:
+    out, seen = [], set()
+    for literal, name, _spec, _conv in string.Formatter().parse(template):
+        out.append(re.escape(literal))
+        if name is not None:
+            out.append(f"(?P={name})" if name in seen else f"(?P<{name}>.+?)")
+            seen.add(name)
+    return re.compile("".join(out), re.S)
+
+
+def _fields_plain(template: str) -> str:
+    """``template`` with its fields' formats dropped (the values come as text)."""
+    out = []
+    for literal, name, _spec, _conv in string.Formatter().parse(template):
+        out.append(literal.replace("{", "{{").replace("}", "}}"))
+        if name is not None:
+            out.append("{" + name + "}")
+    return "".join(out)

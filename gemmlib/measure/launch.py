@@ -43,6 +43,7 @@ from datetime import timedelta
 from typing import Any
 
 from gemmlib.core.errors import InputError
+from gemmlib.core.i18n import N_
 from gemmlib.core.machine import cpu_model
 from gemmlib.measure import safety
 
@@ -79,8 +80,8 @@ class Plan:
         return self.backend == "nccl"
 
 
-GLOO_NOTE = ("gloo between CPU processes on one machine: the figures measure host memory copies and local "
-             "sockets, not a GPU interconnect")
+GLOO_NOTE = N_("gloo between CPU processes on one machine: the figures measure host memory copies and local "
+               "sockets, not a GPU interconnect")  # the pages translate it (ui.tr)
 
 
 def under_torchrun() -> bool:

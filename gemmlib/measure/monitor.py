@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from gemmlib.core.i18n import N_
 from gemmlib.core.targets import BANDWIDTH_TARGET, METRICS, UTIL_TARGET
 
 
@@ -137,28 +138,37 @@ class Sampler:
         return self.samples
 
 
+# nvml_status's reasons (English; a page shows them through jobs.reword(text, NVML_TEXTS, gettext))
+NVML_MISSING = N_("GPU monitoring needs the nvidia-ml-py package (import pynvml); it is not installed, so no "
+                  "utilization, clock, power or temperature is shown.")
+NVML_NO_DRIVER = N_("No NVIDIA driver/GPU visible to NVML on this machine ({error}); GPU monitoring is off — there "
+                    "is nothing to sample.")
+NVML_NO_GPU = N_("NVML runs but reports no GPU; GPU monitoring is off.")
+NVML_NO_INDEX = N_("GPU index {index} does not exist (NVML sees {count} GPU(s)).")
+NVML_UNREADABLE = N_("NVML could not read GPU {index} ({error}); GPU monitoring is off.")
+NVML_TEXTS = (NVML_NO_DRIVER, NVML_NO_INDEX, NVML_UNREADABLE)
+
+
 def nvml_status(index: int = 0) -> tuple[bool, str]:
     """(True, device name) when NVML can read GPU ``index``; else (False, a plain reason)."""
     try:
         import pynvml
     except ImportError:
-        return False, ("GPU monitoring needs the nvidia-ml-py package (import pynvml); it is not installed, "
-                       "so no utilization, clock, power or temperature is shown.")
+        return False, NVML_MISSING
     try:
         pynvml.nvmlInit()
     except Exception as e:  # noqa: BLE001 - NVMLError_LibraryNotFound, DriverNotLoaded, ...
-        return False, (f"No NVIDIA driver/GPU visible to NVML on this machine ({type(e).__name__}: {e}); "
-                       "GPU monitoring is off — there is nothing to sample.")
+        return False, NVML_NO_DRIVER.format(error=f"{type(e).__name__}: {e}")
     try:
         count = pynvml.nvmlDeviceGetCount()
         if count < 1:
-            return False, "NVML runs but reports no GPU; GPU monitoring is off."
+            return False, NVML_NO_GPU
         if not 0 <= index < count:
-            return False, f"GPU index {index} does not exist (NVML sees {count} GPU(s))."
+            return False, NVML_NO_INDEX.format(index=index, count=count)
         name = pynvml.nvmlDeviceGetName(pynvml.nvmlDeviceGetHandleByIndex(index))
         return True, name.decode() if isinstance(name, bytes) else str(name)
     except Exception as e:  # noqa: BLE001
-        return False, f"NVML could not read GPU {index} ({type(e).__name__}: {e}); GPU monitoring is off."
+        return False, NVML_UNREADABLE.format(index=index, error=f"{type(e).__name__}: {e}")
     finally:
         try:
             pynvml.nvmlShutdown()

@@ -46,6 +46,7 @@ from gemmlib.core.dtypes import dtype_bytes, get_dtype
 from gemmlib.core.errors import InputError
 from gemmlib.core.flops import DEFAULT_EFFICIENCY
 from gemmlib.core.hardware import Hardware, get_hardware
+from gemmlib.core.i18n import N_
 from gemmlib.core.machine import match_catalogue
 from gemmlib.core.results import BenchResult, unsupported
 from gemmlib.core.targets import GEMM_TARGET
@@ -71,6 +72,19 @@ FUSED_ATTENTION_OPS = frozenset({
 UNATTRIBUTED = "(GPU work outside any aten op)"
 
 ATTENTION_IMPLS = ("eager", "sdpa")
+
+# Texts of a result (its notes, what its times are, where the prediction comes from): English in the
+# data, the CLI and the report; a page shows them in its reader's language (jobs.reword with RESULT_TEXTS).
+NOTE_MEDIAN = N_("each op's time is its median over {steps} passes")
+NOTE_KERNELS_EXCEED = N_("the aten ops' kernel times exceed the device total; shares use the ops' sum")
+NOTE_NO_PREDICTION = N_("no prediction: {why}")
+NOTE_NOT_ESTIMATED = N_("the run's length could not be estimated beforehand (no catalogue row), so it was not "
+                        "checked against the time limit")
+NOTE_CPU_OVERHEAD = N_("CPU times include the profiler's per-op overhead, which weighs most on small ops.")
+MONITOR_CPU = N_("GPU monitoring applies to CUDA runs; this run is on the CPU, so there is nothing to sample.")
+BASIS_GPU, BASIS_CPU = N_("self GPU-kernel time per op"), N_("self CPU time per op")
+PREDICTION_SOURCE = N_("gemmlib.llm.accounting: every op of the layer, GEMM and not")
+RESULT_TEXTS = (NOTE_MEDIAN, NOTE_NO_PREDICTION)
 PROFILE_DTYPES = ("fp32", "bf16", "fp16")
 
 
@@ -330,7 +344,7 @@ def predict(cfg: BlockConfig, hw: Hardware | str, efficiency: float = DEFAULT_EF
     n = cfg.layers
     return Prediction(hw.name, cfg.dtype, efficiency, n * sh["gemm_flops"], n * sh["other_flops"],
                       n * sh["gemm_time_s"], n * sh["other_time_s"], tuple(rows),
-                      "gemmlib.llm.accounting: every op of the layer, GEMM and not")
+                      PREDICTION_SOURCE)
 
 
 def hardware_for(device: str, name: str = "") -> Hardware:
@@ -892,9 +906,9 @@ def summarize_events(events: Any, device: str, steps: int = 1) -> tuple[list[OpS
             rows[(UNATTRIBUTED, "")] = {"calls": 0.0, "flops": 0.0}
             per_pass_us[(UNATTRIBUTED, "")] = rest
         elif rest < -1e-3 * max(gpu_total / steps, 1e-9):
-            notes.append("the aten ops' kernel times exceed the device total; shares use the ops' sum")
+            notes.append(NOTE_KERNELS_EXCEED)
     if labelled:
-        notes.append(f"each op's time is its median over {steps} passes")
+        notes.append(NOTE_MEDIAN.format(steps=steps))
     total_us = sum(per_pass_us.values())
     ops = [
         OpStat(name=name, shapes=shp, calls=r["calls"] / steps, time_s=per_pass_us[(name, shp)] * 1e-6,
@@ -943,12 +957,11 @@ def profile_block(cfg: BlockConfig, device: str = "cpu", *, steps: int = 3, warm
         if hardware:  # a row the caller named that does not exist
             raise
         hw = None
-        notes.append(f"no prediction: {e}")
+        notes.append(NOTE_NO_PREDICTION.format(why=e))
     if hw is not None:
         check_time(cfg, device, dev_name, warmup + steps, lim.time_limit_s, hw)
     else:
-        notes.append("the run's length could not be estimated beforehand (no catalogue row), so it was not "
-                     "checked against the time limit")
+        notes.append(NOTE_NOT_ESTIMATED)
     activities = [ProfilerActivity.CPU]
     if device == "cuda":
         activities.append(ProfilerActivity.CUDA)
@@ -972,8 +985,7 @@ def profile_block(cfg: BlockConfig, device: str = "cpu", *, steps: int = 3, warm
                 harness.synchronize(device)
                 wall = (time.perf_counter() - t0) / steps
         if monitor and device != "cuda":
-            mon.result.reason = ("GPU monitoring applies to CUDA runs; this run is on the CPU, so there is "
-                                 "nothing to sample.")
+            mon.result.reason = MONITOR_CPU
     if trace_path is not None:
         trace_path = Path(trace_path)
         trace_path.parent.mkdir(parents=True, exist_ok=True)
@@ -981,7 +993,7 @@ def profile_block(cfg: BlockConfig, device: str = "cpu", *, steps: int = 3, warm
     ops, total, more = summarize_events(prof.events(), device, steps)
     notes += more
     if device == "cpu":
-        notes.append("CPU times include the profiler's per-op overhead, which weighs most on small ops.")
+        notes.append(NOTE_CPU_OVERHEAD)
     gemm_time = sum(o.time_s for o in ops if o.is_gemm)
     gemm_flops_measured = sum(o.flops for o in ops if o.is_gemm)
     pred = None
@@ -989,9 +1001,9 @@ def profile_block(cfg: BlockConfig, device: str = "cpu", *, steps: int = 3, warm
         try:
             pred = predict(cfg, hw, efficiency)
         except InputError as e:
-            notes.append(f"no prediction: {e}")
+            notes.append(NOTE_NO_PREDICTION.format(why=e))
     return ProfileResult(cfg, device, dev_name, steps,
-                         "self GPU-kernel time per op" if device == "cuda" else "self CPU time per op",
+                         BASIS_GPU if device == "cuda" else BASIS_CPU,
                          total, gemm_time, gemm_flops_measured, predicted_gemm_flops(cfg), wall, ops,
                          pred, mon.result, str(trace_path) if trace_path is not None else None, notes)
 
@@ -1087,7 +1099,7 @@ def monitored_benchmark(cfg: BlockConfig, device: str = "cpu", *, min_run_time: 
         res = block_benchmark(cfg, device, min_run_time=min_run_time, seed=seed, flush_l2=False)
     res.extra["nvml_index"] = index if device == "cuda" else None
     if device != "cuda":
-        mon.result.reason = "This benchmark ran on the CPU: GPU monitoring has nothing to sample."
+        mon.result.reason = N_("This benchmark ran on the CPU: GPU monitoring has nothing to sample.")
     return res, mon.result
 
 

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from gemmlib.core.errors import InputError
+from gemmlib.core.i18n import N_
 from gemmlib.core.units import fmt_bytes
 from gemmlib.measure import jobs, runqueue, safety
 
@@ -198,12 +199,13 @@ def _run_worker(job: jobs.Job, lim: safety.Limits, plan: jobs.Plan,
             check()
             now = time.monotonic()
             if ready_at is None and now - started > STARTUP_TIMEOUT_S:
-                raise RunStopped(f"the benchmark worker did not start within {STARTUP_TIMEOUT_S:.0f} s; "
-                                 "the server is overloaded, try again in a moment")
+                raise RunStopped(N_("the benchmark worker did not start within {seconds:.0f} s; the server is "
+                                    "overloaded, try again in a moment"), seconds=STARTUP_TIMEOUT_S)
             if ready_at is not None and now - ready_at > hard_limit_s(lim, job):
-                raise RunStopped(f"stopped after {now - ready_at:.0f} s: this server's time limit is "
-                                 f"{lim.time_limit_s:g} s per run (GEMM_TIME_LIMIT_S) and one step of this run "
-                                 "did not finish in time; nothing it measured came back — choose smaller sizes")
+                raise RunStopped(N_("stopped after {seconds:.0f} s: this server's time limit is {limit:g} s per run "
+                                    "(GEMM_TIME_LIMIT_S) and one step of this run did not finish in time; nothing it "
+                                    "measured came back — choose smaller sizes"),
+                                 seconds=now - ready_at, limit=lim.time_limit_s)
             ready, _, _ = select.select([r], [], [], poll_s)
             hwm = max(hwm, _hwm(proc.pid))
             if not ready:
@@ -240,17 +242,17 @@ def _run_worker(job: jobs.Job, lim: safety.Limits, plan: jobs.Plan,
     if error is not None:
         kind = error.get("kind")
         if kind == "input":
-            raise InputError(error.get("message", "refused"))
+            raise InputError(error.get("template") or error.get("message", "refused"), **(error.get("params") or {}))
         if kind == "memory":
-            raise RunStopped(f"this run needed more memory than its estimate allows "
-                             f"({fmt_bytes(plan.bytes)} estimated); it was stopped — choose smaller sizes")
+            raise RunStopped(N_("this run needed more memory than its estimate allows ({estimate} estimated); it "
+                                "was stopped — choose smaller sizes"), estimate=fmt_bytes(plan.bytes))
         raise WorkerError(f"the benchmark failed: {error.get('type', 'error')}: {error.get('message', '')}",
                           error.get("traceback", ""))
     if result is None:
         if code is not None and code < 0:
             name = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
-            raise RunStopped(f"the benchmark worker was killed ({name}) before it finished — most likely the "
-                             "machine ran out of memory; choose smaller sizes")
+            raise RunStopped(N_("the benchmark worker was killed ({signal}) before it finished — most likely the "
+                                "machine ran out of memory; choose smaller sizes"), signal=name)
         raise WorkerError(f"the benchmark worker exited with status {code} without a result")
     return Outcome(data=result.get("data"), plan=plan, peak_rss_bytes=peak, baseline_rss_bytes=baseline,
                    seconds=seconds, queued_s=queued)

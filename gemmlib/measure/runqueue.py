@@ -28,6 +28,7 @@ from pathlib import Path
 
 from gemmlib.core.errors import InputError
 from gemmlib.core.files import private_dir
+from gemmlib.core.i18n import N_
 
 
 class BusyError(InputError):
@@ -189,8 +190,8 @@ class Queue:
                 if tick is not None:
                     tick()
                 if timeout_s is not None and time.monotonic() - start > timeout_s:
-                    raise BusyError(f"the benchmark runner stayed busy for {timeout_s:g} s "
-                                    f"({place.describe()}); try again in a moment")
+                    raise BusyError(N_("the benchmark runner stayed busy for {seconds:g} s ({place}); try again "
+                                       "in a moment"), seconds=timeout_s, place=place.describe())
                 time.sleep(poll_s)
             yield
         finally:

@@ -19,6 +19,7 @@ from typing import Any
 
 from gemmlib.core.errors import InputError
 from gemmlib.core.files import read_regular
+from gemmlib.core.i18n import N_
 from gemmlib.core.units import GiB, MiB, fmt_bytes
 from gemmlib.measure import runqueue
 from gemmlib.measure.runqueue import BusyError  # noqa: F401 - re-exported: callers catch safety.BusyError
@@ -39,9 +40,9 @@ class Limits:
     def check_cpu_flops(self, flops: float, what: str = "one GEMM") -> None:
         """InputError when a CPU would take minutes (the cap is GEMM_MAX_CPU_GFLOP)."""
         if flops > self.max_cpu_flops:
-            raise InputError(f"{what} is {flops / 1e9:.4g} GFLOP, too much for a CPU run here (cap "
-                             f"{self.max_cpu_flops / 1e9:.4g} GFLOP, GEMM_MAX_CPU_GFLOP); choose smaller sizes "
-                             f"or run on a GPU")
+            raise InputError(N_("{what} is {gflop:.4g} GFLOP, too much for a CPU run here (cap {cap:.4g} GFLOP, "
+                                "GEMM_MAX_CPU_GFLOP); choose smaller sizes or run on a GPU"),
+                             what=what, gflop=flops / 1e9, cap=self.max_cpu_flops / 1e9)
 
 
 DEFAULT_LIMITS = Limits(max_dim=16384, max_bytes=24 * GiB, time_limit_s=240.0, classroom=False)
@@ -151,13 +152,14 @@ def check_dims(lim: Limits | None = None, **dims: Any) -> None:
     lim = lim or limits()
     for name, v in dims.items():
         if isinstance(v, bool) or not isinstance(v, (int, float)) or int(v) != v:
-            raise InputError(f"{name} must be a whole number, got {v!r}")
+            raise InputError(N_("{name} must be a whole number, got {value!r}"), name=name, value=v)
         if v < 1:
-            raise InputError(f"{name} must be at least 1, got {int(v)}")
+            raise InputError(N_("{name} must be at least 1, got {value}"), name=name, value=int(v))
         if v > lim.max_dim:
-            extra = " (classroom mode)" if lim.classroom else ""
-            raise InputError(f"{name}={int(v)} is above this server's cap of {lim.max_dim}{extra}; "
-                             f"choose a smaller size or raise GEMM_MAX_DIM")
+            raise InputError(N_("{name}={value} is above this server's cap of {cap} (classroom mode); choose a "
+                                "smaller size or raise GEMM_MAX_DIM") if lim.classroom else
+                             N_("{name}={value} is above this server's cap of {cap}; choose a smaller size or raise "
+                                "GEMM_MAX_DIM"), name=name, value=int(v), cap=lim.max_dim)
 
 
 def available_memory(device: str) -> int | None:
@@ -184,12 +186,12 @@ def check_memory(nbytes: float, device: str, lim: Limits | None = None, headroom
     """InputError BEFORE allocating when ``nbytes`` exceeds the cap or ``headroom`` of free memory."""
     lim = lim or limits()
     if nbytes > lim.max_bytes:
-        raise InputError(f"this run needs about {fmt_bytes(nbytes)}, above this server's cap of "
-                         f"{fmt_bytes(lim.max_bytes)}; choose smaller sizes (or raise GEMM_MAX_BYTES)")
+        raise InputError(N_("this run needs about {need}, above this server's cap of {cap}; choose smaller sizes "
+                            "(or raise GEMM_MAX_BYTES)"), need=fmt_bytes(nbytes), cap=fmt_bytes(lim.max_bytes))
     free = available_memory(device)
     if free is not None and nbytes > headroom * free:
-        raise InputError(f"this run needs about {fmt_bytes(nbytes)} but only {fmt_bytes(free)} is free "
-                         f"on {device}; choose smaller sizes")
+        raise InputError(N_("this run needs about {need} but only {free} is free on {device}; choose smaller sizes"),
+                         need=fmt_bytes(nbytes), free=fmt_bytes(free), device=device)
 
 
 def _is_oom(e: BaseException) -> bool:
@@ -226,8 +228,8 @@ def oom_guard(device: str) -> Iterator[None]:
                 torch.cuda.empty_cache()
             except Exception:  # noqa: BLE001
                 pass
-        raise InputError(f"{device} ran out of memory for this size; the cache was freed, "
-                         f"try smaller sizes or fewer dtypes") from None
+        raise InputError(N_("{device} ran out of memory for this size; the cache was freed, try smaller sizes or "
+                            "fewer dtypes"), device=device) from None
 
 
 # --------------------------------------------------------------------------- one run at a time

@@ -32,10 +32,12 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from gemmlib.charts import multigpu as mg_charts
 from gemmlib.core import ceilings, interconnect
 from gemmlib.core.dtypes import get_dtype
 from gemmlib.core.errors import InputError
 from gemmlib.core.hardware import Hardware, get_hardware
+from gemmlib.core.i18n import N_, Msg
 from gemmlib.core.machine import match_catalogue
 from gemmlib.core.results import BenchResult, Timing
 from gemmlib.llm.accounting import Workload, layer_ops, layer_other_ops, time_op
@@ -329,9 +331,9 @@ class TPRun:
         m, e = self.measured, self.estimate or {}
         one_e, n_e = e.get("one_rank") or {}, e.get("tp") or {}
         return [
-            {"ranks": 1, "what": "one rank", "measured_s": m["one_rank_s"], "estimated_s": one_e.get("time_s"),
+            {"ranks": 1, "what": mg_charts.WHAT_ONE_RANK, "measured_s": m["one_rank_s"], "estimated_s": one_e.get("time_s"),
              "comm_s": 0.0, "estimated_comm_s": 0.0},
-            {"ranks": m["nproc"], "what": f"{m['nproc']} ranks, tensor-parallel", "measured_s": m["tp_s"],
+            {"ranks": m["nproc"], "what": mg_charts.WHAT_TP.format(n=m["nproc"]), "measured_s": m["tp_s"],
              "estimated_s": n_e.get("time_s"), "comm_s": m["comm_s"], "estimated_comm_s": n_e.get("comm_s")},
         ]
 
@@ -377,17 +379,24 @@ def rank_hardware(kind: str, device_name: str, nproc: int) -> tuple[Hardware, st
     On a CPU a rank has cores / n threads: it gets 1/n of the peaks and of the memory bandwidth.
     """
     hw = ceilings.find_hardware(kind, device_name)
-    src = "measured ceilings" if hw is not None else "datasheet"
+    src = SRC_MEASURED if hw is not None else SRC_DATASHEET
     if hw is None:
         hw = match_catalogue(device_name, kind)[0] if kind == "cuda" else None
         hw = hw or get_hardware("h100" if kind == "cuda" else "cpu")
         if kind == "cpu":
-            src = "the CPU placeholder row (measure this CPU's ceilings with `python -m gemmlib devices --measure`)"
+            src = SRC_CPU_PLACEHOLDER
     if kind != "cpu" or nproc == 1:
         return hw, src
     share = hw.with_overrides(peaks={d: p / nproc for d, p in hw.peaks}, bandwidth=hw.bandwidth / nproc,
-                              name=f"{hw.name} ÷ {nproc} (one rank's cores)")
-    return share, src + f"; a CPU rank has 1/{nproc} of the cores, so 1/{nproc} of it"
+                              name=str(Msg(HW_SHARE, name=hw.name, n=nproc)))
+    return share, str(Msg(SRC_CPU_SHARE, source=src, n=nproc))
+
+
+SRC_MEASURED, SRC_DATASHEET = N_("measured ceilings"), N_("datasheet")
+SRC_CPU_PLACEHOLDER = N_("the CPU placeholder row (measure this CPU's ceilings with `python -m gemmlib devices "
+                         "--measure`)")
+SRC_CPU_SHARE = N_("{source}; a CPU rank has 1/{n} of the cores, so 1/{n} of it")
+
 
 
 def _layer_side(model: ModelConfig, ops: list, wl: Workload, hw: Hardware, dtype: str, n: int, comm: bool,
@@ -440,12 +449,20 @@ def estimate_layer(model: ModelConfig, *, seq_len: int, batch: int, dtype: str, 
            "link_measured": bool(name), "one_rank": one, "tp": many,
            "speedup": one["time_s"] / many["time_s"] if many["time_s"] else None}
     if link is None:
-        out["note"] = ("no interconnect measured for this backend and rank count: the estimate has no "
-                       f"communication (run `python -m gemmlib bench collective --nproc {nproc}` first)")
+        out["note"] = str(Msg(NOTE_NO_LINK, nproc=nproc))
     elif not name:
-        out["note"] = (f"the catalogue's link ({link.source}): measure this machine's with `python -m gemmlib bench "
-                       f"collective --nproc {nproc}`")
+        out["note"] = str(Msg(NOTE_CATALOGUE_LINK, source=link.source, nproc=nproc))
     return out
+
+
+NOTE_NO_LINK = N_("no interconnect measured for this backend and rank count: the estimate has no communication "
+                  "(run `python -m gemmlib bench collective --nproc {nproc}` first)")
+NOTE_CATALOGUE_LINK = N_("the catalogue's link ({source}): measure this machine's with `python -m gemmlib bench "
+                         "collective --nproc {nproc}`")
+
+HW_SHARE = N_("{name} ÷ {n} (one rank's cores)")
+# Every text of an estimate a page shows (jobs.reword finds the one a run's English reads as).
+ESTIMATE_TEXTS = (NOTE_NO_LINK, NOTE_CATALOGUE_LINK, HW_SHARE, SRC_CPU_SHARE)
 
 
 def estimate_for(measured: dict, interconnect_name: str | None = None) -> dict:

@@ -131,7 +131,10 @@ def main(argv: list[str]) -> int:
         send({"t": "result", "data": data, "hwm": _status("VmHWM")})
     except InputError as e:
         kind = "memory" if "ran out of memory" in str(e) else "input"
-        send({"t": "error", "kind": kind, "message": str(e)})
+        params = {k: v if isinstance(v, (str, int, float, bool, type(None))) else str(v)
+                  for k, v in (getattr(e, "params", None) or {}).items()}  # JSON: the page translates the template
+        send({"t": "error", "kind": kind, "message": str(e), "template": getattr(e, "template", str(e)),
+              "params": params})
     except Exception as e:  # noqa: BLE001 - reported to the server, which logs the traceback
         send({"t": "error", "kind": "memory" if _is_oom(e) else "crash", "type": type(e).__name__,
               "message": str(e).splitlines()[0][:300] if str(e) else "", "traceback": traceback.format_exc()})
