@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 import ui
 from gemmlib.charts import profile as charts_profile
@@ -51,6 +52,20 @@ devices = ["cuda", "cpu"] if cuda_ok else ["cpu"]
 PRESETS = pf.presets()
 SOURCES = (N_("Preset, scaled down"), N_("Sliders"))  # option ids (in links); shown through _
 ATTENTION_LABELS = {"eager": N_("eager"), "sdpa": "sdpa"}
+
+
+class Labels:
+    """A ``format_func`` for an option widget whose options are stable ids (in links): each option's
+    label in the session's language while the script runs (so ``ui.url`` can read a link copied
+    from the other language's page), and in the language of the run that drew it when called
+    afterwards (a test reading the widget)."""
+
+    def __init__(self, labels: dict[str, str] | None = None) -> None:
+        self.labels, self.code = dict(labels or {}), ui.lang()
+
+    def __call__(self, option: str) -> str:
+        code = ui.lang() if get_script_run_ctx(suppress_warning=True) is not None else self.code
+        return ui.gettext_for(code)(self.labels.get(option, option))
 PRED_LABELS = {"op": N_("op"), "kind": N_("kind"), "shape": N_("shape"), "flops": "FLOPs", "bound": N_("bound"),
                "time": N_("time")}
 PRED_VALUES = {"gemm": "GEMM", "other": N_("not GEMM"), "compute": N_("compute-bound"),
@@ -69,7 +84,7 @@ with st.container(border=True):
                     help=None if cuda_ok else _("No GPU here: {why}. The CPU shows the method; the shares differ.")
                     .format(why=_(cuda_why)))
     gpu_run = device == "cuda"
-    source = ui.url(c[1].radio, _("Sizes from"), SOURCES, key="pf_source", horizontal=True, format_func=_)
+    source = ui.url(c[1].radio, _("Sizes from"), SOURCES, key="pf_source", horizontal=True, format_func=Labels())
     if source == SOURCES[0]:
         preset = ui.url(c[2].selectbox, _("Model (the estimator's presets)"), list(PRESETS),
                         index=list(PRESETS).index(DEFAULT_PRESET), key="pf_preset",
@@ -94,7 +109,7 @@ with st.container(border=True):
     ui.url(d[2].slider, _("layers"), 1, 16, 2 if gpu_run else 1, key="pf_layers",
            help=_("every layer is the same; 2–4 smooth the numbers"))
     ui.url(d[3].radio, _("attention"), pf.ATTENTION_IMPLS, key="pf_attn", horizontal=True,
-           format_func=lambda a: _(ATTENTION_LABELS.get(a, a)),
+           format_func=Labels(ATTENTION_LABELS),
            help=_("eager: QKᵀ and PV as two visible matmuls; sdpa: one fused kernel (GEMM work)"))
     ui.url(d[4].selectbox, _("dtype"), pf.PROFILE_DTYPES, index=list(pf.PROFILE_DTYPES).index("bf16" if gpu_run else "fp32"),
            key="pf_dtype")

@@ -54,6 +54,9 @@ def sentence(text: str) -> str:
     return _("{sentence}.").format(sentence=text[:1].upper() + text[1:])
 
 
+MLP_LABELS = {"gated": N_("gated"), "plain": N_("plain")}
+# The catalogue's CPU links and their sources (gemmlib.core.hardware; not marked there yet), as this page shows them.
+LINK_NAMES = (N_("shared memory (gloo)"), N_("ethernet (gloo)"), N_("placeholder"), N_("placeholder: 10 Gb/s"))
 TP_COLUMNS = {"ranks": N_("ranks"), "one rank ms": N_("one rank ms"), "per rank ms": N_("per rank ms"),
               "n ranks ms": N_("n ranks ms"), "all-reduces ms": N_("all-reduces ms"), "speed-up": N_("speed-up"),
               "hardware": N_("hardware"), "link": N_("link"), "efficiency": N_("efficiency"),
@@ -98,8 +101,9 @@ top_default = cl.CPU_DEFAULT_MAX if kind == "cpu" else cl.GPU_DEFAULT_MAX
 tops = [s for s in cl.size_range(1024, cl.MAX_SIZE) if s <= cap]
 with st.container(border=True):
     d = st.columns([3, 1, 1, 1])
+    op_labels = {o: op_label(o) for o in cl.MEASURED}  # bound now: a test reads the widget after the run
     ops = d[0].multiselect(_("Collectives"), list(cl.MEASURED), default=list(cl.MEASURED), key="mg_ops",
-                           format_func=op_label)
+                           format_func=op_labels.get)
     top = ui.url(d[1].selectbox, _("Largest message"), tops, index=tops.index(min(top_default, tops[-1])),
                  key="mg_top", format_func=fmt_bytes)
     dtype = ui.url(d[2].selectbox, _("dtype"), list(cl.COLLECTIVE_DTYPES), key="mg_dtype")
@@ -195,10 +199,10 @@ with st.container(border=True):
                     key="mg_tdtype")
     links = {f"measured for {backend} × n (if any), else the catalogue's": None} | {lk.name: lk.name for lk in
                                                                  interconnect.measured_links()}
-    first_link = next(iter(links))
+    link_labels = {k: k for k in links} | {next(iter(links)): _("measured for {backend} × n (if any), else the "
+                                                              "catalogue's").format(backend=backend)}
     link_choice = e[4].selectbox(_("Interconnect for the estimate"), list(links), key="mg_link",
-                                 format_func=lambda k: _("measured for {backend} × n (if any), else the catalogue's")
-                                 .format(backend=backend) if k == first_link else k)
+                                 format_func=link_labels.get)
 
 model = None
 with ui.guard(_("the layer")):
@@ -208,7 +212,7 @@ if model is not None:
     st.caption(_("{name}: hidden {hidden}, {heads} heads ({kv} K/V) of {head_dim}, MLP {ffn} {mlp}; rank counts that "
                  "split it evenly here: {ranks}.").format(
         name=model.name, hidden=model.hidden, heads=model.heads, kv=model.kv_heads, head_dim=model.head_dim,
-        ffn=model.ffn, mlp=model.mlp, ranks=_(", ").join(map(str, choices)) or _("none")))
+        ffn=model.ffn, mlp=_(MLP_LABELS.get(model.mlp, model.mlp)), ranks=_(", ").join(map(str, choices)) or _("none")))
     ranks = st.multiselect(_("Rank counts to run (each beside one rank)"), choices,
                            default=[n for n in choices if n == nproc] or choices[:1], key="mg_ranks")
     with ui.guard(_("the estimate")):
@@ -224,7 +228,7 @@ if model is not None:
             preview.append({"ranks": n, "one rank ms": est["one_rank"]["time_s"] * 1e3,
                             "per rank ms": est["tp"]["time_s"] * 1e3,
                             "all-reduces ms": None if est["tp"]["comm_s"] is None else est["tp"]["comm_s"] * 1e3,
-                            "speed-up": est["speedup"], "hardware": reword(est["hardware"]), "link": est["link"] or "—"})
+                            "speed-up": est["speedup"], "hardware": reword(est["hardware"]), "link": _(est["link"]) if est["link"] else "—"})
         if preview:
             st.markdown(_("**The estimate, before measuring** (roofline of each rank's share + two all-reduces):"))
             ui.table(pd.DataFrame(preview), hide_index=True,
@@ -296,7 +300,7 @@ if runs:
         st.caption((_("Estimate: {hardware} ({source}); all-reduces on {link} — {note}.") if note else
                     _("Estimate: {hardware} ({source}); all-reduces on {link}.")).format(
             hardware=reword(est.get("hardware") or ""), source=reword(est.get("hardware_source") or ""),
-            link=est.get("link") or _("no link"), note=note))
+            link=_(est["link"]) if est.get("link") else _("no link"), note=note))
     st.download_button(_("Download JSON"), json.dumps(runs, indent=2, default=str), "tensor_parallel.json",
                        "application/json", on_click="ignore", key="mg_dl_tp")
 else:

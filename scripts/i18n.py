@@ -47,7 +47,8 @@ WIDTH = 100
 # Files whose every text is wrapped (phase 1: the home page). A file listed here must show 0 in
 # `todo`, and the browser test opens it in Chinese and finds no English left. Add a page here when
 # it is translated.
-TRANSLATED = ["app.py", "pages/6_Precision.py", "pages/7_Tiling.py", "pages/8_Batching.py", "pages/9_Roofline.py"]
+TRANSLATED = ["app.py", "pages/6_Precision.py", "pages/7_Tiling.py", "pages/8_Batching.py", "pages/9_Roofline.py",
+              "pages/10_Profiler.py", "pages/11_Multi_GPU.py"]
 # ui.py's helpers still to be wrapped: the stepper and the benchmark status box are being rewritten
 # on other branches (issues 14, 17); the sidebar, the language switch, ui.page and ui.guard are done.
 UI_PENDING = {"stepper", "run_queued", "bench_limits"}

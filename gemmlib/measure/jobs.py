@@ -33,7 +33,7 @@ from gemmlib.core import machine
 from gemmlib.core.dtypes import dtype_bytes, get_dtype
 from gemmlib.core.errors import InputError
 from gemmlib.core.hardware import get_hardware
-from gemmlib.core.i18n import N_, Translate, english
+from gemmlib.core.i18n import N_, Msg, Translate, english
 from gemmlib.core.results import BenchResult
 from gemmlib.core.units import MiB
 from gemmlib.measure import safety
@@ -178,6 +178,9 @@ def time_limit_s(job: Job, lim: safety.Limits) -> float:
 
 
 # --------------------------------------------------------------------------- plans
+ONE_GEMM, A_GEMM, BLOCK_GEMM = safety.ONE_GEMM, N_("a {m}×{n}×{k} GEMM"), N_("the block's largest GEMM")
+
+
 @dataclass(frozen=True)
 class Plan:
     """What a job will need, estimated before anything is allocated."""
@@ -185,14 +188,14 @@ class Plan:
     bytes: float  # peak bytes held at once on the job's device (host memory on a CPU)
     host_bytes: float = 0.0  # GPU jobs: host memory held besides (0 on a CPU: it is all in ``bytes``)
     call_flops: float = 0.0  # the largest single GEMM it runs (timed call or float64 reference)
-    call_what: str = "one GEMM"
+    call_what: str | Msg = ONE_GEMM  # a message: a refusal shows it in the reader's language
     seconds: float = 0.0  # least wall time of its rows
     rows: int = 0
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     def to_dict(self) -> dict:
         return {"bytes": self.bytes, "host_bytes": self.host_bytes, "call_flops": self.call_flops,
-                "call_what": self.call_what, "seconds": self.seconds, "rows": self.rows}
+                "call_what": str(self.call_what), "seconds": self.seconds, "rows": self.rows}
 
 
 def _check_min_run_time(t: Any, what: str = "time per row") -> float:
@@ -250,12 +253,12 @@ def _precision_plan(cfg: Any, lim: safety.Limits) -> Plan:
     seconds = 0.0
     rows = 0
     big = 0.0
-    what = "one GEMM"
+    what: str | Msg = ONE_GEMM
     for m, n, k, _label in cfg.shapes:
         mk, kn, mn = m * k, k * n, m * n
         flops = 2.0 * m * n * k
         if flops > big:
-            big, what = flops, f"a {m}×{n}×{k} GEMM"
+            big, what = flops, Msg(A_GEMM, m=m, n=n, k=k)
         src = 4.0 * (mk + kn)
         ref = 8.0 * mn if cfg.check_error else 0.0
         ref_peak = src + (8.0 * (mk + kn + mn) if cfg.check_error else 0.0)
@@ -383,7 +386,7 @@ def _tiling_plan(cfg: Any, lim: safety.Limits) -> Plan:
             row_peak = max(row_peak, out + _err_bytes(mn, eb), 2 * out)
     peak = max(ref_peak, inputs + ref + row_peak)
     host = 8.0 * (mk + kn + mn) + 4.0 * max(mk, kn) if dev != "cpu" else 0.0
-    return Plan(bytes=peak, host_bytes=host, call_flops=flops, call_what=f"a {m}×{n}×{k} GEMM",
+    return Plan(bytes=peak, host_bytes=host, call_flops=flops, call_what=Msg(A_GEMM, m=m, n=n, k=k),
                 seconds=seconds, rows=rows)
 
 
@@ -402,7 +405,7 @@ def _batching_plan(cfg: Any, lim: safety.Limits) -> Plan:
     carry = 0.0  # what the previous row still holds while the next one allocates (its first set)
     seconds = 0.0
     rows = 0
-    big, what = 0.0, "one GEMM"
+    big, what = 0.0, ONE_GEMM
     for b in cfg.batches:
         for mode in cfg.modes:
             rows += 1
@@ -423,7 +426,7 @@ def _batching_plan(cfg: Any, lim: safety.Limits) -> Plan:
             carry = (w + x) * eb + 8.0 * sub * m * n
             flops = 2.0 * b * m * n * k
             if flops > big:
-                big, what = flops, f"a {b}×{m}×{k} by {k}×{n} batch ({mode})"
+                big, what = flops, Msg(N_("a {b}×{m}×{k} by {k}×{n} batch ({mode})"), b=b, m=m, k=k, n=n, mode=mode)
             launches = b if mode == "loop" else 1
             call_s = flops / _rate(dev, dname) + launches * 5e-6
             seconds += _row_s(cfg.min_run_time, call_s, dev)
@@ -484,7 +487,7 @@ def _waves_plan(job: Job, lim: safety.Limits) -> Plan:
     peak = (m * k + k * nmax + k * nmax + m * nmax) * eb
     flops = 2.0 * m * nmax * k
     call_s = flops / _rate("cuda", dname)
-    return Plan(bytes=peak, call_flops=flops, call_what=f"a {m}×{nmax}×{k} GEMM",
+    return Plan(bytes=peak, call_flops=flops, call_what=Msg(A_GEMM, m=m, n=nmax, k=k),
                 seconds=2 * len(ns) * _row_s(mrt, call_s, "cuda"), rows=2 * len(ns))
 
 
@@ -545,7 +548,7 @@ def _profile_plan(job: Job, lim: safety.Limits) -> Plan:
     # records), so they are counted once per pass; large blocks go back to the system.
     held = weights + small * (steps + 1) + large + events if dev == "cpu" else weights + small + large
     return Plan(bytes=held, host_bytes=events if dev != "cpu" else 0.0, call_flops=flops,
-                call_what="the block's largest GEMM", seconds=seconds, rows=steps)
+                call_what=BLOCK_GEMM, seconds=seconds, rows=steps)
 
 
 def _block_seconds(cfg: Any, device: str, passes: int) -> float:
@@ -575,7 +578,7 @@ def _block_bench_plan(job: Job, lim: safety.Limits) -> Plan:
     one_pass = _block_seconds(cfg, job.device, 1)
     flops = max(2.0 * cfg.tokens * cfg.hidden * max(cfg.intermediate, cfg.hidden),
                 2.0 * cfg.batch * cfg.heads * cfg.seq_len ** 2 * cfg.head_dim)
-    return Plan(bytes=weights + acts + inputs, call_flops=flops, call_what="the block's largest GEMM",
+    return Plan(bytes=weights + acts + inputs, call_flops=flops, call_what=BLOCK_GEMM,
                 seconds=_row_s(mrt, one_pass, job.device), rows=1)
 
 
@@ -601,7 +604,7 @@ def _calibration_plan(job: Job, lim: safety.Limits) -> Plan:
     # calibrate's own estimate of a validation run (weights, cache, a prefill's activations and
     # scores), and the largest GEMM: the LM head over the prompt, or an MLP projection
     flops = 2.0 * run.batch * run.seq_len * m.hidden * max(m.vocab, m.ffn)
-    return Plan(bytes=float(cb.memory_needed(run)), call_flops=flops, call_what="its largest GEMM", rows=1)
+    return Plan(bytes=float(cb.memory_needed(run)), call_flops=flops, call_what=N_("its largest GEMM"), rows=1)
 
 
 # ---- multi-rank ---------------------------------------------------------------------------
@@ -635,7 +638,7 @@ def _tp_plan(job: Job, lim: safety.Limits) -> Plan:
         need = cfg.bytes_per_rank(p.nproc)
         safety.check_memory(need * (p.nproc if p.kind == "cpu" else 1), p.kind, lim)
         if p.kind == "cpu":
-            lim.check_cpu_flops(tpm.layer_flops(cfg.model, cfg.seq_len, cfg.batch), "one layer")
+            lim.check_cpu_flops(tpm.layer_flops(cfg.model, cfg.seq_len, cfg.batch), N_("one layer"))
         worst = max(worst, need)
     if job.opt("interconnect_name"):
         interconnect.get_link(job.opt("interconnect_name"))

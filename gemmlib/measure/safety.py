@@ -19,10 +19,14 @@ from typing import Any
 
 from gemmlib.core.errors import InputError
 from gemmlib.core.files import read_regular
-from gemmlib.core.i18n import N_
+from gemmlib.core.i18n import N_, Msg, Translate, english, render
 from gemmlib.core.units import GiB, MiB, fmt_bytes
 from gemmlib.measure import runqueue
 from gemmlib.measure.runqueue import BusyError  # noqa: F401 - re-exported: callers catch safety.BusyError
+
+ONE_GEMM = N_("one GEMM")  # what check_cpu_flops refuses by default
+# The sizes check_dims names, as a page shows them (a refusal translates its ``name``).
+DIM_NAMES = (N_("hidden"), N_("intermediate"), N_("seq_len"), N_("tokens"), N_("ffn"), N_("vocab"))
 
 
 # --------------------------------------------------------------------------- limits and memory
@@ -37,10 +41,11 @@ class Limits:
     max_cpu_flops: float = 2 * 4096**3  # largest single GEMM (FLOPs) run on a CPU: ~1 min at 0.1 TFLOP/s
     max_ranks: int = 8  # most processes a multi-rank benchmark may start (GEMM_MAX_RANKS; GPUs cap NCCL too)
 
-    def check_cpu_flops(self, flops: float, what: str = "one GEMM") -> None:
-        """InputError when a CPU would take minutes (the cap is GEMM_MAX_CPU_GFLOP)."""
+    def check_cpu_flops(self, flops: float, what: str | Msg = ONE_GEMM) -> None:
+        """InputError when a CPU would take minutes (the cap is GEMM_MAX_CPU_GFLOP); ``what`` is a
+        message (an N_ text or a Msg), shown in the reader's language with the refusal."""
         if flops > self.max_cpu_flops:
-            raise InputError(N_("{what} is {gflop:.4g} GFLOP, too much for a CPU run here (cap {cap:.4g} GFLOP, "
+            raise Refused(N_("{what} is {gflop:.4g} GFLOP, too much for a CPU run here (cap {cap:.4g} GFLOP, "
                                 "GEMM_MAX_CPU_GFLOP); choose smaller sizes or run on a GPU"),
                              what=what, gflop=flops / 1e9, cap=self.max_cpu_flops / 1e9)
 
@@ -147,6 +152,16 @@ def limits(source: Mapping[str, Any] | None = None, *, files: Iterable[str | os.
     return Limits(classroom=classroom, **vals)
 
 
+class Refused(InputError):
+    """A run refused by the caps whose values name what is refused: an N_ text or a Msg as the
+    ``what`` or ``name`` value is translated with the sentence (``str()`` stays the English sentence)."""
+
+    def render(self, gettext: Translate = english) -> str:
+        params = {k: v.render(gettext) if isinstance(v, Msg) else gettext(v) if k in ("what", "name")
+                  and isinstance(v, str) else v for k, v in self.params.items()}
+        return render(self.template, params, gettext)
+
+
 def check_dims(lim: Limits | None = None, **dims: Any) -> None:
     """InputError for a dimension that is not a whole number in 1..lim.max_dim."""
     lim = lim or limits()
@@ -156,7 +171,7 @@ def check_dims(lim: Limits | None = None, **dims: Any) -> None:
         if v < 1:
             raise InputError(N_("{name} must be at least 1, got {value}"), name=name, value=int(v))
         if v > lim.max_dim:
-            raise InputError(N_("{name}={value} is above this server's cap of {cap} (classroom mode); choose a "
+            raise Refused(N_("{name}={value} is above this server's cap of {cap} (classroom mode); choose a "
                                 "smaller size or raise GEMM_MAX_DIM") if lim.classroom else
                              N_("{name}={value} is above this server's cap of {cap}; choose a smaller size or raise "
                                 "GEMM_MAX_DIM"), name=name, value=int(v), cap=lim.max_dim)

@@ -490,7 +490,7 @@ def run_tp(cfg: TPConfig, *, nproc: int | None = None, backend: str = "auto", ti
         safety.check_memory(need, "cpu", lim)  # the cap's message
     if p.kind == "cpu":
         safety.check_memory(need * p.nproc, "cpu", lim)
-        lim.check_cpu_flops(layer_flops(cfg.model, cfg.seq_len, cfg.batch), "one layer")
+        lim.check_cpu_flops(layer_flops(cfg.model, cfg.seq_len, cfg.batch), N_("one layer"))
     if interconnect_name:
         interconnect.get_link(interconnect_name)  # an unknown name is bad input before anything starts
     cfg = replace(cfg, max_bytes=float(lim.max_bytes))
