@@ -29,14 +29,12 @@ from ui import _, ngettext
 ui.page(
     _("Profiler"),
     "🔬",
-    _("""
-The article ends with a rule: **profile first**. In a healthy transformer, GEMMs should take
+    _("""The article ends with a rule: **profile first**. In a healthy transformer, GEMMs should take
 **≥ 80 %** of the time; the GPU should be busy (**SM utilization ≥ 75 %**) and its memory well used
 (**bandwidth ≥ 60 %**). Here a Llama-style block — grouped-query attention, gated MLP, random weights —
 runs under `torch.profiler`. Every op is charged its *self* time (a `linear` that calls a `matmul` that
 calls an `mm` is counted once), labelled GEMM or not, and the share is set beside what the estimator
-predicts for the same sizes.
-"""),
+predicts for the same sizes."""),
 )
 
 

@@ -27,15 +27,13 @@ from ui import _, ngettext
 ui.page(
     _("Multi-GPU"),
     "🔗",
-    _(r"""
-A model too big or too slow for one GPU is split across several. **Tensor parallelism** (Megatron)
+    _(r"""A model too big or too slow for one GPU is split across several. **Tensor parallelism** (Megatron)
 splits every layer: q/k/v and the MLP's gate/up are *column*-parallel (each GPU computes some of the
 output features), o_proj and down_proj *row*-parallel (each GPU holds a partial sum of the whole
 output), and an **all-reduce** after each of the two adds the partial sums — two per layer, each of
 tokens × hidden × bytes. The compute divides by n; the all-reduces do not. How long they take is the
 interconnect's **bus bandwidth** (nccl-tests' busbw = size / time × 2(n−1)/n for an all-reduce).
-This page measures both with `torch.distributed` (NCCL between GPUs), and puts the estimate beside.
-"""),
+This page measures both with `torch.distributed` (NCCL between GPUs), and puts the estimate beside."""),
 )
 
 
