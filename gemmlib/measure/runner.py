@@ -242,7 +242,7 @@ def _run_worker(job: jobs.Job, lim: safety.Limits, plan: jobs.Plan,
     if error is not None:
         kind = error.get("kind")
         if kind == "input":
-            raise InputError(error.get("template") or error.get("message", "refused"), **(error.get("params") or {}))
+            raise _input_error(error)
         if kind == "memory":
             raise RunStopped(N_("this run needed more memory than its estimate allows ({estimate} estimated); it "
                                 "was stopped — choose smaller sizes"), estimate=fmt_bytes(plan.bytes))
@@ -256,6 +256,17 @@ def _run_worker(job: jobs.Job, lim: safety.Limits, plan: jobs.Plan,
         raise WorkerError(f"the benchmark worker exited with status {code} without a result")
     return Outcome(data=result.get("data"), plan=plan, peak_rss_bytes=peak, baseline_rss_bytes=baseline,
                    seconds=seconds, queued_s=queued)
+
+
+def _input_error(error: dict) -> InputError:
+    """The worker's InputError with its template and values (a page translates it); its English
+    text exactly as the worker wrote it (values that JSON could not carry as they were: the text)."""
+    message = error.get("message", "refused")
+    try:
+        e = InputError(error.get("template") or message, **(error.get("params") or {}))
+    except (KeyError, IndexError, ValueError, TypeError):
+        return InputError(message)
+    return e if str(e) == message else InputError(message)
 
 
 def _has_fileno(f: Any) -> bool:
