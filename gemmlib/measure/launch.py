@@ -133,16 +133,17 @@ def plan(nproc: int | None, backend: str = "auto", lim: safety.Limits | None = N
                              f"use --nproc {gpus} or --backend gloo" if gpus >= 2 else
                              f"NCCL needs at least 2 CUDA GPUs, this machine has {gpus}; use --backend gloo")
         if nproc > lim.max_ranks:
-            raise InputError(f"--nproc {nproc} is above this server's cap of {lim.max_ranks} ranks "
-                             "(GEMM_MAX_RANKS)")
+            raise InputError(N_("--nproc {nproc} is above this server's cap of {cap} ranks (GEMM_MAX_RANKS)"),
+                             nproc=nproc, cap=lim.max_ranks)
         return Plan("nccl", "cuda", nproc)
     if nproc > lim.max_ranks:
-        raise InputError(f"--nproc {nproc} is more ranks than this machine may start (cap {lim.max_ranks}, "
-                         f"GEMM_MAX_RANKS; {usable_cpus()} CPU cores here)")
+        raise InputError(N_("--nproc {nproc} is more ranks than this machine may start (cap {cap}, GEMM_MAX_RANKS; "
+                            "{cores} CPU cores here)"), nproc=nproc, cap=lim.max_ranks, cores=usable_cpus())
     free = safety.available_memory("cpu")
     if free is not None and nproc * RANK_MEMORY_BYTES > 0.8 * free:
-        raise InputError(f"--nproc {nproc} needs about {nproc * RANK_MEMORY_BYTES / 1024**3:.1f} GiB for the "
-                         f"processes alone, {free / 1024**3:.1f} GiB is free; use fewer ranks")
+        raise InputError(N_("--nproc {nproc} needs about {need:.1f} GiB for the processes alone, {free:.1f} GiB is "
+                            "free; use fewer ranks"), nproc=nproc, need=nproc * RANK_MEMORY_BYTES / 1024**3,
+                         free=free / 1024**3)
     return Plan("gloo", "cpu", nproc, note=GLOO_NOTE)
 
 

@@ -132,8 +132,8 @@ class BlockConfig:
         if m.is_moe:
             raise InputError(f"{m.name} is a mixture of experts; the profiler runs dense blocks")
         if not m.learned_positions and m.head_dim % 2:
-            raise InputError(f"head size {m.head_dim} must be even (rotary embeddings rotate pairs); "
-                             "change hidden or heads")
+            raise InputError(N_("head size {head_dim} must be even (rotary embeddings rotate pairs); change hidden or "
+                                "heads"), head_dim=m.head_dim)
         if self.attention not in ATTENTION_IMPLS:
             raise InputError(f"attention must be one of {', '.join(ATTENTION_IMPLS)}, got {self.attention!r}")
         dt = get_dtype(self.dtype).name
@@ -159,13 +159,13 @@ class BlockConfig:
                 raise InputError(f"{name} must be a whole number ≥ 1 (or 0 for the default), got {v!r}")
         kv = kv_heads or heads
         if hidden % heads:
-            raise InputError(f"hidden ({hidden}) must be a multiple of heads ({heads})")
+            raise InputError(N_("hidden ({hidden}) must be a multiple of heads ({heads})"), hidden=hidden, heads=heads)
         if (hidden // heads) % 2:
-            raise InputError(f"head size hidden/heads = {hidden // heads} must be even (rotary "
-                             "embeddings rotate pairs); change hidden or heads")
+            raise InputError(N_("head size hidden/heads = {head_dim} must be even (rotary embeddings rotate pairs); "
+                                "change hidden or heads"), head_dim=hidden // heads)
         if kv > heads or heads % kv:
-            raise InputError(f"kv_heads ({kv}) must divide heads ({heads}) (grouped-query "
-                             "attention shares each K/V head among a whole group of query heads)")
+            raise InputError(N_("kv_heads ({kv}) must divide heads ({heads}) (grouped-query attention shares each K/V "
+                                "head among a whole group of query heads)"), kv=kv, heads=heads)
         ffn = intermediate or 64 * math.ceil(8 * hidden / 3 / 64)
         model = ModelConfig(layers=layers, hidden=hidden, heads=heads, kv_heads=kv, ffn=ffn, vocab=1,
                             name="llama-style block")
@@ -1018,9 +1018,10 @@ def check_time(cfg: BlockConfig, device: str, device_name: str, passes: int, lim
     est = predict(cfg, hw or hardware_for(device, device_name), 0.25)
     seconds = passes * (est.gemm_time_s + est.other_time_s)
     if seconds > limit_s:
-        raise InputError(f"this block would take about {seconds:.3g} s for {passes} passes on {device}, above "
-                         f"this server's limit of {limit_s:g} s (GEMM_TIME_LIMIT_S); choose a smaller hidden "
-                         "size, sequence length, batch or fewer layers")
+        raise InputError(N_("this block would take about {seconds:.3g} s for {passes} passes on {device}, above this "
+                            "server's limit of {limit:g} s (GEMM_TIME_LIMIT_S); choose a smaller hidden size, sequence "
+                            "length, batch or fewer layers"), seconds=seconds, passes=passes, device=device,
+                         limit=limit_s)
     return seconds
 
 

@@ -101,10 +101,10 @@ def check_divisible(m: ModelConfig, ranks: int) -> None:
         raise InputError(f"the number of ranks must be a whole number ≥ 1, got {ranks!r}")
     if m.is_moe:
         raise InputError(f"{m.name} is a mixture of experts; this tensor-parallel layer is dense; pick a dense model")
-    for what, v in (("query heads", m.heads), ("K/V heads", m.kv_heads), ("the MLP width", m.ffn)):
+    for what, v in ((N_("query heads"), m.heads), (N_("K/V heads"), m.kv_heads), (N_("the MLP width"), m.ffn)):
         if v % ranks:
-            raise InputError(f"{what} ({v}) do not split evenly across {ranks} ranks; choose a rank count "
-                             f"that divides {v}")
+            raise safety.Refused(N_("{what} ({n}) do not split evenly across {ranks} ranks; choose a rank count that "
+                                    "divides {n}"), what=what, n=v, ranks=ranks)
 
 
 def allreduce_bytes(m: ModelConfig, tokens: int, dtype: str) -> float:
