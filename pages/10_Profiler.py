@@ -223,6 +223,7 @@ if res is not None:
     ops = res.grouped() if by_name else res.top_ops(len(res.ops))
     table = pd.DataFrame([o.to_dict() for o in ops[: int(top_n)]])
     table["time µs"] = table["time_s"] * 1e6
+    table["name"] = table["name"].map(lambda n: _(pf.UNATTRIBUTED) if n == pf.UNATTRIBUTED else n)
     ui.table(table[["name", "shapes", "calls", "time µs", "share", "is_gemm", "flops", "tflops"]],
              {"flops": "count"},  # exact: every digit
              column_config={"name": _("op"), "shapes": _("input shapes"), "time µs": _("time µs"),

@@ -78,7 +78,8 @@ def top_ops_chart(res: Any, n: int = 12, by_name: bool = False,
         ops = sorted(dict(res)["ops"], key=lambda o: o["time_s"], reverse=True)
     rows = []
     for o in ops[:n]:
-        label = o["name"] if by_name or not o.get("shapes") else f"{o['name']} [{o['shapes']}]"
+        name = gettext(o["name"])  # an aten name as it is; the profiler's "(GPU work outside any aten op)" translated
+        label = name if by_name or not o.get("shapes") else f"{name} [{o['shapes']}]"
         rows.append({"op": label, "time_us": o["time_s"] * 1e6, "share": o["share"],
                      "kind": gettext(KIND_LABELS[o["kind"]]), "tflops": o.get("tflops"), "flops": o.get("flops")})
     return alt.Chart(alt.Data(values=rows)).mark_bar().encode(

@@ -69,7 +69,7 @@ FUSED_ATTENTION_OPS = frozenset({
     "aten::_efficient_attention_forward", "aten::_scaled_dot_product_attention_math",
     "aten::_scaled_dot_product_fused_attention_overrideable",
 })
-UNATTRIBUTED = "(GPU work outside any aten op)"
+UNATTRIBUTED = N_("(GPU work outside any aten op)")  # an op name of its own (a page translates it)
 
 ATTENTION_IMPLS = ("eager", "sdpa")
 
