@@ -18,7 +18,7 @@ import streamlit as st
 import ui
 from gemmlib.core import format as fmt
 from gemmlib.core.flops import DEFAULT_EFFICIENCY, article_count_check
-from gemmlib.core.hardware import catalogue_rows, get_hardware
+from gemmlib.core.hardware import get_hardware
 from gemmlib.core.machine import light_summary
 from gemmlib.llm.accounting import attention_crossover, attention_share, layer_model, share_overview
 from gemmlib.llm.presets import from_name
@@ -170,14 +170,4 @@ with ui.guard(_("device detection")):
 
 st.subheader(_("GPUs in the catalogue"))
 st.caption(_("Dense datasheet peaks (no sparsity), TFLOP/s (int8: TOPS); each row links its source."))
-rows = catalogue_rows()
-TEXT_CELLS = ("name", "scale-up link", "node network")  # catalogue texts marked N_ in core.hardware
-ui.table(
-    [{**r, **{c: _(r[c]) for c in TEXT_CELLS if r.get(c)}, "kind": r["kind"].upper(),
-      "source": r["source"] if r["source"].startswith("http") else _(r["source"])} for r in rows],
-    column_config={"name": _("name"), "kind": _("kind"), "unknown peaks": _("unknown peaks"),
-                   "bandwidth TB/s": _("bandwidth TB/s"), "SMs": _("SMs"), "memory GiB": _("memory GiB"),
-                   "memory bytes": _("memory bytes"), "scale-up link": _("scale-up link"),
-                   "scale-up GB/s per direction": _("scale-up GB/s per direction"),
-                   "node network": _("node network"), "source": st.column_config.LinkColumn(_("source"))},
-)
+ui.catalogue_table()

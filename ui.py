@@ -177,6 +177,15 @@ def gettext_for(code: str) -> Callable[[str], str]:
     return translations(code).gettext
 
 
+def option_labels(labels: Mapping[Any, str] | None = None) -> Callable[[Any], str]:
+    """A ``format_func`` for an option widget whose options are stable ids: each option's label
+    (``labels[option]``, N_-marked; the option itself where it has none) in the session's language,
+    bound now, so that it reads the same wherever Streamlit (or a test) calls it later."""
+    gettext = gettext_for(lang())
+    labels = labels or {}
+    return lambda option: gettext(labels.get(option, str(option)))
+
+
 def tr(x: Msg | InputError | str) -> str:
     """A gemmlib message (Msg, InputError) or a marked constant, in the session's language."""
     if isinstance(x, (Msg, InputError)):
@@ -475,6 +484,24 @@ def table(data: Any, formats: Mapping[str, str] | None = None, *, where: Any = N
     return (where or st).dataframe(df, hide_index=hide_index, column_config=cfg, placeholder=fmt.DASH, **kwargs)
 
 
+CATALOGUE_TEXT_CELLS = ("name", "scale-up link", "node network")  # catalogue texts marked N_ in core.hardware
+
+
+def catalogue_table(where: Any = None) -> Any:
+    """The GPU catalogue (``gemmlib.core.hardware.catalogue_rows``) as a table in the reader's language:
+    headers and the catalogue's own texts translated, each row's source a link."""
+    from gemmlib.core.hardware import catalogue_rows
+
+    rows = [{**r, **{c: _(r[c]) for c in CATALOGUE_TEXT_CELLS if r.get(c)}, "kind": r["kind"].upper(),
+             "source": r["source"] if r["source"].startswith("http") else _(r["source"])} for r in catalogue_rows()]
+    return table(rows, where=where, column_config={
+        "name": _("name"), "kind": _("kind"), "unknown peaks": _("unknown peaks"),
+        "bandwidth TB/s": _("bandwidth TB/s"), "SMs": _("SMs"), "memory GiB": _("memory GiB"),
+        "memory bytes": _("memory bytes"), "scale-up link": _("scale-up link"),
+        "scale-up GB/s per direction": _("scale-up GB/s per direction"),
+        "node network": _("node network"), "source": st.column_config.LinkColumn(_("source"))})
+
+
 def bench_limits() -> safety.Limits:
     """The server's caps for live benchmarks: ``safety.limits`` (the one reader of the caps, the
     CLI's too) on the secrets files Streamlit is configured with, then the environment.
@@ -493,7 +520,7 @@ def bench_limits() -> safety.Limits:
         log.log(logging.ERROR, "benchmark caps could not be read: %s", e)
         st.error(_("**The server's benchmark caps could not be read**: {why}. The small classroom caps apply "
                    "until the server's secrets file or GEMM_* settings are fixed (details in the server log).")
-                 .format(why=md(_strip_paths(str(e)))))
+                 .format(why=md(_strip_paths(tr(e)))))
         return safety.CLASSROOM_LIMITS
 
 
@@ -563,18 +590,20 @@ STEPPER_MAX_SPEED = 30  # steps per second the browser can play (it draws every 
 
 
 @functools.lru_cache(maxsize=32)
-def _stepper_data(tr: Any) -> dict:
-    """The trace as the browser draws it: frames with their counts as text, the matrices as text."""
+def _stepper_data(tr: Any, code: str = "en") -> dict:
+    """The trace as the browser draws it in language ``code``: frames with their counts as text,
+    the matrices as text (the arithmetic lines translated; the trace id is the same in every language)."""
     from gemmlib.core import format as fmt
 
-    frames = [{**f, "loads": [fmt.count(v) for v in f["loads"]]} for f in tr.frames()]
+    frames = [{**f, "loads": [fmt.count(v) for v in f["loads"]]} for f in tr.frames(gettext_for(code))]
     text = tr.matrices_text()
     p = tr.problem
     caption = {name: MATRIX_CAPTION.format(name=name, rows=r, cols=c)
                for name, r, c in (("A", p.m, p.k), ("B", p.k, p.n), ("C", p.m, p.n), ("D", p.m, p.n))}
     data = {"frames": frames, "A": text["A"], "B": text["B"], "C": text["C"] if p.beta != 0 else None,
             "m": p.m, "n": p.n}
-    data["traceId"] = hashlib.sha1(json.dumps(data, sort_keys=True).encode()).hexdigest()[:12]
+    english = {**data, "frames": [{**f, "text": s.expression} for f, s in zip(frames, tr.steps, strict=True)]}
+    data["traceId"] = hashlib.sha1(json.dumps(english, sort_keys=True).encode()).hexdigest()[:12]
     data["labels"] = {"a": caption["A"], "b": caption["B"], "c": caption["C"], "d": caption["D"]}
     return data
 
@@ -600,7 +629,7 @@ def stepper(key: str, tr: Any, *, speed: int, presentation: bool = False, pos_ke
     ``{key}_trace`` (the trace's id: a new trace starts at step 0).
     """
     ss = st.session_state
-    data = _stepper_data(tr)
+    data = _stepper_data(tr, lang())
     data = {**data, "labels": {**data["labels"], **{k: _(v) for k, v in STEPPER_LABELS.items()}}}
     tid, last = data["traceId"], len(data["frames"]) - 1
     k_pos, k_trace = pos_key or f"{key}_pos", f"{key}_trace"
@@ -678,7 +707,8 @@ class RunStatus:
             parts.append(_("about {time} left").format(time=f.duration(max(1.0, round(left)))))
         return " · ".join(parts) + (f" — {text}" if text else "")
 
-    def update(self, frac: float | None, text: str) -> None:
+    def update(self, frac: float | None, text: str | Msg) -> None:
+        text = tr(text) if isinstance(text, Msg) else text  # a gemmlib step's message, in the reader's language
         if frac is not None:
             self.frac = min(1.0, max(0.0, frac))
         self.box.update(label=self.label(text), expanded=True)  # keeps the Stop button in view

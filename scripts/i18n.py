@@ -44,14 +44,15 @@ GLOSSARY = ROOT / "docs" / "i18n-glossary.md"
 COMMENT_TAGS = ("i18n:",)  # `# i18n: note` on the line before a call reaches the translator
 WIDTH = 100
 
-# Files whose every text is wrapped (phase 1: the home page). A file listed here must show 0 in
-# `todo`, and the browser test opens it in Chinese and finds no English left. Add a page here when
-# it is translated.
-TRANSLATED = ["app.py", "pages/6_Precision.py", "pages/7_Tiling.py", "pages/8_Batching.py", "pages/9_Roofline.py",
-              "pages/10_Profiler.py", "pages/11_Multi_GPU.py"]
-# ui.py's helpers still to be wrapped: the stepper and the benchmark status box are being rewritten
-# on other branches (issues 14, 17); the sidebar, the language switch, ui.page and ui.guard are done.
-UI_PENDING = {"stepper", "run_queued", "bench_limits"}
+# Files whose every text is wrapped (phase 1: the home page; phase 2: the pages one by one). A file
+# listed here must show 0 in `todo`, and the browser test opens it in Chinese and finds no English
+# left. Add a page here when it is translated.
+TRANSLATED = ["app.py", "pages/1_Accumulate.py", "pages/2_FLOPs.py", "pages/3_Transformer_GEMMs.py",
+              "pages/5_Devices.py", "pages/6_Precision.py", "pages/7_Tiling.py", "pages/8_Batching.py",
+              "pages/9_Roofline.py", "pages/10_Profiler.py", "pages/11_Multi_GPU.py"]
+# ui.py's helpers still to be wrapped (none left: the stepper, the benchmark status box and the
+# server's limits are wrapped too).
+UI_PENDING: set[str] = set()
 
 HEADER = """\
 # Simplified Chinese (简体中文) texts of the GEMM app.

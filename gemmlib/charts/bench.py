@@ -117,37 +117,46 @@ def error_chart(results: Iterable[BenchResult | Mapping], title: str | None = No
     ).properties(title=title or gettext("Error against float64"), width=420, height=260)
 
 
-def ceilings_chart(rows: list[dict], title: str = "Measured vs datasheet") -> Any:
+CEILING_SERIES = {"measured (median)": N_("measured (median)"), "datasheet": N_("datasheet")}  # as shown
+
+
+def ceilings_chart(rows: list[dict], title: str = "Measured vs datasheet", *, gettext: Translate = english) -> Any:
     """Measured against datasheet on one axis (rows from ``Ceilings.rows``): per figure, the datasheet
     as a grey tick, the measured median as a dot and its p20–p80 spread as a line. The axis is
     logarithmic so that TFLOP/s and TB/s rows, and a CPU's small figures, share it; each row's label
-    carries its unit."""
+    carries its unit. ``title`` comes as shown; the figures' names and the rest go through ``gettext``."""
     import altair as alt
+
+    from gemmlib.charts import label_expr
 
     pts: list[dict[str, Any]] = []
     for r in rows:
-        label = f"{r['figure']} ({r['unit']})"
+        label = f"{gettext(r['figure'])} ({r['unit']})"
         if r.get("measured"):
             pts.append({"figure": label, "which": "measured (median)", "value": r["measured"],
                         "low": r.get("low") or r["measured"], "high": r.get("high") or r["measured"]})
         if r.get("datasheet"):
             pts.append({"figure": label, "which": "datasheet", "value": r["datasheet"], "low": None, "high": None})
-    order = [f"{r['figure']} ({r['unit']})" for r in rows]
-    x = alt.X("value:Q", scale=alt.Scale(type="log"), title="per second, in each row's unit (log scale)",
+    order = [f"{gettext(r['figure'])} ({r['unit']})" for r in rows]
+    x = alt.X("value:Q", scale=alt.Scale(type="log"), title=gettext("per second, in each row's unit (log scale)"),
               axis=alt.Axis(format="~g"))
     y = alt.Y("figure:N", sort=order, title=None, axis=alt.Axis(labelLimit=260))
+    series = label_expr({k: gettext(v) for k, v in CEILING_SERIES.items()})
     colour = alt.Color("which:N", title=None, scale=alt.Scale(domain=["measured (median)", "datasheet"],
                                                              range=["#1f77b4", "#9e9e9e"]),
-                       legend=alt.Legend(orient="bottom"))
+                       legend=alt.Legend(orient="bottom", labelExpr=series))
+    figure = alt.Tooltip("figure:N", title=gettext("figure"))
+    which = alt.Tooltip("which:N", title=gettext("series"))
+    value = alt.Tooltip("value:Q", format=".4g", title=gettext("value"))
     base = alt.Chart(alt.Data(values=pts))
     spread = base.transform_filter("datum.which == 'measured (median)'").mark_rule(strokeWidth=3).encode(
         x=alt.X("low:Q", scale=alt.Scale(type="log")), x2="high:Q", y=y, color=colour,
-        tooltip=["figure:N", alt.Tooltip("low:Q", format=".4g", title="at the p80 time"),
-                 alt.Tooltip("high:Q", format=".4g", title="at the p20 time")])
+        tooltip=[figure, alt.Tooltip("low:Q", format=".4g", title=gettext("at the p80 time")),
+                 alt.Tooltip("high:Q", format=".4g", title=gettext("at the p20 time"))])
     ticks = base.transform_filter("datum.which == 'datasheet'").mark_tick(thickness=3, size=22).encode(
-        x=x, y=y, color=colour, tooltip=["figure:N", "which:N", alt.Tooltip("value:Q", format=".4g")])
+        x=x, y=y, color=colour, tooltip=[figure, which, value])
     dots = base.transform_filter("datum.which == 'measured (median)'").mark_point(filled=True, size=90).encode(
-        x=x, y=y, color=colour, tooltip=["figure:N", "which:N", alt.Tooltip("value:Q", format=".4g")])
+        x=x, y=y, color=colour, tooltip=[figure, which, value])
     return alt.layer(spread, ticks, dots).properties(title=title, height={"step": 30})
 
 

@@ -2,7 +2,9 @@
 
 They live in gemmlib (not in the pages) so that a report or a notebook can draw
 the same pictures. They take plain Python data from gemmlib's other modules and
-return ``alt.Chart`` objects; nothing here imports streamlit or torch.
+return ``alt.Chart`` objects; nothing here imports streamlit or torch. Every text a
+reader sees goes through ``gettext`` (English by default; a page passes ``gettext=ui._``);
+the data keep their keys and ids, axes and legends show them by their labels.
 """
 
 from __future__ import annotations
@@ -13,7 +15,10 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from gemmlib.explain.reference import Step, fmt_num
+from gemmlib.charts import label_expr
+from gemmlib.core.flops import METRIC_LABELS
+from gemmlib.core.i18n import N_, Translate, english
+from gemmlib.explain.reference import LOOP_ORDER_NAMES, Step, fmt_num
 
 HIGHLIGHT = "#e4572e"  # the cell being read or written in this step
 READ = "#f3a712"  # operands of the step
@@ -122,14 +127,16 @@ def step_grids_spec(a: np.ndarray, b: np.ndarray, d: np.ndarray, step: Step, cel
     }
 
 
-def running_sum_chart(rows: list[dict], current_k: int | None = None, cell: str = "D[0,0]") -> alt.Chart:
+def running_sum_chart(rows: list[dict], current_k: int | None = None, cell: str = "D[0,0]", *,
+                      gettext: Translate = english) -> alt.Chart:
     """The article's line chart: the running sum of one D cell over k."""
     df = pd.DataFrame(rows)
     df["k (1-based)"] = df["k"] + 1
     base = alt.Chart(df).encode(
-        x=alt.X("k (1-based):O", title="k (the k-th product added)", axis=alt.Axis(labelAngle=0)),
-        y=alt.Y("running_sum:Q", title=f"{cell} so far"),
-        tooltip=["term:N", alt.Tooltip("product:Q"), alt.Tooltip("running_sum:Q", title="running sum")],
+        x=alt.X("k (1-based):O", title=gettext("k (the k-th product added)"), axis=alt.Axis(labelAngle=0)),
+        y=alt.Y("running_sum:Q", title=gettext("{cell} so far").format(cell=cell)),
+        tooltip=[alt.Tooltip("term:N", title=gettext("term")), alt.Tooltip("product:Q", title=gettext("product")),
+                 alt.Tooltip("running_sum:Q", title=gettext("running sum"))],
     )
     chart = base.mark_line(point=alt.OverlayMarkDef(size=80)) + base.mark_text(dy=-12).encode(
         text=alt.Text("running_sum:Q", format=",.4~g"))
@@ -137,52 +144,72 @@ def running_sum_chart(rows: list[dict], current_k: int | None = None, cell: str 
         cur = df.iloc[[current_k]]
         chart = chart + alt.Chart(cur).mark_point(size=260, color=HIGHLIGHT, filled=True).encode(
             x="k (1-based):O", y="running_sum:Q")
-    return chart.properties(height=260, title=f"{cell} accumulating over k")
+    return chart.properties(height=260, title=gettext("{cell} accumulating over k").format(cell=cell))
 
 
-def loads_chart(rows: list[dict]) -> alt.Chart:
+def loads_chart(rows: list[dict], *, gettext: Translate = english) -> alt.Chart:
     """Element loads of A and B per loop order (stacked bars). rows: order, operand, loads."""
     df = pd.DataFrame(rows)
+    orders = label_expr({o: gettext(n) for o, n in LOOP_ORDER_NAMES.items()})
     return alt.Chart(df).mark_bar().encode(
-        y=alt.Y("order:N", title=None, sort=None),
-        x=alt.X("loads:Q", title="element loads from memory"),
-        color=alt.Color("operand:N", title="operand"),
-        tooltip=["order:N", "operand:N", alt.Tooltip("loads:Q", format=",")],
+        y=alt.Y("order:N", title=None, sort=None, axis=alt.Axis(labelExpr=orders)),
+        x=alt.X("loads:Q", title=gettext("element loads from memory")),
+        color=alt.Color("operand:N", title=gettext("operand")),
+        tooltip=[alt.Tooltip("order:N", title=gettext("loop order")),
+                 alt.Tooltip("operand:N", title=gettext("operand")),
+                 alt.Tooltip("loads:Q", format=",", title=gettext("loads"))],
     ).properties(height=140)
 
 
-def accumulation_chart(records: list[dict], metric: str = "median relative error") -> alt.Chart:
+ERROR_METRICS = {"median relative error": N_("median relative error"),
+                 "max relative error": N_("max relative error")}  # AccumulationStudy.records' keys, as shown
+
+
+def accumulation_chart(records: list[dict], metric: str = "median relative error", *,
+                       gettext: Translate = english) -> alt.Chart:
     """Error vs K per accumulator on log-log axes; exact (zero) errors are drawn at the floor."""
     df = pd.DataFrame(records)
     floor = 1e-18
+    shown = gettext(ERROR_METRICS.get(metric, metric))
     df["plotted"] = df[metric].clip(lower=floor).replace(math.inf, np.nan)
-    df["note"] = np.where(df[metric] == 0, "exact (0)", df[metric].map(lambda v: f"{v:.2e}"))
+    df["note"] = np.where(df[metric] == 0, gettext("exact (0)"), df[metric].map(lambda v: f"{v:.2e}"))
     base = alt.Chart(df).encode(
-        x=alt.X("K:Q", scale=alt.Scale(type="log", base=2), title="K (length of the dot product)"),
-        y=alt.Y("plotted:Q", scale=alt.Scale(type="log"), title=metric),
-        color=alt.Color("accumulator:N", title="accumulator",
+        x=alt.X("K:Q", scale=alt.Scale(type="log", base=2), title=gettext("K (length of the dot product)")),
+        y=alt.Y("plotted:Q", scale=alt.Scale(type="log"), title=shown),
+        color=alt.Color("accumulator:N", title=gettext("accumulator"),
                         scale=alt.Scale(domain=["fp16", "fp32", "fp64"], range=[HIGHLIGHT, "#1b998b", "#2e294e"])),
-        tooltip=["accumulator:N", "K:Q", alt.Tooltip("note:N", title=metric),
-                 alt.Tooltip("|exact sum|:Q", format=".4g")],
+        tooltip=[alt.Tooltip("accumulator:N", title=gettext("accumulator")), "K:Q",
+                 alt.Tooltip("note:N", title=shown),
+                 alt.Tooltip("|exact sum|:Q", format=".4g", title=gettext("|exact sum|"))],
     )
     return (base.mark_line() + base.mark_point(filled=True)).properties(
-        height=300, title="Accumulated error vs K (exact results drawn at 1e-18)")
+        height=300, title=gettext("Accumulated error vs K (exact results drawn at 1e-18)"))
+
+
+TIP_TITLES = {**METRIC_LABELS, "TFLOP/s": "TFLOP/s", "bound": N_("bound")}  # heatmap fields, as shown
 
 
 def heatmap(records: list[dict], value: str, title: str, fmt: str = ".3g",
-            tooltip_fields: list[tuple[str, str, str | None]] | None = None) -> alt.Chart:
+            tooltip_fields: list[tuple[str, str, str | None]] | None = None, *,
+            gettext: Translate = english) -> alt.Chart:
     """An M × N heatmap with the value printed in each cell (records: M, N, value, …).
 
-    ``tooltip_fields``: (field, vega-lite type, d3 format or None) for the tooltip.
+    ``tooltip_fields``: (field, vega-lite type, d3 format or None) for the tooltip. ``title`` comes
+    as shown (translated); the fields are named through ``gettext``.
     """
     df = pd.DataFrame(records)
     fields = tooltip_fields or [("M", "ordinal", None), ("N", "ordinal", None), (value, "quantitative", fmt)]
-    tips = [alt.Tooltip(f, type=t, format=f_) if f_ else alt.Tooltip(f, type=t) for f, t, f_ in fields]
+
+    def name(f: str) -> str:
+        return gettext(TIP_TITLES.get(f, f))
+
+    tips = [alt.Tooltip(f, type=t, format=f_, title=name(f)) if f_ else alt.Tooltip(f, type=t, title=name(f))
+            for f, t, f_ in fields]
     base = alt.Chart(df).encode(
         x=alt.X("N:O", title="N", axis=alt.Axis(labelAngle=0)),
         y=alt.Y("M:O", title="M", sort="descending"),
     )
-    rect = base.mark_rect().encode(color=alt.Color(f"{value}:Q", title=value,
+    rect = base.mark_rect().encode(color=alt.Color(f"{value}:Q", title=name(value),
                                                    scale=alt.Scale(scheme="viridis")),
                                    tooltip=tips)
     mid = float(df[value].min() + df[value].max()) / 2 if len(df) else 0.0
@@ -194,7 +221,11 @@ def heatmap(records: list[dict], value: str, title: str, fmt: str = ".3g",
     return (rect + text).properties(title=title, height=max(240, 34 * df["M"].nunique()))
 
 
-def staircase_chart(records: list[dict], x: str = "N") -> alt.Chart:
+STAIRCASE_MEASURES = {"efficiency": N_("efficiency"), "tile efficiency": N_("tile efficiency"),
+                      "wave efficiency": N_("wave efficiency")}  # wave_staircase's keys, as shown
+
+
+def staircase_chart(records: list[dict], x: str = "N", *, gettext: Translate = english) -> alt.Chart:
     """Efficiency (useful / launched work) as N steps past multiples of the tile."""
     df = pd.DataFrame(records)
     long = df.melt(id_vars=[c for c in df.columns if c not in ("tile efficiency", "wave efficiency",
@@ -203,12 +234,15 @@ def staircase_chart(records: list[dict], x: str = "N") -> alt.Chart:
                    var_name="measure", value_name="share")
     return alt.Chart(long).mark_line(interpolate="step-after").encode(
         x=alt.X(f"{x}:Q", title=x),
-        y=alt.Y("share:Q", title="useful share of launched work", axis=alt.Axis(format="%"),
+        y=alt.Y("share:Q", title=gettext("useful share of launched work"), axis=alt.Axis(format="%"),
                 scale=alt.Scale(domain=[0, 1])),
-        color=alt.Color("measure:N", title=None),
+        color=alt.Color("measure:N", title=None, legend=alt.Legend(
+            labelExpr=label_expr({k: gettext(v) for k, v in STAIRCASE_MEASURES.items()}), labelLimit=300)),
         strokeDash=alt.condition(alt.datum.measure == "efficiency", alt.value([1, 0]), alt.value([4, 3])),
-        tooltip=[f"{x}:Q", "measure:N", alt.Tooltip("share:Q", format=".1%"), "tiles:Q", "waves:Q"],
-    ).properties(height=280, title="Tile and wave quantization")
+        tooltip=[f"{x}:Q", alt.Tooltip("measure:N", title=gettext("measure")),
+                 alt.Tooltip("share:Q", format=".1%", title=gettext("share")),
+                 alt.Tooltip("tiles:Q", title=gettext("tiles")), alt.Tooltip("waves:Q", title=gettext("waves"))],
+    ).properties(height=280, title=gettext("Tile and wave quantization"))
 
 
 def spec(chart: alt.TopLevelMixin) -> dict:

@@ -20,11 +20,15 @@ from collections.abc import Callable
 import altair as alt
 import pandas as pd
 
+from gemmlib.charts import label_expr
+from gemmlib.core.i18n import N_, Translate, english
 from gemmlib.core.roofline import roof_curve
 from gemmlib.llm.accounting import ATTENTION_PRODUCTS, OP_NAMES, Estimate, Op
 
 ROLE_COLORS = {"A (activations)": "#4c78a8", "B (weights)": "#f58518", "B (keys / values)": "#54a24b",
                "D (output)": "#b279a2"}
+ROLE_LABELS = {"A (activations)": N_("A (activations)"), "B (weights)": N_("B (weights)"),
+               "B (keys / values)": N_("B (keys / values)"), "D (output)": N_("D (output)")}  # as shown
 OP_ORDER = list(OP_NAMES)  # every GEMM the accounting names, in its order (MLA's, shared experts', ...)
 _OP_COLOR = alt.Scale(domain=OP_ORDER, scheme="tableau20")
 
@@ -121,46 +125,59 @@ def shape_rects(ops: list[Op], gap_frac: float = 0.04) -> tuple[list[dict], list
     return rects, labels
 
 
-def _shapes_template() -> alt.LayerChart:
+def _shapes_template(texts: tuple[str, ...] = ("matrix", "op", "dims", "count", "FLOPs"), roles: str = "") -> alt.LayerChart:
+    """``texts``: the legend's and tooltips' titles, ``roles`` the legend's labelExpr (as shown)."""
     x = alt.X("x:Q", axis=None, scale=alt.Scale(nice=False, zero=True))
     y = alt.Y("y:Q", axis=None, scale=alt.Scale(nice=False, zero=True, reverse=True))
+    matrix, op, dims, count, flops = texts
     rects = alt.Chart(_d("rects")).mark_rect(stroke="white", strokeWidth=0.5, opacity=0.85).encode(
         x=x, x2="x2:Q", y=y, y2="y2:Q",
-        color=alt.Color("role:N", title="matrix", scale=alt.Scale(domain=list(ROLE_COLORS),
-                                                                   range=list(ROLE_COLORS.values()))),
-        tooltip=["op:N", "role:N", "dims:N", alt.Tooltip("count:Q", format=","),
-                 alt.Tooltip("flops:Q", format=".4s")],
+        color=alt.Color("role:N", title=matrix, scale=alt.Scale(domain=list(ROLE_COLORS),
+                                                                 range=list(ROLE_COLORS.values())),
+                        legend=alt.Legend(labelExpr=roles) if roles else alt.Undefined),
+        tooltip=[alt.Tooltip("op:N", title=op), alt.Tooltip("role:N", title=matrix), alt.Tooltip("dims:N", title=dims),
+                 alt.Tooltip("count:Q", format=",", title=count), alt.Tooltip("flops:Q", format=".4s", title=flops)],
     )
     text = alt.Chart(_d("labels")).mark_text(align="left", baseline="top", fontSize=12).encode(
         x=x, y=y, text="label:N")
     return alt.layer(rects, text)
 
 
-def _gemm_shapes_built(ops: list[Op], width: int = 760) -> Built:
+def _gemm_shapes_built(ops: list[Op], width: int = 760, gettext: Translate = english) -> Built:
     rects, labels = shape_rects(ops)
     xr = max(r["x2"] for r in rects)
     yr = max(r["y2"] for r in rects)
     height = int(min(2400, max(240, width * yr / xr)))
     if height == 2400:  # keep the aspect ratio: narrow the chart instead of squashing it
         width = int(max(200, 2400 * xr / yr))
-    return Built(_shapes_template, (), {"rects": rects, "labels": labels}, width=width, height=height,
-                 title="One layer's GEMMs to scale (A · B = D; attention per sequence and head)")
+    args = ()
+    if gettext is not english:  # the English chart as it always was; a translation names its texts
+        args = (tuple(gettext(t) for t in (N_("matrix"), N_("op"), N_("dims"), N_("count"), "FLOPs")),
+                label_expr({k: gettext(v) for k, v in ROLE_LABELS.items()}))
+    return Built(_shapes_template, args, {"rects": rects, "labels": labels}, width=width, height=height,
+                 title=gettext("One layer's GEMMs to scale (A · B = D; attention per sequence and head)"))
 
 
-def gemm_shapes_chart(ops: list[Op], width: int = 760) -> alt.LayerChart:
+def gemm_shapes_chart(ops: list[Op], width: int = 760, *, gettext: Translate = english) -> alt.LayerChart:
     """Every GEMM's A, B and D drawn to scale (same units for all ops), labelled with its FLOPs."""
-    return _gemm_shapes_built(ops, width).chart()
+    return _gemm_shapes_built(ops, width, gettext).chart()
 
 
 # ----- attention share vs sequence length -----------------------------------------------------
 
-def _share_template() -> alt.LayerChart:
-    x = alt.X("seq_len:Q", scale=alt.Scale(type="log"), title="sequence length (tokens)")
+SHARE_TEXTS = (N_("sequence length (tokens)"), N_("share of the layer's FLOPs in Q·Kᵀ and weights·V"), "seq_len",
+               N_("share"), N_("counting"))
+
+
+def _share_template(texts: tuple[str, ...] = SHARE_TEXTS) -> alt.LayerChart:
+    """``texts``: the axes' and tooltips' titles, as shown (:data:`SHARE_TEXTS` in English)."""
+    x_title, y_title, seq, share, counting = texts
+    x = alt.X("seq_len:Q", scale=alt.Scale(type="log"), title=x_title)
     line = alt.Chart(_d("curve")).mark_line().encode(
-        x=x, y=alt.Y("share:Q", axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1]),
-                     title="share of the layer's FLOPs in Q·Kᵀ and weights·V"),
+        x=x, y=alt.Y("share:Q", axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1]), title=y_title),
         color=alt.Color("counting:N", title=None),
-        tooltip=[alt.Tooltip("seq_len:Q", format=","), alt.Tooltip("share:Q", format=".1%"), "counting:N"])
+        tooltip=[alt.Tooltip("seq_len:Q", format=",", title=seq), alt.Tooltip("share:Q", format=".1%", title=share),
+                 alt.Tooltip("counting:N", title=counting)])
     rule = alt.Chart(_d("marks")).mark_rule(strokeDash=[4, 3], color="#e4572e").encode(x=x, tooltip=["what:N"])
     rtext = alt.Chart(_d("marks")).mark_text(align="left", dx=4, color="#e4572e").encode(
         x=x, y=alt.Y("ypix:Q", scale=None), text="what:N")
@@ -172,26 +189,29 @@ def _share_template() -> alt.LayerChart:
 
 
 def _share_built(curve: list[dict], crossover: float, claim_s: int | None = None,
-          causal_crossover: float | None = None) -> Built:
+                 causal_crossover: float | None = None, gettext: Translate = english) -> Built:
+    """``curve``'s ``counting`` labels come as shown (the page names its curves)."""
     if curve and "counting" not in curve[0]:
-        curve = [{**r, "counting": "dense"} for r in curve]
-    marks = [{"seq_len": crossover, "what": f"dense crossover s = {crossover:,.0f}", "ypix": 12}]
+        curve = [{**r, "counting": gettext("dense")} for r in curve]
+    marks = [{"seq_len": crossover, "what": gettext("dense crossover s = {s}").format(s=f"{crossover:,.0f}"),
+              "ypix": 12}]
     if causal_crossover is not None:
-        marks.append({"seq_len": causal_crossover, "what": f"causal crossover s = {causal_crossover:,.0f}",
-                      "ypix": 30})
+        marks.append({"seq_len": causal_crossover,
+                      "what": gettext("causal crossover s = {s}").format(s=f"{causal_crossover:,.0f}"), "ypix": 30})
     claim = []
     if claim_s is not None:
         dense = [r for r in curve if r["counting"] == curve[0]["counting"]]
         row = min(dense, key=lambda r: abs(r["seq_len"] - claim_s))
         claim = [{**row, "what": f"s = {row['seq_len']:,}: {row['share']:.1%}"}]
-    return Built(_share_template, (), {"curve": curve, "marks": marks, "half": [{"share": 0.5}], "claim": claim},
-                 height=320, title="When do the attention products dominate?")
+    args = () if gettext is english else (tuple(gettext(t) for t in SHARE_TEXTS),)
+    return Built(_share_template, args, {"curve": curve, "marks": marks, "half": [{"share": 0.5}], "claim": claim},
+                 height=320, title=gettext("When do the attention products dominate?"))
 
 
 def share_chart(curve: list[dict], crossover: float, claim_s: int | None = None,
-                causal_crossover: float | None = None) -> alt.LayerChart:
+                causal_crossover: float | None = None, *, gettext: Translate = english) -> alt.LayerChart:
     """Attention products' share of a layer vs sequence length, with the crossover(s) marked."""
-    return _share_built(curve, crossover, claim_s, causal_crossover).chart()
+    return _share_built(curve, crossover, claim_s, causal_crossover, gettext).chart()
 
 
 # ----- estimator charts ------------------------------------------------------------------------
@@ -401,13 +421,13 @@ def compare_rows(a: Estimate, b: Estimate) -> list[dict]:
 
 # ----- fast dicts for the pages ----------------------------------------------------------------
 
-def gemm_shapes_spec(ops: list[Op], width: int = 760) -> dict:
-    return _gemm_shapes_built(ops, width).spec()
+def gemm_shapes_spec(ops: list[Op], width: int = 760, *, gettext: Translate = english) -> dict:
+    return _gemm_shapes_built(ops, width, gettext).spec()
 
 
 def share_spec(curve: list[dict], crossover: float, claim_s: int | None = None,
-               causal_crossover: float | None = None) -> dict:
-    return _share_built(curve, crossover, claim_s, causal_crossover).spec()
+               causal_crossover: float | None = None, *, gettext: Translate = english) -> dict:
+    return _share_built(curve, crossover, claim_s, causal_crossover, gettext).spec()
 
 
 def flops_by_op_spec(est: Estimate, macs: bool = False) -> dict:

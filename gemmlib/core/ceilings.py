@@ -26,6 +26,7 @@ from gemmlib.core.dtypes import DTYPES
 from gemmlib.core.errors import InputError
 from gemmlib.core.files import private_dir, read_regular, write_atomic
 from gemmlib.core.hardware import Hardware
+from gemmlib.core.i18n import N_, Msg, Translate, english
 from gemmlib.core.machine import match_catalogue
 
 log = logging.getLogger("gemmlib.ceilings")
@@ -53,6 +54,9 @@ def _figure(v: object, what: str, hi: float) -> float:
     if not math.isfinite(x) or not 0 < x <= hi:
         raise ValueError(f"{what} = {x!r} is outside (0, {hi:g}]")
     return x
+
+COPY_FIGURE = N_("device copy")  # the copy's row in ``Ceilings.rows`` (the GEMMs' read "fp32 GEMM")
+COPY_NOTE = N_("read + write bytes per second")
 
 
 # --------------------------------------------------------------------------- measured ceilings
@@ -152,11 +156,11 @@ class Ceilings:
         if self.bandwidth:
             ds = datasheet.bandwidth if datasheet else None
             lo, hi = self.spread.get("copy", (None, None))
-            rows.append({"figure": "device copy", "measured": self.bandwidth / 1e12,
+            rows.append({"figure": COPY_FIGURE, "measured": self.bandwidth / 1e12,
                          "datasheet": ds / 1e12 if ds else None, "unit": "TB/s",
                          "share of datasheet": self.bandwidth / ds if ds else None,
                          "low": lo / 1e12 if lo else None, "high": hi / 1e12 if hi else None,
-                         "note": self.notes.get("copy", "read + write bytes per second")})
+                         "note": self.notes.get("copy", COPY_NOTE)})
         return rows
 
     @property
@@ -283,8 +287,9 @@ def find_hardware(device: str, device_name: str) -> Hardware | None:
     return c.hardware() if c else None
 
 
-def cpu_row(points=()) -> tuple[Hardware, str]:
-    """The catalogue's CPU row with this machine's figures, and a sentence saying where they come from.
+def cpu_row(points=(), *, gettext: Translate = english) -> tuple[Hardware, str]:
+    """The catalogue's CPU row with this machine's figures, and a sentence saying where they come from
+    (in English unless a ``gettext`` is given, a page's).
 
     The ceilings measured on this machine's CPU when there are any (else the placeholder figures),
     each raised to the best measured point so that no point sits above its roof: ``points`` are
@@ -310,10 +315,13 @@ def cpu_row(points=()) -> tuple[Hardware, str]:
             raised.add("bandwidth")
     hw = base.with_overrides(peaks=peaks, bandwidth=bw)
     if c:
-        note = f"the CPU row holds the ceilings measured on {c.device_name} ({c.when})"
+        note = Msg(N_("the CPU row holds the ceilings measured on {name} ({when})"), name=c.device_name,
+                   when=c.when)
     else:
-        note = "the CPU row holds placeholder figures: measure the ceilings on the Devices page"
+        note = Msg(N_("the CPU row holds placeholder figures: measure the ceilings on the Devices page"))
     if raised:
-        note += ("; " + ", ".join(sorted(raised)) + " raised to the best measured point, which beat the "
-                 + ("ceiling measurement" if c else "placeholder"))
-    return hw, note
+        what = ", ".join(gettext(N_("bandwidth")) if r == "bandwidth" else r for r in sorted(raised))
+        note = Msg(N_("{note}; {what} raised to the best measured point, which beat the ceiling measurement")
+                   if c else N_("{note}; {what} raised to the best measured point, which beat the placeholder"),
+                   note=note, what=what)
+    return hw, note.render(gettext)

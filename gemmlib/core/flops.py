@@ -13,26 +13,28 @@ from dataclasses import dataclass
 from gemmlib.core.dtypes import dtype_bytes
 from gemmlib.core.errors import InputError
 from gemmlib.core.hardware import Hardware
+from gemmlib.core.i18n import N_, Msg
 
 
-def _whole(name: str, v: object) -> int:
-    """``v`` as a whole number ≥ 1, or an InputError that names it."""
+def _whole(name: str | Msg, v: object) -> int:
+    """``v`` as a whole number ≥ 1, or an InputError that names it (``name``: a symbol or a Msg)."""
     if isinstance(v, bool):
-        raise InputError(f"{name} must be a whole number, got {v!r}")
+        raise InputError(N_("{name} must be a whole number, got {value!r}"), name=name, value=v)
     try:
         f = float(v)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise InputError(f"{name} must be a whole number, got {v!r}") from None
+        raise InputError(N_("{name} must be a whole number, got {value!r}"), name=name, value=v) from None
     if not math.isfinite(f) or not f.is_integer():
-        raise InputError(f"{name} must be a whole number, got {v!r}")
+        raise InputError(N_("{name} must be a whole number, got {value!r}"), name=name, value=v)
     if f < 1:
-        raise InputError(f"{name} must be at least 1, got {v}")
+        raise InputError(N_("{name} must be at least 1, got {value}"), name=name, value=v)
     return int(v) if isinstance(v, int) else int(f)
 
 
-def _check_dims(**dims: object) -> tuple[int, ...]:
-    """Validate dimensions (whole numbers ≥ 1); returns them as ints, in order."""
-    return tuple(_whole(name, v) for name, v in dims.items())
+def _check_dims(*named: tuple[str | Msg, object], **dims: object) -> tuple[int, ...]:
+    """Validate dimensions (whole numbers ≥ 1); returns them as ints, in order: ``(name, value)``
+    pairs first (a name that is a Msg, translated where shown), then the keywords."""
+    return tuple(_whole(name, v) for name, v in (*named, *dims.items()))
 
 
 def gemm_flops(m: int, n: int, k: int) -> int:
@@ -122,10 +124,10 @@ def roofline_time(flops: float, nbytes: float, hw: Hardware, dtype: str,
                   efficiency: float = 1.0) -> TimeEstimate:
     """max(FLOPs / peak, bytes / bandwidth), both derated by ``efficiency`` (0 < e ≤ 1)."""
     if not 0 < efficiency <= 1:
-        raise InputError(f"efficiency must be in (0, 1], got {efficiency}")
+        raise InputError(N_("efficiency must be in (0, 1], got {efficiency}"), efficiency=efficiency)
     peak = hw.peak(dtype)
     if peak is None:
-        raise InputError(f"{hw.name} has no {dtype} GEMM path in its datasheet")
+        raise InputError(N_("{gpu} has no {dtype} GEMM path in its datasheet"), gpu=hw.name, dtype=dtype)
     peak *= efficiency
     bw = hw.bandwidth * efficiency
     c = flops / peak
@@ -174,22 +176,26 @@ MAX_STAIRCASE_POINTS = 8192
 
 def dim_range(start: int, stop: int, step: int, name: str = "M") -> list[int]:
     """start, start+step, …, ≤ stop (inclusive), validated for a chart axis."""
-    start, stop, step = _check_dims(**{f"{name} from": start, f"{name} to": stop, f"{name} step": step})
+    start, stop, step = _check_dims((Msg(N_("{name} from"), name=name), start), (Msg(N_("{name} to"), name=name), stop),
+                                    (Msg(N_("{name} step"), name=name), step))
     if stop < start:
-        raise InputError(f"{name}: the range ends ({stop}) before it starts ({start})")
+        raise InputError(N_("{name}: the range ends ({stop}) before it starts ({start})"), name=name, stop=stop,
+                         start=start)
     values = list(range(start, stop + 1, step))
     if len(values) > 40:
-        raise InputError(f"{name}: {len(values)} values is too many for a readable heatmap (at most 40); "
-                         "take a larger step")
+        raise InputError(N_("{name}: {n} values is too many for a readable heatmap (at most 40); take a larger step"),
+                         name=name, n=len(values))
     return values
 
 
-METRICS: dict[str, str] = {
+METRICS: dict[str, str] = {  # metric (a record's key) -> what it is (N_-marked: translated where shown)
     "GFLOPs": "2·M·N·K / 10⁹",
-    "MB moved": "minimum DRAM traffic: read A and B once, write D (10⁶ bytes)",
-    "FLOP/byte": "arithmetic intensity: FLOPs per byte of minimum traffic",
-    "time µs": "roofline time max(FLOPs/peak, bytes/bandwidth) on the chosen hardware",
+    "MB moved": N_("minimum DRAM traffic: read A and B once, write D (10⁶ bytes)"),
+    "FLOP/byte": N_("arithmetic intensity: FLOPs per byte of minimum traffic"),
+    "time µs": N_("roofline time max(FLOPs/peak, bytes/bandwidth) on the chosen hardware"),
 }
+METRIC_LABELS: dict[str, str] = {"GFLOPs": "GFLOPs", "MB moved": N_("MB moved"), "FLOP/byte": N_("FLOP/byte"),
+                                 "time µs": N_("time µs")}  # each metric's name, as shown
 
 
 def metric_grid(ms: list[int], ns: list[int], k: int, dtype: str = "bf16", hw: Hardware | None = None,
@@ -198,7 +204,8 @@ def metric_grid(ms: list[int], ns: list[int], k: int, dtype: str = "bf16", hw: H
     and, when ``hw`` is given, the roofline time (µs) and what bounds it."""
     (k,) = _check_dims(K=k)
     if len(ms) * len(ns) > MAX_GRID_CELLS:
-        raise InputError(f"{len(ms)}×{len(ns)} cells is too many (at most {MAX_GRID_CELLS})")
+        raise InputError(N_("{m}×{n} cells is too many (at most {limit})"), m=len(ms), n=len(ns),
+                         limit=MAX_GRID_CELLS)
     out = []
     for m in ms:
         for n in ns:
@@ -221,12 +228,15 @@ def wave_staircase(m: int, n_from: int, n_to: int, tile_m: int, tile_n: int, sms
     Each record: N, tiles, waves, tile/wave efficiency, their product, and, with
     ``k``, the FLOPs done vs the FLOPs the padded launch costs.
     """
-    n_from, n_to, step = _check_dims(**{"N from": n_from, "N to": n_to, "N step": step})
+    n_from, n_to, step = _check_dims((Msg(N_("{name} from"), name="N"), n_from), (Msg(N_("{name} to"), name="N"), n_to),
+                                     (Msg(N_("{name} step"), name="N"), step))
     if n_to < n_from:
-        raise InputError(f"N: the range ends ({n_to}) before it starts ({n_from})")
+        raise InputError(N_("{name}: the range ends ({stop}) before it starts ({start})"), name="N", stop=n_to,
+                         start=n_from)
     ns = range(n_from, n_to + 1, step)
     if len(ns) > MAX_STAIRCASE_POINTS:
-        raise InputError(f"{len(ns)} points is too many (at most {MAX_STAIRCASE_POINTS}); take a larger step")
+        raise InputError(N_("{n} points is too many (at most {limit}); take a larger step"), n=len(ns),
+                         limit=MAX_STAIRCASE_POINTS)
     out = []
     for n in ns:
         w = wave_quantization(m, n, tile_m, tile_n, sms)

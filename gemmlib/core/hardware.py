@@ -35,7 +35,7 @@ from dataclasses import dataclass, field, replace
 from gemmlib.core.comm import Link
 from gemmlib.core.dtypes import COMPUTE_DTYPES, get_dtype
 from gemmlib.core.errors import InputError
-from gemmlib.core.i18n import N_
+from gemmlib.core.i18n import N_, Msg
 
 T = 1e12  # tera
 GiB = 1024**3
@@ -165,12 +165,12 @@ class Hardware:
                 new_peaks.pop(key, None)
                 continue
             if not v > 0:
-                raise InputError(f"peak for {key} must be positive, got {v}")
+                raise InputError(N_("peak for {dtype} must be positive, got {value}"), dtype=key, value=v)
             new_peaks[key] = float(v)
             unknown.discard(key)
-        for label, value in (("bandwidth", bandwidth), ("SM count", sms), ("memory", memory_bytes)):
+        for label, value in ((N_("bandwidth"), bandwidth), (N_("SM count"), sms), (N_("memory"), memory_bytes)):
             if value is not None and not value > 0:
-                raise InputError(f"{label} must be positive, got {value}")
+                raise InputError(N_("{what} must be positive, got {value}"), what=Msg(label), value=value)
         return replace(
             self,
             name=name or self.name,
@@ -496,7 +496,8 @@ def get_hardware(name: str) -> Hardware:
         keys = [hw.name, *hw.aliases]
         if any(k.lower().replace(" ", "").replace("-", "").replace("_", "") == want for k in keys):
             return hw
-    raise InputError(f"unknown GPU {str(name)[:60]!r}; choose one of: {', '.join(CATALOGUE)}")
+    raise InputError(N_("unknown GPU {name!r}; choose one of: {choices}"), name=str(name)[:60],
+                     choices=", ".join(CATALOGUE))
 
 
 def catalogue_rows() -> list[dict]:

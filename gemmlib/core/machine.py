@@ -12,6 +12,7 @@ import re
 from dataclasses import asdict, dataclass
 
 from gemmlib.core.hardware import CATALOGUE, Hardware
+from gemmlib.core.i18n import N_, Msg, Translate, english
 
 GB = 1e9
 
@@ -48,9 +49,10 @@ class DeviceInfo:
 # (torch.cuda.get_device_name / NVML): "NVIDIA H100 80GB HBM3" (SXM), "NVIDIA H100 PCIe",
 # "NVIDIA H100 NVL", "NVIDIA H200" (SXM), "NVIDIA H200 NVL", "NVIDIA GH200 480GB",
 # "NVIDIA A100-SXM4-80GB", "NVIDIA A100-PCIE-40GB", "NVIDIA L40S", "NVIDIA GeForce RTX 4090".
-_NOT_YET = "it has its own clocks and memory bandwidth, so no other row's figures are used"
+_NOT_YET = N_("it has its own clocks and memory bandwidth, so no other row's figures are used")
+# (pattern, catalogue row, note); for a board with no row of its own the note names the board.
 _MATCH_RULES: tuple[tuple[str, str | None, str], ...] = (
-    (r"gh200", None, f"GH200 superchip: {_NOT_YET}"),  # no GH200 row yet
+    (r"gh200", None, N_("GH200 superchip")),  # no GH200 row yet
     (r"gb200", "GB200", ""),
     (r"\bb300\b", "B300", ""),
     (r"\bb200\b", "B200", ""),
@@ -58,13 +60,13 @@ _MATCH_RULES: tuple[tuple[str, str | None, str], ...] = (
     (r"h200", "H200 SXM", ""),
     (r"h100.*pcie", "H100 PCIe", ""),
     (r"h100.*nvl", "H100 NVL", ""),
-    (r"h800.*pcie", None, f"H800 PCIe board: {_NOT_YET}"),
+    (r"h800.*pcie", None, N_("H800 PCIe board")),
     (r"h100", "H100 SXM", ""),
-    (r"h800", "H100 SXM", "H800 SXM: the H100 SXM's compute and memory, less NVLink bandwidth"),
+    (r"h800", "H100 SXM", N_("H800 SXM: the H100 SXM's compute and memory, less NVLink bandwidth")),
     (r"\bh20\b", "H20", ""),
-    (r"a[18]00.*pcie", None, f"A100/A800 PCIe board: {_NOT_YET}"),
+    (r"a[18]00.*pcie", None, N_("A100/A800 PCIe board")),
     (r"a100.*40gb", "A100 SXM 40GB", ""),
-    (r"a800.*40gb", None, f"A800 40 GB board: {_NOT_YET}"),
+    (r"a800.*40gb", None, N_("A800 40 GB board")),
     (r"a100|a800", "A100 SXM 80GB", ""),
     (r"l40s", "L40S", ""),
     (r"\bl4\b", "L4", ""),
@@ -77,23 +79,33 @@ _MATCH_RULES: tuple[tuple[str, str | None, str], ...] = (
 )
 
 
-def match_catalogue(name: str, kind: str = "cuda") -> tuple[Hardware | None, str]:
-    """The catalogue row for a device name, and a note on the match (or why there is none).
-
-    An unknown device is ``(None, "... not in the catalogue ...")``: never another board's row.
-    """
+def match_message(name: str, kind: str = "cuda") -> tuple[Hardware | None, Msg | None]:
+    """:func:`match_catalogue`'s row and its note as a message (None: nothing to say)."""
     if kind == "cpu":
-        hw = CATALOGUE["CPU (edit me)"]
-        return hw, "CPUs vary too much for a datasheet row: the catalogue's CPU row is a placeholder"
+        return CATALOGUE["CPU (edit me)"], Msg(N_("CPUs vary too much for a datasheet row: the catalogue's CPU "
+                                                  "row is a placeholder"))
     low = str(name).lower()
     for pattern, row, note in _MATCH_RULES:
         if re.search(pattern, low):
             if row is None or row not in CATALOGUE:
-                why = f"; {note}" if note else ""
-                return None, (f"{name!r} is not in the catalogue{why}; measure its ceilings (Devices page, "
-                              "`python -m gemmlib devices --measure`) to get figures")
-            return CATALOGUE[row], note
-    return None, f"{name!r} is not in the catalogue; measure its ceilings to get figures"
+                if note:
+                    return None, Msg(N_("{name!r} is not in the catalogue; {board}: {why}; measure its ceilings "
+                                        "(Devices page, `python -m gemmlib devices --measure`) to get figures"),
+                                     name=name, board=Msg(note), why=Msg(_NOT_YET))
+                return None, Msg(N_("{name!r} is not in the catalogue; measure its ceilings (Devices page, "
+                                    "`python -m gemmlib devices --measure`) to get figures"), name=name)
+            return CATALOGUE[row], Msg(note) if note else None
+    return None, Msg(N_("{name!r} is not in the catalogue; measure its ceilings to get figures"), name=name)
+
+
+def match_catalogue(name: str, kind: str = "cuda", *, gettext: Translate = english) -> tuple[Hardware | None, str]:
+    """The catalogue row for a device name, and a note on the match (or why there is none), in
+    English unless a ``gettext`` is given (a page's).
+
+    An unknown device is ``(None, "... not in the catalogue ...")``: never another board's row.
+    """
+    hw, note = match_message(name, kind)
+    return hw, note.render(gettext) if note else ""
 
 
 # --------------------------------------------------------------------------- light detection

@@ -27,13 +27,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from gemmlib.core.errors import InputError
+from gemmlib.core.i18n import N_, Msg, Translate, english
 
 ACCUMULATORS: dict[str, type] = {"fp16": np.float16, "fp32": np.float32, "fp64": np.float64}
 OPERAND_DTYPES: tuple[str, ...] = ("fp16", "bf16", "fp32")
-DISTRIBUTIONS: dict[str, str] = {
-    "uniform": "uniform in [0, 1): all products positive, the sum grows like K/4",
-    "normal": "standard normal: signs cancel, the sum grows like √K",
+DISTRIBUTIONS: dict[str, str] = {  # N_-marked: translated where shown
+    "uniform": N_("uniform in [0, 1): all products positive, the sum grows like K/4"),
+    "normal": N_("standard normal: signs cancel, the sum grows like √K"),
 }
+DISTRIBUTION_NAMES: dict[str, str] = {"uniform": N_("uniform"), "normal": N_("normal")}  # as shown
 DEFAULT_KS: tuple[int, ...] = (16, 64, 256, 1024, 4096, 16384, 65536)
 MAX_K = 1 << 17
 MAX_ROWS = 256
@@ -50,12 +52,14 @@ def round_operands(x: np.ndarray, dtype: str) -> np.ndarray:
         bits = x.astype(np.float32).view(np.uint32).astype(np.uint64)
         rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16
         return rounded.astype(np.uint32).view(np.float32).astype(np.float64)
-    raise InputError(f"unknown operand dtype {dtype!r}; choose one of {', '.join(OPERAND_DTYPES)}")
+    raise InputError(N_("unknown operand dtype {dtype!r}; choose one of {choices}"), dtype=dtype,
+                     choices=", ".join(OPERAND_DTYPES))
 
 
 def _acc_type(name: str) -> type:
     if name not in ACCUMULATORS:
-        raise InputError(f"unknown accumulator {name!r}; choose one of {', '.join(ACCUMULATORS)}")
+        raise InputError(N_("unknown accumulator {name!r}; choose one of {choices}"), name=name,
+                         choices=", ".join(ACCUMULATORS))
     return ACCUMULATORS[name]
 
 
@@ -75,7 +79,8 @@ def dot(a: np.ndarray, b: np.ndarray, accumulator: str = "fp32", operands: str =
     """One dot product: operands rounded to ``operands``, summed sequentially in ``accumulator``."""
     a, b = np.asarray(a, dtype=np.float64).ravel(), np.asarray(b, dtype=np.float64).ravel()
     if a.size != b.size or a.size == 0:
-        raise InputError(f"a dot product needs two non-empty vectors of one length, got {a.size} and {b.size}")
+        raise InputError(N_("a dot product needs two non-empty vectors of one length, got {a} and {b}"), a=a.size,
+                         b=b.size)
     prods = round_operands(a, operands) * round_operands(b, operands)
     return float(sequential_sum(prods, accumulator)[-1])
 
@@ -84,7 +89,7 @@ def matmul(a: np.ndarray, b: np.ndarray, accumulator: str = "fp32", operands: st
     """A@B where every output is a sequential dot product in ``accumulator`` precision."""
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
-        raise InputError(f"shapes {a.shape} and {b.shape} do not multiply")
+        raise InputError(N_("shapes {a} and {b} do not multiply"), a=a.shape, b=b.shape)
     prods = round_operands(a, operands)[:, :, None] * round_operands(b, operands)[None, :, :]  # M,K,N
     return sequential_sum(np.moveaxis(prods, 1, 2), accumulator)[..., -1]
 
@@ -133,13 +138,14 @@ def accumulation_study(ks: tuple[int, ...] = DEFAULT_KS, rows: int = 16, seed: i
     """
     ks = tuple(sorted({int(k) for k in ks}))
     if not ks or ks[0] < 1:
-        raise InputError("every K must be at least 1")
+        raise InputError(N_("every K must be at least 1"))
     if ks[-1] > MAX_K:
-        raise InputError(f"K = {ks[-1]} is too long for this demo (at most {MAX_K})")
+        raise InputError(N_("K = {k} is too long for this demo (at most {limit})"), k=ks[-1], limit=MAX_K)
     if not 1 <= int(rows) <= MAX_ROWS:
-        raise InputError(f"rows must be between 1 and {MAX_ROWS}, got {rows}")
+        raise InputError(N_("rows must be between 1 and {limit}, got {rows}"), limit=MAX_ROWS, rows=rows)
     if distribution not in DISTRIBUTIONS:
-        raise InputError(f"unknown distribution {distribution!r}; choose one of {', '.join(DISTRIBUTIONS)}")
+        raise InputError(N_("unknown distribution {name!r}; choose one of {choices}"), name=distribution,
+                         choices=", ".join(DISTRIBUTIONS))
     rng = np.random.default_rng(int(seed))
     kmax = ks[-1]
     shape = (int(rows), kmax)
@@ -173,19 +179,24 @@ def unit_roundoff(accumulator: str) -> float:
     return float(np.finfo(_acc_type(accumulator)).eps) / 2
 
 
-def explain(study: AccumulationStudy) -> str:
-    """Two sentences a teacher can read out, with the figures of this study."""
+def explain(study: AccumulationStudy, gettext: Translate = english) -> str:
+    """Two sentences a teacher can read out, with the figures of this study (through ``gettext``:
+    English by default)."""
     k = study.ks[-1]
     f16, f32 = study.at(k, "fp16"), study.at(k, "fp32")
-    stall = ""
+    parts = [Msg(N_("At K = {k}, accumulating in fp16 is off by a median {fp16:.2%} (relative), fp32 by {fp32:.1e}."),
+                 k=k, fp16=f16.median_rel_error, fp32=f32.median_rel_error)]
     if study.distribution == "uniform":
-        stall = (" In fp16 the running sum stops growing once an ulp of the sum is bigger than twice "
-                 "the products: at 2048 the spacing of fp16 numbers is 2, so products below 1 are lost.")
-    return (f"At K = {k}, accumulating in fp16 is off by a median {f16.median_rel_error:.2%} "
-            f"(relative), fp32 by {f32.median_rel_error:.1e}." + stall +
-            " Each addition rounds to the accumulator's precision (unit roundoff "
-            f"{unit_roundoff('fp16'):.1e} for fp16, {unit_roundoff('fp32'):.1e} for fp32) and K additions "
-            "add up, so the error grows with K: tensor cores take fp16/bf16 operands but accumulate in fp32.")
+        parts.append(Msg(N_("In fp16 the running sum stops growing once an ulp of the sum is bigger than twice "
+                            "the products: at 2048 the spacing of fp16 numbers is 2, so products below 1 are lost.")))
+    parts.append(Msg(N_("Each addition rounds to the accumulator's precision (unit roundoff {fp16:.1e} for fp16, "
+                        "{fp32:.1e} for fp32) and K additions add up, so the error grows with K: tensor cores take "
+                        "fp16/bf16 operands but accumulate in fp32."),
+                     fp16=unit_roundoff("fp16"), fp32=unit_roundoff("fp32")))
+    out = ""
+    for m in parts:  # sentences: a space after an English full stop, none after a Chinese one
+        out += ("" if not out or out.endswith("。") else " ") + m.render(gettext)
+    return out
 
 
 def matmul_errors(a: np.ndarray, b: np.ndarray, operands: str = "fp16",

@@ -33,15 +33,17 @@ import numpy as np
 
 from gemmlib.core import format as fmt
 from gemmlib.core.errors import InputError
+from gemmlib.core.i18n import N_, Msg, Translate, english
 
 MAX_DIM = 16  # largest M, N or K the explainer traces (every step is kept)
 MAX_ABS = 1e9  # largest magnitude accepted in a typed cell
 LOOP_ORDERS: tuple[str, ...] = ("inner", "outer", "tiled")
-LOOP_ORDER_LABELS: dict[str, str] = {
-    "inner": "inner product (i, j, k)",
-    "outer": "outer product (k outermost)",
-    "tiled": "tiled (blocks of D, k in tiles)",
+LOOP_ORDER_LABELS: dict[str, str] = {  # N_-marked: translated where shown
+    "inner": N_("inner product (i, j, k)"),
+    "outer": N_("outer product (k outermost)"),
+    "tiled": N_("tiled (blocks of D, k in tiles)"),
 }
+LOOP_ORDER_NAMES: dict[str, str] = {"inner": N_("inner"), "outer": N_("outer"), "tiled": N_("tiled")}  # short
 
 ARTICLE_A = ((1.0, 2.0, 3.0), (4.0, 5.0, 6.0))
 ARTICLE_B = ((7.0, 8.0), (9.0, 10.0), (11.0, 12.0))
@@ -55,19 +57,20 @@ Cell = tuple[int, int]
 
 
 def _cell_value(raw: object, name: str, r: int, c: int) -> float:
-    where = f"{name} row {r + 1}, column {c + 1}"
+    where = Msg(N_("{name} row {row}, column {col}"), name=name, row=r + 1, col=c + 1)
     if raw is None or (isinstance(raw, str) and not raw.strip()):
-        raise InputError(f"{where} is empty; type a number there")
+        raise InputError(N_("{where} is empty; type a number there"), where=where)
     if isinstance(raw, bool):
-        raise InputError(f"{where} is {raw!r}, not a number")
+        raise InputError(N_("{where} is {value!r}, not a number"), where=where, value=raw)
     try:
         v = float(raw.strip()) if isinstance(raw, str) else float(raw)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise InputError(f"{where}: {raw!r} is not a number") from None
+        raise InputError(N_("{where}: {value!r} is not a number"), where=where, value=raw) from None
     if math.isnan(v):
-        raise InputError(f"{where} is empty or not a number; type a number there")
+        raise InputError(N_("{where} is empty or not a number; type a number there"), where=where)
     if math.isinf(v) or abs(v) > MAX_ABS:
-        raise InputError(f"{where} is {raw!r}; keep values within ±{MAX_ABS:.0e}")
+        raise InputError(N_("{where} is {value!r}; keep values within ±{limit:.0e}"), where=where, value=raw,
+                         limit=MAX_ABS)
     return v
 
 
@@ -105,26 +108,28 @@ def parse_matrix(data: str | Sequence[Sequence[object]] | np.ndarray, name: str 
         rows: list[list[object]] = _split_text(data)  # type: ignore[assignment]
     elif isinstance(data, np.ndarray):
         if data.ndim != 2:
-            raise InputError(f"{name} must be a 2-D matrix, got {data.ndim} dimension(s)")
+            raise InputError(N_("{name} must be a 2-D matrix, got {n} dimension(s)"), name=name, n=data.ndim)
         rows = data.tolist()
     else:
         try:
             rows = [list(r) for r in data]
         except TypeError:
-            raise InputError(f"{name} must be a list of rows") from None
+            raise InputError(N_("{name} must be a list of rows"), name=name) from None
     if not rows or all(len(r) == 0 for r in rows):
-        raise InputError(f"{name} is empty; it needs at least one row and one column "
-                         "(a GEMM with K = 0 has nothing to multiply)")
+        raise InputError(N_("{name} is empty; it needs at least one row and one column "
+                            "(a GEMM with K = 0 has nothing to multiply)"), name=name)
     width = len(rows[0])
     for r, row in enumerate(rows):
         if len(row) != width:
-            raise InputError(f"{name} row {r + 1} has {len(row)} value(s) but row 1 has {width}; "
-                             "every row needs the same number of columns")
+            raise InputError(N_("{name} row {row} has {n} value(s) but row 1 has {width}; "
+                                "every row needs the same number of columns"), name=name, row=r + 1, n=len(row),
+                             width=width)
     if width == 0:
-        raise InputError(f"{name} has no columns (K = 0 or N = 0): nothing to multiply")
+        raise InputError(N_("{name} has no columns (K = 0 or N = 0): nothing to multiply"), name=name)
     if len(rows) > max_dim or width > max_dim:
-        raise InputError(f"{name} is {len(rows)}×{width}; the step-by-step view keeps every step, "
-                         f"so it takes at most {max_dim}×{max_dim}")
+        raise InputError(N_("{name} is {rows}×{cols}; the step-by-step view keeps every step, "
+                            "so it takes at most {limit}×{limit}"), name=name, rows=len(rows), cols=width,
+                         limit=max_dim)
     return np.array([[_cell_value(v, name, r, c) for c, v in enumerate(row)]
                      for r, row in enumerate(rows)], dtype=np.float64)
 
@@ -137,9 +142,10 @@ def _check_scalar(v: object, name: str) -> float:
     try:
         f = float(v)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise InputError(f"{name} must be a number, got {v!r}") from None
+        raise InputError(N_("{name} must be a number, got {value!r}"), name=name, value=v) from None
     if not math.isfinite(f) or abs(f) > MAX_ABS:
-        raise InputError(f"{name} must be a finite number within ±{MAX_ABS:.0e}, got {v!r}")
+        raise InputError(N_("{name} must be a finite number within ±{limit:.0e}, got {value!r}"), name=name,
+                         limit=MAX_ABS, value=v)
     return f
 
 
@@ -184,14 +190,15 @@ def make_problem(a: object, b: object, c: object | None = None, alpha: object = 
     B = parse_matrix(b, "B", max_dim)  # type: ignore[arg-type]
     (m, k), (k2, n) = A.shape, B.shape
     if k != k2:
-        raise InputError(f"A is {m}×{k}, so B needs {k} row(s) (one per column of A); "
-                         f"it has {k2}")
+        raise InputError(N_("A is {m}×{k}, so B needs {k} row(s) (one per column of A); it has {rows}"), m=m, k=k,
+                         rows=k2)
     if c is None:
         C = np.zeros((m, n))
     else:
         C = parse_matrix(c, "C", max_dim)  # type: ignore[arg-type]
         if C.shape != (m, n):
-            raise InputError(f"C must be M×N = {m}×{n} like D, but it is {C.shape[0]}×{C.shape[1]}")
+            raise InputError(N_("C must be M×N = {m}×{n} like D, but it is {rows}×{cols}"), m=m, n=n,
+                             rows=C.shape[0], cols=C.shape[1])
     return Problem(_as_tuple(A), _as_tuple(B), _as_tuple(C), _check_scalar(alpha, "α"),
                    _check_scalar(beta, "β"))
 
@@ -205,14 +212,17 @@ def _check_dim(v: object, name: str, max_dim: int) -> int:
     try:
         f = float(v)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise InputError(f"{name} must be a whole number, got {v!r}") from None
+        raise InputError(N_("{name} must be a whole number, got {value!r}"), name=name, value=v) from None
     if not f.is_integer():
-        raise InputError(f"{name} must be a whole number, got {v!r}")
+        raise InputError(N_("{name} must be a whole number, got {value!r}"), name=name, value=v)
     if f < 1:
-        raise InputError(f"{name} must be at least 1, got {int(f)}"
-                         + (" (K = 0 leaves nothing to multiply)" if name == "K" else ""))
+        if name == "K":
+            raise InputError(N_("{name} must be at least 1, got {value} (K = 0 leaves nothing to multiply)"),
+                             name=name, value=int(f))
+        raise InputError(N_("{name} must be at least 1, got {value}"), name=name, value=int(f))
     if f > max_dim:
-        raise InputError(f"{name} = {int(f)} is too large for the step-by-step view (at most {max_dim})")
+        raise InputError(N_("{name} = {value} is too large for the step-by-step view (at most {limit})"), name=name,
+                         value=int(f), limit=max_dim)
     return int(f)
 
 
@@ -229,10 +239,10 @@ def random_problem(m: int, n: int, k: int, seed: int = 0, *, alpha: float = 1.0,
     try:
         rng = np.random.default_rng(int(seed))
     except (TypeError, ValueError):
-        raise InputError(f"seed must be a non-negative whole number, got {seed!r}") from None
+        raise InputError(N_("seed must be a non-negative whole number, got {value!r}"), value=seed) from None
     if integers:
         if low > high:
-            raise InputError(f"low ({low}) must not exceed high ({high})")
+            raise InputError(N_("low ({low}) must not exceed high ({high})"), low=low, high=high)
 
         def draw(shape: tuple[int, int]) -> np.ndarray:
             return rng.integers(low, high + 1, size=shape).astype(np.float64)
@@ -254,6 +264,9 @@ def fmt_num(x: float) -> str:
     return fmt.number(float(x), 4)
 
 
+_MAC = "D[{i},{j}] = {terms} = {value}{more}"  # an inner-product step: no words, the same in every language
+
+
 def _factor(x: float) -> str:
     s = fmt_num(x)
     return f"({s})" if x < 0 else s
@@ -269,7 +282,7 @@ class Step:
     b_cells: tuple[Cell, ...]  # elements of B read by this step
     d_cells: tuple[Cell, ...]  # elements of D written by this step
     d_values: tuple[float, ...]  # their values after the step (same order as d_cells)
-    expression: str  # what a person would write, e.g. "D[0,0] = 1×7 + 2×9 = 25"
+    text: Msg  # what a person would write, e.g. "D[0,0] = 1×7 + 2×9 = 25" (``expression``: in English)
     focus: Cell  # the D cell the expression (and running value) is about
     value: float  # running value of D[focus] after this step
     mults: int  # multiplications done by this step (epilogue excluded)
@@ -277,6 +290,11 @@ class Step:
     loads_a: int  # cumulative element loads of A
     loads_b: int  # cumulative element loads of B
     stores_d: int  # cumulative element writes of D to memory
+
+    @property
+    def expression(self) -> str:
+        """The step's arithmetic line in English (``text.render(gettext)`` in another language)."""
+        return str(self.text)
 
 
 @dataclass(frozen=True)
@@ -292,7 +310,7 @@ class Trace:
     def d_after(self, index: int) -> np.ndarray:
         """D as the trace has built it after step ``index`` (NaN = not yet touched)."""
         if not 0 <= index < len(self.steps):
-            raise InputError(f"step {index} is outside 0…{len(self.steps) - 1}")
+            raise InputError(N_("step {index} is outside 0…{last}"), index=index, last=len(self.steps) - 1)
         d = np.full((self.problem.m, self.problem.n), np.nan)
         for s in self.steps[: index + 1]:
             for (i, j), v in zip(s.d_cells, s.d_values, strict=True):
@@ -302,12 +320,13 @@ class Trace:
     def result(self) -> np.ndarray:
         return self.d_after(len(self.steps) - 1)
 
-    def frames(self) -> list[dict]:
+    def frames(self, gettext: Translate = english) -> list[dict]:
         """Every step as plain data for a drawing (the browser-side stepper on the pages).
 
         Each frame: ``a``, ``b``, ``d`` (the cells read and written, as [row, column] pairs), ``c``
         (the cells of C the epilogue reads when β ≠ 0), ``dv`` (D's new values, as text), ``text``
-        (the arithmetic line), ``kind`` and ``loads`` ([A loads, B loads, D stores] so far).
+        (the arithmetic line, through ``gettext``: English by default), ``kind`` and ``loads``
+        ([A loads, B loads, D stores] so far).
         """
         out = []
         reads_c = self.problem.beta != 0
@@ -315,7 +334,7 @@ class Trace:
             d = [list(c) for c in s.d_cells]
             out.append({"a": [list(c) for c in s.a_cells], "b": [list(c) for c in s.b_cells], "d": d,
                         "c": d if s.kind == "epilogue" and reads_c else [],
-                        "dv": [fmt_num(v) for v in s.d_values], "text": s.expression, "kind": s.kind,
+                        "dv": [fmt_num(v) for v in s.d_values], "text": s.text.render(gettext), "kind": s.kind,
                         "loads": [s.loads_a, s.loads_b, s.stores_d]})
         return out
 
@@ -348,12 +367,14 @@ def _epilogue(p: Problem, acc: np.ndarray, index: int, la: int, lb: int, sd: int
     cells = tuple((i, j) for i in range(p.m) for j in range(p.n))
     i, j = focus
     if p.alpha == 1.0 and p.beta == 0.0:
-        expr = (f"epilogue: α = 1 and β = 0, so D = A·B as accumulated and nothing is left to do "
-                f"(an LLM layer's case; a kernel skips this step). D[{i},{j}] = {fmt_num(d[i, j])}")
+        expr = Msg(N_("epilogue: α = 1 and β = 0, so D = A·B as accumulated and nothing is left to do "
+                      "(an LLM layer's case; a kernel skips this step). D[{i},{j}] = {value}"),
+                   i=i, j=j, value=fmt_num(d[i, j]))
     else:
-        expr = (f"epilogue: D = α·(A·B) + β·C with α = {fmt_num(p.alpha)}, β = {fmt_num(p.beta)}; "
-                f"D[{i},{j}] = {_factor(p.alpha)}×{fmt_num(acc[i, j])} + "
-                f"{_factor(p.beta)}×{_factor(C[i, j])} = {fmt_num(d[i, j])}")
+        expr = Msg(N_("epilogue: D = α·(A·B) + β·C with α = {alpha}, β = {beta}; "
+                      "D[{i},{j}] = {a}×{acc} + {b}×{c} = {value}"),
+                   alpha=fmt_num(p.alpha), beta=fmt_num(p.beta), i=i, j=j, a=_factor(p.alpha),
+                   acc=fmt_num(acc[i, j]), b=_factor(p.beta), c=_factor(C[i, j]), value=fmt_num(d[i, j]))
     # the epilogue writes D once more only if the accumulator was not stored yet (inner, tiled
     # write it here; we count the store in the steps that finish a cell and not again here)
     return Step(index, "epilogue", (), (), cells, tuple(float(d[c]) for c in cells), expr, focus,
@@ -381,8 +402,8 @@ def trace_inner(p: Problem) -> Trace:
                     sd += 1
                     acc[i, j] = run
                 steps.append(Step(len(steps), "mac", ((i, k),), ((k, j),), ((i, j),), (run,),
-                                  f"D[{i},{j}] = {' + '.join(terms)} = {fmt_num(run)}"
-                                  + ("" if last_k else "  …"),
+                                  Msg(_MAC, i=i, j=j, terms=" + ".join(terms), value=fmt_num(run),
+                                      more="" if last_k else "  …"),
                                   (i, j), run, 1, 0 if k == 0 else 1, la, lb, sd))
     steps.append(_epilogue(p, acc, len(steps), la, lb, sd))
     return Trace(p, "inner", (1, 1, 1), tuple(steps))
@@ -401,8 +422,10 @@ def trace_outer(p: Problem, focus: Cell = (0, 0)) -> Trace:
         la += p.m
         lb += p.n
         sd += p.m * p.n  # all of D is updated; counted as a store (it lives in memory)
-        expr = (f"k = {k}: D += A[:,{k}] ⊗ B[{k},:] ({p.m * p.n} products, one per cell of D); "
-                f"D[{fi},{fj}] += {_factor(A[fi, k])}×{_factor(B[k, fj])} → {fmt_num(acc[fi, fj])}")
+        expr = Msg(N_("k = {k}: D += A[:,{k}] ⊗ B[{k},:] ({products} products, one per cell of D); "
+                      "D[{i},{j}] += {a}×{b} → {value}"),
+                   k=k, products=p.m * p.n, i=fi, j=fj, a=_factor(A[fi, k]), b=_factor(B[k, fj]),
+                   value=fmt_num(acc[fi, fj]))
         steps.append(Step(k, "rank1", tuple((i, k) for i in range(p.m)),
                           tuple((k, j) for j in range(p.n)), cells,
                           tuple(float(acc[c]) for c in cells), expr, focus, float(acc[fi, fj]),
@@ -426,7 +449,7 @@ def trace_tiled(p: Problem, tile: tuple[int, int, int] | None = None) -> Trace:
     tm, tn, tk = tile or default_tile(p)
     for v, name in ((tm, "tile M"), (tn, "tile N"), (tk, "tile K")):
         if isinstance(v, bool) or int(v) != v or v < 1:
-            raise InputError(f"{name} must be a whole number ≥ 1, got {v!r}")
+            raise InputError(N_("{name} must be a whole number ≥ 1, got {value!r}"), name=name, value=v)
     tm, tn, tk = int(tm), int(tn), int(tk)
     A, B, _ = p.arrays()
     steps: list[Step] = []
@@ -447,9 +470,10 @@ def trace_tiled(p: Problem, tile: tuple[int, int, int] | None = None) -> Trace:
                     sd += len(cells)
                     acc[i0:i1, j0:j1] = block
                 n_mac = (i1 - i0) * (j1 - j0) * (k1 - k0)
-                expr = (f"D[{i0}:{i1}, {j0}:{j1}] += A[{i0}:{i1}, {k0}:{k1}] · B[{k0}:{k1}, {j0}:{j1}] "
-                        f"({n_mac} multiply-adds on {(i1 - i0) * (k1 - k0)} + {(k1 - k0) * (j1 - j0)} "
-                        f"loaded elements); D[{i0},{j0}] → {fmt_num(block[0, 0])}")
+                expr = Msg(N_("D[{i0}:{i1}, {j0}:{j1}] += A[{i0}:{i1}, {k0}:{k1}] · B[{k0}:{k1}, {j0}:{j1}] "
+                              "({macs} multiply-adds on {la} + {lb} loaded elements); D[{i0},{j0}] → {value}"),
+                           i0=i0, i1=i1, j0=j0, j1=j1, k0=k0, k1=k1, macs=n_mac, la=(i1 - i0) * (k1 - k0),
+                           lb=(k1 - k0) * (j1 - j0), value=fmt_num(block[0, 0]))
                 steps.append(Step(len(steps), "tile",
                                   tuple((i, k) for i in range(i0, i1) for k in range(k0, k1)),
                                   tuple((k, j) for k in range(k0, k1) for j in range(j0, j1)),
@@ -468,7 +492,8 @@ def trace(p: Problem, order: str = "inner", tile: tuple[int, int, int] | None = 
         return trace_outer(p)
     if order == "tiled":
         return trace_tiled(p, tile)
-    raise InputError(f"unknown loop order {order!r}; choose one of {', '.join(LOOP_ORDERS)}")
+    raise InputError(N_("unknown loop order {order!r}; choose one of {choices}"), order=order,
+                     choices=", ".join(LOOP_ORDERS))
 
 
 def load_counts(m: int, n: int, k: int, tile: tuple[int, int, int] = (4, 4, 4)) -> dict[str, dict[str, int]]:
@@ -489,7 +514,7 @@ def load_counts(m: int, n: int, k: int, tile: tuple[int, int, int] = (4, 4, 4)) 
 def running_sum(p: Problem, i: int = 0, j: int = 0) -> list[dict]:
     """The article's line chart: D[i,j] accumulating over k (before the epilogue)."""
     if not (0 <= i < p.m and 0 <= j < p.n):
-        raise InputError(f"D[{i},{j}] is outside D, which is {p.m}×{p.n}")
+        raise InputError(N_("D[{i},{j}] is outside D, which is {m}×{n}"), i=i, j=j, m=p.m, n=p.n)
     A, B, _ = p.arrays()
     rows, run = [], 0.0
     for k in range(p.k):

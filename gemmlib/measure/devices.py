@@ -16,6 +16,7 @@ from gemmlib.core import ceilings
 from gemmlib.core.ceilings import Ceilings, save_ceilings
 from gemmlib.core.errors import InputError
 from gemmlib.core.hardware import Hardware
+from gemmlib.core.i18n import N_, Msg, Translate, english, render
 from gemmlib.core.machine import DeviceInfo, _cpu_info, match_catalogue
 from gemmlib.core.results import BenchResult, record
 from gemmlib.measure import harness, safety
@@ -24,24 +25,27 @@ from gemmlib.measure.harness import require_device
 
 
 # --------------------------------------------------------------------------- torch detection
-def detect() -> list[DeviceInfo]:
-    """Every device torch can use here: the CPU, each CUDA GPU, MPS."""
+def detect(gettext: Translate = english) -> list[DeviceInfo]:
+    """Every device torch can use here: the CPU, each CUDA GPU, MPS (the match notes through
+    ``gettext``: English by default)."""
     import torch
 
     cpu = _cpu_info()
+    note = render(N_("{cpus} logical CPUs, torch uses {threads} threads. {note}"),
+                  {"cpus": os.cpu_count(), "threads": torch.get_num_threads(),
+                   "note": match_catalogue(cpu.name, "cpu", gettext=gettext)[1]}, gettext)
     devices = [DeviceInfo("cpu", 0, cpu.name, torch.get_num_threads(), cpu.memory_bytes, "",
-                          cpu.catalogue, f"{os.cpu_count()} logical CPUs, torch uses {torch.get_num_threads()} "
-                          f"threads. " + cpu.match_note, "torch")]
+                          cpu.catalogue, note, "torch")]
     if torch.cuda.is_available():
         for i in range(torch.cuda.device_count()):
             p = torch.cuda.get_device_properties(i)
-            hw, note = match_catalogue(p.name)
+            hw, note = match_catalogue(p.name, gettext=gettext)
             devices.append(DeviceInfo("cuda", i, p.name, int(p.multi_processor_count), float(p.total_memory),
                                       f"{p.major}.{p.minor}", hw.name if hw else "", note, "torch"))
     mps = getattr(torch.backends, "mps", None)
     if mps is not None and mps.is_available():
         devices.append(DeviceInfo("mps", 0, "Apple GPU (MPS)", 0, 0.0, "", "",
-                                  "Apple GPUs are not in the catalogue", "torch"))
+                                  gettext(N_("Apple GPUs are not in the catalogue")), "torch"))
     return devices
 
 
@@ -58,7 +62,7 @@ def device_info(device: str) -> DeviceInfo:
     for d in found:
         if d.kind == dev:
             return d
-    raise InputError(f"device {device!r} was not detected")
+    raise InputError(N_("device {device!r} was not detected"), device=device)
 
 
 def datasheet_for(device: str, name: str | None = None) -> Hardware | None:
@@ -107,7 +111,7 @@ def measure_copy(device: str, nbytes: int, min_run_time: float = 0.5) -> Any:
 
 
 def measure_ceilings(device: str = "cuda", *, dtypes: tuple[str, ...] | None = None, quick: bool = False,
-                     size: int | None = None, progress: Callable[[float, str], None] | None = None,
+                     size: int | None = None, progress: Callable[[float, str | Msg], None] | None = None,
                      save: bool = True, copy_bytes: int | None = None) -> Ceilings:
     """Run a large GEMM per dtype and a device copy; keep and return the measured peaks.
 
@@ -128,7 +132,7 @@ def measure_ceilings(device: str = "cuda", *, dtypes: tuple[str, ...] | None = N
     steps = len(want) + 1
     done = [0]
 
-    def step(msg: str) -> None:
+    def step(msg: str | Msg) -> None:
         if progress:
             progress(min(1.0, done[0] / steps), msg)
 
@@ -137,11 +141,11 @@ def measure_ceilings(device: str = "cuda", *, dtypes: tuple[str, ...] | None = N
         step(f"{d} GEMM {gemm_n}³")
         results.extend(bp.run_precision(cfg.with_dtypes((d,)), record_results=False))
         done[0] += 1
-    step(f"device copy {copy_bytes / 1024**2:.0f} MiB")
+    step(Msg(N_("device copy {size:.0f} MiB"), size=copy_bytes / 1024**2))
     copy = measure_copy(dev, copy_bytes, min_run_time=0.3 if quick else 0.6)
     results.append(copy)
     done[0] += 1
-    step("done")
+    step(Msg(N_("done")))
     peaks, notes, spread = {}, {}, {}
 
     def band(r, per_call: float) -> tuple[float, float] | None:  # throughput at the p80 and p20 times
