@@ -181,9 +181,21 @@ def option_labels(labels: Mapping[Any, str] | None = None) -> Callable[[Any], st
     """A ``format_func`` for an option widget whose options are stable ids: each option's label
     (``labels[option]``, N_-marked; the option itself where it has none) in the session's language,
     bound now, so that it reads the same wherever Streamlit (or a test) calls it later."""
-    gettext = gettext_for(lang())
-    labels = labels or {}
-    return lambda option: gettext(labels.get(option, str(option)))
+    return _OptionLabels(dict(labels or {}), lang())
+
+
+class _OptionLabels:
+    """``option_labels``' format_func: the labels and the language they are shown in; ``in_lang``
+    reads an option's label in another language (a link copied from the other language's page)."""
+
+    def __init__(self, labels: dict, code: str) -> None:
+        self.labels, self.code = labels, code
+
+    def __call__(self, option: Any) -> str:
+        return self.in_lang(self.code, option)
+
+    def in_lang(self, code: str, option: Any) -> str:
+        return gettext_for(code)(self.labels.get(option, str(option)))
 
 
 def tr(x: Msg | InputError | str) -> str:
@@ -382,6 +394,9 @@ def _labels_in_other_languages(fmt: Callable[[Any], Any], option: Any) -> set[st
     out = set()
     for code in LANGS:
         if code != lang():
+            if isinstance(fmt, _OptionLabels):  # bound to the session's language: ask it for the other one
+                out.add(fmt.in_lang(code, option))
+                continue
             with _speaking(code):
                 out.add(str(fmt(option)))
     return out
