@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gemmlib.core.errors import InputError
+from gemmlib.core.i18n import N_
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,8 @@ def get_dtype(name: str) -> DType:
                "e2m1": "fp4", "nvfp4": "fp4", "mxfp4": "fp4"}
     key = aliases.get(key, key)
     if key not in DTYPES:
-        raise InputError(f"unknown dtype {str(name)[:60]!r}; choose one of {', '.join(DTYPES)}")
+        raise InputError(N_("unknown dtype {name!r}; choose one of {choices}"), name=str(name)[:60],
+                         choices=", ".join(DTYPES))
     return DTYPES[key]
 
 

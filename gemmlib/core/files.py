@@ -26,6 +26,7 @@ import tempfile
 from pathlib import Path
 
 from gemmlib.core.errors import InputError
+from gemmlib.core.i18n import N_, Msg
 
 
 # --------------------------------------------------------------------------- the private folder
@@ -40,16 +41,17 @@ def cache_root() -> Path:
 
 def _check_private(path: Path, st: os.stat_result) -> None:
     if stat.S_ISLNK(st.st_mode):
-        raise InputError(f"the cache folder {path} is a symbolic link; remove it (or set GEMM_CACHE_DIR to a "
-                         "private folder)")
+        raise InputError(N_("the cache folder {path} is a symbolic link; remove it (or set GEMM_CACHE_DIR to a "
+                            "private folder)"), path=path)
     if not stat.S_ISDIR(st.st_mode):
-        raise InputError(f"the cache folder {path} exists and is not a folder; remove it or set GEMM_CACHE_DIR")
+        raise InputError(N_("the cache folder {path} exists and is not a folder; remove it or set GEMM_CACHE_DIR"),
+                         path=path)
     if hasattr(os, "getuid") and st.st_uid != os.getuid():
-        raise InputError(f"the cache folder {path} belongs to another user (uid {st.st_uid}); remove it or "
-                         "set GEMM_CACHE_DIR to a folder of your own")
+        raise InputError(N_("the cache folder {path} belongs to another user (uid {uid}); remove it or "
+                            "set GEMM_CACHE_DIR to a folder of your own"), path=path, uid=st.st_uid)
     if st.st_mode & 0o077:
-        raise InputError(f"the cache folder {path} is open to other users (mode {stat.S_IMODE(st.st_mode):o}); "
-                         f"run chmod 700 {path} or set GEMM_CACHE_DIR")
+        raise InputError(N_("the cache folder {path} is open to other users (mode {mode:o}); "
+                            "run chmod 700 {path} or set GEMM_CACHE_DIR"), path=path, mode=stat.S_IMODE(st.st_mode))
 
 
 def private_dir(sub: str | None = None) -> Path:
@@ -71,7 +73,8 @@ def private_dir(sub: str | None = None) -> Path:
             except FileExistsError:
                 pass
         except OSError as e:
-            raise InputError(f"cannot create the cache folder {d}: {e.strerror}; set GEMM_CACHE_DIR") from None
+            raise InputError(N_("cannot create the cache folder {path}: {why}; set GEMM_CACHE_DIR"), path=d,
+                             why=e.strerror) from None
         _check_private(d, os.lstat(d))
     return dirs[-1]
 
@@ -93,18 +96,19 @@ def read_regular(path: str | os.PathLike, max_bytes: int, *, what: str = "the fi
         fd = os.open(p, flags)
     except OSError as e:
         if e.errno == errno.ELOOP:
-            raise InputError(f"{what} is a symbolic link; refusing to follow it") from None
-        raise InputError(f"cannot read {what}: {e.strerror}") from None
+            raise InputError(N_("{what} is a symbolic link; refusing to follow it"), what=what) from None
+        raise InputError(N_("cannot read {what}: {why}"), what=what, why=e.strerror) from None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            kind = ("a folder" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode)
-                    else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "not a file")
-            raise InputError(f"{what} is {kind}, not a regular file")
+            kind = (N_("a folder") if stat.S_ISDIR(st.st_mode) else N_("a FIFO") if stat.S_ISFIFO(st.st_mode)
+                    else N_("a device") if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else N_("not a file"))
+            raise InputError(N_("{what} is {kind}, not a regular file"), what=what, kind=Msg(kind))
         if owner_only and hasattr(os, "getuid") and st.st_uid != os.getuid():
-            raise InputError(f"{what} belongs to another user; refusing to read it")
+            raise InputError(N_("{what} belongs to another user; refusing to read it"), what=what)
         if st.st_size > max_bytes:
-            raise InputError(f"{what} is {st.st_size:,} bytes, above the limit of {max_bytes:,}")
+            raise InputError(N_("{what} is {size:,} bytes, above the limit of {limit:,}"), what=what, size=st.st_size,
+                             limit=max_bytes)
         os.set_blocking(fd, True)
         chunks, got = [], 0
         while got <= max_bytes:
@@ -114,10 +118,10 @@ def read_regular(path: str | os.PathLike, max_bytes: int, *, what: str = "the fi
             chunks.append(b)
             got += len(b)
         if got > max_bytes:  # grew while we read it (or /proc-like files that lie about their size)
-            raise InputError(f"{what} is larger than the limit of {max_bytes:,} bytes")
+            raise InputError(N_("{what} is larger than the limit of {limit:,} bytes"), what=what, limit=max_bytes)
         return b"".join(chunks)
     except OSError as e:
-        raise InputError(f"cannot read {what}: {e.strerror}") from None
+        raise InputError(N_("cannot read {what}: {why}"), what=what, why=e.strerror) from None
     finally:
         os.close(fd)
 
@@ -140,13 +144,15 @@ def _refuse_non_regular(p: Path, flag: str) -> None:
     except FileNotFoundError:
         return
     except OSError as e:
-        raise InputError(f"{flag} {p}: {e.strerror}") from None
+        raise InputError(N_("{flag} {path}: {why}"), flag=flag, path=p, why=e.strerror) from None
     if stat.S_ISLNK(st.st_mode):
-        raise InputError(f"{flag} {p} is a symbolic link; refusing to replace it — give the real path")
+        raise InputError(N_("{flag} {path} is a symbolic link; refusing to replace it — give the real path"),
+                         flag=flag, path=p)
     if stat.S_ISDIR(st.st_mode):
-        raise InputError(f"{flag} {p} is a folder; give a file name")
+        raise InputError(N_("{flag} {path} is a folder; give a file name"), flag=flag, path=p)
     if not stat.S_ISREG(st.st_mode):
-        raise InputError(f"{flag} {p} is a device or special file, not a regular file; give a file name")
+        raise InputError(N_("{flag} {path} is a device or special file, not a regular file; give a file name"),
+                         flag=flag, path=p)
 
 
 def _probe_dir(d: Path, flag: str, target: Path) -> None:
@@ -154,13 +160,15 @@ def _probe_dir(d: Path, flag: str, target: Path) -> None:
     try:
         st = os.stat(d)
     except OSError as e:
-        raise InputError(f"{flag} {target}: the folder {d} cannot be used ({e.strerror})") from None
+        raise InputError(N_("{flag} {path}: the folder {folder} cannot be used ({why})"), flag=flag, path=target,
+                         folder=d, why=e.strerror) from None
     if not stat.S_ISDIR(st.st_mode):
-        raise InputError(f"{flag} {target}: {d} is not a folder")
+        raise InputError(N_("{flag} {path}: {folder} is not a folder"), flag=flag, path=target, folder=d)
     try:
         fd, tmp = tempfile.mkstemp(dir=d, prefix=".gemmlib-probe-", suffix=".tmp")
     except OSError as e:
-        raise InputError(f"{flag} {target}: cannot create files in {d} ({e.strerror})") from None
+        raise InputError(N_("{flag} {path}: cannot create files in {folder} ({why})"), flag=flag, path=target,
+                         folder=d, why=e.strerror) from None
     os.close(fd)
     with contextlib.suppress(OSError):
         os.unlink(tmp)
@@ -174,7 +182,7 @@ def check_output_file(path: str | os.PathLike, flag: str = "the output") -> Path
     """
     p = Path(os.fspath(path))
     if not str(p).strip():
-        raise InputError(f"{flag} needs a file name")
+        raise InputError(N_("{flag} needs a file name"), flag=flag)
     _refuse_non_regular(p, flag)
     _probe_dir(p.parent if str(p.parent) else Path("."), flag, p)
     return p
@@ -184,14 +192,14 @@ def check_output_dir(path: str | os.PathLike, flag: str = "the output folder") -
     """Refuse (InputError) an output folder that is not a folder or cannot take new files."""
     p = Path(os.fspath(path))
     if not str(p).strip():
-        raise InputError(f"{flag} needs a folder name")
+        raise InputError(N_("{flag} needs a folder name"), flag=flag)
     if p.exists() or p.is_symlink():
         try:
             st = os.stat(p)
         except OSError as e:
-            raise InputError(f"{flag} {p}: {e.strerror}") from None
+            raise InputError(N_("{flag} {path}: {why}"), flag=flag, path=p, why=e.strerror) from None
         if not stat.S_ISDIR(st.st_mode):
-            raise InputError(f"{flag} {p} exists and is not a folder")
+            raise InputError(N_("{flag} {path} exists and is not a folder"), flag=flag, path=p)
         _probe_dir(p, flag, p)
         return p
     parent = p.parent
@@ -217,7 +225,7 @@ def write_atomic(path: str | os.PathLike, data: bytes | str, *, mode: int | None
     try:
         fd, tmp = tempfile.mkstemp(dir=d, prefix=f".{p.name}.", suffix=".tmp")
     except OSError as e:
-        raise InputError(f"cannot write {flag} {p}: {e.strerror}") from None
+        raise InputError(N_("cannot write {flag} {path}: {why}"), flag=flag, path=p, why=e.strerror) from None
     try:
         try:
             os.fchmod(fd, (0o666 & ~_umask()) if mode is None else mode)
@@ -233,7 +241,7 @@ def write_atomic(path: str | os.PathLike, data: bytes | str, *, mode: int | None
     except OSError as e:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-        raise InputError(f"cannot write {flag} {p}: {e.strerror}") from None
+        raise InputError(N_("cannot write {flag} {path}: {why}"), flag=flag, path=p, why=e.strerror) from None
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
@@ -249,7 +257,7 @@ def temp_beside(path: str | os.PathLike, flag: str = "the output") -> Path:
     try:
         fd, tmp = tempfile.mkstemp(dir=d, prefix=f".{p.name}.", suffix=".tmp")
     except OSError as e:
-        raise InputError(f"cannot write {flag} {p}: {e.strerror}") from None
+        raise InputError(N_("cannot write {flag} {path}: {why}"), flag=flag, path=p, why=e.strerror) from None
     try:
         os.fchmod(fd, 0o666 & ~_umask())
     finally:
@@ -267,5 +275,5 @@ def move_into_place(tmp: str | os.PathLike, path: str | os.PathLike, flag: str =
     except OSError as e:
         with contextlib.suppress(OSError):
             os.unlink(os.fspath(tmp))
-        raise InputError(f"cannot write {flag} {p}: {e.strerror}") from None
+        raise InputError(N_("cannot write {flag} {path}: {why}"), flag=flag, path=p, why=e.strerror) from None
     return p

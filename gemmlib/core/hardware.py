@@ -84,23 +84,26 @@ class Interconnect:
         """
         node = int(gpus_per_node or self.gpus_per_node)
         if node < 1:
-            raise InputError(f"GPUs per node must be at least 1, got {gpus_per_node!r}")
+            raise InputError(N_("GPUs per node must be at least 1, got {n!r}"), n=gpus_per_node)
         if ranks <= 1:
             return Link("none", "measured", 1.0, 0.0, "one rank: nothing moves")
         span = stride * ranks
         scale_up = min(self.scale_up_gpus, node)
         if scale_up > 1 and scale_up % span == 0:
             if self.intra is None:
-                raise InputError(f"the catalogue has no figure for the {self.scale_up} link; give a measured one")
+                raise InputError(N_("the catalogue has no figure for the {link} link; give a measured one"),
+                                 link=self.scale_up)
             return self.intra
         if node % span == 0:
             if self.pcie_link is None:
-                raise InputError(f"the catalogue has no PCIe figure for this GPU ({self.pcie}); give a measured link")
+                raise InputError(N_("the catalogue has no PCIe figure for this GPU ({pcie}); give a measured link"),
+                                 pcie=self.pcie)
             return self.pcie_link
         if self.inter is None:
-            raise InputError(f"a group of {ranks} GPUs (stride {stride}) spans more than one node of {node} GPUs, "
-                             f"and the catalogue has no network for this GPU's nodes ({self.network}); keep "
-                             "every parallel group inside a node or give a measured inter-node link")
+            raise InputError(N_("a group of {ranks} GPUs (stride {stride}) spans more than one node of {node} GPUs, "
+                                "and the catalogue has no network for this GPU's nodes ({network}); keep "
+                                "every parallel group inside a node or give a measured inter-node link"),
+                             ranks=ranks, stride=stride, node=node, network=self.network)
         per_node = node // stride if stride < node else 1  # group members inside one node
         inside = self.intra if (scale_up > 1 and scale_up % (stride * per_node) == 0) else self.pcie_link
         busbw = per_node * self.inter.busbw

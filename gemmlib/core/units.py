@@ -1,6 +1,7 @@
 """Byte units (binary), used wherever sizes are checked, parsed or printed."""
 
 from gemmlib.core.errors import InputError
+from gemmlib.core.i18n import N_
 
 KiB = 1024
 MiB = 1024**2
@@ -24,12 +25,12 @@ def parse_bytes(text: str, what: str = "a size") -> int:
     num = s.rstrip("BKMGI") if s else s
     suffix = s[len(num):]
     if suffix not in _SUFFIX or not num:
-        raise InputError(f"{what} {text!r} is not a size; write bytes like 8, 64K, 4M or 1G")
+        raise InputError(N_("{what} {text!r} is not a size; write bytes like 8, 64K, 4M or 1G"), what=what, text=text)
     try:
         v = float(num)
     except ValueError:
-        raise InputError(f"{what} {text!r} is not a size; write bytes like 8, 64K, 4M or 1G") from None
+        raise InputError(N_("{what} {text!r} is not a size; write bytes like 8, 64K, 4M or 1G"), what=what, text=text) from None
     b = v * _SUFFIX[suffix]
     if not b >= 1 or not float(b).is_integer():
-        raise InputError(f"{what} {text!r} must be a whole number of bytes ≥ 1")
+        raise InputError(N_("{what} {text!r} must be a whole number of bytes ≥ 1"), what=what, text=text)
     return int(b)
