@@ -539,6 +539,30 @@ def bench_limits() -> safety.Limits:
         return safety.CLASSROOM_LIMITS
 
 
+CAP_PARTS = {  # the caps a page can name in its caption (``caps_caption``), N_-marked, filled from ``Limits``
+    "dims": N_("dimensions ≤ {dim:,}"),
+    "dims_bm": N_("dimensions ≤ {dim:,} (B·M included)"),
+    "operands": N_("operands ≤ {gib:.3g} GiB"),
+    "memory": N_("memory ≤ {gib:.3g} GiB"),
+    "buffers": N_("{size} of buffers"),
+    "ranks": N_("{ranks} ranks"),
+    "time": N_("{seconds:g} s per run"),
+}
+
+
+def caps_caption(lim: safety.Limits, parts: tuple[str, ...] = ("dims", "time"), after: str = "") -> str:
+    """The server's caps as a page's caption, in the reader's language: "Caps here: dimensions ≤
+    4,096, 60 s per run — **classroom mode**." ``parts`` name the caps shown (keys of
+    :data:`CAP_PARTS`); ``after``, a sentence already translated, follows it."""
+    from gemmlib.core.units import fmt_bytes
+
+    values = {"dim": lim.max_dim, "gib": lim.max_bytes / 1024**3, "size": fmt_bytes(lim.max_bytes),
+              "ranks": lim.max_ranks, "seconds": lim.time_limit_s}
+    shown = _(", ").join(_(CAP_PARTS[p]).format(**values) for p in parts)
+    text = _("Caps here: {caps}").format(caps=shown) + (_(" — **classroom mode**") if lim.classroom else "")
+    return text + _(".") + (f" {after}" if after else "")
+
+
 def _strip_paths(text: str) -> str:
     """``text`` with absolute file paths reduced to their file name (visitors need no server paths)."""
     return re.sub(r"(?<![\\w.])/(?:[^\s/:]+/)+([^\s/:]+)", r"\1", text)
@@ -788,7 +812,7 @@ def _session_gone() -> Callable[[], str | None]:
             since[0] = None
             return None
         since[0] = since[0] or time.monotonic()
-        return "the visitor's session ended" if time.monotonic() - since[0] > 1.0 else None
+        return N_("the visitor's session ended") if time.monotonic() - since[0] > 1.0 else None
 
     return gone
 

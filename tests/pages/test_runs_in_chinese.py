@@ -94,3 +94,28 @@ def test_a_run_refused_by_the_caps_is_explained_in_chinese(labels, monkeypatch):
     assert len(errors) == 1 and errors[0].startswith(ZH["**Check the input:** {message}"].split("{")[0]), errors
     assert "GEMM_MAX_CPU_GFLOP" in errors[0]  # the cap that refused it, named as the server sets it
 
+
+
+def test_the_caps_caption_in_either_language():
+    def page():
+        import streamlit as st
+
+        import ui
+        from gemmlib.measure import safety
+
+        lim = safety.Limits(max_dim=3000, max_bytes=2 * 1024**3, time_limit_s=30.0, classroom=True)
+        st.caption(ui.caps_caption(lim, ("dims", "operands", "time")))
+        st.caption(ui.caps_caption(lim, ("ranks", "buffers")))
+
+    en = AppTest.from_function(page).run()
+    assert [c.value for c in en.caption] == [
+        "Caps here: dimensions ≤ 3,000, operands ≤ 2 GiB, 30 s per run — **classroom mode**.",
+        "Caps here: 8 ranks, 2 GiB of buffers — **classroom mode**."]
+    zh = AppTest.from_function(page)
+    zh.query_params["lang"] = "zh"
+    zh.run()
+    want = (ZH["Caps here: {caps}"].format(caps=ZH[", "].join(
+        [ZH["dimensions ≤ {dim:,}"].format(dim=3000), ZH["operands ≤ {gib:.3g} GiB"].format(gib=2.0),
+         ZH["{seconds:g} s per run"].format(seconds=30.0)])) + ZH[" — **classroom mode**"] + ZH["."])
+    assert zh.caption[0].value == want
+    assert CJK.search(zh.caption[1].value) and "ranks" not in zh.caption[1].value
