@@ -48,11 +48,13 @@ _CUT_JS = """() => [...document.querySelectorAll('[data-testid="stMain"] [data-t
 
 
 def _names() -> list[str]:
-    """Names a Chinese page shows as they are: this machine's devices, the GPU catalogue."""
+    """Names a Chinese page shows as they are: this machine's devices, the GPU catalogue, the
+    layer's module names (``q_proj``, ``attn_scores``: the Transformer page's GEMMs)."""
     from gemmlib.core.hardware import CATALOGUE
     from gemmlib.core.machine import light_summary
+    from gemmlib.llm.accounting import OP_NAMES
 
-    return [d["name"] for d in light_summary()] + list(CATALOGUE)
+    return [d["name"] for d in light_summary()] + list(CATALOGUE) + list(OP_NAMES)
 
 
 def _lang_in_url(page) -> str | None:
