@@ -854,11 +854,11 @@ def run_benchmark(job: jobs.Job, lim: safety.Limits, done: Callable[[Any], str] 
             status.update(label=_("Queued: you are number {n} in line.{who} Your run starts when the runs before "
                                   "it finish.").format(n=place.position, who=who), expanded=True)
 
-        def on_progress(frac: float | None, text: str) -> None:
+        def on_progress(frac: float | None, text: str | Msg) -> None:
             if not state["running"]:
                 state["running"] = True
                 shown.start()
-            state["text"] = md(text)
+            state["text"] = md(tr(text) if isinstance(text, Msg) else text)  # a step's message, translated
             state["shown"] = time.monotonic()
             shown.update(frac, state["text"])
 
