@@ -93,6 +93,9 @@ def test_a_run_refused_by_the_caps_is_explained_in_chinese(labels, monkeypatch):
     errors = [e.value for e in at.error]
     assert len(errors) == 1 and errors[0].startswith(ZH["**Check the input:** {message}"].split("{")[0]), errors
     assert "GEMM_MAX_CPU_GFLOP" in errors[0]  # the cap that refused it, named as the server sets it
+    from test_pages_in_chinese import _english_left
+
+    assert not _english_left(errors), errors  # the refusal itself too (safety's N_ template, across the pipe)
 
 
 
