@@ -48,7 +48,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from gemmlib.core import results as results_store
 from gemmlib.core.errors import InputError
-from gemmlib.core.i18n import N_, Msg
+from gemmlib.core.i18n import N_, Msg, Text
 from gemmlib.core.results import BenchResult
 from gemmlib.measure import harness, jobs, runner, runqueue, safety
 
@@ -198,9 +198,9 @@ class _OptionLabels:
         return gettext_for(code)(self.labels.get(option, str(option)))
 
 
-def tr(x: Msg | InputError | str) -> str:
-    """A gemmlib message (Msg, InputError) or a marked constant, in the session's language."""
-    if isinstance(x, (Msg, InputError)):
+def tr(x: Msg | Text | InputError | str) -> str:
+    """A gemmlib message (Msg, Text, InputError) or a marked constant, in the session's language."""
+    if isinstance(x, (Msg, Text, InputError)):
         return x.render(_)
     return _(str(x))
 

@@ -143,13 +143,19 @@ class Hardware:
     def supports(self, dtype: str) -> bool:
         return self.peak(dtype) is not None
 
-    def missing_peak(self, dtype: str) -> str:
-        """Why there is no peak for ``dtype``: a sentence for an error message."""
+    def missing_peak_error(self, dtype: str) -> InputError:
+        """Why there is no peak for ``dtype``: the InputError to raise (its sentence translates)."""
         key = get_dtype(dtype).name
         if key in self.unknown:
-            return (f"the catalogue has no sourced dense {key} peak for {self.name} (not in the catalogue; see "
-                    "its notes); measure it with `python -m gemmlib devices --measure` or pick another dtype")
-        return f"{self.name} has no {key} GEMM path in its datasheet; choose another dtype or GPU"
+            return InputError(N_("the catalogue has no sourced dense {dtype} peak for {gpu} (not in the catalogue; "
+                                 "see its notes); measure it with `python -m gemmlib devices --measure` or pick "
+                                 "another dtype"), dtype=key, gpu=self.name)
+        return InputError(N_("{gpu} has no {dtype} GEMM path in its datasheet; choose another dtype or GPU"),
+                          gpu=self.name, dtype=key)
+
+    def missing_peak(self, dtype: str) -> str:
+        """Why there is no peak for ``dtype``: a sentence for an error message."""
+        return str(self.missing_peak_error(dtype))
 
     def ridge_point(self, dtype: str) -> float | None:
         """Arithmetic intensity (FLOP/byte) where compute and memory limits meet."""

@@ -54,6 +54,7 @@ from gemmlib.core.dtypes import get_dtype
 from gemmlib.core.errors import InputError
 from gemmlib.core.flops import DEFAULT_EFFICIENCY, roofline_time
 from gemmlib.core.hardware import Hardware
+from gemmlib.core.i18n import N_
 from gemmlib.llm.checkpoint import checkpoint_size, element_bytes, mlp_op_names, op_weight_bytes
 from gemmlib.llm.config import ModelConfig
 from gemmlib.llm.hf import describe_read
@@ -102,18 +103,20 @@ _LIMITS = {"batch": 1_000_000, "seq_len": 100_000_000, "new_tokens": 10_000_000}
 
 def _whole(name: str, v, minimum: int) -> int:
     if isinstance(v, bool):
-        raise InputError(f"{name} must be a whole number, got {v!r}")
+        raise InputError(N_("{name} must be a whole number, got {value!r}"), name=name, value=v)
     try:
         f = float(v)
     except (TypeError, ValueError):
-        raise InputError(f"{name} must be a whole number, got {v!r}") from None
+        raise InputError(N_("{name} must be a whole number, got {value!r}"), name=name, value=v) from None
     if not math.isfinite(f) or not f.is_integer():
-        raise InputError(f"{name} must be a whole number, got {v!r}")
+        raise InputError(N_("{name} must be a whole number, got {value!r}"), name=name, value=v)
     i = int(f)
     if i < minimum:
-        raise InputError(f"{name} must be at least {minimum}, got {i}")
+        raise InputError(N_("{name} must be at least {minimum}, got {value}"),
+                         name=name, minimum=minimum, value=i)
     if i > _LIMITS[name]:
-        raise InputError(f"{name} = {i:,} is beyond what this estimator accepts (limit {_LIMITS[name]:,})")
+        raise InputError(N_("{name} = {i:,} is beyond what this estimator accepts (limit {limit:,})"),
+                         name=name, i=i, limit=_LIMITS[name])
     return i
 
 
@@ -144,19 +147,22 @@ class Workload:
         object.__setattr__(self, "seq_len", _whole("seq_len", self.seq_len, 0 if self.decode_only else 1))
         object.__setattr__(self, "new_tokens", _whole("new_tokens", self.new_tokens, 0))
         if self.lm_head not in LM_HEAD_MODES:
-            raise InputError(f"lm_head must be 'all' or 'last', got {self.lm_head!r}")
+            raise InputError(N_("lm_head must be 'all' or 'last', got {lm_head!r}"), lm_head=self.lm_head)
         object.__setattr__(self, "weight_dtype", weight_dtype_name(self.weight_dtype))  # int4 / fp4 too
         for f in ("act_dtype", "kv_dtype"):
             object.__setattr__(self, f, get_dtype(getattr(self, f)).name)
         for f in ("causal", "decode_only"):
             if not isinstance(getattr(self, f), bool):
-                raise InputError(f"{f} must be true or false, got {getattr(self, f)!r}")
+                raise InputError(N_("{field} must be true or false, got {value!r}"),
+                                 field=f, value=getattr(self, f))
         if self.attention not in ATTENTION_KINDS:
-            raise InputError(f"attention must be one of {', '.join(ATTENTION_KINDS)}, got {self.attention!r}")
+            raise InputError(N_("attention must be one of {choices}, got {attention!r}"),
+                             choices=", ".join(ATTENTION_KINDS), attention=self.attention)
         if self.mla not in MLA_FORMS:
-            raise InputError(f"mla must be one of {', '.join(MLA_FORMS)}, got {self.mla!r}")
+            raise InputError(N_("mla must be one of {choices}, got {mla!r}"),
+                             choices=", ".join(MLA_FORMS), mla=self.mla)
         if self.decode_only and self.new_tokens < 1:
-            raise InputError("a decode-only workload needs at least one decode step")
+            raise InputError(N_("a decode-only workload needs at least one decode step"))
 
     @property
     def prefill_tokens(self) -> int:
@@ -891,8 +897,9 @@ def position_warnings(cfg: ModelConfig, wl: Workload) -> list[str]:
 def check_positions(cfg: ModelConfig, wl: Workload) -> None:
     """A learned position table has a row per position: a longer sequence cannot run at all."""
     if cfg.learned_positions and wl.final_tokens > cfg.learned_positions:
-        raise InputError(f"{cfg.name} has a learned position table of {cfg.learned_positions:,} positions; "
-                         f"{wl.final_tokens:,} tokens per sequence (prompt + new tokens) do not fit")
+        raise InputError(N_("{name} has a learned position table of {learned_positions:,} positions; {final_tokens:,} "
+                            "tokens per sequence (prompt + new tokens) do not fit"),
+                         name=cfg.name, learned_positions=cfg.learned_positions, final_tokens=wl.final_tokens)
 
 
 def decode_timed(cfg: ModelConfig, wl: Workload, hw: Hardware, dtype: str, efficiency: float = 1.0,
@@ -1014,13 +1021,15 @@ def _check_efficiency(efficiency) -> None:
     if callable(efficiency):
         return
     if isinstance(efficiency, bool) or not isinstance(efficiency, (int, float)) or not 0 < efficiency <= 1:
-        raise InputError(f"efficiency must be a number in (0, 1], got {efficiency!r}")
+        raise InputError(N_("efficiency must be a number in (0, 1], got {efficiency!r}"),
+                         efficiency=efficiency)
 
 
 def _op_efficiency(efficiency: OpEfficiency, op: Op) -> float:
     e = float(efficiency(op))
     if not math.isfinite(e) or e <= 0:
-        raise InputError(f"the per-op efficiency of {op.name} ({op.phase}) is {e!r}; it must be positive")
+        raise InputError(N_("the per-op efficiency of {name} ({phase}) is {e!r}; it must be positive"),
+                         name=op.name, phase=op.phase, e=e)
     return e
 
 
@@ -1060,7 +1069,7 @@ def estimate(cfg: ModelConfig, wl: Workload, hw: Hardware, efficiency: float | O
     check_positions(cfg, wl)
     dtype = wl.act_dtype
     if hw.peak(dtype) is None:
-        raise InputError(hw.missing_peak(dtype))
+        raise hw.missing_peak_error(dtype)
     pre = tuple(_timed(o, hw, dtype, efficiency) for o in prefill_ops(cfg, wl) + prefill_other_ops(cfg, wl))
     dec = tuple(_decode_timed(cfg, wl, hw, dtype, efficiency))
     per_op = callable(efficiency)
@@ -1143,11 +1152,12 @@ def block_ops(cfg: ModelConfig, seq_len: int, hw: Hardware, *, batch: int = 1, l
     _check_efficiency(efficiency)
     n = cfg.layers if layers is None else int(layers)
     if n < 1:
-        raise InputError(f"layers must be at least 1, got {layers!r}")
+        raise InputError(N_("layers must be at least 1, got {layers!r}"), layers=layers)
     wl = Workload(batch=batch, seq_len=seq_len, weight_dtype=dtype, act_dtype=dtype, kv_dtype=dtype,
                   attention=attention, causal=bool(causal))
     if hw.peak(dtype) is None:
-        raise InputError(f"{hw.name} has no {dtype} GEMM path in the catalogue; pick another dtype or device")
+        raise InputError(N_("{name} has no {dtype} GEMM path in the catalogue; pick another dtype or device"),
+                         name=hw.name, dtype=dtype)
     run = _prefill_run(wl, tri=wl.causal)
     groups = [(a, m, c) for a, m, c in _layer_groups(cfg, n)]
     ops = _stack_ops(cfg, wl, run, groups) + _other_stack_ops(cfg, wl, run, groups)
@@ -1229,8 +1239,8 @@ def layer_model(seq_len: int, d_model: int, heads: int, ffn: int, gated: bool,
     if isinstance(heads, int) and isinstance(d_model, int) and heads >= 1 and d_model >= 1 and d_model % heads:
         near = sorted((h for h in range(1, min(d_model, 4096) + 1) if d_model % h == 0),
                       key=lambda h: (abs(h - heads), h))[:3]
-        raise InputError(f"d_model {d_model:,} is not divisible by {heads} heads, so the head dimension "
-                         f"d_model / heads is not a whole number; choose heads that divide d_model, "
-                         f"e.g. {', '.join(str(h) for h in sorted(near))}")
+        raise InputError(N_("d_model {d_model:,} is not divisible by {heads} heads, so the head dimension d_model / "
+                            "heads is not a whole number; choose heads that divide d_model, e.g. {choices}"),
+                         d_model=d_model, heads=heads, choices=", ".join(str(h) for h in sorted(near)))
     return ModelConfig(layers=1, hidden=d_model, heads=heads, kv_heads=kv_heads, ffn=ffn, vocab=1,
                        mlp="gated" if gated else "plain", name="one layer")

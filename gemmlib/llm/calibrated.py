@@ -20,6 +20,7 @@ from __future__ import annotations
 from gemmlib.core.calibration import Calibration
 from gemmlib.core.errors import InputError
 from gemmlib.core.flops import roofline_time
+from gemmlib.core.i18n import N_
 from gemmlib.llm.accounting import ATTENTION_PRODUCTS, Estimate, Op, OpEfficiency, Workload, estimate
 from gemmlib.llm.config import ModelConfig
 
@@ -51,16 +52,16 @@ def op_seconds(cal: Calibration, op: Op, cfg: ModelConfig, wl: Workload) -> tupl
             k = round((op.k + op.k_last) / 2)
         per, note = cal.gemm_seconds(family, dtype, op.m, n, k)
         if per is None:
-            raise InputError(f"the calibration of {cal.device_name} has no {dtype} GEMMs; run "
-                             f"`python -m gemmlib calibrate --dtypes {dtype}`")
+            raise InputError(N_("the calibration of {device_name} has no {dtype} GEMMs; run `python -m gemmlib calibrate "
+                                "--dtypes {dtype}`"), device_name=cal.device_name, dtype=dtype)
         return per * op.count, note
     per_call = op.bytes / other_calls(op, cfg, wl)
     bw, note = cal.other_bandwidth(op.name, dtype, per_call)
     if bw is None:  # an op the calibration did not time (e.g. MoE routing): the nearest element-wise op's figure
         nearest = [p for p in cal.other if p.dtype == dtype]
         if not nearest:
-            raise InputError(f"the calibration of {cal.device_name} has no {dtype} element-wise ops; run "
-                             f"`python -m gemmlib calibrate --dtypes {dtype}`")
+            raise InputError(N_("the calibration of {device_name} has no {dtype} element-wise ops; run `python -m gemmlib "
+                                "calibrate --dtypes {dtype}`"), device_name=cal.device_name, dtype=dtype)
         ref = min(nearest, key=lambda p: abs(p.bytes - per_call))
         bw, note = ref.bandwidth, f"{op.name} not calibrated: {ref.name}'s bandwidth used"
     return op.bytes / bw, note
@@ -82,7 +83,8 @@ def calibrated_efficiency(cal: Calibration, cfg: ModelConfig, wl: Workload) -> O
 def calibrated_estimate(cfg: ModelConfig, wl: Workload, cal: Calibration) -> Estimate:
     """The estimate "NAME (calibrated)": the calibration's roof, each op at its measured efficiency."""
     if wl.act_dtype not in cal.dtypes:
-        raise InputError(f"{cal.name} was calibrated in {', '.join(cal.dtypes)}, not {wl.act_dtype}; run "
-                         f"`python -m gemmlib calibrate --dtypes {wl.act_dtype}` or pick that activation dtype")
+        raise InputError(N_("{name} was calibrated in {choices}, not {act_dtype}; run `python -m gemmlib calibrate "
+                            "--dtypes {act_dtype}` or pick that activation dtype"),
+                         name=cal.name, choices=", ".join(cal.dtypes), act_dtype=wl.act_dtype)
     return estimate(cfg, wl, cal.hardware(), efficiency=calibrated_efficiency(cal, cfg, wl),
                     efficiency_model=f"per op, calibrated on this device ({cal.model})")

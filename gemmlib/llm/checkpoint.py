@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from gemmlib.core.errors import InputError
+from gemmlib.core.i18n import N_
 from gemmlib.llm.config import ModelConfig
 from gemmlib.llm.quant import (
     STORAGE_BYTES,
@@ -248,9 +249,9 @@ def weight_format(cfg: ModelConfig, weight_dtype: str) -> tuple[Quantization | N
     wd = weight_dtype_name(weight_dtype)
     if wd in BLOCK_SCALED:
         if cfg.quant is not None:
-            raise InputError(f"{cfg.name} is already quantized ({cfg.quant.label or cfg.quant.method}); its weights "
-                             "are sized from its quantization_config: choose a plain weight dtype for its other "
-                             "tensors (bf16, fp16, ...)")
+            raise InputError(N_("{name} is already quantized ({quant}); its weights are sized from its "
+                                "quantization_config: choose a plain weight dtype for its other tensors (bf16, fp16, ...)"),
+                             name=cfg.name, quant=cfg.quant.label or cfg.quant.method)
         rest = cfg.dtype if cfg.dtype and cfg.dtype not in BLOCK_SCALED else "bf16"
         return for_weight_dtype(wd), rest
     return cfg.quant, wd

@@ -32,6 +32,7 @@ import numbers
 from dataclasses import asdict, dataclass, field, fields
 
 from gemmlib.core.errors import InputError
+from gemmlib.core.i18n import N_, Text
 from gemmlib.llm.quant import Quantization
 
 MLP_KINDS = ("gated", "plain")
@@ -84,21 +85,24 @@ _CAPS = {
 def _whole(name: str, value, *, minimum: int = 1) -> int:
     """A whole number >= minimum, or an InputError naming the field."""
     if isinstance(value, bool) or value is None:
-        raise InputError(f"{name} must be a whole number, got {value!r}")
+        raise InputError(N_("{name} must be a whole number, got {value!r}"), name=name, value=value)
     if isinstance(value, float):
         if not value.is_integer():
-            raise InputError(f"{name} must be a whole number, got {value!r}")
+            raise InputError(N_("{name} must be a whole number, got {value!r}"), name=name, value=value)
         value = int(value)
     if isinstance(value, numbers.Integral):
         value = int(value)
     if not isinstance(value, int):
-        raise InputError(f"{name} must be a whole number, got {value!r}")
-    shown = str(value) if value.bit_length() <= 64 else f"a number of about 10^{int(value.bit_length() * 0.30103)}"
+        raise InputError(N_("{name} must be a whole number, got {value!r}"), name=name, value=value)
+    shown = value if value.bit_length() <= 64 else Text(N_("a number of about 10^{exponent}"),
+                                                         exponent=int(value.bit_length() * 0.30103))
     if value < minimum:
-        raise InputError(f"{name} must be at least {minimum}, got {shown}")
+        raise InputError(N_("{name} must be at least {minimum}, got {value}"),
+                         name=name, minimum=minimum, value=shown)
     cap = _CAPS.get(name, ANY_FIELD_CAP)
     if cap is not None and value > cap:
-        raise InputError(f"{name} = {shown} is beyond any real model (limit {cap:,})")
+        raise InputError(N_("{name} = {value} is beyond any real model (limit {cap:,})"),
+                         name=name, value=shown, cap=cap)
     return value
 
 
@@ -122,15 +126,16 @@ def layer_pattern(layers: int, spec: str) -> str:
         try:
             n, m = int(a), int(b)
         except ValueError:
-            raise InputError(f"sliding pattern {spec!r}: write N:M as two whole numbers, e.g. 5:1") from None
+            raise InputError(N_("sliding pattern {spec!r}: write N:M as two whole numbers, e.g. 5:1"),
+                             spec=spec) from None
         if n < 0 or m < 0 or n + m == 0:
-            raise InputError(f"sliding pattern {spec!r}: N and M must be ≥ 0 and not both 0")
+            raise InputError(N_("sliding pattern {spec!r}: N and M must be ≥ 0 and not both 0"), spec=spec)
         unit = "S" * n + "F" * m
     else:
         unit = s.upper()
         if not unit or set(unit) - set(LAYER_KINDS):
-            raise InputError(f"sliding pattern {spec!r}: use all, alternate, N:M (e.g. 5:1) or letters "
-                             "S (sliding) and F (full)")
+            raise InputError(N_("sliding pattern {spec!r}: use all, alternate, N:M (e.g. 5:1) or letters S (sliding) and F "
+                                "(full)"), spec=spec)
     return (unit * (layers // len(unit) + 1))[:layers]
 
 
@@ -219,92 +224,103 @@ class ModelConfig:
         if self.head_dim == 0:
             if self.hidden % self.heads:
                 raise InputError(
-                    f"hidden size {self.hidden} is not divisible by {self.heads} heads; "
-                    "give the head dimension explicitly")
+                    N_("hidden size {hidden} is not divisible by {heads} heads; give the head dimension explicitly"),
+                    hidden=self.hidden, heads=self.heads)
             object.__setattr__(self, "head_dim", self.hidden // self.heads)
         if self.v_head_dim == 0:
             object.__setattr__(self, "v_head_dim", self.head_dim)
         if self.heads % self.kv_heads:
-            raise InputError(f"{self.heads} query heads cannot be shared evenly by {self.kv_heads} KV heads "
-                             "(query heads must be a multiple of KV heads)")
+            raise InputError(N_("{heads} query heads cannot be shared evenly by {kv_heads} KV heads (query heads must be a "
+                                "multiple of KV heads)"), heads=self.heads, kv_heads=self.kv_heads)
         if self.kv_cache_heads == 0:
             object.__setattr__(self, "kv_cache_heads", self.kv_heads)
         if self.mlp not in MLP_KINDS:
-            raise InputError(f"mlp must be one of {', '.join(MLP_KINDS)}, got {self.mlp!r}")
+            raise InputError(N_("mlp must be one of {choices}, got {mlp!r}"),
+                             choices=", ".join(MLP_KINDS), mlp=self.mlp)
         if self.norm not in NORM_KINDS:
-            raise InputError(f"norm must be one of {', '.join(NORM_KINDS)}, got {self.norm!r}")
+            raise InputError(N_("norm must be one of {choices}, got {norm!r}"),
+                             choices=", ".join(NORM_KINDS), norm=self.norm)
         if self.qk_norm not in QK_NORMS:
-            raise InputError(f"qk_norm must be one of {', '.join(QK_NORMS)}, got {self.qk_norm!r}")
+            raise InputError(N_("qk_norm must be one of {choices}, got {qk_norm!r}"),
+                             choices=", ".join(QK_NORMS), qk_norm=self.qk_norm)
         if self.norms_per_layer not in (1, 2, 4):
-            raise InputError(f"norms per layer must be 1, 2 or 4, got {self.norms_per_layer}")
+            raise InputError(N_("norms per layer must be 1, 2 or 4, got {norms_per_layer}"),
+                             norms_per_layer=self.norms_per_layer)
         if self.experts_compute not in EXPERTS_COMPUTE:
-            raise InputError(f"experts_compute must be one of {', '.join(EXPERTS_COMPUTE)}")
+            raise InputError(N_("experts_compute must be one of {choices}"),
+                             choices=", ".join(EXPERTS_COMPUTE))
         if self.experts == 1:
-            raise InputError("a mixture of experts needs at least 2 experts (use 0 for a dense MLP)")
+            raise InputError(N_("a mixture of experts needs at least 2 experts (use 0 for a dense MLP)"))
         if self.experts:
             if self.experts_per_token < 1 or self.experts_per_token > self.experts:
-                raise InputError(f"experts per token must be between 1 and {self.experts}, "
-                                 f"got {self.experts_per_token}")
+                raise InputError(N_("experts per token must be between 1 and {experts}, got {experts_per_token}"),
+                                 experts=self.experts, experts_per_token=self.experts_per_token)
             if self.expert_ffn == 0:
                 object.__setattr__(self, "expert_ffn", self.ffn)
         else:
             if self.experts_per_token:
-                raise InputError("experts per token is set but experts is 0 (a dense model)")
+                raise InputError(N_("experts per token is set but experts is 0 (a dense model)"))
             for f in ("shared_expert_ffn", "moe_layers"):
                 if getattr(self, f):
-                    raise InputError(f"{f.replace('_', ' ')} is set but experts is 0 (a dense model)")
+                    raise InputError(N_("{field} is set but experts is 0 (a dense model)"),
+                                     field=f.replace('_', ' '))
             for f in ("shared_expert_gate", "router_bias", "expert_bias", "router_score_bias"):
                 if getattr(self, f):
-                    raise InputError(f"{f.replace('_', ' ')} is set but experts is 0 (a dense model)")
+                    raise InputError(N_("{field} is set but experts is 0 (a dense model)"),
+                                     field=f.replace('_', ' '))
         for f in ("tied_embeddings", "qkv_bias", "o_bias", "mlp_bias", "attention_sinks", "alibi", "fused_qkv",
                   "fused_gate_up", "parallel_block", "lm_head_bias", "shared_expert_gate", "router_bias",
                   "expert_bias", "router_score_bias"):
             if not isinstance(getattr(self, f), bool):
-                raise InputError(f"{f} must be true or false, got {getattr(self, f)!r}")
+                raise InputError(N_("{field} must be true or false, got {value!r}"),
+                                 field=f, value=getattr(self, f))
         self._check_patterns()
         self._check_mla()
         if self.quant is not None and not isinstance(self.quant, Quantization):
-            raise InputError("quant must be a Quantization (gemmlib.llm.quant)")
+            raise InputError(N_("quant must be a Quantization (gemmlib.llm.quant)"))
 
     def _check_patterns(self) -> None:
         lt = self.layer_types
         if not isinstance(lt, str):
-            raise InputError("layer_types must be a string of F / S / C letters, one per layer")
+            raise InputError(N_("layer_types must be a string of F / S / C letters, one per layer"))
         if lt and len(lt) != self.layers:
-            raise InputError(f"layer_types has {len(lt)} letters for {self.layers} layers")
+            raise InputError(N_("layer_types has {n} letters for {layers} layers"),
+                             n=len(lt), layers=self.layers)
         if set(lt) - set(LAYER_KINDS):
-            raise InputError("layer_types letters are F (full), S (sliding window) and C (chunked)")
+            raise InputError(N_("layer_types letters are F (full), S (sliding window) and C (chunked)"))
         if lt and set(lt) == {"F"}:
             object.__setattr__(self, "layer_types", "")
             lt = ""
         if lt and not self.sliding_window:
-            raise InputError("sliding or chunked layers need a window size (sliding_window > 0)")
+            raise InputError(N_("sliding or chunked layers need a window size (sliding_window > 0)"))
         if self.sliding_window and not lt:
-            raise InputError("a sliding window is set but no layer uses it (set the sliding pattern)")
+            raise InputError(N_("a sliding window is set but no layer uses it (set the sliding pattern)"))
         if self.sliding_window == 1:
-            raise InputError("a sliding window of 1 token attends to nothing but itself; use ≥ 2")
+            raise InputError(N_("a sliding window of 1 token attends to nothing but itself; use ≥ 2"))
         ml = self.moe_layers
         if not isinstance(ml, str):
-            raise InputError("moe_layers must be a string of M / D letters, one per layer")
+            raise InputError(N_("moe_layers must be a string of M / D letters, one per layer"))
         if ml and len(ml) != self.layers:
-            raise InputError(f"moe_layers has {len(ml)} letters for {self.layers} layers")
+            raise InputError(N_("moe_layers has {n} letters for {layers} layers"),
+                             n=len(ml), layers=self.layers)
         if set(ml) - set(MLP_LAYER_KINDS):
-            raise InputError("moe_layers letters are M (mixture of experts) and D (dense)")
+            raise InputError(N_("moe_layers letters are M (mixture of experts) and D (dense)"))
         if ml and set(ml) == {"M"}:
             object.__setattr__(self, "moe_layers", "")
         if ml and "M" not in ml:
-            raise InputError("no layer is a mixture of experts; set experts to 0 for a dense model")
+            raise InputError(N_("no layer is a mixture of experts; set experts to 0 for a dense model"))
 
     def _check_mla(self) -> None:
         if not self.kv_lora_rank:
             if self.q_lora_rank or self.rope_head_dim:
-                raise InputError("q_lora_rank / rope_head_dim belong to MLA: set kv_lora_rank too")
+                raise InputError(N_("q_lora_rank / rope_head_dim belong to MLA: set kv_lora_rank too"))
             return
         if self.kv_heads != self.heads:
-            raise InputError("MLA decompresses keys and values for every head: kv_heads must equal heads")
+            raise InputError(N_("MLA decompresses keys and values for every head: kv_heads must equal heads"))
         if not 0 < self.rope_head_dim < self.head_dim:
-            raise InputError(f"MLA: the rotary head dim ({self.rope_head_dim}) must be between 1 and "
-                             f"head_dim - 1 ({self.head_dim - 1}): head_dim = nope + rope")
+            raise InputError(N_("MLA: the rotary head dim ({rope_head_dim}) must be between 1 and head_dim - 1 ({limit}): "
+                                "head_dim = nope + rope"),
+                             rope_head_dim=self.rope_head_dim, limit=self.head_dim - 1)
 
     # ----- derived shapes -------------------------------------------------------------
     @property

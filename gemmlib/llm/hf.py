@@ -19,6 +19,7 @@ import json
 
 from gemmlib.core.errors import InputError
 from gemmlib.core.files import read_regular
+from gemmlib.core.i18n import N_
 from gemmlib.llm.config import ModelConfig, _whole, moe_pattern
 from gemmlib.llm.quant import from_quantization_config
 
@@ -136,7 +137,7 @@ class _Read:
         if v is None:
             v = default
         if v is None:
-            raise InputError(f"config.json has no {key!r} field")
+            raise InputError(N_("config.json has no {key!r} field"), key=key)
         return _whole(key, v, minimum=minimum)
 
     def opt_whole(self, key: str, *, minimum: int = 0) -> int | None:
@@ -148,7 +149,8 @@ class _Read:
         if v is None:
             return default
         if not isinstance(v, bool):
-            raise InputError(f"config.json field {key!r} must be true or false, got {v!r}")
+            raise InputError(N_("config.json field {key!r} must be true or false, got {v!r}"),
+                             key=key, v=v)
         return v
 
     def ints(self, key: str) -> list[int]:
@@ -156,7 +158,7 @@ class _Read:
         if v is None:
             return []
         if not isinstance(v, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
-            raise InputError(f"config.json field {key!r} must be a list of whole numbers")
+            raise InputError(N_("config.json field {key!r} must be a list of whole numbers"), key=key)
         return v
 
     def layer_types(self, layers: int) -> list[str] | None:
@@ -164,13 +166,15 @@ class _Read:
         if v is None:
             return None
         if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
-            raise InputError("config.json field 'layer_types' must be a list of strings")
+            raise InputError(N_("config.json field 'layer_types' must be a list of strings"))
         if len(v) != layers:
-            raise InputError(f"layer_types lists {len(v)} layers but num_hidden_layers is {layers}")
+            raise InputError(N_("layer_types lists {n} layers but num_hidden_layers is {layers}"),
+                             n=len(v), layers=layers)
         bad = sorted(set(v) - {"full_attention", "sliding_attention", "chunked_attention"})
         if bad:
-            raise InputError(f"layer_types holds {bad[0]!r}: this estimator reads full, sliding and chunked "
-                             "attention layers only (linear-attention and state-space layers are not supported)")
+            raise InputError(N_("layer_types holds {kind!r}: this estimator reads full, sliding and chunked attention layers "
+                                "only (linear-attention and state-space layers are not supported)"),
+                             kind=bad[0])
         return v
 
 
@@ -299,7 +303,8 @@ def _torch_dtype(r: _Read) -> str:
             r.used.add(key)
             name = _DTYPES.get(v.replace("torch.", "").lower())
             if name is None:
-                raise InputError(f"config.json {key} {v!r} is not a dtype this estimator knows")
+                raise InputError(N_("config.json {key} {v!r} is not a dtype this estimator knows"),
+                                 key=key, v=v)
             return name
     return ""
 
@@ -314,7 +319,8 @@ def _common(r: _Read, *, head_dim_key: bool = True) -> dict:
     kv = r.opt_whole("num_key_value_heads", minimum=1) or heads  # null or absent without a default: MHA
     hd = r.opt_whole("head_dim", minimum=1) if head_dim_key else None
     if hd is None and h % heads:
-        raise InputError(f"hidden_size {h} is not divisible by {heads} heads and config.json gives no head_dim")
+        raise InputError(N_("hidden_size {h} is not divisible by {heads} heads and config.json gives no head_dim"),
+                         h=h, heads=heads)
     return dict(hidden=h, layers=layers, heads=heads, kv_heads=kv, head_dim=hd or h // heads,
                 ffn=r.whole("intermediate_size"), vocab=r.whole("vocab_size"),
                 tied_embeddings=r.flag("tie_word_embeddings", False),
@@ -334,7 +340,7 @@ def _explicit_or(r: _Read, c: dict, default_types: list[str] | None, window: int
     if types and window and any(t != "full_attention" for t in types):
         c.update(sliding_window=window, layer_types=_pattern(types))
     elif types and any(t != "full_attention" for t in types) and not window:
-        raise InputError("layer_types has sliding layers but sliding_window is null")
+        raise InputError(N_("layer_types has sliding layers but sliding_window is null"))
 
 
 def _read_llama(r: _Read) -> dict:
@@ -463,7 +469,7 @@ def _read_phi(r: _Read) -> dict:
     c.update(qkv_bias=True, o_bias=True, mlp="plain", mlp_bias=True, norm="layer", norms_per_layer=1,
              parallel_block=True, lm_head_bias=True, qk_norm="head" if r.flag("qk_layernorm") else "none")
     if c["head_dim"] * c["heads"] != c["hidden"]:
-        raise InputError("phi: head_dim must be hidden_size / num_attention_heads")
+        raise InputError(N_("phi: head_dim must be hidden_size / num_attention_heads"))
     return c
 
 
@@ -492,8 +498,8 @@ def _read_deepseek(r: _Read) -> dict:
     rq = r.opt_whole("q_lora_rank") or 0
     ab = r.flag("attention_bias")
     if not r.has("num_experts_per_tok") and "num_experts_per_tok" not in r.defaults:
-        raise InputError("a deepseek_v2 config.json needs 'num_experts_per_tok' (transformers cannot route "
-                         "without it)")
+        raise InputError(N_("a deepseek_v2 config.json needs 'num_experts_per_tok' (transformers cannot route without "
+                            "it)"))
     fm = r.whole("moe_intermediate_size")
     e = r.whole("n_routed_experts")
     shared = r.whole("n_shared_experts", minimum=0) * fm
@@ -568,7 +574,8 @@ def _read_falcon(r: _Read) -> dict:
     h = r.whole("hidden_size")
     heads = r.whole("num_attention_heads")
     if h % heads:
-        raise InputError(f"falcon: hidden_size {h} must be a multiple of num_attention_heads {heads}")
+        raise InputError(N_("falcon: hidden_size {h} must be a multiple of num_attention_heads {heads}"),
+                         h=h, heads=heads)
     new = r.flag("new_decoder_architecture")
     mq = r.flag("multi_query", True)
     kvh = r.opt_whole("num_kv_heads", minimum=1) or heads
@@ -613,7 +620,7 @@ def _read_gpt2(r: _Read) -> dict:
     h = r.whole("n_embd")
     heads = r.whole("n_head")
     if h % heads:
-        raise InputError(f"n_embd {h} must be a multiple of n_head {heads}")
+        raise InputError(N_("n_embd {h} must be a multiple of n_head {heads}"), h=h, heads=heads)
     inner = r.get("n_inner")
     kv = 1 if r.family == "gpt_bigcode" and r.flag("multi_query", True) else heads
     positions = r.whole("n_positions")
@@ -653,7 +660,8 @@ def _read_llama4_text(r: _Read) -> dict:
     interval = r.whole("no_rope_layer_interval", default=4)
     nrl = r.ints("no_rope_layers") or [int((i + 1) % interval != 0) for i in range(layers)]
     if len(nrl) != layers:
-        raise InputError(f"no_rope_layers lists {len(nrl)} layers but num_hidden_layers is {layers}")
+        raise InputError(N_("no_rope_layers lists {n} layers but num_hidden_layers is {layers}"),
+                         n=len(nrl), layers=layers)
     chunk = r.opt_whole("attention_chunk_size", minimum=0)
     c.update(qkv_bias=ab, o_bias=ab, qk_norm="l2" if r.flag("use_qk_norm", True) else "none",
              experts=r.whole("num_local_experts"), experts_per_token=r.whole("num_experts_per_tok"),
@@ -700,12 +708,14 @@ def _unwrap(cfg: dict, mtype: str, notes: list[str]) -> tuple[dict, str, str]:
     tc = cfg.get("text_config")
     if not isinstance(tc, dict):
         if mtype == "gemma3" or mtype == "llama4":
-            raise InputError(f"a {mtype} config.json needs a 'text_config' object (the decoder's fields)")
-        raise InputError(f"a {mtype} config.json needs a 'text_config' object")
+            raise InputError(N_("a {mtype} config.json needs a 'text_config' object (the decoder's fields)"),
+                             mtype=mtype)
+        raise InputError(N_("a {mtype} config.json needs a 'text_config' object"), mtype=mtype)
     inner = dict(tc)
     inner_type = str(inner.get("model_type") or _WRAPPERS[mtype]).lower()
     if inner_type not in _READERS:
-        raise InputError(f"{mtype}'s text_config has model_type {inner_type!r}, which is not supported")
+        raise InputError(N_("{mtype}'s text_config has model_type {inner_type!r}, which is not supported"),
+                         mtype=mtype, inner_type=inner_type)
     if mtype == "gemma3" and "tie_word_embeddings" not in inner and "tie_word_embeddings" in cfg:
         inner["tie_word_embeddings"] = cfg["tie_word_embeddings"]
     for key in ("torch_dtype", "dtype", "quantization_config"):
@@ -720,10 +730,10 @@ def read_config(cfg: dict, name: str = "custom", source: str = "") -> tuple[Mode
     """A ModelConfig from a parsed config.json, and what was read: ``{"model_type", "wrapper",
     "dtype_source", "ignored_keys", "unknown_keys", "notes"}`` (see :func:`describe_read`)."""
     if not isinstance(cfg, dict):
-        raise InputError("config.json must hold a JSON object ({...}) at the top level")
+        raise InputError(N_("config.json must hold a JSON object ({...}) at the top level"))
     mtype = cfg.get("model_type")
     if not isinstance(mtype, str):
-        raise InputError("config.json has no 'model_type' string field (e.g. \"llama\")")
+        raise InputError(N_("config.json has no 'model_type' string field (e.g. \"llama\")"))
     mtype = mtype.strip().lower()
     notes: list[str] = []
     if mtype in _LEGACY:
@@ -734,7 +744,8 @@ def read_config(cfg: dict, name: str = "custom", source: str = "") -> tuple[Mode
     if mtype in _WRAPPERS:
         cfg, mtype, wrapper = _unwrap(cfg, mtype, notes)
     if mtype not in _READERS:
-        raise InputError(f"model_type {mtype!r} is not supported; supported: {', '.join(SUPPORTED_MODEL_TYPES)}")
+        raise InputError(N_("model_type {mtype!r} is not supported; supported: {choices}"),
+                         mtype=mtype, choices=", ".join(SUPPORTED_MODEL_TYPES))
     r = _Read(cfg, mtype, DEFAULTS.get(mtype, {}), ALIASES.get(mtype), defaults_for_shape=wrapper is not None)
     r.notes = notes
     fields_ = _READERS[mtype](r)
@@ -804,20 +815,22 @@ def _parse_json(data: bytes | str) -> dict:
     if isinstance(data, str):
         data = data.encode("utf-8", errors="replace")
     if len(data) > MAX_CONFIG_BYTES:
-        raise InputError(f"config.json is {len(data):,} bytes; a real one is a few kB "
-                         f"(limit {MAX_CONFIG_BYTES:,})")
+        raise InputError(N_("config.json is {n:,} bytes; a real one is a few kB (limit {limit:,})"),
+                         n=len(data), limit=MAX_CONFIG_BYTES)
     if not data.strip():
-        raise InputError("config.json is empty")
+        raise InputError(N_("config.json is empty"))
     try:
         return json.loads(data.decode("utf-8"))
     except UnicodeDecodeError:
-        raise InputError("config.json is not UTF-8 text") from None
+        raise InputError(N_("config.json is not UTF-8 text")) from None
     except json.JSONDecodeError as e:
-        raise InputError(f"config.json is not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}") from None
+        raise InputError(N_("config.json is not valid JSON: {msg} at line {lineno}, column {colno}"),
+                         msg=e.msg, lineno=e.lineno, colno=e.colno) from None
     except RecursionError:
-        raise InputError("config.json is nested too deeply to be a model configuration") from None
+        raise InputError(N_("config.json is nested too deeply to be a model configuration")) from None
     except ValueError as e:  # e.g. an integer of thousands of digits (Python's int conversion limit)
-        raise InputError(f"config.json holds a value that cannot be read: {str(e).split(';')[0]}") from None
+        raise InputError(N_("config.json holds a value that cannot be read: {reason}"),
+                         reason=str(e).split(';')[0]) from None
 
 
 def read_config_json(data: bytes | str, name: str = "uploaded") -> tuple[ModelConfig, dict]:

@@ -41,6 +41,7 @@ from dataclasses import dataclass, replace
 from gemmlib.core.dtypes import get_dtype
 from gemmlib.core.errors import InputError
 from gemmlib.core.hardware import Hardware
+from gemmlib.core.i18n import N_
 from gemmlib.llm.accounting import Workload, memory, prefill_ops
 from gemmlib.llm.checkpoint import element_bytes
 from gemmlib.llm.config import ModelConfig
@@ -90,7 +91,7 @@ class PerGpuMemory:
 
 def _check_utilization(u) -> float:
     if isinstance(u, bool) or not isinstance(u, (int, float)) or not 0 < u <= 1:
-        raise InputError(f"memory utilization must be a number in (0, 1], got {u!r}")
+        raise InputError(N_("memory utilization must be a number in (0, 1], got {u!r}"), u=u)
     return float(u)
 
 
@@ -207,7 +208,8 @@ def layer_activation_bytes(cfg: ModelConfig, seq_len: int, micro_batch: float, *
                            attention: str = "eager", dropout: bool = False) -> float:
     """Bytes one layer keeps for backward on one tensor-parallel rank (Korthikanti Table 2, adapted)."""
     if recompute not in RECOMPUTE:
-        raise InputError(f"recompute must be one of {', '.join(RECOMPUTE)}, got {recompute!r}")
+        raise InputError(N_("recompute must be one of {choices}, got {recompute!r}"),
+                         choices=", ".join(RECOMPUTE), recompute=recompute)
     sp = sequence_parallel and tp > 1
     if recompute == "full":
         x = act_bytes * seq_len * micro_batch * cfg.hidden  # only the layer's input is kept
@@ -251,7 +253,7 @@ def model_state_bytes(params: float, zero: int, dp: int) -> dict[str, float]:
     16-bit gradients (2Ψ), fp32 master weights + momentum + variance (12Ψ), each divided by the
     data-parallel size from its stage on (optimizer: 1, gradients: 2, weights: 3)."""
     if zero not in ZERO_STAGES:
-        raise InputError(f"ZeRO stage must be 0, 1, 2 or 3, got {zero!r}")
+        raise InputError(N_("ZeRO stage must be 0, 1, 2 or 3, got {zero!r}"), zero=zero)
     return {"weights": 2 * params / (dp if zero >= 3 else 1), "gradients": 2 * params / (dp if zero >= 2 else 1),
             "optimizer": 12 * params / (dp if zero >= 1 else 1)}
 

@@ -55,6 +55,7 @@ from gemmlib.core.comm import Link
 from gemmlib.core.dtypes import get_dtype
 from gemmlib.core.errors import InputError
 from gemmlib.core.hardware import Hardware, Interconnect
+from gemmlib.core.i18n import N_
 from gemmlib.llm.accounting import (
     Op,
     PhaseTotals,
@@ -76,10 +77,11 @@ _MAX = 1_000_000
 
 def _size(name: str, v, minimum: int = 1) -> int:
     if isinstance(v, bool) or not isinstance(v, int) and not (isinstance(v, float) and v.is_integer()):
-        raise InputError(f"{name} must be a whole number, got {v!r}")
+        raise InputError(N_("{name} must be a whole number, got {value!r}"), name=name, value=v)
     v = int(v)
     if v < minimum or v > _MAX:
-        raise InputError(f"{name} must be between {minimum} and {_MAX:,}, got {v}")
+        raise InputError(N_("{name} must be between {minimum} and {limit:,}, got {value}"),
+                         name=name, minimum=minimum, limit=_MAX, value=v)
     return v
 
 
@@ -105,7 +107,8 @@ class Parallel:
         object.__setattr__(self, "microbatches", _size("micro-batches", self.microbatches, 0))
         for f in ("overlap", "sequence_parallel"):
             if not isinstance(getattr(self, f), bool):
-                raise InputError(f"{f} must be true or false, got {getattr(self, f)!r}")
+                raise InputError(N_("{field} must be true or false, got {value!r}"),
+                                 field=f, value=getattr(self, f))
 
     @property
     def gpus(self) -> int:
@@ -126,24 +129,31 @@ class Parallel:
     def check(self, cfg: ModelConfig, gpus: int | None = None) -> None:
         """Refuse a split the model cannot take, with a sentence that says why."""
         if gpus is not None and gpus != self.gpus:
-            raise InputError(f"--tp {self.tp} × --pp {self.pp} × --ep {self.ep} × --dp {self.dp} = {self.gpus} "
-                             f"GPUs, but {gpus} GPUs were given; make the product equal the GPU count")
+            raise InputError(N_("--tp {tp} × --pp {pp} × --ep {ep} × --dp {dp} = {gpus} GPUs, but {given} GPUs were given; "
+                                "make the product equal the GPU count"),
+                             tp=self.tp, pp=self.pp, ep=self.ep, dp=self.dp, gpus=self.gpus, given=gpus)
         t = self.tp
         if cfg.heads % t:
-            raise InputError(f"--tp {t} does not divide the {cfg.heads} attention heads; pick a TP size that does")
+            raise InputError(N_("--tp {t} does not divide the {heads} attention heads; pick a TP size that does"),
+                             t=t, heads=cfg.heads)
         if cfg.kv_heads % t and t % cfg.kv_heads:
-            raise InputError(f"--tp {t} and the {cfg.kv_heads} KV heads: one must divide the other "
-                             "(KV heads are split across ranks or each replicated on t / KV heads ranks)")
+            raise InputError(N_("--tp {t} and the {kv_heads} KV heads: one must divide the other (KV heads are split "
+                                "across ranks or each replicated on t / KV heads ranks)"),
+                             t=t, kv_heads=cfg.kv_heads)
         if cfg.ffn % t:
-            raise InputError(f"--tp {t} does not divide the MLP width {cfg.ffn}")
+            raise InputError(N_("--tp {t} does not divide the MLP width {ffn}"), t=t, ffn=cfg.ffn)
         if cfg.is_moe and cfg.expert_ffn % t:
-            raise InputError(f"--tp {t} does not divide the experts' MLP width {cfg.expert_ffn}")
+            raise InputError(N_("--tp {t} does not divide the experts' MLP width {expert_ffn}"),
+                             t=t, expert_ffn=cfg.expert_ffn)
         if self.pp > cfg.layers:
-            raise InputError(f"--pp {self.pp} is more pipeline stages than the model's {cfg.layers} layers")
+            raise InputError(N_("--pp {pp} is more pipeline stages than the model's {layers} layers"),
+                             pp=self.pp, layers=cfg.layers)
         if self.ep > 1 and not cfg.is_moe:
-            raise InputError(f"--ep {self.ep} needs a mixture-of-experts model; {cfg.name} is dense")
+            raise InputError(N_("--ep {ep} needs a mixture-of-experts model; {name} is dense"),
+                             ep=self.ep, name=cfg.name)
         if cfg.is_moe and cfg.experts % self.ep:
-            raise InputError(f"--ep {self.ep} does not divide the {cfg.experts} experts")
+            raise InputError(N_("--ep {ep} does not divide the {experts} experts"),
+                             ep=self.ep, experts=cfg.experts)
 
     def node_size(self, hw: Hardware) -> int:
         ic = _interconnect(hw) if self.gpus > 1 else None
@@ -171,8 +181,8 @@ class Parallel:
 
 def _interconnect(hw: Hardware) -> Interconnect:
     if hw.interconnect is None:
-        raise InputError(f"{hw.name} has no interconnect figures (NVLink, PCIe, network) in the catalogue; "
-                         "pick a catalogue GPU for more than one device")
+        raise InputError(N_("{name} has no interconnect figures (NVLink, PCIe, network) in the catalogue; pick a "
+                            "catalogue GPU for more than one device"), name=hw.name)
     return hw.interconnect
 
 
@@ -464,10 +474,10 @@ def phase(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, which: st
           efficiency: float = 1.0, whole: PhaseTotals | None = None) -> ParallelPhase:
     """Prefill or decode of ``wl`` (B sequences in all) on ``par``'s GPUs: per-GPU ops, collectives, time."""
     if which not in ("prefill", "decode"):
-        raise InputError(f"phase must be prefill or decode, got {which!r}")
+        raise InputError(N_("phase must be prefill or decode, got {which!r}"), which=which)
     dtype = wl.act_dtype
     if hw.peak(dtype) is None:
-        raise InputError(hw.missing_peak(dtype))
+        raise hw.missing_peak_error(dtype)
     rb = replica_batch(wl.batch, par)
     m = microbatches(which, rb, par)
     mb = -(-rb // m)

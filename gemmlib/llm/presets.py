@@ -10,6 +10,7 @@ count against :data:`PUBLISHED_PARAMS`.
 from __future__ import annotations
 
 from gemmlib.core.errors import InputError
+from gemmlib.core.i18n import N_
 from gemmlib.llm.config import ModelConfig
 from gemmlib.llm.hf import from_hf_config
 
@@ -186,4 +187,5 @@ def from_name(name: str) -> ModelConfig:
     for k, v in PRESETS.items():
         if k.replace("-", "") == squash:
             return v
-    raise InputError(f"unknown preset {str(name)[:60]!r}; choose one of: {', '.join(PRESETS)}")
+    raise InputError(N_("unknown preset {name!r}; choose one of: {choices}"),
+                     name=str(name)[:60], choices=", ".join(PRESETS))

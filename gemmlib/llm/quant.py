@@ -48,6 +48,7 @@ import re
 from dataclasses import dataclass
 
 from gemmlib.core.errors import InputError
+from gemmlib.core.i18n import N_
 
 # Bytes of the storage dtypes the formats use.
 STORAGE_BYTES = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "float8_e4m3fn": 1, "float8_e8m0fnu": 1,
@@ -68,7 +69,8 @@ def storage_dtype(name: str) -> str:
     if name in STORAGE_BYTES:
         return name
     if name not in _STORAGE_OF:
-        raise InputError(f"{name} is not a dtype a checkpoint stores its unquantized tensors in")
+        raise InputError(N_("{name} is not a dtype a checkpoint stores its unquantized tensors in"),
+                         name=name)
     return _STORAGE_OF[name]
 
 
@@ -203,7 +205,7 @@ class Quantization:
         elif m == "mxfp4":  # a 2-D view of one expert's blocks (see expert_tensors for the stored form)
             t = [Tensor("blocks", (o, i // 2), "uint8"), Tensor("scales", (o, _cdiv(i, 32)), "uint8")]
         else:
-            raise InputError(f"unknown quantization method {m!r}")
+            raise InputError(N_("unknown quantization method {m!r}"), m=m)
         if bias:
             t.append(Tensor("bias", (o,), bias_dt))
         return t
@@ -260,7 +262,7 @@ class Quantization:
             bo, bi = self.block or (128, 128)
             sshape = (_cdiv(o, bo), _cdiv(i, bi))
         else:
-            raise InputError(f"compressed-tensors strategy {s!r} is not known")
+            raise InputError(N_("compressed-tensors strategy {s!r} is not known"), s=s)
         f, b = self.ct_format, self.bits
         if f == "pack-quantized":
             t = [Tensor("weight_packed", (o, _cdiv(i * b, 32)), "int32"), Tensor("weight_shape", (2,), "int64"),
@@ -284,7 +286,7 @@ class Quantization:
             t = [Tensor("weight_packed", (o, i // 2), "uint8"), Tensor("weight_scale", (o, _cdiv(i, 32)), "uint8")]
             return t
         else:
-            raise InputError(f"compressed-tensors format {f!r} is not known")
+            raise InputError(N_("compressed-tensors format {f!r} is not known"), f=f)
         if self.static_activations:
             t.append(Tensor("input_scale", (1,), dt))
         return t
@@ -335,7 +337,7 @@ def _awq_zeros_width(in_f: int, g: int) -> int:
     """AutoAWQ's GEMV zero/scale width: groups padded to a multiple of 8 (g ≥ 128), 16 (64) or 32 (32)."""
     mult = {64: 2, 32: 4}.get(g, 1) if g < 128 else 1
     if g < 128 and g not in (64, 32):
-        raise InputError(f"AWQ GEMV kernels support group sizes 32, 64 and ≥ 128, not {g}")
+        raise InputError(N_("AWQ GEMV kernels support group sizes 32, 64 and ≥ 128, not {g}"), g=g)
     return _cdiv(_cdiv(in_f // g, 8), mult) * mult
 
 
@@ -358,8 +360,8 @@ def weight_dtype_name(name: str) -> str:
     try:
         return get_dtype(key).name
     except InputError:
-        raise InputError(f"unknown weight dtype {name!r}; choose one of {', '.join([*DTYPES, *WEIGHT_FORMATS])}") \
-            from None
+        raise InputError(N_("unknown weight dtype {name!r}; choose one of {choices}"),
+                         name=name, choices=", ".join([*DTYPES, *WEIGHT_FORMATS])) from None
 
 def for_weight_dtype(name: str) -> Quantization:
     """int4: 4-bit integers in groups of 128 along the input with a 16-bit scale and a 4-bit zero
@@ -370,7 +372,7 @@ def for_weight_dtype(name: str) -> Quantization:
         return Quantization("int4", bits=4, group_size=128, label="int4 (groups of 128, fp16 scale + 4-bit zero)")
     if name == "fp4":
         return Quantization("fp4", bits=4, group_size=16, label="fp4 (NVFP4: e2m1, e4m3 scale per 16)")
-    raise InputError(f"{name} is not a block-scaled weight dtype (int4, fp4)")
+    raise InputError(N_("{name} is not a block-scaled weight dtype (int4, fp4)"), name=name)
 
 
 # ----- reading a quantization_config ------------------------------------------------------
@@ -380,7 +382,7 @@ def _num(d: dict, key: str, default, kinds=(int,)):
     if v is None:
         return default
     if isinstance(v, bool) or not isinstance(v, kinds):
-        raise InputError(f"quantization_config field {key!r} must be a number, got {v!r}")
+        raise InputError(N_("quantization_config field {key!r} must be a number, got {v!r}"), key=key, v=v)
     return v
 
 
@@ -389,7 +391,8 @@ def _flag(d: dict, key: str, default: bool) -> bool:
     if v is None:
         return default
     if not isinstance(v, bool):
-        raise InputError(f"quantization_config field {key!r} must be true or false, got {v!r}")
+        raise InputError(N_("quantization_config field {key!r} must be true or false, got {v!r}"),
+                         key=key, v=v)
     return v
 
 
@@ -399,7 +402,7 @@ def _names(d: dict, *keys: str) -> tuple[str, ...]:
         if v is None:
             continue
         if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
-            raise InputError(f"quantization_config field {k!r} must be a list of module names")
+            raise InputError(N_("quantization_config field {k!r} must be a list of module names"), k=k)
         return tuple(v)
     return ()
 
@@ -408,31 +411,33 @@ def from_quantization_config(q: dict) -> Quantization:
     """A :class:`Quantization` from a config.json's ``quantization_config`` block; unknown or
     malformed blocks raise InputError naming the field."""
     if not isinstance(q, dict):
-        raise InputError("quantization_config must be a JSON object")
+        raise InputError(N_("quantization_config must be a JSON object"))
     method = q.get("quant_method")
     if not isinstance(method, str):
-        raise InputError("quantization_config has no 'quant_method' string")
+        raise InputError(N_("quantization_config has no 'quant_method' string"))
     method = method.lower()
     if method == "awq":
         bits = _num(q, "bits", _num(q, "w_bit", 4))
         if bits != 4:
-            raise InputError(f"AWQ checkpoints are 4-bit (AutoAWQ's kernels), got bits = {bits}")
+            raise InputError(N_("AWQ checkpoints are 4-bit (AutoAWQ's kernels), got bits = {bits}"),
+                             bits=bits)
         g = _num(q, "group_size", _num(q, "q_group_size", 128))
         version = str(q.get("version") or q.get("format") or "gemm").lower()
         if version not in ("gemm", "gemv", "gemv_fast"):
-            raise InputError(f"AWQ version {version!r} is not known (gemm, gemv, gemv_fast)")
+            raise InputError(N_("AWQ version {version!r} is not known (gemm, gemv, gemv_fast)"),
+                             version=version)
         return Quantization("awq", bits=4, group_size=g, zero_point=_flag(q, "zero_point", True), version=version,
                             skip=_names(q, "modules_to_not_convert"), skip_rule="substring", unquantized_dtype="fp16",
                             label=f"AWQ {bits}-bit, group {g} ({version})")
     if method == "gptq":
         bits = _num(q, "bits", None)
         if bits not in (2, 3, 4, 8):
-            raise InputError(f"GPTQ bits must be 2, 3, 4 or 8, got {bits!r}")
+            raise InputError(N_("GPTQ bits must be 2, 3, 4 or 8, got {bits!r}"), bits=bits)
         g = _num(q, "group_size", 128)
         pack = str(q.get("pack_dtype") or "int32")
         pack_bits = {"int8": 8, "int16": 16, "int32": 32, "int64": 64}.get(pack.replace("torch.", ""))
         if pack_bits is None:
-            raise InputError(f"GPTQ pack_dtype {pack!r} is not known")
+            raise InputError(N_("GPTQ pack_dtype {pack!r} is not known"), pack=pack)
         skip = tuple(k[2:] for k in (q.get("dynamic") or {}) if isinstance(k, str) and k.startswith("-:"))
         return Quantization("gptq", bits=bits, group_size=g, pack_bits=pack_bits,
                             quantize_lm_head=_flag(q, "lm_head", False), skip=skip,
@@ -442,15 +447,15 @@ def from_quantization_config(q: dict) -> Quantization:
         four = _flag(q, "load_in_4bit", False) or _flag(q, "_load_in_4bit", False)
         eight = _flag(q, "load_in_8bit", False) or _flag(q, "_load_in_8bit", False)
         if four == eight:
-            raise InputError("a bitsandbytes quantization_config needs exactly one of load_in_4bit / load_in_8bit")
+            raise InputError(N_("a bitsandbytes quantization_config needs exactly one of load_in_4bit / load_in_8bit"))
         skip = _names(q, "llm_int8_skip_modules")
         if four:
             qt = str(q.get("bnb_4bit_quant_type") or "fp4")
             if qt not in ("nf4", "fp4"):
-                raise InputError(f"bnb_4bit_quant_type must be nf4 or fp4, got {qt!r}")
+                raise InputError(N_("bnb_4bit_quant_type must be nf4 or fp4, got {qt!r}"), qt=qt)
             storage = str(q.get("bnb_4bit_quant_storage") or "uint8").replace("torch.", "")
             if storage not in STORAGE_BYTES:
-                raise InputError(f"bnb_4bit_quant_storage {storage!r} is not known")
+                raise InputError(N_("bnb_4bit_quant_storage {storage!r} is not known"), storage=storage)
             dq = _flag(q, "bnb_4bit_use_double_quant", False)
             return Quantization("bitsandbytes", bits=4, quant_type=qt, double_quant=dq, quant_storage=storage,
                                 skip=skip, label=f"bitsandbytes 4-bit {qt}" + (" + double quant" if dq else ""))
@@ -460,7 +465,8 @@ def from_quantization_config(q: dict) -> Quantization:
         blk = q.get("weight_block_size", [128, 128])
         if blk is not None and (not isinstance(blk, list) or len(blk) != 2
                                 or not all(isinstance(x, int) and x > 0 for x in blk)):
-            raise InputError(f"fp8 weight_block_size must be two whole numbers or null, got {blk!r}")
+            raise InputError(N_("fp8 weight_block_size must be two whole numbers or null, got {blk!r}"),
+                             blk=blk)
         scale_fmt = str(q.get("scale_fmt") or "float")
         static = str(q.get("activation_scheme") or "dynamic") == "static"
         return Quantization("fp8", bits=8, block=tuple(blk) if blk else None, scale_fmt=scale_fmt,
@@ -475,23 +481,24 @@ def from_quantization_config(q: dict) -> Quantization:
     if method == "modelopt":
         algo = str(q.get("quant_algo") or "").upper()
         if algo != "NVFP4":
-            raise InputError(f"ModelOpt quant_algo {algo or None!r} is not supported (NVFP4 is)")
+            raise InputError(N_("ModelOpt quant_algo {algo!r} is not supported (NVFP4 is)"),
+                             algo=algo or None)
         return Quantization("modelopt", bits=4, group_size=16, skip=_names(q, "exclude_modules", "ignore"),
                             skip_rule="hf", activations="nvfp4 (W4A4)", label="NVFP4 (ModelOpt)")
-    raise InputError(f"quant_method {method!r} is not supported; supported: awq, gptq, bitsandbytes, fp8, "
-                     "compressed-tensors, mxfp4, modelopt (NVFP4)")
+    raise InputError(N_("quant_method {method!r} is not supported; supported: awq, gptq, bitsandbytes, fp8, "
+                        "compressed-tensors, mxfp4, modelopt (NVFP4)"), method=method)
 
 
 def _compressed_tensors(q: dict) -> Quantization:
     groups = q.get("config_groups")
     if not isinstance(groups, dict) or not groups:
-        raise InputError("a compressed-tensors quantization_config needs 'config_groups'")
+        raise InputError(N_("a compressed-tensors quantization_config needs 'config_groups'"))
     if len(groups) > 1:
-        raise InputError("compressed-tensors checkpoints with more than one config group are not supported yet")
+        raise InputError(N_("compressed-tensors checkpoints with more than one config group are not supported yet"))
     grp = next(iter(groups.values()))
     w = grp.get("weights") if isinstance(grp, dict) else None
     if not isinstance(w, dict):
-        raise InputError("the compressed-tensors config group has no 'weights' scheme")
+        raise InputError(N_("the compressed-tensors config group has no 'weights' scheme"))
     bits = _num(w, "num_bits", 8)
     typ = str(w.get("type") or "int")
     strategy = str(w.get("strategy") or "tensor")

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field, replace
 from gemmlib.core.errors import InputError
 from gemmlib.core.flops import DEFAULT_EFFICIENCY
 from gemmlib.core.hardware import Hardware
+from gemmlib.core.i18n import N_
 from gemmlib.llm.accounting import (
     Memory,
     Workload,
@@ -183,7 +184,8 @@ def estimate(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel | None 
     par = par or Parallel()
     par.check(cfg, gpus)
     if par.gpus > 1 and hw.interconnect is None:
-        raise InputError(f"{hw.name} has no interconnect figures; pick a catalogue GPU for more than one device")
+        raise InputError(N_("{name} has no interconnect figures; pick a catalogue GPU for more than one device"),
+                         name=hw.name)
     pre = phase(cfg, wl, hw, par, "prefill", efficiency)
     dec = phase(cfg, wl, hw, par, "decode", efficiency)
     whole = memory(cfg, wl, hw, par.gpus)

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, replace
 
 from gemmlib.core.errors import InputError
 from gemmlib.core.hardware import Hardware
+from gemmlib.core.i18n import N_
 from gemmlib.llm.accounting import Workload
 from gemmlib.llm.config import ModelConfig
 from gemmlib.llm.memory import DEFAULT_MEMORY_UTILIZATION, inference_memory, largest_fitting
@@ -62,7 +63,7 @@ def _check_target(name: str, v) -> float | None:
     if v is None:
         return None
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
-        raise InputError(f"{name} must be a positive number of seconds, got {v!r}")
+        raise InputError(N_("{name} must be a positive number of seconds, got {v!r}"), name=name, v=v)
     return float(v)
 
 
@@ -91,12 +92,13 @@ def serving(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, efficie
     """The serving curve from one request to the KV limit (powers of two and the limit), and the best
     concurrency under the targets."""
     if wl.new_tokens < 1:
-        raise InputError("serving needs generated tokens: give --new-tokens N ≥ 1")
+        raise InputError(N_("serving needs generated tokens: give --new-tokens N ≥ 1"))
     tpot_target_s = _check_target("the TPOT target", tpot_target_s)
     ttft_target_s = _check_target("the TTFT target", ttft_target_s)
     cap = MAX_CONCURRENCY if max_concurrency is None else int(max_concurrency)
     if cap < 1:
-        raise InputError(f"the concurrency limit must be at least 1, got {max_concurrency!r}")
+        raise InputError(N_("the concurrency limit must be at least 1, got {max_concurrency!r}"),
+                         max_concurrency=max_concurrency)
     limit = largest_fitting(lambda c: _memory(cfg, replace(wl, batch=c), hw, par, memory_utilization).fits,
                             min(cap, MAX_CONCURRENCY))
     top = max(limit, 1)  # show one request even when it does not fit, marked so

@@ -39,6 +39,7 @@ from dataclasses import asdict, dataclass, replace
 from gemmlib.core.dtypes import get_dtype
 from gemmlib.core.errors import InputError
 from gemmlib.core.hardware import Hardware
+from gemmlib.core.i18n import N_
 from gemmlib.llm.accounting import Op, Workload, prefill_ops, prefill_other_ops, time_op
 from gemmlib.llm.config import ModelConfig
 from gemmlib.llm.hf import from_hf_config
@@ -79,14 +80,16 @@ class Training:
     def __post_init__(self) -> None:
         t = self.tokens
         if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or not 0 < t <= MAX_TRAIN_TOKENS:
-            raise InputError(f"--train-tokens must be a positive number of tokens (at most {MAX_TRAIN_TOKENS:.0e}), "
-                             f"got {t!r}")
+            raise InputError(N_("--train-tokens must be a positive number of tokens (at most {limit:.0e}), got "
+                                "{t!r}"), limit=MAX_TRAIN_TOKENS, t=t)
         if isinstance(self.micro_batch, bool) or not isinstance(self.micro_batch, int) or self.micro_batch < 1:
-            raise InputError(f"--micro-batch must be a whole number ≥ 1, got {self.micro_batch!r}")
+            raise InputError(N_("--micro-batch must be a whole number ≥ 1, got {micro_batch!r}"),
+                             micro_batch=self.micro_batch)
         if self.recompute not in RECOMPUTE:
-            raise InputError(f"--recompute must be one of {', '.join(RECOMPUTE)}, got {self.recompute!r}")
+            raise InputError(N_("--recompute must be one of {choices}, got {recompute!r}"),
+                             choices=", ".join(RECOMPUTE), recompute=self.recompute)
         if self.zero not in ZERO_STAGES:
-            raise InputError(f"--zero must be 0, 1, 2 or 3, got {self.zero!r}")
+            raise InputError(N_("--zero must be 0, 1, 2 or 3, got {zero!r}"), zero=self.zero)
 
 
 def _recomputed(op: Op, recompute: str) -> bool:
@@ -100,7 +103,8 @@ def _recomputed(op: Op, recompute: str) -> bool:
 def step_flops(cfg: ModelConfig, wl: Workload, recompute: str = "none") -> dict[str, int]:
     """Exact GEMM FLOPs of one training step over ``wl.batch`` sequences of ``wl.seq_len`` tokens."""
     if recompute not in RECOMPUTE:
-        raise InputError(f"recompute must be one of {', '.join(RECOMPUTE)}, got {recompute!r}")
+        raise InputError(N_("recompute must be one of {choices}, got {recompute!r}"),
+                         choices=", ".join(RECOMPUTE), recompute=recompute)
     ops = prefill_ops(cfg, replace(wl, new_tokens=0, lm_head="all"))
     fwd = sum(o.flops for o in ops)
     rc = sum(o.flops for o in ops if _recomputed(o, recompute))
@@ -228,21 +232,23 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
           efficiency: float = 1.0, memory_utilization: float = 0.90) -> TrainEstimate:
     """One training step of ``wl.batch`` sequences of ``wl.seq_len`` tokens (the global batch) on ``par``."""
     if wl.decode_only:
-        raise InputError("a training step runs whole sequences: a decode-only workload (--context) cannot train")
+        raise InputError(N_("a training step runs whole sequences: a decode-only workload (--context) cannot train"))
     if cfg.quant is not None or wl.weight_dtype in WEIGHT_FORMATS:
         what = cfg.quant.label if cfg.quant is not None else wl.weight_dtype
-        raise InputError(f"training sizes mixed-precision weights (bf16 / fp16 / fp32); {cfg.name} is stored as "
-                         f"{what}, an inference format: train a full-precision copy (e.g. the custom shape)")
+        raise InputError(N_("training sizes mixed-precision weights (bf16 / fp16 / fp32); {name} is stored as {what}, "
+                            "an inference format: train a full-precision copy (e.g. the custom shape)"),
+                         name=cfg.name, what=what)
     dtype = wl.act_dtype
     if hw.peak(dtype) is None:
-        raise InputError(hw.missing_peak(dtype))
+        raise hw.missing_peak_error(dtype)
     b = tr.micro_batch
     if par.ep > 1 and b % par.ep:
-        raise InputError(f"--micro-batch {b} must be a multiple of --ep {par.ep}: each expert-parallel rank "
-                         "takes its own sequences")
+        raise InputError(N_("--micro-batch {b} must be a multiple of --ep {ep}: each expert-parallel rank takes its "
+                            "own sequences"), b=b, ep=par.ep)
     if wl.batch % (par.dp * b):
-        raise InputError(f"the global batch of {wl.batch} sequences does not split into --dp {par.dp} × "
-                         f"--micro-batch {b}; make the batch a multiple of {par.dp * b}")
+        raise InputError(N_("the global batch of {batch} sequences does not split into --dp {dp} × --micro-batch {b}; "
+                            "make the batch a multiple of {multiple}"),
+                         batch=wl.batch, dp=par.dp, b=b, multiple=par.dp * b)
     m = wl.batch // (par.dp * b)
     step = replace(wl, new_tokens=0, lm_head="all")
     wl_mb = replace(step, batch=b)
