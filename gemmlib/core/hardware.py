@@ -35,7 +35,7 @@ from dataclasses import dataclass, field, replace
 from gemmlib.core.comm import Link
 from gemmlib.core.dtypes import COMPUTE_DTYPES, get_dtype
 from gemmlib.core.errors import InputError
-from gemmlib.core.i18n import N_, Msg
+from gemmlib.core.i18n import N_, Msg, Text
 
 T = 1e12  # tera
 GiB = 1024**3
@@ -187,7 +187,7 @@ class Hardware:
             bandwidth=float(bandwidth) if bandwidth is not None else self.bandwidth,
             sms=int(sms) if sms is not None else self.sms,
             memory_bytes=float(memory_bytes) if memory_bytes is not None else self.memory_bytes,
-            memory_source="override" if memory_bytes is not None else self.memory_source,
+            memory_source=Text(N_("override")) if memory_bytes is not None else self.memory_source,
             unknown=tuple(d for d in COMPUTE_DTYPES if d in unknown),
         )
 
@@ -197,12 +197,12 @@ def _peaks(**kw: float) -> tuple[tuple[str, float], ...]:
 
 
 def _reported(mib: float, source: str) -> tuple[float, str]:
-    return float(mib * MiB), f"driver report: {mib:,} MiB ({source})"
+    return float(mib * MiB), Text(N_("driver report: {mib:,} MiB ({source})"), mib=mib, source=source)
 
 
 def _datasheet_gib(gb: float, what: str) -> tuple[float, str]:
-    return float(gb * GiB), (f"datasheet {gb:g} GB read as GiB (no driver report found; the usable total is "
-                             f"a little less): {what}")
+    return float(gb * GiB), Text(N_("datasheet {gb:g} GB read as GiB (no driver report found; the usable total "
+                                    "is a little less): {what}"), gb=gb, what=what)
 
 
 # ----- links (bus bandwidth = per-direction line rate; latency from measurement where one exists) --------------
@@ -441,7 +441,8 @@ CATALOGUE: dict[str, Hardware] = {
         "MI300X", "gpu", _peaks(fp32=163.4, tf32=653.7, fp16=1307.4, bf16=1307.4, fp8=2614.9, int8=2614.9),
         bandwidth=5.3e12, sms=304,
         memory_bytes=201_310_208 * 1024.0,
-        memory_source="driver report: rocminfo GPU pool 201,310,208 KB (ROCm/legacy-rocm-build#4414) = 192 GiB",
+        memory_source=Text(N_("driver report: rocminfo GPU pool {kb:,} KB ({source}) = 192 GiB"), kb=201_310_208,
+                           source="ROCm/legacy-rocm-build#4414"),
         source=_MI300X_DS,
         notes="AMD's data sheet prints a 'with sparsity' column at double these. 304 CUs × 2.1 GHz × 2048 FP16 "
               "FLOP/clk = 1.307 PF. 750 W.", aliases=("mi300x", "instinct mi300x"), interconnect=_MI_IC,

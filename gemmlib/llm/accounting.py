@@ -54,7 +54,7 @@ from gemmlib.core.dtypes import get_dtype
 from gemmlib.core.errors import InputError
 from gemmlib.core.flops import DEFAULT_EFFICIENCY, roofline_time
 from gemmlib.core.hardware import Hardware
-from gemmlib.core.i18n import N_
+from gemmlib.core.i18n import N_, Text
 from gemmlib.llm.checkpoint import checkpoint_size, element_bytes, mlp_op_names, op_weight_bytes
 from gemmlib.llm.config import ModelConfig
 from gemmlib.llm.hf import describe_read
@@ -343,18 +343,22 @@ def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, aki
         else:
             ops.append(_linear("q_proj", m=tokens, k=d, n=cfg.q_dim, w_bytes=sz.w("q_proj", mkind), **lin))
         ops.append(_linear("kv_a_proj", m=tokens, k=d, n=rkv + dr, w_bytes=sz.w("kv_a_proj", mkind),
-                           note="the compressed latent and the rotary key of the new tokens", **lin))
+                           note=Text(N_("the compressed latent and the rotary key of the new tokens")), **lin))
     else:
         for name, n in (("q_proj", cfg.q_dim), ("k_proj", cfg.kv_dim), ("v_proj", cfg.v_dim)):
             ops.append(_linear(name, m=tokens, k=d, n=n, w_bytes=sz.w(name, mkind),
-                               note="in one fused q|k|v matrix" if cfg.fused_qkv else "", **lin))
+                               note=Text(N_("in one fused q|k|v matrix")) if cfg.fused_qkv else "", **lin))
     pair_total = layers * b * h * pairs
     score_io = pair_total * sz.a if wl.attention == "eager" else 0.0
-    fused = "; fused: the scores stay on chip" if wl.attention == "fused" else ""
-    grow = "; keys grow by one per decode step" if run.phase == "decode" else ""
+    extra: list[str] = []  # what every attention product's note adds
+    if run.phase == "decode":
+        extra.append(Text(N_("keys grow by one per decode step")))
     if w:
-        grow += f"; sliding window {w}: at most {w - 1} cached keys" + (
-            " (eager prefill stays dense, masked afterwards)" if run.phase == "prefill" else "")
+        extra.append(Text(N_("sliding window {window}: at most {keys} cached keys (eager prefill stays dense, "
+                             "masked afterwards)"), window=w, keys=w - 1) if run.phase == "prefill" else
+                     Text(N_("sliding window {window}: at most {keys} cached keys"), window=w, keys=w - 1))
+    if wl.attention == "fused":
+        extra.append(Text(N_("fused: the scores stay on chip")))
     kl = last if run.phase == "decode" and last != first else None
     if absorbed:
         # vLLM / SGLang / FlashMLA: W_UK folded into the query, W_UV into the output; all heads share the latent.
@@ -363,21 +367,23 @@ def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, aki
         h_runs = layers * h * run.steps
         ops.append(_linear("q_absorb", phase=run.phase, m=b, k=dn, n=rkv, runs=h_runs, weight_reads=runs,
                            w_bytes=kvb * dn / (dn + dv) / h, weight_copies=h, sz=sz,
-                           note="per head: q_nope · W_UK (kv_b_proj's key rows)"))
+                           note=Text(N_("per head: q_nope · W_UK (kv_b_proj's key rows)"))))
         s_runs = layers * b * run.steps
         keys_total = layers * b * sum_keys
         ops.append(Op("attn_scores", run.phase, h, first, rkv + dr, s_runs, 2 * (rkv + dr) * h * layers * b * sum_keys,
                       0.0, s_runs * h * (rkv + dr) * sz.a + (h * keys_total * sz.a if wl.attention == "eager" else 0),
                       keys_total * (rkv + dr) * sz.kv,
-                      "per layer and sequence: every head against the shared latent + rotary key" + grow + fused,
+                      Text.joined([Text(N_("per layer and sequence: every head against the shared latent + rotary "
+                                           "key")), *extra]),
                       n_last=kl))
         ops.append(Op("attn_values", run.phase, h, rkv, first, s_runs, 2 * rkv * h * layers * b * sum_keys,
                       0.0, (h * keys_total * sz.a if wl.attention == "eager" else 0) + s_runs * h * rkv * sz.a,
-                      keys_total * rkv * sz.kv, "per layer and sequence: probabilities · latent" + grow + fused,
+                      keys_total * rkv * sz.kv,
+                      Text.joined([Text(N_("per layer and sequence: probabilities · latent")), *extra]),
                       k_last=kl))
         ops.append(_linear("o_absorb", phase=run.phase, m=b, k=rkv, n=dv, runs=h_runs, weight_reads=runs,
                            w_bytes=kvb * dv / (dn + dv) / h, weight_copies=h, sz=sz,
-                           note="per head: latent output · W_UV (kv_b_proj's value rows)"))
+                           note=Text(N_("per head: latent output · W_UV (kv_b_proj's value rows)"))))
     else:
         kv_read_k = layers * b * cfg.kv_heads * sum_keys * hd * sz.kv
         kv_read_v = layers * b * cfg.kv_heads * sum_keys * dv * sz.kv
@@ -388,15 +394,17 @@ def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, aki
             ops.append(Op("kv_b_proj", run.phase, b * first, out_w, rkv, runs, 2 * keys_rows * out_w * rkv * layers,
                           sz.w("kv_b_proj", mkind) * runs, layers * keys_rows * out_w * sz.a,
                           layers * keys_rows * rkv * sz.kv,
-                          "eager MLA: decompresses every cached latent to keys and values, every step"
-                          + ("; rows grow by one per step and sequence" if run.phase == "decode" else ""),
+                          Text.joined([Text(N_("eager MLA: decompresses every cached latent to keys and values, "
+                                               "every step")),
+                                       Text(N_("rows grow by one per step and sequence")) if run.phase == "decode"
+                                       else ""]),
                           n_last=None))
             kv_read_k = layers * b * sum_keys * dr * sz.kv + layers * b * h * sum_keys * hd * sz.a
             kv_read_v = layers * b * h * sum_keys * dv * sz.a
         att_runs = layers * b * h * run.steps
         q_io = att_runs * run.queries * hd * sz.a
         o_io = att_runs * run.queries * dv * sz.a
-        note = "per layer, sequence and query head" + grow + fused
+        note = Text.joined([Text(N_("per layer, sequence and query head")), *extra])
         ops.append(Op("attn_scores" + suffix, run.phase, run.queries, first, hd, att_runs, 2 * hd * pair_total,
                       0.0, q_io + score_io, kv_read_k, note, n_last=kl))
         ops.append(Op("attn_values" + suffix, run.phase, run.queries, dv, first, att_runs, 2 * dv * pair_total,
@@ -413,23 +421,25 @@ def _mlp_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, mkind: st
     if mkind == "D":
         g, u, dn = mlp_op_names(cfg, "D")
         names = (g, u) if cfg.mlp == "gated" else (u,)
-        note = "in one fused gate|up matrix" if cfg.fused_gate_up and cfg.mlp == "gated" else ""
+        dense = Text(N_("the dense layers of a mixture of experts")) if cfg.is_moe else ""
+        fused = Text(N_("in one fused gate|up matrix")) if cfg.fused_gate_up and cfg.mlp == "gated" else ""
         for nm in names:
             ops.append(_linear(nm, m=tokens, k=d, n=cfg.ffn, runs=runs, weight_reads=runs, w_bytes=sz.w(nm, "D"),
-                               note=note + ("; the dense layers of a mixture of experts" if cfg.is_moe else ""), **lin))
+                               note=Text.joined([fused, dense]) if fused and dense else fused or dense, **lin))
         ops.append(_linear(dn, m=tokens, k=cfg.ffn, n=d, runs=runs, weight_reads=runs, w_bytes=sz.w(dn, "D"),
-                           note="the dense layers of a mixture of experts" if cfg.is_moe else "", **lin))
+                           note=dense, **lin))
         return ops
     e, k, fe = cfg.experts, cfg.experts_per_token, cfg.expert_ffn
     ops.append(_linear("router", m=tokens, k=d, n=e, runs=runs, weight_reads=runs, w_bytes=sz.w("router", "M"),
-                       note="per layer: scores every expert for every token", **lin))
+                       note=Text(N_("per layer: scores every expert for every token")), **lin))
     if cfg.experts_compute == "all":
         reached, per_token = e, e
-        e_note = f"every one of the {e} experts runs on every token (dense bmm, as transformers' Llama 4 does)"
+        e_note = Text(N_("every one of the {experts} experts runs on every token (dense bmm, as transformers' "
+                         "Llama 4 does)"), experts=e)
     else:
         reached, per_token = min(e, tokens * k), k
-        e_note = (f"routed experts: each token through {k} of {e} experts "
-                  f"(count = layers × {k}); weights of {reached} experts read")
+        e_note = Text(N_("routed experts: each token through {k} of {experts} experts (count = layers × {k}); "
+                         "weights of {reached} experts read"), k=k, experts=e, reached=reached)
     e_runs = runs * per_token
     names = ("gate_proj", "up_proj") if cfg.mlp == "gated" else ("up_proj",)
     for nm in names:
@@ -441,12 +451,14 @@ def _mlp_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, mkind: st
     if fs:
         for nm in ("shared_gate_proj", "shared_up_proj"):
             ops.append(_linear(nm, m=tokens, k=d, n=fs, runs=runs, weight_reads=runs, w_bytes=sz.w(nm, "M"),
-                               note="the shared expert: every token", **lin))
+                               note=Text(N_("the shared expert: every token")), **lin))
         ops.append(_linear("shared_down_proj", m=tokens, k=fs, n=d, runs=runs, weight_reads=runs,
-                           w_bytes=sz.w("shared_down_proj", "M"), note="the shared expert: every token", **lin))
+                           w_bytes=sz.w("shared_down_proj", "M"), note=Text(N_("the shared expert: every token")),
+                           **lin))
     if cfg.shared_expert_gate:
         ops.append(_linear("shared_expert_gate", m=tokens, k=d, n=1, runs=runs, weight_reads=runs,
-                           w_bytes=sz.w("shared_expert_gate", "M"), note="sigmoid gate on the shared expert", **lin))
+                           w_bytes=sz.w("shared_expert_gate", "M"), note=Text(N_("sigmoid gate on the shared expert")),
+                           **lin))
     return ops
 
 
@@ -490,8 +502,29 @@ def _elementwise(name: str, phase: str, *, rows: int, width: int, count: int, el
 # Element-wise FLOPs per element of each kind of op (an eager kernel's arithmetic, not a GEMM's).
 _NORM_FLOPS = {"rms": 4, "layer": 7, "layer_weight": 6, "plain": 5}  # rms: square, mean, scale, weight; layer: + centre, bias
 _ACT_FLOPS = {"gated": 5, "plain": 8}  # silu(gate)·up: sigmoid, mul, mul; GELU (tanh form)
-_NORM_NAMES = {"rms": "RMSNorm", "layer": "LayerNorm", "layer_weight": "LayerNorm (weight only)",
-               "plain": "LayerNorm (no parameters)"}
+_NORM_NAMES = {"rms": "RMSNorm", "layer": "LayerNorm", "layer_weight": N_("LayerNorm (weight only)"),
+               "plain": N_("LayerNorm (no parameters)")}
+
+
+def _norms_note(cfg: ModelConfig, npl: int) -> Text:
+    """What the norms op holds, in words (the table's note)."""
+    norm = Text(_NORM_NAMES[cfg.norm])
+    if cfg.is_mla:
+        return Text(N_("{n} per layer ({norm}), and MLA's latent norms: read and write the hidden state"),
+                    n=npl, norm=norm)
+    if cfg.qk_norm != "none":
+        return Text(N_("{n} per layer ({norm}), and the q/k norms: read and write the hidden state"),
+                    n=npl, norm=norm)
+    return Text(N_("{n} per layer ({norm}): read and write the hidden state"), n=npl, norm=norm)
+
+
+def _activation_note(cfg: ModelConfig, name: str) -> Text:
+    """The activation op's note: its function and whose it is."""
+    fn = "silu(gate) · up" if cfg.mlp == "gated" else "GELU"
+    whose = {"activation": N_("{fn} (the routed experts)") if cfg.is_moe else "",
+             "shared_activation": N_("{fn} (the shared expert)"),
+             "dense_activation": N_("{fn} (the dense layers)")}[name]
+    return Text(whose, fn=fn) if whose else Text(fn)
 
 
 def _other_group_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, akind: str, mkind: str,
@@ -521,14 +554,12 @@ def _other_group_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, a
     ops = [_elementwise("norms", run.phase, rows=tokens, width=d, count=npl * runs, elements=2 * rows_total * width,
                         flops=nf * rows_total * width, sz=sz,
                         weight_bytes=runs * (npl * d + extra) * cfg.norm_weights * sz.el,
-                        note=f"{npl} per layer ({_NORM_NAMES[cfg.norm]})" + (
-                            ", and the q/k norms" if cfg.qk_norm != "none" and not cfg.is_mla else "") + (
-                            ", and MLA's latent norms" if cfg.is_mla else "") + ": read and write the hidden state")]
+                        note=_norms_note(cfg, npl))]
     if not cfg.learned_positions and not cfg.alibi:
         rot = (h + 1) * cfg.rope_head_dim if cfg.is_mla else q + kv
         qk = rows_total * rot
         ops.append(_elementwise("rotary", run.phase, rows=tokens, width=rot, count=runs, elements=2 * 3 * qk,
-                                flops=3 * qk, sz=sz, note="q·cos + rotate_half(q)·sin, and the same for k"))
+                                flops=3 * qk, sz=sz, note=Text(N_("q·cos + rotate_half(q)·sin, and the same for k"))))
     if wl.attention == "eager":
         keys_total = layers * b * sum_keys  # cached keys read per run, summed
         if cfg.kv_heads < cfg.heads and not cfg.is_mla:
@@ -536,12 +567,13 @@ def _other_group_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, a
                 "kv_repeat", run.phase, rows=tokens, width=q + cfg.heads * cfg.v_head_dim, count=runs,
                 elements=keys_total * (q + cfg.o_dim), flops=0, sz=sz,
                 kv_bytes=keys_total * (kv + cfg.v_dim) * sz.kv,
-                note=f"eager GQA copies each K/V head to its {h // cfg.kv_heads} query heads, every cached key"))
+                note=Text(N_("eager GQA copies each K/V head to its {n} query heads, every cached key"),
+                          n=h // cfg.kv_heads)))
         heads_rows = h
         scores = layers * b * heads_rows * pairs
         ops.append(_elementwise("attn_softmax", run.phase, rows=run.queries, width=sum_keys // max(steps, 1),
                                 count=layers * b * h * steps, elements=3 * 2 * scores, flops=7 * scores, sz=sz,
-                                note="scale, mask and softmax each read and write the scores"))
+                                note=Text(N_("scale, mask and softmax each read and write the scores"))))
     act_names = {"D": "dense_activation" if cfg.is_moe else "activation", "M": "activation"}
     if mkind == "M":
         per = cfg.experts if cfg.experts_compute == "all" else cfg.experts_per_token
@@ -554,20 +586,17 @@ def _other_group_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, a
         act = _elementwise(name, run.phase, rows=tokens, width=act_width, count=runs,
                            elements=(5 if cfg.mlp == "gated" else 2) * rows_total * act_width,
                            flops=_ACT_FLOPS[cfg.mlp] * rows_total * act_width, sz=sz,
-                           note=("silu(gate) · up" if cfg.mlp == "gated" else "GELU") + {
-                               "activation": " (the routed experts)" if cfg.is_moe else "",
-                               "shared_activation": " (the shared expert)",
-                               "dense_activation": " (the dense layers)"}[name])
+                           note=_activation_note(cfg, name))
         ops.append(replace(act, routed=routed))
     if mkind == "M":
         k, e = cfg.experts_per_token, cfg.experts
         ops.append(_elementwise("moe_routing", run.phase, rows=tokens, width=e, count=runs,
                                 elements=2 * rows_total * e + 4 * rows_total * k * d,
                                 flops=5 * rows_total * e + 2 * rows_total * k * d, sz=sz,
-                                note=f"softmax and top-{k} over {e} experts; gather each routed token and "
-                                     "scatter-add it back, weighted"))
+                                note=Text(N_("softmax and top-{k} over {experts} experts; gather each routed token "
+                                             "and scatter-add it back, weighted"), k=k, experts=e)))
     ops.append(_elementwise("residual", run.phase, rows=tokens, width=d, count=2 * runs, elements=2 * 3 * rows_total * d,
-                            flops=2 * rows_total * d, sz=sz, note="2 per layer: read two, write one"))
+                            flops=2 * rows_total * d, sz=sz, note=Text(N_("2 per layer: read two, write one"))))
     return ops
 
 
@@ -588,8 +617,9 @@ def _embedding_op(cfg: ModelConfig, wl: Workload, *, phase: str, rows: int, step
     return _elementwise("embedding", phase, rows=rows, width=cfg.hidden, count=steps,
                         elements=n * cfg.hidden * (lookups + (2 if cfg.learned_positions else 0)),
                         flops=n * cfg.hidden * (lookups - 1), sz=sz, weight_bytes=lookups * n * cfg.hidden * sz.el,
-                        note="gather the token rows" + (" and the position rows, then add" if lookups == 2 else "")
-                             + "; a final norm follows (counted in norms)")
+                        note=Text(N_("gather the token rows and the position rows, then add; a final norm follows "
+                                     "(counted in norms)")) if lookups == 2 else
+                        Text(N_("gather the token rows; a final norm follows (counted in norms)")))
 
 
 def _prefill_run(wl: Workload, seq_len: int | None = None, tri: bool | None = None) -> _Run:
@@ -624,7 +654,7 @@ def _final_norm(cfg: ModelConfig, wl: Workload, *, phase: str, rows: int, steps:
     return _elementwise("norms", phase, rows=rows, width=cfg.hidden, count=steps, elements=2 * n * cfg.hidden,
                         flops=_NORM_FLOPS[cfg.norm] * n * cfg.hidden, sz=sz,
                         weight_bytes=steps * cfg.hidden * cfg.norm_weights * sz.el,
-                        note="the final norm before the LM head")
+                        note=Text(N_("the final norm before the LM head")))
 
 
 def _merge(ops: list[Op]) -> list[Op]:
@@ -635,7 +665,8 @@ def _merge(ops: list[Op]) -> list[Op]:
             a = out[o.name]
             out[o.name] = replace(a, count=a.count + o.count, flops=a.flops + o.flops,
                                   weight_bytes=a.weight_bytes + o.weight_bytes, act_bytes=a.act_bytes + o.act_bytes,
-                                  kv_bytes=a.kv_bytes + o.kv_bytes, note=a.note + "; and " + o.note)
+                                  kv_bytes=a.kv_bytes + o.kv_bytes,
+                                  note=Text.joined([a.note, o.note], sep=N_("; and ")))
         else:
             out[o.name] = o
     return list(out.values())
@@ -643,10 +674,11 @@ def _merge(ops: list[Op]) -> list[Op]:
 
 def _lm_head(cfg: ModelConfig, wl: Workload, *, phase: str, rows: int, steps: int) -> Op:
     sz = _Sizes(cfg, wl)
-    note = "tied to the embedding" if cfg.tied_embeddings else ""
+    tied = Text(N_("tied to the embedding")) if cfg.tied_embeddings else ""
+    note = tied
     if phase == "prefill":
-        note = ("every position" if wl.lm_head == "all" else "last position only") + (
-            f"; {note}" if note else "")
+        note = Text.joined([Text(N_("every position")) if wl.lm_head == "all" else Text(N_("last position only")),
+                            tied])
     return _linear("lm_head", phase, m=rows, k=cfg.hidden, n=cfg.vocab, runs=steps, weight_reads=steps,
                    w_bytes=sz.w("lm_head", ""), sz=sz, note=note)
 
@@ -883,14 +915,14 @@ def memory(cfg: ModelConfig, wl: Workload, hw: Hardware, gpus: int = 1) -> Memor
                   int(gpus))
 
 
-def position_warnings(cfg: ModelConfig, wl: Workload) -> list[str]:
+def position_warnings(cfg: ModelConfig, wl: Workload) -> list[Text]:
     """Why the answer may not hold: a context past what a rotary model was trained for (the learned
     position table of GPT-2-style models refuses it: :func:`check_positions`)."""
     out = []
     n = wl.final_tokens
     if not cfg.learned_positions and cfg.max_positions and n > cfg.max_positions:
-        out.append(f"{n:,} tokens per sequence is past {cfg.name}'s max_position_embeddings ({cfg.max_positions:,}): "
-                   "the count holds, the model's output may not")
+        out.append(Text(N_("{n:,} tokens per sequence is past {model}'s max_position_embeddings ({limit:,}): the "
+                           "count holds, the model's output may not"), n=n, model=cfg.name, limit=cfg.max_positions))
     return out
 
 
@@ -1042,16 +1074,18 @@ def read_of(cfg: ModelConfig, wl: Workload, info: dict | None = None) -> dict:
     return d
 
 
-def weight_dtype_source(cfg: ModelConfig, wl: Workload) -> str:
+def weight_dtype_source(cfg: ModelConfig, wl: Workload) -> Text:
     """Where the workload's weight dtype comes from, in words."""
     wd = wl.weight_dtype
     if cfg.quant is not None:
-        return f"{cfg.quant.label or cfg.quant.method} from its quantization_config; other tensors {wd}"
+        return Text(N_("{quant} from its quantization_config; other tensors {dtype}"),
+                    quant=cfg.quant.label or cfg.quant.method, dtype=wd)
     if cfg.dtype and wd == cfg.dtype:
-        return "the config's torch_dtype"
+        return Text(N_("the config's torch_dtype"))
     if not cfg.dtype:
-        return "chosen (the config gives no torch_dtype)" if wd != "bf16" else "default (the config gives no torch_dtype)"
-    return f"chosen (the config's torch_dtype is {cfg.dtype})"
+        return (Text(N_("chosen (the config gives no torch_dtype)")) if wd != "bf16" else
+                Text(N_("default (the config gives no torch_dtype)")))
+    return Text(N_("chosen (the config's torch_dtype is {dtype})"), dtype=cfg.dtype)
 
 
 def estimate(cfg: ModelConfig, wl: Workload, hw: Hardware, efficiency: float | OpEfficiency = DEFAULT_EFFICIENCY,
@@ -1087,14 +1121,14 @@ def total_flops(ops: list[Op]) -> int:
 def counting_variants(cfg: ModelConfig, wl: Workload) -> list[dict]:
     """Prefill and decode FLOPs under each counting switch, beside the eager default."""
     rows = []
-    for label, causal, head in (("default: dense attention, LM head on every position", False, "all"),
-                                ("causal: lower triangle with its diagonal", True, "all"),
-                                ("LM head on the last position only", False, "last"),
-                                ("causal + LM head last", True, "last")):
+    for label, causal, head in ((N_("default: dense attention, LM head on every position"), False, "all"),
+                                (N_("causal: lower triangle with its diagonal"), True, "all"),
+                                (N_("LM head on the last position only"), False, "last"),
+                                (N_("causal + LM head last"), True, "last")):
         w = replace(wl, causal=causal, lm_head=head)
         pf = total_flops(prefill_ops(cfg, w))
         df = total_flops(decode_ops(cfg, w))
-        rows.append({"variant": label, "causal": causal, "lm_head": head,
+        rows.append({"variant": Text(label), "causal": causal, "lm_head": head,
                      "selected": (causal, head) == (wl.causal, wl.lm_head),
                      "prefill_flops": pf, "prefill_macs": pf // 2, "decode_flops": df, "decode_macs": df // 2})
     return rows
@@ -1113,13 +1147,14 @@ def rules_of_thumb(cfg: ModelConfig, wl: Workload) -> list[dict]:
     rule2 = p * s * b / 100
     rule3 = 2 * p * s * b
     rows = [
-        {"rule": "Params·seq²/(3·d_model) × batch", "value": rule1,
-         "reason": (f"counts only the seq²·d attention products and rescales them by params/d²; it misses the "
-                    f"weight GEMMs (≈ 2·params per token), which are {lin / exact:.0%} of the exact count here")},
-        {"rule": "params × seq × concurrency ÷ 100", "value": rule2,
-         "reason": ("÷ 100 is an unexplained fudge factor with no units; a forward pass costs about 2·params "
-                    "FLOPs per token, i.e. 200× this figure, plus the attention products")},
-        {"rule": "2·N per token (N = all parameters) × tokens", "value": rule3,
+        {"rule": Text(N_("Params·seq²/(3·d_model) × batch")), "value": rule1,
+         "reason": Text(N_("counts only the seq²·d attention products and rescales them by params/d²; it misses "
+                           "the weight GEMMs (≈ 2·params per token), which are {share:.0%} of the exact count "
+                           "here"), share=lin / exact)},
+        {"rule": Text(N_("params × seq × concurrency ÷ 100")), "value": rule2,
+         "reason": Text(N_("÷ 100 is an unexplained fudge factor with no units; a forward pass costs about "
+                           "2·params FLOPs per token, i.e. 200× this figure, plus the attention products"))},
+        {"rule": Text(N_("2·N per token (N = all parameters) × tokens")), "value": rule3,
          "reason": _two_n_reason(cfg, wl, att, exact)},
     ]
     for r in rows:
@@ -1128,17 +1163,20 @@ def rules_of_thumb(cfg: ModelConfig, wl: Workload) -> list[dict]:
     return rows
 
 
-def _two_n_reason(cfg: ModelConfig, wl: Workload, att: int, exact: int) -> str:
-    parts = [f"misses the attention products ({att / exact:.1%} of the exact count here, growing with seq)"]
+def _two_n_reason(cfg: ModelConfig, wl: Workload, att: int, exact: int) -> Text:
+    parts = [Text(N_("misses the attention products ({share:.1%} of the exact count here, growing with seq)"),
+                  share=att / exact)]
     lookup = cfg.vocab * cfg.hidden * (0 if cfg.tied_embeddings else 1) + cfg.learned_positions * cfg.hidden
     if lookup:
-        parts.append(f"counts {lookup:,} embedding/position weights that are looked up, not multiplied")
+        parts.append(Text(N_("counts {n:,} embedding/position weights that are looked up, not multiplied"),
+                          n=lookup))
     if cfg.is_moe:
-        parts.append(f"counts all {cfg.experts} experts while each token runs {cfg.experts_per_token}")
+        parts.append(Text(N_("counts all {experts} experts while each token runs {k}"), experts=cfg.experts,
+                          k=cfg.experts_per_token))
     if wl.lm_head == "last":
-        parts.append("charges the LM head at every position while only the last one is computed")
-    parts.append("counts norm weights and biases, which do no GEMM")
-    return "; ".join(parts)
+        parts.append(Text(N_("charges the LM head at every position while only the last one is computed")))
+    parts.append(Text(N_("counts norm weights and biases, which do no GEMM")))
+    return Text.joined(parts)
 
 
 def block_ops(cfg: ModelConfig, seq_len: int, hw: Hardware, *, batch: int = 1, layers: int | None = None,

@@ -19,7 +19,7 @@ import json
 
 from gemmlib.core.errors import InputError
 from gemmlib.core.files import read_regular
-from gemmlib.core.i18n import N_
+from gemmlib.core.i18n import N_, Text
 from gemmlib.llm.config import ModelConfig, _whole, moe_pattern
 from gemmlib.llm.quant import from_quantization_config
 
@@ -367,7 +367,8 @@ def _read_mistral(r: _Read) -> dict:
 def _read_ministral(r: _Read) -> dict:
     c = _common(r)
     if not r.has("head_dim"):
-        r.notes.append("no head_dim in config.json: hidden_size / heads is used (transformers 5.24 needs it set)")
+        r.notes.append(Text(N_("no head_dim in config.json: hidden_size / heads is used (transformers 5.24 needs it "
+                               "set)")))
     w = r.opt_whole("sliding_window", minimum=0)
     _explicit_or(r, c, ["sliding_attention"] * c["layers"] if w else None, w)
     return c
@@ -514,7 +515,7 @@ def _read_deepseek(r: _Read) -> dict:
     if r.family == "deepseek_v3":
         c.update(router_score_bias=True, mtp_layers=r.whole("num_nextn_predict_layers", minimum=0, default=0))
     if r.has("moe_layer_freq") and r.raw.get("moe_layer_freq") not in (None, 1):
-        r.notes.append("moe_layer_freq is ignored by transformers (every layer after the dense ones is MoE)")
+        r.notes.append(Text(N_("moe_layer_freq is ignored by transformers (every layer after the dense ones is MoE)")))
     return c
 
 
@@ -647,7 +648,8 @@ def _read_internlm2(r: _Read) -> dict:
     c = _common(r, head_dim_key=False)
     b = r.flag("bias", True)
     c.update(qkv_bias=b, o_bias=b, fused_qkv=True)
-    r.notes.append("internlm2 is remote code (not in transformers): read from its modeling_internlm2.py layout")
+    r.notes.append(Text(N_("internlm2 is remote code (not in transformers): read from its modeling_internlm2.py "
+                           "layout")))
     return c
 
 
@@ -721,8 +723,8 @@ def _unwrap(cfg: dict, mtype: str, notes: list[str]) -> tuple[dict, str, str]:
     for key in ("torch_dtype", "dtype", "quantization_config"):
         if key in cfg and key not in inner:
             inner[key] = cfg[key]
-    notes.append(f"{mtype} is multimodal: its decoder (text_config, {inner_type}) is counted, the vision tower "
-                 "and projector are not")
+    notes.append(Text(N_("{wrapper} is multimodal: its decoder (text_config, {decoder}) is counted, the vision "
+                         "tower and projector are not"), wrapper=mtype, decoder=inner_type))
     return inner, inner_type, mtype
 
 
@@ -755,7 +757,7 @@ def read_config(cfg: dict, name: str = "custom", source: str = "") -> tuple[Mode
         for k in ("shared_expert_gate", "router_bias", "expert_bias", "router_score_bias"):
             fields_.pop(k, None)
         fields_.pop("experts_compute", None)
-        r.notes.append("no layer is a mixture of experts (every layer is dense): read as a dense model")
+        r.notes.append(Text(N_("no layer is a mixture of experts (every layer is dense): read as a dense model")))
     dtype = _torch_dtype(r)
     quant = None
     q = cfg.get("quantization_config")
@@ -786,7 +788,7 @@ def _legacy_falcon(cfg: dict, mtype: str, notes: list[str]) -> dict:
             out[new] = out.pop(old)
     if mtype == "refinedweb":
         out.setdefault("new_decoder_architecture", True)
-    notes.append(f"model_type {mtype!r} is Falcon's old remote-code name; read as falcon")
+    notes.append(Text(N_("model_type {mtype!r} is Falcon's old remote-code name; read as falcon"), mtype=mtype))
     return out
 
 

@@ -55,7 +55,7 @@ from gemmlib.core.comm import Link
 from gemmlib.core.dtypes import get_dtype
 from gemmlib.core.errors import InputError
 from gemmlib.core.hardware import Hardware, Interconnect
-from gemmlib.core.i18n import N_
+from gemmlib.core.i18n import N_, Text
 from gemmlib.llm.accounting import (
     Op,
     PhaseTotals,
@@ -163,7 +163,7 @@ class Parallel:
         """The link the ``group``'s collectives cross (for "pp": between neighbouring stages)."""
         n = 2 if group == "pp" else getattr(self, group) if ranks is None else ranks
         if n <= 1 or (group == "pp" and self.pp == 1):
-            return Link("none", "measured", 1.0, 0.0, "one rank: nothing moves")
+            return Link("none", "measured", 1.0, 0.0, Text(N_("one rank: nothing moves")))
         ic = _interconnect(hw)
         return ic.link_for(n, self.stride(group), self.gpus_per_node or None)
 
@@ -302,26 +302,28 @@ def forward_collectives(ops: list[Op] | tuple[Op, ...], cfg: ModelConfig, wl: Wo
             size = o.m * o.n * a / e
             if t > 1:
                 if sp:
-                    out.append(_coll("reduce_scatter", o.name, "tp", t, size, runs, tp_link, "sequence parallel"))
+                    out.append(_coll("reduce_scatter", o.name, "tp", t, size, runs, tp_link,
+                                     Text(N_("sequence parallel"))))
                     out.append(_coll("all_gather", o.name, "tp", t, size, runs, tp_link,
-                                     "sequence parallel: gathers the next block's input"))
+                                     Text(N_("sequence parallel: gathers the next block's input"))))
                 else:
                     out.append(_coll("all_reduce", o.name, "tp", t, size, runs, tp_link,
-                                     "row-parallel output (Megatron g)"))
+                                     Text(N_("row-parallel output (Megatron g)"))))
             if o.routed and e > 1:
                 a2a = o.m / e / t * k * o.n * a
                 out.append(_coll("all_to_all", o.name, "ep", e, a2a, 2 * runs, ep_link,
-                                 f"dispatch + combine: {k} copies of each token"))
+                                 Text(N_("dispatch + combine: {k} copies of each token"), k=k)))
         elif o.shard == "vocab" and t > 1:
             if not o.is_gemm:
                 out.append(_coll("reduce_scatter" if sp else "all_reduce", o.name, "tp", t, o.m * o.n * a / e,
-                                 o.count, tp_link, "vocabulary-parallel embedding output"))
+                                 o.count, tp_link, Text(N_("vocabulary-parallel embedding output"))))
             elif training:
                 out.append(_coll("all_reduce", o.name, "tp", t, o.m / e * 4, 3 * o.count, tp_link,
-                                 "vocabulary-parallel cross-entropy: max, predicted logit, sum of exp ([tokens] fp32)"))
+                                 Text(N_("vocabulary-parallel cross-entropy: max, predicted logit, sum of exp "
+                                         "([tokens] fp32)"))))
             else:
                 out.append(_coll("all_gather", o.name, "tp", t, o.m * o.n * a / e, o.count, tp_link,
-                                 "the logits of every computed position, gathered"))
+                                 Text(N_("the logits of every computed position, gathered"))))
     return [c for c in out if c is not None]
 
 
@@ -334,7 +336,8 @@ def pipeline_send(cfg: ModelConfig, tokens: float, steps: int, wl: Workload, par
     if par.sequence_parallel and par.tp > 1:
         size /= par.tp
     return _coll("send_recv", "stage boundary", "pp", 2, size, steps * count_per_step, par.link("pp", hw),
-                 "activations to the next stage" + (" and gradients back" if count_per_step == 2 else ""))
+                 Text(N_("activations to the next stage and gradients back")) if count_per_step == 2 else
+                 Text(N_("activations to the next stage")))
 
 
 # ----- a phase on the GPUs ----------------------------------------------------------------------

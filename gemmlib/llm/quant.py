@@ -48,7 +48,7 @@ import re
 from dataclasses import dataclass
 
 from gemmlib.core.errors import InputError
-from gemmlib.core.i18n import N_
+from gemmlib.core.i18n import N_, Text
 
 # Bytes of the storage dtypes the formats use.
 STORAGE_BYTES = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "float8_e4m3fn": 1, "float8_e8m0fnu": 1,
@@ -319,7 +319,7 @@ class Quantization:
         if self.method == "compressed-tensors":
             d.update(format=self.ct_format, strategy=self.strategy, symmetric=self.symmetric)
         d["unquantized_modules"] = list(self.skip)
-        d["activations"] = self.activations or "weight-only: multiplies at the activation dtype"
+        d["activations"] = self.activations or Text(N_("weight-only: multiplies at the activation dtype"))
         return d
 
 
@@ -369,9 +369,9 @@ def for_weight_dtype(name: str) -> Quantization:
     e4m3 scale per 16 (4.5 bits per weight). The linears of the decoder blocks take the format; the
     embedding, the LM head, norms and routers stay at the checkpoint dtype."""
     if name == "int4":
-        return Quantization("int4", bits=4, group_size=128, label="int4 (groups of 128, fp16 scale + 4-bit zero)")
+        return Quantization("int4", bits=4, group_size=128, label=Text(N_("int4 (groups of 128, fp16 scale + 4-bit zero)")))
     if name == "fp4":
-        return Quantization("fp4", bits=4, group_size=16, label="fp4 (NVFP4: e2m1, e4m3 scale per 16)")
+        return Quantization("fp4", bits=4, group_size=16, label=Text(N_("fp4 (NVFP4: e2m1, e4m3 scale per 16)")))
     raise InputError(N_("{name} is not a block-scaled weight dtype (int4, fp4)"), name=name)
 
 
@@ -428,7 +428,8 @@ def from_quantization_config(q: dict) -> Quantization:
                              version=version)
         return Quantization("awq", bits=4, group_size=g, zero_point=_flag(q, "zero_point", True), version=version,
                             skip=_names(q, "modules_to_not_convert"), skip_rule="substring", unquantized_dtype="fp16",
-                            label=f"AWQ {bits}-bit, group {g} ({version})")
+                            label=Text(N_("AWQ {bits}-bit, group {group} ({version})"), bits=bits, group=g,
+                                       version=version))
     if method == "gptq":
         bits = _num(q, "bits", None)
         if bits not in (2, 3, 4, 8):
@@ -442,7 +443,7 @@ def from_quantization_config(q: dict) -> Quantization:
         return Quantization("gptq", bits=bits, group_size=g, pack_bits=pack_bits,
                             quantize_lm_head=_flag(q, "lm_head", False), skip=skip,
                             skip_rule="hf", unquantized_dtype="fp16",
-                            label=f"GPTQ {bits}-bit, group {g}")
+                            label=Text(N_("GPTQ {bits}-bit, group {group}"), bits=bits, group=g))
     if method == "bitsandbytes":
         four = _flag(q, "load_in_4bit", False) or _flag(q, "_load_in_4bit", False)
         eight = _flag(q, "load_in_8bit", False) or _flag(q, "_load_in_8bit", False)
@@ -458,8 +459,9 @@ def from_quantization_config(q: dict) -> Quantization:
                 raise InputError(N_("bnb_4bit_quant_storage {storage!r} is not known"), storage=storage)
             dq = _flag(q, "bnb_4bit_use_double_quant", False)
             return Quantization("bitsandbytes", bits=4, quant_type=qt, double_quant=dq, quant_storage=storage,
-                                skip=skip, label=f"bitsandbytes 4-bit {qt}" + (" + double quant" if dq else ""))
-        return Quantization("bitsandbytes", bits=8, skip=skip, activations="int8 with fp16 outlier columns (LLM.int8)",
+                                skip=skip, label=Text(N_("bitsandbytes 4-bit {type} + double quant"), type=qt) if dq else
+                                Text(N_("bitsandbytes 4-bit {type}"), type=qt))
+        return Quantization("bitsandbytes", bits=8, skip=skip, activations=Text(N_("int8 with fp16 outlier columns (LLM.int8)")),
                             label="bitsandbytes 8-bit (LLM.int8)")
     if method == "fp8":
         blk = q.get("weight_block_size", [128, 128])
@@ -471,13 +473,15 @@ def from_quantization_config(q: dict) -> Quantization:
         static = str(q.get("activation_scheme") or "dynamic") == "static"
         return Quantization("fp8", bits=8, block=tuple(blk) if blk else None, scale_fmt=scale_fmt,
                             static_activations=static, skip=_names(q, "modules_to_not_convert", "ignored_layers"),
-                            activations="fp8 (" + ("static" if static else "dynamic") + " scales): W8A8",
-                            label="fp8 e4m3" + (f", blocks {blk[0]}×{blk[1]}" if blk else ", per tensor"))
+                            activations=Text(N_("fp8 (static scales): W8A8")) if static else
+                            Text(N_("fp8 (dynamic scales): W8A8")),
+                            label=Text(N_("fp8 e4m3, blocks {rows}×{cols}"), rows=blk[0], cols=blk[1]) if blk else
+                            Text(N_("fp8 e4m3, per tensor")))
     if method == "compressed-tensors":
         return _compressed_tensors(q)
     if method == "mxfp4":
         return Quantization("mxfp4", bits=4, group_size=32, skip=_names(q, "modules_to_not_convert"),
-                            label="mxfp4 (experts: e2m1, e8m0 scale per 32)")
+                            label=Text(N_("mxfp4 (experts: e2m1, e8m0 scale per 32)")))
     if method == "modelopt":
         algo = str(q.get("quant_algo") or "").upper()
         if algo != "NVFP4":
@@ -519,8 +523,10 @@ def _compressed_tensors(q: dict) -> Quantization:
     static = False
     if isinstance(ia, dict):
         dyn = ia.get("dynamic")
-        acts = f"{ia.get('type', 'int')}{ia.get('num_bits', 8)} activations ({ia.get('strategy', 'tensor')}, "
-        acts += ("static" if dyn is False else "dynamic") + " scales)"
+        kind = f"{ia.get('type', 'int')}{ia.get('num_bits', 8)}"
+        acts = Text(N_("{kind} activations ({strategy}, static scales)") if dyn is False else
+                    N_("{kind} activations ({strategy}, dynamic scales)"), kind=kind,
+                    strategy=ia.get("strategy", "tensor"))
         # a static input scale is stored; NVFP4's "local" activations keep a global scale per tensor
         static = dyn == "local" if str(fmt).startswith("nvfp4") else dyn is False
     targets = grp.get("targets") or ["Linear"]

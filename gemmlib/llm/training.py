@@ -39,7 +39,7 @@ from dataclasses import asdict, dataclass, replace
 from gemmlib.core.dtypes import get_dtype
 from gemmlib.core.errors import InputError
 from gemmlib.core.hardware import Hardware
-from gemmlib.core.i18n import N_
+from gemmlib.core.i18n import N_, Text
 from gemmlib.llm.accounting import Op, Workload, prefill_ops, prefill_other_ops, time_op
 from gemmlib.llm.config import ModelConfig
 from gemmlib.llm.hf import from_hf_config
@@ -117,22 +117,23 @@ def _backward_collectives(fwd: list[Collective], cfg: ModelConfig, wl: Workload,
     out = []
     for c in fwd:
         if c.group == "ep":
-            out.append(replace(c, note="backward: " + c.note))
+            out.append(replace(c, note=Text(N_("backward: {note}"), note=c.note)))
         elif c.group == "tp" and c.after != "embedding" and "cross-entropy" not in c.note:
             if c.op == "all_reduce":
-                out.append(replace(c, note="backward: the input gradient of the matching column-parallel block (f)"))
+                out.append(replace(c, note=Text(N_("backward: the input gradient of the matching column-parallel "
+                                                    "block (f)"))))
             elif c.op == "reduce_scatter":
-                out.append(replace(c, op="all_gather", note="backward of the reduce-scatter"))
+                out.append(replace(c, op="all_gather", note=Text(N_("backward of the reduce-scatter"))))
             elif c.op == "all_gather":
-                out.append(replace(c, op="reduce_scatter", note="backward of the all-gather"))
-                out.append(replace(c, note="sequence parallel: input re-gathered for the weight gradient"))
+                out.append(replace(c, op="reduce_scatter", note=Text(N_("backward of the all-gather"))))
+                out.append(replace(c, note=Text(N_("sequence parallel: input re-gathered for the weight gradient"))))
     if par.tp > 1:
         a = get_dtype(wl.act_dtype).bytes
         for o in ops:
             if o.is_gemm and o.shard == "vocab":
                 op = "reduce_scatter" if par.sequence_parallel else "all_reduce"
                 c = _coll(op, o.name, "tp", par.tp, o.m * o.k * a / par.ep, o.count, par.link("tp", hw),
-                          "backward: the LM head's input gradient (f)")
+                          Text(N_("backward: the LM head's input gradient (f)")))
                 if c is not None:
                     out.append(c)
     return out
@@ -257,7 +258,7 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
     timed = [time_op(per_gpu_op(o, cfg, par, stage_layers=stage_l), hw, dtype, efficiency) for o in raw]
     fwd_c = forward_collectives(raw, cfg, wl_mb, par, hw, training=True, stage_layers=stage_l)
     bwd_c = _backward_collectives(fwd_c, cfg, wl_mb, par, raw, hw)
-    rc_c = [replace(c, note="recomputed forward: " + c.note) for c in fwd_c
+    rc_c = [replace(c, note=Text(N_("recomputed forward: {note}"), note=c.note)) for c in fwd_c
             if tr.recompute == "full" and c.after in {o.name for o in raw if o.shard != "vocab"}]
     send = pipeline_send(cfg, wl_mb.prefill_tokens, 1, wl_mb, par, hw, count_per_step=2)
     best = None
@@ -282,14 +283,14 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
         link = par.link("dp", hw)
         g = 2 * params  # 16-bit gradients and weights, bytes
         if tr.zero == 0:
-            dp_c.append(_coll("all_reduce", "optimizer step", "dp", par.dp, g, 1, link, "gradients (ZeRO 0)"))
+            dp_c.append(_coll("all_reduce", "optimizer step", "dp", par.dp, g, 1, link, Text(N_("gradients (ZeRO 0)"))))
         else:
             dp_c.append(_coll("reduce_scatter", "optimizer step", "dp", par.dp, g, 1, link,
-                              f"gradients (ZeRO {tr.zero})"))
+                              Text(N_("gradients (ZeRO {stage})"), stage=tr.zero)))
             ag = 2 * m if tr.zero == 3 else 1
             dp_c.append(_coll("all_gather", "optimizer step", "dp", par.dp, g, ag, link,
-                              "weights before every forward and backward (ZeRO 3)" if tr.zero == 3
-                              else f"updated weights (ZeRO {tr.zero})"))
+                              Text(N_("weights before every forward and backward (ZeRO 3)")) if tr.zero == 3
+                              else Text(N_("updated weights (ZeRO {stage})"), stage=tr.zero)))
     dp_c = [c for c in dp_c if c is not None]
     t_dp = sum(c.time_s for c in dp_c)
     compute_s = m * (3 * tf + trc)
@@ -344,7 +345,7 @@ class Anchor:
 
 
 LLAMA31_405B = Anchor(
-    name="Llama 3.1 405B pre-training",
+    name=Text(N_("Llama 3.1 405B pre-training")),
     model=from_hf_config(_LLAMA31_405B_CONFIG, name="llama-3.1-405b",
                          source="https://huggingface.co/meta-llama/Llama-3.1-405B/blob/main/config.json"),
     tokens=15.6e12, flops=3.8e25, gpu_hours=30.84e6, gpu="H100 SXM", gpus=8192,
