@@ -439,6 +439,23 @@ def _drop_non_finite(key: str, raw: Any) -> None:
     st.query_params.pop(key, None)
 
 
+def tabs(labels: list[str], key: str) -> Any:
+    """``st.tabs`` bound to ``?key=`` with labels in the reader's language (``labels``: N_-marked English).
+
+    Streamlit writes the open tab's label to the URL, so a link copied from a page in one language
+    names the tab in that language; a link naming it in another language (``?le_tab=Roofline`` on a
+    Chinese page) opens the same tab, and the URL then reads in the page's language.
+    """
+    shown = [_(label) for label in labels]
+    raw = st.query_params.get(key) if key not in st.session_state else None
+    default = None
+    if raw is not None and raw not in shown:
+        for label, here in zip(labels, shown, strict=True):
+            if raw == label or raw in _labels_in_other_languages(_, label):
+                default = here
+    return st.tabs(shown, key=key, bind="query-params", default=default)
+
+
 def set_url_widget(key: str, value: Any) -> None:
     """Change a URL-bound widget from code (a button's callback): takes effect on the next run."""
     st.session_state[_RESET + key] = value
@@ -480,7 +497,7 @@ def table(data: Any, formats: Mapping[str, str] | None = None, *, where: Any = N
                     cfg[col] = st.column_config.TextColumn(alignment="right")
                 continue
         if pd.api.types.is_bool_dtype(s):
-            df[col] = s.map(fmt.cell)
+            df[col] = s.map(lambda v: _(fmt.cell(v)))  # yes / no in the reader's language
             continue
         if not pd.api.types.is_numeric_dtype(s):
             continue
@@ -754,6 +771,7 @@ class RunStatus:
         self.bar.progress(self.frac, text=text)
 
 
+FLAGS = (N_("yes"), N_("no"))  # core.format's flags (ui.table shows them translated)
 RATE_SOURCES = {"measured here": N_("measured here"), "measured ceilings": N_("measured ceilings"),
                 "datasheet": N_("datasheet")}  # gemmlib.measure.plan.SOURCES, as shown
 

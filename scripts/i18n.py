@@ -257,7 +257,8 @@ def english_words(text: str, allowed: Iterable[str] = ()) -> list[str]:
     """Words of English prose left in a text shown in Chinese.
 
     Not counted: formulas ($…$), code (`…`), URLs and file names, anything with a digit (numbers
-    with units, model and dtype names: ``llama-2-7b``, ``H100``, ``fp16``), single letters
+    with units, model and dtype names: ``llama-2-7b``, ``H100``, ``fp16``), snake_case names (code:
+    an op, a config key, a function: ``q_proj``, ``torch_dtype``, ``rotate_half``), single letters
     (M, N, K), all-capital symbols and acronyms (``AB`` in D = αAB + βC, ``SM``), the glossary's "kept as written" words, and the ``allowed`` names (devices, models
     the page lists), removed whole before the text is split into words.
     """
@@ -268,8 +269,8 @@ def english_words(text: str, allowed: Iterable[str] = ()) -> list[str]:
     t = re.sub(r"https?://\S+|\b[\w.-]+\.(?:json|py|csv|md|toml|txt|yaml|yml)\b", " ", t)
     out = []
     for tok in re.findall(r"[A-Za-z0-9][A-Za-z0-9_.+\-/'’]*", t):
-        if re.search(r"\d", tok):
-            continue
+        if re.search(r"\d", tok) or re.search(r"[A-Za-z0-9]_[A-Za-z0-9]", tok):
+            continue  # a number with a unit, a model or dtype name; a snake_case name is code (q_proj, torch_dtype)
         for w in re.split(r"[_.+\-/]", tok):
             w = w.strip("'’")
             if len(w) >= 2 and not w.isupper() and w.lower() not in kept:

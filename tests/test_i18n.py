@@ -190,3 +190,10 @@ def test_english_words_ignores_what_stays_as_written():
             "`python -m gemmlib` $D = \\alpha AB$ config.json")
     assert tool.english_words(text, ["AMD EPYC"]) == []
     assert tool.english_words("分步计算 (eager) the share", ["AMD EPYC"]) == ["eager", "the", "share"]
+
+
+def test_english_words_leaves_snake_case_names_as_code():
+    """An op, a config key or a function a page names (q_proj, torch_dtype, rotate_half) is code, as in
+    backticks; the prose around it still counts."""
+    assert tool.english_words("来自配置的 torch_dtype；q·cos + rotate_half(q)·sin；q_proj") == []
+    assert tool.english_words("the model's torch_dtype") == ["the", "model's"]

@@ -9,6 +9,11 @@ validate and what a notebook or report uses). ``xxx_spec(...)`` returns the same
 chart as a Vega-Lite dict, reusing a cached copy of the template's dict and only
 attaching fresh data: building Altair objects costs tens of milliseconds per
 layer, which would break the pages' 200 ms rerun budget.
+
+Every text a reader sees (titles, axes, legends, tooltips, labels and the categories drawn, such
+as "prefill") goes through ``gettext`` (English by default, for the report and the CLI; a page
+passes ``gettext=ui._``). The translated texts are the templates' arguments, so each language has
+its own cached template.
 """
 
 from __future__ import annotations
@@ -20,15 +25,14 @@ from collections.abc import Callable
 import altair as alt
 import pandas as pd
 
-from gemmlib.charts import label_expr
 from gemmlib.core.i18n import N_, Translate, english
 from gemmlib.core.roofline import roof_curve
 from gemmlib.llm.accounting import ATTENTION_PRODUCTS, OP_NAMES, Estimate, Op
 
-ROLE_COLORS = {"A (activations)": "#4c78a8", "B (weights)": "#f58518", "B (keys / values)": "#54a24b",
-               "D (output)": "#b279a2"}
-ROLE_LABELS = {"A (activations)": N_("A (activations)"), "B (weights)": N_("B (weights)"),
-               "B (keys / values)": N_("B (keys / values)"), "D (output)": N_("D (output)")}  # as shown
+ROLE_COLORS = {N_("A (activations)"): "#4c78a8", N_("B (weights)"): "#f58518", N_("B (keys / values)"): "#54a24b",
+               N_("D (output)"): "#b279a2"}
+PHASES = {"prefill": N_("prefill"), "decode": N_("decode")}  # the phases as drawn
+BOUNDS = {"compute": N_("compute"), "memory": N_("memory")}  # an op's bound, as drawn
 OP_ORDER = list(OP_NAMES)  # every GEMM the accounting names, in its order (MLA's, shared experts', ...)
 _OP_COLOR = alt.Scale(domain=OP_ORDER, scheme="tableau20")
 
@@ -100,7 +104,8 @@ def _d(name: str) -> alt.NamedData:
 
 # ----- one layer's GEMMs to scale ------------------------------------------------------------
 
-def shape_rects(ops: list[Op], gap_frac: float = 0.04) -> tuple[list[dict], list[dict]]:
+def shape_rects(ops: list[Op], gap_frac: float = 0.04, *, gettext: Translate = english
+                ) -> tuple[list[dict], list[dict]]:
     """Rectangles for A (M×K), B (K×N) and D (M×N) of every op in one coordinate system, and labels.
 
     Ops are stacked top to bottom; within a row A, B and D stand side by side, all
@@ -110,14 +115,14 @@ def shape_rects(ops: list[Op], gap_frac: float = 0.04) -> tuple[list[dict], list
     gap = max(1.0, gap_frac * width)
     rects, labels, y = [], [], 0.0
     for o in ops:
-        b_role = "B (keys / values)" if o.name in ATTENTION_PRODUCTS else "B (weights)"
+        b_role = gettext("B (keys / values)") if o.name in ATTENTION_PRODUCTS else gettext("B (weights)")
         label = f"{o.name}: [{o.m:,}×{o.k:,}]·[{o.k:,}×{o.n:,}]  ×{o.count:,} = {_si(o.flops)}FLOP"
         labels.append({"op": o.name, "x": 0.0, "y": y, "label": label})
         top = y + 0.9 * gap  # room for the label above the row
         x = 0.0
-        for role, w, h, dims in (("A (activations)", o.k, o.m, f"{o.m}×{o.k}"),
+        for role, w, h, dims in ((gettext("A (activations)"), o.k, o.m, f"{o.m}×{o.k}"),
                                  (b_role, o.n, o.k, f"{o.k}×{o.n}"),
-                                 ("D (output)", o.n, o.m, f"{o.m}×{o.n}")):
+                                 (gettext("D (output)"), o.n, o.m, f"{o.m}×{o.n}")):
             rects.append({"op": o.name, "role": role, "x": x, "x2": x + w, "y": top, "y2": top + h,
                           "dims": dims, "flops": o.flops, "count": o.count})
             x += w + gap
@@ -125,36 +130,40 @@ def shape_rects(ops: list[Op], gap_frac: float = 0.04) -> tuple[list[dict], list
     return rects, labels
 
 
-def _shapes_template(texts: tuple[str, ...] = ("matrix", "op", "dims", "count", "FLOPs"), roles: str = "") -> alt.LayerChart:
-    """``texts``: the legend's and tooltips' titles, ``roles`` the legend's labelExpr (as shown)."""
+def _shapes_template(t: tuple[str, ...] = ()) -> alt.LayerChart:
+    t = t or _texts(english, _SHAPES_TEXTS)
+    matrix, op, role, dims, count, flops, *roles = t
     x = alt.X("x:Q", axis=None, scale=alt.Scale(nice=False, zero=True))
     y = alt.Y("y:Q", axis=None, scale=alt.Scale(nice=False, zero=True, reverse=True))
-    matrix, op, dims, count, flops = texts
     rects = alt.Chart(_d("rects")).mark_rect(stroke="white", strokeWidth=0.5, opacity=0.85).encode(
         x=x, x2="x2:Q", y=y, y2="y2:Q",
-        color=alt.Color("role:N", title=matrix, scale=alt.Scale(domain=list(ROLE_COLORS),
-                                                                 range=list(ROLE_COLORS.values())),
-                        legend=alt.Legend(labelExpr=roles) if roles else alt.Undefined),
-        tooltip=[alt.Tooltip("op:N", title=op), alt.Tooltip("role:N", title=matrix), alt.Tooltip("dims:N", title=dims),
-                 alt.Tooltip("count:Q", format=",", title=count), alt.Tooltip("flops:Q", format=".4s", title=flops)],
+        color=alt.Color("role:N", title=matrix, scale=alt.Scale(domain=roles, range=list(ROLE_COLORS.values()))),
+        tooltip=[alt.Tooltip("op:N", title=op), alt.Tooltip("role:N", title=role),
+                 alt.Tooltip("dims:N", title=dims), alt.Tooltip("count:Q", format=",", title=count),
+                 alt.Tooltip("flops:Q", format=".4s", title=flops)],
     )
     text = alt.Chart(_d("labels")).mark_text(align="left", baseline="top", fontSize=12).encode(
         x=x, y=y, text="label:N")
     return alt.layer(rects, text)
 
 
+_SHAPES_TEXTS = (N_("matrix"), N_("op"), N_("role"), N_("shape"), N_("runs"), N_("FLOPs"), *ROLE_COLORS)
+
+
+def _texts(gettext: Translate, texts: tuple[str, ...]) -> tuple[str, ...]:
+    """A template's texts in the reader's language (its cache key, with the structural arguments)."""
+    return tuple(gettext(x) for x in texts)
+
+
 def _gemm_shapes_built(ops: list[Op], width: int = 760, gettext: Translate = english) -> Built:
-    rects, labels = shape_rects(ops)
+    rects, labels = shape_rects(ops, gettext=gettext)
     xr = max(r["x2"] for r in rects)
     yr = max(r["y2"] for r in rects)
     height = int(min(2400, max(240, width * yr / xr)))
     if height == 2400:  # keep the aspect ratio: narrow the chart instead of squashing it
         width = int(max(200, 2400 * xr / yr))
-    args = ()
-    if gettext is not english:  # the English chart as it always was; a translation names its texts
-        args = (tuple(gettext(t) for t in (N_("matrix"), N_("op"), N_("dims"), N_("count"), "FLOPs")),
-                label_expr({k: gettext(v) for k, v in ROLE_LABELS.items()}))
-    return Built(_shapes_template, args, {"rects": rects, "labels": labels}, width=width, height=height,
+    return Built(_shapes_template, (_texts(gettext, _SHAPES_TEXTS),), {"rects": rects, "labels": labels},
+                 width=width, height=height,
                  title=gettext("One layer's GEMMs to scale (A · B = D; attention per sequence and head)"))
 
 
@@ -165,46 +174,46 @@ def gemm_shapes_chart(ops: list[Op], width: int = 760, *, gettext: Translate = e
 
 # ----- attention share vs sequence length -----------------------------------------------------
 
-SHARE_TEXTS = (N_("sequence length (tokens)"), N_("share of the layer's FLOPs in Q·Kᵀ and weights·V"), "seq_len",
-               N_("share"), N_("counting"))
+_SHARE_TEXTS = (N_("sequence length (tokens)"), N_("share of the layer's FLOPs in Q·Kᵀ and weights·V"),
+                N_("share"), N_("counting"), N_("what"))
+COUNTING = {"dense": N_("dense"), "dense (eager)": N_("dense (eager)"), "causal": N_("causal")}  # the share curve's countings, as drawn
 
 
-def _share_template(texts: tuple[str, ...] = SHARE_TEXTS) -> alt.LayerChart:
-    """``texts``: the axes' and tooltips' titles, as shown (:data:`SHARE_TEXTS` in English)."""
-    x_title, y_title, seq, share, counting = texts
-    x = alt.X("seq_len:Q", scale=alt.Scale(type="log"), title=x_title)
+def _share_template(t: tuple[str, ...] = ()) -> alt.LayerChart:
+    seq, y_title, share, counting, what = t or _texts(english, _SHARE_TEXTS)
+    x = alt.X("seq_len:Q", scale=alt.Scale(type="log"), title=seq)
     line = alt.Chart(_d("curve")).mark_line().encode(
         x=x, y=alt.Y("share:Q", axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1]), title=y_title),
         color=alt.Color("counting:N", title=None),
         tooltip=[alt.Tooltip("seq_len:Q", format=",", title=seq), alt.Tooltip("share:Q", format=".1%", title=share),
                  alt.Tooltip("counting:N", title=counting)])
-    rule = alt.Chart(_d("marks")).mark_rule(strokeDash=[4, 3], color="#e4572e").encode(x=x, tooltip=["what:N"])
+    rule = alt.Chart(_d("marks")).mark_rule(strokeDash=[4, 3], color="#e4572e").encode(
+        x=x, tooltip=[alt.Tooltip("what:N", title=what)])
     rtext = alt.Chart(_d("marks")).mark_text(align="left", dx=4, color="#e4572e").encode(
         x=x, y=alt.Y("ypix:Q", scale=None), text="what:N")
     half = alt.Chart(_d("half")).mark_rule(color="#999").encode(y="share:Q")
     pt = alt.Chart(_d("claim")).mark_point(size=90, filled=True, color="#e4572e").encode(
-        x=x, y="share:Q", tooltip=["what:N"])
+        x=x, y="share:Q", tooltip=[alt.Tooltip("what:N", title=what)])
     ptext = alt.Chart(_d("claim")).mark_text(align="left", dx=8, dy=10).encode(x=x, y="share:Q", text="what:N")
     return alt.layer(line, rule, rtext, half, pt, ptext)
 
 
 def _share_built(curve: list[dict], crossover: float, claim_s: int | None = None,
                  causal_crossover: float | None = None, gettext: Translate = english) -> Built:
-    """``curve``'s ``counting`` labels come as shown (the page names its curves)."""
     if curve and "counting" not in curve[0]:
-        curve = [{**r, "counting": gettext("dense")} for r in curve]
-    marks = [{"seq_len": crossover, "what": gettext("dense crossover s = {s}").format(s=f"{crossover:,.0f}"),
-              "ypix": 12}]
+        curve = [{**r, "counting": "dense"} for r in curve]
+    curve = [{**r, "counting": gettext(COUNTING.get(r["counting"], r["counting"]))} for r in curve]
+    marks = [{"seq_len": crossover, "what": gettext("dense crossover s = {s:,.0f}").format(s=crossover), "ypix": 12}]
     if causal_crossover is not None:
         marks.append({"seq_len": causal_crossover,
-                      "what": gettext("causal crossover s = {s}").format(s=f"{causal_crossover:,.0f}"), "ypix": 30})
+                      "what": gettext("causal crossover s = {s:,.0f}").format(s=causal_crossover), "ypix": 30})
     claim = []
     if claim_s is not None:
         dense = [r for r in curve if r["counting"] == curve[0]["counting"]]
         row = min(dense, key=lambda r: abs(r["seq_len"] - claim_s))
         claim = [{**row, "what": f"s = {row['seq_len']:,}: {row['share']:.1%}"}]
-    args = () if gettext is english else (tuple(gettext(t) for t in SHARE_TEXTS),)
-    return Built(_share_template, args, {"curve": curve, "marks": marks, "half": [{"share": 0.5}], "claim": claim},
+    return Built(_share_template, (_texts(gettext, _SHARE_TEXTS),),
+                 {"curve": curve, "marks": marks, "half": [{"share": 0.5}], "claim": claim},
                  height=320, title=gettext("When do the attention products dominate?"))
 
 
@@ -222,6 +231,7 @@ def ops_frame(est: Estimate, macs: bool = False) -> pd.DataFrame:
 
 
 def ops_records(est: Estimate, macs: bool = False) -> list[dict]:
+    """One row per (phase, op): the table of the estimator page and its CSV (English keys and values)."""
     rows = []
     for phase in (est.prefill, est.decode):
         for o in phase.ops:
@@ -235,38 +245,50 @@ def ops_records(est: Estimate, macs: bool = False) -> list[dict]:
     return rows
 
 
-def _flops_template(unit: str, ops: tuple[str, ...] = ()) -> alt.Chart:
+_FLOPS_TEXTS = (N_("{unit} (decode: all steps, whole batch)"), N_("phase"), N_("op"), N_("time (s)"),
+                N_("prefill"), N_("decode"))
+
+
+def _flops_template(unit: str, ops: tuple[str, ...] = (), t: tuple[str, ...] = ()) -> alt.Chart:
+    axis, phase, op, time_s, *phases = t or _texts(english, _FLOPS_TEXTS)
     return alt.Chart(_d("ops")).mark_bar().encode(
-        y=alt.Y("phase:N", title=None, sort=["prefill", "decode"]),
-        x=alt.X("value:Q", title=f"{unit} (decode: all steps, whole batch)",
+        y=alt.Y("phase:N", title=None, sort=phases),
+        x=alt.X("value:Q", title=axis.format(unit=unit),
                 axis=alt.Axis(format="~s", tickCount=6, labelOverlap=True, labelFlush=True)),
         # every op in the legend, under the chart in rows (beside it, 11 entries outgrow the height)
         color=alt.Color("op:N", sort=OP_ORDER, scale=_OP_COLOR, title=None,
                         legend=alt.Legend(orient="bottom", columns=6, symbolLimit=0, labelLimit=200,
                                           values=list(ops) or None)),
         order=alt.Order("order:Q"),
-        tooltip=["phase:N", "op:N", alt.Tooltip("value:Q", format=".4s", title=unit),
-                 alt.Tooltip("time_s:Q", format=".3s", title="time (s)")],
+        tooltip=[alt.Tooltip("phase:N", title=phase), alt.Tooltip("op:N", title=op),
+                 alt.Tooltip("value:Q", format=".4s", title=unit),
+                 alt.Tooltip("time_s:Q", format=".3s", title=time_s)],
     ).transform_calculate(order=f"indexof({OP_ORDER!r}, datum.op)")
 
 
-def _flops_by_op_built(est: Estimate, macs: bool = False) -> Built:
+def _phase(name: str, gettext: Translate) -> str:
+    return gettext(PHASES.get(name, name))
+
+
+def _flops_by_op_built(est: Estimate, macs: bool = False, gettext: Translate = english) -> Built:
     unit = "MACs" if macs else "FLOPs"
-    rows = [{"phase": r["phase"], "op": r["op"], "value": r["value"], "time_s": r["time_s"]}
+    rows = [{"phase": _phase(r["phase"], gettext), "op": r["op"], "value": r["value"], "time_s": r["time_s"]}
             for r in ops_records(est, macs) if r["kind"] == "GEMM"]
     present = tuple(o for o in OP_ORDER if any(r["op"] == o for r in rows))  # the legend: these, every one
-    return Built(_flops_template, (unit, present), {"ops": rows}, height={"step": 36}, title=f"{unit} by op")  # the whole chart: title, axis, legend
+    return Built(_flops_template, (unit, present, _texts(gettext, _FLOPS_TEXTS)), {"ops": rows},
+                 height={"step": 36}, title=gettext("{unit} by op").format(unit=unit))  # the whole chart: title, axis, legend
 
 
-def flops_by_op_chart(est: Estimate, macs: bool = False) -> alt.Chart:
+def flops_by_op_chart(est: Estimate, macs: bool = False, *, gettext: Translate = english) -> alt.Chart:
     """Stacked bars: prefill and decode, each split by op."""
-    return _flops_by_op_built(est, macs).chart()
+    return _flops_by_op_built(est, macs, gettext).chart()
 
 
-def _memory_template() -> alt.LayerChart:
+def _memory_template(t: tuple[str, ...] = ()) -> alt.LayerChart:
     # One thick bar (weights, then the KV cache) on a GB axis that always reaches the capacity, the
     # capacity as a red rule with its label above the bar, the legend under the chart. Positions in
     # pixels from the top of the plot (the page gives the whole chart a fixed height).
+    part, what = t or _texts(english, _MEMORY_TEXTS)
     x = alt.X("start:Q", title="GB", scale=alt.Scale(domainMin=0, nice=True),
               axis=alt.Axis(format=",.0f", tickCount=8, labelOverlap=True))
     bars = alt.Chart(_d("parts")).mark_bar().encode(
@@ -274,32 +296,39 @@ def _memory_template() -> alt.LayerChart:
         color=alt.Color("part:N", title=None, sort=alt.SortField("order"),
                         scale=alt.Scale(range=["#4c78a8", "#72b7b2"]),
                         legend=alt.Legend(orient="bottom", direction="horizontal", labelLimit=400)),
-        tooltip=["part:N", alt.Tooltip("GB:Q", format=",.2f")])
+        tooltip=[alt.Tooltip("part:N", title=part), alt.Tooltip("GB:Q", format=",.2f", title="GB")])
     rule = alt.Chart(_d("cap")).mark_rule(color="#e4572e", strokeWidth=3).encode(
-        x="GB:Q", y=alt.value(16), y2=alt.value(62), tooltip=["what:N"])
+        x="GB:Q", y=alt.value(16), y2=alt.value(62), tooltip=[alt.Tooltip("what:N", title=what)])
     text = alt.Chart(_d("cap")).mark_text(align="center", baseline="bottom", color="#c0392b",
                                           fontWeight="bold").encode(x="GB:Q", y=alt.value(13), text="what:N")
     return alt.layer(bars, rule, text)
 
 
-def _memory_built(est: Estimate) -> Built:
+_MEMORY_TEXTS = (N_("part"), N_("what"))
+
+
+def _memory_built(est: Estimate, gettext: Translate = english) -> Built:
     mem = est.memory
     w, kv = mem.weights_bytes / 1e9, mem.kv_cache_bytes / 1e9
-    parts = [{"part": f"weights ({est.workload.weight_dtype})", "GB": w, "start": 0.0, "end": w, "order": 0},
-             {"part": f"KV cache at the end ({est.workload.kv_dtype})", "GB": kv, "start": w, "end": w + kv,
-              "order": 1}]
+    parts = [{"part": gettext("weights ({dtype})").format(dtype=est.workload.weight_dtype), "GB": w, "start": 0.0,
+              "end": w, "order": 0},
+             {"part": gettext("KV cache at the end ({dtype})").format(dtype=est.workload.kv_dtype), "GB": kv,
+              "start": w, "end": w + kv, "order": 1}]
     cap = [{"GB": mem.capacity_bytes / 1e9,
-            "what": f"capacity of {est.gpus} × {est.hardware.name}: {mem.capacity_bytes / 1e9:,.0f} GB"}]
-    title = "Memory: " + ("fits" if mem.fits else f"does not fit (needs ≥ {mem.min_gpus} devices)")
-    return Built(_memory_template, (), {"parts": parts, "cap": cap}, height=215, title=title)  # the whole chart
+            "what": gettext("capacity of {gpus} × {gpu}: {gb:,.0f} GB").format(
+                gpus=est.gpus, gpu=est.hardware.name, gb=mem.capacity_bytes / 1e9)}]
+    title = (gettext("Memory: fits") if mem.fits else
+             gettext("Memory: does not fit (needs ≥ {n} devices)").format(n=mem.min_gpus))
+    return Built(_memory_template, (_texts(gettext, _MEMORY_TEXTS),), {"parts": parts, "cap": cap}, height=215,
+                 title=title)  # the whole chart
 
 
-def memory_chart(est: Estimate) -> alt.LayerChart:
+def memory_chart(est: Estimate, *, gettext: Translate = english) -> alt.LayerChart:
     """Weights + KV cache against the memory of the chosen GPUs."""
-    return _memory_built(est).chart()
+    return _memory_built(est, gettext).chart()
 
 
-def roofline_frame(est: Estimate) -> tuple[list[dict], list[dict], float]:
+def roofline_frame(est: Estimate, gettext: Translate = english) -> tuple[list[dict], list[dict], float]:
     """The roof (peak and bandwidth of one GPU, derated), every GEMM (one GPU's share) as a point, and the ridge."""
     hw = est.hardware
     peak = hw.peak(est.compute_dtype) * est.efficiency
@@ -308,66 +337,83 @@ def roofline_frame(est: Estimate) -> tuple[list[dict], list[dict], float]:
     for phase in (est.prefill, est.decode):
         for o in phase.gemm_ops:
             if o.time_s > 0:
-                pts.append({"phase": phase.name, "op": o.name, "intensity": o.intensity,
-                            "flops_per_s": o.flops / o.time_s, "bound": o.bound, "time_s": o.time_s})
+                pts.append({"phase": _phase(phase.name, gettext), "op": o.name, "intensity": o.intensity,
+                            "flops_per_s": o.flops / o.time_s, "bound": gettext(BOUNDS.get(o.bound, o.bound)),
+                            "time_s": o.time_s})
     lo = min([p["intensity"] for p in pts] + [1.0]) / 2
     hi = max([p["intensity"] for p in pts] + [peak / bw]) * 2
     return roof_curve(peak, bw, lo=lo, hi=hi, points=48), pts, peak / bw
 
 
-def _roofline_template() -> alt.LayerChart:
-    x = alt.X("intensity:Q", scale=alt.Scale(type="log"), title="arithmetic intensity (FLOP/byte)")
+_ROOFLINE_TEXTS = (N_("arithmetic intensity (FLOP/byte)"), N_("what"), N_("phase"), N_("op"),
+                   N_("FLOP/byte"), N_("bound"), N_("time (s)"), N_("prefill"), N_("decode"))
+
+
+def _roofline_template(t: tuple[str, ...] = ()) -> alt.LayerChart:
+    x_title, what, phase, op, intensity, bound, time_s, *phases = t or _texts(english, _ROOFLINE_TEXTS)
+    x = alt.X("intensity:Q", scale=alt.Scale(type="log"), title=x_title)
     y = alt.Y("flops_per_s:Q", scale=alt.Scale(type="log"), title="FLOP/s", axis=alt.Axis(format=".2s"))
     line = alt.Chart(_d("roof")).mark_line(color="#888").encode(x=x, y=y)
-    ridge = alt.Chart(_d("ridge")).mark_rule(strokeDash=[4, 3], color="#bbb").encode(x="intensity:Q",
-                                                                                       tooltip=["what:N"])
+    ridge = alt.Chart(_d("ridge")).mark_rule(strokeDash=[4, 3], color="#bbb").encode(
+        x="intensity:Q", tooltip=[alt.Tooltip("what:N", title=what)])
     dots = alt.Chart(_d("pts")).mark_point(filled=True, size=80).encode(
-        x=x, y=y, color=alt.Color("op:N", sort=OP_ORDER, scale=_OP_COLOR),
-        shape=alt.Shape("phase:N", sort=["prefill", "decode"]),
-        tooltip=["phase:N", "op:N", alt.Tooltip("intensity:Q", format=".3g"),
-                 alt.Tooltip("flops_per_s:Q", format=".3s", title="FLOP/s"), "bound:N",
-                 alt.Tooltip("time_s:Q", format=".3s", title="time (s)")])
+        x=x, y=y, color=alt.Color("op:N", sort=OP_ORDER, scale=_OP_COLOR, title=op),
+        shape=alt.Shape("phase:N", sort=phases, title=phase),
+        tooltip=[alt.Tooltip("phase:N", title=phase), alt.Tooltip("op:N", title=op),
+                 alt.Tooltip("intensity:Q", format=".3g", title=intensity),
+                 alt.Tooltip("flops_per_s:Q", format=".3s", title="FLOP/s"), alt.Tooltip("bound:N", title=bound),
+                 alt.Tooltip("time_s:Q", format=".3s", title=time_s)])
     return alt.layer(line, ridge, dots)
 
 
-def _roofline_built(est: Estimate) -> Built:
-    roof, pts, ridge = roofline_frame(est)
-    return Built(_roofline_template, (), {"roof": roof, "pts": pts,
-                                          "ridge": [{"intensity": ridge, "what": f"ridge {ridge:.0f} FLOP/B"}]},
-                 height=360, title=f"Roofline: {'one of ' + str(est.gpus) + ' × ' if est.gpus > 1 else ''}"
-                                   f"{est.hardware.name}, {est.compute_dtype}, "
-                                   f"efficiency {est.efficiency:g} (each op: FLOPs / predicted time)")
+def _roofline_built(est: Estimate, gettext: Translate = english) -> Built:
+    roof, pts, ridge = roofline_frame(est, gettext)
+    where = (gettext("one of {gpus} × {gpu}").format(gpus=est.gpus, gpu=est.hardware.name) if est.gpus > 1
+             else est.hardware.name)
+    title = gettext("Roofline: {where}, {dtype}, efficiency {efficiency:g} (each op: FLOPs / predicted time)").format(
+        where=where, dtype=est.compute_dtype, efficiency=est.efficiency)
+    return Built(_roofline_template, (_texts(gettext, _ROOFLINE_TEXTS),),
+                 {"roof": roof, "pts": pts,
+                  "ridge": [{"intensity": ridge, "what": gettext("ridge {ridge:.0f} FLOP/B").format(ridge=ridge)}]},
+                 height=360, title=title)
 
 
-def roofline_chart(est: Estimate) -> alt.LayerChart:
+def roofline_chart(est: Estimate, *, gettext: Translate = english) -> alt.LayerChart:
     """Log-log roofline of the chosen GPUs with every op of prefill and decode as a point."""
-    return _roofline_built(est).chart()
+    return _roofline_built(est, gettext).chart()
 
 
-def _compare_template(unit: str) -> alt.Chart:
+_COMPARE_TEXTS = (N_("configuration"), N_("phase"), N_("op"), N_("time (s)"), N_("prefill"), N_("decode"))
+
+
+def _compare_template(unit: str, t: tuple[str, ...] = ()) -> alt.Chart:
+    config, phase, op, time_s, *phases = t or _texts(english, _COMPARE_TEXTS)
     return alt.Chart(_d("ops")).mark_bar().encode(
         y=alt.Y("op:N", sort=OP_ORDER, title=None), yOffset="config:N",
         x=alt.X("value:Q", title=unit, axis=alt.Axis(format=".2s")),
         color=alt.Color("config:N", title=None),
-        column=alt.Column("phase:N", sort=["prefill", "decode"], title=None),
-        tooltip=["config:N", "phase:N", "op:N", alt.Tooltip("value:Q", format=".4s"),
-                 alt.Tooltip("time_s:Q", format=".3s", title="time (s)")],
+        column=alt.Column("phase:N", sort=phases, title=None),
+        tooltip=[alt.Tooltip("config:N", title=config), alt.Tooltip("phase:N", title=phase),
+                 alt.Tooltip("op:N", title=op), alt.Tooltip("value:Q", format=".4s", title=unit),
+                 alt.Tooltip("time_s:Q", format=".3s", title=time_s)],
     ).properties(width=320)
 
 
-def _compare_built(a: Estimate, b: Estimate, label_a: str = "A", label_b: str = "B", macs: bool = False) -> Built:
+def _compare_built(a: Estimate, b: Estimate, label_a: str = "A", label_b: str = "B", macs: bool = False,
+                   gettext: Translate = english) -> Built:
     unit = "MACs" if macs else "FLOPs"
     rows = []
     for est, label in ((a, label_a), (b, label_b)):
-        rows += [{"config": label, "phase": r["phase"], "op": r["op"], "value": r["value"], "time_s": r["time_s"]}
-                 for r in ops_records(est, macs)]
-    return Built(_compare_template, (unit,), {"ops": rows}, title=f"{unit} by op, {label_a} vs {label_b}")
+        rows += [{"config": label, "phase": _phase(r["phase"], gettext), "op": r["op"], "value": r["value"],
+                  "time_s": r["time_s"]} for r in ops_records(est, macs)]
+    return Built(_compare_template, (unit, _texts(gettext, _COMPARE_TEXTS)), {"ops": rows},
+                 title=gettext("{unit} by op, {a} vs {b}").format(unit=unit, a=label_a, b=label_b))
 
 
 def compare_chart(a: Estimate, b: Estimate, label_a: str = "A", label_b: str = "B",
-                  macs: bool = False) -> alt.Chart:
+                  macs: bool = False, *, gettext: Translate = english) -> alt.Chart:
     """Grouped bars: FLOPs by op for two configurations, prefill and decode side by side."""
-    return _compare_built(a, b, label_a, label_b, macs).chart()
+    return _compare_built(a, b, label_a, label_b, macs, gettext).chart()
 
 
 def summary_row(est: Estimate) -> dict:
@@ -387,7 +433,8 @@ def summary_row(est: Estimate) -> dict:
 
 def compare_rows(a: Estimate, b: Estimate) -> list[dict]:
     """The A-vs-B table: one row per quantity, the times first, each value formatted with its unit
-    (``gemmlib.core.format``), and B/A where the two are numbers of the same kind."""
+    (``gemmlib.core.format``), and B/A where the two are numbers of the same kind. The quantities are
+    N_-marked English (a page shows them through its gettext)."""
     from gemmlib.core import format as fmt
 
     def row(q: str, va, vb, show=fmt.cell) -> dict:
@@ -397,25 +444,25 @@ def compare_rows(a: Estimate, b: Estimate) -> list[dict]:
 
     ta, tb = a.times(), b.times()
     return [
-        row("time to first token", ta["ttft_s"], tb["ttft_s"], fmt.duration),
-        row("per output token", ta["time_per_output_token_s"], tb["time_per_output_token_s"], fmt.duration),
-        row("decode tokens/s (whole batch)", ta["decode_tokens_per_s"], tb["decode_tokens_per_s"], fmt.si),
-        row("total time", ta["total_s"], tb["total_s"], fmt.duration),
-        row("prefill FLOPs", a.prefill.flops, b.prefill.flops, lambda v: fmt.si(v, "FLOP")),
-        row("decode FLOPs", a.decode.flops, b.decode.flops, lambda v: fmt.si(v, "FLOP")),
-        row("weights", a.memory.weights_bytes, b.memory.weights_bytes, lambda v: fmt.si(v, "B")),
-        row("KV cache at the end", a.memory.kv_cache_bytes, b.memory.kv_cache_bytes, lambda v: fmt.si(v, "B")),
-        row("fits in memory", getattr(a, "per_gpu", a.memory).fits, getattr(b, "per_gpu", b.memory).fits),
-        row("model", a.model.name, b.model.name),
-        row("parameters", a.model.params, b.model.params, fmt.count),
-        row("batch", a.workload.batch, b.workload.batch, fmt.count),
-        row("prompt tokens", a.workload.seq_len, b.workload.seq_len, fmt.count),
-        row("new tokens", a.workload.new_tokens, b.workload.new_tokens, fmt.count),
-        row("dtypes (weights / activations / KV)",
+        row(N_("time to first token"), ta["ttft_s"], tb["ttft_s"], fmt.duration),
+        row(N_("per output token"), ta["time_per_output_token_s"], tb["time_per_output_token_s"], fmt.duration),
+        row(N_("decode tokens/s (whole batch)"), ta["decode_tokens_per_s"], tb["decode_tokens_per_s"], fmt.si),
+        row(N_("total time"), ta["total_s"], tb["total_s"], fmt.duration),
+        row(N_("prefill FLOPs"), a.prefill.flops, b.prefill.flops, lambda v: fmt.si(v, "FLOP")),
+        row(N_("decode FLOPs"), a.decode.flops, b.decode.flops, lambda v: fmt.si(v, "FLOP")),
+        row(N_("weights"), a.memory.weights_bytes, b.memory.weights_bytes, lambda v: fmt.si(v, "B")),
+        row(N_("KV cache at the end"), a.memory.kv_cache_bytes, b.memory.kv_cache_bytes, lambda v: fmt.si(v, "B")),
+        row(N_("fits in memory"), getattr(a, "per_gpu", a.memory).fits, getattr(b, "per_gpu", b.memory).fits),
+        row(N_("model"), a.model.name, b.model.name),
+        row(N_("parameters"), a.model.params, b.model.params, fmt.count),
+        row(N_("batch"), a.workload.batch, b.workload.batch, fmt.count),
+        row(N_("prompt tokens"), a.workload.seq_len, b.workload.seq_len, fmt.count),
+        row(N_("new tokens"), a.workload.new_tokens, b.workload.new_tokens, fmt.count),
+        row(N_("dtypes (weights / activations / KV)"),
             f"{a.workload.weight_dtype} / {a.workload.act_dtype} / {a.workload.kv_dtype}",
             f"{b.workload.weight_dtype} / {b.workload.act_dtype} / {b.workload.kv_dtype}"),
-        row("GPUs", f"{a.gpus} × {a.hardware.name}", f"{b.gpus} × {b.hardware.name}"),
-        row("efficiency", a.efficiency, b.efficiency, lambda v: fmt.percent(v, 0)),
+        row(N_("GPUs"), f"{a.gpus} × {a.hardware.name}", f"{b.gpus} × {b.hardware.name}"),
+        row(N_("efficiency"), a.efficiency, b.efficiency, lambda v: fmt.percent(v, 0)),
     ]
 
 
@@ -430,17 +477,18 @@ def share_spec(curve: list[dict], crossover: float, claim_s: int | None = None,
     return _share_built(curve, crossover, claim_s, causal_crossover, gettext).spec()
 
 
-def flops_by_op_spec(est: Estimate, macs: bool = False) -> dict:
-    return _flops_by_op_built(est, macs).spec()
+def flops_by_op_spec(est: Estimate, macs: bool = False, *, gettext: Translate = english) -> dict:
+    return _flops_by_op_built(est, macs, gettext).spec()
 
 
-def memory_spec(est: Estimate) -> dict:
-    return _memory_built(est).spec()
+def memory_spec(est: Estimate, *, gettext: Translate = english) -> dict:
+    return _memory_built(est, gettext).spec()
 
 
-def roofline_spec(est: Estimate) -> dict:
-    return _roofline_built(est).spec()
+def roofline_spec(est: Estimate, *, gettext: Translate = english) -> dict:
+    return _roofline_built(est, gettext).spec()
 
 
-def compare_spec(a: Estimate, b: Estimate, label_a: str = "A", label_b: str = "B", macs: bool = False) -> dict:
-    return _compare_built(a, b, label_a, label_b, macs).spec()
+def compare_spec(a: Estimate, b: Estimate, label_a: str = "A", label_b: str = "B", macs: bool = False, *,
+                 gettext: Translate = english) -> dict:
+    return _compare_built(a, b, label_a, label_b, macs, gettext).spec()

@@ -1,52 +1,78 @@
 """Altair builders for the scale-out view of the LLM Estimator page: per-GPU memory, compute against
 communication per op, the serving curve. Plain data in (:mod:`gemmlib.llm.scaleout` results), charts out;
-``*_spec`` returns the Vega-Lite dict through the cached templates of :mod:`gemmlib.charts.model`."""
+``*_spec`` returns the Vega-Lite dict through the cached templates of :mod:`gemmlib.charts.model`.
+
+Every text a reader sees goes through ``gettext`` (English by default; the page passes ``gettext=ui._``)."""
 
 from __future__ import annotations
 
 import altair as alt
 
-from gemmlib.charts.model import OP_ORDER, Built, _d
+from gemmlib.charts.model import OP_ORDER, PHASES, Built, _d, _phase, _texts
+from gemmlib.core.i18n import N_, Translate, english
 from gemmlib.llm.memory import PerGpuMemory
 from gemmlib.llm.serving import Serving
 
 GiB = 2**30
-PART_ORDER = ["weights", "gradients", "optimizer state", "KV cache", "activations", "workspace"]
+PART_ORDER = [N_("weights"), N_("gradients"), N_("optimizer state"), N_("KV cache"), N_("activations"),
+              N_("workspace")]  # PerGpuMemory.parts(), in this order
+BOUNDARY = N_("stage boundary")  # the pipeline send's place among the ops (parallel.pipeline_send)
+WHAT = {"compute": N_("compute"), "communication": N_("communication"), "idle": N_("idle")}  # comm_records' kinds
 
 
 # ----- per-GPU memory ------------------------------------------------------------------------------
 
-def _per_gpu_memory_template() -> alt.LayerChart:
+_MEMORY_TEXTS = (N_("GiB on the busiest GPU"), N_("part"), N_("what"), *PART_ORDER)
+
+
+def _per_gpu_memory_template(t: tuple[str, ...] = ()) -> alt.LayerChart:
+    x_title, part, what, *parts = t or _texts(english, _MEMORY_TEXTS)
     bars = alt.Chart(_d("parts")).mark_bar().encode(
-        x=alt.X("GiB:Q", title="GiB on the busiest GPU", stack="zero"), y=alt.Y("what:N", title=None),
-        color=alt.Color("part:N", title=None, sort=PART_ORDER, scale=alt.Scale(domain=PART_ORDER)),
-        order="order:Q", tooltip=["part:N", alt.Tooltip("GiB:Q", format=",.2f")])
-    rule = alt.Chart(_d("cap")).mark_rule(color="#e4572e", strokeWidth=2).encode(x="GiB:Q", tooltip=["what:N"])
+        x=alt.X("GiB:Q", title=x_title, stack="zero"), y=alt.Y("what:N", title=None),
+        color=alt.Color("part:N", title=None, sort=parts, scale=alt.Scale(domain=parts)),
+        order="order:Q", tooltip=[alt.Tooltip("part:N", title=part), alt.Tooltip("GiB:Q", format=",.2f", title="GiB")])
+    rule = alt.Chart(_d("cap")).mark_rule(color="#e4572e", strokeWidth=2).encode(
+        x="GiB:Q", tooltip=[alt.Tooltip("what:N", title=what)])
     text = alt.Chart(_d("cap")).mark_text(align="right", dx=-4, dy=-28, color="#e4572e").encode(x="GiB:Q", text="what:N")
     return alt.layer(bars, rule, text)
 
 
-def _memory_built(mem: PerGpuMemory, gpu: str, label: str = "per GPU") -> Built:
-    parts = [{"part": p, "GiB": b / GiB, "order": PART_ORDER.index(p), "what": label} for p, b in mem.parts()]
+STAGES = {"first": N_("first"), "last": N_("last")}  # PerGpuMemory.stage, as drawn
+
+
+def _memory_built(mem: PerGpuMemory, gpu: str, label: str = N_("per GPU"), gettext: Translate = english) -> Built:
+    label = gettext(label)
+    parts = [{"part": gettext(p), "GiB": b / GiB, "order": PART_ORDER.index(p), "what": label} for p, b in mem.parts()]
     cap = [{"GiB": mem.capacity_bytes / GiB, "what": f"{gpu}: {mem.capacity_bytes / GiB:,.1f} GiB"}]
-    title = f"Memory {label}: " + ("fits" if mem.fits else "does not fit") + (
-        f" ({mem.stage} pipeline stage)" if mem.stage else "")
-    return Built(_per_gpu_memory_template, (), {"parts": parts, "cap": cap}, height=110, title=title)
+    verdict = gettext("fits") if mem.fits else gettext("does not fit")
+    if mem.stage:
+        title = gettext("Memory {label}: {verdict} ({stage} pipeline stage)").format(
+            label=label, verdict=verdict, stage=gettext(STAGES.get(mem.stage, mem.stage)))
+    else:
+        title = gettext("Memory {label}: {verdict}").format(label=label, verdict=verdict)
+    return Built(_per_gpu_memory_template, (_texts(gettext, _MEMORY_TEXTS),), {"parts": parts, "cap": cap},
+                 height=110, title=title)
 
 
-def per_gpu_memory_chart(mem: PerGpuMemory, gpu: str, label: str = "per GPU") -> alt.LayerChart:
-    """Stacked bar of one GPU's memory (weights, KV cache, activations, workspace, ...) against its capacity."""
-    return _memory_built(mem, gpu, label).chart()
+def per_gpu_memory_chart(mem: PerGpuMemory, gpu: str, label: str = N_("per GPU"), *,
+                         gettext: Translate = english) -> alt.LayerChart:
+    """Stacked bar of one GPU's memory (weights, KV cache, activations, workspace, ...) against its capacity.
+    ``label`` (N_-marked English) says whose memory it is."""
+    return _memory_built(mem, gpu, label, gettext).chart()
 
 
-def per_gpu_memory_spec(mem: PerGpuMemory, gpu: str, label: str = "per GPU") -> dict:
-    return _memory_built(mem, gpu, label).spec()
+def per_gpu_memory_spec(mem: PerGpuMemory, gpu: str, label: str = N_("per GPU"), *,
+                        gettext: Translate = english) -> dict:
+    return _memory_built(mem, gpu, label, gettext).spec()
 
 
 # ----- compute against communication, per op ----------------------------------------------------------
 
-def comm_records(est) -> list[dict]:
+def comm_records(est, gettext: Translate = english) -> list[dict]:
     """One GPU's time per op, split into compute and the communication that follows it, per phase."""
+    def w(what: str) -> str:
+        return gettext(WHAT[what])
+
     rows = []
     for ph in (est.prefill, est.decode):
         comm = ph.comm_by_op()
@@ -55,36 +81,44 @@ def comm_records(est) -> list[dict]:
         for name in names:
             for what, t in (("compute", times.get(name, 0.0)), ("communication", comm.get(name, 0.0))):
                 if t:
-                    rows.append({"phase": ph.name, "op": name, "what": what, "ms": t * 1e3})
+                    rows.append({"phase": _phase(ph.name, gettext), "op": gettext(BOUNDARY) if name == BOUNDARY
+                                 else name, "what": w(what), "ms": t * 1e3})
         if ph.bubble_s:
-            rows.append({"phase": ph.name, "op": "pipeline bubble", "what": "idle", "ms": ph.bubble_s * 1e3})
+            rows.append({"phase": _phase(ph.name, gettext), "op": gettext("pipeline bubble"), "what": w("idle"),
+                         "ms": ph.bubble_s * 1e3})
     return rows
 
 
-def _comm_template() -> alt.Chart:
+_COMM_TEXTS = (N_("ms on one GPU"), N_("phase"), N_("op"), N_("what"), N_("pipeline bubble"), BOUNDARY,
+               *WHAT.values(), *PHASES.values())
+
+
+def _comm_template(t: tuple[str, ...] = ()) -> alt.Chart:
+    x_title, phase, op, what, bubble, boundary, *kinds = t or _texts(english, _COMM_TEXTS)
+    kinds, phases = kinds[:3], kinds[3:]
     order = OP_ORDER + ["embedding", "norms", "rotary", "kv_repeat", "attn_softmax", "activation", "moe_routing",
-                        "residual", "stage boundary", "pipeline bubble"]
+                        "residual", boundary, bubble]
     return alt.Chart(_d("rows")).mark_bar().encode(
-        y=alt.Y("op:N", sort=order, title=None), x=alt.X("ms:Q", title="ms on one GPU", stack="zero"),
-        color=alt.Color("what:N", title=None, scale=alt.Scale(domain=["compute", "communication", "idle"],
-                                                               range=["#4c78a8", "#e45756", "#bab0ac"])),
-        column=alt.Column("phase:N", sort=["prefill", "decode"], title=None),
-        tooltip=["phase:N", "op:N", "what:N", alt.Tooltip("ms:Q", format=",.3f")],
+        y=alt.Y("op:N", sort=order, title=None), x=alt.X("ms:Q", title=x_title, stack="zero"),
+        color=alt.Color("what:N", title=None, scale=alt.Scale(domain=kinds, range=["#4c78a8", "#e45756", "#bab0ac"])),
+        column=alt.Column("phase:N", sort=phases, title=None),
+        tooltip=[alt.Tooltip("phase:N", title=phase), alt.Tooltip("op:N", title=op),
+                 alt.Tooltip("what:N", title=what), alt.Tooltip("ms:Q", format=",.3f", title="ms")],
     ).properties(width=300).resolve_scale(x="independent")
 
 
-def _comm_built(est) -> Built:
-    return Built(_comm_template, (), {"rows": comm_records(est)},
-                 title="Compute and communication per op (not overlapped" + (
-                     "; best case: overlapped)" if est.parallel.overlap else ")"))
+def _comm_built(est, gettext: Translate = english) -> Built:
+    title = (gettext("Compute and communication per op (not overlapped; best case: overlapped)")
+             if est.parallel.overlap else gettext("Compute and communication per op (not overlapped)"))
+    return Built(_comm_template, (_texts(gettext, _COMM_TEXTS),), {"rows": comm_records(est, gettext)}, title=title)
 
 
-def comm_by_op_chart(est) -> alt.Chart:
-    return _comm_built(est).chart()
+def comm_by_op_chart(est, *, gettext: Translate = english) -> alt.Chart:
+    return _comm_built(est, gettext).chart()
 
 
-def comm_by_op_spec(est) -> dict:
-    return _comm_built(est).spec()
+def comm_by_op_spec(est, *, gettext: Translate = english) -> dict:
+    return _comm_built(est, gettext).spec()
 
 
 # ----- the serving curve ---------------------------------------------------------------------------
@@ -96,31 +130,34 @@ def serving_records(sv: Serving) -> list[dict]:
             for p in sv.points]
 
 
-def _serving_template() -> alt.HConcatChart:
-    x = alt.X("concurrency:Q", scale=alt.Scale(type="log", base=2), title="concurrent requests")
-    tip = [alt.Tooltip("concurrency:Q"), alt.Tooltip("tokens/s:Q", format=",.0f"),
-           alt.Tooltip("TPOT ms:Q", format=",.2f"), alt.Tooltip("TTFT ms:Q", format=",.1f")]
+_SERVING_TEXTS = (N_("concurrent requests"), N_("generated tokens/s"), N_("ms per output token"), N_("Throughput"),
+                  N_("Time per output token"), N_("concurrency"), N_("tokens/s"), N_("TPOT ms"), N_("TTFT ms"))
+
+
+def _serving_template(t: tuple[str, ...] = ()) -> alt.HConcatChart:
+    x_title, y_tput, y_tpot, t_tput, t_tpot, *tips = t or _texts(english, _SERVING_TEXTS)
+    x = alt.X("concurrency:Q", scale=alt.Scale(type="log", base=2), title=x_title)
+    tip = [alt.Tooltip("concurrency:Q", title=tips[0]), alt.Tooltip("tokens/s:Q", format=",.0f", title=tips[1]),
+           alt.Tooltip("TPOT ms:Q", format=",.2f", title=tips[2]), alt.Tooltip("TTFT ms:Q", format=",.1f", title=tips[3])]
     base = alt.Chart(_d("points"))
-    tput = alt.layer(base.mark_line(point=True).encode(x=x, y=alt.Y("tokens/s:Q", title="generated tokens/s"),
-                                                       tooltip=tip),
+    tput = alt.layer(base.mark_line(point=True).encode(x=x, y=alt.Y("tokens/s:Q", title=y_tput), tooltip=tip),
                      base.transform_filter("datum.best").mark_point(size=160, color="#e4572e", filled=True).encode(
-                         x=x, y="tokens/s:Q", tooltip=tip)).properties(width=320, title="Throughput")
-    lat = alt.layer(base.mark_line(point=True).encode(x=x, y=alt.Y("TPOT ms:Q", title="ms per output token"),
-                                                      tooltip=tip),
+                         x=x, y="tokens/s:Q", tooltip=tip)).properties(width=320, title=t_tput)
+    lat = alt.layer(base.mark_line(point=True).encode(x=x, y=alt.Y("TPOT ms:Q", title=y_tpot), tooltip=tip),
                     alt.Chart(_d("target")).mark_rule(strokeDash=[4, 3], color="#e4572e").encode(y="TPOT ms:Q")
-                    ).properties(width=320, title="Time per output token")
+                    ).properties(width=320, title=t_tpot)
     return alt.hconcat(tput, lat)
 
 
-def _serving_built(sv: Serving) -> Built:
+def _serving_built(sv: Serving, gettext: Translate = english) -> Built:
     target = [{"TPOT ms": sv.tpot_target_s * 1e3}] if sv.tpot_target_s else []
-    return Built(_serving_template, (), {"points": serving_records(sv), "target": target},
-                 title=f"Serving up to the KV limit ({sv.kv_limit:,} requests)")
+    return Built(_serving_template, (_texts(gettext, _SERVING_TEXTS),), {"points": serving_records(sv), "target": target},
+                 title=gettext("Serving up to the KV limit ({n:,} requests)").format(n=sv.kv_limit))
 
 
-def serving_chart(sv: Serving) -> alt.HConcatChart:
-    return _serving_built(sv).chart()
+def serving_chart(sv: Serving, *, gettext: Translate = english) -> alt.HConcatChart:
+    return _serving_built(sv, gettext).chart()
 
 
-def serving_spec(sv: Serving) -> dict:
-    return _serving_built(sv).spec()
+def serving_spec(sv: Serving, *, gettext: Translate = english) -> dict:
+    return _serving_built(sv, gettext).spec()

@@ -502,13 +502,13 @@ def _elementwise(name: str, phase: str, *, rows: int, width: int, count: int, el
 # Element-wise FLOPs per element of each kind of op (an eager kernel's arithmetic, not a GEMM's).
 _NORM_FLOPS = {"rms": 4, "layer": 7, "layer_weight": 6, "plain": 5}  # rms: square, mean, scale, weight; layer: + centre, bias
 _ACT_FLOPS = {"gated": 5, "plain": 8}  # silu(gate)·up: sigmoid, mul, mul; GELU (tanh form)
-_NORM_NAMES = {"rms": "RMSNorm", "layer": "LayerNorm", "layer_weight": N_("LayerNorm (weight only)"),
+NORM_NAMES = {"rms": "RMSNorm", "layer": "LayerNorm", "layer_weight": N_("LayerNorm (weight only)"),
                "plain": N_("LayerNorm (no parameters)")}
 
 
 def _norms_note(cfg: ModelConfig, npl: int) -> Text:
     """What the norms op holds, in words (the table's note)."""
-    norm = Text(_NORM_NAMES[cfg.norm])
+    norm = Text(NORM_NAMES[cfg.norm])
     if cfg.is_mla:
         return Text(N_("{n} per layer ({norm}), and MLA's latent norms: read and write the hidden state"),
                     n=npl, norm=norm)
@@ -520,11 +520,11 @@ def _norms_note(cfg: ModelConfig, npl: int) -> Text:
 
 def _activation_note(cfg: ModelConfig, name: str) -> Text:
     """The activation op's note: its function and whose it is."""
-    fn = "silu(gate) · up" if cfg.mlp == "gated" else "GELU"
+    fn = Text(N_("silu(gate) · up")) if cfg.mlp == "gated" else Text("GELU")
     whose = {"activation": N_("{fn} (the routed experts)") if cfg.is_moe else "",
              "shared_activation": N_("{fn} (the shared expert)"),
              "dense_activation": N_("{fn} (the dense layers)")}[name]
-    return Text(whose, fn=fn) if whose else Text(fn)
+    return Text(whose, fn=fn) if whose else fn
 
 
 def _other_group_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, akind: str, mkind: str,
