@@ -30,7 +30,7 @@ from gemmlib.core import format as fmt
 from gemmlib.core.dtypes import DTYPES
 from gemmlib.core.flops import DEFAULT_EFFICIENCY
 from gemmlib.core.hardware import CATALOGUE, DEFAULT_GPU, Hardware
-from gemmlib.core.i18n import N_
+from gemmlib.core.i18n import N_, Msg
 from gemmlib.core.interconnect import hardware_with, measured_links
 from gemmlib.llm.accounting import ATTENTION_KINDS, MLA_FORMS, NORM_NAMES, Workload
 from gemmlib.llm.config import NORM_KINDS, QK_NORMS, ModelConfig, layer_pattern, moe_pattern
@@ -65,9 +65,16 @@ BIASES = {"qkv": "QKV", "o": "O", "mlp": "MLP", "lm_head": "lm_head"}  # ModelCo
 GROUPS = {"tp": "TP", "pp": "PP", "ep": "EP", "dp": "DP"}  # parallel groups, as the sidebar names them
 
 
-def label(v) -> str:
-    """An option or category value as shown (itself when it has no label: a dtype, a model name)."""
-    return _(LABELS[v]) if isinstance(v, str) and v in LABELS else str(v)
+def _labels(code: str):
+    """An option or category value as shown in the language ``code`` (itself when it has no label: a dtype,
+    a model name). Bound to the language now: Streamlit (and AppTest) call a widget's format_func again
+    outside this run, where the session's language is not known."""
+    g = ui.gettext_for(code)
+    return lambda v: g(LABELS[v]) if isinstance(v, str) and v in LABELS else str(v)
+
+
+label = _labels(ui.lang())
+shown = ui.gettext_for(ui.lang())  # this run's gettext, bound as label is: for the other format_funcs
 
 MAXI = {"layers": 1000, "hidden": 65536, "heads": 1024, "kv": 1024, "hd": 4096, "ffn": 262144,
         "vocab": 1_000_000, "experts": 1024, "topk": 1024, "batch": 4096, "seq": 1_048_576, "new": 1_048_576,
@@ -179,7 +186,7 @@ def scaleout_sidebar() -> None:
                  "equal them. Megatron's rank order: TP innermost, then EP, DP, PP."))
     # --- a measured interconnect (issue 13): `python -m gemmlib bench collective` or the Multi-GPU page saves one
     pick(st, _("Links inside a node"), ["catalogue", *(lk.name for lk in measured_links())], "le_link",
-         format_func=lambda v: ui.tr(v) if v != "catalogue" else label(v),
+         format_func=lambda v: shown(v) if v != "catalogue" else label(v),
          help=_("the catalogue's line rates, or a bus bandwidth and latency measured on this machine"))
 
 
@@ -192,6 +199,15 @@ def parallel_from_widgets(gpus: int) -> Parallel:
 
 def _gib(b: float) -> str:
     return f"{b / 2**30:,.2f} GiB"
+
+
+def _memory_source(src) -> str:
+    """A catalogue row's memory source in the reader's language; its citation (the tool, the issues that
+    report the figure: "nvidia-smi, NVIDIA/nccl#1264") shown as written, as code."""
+    msg = getattr(src, "msg", None)
+    if isinstance(msg, Msg) and isinstance(msg.params.get("source"), str):
+        return Msg(msg.template, **{**msg.params, "source": f"`{msg.params['source']}`"}).render(_)
+    return ui.tr(src)
 
 
 def scaleout_tab(est) -> None:
@@ -229,7 +245,7 @@ def scaleout_tab(est) -> None:
                  "prefill activations {act}, workspace {work} (10 %: vLLM keeps back 1 − gpu_memory_utilization "
                  "0.9). Largest batch that fits: **{batch:,}**. Memory source: {source}.").format(
         weights=_gib(pg.weights_bytes), kv=_gib(pg.kv_cache_bytes), act=_gib(pg.activation_bytes),
-        work=_gib(pg.workspace_bytes), batch=est.max_batch, source=ui.tr(est.hardware.memory_source)))
+        work=_gib(pg.workspace_bytes), batch=est.max_batch, source=_memory_source(est.hardware.memory_source)))
     if est.gpus > 1:
         st.vega_lite_chart(comm_by_op_spec(est, gettext=_), width="content")
         rows = [{"phase": label(ph.name), **c.to_dict()} for ph in (pre, dec) for c in ph.collectives]
@@ -300,7 +316,7 @@ def training_tab(cfg, wl, hw, par, gpus, eff) -> None:
         st.caption(_("Mixed-precision AdamW as ZeRO counts it (2Ψ weights + 2Ψ gradients + 12Ψ optimizer), "
                      "activations by Korthikanti et al. 2022; largest micro-batch that fits: {mb}. A published "
                      "anchor: {name}, {tokens:.3g} tokens, {flops:.2g} FLOPs, {hours:.2f} M {gpu} GPU-hours on "
-                     "{gpus:,} GPUs at {mfu:.0%} MFU (benchmarks/bench_scaleout.py estimates it).").format(
+                     "{gpus:,} GPUs at {mfu:.0%} MFU (`benchmarks/bench_scaleout.py` estimates it).").format(
             mb=t["max_micro_batch"], name=ui.tr(a.name), tokens=a.tokens, flops=a.flops, hours=a.gpu_hours / 1e6,
             gpu=a.gpu, gpus=a.gpus, mfu=a.mfu))
 
@@ -351,9 +367,9 @@ def _custom_features(where, layers: int, heads: int, experts: int) -> dict:
     ui.url(c[1].text_input, _("sliding layers"), D["le_swp"], key="le_swp",
            help=_("`all`, `alternate` (layers 0, 2, …), N:M (N sliding then M full, e.g. 5:1 for Gemma 3) or a unit "
                   "of S/F letters"))
-    pick(c[0], "qk-norm", list(QK_NORMS), "le_qkn", format_func=label,
+    pick(c[0], _("qk-norm"), list(QK_NORMS), "le_qkn", format_func=label,
          help=_("head: one norm of head_dim shared by the heads (Qwen3, Gemma 3); width: over all heads (OLMo 2)"))
-    pick(c[1], _("norm"), list(NORM_KINDS), "le_norm", format_func=lambda v: _(NORM_NAMES[v]))
+    pick(c[1], _("norm"), list(NORM_KINDS), "le_norm", format_func=lambda v: shown(NORM_NAMES[v]))
     pick(c[0], _("norms per layer"), [1, 2, 4], "le_npl",
          help=_("1: a parallel block's shared norm; 4: Gemma's sandwich"))
     flag(c[1], _("parallel attention + MLP"), "le_par", widget="checkbox")
@@ -383,12 +399,17 @@ def _custom_features(where, layers: int, heads: int, experts: int) -> dict:
     return out
 
 
+def _name(name: str) -> str:
+    """A model's name as shown: the custom shape's ("custom") in the reader's language, any other as it is."""
+    return label(name) if name == "custom" else name
+
+
 def _show_read(est, expanded: bool) -> None:
     """What was read from the configuration: family, attention pattern, MLA, experts, quantization, dtype,
     and the keys it ignored."""
     r = est.read()
     family = (_("{family} (in {wrapper})").format(family=ui.md(r["family"]), wrapper=ui.md(r["wrapper"]))
-              if r.get("wrapper") else ui.md(r["family"]))
+              if r.get("wrapper") else ui.md(_name(r["family"])))
     with st.expander(_("What was read: {family}").format(family=family), expanded=expanded):
         att, mla, ex, q, b = r["attention"], r["mla"], r["experts"], r["quantization"], r["block"]
         layers = _("{full} full, {sliding} sliding, {chunked} chunked layers").format(**att)
@@ -402,7 +423,7 @@ def _show_read(est, expanded: bool) -> None:
                 experts = _("{experts}; shared expert {width}").format(experts=experts, width=ex["shared_expert_ffn"])
         biases = ", ".join(BIASES.get(x, x) for x in b["biases"]) or label("none")
         rows = [(_("family"), _("{family} — the decoder of {wrapper}").format(family=r["family"], wrapper=r["wrapper"])
-                 if r.get("wrapper") else r["family"]),
+                 if r.get("wrapper") else _name(r["family"])),
                 (_("attention"), layers),
                 ("MLA", fmt.DASH if not mla else
                  _("latent {kv} + rotary {rope} cached per token and layer; query rank {q}").format(
@@ -473,7 +494,7 @@ with st.sidebar:
             up = st.file_uploader(_("A Hugging Face config.json"), type=["json"], key="le_upload",
                                   help=_("Only plain fields are read; nothing is executed. Families: {families}. A "
                                          "quantization_config sizes the weights exactly; torch_dtype is the default "
-                                         "weight dtype.").format(families=", ".join(SUPPORTED_MODEL_TYPES)))
+                                         "weight dtype.").format(families=", ".join(f"`{t}`" for t in SUPPORTED_MODEL_TYPES)))
             if up is None:
                 st.info(_("Upload a config.json, or pick a preset."))
             else:
@@ -497,7 +518,7 @@ with st.sidebar:
     num(c[2], _("new tokens"), 0, MAXI["new"], "le_new",
         help=_("decode steps after the prefill; step i sees prompt + i cached tokens"))
     flag(st, _("decode only: the prompt is already cached (no prefill)"), "le_ctx",
-         help=_("one decode question: --context C on the command line (new tokens = decode steps, at least 1)"))
+         help=_("one decode question: `--context C` on the command line (new tokens = decode steps, at least 1)"))
     c = st.columns(2)
     pick(c[0], _("attention"), list(ATTENTION_KINDS), "le_attn", widget="radio", horizontal=True, format_func=label,
          help=_("eager: the S×S scores go through memory; fused (flash / SDPA): they stay on chip — same FLOPs"))
@@ -558,7 +579,8 @@ TABS = [N_("FLOPs by op"), N_("Memory"), N_("Roofline"), N_("Scale-out"), N_("Tr
         N_("Switches & rules of thumb"), N_("A vs B"), N_("Download")]
 OPS_COLUMNS = {"phase": N_("phase"), "op": N_("op"), "kind": N_("kind"), "count": N_("count"), "bytes": N_("bytes"),
                "weight bytes": N_("weight bytes"), "activation bytes": N_("activation bytes"),
-               "KV bytes": N_("KV bytes"), "bound": N_("bound"), "time": N_("time"), "note": N_("note")}
+               "KV bytes": N_("KV bytes"), "FLOP/byte": N_("FLOP/byte"), "bound": N_("bound"), "time": N_("time"),
+               "note": N_("note")}
 VARIANT_COLUMNS = {"variant": N_("variant"), "causal": N_("causal"), "lm_head": "lm_head", "selected": N_("selected"),
                    "prefill_flops": N_("prefill FLOPs"), "prefill_macs": N_("prefill MACs"),
                    "decode_flops": N_("decode FLOPs"), "decode_macs": N_("decode MACs")}
@@ -582,7 +604,7 @@ if est is not None and views is not None:
     with ui.guard(_("the results")):
         unit, div = ("MAC", 2) if ss.le_macs else ("FLOP", 1)
         m = est.model
-        line = _("**{name}** — {params:,} parameters").format(name=ui.md(m.name), params=m.params)
+        line = _("**{name}** — {params:,} parameters").format(name=ui.md(_name(m.name)), params=m.params)
         if m.is_moe:
             line = _("{line} ({active:,} active per token)").format(line=line, active=m.active_params)
         line = _("{line}; {layers} layers, hidden {hidden}, {heads} heads / {kv} KV, head dim {hd}, FFN {ffn} ({mlp}), "

@@ -48,7 +48,7 @@ WIDTH = 100
 # listed here must show 0 in `todo`, and the browser test opens it in Chinese and finds no English
 # left. Add a page here when it is translated.
 TRANSLATED = ["app.py", "pages/1_Accumulate.py", "pages/2_FLOPs.py", "pages/3_Transformer_GEMMs.py",
-              "pages/5_Devices.py", "pages/6_Precision.py", "pages/7_Tiling.py", "pages/8_Batching.py",
+              "pages/4_LLM_Estimator.py", "pages/5_Devices.py", "pages/6_Precision.py", "pages/7_Tiling.py", "pages/8_Batching.py",
               "pages/9_Roofline.py", "pages/10_Profiler.py", "pages/11_Multi_GPU.py"]
 # ui.py's helpers still to be wrapped (none left: the stepper, the benchmark status box and the
 # server's limits are wrapped too).

@@ -24,6 +24,13 @@ from gemmlib.llm.config import ModelConfig, _whole, moe_pattern
 from gemmlib.llm.quant import from_quantization_config
 
 MAX_CONFIG_BYTES = 1_000_000  # a config.json is a few kB; refuse anything this large
+# The reasons Python's json module gives (json.JSONDecodeError.msg), marked so that a page shows them translated
+# (the CLI prints them as they are).
+JSON_REASONS = frozenset((
+    N_("Expecting value"), N_("Expecting property name enclosed in double quotes"), N_("Expecting ':' delimiter"),
+    N_("Expecting ',' delimiter"), N_("Unterminated string starting at"), N_("Invalid control character at"),
+    N_("Invalid \\escape"), N_("Invalid \\uXXXX escape"), N_("Extra data"),
+    N_("Illegal trailing comma before end of object"), N_("Illegal trailing comma before end of array")))
 
 # The families read exactly (model_type as config.json spells it).
 SUPPORTED_MODEL_TYPES = (
@@ -827,7 +834,8 @@ def _parse_json(data: bytes | str) -> dict:
         raise InputError(N_("config.json is not UTF-8 text")) from None
     except json.JSONDecodeError as e:
         raise InputError(N_("config.json is not valid JSON: {msg} at line {lineno}, column {colno}"),
-                         msg=e.msg, lineno=e.lineno, colno=e.colno) from None
+                         msg=Text(e.msg) if e.msg in JSON_REASONS else e.msg, lineno=e.lineno,
+                         colno=e.colno) from None
     except RecursionError:
         raise InputError(N_("config.json is nested too deeply to be a model configuration")) from None
     except ValueError as e:  # e.g. an integer of thousands of digits (Python's int conversion limit)
