@@ -18,6 +18,7 @@ import streamlit as st
 
 import ui
 from gemmlib.charts.model import (
+    WORD_OPS,
     arrow_safe,
     compare_rows,
     compare_spec,
@@ -201,6 +202,18 @@ def _gib(b: float) -> str:
     return f"{b / 2**30:,.2f} GiB"
 
 
+def _tr(text) -> str:
+    """A gemmlib text (a Text, a Msg, a marked constant) in the reader's language; an empty one stays empty
+    (gettext("") is the catalogue's header)."""
+    return ui.tr(text) if text else text
+
+
+def _translated(rows: list[dict], *columns: str) -> list[dict]:
+    """Table rows with the texts of ``columns`` in the reader's language, before they become a DataFrame
+    (pandas stores text columns as plain strings: a Text's message would be lost there)."""
+    return [{**r, **{c: _tr(r[c]) for c in columns if c in r}} for r in rows]
+
+
 def _memory_source(src) -> str:
     """A catalogue row's memory source in the reader's language; its citation (the tool, the issues that
     report the figure: "nvidia-smi, NVIDIA/nccl#1264") shown as written, as code."""
@@ -229,10 +242,8 @@ def scaleout_tab(est) -> None:
                                 help=_("exposed: on the critical path"))
     groups = est.to_dict()["parallel"]["groups"]
     if groups:
-        df = pd.DataFrame(groups)
+        df = pd.DataFrame(_translated(groups, "link", "source"))
         df["group"] = df["group"].map(lambda g: GROUPS.get(g, g))
-        df["link"] = df["link"].map(ui.tr)
-        df["source"] = df["source"].map(ui.tr)
         ui.table(df, hide_index=True, width="stretch",
                  column_config={"group": _("group"), "ranks": _("ranks"), "stride": _("stride"), "link": _("link"),
                                 "busbw_bytes_per_s": st.column_config.NumberColumn(_("bus bandwidth B/s"),
@@ -250,11 +261,9 @@ def scaleout_tab(est) -> None:
         st.vega_lite_chart(comm_by_op_spec(est, gettext=_), width="content")
         rows = [{"phase": label(ph.name), **c.to_dict()} for ph in (pre, dec) for c in ph.collectives]
         if rows:
-            df = pd.DataFrame(rows).drop(columns=["busbw", "latency_s"])
+            df = pd.DataFrame(_translated(rows, "link", "note")).drop(columns=["busbw", "latency_s"])
             df["group"] = df["group"].map(lambda g: GROUPS.get(g, g))
-            df["link"] = df["link"].map(ui.tr)
-            df["note"] = df["note"].map(ui.tr)
-            df["after"] = df["after"].map(ui.tr)
+            df["after"] = df["after"].map(lambda o: shown(WORD_OPS[o]) if o in WORD_OPS else _tr(o))
             ui.table(df, hide_index=True, width="stretch",
                      column_config={"phase": _("phase"), "op": _("collective"), "after": _("after"),
                                     "group": _("group"), "ranks": _("ranks"), "link": _("link"), "note": _("note"),
@@ -430,9 +439,9 @@ def _show_read(est, expanded: bool) -> None:
                      kv=mla["kv_lora_rank"], rope=mla["qk_rope_head_dim"], q=mla["q_lora_rank"] or label("none"))),
                 (_("experts"), experts),
                 (_("quantization"), fmt.DASH if not q else
-                 _("{label}; {activations}").format(label=ui.tr(q["label"]), activations=ui.tr(q["activations"]))),
+                 _("{label}; {activations}").format(label=_tr(q["label"]), activations=_tr(q["activations"]))),
                 (_("dtype"), _("{dtype}; weights: {source}").format(dtype=r["dtype"] or _("not given"),
-                                                                   source=ui.tr(r["weight_dtype_source"]))),
+                                                                   source=_tr(r["weight_dtype_source"]))),
                 (_("checkpoint"), _("{size} of tensors").format(size=fmt.si(r["checkpoint_bytes"], "B"))),
                 (_("block"), _("{norm} × {n}, qk-norm {qk}, {layout}, positions {positions}, biases {biases}").format(
                     norm=_(NORM_NAMES.get(b["norm"], b["norm"])), n=b["norms_per_layer"], qk=label(b["qk_norm"]),
@@ -659,11 +668,11 @@ if est is not None and views is not None:
         tabs = ui.tabs(TABS, key="le_tab")  # ?le_tab=Roofline opens that tab, in either language
         with tabs[0]:
             st.vega_lite_chart(views["flops"], width="stretch")
-            df = pd.DataFrame(views["ops"]).drop(columns=["value"], errors="ignore")
+            df = pd.DataFrame(_translated(views["ops"], "note")).drop(columns=["value"], errors="ignore")
             df["time"] = df.pop("time_s").map(fmt.duration)
             for col in ("phase", "kind", "bound"):
                 df[col] = df[col].map(label)
-            df["note"] = df["note"].map(ui.tr)
+            df["op"] = df["op"].map(lambda o: shown(WORD_OPS[o]) if o in WORD_OPS else o)
             ui.table(df, {c: "count" for c in ("count", "FLOPs", "MACs", "bytes", "weight bytes", "activation bytes",
                                                "KV bytes")}, width="stretch",  # counts are exact: every digit
                      column_config={c: _(h) for c, h in OPS_COLUMNS.items()})
@@ -686,17 +695,15 @@ if est is not None and views is not None:
             serving_tab(cfg, wl, hw, par, ss.le_gpus, ss.le_eff)
         with tabs[6]:
             st.markdown(_("**Counting switches** (the highlighted row is the one selected)"))
-            variants = pd.DataFrame(views["variants"])
-            variants["variant"] = variants["variant"].map(ui.tr)
+            variants = pd.DataFrame(_translated(views["variants"], "variant"))
             variants["lm_head"] = variants["lm_head"].map(label)
             ui.table(variants, {c: "count" for c in ("prefill_flops", "prefill_macs", "decode_flops", "decode_macs")},
                      width="stretch", column_config={c: _(h) for c, h in VARIANT_COLUMNS.items()})
             st.markdown(_("**The article's rules of thumb** against the exact prefill count"))
             if not views["rules"]:
                 st.info(_("No prefill in a decode-only workload: the rules of thumb size a prefill."))
-            rules = pd.DataFrame(views["rules"], columns=["rule", "value", "exact", "ratio", "reason"])
-            for col in ("rule", "reason"):
-                rules[col] = rules[col].map(ui.tr)
+            rules = pd.DataFrame(_translated(views["rules"], "rule", "reason"),
+                                 columns=["rule", "value", "exact", "ratio", "reason"])
             ui.table(rules, {"value": "number", "exact": "count"}, width="stretch",
                      column_config={"rule": _("rule"), "value": _("value"), "exact": _("exact"),
                                     "ratio": st.column_config.NumberColumn(_("exact / rule"), format="%.3g"),

@@ -19,6 +19,7 @@ its own cached template.
 from __future__ import annotations
 
 import copy
+import json
 import math
 from collections.abc import Callable
 
@@ -35,6 +36,36 @@ PHASES = {"prefill": N_("prefill"), "decode": N_("decode")}  # the phases as dra
 BOUNDS = {"compute": N_("compute"), "memory": N_("memory")}  # an op's bound, as drawn
 OP_ORDER = list(OP_NAMES)  # every GEMM the accounting names, in its order (MLA's, shared experts', ...)
 _OP_COLOR = alt.Scale(domain=OP_ORDER, scheme="tableau20")
+# Ops named by a word rather than by their module (q_proj, attn_scores): drawn in the reader's language. The data
+# keeps the names; the axes, legends and tooltips show these labels (``_op_words``, ``_op_label``).
+WORD_OPS = {"embedding": N_("embedding"), "norms": N_("norms"), "rotary": N_("rotary"), "activation": N_("activation"),
+            "residual": N_("residual"), "router": N_("router")}
+
+
+def _op_words(gettext: Translate) -> tuple[tuple[str, str], ...]:
+    """(name, label) of each word-named op whose label differs from its name: empty in English (a template
+    argument, so each language has its own cached template)."""
+    return tuple((k, gettext(v)) for k, v in WORD_OPS.items() if gettext(v) != k)
+
+
+def _op_label(words: tuple[tuple[str, str], ...], ref: str) -> str:
+    """A Vega expression: the op ``ref`` holds, as shown (its label for a word-named op, else its name)."""
+    expr = ref
+    for name, shown in reversed(words):
+        expr = f"{ref} === {json.dumps(name)} ? {json.dumps(shown, ensure_ascii=False)} : ({expr})"
+    return expr
+
+
+def _op_tooltip(chart: alt.Chart, words: tuple[tuple[str, str], ...], title: str) -> tuple[alt.Chart, alt.Tooltip]:
+    """The chart (with the shown op computed when there are labels) and the op's tooltip."""
+    if not words:
+        return chart, alt.Tooltip("op:N", title=title)
+    return chart.transform_calculate(op_shown=_op_label(words, "datum.op")), alt.Tooltip("op_shown:N", title=title)
+
+
+def _op_guide(words: tuple[tuple[str, str], ...]) -> dict:
+    """An axis's or legend's keyword arguments that show the op labels."""
+    return {"labelExpr": _op_label(words, "datum.label")} if words else {}
 
 
 # ----- plumbing: templates + data ----------------------------------------------------------
@@ -249,18 +280,20 @@ _FLOPS_TEXTS = (N_("{unit} (decode: all steps, whole batch)"), N_("phase"), N_("
                 N_("prefill"), N_("decode"))
 
 
-def _flops_template(unit: str, ops: tuple[str, ...] = (), t: tuple[str, ...] = ()) -> alt.Chart:
+def _flops_template(unit: str, ops: tuple[str, ...] = (), t: tuple[str, ...] = (),
+                    words: tuple[tuple[str, str], ...] = ()) -> alt.Chart:
     axis, phase, op, time_s, *phases = t or _texts(english, _FLOPS_TEXTS)
-    return alt.Chart(_d("ops")).mark_bar().encode(
+    base, op_tip = _op_tooltip(alt.Chart(_d("ops")), words, op)
+    return base.mark_bar().encode(
         y=alt.Y("phase:N", title=None, sort=phases),
         x=alt.X("value:Q", title=axis.format(unit=unit),
                 axis=alt.Axis(format="~s", tickCount=6, labelOverlap=True, labelFlush=True)),
         # every op in the legend, under the chart in rows (beside it, 11 entries outgrow the height)
         color=alt.Color("op:N", sort=OP_ORDER, scale=_OP_COLOR, title=None,
                         legend=alt.Legend(orient="bottom", columns=6, symbolLimit=0, labelLimit=200,
-                                          values=list(ops) or None)),
+                                          values=list(ops) or None, **_op_guide(words))),
         order=alt.Order("order:Q"),
-        tooltip=[alt.Tooltip("phase:N", title=phase), alt.Tooltip("op:N", title=op),
+        tooltip=[alt.Tooltip("phase:N", title=phase), op_tip,
                  alt.Tooltip("value:Q", format=".4s", title=unit),
                  alt.Tooltip("time_s:Q", format=".3s", title=time_s)],
     ).transform_calculate(order=f"indexof({OP_ORDER!r}, datum.op)")
@@ -275,7 +308,7 @@ def _flops_by_op_built(est: Estimate, macs: bool = False, gettext: Translate = e
     rows = [{"phase": _phase(r["phase"], gettext), "op": r["op"], "value": r["value"], "time_s": r["time_s"]}
             for r in ops_records(est, macs) if r["kind"] == "GEMM"]
     present = tuple(o for o in OP_ORDER if any(r["op"] == o for r in rows))  # the legend: these, every one
-    return Built(_flops_template, (unit, present, _texts(gettext, _FLOPS_TEXTS)), {"ops": rows},
+    return Built(_flops_template, (unit, present, _texts(gettext, _FLOPS_TEXTS), _op_words(gettext)), {"ops": rows},
                  height={"step": 36}, title=gettext("{unit} by op").format(unit=unit))  # the whole chart: title, axis, legend
 
 
@@ -349,17 +382,19 @@ _ROOFLINE_TEXTS = (N_("arithmetic intensity (FLOP/byte)"), N_("what"), N_("phase
                    N_("FLOP/byte"), N_("bound"), N_("time (s)"), N_("prefill"), N_("decode"))
 
 
-def _roofline_template(t: tuple[str, ...] = ()) -> alt.LayerChart:
+def _roofline_template(t: tuple[str, ...] = (), words: tuple[tuple[str, str], ...] = ()) -> alt.LayerChart:
     x_title, what, phase, op, intensity, bound, time_s, *phases = t or _texts(english, _ROOFLINE_TEXTS)
     x = alt.X("intensity:Q", scale=alt.Scale(type="log"), title=x_title)
     y = alt.Y("flops_per_s:Q", scale=alt.Scale(type="log"), title="FLOP/s", axis=alt.Axis(format=".2s"))
     line = alt.Chart(_d("roof")).mark_line(color="#888").encode(x=x, y=y)
     ridge = alt.Chart(_d("ridge")).mark_rule(strokeDash=[4, 3], color="#bbb").encode(
         x="intensity:Q", tooltip=[alt.Tooltip("what:N", title=what)])
-    dots = alt.Chart(_d("pts")).mark_point(filled=True, size=80).encode(
-        x=x, y=y, color=alt.Color("op:N", sort=OP_ORDER, scale=_OP_COLOR, title=op),
+    base, op_tip = _op_tooltip(alt.Chart(_d("pts")), words, op)
+    dots = base.mark_point(filled=True, size=80).encode(
+        x=x, y=y, color=alt.Color("op:N", sort=OP_ORDER, scale=_OP_COLOR, title=op,
+                                  legend=alt.Legend(**_op_guide(words))),
         shape=alt.Shape("phase:N", sort=phases, title=phase),
-        tooltip=[alt.Tooltip("phase:N", title=phase), alt.Tooltip("op:N", title=op),
+        tooltip=[alt.Tooltip("phase:N", title=phase), op_tip,
                  alt.Tooltip("intensity:Q", format=".3g", title=intensity),
                  alt.Tooltip("flops_per_s:Q", format=".3s", title="FLOP/s"), alt.Tooltip("bound:N", title=bound),
                  alt.Tooltip("time_s:Q", format=".3s", title=time_s)])
@@ -372,7 +407,7 @@ def _roofline_built(est: Estimate, gettext: Translate = english) -> Built:
              else est.hardware.name)
     title = gettext("Roofline: {where}, {dtype}, efficiency {efficiency:g} (each op: FLOPs / predicted time)").format(
         where=where, dtype=est.compute_dtype, efficiency=est.efficiency)
-    return Built(_roofline_template, (_texts(gettext, _ROOFLINE_TEXTS),),
+    return Built(_roofline_template, (_texts(gettext, _ROOFLINE_TEXTS), _op_words(gettext)),
                  {"roof": roof, "pts": pts,
                   "ridge": [{"intensity": ridge, "what": gettext("ridge {ridge:.0f} FLOP/B").format(ridge=ridge)}]},
                  height=360, title=title)
@@ -386,15 +421,16 @@ def roofline_chart(est: Estimate, *, gettext: Translate = english) -> alt.LayerC
 _COMPARE_TEXTS = (N_("configuration"), N_("phase"), N_("op"), N_("time (s)"), N_("prefill"), N_("decode"))
 
 
-def _compare_template(unit: str, t: tuple[str, ...] = ()) -> alt.Chart:
+def _compare_template(unit: str, t: tuple[str, ...] = (), words: tuple[tuple[str, str], ...] = ()) -> alt.Chart:
     config, phase, op, time_s, *phases = t or _texts(english, _COMPARE_TEXTS)
-    return alt.Chart(_d("ops")).mark_bar().encode(
-        y=alt.Y("op:N", sort=OP_ORDER, title=None), yOffset="config:N",
+    base, op_tip = _op_tooltip(alt.Chart(_d("ops")), words, op)
+    return base.mark_bar().encode(
+        y=alt.Y("op:N", sort=OP_ORDER, title=None, axis=alt.Axis(**_op_guide(words))), yOffset="config:N",
         x=alt.X("value:Q", title=unit, axis=alt.Axis(format=".2s")),
         color=alt.Color("config:N", title=None),
         column=alt.Column("phase:N", sort=phases, title=None),
         tooltip=[alt.Tooltip("config:N", title=config), alt.Tooltip("phase:N", title=phase),
-                 alt.Tooltip("op:N", title=op), alt.Tooltip("value:Q", format=".4s", title=unit),
+                 op_tip, alt.Tooltip("value:Q", format=".4s", title=unit),
                  alt.Tooltip("time_s:Q", format=".3s", title=time_s)],
     ).properties(width=320)
 
@@ -406,7 +442,7 @@ def _compare_built(a: Estimate, b: Estimate, label_a: str = "A", label_b: str = 
     for est, label in ((a, label_a), (b, label_b)):
         rows += [{"config": label, "phase": _phase(r["phase"], gettext), "op": r["op"], "value": r["value"],
                   "time_s": r["time_s"]} for r in ops_records(est, macs)]
-    return Built(_compare_template, (unit, _texts(gettext, _COMPARE_TEXTS)), {"ops": rows},
+    return Built(_compare_template, (unit, _texts(gettext, _COMPARE_TEXTS), _op_words(gettext)), {"ops": rows},
                  title=gettext("{unit} by op, {a} vs {b}").format(unit=unit, a=label_a, b=label_b))
 
 

@@ -8,7 +8,17 @@ from __future__ import annotations
 
 import altair as alt
 
-from gemmlib.charts.model import OP_ORDER, PHASES, Built, _d, _phase, _texts
+from gemmlib.charts.model import (
+    OP_ORDER,
+    PHASES,
+    Built,
+    _d,
+    _op_guide,
+    _op_tooltip,
+    _op_words,
+    _phase,
+    _texts,
+)
 from gemmlib.core.i18n import N_, Translate, english
 from gemmlib.llm.memory import PerGpuMemory
 from gemmlib.llm.serving import Serving
@@ -93,16 +103,18 @@ _COMM_TEXTS = (N_("ms on one GPU"), N_("phase"), N_("op"), N_("what"), N_("pipel
                *WHAT.values(), *PHASES.values())
 
 
-def _comm_template(t: tuple[str, ...] = ()) -> alt.Chart:
+def _comm_template(t: tuple[str, ...] = (), words: tuple[tuple[str, str], ...] = ()) -> alt.Chart:
     x_title, phase, op, what, bubble, boundary, *kinds = t or _texts(english, _COMM_TEXTS)
     kinds, phases = kinds[:3], kinds[3:]
     order = OP_ORDER + ["embedding", "norms", "rotary", "kv_repeat", "attn_softmax", "activation", "moe_routing",
                         "residual", boundary, bubble]
-    return alt.Chart(_d("rows")).mark_bar().encode(
-        y=alt.Y("op:N", sort=order, title=None), x=alt.X("ms:Q", title=x_title, stack="zero"),
+    base, op_tip = _op_tooltip(alt.Chart(_d("rows")), words, op)
+    return base.mark_bar().encode(
+        y=alt.Y("op:N", sort=order, title=None, axis=alt.Axis(**_op_guide(words))),
+        x=alt.X("ms:Q", title=x_title, stack="zero"),
         color=alt.Color("what:N", title=None, scale=alt.Scale(domain=kinds, range=["#4c78a8", "#e45756", "#bab0ac"])),
         column=alt.Column("phase:N", sort=phases, title=None),
-        tooltip=[alt.Tooltip("phase:N", title=phase), alt.Tooltip("op:N", title=op),
+        tooltip=[alt.Tooltip("phase:N", title=phase), op_tip,
                  alt.Tooltip("what:N", title=what), alt.Tooltip("ms:Q", format=",.3f", title="ms")],
     ).properties(width=300).resolve_scale(x="independent")
 
@@ -110,7 +122,8 @@ def _comm_template(t: tuple[str, ...] = ()) -> alt.Chart:
 def _comm_built(est, gettext: Translate = english) -> Built:
     title = (gettext("Compute and communication per op (not overlapped; best case: overlapped)")
              if est.parallel.overlap else gettext("Compute and communication per op (not overlapped)"))
-    return Built(_comm_template, (_texts(gettext, _COMM_TEXTS),), {"rows": comm_records(est, gettext)}, title=title)
+    return Built(_comm_template, (_texts(gettext, _COMM_TEXTS), _op_words(gettext)),
+                 {"rows": comm_records(est, gettext)}, title=title)
 
 
 def comm_by_op_chart(est, *, gettext: Translate = english) -> alt.Chart:

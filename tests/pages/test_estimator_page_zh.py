@@ -75,11 +75,27 @@ def chart_texts(at: AppTest) -> list[str]:
     return out
 
 
+# The interconnect catalogue's link names and sources (gemmlib/core/interconnect.py: translated with the
+# Multi-GPU page, not with this one), shown as they are in the scale-out tables' "link" and "source" columns.
+NOT_THIS_PAGE = {"link", "source"}
+
+
+def table_cells(at: AppTest) -> list[str]:
+    """Every text cell of the page's tables, whatever the column's dtype (pandas' str columns too)."""
+    out = []
+    for frame in [d.value for d in at.dataframe] + [t.value for t in at.table]:
+        for col in frame.columns:
+            if col not in NOT_THIS_PAGE:
+                out.extend(x for x in frame[col] if isinstance(x, str))
+        out.extend(str(i) for i in frame.index if isinstance(i, str))
+    return out
+
+
 def _english_left(at: AppTest, names: list[str] = ()) -> dict[str, list[str]]:
-    """The texts (shown, and the charts') with English words left: text -> its English words."""
+    """The texts (shown, table cells, the charts' titles) with English words left: text -> its English words."""
     allowed = [*_names(), *names]
     out = {}
-    for t in shown_texts(at) + chart_texts(at):
+    for t in shown_texts(at) + table_cells(at) + chart_texts(at):
         words = gemm_i18n.english_words(t, allowed)
         if words:
             out[t[:200]] = words
@@ -135,6 +151,8 @@ def test_the_english_page_is_checked_the_same_way():
     at = _app(lang=None, **VIEWS["scale-out on 8 GPUs"])
     _ok(at)
     assert {"prefill", "decode", "weights"} <= {w for words in _english_left(at).values() for w in words}
+    cells = {w for t in table_cells(at) for w in gemm_i18n.english_words(t)}
+    assert {"hidden", "state", "fudge"} <= cells  # the ops' notes, the rules' reasons: table cells are read too
     assert {"phase", "op"} <= {w for t in chart_texts(at) for w in gemm_i18n.english_words(t)}
 
 
