@@ -188,8 +188,10 @@ def _error(at: AppTest) -> str:
 
 def _check(template: str, **values) -> str:
     """What ui.guard shows for gemmlib's InputError(template, **values) on a Chinese page."""
+    import ui
+
     message = _zh(template).format(**values) if values else _zh(template)  # no values: braces as written
-    return _zh("**Check the input:** {message}").format(message=message)
+    return _zh("**Check the input:** {message}").format(message=ui.md(message))  # escaped, as ui.guard shows it
 
 
 def test_a_bad_config_json_says_so_in_chinese():
@@ -246,4 +248,4 @@ def test_bad_input_says_so_in_chinese(query, template, values):
 
 def test_the_same_input_errors_stay_english_on_an_english_page():
     shown = _error(_app(lang=None, le_preset="llama-3-8b", le_gpus=3))
-    assert shown == "**Check the input:** --tp 3 does not divide the 32 attention heads; pick a TP size that does"
+    assert shown == r"**Check the input:** \--tp 3 does not divide the 32 attention heads; pick a TP size that does"
