@@ -59,7 +59,7 @@ LABELS = {"preset": N_("preset"), "custom": N_("custom"), "config": N_("from the
           "plain": N_("plain"), "eager": N_("eager"), "fused": N_("fused"), "absorbed": N_("absorbed"),
           "none": N_("none"), "selective": N_("selective"), "full": N_("full"), "head": N_("head"),
           "width": N_("width"), "catalogue": N_("catalogue"), "all": N_("all"), "last": N_("last"),
-          "prefill": N_("prefill"), "decode": N_("decode"), "compute": N_("compute"), "memory": N_("memory"),
+          "prefill": N_("prefill"), "decode": N_("decode"), "compute": N_("compute-bound"), "memory": N_("memory-bound"),
           "learned": N_("learned"), "rotary": N_("rotary"), "alibi": "ALiBi", "GEMM": "GEMM",
           "not GEMM": N_("not GEMM")}
 BIASES = {"qkv": "QKV", "o": "O", "mlp": "MLP", "lm_head": "lm_head"}  # ModelConfig.describe()'s biases

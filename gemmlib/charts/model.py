@@ -19,21 +19,23 @@ its own cached template.
 from __future__ import annotations
 
 import copy
-import json
 import math
 from collections.abc import Callable
 
 import altair as alt
 import pandas as pd
 
+from gemmlib.charts import label_expr
 from gemmlib.core.i18n import N_, Translate, english
 from gemmlib.core.roofline import roof_curve
 from gemmlib.llm.accounting import ATTENTION_PRODUCTS, OP_NAMES, Estimate, Op
 
-ROLE_COLORS = {N_("A (activations)"): "#4c78a8", N_("B (weights)"): "#f58518", N_("B (keys / values)"): "#54a24b",
-               N_("D (output)"): "#b279a2"}
+ROLE_COLORS = {"A (activations)": "#4c78a8", "B (weights)": "#f58518", "B (keys / values)": "#54a24b",
+               "D (output)": "#b279a2"}
+ROLE_LABELS = {"A (activations)": N_("A (activations)"), "B (weights)": N_("B (weights)"),
+               "B (keys / values)": N_("B (keys / values)"), "D (output)": N_("D (output)")}  # as shown
 PHASES = {"prefill": N_("prefill"), "decode": N_("decode")}  # the phases as drawn
-BOUNDS = {"compute": N_("compute"), "memory": N_("memory")}  # an op's bound, as drawn
+BOUNDS = {"compute": N_("compute-bound"), "memory": N_("memory-bound")}  # an op's bound, as drawn
 OP_ORDER = list(OP_NAMES)  # every GEMM the accounting names, in its order (MLA's, shared experts', ...)
 _OP_COLOR = alt.Scale(domain=OP_ORDER, scheme="tableau20")
 # Ops named by a word rather than by their module (q_proj, attn_scores): drawn in the reader's language. The data
@@ -50,10 +52,7 @@ def _op_words(gettext: Translate) -> tuple[tuple[str, str], ...]:
 
 def _op_label(words: tuple[tuple[str, str], ...], ref: str) -> str:
     """A Vega expression: the op ``ref`` holds, as shown (its label for a word-named op, else its name)."""
-    expr = ref
-    for name, shown in reversed(words):
-        expr = f"{ref} === {json.dumps(name)} ? {json.dumps(shown, ensure_ascii=False)} : ({expr})"
-    return expr
+    return label_expr(dict(words), ref)
 
 
 def _op_tooltip(chart: alt.Chart, words: tuple[tuple[str, str], ...], title: str) -> tuple[alt.Chart, alt.Tooltip]:
@@ -133,10 +132,14 @@ def _d(name: str) -> alt.NamedData:
     return alt.NamedData(name)
 
 
+def _texts(gettext: Translate, texts: tuple[str, ...]) -> tuple[str, ...]:
+    """A template's texts in the reader's language (its cache key, with the structural arguments)."""
+    return tuple(gettext(x) for x in texts)
+
+
 # ----- one layer's GEMMs to scale ------------------------------------------------------------
 
-def shape_rects(ops: list[Op], gap_frac: float = 0.04, *, gettext: Translate = english
-                ) -> tuple[list[dict], list[dict]]:
+def shape_rects(ops: list[Op], gap_frac: float = 0.04) -> tuple[list[dict], list[dict]]:
     """Rectangles for A (M×K), B (K×N) and D (M×N) of every op in one coordinate system, and labels.
 
     Ops are stacked top to bottom; within a row A, B and D stand side by side, all
@@ -146,14 +149,14 @@ def shape_rects(ops: list[Op], gap_frac: float = 0.04, *, gettext: Translate = e
     gap = max(1.0, gap_frac * width)
     rects, labels, y = [], [], 0.0
     for o in ops:
-        b_role = gettext("B (keys / values)") if o.name in ATTENTION_PRODUCTS else gettext("B (weights)")
+        b_role = "B (keys / values)" if o.name in ATTENTION_PRODUCTS else "B (weights)"
         label = f"{o.name}: [{o.m:,}×{o.k:,}]·[{o.k:,}×{o.n:,}]  ×{o.count:,} = {_si(o.flops)}FLOP"
         labels.append({"op": o.name, "x": 0.0, "y": y, "label": label})
         top = y + 0.9 * gap  # room for the label above the row
         x = 0.0
-        for role, w, h, dims in ((gettext("A (activations)"), o.k, o.m, f"{o.m}×{o.k}"),
+        for role, w, h, dims in (("A (activations)", o.k, o.m, f"{o.m}×{o.k}"),
                                  (b_role, o.n, o.k, f"{o.k}×{o.n}"),
-                                 (gettext("D (output)"), o.n, o.m, f"{o.m}×{o.n}")):
+                                 ("D (output)", o.n, o.m, f"{o.m}×{o.n}")):
             rects.append({"op": o.name, "role": role, "x": x, "x2": x + w, "y": top, "y2": top + h,
                           "dims": dims, "flops": o.flops, "count": o.count})
             x += w + gap
@@ -161,40 +164,36 @@ def shape_rects(ops: list[Op], gap_frac: float = 0.04, *, gettext: Translate = e
     return rects, labels
 
 
-def _shapes_template(t: tuple[str, ...] = ()) -> alt.LayerChart:
-    t = t or _texts(english, _SHAPES_TEXTS)
-    matrix, op, role, dims, count, flops, *roles = t
+def _shapes_template(texts: tuple[str, ...] = ("matrix", "op", "dims", "count", "FLOPs"), roles: str = "") -> alt.LayerChart:
+    """``texts``: the legend's and tooltips' titles, ``roles`` the legend's labelExpr (as shown)."""
     x = alt.X("x:Q", axis=None, scale=alt.Scale(nice=False, zero=True))
     y = alt.Y("y:Q", axis=None, scale=alt.Scale(nice=False, zero=True, reverse=True))
+    matrix, op, dims, count, flops = texts
     rects = alt.Chart(_d("rects")).mark_rect(stroke="white", strokeWidth=0.5, opacity=0.85).encode(
         x=x, x2="x2:Q", y=y, y2="y2:Q",
-        color=alt.Color("role:N", title=matrix, scale=alt.Scale(domain=roles, range=list(ROLE_COLORS.values()))),
-        tooltip=[alt.Tooltip("op:N", title=op), alt.Tooltip("role:N", title=role),
-                 alt.Tooltip("dims:N", title=dims), alt.Tooltip("count:Q", format=",", title=count),
-                 alt.Tooltip("flops:Q", format=".4s", title=flops)],
+        color=alt.Color("role:N", title=matrix, scale=alt.Scale(domain=list(ROLE_COLORS),
+                                                                 range=list(ROLE_COLORS.values())),
+                        legend=alt.Legend(labelExpr=roles) if roles else alt.Undefined),
+        tooltip=[alt.Tooltip("op:N", title=op), alt.Tooltip("role:N", title=matrix), alt.Tooltip("dims:N", title=dims),
+                 alt.Tooltip("count:Q", format=",", title=count), alt.Tooltip("flops:Q", format=".4s", title=flops)],
     )
     text = alt.Chart(_d("labels")).mark_text(align="left", baseline="top", fontSize=12).encode(
         x=x, y=y, text="label:N")
     return alt.layer(rects, text)
 
 
-_SHAPES_TEXTS = (N_("matrix"), N_("op"), N_("role"), N_("shape"), N_("runs"), N_("FLOPs"), *ROLE_COLORS)
-
-
-def _texts(gettext: Translate, texts: tuple[str, ...]) -> tuple[str, ...]:
-    """A template's texts in the reader's language (its cache key, with the structural arguments)."""
-    return tuple(gettext(x) for x in texts)
-
-
 def _gemm_shapes_built(ops: list[Op], width: int = 760, gettext: Translate = english) -> Built:
-    rects, labels = shape_rects(ops, gettext=gettext)
+    rects, labels = shape_rects(ops)
     xr = max(r["x2"] for r in rects)
     yr = max(r["y2"] for r in rects)
     height = int(min(2400, max(240, width * yr / xr)))
     if height == 2400:  # keep the aspect ratio: narrow the chart instead of squashing it
         width = int(max(200, 2400 * xr / yr))
-    return Built(_shapes_template, (_texts(gettext, _SHAPES_TEXTS),), {"rects": rects, "labels": labels},
-                 width=width, height=height,
+    args = ()
+    if gettext is not english:  # the English chart as it always was; a translation names its texts
+        args = (tuple(gettext(t) for t in (N_("matrix"), N_("op"), N_("dims"), N_("count"), "FLOPs")),
+                label_expr({k: gettext(v) for k, v in ROLE_LABELS.items()}))
+    return Built(_shapes_template, args, {"rects": rects, "labels": labels}, width=width, height=height,
                  title=gettext("One layer's GEMMs to scale (A · B = D; attention per sequence and head)"))
 
 
@@ -205,46 +204,46 @@ def gemm_shapes_chart(ops: list[Op], width: int = 760, *, gettext: Translate = e
 
 # ----- attention share vs sequence length -----------------------------------------------------
 
-_SHARE_TEXTS = (N_("sequence length (tokens)"), N_("share of the layer's FLOPs in Q·Kᵀ and weights·V"),
-                N_("share"), N_("counting"), N_("what"))
-COUNTING = {"dense": N_("dense"), "dense (eager)": N_("dense (eager)"), "causal": N_("causal")}  # the share curve's countings, as drawn
+SHARE_TEXTS = (N_("sequence length (tokens)"), N_("share of the layer's FLOPs in Q·Kᵀ and weights·V"), "seq_len",
+               N_("share"), N_("counting"))
 
 
-def _share_template(t: tuple[str, ...] = ()) -> alt.LayerChart:
-    seq, y_title, share, counting, what = t or _texts(english, _SHARE_TEXTS)
-    x = alt.X("seq_len:Q", scale=alt.Scale(type="log"), title=seq)
+def _share_template(texts: tuple[str, ...] = SHARE_TEXTS) -> alt.LayerChart:
+    """``texts``: the axes' and tooltips' titles, as shown (:data:`SHARE_TEXTS` in English)."""
+    x_title, y_title, seq, share, counting = texts
+    x = alt.X("seq_len:Q", scale=alt.Scale(type="log"), title=x_title)
     line = alt.Chart(_d("curve")).mark_line().encode(
         x=x, y=alt.Y("share:Q", axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1]), title=y_title),
         color=alt.Color("counting:N", title=None),
         tooltip=[alt.Tooltip("seq_len:Q", format=",", title=seq), alt.Tooltip("share:Q", format=".1%", title=share),
                  alt.Tooltip("counting:N", title=counting)])
-    rule = alt.Chart(_d("marks")).mark_rule(strokeDash=[4, 3], color="#e4572e").encode(
-        x=x, tooltip=[alt.Tooltip("what:N", title=what)])
+    rule = alt.Chart(_d("marks")).mark_rule(strokeDash=[4, 3], color="#e4572e").encode(x=x, tooltip=["what:N"])
     rtext = alt.Chart(_d("marks")).mark_text(align="left", dx=4, color="#e4572e").encode(
         x=x, y=alt.Y("ypix:Q", scale=None), text="what:N")
     half = alt.Chart(_d("half")).mark_rule(color="#999").encode(y="share:Q")
     pt = alt.Chart(_d("claim")).mark_point(size=90, filled=True, color="#e4572e").encode(
-        x=x, y="share:Q", tooltip=[alt.Tooltip("what:N", title=what)])
+        x=x, y="share:Q", tooltip=["what:N"])
     ptext = alt.Chart(_d("claim")).mark_text(align="left", dx=8, dy=10).encode(x=x, y="share:Q", text="what:N")
     return alt.layer(line, rule, rtext, half, pt, ptext)
 
 
 def _share_built(curve: list[dict], crossover: float, claim_s: int | None = None,
                  causal_crossover: float | None = None, gettext: Translate = english) -> Built:
+    """``curve``'s ``counting`` labels come as shown (the page names its curves)."""
     if curve and "counting" not in curve[0]:
-        curve = [{**r, "counting": "dense"} for r in curve]
-    curve = [{**r, "counting": gettext(COUNTING.get(r["counting"], r["counting"]))} for r in curve]
-    marks = [{"seq_len": crossover, "what": gettext("dense crossover s = {s:,.0f}").format(s=crossover), "ypix": 12}]
+        curve = [{**r, "counting": gettext("dense")} for r in curve]
+    marks = [{"seq_len": crossover, "what": gettext("dense crossover s = {s}").format(s=f"{crossover:,.0f}"),
+              "ypix": 12}]
     if causal_crossover is not None:
         marks.append({"seq_len": causal_crossover,
-                      "what": gettext("causal crossover s = {s:,.0f}").format(s=causal_crossover), "ypix": 30})
+                      "what": gettext("causal crossover s = {s}").format(s=f"{causal_crossover:,.0f}"), "ypix": 30})
     claim = []
     if claim_s is not None:
         dense = [r for r in curve if r["counting"] == curve[0]["counting"]]
         row = min(dense, key=lambda r: abs(r["seq_len"] - claim_s))
         claim = [{**row, "what": f"s = {row['seq_len']:,}: {row['share']:.1%}"}]
-    return Built(_share_template, (_texts(gettext, _SHARE_TEXTS),),
-                 {"curve": curve, "marks": marks, "half": [{"share": 0.5}], "claim": claim},
+    args = () if gettext is english else (tuple(gettext(t) for t in SHARE_TEXTS),)
+    return Built(_share_template, args, {"curve": curve, "marks": marks, "half": [{"share": 0.5}], "claim": claim},
                  height=320, title=gettext("When do the attention products dominate?"))
 
 
