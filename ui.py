@@ -157,8 +157,9 @@ def lang() -> str:
 
 
 def _(message: str) -> str:
-    """gettext: ``message`` in the session's language (its English msgid if untranslated)."""
-    return translations(lang()).gettext(message)
+    """gettext: ``message`` in the session's language (its English msgid if untranslated); an empty
+    text stays empty (gettext's own "" is the catalogue's header)."""
+    return translations(lang()).gettext(message) if message else message
 
 
 def ngettext(singular: str, plural: str, n: int) -> str:
