@@ -853,7 +853,7 @@ def run_benchmark(job: jobs.Job, lim: safety.Limits, done: Callable[[Any], str] 
     stopped, timed out in the queue) marks the box and propagates to the page's ``ui.guard``.
     """
     tag = _session_tag()
-    owner = f"{job.describe()} (session {tag})"
+    owner = Text(runqueue.SESSION_OWNER, what=job.describe(), tag=tag)  # English in the queue's files
     gone = _session_gone()
     with st.status(_("Waiting for the benchmark runner…"), expanded=True) as status:
         shown = RunStatus(status, job.device, getattr(estimate, "rows", None), getattr(estimate, "seconds", None))
@@ -869,7 +869,8 @@ def run_benchmark(job: jobs.Job, lim: safety.Limits, done: Callable[[Any], str] 
                 shown.update(None, state["text"])
 
         def on_wait(place: runqueue.Place) -> None:
-            who = _(" Running now: {what}.").format(what=md(place.running)) if place.running else ""
+            who = _(" Running now: {what}.").format(what=md(tr(runqueue.owner_text(place.running)))) \
+                if place.running else ""
             status.update(label=_("Queued: you are number {n} in line.{who} Your run starts when the runs before "
                                   "it finish.").format(n=place.position, who=who), expanded=True)
 
@@ -877,7 +878,7 @@ def run_benchmark(job: jobs.Job, lim: safety.Limits, done: Callable[[Any], str] 
             if not state["running"]:
                 state["running"] = True
                 shown.start()
-            state["text"] = md(tr(text) if isinstance(text, Msg) else text)  # a step's message, translated
+            state["text"] = md(tr(text))  # a step's message (a Msg or Text from the worker, or a constant), translated
             state["shown"] = time.monotonic()
             shown.update(frac, state["text"])
 
@@ -911,7 +912,7 @@ def stopped_notice() -> None:
     """Say once that this visitor's last run was stopped with the Stop button."""
     what = st.session_state.pop("_bench_stopped", None)
     if what:
-        st.info(_("Stopped {what}; nothing from that run was kept.").format(what=md(what)))
+        st.info(_("Stopped {what}; nothing from that run was kept.").format(what=md(tr(what))))
 
 
 # ----------------------------------------------------------------------------- results per session

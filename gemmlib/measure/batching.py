@@ -176,7 +176,8 @@ def run_batching(cfg: BatchingConfig, progress: Progress = None) -> list[BenchRe
     plan = [(b, md) for b in cfg.batches for md in cfg.modes]
     results: list[BenchResult] = []
     for idx, (batch, mode) in enumerate(plan):
-        _progress(progress, idx / len(plan), f"batching: {mode}, batch {batch}")
+        _progress(progress, idx / len(plan), Text(N_("batching: {mode}, batch {batch}"),
+                                                       mode=Text(mode), batch=batch))  # a mode: a catalogue name
         shape = {"m": m, "k": k, "n": n, "batch": int(batch)}
         flops = mode_flops(mode, batch, m, k, n)
         nbytes = mode_bytes(mode, batch, m, k, n, dname)
@@ -231,7 +232,7 @@ def run_batching(cfg: BatchingConfig, progress: Progress = None) -> list[BenchRe
                 r.reason = rot_note
             results.append(r)
             del args_list, out
-    _progress(progress, 1.0, "batching: done")
+    _progress(progress, 1.0, Text(N_("batching: done")))
     record(results)
     return results
 

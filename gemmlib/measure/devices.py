@@ -138,7 +138,7 @@ def measure_ceilings(device: str = "cuda", *, dtypes: tuple[str, ...] | None = N
 
     results = []
     for d in want:
-        step(f"{d} GEMM {gemm_n}³")
+        step(Msg(N_("{dtype} GEMM {n}³"), dtype=d, n=gemm_n))
         results.extend(bp.run_precision(cfg.with_dtypes((d,)), record_results=False))
         done[0] += 1
     step(Msg(N_("device copy {size:.0f} MiB"), size=copy_bytes / 1024**2))

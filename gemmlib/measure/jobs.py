@@ -22,9 +22,7 @@ torch is imported only by ``prepare`` and ``execute``, i.e. in the worker.
 from __future__ import annotations
 
 import math
-import re
-import string
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -33,10 +31,10 @@ from gemmlib.core import machine
 from gemmlib.core.dtypes import dtype_bytes, get_dtype
 from gemmlib.core.errors import InputError
 from gemmlib.core.hardware import get_hardware
-from gemmlib.core.i18n import N_, Msg, Translate, english
+from gemmlib.core.i18n import N_, Msg, Text, Translate, english, reword  # noqa: F401 - reword: jobs.reword
 from gemmlib.core.results import BenchResult
 from gemmlib.core.units import MiB
-from gemmlib.measure import safety
+from gemmlib.measure import runqueue, safety
 
 KINDS = ("precision", "tiling", "batching", "article", "ceilings", "waves", "profile", "block_bench", "calibrate",
          "validate", "collectives", "tp")
@@ -71,7 +69,8 @@ class Job:
         return dict(self.options).get(key, default)
 
     def describe(self) -> str:
-        return self.label or f"a {self.kind} run"
+        """The run's name (English; a page shows it with ``ui.tr``): its label, a catalogue constant."""
+        return self.label or Text(runqueue.KIND_RUN, kind=self.kind)
 
 
 def _opts(**kw: Any) -> tuple[tuple[str, Any], ...]:
@@ -79,21 +78,21 @@ def _opts(**kw: Any) -> tuple[tuple[str, Any], ...]:
 
 
 def precision(cfg: Any) -> Job:
-    return Job("precision", cfg.device, cfg, label="a precision run")
+    return Job("precision", cfg.device, cfg, label=N_("a precision run"))
 
 
 def tiling(cfg: Any) -> Job:
-    return Job("tiling", cfg.device, cfg, label="a tiling run")
+    return Job("tiling", cfg.device, cfg, label=N_("a tiling run"))
 
 
 def batching(cfg: Any) -> Job:
-    return Job("batching", cfg.device, cfg, label="a batching run")
+    return Job("batching", cfg.device, cfg, label=N_("a batching run"))
 
 
 def article(device: str, dtype: str, *, batch: int, m: int, k: int, n: int, min_run_time: float) -> Job:
     return Job("article", device, None, _opts(dtype=dtype, batch=int(batch), m=int(m), k=int(k), n=int(n),
                                               min_run_time=float(min_run_time)),
-               label="the article's batching example")
+               label=N_("the article's batching example"))
 
 
 def ceilings(device: str, quick: bool = False) -> Job:
@@ -102,26 +101,26 @@ def ceilings(device: str, quick: bool = False) -> Job:
 
     size, copy_bytes = devices.ceiling_plan(device, quick)
     return Job("ceilings", device, None, _opts(quick=bool(quick), size=int(size), copy_bytes=int(copy_bytes)),
-               label="a ceiling measurement")
+               label=N_("a ceiling measurement"))
 
 
 def waves(device: str, *, m: int, k: int, ns: list[int] | tuple[int, ...], dtype: str = "bf16",
           tile: tuple[int, int] = (128, 256), min_run_time: float = 0.1) -> Job:
     return Job("waves", device, None, _opts(m=int(m), k=int(k), ns=tuple(int(x) for x in ns), dtype=dtype,
                                             tile=(int(tile[0]), int(tile[1])), min_run_time=float(min_run_time)),
-               label="a wave sweep")
+               label=N_("a wave sweep"))
 
 
 def profile(cfg: Any, device: str, *, steps: int = 3, monitor: bool = True, hardware: str | None = None,
             efficiency: float = 0.7, trace_path: str | None = None) -> Job:
     return Job("profile", device, cfg, _opts(steps=steps, monitor=bool(monitor), hardware=hardware,
                                              efficiency=float(efficiency), trace_path=trace_path),
-               label="a profiler run")
+               label=N_("a profiler run"))
 
 
 def block_bench(cfg: Any, device: str, *, min_run_time: float = 0.3, monitor: bool = True) -> Job:
     return Job("block_bench", device, cfg, _opts(min_run_time=float(min_run_time), monitor=bool(monitor)),
-               label="a monitored block benchmark")
+               label=N_("a monitored block benchmark"))
 
 
 def calibrate(run: Any, device: str, *, dtypes: tuple[str, ...] | None = None, min_run_time: float = 0.05,
@@ -133,7 +132,7 @@ def calibrate(run: Any, device: str, *, dtypes: tuple[str, ...] | None = None, m
                                                min_run_time=float(min_run_time), threads=threads,
                                                validate=bool(validate), validate_run_time=float(validate_run_time),
                                                efficiency=float(efficiency)),
-               label="a calibration" + (" and validation" if validate else ""))
+               label=N_("a calibration and validation") if validate else N_("a calibration"))
 
 
 def validate(run: Any, device: str, *, calibration: dict | None = None, efficiency: float = 1.0,
@@ -141,13 +140,13 @@ def validate(run: Any, device: str, *, calibration: dict | None = None, efficien
     """``gemmlib.measure.calibrate.run_validation``; ``calibration``: a saved one's ``to_dict()``."""
     return Job("validate", device, run, _opts(calibration=calibration, efficiency=float(efficiency),
                                               min_run_time=float(min_run_time), threads=threads),
-               label="a validation")
+               label=N_("a validation"))
 
 
 def collectives(cfg: Any, *, nproc: int, backend: str = "auto") -> Job:
     """``gemmlib.measure.collectives``: the worker starts the ranks (``gemmlib.measure.launch``)."""
     return Job("collectives", "cuda" if backend == "nccl" else "cpu", cfg, _opts(nproc=int(nproc), backend=backend),
-               label=f"collectives on {int(nproc)} ranks")
+               label=Text(runqueue.COLLECTIVES_RUN, n=int(nproc)))
 
 
 def tp(cfg: Any, *, ranks: list[int] | tuple[int, ...], backend: str = "auto",
@@ -156,7 +155,7 @@ def tp(cfg: Any, *, ranks: list[int] | tuple[int, ...], backend: str = "auto",
     ranks = tuple(sorted(int(n) for n in ranks))
     return Job("tp", "cuda" if backend == "nccl" else "cpu", cfg,
                _opts(ranks=ranks, backend=backend, interconnect_name=interconnect_name),
-               label=f"tensor parallelism on {max(ranks) if ranks else 0} ranks")
+               label=Text(runqueue.TP_RUN, n=max(ranks) if ranks else 0))
 
 
 def startup_allowance_s(job: Job) -> float:
@@ -769,7 +768,7 @@ def execute(job: Job, progress: Progress) -> Any:
     if job.kind == "article":
         from gemmlib.measure import batching as bb
         o = dict(job.options)
-        progress(None, "the article's example: 20 requests one by one, then stacked")
+        progress(None, Text(N_("the article's example: 20 requests one by one, then stacked")))
         ex = bb.run_article_example(job.device, o["dtype"], batch=o["batch"], m=o["m"], k=o["k"], n=o["n"],
                                     min_run_time=o["min_run_time"])
         return _jsonable({**{k: v for k, v in ex.items() if k != "results"},
@@ -805,13 +804,14 @@ def execute(job: Job, progress: Progress) -> Any:
         out = []
         for i, n in enumerate(ranks):
             def step(frac: float, text: str, _i: int = i, _n: int = n) -> None:
-                progress((_i + frac) / len(ranks), f"{_n} ranks: {text}")
+                progress((_i + frac) / len(ranks), Text(N_("{n} ranks: {text}"), n=_n, text=text))
             out.append(tpm.run_tp(job.config, nproc=n, backend=job.opt("backend", "auto"), lim=lim, progress=step,
                                   interconnect_name=job.opt("interconnect_name")).to_dict())
         return _jsonable(out)
     # block_bench
     from gemmlib.measure import profiler as pf
-    progress(None, "timing the block with the harness (no L2 flush between passes) while NVML samples its GPU")
+    progress(None, Text(N_("timing the block with the harness (no L2 flush between passes) while NVML samples "
+                        "its GPU")))
     r, mon = pf.monitored_benchmark(job.config, job.device, min_run_time=job.opt("min_run_time", 0.3))
     return _jsonable({"result": r.to_dict(), "monitor": mon.to_dict()})
 
@@ -880,44 +880,46 @@ def profile_result(d: dict, cfg: Any) -> Any:
                             trace_path=d.get("trace_path"), notes=list(d.get("notes") or []))
 
 
+# --------------------------------------------------------------------------- a step's text across the pipe
+def message_data(text: Any) -> dict | None:
+    """A step's text as JSON data: its template and values when it is a Msg or a Text of one (a
+    value that is a message itself nested the same way, any other value as its text); None for
+    plain text. The server rebuilds it with :func:`message_from`, so a page shows it translated."""
+    msg = text.msg if isinstance(text, Text) else text
+    if isinstance(text, Text) and hasattr(msg, "templates"):  # Text.reworded: its text and templates
+        return {"reworded": str(text), "templates": list(msg.templates)}
+    if not isinstance(msg, Msg):
+        return None
+    params: dict[str, Any] = {}
+    for k, v in msg.params.items():
+        sub = message_data(v) if isinstance(v, (Msg, Text)) else None
+        if sub is not None:
+            params[k] = sub
+        elif isinstance(v, (str, int, float, bool, type(None))) and not isinstance(v, Text):
+            params[k] = v
+        else:
+            params[k] = str(v)
+    return {"template": msg.template, "params": params}
+
+
+def message_from(data: Any, text: str) -> str:
+    """The Text that :func:`message_data` sent, when it reads exactly as the English ``text`` the
+    worker wrote (else ``text`` itself: a value that JSON could not carry as it was, a cut text)."""
+    if not isinstance(data, dict):
+        return text
+    try:
+        t = _text_from(data)
+    except (KeyError, IndexError, ValueError, TypeError, AttributeError):
+        return text
+    return t if str(t) == text else text
+
+
+def _text_from(data: dict) -> Text:
+    if "reworded" in data:
+        return Text.reworded(str(data["reworded"]), [str(t) for t in data.get("templates") or ()])
+    params = {k: _text_from(v) if isinstance(v, dict) else v for k, v in (data.get("params") or {}).items()}
+    return Text(str(data["template"]), **params)
+
+
 def with_label(job: Job, label: str) -> Job:
     return replace(job, label=label)
-
-
-
-def reword(text: str, templates: Iterable[str], gettext: Translate = english, code: Iterable[str] = ()) -> str:
-    """A message that came back from the worker as English text (its data is JSON), through
-    ``gettext``: the template (an N_ text with named fields) that reads as ``text`` gives the
-    translation, filled in with the values as the English shows them (each reworded the same way,
-    for a message inside a message); no template matches: ``gettext(text)`` (a constant message,
-    or the text as it is). Fields named in ``code`` (an exception's own text) are shown as code."""
-    templates, code = tuple(templates), set(code)
-    for t in templates:
-        m = _pattern(t).fullmatch(text)
-        if m:
-            vals = {k: f"`{v}`" if k in code else reword(v, templates, gettext) for k, v in m.groupdict().items()}
-            try:
-                return _fields_plain(gettext(t)).format(**vals)
-            except (KeyError, IndexError, ValueError):
-                return text
-    return gettext(text)
-
-
-def _pattern(template: str) -> re.Pattern:
-    out, seen = [], set()
-    for literal, name, _spec, _conv in string.Formatter().parse(template):
-        out.append(re.escape(literal))
-        if name is not None:
-            out.append(f"(?P={name})" if name in seen else f"(?P<{name}>.+?)")
-            seen.add(name)
-    return re.compile("".join(out), re.S)
-
-
-def _fields_plain(template: str) -> str:
-    """``template`` with its fields' formats dropped (the values come as text)."""
-    out = []
-    for literal, name, _spec, _conv in string.Formatter().parse(template):
-        out.append(literal.replace("{", "{{").replace("}", "}}"))
-        if name is not None:
-            out.append("{" + name + "}")
-    return "".join(out)

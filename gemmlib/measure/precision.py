@@ -554,7 +554,8 @@ def run_precision(cfg: PrecisionConfig, progress: Callable[[float, str], None] |
                 ref = a0.to(ref_dev, torch.float64) @ b0.to(ref_dev, torch.float64)
         for d in dtypes:
             if progress:
-                progress(done / total, f"{d} on {label} ({m}×{n}×{k})")
+                progress(done / total, Text(N_("{dtype} on {label} ({m}×{n}×{k})"), dtype=d,
+                                             label=Text.reworded(label, SHAPE_LABELS.values()), m=m, n=n, k=k))
             why = _unsupported_reason(d, dev, m, n, k, cfg)
             if not why and deadline.expired():
                 why = deadline.reason()
@@ -589,7 +590,7 @@ def run_precision(cfg: PrecisionConfig, progress: Callable[[float, str], None] |
             done += 1
         del a0, b0, ref
     if progress:
-        progress(1.0, "done")
+        progress(1.0, Text(N_("done")))
     if record_results:
         record(results)
     return results

@@ -46,7 +46,7 @@ from gemmlib.core.dtypes import dtype_bytes, get_dtype
 from gemmlib.core.errors import InputError
 from gemmlib.core.flops import DEFAULT_EFFICIENCY
 from gemmlib.core.hardware import Hardware, get_hardware
-from gemmlib.core.i18n import N_
+from gemmlib.core.i18n import N_, Text
 from gemmlib.core.machine import match_catalogue
 from gemmlib.core.results import BenchResult, unsupported
 from gemmlib.core.targets import GEMM_TARGET
@@ -966,16 +966,18 @@ def profile_block(cfg: BlockConfig, device: str = "cpu", *, steps: int = 3, warm
     if device == "cuda":
         activities.append(ProfilerActivity.CUDA)
     with safety.oom_guard(device), torch.inference_mode():
-        say(f"building {cfg.layers} block(s): hidden {cfg.hidden}, {cfg.heads} heads "
-            f"({cfg.kv_heads} K/V), MLP {cfg.intermediate}, {cfg.batch}×{cfg.seq_len} tokens, {cfg.dtype}")
+        say(Text(N_("building {layers} block(s): hidden {hidden}, {heads} heads ({kv_heads} K/V), MLP "
+                    "{intermediate}, {batch}×{seq_len} tokens, {dtype}"), layers=cfg.layers, hidden=cfg.hidden,
+                 heads=cfg.heads, kv_heads=cfg.kv_heads, intermediate=cfg.intermediate, batch=cfg.batch,
+                 seq_len=cfg.seq_len, dtype=cfg.dtype))
         block = build_block(cfg, device, seed)
         x = make_input(cfg, device, seed + 1)
-        say(f"warming up ({warmup} pass(es))")
+        say(Text(N_("warming up ({n} pass(es))"), n=warmup))
         for _ in range(warmup):
             block(x)
         harness.synchronize(device)
         mon_index = nvml_index_for_torch_device(torch.cuda.current_device()) if device == "cuda" else 0
-        say(f"profiling {steps} forward pass(es) on {dev_name}")
+        say(Text(N_("profiling {n} forward pass(es) on {device}"), n=steps, device=dev_name))
         with GpuMonitor(index=mon_index, interval_s=0.02, enabled=monitor and device == "cuda") as mon:
             with profile(activities=activities, record_shapes=True, with_flops=True) as prof:
                 t0 = time.perf_counter()
@@ -1200,7 +1202,7 @@ def report_section(device: str, quick: bool, out_dir: Path,
         traces.append(trace.name)
         md += [f"### {cfg.attention} attention", "", markdown_summary(res), "",
                f"Chrome trace: `{trace.name}` (open it in https://ui.perfetto.dev).", ""]
-        say("timing the whole forward pass with the harness")
+        say(Text(N_("timing the whole forward pass with the harness")))
         try:
             results.append(block_benchmark(cfg, device, min_run_time=0.1 if quick else 0.3))
         except InputError as e:
@@ -1216,6 +1218,6 @@ def report_section(device: str, quick: bool, out_dir: Path,
             return out
         charts.update(optional_chart(_charts) or {})
     if progress:
-        progress(1.0, "profiler done")
+        progress(1.0, Text(N_("profiler done")))
     return {"title": "Profiler: where a transformer block's time goes", "results": results,
             "markdown": "\n".join(md), "charts": charts, "traces": traces}

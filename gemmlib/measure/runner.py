@@ -8,7 +8,8 @@
    every server process and the command line; ``on_wait(place)`` tells the caller where it stands.
 3. A worker (``python -m gemmlib.measure.worker``, its own process group) gets the job and the
    caps. It limits its own memory at its start-up footprint plus ``jobs.memory_limit`` of the
-   plan, and streams progress back (``on_progress(fraction or None, text)``).
+   plan, and streams progress back (``on_progress(fraction or None, text)``; a step's message comes
+   back as a ``Text``: English as the worker wrote it, translated where a page shows it).
 4. A hard wall-time limit: the caps' time limit plus a short grace after the worker is ready; then
    the whole process group is killed (SIGKILL — killed, not asked). ``cancelled()`` (a closed
    session, a Stop) kills it the same way. Either way the run lock is released as soon as the
@@ -224,7 +225,7 @@ def _run_worker(job: jobs.Job, lim: safety.Limits, plan: jobs.Plan,
                     ready_at = time.monotonic()
                     baseline = int(msg.get("rss") or 0)
                 elif t == "progress" and on_progress is not None:
-                    on_progress(msg.get("f"), msg.get("text", ""))
+                    on_progress(msg.get("f"), jobs.message_from(msg.get("message"), msg.get("text", "")))
                 elif t == "result":
                     result = msg
                 elif t == "error":

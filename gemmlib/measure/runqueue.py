@@ -28,7 +28,25 @@ from pathlib import Path
 
 from gemmlib.core.errors import InputError
 from gemmlib.core.files import private_dir
-from gemmlib.core.i18n import N_
+from gemmlib.core.i18n import N_, Text
+
+# Who holds or waits for a turn, as the queue's files say it (an owner is English text, shared with
+# the command line): the page that runs a benchmark and the command line name a run this way; the
+# run's own name is a job's label (jobs.Job.describe), a constant of the catalogue. A page shows an
+# owner through ``Text.reworded(owner, OWNER_TEXTS)``.
+SESSION_OWNER = N_("{what} (session {tag})")
+CLI_OWNER = N_("{what} (command line)")
+KIND_RUN = N_("a {kind} run")
+COLLECTIVES_RUN = N_("collectives on {n} ranks")
+TP_RUN = N_("tensor parallelism on {n} ranks")
+OWNER_TEXTS = (SESSION_OWNER, CLI_OWNER, KIND_RUN, COLLECTIVES_RUN, TP_RUN)
+ANOTHER = N_("another benchmark")
+A_BENCHMARK = N_("a benchmark")
+
+
+def owner_text(owner: str) -> Text:
+    """An owner as the queue's files hold it (English), shown in the reader's language on a page."""
+    return Text.reworded(owner, OWNER_TEXTS)
 
 
 class BusyError(InputError):
@@ -47,13 +65,16 @@ class Place:
         """1 = next to run (only the running one is ahead, or nothing)."""
         return len(self.ahead) + 1
 
-    def describe(self) -> str:
+    def describe(self) -> Text:
+        """"place 2 in the queue (running now: …; 1 queued before you)", a Text (English as it is)."""
         parts = []
         if self.running:
-            parts.append(f"running now: {self.running}")
+            parts.append(Text(N_("running now: {what}"), what=owner_text(self.running)))
         if self.ahead:
-            parts.append(f"{len(self.ahead)} queued before you")
-        return f"place {self.position} in the queue" + (f" ({'; '.join(parts)})" if parts else "")
+            parts.append(Text(N_("{n} queued before you"), n=len(self.ahead)))
+        if not parts:
+            return Text(N_("place {n} in the queue"), n=self.position)
+        return Text(N_("place {n} in the queue ({details})"), n=self.position, details=Text.joined(parts))
 
 
 def _flock(fd: int, op: int) -> bool:
@@ -137,7 +158,7 @@ class Queue:
         try:
             if _flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB):
                 return None
-            return _read_text(self.run_lock) or "another benchmark"
+            return _read_text(self.run_lock) or ANOTHER
         finally:
             os.close(fd)
 
@@ -157,7 +178,7 @@ class Queue:
         ``tick()`` on every poll (what it raises leaves the queue). BusyError after
         ``timeout_s`` seconds in the queue.
         """
-        owner = " ".join(str(owner).split())[:200] or "a benchmark"
+        owner = " ".join(str(owner).split())[:200] or A_BENCHMARK
         start = time.monotonic()
         with self._meta():
             number = self._next_number()

@@ -199,8 +199,8 @@ def run_tiling(cfg: TilingConfig, progress: Progress = None) -> list[BenchResult
             plan.extend((impl, int(t)) for t in cfg.tiles)
 
         for idx, (impl, tile) in enumerate(plan):
-            label = f"{impl}" + (f" tile {tile}" if tile else "")
-            _progress(progress, idx / len(plan), f"tiling: {label}")
+            _progress(progress, idx / len(plan), Text(N_("tiling: {impl} tile {tile}"), impl=impl, tile=tile) if tile
+                      else Text(N_("tiling: {impl}"), impl=impl))
             extra: dict[str, Any] = {"impl": impl}
             if tile:
                 tr = tile_traffic(m, n, k, tile, dtype=dname, accumulate_in_dram=(impl == "python_tiled"))
@@ -219,7 +219,7 @@ def run_tiling(cfg: TilingConfig, progress: Progress = None) -> list[BenchResult
                 row = refuse(impl, tile, f"failed: {type(e).__name__}: {str(e).splitlines()[0][:200]}",
                              **extra)
             results.append(row)
-        _progress(progress, 1.0, "tiling: done")
+        _progress(progress, 1.0, Text(N_("tiling: done")))
     record(results)
     return results
 
@@ -414,7 +414,7 @@ def sweep_points(ns: list[int], impls: tuple[str, ...], measure: Callable[[str, 
     total = len(ns) * len(impls)
     for i, nn in enumerate(ns):
         for j, impl in enumerate(impls):
-            _progress(progress, (i * len(impls) + j) / total, f"wave sweep: {impl}, N = {nn}")
+            _progress(progress, (i * len(impls) + j) / total, Text(N_("wave sweep: {impl}, N = {n}"), impl=impl, n=nn))
             if deadline.expired():
                 results.append(unsupported("tiling-waves", impl, device, dtype, {"m": m, "n": nn, "k": k},
                                            deadline.reason(), flops=gemm_flops(m, nn, k),

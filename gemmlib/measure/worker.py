@@ -5,7 +5,7 @@ Started by ``gemmlib.measure.runner`` (never by hand). It reads one pickled requ
 own memory — ``RLIMIT_DATA`` (``RLIMIT_AS`` where that is missing) at its footprint after start-up
 plus the job's allowance, and on a GPU ``torch.cuda.set_per_process_memory_fraction`` — and runs
 the job. It writes JSON lines to file descriptor FD: ``ready`` (its baseline), ``progress``
-messages, then one ``result`` (the job's data) or ``error``. It dies with its server: stdin is
+messages (the English text, and the template and values of a Msg or Text: ``jobs.message_data``), then one ``result`` (the job's data) or ``error``. It dies with its server: stdin is
 held open by the server, and end-of-file (the server died) ends the worker at once; on Linux the
 kernel also kills it when the server's thread goes (``PR_SET_PDEATHSIG``).
 """
@@ -125,7 +125,8 @@ def main(argv: list[str]) -> int:
 
         def progress(frac: float | None, text: str) -> None:
             trim()
-            send({"t": "progress", "f": None if frac is None else float(frac), "text": str(text)[:300]})
+            send({"t": "progress", "f": None if frac is None else float(frac), "text": str(text)[:300],
+                  "message": jobs.message_data(text)})  # its template and values: a page translates it
 
         data = jobs.execute(job, progress)
         send({"t": "result", "data": data, "hwm": _status("VmHWM")})
