@@ -14,6 +14,7 @@ from gemmlib.core import ceilings, machine
 from gemmlib.core.hardware import CATALOGUE
 from gemmlib.core.i18n import N_
 from gemmlib.measure import devices, jobs, plan
+from gemmlib.measure import precision as bp
 from ui import _, ngettext
 
 ui.page(
@@ -139,4 +140,4 @@ for key, ceil in measured.items():
         if not any(r.get("low") for r in rows):
             st.caption(_("Measured before this app kept the spread: measure again to see it."))
     for dt, why in ceil.notes.items():
-        st.caption(_("{dtype}: not measured — {why}").format(dtype=ui.md(dt), why=ui.md(_(why))))
+        st.caption(_("{dtype}: not measured — {why}").format(dtype=ui.md(dt), why=ui.md(charts_bench.note_text(why, _, bp.NOTE_TEMPLATES))))

@@ -41,7 +41,7 @@ from gemmlib.core.roofline import attainable
 from gemmlib.measure import devices, harness, safety
 
 LOOP_CAP = N_("a loop of {batch} calls is above the cap of {cap}")
-NOTE_TEMPLATES = (LOOP_CAP,)  # row notes with values (charts.bench.note_text)
+NOTE_TEMPLATES = (LOOP_CAP, safety.TIME_LIMIT_REACHED)  # row notes with values (charts.bench.note_text)
 MODES: tuple[str, ...] = ("loop", "stacked", "bmm")
 MODE_LABELS = {
     "loop": "loop: B separate x_i @ W (one shared weight)",

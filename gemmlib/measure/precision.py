@@ -72,7 +72,9 @@ FP8_GEMM_NOTES = {  # (rowwise scales, fast accumulation) -> the fp8 row's note
     (False, True): N_("e4m3 × e4m3 → bf16 (`torch._scaled_mm`, scales one per tensor, fast accumulation on)"),
     (False, False): N_("e4m3 × e4m3 → bf16 (`torch._scaled_mm`, scales one per tensor, fast accumulation off)"),
 }
-NOTE_TEMPLATES = (*NOTES.values(), *quant.NOTE_TEMPLATES)
+DISPATCH_NOTE = N_("{call} ran `{kernel}`, a kernel built for sm_{arch} on this sm_{dev} GPU (cuBLASLt's default "
+                   "heuristic, no workspace): the shortfall is torch's dispatch, not the number format")
+NOTE_TEMPLATES = (*NOTES.values(), *quant.NOTE_TEMPLATES, DISPATCH_NOTE, safety.TIME_LIMIT_REACHED)
 
 
 @dataclass(frozen=True)
@@ -381,8 +383,7 @@ def dispatch_note(kernels: list[str], capability: tuple[int, int] | None, call: 
     if arch is None or arch >= dev:
         return ""
     short = kernels[0] if len(kernels[0]) <= 90 else kernels[0][:87] + "…"
-    return (f"{call} ran `{short}`, a kernel built for sm_{arch} on this sm_{dev} GPU (cuBLASLt's default "
-            f"heuristic, no workspace): the shortfall is torch's dispatch, not the number format")
+    return DISPATCH_NOTE.format(call=call, kernel=short, arch=arch, dev=dev)
 
 
 def _note_kernels(r: BenchResult, fn: Callable[[], Any], device: str, call: str) -> None:

@@ -42,7 +42,13 @@ INT_MM_CUDA_MULTIPLE = 8  # K and N: "needs to be greater than 0 and a multiple 
 SCALED_MM_MULTIPLE = 16  # K and N for torch._scaled_mm on CUDA
 FP8_MIN_CAPABILITY = (8, 9)
 FP8_CC = N_("fp8 tensor cores need CUDA compute capability 8.9 or newer (Ada, Hopper); this GPU is {cc}")
-NOTE_TEMPLATES = (FP8_CC,)  # row notes with values (charts.bench.note_text)
+# Why fp8 cannot run (a result row's reason: English in the data; a page shows it in its language)
+FP8_NO_TORCH = N_("PyTorch is not installed")
+FP8_OLD_TORCH = N_("this PyTorch ({version}) has no float8 e4m3 / torch._scaled_mm")
+FP8_ROCM = N_("ROCm build: float8 e4m3fn (the OCP format) is not what this path targets")
+FP8_NO_CPU_KERNEL = N_("this PyTorch has no CPU kernel for torch._scaled_mm ({error})")
+FP8_NO_DEVICE = N_("fp8 is not implemented here for device {device!r}")
+NOTE_TEMPLATES = (FP8_CC, FP8_OLD_TORCH, FP8_NO_CPU_KERNEL, FP8_NO_DEVICE)  # row notes with values (charts.bench.note_text)
 
 
 def _ceil_to(x: int, m: int) -> int:
@@ -228,14 +234,14 @@ def fp8_supported(device: str) -> tuple[bool, str]:
     try:
         import torch
     except ImportError:
-        return False, "PyTorch is not installed"
+        return False, FP8_NO_TORCH
     if not hasattr(torch, "float8_e4m3fn") or not hasattr(torch, "_scaled_mm"):
-        return False, f"this PyTorch ({torch.__version__}) has no float8 e4m3 / torch._scaled_mm"
+        return False, FP8_OLD_TORCH.format(version=torch.__version__)
     if device == "cuda":
         if not torch.cuda.is_available():
             return False, N_("no CUDA device")
         if torch.version.hip:
-            return False, "ROCm build: float8 e4m3fn (the OCP format) is not what this path targets"
+            return False, FP8_ROCM
         cap = torch.cuda.get_device_capability()
         if tuple(cap) < FP8_MIN_CAPABILITY:
             return False, FP8_CC.format(cc=f"{cap[0]}.{cap[1]}")
@@ -246,10 +252,10 @@ def fp8_supported(device: str) -> tuple[bool, str]:
             one = torch.ones((), dtype=torch.float32)
             scaled_mm(a, column_major(a), one, one, torch.float32, False)
         except (RuntimeError, NotImplementedError, TypeError) as e:
-            return False, f"this PyTorch has no CPU kernel for torch._scaled_mm ({str(e).splitlines()[0][:80]})"
+            return False, FP8_NO_CPU_KERNEL.format(error=str(e).splitlines()[0][:80] if str(e) else "")
         return True, N_("the CPU has no fp8 hardware: torch runs `_scaled_mm` through a reference kernel "
                         "(correct numbers, not an fp8 speed figure)")
-    return False, f"fp8 is not implemented here for device {device!r}"
+    return False, FP8_NO_DEVICE.format(device=device)
 
 
 def quantize_fp8(x: Any, dim: int | None = None) -> tuple[Any, Any]:

@@ -269,6 +269,10 @@ def single_flight(owner: str, on_wait: Callable[[str], None] | None = None,
         yield
 
 
+# A row skipped at the run's time limit (its reason; a page reads it back with the benchmarks' NOTE_TEMPLATES)
+TIME_LIMIT_REACHED = N_("skipped: the run's time limit of {seconds:g} s was reached (GEMM_TIME_LIMIT_S)")
+
+
 class Deadline:
     """A wall-clock budget for one run: rows after it expires are reported as skipped."""
 
@@ -286,4 +290,4 @@ class Deadline:
         return self.remaining() <= 0
 
     def reason(self) -> str:
-        return f"skipped: the run's time limit of {self.seconds:g} s was reached (GEMM_TIME_LIMIT_S)"
+        return TIME_LIMIT_REACHED.format(seconds=self.seconds)

@@ -55,7 +55,7 @@ NOTES = {
     "steps": N_("with {bm}×{bn}×{bk} blocks at {m}×{n}×{k} that is {steps:,} program steps (cap {cap}) — pick a "
                 "larger tile or a smaller size"),
 }
-NOTE_TEMPLATES = tuple(NOTES.values())
+NOTE_TEMPLATES = (*NOTES.values(), safety.TIME_LIMIT_REACHED)
 # sub-block products one python_tiled / numpy_blocked call may make (each is a library call from Python)
 MAX_TILE_CALLS = {"cpu": 20_000, "cuda": 5_000, "mps": 5_000}
 # The interpreter runs the kernel program by program at numpy speed (~2 ms per program and k-step on a
