@@ -977,7 +977,7 @@ def profile_block(cfg: BlockConfig, device: str = "cpu", *, steps: int = 3, warm
             block(x)
         harness.synchronize(device)
         mon_index = nvml_index_for_torch_device(torch.cuda.current_device()) if device == "cuda" else 0
-        say(Text(N_("profiling {n} forward pass(es) on {device}"), n=steps, device=dev_name))
+        say(Text(N_("profiling {n} forward pass(es) on {name}"), n=steps, name=dev_name))
         with GpuMonitor(index=mon_index, interval_s=0.02, enabled=monitor and device == "cuda") as mon:
             with profile(activities=activities, record_shapes=True, with_flops=True) as prof:
                 t0 = time.perf_counter()
