@@ -178,9 +178,12 @@ def reword(text: str, templates: Iterable[str], gettext: Translate = english, co
     """A message that came back from the worker as English text (its data is JSON), through
     ``gettext``: the template (an N_ text with named fields) that reads as ``text`` gives the
     translation, filled in with the values as the English shows them (each reworded the same way,
-    for a message inside a message); no template matches: ``gettext(text)`` (a constant message,
-    or the text as it is). Fields named in ``code`` (an exception's own text) are shown as code."""
+    for a message inside a message); a constant message of the catalogue, or no template matches:
+    ``gettext(text)`` (its translation, or the text as it is). Fields named in ``code`` (an
+    exception's own text) are shown as code."""
     templates, code = tuple(templates), set(code)
+    if text and gettext(text) != text:  # a constant of the catalogue as a whole ("a precision run", not "a {kind} run")
+        return gettext(text)
     for t in templates:
         m = _pattern(t).fullmatch(text)
         if m:

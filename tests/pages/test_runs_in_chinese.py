@@ -70,20 +70,63 @@ def _measure(at: AppTest) -> AppTest:
 
 
 def test_a_queued_run_says_its_place_in_chinese(labels, monkeypatch):
-    """Another run holds the machine's queue: the box says, in Chinese, that this visitor is number 1
-    in line and what is running, then (the wait cut to a second here) that the run did not start."""
+    """Another session's run holds the machine's queue and a command-line run waits before this one:
+    the box says, in Chinese, that this visitor is number 2 in line and what is running (the other
+    session's run named in Chinese), then (the wait cut to a second here) that the run did not start,
+    and the queue's refusal — its place and the names in it — reads in Chinese too."""
+    import threading
+    import time
+
+    from test_pages_in_chinese import _english_left
+
     monkeypatch.setattr(ui, "queue_timeout_s", lambda lim: 1.0)
     at = _devices_zh()
-    with runqueue.default_queue().turn("holder-run"):
+    q = runqueue.default_queue()
+    holder = "a precision run (session ab12)"  # as another session's page names its run in the queue
+    waiter_done = threading.Event()
+
+    def waiter() -> None:
+        with q.turn("a tiling run (command line)", timeout_s=60):
+            waiter_done.set()
+
+    with q.turn(holder):
+        t = threading.Thread(target=waiter, daemon=True)
+        t.start()
+        deadline = time.monotonic() + 10
+        while len(q.waiting()) < 1 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert q.waiting() == ["a tiling run (command line)"]
         _measure(at)
-    who = ZH[" Running now: {what}."].format(what=ui.md("holder-run"))
+    t.join(10)
+    assert waiter_done.is_set()
+    shown_holder = ZH["{what} (session {tag})"].format(what=ZH["a precision run"], tag="ab12")
+    who = ZH[" Running now: {what}."].format(what=ui.md(shown_holder))
     queued = ZH["Queued: you are number {n} in line.{who} Your run starts when the runs before it finish."]
     assert labels[0] == ZH["Waiting for the benchmark runner…"]
-    assert queued.format(n=1, who=who) in labels, labels
+    assert queued.format(n=2, who=who) in labels, labels
     assert labels[-1] == ZH["Not run"]
-    assert CJK.search(labels[1]) and "Queued" not in labels[1]
     errors = [e.value for e in at.error]
     assert len(errors) == 1 and errors[0].startswith(ZH["**Check the input:** {message}"].split("{")[0]), errors
+    place = ZH["place {n} in the queue ({details})"].format(n=2, details=ZH["; "].join(
+        [ZH["running now: {what}"].format(what=shown_holder), ZH["{n} queued before you"].format(n=1)]))
+    assert place in errors[0], errors  # BusyError's place (runqueue.Place.describe), in Chinese
+    assert not _english_left(labels + errors), (labels, errors)
+
+
+def test_the_queue_speaks_english_outside_a_page():
+    """The same place and refusal in English for the command line (the text the queue has always written)."""
+    from gemmlib.core.i18n import Text
+
+    from gemmlib.measure import jobs
+
+    p = runqueue.Place(("x", "y"), "a ceiling measurement (session ab12)")
+    assert p.describe() == "place 3 in the queue (running now: a ceiling measurement (session ab12); 2 queued before you)"
+    assert runqueue.Place((), None).describe() == "place 1 in the queue"
+    assert jobs.precision(type("C", (), {"device": "cpu"})).describe() == "a precision run"
+    assert jobs.Job("tp", "cpu").describe() == "a tp run"
+    assert str(Text(runqueue.SESSION_OWNER, what=jobs.Job("tp", "cpu").describe(), tag="ab12")) == "a tp run (session ab12)"
+    zh = {"{what} (command line)": "{what}（命令行）", "a tiling run": "一次分块测量"}.get
+    assert runqueue.owner_text("a tiling run (command line)").render(lambda s: zh(s) or s) == "一次分块测量（命令行）"
 
 
 def test_a_run_refused_by_the_caps_is_explained_in_chinese(labels, monkeypatch):
@@ -143,14 +186,18 @@ def test_a_measured_ceiling_shows_in_chinese(labels, monkeypatch):
         assert labels[0] == ZH["Waiting for the benchmark runner…"] and CJK.search(labels[-1]), labels
         rows = at.dataframe[-1].value
         assert ZH["device copy"] in list(rows.iloc[:, 0]) and (rows.select_dtypes("number").iloc[:, 0] > 0).all()
-        # The notes on formats not measured quote gemmlib.measure.precision's reasons, which are not
-        # in the catalogue yet (issue 16, the Precision page's part): their prefix is checked here.
-        not_measured = ZH["{dtype}: not measured — {why}"].split("{why}")[0].format(dtype="tf32")
-        notes = [c.value for c in at.caption if c.value.startswith(not_measured)]
-        assert notes, [c.value for c in at.caption]
-        # The worker sends each step's text as English (gemmlib.measure.worker: the text, not its
-        # message): the part of the box's label after " — " is that text, so only ui's part is checked.
-        left = _english_left([t for t in shown_texts(at) if t not in notes] + [x.split(" — ")[0] for x in labels])
+        # The notes on formats not measured: gemmlib.measure.precision's reasons, read back through
+        # their templates (the tf32 one is a constant of the catalogue).
+        not_measured = ZH["{dtype}: not measured — {why}"].format(dtype="tf32", why=ui.md(ZH[
+            "tf32 is a mode of NVIDIA tensor cores (Ampere and newer); a CPU multiplies fp32 in full precision, "
+            "so there is nothing to measure"]))
+        assert not_measured in [c.value for c in at.caption], [c.value for c in at.caption]
+        # Each step's text crosses the worker's pipe with its template (jobs.message_data): the box's
+        # labels show the steps in Chinese, the copy's size as the worker formatted it.
+        steps = [x.split(" — ", 1)[1] for x in labels if " — " in x]
+        assert ZH["device copy {size:.0f} MiB"].format(size=1) in " ".join(steps), labels
+        assert any(ZH["{dtype} GEMM {n}³"].format(dtype="fp32", n=64) in x for x in steps), labels
+        left = _english_left(shown_texts(at) + labels)
         assert not left, left
     finally:
         ceilings.clear_ceilings()
