@@ -116,7 +116,6 @@ def test_a_queued_run_says_its_place_in_chinese(labels, monkeypatch):
 def test_the_queue_speaks_english_outside_a_page():
     """The same place and refusal in English for the command line (the text the queue has always written)."""
     from gemmlib.core.i18n import Text
-
     from gemmlib.measure import jobs
 
     p = runqueue.Place(("x", "y"), "a ceiling measurement (session ab12)")
