@@ -85,3 +85,55 @@ def test_a_workers_input_error_keeps_its_template_only_when_it_reads_the_same():
     e = runner._input_error(odd)
     assert str(e) == odd["message"] and e.template == odd["message"]
     assert str(runner._input_error({"message": "plain words"})) == "plain words"
+
+
+def test_a_steps_message_crosses_the_workers_pipe_with_its_template(monkeypatch, tmp_path):
+    """A real (small) ceiling run in a worker process: each step's text comes back as the English the
+    worker wrote (what the command line prints) and, as a Text, with its template and values (what a
+    page translates)."""
+    from gemmlib.core.i18n import Text
+    from gemmlib.measure import devices
+
+    monkeypatch.setenv("GEMM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(devices, "ceiling_plan", lambda device, quick=False: (64, 1024**2))
+    seen: list = []
+    runner.run(jobs.ceilings("cpu", quick=True), on_progress=lambda f, t: seen.append(t))
+    texts = [str(t) for t in seen]
+    assert "device copy 1 MiB" in texts and texts[-1] == "done" and "fp32 GEMM 64³" in texts, texts
+    assert all(isinstance(t, Text) for t in seen), [type(t) for t in seen]
+    fake = {"device copy {size:.0f} MiB": "设备拷贝 {size:.0f} MiB", "done": "完成", "{dtype} GEMM {n}³": "{dtype} GEMM {n}³（立方）"}
+    shown = [t.render(lambda s: fake.get(s, s)) for t in seen]
+    assert "设备拷贝 1 MiB" in shown and shown[-1] == "完成" and "fp32 GEMM 64³（立方）" in shown, shown
+
+
+def test_a_steps_message_is_kept_only_when_it_reads_as_the_worker_wrote_it():
+    from gemmlib.core.i18n import N_, Text
+    from gemmlib.measure.precision import SHAPE_LABELS
+
+    t = Text(N_("{n} ranks: {text}"), n=2, text=Text(N_("{dtype} on {label} ({m}×{n}×{k})"), dtype="bf16",
+                                                     label=Text.reworded("square 512", SHAPE_LABELS.values()),
+                                                     m=512, n=512, k=512))
+    data = jobs.message_data(t)
+    back = jobs.message_from(data, str(t))
+    assert str(back) == "2 ranks: bf16 on square 512 (512×512×512)" and isinstance(back, Text)
+    fake = {"{n} ranks: {text}": "{n} 个 rank：{text}", "{dtype} on {label} ({m}×{n}×{k})": "{dtype}，{label}",
+            "square {n}": "方阵 {n}"}
+    assert back.render(lambda s: fake.get(s, s)) == "2 个 rank：bf16，方阵 512"
+    cut = str(t)[:10]  # the worker cuts a long text: the template no longer reads as it, the text stays
+    assert jobs.message_from(data, cut) == cut and not isinstance(jobs.message_from(data, cut), Text)
+    assert jobs.message_data("plain text") is None and jobs.message_from(None, "plain text") == "plain text"
+
+
+def test_not_measured_reasons_read_back_through_their_templates():
+    from gemmlib.charts import bench as charts_bench
+    from gemmlib.measure import precision as bp
+    from gemmlib.measure import quant
+
+    why = "this PyTorch has no CPU kernel for torch._scaled_mm (\"addmm_impl_cpu_\" not implemented for 'Float8_e4m3fn')"
+    assert quant.FP8_NO_CPU_KERNEL.format(error="\"addmm_impl_cpu_\" not implemented for 'Float8_e4m3fn'") == why
+    fake = {quant.FP8_NO_CPU_KERNEL: "这个 PyTorch 没有 CPU 内核（{error}）",
+            safety.TIME_LIMIT_REACHED: "已跳过：{seconds:g} s 上限"}.get
+    assert charts_bench.note_text(why, lambda s: fake(s, s), bp.NOTE_TEMPLATES) == \
+        "这个 PyTorch 没有 CPU 内核（\"addmm_impl_cpu_\" not implemented for 'Float8_e4m3fn'）"
+    assert safety.Deadline(2.5).reason() == "skipped: the run's time limit of 2.5 s was reached (GEMM_TIME_LIMIT_S)"
+    assert charts_bench.note_text(safety.Deadline(2.5).reason(), lambda s: fake(s, s), bp.NOTE_TEMPLATES) == "已跳过：2.5 s 上限"
