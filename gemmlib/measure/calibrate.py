@@ -37,6 +37,7 @@ from gemmlib.core.calibration import Calibration, GemmPoint, OtherPoint
 from gemmlib.core.dtypes import dtype_bytes, get_dtype
 from gemmlib.core.errors import InputError
 from gemmlib.core.hardware import Hardware
+from gemmlib.core.i18n import N_, Text
 from gemmlib.llm import accounting
 from gemmlib.llm.accounting import ATTENTION_PRODUCTS, Estimate, Workload, estimate
 from gemmlib.llm.calibrated import calibrated_estimate, other_calls
@@ -338,7 +339,7 @@ def _calibrate(run: Run, device: str, dtypes: tuple[str, ...] | None, min_run_ti
                 fn, args = _other_op_call(name, run, phase, tdt, device, randn)
                 t = timer.time(fn, [args])
                 other.append(OtherPoint(name, d, phase, op.m, op.n, t, op.bytes / other_calls(op, m1, wl_phase)))
-    say(1.0, "calibration done")
+    say(1.0, Text(N_("calibration done")))
     # Each point was measured ``repeats`` times, whole sweeps apart: keep its fastest median (other
     # tenants of a shared machine only ever add time; a stall during one sweep is not the device).
     gemm = list({(p.family, p.names, p.dtype, p.m, p.n, p.k, p.groups): p
@@ -601,7 +602,7 @@ def _validate(run: Run, device: str, cal: Calibration | None, efficiency: float,
                          f"time limit of {lim.time_limit_s:g} s (GEMM_TIME_LIMIT_S); use a larger --scale, fewer "
                          "--layers, a shorter --seq-len or fewer --new-tokens")
     with safety.oom_guard(device), torch.inference_mode():
-        say(0.05, f"building {run.describe()}")
+        say(0.05, Text(N_("building {model}"), model=run.describe()))
         model = pf.build_model(run.config, device, seed, max_len=run.seq_len + run.new_tokens, lm_head=run.lm_head)
         g = torch.Generator(device="cpu").manual_seed(seed + 1)
         ids = torch.randint(0, m.vocab, (run.batch, run.seq_len), generator=g).to(device)
@@ -617,16 +618,16 @@ def _validate(run: Run, device: str, cal: Calibration | None, efficiency: float,
                 out = model(tok, cache, run.seq_len + i)
             return out
 
-        say(0.1, "timing the prefill")
+        say(0.1, Text(N_("timing the prefill")))
         t_pre = harness.time_callable(prefill, device=device, min_run_time=min_run_time)
         shares_pre = _profile_shares(prefill, device)
         t_dec = shares_dec = None
         if run.new_tokens:
-            say(0.5, f"timing {run.new_tokens} decode steps")
+            say(0.5, Text(N_("timing {n} decode steps"), n=run.new_tokens))
             prefill()  # the cache holds the prompt, as after a real prefill
             t_dec = harness.time_callable(decode, device=device, min_run_time=min_run_time)
             shares_dec = _profile_shares(decode, device)
-    say(1.0, "validation done")
+    say(1.0, Text(N_("validation done")))
 
     def phase(label: str, t: Any, shares: dict[str, float]) -> PhaseCheck:
         e = getattr(ds, label) if ds is not None else None

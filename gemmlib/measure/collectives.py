@@ -37,7 +37,7 @@ from gemmlib.core import interconnect
 from gemmlib.core.comm import bus_bandwidth, bus_factor
 from gemmlib.core.dtypes import get_dtype
 from gemmlib.core.errors import InputError
-from gemmlib.core.i18n import N_, Msg
+from gemmlib.core.i18n import N_, Msg, Text
 from gemmlib.core.machine import match_catalogue
 from gemmlib.core.results import BenchResult, Timing
 from gemmlib.core.units import GiB, MiB, fmt_bytes
@@ -55,6 +55,9 @@ SAVE_MIN_BYTES = 1 * MiB  # a sweep that stops below this measured latency, not 
 _PERIOD = 1021  # the input pattern repeats every 1021 elements (a prime), shifted per rank and chunk
 _EXACT = {"fp32": 2**24, "bf16": 256, "fp16": 2048}  # integers each dtype holds exactly
 _LARGEST = {"fp32": 3.4e38, "bf16": 3.38e38, "fp16": 65504.0}
+# A swept row as the run's progress (a page shows it in its reader's language)
+STEP = N_("{op} {size}: {us:.4g} µs, busbw {gbps:.4g} GB/s")
+STEP_WRONG = N_("{op} {size}: {us:.4g} µs, busbw {gbps:.4g} GB/s — WRONG RESULT")
 
 
 @dataclass(frozen=True)
@@ -279,8 +282,8 @@ def _worker(ctx: launch.RankContext, cfg: CollectiveConfig, report: launch.Repor
                          "algbw_gbps": alg / 1e9, "busbw_gbps": bus / 1e9, "bus_factor": bus_factor(op, n),
                          "correct": bool(correct), "samples": cfg.iters, "inner": inner})
             done = oi * len(sizes) + si + 1
-            report(done / total, f"{op} {fmt_bytes(nbytes)}: {t.median_s * 1e6:.4g} µs, busbw "
-                                 f"{bus / 1e9:.4g} GB/s" + ("" if correct else " — WRONG RESULT"))
+            report(done / total, Text(STEP if correct else STEP_WRONG, op=op, size=fmt_bytes(nbytes),
+                                      us=t.median_s * 1e6, gbps=bus / 1e9))
     return {"rows": rows, "device_name": ctx.device_name, "backend": ctx.backend, "kind": ctx.kind, "nproc": n}
 
 

@@ -43,7 +43,7 @@ from datetime import timedelta
 from typing import Any
 
 from gemmlib.core.errors import InputError
-from gemmlib.core.i18n import N_
+from gemmlib.core.i18n import N_, Text
 from gemmlib.core.machine import cpu_model
 from gemmlib.measure import safety
 
@@ -301,7 +301,7 @@ def _rank_entry(index: int, world: int, worker: Callable, cfg: Any, plan_: Plan,
 
         def report(frac: float, text: str) -> None:
             if index == 0:
-                conn.send(("progress", float(frac), str(text)))
+                conn.send(("progress", float(frac), text if isinstance(text, Text) else str(text)))  # a Text keeps its message
 
         out = worker(ctx, cfg, report)
         if index == 0:

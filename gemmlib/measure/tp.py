@@ -37,7 +37,7 @@ from gemmlib.core import ceilings, interconnect
 from gemmlib.core.dtypes import get_dtype
 from gemmlib.core.errors import InputError
 from gemmlib.core.hardware import Hardware, get_hardware
-from gemmlib.core.i18n import N_, Msg
+from gemmlib.core.i18n import N_, Msg, Text
 from gemmlib.core.machine import match_catalogue
 from gemmlib.core.results import BenchResult, Timing
 from gemmlib.llm.accounting import Workload, layer_ops, layer_other_ops, time_op
@@ -239,7 +239,8 @@ def _worker(ctx: launch.RankContext, cfg: TPConfig, report: launch.Report) -> di
     check_divisible(m, n)
     if ctx.kind == "cuda":
         safety.check_memory(cfg.bytes_per_rank(n), "cuda", replace(safety.DEFAULT_LIMITS, max_bytes=int(cfg.max_bytes)))
-    report(0.02, f"building {m.name}: hidden {m.hidden}, {m.heads} heads ({m.kv_heads} K/V), MLP {m.ffn}")
+    report(0.02, Text(N_("building {model}: hidden {hidden}, {heads} heads ({kv_heads} K/V), MLP {ffn}"), model=m.name,
+                       hidden=m.hidden, heads=m.heads, kv_heads=m.kv_heads, ffn=m.ffn))
     with safety.oom_guard(ctx.kind), torch.inference_mode():
         full = layer_weights(m, cfg.dtype, ctx.device, cfg.seed)
         mine = shard_weights(full, rank, n)
@@ -248,7 +249,7 @@ def _worker(ctx: launch.RankContext, cfg: TPConfig, report: launch.Report) -> di
         ref = ref64 = None
         ctx.barrier()  # every rank has built its weights: nothing else runs during the baseline
         if rank == 0:  # the one-rank baseline, alone: the other ranks wait at the barrier below
-            report(0.1, "one rank: the whole layer")
+            report(0.1, Text(N_("one rank: the whole layer")))
             ref = layer_forward(x, full, m)
             for _ in range(cfg.warmup):
                 layer_forward(x, full, m)
@@ -258,7 +259,7 @@ def _worker(ctx: launch.RankContext, cfg: TPConfig, report: launch.Report) -> di
             del w64
         full = None  # only the slices stay (rank 0 keeps its outputs)
         ctx.barrier()
-        report(0.5, f"{n} ranks: column/row-parallel with two all-reduces")
+        report(0.5, Text(N_("{n} ranks: column/row-parallel with two all-reduces"), n=n))
         comm: list[Any] = []
 
         def allreduce(t: Any) -> None:
@@ -285,7 +286,7 @@ def _worker(ctx: launch.RankContext, cfg: TPConfig, report: launch.Report) -> di
         comm_max = ctx.max_over_ranks(per_sample)
     if rank != 0:
         return {}
-    report(0.95, "checking the tensor-parallel output")
+    report(0.95, Text(N_("checking the tensor-parallel output")))
     diff = harness.rel_error(out, ref)
     err_tp, err_one = harness.rel_error(out, ref64), harness.rel_error(ref, ref64)
     t1 = Timing.from_times(one, method="one rank alone")
@@ -541,7 +542,7 @@ def report_section(device: str, quick: bool, out_dir: Any, progress: launch.Repo
     for i, n in enumerate(ranks):
         def prog(frac: float, text: str, _i: int = i, _n: int = n) -> None:
             if progress:
-                progress((_i + frac) / len(ranks), f"{_n} ranks: {text}")
+                progress((_i + frac) / len(ranks), Text(N_("{n} ranks: {text}"), n=_n, text=text))
         run = run_tp(cfg, nproc=n, backend="nccl", progress=prog)
         m, est = run.measured, (run.estimate or {}).get("tp") or {}
         e = f"{est['time_s'] * 1e3:.4g}" if est.get("time_s") else "—"
