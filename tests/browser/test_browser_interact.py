@@ -147,7 +147,7 @@ def _roofline_uploads(app_server, page, bad: dict[str, bytes]) -> None:
             raise AssertionError(f"upload {case!r}: {e}") from None
     uploader.set_input_files(files=[{"name": "good.json", "mimeType": "application/json",
                                      "buffer": json.dumps({"results": [ROOFLINE_ROW]}).encode()}])
-    expect(page.get_by_text("1 rows read from good.json")).to_be_visible()
+    expect(page.get_by_text("1 row read from good.json")).to_be_visible()
     wait_idle(page)
     assert_clean(page)
 
