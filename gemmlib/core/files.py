@@ -221,11 +221,7 @@ def write_atomic(path: str | os.PathLike, data: bytes | str, *, mode: int | None
     if isinstance(data, str):
         data = data.encode("utf-8")
     _refuse_non_regular(p, flag)
-    d = p.parent if str(p.parent) else Path(".")
-    try:
-        fd, tmp = tempfile.mkstemp(dir=d, prefix=f".{p.name}.", suffix=".tmp")
-    except OSError as e:
-        raise InputError(N_("cannot write {flag} {path}: {why}"), flag=flag, path=p, why=e.strerror) from None
+    fd, tmp = _mkstemp_beside(p, flag)
     try:
         try:
             os.fchmod(fd, (0o666 & ~_umask()) if mode is None else mode)
@@ -249,15 +245,19 @@ def write_atomic(path: str | os.PathLike, data: bytes | str, *, mode: int | None
     return p
 
 
+def _mkstemp_beside(p: Path, flag: str) -> tuple[int, str]:
+    """(fd, name) of a new temporary file in ``p``'s folder, created exclusively (O_EXCL)."""
+    try:
+        return tempfile.mkstemp(dir=p.parent if str(p.parent) else Path("."), prefix=f".{p.name}.", suffix=".tmp")
+    except OSError as e:
+        raise InputError(N_("cannot write {flag} {path}: {why}"), flag=flag, path=p, why=e.strerror) from None
+
+
 def temp_beside(path: str | os.PathLike, flag: str = "the output") -> Path:
     """A new, empty temporary file beside ``path`` (created exclusively, normal permissions) for a
     writer that needs a file name; finish with :func:`move_into_place`."""
     p = Path(os.fspath(path))
-    d = p.parent if str(p.parent) else Path(".")
-    try:
-        fd, tmp = tempfile.mkstemp(dir=d, prefix=f".{p.name}.", suffix=".tmp")
-    except OSError as e:
-        raise InputError(N_("cannot write {flag} {path}: {why}"), flag=flag, path=p, why=e.strerror) from None
+    fd, tmp = _mkstemp_beside(p, flag)
     try:
         os.fchmod(fd, 0o666 & ~_umask())
     finally:

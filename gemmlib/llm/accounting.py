@@ -462,16 +462,18 @@ def _mlp_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, mkind: st
     return ops
 
 
-def _sum_ops(ops: list[Op]) -> list[Op]:
-    """Ops of the same name (from different kinds of layer) summed into one, in first-seen order; the
-    first one's shape and note stand for all."""
+def _sum_ops(ops: list[Op], *, join_notes: bool = False) -> list[Op]:
+    """Ops of the same name (from different kinds of layer, or the final norm joining the layers'
+    norms) summed into one, in first-seen order; the first one's shape stands for all, and its note
+    too unless ``join_notes`` ("…; and …")."""
     out: dict[str, Op] = {}
     for o in ops:
         if o.name in out:
             a = out[o.name]
+            note = Text.joined([a.note, o.note], sep=N_("; and ")) if join_notes else a.note
             out[o.name] = replace(a, count=a.count + o.count, flops=a.flops + o.flops,
                                   weight_bytes=a.weight_bytes + o.weight_bytes, act_bytes=a.act_bytes + o.act_bytes,
-                                  kv_bytes=a.kv_bytes + o.kv_bytes)
+                                  kv_bytes=a.kv_bytes + o.kv_bytes, note=note)
         else:
             out[o.name] = o
     return list(out.values())
@@ -657,21 +659,6 @@ def _final_norm(cfg: ModelConfig, wl: Workload, *, phase: str, rows: int, steps:
                         note=Text(N_("the final norm before the LM head")))
 
 
-def _merge(ops: list[Op]) -> list[Op]:
-    """Ops of the same name summed into one (the final norm joins the layers' norms)."""
-    out: dict[str, Op] = {}
-    for o in ops:
-        if o.name in out:
-            a = out[o.name]
-            out[o.name] = replace(a, count=a.count + o.count, flops=a.flops + o.flops,
-                                  weight_bytes=a.weight_bytes + o.weight_bytes, act_bytes=a.act_bytes + o.act_bytes,
-                                  kv_bytes=a.kv_bytes + o.kv_bytes,
-                                  note=Text.joined([a.note, o.note], sep=N_("; and ")))
-        else:
-            out[o.name] = o
-    return list(out.values())
-
-
 def _lm_head(cfg: ModelConfig, wl: Workload, *, phase: str, rows: int, steps: int) -> Op:
     sz = _Sizes(cfg, wl)
     tied = Text(N_("tied to the embedding")) if cfg.tied_embeddings else ""
@@ -702,7 +689,7 @@ def prefill_other_ops(cfg: ModelConfig, wl: Workload) -> list[Op]:
     ops += _other_stack_ops(cfg, wl, _prefill_run(wl))
     rows = wl.prefill_tokens if wl.lm_head == "all" else wl.batch
     ops.append(_final_norm(cfg, wl, phase="prefill", rows=rows, steps=1))
-    return _merge(ops)
+    return _sum_ops(ops, join_notes=True)
 
 
 def _decode_range(cfg: ModelConfig, wl: Workload, first_step: int, last_step: int,
@@ -717,7 +704,7 @@ def _decode_range(cfg: ModelConfig, wl: Workload, first_step: int, last_step: in
         rest = [_embedding_op(cfg, wl, phase="decode", rows=wl.batch, steps=steps)]
         rest += _other_stack_ops(cfg, wl, run)
         rest.append(_final_norm(cfg, wl, phase="decode", rows=wl.batch, steps=steps))
-        ops += _merge(rest)
+        ops += _sum_ops(rest, join_notes=True)
     return ops
 
 
