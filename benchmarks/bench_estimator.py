@@ -3,6 +3,9 @@
 (a) ``python -m gemmlib estimate ... --json`` as a user runs it: a fresh interpreter each time,
     several presets and workloads, wall time median (p20/p80). Target < 1 s. Also checks that the
     command imports neither torch nor streamlit.
+(c) Inner costs of one estimate (issue 23), by cProfile's call counts in one ``python -m gemmlib estimate``: how
+    often each op list is built (target: once per distinct list), how often the per-GPU memory and the JSON
+    dict are made, ``get_dtype`` calls; the counts measured before the change are printed beside.
 (b) The LLM Estimator and Transformer GEMMs pages through AppTest, in a fresh subprocess whose
     streamlit imports are already warm (what a running server has): first render, then reruns after
     moving one widget at a time (each change is a new input, so caches do not hide the work).
@@ -170,11 +173,59 @@ def bench_page(page: str, steps: list, first_target: float | None) -> bool:
     return ok
 
 
+# ----------------------------------------------------------------------------- (c) inner costs
+PROFILED = ["--preset", "llama-2-7b", "--batch", "1", "--seq-len", "128"]
+# name -> (calls measured before (commit ff111e9, the same command), target now)
+INNER = {"prefill_ops": (33, 5), "_stack_ops": (48, 10), "weights_per_gpu": (19, 1), "inference_memory": (19, 19),
+         "get_dtype": (702, 500), "to_dict of the estimate": (2, 1), "checkpoint_size": (2, 2)}
+
+
+def bench_inner() -> bool:
+    import contextlib
+    import cProfile
+    import io
+    import pstats
+
+    sys.path.insert(0, str(ROOT))
+    from gemmlib.cli import main as cli_main
+    from gemmlib.llm.accounting import Estimate
+
+    est_to_dict = Estimate.to_dict.__code__.co_firstlineno
+    pr = cProfile.Profile()
+    with contextlib.redirect_stdout(io.StringIO()):
+        pr.enable()
+        rc = cli_main(["estimate", *PROFILED])
+        pr.disable()
+    counts: dict[str, int] = {}
+    for (path, line, name), (_, calls, *_rest) in pstats.Stats(pr).stats.items():
+        if "gemmlib" not in path:
+            continue
+        key = "to_dict of the estimate" if (name == "to_dict" and path.endswith("accounting.py")
+                                            and line == est_to_dict) else name
+        if key in INNER:
+            counts[key] = max(counts.get(key, 0), calls)
+    print(f"(c) inner costs of `python -m gemmlib estimate {' '.join(PROFILED)}` (cProfile call counts; exit {rc})")
+    ok = rc == 0
+    for name, (before, target) in INNER.items():
+        n = counts.get(name, 0)
+        good = n <= target
+        ok &= good
+        print(f"    {name:<26} {n:>5} calls (before: {before:>4}; target ≤ {target})  {verdict(good)}")
+    print("    prefill_ops: the estimate's, the weights', three counting variants beside the workload's own; the "
+          "text is rendered from one to_dict(); the largest batch that fits is searched with the weights sized once "
+          "(inference_memory is arithmetic per batch)")
+    return ok
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=5, help="CLI runs per case (default 5)")
+    ap.add_argument("--inner-only", action="store_true", help="only (c), the call counts (no timing)")
     args = ap.parse_args()
+    if args.inner_only:
+        return 0 if bench_inner() else 1
     ok = bench_cli(max(1, args.repeat))
+    ok &= bench_inner()
     print("(b) pages through AppTest (fresh subprocess, streamlit warm)")
     ok &= bench_page("pages/4_LLM_Estimator.py", ESTIMATOR_STEPS, None)
     ok &= bench_page("pages/3_Transformer_GEMMs.py", TRANSFORMER_STEPS, FIRST_TARGET_S)

@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from gemmlib.cli import main  # noqa: E402
 from gemmlib.llm.checkpoint import checkpoint_size  # noqa: E402
-from gemmlib.llm.hf import load_config_file  # noqa: E402
+from gemmlib.llm.hf import load_config_file, read_config_file  # noqa: E402
 
 CONFIGS = ROOT / "tests" / "data" / "configs"
 TARGET_S = 1.0
@@ -57,6 +57,31 @@ PUBLISHED_BYTES = {
     "llama-3.3-70b-awq": 39_767_785_472, "llama-3.3-70b-nvfp4": 42_709_045_632,
 }
 PUBLISHED_ELEMENTS = {"deepseek-v3-fp8": 684_531_386_000}
+# Rounded figures from model cards (no exact Hub total at hand): (what, which count, the card's figure, significant
+# digits it is given to). "params" = every parameter, "active" = one token's, "no_embeddings" = params less the
+# embedding and LM-head matrices; "with_vision" = decoder + vision tower.
+PUBLISHED_CARD = {
+    "jamba-1.5-mini": [("52B total", "params", 52e9, 2), ("12B active", "active", 12e9, 2)],
+    "exaone-4.0-32b": [("30.95B without embeddings", "no_embeddings", 30.95e9, 4)],
+    "kimi-k2-instruct": [("1T total", "params", 1e12, 1), ("32B activated", "active_no_embedding", 32e9, 2)],
+    "nemotron-nano-9b-v2": [("9B", "params", 9e9, 1)],
+    "qwen3-next-80b-a3b": [("80B total", "params", 80e9, 2), ("3B activated", "active_no_embeddings", 3e9, 1)],
+    "qwen3-vl-30b-a3b": [("30B-A3B", "with_vision", 30e9, 1)],
+}
+
+
+def _count(cfg, which: str, vision: int) -> int:
+    emb = cfg.vocab * cfg.hidden
+    head = 0 if cfg.tied_embeddings else emb
+    return {"params": cfg.params, "active": cfg.active_params, "no_embeddings": cfg.params - emb - head,
+            "active_no_embedding": cfg.active_params - emb, "active_no_embeddings": cfg.active_params - emb - head,
+            "with_vision": cfg.params + vision}[which]
+
+
+def _rounded(x: float, digits: int) -> float:
+    from math import floor, log10
+
+    return round(x, -int(floor(log10(abs(x)))) + digits - 1)
 ARGS = ["--seq-len", "4096", "--new-tokens", "256", "--json"]
 FRESH = ["deepseek-v3-fp8", "llama-4-scout-text", "gemma-3-1b", "gpt-oss-120b", "qwen3-235b-a22b-thinking-2507"]
 
@@ -123,6 +148,13 @@ def run(repeat: int) -> bool:
             ck += f"; {size.elements:,} elements (Hub {PUBLISHED_ELEMENTS[path.stem]:,}: {'ok' if good else 'DIFF'})"
         print(f"{path.stem:32} {cfg.family:12} {t * 1e3:7.1f} ms {cfg.params:>18,} "
               f"{'' if pub is None else f'{pub:,}':>18} {mark:4} {ck}")
+        vision = sum((read_config_file(str(path))[1].get("vision") or {}).values())
+        for what, which, figure, digits in PUBLISHED_CARD.get(path.stem, []):
+            n = _count(cfg, which, vision)
+            good = _rounded(n, digits) == _rounded(figure, digits)
+            ok &= good
+            print(f"{'':32} model card {what}: {which} = {n:,} -> {'ok' if good else 'DIFF'} to the card's "
+                  f"{digits} digit{'s' if digits > 1 else ''}")
     print(f"in one interpreter: median {statistics.median(times) * 1e3:.1f} ms, max {max(times) * 1e3:.1f} ms "
           f"over {len(times)} configs")
     print(f"fresh interpreter each run (Python start-up and imports included)  [{load()}]")

@@ -3,25 +3,35 @@
 Conventions (shared/design.md, one set everywhere):
 
 * One multiply-add = 2 FLOPs; a GEMM of M×K by K×N costs 2·M·N·K.
-* Default = what an eager PyTorch forward pass executes, which is what
-  ``torch.utils.flop_counter.FlopCounterMode`` counts: dense S×S attention
-  products for every query head (GQA shrinks k_proj/v_proj and the KV cache,
-  not the products), the LM head over every position, the router as a GEMM,
-  and each token through ``experts_per_token`` experts. Softmax, norms,
-  activations and residual adds are not GEMMs: their FLOPs are never part of
-  a GEMM count (``PhaseTotals.flops``).
+* Two named conventions (:data:`CONVENTIONS`; a :class:`Workload` names one and every answer says which):
+
+  - ``engine`` (the default) — what an inference or training engine executes: causal attention in a fused
+    kernel (the lower triangle with its diagonal, S·(S+1)/2 scores per head; no S×S scores through memory;
+    K/V never repeated per head), the LM head on the last prompt position in a prefill (every position in
+    training), each token through ``experts_per_token`` experts in every MoE (Llama 4 included), MLA in its
+    absorbed form for decode.
+  - ``transformers`` (the reference, ``--reference transformers``) — what transformers' eager forward pass
+    executes, exactly what ``torch.utils.flop_counter.FlopCounterMode`` counts: dense S×S attention
+    products for every query head (the mask applied afterwards), the scores through memory for scale,
+    mask and softmax and the GQA K/V repeat, the LM head over every position, experts as that code runs
+    them (Llama 4: every expert on every token), MLA decompressing the whole cache every step.
+
+  Each switch (``attention``, ``causal``, ``lm_head``, ``experts_compute``, ``mla``) can be set on its own;
+  one set apart from its convention is an override, and the answer names it (:meth:`Workload.overrides`).
+  GQA shrinks k_proj/v_proj and the KV cache, not the products; the router is a GEMM. Softmax, norms,
+  activations and residual adds are not GEMMs: their FLOPs are never part of a GEMM count
+  (``PhaseTotals.flops``).
 * The rest of a layer is counted too, as ops of kind ``"other"``
   (:func:`prefill_other_ops`, :func:`decode_other_ops`): norms, rotary
   embedding, the GQA K/V repeat and scale + mask + softmax of eager attention,
   the activation, residual adds, MoE routing and the embedding gather, each
-  with the bytes an eager kernel reads and writes and its element-wise FLOPs.
+  with the bytes a kernel reads and writes and its element-wise FLOPs.
   They are memory-bound; the estimate's time includes them, and the GEMM share
   of FLOPs and of time (:func:`gemm_share`) is computed from both.
 * ``attention="fused"`` (a flash / SDPA kernel): the same GEMM FLOPs, but the
   S×S scores stay on chip (no score bytes, no separate softmax, no K/V repeat).
-* Switches: ``causal`` counts only the lower triangle with its diagonal
-  (S·(S+1)/2 scores per head); ``lm_head="last"`` runs the head on the last
-  position of each sequence only. MACs are FLOPs / 2 (see :attr:`Op.macs`).
+* ``causal`` counts only the lower triangle with its diagonal; ``lm_head="last"`` runs the head on the
+  last position of each sequence only. MACs are FLOPs / 2 (see :attr:`Op.macs`).
 * Decode: ``new_tokens = N`` is N steps after the prefill; step i (from 0)
   feeds one token per sequence while S + i tokens are cached, so its query
   meets S + i + 1 keys. Decode totals cover every step and the whole batch.
@@ -30,16 +40,20 @@ Bytes are the minimum traffic of each GEMM run on its own: weights at the
 weight dtype (read once per run: once per layer in prefill, once per layer and
 step in decode; a MoE reads only the experts its tokens reach, at most all of
 them), activations in and out at the activation dtype, and K/V at the KV
-dtype (the whole cache, every decode step). The score matrix is materialised,
-as eager attention does.
+dtype (the whole cache, every decode step). With eager attention the score matrix is materialised.
+An 8-bit (or 4-bit) activation dtype is what each weight GEMM reads as input; its output, attention and
+the element-wise work stay in 16 bits, as an fp8 engine runs them (an fp8 run is not 2× a bf16 one
+everywhere).
 
-Time per op is the roofline ``max(FLOPs / peak, bytes / bandwidth)`` derated by
-an efficiency, through :func:`gemmlib.core.flops.roofline_time`; the peak is the
-one for the activation dtype (weight-only quantisation still multiplies in the
-activation dtype). This module times one device running the whole model;
-:mod:`gemmlib.llm.parallel` shards each op across GPUs (by :data:`SHARDING`
-and :attr:`Op.routed`) and adds the communication. Pass a :class:`Hardware`
-made with ``with_overrides`` to use measured ceilings instead of the datasheet.
+Time per op is the roofline ``max(FLOPs / peak, bytes / bandwidth)`` over an efficiency, through
+:func:`gemmlib.core.flops.roofline_time`; the peak is the one for the op's compute dtype
+(:func:`gemmlib.llm.efficiency.compute_dtype`: weight-only quantisation still multiplies in the
+activation dtype). The efficiency is, by default, the shape model of :mod:`gemmlib.llm.efficiency`
+(wave and tile quantisation, small-K and small-M fall-off, memory bound below the ridge, fitted to
+published measurements); a number forces one flat share; a calibration replaces both. This module
+times one device running the whole model; :mod:`gemmlib.llm.parallel` shards each op across GPUs (by
+:data:`SHARDING` and :attr:`Op.routed`) and adds the communication. Pass a :class:`Hardware` made with
+``with_overrides`` to use measured ceilings instead of the datasheet.
 
 This module never imports torch.
 """
@@ -48,28 +62,46 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
+from functools import lru_cache
 
 from gemmlib.core.dtypes import get_dtype
 from gemmlib.core.errors import InputError
-from gemmlib.core.flops import DEFAULT_EFFICIENCY, roofline_time
+from gemmlib.core.flops import roofline_time
 from gemmlib.core.hardware import Hardware
 from gemmlib.core.i18n import N_, Text
 from gemmlib.llm.checkpoint import checkpoint_size, element_bytes, mlp_op_names, op_weight_bytes
-from gemmlib.llm.config import ModelConfig
+from gemmlib.llm.config import ATTENTION_LETTERS, ModelConfig
+from gemmlib.llm.efficiency import FlatEfficiency, compute_dtype, shape_model
 from gemmlib.llm.hf import describe_read
 from gemmlib.llm.quant import weight_dtype_name
+from gemmlib.llm.ssm import MIXER_LETTERS
+from gemmlib.llm.ssm import work as mixer_work
 
 OP_NAMES = ("q_proj", "q_a_proj", "q_b_proj", "k_proj", "v_proj", "kv_a_proj", "kv_b_proj", "q_absorb",
             "attn_scores", "attn_values", "attn_scores_sliding", "attn_values_sliding", "o_absorb", "o_proj",
+            "in_proj_qkvz", "in_proj_ba", "in_proj", "conv1d", "x_proj", "dt_proj", "ssm_chunks", "ssm_scan_out",
+            "out_proj",
             "router", "gate_proj", "up_proj", "down_proj", "shared_gate_proj", "shared_up_proj", "shared_down_proj",
             "shared_expert_gate", "dense_gate_proj", "dense_up_proj", "dense_down_proj", "lm_head")
-OTHER_OP_NAMES = ("embedding", "norms", "rotary", "kv_repeat", "attn_softmax", "activation", "shared_activation",
-                  "dense_activation", "moe_routing", "residual")
+OTHER_OP_NAMES = ("embedding", "norms", "rotary", "kv_repeat", "attn_softmax", "ssm_scan", "activation",
+                  "shared_activation", "dense_activation", "moe_routing", "act_quant", "act_quant_inner", "residual")
 ATTENTION_PRODUCTS = ("attn_scores", "attn_values", "attn_scores_sliding", "attn_values_sliding")
 LM_HEAD_MODES = ("all", "last")
 ATTENTION_KINDS = ("eager", "fused")
 MLA_FORMS = ("eager", "absorbed")
+EXPERTS_COMPUTE = ("routed", "eager")  # routed: k of E per token in every MoE; eager: as the model's own code runs them
+
+# The counting conventions (module docstring): each switch's choice under each. "engine" is the default.
+SWITCHES = ("attention", "causal", "lm_head", "experts_compute", "mla")
+CONVENTIONS: dict[str, dict] = {
+    "engine": {"attention": "fused", "causal": True, "lm_head": "last", "experts_compute": "routed",
+               "mla": "absorbed"},
+    "transformers": {"attention": "eager", "causal": False, "lm_head": "all", "experts_compute": "eager",
+                     "mla": "eager"},
+}
+DEFAULT_CONVENTION = "engine"
+REFERENCE = "transformers"  # the convention FlopCounterMode on transformers' eager models checks
 
 # How each op splits across tensor-parallel ranks (Megatron style), for the scale-out model:
 #   column: the output features split (q/k/v, gate/up; their element-wise followers too);
@@ -94,6 +126,10 @@ SHARDING: dict[str, str] = {
     "lm_head": "vocab", "embedding": "vocab",
     "router": "replicated", "shared_expert_gate": "replicated", "q_a_proj": "replicated", "kv_a_proj": "replicated",
     "moe_routing": "replicated", "norms": "replicated", "residual": "replicated",
+    # the mixers of the hybrid families (vLLM: in_proj column-parallel, x_proj and out_proj row-parallel)
+    "in_proj_qkvz": "column", "in_proj_ba": "column", "in_proj": "column", "conv1d": "heads", "x_proj": "row",
+    "dt_proj": "column", "ssm_chunks": "heads", "ssm_scan_out": "heads", "ssm_scan": "heads", "out_proj": "row",
+    "act_quant": "replicated", "act_quant_inner": "column",
 }
 # Ops that are routed experts (in a mixture of experts) — for expert parallelism.
 EXPERT_OPS = ("gate_proj", "up_proj", "down_proj")
@@ -124,25 +160,38 @@ def _whole(name: str, v, minimum: int) -> int:
 class Workload:
     """What is run: batch (concurrent sequences), prompt length, decode steps, switches, dtypes.
 
+    ``convention`` (:data:`CONVENTIONS`): ``engine`` (default) or ``transformers``; each switch left at
+    None takes the convention's choice, one given explicitly overrides it (:meth:`overrides` names it).
     ``decode_only``: no prefill; the decode starts with ``seq_len`` tokens already cached (the CLI's
     ``--context C``: one decode step with C tokens in the cache). ``mla``: how an MLA model's decode
     runs — ``eager`` as transformers does (the whole cache decompressed by kv_b_proj every step) or
     ``absorbed`` as serving engines do (kv_b_proj folded into the query and the output).
+    ``experts_compute``: ``routed`` (each token through k of E experts, as engines run every MoE) or
+    ``eager`` (as the model's own transformers code runs them: Llama 4 runs every expert on every token).
     """
 
     batch: int = 1
     seq_len: int = 512
     new_tokens: int = 0
-    causal: bool = False
-    lm_head: str = "all"  # "all" positions (eager default) or "last" position only
+    causal: bool | None = None
+    lm_head: str | None = None  # "all" positions or the "last" position only
     weight_dtype: str = "bf16"
     act_dtype: str = "bf16"
     kv_dtype: str = "bf16"
-    attention: str = "eager"  # "eager" (scores through memory) or "fused" (flash / SDPA kernel)
+    attention: str | None = None  # "eager" (scores through memory) or "fused" (flash / SDPA kernel)
     decode_only: bool = False
-    mla: str = "eager"
+    mla: str | None = None
+    experts_compute: str | None = None
+    convention: str = DEFAULT_CONVENTION
 
     def __post_init__(self) -> None:
+        if self.convention not in CONVENTIONS:
+            raise InputError(N_("the counting convention must be one of {choices}, got {convention!r}"),
+                             choices=", ".join(CONVENTIONS), convention=self.convention)
+        chosen = CONVENTIONS[self.convention]
+        for f in SWITCHES:
+            if getattr(self, f) is None:
+                object.__setattr__(self, f, chosen[f])
         object.__setattr__(self, "batch", _whole("batch", self.batch, 1))
         object.__setattr__(self, "seq_len", _whole("seq_len", self.seq_len, 0 if self.decode_only else 1))
         object.__setattr__(self, "new_tokens", _whole("new_tokens", self.new_tokens, 0))
@@ -161,6 +210,9 @@ class Workload:
         if self.mla not in MLA_FORMS:
             raise InputError(N_("mla must be one of {choices}, got {mla!r}"),
                              choices=", ".join(MLA_FORMS), mla=self.mla)
+        if self.experts_compute not in EXPERTS_COMPUTE:
+            raise InputError(N_("experts_compute must be one of {choices}, got {value!r}"),
+                             choices=", ".join(EXPERTS_COMPUTE), value=self.experts_compute)
         if self.decode_only and self.new_tokens < 1:
             raise InputError(N_("a decode-only workload needs at least one decode step"))
 
@@ -173,6 +225,23 @@ class Workload:
         """Tokens each sequence's cache holds at the end: S + N (C + N for a decode-only workload)."""
         return self.seq_len + self.new_tokens
 
+    def overrides(self) -> dict[str, dict]:
+        """The switches set apart from the convention: {switch: {"value": given, "convention": its choice}}."""
+        chosen = CONVENTIONS[self.convention]
+        return {f: {"value": getattr(self, f), "convention": chosen[f]} for f in SWITCHES
+                if getattr(self, f) != chosen[f]}
+
+    def under(self, convention: str) -> Workload:
+        """The same workload counted under ``convention``: every switch back to that convention's choice."""
+        return replace(self, convention=convention, **dict.fromkeys(SWITCHES))
+
+    def conventions(self) -> dict:
+        """The JSON ``conventions``: the convention's name, each switch as used, and the overrides."""
+        return {"name": self.convention, **{f: getattr(self, f) for f in SWITCHES},
+                "weights": Text(N_("the checkpoint's dtype")) if self.convention == REFERENCE else
+                Text(N_("the checkpoint's dtype (a 32-bit checkpoint served in 16 bits; an fp8 checkpoint in fp8)")),
+                "overridden": self.overrides()}
+
 
 @dataclass(frozen=True)
 class Op:
@@ -180,8 +249,9 @@ class Op:
 
     ``m, n, k`` are the shape of one run (for decode attention: the first step;
     ``n_last`` / ``k_last`` give the last step's, as the key count grows by one
-    per step). ``count`` is how many runs the totals include. ``flops`` and the
-    byte fields are totals.
+    per step). ``count`` is how many runs the totals include, ``kernels`` how many
+    kernel launches (one bmm runs every head; one grouped GEMM every routed expert;
+    one fused attention kernel both products). ``flops`` and the byte fields are totals.
     """
 
     name: str
@@ -203,6 +273,9 @@ class Op:
     bound: str = ""
     kind: str = "gemm"  # "gemm", or "other" (element-wise work: its FLOPs are not GEMM FLOPs)
     routed: bool = False  # runs in the routed experts of a MoE (split across expert-parallel ranks)
+    kernels: int = 0  # kernel launches the totals cover (layers × steps for a layer's GEMM; 0: one per run)
+    efficiency: float = 0.0  # the share of its roofline the op was timed at (set with its time)
+    efficiency_by: str = ""  # what set it: the shape model's reason, "flat", or the calibration
 
     @property
     def is_gemm(self) -> bool:
@@ -227,11 +300,14 @@ class Op:
         return self.flops / self.bytes if self.bytes else math.inf
 
     def to_dict(self) -> dict:
-        d = asdict(self)
+        d = {f: getattr(self, f) for f in _OP_FIELDS}  # every value is immutable: no deep copy (asdict's)
         d["bytes"] = self.bytes
         d["macs"] = self.macs
         d["intensity"] = self.intensity
         return d
+
+
+_OP_FIELDS = tuple(f.name for f in fields(Op))
 
 
 # ----- building the ops ---------------------------------------------------------------------
@@ -240,7 +316,9 @@ class _Sizes:
     """Bytes per element of activations and K/V, and of each op's weight matrix (one layer)."""
 
     def __init__(self, cfg: ModelConfig, wl: Workload) -> None:
-        self.a = get_dtype(wl.act_dtype).bytes
+        act = get_dtype(wl.act_dtype).bytes
+        self.a_in = act  # what a weight GEMM reads as its input
+        self.a = max(act, 2)  # between kernels: 16 bits when the GEMMs take 8-bit (or 4-bit) inputs
         self.kv = get_dtype(wl.kv_dtype).bytes
         self.el = element_bytes(cfg, wl.weight_dtype)  # norms, embeddings
         self._w = op_weight_bytes(cfg, wl.weight_dtype)
@@ -303,15 +381,17 @@ def _keys(window: int, run: _Run) -> tuple[int, int, int, int]:
 
 
 def _linear(name: str, phase: str, *, m: int, k: int, n: int, runs: int, weight_reads: int,
-            w_bytes: float, sz: _Sizes, note: str = "", weight_copies: int = 1, routed: bool = False) -> Op:
-    """A weight GEMM: [m, k] @ [k, n], run ``runs`` times, its weights (``w_bytes``, one copy) read
-    ``weight_reads`` times.
+            w_bytes: float, sz: _Sizes, note: str = "", weight_copies: int = 1, routed: bool = False,
+            kernels: int | None = None) -> Op:
+    """A weight GEMM: [m, k] @ [k, n], run ``runs`` times in ``kernels`` launches (default: one per run),
+    its weights (``w_bytes``, one copy) read ``weight_reads`` times.
 
     ``weight_copies`` is how many distinct weight matrices each read touches (MoE experts reached).
     """
     w = w_bytes * weight_copies * weight_reads
-    a = (m * k + m * n) * sz.a * runs
-    return Op(name, phase, m, n, k, runs, 2 * m * n * k * runs, w, a, 0.0, note, routed=routed)
+    a = (m * k * sz.a_in + m * n * sz.a) * runs
+    return Op(name, phase, m, n, k, runs, 2 * m * n * k * runs, w, a, 0.0, note, routed=routed,
+              kernels=runs if kernels is None else kernels)
 
 
 def _groups(cfg: ModelConfig) -> list[tuple[str, str, int]]:
@@ -331,7 +411,7 @@ def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, aki
     tokens = run.tokens
     w = cfg.window_of(akind)
     sum_keys, first, last, pairs = _keys(w, run)
-    suffix = "" if akind == "F" else "_sliding"
+    suffix = "_sliding" if w else ""
     absorbed = cfg.is_mla and wl.mla == "absorbed" and run.phase == "decode"
     lin = dict(phase=run.phase, runs=runs, weight_reads=runs, sz=sz)
     ops: list[Op] = []
@@ -345,9 +425,11 @@ def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, aki
         ops.append(_linear("kv_a_proj", m=tokens, k=d, n=rkv + dr, w_bytes=sz.w("kv_a_proj", mkind),
                            note=Text(N_("the compressed latent and the rotary key of the new tokens")), **lin))
     else:
-        for name, n in (("q_proj", cfg.q_dim), ("k_proj", cfg.kv_dim), ("v_proj", cfg.v_dim)):
-            ops.append(_linear(name, m=tokens, k=d, n=n, w_bytes=sz.w(name, mkind),
-                               note=Text(N_("in one fused q|k|v matrix")) if cfg.fused_qkv else "", **lin))
+        for name, n in (("q_proj", cfg.q_proj_width), ("k_proj", cfg.kv_dim), ("v_proj", cfg.v_dim)):
+            note = Text(N_("in one fused q|k|v matrix")) if cfg.fused_qkv else ""
+            if name == "q_proj" and cfg.attn_output_gate:
+                note = Text(N_("the queries and a sigmoid gate on the attention output"))
+            ops.append(_linear(name, m=tokens, k=d, n=n, w_bytes=sz.w(name, mkind), note=note, **lin))
     pair_total = layers * b * h * pairs
     score_io = pair_total * sz.a if wl.attention == "eager" else 0.0
     extra: list[str] = []  # what every attention product's note adds
@@ -366,7 +448,7 @@ def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, aki
         kvb = sz.w("kv_b_proj", mkind)
         h_runs = layers * h * run.steps
         ops.append(_linear("q_absorb", phase=run.phase, m=b, k=dn, n=rkv, runs=h_runs, weight_reads=runs,
-                           w_bytes=kvb * dn / (dn + dv) / h, weight_copies=h, sz=sz,
+                           w_bytes=kvb * dn / (dn + dv) / h, weight_copies=h, sz=sz, kernels=runs,
                            note=Text(N_("per head: q_nope · W_UK (kv_b_proj's key rows)"))))
         s_runs = layers * b * run.steps
         keys_total = layers * b * sum_keys
@@ -375,14 +457,14 @@ def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, aki
                       keys_total * (rkv + dr) * sz.kv,
                       Text.joined([Text(N_("per layer and sequence: every head against the shared latent + rotary "
                                            "key")), *extra]),
-                      n_last=kl))
+                      n_last=kl, kernels=runs))
         ops.append(Op("attn_values", run.phase, h, rkv, first, s_runs, 2 * rkv * h * layers * b * sum_keys,
                       0.0, (h * keys_total * sz.a if wl.attention == "eager" else 0) + s_runs * h * rkv * sz.a,
                       keys_total * rkv * sz.kv,
                       Text.joined([Text(N_("per layer and sequence: probabilities · latent")), *extra]),
-                      k_last=kl))
+                      k_last=kl, kernels=0 if wl.attention == "fused" else runs))
         ops.append(_linear("o_absorb", phase=run.phase, m=b, k=rkv, n=dv, runs=h_runs, weight_reads=runs,
-                           w_bytes=kvb * dv / (dn + dv) / h, weight_copies=h, sz=sz,
+                           w_bytes=kvb * dv / (dn + dv) / h, weight_copies=h, sz=sz, kernels=runs,
                            note=Text(N_("per head: latent output · W_UV (kv_b_proj's value rows)"))))
     else:
         kv_read_k = layers * b * cfg.kv_heads * sum_keys * hd * sz.kv
@@ -398,7 +480,7 @@ def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, aki
                                                "every step")),
                                        Text(N_("rows grow by one per step and sequence")) if run.phase == "decode"
                                        else ""]),
-                          n_last=None))
+                          n_last=None, kernels=runs))
             kv_read_k = layers * b * sum_keys * dr * sz.kv + layers * b * h * sum_keys * hd * sz.a
             kv_read_v = layers * b * h * sum_keys * dv * sz.a
         att_runs = layers * b * h * run.steps
@@ -406,11 +488,34 @@ def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, aki
         o_io = att_runs * run.queries * dv * sz.a
         note = Text.joined([Text(N_("per layer, sequence and query head")), *extra])
         ops.append(Op("attn_scores" + suffix, run.phase, run.queries, first, hd, att_runs, 2 * hd * pair_total,
-                      0.0, q_io + score_io, kv_read_k, note, n_last=kl))
+                      0.0, q_io + score_io, kv_read_k, note, n_last=kl, kernels=runs))
         ops.append(Op("attn_values" + suffix, run.phase, run.queries, dv, first, att_runs, 2 * dv * pair_total,
-                      0.0, score_io + o_io, kv_read_v, note, k_last=kl))
+                      0.0, score_io + o_io, kv_read_v, note, k_last=kl,
+                      kernels=0 if wl.attention == "fused" else runs))
     ops.append(_linear("o_proj", m=tokens, k=cfg.o_dim, n=d, w_bytes=sz.w("o_proj", mkind), **lin))
     return ops
+
+
+def _engine_convention(wl: Workload) -> bool:
+    """Whether the hybrids' mixers are counted as an engine's kernels run them (gemmlib.llm.ssm) rather than as
+    transformers' eager code does (the reference convention, today's only one: a Workload without a
+    ``convention`` is counted as the reference)."""
+    return getattr(wl, "convention", "transformers") != "transformers"
+
+
+def _mixer_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, mkind: str, layers: int) -> list[Op]:
+    """The linear-attention / state-space mixer of ``layers`` layers (gemmlib.llm.ssm), as Ops: its GEMMs (and
+    the convolution FlopCounterMode counts) and its element-wise work; the state it reads and writes counts as
+    KV bytes."""
+    decode = run.phase == "decode"
+    runs = layers * run.steps
+    out = []
+    for w in mixer_work(cfg.mixer, cfg.hidden, batch=wl.batch, tokens=run.queries, runs=runs, decode=decode,
+                        engine=_engine_convention(wl)):
+        wb = sz.w(w.weights, mkind) * runs if w.weights else 0.0
+        out.append(Op(w.name, run.phase, w.m, w.n, w.k, w.count, int(w.flops), wb, w.act * sz.a, w.state * sz.kv,
+                      w.note, kind=w.kind))
+    return out
 
 
 def _mlp_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, mkind: str, layers: int) -> list[Op]:
@@ -418,6 +523,8 @@ def _mlp_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, mkind: st
     runs = layers * run.steps
     lin = dict(phase=run.phase, sz=sz)
     ops: list[Op] = []
+    if mkind == "-":  # a hybrid's mixer-only layer (Nemotron-H)
+        return ops
     if mkind == "D":
         g, u, dn = mlp_op_names(cfg, "D")
         names = (g, u) if cfg.mlp == "gated" else (u,)
@@ -444,12 +551,12 @@ def _mlp_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, mkind: st
     names = ("gate_proj", "up_proj") if cfg.mlp == "gated" else ("up_proj",)
     for nm in names:
         ops.append(_linear(nm, m=tokens, k=d, n=fe, runs=e_runs, weight_reads=runs, w_bytes=sz.w(nm, "M"),
-                           note=e_note, weight_copies=reached, routed=True, **lin))
+                           note=e_note, weight_copies=reached, routed=True, kernels=runs, **lin))
     ops.append(_linear("down_proj", m=tokens, k=fe, n=d, runs=e_runs, weight_reads=runs, w_bytes=sz.w("down_proj", "M"),
-                       note=e_note, weight_copies=reached, routed=True, **lin))
+                       note=e_note, weight_copies=reached, routed=True, kernels=runs, **lin))
     fs = cfg.shared_expert_ffn
     if fs:
-        for nm in ("shared_gate_proj", "shared_up_proj"):
+        for nm in ("shared_gate_proj", "shared_up_proj") if cfg.mlp == "gated" else ("shared_up_proj",):
             ops.append(_linear(nm, m=tokens, k=d, n=fs, runs=runs, weight_reads=runs, w_bytes=sz.w(nm, "M"),
                                note=Text(N_("the shared expert: every token")), **lin))
         ops.append(_linear("shared_down_proj", m=tokens, k=fs, n=d, runs=runs, weight_reads=runs,
@@ -471,7 +578,7 @@ def _sum_ops(ops: list[Op], *, join_notes: bool = False) -> list[Op]:
         if o.name in out:
             a = out[o.name]
             note = Text.joined([a.note, o.note], sep=N_("; and ")) if join_notes else a.note
-            out[o.name] = replace(a, count=a.count + o.count, flops=a.flops + o.flops,
+            out[o.name] = replace(a, count=a.count + o.count, flops=a.flops + o.flops, kernels=a.kernels + o.kernels,
                                   weight_bytes=a.weight_bytes + o.weight_bytes, act_bytes=a.act_bytes + o.act_bytes,
                                   kv_bytes=a.kv_bytes + o.kv_bytes, note=note)
         else:
@@ -485,7 +592,10 @@ def _stack_ops(cfg: ModelConfig, wl: Workload, run: _Run, groups: list[tuple[str
     att: list[Op] = []
     mlp: list[Op] = []
     for akind, mkind, n in groups or _groups(cfg):
-        att += _attention_ops(cfg, wl, sz, run, akind=akind, mkind=mkind, layers=n)
+        if akind in ATTENTION_LETTERS:
+            att += _attention_ops(cfg, wl, sz, run, akind=akind, mkind=mkind, layers=n)
+        if akind in MIXER_LETTERS:
+            att += [o for o in _mixer_ops(cfg, wl, sz, run, mkind=mkind, layers=n) if o.is_gemm]
         mlp += _mlp_ops(cfg, wl, sz, run, mkind=mkind, layers=n)
     order = {name: i for i, name in enumerate(OP_NAMES)}
     return sorted(_sum_ops(att), key=lambda o: order[o.name]) + sorted(_sum_ops(mlp), key=lambda o: order[o.name])
@@ -553,16 +663,23 @@ def _other_group_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, a
     elif cfg.qk_norm in ("head", "width", "l2"):
         extra = q + kv
     width = npl * d + extra
+    if akind not in ATTENTION_LETTERS:
+        extra = 0
+        width = npl * d
     ops = [_elementwise("norms", run.phase, rows=tokens, width=d, count=npl * runs, elements=2 * rows_total * width,
                         flops=nf * rows_total * width, sz=sz,
                         weight_bytes=runs * (npl * d + extra) * cfg.norm_weights * sz.el,
                         note=_norms_note(cfg, npl))]
-    if not cfg.learned_positions and not cfg.alibi:
+    if akind in MIXER_LETTERS:
+        ops += [o for o in _mixer_ops(cfg, wl, sz, run, mkind=mkind, layers=layers) if not o.is_gemm]
+    if akind not in ATTENTION_LETTERS:
+        pass
+    elif not cfg.learned_positions and not cfg.alibi and not cfg.no_positions:
         rot = (h + 1) * cfg.rope_head_dim if cfg.is_mla else q + kv
         qk = rows_total * rot
         ops.append(_elementwise("rotary", run.phase, rows=tokens, width=rot, count=runs, elements=2 * 3 * qk,
                                 flops=3 * qk, sz=sz, note=Text(N_("q·cos + rotate_half(q)·sin, and the same for k"))))
-    if wl.attention == "eager":
+    if wl.attention == "eager" and akind in ATTENTION_LETTERS:
         keys_total = layers * b * sum_keys  # cached keys read per run, summed
         if cfg.kv_heads < cfg.heads and not cfg.is_mla:
             ops.append(_elementwise(
@@ -582,6 +699,8 @@ def _other_group_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, a
         acts = [("activation", per * cfg.expert_ffn, True)]
         if cfg.shared_expert_ffn:
             acts.append(("shared_activation", cfg.shared_expert_ffn, False))
+    elif mkind == "-":
+        acts = []
     else:
         acts = [(act_names["D"], cfg.ffn, False)]
     for name, act_width, routed in acts:
@@ -597,9 +716,41 @@ def _other_group_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, a
                                 flops=5 * rows_total * e + 2 * rows_total * k * d, sz=sz,
                                 note=Text(N_("softmax and top-{k} over {experts} experts; gather each routed token "
                                              "and scatter-add it back, weighted"), k=k, experts=e)))
-    ops.append(_elementwise("residual", run.phase, rows=tokens, width=d, count=2 * runs, elements=2 * 3 * rows_total * d,
-                            flops=2 * rows_total * d, sz=sz, note=Text(N_("2 per layer: read two, write one"))))
+    if sz.a_in < sz.a:  # the weight GEMMs take 8-bit (or 4-bit) inputs: each is quantized from the 16-bit activations
+        ops += _quantize_ops(cfg, run, sz, akind=akind, mkind=mkind, runs=runs, rows_total=rows_total)
+    adds = 1 if mkind == "-" or akind == "-" else 2
+    ops.append(_elementwise("residual", run.phase, rows=tokens, width=d, count=adds * runs,
+                            elements=adds * 3 * rows_total * d, flops=adds * rows_total * d, sz=sz,
+                            note=Text(N_("2 per layer: read two, write one")) if adds == 2 else
+                            Text(N_("1 per layer: read two, write one"))))
     return ops
+
+
+def _quantize_ops(cfg: ModelConfig, run: _Run, sz: _Sizes, *, akind: str, mkind: str, runs: int,
+                  rows_total: int) -> list[Op]:
+    """Casting each weight GEMM's input to the GEMM's dtype (read 16 bits, write 8 or 4, a scale per row or
+    block: Transformer Engine's cast kernels, vLLM's ``scaled_fp8_quant`` / per-token-group quant):
+    ``act_quant`` for the inputs every tensor-parallel rank reads whole (the normed hidden state, once for
+    q|k|v and once for the MLP), ``act_quant_inner`` for those split across ranks (o_proj's and the down
+    projections' inputs). A hybrid's mixer layer counts the cast of its input and of its out_proj's."""
+    d = cfg.hidden
+    blocks = (akind != "-") + (mkind != "-")
+    outer = (1 if cfg.parallel_block else blocks) * d
+    inner = 0
+    if akind in ATTENTION_LETTERS:
+        inner += cfg.o_dim + (cfg.q_lora_rank if cfg.is_mla and cfg.q_lora_rank else 0)
+    elif akind != "-":
+        inner += d  # a mixer's out_proj input (its inner width is the mixer's; the hidden width stands in)
+    if mkind == "M":
+        per = cfg.experts if cfg.experts_compute == "all" else cfg.experts_per_token
+        inner += per * cfg.expert_ffn + cfg.shared_expert_ffn
+    elif mkind == "D":
+        inner += cfg.ffn
+    per_element = (sz.a + sz.a_in) / sz.a  # elements of 16-bit traffic per element cast: read 16 bits, write a_in
+    note = Text(N_("cast each GEMM input from 16 bits to the GEMM's dtype, with its scales"))
+    return [_elementwise(name, run.phase, rows=run.tokens, width=w, count=runs * c,
+                         elements=per_element * rows_total * w, flops=3 * rows_total * w, sz=sz, note=note)
+            for name, w, c in (("act_quant", outer, max(1, outer // d)), ("act_quant_inner", inner, blocks)) if w]
 
 
 def _other_stack_ops(cfg: ModelConfig, wl: Workload, run: _Run,
@@ -670,11 +821,26 @@ def _lm_head(cfg: ModelConfig, wl: Workload, *, phase: str, rows: int, steps: in
                    w_bytes=sz.w("lm_head", ""), sz=sz, note=note)
 
 
+def executed_model(cfg: ModelConfig, wl: Workload) -> ModelConfig:
+    """The model as ``wl``'s convention runs it: a MoE whose own code runs every expert on every token
+    (Llama 4 in transformers, ``experts_compute = "all"``) routes each token through its k experts when
+    ``wl.experts_compute`` is "routed" (what engines do); otherwise ``cfg`` itself."""
+    if cfg.experts_compute == "all" and wl.experts_compute == "routed":
+        return _routed_model(cfg)
+    return cfg
+
+
+@lru_cache(maxsize=32)
+def _routed_model(cfg: ModelConfig) -> ModelConfig:
+    return cfg.replace(experts_compute="routed")
+
+
 def prefill_ops(cfg: ModelConfig, wl: Workload) -> list[Op]:
     """Every GEMM of the prefill (the prompt of every sequence in one forward pass); none for a
     decode-only workload."""
     if wl.decode_only:
         return []
+    cfg = executed_model(cfg, wl)
     ops = _stack_ops(cfg, wl, _prefill_run(wl))
     rows = wl.prefill_tokens if wl.lm_head == "all" else wl.batch
     ops.append(_lm_head(cfg, wl, phase="prefill", rows=rows, steps=1))
@@ -685,6 +851,7 @@ def prefill_other_ops(cfg: ModelConfig, wl: Workload) -> list[Op]:
     """Every non-GEMM op of the prefill: the embedding gather, then each layer's element-wise work."""
     if wl.decode_only:
         return []
+    cfg = executed_model(cfg, wl)
     ops = [_embedding_op(cfg, wl, phase="prefill", rows=wl.prefill_tokens, steps=1)]
     ops += _other_stack_ops(cfg, wl, _prefill_run(wl))
     rows = wl.prefill_tokens if wl.lm_head == "all" else wl.batch
@@ -693,13 +860,17 @@ def prefill_other_ops(cfg: ModelConfig, wl: Workload) -> list[Op]:
 
 
 def _decode_range(cfg: ModelConfig, wl: Workload, first_step: int, last_step: int,
-                  other: bool = False) -> list[Op]:
-    """Decode ops summed over steps first_step..last_step (inclusive, from 0); with ``other``, the
-    non-GEMM ops follow the GEMMs. Step i feeds one token per sequence with S + i tokens cached."""
+                  other: bool = False, gemm: bool = True) -> list[Op]:
+    """Decode ops summed over steps first_step..last_step (inclusive, from 0): the GEMMs (unless not
+    ``gemm``), then with ``other`` the non-GEMM ops. Step i feeds one token per sequence with S + i
+    tokens cached."""
+    cfg = executed_model(cfg, wl)
     steps = last_step - first_step + 1
     run = _Run("decode", wl.batch, steps, 1, wl.seq_len + first_step, False)
-    ops = _stack_ops(cfg, wl, run)
-    ops.append(_lm_head(cfg, wl, phase="decode", rows=wl.batch, steps=steps))
+    ops: list[Op] = []
+    if gemm:
+        ops = _stack_ops(cfg, wl, run)
+        ops.append(_lm_head(cfg, wl, phase="decode", rows=wl.batch, steps=steps))
     if other:
         rest = [_embedding_op(cfg, wl, phase="decode", rows=wl.batch, steps=steps)]
         rest += _other_stack_ops(cfg, wl, run)
@@ -719,18 +890,35 @@ def decode_other_ops(cfg: ModelConfig, wl: Workload) -> list[Op]:
     """Every non-GEMM op of all ``new_tokens`` decode steps (empty when new_tokens = 0)."""
     if wl.new_tokens == 0:
         return []
-    return [o for o in _decode_range(cfg, wl, 0, wl.new_tokens - 1, other=True) if not o.is_gemm]
+    return _decode_range(cfg, wl, 0, wl.new_tokens - 1, other=True, gemm=False)
+
+
+def phase_ops(cfg: ModelConfig, wl: Workload, which: str) -> list[Op]:
+    """Every op of a phase, GEMMs first: :func:`prefill_ops` + :func:`prefill_other_ops` (or decode's)."""
+    if which == "prefill":
+        return prefill_ops(cfg, wl) + prefill_other_ops(cfg, wl)
+    if wl.new_tokens == 0:
+        return []
+    return _decode_range(cfg, wl, 0, wl.new_tokens - 1, other=True)
 
 
 # ----- time, memory, the whole estimate ------------------------------------------------------
 
 def _timed(op: Op, hw: Hardware, dtype: str, eff: float | OpEfficiency) -> Op:
+    dt = compute_dtype(op, dtype, hw)  # an fp8 run's attention and element-wise work stay in 16 bits
+    if hasattr(eff, "breakdown"):  # a model of the op's time (the shape model): its own compute and memory terms
+        t, compute, mem, why = eff.breakdown(op)
+        ideal = roofline_time(op.flops, op.bytes, hw, dt, 1.0).seconds
+        return replace(op, time_s=t, compute_s=compute, memory_s=mem, bound="compute" if compute >= mem else "memory",
+                       efficiency=ideal / t if t else 1.0, efficiency_by=why)
     if callable(eff):  # the roofline at full speed, then this op's own efficiency on both terms
-        t = roofline_time(op.flops, op.bytes, hw, dtype, 1.0)
+        t = roofline_time(op.flops, op.bytes, hw, dt, 1.0)
         e = _op_efficiency(eff, op)
-        return replace(op, time_s=t.seconds / e, compute_s=t.compute_s / e, memory_s=t.memory_s / e, bound=t.bound)
-    t = roofline_time(op.flops, op.bytes, hw, dtype, eff)
-    return replace(op, time_s=t.seconds, compute_s=t.compute_s, memory_s=t.memory_s, bound=t.bound)
+        return replace(op, time_s=t.seconds / e, compute_s=t.compute_s / e, memory_s=t.memory_s / e, bound=t.bound,
+                       efficiency=e, efficiency_by=getattr(eff, "label", "") or Text(N_("per op")))
+    t = roofline_time(op.flops, op.bytes, hw, dt, eff)
+    return replace(op, time_s=t.seconds, compute_s=t.compute_s, memory_s=t.memory_s, bound=t.bound,
+                   efficiency=float(eff), efficiency_by=Text(N_("flat")))
 
 
 def time_op(op: Op, hw: Hardware, dtype: str, efficiency: float | OpEfficiency = 1.0) -> Op:
@@ -753,22 +941,29 @@ def _decode_timed(cfg: ModelConfig, wl: Workload, hw: Hardware, dtype: str, eff:
     """
     if wl.new_tokens == 0:
         return []
+    last = wl.new_tokens - 1
+    built: dict[tuple[int, int], list[Op]] = {}
+
+    def rng(a: int, b: int) -> list[Op]:
+        if (a, b) not in built:
+            ops = _decode_range(cfg, wl, a, b, other=True)
+            built[(a, b)] = [per_gpu(o) for o in ops] if per_gpu else ops
+        return built[(a, b)]
+
+    if hasattr(eff, "breakdown"):  # the shape model times each op's steps together, at their mean shape
+        return [_timed(o, hw, dtype, eff) for o in rng(0, last)]
     if callable(eff):
         out = []
         for op in _decode_timed(cfg, wl, hw, dtype, 1.0, per_gpu):
             e = _op_efficiency(eff, op)
-            out.append(replace(op, time_s=op.time_s / e, compute_s=op.compute_s / e, memory_s=op.memory_s / e))
+            out.append(replace(op, time_s=op.time_s / e, compute_s=op.compute_s / e, memory_s=op.memory_s / e,
+                               efficiency=e, efficiency_by=getattr(eff, "label", "") or Text(N_("per op"))))
         return out
-    last = wl.new_tokens - 1
-
-    def rng(a: int, b: int) -> list[Op]:
-        ops = _decode_range(cfg, wl, a, b, other=True)
-        return [per_gpu(o) for o in ops] if per_gpu else ops
 
     total = rng(0, last)
 
     def excess(step_op: Op) -> float:  # compute - memory time of one step
-        t = roofline_time(step_op.flops, step_op.bytes, hw, dtype, eff)
+        t = roofline_time(step_op.flops, step_op.bytes, hw, compute_dtype(step_op, dtype, hw), eff)
         return t.compute_s - t.memory_s
 
     first_ops = rng(0, 0)
@@ -787,17 +982,20 @@ def _decode_timed(cfg: ModelConfig, wl: Workload, hw: Hardware, dtype: str, eff:
             else:
                 hi = mid
         head, tail = rng(0, lo)[i], rng(hi, last)[i]
-        a = roofline_time(head.flops, head.bytes, hw, dtype, eff)
-        b = roofline_time(tail.flops, tail.bytes, hw, dtype, eff)
+        dt = compute_dtype(op, dtype, hw)
+        a = roofline_time(head.flops, head.bytes, hw, dt, eff)
+        b = roofline_time(tail.flops, tail.bytes, hw, dt, eff)
         bound = "compute" if a.compute_s + b.compute_s >= a.memory_s + b.memory_s else "memory"
         out.append(replace(op, time_s=a.seconds + b.seconds, compute_s=a.compute_s + b.compute_s,
-                           memory_s=a.memory_s + b.memory_s, bound=f"{bound} (mixed)"))
+                           memory_s=a.memory_s + b.memory_s, bound=f"{bound} (mixed)", efficiency=float(eff),
+                           efficiency_by=Text(N_("flat"))))
     return out
 
 
-@dataclass(frozen=True)
-class PhaseTotals:
-    name: str
+class OpSums:
+    """What a phase's ops add up to (``self.ops``): the sums one GPU's phase and the whole job's share
+    (:class:`PhaseTotals`, :class:`gemmlib.llm.parallel.ParallelPhase`)."""
+
     ops: tuple[Op, ...]
 
     @property
@@ -809,14 +1007,43 @@ class PhaseTotals:
         return tuple(o for o in self.ops if not o.is_gemm)
 
     @property
+    def ops_time_s(self) -> float:
+        """Every op's time (GEMM and not), communication apart."""
+        return sum(o.time_s for o in self.ops)
+
+    @property
+    def gemm_time_s(self) -> float:
+        return sum(o.time_s for o in self.ops if o.is_gemm)
+
+    @property
+    def other_time_s(self) -> float:
+        return sum(o.time_s for o in self.ops if not o.is_gemm)
+
+    @property
+    def gemm_share_of_time(self) -> float | None:
+        """The GEMMs' share of the ops' time."""
+        return gemm_share(self.ops)["time_share"]
+
+    def by_name(self) -> dict[str, Op]:
+        return {o.name: o for o in self.ops}
+
+
+@dataclass(frozen=True)
+class PhaseTotals(OpSums):
+    """One phase (prefill or decode) on one device: its ops, timed, and their totals."""
+
+    name: str
+    ops: tuple[Op, ...]
+
+    @property
     def flops(self) -> int:
         """GEMM FLOPs: the exact count (what FlopCounterMode reports)."""
-        return sum(o.flops for o in self.gemm_ops)
+        return sum(o.flops for o in self.ops if o.is_gemm)
 
     @property
     def other_flops(self) -> int:
         """Element-wise FLOPs of the non-GEMM ops (norms, softmax, activation, ...)."""
-        return sum(o.flops for o in self.other_ops)
+        return sum(o.flops for o in self.ops if not o.is_gemm)
 
     @property
     def macs(self) -> int:
@@ -829,26 +1056,11 @@ class PhaseTotals:
 
     @property
     def time_s(self) -> float:
-        return sum(o.time_s for o in self.ops)
-
-    @property
-    def gemm_time_s(self) -> float:
-        return sum(o.time_s for o in self.gemm_ops)
-
-    @property
-    def other_time_s(self) -> float:
-        return sum(o.time_s for o in self.other_ops)
+        return self.ops_time_s
 
     @property
     def gemm_share_of_flops(self) -> float | None:
         return gemm_share(self.ops)["flop_share"]
-
-    @property
-    def gemm_share_of_time(self) -> float | None:
-        return gemm_share(self.ops)["time_share"]
-
-    def by_name(self) -> dict[str, Op]:
-        return {o.name: o for o in self.ops}
 
     def to_dict(self) -> dict:
         return {"flops": self.flops, "macs": self.macs, "other_flops": self.other_flops, "bytes": self.bytes,
@@ -892,8 +1104,10 @@ def weights_bytes(cfg: ModelConfig, wl: Workload) -> int:
 
 def kv_cache_bytes(cfg: ModelConfig, wl: Workload) -> float:
     """The KV cache when the last token is in: batch · every layer's cached tokens (a sliding layer keeps
-    window − 1) · its elements per token (MLA: the latent + rotary key) · the KV dtype's bytes."""
-    return cfg.kv_cache_elements(wl.final_tokens) * wl.batch * get_dtype(wl.kv_dtype).bytes
+    window − 1) · its elements per token (MLA: the latent + rotary key) · the KV dtype's bytes; a hybrid's mixer
+    layers add their fixed state (conv + recurrent, per sequence, whatever the context), at the KV dtype."""
+    elements = cfg.kv_cache_elements(wl.final_tokens) + cfg.state_elements(_engine_convention(wl))
+    return elements * wl.batch * get_dtype(wl.kv_dtype).bytes
 
 
 def memory(cfg: ModelConfig, wl: Workload, hw: Hardware, gpus: int = 1) -> Memory:
@@ -931,17 +1145,28 @@ def decode_timed(cfg: ModelConfig, wl: Workload, hw: Hardware, dtype: str, effic
 
 @dataclass(frozen=True)
 class Estimate:
-    """One device running the whole model (the scale-out model is :mod:`gemmlib.llm.scaleout`)."""
+    """The answer for one model, workload and hardware: on one device (:func:`estimate`) or on many
+    (:func:`gemmlib.llm.scaleout.estimate`, which adds its part as ``scale_out``).
 
-    model: ModelConfig
+    ``prefill`` and ``decode`` are :class:`PhaseTotals` on one device, or
+    :class:`gemmlib.llm.parallel.ParallelPhase` (one GPU's timed share, the whole job's exact counts and the
+    communication) beyond it; either way ``time_s`` is the phase's time and ``flops`` the whole job's.
+    ``scale_out`` (a :class:`gemmlib.llm.scaleout.ScaleOut`): the parallel layout, per-GPU memory, the
+    largest batch that fits, training and serving; None on one device.
+    """
+
+    model: ModelConfig  # the model as the workload's convention runs it (:func:`executed_model`)
     workload: Workload
     hardware: Hardware  # one device, as given
     efficiency: float  # the one derating factor; 1.0 when a per-op efficiency was used
-    prefill: PhaseTotals
-    decode: PhaseTotals
-    memory: Memory
+    prefill: OpSums
+    decode: OpSums
+    memory: Memory  # the whole job against every GPU's memory
     efficiency_model: str = ""  # what set each op's efficiency when it was not one number
     read_info: dict = field(default_factory=dict, compare=False)  # the config.json parser's report
+    efficiency_detail: dict = field(default_factory=dict, compare=False)  # the model, its constants, its sources
+    scale_out: object | None = None  # gemmlib.llm.scaleout.ScaleOut beyond one device
+    as_read: ModelConfig | None = field(default=None, compare=False)  # the model as its config reads, when it ran apart
 
     @property
     def efficiency_label(self) -> str:
@@ -949,7 +1174,32 @@ class Estimate:
 
     @property
     def gpus(self) -> int:
-        return 1
+        return self.scale_out.parallel.gpus if self.scale_out is not None else 1
+
+    # the parts beyond one GPU (None on one device)
+    @property
+    def parallel(self):
+        return None if self.scale_out is None else self.scale_out.parallel
+
+    @property
+    def per_gpu(self):
+        return None if self.scale_out is None else self.scale_out.per_gpu
+
+    @property
+    def max_batch(self) -> int | None:
+        return None if self.scale_out is None else self.scale_out.max_batch
+
+    @property
+    def memory_utilization(self) -> float | None:
+        return None if self.scale_out is None else self.scale_out.memory_utilization
+
+    @property
+    def train(self):
+        return None if self.scale_out is None else self.scale_out.train
+
+    @property
+    def serving(self):
+        return None if self.scale_out is None else self.scale_out.serving
 
     @property
     def compute_dtype(self) -> str:
@@ -988,38 +1238,73 @@ class Estimate:
                 "prefill_tokens_per_s": self.prefill_tokens_per_s,
                 "prefill_s": self.prefill.time_s, "decode_s": self.decode.time_s, "total_s": self.total_s}
 
+    def conventions(self) -> dict:
+        """Which counting convention the answer used, each switch, and what was set apart from it."""
+        return self.workload.conventions()
+
+    def efficiency_json(self) -> dict:
+        """The JSON ``efficiency_model``: what set each op's efficiency (the model, its sources, each op's share)."""
+        d = dict(self.efficiency_detail) or {"kind": "per op" if self.efficiency_model else "flat",
+                                            "label": self.efficiency_label}
+        d["ops"] = {ph.name: {o.name: {"efficiency": o.efficiency, "by": o.efficiency_by} for o in ph.ops}
+                    for ph in (self.prefill, self.decode)}
+        return d
+
     def to_dict(self) -> dict:
-        """Everything, JSON-ready (the CLI's --json and the page's download)."""
-        hw = self.hardware
-        return {
+        """Everything, JSON-ready (the CLI's --json and the page's download). Compute it once and pass it on:
+        the counting variants rebuild op lists."""
+        hw, wl = self.hardware, self.workload
+        ic = hw.interconnect
+        d = {
             "model": self.model.summary(),
-            "workload": asdict(self.workload),
+            "workload": asdict(wl),
+            "conventions": self.conventions(),
             "hardware": {"name": hw.name, "gpus": self.gpus, "efficiency": self.efficiency,
                          "efficiency_model": self.efficiency_model or None,
                          "compute_dtype": self.compute_dtype, "peak_flops_per_gpu": hw.peak(self.compute_dtype),
                          "bandwidth_per_gpu": hw.bandwidth, "memory_bytes_per_gpu": hw.memory_bytes,
-                         "source": hw.source},
+                         "memory_source": hw.memory_source, "source": hw.source,
+                         "interconnect": None if ic is None else {
+                             "scale_up": ic.scale_up, "scale_up_bytes_per_s": ic.scale_up_bytes_per_s,
+                             "pcie": ic.pcie, "pcie_bytes_per_s": ic.pcie_bytes_per_s, "network": ic.network,
+                             "network_bytes_per_s": ic.network_bytes_per_s, "gpus_per_node": ic.gpus_per_node,
+                             "source": ic.source}},
+            "efficiency_model": self.efficiency_json(),
             "prefill": self.prefill.to_dict(),
-            "decode": {**self.decode.to_dict(), "steps": self.workload.new_tokens},
+            "decode": {**self.decode.to_dict(), "steps": wl.new_tokens},
             "memory": self.memory.to_dict(),
             "times": self.times(),
-            "variants": counting_variants(self.model, self.workload),
-            "rules_of_thumb": rules_of_thumb(self.model, self.workload),
-            "warnings": position_warnings(self.model, self.workload),
+            "variants": counting_variants(self.model, wl, known={(wl.causal, wl.lm_head): (self.prefill.flops,
+                                                                                           self.decode.flops)}),
+            "rules_of_thumb": rules_of_thumb(self.model, wl, prefill=_whole_ops(self.prefill)),
+            "warnings": position_warnings(self.model, wl),
             "read": self.read(),
         }
+        if self.scale_out is not None:
+            d.update(self.scale_out.to_dict(self))
+        return d
 
     def read(self) -> dict:
         """What was read (family, attention pattern, MLA, experts, quantization, dtype, ignored keys) and
         where the weight dtype comes from."""
-        return read_of(self.model, self.workload, self.read_info)
-
+        return read_of(self.as_read or self.model, self.workload, self.read_info)
 
     def to_json(self, indent: int | None = None) -> str:
         """:meth:`to_dict` as strict JSON (a non-finite number becomes null)."""
-        import json
+        return dumps(self.to_dict(), indent=indent)
 
-        return json.dumps(_finite(self.to_dict()), indent=indent, allow_nan=False)
+
+def _whole_ops(ph) -> tuple[Op, ...]:
+    """The whole job's ops of a phase (a ParallelPhase keeps them in ``total``)."""
+    total = getattr(ph, "total", None)
+    return total.ops if total is not None else ph.ops
+
+
+def dumps(d: dict, indent: int | None = None) -> str:
+    """``d`` as strict JSON (a non-finite number becomes null)."""
+    import json
+
+    return json.dumps(_finite(d), indent=indent, allow_nan=False)
 
 
 def _finite(o):
@@ -1061,6 +1346,53 @@ def read_of(cfg: ModelConfig, wl: Workload, info: dict | None = None) -> dict:
     return d
 
 
+def activation_format(cfg: ModelConfig) -> str | None:
+    """The dtype a quantized checkpoint's linears take their inputs in (fp8 W8A8, int8, NVFP4 W4A4), or None
+    for a weight-only format (AWQ, GPTQ, bitsandbytes, mxfp4) or an unquantized checkpoint."""
+    q = cfg.quant
+    if q is None:
+        return None
+    if q.method == "fp8":
+        return "fp8"
+    if q.method == "modelopt":
+        return "fp4"
+    if q.method == "compressed-tensors" and q.activations:
+        if q.num_bits_type == "float":
+            return "fp8" if q.bits == 8 else "fp4"
+        return "int8" if q.bits == 8 else None
+    return None
+
+
+def serving_dtypes(cfg: ModelConfig, hw: Hardware | None = None, convention: str = DEFAULT_CONVENTION) -> dict:
+    """The weight, activation and KV dtypes a convention runs ``cfg``'s checkpoint at (``why`` says why).
+
+    ``engine``: the checkpoint's own dtype, a 32-bit one served in 16 bits (vLLM's ``dtype="auto"``); a
+    checkpoint whose linears take fp8 (int8, fp4) inputs multiplies in that dtype where ``hw`` has the
+    path (else weight-only, at 16 bits, as vLLM's Marlin kernels run fp8 on an A100); the KV cache in the
+    16-bit model dtype (``kv_cache_dtype="auto"``). ``transformers``: weights at the checkpoint's dtype,
+    activations and KV in bf16 (the estimator's reference set-up)."""
+    ckpt = cfg.dtype or "bf16"
+    if convention == REFERENCE:
+        return {"weight_dtype": ckpt, "act_dtype": "bf16", "kv_dtype": "bf16",
+                "why": Text(N_("weights at the checkpoint's dtype; activations and KV cache bf16"))}
+    wide = ckpt if ckpt in ("bf16", "fp16") else "bf16"
+    if hw is not None and hw.peak(wide) is None:  # the other 16-bit format, where the GPU has only that one
+        other = "bf16" if wide == "fp16" else "fp16"
+        wide = other if hw.peak(other) is not None else wide
+    act = wide
+    why = Text(N_("the checkpoint's {dtype}"), dtype=ckpt) if ckpt == wide else \
+        Text(N_("a {dtype} checkpoint served in 16 bits ({wide}), as vLLM's dtype='auto' does"), dtype=ckpt, wide=wide)
+    fmt = activation_format(cfg)
+    if fmt is not None:
+        if hw is None or hw.peak(fmt) is not None:
+            act = fmt
+            why = Text(N_("{quant}: its linears multiply in {act}"), quant=cfg.quant.label or cfg.quant.method, act=fmt)
+        else:
+            why = Text(N_("{quant} on {gpu}, which has no {act} path: weight-only, multiplied in {wide}"),
+                       quant=cfg.quant.label or cfg.quant.method, gpu=hw.name, act=fmt, wide=wide)
+    return {"weight_dtype": ckpt if cfg.quant is not None else wide, "act_dtype": act, "kv_dtype": wide, "why": why}
+
+
 def weight_dtype_source(cfg: ModelConfig, wl: Workload) -> Text:
     """Where the workload's weight dtype comes from, in words."""
     wd = wl.weight_dtype
@@ -1072,31 +1404,54 @@ def weight_dtype_source(cfg: ModelConfig, wl: Workload) -> Text:
     if not cfg.dtype:
         return (Text(N_("chosen (the config gives no torch_dtype)")) if wd != "bf16" else
                 Text(N_("default (the config gives no torch_dtype)")))
+    if wl.convention != REFERENCE and wd in ("bf16", "fp16") and get_dtype(cfg.dtype).bytes >= 2:
+        # a 32-bit checkpoint served in 16 bits, or one 16-bit format in the other where the GPU has only that
+        return Text(N_("the config's torch_dtype {dtype}, served in {served} as an engine does"), dtype=cfg.dtype,
+                    served=wd)
     return Text(N_("chosen (the config's torch_dtype is {dtype})"), dtype=cfg.dtype)
 
 
-def estimate(cfg: ModelConfig, wl: Workload, hw: Hardware, efficiency: float | OpEfficiency = DEFAULT_EFFICIENCY,
+def efficiency_for(efficiency, hw: Hardware, cfg: ModelConfig, wl: Workload, par=None):
+    """The efficiency an estimate uses: None → the shape model (:func:`gemmlib.llm.efficiency.shape_model`),
+    a number → that flat share (said so), a callable → as given. Returns (efficiency, label, detail)."""
+    if efficiency is None:
+        eff = shape_model(hw, cfg, wl, par)
+        if isinstance(eff, FlatEfficiency):
+            return eff, "", eff.describe(Text(N_("no shape model for a CPU row: flat {e:.0%}"), e=float(eff)))
+        return eff, eff.label, eff.describe()
+    _check_efficiency(efficiency)
+    if callable(efficiency):
+        label = getattr(efficiency, "label", "") or Text(N_("per op"))
+        detail = efficiency.describe() if hasattr(efficiency, "describe") else {"kind": "per op", "label": label}
+        return efficiency, label, detail
+    flat = FlatEfficiency(float(efficiency))
+    return flat, "", flat.describe(Text(N_("forced: --efficiency {e:g}"), e=float(efficiency)))
+
+
+def estimate(cfg: ModelConfig, wl: Workload, hw: Hardware, efficiency: float | OpEfficiency | None = None,
              efficiency_model: str = "", read_info: dict | None = None) -> Estimate:
     """The whole answer for one model, workload and device: ops, totals, memory and times.
 
     One device runs everything. Several GPUs (tensor, pipeline, expert and data parallelism with
-    their communication) are :func:`gemmlib.llm.scaleout.estimate`. ``efficiency`` is one number in
-    (0, 1] for every op, or a function of the op (``OpEfficiency``, e.g. ``gemmlib.llm.calibrated``'s:
-    each op at the efficiency measured for its shape), whose value may exceed 1 when ``hw`` is not
-    the op's true roof. ``efficiency_model`` says what it is. ``read_info`` is the parser's report of
-    the config.json (``gemmlib.llm.hf.read_config``), shown under "read" in the JSON.
+    their communication) are :func:`gemmlib.llm.scaleout.estimate`. ``efficiency``: None (default) is the
+    shape model of :mod:`gemmlib.llm.efficiency`; one number in (0, 1] forces that share for every op; a
+    function of the op (``OpEfficiency``, e.g. ``gemmlib.llm.calibrated``'s: each op at the efficiency
+    measured for its shape) may exceed 1 when ``hw`` is not the op's true roof. ``efficiency_model`` says
+    what a function is. ``read_info`` is the parser's report of the config.json
+    (``gemmlib.llm.hf.read_config``), shown under "read" in the JSON.
     """
-    _check_efficiency(efficiency)
     check_positions(cfg, wl)
     dtype = wl.act_dtype
     if hw.peak(dtype) is None:
         raise hw.missing_peak_error(dtype)
-    pre = tuple(_timed(o, hw, dtype, efficiency) for o in prefill_ops(cfg, wl) + prefill_other_ops(cfg, wl))
-    dec = tuple(_decode_timed(cfg, wl, hw, dtype, efficiency))
-    per_op = callable(efficiency)
-    return Estimate(cfg, wl, hw, 1.0 if per_op else float(efficiency), PhaseTotals("prefill", pre),
-                    PhaseTotals("decode", dec), memory(cfg, wl, hw),
-                    efficiency_model or ("per op" if per_op else ""), dict(read_info or {}))
+    read, cfg = cfg, executed_model(cfg, wl)
+    eff, label, detail = efficiency_for(efficiency, hw, cfg, wl)
+    pre = tuple(_timed(o, hw, dtype, eff) for o in prefill_ops(cfg, wl) + prefill_other_ops(cfg, wl))
+    dec = tuple(_decode_timed(cfg, wl, hw, dtype, eff))
+    per_op = callable(eff)
+    return Estimate(cfg, wl, hw, 1.0 if per_op else float(eff), PhaseTotals("prefill", pre),
+                    PhaseTotals("decode", dec), memory(cfg, wl, hw), efficiency_model or label,
+                    dict(read_info or {}), detail, as_read=read if read is not cfg else None)
 
 
 # ----- switches, rules of thumb, attention share ---------------------------------------------
@@ -1105,29 +1460,42 @@ def total_flops(ops: list[Op]) -> int:
     return sum(o.flops for o in ops)
 
 
-def counting_variants(cfg: ModelConfig, wl: Workload) -> list[dict]:
-    """Prefill and decode FLOPs under each counting switch, beside the eager default."""
+VARIANTS = ((N_("dense attention, LM head on every position (transformers' eager count)"), False, "all"),
+            (N_("causal: lower triangle with its diagonal"), True, "all"),
+            (N_("LM head on the last position only"), False, "last"),
+            (N_("causal + LM head last (what an engine runs)"), True, "last"))
+
+
+def counting_variants(cfg: ModelConfig, wl: Workload, known: dict | None = None) -> list[dict]:
+    """Prefill and decode FLOPs under each counting switch (the workload's own row marked ``selected``).
+
+    ``known``: {(causal, lm_head): (prefill FLOPs, decode FLOPs)} already counted (the estimate's own).
+    """
+    known = dict(known or {})
     rows = []
-    for label, causal, head in ((N_("default: dense attention, LM head on every position"), False, "all"),
-                                (N_("causal: lower triangle with its diagonal"), True, "all"),
-                                (N_("LM head on the last position only"), False, "last"),
-                                (N_("causal + LM head last"), True, "last")):
-        w = replace(wl, causal=causal, lm_head=head)
-        pf = total_flops(prefill_ops(cfg, w))
-        df = total_flops(decode_ops(cfg, w))
+    for label, causal, head in VARIANTS:
+        if (causal, head) in known:
+            pf, df = known[(causal, head)]
+        else:
+            w = replace(wl, causal=causal, lm_head=head)
+            pf = total_flops(prefill_ops(cfg, w))
+            df = total_flops(decode_ops(cfg, w))
+            known[(causal, head)] = (pf, df)
         rows.append({"variant": Text(label), "causal": causal, "lm_head": head,
                      "selected": (causal, head) == (wl.causal, wl.lm_head),
                      "prefill_flops": pf, "prefill_macs": pf // 2, "decode_flops": df, "decode_macs": df // 2})
     return rows
 
 
-def rules_of_thumb(cfg: ModelConfig, wl: Workload) -> list[dict]:
+def rules_of_thumb(cfg: ModelConfig, wl: Workload, prefill: list[Op] | tuple[Op, ...] | None = None) -> list[dict]:
     """The article's sizing rules beside the exact prefill count, with the ratio and why each is off
-    (none for a decode-only workload: the rules size a prefill)."""
+    (none for a decode-only workload: the rules size a prefill). ``prefill``: the prefill's ops, when
+    already built."""
     if wl.decode_only:
         return []
-    exact = total_flops(prefill_ops(cfg, wl))
-    lin = exact - sum(o.flops for o in prefill_ops(cfg, wl) if o.name in ATTENTION_PRODUCTS)
+    ops = [o for o in (prefill_ops(cfg, wl) if prefill is None else prefill) if o.is_gemm]
+    exact = total_flops(ops)
+    lin = exact - sum(o.flops for o in ops if o.name in ATTENTION_PRODUCTS)
     att = exact - lin
     p, s, b, d = cfg.params, wl.seq_len, wl.batch, cfg.hidden
     rule1 = p * s * s / (3 * d) * b

@@ -27,7 +27,7 @@ from gemmlib.llm.config import ModelConfig
 # How many times a layer's forward pass calls each non-GEMM op in one step (gemmlib.measure.profiler's
 # block: two norms and two residual adds; rotary on q and k, the K/V repeat and the softmax once each).
 CALLS_PER_LAYER = {"norms": 2, "residual": 2, "rotary": 1, "kv_repeat": 1, "attn_softmax": 1, "activation": 1,
-                   "moe_routing": 1}
+                   "moe_routing": 1, "act_quant": 2, "act_quant_inner": 2}
 PER_STEP = {"embedding": 1, "norms": 1}  # calls once per step besides the layers': the gather, the final norm
 
 

@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from gemmlib.core.errors import InputError
 from gemmlib.core.i18n import N_
-from gemmlib.llm.config import ModelConfig
+from gemmlib.llm.config import ATTENTION_LETTERS, ModelConfig
 from gemmlib.llm.quant import (
     STORAGE_BYTES,
     WEIGHT_FORMATS,
@@ -27,6 +27,7 @@ from gemmlib.llm.quant import (
     storage_dtype,
     weight_dtype_name,
 )
+from gemmlib.llm.ssm import MIXER_LETTERS
 
 # Weight dtypes stored as block-scaled formats (a Quantization) rather than one size per element.
 BLOCK_SCALED = WEIGHT_FORMATS
@@ -57,7 +58,7 @@ _DEFAULT_NAMES = dict(prefix="model.layers.{i}", attn="self_attn", q="q_proj", k
                       qkv="qkv_proj", mlp="mlp", gate="gate_proj", up="up_proj", down="down_proj",
                       gate_up="gate_up_proj", fc1="up_proj", fc2="down_proj", moe="mlp",
                       egate="gate_proj", eup="up_proj", edown="down_proj", router="gate", shared="shared_experts",
-                      head="lm_head", embed="model.embed_tokens")
+                      head="lm_head", embed="model.embed_tokens", mixer="mamba")
 _NAMES = {
     "mixtral": dict(moe="block_sparse_moe", egate="w1", eup="w3", edown="w2"),
     "phimoe": dict(moe="block_sparse_moe", egate="w1", eup="w3", edown="w2"),
@@ -76,6 +77,11 @@ _NAMES = {
                      fc1="dense_h_to_4h", fc2="dense_4h_to_h", head="embed_out", embed="gpt_neox.embed_in"),
     "internlm2": dict(attn="attention", qkv="wqkv", o="wo", mlp="feed_forward", gate="w1", up="w3", down="w2",
                       head="output", embed="model.tok_embeddings"),
+    "qwen3_next": dict(mixer="linear_attn", shared="shared_expert"),
+    "jamba": dict(mlp="feed_forward", moe="feed_forward", router="router"),
+    "nemotron_h": dict(prefix="backbone.layers.{i}", attn="mixer", mlp="mixer", moe="mixer", mixer="mixer",
+                       embed="backbone.embeddings"),
+    "falcon_h1": dict(mlp="feed_forward"),
 }
 # AutoAWQ stores a per-layer activation scale (ScaledActivation) for these families.
 _AWQ_SCALED_ACT = ("starcoder2", "falcon", "gpt_neox", "gpt_bigcode")
@@ -94,7 +100,26 @@ def mlp_op_names(cfg: ModelConfig, kind: str) -> tuple[str, str, str]:
     return "gate_proj", "up_proj", "down_proj"
 
 
+def _mixer(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
+    """A hybrid layer's mixer linears (and its convolution, stored like a [channels, kernel] matrix)."""
+    if cfg.mixer is None or i >= cfg.layers or cfg.attention_kinds[i] not in MIXER_LETTERS:
+        return []
+    mx, p = cfg.mixer, n["prefix"].format(i=i) + "." + n["mixer"]
+    out = [Linear(f"{p}.{name}", "mixer", o, k, b, i, ((name, o),)) for name, o, k, b in mx.linears(cfg.hidden)]
+    out.append(Linear(f"{p}.conv1d", "conv", mx.conv_channels, mx.conv, mx.conv_bias, i,
+                      (("conv1d", mx.conv_channels),)))
+    return out
+
+
 def _attention(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
+    """Layer i's token mixing: its attention linears (MTP layers, i ≥ layers, have attention) and its mixer's."""
+    if i >= cfg.layers:
+        return _attention_linears(cfg, i, n)
+    out = _attention_linears(cfg, i, n) if cfg.attention_kinds[i] in ATTENTION_LETTERS else []
+    return out + _mixer(cfg, i, n)
+
+
+def _attention_linears(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
     h = cfg.hidden
     p = n["prefix"].format(i=i) + "." + n["attn"]
     if cfg.is_mla:
@@ -110,7 +135,7 @@ def _attention(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
                 Linear(f"{p}.kv_b_proj", "attention", kvb, rkv, False, i, (("kv_b_proj", kvb),)),
                 Linear(f"{p}.{n['o']}", "attention", h, cfg.o_dim, cfg.o_bias, i, (("o_proj", h),))]
         return out
-    q, k, v = cfg.q_dim, cfg.kv_dim, cfg.v_dim
+    q, k, v = cfg.q_proj_width, cfg.kv_dim, cfg.v_dim
     if cfg.fused_qkv:
         out = [Linear(f"{p}.{n['qkv']}", "attention", q + k + v, h, cfg.qkv_bias, i,
                       (("q_proj", q), ("k_proj", k), ("v_proj", v)))]
@@ -125,6 +150,8 @@ def _attention(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
 def _mlp(cfg: ModelConfig, i: int, n: dict, kind: str) -> list[Linear]:
     h, p = cfg.hidden, n["prefix"].format(i=i)
     out: list[Linear] = []
+    if kind == "-":
+        return out
     if kind == "D":
         f = cfg.ffn
         g, u, d = mlp_op_names(cfg, "D")
@@ -155,8 +182,9 @@ def _mlp(cfg: ModelConfig, i: int, n: dict, kind: str) -> list[Linear]:
     fs = cfg.shared_expert_ffn
     if fs:
         s = f"{m}.{n['shared']}"
-        out += [Linear(f"{s}.gate_proj", "shared", fs, h, cfg.mlp_bias, i, (("shared_gate_proj", fs),)),
-                Linear(f"{s}.up_proj", "shared", fs, h, cfg.mlp_bias, i, (("shared_up_proj", fs),)),
+        if cfg.mlp == "gated":
+            out.append(Linear(f"{s}.gate_proj", "shared", fs, h, cfg.mlp_bias, i, (("shared_gate_proj", fs),)))
+        out += [Linear(f"{s}.up_proj", "shared", fs, h, cfg.mlp_bias, i, (("shared_up_proj", fs),)),
                 Linear(f"{s}.down_proj", "shared", h, fs, cfg.mlp_bias, i, (("shared_down_proj", h),))]
     if cfg.shared_expert_gate:
         out.append(Linear(f"{m}.shared_expert_gate", "router", 1, h, False, i, (("shared_expert_gate", 1),)))
@@ -194,9 +222,13 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
     if cfg.learned_positions:
         out.append(("positions", cfg.learned_positions * h, ""))
 
-    def layer(prefix: str, moe: bool) -> list[tuple[str, int, str]]:
+    def layer(prefix: str, moe: bool, akind: str = "F") -> list[tuple[str, int, str]]:
         rows = [(f"{prefix}.norms", cfg.norms_per_layer * h * nw, "")]
-        if cfg.is_mla:
+        if akind in MIXER_LETTERS:
+            rows += [(f"{prefix}.mixer.{k}", v, "") for k, v in cfg.mixer.other_params().items() if k != "conv1d"]
+        if akind not in ATTENTION_LETTERS:
+            pass
+        elif cfg.is_mla:
             rows.append((f"{prefix}.mla_norms", cfg.q_lora_rank + cfg.kv_lora_rank, ""))
         elif cfg.qk_norm == "head":
             rows.append((f"{prefix}.qk_norm", 2 * cfg.head_dim * nw, ""))
@@ -208,9 +240,9 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
             rows.append((f"{prefix}.e_score_correction_bias", cfg.experts, "float32"))
         return rows
 
-    kinds = cfg.mlp_kinds
+    kinds, akinds = cfg.mlp_kinds, cfg.attention_kinds
     for i in range(cfg.layers):
-        out += layer(f"layers.{i}", kinds[i] == "M")
+        out += layer(f"layers.{i}", kinds[i] == "M", akinds[i])
     out.append(("final_norm", h * nw, ""))
     if mtp:
         for j in range(cfg.mtp_layers):
@@ -218,6 +250,11 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
             out += layer(f"layers.{i}", True)
             out += [(f"layers.{i}.enorm_hnorm_head_norm", 3 * h * nw, ""), (f"layers.{i}.embed_tokens", cfg.vocab * h, "")]
     return out
+
+
+def _embedding(cfg: ModelConfig) -> Linear:
+    """The token embedding seen as a [vocab, hidden] matrix (MLX quantizes it like a linear)."""
+    return Linear(_names(cfg)["embed"], "embedding", cfg.vocab, cfg.hidden, False, -1, ())
 
 
 @dataclass(frozen=True)
@@ -260,6 +297,15 @@ def weight_format(cfg: ModelConfig, weight_dtype: str) -> tuple[Quantization | N
 def _linear_bytes(q: Quantization | None, lin: Linear, dtype: str) -> tuple[int, int, bool]:
     """(bytes, elements, quantized) of one stored linear (all ``count`` copies)."""
     dt = storage_dtype(dtype)
+    if lin.role == "conv":
+        q = None  # a convolution's weights stay at the checkpoint dtype
+    if q is not None and q.method == "mlx":
+        q = q.for_module(lin.module)
+        if q is not None and lin.in_features % q.group_size:
+            q = None  # mlx_lm quantizes only what the group size divides
+        if q is not None:
+            tensors = q.linear_tensors(lin.out_features, lin.in_features, lin.bias, dtype)
+            return (lin.count * sum(t.bytes for t in tensors), lin.count * sum(t.numel for t in tensors), True)
     if q is not None and q.quantizes(lin.module, lin.role if lin.role != "mtp" else "router"):
         if lin.fused_experts and q.method == "mxfp4":
             tensors = q.expert_tensors(lin.count, lin.out_features, lin.in_features, lin.bias, dtype,
@@ -292,6 +338,13 @@ def checkpoint_size(cfg: ModelConfig, weight_dtype: str, *, mtp: bool = True) ->
             mtp_b += b
         by_role[lin.role] = by_role.get(lin.role, 0) + b
     for name, numel, storage in stored_params(cfg, mtp=mtp):
+        if name == "embedding" and q is not None and q.method == "mlx":  # nn.Embedding.to_quantized
+            b, e, quantized = _linear_bytes(q, _embedding(cfg), rest)
+            total += b
+            elements += e
+            qbytes += b if quantized else 0
+            by_role["embedding"] = by_role.get("embedding", 0) + b
+            continue
         b = numel * STORAGE_BYTES[storage or rest_dt]
         total += b
         elements += numel
@@ -315,19 +368,21 @@ def op_weight_bytes(cfg: ModelConfig, weight_dtype: str) -> dict[tuple[str, str]
     q, rest = weight_format(cfg, weight_dtype)
     out: dict[tuple[str, str], float] = {}
     n = _names(cfg)
-    seen: set[str] = set()
-    kinds = cfg.mlp_kinds
+    seen: set[tuple[str, str]] = set()
+    kinds, akinds = cfg.mlp_kinds, cfg.attention_kinds
     for i, kind in enumerate(kinds):
-        if kind in seen:
+        if (akinds[i], kind) in seen:
             continue
-        seen.add(kind)
+        seen.add((akinds[i], kind))
         for lin in _attention(cfg, i, n) + _mlp(cfg, i, n, kind):
             b, _, _ = _linear_bytes(q, lin, rest)
             per = b / lin.count
             rows = sum(r for _, r in lin.ops)
             for op, r in lin.ops:
                 out[(op, kind)] = per * r / rows
-    if cfg.tied_embeddings:
+    if cfg.tied_embeddings and q is not None and q.method == "mlx":  # the quantized embedding, used as a linear
+        out[("lm_head", "")] = float(_linear_bytes(q, _embedding(cfg), rest)[0])
+    elif cfg.tied_embeddings:
         out[("lm_head", "")] = cfg.vocab * cfg.hidden * STORAGE_BYTES[
             storage_dtype(q.unquantized_dtype) if q is not None and q.unquantized_dtype else storage_dtype(rest)]
     else:

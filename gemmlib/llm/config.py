@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass, field, fields
 from gemmlib.core.errors import InputError
 from gemmlib.core.i18n import N_, Text
 from gemmlib.llm.quant import Quantization
+from gemmlib.llm.ssm import MIXER_LETTERS, Mixer
 
 MLP_KINDS = ("gated", "plain")
 
@@ -47,10 +48,15 @@ NORM_WEIGHTS = {"rms": 1, "layer": 2, "layer_weight": 1, "plain": 0}
 # l2: a parameter-free L2 norm (Llama 4).
 QK_NORMS = ("none", "head", "width", "l2")
 
-# Per-layer attention: F full, S sliding window, C chunked (Llama 4: a window that restarts every chunk).
-LAYER_KINDS = {"F": "full", "S": "sliding", "C": "chunked"}
-# Per-layer MLP of a mixture of experts: M routed experts, D dense.
-MLP_LAYER_KINDS = {"M": "moe", "D": "dense"}
+# Per-layer mixer: F full attention, S sliding window, C chunked (Llama 4: a window that restarts every chunk);
+# the hybrid families' L Gated DeltaNet (linear attention), M Mamba, 2 Mamba-2, P full attention and Mamba-2 in
+# parallel (Falcon-H1), - none (a Nemotron-H MLP layer). See gemmlib.llm.ssm.
+LAYER_KINDS = {"F": "full", "S": "sliding", "C": "chunked", "L": "linear_attention", "M": "mamba", "2": "mamba2",
+               "P": "attention+mamba2", "-": "none"}
+ATTENTION_LETTERS = "FSCP"  # layers with softmax attention (and a KV cache)
+WINDOW_LETTERS = "SC"
+# Per-layer MLP: M routed experts, D dense, - none (a Nemotron-H mixer layer has no MLP).
+MLP_LAYER_KINDS = {"M": "moe", "D": "dense", "-": "none"}
 
 EXPERTS_COMPUTE = ("routed", "all")  # "all": every expert runs on every token (Llama 4 in transformers)
 
@@ -112,8 +118,17 @@ def layer_pattern(layers: int, spec: str) -> str:
     ``all`` / ``none``: every layer sliding / full; ``alternate``: layers 0, 2, 4, ... sliding (Gemma 2,
     gpt-oss); ``N:M``: N sliding then M full, repeated (Gemma 3 is 5:1, Command R7B 3:1); a string of
     S/F letters: that unit repeated to the layer count.
+
+    Every size is bounded before anything proportional to it is made: the layer count by the same cap as
+    :class:`ModelConfig`'s (a link or a flag asking for 10^9 layers is refused, not built), N and M by that
+    cap too (the pattern is computed layer by layer, never as an N-letter unit), the spec's length as well.
     """
-    s = str(spec).strip()
+    layers = _whole("layers", layers)
+    s = str(spec)
+    if len(s) > _CAPS["layers"] + 16:
+        raise InputError(N_("sliding pattern: {n:,} characters is longer than any model's layer count (limit "
+                            "{cap:,} letters)"), n=len(s), cap=_CAPS["layers"])
+    s = s.strip()
     low = s.lower()
     if low in ("", "none", "full"):
         return "F" * layers
@@ -127,24 +142,37 @@ def layer_pattern(layers: int, spec: str) -> str:
             n, m = int(a), int(b)
         except ValueError:
             raise InputError(N_("sliding pattern {spec!r}: write N:M as two whole numbers, e.g. 5:1"),
-                             spec=spec) from None
+                             spec=_shown_spec(s)) from None
         if n < 0 or m < 0 or n + m == 0:
-            raise InputError(N_("sliding pattern {spec!r}: N and M must be ≥ 0 and not both 0"), spec=spec)
-        unit = "S" * n + "F" * m
-    else:
-        unit = s.upper()
-        if not unit or set(unit) - set(LAYER_KINDS):
-            raise InputError(N_("sliding pattern {spec!r}: use all, alternate, N:M (e.g. 5:1) or letters S (sliding) and F "
-                                "(full)"), spec=spec)
-    return (unit * (layers // len(unit) + 1))[:layers]
+            raise InputError(N_("sliding pattern {spec!r}: N and M must be ≥ 0 and not both 0"), spec=_shown_spec(s))
+        cap = _CAPS["layers"]
+        if n > cap or m > cap:
+            raise InputError(N_("sliding pattern {spec!r}: N and M must be at most {cap:,} (the layer limit)"),
+                             spec=_shown_spec(s), cap=cap)
+        period = n + m
+        return "".join("S" if i % period < n else "F" for i in range(layers))
+    unit = s.upper()
+    if not unit or set(unit) - set(LAYER_KINDS):
+        raise InputError(N_("sliding pattern {spec!r}: use all, alternate, N:M (e.g. 5:1) or letters S (sliding) and F "
+                            "(full)"), spec=_shown_spec(s))
+    return "".join(unit[i % len(unit)] for i in range(layers))
+
+
+def _shown_spec(s: str) -> str:
+    """A spec as an error message quotes it: cut when long (a 10,000-character value is not echoed whole)."""
+    return s if len(s) <= 40 else s[:37] + "…"
 
 
 def moe_pattern(layers: int, *, first_dense: int = 0, every: int = 1, dense_layers: tuple[int, ...] = ()) -> str:
     """Which layers are mixtures of experts (M) and which dense (D): the first ``first_dense`` are dense
     (DeepSeek, GLM), then every ``every``-th layer is MoE (layer i with (i+1) % every == 0: Qwen's
-    decoder_sparse_step, Llama 4's interleave step), and ``dense_layers`` are dense (mlp_only_layers)."""
-    every = max(1, int(every))
-    return "".join("D" if i < first_dense or (i + 1) % every or i in dense_layers else "M" for i in range(layers))
+    decoder_sparse_step, Llama 4's interleave step), and ``dense_layers`` are dense (mlp_only_layers).
+    The layer count is bounded first (:class:`ModelConfig`'s cap), as in :func:`layer_pattern`."""
+    layers = _whole("layers", layers)
+    first_dense = _whole("first dense layers", first_dense, minimum=0)
+    every = max(1, _whole("MoE every n-th layer", every, minimum=0))
+    dense = frozenset(dense_layers)
+    return "".join("D" if i < first_dense or (i + 1) % every or i in dense else "M" for i in range(layers))
 
 
 @dataclass(frozen=True)
@@ -206,9 +234,14 @@ class ModelConfig:
     experts_compute: str = "routed"  # "all": every expert on every token (Llama 4 in transformers)
     # ----- what the checkpoint stores besides the model -----------------------------------------
     router_score_bias: bool = False  # DeepSeek-V3 / GLM: e_score_correction_bias, a buffer per MoE layer
+    score_bias_param: bool = False  # ERNIE 4.5: that bias is a parameter (counted in params), not a buffer
     mtp_layers: int = 0  # multi-token-prediction layers stored in the checkpoint, not run by the forward
     dtype: str = ""  # the checkpoint's torch_dtype ("" unknown)
     quant: Quantization | None = field(default=None)
+    # ----- hybrid families ---------------------------------------------------------------------
+    mixer: Mixer | None = field(default=None)  # the linear-attention / state-space mixer of the L / M / 2 / P layers
+    attn_output_gate: bool = False  # Qwen3-Next: q_proj also makes a sigmoid gate on the attention output
+    no_positions: bool = False  # attention without positional encoding (Jamba, Nemotron-H: the mixers carry order)
 
     def __post_init__(self) -> None:
         for f in ("layers", "hidden", "heads", "ffn", "vocab"):
@@ -260,17 +293,17 @@ class ModelConfig:
         else:
             if self.experts_per_token:
                 raise InputError(N_("experts per token is set but experts is 0 (a dense model)"))
-            for f in ("shared_expert_ffn", "moe_layers"):
-                if getattr(self, f):
-                    raise InputError(N_("{field} is set but experts is 0 (a dense model)"),
-                                     field=f.replace('_', ' '))
-            for f in ("shared_expert_gate", "router_bias", "expert_bias", "router_score_bias"):
+            if self.shared_expert_ffn:
+                raise InputError(N_("{field} is set but experts is 0 (a dense model)"), field="shared expert ffn")
+            if set(self.moe_layers) - {"D", "-"}:
+                raise InputError(N_("{field} is set but experts is 0 (a dense model)"), field="moe layers")
+            for f in ("shared_expert_gate", "router_bias", "expert_bias", "router_score_bias", "score_bias_param"):
                 if getattr(self, f):
                     raise InputError(N_("{field} is set but experts is 0 (a dense model)"),
                                      field=f.replace('_', ' '))
         for f in ("tied_embeddings", "qkv_bias", "o_bias", "mlp_bias", "attention_sinks", "alibi", "fused_qkv",
                   "fused_gate_up", "parallel_block", "lm_head_bias", "shared_expert_gate", "router_bias",
-                  "expert_bias", "router_score_bias"):
+                  "expert_bias", "router_score_bias", "score_bias_param", "attn_output_gate", "no_positions"):
             if not isinstance(getattr(self, f), bool):
                 raise InputError(N_("{field} must be true or false, got {value!r}"),
                                  field=f, value=getattr(self, f))
@@ -278,6 +311,7 @@ class ModelConfig:
         self._check_mla()
         if self.quant is not None and not isinstance(self.quant, Quantization):
             raise InputError(N_("quant must be a Quantization (gemmlib.llm.quant)"))
+        self._check_mixers()
 
     def _check_patterns(self) -> None:
         lt = self.layer_types
@@ -291,9 +325,10 @@ class ModelConfig:
         if lt and set(lt) == {"F"}:
             object.__setattr__(self, "layer_types", "")
             lt = ""
-        if lt and not self.sliding_window:
+        windowed = any(c in WINDOW_LETTERS for c in lt)
+        if windowed and not self.sliding_window:
             raise InputError(N_("sliding or chunked layers need a window size (sliding_window > 0)"))
-        if self.sliding_window and not lt:
+        if self.sliding_window and not windowed:
             raise InputError(N_("a sliding window is set but no layer uses it (set the sliding pattern)"))
         if self.sliding_window == 1:
             raise InputError(N_("a sliding window of 1 token attends to nothing but itself; use ≥ 2"))
@@ -304,11 +339,23 @@ class ModelConfig:
             raise InputError(N_("moe_layers has {n} letters for {layers} layers"),
                              n=len(ml), layers=self.layers)
         if set(ml) - set(MLP_LAYER_KINDS):
-            raise InputError(N_("moe_layers letters are M (mixture of experts) and D (dense)"))
-        if ml and set(ml) == {"M"}:
+            raise InputError(N_("moe_layers letters are M (mixture of experts), D (dense) and - (no MLP)"))
+        if ml and set(ml) == {"M" if self.experts else "D"}:
             object.__setattr__(self, "moe_layers", "")
-        if ml and "M" not in ml:
+        if ml and self.experts and "M" not in ml:
             raise InputError(N_("no layer is a mixture of experts; set experts to 0 for a dense model"))
+
+    def _check_mixers(self) -> None:
+        kinds = {MIXER_LETTERS[c] for c in self.layer_types if c in MIXER_LETTERS}
+        if self.mixer is not None and not isinstance(self.mixer, Mixer):
+            raise InputError(N_("mixer must be a Mixer (gemmlib.llm.ssm)"))
+        if kinds and self.mixer is None:
+            raise InputError(N_("linear-attention or state-space layers need their mixer's dimensions"))
+        if self.mixer is not None and kinds != {self.mixer.kind}:
+            raise InputError(N_("the layer pattern's mixers ({kinds}) do not match the mixer given ({kind})"),
+                             kinds=", ".join(sorted(kinds)) or "none", kind=self.mixer.kind)
+        if self.attn_output_gate and self.is_mla:
+            raise InputError(N_("an attention output gate is not read for MLA"))
 
     def _check_mla(self) -> None:
         if not self.kv_lora_rank:
@@ -327,6 +374,11 @@ class ModelConfig:
     def q_dim(self) -> int:
         """Width of all query heads together (heads · head_dim)."""
         return self.heads * self.head_dim
+
+    @property
+    def q_proj_width(self) -> int:
+        """Output width of q_proj: the queries, and as much again for an attention output gate (Qwen3-Next)."""
+        return self.q_dim * (2 if self.attn_output_gate else 1)
 
     @property
     def kv_dim(self) -> int:
@@ -377,9 +429,9 @@ class ModelConfig:
 
     @property
     def mlp_kinds(self) -> str:
-        """One letter per layer: M mixture of experts, D dense."""
+        """One letter per layer: M mixture of experts, D dense, - no MLP."""
         if not self.is_moe:
-            return "D" * self.layers
+            return self.moe_layers or "D" * self.layers
         return self.moe_layers or "M" * self.layers
 
     @property
@@ -388,15 +440,29 @@ class ModelConfig:
 
     @property
     def dense_layer_count(self) -> int:
-        return self.layers - self.moe_layer_count
+        return self.mlp_kinds.count("D")
 
     @property
     def windowed_layers(self) -> int:
-        return sum(1 for c in self.attention_kinds if c != "F")
+        return sum(1 for c in self.attention_kinds if c in WINDOW_LETTERS)
+
+    @property
+    def attention_layer_count(self) -> int:
+        """Layers with softmax attention (and a KV cache)."""
+        return sum(1 for c in self.attention_kinds if c in ATTENTION_LETTERS)
+
+    @property
+    def mixer_layer_count(self) -> int:
+        """Layers with a linear-attention / state-space mixer (and its fixed state)."""
+        return sum(1 for c in self.attention_kinds if c in MIXER_LETTERS)
+
+    @property
+    def is_hybrid(self) -> bool:
+        return self.mixer is not None
 
     def window_of(self, kind: str) -> int:
         """Keys a layer of this kind can attend to at most (0: all)."""
-        return 0 if kind == "F" else self.sliding_window
+        return self.sliding_window if kind in WINDOW_LETTERS else 0
 
     @property
     def norm_weights(self) -> int:
@@ -420,9 +486,10 @@ class ModelConfig:
             p += rkv * H * (self.nope_head_dim + self.v_head_dim)  # kv_b_proj
             p += self.o_dim * h + (h if self.o_bias else 0)
             return p
-        p = h * (self.q_dim + self.kv_dim + self.v_dim) + self.o_dim * h
+        qw = self.q_proj_width
+        p = h * (qw + self.kv_dim + self.v_dim) + self.o_dim * h
         if self.qkv_bias:
-            p += self.q_dim + self.kv_dim + self.v_dim
+            p += qw + self.kv_dim + self.v_dim
         if self.o_bias:
             p += h
         if self.qk_norm == "head":
@@ -447,7 +514,10 @@ class ModelConfig:
         return self._mlp_params(self.expert_ffn, self.expert_bias)
 
     def _router_params(self) -> int:
-        return self.hidden * self.experts + (self.experts if self.router_bias else 0) if self.is_moe else 0
+        if not self.is_moe:
+            return 0
+        return (self.hidden * self.experts + (self.experts if self.router_bias else 0)
+                + (self.experts if self.router_score_bias and self.score_bias_param else 0))
 
     def _shared_params(self) -> int:
         p = self._mlp_params(self.shared_expert_ffn) if self.shared_expert_ffn else 0
@@ -460,7 +530,8 @@ class ModelConfig:
         return {
             "embedding": self.vocab * self.hidden,
             "positions": self.learned_positions * self.hidden,
-            "attention": self.layers * self._attn_params(),
+            "attention": self.attention_layer_count * self._attn_params(),
+            "mixers": self.mixer_layer_count * self.mixer.params(self.hidden) if self.mixer else 0,
             "mlp": dense * self._mlp_params() + moe * self.experts * self._expert_params(),
             "shared_experts": moe * self._shared_params(),
             "router": moe * self._router_params(),
@@ -492,7 +563,7 @@ class ModelConfig:
         a norm and copies of the embedding and the LM head, as DeepSeek-V3 and GLM-4.5 store them)."""
         moe_layer = (self._attn_params() + self.norms_per_layer * self._norm_params()
                      + self.experts * self._expert_params() + self._shared_params() + self._router_params())
-        buffers_per_layer = self.experts if self.router_score_bias else 0
+        buffers_per_layer = self.experts if self.router_score_bias and not self.score_bias_param else 0
         mtp = self.mtp_layers * (moe_layer + buffers_per_layer + 3 * self._norm_params()
                                  + 2 * self.hidden * self.hidden + 2 * self.vocab * self.hidden)
         return {"router_score_bias": self.moe_layer_count * buffers_per_layer, "mtp": mtp}
@@ -512,11 +583,12 @@ class ModelConfig:
             attn = (h * rq + rq * self.q_dim if rq else h * self.q_dim) + h * (rkv + dr) \
                 + rkv * self.heads * (self.nope_head_dim + self.v_head_dim) + self.o_dim * h
         else:
-            attn = h * (self.q_dim + self.kv_dim + self.v_dim) + self.o_dim * h
+            attn = h * (self.q_proj_width + self.kv_dim + self.v_dim) + self.o_dim * h
         mats = self.mlp_mats
         per_moe = (self._routed_experts_run() * mats * h * self.expert_ffn + h * self.experts
                    + mats * h * self.shared_expert_ffn + (h if self.shared_expert_gate else 0))
-        return (self.layers * attn + self.dense_layer_count * mats * h * self.ffn
+        mixers = self.mixer_layer_count * self.mixer.matmul_params(h) if self.mixer else 0
+        return (self.attention_layer_count * attn + mixers + self.dense_layer_count * mats * h * self.ffn
                 + self.moe_layer_count * per_moe + self.vocab * h)
 
     # ----- the KV cache ------------------------------------------------------------------
@@ -530,9 +602,17 @@ class ModelConfig:
 
     def cached_tokens(self, kind: str, tokens: int) -> int:
         """Tokens a layer of this kind keeps after ``tokens`` were processed: all of them for a full layer,
-        the last window − 1 for a sliding or chunked one (transformers' DynamicSlidingWindowLayer)."""
+        the last window − 1 for a sliding or chunked one (transformers' DynamicSlidingWindowLayer), none for a
+        layer without attention (a mixer keeps a fixed state instead: :meth:`state_elements`)."""
+        if kind not in ATTENTION_LETTERS:
+            return 0
         w = self.window_of(kind)
         return tokens if not w else min(tokens, w - 1)
+
+    def state_elements(self, engine: bool = False) -> int:
+        """Elements one sequence keeps in the mixer layers, whatever the context length: conv state (transformers
+        keeps k inputs, engines k − 1) + recurrent state, every mixer layer."""
+        return self.mixer_layer_count * self.mixer.state_elements(engine) if self.mixer else 0
 
     def kv_cache_elements(self, tokens: int) -> int:
         """Cache elements of one sequence after ``tokens`` tokens, every layer."""
@@ -542,14 +622,17 @@ class ModelConfig:
     def kv_bytes_per_token(self, kv_bytes: float) -> float:
         """KV-cache bytes one token of one sequence takes in every layer (sliding layers included, i.e.
         while the context is shorter than the window): 2 · layers · kv_heads · head_dim · bytes for MHA/GQA."""
-        return self.layers * self.kv_elements_per_token_layer * kv_bytes
+        return self.attention_layer_count * self.kv_elements_per_token_layer * kv_bytes
 
     # ----- description ---------------------------------------------------------------------
     def attention_pattern(self) -> dict:
         """Which layers attend how: counts, the window, and the pattern as a short string."""
         kinds = self.attention_kinds
-        out = {"full": kinds.count("F"), "sliding": kinds.count("S"), "chunked": kinds.count("C"),
+        out = {"full": kinds.count("F") + kinds.count("P"), "sliding": kinds.count("S"), "chunked": kinds.count("C"),
                "window": self.sliding_window or None, "pattern": _compress(kinds)}
+        if self.mixer is not None:
+            out.update(linear_attention=kinds.count("L"), mamba=kinds.count("M") + kinds.count("2") + kinds.count("P"),
+                       without_attention=self.layers - self.attention_layer_count)
         return out
 
     def describe(self) -> dict:
@@ -573,15 +656,22 @@ class ModelConfig:
                       "biases": [n for n, on in (("qkv", self.qkv_bias), ("o", self.o_bias),
                                                  ("mlp", self.mlp_bias), ("lm_head", self.lm_head_bias)) if on],
                       "attention_sinks": self.attention_sinks, "tied_embeddings": self.tied_embeddings,
-                      "positions": ("learned" if self.learned_positions else "alibi" if self.alibi else "rotary")}
+                      "positions": ("learned" if self.learned_positions else "alibi" if self.alibi else
+                                    "none" if self.no_positions else "rotary")}
         d["max_positions"] = self.max_positions or self.learned_positions or None
         d["quantization"] = self.quant.describe() if self.quant else None
         d["dtype"] = self.dtype or None
+        d["mixer"] = ({**self.mixer.describe(), "layers": self.mixer_layer_count,
+                       "state_per_sequence": self.state_elements()} if self.mixer else None)
+        d["block"]["attention_output_gate"] = self.attn_output_gate
+        if "-" in self.mlp_kinds:
+            d["block"]["layers_without_mlp"] = self.mlp_kinds.count("-")
         return d
 
     def summary(self) -> dict:
         d = asdict(self)
         d["quant"] = self.quant.describe() if self.quant else None
+        d["mixer"] = self.mixer.describe() if self.mixer else None
         d["params"] = self.params
         d["active_params"] = self.active_params
         return d

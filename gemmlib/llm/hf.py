@@ -15,13 +15,17 @@ decoder is what the estimator counts; the vision tower is left out (and said so)
 
 from __future__ import annotations
 
+import difflib
 import json
 
 from gemmlib.core.errors import InputError
 from gemmlib.core.files import read_regular
 from gemmlib.core.i18n import N_, Text
 from gemmlib.llm.config import ModelConfig, _whole, moe_pattern
-from gemmlib.llm.quant import from_quantization_config
+from gemmlib.llm.families_known import NOT_SIZED, TRANSFORMERS_MODEL_TYPES
+from gemmlib.llm.quant import from_mlx_quantization, from_quantization_config
+from gemmlib.llm.ssm import Mixer
+from gemmlib.llm.vision import vision_params
 
 MAX_CONFIG_BYTES = 1_000_000  # a config.json is a few kB; refuse anything this large
 # The reasons Python's json module gives (json.JSONDecodeError.msg), marked so that a page shows them translated
@@ -37,10 +41,37 @@ SUPPORTED_MODEL_TYPES = (
     "llama", "mistral", "ministral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2",
     "gemma3_text", "gemma3", "phi", "phi3", "phimoe", "deepseek_v2", "deepseek_v3", "olmo", "olmo2", "olmo3",
     "olmoe", "granite", "granitemoe", "cohere", "cohere2", "internlm2", "falcon", "gpt_neox", "starcoder2", "gpt2",
-    "gpt_bigcode", "gpt_oss", "glm4_moe", "llama4_text", "llama4", "smollm3", "mistral3",
+    "gpt_bigcode", "gpt_oss", "glm4_moe", "llama4_text", "llama4", "smollm3", "mistral3", "exaone4", "ernie4_5_moe",
+    "glm4_moe_lite", "qwen3_vl", "qwen3_vl_moe", "qwen3_next", "jamba", "nemotron_h", "falcon_h1",
 )
+# The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
+# ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
+# "kimi_k2" and "DeepseekV3ForCausalLM"). Checked against transformers' own mappings by the tests.
+ARCHITECTURES = {
+    "LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral", "MinistralForCausalLM": "ministral",
+    "MixtralForCausalLM": "mixtral", "Qwen2ForCausalLM": "qwen2", "Qwen2MoeForCausalLM": "qwen2_moe",
+    "Qwen3ForCausalLM": "qwen3", "Qwen3MoeForCausalLM": "qwen3_moe", "GemmaForCausalLM": "gemma",
+    "Gemma2ForCausalLM": "gemma2", "Gemma3ForCausalLM": "gemma3_text", "Gemma3ForConditionalGeneration": "gemma3",
+    "PhiForCausalLM": "phi", "Phi3ForCausalLM": "phi3", "PhimoeForCausalLM": "phimoe",
+    "DeepseekV2ForCausalLM": "deepseek_v2", "DeepseekV3ForCausalLM": "deepseek_v3", "OlmoForCausalLM": "olmo",
+    "Olmo2ForCausalLM": "olmo2", "Olmo3ForCausalLM": "olmo3", "OlmoeForCausalLM": "olmoe",
+    "GraniteForCausalLM": "granite", "GraniteMoeForCausalLM": "granitemoe", "CohereForCausalLM": "cohere",
+    "Cohere2ForCausalLM": "cohere2", "FalconForCausalLM": "falcon", "GPTNeoXForCausalLM": "gpt_neox",
+    "Starcoder2ForCausalLM": "starcoder2", "GPT2LMHeadModel": "gpt2", "GPTBigCodeForCausalLM": "gpt_bigcode",
+    "GptOssForCausalLM": "gpt_oss", "Glm4MoeForCausalLM": "glm4_moe", "Llama4ForCausalLM": "llama4_text",
+    "Llama4ForConditionalGeneration": "llama4", "SmolLM3ForCausalLM": "smollm3",
+    "Mistral3ForConditionalGeneration": "mistral3", "Exaone4ForCausalLM": "exaone4",
+    "Ernie4_5_MoeForCausalLM": "ernie4_5_moe", "Glm4MoeLiteForCausalLM": "glm4_moe_lite",
+    "Qwen3VLForConditionalGeneration": "qwen3_vl", "Qwen3VLMoeForConditionalGeneration": "qwen3_vl_moe",
+    "Qwen3NextForCausalLM": "qwen3_next", "JambaForCausalLM": "jamba", "NemotronHForCausalLM": "nemotron_h",
+    "FalconH1ForCausalLM": "falcon_h1",
+}
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
-_WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text", "mistral3": "mistral"}
+_WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
+             "qwen3_vl_moe": "qwen3_vl_moe_text"}
+# Wrappers whose top-level tie_word_embeddings (default False) decides whether the LM head is tied, whatever
+# the text_config says (transformers 5.24 ties by the top-level config).
+_TIE_FROM_TOP = {"qwen3_vl": False, "qwen3_vl_moe": False, "mistral3": True}
 # Old spellings of a family.
 _LEGACY = {"refinedweb": "falcon", "refinedwebmodel": "falcon"}
 
@@ -82,6 +113,15 @@ IRRELEVANT_KEYS = frozenset({
     "return_dict_in_generate", "forced_bos_token_id", "forced_eos_token_id", "remove_invalid_values",
     "exponential_decay_length_penalty", "suppress_tokens", "begin_suppress_tokens", "_attn_implementation_autoset",
     "_experts_implementation", "experts_implementation", "base_model_tp_plan", "base_model_pp_plan",
+    "moe_norm_min", "base_model_ep_plan", "mlp_layer_types_dense", "video_token_id", "vision_start_token_id",
+    "vision_end_token_id", "audio_token_id", "video_token_index",
+    # state-space families: kernel choices, activations, time-step clamps, init and muP multipliers
+    "use_associative_scan", "use_mamba_kernels", "use_mambapy", "mamba_hidden_act", "mlp_hidden_act",
+    "num_logits_to_keep", "rescale_prenorm_residual", "residual_in_fp32", "time_step_floor", "time_step_limit",
+    "time_step_max", "time_step_min", "time_step_rank_init", "moe_shared_expert_overlap", "mamba_norm_before_gate",
+    "attention_in_multiplier", "attention_out_multiplier", "key_multiplier", "lm_head_multiplier", "mlp_multipliers",
+    "ssm_in_multiplier", "ssm_multipliers", "ssm_out_multiplier", "mamba_dt_min", "mamba_dt_max", "mamba_dt_limit",
+    "mamba_dt_init_floor", "mamba_ssm_cache_dtype",
 })
 # Keys a family's config class accepts (or a Hub file carries) that transformers' modeling code of that
 # family does not read: listed as ignored, with no effect on the count.
@@ -92,6 +132,16 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     "gemma2": frozenset({"sliding_window_size"}),
     "deepseek_v2": frozenset({"moe_layer_freq", "head_dim", "qk_head_dim"}),  # head dims derive from nope + rope
     "deepseek_v3": frozenset({"moe_layer_freq", "head_dim", "qk_head_dim"}),
+    # Nemotron-H: attention has no bias and the Mamba width is heads × head_dim whatever these say; the MoE keys
+    # matter only with MoE blocks; transformers builds no MTP layers
+    "nemotron_h": frozenset({"attention_bias", "expand", "mamba_proj_bias", "sliding_window", "moe_intermediate_size",
+                             "moe_latent_size", "moe_shared_expert_intermediate_size", "n_routed_experts",
+                             "n_shared_experts", "num_experts_per_tok", "mtp_layers_block_type",
+                             "num_nextn_predict_layers", "routed_scaling_factor"}),
+    "falcon_h1": frozenset({"mamba_expand"}),  # the Mamba width is mamba_d_ssm when that is given
+    "jamba": frozenset({"sliding_window"}),  # JambaConfig has none; its attention layers see every key
+    # GLM-4.7-Flash: qk_head_dim derives from nope + rope; the dense layers come from mlp_layer_types only
+    "glm4_moe_lite": frozenset({"qk_head_dim", "moe_layer_freq", "first_k_dense_replace"}),
     "cohere": frozenset({"head_dim"}),  # always hidden_size / heads
     "cohere2": frozenset({"head_dim"}),
     "gpt_bigcode": frozenset({"num_key_value_heads"}),  # follows multi_query
@@ -119,6 +169,7 @@ class _Read:
         self.raw, self.family, self.defaults = raw, family, defaults
         self.aliases = aliases or {}
         self.used: set[str] = {"model_type"}
+        self.asked: set[str] = set()  # every key (and alias) a reader looked for, present or not
         self.notes: list[str] = []
         self.defaulted: dict[str, object] = {}
         self.defaults_for_shape = defaults_for_shape
@@ -128,7 +179,9 @@ class _Read:
 
     def get(self, key: str):
         """The value in the file (null included), else the family default (None when it has none)."""
-        present = [k for k in (key, *self.aliases.get(key, ())) if k in self.raw]
+        spellings = (key, *self.aliases.get(key, ()))
+        self.asked.update(spellings)
+        present = [k for k in spellings if k in self.raw]
         if present:
             self.used.update(present)  # every spelling given is read (the first one wins)
             return self.raw[present[0]]
@@ -144,8 +197,18 @@ class _Read:
         if v is None:
             v = default
         if v is None:
+            near = self.misspelling_of(key)
+            if near:
+                raise InputError(N_("config.json has no {key!r} field; it has {near!r}: a misspelling of {key!r}?"),
+                                 key=key, near=near)
             raise InputError(N_("config.json has no {key!r} field"), key=key)
         return _whole(key, v, minimum=minimum)
+
+    def misspelling_of(self, key: str) -> str | None:
+        """A key of the file no reader asked for that is probably ``key`` misspelled (difflib, ratio ≥ 0.85)."""
+        spare = [k for k in self.raw if k not in self.asked and k not in IRRELEVANT_KEYS and isinstance(k, str)]
+        near = difflib.get_close_matches(key, spare, n=1, cutoff=0.85)
+        return near[0] if near else None
 
     def opt_whole(self, key: str, *, minimum: int = 0) -> int | None:
         v = self.get(key)
@@ -284,6 +347,46 @@ DEFAULTS: dict[str, dict] = {
                         num_local_experts=16, num_experts_per_tok=1, interleave_moe_layer_step=1, use_qk_norm=True,
                         no_rope_layer_interval=4, attention_chunk_size=8192, tie_word_embeddings=False,
                         max_position_embeddings=131072),
+    "exaone4": dict(vocab_size=102400, hidden_size=4096, intermediate_size=16384, num_hidden_layers=32,
+                    num_attention_heads=32, num_key_value_heads=32, sliding_window=4096, tie_word_embeddings=False,
+                    max_position_embeddings=2048),
+    "ernie4_5_moe": dict(vocab_size=103424, hidden_size=2560, intermediate_size=12288, num_hidden_layers=28,
+                         num_attention_heads=20, num_key_value_heads=4, tie_word_embeddings=True, use_bias=False,
+                         moe_intermediate_size=1536, moe_k=6, moe_num_experts=64, moe_num_shared_experts=2,
+                         moe_layer_start_index=1, moe_layer_end_index=-1, moe_layer_interval=1,
+                         max_position_embeddings=131072),
+    "glm4_moe_lite": dict(vocab_size=154880, hidden_size=2048, intermediate_size=10240, moe_intermediate_size=1536,
+                          num_hidden_layers=47, num_attention_heads=20, num_key_value_heads=20, n_shared_experts=1,
+                          n_routed_experts=64, kv_lora_rank=512, q_lora_rank=768, qk_rope_head_dim=64,
+                          v_head_dim=256, qk_nope_head_dim=192, num_experts_per_tok=4, tie_word_embeddings=False,
+                          max_position_embeddings=202752),
+    "qwen3_next": dict(vocab_size=151936, hidden_size=2048, intermediate_size=5632, num_hidden_layers=48,
+                       num_attention_heads=16, num_key_value_heads=2, head_dim=256, linear_conv_kernel_dim=4,
+                       linear_key_head_dim=128, linear_value_head_dim=128, linear_num_key_heads=16,
+                       linear_num_value_heads=32, decoder_sparse_step=1, moe_intermediate_size=512,
+                       shared_expert_intermediate_size=512, num_experts_per_tok=10, num_experts=512,
+                       tie_word_embeddings=False, max_position_embeddings=32768),
+    "jamba": dict(vocab_size=65536, hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
+                  num_attention_heads=32, num_key_value_heads=8, num_experts_per_tok=2, num_experts=16,
+                  expert_layer_period=2, expert_layer_offset=1, attn_layer_period=8, attn_layer_offset=4,
+                  mamba_d_state=16, mamba_d_conv=4, mamba_expand=2, tie_word_embeddings=False,
+                  max_position_embeddings=262144),
+    "nemotron_h": dict(vocab_size=131072, hidden_size=4096, num_attention_heads=32, num_key_value_heads=8,
+                       head_dim=128, intermediate_size=21504, ssm_state_size=128, mamba_num_heads=128,
+                       mamba_head_dim=64, n_groups=8, conv_kernel=4, chunk_size=128, n_routed_experts=8,
+                       moe_intermediate_size=7688, moe_shared_expert_intermediate_size=7688, num_experts_per_tok=2,
+                       tie_word_embeddings=False, max_position_embeddings=4096),
+    "falcon_h1": dict(vocab_size=128000, hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
+                      num_attention_heads=32, num_key_value_heads=8, mamba_d_ssm=1024, mamba_n_heads=128,
+                      mamba_n_groups=1, mamba_d_state=256, mamba_d_conv=4, mamba_expand=2, mamba_chunk_size=256,
+                      tie_word_embeddings=False, max_position_embeddings=8192),
+    "qwen3_vl_text": dict(vocab_size=151936, hidden_size=4096, intermediate_size=22016, num_hidden_layers=32,
+                          num_attention_heads=32, num_key_value_heads=32, head_dim=128, tie_word_embeddings=False,
+                          max_position_embeddings=128000),
+    "qwen3_vl_moe_text": dict(vocab_size=151936, hidden_size=2048, intermediate_size=5632, num_hidden_layers=24,
+                              num_attention_heads=16, num_key_value_heads=16, decoder_sparse_step=1,
+                              moe_intermediate_size=1408, num_experts_per_tok=4, num_experts=60,
+                              tie_word_embeddings=False, max_position_embeddings=128000),
 }
 # attribute_map aliases (a key -> other spellings the config class accepts)
 ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
@@ -300,6 +403,15 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
     "falcon": {"hidden_size": ("n_embed",)},
     "gemma3_text": {"sliding_window_pattern": ("_sliding_window_pattern",)},
     "cohere2": {"sliding_window_pattern": ("_sliding_window_pattern",)},
+    "ernie4_5_moe": {"moe_num_experts": ("num_experts",), "moe_k": ("num_experts_per_tok",)},
+    "glm4_moe_lite": {"n_routed_experts": ("num_local_experts",), "qk_rope_head_dim": ("head_dim",)},
+    "qwen3_vl_moe_text": {"num_experts": ("num_local_experts",)},
+    "qwen3_next": {"num_experts": ("num_local_experts",)},
+    "jamba": {"num_experts": ("num_local_experts",)},
+    "nemotron_h": {"layers_block_type": ("layer_types",), "n_routed_experts": ("num_local_experts",),
+                   "n_groups": ("mamba_n_groups",), "conv_kernel": ("mamba_d_conv",), "chunk_size": ("mamba_chunk_size",),
+                   "use_conv_bias": ("mamba_conv_bias",)},
+    "falcon_h1": {"layers_block_type": ("layer_types",)},
 }
 
 
@@ -497,7 +609,7 @@ def _read_phimoe(r: _Read) -> dict:
     return c
 
 
-def _read_deepseek(r: _Read) -> dict:
+def _read_deepseek(r: _Read, moe_layers: str | None = None) -> dict:
     h = r.whole("hidden_size")
     layers = r.whole("num_hidden_layers")
     heads = r.whole("num_attention_heads")
@@ -518,7 +630,8 @@ def _read_deepseek(r: _Read) -> dict:
              mlp_bias=r.flag("mlp_bias") if r.family == "deepseek_v2" else False,
              ffn=r.whole("intermediate_size"), experts=e, experts_per_token=r.whole("num_experts_per_tok"),
              expert_ffn=fm, shared_expert_ffn=shared,
-             moe_layers=moe_pattern(layers, first_dense=r.whole("first_k_dense_replace", minimum=0, default=0)))
+             moe_layers=moe_layers if moe_layers is not None else
+             moe_pattern(layers, first_dense=r.whole("first_k_dense_replace", minimum=0, default=0)))
     if r.family == "deepseek_v3":
         c.update(router_score_bias=True, mtp_layers=r.whole("num_nextn_predict_layers", minimum=0, default=0))
     if r.has("moe_layer_freq") and r.raw.get("moe_layer_freq") not in (None, 1):
@@ -698,6 +811,196 @@ def _read_smollm3(r: _Read) -> dict:
     return c
 
 
+def _read_exaone4(r: _Read) -> dict:
+    """EXAONE 4: qk-norm on head_dim, two norms per layer *after* attention and MLP, sliding layers by
+    ``sliding_window_pattern`` (a number, or letters L local / G global) or ``layer_types``."""
+    c = _common(r)
+    c.update(qk_norm="head")
+    w = r.opt_whole("sliding_window", minimum=0)
+    p = r.get("sliding_window_pattern")
+    layers = c["layers"]
+    if isinstance(p, str):
+        unit = p.strip().upper()
+        if not unit or set(unit) - {"L", "G"}:
+            raise InputError(N_("config.json field 'sliding_window_pattern' must be a number or letters L (local) and "
+                                "G (global), got {p!r}"), p=p[:40])
+        default = ["sliding_attention" if unit[i % len(unit)] == "L" else "full_attention" for i in range(layers)]
+    elif w:
+        p = _whole("sliding_window_pattern", 4 if p is None else p)
+        default = ["sliding_attention" if (i + 1) % p else "full_attention" for i in range(layers)]
+    else:
+        default = None
+    _explicit_or(r, c, default, w)
+    return c
+
+
+def _read_ernie4_5_moe(r: _Read) -> dict:
+    """ERNIE 4.5 MoE: biases everywhere with ``use_bias`` (not on the 3-D experts), MoE layers from
+    ``moe_layer_start_index`` to ``moe_layer_end_index`` every ``moe_layer_interval``, shared experts, and the
+    router's score-correction bias stored as a parameter."""
+    c = _common(r)
+    b = r.flag("use_bias")
+    layers = c["layers"]
+    start = r.whole("moe_layer_start_index", minimum=0, default=1)
+    end = r.get("moe_layer_end_index")
+    end = layers - 1 if end is None or end == -1 else _whole("moe_layer_end_index", end, minimum=0)
+    every = r.whole("moe_layer_interval", default=1)
+    fe = r.whole("moe_intermediate_size")
+    c.update(qkv_bias=b, o_bias=b, mlp_bias=b, lm_head_bias=b, tied_embeddings=r.flag("tie_word_embeddings", True),
+             experts=r.whole("moe_num_experts"), experts_per_token=r.whole("moe_k"), expert_ffn=fe,
+             shared_expert_ffn=r.whole("moe_num_shared_experts", minimum=0, default=0) * fe,
+             router_score_bias=True, score_bias_param=True,
+             moe_layers="".join("M" if (i + 1) % every == 0 and start <= i <= end else "D" for i in range(layers)))
+    return c
+
+
+def _read_glm4_moe_lite(r: _Read) -> dict:
+    """GLM-4.7-Flash (glm4_moe_lite): DeepSeek-V3's MLA and MoE, its dense layers named by ``mlp_layer_types``."""
+    layers = r.whole("num_hidden_layers")
+    types = r.get("mlp_layer_types")
+    if types is None:
+        types = ["dense"] + ["sparse"] * (layers - 1)
+    if not isinstance(types, list) or len(types) != layers or set(types) - {"dense", "sparse"}:
+        raise InputError(N_("config.json field 'mlp_layer_types' must list 'dense' or 'sparse' for each of the "
+                            "{layers} layers"), layers=layers)
+    c = _read_deepseek(r, moe_layers="".join("M" if t == "sparse" else "D" for t in types))
+    c.update(router_score_bias=True, mtp_layers=r.whole("num_nextn_predict_layers", minimum=0, default=0))
+    return c
+
+
+# ----- hybrid families: linear attention and state-space mixers (gemmlib.llm.ssm) ----------------------------
+
+def _type_list(r: _Read, key: str, allowed: dict[str, str], layers: int | None) -> list[str] | None:
+    """A per-layer list of block kinds (``layer_types`` / ``layers_block_type``), checked against ``allowed``."""
+    v = r.get(key)
+    if v is None:
+        return None
+    if not isinstance(v, list) or not all(isinstance(x, str) for x in v) or not v:
+        raise InputError(N_("config.json field {key!r} must be a list of strings"), key=key)
+    _whole("layers", len(v))
+    if layers is not None and len(v) != layers:
+        raise InputError(N_("{key} lists {n} layers but num_hidden_layers is {layers}"), key=key, n=len(v),
+                         layers=layers)
+    bad = sorted(set(v) - set(allowed))
+    if bad:
+        raise InputError(N_("{key} holds {kind!r}: {family} layers are {choices}"), key=key, kind=bad[0][:40],
+                         family=r.family, choices=", ".join(allowed))
+    return [allowed[x] for x in v]
+
+
+def _read_qwen3_next(r: _Read) -> dict:
+    """Qwen3-Next: Gated DeltaNet layers (``linear_attention``) and gated full attention every
+    ``full_attention_interval``-th layer, every layer a MoE with a gated shared expert."""
+    c = _common(r)
+    layers = c["layers"]
+    kinds = _type_list(r, "layer_types", {"linear_attention": "L", "full_attention": "F"}, layers)
+    if kinds is None:
+        interval = r.whole("full_attention_interval", default=4)
+        kinds = ["L" if (i + 1) % interval else "F" for i in range(layers)]
+    else:
+        r.get("full_attention_interval")  # read, unused: layer_types wins
+    ab = r.flag("attention_bias")
+    mixer = Mixer("gated_deltanet", conv=r.whole("linear_conv_kernel_dim"), heads=r.whole("linear_num_value_heads"),
+                  head_dim=r.whole("linear_value_head_dim"), groups=r.whole("linear_num_key_heads"),
+                  key_dim=r.whole("linear_key_head_dim"))
+    c.update(qkv_bias=ab, o_bias=ab, qk_norm="head", attn_output_gate=True, mixer=mixer, layer_types="".join(kinds),
+             experts=r.whole("num_experts"), experts_per_token=r.whole("num_experts_per_tok"),
+             expert_ffn=r.whole("moe_intermediate_size"),
+             shared_expert_ffn=r.whole("shared_expert_intermediate_size", minimum=0))
+    c["shared_expert_gate"] = c["shared_expert_ffn"] > 0
+    c["moe_layers"] = _qwen_moe_layers(r, c)
+    return c
+
+
+def _read_jamba(r: _Read) -> dict:
+    """Jamba: attention every ``attn_layer_period``-th layer (from ``attn_layer_offset``), Mamba elsewhere; MoE
+    every ``expert_layer_period``-th layer (from ``expert_layer_offset``)."""
+    c = _common(r, head_dim_key=False)
+    layers, h = c["layers"], c["hidden"]
+    ap, ao = r.whole("attn_layer_period"), r.whole("attn_layer_offset", minimum=0)
+    ep, eo = r.whole("expert_layer_period"), r.whole("expert_layer_offset", minimum=0)
+    if ao >= ap or eo >= ep:
+        raise InputError(N_("jamba: a layer offset must be smaller than its period (attention {ao} of {ap}, experts "
+                            "{eo} of {ep})"), ao=ao, ap=ap, eo=eo, ep=ep)
+    rank = r.get("mamba_dt_rank")
+    rank = -(-h // 16) if rank in (None, "auto") else _whole("mamba_dt_rank", rank)
+    b = r.flag("mamba_proj_bias")
+    mixer = Mixer("mamba", conv=r.whole("mamba_d_conv"), inner=r.whole("mamba_expand") * h,
+                  state=r.whole("mamba_d_state"), dt_rank=rank, conv_bias=r.flag("mamba_conv_bias", True),
+                  in_bias=b, out_bias=b, norm=False, bc_norms=True)
+    experts = r.whole("num_experts")
+    c.update(mixer=mixer, layer_types="".join("F" if i % ap == ao else "M" for i in range(layers)),
+             tied_embeddings=r.flag("tie_word_embeddings"), no_positions=True)
+    if experts > 1:
+        c.update(experts=experts, experts_per_token=r.whole("num_experts_per_tok"), fused_gate_up=False,
+                 moe_layers="".join("M" if i % ep == eo else "D" for i in range(layers)))
+    return c
+
+
+_NEMOTRON_TYPES = {"mamba": "2", "linear_attention": "2", "attention": "F", "full_attention": "F", "mlp": "D",
+                   "moe": "E"}
+_NEMOTRON_LETTERS = {"M": "2", "*": "F", "-": "D", "E": "E"}
+
+
+def _read_nemotron_h(r: _Read) -> dict:
+    """Nemotron-H: one mixer per block — Mamba-2 (``M``), attention (``*``), an MLP (``-``) or a MoE (``E``) —
+    from ``layers_block_type`` (or the older ``hybrid_override_pattern``), one norm per block."""
+    kinds = _type_list(r, "layers_block_type", _NEMOTRON_TYPES, None)
+    if kinds is None:
+        pat = r.get("hybrid_override_pattern")
+        if pat is not None:
+            if not isinstance(pat, str) or not pat or set(pat) - set(_NEMOTRON_LETTERS):
+                raise InputError(N_("config.json field 'hybrid_override_pattern' must be letters M, *, - and E"))
+            _whole("layers", len(pat))
+            kinds = [_NEMOTRON_LETTERS[x] for x in pat]
+        else:
+            kinds = ["2", "E", "F", "D"]  # NemotronHConfig's default layers_block_type
+    r.get("num_hidden_layers")  # deprecated: the block list decides
+    layers = len(kinds)
+    heads = r.whole("num_attention_heads")
+    h = r.whole("hidden_size")
+    mixer = Mixer("mamba2", conv=r.whole("conv_kernel"), heads=r.whole("mamba_num_heads"),
+                  head_dim=r.whole("mamba_head_dim"), groups=r.whole("n_groups"), state=r.whole("ssm_state_size"),
+                  chunk=r.whole("chunk_size"), conv_bias=r.flag("use_conv_bias", True), in_bias=r.flag("use_bias"),
+                  out_bias=r.flag("use_bias"))
+    c = dict(hidden=h, layers=layers, heads=heads, kv_heads=r.opt_whole("num_key_value_heads", minimum=1) or heads,
+             head_dim=r.whole("head_dim"), ffn=r.whole("intermediate_size"), vocab=r.whole("vocab_size"), mlp="plain",
+             mlp_bias=r.flag("mlp_bias"), norms_per_layer=1, mixer=mixer, tied_embeddings=r.flag("tie_word_embeddings"),
+             max_positions=r.opt_whole("max_position_embeddings") or 0, no_positions=True,
+             layer_types="".join(k if k in "2F" else "-" for k in kinds))
+    if "E" in kinds:
+        if r.get("moe_latent_size") is not None:
+            raise InputError(N_("nemotron_h with moe_latent_size (latent expert projections) is not read yet"))
+        c.update(experts=r.whole("n_routed_experts"), experts_per_token=r.whole("num_experts_per_tok"),
+                 expert_ffn=r.whole("moe_intermediate_size"),
+                 shared_expert_ffn=r.whole("moe_shared_expert_intermediate_size", minimum=0), router_score_bias=True,
+                 moe_layers="".join("M" if k == "E" else "D" if k == "D" else "-" for k in kinds))
+    else:
+        c["moe_layers"] = "".join("D" if k == "D" else "-" for k in kinds)
+    return c
+
+
+def _read_falcon_h1(r: _Read) -> dict:
+    """Falcon-H1: every layer runs attention and a Mamba-2 mixer side by side on the same input, then a gated MLP."""
+    c = _common(r)
+    h = c["hidden"]
+    d_ssm = r.get("mamba_d_ssm")
+    d_ssm = r.whole("mamba_expand") * h if d_ssm is None else _whole("mamba_d_ssm", d_ssm)
+    heads = r.whole("mamba_n_heads")
+    hd = r.get("mamba_d_head")
+    hd = d_ssm // heads if hd in (None, "auto") else _whole("mamba_d_head", hd)
+    if hd * heads != d_ssm:
+        raise InputError(N_("falcon_h1: mamba_n_heads × mamba_d_head ({n} × {d}) must equal the Mamba width {w}"),
+                         n=heads, d=hd, w=d_ssm)
+    mixer = Mixer("mamba2", conv=r.whole("mamba_d_conv"), heads=heads, head_dim=hd, groups=r.whole("mamba_n_groups"),
+                  state=r.whole("mamba_d_state"), chunk=r.whole("mamba_chunk_size"),
+                  conv_bias=r.flag("mamba_conv_bias", True), in_bias=r.flag("mamba_proj_bias"),
+                  out_bias=r.flag("projectors_bias"), norm=r.flag("mamba_rms_norm"))
+    ab = r.flag("attention_bias")
+    c.update(qkv_bias=ab, o_bias=ab, mlp_bias=r.flag("mlp_bias"), mixer=mixer, layer_types="P" * c["layers"])
+    return c
+
+
 _READERS = {
     "llama": _read_llama, "granite": _read_llama, "granitemoe": _read_granitemoe, "mistral": _read_mistral,
     "ministral": _read_ministral, "mixtral": _read_mixtral, "qwen2": _read_qwen2, "qwen2_moe": _read_qwen2_moe,
@@ -707,12 +1010,15 @@ _READERS = {
     "olmo3": _read_olmo2, "olmoe": _read_olmoe, "cohere": _read_cohere, "cohere2": _read_cohere,
     "internlm2": _read_internlm2, "falcon": _read_falcon, "gpt_neox": _read_gpt_neox, "starcoder2": _read_starcoder2,
     "gpt2": _read_gpt2, "gpt_bigcode": _read_gpt2, "gpt_oss": _read_gpt_oss, "glm4_moe": _read_glm4_moe,
-    "llama4_text": _read_llama4_text, "smollm3": _read_smollm3,
+    "llama4_text": _read_llama4_text, "smollm3": _read_smollm3, "exaone4": _read_exaone4,
+    "ernie4_5_moe": _read_ernie4_5_moe, "glm4_moe_lite": _read_glm4_moe_lite, "qwen3_vl_text": _read_qwen3,
+    "qwen3_vl_moe_text": _read_qwen3_moe, "qwen3_next": _read_qwen3_next, "jamba": _read_jamba,
+    "nemotron_h": _read_nemotron_h, "falcon_h1": _read_falcon_h1,
 }
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 
 
-def _unwrap(cfg: dict, mtype: str, notes: list[str]) -> tuple[dict, str, str]:
+def _unwrap(cfg: dict, mtype: str, notes: list[str], *, default_inner: str | None = None) -> tuple[dict, str, str]:
     """The decoder's config of a multimodal wrapper, its model_type and the wrapper's name."""
     tc = cfg.get("text_config")
     if not isinstance(tc, dict):
@@ -721,28 +1027,111 @@ def _unwrap(cfg: dict, mtype: str, notes: list[str]) -> tuple[dict, str, str]:
                              mtype=mtype)
         raise InputError(N_("a {mtype} config.json needs a 'text_config' object"), mtype=mtype)
     inner = dict(tc)
-    inner_type = str(inner.get("model_type") or _WRAPPERS[mtype]).lower()
+    inner_type = str(inner.get("model_type") or default_inner or _WRAPPERS.get(mtype, "")).lower()
+    inner_type = _LEGACY_TEXT.get(inner_type, inner_type)
     if inner_type not in _READERS:
         raise InputError(N_("{mtype}'s text_config has model_type {inner_type!r}, which is not supported"),
                          mtype=mtype, inner_type=inner_type)
     if mtype == "gemma3" and "tie_word_embeddings" not in inner and "tie_word_embeddings" in cfg:
         inner["tie_word_embeddings"] = cfg["tie_word_embeddings"]
-    for key in ("torch_dtype", "dtype", "quantization_config"):
+    if mtype in _TIE_FROM_TOP:
+        inner.pop("tie_word_embeddings", None)
+        inner["tie_word_embeddings"] = cfg.get("tie_word_embeddings", _TIE_FROM_TOP[mtype])
+    for key in ("torch_dtype", "dtype", "quantization_config", "quantization"):
         if key in cfg and key not in inner:
             inner[key] = cfg[key]
-    notes.append(Text(N_("{wrapper} is multimodal: its decoder (text_config, {decoder}) is counted, the vision "
-                         "tower and projector are not"), wrapper=mtype, decoder=inner_type))
+    params = vision_params(mtype, cfg)
+    if params is None:
+        notes.append(Text(N_("{wrapper} is multimodal: its decoder (text_config, {decoder}) is counted, the vision "
+                             "tower and projector are not"), wrapper=mtype, decoder=inner_type))
+    else:
+        notes.append(Text(N_("{wrapper} is multimodal: its decoder (text_config, {decoder}) is counted; the vision "
+                             "tower and projector ({params:,} parameters) run once per image and are reported beside "
+                             "it, not in the decoder's counts"), wrapper=mtype, decoder=inner_type,
+                          params=sum(params.values())))
     return inner, inner_type, mtype
+
+
+# A text_config's model_type that names the decoder family it is read as.
+_LEGACY_TEXT: dict[str, str] = {}
+# Keys whose presence together says "DeepSeek-V3 layout" (MLA + routed experts) whatever the model_type.
+_MLA_KEYS = ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "n_routed_experts")
+
+
+def _architecture_family(cfg: dict) -> tuple[str | None, str]:
+    """The family a config.json's ``architectures`` field names, and that class name."""
+    archs = cfg.get("architectures")
+    if isinstance(archs, str):
+        archs = [archs]
+    if not isinstance(archs, list):
+        return None, ""
+    for a in archs:
+        if isinstance(a, str) and a in ARCHITECTURES:
+            return ARCHITECTURES[a], a
+    return None, next((a for a in archs if isinstance(a, str)), "")
+
+
+def _recognise(cfg: dict, mtype: str, notes: list[str]) -> str:
+    """The family to read a config.json as: its model_type when this estimator reads it, else the one its
+    ``architectures`` field names, else one its structure shows (a text_config with a decoder it reads, MLA
+    with routed experts); a refusal that says whether the family is known and not sized, or unrecognised."""
+    if mtype in _READERS or mtype in _WRAPPERS:
+        return mtype
+    fam, arch = _architecture_family(cfg)
+    if fam is not None:
+        notes.append(Text(N_("model_type {mtype!r} is not a family transformers 5.24 defines; its architectures field "
+                             "({arch}) is, and it is read as {family}"), mtype=mtype, arch=arch, family=fam))
+        return fam
+    tc = cfg.get("text_config")
+    if isinstance(tc, dict) and str(tc.get("model_type", "")).lower() in _READERS:
+        notes.append(Text(N_("model_type {mtype!r}: read by its structure, a wrapper around a {decoder} text_config"),
+                          mtype=mtype, decoder=str(tc["model_type"]).lower()))
+        return "(wrapper)"
+    if all(k in cfg for k in _MLA_KEYS) and mtype not in TRANSFORMERS_MODEL_TYPES:
+        notes.append(Text(N_("model_type {mtype!r}: read by its structure (multi-head latent attention and routed "
+                             "experts) as deepseek_v3"), mtype=mtype))
+        return "deepseek_v3"
+    if mtype in NOT_SIZED:
+        raise InputError(N_("model_type {mtype!r} is not supported: transformers 5.24 knows it, but it is not sized "
+                            "here ({why})"), mtype=mtype, why=Text(NOT_SIZED[mtype]))
+    if mtype in TRANSFORMERS_MODEL_TYPES:
+        raise InputError(N_("model_type {mtype!r} is not supported: transformers 5.24 knows it, but no reader here is "
+                            "checked against its modeling file yet; supported: {choices}"),
+                         mtype=mtype, choices=", ".join(SUPPORTED_MODEL_TYPES))
+    near = difflib.get_close_matches(mtype, list(SUPPORTED_MODEL_TYPES), n=1, cutoff=0.8)
+    if near:
+        raise InputError(N_("model_type {mtype!r} is not recognised: neither transformers 5.24 nor its architectures "
+                            "field names it; did you mean {near!r}?"), mtype=mtype, near=near[0])
+    raise InputError(N_("model_type {mtype!r} is not recognised: neither transformers 5.24 nor its architectures field "
+                        "names it; supported: {choices}"), mtype=mtype, choices=", ".join(SUPPORTED_MODEL_TYPES))
+
+
+def _mlx_quantization(cfg: dict, r: _Read):
+    """An MLX checkpoint's ``quantization`` block ({"group_size", "bits", "mode", per-module overrides})."""
+    q = cfg.get("quantization")
+    r.used.add("quantization")
+    if cfg.get("quantization_config") == q or (isinstance(cfg.get("quantization_config"), dict)
+                                              and "quant_method" not in cfg["quantization_config"]):
+        r.used.add("quantization_config")
+    return from_mlx_quantization(q)
 
 
 def read_config(cfg: dict, name: str = "custom", source: str = "") -> tuple[ModelConfig, dict]:
     """A ModelConfig from a parsed config.json, and what was read: ``{"model_type", "wrapper",
-    "dtype_source", "ignored_keys", "unknown_keys", "notes"}`` (see :func:`describe_read`)."""
+    "dtype_source", "ignored_keys", "unknown_keys", "misspelled", "vision", "notes"}`` (see
+    :func:`describe_read`)."""
     if not isinstance(cfg, dict):
         raise InputError(N_("config.json must hold a JSON object ({...}) at the top level"))
     mtype = cfg.get("model_type")
     if not isinstance(mtype, str):
-        raise InputError(N_("config.json has no 'model_type' string field (e.g. \"llama\")"))
+        fam, _ = _architecture_family(cfg)
+        near = [k for k in cfg if isinstance(k, str) and difflib.get_close_matches(k, ["model_type"], cutoff=0.8)]
+        if near:
+            raise InputError(N_("config.json has no 'model_type' string field; it has {near!r}: a misspelling of "
+                                "'model_type'?"), near=near[0])
+        if fam is None:
+            raise InputError(N_("config.json has no 'model_type' string field (e.g. \"llama\")"))
+        mtype = fam
     mtype = mtype.strip().lower()
     notes: list[str] = []
     if mtype in _LEGACY:
@@ -750,25 +1139,30 @@ def read_config(cfg: dict, name: str = "custom", source: str = "") -> tuple[Mode
         mtype = "falcon"
     wrapper = None
     outer = cfg
-    if mtype in _WRAPPERS:
-        cfg, mtype, wrapper = _unwrap(cfg, mtype, notes)
-    if mtype not in _READERS:
-        raise InputError(N_("model_type {mtype!r} is not supported; supported: {choices}"),
-                         mtype=mtype, choices=", ".join(SUPPORTED_MODEL_TYPES))
+    family = _recognise(cfg, mtype, notes)
+    vision = None
+    if family in _WRAPPERS or family == "(wrapper)":
+        wrapper = mtype if family == "(wrapper)" else family
+        vision = vision_params(wrapper, cfg)
+        cfg, mtype, wrapper = _unwrap(cfg, wrapper, notes)
+    else:
+        mtype = family
     r = _Read(cfg, mtype, DEFAULTS.get(mtype, {}), ALIASES.get(mtype), defaults_for_shape=wrapper is not None)
     r.notes = notes
     fields_ = _READERS[mtype](r)
     if fields_.get("experts") and "M" not in fields_.get("moe_layers", "M"):
         for k in ("experts", "experts_per_token", "expert_ffn", "shared_expert_ffn", "moe_layers"):
             fields_.pop(k, None)
-        for k in ("shared_expert_gate", "router_bias", "expert_bias", "router_score_bias"):
+        for k in ("shared_expert_gate", "router_bias", "expert_bias", "router_score_bias", "score_bias_param"):
             fields_.pop(k, None)
         fields_.pop("experts_compute", None)
         r.notes.append(Text(N_("no layer is a mixture of experts (every layer is dense): read as a dense model")))
     dtype = _torch_dtype(r)
     quant = None
     q = cfg.get("quantization_config")
-    if q is not None:
+    if isinstance(cfg.get("quantization"), dict):
+        quant = _mlx_quantization(cfg, r)
+    elif q is not None:
         r.used.add("quantization_config")
         quant = from_quantization_config(q)
     fields_.setdefault("tied_embeddings", r.flag("tie_word_embeddings", False))
@@ -779,10 +1173,19 @@ def read_config(cfg: dict, name: str = "custom", source: str = "") -> tuple[Mode
     known = IRRELEVANT_KEYS | UNUSED_BY_FAMILY.get(mtype, frozenset())
     ignored = [k for k in unused if k.removeprefix("(top level) ") in known]
     unknown = [k for k in unused if k.removeprefix("(top level) ") not in known]
+    misspelled = {}
+    for k in unknown:
+        near = difflib.get_close_matches(k, sorted(r.asked - set(cfg)), n=1, cutoff=0.85)
+        if near:
+            misspelled[k] = near[0]
+            shown = r.defaulted.get(near[0])
+            r.notes.append(Text(N_("{key!r} is not a key transformers reads for {family}: a misspelling of {near!r}? "
+                                   "{near!r} was taken as {value}"), key=k, family=mtype, near=near[0],
+                                value=repr(shown) if shown is not None else Text(N_("not given"))))
     info = {"model_type": mtype, "wrapper": wrapper,
             "dtype_source": "torch_dtype" if dtype else "",
-            "ignored_keys": ignored, "unknown_keys": unknown, "defaults": dict(sorted(r.defaulted.items())),
-            "notes": r.notes}
+            "ignored_keys": ignored, "unknown_keys": unknown, "misspelled": misspelled,
+            "defaults": dict(sorted(r.defaulted.items())), "vision": vision, "notes": r.notes}
     return model, info
 
 
@@ -805,6 +1208,8 @@ def describe_read(model: ModelConfig, info: dict | None = None) -> dict:
     d = model.describe()
     info = info or {}
     d.update(model_type=info.get("model_type", model.family), wrapper=info.get("wrapper"),
+             vision=dict(info["vision"]) if info.get("vision") else None,
+             misspelled=dict(info.get("misspelled", {})),
              ignored_keys=list(info.get("ignored_keys", [])), unknown_keys=list(info.get("unknown_keys", [])),
              defaults=dict(info.get("defaults", {})), notes=list(info.get("notes", [])))
     d["dtype_source"] = info.get("dtype_source", "")
@@ -843,10 +1248,29 @@ def _parse_json(data: bytes | str) -> dict:
                          reason=str(e).split(';')[0]) from None
 
 
-def read_config_json(data: bytes | str, name: str = "uploaded") -> tuple[ModelConfig, dict]:
+def read_config_json(data: bytes | str, name: str = "uploaded", *, file_name: str | None = None
+                     ) -> tuple[ModelConfig, dict]:
     """Parse the text of a config.json (an upload or a file) with size and type checks, and report
-    what was read."""
-    return read_config(_parse_json(data), name=name)
+    what was read. ``file_name`` (an upload's): the model is named by :func:`upload_name` instead of ``name``."""
+    cfg = _parse_json(data)
+    return read_config(cfg, name=upload_name(cfg, file_name) if file_name is not None else name)
+
+
+def upload_name(cfg: object, file_name: str) -> str:
+    """The name of an uploaded model: its file's name (``mistral-7b.json`` -> ``mistral-7b``), or, for the usual
+    ``config.json``, the checkpoint it was saved from (``_name_or_path``'s last part: ``Llama-3.1-8B``), else its
+    ``model_type`` (``llama (config.json)``). At most 80 characters, printable ones only."""
+    def clean(text: str) -> str:
+        return "".join(c for c in text if c.isprintable()).strip()[:80]
+
+    stem = clean(str(file_name).rsplit("/", 1)[-1].removesuffix(".json"))
+    if stem and stem.lower() != "config":
+        return stem
+    saved = cfg.get("_name_or_path") if isinstance(cfg, dict) else None
+    if isinstance(saved, str) and clean(saved.rstrip("/").rsplit("/", 1)[-1]):
+        return clean(saved.rstrip("/").rsplit("/", 1)[-1])
+    mtype = cfg.get("model_type") if isinstance(cfg, dict) else None
+    return f"{clean(mtype)} (config.json)" if isinstance(mtype, str) and clean(mtype) else "config.json"
 
 
 def parse_config_json(data: bytes | str, name: str = "uploaded") -> ModelConfig:

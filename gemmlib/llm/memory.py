@@ -19,9 +19,10 @@
   (sbh/t)(34 + 5as/h) with TP + SP, the s² terms dropped by selective recomputation, 2sbh (÷ t
   with SP) with full recomputation — for the paper's GPT (MHA, GeLU MLP of 4h, dropout, 16-bit
   activations). The same terms adapt, as derivations labelled so, to GQA (K and V at the KV
-  width), SwiGLU (four F-wide tensors: gate, up, SiLU output, down input), no dropout (no 1-byte
+  width), SwiGLU (four F-wide tensors: gate, up, SiLU output, down input; three with fused
+  kernels, whose SwiGLU saves only its input and recomputes the SiLU), no dropout (no 1-byte
   masks; the modern default) and fused attention (no s² tensors, a 4-byte log-sum-exp per row
-  and head). The first pipeline stage holds p micro-batches in flight over its L/p layers
+  and head; fused attention stands for the fused-kernel convention). The first pipeline stage holds p micro-batches in flight over its L/p layers
   (1F1B), i.e. all L layers' worth (§4.2.3); the last stage adds the output layer and the
   cross-entropy, 4sbh(1 + v/h) as Megatron's ``theoretical_memory_usage.py`` codes it.
 * **Model states, training**: mixed-precision AdamW as ZeRO counts it (Rajbhandari et al. 2020,
@@ -48,7 +49,7 @@ from gemmlib.llm.config import ModelConfig
 from gemmlib.llm.parallel import Parallel, kv_split, layers_per_stage, per_gpu_op, replica_batch
 
 DEFAULT_MEMORY_UTILIZATION = 0.90  # vLLM EngineArgs.gpu_memory_utilization
-RECOMPUTE = ("none", "selective", "full")
+RECOMPUTE = ("none", "selective", "full", "op")  # op: torchtitan's selective op policy (gemmlib.llm.training)
 ZERO_STAGES = (0, 1, 2, 3)
 
 
@@ -115,8 +116,19 @@ def weights_per_gpu(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel)
     return {"first": first, "last": last}
 
 
+def expert_weights_per_gpu(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel) -> float:
+    """Bytes of the routed experts' weights on one GPU (every stage holds the same number of layers)."""
+    if not cfg.is_moe:
+        return 0.0
+    full = replace(wl, batch=1, seq_len=max(1, cfg.experts), new_tokens=0, lm_head="all", decode_only=False)
+    stage_l = layers_per_stage(cfg, par)
+    return sum(per_gpu_op(o, cfg, par, stage_layers=stage_l).weight_bytes for o in prefill_ops(cfg, full)
+               if o.is_gemm and o.routed)
+
+
 def kv_per_gpu(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel) -> float:
     """KV-cache bytes on one GPU when every sequence holds its S + N tokens."""
+    par = par.inference()
     local = -(-replica_batch(wl.batch, par) // par.ep)
     kv = memory(cfg, replace(wl, batch=local), hw).kv_cache_bytes
     return kv * layers_per_stage(cfg, par) / cfg.layers / kv_split(cfg, par.tp)
@@ -193,7 +205,11 @@ def layer_activation_terms(cfg: ModelConfig, seq_len: int, micro_batch: float, *
     add("norm 2 input", a * sb * h)
     add("MLP input (norm 2 output)", a * sb * h)
     if cfg.mlp == "gated":
-        for name in ("gate output", "up output", "SiLU output", "down-projection input"):
+        # eager PyTorch keeps silu(gate) too; a fused SwiGLU (Megatron's bias_swiglu_impl, Transformer Engine)
+        # saves only its input, gate|up, and recomputes the SiLU in backward
+        names = ("gate output", "up output", "down-projection input") if attention == "fused" else (
+            "gate output", "up output", "SiLU output", "down-projection input")
+        for name in names:
             add(name, a * sb * f * kr, "tp")
     else:
         add("GeLU input", a * sb * f * kr, "tp")
@@ -214,6 +230,14 @@ def layer_activation_bytes(cfg: ModelConfig, seq_len: int, micro_batch: float, *
     if recompute == "full":
         x = act_bytes * seq_len * micro_batch * cfg.hidden  # only the layer's input is kept
         return x / tp if sp else x
+    if recompute == "op":
+        # torchtitan's op policy keeps the layer's input, the outputs of its 1st, 3rd, 5th and 7th matmul (q, v,
+        # gate, down) and the attention kernel's output with its fp32 log-sum-exp; it recomputes the rest
+        sb = seq_len * micro_batch
+        f = cfg.experts_per_token * cfg.expert_ffn + cfg.shared_expert_ffn if cfg.is_moe else cfg.ffn
+        hidden = 2 * cfg.hidden / (tp if sp else 1)
+        split = (cfg.q_dim + cfg.o_dim + f) / tp + cfg.v_dim / kv_split(cfg, tp)
+        return act_bytes * sb * (hidden + split) + 4 * cfg.heads / tp * sb
     total = 0.0
     for term in layer_activation_terms(cfg, seq_len, micro_batch, act_bytes=act_bytes, attention=attention,
                                        dropout=dropout):
@@ -226,19 +250,30 @@ def layer_activation_bytes(cfg: ModelConfig, seq_len: int, micro_batch: float, *
 
 def training_activation_bytes(cfg: ModelConfig, wl: Workload, par: Parallel, *, micro_batch: int,
                               microbatches: int, recompute: str = "none", dropout: bool = False) -> dict[str, float]:
-    """Activation bytes of the first and of the last pipeline stage's GPU in a training step."""
+    """Activation bytes of the first and of the last pipeline stage's GPU in a training step.
+
+    Context parallelism (c ranks) keeps 1/c of every sequence's tokens on a rank: every term is taken at
+    s / c tokens, the s² terms of eager attention at (s / c) × s (the rank's queries against every key).
+    The interleaved schedule (V virtual stages) holds 1 + (p − 1) / (p·V) times the first stage's
+    activations (Korthikanti et al. 2022 §4.2.3)."""
     a = get_dtype(wl.act_dtype).bytes
-    t, e = par.tp, par.ep
+    t, e, c = par.tp, par.ep, par.cp
     b = micro_batch / e
-    s = wl.seq_len
-    per_layer = layer_activation_bytes(cfg, s, b, tp=t, sequence_parallel=par.sequence_parallel,
-                                       recompute=recompute, act_bytes=a, attention=wl.attention, dropout=dropout)
+    s = wl.seq_len / c
+    kw = dict(tp=t, sequence_parallel=par.sequence_parallel, recompute=recompute, act_bytes=a,
+              attention=wl.attention, dropout=dropout)
+    per_layer = layer_activation_bytes(cfg, s, b, **kw)
+    if c > 1 and wl.attention == "eager" and recompute == "none":
+        s2 = sum(x["bytes"] / t for x in layer_activation_terms(cfg, s, b, act_bytes=a, attention="eager",
+                                                                 dropout=dropout) if x["s2"])
+        per_layer += (c - 1) * s2
     sp = par.sequence_parallel and t > 1
     stage_l = layers_per_stage(cfg, par)
     in_flight = min(microbatches, par.pp)  # 1F1B: the first stage holds p micro-batches
     ids = 8 * s * b  # int64 token ids
     emb_mask = s * b * cfg.hidden / (t if sp else 1) if dropout else 0.0
-    first = stage_l * in_flight * per_layer + in_flight * (ids + emb_mask)
+    interleave = 1 + (par.pp - 1) / (par.pp * par.virtual_stages) if par.virtual_stages > 1 else 1.0
+    first = (stage_l * in_flight * per_layer + in_flight * (ids + emb_mask)) * interleave
     output = 2 * a * s * b * cfg.hidden / (t if sp else 1) + 4 * s * b * cfg.vocab / t
     last = stage_l * per_layer + output
     if par.pp == 1:
@@ -261,10 +296,13 @@ def model_state_bytes(params: float, zero: int, dp: int) -> dict[str, float]:
 # ----- the per-GPU answer --------------------------------------------------------------------------
 
 def inference_memory(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, *, micro_batch: int,
-                     memory_utilization: float = DEFAULT_MEMORY_UTILIZATION) -> PerGpuMemory:
-    """The busiest GPU of an inference deployment: weights, KV cache at the end, prefill activation peak."""
+                     memory_utilization: float = DEFAULT_MEMORY_UTILIZATION,
+                     weights: dict[str, float] | None = None) -> PerGpuMemory:
+    """The busiest GPU of an inference deployment: weights, KV cache at the end, prefill activation peak.
+    ``weights``: :func:`weights_per_gpu`'s answer when already known (it does not depend on the batch)."""
     u = _check_utilization(memory_utilization)
-    w = weights_per_gpu(cfg, wl, hw, par)
+    par = par.inference()
+    w = weights if weights is not None else weights_per_gpu(cfg, wl, hw, par)
     kv = kv_per_gpu(cfg, wl, hw, par)
     cap = float(hw.memory_bytes)
     best = None
@@ -279,16 +317,21 @@ def inference_memory(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel
 def training_memory(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, *, micro_batch: int,
                     microbatches: int, zero: int = 0, recompute: str = "none", dropout: bool = False,
                     memory_utilization: float = DEFAULT_MEMORY_UTILIZATION) -> PerGpuMemory:
-    """The busiest GPU of a training step: ZeRO model states, Korthikanti activations, workspace."""
+    """The busiest GPU of a training step: ZeRO model states, Korthikanti activations, workspace. ZeRO shards
+    over the ranks that hold the same parameters: DP × CP × EP for the dense ones (EP ranks run attention
+    data-parallel), DP × CP for the routed experts (Megatron's distributed optimizer)."""
     u = _check_utilization(memory_utilization)
     w = weights_per_gpu(cfg, wl, hw, par)
     wbytes = get_dtype(wl.weight_dtype).bytes
+    experts = expert_weights_per_gpu(cfg, wl, hw, par) / wbytes
     acts = training_activation_bytes(cfg, wl, par, micro_batch=micro_batch, microbatches=microbatches,
                                      recompute=recompute, dropout=dropout)
     cap = float(hw.memory_bytes)
     best = None
     for stage in (("first", "last") if par.pp > 1 else ("last",)):
-        st = model_state_bytes(w[stage] / wbytes, zero, par.dp)
+        dense = model_state_bytes(w[stage] / wbytes - experts, zero, par.dp * par.cp * par.ep)
+        exp = model_state_bytes(experts, zero, par.dp * par.cp)
+        st = {k: dense[k] + exp[k] for k in dense}
         m = PerGpuMemory(st["weights"], 0.0, acts[stage], (1 - u) * cap, cap, gradient_bytes=st["gradients"],
                          optimizer_bytes=st["optimizer"], stage=stage if par.pp > 1 else "")
         if best is None or m.total_bytes > best.total_bytes:

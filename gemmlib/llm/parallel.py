@@ -40,9 +40,11 @@ stride is the product of the sizes inside it. Each collective crosses the link i
 group spans (:meth:`gemmlib.core.hardware.Interconnect.link_for`: NVLink/NVSwitch
 inside the scale-up domain, PCIe inside a node beyond it, the network between
 nodes) and costs ``latency + size × factor / busbw`` (:mod:`gemmlib.core.comm`,
-nccl-tests conventions). Communication is **not overlapped** with compute unless
-``overlap`` is set, which shows the best case: each stage period is
-max(compute, communication).
+nccl-tests conventions). In inference, communication is **not overlapped** with compute
+unless ``overlap`` is set, which shows the best case: each stage period is
+max(compute, communication); a training step hides each collective behind the compute it
+can (:mod:`gemmlib.llm.training`). Context parallelism (``cp``, training) splits every
+sequence's tokens across its ranks; inference phases treat those ranks as replicas.
 
 This module never imports torch.
 """
@@ -58,19 +60,20 @@ from gemmlib.core.hardware import Hardware, Interconnect
 from gemmlib.core.i18n import N_, Text
 from gemmlib.llm.accounting import (
     Op,
+    OpSums,
     PhaseTotals,
     Workload,
     decode_ops,
     decode_other_ops,
     decode_timed,
-    gemm_share,
+    phase_ops,
     prefill_ops,
     prefill_other_ops,
     time_op,
 )
 from gemmlib.llm.config import ModelConfig
 
-GROUPS = ("tp", "ep", "dp", "pp")
+GROUPS = ("tp", "cp", "ep", "dp", "pp")
 _TP_SPLIT = ("column", "row", "heads", "vocab")
 _MAX = 1_000_000
 
@@ -87,9 +90,17 @@ def _size(name: str, v, minimum: int = 1) -> int:
 
 @dataclass(frozen=True)
 class Parallel:
-    """How the GPUs split the work: tensor, pipeline, expert and data parallel sizes (their product is
-    the GPU count), GPUs per node (0: the catalogue's typical node), the overlap switch, pipeline
-    micro-batches (0: the default) and sequence parallelism (training)."""
+    """How the GPUs split the work: tensor, context, pipeline, expert and data parallel sizes (their
+    product is the GPU count), GPUs per node (0: the catalogue's typical node), the overlap switch,
+    pipeline micro-batches (0: the default), sequence parallelism, and for training the virtual
+    pipeline stages per GPU (interleaved 1F1B) and the named overlap techniques: ``tp_comm_overlap``
+    (Transformer Engine's TP communication overlapped with the GEMMs beside it, Megatron's
+    ``--tp-comm-overlap``) and ``ep_comm_overlap`` (the EP all-to-alls overlapped with another
+    micro-batch's compute: DeepSeek-V3's DualPipe, Megatron's ``--overlap-moe-expert-parallel-comm``).
+
+    ``overlap`` is the best case: every collective hidden behind compute. Without it inference
+    charges every collective; training hides each collective behind the compute it can hide behind
+    (:mod:`gemmlib.llm.training`)."""
 
     tp: int = 1
     pp: int = 1
@@ -99,20 +110,25 @@ class Parallel:
     overlap: bool = False
     microbatches: int = 0
     sequence_parallel: bool = False
+    cp: int = 1
+    virtual_stages: int = 1
+    tp_comm_overlap: bool = False
+    ep_comm_overlap: bool = False
 
     def __post_init__(self) -> None:
         for f in GROUPS:
             object.__setattr__(self, f, _size(f"--{f}", getattr(self, f)))
         object.__setattr__(self, "gpus_per_node", _size("--gpus-per-node", self.gpus_per_node, 0))
         object.__setattr__(self, "microbatches", _size("micro-batches", self.microbatches, 0))
-        for f in ("overlap", "sequence_parallel"):
+        object.__setattr__(self, "virtual_stages", _size("--virtual-stages", self.virtual_stages))
+        for f in ("overlap", "sequence_parallel", "tp_comm_overlap", "ep_comm_overlap"):
             if not isinstance(getattr(self, f), bool):
                 raise InputError(N_("{field} must be true or false, got {value!r}"),
                                  field=f, value=getattr(self, f))
 
     @property
     def gpus(self) -> int:
-        return self.tp * self.pp * self.ep * self.dp
+        return self.tp * self.cp * self.pp * self.ep * self.dp
 
     @property
     def replica(self) -> int:
@@ -120,18 +136,33 @@ class Parallel:
         return self.tp * self.pp * self.ep
 
     def stride(self, group: str) -> int:
-        """Distance between neighbours of a group in the rank order tp, ep, dp, pp."""
-        return {"tp": 1, "ep": self.tp, "dp": self.tp * self.ep, "pp": self.tp * self.ep * self.dp}[group]
+        """Distance between neighbours of a group in the rank order tp, cp, ep, dp, pp (Megatron's
+        ``order="tp-cp-ep-dp-pp"``)."""
+        t, c, e, d = self.tp, self.cp, self.ep, self.dp
+        return {"tp": 1, "cp": t, "ep": t * c, "dp": t * c * e, "pp": t * c * e * d}[group]
 
     def to_dict(self) -> dict:
-        return {"tp": self.tp, "pp": self.pp, "ep": self.ep, "dp": self.dp}
+        return {"tp": self.tp, "pp": self.pp, "ep": self.ep, "dp": self.dp, "cp": self.cp,
+                "virtual_stages": self.virtual_stages}
+
+    def inference(self) -> Parallel:
+        """The layout inference phases use: context parallelism is a training layout here (it splits each
+        training sequence across ranks), so its ranks serve as data-parallel replicas; one virtual stage."""
+        if self.cp == 1 and self.virtual_stages == 1:
+            return self
+        return replace(self, dp=self.dp * self.cp, cp=1, virtual_stages=1)
 
     def check(self, cfg: ModelConfig, gpus: int | None = None) -> None:
         """Refuse a split the model cannot take, with a sentence that says why."""
-        if gpus is not None and gpus != self.gpus:
-            raise InputError(N_("--tp {tp} × --pp {pp} × --ep {ep} × --dp {dp} = {gpus} GPUs, but {given} GPUs were given; "
+        if gpus is not None and gpus != self.gpus and self.cp == 1:
+            raise InputError(N_("--tp {tp} × --pp {pp} × --ep {ep} × --dp {dp} = {gpus}, but the GPU count given is {given}; "
                                 "make the product equal the GPU count"),
                              tp=self.tp, pp=self.pp, ep=self.ep, dp=self.dp, gpus=self.gpus, given=gpus)
+        if gpus is not None and gpus != self.gpus:
+            raise InputError(N_("--tp {tp} × --cp {cp} × --pp {pp} × --ep {ep} × --dp {dp} = {gpus}, but the GPU count given "
+                                "is {given}; make the product equal the GPU count"),
+                             tp=self.tp, cp=self.cp, pp=self.pp, ep=self.ep, dp=self.dp, gpus=self.gpus, given=gpus)
+
         t = self.tp
         if cfg.heads % t:
             raise InputError(N_("--tp {t} does not divide the {heads} attention heads; pick a TP size that does"),
@@ -148,6 +179,13 @@ class Parallel:
         if self.pp > cfg.layers:
             raise InputError(N_("--pp {pp} is more pipeline stages than the model's {layers} layers"),
                              pp=self.pp, layers=cfg.layers)
+        if self.virtual_stages > 1 and self.pp == 1:
+            raise InputError(N_("--virtual-stages needs pipeline stages (--pp 2 or more)"))
+        # two chunks may hold no layer: the first only the embedding, the last only the output head and the loss,
+        # as Llama 3 balances its pipeline (arXiv:2407.21783 §3.3.2: 126 layers in 16 × 8 one-layer chunks)
+        if self.pp * self.virtual_stages > cfg.layers + 2:
+            raise InputError(N_("--pp {pp} × --virtual-stages {v} is more pipeline chunks than the model's {layers} "
+                                "layers"), pp=self.pp, v=self.virtual_stages, layers=cfg.layers)
         if self.ep > 1 and not cfg.is_moe:
             raise InputError(N_("--ep {ep} needs a mixture-of-experts model; {name} is dense"),
                              ep=self.ep, name=cfg.name)
@@ -166,6 +204,21 @@ class Parallel:
             return Link("none", "measured", 1.0, 0.0, Text(N_("one rank: nothing moves")))
         ic = _interconnect(hw)
         return ic.link_for(n, self.stride(group), self.gpus_per_node or None)
+
+    def all_to_all_link(self, group: str, hw: Hardware) -> Link:
+        """The link the ``group``'s all-to-alls cross (:meth:`gemmlib.core.hardware.Interconnect.all_to_all_link`:
+        across nodes each rank's off-node share goes through its own NIC)."""
+        n = getattr(self, group)
+        if n <= 1:
+            return self.link(group, hw)
+        return _interconnect(hw).all_to_all_link(n, self.stride(group), self.gpus_per_node or None)
+
+    def link_span(self, ranks: int, stride: int, hw: Hardware) -> Link:
+        """The link a collective over ``ranks`` GPUs ``stride`` apart crosses (a group that joins several of
+        the parallel dimensions, e.g. the gradients' data-parallel × context-parallel × expert group)."""
+        if ranks <= 1:
+            return Link("none", "measured", 1.0, 0.0, Text(N_("one rank: nothing moves")))
+        return _interconnect(hw).link_for(ranks, stride, self.gpus_per_node or None)
 
     def placement(self, hw: Hardware) -> list[dict]:
         """Each group with more than one rank: size, stride and the link it crosses (for tables)."""
@@ -189,8 +242,10 @@ def _interconnect(hw: Hardware) -> Interconnect:
 # ----- one GPU's share of an op -------------------------------------------------------------------
 
 def layers_per_stage(cfg: ModelConfig, par: Parallel) -> int:
-    """Layers on the busiest pipeline stage: ceil(L / p)."""
-    return -(-cfg.layers // par.pp)
+    """Layers on the busiest pipeline stage: ceil(L / p), or with V virtual stages V chunks of
+    ceil(L / (p·V)) layers (Megatron's interleaved schedule)."""
+    v = par.virtual_stages
+    return -(-cfg.layers // (par.pp * v)) * v
 
 
 def kv_split(cfg: ModelConfig, tp: int) -> int:
@@ -209,16 +264,19 @@ def per_gpu_op(op: Op, cfg: ModelConfig, par: Parallel, *, stage_layers: int | N
     """One GPU's share of ``op`` (summed over the layers of its pipeline stage), by the op's sharding.
 
     ``stage_layers`` is how many of the model's layers the GPU's stage holds (default: the busiest
-    stage's ceil(L / p)); ``vocab`` ops (embedding, LM head) sit whole on their stage.
+    stage's ceil(L / p)); ``vocab`` ops (embedding, LM head) sit whole on their stage. Context
+    parallelism (c ranks) gives each rank 1/c of every sequence's tokens: every op's FLOPs and
+    activations divide by c (its queries meet every key, the causal work balanced across ranks as
+    Megatron's load-balanced split does), the weights do not; the op's rows (M) are the rank's.
     """
-    t, e = par.tp, par.ep
+    t, e, c = par.tp, par.ep, par.cp
     vocab = op.shard == "vocab"
     f = 1.0 if vocab else (stage_layers if stage_layers is not None else layers_per_stage(cfg, par)) / cfg.layers
     sp = par.sequence_parallel and t > 1
     tsplit = t if op.shard in _TP_SPLIT else (t if sp and not op.is_gemm else 1)
     if _is_kv_projection(op, cfg):
         tsplit = kv_split(cfg, t)
-    flops = op.flops * f / (tsplit * e)
+    flops = op.flops * f / (tsplit * e * c)
     # Weights: a GEMM's matrix is read by every rank holding it (EP ranks share non-expert weights);
     # an element-wise op's "weights" are rows it gathers (embedding) or norm weights.
     if op.is_gemm:
@@ -241,9 +299,11 @@ def per_gpu_op(op: Op, cfg: ModelConfig, par: Parallel, *, stage_layers: int | N
         a = op.act_bytes / e  # the lookup writes a full-width (masked) output on every rank
     else:
         a = op.act_bytes / (tsplit * e)
+    a /= c
     kv = op.kv_bytes * f / (kv_split(cfg, t) * e) if op.kv_bytes else 0.0
     count = max(1, round(op.count * f / ((tsplit if op.shard == "heads" else 1) * (e if op.routed else 1))))
-    return replace(op, flops=int(round(flops)), weight_bytes=w, act_bytes=a * f, kv_bytes=kv, count=count,
+    m = -(-op.m // c) if c > 1 else op.m  # a context-parallel rank's rows
+    return replace(op, m=m, flops=int(round(flops)), weight_bytes=w, act_bytes=a * f, kv_bytes=kv, count=count,
                    time_s=0.0, compute_s=0.0, memory_s=0.0, bound="")
 
 
@@ -265,6 +325,7 @@ class Collective:
     latency_s: float
     time_s: float
     note: str = ""
+    exposed_s: float | None = None  # training: the part not hidden behind compute (None: not modelled)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -286,12 +347,12 @@ def forward_collectives(ops: list[Op] | tuple[Op, ...], cfg: ModelConfig, wl: Wo
     all-gather with sequence parallelism), the embedding in an all-reduce, the LM head in an
     all-gather of the logits (inference) or the vocabulary-parallel cross-entropy's three [tokens]
     fp32 all-reduces (training); routed row ops add the EP dispatch and combine all-to-alls."""
-    a = get_dtype(wl.act_dtype).bytes
+    a = get_dtype(wl.act_dtype).bytes / par.cp  # a context-parallel rank holds 1/c of the tokens
     t, e = par.tp, par.ep
     sp = par.sequence_parallel and t > 1
     f_layers = (stage_layers if stage_layers is not None else layers_per_stage(cfg, par)) / cfg.layers
     tp_link = par.link("tp", hw) if t > 1 else None
-    ep_link = par.link("ep", hw) if e > 1 else None
+    ep_link = par.all_to_all_link("ep", hw) if e > 1 else None
     k = max(1, cfg.experts if cfg.experts_compute == "all" else cfg.experts_per_token)  # expert runs per token
     out: list[Collective | None] = []
     for o in ops:
@@ -318,7 +379,7 @@ def forward_collectives(ops: list[Op] | tuple[Op, ...], cfg: ModelConfig, wl: Wo
                 out.append(_coll("reduce_scatter" if sp else "all_reduce", o.name, "tp", t, o.m * o.n * a / e,
                                  o.count, tp_link, Text(N_("vocabulary-parallel embedding output"))))
             elif training:
-                out.append(_coll("all_reduce", o.name, "tp", t, o.m / e * 4, 3 * o.count, tp_link,
+                out.append(_coll("all_reduce", o.name, "tp", t, o.m / (e * par.cp) * 4, 3 * o.count, tp_link,
                                  Text(N_("vocabulary-parallel cross-entropy: max, predicted logit, sum of exp "
                                          "([tokens] fp32)"))))
             else:
@@ -332,7 +393,7 @@ def pipeline_send(cfg: ModelConfig, tokens: float, steps: int, wl: Workload, par
     """The activations one stage sends the next: tokens × hidden per step (÷ t with sequence parallelism)."""
     if par.pp == 1:
         return None
-    size = tokens / par.ep * cfg.hidden * get_dtype(wl.act_dtype).bytes
+    size = tokens / (par.ep * par.cp) * cfg.hidden * get_dtype(wl.act_dtype).bytes
     if par.sequence_parallel and par.tp > 1:
         size /= par.tp
     return _coll("send_recv", "stage boundary", "pp", 2, size, steps * count_per_step, par.link("pp", hw),
@@ -343,14 +404,17 @@ def pipeline_send(cfg: ModelConfig, tokens: float, steps: int, wl: Workload, par
 # ----- a phase on the GPUs ----------------------------------------------------------------------
 
 def _stage_of(op: Op) -> str:
-    """Which pipeline stage a vocab op sits on: the embedding on the first, the LM head on the last."""
+    """Which pipeline stage a vocab op sits on: the embedding on the first, the LM head (and the training
+    loss) on the last."""
+    if op.name == "cross_entropy":
+        return "last"
     if op.shard != "vocab":
         return "every"
     return "last" if op.is_gemm else "first"
 
 
 @dataclass(frozen=True)
-class ParallelPhase:
+class ParallelPhase(OpSums):
     """One phase (prefill or decode) on the GPUs.
 
     ``total`` is the whole job's exact op list (FLOPs as FlopCounterMode counts them); ``ops`` one GPU's
@@ -369,14 +433,6 @@ class ParallelPhase:
     microbatches: int
     stage_periods: int
     overlap: bool
-
-    @property
-    def gemm_ops(self) -> tuple[Op, ...]:
-        return tuple(o for o in self.ops if o.is_gemm)
-
-    @property
-    def other_ops(self) -> tuple[Op, ...]:
-        return tuple(o for o in self.ops if not o.is_gemm)
 
     @property
     def flops(self) -> int:
@@ -405,25 +461,9 @@ class ParallelPhase:
         return sum(c.time_s for c in self.collectives)
 
     @property
-    def gemm_time_s(self) -> float:
-        return sum(o.time_s for o in self.gemm_ops)
-
-    @property
-    def other_time_s(self) -> float:
-        return sum(o.time_s for o in self.other_ops)
-
-    @property
     def gemm_share_of_flops(self) -> float | None:
         """The whole job's GEMM share of FLOPs."""
         return self.total.gemm_share_of_flops
-
-    @property
-    def gemm_share_of_time(self) -> float | None:
-        """The GEMMs' share of one GPU's op time (communication apart)."""
-        return gemm_share(self.ops)["time_share"]
-
-    def by_name(self) -> dict[str, Op]:
-        return {o.name: o for o in self.ops}
 
     def comm_by_op(self) -> dict[str, float]:
         out: dict[str, float] = {}
@@ -478,6 +518,7 @@ def phase(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, which: st
     """Prefill or decode of ``wl`` (B sequences in all) on ``par``'s GPUs: per-GPU ops, collectives, time."""
     if which not in ("prefill", "decode"):
         raise InputError(N_("phase must be prefill or decode, got {which!r}"), which=which)
+    par = par.inference()
     dtype = wl.act_dtype
     if hw.peak(dtype) is None:
         raise hw.missing_peak_error(dtype)
@@ -495,11 +536,11 @@ def phase(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, which: st
         return per_gpu_op(o, cfg, par, stage_layers=stage_l)
 
     if which == "prefill":
-        raw = prefill_ops(cfg, wl_mb) + prefill_other_ops(cfg, wl_mb)
+        raw = list(whole.ops) if wl_mb == wl else prefill_ops(cfg, wl_mb) + prefill_other_ops(cfg, wl_mb)
         timed = [time_op(share(o), hw, dtype, efficiency) for o in raw]
         steps, tokens = 1, wl_mb.prefill_tokens
     else:
-        raw = decode_ops(cfg, wl_mb) + decode_other_ops(cfg, wl_mb)
+        raw = list(whole.ops) if wl_mb == wl else decode_ops(cfg, wl_mb) + decode_other_ops(cfg, wl_mb)
         timed = decode_timed(cfg, wl_mb, hw, dtype, efficiency, per_gpu=share)
         steps, tokens = wl.new_tokens, wl_mb.batch
     colls = forward_collectives(raw, cfg, wl_mb, par, hw, stage_layers=stage_l)
@@ -529,7 +570,5 @@ def phase(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, which: st
 
 
 def _whole_phase(cfg: ModelConfig, wl: Workload, which: str) -> PhaseTotals:
-    if which == "prefill":
-        return PhaseTotals("prefill", tuple(prefill_ops(cfg, wl) + prefill_other_ops(cfg, wl)))
-    return PhaseTotals("decode", tuple(decode_ops(cfg, wl) + decode_other_ops(cfg, wl)))
+    return PhaseTotals(which, tuple(phase_ops(cfg, wl, which)))
 

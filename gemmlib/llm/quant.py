@@ -45,20 +45,23 @@ import fnmatch
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gemmlib.core.errors import InputError
 from gemmlib.core.i18n import N_, Text
 
 # Bytes of the storage dtypes the formats use.
 STORAGE_BYTES = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "float8_e4m3fn": 1, "float8_e8m0fnu": 1,
-                 "int64": 8, "int32": 4, "int16": 2, "int8": 1, "uint8": 1}
+                 "int64": 8, "int32": 4, "uint32": 4, "int16": 2, "int8": 1, "uint8": 1}
 
 # gemmlib dtype names -> storage dtype names (the unquantized tensors of a checkpoint).
 _STORAGE_OF = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp8": "float8_e4m3fn",
                "int8": "int8", "fp64": "float64", "tf32": "float32"}
 
-METHODS = ("awq", "gptq", "bitsandbytes", "fp8", "compressed-tensors", "mxfp4", "modelopt", "int4", "fp4")
+METHODS = ("awq", "gptq", "bitsandbytes", "fp8", "compressed-tensors", "mxfp4", "modelopt", "int4", "fp4", "mlx")
+# MLX quantization modes (mlx.core.quantize): (group sizes, bits, scale dtype, biases stored)
+MLX_MODES = {"affine": ((32, 64, 128), (2, 3, 4, 5, 6, 8), "", True), "mxfp4": ((32,), (4,), "uint8", False),
+             "mxfp8": ((32,), (8,), "uint8", False), "nvfp4": ((16,), (4,), "uint8", False)}
 
 _BNB_BLOCK = 64  # bitsandbytes 4-bit blocksize (not a config key; Params4bit default)
 _BNB_NESTED = 256  # double-quantisation block of the absmax values
@@ -130,6 +133,8 @@ class Quantization:
     unquantized_dtype: str = ""  # "" = the checkpoint's dtype; AWQ writes fp16
     activations: str = ""  # "" weight-only (multiplies at the activation dtype), else the activation format
     label: str = ""
+    mlx_mode: str = "affine"  # mlx: affine | mxfp4 | mxfp8 | nvfp4
+    overrides: tuple[tuple[str, int, int], ...] = ()  # mlx: (module, bits, group size); bits 0 = left unquantized
 
     # ----- which modules -------------------------------------------------------------------
     def quantizes(self, module: str, role: str) -> bool:
@@ -137,6 +142,8 @@ class Quantization:
 
         ``role`` is what it is: ``attention``, ``mlp``, ``expert``, ``router``, ``lm_head``.
         """
+        if self.method == "mlx":  # every Linear and Embedding (mlx_lm's nn.quantize), minus the overrides set false
+            return self.for_module(module) is not None
         if role == "router" and self.method in ("awq", "gptq", "fp8", "mxfp4", "int4", "fp4", "modelopt"):
             return False
         if self.method == "mxfp4" and role != "expert":
@@ -166,6 +173,15 @@ class Quantization:
         if any(c in pattern for c in "*?["):
             return fnmatch.fnmatchcase(module, pattern) or fnmatch.fnmatchcase(module, pattern + ".*")
         return False
+
+    def for_module(self, module: str) -> Quantization | None:
+        """MLX: this module's own bits and group size when the config overrides them (None: unquantized)."""
+        for name, bits, group in self.overrides:
+            if module == name or module.endswith("." + name) or name.endswith("." + module):
+                if not bits:
+                    return None
+                return replace(self, bits=bits, group_size=group, overrides=())
+        return self
 
     # ----- what is stored --------------------------------------------------------------------
     @property
@@ -202,6 +218,12 @@ class Quantization:
         elif m in ("modelopt", "fp4"):
             t = [Tensor("weight", (o, i // 2), "uint8"), Tensor("weight_scale", (o, _cdiv(i, 16)), "float8_e4m3fn"),
                  Tensor("weight_scale_2", (), "float32"), Tensor("input_scale", (), "float32")]
+        elif m == "mlx":  # mlx.core.quantize: uint32 words along the input, one scale (and bias) per group
+            _, _, sdt, biased = MLX_MODES[self.mlx_mode]
+            ng = _cdiv(i, g)
+            t = [Tensor("weight", (o, _cdiv(i * self.bits, 32)), "uint32"), Tensor("scales", (o, ng), sdt or dt)]
+            if biased:
+                t.append(Tensor("biases", (o, ng), dt))
         elif m == "mxfp4":  # a 2-D view of one expert's blocks (see expert_tensors for the stored form)
             t = [Tensor("blocks", (o, i // 2), "uint8"), Tensor("scales", (o, _cdiv(i, 32)), "uint8")]
         else:
@@ -318,7 +340,10 @@ class Quantization:
             d.update(block=list(self.block) if self.block else None, scale_fmt=self.scale_fmt)
         if self.method == "compressed-tensors":
             d.update(format=self.ct_format, strategy=self.strategy, symmetric=self.symmetric)
-        d["unquantized_modules"] = list(self.skip)
+        if self.method == "mlx":
+            d.update(bits=self.bits, group_size=self.group_size, mode=self.mlx_mode,
+                     overrides={n: ({"bits": b, "group_size": g} if b else False) for n, b, g in self.overrides})
+        d["unquantized_modules"] = list(self.skip) + [n for n, b, _ in self.overrides if not b]
         d["activations"] = self.activations or Text(N_("weight-only: multiplies at the activation dtype"))
         return d
 
@@ -536,3 +561,42 @@ def _compressed_tensors(q: dict) -> Quantization:
                         actorder_group=w.get("actorder") == "group", static_activations=static,
                         targets=tuple(str(t) for t in targets), skip=_names(q, "ignore"), skip_rule="ct",
                         activations=acts, label=f"compressed-tensors {fmt} ({typ}{bits}, {strategy})")
+
+
+def from_mlx_quantization(q) -> Quantization:
+    """An MLX checkpoint's ``quantization`` block (mlx_lm writes ``{"group_size": 64, "bits": 4}``, a ``mode``
+    for the microscaled formats, and per-module entries — ``{"group_size", "bits"}`` or ``false`` — for layers
+    quantized otherwise). Every Linear and Embedding whose input width the group size divides is stored
+    quantized (mlx_lm's default predicate): ``weight`` uint32 ``[O, I·bits/32]``, ``scales`` ``[O, I/g]`` at
+    the model dtype (uint8 for mxfp4 / mxfp8 / nvfp4) and, for affine, ``biases`` like the scales."""
+    if not isinstance(q, dict):
+        raise InputError(N_("the MLX 'quantization' block must be a JSON object"))
+    mode = str(q.get("mode") or "affine").lower()
+    if mode not in MLX_MODES:
+        raise InputError(N_("MLX quantization mode {mode!r} is not known ({choices})"), mode=mode[:40],
+                         choices=", ".join(MLX_MODES))
+    groups, bits_ok, _, _ = MLX_MODES[mode]
+
+    def read(block: dict, where: str) -> tuple[int, int]:
+        b = block.get("bits", 4 if mode != "mxfp8" else 8)
+        g = block.get("group_size", 64 if mode == "affine" else groups[0])
+        if isinstance(b, bool) or b not in bits_ok or isinstance(g, bool) or g not in groups:
+            raise InputError(N_("MLX quantization {where}: bits {bits!r} and group_size {group!r} are not an MLX {mode} "
+                                "layout (bits {bits_ok}, groups {groups})"), where=where, bits=b, group=g, mode=mode,
+                             bits_ok=", ".join(map(str, bits_ok)), groups=", ".join(map(str, groups)))
+        return b, g
+
+    bits, g = read(q, "block")
+    overrides = []
+    for k, v in q.items():
+        if k in ("bits", "group_size", "mode", "quant_method"):
+            continue
+        if v is False:
+            overrides.append((str(k), 0, 0))
+        elif isinstance(v, dict):
+            overrides.append((str(k), *read(v, repr(str(k)[:60]))))
+        else:
+            raise InputError(N_("MLX quantization entry {key!r} must be an object or false"), key=str(k)[:60])
+    label = Text(N_("MLX {mode} {bits}-bit, group {group}"), mode=mode, bits=bits, group=g)
+    return Quantization("mlx", bits=bits, group_size=g, mlx_mode=mode, overrides=tuple(overrides),
+                        label=label)

@@ -13,40 +13,70 @@
   tensor the backward needs is back, and so skips the last GEMM of each region — ·V, or a
   layer's down projection — whose output the backward does not need.)
 * **Step time = compute + exposed communication (+ pipeline bubble).** Per micro-batch and
-  stage: the forward ops' roofline time, the backward at 2 × that (the GEMMs exactly; the
-  element-wise ops assumed alike), the recomputed ops again; the forward collectives
-  (:func:`gemmlib.llm.parallel.forward_collectives`), in backward an all-reduce for each
-  forward one of a row-parallel op and of the LM head's input (Megatron's ``f``: two per layer
-  forward, two backward), the EP all-to-alls again, with sequence parallelism each
-  reduce-scatter/all-gather pair mirrored plus the all-gather Megatron repeats for the weight
-  gradient; the recomputed forward's collectives; the pipeline's activation and gradient sends.
-  1F1B over M = B / (d × b) micro-batches takes (M + p − 1) stage periods. Then the gradients
-  go across data parallelism (ZeRO, Rajbhandari et al. §7): stage 0 all-reduces the 16-bit
-  gradients (2Ψ bytes), stages 1–2 reduce-scatter them and all-gather the updated weights (the
-  same volume), stage 3 adds the weights' all-gather in every forward and backward of every
-  micro-batch (1.5× at M = 1). Not overlapped unless ``overlap``.
+  stage: the forward ops' time (the shape efficiency model unless one is given), the backward at
+  2 × that (the GEMMs exactly; the element-wise ops assumed alike) and with fused attention the
+  products' backward at 2.5 × their forward FLOPs (a flash backward reruns QKᵀ) run at the flash
+  backward's own share of peak (FlashAttention-3's measured backward: the shape model's
+  ``backward_factor``), the recomputed ops again, on the last stage
+  the loss (a fused softmax cross-entropy that reads the logits and writes their gradient once),
+  with EP the received tokens sorted by local expert and back (Megatron's all-to-all
+  dispatcher). The collectives: the forward's (:func:`gemmlib.llm.parallel.forward_collectives`),
+  in backward an all-reduce for each forward one of a row-parallel op and of the LM head's input
+  (Megatron's ``f``: two per layer forward, two backward), the EP all-to-alls again, with
+  sequence parallelism each reduce-scatter/all-gather pair mirrored plus the all-gather Megatron
+  repeats for the weight gradient; the recomputed forward's collectives; context parallelism's
+  ring (each layer's K/V all-gathered in forward, all-gathered and its gradient reduce-scattered
+  in backward); the pipeline's activation and gradient sends (V of each per micro-batch with V
+  virtual stages); once per step the optimizer (AdamW with fp32 master weights and moments, 30 bytes per
+  parameter the GPU updates — its ZeRO share —, memory-bound). 1F1B over M = B / (d × b) micro-batches takes M stage periods plus a bubble of
+  (p − 1) / V periods (interleaved 1F1B, Narayanan et al. 2021 §2.2). Then the gradients go
+  across data parallelism (ZeRO, Rajbhandari et al. §7) over the ranks that share the weights —
+  DP × CP × EP for the dense ones, DP × CP for the routed experts: stage 0 all-reduces the 16-bit
+  gradients (2Ψ bytes; 4Ψ where they are reduced in fp32, ``grad_reduce``), stages 1–2 reduce-scatter
+  them and all-gather the updated weights (2Ψ), stage 3 adds the weights' all-gather in every forward and backward of every
+  micro-batch (1.5× at M = 1).
+* **Each collective hides behind the compute it can** (``overlap`` instead: every collective
+  hidden, the best case): the DP gradients bucket by bucket behind the last micro-batch's
+  backward of the later layers (the last layer's bucket exposed); ZeRO 1–2's gathered weights
+  behind the next step's first forward; ZeRO 3's gathers one layer ahead of each forward and
+  backward; the CP ring behind the attention it feeds; the TP collectives and the EP all-to-alls
+  on the critical path unless a named technique hides them — ``tp_comm_overlap`` behind the
+  column/row GEMMs beside them, ``ep_comm_overlap`` behind another micro-batch's compute; the
+  pipeline sends exposed. :attr:`TrainEstimate.exposed` says how much of each group's time is
+  exposed.
+* **What a framework does besides the layout** (:class:`Training`): ``recompute="op"`` is torchtitan's selective
+  op policy (:data:`OP_POLICY_RECOMPUTED`); ``eager`` prices eager PyTorch's element-wise passes
+  (:data:`EAGER_BYTES`), its attention layout copies and SDPA's FlashAttention-2 (:data:`SDPA_FLASH_RATIO`);
+  ``mtp`` trains the checkpoint's multi-token-prediction modules on the last stage (:func:`_mtp_ops`);
+  ``fp8_recipe`` sets an 8-bit run's casts (:data:`FP8_CAST_BYTES`: the transposed copy Hopper's TN-only FP8
+  GEMMs need, and current scaling's amax pass); ``loss`` how the loss runs (:data:`LOSS_BYTES`: one fused kernel,
+  or Megatron Core's native cross-entropy, a pass over fp32 logits per line); ``grad_reduce`` the dtype of the
+  data-parallel gradient reduction (:data:`GRAD_REDUCE_BYTES`); ``grad_accum="fp32"`` accumulates the weight
+  gradients over the micro-batches in an fp32 buffer, a memory pass per micro-batch (:func:`_grad_accumulation`).
 * **MFU** = model FLOPs (forward + backward, no recomputation) / (step time × GPUs × dense peak);
-  HFU counts the recomputation too. Tokens/s = B·S / step time; the run is ceil(D / (B·S))
-  steps; GPU-hours = run time × GPUs / 3600. 6·N·D (N = parameters, active parameters for a
+  HFU counts the recomputation too, and with fused attention the QKᵀ a flash kernel's backward
+  reruns (its products' backward is 2.5 × their forward: Dao et al. 2022, Algorithm 4). Tokens/s =
+  B·S / step time; the run is ceil(D / (B·S)) steps; GPU-hours = run time × GPUs / 3600. 6·N·D (N = parameters, active parameters for a
   MoE) is printed beside the exact count.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 
 from gemmlib.core.dtypes import get_dtype
 from gemmlib.core.errors import InputError
 from gemmlib.core.hardware import Hardware
 from gemmlib.core.i18n import N_, Text
-from gemmlib.llm.accounting import Op, Workload, prefill_ops, prefill_other_ops, time_op
-from gemmlib.llm.config import ModelConfig
+from gemmlib.llm.accounting import ATTENTION_PRODUCTS, Op, Workload, prefill_ops, prefill_other_ops, time_op
+from gemmlib.llm.config import ATTENTION_LETTERS, ModelConfig
 from gemmlib.llm.hf import from_hf_config
 from gemmlib.llm.memory import (
     RECOMPUTE,
     ZERO_STAGES,
     PerGpuMemory,
+    expert_weights_per_gpu,
     largest_fitting,
     training_memory,
     weights_per_gpu,
@@ -57,6 +87,7 @@ from gemmlib.llm.parallel import (
     _coll,
     _stage_of,
     forward_collectives,
+    kv_split,
     layers_per_stage,
     per_gpu_op,
     pipeline_send,
@@ -64,6 +95,41 @@ from gemmlib.llm.parallel import (
 from gemmlib.llm.quant import WEIGHT_FORMATS
 
 MAX_TRAIN_TOKENS = 1e16
+
+# An 8-bit training run's casts of each GEMM input, bytes per element, against the 3 (read 16 bits, write 8) the
+# accounting charges for an inference cast. Hopper's FP8 GEMMs take only the TN layout (cuBLASLt's FP8 matmul
+# requirements), so the weight-gradient GEMM needs the input transposed: Transformer Engine's cast_transpose
+# writes the fp8 tensor and its transpose in one pass (+1), and DeepSeek-V3 re-quantizes its cached activations
+# transposed for the backward (arXiv:2412.19437 §3.5.2). Current scaling (Transformer Engine's
+# Float8CurrentScaling, NeMo's "FP8-CS") takes the scale from the tensor's own amax, one more read of it before
+# the cast (+2); delayed scaling (the amax history of earlier steps) and DeepSeek's 1×128 blockwise scales (each
+# tile's amax inside the cast kernel) need none. The gradients' casts in backward are charged twice the forward's,
+# as for every element-wise op.
+FP8_CAST_BYTES = {"delayed": 4.0, "current": 6.0, "blockwise": 4.0}
+
+# The loss as a framework runs it: bytes per logit over its forward and backward, against the 4 (bf16 logits read
+# once, their gradient written once) of a one-kernel fused loss (Transformer Engine's ``parallel_cross_entropy``,
+# Megatron's ``cross_entropy_fusion_impl="te"``, which Megatron-Bridge's Llama 3 and DeepSeek providers set).
+# Megatron Core's default, ``cross_entropy_fusion_impl="native"`` (``ModelParallelConfig``; Megatron-Bridge's
+# ``GPTModelProvider`` turns ``cross_entropy_loss_fusion`` on and its GPT-OSS provider leaves the impl at that
+# default), is ``VocabParallelCrossEntropy`` (megatron/core/tensor_parallel/cross_entropy.py, called from
+# megatron/core/fusions/fused_cross_entropy.py), which upcasts the logits to fp32 and runs each line over the
+# [tokens, vocab] tensor: forward ``logits.float()`` (read 2, write 4), ``max`` (4), ``-= logits_max`` (4 + 4),
+# ``torch.exp(out=)`` (4 + 4), ``sum`` (4), ``exp_logits.div_`` (4 + 4) = 38; backward ``grad_input.mul_``
+# (4 + 4) and the cast back to bf16 for the LM head's backward (4 + 2) = 14: 52 bytes per logit — 13× (the
+# target gathers and scatters touch one logit per token). fused_cross_entropy.py wraps those steps in ``jit_fuser``
+# (torch.compile): it can merge the upcast with the max (−4), while Inductor copies back an input it mutates in a
+# graph that also reduces over it (+8, the note in that file's later versions); the count is of the steps as written.
+# Eager PyTorch's ``F.cross_entropy`` on fp32 logits: EAGER_BYTES below.
+LOSS_BYTES = {"fused": 1.0, "megatron_native": 52 / 4}
+
+# The dtype data parallelism reduces (all-reduce, or ZeRO's reduce-scatter) the gradients in, bytes per parameter:
+# bf16 as Megatron's DDP does by default (``grad_reduce_in_fp32=False``); fp32 where a framework keeps the reduction
+# in full precision — torchtitan's FSDP2 (``--training.mixed_precision_reduce``, default and only choice "float32",
+# torchtitan/config_manager.py at the 2024-12 benchmarks), the Llama 3 run ("we ... reduce-scatter gradients in FP32
+# across data parallel workers in FSDP", arXiv:2407.21783 §3.3.2, Numerical stability). The weights are gathered in
+# 16 bits either way.
+GRAD_REDUCE_BYTES = {"bf16": 2, "fp32": 4}
 
 
 @dataclass(frozen=True)
@@ -76,6 +142,12 @@ class Training:
     recompute: str = "none"
     zero: int = 0
     dropout: bool = False
+    eager: bool = False  # element-wise work as eager PyTorch runs it (no torch.compile, no fused kernels)
+    mtp: bool = False  # the checkpoint's multi-token-prediction modules are trained too (DeepSeek-V3's MTP)
+    fp8_recipe: str = "delayed"  # how an 8-bit run scales its casts (FP8_CAST_BYTES): delayed, current, blockwise
+    loss: str = "fused"  # how the loss runs (LOSS_BYTES): fused (one kernel), megatron_native (fp32 passes)
+    grad_reduce: str = "bf16"  # the dtype data parallelism reduces the gradients in (GRAD_REDUCE_BYTES)
+    grad_accum: str = "fused"  # fused (in the wgrad GEMM, or one micro-batch), fp32 (a pass per micro-batch)
 
     def __post_init__(self) -> None:
         t = self.tokens
@@ -90,9 +162,41 @@ class Training:
                              choices=", ".join(RECOMPUTE), recompute=self.recompute)
         if self.zero not in ZERO_STAGES:
             raise InputError(N_("--zero must be 0, 1, 2 or 3, got {zero!r}"), zero=self.zero)
+        if self.fp8_recipe not in FP8_CAST_BYTES:
+            raise InputError(N_("the fp8 recipe must be one of {choices}, got {recipe!r}"),
+                             choices=", ".join(FP8_CAST_BYTES), recipe=self.fp8_recipe)
+        if self.grad_accum not in ("fused", "fp32"):
+            raise InputError(N_("the gradient accumulation must be fused or fp32, got {accum!r}"), accum=self.grad_accum)
+        if self.grad_reduce not in GRAD_REDUCE_BYTES:
+            raise InputError(N_("the gradient reduction dtype must be one of {choices}, got {dtype!r}"),
+                             choices=", ".join(GRAD_REDUCE_BYTES), dtype=self.grad_reduce)
+        if self.loss not in LOSS_BYTES:
+            raise InputError(N_("the loss must be one of {choices}, got {loss!r}"),
+                             choices=", ".join(LOSS_BYTES), loss=self.loss)
+        if not isinstance(self.mtp, bool):
+            raise InputError(N_("mtp must be true or false, got {mtp!r}"), mtp=self.mtp)
+        if not isinstance(self.eager, bool):
+            raise InputError(N_("eager must be true or false, got {eager!r}"), eager=self.eager)
+
+
+# torchtitan's selective activation checkpointing, its default option "op" (torchtitan/parallelisms/
+# parallelize_llama.py, ``_apply_ac_to_transformer_block`` at 9dec370, the commit of its 2024-12 H100 benchmarks):
+# inside each transformer block it saves the outputs of ``aten.mm`` — "except every second mm" — and of the
+# flash / efficient SDPA kernels, and recomputes everything else in backward. Its Llama block runs wq, wk, wv, wo,
+# w1 (gate), w3 (up), w2 (down) in that order: wk, wo and w3 (the 2nd, 4th and 6th) are rerun, with every
+# element-wise op of the block; the attention kernel is not.
+OP_POLICY_RECOMPUTED = ("k_proj", "o_proj", "up_proj")
 
 
 def _recomputed(op: Op, recompute: str) -> bool:
+    if op.name == "cross_entropy":
+        return False
+    if recompute == "op":
+        if op.is_gemm:
+            return op.name in OP_POLICY_RECOMPUTED
+        return op.shard != "vocab"  # every element-wise op of the block (not the embedding)
+    if op.name == "moe_sort":
+        return recompute == "full"
     if recompute == "full":
         return op.shard != "vocab"  # every layer's forward, not the embedding or the LM head
     if recompute == "selective":
@@ -132,11 +236,190 @@ def _backward_collectives(fwd: list[Collective], cfg: ModelConfig, wl: Workload,
         for o in ops:
             if o.is_gemm and o.shard == "vocab":
                 op = "reduce_scatter" if par.sequence_parallel else "all_reduce"
-                c = _coll(op, o.name, "tp", par.tp, o.m * o.k * a / par.ep, o.count, par.link("tp", hw),
+                c = _coll(op, o.name, "tp", par.tp, o.m * o.k * a / (par.ep * par.cp), o.count, par.link("tp", hw),
                           Text(N_("backward: the LM head's input gradient (f)")))
                 if c is not None:
                     out.append(c)
     return out
+
+
+def _context_collectives(ops: list[Op], cfg: ModelConfig, wl: Workload, par: Parallel, hw: Hardware,
+                         stage_layers: int) -> list[Collective]:
+    """Context parallelism's ring attention (Megatron / Transformer Engine): each rank's K and V chunk
+    travels the ring in forward (an all-gather of every layer's K/V) and again in backward with the
+    K/V gradients coming back (an all-gather and a reduce-scatter of the same size)."""
+    c = par.cp
+    if c == 1:
+        return []
+    a = get_dtype(wl.act_dtype).bytes
+    heads_split = par.tp if cfg.is_mla else kv_split(cfg, par.tp)
+    f = stage_layers / cfg.layers
+    out = []
+    for o in ops:
+        if o.name not in ("attn_scores", "attn_scores_sliding"):
+            continue
+        v = next((x for x in ops if x.name == o.name.replace("scores", "values")), None)
+        # the forward reads K (scores) and V (values) once per sequence: the whole sequence's K/V, per layer
+        kv = (o.kv_bytes + (v.kv_bytes if v is not None else 0.0)) / get_dtype(wl.kv_dtype).bytes * a
+        layers = max(1, round(o.count / (wl.batch * cfg.heads) * f)) if o.count else 0
+        per_layer = kv * f / max(layers, 1) / heads_split / par.ep
+        link = par.link("cp", hw)
+        for op, cnt, note in (("all_gather", layers, N_("ring attention: K/V chunks around the context-parallel ring")),
+                              ("all_gather", layers, N_("backward: K/V chunks around the ring again")),
+                              ("reduce_scatter", layers, N_("backward: K/V gradients back around the ring"))):
+            col = _coll(op, o.name, "cp", c, per_layer, cnt, link, Text(note))
+            if col is not None:
+                out.append(col)
+    return out
+
+
+def _cross_entropy(cfg: ModelConfig, wl: Workload, par: Parallel) -> Op:
+    """One GPU's softmax cross-entropy over its logits (vocabulary-parallel, the last stage): a fused kernel
+    (Megatron's / Transformer Engine's) reads the logits once and writes their gradient once. The op is
+    charged a third of that in the forward pass, as the backward of every op is charged twice its forward."""
+    a = get_dtype(wl.act_dtype).bytes
+    tokens = wl.batch * wl.seq_len / (par.ep * par.cp)
+    elements = tokens * cfg.vocab / par.tp
+    return Op("cross_entropy", "prefill", int(tokens), cfg.vocab // par.tp, 0, 1, int(5 * elements), 0.0,
+              2 * elements * a / 3, 0.0, Text(N_("the loss: softmax cross-entropy over the logits (fused), read once, "
+                                                  "gradient written once")), kind="other")
+
+
+def _expert_sort(cfg: ModelConfig, wl: Workload, par: Parallel, stage_layers: int) -> Op | None:
+    """One GPU's token sorting around the EP all-to-alls (Megatron's ``MoEAlltoAllTokenDispatcher``): after
+    the dispatch the received tokens are sorted by local expert and before the combine sorted back
+    (``sort_chunks_by_idxs``, when a rank holds more than one expert), each a read and a write of every
+    routed token copy — on top of the permute and unpermute the accounting's ``moe_routing`` counts."""
+    if not cfg.is_moe or par.ep == 1 or cfg.experts // par.ep < 2:
+        return None
+    a = get_dtype(wl.act_dtype).bytes
+    k = cfg.experts if cfg.experts_compute == "all" else cfg.experts_per_token
+    moe_layers = sum(1 for kind in cfg.mlp_kinds if kind == "M") * stage_layers / cfg.layers
+    copies = wl.batch * wl.seq_len / (par.ep * par.cp) * k / par.tp  # routed token copies on this rank
+    return Op("moe_sort", "prefill", int(copies), cfg.hidden, 0, max(1, round(2 * moe_layers)), 0,
+              0.0, 2 * 2 * copies * cfg.hidden * a * moe_layers, 0.0,
+              Text(N_("expert parallelism: the received tokens sorted by local expert, and back")), kind="other")
+
+
+# Eager PyTorch's traffic per element of the element-wise work of a Llama block, against the one read and one
+# write (per tensor) of a fused kernel that the accounting charges, from torchtitan's Llama code
+# (torchtitan/models/llama/model.py and models/norms.py): an engine (Megatron with Transformer Engine, or
+# torch.compile) fuses each into one kernel; eager PyTorch runs each line as its own kernel through HBM.
+#   norms: ``RMSNorm.forward`` = ``self._norm(x.float()).type_as(x) * self.weight``, ``_norm`` = ``x *
+#     torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)``: x.float() (read 2 bytes, write 4), pow (4 + 4), mean
+#     (4), x · rsqrt (4 + 4), type_as (4 + 2), · weight (2 + 2): 36 bytes against the fused 2 + 2 — 9×.
+#   rotary: ``apply_rotary_emb`` = x.float() (2 + 4), the complex product with freqs_cis (4 + 4), type_as (4 + 2):
+#     20 bytes against the accounting's 12 (x, cos, sin read; written) — 5/3×.
+#   cross_entropy: ``cross_entropy(pred.flatten(0, 1).float(), labels)``: the cast (2 + 4), log_softmax (4 + 4),
+#     its backward (4 + 4 + 4), the NLL's gradient (4) and the cast's (4 + 2): 36 bytes per logit against the
+#     fused loss's 4 (read once, gradient written once) — 9×.
+#   SwiGLU (F.silu(w1(x)) · w3(x): 5 element passes) and the residual adds are what the accounting counts already.
+# Backward, each op's element-wise work is charged twice its forward, as for a fused kernel.
+EAGER_BYTES = {"norms": 9.0, "rotary": 20 / 12, "cross_entropy": 9.0}
+
+# Eager PyTorch's attention is ``F.scaled_dot_product_attention``, whose flash backend is FlashAttention-2 (PyTorch
+# 2.2's release notes); the cuDNN backend became opt-in after 2.5 (pytorch/pytorch#138522, #138649) and
+# FlashAttention-3 is no SDPA backend. Measured on an H100 with the nightly of 2024-12-04 (pytorch/pytorch#142132,
+# batch 1, 24 heads, 4608 tokens, head dim 128): SDPA 329.483 TFLOP/s against FlashAttention-3's 631.827 and
+# cuDNN's 631.338. The shape model's fused attention is FlashAttention-3's (gemmlib.llm.efficiency); eager PyTorch's
+# runs at this ratio of it, forward and (the one measured ratio carried over) backward.
+SDPA_FLASH_RATIO = 329.483 / 631.827
+
+
+def _eager_copies(cfg: ModelConfig, wl: Workload) -> Op | None:
+    """Eager attention's layout copies (torchtitan's ``Attention.forward``): ``repeat_kv`` materialises each K and V
+    head for its query heads (``expand(...).reshape(...)``: read K and V, write them heads wide) and the attention
+    output is made ``contiguous()`` after its transpose (read and write). An engine's kernels take the grouped K/V and
+    the strided output as they are."""
+    if cfg.is_mla:
+        return None
+    a = get_dtype(wl.act_dtype).bytes
+    tokens = wl.batch * wl.seq_len
+    per_token = 2 * cfg.o_dim
+    if cfg.kv_heads < cfg.heads:
+        per_token += cfg.kv_dim + cfg.v_dim + 2 * cfg.q_dim
+    attn_layers = sum(1 for kind in cfg.attention_kinds if kind in ATTENTION_LETTERS)
+    return Op("kv_repeat", "prefill", tokens, cfg.q_dim, 0, attn_layers, 0, 0.0, per_token * tokens * a * attn_layers,
+              0.0, Text(N_("eager attention: repeat_kv copies K/V to every query head; the output made contiguous")),
+              kind="other")
+
+
+def _mtp_ops(cfg: ModelConfig, wl: Workload, par: Parallel, raw: list[Op], local: list[Op], timed: list[Op],
+             stage_layers: int) -> list[Op]:
+    """One GPU's forward work of the multi-token-prediction modules a run trains (DeepSeek-V3, arXiv:2412.19437
+    §2.2: module k joins the normed hidden state of depth k − 1 and the next token's normed embedding through a
+    projection M_k (2d → d), runs one Transformer block and the output head shared with the main model, and adds
+    its cross-entropy to the loss; §3.2.1: the MTP modules sit on the pipeline rank of the main model's output
+    head, with which they share it: here the last stage). Per module: the stage's layer ops scaled to one average layer, the projection, the output
+    head and the loss again. Their collectives are not added (an MTP block's are one layer's of the stage's)."""
+    out: list[Op] = []
+    k = cfg.mtp_layers / stage_layers
+    n = len(local)
+    for i in range(n):
+        o = local[i]
+        if raw[i].shard == "vocab":
+            if raw[i].is_gemm:  # the shared output head, once more per module
+                out += [o] * cfg.mtp_layers
+            continue
+        out.append(replace(o, flops=int(o.flops * k), weight_bytes=o.weight_bytes * k, act_bytes=o.act_bytes * k,
+                           kv_bytes=o.kv_bytes * k, count=max(1, round(o.count * k)),
+                           kernels=max(1, round(o.kernels * k)) if o.kernels else 0))
+    loss = next((x for x in raw[n:] if x.name == "cross_entropy"), None)
+    if loss is not None:
+        out += [loss] * cfg.mtp_layers
+    a = get_dtype(wl.act_dtype).bytes
+    w = get_dtype(wl.weight_dtype).bytes
+    rows = int(wl.batch * wl.seq_len / (par.ep * par.cp))
+    d = cfg.hidden
+    for _ in range(cfg.mtp_layers):
+        out.append(Op("mtp_proj", "prefill", rows, d, 2 * d, 1, 2 * rows * d * 2 * d, 2 * d * d * w,
+                      rows * 3 * d * a, 0.0, Text(N_("multi-token prediction: the projection of [hidden; embedding]"))))
+    return out
+
+
+# AdamW's update of one parameter with fp32 master weights (Megatron's mixed-precision optimizer, apex's fused
+# multi-tensor Adam, one pass): the fp32 master weight, first and second moments read and written (3 × 8 bytes),
+# the 16-bit reduced gradient read (2) and the 16-bit model weight written (2), and the gradient read once more
+# for the global norm that clipping needs (2). Loshchilov & Hutter 2019 (AdamW, Algorithm 2); Micikevicius et al.
+# 2018 (fp32 master weights); Rajbhandari et al. 2020 §3 (the 12 bytes of optimizer state per parameter).
+ADAM_BYTES_PER_PARAM = 3 * 8 + 2 + 2 + 2
+
+
+def _grad_accumulation(params: float, microbatches: int) -> Op | None:
+    """Gradient accumulation in fp32 as a pass of its own (``grad_accum="fp32"``): each micro-batch's bf16 weight
+    gradient of this GPU's parameters added into an fp32 buffer — the first cast into it (read 2, write 4), every
+    later one read 2 + 4, written 4 — as PyTorch's autograd accumulates a bf16 gradient into an fp32 ``.grad``.
+    Megatron fuses the same accumulation into the weight-gradient GEMM (``gradient_accumulation_fusion``: the GEMM
+    writes its fp32 ``main_grad``), which the GEMM model already times: ``grad_accum="fused"``, no pass."""
+    if params <= 0 or microbatches < 2:
+        return None
+    nbytes = params * (6 + 10 * (microbatches - 1))
+    return Op("grad_accumulation", "prefill", int(params), 1, 0, microbatches, 0, 0.0, nbytes, 0.0,
+              Text(N_("the weight gradients accumulated in fp32 over the micro-batches, a pass each")), kind="other")
+
+
+def _optimizer_step(dense: float, expert: float, par: Parallel, zero: int) -> Op | None:
+    """One GPU's optimizer step, memory-bound, once per step: AdamW over the parameters it updates — with ZeRO ≥ 1
+    its 1 / ranks share of them (the dense ones over DP × CP × EP, the routed experts over DP × CP), without ZeRO
+    every parameter it holds."""
+    if zero >= 1:
+        n = dense / (par.dp * par.cp * par.ep) + expert / (par.dp * par.cp)
+    else:
+        n = dense + expert
+    if n <= 0:
+        return None
+    return Op("optimizer_step", "prefill", int(n), 1, 0, 1, int(10 * n), 0.0, ADAM_BYTES_PER_PARAM * n, 0.0,
+              Text(N_("the optimizer step: AdamW over this GPU's parameters (fp32 master weights and moments)")),
+              kind="other")
+
+
+def _exposed_tail(t: float, hide: float, pieces: int) -> float:
+    """Exposed seconds of a collective of ``t`` seconds issued in ``pieces`` buckets (one per layer) behind
+    ``hide`` seconds of compute: the last bucket has nothing left to hide behind."""
+    if t <= 0:
+        return 0.0
+    pieces = max(1, pieces)
+    return max(t / pieces, t - hide * (1 - 1 / pieces))
 
 
 @dataclass(frozen=True)
@@ -157,11 +440,14 @@ class TrainEstimate:
     comm_per_microbatch_s: float
     dp_communication_s: float
     compute_s: float
-    communication_s: float
+    communication_s: float  # exposed (not hidden behind compute)
     bubble_s: float
     step_time_s: float
     memory: PerGpuMemory
     max_micro_batch: int
+    exposed: dict = field(default_factory=dict)  # group -> (seconds exposed, seconds in all) over the step
+    optimizer_s: float = 0.0  # the optimizer step (in compute_s)
+    grad_accumulation_s: float = 0.0  # the fp32 gradient accumulation passes over the step (in compute_s)
 
     @property
     def gpus(self) -> int:
@@ -181,7 +467,13 @@ class TrainEstimate:
 
     @property
     def hfu(self) -> float:
-        return self.flops["total"] / (self.step_time_s * self.gpus * self.peak)
+        """Hardware FLOPs (the model's, recomputation and the flash backward's QKᵀ included) / (step × GPUs × peak)."""
+        return (self.flops["total"] + self.flops.get("flash_recompute", 0)) / (self.step_time_s * self.gpus * self.peak)
+
+    @property
+    def model_flops_per_gpu_s(self) -> float:
+        """Achieved model FLOP/s per GPU (what "TFLOP/s per GPU" tables report)."""
+        return self.flops["model"] / (self.step_time_s * self.gpus)
 
     @property
     def tokens_per_s(self) -> float:
@@ -210,20 +502,27 @@ class TrainEstimate:
         return 6 * n * self.training.tokens
 
     def to_dict(self) -> dict:
+        par = self.parallel
         return {
             "step_flops": self.flops["total"], "model_flops_per_step": self.flops["model"],
             "forward_flops": self.flops["forward"], "backward_flops": self.flops["backward"],
             "recompute_flops": self.flops["recompute"], "step_time_s": self.step_time_s, "mfu": self.mfu,
-            "hfu": self.hfu, "tokens_per_s": self.tokens_per_s, "tokens_per_s_per_gpu": self.tokens_per_s / self.gpus,
+            "hfu": self.hfu, "model_flops_per_gpu_s": self.model_flops_per_gpu_s,
+            "tokens_per_s": self.tokens_per_s, "tokens_per_s_per_gpu": self.tokens_per_s / self.gpus,
             "gpu_hours": self.gpu_hours, "steps": self.steps, "run_time_s": self.run_time_s,
             "run_flops": self.run_flops, "six_nd_flops": self.six_nd, "train_tokens": self.training.tokens,
             "global_batch": self.workload.batch, "seq_len": self.workload.seq_len,
             "micro_batch": self.training.micro_batch, "microbatches": self.microbatches,
             "recompute": self.training.recompute, "zero": self.training.zero,
+            "cp": par.cp, "virtual_stages": par.virtual_stages, "tp_comm_overlap": par.tp_comm_overlap,
+            "ep_comm_overlap": par.ep_comm_overlap,
             "forward_s_per_microbatch": self.forward_s, "backward_s_per_microbatch": self.backward_s,
             "recompute_s_per_microbatch": self.recompute_s, "compute_s": self.compute_s,
             "communication_s": self.communication_s, "dp_communication_s": self.dp_communication_s,
-            "bubble_s": self.bubble_s, "overlap": self.parallel.overlap,
+            "bubble_s": self.bubble_s, "optimizer_s": self.optimizer_s,
+            "grad_accumulation_s": self.grad_accumulation_s, "overlap": par.overlap,
+            "overlap_model": "best case: every collective hidden" if par.overlap else "per collective",
+            "exposed_by_group": {g: {"exposed_s": e, "total_s": t} for g, (e, t) in self.exposed.items()},
             "per_gpu": self.memory.to_dict(), "max_micro_batch": self.max_micro_batch,
             "collectives": [c.to_dict() for c in self.collectives],
         }
@@ -250,55 +549,149 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
         raise InputError(N_("the global batch of {batch} sequences does not split into --dp {dp} × --micro-batch {b}; "
                             "make the batch a multiple of {multiple}"),
                          batch=wl.batch, dp=par.dp, b=b, multiple=par.dp * b)
+    if wl.seq_len % par.cp:
+        raise InputError(N_("--cp {cp} does not divide the sequence length {s}: each context-parallel rank takes an "
+                            "equal part of every sequence"), cp=par.cp, s=wl.seq_len)
     m = wl.batch // (par.dp * b)
+    v = par.virtual_stages
     step = replace(wl, new_tokens=0, lm_head="all")
     wl_mb = replace(step, batch=b)
     raw = prefill_ops(cfg, wl_mb) + prefill_other_ops(cfg, wl_mb)
+    if get_dtype(dtype).bytes == 1:  # an fp8 (int8) run's casts: the transposed copy, current scaling's amax pass
+        cast = FP8_CAST_BYTES[tr.fp8_recipe] / 3
+        raw = [replace(o, act_bytes=o.act_bytes * cast) if o.name in ("act_quant", "act_quant_inner") else o
+               for o in raw]
+    if tr.eager:  # eager PyTorch's passes through HBM (EAGER_BYTES) and its attention layout copies
+        raw = [replace(o, act_bytes=o.act_bytes * EAGER_BYTES[o.name]) if o.name in EAGER_BYTES else o for o in raw]
+        copies = _eager_copies(cfg, wl_mb)
+        if copies is not None:
+            raw.append(copies)
     stage_l = layers_per_stage(cfg, par)
-    timed = [time_op(per_gpu_op(o, cfg, par, stage_layers=stage_l), hw, dtype, efficiency) for o in raw]
+    local = [per_gpu_op(o, cfg, par, stage_layers=stage_l) for o in raw]
+    timed = [time_op(o, hw, dtype, efficiency) for o in local]
+    if tr.eager and wl.attention == "fused" and callable(efficiency):  # SDPA's FlashAttention-2, not FA3
+        timed = [replace(t, time_s=t.time_s / SDPA_FLASH_RATIO, compute_s=t.compute_s / SDPA_FLASH_RATIO)
+                 if t.name in ATTENTION_PRODUCTS else t for t in timed]
+    # how much slower per FLOP each op's backward runs than its forward (a flash kernel's backward: the shape
+    # model's measured FlashAttention-3 backward; 1 for every other op and for a flat efficiency)
+    bwd_factor = getattr(efficiency, "backward_factor", None)
+    slow = [bwd_factor(o) if bwd_factor is not None else 1.0 for o in local]
+    loss = _cross_entropy(cfg, wl_mb, par)
+    loss_bytes = EAGER_BYTES["cross_entropy"] if tr.eager else LOSS_BYTES[tr.loss]
+    if loss_bytes != 1.0:
+        note = (Text(N_("the loss: Megatron's native cross-entropy over fp32 logits, a pass per line")) if not tr.eager
+                and tr.loss == "megatron_native" else loss.note)
+        loss = replace(loss, act_bytes=loss.act_bytes * loss_bytes, note=note)
+    raw.append(loss)
+    timed.append(time_op(raw[-1], hw, dtype, efficiency))
+    sort = _expert_sort(cfg, wl_mb, par, stage_l)
+    if sort is not None:
+        raw.append(sort)
+        timed.append(time_op(sort, hw, dtype, efficiency))
+    slow += [1.0] * (len(raw) - len(slow))  # the loss and the expert sort: element-wise
     fwd_c = forward_collectives(raw, cfg, wl_mb, par, hw, training=True, stage_layers=stage_l)
     bwd_c = _backward_collectives(fwd_c, cfg, wl_mb, par, raw, hw)
     rc_c = [replace(c, note=Text(N_("recomputed forward: {note}"), note=c.note)) for c in fwd_c
             if tr.recompute == "full" and c.after in {o.name for o in raw if o.shard != "vocab"}]
-    send = pipeline_send(cfg, wl_mb.prefill_tokens, 1, wl_mb, par, hw, count_per_step=2)
+    cp_c = _context_collectives(raw, cfg, wl_mb, par, hw, stage_l)
+    # each micro-batch crosses every boundary of the V chunks: V sends forward and V back per GPU
+    send = pipeline_send(cfg, wl_mb.prefill_tokens, 1, wl_mb, par, hw, count_per_step=2 * v)
+    tags: list[str | None] = [None] * len(raw)  # the stage an op added below sits on (None: its own, _stage_of)
+    if tr.mtp and cfg.mtp_layers:
+        for op in _mtp_ops(cfg, wl_mb, par, raw, local, timed, stage_l):
+            raw.append(op)
+            timed.append(time_op(op, hw, dtype, efficiency))
+            slow.append(bwd_factor(op) if bwd_factor is not None else 1.0)
+            tags.append("last")
     best = None
     for st in (("first", "last") if par.pp > 1 else ("every",)):
-        keep = [i for i, o in enumerate(raw) if par.pp == 1 or _stage_of(o) in ("every", st)]
+        keep = [i for i, o in enumerate(raw) if par.pp == 1 or (tags[i] or _stage_of(o)) in ("every", st)]
         names = {raw[i].name for i in keep}
         tf = sum(timed[i].time_s for i in keep)
         trc = sum(timed[i].time_s for i in keep if _recomputed(raw[i], tr.recompute))
-        colls = [c for c in fwd_c + bwd_c + rc_c if c.after in names]
+        t_lin = sum(timed[i].time_s for i in keep if raw[i].is_gemm and raw[i].shard in ("column", "row"))
+        t_att = sum(timed[i].time_s for i in keep if raw[i].name in ATTENTION_PRODUCTS)
+        # a fused (flash) attention kernel recomputes QKᵀ in its backward: 5 products against the forward's 2
+        # (Dao et al. 2022, Algorithm 4), so the products' backward is 2.5 × their forward's FLOPs, run at the
+        # flash backward's own share of peak (slow[i] × the forward's time per FLOP)
+        flash = (sum((2.5 * slow[i] - 2) * timed[i].time_s for i in keep if raw[i].name in ATTENTION_PRODUCTS)
+                 if wl.attention == "fused" else 0.0)
+        colls = [c for c in fwd_c + bwd_c + rc_c if c.after in names] + cp_c
         if send is not None:
             colls.append(send)
-        tm = sum(c.time_s for c in colls)
-        tc = 3 * tf + trc
-        period = max(tc, tm) if par.overlap else tc + tm
-        if best is None or period > best[0]:
-            best = (period, tf, trc, tm, [timed[i] for i in keep], colls, st)
-    period, tf, trc, tm, ops_s, colls, st = best
-    # Data parallelism: the gradients (and ZeRO's weight gathers) of this GPU's parameters.
-    params = weights_per_gpu(cfg, step, hw, par)["last" if st == "every" else st] / get_dtype(wl.weight_dtype).bytes
-    dp_c: list[Collective] = []
-    if par.dp > 1:
-        link = par.link("dp", hw)
-        g = 2 * params  # 16-bit gradients and weights, bytes
-        if tr.zero == 0:
-            dp_c.append(_coll("all_reduce", "optimizer step", "dp", par.dp, g, 1, link, Text(N_("gradients (ZeRO 0)"))))
+        tc = 3 * tf + trc + flash
+        by = {g: sum(c.time_s for c in colls if c.group == g) for g in ("tp", "cp", "ep", "pp")}
+        tm = sum(by.values())
+        if par.overlap:
+            exp = {g: (max(0.0, tm - tc) * t / tm if tm else 0.0) for g, t in by.items()}
         else:
-            dp_c.append(_coll("reduce_scatter", "optimizer step", "dp", par.dp, g, 1, link,
-                              Text(N_("gradients (ZeRO {stage})"), stage=tr.zero)))
-            ag = 2 * m if tr.zero == 3 else 1
-            dp_c.append(_coll("all_gather", "optimizer step", "dp", par.dp, g, ag, link,
-                              Text(N_("weights before every forward and backward (ZeRO 3)")) if tr.zero == 3
-                              else Text(N_("updated weights (ZeRO {stage})"), stage=tr.zero)))
+            hidden_lin = 3 * t_lin + (t_lin if tr.recompute == "full" else 0.0)
+            exp = {"tp": max(0.0, by["tp"] - hidden_lin) if par.tp_comm_overlap else by["tp"],
+                   "cp": max(0.0, by["cp"] - 3 * t_att),  # each chunk's transfer behind the previous chunk's attention
+                   "ep": max(0.0, by["ep"] - tc) if par.ep_comm_overlap else by["ep"],
+                   "pp": by["pp"]}
+        period = tc + sum(exp.values())
+        if best is None or period > best[0]:
+            best = (period, tf, trc, tm, [timed[i] for i in keep], colls, st, exp, by, flash)
+    period, tf, trc, tm, ops_s, colls, st, exp, by, flash = best
+    # Data parallelism: the gradients (and ZeRO's weight gathers) of this GPU's parameters. Parameters outside
+    # the routed experts are replicated over DP × CP × EP ranks (the EP ranks run attention data-parallel),
+    # the experts' over DP × CP.
+    stage = "last" if st == "every" else st
+    wb = get_dtype(wl.weight_dtype).bytes
+    params = weights_per_gpu(cfg, step, hw, par)[stage] / wb
+    expert = expert_weights_per_gpu(cfg, step, hw, par) / wb
+    dp_c: list[Collective] = []
+    for n_params, ranks, stride, experts in ((params - expert, par.dp * par.cp * par.ep, par.tp, False),
+                                             (expert, par.dp * par.cp, par.tp * (par.ep if par.cp == 1 else 1), True)):
+        if ranks <= 1 or n_params <= 0:
+            continue
+        link = par.link_span(ranks, stride, hw)
+        g = 2 * n_params  # 16-bit weights, bytes
+        gr = GRAD_REDUCE_BYTES[tr.grad_reduce] * n_params  # the gradients as they are reduced
+        if tr.zero == 0:
+            dp_c.append(_coll("all_reduce", "optimizer step", "dp", ranks, gr, 1, link,
+                              Text(N_("the experts' gradients (ZeRO 0)")) if experts else Text(N_("gradients (ZeRO 0)"))))
+            continue
+        dp_c.append(_coll("reduce_scatter", "optimizer step", "dp", ranks, gr, 1, link,
+                          Text(N_("the experts' gradients (ZeRO {stage})"), stage=tr.zero) if experts else
+                          Text(N_("gradients (ZeRO {stage})"), stage=tr.zero)))
+        if tr.zero == 3:
+            note = (Text(N_("the experts' weights before every forward and backward (ZeRO 3)")) if experts else
+                    Text(N_("weights before every forward and backward (ZeRO 3)")))
+        else:
+            note = (Text(N_("the experts' updated weights (ZeRO {stage})"), stage=tr.zero) if experts else
+                    Text(N_("updated weights (ZeRO {stage})"), stage=tr.zero))
+        dp_c.append(_coll("all_gather", "optimizer step", "dp", ranks, g, 2 * m if tr.zero == 3 else 1, link, note))
     dp_c = [c for c in dp_c if c is not None]
     t_dp = sum(c.time_s for c in dp_c)
-    compute_s = m * (3 * tf + trc)
-    exposed_mb = max(0.0, tm - (3 * tf + trc)) if par.overlap else tm
-    dp_exposed = max(0.0, t_dp - m * 2 * tf) if par.overlap else t_dp  # best case: hidden behind backward
-    bubble = (par.pp - 1) * period
+    if par.overlap:
+        dp_exposed = max(0.0, t_dp - m * 2 * tf)  # best case: hidden behind every backward
+        dp_parts = [(c, max(0.0, t_dp - m * 2 * tf) * c.time_s / t_dp if t_dp else 0.0) for c in dp_c]
+    else:
+        # gradients: bucket by bucket behind the last micro-batch's backward of the later layers; ZeRO 1-2's
+        # gathered weights behind the next step's first forward; ZeRO 3's gathers (forward, then backward)
+        # one layer ahead of the compute of every micro-batch
+        dp_parts = []
+        for c in dp_c:
+            if c.op in ("all_reduce", "reduce_scatter"):
+                e = _exposed_tail(c.time_s, 2 * tf, stage_l)
+            elif tr.zero == 3:
+                one = c.time_s / c.count  # one gather of the stage's weights
+                e = m * (_exposed_tail(one, tf, stage_l) + _exposed_tail(one, 2 * tf, stage_l))
+            else:
+                e = _exposed_tail(c.time_s, tf, stage_l)
+            dp_parts.append((c, e))
+        dp_exposed = sum(e for _, e in dp_parts)
+    opt = _optimizer_step(params - expert, expert, par, tr.zero)
+    t_opt = time_op(opt, hw, dtype, efficiency).time_s if opt is not None else 0.0
+    acc = _grad_accumulation(params, m) if tr.grad_accum == "fp32" else None
+    t_acc = time_op(acc, hw, dtype, efficiency).time_s if acc is not None else 0.0
+    compute_s = m * (3 * tf + trc + flash) + t_opt + t_acc
+    exposed_mb = sum(exp.values())
+    bubble = (par.pp - 1) / v * period  # interleaved 1F1B: (p − 1) / V stage periods (Narayanan et al. 2021 §2.2)
     comm = m * exposed_mb + dp_exposed
-    step_time = compute_s + comm + bubble  # = (m + p - 1) stage periods + the exposed data-parallel sync
+    step_time = compute_s + comm + bubble
     mem = training_memory(cfg, step, hw, par, micro_batch=b, microbatches=m, zero=tr.zero, recompute=tr.recompute,
                           dropout=tr.dropout, memory_utilization=memory_utilization)
 
@@ -308,10 +701,22 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
                                memory_utilization=memory_utilization).fits
 
     max_b = largest_fitting(fits, 4096)
-    scaled = tuple(replace(c, count=c.count * m, time_s=c.time_s * m) for c in colls) + tuple(dp_c)
-    return TrainEstimate(cfg, step, hw, par, tr, float(efficiency), step_flops(cfg, step, tr.recompute), m,
-                         tuple(ops_s), scaled, tf, 2 * tf, trc, tm, t_dp, compute_s, comm, bubble, step_time, mem,
-                         max_b)
+
+    def scaled(c: Collective) -> Collective:
+        share = exp[c.group] / by[c.group] if by.get(c.group) else 0.0
+        return replace(c, count=c.count * m, time_s=c.time_s * m, exposed_s=c.time_s * m * share)
+
+    all_c = tuple(scaled(c) for c in colls) + tuple(replace(c, exposed_s=e) for c, e in dp_parts)
+    exposed = {g: (m * exp[g], m * by[g]) for g in ("tp", "cp", "ep", "pp") if by[g]}
+    if t_dp:
+        exposed["dp"] = (dp_exposed, t_dp)
+    flops = step_flops(cfg, step, tr.recompute)
+    if wl.attention == "fused":  # what the flash backward reruns: QKᵀ of every product pair (HFU counts it)
+        flops["flash_recompute"] = sum(o.flops for o in prefill_ops(cfg, step) if o.name in ("attn_scores",
+                                                                                          "attn_scores_sliding"))
+    return TrainEstimate(cfg, step, hw, par, tr, 1.0 if callable(efficiency) else float(efficiency), flops, m,
+                         tuple(ops_s), all_c, tf, 2 * tf + flash, trc, tm, t_dp, compute_s, comm, bubble, step_time,
+                         mem, max_b, exposed, t_opt, t_acc)
 
 
 # ----- a published anchor --------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from dataclasses import replace
 import pytest
 import torch
 from estimator_reference import Decoder, flops_by_op
+from reference_convention import reference_workload as RW
 from torch.utils.flop_counter import FlopCounterMode
 
 from gemmlib.core.errors import InputError
@@ -71,7 +72,7 @@ def test_prefill_equals_flop_counter_op_by_op(name, lm_head):
     batch, seq = 3, 7
     model = Decoder(cfg)
     fc, _ = _prefill(model, cfg, batch, seq, last_only=lm_head == "last")
-    ops = prefill_ops(cfg, Workload(batch=batch, seq_len=seq, lm_head=lm_head))
+    ops = prefill_ops(cfg, RW(batch=batch, seq_len=seq, lm_head=lm_head))
     assert sum(o.flops for o in ops) == fc.get_total_flops()
     assert _by_name(ops) == flops_by_op(fc, OP_NAMES)
 
@@ -87,7 +88,7 @@ def test_decode_steps_equal_flop_counter(name):
         for _ in range(steps):  # step i: S + i tokens cached, the query meets S + i + 1 keys
             _, caches = model(ids, caches)
     assert caches[0][0].shape[2] == seq + steps
-    ops = decode_ops(cfg, Workload(batch=batch, seq_len=seq, new_tokens=steps))
+    ops = decode_ops(cfg, RW(batch=batch, seq_len=seq, new_tokens=steps))
     assert sum(o.flops for o in ops) == fc.get_total_flops()
     assert _by_name(ops) == flops_by_op(fc, OP_NAMES)
 
@@ -98,7 +99,7 @@ def test_one_decode_step_with_the_prompt_cached():
     _, caches = _prefill(model, cfg, 4, 9)
     with FlopCounterMode(display=False) as fc:
         model(torch.zeros(4, 1, dtype=torch.long), caches)
-    ops = decode_ops(cfg, Workload(batch=4, seq_len=9, new_tokens=1))
+    ops = decode_ops(cfg, RW(batch=4, seq_len=9, new_tokens=1))
     assert sum(o.flops for o in ops) == fc.get_total_flops()
     scores = next(o for o in ops if o.name == "attn_scores")
     assert (scores.m, scores.n, scores.k) == (1, 10, cfg.head_dim)
@@ -109,7 +110,7 @@ def test_causal_switch_equals_a_triangle_only_reference(name):
     cfg = CONFIGS[name]
     model = Decoder(cfg, causal_rows=True)
     fc, _ = _prefill(model, cfg, 2, 6)
-    ops = prefill_ops(cfg, Workload(batch=2, seq_len=6, causal=True))
+    ops = prefill_ops(cfg, RW(batch=2, seq_len=6, causal=True))
     assert _by_name(ops) == flops_by_op(fc, OP_NAMES)
     assert sum(o.flops for o in ops) == fc.get_total_flops()
 
@@ -122,26 +123,26 @@ def test_full_size_presets_on_meta_device(preset, batch, seq):
         ids = torch.zeros(batch, seq, dtype=torch.long)
         with FlopCounterMode(display=False) as fc:
             _, caches = model(ids)
-        assert sum(o.flops for o in prefill_ops(cfg, Workload(batch=batch, seq_len=seq))) == fc.get_total_flops()
+        assert sum(o.flops for o in prefill_ops(cfg, RW(batch=batch, seq_len=seq))) == fc.get_total_flops()
         with FlopCounterMode(display=False) as fc:
             model(ids[:, :1], caches)
-    assert sum(o.flops for o in decode_ops(cfg, Workload(batch=batch, seq_len=seq, new_tokens=1))) == \
+    assert sum(o.flops for o in decode_ops(cfg, RW(batch=batch, seq_len=seq, new_tokens=1))) == \
         fc.get_total_flops()
 
 
 def test_closed_forms_for_a_dense_model():
     cfg = from_name("llama-2-7b")
     s, b, d, layers, v = 1000, 2, 4096, 32, 32000
-    ops = {o.name: o for o in prefill_ops(cfg, Workload(batch=b, seq_len=s))}
+    ops = {o.name: o for o in prefill_ops(cfg, RW(batch=b, seq_len=s))}
     assert ops["q_proj"].flops == 2 * b * s * d * d * layers
     assert ops["attn_scores"].flops == 2 * b * 32 * s * s * 128 * layers
     assert ops["lm_head"].flops == 2 * b * s * d * v
-    causal = {o.name: o for o in prefill_ops(cfg, Workload(batch=b, seq_len=s, causal=True))}
+    causal = {o.name: o for o in prefill_ops(cfg, RW(batch=b, seq_len=s, causal=True))}
     assert causal["attn_scores"].flops == b * 32 * 128 * s * (s + 1) * layers
-    last = {o.name: o for o in prefill_ops(cfg, Workload(batch=b, seq_len=s, lm_head="last"))}
+    last = {o.name: o for o in prefill_ops(cfg, RW(batch=b, seq_len=s, lm_head="last"))}
     assert last["lm_head"].flops == 2 * b * d * v
     n = 10  # decode: keys S+1 .. S+N
-    dec = {o.name: o for o in decode_ops(cfg, Workload(batch=b, seq_len=s, new_tokens=n))}
+    dec = {o.name: o for o in decode_ops(cfg, RW(batch=b, seq_len=s, new_tokens=n))}
     assert dec["attn_scores"].flops == 2 * b * 32 * 128 * layers * sum(s + i + 1 for i in range(n))
     assert dec["attn_scores"].n == s + 1 and dec["attn_scores"].n_last == s + n
     assert dec["q_proj"].flops == 2 * b * d * d * layers * n
@@ -202,11 +203,11 @@ def test_decode_time_is_the_exact_sum_of_per_step_times():
     cfg = ModelConfig(layers=2, hidden=256, heads=4, kv_heads=1, ffn=512, vocab=100)
     hw = get_hardware("h100").with_overrides(bandwidth=5e11, peaks={"bf16": 4e12})
     wl = Workload(batch=3, seq_len=2, new_tokens=50)
-    est = estimate(cfg, wl, hw)
+    est = estimate(cfg, wl, hw, efficiency=0.7)
     stepwise = {}
     for i in range(wl.new_tokens):
         one = Workload(batch=3, seq_len=2 + i, new_tokens=1)
-        for op in estimate(cfg, one, hw).decode.ops:
+        for op in estimate(cfg, one, hw, efficiency=0.7).decode.ops:
             stepwise[op.name] = stepwise.get(op.name, 0.0) + op.time_s
     for op in est.decode.ops:
         assert op.time_s == pytest.approx(stepwise[op.name], rel=1e-12), op.name
@@ -217,7 +218,7 @@ def test_measured_ceilings_hook():
     wl = Workload(batch=4, seq_len=256)
     hw = get_hardware("h200")
     slower = hw.with_overrides(peaks={"bf16": hw.peak("bf16") / 2}, bandwidth=hw.bandwidth / 2)
-    assert estimate(cfg, wl, slower).ttft_s == pytest.approx(2 * estimate(cfg, wl, hw).ttft_s)
+    assert estimate(cfg, wl, slower, 0.7).ttft_s == pytest.approx(2 * estimate(cfg, wl, hw, 0.7).ttft_s)
 
 
 def test_bad_inputs():
@@ -234,7 +235,7 @@ def test_bad_inputs():
 
 def test_variants_and_macs():
     cfg = CONFIGS["llama_gqa"]
-    wl = Workload(batch=2, seq_len=6, new_tokens=2, causal=True)
+    wl = RW(batch=2, seq_len=6, new_tokens=2, causal=True)
     rows = counting_variants(cfg, wl)
     assert [r["selected"] for r in rows] == [False, True, False, False]
     assert rows[0]["prefill_flops"] > rows[1]["prefill_flops"] > rows[3]["prefill_flops"]
@@ -244,7 +245,7 @@ def test_variants_and_macs():
 
 def test_rules_of_thumb_against_the_seed_figures():
     cfg = from_name("llama-2-7b")
-    rows = rules_of_thumb(cfg, Workload(batch=1, seq_len=512))
+    rows = rules_of_thumb(cfg, RW(batch=1, seq_len=512))
     article, fudge, two_n = rows
     assert article["value"] == pytest.approx(cfg.params * 512**2 / (3 * 4096))
     assert 40 < article["ratio"] < 50  # seed README: "some 46x more"
@@ -338,7 +339,7 @@ def test_causal_switch_counts_the_band_of_a_sliding_layer(seq, window):
     ops = {o.name: o for o in prefill_ops(cfg, Workload(batch=3, seq_len=seq, causal=True))}
     assert ops["attn_scores_sliding"].flops == 2 * cfg.head_dim * 3 * cfg.heads * pairs
     assert ops["attn_scores"].flops == 2 * cfg.head_dim * 3 * cfg.heads * seq * (seq + 1) // 2
-    dense = {o.name: o for o in prefill_ops(cfg, Workload(batch=3, seq_len=seq))}
+    dense = {o.name: o for o in prefill_ops(cfg, RW(batch=3, seq_len=seq))}
     assert dense["attn_scores_sliding"].flops == dense["attn_scores"].flops  # eager prefill: dense S x S
 
 
@@ -370,7 +371,7 @@ def test_decode_only_workload_is_one_step_with_the_context_cached():
 
 def test_mla_decode_eager_decompresses_the_whole_cache_absorbed_does_not():
     cfg = from_name("deepseek-v3")
-    wl = Workload(batch=1, seq_len=4096, new_tokens=1)
+    wl = RW(batch=1, seq_len=4096, new_tokens=1)
     eager = {o.name: o for o in decode_ops(cfg, wl)}
     absorbed = {o.name: o for o in decode_ops(cfg, replace(wl, mla="absorbed"))}
     # kv_b_proj over every cached latent: 2 · 4097 · 512 · 128·(128+128) per layer
@@ -385,7 +386,7 @@ def test_mla_decode_eager_decompresses_the_whole_cache_absorbed_does_not():
 def test_llama4_runs_every_expert_and_shared_experts_every_token():
     scout = ModelConfig(layers=2, hidden=64, heads=4, kv_heads=2, ffn=80, vocab=50, experts=4, experts_per_token=1,
                         expert_ffn=32, shared_expert_ffn=32, moe_layers="DM", experts_compute="all")
-    ops = {o.name: o for o in prefill_ops(scout, Workload(batch=1, seq_len=5))}
+    ops = {o.name: o for o in prefill_ops(scout, RW(batch=1, seq_len=5))}
     assert ops["gate_proj"].flops == 2 * 5 * 64 * 32 * 4  # all 4 experts on every token, one MoE layer
     assert ops["shared_gate_proj"].flops == 2 * 5 * 64 * 32
     assert ops["dense_gate_proj"].flops == 2 * 5 * 64 * 80
@@ -427,3 +428,67 @@ def test_scale_out_of_the_families_features():
         scaleout_estimate(cfg, Workload(batch=8, seq_len=128), hw, Parallel(dp=8), training=Training(tokens=1e9))
     with pytest.raises(InputError, match="cannot train"):
         scaleout_estimate(from_name("llama-3.1-8b"), wl, hw, training=Training(tokens=1e9))
+
+
+# ----- the two conventions: engine (the default) and transformers (the reference) -----------------------------
+
+def test_the_engine_convention_is_the_default_and_transformers_the_reference():
+    from gemmlib.llm.accounting import CONVENTIONS
+
+    wl = Workload(seq_len=8)
+    assert wl.convention == "engine" and wl.overrides() == {}
+    assert (wl.attention, wl.causal, wl.lm_head, wl.experts_compute, wl.mla) == ("fused", True, "last", "routed",
+                                                                                 "absorbed")
+    ref = wl.under("transformers")
+    assert (ref.attention, ref.causal, ref.lm_head, ref.experts_compute, ref.mla) == ("eager", False, "all", "eager",
+                                                                                      "eager")
+    assert set(CONVENTIONS) == {"engine", "transformers"}
+    over = Workload(seq_len=8, attention="eager", lm_head="last")
+    assert over.overrides() == {"attention": {"value": "eager", "convention": "fused"}}  # last is the engine's own
+    assert over.conventions()["name"] == "engine" and over.conventions()["overridden"] == over.overrides()
+    with pytest.raises(InputError, match="convention"):
+        Workload(convention="vllm")
+    with pytest.raises(InputError, match="experts_compute"):
+        Workload(experts_compute="some")
+
+
+def test_the_engine_prefill_is_causal_fused_and_its_head_reads_the_last_position():
+    cfg = from_name("llama-2-7b")
+    s, b, d, layers, v = 1000, 2, 4096, 32, 32000
+    eng = {o.name: o for o in prefill_ops(cfg, Workload(batch=b, seq_len=s))}
+    assert eng["attn_scores"].flops == b * 32 * 128 * s * (s + 1) * layers  # the triangle with its diagonal
+    assert eng["lm_head"].flops == 2 * b * d * v  # one position per sequence
+    assert eng["attn_scores"].act_bytes == b * 32 * s * 128 * 2 * layers  # q only: no scores through memory
+    est = estimate(cfg, Workload(batch=b, seq_len=s), get_hardware("h100"))
+    assert not {"kv_repeat", "attn_softmax"} & {o.name for o in est.prefill.other_ops}  # fused: neither pass
+    ref = estimate(cfg, RW(batch=b, seq_len=s), get_hardware("h100"))
+    assert {"kv_repeat", "attn_softmax"} <= {o.name for o in ref.prefill.other_ops} or cfg.kv_heads == cfg.heads
+    assert est.to_dict()["conventions"]["name"] == "engine" and ref.to_dict()["conventions"]["name"] == "transformers"
+
+
+def test_llama4_routes_its_experts_under_the_engine_convention():
+    """Llama 4's transformers code runs every expert on every token; an engine routes each token through one.
+    Scout 16 experts, Maverick 128 (every other layer): 17 B active either way, as the model cards say."""
+    import json
+    from pathlib import Path
+
+    from gemmlib.llm.accounting import executed_model
+    from gemmlib.llm.hf import read_config
+
+    scout_raw = json.loads((Path(__file__).resolve().parents[1] / "data" / "configs" / "llama-4-scout-text.json")
+                           .read_text())
+    for raw, total in ((scout_raw, 107_769_861_120),
+                       (dict(scout_raw, num_local_experts=128, interleave_moe_layer_step=2), 400_711_848_960)):
+        cfg, _ = read_config(raw)
+        assert cfg.experts_compute == "all" and cfg.params == cfg.active_params == total
+        engine = executed_model(cfg, Workload())
+        assert engine.active_params == pytest.approx(17.2e9, rel=0.01)  # "17B active" (Llama 4 model cards)
+        assert executed_model(cfg, RW()) is cfg
+        wl = Workload(batch=1, seq_len=2048)
+        routed = {o.name: o for o in prefill_ops(cfg, wl)}
+        every = {o.name: o for o in prefill_ops(cfg, RW(batch=1, seq_len=2048, causal=True, lm_head="last",
+                                                          attention="fused", mla="absorbed"))}
+        assert every["gate_proj"].flops == routed["gate_proj"].flops * cfg.experts  # one of E against all E
+        est = estimate(cfg, wl, get_hardware("h100"))
+        assert est.model.active_params == engine.active_params  # the answer's model is the one that ran ...
+        assert est.read()["experts"]["compute"] == "all"  # ... what was read is the config as it reads

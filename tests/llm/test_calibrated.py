@@ -75,7 +75,7 @@ def _kernel_calls(wl):
 @pytest.fixture(scope="module")
 def setup():
     wl = acc.Workload(batch=B, seq_len=S, new_tokens=N, lm_head="all", weight_dtype="fp32", act_dtype="fp32",
-                      kv_dtype="fp32")
+                      kv_dtype="fp32", convention=acc.REFERENCE)  # the device runs the eager block
     cal = _device_calibration(wl)
     return wl, cal, calibrated_estimate(MODEL, wl, cal)
 

@@ -234,3 +234,27 @@ def test_bad_quantization_configs(block, msg):
     raw = json.loads((DATA / "configs" / "llama-3.1-8b.json").read_text())
     with pytest.raises(InputError, match=msg):
         read_config(dict(raw, quantization_config=block))
+
+
+def test_mlx_quantization_is_sized_at_its_bits():
+    """An MLX checkpoint (mlx_lm writes "quantization": {"group_size": 64, "bits": 4}): every Linear and the
+    embedding as mlx.core.quantize stores them — 4 bits per weight in uint32 words plus a bf16 scale and bias per
+    64, i.e. 4.5 bits per weight — the norms at bf16. Llama-3.2-1B: 695 MB (mlx-community's
+    Llama-3.2-1B-Instruct-4bit is "~0.7 GB"), not the 2.47 GB of bf16. Overrides: a layer at 8 bits, one left
+    unquantized."""
+    raw = json.loads((Path(__file__).resolve().parents[1] / "data" / "configs" / "llama-3.2-1b-mlx-4bit.json").read_text())
+    cfg, info = read_config(raw)
+    assert cfg.quant.method == "mlx" and info["unknown_keys"] == []
+    norms = cfg.param_breakdown()["norms"]
+    size = checkpoint_size(cfg, "bf16")
+    assert size.bytes * 8 == (cfg.params - norms) * (4 + 2 * 16 / 64) + norms * 16
+    assert 690e6 < size.bytes < 700e6 and checkpoint_size(cfg.replace(quant=None), "bf16").bytes == 2 * cfg.params
+    raw["quantization"] = dict(raw["quantization"], **{"model.layers.0.mlp.down_proj": {"group_size": 64, "bits": 8},
+                                                     "model.layers.1.mlp.down_proj": False})
+    over, _ = read_config(raw)
+    down = cfg.hidden * cfg.ffn
+    assert checkpoint_size(over, "bf16").bytes - size.bytes == down * (8 - 4) // 8 + (2 * down - down * 4.5 / 8)
+    with pytest.raises(InputError, match="not an MLX affine layout"):
+        read_config(dict(raw, quantization={"group_size": 48, "bits": 4}))
+    mx4 = read_config(dict(raw, quantization={"mode": "mxfp4", "group_size": 32, "bits": 4}))[0]
+    assert checkpoint_size(mx4, "bf16").bytes * 8 == (cfg.params - norms) * (4 + 8 / 32) + norms * 16

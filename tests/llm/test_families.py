@@ -8,7 +8,9 @@ same configuration — both the keys as typed and the full ``config.json`` trans
 (``to_dict()``):
 
 * parameters: ``sum(p.numel())`` against ``ModelConfig.params``;
-* FLOPs: FlopCounterMode's totals of the prefill and of the decode step against the accounting's;
+* FLOPs: FlopCounterMode's totals of the prefill and of the decode step against the accounting's under the
+  reference convention (``--reference transformers``: what transformers' eager code runs;
+  ``reference_convention.reference_workload``);
 * KV cache: the elements the returned ``DynamicCache`` holds, layer by layer, against the estimator's
   (sliding layers keep window − 1 tokens, MLA keeps the latent, Falcon's new decoder every head).
 
@@ -25,11 +27,12 @@ from pathlib import Path
 
 import pytest
 import torch
+from reference_convention import reference_workload
 from torch.utils.flop_counter import FlopCounterMode
 from transformers import AutoConfig, AutoModelForCausalLM
 from transformers.utils import logging as hf_logging
 
-from gemmlib.llm.accounting import Workload, decode_ops, kv_cache_bytes, prefill_ops
+from gemmlib.llm.accounting import decode_ops, kv_cache_bytes, prefill_ops
 from gemmlib.llm.hf import read_config
 from gemmlib.llm.presets import _PRESET_SOURCES, PRESETS
 
@@ -102,6 +105,13 @@ TINY: dict[str, tuple[str, dict]] = {
                                         no_rope_layer_interval=2)),
     "smollm3": ("smollm3", dict(B, use_sliding_window=True, sliding_window=4, no_rope_layer_interval=2,
                                 pad_token_id=None)),
+    "exaone4": ("exaone4", dict(B, head_dim=24, sliding_window=4, sliding_window_pattern=2)),
+    "exaone4_letters": ("exaone4", dict(B, sliding_window=4, sliding_window_pattern="LG",
+                                        layer_types=["sliding_attention", "full_attention"])),
+    "ernie4_5_moe": ("ernie4_5_moe", dict(B, use_bias=True, moe_num_experts=4, moe_k=2, moe_intermediate_size=32,
+                                          moe_num_shared_experts=1, moe_layer_start_index=1, pad_token_id=None)),
+    "glm4_moe_lite": ("glm4_moe_lite", dict(B, q_lora_rank=40, n_shared_experts=1, n_group=1, topk_group=1,
+                                            **{k: v for k, v in MLA.items() if k != "first_k_dense_replace"}, **MOE)),
 }
 
 
@@ -148,7 +158,7 @@ def test_tiny_model_is_exact(name, source):
     raw = dict(keys, model_type=mt) if source == "keys" else json.loads(hf.to_json_string())
     cfg, info = read_config(raw, name=name)
     assert cfg.params == params
-    wl = Workload(batch=BATCH, seq_len=PROMPT, new_tokens=1, kv_dtype="fp32")
+    wl = reference_workload(batch=BATCH, seq_len=PROMPT, new_tokens=1, kv_dtype="fp32")
     assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
     assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
     tokens = PROMPT + 1
@@ -187,20 +197,39 @@ def test_gemma3_multimodal_wrapper_counts_the_text_decoder():
     assert info["wrapper"] == "gemma3" and cfg.family == "gemma3_text"
     text_params = sum(p.numel() for n, p in model.named_parameters() if ".language_model." in f".{n}")
     assert cfg.params == text_params  # the head is tied to the text embedding
+    assert sum(info["vision"].values()) == sum(p.numel() for p in model.parameters()) - text_params  # tower + projector
     prefill, decode, per_layer, _ = _run(model, 128)
-    wl = Workload(batch=BATCH, seq_len=PROMPT, new_tokens=1)
+    wl = reference_workload(batch=BATCH, seq_len=PROMPT, new_tokens=1)
     assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
     assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
     assert any("vision" in n for n in info["notes"])
 
 
 def _meta_params(raw: dict) -> int:
+    return _meta_counts(raw)[0]
+
+
+def _meta_counts(raw: dict, family: str | None = None) -> tuple[int, int]:
+    """(decoder parameters, vision-tower parameters) of the model transformers builds from ``raw`` on the meta
+    device. ``family``: the transformers model_type to build when the file's own is a remote-code name (Kimi K2's
+    "kimi_k2" is DeepseekV3ForCausalLM)."""
+    from transformers import AutoModelForImageTextToText
+
     raw = {k: v for k, v in raw.items() if k not in ("architectures", "auto_map", "torch_dtype", "dtype",
-                                                     "transformers_version", "_name_or_path", "quantization_config")}
+                                                     "transformers_version", "_name_or_path", "quantization_config",
+                                                     "quantization")}
     mt = raw.pop("model_type")
+    hf = AutoConfig.for_model(family or mt, **raw)
     with torch.device("meta"):
-        model = AutoModelForCausalLM.from_config(AutoConfig.for_model(mt, **raw))
-    return sum(p.numel() for p in model.parameters())
+        try:
+            model = AutoModelForCausalLM.from_config(hf)
+        except ValueError:  # a vision-language wrapper
+            model = AutoModelForImageTextToText.from_config(hf)
+    named = dict(model.named_parameters())
+    if "text_config" not in raw:
+        return sum(p.numel() for p in named.values()), 0
+    text = sum(p.numel() for n, p in named.items() if ".language_model." in f".{n}" or n.startswith("lm_head"))
+    return text, sum(p.numel() for p in named.values()) - text
 
 
 _REAL = sorted(p for p in CONFIGS.glob("*.json") if not p.stem.startswith("internlm2"))  # internlm2: remote code
@@ -208,9 +237,17 @@ _REAL = sorted(p for p in CONFIGS.glob("*.json") if not p.stem.startswith("inter
 
 @pytest.mark.parametrize("path", _REAL, ids=lambda p: p.stem)
 def test_full_size_params_equal_numel_on_the_meta_device(path):
+    """Every real config.json: the decoder's parameters, and a vision-language wrapper's vision tower, equal
+    numel() of what transformers builds from the file (a remote-code model_type built as the family its
+    architectures field names)."""
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
+
     raw = json.loads(path.read_text())
-    cfg, _ = read_config(raw)
-    assert cfg.params == _meta_params(raw)
+    cfg, info = read_config(raw)
+    family = None if raw["model_type"] in CONFIG_MAPPING_NAMES else cfg.family
+    text, vision = _meta_counts(raw, family)
+    assert cfg.params == text
+    assert sum((info.get("vision") or {}).values()) == vision
 
 
 @pytest.mark.parametrize("name", list(PRESETS))
@@ -232,7 +269,7 @@ def test_several_decode_steps_across_the_window(name, prompt, steps):
         with FlopCounterMode(display=False) as fc:
             for _ in range(steps):
                 out = model(ids[:, :1], cache=out.cache, use_cache=True)
-    wl = Workload(batch=BATCH, seq_len=prompt, new_tokens=steps)
+    wl = reference_workload(batch=BATCH, seq_len=prompt, new_tokens=steps)
     assert sum(o.flops for o in decode_ops(cfg, wl)) == fc.get_total_flops()
 
 
@@ -273,10 +310,186 @@ def test_absorbed_mla_equals_eager_mla_and_its_flops_are_counted():
         y = att.o_proj(o.transpose(1, 2).reshape(BATCH, 1, h * dv))
     assert (y - y_eager).abs().max() < 1e-7 * y_eager.abs().max()  # float64; the rest is fp32 RMSNorm rounding
     cfg, _ = read_config(dict(keys, model_type="deepseek_v3"))
-    wl = Workload(batch=BATCH, seq_len=6, new_tokens=1, mla="absorbed")
+    wl = reference_workload(batch=BATCH, seq_len=6, new_tokens=1, mla="absorbed")
     attention = ("q_a_proj", "q_b_proj", "kv_a_proj", "q_absorb", "attn_scores", "attn_values", "o_absorb", "o_proj")
     ops = decode_ops(cfg, wl)
     assert {o.name for o in ops} >= set(attention) and "kv_b_proj" not in {o.name for o in ops}
     assert sum(o.flops for o in ops if o.name in attention) == fc.get_total_flops()
-    eager = decode_ops(cfg, Workload(batch=BATCH, seq_len=6, new_tokens=1))
+    eager = decode_ops(cfg, reference_workload(batch=BATCH, seq_len=6, new_tokens=1))
     assert sum(o.flops for o in eager) > sum(o.flops for o in ops)
+
+
+_VL_VISION = dict(depth=2, hidden_size=32, intermediate_size=48, num_heads=2, out_hidden_size=64, patch_size=4,
+                  temporal_patch_size=2, spatial_merge_size=2, num_position_embeddings=16, deepstack_visual_indexes=[0])
+VL: dict[str, tuple[dict, dict]] = {
+    "qwen3_vl": (dict(B, head_dim=24), {}),
+    "qwen3_vl_tied": (dict(B, head_dim=24), dict(tie_word_embeddings=True)),
+    "qwen3_vl_moe": (dict(B, head_dim=24, num_experts=4, moe_intermediate_size=32, decoder_sparse_step=2, **MOE), {}),
+}
+
+
+def test_mistral3_vision_tower_is_reported_exactly():
+    from transformers import AutoModelForImageTextToText
+
+    text = dict(B, head_dim=16, sliding_window=None)
+    vision = dict(hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=2, image_size=64,
+                  patch_size=8, head_dim=16)
+    for top in ({}, dict(multimodal_projector_bias=True, vision_feature_layer=[-1, -2])):
+        hf = AutoConfig.for_model("mistral3", text_config=text, vision_config=vision, **top)
+        with torch.device("meta"):
+            model = AutoModelForImageTextToText.from_config(hf)
+        cfg, info = read_config(json.loads(hf.to_json_string()))
+        named = dict(model.named_parameters())
+        text_params = sum(p.numel() for n, p in named.items() if ".language_model." in f".{n}" or n.startswith("lm_head"))
+        assert cfg.params == text_params
+        assert sum(info["vision"].values()) == sum(p.numel() for p in named.values()) - text_params
+
+
+@pytest.mark.parametrize("name", list(VL))
+def test_vision_language_wrappers_count_the_decoder_and_report_the_vision_tower(name):
+    """Qwen3-VL (dense and MoE): the text decoder exact to the FLOP and the parameter, the vision tower's
+    parameters reported apart and equal to numel() of everything outside the language model and the head."""
+    from transformers import AutoModelForImageTextToText
+
+    torch.manual_seed(0)
+    text, top = VL[name]
+    mt = name.removesuffix("_tied")
+    hf = AutoConfig.for_model(mt, text_config=text, vision_config=_VL_VISION, **top)
+    model = AutoModelForImageTextToText.from_config(hf, attn_implementation="eager",
+                                                     experts_implementation="eager").eval()
+    cfg, info = read_config(json.loads(hf.to_json_string()))
+    assert info["wrapper"] == mt and info["unknown_keys"] == [], info["unknown_keys"]
+    named = dict(model.named_parameters())
+    text_params = sum(p.numel() for n, p in named.items() if ".language_model." in f".{n}" or n.startswith("lm_head"))
+    assert cfg.params == text_params
+    assert cfg.tied_embeddings == bool(top.get("tie_word_embeddings"))
+    vision = sum(p.numel() for n, p in named.items() if ".visual." in f".{n}")
+    assert vision == sum(p.numel() for p in model.parameters()) - text_params
+    assert sum(info["vision"].values()) == vision
+    prefill, decode, per_layer, _ = _run(model, 128)
+    wl = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1)
+    assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
+    assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
+    assert per_layer == [BATCH * (PROMPT + 1) * cfg.kv_elements_per_token_layer] * cfg.layers
+
+
+def test_the_family_tables_follow_transformers():
+    """The architectures field's classes and the list of known model types are transformers 5.24's own."""
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES,
+    )
+
+    from gemmlib.llm.families_known import NOT_SIZED, TRANSFORMERS_MODEL_TYPES
+    from gemmlib.llm.hf import ARCHITECTURES, SUPPORTED_MODEL_TYPES
+
+    assert TRANSFORMERS_MODEL_TYPES == frozenset(CONFIG_MAPPING_NAMES)
+    assert set(NOT_SIZED) <= TRANSFORMERS_MODEL_TYPES and not set(NOT_SIZED) & set(SUPPORTED_MODEL_TYPES)
+    for cls, family in ARCHITECTURES.items():
+        assert cls in (MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.get(family), MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES.get(family))
+    assert set(ARCHITECTURES.values()) == set(SUPPORTED_MODEL_TYPES) - {"internlm2"}  # internlm2: remote code
+
+
+# ----- hybrid families: linear attention and state-space mixers (gemmlib.llm.ssm) -------------------------------
+
+_H = dict(hidden_size=64, intermediate_size=96, num_attention_heads=4, num_key_value_heads=2, vocab_size=128,
+          max_position_embeddings=64)
+HYBRID: dict[str, tuple[str, dict]] = {
+    "qwen3_next": ("qwen3_next", dict(_H, num_hidden_layers=2, head_dim=16, linear_num_key_heads=2,
+                                      linear_num_value_heads=4, linear_key_head_dim=8, linear_value_head_dim=12,
+                                      linear_conv_kernel_dim=4, num_experts=4, num_experts_per_tok=2,
+                                      moe_intermediate_size=32, shared_expert_intermediate_size=48,
+                                      full_attention_interval=2)),
+    "jamba": ("jamba", dict(_H, num_hidden_layers=2, attn_layer_period=2, attn_layer_offset=1, expert_layer_period=2,
+                            expert_layer_offset=1, num_experts=4, num_experts_per_tok=2, mamba_d_state=8,
+                            mamba_d_conv=4, mamba_expand=2, mamba_dt_rank=6, pad_token_id=None)),
+    "nemotron_h": ("nemotron_h", dict(_H, layers_block_type=["mamba", "attention", "mlp"], head_dim=16,
+                                      ssm_state_size=8, mamba_num_heads=4, mamba_head_dim=16, n_groups=2,
+                                      conv_kernel=4, chunk_size=4, pad_token_id=None)),
+    "nemotron_h_moe": ("nemotron_h", dict(_H, layers_block_type=["mamba", "moe", "attention", "mlp"], head_dim=16,
+                                          ssm_state_size=8, mamba_num_heads=4, mamba_head_dim=16, n_groups=2,
+                                          conv_kernel=4, chunk_size=4, n_routed_experts=4, num_experts_per_tok=2,
+                                          moe_intermediate_size=32, moe_shared_expert_intermediate_size=24,
+                                          pad_token_id=None)),
+    "falcon_h1": ("falcon_h1", dict(_H, num_hidden_layers=2, head_dim=16, mamba_d_ssm=64, mamba_n_heads=4,
+                                    mamba_n_groups=2, mamba_d_state=8, mamba_d_conv=4, mamba_chunk_size=4,
+                                    mamba_rms_norm=True, pad_token_id=None)),
+}
+
+
+_reference = reference_workload  # the hybrid and VL cases too: the reference convention (transformers' eager code)
+
+
+def _cache_nbytes(cache) -> tuple[list[int], int]:
+    """(elements per layer, bytes) of a returned cache: K and V of attention layers, conv + recurrent states of
+    the linear-attention / state-space layers."""
+    per, nbytes = [], 0
+    for layer in cache.layers:
+        tensors = [getattr(layer, "keys", None), getattr(layer, "values", None)]
+        for d in ("conv_states", "recurrent_states"):
+            tensors += list(getattr(layer, d, {}).values())
+        tensors = [t for t in tensors if isinstance(t, torch.Tensor)]
+        per.append(sum(int(t.numel()) for t in tensors))
+        nbytes += sum(int(t.nbytes) for t in tensors)
+    return per, nbytes
+
+
+@pytest.mark.parametrize("source", ["keys", "to_dict"])
+@pytest.mark.parametrize("name", list(HYBRID))
+def test_hybrid_model_is_exact(name, source):
+    """A 2–4 layer hybrid from transformers' own class (the PyTorch paths: no fla / mamba_ssm kernels are
+    installed): parameters to the parameter, prefill and decode to the FLOP (matmuls and the convolution,
+    FlopCounterMode), and the cache — KV of the attention layers, conv + recurrent state of the others — to the
+    element and the byte."""
+    mt, keys = HYBRID[name]
+    hf, model = _build(mt, keys)
+    params = sum(p.numel() for p in model.parameters())
+    raw = dict(keys, model_type=mt) if source == "keys" else json.loads(hf.to_json_string())
+    cfg, info = read_config(raw, name=name)
+    assert cfg.is_hybrid and cfg.params == params
+    ids = torch.randint(0, hf.vocab_size, (BATCH, PROMPT))
+    with torch.no_grad():
+        with FlopCounterMode(display=False) as fc:
+            out = model(ids, use_cache=True)
+        prefill = fc.get_total_flops()
+        with FlopCounterMode(display=False) as fc:
+            out = model(out.logits[:, -1:].argmax(-1), cache=out.cache, use_cache=True)
+        decode = fc.get_total_flops()
+    wl = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1, kv_dtype="fp32")
+    assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
+    assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
+    per_layer, nbytes = _cache_nbytes(out.cache)
+    mixer = cfg.mixer.state_elements(engine=False)
+    assert per_layer == [BATCH * (cfg.cached_tokens(k, PROMPT + 1) * cfg.kv_elements_per_token_layer
+                                  + (mixer if k in "LM2P" else 0)) for k in cfg.attention_kinds]
+    assert kv_cache_bytes(cfg, wl) == nbytes
+    if source == "to_dict":
+        assert info["unknown_keys"] == [], info["unknown_keys"]
+
+
+def test_the_engine_convention_of_each_mixer_counts_what_the_kernels_run():
+    """The engine convention (gemmlib.llm.ssm) against the reference one on the same layer: the convolution over
+    exactly the new tokens, conv state k − 1 inputs, FLA's extra W/U products and triangular inverse, Mamba's
+    scan and Mamba-2's decode fused (no GEMM), Mamba-2's C·Bᵀ per group."""
+    from gemmlib.llm.ssm import DELTA_CHUNK, work
+
+    for mt, keys in HYBRID.values():
+        cfg = read_config(dict(keys, model_type=mt))[0]
+        mx, h = cfg.mixer, cfg.hidden
+        assert cfg.mixer.conv_state(engine=True) == mx.conv_channels * (mx.conv - 1)
+        for decode, t in ((False, PROMPT), (True, 1)):
+            ref = {w.name: w for w in work(mx, h, batch=BATCH, tokens=t, runs=1, decode=decode, engine=False)}
+            eng = {w.name: w for w in work(mx, h, batch=BATCH, tokens=t, runs=1, decode=decode, engine=True)}
+            assert eng["conv1d"].flops == 2 * BATCH * t * mx.conv * mx.conv_channels < ref["conv1d"].flops
+            for proj in ("in_proj", "in_proj_qkvz", "out_proj", "x_proj"):
+                if proj in ref:
+                    assert eng[proj].flops == ref[proj].flops  # the projections are the same GEMMs
+            if mx.kind == "gated_deltanet" and not decode:
+                c, dk, dv = DELTA_CHUNK, mx.key_dim, mx.head_dim
+                extra = BATCH * mx.heads * (2 * c * c * (dk + dv) + 2 * c ** 3 // 3)  # one chunk per sequence
+                assert eng["ssm_chunks"].flops - ref["ssm_chunks"].flops == extra
+            if mx.kind == "mamba" or (mx.kind == "mamba2" and decode):
+                assert "ssm_scan_out" in ref and "ssm_scan_out" not in eng and eng["ssm_scan"].kind == "other"
+            if mx.kind == "mamba2" and not decode:
+                assert eng["ssm_chunks"].flops < ref["ssm_chunks"].flops  # C·Bᵀ per group, no (chunks+1)² recurrence

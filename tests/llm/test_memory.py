@@ -58,26 +58,27 @@ def test_terms_add_up_to_the_paper_blocks():
 
 
 def test_adaptations_gqa_swiglu_no_dropout_fused():
-    """Derived, not in the paper: K/V at the KV width, SwiGLU's four F-wide tensors, no 1-byte masks, and a
-    fused kernel's 4-byte log-sum-exp per row and head instead of the s² tensors."""
+    """Derived, not in the paper: K/V at the KV width, SwiGLU's four F-wide tensors (three when fused: the fused
+    SwiGLU saves only gate|up), no 1-byte masks, and a fused kernel's 4-byte log-sum-exp per row and head
+    instead of the s² tensors."""
     cfg = from_name("llama-3-8b")
     s, b = 4096, 2
     sb, h, f, kv, q = s * b, cfg.hidden, cfg.ffn, cfg.kv_dim, cfg.q_dim
     eager = layer_activation_bytes(cfg, s, b)
     assert eager == 2 * sb * (4 * h + q + 2 * kv + q + 4 * f) + 2 * cfg.heads * s * s * b
     fused = layer_activation_bytes(cfg, s, b, attention="fused")
-    assert fused == 2 * sb * (4 * h + q + 2 * kv + q + 4 * f) + 4 * cfg.heads * s * b
-    assert layer_activation_bytes(cfg, s, b, recompute="selective") == fused - 4 * cfg.heads * s * b
+    assert fused == 2 * sb * (4 * h + q + 2 * kv + q + 3 * f) + 4 * cfg.heads * s * b
+    assert layer_activation_bytes(cfg, s, b, recompute="selective") == fused - 4 * cfg.heads * s * b + 2 * sb * f
     # 8 KV heads over 16 ranks: each keeps one, K and V are not split further than 8 ways
     t16 = layer_activation_bytes(cfg, s, b, tp=16, attention="fused")
     t8 = layer_activation_bytes(cfg, s, b, tp=8, attention="fused")
-    assert t8 - t16 == pytest.approx(2 * sb * (4 * f + 2 * q) / 16 + 4 * cfg.heads * s * b / 16)
+    assert t8 - t16 == pytest.approx(2 * sb * (3 * f + 2 * q) / 16 + 4 * cfg.heads * s * b / 16)
 
 
 def test_pipeline_first_stage_holds_every_layer_worth():
     """§4.2.3: with 1F1B the first stage keeps p micro-batches of L/p layers, i.e. L layers' worth."""
     cfg = from_name("llama-3-8b")
-    wl = Workload(seq_len=2048)
+    wl = Workload(seq_len=2048, attention="eager")
     per = layer_activation_bytes(cfg, 2048, 1)
     one = training_activation_bytes(cfg, wl, Parallel(), micro_batch=1, microbatches=8)
     four = training_activation_bytes(cfg, wl, Parallel(pp=4), micro_batch=1, microbatches=8)
@@ -104,7 +105,7 @@ def test_largest_fitting_is_a_search_not_a_guess():
 def test_inference_peak_and_max_batch():
     cfg = from_name("llama-3-70b")
     hw = get_hardware("h100")
-    wl = Workload(batch=16, seq_len=2048, new_tokens=256)
+    wl = Workload(batch=16, seq_len=2048, new_tokens=256, attention="eager")
     par = Parallel(tp=8)
     eager = inference_activation_bytes(cfg, wl, par, micro_batch=16)
     scores = 2 * 16 * (64 / 8) * 2048 * 2048 * 2  # scores + probabilities, 8 heads per rank, bf16

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ from estimator_reference import Decoder, count_params
 
 from gemmlib.core.errors import InputError
 from gemmlib.llm.checkpoint import checkpoint_size
-from gemmlib.llm.config import ModelConfig
+from gemmlib.llm.config import ModelConfig, layer_pattern, moe_pattern
 from gemmlib.llm.hf import from_hf_config, load_config_file, parse_config_json
 from gemmlib.llm.presets import PRESETS, PUBLISHED_CHECKPOINT_ELEMENTS, PUBLISHED_PARAMS, from_name
 
@@ -188,3 +189,104 @@ def test_llama_attention_bias_and_mlp_bias_flags():
     biased = from_hf_config({**base, "attention_bias": True, "mlp_bias": True})
     d, f, layers = 4096, 11008, 32
     assert biased.params - plain.params == layers * (4 * d + 2 * f + d)
+
+
+# ----- sizes are bounded before anything proportional to them is made (issue 26 items 1–3) -------------
+
+@pytest.mark.parametrize("layers, spec, words", [
+    (1_000_000_000, "alternate", "limit 10,000"),  # the 10,000-layer cap, checked before the letters exist
+    (2**64, "all", "about 10"),
+    (10**40, "5:1", "beyond any real model"),
+    (32, "99999999999999999999:1", "at most 10,000"),  # was an OverflowError ("S" * N)
+    (32, "9999999999:1", "at most 10,000"),  # was a MemoryError
+    (32, "1:99999999999", "at most 10,000"),
+    (32, "S" * 20_000, "limit 10,000 letters"),
+    (32, "1" * 5000 + ":1", "two whole numbers"),  # past Python's int-conversion limit
+])
+def test_layer_pattern_bounds_every_size_first(layers, spec, words):
+    with pytest.raises(InputError, match=words):
+        layer_pattern(layers, spec)
+
+
+def test_a_huge_pattern_allocates_nothing_proportional():
+    """The shared link of issue 26 (le_swp=1000000000:1) and --layers 10^9: refused while the memory traced
+    stays far below one byte per asked-for layer (the old code built "S" * N, 1.9 GB)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        for layers, spec in ((48, "1000000000:1"), (48, "20000000000:1"), (1_000_000_000, "alternate"),
+                             (1_000_000_000, "all"), (2**64, "3:1")):
+            with pytest.raises(InputError):
+                layer_pattern(layers, spec)
+        with pytest.raises(InputError):
+            moe_pattern(1_000_000_000, first_dense=1)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 200_000, peak
+
+
+def test_layer_pattern_still_builds_every_pattern():
+    assert layer_pattern(7, "5:1") == "SSSSSFS"
+    assert layer_pattern(4, "alternate") == "SFSF"
+    assert layer_pattern(5, "sff") == "SFFSF"
+    assert layer_pattern(3, "0:2") == "FFF" and layer_pattern(3, "all") == "SSS"
+    assert layer_pattern(2, "10000:1") == "SS"  # a unit longer than the model: its first letters
+    assert layer_pattern(10_000, "1:1") == "SF" * 5000
+    assert moe_pattern(6, first_dense=1, every=2) == "DMDMDM"
+    assert moe_pattern(4, dense_layers=(0, 3)) == "DMMD"
+
+
+# ----- what a refusal says, and a misspelled key (issue 21 item 6) -----------------------------------------
+
+_LLAMA_KEYS = dict(model_type="llama", hidden_size=64, intermediate_size=96, num_hidden_layers=2,
+                   num_attention_heads=4, vocab_size=128)
+
+
+def test_a_misspelled_required_key_is_named_with_the_key_it_probably_meant():
+    raw = dict(_LLAMA_KEYS)
+    raw["num_hiden_layers"] = raw.pop("num_hidden_layers")
+    with pytest.raises(InputError, match="no 'num_hidden_layers' field; it has 'num_hiden_layers': a misspelling"):
+        from_hf_config(raw)
+
+
+def test_a_misspelled_optional_key_is_reported_with_the_default_that_was_used():
+    from gemmlib.llm.hf import read_config
+
+    raw = dict(_LLAMA_KEYS, model_type="mistral", num_key_value_heads=2, sliding_windw=8)
+    cfg, info = read_config(raw)
+    assert cfg.sliding_window == 4096  # the default: the misspelled key changed nothing, and says so
+    assert info["misspelled"] == {"sliding_windw": "sliding_window"}
+    assert "sliding_windw" in info["unknown_keys"]
+    assert any("a misspelling of 'sliding_window'" in str(n) and "4096" in str(n) for n in info["notes"])
+
+
+@pytest.mark.parametrize("mtype, words", [
+    ("bert", "is not supported: transformers 5.24 knows it, but it is not sized here (an encoder"),
+    ("t5", "it is not sized here (an encoder-decoder"),
+    ("mamba", "it is not sized here (a pure state-space model"),
+    ("bamba", "it is not sized here (a hybrid"),
+    ("bloom", "is not supported: transformers 5.24 knows it, but no reader here is checked"),
+    ("lama", "is not recognised: neither transformers 5.24 nor its architectures field names it; did you mean 'llama'"),
+    ("my_own_llm", "is not recognised: neither transformers 5.24 nor its architectures field names it; supported"),
+])
+def test_a_refusal_says_unsupported_or_unrecognised(mtype, words):
+    with pytest.raises(InputError, match=re.escape(words)):
+        from_hf_config(dict(_LLAMA_KEYS, model_type=mtype))
+
+
+def test_an_unknown_model_type_is_read_by_its_architectures_field_or_its_structure():
+    from gemmlib.llm.hf import read_config
+
+    cfg, info = read_config(dict(_LLAMA_KEYS, model_type="acme_llm", architectures=["LlamaForCausalLM"]))
+    assert cfg.family == "llama" and cfg.params == from_hf_config(_LLAMA_KEYS).params
+    assert any("LlamaForCausalLM" in str(n) for n in info["notes"])
+    mla = dict(model_type="acme_mla", hidden_size=64, num_hidden_layers=2, num_attention_heads=4, vocab_size=128,
+               intermediate_size=96, kv_lora_rank=32, qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=12,
+               n_routed_experts=4, moe_intermediate_size=32, num_experts_per_tok=2, first_k_dense_replace=1,
+               q_lora_rank=None, n_shared_experts=1)
+    cfg, info = read_config(mla)
+    assert cfg.family == "deepseek_v3" and cfg.is_mla and any("structure" in str(n) for n in info["notes"])
+    with pytest.raises(InputError, match="misspelling of 'model_type'"):
+        from_hf_config({k if k != "model_type" else "modeltype": v for k, v in _LLAMA_KEYS.items()})

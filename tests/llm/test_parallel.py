@@ -240,7 +240,7 @@ def test_bad_splits(par, cfg, msg):
 
 
 def test_bad_sizes_and_gpu_count():
-    with pytest.raises(InputError, match="GPUs were given"):
+    with pytest.raises(InputError, match="the GPU count given is"):
         Parallel(tp=2, dp=2).check(from_name("llama-3-8b"), gpus=8)
     for bad in (dict(tp=0), dict(pp=-1), dict(ep=1.5), dict(dp="2"), dict(overlap=1), dict(gpus_per_node=-8)):
         with pytest.raises(InputError):

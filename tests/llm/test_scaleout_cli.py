@@ -62,7 +62,7 @@ def test_readable_report(capsys):
 
 
 @pytest.mark.parametrize("argv, msg", [
-    (["--preset", "llama-3-8b", "--tp", "2", "--dp", "2", "--gpus", "8"], "GPUs were given"),
+    (["--preset", "llama-3-8b", "--tp", "2", "--dp", "2", "--gpus", "8"], "the GPU count given is"),
     (["--preset", "llama-3-8b", "--tp", "3"], "does not divide the 32 attention heads"),
     (["--preset", "llama-3-8b", "--pp", "40"], "more pipeline stages"),
     (["--preset", "llama-3-8b", "--ep", "2"], "mixture-of-experts"),
@@ -79,6 +79,75 @@ def test_readable_report(capsys):
     (["--preset", "llama-3-8b", "--tp", "2", "--intra-busbw", "-3"], "intra-busbw"),
 ])
 def test_bad_input_exit_2_one_line(capsys, argv, msg):
-    assert main(["estimate", *argv]) == 2
+    try:
+        rc = main(["estimate", *argv])
+    except SystemExit as e:  # refused while parsing (a checked number type): argparse's own exit
+        rc = e.code
+    assert rc == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "Traceback" not in err and err.startswith("error:") and msg in err, err
+    assert err.count("\n") == 1 and "Traceback" not in err and msg in err, err
+    assert err.startswith(("error:", "python -m gemmlib estimate: error:")), err
+
+
+# ----- one estimate for one GPU and many; each op list built once; training positions ----------------------
+
+def test_one_estimate_object_for_one_gpu_and_for_many():
+    from gemmlib.core.hardware import get_hardware
+    from gemmlib.llm.accounting import Estimate, Workload, estimate
+    from gemmlib.llm.parallel import Parallel
+    from gemmlib.llm.presets import from_name
+    from gemmlib.llm.scaleout import ScaleOutEstimate
+    from gemmlib.llm.scaleout import estimate as scaleout_estimate
+
+    cfg, hw = from_name("llama-3-8b"), get_hardware("h100")
+    wl = Workload(batch=4, seq_len=512, new_tokens=16)
+    one = estimate(cfg, wl, hw)
+    many = scaleout_estimate(cfg, wl, hw, Parallel())
+    assert ScaleOutEstimate is Estimate and type(one) is type(many)
+    assert one.scale_out is None and one.parallel is None and many.parallel.gpus == 1
+    # on one GPU the scale-out estimate is the single-device one plus its part: the same times, op by op
+    assert many.times() == pytest.approx(one.times(), rel=1e-12)
+    assert [o.time_s for o in many.prefill.ops] == pytest.approx([o.time_s for o in one.prefill.ops], rel=1e-12)
+    assert set(one.to_dict()) < set(many.to_dict()) and {"parallel", "per_gpu"} == set(many.to_dict()) - set(
+        one.to_dict())
+
+
+def test_one_estimate_builds_each_op_list_once(monkeypatch):
+    """Issue 23: prefill_ops was rebuilt 33 times per estimate. Now: the prefill's GEMMs once, the weights' once,
+    and once per counting switch the answer lists beside the workload's own; the decode's likewise, plus the one
+    pass that times one GPU's share."""
+    from gemmlib.llm import accounting
+
+    calls = []
+    real = accounting._stack_ops
+    monkeypatch.setattr(accounting, "_stack_ops", lambda *a, **k: calls.append(a[2].phase) or real(*a, **k))
+    assert main(["estimate", "--preset", "llama-2-7b", "--batch", "1", "--seq-len", "128", "--json"]) == 0
+    assert calls.count("prefill") == 5  # the estimate's, the weights', three counting variants (the fourth is its own)
+    assert calls.count("decode") == 5  # the whole job's, the per-GPU timing pass, three variants
+
+
+def test_train_does_not_check_positions_against_the_inference_default(tmp_path, capsys):
+    """GPT-3: learned positions for 2,048 tokens; a training step of 2,048 tokens has no decode steps."""
+    gpt3 = tmp_path / "config.json"
+    gpt3.write_text(json.dumps({"model_type": "gpt2", "n_embd": 12288, "n_layer": 96, "n_head": 96, "n_positions": 2048,
+                                "vocab_size": 50257}))
+    d = _json(capsys, "--config", str(gpt3), "--seq-len", "2048", "--batch", "1536", "--train", "--train-tokens",
+              "3e11", "--tp", "8", "--pp", "16", "--dp", "8", "--micro-batch", "1", "--recompute", "full")
+    assert d["workload"]["new_tokens"] == 0 and d["decode"]["ops"] == [] and d["train"]["seq_len"] == 2048
+    assert main(["estimate", "--config", str(gpt3), "--seq-len", "2048", "--new-tokens", "1", "--train",
+                 "--train-tokens", "3e11"]) == 2  # asked for a decode step past the table: refused
+    assert "learned position table" in capsys.readouterr().err
+
+
+def test_the_answer_names_its_convention_and_what_a_flag_overrode(capsys):
+    d = _json(capsys, "--preset", "llama-3-8b", "--seq-len", "256", "--new-tokens", "2", "--attention", "eager")
+    assert d["conventions"]["name"] == "engine"
+    assert d["conventions"]["overridden"] == {"attention": {"value": "eager", "convention": "fused"}}
+    ref = _json(capsys, "--preset", "llama-3-8b", "--seq-len", "256", "--new-tokens", "2", "--reference", "transformers")
+    assert ref["conventions"]["overridden"] == {} and ref["conventions"]["lm_head"] == "all"
+    assert main(["estimate", "--preset", "llama-3-8b", "--seq-len", "256", "--new-tokens", "2", "--no-causal"]) == 0
+    out = capsys.readouterr().out
+    assert "counting  engine convention" in out and "overridden: causal False (the convention: True)" in out
+    assert "efficiency shape model" in out
+    assert main(["estimate", "--preset", "llama-3-8b", "--seq-len", "256", "--efficiency", "0.5"]) == 0
+    assert "efficiency flat 0.5 of peak and bandwidth (forced: --efficiency 0.5)" in capsys.readouterr().out

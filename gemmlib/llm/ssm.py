@@ -1,0 +1,338 @@
+"""Linear-attention and state-space mixers: Gated DeltaNet (Qwen3-Next), Mamba (Jamba), Mamba-2 (Nemotron-H,
+Falcon-H1) — their parameters, their per-sequence state and the work of a prefill and of a decode step.
+
+A hybrid model's layers each have a *mixer* (``ModelConfig.attention_kinds``: F / S / C attention, ``L`` Gated
+DeltaNet, ``M`` Mamba, ``2`` Mamba-2, ``P`` attention and Mamba-2 side by side as Falcon-H1 runs them, ``-`` none).
+A mixer layer keeps a fixed state per sequence instead of a KV cache that grows with the context: the last
+inputs of its causal convolution and the recurrent (SSM) state. :class:`Mixer` holds the dimensions one family's
+config.json gives; :func:`work` lists what one layer does, in either of two conventions:
+
+* ``engine=False`` — the reference: what transformers 5.24's eager PyTorch code multiplies, exactly what
+  ``torch.utils.flop_counter.FlopCounterMode`` counts (matmuls and convolutions; ``tests/llm/test_families.py``
+  checks each family to the FLOP):
+
+  - the projections (``in_proj`` …, ``out_proj``) are GEMMs;
+  - the depthwise causal convolution (``conv1d``) is counted as FlopCounterMode counts a convolution,
+    2 · batch · output length · kernel · channels, with the output length of transformers' call: the padded
+    length t + k − 1 in a prefill, k + 1 − k + 1 = 2 positions in a decode step (it convolves the k cached
+    inputs and the new one);
+  - Gated DeltaNet's prefill is ``torch_chunk_gated_delta_rule``: the sequence padded to chunks of 64, per chunk
+    and value head Kβ·Kᵀ and Q·Kᵀ (64² · d_k each), the three state products (64 · d_k · d_v) and the
+    within-chunk attention times the new values (64² · d_v); the two triangular solves are not counted by
+    FlopCounterMode and not here; a decode step is the element-wise recurrence (no matmul);
+  - Mamba's scan is the sequential loop of ``mamba_selective_scan``: one state × C matmul per token
+    (2 · d_inner · d_state), the rest element-wise;
+  - Mamba-2's prefill is ``mamba2_chunk_scan`` (the SSD einsums: C·Bᵀ, the diagonal block times X, the chunk
+    states, the inter-chunk recurrence over chunks + 1, C times the states), its decode step one
+    state × C batched matmul per head.
+
+* ``engine=True`` — what a serving engine's kernels (flash-linear-attention, mamba_ssm, vLLM) run: the
+  convolution over exactly the new tokens (t outputs), Gated DeltaNet's chunked form as FLA computes it (the
+  same products plus the W = A·(βK) and U = A·(βV) products and the inverse of the 64 × 64 triangular system,
+  2·64³/3 FLOPs, as matmuls), Mamba's selective scan and Mamba-2's decode as one fused element-wise kernel
+  (the C·h product inside it, not a GEMM), Mamba-2's SSD with C·Bᵀ per group rather than per head.
+
+The element-wise work (activations, the recurrence, gated norms) is listed as ``other`` work with its
+FLOPs and the elements it reads and writes; its FLOP counts are an estimate (a few FLOPs per element, stated
+in each note), not FlopCounterMode's (which counts none). The state is conv state + recurrent state per
+sequence and layer: transformers keeps all k last inputs of the convolution, engines k − 1.
+
+This module never imports torch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gemmlib.core.errors import InputError
+from gemmlib.core.i18n import N_, Text
+
+MIXER_KINDS = ("gated_deltanet", "mamba", "mamba2")
+# per-layer letters of the mixers (ModelConfig.attention_kinds)
+MIXER_LETTERS = {"L": "gated_deltanet", "M": "mamba", "2": "mamba2", "P": "mamba2"}
+DELTA_CHUNK = 64  # torch_chunk_gated_delta_rule's and FLA's chunk size (not a config key)
+
+_CAP = 10_000_000
+
+
+def _dim(name: str, v, minimum: int = 1) -> int:
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise InputError(N_("{name} must be a whole number, got {value!r}"), name=name, value=v)
+    if v < minimum or v > _CAP:
+        raise InputError(N_("{name} = {value} is out of range ({minimum} to {cap:,})"), name=name, value=v,
+                         minimum=minimum, cap=_CAP)
+    return v
+
+
+@dataclass(frozen=True)
+class Mixer:
+    """One family's linear-attention / state-space mixer.
+
+    ``gated_deltanet``: ``heads`` value heads of ``head_dim``, ``groups`` key heads of ``key_dim``;
+    ``mamba``: ``inner`` channels, ``state`` per channel, ``dt_rank``; ``mamba2``: ``heads`` of ``head_dim``
+    (inner = heads · head_dim), ``groups`` of B/C with ``state`` each, ``chunk`` of the SSD scan.
+    """
+
+    kind: str
+    conv: int = 4  # causal convolution kernel
+    heads: int = 0
+    head_dim: int = 0
+    groups: int = 0
+    key_dim: int = 0
+    state: int = 0
+    inner: int = 0
+    dt_rank: int = 0
+    chunk: int = 0
+    conv_bias: bool = False
+    in_bias: bool = False  # in_proj bias (Mamba's proj_bias, Mamba-2's use_bias)
+    out_bias: bool = False
+    norm: bool = True  # a gated RMSNorm over the inner width before out_proj
+    bc_norms: bool = False  # Jamba: RMSNorms over dt (dt_rank), B and C (state each)
+
+    def __post_init__(self) -> None:
+        if self.kind not in MIXER_KINDS:
+            raise InputError(N_("mixer kind must be one of {choices}, got {kind!r}"),
+                             choices=", ".join(MIXER_KINDS), kind=self.kind)
+        _dim("convolution width", self.conv)
+        if self.kind == "gated_deltanet":
+            for f in ("heads", "head_dim", "groups", "key_dim"):
+                _dim(f"linear attention {f}", getattr(self, f))
+            if self.heads % self.groups:
+                raise InputError(N_("{heads} linear-attention value heads cannot be shared by {groups} key heads"),
+                                 heads=self.heads, groups=self.groups)
+        elif self.kind == "mamba":
+            for f in ("inner", "state", "dt_rank"):
+                _dim(f"mamba {f}", getattr(self, f))
+        else:
+            for f in ("heads", "head_dim", "groups", "state", "chunk"):
+                _dim(f"mamba2 {f}", getattr(self, f))
+            if self.heads % self.groups:
+                raise InputError(N_("{heads} Mamba-2 heads cannot be split into {groups} groups"),
+                                 heads=self.heads, groups=self.groups)
+            object.__setattr__(self, "inner", self.heads * self.head_dim)
+
+    # ----- shapes ---------------------------------------------------------------------
+    @property
+    def conv_channels(self) -> int:
+        """Channels of the depthwise convolution (q|k|v for DeltaNet, x for Mamba, x|B|C for Mamba-2)."""
+        if self.kind == "gated_deltanet":
+            return 2 * self.groups * self.key_dim + self.heads * self.head_dim
+        if self.kind == "mamba":
+            return self.inner
+        return self.inner + 2 * self.groups * self.state
+
+    @property
+    def value_width(self) -> int:
+        """Width the mixer hands to out_proj."""
+        return self.heads * self.head_dim if self.kind == "gated_deltanet" else self.inner
+
+    def linears(self, hidden: int) -> list[tuple[str, int, int, bool]]:
+        """(op name, out features, in features, bias) of each linear of one layer, in order."""
+        h = hidden
+        if self.kind == "gated_deltanet":
+            kd, vd = self.groups * self.key_dim, self.heads * self.head_dim
+            return [("in_proj_qkvz", 2 * kd + 2 * vd, h, False), ("in_proj_ba", 2 * self.heads, h, False),
+                    ("out_proj", h, vd, False)]
+        if self.kind == "mamba":
+            d = self.inner
+            return [("in_proj", 2 * d, h, self.in_bias), ("x_proj", self.dt_rank + 2 * self.state, d, False),
+                    ("dt_proj", d, self.dt_rank, True), ("out_proj", h, d, self.out_bias)]
+        return [("in_proj", 2 * self.inner + 2 * self.groups * self.state + self.heads, h, self.in_bias),
+                ("out_proj", h, self.inner, self.out_bias)]
+
+    def other_params(self) -> dict[str, int]:
+        """Parameters of one layer that are not a linear's: the convolution, A, D, dt bias, norms."""
+        c = self.conv_channels
+        out = {"conv1d": c * self.conv + (c if self.conv_bias else 0)}
+        if self.kind == "gated_deltanet":
+            out.update(dt_bias=self.heads, A_log=self.heads, norm=self.head_dim)
+        elif self.kind == "mamba":
+            out.update(A_log=self.inner * self.state, D=self.inner)
+            if self.bc_norms:
+                out["dt_b_c_norms"] = self.dt_rank + 2 * self.state
+        else:
+            out.update(dt_bias=self.heads, A_log=self.heads, D=self.heads)
+            if self.norm:
+                out["norm"] = self.inner
+        return out
+
+    def params(self, hidden: int) -> int:
+        """Every parameter of one mixer layer."""
+        lin = sum(o * i + (o if b else 0) for _, o, i, b in self.linears(hidden))
+        return lin + sum(self.other_params().values())
+
+    def matmul_params(self, hidden: int) -> int:
+        """Weights a token multiplies (the linears, no biases)."""
+        return sum(o * i for _, o, i, _ in self.linears(hidden))
+
+    # ----- the state a sequence keeps ------------------------------------------------------
+    def conv_state(self, engine: bool) -> int:
+        """Elements of one sequence's convolution state: transformers keeps the last k inputs, engines k − 1."""
+        return self.conv_channels * (self.conv - 1 if engine else self.conv)
+
+    @property
+    def recurrent_state(self) -> int:
+        """Elements of one sequence's recurrent state: d_k × d_v per value head (DeltaNet), d_inner × d_state
+        (Mamba), head_dim × d_state per head (Mamba-2)."""
+        if self.kind == "gated_deltanet":
+            return self.heads * self.key_dim * self.head_dim
+        if self.kind == "mamba":
+            return self.inner * self.state
+        return self.heads * self.head_dim * self.state
+
+    def state_elements(self, engine: bool) -> int:
+        return self.conv_state(engine) + self.recurrent_state
+
+    def describe(self) -> dict:
+        d = {"kind": self.kind, "conv_kernel": self.conv, "conv_channels": self.conv_channels,
+             "state_per_sequence_layer": {"conv": self.conv_state(False), "recurrent": self.recurrent_state}}
+        if self.kind == "gated_deltanet":
+            d.update(value_heads=self.heads, value_head_dim=self.head_dim, key_heads=self.groups,
+                     key_head_dim=self.key_dim, chunk=DELTA_CHUNK)
+        elif self.kind == "mamba":
+            d.update(inner=self.inner, state=self.state, dt_rank=self.dt_rank)
+        else:
+            d.update(heads=self.heads, head_dim=self.head_dim, groups=self.groups, state=self.state,
+                     chunk=self.chunk)
+        return d
+
+
+@dataclass(frozen=True)
+class Work:
+    """One piece of a mixer layer's work in one run: ``m × k`` by ``k × n`` for a GEMM (``count`` runs summed
+    into ``flops``), or element-wise ``other`` work. ``weights`` names the linear whose weights it reads (its
+    bytes come from the checkpoint); ``act`` and ``state`` are elements read + written."""
+
+    name: str
+    m: int
+    n: int
+    k: int
+    count: int
+    flops: int
+    act: int
+    state: int = 0
+    weights: str = ""
+    kind: str = "gemm"
+    note: str = ""
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def work(mx: Mixer, hidden: int, *, batch: int, tokens: int, runs: int, decode: bool, engine: bool) -> list[Work]:
+    """What ``runs`` runs of one mixer layer do, each feeding ``tokens`` new tokens per sequence of ``batch``
+    (a prefill: the prompt; a decode step: 1), in the reference (``engine=False``) or engine convention."""
+    b, t, h = batch, tokens, hidden
+    rows = b * t
+    out: list[Work] = []
+
+    def linear(name: str, n: int, k: int, note: str = "") -> None:
+        out.append(Work(name, rows, n, k, runs, 2 * rows * n * k * runs, (rows * k + rows * n) * runs,
+                        weights=name, note=note))
+
+    c = mx.conv_channels
+    conv_len = t if engine else (t + 1 if decode else t + mx.conv - 1)  # transformers' output length
+    conv_note = (Text(N_("depthwise causal convolution of width {k} over the new tokens"), k=mx.conv) if engine else
+                 Text(N_("depthwise causal convolution of width {k} as transformers calls it: {n} output positions per "
+                         "sequence (FlopCounterMode counts it)"), n=conv_len, k=mx.conv))
+    conv = Work("conv1d", b, c, mx.conv, runs, 2 * b * conv_len * mx.conv * c * runs, 2 * rows * c * runs,
+                state=2 * b * mx.conv_state(engine) * runs, weights="conv1d", note=conv_note)
+    lin = mx.linears(h)
+    if mx.kind == "gated_deltanet":
+        linear(lin[0][0], lin[0][1], h)
+        linear(lin[1][0], lin[1][1], h)
+        out.append(conv)
+        out += _delta(mx, b, t, runs, decode, engine)
+        linear("out_proj", h, mx.value_width)
+    elif mx.kind == "mamba":
+        d, n_, r = mx.inner, mx.state, mx.dt_rank
+        linear("in_proj", 2 * d, h)
+        out.append(conv)
+        linear("x_proj", r + 2 * n_, d)
+        linear("dt_proj", d, r, Text(N_("dt_proj.weight @ dt: a matmul in transformers' Jamba")))
+        out += _mamba_scan(mx, b, t, runs, engine)
+        linear("out_proj", h, d)
+    else:
+        linear("in_proj", lin[0][1], h)
+        out.append(conv)
+        out += _ssd(mx, b, t, runs, decode, engine)
+        linear("out_proj", h, mx.inner)
+    return out
+
+
+def _delta(mx: Mixer, b: int, t: int, runs: int, decode: bool, engine: bool) -> list[Work]:
+    hv, dk, dv = mx.heads, mx.key_dim, mx.head_dim
+    st = mx.recurrent_state
+    if decode:  # the recurrence: decay, read, delta, write, output, per value head
+        return [Work("ssm_scan", b, hv, dk * dv, runs, 7 * b * t * st * runs, b * t * (2 * mx.groups * dk + 2 * hv * dv) * runs,
+                     state=2 * b * st * runs, kind="other",
+                     note=Text(N_("gated delta rule, one token: state decay, read, correction and write, ~7 FLOPs "
+                                  "per state element (element-wise in transformers, a fused recurrent kernel in "
+                                  "engines)")))]
+    C = DELTA_CHUNK
+    nc = _cdiv(t, C)
+    per = 2 * C * C * dk * 2 + 3 * 2 * C * dk * dv + 2 * C * C * dv  # Kβ·Kᵀ, Q·Kᵀ, 3 state products, A·V_new
+    note = Text(N_("gated delta rule in chunks of {c} ({n} per sequence, padded): K·Kᵀ, Q·Kᵀ, the state products and "
+                   "the within-chunk attention, per value head"), c=C, n=nc)
+    if engine:
+        per += 2 * C * C * (dk + dv) + 2 * C ** 3 // 3  # W = A·βK, U = A·βV, the triangular inverse (FLA)
+        note = Text(N_("gated delta rule in chunks of {c} as flash-linear-attention runs it ({n} per sequence): "
+                       "K·Kᵀ, the 64×64 triangular inverse, W and U, the state products, Q·Kᵀ and the output"),
+                    c=C, n=nc)
+    flops = b * hv * nc * per * runs
+    act = b * nc * C * (2 * hv * dk + 2 * hv * dv) * runs + (0 if engine else 2 * b * hv * nc * C * C * runs)
+    return [Work("ssm_chunks", C, dv, dk, b * hv * nc * runs, flops, act, state=2 * b * st * runs, note=note),
+            Work("ssm_scan", b * t, hv, dk, runs, 10 * b * t * hv * dk * runs, 6 * b * t * hv * dk * runs,
+                 kind="other", note=Text(N_("decays, masks and the L2 norms of q and k (element-wise, ~10 FLOPs per "
+                                            "q/k element)")))]
+
+
+def _mamba_scan(mx: Mixer, b: int, t: int, runs: int, engine: bool) -> list[Work]:
+    d, n = mx.inner, mx.state
+    st = b * d * n
+    if engine:  # selective_scan: one fused kernel, the state kept on chip
+        return [Work("ssm_scan", b * t, d, n, runs, 8 * b * t * d * n * runs, b * t * (3 * d + 2 * n) * runs,
+                     state=2 * st * runs, kind="other",
+                     note=Text(N_("selective scan in one fused kernel: discretise, update the state and read it "
+                                  "out (~8 FLOPs per state element and token)")))]
+    return [Work("ssm_scan_out", d, 1, n, b * t * runs, 2 * b * t * d * n * runs, b * t * (d * n + n + d) * runs,
+                 note=Text(N_("the scan's read-out: state × C, one matmul per token (transformers' sequential "
+                              "loop)"))),
+            Work("ssm_scan", b * t, d, n, runs, 6 * b * t * d * n * runs, 6 * b * t * d * n * runs,
+                 state=2 * st * runs, kind="other",
+                 note=Text(N_("discretise A and B for every token and update the state (element-wise, ~6 FLOPs per "
+                              "state element and token; the [d_inner, d_state] tensors go through memory)")))]
+
+
+def _ssd(mx: Mixer, b: int, t: int, runs: int, decode: bool, engine: bool) -> list[Work]:
+    hm, p, g, n = mx.heads, mx.head_dim, mx.groups, mx.state
+    st = hm * p * n
+    if decode:
+        work = [Work("ssm_scan", b, hm, p * n, runs, 5 * b * t * st * runs, b * t * (2 * mx.inner + 2 * g * n) * runs,
+                     state=2 * b * st * runs, kind="other",
+                     note=Text(N_("state update: discretise and add (~5 FLOPs per state element)")))]
+        if engine:
+            return [Work("ssm_scan", b, hm, p * n, runs, 7 * b * t * st * runs, b * t * (2 * mx.inner + 2 * g * n) * runs,
+                         state=2 * b * st * runs, kind="other",
+                         note=Text(N_("selective state update in one fused kernel, its C·h read-out included (~7 FLOPs "
+                                      "per state element)")))]
+        return work + [Work("ssm_scan_out", p, 1, n, b * hm * t * runs, 2 * b * t * st * runs, b * t * st * runs,
+                            note=Text(N_("the read-out: state × C, a batched matmul per head")))]
+    cs = mx.chunk
+    nc = _cdiv(t, cs)
+    if engine:
+        flops = b * (2 * g * nc * cs * cs * n + hm * nc * (2 * cs * cs * p + 2 * cs * p * n + 2 * cs * n * p))
+        note = Text(N_("SSD in chunks of {c} as mamba_ssm runs it ({n} per sequence): C·Bᵀ per group, the diagonal "
+                       "blocks, the chunk states and C times the states; the passing between chunks is element-wise"),
+                    c=cs, n=nc)
+    else:
+        flops = 2 * b * hm * (nc * cs * cs * n + nc * cs * cs * p + nc * p * n * cs + (nc + 1) ** 2 * p * n
+                              + nc * cs * n * p)
+        note = Text(N_("SSD in chunks of {c} as transformers' mamba2_chunk_scan runs it ({n} per sequence, padded): "
+                       "C·Bᵀ per head, the diagonal blocks, the chunk states, the recurrence over {n1} chunk states, "
+                       "C times the states"), c=cs, n=nc, n1=nc + 1)
+    act = b * nc * cs * (2 * mx.inner + 2 * hm * n) * runs + b * hm * nc * cs * cs * runs
+    return [Work("ssm_chunks", cs, p, n, b * hm * nc * runs, flops * runs, act, state=2 * b * st * runs, note=note),
+            Work("ssm_scan", b * t, hm, p, runs, 5 * b * t * mx.inner * runs, 4 * b * t * mx.inner * runs, kind="other",
+                 note=Text(N_("discretisation, decays and the gated norm (element-wise, ~5 FLOPs per channel)")))]

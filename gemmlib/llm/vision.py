@@ -1,0 +1,117 @@
+"""The vision tower of a vision-language wrapper: its exact parameter count, reported beside the decoder.
+
+The estimator sizes the text decoder of a multimodal checkpoint (``text_config``); the vision encoder and its
+projector run once per image, not per generated token, so they are reported apart: their parameters (and
+the bytes they add to the checkpoint), never mixed into the decoder's FLOPs. Each count follows the vision
+model transformers 5.24 builds for the wrapper (``models/<wrapper>/modeling_<wrapper>.py``), with the
+vision config class's defaults for absent keys; ``tests/llm/test_families.py`` checks each against
+``numel()`` of the parameters outside ``language_model`` and ``lm_head``.
+
+* ``qwen3_vl`` / ``qwen3_vl_moe``: a Conv3d patch embedding, a learned position table, ``depth`` ViT blocks
+  (fused qkv with bias, LayerNorms, a GELU MLP), the 2×2 patch merger and one merger per DeepStack layer;
+* ``gemma3``: SigLIP's vision transformer (patch Conv2d, position table, encoder, post-LayerNorm, the
+  attention-pooling head when ``vision_use_head``) and Gemma 3's projector (a matrix and an RMSNorm);
+* ``mistral3``: Pixtral's vision transformer (patch Conv2d, RMSNorms, gated MLP blocks without biases) and
+  Mistral 3's projector (an RMSNorm, the 2×2 patch merger, two linears).
+
+Llama 4's vision tower is not counted (said so in the notes).
+
+This module never imports torch.
+"""
+
+from __future__ import annotations
+
+from gemmlib.core.errors import InputError
+from gemmlib.core.i18n import N_
+from gemmlib.llm.config import _whole
+
+# vision config class defaults (transformers 5.24)
+_QWEN3_VL = dict(depth=27, hidden_size=1152, intermediate_size=4304, num_heads=16, in_channels=3, patch_size=16,
+                 spatial_merge_size=2, temporal_patch_size=2, out_hidden_size=3584, num_position_embeddings=2304,
+                 deepstack_visual_indexes=(8, 16, 24))
+_SIGLIP = dict(hidden_size=768, intermediate_size=3072, num_hidden_layers=12, num_attention_heads=12, num_channels=3,
+               image_size=224, patch_size=16, vision_use_head=True)
+
+_PIXTRAL = dict(hidden_size=1024, intermediate_size=4096, num_hidden_layers=24, num_channels=3, patch_size=16)
+
+VISION_WRAPPERS = ("qwen3_vl", "qwen3_vl_moe", "gemma3", "mistral3")
+
+
+def _get(block: dict, defaults: dict, key: str, *, minimum: int = 1) -> int:
+    v = block.get(key, defaults[key])
+    return _whole(f"vision_config.{key}", v, minimum=minimum)
+
+
+def _vision_block(cfg: dict) -> dict:
+    v = cfg.get("vision_config")
+    if v is None:
+        return {}
+    if not isinstance(v, dict):
+        raise InputError(N_("config.json field 'vision_config' must be an object"))
+    return v
+
+
+def _qwen3_vl(cfg: dict) -> dict[str, int]:
+    v = _vision_block(cfg)
+    d = _get(v, _QWEN3_VL, "hidden_size")
+    f = _get(v, _QWEN3_VL, "intermediate_size")
+    depth = _get(v, _QWEN3_VL, "depth")
+    c, p, t = _get(v, _QWEN3_VL, "in_channels"), _get(v, _QWEN3_VL, "patch_size"), _get(v, _QWEN3_VL,
+                                                                                      "temporal_patch_size")
+    m, o = _get(v, _QWEN3_VL, "spatial_merge_size"), _get(v, _QWEN3_VL, "out_hidden_size")
+    pos = _get(v, _QWEN3_VL, "num_position_embeddings")
+    deep = v.get("deepstack_visual_indexes", _QWEN3_VL["deepstack_visual_indexes"])
+    if not isinstance(deep, list | tuple):
+        raise InputError(N_("config.json field 'vision_config.deepstack_visual_indexes' must be a list"))
+    block = 3 * d * d + 3 * d + d * d + d + 2 * d * f + f + d + 4 * d
+    dm = d * m * m
+
+    def merger(norm_width: int) -> int:
+        return 2 * norm_width + dm * dm + dm + dm * o + o
+
+    return {"patch_embed": c * t * p * p * d + d, "positions": pos * d, "blocks": depth * block,
+            "merger": merger(d), "deepstack_mergers": len(deep) * merger(dm)}
+
+
+def _gemma3(cfg: dict) -> dict[str, int]:
+    v = _vision_block(cfg)
+    d = _get(v, _SIGLIP, "hidden_size")
+    f = _get(v, _SIGLIP, "intermediate_size")
+    layers = _get(v, _SIGLIP, "num_hidden_layers")
+    c, p, img = _get(v, _SIGLIP, "num_channels"), _get(v, _SIGLIP, "patch_size"), _get(v, _SIGLIP, "image_size")
+    head = v.get("vision_use_head", _SIGLIP["vision_use_head"])
+    block = 4 * (d * d + d) + 4 * d + 2 * d * f + f + d
+    out = {"patch_embed": c * p * p * d + d, "positions": (img // p) ** 2 * d, "blocks": layers * block,
+           "post_layernorm": 2 * d}
+    if head is True:
+        out["pooling_head"] = d + 4 * (d * d + d) + 2 * d + 2 * d * f + f + d
+    tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
+    text_hidden = _whole("text_config.hidden_size", tc.get("hidden_size", 2304))
+    out["projector"] = d * text_hidden + d
+    return out
+
+
+def _mistral3(cfg: dict) -> dict[str, int]:
+    v = _vision_block(cfg)
+    d, f = _get(v, _PIXTRAL, "hidden_size"), _get(v, _PIXTRAL, "intermediate_size")
+    layers, c, p = _get(v, _PIXTRAL, "num_hidden_layers"), _get(v, _PIXTRAL, "num_channels"), _get(v, _PIXTRAL,
+                                                                                                "patch_size")
+    tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
+    th = _whole("text_config.hidden_size", tc.get("hidden_size", 4096))
+    m = _whole("spatial_merge_size", cfg.get("spatial_merge_size", 2))
+    feat = cfg.get("vision_feature_layer", -1)
+    nf = len(feat) if isinstance(feat, list) else 1
+    bias = cfg.get("multimodal_projector_bias", False) is True
+    return {"patch_conv": c * p * p * d, "ln_pre": d, "blocks": layers * (4 * d * d + 3 * d * f + 2 * d),
+            "projector": d + d * m * m * d + d * nf * th + th * th + (2 * th if bias else 0)}
+
+
+def vision_params(wrapper: str, cfg: dict) -> dict[str, int] | None:
+    """The vision tower's parameters by part (None: a wrapper whose tower this module does not count)."""
+    if wrapper in ("qwen3_vl", "qwen3_vl_moe"):
+        return _qwen3_vl(cfg)
+    if wrapper == "gemma3":
+        return _gemma3(cfg)
+    if wrapper == "mistral3":
+        return _mistral3(cfg)
+    return None
