@@ -1,9 +1,11 @@
 """`python -m gemmlib COMMAND ...`: the command line.
 
 Each command lives in ``gemmlib/cli/<name>.py`` and exposes
-``add_arguments(parser)`` and ``run(args) -> int``. Command modules must stay
-light at import time (no torch at module level): building the parser imports
-all of them, and ``estimate`` has to answer in well under a second.
+``add_arguments(parser)`` and ``run(args) -> int``. The sub-command table is lazy:
+``--help`` lists every command from :data:`COMMANDS` alone, and a command's module is
+imported (and its flags added) only when that command is chosen, so ``estimate``
+loads ``core``, ``llm`` and its own module and nothing else (no numpy, nothing from
+``measure``; ``tests/test_architecture.py`` holds it to that).
 
 Bad input anywhere (an ``InputError`` or an argparse error) ends with exit
 status 2 and one line on stderr, never a traceback.
@@ -16,6 +18,7 @@ import importlib
 import sys
 
 from gemmlib.core.errors import InputError
+from gemmlib.core.files import one_line
 
 # command name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -30,27 +33,56 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse that reports errors on one line with exit status 2."""
+    """argparse that reports errors on one line with exit status 2, and fills itself on first use.
+
+    ``command=(module, run_dest)``: the parser of a sub-command whose flags are added by
+    ``module.add_arguments`` (and ``run_dest`` set to ``module.run``) only when it parses or
+    prints its help, i.e. when that sub-command was chosen.
+    """
+
+    def __init__(self, *args, command: tuple[str, str] | None = None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._command = command
+
+    def load(self) -> argparse.ArgumentParser:
+        """Import the command's module and add its flags (once)."""
+        if self._command is not None:
+            modname, run_dest = self._command
+            self._command = None
+            mod = importlib.import_module(modname)
+            mod.add_arguments(self)
+            self.set_defaults(**{run_dest: mod.run})
+        return self
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
+        self.load()
+        return super().parse_known_args(args, namespace)
+
+    def format_help(self) -> str:
+        self.load()
+        return super().format_help()
+
+    def format_usage(self) -> str:
+        self.load()
+        return super().format_usage()
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        sys.stderr.write(f"{self.prog}: error: {one_line(message)}\n")  # an echoed value cut to 80 characters
         sys.exit(2)
+
+
+def add_commands(parser: argparse.ArgumentParser, table: dict[str, tuple[str, str]], *, dest: str,
+                 metavar: str, run_dest: str = "_run") -> argparse.ArgumentParser:
+    """Sub-commands ``table`` (name -> (module, help)) under ``parser``, each loaded only when chosen."""
+    sub = parser.add_subparsers(dest=dest, metavar=metavar, parser_class=_Parser)
+    for name, (modname, help_) in table.items():
+        sub.add_parser(name, help=help_, description=help_, command=(modname, run_dest))
+    return parser
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m gemmlib", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name, (modname, help_) in COMMANDS.items():
-        try:
-            mod = importlib.import_module(modname)
-        except ModuleNotFoundError as e:  # a command whose module is not written yet
-            if e.name != modname:
-                raise
-            continue
-        p = sub.add_parser(name, help=help_, description=help_)
-        mod.add_arguments(p)
-        p.set_defaults(_run=mod.run)
-    return parser
+    return add_commands(parser, COMMANDS, dest="command", metavar="COMMAND")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,16 +91,19 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "_run", None):
         parser.print_help(sys.stderr)
         return 2
-    from gemmlib.measure.runner import WorkerError
-
     try:
         return int(args._run(args) or 0)
     except InputError as e:
-        sys.stderr.write(f"error: {e}\n")
+        sys.stderr.write(f"error: {one_line(e)}\n")
         return 2
-    except WorkerError as e:  # a bug inside the benchmark worker: its traceback, then one line
-        sys.stderr.write(f"{e.traceback}error: {e}\n")
-        return 1
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         return 130
+    except Exception as e:
+        # a bug inside the benchmark worker: its traceback, then one line. Only a command that ran
+        # a worker has imported the runner, so the estimate never loads it to ask.
+        runner = sys.modules.get("gemmlib.measure.runner")
+        if runner is not None and isinstance(e, runner.WorkerError):
+            sys.stderr.write(f"{e.traceback}error: {e}\n")
+            return 1
+        raise

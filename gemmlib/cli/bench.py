@@ -1,14 +1,14 @@
 """`python -m gemmlib bench precision|tiling|batching|collective|tp ...`: run one live benchmark.
 
 Each benchmark is a module ``gemmlib.cli.bench_<name>`` with ``add_arguments`` and
-``run``; one that is not written yet is left out of the choices.
+``run``, imported only when that benchmark is chosen.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 
+from gemmlib.cli import add_commands
 from gemmlib.core.errors import InputError
 
 BENCHES: dict[str, tuple[str, str]] = {
@@ -21,17 +21,7 @@ BENCHES: dict[str, tuple[str, str]] = {
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    sub = parser.add_subparsers(dest="bench", metavar="BENCH", parser_class=type(parser))
-    for name, (modname, help_) in BENCHES.items():
-        try:
-            mod = importlib.import_module(modname)
-        except ModuleNotFoundError as e:
-            if e.name != modname:
-                raise
-            continue
-        p = sub.add_parser(name, help=help_, description=help_)
-        mod.add_arguments(p)
-        p.set_defaults(_bench_run=mod.run)
+    add_commands(parser, BENCHES, dest="bench", metavar="BENCH", run_dest="_bench_run")  # each loaded when chosen
     parser.set_defaults(_bench_parser=parser)
 
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import argparse
 
-from gemmlib.cli.common import run_job
+from gemmlib.cli.running import run_job
+from gemmlib.core import format as fmt
 from gemmlib.core.errors import InputError
 from gemmlib.core.results import to_json
 from gemmlib.measure import batching as bb
-from gemmlib.measure import harness, jobs
+from gemmlib.measure import harness, plan
 from gemmlib.measure.harness import torch_device_available
 from gemmlib.measure.tiling import parse_int_list
 
@@ -39,7 +40,7 @@ def config_from_args(args: argparse.Namespace):
     if device is None:
         device = "cuda" if torch_device_available("cuda")[0] else "cpu"
     base = bb.gpu_decode_defaults() if device == "cuda" else bb.cpu_decode_defaults()
-    jobs._check_min_run_time(args.min_run_time, "--min-run-time")
+    plan.check_min_run_time(args.min_run_time, "--min-run-time")
     for name in ("m", "k", "n"):
         v = getattr(args, name)
         if v is not None and v < 1:
@@ -57,34 +58,29 @@ def run(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
     harness.require_device(cfg.device)
     article = None
-    art_job = None
+    art_cfg = None
     if args.article:  # refused now, before the sweep runs, if it cannot run
-        art_job = jobs.article(cfg.device, cfg.dtype, min_run_time=cfg.min_run_time, **bb.article_shape(cfg.device))
-        jobs.admit(art_job)
-    results = jobs.results(run_job(jobs.batching(cfg), quiet=args.json))
-    if art_job is not None:
-        article = run_job(art_job, quiet=args.json)
-        article["results"] = jobs.results(article["results"])
+        art_cfg = bb.ArticleConfig(cfg.device, cfg.dtype, min_run_time=cfg.min_run_time, **bb.article_shape(cfg.device))
+        plan.admit(bb.ARTICLE_SPEC, art_cfg)
+    results = run_job(bb.SPEC, cfg, quiet=args.json)
+    if art_cfg is not None:
+        article = run_job(bb.ARTICLE_SPEC, art_cfg, quiet=args.json)
     if args.json:
         rows = [{**r.to_dict(), "mode": r.name, "batch": r.shape.get("batch")} for r in results]
         meta = {"device": cfg.device, "device_name": results[0].device_name if results else "",
                 "m": cfg.m, "k": cfg.k, "n": cfg.n, "dtype": cfg.dtype}
         if article is not None:
-            meta["article"] = {"speedup": article["speedup"], "decode_speedup": article["decode_speedup"],
-                               "verdict": article["verdict"],
-                               "results": [r.to_dict() for r in article["results"]]}
+            meta["article"] = {"speedup": article.speedup, "decode_speedup": article.decode_speedup,
+                               "verdict": article.verdict, "results": [r.to_dict() for r in article.results]}
         print(to_json(rows, **meta))
         return 0
     print(f"batching benchmark: M={cfg.m} K={cfg.k} N={cfg.n} {cfg.dtype} on "
           f"{results[0].device_name if results else cfg.device}")
-    print(f"{'mode':<9}{'batch':>6}{'median ms':>12}{'TFLOP/s':>11}{'GB/s':>10}{'FLOP/B':>9}{'rel error':>11}  note")
-    for r in bb.rows(results):
-        def f(v, spec):
-            return "—" if v is None else format(v, spec)
-        ms = None if r["median_s"] is None else r["median_s"] * 1e3
-        print(f"{r['mode']:<9}{r['batch']:>6}{f(ms, '.4g'):>12}{f(r['tflops'], '.4g'):>11}"
-              f"{f(r['gbps'], '.4g'):>10}{f(r['intensity'], '.3g'):>9}{f(r['rel_error'], '.2e'):>11}  {r['note']}")
+    print(fmt.text_table([{"mode": r["mode"], "batch": r["batch"], "median": fmt.duration(r["median_s"]),
+                           "TFLOP/s": r["tflops"], "GB/s": r["gbps"], "FLOP/B": fmt.number(r["intensity"], 3),
+                           "rel. error": fmt.number(r["rel_error"], 3), "note": r["note"] or ""} for r in bb.rows(results)],
+                         right=("median", "FLOP/B", "rel. error")))
     print(bb.lesson(results))
     if article is not None:
-        print(article["verdict"])
+        print(article.verdict)
     return 0

@@ -22,9 +22,10 @@ import sys
 from collections.abc import Callable
 from typing import TypeVar
 
-from gemmlib.core.errors import InputError
+from gemmlib.cli.common import TIMEOUT_MAX_S, number, whole
+from gemmlib.core import format as fmt
 from gemmlib.core.results import to_json
-from gemmlib.core.units import fmt_bytes, parse_bytes
+from gemmlib.core.units import parse_bytes
 from gemmlib.measure import collectives as cl
 from gemmlib.measure import launch, safety
 
@@ -33,14 +34,15 @@ T = TypeVar("T")
 
 def add_launch_arguments(parser: argparse.ArgumentParser) -> None:
     """--nproc, --backend, --timeout: shared by the multi-rank benchmarks."""
-    parser.add_argument("--nproc", type=int, default=None,
+    parser.add_argument("--nproc", type=whole(1), default=None,
                         help="ranks to start on this machine (default: every GPU when there are ≥ 2, else 2 CPU "
                              "processes); leave it out under torchrun")
     parser.add_argument("--backend", default="auto", choices=launch.BACKENDS,
                         help="nccl (one GPU per rank), gloo (CPU processes), auto (nccl with ≥ 2 GPUs)")
-    parser.add_argument("--timeout", type=float, default=None,
-                        help="the process group's timeout in seconds; every rank is stopped 5 s after it, counted "
-                             "from when they have all started (default: the server's time limit + 60)")
+    parser.add_argument("--timeout", type=number(0, TIMEOUT_MAX_S), default=None,
+                        help="the process group's timeout in seconds, above 0 and at most a day; every rank is "
+                             "stopped 5 s after it, counted from when they have all started (default: the server's "
+                             "time limit + 60)")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -49,10 +51,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--min-bytes", default=None, help="smallest message (default 8; K/M/G suffixes, binary)")
     parser.add_argument("--max-bytes", default=None,
                         help="largest message (default 4M between CPU processes, 1G between GPUs, within the caps)")
-    parser.add_argument("--factor", type=int, default=2, help="size step (default 2: doubling)")
+    parser.add_argument("--factor", type=whole(2), default=2, help="size step (default 2: doubling)")
     parser.add_argument("--dtype", default="fp32", help="fp32 (default), bf16 or fp16")
-    parser.add_argument("--iters", type=int, default=None, help="timed samples per size (default 10 CPU, 20 GPU)")
-    parser.add_argument("--warmup", type=int, default=2, help="untimed calls per size (default 2)")
+    parser.add_argument("--iters", type=whole(1), default=None, help="timed samples per size (default 10 CPU, 20 GPU)")
+    parser.add_argument("--warmup", type=whole(0), default=2, help="untimed calls per size (default 2; 0: none)")
     parser.add_argument("--no-save", action="store_true",
                         help="do not keep the figures as a measured interconnect for the estimate")
     parser.add_argument("--json", action="store_true", help="print one JSON object: {results: [...], ...}")
@@ -91,8 +93,6 @@ def config_from_args(args: argparse.Namespace, lim: safety.Limits) -> tuple[cl.C
     iters = args.iters if args.iters is not None else (20 if p.kind == "cuda" else 10)
     cfg = cl.CollectiveConfig(ops=ops, sizes=sizes, dtype=args.dtype, iters=iters, warmup=args.warmup,
                               time_budget_s=lim.time_limit_s)
-    if args.timeout is not None and not args.timeout > 0:
-        raise InputError("--timeout must be positive")
     return cfg, p
 
 
@@ -116,15 +116,12 @@ def run(args: argparse.Namespace) -> int:
     print(f"collectives: {res.nproc} ranks, {res.backend}, {res.dtype}, on {res.device_name}")
     if res.note:
         print(f"NOTE: {res.note}.")
-    print(f"{'op':<15}{'bytes':>10}{'count':>11}{'time us':>11}{'p20 us':>10}{'p80 us':>10}"
-          f"{'algbw GB/s':>12}{'busbw GB/s':>12}  ok")
-    for r in res.rows:
-        if r.get("skipped"):
-            print(f"{r['op']:<15}{fmt_bytes(r['bytes']):>10}{r['count']:>11}  skipped: {r['skipped']}")
-            continue
-        print(f"{r['op']:<15}{fmt_bytes(r['bytes']):>10}{r['count']:>11}{r['time_s'] * 1e6:>11.4g}"
-              f"{r['p20_s'] * 1e6:>10.4g}{r['p80_s'] * 1e6:>10.4g}{r['algbw_gbps']:>12.4g}{r['busbw_gbps']:>12.4g}"
-              f"  {'yes' if r['correct'] else 'WRONG'}")
+    print(fmt.text_table([{"op": r["op"], "bytes": fmt.nbytes(r["bytes"]), "count": r["count"],
+                           "time": fmt.duration(r.get("time_s")), "p20": fmt.duration(r.get("p20_s")),
+                           "p80": fmt.duration(r.get("p80_s")), "algbw GB/s": r.get("algbw_gbps"),
+                           "busbw GB/s": r.get("busbw_gbps"),
+                           "ok": f"skipped: {r['skipped']}" if r.get("skipped") else "yes" if r["correct"] else "WRONG"}
+                          for r in res.rows], right=("bytes", "time", "p20", "p80")))
     if res.saved is not None:
         lk = res.saved.link()
         print(f"saved as '{lk.name}': busbw {lk.busbw / 1e9:.4g} GB/s, latency {lk.latency_s * 1e6:.4g} µs "

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import argparse
 
-from gemmlib.cli.common import run_job
+from gemmlib.cli.running import run_job
 from gemmlib.core import format as fmt
 from gemmlib.core.errors import InputError
 from gemmlib.core.files import check_output_file, write_atomic
 from gemmlib.core.results import to_csv, to_json
-from gemmlib.measure import harness, jobs, safety
+from gemmlib.measure import harness, plan, safety
 from gemmlib.measure import precision as bp
 
 
@@ -67,7 +67,7 @@ def build_config(args: argparse.Namespace, device: str):
         base = args.size or (4096 if device == "cuda" else 512)
         m, n, k = args.m or base, args.n or base, args.k or base
         shapes = ((m, n, k, f"{m}×{n}×{k}"),)
-    jobs._check_min_run_time(args.min_run_time, "--min-run-time")
+    plan.check_min_run_time(args.min_run_time, "--min-run-time")
     return bp.PrecisionConfig(device=device, shapes=tuple(shapes), dtypes=dtypes, with_quant=not args.no_quant,
                               min_run_time=float(args.min_run_time))
 
@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         "cuda" if harness.torch_device_available("cuda")[0] else "cpu")
     cfg = build_config(args, device)
     csv_path = check_output_file(args.csv, "--csv") if args.csv else None  # before minutes of work
-    results = jobs.results(run_job(jobs.precision(cfg), quiet=args.json))
+    results = run_job(bp.SPEC, cfg, quiet=args.json)
     verdict = bp.int8_verdict(results)
     if csv_path is not None:
         write_atomic(csv_path, to_csv(results), flag="--csv")

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import argparse
 
-from gemmlib.cli.common import run_job
+from gemmlib.cli.running import run_job
 from gemmlib.core import format as fmt
 from gemmlib.core.errors import InputError
 from gemmlib.core.results import to_json
-from gemmlib.measure import harness, jobs
+from gemmlib.measure import harness, plan
 from gemmlib.measure import tiling as bt
 from gemmlib.measure.harness import torch_device_available
 
@@ -39,7 +39,7 @@ def config_from_args(args: argparse.Namespace):
     if device is None:
         device = "cuda" if torch_device_available("cuda")[0] else "cpu"
     base = bt.gpu_defaults() if device == "cuda" else bt.cpu_defaults()
-    jobs._check_min_run_time(args.min_run_time, "--min-run-time")
+    plan.check_min_run_time(args.min_run_time, "--min-run-time")
     for name in ("size", "m", "n", "k"):
         v = getattr(args, name)
         if v is not None and v < 1:
@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
 
     cfg = config_from_args(args)
     harness.require_device(cfg.device)
-    results = jobs.results(run_job(jobs.tiling(cfg), quiet=args.json))
+    results = run_job(bt.SPEC, cfg, quiet=args.json)
     m, n, k = cfg.mnk
     if args.json:
         rows = [{**r.to_dict(), "impl": r.name, "tile": r.shape.get("tile")} for r in results]
@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"tiling benchmark: {m}×{n}×{k} {cfg.dtype} on {results[0].device_name if results else cfg.device}")
     print(fmt.text_table([{"impl": r["impl"], "tile": r["tile"], "median": fmt.duration(r["median_s"]),
                            "TFLOP/s": r["tflops"], "rel. error": fmt.number(r["rel_error"], 3),
-                           "implied traffic": fmt.si(r["traffic_GB"] and r["traffic_GB"] * 1e9, "B"),
+                           "implied traffic": fmt.nbytes(r["traffic_GB"] and r["traffic_GB"] * 1e9),
                            "note": r["note"] or ""} for r in bt.rows(results)],
                          right=("median", "rel. error", "implied traffic")))
     print(bt.lesson(results))

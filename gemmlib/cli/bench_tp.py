@@ -17,8 +17,9 @@ import argparse
 import json
 
 from gemmlib.cli.bench_collective import add_launch_arguments, run_ranked
+from gemmlib.cli.common import whole
 from gemmlib.core.errors import InputError
-from gemmlib.core.results import _jsonable
+from gemmlib.core.results import jsonable
 from gemmlib.measure import launch, safety
 from gemmlib.measure import tp as tpm
 
@@ -27,18 +28,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_launch_arguments(parser)
     parser.add_argument("--preset", default=None, help="a dense preset (default llama-3-8b on a CPU, llama-3-70b "
                                                        "on GPUs)")
-    parser.add_argument("--scale", type=int, default=None,
+    parser.add_argument("--scale", type=whole(1), default=None,
                         help="divide hidden, head size and MLP width by this (default 16 on a CPU, 1 on GPUs)")
-    parser.add_argument("--hidden", type=int, default=None, help="a custom layer instead of a preset")
-    parser.add_argument("--heads", type=int, default=None)
-    parser.add_argument("--kv-heads", type=int, default=None)
-    parser.add_argument("--ffn", type=int, default=None, help="MLP inner width")
+    parser.add_argument("--hidden", type=whole(1), default=None, help="a custom layer instead of a preset")
+    parser.add_argument("--heads", type=whole(1), default=None)
+    parser.add_argument("--kv-heads", type=whole(1), default=None)
+    parser.add_argument("--ffn", type=whole(1), default=None, help="MLP inner width")
     parser.add_argument("--mlp", choices=["gated", "plain"], default="gated")
-    parser.add_argument("--seq-len", type=int, default=None, help="tokens per sequence (default 128 CPU, 2048 GPU)")
-    parser.add_argument("--batch", type=int, default=1)
+    parser.add_argument("--seq-len", type=whole(1), default=None, help="tokens per sequence (default 128 CPU, 2048 GPU)")
+    parser.add_argument("--batch", type=whole(1), default=1)
     parser.add_argument("--dtype", default=None, help="fp32 (CPU default), bf16 (GPU default), fp16 or fp64")
-    parser.add_argument("--iters", type=int, default=10, help="timed samples (default 10)")
-    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--iters", type=whole(1), default=10, help="timed samples (default 10)")
+    parser.add_argument("--warmup", type=whole(0), default=2, help="untimed passes (default 2; 0: none)")
     parser.add_argument("--interconnect", default=None, metavar="NAME",
                         help="the measured interconnect the estimate's all-reduces use (default: the one measured "
                              "for this backend and rank count, if any)")
@@ -54,9 +55,10 @@ def config_from_args(args: argparse.Namespace, lim: safety.Limits) -> tuple[tpm.
             raise InputError("give either --preset or the layer's shape (--hidden --heads --ffn), not both")
         model = tpm.model_for(None, mlp=args.mlp, **custom)
     else:
-        model = tpm.model_for(args.preset or base["preset"], args.scale or base["scale"])
-    cfg = tpm.TPConfig(model=model, seq_len=args.seq_len or base["seq_len"], batch=args.batch,
-                       dtype=args.dtype or base["dtype"], iters=args.iters, warmup=args.warmup)
+        model = tpm.model_for(args.preset or base["preset"], base["scale"] if args.scale is None else args.scale)
+    seq_len = base["seq_len"] if args.seq_len is None else args.seq_len
+    cfg = tpm.TPConfig(model=model, seq_len=seq_len, batch=args.batch, dtype=args.dtype or base["dtype"],
+                       iters=args.iters, warmup=args.warmup)
     return cfg, p
 
 
@@ -106,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
     if not res.measured:
         return 0
     if args.json:
-        print(json.dumps(_jsonable(res.to_dict()), indent=2))
+        print(json.dumps(jsonable(res.to_dict()), indent=2))
     else:
         print(render(res))
     return 0 if res.measured["correct"] else 1

@@ -18,7 +18,7 @@ import argparse
 import json
 import sys
 
-from gemmlib.cli.profile import _nonneg_int, _positive_int, resolve_device
+from gemmlib.cli.profile import nonneg_int, positive_int, resolve_device
 
 MODEL_FLAGS = ("preset", "scale", "layers", "batch", "seq_len", "new_tokens")
 
@@ -27,15 +27,15 @@ def add_model_arguments(p: argparse.ArgumentParser) -> None:
     """The model and workload flags ``calibrate`` and ``validate`` share (defaults per device)."""
     p.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present, else cpu)")
     p.add_argument("--preset", default=None, help="a dense preset (default llama-3-8b)")
-    p.add_argument("--scale", type=_positive_int, default=None,
+    p.add_argument("--scale", type=positive_int, default=None,
                    help="divide hidden, head size, MLP and vocabulary by this to fit (default 16 on a CPU, 1 on a GPU)")
-    p.add_argument("--layers", type=_positive_int, default=None, help="layers to build (default 2 on a CPU, 4 on a GPU)")
-    p.add_argument("--batch", type=_positive_int, default=None, help="sequences (default 1)")
-    p.add_argument("--seq-len", type=_positive_int, default=None, help="prompt tokens (default 128 CPU, 2048 GPU)")
-    p.add_argument("--new-tokens", type=_nonneg_int, default=None, help="decode steps (default 8 CPU, 32 GPU)")
+    p.add_argument("--layers", type=positive_int, default=None, help="layers to build (default 2 on a CPU, 4 on a GPU)")
+    p.add_argument("--batch", type=positive_int, default=None, help="sequences (default 1)")
+    p.add_argument("--seq-len", type=positive_int, default=None, help="prompt tokens (default 128 CPU, 2048 GPU)")
+    p.add_argument("--new-tokens", type=nonneg_int, default=None, help="decode steps (default 8 CPU, 32 GPU; 0: the prefill only)")
     p.add_argument("--attention", choices=("eager", "sdpa"), default="eager",
                    help="eager: visible matmuls + softmax; sdpa: fused kernel")
-    p.add_argument("--threads", type=_positive_int, default=None,
+    p.add_argument("--threads", type=positive_int, default=None,
                    help="CPU threads for torch (default: torch's own; 1 keeps a busy shared CPU's tiny ops steady)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
 
@@ -54,10 +54,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gemmlib.cli.common import run_job
-    from gemmlib.core.calibration import Calibration, calibration_path, save_calibration
+    from gemmlib.cli.running import run_job
+    from gemmlib.core.calibration import calibration_path, save_calibration
     from gemmlib.core.errors import InputError
-    from gemmlib.measure import jobs
+    from gemmlib.measure import calibrate as cb
 
     args.device = resolve_device(args.device)
     dtypes = tuple(d.strip() for d in args.dtypes.split(",") if d.strip()) if args.dtypes else None
@@ -65,9 +65,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--min-run-time must be in (0, 10] seconds, got {args.min_run_time}")
     run_ = run_from_args(args, dtypes[0] if dtypes else None)
     # in a worker process, under the server's caps and in the machine's queue, like every benchmark
-    data = run_job(jobs.calibrate(run_, args.device, dtypes=dtypes, min_run_time=args.min_run_time,
-                                  threads=args.threads), quiet=args.json)
-    cal = Calibration.from_dict(data["calibration"])
+    cal = run_job(cb.SPEC, cb.CalibrationConfig(run_, args.device, dtypes=dtypes, min_run_time=args.min_run_time,
+                                                threads=args.threads), quiet=args.json).calibration
     save_calibration(cal)
     hw = cal.hardware()
     if args.json:

@@ -1,31 +1,59 @@
-"""What the benchmark commands share: run a job the way the server does (the same caps, the
-machine's FIFO queue, a worker process with its memory and time limits), progress on stderr."""
+"""What the commands share: checked number types for every numeric flag (``whole``, ``number``: a
+bad value is refused at parse time with one line, never replaced by a default without a word). The
+parser's one-line errors, what they echo cut to 80 characters, are ``gemmlib.core.files.one_line``
+(``gemmlib/cli/__init__.py``). Running a benchmark the way the server does is ``gemmlib.cli.running``.
+
+Core imports only: the estimate loads this module and nothing of ``gemmlib.measure``.
+"""
 
 from __future__ import annotations
 
-import sys
-from typing import Any
+import argparse
+import math
+from collections.abc import Callable
 
-from gemmlib.measure import jobs, runner, safety
+from gemmlib.core.files import cut
 
 
-def run_job(job: jobs.Job, *, quiet: bool = False, lim: safety.Limits | None = None) -> Any:
-    """Run ``job`` through ``gemmlib.measure.runner`` and return its data.
+# --------------------------------------------------------------------------- checked numbers
+def whole(lo: int = 1, hi: int | None = None) -> Callable[[str], int]:
+    """An argparse ``type``: a whole number from ``lo`` (to ``hi``). "0", "-1", "1e400", "inf",
+    "nan" and "2.5" are refused at parse time unless ``lo`` admits them (then the flag's help says
+    what 0 means)."""
+    def parse(text: str) -> int:
+        try:
+            v = int(str(text).strip())
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {cut(text)!r}") from None
+        if v < lo:
+            raise argparse.ArgumentTypeError(f"must be at least {lo}, got {cut(v)}")
+        if hi is not None and v > hi:
+            raise argparse.ArgumentTypeError(f"must be at most {hi:,}, got {cut(v)}")
+        return v
 
-    ``quiet`` (``--json``): no progress lines. The caps are the server's (``safety.limits``:
-    secrets files, then the environment), so a command is refused exactly where a page is.
-    """
-    lim = lim or safety.limits()
+    parse.__name__ = f"whole number ≥ {lo}"
+    return parse
 
-    def on_wait(place: Any) -> None:
-        sys.stderr.write(f"queued: {place.describe()}\n")
 
-    def on_progress(frac: float | None, text: str) -> None:
-        if not quiet:
-            sys.stderr.write(("" if frac is None else f"[{frac:4.0%}] ") + f"{text}\n")
+def number(lo: float = 0.0, hi: float | None = None, *, zero: bool = False) -> Callable[[str], float]:
+    """An argparse ``type``: a finite number above ``lo`` (``zero``: from ``lo`` on, ``lo``
+    included) and at most ``hi``. "inf", "nan" and "1e400" (which float() reads as inf) are refused
+    at parse time, like every value outside the range."""
+    def parse(text: str) -> float:
+        try:
+            v = float(str(text).strip())
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {cut(text)!r}") from None
+        if not math.isfinite(v):
+            raise argparse.ArgumentTypeError(f"must be a finite number, got {cut(text)!r}")
+        if v < lo or (v == lo and not zero):
+            raise argparse.ArgumentTypeError(f"must be {'at least' if zero else 'above'} {lo:g}, got {v:g}")
+        if hi is not None and v > hi:
+            raise argparse.ArgumentTypeError(f"must be at most {hi:g}, got {v:g}")
+        return v
 
-    out = runner.run(job, lim, owner=f"{job.describe()} (command line)", on_wait=on_wait, on_progress=on_progress)
-    if not quiet:
-        sys.stderr.write(f"done in {out.seconds:.1f} s in a worker process (peak memory "
-                         f"{out.peak_rss_bytes / 2**20:.0f} MiB)\n")
-    return out.data
+    parse.__name__ = "number"
+    return parse
+
+
+TIMEOUT_MAX_S = 86_400.0  # a process group's timeout: at most a day (timedelta and the clock stay finite)

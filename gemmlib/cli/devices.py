@@ -13,12 +13,12 @@ from __future__ import annotations
 import argparse
 import json
 
-from gemmlib.cli.common import run_job
+from gemmlib.cli.running import run_job
 from gemmlib.core import ceilings, machine
 from gemmlib.core import format as fmt
 from gemmlib.core.errors import InputError
 from gemmlib.core.hardware import CATALOGUE
-from gemmlib.measure import devices, harness, jobs
+from gemmlib.measure import devices, harness
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -52,8 +52,7 @@ def run(args: argparse.Namespace) -> int:
     measured = {k: c.to_dict() for k, c in ceilings.all_ceilings().items()}
     if args.measure:
         dev = args.device or ("cuda" if harness.torch_device_available("cuda")[0] else "cpu")
-        data = run_job(jobs.ceilings(dev.strip().lower(), quick=args.quick), quiet=args.json)
-        c = ceilings.Ceilings.from_dict(data["ceilings"])
+        c = run_job(devices.SPEC, devices.CeilingsConfig(dev.strip().lower(), quick=args.quick), quiet=args.json)
         ceilings.save_ceilings(c)
         measured[c.key] = c.to_dict()
     try:
@@ -65,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(out, indent=2))
         return 0
     for d in found:
-        mem = fmt.si(d.get("memory_bytes") or None, "B")
+        mem = fmt.nbytes(d.get("memory_bytes") or None)
         units = d.get("units") or "?"
         label = "threads" if d["kind"] == "cpu" else "SMs"
         cap = f", compute capability {d['capability']}" if d.get("capability") else ""

@@ -24,15 +24,20 @@ import argparse
 import sys
 from dataclasses import replace
 
+from gemmlib.cli.common import number, whole
 from gemmlib.core import format as fmt
-from gemmlib.core.calibration import find_by_name
-from gemmlib.core.ceilings import measured_hardware_all
 from gemmlib.core.dtypes import DTYPES
 from gemmlib.core.errors import InputError
-from gemmlib.core.flops import DEFAULT_EFFICIENCY
-from gemmlib.core.hardware import get_hardware
-from gemmlib.llm.accounting import ATTENTION_KINDS, MLA_FORMS, Workload
-from gemmlib.llm.calibrated import calibrated_estimate
+from gemmlib.core.hardware import CATALOGUE, get_hardware, load_hardware_file
+from gemmlib.llm.accounting import (
+    ATTENTION_KINDS,
+    CONVENTIONS,
+    DEFAULT_CONVENTION,
+    EXPERTS_COMPUTE,
+    MLA_FORMS,
+    Workload,
+    serving_dtypes,
+)
 from gemmlib.llm.config import NORM_KINDS, QK_NORMS, ModelConfig, layer_pattern, moe_pattern
 from gemmlib.llm.hf import read_config_file
 from gemmlib.llm.parallel import Parallel
@@ -54,42 +59,66 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     src.add_argument("--mlp", choices=["gated", "plain"], default="gated",
                      help="gated (SwiGLU: gate, up, down) or plain (up, down); default gated")
     src.add_argument("--tied-embeddings", action="store_true", help="LM head shares the embedding")
-    src.add_argument("--experts", type=int, default=0, help="mixture of experts: number of experts")
-    src.add_argument("--experts-per-token", type=int, default=0, help="experts each token runs through")
+    src.add_argument("--experts", type=whole(0), default=0,
+                     help="mixture of experts: number of experts (default 0: a dense model)")
+    src.add_argument("--experts-per-token", type=whole(0), default=0,
+                     help="experts each token runs through (default 0: with --experts 0)")
     _add_architecture_arguments(p)
     wl = p.add_argument_group("workload")
     wl.add_argument("--batch", type=int, default=1, help="concurrent sequences (default 1)")
     wl.add_argument("--seq-len", type=int, default=None, help="prompt tokens per sequence (default 512)")
-    wl.add_argument("--new-tokens", type=int, default=None,
-                    help="decode steps after the prefill (default 128; 1 with --context); step i sees S + i "
-                         "cached tokens")
-    wl.add_argument("--context", type=int, metavar="C",
-                    help="decode only: one decode step (or --new-tokens steps) with C tokens already cached, "
-                         "no prefill")
-    wl.add_argument("--attention", choices=list(ATTENTION_KINDS), default="eager",
+    wl.add_argument("--new-tokens", type=whole(0), default=None,
+                    help="decode steps after the prefill (default 128, 0 with --train; 1 with --context; 0: the "
+                         "prefill only); step i sees S + i cached tokens")
+    wl.add_argument("--context", type=whole(0), metavar="C",
+                    help="decode only: one decode step (or --new-tokens steps) with C tokens already cached "
+                         "(0: an empty cache), no prefill")
+    wl.add_argument("--reference", choices=list(CONVENTIONS), default=DEFAULT_CONVENTION,
+                    help="the counting convention: engine (default: what an inference or training engine runs — "
+                         "fused causal attention, the LM head on the last prompt position, routed experts, "
+                         "absorbed MLA) or transformers (what transformers' eager code runs, exactly what "
+                         "FlopCounterMode counts); a switch below overrides its choice and the answer says so")
+    wl.add_argument("--attention", choices=list(ATTENTION_KINDS), default=None,
                     help="eager (the S x S scores go through memory, as transformers' eager attention) or "
-                         "fused (a flash / SDPA kernel keeps them on chip: same FLOPs, fewer bytes)")
-    wl.add_argument("--mla", choices=list(MLA_FORMS), default="eager",
+                         "fused (a flash / SDPA kernel keeps them on chip: same FLOPs, fewer bytes); default: "
+                         "the convention's (engine: fused)")
+    wl.add_argument("--mla", choices=list(MLA_FORMS), default=None,
                     help="an MLA model's decode: eager (transformers: kv_b_proj decompresses the whole cache "
-                         "every step) or absorbed (serving engines fold kv_b_proj into the query and output)")
-    wl.add_argument("--causal", action="store_true", help="count only the causal triangle of attention")
-    wl.add_argument("--lm-head", choices=["all", "last"], default="all",
-                    help="LM head over every prompt position (eager default) or the last only")
+                         "every step) or absorbed (serving engines fold kv_b_proj into the query and output); "
+                         "default: the convention's (engine: absorbed)")
+    wl.add_argument("--causal", action=argparse.BooleanOptionalAction, default=None,
+                    help="count only the causal triangle of attention (--no-causal: the dense S x S products); "
+                         "default: the convention's (engine: causal)")
+    wl.add_argument("--lm-head", choices=["all", "last"], default=None,
+                    help="LM head over every prompt position or the last only; default: the convention's "
+                         "(engine: last; a training step always runs every position)")
+    wl.add_argument("--experts-compute", choices=list(EXPERTS_COMPUTE), default=None,
+                    help="a MoE's experts: routed (each token through its experts-per-token experts, as engines run "
+                         "every MoE) or eager (as the model's transformers code runs them: Llama 4 runs every "
+                         "expert on every token); default: the convention's (engine: routed)")
     dts = sorted(DTYPES)
     wl.add_argument("--weight-dtype", default=None, choices=dts + list(WEIGHT_FORMATS),
-                    help="weights (default: the config's torch_dtype, else bf16); int4 and fp4 are block-scaled "
-                         "formats of the decoder's linears (groups of 128 with fp16 scale and zero; NVFP4), a "
-                         "quantized config keeps its own format and this is the dtype of its other tensors")
-    wl.add_argument("--act-dtype", default="bf16", choices=dts, help="activations; sets the GEMM peak used")
-    wl.add_argument("--kv-dtype", default="bf16", choices=dts)
+                    help="weights (default: the config's torch_dtype, a 32-bit one served in bf16; else bf16); int4 "
+                         "and fp4 are block-scaled formats of the decoder's linears (groups of 128 with fp16 scale "
+                         "and zero; NVFP4), a quantized config keeps its own format and this is the dtype of its "
+                         "other tensors")
+    wl.add_argument("--act-dtype", default=None, choices=dts,
+                    help="what the weight GEMMs multiply in (sets their peak); default: the checkpoint's — an fp8 "
+                         "checkpoint in fp8 where the GPU has the path, else the 16-bit model dtype; with an 8-bit "
+                         "dtype attention and the element-wise work stay in bf16")
+    wl.add_argument("--kv-dtype", default=None, choices=dts, help="the KV cache (default: the 16-bit model dtype)")
     hw = p.add_argument_group("hardware")
     hw.add_argument("--gpu", default="h100", help="catalogue name or alias (h100, h200, a100, l40s, 4090, cpu), or the name of a "
                     "ceiling measured on this machine, e.g. 'NVIDIA H200 (measured)', or a calibration ('NVIDIA H200 "
                     "(calibrated)', after `python -m gemmlib calibrate`: each op at its measured efficiency, one GPU)")
+    hw.add_argument("--hardware-file", metavar="FILE", default=None,
+                    help="a JSON file of your own GPUs, in the form of gemmlib/core/hardware.json (a 'gpus' list; "
+                         "checked row by row); --gpu may then name one of its rows")
     hw.add_argument("--gpus", type=int, default=None,
                     help="number of devices: alone, shorthand for --tp N; with --tp/--pp/--ep/--dp, their product")
-    hw.add_argument("--efficiency", type=float, default=DEFAULT_EFFICIENCY,
-                    help=f"share of peak and bandwidth reached, (0-1] (default {DEFAULT_EFFICIENCY:g})")
+    hw.add_argument("--efficiency", type=float, default=None,
+                    help="force one share of peak and bandwidth for every op, (0-1]; default: the shape model (each "
+                         "op's efficiency from its M, N, K, dtype and the GPU, fitted to published measurements)")
     add_scaleout_arguments(p)
     out = p.add_argument_group("output")
     out.add_argument("--json", action="store_true", help="print one JSON object")
@@ -99,21 +128,23 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def _add_architecture_arguments(p: argparse.ArgumentParser) -> None:
     """The custom shape's features beyond the basic widths (the families' features)."""
     a = p.add_argument_group("custom architecture (with the shape flags)")
-    a.add_argument("--sliding-window", type=int, metavar="W", help="keys a sliding-window layer attends to")
+    a.add_argument("--sliding-window", type=whole(1), metavar="W", help="keys a sliding-window layer attends to")
     a.add_argument("--sliding-pattern", metavar="P", default=None,
                    help="which layers slide: all (default with --sliding-window), alternate (layers 0, 2, ...), "
                         "N:M (N sliding then M full, e.g. 5:1), or a unit of S/F letters")
     a.add_argument("--qk-norm", choices=list(QK_NORMS), default="none",
                    help="norms on q and k: head (one of head_dim shared by the heads) or width (over all heads)")
-    a.add_argument("--v-head-dim", type=int, help="value head width (default: head dim)")
-    a.add_argument("--mla-kv-rank", type=int, metavar="R", help="MLA: the cached latent's width (kv_lora_rank)")
-    a.add_argument("--mla-q-rank", type=int, metavar="R", help="MLA: the query's low rank (q_lora_rank; 0: none)")
-    a.add_argument("--mla-rope-dim", type=int, metavar="D",
+    a.add_argument("--v-head-dim", type=whole(1), help="value head width (default: head dim)")
+    a.add_argument("--mla-kv-rank", type=whole(1), metavar="R", help="MLA: the cached latent's width (kv_lora_rank)")
+    a.add_argument("--mla-q-rank", type=whole(0), metavar="R", help="MLA: the query's low rank (q_lora_rank; 0: none)")
+    a.add_argument("--mla-rope-dim", type=whole(1), metavar="D",
                    help="MLA: the rotary part of the head dim (qk_rope_head_dim)")
-    a.add_argument("--expert-ffn", type=int, help="one expert's MLP width (default: --ffn)")
-    a.add_argument("--shared-expert-ffn", type=int, default=0, help="width of an always-on shared expert MLP")
+    a.add_argument("--expert-ffn", type=whole(1), help="one expert's MLP width (default: --ffn)")
+    a.add_argument("--shared-expert-ffn", type=whole(0), default=0,
+                   help="width of an always-on shared expert MLP (default 0: none)")
     a.add_argument("--shared-expert-gate", action="store_true", help="a sigmoid gate on the shared expert (Qwen-MoE)")
-    a.add_argument("--dense-layers", type=int, default=0, metavar="K", help="the first K layers are dense (MoE)")
+    a.add_argument("--dense-layers", type=whole(0), default=0, metavar="K",
+                   help="the first K layers are dense (MoE; default 0)")
     a.add_argument("--moe-every", type=int, default=1, metavar="N", help="every N-th layer is MoE (default 1)")
     a.add_argument("--norm", choices=list(NORM_KINDS), default="rms")
     a.add_argument("--norms-per-layer", type=int, default=2, choices=[1, 2, 4])
@@ -122,7 +153,8 @@ def _add_architecture_arguments(p: argparse.ArgumentParser) -> None:
     a.add_argument("--o-bias", action="store_true")
     a.add_argument("--mlp-bias", action="store_true")
     a.add_argument("--attention-sinks", action="store_true", help="one learned logit per head (gpt-oss)")
-    a.add_argument("--max-positions", type=int, default=0, help="trained context (warn past it)")
+    a.add_argument("--max-positions", type=whole(0), default=0,
+                   help="trained context (warn past it; default 0: unknown, no warning)")
 
 
 _ARCH = ("sliding_window", "v_head_dim", "mla_kv_rank", "mla_q_rank", "mla_rope_dim", "expert_ffn")
@@ -217,21 +249,27 @@ def model_and_read_from_args(args: argparse.Namespace) -> tuple[ModelConfig, dic
     return ModelConfig(**fields), {}
 
 
-def workload_from_args(args: argparse.Namespace, cfg: ModelConfig) -> Workload:
-    """The workload of the flags; the weight dtype defaults to the config's torch_dtype, else bf16."""
-    wd = args.weight_dtype or cfg.dtype or "bf16"
-    common = dict(batch=args.batch, causal=args.causal, lm_head=args.lm_head, weight_dtype=wd,
-                  act_dtype=args.act_dtype, kv_dtype=args.kv_dtype, attention=args.attention, mla=args.mla)
+def workload_from_args(args: argparse.Namespace, cfg: ModelConfig, hw=None) -> Workload:
+    """The workload of the flags: the convention's switches unless a flag sets one; the dtypes the
+    convention serves the checkpoint at (:func:`gemmlib.llm.accounting.serving_dtypes`) unless given.
+    A training run (--train) has no decode steps unless --new-tokens asks for them."""
+    conv = getattr(args, "reference", DEFAULT_CONVENTION)
+    dts = serving_dtypes(cfg, hw, conv)
+    common = dict(batch=args.batch, causal=args.causal, lm_head=args.lm_head,
+                  weight_dtype=args.weight_dtype or dts["weight_dtype"], act_dtype=args.act_dtype or dts["act_dtype"],
+                  kv_dtype=args.kv_dtype or dts["kv_dtype"], attention=args.attention, mla=args.mla,
+                  experts_compute=getattr(args, "experts_compute", None), convention=conv)
     if args.context is not None:
         if args.seq_len is not None:
             raise InputError("give --context (decode only, C tokens cached) or --seq-len (a prompt), not both")
         return Workload(seq_len=args.context, new_tokens=1 if args.new_tokens is None else args.new_tokens,
                         decode_only=True, **common)
+    default_new = 0 if getattr(args, "train", False) else 128
     return Workload(seq_len=512 if args.seq_len is None else args.seq_len,
-                    new_tokens=128 if args.new_tokens is None else args.new_tokens, **common)
+                    new_tokens=default_new if args.new_tokens is None else args.new_tokens, **common)
 
 
-_fmt = fmt.si  # one formatter (gemmlib.core.format): SI values with units
+_fmt = fmt.si  # one formatter (gemmlib.core.format): SI values with units; amounts of bytes: fmt.nbytes
 _time = fmt.duration
 
 
@@ -253,6 +291,9 @@ def _read_lines(read: dict | None) -> list[str]:
     if att["sliding"] or att["chunked"]:
         bits.append(f"attention {att['full']} full + {att['sliding'] + att['chunked']} "
                     f"{'chunked' if att['chunked'] else 'sliding'} (window {att['window']}, {att['pattern']})")
+    elif att.get("without_attention"):
+        with_att = att["full"]
+        bits.append(f"full attention in {with_att} of {with_att + att['without_attention']} layers ({att['pattern']})")
     else:
         bits.append("attention: every layer full")
     if read["mla"]:
@@ -263,6 +304,12 @@ def _read_lines(read: dict | None) -> list[str]:
         bits.append(f"{e['experts']} experts top-{e['per_token']} in {e['moe_layers']} layers"
                     + (f", {e['dense_layers']} dense" if e["dense_layers"] else "")
                     + (f", shared expert {e['shared_expert_ffn']}" if e["shared_expert_ffn"] else ""))
+    if read.get("mixer"):
+        mx = read["mixer"]
+        bits.append(f"{mx['kind']} mixer in {mx['layers']} layers (state {mx['state_per_sequence']:,} elements per "
+                    "sequence, not growing with the context)")
+    if read.get("vision"):
+        bits.append(f"vision tower {sum(read['vision'].values()):,} parameters (reported, not in the decoder's counts)")
     if read["quantization"]:
         bits.append(f"quantization {read['quantization']['label']}")
     bits.append(f"dtype {read['dtype'] or 'not given'}")
@@ -276,9 +323,24 @@ def _read_lines(read: dict | None) -> list[str]:
     return lines
 
 
-def render_text(est, macs: bool = False, read: dict | None = None) -> str:
-    """The human-readable report (also used by tests)."""
-    m, wl, d = est.model, est.workload, est.to_dict()
+def _convention_line(conv: dict) -> str:
+    """Which counting convention the answer used, in one line, with what was set apart from it."""
+    what = {"engine": "what an engine runs", "transformers": "transformers' eager code, as FlopCounterMode counts it"}
+    line = (f"counting  {conv['name']} convention ({what.get(conv['name'], conv['name'])}): "
+            f"{'causal' if conv['causal'] else 'dense'} {conv['attention']} attention, LM head on "
+            f"{conv['lm_head']} prompt positions, {conv['experts_compute']} experts, MLA {conv['mla']}")
+    over = conv.get("overridden") or {}
+    if over:
+        line += "; overridden: " + ", ".join(f"{k} {v['value']} (the convention: {v['convention']})"
+                                              for k, v in over.items())
+    return line
+
+
+def render_text(est, macs: bool = False, read: dict | None = None, d: dict | None = None) -> str:
+    """The human-readable report (also used by tests); ``d`` is ``est.to_dict()`` when already made."""
+    m, wl = est.model, est.workload
+    d = est.to_dict() if d is None else d
+    read = d.get("read") if read is None else read
     unit, div = ("MAC", 2) if macs else ("FLOP", 1)
     wsrc = (read or {}).get("weight_dtype_source")
     lines = _read_lines(read) + [
@@ -292,8 +354,8 @@ def render_text(est, macs: bool = False, read: dict | None = None) -> str:
         f"{'causal' if wl.causal else 'dense'} {wl.attention} attention, LM head on {wl.lm_head} positions; "
         + (f"weights {wl.weight_dtype} ({wsrc})" if wsrc else f"weights {wl.weight_dtype}")
         + f", activations {wl.act_dtype}, KV {wl.kv_dtype}" + (f"; MLA {wl.mla}" if m.is_mla else ""),
-        f"hardware  {est.gpus} x {est.hardware.name}, efficiency "
-        f"{getattr(est, 'efficiency_label', None) or format(est.efficiency, 'g')}, "
+        _convention_line(d["conventions"]),
+        f"hardware  {est.gpus} x {est.hardware.label}, efficiency {_efficiency_words(d['efficiency_model'])}, "
         f"peak {_fmt(d['hardware']['peak_flops_per_gpu'], 'FLOP/s')} ({wl.act_dtype}), "
         f"{_fmt(est.hardware.bandwidth, 'B/s')} each",
         "",
@@ -309,14 +371,14 @@ def render_text(est, macs: bool = False, read: dict | None = None) -> str:
         for o in phase.gemm_ops:
             n = f"{o.n}..{o.n_last}" if o.n_last else str(o.n)
             k = f"{o.k}..{o.k_last}" if o.k_last else str(o.k)
-            rows.append([o.name, str(o.m), n, k, fmt.count(o.count), _fmt(o.flops / div), _fmt(o.bytes, "B"),
+            rows.append([o.name, str(o.m), n, k, fmt.count(o.count), _fmt(o.flops / div), fmt.nbytes(o.bytes),
                          fmt.number(o.intensity, 3), o.bound, _time(o.time_s)])
         rows.append(["GEMM total", "", "", "", "", _fmt(sum(o.flops for o in phase.gemm_ops) / div),
-                     _fmt(sum(o.bytes for o in phase.gemm_ops), "B"), "", "", _time(phase.gemm_time_s)])
+                     fmt.nbytes(sum(o.bytes for o in phase.gemm_ops)), "", "", _time(phase.gemm_time_s)])
         for o in phase.other_ops:  # element-wise work: its FLOPs are not GEMM FLOPs
             rows.append([f"{o.name} (not GEMM)", str(o.m), str(o.n), "", fmt.count(o.count), _fmt(o.flops / div),
-                         _fmt(o.bytes, "B"), fmt.number(o.intensity, 3), o.bound, _time(o.time_s)])
-        rows.append(["total", "", "", "", "", "", _fmt(sum(o.bytes for o in phase.ops), "B"), "", "",
+                         fmt.nbytes(o.bytes), fmt.number(o.intensity, 3), o.bound, _time(o.time_s)])
+        rows.append(["total", "", "", "", "", "", fmt.nbytes(sum(o.bytes for o in phase.ops)), "", "",
                      _time(sum(o.time_s for o in phase.ops))])
         lines.append(_table(["op", "M", "N", "K", "count", unit + "s", "bytes", "FLOP/B", "bound", "time"], rows))
         fs, ts = phase.gemm_share_of_flops, phase.gemm_share_of_time
@@ -324,8 +386,8 @@ def render_text(est, macs: bool = False, read: dict | None = None) -> str:
         lines.append("")
     mem, t = est.memory, est.times()
     lines += [
-        f"memory    weights {_fmt(mem.weights_bytes, 'B')} + KV cache {_fmt(mem.kv_cache_bytes, 'B')} "
-        f"= {_fmt(mem.total_bytes, 'B')} of {_fmt(mem.capacity_bytes, 'B')}: "
+        f"memory    weights {fmt.nbytes(mem.weights_bytes)} + KV cache {fmt.nbytes(mem.kv_cache_bytes)} "
+        f"= {fmt.nbytes(mem.total_bytes)} of {fmt.nbytes(mem.capacity_bytes)}: "
         + ("fits" if mem.fits else f"does NOT fit (needs at least {mem.min_gpus} of these devices)"),
         f"time      prefill (time to first token) {_time(t['ttft_s'])}; per output token "
         f"{_time(t['time_per_output_token_s'])}; decode {_fmt(t['decode_tokens_per_s'])} tokens/s (whole batch); "
@@ -346,14 +408,24 @@ def render_text(est, macs: bool = False, read: dict | None = None) -> str:
     return "\n".join(lines)
 
 
-def _hardware(name: str):
-    """A catalogue row, or a ceiling measured on this machine (``python -m gemmlib devices``) by its name."""
+def _efficiency_words(e: dict) -> str:
+    """What set the ops' efficiency, in a few words (the JSON's ``efficiency_model``)."""
+    if e.get("kind") == "flat":
+        notes = "; ".join(str(n) for n in e.get("notes") or [])
+        return f"flat {e['value']:g} of peak and bandwidth" + (f" ({notes})" if notes else "")
+    return str(e.get("label") or e.get("kind"))
 
+
+def _hardware(name: str, hardware_file: str | None = None):
+    """A catalogue row (the user's ``--hardware-file`` rows too), or a ceiling measured on this machine
+    (``python -m gemmlib devices``) by its name."""
+    rows = {**CATALOGUE, **load_hardware_file(hardware_file)} if hardware_file else None
     try:
-        return get_hardware(name)
+        return get_hardware(name, rows)
     except InputError:
-        try:
+        from gemmlib.core.ceilings import measured_hardware_all  # only for a name not in the catalogue
 
+        try:
             measured = {h.name.lower(): h for h in measured_hardware_all()}
         except Exception:  # noqa: BLE001 - no measurements: report the catalogue error
             measured = {}
@@ -364,18 +436,23 @@ def _hardware(name: str):
 
 
 def run(args: argparse.Namespace) -> int:
+    from gemmlib.llm.accounting import dumps
 
     cfg, info = model_and_read_from_args(args)
-    wl = workload_from_args(args, cfg)
-    if str(args.gpu).strip().lower().endswith("(calibrated)"):
+    calibrated = str(args.gpu).strip().lower().endswith("(calibrated)")
+    hw = None if calibrated else _hardware(args.gpu, args.hardware_file)
+    wl = workload_from_args(args, cfg, hw)
+    if calibrated:
         est = replace(_calibrated(args, cfg, wl), read_info=info)
-        sys.stdout.write((est.to_json() if args.json else render_text(est, macs=args.macs, read=est.read())) + "\n")
-        return 0
-    est = scaleout_estimate(args, cfg, wl, _hardware(args.gpu), read_info=info)
-    if args.json:
-        sys.stdout.write(est.to_json() + "\n")
     else:
-        sys.stdout.write(render_text(est, macs=args.macs, read=est.read()) + "\n" + render_scaleout(est) + "\n")
+        est = scaleout_estimate(args, cfg, wl, hw, read_info=info)
+    d = est.to_dict()  # once: the text and the JSON are both read from it
+    if args.json:
+        sys.stdout.write(dumps(d) + "\n")
+    elif est.scale_out is None:
+        sys.stdout.write(render_text(est, macs=args.macs, d=d) + "\n")
+    else:
+        sys.stdout.write(render_text(est, macs=args.macs, d=d) + "\n" + render_scaleout(est, d) + "\n")
     return 0
 
 
@@ -386,13 +463,22 @@ def add_scaleout_arguments(p: argparse.ArgumentParser) -> None:
     for name, what in (("tp", "tensor parallel"), ("pp", "pipeline stages"), ("ep", "expert parallel"),
                        ("dp", "data-parallel replicas")):
         g.add_argument(f"--{name}", type=int, default=None, help=f"{what} (default 1)")
-    g.add_argument("--gpus-per-node", type=int, default=None,
+    g.add_argument("--gpus-per-node", type=whole(1), default=None,
                    help="GPUs per node joined by the fast link (default: the catalogue's typical node, e.g. 8)")
-    g.add_argument("--microbatches", type=int, default=None,
+    g.add_argument("--microbatches", type=whole(1), default=None,
                    help="pipeline micro-batches of an inference phase (default: --pp); a training step has "
                         "--batch / (--dp x --micro-batch)")
+    g.add_argument("--cp", type=whole(1), default=None,
+                   help="context parallel (training): each sequence split across N ranks, K/V passed around a ring")
+    g.add_argument("--virtual-stages", type=whole(1), default=None, metavar="V",
+                   help="interleaved 1F1B (training): V model chunks per pipeline stage, bubble (p-1)/(V·m)")
     g.add_argument("--overlap", action="store_true",
-                   help="best case: communication fully hidden behind compute (default: not overlapped)")
+                   help="best case: every collective hidden behind compute (default: inference charges every "
+                        "collective; training hides each one behind the compute it can hide behind)")
+    g.add_argument("--tp-comm-overlap", action="store_true",
+                   help="training: Transformer Engine's TP communication overlapped with the GEMMs beside it")
+    g.add_argument("--ep-comm-overlap", action="store_true",
+                   help="training: the EP all-to-alls overlapped with another micro-batch's compute (DualPipe)")
     g.add_argument("--sequence-parallel", action="store_true",
                    help="Megatron sequence parallelism: norms split by sequence; all-reduce -> reduce-scatter + "
                         "all-gather")
@@ -403,27 +489,106 @@ def add_scaleout_arguments(p: argparse.ArgumentParser) -> None:
                    help="a measured interconnect, 'NAME (measured interconnect)' as `bench collective` saved it: "
                         "the links inside a node become it")
     for where in ("intra", "inter"):
-        g.add_argument(f"--{where}-busbw", type=float, default=None, metavar="GB/s",
+        g.add_argument(f"--{where}-busbw", type=number(0), default=None, metavar="GB/s",
                        help=f"measured bus bandwidth of the {'link inside a node' if where == 'intra' else 'network'}"
                             " (replaces the catalogue's line rate)")
-        g.add_argument(f"--{where}-latency-us", type=float, default=None, metavar="US",
-                       help=f"measured latency of one collective {'inside a node' if where == 'intra' else 'across nodes'}")
+        g.add_argument(f"--{where}-latency-us", type=number(0, zero=True), default=None, metavar="US",
+                       help=f"measured latency of one collective {'inside a node' if where == 'intra' else 'across nodes'}"
+                            " (0: none, an ideal link)")
     t = p.add_argument_group("training (--seq-len and --batch are one step's shape: the global batch)")
     t.add_argument("--train", action="store_true", help="size a training run")
     t.add_argument("--train-tokens", type=float, default=None, metavar="D", help="tokens of the whole run, e.g. 15.6e12")
-    t.add_argument("--micro-batch", type=int, default=1, help="sequences per micro-batch (default 1)")
+    t.add_argument("--micro-batch", type=whole(1), default=1, help="sequences per micro-batch (default 1)")
     t.add_argument("--recompute", choices=["none", "selective", "full"], default="none",
                    help="activation recomputation (full: every layer's forward again, as gradient checkpointing)")
     t.add_argument("--zero", type=int, choices=[0, 1, 2, 3], default=0, help="ZeRO stage across data parallelism")
-    s = p.add_argument_group("serving")
-    s.add_argument("--serve", action="store_true", help="throughput, TTFT and TPOT against concurrency")
-    s.add_argument("--tpot-target-ms", type=float, default=None, help="best concurrency under this time per token")
-    s.add_argument("--ttft-target-ms", type=float, default=None, help="... and under this time to first token")
+    add_serving_arguments(p)
+
+
+# ----- serving as engines run it (issue 21 item 3) -------------------------------------------------
+
+_SERVING_FLAGS = ("input_len", "output_len", "request_rate", "concurrency", "num_requests", "kv_block_size",
+                  "max_num_seqs", "max_num_batched_tokens")
+
+
+def add_serving_arguments(p: argparse.ArgumentParser) -> None:
+    s = p.add_argument_group("serving (a step-level simulation of continuous batching with chunked prefill and "
+                             "paged KV blocks)")
+    s.add_argument("--serve", action="store_true",
+                   help="throughput, TTFT and TPOT against concurrency (closed loop: C clients, 4 x C requests)")
+    s.add_argument("--tpot-target-ms", type=number(0), default=None, help="best concurrency under this time per token")
+    s.add_argument("--ttft-target-ms", type=number(0), default=None, help="... and under this time to first token")
+    s.add_argument("--input-len", type=whole(1), default=None, metavar="N",
+                   help="prompt tokens per request (default: --seq-len)")
+    s.add_argument("--output-len", type=whole(1), default=None, metavar="N",
+                   help="generated tokens per request (default: --new-tokens)")
+    s.add_argument("--request-rate", type=number(0), default=None, metavar="R",
+                   help="send requests at R per second instead of a fixed concurrency (see --arrival); every request "
+                        "at once: --concurrency N --num-requests N")
+    s.add_argument("--arrival", choices=["poisson", "fixed"], default="poisson",
+                   help="with --request-rate: Poisson arrivals (vllm bench serve's default; fixed seed) or fixed gaps")
+    s.add_argument("--concurrency", type=whole(1), default=None, metavar="C",
+                   help="one point at C requests in flight (with --request-rate: at most C in flight)")
+    s.add_argument("--num-requests", type=whole(1), default=None, metavar="N",
+                   help="requests per point (default 4 x the concurrency; 1000 with --request-rate)")
+    s.add_argument("--engine", choices=["vllm", "trtllm"], default="vllm",
+                   help="scheduler: vllm (chunked prefill, preemption) or trtllm (whole prompts, blocks reserved)")
+    s.add_argument("--kv-block-size", type=whole(1), default=None, metavar="TOKENS",
+                   help="tokens per KV block (default: vLLM's 16; TensorRT-LLM's 32)")
+    s.add_argument("--max-num-seqs", type=whole(1), default=None, metavar="N",
+                   help="running requests at most (default: the engine's for the GPU, vLLM 1024 on an H100)")
+    s.add_argument("--max-num-batched-tokens", type=whole(1), default=None, metavar="N",
+                   help="tokens per engine step (default: the engine's for the GPU, vLLM 8192 on an H100)")
+
+
+def serving_options(args: argparse.Namespace) -> dict:
+    """The serving simulation's keywords from the flags (empty when none of them is given)."""
+    from gemmlib.llm.serving import Engine
+
+    for f in _SERVING_FLAGS:
+        v = getattr(args, f, None)
+        if v is not None and not v > 0:
+            raise InputError(f"--{f.replace('_', '-')} must be positive, got {v}")
+    given = [f for f in _SERVING_FLAGS if getattr(args, f, None) is not None]
+    if not given and getattr(args, "engine", "vllm") == "vllm" and getattr(args, "arrival", "poisson") == "poisson":
+        return {}
+    if getattr(args, "arrival", "poisson") != "poisson" and args.request_rate is None:
+        raise InputError("--arrival is for --request-rate")
+    return {"engine": Engine(args.engine, args.kv_block_size or 0, args.max_num_seqs or 0,
+                             args.max_num_batched_tokens or 0),
+            "input_len": args.input_len, "output_len": args.output_len, "request_rate": args.request_rate,
+            "arrival": args.arrival, "concurrency": args.concurrency, "requests": args.num_requests}
+
+
+def render_serving(est) -> list[str]:
+    sv = est.serving
+    e = sv.engine
+    pool = sv.pool
+    how = ("continuous batching with chunked prefill, blocks allocated as requests grow (preemption when none is "
+           "free)" if e.chunked_prefill else "in-flight batching, whole prompts, blocks reserved per request")
+    lines = ["", f"SERVING   {sv.input_len} prompt + {sv.output_len} generated tokens per request; {e.name}: {how}",
+             f"  {e.max_batched_tokens:,} tokens and {e.max_num_seqs:,} requests per step at most; KV pool "
+             f"{_fmt(pool.free_bytes, 'B')} per GPU = {pool.blocks:,} blocks of {pool.block_size} tokens per replica; "
+             f"KV limit {sv.kv_limit:,} concurrent requests at full length"
+             + (f" ({sv.replicas} replicas)" if sv.replicas > 1 else ""),
+             f"  arrivals: {sv.arrival}"]
+    rows = [[f"{p.concurrency:,}" + (f" @ {p.request_rate:g}/s" if p.request_rate else ""), _time(p.ttft_s),
+             _time(p.tpot_s), _fmt(p.tokens_per_s), _fmt(p.tokens_per_s_per_gpu), fmt.number(p.requests_per_s, 3),
+             f"{p.preemptions:,}", "" if p.fits else "does not fit",
+             "best" if sv.best is not None and p.concurrency == sv.best.concurrency else ""] for p in sv.points]
+    lines.append(_table(["concurrency", "TTFT", "TPOT", "tokens/s", "per GPU", "req/s", "preempted", "memory", ""],
+                        rows))
+    if sv.tpot_target_s is not None or sv.ttft_target_s is not None:
+        goal = " and ".join(f"{n} <= {_time(v)}" for n, v in (("TPOT", sv.tpot_target_s),
+                                                               ("TTFT", sv.ttft_target_s)) if v is not None)
+        lines.append(f"best concurrency with {goal}: " + (
+            f"{sv.best.concurrency:,} ({_fmt(sv.best.tokens_per_s)} tokens/s)" if sv.best else "none"))
+    return lines
 
 
 def parallel_from_args(args: argparse.Namespace) -> tuple[Parallel, int | None]:
     """The parallel sizes, and the GPU count they must multiply to (None: nothing to check)."""
-    sizes = {k: getattr(args, k) for k in ("tp", "pp", "ep", "dp")}
+    sizes = {k: getattr(args, k, None) for k in ("tp", "pp", "ep", "dp", "cp")}
     for k, v in sizes.items():
         if v is not None and v < 1:
             raise InputError(f"--{k} must be at least 1, got {v}")
@@ -433,9 +598,19 @@ def parallel_from_args(args: argparse.Namespace) -> tuple[Parallel, int | None]:
     gpus = args.gpus
     if not given and gpus is not None:
         sizes["tp"] = gpus  # --gpus N alone: tensor parallelism over N GPUs
+    vs = getattr(args, "virtual_stages", None)
+    if vs is not None and vs < 1:
+        raise InputError(f"--virtual-stages must be at least 1, got {vs}")
     par = Parallel(**{k: v or 1 for k, v in sizes.items()}, gpus_per_node=args.gpus_per_node or 0,
                    overlap=bool(args.overlap), microbatches=args.microbatches or 0,
-                   sequence_parallel=bool(args.sequence_parallel))
+                   sequence_parallel=bool(args.sequence_parallel), virtual_stages=vs or 1,
+                   tp_comm_overlap=bool(getattr(args, "tp_comm_overlap", False)),
+                   ep_comm_overlap=bool(getattr(args, "ep_comm_overlap", False)))
+    if not args.train and (par.cp > 1 or par.virtual_stages > 1 or par.tp_comm_overlap or par.ep_comm_overlap):
+        flag = next(f for f, on in (("--cp", par.cp > 1), ("--virtual-stages", par.virtual_stages > 1),
+                                    ("--tp-comm-overlap", par.tp_comm_overlap),
+                                    ("--ep-comm-overlap", par.ep_comm_overlap)) if on)
+        raise InputError(f"{flag} is a training layout: add --train")
     return par, gpus
 
 
@@ -473,6 +648,9 @@ def _links(args: argparse.Namespace, hw):
 
 def _calibrated(args: argparse.Namespace, cfg, wl):
     """The estimate "NAME (calibrated)": one device, each op at the efficiency measured for its shape there."""
+    from gemmlib.core.calibration import find_by_name  # only a calibrated row needs the calibrations
+    from gemmlib.llm.calibrated import calibrated_estimate
+
     cal = find_by_name(args.gpu)
     if cal is None:
         raise InputError(f"no calibration called {args.gpu!r} is saved here; run `python -m gemmlib calibrate` "
@@ -519,13 +697,15 @@ def scaleout_estimate(args: argparse.Namespace, cfg, wl, hw, read_info: dict | N
                     serve=bool(args.serve), memory_utilization=args.memory_utilization,
                     tpot_target_s=None if ms["tpot_target_ms"] is None else ms["tpot_target_ms"] / 1e3,
                     ttft_target_s=None if ms["ttft_target_ms"] is None else ms["ttft_target_ms"] / 1e3,
-                    read_info=read_info)
+                    read_info=read_info, serving_options=serving_options(args))
 
 
-def render_scaleout(est) -> str:
+def render_scaleout(est, d: dict | None = None) -> str:
     """The scale-out part of the report: groups and links, communication, per-GPU memory, training, serving."""
-    par, d = est.parallel, est.to_dict()
-    lines = [f"parallel  TP {par.tp} x PP {par.pp} x EP {par.ep} x DP {par.dp} = {est.gpus} GPU(s), "
+    par = est.parallel
+    d = est.to_dict() if d is None else d
+    lines = [f"parallel  TP {par.tp} x " + (f"CP {par.cp} x " if par.cp > 1 else "")
+             + f"PP {par.pp} x EP {par.ep} x DP {par.dp} = {est.gpus} GPU(s), "
              f"{d['parallel']['gpus_per_node']} per node; communication "
              + ("overlapped (best case)" if par.overlap else "not overlapped with compute")]
     for g in d["parallel"]["groups"]:
@@ -538,12 +718,12 @@ def render_scaleout(est) -> str:
                      f"{_time(ph.communication_s)}" + (f" + pipeline bubble {_time(ph.bubble_s)}" if ph.bubble_s else "")
                      + (f" ({ph.microbatches} micro-batches)" if par.pp > 1 else ""))
         for c in ph.collectives:
-            lines.append(f"  {c.op:<14} after {c.after:<14} {c.count:>9,.0f} x {_fmt(c.size_bytes, 'B'):>8} over "
+            lines.append(f"  {c.op:<14} after {c.after:<14} {c.count:>9,.0f} x {fmt.nbytes(c.size_bytes):>8} over "
                          f"{c.ranks} GPUs ({c.link}): {_time(c.time_s)}")
     m = est.per_gpu
-    lines.append(f"per GPU   weights {_fmt(m.weights_bytes, 'B')} + KV cache {_fmt(m.kv_cache_bytes, 'B')} + "
-                 f"activations {_fmt(m.activation_bytes, 'B')} + workspace {_fmt(m.workspace_bytes, 'B')} = "
-                 f"{_fmt(m.total_bytes, 'B')} of {_fmt(m.capacity_bytes, 'B')}: "
+    lines.append(f"per GPU   weights {fmt.nbytes(m.weights_bytes)} + KV cache {fmt.nbytes(m.kv_cache_bytes)} + "
+                 f"activations {fmt.nbytes(m.activation_bytes)} + workspace {fmt.nbytes(m.workspace_bytes)} = "
+                 f"{fmt.nbytes(m.total_bytes)} of {fmt.nbytes(m.capacity_bytes)}: "
                  + ("fits" if m.fits else "does NOT fit") + f"; largest batch that fits: {est.max_batch:,}")
     tr = est.train
     if tr is not None:
@@ -552,22 +732,30 @@ def render_scaleout(est) -> str:
         lines += [
             "",
             f"TRAINING  {t['global_batch']} x {t['seq_len']} tokens per step, micro-batch {t['micro_batch']} "
-            f"({t['microbatches']} per replica), recompute {t['recompute']}, ZeRO {t['zero']}",
+            f"({t['microbatches']} per replica), recompute {t['recompute']}, ZeRO {t['zero']}"
+            + (f", CP {t['cp']}" if t["cp"] > 1 else "")
+            + (f", interleaved 1F1B with {t['virtual_stages']} virtual stages" if t["virtual_stages"] > 1 else "")
+            + (", TP communication overlapped" if t["tp_comm_overlap"] else "")
+            + (", EP all-to-alls overlapped" if t["ep_comm_overlap"] else ""),
             f"  step FLOPs {_fmt(t['step_flops'])} (forward {_fmt(t['forward_flops'])} + backward "
             f"{_fmt(t['backward_flops'])} + recompute {_fmt(t['recompute_flops'])}); model FLOPs "
             f"{_fmt(t['model_flops_per_step'])}",
             f"  step time {_time(t['step_time_s'])} = compute {_time(t['compute_s'])} + communication "
             f"{_time(t['communication_s'])} (data parallel {_time(t['dp_communication_s'])})"
             + (f" + pipeline bubble {_time(t['bubble_s'])}" if t["bubble_s"] else ""),
-            f"  MFU {t['mfu']:.1%} (HFU {t['hfu']:.1%}), {_fmt(t['tokens_per_s'])} tokens/s "
-            f"({_fmt(t['tokens_per_s_per_gpu'])} per GPU)",
+            f"  MFU {t['mfu']:.1%} (HFU {t['hfu']:.1%}), {_fmt(t['model_flops_per_gpu_s'], 'FLOP/s')} model FLOP/s per "
+            f"GPU, {_fmt(t['tokens_per_s'])} tokens/s ({_fmt(t['tokens_per_s_per_gpu'])} per GPU)",
+            "  communication " + ("(best case: every collective hidden): " if par.overlap else "exposed of all, by group: ")
+            + ", ".join(f"{g} {_time(x['exposed_s'])} of {_time(x['total_s'])}"
+                        for g, x in t["exposed_by_group"].items()) if t["exposed_by_group"] else
+            "  communication: none (one GPU)",
             f"  run of {_fmt(t['train_tokens'])} tokens: {t['steps']:,} steps, {_time(t['run_time_s'])} "
             f"({t['run_time_s'] / 86400:.3g} days), {_fmt(t['gpu_hours'])} GPU-hours; exact "
             f"{t['run_flops']:.3g} FLOPs vs 6·N·D {t['six_nd_flops']:.3g} FLOPs",
-            f"  per GPU weights {_fmt(mem.weights_bytes, 'B')} + gradients {_fmt(mem.gradient_bytes, 'B')} + "
-            f"optimizer {_fmt(mem.optimizer_bytes, 'B')} + activations {_fmt(mem.activation_bytes, 'B')} + "
-            f"workspace {_fmt(mem.workspace_bytes, 'B')} = {_fmt(mem.total_bytes, 'B')} of "
-            f"{_fmt(mem.capacity_bytes, 'B')}: " + ("fits" if mem.fits else "does NOT fit")
+            f"  per GPU weights {fmt.nbytes(mem.weights_bytes)} + gradients {fmt.nbytes(mem.gradient_bytes)} + "
+            f"optimizer {fmt.nbytes(mem.optimizer_bytes)} + activations {fmt.nbytes(mem.activation_bytes)} + "
+            f"workspace {fmt.nbytes(mem.workspace_bytes)} = {fmt.nbytes(mem.total_bytes)} of "
+            f"{fmt.nbytes(mem.capacity_bytes)}: " + ("fits" if mem.fits else "does NOT fit")
             + f"; largest micro-batch that fits: {t['max_micro_batch']}",
         ]
         from gemmlib.llm.training import LLAMA31_405B as a
@@ -575,17 +763,6 @@ def render_scaleout(est) -> str:
         lines.append(f"  anchor: {a.name}: {_fmt(a.tokens)} tokens, {a.flops:.2g} FLOPs, {_fmt(a.gpu_hours)} "
                      f"{a.gpu} GPU-hours on {a.gpus:,} GPUs at {a.mfu:.0%} MFU (benchmarks/bench_scaleout.py "
                      "estimates it)")
-    sv = est.serving
-    if sv is not None:
-        lines += ["", f"SERVING   prompt {est.workload.seq_len} + {est.workload.new_tokens} tokens per request; "
-                  f"KV limit {sv.kv_limit:,} concurrent requests"]
-        rows = [[f"{p.concurrency:,}", _time(p.ttft_s), _time(p.tpot_s), _fmt(p.tokens_per_s),
-                 _fmt(p.tokens_per_s_per_gpu), "" if p.fits else "does not fit",
-                 "best" if sv.best is not None and p.concurrency == sv.best.concurrency else ""] for p in sv.points]
-        lines.append(_table(["concurrency", "TTFT", "TPOT", "tokens/s", "per GPU", "memory", ""], rows))
-        if sv.tpot_target_s is not None or sv.ttft_target_s is not None:
-            goal = " and ".join(f"{n} <= {_time(v)}" for n, v in (("TPOT", sv.tpot_target_s),
-                                                                   ("TTFT", sv.ttft_target_s)) if v is not None)
-            lines.append(f"best concurrency with {goal}: " + (
-                f"{sv.best.concurrency:,} ({_fmt(sv.best.tokens_per_s)} tokens/s)" if sv.best else "none"))
+    if est.serving is not None:
+        lines += render_serving(est)
     return "\n".join(lines)

@@ -19,16 +19,18 @@ import contextlib
 import json
 import os
 import sys
+from dataclasses import replace
 
-from gemmlib.cli.common import run_job
+from gemmlib.cli.running import run_job
 from gemmlib.core import format as fmt
 from gemmlib.core.errors import InputError
 from gemmlib.core.files import check_output_file, move_into_place, temp_beside
-from gemmlib.measure import harness, jobs
+from gemmlib.measure import harness, plan
+from gemmlib.measure import profiler as pf
 from gemmlib.measure.profiler import GEMM_TARGET, BlockConfig, preset_config
 
 
-def _positive_int(text: str) -> int:
+def positive_int(text: str) -> int:
     try:
         v = int(text)
     except ValueError:
@@ -38,7 +40,7 @@ def _positive_int(text: str) -> int:
     return v
 
 
-def _nonneg_int(text: str) -> int:
+def nonneg_int(text: str) -> int:
     try:
         v = int(text)
     except ValueError:
@@ -52,21 +54,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present, else cpu)")
     p.add_argument("--preset", default=None,
                    help="start from a model's sizes, scaled down by --scale (e.g. llama-3-8b, mistral-7b)")
-    p.add_argument("--scale", type=_positive_int, default=16, help="divide a preset's hidden/MLP size by this")
-    p.add_argument("--layers", type=_positive_int, default=None,
-                   help=f"blocks to run (default 1, at most {jobs.MAX_PROFILE_LAYERS})")
-    p.add_argument("--hidden", type=_positive_int, default=None, help="model width (default 256)")
-    p.add_argument("--seq-len", type=_positive_int, default=None, help="tokens per sequence (default 128)")
-    p.add_argument("--heads", type=_positive_int, default=None, help="query heads (default 8)")
-    p.add_argument("--kv-heads", type=_nonneg_int, default=None, help="K/V heads for GQA (default = heads)")
-    p.add_argument("--intermediate", type=_nonneg_int, default=None,
+    p.add_argument("--scale", type=positive_int, default=16, help="divide a preset's hidden/MLP size by this")
+    p.add_argument("--layers", type=positive_int, default=None,
+                   help=f"blocks to run (default 1, at most {pf.MAX_PROFILE_LAYERS})")
+    p.add_argument("--hidden", type=positive_int, default=None, help="model width (default 256)")
+    p.add_argument("--seq-len", type=positive_int, default=None, help="tokens per sequence (default 128)")
+    p.add_argument("--heads", type=positive_int, default=None, help="query heads (default 8)")
+    p.add_argument("--kv-heads", type=positive_int, default=None, help="K/V heads for GQA (default = heads)")
+    p.add_argument("--intermediate", type=positive_int, default=None,
                    help="MLP width (default 8/3·hidden rounded up to 64)")
-    p.add_argument("--batch", type=_positive_int, default=1, help="sequences per pass (default 1)")
+    p.add_argument("--batch", type=positive_int, default=1, help="sequences per pass (default 1)")
     p.add_argument("--attention", choices=("eager", "sdpa"), default="eager",
                    help="eager: two visible matmuls; sdpa: fused scaled_dot_product_attention")
     p.add_argument("--dtype", default=None, help="fp32, bf16 or fp16 (default fp32 on cpu, bf16 on cuda)")
-    p.add_argument("--steps", type=_positive_int, default=3, help="profiled forward passes (default 3)")
-    p.add_argument("--top", type=_positive_int, default=15, help="rows in the top-ops table (default 15)")
+    p.add_argument("--steps", type=positive_int, default=3, help="profiled forward passes (default 3)")
+    p.add_argument("--top", type=positive_int, default=15, help="rows in the top-ops table (default 15)")
     p.add_argument("--by-name", action="store_true", help="merge rows of the same op over all shapes")
     p.add_argument("--trace", default=None, metavar="PATH",
                    help="write the Chrome trace JSON here (open in https://ui.perfetto.dev)")
@@ -97,35 +99,29 @@ def config_from_args(args: argparse.Namespace):  # -> BlockConfig
                              layers=args.layers or 1, attention=args.attention, dtype=dtype)
 
 
-def _si(x: float | None, unit: str) -> str:
-    return fmt.duration(x) if unit == "s" else fmt.si(x, unit)
-
-
 def run(args: argparse.Namespace) -> int:
 
     args.device = resolve_device(args.device)
     cfg = config_from_args(args)
     harness.require_device(args.device)
-    job = jobs.profile(cfg, args.device, steps=args.steps, monitor=not args.no_monitor, hardware=args.hardware)
-    jobs.admit(job)  # bad sizes are refused before the output path is even looked at
+    job = pf.ProfileConfig(cfg, args.device, steps=args.steps, monitor=not args.no_monitor, hardware=args.hardware)
+    plan.admit(pf.SPEC, job)  # bad sizes are refused before the output path is even looked at
     target = tmp = None
     if args.trace:  # checked before the run; written beside the target, then renamed over it
         target = check_output_file(args.trace, "--trace")
         tmp = temp_beside(target, "--trace")
     try:
-        data = run_job(jobs.profile(cfg, args.device, steps=args.steps, monitor=not args.no_monitor,
-                                    hardware=args.hardware, trace_path=None if tmp is None else str(tmp)),
-                       quiet=args.json)
+        res = run_job(pf.SPEC, replace(job, trace_path=None if tmp is None else str(tmp)), quiet=args.json)
+        res.trace_path = None
         if tmp is not None and target is not None:
             if not os.path.getsize(tmp):
                 raise InputError("the profiler wrote no trace")
             move_into_place(tmp, target, "--trace")
-            data["trace_path"] = str(target)
+            res.trace_path = str(target)
     finally:
         if tmp is not None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
-    res = jobs.profile_result(data, cfg)
     ops = res.grouped() if args.by_name else res.top_ops(len(res.ops))
     if args.json:
         d = res.to_dict()
@@ -140,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
         f"{c.attention} attention\n")
     verdict = "meets" if res.meets_target else "below"
     out(f"GEMM share of time: {res.gemm_share:.1%} ({verdict} the article's {GEMM_TARGET:.0%} target); "
-        f"{_si(res.total_time_s, 's')} per pass ({res.time_basis}), GEMMs at {_si(res.gemm_tflops and res.gemm_tflops * 1e12, 'FLOP/s')}\n")
+        f"{fmt.duration(res.total_time_s)} per pass ({res.time_basis}), GEMMs at {fmt.si(res.gemm_tflops and res.gemm_tflops * 1e12, 'FLOP/s')}\n")
     out(f"GEMM FLOPs per pass: profiler {fmt.count(round(res.gemm_flops))}; gemmlib count "
         f"{fmt.count(res.predicted_gemm_flops)}\n")
     if res.prediction is not None:
@@ -151,8 +147,8 @@ def run(args: argparse.Namespace) -> int:
         f"{'FLOPs':>10} {'TFLOP/s':>8}\n")
     for o in ops[: args.top]:
         tf = fmt.number(o.tflops, 3)
-        out(f"{o.name[:46]:<46} {o.shapes[:28]:<28} {o.calls:>5.0f} {_si(o.time_s, 's'):>10} {o.share:>6.1%} "
-            f"{'yes' if o.is_gemm else 'no':>4} {_si(o.flops, '') if o.flops else '':>10} {tf:>8}\n")
+        out(f"{o.name[:46]:<46} {o.shapes[:28]:<28} {o.calls:>5.0f} {fmt.duration(o.time_s):>10} {o.share:>6.1%} "
+            f"{'yes' if o.is_gemm else 'no':>4} {fmt.si(o.flops) if o.flops else '':>10} {tf:>8}\n")
     if res.monitor is not None:
         out(f"\nGPU monitor: {res.monitor.reason}\n")
     if res.trace_path:

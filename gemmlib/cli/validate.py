@@ -10,6 +10,11 @@ Builds a random-weight model of the preset (scaled to fit), times its prefill an
 calibrated one (``calibrate`` first; without a saved calibration the calibrated column is empty),
 with the error of each, per op group and in total. ``--json`` prints ``prefill`` and ``decode``,
 each with ``measured_s``, ``estimated_s`` and ``calibrated_s`` (and their errors and groups).
+
+``--published`` runs nothing: it estimates every published measurement in ``benchmarks/published/``
+from the facts of its set-up (:mod:`gemmlib.llm.published`) and prints estimate, measured and error per
+row, and the median and worst |error| for training and inference. That branch imports nothing from
+``gemmlib.measure``. ``--published --json`` prints ``{"rows": [...], "summary": {...}, "bad_files": [...]}``.
 """
 
 from __future__ import annotations
@@ -18,13 +23,18 @@ import argparse
 import json
 import sys
 
-from gemmlib.cli.calibrate import add_model_arguments, run_from_args
-from gemmlib.cli.profile import resolve_device
 from gemmlib.core import format as fmt
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from gemmlib.cli.calibrate import add_model_arguments
+
     add_model_arguments(p)
+    p.add_argument("--published", action="store_true",
+                   help="estimate every published measurement in benchmarks/published/ from its set-up and print "
+                        "the errors (runs nothing)")
+    p.add_argument("--published-dir", default=None, metavar="DIR",
+                   help="with --published: another folder of measurement files")
     p.add_argument("--dtype", default=None, help="fp32, bf16 or fp16 (default fp32 on a CPU, bf16 on a GPU)")
     p.add_argument("--efficiency", type=float, default=1.0,
                    help="the datasheet estimate's efficiency, as `estimate --efficiency` (default 1.0)")
@@ -55,11 +65,61 @@ def render(v: dict) -> str:
     return "\n".join(lines)
 
 
+def _pct(x: float | None) -> str:
+    return "—" if x is None else f"{x:+.0%}"
+
+
+def _published_line(cells: list[str], widths: list[int]) -> str:
+    return "  ".join(c.ljust(w) if i in (0, 1, 5) else c.rjust(w)
+                     for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
+
+
+def render_published(rows, bad: list[str], summary: dict) -> str:
+    """The published table as text: one line per measurement, then the medians and worst errors."""
+    lines = []
+    for kind in ("training", "inference"):
+        mine = [r for r in rows if r.kind == kind]
+        if not mine:
+            continue
+        lines.append(f"{kind.upper()}")
+        head = ["id", "metric", "measured", "estimate", "error", "set-up as estimated"]
+        body = [[r.id, f"{r.metric} ({r.unit})", fmt.number(r.measured, 4),
+                 "—" if r.estimate is None else fmt.number(r.estimate, 4), _pct(r.error),
+                 r.setup if r.estimate is not None else f"not estimated: {r.problem.split('; ')[0]}"] for r in mine]
+        widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(head)]
+        lines += [_published_line(cells, widths) for cells in (head, *body)]
+        s = summary[kind]
+        lines.append(f"{kind}: {s['estimated']} of {s['rows']} estimated; median |error| "
+                     f"{'—' if s['median_abs_error'] is None else format(s['median_abs_error'], '.0%')}, worst "
+                     f"{'—' if s['worst_abs_error'] is None else format(s['worst_abs_error'], '.0%')}")
+        lines.append("")
+    for b in bad:
+        lines.append(f"bad file: {b}")
+    return "\n".join(lines).rstrip()
+
+
+def run_published(args: argparse.Namespace) -> int:
+    """``validate --published``: every published measurement against its estimate (no measuring)."""
+    from gemmlib.llm.published import DEFAULT_DIR, table
+
+    rows, bad, summary = table(getattr(args, "published_dir", None) or DEFAULT_DIR)
+    if args.json:
+        sys.stdout.write(json.dumps({"rows": [r.to_dict() for r in rows], "summary": summary, "bad_files": bad},
+                                    allow_nan=False) + "\n")
+    else:
+        sys.stdout.write(render_published(rows, bad, summary) + "\n")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
-    from gemmlib.cli.common import run_job
-    from gemmlib.core.calibration import Calibration, save_calibration
+    if getattr(args, "published", False):
+        return run_published(args)
+    from gemmlib.cli.calibrate import run_from_args
+    from gemmlib.cli.profile import resolve_device
+    from gemmlib.cli.running import run_job
+    from gemmlib.core.calibration import save_calibration
     from gemmlib.core.errors import InputError
-    from gemmlib.measure import jobs
+    from gemmlib.measure import calibrate as cb
 
     args.device = resolve_device(args.device)
     if not 0 < args.efficiency <= 1:
@@ -69,14 +129,15 @@ def run(args: argparse.Namespace) -> int:
     run_ = run_from_args(args, args.dtype)
     # in a worker process, under the server's caps and in the machine's queue, like every benchmark
     if args.calibrate:
-        data = run_job(jobs.calibrate(run_, args.device, threads=args.threads, validate=True,
-                                      validate_run_time=args.min_run_time, efficiency=args.efficiency),
-                       quiet=args.json)
-        save_calibration(Calibration.from_dict(data["calibration"]))
+        out = run_job(cb.SPEC, cb.CalibrationConfig(run_, args.device, validate=True, threads=args.threads,
+                                                    validate_run_time=args.min_run_time,
+                                                    efficiency=args.efficiency), quiet=args.json)
+        save_calibration(out.calibration)
     else:
-        data = run_job(jobs.validate(run_, args.device, efficiency=args.efficiency, min_run_time=args.min_run_time,
-                                     threads=args.threads), quiet=args.json)
-    v = data["validation"]
+        out = run_job(cb.SPEC, cb.CalibrationConfig(run_, args.device, calibrate=False, validate=True,
+                                                    validate_run_time=args.min_run_time, threads=args.threads,
+                                                    efficiency=args.efficiency), quiet=args.json)
+    v = {**out.validation.to_dict(), "table": cb.validation_table(out.validation)}
     if not args.json:
         sys.stdout.write(render(v) + "\n")
     else:

@@ -7,27 +7,38 @@ the silicon could do. Both are shown, neither replaces the other.
 
 The file is written atomically (a temporary file created exclusively, then renamed: no planted
 link is followed) and read only as a regular file of this user's; every entry is validated
-(known device kinds, plain-text names of bounded length, finite positive figures within physical
-bounds), and an entry that fails is dropped, not shown.
+(known device kinds, plain-text names of bounded length, finite positive figures), and each
+figure is bounded by what the device can physically do (``plausible_bound``): a GPU's catalogue
+row × ``DATASHEET_MARGIN``, a CPU's threads × clock × SIMD lanes × FMA units from /proc/cpuinfo.
+An entry that fails is dropped and logged, not shown; a measurement above its bound is not kept.
+Each entry records who measured it, on which host, and when. A machine policy with
+``GEMM_CEILINGS_READ_ONLY = true`` (``gemmlib.core.policy``) makes the shared ceilings read-only:
+the file is read, nothing is written or kept for other visitors.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import math
+import os
+import platform
+import socket
 import threading
 import time
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gemmlib.core import policy
 from gemmlib.core.dtypes import DTYPES
 from gemmlib.core.errors import InputError
 from gemmlib.core.files import private_dir, read_regular, write_atomic
-from gemmlib.core.hardware import Hardware
+from gemmlib.core.hardware import CATALOGUE, Hardware
 from gemmlib.core.i18n import N_, Msg, Translate, english
 from gemmlib.core.machine import match_catalogue
+from gemmlib.core.results import BenchResult
 
 log = logging.getLogger("gemmlib.ceilings")
 
@@ -55,6 +66,109 @@ def _figure(v: object, what: str, hi: float) -> float:
         raise ValueError(f"{what} = {x!r} is outside (0, {hi:g}]")
     return x
 
+# --------------------------------------------------------------------------- physical bounds
+DATASHEET_MARGIN = 1.25  # a measured figure may beat its catalogue row by this much (boost clocks), never more
+UNKNOWN_GPU_MARGIN = 2.0  # a board without a row: at most twice the fastest catalogue row's figure
+CPU_MAX_CLOCK_HZ = 6.0e9  # when the kernel does not say: above any shipping CPU's boost clock
+CPU_MARGIN = 1.25
+CPU_BYTES_PER_CYCLE = 192  # per thread: two 64-byte loads and one 64-byte store (L1), the copy's best case
+FASTER = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp4")  # a missing dtype: the next one's rate
+
+
+def cpu_flags() -> tuple[frozenset[str], str]:
+    """(this CPU's feature flags from /proc/cpuinfo, the machine's architecture)."""
+    return _cpu_flags()
+
+
+@functools.lru_cache(maxsize=1)
+def _cpu_flags() -> tuple[frozenset[str], str]:
+    flags: frozenset[str] = frozenset()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                key, _, val = line.partition(":")
+                if key.strip().lower() in {"flags", "features"}:
+                    flags = frozenset(val.split())
+                    break
+    except OSError:
+        pass
+    return flags, platform.machine().lower()
+
+
+def _cpu_clock_hz() -> float:
+    """The CPU's highest clock as the kernel reports it (cpufreq), else CPU_MAX_CLOCK_HZ."""
+    try:
+        with open("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", encoding="ascii") as f:
+            khz = float(f.read().strip())
+        if math.isfinite(khz) and khz > 0:
+            return khz * 1e3
+    except (OSError, ValueError):
+        pass
+    return CPU_MAX_CLOCK_HZ
+
+
+def cpu_flops_per_cycle(flags: frozenset[str], machine: str) -> dict[str, float]:
+    """The most FLOPs (int8: operations) one CPU thread can do per cycle, per dtype: SIMD lanes × 2
+    (a fused multiply-add) × 2 FMA units; AMX tiles where the flags name them (Intel: 1024 bf16/fp16
+    FLOPs, 2048 int8 operations per cycle and core). Upper bounds, not expectations."""
+    x86 = machine in {"x86_64", "amd64", "i386", "i686"} or "sse2" in flags
+    if x86:
+        lanes = 16 if "avx512f" in flags else 8 if "avx" in flags else 4
+        fp32 = lanes * 2 * 2.0
+    else:  # Arm and others: NEON/SVE widths and Apple's matrix units vary; a generous bound
+        fp32 = 256.0
+    half = 1024.0 if flags & {"amx_bf16", "amx_fp16"} else 2 * fp32
+    int8 = 2048.0 if "amx_int8" in flags else 4 * fp32
+    return {"fp64": fp32 / 2 if x86 else fp32, "fp32": fp32, "tf32": fp32, "fp16": half, "bf16": half,
+            "fp8": half, "int8": int8, "fp4": int8}
+
+
+def _row_peak(hw: Hardware, dtype: str) -> float | None:
+    if hw.peak(dtype):
+        return hw.peak(dtype)
+    above = [hw.peak(d) for d in FASTER[FASTER.index(dtype) + 1:]] if dtype in FASTER else []
+    above = [v for v in above if v]
+    return min(above) if above else max((v for _, v in hw.peaks), default=None)
+
+
+def plausible_bound(device: str, device_name: str, figure: str) -> tuple[float, str]:
+    """The highest value a measured ``figure`` (a dtype's FLOP/s, or "copy": bytes/s) can have on
+    this device, and where the bound comes from (for the log)."""
+    if device == "cpu":
+        threads = os.cpu_count() or 1
+        clock = _cpu_clock_hz()
+        if figure == "copy":
+            return (threads * clock * CPU_BYTES_PER_CYCLE * CPU_MARGIN,
+                    f"{threads} threads × {clock / 1e9:.3g} GHz × {CPU_BYTES_PER_CYCLE} B/cycle × {CPU_MARGIN:g}")
+        per = cpu_flops_per_cycle(*cpu_flags()).get(figure, max(cpu_flops_per_cycle(*cpu_flags()).values()))
+        return (threads * clock * per * CPU_MARGIN,
+                f"{threads} threads × {clock / 1e9:.3g} GHz × {per:g} per cycle × {CPU_MARGIN:g}")
+    row = match_catalogue(device_name, "cuda")[0] if device == "cuda" else None
+    if row is not None:
+        v = row.bandwidth if figure == "copy" else _row_peak(row, figure)
+        if v:
+            return v * DATASHEET_MARGIN, f"{DATASHEET_MARGIN:g} × the {row.name} datasheet"
+    gpus = [h for h in CATALOGUE.values() if h.kind == "gpu"]
+    best = max((h.bandwidth if figure == "copy" else (_row_peak(h, figure) or 0.0)) for h in gpus)
+    return best * UNKNOWN_GPU_MARGIN, f"{UNKNOWN_GPU_MARGIN:g} × the fastest catalogue GPU"
+
+
+def _who() -> str:
+    """Who measures, as a ceiling records it: "alice (uid 1000) on lab-3"."""
+    uid = os.getuid() if hasattr(os, "getuid") else -1
+    try:
+        import pwd
+
+        user = pwd.getpwuid(uid).pw_name
+    except (ImportError, KeyError, OSError):
+        user = os.environ.get("USER") or "?"
+    try:
+        host = socket.gethostname()
+    except OSError:
+        host = platform.node() or "?"
+    return f"{user} (uid {uid}) on {host}"[:120]
+
+
 COPY_FIGURE = N_("device copy")  # the copy's row in ``Ceilings.rows`` (the GEMMs' read "fp32 GEMM")
 COPY_NOTE = N_("read + write bytes per second")
 
@@ -72,11 +186,21 @@ class Ceilings:
     gemm_size: int = 0
     copy_bytes: float = 0.0
     notes: dict[str, str] = field(default_factory=dict)
-    results: list = field(default_factory=list)  # BenchResult rows behind the figures
+    results: list[BenchResult] = field(default_factory=list)  # the rows behind the figures
     units: int = 0
     memory_bytes: float = 0.0
     # the p80–p20 range of each figure (a dtype, or "copy"), in the figure's unit per second: (low, high)
     spread: dict[str, tuple[float, float]] = field(default_factory=dict)
+    measured_by: str = field(default_factory=_who)  # "alice (uid 1000) on lab-3"; "" for entries before it
+
+    def check_plausible(self) -> None:
+        """ValueError when a figure is above what this device can physically do (``plausible_bound``)."""
+        for figure, v in [*self.peaks.items(), *([("copy", self.bandwidth)] if self.bandwidth else [])]:
+            bound, why = plausible_bound(self.device, self.device_name, figure)
+            if v > bound:
+                what = "copy bandwidth" if figure == "copy" else f"{figure} peak"
+                raise ValueError(f"{self.key}: the {what} of {v:.4g}/s is above this device's bound of {bound:.4g}/s "
+                                 f"({why})")
 
     @property
     def key(self) -> str:
@@ -90,18 +214,24 @@ class Ceilings:
             return Hardware(name, "gpu" if self.device != "cpu" else "cpu",
                             tuple(self.peaks.items()), bandwidth=self.bandwidth or 1.0,
                             sms=self.units or 1, memory_bytes=self.memory_bytes or 1.0,
-                            source="measured on this machine (gemmlib.measure.devices.measure_ceilings)")
+                            source=f"measured on this machine{self.by} (gemmlib.measure.devices.measure_ceilings)")
         drop = {d: None for d, _ in base.peaks if d not in self.peaks}
         hw = base.with_overrides(peaks={**drop, **self.peaks}, bandwidth=self.bandwidth,
                                  sms=self.units or None, memory_bytes=self.memory_bytes or None, name=name)
         from dataclasses import replace
-        return replace(hw, source=f"measured here; datasheet: {base.source}", editable=False, aliases=())
+        return replace(hw, source=f"measured here{self.by}; datasheet: {base.source}", editable=False, aliases=())
+
+    @property
+    def by(self) -> str:
+        """" by alice (uid 1000) on lab-3, 2025-01-02 10:00 UTC" (who measured, and when)."""
+        return f" by {self.measured_by or 'someone unrecorded'}, {self.when}"
 
     def to_dict(self) -> dict:
         return {"device": self.device, "device_name": self.device_name, "peaks": dict(self.peaks),
                 "bandwidth": self.bandwidth, "measured_at": self.measured_at, "gemm_size": self.gemm_size,
                 "copy_bytes": self.copy_bytes, "notes": dict(self.notes), "units": self.units,
-                "memory_bytes": self.memory_bytes, "spread": {k: list(v) for k, v in self.spread.items()}}
+                "memory_bytes": self.memory_bytes, "spread": {k: list(v) for k, v in self.spread.items()},
+                "measured_by": self.measured_by}
 
     @classmethod
     def from_dict(cls, d: dict) -> Ceilings:
@@ -139,7 +269,8 @@ class Ceilings:
                    gemm_size=int(_figure(d.get("gemm_size") or 1, "gemm_size", 1e6)),
                    copy_bytes=_figure(d.get("copy_bytes") or 1, "copy_bytes", 1e13),
                    notes=notes, units=int(_figure(d.get("units") or 1, "units", 1e6)),
-                   memory_bytes=_figure(d.get("memory_bytes") or 1, "memory_bytes", 1e15), spread=spread)
+                   memory_bytes=_figure(d.get("memory_bytes") or 1, "memory_bytes", 1e15), spread=spread,
+                   measured_by=_text(d.get("measured_by") or "", "measured_by", 120))
 
     def rows(self, datasheet: Hardware | None = None) -> list[dict]:
         """Measured vs datasheet, one row per figure, for tables and the Devices chart; ``low`` and
@@ -222,8 +353,24 @@ def save_ceilings(c: Ceilings) -> Path | None:
     """Keep ``c`` for this process and in the JSON file (merged with other devices' entries).
 
     The file is replaced atomically; when the cache folder cannot be used the process-wide copy
-    is kept and the reason logged. Returns the file's path, or None when it was not written.
+    is kept and the reason logged. Nothing is kept (logged, None) when a figure is above the
+    device's physical bound, or when the machine policy makes the shared ceilings read-only.
+    Returns the file's path, or None when it was not written.
     """
+    try:
+        read_only = policy.machine_policy().ceilings_read_only
+    except InputError as e:  # a policy that cannot be read: keep nothing rather than ignore it
+        log.warning("measured ceilings of %s not kept: %s", c.key, e)
+        return None
+    if read_only:
+        log.warning("measured ceilings of %s not kept: the machine policy keeps the shared ceilings read-only "
+                    "(GEMM_CEILINGS_READ_ONLY)", c.key)
+        return None
+    try:
+        c.check_plausible()
+    except ValueError as e:
+        log.warning("measured ceilings not kept: %s", e)
+        return None
     with _ceilings_lock:
         _ceilings[c.key] = c
         data = {k: v for k, v in _read_file().items() if _valid(v)}
@@ -240,7 +387,7 @@ def save_ceilings(c: Ceilings) -> Path | None:
 
 def _valid(d: object) -> bool:
     try:
-        Ceilings.from_dict(d)  # type: ignore[arg-type]
+        Ceilings.from_dict(d).check_plausible()  # type: ignore[arg-type]
         return True
     except (KeyError, TypeError, ValueError):
         return False
@@ -252,6 +399,7 @@ def all_ceilings() -> dict[str, Ceilings]:
     for d in _read_file().values():
         try:
             c = Ceilings.from_dict(d)
+            c.check_plausible()
         except (KeyError, TypeError, ValueError) as e:
             log.warning("a measured ceiling entry was dropped: %s", e)
             continue

@@ -1,17 +1,30 @@
-"""One way to write a number for a person: the pages, the CLI's text output and the report.
+"""The one way to write a number for a person: every page, the CLI's text output and the report.
 
 - ``count(34359738368)`` -> ``"34,359,738,368"``: an exact count keeps every digit (Python ints,
   so past 2**53 and past int64 too), with thousands separators.
-- ``si(3.44e10, "FLOP")`` -> ``"34.4 GFLOP"``: a rounded value with an SI prefix and its unit.
+- ``si(3.44e10, "FLOP")`` -> ``"34.4 GFLOP"``: a rounded value with an SI prefix and its unit
+  (FLOPs, FLOP/s, and rates of bytes: ``si(3.35e12, "B/s")`` -> ``"3.35 TB/s"``, decimal as every
+  datasheet and nccl-tests write bandwidth).
+- ``nbytes(16.1e9)`` -> ``"15 GiB"``: an amount of bytes (memory, weights, KV cache, traffic, a
+  message) in binary units, KiB = 1024 B: the project's one byte unit (README, "Counting conventions").
 - ``duration(0.00123)`` -> ``"1.23 ms"``: every duration in one style, ns / µs / ms / s.
+- ``amount(13166.3)`` -> ``"13.2 k"``: a rounded count of things (tokens/s, requests, GPU-hours); the
+  Chinese page writes it as zh does (``"1.32万"``, CLDR's compact forms from babel).
 - ``percent(0.973)`` -> ``"97.3%"``, ``ratio(1.84)`` -> ``"1.84×"``, ``number(0.1 + 0.2)`` -> ``"0.3"``.
 - ``cell(value)``: any table value. A missing one (None, NaN) is ``"—"``, a flag is ``"yes"``/``"no"``,
   an integer a count and a float at most 4 significant digits, so a table never shows ``None``,
   ``nan``, ``True`` or a 17-digit float.
 - ``text_table(rows)``: rows of dicts as an aligned plain-text table (the CLI).
 
-Pages show tables through ``ui.table``, which keeps numeric columns numeric (so they sort) and
-draws them with the format ``STREAMLIT_FORMATS`` gives each kind of column here.
+The module's functions write English (the CLI, the JSON's companions, the report). A page writes in
+its reader's language through ``for_lang(code)``: a :class:`Formatter` with the same methods, whose
+digit grouping and decimal mark come from babel's locale data (``babel.numbers``) and whose rounded
+counts of things use that locale's compact forms where they differ from SI's (Chinese: 万, 亿).
+Units and SI prefixes are the same in every language, as datasheets write them.
+
+Pages show tables through ``ui.view_table`` with every cell already written here (a presenter's
+:class:`gemmlib.views.estimator.Table`); ``ui.table`` keeps numeric columns numeric for the pages
+that sort them, drawn with the format ``STREAMLIT_FORMATS`` gives each kind of column.
 """
 
 from __future__ import annotations
@@ -148,6 +161,34 @@ def duration(seconds: Any, digits: int = 3) -> str:
     return "0 s" if a == 0 else f"{_round_sig(s / 1e-9, digits)} ns"
 
 
+_BINARY = ((2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB"))
+
+
+def nbytes(n: Any, digits: int = 3) -> str:
+    """An amount of bytes in binary units (the project's one byte unit): ``512 B``, ``1.5 KiB``, ``604 MiB``,
+    ``15 GiB``, ``1.02 TiB``; 1,000–1,023 of a unit stay in it (``1,000 MiB``), never ``1e+03``."""
+    if missing(n):
+        return DASH
+    f = float(n)
+    if not math.isfinite(f):
+        return DASH
+    a = abs(f)
+    for i, (scale, unit) in enumerate(_BINARY):
+        if a >= scale:
+            v = f / scale
+            text = _round_sig(v, max(digits, len(str(int(abs(v))))))
+            if i and abs(float(text.replace(",", ""))) >= 1024:  # 1023.9 MiB rounds to 1 GiB
+                return nbytes(math.copysign(_BINARY[i - 1][0], f), digits)
+            return f"{text} {unit}"
+    return f"{_round_sig(f, max(digits, len(str(int(a))))) if not f.is_integer() else f'{int(f):,}'} B"
+
+
+def amount(x: Any, digits: int = 3) -> str:
+    """A rounded count of things (tokens/s, requests, GPU-hours): ``si(x)`` in English (``13.2 k``); a
+    :class:`Formatter` writes it in its language's compact form."""
+    return si(x, "", digits)
+
+
 def percent(x: Any, digits: int = 1) -> str:
     """A share (0.973) as ``97.3%``."""
     if missing(x):
@@ -219,3 +260,98 @@ def text_table(rows: Sequence[Mapping[str, Any]] | Sequence[Sequence[Any]], colu
         return "  ".join(out).rstrip()
 
     return "\n".join([line(cols), line(["-" * w for w in widths])] + [line(t) for t in text])
+
+
+# ----------------------------------------------------------------------------- in the reader's language
+_ENGLISH_SYMBOLS = (".", ",")
+
+
+class Formatter:
+    """The functions above in one language: the same rules, the locale's decimal mark and digit grouping
+    (babel's ``number_symbols``), and its compact forms for :meth:`amount` (babel's
+    ``compact_decimal_formats``: Chinese groups large counts by 10⁴, 万 and 亿). English is the module's
+    functions exactly (the CLI's output does not change)."""
+
+    def __init__(self, locale: str = "en") -> None:
+        self.locale = locale
+        self._table: dict[int, str] | None = None
+        self._compact: tuple[tuple[float, str], ...] = ()
+        if locale != "en":
+            from babel import Locale  # only for a language other than English: the CLI never loads it
+
+            loc = Locale.parse(locale)
+            symbols = loc.number_symbols.get("latn", loc.number_symbols)
+            decimal, group = symbols.get("decimal", "."), symbols.get("group", ",")
+            if (decimal, group) != _ENGLISH_SYMBOLS:
+                self._table = str.maketrans({".": decimal, ",": group})
+            self._compact = _compact_units(loc)
+
+    def _l(self, text: str) -> str:
+        return text.translate(self._table) if self._table else text
+
+    def count(self, n: Any, unit: str = "") -> str:
+        return self._l(count(n, unit))
+
+    def number(self, x: Any, digits: int = 4, unit: str = "") -> str:
+        return self._l(number(x, digits, unit))
+
+    def si(self, x: Any, unit: str = "", digits: int = 3) -> str:
+        return self._l(si(x, unit, digits))
+
+    def nbytes(self, n: Any, digits: int = 3) -> str:
+        return self._l(nbytes(n, digits))
+
+    def duration(self, seconds: Any, digits: int = 3) -> str:
+        return self._l(duration(seconds, digits))
+
+    def percent(self, x: Any, digits: int = 1) -> str:
+        return self._l(percent(x, digits))
+
+    def ratio(self, x: Any, digits: int = 3) -> str:
+        return self._l(ratio(x, digits))
+
+    def cell(self, x: Any) -> str:
+        return x if isinstance(x, str) else self._l(cell(x))
+
+    def amount(self, x: Any, digits: int = 3) -> str:
+        """A rounded count of things: SI in English (``13.2 k``), the locale's compact form elsewhere
+        (``1.32万``); below the first compact unit, the number itself (``9,999``)."""
+        if not self._compact or missing(x) or not math.isfinite(float(x)):
+            return self._l(amount(x, digits))
+        f = float(x)
+        r = float(f"{f:.{digits}g}")  # rounded first: 99,999,999 is 1亿, not 10000万
+        for scale, suffix in reversed(self._compact):
+            if abs(r) >= scale:
+                text = _round_sig(r / scale, digits).replace(",", "")  # 4500亿: no grouping inside a 10⁴ group
+                return self._l(f"{text}{suffix}")
+        return self._l(number(round(f) if abs(f) >= 1 else f, digits))
+
+
+def _compact_units(loc: Any) -> tuple[tuple[float, str], ...]:
+    """(divisor, suffix) of a locale's short compact forms that differ from plain digits, smallest first:
+    zh: (1e4, 万), (1e8, 亿), (1e12, 万亿). Read from babel's CLDR data (pattern "0万" at 10000: 10⁴ → 万)."""
+    forms = loc.compact_decimal_formats.get("short", {}).get("other", {})
+    out: dict[str, float] = {}
+    for magnitude, pattern in forms.items():
+        text = getattr(pattern, "pattern", str(pattern))
+        zeros = text.count("0")
+        suffix = text.replace("0", "").strip().strip("'")
+        if not suffix or not zeros:
+            continue
+        divisor = float(magnitude) / 10 ** (zeros - 1)
+        out.setdefault(suffix, divisor)
+    return tuple(sorted(((d, s) for s, d in out.items()), key=lambda t: t[0]))
+
+
+_FORMATTERS: dict[str, Formatter] = {}
+
+
+def for_lang(code: str) -> Formatter:
+    """The formatter for a page language (``"en"``, ``"zh"``; babel's locale of that name), made once."""
+    f = _FORMATTERS.get(code)
+    if f is None:
+        f = _FORMATTERS[code] = Formatter(code)
+    return f
+
+
+ENGLISH = for_lang("en")

@@ -1,5 +1,13 @@
 """The hardware catalogue: datasheet peaks per dtype, memory, bandwidth, SMs and interconnect.
 
+The rows are data: ``hardware.json`` beside this module (its ``about`` says what each field
+means), read once when this module is imported and checked row by row (``parse_catalogue``:
+one clear message per bad field, every bad row named in one ``InputError``). A user adds a
+GPU of their own in a file of the same form — ``python -m gemmlib estimate --hardware-file
+my_gpus.json --gpu "My GPU"``, or ``load_hardware_file`` / ``parse_hardware`` (an upload's
+bytes) from code — checked the same way; such a row keeps the file's name in ``origin`` and
+shows it (``Hardware.label``, the "from" column of ``catalogue_rows``).
+
 Every figure is a *dense* peak (no 2:4 sparsity) in FLOP/s (or OP/s for int8)
 and comes with the datasheet or page it was read from. NVIDIA prints tensor-core
 figures "with sparsity": the dense peak is half. Measured ceilings (see
@@ -30,9 +38,13 @@ replace them (``Interconnect.with_links``).
 
 from __future__ import annotations
 
+import json
+import math
 from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
 
-from gemmlib.core.comm import Link
+from gemmlib.core.comm import LINK_KINDS, Link
 from gemmlib.core.dtypes import COMPUTE_DTYPES, get_dtype
 from gemmlib.core.errors import InputError
 from gemmlib.core.i18n import N_, Msg, Text
@@ -116,6 +128,29 @@ class Interconnect:
                     f"{per_node} NIC(s) per node × {self.inter.busbw / 1e9:g} GB/s"
                     + (f", capped by {inside.name}" if capped else "") + f"; {self.inter.source}")
 
+    def all_to_all_link(self, ranks: int, stride: int = 1, gpus_per_node: int | None = None) -> Link:
+        """The link an all-to-all over ``ranks`` GPUs ``stride`` apart crosses. Inside a node it is
+        :meth:`link_for`'s. Across nodes it is not a ring: every rank sends the share of its buffer bound for
+        the other nodes, (n − m) / n of it with m group members per node, through its own NIC, while the
+        share for its node's members goes over the link inside the node at the same time. Its time is
+        size × (n − m) / n / NIC, the nccl-tests bus bandwidth (size × (n − 1) / n / time) is the NIC's rate
+        × (n − 1) / (n − m) — not m NICs' as a ring all-reduce gets (:meth:`link_for`). DeepSeek-V3
+        (arXiv:2412.19437 §3.2.2) sizes its dispatch so: IB 50 GB/s per GPU across nodes, NVLink 160 GB/s inside.
+        """
+        link = self.link_for(ranks, stride, gpus_per_node)
+        node = int(gpus_per_node or self.gpus_per_node)
+        span = stride * ranks
+        if ranks <= 1 or node % span == 0 or self.inter is None:
+            return link
+        per_node = node // stride if stride < node else 1
+        if per_node >= ranks:
+            return link
+        busbw = self.inter.busbw * (ranks - 1) / (ranks - per_node)
+        nodes = -(-span // node)
+        return Link(f"{self.inter.name} across {nodes} nodes, all-to-all", self.inter.kind, busbw, self.inter.latency_s,
+                    f"each rank's {ranks - per_node}/{ranks} off-node share through its own NIC of "
+                    f"{self.inter.busbw / 1e9:g} GB/s; {self.inter.source}")
+
 
 @dataclass(frozen=True)
 class Hardware:
@@ -134,6 +169,12 @@ class Hardware:
     memory_source: str = ""
     unknown: tuple[str, ...] = field(default=())  # dtypes the device runs whose dense peak no source gives
     interconnect: Interconnect | None = None
+    origin: str = ""  # "" for the built-in catalogue; the user's hardware file a row came from
+
+    @property
+    def label(self) -> str:
+        """The name as a report shows it: a row of the user's own file says so."""
+        return f"{self.name} (from {self.origin})" if self.origin else self.name
 
     def peak(self, dtype: str) -> float | None:
         """Dense peak for ``dtype`` in FLOP/s, or None when the device has no such path (or it is unknown)."""
@@ -192,331 +233,345 @@ class Hardware:
         )
 
 
-def _peaks(**kw: float) -> tuple[tuple[str, float], ...]:
-    return tuple((d, kw[d] * T) for d in COMPUTE_DTYPES if d in kw)
-
-
-def _reported(mib: float, source: str) -> tuple[float, str]:
-    return float(mib * MiB), Text(N_("driver report: {mib:,} MiB ({source})"), mib=mib, source=source)
-
-
-def _datasheet_gib(gb: float, what: str) -> tuple[float, str]:
-    return float(gb * GiB), Text(N_("datasheet {gb:g} GB read as GiB (no driver report found; the usable total "
-                                    "is a little less): {what}"), gb=gb, what=what)
-
-
-# ----- links (bus bandwidth = per-direction line rate; latency from measurement where one exists) --------------
-
-# aiconfigurator (NVIDIA, ai-dynamo/aiconfigurator @ 095f58a) ships nccl-tests sweeps per system:
-# aic-core/src/aiconfigurator_core/systems/data/<sys>/comm/nccl/<ver>/nccl_perf.parquet
-_AIC_NCCL = "aiconfigurator nccl-tests sweep ({}, NCCL {}), 8-GPU all_reduce at 1 KiB"
-_LAT_STANDIN = ("latency: no measurement for this link; stand-in = 8 × H100 NVLink small-message all-reduce "
-                "15.6 µs (aiconfigurator, NCCL 2.29.2)")
-_NET_LAT = ("latency: 2-node 16 × H20 NVLSTree small-message all-reduce ≈ 46.5 µs (NVIDIA/nccl#1244), "
-            "a stand-in for any inter-node link")
-
-
-def _nvswitch(name: str, per_dir: float, latency_s: float, lat_source: str, source: str) -> Link:
-    return Link(name, "nvswitch", per_dir, latency_s, f"{per_dir / 1e9:g} GB/s per direction (line rate; "
-                f"{source}); latency {latency_s * 1e6:g} µs ({lat_source})")
-
-
-def _pcie(gen: int, per_dir: float) -> Link:
-    return Link(f"PCIe Gen{gen} x16", "pcie", per_dir, 15.6e-6,
-                f"{per_dir / 1e9:g} GB/s per direction (line rate; no sourced 8-GPU PCIe collective figure); "
-                + _LAT_STANDIN)
-
-
-def _ib(gbit: int, kind: str = "infiniband") -> Link:
-    per = gbit / 8 * 1e9
-    return Link(f"{gbit} Gb/s {'InfiniBand' if kind == 'infiniband' else 'RoCE'} NIC", kind, per, 46.5e-6,
-                f"{per / 1e9:g} GB/s per NIC per direction (line rate; measured NDR 400 Gb/s: 46-48 GB/s per NIC, "
-                f"nccl-tests#290); {_NET_LAT}")
-
-
-_PCIE4, _PCIE5, _PCIE6 = _pcie(4, 32e9), _pcie(5, 64e9), _pcie(6, 128e9)
-
-
-def _hgx(nvlink: str, per_dir: float, latency_s: float, lat_source: str, pcie: Link, nic_gbit: int | None,
-         network: str, source: str, scale_up_gpus: int = 8, gpus_per_node: int = 8) -> Interconnect:
-    intra = _nvswitch(nvlink, per_dir, latency_s, lat_source, source)
-    inter = _ib(nic_gbit) if nic_gbit else None
-    return Interconnect(nvlink, per_dir, pcie.name, pcie.busbw, network, inter.busbw if inter else None,
-                        scale_up_gpus, gpus_per_node, intra, pcie, inter, source)
-
-
-def _pcie_only(pcie: Link, source: str, scale_up: str = N_("none (PCIe only)"), bridge: Link | None = None,
-               bridge_gpus: int = 1) -> Interconnect:
-    return Interconnect(scale_up, bridge.busbw if bridge else None, pcie.name, pcie.busbw,
-                        N_("none standard (unknown)"), None, bridge_gpus, 8, bridge, pcie, None, source)
-
-
-def _bridge(name: str, per_dir: float, source: str) -> Link:
-    return Link(name, "nvlink", per_dir, 15.6e-6, f"{per_dir / 1e9:g} GB/s per direction (line rate; {source}); "
-                + _LAT_STANDIN)
-
-
-_NV = "https://www.nvidia.com/en-us/data-center/"
-_AIC = "https://github.com/ai-dynamo/aiconfigurator"
-_HGX = _NV + "hgx/"
-_MI300X_DS = ("https://www.amd.com/content/dam/amd/en/documents/instinct-tech-docs/data-sheets/"
-              "amd-instinct-mi300x-data-sheet.pdf")
-
-_H100_IC = _hgx(N_("NVLink 4 (18 links) + NVSwitch"), 450e9, 15.6e-6, _AIC_NCCL.format("H100 SXM", "2.29.2"), _PCIE5,
-                400, N_("8 × ConnectX-7 400 Gb/s per node, one per GPU (DGX/HGX H100)"),
-                "datasheet 900 GB/s bidirectional NVLink, PCIe Gen5 128 GB/s bidirectional: " + _NV + "h100/")
-_H200_IC = _hgx(N_("NVLink 4 (18 links) + NVSwitch"), 450e9, 16.8e-6, _AIC_NCCL.format("H200 SXM", "2.29.2"), _PCIE5,
-                400, N_("8 × ConnectX-7 400 Gb/s per node, one per GPU (HGX H200)"),
-                "datasheet 900 GB/s bidirectional NVLink: " + _NV + "h200/")
-_A100_IC = _hgx(N_("NVLink 3 (12 links) + NVSwitch"), 300e9, 21.8e-6, _AIC_NCCL.format("A100 SXM 80GB", "2.27.3"),
-                _PCIE4, 200, N_("8 × ConnectX-6 HDR 200 Gb/s per node, one per GPU (DGX A100)"),
-                "datasheet 600 GB/s bidirectional NVLink: " + _NV + "a100/")
-_B200_IC = _hgx(N_("NVLink 5 (18 links) + NVSwitch"), 900e9, 25.2e-6, _AIC_NCCL.format("B200", "2.29.2"), _PCIE5,
-                400, N_("8 × ConnectX-7 400 Gb/s per node (DGX B200; aiconfigurator assumes ConnectX-8 800 Gb/s)"),
-                "HGX B200: NVSwitch GPU-to-GPU 1.8 TB/s bidirectional: " + _HGX)
-_B300_IC = _hgx(N_("NVLink 5 (18 links) + NVSwitch"), 900e9, 25.2e-6,
-                "no B300 measurement; stand-in = B200 " + _AIC_NCCL.format("B200", "2.29.2"), _PCIE6, 800,
-                N_("ConnectX-8 800 Gb/s per GPU (aiconfigurator b300_sxm.yaml)"),
-                "aiconfigurator b300_sxm.yaml: 1.8 TB/s NVLink bidirectional / 2, PCIe Gen6 256 GB/s bidirectional / 2")
-_GB200_IC = _hgx(N_("NVLink 5 across the 72-GPU NVL72 rack"), 900e9, 25.2e-6,
-                 "no GB200 small-message figure used; stand-in = B200 " + _AIC_NCCL.format("B200", "2.29.2"),
-                 _PCIE5, 800, N_("out of the rack: ConnectX-8 800 Gb/s per GPU as aiconfigurator assumes "
-                                   "(NVIDIA SKUs vary)"), _NV + "gb200-nvl72/ (1.8 TB/s NVLink per GPU); aiconfigurator gb200.yaml",
-                 scale_up_gpus=72, gpus_per_node=72)
-_H20_IC = _hgx(N_("NVLink 4 (18 links) + NVSwitch"), 450e9, 15.6e-6,
-               "no H20 measurement; stand-in = H100 " + _AIC_NCCL.format("H100 SXM", "2.29.2"), _PCIE5, 200,
-               N_("aiconfigurator assumes 25 GB/s per GPU (200 Gb/s)"), "aiconfigurator h20_sxm.yaml (900 GB/s NVLink)")
-_H100_PAIR = _bridge("NVLink bridge (pairs)", 300e9, "600 GB/s bidirectional, " + _NV + "h100/")
-_H200_NVL_BRIDGE = _bridge("NVLink bridge (2- or 4-way; 4 assumed)", 450e9,
-                           "900 GB/s bidirectional, " + _NV + "h200/")
-_XGMI = Link("Infinity Fabric (7 links, full mesh)", "xgmi", 448e9, 15.6e-6,
-             "896 GB/s peak aggregate bidirectional (7 × 128 GB/s) / 2 per direction (line rate; " + _MI300X_DS
-             + "); " + _LAT_STANDIN)
-_MI_IC = Interconnect(N_("Infinity Fabric, 7 links to the 7 other GPUs"), 448e9, "PCIe Gen5 x16", 64e9,
-                      N_("platform-dependent (unknown)"), None, 8, 8, _XGMI, _PCIE5, None, _MI300X_DS)
-
-_H100_MEM = _reported(81559, "nvidia-smi, NVIDIA/nccl#1264 and modal-labs/modal-client#2797")
-
-CATALOGUE: dict[str, Hardware] = {
-    "H100 SXM": Hardware(
-        "H100 SXM", "gpu", _peaks(fp32=67, tf32=494.7, fp16=989.4, bf16=989.4, fp8=1978.9, int8=1978.9),
-        bandwidth=3.35e12, sms=132, memory_bytes=_H100_MEM[0], memory_source=_H100_MEM[1],
-        source="https://www.nvidia.com/en-us/data-center/h100/",
-        notes="Datasheet lists sparse figures; dense = half of them.", aliases=("h100", "h100 sxm5", "h100 80gb hbm3"),
-        interconnect=_H100_IC,
-    ),
-    "H100 PCIe": Hardware(
-        "H100 PCIe", "gpu", _peaks(fp32=51, tf32=378, fp16=756.5, bf16=756.5, fp8=1513, int8=1513),
-        bandwidth=2.0e12, sms=114, memory_bytes=_datasheet_gib(80, "80 GB HBM2e")[0],
-        memory_source=_datasheet_gib(80, "80 GB HBM2e")[1],
-        source="https://www.nvidia.com/en-us/data-center/h100/",
-        notes="Dense = half the datasheet's sparse figures; aiconfigurator h100_pcie.yaml: 756.5 TFLOP/s dense bf16, "
-              "2.0 TB/s. Product brief PB-11133-001: '>2,000 GBps', 350 W.",
-        aliases=("h100 pcie",), interconnect=_pcie_only(_PCIE5, _NV + "h100/", N_("NVLink bridge (pairs)"), _H100_PAIR, 2),
-    ),
-    "H100 NVL": Hardware(
-        "H100 NVL", "gpu", _peaks(fp32=60, tf32=417.5, fp16=835.5, bf16=835.5, fp8=1670.5, int8=1670.5),
-        bandwidth=3.9e12, sms=132, memory_bytes=_reported(95830, "nvidia-smi, NVIDIA/gpu-admin-tools#4")[0],
-        memory_source=_reported(95830, "nvidia-smi, NVIDIA/gpu-admin-tools#4")[1]
-        + "; sources disagree: fastfetch reports 99,961,274,368 B (fastfetch-cli/fastfetch#1658)",
-        source="https://www.nvidia.com/en-us/data-center/h100/",
-        notes="Dense = half the datasheet's sparse figures (835 / 1,671 / 3,341 with sparsity). 94 GB HBM3.",
-        aliases=("h100 nvl",), interconnect=_pcie_only(_PCIE5, _NV + "h100/", N_("NVLink bridge (pairs)"), _H100_PAIR, 2),
-    ),
-    "H200 SXM": Hardware(
-        "H200 SXM", "gpu", _peaks(fp32=67, tf32=494.7, fp16=989.4, bf16=989.4, fp8=1978.9, int8=1978.9),
-        bandwidth=4.8e12, sms=132, memory_bytes=_reported(143771, "nvidia-smi, NVIDIA/cuda-samples#311")[0],
-        memory_source=_reported(143771, "nvidia-smi, NVIDIA/cuda-samples#311")[1],
-        source="https://www.nvidia.com/en-us/data-center/h200/",
-        notes="Same Hopper GH100 compute as H100 SXM, HBM3e memory (141 GB).", aliases=("h200", "h200 sxm"),
-        interconnect=_H200_IC,
-    ),
-    "H200 NVL": Hardware(
-        "H200 NVL", "gpu", _peaks(fp32=60, tf32=417.5, fp16=835.5, bf16=835.5, fp8=1670.5, int8=1670.5),
-        bandwidth=4.8e12, sms=132, memory_bytes=_datasheet_gib(141, "141 GB HBM3e")[0],
-        memory_source=_datasheet_gib(141, "141 GB HBM3e")[1],
-        source="https://www.nvidia.com/en-us/data-center/h200/",
-        notes="PCIe card, up to 600 W: dense = half the datasheet's sparse figures.", aliases=("h200 nvl",),
-        interconnect=_pcie_only(_PCIE5, _NV + "h200/", N_("NVLink bridge (2- or 4-way)"), _H200_NVL_BRIDGE, 4),
-    ),
-    "GB200": Hardware(
-        "GB200", "gpu", _peaks(tf32=1250, fp16=2500, bf16=2500, fp8=5000, int8=5000, fp4=10000),
-        bandwidth=8e12, sms=0, memory_bytes=_reported(189471, "nvidia-smi, aiconfigurator gb200.yaml")[0],
-        memory_source=_reported(189471, "nvidia-smi, aiconfigurator gb200.yaml")[1],
-        source="https://www.nvidia.com/en-us/data-center/gb200-nvl72/",
-        notes="Per GPU of a GB200 NVL72: 72-GPU totals with sparsity (TF32 180 PF, FP16 360, FP8 720, INT8 720 "
-              "POPS, FP4 1,440) / 72 / 2; aiconfigurator gb200.yaml agrees (2500/5000/5000/10000 dense). FP32 "
-              "and SMs not in the datasheet per GPU (unknown). 186 GB HBM3e, 8 TB/s per GPU.",
-        aliases=("gb200",), unknown=("fp32",), interconnect=_GB200_IC,
-    ),
-    "B200": Hardware(
-        "B200", "gpu", _peaks(fp32=75, tf32=1125, fp16=2250, bf16=2250, fp8=4500, int8=4500, fp4=9000),
-        bandwidth=8e12, sms=148, memory_bytes=_reported(183359, "nvidia-smi, NVIDIA/TensorRT-LLM#10278")[0],
-        memory_source=_reported(183359, "nvidia-smi, NVIDIA/TensorRT-LLM#10278")[1],
-        source="https://www.nvidia.com/en-us/data-center/hgx/",
-        notes="HGX B200 8-GPU totals with sparsity (TF32 18 PF, FP16 36, FP8 72, INT8 72 POPS, FP4 144) / 8 / 2; "
-              "aiconfigurator b200_sxm.yaml and pytorch/ao#4002 agree. Bandwidth: datasheet 8 TB/s (64 TB/s per "
-              "8 GPUs); sources disagree: 7.67 TB/s from 7680 bit × 3996 MHz × 2 (pytorch/ao#4002), aiconfigurator "
-              "7.7e12. 148 SMs, L2 126.5 MB (pytorch/ao#4002). 1000 W.",
-        aliases=("b200",), interconnect=_B200_IC,
-    ),
-    "B300": Hardware(
-        "B300", "gpu", _peaks(fp32=75, tf32=1125, fp16=2250, bf16=2250, fp8=4500, fp4=13500),
-        bandwidth=8e12, sms=0, memory_bytes=_reported(275040, "nvidia-smi, aiconfigurator b300_sxm.yaml")[0],
-        memory_source=_reported(275040, "nvidia-smi, aiconfigurator b300_sxm.yaml")[1],
-        source="https://www.nvidia.com/en-us/data-center/hgx/",
-        notes="Blackwell Ultra (HGX B300). FP4: HGX B300 datasheet 108 PF dense per 8 GPUs = 13.5 PF; sources "
-              "disagree: 13.1 (glennklockwood.com), 14 (aiconfigurator), 15 (tomshardware). INT8 unknown: sources "
-              "disagree by 30× (4500 glennklockwood, 153.5 aiconfigurator '307 TOPS sparse / 2', ≈125 HGX B300 "
-              "'2 POPS' per 8). SMs unknown (160 in one secondary source). Bandwidth 8 TB/s datasheet, "
-              "aiconfigurator 7.75e12. 288 GB HBM3e.",
-        aliases=("b300",), unknown=("int8",), interconnect=_B300_IC,
-    ),
-    "A100 SXM 80GB": Hardware(
-        "A100 SXM 80GB", "gpu", _peaks(fp32=19.5, tf32=156, fp16=312, bf16=312, int8=624),
-        bandwidth=2.039e12, sms=108, memory_bytes=_reported(81920, "nvidia-smi, modal-labs/modal-client#2797")[0],
-        memory_source=_reported(81920, "nvidia-smi, modal-labs/modal-client#2797")[1],
-        source="https://www.nvidia.com/en-us/data-center/a100/",
-        notes="No FP8 tensor cores (compute capability 8.0).", aliases=("a100", "a100 80gb", "a100 sxm4 80gb"),
-        interconnect=_A100_IC,
-    ),
-    "A100 SXM 40GB": Hardware(
-        "A100 SXM 40GB", "gpu", _peaks(fp32=19.5, tf32=156, fp16=312, bf16=312, int8=624),
-        bandwidth=1.555e12, sms=108, memory_bytes=_reported(40960, "nvidia-smi, modal-labs/modal-client#2797")[0],
-        memory_source=_reported(40960, "nvidia-smi, modal-labs/modal-client#2797")[1]
-        + "; cudaDeviceProp totalGlobalMem 42,298,834,944 B (bottlerocket-os/bottlerocket#3873)",
-        source="https://www.nvidia.com/en-us/data-center/a100/",
-        notes="Same peaks as the 80 GB part; 1,555 GB/s HBM2 (datasheet; llm-analysis a100-sxm-40gb.json agrees).",
-        aliases=("a100 40gb", "a100 sxm4 40gb", "a100-40gb"), interconnect=_A100_IC,
-    ),
-    "L40S": Hardware(
-        "L40S", "gpu", _peaks(fp32=91.6, tf32=183, fp16=362, bf16=362, fp8=733, int8=733),
-        bandwidth=0.864e12, sms=142, memory_bytes=_reported(46068, "nvidia-smi, modal-labs/modal-client#2797")[0],
-        memory_source=_reported(46068, "nvidia-smi, modal-labs/modal-client#2797")[1],
-        source="https://www.nvidia.com/en-us/data-center/l40s/", aliases=("l40s",),
-        interconnect=_pcie_only(_PCIE4, "aiconfigurator l40s.yaml (intra = PCIe 32e9)"),
-    ),
-    "L4": Hardware(
-        "L4", "gpu", _peaks(fp32=30.3, tf32=60, fp16=121, bf16=121, fp8=242.5, int8=242.5),
-        bandwidth=0.3e12, sms=58, memory_bytes=_reported(23034, "nvidia-smi, modal-labs/modal-client#2797")[0],
-        memory_source=_reported(23034, "nvidia-smi, modal-labs/modal-client#2797")[1],
-        source="https://www.nvidia.com/en-us/data-center/l4/",
-        notes="aiconfigurator l4.yaml: '121TFLOPS (dense; NVIDIA specs list 242TFLOPS with sparsity)'. 72 W.",
-        aliases=("l4",), interconnect=_pcie_only(_PCIE4, "aiconfigurator l4.yaml (intra = PCIe 32e9)"),
-    ),
-    "A10G": Hardware(
-        "A10G", "gpu", _peaks(fp16=70, bf16=70, int8=140),
-        bandwidth=0.6e12, sms=80, memory_bytes=_reported(23028, "nvidia-smi, NVIDIA/DCGM#232")[0],
-        memory_source=_reported(23028, "nvidia-smi, NVIDIA/DCGM#232")[1],
-        source="https://github.com/cli99/llm-analysis/blob/main/llm_analysis/gpu_configs/a10g-pcie-24gb.json",
-        notes="AWS's part: NVIDIA publishes no A10G datasheet. fp16/bf16 70 and int8 140 TFLOP/s and 600 GB/s come "
-              "from llm-analysis's config, which names no source (secondary); fp32/tf32 unknown. 80 SMs per a "
-              "secondary catalogue (consistent: 80 SMs × 512 FLOP/clk × 1.71 GHz ≈ 70 TFLOP/s). The A10 "
-              "(a different SKU) is 125 TFLOP/s fp16: https://www.nvidia.com/en-us/data-center/products/a10-gpu/",
-        aliases=("a10g",), unknown=("fp32", "tf32"),
-        interconnect=_pcie_only(_PCIE4, "PCIe Gen4 x16 card, no NVLink"),
-    ),
-    "RTX 4090": Hardware(
-        "RTX 4090", "gpu", _peaks(fp32=82.6, tf32=82.6, fp16=165.2, bf16=165.2, fp8=330.3, int8=660.6),
-        bandwidth=1.008e12, sms=128, memory_bytes=_datasheet_gib(24, "24 GB GDDR6X")[0],
-        memory_source=_datasheet_gib(24, "24 GB GDDR6X")[1],
-        source="https://images.nvidia.com/aem-dam/Solutions/geforce/ada/nvidia-ada-gpu-architecture.pdf",
-        notes="GeForce: fp16/bf16/fp8 figures are with fp32 accumulation (half the fp16-accumulate rate).",
-        aliases=("4090", "rtx4090", "geforce rtx 4090"),
-        interconnect=_pcie_only(_PCIE4, "GeForce: no NVLink"),
-    ),
-    "RTX 5090": Hardware(
-        "RTX 5090", "gpu", _peaks(fp32=104.8, int8=838, fp4=1676),
-        bandwidth=1.792e12, sms=170, memory_bytes=_reported(32607, "nvidia-smi, aiconfigurator rtx_5090.yaml")[0],
-        memory_source=_reported(32607, "nvidia-smi, aiconfigurator rtx_5090.yaml")[1],
-        source=_AIC + " (src/aiconfigurator/systems/rtx_5090.yaml)",
-        notes="aiconfigurator: '419.0 TFLOPS dense, 170 SMs at 2407 MHz' fp16 and 838 fp8 — rates with fp16 "
-              "accumulation; the fp32-accumulate rates a PyTorch GEMM uses are unknown, so fp16/bf16/fp8 are left "
-              "unknown. fp32 = 170 SMs × 128 × 2 × 2.407 GHz = 104.8 (sources: 104 to 105.2). int8 838, fp4 1676 "
-              "(aiconfigurator). 32 GB GDDR7, 1,792 GB/s, 575 W.",
-        aliases=("5090", "rtx5090", "geforce rtx 5090"), unknown=("tf32", "fp16", "bf16", "fp8"),
-        interconnect=_pcie_only(_PCIE5, "GeForce: no NVLink; aiconfigurator rtx_5090.yaml"),
-    ),
-    "MI300X": Hardware(
-        "MI300X", "gpu", _peaks(fp32=163.4, tf32=653.7, fp16=1307.4, bf16=1307.4, fp8=2614.9, int8=2614.9),
-        bandwidth=5.3e12, sms=304,
-        memory_bytes=201_310_208 * 1024.0,
-        memory_source=Text(N_("driver report: rocminfo GPU pool {kb:,} KB ({source}) = 192 GiB"), kb=201_310_208,
-                           source="ROCm/legacy-rocm-build#4414"),
-        source=_MI300X_DS,
-        notes="AMD's data sheet prints a 'with sparsity' column at double these. 304 CUs × 2.1 GHz × 2048 FP16 "
-              "FLOP/clk = 1.307 PF. 750 W.", aliases=("mi300x", "instinct mi300x"), interconnect=_MI_IC,
-    ),
-    "MI325X": Hardware(
-        "MI325X", "gpu", _peaks(fp32=163.4, tf32=653.7, fp16=1307.4, bf16=1307.4, fp8=2614.9, int8=2614.9),
-        bandwidth=6e12, sms=304, memory_bytes=_datasheet_gib(256, "256 GB HBM3e")[0],
-        memory_source=_datasheet_gib(256, "256 GB HBM3e")[1],
-        source="https://awesomeagents.ai/hardware/amd-mi325x",
-        notes="Same CDNA3 compute as MI300X (FP8 2,614.9, with sparsity 5,229.8; FP16/BF16 1,307.4; TF32 653.7; "
-              "FP32 163.4), 6 TB/s, 1000 W; secondary page quoting AMD's data sheet.",
-        aliases=("mi325x", "instinct mi325x"), interconnect=_MI_IC,
-    ),
-    "MI355X": Hardware(
-        "MI355X", "gpu", _peaks(fp16=2516, bf16=2516, fp8=5033, fp4=10066),
-        bandwidth=8e12, sms=256, memory_bytes=_datasheet_gib(288, "288 GB HBM3e")[0],
-        memory_source=_datasheet_gib(288, "288 GB HBM3e")[1],
-        source="https://www.tomshardware.com/pc-components/gpus/amds-instinct-mi355x-accelerator-will-consume-1-400-watts",
-        notes="CDNA4, 1400 W: '2.5 PF' fp16, 'five petaflops' fp8 (256 CU × 2.4 GHz × 8192 FP8 FLOP/clk = 5.03 PF), "
-              "10.1 PF MXFP4 dense (20.1 with sparsity); tomshardware and world-today-news (secondary). fp32, tf32, "
-              "int8 unknown; Infinity Fabric bandwidth unknown.",
-        aliases=("mi355x", "instinct mi355x"), unknown=("fp32", "tf32", "int8"),
-        interconnect=_pcie_only(_PCIE5, "Infinity Fabric 4th gen: bandwidth unknown", N_("Infinity Fabric (unknown)")),
-    ),
-    "H20": Hardware(
-        "H20", "gpu", _peaks(fp16=148, bf16=148, fp8=294, int8=294),
-        bandwidth=4.0e12, sms=0, memory_bytes=_datasheet_gib(96, "96 GB HBM3 (press figure)")[0],
-        memory_source="no NVIDIA datasheet: 96 GB HBM3 per press reports, read as GiB; sources disagree "
-                      "(aiconfigurator h20_sxm.yaml: '80GiB' in a comment, 141,899,345,920 B in a field)",
-        source=_AIC + " (src/aiconfigurator/systems/h20_sxm.yaml)",
-        notes="No public NVIDIA datasheet (sunkx109/GPUs-Specs#2). aiconfigurator: fp16 148, fp8/int8 294 "
-              "TFLOP/s, 4.0 TB/s; measured torch GEMM peaks bf16 142.25, tf32 71.80, fp32 31.99 TFLOP/s "
-              "(zzc0721/torch-performance-test-data#77). fp32/tf32 peaks and SMs unknown.",
-        aliases=("h20",), unknown=("fp32", "tf32"), interconnect=_H20_IC,
-    ),
-    "CPU (edit me)": Hardware(
-        N_("CPU (edit me)"), "cpu", _peaks(fp32=0.2, fp16=0.05, bf16=0.05, int8=0.2),
-        bandwidth=20e9, sms=2, memory_bytes=24 * GiB, memory_source="placeholder",
-        source=N_("(user-supplied: cores x GHz x FLOP/cycle; measure with `python -m gemmlib devices --measure`)"),
-        notes="A placeholder for a 2-core server: edit peaks and bandwidth for your CPU.",
-        editable=True, aliases=("cpu",),
-        interconnect=Interconnect(N_("none"), None, N_("none"), None, N_("ethernet (gloo)"), None, 1, 1, None,
-                                  Link("shared memory (gloo)", "gloo", 5e9, 50e-6, "placeholder"),
-                                  Link(N_("ethernet (gloo)"), "gloo", 1.25e9, 100e-6, "placeholder: 10 Gb/s"),
-                                  "placeholder"),
-    ),
-}
-
-
+# ----- the catalogue as data: gemmlib/core/hardware.json, loaded and checked once, at import -------------------
+DATA_FILE = Path(__file__).with_name("hardware.json")
+FORMAT = "gemmlib-hardware/1"
 DEFAULT_GPU = "H100 SXM"
+
+_ROW_FIELDS = ("name", "kind", "peaks_tflops", "unknown", "bandwidth_bytes_per_s", "sms", "memory", "source", "notes",
+               "aliases", "editable", "interconnect")
+_REQUIRED = ("name", "kind", "peaks_tflops", "bandwidth_bytes_per_s", "memory", "source")
+_IC_FIELDS = ("scale_up", "scale_up_bytes_per_s", "pcie", "pcie_bytes_per_s", "network", "network_bytes_per_s",
+              "scale_up_gpus", "gpus_per_node", "intra", "pcie_link", "inter", "source")
+_LINK_FIELDS = ("name", "kind", "busbw_bytes_per_s", "latency_s", "source")
+_MEMORY_FORMS = {  # one of these key sets (plus an optional "note")
+    "driver_mib": ("driver_mib", "report"), "rocminfo_kb": ("rocminfo_kb", "report"),
+    "datasheet_gb": ("datasheet_gb", "what"), "gib": ("gib", "source")}
+
+_A_NUMBER = N_("a positive number")
+_A_TEXT = N_("a text")
+_A_COUNT = N_("a whole number ≥ 0")
+_AN_OBJECT = N_("an object")
+_TEXTS = N_("a list of texts")
+_BAD = N_("{where}: {field} must be {expected}, got {value}")
+
+
+def _key(name: str) -> str:
+    """A name or alias as lookups compare it: case, spaces, dashes and underscores ignored."""
+    return str(name).strip().lower().replace(" ", "").replace("-", "").replace("_", "")
+
+
+class _Checker:
+    """Reads one catalogue file's rows, collecting one clear message per problem (never stopping at the first)."""
+
+    def __init__(self, links: dict[str, Link], interconnects: dict[str, Interconnect]) -> None:
+        self.problems: list[Text] = []
+        self.links = dict(links)
+        self.interconnects = dict(interconnects)
+
+    def bad(self, where: str, field: str, expected: str | Msg, value: Any) -> None:
+        self.problems.append(Text(_BAD, where=where, field=field, value=repr(value)[:80],
+                                  expected=expected if isinstance(expected, Msg) else Msg(expected)))
+
+    def fields(self, where: str, obj: Any, allowed: tuple[str, ...], required: tuple[str, ...] = ()) -> bool:
+        if not isinstance(obj, dict):
+            self.bad(where, "", _AN_OBJECT, obj)
+            return False
+        for k in obj:
+            if k not in allowed:
+                self.problems.append(Text(N_("{where}: unknown field {field!r} (the fields are: {fields})"),
+                                          where=where, field=str(k), fields=", ".join(allowed)))
+        for k in required:
+            if k not in obj:
+                self.problems.append(Text(N_("{where}: {field} is missing"), where=where, field=k))
+        return True
+
+    def number(self, where: str, obj: dict, field: str, *, optional: bool = False, zero: bool = False,
+               label: str = "") -> float | None:
+        v = obj.get(field)
+        if v is None and (optional or field not in obj):
+            return None
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not (v >= 0 if zero else v > 0):
+            self.bad(where, label or field, _A_NUMBER, v)
+            return None
+        return v
+
+    def count(self, where: str, obj: dict, field: str, default: int) -> int:
+        v = obj.get(field, default)
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            self.bad(where, field, _A_COUNT, v)
+            return default
+        return v
+
+    def text(self, where: str, obj: dict, field: str, *, required: bool = False) -> str:
+        """``obj[field]`` as a text ("" when absent and optional); a required one must not be empty.
+        (A missing required field is reported by :meth:`fields`.)"""
+        v = obj.get(field, "")
+        if not isinstance(v, str) or (required and field in obj and not v.strip()):
+            self.bad(where, field, _A_TEXT, v)
+            return ""
+        return v
+
+    def texts(self, where: str, obj: dict, field: str) -> tuple[str, ...]:
+        v = obj.get(field, [])
+        if not isinstance(v, list) or not all(isinstance(x, str) and x.strip() for x in v):
+            self.bad(where, field, _TEXTS, v)
+            return ()
+        return tuple(v)
+
+    # --- links and interconnects
+    def link(self, where: str, value: Any) -> Link | None:
+        if value is None:
+            return None
+        if isinstance(value, str):
+            if value not in self.links:
+                self.problems.append(Text(N_("{where}: link {id!r} is not defined; define it under 'links' or use "
+                                             "one of: {choices}"), where=where, id=value, choices=", ".join(self.links)))
+            return self.links.get(value)
+        if not self.fields(where, value, _LINK_FIELDS, ("name", "kind", "busbw_bytes_per_s", "latency_s")):
+            return None
+        busbw = self.number(where, value, "busbw_bytes_per_s")
+        latency = self.number(where, value, "latency_s", zero=True)
+        name, kind = self.text(where, value, "name", required=True), value.get("kind")
+        if kind not in LINK_KINDS:
+            self.bad(where, "kind", N_("one of the link kinds"), kind)
+            return None
+        if busbw is None or latency is None or not name:
+            return None
+        return Link(name, kind, float(busbw), float(latency), self.text(where, value, "source"))
+
+    def interconnect(self, where: str, value: Any) -> Interconnect | None:
+        if value is None:
+            return None
+        if isinstance(value, str):
+            if value not in self.interconnects:
+                self.problems.append(Text(N_("{where}: interconnect {id!r} is not defined; define it under "
+                                             "'interconnects' or use one of: {choices}"),
+                                          where=where, id=value, choices=", ".join(self.interconnects)))
+            return self.interconnects.get(value)
+        if not self.fields(where, value, _IC_FIELDS, ("scale_up", "pcie", "network")):
+            return None
+        n = len(self.problems)
+        ic = Interconnect(
+            self.text(where, value, "scale_up"), self.number(where, value, "scale_up_bytes_per_s", optional=True),
+            self.text(where, value, "pcie"), self.number(where, value, "pcie_bytes_per_s", optional=True),
+            self.text(where, value, "network"), self.number(where, value, "network_bytes_per_s", optional=True),
+            max(1, self.count(where, value, "scale_up_gpus", 1)), max(1, self.count(where, value, "gpus_per_node", 1)),
+            self.link(f"{where}.intra", value.get("intra")), self.link(f"{where}.pcie_link", value.get("pcie_link")),
+            self.link(f"{where}.inter", value.get("inter")), self.text(where, value, "source"))
+        return ic if len(self.problems) == n else None
+
+    # --- one row
+    def memory(self, where: str, value: Any) -> tuple[float, str] | None:
+        forms = [f for f in _MEMORY_FORMS if isinstance(value, dict) and f in value]
+        if len(forms) != 1:
+            self.bad(where, "memory", N_("an object with one of: `driver_mib` and `report`, `rocminfo_kb` "
+                                         "and `report`, `datasheet_gb` and `what`, `gib` and `source`"), value)
+            return None
+        keys = _MEMORY_FORMS[forms[0]]
+        if not self.fields(f"{where}.memory", value, (*keys, "note"), keys):
+            return None
+        size = value[keys[0]]
+        if forms[0] in ("driver_mib", "rocminfo_kb"):
+            if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
+                self.bad(f"{where}.memory", keys[0], N_("a whole number ≥ 1"), size)
+                return None
+        elif self.number(f"{where}.memory", value, keys[0]) is None:
+            return None
+        label = self.text(f"{where}.memory", value, keys[1], required=True)
+        if forms[0] == "driver_mib":
+            out = float(size * MiB), Text(N_("driver report: {mib:,} MiB ({source})"), mib=size, source=label)
+        elif forms[0] == "rocminfo_kb":
+            out = size * 1024.0, Text(N_("driver report: rocminfo GPU pool {kb:,} KB ({source}) = {gib:.0f} GiB"),
+                                      kb=size, source=label, gib=size / MiB)
+        elif forms[0] == "datasheet_gb":
+            out = float(size * GiB), Text(N_("datasheet {gb:g} GB read as GiB (no driver report found; the usable "
+                                             "total is a little less): {what}"), gb=size, what=label)
+        else:
+            out = float(size * GiB), label
+        note = self.text(f"{where}.memory", value, "note")
+        return (out[0], Text.joined([out[1], note])) if note else out
+
+    def row(self, where: str, r: Any, origin: str) -> Hardware | None:
+        n = len(self.problems)
+        if isinstance(r, dict) and isinstance(r.get("name"), str) and r["name"].strip():
+            where = f"{where} {r['name']!r}"
+        if not self.fields(where, r, _ROW_FIELDS, _REQUIRED):
+            return None
+        name = self.text(where, r, "name", required=True)
+        kind = r.get("kind")
+        if kind not in ("gpu", "cpu"):
+            self.bad(where, "kind", N_("gpu or cpu"), kind)
+        peaks: dict[str, float] = {}
+        raw = r.get("peaks_tflops", {})
+        if not isinstance(raw, dict) or not raw:
+            self.bad(where, "peaks_tflops", N_("an object of dense TFLOP/s per dtype"), raw)
+            raw = {}
+        for d, v in raw.items():
+            if d not in COMPUTE_DTYPES:
+                self.bad(where, "peaks_tflops", Msg(N_("keyed by dtypes among {dtypes}"),
+                                                    dtypes=", ".join(COMPUTE_DTYPES)), d)
+            elif self.number(where, raw, d, label=f"peaks_tflops.{d}") is not None:
+                peaks[d] = v * T
+        unknown = self.texts(where, r, "unknown")
+        for d in unknown:
+            if d not in COMPUTE_DTYPES or d in peaks:
+                self.bad(where, "unknown", N_("dtypes without a peak"), d)
+        bandwidth = self.number(where, r, "bandwidth_bytes_per_s")
+        sms = self.count(where, r, "sms", 0)
+        memory = self.memory(where, r.get("memory"))
+        source, notes = self.text(where, r, "source", required=True), self.text(where, r, "notes")
+        aliases = self.texts(where, r, "aliases")
+        editable = r.get("editable", False)
+        if not isinstance(editable, bool):
+            self.bad(where, "editable", N_("true or false"), editable)
+        ic = self.interconnect(f"{where}.interconnect", r.get("interconnect"))
+        if len(self.problems) > n or memory is None or bandwidth is None:
+            return None
+        return Hardware(name, kind, tuple((d, peaks[d]) for d in COMPUTE_DTYPES if d in peaks), float(bandwidth), sms,
+                        memory[0], source, notes, bool(editable), aliases, memory[1],
+                        tuple(d for d in COMPUTE_DTYPES if d in unknown), ic, origin)
+
+
+def _parse(data: Any, origin: str, known: dict[str, Hardware] | None, links: dict[str, Link] | None,
+           interconnects: dict[str, Interconnect] | None
+           ) -> tuple[dict[str, Hardware], dict[str, Link], dict[str, Interconnect]]:
+    where_file = origin or str(DATA_FILE)
+    if not isinstance(data, dict) or not isinstance(data.get("gpus"), list):
+        raise InputError(N_("{file} is not a hardware catalogue: it needs a 'gpus' list of rows (see {example})"),
+                         file=where_file, example=str(DATA_FILE))
+    chk = _Checker(links or {}, interconnects or {})
+    sections = {}
+    for section in ("links", "interconnects"):
+        sections[section] = data.get(section, {})
+        if not isinstance(sections[section], dict):
+            chk.bad(section, "", _AN_OBJECT, sections[section])
+            sections[section] = {}
+    for lid, raw in sections["links"].items():
+        if lid in chk.links:
+            chk.problems.append(Text(N_("links: {id!r} is defined twice"), id=lid))
+        lk = chk.link(f"links[{lid!r}]", raw)
+        if lk is not None:
+            chk.links[lid] = lk
+    for iid, raw in sections["interconnects"].items():
+        if iid in chk.interconnects:
+            chk.problems.append(Text(N_("interconnects: {id!r} is defined twice"), id=iid))
+        ic = chk.interconnect(f"interconnects[{iid!r}]", raw)
+        if ic is not None:
+            chk.interconnects[iid] = ic
+    taken = {_key(k): hw.name for hw in (known or {}).values() for k in (hw.name, *hw.aliases)}
+    rows: dict[str, Hardware] = {}
+    for i, raw in enumerate(data["gpus"]):
+        hw = chk.row(f"gpus[{i}]", raw, origin)
+        if hw is None:
+            continue
+        clash = [k for k in (hw.name, *hw.aliases) if _key(k) in taken]
+        if clash:
+            chk.problems.append(Text(N_("gpus[{i}] {name!r}: {clash!r} is already the catalogue's {row!r}; give the "
+                                        "row another name or alias"), i=i, name=hw.name, clash=clash[0],
+                                     row=taken[_key(clash[0])]))
+            continue
+        taken.update({_key(k): hw.name for k in (hw.name, *hw.aliases)})
+        rows[hw.name] = hw
+    if chk.problems:
+        raise InputError(N_("{file}: {problems}"), file=where_file, problems=Text.joined(chk.problems))
+    return rows, chk.links, chk.interconnects
+
+
+def parse_catalogue(data: Any, *, origin: str = "", known: dict[str, Hardware] | None = None,
+                    links: dict[str, Link] | None = None,
+                    interconnects: dict[str, Interconnect] | None = None) -> dict[str, Hardware]:
+    """The rows of one catalogue document (``hardware.json``'s form), checked; InputError naming every bad row.
+
+    ``origin``: where the rows come from ("" for the built-in catalogue, else the user's file),
+    kept on each row. ``known``: rows already in use, whose names and aliases a new row may not
+    take. ``links`` / ``interconnects``: ids the rows may name besides the document's own.
+    """
+    return _parse(data, origin, known, links, interconnects)[0]
+
+
+def _builtin() -> tuple[dict[str, Hardware], dict[str, Link], dict[str, Interconnect]]:
+    with open(DATA_FILE, encoding="utf-8") as f:
+        data = json.load(f)
+    if data.get("format") != FORMAT:
+        raise InputError(N_("{file}: format {got!r}, expected {want!r}"), file=str(DATA_FILE),
+                         got=data.get("format"), want=FORMAT)
+    return _parse(data, "", None, None, None)
+
+
+CATALOGUE, LINKS, INTERCONNECTS = _builtin()
+
+
+def parse_hardware(text: str | bytes, origin: str) -> dict[str, Hardware]:
+    """A user's rows from the text of a hardware file (an upload's bytes too), checked as the built-in catalogue
+    is, each row's ``origin`` set to ``origin``; InputError naming every bad row. The rows may use the built-in
+    links and interconnects by id, and may not take a catalogue row's name or alias."""
+    try:
+        data = json.loads(text)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise InputError(N_("{file} is not valid JSON: {error}"), file=origin, error=str(e)[:200]) from None
+    return parse_catalogue(data, origin=origin, known=CATALOGUE, links=LINKS, interconnects=INTERCONNECTS)
+
+
+def load_hardware_file(path: str | Path) -> dict[str, Hardware]:
+    """:func:`parse_hardware` on a file (``--hardware-file``): its rows by name, each marked as the user's."""
+    p = Path(path)
+    try:
+        text = p.read_bytes()
+    except OSError as e:
+        raise InputError(N_("cannot read the hardware file {file}: {error}"), file=str(path),
+                         error=e.strerror or str(e)) from None
+    return parse_hardware(text, p.name)
+
+
+def babel_extract(fileobj, keywords, comment_tags, options):
+    """Babel's extraction method for ``hardware.json`` (``babel.cfg``): the texts a page translates.
+
+    Those are the interconnects' scale-up and network names and the editable (CPU) row's name and
+    source; numbers, product names, datasheet links and notes stay as written.
+    """
+    text = fileobj.read().decode("utf-8")
+    data = json.loads(text)
+    found: list[str] = []
+    for ic in data.get("interconnects", {}).values():
+        found += [ic.get("scale_up"), ic.get("network")]
+    for row in data.get("gpus", []):
+        if row.get("editable"):
+            found += [row.get("name"), row.get("source")]
+    seen = set()
+    for msg in found:
+        if isinstance(msg, str) and msg and msg not in seen:
+            seen.add(msg)
+            lineno = text.count("\n", 0, max(0, text.find(json.dumps(msg, ensure_ascii=False)))) + 1
+            yield lineno, "N_", msg, []
 
 
 def gpu_names() -> list[str]:
     return list(CATALOGUE)
 
 
-def get_hardware(name: str) -> Hardware:
-    """Find a catalogue row by name or alias (case- and space-insensitive)."""
-    want = str(name).strip().lower().replace(" ", "").replace("-", "").replace("_", "")
-    for hw in CATALOGUE.values():
-        keys = [hw.name, *hw.aliases]
-        if any(k.lower().replace(" ", "").replace("-", "").replace("_", "") == want for k in keys):
+def get_hardware(name: str, catalogue: dict[str, Hardware] | None = None) -> Hardware:
+    """Find a row by name or alias (case- and space-insensitive) in ``catalogue`` (default: the built-in one;
+    give ``{**CATALOGUE, **load_hardware_file(path)}`` to include a user's rows)."""
+    rows = CATALOGUE if catalogue is None else catalogue
+    want = _key(name)
+    for hw in rows.values():
+        if any(_key(k) == want for k in (hw.name, *hw.aliases)):
             return hw
     raise InputError(N_("unknown GPU {name!r}; choose one of: {choices}"), name=str(name)[:60],
-                     choices=", ".join(CATALOGUE))
+                     choices=", ".join(rows))
 
 
-def catalogue_rows() -> list[dict]:
+def catalogue_rows(catalogue: dict[str, Hardware] | None = None) -> list[dict]:
     """The catalogue as table rows (TFLOP/s, TB/s, GiB, interconnect) for pages, the CLI and the report.
 
     A peak no source gives is None here and named under "unknown peaks"; an unknown SM count is None.
+    With a user's rows among ``catalogue``, every row also says where it is "from" (None: the built-in one).
     """
     rows = []
-    for hw in CATALOGUE.values():
+    table = CATALOGUE if catalogue is None else catalogue
+    mine = any(hw.origin for hw in table.values())
+    for hw in table.values():
         row: dict = {"name": hw.name, "kind": hw.kind}
         for d in COMPUTE_DTYPES:
             p = hw.peak(d)
@@ -534,5 +589,7 @@ def catalogue_rows() -> list[dict]:
         row["PCIe"] = ic.pcie if ic and ic.pcie != "none" else None
         row["node network"] = ic.network if ic else None
         row["source"] = hw.source
+        if mine:
+            row["from"] = hw.origin or None
         rows.append(row)
     return rows

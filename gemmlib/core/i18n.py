@@ -13,9 +13,9 @@ the report fill in the English template as it is.
   gemmlib's data (an op's note, a rule's reason, a parser's note, a catalogue row's source): code,
   tests, JSON and the CLI see the English string as before; a page shows ``text.render(ui._)``.
   ``Text.joined(parts)`` joins texts with a translated separator ("; " → "；").
-- ``reword(text, templates, gettext)`` translates an English text that came back as plain text
-  (a worker's JSON, a queue's lock file) by the template it reads as; ``Text.reworded(text,
-  templates)`` is that text as a Text (English as it is, translated where it is shown).
+- A message that crosses a process boundary or a file (a benchmark worker's progress and results,
+  the run queue's names) travels as its template and values (``gemmlib.core.codec``), never as
+  English to be read back into a template.
 - A value that is itself a Msg or a Text is rendered through the same gettext.
 - Chart builders take a ``gettext`` keyword (default: English) and call ``gettext("title")``
   for every title, axis and legend text; a page passes ``gettext=ui._``.
@@ -27,8 +27,6 @@ f-string: Babel cannot extract it, and it would not match the catalogue at run t
 
 from __future__ import annotations
 
-import re
-import string
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -108,13 +106,13 @@ class Text(str):
     plain (English) str: build longer texts with a template of their own or :meth:`joined`.
     """
 
-    msg: Msg | _Joined | _Reworded
+    msg: Msg | _Joined
 
     def __new__(cls, template: str, /, **params: Any) -> Text:
         return cls._of(Msg(template, **params))
 
     @classmethod
-    def _of(cls, msg: Msg | _Joined | _Reworded) -> Text:
+    def _of(cls, msg: Msg | _Joined) -> Text:
         self = super().__new__(cls, msg.render())
         self.msg = msg
         return self
@@ -124,11 +122,6 @@ class Text(str):
         """The non-empty ``parts`` joined by ``sep`` (itself a message: "; " reads "；" in Chinese)."""
         kept = tuple(p for p in parts if p)
         return cls._of(_Joined(sep, kept))
-
-    @classmethod
-    def reworded(cls, text: str, templates: Iterable[str]) -> Text:
-        """``text`` as it is (English), shown through :func:`reword` with ``templates``."""
-        return cls._of(_Reworded(str(text), tuple(templates)))
 
     def render(self, gettext: Translate = english) -> str:
         return self.msg.render(gettext)
@@ -153,63 +146,7 @@ class _Joined:
         return (_Joined, (self.sep, self.parts))
 
 
-class _Reworded:
-    """An English text translated by the template it reads as (a Text's message)."""
-
-    __slots__ = ("text", "templates")
-
-    def __init__(self, text: str, templates: tuple[str, ...]) -> None:
-        self.text, self.templates = text, templates
-
-    def render(self, gettext: Translate = english) -> str:
-        return self.text if gettext is english else reword(self.text, self.templates, gettext)
-
-    def __reduce__(self):
-        return (_Reworded, (self.text, self.templates))
-
-
-def _text(english_text: str, msg: Msg | _Joined | _Reworded) -> Text:
+def _text(english_text: str, msg: Msg | _Joined) -> Text:
     self = str.__new__(Text, english_text)
     self.msg = msg
     return self
-
-
-def reword(text: str, templates: Iterable[str], gettext: Translate = english, code: Iterable[str] = ()) -> str:
-    """A message that came back from the worker as English text (its data is JSON), through
-    ``gettext``: the template (an N_ text with named fields) that reads as ``text`` gives the
-    translation, filled in with the values as the English shows them (each reworded the same way,
-    for a message inside a message); a constant message of the catalogue, or no template matches:
-    ``gettext(text)`` (its translation, or the text as it is). Fields named in ``code`` (an
-    exception's own text) are shown as code."""
-    templates, code = tuple(templates), set(code)
-    if text and gettext(text) != text:  # a constant of the catalogue as a whole ("a precision run", not "a {kind} run")
-        return gettext(text)
-    for t in templates:
-        m = _pattern(t).fullmatch(text)
-        if m:
-            vals = {k: f"`{v}`" if k in code else reword(v, templates, gettext) for k, v in m.groupdict().items()}
-            try:
-                return _fields_plain(gettext(t)).format(**vals)
-            except (KeyError, IndexError, ValueError):
-                return text
-    return gettext(text)
-
-
-def _pattern(template: str) -> re.Pattern:
-    out, seen = [], set()
-    for literal, name, _spec, _conv in string.Formatter().parse(template):
-        out.append(re.escape(literal))
-        if name is not None:
-            out.append(f"(?P={name})" if name in seen else f"(?P<{name}>.+?)")
-            seen.add(name)
-    return re.compile("".join(out), re.S)
-
-
-def _fields_plain(template: str) -> str:
-    """``template`` with its fields' formats dropped (the values come as text)."""
-    out = []
-    for literal, name, _spec, _conv in string.Formatter().parse(template):
-        out.append(literal.replace("{", "{{").replace("}", "}}"))
-        if name is not None:
-            out.append("{" + name + "}")
-    return "".join(out)

@@ -7,7 +7,6 @@ asks torch for the same and measures ceilings.
 from __future__ import annotations
 
 import os
-import platform
 import re
 from dataclasses import asdict, dataclass
 
@@ -47,12 +46,13 @@ class DeviceInfo:
 # memory or bandwidth (PCIe, NVL, 40 GB, a superchip) is "not in the catalogue" until its own row
 # exists, never silently another board's figures. Names as the driver reports them
 # (torch.cuda.get_device_name / NVML): "NVIDIA H100 80GB HBM3" (SXM), "NVIDIA H100 PCIe",
-# "NVIDIA H100 NVL", "NVIDIA H200" (SXM), "NVIDIA H200 NVL", "NVIDIA GH200 480GB",
+# "NVIDIA H100 NVL", "NVIDIA H200" (SXM), "NVIDIA H200 NVL", "NVIDIA GH200 480GB" (96 GB HBM3), "NVIDIA H800",
 # "NVIDIA A100-SXM4-80GB", "NVIDIA A100-PCIE-40GB", "NVIDIA L40S", "NVIDIA GeForce RTX 4090".
 _NOT_YET = N_("it has its own clocks and memory bandwidth, so no other row's figures are used")
 # (pattern, catalogue row, note); for a board with no row of its own the note names the board.
 _MATCH_RULES: tuple[tuple[str, str | None, str], ...] = (
-    (r"gh200", None, N_("GH200 superchip")),  # no GH200 row yet
+    (r"gh200.*(144|hbm3e)", None, N_("GH200 with 144 GB HBM3e")),  # the row is the 96 GB HBM3 GH200 480GB
+    (r"gh200", "GH200", ""),
     (r"gb200", "GB200", ""),
     (r"\bb300\b", "B300", ""),
     (r"\bb200\b", "B200", ""),
@@ -62,7 +62,7 @@ _MATCH_RULES: tuple[tuple[str, str | None, str], ...] = (
     (r"h100.*nvl", "H100 NVL", ""),
     (r"h800.*pcie", None, N_("H800 PCIe board")),
     (r"h100", "H100 SXM", ""),
-    (r"h800", "H100 SXM", N_("H800 SXM: the H100 SXM's compute and memory, less NVLink bandwidth")),
+    (r"h800", "H800 SXM", ""),
     (r"\bh20\b", "H20", ""),
     (r"a[18]00.*pcie", None, N_("A100/A800 PCIe board")),
     (r"a100.*40gb", "A100 SXM 40GB", ""),
@@ -119,10 +119,12 @@ def cpu_model() -> str:
                     return val.strip()
     except OSError:
         pass
+    import platform  # the fallback off Linux; 8 ms to import, so only here
+
     return platform.processor() or platform.machine() or "CPU"
 
 
-def _total_ram() -> float:
+def total_ram() -> float:
     try:
         with open("/proc/meminfo", encoding="utf-8") as f:
             for line in f:
@@ -136,10 +138,10 @@ def _total_ram() -> float:
         return 0.0
 
 
-def _cpu_info() -> DeviceInfo:
+def cpu_info() -> DeviceInfo:
     name = cpu_model()
     hw, note = match_catalogue(name, "cpu")
-    return DeviceInfo("cpu", 0, name, os.cpu_count() or 1, _total_ram(), "",
+    return DeviceInfo("cpu", 0, name, os.cpu_count() or 1, total_ram(), "",
                       hw.name if hw else "", note, "/proc/cpuinfo")
 
 
@@ -184,4 +186,126 @@ def light_summary() -> list[dict]:
     One dict per device: kind, index, name, units, memory_bytes, memory_gb, capability,
     catalogue, match_note, source.
     """
-    return [d.to_dict() for d in [_cpu_info(), *_nvml_gpus()]]
+    return [d.to_dict() for d in [cpu_info(), *_nvml_gpus()]]
+
+
+# --------------------------------------------------------------------------- GPU presence without torch
+def torch_build() -> dict[str, str | None] | None:
+    """The installed PyTorch's build, read from its ``version.py`` without importing torch.
+
+    ``{"version": "2.13.0+cpu", "cuda": None, "hip": None}`` (``cuda``/``hip``: the toolkit the
+    wheel was built against, None for a CPU build); None when torch is not installed. Importing
+    torch costs seconds; the pages ask this to decide whether to offer "cuda" at all.
+    """
+    import ast
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("torch")  # a top-level name: found, not imported
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    build: dict[str, str | None] = {"version": None, "cuda": None, "hip": None}
+    for folder in spec.submodule_search_locations:
+        try:
+            with open(os.path.join(folder, "version.py"), encoding="utf-8") as f:
+                tree = ast.parse(f.read())
+        except (OSError, SyntaxError, ValueError):
+            continue
+        for node in tree.body:
+            target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else \
+                node.target if isinstance(node, ast.AnnAssign) else None
+            key = {"__version__": "version", "cuda": "cuda", "hip": "hip"}.get(getattr(target, "id", ""))
+            if key and isinstance(node.value, ast.Constant) and isinstance(node.value.value, (str, type(None))):
+                build[key] = node.value.value
+        break
+    return build
+
+
+def _nvml_count() -> int | None:
+    """NVIDIA GPUs NVML counts (None when NVML is not installed or no driver answers)."""
+    try:
+        import pynvml
+    except ImportError:
+        return None
+    try:
+        pynvml.nvmlInit()
+    except Exception:  # noqa: BLE001 - NVMLError when no driver is loaded
+        return None
+    try:
+        return int(pynvml.nvmlDeviceGetCount())
+    except Exception:  # noqa: BLE001 - a half-working driver is "no GPU" here
+        return None
+    finally:
+        try:
+            pynvml.nvmlShutdown()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def _listed(folder: str, keep=lambda path: True) -> int | None:
+    """Entries of ``folder`` that ``keep`` accepts (None when the folder is not there)."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return None
+    return sum(1 for n in names if keep(os.path.join(folder, n)))
+
+
+def _kfd_gpu(node: str) -> bool:
+    """A KFD topology node that is a GPU (a CPU node's gpu_id is 0)."""
+    try:
+        with open(os.path.join(node, "gpu_id"), encoding="ascii") as f:
+            return f.read().strip() not in ("", "0")
+    except OSError:
+        return False
+
+
+def _visible(count: int, env: str) -> int:
+    """``count`` GPUs as a ``*_VISIBLE_DEVICES`` variable restricts them (unset: all of them).
+
+    As the CUDA runtime reads it: a comma-separated list of indices or ``GPU-``/``MIG-`` UUIDs,
+    read up to the first entry that is neither; an empty value or ``-1`` hides every GPU.
+    """
+    value = os.environ.get(env)
+    if value is None:
+        return count
+    seen = 0
+    for entry in (e.strip() for e in value.split(",")):
+        if entry.isdigit() and int(entry) < count or entry.upper().startswith(("GPU-", "MIG-")):
+            seen += 1
+        else:
+            break
+    return min(seen, count)
+
+
+def gpu_presence() -> tuple[int, str]:
+    """``(n, "")``: n GPUs that torch's ``cuda`` device can be asked for here; ``(0, why)`` without.
+
+    Read without importing torch: the installed torch's build (CUDA, ROCm or CPU only), then
+    the GPUs the driver lists — NVML or ``/proc/driver/nvidia/gpus`` for NVIDIA, the KFD
+    topology in ``/sys/class/kfd`` for AMD (ROCm's torch calls them ``cuda`` too) — as
+    ``CUDA_VISIBLE_DEVICES`` (``HIP_VISIBLE_DEVICES``) leaves them. It tells presence, not
+    that a kernel will run: a driver too old for the wheel shows when the run starts (the
+    worker asks torch then). ``why`` is an English constant the pages translate.
+    """
+    build = torch_build()
+    if build is None:
+        return 0, N_("PyTorch is not installed")
+    if build.get("cuda"):
+        count = _nvml_count()
+        if count is None:
+            count = _listed("/proc/driver/nvidia/gpus") or 0
+        env = "CUDA_VISIBLE_DEVICES"
+    elif build.get("hip"):
+        count = _listed("/sys/class/kfd/kfd/topology/nodes", _kfd_gpu) or 0
+        env = "HIP_VISIBLE_DEVICES" if "HIP_VISIBLE_DEVICES" in os.environ else "CUDA_VISIBLE_DEVICES"
+    else:
+        return 0, N_("no CUDA device (this PyTorch is a CPU-only build)")
+    if count == 0:
+        return 0, N_("no CUDA device (the driver lists no GPU)")
+    visible = _visible(count, env)
+    if visible == 0:
+        return 0, N_("no CUDA device (CUDA_VISIBLE_DEVICES hides every GPU)")
+    return visible, ""

@@ -96,7 +96,7 @@ class BenchResult:
         d["tflops"] = self.tflops
         d["gbps"] = self.gbps
         d["intensity"] = self.intensity
-        return _jsonable(d)
+        return jsonable(d)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> BenchResult:
@@ -121,18 +121,18 @@ def noisy(results: Iterable[BenchResult]) -> list[BenchResult]:
     return [r for r in results if (spread_ratio(r) or 0.0) > NOISE_RATIO]
 
 
-def _jsonable(x: Any) -> Any:
+def jsonable(x: Any) -> Any:
     """Make a value JSON-safe: NaN/inf -> None, tuples -> lists, unknown objects -> str."""
     if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
+        return {str(k): jsonable(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
+        return [jsonable(v) for v in x]
     if isinstance(x, float):
         return x if math.isfinite(x) else None
     if x is None or isinstance(x, (bool, int, str)):
         return x
     try:  # numpy scalars and 0-d tensors
-        return _jsonable(x.item())
+        return jsonable(x.item())
     except Exception:  # noqa: BLE001
         return str(x)
 
@@ -147,15 +147,15 @@ def unsupported(bench: str, name: str, device: str, dtype: str, shape: dict, rea
 
 def to_json(results: Iterable[BenchResult | Mapping], **meta: Any) -> str:
     """JSON text: ``{"results": [...]}`` plus any ``meta`` keys (device, when, ...)."""
-    rows = [r.to_dict() if isinstance(r, BenchResult) else _jsonable(dict(r)) for r in results]
-    return json.dumps({**_jsonable(meta), "results": rows}, indent=2)
+    rows = [r.to_dict() if isinstance(r, BenchResult) else jsonable(dict(r)) for r in results]
+    return json.dumps({**jsonable(meta), "results": rows}, indent=2)
 
 
 def flat_rows(results: Iterable[BenchResult | Mapping]) -> list[dict]:
     """One flat dict per result (shape and extra spread into ``shape.m``/``extra.x`` columns)."""
     out = []
     for r in results:
-        d = r.to_dict() if isinstance(r, BenchResult) else _jsonable(dict(r))
+        d = r.to_dict() if isinstance(r, BenchResult) else jsonable(dict(r))
         shape = d.pop("shape", {}) or {}
         extra = d.pop("extra", {}) or {}
         row = dict(d)

@@ -1,4 +1,5 @@
-"""Byte units (binary), used wherever sizes are checked, parsed or printed."""
+"""Byte units (binary: KiB = 1024 B, the project's one byte unit), used wherever sizes are checked or parsed;
+printed by the one formatter (``gemmlib.core.format.nbytes``)."""
 
 from gemmlib.core.errors import InputError
 from gemmlib.core.i18n import N_
@@ -9,14 +10,6 @@ GiB = 1024**3
 
 _SUFFIX = {"": 1, "B": 1, "K": KiB, "KB": KiB, "KIB": KiB, "M": MiB, "MB": MiB, "MIB": MiB,
            "G": GiB, "GB": GiB, "GIB": GiB}
-
-
-def fmt_bytes(n: float) -> str:
-    """1536 -> '1.5 KiB'; below 1 KiB, whole bytes."""
-    for unit, scale in (("TiB", 1024**4), ("GiB", GiB), ("MiB", MiB), ("KiB", KiB)):
-        if n >= scale:
-            return f"{n / scale:.3g} {unit}"
-    return f"{int(n)} B"
 
 
 def parse_bytes(text: str, what: str = "a size") -> int:

@@ -35,13 +35,13 @@ from gemmlib.core.dtypes import get_dtype
 from gemmlib.core.errors import InputError
 from gemmlib.core.flops import gemm_flops
 from gemmlib.core.hardware import get_hardware
-from gemmlib.core.i18n import N_, Text
+from gemmlib.core.i18n import N_, Msg, Text
 from gemmlib.core.results import BenchResult, record, unsupported
 from gemmlib.core.roofline import attainable
-from gemmlib.measure import devices, harness, safety
+from gemmlib.measure import devices, harness, plan, safety
+from gemmlib.measure.spec import BenchSpec
 
 LOOP_CAP = N_("a loop of {batch} calls is above the cap of {cap}")
-NOTE_TEMPLATES = (LOOP_CAP, safety.TIME_LIMIT_REACHED)  # row notes with values (charts.bench.note_text)
 MODES: tuple[str, ...] = ("loop", "stacked", "bmm")
 MODE_LABELS = {
     "loop": "loop: B separate x_i @ W (one shared weight)",
@@ -76,6 +76,29 @@ class BatchingConfig:
     cuda_graph: bool = False
     min_run_time: float = 0.1
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        """Checks what can never run, wherever it is built (the caps are the plan's)."""
+        plan.check_device(self.device)
+        plan.check_whole(M=self.m, K=self.k, N=self.n)
+        d = get_dtype(self.dtype).name
+        if d not in BATCHING_DTYPES:
+            raise InputError(N_("the batching benchmark runs {choices}; got {name!r}"),
+                             choices=", ".join(BATCHING_DTYPES), name=self.dtype)
+        if not self.batches:
+            raise InputError(N_("give at least one batch size"))
+        for b in self.batches:
+            if isinstance(b, bool) or not isinstance(b, (int, float)) or int(b) != b or b < 1:
+                raise InputError(N_("batch sizes must be whole numbers ≥ 1, got {value!r}"), value=b)
+        bad = [md for md in self.modes if md not in MODES]
+        if bad:
+            raise InputError(N_("unknown mode {mode!r}; choose from {choices}"), mode=bad[0], choices=", ".join(MODES))
+        if not self.modes:
+            raise InputError(N_("choose at least one mode"))
+        object.__setattr__(self, "dtype", d)
+        object.__setattr__(self, "batches", tuple(int(b) for b in self.batches))
+        object.__setattr__(self, "modes", tuple(self.modes))
+        object.__setattr__(self, "min_run_time", plan.check_min_run_time(self.min_run_time))
 
 
 def cpu_decode_defaults() -> BatchingConfig:
@@ -132,20 +155,13 @@ def _mode_memory(mode: str, batch: int, m: int, k: int, n: int, eb: float) -> fl
     return (w + batch * m * k + batch * m * n) * eb
 
 
-def _validate(cfg: BatchingConfig, lim: safety.Limits) -> None:
+def check_caps(cfg: BatchingConfig, lim: safety.Limits) -> None:
+    """The server's caps on a sweep's sizes: M, K, N and every batch's B·M. Checked once, in the plan
+    (``plan_batching``: the page's estimate, the command line and the queue admit a run through it);
+    the config checked the rest where it was built, and the worker runs what was admitted."""
     safety.check_dims(lim, M=cfg.m, K=cfg.k, N=cfg.n)
-    _torch_dtype(cfg.dtype)
-    if not cfg.batches:
-        raise InputError(N_("give at least one batch size"))
     for b in cfg.batches:
-        if isinstance(b, bool) or int(b) != b or b < 1:
-            raise InputError(N_("batch sizes must be whole numbers ≥ 1, got {value!r}"), value=b)
         safety.check_dims(lim, **{"B·M": int(b) * cfg.m})
-    bad = [md for md in cfg.modes if md not in MODES]
-    if bad:
-        raise InputError(N_("unknown mode {mode!r}; choose from {choices}"), mode=bad[0], choices=", ".join(MODES))
-    if not cfg.modes:
-        raise InputError(N_("choose at least one mode"))
 
 
 def _progress(progress: Progress, frac: float, text: str) -> None:
@@ -153,12 +169,15 @@ def _progress(progress: Progress, frac: float, text: str) -> None:
         progress(min(1.0, max(0.0, frac)), text)
 
 
-def run_batching(cfg: BatchingConfig, progress: Progress = None) -> list[BenchResult]:
-    """Measure every mode × batch size of ``cfg``; each row has TFLOP/s, GB/s and intensity."""
+def run_batching(cfg: BatchingConfig, progress: Progress = None,
+                 deadline: safety.Deadline | None = None) -> list[BenchResult]:
+    """Measure every mode × batch size of ``cfg``; each row has TFLOP/s, GB/s and intensity.
+
+    ``deadline`` (default: the server's ``GEMM_TIME_LIMIT_S``; the report passes its own) is checked
+    before every row; rows past it say so."""
     import torch
 
-    lim = safety.limits()
-    _validate(cfg, lim)
+    lim = safety.limits()  # its sizes were admitted by the plan (check_caps); memory is checked here, per row
     device = harness.require_device(cfg.device)
     dname = get_dtype(cfg.dtype).name
     tdt = _torch_dtype(dname)
@@ -167,7 +186,7 @@ def run_batching(cfg: BatchingConfig, progress: Progress = None) -> list[BenchRe
     biggest = max(_mode_memory(md, max(cfg.batches), m, k, n, eb) for md in cfg.modes)
     safety.check_memory(biggest, device, lim)
     dev_name = harness.device_name(device)
-    deadline = safety.Deadline(lim.time_limit_s)
+    deadline = deadline or safety.Deadline(lim.time_limit_s)
     gen = torch.Generator(device=device).manual_seed(cfg.seed)
 
     def randn(*shape):  # drawn on the device itself: a batch of 256 weights is gigabytes
@@ -190,7 +209,7 @@ def run_batching(cfg: BatchingConfig, progress: Progress = None) -> list[BenchRe
             results.append(refuse(deadline.reason()))
             continue
         if mode == "loop" and batch > MAX_LOOP_CALLS:
-            results.append(refuse(LOOP_CAP.format(batch=batch, cap=MAX_LOOP_CALLS)))
+            results.append(refuse(Text(LOOP_CAP, batch=batch, cap=MAX_LOOP_CALLS)))
             continue
         one_set = _mode_memory(mode, batch, m, k, n, eb)
         try:
@@ -213,7 +232,7 @@ def run_batching(cfg: BatchingConfig, progress: Progress = None) -> list[BenchRe
                                                min_run_time=cfg.min_run_time,
                                                cuda_graph=bool(cfg.cuda_graph and device == "cuda"))
             except Exception as e:  # noqa: BLE001 - e.g. a capture that fails: a row that says why
-                if safety._is_oom(e):
+                if safety.is_oom(e):
                     raise
                 results.append(refuse(f"timing failed: {type(e).__name__}: {str(e).splitlines()[0][:200]}"))
                 continue
@@ -246,9 +265,11 @@ def rotation_plan(one_set: float, cuda_graph: bool, lim: safety.Limits,
 
     Without CUDA graphs a GPU run is timed by do_bench, which flushes the L2 before every call,
     and a CPU run rotates sets past a 64 MiB last-level cache (at most 4). A CUDA graph replays
-    its calls back to back with no flush in between, so its sets must together exceed the GPU's
-    L2 twice over (``l2_bytes``, from the device: 50 MB on an H100/H200) — 4 sets of a
-    K = N = 2048 bf16 weight (8 MiB each) stay in L2 and would read as more than HBM bandwidth.
+    its calls back to back, so its sets should together exceed the GPU's L2 twice over
+    (``l2_bytes``, from the device: 50 MB on an H100/H200) — 4 sets of a K = N = 2048 bf16 weight
+    (8 MiB each) stay in L2 and would read as more than HBM bandwidth; when they cannot, the
+    harness captures an L2 flush before every call and subtracts the flushes' time, and the note
+    says so.
     """
     if not cuda_graph:
         return harness.rotation_count(one_set, max_bytes=lim.max_bytes / 4, max_sets=4), ""
@@ -256,7 +277,8 @@ def rotation_plan(one_set: float, cuda_graph: bool, lim: safety.Limits,
     sets = harness.rotation_count(one_set, cache_bytes=l2, max_sets=GRAPH_MAX_SETS, max_bytes=lim.max_bytes / 4)
     if sets * one_set < 2 * l2:
         return sets, (f"CUDA graph: the {sets} rotated buffer sets ({sets * one_set / 2**20:.3g} MiB) do not exceed "
-                      f"twice the {l2 / 2**20:.3g} MiB L2, so part of this row may be timed from cache")
+                      f"twice the {l2 / 2**20:.3g} MiB L2, so the harness flushed the L2 before every call and "
+                      "subtracted the flushes' own time")
     return sets, ""
 
 
@@ -302,7 +324,7 @@ def _as_3d(mode, out, batch, m, n):
 # --------------------------------------------------------------------------- the article's example
 def run_article_example(device: str = "cpu", dtype: str | None = None, *, batch: int = ARTICLE["batch"],
                         m: int = ARTICLE["m"], k: int = ARTICLE["k"], n: int = ARTICLE["n"],
-                        min_run_time: float = 0.2) -> dict:
+                        min_run_time: float = 0.2, deadline: safety.Deadline | None = None) -> dict:
     """20 requests of 1024×4096 through a 4096×4096 weight: one by one vs stacked, with a verdict.
 
     Also runs the same batch at M = 1 (decode), where batching really pays.
@@ -311,9 +333,9 @@ def run_article_example(device: str = "cpu", dtype: str | None = None, *, batch:
     dname = dtype or ("bf16" if device == "cuda" else "fp32")
     cfg = BatchingConfig(device=device, m=m, k=k, n=n, dtype=dname, batches=(batch,),
                          modes=("loop", "stacked"), min_run_time=min_run_time)
-    res = run_batching(cfg)
+    res = run_batching(cfg, deadline=deadline)
     dec = run_batching(BatchingConfig(device=device, m=1, k=k, n=n, dtype=dname, batches=(batch,),
-                                      modes=("loop", "stacked"), min_run_time=min_run_time))
+                                      modes=("loop", "stacked"), min_run_time=min_run_time), deadline=deadline)
     return {"results": res + dec, **article_verdict(res, dec, device)}
 
 
@@ -503,8 +525,10 @@ def copy_bandwidth(device: str, nbytes: int = 1 << 30, min_run_time: float = 0.2
 
 
 # --------------------------------------------------------------------------- report section
-def report_section(device: str, quick: bool, out_dir: Path, progress: Progress = None) -> dict:
-    """The batching part of ``python -m gemmlib report``."""
+def report_section(device: str, quick: bool, out_dir: Path, progress: Progress = None,
+                   deadline: safety.Deadline | None = None) -> dict:
+    """The batching part of ``python -m gemmlib report``; ``deadline``: the report's, checked before
+    every row."""
     md = ["## Batching", ""]
     charts: dict[str, Any] = {}
     if device == "cuda":
@@ -518,8 +542,13 @@ def report_section(device: str, quick: bool, out_dir: Path, progress: Progress =
         pre = cpu_prefill_defaults() if not quick else BatchingConfig(m=32, k=256, n=256, batches=(1, 4))
     dec = BatchingConfig(**{**dec.__dict__, "min_run_time": 0.05})
     pre = BatchingConfig(**{**pre.__dict__, "min_run_time": 0.05})
-    r_dec = run_batching(dec, progress=progress)
-    r_pre = run_batching(pre, progress=progress)
+    lim = safety.limits()
+
+    def sweep(c: BatchingConfig, progress: Progress = progress) -> list[BenchResult]:
+        check_caps(c, lim)  # the report runs its sweeps itself, not through a plan: its caps are checked here
+        return run_batching(c, progress=progress, deadline=deadline)
+
+    r_dec, r_pre = sweep(dec), sweep(pre)
     md += [f"### Decode shape: M = {dec.m}, K = {dec.k}, N = {dec.n}, {dec.dtype}", "",
            _table(r_dec), "", lesson(r_dec), "",
            f"### Prefill shape: M = {pre.m}, K = {pre.k}, N = {pre.n}, {pre.dtype}", "",
@@ -528,8 +557,8 @@ def report_section(device: str, quick: bool, out_dir: Path, progress: Progress =
     verdict: dict[str, Any] = {}
     if device == "cuda":
         one = next((r for r in r_dec if r.name == "stacked" and r.shape["batch"] == 1 and r.gbps), None)
-        big = run_batching(BatchingConfig(device="cuda", m=1, k=8192, n=8192, dtype=dec.dtype, batches=(1,),
-                                          modes=("stacked",), min_run_time=0.05))
+        big = sweep(BatchingConfig(device="cuda", m=1, k=8192, n=8192, dtype=dec.dtype, batches=(1,),
+                                   modes=("stacked",), min_run_time=0.05), progress=None)
         results += big
         bw = copy_bandwidth("cuda")
         verdict["copy_bandwidth_gbps"] = bw["bytes_per_s"] / 1e9
@@ -546,7 +575,7 @@ def report_section(device: str, quick: bool, out_dir: Path, progress: Progress =
     if quick and device != "cuda":
         art = {**art, "m": 16, "k": 256, "n": 256}
     ex = run_article_example(device, batch=art["batch"], m=art["m"], k=art["k"], n=art["n"],
-                             min_run_time=0.05)
+                             min_run_time=0.05, deadline=deadline)
     results += ex["results"]
     scaled = "" if art == ARTICLE else " (scaled down for a CPU)"
     md += [f"### The article's example{scaled}", "", ex["verdict"], ""]
@@ -564,3 +593,104 @@ def report_section(device: str, quick: bool, out_dir: Path, progress: Progress =
 def _table(results: list[BenchResult]) -> str:
     return fmt.markdown_table(rows(results), ("mode", "batch", "median_s", "tflops", "gbps", "intensity",
                                              "rel_error", "note"))
+
+
+# --------------------------------------------------------------------------- the specs
+LAUNCH_S = 5e-6  # one call's launch besides its FLOPs (a loop makes B of them)
+
+
+def plan_batching(cfg: BatchingConfig, lim: safety.Limits) -> plan.Plan:
+    """What ``run_batching(cfg)`` holds at its peak — per (batch, mode) its rotated buffer sets, the
+    outputs, the float64 reference of the requests it checks and the check's copies, plus what the
+    previous row still holds — its largest batch, and its time: every (batch, mode), each request's
+    launch, the inputs and the float64 references."""
+    check_caps(cfg, lim)
+    dev, dname = cfg.device, cfg.dtype
+    eb = get_dtype(dname).bytes
+    m, k, n = cfg.m, cfg.k, cfg.n
+    peak = carry = ref_flops = 0.0  # carry: what the previous row still holds while the next one allocates
+    big, what = 0.0, plan.ONE_GEMM
+    rows: list[plan.Row] = []
+    for b in cfg.batches:
+        for mode in cfg.modes:
+            flops = 2.0 * b * m * n * k
+            if mode == "loop" and b > MAX_LOOP_CALLS:
+                rows.append(plan.Row(flops, dname, mode, skipped=True))
+                continue
+            w = (b if mode == "bmm" else 1) * k * n
+            x = b * m * k
+            out = b * m * n
+            one_set = _mode_memory(mode, b, m, k, n, eb)
+            sets = harness.rotation_count(one_set, max_bytes=lim.max_bytes / 4, max_sets=4)
+            inputs = sets * (w + x) * eb
+            sub = min(b, REF_REQUESTS)
+            ref = 8.0 * (sub * m * k + (sub if mode == "bmm" else 1) * k * n + sub * m * n)
+            check = (out * eb if mode == "loop" else 0.0) + plan.err_bytes(sub * m * n, eb)
+            row = inputs + out * eb + max(ref + check, out * eb)
+            peak = max(peak, row + carry)
+            carry = (w + x) * eb + 8.0 * sub * m * n
+            if flops > big:
+                big, what = flops, Msg(N_("a {b}×{m}×{k} by {k}×{n} batch ({mode})"), b=b, m=m, k=k, n=n, mode=mode)
+            ref_flops += 2.0 * sub * m * n * k
+            rows.append(plan.Row(flops, dname, mode, prep_elements=b * (m * k + k * n), extra_calls=1,
+                                 overhead_s=(b if mode == "loop" else 1) * LAUNCH_S))
+    host = 0.0 if dev == "cpu" else 8.0 * REF_REQUESTS * m * (k + n) + 8.0 * k * n
+    seconds, sources = plan.estimate(rows, dev, cfg.min_run_time, extra_flops=ref_flops, bench="batching")
+    return plan.Plan(bytes=peak, host_bytes=host, call_flops=big, call_what=what, seconds=seconds, rows=len(rows),
+                     steps=len(rows), sources=sources)
+
+
+def _run_batching_spec(cfg: BatchingConfig, progress: Any, deadline: safety.Deadline) -> list[BenchResult]:
+    return run_batching(cfg, progress=progress, deadline=deadline)
+
+
+SPEC = BenchSpec("batching", BatchingConfig, plan_batching, _run_batching_spec, list[BenchResult],
+                 label=N_("a batching run"), imports=("gemmlib.measure.batching",))
+
+
+@dataclass(frozen=True)
+class ArticleConfig:
+    """The article's example: ``batch`` requests of M×K through one K×N weight, one by one and stacked,
+    then the same batch at M = 1."""
+
+    device: str = "cpu"
+    dtype: str = "fp32"
+    batch: int = ARTICLE["batch"]
+    m: int = ARTICLE["m"]
+    k: int = ARTICLE["k"]
+    n: int = ARTICLE["n"]
+    min_run_time: float = 0.2
+
+    def __post_init__(self) -> None:
+        self.sweeps()  # each sweep's config checks itself
+
+    def sweeps(self) -> tuple[BatchingConfig, BatchingConfig]:
+        common = dict(device=self.device, k=self.k, n=self.n, dtype=self.dtype, batches=(self.batch,),
+                      modes=("loop", "stacked"), min_run_time=self.min_run_time)
+        return BatchingConfig(m=self.m, **common), BatchingConfig(m=1, **common)
+
+
+@dataclass(frozen=True)
+class ArticleResult:
+    """Both sweeps' rows, the speed-ups (loop time / stacked time) and the sentence that reads them."""
+
+    results: list[BenchResult]
+    speedup: float | None
+    decode_speedup: float | None
+    verdict: str
+
+
+def plan_article(cfg: ArticleConfig, lim: safety.Limits) -> plan.Plan:
+    return plan.sum_plans([plan_batching(c, lim) for c in cfg.sweeps()], steps=0)
+
+
+def _run_article_spec(cfg: ArticleConfig, progress: Any, deadline: safety.Deadline) -> ArticleResult:
+    progress(None, Text(N_("the article's example: 20 requests one by one, then stacked")))
+    ex = run_article_example(cfg.device, cfg.dtype, batch=cfg.batch, m=cfg.m, k=cfg.k, n=cfg.n,
+                             min_run_time=cfg.min_run_time, deadline=deadline)
+    return ArticleResult(results=list(ex["results"]), speedup=ex["speedup"], decode_speedup=ex["decode_speedup"],
+                         verdict=ex["verdict"])
+
+
+ARTICLE_SPEC = BenchSpec("article", ArticleConfig, plan_article, _run_article_spec, ArticleResult,
+                         label=N_("the article's batching example"), imports=("gemmlib.measure.batching",))

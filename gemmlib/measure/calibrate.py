@@ -22,11 +22,26 @@ datasheet estimate and the calibrated one, with the error of each, in total and 
 (weight GEMMs, attention products, the rest). The split of the measured time among the groups
 comes from one ``torch.profiler`` run of each phase (self times, as the Profiler page uses), scaled
 to the harness's total.
+
+**Like with like.** The calibration times each op alone; a real forward pass also launches what
+the accounting does not count (cache writes, transposes, slices, reshapes: about a quarter of a
+decode step's calls) and, eagerly at batch 1, waits on the host's launches. Each phase says which
+way it was compared (``method``):
+
+* on a GPU the decode is timed as a CUDA graph of its steps (``harness.time_callable(cuda_graph=True)``:
+  no host launch cost, as in the calibration's do_bench times; the eager time is kept beside it as
+  ``eager_s``), the prefill with do_bench like the calibration;
+* on a CPU (and on a GPU whose capture fails) the calibrated estimate adds, for every op call the
+  step makes beyond those its calibrated ops make (counted with a ``TorchDispatchMode``; the
+  calibrated ops' own calls counted by running their code on the "meta" device), the measured cost
+  of launching one op from Python (a one-element add for a kernel, a slice for a view): ``launch_s``.
+  On an eager GPU the host's launches overlap the device, so the step takes the longer of the two.
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -42,8 +57,9 @@ from gemmlib.llm import accounting
 from gemmlib.llm.accounting import ATTENTION_PRODUCTS, Estimate, Workload, estimate
 from gemmlib.llm.calibrated import calibrated_estimate, other_calls
 from gemmlib.llm.config import ModelConfig
-from gemmlib.measure import harness, safety
+from gemmlib.measure import harness, plan, safety
 from gemmlib.measure import profiler as pf
+from gemmlib.measure.spec import BenchSpec
 
 Progress = Callable[[float, str], None] | None
 GROUPS = ("gemm", "attention", "other")  # weight GEMMs, the attention products, everything else
@@ -172,10 +188,26 @@ def _keys_values(lo: int, hi: int) -> list[int]:
 
 
 def _torch_dtype(dtype: str) -> Any:
-    return pf._torch_dtype(dtype)
+    return pf.torch_dtype(dtype)
 
 
-CPU_CACHE_BYTES = 64 * 1024**2  # the last-level cache the harness assumes on a CPU
+CPU_CACHE_BYTES = 64 * 1024**2  # the last-level cache assumed on a CPU that does not say its own
+
+
+def cpu_cache_bytes() -> int:
+    """This CPU's last-level cache as Linux reports it (the largest ``/sys/.../cache/index*/size``),
+    else ``CPU_CACHE_BYTES``."""
+    import glob
+
+    best = 0
+    for path in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*/size"):
+        try:
+            text = open(path, encoding="ascii").read().strip().upper()
+            mult = {"K": 1024, "M": 1024**2, "G": 1024**3}.get(text[-1:], 1)
+            best = max(best, int(text.rstrip("KMG")) * mult)
+        except (OSError, ValueError):
+            continue
+    return best or CPU_CACHE_BYTES
 
 
 class _Timer:
@@ -183,19 +215,24 @@ class _Timer:
 
     Each op is timed with its data where the model's own forward pass finds it. A GPU: do_bench
     flushes the L2 before every call (a real model's weights never stay in 50 MB of L2 between two
-    uses). A CPU: when all the model's weights fit in twice the last-level cache they are warm in a
-    forward pass, so the op is timed warm; a bigger model's weight GEMMs get rotated weight sets.
+    uses). A CPU: when all the model's weights fit in half its last-level cache (``cpu_cache_bytes``:
+    the rest holds the KV cache, the activations and other tenants' data) they stay warm between two
+    forward passes, so the op is timed warm; a bigger model's weight GEMMs get rotated weight sets
+    that together exceed the cache twice over, as the model's own pass streams them from memory.
+    (Twice the cache used to count as warm: a 22 MiB model on a 32 MiB L3 then had its decode GEMVs
+    timed from cache, 5× faster than its own decode read them.)
     """
 
     def __init__(self, device: str, min_run_time: float, deadline: safety.Deadline, lim: safety.Limits,
                  weights_bytes: float) -> None:
         self.device, self.min_run_time, self.deadline, self.lim = device, min_run_time, deadline, lim
-        self.warm = device != "cuda" and weights_bytes <= 2 * CPU_CACHE_BYTES
+        self.cache = cpu_cache_bytes() if device != "cuda" else 0
+        self.warm = device != "cuda" and weights_bytes <= self.cache / 2
 
     def sets(self, set_bytes: float, weights: bool = True) -> int:
         if self.device == "cuda" or self.warm or not weights:
             return 1
-        return harness.rotation_count(set_bytes, cache_bytes=CPU_CACHE_BYTES,
+        return harness.rotation_count(set_bytes, cache_bytes=self.cache,
                                       max_bytes=min(self.lim.max_bytes / 8, 256 * 1024**2))
 
     def time(self, fn: Callable[..., Any], args_list: list[tuple]) -> float:
@@ -351,8 +388,13 @@ def _calibrate(run: Run, device: str, dtypes: tuple[str, ...] | None, min_run_ti
     name = harness.device_name(device)
     mem, units = _device_size(device)
     if timer.warm:
-        notes.append(f"the model's weights ({weights_bytes / 2**20:.3g} MiB) fit this CPU's cache, so each op was "
-                     "timed warm, as the model's own forward pass finds it")
+        notes.append(f"the model's weights ({weights_bytes / 2**20:.3g} MiB) fit in half this CPU's "
+                     f"{timer.cache / 2**20:.3g} MiB cache, so each op was timed warm, as the model's own forward "
+                     "pass finds it")
+    elif device != "cuda":
+        notes.append(f"the model's weights ({weights_bytes / 2**20:.3g} MiB) do not fit in half this CPU's "
+                     f"{timer.cache / 2**20:.3g} MiB cache: each weight GEMM was timed on rotated weights, read from "
+                     "memory as the model's own forward pass reads them")
     return Calibration(device, name, m.name, tuple(sorted({p.dtype for p in gemm}, key=dts.index)), tuple(gemm),
                        tuple(other), memory_bytes=mem, units=units, notes=tuple(notes))
 
@@ -364,8 +406,8 @@ def _device_size(device: str) -> tuple[float, int]:
         return float(p.total_memory), int(p.multi_processor_count)
     import os
 
-    from gemmlib.core.machine import _total_ram
-    return _total_ram(), os.cpu_count() or 1
+    from gemmlib.core.machine import total_ram
+    return total_ram(), os.cpu_count() or 1
 
 
 def _other_op_call(name: str, run: Run, phase: str, tdt: Any, device: str,
@@ -427,6 +469,9 @@ class PhaseCheck:
     groups: dict[str, dict[str, float | None]] = field(default_factory=dict)
     p20_s: float | None = None
     p80_s: float | None = None
+    method: str = ""  # how the measurement and the calibrated estimate were made comparable
+    launch_s: float | None = None  # the measured launch cost added to the calibrated estimate
+    eager_s: float | None = None  # a GPU decode: the eager time beside the CUDA-graph one
 
     @staticmethod
     def error(est: float | None, measured: float | None) -> float | None:
@@ -446,7 +491,8 @@ class PhaseCheck:
     def to_dict(self) -> dict:
         return {"measured_s": self.measured_s, "estimated_s": self.estimated_s, "calibrated_s": self.calibrated_s,
                 "estimated_error": self.estimated_error, "calibrated_error": self.calibrated_error,
-                "p20_s": self.p20_s, "p80_s": self.p80_s,
+                "p20_s": self.p20_s, "p80_s": self.p80_s, "method": self.method, "launch_s": self.launch_s,
+                "eager_s": self.eager_s,
                 "groups": {g: {**v, "estimated_error": self.error(v.get("estimated_s"), v.get("measured_s")),
                                "calibrated_error": self.error(v.get("calibrated_s"), v.get("measured_s"))}
                            for g, v in self.groups.items()}}
@@ -464,6 +510,8 @@ class Validation:
     decode: PhaseCheck | None
     notes: list[str] = field(default_factory=list)
     threads: int = 0  # CPU threads torch used (0 on a GPU)
+    machine: dict = field(default_factory=dict)  # a GPU's state before and after (monitor.MachineRecord)
+    launch_costs: dict = field(default_factory=dict)  # seconds to launch one kernel / one view from Python
 
     def phases(self) -> list[PhaseCheck]:
         return [p for p in (self.prefill, self.decode) if p is not None]
@@ -472,7 +520,8 @@ class Validation:
         return {"model": self.run.describe(), "device": self.device, "device_name": self.device_name,
                 "datasheet": self.datasheet, "efficiency": self.efficiency, "calibration": self.calibration,
                 "prefill": self.prefill.to_dict(), "decode": self.decode.to_dict() if self.decode else None,
-                "threads": self.threads, "notes": list(self.notes)}
+                "threads": self.threads, "notes": list(self.notes), "machine": self.machine,
+                "launch_costs": self.launch_costs}
 
 
 def group_of_op(op: accounting.Op) -> str:
@@ -529,6 +578,90 @@ def _profile_shares(fn: Callable[[], Any], device: str) -> dict[str, float]:
             harness.synchronize(device)
     ops, _total, _ = pf.summarize_events(prof.events(), device, PROFILED_PASSES)
     return profile_shares(ops)
+
+
+# Ops that only make a new view of a tensor (no kernel; on a CPU a dispatch without work)
+VIEW_OPS = frozenset({"slice", "transpose", "view", "expand", "select", "unsqueeze", "squeeze", "t", "alias",
+                      "as_strided", "permute", "_unsafe_view", "detach", "unflatten", "split", "narrow"})
+
+
+# The GEMM calls of a forward pass: every one is an op the calibrated estimate times, whatever the
+# accounting's count of GEMMs per call (a batched attention product is one call of batch × heads GEMMs).
+GEMM_CALLS = frozenset({"aten.linear.default", "aten.matmul.default", "aten.mm.default", "aten.bmm.default",
+                        "aten.addmm.default", "aten.baddbmm.default", "aten.scaled_dot_product_attention.default"})
+
+
+def op_kind(name: str) -> str:
+    """"aten.slice.Tensor" -> "view"; any other op -> "kernel"."""
+    parts = str(name).split(".")
+    return "view" if (parts[1] if len(parts) > 1 and parts[0] == "aten" else parts[0]) in VIEW_OPS else "kernel"
+
+
+def dispatch_counts(fn: Callable[[], Any]) -> Counter:
+    """The ops one call of ``fn`` asks torch for, by name ("aten.linear.default": n): a
+    ``TorchDispatchMode`` counts each call Python makes into torch (views included), not the
+    kernels an op runs inside. Under ``torch.inference_mode`` always, as the validation runs the
+    model (outside it composite ops such as softmax reach the mode decomposed)."""
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    counts: Counter = Counter()
+
+    class _Count(TorchDispatchMode):
+        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            counts[str(func)] += 1
+            return func(*args, **(kwargs or {}))
+
+    with torch.inference_mode(), _Count():
+        fn()
+    return counts
+
+
+def calibrated_calls(run: Run, ops: Any, phase: str, dtype: str) -> Counter:
+    """The calls into torch that the calibrated non-GEMM ops of one phase stand for: each op's
+    calibration code (:func:`_other_op_call`) run once on the "meta" device (shapes only: no memory,
+    no compute) and counted, times the op's calls in the phase. (GEMM calls need no count: every
+    one a forward pass makes is a calibrated op, ``GEMM_CALLS``.)"""
+    import torch
+
+    tdt = _torch_dtype(dtype)
+
+    def meta(*shape: int, dt: Any) -> Any:
+        return torch.empty(*shape, device="meta", dtype=dt)
+
+    total: Counter = Counter()
+    wl = run.workload(dtype)
+    for op in ops:
+        if op.is_gemm:
+            continue
+        try:
+            fn, args = _other_op_call(op.name, run, phase, tdt, "meta", meta)
+        except InputError:  # an op the calibration does not time (MoE routing)
+            continue
+        calls = other_calls(op, run.model, wl)
+        for name, n in dispatch_counts(lambda fn=fn, args=args: fn(*args)).items():
+            total[name] += n * calls
+    return total
+
+
+def launch_costs(device: str) -> dict[str, float]:
+    """Seconds the host spends launching one op from Python on ``device``: a kernel (a one-element
+    add) and a view (a slice), measured here (``harness.host_call_cost``)."""
+    import torch
+
+    a, b = torch.ones(1, device=device), torch.ones(1, device=device)
+    x = torch.ones(8, 8, device=device)
+    return {"kernel": harness.host_call_cost(lambda: torch.add(a, b), device),
+            "view": harness.host_call_cost(lambda: x[:, :4], device)}
+
+
+def launch_term(real: Counter, counted: Counter, costs: dict[str, float]) -> tuple[float, dict[str, int]]:
+    """(seconds, {"kernel": n, "view": n}) of the calls ``real`` makes beyond its GEMMs and ``counted``."""
+    extra = Counter({k: v for k, v in real.items() if k not in GEMM_CALLS}) - counted  # what is left over
+    n = {"kernel": 0, "view": 0}
+    for name, k in extra.items():
+        n[op_kind(name)] += k
+    return n["kernel"] * costs["kernel"] + n["view"] * costs["view"], n
 
 
 def datasheet_hardware(device: str, device_name: str) -> tuple[Hardware | None, str]:
@@ -601,7 +734,11 @@ def _validate(run: Run, device: str, cal: Calibration | None, efficiency: float,
         raise InputError(f"this model would take about {guess:.3g} s per prefill + decode here, too long for the "
                          f"time limit of {lim.time_limit_s:g} s (GEMM_TIME_LIMIT_S); use a larger --scale, fewer "
                          "--layers, a shorter --seq-len or fewer --new-tokens")
-    with safety.oom_guard(device), torch.inference_mode():
+    from gemmlib.measure import monitor
+
+    machine = monitor.MachineRecord(monitor.nvml_index_for_torch_device() if device == "cuda" else 0,
+                                    enabled=device == "cuda")
+    with safety.oom_guard(device), torch.inference_mode(), machine:
         say(0.05, Text(N_("building {model}"), model=run.describe()))
         model = pf.build_model(run.config, device, seed, max_len=run.seq_len + run.new_tokens, lm_head=run.lm_head)
         g = torch.Generator(device="cpu").manual_seed(seed + 1)
@@ -621,12 +758,27 @@ def _validate(run: Run, device: str, cal: Calibration | None, efficiency: float,
         say(0.1, Text(N_("timing the prefill")))
         t_pre = harness.time_callable(prefill, device=device, min_run_time=min_run_time)
         shares_pre = _profile_shares(prefill, device)
-        t_dec = shares_dec = None
+        real = {"prefill": dispatch_counts(prefill)}
+        t_dec = shares_dec = eager_dec = None
+        graph = False
         if run.new_tokens:
             say(0.5, Text(N_("timing {n} decode steps"), n=run.new_tokens))
             prefill()  # the cache holds the prompt, as after a real prefill
-            t_dec = harness.time_callable(decode, device=device, min_run_time=min_run_time)
+            if device == "cuda":  # the steps as one CUDA graph: device time, as the calibration's do_bench
+                try:
+                    t_dec = harness.time_callable(decode, device=device, min_run_time=min_run_time, cuda_graph=True,
+                                                  flush_l2=False)
+                    graph = True
+                except Exception as e:  # noqa: BLE001 - a capture that fails: eager, with the launch cost
+                    if safety.is_oom(e):
+                        raise
+                    notes.append(f"the decode could not be captured as a CUDA graph ({type(e).__name__}: "
+                                 f"{str(e).splitlines()[0][:150] if str(e) else ''}); it was timed eagerly")
+            eager = harness.time_callable(decode, device=device, min_run_time=min_run_time)
+            t_dec, eager_dec = (t_dec, eager.median_s) if graph else (eager, None)
             shares_dec = _profile_shares(decode, device)
+            real["decode"] = dispatch_counts(decode)
+        costs = launch_costs(device)
     say(1.0, Text(N_("validation done")))
 
     def phase(label: str, t: Any, shares: dict[str, float]) -> PhaseCheck:
@@ -634,16 +786,41 @@ def _validate(run: Run, device: str, cal: Calibration | None, efficiency: float,
         c = getattr(cal_est, label) if cal_est is not None else None
         eg = group_times(e.ops) if e is not None else None
         cg = group_times(c.ops) if c is not None else None
+        launch, method = None, ""
+        if device == "cuda" and (label == "prefill" or graph):
+            method = ("a CUDA graph of the decode steps (device time, no host launch cost), as the calibration's "
+                      "do_bench op times" if label == "decode" else
+                      "do_bench (device time), as the calibration's op times")
+        elif c is not None:
+            counted = calibrated_calls(run, c.ops, label, run.dtype)
+            extra, n = launch_term(real[label], counted, costs)
+            per = f"{costs['kernel'] * 1e6:.3g} µs per kernel, {costs['view'] * 1e6:.3g} µs per view"
+            if device == "cuda":  # eager: the host's launches (all of them) overlap the device's work
+                host = sum(k * costs[op_kind(name)] for name, k in real[label].items())
+                launch = max(0.0, host - c.time_s)
+                method = (f"eager, host-bound where it must be: the longer of the calibrated device time and its "
+                          f"{sum(real[label].values())} launches × the measured host cost ({per})")
+            else:
+                launch = extra
+                method = (f"eager; the calibrated estimate adds the {n['kernel']} kernel and {n['view']} view "
+                          f"launches the step makes beyond its calibrated ops × the measured cost ({per})")
+        calibrated = (c.time_s + (launch or 0.0)) if c is not None else None
         groups = {gname: {"measured_s": t.median_s * shares[gname],
-                          "estimated_s": eg[gname] if eg else None, "calibrated_s": cg[gname] if cg else None}
+                          "estimated_s": eg[gname] if eg else None,
+                          "calibrated_s": (cg[gname] + (launch or 0.0 if gname == "other" else 0.0)) if cg else None}
                   for gname in GROUPS}
-        return PhaseCheck(label, t.median_s, e.time_s if e else None, c.time_s if c else None, groups,
-                          t.p20_s, t.p80_s)
+        if method:
+            notes.append(f"{label}: {method}")
+        return PhaseCheck(label, t.median_s, e.time_s if e else None, calibrated, groups, t.p20_s, t.p80_s,
+                          method=method, launch_s=launch, eager_s=eager_dec if label == "decode" else None)
 
     notes.append(f"per-group measured times: the harness's total split by torch.profiler's self times (median of "
                  f"{PROFILED_PASSES} passes; {'GPU kernel' if device == 'cuda' else 'CPU'} time per op)")
-    return Validation(run, device, name, ds_label, efficiency, cal_label, phase("prefill", t_pre, shares_pre),
-                      phase("decode", t_dec, shares_dec) if t_dec is not None else None, notes)
+    v = Validation(run, device, name, ds_label, efficiency, cal_label, phase("prefill", t_pre, shares_pre),
+                   phase("decode", t_dec, shares_dec) if t_dec is not None else None, notes)
+    v.machine = machine.to_dict() if machine.enabled else {}
+    v.launch_costs = costs
+    return v
 
 
 def calibrate_and_validate(run: Run, device: str, *, dtypes: tuple[str, ...] | None = None,
@@ -673,3 +850,85 @@ def validation_table(v: Validation) -> list[dict]:
                          "estimated_s": est, "estimated_error": PhaseCheck.error(est, meas),
                          "calibrated_s": cal, "calibrated_error": PhaseCheck.error(cal, meas)})
     return rows
+
+
+# --------------------------------------------------------------------------- the spec
+@dataclass(frozen=True)
+class CalibrationConfig:
+    """A calibration of ``run``'s model on ``device`` (every op timed alone) and/or a validation (a real
+    forward pass against the estimates: the datasheet's, and the calibration just measured or the
+    saved ``calibration`` given)."""
+
+    run: Run
+    device: str = "cpu"
+    calibrate: bool = True
+    validate: bool = False
+    calibration: Calibration | None = None  # validate against this one (when not calibrating)
+    dtypes: tuple[str, ...] | None = None
+    min_run_time: float = 0.05  # per calibration point
+    validate_run_time: float = 0.5  # per validated phase
+    threads: int | None = None
+    efficiency: float = 1.0
+
+    def __post_init__(self) -> None:
+        plan.check_device(self.device)
+        if not (self.calibrate or self.validate):
+            raise InputError(N_("nothing to run: calibrate, validate or both"))
+        if self.run.model.is_moe:
+            raise InputError(N_("{name} is a mixture of experts; calibrate a dense model"), name=self.run.model.name)
+        object.__setattr__(self, "min_run_time", plan.check_min_run_time(self.min_run_time, "min run time"))
+        object.__setattr__(self, "validate_run_time", plan.check_min_run_time(self.validate_run_time,
+                                                                              "validate run time"))
+        eff = self.efficiency
+        if isinstance(eff, bool) or not isinstance(eff, (int, float)) or not (math.isfinite(eff) and 0 < eff <= 1):
+            raise InputError(N_("efficiency must be in (0, 1], got {value!r}"), value=eff)
+        t = self.threads
+        if t is not None and (isinstance(t, bool) or not isinstance(t, int) or not 1 <= t <= 1024):
+            raise InputError(N_("threads must be a whole number from 1 to 1024, got {value!r}"), value=t)
+        if self.dtypes is not None:
+            object.__setattr__(self, "dtypes", tuple(self.dtypes))
+
+
+@dataclass
+class CalibrationResult:
+    calibration: Calibration | None = None  # measured by this run (the server saves it)
+    validation: Validation | None = None
+
+
+def plan_calibration(cfg: CalibrationConfig, lim: safety.Limits) -> plan.Plan:
+    """A validation run's peak (weights, cache, a prefill's activations and scores; a calibration holds
+    less) and its largest GEMM: the LM head over the prompt, or an MLP projection. Its time is not
+    modelled (a calibration sweeps every op's shapes): the run's deadline bounds it."""
+    run, m = cfg.run, cfg.run.model
+    safety.check_dims(lim, hidden=m.hidden, ffn=m.ffn, vocab=m.vocab, tokens=run.batch * run.seq_len)
+    flops = 2.0 * run.batch * run.seq_len * m.hidden * max(m.vocab, m.ffn)
+    return plan.Plan(bytes=float(memory_needed(run)), call_flops=flops, call_what=N_("its largest GEMM"), rows=1)
+
+
+def _run_spec(cfg: CalibrationConfig, progress: Any, deadline: safety.Deadline) -> CalibrationResult:
+    both = cfg.calibrate and cfg.validate
+
+    def part(lo: float, hi: float) -> Any:
+        return (lambda f, t: progress(lo + (hi - lo) * f, t)) if both else progress
+
+    out = CalibrationResult()
+    cal = cfg.calibration
+    if cfg.calibrate:
+        cal = out.calibration = run_calibration(cfg.run, cfg.device, cfg.dtypes, min_run_time=cfg.min_run_time,
+                                                progress=part(0.0, 0.6), deadline=deadline, save=False,
+                                                threads=cfg.threads)
+    if cfg.validate:
+        out.validation = run_validation(cfg.run, cfg.device, calibration=cal, efficiency=cfg.efficiency,
+                                        min_run_time=cfg.validate_run_time, progress=part(0.6, 1.0),
+                                        threads=cfg.threads)
+    return out
+
+
+def _label(cfg: CalibrationConfig) -> str:
+    if cfg.calibrate and cfg.validate:
+        return N_("a calibration and validation")
+    return N_("a calibration") if cfg.calibrate else N_("a validation")
+
+
+SPEC = BenchSpec("calibrate", CalibrationConfig, plan_calibration, _run_spec, CalibrationResult, label=_label,
+                 imports=("gemmlib.measure.calibrate", "gemmlib.measure.profiler"), profiler=True)

@@ -33,15 +33,17 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from gemmlib.core import format as fmt
 from gemmlib.core import interconnect
 from gemmlib.core.comm import bus_bandwidth, bus_factor
 from gemmlib.core.dtypes import get_dtype
 from gemmlib.core.errors import InputError
-from gemmlib.core.i18n import N_, Msg, Text
+from gemmlib.core.i18n import N_, Text
 from gemmlib.core.machine import match_catalogue
 from gemmlib.core.results import BenchResult, Timing
-from gemmlib.core.units import GiB, MiB, fmt_bytes
-from gemmlib.measure import launch, safety
+from gemmlib.core.units import GiB, MiB
+from gemmlib.measure import launch, plan, safety
+from gemmlib.measure.spec import BenchSpec
 
 # The collectives measured here (gemmlib.core.comm knows send_recv too, a pipeline's point-to-point).
 MEASURED = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast")
@@ -128,9 +130,9 @@ def check_sizes(sizes: tuple[int, ...], kind: str, nproc: int, lim: safety.Limit
     cap = size_cap(kind, nproc, lim)
     top = max(sizes)
     if top > cap:
-        where = f"{nproc} CPU ranks share the {fmt_bytes(lim.max_bytes)} cap" if kind == "cpu" else \
-            f"cap {fmt_bytes(lim.max_bytes)} per GPU"
-        raise InputError(f"message size {fmt_bytes(top)} is past this server's limit of {fmt_bytes(cap)} "
+        where = f"{nproc} CPU ranks share the {fmt.nbytes(lim.max_bytes)} cap" if kind == "cpu" else \
+            f"cap {fmt.nbytes(lim.max_bytes)} per GPU"
+        raise InputError(f"message size {fmt.nbytes(top)} is past this server's limit of {fmt.nbytes(cap)} "
                          f"({BUFFERS_PER_SIZE} buffers per rank; {where}; GEMM_MAX_BYTES); choose smaller sizes")
     if kind == "cpu":
         safety.check_memory(BUFFERS_PER_SIZE * top * nproc, "cpu", lim)
@@ -281,8 +283,11 @@ def _worker(ctx: launch.RankContext, cfg: CollectiveConfig, report: launch.Repor
             rows.append({**base, "time_s": t.median_s, "p20_s": t.p20_s, "p80_s": t.p80_s,
                          "algbw_gbps": alg / 1e9, "busbw_gbps": bus / 1e9, "bus_factor": bus_factor(op, n),
                          "correct": bool(correct), "samples": cfg.iters, "inner": inner})
+            keep = getattr(report, "keep", None)
+            if keep is not None:  # the parent has this row now, whatever happens to the run later
+                keep(rows[-1])
             done = oi * len(sizes) + si + 1
-            report(done / total, Text(STEP if correct else STEP_WRONG, op=op, size=fmt_bytes(nbytes),
+            report(done / total, Text(STEP if correct else STEP_WRONG, op=op, size=fmt.nbytes(nbytes),
                                       us=t.median_s * 1e6, gbps=bus / 1e9))
     return {"rows": rows, "device_name": ctx.device_name, "backend": ctx.backend, "kind": ctx.kind, "nproc": n}
 
@@ -344,8 +349,11 @@ class CollectiveRun:
 
 def run_collectives(cfg: CollectiveConfig, *, nproc: int | None = None, backend: str = "auto",
                     timeout_s: float | None = None, lim: safety.Limits | None = None,
-                    progress: launch.Report | None = None, save: bool = True) -> CollectiveRun:
-    """Measure ``cfg`` on ``nproc`` ranks; save the all-reduce figures as a measured interconnect."""
+                    progress: launch.Report | None = None, save: bool = True,
+                    on_row: Callable[[dict], None] | None = None) -> CollectiveRun:
+    """Measure ``cfg`` on ``nproc`` ranks; save the all-reduce figures as a measured interconnect.
+
+    ``on_row(row)``: each (collective, size) row as soon as rank 0 has it (the report keeps them)."""
     lim = lim or safety.limits()
     p = launch.plan(nproc, backend, lim)
     sizes = cfg.sizes or default_sizes(p.kind, p.nproc, lim)
@@ -354,7 +362,7 @@ def run_collectives(cfg: CollectiveConfig, *, nproc: int | None = None, backend:
                   time_budget_s=min(cfg.time_budget_s, lim.time_limit_s))
     timeout = float(timeout_s) if timeout_s else cfg.time_budget_s + 60.0
     out = launch.run_ranks(_worker, cfg, nproc=p.nproc, backend=p.backend, timeout_s=timeout,
-                           progress=progress, lim=lim)
+                           progress=progress, lim=lim, on_keep=on_row)
     if out is None:  # a torchrun rank other than 0
         return CollectiveRun(p.backend, p.kind, p.nproc, "", cfg.dtype, [], p.note)
     run = CollectiveRun(out["backend"], out["kind"], out["nproc"], out["device_name"], cfg.dtype, out["rows"],
@@ -367,7 +375,7 @@ def run_collectives(cfg: CollectiveConfig, *, nproc: int | None = None, backend:
             interconnect.save_interconnect(m)
             run.saved = m
         else:
-            run.extra["not_saved"] = str(Msg(NOT_SAVED, size=fmt_bytes(SAVE_MIN_BYTES)))
+            run.extra["not_saved"] = Text(NOT_SAVED, size=fmt.nbytes(SAVE_MIN_BYTES))
     return run
 
 
@@ -392,9 +400,11 @@ def rows_for_json(run: CollectiveRun) -> list[dict]:
 
 
 # --------------------------------------------------------------------------- the report's section
-def report_section(device: str, quick: bool, out_dir: Any, progress: launch.Report | None = None) -> dict:
+def report_section(device: str, quick: bool, out_dir: Any, progress: launch.Report | None = None,
+                   deadline: safety.Deadline | None = None, keep: Any = None) -> dict:
     """Collectives between every GPU of this machine (NCCL); skipped, with a line saying why, on
-    fewer than two GPUs."""
+    fewer than two GPUs. ``deadline`` (the report's) is the ranks' time budget: sizes not started
+    by then are rows that say so; every row goes to ``keep`` as soon as it is measured."""
     from gemmlib.charts import optional_chart
     from gemmlib.charts.multigpu import collective_chart
 
@@ -407,9 +417,24 @@ def report_section(device: str, quick: bool, out_dir: Any, progress: launch.Repo
         return {"title": title, "results": [], "markdown": f"*Skipped: {why}.*", "skipped": why}
     lim = safety.limits()
     top = min(64 * MiB if quick else GPU_DEFAULT_MAX, size_cap("cuda", gpus, lim))
-    run = run_collectives(CollectiveConfig(sizes=size_range(DEFAULT_MIN, top), iters=10 if quick else 20),
-                          nproc=gpus, backend="nccl", lim=lim, progress=progress)
-    lines = [f"{gpus} × {run.device_name}, NCCL, {run.dtype}; sizes {fmt_bytes(DEFAULT_MIN)} to {fmt_bytes(top)} "
+    budget = CollectiveConfig.time_budget_s
+    if deadline is not None:
+        if deadline.expired():
+            return {"title": title, "results": [], "markdown": f"*{deadline.reason()}.*",
+                    "skipped": deadline.reason()}
+        budget = min(budget, deadline.remaining())
+    got: list[dict] = []
+
+    def on_row(row: dict) -> None:
+        got.append(row)
+        if keep is not None:
+            so_far = CollectiveRun("nccl", "cuda", gpus, row.get("device_name", ""), row.get("dtype", ""), list(got))
+            keep(so_far.results(), f"{len(got)} collective row(s) measured so far (the sweep was still running).")
+
+    run = run_collectives(CollectiveConfig(sizes=size_range(DEFAULT_MIN, top), iters=10 if quick else 20,
+                                           time_budget_s=budget),
+                          nproc=gpus, backend="nccl", lim=lim, progress=progress, on_row=on_row)
+    lines = [f"{gpus} × {run.device_name}, NCCL, {run.dtype}; sizes {fmt.nbytes(DEFAULT_MIN)} to {fmt.nbytes(top)} "
              "(doubling), nccl-tests' conventions (busbw = algbw × 2(n−1)/n for all-reduce, × (n−1)/n for "
              "all-gather, reduce-scatter, all-to-all, × 1 for broadcast); each time is the median over samples "
              "of the slowest rank.", "",
@@ -423,10 +448,54 @@ def report_section(device: str, quick: bool, out_dir: Any, progress: launch.Repo
         mib = min(mine, key=lambda r: abs(math.log2(r["bytes"]) - 20))
         best = max(mine, key=lambda r: r["busbw_gbps"])
         lines.append(f"| {op} | {small['time_s'] * 1e6:.4g} | {mib['busbw_gbps']:.4g} | {best['busbw_gbps']:.4g} "
-                     f"({fmt_bytes(best['bytes'])}) | {'yes' if all(r['correct'] for r in mine) else 'NO'} |")
+                     f"({fmt.nbytes(best['bytes'])}) | {'yes' if all(r['correct'] for r in mine) else 'NO'} |")
     if run.saved is not None:
         lines += ["", f"Saved as **{run.saved.name}** (busbw {run.saved.busbw / 1e9:.4g} GB/s, latency "
                       f"{run.saved.latency_s * 1e6:.4g} µs) for `python -m gemmlib estimate --interconnect`."]
     chart = optional_chart(lambda: collective_chart(run.rows, title=f"Bus bandwidth, {gpus} × {run.device_name}"))
     return {"title": title, "results": run.results(), "markdown": "\n".join(lines),
             "charts": {"busbw": chart} if chart is not None else {}}
+
+
+# --------------------------------------------------------------------------- the spec
+COLLECTIVES_RUN = N_("collectives on {n} ranks")
+
+
+@dataclass(frozen=True)
+class CollectiveLaunch:
+    """``config`` measured on ``nproc`` ranks (``launch`` starts them from the worker)."""
+
+    config: CollectiveConfig
+    nproc: int = 2
+    backend: str = "auto"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.nproc, bool) or not isinstance(self.nproc, int) or self.nproc < 2:
+            raise InputError(N_("a collective needs at least 2 ranks, got {n!r}"), n=self.nproc)
+
+    @property
+    def device(self) -> str:
+        return "cuda" if self.backend == "nccl" else "cpu"
+
+
+def plan_collectives(cfg: CollectiveLaunch, lim: safety.Limits) -> plan.Plan:
+    """The ranks are processes of their own: each gets the worker's memory allowance (rlimits are
+    inherited), so the plan counts one rank's start-up and buffers; the caps see them all."""
+    p = launch.plan(cfg.nproc, cfg.backend, lim)
+    sizes = cfg.config.sizes or default_sizes(p.kind, p.nproc, lim)
+    check_sizes(sizes, p.kind, p.nproc, lim)
+    buffers = BUFFERS_PER_SIZE * max(sizes)
+    return plan.Plan(bytes=float(launch.RANK_MEMORY_BYTES + buffers) if p.kind == "cpu" else float(buffers),
+                     host_bytes=float(launch.RANK_MEMORY_BYTES + launch.CUDA_RANK_HOST_BYTES) if p.kind != "cpu" else 0.0,
+                     rows=len(sizes),
+                     launches=1)
+
+
+def _run_spec(cfg: CollectiveLaunch, progress: Any, deadline: safety.Deadline) -> CollectiveRun:
+    return run_collectives(cfg.config, nproc=cfg.nproc, backend=cfg.backend, lim=safety.limits(), progress=progress)
+
+
+SPEC = BenchSpec("collectives", CollectiveLaunch, plan_collectives, _run_spec, CollectiveRun,
+                 label=lambda c: Text(COLLECTIVES_RUN, n=c.nproc),
+                 imports=("gemmlib.measure.collectives", "gemmlib.measure.tp"), needs_device=False,
+                 ranks_open_devices=True)

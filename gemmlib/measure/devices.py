@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from gemmlib.core import ceilings
@@ -17,11 +18,12 @@ from gemmlib.core.ceilings import Ceilings, save_ceilings
 from gemmlib.core.errors import InputError
 from gemmlib.core.hardware import Hardware
 from gemmlib.core.i18n import N_, Msg, Translate, english, render
-from gemmlib.core.machine import DeviceInfo, _cpu_info, match_catalogue
+from gemmlib.core.machine import DeviceInfo, cpu_info, match_catalogue
 from gemmlib.core.results import BenchResult, record
-from gemmlib.measure import harness, safety
+from gemmlib.measure import harness, plan, safety
 from gemmlib.measure import precision as bp
 from gemmlib.measure.harness import require_device
+from gemmlib.measure.spec import BenchSpec
 
 
 # --------------------------------------------------------------------------- torch detection
@@ -30,7 +32,7 @@ def detect(gettext: Translate = english) -> list[DeviceInfo]:
     ``gettext``: English by default)."""
     import torch
 
-    cpu = _cpu_info()
+    cpu = cpu_info()
     note = render(N_("{cpus} logical CPUs, torch uses {threads} threads. {note}"),
                   {"cpus": os.cpu_count(), "threads": torch.get_num_threads(),
                    "note": match_catalogue(cpu.name, "cpu", gettext=gettext)[1]}, gettext)
@@ -112,10 +114,12 @@ def measure_copy(device: str, nbytes: int, min_run_time: float = 0.5) -> Any:
 
 def measure_ceilings(device: str = "cuda", *, dtypes: tuple[str, ...] | None = None, quick: bool = False,
                      size: int | None = None, progress: Callable[[float, str | Msg], None] | None = None,
-                     save: bool = True, copy_bytes: int | None = None) -> Ceilings:
+                     save: bool = True, copy_bytes: int | None = None,
+                     deadline: safety.Deadline | None = None) -> Ceilings:
     """Run a large GEMM per dtype and a device copy; keep and return the measured peaks.
 
-    ``size`` and ``copy_bytes`` default to ``ceiling_plan(device, quick)``."""
+    ``size`` and ``copy_bytes`` default to ``ceiling_plan(device, quick)``. ``deadline`` (the
+    report's): a dtype or the copy not started by then is left out, with a note saying why."""
 
     dev = harness.require_device(device)
     info = device_info(dev)
@@ -139,11 +143,13 @@ def measure_ceilings(device: str = "cuda", *, dtypes: tuple[str, ...] | None = N
     results = []
     for d in want:
         step(Msg(N_("{dtype} GEMM {n}³"), dtype=d, n=gemm_n))
-        results.extend(bp.run_precision(cfg.with_dtypes((d,)), record_results=False))
+        results.extend(bp.run_precision(cfg.with_dtypes((d,)), record_results=False, deadline=deadline))
         done[0] += 1
-    step(Msg(N_("device copy {size:.0f} MiB"), size=copy_bytes / 1024**2))
-    copy = measure_copy(dev, copy_bytes, min_run_time=0.3 if quick else 0.6)
-    results.append(copy)
+    copy = None
+    if deadline is None or not deadline.expired():
+        step(Msg(N_("device copy {size:.0f} MiB"), size=copy_bytes / 1024**2))
+        copy = measure_copy(dev, copy_bytes, min_run_time=0.3 if quick else 0.6)
+        results.append(copy)
     done[0] += 1
     step(Msg(N_("done")))
     peaks, notes, spread = {}, {}, {}
@@ -158,14 +164,66 @@ def measure_ceilings(device: str = "cuda", *, dtypes: tuple[str, ...] | None = N
                 spread[r.dtype] = band(r, r.flops)
         elif r.bench == "precision" and not r.supported:
             notes[r.dtype] = r.reason
-    if copy.gbps and band(copy, copy.bytes):
+    if copy is None:
+        notes["copy"] = deadline.reason()
+    elif copy.gbps and band(copy, copy.bytes):
         spread["copy"] = band(copy, copy.bytes)
-    c = Ceilings(dev, info.name, peaks, copy.gbps * 1e9 if copy.gbps else None, gemm_size=gemm_n,
+    c = Ceilings(dev, info.name, peaks, copy.gbps * 1e9 if copy is not None and copy.gbps else None,
+                 gemm_size=gemm_n,
                  copy_bytes=copy_bytes, notes=notes, results=[r for r in results], units=info.units,
                  memory_bytes=info.memory_bytes, spread=spread)
     for r in results:
         r.bench = "ceiling"
     record(results)
-    if save:
+    cut = deadline is not None and (copy is None or any(r.reason == deadline.reason() for r in results))
+    if save and not cut:  # a run the deadline cut short does not replace a whole one
         save_ceilings(c)
     return c
+
+
+# --------------------------------------------------------------------------- the spec
+@dataclass(frozen=True)
+class CeilingsConfig:
+    """A ceiling measurement: one size³ GEMM per format and a device copy of ``copy_bytes``. The sizes
+    are fixed where the config is built (0: ``ceiling_plan``'s for the device), on the server."""
+
+    device: str = "cpu"
+    quick: bool = False
+    size: int = 0
+    copy_bytes: int = 0
+
+    def __post_init__(self) -> None:
+        plan.check_device(self.device)
+        size, copy_bytes = ceiling_plan(self.device, self.quick)
+        object.__setattr__(self, "size", int(self.size or size))
+        object.__setattr__(self, "copy_bytes", int(self.copy_bytes or copy_bytes))
+        plan.check_whole(size=self.size, copy_bytes=self.copy_bytes)
+
+    @property
+    def min_run_time(self) -> float:
+        return 0.3 if self.quick else 0.6
+
+    def precision(self) -> bp.PrecisionConfig:
+        """The GEMMs, as the precision benchmark runs them (every format, no error check)."""
+        return bp.PrecisionConfig(device=self.device, shapes=((self.size, self.size, self.size, "ceiling"),),
+                                  dtypes=bp.PRECISION_DTYPES, with_quant=False, check_error=False,
+                                  min_run_time=self.min_run_time)
+
+
+def plan_ceilings(cfg: CeilingsConfig, lim: safety.Limits) -> plan.Plan:
+    """One precision plan per format (one after the other) and the device copy: source and destination."""
+    base = cfg.precision()
+    parts = [bp.plan_precision(base.with_dtypes((d,)), lim) for d in base.dtypes]
+    n_copy = max(1, int(cfg.copy_bytes) // 4)
+    copy = plan.Plan(bytes=2.0 * 4 * n_copy, seconds=plan.row_seconds(0.0, cfg.min_run_time, cfg.device), rows=1,
+                     steps=1)
+    return plan.sum_plans(parts + [copy])
+
+
+def _run_spec(cfg: CeilingsConfig, progress: Any, deadline: safety.Deadline) -> Ceilings:
+    return measure_ceilings(cfg.device, quick=cfg.quick, size=cfg.size, copy_bytes=cfg.copy_bytes, progress=progress,
+                            save=False)
+
+
+SPEC = BenchSpec("ceilings", CeilingsConfig, plan_ceilings, _run_spec, Ceilings, label=N_("a ceiling measurement"),
+                 imports=("gemmlib.measure.precision",))

@@ -2,13 +2,15 @@
 
 What it promises (see design.md, "Measuring honestly"):
 
-* **Timing**: ``time_callable`` warms up, synchronizes the device around what is
-  timed, repeats and returns the median with p20/p80. On a CPU it uses
-  ``torch.utils.benchmark.Timer`` (with all the threads torch would use, not the
-  Timer's default of one); on CUDA ``triton.testing.do_bench`` (which flushes the
-  L2 cache before every call), or CUDA events when Triton is missing, or CUDA-graph
-  replay for microsecond kernels. Input buffers are rotated (``args_list``) so a
-  small problem does not time a warm cache.
+* **Timing**: ``time_callable`` warms up, synchronizes the device around what is timed, repeats
+  (at least three samples, however slow the call) and returns the median with p20/p80. On a CPU
+  it uses ``torch.utils.benchmark.Timer`` (with all the threads torch would use, not the Timer's
+  default of one); on CUDA ``triton.testing.do_bench`` (which flushes the L2 cache before every
+  call), CUDA events when Triton is missing or no flush is wanted (each chunk of calls enqueued
+  behind a spin kernel, so a microsecond kernel is not timed by its launch), or an unrolled
+  CUDA graph (many calls per replay, one replay timed and divided, as
+  ``triton.testing.do_bench_cudagraph`` does; the L2 flushed as do_bench flushes it). Input
+  buffers are rotated (``args_list``) so a small problem does not time a warm cache.
 * **Results**: ``BenchResult`` is one row: what ran, where, the shape, the times,
   TFLOP/s, GB/s, the error against a float64 reference, or why it could not run.
 * **Safety for a shared server**: ``single_flight`` lets one benchmark run at a time
@@ -26,7 +28,8 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from gemmlib.core.errors import InputError
@@ -119,21 +122,32 @@ def device_name(device: str) -> str:
 
 # --------------------------------------------------------------------------- timing
 GRAPH_CAPTURE_MODE = "thread_local"  # torch.cuda.graph(capture_error_mode=...) for every capture here
+MIN_SAMPLES = 3  # timed samples of any call, however slow: a median of one has p20 = p80
+GRAPH_SAMPLES = 10  # replays of an unrolled graph (triton.testing.do_bench_cudagraph replays 10 times)
+MAX_GRAPH_CALLS = 1000  # calls unrolled in one graph: a replay's own launch (~10 µs) is then < 1 % of µs kernels
+EVENT_CHUNK = 64  # calls enqueued behind one spin kernel on the CUDA-events path
+SPIN_MARGIN = 2.0  # a spin lasts this many times the host's time to enqueue the calls behind it
+MAX_SPIN_S = 0.05  # the longest spin before one chunk
+FLUSH_BYTES = 256 * MiB  # our own L2 flush: a write of this size evicts any L2 we know of (H100/H200: 50 MB)
 
 
 def time_callable(fn: Callable[..., Any], *, device: str, args_list: list[tuple] | None = None,
                   warmup: int = 3, min_run_time: float = 0.5, max_reps: int = 1000,
-                  cuda_graph: bool = False, flush_l2: bool = True) -> Timing:
+                  cuda_graph: bool = False, flush_l2: bool = True, window: Any = None) -> Timing:
     """Time ``fn(*args)`` with ``args`` rotated through ``args_list``.
 
     CPU: ``torch.utils.benchmark.Timer`` (``blocked_autorange`` for fast calls; one call per
     measurement for slow ones, so a 5-second GEMM is not run 50 times). CUDA:
     ``triton.testing.do_bench`` (L2 flushed before each call), CUDA events when Triton is
-    missing, or CUDA-graph replay (``cuda_graph=True``) for microsecond kernels. The device is
-    synchronized around what is timed. ``min_run_time`` is the total seconds spent timing.
+    missing, when ``flush_l2`` is False or when a call is too slow for do_bench to time it three
+    times, or an unrolled CUDA graph (``cuda_graph=True``) for microsecond kernels (see
+    :func:`time_graph` and :func:`time_events`). The device is synchronized around what is timed.
+    ``min_run_time`` is the total seconds spent timing; every path takes at least ``MIN_SAMPLES``
+    samples. ``window``: an object whose ``start()`` is called after the warm-up, right before the
+    first timed call, and ``stop()`` after the last (a GPU monitor samples only the timed calls).
     """
-    if warmup < 0 or min_run_time <= 0 or max_reps < 1:
-        raise ValueError("warmup >= 0, min_run_time > 0 and max_reps >= 1 are required")
+    if warmup < 0 or min_run_time <= 0 or max_reps < MIN_SAMPLES:
+        raise ValueError(f"warmup >= 0, min_run_time > 0 and max_reps >= {MIN_SAMPLES} are required")
     args_seq = list(args_list) if args_list else [()]
     n = len(args_seq)
     state = {"i": 0}
@@ -144,12 +158,12 @@ def time_callable(fn: Callable[..., Any], *, device: str, args_list: list[tuple]
         return fn(*a)
 
     if device == "cuda":
-        return _time_cuda(call, args_seq, fn, warmup, min_run_time, max_reps, cuda_graph, flush_l2)
-    return _time_host(call, device, warmup, min_run_time, max_reps)
+        return _time_cuda(call, args_seq, fn, warmup, min_run_time, max_reps, cuda_graph, flush_l2, window)
+    return _time_host(call, device, warmup, min_run_time, max_reps, window)
 
 
 def _time_host(call: Callable[[], Any], device: str, warmup: int, min_run_time: float,
-               max_reps: int) -> Timing:
+               max_reps: int, window: Any = None) -> Timing:
     import torch
     from torch.utils.benchmark import Timer
 
@@ -167,105 +181,320 @@ def _time_host(call: Callable[[], Any], device: str, warmup: int, min_run_time: 
         est = min(est, time.perf_counter() - t0)
 
     timer = Timer(stmt="call()", globals={"call": call}, num_threads=torch.get_num_threads())
-    if est * 20 > min_run_time:
-        # Slow: one call per measurement, a few measurements.
-        reps = int(max(3, min(max_reps, min_run_time / max(est, 1e-9))))
-        times = []
-        for _ in range(reps):
-            m = timer.timeit(number=1)
-            times.extend(m.times)
-        return Timing.from_times(times, reps=len(times), method="torch.utils.benchmark")
-    m = timer.blocked_autorange(min_run_time=min_run_time)
-    reps = int(m.number_per_run * len(m.times))
-    return Timing.from_times(m.times, reps=reps, method="torch.utils.benchmark (blocked)")
+    if window is not None:
+        window.start()
+    try:
+        if est * 20 > min_run_time:
+            # Slow: one call per measurement, a few measurements.
+            reps = int(max(MIN_SAMPLES, min(max_reps, min_run_time / max(est, 1e-9))))
+            times = []
+            for _ in range(reps):
+                m = timer.timeit(number=1)
+                times.extend(m.times)
+            return Timing.from_times(times, reps=len(times), method="torch.utils.benchmark")
+        m = timer.blocked_autorange(min_run_time=min_run_time)
+        times = list(m.times)
+        while len(times) < MIN_SAMPLES:  # a block that took the whole budget: more blocks of the same size
+            times.extend(timer.timeit(number=m.number_per_run).times)
+        reps = int(m.number_per_run * len(times))
+        return Timing.from_times(times, reps=reps, method="torch.utils.benchmark (blocked)")
+    finally:
+        if window is not None:
+            window.stop()
 
 
-def _time_cuda(call: Callable[[], Any], args_seq: list[tuple], fn: Callable[..., Any], warmup: int,
-               min_run_time: float, max_reps: int, cuda_graph: bool, flush_l2: bool) -> Timing:
+# ---- CUDA: do_bench, events, graphs ----------------------------------------------------------
+class CudaOps:
+    """The CUDA calls the timing paths make, in one place: the tests hand the same paths a
+    simulated device (host and device clocks) to check their arithmetic without a GPU."""
+
+    def __init__(self) -> None:
+        import torch
+
+        self.torch = torch
+        self._spin_rate: float | None = None
+
+    def host_time(self) -> float:
+        return time.perf_counter()
+
+    def event(self) -> Any:
+        return self.torch.cuda.Event(enable_timing=True)
+
+    def record(self, ev: Any) -> None:
+        ev.record()
+
+    def elapsed_s(self, start: Any, end: Any) -> float:
+        return start.elapsed_time(end) / 1e3
+
+    def synchronize(self) -> None:
+        self.torch.cuda.synchronize()
+
+    @contextmanager
+    def side_stream(self) -> Iterator[None]:
+        """Warm-up before a capture runs on a side stream (as torch's CUDA-graph notes advise)."""
+        cuda = self.torch.cuda
+        stream = cuda.Stream()
+        stream.wait_stream(cuda.current_stream())
+        with cuda.stream(stream):
+            yield
+        cuda.current_stream().wait_stream(stream)
+
+    def capture(self, body: Callable[[], Any]) -> Any:
+        graph = self.torch.cuda.CUDAGraph()
+        # thread_local: only this thread's unsafe calls invalidate the capture, not another session's
+        # launch on another thread of the same server (the default "global" mode aborts on those).
+        with self.torch.cuda.graph(graph, capture_error_mode=GRAPH_CAPTURE_MODE):
+            body()
+        return graph
+
+    def replay(self, graph: Any) -> None:
+        graph.replay()
+
+    def spin(self, seconds: float) -> None:
+        """Keep the device busy for about ``seconds`` (``torch.cuda._sleep``: a kernel that spins for
+        a number of clock cycles, converted with a rate measured once)."""
+        if self._spin_rate is None:
+            s, e = self.event(), self.event()
+            s.record()
+            self.torch.cuda._sleep(1_000_000)
+            e.record()
+            self.synchronize()
+            self._spin_rate = 1_000_000 / max(self.elapsed_s(s, e), 1e-6)
+        self.torch.cuda._sleep(max(1, int(seconds * self._spin_rate)))
+
+    def l2_bytes(self) -> int | None:
+        return l2_cache_bytes("cuda")
+
+    def flusher(self) -> tuple[Callable[[], None], str]:
+        return l2_flusher("cuda")
+
+
+def l2_flusher(device: str = "cuda", runtime: Any = None, nbytes: int = FLUSH_BYTES) -> tuple[Callable[[], None], str]:
+    """``(flush, how)``: a call that evicts the L2 cache the way ``triton.testing.do_bench`` does, and
+    what it uses.
+
+    Triton ≥ 3.2 flushes with its driver's ``clear_cache(buffer)``; older releases zero the buffer
+    ``get_empty_cache_for_benchmark()`` returns. Each is tried, and *called once*, inside the guard:
+    a driver without ``clear_cache`` (or one that fails) falls back to the next, and at the end to
+    a ``nbytes`` write of our own on ``device``. ``runtime``: ``triton.runtime`` (tests pass a stand-in).
+    """
     import torch
 
-    rep_ms = max(1.0, min_run_time * 1000.0)
-    if cuda_graph:
-        return _time_cuda_graph(args_seq, fn, warmup, rep_ms, max_reps)
+    try:
+        if runtime is None:
+            from triton import runtime
+        drv = runtime.driver.active
+        cache = drv.get_empty_cache_for_benchmark()
+        clear = getattr(drv, "clear_cache", None)
+        if callable(clear):
+            def flush() -> None:
+                clear(cache)
+            how = "triton clear_cache"
+        else:
+            flush = cache.zero_  # Triton < 3.2: do_bench zeroes its buffer itself
+            how = "triton's benchmark buffer zeroed"
+        flush()
+        return flush, how
+    except Exception:  # noqa: BLE001 - any other Triton, or none: our own write
+        pass
+    buf = torch.empty(max(1, int(nbytes) // 4), dtype=torch.int32, device=device)
+    buf.zero_()
+    return buf.zero_, f"a {nbytes / MiB:.0f} MiB buffer zeroed"
+
+
+def _triton_testing() -> Any:
     try:
         import triton.testing as tt
     except ImportError:
-        tt = None
-    if tt is not None and flush_l2:
-        # do_bench runs as many calls as fit in ``rep`` ms after its own 5-call estimate (flush
-        # included); it knows nothing of max_reps or a warm-up count. Estimate the same way first
-        # and hand it a budget that keeps it within both (do_bench_budget).
-        est_ms = _estimate_flushed_ms(call)
-        warm_ms, rep_budget = do_bench_budget(est_ms, warmup, rep_ms, max_reps)
-        try:
-            times = tt.do_bench(call, warmup=warm_ms, rep=rep_budget, return_mode="all")
-            return Timing.from_times([t / 1e3 for t in times], method="triton.do_bench")
-        except (AssertionError, TypeError):  # an older Triton without return_mode="all"
-            med, p20, p80 = tt.do_bench(call, warmup=warm_ms, rep=rep_budget, quantiles=[0.5, 0.2, 0.8])
-            return Timing(med / 1e3, p20 / 1e3, p80 / 1e3, reps=0, method="triton.do_bench")
-    # CUDA events, with our own L2 flush (a 256 MiB write evicts any L2 we know of).
-    flush = torch.empty(256 * MiB // 4, dtype=torch.int32, device="cuda") if flush_l2 else None
+        return None
+    return tt
+
+
+def _time_cuda(call: Callable[[], Any], args_seq: list[tuple], fn: Callable[..., Any], warmup: int,
+               min_run_time: float, max_reps: int, cuda_graph: bool, flush_l2: bool, window: Any = None,
+               ops: Any = None, testing: Any = "import") -> Timing:
+    ops = ops if ops is not None else CudaOps()
+    rep_s = max(1e-3, min_run_time)
+    if cuda_graph:
+        return time_graph(args_seq, fn, ops, warmup=warmup, rep_s=rep_s, max_reps=max_reps, flush_l2=flush_l2,
+                          window=window)
+    flush = None
+    if flush_l2:
+        flush, _how = ops.flusher()
+        tt = _triton_testing() if testing == "import" else testing
+        if tt is not None and window is None:  # do_bench cannot say when its timed calls start
+            # do_bench runs as many calls as fit in ``rep`` ms after its own 5-call estimate (flush
+            # included); it knows nothing of max_reps or a warm-up count. Estimate the same way first
+            # and hand it a budget that keeps it within both (do_bench_budget).
+            est_ms = _estimate_flushed_ms(call, flush, ops)
+            warm_ms, rep_budget = do_bench_budget(est_ms, warmup, rep_s * 1e3, max_reps)
+            if est_ms * MIN_SAMPLES <= rep_budget:  # else do_bench would take fewer than three samples
+                try:
+                    times = tt.do_bench(call, warmup=warm_ms, rep=rep_budget, return_mode="all")
+                    return Timing.from_times([t / 1e3 for t in times], method="triton.do_bench")
+                except (AssertionError, TypeError):  # an older Triton without return_mode="all"
+                    med, p20, p80 = tt.do_bench(call, warmup=warm_ms, rep=rep_budget, quantiles=[0.5, 0.2, 0.8])
+                    return Timing(med / 1e3, p20 / 1e3, p80 / 1e3, reps=0, method="triton.do_bench")
+                except AttributeError:  # a Triton whose driver misses what do_bench calls: events, same flush
+                    pass
+    return time_events(call, ops, warmup=warmup, rep_s=rep_s, max_reps=max_reps, flush=flush, window=window)
+
+
+def time_events(call: Callable[[], Any], ops: Any, *, warmup: int, rep_s: float, max_reps: int,
+                flush: Callable[[], None] | None = None, window: Any = None) -> Timing:
+    """Each call between its own pair of CUDA events, ``flush()`` (the L2) before each when given.
+
+    A microsecond kernel launched from Python is host-bound: the device finishes it before the host
+    has enqueued the next, and an event pair then times the host's launch. Without a flush (which
+    keeps the device busy while the host enqueues the next call, as in do_bench), every chunk of
+    ``EVENT_CHUNK`` calls is enqueued behind a spin kernel lasting ``SPIN_MARGIN`` times the host's
+    measured time to enqueue them: when the device reaches the first call, every call of the chunk
+    is already queued, and each event pair times the device's work only.
+    """
     for _ in range(max(1, warmup)):
         call()
-    torch.cuda.synchronize()
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    s.record()
+    ops.synchronize()
+    s, e = ops.event(), ops.event()
+    h0 = ops.host_time()
+    ops.record(s)
     for _ in range(3):
-        call()
-    e.record()
-    torch.cuda.synchronize()
-    est_ms = max(s.elapsed_time(e) / 3, 1e-3)
-    reps = int(max(3, min(max_reps, rep_ms / est_ms)))
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    for i in range(reps):
         if flush is not None:
-            flush.zero_()
-        starts[i].record()
+            flush()
         call()
-        ends[i].record()
-    torch.cuda.synchronize()
-    return Timing.from_times([a.elapsed_time(b) / 1e3 for a, b in zip(starts, ends, strict=True)], method="cuda-events")
+    ops.record(e)
+    host_s = (ops.host_time() - h0) / 3  # what the host spends enqueuing one call
+    ops.synchronize()
+    est = max(ops.elapsed_s(s, e) / 3, 1e-9)
+    reps = int(max(MIN_SAMPLES, min(max_reps, rep_s / est)))
+    starts = [ops.event() for _ in range(reps)]
+    ends = [ops.event() for _ in range(reps)]
+    if window is not None:
+        window.start()
+    i = 0
+    while i < reps:
+        chunk = min(EVENT_CHUNK, reps - i)
+        if flush is None:
+            ops.spin(min(MAX_SPIN_S, SPIN_MARGIN * chunk * host_s))
+        for j in range(i, i + chunk):
+            if flush is not None:
+                flush()
+            ops.record(starts[j])
+            call()
+            ops.record(ends[j])
+        i += chunk
+    ops.synchronize()
+    if window is not None:
+        window.stop()
+    how = "L2 flushed before each call" if flush is not None else f"spin kernel before every {EVENT_CHUNK} calls"
+    return Timing.from_times([ops.elapsed_s(a, b) for a, b in zip(starts, ends, strict=True)],
+                             method=f"cuda-events ({how})")
 
 
-def _time_cuda_graph(args_seq: list[tuple], fn: Callable[..., Any], warmup: int, rep_ms: float,
-                     max_reps: int) -> Timing:
-    """Capture one call per buffer set in a CUDA graph and time replays (launch overhead hidden)."""
-    import torch
+def tensor_bytes(args_seq: list[tuple]) -> int:
+    """Bytes of the distinct tensors in the argument sets (a tensor passed twice counts once)."""
+    seen: dict[int, int] = {}
+    for args in args_seq:
+        for a in args:
+            if hasattr(a, "data_ptr") and hasattr(a, "element_size") and hasattr(a, "numel"):
+                seen[int(a.data_ptr())] = int(a.numel()) * int(a.element_size())
+    return sum(seen.values())
 
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
+
+def graph_plan(est_round_s: float, sets: int, rep_s: float, max_reps: int) -> tuple[int, int]:
+    """``(rounds, samples)``: how many rounds of the ``sets`` argument sets one graph unrolls, and how
+    many replays are timed, for a round of ``est_round_s`` seconds and a budget of ``rep_s``.
+
+    As ``triton.testing.do_bench_cudagraph``: the budget is spread over ``GRAPH_SAMPLES`` replays of a
+    graph that unrolls as many calls as fit (at most ``MAX_GRAPH_CALLS`` and ``max_reps`` in all);
+    a call too slow for that gets one round per graph and ``MIN_SAMPLES`` replays or more.
+    """
+    est = max(float(est_round_s), 1e-9)
+    rounds = int(min(rep_s / (GRAPH_SAMPLES * est), MAX_GRAPH_CALLS / sets, max_reps / (GRAPH_SAMPLES * sets)))
+    if rounds >= 1:
+        return rounds, GRAPH_SAMPLES
+    samples = int(max(MIN_SAMPLES, min(GRAPH_SAMPLES, rep_s / est, max_reps / sets)))
+    return 1, samples
+
+
+def time_graph(args_seq: list[tuple], fn: Callable[..., Any], ops: Any, *, warmup: int, rep_s: float,
+               max_reps: int, flush_l2: bool = True, window: Any = None) -> Timing:
+    """Capture ``rounds`` × every argument set in one CUDA graph; time each replay with one event
+    pair and divide by the calls it holds (``triton.testing.do_bench_cudagraph``'s method): the
+    host launches one graph per sample, so a microsecond kernel is not timed by its launch.
+
+    The L2 as do_bench leaves it (``flush_l2``): when the rotated argument sets together exceed twice
+    the L2, every call finds its inputs evicted already and nothing is added; otherwise a flush is
+    captured before every call, and a second graph of the flushes alone is replayed beside each
+    sample and subtracted. ``flush_l2=False``: calls back to back, the cache as they leave it.
+    """
+    sets = len(args_seq)
+    with ops.side_stream():
         for _ in range(max(1, warmup)):
             for a in args_seq:
                 fn(*a)
-    torch.cuda.current_stream().wait_stream(stream)
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    # thread_local: only this thread's unsafe calls invalidate the capture, not another session's
-    # launch on another thread of the same server (the default "global" mode aborts on those).
-    with torch.cuda.graph(graph, capture_error_mode=GRAPH_CAPTURE_MODE):
-        for a in args_seq:
-            fn(*a)
-    graph.replay()
-    torch.cuda.synchronize()
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    s.record()
-    graph.replay()
-    e.record()
-    torch.cuda.synchronize()
-    est_ms = max(s.elapsed_time(e), 1e-3)
-    reps = int(max(3, min(max_reps, rep_ms / est_ms)))
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    for i in range(reps):
-        starts[i].record()
-        graph.replay()
-        ends[i].record()
-    torch.cuda.synchronize()
-    per_call = len(args_seq)
-    return Timing.from_times([a.elapsed_time(b) / 1e3 / per_call for a, b in zip(starts, ends, strict=True)],
-                             reps=reps * per_call, method="cuda-graph")
+    ops.synchronize()
+    flush: Callable[[], None] | None = None
+    how = "L2 as the calls leave it"
+    if flush_l2:
+        l2 = ops.l2_bytes()
+        if l2 and tensor_bytes(args_seq) >= 2 * l2:
+            how = "rotated inputs exceed twice the L2"
+        else:
+            flush, _src = ops.flusher()
+            how = "L2 flushed before every call, the flushes' own time subtracted"
+
+    def body(rounds: int, calls: bool = True) -> Callable[[], None]:
+        def run() -> None:
+            for _ in range(rounds):
+                for a in args_seq:
+                    if flush is not None:
+                        flush()
+                    if calls:
+                        fn(*a)
+        return run
+
+    def timed(graph: Any) -> float:
+        s, e = ops.event(), ops.event()
+        ops.record(s)
+        ops.replay(graph)
+        ops.record(e)
+        ops.synchronize()
+        return ops.elapsed_s(s, e)
+
+    probe = ops.capture(body(1))  # one round, to size the real graph
+    ops.replay(probe)
+    ops.synchronize()
+    est_round = timed(probe)
+    if flush is not None:
+        probe_flush = ops.capture(body(1, calls=False))
+        ops.replay(probe_flush)
+        ops.synchronize()
+        est_round = max(est_round - timed(probe_flush), 1e-9)
+        del probe_flush
+    del probe
+    rounds, samples = graph_plan(est_round, sets, rep_s, max_reps)
+    calls = rounds * sets
+    graph = ops.capture(body(rounds))
+    flushes = ops.capture(body(rounds, calls=False)) if flush is not None else None
+    ops.replay(graph)  # the first replay uploads the graph
+    if flushes is not None:
+        ops.replay(flushes)
+    ops.synchronize()
+    if window is not None:
+        window.start()
+    per_call = []
+    for _ in range(samples):
+        t = timed(graph)
+        if flushes is not None:
+            t -= timed(flushes)
+        per_call.append(max(t, 0.0) / calls)
+    if window is not None:
+        window.stop()
+    if not sorted(per_call)[len(per_call) // 2] > 0:
+        raise RuntimeError("the call is shorter than the noise of the L2 flush around it; time it with "
+                           "rotated inputs larger than the L2, or without the flush")
+    return Timing.from_times(per_call, reps=samples * calls,
+                             method=f"cuda-graph ({calls} calls per replay; {how})")
 
 
 def do_bench_budget(est_ms: float, warmup: int, rep_ms: float, max_reps: int) -> tuple[float, float]:
@@ -275,7 +504,9 @@ def do_bench_budget(est_ms: float, warmup: int, rep_ms: float, max_reps: int) ->
     do_bench runs ``max(1, int(warmup / estimate))`` warm-up and ``max(1, int(rep / estimate))``
     timed calls, where ``estimate`` is its own 5-call mean with the L2 flush included, which is
     what ``est_ms`` measures too. The warm-up keeps a floor of min(25 ms, rep / 4) (do_bench's
-    default is 25 ms) so clocks settle before a kernel of microseconds is timed.
+    default is 25 ms) so clocks settle before a kernel of microseconds is timed. A call so slow
+    that ``rep`` holds fewer than ``MIN_SAMPLES`` of it is not do_bench's: the harness times it
+    with CUDA events instead (see ``_time_cuda``).
     """
     if warmup < 0 or max_reps < 1 or not rep_ms > 0:
         raise ValueError("warmup >= 0, max_reps >= 1 and rep_ms > 0 are required")
@@ -288,32 +519,39 @@ def do_bench_budget(est_ms: float, warmup: int, rep_ms: float, max_reps: int) ->
     return warm, rep
 
 
-def _estimate_flushed_ms(call: Callable[[], Any], calls: int = 3) -> float:
+def _estimate_flushed_ms(call: Callable[[], Any], flush: Callable[[], None], ops: Any, calls: int = 3) -> float:
     """Milliseconds per call with the L2 flushed before each, as do_bench estimates it."""
-    import torch
-
-    try:
-        from triton import runtime
-        drv = runtime.driver.active
-        cache = drv.get_empty_cache_for_benchmark()
-
-        def flush() -> None:
-            drv.clear_cache(cache)
-    except Exception:  # noqa: BLE001 - another Triton: flush with a 256 MiB write of our own
-        buf = torch.empty(256 * MiB // 4, dtype=torch.int32, device="cuda")
-
-        def flush() -> None:
-            buf.zero_()
     call()
-    torch.cuda.synchronize()
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    s.record()
+    ops.synchronize()
+    s, e = ops.event(), ops.event()
+    ops.record(s)
     for _ in range(calls):
         flush()
         call()
-    e.record()
+    ops.record(e)
+    ops.synchronize()
+    return max(ops.elapsed_s(s, e) * 1e3 / calls, 1e-6)
+
+
+def host_call_cost(fn: Callable[[], Any], device: str, *, calls: int = 200, repeats: int = 9) -> float:
+    """Seconds the host spends on one call of ``fn``. On a CPU the call is the work: the harness's
+    median. On a GPU the time to enqueue ``calls`` calls (fewer than the launch queue holds, so none
+    waits for the device), per call, median over ``repeats``, the device synchronized between them."""
+    if device != "cuda":
+        return time_callable(fn, device=device, min_run_time=0.1).median_s
+    import torch
+
+    for _ in range(10):
+        fn()
     torch.cuda.synchronize()
-    return max(s.elapsed_time(e) / calls, 1e-6)
+    per = []
+    for _ in range(max(MIN_SAMPLES, repeats)):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        per.append((time.perf_counter() - t0) / calls)
+        torch.cuda.synchronize()
+    return Timing.from_times(per).median_s
 
 
 def l2_cache_bytes(device: str) -> int | None:

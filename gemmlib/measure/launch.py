@@ -18,7 +18,9 @@ run one worker function on each, and leave no process behind.
 
 The worker is a module-level function of an importable module, ``worker(ctx: RankContext, cfg,
 report) -> result`` (it is pickled by name for the spawned processes, which do not run the caller's
-main script: a Streamlit page or a script without a ``__main__`` guard can start ranks); ``report(fraction, text)`` sends progress from rank 0.
+main script: a Streamlit page or a script without a ``__main__`` guard can start ranks); ``report(fraction, text)`` sends progress from rank 0,
+and ``report.keep(row)`` hands the parent one finished piece of the result at once (``run_ranks``'s
+``on_keep``): a run stopped later still has it.
 :func:`time_samples` is the one timing loop of multi-rank benchmarks.
 
 torch is imported inside the functions, never at import time.
@@ -49,10 +51,32 @@ from gemmlib.measure import safety
 
 BACKENDS = ("auto", "nccl", "gloo")
 RANK_MEMORY_BYTES = 400 * 1024**2  # what one spawned rank costs before its buffers: torch (~220 MB) + gloo
+# A CUDA rank's host memory for its CUDA context, cuBLAS and NCCL on top of that: an allowance, not a
+# measurement (scripts/gpu_checks.py measures a CUDA process's as "cuda_host_memory" on a GPU). The
+# worker of a rank job stays off the GPU (the spec says ranks_open_devices), so its memory limit, which the ranks
+# inherit, must make room for it.
+CUDA_RANK_HOST_BYTES = 2 * 1024**3
 STARTUP_S = 30.0  # the allowance for spawning the ranks and importing torch, before the run's timeout counts
 GRACE_S = 5.0  # past the run's timeout, before the parent stops the ranks: their own timeout speaks first
 
 Report = Callable[[float, str], None]
+
+
+class _Reporter:
+    """What a worker gets as ``report``: ``report(fraction, text)`` for progress, ``report.keep(obj)``
+    for a finished piece of the result (sent at once; only rank 0's are passed on)."""
+
+    def __init__(self, rank: int, progress: Callable[[float, Any], None] | None,
+                 keep: Callable[[Any], None] | None) -> None:
+        self._rank, self._progress, self._keep = rank, progress, keep
+
+    def __call__(self, frac: float, text: Any) -> None:
+        if self._rank == 0 and self._progress is not None:
+            self._progress(float(frac), text)
+
+    def keep(self, obj: Any) -> None:
+        if self._rank == 0 and self._keep is not None:
+            self._keep(obj)
 
 
 class RankError(RuntimeError):
@@ -90,7 +114,14 @@ def under_torchrun() -> bool:
 
 
 def cuda_count() -> int:
-    """CUDA devices this process can see (0 without torch CUDA)."""
+    """CUDA devices this process can see (0 without torch CUDA). Before torch is imported (a page planning a run)
+    it is read without it (``core.machine.gpu_presence``: the torch build, the driver's GPUs, CUDA_VISIBLE_DEVICES)."""
+    import sys
+
+    if "torch" not in sys.modules:
+        from gemmlib.core.machine import gpu_presence
+
+        return gpu_presence()[0]
     try:
         import torch
         return int(torch.cuda.device_count()) if torch.cuda.is_available() else 0
@@ -218,12 +249,15 @@ def _time_once(kind: str, fn: Callable[[], Any], inner: int) -> float:
 
 def time_samples(ctx: RankContext, fn: Callable[[], Any], *, samples: int, inner: int = 1,
                  reset: Callable[[], Any] | None = None) -> list[float]:
-    """Seconds per call of ``fn`` for each of ``samples`` samples, the slowest rank's (nccl-tests' rule).
+    """Seconds per call of ``fn`` for each of ``samples`` samples, the slowest rank's.
 
     Each sample: ``reset()`` (not timed), a barrier so the ranks start together, then ``inner``
     back-to-back calls timed with CUDA events on a GPU (``time.perf_counter`` on a CPU, whose
     gloo collectives and kernels return when done), divided by ``inner``. The per-sample times of
-    every rank are reduced with MAX: a collective is as slow as its slowest rank.
+    every rank are reduced with MAX: a collective is done when its slowest rank is. This is our
+    choice, not nccl-tests' default: nccl-tests times many iterations per rank and *averages* the
+    ranks' times (its ``-a`` option, default 1 = average; 3 = maximum), which reads a little faster
+    when the ranks finish unevenly.
     ``torch.utils.benchmark`` is not used because it cannot put a barrier before each sample or
     reduce the times across ranks.
     """
@@ -298,11 +332,9 @@ def _rank_entry(index: int, world: int, worker: Callable, cfg: Any, plan_: Plan,
         ctx = _init_group(index, world, index, plan_.backend, plan_.kind, init_method, timeout_s, threads)
         initialized = True
         conn.send(("ready",))
-
-        def report(frac: float, text: str) -> None:
-            if index == 0:
-                conn.send(("progress", float(frac), text if isinstance(text, Text) else str(text)))  # a Text keeps its message
-
+        report = _Reporter(index, lambda frac, text: conn.send(
+            ("progress", frac, text if isinstance(text, Text) else str(text))),  # a Text keeps its message
+            lambda obj: conn.send(("keep", obj)))
         out = worker(ctx, cfg, report)
         if index == 0:
             conn.send(("result", out))
@@ -340,34 +372,31 @@ def _fmt_ranks(ranks: list[int]) -> str:
 
 def run_ranks(worker: Callable[[RankContext, Any, Report], Any], cfg: Any, *, nproc: int | None = None,
               backend: str = "auto", timeout_s: float = 120.0, progress: Report | None = None,
-              lim: safety.Limits | None = None) -> Any:
+              lim: safety.Limits | None = None, on_keep: Callable[[Any], None] | None = None) -> Any:
     """Run ``worker`` on ``nproc`` ranks and return rank 0's result (see the module's docstring).
 
     ``timeout_s`` bounds the process group's collectives and the whole run once every rank has
     joined the group (starting them has its own allowance, ``STARTUP_S``); past it every rank is
-    stopped and a RankError says which ranks were still running.
+    stopped and a RankError says which ranks were still running. ``on_keep(obj)``: called in this
+    process with every ``report.keep(obj)`` of rank 0, as it arrives.
     """
     if not timeout_s > 0:
         raise InputError(f"the timeout must be positive, got {timeout_s!r}")
     p = plan(nproc, backend, lim)
     if p.torchrun:
-        return _run_here(worker, cfg, p, timeout_s, progress)
-    return _spawn(worker, cfg, p, timeout_s, progress)
+        return _run_here(worker, cfg, p, timeout_s, progress, on_keep)
+    return _spawn(worker, cfg, p, timeout_s, progress, on_keep)
 
 
-def _run_here(worker: Callable, cfg: Any, p: Plan, timeout_s: float, progress: Report | None) -> Any:
+def _run_here(worker: Callable, cfg: Any, p: Plan, timeout_s: float, progress: Report | None,
+              on_keep: Callable[[Any], None] | None = None) -> Any:
     import torch.distributed as dist
     rank, local = int(os.environ["RANK"]), int(os.environ["LOCAL_RANK"])
     local_world = int(os.environ.get("LOCAL_WORLD_SIZE", p.nproc))
     threads = max(1, usable_cpus() // local_world) if p.kind == "cpu" else 1
     ctx = _init_group(rank, p.nproc, local, p.backend, p.kind, "env://", timeout_s, threads)
-
-    def report(frac: float, text: str) -> None:
-        if rank == 0 and progress is not None:
-            progress(frac, text)
-
     try:
-        out = worker(ctx, cfg, report)
+        out = worker(ctx, cfg, _Reporter(rank, progress, on_keep))
     finally:
         dist.destroy_process_group()
     return out if rank == 0 else None
@@ -394,7 +423,8 @@ def _main_script_hidden() -> Iterator[None]:
             sys.modules["__main__"] = real
 
 
-def _spawn(worker: Callable, cfg: Any, p: Plan, timeout_s: float, progress: Report | None) -> Any:
+def _spawn(worker: Callable, cfg: Any, p: Plan, timeout_s: float, progress: Report | None,
+           on_keep: Callable[[Any], None] | None = None) -> Any:
     import torch.multiprocessing as tmp
 
     mp = multiprocessing.get_context("spawn")
@@ -416,6 +446,9 @@ def _spawn(worker: Callable, cfg: Any, p: Plan, timeout_s: float, progress: Repo
                 progress(msg[1], msg[2])
         elif msg[0] == "result":
             state["result"] = msg[1]
+        elif msg[0] == "keep":
+            if on_keep is not None:
+                on_keep(msg[1])
         elif msg[0] == "ready":
             joined.add(idx)
         elif msg[0] == "done":

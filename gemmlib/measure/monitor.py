@@ -16,8 +16,19 @@ What NVML's two utilization figures mean (read them with care):
 
 Without the NVML library, a driver or a GPU, nothing is sampled and the result
 says so plainly (``MonitorResult.available is False`` and ``reason``).
-No torch here; ``pynvml`` (from the nvidia-ml-py package) is imported only when
-monitoring starts.
+
+``GpuMonitor(defer=True)`` samples only between its ``start()`` and ``stop()``: the harness calls
+them around the timed calls (``time_callable(window=...)``), so the averages leave out building
+the model, drawing the inputs and the warm-up.
+
+**The machine's state** beside every GPU figure (``machine_state``, ``MachineRecord``): SM and
+memory clocks (and their maxima), power draw and limit, temperature, performance state, the clock
+event ("throttle") reasons, the power and thermal violation counters, persistence mode, and the
+driver; ``clock_flags`` says when a run's clocks dropped or were held back, from a reading before
+and one after. ``software_versions`` adds CUDA, cuBLAS, cuDNN, NCCL, torch and Triton.
+
+No torch at import time (``software_versions`` imports it); ``pynvml`` (from the nvidia-ml-py
+package) is imported only when monitoring or a reading starts.
 """
 
 from __future__ import annotations
@@ -29,7 +40,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from gemmlib.core.i18n import N_
+from gemmlib.core.i18n import N_, Text
 from gemmlib.core.targets import BANDWIDTH_TARGET, METRICS, UTIL_TARGET
 
 
@@ -138,7 +149,7 @@ class Sampler:
         return self.samples
 
 
-# nvml_status's reasons (English; a page shows them through jobs.reword(text, NVML_TEXTS, gettext))
+# nvml_status's reasons (Texts: English here, a page shows them in its reader's language)
 NVML_MISSING = N_("GPU monitoring needs the nvidia-ml-py package (import pynvml); it is not installed, so no "
                   "utilization, clock, power or temperature is shown.")
 NVML_NO_DRIVER = N_("No NVIDIA driver/GPU visible to NVML on this machine ({error}); GPU monitoring is off — there "
@@ -146,7 +157,6 @@ NVML_NO_DRIVER = N_("No NVIDIA driver/GPU visible to NVML on this machine ({erro
 NVML_NO_GPU = N_("NVML runs but reports no GPU; GPU monitoring is off.")
 NVML_NO_INDEX = N_("GPU index {index} does not exist (NVML sees {count} GPU(s)).")
 NVML_UNREADABLE = N_("NVML could not read GPU {index} ({error}); GPU monitoring is off.")
-NVML_TEXTS = (NVML_NO_DRIVER, NVML_NO_INDEX, NVML_UNREADABLE)
 
 
 def nvml_status(index: int = 0) -> tuple[bool, str]:
@@ -158,17 +168,17 @@ def nvml_status(index: int = 0) -> tuple[bool, str]:
     try:
         pynvml.nvmlInit()
     except Exception as e:  # noqa: BLE001 - NVMLError_LibraryNotFound, DriverNotLoaded, ...
-        return False, NVML_NO_DRIVER.format(error=f"{type(e).__name__}: {e}")
+        return False, Text(NVML_NO_DRIVER, error=f"{type(e).__name__}: {e}")
     try:
         count = pynvml.nvmlDeviceGetCount()
         if count < 1:
             return False, NVML_NO_GPU
         if not 0 <= index < count:
-            return False, NVML_NO_INDEX.format(index=index, count=count)
+            return False, Text(NVML_NO_INDEX, index=index, count=count)
         name = pynvml.nvmlDeviceGetName(pynvml.nvmlDeviceGetHandleByIndex(index))
         return True, name.decode() if isinstance(name, bytes) else str(name)
     except Exception as e:  # noqa: BLE001
-        return False, NVML_UNREADABLE.format(index=index, error=f"{type(e).__name__}: {e}")
+        return False, Text(NVML_UNREADABLE, index=index, error=f"{type(e).__name__}: {e}")
     finally:
         try:
             pynvml.nvmlShutdown()
@@ -258,13 +268,15 @@ class GpuMonitor:
     1/6 s to 1 s depending on the GPU, so intervals below ~50 ms repeat values.
     """
 
-    def __init__(self, index: int = 0, interval_s: float = 0.05, enabled: bool = True) -> None:
+    def __init__(self, index: int = 0, interval_s: float = 0.05, enabled: bool = True, defer: bool = False) -> None:
         self.index = index
         self.interval_s = interval_s
         self.enabled = enabled
+        self.defer = defer  # sample only between start() and stop(), not the whole ``with`` body
         self.result = MonitorResult(False, "monitoring has not run")
         self._sampler: Sampler | None = None
         self._pynvml: Any = None
+        self._started = False
 
     def __enter__(self) -> GpuMonitor:
         if not self.enabled:
@@ -279,16 +291,30 @@ class GpuMonitor:
         pynvml.nvmlInit()
         self._pynvml = pynvml
         handle = pynvml.nvmlDeviceGetHandleByIndex(self.index)
-        self._sampler = Sampler(_nvml_reader(pynvml, handle), self.interval_s).start()
-        self.result = MonitorResult(True, f"sampled every {self.interval_s * 1e3:.0f} ms via NVML",
+        self._sampler = Sampler(_nvml_reader(pynvml, handle), self.interval_s)
+        what = " during the timed calls only" if self.defer else ""
+        self.result = MonitorResult(True, f"sampled every {self.interval_s * 1e3:.0f} ms via NVML{what}",
                                     device_name=name_or_reason, interval_s=self.interval_s)
+        if not self.defer:
+            self.start()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def start(self) -> None:
+        """Begin sampling (once; a monitor without NVML ignores it)."""
+        if self._sampler is not None and not self._started:
+            self._started = True
+            self._sampler.start()
+
+    def stop(self) -> None:
+        """Stop sampling and keep the samples (the ``with`` block's end does it too)."""
         if self._sampler is not None:
-            self.result.samples = self._sampler.stop()
+            if self._started:
+                self.result.samples = self._sampler.stop()
             self.result.errors = list(self._sampler.errors)
             self._sampler = None
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
         if self._pynvml is not None:
             try:
                 self._pynvml.nvmlShutdown()
@@ -303,3 +329,176 @@ def monitor_call(fn: Callable[[], Any], *, index: int = 0, interval_s: float = 0
     with GpuMonitor(index=index, interval_s=interval_s, enabled=enabled) as mon:
         value = fn()
     return value, mon.result
+
+
+# --------------------------------------------------------------------------- the machine's state
+# NVML's clock event ("throttle") reasons, nvml.h's nvmlClocksThrottleReason* / nvmlClocksEventReason*
+# bits (nvidia-ml-py names both; the values are the same).
+CLOCK_REASONS = {
+    0x1: "gpu_idle", 0x2: "applications_clocks_setting", 0x4: "sw_power_cap", 0x8: "hw_slowdown",
+    0x10: "sync_boost", 0x20: "sw_thermal_slowdown", 0x40: "hw_thermal_slowdown",
+    0x80: "hw_power_brake_slowdown", 0x100: "display_clock_setting",
+}
+HOLDING_BACK = ("sw_power_cap", "hw_slowdown", "sw_thermal_slowdown", "hw_thermal_slowdown",
+                "hw_power_brake_slowdown")  # reasons that mean the clocks are below what the load asks for
+CLOCK_DROP = 0.05  # a drop of the SM or memory clock beyond this between two busy readings is flagged
+
+
+def _try(fn: Callable[[], Any]) -> Any:
+    try:
+        return fn()
+    except Exception:  # noqa: BLE001 - a field this driver or GPU does not report: None
+        return None
+
+
+def _text(v: Any) -> Any:
+    return v.decode() if isinstance(v, bytes) else v
+
+
+def machine_state(index: int = 0, pynvml: Any = None) -> dict[str, Any]:
+    """One NVML reading of what sets GPU ``index``'s speed now (each field None when not reported):
+    clocks (SM, memory, and their maxima) in MHz, power draw and enforced limit in W, temperature in
+    °C, the performance state, the clock event reasons by name, the cumulative power and thermal
+    violation times in ns (``nvmlDeviceGetViolationStatus``), total energy in mJ, persistence mode,
+    the driver and the CUDA version the driver supports. ``{"available": False, "reason": why}``
+    without NVML or a GPU. ``pynvml``: the module (tests pass a stand-in)."""
+    if pynvml is None:
+        try:
+            import pynvml
+        except ImportError:
+            return {"available": False, "reason": NVML_MISSING}
+    try:
+        pynvml.nvmlInit()
+    except Exception as e:  # noqa: BLE001
+        return {"available": False, "reason": NVML_NO_DRIVER.format(error=f"{type(e).__name__}: {e}")}
+    try:
+        h = pynvml.nvmlDeviceGetHandleByIndex(index)
+        sm, mem = getattr(pynvml, "NVML_CLOCK_SM", 1), getattr(pynvml, "NVML_CLOCK_MEM", 2)
+        get_reasons = (getattr(pynvml, "nvmlDeviceGetCurrentClocksEventReasons", None)
+                       or getattr(pynvml, "nvmlDeviceGetCurrentClocksThrottleReasons", None))
+        bits = _try(lambda: int(get_reasons(h))) if get_reasons else None
+
+        def violation(policy: int) -> Any:
+            return _try(lambda: int(pynvml.nvmlDeviceGetViolationStatus(h, policy).violationTime))
+
+        cuda = _try(pynvml.nvmlSystemGetCudaDriverVersion)
+        return {
+            "available": True, "index": index, "t": time.time(),
+            "name": _try(lambda: _text(pynvml.nvmlDeviceGetName(h))),
+            "sm_clock_mhz": _try(lambda: float(pynvml.nvmlDeviceGetClockInfo(h, sm))),
+            "mem_clock_mhz": _try(lambda: float(pynvml.nvmlDeviceGetClockInfo(h, mem))),
+            "sm_clock_max_mhz": _try(lambda: float(pynvml.nvmlDeviceGetMaxClockInfo(h, sm))),
+            "mem_clock_max_mhz": _try(lambda: float(pynvml.nvmlDeviceGetMaxClockInfo(h, mem))),
+            "power_w": _try(lambda: pynvml.nvmlDeviceGetPowerUsage(h) / 1000.0),
+            "power_limit_w": _try(lambda: pynvml.nvmlDeviceGetEnforcedPowerLimit(h) / 1000.0),
+            "temp_c": _try(lambda: float(pynvml.nvmlDeviceGetTemperature(h, getattr(pynvml, "NVML_TEMPERATURE_GPU", 0)))),
+            "pstate": _try(lambda: int(pynvml.nvmlDeviceGetPerformanceState(h))),
+            "clock_reasons": None if bits is None else [n for b, n in CLOCK_REASONS.items() if bits & b],
+            "power_violation_ns": violation(getattr(pynvml, "NVML_PERF_POLICY_POWER", 0)),
+            "thermal_violation_ns": violation(getattr(pynvml, "NVML_PERF_POLICY_THERMAL", 1)),
+            "energy_mj": _try(lambda: int(pynvml.nvmlDeviceGetTotalEnergyConsumption(h))),
+            "persistence_mode": _try(lambda: bool(pynvml.nvmlDeviceGetPersistenceMode(h))),
+            "driver": _try(lambda: _text(pynvml.nvmlSystemGetDriverVersion())),
+            "cuda_driver": None if cuda is None else f"{cuda // 1000}.{cuda % 1000 // 10}",
+        }
+    except Exception as e:  # noqa: BLE001
+        return {"available": False, "reason": NVML_UNREADABLE.format(index=index, error=f"{type(e).__name__}: {e}")}
+    finally:
+        _try(pynvml.nvmlShutdown)
+
+
+def _busy(state: dict) -> bool:
+    return bool(state.get("available")) and "gpu_idle" not in (state.get("clock_reasons") or [])
+
+
+def clock_flags(before: dict, after: dict, drop: float = CLOCK_DROP) -> list[str]:
+    """Why a run's figures may be below what the GPU does, from a reading before and one after it
+    (empty: nothing seen): an SM or memory clock that fell by more than ``drop`` between two busy
+    readings, power or thermal violation time that grew during the run, reasons holding the clocks
+    back at the end, and the energy's average power at the limit."""
+    if not (before.get("available") and after.get("available")):
+        return []
+    flags: list[str] = []
+    for key, what in (("sm_clock_mhz", "SM"), ("mem_clock_mhz", "memory")):
+        b, a = before.get(key), after.get(key)
+        if b and a is not None and _busy(before) and _busy(after) and a < b * (1 - drop):
+            flags.append(f"{what} clock dropped from {b:.0f} to {a:.0f} MHz ({a / b - 1:+.0%})")
+    for key, what in (("power_violation_ns", "power"), ("thermal_violation_ns", "thermal")):
+        b, a = before.get(key), after.get(key)
+        if b is not None and a is not None and a > b:
+            flags.append(f"{what}-limited for {(a - b) / 1e6:.0f} ms during the run (NVML violation counter)")
+    held = [r for r in (after.get("clock_reasons") or []) if r in HOLDING_BACK]
+    if held:
+        flags.append("clocks held back at the end: " + ", ".join(held))
+    e0, e1, t0, t1 = before.get("energy_mj"), after.get("energy_mj"), before.get("t"), after.get("t")
+    limit = after.get("power_limit_w")
+    if None not in (e0, e1, t0, t1, limit) and t1 > t0 and limit:
+        avg = (e1 - e0) / 1e3 / (t1 - t0)
+        if avg >= 0.97 * limit:
+            flags.append(f"average power {avg:.0f} W at the {limit:.0f} W limit")
+    return flags
+
+
+class MachineRecord:
+    """``with MachineRecord(index) as rec: run()`` -> ``rec.to_dict()``: the machine's state before and
+    after, and :func:`clock_flags`. ``enabled=False`` (a CPU run) records nothing; ``read`` is
+    :func:`machine_state` (tests pass fake readings)."""
+
+    def __init__(self, index: int = 0, enabled: bool = True, read: Callable[[int], dict] | None = None) -> None:
+        self.index, self.enabled = index, enabled
+        self._read = read or machine_state
+        self.before: dict = {}
+        self.after: dict = {}
+        self.flags: list[str] = []
+
+    def __enter__(self) -> MachineRecord:
+        if self.enabled:
+            self.before = self._read(self.index)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.enabled:
+            self.after = self._read(self.index)
+            self.flags = clock_flags(self.before, self.after)
+
+    def to_dict(self) -> dict:
+        return {"before": self.before, "after": self.after, "flags": list(self.flags)}
+
+
+def _cublas_version() -> str | None:
+    """The cuBLAS this process loaded (``cublasLtGetVersion`` of the libcublasLt in its memory map)."""
+    import ctypes
+
+    try:
+        with open("/proc/self/maps", encoding="utf-8") as f:
+            paths = {line.split()[-1] for line in f if "libcublasLt.so" in line}
+        for path in sorted(paths):
+            v = int(ctypes.CDLL(path).cublasLtGetVersion())
+            return f"{v // 10000}.{v // 100 % 100}.{v % 100}"
+    except (OSError, AttributeError, ValueError):
+        pass
+    return None
+
+
+def software_versions() -> dict[str, Any]:
+    """torch, the CUDA it was built for, cuBLAS (as loaded, else the pip package), cuDNN, NCCL, Triton
+    (package metadata: importing triton here could switch a CPU machine's interpreter off), the driver."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    import torch
+
+    def pkg(*names: str) -> str | None:
+        for n in names:
+            try:
+                return version(n)
+            except PackageNotFoundError:
+                continue
+        return None
+
+    nccl = _try(lambda: ".".join(str(x) for x in torch.cuda.nccl.version())) if torch.cuda.is_available() else None
+    state = machine_state() if torch.cuda.is_available() else {}
+    return {"torch": torch.__version__, "cuda": torch.version.cuda,
+            "cublas": _cublas_version() or pkg("nvidia-cublas-cu12", "nvidia-cublas-cu13", "nvidia-cublas"),
+            "cudnn": _try(torch.backends.cudnn.version), "nccl": nccl, "triton": pkg("triton"),
+            "driver": state.get("driver"), "cuda_driver": state.get("cuda_driver"),
+            "persistence_mode": state.get("persistence_mode")}

@@ -1,45 +1,143 @@
-"""How long will a benchmark run take? An estimate before it starts, from what it will time.
+"""A benchmark run before it starts: what it will hold, its largest call, and how long it takes.
 
-Each benchmark's rows are listed with their FLOPs and format (``precision``, ``batching``,
-``ceilings``); a row's time follows the harness's own rules (``harness.time_callable``: warm-up
-calls, then ``min_run_time`` of timing, but at least three calls when one call is slow) at a rate
-taken, in this order, from
+Every benchmark's ``plan(config, limits) -> Plan`` (its spec, ``gemmlib.measure.spec``) counts what
+its run will hold at its peak — every buffer: inputs and their rotated copies, outputs, the float64
+reference and the copies its error check makes —, its largest single GEMM, and its time through
+the ONE time model below. The same ``Plan`` is the estimate line beside a page's button, the
+command line's refusal and the queue's admission (:func:`admit`), so they never disagree.
 
-1. a row already measured here with the same format (this server's ``core.results.recorded()``,
-   the one nearest in FLOPs): what this machine really does;
-2. the ceilings measured on this machine (``core.ceilings``; the CPU row of ``cpu_row``);
-3. the catalogue row (for a CPU, its placeholder) at ``DEFAULT_EFFICIENCY`` of its peak.
+The time model: each row the harness will time (a :class:`Row`) costs what the harness spends on
+it (``row_seconds``: its warm-up calls, then ``min_run_time`` of timing, but at least three calls
+when one call is slow), plus building its inputs and its untimed calls; the float64 references
+are done once at half the fp32 rate. A call's rate comes, in this order, from
 
-The estimate says which of these it used. It needs no torch: a page shows it beside the button.
+1. a row already measured here with the same benchmark, name and format (this server's
+   ``core.results.recorded()``, the one nearest in FLOPs): what this machine really does;
+2. the speed probe a worker timed in the last quarter of an hour (``core.speed``,
+   ``measure.speedprobe``): this format's GEMM on this machine under its load now;
+3. the ceilings measured on this machine (``core.ceilings``);
+4. the datasheet at ``DEFAULT_EFFICIENCY`` of its peak: the catalogue row of the GPU found here,
+   or, for a CPU, the catalogue's placeholder row (a 2-core server) scaled to this machine's cores.
+
+Then :func:`planned` scales the whole estimate by how much longer the last runs of the same
+benchmark on the same device took than theirs (``core.speed.ratio``: the runner folds in every
+run's wall time, and a run killed at its limit as at least that long), so a kind of run that was
+killed once is refused up front the next time. The worker checks the plan again after its own
+probe, before its first row (``gemmlib.measure.worker``), and refuses what cannot finish in time.
+
+``Plan.sources`` says which it used. Nothing here imports torch: a page shows a plan beside its
+button, and the caps refuse a run before any worker starts.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
-from dataclasses import dataclass
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from typing import Any
 
 from gemmlib.core import format as fmt
+from gemmlib.core import machine, speed
 from gemmlib.core.ceilings import all_ceilings, cpu_row
+from gemmlib.core.errors import InputError
 from gemmlib.core.flops import DEFAULT_EFFICIENCY
-from gemmlib.core.hardware import CATALOGUE, DEFAULT_GPU
+from gemmlib.core.hardware import CATALOGUE, DEFAULT_GPU, Hardware
+from gemmlib.core.i18n import N_, Msg
 from gemmlib.core.results import BenchResult, recorded
+from gemmlib.core.units import MiB
+from gemmlib.measure import safety
 
 ROW_OVERHEAD_S = 0.05  # per row: the result row, the progress report
 GPU_CALL_FLOOR_S = 10e-6  # a kernel launch: no call on a GPU is faster than this
-SOURCES = ("measured here", "measured ceilings", "datasheet")
+SOURCES = ("measured here", "probed here", "measured ceilings", "datasheet", "recent runs")
 # Seconds per operand element to build one input set (random normals on the CPU, converted or
 # quantized to the format): measured on a 2-core x86 server with this project's precision rows.
 # A row measured here (its ``extra["wall_s"]``) corrects them for this machine.
 PREP_S_PER_ELEMENT = {"fp32": 2e-9, "tf32": 2e-9, "bf16": 12e-9, "fp16": 10e-9, "int8": 30e-9, "fp8": 55e-9}
+CPU_PLACEHOLDER_CORES = 2  # the catalogue's CPU row is a 2-core server
+MAX_MIN_RUN_TIME_S = 30.0
+MMAP_THRESHOLD = 4 * MiB  # the worker fixes glibc's mmap threshold here (runner): blocks this large are
+# returned to the system when freed; smaller ones stay in the heap
+
+ONE_GEMM, A_GEMM, BLOCK_GEMM = safety.ONE_GEMM, N_("a {m}×{n}×{k} GEMM"), N_("the block's largest GEMM")
 
 
+# --------------------------------------------------------------------------- the plan
+@dataclass(frozen=True)
+class Plan:
+    """What a run will need, estimated before anything is allocated."""
+
+    bytes: float  # peak bytes held at once on the run's device (host memory on a CPU)
+    host_bytes: float = 0.0  # GPU runs: host memory held besides (0 on a CPU: it is all in ``bytes``)
+    call_flops: float = 0.0  # the largest single GEMM it runs (timed call or float64 reference)
+    call_what: str | Msg = ONE_GEMM  # a message: a refusal shows it in the reader's language
+    seconds: float = 0.0  # the time model's estimate of the whole run
+    rows: int = 0  # result rows
+    steps: int = 0  # the steps its progress counts (0: it reports fractions only)
+    sources: tuple[str, ...] = ()  # where the rates came from (keys of SOURCES)
+    launches: int = 0  # multi-rank runs: rank launches (each its own start-up; the caps counted every rank)
+
+    @property
+    def basis(self) -> str:
+        return "rates " + " and ".join(self.sources) if self.sources else "nothing to time"
+
+    def text(self) -> str:
+        """``"about 42 s for 12 steps (rates measured here)"``"""
+        return f"about {fmt.duration(max(1.0, round(self.seconds)))} for {self.steps or self.rows} steps ({self.basis})"
+
+
+def sum_plans(plans: list[Plan], steps: int | None = None) -> Plan:
+    """Plans run one after the other: the largest peak, the largest call, the times and rows added."""
+    top = max(plans, key=lambda p: p.call_flops)
+    return Plan(bytes=max(p.bytes for p in plans), host_bytes=max(p.host_bytes for p in plans),
+                call_flops=top.call_flops, call_what=top.call_what, seconds=sum(p.seconds for p in plans),
+                rows=sum(p.rows for p in plans), steps=sum(p.steps for p in plans) if steps is None else steps,
+                sources=tuple(s for s in SOURCES if any(s in p.sources for p in plans)))
+
+
+def check_min_run_time(t: Any, what: str = "time per row") -> float:
+    """The seconds of timing per row, in (0, MAX_MIN_RUN_TIME_S]; InputError naming ``what`` otherwise."""
+    try:
+        v = float(t)
+    except (TypeError, ValueError):
+        raise InputError(N_("{what} must be a number of seconds, got {value!r}"), what=what, value=t) from None
+    if isinstance(t, bool) or not math.isfinite(v) or not 0 < v <= MAX_MIN_RUN_TIME_S:
+        raise InputError(N_("{what} must be more than 0 and at most {most:g} s, got {value!r}"), what=what,
+                         most=MAX_MIN_RUN_TIME_S, value=t)
+    return v
+
+
+def check_whole(**dims: Any) -> None:
+    """InputError for a size that is not a whole number ≥ 1 (the caps' maximum is the plan's check)."""
+    for name, v in dims.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or int(v) != v:
+            raise InputError(N_("{name} must be a whole number, got {value!r}"), name=name, value=v)
+        if v < 1:
+            raise InputError(N_("{name} must be at least 1, got {value}"), name=name, value=int(v))
+
+
+def check_device(device: str) -> str:
+    if device not in ("cpu", "cuda", "mps"):
+        raise InputError(N_("unknown device {device!r}; use cpu or cuda"), device=device)
+    return device
+
+
+def err_bytes(elems: float, out_b: float) -> float:
+    """harness.rel_error on ``elems`` outputs: the result in float64, the difference and its
+    absolute value, each float64 (the reference itself is counted by the caller)."""
+    return elems * (out_b + 24)
+
+
+# --------------------------------------------------------------------------- the time model
 @dataclass(frozen=True)
 class Row:
     """One row the harness will time: ``flops`` per timed call in format ``dtype`` (``name`` is the
     row's own name, e.g. "int8 + quant" or "stacked", matched against rows measured before), with
-    ``prep_elements`` operand elements to build first and ``extra_calls`` untimed calls (the error
-    check)."""
+    ``prep_elements`` operand elements to build first, ``extra_calls`` untimed calls (the error
+    check) and ``overhead_s`` per call besides its FLOPs (kernel launches, a Python loop's calls),
+    counted unless the rate was measured here. ``timed=False``: the calls are made ``extra_calls``
+    times and not timed (a profiled pass)."""
 
     flops: float
     dtype: str
@@ -47,18 +145,8 @@ class Row:
     skipped: bool = False  # refused before timing (no fp8 on this device, a cap): costs nothing
     prep_elements: float = 0.0
     extra_calls: int = 0
-
-
-@dataclass(frozen=True)
-class RunEstimate:
-    seconds: float
-    rows: int  # the steps the run's progress counts
-    basis: str  # where the rates came from, in words
-    sources: tuple[str, ...] = ()  # the same, as keys of SOURCES
-
-    def text(self) -> str:
-        """``"about 42 s for 12 steps (rates measured here)"``"""
-        return f"about {fmt.duration(max(1.0, round(self.seconds)))} for {self.rows} steps ({self.basis})"
+    overhead_s: float = 0.0
+    timed: bool = True
 
 
 def row_seconds(t_call: float, min_run_time: float, device: str = "cpu", warmup: int = 3) -> float:
@@ -73,16 +161,28 @@ def row_seconds(t_call: float, min_run_time: float, device: str = "cpu", warmup:
     return ROW_OVERHEAD_S + warm + timed
 
 
-def _fallback(device: str):
-    """The hardware row whose peaks stand in for the rates, and what it is."""
+def _gpu_row(device: str) -> Hardware:
+    """The catalogue row of the GPU found here (NVML, no torch), else the default GPU's."""
+    try:
+        gpus = [d for d in machine.light_summary() if d.get("kind") != "cpu" and d.get("catalogue")]
+    except Exception:  # noqa: BLE001 - no NVML: the default catalogue GPU
+        gpus = []
+    hw = machine.match_catalogue(gpus[0]["catalogue"])[0] if gpus else None
+    return hw or CATALOGUE[DEFAULT_GPU]
+
+
+def _fallback(device: str) -> tuple[Hardware, float, str]:
+    """The hardware row whose peaks stand in for the rates, its efficiency, and what it is."""
     if device == "cpu":
-        hw, note = cpu_row()
-        measured = any(c.device == "cpu" for c in all_ceilings().values())
-        return hw, (1.0 if measured else DEFAULT_EFFICIENCY), "measured ceilings" if measured else "datasheet"
+        hw, _note = cpu_row()
+        if any(c.device == "cpu" for c in all_ceilings().values()):
+            return hw, 1.0, "measured ceilings"
+        cores = max(1, os.cpu_count() or 1) / CPU_PLACEHOLDER_CORES
+        return hw.with_overrides(peaks={d: v * cores for d, v in hw.peaks if v}), DEFAULT_EFFICIENCY, "datasheet"
     gpus = [c for c in all_ceilings().values() if c.device == device]
     if gpus:
         return gpus[-1].hardware(), 1.0, "measured ceilings"
-    return CATALOGUE[DEFAULT_GPU], DEFAULT_EFFICIENCY, "datasheet"
+    return _gpu_row(device), DEFAULT_EFFICIENCY, "datasheet"
 
 
 def rate(device: str, dtype: str, name: str = "", flops: float = 0.0,
@@ -94,6 +194,9 @@ def rate(device: str, dtype: str, name: str = "", flops: float = 0.0,
     if rows:
         near = min(rows, key=lambda r: abs(math.log(r.flops) - math.log(max(flops, 1.0))))
         return near.flops / near.median_s, SOURCES[0]
+    probed = speed.probed_rate(device, "fp32" if dtype == "tf32" and device == "cpu" else dtype)
+    if probed is not None:
+        return probed, SOURCES[1]
     hw, eff, source = _fallback(device)
     peak = hw.peak(dtype)
     if peak is None:  # no figure for this format here (fp8 through a reference kernel on a CPU): fp32's / 4
@@ -103,13 +206,15 @@ def rate(device: str, dtype: str, name: str = "", flops: float = 0.0,
 
 def _row_seconds(r: Row, device: str, min_run_time: float, hist: list[BenchResult]) -> tuple[float, str]:
     fr, source = rate(device, r.dtype, r.name, r.flops, hist)
-    t = r.flops / fr
+    t = r.flops / fr + (r.overhead_s if source != SOURCES[0] else 0.0)
+    if not r.timed:
+        return ROW_OVERHEAD_S + r.extra_calls * t, source
     return (row_seconds(t, min_run_time, device) + r.extra_calls * t
             + r.prep_elements * PREP_S_PER_ELEMENT.get(r.dtype, 8e-9)), source
 
 
-def _correction(rows_like: list[BenchResult], model, device: str, min_run_time: float,
-                hist: list[BenchResult]) -> float:
+def _correction(rows_like: list[BenchResult], model: Callable[[BenchResult], Row], device: str,
+                min_run_time: float, hist: list[BenchResult]) -> float:
     """wall / modelled seconds over rows measured here that kept their wall time (1 when none)."""
     got = want = 0.0
     for h in rows_like:
@@ -120,16 +225,16 @@ def _correction(rows_like: list[BenchResult], model, device: str, min_run_time: 
     return got / want if got and want else 1.0
 
 
-def estimate(rows: Iterable[Row], device: str, min_run_time: float, extra_flops: float = 0.0,
-             history: Iterable[BenchResult] | None = None, steps: int | None = None,
-             model=None) -> RunEstimate:
-    """The run's seconds: each row by ``row_seconds`` at its ``rate``, plus its inputs and untimed
-    calls, plus ``extra_flops`` done once outside the timing (float64 references) at half the fp32
-    rate. ``model(result)`` turns a row measured here back into a ``Row``: then the rows' measured
-    wall times scale the model to this machine."""
-    hist = list(recorded() if history is None else history)
-    rows = list(rows)
-    total, used = 0.0, set()
+def estimate(rows: Iterable[Row], device: str, min_run_time: float, *, extra_flops: float = 0.0,
+             bench: str = "", history: Iterable[BenchResult] | None = None,
+             model: Callable[[BenchResult], Row] | None = None, fixed_s: float = 0.0) -> tuple[float, tuple[str, ...]]:
+    """(seconds, sources) of a run: each row by ``row_seconds`` at its ``rate``, plus its inputs and
+    untimed calls, plus ``extra_flops`` done once outside the timing (float64 references) at half
+    the fp32 rate, plus ``fixed_s``. ``history``: rows measured here (default: this process's rows
+    of ``bench``). ``model(result)`` turns a row measured here back into a ``Row``: then the rows'
+    measured wall times scale the model to this machine."""
+    hist = [r for r in (recorded() if history is None else history) if not bench or r.bench == bench]
+    total, used = float(fixed_s), set()
     for r in rows:
         if r.skipped:
             total += ROW_OVERHEAD_S / 5
@@ -143,67 +248,63 @@ def estimate(rows: Iterable[Row], device: str, min_run_time: float, extra_flops:
         fr, source = rate(device, "fp32", "", extra_flops, hist)
         total += extra_flops / (fr / 2)
         used.add(source)
-    sources = tuple(s for s in SOURCES if s in used)
-    basis = "rates " + " and ".join(sources) if used else "nothing to time"
-    return RunEstimate(total, len(rows) if steps is None else steps, basis, sources)
+    return total, tuple(s for s in SOURCES if s in used)
 
 
-# --------------------------------------------------------------------------- the benchmarks' rows
-def precision(cfg, lim=None) -> RunEstimate:
-    """``gemmlib.measure.precision.run_precision(cfg)``: every (shape, format), the "+ quant" rows, their
-    rotated input sets and error checks, and one float64 reference per shape."""
-    from gemmlib.core.dtypes import dtype_bytes
-    from gemmlib.measure import precision as bp
-    from gemmlib.measure import safety
+# --------------------------------------------------------------------------- the caps
+TIME_CAP = N_("this run would take about {seconds:.3g} s ({rows} rows), above this server's limit of {limit:g} s "
+              "per run (GEMM_TIME_LIMIT_S); choose fewer or smaller shapes, or less time per row")
+PROBED_TIME_CAP = N_("at this machine's speed now (measured just before the run: {rates}) this run would take about "
+                     "{seconds:.3g} s ({rows} rows), above this server's limit of {limit:g} s per run "
+                     "(GEMM_TIME_LIMIT_S); nothing was run — choose fewer or smaller shapes, or less time per row")
 
+
+def planned(spec: Any, config: Any, lim: safety.Limits) -> Plan:
+    """``spec.plan(config, lim)`` scaled by how much longer than estimated the last runs of this
+    benchmark on this device took (``core.speed.ratio``; 1 when none ran): the estimate a page
+    shows, the caps check and the worker checks again."""
+    p = spec.plan(config, lim)
+    if p.launches:
+        return p
+    r = speed.ratio(spec.name, str(getattr(config, "device", "")))
+    if r == 1.0:
+        return p
+    return replace(p, seconds=p.seconds * r, sources=tuple(s for s in SOURCES if s in p.sources or s == "recent runs"))
+
+
+def admit(spec: Any, config: Any, lim: safety.Limits | None = None) -> Plan:
+    """:func:`planned` and the server's caps, the same for every benchmark: bytes (on the run's
+    device, and on the host beside a GPU), the largest CPU GEMM, and time. InputError (before
+    anything is allocated) when one is exceeded. A multi-rank run's plan checked every rank itself."""
     lim = lim or safety.limits()
-    dtypes = bp.normalise_dtypes(cfg.dtypes)
-
-    def sets(d: str, m: int, n: int, k: int) -> int:
-        one = 4 if d == "tf32" else dtype_bytes(d)
-        return bp._rotation(cfg.device, (m * k + k * n + m * n) * one, lim)
-
-    def rows_for(d: str, m: int, n: int, k: int, skipped: bool = False) -> list[Row]:
-        f, elems = 2.0 * m * n * k, float(m * k + k * n)
-        out = [Row(f, d, d, skipped, sets(d, m, n, k) * elems, 1)]
-        if d in ("int8", "fp8") and cfg.with_quant:
-            out.append(Row(f, d, f"{d} + quant", skipped, sets(d, m, n, k) * m * k, 1))
-        return out
-
-    def model(r: BenchResult) -> Row:  # a row measured before, as the model sees it
-        m, n, k = (int(r.shape.get(x, 1)) for x in "mnk")
-        quant = r.name.endswith("+ quant")
-        elems = sets(r.dtype, m, n, k) * (m * k if quant else m * k + k * n)
-        return Row(r.flops, r.dtype, r.name, False, elems, 1)
-
-    rows: list[Row] = []
-    ref = 0.0
-    for m, n, k, _label in cfg.shapes:
-        ref += 2.0 * m * n * k if cfg.check_error else 0.0
-        for d in dtypes:
-            rows += rows_for(d, m, n, k, bool(bp._unsupported_reason(d, cfg.device, m, n, k, cfg)))
-    hist = [r for r in recorded() if r.bench == "precision"]
-    return estimate(rows, cfg.device, cfg.min_run_time, ref, history=hist,
-                    steps=len(cfg.shapes) * len(dtypes), model=model)
+    p = planned(spec, config, lim)
+    if p.launches:
+        return p
+    device = config.device
+    safety.check_memory(p.bytes, device, lim)
+    if p.host_bytes:
+        safety.check_memory(p.host_bytes, "cpu", lim)
+    if device == "cpu":
+        lim.check_cpu_flops(p.call_flops, p.call_what)
+    if p.seconds > lim.time_limit_s:
+        raise InputError(TIME_CAP, seconds=p.seconds, rows=p.rows, limit=lim.time_limit_s)
+    return p
 
 
-def batching(cfg) -> RunEstimate:
-    """``gemmlib.measure.batching.run_batching(cfg)``: every (batch, mode) of B requests' 2·M·N·K."""
-    rows = [Row(2.0 * b * cfg.m * cfg.n * cfg.k, cfg.dtype, mode, prep_elements=b * (cfg.m * cfg.k + cfg.k * cfg.n),
-                extra_calls=1) for b in cfg.batches for mode in cfg.modes]
-    return estimate(rows, cfg.device, cfg.min_run_time,
-                    2.0 * sum(cfg.batches) * cfg.m * cfg.n * cfg.k)  # the float64 references
+def memory_limit(p: Plan, device: str) -> tuple[int, int | None]:
+    """(host bytes, device bytes or None) a worker may add to what it holds after start-up: twice
+    the estimate (checked against measured peaks to within 1.5×; the limit counts address space
+    reserved by the allocator, a little more than what is resident) plus room for the libraries'
+    own buffers."""
+    if device == "cpu":
+        return int(2.0 * p.bytes + 512 * MiB), None
+    return int(1.5 * p.host_bytes + 2048 * MiB), int(1.5 * p.bytes + 512 * MiB)
 
 
-def ceilings(device: str, size: int, quick: bool) -> RunEstimate:
-    """``gemmlib.measure.devices.measure_ceilings``: one size³ GEMM per format (as it runs them, without
-    error checks) and a device copy."""
-    from dataclasses import replace
+def time_limit_s(p: Plan, lim: safety.Limits) -> float:
+    """The run's wall-time budget: the caps' limit, once per launch for a multi-rank run."""
+    return max(1, p.launches) * lim.time_limit_s
 
-    from gemmlib.measure import precision as bp
 
-    cfg = bp.PrecisionConfig(device=device, shapes=((size, size, size, "ceiling"),), dtypes=bp.PRECISION_DTYPES,
-                             with_quant=False, check_error=False, min_run_time=0.3 if quick else 0.6)
-    gemms = precision(cfg)
-    copy = row_seconds(0.0, cfg.min_run_time, device)
-    return replace(gemms, seconds=gemms.seconds + copy, rows=gemms.rows + 1)
+def with_steps(p: Plan, steps: int) -> Plan:
+    return replace(p, steps=steps)

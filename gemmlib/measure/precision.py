@@ -20,8 +20,10 @@ sources, bytes per element and the memory the operands take.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -35,25 +37,26 @@ from gemmlib.core import ceilings
 from gemmlib.core import format as fmt
 from gemmlib.core.dtypes import dtype_bytes, get_dtype
 from gemmlib.core.errors import InputError
-from gemmlib.core.i18n import N_, Text
-from gemmlib.core.machine import match_catalogue
+from gemmlib.core.i18n import N_, Msg, Text
+from gemmlib.core.machine import light_summary, match_catalogue
 from gemmlib.core.results import BenchResult, Timing, record, unsupported
 from gemmlib.llm.presets import from_name
-from gemmlib.measure import harness, quant, safety
+from gemmlib.measure import harness, plan, quant, safety
 from gemmlib.measure.quant import fp8_supported, operand_bytes
+from gemmlib.measure.spec import BenchSpec
 
 PRECISION_DTYPES: tuple[str, ...] = ("fp32", "tf32", "fp16", "bf16", "int8", "fp8")
 
 # The article's INT8 example: M, K, N = 1024, 4096, 1024 (seq_len × d_model by d_model × 1024).
-ARTICLE_SHAPE = (1024, 1024, 4096, "article 1024×4096·4096×1024")  # SHAPE_LABELS["article"]
+ARTICLE_SHAPE = (1024, 1024, 4096, Text(N_("article {shape}"), shape="1024×4096·4096×1024"))  # SHAPE_LABELS["article"]
 
 # CPU fp16 GEMMs run without fp16 arithmetic units on most CPUs: ~2 s for 1024³ on a 2-core server.
 CPU_FP16_MAX_FLOPS = 2 * 512**3
+MAX_SHAPES = 32
 
 Shape = tuple[int, int, int, str]  # (M, N, K, label)
 
-# Row notes: pieces joined by "; ", each a constant or one of NOTE_TEMPLATES filled in (a page shows
-# them in its language with charts.bench.note_text)
+# Row notes: Texts (pieces joined by Text.joined), shown in a page's language as they come
 NOTES = {
     "fp16_skipped": N_("skipped: most CPUs have no fp16 arithmetic, torch converts element by element and a "
                        "{m}×{n}×{k} fp16 GEMM would take seconds; fp16 runs on this CPU up to {gflop:.2g} GFLOP "
@@ -74,8 +77,6 @@ FP8_GEMM_NOTES = {  # (rowwise scales, fast accumulation) -> the fp8 row's note
 }
 DISPATCH_NOTE = N_("{call} ran `{kernel}`, a kernel built for sm_{arch} on this sm_{dev} GPU (cuBLASLt's default "
                    "heuristic, no workspace): the shortfall is torch's dispatch, not the number format")
-NOTE_TEMPLATES = (*NOTES.values(), *quant.NOTE_TEMPLATES, DISPATCH_NOTE, safety.TIME_LIMIT_REACHED)
-
 
 @dataclass(frozen=True)
 class PrecisionConfig:
@@ -91,17 +92,33 @@ class PrecisionConfig:
     cpu_fp16_max_flops: float = CPU_FP16_MAX_FLOPS
     seed: int = 0
 
+    def __post_init__(self) -> None:
+        """Checks what can never run, wherever it is built (the caps are the plan's)."""
+        plan.check_device(self.device)
+        shapes = tuple(self.shapes)
+        if not shapes:
+            raise InputError(N_("no shape to run; give M, N and K"))
+        if len(shapes) > MAX_SHAPES:
+            raise InputError(N_("{n} shapes is too many for one run (at most 32)"), n=len(shapes))
+        for s in shapes:
+            if not isinstance(s, (tuple, list)) or len(s) != 4 or not isinstance(s[3], str):
+                raise InputError(N_("a shape is (M, N, K, label), got {value!r}"), value=s)
+            plan.check_whole(M=s[0], N=s[1], K=s[2])
+        object.__setattr__(self, "shapes", tuple((int(m), int(n), int(k), label) for m, n, k, label in shapes))
+        object.__setattr__(self, "dtypes", normalise_dtypes(self.dtypes))
+        object.__setattr__(self, "min_run_time", plan.check_min_run_time(self.min_run_time))
+
     def with_dtypes(self, dtypes: tuple[str, ...]) -> PrecisionConfig:
         return replace(self, dtypes=tuple(dtypes))
 
 
 # --------------------------------------------------------------------------- shapes
 def square_shapes(sizes: tuple[int, ...] | list[int]) -> tuple[Shape, ...]:
-    return tuple((int(s), int(s), int(s), SHAPE_LABELS["square"].format(n=int(s))) for s in sizes)
+    return tuple((int(s), int(s), int(s), Text(SHAPE_LABELS["square"], n=int(s))) for s in sizes)
 
 
-# The shapes' labels (English in the results, the CLI and the report); ``shape_label`` reads one
-# back into its template and values to show it in another language.
+# The shapes' labels: Texts (English in the results, the CLI and the report; a page shows them in its
+# reader's language, ``shape_label``).
 SHAPE_LABELS = {
     "square": N_("square {n}"), "article": N_("article {shape}"),
     "qkv_prefill": N_("{preset} QKV prefill ({batch}×{seq} tokens)"), "up_prefill": N_("{preset} MLP up prefill"),
@@ -111,10 +128,10 @@ SHAPE_LABELS = {
 
 
 def shape_label(label: str, gettext: Any = None) -> str:
-    """A shape's label (one of ``SHAPE_LABELS`` filled in) through ``gettext``; any other label as it is."""
-    if gettext is None or not isinstance(label, str):
+    """A shape's label (a Text of ``SHAPE_LABELS``) through ``gettext``; any other label as it is."""
+    if gettext is None or not isinstance(label, Text):
         return label
-    return charts_bench.render_filled(label, SHAPE_LABELS.values(), gettext) or label
+    return label.render(gettext)
 
 
 def default_squares(device: str, quick: bool = False) -> tuple[int, ...]:
@@ -133,11 +150,11 @@ def llm_shapes(preset: str = "llama-2-7b", batch: int = 1, seq: int = 512) -> tu
     hidden, qkv, ffn = cfg.hidden, cfg.q_dim + 2 * cfg.kv_dim, cfg.ffn
     tokens = batch * seq
     return (
-        (tokens, qkv, hidden, SHAPE_LABELS["qkv_prefill"].format(preset=preset, batch=batch, seq=seq)),
-        (tokens, ffn, hidden, SHAPE_LABELS["up_prefill"].format(preset=preset)),
-        (tokens, hidden, ffn, SHAPE_LABELS["down_prefill"].format(preset=preset)),
-        (batch, qkv, hidden, SHAPE_LABELS["qkv_decode"].format(preset=preset, batch=batch)),
-        (batch, ffn, hidden, SHAPE_LABELS["up_decode"].format(preset=preset, batch=batch)),
+        (tokens, qkv, hidden, Text(SHAPE_LABELS["qkv_prefill"], preset=preset, batch=batch, seq=seq)),
+        (tokens, ffn, hidden, Text(SHAPE_LABELS["up_prefill"], preset=preset)),
+        (tokens, hidden, ffn, Text(SHAPE_LABELS["down_prefill"], preset=preset)),
+        (batch, qkv, hidden, Text(SHAPE_LABELS["qkv_decode"], preset=preset, batch=batch)),
+        (batch, ffn, hidden, Text(SHAPE_LABELS["up_decode"], preset=preset, batch=batch)),
     )
 
 
@@ -243,23 +260,45 @@ def _cuda_capability() -> tuple[int, int]:
     return tuple(torch.cuda.get_device_capability())  # type: ignore[return-value]
 
 
-def _unsupported_reason(dtype: str, device: str, m: int, n: int, k: int, cfg: PrecisionConfig) -> str:
-    """Why ``dtype`` cannot run here, or "" when it can."""
+@functools.lru_cache(maxsize=1)
+def _light_capability() -> tuple[int, int] | None:
+    """The first CUDA GPU's compute capability as NVML reports it (no torch); None when unknown."""
+    for d in light_summary():
+        if d["kind"] == "cuda" and d.get("capability"):
+            major, _, minor = str(d["capability"]).partition(".")
+            return int(major), int(minor or 0)
+    return None
+
+
+def _unsupported_reason(dtype: str, device: str, m: int, n: int, k: int, cfg: PrecisionConfig, *,
+                        probe: bool = True) -> str:
+    """Why ``dtype`` cannot run here, or "" when it can.
+
+    ``probe=False`` (a plan drawn while a page renders) imports no torch: unless torch is loaded
+    already, the GPU's compute capability comes from NVML and fp8, which only a probe can confirm,
+    is counted as running (the plan's time is then an upper bound; the run itself probes).
+    """
+    light = not probe and "torch" not in sys.modules
+    cap = None
     if device == "cpu":
         if dtype == "tf32":
             return N_("tf32 is a mode of NVIDIA tensor cores (Ampere and newer); a CPU multiplies fp32 "
                       "in full precision, so there is nothing to measure")
         if dtype == "fp16" and 2 * m * n * k > cfg.cpu_fp16_max_flops:
-            return NOTES["fp16_skipped"].format(m=m, n=n, k=k, gflop=cfg.cpu_fp16_max_flops / 1e9)
+            return Text(NOTES["fp16_skipped"], m=m, n=n, k=k, gflop=cfg.cpu_fp16_max_flops / 1e9)
     if device == "cuda":
-        cap = _cuda_capability()
-        if dtype in ("tf32", "bf16") and cap < (8, 0):
-            return NOTES["cc80"].format(dtype=dtype, cc=f"{cap[0]}.{cap[1]}")
-        if dtype == "int8" and cap < (7, 5):
-            return NOTES["cc75"].format(cc=f"{cap[0]}.{cap[1]}")
+        cap = _light_capability() if light else _cuda_capability()
+        if cap is not None and dtype in ("tf32", "bf16") and cap < (8, 0):
+            return Text(NOTES["cc80"], dtype=dtype, cc=f"{cap[0]}.{cap[1]}")
+        if cap is not None and dtype == "int8" and cap < (7, 5):
+            return Text(NOTES["cc75"], cc=f"{cap[0]}.{cap[1]}")
     if device == "mps" and dtype in ("tf32", "int8", "fp8"):
-        return NOTES["mps"].format(dtype=dtype)
+        return Text(NOTES["mps"], dtype=dtype)
     if dtype == "fp8":
+        if light:
+            if cap is not None and cap < quant.FP8_MIN_CAPABILITY:
+                return Text(quant.FP8_CC, cc=f"{cap[0]}.{cap[1]}")
+            return ""
         ok, why = fp8_supported(device)
         if not ok:
             return why
@@ -383,7 +422,7 @@ def dispatch_note(kernels: list[str], capability: tuple[int, int] | None, call: 
     if arch is None or arch >= dev:
         return ""
     short = kernels[0] if len(kernels[0]) <= 90 else kernels[0][:87] + "…"
-    return DISPATCH_NOTE.format(call=call, kernel=short, arch=arch, dev=dev)
+    return Text(DISPATCH_NOTE, call=call, kernel=short, arch=arch, dev=dev)
 
 
 def _note_kernels(r: BenchResult, fn: Callable[[], Any], device: str, call: str) -> None:
@@ -399,7 +438,7 @@ def _note_kernels(r: BenchResult, fn: Callable[[], Any], device: str, call: str)
     note = dispatch_note(names, _cuda_capability(), call)
     if note:
         r.extra["dispatch_note"] = note
-        r.reason = (r.reason + "; " if r.reason else "") + note
+        r.reason = Text.joined([r.reason, note])
 
 
 def _int8_rows(run: _Run, shape: dict, a0: Any, b0: Any, ref: Any, n_rot: int) -> list[BenchResult]:
@@ -415,9 +454,8 @@ def _int8_rows(run: _Run, shape: dict, a0: Any, b0: Any, ref: Any, n_rot: int) -
     pad = ops[0].padding
     err = harness.rel_error(ops[0].result(torch.float32), ref) if ref is not None else None
     t = _time(torch._int_mm, [(o.a_q, o.b_q) for o in ops], cfg)
-    why = N_("int8×int8→int32 (`torch._int_mm`), scales per row of A and per column of B") + "; " + QUANTIZED_BEFOREHAND
-    if pad.padded:
-        why += "; " + pad.note()
+    why = Text.joined([N_("int8×int8→int32 (`torch._int_mm`), scales per row of A and per column of B"),
+                       QUANTIZED_BEFOREHAND, pad.note()])
     r = run.row("int8", "int8", shape, m * k + k * n + 4 * m * n, rel_error=err, reason=why)
     r.set_timing(t)
     r.extra.update(variant="gemm", padded_shape=[pad.pm, pad.pn, pad.pk], rotated_sets=n_rot)
@@ -432,7 +470,7 @@ def _int8_rows(run: _Run, shape: dict, a0: Any, b0: Any, ref: Any, n_rot: int) -
         a_q, sa = quant.quantize_rows_int8(a)
         p = w.padding
         if p.padded:
-            a_q = quant._pad2(a_q, p.pm, p.pk)
+            a_q = quant.pad2(a_q, p.pm, p.pk)
         c = torch._int_mm(a_q, w.b_q)
         if p.padded:
             c = c[:m, :n]
@@ -443,8 +481,9 @@ def _int8_rows(run: _Run, shape: dict, a0: Any, b0: Any, ref: Any, n_rot: int) -
     del out
     t2 = _time(linear, list(zip(acts, ops, strict=True)), cfg)
     r2 = run.row("int8 + quant", "int8", shape, m * k * act_b + k * n + m * n * act_b, rel_error=err2,
-                 reason=(N_("quantize A (bf16) per call + `torch._int_mm` + dequantize") if act_b == 2 else
-                         N_("quantize A (fp32) per call + `torch._int_mm` + dequantize")) + "; " + WEIGHTS_ONCE)
+                 reason=Text.joined([N_("quantize A (bf16) per call + `torch._int_mm` + dequantize") if act_b == 2
+                                     else N_("quantize A (fp32) per call + `torch._int_mm` + dequantize"),
+                                     WEIGHTS_ONCE]))
     r2.set_timing(t2)
     r2.extra.update(variant="with quant", rotated_sets=n_rot)
     rows.append(run.finish(r2, 1, act_b))
@@ -469,7 +508,7 @@ def _fp8_rows(run: _Run, shape: dict, a0: Any, b0: Any, ref: Any, n_rot: int) ->
         if not op0.rowwise:
             raise
         rowwise = False
-        note = (note + "; " if note else "") + f"rowwise scales refused ({str(e).splitlines()[0][:60]}), tensor-wise used"
+        note = Text.joined([note, f"rowwise scales refused ({str(e).splitlines()[0][:60]}), tensor-wise used"])
         op0 = prep(a0, b0, rowwise)
         out = op0.result()
     err = harness.rel_error(out, ref) if ref is not None else None
@@ -481,11 +520,8 @@ def _fp8_rows(run: _Run, shape: dict, a0: Any, b0: Any, ref: Any, n_rot: int) ->
                         rowwise))
     t = _time(quant.Fp8Operands.matmul, [(o,) for o in ops], cfg)
     pad = op0.padding
-    why = FP8_GEMM_NOTES[(op0.rowwise, bool(cfg.fp8_fast_accum))] + "; " + QUANTIZED_BEFOREHAND
-    if pad.padded:
-        why += "; " + pad.note("torch._scaled_mm needs K and N multiples of 16")
-    if note:
-        why += "; " + note
+    why = Text.joined([FP8_GEMM_NOTES[(op0.rowwise, bool(cfg.fp8_fast_accum))], QUANTIZED_BEFOREHAND,
+                       pad.note("torch._scaled_mm needs K and N multiples of 16"), note])
     r = run.row("fp8", "fp8", shape, m * k + k * n + 2 * m * n, rel_error=err, reason=why)
     r.set_timing(t)
     _note_kernels(r, op0.matmul, cfg.device, "torch._scaled_mm")
@@ -502,7 +538,7 @@ def _fp8_rows(run: _Run, shape: dict, a0: Any, b0: Any, ref: Any, n_rot: int) ->
             sa = quant.roomy_scale(sa, 0)
         p = w.padding
         if p.padded:
-            a_q = quant._pad_fp8(a_q, p.pm, p.pk)
+            a_q = quant.pad_fp8(a_q, p.pm, p.pk)
         c = quant.scaled_mm(a_q, w.b_q, sa, w.scale_b, w.out_dtype, w.fast_accum)
         return c[:m, :n] if p.padded else c
 
@@ -511,12 +547,31 @@ def _fp8_rows(run: _Run, shape: dict, a0: Any, b0: Any, ref: Any, n_rot: int) ->
     del out
     t2 = _time(linear, list(zip(acts, ops, strict=True)), cfg)
     r2 = run.row("fp8 + quant", "fp8", shape, m * k * act_b + k * n + 2 * m * n, rel_error=err2,
-                 reason=N_("quantize A to e4m3 per call + `torch._scaled_mm` (dequantizes in its epilogue)") + "; "
-                 + WEIGHTS_ONCE + ("; " + note if note else ""))
+                 reason=Text.joined([N_("quantize A to e4m3 per call + `torch._scaled_mm` (dequantizes in its "
+                                        "epilogue)"), WEIGHTS_ONCE, note]))
     r2.set_timing(t2)
     r2.extra.update(variant="with quant", rowwise=op0.rowwise, rotated_sets=n_rot)
     rows.append(run.finish(r2, 1, 2))
     return rows
+
+
+ROW_WONT_FIT = N_("skipped: at this machine's speed now this row would take about {seconds:.3g} s, more than the "
+                  "{left:.3g} s left of the run's time limit (GEMM_TIME_LIMIT_S)")
+WONT_FIT_SHARE = 0.75  # a row is skipped when even this share of its estimate does not fit in what is left
+
+
+def _wont_fit(d: str, dev: str, m: int, n: int, k: int, cfg: PrecisionConfig, deadline: safety.Deadline) -> str:
+    """The reason to skip a row that cannot finish before the deadline, at the rate its format was
+    probed at just before the run (``core.speed``; no probe: no skip), instead of being killed in it."""
+    if deadline.seconds is None:
+        return ""
+    flops = 2.0 * m * n * k
+    r, source = plan.rate(dev, d, d, flops, history=[])
+    if source != "probed here":
+        return ""
+    need = plan.row_seconds(flops / r, cfg.min_run_time, dev) * (2 if d in ("int8", "fp8") and cfg.with_quant else 1)
+    left = deadline.remaining()
+    return Text(ROW_WONT_FIT, seconds=need, left=max(0.0, left)) if WONT_FIT_SHARE * need > left else ""
 
 
 def run_precision(cfg: PrecisionConfig, progress: Callable[[float, str], None] | None = None,
@@ -556,14 +611,17 @@ def run_precision(cfg: PrecisionConfig, progress: Callable[[float, str], None] |
         for d in dtypes:
             if progress:
                 progress(done / total, Text(N_("{dtype} on {label} ({m}×{n}×{k})"), dtype=d,
-                                             label=Text.reworded(label, SHAPE_LABELS.values()), m=m, n=n, k=k))
+                                             label=label, m=m, n=n, k=k))
             why = _unsupported_reason(d, dev, m, n, k, cfg)
             if not why and deadline.expired():
                 why = deadline.reason()
+            if not why:
+                why = _wont_fit(d, dev, m, n, k, cfg, deadline)
             if why:
                 results.append(run.finish(
                     unsupported("precision", d, dev, d, shape, why, dev_name, 2 * m * n * k),
                     4 if d == "tf32" else dtype_bytes(d), 4 if d in ("fp32", "tf32", "int8") else 2))
+                deadline.keep(results[-1:])
             else:
                 one = 4 if d == "tf32" else dtype_bytes(d)
                 set_bytes = (m * k + k * n + m * n) * one
@@ -586,6 +644,7 @@ def run_precision(cfg: PrecisionConfig, progress: Callable[[float, str], None] |
                 for r in rows:  # for gemmlib.measure.plan: what a row really costs here
                     r.extra["wall_s"] = (time.perf_counter() - wall0) / len(rows)
                 results.extend(rows)
+                deadline.keep(rows)  # sent to the server now: a run killed later still returns them
                 if dev == "cuda":
                     torch.cuda.empty_cache()
             done += 1
@@ -706,3 +765,87 @@ def report_section(device: str, quick: bool, out_dir: Path, progress: Callable[[
 
 def finite(x: float | None) -> bool:
     return x is not None and math.isfinite(x)
+
+
+# --------------------------------------------------------------------------- the spec
+def plan_precision(cfg: PrecisionConfig, lim: safety.Limits) -> plan.Plan:
+    """What ``run_precision(cfg)`` will hold at its peak — per shape its fp32 sources, the float64
+    reference and its error-check copies, per format its rotated input sets, outputs and temporaries
+    — its largest GEMM, and its time: every (shape, format), the "+ quant" rows, their rotated input
+    sets and error checks, and one float64 reference per shape."""
+    for m, n, k, _label in cfg.shapes:
+        safety.check_dims(lim, M=m, N=n, K=k)
+    dev, dtypes = cfg.device, cfg.dtypes
+    peak = host = 0.0
+    big, what = 0.0, plan.ONE_GEMM
+    rows: list[plan.Row] = []
+    ref_flops = 0.0
+
+    def sets(d: str, m: int, n: int, k: int) -> int:
+        one = 4 if d == "tf32" else dtype_bytes(d)
+        return _rotation(dev, (m * k + k * n + m * n) * one, lim)
+
+    def model(r: BenchResult) -> plan.Row:  # a row measured before, as the time model sees it
+        m, n, k = (int(r.shape.get(x, 1)) for x in "mnk")
+        quant_row = r.name.endswith("+ quant")
+        elems = sets(r.dtype, m, n, k) * (m * k if quant_row else m * k + k * n)
+        return plan.Row(r.flops, r.dtype, r.name, False, elems, 1)
+
+    for m, n, k, _label in cfg.shapes:
+        mk, kn, mn = m * k, k * n, m * n
+        flops = 2.0 * m * n * k
+        if flops > big:
+            big, what = flops, Msg(plan.A_GEMM, m=m, n=n, k=k)
+        src = 4.0 * (mk + kn)
+        ref = 8.0 * mn if cfg.check_error else 0.0
+        shape_peak = src + (8.0 * (mk + kn + mn) if cfg.check_error else 0.0)
+        ref_flops += flops if cfg.check_error else 0.0
+        host = max(host, 4.0 * max(mk, kn))  # each source is drawn on the host first
+        for d in dtypes:
+            skipped = bool(_unsupported_reason(d, dev, m, n, k, cfg, probe=False))  # no torch to plan
+            n_rot = sets(d, m, n, k)
+            rows.append(plan.Row(flops, d, d, skipped, n_rot * float(mk + kn), 1))
+            if d in ("int8", "fp8") and cfg.with_quant:
+                rows.append(plan.Row(flops, d, f"{d} + quant", skipped, n_rot * float(mk), 1))
+            if skipped:
+                continue
+            b = 4 if d == "tf32" else dtype_bytes(d)
+            rot = _rotation(dev, (mk + kn + mn) * b, lim)
+            if d in ("int8", "fp8"):
+                sets_b = rot * 1.0 * (mk + kn)
+                make = 8.0 * max(mk, kn) + 4.0 * max(mk, kn)  # float copy, abs / scaled temporaries
+                ev = 4.0 * mn * 3 + plan.err_bytes(mn, 4) if cfg.check_error else 4.0 * mn
+                work = max(make, ev, 4.0 * mn)
+                row = 0.0
+                if d == "int8" and dev == "cpu" and 4.0 * max(mk, kn) < plan.MMAP_THRESHOLD:
+                    # measured: the fp32 sources of every rotated set stay in the heap around their
+                    # small int8 copies (blocks below glibc's mmap threshold are not handed back)
+                    row += (rot - 1) * 4.0 * (mk + kn)
+                if d == "fp8" and dev != "cuda":
+                    row += 4.0 * (mk + kn + mn)  # the CPU reference kernel computes in fp32
+                if cfg.with_quant:
+                    row += (rot - 1) * (2 if dev == "cuda" else 4) * mk  # the rotated activations of the + quant row
+                    work = max(work, 8.0 * mk + 1.0 * mk + 4.0 * mn * 3)  # its per-call temporaries
+                row += sets_b + work
+            else:
+                copy0 = 0.0 if b == 4 else b * (mk + kn)
+                sets_b = copy0 + (rot - 1) * b * (mk + kn) + (4.0 * max(mk, kn) if rot > 1 else 0.0)
+                ev = plan.err_bytes(mn, b) if cfg.check_error else b * mn
+                internal = 4.0 * (mk + kn + mn) if (dev == "cpu" and b == 2) else 0.0  # CPU half GEMMs upcast
+                row = sets_b + max(ev, b * mn) + internal
+            shape_peak = max(shape_peak, src + ref + row)
+        peak = max(peak, shape_peak)
+    if dev != "cpu" and cfg.check_error:
+        host += 8.0 * max(m * n for m, n, _k, _ in cfg.shapes)
+    seconds, sources = plan.estimate(rows, dev, cfg.min_run_time, extra_flops=ref_flops, bench="precision",
+                                     model=model)
+    return plan.Plan(bytes=peak, host_bytes=host if dev != "cpu" else 0.0, call_flops=big, call_what=what,
+                     seconds=seconds, rows=len(rows), steps=len(cfg.shapes) * len(dtypes), sources=sources)
+
+
+def _run_spec(cfg: PrecisionConfig, progress: Any, deadline: safety.Deadline) -> list[BenchResult]:
+    return run_precision(cfg, progress=progress, deadline=deadline)
+
+
+SPEC = BenchSpec("precision", PrecisionConfig, plan_precision, _run_spec, list[BenchResult],
+                 label=N_("a precision run"), imports=("gemmlib.measure.precision",))

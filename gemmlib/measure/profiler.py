@@ -53,7 +53,9 @@ from gemmlib.core.targets import GEMM_TARGET
 from gemmlib.llm.accounting import block_ops, gemm_share, layer_ops
 from gemmlib.llm.config import ModelConfig
 from gemmlib.llm.presets import PRESETS
-from gemmlib.measure import safety
+from gemmlib.measure import plan, safety
+from gemmlib.measure.monitor import MonitorResult
+from gemmlib.measure.spec import BenchSpec
 
 # The matmul family as the profiler names it. Self times make the level irrelevant:
 # aten::linear keeps only its own overhead, the aten::mm it calls keeps the product.
@@ -74,7 +76,7 @@ UNATTRIBUTED = N_("(GPU work outside any aten op)")  # an op name of its own (a 
 ATTENTION_IMPLS = ("eager", "sdpa")
 
 # Texts of a result (its notes, what its times are, where the prediction comes from): English in the
-# data, the CLI and the report; a page shows them in its reader's language (jobs.reword with RESULT_TEXTS).
+# data, the CLI and the report; Texts, so a page shows them in its reader's language.
 NOTE_MEDIAN = N_("each op's time is its median over {steps} passes")
 NOTE_KERNELS_EXCEED = N_("the aten ops' kernel times exceed the device total; shares use the ops' sum")
 NOTE_NO_PREDICTION = N_("no prediction: {why}")
@@ -84,7 +86,6 @@ NOTE_CPU_OVERHEAD = N_("CPU times include the profiler's per-op overhead, which 
 MONITOR_CPU = N_("GPU monitoring applies to CUDA runs; this run is on the CPU, so there is nothing to sample.")
 BASIS_GPU, BASIS_CPU = N_("self GPU-kernel time per op"), N_("self CPU time per op")
 PREDICTION_SOURCE = N_("gemmlib.llm.accounting: every op of the layer, GEMM and not")
-RESULT_TEXTS = (NOTE_MEDIAN, NOTE_NO_PREDICTION)
 PROFILE_DTYPES = ("fp32", "bf16", "fp16")
 
 
@@ -406,7 +407,7 @@ class ProfileResult:
     wall_s: float  # wall-clock seconds of the profiled passes, per pass (includes profiler overhead)
     ops: list[OpStat]
     prediction: Prediction | None = None
-    monitor: Any = None  # gemmlib.measure.monitor.MonitorResult
+    monitor: MonitorResult | None = None
     trace_path: str | None = None
     notes: list[str] = field(default_factory=list)
 
@@ -461,7 +462,7 @@ class ProfileResult:
 
 
 # --------------------------------------------------------------------------- the torch block
-def _torch_dtype(name: str) -> Any:
+def torch_dtype(name: str) -> Any:
     import torch
 
     return {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[get_dtype(name).name]
@@ -551,7 +552,7 @@ def build_block(cfg: BlockConfig, device: str = "cpu", seed: int = 0, max_len: i
     from torch import nn
 
     m = cfg.model
-    dt = _torch_dtype(cfg.dtype)
+    dt = torch_dtype(cfg.dtype)
     # Drawn where they live: a whole model's weights on a GPU are gigabytes, slow to draw on the host.
     gen = torch.Generator(device=device).manual_seed(seed)
     positions = int(max_len or cfg.seq_len)
@@ -674,7 +675,7 @@ def build_model(cfg: BlockConfig, device: str = "cpu", seed: int = 0, max_len: i
     if lm_head not in ("last", "all"):
         raise InputError(f"lm_head must be 'last' or 'all', got {lm_head!r}")
     m = cfg.model
-    dt = _torch_dtype(cfg.dtype)
+    dt = torch_dtype(cfg.dtype)
     stack = build_block(cfg, device, seed, max_len)
     gen = torch.Generator(device=device).manual_seed(seed + 7)
 
@@ -713,7 +714,7 @@ def make_input(cfg: BlockConfig, device: str = "cpu", seed: int = 1) -> Any:
 
     g = torch.Generator(device="cpu").manual_seed(seed)
     x = torch.randn(cfg.batch, cfg.seq_len, cfg.hidden, generator=g)
-    return x.to(device=device, dtype=_torch_dtype(cfg.dtype))
+    return x.to(device=device, dtype=torch_dtype(cfg.dtype))
 
 
 def memory_needed(cfg: BlockConfig) -> float:
@@ -908,7 +909,7 @@ def summarize_events(events: Any, device: str, steps: int = 1) -> tuple[list[OpS
         elif rest < -1e-3 * max(gpu_total / steps, 1e-9):
             notes.append(NOTE_KERNELS_EXCEED)
     if labelled:
-        notes.append(NOTE_MEDIAN.format(steps=steps))
+        notes.append(Text(NOTE_MEDIAN, steps=steps))
     total_us = sum(per_pass_us.values())
     ops = [
         OpStat(name=name, shapes=shp, calls=r["calls"] / steps, time_s=per_pass_us[(name, shp)] * 1e-6,
@@ -923,17 +924,22 @@ def summarize_events(events: Any, device: str, steps: int = 1) -> tuple[list[OpS
 def profile_block(cfg: BlockConfig, device: str = "cpu", *, steps: int = 3, warmup: int = 2,
                   trace_path: str | Path | None = None, monitor: bool = True,
                   hardware: Hardware | str | None = None, efficiency: float = DEFAULT_EFFICIENCY, seed: int = 0,
-                  progress: Callable[[str], None] | None = None) -> ProfileResult:
+                  progress: Callable[[float | None, str], None] | None = None, deadline: Any = None) -> ProfileResult:
     """Run ``steps`` forward passes of the block under torch.profiler and split their time.
 
     ``trace_path``: also write the Chrome trace JSON there (open it in https://ui.perfetto.dev).
     ``monitor``: sample the GPU with NVML while profiling (a plain statement when there is none).
     ``hardware``: the catalogue row for the prediction (default: matched to the device's name).
+    ``deadline`` (a ``safety.Deadline``; the report passes its own): refused when it has passed, and
+    the run's estimate is checked against what is left of it as against the server's limit.
+    ``progress(fraction, text)``: at each stage, with the share of the run done (building 0, each warm-up
+    pass up to 0.4, profiling 0.4, summing the ops 0.85); nothing is said between the
+    profiled passes, so the profile and its wall time hold only the block.
     """
     from gemmlib.measure import harness, safety
     from gemmlib.measure.monitor import GpuMonitor, nvml_index_for_torch_device
 
-    say = progress or (lambda _msg: None)
+    say = progress or (lambda _frac, _msg: None)
     device = harness.require_device(device)
     if device not in ("cpu", "cuda"):
         raise InputError("the profiler supports cpu and cuda devices")
@@ -957,27 +963,36 @@ def profile_block(cfg: BlockConfig, device: str = "cpu", *, steps: int = 3, warm
         if hardware:  # a row the caller named that does not exist
             raise
         hw = None
-        notes.append(NOTE_NO_PREDICTION.format(why=e))
+        notes.append(Text(NOTE_NO_PREDICTION, why=_reason(e)))
+    limit_s = lim.time_limit_s
+    if deadline is not None:
+        if deadline.expired():
+            raise InputError(deadline.reason())
+        limit_s = min(limit_s, deadline.remaining())
     if hw is not None:
-        check_time(cfg, device, dev_name, warmup + steps, lim.time_limit_s, hw)
+        check_time(cfg, device, dev_name, warmup + steps, limit_s, hw)
     else:
         notes.append(NOTE_NOT_ESTIMATED)
     activities = [ProfilerActivity.CPU]
     if device == "cuda":
         activities.append(ProfilerActivity.CUDA)
     with safety.oom_guard(device), torch.inference_mode():
-        say(Text(N_("building {layers} block(s): hidden {hidden}, {heads} heads ({kv_heads} K/V), MLP "
+        say(0.0, Text(N_("building {layers} block(s): hidden {hidden}, {heads} heads ({kv_heads} K/V), MLP "
                     "{intermediate}, {batch}×{seq_len} tokens, {dtype}"), layers=cfg.layers, hidden=cfg.hidden,
                  heads=cfg.heads, kv_heads=cfg.kv_heads, intermediate=cfg.intermediate, batch=cfg.batch,
                  seq_len=cfg.seq_len, dtype=cfg.dtype))
         block = build_block(cfg, device, seed)
         x = make_input(cfg, device, seed + 1)
-        say(Text(N_("warming up ({n} pass(es))"), n=warmup))
-        for _ in range(warmup):
+        say(0.1, Text(N_("warming up ({n} pass(es))"), n=warmup))
+        for i in range(warmup):
+            t_pass = time.perf_counter()
             block(x)
-        harness.synchronize(device)
+            harness.synchronize(device)
+            if deadline is not None:  # this machine's speed now: refuse what cannot finish, not be killed
+                check_passes_left(time.perf_counter() - t_pass, warmup - 1 - i + steps, deadline, first=i == 0)
+            say(0.1 + 0.3 * (i + 1) / warmup, Text(N_("warming up ({n} pass(es))"), n=warmup))
         mon_index = nvml_index_for_torch_device(torch.cuda.current_device()) if device == "cuda" else 0
-        say(Text(N_("profiling {n} forward pass(es) on {name}"), n=steps, name=dev_name))
+        say(0.4, Text(N_("profiling {n} forward pass(es) on {name}"), n=steps, name=dev_name))
         with GpuMonitor(index=mon_index, interval_s=0.02, enabled=monitor and device == "cuda") as mon:
             with profile(activities=activities, record_shapes=True, with_flops=True) as prof:
                 t0 = time.perf_counter()
@@ -992,6 +1007,7 @@ def profile_block(cfg: BlockConfig, device: str = "cpu", *, steps: int = 3, warm
         trace_path = Path(trace_path)
         trace_path.parent.mkdir(parents=True, exist_ok=True)
         prof.export_chrome_trace(str(trace_path))
+    say(0.85, Text(N_("summing the profiled ops")))
     ops, total, more = summarize_events(prof.events(), device, steps)
     notes += more
     if device == "cpu":
@@ -1003,11 +1019,36 @@ def profile_block(cfg: BlockConfig, device: str = "cpu", *, steps: int = 3, warm
         try:
             pred = predict(cfg, hw, efficiency)
         except InputError as e:
-            notes.append(NOTE_NO_PREDICTION.format(why=e))
+            notes.append(Text(NOTE_NO_PREDICTION, why=_reason(e)))
     return ProfileResult(cfg, device, dev_name, steps,
                          BASIS_GPU if device == "cuda" else BASIS_CPU,
                          total, gemm_time, gemm_flops_measured, predicted_gemm_flops(cfg), wall, ops,
                          pred, mon.result, str(trace_path) if trace_path is not None else None, notes)
+
+
+def _reason(e: Exception) -> str:
+    """An exception's message as a text a page can translate (an InputError keeps its template)."""
+    if isinstance(e, InputError):
+        return Text(e.template, **e.params) if e.params else Text(e.template)
+    return str(e)
+
+
+PASSES_CAP = N_("a forward pass took {pass_s:.3g} s here now: the {passes} passes left would take about {seconds:.3g} s, "
+                "above what is left of this server's limit of {limit:g} s per run (GEMM_TIME_LIMIT_S); choose "
+                "fewer steps or layers, a smaller batch or a shorter sequence")
+PROFILED_FACTOR = 1.2  # a pass under torch.profiler (record_shapes, with_flops) against one without
+
+
+def check_passes_left(pass_s: float, passes: int, deadline: Any, first: bool = False) -> None:
+    """InputError (``PASSES_CAP``) when ``passes`` more passes of ``pass_s`` each (under the profiler)
+    would outlast ``deadline``: the run stops with what it measured said, instead of being killed at
+    its hard limit with nothing (issue 26 item 8). The first pass pays one-time costs: it is
+    refused on only when half its time would not fit."""
+    need = pass_s * (0.5 if first else 1.0) * PROFILED_FACTOR * passes
+    left = deadline.remaining()
+    if need > left:
+        raise InputError(PASSES_CAP, pass_s=pass_s, passes=passes, seconds=pass_s * PROFILED_FACTOR * passes,
+                         limit=deadline.seconds)
 
 
 def check_time(cfg: BlockConfig, device: str, device_name: str, passes: int, limit_s: float,
@@ -1052,12 +1093,13 @@ def _product_bytes(shapes: str, calls: float, dtype: str) -> float:
 
 
 def block_benchmark(cfg: BlockConfig, device: str = "cpu", *, min_run_time: float = 0.3,
-                    seed: int = 0, flush_l2: bool = True) -> Any:
+                    seed: int = 0, flush_l2: bool = True, window: Any = None) -> Any:
     """Time one forward pass of the stack with the harness (median, p20/p80): a ``BenchResult``.
 
     FLOPs are the block's GEMM FLOPs; bytes the minimum traffic: every weight read once,
     the input read and the output written once. ``flush_l2=False``: no L2 flush between
-    passes on a GPU (for monitoring, see :func:`monitored_benchmark`).
+    passes on a GPU (for monitoring, see :func:`monitored_benchmark`). ``window``: told when the
+    timed passes start and stop (``harness.time_callable``).
     """
     from gemmlib.measure import harness
 
@@ -1078,7 +1120,7 @@ def block_benchmark(cfg: BlockConfig, device: str = "cpu", *, min_run_time: floa
         block = build_block(cfg, device, seed)
         xs = [(make_input(cfg, device, seed + 1 + i),) for i in range(3)]
         res.set_timing(harness.time_callable(block, device=device, args_list=xs, min_run_time=min_run_time,
-                                             flush_l2=flush_l2))
+                                             flush_l2=flush_l2, window=window))
     res.extra["l2_flush"] = bool(flush_l2 and device == "cuda")
     return res
 
@@ -1091,15 +1133,17 @@ def monitored_benchmark(cfg: BlockConfig, device: str = "cpu", *, min_run_time: 
     ``do_bench`` adds before every call (a 256 MB memset between passes would be sampled as memory
     traffic and inflate NVML's utilization figures against the 75 % / 60 % targets): CUDA events
     around back-to-back passes. NVML samples the GPU torch runs on (its NVML index found through
-    the PCI address, which differs from torch's under ``CUDA_VISIBLE_DEVICES``).
+    the PCI address, which differs from torch's under ``CUDA_VISIBLE_DEVICES``), and only while the
+    timed passes run: building the block, drawing its inputs and the warm-up are left out of the
+    averages.
     """
     from gemmlib.measure import harness
     from gemmlib.measure.monitor import GpuMonitor, nvml_index_for_torch_device
 
     device = harness.require_device(device)
     index = nvml_index_for_torch_device() if device == "cuda" else 0
-    with GpuMonitor(index=index, interval_s=interval_s, enabled=device == "cuda") as mon:
-        res = block_benchmark(cfg, device, min_run_time=min_run_time, seed=seed, flush_l2=False)
+    with GpuMonitor(index=index, interval_s=interval_s, enabled=device == "cuda", defer=True) as mon:
+        res = block_benchmark(cfg, device, min_run_time=min_run_time, seed=seed, flush_l2=False, window=mon)
     res.extra["nvml_index"] = index if device == "cuda" else None
     if device != "cuda":
         mon.result.reason = N_("This benchmark ran on the CPU: GPU monitoring has nothing to sample.")
@@ -1173,8 +1217,9 @@ def markdown_summary(res: ProfileResult, top: int = 10) -> str:
 
 
 def report_section(device: str, quick: bool, out_dir: Path,
-                   progress: Callable[[float, str], None] | None = None) -> dict:
-    """The profiler part of ``python -m gemmlib report``: where a block's time goes, on this device."""
+                   progress: Callable[[float, str], None] | None = None, deadline: Any = None) -> dict:
+    """The profiler part of ``python -m gemmlib report``: where a block's time goes, on this device;
+    ``deadline``: the report's (each profile and each timed forward pass is refused past it)."""
     from gemmlib.charts import optional_chart
 
     out_dir = Path(out_dir)
@@ -1187,13 +1232,14 @@ def report_section(device: str, quick: bool, out_dir: Path,
     charts: dict[str, Any] = {}
     traces: list[str] = []
     for i, cfg in enumerate(cfgs):
-        def say(text: str, _i: int = i) -> None:
+        def say(frac: float | None, text: str, _i: int = i) -> None:
             if progress:
-                progress(_i / len(cfgs), text)
+                progress((_i + 0.8 * (frac or 0.0)) / len(cfgs), text)  # the profile: 80 % of each block's share
 
         trace = out_dir / f"profile_trace_{cfg.attention}.json"
         try:
-            res = profile_block(cfg, device, steps=3 if quick else 5, trace_path=trace, progress=say)
+            res = profile_block(cfg, device, steps=3 if quick else 5, trace_path=trace, progress=say,
+                                deadline=deadline)
         except InputError as e:
             results.append(unsupported("profiler", f"block ({cfg.attention})", device, cfg.dtype,
                                                {"hidden": cfg.hidden, "seq_len": cfg.seq_len}, str(e)))
@@ -1202,8 +1248,10 @@ def report_section(device: str, quick: bool, out_dir: Path,
         traces.append(trace.name)
         md += [f"### {cfg.attention} attention", "", markdown_summary(res), "",
                f"Chrome trace: `{trace.name}` (open it in https://ui.perfetto.dev).", ""]
-        say(Text(N_("timing the whole forward pass with the harness")))
+        say(1.0, Text(N_("timing the whole forward pass with the harness")))
         try:
+            if deadline is not None and deadline.expired():
+                raise InputError(deadline.reason())
             results.append(block_benchmark(cfg, device, min_run_time=0.1 if quick else 0.3))
         except InputError as e:
             results.append(unsupported("profiler", "block forward", device, cfg.dtype,
@@ -1221,3 +1269,155 @@ def report_section(device: str, quick: bool, out_dir: Path,
         progress(1.0, Text(N_("profiler done")))
     return {"title": "Profiler: where a transformer block's time goes", "results": results,
             "markdown": "\n".join(md), "charts": charts, "traces": traces}
+
+
+# --------------------------------------------------------------------------- the specs
+MAX_PROFILE_LAYERS = 64
+MAX_PROFILE_STEPS = 50
+# Per-op cost of eager PyTorch under the profiler (launch + record), seconds: small blocks are
+# bound by it, not by their FLOPs.
+PROFILE_OP_OVERHEAD_S = {"cpu": 10e-6, "cuda": 8e-6}
+
+
+def _check_layers(cfg: BlockConfig) -> None:
+    if not 1 <= cfg.layers <= MAX_PROFILE_LAYERS:
+        raise InputError(N_("layers must be from 1 to {most} (every layer is the same; a few smooth the numbers), "
+                            "got {layers}"), most=MAX_PROFILE_LAYERS, layers=cfg.layers)
+
+
+@dataclass(frozen=True)
+class ProfileConfig:
+    """A profiler run: ``steps`` passes of ``block`` under torch.profiler, the prediction on
+    ``hardware`` (default: the device's catalogue row) at ``efficiency``, the GPU monitored."""
+
+    block: BlockConfig
+    device: str = "cpu"
+    steps: int = 3
+    monitor: bool = True
+    hardware: str | None = None
+    efficiency: float = DEFAULT_EFFICIENCY
+    trace_path: str | None = None
+
+    def __post_init__(self) -> None:
+        plan.check_device(self.device)
+        if isinstance(self.steps, bool) or not isinstance(self.steps, int) or not 1 <= self.steps <= MAX_PROFILE_STEPS:
+            raise InputError(N_("profiled passes must be a whole number from 1 to {most}, got {steps!r}"),
+                             most=MAX_PROFILE_STEPS, steps=self.steps)
+        _check_layers(self.block)
+        if self.hardware:
+            get_hardware(self.hardware)  # an unknown name is refused here, not in the worker
+        eff = self.efficiency
+        if isinstance(eff, bool) or not isinstance(eff, (int, float)) or not (math.isfinite(eff) and 0 < eff <= 1):
+            raise InputError(N_("efficiency must be in (0, 1], got {value!r}"), value=eff)
+
+
+@dataclass(frozen=True)
+class BlockBenchConfig:
+    """The block's forward pass timed by the harness while NVML samples the GPU."""
+
+    block: BlockConfig
+    device: str = "cpu"
+    min_run_time: float = 0.3
+
+    def __post_init__(self) -> None:
+        plan.check_device(self.device)
+        _check_layers(self.block)
+        object.__setattr__(self, "min_run_time", plan.check_min_run_time(self.min_run_time))
+
+
+@dataclass
+class BlockBenchResult:
+    result: BenchResult
+    monitor: MonitorResult | None = None
+
+
+def _block_bytes(cfg: BlockConfig) -> tuple[float, float, float]:
+    """(weights, one layer's activations held in blocks below MMAP_THRESHOLD, the large
+    blocks alive at once) of one forward pass of a block stack, in bytes."""
+    m = cfg.model
+    b = dtype_bytes(cfg.dtype)
+    h, f, q, kv = m.hidden, m.ffn, m.q_dim, m.kv_dim
+    weights = m.layers * (2 * h * q + 2 * h * kv + m.mlp_mats * h * f + 4 * h) * b
+    t = cfg.tokens
+    s2 = cfg.batch * cfg.heads * cfg.seq_len ** 2
+    # one layer: 6 hidden-wide (norms, projections, residuals), 3 query-wide, 3 K/V-wide and
+    # mlp_mats + 1 MLP-wide tensors; eager attention: scores, scaled, masked, softmax (fp32) and
+    # the probabilities in the run's dtype
+    tensors = [t * h * b] * 6 + [t * q * b] * 3 + [t * kv * b] * 3 + [t * f * b] * (m.mlp_mats + 1)
+    if cfg.attention == "eager":
+        tensors += [s2 * b] * 3 + [s2 * 4.0] + ([s2 * b] if b != 4 else [])
+    small = sum(x for x in tensors if x < plan.MMAP_THRESHOLD)
+    large = sum(x for x in tensors if x >= plan.MMAP_THRESHOLD)
+    mask = 2.0 * cfg.seq_len ** 2 * max(b, 4)  # the causal mask and its fp32 original
+    return float(weights + mask), float(small), float(large)
+
+
+def _ops_per_layer(cfg: BlockConfig) -> int:
+    return 40 if cfg.attention == "eager" else 34
+
+
+def _largest_gemm(cfg: BlockConfig) -> float:
+    return max(2.0 * cfg.tokens * cfg.hidden * max(cfg.intermediate, cfg.hidden),
+               2.0 * cfg.batch * cfg.heads * cfg.seq_len ** 2 * cfg.head_dim)
+
+
+def _pass_row(cfg: BlockConfig, device: str, **kw: Any) -> plan.Row:
+    """One forward pass as the time model sees it: its GEMM FLOPs and every op's launch (what bounds
+    small blocks)."""
+    return plan.Row(float(predicted_gemm_flops(cfg)), cfg.dtype, "block forward",
+                    overhead_s=_ops_per_layer(cfg) * cfg.layers * PROFILE_OP_OVERHEAD_S.get(device, 10e-6), **kw)
+
+
+def plan_profile(cfg: ProfileConfig, lim: safety.Limits) -> plan.Plan:
+    """The weights, the activations the profiled passes leave in the heap, the profiler's own records;
+    the warm-up and profiled passes, untimed."""
+    blk, dev = cfg.block, cfg.device
+    safety.check_dims(lim, hidden=blk.hidden, intermediate=blk.intermediate, seq_len=blk.seq_len, tokens=blk.tokens)
+    weights, small, large = _block_bytes(blk)
+    # the profiler keeps one record per op and pass (a few hundred bytes each) and exports them
+    events = 2e3 * _ops_per_layer(blk) * blk.layers * (cfg.steps + 2)
+    # Measured on a CPU: under torch.profiler every pass leaves about one layer's worth of small
+    # activation blocks in the heap (the allocator cannot reuse them between the profiler's own
+    # records), so they are counted once per pass; large blocks go back to the system.
+    held = weights + small * (cfg.steps + 1) + large + events if dev == "cpu" else weights + small + large
+    seconds, sources = plan.estimate([_pass_row(blk, dev, timed=False, extra_calls=cfg.steps + 2)], dev, 1.0,
+                                     bench="profiler")
+    return plan.Plan(bytes=held, host_bytes=events if dev != "cpu" else 0.0, call_flops=_largest_gemm(blk),
+                     call_what=plan.BLOCK_GEMM, seconds=seconds + PROFILER_FIXED_S, rows=cfg.steps, sources=sources)
+
+
+# torch.profiler's own cost beside the passes: starting it, collecting its events and summing them (with the
+# trace written). Measured on this project's 2-core machine for a 2-layer llama-3-8b ÷ 16 block, 3 passes, with a
+# warm worker: 1.0–1.1 s from the press to the result against 0.1 s of passes (benchmarks/bench_run_estimate.py
+# --buttons); the passes' own time comes from the time model as for any run.
+PROFILER_FIXED_S = 0.9
+
+
+def plan_block_bench(cfg: BlockBenchConfig, lim: safety.Limits) -> plan.Plan:
+    """The weights, one pass's activations and three rotated inputs; one timed row."""
+    blk = cfg.block
+    safety.check_dims(lim, hidden=blk.hidden, intermediate=blk.intermediate, seq_len=blk.seq_len, tokens=blk.tokens)
+    weights, small, large = _block_bytes(blk)
+    inputs = 3.0 * blk.tokens * blk.hidden * dtype_bytes(blk.dtype)
+    seconds, sources = plan.estimate([_pass_row(blk, cfg.device)], cfg.device, cfg.min_run_time, bench="profiler")
+    return plan.Plan(bytes=weights + small + large + inputs, call_flops=_largest_gemm(blk), call_what=plan.BLOCK_GEMM,
+                     seconds=seconds, rows=1, sources=sources)
+
+
+def _run_profile(cfg: ProfileConfig, progress: Any, deadline: safety.Deadline) -> ProfileResult:
+    return profile_block(cfg.block, cfg.device, steps=cfg.steps, trace_path=cfg.trace_path, monitor=cfg.monitor,
+                         hardware=cfg.hardware, efficiency=cfg.efficiency, progress=progress, deadline=deadline)
+
+
+def _run_block_bench(cfg: BlockBenchConfig, progress: Any, deadline: safety.Deadline) -> BlockBenchResult:
+    progress(None, Text(N_("timing the block with the harness (no L2 flush between passes) while NVML samples "
+                           "its GPU")))
+    r, mon = monitored_benchmark(cfg.block, cfg.device, min_run_time=cfg.min_run_time)
+    return BlockBenchResult(r, mon)
+
+
+SPEC = BenchSpec("profile", ProfileConfig, plan_profile, _run_profile, ProfileResult, label=N_("a profiler run"),
+                 imports=("gemmlib.measure.profiler", "gemmlib.measure.calibrate"), profiler=True)
+BLOCK_BENCH_SPEC = BenchSpec("block_bench", BlockBenchConfig, plan_block_bench, _run_block_bench, BlockBenchResult,
+                             label=N_("a monitored block benchmark"),
+                             imports=("gemmlib.measure.profiler", "gemmlib.measure.calibrate"))

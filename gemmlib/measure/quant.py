@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gemmlib.core.i18n import N_
+from gemmlib.core.i18n import N_, Text
 
 INT8_MAX = 127
 FP8_E4M3_MAX = 448.0
@@ -48,7 +48,6 @@ FP8_OLD_TORCH = N_("this PyTorch ({version}) has no float8 e4m3 / torch._scaled_
 FP8_ROCM = N_("ROCm build: float8 e4m3fn (the OCP format) is not what this path targets")
 FP8_NO_CPU_KERNEL = N_("this PyTorch has no CPU kernel for torch._scaled_mm ({error})")
 FP8_NO_DEVICE = N_("fp8 is not implemented here for device {device!r}")
-NOTE_TEMPLATES = (FP8_CC, FP8_OLD_TORCH, FP8_NO_CPU_KERNEL, FP8_NO_DEVICE)  # row notes with values (charts.bench.note_text)
 
 
 def _ceil_to(x: int, m: int) -> int:
@@ -97,7 +96,7 @@ def scaled_mm_padding(m: int, n: int, k: int, device: str) -> Padding:
     return Padding(m, n, k, m, n, k)
 
 
-def _pad2(x: Any, rows: int, cols: int) -> Any:
+def pad2(x: Any, rows: int, cols: int) -> Any:
     import torch.nn.functional as F
     r, c = x.shape
     if (r, c) == (rows, cols):
@@ -145,8 +144,8 @@ def int_mm_operands(a_q: Any, b_q: Any, layout_as: str | None = None) -> tuple[A
         raise ValueError(f"inner dimensions differ: {k} vs {k2}")
     dev = layout_as or a_q.device.type
     pad = int_mm_padding(m, n, k, dev)
-    a_p = _pad2(a_q, pad.pm, pad.pk)
-    b_p = _pad2(b_q, pad.pk, pad.pn)
+    a_p = pad2(a_q, pad.pm, pad.pk)
+    b_p = pad2(b_q, pad.pk, pad.pn)
     if dev == "cuda":
         a_p = a_p.contiguous()
         b_p = column_major(b_p)
@@ -236,7 +235,7 @@ def fp8_supported(device: str) -> tuple[bool, str]:
     except ImportError:
         return False, FP8_NO_TORCH
     if not hasattr(torch, "float8_e4m3fn") or not hasattr(torch, "_scaled_mm"):
-        return False, FP8_OLD_TORCH.format(version=torch.__version__)
+        return False, Text(FP8_OLD_TORCH, version=torch.__version__)
     if device == "cuda":
         if not torch.cuda.is_available():
             return False, N_("no CUDA device")
@@ -244,7 +243,7 @@ def fp8_supported(device: str) -> tuple[bool, str]:
             return False, FP8_ROCM
         cap = torch.cuda.get_device_capability()
         if tuple(cap) < FP8_MIN_CAPABILITY:
-            return False, FP8_CC.format(cc=f"{cap[0]}.{cap[1]}")
+            return False, Text(FP8_CC, cc=f"{cap[0]}.{cap[1]}")
         return True, ""
     if device == "cpu":
         try:  # a tiny probe: CPU support for _scaled_mm depends on the torch build
@@ -252,10 +251,10 @@ def fp8_supported(device: str) -> tuple[bool, str]:
             one = torch.ones((), dtype=torch.float32)
             scaled_mm(a, column_major(a), one, one, torch.float32, False)
         except (RuntimeError, NotImplementedError, TypeError) as e:
-            return False, FP8_NO_CPU_KERNEL.format(error=str(e).splitlines()[0][:80] if str(e) else "")
+            return False, Text(FP8_NO_CPU_KERNEL, error=str(e).splitlines()[0][:80] if str(e) else "")
         return True, N_("the CPU has no fp8 hardware: torch runs `_scaled_mm` through a reference kernel "
                         "(correct numbers, not an fp8 speed figure)")
-    return False, FP8_NO_DEVICE.format(device=device)
+    return False, Text(FP8_NO_DEVICE, device=device)
 
 
 def quantize_fp8(x: Any, dim: int | None = None) -> tuple[Any, Any]:
@@ -312,8 +311,8 @@ def prepare_fp8(a: Any, b: Any, *, rowwise: bool | None = None, fast_accum: bool
     if rowwise:
         a_q, sa = quantize_fp8(a, dim=1)
         b_q, sb = quantize_fp8(b, dim=0)
-        sa = _pad2(sa, pad.pm, 1).contiguous()
-        sb = _pad2(sb, 1, pad.pn).contiguous()
+        sa = pad2(sa, pad.pm, 1).contiguous()
+        sb = pad2(sb, 1, pad.pn).contiguous()
         # padded rows/columns of the scales multiply zeros; keep them finite and positive
         if pad.padded:
             sa[m:] = 1.0
@@ -322,8 +321,8 @@ def prepare_fp8(a: Any, b: Any, *, rowwise: bool | None = None, fast_accum: bool
     else:
         a_q, sa = quantize_fp8(a)
         b_q, sb = quantize_fp8(b)
-    a_q = _pad_fp8(a_q, pad.pm, pad.pk).contiguous()
-    b_q = column_major(_pad_fp8(b_q, pad.pk, pad.pn))
+    a_q = pad_fp8(a_q, pad.pm, pad.pk).contiguous()
+    b_q = column_major(pad_fp8(b_q, pad.pk, pad.pn))
     return Fp8Operands(a_q, b_q, sa, sb, pad, out_dtype, fast_accum, rowwise)
 
 
@@ -350,13 +349,13 @@ def roomy_scale(scale: Any, axis: int, force: bool = False) -> Any:
     return view
 
 
-def _pad_fp8(x: Any, rows: int, cols: int) -> Any:
+def pad_fp8(x: Any, rows: int, cols: int) -> Any:
     """Zero-pad an fp8 tensor (pads through its uint8 bit pattern: 0x00 is +0.0 in e4m3)."""
     import torch
     r, c = x.shape
     if (r, c) == (rows, cols):
         return x
-    return _pad2(x.view(torch.uint8), rows, cols).view(x.dtype)
+    return pad2(x.view(torch.uint8), rows, cols).view(x.dtype)
 
 
 def fp8_gemm(a: Any, b: Any, **kw: Any) -> Any:

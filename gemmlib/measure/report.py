@@ -13,12 +13,20 @@ A section is a module with ``report_section(device, quick, out_dir, progress) ->
 written yet is noted and skipped; a section that fails is reported with its error and
 the report goes on. The devices section (measured ceilings) runs first, so the
 precision section can show each result's share of the measured peak.
+
+``--time-budget`` is ONE deadline (:class:`Budget`): a section not started by then is skipped, and
+every section whose ``report_section`` takes a ``deadline`` keyword gets the same object and hands it
+to every run it starts, which checks it before each row. A section that takes ``keep`` may call
+``keep(results, markdown)`` with what it has finished so far (the multi-GPU sections do, after each
+rank count or collective size): the files are rewritten at once, so a report killed inside that
+section still has those rows.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import importlib
+import inspect
 import json
 import platform
 import time
@@ -27,14 +35,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gemmlib.charts import CHART_NOTES, optional_chart
+from gemmlib.charts import CHART_NOTES, chart_bytes, optional_chart
 from gemmlib.charts import bench as charts_bench
-from gemmlib.charts.bench import save_chart
 from gemmlib.core import format as fmt
 from gemmlib.core.errors import InputError
-from gemmlib.core.files import write_atomic
-from gemmlib.core.results import BenchResult, _jsonable, to_csv
-from gemmlib.measure import devices, harness, safety
+from gemmlib.core.files import check_output_dir, ensure_dir, write_atomic
+from gemmlib.core.results import BenchResult, jsonable, to_csv
+from gemmlib.measure import devices, harness, monitor, safety
 
 # (name, module); the module's report_section is called. "gemmlib.measure.report" is this file.
 SECTIONS: tuple[tuple[str, str], ...] = (
@@ -50,16 +57,17 @@ SECTIONS: tuple[tuple[str, str], ...] = (
 Progress = Callable[[float, str], None] | None
 
 
-def report_section(device: str, quick: bool, out_dir: Path, progress: Progress = None) -> dict:
+def report_section(device: str, quick: bool, out_dir: Path, progress: Progress = None,
+                   deadline: safety.Deadline | None = None) -> dict:
     """The devices section: what was detected, and ceilings measured against the datasheet."""
 
     found = devices.detect()
-    lines = ["| device | name | SMs / threads | memory GB | capability | catalogue row |",
+    lines = ["| device | name | SMs / threads | memory | capability | catalogue row |",
              "|---|---|---|---|---|---|"]
     for d in found:
         lines.append(f"| {d.kind}:{d.index} | {d.name} | {d.units or '—'} | "
-                     f"{fmt.number(d.memory_bytes / 1e9, 3)} | {d.capability or '—'} | {d.catalogue or '— (' + d.match_note + ')'} |")
-    c = devices.measure_ceilings(device, quick=quick, progress=progress)
+                     f"{fmt.nbytes(d.memory_bytes)} | {d.capability or '—'} | {d.catalogue or '— (' + d.match_note + ')'} |")
+    c = devices.measure_ceilings(device, quick=quick, progress=progress, deadline=deadline)
     datasheet = devices.datasheet_for(device, c.device_name) if device != "cpu" else None
     rows = c.rows(datasheet)
     lines += ["", f"Ceilings measured on {c.device_name} (GEMM {c.gemm_size}³ per dtype, "
@@ -69,12 +77,38 @@ def report_section(device: str, quick: bool, out_dir: Path, progress: Progress =
         lines.append(f"| {r['figure']} | {fmt.number(r['measured'])} | {fmt.number(r['datasheet'] or None)} | "
                      f"{r['unit']} | {fmt.percent(r['share of datasheet'] or None, 0)} | {r['note']} |")
     for d, why in c.notes.items():
-        if d not in c.peaks:
+        if d not in c.peaks and d != "copy":
             lines.append(f"| {d} GEMM | not run | | | | {why} |")
     chart = optional_chart(lambda: _charts_bench().ceilings_chart(rows)) if rows else None
     charts = {"ceilings": chart} if chart is not None else {}
     return {"title": "Devices and measured ceilings", "results": list(c.results),
             "markdown": "\n".join(lines), "charts": charts, "ceilings": c.to_dict()}
+
+
+class Budget(safety.Deadline):
+    """The report's ``--time-budget``: one deadline for every section and every run inside them
+    (``safety.Deadline``'s interface: ``expired()``, ``remaining()``, ``reason()``), on ``clock``
+    (``time.monotonic``; the tests give a fake one)."""
+
+    def __init__(self, seconds: float | None, clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__(seconds)
+        self._clock = clock
+        self.start = clock()
+
+    def elapsed(self) -> float:
+        return self._clock() - self.start
+
+    def reason(self) -> str:
+        return f"skipped: the report's time budget of {self.seconds:g} s was spent (--time-budget)"
+
+
+def _section_kwargs(fn: Callable[..., Any], **offered: Any) -> dict[str, Any]:
+    """The keywords of ``offered`` that ``fn`` takes (``deadline``, ``keep``)."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return {}
+    return {k: v for k, v in offered.items() if k in params}
 
 
 def _versions() -> dict:
@@ -97,11 +131,11 @@ def _versions() -> dict:
 
 def run_report(out_dir: str | Path, *, device: str | None = None, quick: bool = False,
                sections: tuple[str, ...] | None = None, progress: Callable[[str], None] | None = None,
-               time_budget_s: float | None = None) -> dict:
-    """Run the sections and write the report files into ``out_dir``. Returns the results.json object."""
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise InputError(f"--out {out} exists and is not a folder")
+               time_budget_s: float | None = None, clock: Callable[[], float] = time.monotonic) -> dict:
+    """Run the sections and write the report files into ``out_dir``. Returns the results.json object.
+
+    ``time_budget_s``: one deadline for the whole report, passed into every section that takes it."""
+    out = check_output_dir(out_dir, "--out")  # refuses "" (not "the current folder"), a link, a file
     known = [n for n, _ in SECTIONS]
     if sections:
         bad = [s for s in sections if s not in known]
@@ -110,18 +144,21 @@ def run_report(out_dir: str | Path, *, device: str | None = None, quick: bool = 
     if device is None:
         device = "cuda" if harness.torch_device_available("cuda")[0] else "cpu"
     device = harness.require_device(device)
-    try:
-        (out / "charts").mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise InputError(f"cannot create the output folder {out}: {e.strerror}") from None
+    ensure_dir(out, "--out")
+    ensure_dir(out / "charts", "the report's charts folder", under=out)  # neither through a link
     say = progress or (lambda s: None)
-    budget = safety.Deadline(time_budget_s)
+    budget = Budget(time_budget_s, clock)
+    deadline = budget if time_budget_s is not None else None  # None: each run keeps the server's own limit
     started = time.time()
     doc: dict[str, Any] = {
         "generated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "device": device, "device_name": harness.device_name(device), "quick": quick,
         "versions": _versions(), "sections": [],
     }
+    gpu_index = 0
+    if device == "cuda":  # the driver, cuBLAS, cuDNN, NCCL; each section's clocks before and after
+        doc["versions"].update({k: v for k, v in monitor.software_versions().items() if v is not None})
+        gpu_index = monitor.nvml_index_for_torch_device()
     md = [f"# GEMM report: {doc['device_name']}", "",
           f"Generated {doc['generated']} with `python -m gemmlib report{' --quick' if quick else ''}` "
           f"on {device}; torch {doc['versions'].get('torch')}, triton {doc['versions'].get('triton')}"
@@ -129,17 +166,27 @@ def run_report(out_dir: str | Path, *, device: str | None = None, quick: bool = 
           "Timings: warm-up, device synchronization, repeated runs, median with p20/p80 "
           "(torch.utils.benchmark on a CPU, triton.testing.do_bench with L2 flush on a GPU); errors are "
           "against float64 references.", ""]
+    if device == "cuda":
+        v = doc["versions"]
+        md += ["Software: " + ", ".join(f"{k} {v[k]}" for k in ("driver", "cuda_driver", "cuda", "cublas", "cudnn",
+                                                                 "nccl", "triton") if v.get(k) is not None)
+               + f"; persistence mode {'on' if v.get('persistence_mode') else 'off or unknown'}. Each section's "
+               "clocks, power, temperature and clock event reasons before and after it are in results.json "
+               "(`machine`); a section whose clocks dropped says so below its tables.", ""]
     all_results: list[BenchResult] = []
     chart_notes: set[str] = set()
+    partial: dict[str, Any] = {"results": [], "md": []}  # what the running section has kept so far
 
     def write() -> None:
         """(Re)write results.json, results.csv and report.md with what is done so far: a report
-        killed by a time limit keeps every finished section, and says which one was running."""
+        killed by a time limit keeps every finished section (and what the running one kept), and
+        says which one was running."""
         doc["seconds"] = round(time.time() - started, 2)
         notes = sorted(chart_notes | CHART_NOTES)
         if notes:
             doc["chart_notes"] = notes
-        _write_files(out, doc, md + ([""] + [f"*{n}*" for n in notes] if notes else []), all_results)
+        _write_files(out, doc, md + partial["md"] + ([""] + [f"*{n}*" for n in notes] if notes else []),
+                     all_results + partial["results"])
 
     write()
     for name, modname in SECTIONS:
@@ -174,18 +221,38 @@ def run_report(out_dir: str | Path, *, device: str | None = None, quick: bool = 
         def prog(frac: float, text: str, _name: str = name) -> None:
             say(f"{_name}: [{frac:4.0%}] {text}")
 
+        def keep(results: list, markdown: str = "", _entry: dict = entry, _name: str = name) -> None:
+            """What the section has finished so far: in the files now, replaced by its final result."""
+            rows = [r for r in results if isinstance(r, BenchResult)]
+            partial["results"] = rows
+            partial["md"] = [f"## {_name} (unfinished: the rows so far)", "", str(markdown).strip(), ""]
+            _entry["results"] = [r.to_dict() for r in rows]
+            say(f"{_name}: kept {len(rows)} row(s) so far")
+            write()
+
+        machine = monitor.MachineRecord(gpu_index, enabled=device == "cuda")
         try:
-            sec = fn(device, quick, out, prog)
+            with machine:
+                sec = fn(device, quick, out, prog, **_section_kwargs(fn, deadline=deadline, keep=keep))
         except Exception as e:  # noqa: BLE001 - one broken section must not lose the others
+            if machine.enabled:
+                entry["machine"] = machine.to_dict()
             entry.pop("running", None)
             entry["error"] = f"{type(e).__name__}: {e}"
             entry["traceback"] = traceback.format_exc()
             entry["seconds"] = time.time() - t0
             say(f"{name}: FAILED {entry['error']}")
             md += [f"## {name}", "", f"**This section failed:** `{entry['error']}`", ""]
+            if partial["results"]:  # what it finished before it failed stays
+                all_results.extend(partial["results"])
+                md += ["What it finished before:", "", *partial["md"][2:]]
+            partial.update(results=[], md=[])
             write()
             continue
+        partial.update(results=[], md=[])
         entry.pop("running", None)
+        if machine.enabled:
+            entry["machine"] = machine.to_dict()
         entry["seconds"] = round(time.time() - t0, 2)
         if sec.get("skipped"):  # the section decided this machine cannot run it, and says why
             entry["skipped"] = sec["skipped"]
@@ -201,15 +268,18 @@ def run_report(out_dir: str | Path, *, device: str | None = None, quick: bool = 
         if not body.startswith("#"):
             md += [f"## {entry['title']}", ""]
         md += [body, ""]
+        if machine.flags:  # the figures above may be below what this GPU does: say why
+            md += ["**Machine state:** " + "; ".join(machine.flags) + ".", ""]
         entry["charts"] = {}
         for cname, chart in (sec.get("charts") or {}).items():
             safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in f"{name}_{cname}")
             try:
-                path, note = _save_chart(chart, out / "charts" / safe)
+                data, suffix, note = chart_bytes(chart)  # rendered in memory, written by the one writer
             except Exception as e:  # noqa: BLE001
                 entry["charts"][cname] = f"failed: {type(e).__name__}: {e}"
                 continue
-            rel = Path(path).relative_to(out).as_posix()
+            rel = f"charts/{safe}{suffix}"
+            write_atomic(out / rel, data, flag="the report's chart", under=out)  # a planted link: InputError
             entry["charts"][cname] = rel
             if note:
                 chart_notes.add(note)
@@ -224,10 +294,10 @@ def _write_files(out: Path, doc: dict, md: list[str], results: list[BenchResult]
     """Write the three report files, each through a temporary file and a rename (a reader, or a
     kill between two sections, never sees half a file). The temporary file is created exclusively
     and the target is never a link or a device (``gemmlib.core.files.write_atomic``)."""
-    for fname, text in (("results.json", json.dumps(_jsonable(doc), indent=2)),
+    for fname, text in (("results.json", json.dumps(jsonable(doc), indent=2)),
                         ("results.csv", to_csv(results)),
                         ("report.md", "\n".join(md).rstrip() + "\n")):
-        write_atomic(out / fname, text, flag=f"the report's {fname}")
+        write_atomic(out / fname, text, flag=f"the report's {fname}", under=out)
 
 
 
@@ -235,6 +305,3 @@ def _write_files(out: Path, doc: dict, md: list[str], results: list[BenchResult]
 def _charts_bench() -> Any:
     return charts_bench
 
-
-def _save_chart(chart: Any, stem: Path) -> tuple[str, str]:
-    return save_chart(chart, stem)

@@ -1,9 +1,10 @@
 """Safeguards for a shared server: the caps on what a benchmark may run (``Limits``, read by
-``limits()`` from the secrets files and the environment: the one reader for pages, CLI and
-workers), checks that refuse before anything is allocated (``check_dims``, ``check_memory``), the
-out-of-memory guard, one run at a time per machine (``single_flight``, over
-``gemmlib.measure.runqueue``) and a deadline. Every benchmark a page or the CLI starts runs in a
-worker process (``gemmlib.measure.runner``) under these caps.
+``limits()`` from the secrets files and the environment, bounded by the machine's policy file
+``/etc/gemmlib/policy.toml``: the one reader for pages, CLI and workers), checks that refuse
+before anything is allocated (``check_dims``, ``check_memory``), the out-of-memory guard, one run
+at a time per machine (``single_flight``, over ``gemmlib.measure.runqueue``) and a deadline. Every
+benchmark a page or the CLI starts runs in a worker process (``gemmlib.measure.runner``) under these
+caps.
 """
 
 from __future__ import annotations
@@ -17,10 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gemmlib.core import format as fmt
+from gemmlib.core import policy
 from gemmlib.core.errors import InputError
 from gemmlib.core.files import read_regular
-from gemmlib.core.i18n import N_, Msg, Translate, english, render
-from gemmlib.core.units import GiB, MiB, fmt_bytes
+from gemmlib.core.i18n import N_, Msg, Text, Translate, english, render
+from gemmlib.core.units import GiB, MiB
 from gemmlib.measure import runqueue
 from gemmlib.measure.runqueue import BusyError  # noqa: F401 - re-exported: callers catch safety.BusyError
 
@@ -100,7 +103,8 @@ _process_limits: Limits | None = None
 
 def set_process_limits(lim: Limits | None) -> None:
     """Fix the caps every ``limits()`` call returns in this process (a benchmark worker uses the
-    caps its server resolved, whatever its environment says); None undoes it."""
+    caps its server resolved, whatever its environment says, never above the machine's policy);
+    None undoes it."""
     global _process_limits
     _process_limits = lim
 
@@ -109,26 +113,9 @@ def _truthy(v: Any) -> bool:
     return str(v).strip().lower() in {"1", "true", "yes", "on"}
 
 
-def limits(source: Mapping[str, Any] | None = None, *, files: Iterable[str | os.PathLike] | None = None) -> Limits:
-    """This server's caps: the one reader for every page, the CLI and the benchmark workers.
-
-    Keys (the same names everywhere) come from ``source`` when given (a mapping such as parsed
-    secrets), else from the secrets files (``files``, default Streamlit's
-    ``~/.streamlit/secrets.toml`` and ``./.streamlit/secrets.toml``), then from the environment.
-    ``GEMM_CLASSROOM=1`` starts from the small classroom caps; ``GEMM_MAX_DIM``,
-    ``GEMM_MAX_BYTES``, ``GEMM_TIME_LIMIT_S`` and ``GEMM_MAX_CPU_GFLOP`` override single values. A
-    malformed value or secrets file is an InputError naming it.
-    """
-    if _process_limits is not None and source is None and files is None:
-        return _process_limits
-    secrets = dict(source) if source is not None else read_secrets(files)
-
-    def get(key: str) -> Any:
-        env = _ENV_KEYS[key]
-        if env in secrets:
-            return secrets[env]
-        return os.environ.get(env)
-
+def _resolve(get: Callable[[str], Any], where: str) -> Limits:
+    """Caps from raw values (``get(key)`` -> the value of GEMM_<key>, or None): ``classroom`` picks
+    the base, each value set replaces the base's. ``where`` names the source in a refusal."""
     classroom = _truthy(get("classroom")) if get("classroom") is not None else False
     base = CLASSROOM_LIMITS if classroom else DEFAULT_LIMITS
     vals: dict[str, Any] = {"max_dim": base.max_dim, "max_bytes": base.max_bytes,
@@ -145,11 +132,62 @@ def limits(source: Mapping[str, Any] | None = None, *, files: Iterable[str | os.
                 raise ValueError
             v = conv(f) if conv is int else conv(raw)
         except (TypeError, ValueError, OverflowError):
-            raise InputError(f"{_ENV_KEYS[key]}={str(raw)[:40]!r} is not a finite number") from None
+            raise InputError(f"{_ENV_KEYS[key]}={str(raw)[:40]!r}{where} is not a finite number") from None
         if not v > 0:
-            raise InputError(f"{_ENV_KEYS[key]} must be positive, got {str(raw)[:40]!r}")
+            raise InputError(f"{_ENV_KEYS[key]}{where} must be positive, got {str(raw)[:40]!r}")
         vals[key] = v * 1e9 if key == "max_cpu_flops" else v
     return Limits(classroom=classroom, **vals)
+
+
+def tighter(a: Limits, b: Limits) -> Limits:
+    """Each cap the smaller of the two; classroom mode when either is."""
+    return Limits(max_dim=min(a.max_dim, b.max_dim), max_bytes=min(a.max_bytes, b.max_bytes),
+                  time_limit_s=min(a.time_limit_s, b.time_limit_s), classroom=a.classroom or b.classroom,
+                  max_cpu_flops=min(a.max_cpu_flops, b.max_cpu_flops), max_ranks=min(a.max_ranks, b.max_ranks))
+
+
+def policy_limits() -> Limits | None:
+    """The most the machine's policy allows (``gemmlib.core.policy``), None when it has none or it
+    names no cap (only the queue folder, the visitor limit or the ceilings' key).
+
+    The policy's keys are the caps' names; a key it leaves out is its base's (the classroom caps
+    with ``GEMM_CLASSROOM = true``, else the defaults). InputError for a policy that cannot be
+    trusted or read (the caller must not run without it)."""
+    pol = policy.machine_policy()
+    if not pol.present or not pol.sets_caps:
+        return None
+    return _resolve(lambda key: pol.values.get(_ENV_KEYS[key]), f" in the policy file {pol.path}")
+
+
+def limits(source: Mapping[str, Any] | None = None, *, files: Iterable[str | os.PathLike] | None = None) -> Limits:
+    """This server's caps: the one reader for every page, the CLI and the benchmark workers.
+
+    Keys (the same names everywhere) come from ``source`` when given (a mapping such as parsed
+    secrets), else from the secrets files (``files``, default Streamlit's
+    ``~/.streamlit/secrets.toml`` and ``./.streamlit/secrets.toml``), then from the environment.
+    ``GEMM_CLASSROOM=1`` starts from the small classroom caps; ``GEMM_MAX_DIM``,
+    ``GEMM_MAX_BYTES``, ``GEMM_TIME_LIMIT_S`` and ``GEMM_MAX_CPU_GFLOP`` override single values. A
+    malformed value or secrets file is an InputError naming it.
+
+    With a machine policy (``/etc/gemmlib/policy.toml``, ``gemmlib.core.policy``) its caps are the
+    most anything may get: the secrets, the environment and a worker's caps from its server can
+    only lower them (each cap is the smaller of the two). A policy that cannot be trusted or read
+    is an InputError, never a machine without caps.
+    """
+    ceiling = policy_limits()
+    if _process_limits is not None and source is None and files is None:
+        lim = _process_limits
+    else:
+        secrets = dict(source) if source is not None else read_secrets(files)
+
+        def get(key: str) -> Any:
+            env = _ENV_KEYS[key]
+            if env in secrets:
+                return secrets[env]
+            return os.environ.get(env)
+
+        lim = _resolve(get, "")
+    return lim if ceiling is None else tighter(lim, ceiling)
 
 
 class Refused(InputError):
@@ -202,14 +240,14 @@ def check_memory(nbytes: float, device: str, lim: Limits | None = None, headroom
     lim = lim or limits()
     if nbytes > lim.max_bytes:
         raise InputError(N_("this run needs about {need}, above this server's cap of {cap}; choose smaller sizes "
-                            "(or raise GEMM_MAX_BYTES)"), need=fmt_bytes(nbytes), cap=fmt_bytes(lim.max_bytes))
+                            "(or raise GEMM_MAX_BYTES)"), need=fmt.nbytes(nbytes), cap=fmt.nbytes(lim.max_bytes))
     free = available_memory(device)
     if free is not None and nbytes > headroom * free:
         raise InputError(N_("this run needs about {need} but only {free} is free on {device}; choose smaller sizes"),
-                         need=fmt_bytes(nbytes), free=fmt_bytes(free), device=device)
+                         need=fmt.nbytes(nbytes), free=fmt.nbytes(free), device=device)
 
 
-def _is_oom(e: BaseException) -> bool:
+def is_oom(e: BaseException) -> bool:
     try:
         import torch
         oom_types: tuple[type, ...] = tuple(
@@ -232,7 +270,7 @@ def oom_guard(device: str) -> Iterator[None]:
     except InputError:
         raise
     except (RuntimeError, MemoryError) as e:
-        if not _is_oom(e):
+        if not is_oom(e):
             raise
         if device == "cuda":
             try:
@@ -269,7 +307,7 @@ def single_flight(owner: str, on_wait: Callable[[str], None] | None = None,
         yield
 
 
-# A row skipped at the run's time limit (its reason; a page reads it back with the benchmarks' NOTE_TEMPLATES)
+# A row skipped at the run's time limit (its reason, a Text)
 TIME_LIMIT_REACHED = N_("skipped: the run's time limit of {seconds:g} s was reached (GEMM_TIME_LIMIT_S)")
 
 
@@ -279,6 +317,14 @@ class Deadline:
     def __init__(self, seconds: float | None):
         self.seconds = seconds
         self.start = time.monotonic()
+        self.on_rows: Callable[[list], None] | None = None  # the worker sends kept rows to its server
+
+    def keep(self, rows: Iterable[Any]) -> None:
+        """Rows a benchmark has finished: a worker sends them to its server at once, so that a run
+        killed at its hard limit still returns what it measured (issue 26 item 8)."""
+        rows = list(rows)
+        if self.on_rows is not None and rows:
+            self.on_rows(rows)
 
     def elapsed(self) -> float:
         return time.monotonic() - self.start
@@ -290,4 +336,4 @@ class Deadline:
         return self.remaining() <= 0
 
     def reason(self) -> str:
-        return TIME_LIMIT_REACHED.format(seconds=self.seconds)
+        return Text(TIME_LIMIT_REACHED, seconds=self.seconds)

@@ -31,11 +31,12 @@ from gemmlib.core import format as fmt
 from gemmlib.core.dtypes import get_dtype
 from gemmlib.core.errors import InputError
 from gemmlib.core.flops import gemm_bytes, gemm_flops, wave_quantization
-from gemmlib.core.i18n import N_, Text
+from gemmlib.core.i18n import N_, Msg, Text
 from gemmlib.core.results import BenchResult, record, unsupported
-from gemmlib.explain.tiling import _check_shapes, _check_tile, numpy_blocked, tile_count, tile_traffic
-from gemmlib.measure import harness, safety
+from gemmlib.explain.tiling import check_shapes, check_tile, numpy_blocked, tile_count, tile_traffic
+from gemmlib.measure import harness, plan, safety
 from gemmlib.measure import triton_gemm as tg
+from gemmlib.measure.spec import BenchSpec
 
 IMPLS: tuple[str, ...] = ("python_tiled", "numpy_blocked", "triton", "torch")
 IMPL_LABELS = {
@@ -45,7 +46,7 @@ IMPL_LABELS = {
     "torch": N_("`torch.matmul` on the whole matrices (cuBLAS / CPU BLAS)"),
 }
 TILING_DTYPES: tuple[str, ...] = ("fp32", "fp16", "bf16")
-# Row notes with values (a page shows them in its language: charts.bench.note_text)
+# Row notes with values (Texts: a page shows them in its language)
 NOTES = {
     "python_calls": N_("tile {tile} means {calls:,} `torch.matmul` calls per product (cap {cap:,} on {device}); "
                        "choose a larger tile"),
@@ -55,7 +56,6 @@ NOTES = {
     "steps": N_("with {bm}×{bn}×{bk} blocks at {m}×{n}×{k} that is {steps:,} program steps (cap {cap}) — pick a "
                 "larger tile or a smaller size"),
 }
-NOTE_TEMPLATES = (*NOTES.values(), safety.TIME_LIMIT_REACHED)
 # sub-block products one python_tiled / numpy_blocked call may make (each is a library call from Python)
 MAX_TILE_CALLS = {"cpu": 20_000, "cuda": 5_000, "mps": 5_000}
 # The interpreter runs the kernel program by program at numpy speed (~2 ms per program and k-step on a
@@ -81,6 +81,28 @@ class TilingConfig:
     triton_autotune: bool = True  # add an autotuned Triton row on a GPU
     min_run_time: float = 0.2
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        """Checks what can never run, wherever it is built (the caps are the plan's)."""
+        plan.check_device(self.device)
+        m, n, k = self.mnk
+        plan.check_whole(size=self.size, M=m, N=n, K=k)
+        if get_dtype(self.dtype).name not in TILING_DTYPES:
+            raise InputError(N_("the tiling benchmark runs {choices}; got {name!r}"), choices=", ".join(TILING_DTYPES),
+                             name=self.dtype)
+        object.__setattr__(self, "dtype", get_dtype(self.dtype).name)
+        for t in self.tiles:
+            if isinstance(t, bool) or not isinstance(t, (int, float)) or int(t) != t or t < 1:
+                raise InputError(N_("tile sizes must be whole numbers ≥ 1, got {value!r}"), value=t)
+        object.__setattr__(self, "tiles", tuple(int(t) for t in self.tiles))
+        bad = [i for i in self.impls if i not in IMPLS]
+        if bad:
+            raise InputError(N_("unknown implementation {impl!r}; choose from {choices}"), impl=bad[0],
+                             choices=", ".join(IMPLS))
+        if not self.impls:
+            raise InputError(N_("choose at least one implementation"))
+        object.__setattr__(self, "impls", tuple(self.impls))
+        object.__setattr__(self, "min_run_time", plan.check_min_run_time(self.min_run_time))
 
     @property
     def mnk(self) -> tuple[int, int, int]:
@@ -125,19 +147,11 @@ def parse_int_list(text: str | list | tuple, what: str = "tiles") -> tuple[int, 
     return tuple(dict.fromkeys(out))
 
 
-def _validate(cfg: TilingConfig, lim: safety.Limits) -> None:
+def check_caps(cfg: TilingConfig, lim: safety.Limits) -> None:
+    """The server's caps on M, N and K: checked once, in the plan (``plan_tiling``: the page, the command
+    line and the queue admit a run through it); the config checked the rest where it was built."""
     m, n, k = cfg.mnk
     safety.check_dims(lim, M=m, N=n, K=k)
-    _torch_dtype(cfg.dtype)
-    for t in cfg.tiles:
-        if isinstance(t, bool) or int(t) != t or t < 1:
-            raise InputError(N_("tile sizes must be whole numbers ≥ 1, got {value!r}"), value=t)
-    bad = [i for i in cfg.impls if i not in IMPLS]
-    if bad:
-        raise InputError(N_("unknown implementation {impl!r}; choose from {choices}"), impl=bad[0],
-                         choices=", ".join(IMPLS))
-    if not cfg.impls:
-        raise InputError(N_("choose at least one implementation"))
 
 
 def _progress(progress: Progress, frac: float, text: str) -> None:
@@ -145,13 +159,16 @@ def _progress(progress: Progress, frac: float, text: str) -> None:
         progress(min(1.0, max(0.0, frac)), text)
 
 
-def run_tiling(cfg: TilingConfig, progress: Progress = None) -> list[BenchResult]:
-    """Measure every implementation × tile size of ``cfg`` on the same random inputs."""
+def run_tiling(cfg: TilingConfig, progress: Progress = None,
+               deadline: safety.Deadline | None = None) -> list[BenchResult]:
+    """Measure every implementation × tile size of ``cfg`` on the same random inputs.
+
+    ``deadline`` (default: the server's ``GEMM_TIME_LIMIT_S``; the report passes its own) is checked
+    before every row; rows past it say so."""
     import numpy as np
     import torch
 
-    lim = safety.limits()
-    _validate(cfg, lim)
+    lim = safety.limits()  # its sizes were admitted by the plan (check_caps)
     device = harness.require_device(cfg.device)
     m, n, k = cfg.mnk
     tdt = _torch_dtype(cfg.dtype)
@@ -165,7 +182,7 @@ def run_tiling(cfg: TilingConfig, progress: Progress = None) -> list[BenchResult
     safety.check_memory(need, device, lim)
     dev_name = harness.device_name(device)
     shape0 = {"m": m, "n": n, "k": k}
-    deadline = safety.Deadline(lim.time_limit_s)
+    deadline = deadline or safety.Deadline(lim.time_limit_s)
 
     def base(name: str, tile: int | None, **extra: Any) -> BenchResult:
         return BenchResult(bench="tiling", name=name, device=device, device_name=dev_name, dtype=dname,
@@ -214,7 +231,7 @@ def run_tiling(cfg: TilingConfig, progress: Progress = None) -> list[BenchResult
             except InputError as e:
                 row = refuse(impl, tile, str(e), **extra)
             except Exception as e:  # noqa: BLE001 - e.g. a Triton config that does not fit the chip
-                if safety._is_oom(e):
+                if safety.is_oom(e):
                     raise
                 row = refuse(impl, tile, f"failed: {type(e).__name__}: {str(e).splitlines()[0][:200]}",
                              **extra)
@@ -237,7 +254,7 @@ def _run_one(impl, tile, cfg, device, sets_ab, ref, base, refuse, extra, np, tor
         extra["calls"] = calls
         cap = MAX_TILE_CALLS.get(device, 5_000)
         if calls > cap:
-            return refuse(impl, tile, NOTES["python_calls"].format(tile=tile, calls=calls, cap=cap, device=device),
+            return refuse(impl, tile, Text(NOTES["python_calls"], tile=tile, calls=calls, cap=cap, device=device),
                           **extra)
 
         def fn(a, b, _t=tile):
@@ -246,13 +263,13 @@ def _run_one(impl, tile, cfg, device, sets_ab, ref, base, refuse, extra, np, tor
     elif impl == "numpy_blocked":
 
         if device != "cpu":
-            return refuse(impl, tile, NOTES["numpy_host"].format(device=device), **extra)
+            return refuse(impl, tile, Text(NOTES["numpy_host"], device=device), **extra)
         if dname == "bf16":
             return refuse(impl, tile, N_("numpy has no bfloat16 type"), **extra)
         calls = tile_count(m, n, k, tile)
         extra["calls"] = calls
         if calls > MAX_TILE_CALLS["cpu"]:
-            return refuse(impl, tile, NOTES["numpy_calls"].format(tile=tile, calls=calls, cap=MAX_TILE_CALLS["cpu"]),
+            return refuse(impl, tile, Text(NOTES["numpy_calls"], tile=tile, calls=calls, cap=MAX_TILE_CALLS["cpu"]),
                           **extra)
         args = [(a.numpy(), b.numpy()) for a, b in sets_ab]
 
@@ -267,7 +284,7 @@ def _run_one(impl, tile, cfg, device, sets_ab, ref, base, refuse, extra, np, tor
         block = None
         if tile is not None:
             if tile < tg.MIN_BLOCK or tile & (tile - 1):
-                return refuse(impl, tile, NOTES["block"].format(least=tg.MIN_BLOCK), **extra)
+                return refuse(impl, tile, Text(NOTES["block"], least=tg.MIN_BLOCK), **extra)
             block = (tile, tile, min(tile, 64 if dname != "fp32" else 32))
             extra["block"] = list(block)
         if st.mode != "gpu":
@@ -275,8 +292,9 @@ def _run_one(impl, tile, cfg, device, sets_ab, ref, base, refuse, extra, np, tor
             steps = -(-m // bm) * -(-n // bn) * -(-k // bk)
             extra["interpreter_steps"] = steps
             if steps > MAX_INTERPRETER_STEPS:
-                return refuse(impl, tile, st.reason + "; " + NOTES["steps"].format(
-                    bm=bm, bn=bn, bk=bk, m=m, n=n, k=k, steps=steps, cap=MAX_INTERPRETER_STEPS), **extra)
+                return refuse(impl, tile, Text.joined([st.reason, Text(
+                    NOTES["steps"], bm=bm, bn=bn, bk=bk, m=m, n=n, k=k, steps=steps, cap=MAX_INTERPRETER_STEPS)]),
+                    **extra)
             a, b = sets_ab[0]
             out = tg.triton_matmul(a, b, block=block)
             row = base(impl, tile, **extra)
@@ -383,7 +401,7 @@ def run_wave_sweep(device: str = "cuda", m: int = 8192, k: int = 8192, ns: list[
             try:
                 t = harness.time_callable(fns[impl], device=device, args_list=[(a, b)], min_run_time=min_run_time)
             except Exception as e:  # noqa: BLE001 - e.g. a tile that does not fit: a row that says why
-                if safety._is_oom(e):
+                if safety.is_oom(e):
                     raise
                 return unsupported("tiling-waves", impl, device, dname, shape,
                                    f"failed: {type(e).__name__}: {str(e).splitlines()[0][:200]}", device_name=dev_name)
@@ -500,8 +518,10 @@ def lesson(results: list[BenchResult]) -> str:
 
 
 # --------------------------------------------------------------------------- report section
-def report_section(device: str, quick: bool, out_dir: Path, progress: Progress = None) -> dict:
-    """The tiling part of ``python -m gemmlib report``: results, markdown, charts."""
+def report_section(device: str, quick: bool, out_dir: Path, progress: Progress = None,
+                   deadline: safety.Deadline | None = None) -> dict:
+    """The tiling part of ``python -m gemmlib report``: results, markdown, charts; ``deadline``: the
+    report's, checked before every row of both sweeps."""
     results: list[BenchResult] = []
     md: list[str] = ["## Tiling", ""]
     charts: dict[str, Any] = {}
@@ -512,7 +532,8 @@ def report_section(device: str, quick: bool, out_dir: Path, progress: Progress =
     else:
         cfg = TilingConfig(device="cpu", size=128 if quick else 256, dtype="fp32",
                            tiles=(32, 64) if quick else (16, 32, 64, 128), min_run_time=0.1)
-    res = run_tiling(cfg, progress=progress)
+    check_caps(cfg, safety.limits())  # the report runs its sweep itself, not through a plan
+    res = run_tiling(cfg, progress=progress, deadline=deadline)
     results += res
     m, n, k = cfg.mnk
     md += [f"{m}×{n}×{k}, {cfg.dtype}, on {res[0].device_name if res else device}.", "",
@@ -533,7 +554,7 @@ def report_section(device: str, quick: bool, out_dir: Path, progress: Progress =
         charts["tiling_tflops"] = c
     if device == "cuda":
         waves = run_wave_sweep("cuda", m=8192, k=8192, ns=wave_sweep_ns(8192, 8320, 16 if quick else 8),
-                               dtype="bf16", min_run_time=0.05, progress=progress)
+                               dtype="bf16", min_run_time=0.05, progress=progress, deadline=deadline)
         results += waves
         sms = next((r.extra["sms"] for r in waves if "sms" in r.extra), 132)
         pred = predicted_wave_rows(8192, 8192, sorted({r.shape["n"] for r in waves}), WAVE_TILE, sms)
@@ -565,8 +586,8 @@ def python_tiled(a, b, tile: int = 64):
     """
     import torch
 
-    t = _check_tile(tile)
-    m, n, k = _check_shapes(tuple(a.shape), tuple(b.shape))
+    t = check_tile(tile)
+    m, n, k = check_shapes(tuple(a.shape), tuple(b.shape))
     acc_dtype = torch.float32 if a.dtype in (torch.float16, torch.bfloat16) else a.dtype
     d = torch.zeros((m, n), dtype=acc_dtype, device=a.device)
     for i in range(0, m, t):
@@ -574,3 +595,135 @@ def python_tiled(a, b, tile: int = 64):
             for p in range(0, k, t):
                 d[i:i + t, j:j + t] += torch.matmul(a[i:i + t, p:p + t], b[p:p + t, j:j + t]).to(acc_dtype)
     return d.to(a.dtype)
+
+
+# --------------------------------------------------------------------------- the specs
+PER_CALL_S = 20e-6  # a library call from Python (python_tiled, numpy_blocked): its launch, besides its FLOPs
+
+
+def _tiling_steps(cfg: TilingConfig) -> list[tuple[str, int | None]]:
+    """The (implementation, tile) rows ``run_tiling`` runs, in its order (its progress counts them)."""
+    out: list[tuple[str, int | None]] = []
+    for impl in cfg.impls:
+        if impl == "torch":
+            out.append((impl, None))
+            continue
+        if impl == "triton" and cfg.device == "cuda" and cfg.triton_autotune:
+            out.append((impl, None))
+        out.extend((impl, int(t)) for t in cfg.tiles)
+    return out
+
+
+def plan_tiling(cfg: TilingConfig, lim: safety.Limits) -> plan.Plan:
+    """What ``run_tiling(cfg)`` holds at its peak (rotated input sets, drawn in fp32 and cast; the
+    float64 reference; each row's output, accumulator and error check) and its time (each timed
+    row, each Python-level call's launch, the interpreter's one correctness check)."""
+    check_caps(cfg, lim)
+    dev = cfg.device
+    m, n, k = cfg.mnk
+    dname = cfg.dtype
+    eb = get_dtype(dname).bytes
+    mk, kn, mn = m * k, k * n, m * n
+    set_bytes = (mk + kn) * eb
+    sets = harness.rotation_count(set_bytes, max_bytes=lim.max_bytes / 4)
+    flops = 2.0 * m * n * k
+    inputs = sets * set_bytes + (4.0 * (mk + kn) if eb != 4 or dev != "cpu" else 0.0)  # drawn in fp32, then cast
+    ref = 8.0 * mn
+    ref_peak = inputs + 8.0 * (mk + kn + mn)
+    row_peak = fixed = 0.0
+    rows: list[plan.Row] = []
+    for impl, t in _tiling_steps(cfg):
+        calls = tile_count(m, n, k, t) if t and impl in ("python_tiled", "numpy_blocked") else 1
+        if impl == "torch" or t is None:
+            out = eb * mn
+        elif impl == "python_tiled":
+            if calls > MAX_TILE_CALLS.get(dev, 5000):
+                rows.append(plan.Row(flops, dname, skipped=True))
+                continue
+            out = 4.0 * mn + eb * mn  # the fp32 accumulator and the result
+        elif impl == "numpy_blocked":
+            if dev != "cpu" or dname == "bf16" or calls > MAX_TILE_CALLS["cpu"]:
+                rows.append(plan.Row(flops, dname, skipped=True))
+                continue
+            out = eb * mn + 4.0 * t * t * 2
+        else:  # triton
+            out = eb * mn + (4.0 * mn if dev != "cuda" else 0.0)  # the interpreter's numpy copies
+        if impl == "triton" and dev != "cuda":
+            fixed += 1.0  # one correctness check in the interpreter (capped at ~1 s), no timing
+            rows.append(plan.Row(flops, dname, skipped=True))
+            row_peak = max(row_peak, out + plan.err_bytes(mn, eb))
+            continue
+        # a tiled row's rate depends on its tile: named so that only the datasheet and its calls stand for it
+        name = impl if t is None or impl == "triton" else f"{impl} tile {t}"
+        rows.append(plan.Row(flops, dname, name, extra_calls=1, overhead_s=(calls * PER_CALL_S if calls > 1 else 0.0)))
+        row_peak = max(row_peak, out + plan.err_bytes(mn, eb), 2 * out)
+    peak = max(ref_peak, inputs + ref + row_peak)
+    host = 8.0 * (mk + kn + mn) + 4.0 * max(mk, kn) if dev != "cpu" else 0.0
+    seconds, sources = plan.estimate(rows, dev, cfg.min_run_time, extra_flops=flops, bench="tiling", fixed_s=fixed)
+    return plan.Plan(bytes=peak, host_bytes=host, call_flops=flops, call_what=Msg(plan.A_GEMM, m=m, n=n, k=k),
+                     seconds=seconds, rows=len(rows), steps=len(rows), sources=sources)
+
+
+def _run_tiling_spec(cfg: TilingConfig, progress: Any, deadline: safety.Deadline) -> list[BenchResult]:
+    return run_tiling(cfg, progress=progress, deadline=deadline)
+
+
+def _prepare_triton() -> None:
+    tg.status()
+
+
+SPEC = BenchSpec("tiling", TilingConfig, plan_tiling, _run_tiling_spec, list[BenchResult], label=N_("a tiling run"),
+                 imports=("gemmlib.measure.tiling",), warm=_prepare_triton)
+
+
+@dataclass(frozen=True)
+class WaveConfig:
+    """The wave sweep: M×K @ K×N for each N of ``ns`` (GPU only; a CPU gets rows that say why)."""
+
+    device: str = "cuda"
+    m: int = 8192
+    k: int = 8192
+    ns: tuple[int, ...] = (8192,)
+    dtype: str = "bf16"
+    tile: tuple[int, int] = WAVE_TILE
+    min_run_time: float = 0.1
+
+    def __post_init__(self) -> None:
+        plan.check_device(self.device)
+        ns = tuple(self.ns)
+        if not ns or len(ns) > MAX_WAVE_POINTS:
+            raise InputError(N_("give 1 to {most} values of N, got {n}"), most=MAX_WAVE_POINTS, n=len(ns))
+        plan.check_whole(M=self.m, K=self.k, **{f"N{i}": v for i, v in enumerate(ns)})
+        if len(tuple(self.tile)) != 2:
+            raise InputError(N_("a tile is (M, N), got {value!r}"), value=self.tile)
+        plan.check_whole(**{"tile M": self.tile[0], "tile N": self.tile[1]})
+        if get_dtype(self.dtype).name not in TILING_DTYPES:
+            raise InputError(N_("the tiling benchmark runs {choices}; got {name!r}"), choices=", ".join(TILING_DTYPES),
+                             name=self.dtype)
+        object.__setattr__(self, "ns", tuple(int(x) for x in ns))
+        object.__setattr__(self, "tile", (int(self.tile[0]), int(self.tile[1])))
+        object.__setattr__(self, "dtype", get_dtype(self.dtype).name)
+        object.__setattr__(self, "min_run_time", plan.check_min_run_time(self.min_run_time))
+
+
+def plan_waves(cfg: WaveConfig, lim: safety.Limits) -> plan.Plan:
+    """Two rows per N (cuBLAS and the Triton kernel) on the largest N's buffers; nothing on a CPU."""
+    safety.check_dims(lim, M=cfg.m, K=cfg.k, **{f"N{i}": v for i, v in enumerate(cfg.ns)})
+    if cfg.device != "cuda":
+        return plan.Plan(bytes=0.0, rows=2 * len(cfg.ns), steps=2 * len(cfg.ns))  # refused on a CPU: no SMs, no waves
+    m, k, eb = cfg.m, cfg.k, get_dtype(cfg.dtype).bytes
+    nmax = max(cfg.ns)
+    rows = [plan.Row(2.0 * m * nn * k, cfg.dtype, impl) for nn in cfg.ns for impl in ("torch", "triton")]
+    seconds, sources = plan.estimate(rows, "cuda", cfg.min_run_time, bench="tiling-waves")
+    return plan.Plan(bytes=(m * k + k * nmax + k * nmax + m * nmax) * eb, call_flops=2.0 * m * nmax * k,
+                     call_what=Msg(plan.A_GEMM, m=m, n=nmax, k=k), seconds=seconds, rows=len(rows), steps=len(rows),
+                     sources=sources)
+
+
+def _run_waves_spec(cfg: WaveConfig, progress: Any, deadline: safety.Deadline) -> list[BenchResult]:
+    return run_wave_sweep(cfg.device, m=cfg.m, k=cfg.k, ns=list(cfg.ns), dtype=cfg.dtype, tile=cfg.tile,
+                          min_run_time=cfg.min_run_time, progress=progress, deadline=deadline)
+
+
+WAVES_SPEC = BenchSpec("waves", WaveConfig, plan_waves, _run_waves_spec, list[BenchResult], label=N_("a wave sweep"),
+                       imports=("gemmlib.measure.tiling",), warm=_prepare_triton, needs_device=False)

@@ -11,12 +11,17 @@ its slice of the inputs and holds a partial sum of the whole output), and one al
 (``torch.distributed.all_reduce``) after each of the two sums them; row-parallel biases are added
 once, after the sum. No transport of our own.
 
-Every rank builds the same full weights from one seed and keeps its slices. Rank 0 runs the whole
-layer alone first (the one-rank baseline, on the same device a rank has, while the other ranks wait
-at a barrier, which does not spin), then all ranks run their share; rank 0 checks the tensor-parallel output against the one-rank
+Every rank builds the same full weights from one seed, drawn on its own device (a GPU rank puts no
+weight through host memory; rank 0's are broadcast so that every GPU holds the same ones), and
+keeps its slices. Rank 0 runs the whole layer alone first (the one-rank baseline, on the same
+device a rank has), while the other ranks wait for it in the next barrier. That wait is not idle:
+with NCCL the barrier is a small all-reduce whose kernel spins on the waiting GPUs, and their hosts
+spin in ``cudaStreamSynchronize``; with gloo the waiting processes block in their sockets. Then all
+ranks run their share; rank 0 checks the tensor-parallel output against the one-rank
 output within the dtype's tolerance, and both against a float64 run of the same weights. Times:
-the one-rank layer, the n-rank layer (the slowest rank per sample), and the time inside the two
-all-reduces (which includes waiting for the slowest rank). Scaling efficiency is
+the one-rank layer, the n-rank layer (the slowest rank per sample: this project's choice, stricter
+than nccl-tests, which averages over ranks by default), and the time inside the two all-reduces
+(which includes waiting for the slowest rank). Scaling efficiency is
 t₁ / (n · tₙ); the share of communication is the all-reduce time over the layer time.
 
 Between CPU processes (gloo) each rank is given cores / n threads as its "device" (at least one),
@@ -37,13 +42,14 @@ from gemmlib.core import ceilings, interconnect
 from gemmlib.core.dtypes import get_dtype
 from gemmlib.core.errors import InputError
 from gemmlib.core.hardware import Hardware, get_hardware
-from gemmlib.core.i18n import N_, Msg, Text
-from gemmlib.core.machine import match_catalogue
+from gemmlib.core.i18n import N_, Text
+from gemmlib.core.machine import match_message
 from gemmlib.core.results import BenchResult, Timing
 from gemmlib.llm.accounting import Workload, layer_ops, layer_other_ops, time_op
 from gemmlib.llm.config import ModelConfig
 from gemmlib.llm.parallel import Parallel, forward_collectives, per_gpu_op
-from gemmlib.measure import harness, launch, safety
+from gemmlib.measure import harness, launch, plan, safety
+from gemmlib.measure.spec import BenchSpec
 
 TP_DTYPES = ("fp32", "bf16", "fp16", "fp64")
 # Largest max|tp − one rank| / max|one rank| accepted: the row-parallel partial sums are rounded to
@@ -94,6 +100,21 @@ class TPConfig:
         return w * (el * (1 + 1 / nproc) + 8) + (acts + scores) * (el + 8)
 
 
+def host_bytes_per_rank(cfg: TPConfig, nproc: int, kind: str) -> float:
+    """Host memory one rank holds beyond what a fresh Python with torch has (the plan of a page's run
+    counts it, so the rank processes, which inherit the worker's memory limit, fit under it).
+
+    A CPU rank holds everything on the host (``TPConfig.bytes_per_rank``) plus its process; a GPU rank
+    draws its weights on the device (:func:`layer_weights`) and holds on the host only its CUDA
+    context and NCCL (``launch.CUDA_RANK_HOST_BYTES``), the input drawn there (fp32, then the dtype) and what
+    rank 0 copies back (float64 outputs)."""
+    if kind == "cpu":
+        return float(launch.RANK_MEMORY_BYTES + cfg.bytes_per_rank(nproc))
+    act = cfg.tokens * cfg.model.hidden
+    return float(launch.RANK_MEMORY_BYTES + launch.CUDA_RANK_HOST_BYTES + act * (4 + get_dtype(cfg.dtype).bytes)
+                 + (3 * act * 8 if cfg.return_output else 0))
+
+
 def check_divisible(m: ModelConfig, ranks: int) -> None:
     """InputError unless the layer splits evenly: query heads, K/V heads and the MLP width ÷ ``ranks``
     (this layer splits its K/V heads, it does not replicate them)."""
@@ -142,16 +163,20 @@ def _torch_dtype(name: str) -> Any:
 
 def layer_weights(m: ModelConfig, dtype: str, device: str, seed: int = 0) -> dict[str, Any]:
     """The whole layer's weights (``nn.Linear`` layout: [out, in]), random normal / √in from ``seed``,
-    rounded to ``dtype``; biases (0.02 · normal) where the model has them."""
+    rounded to ``dtype``; biases (0.02 · normal) where the model has them.
+
+    Drawn on ``device`` itself (its own generator): a GPU rank's full llama-3-70b layer is 3.4 GB of
+    fp32 draws that never touch host memory (``host_bytes_per_rank`` counts none). The "meta" device
+    (shapes only, no data) takes no generator."""
     import torch
-    gen = torch.Generator(device="cpu").manual_seed(seed)
+    gen = None if torch.device(device).type == "meta" else torch.Generator(device=device).manual_seed(seed)
     dt = _torch_dtype(dtype)
 
     def weight(out_f: int, in_f: int) -> Any:
-        return (torch.randn(out_f, in_f, generator=gen) / math.sqrt(in_f)).to(device=device, dtype=dt)
+        return torch.randn(out_f, in_f, generator=gen, device=device).div_(math.sqrt(in_f)).to(dtype=dt)
 
     def bias(n: int) -> Any:
-        return (0.02 * torch.randn(n, generator=gen)).to(device=device, dtype=dt)
+        return torch.randn(n, generator=gen, device=device).mul_(0.02).to(dtype=dt)
 
     h, q, kv, f = m.hidden, m.q_dim, m.kv_dim, m.ffn
     w: dict[str, Any] = {"q": weight(q, h), "k": weight(kv, h), "v": weight(kv, h), "o": weight(h, q)}
@@ -243,6 +268,9 @@ def _worker(ctx: launch.RankContext, cfg: TPConfig, report: launch.Report) -> di
                        hidden=m.hidden, heads=m.heads, kv_heads=m.kv_heads, ffn=m.ffn))
     with safety.oom_guard(ctx.kind), torch.inference_mode():
         full = layer_weights(m, cfg.dtype, ctx.device, cfg.seed)
+        if ctx.kind == "cuda":  # one GPU's random numbers on every GPU (their generators need not agree)
+            for t in full.values():
+                dist.broadcast(t, 0)
         mine = shard_weights(full, rank, n)
         x = make_input(cfg, ctx.device)
         one: list[float] = []
@@ -290,8 +318,8 @@ def _worker(ctx: launch.RankContext, cfg: TPConfig, report: launch.Report) -> di
     diff = harness.rel_error(out, ref)
     err_tp, err_one = harness.rel_error(out, ref64), harness.rel_error(ref, ref64)
     t1 = Timing.from_times(one, method="one rank alone")
-    tn = Timing.from_times(tp, method="barrier + max over ranks")
-    tc = Timing.from_times(comm_max, method="inside the two all-reduces, max over ranks")
+    tn = Timing.from_times(tp, method="barrier + the slowest rank per sample")
+    tc = Timing.from_times(comm_max, method="inside the two all-reduces, the slowest rank per sample")
     res = {
         "model": m.summary(), "model_name": m.name, "hidden": m.hidden, "heads": m.heads, "kv_heads": m.kv_heads,
         "head_dim": m.head_dim, "ffn": m.ffn, "mlp": m.mlp, "qkv_bias": m.qkv_bias, "o_bias": m.o_bias,
@@ -376,21 +404,25 @@ def layer_flops(m: ModelConfig, seq_len: int, batch: int) -> int:
 def rank_hardware(kind: str, device_name: str, nproc: int) -> tuple[Hardware, str]:
     """(one rank's device, where the figures come from): the baseline and each of n ranks run on it.
 
-    Measured ceilings of this device when saved (``devices --measure``), else the catalogue row.
-    On a CPU a rank has cores / n threads: it gets 1/n of the peaks and of the memory bandwidth.
+    Measured ceilings of this device when saved (``devices --measure``), else the catalogue row. A
+    GPU with neither is an InputError saying so (as the profiler's ``hardware_for``): never another
+    GPU's figures. On a CPU a rank has cores / n threads: it gets 1/n of the peaks and of the memory
+    bandwidth.
     """
     hw = ceilings.find_hardware(kind, device_name)
-    src = SRC_MEASURED if hw is not None else SRC_DATASHEET
-    if hw is None:
-        hw = match_catalogue(device_name, kind)[0] if kind == "cuda" else None
-        hw = hw or get_hardware("h100" if kind == "cuda" else "cpu")
-        if kind == "cpu":
-            src = SRC_CPU_PLACEHOLDER
+    src = Text(SRC_MEASURED) if hw is not None else Text(SRC_DATASHEET)
+    if hw is None and kind == "cuda":
+        hw, why = match_message(device_name, "cuda")
+        if hw is None:
+            raise InputError(why.template, **why.params) if why is not None else \
+                InputError(N_("{name!r} is not in the catalogue; measure its ceilings to get figures"), name=device_name)
+    elif hw is None:
+        hw, src = get_hardware("cpu"), Text(SRC_CPU_PLACEHOLDER)
     if kind != "cpu" or nproc == 1:
         return hw, src
     share = hw.with_overrides(peaks={d: p / nproc for d, p in hw.peaks}, bandwidth=hw.bandwidth / nproc,
-                              name=str(Msg(HW_SHARE, name=hw.name, n=nproc)))
-    return share, str(Msg(SRC_CPU_SHARE, source=src, n=nproc))
+                              name=Text(HW_SHARE, name=Text(hw.name), n=nproc))
+    return share, Text(SRC_CPU_SHARE, source=src, n=nproc)
 
 
 SRC_MEASURED, SRC_DATASHEET = N_("measured ceilings"), N_("datasheet")
@@ -426,7 +458,10 @@ def estimate_layer(model: ModelConfig, *, seq_len: int, batch: int, dtype: str, 
     before a run.
     """
     check_divisible(model, nproc)
-    rank_hw, src = rank_hardware(kind, device_name, nproc)
+    try:
+        rank_hw, src = rank_hardware(kind, device_name, nproc)
+    except InputError as e:  # an unknown GPU without measured ceilings: no estimate, and why
+        return {"error": str(e)}
     name = interconnect_name
     if name is None:
         saved = interconnect.find(backend, device_name, nproc)
@@ -444,15 +479,15 @@ def estimate_layer(model: ModelConfig, *, seq_len: int, batch: int, dtype: str, 
         many = _layer_side(model, ops, wl, hw, dtype, nproc, comm, node)
         link = Parallel(tp=nproc, gpus_per_node=node).link("tp", hw) if comm else None
     except InputError as e:
-        return {"error": str(e)}
+        return {"error": Text(e.template, **e.params)}
     out = {"hardware": rank_hw.name, "hardware_source": src, "nproc": nproc,
            "link": None if link is None else link.name, "link_source": None if link is None else link.source,
            "link_measured": bool(name), "one_rank": one, "tp": many,
            "speedup": one["time_s"] / many["time_s"] if many["time_s"] else None}
     if link is None:
-        out["note"] = str(Msg(NOTE_NO_LINK, nproc=nproc))
+        out["note"] = Text(NOTE_NO_LINK, nproc=nproc)
     elif not name:
-        out["note"] = str(Msg(NOTE_CATALOGUE_LINK, source=link.source, nproc=nproc))
+        out["note"] = Text(NOTE_CATALOGUE_LINK, source=Text(link.source), nproc=nproc)  # a source: a catalogue text
     return out
 
 
@@ -462,8 +497,6 @@ NOTE_CATALOGUE_LINK = N_("the catalogue's link ({source}): measure this machine'
                          "collective --nproc {nproc}`")
 
 HW_SHARE = N_("{name} ÷ {n} (one rank's cores)")
-# Every text of an estimate a page shows (jobs.reword finds the one a run's English reads as).
-ESTIMATE_TEXTS = (NOTE_NO_LINK, NOTE_CATALOGUE_LINK, HW_SHARE, SRC_CPU_SHARE)
 
 
 def estimate_for(measured: dict, interconnect_name: str | None = None) -> dict:
@@ -515,8 +548,19 @@ def gpu_default(preset: str = "llama-3-70b") -> dict:
 
 
 # --------------------------------------------------------------------------- the report's section
-def report_section(device: str, quick: bool, out_dir: Any, progress: launch.Report | None = None) -> dict:
-    """The tensor-parallel layer over 2, 4, … up to every GPU (NCCL); skipped on fewer than two."""
+def report_ranks(model: ModelConfig, gpus: int) -> list[int]:
+    """The rank counts the report measures: 2, 4, 8, 16 up to every GPU, where the layer splits evenly."""
+    return [n for n in (2, 4, 8, 16) if n <= gpus and model.heads % n == 0 and model.kv_heads % n == 0
+            and model.ffn % n == 0]
+
+
+def report_section(device: str, quick: bool, out_dir: Any, progress: launch.Report | None = None,
+                   deadline: safety.Deadline | None = None, keep: Any = None) -> dict:
+    """The tensor-parallel layer over 2, 4, … up to every GPU (NCCL); skipped on fewer than two.
+
+    One launch per rank count, its rows handed to ``keep`` as soon as it is done (a report killed
+    in a later launch keeps them); ``deadline`` (the report's) is checked before every launch and
+    bounds its timeout."""
     from gemmlib.charts import optional_chart
     from gemmlib.charts.multigpu import tp_chart
 
@@ -530,27 +574,97 @@ def report_section(device: str, quick: bool, out_dir: Any, progress: launch.Repo
     model = model_for(base["preset"], base["scale"])
     cfg = TPConfig(model=model, seq_len=1024 if quick else base["seq_len"], dtype=base["dtype"],
                    iters=5 if quick else 10)
-    ranks = [n for n in (2, 4, 8, 16) if n <= gpus and model.heads % n == 0 and model.kv_heads % n == 0
-             and model.ffn % n == 0]
+    ranks = report_ranks(model, gpus)
     lines = [f"{model.name}: one layer's attention and MLP (hidden {model.hidden}, {model.heads} heads / "
              f"{model.kv_heads} K/V, MLP {model.ffn}), {cfg.tokens} tokens, {cfg.dtype}; column/row-parallel "
              "with two all-reduces; estimate = the roofline of each rank's share (measured ceilings if saved, "
              "else the datasheet) + two all-reduces on the measured interconnect (if saved).", "",
              "| ranks | one rank ms | n ranks ms | speed-up | efficiency | comm share | estimate ms | matches |",
              "|---|---|---|---|---|---|---|---|"]
-    results, charts = [], {}
+    results: list[BenchResult] = []
+    charts: dict[str, Any] = {}
+    lim = safety.limits()
     for i, n in enumerate(ranks):
+        if deadline is not None and deadline.expired():
+            lines.append(f"| {n} | {deadline.reason()} | | | | | | |")
+            continue
         def prog(frac: float, text: str, _i: int = i, _n: int = n) -> None:
             if progress:
                 progress((_i + frac) / len(ranks), Text(N_("{n} ranks: {text}"), n=_n, text=text))
-        run = run_tp(cfg, nproc=n, backend="nccl", progress=prog)
+        timeout = lim.time_limit_s + 60.0
+        if deadline is not None:
+            timeout = max(30.0, min(timeout, deadline.remaining() + 30.0))
+        run = run_tp(cfg, nproc=n, backend="nccl", progress=prog, timeout_s=timeout)
         m, est = run.measured, (run.estimate or {}).get("tp") or {}
         e = f"{est['time_s'] * 1e3:.4g}" if est.get("time_s") else "—"
         lines.append(f"| {n} | {m['one_rank_s'] * 1e3:.4g} | {m['tp_s'] * 1e3:.4g} | {m['speedup']:.3g}× | "
                      f"{m['scaling_efficiency']:.0%} | {m['comm_share']:.0%} | {e} | "
                      f"{'yes' if m['correct'] else 'NO'} ({m['rel_diff']:.1e}) |")
         results += run.results()
+        if keep is not None:
+            keep(results, "\n".join(lines))
         chart = optional_chart(lambda r=run: tp_chart(r.rows()))
         if chart is not None:
             charts[f"tp{n}"] = chart
     return {"title": title, "results": results, "markdown": "\n".join(lines), "charts": charts}
+
+
+# --------------------------------------------------------------------------- the spec
+TP_RUN = N_("tensor parallelism on {n} ranks")
+
+
+@dataclass(frozen=True)
+class TPLaunch:
+    """``config``'s layer on each of ``ranks`` rank counts (one launch of ranks each), beside one rank."""
+
+    config: TPConfig
+    ranks: tuple[int, ...] = (2,)
+    backend: str = "auto"
+    interconnect_name: str | None = None
+
+    def __post_init__(self) -> None:
+        ranks = tuple(sorted(int(n) for n in self.ranks))
+        if not ranks:
+            raise InputError(N_("choose at least one rank count"))
+        for n in ranks:
+            check_divisible(self.config.model, n)
+        object.__setattr__(self, "ranks", ranks)
+
+    @property
+    def device(self) -> str:
+        return "cuda" if self.backend == "nccl" else "cpu"
+
+
+def plan_tp(cfg: TPLaunch, lim: safety.Limits) -> plan.Plan:
+    """Each launch's ranks against the caps (CPU ranks share this machine's memory); one rank's
+    start-up and buffers (every rank gets the worker's allowance: rlimits are inherited)."""
+    worst = 0.0
+    for n in cfg.ranks:
+        p = launch.plan(n, cfg.backend, lim)
+        need = cfg.config.bytes_per_rank(p.nproc)
+        safety.check_memory(need * (p.nproc if p.kind == "cpu" else 1), p.kind, lim)
+        if p.kind == "cpu":
+            lim.check_cpu_flops(layer_flops(cfg.config.model, cfg.config.seq_len, cfg.config.batch), N_("one layer"))
+        worst = max(worst, need)
+    if cfg.interconnect_name:
+        interconnect.get_link(cfg.interconnect_name)
+    kind = launch.plan(cfg.ranks[0], cfg.backend, lim).kind
+    host = max(host_bytes_per_rank(cfg.config, n, kind) for n in cfg.ranks) if kind != "cpu" else 0.0
+    return plan.Plan(bytes=float(launch.RANK_MEMORY_BYTES + worst), rows=len(cfg.ranks), launches=len(cfg.ranks),
+                     host_bytes=host)
+
+
+def _run_spec(cfg: TPLaunch, progress: Any, deadline: safety.Deadline) -> list[TPRun]:
+    lim = safety.limits()
+    out = []
+    for i, n in enumerate(cfg.ranks):
+        def step(frac: float, text: str, _i: int = i, _n: int = n) -> None:
+            progress((_i + frac) / len(cfg.ranks), Text(N_("{n} ranks: {text}"), n=_n, text=text))
+        out.append(run_tp(cfg.config, nproc=n, backend=cfg.backend, lim=lim, progress=step,
+                          interconnect_name=cfg.interconnect_name))
+    return out
+
+
+SPEC = BenchSpec("tp", TPLaunch, plan_tp, _run_spec, list[TPRun], label=lambda c: Text(TP_RUN, n=max(c.ranks)),
+                 imports=("gemmlib.measure.collectives", "gemmlib.measure.tp"), needs_device=False,
+                 ranks_open_devices=True)

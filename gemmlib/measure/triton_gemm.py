@@ -62,6 +62,22 @@ GPU_CONFIGS_FP32: tuple[tuple[int, int, int, int, int, int], ...] = (
     (128, 64, 32, 8, 4, 4),
     (64, 64, 32, 8, 4, 8),
 )
+# GEMM_TRITON_AUTOTUNE=small offers the autotuner one configuration of each list (the first): with a cold
+# Triton cache every configuration compiles for every new shape, and the GPU session's test step must fit its
+# time budget (scripts/gpu_report.sh sets it there; the page, the report and the benchmarks tune over all).
+AUTOTUNE_ENV = "GEMM_TRITON_AUTOTUNE"
+
+
+def autotune_configs() -> tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...]]:
+    """(16-bit configurations, fp32 configurations) offered to the autotuner: all, or with
+    ``GEMM_TRITON_AUTOTUNE=small`` the first of each."""
+    import os
+
+    if os.environ.get(AUTOTUNE_ENV, "").strip().lower() == "small":
+        return GPU_CONFIGS[:1], GPU_CONFIGS_FP32[:1]
+    return GPU_CONFIGS, GPU_CONFIGS_FP32
+
+
 # A thread has at most 255 registers; a BLOCK_M × BLOCK_N fp32 accumulator spread over the block's threads
 # needs BLOCK_M·BLOCK_N / (32·warps) of them. Past half of them (256×256 tiles even with 16 warps) ptxas
 # spills or gives up: such a tile would measure spills, not tiling, and is refused.
@@ -229,15 +245,16 @@ def _build_kernel():
     _gemm_kernel = _define_kernel()
     _STATE["plain"] = _gemm_kernel
     if _cuda_available() and not _interpreting():
+        sixteen, thirty_two = autotune_configs()
         configs = [
             triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": g},
                           num_stages=s, num_warps=w)
-            for bm, bn, bk, g, s, w in GPU_CONFIGS
+            for bm, bn, bk, g, s, w in sixteen
         ]
         configs32 = [
             triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": g},
                           num_stages=s, num_warps=w)
-            for bm, bn, bk, g, s, w in GPU_CONFIGS_FP32
+            for bm, bn, bk, g, s, w in thirty_two
         ]
         key = ["M", "N", "K", "CAST_F32", "INPUT_PRECISION"]
         _STATE["tuned"] = triton.autotune(configs=configs, key=key)(_gemm_kernel)

@@ -1,23 +1,36 @@
-"""The benchmark worker: ``python -m gemmlib.measure.worker FD`` runs one job and exits.
+"""The benchmark worker: ``python -m gemmlib.measure.worker FD [--spare]`` runs one benchmark and exits.
 
-Started by ``gemmlib.measure.runner`` (never by hand). It reads one pickled request from stdin
-(the job, the server's caps, the memory it may add), imports what the job needs, then limits its
-own memory — ``RLIMIT_DATA`` (``RLIMIT_AS`` where that is missing) at its footprint after start-up
-plus the job's allowance, and on a GPU ``torch.cuda.set_per_process_memory_fraction`` — and runs
-the job. It writes JSON lines to file descriptor FD: ``ready`` (its baseline), ``progress``
-messages (the English text, and the template and values of a Msg or Text: ``jobs.message_data``), then one ``result`` (the job's data) or ``error``. It dies with its server: stdin is
-held open by the server, and end-of-file (the server died) ends the worker at once; on Linux the
-kernel also kills it when the server's thread goes (``PR_SET_PDEATHSIG``).
+Started by ``gemmlib.measure.runner`` (never by hand). It first makes itself ready for any
+benchmark (torch imported, its CPU thread pool started), then reads one request from stdin — a
+JSON line: the benchmark's name, its configuration (``gemmlib.core.codec``), the server's caps,
+the memory it may add and its time budget — so a worker started ahead of time can be handed a run
+when one comes. A spare (``--spare``: started by the runner ahead of any request) also imports every
+benchmark's modules before it says it started (~10 MB more, and a request then goes straight to its
+run); a worker started for a request imports only its own benchmark's. Nothing before the request
+touches a GPU: a spare holds no CUDA context and no device memory. It looks the benchmark's spec up (``gemmlib.measure.registry``), decodes the
+configuration (which checks itself), imports what that benchmark needs, then limits its own memory
+— ``RLIMIT_DATA`` (``RLIMIT_AS`` where that is missing) at its footprint after start-up plus the
+run's allowance, and on a GPU ``torch.cuda.set_per_process_memory_fraction`` — and runs it. It
+writes JSON lines to file descriptor FD: ``ready`` (its baseline), ``progress`` (the fraction and
+the step's text, a message with its template and values), ``rows`` (the rows a benchmark finished,
+as it finishes them: a run killed at its limit still returns them), then one ``result`` (the
+benchmark's result, packed by the codec, and the seconds its run took) or ``error``. Before
+``ready`` it probes the machine's speed in the run's formats and plans the run again on it
+(:func:`check_speed`): a run that cannot finish within its limit is refused there, before its
+first row, with the estimate and the limit (issue 26 item 8). It dies with its server: stdin is held open by the
+server, and end-of-file (the server died) ends the worker at once; on Linux the kernel also kills
+it when the server's thread goes (``PR_SET_PDEATHSIG``).
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
-import pickle
 import signal
 import sys
 import threading
+import time
 import traceback
 from typing import Any
 
@@ -35,6 +48,7 @@ def _status(key: str) -> int:
 
 
 def _die_with_parent() -> None:
+    """The kernel kills this process when the server's thread goes (Linux)."""
     try:
         import ctypes
 
@@ -43,6 +57,9 @@ def _die_with_parent() -> None:
     except (OSError, AttributeError):
         pass
 
+
+def _watch_stdin() -> None:
+    """End this process when the server closes its end of stdin (after the request was read)."""
     def watch() -> None:
         try:
             while sys.stdin.buffer.read(65536):
@@ -52,6 +69,46 @@ def _die_with_parent() -> None:
         os._exit(75)  # the server is gone: nobody wants this result
 
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+def warm_up(every_benchmark: bool = False) -> None:
+    """What every benchmark needs, before any request: torch and its CPU thread pool; with
+    ``every_benchmark`` (a spare), every benchmark's modules too (their imports, no GPU, no spec's
+    ``warm``: those start device-side things and run after the request)."""
+    import torch
+    import torch.utils.benchmark  # noqa: F401
+
+    x = torch.randn(256, 256)
+    (x @ x).sum().item()  # the CPU thread pool exists from here on
+    if every_benchmark:
+        from gemmlib.measure import registry
+
+        for name in registry.SPECS:
+            for module in registry.SPECS[name].imports:
+                importlib.import_module(module)
+
+
+def prepare(spec: Any, device: str) -> None:
+    """Import what ``spec`` needs and start what it starts on first use, so that the worker's
+    footprint after this is its baseline (the memory limit is set on top of it)."""
+    import torch
+
+    for name in spec.imports:
+        importlib.import_module(name)
+    if spec.warm is not None:
+        spec.warm()
+    if spec.profiler:  # the profiler's own start-up (~150 MB) belongs to the baseline
+        import torch.profiler
+
+        x = torch.randn(256, 256)
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True,
+                                    with_flops=True) as prof:
+            (x @ x).sum()
+        prof.events()
+    if device == "cuda":
+        y = torch.randn(256, 256, device="cuda")
+        (y @ y).sum().item()
+        torch.cuda.synchronize()
 
 
 def _limit_memory(extra_host: int, extra_device: int | None, device: str) -> dict[str, Any]:
@@ -93,10 +150,46 @@ def _trimmer():
         return lambda: None
 
 
-def _is_oom(e: BaseException) -> bool:
-    from gemmlib.measure.safety import _is_oom as is_oom
+PROBE_REFRESH_S = 30.0  # a probe younger than this is this machine now: not timed again
 
-    return isinstance(e, MemoryError) or is_oom(e)
+
+def _dtypes_of(config: Any) -> list[str]:
+    """The formats a run's GEMMs use: its ``dtypes``, its ``dtype``, or its block's."""
+    v = getattr(config, "dtypes", None)
+    if v:
+        return [str(d) for d in v]
+    for c in (config, getattr(config, "block", None)):
+        d = getattr(c, "dtype", None)
+        if isinstance(d, str):
+            return [d]
+    return ["fp32"]
+
+
+def check_speed(spec: Any, config: Any, lim: Any, device: str, time_limit_s: float) -> tuple[float, float] | None:
+    """Probe this machine's speed in the run's formats (``gemmlib.measure.speedprobe``, kept in the
+    cache for the time model) where the last probe is older than PROBE_REFRESH_S, plan the run
+    again on it, and refuse (InputError, before anything is run) what cannot finish within
+    ``time_limit_s``. Returns (the estimate, the recent runs' ratio in it) for the runner's
+    learning, or None for a run the probe does not apply to (multi-rank runs, MPS)."""
+    from gemmlib.core import format as fmt
+    from gemmlib.core import speed
+    from gemmlib.core.errors import InputError
+    from gemmlib.measure import plan, speedprobe
+
+    if spec.ranks_open_devices or device not in ("cpu", "cuda"):
+        return None
+    dtypes = [d for d in _dtypes_of(config) if d in speedprobe.PROBED]
+    stale = [d for d in dtypes if speed.probed_rate(device, d, max_age_s=PROBE_REFRESH_S) is None]
+    if stale:
+        speed.save_probe(device, speedprobe.probe(device, stale))
+    p = plan.planned(spec, config, lim)
+    if p.launches:
+        return None
+    if "probed here" in p.sources and p.seconds > time_limit_s:
+        rates = ", ".join(f"{d} {fmt.si(r, 'FLOP/s')}" for d in dtypes
+                          if (r := speed.probed_rate(device, d)) is not None)
+        raise InputError(plan.PROBED_TIME_CAP, rates=rates, seconds=p.seconds, rows=p.rows, limit=time_limit_s)
+    return p.seconds, speed.ratio(spec.name, device)
 
 
 def main(argv: list[str]) -> int:
@@ -104,40 +197,59 @@ def main(argv: list[str]) -> int:
     lock = threading.Lock()
 
     def send(msg: dict) -> None:
-        line = json.dumps(msg, allow_nan=False, default=str)
+        line = json.dumps(msg, allow_nan=False)
         with lock:
             out.write(line + "\n")
             out.flush()
 
-    request = pickle.load(sys.stdin.buffer)
     _die_with_parent()
+    from gemmlib.core import codec
     from gemmlib.core.errors import InputError
-    from gemmlib.measure import jobs, safety
+    from gemmlib.core.i18n import Msg, Text
+    from gemmlib.measure import registry, safety
 
-    job = request["job"]
-    safety.set_process_limits(request["limits"])
     try:
-        jobs.prepare(job)
-        info = _limit_memory(request["extra_host"], request.get("extra_device"), job.device)
-        send({"t": "ready", **info})
-
+        warm_up(every_benchmark="--spare" in argv[2:])
+        send({"t": "started", "rss": _status("VmRSS")})  # ready for any request from here on
+        request = json.loads(sys.stdin.buffer.readline() or b"null")
+        _watch_stdin()
+        if not isinstance(request, dict) or request.get("v") != codec.VERSION:
+            raise codec.CodecError(f"a request of another version: {str(request)[:80]}")
+        spec = registry.get(request["bench"])
+        config = codec.decode(spec.config, request["config"], spec.name)
+        lim = codec.decode(safety.Limits, request["limits"], "limits")
+        safety.set_process_limits(lim)
+        device = "cpu" if spec.ranks_open_devices else config.device
+        prepare(spec, device)
         trim = _trimmer()
+        checked = check_speed(spec, config, lim, device, float(request["time_limit_s"])) \
+            if request.get("check_speed", True) else None
+        trim()  # the probe's buffers are not part of the baseline
+        info = _limit_memory(int(request["extra_host"]), request.get("extra_device"), device)
+        if checked is not None:
+            info["planned_s"], info["scale"] = checked
+        send({"t": "ready", **info})
 
         def progress(frac: float | None, text: str) -> None:
             trim()
-            send({"t": "progress", "f": None if frac is None else float(frac), "text": str(text)[:300],
-                  "message": jobs.message_data(text)})  # its template and values: a page translates it
+            if isinstance(text, Msg):
+                text = Text(text.template, **text.params)
+            send({"t": "progress", "f": None if frac is None else float(frac),
+                  "text": codec.encode(text if isinstance(text, Text) else str(text)[:300])})
 
-        data = jobs.execute(job, progress)
-        send({"t": "result", "data": data, "hwm": _status("VmHWM")})
+        deadline = safety.Deadline(float(request["time_limit_s"]))
+        deadline.on_rows = lambda rows: send({"t": "rows", "rows": codec.encode(rows)})
+        t0 = time.monotonic()
+        result = spec.run(config, progress, deadline)
+        send({"t": "result", "result": codec.pack(spec.name, result), "hwm": _status("VmHWM"),
+              "run_s": time.monotonic() - t0})
     except InputError as e:
         kind = "memory" if "ran out of memory" in str(e) else "input"
-        params = {k: v if isinstance(v, (str, int, float, bool, type(None))) else str(v)
-                  for k, v in (getattr(e, "params", None) or {}).items()}  # JSON: the page translates the template
-        send({"t": "error", "kind": kind, "message": str(e), "template": getattr(e, "template", str(e)),
-              "params": params})
+        send({"t": "error", "kind": kind, "class": type(e).__name__,
+              "message": codec.encode(Text(e.template, **e.params) if e.params else Text(e.template))})
     except Exception as e:  # noqa: BLE001 - reported to the server, which logs the traceback
-        send({"t": "error", "kind": "memory" if _is_oom(e) else "crash", "type": type(e).__name__,
+        oom = isinstance(e, MemoryError) or safety.is_oom(e)
+        send({"t": "error", "kind": "memory" if oom else "crash", "type": type(e).__name__,
               "message": str(e).splitlines()[0][:300] if str(e) else "", "traceback": traceback.format_exc()})
     out.close()
     os._exit(0)  # skip interpreter teardown: the result is sent, the server is waiting for the exit

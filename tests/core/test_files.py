@@ -14,8 +14,11 @@ from gemmlib.core.errors import InputError
 from gemmlib.core.files import (
     check_output_dir,
     check_output_file,
+    ensure_dir,
+    move_into_place,
     private_dir,
     read_regular,
+    temp_beside,
     write_atomic,
 )
 
@@ -203,3 +206,130 @@ def test_saving_ceilings_never_follows_a_planted_link(tmp_path, monkeypatch):
     assert p is not None and stat.S_IMODE(os.stat(p).st_mode) == 0o600
     ceilings.clear_ceilings()
     assert list(ceilings.all_ceilings()) == ["cuda:NVIDIA H200"]  # read back from the file
+
+
+# --------------------------------------------------------------------------- the one writer: no link followed
+def test_a_name_too_long_is_an_input_error_that_quotes_it_cut(tmp_path):
+    long = tmp_path / ("a" * 300)
+    for check in (check_output_dir, check_output_file):
+        with pytest.raises(InputError, match="too long") as e:
+            check(long, "--out")
+        assert len(str(e.value)) < 200 and "…" in str(e.value)
+    with pytest.raises(InputError, match="too long"):
+        write_atomic(long / "x.json", "{}")
+
+
+def test_an_empty_output_name_is_not_the_current_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for check, words in ((check_output_dir, "needs a folder name"), (check_output_file, "needs a file name"),
+                         (ensure_dir, "needs a folder name"), (lambda p, f: write_atomic(p, "x", flag=f),
+                                                               "needs a file name")):
+        for empty in ("", "  "):
+            with pytest.raises(InputError, match=words):
+                check(empty, "--out")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_output_folder_that_is_a_link_is_refused(tmp_path):
+    real = tmp_path / "real"
+    real.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    with pytest.raises(InputError, match="symbolic link"):
+        check_output_dir(link, "--out")
+    with pytest.raises(InputError, match="symbolic link"):
+        ensure_dir(link, "--out")
+    with pytest.raises(InputError, match="symbolic link"):
+        write_atomic(link / "report.md", "x", under=link)
+    assert list(real.iterdir()) == []
+    write_atomic(link / "plain.txt", "x")  # without ``under`` the folders are the user's to choose
+    assert (real / "plain.txt").read_text() == "x"
+
+
+def test_a_subfolder_link_under_the_output_folder_is_refused(tmp_path):
+    out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
+    out.mkdir()
+    elsewhere.mkdir()
+    (out / "charts").symlink_to(elsewhere)
+    with pytest.raises(InputError, match="symbolic link"):
+        ensure_dir(out / "charts", "the charts folder", under=out)
+    with pytest.raises(InputError, match="symbolic link"):
+        write_atomic(out / "charts" / "a.png", b"png", under=out)
+    assert list(elsewhere.iterdir()) == []
+    (out / "charts").unlink()
+    assert ensure_dir(out / "charts" / "deeper", "the charts folder", under=out).is_dir()
+    write_atomic(out / "charts" / "deeper" / "a.png", b"png", under=out)
+    assert (out / "charts" / "deeper" / "a.png").read_bytes() == b"png"
+    assert sorted(p.name for p in (out / "charts" / "deeper").iterdir()) == ["a.png"]  # no temporary left
+
+
+def test_a_file_link_in_the_output_folder_is_neither_followed_nor_replaced(tmp_path):
+    out = tmp_path / "out"
+    (out / "charts").mkdir(parents=True)
+    victim = tmp_path / "victim.png"
+    victim.write_bytes(b"keep")
+    (out / "charts" / "devices_ceilings.png").symlink_to(victim)
+    with pytest.raises(InputError, match="symbolic link"):
+        write_atomic(out / "charts" / "devices_ceilings.png", b"new", under=out)
+    assert victim.read_bytes() == b"keep" and (out / "charts" / "devices_ceilings.png").is_symlink()
+    assert sorted(p.name for p in (out / "charts").iterdir()) == ["devices_ceilings.png"]
+
+
+def test_temp_beside_and_move_into_place(tmp_path):
+    target = tmp_path / "t.json"
+    tmp = temp_beside(target, "--trace")
+    assert tmp.parent == tmp_path and tmp.exists() and not target.exists()
+    tmp.write_text("{}")  # what torch's trace export does with the name
+    move_into_place(tmp, target, "--trace")
+    assert target.read_text() == "{}" and sorted(p.name for p in tmp_path.iterdir()) == ["t.json"]
+
+
+# Every place outside core/files.py that could create or change a file, with why it may. A new one
+# fails this test: write through ``gemmlib.core.files.write_atomic`` (charts: ``gemmlib.charts.chart_bytes``).
+WRITE_PATTERNS = {
+    "open for writing": r"\bopen\([^)]*['\"][wax]b?\+?['\"]|\bopen\(.*\bmode\s*=\s*['\"][wax]",
+    ".save(": r"\.save\(",
+    "write_text/write_bytes": r"\.write_(text|bytes)\(",
+    "os.open": r"\bos\.open\(",
+    "rename or link": r"\bos\.(replace|rename|renames|symlink|link)\(|\.(symlink_to|hardlink_to|touch)\(",
+    "shutil": r"\bshutil\.(copy\w*|move)\(",
+    "temporary files": r"\b(mkstemp|mkdtemp|NamedTemporaryFile|TemporaryDirectory|SpooledTemporaryFile)\(",
+    "exporters": r"\.(export_chrome_trace|export_stacks|to_parquet|savefig)\(|\b(np|numpy|torch)\.save\(",
+    "json.dump": r"\bjson\.dump\(",
+}
+ALLOWED_WRITES = {  # (file, pattern): (count, why it is not the one writer)
+    ("gemmlib/measure/runqueue.py", "os.open"): (5, "the queue's lock and ticket files are flock()ed descriptors "
+                                                    "(runqueue._open_lock: O_NOFOLLOW, regular files with one name "
+                                                    "only, created O_EXCL; tickets O_EXCL; reads with O_NOFOLLOW)"),
+    ("gemmlib/measure/triton_gemm.py", "temporary files"): (1, "a fresh private folder for ptxas"),
+    ("gemmlib/measure/triton_gemm.py", "open for writing"): (1, "the PTX file inside that fresh folder"),
+    ("gemmlib/measure/profiler.py", "exporters"): (1, "torch writes the trace to the file temp_beside made "
+                                                      "(cli/profile.py), or into the page's own temporary folder"),
+    ("gemmlib/measure/launch.py", "temporary files"): (1, "a fresh 0700 folder for torch.distributed's FileStore"),
+    ("pages/10_Profiler.py", "temporary files"): (1, "the profiler page's own temporary folder for the trace"),
+    ("gemmlib/cli/profile.py", "json.dump"): (1, "to sys.stdout"),
+}
+
+
+def test_every_write_goes_through_the_one_writer():
+    import re
+    from collections import Counter
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    files = [p for d in ("gemmlib", "pages", "ui") for p in sorted((root / d).rglob("*.py"))]
+    files += [p for p in (root / "app.py", root / "ui.py") if p.exists()]
+    found, where = Counter(), {}
+    for f in files:
+        rel = f.relative_to(root).as_posix()
+        if rel == "gemmlib/core/files.py":
+            continue
+        for i, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1):
+            code = line.split("#", 1)[0]
+            for name, pattern in WRITE_PATTERNS.items():
+                if re.search(pattern, code):
+                    found[rel, name] += 1
+                    where.setdefault((rel, name), []).append(f"{rel}:{i}: {line.strip()}")
+    unexpected = {k: where[k] for k, n in found.items() if n != ALLOWED_WRITES.get(k, (0, ""))[0]}
+    assert not unexpected, unexpected
+    assert set(found) == set(ALLOWED_WRITES), set(ALLOWED_WRITES) - set(found)  # the list stays exact

@@ -91,3 +91,54 @@ def test_text_table_aligns_numbers_right():
     assert lines[0].split() == ["op", "FLOPs", "time"]
     assert lines[2].startswith("q_proj") and "34,359,738,368" in lines[2] and lines[2].endswith("—")
     assert lines[3].index(" 5 ") + 1 == lines[2].index("368")  + 2  # right-aligned: 5 under the last digit
+
+
+# ----- amounts of bytes: binary units, the project's one byte unit -------------------------------------------
+@pytest.mark.parametrize("n, want", [(0, "0 B"), (512, "512 B"), (1536, "1.5 KiB"), (64 * 2**20, "64 MiB"),
+                                     (1000 * 2**20, "1,000 MiB"), (1023.9 * 2**20, "1 GiB"),
+                                     (81559 * 2**20, "79.6 GiB"), (2**40 + 2**39, "1.5 TiB")])
+def test_bytes_are_written_in_binary_units(n, want):
+    assert F.nbytes(n) == want
+
+
+@pytest.mark.parametrize("n", [1, 1023, 1024, 123_456_789, 16_060_522_496, 2**45 + 12345])
+def test_bytes_round_to_three_digits_and_parse_back(n):
+    text = F.nbytes(n)
+    m = re.fullmatch(r"([\d,]+(?:\.\d+)?) (B|KiB|MiB|GiB|TiB)", text)
+    assert m, text
+    scale = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}[m.group(2)]
+    back = float(m.group(1).replace(",", "")) * scale
+    assert abs(back - n) <= 0.005 * n + 0.5, (n, text)  # three significant digits
+    assert "e" not in text and "GB" not in text
+
+
+def test_missing_bytes_and_amounts_are_a_dash():
+    for bad in (None, float("nan"), float("inf")):
+        assert F.nbytes(bad) == F.DASH and F.amount(bad) == F.DASH
+        assert F.for_lang("zh").amount(bad) == F.DASH
+
+
+# ----- in the reader's language (babel's locale data) ----------------------------------------------------------
+def test_english_is_the_module_functions_exactly():
+    en = F.for_lang("en")
+    for x in (0, 7, 1234567, 3.44e10, 0.0123, 0.973, 1.84, 2.5e-7, None, True):
+        assert en.count(x) == F.count(x) and en.number(x) == F.number(x) and en.cell(x) == F.cell(x)
+    for x in (3.44e10, 13166.3, 0.0123):
+        assert en.si(x, "FLOP") == F.si(x, "FLOP") and en.duration(x) == F.duration(x)
+        assert en.amount(x) == F.si(x) and en.nbytes(x) == F.nbytes(x)
+
+
+def test_chinese_counts_of_things_use_wan_and_yi_as_cldr_does():
+    """The compact forms come from babel's CLDR data for zh; checked against babel's own formatter."""
+    from babel.numbers import format_compact_decimal
+
+    zh = F.for_lang("zh")
+    for x, want in ((13166.3, "1.32万"), (450e9, "4500亿"), (99_999_999, "1亿"), (3.1e12, "3.1万亿"),
+                    (9999.6, "1万"), (1234, "1,234"), (0.25, "0.25")):
+        assert zh.amount(x) == want, x
+    for x in (13166.3, 2.5e5, 7.25e9):  # babel's own compact form, at the same precision
+        assert zh.amount(x) == format_compact_decimal(x, locale="zh", fraction_digits=3 - len(str(int(
+            x / {1: 1e4, 2: 1e8}[1 + (x >= 1e8)])))), x
+    # engineering quantities keep SI prefixes and units in every language, as datasheets write them
+    assert zh.si(3.35e12, "B/s") == "3.35 TB/s" and zh.nbytes(16_060_522_496) == "15 GiB"
+    assert zh.count(1234567) == "1,234,567"  # CLDR zh groups by thousands with ","

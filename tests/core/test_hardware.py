@@ -161,3 +161,181 @@ def test_catalogue_rows_show_unknowns_and_memory_in_gib():
     assert rows["GB200"]["SMs"] is None and rows["B200"]["fp4 TFLOP/s"] == 9000
     assert rows["H100 SXM"]["memory GiB"] == pytest.approx(79.65, abs=0.01)
     assert rows["H100 SXM"]["scale-up GB/s per direction"] == 450
+
+
+# ----- the catalogue as data (issue 24 item 7): hardware.json, checked on load; a user's own file -----
+
+import io  # noqa: E402
+import json  # noqa: E402
+from contextlib import redirect_stderr, redirect_stdout  # noqa: E402
+
+from gemmlib.cli import main  # noqa: E402
+
+
+def _doc() -> dict:
+    return json.loads(H.DATA_FILE.read_text(encoding="utf-8"))
+
+
+def test_the_catalogue_is_the_data_file_every_gpu_with_its_datasheet_link():
+    doc = _doc()
+    assert doc["format"] == H.FORMAT
+    assert [r["name"] for r in doc["gpus"]] == list(H.CATALOGUE)
+    for hw in H.CATALOGUE.values():
+        assert hw.origin == ""
+        if hw.kind == "gpu":
+            assert hw.source.startswith("https://"), hw.name
+    # read once, at import: the rows are the module's, the same objects on every lookup
+    assert H.get_hardware("h100") is H.CATALOGUE["H100 SXM"]
+    assert H.parse_catalogue(doc) == H.CATALOGUE  # the file alone gives the same rows
+
+
+def test_h800_and_gh200_rows_and_h20_once():
+    h100, h800, gh200 = H.CATALOGUE["H100 SXM"], H.get_hardware("h800"), H.get_hardware("gh200")
+    assert [n for n in H.CATALOGUE if "H20" in n.upper() and "H200" not in n.upper()] == ["H20"]
+    assert h800.name == "H800 SXM" and h800.peaks == h100.peaks and h800.bandwidth == h100.bandwidth
+    assert h800.interconnect.scale_up_bytes_per_s == 400e9 / 2  # 400 GB/s bidirectional NVLink
+    assert h800.interconnect.intra.busbw == 200e9 and h800.interconnect.inter.busbw == 400e9 / 8
+    assert "h800_sxm.yaml" in h800.source and h800.sms == 132
+    assert gh200.peak("bf16") == h100.peak("bf16") and gh200.bandwidth == 4e12
+    assert gh200.memory_bytes == 96 * 2**30 and "read as GiB" in gh200.memory_source
+    assert gh200.source.startswith("https://www.nvidia.com/") and gh200.interconnect.intra is None
+    with pytest.raises(InputError, match="spans more than one node"):  # no GPU-to-GPU figure: it says so
+        gh200.interconnect.link_for(2)
+
+
+MINE = {
+    "interconnects": {"pair": {"scale_up": "NVLink bridge", "scale_up_bytes_per_s": 1e11, "pcie": "PCIe Gen4 x16",
+                               "pcie_bytes_per_s": 3.2e10, "network": "none", "scale_up_gpus": 2, "gpus_per_node": 2,
+                               "intra": {"name": "bridge", "kind": "nvlink", "busbw_bytes_per_s": 1e11,
+                                         "latency_s": 1e-5, "source": "ours"},
+                               "pcie_link": "link-pcie4", "inter": None, "source": "ours"}},
+    "gpus": [
+        {"name": "Lab GPU", "kind": "gpu", "peaks_tflops": {"fp32": 40, "bf16": 300}, "unknown": ["fp8"],
+         "bandwidth_bytes_per_s": 1.5e12, "sms": 100, "memory": {"driver_mib": 49152, "report": "nvidia-smi here"},
+         "source": "https://example.org/lab-gpu.pdf", "aliases": ["lab"], "interconnect": "pair"},
+        {"name": "Capped H100", "kind": "gpu", "peaks_tflops": {"bf16": 700}, "bandwidth_bytes_per_s": 3.35e12,
+         "memory": {"datasheet_gb": 80, "what": "80 GB HBM3"}, "source": "our power cap", "interconnect": "h100"},
+    ]}
+
+
+def test_a_users_file_adds_rows_marked_as_theirs(tmp_path):
+    path = tmp_path / "lab.json"
+    path.write_text(json.dumps(MINE), encoding="utf-8")
+    mine = H.load_hardware_file(path)
+    assert list(mine) == ["Lab GPU", "Capped H100"]
+    lab = mine["Lab GPU"]
+    assert lab.origin == "lab.json" and lab.label == "Lab GPU (from lab.json)"
+    assert lab.peak("bf16") == 300e12 and lab.peak("fp8") is None and lab.unknown == ("fp8",)
+    assert lab.memory_bytes == 49152 * 2**20 and lab.memory_source == "driver report: 49,152 MiB (nvidia-smi here)"
+    assert lab.interconnect.link_for(2).name == "bridge" and lab.interconnect.pcie_link is H.LINKS["link-pcie4"]
+    assert mine["Capped H100"].interconnect is H.CATALOGUE["H100 SXM"].interconnect  # a built-in one, by id
+    rows = {**H.CATALOGUE, **mine}
+    assert H.get_hardware("LAB", rows) is lab
+    with pytest.raises(InputError, match="unknown GPU"):
+        H.get_hardware("lab")  # the built-in catalogue alone does not have it
+    table = H.catalogue_rows(rows)
+    assert {r["name"]: r["from"] for r in table}["Lab GPU"] == "lab.json"
+    assert {r["name"]: r["from"] for r in table}["H100 SXM"] is None
+    assert "from" not in H.catalogue_rows()[0]
+    assert H.parse_hardware(path.read_bytes(), "upload.json")["Lab GPU"].origin == "upload.json"  # an upload
+
+
+def test_every_bad_row_is_named_with_what_is_wrong():
+    good = {**MINE["gpus"][0], "interconnect": "h100"}
+    doc = {"gpus": [
+        {**good, "name": "A", "bandwith": 1},  # a typo: unknown field and the real one missing
+        {**good, "name": "B", "kind": "tpu", "peaks_tflops": {"bf16": -1, "fp5": 2}},
+        {**good, "name": "C", "memory": {"gib": 16}, "interconnect": "nope"},
+        {**good, "name": "D"},  # a good row among bad ones: not reported
+        {**good, "name": "H100"},  # the catalogue's alias
+    ]}
+    doc["gpus"][0].pop("bandwidth_bytes_per_s")
+    with pytest.raises(InputError) as e:
+        H.parse_hardware(json.dumps(doc), "bad.json")
+    assert str(e.value) == "bad.json: " + "; ".join([
+        "gpus[0] 'A': unknown field 'bandwith' (the fields are: " + ", ".join(H._ROW_FIELDS) + ")",
+        "gpus[0] 'A': bandwidth_bytes_per_s is missing",
+        "gpus[1] 'B': kind must be gpu or cpu, got 'tpu'",
+        "gpus[1] 'B': peaks_tflops.bf16 must be a positive number, got -1",
+        "gpus[1] 'B': peaks_tflops must be keyed by dtypes among fp32, tf32, fp16, bf16, fp8, int8, fp4, got 'fp5'",
+        "gpus[2] 'C'.memory: source is missing",
+        "gpus[2] 'C'.interconnect: interconnect 'nope' is not defined; define it under 'interconnects' or use one "
+        "of: " + ", ".join(H.INTERCONNECTS),
+        "gpus[4] 'H100': 'H100' is already the catalogue's 'H100 SXM'; give the row another name or alias",
+    ])
+
+
+LAB = {**MINE["gpus"][0], "interconnect": "h100"}  # a good row on its own
+
+
+@pytest.mark.parametrize("doc, expected", [
+    ({"gpus": {}}, "is not a hardware catalogue"),
+    ([], "is not a hardware catalogue"),
+    ({"gpus": ["H100"]}, "gpus[0]:  must be an object, got 'H100'"),
+    ({"gpus": [{**LAB, "memory": {"driver_mib": 1.5, "report": "x"}}]}, "driver_mib must be a whole number"),
+    ({"gpus": [{**LAB, "memory": {"gib": 1, "datasheet_gb": 1}}]}, "memory must be an object with one of"),
+    ({"gpus": [{**LAB, "sms": -1}]}, "sms must be a whole number ≥ 0, got -1"),
+    ({"gpus": [{**LAB, "unknown": ["bf16"]}]}, "unknown must be dtypes without a peak, got 'bf16'"),
+    ({"gpus": [{**LAB, "bandwidth_bytes_per_s": float("inf")}]}, "bandwidth_bytes_per_s must be a positive"),
+    ({"gpus": [{**LAB, "interconnect": {"scale_up": "x", "pcie": "y", "network": "z",
+                                                    "intra": {"name": "l", "kind": "warp", "busbw_bytes_per_s": 1,
+                                                              "latency_s": 0}}}]}, "kind must be one of the link kinds"),
+    ({"gpus": [LAB, LAB]}, "'Lab GPU' is already the catalogue's 'Lab GPU'"),
+    ({"links": {"link-pcie4": {"name": "p", "kind": "pcie", "busbw_bytes_per_s": 1, "latency_s": 0}}, "gpus": []},
+     "links: 'link-pcie4' is defined twice"),
+])
+def test_bad_files_say_why(doc, expected):
+    with pytest.raises(InputError) as e:
+        H.parse_hardware(json.dumps(doc), "bad.json")
+    assert expected in str(e.value)
+
+
+def test_unreadable_and_broken_files(tmp_path):
+    with pytest.raises(InputError, match="cannot read the hardware file"):
+        H.load_hardware_file(tmp_path / "missing.json")
+    (tmp_path / "broken.json").write_text('{"gpus": [', encoding="utf-8")
+    with pytest.raises(InputError, match="broken.json is not valid JSON"):
+        H.load_hardware_file(tmp_path / "broken.json")
+
+
+def test_the_estimate_takes_a_hardware_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("GEMM_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "lab.json"
+    path.write_text(json.dumps(MINE), encoding="utf-8")
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["estimate", "--preset", "llama-2-7b", "--hardware-file", str(path), "--gpu", "lab"]) == 0
+    # the default efficiency is the shape model (gemmlib.llm.efficiency); a row without a published maximum says so
+    assert "hardware  1 x Lab GPU (from lab.json), efficiency shape model" in out.getvalue()
+    assert "no published maximum for Lab GPU bf16" in out.getvalue() and "peak 300 TFLOP/s (bf16)" in out.getvalue()
+    with redirect_stdout(io.StringIO()) as js:
+        assert main(["estimate", "--preset", "llama-2-7b", "--hardware-file", str(path), "--gpu", "lab",
+                     "--json"]) == 0
+    assert json.loads(js.getvalue())["hardware"]["peak_flops_per_gpu"] == 300e12
+    (tmp_path / "bad.json").write_text(json.dumps({"gpus": [{"name": "X"}]}), encoding="utf-8")
+    err = io.StringIO()
+    with redirect_stderr(err), redirect_stdout(io.StringIO()):
+        assert main(["estimate", "--preset", "llama-2-7b", "--hardware-file", str(tmp_path / "bad.json"),
+                     "--gpu", "X"]) == 2
+    lines = err.getvalue().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: bad.json: gpus[0] 'X': kind is missing")
+
+
+def test_the_data_files_page_texts_are_extracted_for_translation():
+    with open(H.DATA_FILE, "rb") as f:
+        found = [m for _, _, m, _ in H.babel_extract(f, ["N_"], [], {})]
+    assert "NVLink 4 (18 links) + NVSwitch" in found and "CPU (edit me)" in found
+    assert "platform-dependent (unknown)" in found and "H100 SXM" not in found  # product names stay as written
+
+
+def test_an_all_to_all_across_nodes_goes_through_each_ranks_own_nic():
+    """A ring all-reduce over m members per node gets m NICs; an all-to-all does not: each rank sends its off-node
+    share, (n − m)/n of the buffer, through its own NIC — the time is size × (n − m)/n / NIC."""
+    ic_ = H.get_hardware("H100 SXM").interconnect
+    nic = ic_.inter.busbw
+    ring = ic_.link_for(64, 2, 8)  # EP 64 over TP 2: 4 members in each of 16 nodes
+    a2a = ic_.all_to_all_link(64, 2, 8)
+    assert ring.busbw == pytest.approx(4 * nic)
+    size = 1e9
+    assert a2a.time("all_to_all", size, 64) - a2a.latency_s == pytest.approx(size * 60 / 64 / nic)
+    assert ic_.all_to_all_link(8, 1, 8) == ic_.link_for(8, 1, 8)  # inside a node: NVLink, as before

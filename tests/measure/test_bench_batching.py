@@ -9,6 +9,7 @@ from gemmlib.charts import batching as batching_charts
 from gemmlib.cli import bench_batching as cmd
 from gemmlib.core.errors import InputError
 from gemmlib.measure import batching as bb
+from gemmlib.measure import plan, safety
 
 
 @pytest.fixture(autouse=True)
@@ -70,9 +71,18 @@ def test_bad_configs(kw, match):
 
 
 def test_classroom_caps_batch_rows(monkeypatch):
+    """The caps on a sweep's sizes are the plan's (the page's estimate, the CLI and the queue admit through
+    it): B·M = 4,096 rows is past the classroom's dimensions; the sweep itself runs what was admitted."""
     monkeypatch.setenv("GEMM_CLASSROOM", "1")
+    lim = safety.limits()
+    assert 8 * 512 > lim.max_dim >= 512
     with pytest.raises(InputError, match="cap"):
-        bb.run_batching(_cfg(m=512, batches=(8,)))
+        bb.SPEC.plan(_cfg(m=512, batches=(8,)), lim)
+    with pytest.raises(InputError, match="cap"):
+        plan.admit(bb.SPEC, _cfg(m=512, batches=(8,)))
+    bb.SPEC.plan(_cfg(m=512, batches=(lim.max_dim // 512,)), lim)  # B·M at the cap: admitted
+    (row,) = bb.run_batching(_cfg(m=8, k=8, n=8 * lim.max_dim // 8 + 8, batches=(1,), modes=("stacked",)))
+    assert row.supported, row.reason  # N past the classroom cap: only a plan refuses it, not the sweep again
 
 
 def test_memory_cap_refuses_before_allocating(monkeypatch):
@@ -191,7 +201,7 @@ def test_report_section_gpu_path_with_stand_in_measurements(monkeypatch, tmp_pat
     # The GPU branch's bookkeeping (bandwidth verdict, tables, article) runs here on stand-in rows.
     seen = []
 
-    def fake_run(cfg, progress=None):
+    def fake_run(cfg, progress=None, deadline=None):
         seen.append(cfg)
         return [_timed(mode, b, cfg.m, cfg.k, cfg.n, 1e-5 * b + 1e-5, cfg.dtype)
                 for b in cfg.batches for mode in cfg.modes]
@@ -226,6 +236,6 @@ def test_graph_rotation_is_sized_from_the_l2():
         assert (sets - 1) * one < 2 * l2 or sets == 1  # no more than needed
     tiny = bb._mode_memory("stacked", 1, 1, 64, 64, 2)  # 8 KiB: 64 sets cannot beat the cache
     sets, note = bb.rotation_plan(tiny, True, lim, l2)
-    assert sets == bb.GRAPH_MAX_SETS and "timed from cache" in note
+    assert sets == bb.GRAPH_MAX_SETS and "flushed the L2 before every call" in note
     # without graphs nothing changes: do_bench flushes (GPU), a CPU rotates up to 4 sets past 64 MiB
     assert bb.rotation_plan(bb._mode_memory("stacked", 1, 1, 1024, 1024, 4), False, lim) == (4, "")

@@ -11,7 +11,7 @@ from gemmlib.core.errors import InputError
 from gemmlib.core.flops import gemm_flops, wave_quantization
 from gemmlib.core.results import BenchResult, clear_recorded, recorded
 from gemmlib.explain.tiling import tile_traffic
-from gemmlib.measure import harness
+from gemmlib.measure import harness, plan, safety
 from gemmlib.measure import tiling as bt
 from gemmlib.measure.triton_gemm import prepare_interpreter
 
@@ -98,9 +98,15 @@ def test_bad_configs(kw, match):
 
 
 def test_size_cap_from_classroom_mode(monkeypatch):
+    """The caps on M, N, K are the plan's (the page, the CLI and the queue admit a run through it)."""
     monkeypatch.setenv("GEMM_CLASSROOM", "1")
+    lim = safety.limits()
+    assert lim.max_dim < 5000
     with pytest.raises(InputError, match="cap"):
-        bt.run_tiling(_cfg(size=5000))
+        bt.SPEC.plan(_cfg(size=5000), lim)
+    with pytest.raises(InputError, match="cap"):
+        plan.admit(bt.SPEC, _cfg(size=5000))
+    bt.SPEC.plan(_cfg(size=lim.max_dim, tiles=(lim.max_dim,), impls=("torch",)), lim)  # at the cap: admitted
 
 
 def test_parse_int_list():
@@ -207,12 +213,12 @@ def _fake(name, tile, seconds, m=4096, **extra):
 
 def test_report_section_gpu_path_with_stand_in_measurements(monkeypatch, tmp_path):
     # The GPU branch's bookkeeping (verdict, tables, charts) runs here on stand-in rows.
-    def fake_tiling(cfg, progress=None):
+    def fake_tiling(cfg, progress=None, deadline=None):
         assert cfg.device == "cuda" and cfg.size == 4096 and cfg.dtype == "fp16"
         return [_fake("torch", None, 0.20e-3), _fake("triton", None, 0.22e-3, autotuned={"BLOCK_M": 128}),
                 _fake("triton", 64, 0.4e-3), _fake("python_tiled", 1024, 2e-3)]
 
-    def fake_waves(device, m, k, ns, dtype, min_run_time, progress):
+    def fake_waves(device, m, k, ns, dtype, min_run_time, progress, deadline=None):
         out = []
         for impl in ("torch", "triton"):
             for nn in ns:

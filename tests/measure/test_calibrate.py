@@ -1,6 +1,7 @@
 """calibrate and validate on the CPU: the points measured, the store, the validation's contract."""
 
 import json
+from collections import Counter
 
 import pytest
 
@@ -134,3 +135,57 @@ def test_profile_shares_split_by_group():
     assert cb.group_of_profiled(OpStat("aten::linear", "1×128×256, 896×256", 1, 1e-6, 0, "gemm", 1.0)) == "gemm"
     assert cb.group_of_profiled(OpStat("aten::_scaled_dot_product_flash_attention_for_cpu", "", 1, 1e-6, 0,
                                        "attention", 1.0)) == "attention"
+
+
+# ----------------------------------------------------------------------------- like with like
+def test_the_calls_a_step_makes_beyond_its_calibrated_ops_are_the_uncounted_ones():
+    # build_block's own code, read by hand: per layer a decode step writes K and V into the cache (two
+    # copy_) and copies the transposed attention output into place (one reshape); everything else it
+    # launches beyond its GEMMs and calibrated ops only makes views (slices of the cache, the mask and
+    # the rotary tables, q/k/v views and transposes).
+    import torch
+
+    from gemmlib.llm.accounting import decode_other_ops
+    from gemmlib.measure import profiler as pf
+
+    run = _run(layers=2, new_tokens=3)
+    m = run.model
+    model = pf.build_model(run.config, "cpu", 0, max_len=run.seq_len + run.new_tokens)
+    cache = model.new_cache(1)
+    ids = torch.randint(0, m.vocab, (1, run.seq_len))
+    toks = [torch.randint(0, m.vocab, (1, 1)) for _ in range(run.new_tokens)]
+    with torch.inference_mode():
+        model(ids, cache, 0)
+        real = cb.dispatch_counts(lambda: [model(t, cache, run.seq_len + i) for i, t in enumerate(toks)])
+    ops = decode_other_ops(m, run.workload())  # the non-GEMM ops a decode's estimate charges
+    counted = cb.calibrated_calls(run, ops, "decode", "fp32")
+    assert not (counted - real)  # every call a calibrated op stands for is one the model makes
+    extra = Counter({k: v for k, v in real.items() if k not in cb.GEMM_CALLS}) - counted
+    kernels = {k: v for k, v in extra.items() if cb.op_kind(k) == "kernel"}
+    steps = run.new_tokens * m.layers
+    assert kernels == {"aten.copy_.default": 2 * steps, "aten.reshape.default": steps}
+    assert all(cb.op_kind(k) == "view" for k in extra if k not in kernels)
+    seconds, n = cb.launch_term(real, counted, {"kernel": 3e-6, "view": 1e-6})
+    assert n["kernel"] == 3 * steps and seconds == pytest.approx(3e-6 * n["kernel"] + 1e-6 * n["view"])
+
+
+def test_the_cpu_validation_adds_the_measured_launch_cost_and_says_so(calibrated):
+    run, cal = calibrated
+    v = cb.run_validation(run, "cpu", calibration=cal, min_run_time=0.05)
+    assert v.launch_costs["kernel"] > 0 and v.launch_costs["view"] > 0
+    for p in v.phases():
+        assert p.launch_s > 0 and "launches the step makes beyond its calibrated ops" in p.method
+        assert p.groups["other"]["calibrated_s"] >= p.launch_s
+        assert any(n.startswith(f"{p.phase}: eager;") for n in v.notes)
+    d = v.to_dict()
+    assert d["decode"]["method"] == v.decode.method and d["decode"]["eager_s"] is None and d["machine"] == {}
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA device")
+def test_on_the_gpu_the_decode_is_a_cuda_graph_beside_its_eager_time():
+    run = cb.make_run("cuda", preset="llama-3-8b", scale=16, layers=1, seq_len=64, new_tokens=4, dtype="bf16")
+    cal = cb.run_calibration(run, "cuda", min_run_time=0.01, save=False)
+    v = cb.run_validation(run, "cuda", calibration=cal, min_run_time=0.05)
+    assert "CUDA graph" in v.decode.method and v.decode.eager_s > 0 and v.decode.launch_s is None
+    assert "do_bench" in v.prefill.method and v.machine["before"]

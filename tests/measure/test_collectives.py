@@ -181,3 +181,17 @@ def test_under_torchrun_the_same_command_runs_as_one_rank(tmp_path):
     assert [(r["op"], r["bytes"]) for r in d["results"]] == [("all_reduce", 8), ("all_reduce", 64),
                                                            ("all_gather", 8), ("all_gather", 64)]
     assert all(r["correct"] for r in d["results"])
+
+
+def test_each_row_reaches_the_caller_as_soon_as_it_is_measured():
+    # report.keep in the ranks -> on_row in the caller, each row before the next size's progress: a
+    # report killed in the middle of a sweep keeps the sizes already measured.
+    events = []
+    run = cl.run_collectives(cl.CollectiveConfig(ops=("all_reduce", "broadcast"), sizes=(8, 64), iters=2, warmup=0),
+                             nproc=2, backend="gloo", timeout_s=60, save=False,
+                             on_row=lambda r: events.append(("row", r)),
+                             progress=lambda f, t: events.append(("progress", str(t))))
+    rows = [r for kind, r in events if kind == "row"]
+    assert rows == run.rows and all(r["correct"] for r in rows)
+    kinds = [kind for kind, _ in events]
+    assert kinds == ["row", "progress"] * 4  # interleaved: each row arrived while the sweep went on

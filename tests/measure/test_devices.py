@@ -31,7 +31,8 @@ def _private_cache(tmp_path, monkeypatch):
     ("NVIDIA H100 80GB HBM3", "H100 SXM", False),
     ("NVIDIA H100 PCIe", "H100 PCIe", False),
     ("NVIDIA H100 NVL", "H100 NVL", False),
-    ("NVIDIA H800", "H100 SXM", True),
+    ("NVIDIA H800", "H800 SXM", False),
+    ("NVIDIA GH200 480GB", "GH200", False),
     ("NVIDIA A100-SXM4-80GB", "A100 SXM 80GB", False),
     ("NVIDIA A100-SXM4-40GB", "A100 SXM 40GB", False),
     ("NVIDIA B200", "B200", False),
@@ -51,7 +52,7 @@ def test_catalogue_match_by_name(name, row, noted):
 
 
 # Boards whose clocks, memory or bandwidth differ from every row: never another row's figures.
-@pytest.mark.parametrize("name", ["NVIDIA GH200 480GB", "NVIDIA A100-PCIE-40GB", "NVIDIA A100 80GB PCIe",
+@pytest.mark.parametrize("name", ["NVIDIA GH200 144G HBM3e", "NVIDIA A100-PCIE-40GB", "NVIDIA A100 80GB PCIe",
                                   "NVIDIA H800 PCIe", "Tesla T4", "NVIDIA RTX 6000 Ada Generation", "NVIDIA L40"])
 def test_a_variant_without_its_own_row_is_not_in_the_catalogue(name):
     hw, note = machine.match_catalogue(name)

@@ -56,7 +56,7 @@ def test_page_tests_are_left_out_cleanly_without_the_app_packages(tmp_path):
             "for m in ('streamlit', 'pandas', 'altair'):\n"
             "    sys.modules[m] = None\n"
             "import pytest\n"
-            "sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider', 'tests/pages/test_precision_page.py',\n"
+            "sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider', '-p', 'no:xdist', 'tests/pages/test_precision_page.py',\n"
             "                      'tests/measure/test_quant.py', '-rs']))\n")
     proc = subprocess.run([sys.executable, "-c", shim, "-rs"], cwd=ROOT, capture_output=True, text=True, timeout=300,
                           env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "HOME": str(tmp_path)})
@@ -71,10 +71,11 @@ SCRIPT = ROOT / "scripts" / "gpu_report.sh"
 
 
 def _gemmlib_commands() -> list[list[str]]:
-    """Every `python -m gemmlib ...` the script runs, as argv (shell variables filled in)."""
+    """Every `python -m gemmlib ...` the script runs, as argv (shell variables and arithmetic filled in)."""
+    import re
     import shlex
 
-    text = SCRIPT.read_text().replace("\\\n", " ")
+    text = re.sub(r"\$\(\([^)]*\)\)", "100", SCRIPT.read_text().replace("\\\n", " "))
     cmds = []
     for line in text.splitlines():
         if '-m gemmlib' not in line or line.lstrip().startswith("#"):
@@ -82,6 +83,13 @@ def _gemmlib_commands() -> list[list[str]]:
         words = shlex.split(line.split("-m gemmlib", 1)[1].replace('"$OUT', '"/tmp/out'))
         cmds.append([w for w in words if not w.startswith("$")])
     return cmds
+
+
+def _gc():
+    spec = importlib.util.spec_from_file_location("gpu_checks", ROOT / "scripts" / "gpu_checks.py")
+    gc = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gc)
+    return gc
 
 
 def test_gpu_report_script_is_valid_bash_and_its_commands_parse():
@@ -96,48 +104,104 @@ def test_gpu_report_script_is_valid_bash_and_its_commands_parse():
     for argv in cmds:
         args = parser.parse_args(argv)  # a renamed flag fails here, not on the GPU
         assert callable(args._run)
+    reports = [parser.parse_args(c) for c in cmds if c[0] == "report"]
+    assert all(r.time_budget == 100 for r in reports)  # every report step passes its deadline down
     quick = ["validate", "--device", "cuda", "--layers", "2", "--seq-len", "1024", "--new-tokens", "16", "--json"]
     assert parser.parse_args(quick).new_tokens == 16  # the QUICK=1 flags
 
 
-def test_gpu_report_script_runs_to_the_end_without_a_gpu(tmp_path):
-    # Every step fails fast on a CPU (no CUDA), and the script still logs each one, writes the GPU
-    # checks' JSON and the figures, and exits 0.
+def test_the_step_limits_fit_one_ten_minute_call():
+    # The default budget leaves room in a 10-minute call, and on one GPU the steps' own limits add up
+    # to no more than it (the multi-GPU step needs two GPUs: it takes what is left, or an ONLY= call).
+    import re
+
+    text = SCRIPT.read_text()
+    budget = int(re.search(r'BUDGET="\$\{BUDGET:-(\d+)\}"', text).group(1))
+    limits = {m.group(1): int(m.group(2)) for m in re.finditer(r"limit_for (\w+) (\d+)", text)}
+    assert budget <= 570 and set(limits) >= {"env", "gpu_checks", "devices", "calibrate", "validate", "report",
+                                             "honesty", "pytest", "multigpu", "figures"}
+    one_gpu = sum(v for k, v in limits.items() if k != "multigpu")
+    assert one_gpu <= budget - 30, limits  # 30 s for the starts of Python between steps and the refreshes
+
+
+def _run_script(tmp_path, env_extra, watch=None):
     import os
     import subprocess
     import sys
+    import time
 
+    out = tmp_path / "out"
+    env = {**os.environ, "OUT": str(out), "PYTHON": sys.executable, "PYTHONPATH": str(ROOT), **env_extra}
+    proc = subprocess.Popen(["bash", str(SCRIPT)], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    seen = {}
+    if watch:  # while the script runs: what the files say once a step has ended
+        end = time.monotonic() + 300
+        while proc.poll() is None and time.monotonic() < end:
+            log = (out / "steps.log").read_text() if (out / "steps.log").exists() else ""
+            if watch in log and watch not in seen:
+                time.sleep(1.5)  # the refresh after the step
+                seen[watch] = json.loads((out / "figures.json").read_text())
+            time.sleep(0.2)
+    stdout, stderr = proc.communicate(timeout=300)
+    return out, proc.returncode, stdout, stderr, seen
+
+
+def test_gpu_report_script_runs_to_the_end_without_a_gpu(tmp_path):
+    # The GPU checks stop at once (no CUDA), the other GPU steps say why they were skipped, the figures
+    # are refreshed after every step, and the script ends with the table, every figure saying why it
+    # was not measured.
     import torch
     if torch.cuda.is_available():
         pytest.skip("this checks the CPU path; on a GPU run the script itself")
-    out = tmp_path / "out"
-    env = {**os.environ, "OUT": str(out), "QUICK": "1", "BUDGET": "240", "PYTHON": sys.executable,
-           "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run(["bash", str(SCRIPT)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    out, rc, stdout, stderr, seen = _run_script(tmp_path, {"BUDGET": "240"}, watch="end   gpu_checks")
+    assert rc == 0, stderr[-2000:]
     log = (out / "steps.log").read_text()
-    for step in ("env", "gpu_checks", "devices", "calibrate", "validate", "report", "figures"):
+    for step in ("env", "gpu_checks", "devices", "figures"):
         assert f"start {step}" in log and f"end   {step}" in log, step
     assert "rc=3" in log.split("end   gpu_checks")[1].splitlines()[0]  # the no-CUDA exit
+    for step in ("calibrate", "validate", "report", "honesty", "pytest", "multigpu"):
+        assert f"skip  {step}: " in log, step
     assert json.loads((out / "gpu_checks.json").read_text())["error"] == "no CUDA device"
-    assert "cannot be used here" in (out / "calibrate.err").read_text()
     rows = json.loads((out / "figures.json").read_text())
     assert {r["figure"] for r in rows} >= {"bf16 8192³ (harness)", "int8 / bf16", "Triton / cuBLAS fp16 4096³",
-                                           "decode M = 1 share of copy bandwidth"}
-    assert all(r["status"].startswith("not measured") for r in rows if r["value"] is None)
+                                           "decode M = 1 share of copy bandwidth", "clocks held during the GPU checks",
+                                           "validate decode: calibrated error"}
+    assert all(r["status"].startswith("not measured: ") and len(r["status"]) > 20 for r in rows)
+    by = {r["figure"]: r["status"] for r in rows}
+    assert by["bf16 8192³ (harness)"] == "not measured: no CUDA device"
+    assert "report step skipped: no CUDA device" in by["Triton / cuBLAS fp16 4096³"]
+    assert "| figure " in stdout and "| not measured: no CUDA device" in stdout  # the table, printed at the end
+    assert (out / "summary.md").read_text().startswith("# GPU session figures")
     assert json.loads((out / "devices.json").read_text())["devices"][0]["kind"] == "cpu"
+    assert json.loads((out / "machine.json").read_text())["machine"]["available"] is False
+    # figures.json was there already right after the GPU checks: a later kill keeps them
+    assert seen["end   gpu_checks"] and seen["end   gpu_checks"][0]["status"] == "not measured: no CUDA device"
+
+
+def test_only_runs_the_steps_asked_for(tmp_path):
+    out, rc, stdout, stderr, _ = _run_script(tmp_path, {"ONLY": "figures"})
+    assert rc == 0, stderr[-2000:]
+    log = (out / "steps.log").read_text()
+    assert "start figures" in log and "start env" not in log and "gpu_checks" not in log
+    assert "not measured: the gpu_checks step did not run" in stdout
 
 
 def test_figures_read_what_the_gpu_steps_write(tmp_path):
     # The files as the GPU steps write them (keys of scripts/gpu_checks.py checks, the report's verdicts,
     # validate --json): every target gets its status.
-    spec = importlib.util.spec_from_file_location("gpu_checks", ROOT / "scripts" / "gpu_checks.py")
-    gc = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(gc)
+    gc = _gc()
+    steady = {"before": {"available": True, "sm_clock_mhz": 1980}, "after": {"available": True}, "flags": []}
     (tmp_path / "gpu_checks.json").write_text(json.dumps({
+        "device": "NVIDIA H200",
         "bf16_8192_vs_do_bench": {"round1": {"harness_tflops": 781.0, "do_bench_tflops": 790.0,
-                                             "difference": 781 / 790 - 1}},
-        "low_precision_8192": {"int8 / bf16": 1.2, "fp8 / bf16": 1.7}}))
+                                             "difference": 781 / 790 - 1},
+                                  "small_256": {"do_bench": {"us": 9.1}, "cuda_graph": {"us": 4.2}},
+                                  "machine": steady},
+        "low_precision_8192": {"int8 / bf16": 1.2, "fp8 / bf16": 1.7,
+                               "machine": {**steady, "flags": ["SM clock dropped from 1980 to 1500 MHz (-24%)"]}},
+        "cuda_host_memory": {"vmdata_added_bytes": {"NCCL communicator": 1.5 * 2**30}, "allowance_bytes": 2 * 2**30,
+                             "machine": steady}}))
     (tmp_path / "report").mkdir()
     (tmp_path / "report" / "results.json").write_text(json.dumps({"sections": [
         {"name": "tiling", "verdict": {"triton_share_of_cublas": 0.9}},
@@ -150,7 +214,31 @@ def test_figures_read_what_the_gpu_steps_write(tmp_path):
     assert gc.figures(str(tmp_path)) == 0
     by = {r["figure"]: r["status"] for r in json.loads((tmp_path / "figures.json").read_text())}
     assert by["bf16 8192³ (harness)"] == "PASS" and by["harness vs do_bench, same run"] == "PASS"
+    assert by["bf16 256³: CUDA graph, L2 flushed"] == "reported"
     assert by["int8 / bf16"] == "FAIL" and by["fp8 / bf16"] == "PASS"
+    assert by["CUDA + cuBLAS + NCCL host memory of a process"] == "PASS"
+    assert by["clocks held during the GPU checks"] == "FAIL"  # one check's clocks dropped
     assert by["Triton / cuBLAS fp16 4096³"] == "PASS" and by["decode M = 1 share of copy bandwidth"] == "FAIL"
     assert by["validate prefill: calibrated error"] == "PASS" and by["validate decode: calibrated error"] == "FAIL"
-    assert by["validate decode: |calibrated| − |datasheet| error"] == "PASS"
+    assert by["validate decode: calibrated minus datasheet, abs. error"] == "PASS"
+    assert by["validate prefill: datasheet error"] == "reported"
+    assert "NVIDIA H200" in (tmp_path / "summary.md").read_text()
+
+
+def test_a_figure_not_measured_says_which_step_and_why(tmp_path):
+    gc = _gc()
+    (tmp_path / "steps.log").write_text(
+        "[0 s] start gpu_checks (limit 110 s)\n[110 s] end   gpu_checks rc=124 (TIMED OUT) in 110 s\n"
+        "[111 s] start report (limit 150 s)\n"  # the script was killed in the report step
+        "[300 s] skip  validate: only 9 s of the 570 s budget left\n")
+    (tmp_path / "gpu_checks.err").write_text("Traceback (most recent call last):\n  File x\nRuntimeError: boom\n")
+    (tmp_path / "report").mkdir()
+    (tmp_path / "report" / "results.json").write_text(json.dumps({"sections": [
+        {"name": "tiling", "running": "started; if this is still here, the report was stopped"}]}))
+    by = {r["figure"]: r["status"] for r in gc.figure_rows(tmp_path)}
+    assert by["bf16 8192³ (harness)"] == "not measured: gpu_checks step rc=124 (TIMED OUT) in 110 s: RuntimeError: boom"
+    assert by["Triton / cuBLAS fp16 4096³"].startswith("not measured: the report's tiling section: started")
+    assert by["decode M = 1 share of copy bandwidth"] == ("not measured: report step started, never ended "
+                                                          "(killed with the script?)")
+    assert by["validate decode: calibrated error"] == ("not measured: validate step skipped: only 9 s of the "
+                                                       "570 s budget left")

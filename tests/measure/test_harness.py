@@ -6,6 +6,7 @@ import json
 import math
 import threading
 import time
+import types
 
 import numpy as np
 import pytest
@@ -159,13 +160,48 @@ def test_do_bench_budget_rejects_nonsense():
         harness.do_bench_budget(1.0, 1, 100.0, 0)
 
 
-def test_graph_capture_is_thread_local_and_torch_takes_it():
-    # Another session's launch must not invalidate a capture (the "global" mode aborts on it).
+def test_graph_capture_is_thread_local_and_torch_takes_it(monkeypatch):
+    # Another session's launch must not invalidate a capture (the "global" mode aborts on it): the
+    # harness's CUDA-graph timing captures with capture_error_mode="thread_local" (what it passes is
+    # recorded through a stand-in torch.cuda, on any machine), a mode torch's own graph accepts.
+    import contextlib
     import inspect
-    assert harness.GRAPH_CAPTURE_MODE == "thread_local"
-    params = inspect.signature(torch.cuda.graph.__init__).parameters
+    import types
+
+    real_graph = torch.cuda.graph
+    params = inspect.signature(real_graph.__init__).parameters
     assert "capture_error_mode" in params
-    assert "thread_local" in (torch.cuda.graph.__doc__ or "") + inspect.getsource(torch.cuda.graph)
+    assert "thread_local" in (real_graph.__doc__ or "") + inspect.getsource(real_graph)
+
+    captured: list[dict] = []
+    replays: list[int] = []
+
+    @contextlib.contextmanager
+    def graph(g, **kw):
+        captured.append(kw)
+        yield
+
+    class Event:
+        def __init__(self, enable_timing=False):
+            pass
+
+        def record(self):
+            pass
+
+        def elapsed_time(self, other):
+            return 2.0  # ms
+
+    stream = types.SimpleNamespace(wait_stream=lambda other: None)
+    for name, value in {"Stream": lambda: stream, "current_stream": lambda: stream,
+                        "stream": lambda s: contextlib.nullcontext(), "synchronize": lambda: None,
+                        "CUDAGraph": lambda: types.SimpleNamespace(replay=lambda: replays.append(1)),
+                        "graph": graph, "Event": Event}.items():
+        monkeypatch.setattr(torch.cuda, name, value)
+    calls: list[int] = []
+    ops = harness.CudaOps()  # what time_graph captures through on a GPU
+    ops.capture(lambda: calls.append(1))
+    assert captured == [{"capture_error_mode": "thread_local"}]
+    assert calls == [1]  # the body ran inside the capture
 
 
 def test_kernel_names_runs_the_call_and_names_no_kernel_on_a_cpu():
@@ -378,3 +414,275 @@ def test_harness_import_does_not_import_torch():
     code = "import sys, gemmlib.measure.harness; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+# ----------------------------------------------------------------------------- CUDA paths on a simulated device
+class FakeGpu:
+    """A host clock and a device queue, as the harness's CUDA paths see them (``harness.CudaOps``).
+
+    Every enqueued kernel costs the host ``launch_s``; the device runs kernels in order, each when
+    it reaches it and the host has enqueued it. An event records the device time at its place in
+    the queue. A graph replay costs the host ``replay_s`` and runs its kernels back to back.
+    """
+
+    def __init__(self, launch_s=10e-6, replay_s=10e-6, record_s=1e-6, flush_s=80e-6, l2=1 << 20):
+        self.launch_s, self.replay_s, self.record_s, self.flush_s, self.l2 = launch_s, replay_s, record_s, flush_s, l2
+        self.host = 0.0
+        self.free = 0.0  # when the device has finished what is queued
+        self.capturing = None
+        self.graphs = []
+        self.spins = []
+        self.flushes = 0
+
+    def _run(self, dur, host_cost):
+        self.host += host_cost
+        start = max(self.free, self.host)
+        self.free = start + dur
+
+    def kernel(self, dur):
+        if self.capturing is not None:
+            self.capturing.append(dur)
+        else:
+            self._run(dur, self.launch_s)
+
+    # harness.CudaOps
+    def host_time(self):
+        return self.host
+
+    def event(self):
+        return {"t": None}
+
+    def record(self, ev):
+        assert self.capturing is None, "the harness records no event inside a graph"
+        self.host += self.record_s
+        ev["t"] = max(self.free, self.host)
+        self.free = ev["t"]
+
+    def elapsed_s(self, a, b):
+        return b["t"] - a["t"]
+
+    def synchronize(self):
+        self.host = max(self.host, self.free)
+
+    def side_stream(self):
+        import contextlib
+        return contextlib.nullcontext()
+
+    def capture(self, body):
+        self.capturing = []
+        body()
+        graph, self.capturing = self.capturing, None
+        self.graphs.append(graph)
+        return graph
+
+    def replay(self, graph):
+        self._run(sum(graph), self.replay_s)
+
+    def spin(self, seconds):
+        self.spins.append(seconds)
+        self.kernel(seconds)
+
+    def l2_bytes(self):
+        return self.l2
+
+    def flusher(self):
+        def flush():
+            self.flushes += 1
+            self.kernel(self.flush_s)
+        return flush, "fake flush"
+
+
+def _kernel(gpu, dur):
+    return lambda *a: gpu.kernel(dur)
+
+
+def test_a_graph_of_one_call_per_replay_times_the_launch():
+    # What the harness did before: one call captured, an event pair around each replay.
+    gpu = FakeGpu()
+    graph = gpu.capture(lambda: gpu.kernel(2e-6))
+    s, e = gpu.event(), gpu.event()
+    gpu.record(s)
+    gpu.replay(graph)
+    gpu.record(e)
+    assert gpu.elapsed_s(s, e) == pytest.approx(12e-6)  # the 10 µs launch, not the 2 µs kernel
+
+
+def test_the_graph_path_unrolls_calls_and_divides_one_replay():
+    gpu = FakeGpu()
+    small = torch.empty(16)  # far below twice the L2: the flush is captured and subtracted
+    t = harness.time_graph([(small,)], _kernel(gpu, 2e-6), gpu, warmup=2, rep_s=0.2, max_reps=100_000,
+                           flush_l2=True)
+    graph = max(gpu.graphs, key=len)
+    calls = int(t.method.split("(")[1].split()[0])
+    assert calls == harness.MAX_GRAPH_CALLS and len(graph) == 2 * calls  # a flush and a call, unrolled
+    assert graph[:2] == [gpu.flush_s, 2e-6]
+    # per call: (replay of flushes + calls − replay of the flushes alone) / calls, launches included
+    assert t.median_s == pytest.approx(2e-6, rel=1e-9)
+    assert t.reps == harness.GRAPH_SAMPLES * calls and t.p20_s == pytest.approx(t.p80_s)
+    assert "flushed" in t.method and "subtracted" in t.method
+
+
+def test_the_graph_path_adds_no_flush_when_the_rotated_sets_exceed_the_l2():
+    sets = [(torch.empty(128),) for _ in range(4)]  # 4 distinct sets of 512 B: 2 KiB
+    cold = FakeGpu(l2=1024)  # 2 KiB is twice the L2: every call finds its inputs evicted
+    t = harness.time_graph(sets, _kernel(cold, 5e-6), cold, warmup=1, rep_s=0.05, max_reps=10_000)
+    assert cold.flushes == 0 and "exceed twice the L2" in t.method
+    assert all(d == 5e-6 for d in max(cold.graphs, key=len))
+    assert t.median_s == pytest.approx(5e-6, rel=1e-2)  # one 10 µs launch spread over the unrolled calls
+    warm = FakeGpu(l2=4096)  # the same sets fit the L2: flushed, and the flushes subtracted
+    t = harness.time_graph(sets, _kernel(warm, 5e-6), warm, warmup=1, rep_s=0.05, max_reps=10_000)
+    assert warm.flushes > 0 and "flushed" in t.method
+    assert t.median_s == pytest.approx(5e-6, rel=1e-6)
+    assert harness.tensor_bytes(sets + sets) == 2048  # a set passed twice counts once
+
+
+def test_the_graph_path_gives_a_slow_call_three_samples():
+    gpu = FakeGpu()
+    t = harness.time_graph([()], _kernel(gpu, 0.4), gpu, warmup=1, rep_s=0.5, max_reps=1000, flush_l2=False)
+    assert t.reps == harness.MIN_SAMPLES and t.median_s == pytest.approx(0.4, rel=1e-3)
+    assert harness.graph_plan(0.4, 1, 0.5, 1000) == (1, 3)
+    assert harness.graph_plan(1e-6, 4, 0.5, 1000) == (25, 10)  # 1000 calls over 4 sets, capped by max_reps
+
+
+def test_host_bound_events_are_fixed_by_a_spin_kernel():
+    # A 2 µs kernel that takes the host 10 µs to launch: an event pair would time the launch.
+    gpu = FakeGpu()
+    seen = []
+
+    def naive():  # back-to-back calls, an event pair around each, no spin
+        pairs = []
+        for _ in range(20):
+            s, e = gpu.event(), gpu.event()
+            gpu.record(s)
+            gpu.kernel(2e-6)
+            gpu.record(e)
+            pairs.append(gpu.elapsed_s(s, e))
+        return pairs
+
+    assert min(naive()) > 10e-6
+    t = harness.time_events(lambda: seen.append(gpu.kernel(2e-6)), gpu, warmup=2, rep_s=0.01, max_reps=1000)
+    assert t.median_s == pytest.approx(2e-6, rel=1e-9) and t.p80_s == pytest.approx(2e-6, rel=1e-9)
+    assert gpu.spins and "spin" in t.method
+    assert t.reps >= harness.MIN_SAMPLES
+
+
+def test_events_with_a_flush_time_the_call_alone_and_take_three_samples_of_a_slow_one():
+    gpu = FakeGpu()
+    flush, _ = gpu.flusher()
+    t = harness.time_events(lambda: gpu.kernel(1.0), gpu, warmup=1, rep_s=0.5, max_reps=1000, flush=flush)
+    assert t.reps == 3 and t.median_s == pytest.approx(1.0) and not gpu.spins
+
+
+class _FakeTesting:
+    def __init__(self):
+        self.calls = []
+
+    def do_bench(self, fn, warmup, rep, return_mode):
+        self.calls.append((warmup, rep))
+        return [1.0, 1.1, 1.2]
+
+
+def test_a_call_too_slow_for_do_bench_is_timed_with_events_and_the_same_flush():
+    gpu, tt = FakeGpu(), _FakeTesting()
+    call = _kernel(gpu, 0.3)  # 300 ms: do_bench would fit one sample in 500 ms
+    t = harness._time_cuda(call, [()], call, 1, 0.5, 1000, False, True, ops=gpu, testing=tt)
+    assert tt.calls == [] and t.reps == 3 and "L2 flushed" in t.method
+    fast = _kernel(gpu, 1e-3)
+    t = harness._time_cuda(fast, [()], fast, 1, 0.5, 1000, False, True, ops=gpu, testing=tt)
+    assert len(tt.calls) == 1 and t.method == "triton.do_bench"
+
+
+def test_the_timed_window_opens_after_the_warmup_and_closes_after_the_last_call():
+    log = []
+
+    class Win:
+        def start(self):
+            log.append("start")
+
+        def stop(self):
+            log.append("stop")
+
+    gpu = FakeGpu()
+
+    def call():
+        log.append("call")
+        gpu.kernel(1e-3)
+
+    t = harness.time_events(call, gpu, warmup=3, rep_s=0.01, max_reps=1000, window=Win())
+    first = log.index("start")
+    assert log[:first] == ["call"] * (3 + 3)  # warm-up and the estimate
+    assert log[first + 1:-1] == ["call"] * t.reps and log[-1] == "stop"
+    log.clear()
+    t = harness.time_callable(lambda: log.append("call"), device="cpu", warmup=2, min_run_time=0.02, window=Win())
+    assert log[0] == "call" and log.count("start") == 1 and log[-1] == "stop"
+
+
+def test_min_samples_on_the_cpu_for_a_slow_call():
+    t = harness.time_callable(lambda: time.sleep(0.03), device="cpu", min_run_time=0.01, warmup=1)
+    assert t.reps >= harness.MIN_SAMPLES
+    with pytest.raises(ValueError):
+        harness.time_callable(lambda: None, device="cpu", max_reps=2)
+
+
+# ----------------------------------------------------------------------------- the L2 flush and Triton's driver
+class _Buf:
+    def __init__(self):
+        self.zeroed = 0
+
+    def zero_(self):
+        self.zeroed += 1
+
+
+def _runtime(driver):
+    return types.SimpleNamespace(driver=types.SimpleNamespace(active=driver))
+
+
+def test_flush_uses_clear_cache_where_the_driver_has_it():
+    buf, cleared = _Buf(), []
+    drv = types.SimpleNamespace(get_empty_cache_for_benchmark=lambda: buf, clear_cache=cleared.append)
+    flush, how = harness.l2_flusher("cpu", _runtime(drv))
+    flush()
+    assert cleared == [buf, buf] and how == "triton clear_cache"  # called once inside the guard, then here
+
+
+def test_a_driver_without_clear_cache_zeroes_its_buffer():
+    buf = _Buf()
+    drv = types.SimpleNamespace(get_empty_cache_for_benchmark=lambda: buf)  # Triton < 3.2
+    flush, how = harness.l2_flusher("cpu", _runtime(drv))
+    flush()
+    assert buf.zeroed == 2 and "zeroed" in how
+
+
+def test_a_failing_driver_falls_back_to_a_buffer_of_our_own():
+    def broken(_cache):
+        raise RuntimeError("driver too old")
+
+    drv = types.SimpleNamespace(get_empty_cache_for_benchmark=_Buf, clear_cache=broken)
+    flush, how = harness.l2_flusher("cpu", _runtime(drv), nbytes=4096)
+    flush()
+    assert "buffer zeroed" in how
+    no_driver = types.SimpleNamespace(driver=types.SimpleNamespace())  # no .active at all
+    flush, how = harness.l2_flusher("cpu", no_driver, nbytes=4096)
+    flush()
+    assert "buffer zeroed" in how
+
+
+# ----------------------------------------------------------------------------- the same paths on a real GPU
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA device")
+def test_on_the_gpu_a_small_gemm_through_every_path():
+    a = torch.randn(256, 256, device="cuda", dtype=torch.bfloat16)
+    times = {}
+    for label, kw in (("do_bench", {}), ("graph", {"cuda_graph": True}),
+                      ("graph warm", {"cuda_graph": True, "flush_l2": False}), ("events", {"flush_l2": False})):
+        t = harness.time_callable(torch.matmul, device="cuda", args_list=[(a, a)], min_run_time=0.1, **kw)
+        assert 0 < t.p20_s <= t.median_s <= t.p80_s < 1e-3 and t.reps >= harness.MIN_SAMPLES, (label, t)
+        times[label] = t
+    assert "calls per replay" in times["graph"].method and "spin" in times["events"].method
+    # the graph path no longer times its launch: within a factor of 3 of do_bench (which is not host-bound:
+    # its flush keeps the GPU busy while the host enqueues the next call)
+    assert times["graph"].median_s < 3 * times["do_bench"].median_s
+    flush, how = harness.l2_flusher("cuda")
+    flush()
+    torch.cuda.synchronize()
+    assert how

@@ -256,3 +256,35 @@ def test_ranks_do_not_run_the_callers_main_script(tmp_path, monkeypatch):
     assert out["sum"] == 3
     assert not mark.exists()
     assert sys.modules["__main__"] is fake  # given back after the start
+
+
+def test_the_worker_of_a_rank_job_opens_no_cuda_context(monkeypatch):
+    # An NCCL job's worker only starts ranks: a CUDA context of its own would sit on GPU 0 (memory, and
+    # the per-process memory fraction) beside rank 0's for the whole run.
+    import torch
+
+    from gemmlib.measure import collectives, precision, tp, worker
+    from gemmlib.measure.collectives import CollectiveConfig
+
+    touched = []
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a, **k: touched.append("synchronize"))
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda *a, **k: touched.append("properties"))
+    real_randn = torch.randn
+
+    def randn(*a, **k):
+        if str(k.get("device", "cpu")).startswith("cuda"):
+            touched.append("randn on cuda")
+            return real_randn(*a, **{**k, "device": "cpu"})
+        return real_randn(*a, **k)
+
+    monkeypatch.setattr(torch, "randn", randn)
+    cfg = tp.TPConfig(model=tp.model_for("llama-3-8b", 16))
+    runs = ((tp.SPEC, tp.TPLaunch(cfg, ranks=(2,), backend="nccl")),
+            (collectives.SPEC, collectives.CollectiveLaunch(CollectiveConfig(), nproc=2, backend="nccl")))
+    for spec, config in runs:
+        assert config.device == "cuda" and spec.ranks_open_devices
+        worker.prepare(spec, "cpu" if spec.ranks_open_devices else config.device)  # as worker.main does
+    assert touched == []
+    assert not precision.SPEC.ranks_open_devices
+    worker.prepare(precision.SPEC, "cuda")  # a one-GPU run still warms its GPU up
+    assert "randn on cuda" in touched and "synchronize" in touched

@@ -1,12 +1,15 @@
 """The one reader of the server's caps: secrets files first, then the environment; a broken file is
 an error naming the file and the line, never a silent fallback to no caps."""
 
+import os
+
 import pytest
 
 from gemmlib.core.errors import InputError
 from gemmlib.measure import safety
 
-KEYS = ("GEMM_CLASSROOM", "GEMM_MAX_DIM", "GEMM_MAX_BYTES", "GEMM_TIME_LIMIT_S", "GEMM_MAX_CPU_GFLOP")
+KEYS = ("GEMM_CLASSROOM", "GEMM_MAX_DIM", "GEMM_MAX_BYTES", "GEMM_TIME_LIMIT_S", "GEMM_MAX_CPU_GFLOP", "GEMM_MAX_RANKS",
+        "GEMM_POLICY_FILE")
 
 
 @pytest.fixture(autouse=True)
@@ -67,3 +70,113 @@ def test_a_worker_uses_the_caps_its_server_resolved(monkeypatch):
     finally:
         safety.set_process_limits(None)
     assert safety.limits(files=[]).max_dim == 5000
+
+
+# --------------------------------------------------------------------------- issue 26 item 5: the machine policy
+@pytest.fixture
+def policy_file(tmp_path, monkeypatch):
+    """``write(text)``: a policy file given by GEMM_POLICY_FILE (this machine has no /etc/gemmlib/policy.toml:
+    the machine's own policy is moved to a path that does not exist for the test)."""
+    from gemmlib.core import policy
+
+    monkeypatch.setattr(policy, "MACHINE_POLICY", tmp_path / "etc" / "policy.toml")
+    folder = tmp_path / "pol"
+    folder.mkdir(mode=0o755)
+    path = folder / "policy.toml"
+    monkeypatch.setenv("GEMM_POLICY_FILE", str(path))
+
+    def write(text: str, mode: int = 0o644):
+        path.write_text(text)
+        os.chmod(path, mode)
+        return path
+
+    return write
+
+
+def test_the_policy_caps_are_a_ceiling_that_secrets_and_environment_cannot_raise(policy_file, tmp_path, monkeypatch):
+    policy_file("GEMM_CLASSROOM = true\nGEMM_MAX_DIM = 1000\n")
+    secrets = tmp_path / "secrets.toml"
+    secrets.write_text("GEMM_CLASSROOM = false\nGEMM_MAX_DIM = 3000\nGEMM_TIME_LIMIT_S = 900\n")
+    monkeypatch.setenv("GEMM_MAX_BYTES", str(64 * 2**30))
+    monkeypatch.setenv("GEMM_MAX_CPU_GFLOP", "1e6")
+    monkeypatch.setenv("GEMM_MAX_RANKS", "64")
+    lim = safety.limits(files=[secrets])
+    assert lim.classroom and lim.max_dim == 1000  # the policy's own value
+    c = safety.CLASSROOM_LIMITS  # the policy's base for what it leaves out
+    assert (lim.time_limit_s, lim.max_bytes, lim.max_cpu_flops, lim.max_ranks) == \
+        (c.time_limit_s, c.max_bytes, c.max_cpu_flops, c.max_ranks)
+    monkeypatch.setenv("GEMM_MAX_DIM", "500")  # lowering is allowed
+    secrets.write_text("GEMM_TIME_LIMIT_S = 5\n")
+    lim = safety.limits(files=[secrets])
+    assert lim.max_dim == 500 and lim.time_limit_s == 5
+
+
+def test_without_a_classroom_key_the_policy_still_bounds_by_the_defaults(policy_file, monkeypatch):
+    policy_file("GEMM_MAX_RANKS = 2\n")
+    monkeypatch.setenv("GEMM_MAX_DIM", "99999")
+    lim = safety.limits(files=[])
+    assert lim.max_dim == safety.DEFAULT_LIMITS.max_dim and lim.max_ranks == 2 and not lim.classroom
+    monkeypatch.delenv("GEMM_MAX_DIM")
+    monkeypatch.setenv("GEMM_CLASSROOM", "1")  # a stricter environment still tightens
+    assert safety.limits(files=[]).max_dim == safety.CLASSROOM_LIMITS.max_dim
+
+
+def test_a_worker_never_runs_above_the_policy(policy_file):
+    policy_file("GEMM_MAX_DIM = 300\n")
+    safety.set_process_limits(safety.Limits(max_dim=5000, max_bytes=10**12, time_limit_s=900, classroom=False))
+    try:
+        assert safety.limits().max_dim == 300
+    finally:
+        safety.set_process_limits(None)
+
+
+def test_the_machine_policy_cannot_be_replaced_by_the_variable(policy_file, tmp_path, monkeypatch):
+    from gemmlib.core import policy
+
+    policy_file("GEMM_MAX_DIM = 16384\n")  # a user's own loose file, named by GEMM_POLICY_FILE
+    machine = tmp_path / "etc" / "policy.toml"
+    machine.parent.mkdir(mode=0o755)
+    machine.write_text("GEMM_MAX_DIM = 128\n")
+    os.chmod(machine, 0o644)
+    monkeypatch.setattr(policy, "ROOT_UIDS", (0, os.getuid()))  # the test's files stand in for root's
+    assert safety.limits(files=[]).max_dim == 128
+    os.chmod(machine, 0o666)  # a broken machine policy is an error, never a reason to take the user's file
+    with pytest.raises(InputError, match="can be changed by others"):
+        safety.limits(files=[])
+
+
+@pytest.mark.parametrize("plant, words", [
+    ("group writable", "can be changed by others"), ("open folder", "folder"), ("link", "not a regular file"),
+    ("unknown key", "unknown key"), ("not TOML", "not valid TOML"), ("bad value", "is not a finite number"),
+    ("read-only not a bool", "true or false"), ("another owner", "can be changed by others")])
+def test_a_policy_that_cannot_be_trusted_is_an_error(policy_file, tmp_path, plant, words):
+    p = policy_file("GEMM_MAX_DIM = 100\n")
+    if plant == "group writable":
+        os.chmod(p, 0o664)
+    elif plant == "open folder":
+        os.chmod(p.parent, 0o777)
+    elif plant == "link":
+        real = tmp_path / "real.toml"
+        real.write_text("GEMM_MAX_DIM = 100\n")
+        p.unlink()
+        p.symlink_to(real)
+    elif plant == "unknown key":
+        policy_file("GEMM_MAX_DIMS = 100\n")
+    elif plant == "not TOML":
+        policy_file("GEMM_MAX_DIM = = 100\n")
+    elif plant == "bad value":
+        policy_file("GEMM_MAX_DIM = 'lots'\n")
+    elif plant == "read-only not a bool":
+        policy_file("GEMM_CEILINGS_READ_ONLY = 'yes'\n")
+    else:
+        if os.getuid() != 0:
+            pytest.skip("giving a file to another user needs root")
+        os.chown(p, 12345, 12345)
+    with pytest.raises(InputError, match=words):
+        safety.limits(files=[])
+
+
+def test_the_policy_keys_are_the_caps_names():
+    from gemmlib.core import policy
+
+    assert set(policy.CAP_KEYS) == set(safety._ENV_KEYS.values())

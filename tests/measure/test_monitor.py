@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import sys
 import time
+import types
 
 import pytest
 
@@ -148,3 +149,164 @@ def test_nvml_index_without_cuda_falls_back_to_zero():
     if torch.cuda.is_available():
         pytest.skip("checks the fallback on a machine without CUDA")
     assert nvml_index_for_torch_device() == 0 and nvml_index_for_torch_device(1) == 1
+
+
+# ----------------------------------------------------------------------------- NVML readings stood in for
+class FakeNvml:
+    """The pynvml calls the monitor makes, answering scripted readings (no GPU, no driver)."""
+
+    NVML_CLOCK_SM, NVML_CLOCK_MEM, NVML_TEMPERATURE_GPU = 1, 2, 0
+    NVML_PERF_POLICY_POWER, NVML_PERF_POLICY_THERMAL = 0, 1
+
+    class NVMLError(Exception):
+        pass
+
+    def __init__(self, **reading):
+        self.r = {"sm": 1980, "mem": 2619, "sm_max": 1980, "mem_max": 2619, "power_mw": 650_000,
+                  "limit_mw": 700_000, "temp": 60, "pstate": 0, "reasons": 0, "power_viol": 0, "thermal_viol": 0,
+                  "energy": 1_000_000, "persistence": 1, "util": 99, **reading}
+        self.reads = []  # what the utilization reader saw (a hook for the tests)
+
+    def nvmlInit(self):
+        pass
+
+    def nvmlShutdown(self):
+        pass
+
+    def nvmlDeviceGetCount(self):
+        return 1
+
+    def nvmlDeviceGetHandleByIndex(self, i):
+        return ("gpu", i)
+
+    def nvmlDeviceGetName(self, h):
+        return b"NVIDIA H200"
+
+    def nvmlDeviceGetClockInfo(self, h, which):
+        return self.r["sm"] if which == self.NVML_CLOCK_SM else self.r["mem"]
+
+    def nvmlDeviceGetMaxClockInfo(self, h, which):
+        return self.r["sm_max"] if which == self.NVML_CLOCK_SM else self.r["mem_max"]
+
+    def nvmlDeviceGetPowerUsage(self, h):
+        return self.r["power_mw"]
+
+    def nvmlDeviceGetEnforcedPowerLimit(self, h):
+        return self.r["limit_mw"]
+
+    def nvmlDeviceGetTemperature(self, h, which):
+        return self.r["temp"]
+
+    def nvmlDeviceGetPerformanceState(self, h):
+        return self.r["pstate"]
+
+    def nvmlDeviceGetCurrentClocksEventReasons(self, h):
+        return self.r["reasons"]
+
+    def nvmlDeviceGetViolationStatus(self, h, policy):
+        return types.SimpleNamespace(violationTime=self.r["power_viol" if policy == 0 else "thermal_viol"])
+
+    def nvmlDeviceGetTotalEnergyConsumption(self, h):
+        return self.r["energy"]
+
+    def nvmlDeviceGetPersistenceMode(self, h):
+        return self.r["persistence"]
+
+    def nvmlSystemGetDriverVersion(self):
+        return "570.86.15"
+
+    def nvmlSystemGetCudaDriverVersion(self):
+        return 12080
+
+    def nvmlDeviceGetUtilizationRates(self, h):
+        self.reads.append(self.r.get("calls", 0))
+        return types.SimpleNamespace(gpu=self.r["util"], memory=50)
+
+    def nvmlDeviceGetMemoryInfo(self, h):
+        return types.SimpleNamespace(used=2**30)
+
+
+def test_a_deferred_monitor_samples_the_timed_calls_only(monkeypatch):
+    from gemmlib.measure import harness
+
+    nv = FakeNvml()
+    monkeypatch.setitem(sys.modules, "pynvml", nv)
+
+    def call():  # the warm-up of an idle GPU would read 0 %; every call here counts itself
+        nv.r["calls"] = nv.r.get("calls", 0) + 1
+        time.sleep(0.004)
+
+    with GpuMonitor(interval_s=0.001, defer=True) as mon:
+        t = harness.time_callable(call, device="cpu", warmup=3, min_run_time=0.05, window=mon)
+    assert mon.result.available and mon.result.samples and "timed calls only" in mon.result.reason
+    assert min(nv.reads) >= 3  # no reading before the three warm-up calls had run
+    assert t.reps >= 3
+    nv.reads.clear()
+    nv.r["calls"] = 0
+    with GpuMonitor(interval_s=0.001) as mon:  # not deferred: sampling starts with the block
+        time.sleep(0.01)
+        harness.time_callable(call, device="cpu", warmup=3, min_run_time=0.02)
+    assert nv.reads[0] == 0
+
+
+def test_machine_state_reads_every_field_and_says_why_without_nvml(monkeypatch):
+    s = monitor.machine_state(pynvml=FakeNvml(reasons=0x4 | 0x1))
+    assert s["available"] and s["sm_clock_mhz"] == 1980.0 and s["power_limit_w"] == 700.0
+    assert s["clock_reasons"] == ["gpu_idle", "sw_power_cap"] and s["driver"] == "570.86.15"
+    assert s["cuda_driver"] == "12.8" and s["persistence_mode"] is True and s["name"] == "NVIDIA H200"
+
+    class Partial(FakeNvml):
+        def nvmlDeviceGetViolationStatus(self, h, policy):
+            raise self.NVMLError("Not Supported")
+
+    s = monitor.machine_state(pynvml=Partial())
+    assert s["available"] and s["power_violation_ns"] is None and s["sm_clock_mhz"] == 1980.0
+    monkeypatch.setitem(sys.modules, "pynvml", None)
+    s = monitor.machine_state()
+    assert s == {"available": False, "reason": monitor.NVML_MISSING}
+    assert monitor.clock_flags(s, s) == []
+
+
+def test_a_run_whose_clocks_dropped_is_flagged():
+    before = monitor.machine_state(pynvml=FakeNvml())
+    before["t"] = 100.0
+    after = monitor.machine_state(pynvml=FakeNvml(sm=1590, reasons=0x4, power_viol=2_500_000_000,
+                                                  energy=1_000_000 + 690 * 10_000))  # 690 W for 10 s
+    after["t"] = 110.0
+    flags = monitor.clock_flags(before, after)
+    assert "SM clock dropped from 1980 to 1590 MHz (-20%)" in flags
+    assert "power-limited for 2500 ms during the run (NVML violation counter)" in flags
+    assert "clocks held back at the end: sw_power_cap" in flags
+    assert "average power 690 W at the 700 W limit" in flags
+    assert not any("memory clock" in f for f in flags)
+
+
+def test_a_steady_run_and_an_idle_first_reading_are_not_flagged():
+    steady = FakeNvml(sm=1975)
+    assert monitor.clock_flags(monitor.machine_state(pynvml=FakeNvml()), monitor.machine_state(pynvml=steady)) == []
+    idle = monitor.machine_state(pynvml=FakeNvml(sm=1980, reasons=0x1))  # read before the work started
+    busy = monitor.machine_state(pynvml=FakeNvml(sm=1600))
+    assert monitor.clock_flags(idle, busy) == []  # idle clocks say nothing about the run
+    busy_then_idle = monitor.machine_state(pynvml=FakeNvml(sm=345, reasons=0x1))
+    assert monitor.clock_flags(busy, busy_then_idle) == []  # the GPU went idle after the work
+
+
+def test_machine_record_brackets_a_run():
+    readings = iter([monitor.machine_state(pynvml=FakeNvml()), monitor.machine_state(pynvml=FakeNvml(sm=1400))])
+    with monitor.MachineRecord(0, read=lambda i: next(readings)) as rec:
+        pass
+    d = rec.to_dict()
+    assert d["before"]["sm_clock_mhz"] == 1980 and d["after"]["sm_clock_mhz"] == 1400 and d["flags"]
+    with monitor.MachineRecord(0, enabled=False) as off:
+        pass
+    assert off.to_dict() == {"before": {}, "after": {}, "flags": []}
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not NVML_OK, reason="needs a GPU that NVML can read")
+def test_machine_state_of_a_real_gpu():
+    s = monitor.machine_state(0)
+    assert s["available"] and s["sm_clock_mhz"] > 0 and s["sm_clock_max_mhz"] >= s["sm_clock_mhz"] * 0.5
+    assert isinstance(s["clock_reasons"], list) and s["driver"]
+    v = monitor.software_versions()
+    assert v["torch"] and v["driver"] == s["driver"]

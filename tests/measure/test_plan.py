@@ -1,12 +1,24 @@
-"""The run-time estimate (gemmlib.measure.plan) and the noise rule (gemmlib.core.results.noisy)."""
+"""The one time model (gemmlib.measure.plan): rows against the real harness, rates measured here, every
+spec's plan counting its progress steps, the same estimate for the page, the command line and the
+queue's admission; and the noise rule (gemmlib.core.results.noisy)."""
 
 import time
 
 import pytest
 
+from gemmlib.core.errors import InputError
 from gemmlib.core.results import NOISE_RATIO, BenchResult, noisy, spread_ratio
-from gemmlib.measure import harness, plan
+from gemmlib.measure import batching as bb
+from gemmlib.measure import harness, plan, safety
 from gemmlib.measure import precision as bp
+from gemmlib.measure import tiling as bt
+
+LIM = safety.Limits(max_dim=16384, max_bytes=16 * 2**30, time_limit_s=600, classroom=False, max_cpu_flops=1e13)
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("GEMM_CACHE_DIR", str(tmp_path / "cache"))
 
 
 def _result(name="fp32", median=0.01, p20=0.009, p80=0.011, **extra):
@@ -41,21 +53,66 @@ def test_rows_measured_here_set_the_rate_and_their_wall_time_the_scale():
         return plan.Row(r.flops, r.dtype, r.name)
 
     row = plan.Row(2 * 64**3, "fp32", "fp32")
-    plain = plan.estimate([row], "cpu", 0.3, history=hist)
-    scaled = plan.estimate([row], "cpu", 0.3, history=hist, model=model)
-    assert scaled.seconds == pytest.approx(0.9)  # the same row again: what it took here
-    assert plain.seconds == pytest.approx(plan.row_seconds(0.01, 0.3))
-    assert "measured here" in scaled.text() and "1 steps" in scaled.text()
+    plain, sources = plan.estimate([row], "cpu", 0.3, history=hist)
+    scaled, _ = plan.estimate([row], "cpu", 0.3, history=hist, model=model)
+    assert scaled == pytest.approx(0.9)  # the same row again: what it took here
+    assert plain == pytest.approx(plan.row_seconds(0.01, 0.3)) and sources == ("measured here",)
+    p = plan.Plan(bytes=0.0, seconds=scaled, rows=1, sources=sources)
+    assert "measured here" in p.text() and "1 steps" in p.text()
 
 
-def test_precision_estimate_counts_steps_and_skips_what_cannot_run():
+def test_a_rows_launches_count_unless_its_rate_was_measured_here():
+    bare, launched = plan.Row(1e6, "fp32", "loop"), plan.Row(1e6, "fp32", "loop", overhead_s=0.5)
+    base, _ = plan.estimate([bare], "cpu", 0.01, history=[])
+    more, _ = plan.estimate([launched], "cpu", 0.01, history=[])
+    assert more - base > 3 * 0.5  # every call the harness makes pays it (at least three)
+    hist = [BenchResult("batching", "loop", "cpu", "x", "fp32", {}, 1e6, 1.0, median_s=0.01, p20_s=0.01, p80_s=0.01)]
+    a, _ = plan.estimate([bare], "cpu", 0.01, history=hist)
+    b, _ = plan.estimate([launched], "cpu", 0.01, history=hist)
+    assert a == b  # a measured rate already holds its launches
+
+
+def test_the_precision_plan_counts_steps_and_skips_what_cannot_run():
     cfg = bp.PrecisionConfig(device="cpu", shapes=bp.square_shapes([128, 256]), dtypes=("fp32", "tf32", "int8"),
                              min_run_time=0.1)
-    est = plan.precision(cfg)
-    assert est.rows == 2 * 3  # (shape, format) pairs: what run_precision's progress counts
-    only_tf32 = plan.precision(bp.PrecisionConfig(device="cpu", shapes=bp.square_shapes([128]), dtypes=("tf32",)))
+    est = bp.SPEC.plan(cfg, LIM)
+    assert est.steps == 2 * 3  # (shape, format) pairs: what run_precision's progress counts
+    assert est.rows == 2 * 4  # the result rows: int8 has its "+ quant" row
+    only_tf32 = bp.SPEC.plan(bp.PrecisionConfig(device="cpu", shapes=bp.square_shapes([128]), dtypes=("tf32",)), LIM)
     assert only_tf32.seconds < 0.1  # no tf32 on a CPU: refused, not timed
+    assert only_tf32.bytes == 4 * 2 * 128**2 + 8 * 3 * 128**2  # only the fp32 sources and the float64 reference
     assert est.seconds > 6 * 0.1  # every timed row spends at least min_run_time
+
+
+@pytest.mark.parametrize("spec, cfg, steps", [
+    (bt.SPEC, bt.TilingConfig(device="cpu", size=128, tiles=(16, 64), impls=("python_tiled", "torch")), 3),
+    (bb.SPEC, bb.BatchingConfig(device="cpu", m=1, k=256, n=256, batches=(1, 8), modes=("loop", "stacked")), 4),
+])
+def test_every_plan_counts_the_steps_its_progress_reports(spec, cfg, steps):
+    p = spec.plan(cfg, LIM)
+    assert p.steps == steps and p.seconds > steps * cfg.min_run_time and p.bytes > 0 and p.sources
+
+
+def test_the_page_the_command_line_and_the_queue_see_one_estimate():
+    """The estimate line (spec.plan) and the admission's refusal are the same figure; a run under the
+    limit is admitted with that same plan."""
+    cfg = bb.BatchingConfig(device="cpu", m=1, k=512, n=512, batches=(1, 4, 16), min_run_time=2.0)
+    shown = bb.SPEC.plan(cfg, LIM)
+    assert plan.admit(bb.SPEC, cfg, LIM) == shown
+    tight = safety.Limits(max_dim=16384, max_bytes=16 * 2**30, time_limit_s=shown.seconds / 2, classroom=False,
+                          max_cpu_flops=1e13)
+    with pytest.raises(InputError, match="GEMM_TIME_LIMIT_S") as e:
+        plan.admit(bb.SPEC, cfg, tight)
+    assert e.value.params["seconds"] == pytest.approx(bb.SPEC.plan(cfg, tight).seconds)
+    assert e.value.params["rows"] == shown.rows == 9
+
+
+def test_the_caps_refuse_before_a_plan_is_made():
+    small = safety.Limits(max_dim=256, max_bytes=2**30, time_limit_s=20, classroom=True, max_cpu_flops=2 * 64**3)
+    with pytest.raises(InputError, match="GEMM_MAX_DIM"):
+        plan.admit(bt.SPEC, bt.TilingConfig(device="cpu", size=512), small)
+    with pytest.raises(InputError, match="GEMM_MAX_CPU_GFLOP"):
+        plan.admit(bp.SPEC, bp.PrecisionConfig(device="cpu", shapes=bp.square_shapes([128]), dtypes=("fp32",)), small)
 
 
 def test_noise_rule():
@@ -63,4 +120,3 @@ def test_noise_rule():
     assert spread_ratio(busy) == pytest.approx(2.1) and NOISE_RATIO == 2.0
     assert noisy([calm, busy]) == [busy]
     assert noisy([_result(p20=None, p80=None)]) == []
-

@@ -230,7 +230,7 @@ def test_hardware_matching():
     assert hardware_for("cpu").kind == "cpu"
 
 
-@pytest.mark.parametrize("name", ["NVIDIA GH200 480GB", "NVIDIA A100-PCIE-40GB", "Tesla T4"])
+@pytest.mark.parametrize("name", ["NVIDIA GH200 144G HBM3e", "NVIDIA A100-PCIE-40GB", "Tesla T4"])
 def test_an_unknown_gpu_is_never_predicted_with_another_gpus_figures(name, tmp_path, monkeypatch):
     from gemmlib.core import ceilings
 
@@ -372,3 +372,12 @@ def test_kv_cache_decode_equals_a_longer_prefill(attention, preset):
     assert torch.allclose(first, full[:, :s], atol=1e-4, rtol=1e-4)
     for i, out in enumerate(steps):
         assert torch.allclose(out[:, 0], full[:, s + i], atol=1e-4, rtol=1e-4)
+
+
+def test_a_profile_reports_its_progress_as_a_rising_share():
+    """The run box shows a share of the run, not "0 %" throughout: each stage says how far it is."""
+    said = []
+    profile_block(SMALL, "cpu", steps=2, warmup=2, progress=lambda f, t: said.append((f, str(t))))
+    fracs = [f for f, _ in said]
+    assert fracs == sorted(fracs) and fracs[0] == 0.0 and fracs[-1] == 0.85 and len(set(fracs)) >= 5, said
+    assert any("warming up" in t for _, t in said) and any("profiling 2 forward" in t for _, t in said)

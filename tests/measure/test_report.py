@@ -80,7 +80,9 @@ def test_bad_arguments(tmp_path, capsys):
     assert main(["report", "--out", str(f)]) == 2
     assert "not a folder" in capsys.readouterr().err
     assert main(["report", "--out", str(tmp_path / "y"), "--device", "tpu"]) == 2
-    assert main(["report", "--out", str(tmp_path / "y"), "--time-budget", "-1"]) == 2
+    with pytest.raises(SystemExit) as e:  # refused while parsing (a checked number), argparse's exit
+        main(["report", "--out", str(tmp_path / "y"), "--time-budget", "-1"])
+    assert e.value.code == 2
 
 
 def test_report_cli_exit_code_and_summary(tmp_path, capsys):
@@ -136,3 +138,119 @@ def test_a_report_killed_in_a_late_section_keeps_the_sections_before_it(tmp_path
     md = (out / "report.md").read_text()
     assert "the quick section's text" in md and "## A quick section" in md
     assert "first row" in (out / "results.csv").read_text()
+
+
+# ----------------------------------------------------------------------------- one deadline for the whole report
+class FakeClock:
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+
+def test_a_section_stops_at_the_reports_deadline_on_a_fake_clock(tmp_path, monkeypatch):
+    # Three shapes of six formats; every precision step costs 4 s on the fake clock, the budget is 10 s:
+    # the section measures until the report's deadline, the rest of its rows say why, the next is skipped.
+    monkeypatch.setattr(bench_precision, "default_shapes",
+                        lambda device, quick=False: ((16, 16, 16, "a"), (24, 16, 8, "b"), (8, 8, 8, "c")))
+    clock = FakeClock()
+
+    def progress(line):
+        if line.startswith("precision: ["):
+            clock.t += 4.0
+
+    doc = report.run_report(tmp_path / "r", device="cpu", quick=True, sections=("precision", "tiling"),
+                            time_budget_s=10.0, clock=clock, progress=progress)
+    prec, tiling = doc["sections"]
+    reason = "skipped: the report's time budget of 10 s was spent (--time-budget)"
+    measured = [r for r in prec["results"] if r["median_s"]]
+    stopped = [r for r in prec["results"] if r["reason"] == reason]
+    assert measured and stopped and len(measured) + len(stopped) <= len(prec["results"])
+    assert clock.t >= 10 and "time budget" in tiling["skipped"]
+    # nothing was measured after the deadline: every stopped row comes after every measured one
+    rows = prec["results"]
+    assert max(rows.index(r) for r in measured) < min(rows.index(r) for r in stopped)
+
+
+def test_every_section_gets_the_same_deadline_object(tmp_path, monkeypatch):
+    seen = []
+
+    def make(name):
+        def section(device, quick, out_dir, progress, deadline=None):
+            seen.append((name, deadline))
+            return {"title": name, "results": [], "markdown": name}
+        return types.SimpleNamespace(report_section=section)
+
+    def old_style(device, quick, out_dir, progress):  # a section without the keyword still runs
+        seen.append(("old", None))
+        return {"title": "old", "results": [], "markdown": "old"}
+
+    for n in ("one", "two"):
+        monkeypatch.setitem(sys.modules, f"gemmlib_test_{n}", make(n))
+    monkeypatch.setitem(sys.modules, "gemmlib_test_old", types.SimpleNamespace(report_section=old_style))
+    monkeypatch.setattr(report, "SECTIONS", (("one", "gemmlib_test_one"), ("old", "gemmlib_test_old"),
+                                             ("two", "gemmlib_test_two")))
+    report.run_report(tmp_path / "r", device="cpu", time_budget_s=100.0)
+    (_, d1), old, (_, d2) = seen
+    assert isinstance(d1, report.Budget) and d1 is d2 and old == ("old", None)
+    seen.clear()
+    report.run_report(tmp_path / "r2", device="cpu")  # no budget: each run keeps the server's own limit
+    assert seen[0][1] is None
+
+
+def _expired() -> report.Budget:
+    clock = FakeClock()
+    b = report.Budget(1.0, clock)
+    clock.t = 2.0
+    return b
+
+
+def test_each_section_hands_the_deadline_to_its_runs(tmp_path):
+    from gemmlib.measure import batching, profiler, tiling
+
+    d = _expired()
+    why = d.reason()
+    out = tmp_path / "sec"
+    out.mkdir()
+    for mod in (bench_precision, tiling, batching):
+        sec = mod.report_section("cpu", True, out, None, deadline=d)
+        rows = [r for r in sec["results"] if r.bench != "ceiling"]
+        assert rows and all(not r.supported and r.reason == why for r in rows), mod.__name__
+    sec = profiler.report_section("cpu", True, out, None, deadline=d)
+    assert sec["results"] and all(not r.supported and why in r.reason for r in sec["results"])
+    sec = report.report_section("cpu", True, out, None, deadline=d)  # the devices section's ceilings
+    assert sec["ceilings"]["peaks"] == {} and sec["ceilings"]["bandwidth"] is None
+    assert ceilings.find("cpu", sec["ceilings"]["device_name"]) is None  # a cut run replaces nothing
+
+
+def test_each_gpu_section_records_the_machine_state_and_flags_dropped_clocks(tmp_path, monkeypatch):
+    # A "GPU" report on stand-ins: fake NVML readings before and after each section, fake sections.
+    from gemmlib.measure import harness, monitor
+
+    monkeypatch.setattr(harness, "torch_device_available", lambda d: (True, ""))
+    monkeypatch.setattr(harness, "device_name", lambda d: "NVIDIA H200")
+    monkeypatch.setattr(monitor, "nvml_index_for_torch_device", lambda *a: 0)
+    monkeypatch.setattr(monitor, "software_versions", lambda: {"driver": "570.86.15", "cublas": "12.8.4",
+                                                               "persistence_mode": True, "nccl": None})
+    clocks = iter([1980.0, 1975.0, 1980.0, 1500.0])  # steady section, then one whose clocks fell
+
+    def reading(index):
+        return {"available": True, "sm_clock_mhz": next(clocks), "clock_reasons": []}
+
+    monkeypatch.setattr(monitor, "machine_state", reading)
+
+    def section(device, quick, out_dir, progress):
+        return {"title": "A GPU section", "results": [], "markdown": "its table"}
+
+    for n in ("steady", "hot"):
+        monkeypatch.setitem(sys.modules, f"gemmlib_test_{n}", types.SimpleNamespace(report_section=section))
+    monkeypatch.setattr(report, "SECTIONS", (("steady", "gemmlib_test_steady"), ("hot", "gemmlib_test_hot")))
+    doc = report.run_report(tmp_path / "g", device="cuda")
+    steady, hot = doc["sections"]
+    assert steady["machine"]["flags"] == [] and steady["machine"]["before"]["sm_clock_mhz"] == 1980.0
+    assert hot["machine"]["flags"] == ["SM clock dropped from 1980 to 1500 MHz (-24%)"]
+    assert doc["versions"]["cublas"] == "12.8.4" and "nccl" not in doc["versions"]
+    md = (tmp_path / "g" / "report.md").read_text()
+    assert md.count("**Machine state:**") == 1 and "SM clock dropped from 1980 to 1500 MHz" in md
+    assert "driver 570.86.15" in md and "cublas 12.8.4" in md and "persistence mode on" in md

@@ -53,3 +53,65 @@ def test_sections_with_two_stand_in_gpus(tmp_path, monkeypatch):
     assert len(secs["collectives"]["results"]) == 10
     for rel in list(secs["collectives"]["charts"].values()) + list(secs["tp"]["charts"].values()):
         assert (out / rel).is_file()
+
+
+_KILLED_TP = r"""
+import sys
+from dataclasses import replace
+from gemmlib.measure import launch, report
+from gemmlib.measure import tp as tpm
+
+launch.cuda_count = lambda: 2  # two stand-in GPUs whose NCCL is gloo
+real = tpm.run_tp
+launches = []
+
+def run_tp(cfg, **kw):
+    launches.append(1)
+    # the second launch runs for ever (as a rank count that outlives the GPU script's step limit)
+    cfg = replace(cfg, iters=2 if len(launches) == 1 else 10000)
+    return real(cfg, **{**kw, "backend": "gloo"})
+
+tpm.run_tp = run_tp
+tpm.gpu_default = lambda preset="x": {"preset": "llama-3-8b", "scale": 16, "seq_len": 32, "batch": 1, "dtype": "fp32"}
+tpm.report_ranks = lambda model, gpus: [2, 2]
+report.run_report(sys.argv[1], device="cpu", sections=("tp",), progress=lambda s: print(s, flush=True))
+"""
+
+
+def test_a_report_killed_in_a_later_launch_keeps_the_rank_counts_before_it(tmp_path):
+    # The multi-GPU step is stopped at its limit while a later rank count runs: the rows of the rank
+    # counts that finished are in the report's files already.
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    out = tmp_path / "killed"
+    proc = subprocess.Popen([sys.executable, "-c", _KILLED_TP, str(out)], cwd=root, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True,
+                            env={**os.environ, "PYTHONPATH": str(root), "GEMM_CACHE_DIR": str(tmp_path / "c")})
+    seen = []
+    try:
+        end = time.monotonic() + 150
+        builds = 0
+        for line in proc.stdout:
+            seen.append(line)
+            builds += "2 ranks: building" in line
+            if builds >= 2 or time.monotonic() > end:  # the second launch's ranks are up
+                break
+        time.sleep(1.0)
+        assert proc.poll() is None, "".join(seen[-20:])
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the report and its ranks, as `timeout` kills a step
+        proc.wait(timeout=30)
+    saved = json.loads((out / "results.json").read_text())
+    (sec,) = saved["sections"]
+    assert sec["name"] == "tp" and "stopped while this section ran" in sec["running"]
+    assert {r["name"] for r in sec["results"]} == {"one rank", "tp2"}, "".join(seen[-20:])
+    assert all(r["median_s"] > 0 for r in sec["results"])
+    assert "tp2" in (out / "results.csv").read_text()
+    md = (out / "report.md").read_text()
+    assert "## tp (unfinished: the rows so far)" in md and "| 2 | " in md

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from gemmlib.core.errors import InputError
-from gemmlib.measure.runqueue import BusyError, Queue
+from gemmlib.measure.runqueue import BusyError, Load, Queue
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -125,3 +125,38 @@ def test_a_tick_that_raises_leaves_the_queue(tmp_path):
             with q.turn("late", timeout_s=0.2, poll_s=0.02):
                 pass
     assert isinstance(e.value, InputError) and "holder" in str(e.value)
+
+
+def test_the_load_ahead_is_the_runs_own_estimates(tmp_path):
+    """A newcomer's wait: the queued runs' estimates plus what the running one has left of its own; a run
+    that gave none is counted apart (the estimate line says so)."""
+    import threading
+
+    q = Queue(directory=tmp_path / "q")
+    assert q.load() == Load(0, 0.0, 0)
+    release, holding = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with q.turn("holder", seconds=30.0, poll_s=0.02):
+            holding.set()
+            release.wait(30)
+
+    def wait(owner: str, seconds: float | None) -> None:
+        with q.turn(owner, seconds=seconds, poll_s=0.02):
+            pass
+
+    threads = [threading.Thread(target=hold)]
+    threads[0].start()
+    assert holding.wait(30)
+    t0 = time.monotonic()
+    for owner, seconds in (("a", 5.0), ("b", None)):
+        threads.append(threading.Thread(target=wait, args=(owner, seconds)))
+        threads[-1].start()
+    _wait_until(lambda: len(q.waiting()) == 2)
+    load = q.load()
+    assert load.runs == 3 and load.unknown == 1
+    assert 35.0 - (time.monotonic() - t0) - 2.0 <= load.seconds <= 35.0  # 5 queued + 30 less what it has run
+    release.set()
+    for t in threads:
+        t.join(30)
+    assert q.load().runs == 0

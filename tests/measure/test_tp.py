@@ -138,3 +138,89 @@ def test_tp_cli_json(run_cli):
         assert k in d
     # nothing measured: the CPU row's placeholder link, and the advice to measure one
     assert d["estimate"]["link"] == "shared memory (gloo)" and "bench collective" in d["estimate"]["note"]
+
+
+# ----------------------------------------------------------------------------- a GPU rank's host memory
+_RANK_HOST = r"""
+import resource, sys
+from gemmlib.measure import launch, tp
+
+def vmdata():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmData:"):
+            return int(line.split()[1]) * 1024
+
+cfg = tp.TPConfig(model=tp.model_for("llama-3-70b", 1), seq_len=2048, dtype="bf16")
+# what the count gives a rank's own work on the host, beyond a fresh torch and its CUDA context
+own = tp.host_bytes_per_rank(cfg, 8, "cuda") - launch.RANK_MEMORY_BYTES - launch.CUDA_RANK_HOST_BYTES
+cap = vmdata() + int(own) + 256 * 1024**2
+resource.setrlimit(resource.RLIMIT_DATA, (cap, cap))
+# "meta" stands in for the GPU: a device whose memory is not the host's
+w = tp.layer_weights(cfg.model, cfg.dtype, sys.argv[1])
+x = tp.make_input(cfg, sys.argv[1])
+print("built", sum(t.numel() for t in w.values()), "weights", x.shape[1], "tokens")
+"""
+
+
+def test_a_gpu_rank_builds_a_70b_layer_within_the_host_memory_its_plan_counts():
+    # A rank inherits the worker's memory limit (its start-up + the plan's host bytes). The weights used to
+    # be drawn in fp32 on the host first (0.94 GB for one 28672×8192 MLP matrix, twice over while / √in
+    # ran): under a limit that counts no weights that fails with "can't allocate memory". Drawn on the
+    # device, the layer needs no host memory beyond its input.
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, "-c", _RANK_HOST, "meta"], cwd=root, capture_output=True, text=True,
+                          timeout=120, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root)})
+    assert proc.returncode == 0, proc.stderr[-1500:]
+    assert "built 855638016 weights 2048 tokens" in proc.stdout  # 8192·(2·8192 + 2·1024) + 3·8192·28672
+
+
+def test_the_gpu_plan_counts_each_ranks_host_bytes(monkeypatch):
+    from gemmlib.measure import launch, plan, safety
+
+    monkeypatch.setattr(launch, "cuda_count", lambda: 8)
+    monkeypatch.setattr(safety, "available_memory", lambda device: 10**13)
+    cfg = tp.TPConfig(model=tp.model_for("llama-3-8b", 16), seq_len=128, dtype="bf16")
+    p = plan.admit(tp.SPEC, tp.TPLaunch(cfg, ranks=(2, 4), backend="nccl"))
+    assert p.host_bytes == max(tp.host_bytes_per_rank(cfg, n, "cuda") for n in (2, 4))
+    assert p.host_bytes >= launch.RANK_MEMORY_BYTES + launch.CUDA_RANK_HOST_BYTES
+    host, _device = plan.memory_limit(p, "cuda")
+    assert host >= p.host_bytes  # the worker's allowance, which every rank inherits, covers a rank
+    cpu = plan.admit(tp.SPEC, tp.TPLaunch(cfg, ranks=(2,), backend="gloo"))
+    assert cpu.host_bytes == 0.0 and cpu.bytes >= cfg.bytes_per_rank(2)  # a CPU run's bytes are all host bytes
+
+
+def test_weights_drawn_on_the_device_are_the_cpu_draws_of_before():
+    import math
+
+    m = tp.model_for(hidden=32, heads=4, kv_heads=2, ffn=48).replace(qkv_bias=True)
+    w = tp.layer_weights(m, "fp32", "cpu", seed=5)
+    g = torch.Generator(device="cpu").manual_seed(5)
+    assert torch.equal(w["q"], torch.randn(m.q_dim, 32, generator=g) / math.sqrt(32))
+    meta = tp.layer_weights(m, "bf16", "meta")
+    assert {k: tuple(v.shape) for k, v in meta.items()} == {k: tuple(v.shape) for k, v in w.items()}
+
+
+# ----------------------------------------------------------------------------- an unknown GPU
+def test_an_unknown_gpu_gets_no_other_gpus_peaks():
+    # (the GH200 this test once used is in the catalogue now: a name no row matches)
+    UNKNOWN_GPU = "NVIDIA Z9 Imaginary 96GB"
+    from gemmlib.core import ceilings
+    from gemmlib.core.ceilings import Ceilings
+
+    with pytest.raises(InputError, match="not in the catalogue"):
+        tp.rank_hardware("cuda", UNKNOWN_GPU, 2)
+    model = tp.model_for(hidden=64, heads=4, kv_heads=2, ffn=96)
+    est = tp.estimate_layer(model, seq_len=16, batch=1, dtype="bf16", kind="cuda", device_name=UNKNOWN_GPU,
+                            nproc=2, backend="nccl")
+    assert "not in the catalogue" in est["error"] and "tp" not in est
+    hw, src = tp.rank_hardware("cuda", "NVIDIA H100 80GB HBM3", 2)
+    assert hw.name == "H100 SXM" and src == tp.SRC_DATASHEET
+    # measured ceilings of the unknown GPU: those, named as measured
+    ceilings.save_ceilings(Ceilings("cuda", UNKNOWN_GPU, {"bf16": 7.0e14}, 3.5e12, gemm_size=8192,
+                                    copy_bytes=2**30))
+    hw, src = tp.rank_hardware("cuda", UNKNOWN_GPU, 2)
+    assert src == tp.SRC_MEASURED and hw.peak("bf16") == pytest.approx(7.0e14)

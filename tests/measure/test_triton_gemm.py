@@ -187,3 +187,11 @@ def test_tiling_rows_run_only_tiles_that_do_not_spill(dtype, tile):
     assert bool(refused) == r.spills, (r, refused)
     if refused:
         assert "spills" in refused and f"{tile}×{tile}" in refused
+
+
+def test_the_small_autotune_set_is_one_configuration_of_each(monkeypatch):
+    monkeypatch.delenv(tg.AUTOTUNE_ENV, raising=False)
+    assert tg.autotune_configs() == (tg.GPU_CONFIGS, tg.GPU_CONFIGS_FP32)
+    monkeypatch.setenv(tg.AUTOTUNE_ENV, "small")
+    small, small32 = tg.autotune_configs()
+    assert small == tg.GPU_CONFIGS[:1] and small32 == tg.GPU_CONFIGS_FP32[:1]
