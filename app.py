@@ -7,7 +7,7 @@ file, so every page calls ``ui.page`` itself and never relies on this file
 having run first. (``st.navigation`` together with a ``pages/`` folder can serve
 a cold deep link through the legacy router and skip the navigation script.)
 
-Every text goes through ``_`` (see ui.py, "translating the app"): this page is the
+Every text goes through ``_`` (see ui/i18n.py, "translating the app"): this page is the
 worked example of the pattern the other pages follow.
 """
 
@@ -26,7 +26,7 @@ from ui import _, ngettext
 
 ui.page(
     _("GEMM, from one multiply-add to a whole LLM"),
-    "🧮",
+    ":material/home:",
     _(r"""A **GEMM** (general matrix multiply) computes
 
 $$D = \alpha\,A B + \beta\,C,\qquad A\in\mathbb{R}^{M\times K},\; B\in\mathbb{R}^{K\times N},\; C, D\in\mathbb{R}^{M\times N}.$$
@@ -156,7 +156,7 @@ def _devices() -> list[dict]:
 st.subheader(_("This machine"))
 with ui.guard(_("device detection")):
     for d in _devices():
-        mem = f"{d['memory_gb']:.0f} GB" if d.get("memory_gb") else _("memory unknown")
+        mem = fmt.nbytes(d["memory_bytes"]) if d.get("memory_bytes") else _("memory unknown")
         if d["kind"] == "cuda":
             units = ngettext("{n} SM", "{n} SMs", d["units"]).format(n=d["units"])
         else:

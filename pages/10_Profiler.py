@@ -7,11 +7,13 @@ harness's one-at-a-time lock, and draws.
 """
 
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 import streamlit as st
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 import ui
 from gemmlib.charts import profile as charts_profile
@@ -20,10 +22,10 @@ from gemmlib.core.errors import InputError
 from gemmlib.core.flops import DEFAULT_EFFICIENCY
 from gemmlib.core.hardware import CATALOGUE, DEFAULT_GPU
 from gemmlib.core.i18n import N_
-from gemmlib.core.results import BenchResult
-from gemmlib.measure import harness, jobs, safety
+from gemmlib.measure import harness, safety
 from gemmlib.measure import profiler as pf
-from gemmlib.measure.monitor import BANDWIDTH_TARGET, NVML_TEXTS, UTIL_TARGET, nvml_status
+from gemmlib.measure.monitor import BANDWIDTH_TARGET, UTIL_TARGET, nvml_status
+from gemmlib.views import profiler as view
 from ui import _, ngettext
 
 ui.page(
@@ -49,25 +51,8 @@ cuda_ok, cuda_why = ui.cuda_available()
 devices = ["cuda", "cpu"] if cuda_ok else ["cpu"]
 PRESETS = pf.presets()
 SOURCES = (N_("Preset, scaled down"), N_("Sliders"))  # option ids (in links); shown through _
-ATTENTION_LABELS = {"eager": N_("eager"), "sdpa": "sdpa"}
 
 
-class Labels:
-    """A ``format_func`` for an option widget whose options are stable ids (in links): each option's
-    label in the session's language while the script runs (so ``ui.url`` can read a link copied
-    from the other language's page), and in the language of the run that drew it when called
-    afterwards (a test reading the widget)."""
-
-    def __init__(self, labels: dict[str, str] | None = None) -> None:
-        self.labels, self.code = dict(labels or {}), ui.lang()
-
-    def __call__(self, option: str) -> str:
-        code = ui.lang() if get_script_run_ctx(suppress_warning=True) is not None else self.code
-        return ui.gettext_for(code)(self.labels.get(option, option))
-PRED_LABELS = {"op": N_("op"), "kind": N_("kind"), "shape": N_("shape"), "flops": "FLOPs", "bound": N_("bound"),
-               "time": N_("time")}
-PRED_VALUES = {"gemm": "GEMM", "other": N_("not GEMM"), "compute": N_("compute-bound"),
-               "memory": N_("memory-bound")}
 SCALES = [1, 2, 4, 8, 16, 32, 64]
 SEQS = [16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192]
 HIDDENS = [64, 128, 256, 384, 512, 768, 1024, 2048, 3072, 4096, 5120, 8192]
@@ -82,7 +67,7 @@ with st.container(border=True):
                     help=None if cuda_ok else _("No GPU here: {why}. The CPU shows the method; the shares differ.")
                     .format(why=_(cuda_why)))
     gpu_run = device == "cuda"
-    source = ui.url(c[1].radio, _("Sizes from"), SOURCES, key="pf_source", horizontal=True, format_func=Labels())
+    source = ui.url(c[1].radio, _("Sizes from"), SOURCES, key="pf_source", horizontal=True, format_func=ui.option_labels())
     if source == SOURCES[0]:
         preset = ui.url(c[2].selectbox, _("Model (the estimator's presets)"), list(PRESETS),
                         index=list(PRESETS).index(DEFAULT_PRESET), key="pf_preset",
@@ -107,15 +92,13 @@ with st.container(border=True):
     ui.url(d[2].slider, _("layers"), 1, 16, 2 if gpu_run else 1, key="pf_layers",
            help=_("every layer is the same; 2–4 smooth the numbers"))
     ui.url(d[3].radio, _("attention"), pf.ATTENTION_IMPLS, key="pf_attn", horizontal=True,
-           format_func=Labels(ATTENTION_LABELS),
+           format_func=ui.option_labels(view.ATTENTION_LABELS),
            help=_("eager: QKᵀ and PV as two visible matmuls; sdpa: one fused kernel (GEMM work)"))
     ui.url(d[4].selectbox, _("dtype"), pf.PROFILE_DTYPES, index=list(pf.PROFILE_DTYPES).index("bf16" if gpu_run else "fp32"),
            key="pf_dtype")
     ui.url(d[5].slider, _("profiled passes"), 1, 20, 3, key="pf_steps",
            help=_("each op's time is its median over the passes"))
-    st.caption((_("Caps here: dimensions ≤ {dim:,}, memory ≤ {gib:.3g} GiB — **classroom mode**.") if lim.classroom
-                else _("Caps here: dimensions ≤ {dim:,}, memory ≤ {gib:.3g} GiB.")).format(
-                    dim=lim.max_dim, gib=lim.max_bytes / 1024**3))
+    st.caption(ui.caps_caption(lim, ("dims", "memory")))
 
 cfg = None
 with ui.guard(_("the block's sizes")):
@@ -129,12 +112,7 @@ with ui.guard(_("the block's sizes")):
                                    intermediate=int(ss.pf_ffn), **common)
     safety.check_dims(lim, hidden=cfg.hidden, intermediate=cfg.intermediate, seq_len=cfg.seq_len,
                        tokens=cfg.tokens)
-    st.markdown(_("**Block:** hidden {hidden}, {heads} heads of {head_dim} ({kv} K/V heads), MLP {ffn}, "
-                  "{batch}×{seq} tokens, {layers} layer(s), {dtype}, {attention} attention — about {memory} at its "
-                  "peak.").format(hidden=cfg.hidden, heads=cfg.heads, head_dim=cfg.head_dim, kv=cfg.kv_heads,
-                                  ffn=cfg.intermediate, batch=cfg.batch, seq=cfg.seq_len, layers=cfg.layers,
-                                  dtype=cfg.dtype, attention=_(ATTENTION_LABELS.get(cfg.attention, cfg.attention)),
-                                  memory=fmt.si(pf.memory_needed(cfg), "B")))
+    st.markdown(view.block_text(cfg, pf.memory_needed(cfg), gettext=_))
 
 # ----------------------------------------------------------------------------- prediction
 st.subheader(_("Predicted before running"))
@@ -155,11 +133,7 @@ pred = None
 if cfg is not None:
     with ui.guard(_("the prediction")):
         pred = pf.predict(cfg, CATALOGUE[hw_name], float(eff))
-        m = st.columns(3)
-        m[0].metric(_("GEMM share of FLOPs"), f"{pred.flop_share:.1%}")
-        m[1].metric(_("GEMM share of time (roofline)"), f"{pred.time_share:.1%}",
-                    delta=_("{delta} vs 80 % target").format(delta=f"{pred.time_share - pf.GEMM_TARGET:+.1%}"))
-        m[2].metric(_("GEMM FLOPs per pass"), fmt.si(pred.gemm_flops, "FLOP"))
+        ui.metrics(st.columns(3), view.prediction_metrics(pred, pf.GEMM_TARGET, gettext=_))
         st.caption(_("{source}. GEMMs at max(FLOPs / peak, bytes / bandwidth); norms, rotary embedding, softmax, SiLU "
                      "and residual adds as memory-bound traffic. Launch overheads are not modelled, so small blocks "
                      "measure below this. FLOPs share says why “GEMM is 90 %+ of LLM compute”; time share is what "
@@ -169,47 +143,28 @@ if cfg is not None:
 MAX_TRACE_BYTES = 64 * 1024**2  # a trace kept for download in the session; larger ones are dropped
 
 st.subheader(_("Measured"))
-ui.stopped_notice()
-if st.button(_("Profile the block"), type="primary", disabled=cfg is None, key="pf_run"):
-    with ui.guard(_("the profiler run")), tempfile.TemporaryDirectory(prefix="gemm_profile_") as tmp:
-        trace = Path(tmp) / "profile_trace.json"  # the worker writes it; kept in the session, the folder removed
-        data = ui.run_benchmark(jobs.profile(cfg, device, steps=int(st.session_state.pf_steps), monitor=True,
-                                             hardware=hw_name, efficiency=float(eff), trace_path=str(trace)), lim)
-        res = jobs.profile_result({**data, "trace_path": None}, cfg)
-        st.session_state.pf_result = res
+
+
+@contextmanager
+def trace_folder(config: pf.ProfileConfig) -> Iterator[pf.ProfileConfig]:
+    """The run writes its Chrome trace in a folder of its own; the trace is kept in the session, the folder removed."""
+    with tempfile.TemporaryDirectory(prefix="gemm_profile_") as tmp:
+        trace = Path(tmp) / "profile_trace.json"
+        yield replace(config, trace_path=str(trace))
         size = trace.stat().st_size if trace.exists() else 0
         st.session_state.pf_trace_bytes = trace.read_bytes() if 0 < size <= MAX_TRACE_BYTES else None
-        ui.keep_results(pf.op_results(res))
 
-res = st.session_state.get("pf_result")
+
+res = ui.bench_section(
+    pf.SPEC, lambda: cfg and pf.ProfileConfig(cfg, device, steps=int(st.session_state.pf_steps), monitor=True,
+                                      hardware=hw_name, efficiency=float(eff)), lim,
+    key="pf_result", button=_("Profile the block"), button_key="pf_run", what=_("the profiler run"),
+    around=trace_folder, store=lambda r: replace(r, trace_path=None), keep=pf.op_results)
 if res is not None:
-    c0 = res.config
-    st.markdown(ngettext("**{layers} block on {device}** ({kind}, {dtype}, {attention} attention, hidden {hidden}, "
-                         "{batch}×{seq} tokens) — {basis}, median of {steps} pass(es).",
-                         "**{layers} blocks on {device}** ({kind}, {dtype}, {attention} attention, hidden {hidden}, "
-                         "{batch}×{seq} tokens) — {basis}, median of {steps} pass(es).", c0.layers).format(
-        layers=c0.layers, device=ui.md(res.device_name), kind=res.device, dtype=c0.dtype,
-        attention=_(ATTENTION_LABELS.get(c0.attention, c0.attention)), hidden=c0.hidden, batch=c0.batch,
-        seq=c0.seq_len, basis=_(res.time_basis), steps=res.steps))
-    m = st.columns(4)
-    m[0].metric(_("GEMM share of time"), f"{res.gemm_share:.1%}",
-                delta=_("{delta} vs 80 % target").format(delta=f"{res.gemm_share - pf.GEMM_TARGET:+.1%}"))
-    if res.prediction is not None:
-        m[1].metric(_("Predicted ({hardware})").format(hardware=res.prediction.hardware),
-                    f"{res.prediction.time_share:.1%}",
-                    delta=_("{delta} measured − predicted").format(
-                        delta=f"{res.gemm_share - res.prediction.time_share:+.1%}"),
-                    delta_color="off")
-    m[2].metric(_("Time per pass"), fmt.duration(res.total_time_s))
-    m[3].metric(_("GEMMs achieved"), fmt.si(res.gemm_tflops * 1e12 if res.gemm_tflops else None, "FLOP/s"))
-    if res.meets_target:
-        st.success(_("GEMMs take {share:.1%} of the time: the block is GEMM-bound, as the article expects.")
-                   .format(share=res.gemm_share))
-    else:
-        st.warning(_("GEMMs take only {share:.1%} of the time (target {target:.0%}): the rest — softmax, norms, "
-                     "element-wise ops, copies and launch overhead — dominates at these sizes. Larger hidden sizes, "
-                     "longer sequences or fused attention (sdpa) raise the share.")
-                   .format(share=res.gemm_share, target=pf.GEMM_TARGET))
+    st.markdown(view.run_heading(res, ngettext, gettext=_, md=ui.md))
+    ui.metrics(st.columns(4), view.run_metrics(res, pf.GEMM_TARGET, gettext=_))
+    good, words = view.verdict(res, pf.GEMM_TARGET, gettext=_)
+    (st.success if good else st.warning)(words)
     st.altair_chart(charts_profile.share_chart(res, gettext=_), width="stretch")
     agree = abs(res.gemm_flops - res.predicted_gemm_flops) < 1
     st.caption((_("GEMM FLOPs per pass: profiler {profiler}; gemmlib's count {count} — they agree.") if agree
@@ -221,10 +176,7 @@ if res is not None:
     by_name = t[0].toggle(_("merge shapes"), key="pf_by_name", help=_("one row per op name, all input shapes together"))
     top_n = t[1].number_input(_("rows"), 5, 100, value=15, key="pf_top")
     ops = res.grouped() if by_name else res.top_ops(len(res.ops))
-    table = pd.DataFrame([o.to_dict() for o in ops[: int(top_n)]])
-    table["time µs"] = table["time_s"] * 1e6
-    table["name"] = table["name"].map(lambda n: _(pf.UNATTRIBUTED) if n == pf.UNATTRIBUTED else n)
-    ui.table(table[["name", "shapes", "calls", "time µs", "share", "is_gemm", "flops", "tflops"]],
+    ui.table(view.top_ops_rows(ops[: int(top_n)], pf.UNATTRIBUTED, gettext=_),
              {"flops": "count"},  # exact: every digit
              column_config={"name": _("op"), "shapes": _("input shapes"), "time µs": _("time µs"),
                             "flops": "FLOPs",
@@ -236,16 +188,11 @@ if res is not None:
     st.altair_chart(charts_profile.top_ops_chart(res, int(top_n), by_name=by_name, gettext=_), width="stretch")
     if res.prediction is not None:
         with st.expander(_("The prediction, op by op (one layer)")):
-            pred_rows = pd.DataFrame(list(res.prediction.rows))
-            if "time_s" in pred_rows:
-                pred_rows["time"] = pred_rows.pop("time_s").map(fmt.duration)
-            for col in ("kind", "bound"):
-                if col in pred_rows:
-                    pred_rows[col] = pred_rows[col].map(lambda v: _(PRED_VALUES.get(v, v)) if isinstance(v, str) else v)
+            pred_rows = pd.DataFrame(view.prediction_rows(res.prediction.rows, gettext=_))
             ui.table(pred_rows, {"flops": "count"},
-                     column_config={k: _(v) for k, v in PRED_LABELS.items() if k in pred_rows})
+                     column_config={k: _(v) for k, v in view.PRED_LABELS.items() if k in pred_rows})
     for n in res.notes:
-        st.caption(jobs.reword(n, pf.RESULT_TEXTS, _))
+        st.caption(ui.tr(n))
 
     st.markdown("#### " + _("GPU monitor during the profile"))
     mon = res.monitor
@@ -258,11 +205,11 @@ if res is not None:
         for ch in charts.values():
             st.altair_chart(ch, width="stretch")
     else:
-        st.info(jobs.reword(mon.reason, NVML_TEXTS, _, code=("error",)) if mon is not None else _("No monitor result."))
+        st.info(ui.tr(mon.reason, code=("error",)) if mon is not None else _("No monitor result."))
 
     data = st.session_state.get("pf_trace_bytes")
     if data:
-        st.download_button(_("Download the Chrome trace ({size})").format(size=fmt.si(len(data), "B")), data,
+        st.download_button(_("Download the Chrome trace ({size})").format(size=fmt.nbytes(len(data))), data,
                            "profile_trace.json", "application/json", on_click="ignore", key="pf_trace")
         st.caption(_("Open it at https://ui.perfetto.dev (or chrome://tracing): every op and, on a GPU, every kernel "
                      "on its own timeline."))
@@ -275,15 +222,13 @@ ok_nvml, why_nvml = _nvml()
 st.markdown(_("Time the same block's forward pass with the measuring harness (warm-up, synchronize, repeat, median "
               "and p20/p80) while NVML samples the GPU, against the targets SM utilization ≥ {util:.0%} and memory "
               "bandwidth ≥ {bandwidth:.0%}.").format(util=UTIL_TARGET, bandwidth=BANDWIDTH_TARGET))
-if not ok_nvml:
-    st.info(jobs.reword(why_nvml, NVML_TEXTS, _, code=("error",)))
-if st.button(_("Run the monitored benchmark"), disabled=cfg is None, key="pf_bench"):
-    with ui.guard(_("the monitored benchmark")):
-        data = ui.run_benchmark(jobs.block_bench(cfg, device, min_run_time=1.0 if gpu_run else 0.3), lim)
-        r, mres = BenchResult.from_dict(data["result"]), jobs.monitor_result(data["monitor"])
-        ui.keep_results([r])
-        st.session_state.pf_bench_out = (r, mres)
-out = st.session_state.get("pf_bench_out")
+if not (ok_nvml and gpu_run):  # nothing to monitor: the button says so by being off, the reason beside it
+    st.info(ui.tr(why_nvml, code=("error",)) if not ok_nvml else
+            _("The block runs on the CPU here: NVML has no GPU of it to sample. Pick a CUDA device to monitor it."))
+out = ui.bench_section(pf.BLOCK_BENCH_SPEC, lambda: cfg and pf.BlockBenchConfig(cfg, device, 1.0 if gpu_run else 0.3), lim,
+                       key="pf_bench_out", button=_("Run the monitored benchmark"), button_key="pf_bench",
+                       primary=False, notice=False, what=_("the monitored benchmark"), disabled=not (ok_nvml and gpu_run),
+                       store=lambda o: (o.result, o.monitor), keep=lambda o: [o.result])
 if out:
     r, mres = out
     b = st.columns(4)
@@ -296,5 +241,5 @@ if out:
         for ch in charts.values():
             st.altair_chart(ch, width="stretch")
     else:
-        st.info(jobs.reword(mres.reason, NVML_TEXTS, _, code=("error",)) if gpu_run else
+        st.info(ui.tr(mres.reason, code=("error",)) if gpu_run else
                 _("This benchmark ran on the CPU: GPU monitoring has nothing to sample."))

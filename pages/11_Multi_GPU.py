@@ -13,15 +13,15 @@ import streamlit as st
 
 import ui
 from gemmlib.charts import multigpu as mg_charts
+from gemmlib.core import format as fmt
 from gemmlib.core import interconnect
 from gemmlib.core.comm import COLLECTIVE_LABELS
-from gemmlib.core.i18n import N_
 from gemmlib.core.results import to_csv
-from gemmlib.core.units import fmt_bytes
 from gemmlib.measure import collectives as cl
-from gemmlib.measure import harness, jobs
+from gemmlib.measure import harness
 from gemmlib.measure import tp as tpm
 from gemmlib.measure.profiler import presets
+from gemmlib.views import multigpu as view
 from ui import _, ngettext
 
 ui.page(
@@ -42,24 +42,9 @@ def op_label(op: str) -> str:
     return _(COLLECTIVE_LABELS.get(op, op))
 
 
-def reword(text: str, templates: tuple[str, ...] = tpm.ESTIMATE_TEXTS) -> str:
-    """A message that came back from the worker as English text, in the reader's language."""
-    return jobs.reword(text, templates, _)
-
-
 def sentence(text: str) -> str:
     """A clause as a sentence: capital first letter, full stop."""
     return _("{sentence}.").format(sentence=text[:1].upper() + text[1:])
-
-
-MLP_LABELS = {"gated": N_("gated"), "plain": N_("plain")}
-# The catalogue's CPU links and their sources (gemmlib.core.hardware; not marked there yet), as this page shows them.
-LINK_NAMES = (N_("shared memory (gloo)"), N_("ethernet (gloo)"), N_("placeholder"), N_("placeholder: 10 Gb/s"))
-TP_COLUMNS = {"ranks": N_("ranks"), "one rank ms": N_("one rank ms"), "per rank ms": N_("per rank ms"),
-              "n ranks ms": N_("n ranks ms"), "all-reduces ms": N_("all-reduces ms"), "speed-up": N_("speed-up"),
-              "hardware": N_("hardware"), "link": N_("link"), "efficiency": N_("efficiency"),
-              "comm share": N_("comm share"), "estimate ms": N_("estimate ms"), "rel. diff": N_("rel. diff"),
-              "matches": N_("matches")}
 
 
 lim = ui.bench_limits()
@@ -85,12 +70,9 @@ with st.container(border=True):
                        help=(_("at most {n} here (GPUs)") if backend == "nccl" else _("at most {n} here (GEMM_MAX_RANKS)"))
                        .format(n=most)))
     kind = "cuda" if backend == "nccl" else "cpu"
-    caps = _("Caps here: {ranks} ranks, {memory} of buffers, {seconds:g} s per run").format(
-        ranks=lim.max_ranks, memory=fmt_bytes(lim.max_bytes), seconds=lim.time_limit_s)
-    if lim.classroom:
-        caps = _("{caps} — **classroom mode**").format(caps=caps)
-    c[2].caption(_("{caps}. gloo ranks are CPU processes sharing this machine's cores.").format(caps=caps)
-                 if kind == "cpu" else _("{caps}.").format(caps=caps))
+    c[2].caption(ui.caps_caption(lim, ("ranks", "buffers", "time"),
+                                 after=_("gloo ranks are CPU processes sharing this machine's cores.")
+                                 if kind == "cpu" else ""))
 
 # ----------------------------------------------------------------------------- collectives
 st.subheader(_("Collectives: bus bandwidth against message size"))
@@ -103,7 +85,7 @@ with st.container(border=True):
     ops = d[0].multiselect(_("Collectives"), list(cl.MEASURED), default=list(cl.MEASURED), key="mg_ops",
                            format_func=op_labels.get)
     top = ui.url(d[1].selectbox, _("Largest message"), tops, index=tops.index(min(top_default, tops[-1])),
-                 key="mg_top", format_func=fmt_bytes)
+                 key="mg_top", format_func=fmt.nbytes)
     dtype = ui.url(d[2].selectbox, _("dtype"), list(cl.COLLECTIVE_DTYPES), key="mg_dtype")
     iters = int(ui.url(d[3].number_input, _("Samples per size"), 1, 100, 10, key="mg_iters"))
     st.caption(_("Sizes double from 8 B (nccl-tests' size: the buffer of an all-reduce or broadcast, the whole output "
@@ -111,16 +93,13 @@ with st.container(border=True):
                  "is the slowest rank's; the median with p20/p80 is shown. Every rank checks its result against the "
                  "exact expected output."))
 
-if st.button(_("Measure the collectives"), type="primary", disabled=not ops, key="mg_run_coll"):
-    with ui.guard(_("the collectives")):
-        cfg = cl.CollectiveConfig(ops=tuple(o for o in cl.MEASURED if o in ops), sizes=cl.size_range(8, int(top)),
-                                  dtype=dtype, iters=iters, time_budget_s=lim.time_limit_s)
-        st.session_state.mg_coll = ui.run_benchmark(
-            jobs.collectives(cfg, nproc=nproc, backend=backend), lim,
-            done=lambda r: _("Done: {rows} rows on {n} ranks ({backend})").format(
-                rows=len(r["results"]), n=r["nproc"], backend=r["backend"]))
-
-coll = st.session_state.get("mg_coll")
+coll = ui.bench_section(
+    cl.SPEC, lambda: ops and cl.CollectiveLaunch(cl.CollectiveConfig(
+        ops=tuple(o for o in cl.MEASURED if o in ops), sizes=cl.size_range(8, int(top)), dtype=dtype, iters=iters,
+        time_budget_s=lim.time_limit_s), nproc=nproc, backend=backend), lim,
+    key="mg_coll", button=_("Measure the collectives"), button_key="mg_run_coll", what=_("the collectives"),
+    keep=None, store=lambda r: r.to_dict(), done=lambda r: _("Done: {rows} rows on {n} ranks ({backend})").format(
+        rows=len(r.rows), n=r.nproc, backend=r.backend))
 if coll:
     rows = coll["results"]
     st.markdown(_("**{n} ranks, {backend}, {dtype}, on {device}.**").format(
@@ -131,16 +110,9 @@ if coll:
     wrong = [r for r in rows if r.get("correct") is False]
     if wrong:
         st.error(_("{n} row(s) returned a WRONG result: {rows}").format(n=len(wrong), rows=_(", ").join(
-            f"{op_label(r['op'])} {fmt_bytes(r['bytes'])}" for r in wrong[:8])))
-    refs = {"none": None}
-    ref_labels = {"none": _("none")}
+            f"{op_label(r['op'])} {fmt.nbytes(r['bytes'])}" for r in wrong[:8])))
     ds = cl.datasheet_reference(coll["kind"], coll["device_name"])
-    if ds is not None:
-        refs[f"datasheet: {ds[0]}"] = ds
-        ref_labels[f"datasheet: {ds[0]}"] = _("datasheet: {link}").format(link=ds[0])
-    for lk in interconnect.measured_links():
-        refs[f"measured: {lk.name}"] = (lk.name, lk.busbw / 1e9)
-        ref_labels[f"measured: {lk.name}"] = _("measured: {link}").format(link=lk.name)
+    refs, ref_labels = view.references(ds, interconnect.measured_links(), gettext=_)
     ref_key = st.selectbox(_("Reference line"), list(refs), index=1 if len(refs) > 1 else 0, key="mg_ref",
                            format_func=lambda k: ref_labels.get(k, k))
     if ds is None:
@@ -152,14 +124,9 @@ if coll:
         chart = mg_charts.collective_chart(rows, metric, reference=refs[ref_key], gettext=_)
         if chart is not None:
             tab.altair_chart(chart, width="stretch")
-    table = pd.DataFrame([r for r in rows if r.get("time_s")])
-    if not table.empty:
-        table["op"] = table["op"].map(op_label)
-        table["time µs"] = table["time_s"] * 1e6
-        table["p20 µs"] = table["p20_s"] * 1e6
-        table["p80 µs"] = table["p80_s"] * 1e6
-        ui.table(table[["op", "bytes", "count", "time µs", "p20 µs", "p80 µs", "algbw_gbps", "busbw_gbps",
-                        "correct"]], hide_index=True,
+    table = view.collective_rows(rows, op_label)
+    if table:
+        ui.table(table, hide_index=True,
                  column_config={"op": _("collective"), "bytes": _("bytes"), "count": _("elements"),
                                 "correct": _("correct"),
                                 "time µs": st.column_config.NumberColumn(_("time µs"), format="%.4g"),
@@ -172,12 +139,8 @@ if coll:
                      "`python -m gemmlib estimate --interconnect` use it.").format(
             name=coll["saved"]["name"], busbw=coll["saved"]["busbw"] / 1e9, latency=coll["saved"]["latency_s"] * 1e6))
     elif (coll.get("extra") or {}).get("not_saved"):
-        st.caption(sentence(reword(coll["extra"]["not_saved"], (cl.NOT_SAVED,))))
-    dl = st.columns([1, 1, 4])
-    dl[0].download_button(_("Download JSON"), json.dumps(coll, indent=2, default=str), "collectives.json",
-                          "application/json", on_click="ignore", key="mg_dl_coll_json")
-    dl[1].download_button(_("Download CSV"), to_csv(rows), "collectives.csv", "text/csv", on_click="ignore",
-                          key="mg_dl_coll_csv")
+        st.caption(sentence(ui.tr(coll["extra"]["not_saved"])))
+    ui.downloads("collectives", to_csv(rows), json.dumps(coll, indent=2, default=str), key="mg_dl_coll", json_first=True)
 else:
     st.info(_("Pick the collectives and the largest message, then **Measure the collectives**. Between CPU processes "
               "the default sweep takes some seconds."))
@@ -207,10 +170,7 @@ with ui.guard(_("the layer")):
     model = tpm.model_for(preset, int(scale))
 if model is not None:
     choices = tpm.valid_ranks(model, most)
-    st.caption(_("{name}: hidden {hidden}, {heads} heads ({kv} K/V) of {head_dim}, MLP {ffn} {mlp}; rank counts that "
-                 "split it evenly here: {ranks}.").format(
-        name=model.name, hidden=model.hidden, heads=model.heads, kv=model.kv_heads, head_dim=model.head_dim,
-        ffn=model.ffn, mlp=_(MLP_LABELS.get(model.mlp, model.mlp)), ranks=_(", ").join(map(str, choices)) or _("none")))
+    st.caption(view.layer_caption(model, choices, gettext=_))
     ranks = st.multiselect(_("Rank counts to run (each beside one rank)"), choices,
                            default=[n for n in choices if n == nproc] or choices[:1], key="mg_ranks")
     with ui.guard(_("the estimate")):
@@ -223,25 +183,20 @@ if model is not None:
             if "error" in est:
                 st.caption(_("Estimate for {n} ranks: {why}").format(n=n, why=ui.tr(est["error"])))
                 continue
-            preview.append({"ranks": n, "one rank ms": est["one_rank"]["time_s"] * 1e3,
-                            "per rank ms": est["tp"]["time_s"] * 1e3,
-                            "all-reduces ms": None if est["tp"]["comm_s"] is None else est["tp"]["comm_s"] * 1e3,
-                            "speed-up": est["speedup"], "hardware": reword(est["hardware"]), "link": _(est["link"]) if est["link"] else "—"})
+            preview.append(view.preview_row(n, est, gettext=_, tr=ui.tr))
         if preview:
             st.markdown(_("**The estimate, before measuring** (roofline of each rank's share + two all-reduces):"))
             ui.table(pd.DataFrame(preview), hide_index=True,
-                     column_config={k: st.column_config.NumberColumn(_(TP_COLUMNS[k]), format="%.4g") for k in
+                     column_config={k: st.column_config.NumberColumn(_(view.TP_COLUMNS[k]), format="%.4g") for k in
                                     ("one rank ms", "per rank ms", "all-reduces ms", "speed-up")}
-                     | {k: _(TP_COLUMNS[k]) for k in ("ranks", "hardware", "link")})
+                     | {k: _(view.TP_COLUMNS[k]) for k in ("ranks", "hardware", "link")})
 
-    if st.button(_("Run the tensor-parallel layer"), type="primary", disabled=not ranks, key="mg_run_tp"):
-        with ui.guard(_("the tensor-parallel layer")):
-            cfg = tpm.TPConfig(model=model, seq_len=seq, dtype=tdtype)
-
-            st.session_state.mg_tp = ui.run_benchmark(
-                jobs.tp(cfg, ranks=ranks, backend=backend, interconnect_name=pick), lim,
-                done=lambda r: ngettext("Done: {n} rank count", "Done: {n} rank counts", len(r)).format(n=len(r)))
-
+    runs = ui.bench_section(
+        tpm.SPEC, lambda: ranks and tpm.TPLaunch(tpm.TPConfig(model=model, seq_len=seq, dtype=tdtype), ranks=tuple(ranks),
+                                                 backend=backend, interconnect_name=pick), lim,
+        key="mg_tp", button=_("Run the tensor-parallel layer"), button_key="mg_run_tp", notice=False, keep=None,
+        what=_("the tensor-parallel layer"), store=lambda rs: [run.to_dict() for run in rs],
+        done=lambda r: ngettext("Done: {n} rank count", "Done: {n} rank counts", len(r)).format(n=len(r)))
 runs = st.session_state.get("mg_tp")
 if runs:
     first = runs[0]
@@ -270,37 +225,20 @@ if runs:
     chart = mg_charts.tp_chart(last["rows"], gettext=_)
     if chart is not None:
         tabs[0].altair_chart(chart, width="stretch")
-    points = [{"ranks": 1, "measured_s": first["one_rank_s"],
-               "estimated_s": ((first.get("estimate") or {}).get("one_rank") or {}).get("time_s")}]
-    points += [{"ranks": r["nproc"], "measured_s": r["tp_s"],
-                "estimated_s": ((r.get("estimate") or {}).get("tp") or {}).get("time_s")} for r in runs]
+    points = view.tp_points(runs)
     chart = mg_charts.tp_scaling_chart(points, gettext=_)
     if chart is not None:
         tabs[1].altair_chart(chart, width="stretch")
-    table = pd.DataFrame([{"ranks": r["nproc"], "one rank ms": r["one_rank_s"] * 1e3, "n ranks ms": r["tp_s"] * 1e3,
-                           "all-reduces ms": r["comm_s"] * 1e3, "speed-up": r["speedup"],
-                           "efficiency": r["scaling_efficiency"], "comm share": r["comm_share"],
-                           "estimate ms": (((r.get("estimate") or {}).get("tp") or {}).get("time_s") or float("nan"))
-                           * 1e3, "rel. diff": r["rel_diff"], "matches": r["correct"]} for r in runs])
+    table = pd.DataFrame(view.tp_rows(runs))
     ui.table(table, hide_index=True,
-             column_config={k: st.column_config.NumberColumn(_(TP_COLUMNS[k]), format="%.4g") for k in
+             column_config={k: st.column_config.NumberColumn(_(view.TP_COLUMNS[k]), format="%.4g") for k in
                             ("one rank ms", "n ranks ms", "all-reduces ms", "speed-up", "estimate ms")}
-             | {"efficiency": st.column_config.NumberColumn(_(TP_COLUMNS["efficiency"]), format="percent"),
-                "comm share": st.column_config.NumberColumn(_(TP_COLUMNS["comm share"]), format="percent"),
-                "rel. diff": st.column_config.NumberColumn(_(TP_COLUMNS["rel. diff"]), format="%.2e")}
-             | {k: _(TP_COLUMNS[k]) for k in ("ranks", "matches")})
-    est = last.get("estimate") or {}
-    if est.get("error"):
-        st.caption(_("Estimate: not available ({why}).").format(why=ui.tr(est["error"])))
-    else:
-        note = est.get("note")
-        note = reword(note) if note else ""
-        st.caption((_("Estimate: {hardware} ({source}); all-reduces on {link} — {note}.") if note else
-                    _("Estimate: {hardware} ({source}); all-reduces on {link}.")).format(
-            hardware=reword(est.get("hardware") or ""), source=reword(est.get("hardware_source") or ""),
-            link=_(est["link"]) if est.get("link") else _("no link"), note=note))
-    st.download_button(_("Download JSON"), json.dumps(runs, indent=2, default=str), "tensor_parallel.json",
-                       "application/json", on_click="ignore", key="mg_dl_tp")
+             | {"efficiency": st.column_config.NumberColumn(_(view.TP_COLUMNS["efficiency"]), format="percent"),
+                "comm share": st.column_config.NumberColumn(_(view.TP_COLUMNS["comm share"]), format="percent"),
+                "rel. diff": st.column_config.NumberColumn(_(view.TP_COLUMNS["rel. diff"]), format="%.2e")}
+             | {k: _(view.TP_COLUMNS[k]) for k in ("ranks", "matches")})
+    st.caption(view.estimate_caption(last.get("estimate") or {}, gettext=_, tr=ui.tr))
+    ui.downloads("tensor_parallel", json=json.dumps(runs, indent=2, default=str), key="mg_dl_tp")
 else:
     st.info(_("Pick a model and rank counts, then **Run the tensor-parallel layer**. Between CPU processes the "
               "default (llama-3-8b ÷ 16, 128 tokens) takes a few seconds per rank count."))

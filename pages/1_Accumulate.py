@@ -3,7 +3,8 @@
 Streamlit reruns this whole script on every interaction. The step-by-step view
 is ``ui.stepper``: Python computes the trace and the browser draws and plays it, telling
 the page the step only when it stops (for the running-sum chart and the URL).
-All arithmetic is in ``gemmlib.explain.reference`` and ``gemmlib.explain.accumulation``.
+All arithmetic is in ``gemmlib.explain.reference`` and ``gemmlib.explain.accumulation``; the loads
+table and the words of the tables and switches are ``gemmlib.views.accumulate``.
 """
 
 from dataclasses import replace
@@ -12,10 +13,9 @@ import pandas as pd
 import streamlit as st
 
 import ui
-from gemmlib.charts.explain import accumulation_chart, loads_chart, running_sum_chart, spec
+from gemmlib.charts.explain import accumulation_chart, running_sum_chart, spec
 from gemmlib.core import format as fmt
 from gemmlib.core.flops import naive_op_counts
-from gemmlib.core.i18n import N_
 from gemmlib.explain import reference as ref
 from gemmlib.explain.accumulation import (
     DISTRIBUTION_NAMES,
@@ -25,19 +25,20 @@ from gemmlib.explain.accumulation import (
     explain,
     matmul_errors,
 )
+from gemmlib.views import accumulate as view
 from ui import _
 
 PAGE_MAX = 12  # largest M, N, K on this page (every step is kept and drawn)
 ALPHA_BETA_LIMIT = 100.0
 
-ui.page(_("Accumulate"), "➕")
+ui.page(_("Accumulate"), ":material/add:")
 sc = st.columns([2, 3])
 present = ui.url(sc[0].toggle, _("presentation mode"), False, key="acc_present",
-                 help=_("for a projector: the step-through first, large cells and text, the explanations and "
-                        "inputs folded; a clicker's PageDown / PageUp step once the stepper has the focus "
-                        "(click the grids). Collapse the sidebar for more room."))
-speed = ui.url(sc[1].slider, _("speed (steps per second)"), 1, ui.STEPPER_MAX_SPEED, 5, key="acc_speed",
-               help=_("the browser draws every step at this pace, however busy the server is"))
+                 help=_("for a projector: the step-through alone on the screen, sized to the window, the title, "
+                        "sidebar, explanations and inputs folded away; a clicker's PageDown / PageUp step once the "
+                        "stepper has the focus (click the grids)."))
+ui.presenting(present)
+stage = st.container() if present else None  # presentation: the step-through first, right under the switch
 ui.intro(_(r"""Every element of $D = \alpha A B + \beta C$ is a **dot product**: $D_{ij} = \alpha\sum_k A_{ik}B_{kj} + \beta C_{ij}$.
 Step through it one multiply-add at a time, in three loop orders that compute the same numbers
 but touch memory very differently — which is what GEMM kernels are really about.
@@ -46,18 +47,18 @@ but touch memory very differently — which is what GEMM kernels are really abou
 each); the outer product reads each once but rewrites all of D at every k; a tile does both well."""),
          folded=present)
 
-SOURCES = {"article": N_("the article's example"), "random": N_("random (from a seed)"),
-           "custom": N_("type your own")}
-
 # ----------------------------------------------------------------------------- inputs
 st.session_state.setdefault("acc_text_a", "1 2 3\n4 5 6")
 st.session_state.setdefault("acc_text_b", "7 8\n9 10\n11 12")
 st.session_state.setdefault("acc_text_c", "")
 st.session_state.setdefault("acc_ints", True)
 
-inputs = st.expander(_("The matrices and the loop order")) if present else st.container()
+inputs = st.expander(_("The matrices, the loop order and the speed")) if present else st.container()
+speed = ui.url((inputs if present else sc[1]).slider, _("speed (steps per second)"), 1, ui.STEPPER_MAX_SPEED, 5,
+               key="acc_speed", help=_("the browser draws every step at up to 10 steps per second, however busy "
+                                       "the server is; faster, a busy browser may skip a step to keep the pace"))
 with inputs, st.container(border=True):
-    src = ui.url(st.radio, _("Matrices"), list(SOURCES), format_func=ui.option_labels(SOURCES), horizontal=True,
+    src = ui.url(st.radio, _("Matrices"), list(view.SOURCES), format_func=ui.option_labels(view.SOURCES), horizontal=True,
                  key="acc_src")
     c1, c2, c3 = st.columns([2, 2, 3])
     alpha = ui.url(c1.number_input, "α", -ALPHA_BETA_LIMIT, ALPHA_BETA_LIMIT, 1.0, step=0.5, key="acc_alpha",
@@ -106,26 +107,22 @@ if order == "tiled":
     tile = tuple(tc[idx].number_input(_("tile {dim}").format(dim=d), 1, PAGE_MAX, value=min(tile[idx], PAGE_MAX),
                                       key=f"acc_tile_{d.lower()}")
                  for idx, d in enumerate("MNK"))
-o2.caption({
-    "inner": _("For each D[i,j]: walk k, one multiply-add per step. Every A and B element is fetched "
-               "again at every use — M·N·K loads of each."),
-    "outer": _("For each k: add the outer product of column k of A and row k of B to all of D. Each A "
-               "and B element is loaded once, but all of D is updated K times."),
-    "tiled": _("For each block of D: walk k in tiles; load an A tile and a B tile once and do every "
-               "multiply-add they allow. A is re-read once per column of blocks, B once per row of blocks."),
-}[order])
-
-
-@st.cache_resource(max_entries=64, show_spinner=False)
-def get_trace(p: ref.Problem, o: str, t: tuple[int, int, int]) -> ref.Trace:
-    return ref.trace(p, o, t if o == "tiled" else None)
-
-
+o2.caption(_(view.ORDER_NOTES[order]))
+get_trace = st.cache_resource(max_entries=64, show_spinner=False)(view.trace)
 tr = get_trace(problem, order, tuple(int(v) for v in tile))
 
 
+
+
+def edited(mats: dict[str, str]) -> None:
+    """A cell of A, B or C changed in the step-through: these are now the page's own matrices."""
+    st.session_state.acc_text_a, st.session_state.acc_text_b, st.session_state.acc_text_c = mats["A"], mats["B"], mats["C"]
+    ui.set_url_widget("acc_src", "custom")
+
+
 # keys: acc_stepper (the component), acc_pos (the step, also ?acc_pos= in the URL), acc_stepper_trace
-pos = ui.stepper("acc_stepper", tr, speed=speed, presentation=present, pos_key="acc_pos")
+with stage or st.container():
+    pos = ui.stepper("acc_stepper", tr, speed=speed, presentation=present, pos_key="acc_pos", on_edit=edited)
 legend = _("Amber: the A and B elements this step reads; violet: the C element the epilogue reads (β ≠ 0); "
            "red: the D element(s) it writes; dashed: not computed yet. The counts are cumulative, assuming "
            "every operand comes from memory (no cache) except what the loop order keeps in registers: the "
@@ -142,18 +139,9 @@ st.subheader(_("What each loop order loads"))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def loads_view(p: ref.Problem, t: tuple[int, int, int], code: str) -> tuple[dict, pd.DataFrame]:
+def loads_view(p: ref.Problem, t: tuple[int, int, int], code: str) -> tuple[dict, list[dict]]:
     """The loads chart and table in language ``code`` (the table's loop orders are text)."""
-    gettext = ui.gettext_for(code)
-    rows, table = [], []
-    for o in ref.LOOP_ORDERS:
-        t_ = get_trace(p, o, t).totals
-        rows += [{"order": o, "operand": "A", "loads": t_["loads_a"]},
-                 {"order": o, "operand": "B", "loads": t_["loads_b"]}]
-        table.append({"loop order": gettext(ref.LOOP_ORDER_LABELS[o]), "steps": t_["steps"], "A loads": t_["loads_a"],
-                      "B loads": t_["loads_b"], "A + B loads": t_["loads"], "D stores": t_["stores_d"],
-                      "multiplications": t_["mults"], "additions": t_["adds"]})
-    return spec(loads_chart(rows, gettext=gettext)), pd.DataFrame(table)
+    return view.loads(p, t, gettext=ui.gettext_for(code), tracer=get_trace)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -162,14 +150,9 @@ def running_view(p: ref.Problem, i: int, j: int, done: int, code: str) -> dict:
                                   cell=f"D[{i},{j}]", gettext=ui.gettext_for(code)))
 
 
-LOADS_COLUMNS = {"loop order": N_("loop order"), "steps": N_("steps"), "A loads": N_("A loads"),
-                 "B loads": N_("B loads"), "A + B loads": N_("A + B loads"), "D stores": N_("D stores"),
-                 "multiplications": N_("multiplications"), "additions": N_("additions")}  # loads_view's columns
-
 loads_spec, loads_table = loads_view(problem, tuple(int(v) for v in tile), ui.lang())
-lc1, lc2 = st.columns([3, 2])
-lc1.vega_lite_chart(loads_spec, width="stretch")
-ui.table(loads_table, where=lc2, column_config={c: _(label) for c, label in LOADS_COLUMNS.items()})
+st.vega_lite_chart(loads_spec, width="stretch")  # the table below it at full width: all eight columns in view at 1280 px
+ui.table(loads_table, where=st.container(key="acc_loads"), column_config={c: _(label) for c, label in view.LOADS_COLUMNS.items()})
 st.caption(_("Same {macs:,} multiply-adds in every order. Tiled with tiles {tile} (M×N×K) re-reads A once per column "
              "of D blocks and B once per row of D blocks; the outer product reads A and B once but rewrites all of D "
              "at each k. Real kernels tile at every level (registers, shared memory, L2) to get both.").format(
@@ -231,23 +214,18 @@ def get_study(ks_: tuple[int, ...], dist_: str, ops_: str, code: str):
     return study, spec(accumulation_chart(study.records(), gettext=ui.gettext_for(code)))
 
 
-STUDY_COLUMNS = {"accumulator": N_("accumulator"), "median relative error": N_("median relative error"),
-                 "max relative error": N_("max relative error"), "median absolute error": N_("median absolute error"),
-                 "|exact sum|": N_("|exact sum|"), "overflow": N_("overflow"), "max |error|": N_("max |error|"),
-                 "operand rounding moved D by": N_("operand rounding moved D by")}  # the records' keys, as shown
-
 with ui.guard(_("the precision study")), st.spinner(_("Accumulating…")):
     study, study_chart = get_study(ks, dist, operands, ui.lang())
     st.vega_lite_chart(study_chart, width="stretch")
     st.markdown(explain(study, gettext=_))
     with st.expander(_("Table")):
         ui.table(study.records(), {"median relative error": "error", "max relative error": "error"},
-                 column_config={c: _(label) for c, label in STUDY_COLUMNS.items()})
+                 column_config={c: _(label) for c, label in view.STUDY_COLUMNS.items()})
     a_, b_, _c = problem.arrays()
     st.markdown(_("**Your matrices** ({m}×{k} by {k}×{n}), operands in {operands}, A·B accumulated in each "
                   "precision:").format(m=problem.m, k=problem.k, n=problem.n, operands=operands))
     errs = matmul_errors(a_, b_, operands)
-    ui.table(errs, column_config={c: _(label) for c, label in STUDY_COLUMNS.items()})
+    ui.table(errs, column_config={c: _(label) for c, label in view.STUDY_COLUMNS.items()})
     if all(r["max |error|"] == 0 for r in errs):
         st.caption(_("Every accumulator gives the same D here: sums this short of numbers this simple (small "
                      "integers are exact in fp16 up to 2048) never round. The error needs long sums to show."))

@@ -29,7 +29,7 @@ MAX_K = 1 << 20
 
 ui.page(
     _("FLOPs"),
-    "🔢",
+    ":material/calculate:",
     _(r"""A GEMM of an $M\times K$ matrix by a $K\times N$ matrix does $M N K$ multiply-adds:
 **$2\,M N K$ FLOPs**. It must also move at least $A$, $B$ and $D$ through memory, so its
 *arithmetic intensity* (FLOPs per byte) decides whether a GPU's compute or its memory bandwidth
@@ -134,10 +134,13 @@ if grid is not None:
     if has_time:
         bound = pd.DataFrame(grid)["bound"].value_counts().to_dict()
         ridge = hw.ridge_point(dtype)
-        st.caption(_("On {gpu} ({dtype}): ridge point {ridge:,.0f} FLOP/byte — {compute} cell(s) compute-bound, "
-                     "{memory} memory-bound. Bytes are the minimum traffic (each operand read once, D written once); "
-                     "real kernels move more, so memory-bound times are optimistic.").format(
-            gpu=_(hw.name), dtype=dtype, ridge=ridge, compute=bound.get("compute", 0), memory=bound.get("memory", 0)))
+        n_compute, n_memory = bound.get("compute", 0), bound.get("memory", 0)
+        st.caption(_("On {gpu} ({dtype}): ridge point {ridge:,.0f} FLOP/byte — {compute}, {memory}. Bytes are the "
+                     "minimum traffic (each operand read once, D written once); real kernels move more, so "
+                     "memory-bound times are optimistic.").format(
+            gpu=_(hw.name), dtype=dtype, ridge=ridge,
+            compute=ngettext("{n:,} cell compute-bound", "{n:,} cells compute-bound", n_compute).format(n=n_compute),
+            memory=ngettext("{n:,} memory-bound", "{n:,} memory-bound", n_memory).format(n=n_memory)))
 
 with st.expander(_("The hardware catalogue (dense datasheet peaks, with sources)")):
     ui.catalogue_table()

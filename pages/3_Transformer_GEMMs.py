@@ -26,7 +26,7 @@ MAX_FFN = 262144
 
 ui.page(
     _("Transformer GEMMs"),
-    "🧱",
+    ":material/layers:",
     _(r"""One decoder layer is a handful of GEMMs: the **Q, K, V and output projections**
 ($[s\times d]\cdot[d\times d]$), the two **attention products** per head — scores
 $Q K^\top$ ($[s\times d_h]\cdot[d_h\times s]$) and weights·V ($[s\times s]\cdot[s\times d_h]$) —

@@ -1,7 +1,9 @@
 """Devices: this machine's CPU and GPUs, their datasheet rows, and ceilings measured here.
 
 Detection, catalogue matching and the ceiling measurement live in ``gemmlib.measure.devices``;
-this page shows them and runs the measurement under the single-flight lock.
+this page shows them and runs the measurement under the single-flight lock. It renders without
+importing torch (``gemmlib.core.machine``: /proc/cpuinfo, NVML); PyTorch's own view is asked for
+with a toggle.
 """
 
 
@@ -13,8 +15,7 @@ from gemmlib.charts import bench as charts_bench
 from gemmlib.core import ceilings, machine
 from gemmlib.core.hardware import CATALOGUE
 from gemmlib.core.i18n import N_
-from gemmlib.measure import devices, jobs, plan
-from gemmlib.measure import precision as bp
+from gemmlib.measure import devices
 from ui import _, ngettext
 
 ui.page(
@@ -50,11 +51,16 @@ def _datasheet_rows(found: list[dict]) -> list[dict]:
 
 # every column these tables show (the data keep their keys), as shown
 COLUMNS = {"kind": N_("kind"), "index": N_("index"), "name": N_("name"), "units": N_("units"),
-           "memory_gb": N_("memory GB"), "capability": N_("compute capability"), "catalogue": N_("catalogue row"),
+           "memory GiB": N_("memory GiB"), "capability": N_("compute capability"), "catalogue": N_("catalogue row"),
            "match_note": N_("match"), "device": N_("device"), "catalogue row": N_("catalogue row"),
            "bandwidth TB/s": N_("bandwidth TB/s"), "figure": N_("figure"), "measured": N_("measured"),
            "datasheet": N_("datasheet"), "unit": N_("unit"), "share of datasheet": N_("share of datasheet"),
            "low": N_("at the p80 time"), "high": N_("at the p20 time"), "note": N_("note")}
+
+
+def _memory_gib(t: pd.DataFrame) -> pd.Series:
+    """The devices' memory in GiB (the project's byte unit); "—" where it is unknown (0 bytes)."""
+    return (t["memory_bytes"] / 2**30).where(t["memory_bytes"] > 0)
 
 
 def _labels(columns) -> dict:
@@ -69,57 +75,58 @@ def _units(d: dict) -> str:
 
 st.subheader(_("Detected"))
 st.caption(_("Found without loading PyTorch (from `/proc/cpuinfo` and NVIDIA's NVML), as the home page does:"))
-light = pd.DataFrame(machine.light_summary())[["kind", "index", "name", "units", "memory_gb", "capability",
-                                                "catalogue"]]
+light_found = machine.light_summary()
+light = pd.DataFrame(light_found).assign(**{"memory GiB": _memory_gib})
+light = light[["kind", "index", "name", "units", "memory GiB", "capability", "catalogue"]]
 light["catalogue"] = [_(c) if c else c for c in light["catalogue"]]
 ui.table(light, column_config=_labels(light.columns))
 
+# PyTorch takes seconds to load: the page renders without it, and asks it only when the reader wants its view
+cuda_ok, _cuda_why = ui.cuda_available()
 found: list[dict] = []
-with ui.guard(_("device detection")), st.spinner(_("Asking torch which devices are present…")):
-    found = _detect(ui.lang())
-    table = pd.DataFrame(found)
-    table["units"] = [_units(d) for d in found]
-    table["catalogue"] = [_(c) if c else c for c in table["catalogue"]]
-    st.caption(_("As PyTorch sees them (threads torch uses; SMs, memory and compute capability of each GPU):"))
-    cols = ["kind", "index", "name", "units", "memory_gb", "capability", "catalogue", "match_note"]
-    ui.table(table[cols], column_config=_labels(cols))
-    st.subheader(_("Datasheet"))
-    sheet = _datasheet_rows(found)
-    ui.table(sheet, column_config={**_labels(sheet[0] if sheet else {}),
-                                   "source": st.column_config.LinkColumn(_("source"))})
-    if not any(d["kind"] == "cuda" for d in found):
-        st.info(_("No CUDA GPU here. The CPU row of the catalogue is a placeholder — measure the ceilings below "
-                  "to get figures for this CPU."))
+if st.toggle(_("Ask PyTorch too"), key="dv_torch",
+             help=_("Loading PyTorch takes a few seconds; the rest of this page does not need it.")):
+    with ui.guard(_("device detection")), st.spinner(_("Asking torch which devices are present…")):
+        found = _detect(ui.lang())
+        table = pd.DataFrame(found).assign(**{"memory GiB": _memory_gib})
+        table["units"] = [_units(d) for d in found]
+        table["catalogue"] = [_(c) if c else c for c in table["catalogue"]]
+        st.caption(_("As PyTorch sees them (threads torch uses; SMs, memory and compute capability of each GPU):"))
+        cols = ["kind", "index", "name", "units", "memory GiB", "capability", "catalogue", "match_note"]
+        ui.table(table[cols], column_config=_labels(cols))
+st.subheader(_("Datasheet"))
+sheet = _datasheet_rows(found or light_found)
+ui.table(sheet, column_config={**_labels(sheet[0] if sheet else {}),
+                               "source": st.column_config.LinkColumn(_("source"))})
+if not cuda_ok:
+    st.info(_("No CUDA GPU here. The CPU row of the catalogue is a placeholder — measure the ceilings below "
+              "to get figures for this CPU."))
 
 st.subheader(_("Measure ceilings"))
 
 
 lim = ui.bench_limits()
 
-kinds = [d["kind"] for d in found] or ["cpu"]
-choices = [k for k in ("cuda", "cpu") if k in kinds]
+choices = ["cuda", "cpu"] if cuda_ok else ["cpu"]
 c = st.columns([1, 1, 3])
 dev = c[0].radio(_("Device"), choices, key="dv_device")
 quick = c[1].checkbox(_("quick"), value=dev == "cpu" or lim.classroom, key="dv_quick",
                       help=_("Smaller GEMMs and copy: faster, a little below the true ceiling."))
-size, copy_bytes = devices.ceiling_plan(dev, quick)
+cfg = devices.CeilingsConfig(dev, quick)
+size, copy_bytes = cfg.size, cfg.copy_bytes
 c[2].caption(_("Runs a {n}×{n}×{n} GEMM in each format the device supports and a {copy:.0f} MiB device-to-device "
                "copy (bandwidth counts the read and the write). Results are kept for this server (in its private "
                "cache folder) and shown to every visitor.").format(n=size, copy=copy_bytes / 1024**2))
 
-go = st.button(_("Measure ceilings"), type="primary")
-eta = None
-with ui.guard(_("the time estimate")):
-    eta = plan.ceilings(dev, size, quick)
-    ui.run_estimate(eta)
-ui.stopped_notice()
-if go:
-    with ui.guard(_("the ceiling measurement")):
-        data = ui.run_benchmark(jobs.ceilings(dev, quick), lim,
-                                done=lambda d: _("Measured {name}").format(name=ui.md(d["ceilings"]["device_name"])),
-                                estimate=eta)
-        ceilings.save_ceilings(ceilings.Ceilings.from_dict(data["ceilings"]))
-        ui.keep_results(jobs.results(data["results"]))
+
+def _saved(ceil: ceilings.Ceilings) -> ceilings.Ceilings:
+    ceilings.save_ceilings(ceil)  # for this server: every visitor's estimate and Roofline page use it
+    return ceil
+
+
+ui.bench_section(devices.SPEC, cfg, lim, key="dv_measured", button=_("Measure ceilings"), estimate=True,
+                 what=_("the ceiling measurement"), store=_saved, keep=lambda c: c.results,
+                 done=lambda c: _("Measured {name}").format(name=ui.md(c.device_name)))
 
 measured = ceilings.all_ceilings()
 if not measured:
@@ -140,4 +147,4 @@ for key, ceil in measured.items():
         if not any(r.get("low") for r in rows):
             st.caption(_("Measured before this app kept the spread: measure again to see it."))
     for dt, why in ceil.notes.items():
-        st.caption(_("{dtype}: not measured — {why}").format(dtype=ui.md(dt), why=ui.md(charts_bench.note_text(why, _, bp.NOTE_TEMPLATES))))
+        st.caption(_("{dtype}: not measured — {why}").format(dtype=ui.md(dt), why=ui.md(charts_bench.note_text(why, _))))

@@ -14,11 +14,10 @@ import streamlit as st
 import ui
 from gemmlib.charts import bench as charts_bench
 from gemmlib.core.i18n import N_
-from gemmlib.core.results import BenchResult, to_csv, to_json
+from gemmlib.core.results import to_csv, to_json
 from gemmlib.llm.presets import preset_names
-from gemmlib.measure import jobs, plan
 from gemmlib.measure import precision as bp
-from ui import _, ngettext
+from ui import _
 
 ui.page(
     _("Precision"),
@@ -48,7 +47,8 @@ presets = preset_names()
 
 default_preset = "llama-2-7b" if "llama-2-7b" in presets else presets[0]
 
-with st.container(border=True):
+box = st.container(border=True)  # the inputs; the run button closes it
+with box:
     c = st.columns([1, 2, 3])
     device = ui.url(c[0].radio, _("Device"), devices, key="pr_device",
                     help=None if cuda_ok else _("No GPU here: {why}").format(why=ui.tr(cuda_why)))
@@ -86,47 +86,37 @@ with st.container(border=True):
                         help=_("int8/fp8: also time quantizing the activations on every call and dequantizing "
                                "(the “+ quant” rows)."))
     per_row = ui.url(e[1].slider, _("seconds per row"), 0.05, 2.0, 0.2, step=0.05, key="pr_time")
-    cap = (_("Caps on this server: dimensions ≤ {dim}, operands ≤ {gib} GiB, {secs} s per run — **classroom mode**.")
-           if lim.classroom else _("Caps on this server: dimensions ≤ {dim}, operands ≤ {gib} GiB, {secs} s per run."))
-    e[2].caption(cap.format(dim=f"{lim.max_dim:,}", gib=f"{lim.max_bytes / 1024**3:.3g}", secs=f"{lim.time_limit_s:g}"))
+    e[2].caption(ui.caps_caption(lim, ("dims", "operands", "time")))
     if device == "cpu":
         st.caption(_("On a CPU: tf32 does not exist, fp16 has no arithmetic units on most CPUs (slow, so "
                      "capped at 512³), fp8 runs through a reference kernel — correct numbers, not fp8 speed."))
-    run = st.button(_("Run the benchmark"), type="primary", disabled=not shapes or not dtypes)
-    cfg = bp.PrecisionConfig(device=device, shapes=tuple(shapes), dtypes=tuple(dtypes) or bp.PRECISION_DTYPES,
-                             with_quant=with_quant, min_run_time=float(per_row))
-    eta = None
+    cfg = None
     if shapes and dtypes:
         with ui.guard(_("the time estimate")):
-            eta = plan.precision(cfg, lim)
-            ui.run_estimate(eta)
+            cfg = bp.PrecisionConfig(device=device, shapes=tuple(shapes), dtypes=tuple(dtypes),
+                                     with_quant=with_quant, min_run_time=float(per_row))
 
-
-ui.stopped_notice()
-if run:
-    with ui.guard(_("the precision benchmark")):
-        # refused by the server's caps before anything is allocated, then run in a worker process
-        rows = ui.run_benchmark(jobs.precision(cfg), lim, estimate=eta,
-                                done=lambda rs: ngettext("Done: {n} row", "Done: {n} rows", len(rs)).format(n=len(rs)))
-        st.session_state.pr_results = rows
-        ui.keep_results(rows)
-
-rows = st.session_state.get("pr_results")
+# refused by the server's caps before anything is allocated, then run in a worker process
+rows = ui.bench_section(bp.SPEC, cfg, lim, key="pr_results", button=_("Run the benchmark"), at=box, estimate=True,
+                        what=_("the precision benchmark"), done=ui.rows_done)
 if not rows:
     st.info(_("Choose shapes and formats, then **Run the benchmark**; the estimate under the button says how "
               "long it will take here."))
     st.stop()
 
-results = [BenchResult.from_dict(r) for r in rows]
+results = list(rows)
 st.subheader(_("Results"))
 st.success(bp.int8_verdict(results).render(_))
+for r in [r for r in bp.summary_rows(results) if not r["supported"]]:  # why a format did not run, in plain view
+    st.info(_("**{format}** on {shape}: {why}").format(format=_(FORMAT_LABELS.get(r["format"], r["format"])),
+                                                      shape=bp.shape_label(r["shape"], _),
+                                                      why=charts_bench.note_text(r["note"], _)))
 ui.noise_note([replace(r, name=_(FORMAT_LABELS.get(r.name, r.name))) for r in results])
-table = pd.DataFrame(bp.summary_rows(results)).dropna(axis=1, how="all")  # e.g. no datasheet on a CPU
+# notes and labels are messages: shown in the reader's language before pandas keeps them as plain text
+summary = [{**r, "note": charts_bench.note_text(r["note"], _), "shape": bp.shape_label(r["shape"], _)}
+           for r in bp.summary_rows(results)]
+table = pd.DataFrame(summary).dropna(axis=1, how="all")  # e.g. no datasheet on a CPU
 table["format"] = table["format"].map(lambda f: _(FORMAT_LABELS.get(f, f)))
-if "note" in table:
-    table["note"] = table["note"].map(lambda s: charts_bench.note_text(s, _, bp.NOTE_TEMPLATES))
-if "shape" in table:
-    table["shape"] = table["shape"].map(lambda s: bp.shape_label(s, _))
 ui.table(table, {"rel. error": "error"},
          column_config={"supported": st.column_config.CheckboxColumn(_("ran")),
                         "% datasheet": st.column_config.NumberColumn(_("% datasheet"), format="%.1f"),
@@ -142,7 +132,4 @@ if any(r.supported and r.tflops for r in results):
               "shape": {**r.shape, "label": bp.shape_label(r.shape.get("label"), _)}} for r in results]
     c1.altair_chart(charts_bench.tflops_chart(shown, gettext=_), width="content")
     c2.altair_chart(charts_bench.error_chart(shown, gettext=_), width="stretch")
-d1, d2, _unused = st.columns([1, 1, 4])
-d1.download_button(_("Download CSV"), to_csv(results), "precision.csv", "text/csv", on_click="ignore")
-d2.download_button(_("Download JSON"), to_json(results), "precision.json", "application/json",
-                   on_click="ignore")
+ui.downloads("precision", to_csv(results), to_json(results))

@@ -17,12 +17,12 @@ from gemmlib.charts import tiling as tiling_charts
 from gemmlib.core.errors import InputError
 from gemmlib.core.hardware import CATALOGUE
 from gemmlib.core.i18n import N_
-from gemmlib.core.results import BenchResult, to_csv, to_json
+from gemmlib.core.results import to_csv, to_json
 from gemmlib.explain import reference as ref
 from gemmlib.explain.tiling import traffic_table
-from gemmlib.measure import jobs
 from gemmlib.measure import tiling as bt
-from ui import _, ngettext
+from gemmlib.views import tiling as view
+from ui import _
 
 IMPL_NAMES = {"python_tiled": N_("python_tiled"), "numpy_blocked": N_("numpy_blocked"), "triton": "triton",
               "torch": "torch"}  # the implementations' ids as a reader sees them in a table
@@ -32,16 +32,13 @@ def impl_name(impl: str) -> str:
     return shown_as(IMPL_NAMES.get(impl, impl))
 
 
-def caps_text() -> str:
-    """The server's caps in one sentence."""
-    text = (_("Caps here: dimensions ≤ {dim}, {secs} s per run — **classroom mode**.") if lim.classroom else
-            _("Caps here: dimensions ≤ {dim}, {secs} s per run."))
-    return text.format(dim=f"{lim.max_dim:,}", secs=f"{lim.time_limit_s:g}")
-
-ui.page(_("Tiling"), "🔲")
+ui.page(_("Tiling"), ":material/grid_view:")
 present = ui.url(st.toggle, _("presentation mode"), False, key="ti_present",
-                 help=_("for a projector: section 1 first, large cells and text, the explanations folded; a "
-                        "clicker's PageDown / PageUp step once the stepper has the focus (click the grids)"))
+                 help=_("for a projector: section 1's step-through alone on the screen, sized to the window, the "
+                        "title, sidebar, explanations and inputs folded away; a clicker's PageDown / PageUp step "
+                        "once the stepper has the focus (click the grids)"))
+ui.presenting(present)
+stage = st.container() if present else None  # presentation: the step-through first, right under the switch
 ui.intro(_(r"""
 A GEMM kernel never multiplies whole matrices at once: it cuts $D$ into **tiles**, and for each
 tile walks $K$ in steps, loading a tile of $A$ and a tile of $B$ into fast memory and doing every
@@ -61,8 +58,10 @@ shown_as = ui.gettext_for(ui.lang())
 lim = ui.bench_limits()
 
 # ----------------------------------------------------------------------------- 1. the loop order, animated
-st.subheader(_("1 · The tiled loop order, step by step"))
-c = st.columns(5)
+inputs = st.expander(_("1 · The tiled loop order: the matrices, the tile and the speed")) if present else st
+if not present:
+    st.subheader(_("1 · The tiled loop order, step by step"))
+c = inputs.columns(5)
 ui.url(c[0].number_input, "M", 1, ref.MAX_DIM, 6, key="ti_m")
 ui.url(c[1].number_input, "N", 1, ref.MAX_DIM, 6, key="ti_n")
 ui.url(c[2].number_input, "K", 1, ref.MAX_DIM, 6, key="ti_k")
@@ -86,10 +85,12 @@ if tr is None:
     st.info(_("Showing the last matrices that worked."))
 
 
-speed = ui.url(st.slider, _("speed (steps per second)"), 1, ui.STEPPER_MAX_SPEED, 3, key="ti_speed",
-               help=_("the browser draws every step at this pace, however busy the server is"))
+speed = ui.url(inputs.slider, _("speed (steps per second)"), 1, ui.STEPPER_MAX_SPEED, 3, key="ti_speed",
+               help=_("the browser draws every step at up to 10 steps per second, however busy the server is; "
+                      "faster, a busy browser may skip a step to keep the pace"))
 # keys: ti_stepper (the component), ti_step (the step, also ?ti_step= in the URL), ti_stepper_trace
-ui.stepper("ti_stepper", tr, speed=speed, presentation=present, pos_key="ti_step")
+with stage or st.container():
+    ui.stepper("ti_stepper", tr, speed=speed, presentation=present, pos_key="ti_step")
 p = tr.problem
 counts = ref.load_counts(p.m, p.n, p.k, tr.tile)
 st.caption(_(
@@ -119,17 +120,14 @@ with ui.guard(_("the traffic model")):
         t_rows = traffic_table(s, s, s, tiles_model, st.session_state.tt_dtype)
         st.altair_chart(tiling_charts.traffic_chart(s, s, s, tiles_model, st.session_state.tt_dtype, gettext=_),
                         width="stretch")
-        ui.table([{"tile": r["tile"], "A reads": r["a_reads"], "B reads": r["b_reads"],
-                   "traffic GB": r["total_bytes"] / 1e9, "× minimum": r["overhead"],
-                   "FLOP/byte": r["intensity"]} for r in t_rows],
-                 column_config={c: _(c) for c in (N_("tile"), N_("A reads"), N_("B reads"), N_("traffic GB"), N_("× minimum"),
-                                                  N_("FLOP/byte"))})
+        ui.table(view.traffic_rows(t_rows), column_config={c: _(t) for c, t in view.TRAFFIC_COLUMNS.items()})
 
 # ----------------------------------------------------------------------------- 3. measured
 st.subheader(_("3 · Measured: four implementations on the same inputs"))
 cuda_ok, cuda_why = ui.cuda_available()
 devices = ["cuda", "cpu"] if cuda_ok else ["cpu"]
-with st.container(border=True):
+box = st.container(border=True)  # the inputs; the run button closes it
+with box:
     c = st.columns([1, 1, 1, 3])
     device = ui.url(c[0].radio, _("Device"), devices, key="tb_device",
                     help=None if cuda_ok else _("No GPU here: {why}").format(why=ui.tr(cuda_why)))
@@ -139,51 +137,45 @@ with st.container(border=True):
     ui.url(c[2].selectbox, _("dtype"), bt.TILING_DTYPES, index=list(bt.TILING_DTYPES).index(defaults.dtype),
            key="tb_dtype")
     impls = c[3].multiselect(_("Implementations"), list(bt.IMPLS), default=list(bt.IMPLS), key="tb_impls",
-                             format_func=lambda i: shown_as("{impl} — {label}").format(
-                                 impl=impl_name(i), label=shown_as(bt.IMPL_LABELS[i])))
+                             format_func=lambda i: shown_as("{impl} — {label}").format(  # a picker shows no markdown
+                                 impl=impl_name(i), label=shown_as(bt.IMPL_LABELS[i]).replace("`", "")))
     d = st.columns([3, 1, 2])
     tiles = d[0].multiselect(_("Tile sizes"), [8, 16, 32, 64, 128, 256, 512, 1024], default=list(defaults.tiles),
                              key=f"tb_tiles_{device}")
     per_row = ui.url(d[1].slider, _("seconds per row"), 0.05, 2.0, 0.2, step=0.05, key="tb_time")
-    d[2].caption(caps_text())
+    d[2].caption(ui.caps_caption(lim))
     if device == "cpu":
         st.info(_("No GPU here: the **Triton kernel runs in Triton's interpreter** (numpy executes each "
                   "program) — its result is checked against float64, **no speed is shown for it** "
                   "(interpreter: correctness only). Being slow, it runs up to {steps} "
                   "program steps (blocks × k-steps), e.g. 256³ with tiles ≥ 32.").format(steps=bt.MAX_INTERPRETER_STEPS))
-    run = st.button(_("Run the tiling benchmark"), type="primary", disabled=not impls, key="tb_run")
-
-
-ui.stopped_notice()
-if run:
-    with ui.guard(_("the tiling benchmark")):
-        cfg = bt.TilingConfig(device=device, size=int(st.session_state.tb_size), dtype=st.session_state.tb_dtype,
-                              tiles=tuple(sorted(tiles)), impls=tuple(i for i in bt.IMPLS if i in impls),
-                              min_run_time=float(per_row))
-        rows = ui.run_benchmark(jobs.tiling(cfg), lim,
-                                done=lambda rs: ngettext("Done: {n} row", "Done: {n} rows", len(rs)).format(n=len(rs)))
-        st.session_state.tb_results = rows
-        ui.keep_results(rows)
-
-rows = st.session_state.get("tb_results")
+    cfg = None
+    if impls:
+        with ui.guard(_("the tiling benchmark")):
+            cfg = bt.TilingConfig(device=device, size=int(st.session_state.tb_size), dtype=st.session_state.tb_dtype,
+                                  tiles=tuple(sorted(tiles)), impls=tuple(i for i in bt.IMPLS if i in impls),
+                                  min_run_time=float(per_row))
+rows = ui.bench_section(bt.SPEC, cfg, lim, key="tb_results", button=_("Run the tiling benchmark"), button_key="tb_run",
+                        at=box, what=_("the tiling benchmark"), done=ui.rows_done)
 if rows:
-    results = [BenchResult.from_dict(r) for r in rows]
+    results = list(rows)
     r0 = results[0]
     st.markdown(_("**{m}×{n}×{k}, {dtype}, on {dev}.**").format(
         m=r0.shape["m"], n=r0.shape["n"], k=r0.shape["k"], dtype=r0.dtype, dev=ui.md(r0.device_name)))
     st.success(bt.lesson(results).render(_))
     ui.noise_note([replace(r, name=impl_name(r.name)) for r in results])  # rows named as the reader reads them
-    table = pd.DataFrame(bt.rows(results))
+    # notes are messages: shown in the reader's language before pandas keeps them as plain text
+    table = pd.DataFrame([{**r, "note": charts_bench.note_text(r["note"], _)} for r in bt.rows(results)])
     table["median ms"] = table["median_s"] * 1e3
+    table["traffic GiB"] = table["traffic_GB"] * 1e9 / 2**30  # the project's byte unit
     table["impl"] = table["impl"].map(impl_name)
-    table["note"] = table["note"].map(lambda s: charts_bench.note_text(s, _, bt.NOTE_TEMPLATES))
     ui.table(
-        table[["impl", "tile", "median ms", "tflops", "rel_error", "traffic_GB", "a_reads", "b_reads", "calls",
+        table[["impl", "tile", "median ms", "tflops", "rel_error", "traffic GiB", "a_reads", "b_reads", "calls",
                "note"]],
         {"a_reads": "count", "b_reads": "count", "calls": "count", "tile": "count"},
         column_config={"tflops": st.column_config.NumberColumn("TFLOP/s", format="%.4g"),
                        "rel_error": st.column_config.NumberColumn(_("rel. error"), format="%.2e"),
-                       "traffic_GB": st.column_config.NumberColumn(_("implied traffic GB"), format="%.4g"),
+                       "traffic GiB": st.column_config.NumberColumn(_("implied traffic GiB"), format="%.4g"),
                        "impl": _("implementation"), "tile": _("tile"), "median ms": _("median ms"),
                        "a_reads": _("A reads"), "b_reads": _("B reads"), "calls": _("calls"), "note": _("note")})
     st.caption(_("Error: max |D − D₆₄| / max |D₆₄| against float64. Implied traffic: the model above for the "
@@ -199,10 +191,7 @@ if rows:
         "*inside a kernel* gains is data reuse without those costs: the Triton kernel keeps a tile of D "
         "in registers, streams A and B tiles through shared memory and writes D once; on a GPU it runs "
         "within reach of cuBLAS (the report's target: ≥ 85 % at 4096³ fp16)."))
-    dl = st.columns([1, 1, 4])
-    dl[0].download_button(_("Download CSV"), to_csv(results), "tiling.csv", "text/csv", on_click="ignore")
-    dl[1].download_button(_("Download JSON"), to_json(results), "tiling.json", "application/json",
-                          on_click="ignore")
+    ui.downloads("tiling", to_csv(results), to_json(results))
 else:
     st.info(_("Choose the sizes and implementations, then **Run the tiling benchmark**. While it runs, its "
               "status box says the step it is on and the time left."))
@@ -229,42 +218,33 @@ with ui.guard(_("the wave prediction")):
     n0, n1, step = int(st.session_state.tw_n0), int(st.session_state.tw_n1), int(st.session_state.tw_step)
     if n1 < n0:
         raise InputError(N_("N to ({n1}) must not be below N from ({n0})"), n1=n1, n0=n0)
-    ns = bt.wave_sweep_ns(n0, n1, step)
-    if len(ns) > bt.MAX_WAVE_POINTS:
-        raise InputError(N_("{n} values of N: at most {most}; use a larger step"), n=len(ns), most=bt.MAX_WAVE_POINTS)
+    sweep = bt.wave_sweep_ns(n0, n1, step)
+    if len(sweep) > bt.MAX_WAVE_POINTS:
+        raise InputError(N_("{n} values of N: at most {most}; use a larger step"), n=len(sweep), most=bt.MAX_WAVE_POINTS)
+    ns = sweep
     mk = int(st.session_state.tw_mk)
     pred = bt.predicted_wave_rows(mk, mk, ns, (int(tile_m), int(tile_n)), int(st.session_state.tw_sms))
     measured = None
     if "tw_results" in st.session_state:
-        measured = [BenchResult.from_dict(r) for r in st.session_state.tw_results]
+        measured = list(st.session_state.tw_results)
         measured = [r for r in measured if r.shape.get("n") in set(ns) and r.shape.get("m") == mk] or None
     st.altair_chart(tiling_charts.wave_chart(measured, pred, gettext=_), width="stretch")
-    ends = _(", ").join(_("N = {n}: {tiles} tiles in {waves} waves").format(
-        n=f"{p['n']:,}", tiles=f"{p['tiles']:,}", waves=p["waves"]) for p in (pred[0], pred[-1]))
-    st.caption(_("{tm}×{tn} tiles on {sms} SMs: {ends}. The Triton rows use exactly this tile; cuBLAS chooses its "
-                 "own, so its steps can fall elsewhere.").format(tm=int(tile_m), tn=int(tile_n),
-                                                                 sms=st.session_state.tw_sms, ends=ends))
-    cliff = bt.wave_cliff(pred)
-    if cliff and cliff["waves_after"] > cliff["waves_before"]:
-        st.markdown(_("**The cliff:** from N = {n_before} to {n_after} the tiles grow from {tiles_before} to "
-                      "{tiles_after}, past {waves_before} full waves of {sms} SMs: a wave {waves_after} starts almost "
-                      "empty, and the predicted throughput falls by {drop}. Between cliffs it climbs back as the "
-                      "edge tiles fill.").format(
-            n_before=f"{cliff['n_before']:,}", n_after=f"{cliff['n_after']:,}",
-            tiles_before=f"{cliff['tiles_before']:,}", tiles_after=f"{cliff['tiles_after']:,}",
-            waves_before=cliff["waves_before"], sms=st.session_state.tw_sms, waves_after=cliff["waves_after"],
-            drop=f"{cliff['drop']:.1%}"))
+    sms = st.session_state.tw_sms
+    st.caption(view.wave_caption(pred, (int(tile_m), int(tile_n)), sms, gettext=_))
+    cliff = view.cliff_text(bt.wave_cliff(pred), sms, gettext=_)
+    if cliff:
+        st.markdown(cliff)
     else:
         st.caption(_("No wave starts inside this range, so the prediction only climbs as the edge tiles fill; "
                      "widen the range to see a cliff."))
 if cuda_ok:
-    if st.button(_("Measure on the GPU (bf16, cuBLAS and the Triton kernel with {tm}×{tn} tiles)").format(
-                 tm=tile_m, tn=tile_n), key="tw_run", disabled=not ns):
-        with ui.guard(_("the wave sweep")):
-            res = ui.run_benchmark(jobs.waves("cuda", m=mk, k=mk, ns=ns, dtype="bf16",
-                                              tile=(int(tile_m), int(tile_n))), lim)
-            st.session_state.tw_results = res
-            ui.keep_results(res)
-            st.rerun()
+    wave_cfg, before = None, st.session_state.get("tw_results")
+    with ui.guard(_("the wave sweep")):
+        wave_cfg = bt.WaveConfig("cuda", m=mk, k=mk, ns=tuple(ns), dtype="bf16", tile=(int(tile_m), int(tile_n))) \
+            if ns else None
+    if ui.bench_section(bt.WAVES_SPEC, wave_cfg, lim, key="tw_results", button_key="tw_run", primary=False,
+                        button=_("Measure on the GPU (bf16, cuBLAS and the Triton kernel with {tm}×{tn} tiles)").format(
+                            tm=tile_m, tn=tile_n), what=_("the wave sweep"), notice=False) is not before:
+        st.rerun()  # the chart above shows the new rows
 else:
     st.caption(_("Measuring this needs a GPU (SMs running waves of tiles); here only the prediction is shown."))

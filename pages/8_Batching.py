@@ -18,8 +18,7 @@ from gemmlib.core.hardware import CATALOGUE, DEFAULT_GPU
 from gemmlib.core.i18n import N_
 from gemmlib.core.results import BenchResult, to_csv, to_json
 from gemmlib.measure import batching as bb
-from gemmlib.measure import jobs, plan
-from ui import _, ngettext
+from ui import _
 
 ui.page(
     _("Batching"),
@@ -88,11 +87,8 @@ with st.container(border=True):
     per_row = ui.url(d[2].slider, _("seconds per row"), 0.05, 2.0, 0.1, step=0.05, key="ba_time")
     graph = ui.url(d[3].checkbox, _("CUDA graphs"), False, key="ba_graph", disabled=device != "cuda",
                    help=_("replay a captured graph: hides launch overhead (GPU only)"))
-    caps = (_("Caps here: dimensions ≤ {dim} (B·M included), operands ≤ {gib} GiB, {secs} s per run — **classroom "
-              "mode**. bmm allocates B weights: B × K × N elements.") if lim.classroom else
-            _("Caps here: dimensions ≤ {dim} (B·M included), operands ≤ {gib} GiB, {secs} s per run. bmm allocates "
-              "B weights: B × K × N elements."))
-    st.caption(caps.format(dim=f"{lim.max_dim:,}", gib=f"{lim.max_bytes / 1024**3:.3g}", secs=f"{lim.time_limit_s:g}"))
+    st.caption(ui.caps_caption(lim, ("dims_bm", "operands", "time"),
+                               after=_("bmm allocates B weights: B × K × N elements.")))
 
 # ----------------------------------------------------------------------------- the model
 st.subheader(_("The model: intensity grows with the batch only when the weight is shared"))
@@ -117,36 +113,26 @@ with ui.guard(_("the intensity model")):
 
 
 st.subheader(_("Measured on this machine"))
-cfg = bb.BatchingConfig(device=device, m=int(m), k=int(k), n=int(n), dtype=dtype,
-                        batches=tuple(sorted(batches)) or (1,), modes=tuple(x for x in bb.MODES if x in modes) or bb.MODES,
-                        cuda_graph=bool(graph and device == "cuda"), min_run_time=float(per_row))
-go = st.button(_("Run the batch sweep"), type="primary", disabled=not batches or not modes, key="ba_run")
-eta = None
+cfg = None
 if batches and modes:
     with ui.guard(_("the time estimate")):
-        eta = plan.batching(cfg)
-        ui.run_estimate(eta)
-ui.stopped_notice()
-if go:
-    with ui.guard(_("the batching benchmark")):
-        rows = ui.run_benchmark(jobs.batching(cfg), lim, estimate=eta,
-                                done=lambda rs: ngettext("Done: {n} row", "Done: {n} rows", len(rs)).format(n=len(rs)))
-        st.session_state.ba_results = rows
-        ui.keep_results(rows)
-
-rows = st.session_state.get("ba_results")
+        cfg = bb.BatchingConfig(device=device, m=int(m), k=int(k), n=int(n), dtype=dtype, batches=tuple(sorted(batches)),
+                                modes=tuple(x for x in bb.MODES if x in modes),
+                                cuda_graph=bool(graph and device == "cuda"), min_run_time=float(per_row))
+rows = ui.bench_section(bb.SPEC, cfg, lim, key="ba_results", button=_("Run the batch sweep"), button_key="ba_run",
+                        estimate=True, what=_("the batching benchmark"), done=ui.rows_done)
 if rows:
-    results = [BenchResult.from_dict(r) for r in rows]
+    results = list(rows)
     r0 = results[0]
     st.markdown(_("**M = {m}, K = {k}, N = {n}, {dtype}, on {dev}.**").format(
         m=r0.shape["m"], k=r0.shape["k"], n=r0.shape["n"], dtype=r0.dtype, dev=ui.md(r0.device_name)))
     st.success(bb.lesson(results).render(_))
     ui.noise_note(shown(results))
-    table = pd.DataFrame(bb.rows(results))
+    # notes are messages: shown in the reader's language before pandas keeps them as plain text
+    table = pd.DataFrame([{**r, "note": charts_bench.note_text(r["note"], _)} for r in bb.rows(results)])
     table["median ms"] = table["median_s"] * 1e3
     table["ms per request"] = table["per_request_s"] * 1e3
     table["mode"] = table["mode"].map(mode_label)
-    table["note"] = table["note"].map(lambda s: charts_bench.note_text(s, _, bb.NOTE_TEMPLATES))
     ui.table(table[["mode", "batch", "median ms", "ms per request", "tflops", "gbps", "intensity",
                     "rel_error", "note"]],
              column_config={"tflops": st.column_config.NumberColumn("TFLOP/s", format="%.4g"),
@@ -162,10 +148,7 @@ if rows:
         chart = batching_charts.batching_chart(shown(results), metric, gettext=_)
         if chart is not None:
             tab.altair_chart(chart, width="stretch")
-    dl = st.columns([1, 1, 4])
-    dl[0].download_button(_("Download CSV"), to_csv(results), "batching.csv", "text/csv", on_click="ignore")
-    dl[1].download_button(_("Download JSON"), to_json(results), "batching.json", "application/json",
-                          on_click="ignore")
+    ui.downloads("batching", to_csv(results), to_json(results))
 else:
     st.info(_("Pick a shape and batch sizes, then **Run the batch sweep**; the estimate under the button says how "
               "long it will take here."))
@@ -180,20 +163,17 @@ st.markdown(
       "FLOPs should gain little; the same batch at decode (M = 1) is where batching pays.")
     + (" " + _("On a CPU the full example takes minutes, so this runs it scaled down: 20 × ({m}×{k} @ {k}×{n}).")
        .format(m=art["m"], k=art["k"], n=art["n"]) if scaled else ""))
-if st.button(_("Run the article's example"), key="ba_article"):
-    with ui.guard(_("the article's example")):
-        ex = ui.run_benchmark(jobs.article(device, dtype, batch=art["batch"], m=art["m"], k=art["k"], n=art["n"],
-                                           min_run_time=float(per_row)), lim)
-        st.session_state.ba_article_out = {"verdict": ex["verdict"], "results": ex["results"], "device": device}
-        ui.keep_results(ex["results"])
-out = st.session_state.get("ba_article_out")
+out = ui.bench_section(bb.ARTICLE_SPEC, lambda: bb.ArticleConfig(device, dtype, min_run_time=float(per_row), **art), lim,
+                       key="ba_article_out", button=_("Run the article's example"), button_key="ba_article",
+                       primary=False, notice=False, what=_("the article's example"), keep=lambda ex: ex.results,
+                       store=lambda ex: {"verdict": ex.verdict, "results": ex.results, "device": device})
 if out:
-    ex_results = [BenchResult.from_dict(r) for r in out["results"]]
+    ex_results: list[BenchResult] = list(out["results"])
     # the verdict is read again here from the rows (prefill: M > 1, decode: M = 1), in the reader's language
     pre = [r for r in ex_results if r.shape.get("m") != 1]
     dec = [r for r in ex_results if r.shape.get("m") == 1]
     st.success(bb.article_verdict(pre, dec, out.get("device", device))["verdict"].render(_) if pre and dec
-               else out["verdict"])
+               else ui.tr(out["verdict"]))
     ex_rows = pd.DataFrame(bb.rows(ex_results))
     ex_rows["median"] = ex_rows.pop("median_s").map(fmt.duration)
     ex_rows["mode"] = ex_rows["mode"].map(mode_label)

@@ -13,15 +13,15 @@ import streamlit as st
 
 import ui
 from gemmlib.charts import roofline as cr
-from gemmlib.core.calibration import Calibration, load_calibrations, save_calibration
+from gemmlib.core.calibration import load_calibrations, save_calibration
 from gemmlib.core.ceilings import all_ceilings, cpu_row
 from gemmlib.core.dtypes import COMPUTE_DTYPES
 from gemmlib.core.hardware import CATALOGUE
 from gemmlib.core.i18n import N_
 from gemmlib.core.machine import light_summary
 from gemmlib.llm.presets import from_name, preset_names
-from gemmlib.measure import jobs
-from gemmlib.measure.calibrate import defaults as calibration_defaults  # plain numbers; torch loads on a run
+from gemmlib.measure import calibrate as cb  # plain numbers and the spec; torch loads on a run
+from gemmlib.measure.calibrate import defaults as calibration_defaults
 from ui import _, ngettext
 
 ui.page(
@@ -193,21 +193,23 @@ cal_scale = ui.url(k[1].number_input, _("scale down ÷"), 1, 64, d0["scale"], ke
 cal_layers = ui.url(k[2].number_input, _("layers"), 1, 80, d0["layers"], key="rf_cal_layers")
 cal_seq = ui.url(k[3].number_input, _("prompt tokens"), 1, 32768, d0["seq_len"], key="rf_cal_seq")
 cal_new = ui.url(k[4].number_input, _("decode steps"), 0, 1024, d0["new_tokens"], key="rf_cal_new")
-if st.button(_("Calibrate and validate on this GPU") if cal_device == "cuda" else
-             _("Calibrate and validate on this CPU"), key="rf_calibrate"):
-    with ui.guard(_("the calibration")):
-        from gemmlib.measure import calibrate as cb
 
-        cal_run = cb.make_run(cal_device, cal_preset, int(cal_scale), int(cal_layers), None, int(cal_seq),
-                              int(cal_new))
-        data = ui.run_benchmark(jobs.calibrate(cal_run, cal_device, threads=1 if cal_device == "cpu" else None,
-                                               validate=True), ui.bench_limits())
-        save_calibration(Calibration.from_dict(data["calibration"]))
-        val = data["validation"]
-        st.session_state.rf_validation = {"model": val["model"], "device": val["device_name"],
-                                          "datasheet": val["datasheet"], "calibration": val["calibration"],
-                                          "rows": val["table"], "notes": list(val["notes"])}
-vout = st.session_state.get("rf_validation")
+
+def _kept(out: cb.CalibrationResult) -> dict:
+    """The calibration saved for this server (the estimator reads it); its validation kept for this page."""
+    save_calibration(out.calibration)
+    val = out.validation
+    return {"model": val.run.describe(), "device": val.device_name, "datasheet": val.datasheet,
+            "calibration": val.calibration, "rows": cb.validation_table(val), "notes": list(val.notes)}
+
+
+vout = ui.bench_section(
+    cb.SPEC, lambda: cb.CalibrationConfig(cb.make_run(cal_device, cal_preset, int(cal_scale), int(cal_layers), None,
+                                                      int(cal_seq), int(cal_new)), cal_device, validate=True,
+                                          threads=1 if cal_device == "cpu" else None), ui.bench_limits(),
+    key="rf_validation", button=_("Calibrate and validate on this GPU") if cal_device == "cuda" else
+    _("Calibrate and validate on this CPU"), button_key="rf_calibrate", primary=False, notice=False, keep=None,
+    what=_("the calibration"), store=_kept)
 if vout:
     st.markdown(_("**{model}** on {dev}; datasheet estimate: {datasheet}; calibrated: {calibration}.").format(
         model=vout["model"], dev=vout["device"], datasheet=vout["datasheet"],

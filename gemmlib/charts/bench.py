@@ -6,67 +6,22 @@ an Altair chart; nothing here imports streamlit or torch.
 
 from __future__ import annotations
 
-import functools
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from gemmlib.core.i18n import N_, Translate, english
+from gemmlib.core.i18n import N_, Msg, Text, Translate, english
 from gemmlib.core.results import BenchResult
 
-NOTE_SEP = N_("; ")  # a row's note: pieces joined by "; "
-_FIELD = re.compile(r"\{(\w+)(?:![rsa])?(?::[^{}]*)?\}")
 
-
-@functools.lru_cache(maxsize=256)
-def _pattern(template: str) -> re.Pattern:
-    """A regular expression that matches ``template`` filled in, one named group per placeholder."""
-    parts, seen = [], set()
-    for i, piece in enumerate(_FIELD.split(template)):
-        if i % 2 == 0:
-            parts.append(re.escape(piece))
-        else:
-            parts.append(f"(?P={piece})" if piece in seen else f"(?P<{piece}>.+?)")
-            seen.add(piece)
-    return re.compile("^" + "".join(parts) + "$", re.S)
-
-
-def render_filled(text: str, templates: Iterable[str], gettext: Translate = english) -> str | None:
-    """``text`` read back as one of ``templates`` filled in, then rendered through ``gettext`` with the
-    same values (as written: their format specs were applied already); None when none matches.
-
-    Result rows travel as JSON (a worker process, a results file), so their English texts arrive
-    without their message; the templates they were made from (N_-marked in gemmlib.measure) give
-    it back for a page that shows them in another language."""
-    for template in templates:
-        if not _FIELD.search(template):
-            continue
-        m = _pattern(template).match(text)
-        if m:
-            return _FIELD.sub(lambda f: "{" + f.group(1) + "}", gettext(template)).format(**m.groupdict())
-    return None
-
-
-def note_text(note: Any, gettext: Translate = english, templates: Iterable[str] = ()) -> Any:
-    """A result row's note (``BenchResult.reason``) through ``gettext``: the whole note, or each of its
-    "; "-joined pieces, as a constant N_ text or one of ``templates`` filled in (``render_filled``);
-    a piece that is neither (a kernel's name, an exception's text) is shown as it is. Anything that
-    is not text is returned unchanged."""
+def note_text(note: Any, gettext: Translate = english) -> Any:
+    """A result row's note (``BenchResult.reason``) through ``gettext``: a message (a Text, as the
+    benchmarks write their notes, or a Msg) in the reader's language with its values; a plain text
+    as a constant of the catalogue (or as it is). Anything that is not text is returned unchanged."""
+    if isinstance(note, (Msg, Text)):
+        return note.render(gettext)
     if not isinstance(note, str) or not note:
         return note
-    templates = tuple(templates)
-    pieces, out, i = note.split("; "), [], 0
-    while i < len(pieces):  # the longest run of pieces that is one known text (a template may hold "; ")
-        for j in range(len(pieces), i, -1):
-            cand = "; ".join(pieces[i:j])
-            shown = render_filled(cand, templates, gettext)
-            if shown is None and (j == i + 1 or gettext(cand) != cand):
-                shown = gettext(cand)
-            if shown is not None:
-                out.append(shown)
-                i = j
-                break
-    return gettext(NOTE_SEP).join(out)
+    return gettext(note)
 
 
 def _rows(results: Iterable[BenchResult | Mapping]) -> list[dict]:
@@ -158,22 +113,3 @@ def ceilings_chart(rows: list[dict], title: str = "Measured vs datasheet", *, ge
     dots = base.transform_filter("datum.which == 'measured (median)'").mark_point(filled=True, size=90).encode(
         x=x, y=y, color=colour, tooltip=[figure, which, value])
     return alt.layer(spread, ticks, dots).properties(title=title, height={"step": 30})
-
-
-def save_chart(chart: Any, path_stem: Any) -> tuple[str, str]:
-    """Save as PNG when vl-convert-python is installed, else as HTML. Returns (path, note)."""
-    from pathlib import Path
-    stem = Path(path_stem)
-    try:
-        import vl_convert  # noqa: F401
-        png = stem.with_suffix(".png")
-        chart.save(str(png), scale_factor=1.5)
-        return str(png), ""
-    except ImportError:
-        html = stem.with_suffix(".html")
-        chart.save(str(html))
-        return str(html), "vl-convert-python is not installed: chart saved as HTML (pip install vl-convert-python for PNG)"
-    except Exception as e:  # noqa: BLE001 - a chart that fails to render must not lose the report
-        spec = stem.with_suffix(".vl.json")
-        spec.write_text(chart.to_json(), encoding="utf-8")
-        return str(spec), f"PNG rendering failed ({type(e).__name__}: {e}); Vega-Lite spec saved instead"

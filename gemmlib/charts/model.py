@@ -26,6 +26,7 @@ import altair as alt
 import pandas as pd
 
 from gemmlib.charts import label_expr
+from gemmlib.core import format as fmt
 from gemmlib.core.i18n import N_, Translate, english
 from gemmlib.core.roofline import roof_curve
 from gemmlib.llm.accounting import ATTENTION_PRODUCTS, OP_NAMES, Estimate, Op
@@ -121,13 +122,6 @@ def spec(chart: alt.TopLevelMixin | Built) -> dict:
     return chart.spec() if isinstance(chart, Built) else chart.to_dict(validate=False)
 
 
-def _si(x: float) -> str:
-    for scale, prefix in ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(x) >= scale:
-            return f"{x / scale:.3g} {prefix}"
-    return f"{x:.3g} "
-
-
 def _d(name: str) -> alt.NamedData:
     return alt.NamedData(name)
 
@@ -150,7 +144,7 @@ def shape_rects(ops: list[Op], gap_frac: float = 0.04) -> tuple[list[dict], list
     rects, labels, y = [], [], 0.0
     for o in ops:
         b_role = "B (keys / values)" if o.name in ATTENTION_PRODUCTS else "B (weights)"
-        label = f"{o.name}: [{o.m:,}×{o.k:,}]·[{o.k:,}×{o.n:,}]  ×{o.count:,} = {_si(o.flops)}FLOP"
+        label = f"{o.name}: [{o.m:,}×{o.k:,}]·[{o.k:,}×{o.n:,}]  ×{o.count:,} = {fmt.si(o.flops, 'FLOP')}"
         labels.append({"op": o.name, "x": 0.0, "y": y, "label": label})
         top = y + 0.9 * gap  # room for the label above the row
         x = 0.0
@@ -317,22 +311,22 @@ def flops_by_op_chart(est: Estimate, macs: bool = False, *, gettext: Translate =
 
 
 def _memory_template(t: tuple[str, ...] = ()) -> alt.LayerChart:
-    # One thick bar (weights, then the KV cache) on a GB axis that always reaches the capacity, the
+    # One thick bar (weights, then the KV cache) on a GiB axis (the project's byte unit) that always reaches the capacity, the
     # capacity as a red rule with its label above the bar, the legend under the chart. Positions in
     # pixels from the top of the plot (the page gives the whole chart a fixed height).
     part, what = t or _texts(english, _MEMORY_TEXTS)
-    x = alt.X("start:Q", title="GB", scale=alt.Scale(domainMin=0, nice=True),
+    x = alt.X("start:Q", title="GiB", scale=alt.Scale(domainMin=0, nice=True),
               axis=alt.Axis(format=",.0f", tickCount=8, labelOverlap=True))
     bars = alt.Chart(_d("parts")).mark_bar().encode(
         x=x, x2="end:Q", y=alt.value(22), y2=alt.value(56),
         color=alt.Color("part:N", title=None, sort=alt.SortField("order"),
                         scale=alt.Scale(range=["#4c78a8", "#72b7b2"]),
                         legend=alt.Legend(orient="bottom", direction="horizontal", labelLimit=400)),
-        tooltip=[alt.Tooltip("part:N", title=part), alt.Tooltip("GB:Q", format=",.2f", title="GB")])
+        tooltip=[alt.Tooltip("part:N", title=part), alt.Tooltip("GiB:Q", format=",.2f", title="GiB")])
     rule = alt.Chart(_d("cap")).mark_rule(color="#e4572e", strokeWidth=3).encode(
-        x="GB:Q", y=alt.value(16), y2=alt.value(62), tooltip=[alt.Tooltip("what:N", title=what)])
+        x="GiB:Q", y=alt.value(16), y2=alt.value(62), tooltip=[alt.Tooltip("what:N", title=what)])
     text = alt.Chart(_d("cap")).mark_text(align="center", baseline="bottom", color="#c0392b",
-                                          fontWeight="bold").encode(x="GB:Q", y=alt.value(13), text="what:N")
+                                          fontWeight="bold").encode(x="GiB:Q", y=alt.value(13), text="what:N")
     return alt.layer(bars, rule, text)
 
 
@@ -341,14 +335,14 @@ _MEMORY_TEXTS = (N_("part"), N_("what"))
 
 def _memory_built(est: Estimate, gettext: Translate = english) -> Built:
     mem = est.memory
-    w, kv = mem.weights_bytes / 1e9, mem.kv_cache_bytes / 1e9
-    parts = [{"part": gettext("weights ({dtype})").format(dtype=est.workload.weight_dtype), "GB": w, "start": 0.0,
+    w, kv = mem.weights_bytes / 2**30, mem.kv_cache_bytes / 2**30
+    parts = [{"part": gettext("weights ({dtype})").format(dtype=est.workload.weight_dtype), "GiB": w, "start": 0.0,
               "end": w, "order": 0},
-             {"part": gettext("KV cache at the end ({dtype})").format(dtype=est.workload.kv_dtype), "GB": kv,
+             {"part": gettext("KV cache at the end ({dtype})").format(dtype=est.workload.kv_dtype), "GiB": kv,
               "start": w, "end": w + kv, "order": 1}]
-    cap = [{"GB": mem.capacity_bytes / 1e9,
-            "what": gettext("capacity of {gpus} × {gpu}: {gb:,.0f} GB").format(
-                gpus=est.gpus, gpu=est.hardware.name, gb=mem.capacity_bytes / 1e9)}]
+    cap = [{"GiB": mem.capacity_bytes / 2**30,
+            "what": gettext("capacity of {gpus} × {gpu}: {size}").format(
+                gpus=est.gpus, gpu=est.hardware.name, size=fmt.nbytes(mem.capacity_bytes))}]
     title = (gettext("Memory: fits") if mem.fits else
              gettext("Memory: does not fit (needs ≥ {n} devices)").format(n=mem.min_gpus))
     return Built(_memory_template, (_texts(gettext, _MEMORY_TEXTS),), {"parts": parts, "cap": cap}, height=215,
@@ -451,27 +445,10 @@ def compare_chart(a: Estimate, b: Estimate, label_a: str = "A", label_b: str = "
     return _compare_built(a, b, label_a, label_b, macs, gettext).chart()
 
 
-def summary_row(est: Estimate) -> dict:
-    """Headline figures of one estimate (a column of the A-vs-B table)."""
-    t = est.times()
-    tpot, ttft = t["time_per_output_token_s"], t["ttft_s"]
-    return {"model": est.model.name, "parameters": est.model.params, "batch": est.workload.batch,
-            "prompt tokens": est.workload.seq_len, "new tokens": est.workload.new_tokens,
-            "dtypes (w/act/kv)": f"{est.workload.weight_dtype}/{est.workload.act_dtype}/{est.workload.kv_dtype}",
-            "GPUs": f"{est.gpus} × {est.hardware.name}", "prefill FLOPs": est.prefill.flops,
-            "decode FLOPs": est.decode.flops, "weights GB": round(est.memory.weights_bytes / 1e9, 3),
-            "KV cache GB": round(est.memory.kv_cache_bytes / 1e9, 3), "fits": est.memory.fits,
-            "time to first token ms": None if ttft is None else ttft * 1e3,
-            "ms per output token": None if tpot is None else tpot * 1e3,
-            "decode tokens/s": t["decode_tokens_per_s"], "total s": t["total_s"]}
-
-
 def compare_rows(a: Estimate, b: Estimate) -> list[dict]:
     """The A-vs-B table: one row per quantity, the times first, each value formatted with its unit
     (``gemmlib.core.format``), and B/A where the two are numbers of the same kind. The quantities are
     N_-marked English (a page shows them through its gettext)."""
-    from gemmlib.core import format as fmt
-
     def row(q: str, va, vb, show=fmt.cell) -> dict:
         both = all(isinstance(v, (int, float)) and not isinstance(v, bool) and v is not None for v in (va, vb))
         return {"quantity": q, "A": show(va), "B": show(vb),
@@ -485,8 +462,8 @@ def compare_rows(a: Estimate, b: Estimate) -> list[dict]:
         row(N_("total time"), ta["total_s"], tb["total_s"], fmt.duration),
         row(N_("prefill FLOPs"), a.prefill.flops, b.prefill.flops, lambda v: fmt.si(v, "FLOP")),
         row(N_("decode FLOPs"), a.decode.flops, b.decode.flops, lambda v: fmt.si(v, "FLOP")),
-        row(N_("weights"), a.memory.weights_bytes, b.memory.weights_bytes, lambda v: fmt.si(v, "B")),
-        row(N_("KV cache at the end"), a.memory.kv_cache_bytes, b.memory.kv_cache_bytes, lambda v: fmt.si(v, "B")),
+        row(N_("weights"), a.memory.weights_bytes, b.memory.weights_bytes, fmt.nbytes),
+        row(N_("KV cache at the end"), a.memory.kv_cache_bytes, b.memory.kv_cache_bytes, fmt.nbytes),
         row(N_("fits in memory"), getattr(a, "per_gpu", a.memory).fits, getattr(b, "per_gpu", b.memory).fits),
         row(N_("model"), a.model.name, b.model.name),
         row(N_("parameters"), a.model.params, b.model.params, fmt.count),

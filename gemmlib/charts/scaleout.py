@@ -33,17 +33,26 @@ WHAT = {"compute": N_("compute"), "communication": N_("communication"), "idle": 
 # ----- per-GPU memory ------------------------------------------------------------------------------
 
 _MEMORY_TEXTS = (N_("GiB on the busiest GPU"), N_("part"), N_("what"), *PART_ORDER)
+BAR_PX = 44  # the bar's height in pixels: the plot's own height (autosize fit-x: title, axis and legend add to it)
 
 
 def _per_gpu_memory_template(t: tuple[str, ...] = ()) -> alt.LayerChart:
+    # One thick bar (the parts stacked left to right) and the GPU's capacity as a red rule across it, labelled
+    # above; the legend under the chart in rows, so no part is cut off. The height set is the plot's alone
+    # (fit-x): Streamlit's default for a layer ("fit") would squeeze the bar into what the legend leaves.
     x_title, part, what, *parts = t or _texts(english, _MEMORY_TEXTS)
+    x = alt.X("start:Q", title=x_title, scale=alt.Scale(domainMin=0, nice=True),
+              axis=alt.Axis(format=",.0f", tickCount=8, labelOverlap=True))
     bars = alt.Chart(_d("parts")).mark_bar().encode(
-        x=alt.X("GiB:Q", title=x_title, stack="zero"), y=alt.Y("what:N", title=None),
-        color=alt.Color("part:N", title=None, sort=parts, scale=alt.Scale(domain=parts)),
-        order="order:Q", tooltip=[alt.Tooltip("part:N", title=part), alt.Tooltip("GiB:Q", format=",.2f", title="GiB")])
-    rule = alt.Chart(_d("cap")).mark_rule(color="#e4572e", strokeWidth=2).encode(
-        x="GiB:Q", tooltip=[alt.Tooltip("what:N", title=what)])
-    text = alt.Chart(_d("cap")).mark_text(align="right", dx=-4, dy=-28, color="#e4572e").encode(x="GiB:Q", text="what:N")
+        x=x, x2="end:Q", y=alt.value(0), y2=alt.value(BAR_PX),
+        color=alt.Color("part:N", title=None, sort=parts, scale=alt.Scale(domain=parts),
+                        legend=alt.Legend(orient="bottom", direction="horizontal", columns=3, labelLimit=300,
+                                          symbolLimit=0)),
+        tooltip=[alt.Tooltip("part:N", title=part), alt.Tooltip("GiB:Q", format=",.2f", title="GiB")])
+    rule = alt.Chart(_d("cap")).mark_rule(color="#e4572e", strokeWidth=3).encode(
+        x="GiB:Q", y=alt.value(-6), y2=alt.value(BAR_PX + 6), tooltip=[alt.Tooltip("what:N", title=what)])
+    text = alt.Chart(_d("cap")).mark_text(align="right", baseline="bottom", dx=-4, color="#c0392b",
+                                          fontWeight="bold").encode(x="GiB:Q", y=alt.value(-8), text="what:N")
     return alt.layer(bars, rule, text)
 
 
@@ -51,9 +60,15 @@ STAGES = {"first": N_("first"), "last": N_("last")}  # PerGpuMemory.stage, as dr
 
 
 def _memory_built(mem: PerGpuMemory, gpu: str, label: str = N_("per GPU"), gettext: Translate = english) -> Built:
+    from gemmlib.core import format as fmt
+
     label = gettext(label)
-    parts = [{"part": gettext(p), "GiB": b / GiB, "order": PART_ORDER.index(p), "what": label} for p, b in mem.parts()]
-    cap = [{"GiB": mem.capacity_bytes / GiB, "what": f"{gpu}: {mem.capacity_bytes / GiB:,.1f} GiB"}]
+    parts, start = [], 0.0
+    for p, b in mem.parts():
+        parts.append({"part": gettext(p), "GiB": b / GiB, "start": start, "end": start + b / GiB,
+                      "order": PART_ORDER.index(p)})
+        start += b / GiB
+    cap = [{"GiB": mem.capacity_bytes / GiB, "what": f"{gpu}: {fmt.nbytes(mem.capacity_bytes)}"}]
     verdict = gettext("fits") if mem.fits else gettext("does not fit")
     if mem.stage:
         title = gettext("Memory {label}: {verdict} ({stage} pipeline stage)").format(
@@ -61,7 +76,7 @@ def _memory_built(mem: PerGpuMemory, gpu: str, label: str = N_("per GPU"), gette
     else:
         title = gettext("Memory {label}: {verdict}").format(label=label, verdict=verdict)
     return Built(_per_gpu_memory_template, (_texts(gettext, _MEMORY_TEXTS),), {"parts": parts, "cap": cap},
-                 height=110, title=title)
+                 height=BAR_PX, title=title, autosize={"type": "fit-x", "contains": "padding"})
 
 
 def per_gpu_memory_chart(mem: PerGpuMemory, gpu: str, label: str = N_("per GPU"), *,
@@ -174,3 +189,28 @@ def serving_chart(sv: Serving, *, gettext: Translate = english) -> alt.HConcatCh
 
 def serving_spec(sv: Serving, *, gettext: Translate = english) -> dict:
     return _serving_built(sv, gettext).spec()
+
+
+# ----- several models: decode throughput against the batch -------------------------------------------
+
+_MODELS_TEXTS = (N_("batch (concurrent sequences)"), N_("decode tokens/s (whole batch)"), N_("model"), N_("batch"),
+                 N_("tokens/s"), N_("TPOT ms"))
+
+
+def _models_template(t: tuple[str, ...] = ()) -> alt.Chart:
+    x_title, y_title, model, *tips = t or _texts(english, _MODELS_TEXTS)
+    return alt.Chart(_d("rows")).mark_line(point=True).encode(
+        x=alt.X("batch:Q", scale=alt.Scale(type="log", base=2), title=x_title),
+        y=alt.Y("tokens/s:Q", scale=alt.Scale(type="log"), title=y_title),
+        color=alt.Color("model:N", title=model),
+        tooltip=[alt.Tooltip("model:N", title=model), alt.Tooltip("batch:Q", title=tips[0]),
+                 alt.Tooltip("tokens/s:Q", format=",.0f", title=tips[1]),
+                 alt.Tooltip("TPOT ms:Q", format=",.2f", title=tips[2])],
+    ).properties(width=640, height=320)
+
+
+def models_spec(rows: list[dict], *, gettext: Translate = english) -> dict:
+    """Decode tokens/s against the batch, one line per model (``rows``: model, batch, tokens/s, TPOT ms), each
+    up to the largest batch that fits."""
+    return Built(_models_template, (_texts(gettext, _MODELS_TEXTS),), {"rows": rows},
+                 title=gettext("Decode throughput against the batch, each model up to the batch that fits")).spec()

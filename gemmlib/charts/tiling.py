@@ -8,6 +8,7 @@ from typing import Any
 from gemmlib.core.flops import gemm_bytes
 from gemmlib.core.i18n import Translate, english
 from gemmlib.core.results import BenchResult
+from gemmlib.core.units import GiB
 from gemmlib.explain.tiling import tile_traffic
 
 
@@ -49,18 +50,18 @@ def traffic_chart(m: int, n: int, k: int, tiles: list[int], dtype: str, *, gette
     recs = []
     for t in tiles:
         tr = tile_traffic(m, n, k, t, dtype=dtype)
-        recs += [{"tile": str(t), "operand": "A", "GB": tr.a_bytes / 1e9, "reads": tr.a_reads},
-                 {"tile": str(t), "operand": "B", "GB": tr.b_bytes / 1e9, "reads": tr.b_reads},
-                 {"tile": str(t), "operand": gettext("D (write)"), "GB": tr.d_bytes / 1e9, "reads": 1}]
+        recs += [{"tile": str(t), "operand": "A", "GiB": tr.a_bytes / GiB, "reads": tr.a_reads},
+                 {"tile": str(t), "operand": "B", "GiB": tr.b_bytes / GiB, "reads": tr.b_reads},
+                 {"tile": str(t), "operand": gettext("D (write)"), "GiB": tr.d_bytes / GiB, "reads": 1}]
     df = pd.DataFrame(recs)
     bars = alt.Chart(df).mark_bar().encode(
         x=alt.X("tile:N", sort=[str(t) for t in tiles], title=gettext("tile size (square)")),
-        y=alt.Y("GB:Q", title=gettext("implied DRAM traffic, GB")),
+        y=alt.Y("GiB:Q", title=gettext("implied DRAM traffic, GiB")),
         color=alt.Color("operand:N", title=gettext("operand")),
         tooltip=[alt.Tooltip("tile:N", title=gettext("tile")), alt.Tooltip("operand:N", title=gettext("operand")),
-                 alt.Tooltip("GB:Q", format=".4g"), alt.Tooltip("reads:Q", title=gettext("reads"))])
-    floor = alt.Chart(pd.DataFrame([{"GB": gemm_bytes(m, n, k, dtype) / 1e9}])).mark_rule(
-        strokeDash=[4, 4], color="black").encode(y="GB:Q", tooltip=[alt.Tooltip("GB:Q", format=".4g")])
+                 alt.Tooltip("GiB:Q", format=".4g"), alt.Tooltip("reads:Q", title=gettext("reads"))])
+    floor = alt.Chart(pd.DataFrame([{"GiB": gemm_bytes(m, n, k, dtype) / GiB}])).mark_rule(
+        strokeDash=[4, 4], color="black").encode(y="GiB:Q", tooltip=[alt.Tooltip("GiB:Q", format=".4g")])
     return (bars + floor).properties(height=300, title=gettext("Traffic each tile size implies (dashed: the minimum)"))
 
 

@@ -21,15 +21,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from gemmlib.core.dtypes import dtype_bytes
 from gemmlib.core.errors import InputError
 from gemmlib.core.flops import gemm_bytes, gemm_flops
 
+if TYPE_CHECKING:  # numpy is imported by numpy_blocked alone: the traffic model needs none
+    import numpy as np
 
-def _check_tile(tile: int, name: str = "tile") -> int:
+
+def check_tile(tile: int, name: str = "tile") -> int:
     if isinstance(tile, bool) or not float(tile).is_integer():
         raise InputError(f"{name} must be a whole number, got {tile!r}")
     tile = int(tile)
@@ -38,7 +40,7 @@ def _check_tile(tile: int, name: str = "tile") -> int:
     return tile
 
 
-def _check_shapes(a_shape: tuple, b_shape: tuple) -> tuple[int, int, int]:
+def check_shapes(a_shape: tuple, b_shape: tuple) -> tuple[int, int, int]:
     if len(a_shape) != 2 or len(b_shape) != 2:
         raise InputError(f"A and B must be matrices, got shapes {tuple(a_shape)} and {tuple(b_shape)}")
     m, k = a_shape
@@ -52,7 +54,7 @@ def _check_shapes(a_shape: tuple, b_shape: tuple) -> tuple[int, int, int]:
 
 def tile_count(m: int, n: int, k: int, tile: int) -> int:
     """How many sub-block products the tiled loops perform: ⌈M/t⌉·⌈N/t⌉·⌈K/t⌉."""
-    t = _check_tile(tile)
+    t = check_tile(tile)
     return math.ceil(m / t) * math.ceil(n / t) * math.ceil(k / t)
 
 
@@ -63,10 +65,12 @@ def numpy_blocked(a: np.ndarray, b: np.ndarray, tile: int = 64) -> np.ndarray:
     GEMM; a tensor core also multiplies half inputs into an fp32 accumulator);
     the result is returned in the input dtype.
     """
-    t = _check_tile(tile)
+    t = check_tile(tile)
+    import numpy as np
+
     a = np.asarray(a)
     b = np.asarray(b)
-    m, n, k = _check_shapes(a.shape, b.shape)
+    m, n, k = check_shapes(a.shape, b.shape)
     if a.dtype != b.dtype:
         raise InputError(f"A and B must share a dtype, got {a.dtype} and {b.dtype}")
     acc_dtype = np.float32 if a.dtype == np.float16 else np.result_type(a.dtype, np.float32)
@@ -137,9 +141,9 @@ def tile_traffic(m: int, n: int, k: int, tile_m: int, tile_n: int | None = None,
     is read and written once per k-tile instead of written once.
     """
     flops = gemm_flops(m, n, k)  # validates M, N, K
-    tm = _check_tile(tile_m, "tile_m")
-    tn = _check_tile(tile_n if tile_n is not None else tile_m, "tile_n")
-    tk = _check_tile(tile_k if tile_k is not None else tile_m, "tile_k")
+    tm = check_tile(tile_m, "tile_m")
+    tn = check_tile(tile_n if tile_n is not None else tile_m, "tile_n")
+    tk = check_tile(tile_k if tile_k is not None else tile_m, "tile_k")
     eb = dtype_bytes(dtype)
     a_reads = math.ceil(n / tn)
     b_reads = math.ceil(m / tm)

@@ -40,3 +40,51 @@ def test_step_grids_fit_the_content_column(k, n):
     assert 14 <= cell <= 48
     if cell > 14:  # at the floor the grids may scroll, but only for shapes past 12
         assert cell * (k + 2 * n) + 2 * 28 + 3 * 24 <= GRIDS_WIDTH
+
+
+def _luminance(rgb: tuple[int, int, int]) -> float:
+    """WCAG 2's relative luminance of an sRGB colour."""
+    lin = [c / 255 / 12.92 if c / 255 <= 0.04045 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in rgb]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def _rgb(colour: str) -> tuple[int, int, int]:
+    import re
+
+    named = {"white": (255, 255, 255), "black": (0, 0, 0), "#000": (0, 0, 0), "#fff": (255, 255, 255)}
+    if colour in named:
+        return named[colour]
+    if colour.startswith("#"):
+        return tuple(int(colour[i:i + 2], 16) for i in (1, 3, 5))
+    return tuple(int(v) for v in re.findall(r"\d+", colour)[:3])
+
+
+@pytest.mark.parametrize("metric", ["GFLOPs", "MB moved", "FLOP/byte", "time µs"])
+def test_every_heatmap_label_contrasts_with_its_own_cell_as_wcag_aa_asks(metric):
+    """The FLOPs page's heatmap (its default ranges, H100 bf16), drawn by Vega itself (vl-convert's
+    SVG): each label's colour against the fill of the cell it sits in is at least 4.5 : 1 (WCAG AA
+    for 11-px text). One threshold at mid-viridis gave white labels of 3.5-4.3 : 1."""
+    import re
+
+    import vl_convert as vlc
+
+    from gemmlib.charts.explain import heatmap, spec
+    from gemmlib.core.flops import dim_range, metric_grid
+    from gemmlib.core.hardware import CATALOGUE, DEFAULT_GPU
+
+    grid = metric_grid(dim_range(256, 2048, 256), dim_range(256, 2048, 256, "N"), 1024, "bf16",
+                       CATALOGUE[DEFAULT_GPU], 0.7)
+    svg = vlc.vegalite_to_svg(json.dumps(spec(heatmap(grid, metric, "t"))))
+    rects = [(float(x), float(y), float(w), float(h), _rgb(f)) for x, y, w, h, f in re.findall(
+        r'aria-roledescription="rect mark" d="M([\d.]+),([\d.]+)h([\d.]+)v([\d.]+)h-[\d.]+Z" fill="([^"]+)"', svg)]
+    texts = [(float(x), float(y), _rgb(f)) for x, y, f in re.findall(
+        r'aria-roledescription="text mark"[^>]*transform="translate\(([\d.]+),([\d.]+)\)"[^>]*fill="([^"]+)"', svg)]
+    assert len(rects) == len(texts) == 64
+    ratios, colours = [], set()
+    for x, y, label in texts:
+        (fill,) = [f for rx, ry, rw, rh, f in rects if rx <= x <= rx + rw and ry <= y <= ry + rh]
+        hi, lo = sorted((_luminance(label), _luminance(fill)), reverse=True)
+        ratios.append((hi + 0.05) / (lo + 0.05))
+        colours.add(label)
+    assert min(ratios) >= 4.5, sorted(ratios)[:5]
+    assert len(colours) == 2  # both black and white labels occur: the per-cell choice is exercised

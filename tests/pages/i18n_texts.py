@@ -11,9 +11,12 @@ tests/browser/test_browser_i18n.py.
 from __future__ import annotations
 
 import json
+import re
 
 import ui
 
+MATERIAL_ICON = re.compile(r":material/[a-z0-9_]+:")
+STYLE_ONLY = re.compile(r"\s*<style>.*</style>\s*", re.S)
 FIELDS = ("body", "label", "help", "placeholder", "options", "captions")
 
 
@@ -35,7 +38,8 @@ def shown_texts(at) -> list[str]:
         for name in FIELDS:
             v = fields.get(name)
             if isinstance(v, str):
-                out.append(v)
+                if not STYLE_ONLY.fullmatch(v):  # a page's CSS (st.html("<style>…</style>")) draws nothing
+                    out.append(v)
             elif v is not None and not hasattr(v, "ListFields"):
                 out.extend(str(x) for x in v)
         if "columns" in fields and "arrow_data" in fields:  # a dataframe
@@ -45,4 +49,4 @@ def shown_texts(at) -> list[str]:
                 out.append(str(config.get(str(col), {}).get("label") or col))
                 if df[col].dtype == object:
                     out.extend(str(x) for x in df[col] if isinstance(x, str))
-    return out
+    return [MATERIAL_ICON.sub("", t) for t in out]  # an icon's name draws as the icon, never as text

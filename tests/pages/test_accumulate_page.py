@@ -240,9 +240,26 @@ def test_presentation_mode_folds_the_words_and_keeps_the_numbers():
     at.toggle(key="acc_present").set_value(True).run()
     assert not at.exception and _data(at)["presentation"] is True
     labels = [e.proto.label for e in at.expander]
-    assert "About this page" in labels and "The matrices and the loop order" in labels
+    assert "About this page" in labels and "The matrices, the loop order and the speed" in labels
     assert "What the colours and counts mean" in labels
     assert _trace_d(at) == [[58.0, 64.0], [139.0, 154.0]]
+    assert at.slider(key="acc_speed").value == 5  # the speed slider is folded into the inputs, still read
+
+
+def test_a_cell_edited_in_the_stepper_becomes_the_pages_matrices():
+    """ui.stepper's edit trigger hands the page A, B and C as its own text, one cell changed; the page
+    reads them back exactly (the browser test drives the same path from a click)."""
+    from gemmlib.explain import reference as ref
+    from ui.stepper import edited_matrices
+
+    tr = ref.trace(ref.article_problem())
+    mats = edited_matrices(tr, "A", 0, 0, "5")
+    assert mats == {"A": "5 2 3\n4 5 6", "B": "7 8\n9 10\n11 12", "C": ""}  # β = 0: C is not read
+    assert edited_matrices(tr, "B", 2, 1, "0.1")["B"] == "7 8\n9 10\n11 0.1"
+    at = _app()
+    at.radio(key="acc_src").set_value("custom").run()
+    at.text_area(key="acc_text_a").set_value(mats["A"]).run()
+    assert not at.exception and _trace_d(at) == [[86.0, 96.0], [139.0, 154.0]]
 
 
 def test_precision_section_inputs():

@@ -23,11 +23,24 @@ def _private_cache(monkeypatch, tmp_path):
 def test_renders_cold_with_the_cpu_and_its_catalogue_row():
     at = AppTest.from_file(PAGE, default_timeout=60).run()
     assert not at.exception and not at.error
-    light, detected, datasheet = (d.value for d in at.dataframe[:3])
-    assert light.iloc[0]["kind"] == "cpu"
-    assert detected.iloc[0]["catalogue"] == "CPU (edit me)"
+    light, datasheet = (d.value for d in at.dataframe[:2])  # no torch asked: the light detection's rows
+    assert light.iloc[0]["kind"] == "cpu" and light.iloc[0]["catalogue"] == "CPU (edit me)"
     assert datasheet.iloc[0]["fp32 TFLOP/s"] == pytest.approx(0.2)
     assert any("Nothing measured yet" in i.value for i in at.info)
+    assert at.toggle(key="dv_torch").value is False
+
+
+def test_the_toggle_adds_what_pytorch_sees():
+    import torch
+
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    at.toggle(key="dv_torch").set_value(True).run()
+    assert not at.exception and not at.error
+    light, detected, datasheet = (d.value for d in at.dataframe[:3])
+    assert detected.iloc[0]["catalogue"] == "CPU (edit me)"
+    assert detected.iloc[0]["units"].split()[0] == str(torch.get_num_threads())
+    assert datasheet.iloc[0]["fp32 TFLOP/s"] == pytest.approx(0.2)
+    assert len(detected) == 1 + torch.cuda.device_count()
 
 
 def test_measure_ceilings_button_shows_measured_figures(monkeypatch):

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from gemmlib.core import format as fmt
 from gemmlib.core.flops import DEFAULT_EFFICIENCY
 from gemmlib.core.hardware import get_hardware
 from gemmlib.llm.accounting import Workload, estimate
@@ -16,6 +17,12 @@ from gemmlib.llm.presets import PUBLISHED_PARAMS, from_name
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "4_LLM_Estimator.py")
 DATA = ROOT / "tests" / "data"
+
+
+def _page_workload(**fields) -> Workload:
+    """The workload the page builds from its widgets' defaults: the library's (and the CLI's) defaults, the
+    engine convention; the estimates below take the library's default efficiency too (the shape model)."""
+    return Workload(**fields)
 
 
 def _app(**query) -> AppTest:
@@ -38,7 +45,7 @@ def test_default_render_shows_the_default_preset():
     at = _app()
     _ok(at)
     m = _metrics(at)
-    est = estimate(from_name("llama-3-8b"), Workload(batch=1, seq_len=1024, new_tokens=256), get_hardware("h100"))
+    est = estimate(from_name("llama-3-8b"), _page_workload(batch=1, seq_len=1024, new_tokens=256), get_hardware("h100"))
     assert m["prefill FLOPs"] == f"{est.prefill.flops / 1e12:.3g} T"
     assert m["decode FLOPs"] == f"{est.decode.flops / 1e12:.3g} T"
     assert any(f"{PUBLISHED_PARAMS['llama-3-8b']:,} parameters" in md.value for md in at.markdown)
@@ -49,7 +56,7 @@ def test_default_render_shows_the_default_preset():
 def test_deep_link_sets_the_view_and_widgets_write_the_url():
     at = _app(le_preset="gpt2", le_batch=4, le_seq=128, le_new=0, le_macs="true", le_gpu="A100 SXM 80GB")
     _ok(at)
-    est = estimate(from_name("gpt2"), Workload(batch=4, seq_len=128, new_tokens=0), get_hardware("a100"))
+    est = estimate(from_name("gpt2"), _page_workload(batch=4, seq_len=128, new_tokens=0), get_hardware("a100"))
     m = _metrics(at)
     assert m["prefill MACs"] == f"{est.prefill.macs / 1e9:.3g} G"
     assert m["per output token"] == "—"
@@ -94,8 +101,10 @@ def test_inputs_at_their_extremes(key, value):
 
 def test_switches_dtypes_and_gpus():
     at = _app()
-    at.toggle(key="le_causal").set_value(True).run()
-    at.toggle(key="le_last").set_value(True).run()
+    at.selectbox(key="le_causal").set_value("dense").run()
+    at.selectbox(key="le_lmh").set_value("all").run()
+    md = " ".join(m.value for m in at.markdown)
+    assert "the engine convention" in md and "overridden: attention counting dense, LM head in the prefill all" in md
     at.selectbox(key="le_wdt").set_value("int8").run()
     at.selectbox(key="le_gpu").set_value("H200 SXM").run()
     _ok(at)
@@ -131,18 +140,71 @@ def test_compare_a_vs_b():
     assert table.loc["model", "A"] == "llama-3-8b"
 
 
+def test_turning_b_on_copies_a_and_highlights_what_then_differs():
+    at = _app(le_batch=8, le_seq=512, le_gpu="H200 SXM", le_tab="A vs B")
+    at.toggle(key="le_cmp").set_value(True).run()
+    _ok(at)
+    assert (at.number_input(key="le_b_batch").value, at.number_input(key="le_b_seq").value) == (8, 512)
+    assert at.selectbox(key="le_b_gpu").value == "H200 SXM" and at.selectbox(key="le_b_preset").value == "same"
+    table = next(d.value for d in at.dataframe if list(d.value.columns) == ["A", "B", "B/A"])
+    assert table.loc["time to first token", "B/A"] == "1×" and table.loc["model", "B"] == "llama-3-8b"
+    assert any("copy of A" in m.value for m in at.markdown)
+    at.number_input(key="le_b_batch").set_value(16).run()
+    _ok(at)
+    styles = " ".join(h.proto.body for h in at.get("html"))
+    assert ".st-key-le_b_batch" in styles and ".st-key-le_b_seq" not in styles
+    assert any("B differs from A in: **B batch**" in m.value for m in at.markdown)
+    assert at.number_input(key="le_b_batch").proto.query_param_key == "le_b_batch"  # the link keeps it
+
+
+def test_a_use_case_sets_the_workload_and_the_serving_target():
+    at = _app()
+    at.selectbox(key="le_use").set_value("code").run()
+    _ok(at)
+    got = {k: at.number_input(key=k).value for k in ("le_batch", "le_seq", "le_new", "le_tpot")}
+    assert got == {"le_batch": 1, "le_seq": 2048, "le_new": 128, "le_tpot": 20.0}
+    assert at.toggle(key="le_serve").value and at.selectbox(key="le_use").value is None  # back to its placeholder
+    est = estimate(from_name("llama-3-8b"), _page_workload(batch=1, seq_len=2048, new_tokens=128), get_hardware("h100"))
+    assert _metrics(at)["prefill FLOPs"] == f"{est.prefill.flops / 1e12:.3g} T"
+    at.selectbox(key="le_use").set_value("offline").run()
+    _ok(at)
+    assert (at.number_input(key="le_batch").value, at.number_input(key="le_tpot").value) == (256, 0.0)
+
+
+def test_several_models_share_one_throughput_chart():
+    at = _app()
+    _ok(at)
+    assert not [c for c in at.get("vega_lite_chart") if "Decode throughput" in str(c.proto.spec)]
+    at.multiselect(key="le_more").set_value(["mistral-7b", "llama-3-70b"]).run()
+    _ok(at)
+    chart = next(c.proto for c in at.get("vega_lite_chart") if "Decode throughput" in str(c.proto.spec))
+    rows = next(d for d in chart.datasets if d.name == "rows").data.data  # Arrow IPC bytes
+    assert b"llama-3-8b" in rows and b"mistral-7b" in rows and b"llama-3-70b" not in rows
+    assert any("No decode that fits: llama-3-70b" in c.value for c in at.caption)
+
+
+def test_an_op_picked_on_the_flops_chart_is_named_on_the_roofline():
+    at = _app()
+    _ok(at)
+    flops = next(c.proto for c in at.get("vega_lite_chart") if '"pick"' in c.proto.spec)
+    assert flops.selection_mode == ["pick"] and flops.id  # a click reruns the page with the selection
+    assert any("Click a bar" in m.value for m in at.markdown)
+    at.session_state["le_op"] = ("o_proj", "prefill")  # what the chart's callback keeps from a click
+    at.run()
+    _ok(at)
+    assert any(m.value.startswith("**o_proj** (prefill): ") for m in at.markdown)
+
+
 def test_a_vs_b_is_formatted_with_units_times_first_and_a_ratio():
     at = _app(le_cmp="true", le_b_preset="llama-3-8b", le_b_batch=2, le_b_gpu="H100 SXM", le_b_gpus=1)
     _ok(at)
     table = next(d.value for d in at.dataframe if list(d.value.columns) == ["A", "B", "B/A"])
     assert list(table.index[:3]) == ["time to first token", "per output token", "decode tokens/s (whole batch)"]
-    a = estimate(from_name("llama-3-8b"), Workload(batch=1, seq_len=1024, new_tokens=256), get_hardware("h100"),
-                 efficiency=DEFAULT_EFFICIENCY)
-    b = estimate(from_name("llama-3-8b"), Workload(batch=2, seq_len=1024, new_tokens=256), get_hardware("h100"),
-                 efficiency=DEFAULT_EFFICIENCY)
+    a = estimate(from_name("llama-3-8b"), _page_workload(batch=1, seq_len=1024, new_tokens=256), get_hardware("h100"))
+    b = estimate(from_name("llama-3-8b"), _page_workload(batch=2, seq_len=1024, new_tokens=256), get_hardware("h100"))
     ratio = b.prefill.flops / a.prefill.flops
     assert table.loc["prefill FLOPs", "B/A"] == f"{ratio:.3g}×"  # the same model at twice the batch: 2×
-    assert table.loc["prefill FLOPs", "A"].endswith(" TFLOP") and table.loc["weights", "A"].endswith(" GB")
+    assert table.loc["prefill FLOPs", "A"].endswith(" TFLOP") and table.loc["weights", "A"].endswith(" GiB")
     assert table.loc["time to first token", "A"].endswith(" ms")
     assert table.loc["model", "B/A"] == "—" and table.loc["fits in memory", "A"] == "yes"
     text = " ".join(str(v) for v in table.to_numpy().ravel())
@@ -153,10 +215,22 @@ def test_headline_says_what_it_assumes_and_a_model_too_big_says_so():
     at = _app(le_preset="llama-3-70b", le_gpu="H100 SXM")
     _ok(at)
     md = " ".join(m.value for m in at.markdown)
-    assert f"1 × H100 SXM · bf16 · {DEFAULT_EFFICIENCY:.0%} of peak and bandwidth" in md
+    assert "**Predicted on 1 × H100 SXM · bf16** · counted by the engine convention" in md
+    assert "timed with the efficiency model by shape" in md
     warn = " ".join(w.value for w in at.warning)
-    assert "Does not fit" in warn and "at least 2 of them" in warn  # 141 GB of weights on one 80-GB H100
-    assert at.slider(key="le_eff").value == DEFAULT_EFFICIENCY
+    assert "Does not fit" in warn and "at least 2 of them" in warn  # 131 GiB of weights on one 80-GB H100
+    assert "not reachable" in warn
+    times = [m for m in at.metric if m.label in ("time to first token", "per output token", "decode tokens/s")]
+    assert len(times) == 3 and all("not reachable" in str(m.proto.delta) for m in times)
+    assert at.slider(key="le_eff").value == DEFAULT_EFFICIENCY and at.toggle(key="le_flat").value is False
+    # the reference convention and a flat efficiency, chosen: the headline says so
+    at = _app(le_conv="transformers", le_flat="true", le_eff=0.5)
+    _ok(at)
+    md = " ".join(m.value for m in at.markdown)
+    assert "counted by the reference convention" in md and "a flat efficiency of 50% for every op (forced)" in md
+    ref = estimate(from_name("llama-3-8b"), Workload(batch=1, seq_len=1024, new_tokens=256, convention="transformers"),
+                   get_hardware("h100"), efficiency=0.5)
+    assert _metrics(at)["time to first token"] == f"{ref.prefill.time_s * 1e3:.3g} ms"
 
 
 def test_downloads_present():
@@ -174,7 +248,7 @@ def test_scale_out_tab_matches_the_library():
 
     at = _app(le_preset="llama-3-70b", le_batch=16, le_seq=2048, le_new=16, le_gpus=8)
     _ok(at)
-    est = scaleout_estimate(from_name("llama-3-70b"), Workload(batch=16, seq_len=2048, new_tokens=16),
+    est = scaleout_estimate(from_name("llama-3-70b"), _page_workload(batch=16, seq_len=2048, new_tokens=16),
                             get_hardware("h100"), Parallel(tp=8))
     m = _metrics(at)
     assert m["time to first token"] == f"{est.prefill.time_s:.3g} s"
@@ -185,10 +259,18 @@ def test_scale_out_tab_matches_the_library():
     assert any("op" in f.columns and "all_reduce" in set(f["op"]) for f in frames)
 
 
-def test_parallel_sizes_must_multiply_to_the_gpus():
+def test_the_gpus_follow_the_parallel_sizes():
     at = _app(le_preset="llama-3-70b", le_gpus=8, le_tp=4, le_pp=4)
-    assert not at.exception
-    assert any("GPUs were given" in e.value for e in at.error)
+    _ok(at)
+    assert any("= **16** GPUs (the GPUs box says 8)" in i.value for i in at.info)
+    assert any("TP 4 × PP 4 × EP 1 × DP 1 = 16" in md.value for md in at.markdown)
+    at = _app(le_preset="llama-3-8b", le_tp=8)  # TP 8 with the GPUs left at 1: never a blank page
+    _ok(at)
+    assert "time to first token" in _metrics(at) and any("TP 8 × PP 1 × EP 1 × DP 1 = 8" in md.value
+                                                         for md in at.markdown)
+    at.button(key="le_gpus_fix").click().run()  # one click puts the count into the GPUs box
+    _ok(at)
+    assert at.number_input(key="le_gpus").value == 8 and not any("GPUs box" in i.value for i in at.info)
     at = _app(le_preset="llama-3-70b", le_gpus=16, le_tp=8, le_pp=2, le_seq=512, le_new=4)
     _ok(at)
     assert any("TP 8 × PP 2 × EP 1 × DP 1 = 16" in md.value for md in at.markdown)
@@ -242,9 +324,9 @@ def test_upload_shows_what_was_read_and_sizes_a_quantized_checkpoint():
     from gemmlib.llm.scaleout import estimate as scaleout_estimate
 
     cfg = load_config_file(str(CONFIGS / "gpt-oss-20b.json"))
-    est = scaleout_estimate(cfg, Workload(batch=1, seq_len=1024, new_tokens=256), get_hardware("h100"))
+    est = scaleout_estimate(cfg, _page_workload(batch=1, seq_len=1024, new_tokens=256), get_hardware("h100"))
     assert est.memory.weights_bytes == 13_761_264_768  # the mxfp4 checkpoint, not 41.8 GB of bf16
-    assert _metrics(at)["memory per GPU"] == f"{est.per_gpu.total_bytes / 1e9:.3g} GB"
+    assert _metrics(at)["memory per GPU"] == f"{est.per_gpu.total_bytes / 2**30:.3g} GiB"  # binary, as every page
     assert any("initial_context_length" in c.value for c in at.caption)  # an ignored key, listed
 
 
@@ -253,7 +335,7 @@ def test_upload_of_an_mla_model_and_the_absorbed_switch():
     read = _read_table(at)
     assert "latent 512 + rotary 64" in read["MLA"] and "1 dense" in read["experts"] or "26 MoE" in read["experts"]
     eager = _metrics(at)["decode FLOPs"]
-    at.radio(key="le_mla").set_value("absorbed").run()
+    at.radio(key="le_mla").set_value("eager").run()  # the engine convention absorbs; eager is the reference
     _ok(at)
     assert _metrics(at)["decode FLOPs"] != eager
 
@@ -284,7 +366,31 @@ def test_decode_only_attention_and_block_scaled_weights():
     _ok(int4)
     from gemmlib.llm.checkpoint import checkpoint_size
 
-    assert any(f"{checkpoint_size(from_name('mistral-7b'), 'int4').bytes / 1e9:.3g} GB" in md.value
+    assert any(f"{checkpoint_size(from_name('mistral-7b'), 'int4').bytes / 2**30:.3g} GiB" in md.value
                for md in int4.markdown)
     bad = _app(le_preset="gpt-oss-20b", le_wdt="int4")  # already quantized: a message, not a crash
     assert not bad.exception and any("already quantized" in e.value for e in bad.error)
+
+
+def test_a_hardware_file_adds_the_users_gpus_to_pick_from():
+    """The page reads a hardware file as `--hardware-file` does: its GPUs join the list and are estimated on; a bad
+    one says which row is wrong and the catalogue stays."""
+    mine = {"gpus": [{"name": "Lab GPU", "kind": "gpu", "peaks_tflops": {"fp32": 40, "bf16": 300},
+                      "bandwidth_bytes_per_s": 1.5e12, "memory": {"datasheet_gb": 48, "what": "48 GB"},
+                      "source": "https://example.org/lab-gpu.pdf", "interconnect": "h100"}]}
+    at = _app()
+    at.file_uploader(key="le_hw_file").set_value(("lab.json", json.dumps(mine).encode(), "application/json")).run()
+    _ok(at)
+    assert "Lab GPU" in at.selectbox(key="le_gpu").options and "H100 SXM" in at.selectbox(key="le_gpu").options
+    at.selectbox(key="le_gpu").set_value("Lab GPU").run()
+    _ok(at)
+    from gemmlib.core.hardware import parse_hardware
+
+    lab = parse_hardware(json.dumps(mine), "lab.json")["Lab GPU"]
+    est = estimate(from_name("llama-3-8b"), _page_workload(batch=1, seq_len=1024, new_tokens=256), lab)
+    assert _metrics(at)["time to first token"] == fmt.duration(est.times()["ttft_s"])
+    bad = {"gpus": [{**mine["gpus"][0], "bandwith": 1}]}
+    at.file_uploader(key="le_hw_file").set_value(("bad.json", json.dumps(bad).encode(), "application/json")).run()
+    assert not at.exception
+    assert any("bad.json" in e.value and "bandwith" in e.value for e in at.error), [e.value for e in at.error]
+    assert "H100 SXM" in at.selectbox(key="le_gpu").options

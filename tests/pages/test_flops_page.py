@@ -154,3 +154,9 @@ def test_the_sms_field_follows_the_chosen_gpu():
     assert at.number_input(key="fl_sms").value == 100
     at.selectbox(key="fl_gpu").set_value("L40S").run()
     assert at.number_input(key="fl_sms").value == CATALOGUE["L40S"].sms == 142
+
+
+def test_the_bound_caption_counts_cells_with_plurals_not_parentheses():
+    at = _app()
+    caption = next(c.value for c in at.caption if "ridge point" in c.value)
+    assert "(s)" not in caption and "cells compute-bound" in caption or "cell compute-bound" in caption

@@ -73,7 +73,7 @@ def test_home_in_chinese_from_a_link():
 
     at = _home(lang="zh")
     assert not at.exception
-    assert at.title[0].value == f"🧮 {_zh('GEMM, from one multiply-add to a whole LLM')}"
+    assert at.title[0].value == f":material/home: {_zh('GEMM, from one multiply-add to a whole LLM')}"
     assert at.radio(key="lang").value == "zh"
     text = " ".join(m.value for m in at.markdown)
     assert "$$D = \\alpha\\,A B + \\beta\\,C" in text  # the formula is kept as written
@@ -108,7 +108,7 @@ def test_the_english_home_page_is_checked_the_same_way():
 def test_an_unknown_language_in_a_link_falls_back_to_english(bad):
     at = _home(lang=bad)
     assert not at.exception
-    assert at.title[0].value == "🧮 GEMM, from one multiply-add to a whole LLM"
+    assert at.title[0].value == ":material/home: GEMM, from one multiply-add to a whole LLM"
 
 
 def test_switching_the_language_on_the_page():
@@ -139,3 +139,21 @@ def test_home_has_a_start_here_path_what_to_notice_and_the_articles_claims():
     attention = claims[claims["the article says"].str.contains("attention")].iloc[0]["verdict"]
     assert "4.0%" in attention and "24,576" in attention  # 6·d at d = 4096, from gemmlib
     assert sum("article" in m.value.lower() for m in at.markdown) <= 2  # named once, then "its claims"
+
+
+@pytest.mark.parametrize("page", ["app.py", "pages/1_Accumulate.py", "pages/7_Tiling.py", "pages/9_Roofline.py"])
+def test_page_icons_are_material_symbols_not_emoji(page):
+    """Emoji draw as boxes without an emoji font; Streamlit bundles the Material Symbols font. Every
+    page of the list names a known Material icon, and a page's title and tab show its list icon."""
+    from streamlit.string_util import validate_material_icon
+
+    import ui
+
+    for p in ui.PAGES:
+        assert validate_material_icon(p.icon) == p.icon, p
+    at = AppTest.from_file(str(ROOT / page), default_timeout=60).run()
+    assert not at.exception
+    icon = at.title[0].value.split(" ", 1)[0]
+    assert icon.startswith(":material/") and icon.endswith(":"), at.title[0].value
+    if page != "app.py":
+        assert icon == next(p.icon for p in ui.PAGES if p.path == page)

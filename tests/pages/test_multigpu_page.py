@@ -77,4 +77,4 @@ def test_the_estimator_page_offers_a_measured_interconnect():
     at.selectbox(key="le_link").set_value(m.name).run()
     assert not at.exception and not at.error
     groups = next(d.value for d in at.dataframe if "link" in d.value.columns and "group" in d.value.columns)
-    assert list(groups["link"]) == [m.name] and list(groups["busbw_bytes_per_s"]) == [1e9]
+    assert list(groups["link"]) == [m.name] and list(groups["busbw_bytes_per_s"]) == ["1 GB/s"]  # the formatter's

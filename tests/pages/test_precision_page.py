@@ -49,6 +49,8 @@ def test_runs_a_small_cpu_benchmark_and_shows_the_table():
     assert set(table["M×N×K"]) == {"40×24×16"}
     tf32 = table[table["format"] == "tf32"].iloc[0]
     assert not tf32["supported"] and "CPU" in tf32["note"]
+    why = [i.value for i in at.info if i.value.startswith("**tf32** on 40×24×16: ")]
+    assert len(why) == 1 and tf32["note"] in why[0]  # the reason in plain view, not only in the table's last column
     fp32 = table[table["format"] == "fp32"].iloc[0]
     assert fp32["TFLOP/s"] > 0 and fp32["rel. error"] < 1e-5
     assert at.success[0].value.startswith("INT8 on")
@@ -82,7 +84,7 @@ def test_a_queued_run_is_told_it_waits(monkeypatch):
     t = threading.Thread(target=other_session)
     t.start()
     held.wait(5)
-    monkeypatch.setattr(ui, "queue_timeout_s", lambda lim: 1.0)
+    monkeypatch.setattr(ui.runbox, "queue_timeout_s", lambda lim: 1.0)
     try:
         at = _custom(AppTest.from_file(PAGE, default_timeout=60).run(), 16, 16, 16, ["fp32"])
         at.button[0].click().run()

@@ -68,7 +68,7 @@ def test_profiler_in_chinese_before_a_run():
 
 
 @needs_torch
-def test_profiler_in_chinese_after_a_small_cpu_profile_and_the_monitored_benchmark():
+def test_profiler_in_chinese_after_a_small_cpu_profile_with_the_monitor_off():
     # the link names the option by its id (as the English page writes it); the Chinese page reads it
     at = _app(PROFILER, pf_source="Sliders", pf_hidden="64", pf_heads="4", pf_kv="2", pf_seq="32",
               pf_steps="2", pf_device="cpu", pf_dtype="fp32")
@@ -77,9 +77,7 @@ def test_profiler_in_chinese_after_a_small_cpu_profile_and_the_monitored_benchma
     assert not at.exception and not at.error, _errors(at)
     assert {"aten::mm", "aten::bmm"} <= set(at.dataframe[0].value["name"])  # the data is the English page's
     assert any(ZH["GEMM share of time"] == m.label for m in at.metric)
-    at.button(key="pf_bench").click().run()
-    assert not at.exception and not at.error, _errors(at)
-    assert any(ZH["median per pass"] == m.label for m in at.metric)
+    assert at.button(key="pf_bench").disabled  # no GPU for NVML to sample here: off, with the reason in Chinese
     left = _english_left(at)
     assert not left, f"English left on the Chinese Profiler page after a run: {left}"
 

@@ -64,11 +64,10 @@ def test_small_cpu_profile_shows_share_table_monitor_and_trace():
     at.toggle(key="pf_by_name").set_value(True).run()
     names = list(at.dataframe[0].value["name"])
     assert len(names) == len(set(names))
-    # the monitored benchmark: harness timing of the same block; on a CPU the monitor says why it is idle
-    at.button(key="pf_bench").click().run()
-    assert not at.exception and not at.error, [e.value for e in at.error]
-    assert _metric(at, "median per pass").endswith("s")
-    assert any("nothing to sample" in i.value for i in at.info)
+    # the monitored benchmark: with no GPU for NVML to sample, its button is off and the page says why
+    # (tests/measure/test_profiler.py times the block on the CPU through the same monitored_benchmark)
+    assert at.button(key="pf_bench").disabled
+    assert any("NVML" in i.value for i in at.info)
 
 
 def test_bad_sizes_show_an_error_box_not_a_traceback():

@@ -90,7 +90,7 @@ def test_a_sessions_results_are_its_own_until_it_shares_them():
     from gemmlib.core.results import recorded
 
     at = AppTest.from_file(PAGE, default_timeout=60)
-    at.session_state["_my_results"] = [_row().to_dict(), _row(name="numpy_blocked", tflops_time=4e-3).to_dict()]
+    at.session_state["_my_results"] = [_row(), _row(name="numpy_blocked", tflops_time=4e-3)]
     at.run()
     assert not at.exception and not at.error
     assert "2 measured point(s)" in " ".join(c.value for c in at.caption)
@@ -164,7 +164,7 @@ def test_the_cpu_row_is_never_below_a_point_measured_on_the_cpu():
 
     fast = _row(tflops_time=1e-3, flops=2e9)  # 2 TFLOP/s at 200 FLOP/byte
     at = AppTest.from_file(PAGE, default_timeout=60)
-    at.session_state["_my_results"] = [fast.to_dict()]  # measured in this session
+    at.session_state["_my_results"] = [fast]  # measured in this session
     at.run()
     at.selectbox(key="rf_hw").set_value("CPU (edit me)").run()
     assert not at.exception and not at.error

@@ -32,11 +32,42 @@ def test_the_run_status_says_the_step_the_total_and_the_time_left():
 
 
 def test_the_benchmark_pages_say_how_long_a_run_takes_before_it_starts():
-    for page in ("6_Precision.py", "8_Batching.py", "5_Devices.py"):
+    """Every run button's estimate, and what comes before the run: its worker's start and the queue."""
+    for page, buttons in (("6_Precision.py", 1), ("8_Batching.py", 2), ("5_Devices.py", 1), ("7_Tiling.py", 1),
+                          ("10_Profiler.py", 1), ("11_Multi_GPU.py", 1)):
         at = AppTest.from_file(str(ROOT / "pages" / page), default_timeout=120).run()
         assert not at.exception
-        cap = " ".join(c.value for c in at.caption)
-        assert "This run: about" in cap and "steps (rates:" in cap, page
+        caps = [c.value for c in at.caption]
+        runs = [c for c in caps if c.startswith("This run: about") and "steps (rates:" in c]
+        totals = [c for c in caps if c.startswith("In all about **")]
+        assert len(runs) >= buttons and len(totals) == len(runs), (page, caps)
+        assert all("to start its worker" in c or "to hand it to the warm worker" in c for c in totals), totals
+
+
+def test_the_estimate_counts_the_queue_ahead(tmp_path, monkeypatch):
+    import threading
+
+    from gemmlib.measure import runqueue
+
+    q = runqueue.Queue(directory=tmp_path / "q")
+    monkeypatch.setattr(runqueue, "default_queue", lambda: q)
+    release, holding = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with q.turn("a class's run", seconds=100.0, poll_s=0.02):
+            holding.set()
+            release.wait(60)
+
+    t = threading.Thread(target=hold)
+    t.start()
+    try:
+        assert holding.wait(30)
+        at = AppTest.from_file(str(ROOT / "pages" / "6_Precision.py"), default_timeout=120).run()
+        total = next(c.value for c in at.caption if c.value.startswith("In all about **"))
+        assert "for the 1 run queued or running before it" in total and "1" in total.split("**")[1], total
+    finally:
+        release.set()
+        t.join(30)
 
 
 def test_a_noisy_result_says_the_machine_was_busy():
@@ -45,7 +76,7 @@ def test_a_noisy_result_says_the_machine_was_busy():
     def row(name, p80):
         return BenchResult(bench="precision", name=name, device="cpu", device_name="test CPU", dtype=name,
                            shape={"m": 64, "n": 64, "k": 64, "label": "square 64"}, flops=2 * 64**3,
-                           bytes=3 * 64 * 64 * 4, median_s=0.01, p20_s=0.01, p80_s=p80).to_dict()
+                           bytes=3 * 64 * 64 * 4, median_s=0.01, p20_s=0.01, p80_s=p80)
 
     at = AppTest.from_file(str(ROOT / "pages" / "6_Precision.py"), default_timeout=120)
     at.session_state["pr_results"] = [row("fp32", 0.012), row("bf16", 0.035)]

@@ -79,14 +79,17 @@ def test_a_queued_run_says_its_place_in_chinese(labels, monkeypatch):
 
     from test_pages_in_chinese import _english_left
 
-    monkeypatch.setattr(ui, "queue_timeout_s", lambda lim: 1.0)
+    monkeypatch.setattr(ui.runbox, "queue_timeout_s", lambda lim: 1.0)
     at = _devices_zh()
     q = runqueue.default_queue()
-    holder = "a precision run (session ab12)"  # as another session's page names its run in the queue
+    from gemmlib.core.i18n import Text
+
+    # as another session's page and the command line name their runs in the queue (messages, in its files)
+    holder = Text(runqueue.SESSION_OWNER, what=Text("a precision run"), tag="ab12")
     waiter_done = threading.Event()
 
     def waiter() -> None:
-        with q.turn("a tiling run (command line)", timeout_s=60):
+        with q.turn(Text(runqueue.CLI_OWNER, what=Text("a tiling run")), timeout_s=60):
             waiter_done.set()
 
     with q.turn(holder):
@@ -116,16 +119,19 @@ def test_a_queued_run_says_its_place_in_chinese(labels, monkeypatch):
 def test_the_queue_speaks_english_outside_a_page():
     """The same place and refusal in English for the command line (the text the queue has always written)."""
     from gemmlib.core.i18n import Text
-    from gemmlib.measure import jobs
+    from gemmlib.measure import precision as bp
+    from gemmlib.measure import spec, tp
 
     p = runqueue.Place(("x", "y"), "a ceiling measurement (session ab12)")
     assert p.describe() == "place 3 in the queue (running now: a ceiling measurement (session ab12); 2 queued before you)"
     assert runqueue.Place((), None).describe() == "place 1 in the queue"
-    assert jobs.precision(type("C", (), {"device": "cpu"})).describe() == "a precision run"
-    assert jobs.Job("tp", "cpu").describe() == "a tp run"
-    assert str(Text(runqueue.SESSION_OWNER, what=jobs.Job("tp", "cpu").describe(), tag="ab12")) == "a tp run (session ab12)"
+    assert bp.SPEC.describe(None) == "a precision run"
+    unnamed = spec.BenchSpec("tp", tp.TPLaunch, tp.plan_tp, tp.SPEC.run, list)
+    assert unnamed.describe(None) == "a tp run"
+    assert str(Text(runqueue.SESSION_OWNER, what=unnamed.describe(None), tag="ab12")) == "a tp run (session ab12)"
     zh = {"{what} (command line)": "{what}（命令行）", "a tiling run": "一次分块测量"}.get
-    assert runqueue.owner_text("a tiling run (command line)").render(lambda s: zh(s) or s) == "一次分块测量（命令行）"
+    owner = Text(runqueue.CLI_OWNER, what=Text("a tiling run"))
+    assert str(owner) == "a tiling run (command line)" and owner.render(lambda s: zh(s) or s) == "一次分块测量（命令行）"
 
 
 def test_a_run_refused_by_the_caps_is_explained_in_chinese(labels, monkeypatch):
@@ -185,13 +191,13 @@ def test_a_measured_ceiling_shows_in_chinese(labels, monkeypatch):
         assert labels[0] == ZH["Waiting for the benchmark runner…"] and CJK.search(labels[-1]), labels
         rows = at.dataframe[-1].value
         assert ZH["device copy"] in list(rows.iloc[:, 0]) and (rows.select_dtypes("number").iloc[:, 0] > 0).all()
-        # The notes on formats not measured: gemmlib.measure.precision's reasons, read back through
-        # their templates (the tf32 one is a constant of the catalogue).
+        # The notes on formats not measured: gemmlib.measure.precision's reasons, messages from where
+        # they were made (the tf32 one is a constant of the catalogue).
         not_measured = ZH["{dtype}: not measured — {why}"].format(dtype="tf32", why=ui.md(ZH[
             "tf32 is a mode of NVIDIA tensor cores (Ampere and newer); a CPU multiplies fp32 in full precision, "
             "so there is nothing to measure"]))
         assert not_measured in [c.value for c in at.caption], [c.value for c in at.caption]
-        # Each step's text crosses the worker's pipe with its template (jobs.message_data): the box's
+        # Each step's text crosses the worker's pipe with its template (core.codec): the box's
         # labels show the steps in Chinese, the copy's size as the worker formatted it.
         steps = [x.split(" — ", 1)[1] for x in labels if " — " in x]
         assert ZH["device copy {size:.0f} MiB"].format(size=1) in " ".join(steps), labels

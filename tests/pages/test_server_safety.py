@@ -127,3 +127,106 @@ def test_an_unexpected_error_shows_an_id_that_matches_the_log(caplog):
     assert "/nonexistent" not in box and "Traceback" not in box and "FileNotFoundError" not in box
     logged = [r.getMessage() for r in caplog.records if found.group(1) in r.getMessage()]
     assert logged and "Traceback" in logged[0] and "/nonexistent/secret/path" in logged[0]
+
+
+# --------------------------------------------------------------------------- issue 26: policy, setup errors, sharing
+@pytest.fixture
+def short_tmp():
+    """A private folder with a short path (the system temp folder's own, not pytest's, which under
+    xdist is long): the log must hold a path whole, and a message cuts one past files.CUT characters."""
+    import shutil
+    import tempfile
+
+    d = Path(tempfile.mkdtemp(prefix="gemm-"))
+    yield d
+    for sub in d.rglob("*"):
+        if sub.is_dir():
+            sub.chmod(0o700)
+    shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture
+def policy_file(short_tmp, monkeypatch):
+    """A machine policy for the test (GEMM_POLICY_FILE; the real /etc/gemmlib/policy.toml moved out of the way)."""
+    import os
+
+    from gemmlib.core import policy
+
+    monkeypatch.setattr(policy, "MACHINE_POLICY", short_tmp / "no-etc" / "policy.toml")
+    path = short_tmp / "policy.toml"
+    monkeypatch.setenv("GEMM_POLICY_FILE", str(path))
+
+    def write(text: str, mode: int = 0o644) -> Path:
+        path.write_text(text)
+        os.chmod(path, mode)
+        return path
+
+    return write
+
+
+@pytest.mark.parametrize("page", ["6_Precision.py", "7_Tiling.py"])
+def test_every_page_obeys_the_machine_policy_over_its_secrets(secrets, policy_file, monkeypatch, page):
+    secrets("GEMM_CLASSROOM = false\nGEMM_MAX_DIM = 3000\n")
+    monkeypatch.setenv("GEMM_MAX_DIM", "9000")
+    policy_file("GEMM_MAX_DIM = 300\n")
+    at = AppTest.from_file(str(ROOT / "pages" / page), default_timeout=120).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert "dimensions ≤ 300" in " ".join(c.value for c in at.caption)
+
+
+def test_a_policy_that_cannot_be_trusted_shows_an_error_id_not_its_path(secrets, policy_file, caplog):
+    p = policy_file("GEMM_MAX_DIM = 300\n", mode=0o666)
+    with caplog.at_level(logging.ERROR, logger="gemmlib"):
+        at = AppTest.from_file(str(ROOT / "pages" / "7_Tiling.py"), default_timeout=60).run()
+    assert not at.exception
+    err = " ".join(e.value for e in at.error)
+    found = re.search(r"error id ([0-9a-f]{8})", err)
+    assert "could not be read" in err and found, err
+    assert str(p.parent) not in err and "666" not in err and "policy.toml" not in err
+    assert any(found.group(1) in r.getMessage() and str(p) in r.getMessage() for r in caplog.records)
+    assert "classroom mode" in " ".join(c.value for c in at.caption)  # and the small caps apply
+
+
+def test_a_misconfigured_cache_folder_shows_an_error_id_and_logs_the_path(secrets, short_tmp, monkeypatch, caplog):
+    import os
+
+    open_cache = short_tmp / "open-cache"
+    open_cache.mkdir()
+    os.chmod(open_cache, 0o777)
+    monkeypatch.setenv("GEMM_CACHE_DIR", str(open_cache))
+    secrets("GEMM_MAX_DIM = 3000\n")
+    with caplog.at_level(logging.ERROR, logger="gemmlib"):
+        at = AppTest.from_file(str(ROOT / "pages" / "7_Tiling.py"), default_timeout=120).run()
+        _button(at, "tb_run").click().run()
+    assert not at.exception
+    err = " ".join(e.value for e in at.error)
+    found = re.search(r"error id \*\*([0-9a-f]{8})\*\*", err)
+    assert "not set up correctly" in err and found, err
+    assert str(open_cache) not in err and "777" not in err and "Check the input" not in err
+    logged = [r.getMessage() for r in caplog.records if found.group(1) in r.getMessage()]
+    assert logged and str(open_cache) in logged[0] and "777" in logged[0]
+
+
+def test_sharing_twice_shares_each_row_once():
+    from gemmlib.core.results import BenchResult, clear_recorded, recorded
+
+    def row(name, t):
+        return BenchResult(bench="tiling", name=name, device="cpu", device_name="test CPU", dtype="fp32",
+                           shape={"m": 64, "n": 64, "k": 64}, flops=2 * 64**3, bytes=3 * 64 * 64 * 4,
+                           median_s=t)  # kept typed in the session, as ui.keep_results keeps them
+
+    clear_recorded()
+    try:
+        at = AppTest.from_file(str(ROOT / "pages" / "9_Roofline.py"), default_timeout=60)
+        at.session_state["_my_results"] = [row("torch", 1e-4), row("numpy_blocked", 4e-4)]
+        at.run()
+        at.button(key="rf_share").click().run()
+        at.button(key="rf_share").click().run()
+        assert not at.exception
+        assert sorted(r.name for r in recorded()) == ["numpy_blocked", "torch"]  # not four rows
+        at.session_state["_my_results"] = [*at.session_state["_my_results"], row("triton", 2e-4)]
+        at.run()
+        at.button(key="rf_share").click().run()  # a new row is shared, the old ones are not again
+        assert sorted(r.name for r in recorded()) == ["numpy_blocked", "torch", "triton"]
+    finally:
+        clear_recorded()

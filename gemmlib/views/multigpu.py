@@ -1,0 +1,102 @@
+"""The Multi-GPU page's presenter: the collectives' table and reference lines, the tensor-parallel
+estimate and results as tables, and their captions.
+
+``pages/11_Multi_GPU.py`` lays out the inputs, the runs and the charts; the measuring is
+``gemmlib.measure.collectives`` and ``gemmlib.measure.tp``, whose results reach this module as the
+dicts the page keeps (``CollectiveRun.to_dict``, ``TPRun.to_dict``) and the estimate as
+``gemmlib.measure.tp.estimate_layer``'s dict. Nothing here imports streamlit or measure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from gemmlib.core.i18n import N_, Translate, english
+
+MLP_LABELS = {"gated": N_("gated"), "plain": N_("plain")}
+# The catalogue's CPU links and their sources (gemmlib.core.hardware; not marked there yet), as the page shows them.
+LINK_NAMES = (N_("shared memory (gloo)"), N_("ethernet (gloo)"), N_("placeholder"), N_("placeholder: 10 Gb/s"))
+TP_COLUMNS = {"ranks": N_("ranks"), "one rank ms": N_("one rank ms"), "per rank ms": N_("per rank ms"),
+              "n ranks ms": N_("n ranks ms"), "all-reduces ms": N_("all-reduces ms"), "speed-up": N_("speed-up"),
+              "hardware": N_("hardware"), "link": N_("link"), "efficiency": N_("efficiency"),
+              "comm share": N_("comm share"), "estimate ms": N_("estimate ms"), "rel. diff": N_("rel. diff"),
+              "matches": N_("matches")}
+COLLECTIVE_COLUMNS = ("op", "bytes", "count", "time µs", "p20 µs", "p80 µs", "algbw_gbps", "busbw_gbps", "correct")
+
+
+def collective_rows(rows: Iterable[Mapping], op_label: Callable[[str], str]) -> list[dict]:
+    """The measured sizes of a collectives run (those with a time) as the page's table: the collective
+    named in the reader's language (``op_label``), its times in µs, columns ``COLLECTIVE_COLUMNS``."""
+    out = []
+    for r in rows:
+        if r.get("time_s"):
+            d = {**r, "op": op_label(r["op"]), "time µs": r["time_s"] * 1e6, "p20 µs": r["p20_s"] * 1e6,
+                 "p80 µs": r["p80_s"] * 1e6}
+            out.append({c: d.get(c) for c in COLLECTIVE_COLUMNS})
+    return out
+
+
+def references(datasheet: tuple[str, float] | None, measured: Iterable[Any],
+               gettext: Translate = english) -> tuple[dict[str, tuple[str, float] | None], dict[str, str]]:
+    """The reference lines a collectives chart can draw, by id: none, the datasheet's link (``datasheet``:
+    its name and GB/s), each measured link (``interconnect.Link``s: name and busbw in B/s); and each id's
+    label in the reader's language."""
+    refs: dict[str, tuple[str, float] | None] = {"none": None}
+    labels = {"none": gettext("none")}
+    if datasheet is not None:
+        refs[f"datasheet: {datasheet[0]}"] = datasheet
+        labels[f"datasheet: {datasheet[0]}"] = gettext("datasheet: {link}").format(link=datasheet[0])
+    for lk in measured:
+        refs[f"measured: {lk.name}"] = (lk.name, lk.busbw / 1e9)
+        labels[f"measured: {lk.name}"] = gettext("measured: {link}").format(link=lk.name)
+    return refs, labels
+
+
+def preview_row(n: int, est: Mapping, gettext: Translate = english, tr: Callable[[Any], str] = str) -> dict:
+    """One rank count's estimate before measuring (``est``: ``estimate_layer``'s dict without an error)."""
+    comm = est["tp"]["comm_s"]
+    return {"ranks": n, "one rank ms": est["one_rank"]["time_s"] * 1e3, "per rank ms": est["tp"]["time_s"] * 1e3,
+            "all-reduces ms": None if comm is None else comm * 1e3, "speed-up": est["speedup"],
+            "hardware": tr(est["hardware"]), "link": gettext(est["link"]) if est["link"] else "—"}
+
+
+def _estimated(run: Mapping, part: str) -> float | None:
+    return ((run.get("estimate") or {}).get(part) or {}).get("time_s")
+
+
+def tp_rows(runs: Sequence[Mapping]) -> list[dict]:
+    """The tensor-parallel runs as the page's table: one row per rank count, measured beside estimated."""
+    return [{"ranks": r["nproc"], "one rank ms": r["one_rank_s"] * 1e3, "n ranks ms": r["tp_s"] * 1e3,
+             "all-reduces ms": r["comm_s"] * 1e3, "speed-up": r["speedup"], "efficiency": r["scaling_efficiency"],
+             "comm share": r["comm_share"], "estimate ms": (_estimated(r, "tp") or float("nan")) * 1e3,
+             "rel. diff": r["rel_diff"], "matches": r["correct"]} for r in runs]
+
+
+def tp_points(runs: Sequence[Mapping]) -> list[dict]:
+    """The scaling chart's points: one rank, then each rank count, measured and estimated seconds."""
+    first = runs[0]
+    return [{"ranks": 1, "measured_s": first["one_rank_s"], "estimated_s": _estimated(first, "one_rank")}] + [
+        {"ranks": r["nproc"], "measured_s": r["tp_s"], "estimated_s": _estimated(r, "tp")} for r in runs]
+
+
+def estimate_caption(est: Mapping, gettext: Translate = english, tr: Callable[[Any], str] = str) -> str:
+    """Where the estimate beside a run comes from: its hardware and source, the link of its all-reduces
+    and its note; or why there is none."""
+    if est.get("error"):
+        return gettext("Estimate: not available ({why}).").format(why=tr(est["error"]))
+    note = tr(est["note"]) if est.get("note") else ""
+    return (gettext("Estimate: {hardware} ({source}); all-reduces on {link} — {note}.") if note else
+            gettext("Estimate: {hardware} ({source}); all-reduces on {link}.")).format(
+        hardware=tr(est.get("hardware") or ""), source=tr(est.get("hardware_source") or ""),
+        link=gettext(est["link"]) if est.get("link") else gettext("no link"), note=note)
+
+
+def layer_caption(model: Any, ranks: Sequence[int], gettext: Translate = english) -> str:
+    """The layer a tensor-parallel run splits (``model``: ``gemmlib.measure.tp``'s layer shape) and the rank
+    counts that split it evenly here."""
+    return gettext("{name}: hidden {hidden}, {heads} heads ({kv} K/V) of {head_dim}, MLP {ffn} {mlp}; rank counts "
+                   "that split it evenly here: {ranks}.").format(
+        name=model.name, hidden=model.hidden, heads=model.heads, kv=model.kv_heads, head_dim=model.head_dim,
+        ffn=model.ffn, mlp=gettext(MLP_LABELS.get(model.mlp, model.mlp)),
+        ranks=gettext(", ").join(map(str, ranks)) or gettext("none"))

@@ -1,0 +1,112 @@
+"""Tables drawn by the one formatter's rules (``gemmlib.core.format``), and the GPU catalogue."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import streamlit as st
+
+from gemmlib.core.i18n import N_
+
+from .i18n import _
+
+FLAGS = (N_("yes"), N_("no"))  # core.format's flags (ui.table shows them translated)
+
+
+def table(data: Any, formats: Mapping[str, str] | None = None, *, where: Any = None,
+          column_config: Mapping[str, Any] | None = None, hide_index: bool = True, **kwargs: Any) -> Any:
+    """``st.dataframe`` drawn by the one formatter's rules (``gemmlib.core.format``).
+
+    Numeric columns stay numeric (they sort) and get the format of their kind: ``"count"`` (every
+    digit, separators; the default for whole numbers), ``"number"`` (4 significant digits; the
+    default for other numbers), ``"percent"``, ``"error"`` (scientific). A count past 2**53 (more
+    than a browser's number holds exactly) becomes its exact text. Flags become yes / no, a
+    missing value shows "—", and a column named in ``column_config`` is left as it is (progress
+    bars, links, checkboxes).
+    """
+    import pandas as pd
+
+    from gemmlib.core import format as fmt
+
+    df = data.copy() if isinstance(data, pd.DataFrame) else pd.DataFrame(data)
+    formats, explicit = dict(formats or {}), dict(column_config or {})
+    cfg: dict[str, Any] = {}
+    labels = {c: v for c, v in explicit.items() if isinstance(v, str)}  # a bare label: formatted here
+    explicit = {c: v for c, v in explicit.items() if not isinstance(v, str)}
+    for col in df.columns:
+        if col in explicit:
+            continue
+        s, kind = df[col], formats.get(col)
+        if s.dtype == object:
+            vals = [v for v in s if not fmt.missing(v)]
+            if vals and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
+                big = any(isinstance(v, int) and abs(v) >= 2**53 for v in vals)
+                if not big:
+                    s = df[col] = pd.to_numeric(s)
+            if s.dtype == object:
+                df[col] = s.map(fmt.count if kind == "count" else fmt.cell)
+                if kind in ("count", "number"):
+                    cfg[col] = st.column_config.TextColumn(alignment="right")
+                continue
+        if pd.api.types.is_bool_dtype(s):
+            df[col] = s.map(lambda v: _(fmt.cell(v)))  # yes / no in the reader's language
+            continue
+        if not pd.api.types.is_numeric_dtype(s):
+            continue
+        kind = kind or ("count" if pd.api.types.is_integer_dtype(s) else "number")
+        if kind == "count" and len(s.dropna()) and float(s.abs().max()) >= 2**53:
+            df[col] = s.map(fmt.count)
+            cfg[col] = st.column_config.TextColumn(alignment="right")
+            continue
+        width = None
+        if kind == "count" and len(s.dropna()) and len(fmt.count(s.abs().max())) > 11:
+            width = "medium"  # room for every digit (a narrow column would clip the leading ones)
+        cfg[col] = st.column_config.NumberColumn(format=fmt.STREAMLIT_FORMATS.get(kind, kind), width=width)
+    for col, label in labels.items():
+        cfg[col] = {**cfg[col], "label": label} if isinstance(cfg.get(col), dict) else label
+    cfg.update(explicit)
+    return (where or st).dataframe(df, hide_index=hide_index, column_config=cfg, placeholder=fmt.DASH, **kwargs)
+
+
+def view_table(t: Any, where: Any = None, **kwargs: Any) -> Any:
+    """A presenter's table (``gemmlib.views.estimator.Table``) drawn by ``table``: its rows in its column
+    order, its headers and formats, its ``printf`` columns as numbers with that format, its ``wide`` text
+    columns wide, and its ``index`` column (if any) labelling the rows."""
+    import pandas as pd
+
+    df = pd.DataFrame(t.rows, columns=list(t.columns) if t.columns else None)
+    if t.index:
+        df = df.set_index(t.index)
+    cfg = {**t.labels,
+           **{c: st.column_config.NumberColumn(t.labels.get(c), format=f) for c, f in t.printf.items()},
+           **{c: st.column_config.TextColumn(t.labels.get(c), width="large") for c in t.wide}}
+    return table(df, t.formats, where=where, column_config=cfg, hide_index=not t.index, width="stretch", **kwargs)
+
+
+def metrics(columns: Any, items: Any) -> None:
+    """One ``st.metric`` per column for a presenter's metrics (``gemmlib.views.estimator.Metric``: its fields
+    are st.metric's keywords); a ``None`` leaves its column empty."""
+    from dataclasses import asdict
+
+    for where, m in zip(columns, items, strict=False):
+        if m is not None:
+            where.metric(**asdict(m))
+
+
+CATALOGUE_TEXT_CELLS = ("name", "scale-up link", "node network")  # catalogue texts marked N_ in core.hardware
+
+
+def catalogue_table(where: Any = None) -> Any:
+    """The GPU catalogue (``gemmlib.core.hardware.catalogue_rows``) as a table in the reader's language:
+    headers and the catalogue's own texts translated, each row's source a link."""
+    from gemmlib.core.hardware import catalogue_rows
+
+    rows = [{**r, **{c: _(r[c]) for c in CATALOGUE_TEXT_CELLS if r.get(c)}, "kind": r["kind"].upper(),
+             "source": r["source"] if r["source"].startswith("http") else _(r["source"])} for r in catalogue_rows()]
+    return table(rows, where=where, column_config={
+        "name": _("name"), "kind": _("kind"), "unknown peaks": _("unknown peaks"),
+        "bandwidth TB/s": _("bandwidth TB/s"), "SMs": _("SMs"), "memory GiB": _("memory GiB"),
+        "memory bytes": _("memory bytes"), "scale-up link": _("scale-up link"),
+        "scale-up GB/s per direction": _("scale-up GB/s per direction"),
+        "node network": _("node network"), "source": st.column_config.LinkColumn(_("source"))})

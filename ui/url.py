@@ -1,0 +1,207 @@
+"""Widgets and tabs bound to the URL (``?key=value``), and the link handling Streamlit leaves out."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+from .i18n import _, labels_in_other_languages
+from .text import T
+
+_RESET = "_url_reset__"  # session-state prefix: a value to put in a URL-bound widget on the next run
+_MISSING = object()
+
+
+def url(widget: Callable[..., T], label: str, *args: Any, key: str, valid: Callable[[Any], bool] | None = None,
+        fallback: Any = _MISSING, **kwargs: Any) -> T:
+    """``widget(label, *args, key=key, **kwargs)`` bound to ``?key=value``: the URL shares the view.
+
+    A widget that shows its value as it is (a number, a toggle, a slider, options that are their own
+    labels) is bound with Streamlit's ``bind="query-params"``: Streamlit keeps the URL in step with
+    the widget, seeds it from the URL on the first run (a cold deep link too), leaves the key out
+    while the value equals the widget's default, and silently falls back to the default for a
+    malformed, out-of-range or unknown URL value. Pass the default the usual way (``value=``,
+    ``index=``, ``default=``), never through ``st.session_state``.
+
+    An option widget with a ``format_func`` (stable option ids shown as labels in the reader's
+    language) is bound here instead, because Streamlit writes the *label* into the URL
+    (``?acc_src=random+(from+a+seed)``, or the Chinese label), which a link in the other language
+    cannot name and which changes with the wording: the URL holds the option itself
+    (``?acc_src=random``), left out while it is the default. A link naming an option's label, in
+    any language (as Streamlit's binding wrote them), opens that option too; anything else falls
+    back to the default, and the URL then drops it.
+
+    ``valid(value)``: a rule the widget cannot express (a power of two, a tile that fits); a value
+    that breaks it is replaced by ``fallback`` with one extra rerun.
+    """
+    ss = st.session_state
+    pending = ss.pop(_RESET + key, _MISSING)
+    if pending is not _MISSING:
+        ss[key] = pending  # set before the widget on this run: wins over the URL
+    if "format_func" in kwargs:
+        value = _option_url(widget, label, args, key, kwargs)
+    else:
+        raw = st.query_params.get(key) if key not in ss else None  # the link's text, on the first run only
+        if raw is not None:
+            _drop_non_finite(key, raw)
+        value = widget(label, *args, key=key, bind="query-params", **kwargs)
+    if valid is not None and not valid(value):
+        if fallback is _MISSING:
+            raise ValueError(f"ui.url({key!r}): a valid= rule needs a fallback=")
+        ss[_RESET + key] = fallback
+        st.rerun()
+    return value
+
+
+def _option_url(widget: Callable[..., T], label: str, args: tuple, key: str, kwargs: dict) -> T:
+    """An option widget (radio, selectbox, select_slider) whose URL value is the option, not its label."""
+    ss = st.session_state
+    options = list(kwargs["options"] if "options" in kwargs else args[0] if args else [])
+    if "index" in kwargs:
+        default = options[kwargs["index"]] if kwargs["index"] is not None else None
+    else:
+        default = kwargs.get("value", options[0] if options else None)
+    ctx = get_script_run_ctx()
+    if key not in ss or (ctx is not None and ctx.is_history_navigation):  # a link opened (or Back, Forward)
+        raw = st.query_params.get(key)
+        chosen = _named_option(options, kwargs["format_func"], raw) if raw is not None else _MISSING
+        if chosen is not _MISSING:
+            ss[key] = chosen
+        elif key in ss and raw is None:
+            ss[key] = default  # history navigation to an entry without the key: the default
+    value = widget(label, *args, key=key, **kwargs)
+    _write_param(key, None if value == default else str(value))
+    return value
+
+
+def _write_param(key: str, want: str | None) -> None:
+    """The address bar's ``key`` set to ``want`` (None: taken out), touched only when it differs."""
+    if st.query_params.get(key) != want:
+        if want is None:
+            st.query_params.pop(key, None)
+        else:
+            st.query_params[key] = want
+
+
+def _named_option(options: list, fmt: Callable[[Any], Any], raw: str) -> Any:
+    """The option a link's ``raw`` text names: the option itself, else its label in this language or another."""
+    for test in (lambda o: str(o) == raw, lambda o: str(fmt(o)) == raw,
+                 lambda o: raw in labels_in_other_languages(fmt, o)):
+        for o in options:
+            if test(o):
+                return o
+    return _MISSING
+
+
+def _drop_non_finite(key: str, raw: Any) -> None:
+    """Forget a link's ``?key=1e309`` (or ``inf``) before its widget reads it.
+
+    Streamlit 1.67 seeds an integer widget with ``int(float("1e309"))`` and lets the OverflowError
+    escape (it catches only ValueError, TypeError and IndexError), which would put an exception box
+    on the page. A non-finite number is never a valid value, so it is removed from the snapshot of
+    the URL that seeding reads (Streamlit's own ``_initial_query_params``; if a later release
+    renames it, nothing happens here and its own fixed seeding applies) and from the URL.
+    """
+    try:
+        bad = not math.isfinite(float(raw))
+    except (TypeError, ValueError):
+        return
+    if not bad:
+        return
+    from streamlit.runtime.state import get_session_state
+
+    with get_session_state().query_params() as qp:
+        snapshot = getattr(qp, "_initial_query_params", None)
+        if isinstance(snapshot, dict):
+            snapshot.pop(key, None)
+    st.query_params.pop(key, None)
+
+
+def tabs(labels: list[str], key: str) -> Any:
+    """``st.tabs`` bound to ``?key=`` with labels in the reader's language (``labels``: N_-marked English).
+
+    The URL names the open tab by its English label (``?le_tab=Roofline``, the tab's stable id) in
+    every language, left out for the first tab; a link naming it in another language (as Streamlit's
+    own binding wrote them: the label the page showed) opens the same tab, and the URL then reads the
+    id. Switching tabs reruns the page (``on_change="rerun"``), as a bound ``st.tabs`` does.
+    """
+    ss = st.session_state
+    shown = [_(label) for label in labels]
+    ctx = get_script_run_ctx()
+    if key not in ss or (ctx is not None and ctx.is_history_navigation):  # a link opened (or Back, Forward)
+        raw = st.query_params.get(key)
+        for label, here in zip(labels, shown, strict=True):
+            if raw is not None and raw in {label, here} | labels_in_other_languages(_, label):
+                ss[key] = here
+                break
+        else:
+            if key in ss:
+                ss[key] = shown[0]
+    elif ss[key] not in shown:  # the language changed: the same tab, in the new language
+        for label, here in zip(labels, shown, strict=True):
+            if ss[key] in {label} | labels_in_other_languages(_, label):
+                ss[key] = here
+    out = st.tabs(shown, key=key, on_change="rerun")
+    opened = next((label for label, t in zip(labels, out, strict=True) if t.open), labels[0])
+    _write_param(key, None if opened == labels[0] else opened)
+    return out
+
+
+def set_url_widget(key: str, value: Any) -> None:
+    """Change a URL-bound widget from code (a button's callback): takes effect on the next run."""
+    st.session_state[_RESET + key] = value
+
+
+class Fields:
+    """URL-bound widgets drawn from a presenter's catalogue: ``fields`` maps each widget key to its words
+    and range (``gemmlib.views.estimator.Field``: an N_-marked ``label`` or a ``name`` shown as written, an
+    N_-marked ``help``, a number's ``lo`` and ``hi``), ``defaults`` each key to its default. ``num``, ``pick``
+    and ``flag`` draw one through :func:`url`, in the reader's language."""
+
+    def __init__(self, fields: Mapping[str, Any], defaults: Mapping[str, Any]) -> None:
+        self.fields, self.defaults = fields, defaults
+
+    def words(self, key: str, kw: dict) -> tuple[str, dict]:
+        """The widget's label and help in the reader's language, with its other arguments."""
+        f = self.fields[key]
+        return f.name or _(f.label), {"help": _(f.help) if f.help else None, **kw}
+
+    def num(self, where: Any, key: str, widget: str = "number_input", **kw: Any) -> Any:
+        """A number input (or a slider) with its range and default."""
+        text, kw = self.words(key, kw)
+        f = self.fields[key]
+        return url(getattr(where, widget), text, f.lo, f.hi, self.defaults[key], key=key, **kw)
+
+    def pick(self, where: Any, key: str, options: list, widget: str = "selectbox", **kw: Any) -> Any:
+        """A selectbox (or a radio) on ``options``, its default option selected (the first if it is none of them)."""
+        default = self.defaults[key] if self.defaults[key] in options else options[0]
+        text, kw = self.words(key, kw)
+        return url(getattr(where, widget), text, options, index=options.index(default), key=key, **kw)
+
+    def flag(self, where: Any, key: str, widget: str = "toggle", **kw: Any) -> Any:
+        """A toggle (or a checkbox, or a text input: any widget whose value comes after its label)."""
+        text, kw = self.words(key, kw)
+        return url(getattr(where, widget), text, self.defaults[key], key=key, **kw)
+
+
+def setter(values: Callable[[], Mapping[str, Any] | None]) -> Callable[[], None]:
+    """A widget's ``on_change``: puts ``values()`` (widget key -> value; nothing when it gives a false value) into
+    URL-bound widgets on the next run, as :func:`set_url_widget` does (configuration B copying A)."""
+    def on_change() -> None:
+        for key, value in (values() or {}).items():
+            set_url_widget(key, value)
+    return on_change
+
+
+def highlight(keys: Iterable[str]) -> None:
+    """Mark the widgets of ``keys`` (a keyed widget's container is ``.st-key-<key>``): an amber frame and
+    background, and a bold label, so a reader sees at a glance which inputs differ."""
+    keys = [k for k in keys if k.replace("_", "").isalnum()]
+    if keys:
+        sel = ", ".join(f".st-key-{k}" for k in keys)
+        st.html(f"<style>{sel} {{ background: #fff4d6; outline: 2px solid #d68a00; border-radius: 0.5rem; "
+                f"padding: 0 0.25rem; }} :is({sel}) label p {{ font-weight: 700; }}</style>")
