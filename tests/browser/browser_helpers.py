@@ -69,7 +69,13 @@ class StreamlitServer:
         # Measured ceilings and other caches go to a directory of this server's own, so a test
         # neither reads what another run left in <tempdir>/gemmlib nor leaves anything behind.
         self._cache_dir = tempfile.mkdtemp(prefix="gemm-browser-")
-        full_env = {**os.environ, "PYTHONUNBUFFERED": "1", "GEMM_CACHE_DIR": self._cache_dir, **(env or {})}
+        # and the machine's queue too (a policy naming a queue folder of this server's, no caps)
+        self.queue_dir = Path(self._cache_dir) / "queue"
+        policy = Path(self._cache_dir) / "policy.toml"
+        policy.write_text(f'GEMM_QUEUE_DIR = "{self.queue_dir}"\n')
+        os.chmod(policy, 0o644)
+        full_env = {**os.environ, "PYTHONUNBUFFERED": "1", "GEMM_CACHE_DIR": self._cache_dir,
+                    "GEMM_POLICY_FILE": str(policy), **(env or {})}
         self._log = open(self.log_path, "w")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(cmd, cwd=cwd, env=full_env, stdout=self._log,
                                      stderr=subprocess.STDOUT, start_new_session=True)
@@ -187,22 +193,61 @@ def script_state(page) -> str | None:
     return page.get_attribute('[data-testid="stApp"]', "data-test-script-state")
 
 
-def wait_idle(page, timeout: float = 60.0, settle: float = 0.6) -> None:
-    """Wait until the script has finished running and stayed finished for ``settle`` seconds."""
-    deadline = time.monotonic() + timeout
-    page.wait_for_selector('[data-testid="stApp"]', timeout=timeout * 1000)
-    idle_since = None
-    while time.monotonic() < deadline:
-        state = script_state(page)
-        now = time.monotonic()
-        if state == "notRunning":
-            idle_since = idle_since or now
-            if now - idle_since >= settle:
-                return
-        else:
-            idle_since = None
-        time.sleep(0.1)
-    raise AssertionError(f"the script was still running after {timeout:.0f} s (state {script_state(page)!r})")
+# Installed once per document (at its first wait): the time of the last change of Streamlit's script
+# state, seen by a MutationObserver (a rerun shorter than any polling interval still counts), and
+# the time of the last message the page sent its server (WebSocket.send: a widget's change, a
+# component's value, a stop), so that a request the server has not answered yet is known.
+_IDLE_WATCH_JS = """() => {
+    let w = window.__gemmIdle;
+    if (!w) {
+        w = window.__gemmIdle = {changed: null, sent: -1};
+        new MutationObserver(() => { w.changed = performance.now(); }).observe(document.documentElement,
+            {attributes: true, subtree: true, attributeFilter: ['data-test-script-state']});
+        const send = WebSocket.prototype.send;
+        WebSocket.prototype.send = function (...args) { w.sent = performance.now(); return send.apply(this, args); };
+    }
+    w.since = performance.now();  // this wait's start: the quiet time counts from here at the earliest
+}"""
+_IDLE_JS = """([settle, answered]) => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    const w = window.__gemmIdle;
+    if (!app || !w || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
+    // what the front end draws after the run, lazily: a widget's code (a skeleton until then), a
+    // table's cells (the grid's accessible table), a chart (an svg or canvas with a size)
+    if (document.querySelector('[data-testid="stSkeleton"]')) return false;
+    const shown = sel => [...document.querySelectorAll(sel)].filter(e => e.checkVisibility());
+    if (shown('[data-testid="stDataFrame"]').some(t => !t.querySelector('table th, table td'))) return false;
+    if (shown('[data-testid="stVegaLiteChart"]').some(c => {
+        const g = c.querySelector('svg, canvas');
+        return !g || g.getBoundingClientRect().width === 0; })) return false;
+    const now = performance.now();
+    if (w.changed !== null && w.changed > w.sent)  // the server ran after the page's last message
+        return now - Math.max(w.changed, w.since) >= answered;
+    return now - Math.max(w.changed ?? 0, w.since, w.sent) >= settle;
+}"""
+
+
+def wait_idle(page, timeout: float = 60.0, settle: float = 0.6, answered: float = 0.3) -> None:
+    """Wait until the script has finished running and stayed finished.
+
+    Measured in the page (one round trip, not a Python poll every 100 ms): a MutationObserver notes
+    every change of the script state and a wrapper of WebSocket.send every message the page sends.
+    When a run has started and ended since the page's last message (the server has answered it), the
+    state only has to stay "notRunning" for ``answered`` seconds; otherwise (a message not answered
+    yet: its run may not have started; or the first wait in a document, which saw nothing) for
+    ``settle`` seconds after the later of the last change, the last message and the call, as before.
+    A new page starts in state "initial", so a page that has not run yet never reads as idle. Idle
+    also means drawn: no widget skeleton left, every visible table's cells and chart in the DOM
+    (they come after the run, lazily: a fixed pause only usually covered them)."""
+    try:
+        page.wait_for_selector('[data-testid="stApp"]', timeout=timeout * 1000)
+        page.evaluate(_IDLE_WATCH_JS)
+        page.wait_for_function(_IDLE_JS, arg=[settle * 1000, answered * 1000], polling=50, timeout=timeout * 1000)
+    except Exception as e:  # noqa: BLE001 - Playwright's TimeoutError, said as the old message
+        if type(e).__name__ != "TimeoutError":
+            raise
+        raise AssertionError(f"the script was still running after {timeout:.0f} s "
+                             f"(state {script_state(page)!r})") from None
 
 
 def open_page(page, base_url: str, url_path: str = "", query: str = "", timeout: float = 60.0) -> None:
@@ -271,7 +316,7 @@ def screenshot(page, name: str, full_page: bool = True, max_height: int = 8000, 
             "(document.querySelector(`[data-testid=\"${id}\"]`) || {scrollHeight: 0}).scrollHeight), "
             "document.body.scrollHeight)")
         page.set_viewport_size({"width": size["width"], "height": int(min(max(height, size["height"]), max_height))})
-        page.wait_for_timeout(400)  # let charts re-layout
+        wait_charts(page)  # the charts re-laid out for the new height
     try:
         page.screenshot(path=str(path))
     finally:
@@ -298,16 +343,34 @@ _OVERFLOW_JS = """() => {
 }"""
 
 
-def wait_charts(page, timeout: float = 30.0) -> None:
-    """Wait until every visible Vega-Lite chart on the page has drawn (an svg or canvas with a size)."""
-    page.wait_for_function(
-        """() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')]
-                 .filter(c => c.checkVisibility())  // charts in a closed tab or expander never draw
-                 .every(c => {
-               const g = c.querySelector('svg, canvas');
-               return g && g.getBoundingClientRect().width > 0;
-           })""", timeout=timeout * 1000)
-    page.wait_for_timeout(300)  # a last re-layout after the charts sized themselves
+# Every visible chart drawn (an svg or canvas with a size), and the layout of the page's charts the
+# same over ``frames`` animation frames in a row (a chart sizes itself to its column after its
+# first draw, and again after a resize). Charts in a closed tab or expander never draw.
+_CHARTS_STILL_JS = """frames => new Promise(done => {
+    const layout = () => [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')]
+        .filter(c => c.checkVisibility())
+        .map(c => {
+            const g = c.querySelector('svg, canvas');
+            if (!g) return null;
+            const r = g.getBoundingClientRect();
+            return r.width > 0 ? [r.left, r.top, r.width, r.height].map(Math.round).join(',') : null;
+        });
+    let last = null, still = 0;
+    const tick = () => {
+        const now = layout();
+        const key = now.includes(null) ? null : now.join(';');
+        still = key !== null && key === last ? still + 1 : 0;
+        last = key;
+        if (still >= frames) done(true); else requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
+})"""
+
+
+def wait_charts(page, timeout: float = 30.0, frames: int = 6) -> None:
+    """Wait until every visible Vega-Lite chart on the page has drawn and the charts' layout has held
+    for ``frames`` animation frames (measured, instead of a fixed pause for a last re-layout)."""
+    page.wait_for_function(_CHARTS_STILL_JS, arg=frames, timeout=timeout * 1000)
 
 
 def overflowing_charts(page) -> list[str]:
@@ -377,3 +440,99 @@ def chart_titles(page) -> list[str]:
     return page.evaluate("""() => [...document.querySelectorAll(
         '[data-testid="stVegaLiteChart"] svg text.role-title-text, [data-testid="stVegaLiteChart"] .role-title text')]
         .map(t => t.textContent)""")
+
+
+# The page's address unchanged (and the script not running) for ``quiet`` ms, sampled in the page
+# every 50 ms; the state lives in window.__gemmUrl, reset by each call.
+_URL_STILL_JS = """quiet => {
+    const w = window.__gemmUrl, now = performance.now();
+    const state = (document.querySelector('[data-testid="stApp"]') || {getAttribute: () => null})
+        .getAttribute('data-test-script-state');
+    if (!w || w.href !== location.href || state !== 'notRunning') {
+        window.__gemmUrl = {href: location.href, since: now};
+        return false;
+    }
+    return now - w.since >= quiet;
+}"""
+
+
+def settled_url(page, timeout: float = 60.0, quiet: float = 0.5) -> str:
+    """The page's address once the script is idle and the address has not changed for ``quiet`` seconds
+    (a page may write the URL after its run: the stepper reports its step, a fallback reruns)."""
+    wait_idle(page, timeout=timeout)
+    page.evaluate("() => { window.__gemmUrl = null; }")
+    try:
+        page.wait_for_function(_URL_STILL_JS, arg=quiet * 1000, polling=50, timeout=timeout * 1000)
+    except Exception as e:  # noqa: BLE001 - Playwright's TimeoutError, said as the old message
+        if type(e).__name__ != "TimeoutError":
+            raise
+        raise AssertionError(f"the address was still changing after {timeout:.0f} s: {page.url}") from None
+    return page.url
+
+
+_VIEW_JS = """() => {
+    // What a reader sees and can set: every keyed widget's state (Streamlit puts st-key-<key> on its
+    // container), the step-through's drawn frame (inside its shadow root) and the page's visible text.
+    const widgets = {};
+    for (const el of document.querySelectorAll('[data-testid="stMain"] [class*="st-key-"], '
+                                               + '[data-testid="stSidebar"] [class*="st-key-"]')) {
+        const key = [...el.classList].find(c => c.startsWith('st-key-')).slice(7);
+        const vals = [...el.querySelectorAll('input, textarea')]
+            .map(i => (i.type === 'radio' || i.type === 'checkbox') ? i.checked : i.value);
+        const sliders = [...el.querySelectorAll('[role="slider"]')].map(s => s.getAttribute('aria-valuenow'));
+        const picked = [...el.querySelectorAll('[data-baseweb="select"]')].map(s => s.textContent);
+        widgets[key] = JSON.stringify([vals, sliders, picked]);
+    }
+    const steppers = [...document.querySelectorAll('[data-testid="stBidiComponentIsolated"]')]
+        .map(h => h.shadowRoot && h.shadowRoot.querySelector('.gst')).filter(Boolean)
+        .map(r => ({step: r.dataset.step, pos: r.querySelector('.pos').textContent,
+                    text: r.querySelector('.text').textContent,
+                    cells: [...r.querySelectorAll('.cell')].map(c => c.className + ':' + c.textContent).join('|')}));
+    const main = document.querySelector('[data-testid="stMain"]');
+    const texts = [];
+    const walker = document.createTreeWalker(main, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+        const t = n.textContent.trim();
+        const el = n.parentElement;
+        if (t && el && !el.closest('[data-testid="stVegaLiteChart"]') && el.checkVisibility()) texts.push(t);
+    }
+    // a chart's text, in any order (Vega may draw the same axis's labels in another order)
+    const charts = [...main.querySelectorAll('[data-testid="stVegaLiteChart"]')]
+        .map(c => [...c.querySelectorAll('text')].map(t => t.textContent).sort().join('|'));
+    return {widgets, steppers, texts, charts, title: document.title};
+}"""
+
+
+def view_snapshot(page, timeout: float = 60.0, quiet: float = 0.5) -> dict:
+    """The view a link opened (see _VIEW_JS) once it stays the same for ``quiet`` seconds: the charts
+    drawn, any step-through at its step, every widget's code loaded (Streamlit loads each kind of
+    widget's script on first use and draws a skeleton until then)."""
+    page.wait_for_function("""() => !document.querySelector('[data-testid="stSkeleton"]')
+        && [...document.querySelectorAll('[data-testid="stBidiComponentIsolated"]')]
+           .every(h => h.shadowRoot && h.shadowRoot.querySelector('.gst[data-step]'))""", timeout=timeout * 1000)
+    wait_charts(page, timeout=timeout)
+    deadline = time.monotonic() + timeout
+    view, since = page.evaluate(_VIEW_JS), time.monotonic()
+    while time.monotonic() < deadline:
+        time.sleep(0.1)
+        now = page.evaluate(_VIEW_JS)
+        if now != view:
+            view, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet:
+            return view
+    raise AssertionError(f"the view was still changing after {timeout:.0f} s")
+
+
+def assert_same_view(again: dict, first: dict) -> None:
+    """Two view_snapshot()s are the same view; otherwise say where they differ."""
+    import difflib
+
+    widgets = {k: (first["widgets"].get(k), again["widgets"].get(k))
+               for k in set(first["widgets"]) | set(again["widgets"])
+               if first["widgets"].get(k) != again["widgets"].get(k)}
+    assert not widgets, f"widgets differ (first, again): {widgets}"
+    assert again["steppers"] == first["steppers"], "the step-through shows another frame"
+    diff = "\n".join(difflib.unified_diff(first["texts"], again["texts"], "first", "again", lineterm="", n=1))
+    assert not diff, "the page's text differs:\n" + diff[:3000]
+    assert again["charts"] == first["charts"], "a chart draws other text"
+    assert again["title"] == first["title"]

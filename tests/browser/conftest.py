@@ -6,15 +6,21 @@
   (the first request such a server ever gets is a deep link).
 * ``browser`` (one per session): Playwright driving ``/usr/bin/chromium``. We never download a
   browser (no ``playwright install``): without Debian's Chromium the browser tests are skipped.
-* ``page``: a fresh browser context and tab; on failure a screenshot is kept under
+* Tests that check Chinese glyphs (marked ``cjk_font``, or calling ``glyph_fingerprints``) are
+  skipped with the reason where ``fc-list`` knows no Noto Sans CJK SC (``apt-get install fonts-noto-cjk``).
+* ``page``: a fresh (English) browser context and tab; on failure a screenshot is kept under
   ``artifacts/screenshots/failed/``.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
 import re
+import subprocess
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from browser_helpers import CHROMIUM, CHROMIUM_ARGS, SCREENSHOTS, VIEWPORT, StreamlitServer
@@ -57,6 +63,43 @@ def browser():
         b.close()
 
 
+CJK_FONT = "Noto Sans CJK SC"  # the font .streamlit/config.toml names for Chinese (fonts-noto-cjk)
+
+
+@functools.cache
+def has_cjk_font() -> bool:
+    try:
+        out = subprocess.run(["fc-list", ":lang=zh", "family"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return CJK_FONT in out
+
+
+def _needs_cjk_font(item: pytest.Item) -> bool:
+    """Marked ``cjk_font``, or a test that draws Chinese glyphs or checks their font."""
+    if item.get_closest_marker("cjk_font"):
+        return True
+    fn = getattr(item, "function", None)
+    try:
+        src = inspect.getsource(fn) if fn is not None else ""
+    except (OSError, TypeError):
+        return False
+    return "glyph_fingerprints" in src or CJK_FONT in src
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Without a CJK font the Chinese pages draw boxes: the tests that check Chinese glyphs are
+    skipped with the reason (CI installs fonts-noto-cjk, so they run there)."""
+    browser_dir = Path(__file__).resolve().parent
+    mine = [i for i in items if Path(str(i.path)).resolve().parent == browser_dir]
+    if not mine or has_cjk_font():
+        return
+    skip = pytest.mark.skip(reason=f"no {CJK_FONT} font (fc-list): apt-get install fonts-noto-cjk to run it")
+    for item in mine:
+        if _needs_cjk_font(item):
+            item.add_marker(skip)
+
+
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report = yield
@@ -66,7 +109,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 
 @pytest.fixture
 def page(browser, request: pytest.FixtureRequest):
-    context = browser.new_context(viewport=VIEWPORT)
+    # English unless a test asks for another: Chromium otherwise takes the language of the machine's $LANG.
+    context = browser.new_context(viewport=VIEWPORT, locale="en-US")
     context.set_default_timeout(30_000)
     pg = context.new_page()
     yield pg

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from browser_helpers import open_page, page_info, wait_idle
+from browser_helpers import StreamlitServer, open_page, page_info, wait_idle
 
 from gemmlib.measure.runqueue import Queue
 
@@ -40,7 +40,7 @@ def _start_long_run(server, pg) -> Queue:
     open_page(pg, server.url, info.url_path, query=LONG_RUN)
     pg.get_by_role("button", name="Run the benchmark").click()
     expect(pg.get_by_text(re.compile("Running on cpu"))).to_be_visible(timeout=60_000)
-    q = Queue(directory=Path(server._cache_dir) / "queue-benchmarks")
+    q = Queue(directory=server.queue_dir)
     assert q.running() and "precision" in q.running()
     assert len(_workers(server.proc.pid)) == 1
     return q
@@ -55,8 +55,26 @@ def _seconds_until_free(server, q: Queue, timeout: float = 30.0) -> float:
     return time.monotonic() - t0
 
 
-def test_closing_the_tab_cancels_the_run(fresh_server, browser):
-    server = fresh_server()
+@pytest.fixture(scope="module")
+def server():
+    """One server for the module, with no spare worker (as a server a test starts gets from the
+    hermetic fixture): each test's run is then the only worker under it."""
+    s = StreamlitServer(__name__, env={"GEMM_SPARE_WORKER": "0"})
+    yield s
+    s.stop()
+
+
+@pytest.fixture(autouse=True)
+def _machine_free(server):
+    """Each test starts on a free machine, and leaves it free: the second run the Stop test starts
+    ends with its tab (``page`` is closed before this fixture's end: the first test's proof)."""
+    q = Queue(directory=Path(server._cache_dir) / "queue-benchmarks")
+    _seconds_until_free(server, q)
+    yield
+    _seconds_until_free(server, q)
+
+
+def test_closing_the_tab_cancels_the_run(server, browser):
     ctx = browser.new_context()
     pg = ctx.new_page()
     q = _start_long_run(server, pg)
@@ -65,8 +83,7 @@ def test_closing_the_tab_cancels_the_run(fresh_server, browser):
     assert held < 5.0, f"the run kept the machine {held:.1f} s after its tab closed"
 
 
-def test_the_stop_button_cancels_the_run(fresh_server, page):
-    server = fresh_server()
+def test_the_stop_button_cancels_the_run(server, page):
     q = _start_long_run(server, page)
     page.get_by_role("button", name=re.compile("Stop this run")).click()
     held = _seconds_until_free(server, q)
@@ -79,8 +96,7 @@ def test_the_stop_button_cancels_the_run(fresh_server, page):
     expect(page.get_by_text(re.compile("Running on cpu"))).to_be_visible(timeout=60_000)
 
 
-def test_streamlits_own_stop_cancels_the_run(fresh_server, page):
-    server = fresh_server()
+def test_streamlits_own_stop_cancels_the_run(server, page):
     q = _start_long_run(server, page)
     page.get_by_test_id("stStatusWidget").get_by_role("button", name="Stop").click()
     held = _seconds_until_free(server, q)

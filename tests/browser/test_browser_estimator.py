@@ -28,13 +28,14 @@ def _fmt_si(x: float) -> str:
     return fmt.si(x)
 
 
-def _expected_prefill(preset: str, gpu: str, gpus: int = 1, eff: float = 1.0, **workload) -> float:
+def _expected_prefill(preset: str, gpu: str, gpus: int = 1, **workload) -> float:
     from gemmlib.core.hardware import CATALOGUE
     from gemmlib.llm.accounting import Workload, estimate
     from gemmlib.llm.presets import PRESETS
 
-    # the whole job's exact count: the same on any number of GPUs (the page shows it for TP = gpus)
-    return estimate(PRESETS[preset], Workload(**workload), CATALOGUE[gpu], efficiency=eff).prefill.flops
+    # the whole job's exact count: the same on any number of GPUs (the page shows it for TP = gpus), under the
+    # library's (and the CLI's) defaults, the engine convention, as the page's defaults are
+    return estimate(PRESETS[preset], Workload(**workload), CATALOGUE[gpu]).prefill.flops
 
 
 def _metric(page, label: str):
@@ -84,10 +85,16 @@ def test_widgets_drive_numbers_and_url(app_server, page):
     expect(prefill).to_have_text(_fmt_si(_expected_prefill("qwen2.5-0.5b", DEFAULT_GPU, batch=8, seq_len=seq,
                                                            new_tokens=new)))
 
-    # A slider, moved with the keyboard: efficiency 0.70 (the default) -> 0.65. Time per token grows.
+    # A toggle and a slider moved with the keyboard: a flat efficiency forced over the shape model, then
+    # 0.70 (the default) -> 0.65. Time per token follows each.
     from gemmlib.core.flops import DEFAULT_EFFICIENCY
 
     per_token = _metric(page, "per output token")
+    before = per_token.inner_text()
+    _sidebar(page).get_by_text("a flat efficiency (override)", exact=True).click()
+    expect(page).to_have_url(re.compile(r"[?&]le_flat=true(&|$)"))
+    expect(per_token).not_to_have_text(before)
+    wait_idle(page)
     before = per_token.inner_text()
     slider = _sidebar(page).get_by_role("slider")
     slider.first.focus()
@@ -120,7 +127,7 @@ def test_deep_link_with_settings_on_a_fresh_server(fresh_server, page):
     expect(sb.get_by_role("combobox", name="GPU", exact=True)).to_have_value("A100 SXM 80GB")
     expect(sb.get_by_role("combobox", name="Preset", exact=True)).to_have_value("qwen2.5-0.5b")
     expect(_metric(page, "prefill FLOPs")).to_have_text(_fmt_si(_expected_prefill(
-        "qwen2.5-0.5b", "A100 SXM 80GB", gpus=2, eff=0.5, batch=4, seq_len=512, new_tokens=64)))
+        "qwen2.5-0.5b", "A100 SXM 80GB", gpus=2, batch=4, seq_len=512, new_tokens=64)))
 
 
 GPT2 = {"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12, "vocab_size": 50257, "n_positions": 1024}
@@ -136,7 +143,7 @@ BAD_UPLOADS = {
 
 
 def _upload(page, name: str, data: bytes) -> None:
-    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(
+    page.locator('.st-key-le_upload [data-testid="stFileUploaderDropzoneInput"]').set_input_files(
         files=[{"name": name, "mimeType": "application/json", "buffer": data}])
 
 
@@ -172,7 +179,7 @@ EXTREMES = {
     "maxima": {"le_src": "custom", "le_layers": 1000, "le_hidden": 65536, "le_heads": 1024, "le_kv": 1024,
                "le_hd": 4096, "le_ffn": 262144, "le_vocab": 1_000_000, "le_experts": 1024, "le_topk": 1024,
                "le_batch": 4096, "le_seq": 1_048_576, "le_new": 1_048_576, "le_gpus": 4096, "le_eff": 0.05,
-               "le_causal": "true", "le_last": "true", "le_macs": "true", "le_cmp": "true"},
+               "le_causal": "dense", "le_lmh": "all", "le_macs": "true", "le_cmp": "true"},
     "minima": {"le_src": "custom", "le_layers": 1, "le_hidden": 1, "le_heads": 1, "le_kv": 0, "le_hd": 0,
                "le_ffn": 1, "le_vocab": 1, "le_experts": 0, "le_topk": 0, "le_batch": 1, "le_seq": 1, "le_new": 0,
                "le_gpus": 1, "le_eff": 0.05},
@@ -203,3 +210,61 @@ def test_custom_model_with_every_input_at_its_maximum(app_server, page):
     """Every custom-model and workload input at its maximum: numbers or a clear message (counts past
     2**63 once crashed the charts and tables: Arrow has no bigger integer)."""
     _open_extreme(app_server, page, "maxima")
+
+
+_BARS_JS = """(title) => {
+    // The per-GPU memory chart whose title starts with `title`: its drawn bars' heights (CSS pixels), the
+    // chart's own rules (the capacity; not the axes'), and the legend's labels drawn wholly inside the chart.
+    const chart = [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')].filter(c => c.checkVisibility())
+        .find(c => [...c.querySelectorAll('svg text')].some(t => t.textContent.startsWith(title)));
+    if (!chart) return null;
+    const svg = chart.querySelector('svg'), box = svg.getBoundingClientRect();
+    const inside = r => r.width > 0 && r.left >= box.left - 1 && r.right <= box.right + 1 && r.top >= box.top - 1
+        && r.bottom <= box.bottom + 1;
+    return {
+        bars: [...svg.querySelectorAll('g.mark-rect.role-mark path')].map(p => p.getBoundingClientRect().height),
+        rules: svg.querySelectorAll('g.mark-rule.role-mark line, g.mark-rule.role-mark path').length,
+        legend: [...svg.querySelectorAll('g.role-legend text')].filter(t => inside(t.getBoundingClientRect()))
+            .map(t => t.textContent),
+    };
+}"""
+
+
+@pytest.mark.parametrize("query, title", [
+    ("le_preset=llama-3-8b&le_gpus=8&le_tab=Scale-out", "Memory per GPU: fits"),
+    ("le_preset=llama-3-8b&le_gpus=8&le_train=true&le_tab=Training", "Memory per GPU in training"),
+], ids=["scale-out", "training"])
+def test_the_per_gpu_memory_bar_is_drawn_tall_with_its_legend_and_capacity(app_server, page, query, title):
+    """The per-GPU memory chart (Scale-out and Training tabs) was about 1 px high with its legend cut after
+    "gradients" and no capacity line: measured in Chromium, each drawn bar is the chart's bar height, every part
+    is in the legend and the GPU's capacity is a rule."""
+    from browser_helpers import wait_charts
+
+    from gemmlib.charts.scaleout import BAR_PX, PART_ORDER
+
+    open_page(page, app_server.url, INFO.url_path, query=query)
+    assert_clean(page)
+    wait_charts(page)
+    page.wait_for_function(f"() => ({_BARS_JS})({json.dumps(title)}) !== null", timeout=90_000)
+    got = page.evaluate(_BARS_JS, title)
+    print(f"memory bar heights ({title}): {got['bars']} px")
+    assert got["bars"] and min(got["bars"]) >= BAR_PX - 2, got
+    assert got["rules"] >= 1, got
+    assert all(p in got["legend"] for p in PART_ORDER), got["legend"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_click_on_an_op_opens_it_on_the_roofline(app_server, page, lang):
+    """LLM-Viewer's gesture: a click on a bar of the FLOPs-by-op chart (prefill's q_proj, the first bar) opens
+    the Roofline tab (also in the URL) with that op named under the chart."""
+    open_page(page, app_server.url, "LLM_Estimator", query=f"lang={lang}")
+    bar = page.locator('[data-testid="stVegaLiteChart"] path[aria-roledescription="bar"]').first
+    expect(bar).to_have_attribute("aria-label", re.compile(r": q_proj;"))
+    bar.click()
+    wait_idle(page)
+    expect(page).to_have_url(re.compile(r"[?&]le_tab=Roofline(&|$)"))
+    expect(page.locator('[role="tab"][aria-selected="true"]')).to_have_text(re.compile("Roofline|屋顶线模型"))
+    said = page.locator('[data-testid="stMarkdownContainer"] strong', has_text="q_proj").first
+    expect(said).to_be_visible()
+    assert re.match(r"q_proj\s*[(（]", said.locator("xpath=..").inner_text()), said.locator("xpath=..").inner_text()
+    assert_clean(page)

@@ -48,6 +48,26 @@ OFF_SCREEN_JS = """() => {
 }"""
 
 
+# Every visible table drawn (its widget's code loaded, its accessible table in the DOM with a header)
+# and the tables' cells the same over three animation frames in a row.
+TABLES_DRAWN_JS = """() => new Promise(done => {
+    const read = () => {
+        if (document.querySelector('[data-testid="stSkeleton"]')) return null;
+        const grids = [...document.querySelectorAll('[data-testid="stDataFrame"]')].filter(t => t.checkVisibility());
+        if (grids.some(t => !t.querySelector('table th'))) return null;
+        return grids.map(t => t.querySelector('table').textContent).join('\\u0000');
+    };
+    let last = null, still = 0;
+    const tick = () => {
+        const now = read();
+        still = now !== null && now === last ? still + 1 : 0;
+        last = now;
+        if (still >= 3) done(true); else requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
+})"""
+
+
 def _bad_cells(page) -> list[str]:
     bad = []
     for t in page.evaluate(CELLS_JS):
@@ -66,7 +86,7 @@ def _bad_cells(page) -> list[str]:
 def test_no_table_shows_none_nan_or_a_bare_flag(app_server, page, info):
     open_page(page, app_server.url, info.url_path)
     assert_clean(page)
-    page.wait_for_timeout(500)
+    page.wait_for_function(TABLES_DRAWN_JS)
     bad = _bad_cells(page)
     assert not bad, f"{info.slug}: " + "; ".join(bad[:10])
     wide = overflowing_charts(page)
@@ -81,3 +101,19 @@ def test_at_phone_width_nothing_is_cut_off(app_server, page, info):
     wait_charts(page)
     m = page.evaluate(OFF_SCREEN_JS)
     assert m["docScroll"] <= m["vw"] + 1 and not m["out"], f"{info.slug} at 390 px: {m}"
+
+
+HIDDEN_JS = """() => { const s = document.querySelector('.st-key-acc_loads [data-testid="stDataFrame"] .dvn-scroller');
+    return s ? s.scrollWidth - s.clientWidth : null; }"""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_loads_table_shows_every_column_at_1280_px(app_server, page, lang):
+    """Accumulate's loads table at 1280 × 720 with the sidebar open: all eight columns in view, the outer
+    product's lesson ("D stores") among them, none scrolled out of the grid (at 800 px its grid scrolls 200 px)."""
+    page.set_viewport_size({"width": 1280, "height": 720})
+    open_page(page, app_server.url, "Accumulate", query=f"lang={lang}")
+    assert_clean(page)
+    page.wait_for_function(f"() => ({HIDDEN_JS})() !== null")
+    hidden = page.evaluate(HIDDEN_JS)
+    assert hidden <= 12, f"{hidden} px of the loads table's columns are scrolled out of view"  # the grid's 10 px
