@@ -11,7 +11,17 @@ successive page views. Exits 1 when anything was not handled cleanly.
     python benchmarks/bench_hostile.py --skip-browser        # CLI, parsers, files only (no server)
 
 Targets (issue 17): every bad input handled cleanly; the lock free within 5 s of a cancel (1 s after
-the worker is killed); server RSS flat over 100 views (growth under 100 MB once warm).
+the worker is killed); server RSS flat over 100 views (growth under 100 MB once warm). Issue 26 adds:
+output paths (a 300-character name, "", links for --out, charts/ and a chart file: nothing written
+through them), planted lock links, the machine policy (another working folder, a loosening
+environment, a policy others can change), every numeric flag fed 0/-1/inf/nan/1e400, 10,000-character
+values (echoed cut), a forged ceilings file, and on the pages (AppTest) a misconfigured cache folder
+and "Share with the class" twice; one queue for the machine (a CLI run with another GEMM_CACHE_DIR waits
+behind a class's run, a queue folder others could empty is refused, a planted hard link), the visitor
+limits (a second tab, a third browser at one address), and admission under load (the issue's
+Precision link and profile run with two busy processes beside them, twice each: refused up front,
+finished, or stopped with its rows — never killed with nothing). A CLI answer is clean when it exits 2 with one line on stderr, no
+traceback, no word longer than 90 characters (an echoed value is cut) and at most 1,000 characters.
 Needs Debian's /usr/bin/chromium and playwright for Python for the browser parts.
 """
 
@@ -77,7 +87,21 @@ def _cli_cases(tmp: Path) -> list[list[str]]:
               ["bench", "tiling", "--device", "cpu", "--size", "-5"], ["bench", "batching", "--batches", "0,x"],
               ["bench", "precision", "--m", "99999999999999999999"], ["estimate", "--preset", "x" * 10_000],
               ["estimate", "--layers", "1e400"], ["devices", "--measure", "--device", "tpu"]]
+    model = ["estimate", "--preset", "llama-3-8b", "--tp", "2"]  # issue 26 item 11, as reported
+    cases += [[*model, "--intra-latency-us", "inf"], [*model, "--intra-busbw", "inf"],
+              ["bench", "tp", "--nproc", "2", "--timeout", "0"], ["bench", "tp", "--nproc", "2", "--scale", "0"],
+              ["bench", "tp", "--nproc", "2", "--seq-len", "0"], ["bench", "collective", "--nproc", "2", "--timeout",
+                                                                  "1e400"]]
     return cases
+
+
+def _clean_cli(p: subprocess.CompletedProcess, progress: str = "") -> bool:
+    """Exit 2, one line on stderr (progress lines starting with ``progress`` aside), no traceback, no
+    echoed value longer than 90 characters, at most 1,000 characters."""
+    lines = [ln for ln in p.stderr.splitlines() if not ln.startswith("USDT") and not (progress and
+                                                                                    ln.startswith(progress))]
+    return (p.returncode == 2 and len(lines) == 1 and "Traceback" not in p.stderr and len(lines[0]) <= 1000
+            and max((len(w) for w in lines[0].split()), default=0) <= 90)
 
 
 def cli_surface(tmp: Path) -> None:
@@ -89,10 +113,9 @@ def cli_surface(tmp: Path) -> None:
         except subprocess.TimeoutExpired:
             _count("CLI flags and files", False, f"{argv}: no answer in 60 s")
             continue
-        lines = [ln for ln in p.stderr.splitlines() if not ln.startswith("USDT")]
-        ok = p.returncode == 2 and len(lines) == 1 and "Traceback" not in p.stderr and len(lines[0]) < 400
+        ok = _clean_cli(p)
         _count("CLI flags and files", ok,
-               f"{' '.join(a[:40] for a in argv)}: rc {p.returncode}, {len(lines)} lines, "
+               f"{' '.join(a[:40] for a in argv)}: rc {p.returncode}, {len(p.stderr.splitlines())} lines, "
                f"{time.perf_counter() - t0:.1f} s: {p.stderr[-300:]!r}")
 
 
@@ -179,6 +202,314 @@ def secrets_and_cache_surfaces(tmp: Path) -> None:
             _count("planted cache files", ok, plant)
     finally:
         ceilings.clear_ceilings()
+        if env is None:
+            os.environ.pop("GEMM_CACHE_DIR", None)
+        else:
+            os.environ["GEMM_CACHE_DIR"] = env
+
+
+# --------------------------------------------------------------------------- issue 26: paths, policy, numbers
+def _run(argv: list[str], *, env: dict | None = None, cwd: Path = ROOT, timeout: float = 120):
+    full = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    return subprocess.run([sys.executable, "-m", "gemmlib", *argv], cwd=cwd, env=full, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def paths_surface(tmp: Path) -> None:
+    """Output paths and planted links: exit 2 with one line, and nothing written through a link."""
+    surface = "output paths and planted links"
+    base = ["report", "--quick", "--sections", "devices", "--device", "cpu"]
+    work = tmp / "paths"
+    work.mkdir()
+    (work / "real").mkdir()
+    (work / "outlink").symlink_to(work / "real")
+    for out in ("x" * 300, "", "outlink"):
+        p = _run([*base, "--out", out], cwd=work)
+        _count(surface, _clean_cli(p) and not list((work / "real").iterdir()), f"report --out {out[:20]!r}")
+    victim = work / "victim.png"
+    victim.write_bytes(b"keep")
+    d = work / "d"
+    (d / "charts").mkdir(parents=True)
+    (d / "charts" / "devices_ceilings.png").symlink_to(victim)
+    p = _run([*base, "--out", str(d)], cwd=work, timeout=300)  # measures, then refuses the chart's link
+    _count(surface, _clean_cli(p, "devices: ") and victim.read_bytes() == b"keep", "a chart file link in --out")
+    (d / "charts" / "devices_ceilings.png").unlink()
+    (d / "charts").rmdir()
+    (work / "elsewhere").mkdir()
+    (d / "charts").symlink_to(work / "elsewhere")
+    p = _run([*base, "--out", str(d)], cwd=work)
+    _count(surface, _clean_cli(p) and not list((work / "elsewhere").iterdir()), "a charts/ link in --out")
+    from gemmlib.measure.runqueue import machine_queue_dir
+
+    queue = machine_queue_dir()  # the bench's own machine queue (main's policy names it)
+    for lock, plant in (("run.lock", "symlink"), ("queue.lock", "symlink"), ("run.lock", "hard link")):
+        (queue / lock).unlink(missing_ok=True)
+        (queue / lock).symlink_to(victim) if plant == "symlink" else os.link(victim, queue / lock)
+        p = _run(["bench", "precision", "--device", "cpu", "--size", "64", "--dtypes", "fp32"],
+                 env={"GEMM_CACHE_DIR": str(tmp / f"cache-{lock}")})
+        _count(surface, _clean_cli(p) and victim.read_bytes() == b"keep", f"a planted {lock} {plant}")
+        (queue / lock).unlink()
+
+
+def policy_surface(tmp: Path) -> None:
+    """One policy for the machine (GEMM_POLICY_FILE here: this machine has no /etc/gemmlib/policy.toml)."""
+    from gemmlib.core import policy
+
+    surface = "machine policy"
+    if policy.MACHINE_POLICY.exists():
+        print(f"  (a machine policy exists at {policy.MACHINE_POLICY}: the policy cases are left out)")
+        return
+    pol = tmp / "policy" / "policy.toml"
+    pol.parent.mkdir(mode=0o755)
+    pol.write_text(f'GEMM_CLASSROOM = true\nGEMM_QUEUE_DIR = "{tmp / "machine-queue"}"\n')
+    os.chmod(pol, 0o644)
+    elsewhere = tmp / "policy-elsewhere"
+    (elsewhere / ".streamlit").mkdir(parents=True)
+    (elsewhere / ".streamlit" / "secrets.toml").write_text("GEMM_CLASSROOM = false\nGEMM_MAX_DIM = 16384\n")
+    argv = ["bench", "precision", "--device", "cpu", "--size", "4096"]
+    for what, env in (("another folder", {}), ("a loosening environment", {"GEMM_MAX_DIM": "16384",
+                                                                            "GEMM_CLASSROOM": "0",
+                                                                            "GEMM_MAX_CPU_GFLOP": "1e6"})):
+        p = _run(argv, env={"GEMM_POLICY_FILE": str(pol), **env}, cwd=elsewhere)
+        _count(surface, _clean_cli(p) and "cap of 2048" in p.stderr, f"{what}: {p.stderr[-160:]!r}")
+    os.chmod(pol, 0o666)
+    p = _run(argv, env={"GEMM_POLICY_FILE": str(pol)}, cwd=elsewhere)
+    _count(surface, _clean_cli(p) and "changed by others" in p.stderr, "a policy others can change")
+
+
+def queue_surface(tmp: Path) -> list[str]:
+    """Issue 26 items 6 and 7: one queue for the machine, whichever cache folder starts the run, its
+    folder checked; one run per browser session and GEMM_MAX_RUNS_PER_ADDRESS per address."""
+    import threading
+
+    from gemmlib.core.files import ServerSetupError
+    from gemmlib.measure import runqueue
+
+    surface = "one queue, visitor limits"
+    notes = []
+    q = runqueue.default_queue()
+    argv = ["bench", "precision", "--device", "cpu", "--size", "64", "--dtypes", "fp32", "--min-run-time", "0.05"]
+    got: dict = {}
+    with q.turn("a class's run (session ab12)"):
+        t = threading.Thread(target=lambda: got.setdefault("p", _run(argv, env={"GEMM_CACHE_DIR": str(tmp / "other")})))
+        t.start()
+        end = time.monotonic() + 60
+        while not q.waiting() and time.monotonic() < end:
+            time.sleep(0.05)
+        waited = [w for w in q.waiting() if "command line" in w]
+        time.sleep(0.5)
+        still = t.is_alive()
+    t.join(120)
+    p = got.get("p")
+    ok = bool(waited) and still and p is not None and p.returncode == 0
+    _count(surface, ok, f"a CLI run with another GEMM_CACHE_DIR waits behind the class's: waited {waited}")
+    notes.append(f"a CLI run with another GEMM_CACHE_DIR: {'queued behind the class run, then ran' if ok else 'NOT'}")
+    one = runqueue.Visitor.of("browser-1", "10.0.0.7")
+    for what, visitor in (("a second tab of the same browser", runqueue.Visitor.of("browser-1", "10.0.0.7")),
+                          ("a third browser at one address (limit 2)", runqueue.Visitor.of("browser-3", "10.0.0.7"))):
+        refused = False
+        with q.turn("tab 1", visitor=one, per_address=2):
+            if "third" in what:  # the address's second place, held by another process
+                holder = subprocess.Popen([sys.executable, "-c", (
+                    f"import sys, time; sys.path.insert(0, {str(ROOT)!r}); from gemmlib.measure.runqueue import "
+                    f"Queue, Visitor\nwith Queue({str(q.dir)!r}).turn('tab 2', visitor=Visitor.of('browser-2', "
+                    f"'10.0.0.7'), per_address=2): pass")])
+                end = time.monotonic() + 30
+                while not q.waiting() and time.monotonic() < end:
+                    time.sleep(0.05)
+            try:
+                with q.turn(what, visitor=visitor, per_address=2, timeout_s=0.5):
+                    pass
+            except runqueue.VisitorLimit:
+                refused = not [w for w in q.waiting() if w == what]
+            except runqueue.BusyError:
+                refused = False
+        if "third" in what:
+            holder.wait(60)
+        _count(surface, refused, what)
+    os.chmod(q.dir, 0o777)  # writable by all without the sticky bit
+    try:
+        runqueue.default_queue()
+        ok = False
+    except ServerSetupError as e:
+        ok = "sticky" in str(e)
+    finally:
+        os.chmod(q.dir, 0o1777)
+    _count(surface, ok, "a queue folder others could empty")
+    return notes
+
+
+def _burners(n: int) -> list[subprocess.Popen]:
+    """``n`` processes that keep a core busy each: the load the issue measured under."""
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+
+
+def admission_surface(tmp: Path) -> list[str]:
+    """Issue 26 item 8, under load (two busy processes on the machine): the issue's Precision link at the
+    classroom caps (through the runner, as the page runs it) and ``profile --layers 16 --steps 20 --batch 8``
+    at a 20 s limit, each twice. Clean: refused before it starts, with the estimate and the limit; finished;
+    or stopped at its limit with the rows it finished — never killed with nothing returned."""
+    from gemmlib.core.i18n import Text
+    from gemmlib.measure import plan, runner, safety
+    from gemmlib.measure import precision as bp
+
+    surface = "admission under load"
+    notes = []
+    lim = safety.CLASSROOM_LIMITS
+    cfg = bp.PrecisionConfig(device="cpu", shapes=((2048, 2048, 256, "2048×2048×256"),),
+                             dtypes=tuple(bp.PRECISION_DTYPES), with_quant=True, min_run_time=0.5)
+    burn = _burners(2)
+    try:
+        for attempt in (1, 2):
+            est = None
+            t0 = time.monotonic()
+            try:
+                est = plan.admit(bp.SPEC, cfg, lim).seconds
+                out = runner.run(bp.SPEC, cfg, lim, owner=Text("the issue's Precision link"), warm=False)
+                how = (f"stopped at its limit with {len(out.result)} rows" if out.stopped else
+                       f"finished, {len(out.result)} rows")
+                ok = True
+            except runner.RunStopped as e:
+                how, ok = f"NOT clean: {e}", False
+            except InputError as e:
+                how, ok = f"refused up front: {e}", "limit" in str(e) and "s" in str(e)
+            took = time.monotonic() - t0
+            estimate = "refused at admission" if est is None else f"estimate {est:.1f} s"
+            notes.append(f"Precision link, try {attempt}: {estimate}, {how[:150]} ({took:.1f} s)")
+            _count(surface, ok, f"Precision link try {attempt}: {how[:200]}")
+        argv = ["profile", "--device", "cpu", "--layers", "16", "--steps", "20", "--batch", "8"]
+        for attempt in (1, 2):
+            t0 = time.monotonic()
+            p = _run(argv, env={"GEMM_TIME_LIMIT_S": "20"}, timeout=300)
+            took = time.monotonic() - t0
+            last = (p.stderr.strip().splitlines() or [""])[-1]
+            ok = (p.returncode == 0) or (_clean_cli(p, "[") and "limit" in last and "nothing it measured" not in last)
+            notes.append(f"profile --layers 16 --steps 20 --batch 8, try {attempt}: exit {p.returncode}, "
+                         f"{last[:150]} ({took:.1f} s)")
+            _count(surface, ok, f"profile try {attempt}: rc {p.returncode}: {last[:200]}")
+    finally:
+        for b in burn:
+            b.kill()
+            b.wait()
+    return notes
+
+
+def numbers_surface(tmp: Path) -> None:
+    """Every numeric flag of every sub-command fed 0, -1, inf, nan and 1e400 (in-process, nothing runs:
+    a value that reaches a benchmark is not clean unless its --help documents it); long values."""
+    import io
+    from contextlib import redirect_stderr, redirect_stdout
+
+    sys.path.insert(0, str(ROOT / "tests" / "cli"))
+    from test_hostile_cli import (  # the test's own lists
+        DOCUMENTED,
+        HOSTILE_NUMBERS,
+        SWEEP_BASE,
+        _numeric_flags,
+    )
+
+    from gemmlib.cli import main
+    from gemmlib.measure import runner, safety
+
+    class Started(Exception):
+        pass
+
+    def started(*a, **k):
+        raise Started
+
+    saved = runner.run, safety.single_flight
+    runner.run = safety.single_flight = started
+    try:
+        for path, action in _numeric_flags():
+            flag = action.option_strings[0]
+            base = [a.format(tmp=tmp) for a in SWEEP_BASE[path]]
+            for value in HOSTILE_NUMBERS:
+                err = io.StringIO()
+                try:
+                    with redirect_stdout(io.StringIO()), redirect_stderr(err):
+                        rc = main([*path, *base, f"{flag}={value}"])
+                except SystemExit as e:
+                    rc = e.code
+                except Started:
+                    rc = "started"
+                except Exception as e:  # noqa: BLE001
+                    rc = f"{type(e).__name__}"
+                key = (" ".join(path), flag, value)
+                ok = rc in (0, "started") if key in DOCUMENTED else rc == 2 and len(err.getvalue().splitlines()) == 1
+                _count("numeric flags (0, -1, inf, nan, 1e400)", ok, f"{' '.join(key)}: {rc}")
+    finally:
+        runner.run, safety.single_flight = saved
+    huge = "x" * 10_000
+    for argv in (["estimate", "--layers", huge], ["estimate", "--preset", huge], ["estimate", "--mlp", huge],
+                 ["estimate", "--unknown", huge], ["bench", "tp", "--nproc", "2", "--dtype", huge],
+                 ["bench", "precision", "--device", huge]):
+        p = _run(argv, timeout=60)
+        _count("10,000-character values", _clean_cli(p), f"{argv[:2]} {argv[2]}: {p.stderr[-160:]!r}")
+
+
+def forged_ceilings_surface(tmp: Path) -> None:
+    """A forged but plausible ceilings.json, mode 0644, in the server's own private folder."""
+    from gemmlib.core import ceilings
+
+    env = os.environ.get("GEMM_CACHE_DIR")
+    try:
+        for name, entry in (("a 50 PFLOP/s CPU", {"device": "cpu", "device_name": "FAST", "peaks": {"fp32": 5e16}}),
+                            ("an H200 at 1.3x its datasheet bf16",
+                             {"device": "cuda", "device_name": "NVIDIA H200", "peaks": {"bf16": 1.3 * 989.4e12}}),
+                            ("a copy at 100 TB/s on this CPU",
+                             {"device": "cpu", "device_name": "FAST", "peaks": {"fp32": 1e9}, "bandwidth": 9.9e13})):
+            d = tmp / f"forged-{len(name)}-{abs(hash(name)) % 1000}"
+            d.mkdir(mode=0o700)
+            os.environ["GEMM_CACHE_DIR"] = str(d)
+            ceilings.clear_ceilings()
+            (d / "ceilings.json").write_text(json.dumps({"x": entry}))
+            os.chmod(d / "ceilings.json", 0o644)
+            _count("forged ceilings", ceilings.all_ceilings() == {}, name)
+    finally:
+        ceilings.clear_ceilings()
+        if env is None:
+            os.environ.pop("GEMM_CACHE_DIR", None)
+        else:
+            os.environ["GEMM_CACHE_DIR"] = env
+
+
+def page_surfaces(tmp: Path) -> None:
+    """Pages through Streamlit's AppTest (no browser): a misconfigured cache folder, and sharing twice."""
+    import logging
+
+    from streamlit.testing.v1 import AppTest
+
+    from gemmlib.core.results import BenchResult, clear_recorded, recorded
+
+    surface = "pages (AppTest)"
+    env = os.environ.get("GEMM_CACHE_DIR")
+    quiet = {lg: lg.level for lg in (logging.getLogger("gemmlib"), logging.getLogger("gemmlib.app"))}
+    for lg in quiet:
+        lg.setLevel(logging.CRITICAL)  # the error ids' log lines are expected here
+    try:
+        open_cache = tmp / "open-cache"
+        open_cache.mkdir()
+        os.chmod(open_cache, 0o777)
+        os.environ["GEMM_CACHE_DIR"] = str(open_cache)
+        at = AppTest.from_file(str(ROOT / "pages" / "7_Tiling.py"), default_timeout=120).run()
+        next(b for b in at.button if b.key == "tb_run").click().run()
+        shown = " ".join(e.value for e in at.error)
+        _count(surface, not at.exception and "error id" in shown and str(open_cache) not in shown
+               and "777" not in shown, f"an open cache folder: {shown[:160]!r}")
+        os.environ["GEMM_CACHE_DIR"] = str(tmp / "cache")
+        clear_recorded()
+        row = BenchResult(bench="tiling", name="torch", device="cpu", device_name="test CPU", dtype="fp32",
+                          shape={"m": 64, "n": 64, "k": 64}, flops=2 * 64**3, bytes=3 * 64 * 64 * 4, median_s=1e-4)
+        at = AppTest.from_file(str(ROOT / "pages" / "9_Roofline.py"), default_timeout=60)
+        at.session_state["_my_results"] = [row]  # kept typed, as ui.keep_results keeps them
+        at.run()
+        for _ in range(2):
+            at.button(key="rf_share").click().run()
+        _count(surface, not at.exception and len(recorded()) == 1, f"shared twice: {len(recorded())} rows")
+    finally:
+        clear_recorded()
+        for lg, level in quiet.items():
+            lg.setLevel(level)
         if env is None:
             os.environ.pop("GEMM_CACHE_DIR", None)
         else:
@@ -328,10 +659,24 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-hostile-") as tmpname:
         tmp = Path(tmpname)
         os.environ["GEMM_CACHE_DIR"] = str(tmp / "cache")
+        # the machine's queue of this run's own (a policy naming only it): /tmp/gemmlib-queue is not touched
+        qpol = tmp / "queue-policy" / "policy.toml"
+        qpol.parent.mkdir(mode=0o755)
+        qpol.write_text(f'GEMM_QUEUE_DIR = "{tmp / "machine-queue"}"\n')
+        os.chmod(qpol, 0o644)
+        os.environ["GEMM_POLICY_FILE"] = str(qpol)
         t0 = time.perf_counter()
+        notes: list[str] = []
         cli_surface(tmp)
         parser_surfaces()
         secrets_and_cache_surfaces(tmp)
+        paths_surface(tmp)
+        policy_surface(tmp)
+        notes += queue_surface(tmp)
+        notes += admission_surface(tmp)
+        numbers_surface(tmp)
+        forged_ceilings_surface(tmp)
+        page_surfaces(tmp)
         lock_holds: list[tuple[str, float]] = []
         rss: list[tuple[int, float]] = []
         fetched: list[str] = []
@@ -357,6 +702,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  {'all surfaces':<34} {total_c:>3} of {total_t:>3}")
     for f in FAILURES:
         print(f"  NOT CLEAN: {f}")
+    for n in notes:
+        print(f"  {n}")
     if fetched:
         print(f"  an uploaded name made the browser fetch: {fetched}")
     if lock_holds:

@@ -1,11 +1,18 @@
-"""How good is the run-time estimate (gemmlib.measure.plan) that the benchmark pages show before a run?
+"""How good is the run-time estimate (gemmlib.measure.plan: a spec's plan) that the benchmark pages show before
+a run, and that the caps refuse a run on?
 
 Runs the Precision page's "LLM layer" set (llama-2-7b, batch 1, 128 tokens, every format, 0.2 s per
 row: the page's defaults) and a small "Squares" set on this machine's CPU, each estimated before
 (with no history, then with the history of the runs before it) and timed. Prints estimate / actual.
 Target: within a factor of 1.5 once one run has been measured here (history), within 3 without.
 
+``--buttons`` measures what a page's button says instead: each benchmark's small default run through the
+runner (a fresh worker first, then with the warm spare a server keeps), its "In all about …" estimate (the
+worker's start as the runner estimates it, plus the plan; the queue is empty here) against the wall time from
+the press to the result. Target: within 2× either way once one run has started a worker here.
+
     python benchmarks/bench_run_estimate.py
+    python benchmarks/bench_run_estimate.py --buttons
 """
 
 from __future__ import annotations
@@ -13,8 +20,8 @@ from __future__ import annotations
 import time
 
 from gemmlib.core.results import clear_recorded
-from gemmlib.measure import plan
 from gemmlib.measure import precision as bp
+from gemmlib.measure import safety
 
 
 def _run(cfg: bp.PrecisionConfig) -> float:
@@ -23,13 +30,61 @@ def _run(cfg: bp.PrecisionConfig) -> float:
     return time.perf_counter() - t0
 
 
+def buttons() -> None:
+    """Each benchmark's run as a page's button starts it: estimate (start + plan) against the press-to-result time."""
+    import os
+
+    from gemmlib.measure import batching as bb
+    from gemmlib.measure import plan, runner
+    from gemmlib.measure import profiler as pf
+    from gemmlib.measure import tiling as bt
+
+    os.environ.setdefault("GEMM_SPARE_WORKER", "1")
+    lim = safety.limits()
+    runs = [("precision, squares 256 and 512", bp.SPEC,
+             bp.PrecisionConfig(device="cpu", shapes=bp.square_shapes([256, 512]), dtypes=("fp32", "bf16"),
+                                min_run_time=0.2)),
+            ("batching, the page's default sweep", bb.SPEC, bb.BatchingConfig()),
+            ("tiling 256, 4 tiles, numpy and torch", bt.SPEC, bt.TilingConfig(impls=("numpy_blocked", "torch"))),
+            ("profiler, llama-3-8b ÷ 16, 2 layers", pf.SPEC,
+             pf.ProfileConfig(pf.preset_config("llama-3-8b", 16, layers=2), steps=3))]
+    ratios = []
+    for rnd in ("fresh worker", "warm spare"):
+        if rnd == "warm spare":
+            runner.prestart("cpu", wait_s=120)
+        for name, spec, cfg in runs:
+            if rnd == "warm spare":
+                runner.prestart("cpu", wait_s=120)  # a server keeps one up between presses
+            start, warm = runner.start_estimate("cpu")
+            est = start + plan.planned(spec, cfg, lim).seconds
+            t0 = time.perf_counter()
+            out = runner.run(spec, cfg, lim, warm=rnd == "warm spare")
+            took = time.perf_counter() - t0
+            first = rnd == "fresh worker" and name == runs[0][0]  # the start's stated default: nothing measured yet
+            if not first:
+                ratios.append(est / took)
+            print(f"{rnd:12} {name:44} estimate {est:6.1f} s (start {start:4.1f} s{', warm' if warm else ''})  "
+                  f"actual {took:6.1f} s  estimate/actual {est / took:5.2f}  (spare used: {out.spare})"
+                  + ("  [the first start: runner.FRESH_START_S, not in the target]" if first else ""), flush=True)
+    runner.stop_spares()
+    worst = max(max(ratios), 1 / min(ratios))
+    print(f"estimate/actual from {min(ratios):.2f} to {max(ratios):.2f} over the {len(ratios)} runs after the first "
+          f"start; worst factor "
+          f"{worst:.2f}, target <= 2: {'PASS' if worst <= 2 else 'FAIL'}")
+
+
 def main() -> None:
+    import sys
+
+    if "--buttons" in sys.argv[1:]:
+        buttons()
+        return
     clear_recorded()
     llm = bp.PrecisionConfig(device="cpu", shapes=bp.llm_shapes("llama-2-7b", 1, 128), min_run_time=0.2)
     squares = bp.PrecisionConfig(device="cpu", shapes=bp.square_shapes([256, 512]), min_run_time=0.2)
     for name, cfg in (("squares 256, 512 (no history)", squares), ("LLM layer (history: squares)", llm),
                       ("LLM layer again (history: itself)", llm)):
-        est = plan.precision(cfg)
+        est = bp.SPEC.plan(cfg, safety.limits())
         took = _run(cfg)
         print(f"{name:36} estimate {est.seconds:7.1f} s  actual {took:7.1f} s  estimate/actual "
               f"{est.seconds / took:5.2f}  ({est.basis})", flush=True)

@@ -2,108 +2,149 @@
 # The one script to run on a GPU machine (torch, triton and nvidia-ml-py installed; no internet).
 #
 #   OUT=/some/dir scripts/gpu_report.sh        # default OUT=./out
-#   QUICK=1 scripts/gpu_report.sh              # report --quick, smaller checks
-#   BUDGET=600 scripts/gpu_report.sh           # the whole script's limit in seconds (default 600)
+#   QUICK=1 scripts/gpu_report.sh              # report --quick, smaller checks, no honesty/pytest steps
+#   BUDGET=570 scripts/gpu_report.sh           # the whole script's limit in seconds (default 570: one
+#                                              # 10-minute call, with room to start and to copy back)
+#   ONLY=env,multigpu,figures scripts/gpu_report.sh   # some steps only (an 8-GPU session's multi-GPU call)
+#   FULL_AUTOTUNE=1 scripts/gpu_report.sh      # the pytest step autotunes Triton over every configuration
 #
-# Steps, each under its own timeout, and together under BUDGET: a step gets at most what is left of
-# it (minus a reserve for the figures), a step with less than 15 s left is skipped and says so.
-#   1. env         versions, nvidia-smi                                          (20 s)
-#   2. gpu_checks  scripts/gpu_checks.py checks: bf16 8192³ harness vs do_bench in the same run
-#                  (≥ 750 TFLOP/s, within 3 %), CUDA events / graphs, int8 and fp8 vs bf16
-#                  (≥ 1.5×), the article's shape, odd shapes                       (100 s)
-#   3. devices     python -m gemmlib devices --json                               (30 s)
-#   4. calibrate   python -m gemmlib calibrate --json (llama-3-8b, 4 layers, 2048 tokens, bf16) (70 s)
-#   5. validate    python -m gemmlib validate --json on the same model: measured vs datasheet vs
-#                  calibrated, prefill and decode                                  (70 s)
-#   6. report      python -m gemmlib report --out $OUT/report (tiling: Triton vs cuBLAS fp16 4096³;
-#                  batching: decode M = 1 share of copy bandwidth; rewritten after every section) (180 s)
-#   6b. multigpu   with 2 or more GPUs: report --quick --sections collectives,tp (NCCL collectives
-#                  8 B..64 MiB, busbw; one llama-3-70b layer tensor-parallel on 2, 4, 8 GPUs vs one GPU
-#                  vs the estimate) under $OUT/multigpu; with fewer GPUs a line saying it was skipped.
-#                  Quick to fit the budget: `report --sections collectives,tp` runs the 1 GiB sweep (150 s)
-#   7. honesty     benchmarks/bench_harness_honesty.py on the GPU (fp32)          (30 s)
-#   8. pytest      the GPU tests (page tests skip themselves without streamlit)   (90 s)
-#   9. figures     scripts/gpu_checks.py figures: every target, PASS / FAIL / not measured (10 s)
-# Everything lands under $OUT: <step>.out / <step>.err per step, steps.log with exit codes and
-# durations, gpu_checks.json, devices.json, calibrate.json, validate.json, report/, figures.json.
+# Steps, in order of what they are worth; each has its own limit, and together they stay within BUDGET:
+# a step gets at most what is left (minus a reserve for the figures), one with less than 15 s left is
+# skipped and says so. After every step the figures are refreshed (figures.json, summary.md), so a
+# script stopped in a later step keeps every figure of the steps before it.
+#   env         versions, nvidia-smi, the GPU's state and software (machine.json)            (20 s)
+#   gpu_checks  bf16 8192³ harness vs do_bench in the same run (≥ 750 TFLOP/s, within 3 %), the
+#               CUDA-events and CUDA-graph paths, 256³ through each, int8 and fp8 vs bf16
+#               (≥ 1.5×), the article's shape, odd shapes, a CUDA process's host memory;
+#               the GPU's clocks and power before and after each check                      (100 s)
+#   devices     python -m gemmlib devices --json: what torch sees (the report measures the ceilings) (20 s)
+#   calibrate   python -m gemmlib calibrate --json (llama-3-8b, 4 layers, 2048 tokens, bf16) (60 s)
+#   validate    python -m gemmlib validate --json on the same model: measured (decode as a
+#               CUDA graph) vs datasheet vs calibrated, prefill and decode                   (60 s)
+#   report      python -m gemmlib report --out $OUT/report --time-budget (its limit − 25 s: one
+#               deadline every section and every run in it obeys); Triton vs cuBLAS fp16
+#               4096³, decode M = 1 share of copy bandwidth; rewritten after every section    (150 s)
+#   honesty     benchmarks/bench_harness_honesty.py on the GPU (fp32)                        (30 s)
+#   pytest      the GPU tests (-m gpu) and the Triton kernel's tests on the GPU, Triton's cache
+#               cold (a fresh TRITON_CACHE_DIR) and the small autotune set
+#               (GEMM_TRITON_AUTOTUNE=small; FULL_AUTOTUNE=1 for all)                           (80 s)
+#   multigpu    with 2 or more GPUs: report --sections collectives,tp (NCCL collectives 8 B..64 MiB,
+#               busbw; one llama-3-70b layer tensor-parallel on 2, 4, 8 GPUs), its --time-budget
+#               inside its limit and every rank count kept as it finishes; with fewer a line  (150 s)
+#   figures     scripts/gpu_checks.py figures: one table, every target with PASS / FAIL /
+#               "not measured: why"                                                          (15 s)
+# Without a GPU the GPU checks stop at once (exit status 3) and the other GPU steps are skipped with
+# the reason; the table says why each figure was not measured. Everything lands under $OUT: <step>.out / <step>.err, steps.log with exit
+# codes and durations, machine.json, gpu_checks.json, devices.json, calibrate.json, validate.json,
+# report/, multigpu/, figures.json, summary.md.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 OUT="${OUT:-./out}"
 mkdir -p "$OUT"
 OUT="$(cd "$OUT" && pwd)"
 PY="${PYTHON:-python}"
-BUDGET="${BUDGET:-600}"
-RESERVE=12   # seconds kept for the figures step
+BUDGET="${BUDGET:-570}"
+RESERVE=15   # seconds kept for the figures step
+ONLY="${ONLY:-}"
 export GEMM_CACHE_DIR="$OUT/cache"   # measured ceilings and the calibration are kept here
 export PYTHONUNBUFFERED=1
 START=$(date +%s)
 
 log() { echo "[$(($(date +%s) - START)) s] $*" | tee -a "$OUT/steps.log"; }
 
-run_step() {  # run_step NAME SECONDS COMMAND... ; stdin passes through
+wanted() { [ -z "$ONLY" ] || [[ ",$ONLY," == *",$1,"* ]]; }
+
+limit_for() {  # limit_for NAME SECONDS: the step's limit within what is left of the budget
+    local left=$((BUDGET - ($(date +%s) - START)))
+    if [ "$1" != "figures" ]; then left=$((left - RESERVE)); fi
+    if [ "$2" -lt "$left" ]; then echo "$2"; else echo "$left"; fi
+}
+
+refresh() { "$PY" scripts/gpu_checks.py figures "$OUT" --quiet >/dev/null 2>&1 || true; }
+
+run_step() {  # run_step NAME LIMIT COMMAND... ; stdin passes through
     local name=$1 limit=$2
     shift 2
-    local left=$((BUDGET - ($(date +%s) - START)))
-    if [ "$name" != "figures" ]; then left=$((left - RESERVE)); fi
-    if [ "$left" -lt 15 ]; then
-        log "skip  $name: only ${left} s of the ${BUDGET} s budget left"
+    if ! wanted "$name"; then return 0; fi
+    if [ "$name" = "figures" ] && [ "$limit" -lt 10 ]; then limit=10; fi  # the summary always gets written
+    if [ "$limit" -lt 15 ] && [ "$name" != "figures" ]; then
+        log "skip  $name: only ${limit} s of the ${BUDGET} s budget left"
+        refresh
         return 0
     fi
-    if [ "$limit" -gt "$left" ]; then limit=$left; fi
     log "start $name (limit ${limit} s)"
     local t0=$(date +%s)
-    timeout --signal=TERM --kill-after=10 "$limit" "$@" >"$OUT/$name.out" 2>"$OUT/$name.err"
+    timeout --signal=TERM --kill-after=5 "$limit" "$@" >"$OUT/$name.out" 2>"$OUT/$name.err"
     local rc=$?
     local why=""
     if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then why=" (TIMED OUT)"; fi
     log "end   $name rc=$rc$why in $(($(date +%s) - t0)) s"
-    tail -n 25 "$OUT/$name.out" | sed "s/^/    $name| /"
+    if [ "$name" != "figures" ]; then tail -n 25 "$OUT/$name.out" | sed "s/^/    $name| /"; fi
     if [ "$rc" -ne 0 ]; then tail -n 15 "$OUT/$name.err" | sed "s/^/    $name! /"; fi
+    refresh
     return 0
+}
+
+skip_step() {  # skip_step NAME WHY
+    if wanted "$1"; then log "skip  $1: $2"; refresh; fi
 }
 
 QUICK="${QUICK:-0}"
 if [ "$QUICK" = "1" ]; then QARG=quick; RQ=--quick; VAL="--layers 2 --seq-len 1024 --new-tokens 16"; else QARG=full; RQ=; VAL=; fi
+NGPU=$("$PY" -c 'import torch; print(torch.cuda.device_count() if torch.cuda.is_available() else 0)' 2>/dev/null || echo 0)
+NO_GPU="no CUDA device here (torch.cuda.is_available() is False)"
 
-run_step env 20 bash -c "$PY -c 'import sys, torch, triton; print(sys.version.split()[0], \"torch\", torch.__version__, \"cuda\", torch.version.cuda, \"triton\", triton.__version__); print(torch.cuda.get_device_name(0), torch.cuda.get_device_capability(0))'; nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,power.limit --format=csv || true"
+run_step env "$(limit_for env 20)" bash -c "$PY scripts/gpu_checks.py env \"$OUT/machine.json\"; nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.sm,power.limit,persistence_mode --format=csv || true"
 
-run_step gpu_checks 100 "$PY" scripts/gpu_checks.py checks "$OUT/gpu_checks.json" "$QARG"
+run_step gpu_checks "$(limit_for gpu_checks 100)" "$PY" scripts/gpu_checks.py checks "$OUT/gpu_checks.json" "$QARG"
 
-run_step devices 30 "$PY" -m gemmlib devices --json
+run_step devices "$(limit_for devices 20)" "$PY" -m gemmlib devices --json
 cp "$OUT/devices.out" "$OUT/devices.json" 2>/dev/null
 
-# shellcheck disable=SC2086  # $VAL is a list of flags
-run_step calibrate 70 "$PY" -m gemmlib calibrate --device cuda $VAL --json
-cp "$OUT/calibrate.out" "$OUT/calibrate.json" 2>/dev/null
+if [ "${NGPU:-0}" -ge 1 ]; then
+    # shellcheck disable=SC2086  # $VAL is a list of flags
+    run_step calibrate "$(limit_for calibrate 60)" "$PY" -m gemmlib calibrate --device cuda $VAL --json
+    cp "$OUT/calibrate.out" "$OUT/calibrate.json" 2>/dev/null
 
-# shellcheck disable=SC2086
-run_step validate 70 "$PY" -m gemmlib validate --device cuda $VAL --json
-cp "$OUT/validate.out" "$OUT/validate.json" 2>/dev/null
+    # shellcheck disable=SC2086
+    run_step validate "$(limit_for validate 60)" "$PY" -m gemmlib validate --device cuda $VAL --json
+    cp "$OUT/validate.out" "$OUT/validate.json" 2>/dev/null
 
-run_step report 180 "$PY" -m gemmlib report --device cuda --out "$OUT/report" --time-budget 120 $RQ \
-    --sections devices,precision,tiling,batching,profiler
+    LIM=$(limit_for report 150)
+    run_step report "$LIM" "$PY" -m gemmlib report --device cuda --out "$OUT/report" --time-budget $((LIM > 40 ? LIM - 25 : 15)) $RQ \
+        --sections devices,precision,tiling,batching,profiler
+else  # each would stop at once with "device 'cuda' cannot be used here"
+    skip_step calibrate "$NO_GPU"
+    skip_step validate "$NO_GPU"
+    skip_step report "$NO_GPU"
+fi
 
-NGPU=$("$PY" -c 'import torch; print(torch.cuda.device_count() if torch.cuda.is_available() else 0)' 2>/dev/null || echo 0)
+if [ "$QUICK" = "1" ]; then
+    skip_step honesty "QUICK=1"
+    skip_step pytest "QUICK=1"
+elif [ "${NGPU:-0}" -lt 1 ]; then
+    skip_step honesty "$NO_GPU"
+    skip_step pytest "$NO_GPU; the same tests run on the CPU in CI"
+else
+    run_step honesty "$(limit_for honesty 30)" "$PY" benchmarks/bench_harness_honesty.py --device cuda --size 8192 --rounds 3 --min-run-time 0.3
+
+    rm -rf "$OUT/triton-cache-cold"
+    if [ "${FULL_AUTOTUNE:-0}" = "1" ]; then TUNE=all; else TUNE=small; fi
+    run_step pytest "$(limit_for pytest 80)" env TRITON_CACHE_DIR="$OUT/triton-cache-cold" GEMM_TRITON_AUTOTUNE=$TUNE \
+        bash -c "$PY -m pytest -q -p no:cacheprovider -rs -m gpu tests/measure; a=\$?; \
+                 $PY -m pytest -q -p no:cacheprovider -rs tests/measure/test_triton_gemm.py -k 'not sm90 and not spill'; \
+                 b=\$?; exit \$((a | b))"
+fi
+
 if [ "${NGPU:-0}" -ge 2 ]; then
-    run_step multigpu 150 "$PY" -m gemmlib report --device cuda --out "$OUT/multigpu" --sections collectives,tp \
-        --time-budget 100 --quick
+    LIM=$(limit_for multigpu 150)
+    run_step multigpu "$LIM" "$PY" -m gemmlib report --device cuda --out "$OUT/multigpu" --sections collectives,tp \
+        --time-budget $((LIM > 60 ? LIM - 45 : 15)) --quick
 else
-    log "multigpu: skipped: ${NGPU:-0} GPU(s) here; collectives and tensor parallelism between GPUs need at least 2"
+    skip_step multigpu "${NGPU:-0} GPU(s) here; collectives and tensor parallelism between GPUs need at least 2"
 fi
 
-if [ "$QUICK" != "1" ]; then
-    run_step honesty 30 "$PY" benchmarks/bench_harness_honesty.py --device cuda --size 8192 --rounds 3 --min-run-time 0.3
-
-    run_step pytest 90 "$PY" -m pytest -q -p no:cacheprovider -rs tests/measure/test_harness.py tests/measure/test_quant.py \
-        tests/measure/test_bench_precision.py tests/measure/test_devices.py tests/measure/test_report.py \
-        tests/measure/test_monitor.py tests/measure/test_calibrate.py tests/measure/test_gpu_scripts.py \
-        tests/measure/test_triton_gemm.py -k "not sm90 and not spill" \
-        tests/pages/test_precision_page.py tests/pages/test_devices_page.py
-else
-    log "QUICK=1: honesty and pytest steps skipped"
-fi
-
-run_step figures 10 "$PY" scripts/gpu_checks.py figures "$OUT"
+run_step figures "$(limit_for figures 15)" "$PY" scripts/gpu_checks.py figures "$OUT"
+if wanted figures; then cat "$OUT/figures.out"; fi
 
 log "all steps done in $(($(date +%s) - START)) s (budget ${BUDGET} s); files under $OUT"
-ls -R "$OUT" | head -60

@@ -23,6 +23,7 @@ import io
 import re
 import string
 import sys
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -50,7 +51,7 @@ WIDTH = 100
 TRANSLATED = ["app.py", "pages/1_Accumulate.py", "pages/2_FLOPs.py", "pages/3_Transformer_GEMMs.py",
               "pages/4_LLM_Estimator.py", "pages/5_Devices.py", "pages/6_Precision.py", "pages/7_Tiling.py", "pages/8_Batching.py",
               "pages/9_Roofline.py", "pages/10_Profiler.py", "pages/11_Multi_GPU.py"]
-# ui.py's helpers still to be wrapped (none left: the stepper, the benchmark status box and the
+# ui/'s helpers (functions) still to be wrapped (none left: the stepper, the benchmark status box and the
 # server's limits are wrapped too).
 UI_PENDING: set[str] = set()
 
@@ -68,6 +69,8 @@ def po_path(lang: str) -> Path:
 
 # ----------------------------------------------------------------------------- extract / update / compile
 def _method_map() -> tuple[list[tuple[str, str]], dict]:
+    if str(ROOT) not in sys.path:  # babel.cfg names gemmlib's own extractor for its JSON catalogue
+        sys.path.insert(0, str(ROOT))
     with open(MAPPING, encoding="utf-8") as f:
         return parse_mapping_cfg(f, filename=str(MAPPING))
 
@@ -76,9 +79,12 @@ def extract() -> Catalog:
     """Every message of the sources named by babel.cfg, as a template catalogue."""
     method_map, options_map = _method_map()
     cat = Catalog(project="gemm", domain=DOMAIN, header_comment=HEADER, fuzzy=False)
-    for filename, lineno, message, comments, context in extract_from_dir(
-            str(ROOT), method_map, options_map, keywords=DEFAULT_KEYWORDS, comment_tags=COMMENT_TAGS,
-            strip_comment_tags=True):
+    found = list(extract_from_dir(str(ROOT), method_map, options_map, keywords=DEFAULT_KEYWORDS,
+                                  comment_tags=COMMENT_TAGS, strip_comment_tags=True))
+    # The texts every page shows (app.py and the ui package) first, then the rest in Babel's walk
+    # order (a stable sort): the catalogue reads in the order it always has, ui/ where ui.py was.
+    found.sort(key=lambda m: 0 if "/" not in m[0] or m[0].startswith("ui/") else 1)
+    for filename, lineno, message, comments, context in found:
         cat.add(message, None, [(filename, lineno)], auto_comments=comments, context=context)
     for m in cat:  # texts are brace templates, never %-formatted: "90 % of" is no %o conversion
         m.flags.discard("python-format")
@@ -170,6 +176,33 @@ def spans(text: str) -> tuple[Counter, Counter]:
     return Counter(_MATH.findall(text)), Counter(_CODE.findall(_MATH.sub("", text)))
 
 
+def _md_punct(c: str) -> bool:
+    return unicodedata.category(c)[0] in "PS"  # CommonMark's Unicode punctuation: categories P and S
+
+
+def unclosed_bold(text: str) -> list[str]:
+    """The ``**`` runs of ``text`` that Markdown (CommonMark's flanking rules, which Streamlit's
+    renderer follows) cannot pair, so that their asterisks show: a closing ``**`` right after
+    punctuation must be followed by a space or punctuation (``**注意看：**内积`` shows its asterisks:
+    the full-width colon is punctuation, ``内`` is not). Formulas and code count as punctuation."""
+    t = _CODE.sub("$", _MATH.sub("$", text))
+    out, open_at = [], None
+    for m in re.finditer(r"(?<![*\\])\*\*(?!\*)", t):
+        before = t[m.start() - 1] if m.start() else " "
+        after = t[m.end()] if m.end() < len(t) else " "
+        left = not after.isspace() and (not _md_punct(after) or before.isspace() or _md_punct(before))
+        right = not before.isspace() and (not _md_punct(before) or after.isspace() or _md_punct(after))
+        if open_at is not None and right:
+            open_at = None
+        elif open_at is None and left:
+            open_at = m.start()
+        else:
+            out.append(t[max(0, m.start() - 8):m.end() + 8])
+    if open_at is not None and not out:
+        out.append(t[open_at:open_at + 16])
+    return out
+
+
 def _forms(m) -> tuple[list[str], list[str]]:
     ids = list(m.id) if isinstance(m.id, (list, tuple)) else [m.id]
     strs = list(m.string) if isinstance(m.string, (list, tuple)) else [m.string]
@@ -192,6 +225,11 @@ def message_problems(m) -> list[str]:
                        f"msgstr {sorted(placeholders(s))}")
         if spans(s) != spans(ref):
             out.append(f"a formula ($…$) or code (`…`) span is not kept exactly: {where}")
+        bad = unclosed_bold(s)
+        if bad and not unclosed_bold(ref):
+            out.append(f"bold (**…**) that Markdown does not close, its asterisks show (after punctuation a "
+                       f"closing ** needs a space or punctuation next: **注意看**：, not **注意看：**内): "
+                       f"{where}: {bad}")
         if _CJK_BREAK.search(s):
             out.append(f"a single line break beside Chinese text shows as a stray space (Markdown joins the "
                        f"lines with one); keep a paragraph on one line: {where}")
@@ -444,8 +482,13 @@ def gemmlib_todos() -> dict[str, tuple[int, int]]:
 
 
 def page_files() -> list[Path]:
-    return [ROOT / "app.py", ROOT / "ui.py", *sorted((ROOT / "pages").glob("*.py"),
-                                                     key=lambda p: int(p.name.split("_")[0]))]
+    return [ROOT / "app.py", *ui_files(), *sorted((ROOT / "pages").glob("*.py"),
+                                                  key=lambda p: int(p.name.split("_")[0]))]
+
+
+def ui_files() -> list[Path]:
+    """The modules of the ui package (the Streamlit helpers every page uses)."""
+    return sorted((ROOT / "ui").glob("*.py"))
 
 
 # ----------------------------------------------------------------------------- command line
@@ -473,7 +516,7 @@ def _print_todo(files: Iterable[Path], listing: bool) -> int:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("command", choices=["extract", "update", "compile", "check", "todo", "all"])
-    ap.add_argument("files", nargs="*", help="todo: the files to scan (default: app.py, ui.py, pages/)")
+    ap.add_argument("files", nargs="*", help="todo: the files to scan (default: app.py, ui/, pages/)")
     ap.add_argument("--list", action="store_true", help="todo: list every text, not only the counts")
     a = ap.parse_intermixed_args(argv)
     rc = 0

@@ -2,9 +2,14 @@
 page and browser tests left out cleanly where the app's own packages are missing (the lent GPU image
 has torch but not streamlit, pandas or altair)."""
 
+import atexit
 import importlib.util
 import io
+import itertools
+import os
+import shutil
 import sys
+import tempfile
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
@@ -64,6 +69,67 @@ def pytest_report_header(config):
 CAP_VARS = ("GEMM_CLASSROOM", "GEMM_MAX_DIM", "GEMM_MAX_BYTES", "GEMM_TIME_LIMIT_S", "GEMM_MAX_RANKS",
             "GEMM_MAX_CPU_GFLOP")
 
+# ------------------------------------------------------------------------------ hermetic tests
+# Nothing a test reads may come from the machine it runs on or from the test before it: the cache
+# folder (measured ceilings, calibrations, interconnects, the run queue), the policy file named by
+# the environment, the caps, the language. The whole session (module- and session-scoped fixtures,
+# each xdist worker) gets a cache folder of its own at once; every test then gets its own below.
+LEAKY_VARS = (*CAP_VARS, "GEMM_POLICY_FILE", "LANGUAGE", "LC_ALL", "LC_MESSAGES")
+for _v in LEAKY_VARS:
+    os.environ.pop(_v, None)
+_SESSION_CACHE = Path(tempfile.mkdtemp(prefix="gemm-tests-"))
+atexit.register(shutil.rmtree, _SESSION_CACHE, ignore_errors=True)
+os.environ["GEMM_CACHE_DIR"] = str(_SESSION_CACHE / "session")
+_test_number = itertools.count()
+
+
+def queue_policy(name: str) -> Path:
+    """A policy file that names only a queue folder of its own (``GEMM_QUEUE_DIR``, issue 26 item 6):
+    the machine's one queue (``/tmp/gemmlib-queue``) is never touched by a test. It names no cap, so
+    the caps stay the secrets' and the environment's."""
+    pol = _SESSION_CACHE / f"{name}.policy.toml"
+    pol.write_text(f'GEMM_QUEUE_DIR = "{_SESSION_CACHE / (name + "-queue")}"\n')
+    os.chmod(pol, 0o644)
+    return pol
+
+
+os.environ["GEMM_POLICY_FILE"] = str(queue_policy("session"))
+
+
+def _clear_process_state() -> None:
+    """What gemmlib keeps process-wide besides the cache folder, cleared where it was imported
+    (never imported here just to clear it: a test that needs no torch must not pay for it)."""
+    mods = sys.modules
+    if "gemmlib.core.ceilings" in mods:
+        mods["gemmlib.core.ceilings"].clear_ceilings()
+    if "gemmlib.core.interconnect" in mods:
+        mods["gemmlib.core.interconnect"].clear_interconnects()
+    if "gemmlib.core.results" in mods:
+        mods["gemmlib.core.results"].clear_recorded()
+    if "gemmlib.measure.safety" in mods:
+        mods["gemmlib.measure.safety"].set_process_limits(None)
+    if "ui.i18n" in mods:
+        mods["ui.i18n"]._FORCED.code = None
+
+
+@pytest.fixture(autouse=True)
+def hermetic(monkeypatch):
+    """Every test: its own (not yet created) cache folder and machine queue (a policy file that names
+    only that), no other policy file, caps or language from the environment, and none of the measurements an earlier test kept in this process."""
+    for v in LEAKY_VARS:
+        monkeypatch.delenv(v, raising=False)
+    n = next(_test_number)
+    monkeypatch.setenv("GEMM_CACHE_DIR", str(_SESSION_CACHE / f"t{n}"))
+    monkeypatch.setenv("GEMM_POLICY_FILE", str(queue_policy(f"t{n}")))  # the machine's queue: one of its own
+    # a spare worker is keyed to its environment: with a cache folder per test, every spare started
+    # behind an in-process run would be stale at the next test (tests/measure/test_runner.py turns
+    # it back on to test it; a browser test's server keeps its spares)
+    monkeypatch.setenv("GEMM_SPARE_WORKER", "0")
+    _clear_process_state()
+    yield
+    _clear_process_state()
+
+
 
 @pytest.fixture
 def bench_env(monkeypatch, tmp_path):
@@ -82,13 +148,17 @@ def bench_env(monkeypatch, tmp_path):
 
 @pytest.fixture
 def run_cli():
-    """``run_cli(argv) -> (exit status, stdout, stderr)`` of ``python -m gemmlib``, in this process."""
+    """``run_cli(argv) -> (exit status, stdout, stderr)`` of ``python -m gemmlib``, in this process
+    (argparse's own exits, ``--help`` and its usage errors, give their status as the process would)."""
     from gemmlib.cli import main
 
     def run(argv):
         out, err = io.StringIO(), io.StringIO()
         with redirect_stdout(out), redirect_stderr(err):
-            rc = main(argv)
+            try:
+                rc = main(argv)
+            except SystemExit as e:
+                rc = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
         return rc, out.getvalue(), err.getvalue()
 
     return run
