@@ -35,9 +35,12 @@ def buttons() -> None:
     import os
 
     from gemmlib.measure import batching as bb
-    from gemmlib.measure import plan, runner
+    from gemmlib.measure import calibrate as cb
+    from gemmlib.measure import collectives as cl
+    from gemmlib.measure import devices, plan, runner
     from gemmlib.measure import profiler as pf
     from gemmlib.measure import tiling as bt
+    from gemmlib.measure import tp as tpm
 
     os.environ.setdefault("GEMM_SPARE_WORKER", "1")
     lim = safety.limits()
@@ -47,7 +50,19 @@ def buttons() -> None:
             ("batching, the page's default sweep", bb.SPEC, bb.BatchingConfig()),
             ("tiling 256, 4 tiles, numpy and torch", bt.SPEC, bt.TilingConfig(impls=("numpy_blocked", "torch"))),
             ("profiler, llama-3-8b ÷ 16, 2 layers", pf.SPEC,
-             pf.ProfileConfig(pf.preset_config("llama-3-8b", 16, layers=2), steps=3))]
+             pf.ProfileConfig(pf.preset_config("llama-3-8b", 16, layers=2), steps=3)),
+            # the other pages' buttons at their CPU defaults (Devices, Batching's article example, Roofline's
+            # calibration, Multi-GPU's two runs on 2 gloo ranks)
+            ("devices: ceilings, quick", devices.SPEC, devices.CeilingsConfig("cpu", True)),
+            ("batching: the article's example, scaled", bb.ARTICLE_SPEC,
+             bb.ArticleConfig("cpu", "fp32", min_run_time=0.1, **bb.article_shape("cpu"))),
+            ("roofline: calibrate and validate", cb.SPEC,
+             cb.CalibrationConfig(cb.make_run("cpu", "llama-3-8b"), "cpu", validate=True, threads=1)),
+            ("multi-gpu: collectives, 2 gloo ranks", cl.SPEC, cl.CollectiveLaunch(cl.CollectiveConfig(
+                ops=tuple(cl.MEASURED), sizes=cl.size_range(8, cl.CPU_DEFAULT_MAX), iters=10,
+                time_budget_s=lim.time_limit_s), nproc=2, backend="gloo")),
+            ("multi-gpu: tensor-parallel layer, 2 ranks", tpm.SPEC, tpm.TPLaunch(tpm.TPConfig(
+                model=tpm.model_for("llama-3-8b", 16), seq_len=128, dtype="fp32"), ranks=(2,), backend="gloo"))]
     ratios = []
     for rnd in ("fresh worker", "warm spare"):
         if rnd == "warm spare":
@@ -63,7 +78,7 @@ def buttons() -> None:
             first = rnd == "fresh worker" and name == runs[0][0]  # the start's stated default: nothing measured yet
             if not first:
                 ratios.append(est / took)
-            print(f"{rnd:12} {name:44} estimate {est:6.1f} s (start {start:4.1f} s{', warm' if warm else ''})  "
+            print(f"{rnd:12} {name:45} estimate {est:6.1f} s (start {start:4.1f} s{', warm' if warm else ''})  "
                   f"actual {took:6.1f} s  estimate/actual {est / took:5.2f}  (spare used: {out.spare})"
                   + ("  [the first start: runner.FRESH_START_S, not in the target]" if first else ""), flush=True)
     runner.stop_spares()

@@ -264,7 +264,7 @@ class Calibration:
 
 def calibration_path() -> Path:
     """Beside the measured ceilings, in the private cache folder: calibration.json
-    ($GEMM_CACHE_DIR, else <tempdir>/gemmlib-<uid>). InputError if that folder is not private."""
+    ($GEMM_CACHE_DIR, else ~/.cache/gemmlib). InputError if that folder is not private."""
     return ceilings_path().parent / "calibration.json"
 
 

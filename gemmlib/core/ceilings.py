@@ -308,7 +308,7 @@ _ceilings_lock = threading.Lock()
 
 def ceilings_path() -> Path:
     """Where measured ceilings are saved: ceilings.json in the private cache folder
-    ($GEMM_CACHE_DIR, else <tempdir>/gemmlib-<uid>). InputError if that folder is not private."""
+    ($GEMM_CACHE_DIR, else ~/.cache/gemmlib). InputError if that folder is not private."""
     return private_dir() / "ceilings.json"
 
 

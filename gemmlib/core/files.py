@@ -1,6 +1,6 @@
 """Files on a shared server, read and written without surprises.
 
-* ``private_dir()``: the server's own cache folder ($GEMM_CACHE_DIR, else ``<tmp>/gemmlib-<uid>``),
+* ``private_dir()``: the server's own cache folder ($GEMM_CACHE_DIR, else ``~/.cache/gemmlib``),
   created with mode 0700; one that is a link, not a folder, owned by someone else or open to
   other users is refused with a ``ServerSetupError`` (another user could plant files or links in
   it; a page shows its visitors an error id, the server log the path).
@@ -74,12 +74,16 @@ class ServerSetupError(InputError):
 
 # --------------------------------------------------------------------------- the private folder
 def cache_root() -> Path:
-    """Where the private folder is: $GEMM_CACHE_DIR, else ``<system temp>/gemmlib-<uid>``."""
+    """Where the private folder is: $GEMM_CACHE_DIR, else the user's own cache folder for gemmlib
+    (platformdirs: ``$XDG_CACHE_HOME/gemmlib`` or ``~/.cache/gemmlib`` on Linux, ``~/Library/Caches/gemmlib``
+    on macOS). Inside the home, not the shared temp folder, where another user could create the name first
+    (the check below would then refuse it: a denial of service), and kept across reboots."""
     env = os.environ.get("GEMM_CACHE_DIR")
     if env:
         return Path(env)
-    uid = os.getuid() if hasattr(os, "getuid") else 0
-    return Path(tempfile.gettempdir()) / f"gemmlib-{uid}"
+    import platformdirs  # only when no folder is named (every test names one)
+
+    return Path(platformdirs.user_cache_dir("gemmlib", appauthor=False))
 
 
 def _check_private(path: Path, st: os.stat_result) -> None:

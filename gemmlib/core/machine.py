@@ -125,17 +125,9 @@ def cpu_model() -> str:
 
 
 def total_ram() -> float:
-    try:
-        with open("/proc/meminfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("MemTotal:"):
-                    return float(line.split()[1]) * 1024
-    except OSError:
-        pass
-    try:
-        return float(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
-    except (ValueError, OSError, AttributeError):
-        return 0.0
+    import psutil  # MemTotal on Linux, hw.memsize on macOS; imported here, off the estimate's path
+
+    return float(psutil.virtual_memory().total)
 
 
 def cpu_info() -> DeviceInfo:

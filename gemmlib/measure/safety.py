@@ -222,17 +222,9 @@ def available_memory(device: str) -> int | None:
         free, _total = torch.cuda.mem_get_info()
         # Memory already held by torch's caching allocator can be reused too.
         return int(free + torch.cuda.memory_reserved() - torch.cuda.memory_allocated())
-    try:
-        with open("/proc/meminfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    try:
-        return int(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
-    except (ValueError, OSError, AttributeError):
-        return None
+    import psutil  # MemAvailable on Linux, the VM statistics elsewhere (macOS has no sysconf figure for it)
+
+    return int(psutil.virtual_memory().available)
 
 
 def check_memory(nbytes: float, device: str, lim: Limits | None = None, headroom: float = 0.8) -> None:

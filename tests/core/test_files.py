@@ -4,8 +4,11 @@ replaced, and the cache folder must be private."""
 
 import os
 import stat
+import sys
+import tempfile
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -134,11 +137,21 @@ def test_the_cache_folder_is_created_private(tmp_path, monkeypatch):
         assert stat.S_ISDIR(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o700 and st.st_uid == os.getuid()
 
 
-def test_the_default_folder_is_per_user(monkeypatch):
-    monkeypatch.delenv("GEMM_CACHE_DIR", raising=False)
-    from gemmlib.core.files import cache_root
+def test_the_default_folder_is_the_users_own_cache_folder(tmp_path, monkeypatch):
+    """Without GEMM_CACHE_DIR: the user's cache folder (XDG on Linux), never the shared temp folder, where
+    another user could take the name first."""
+    import platformdirs
 
-    assert cache_root().name == f"gemmlib-{os.getuid()}"
+    from gemmlib.core.files import cache_root, private_dir
+
+    monkeypatch.delenv("GEMM_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_root() == Path(platformdirs.user_cache_dir("gemmlib", appauthor=False))
+    if sys.platform.startswith("linux"):
+        assert cache_root() == tmp_path / "xdg" / "gemmlib"
+        assert private_dir() == tmp_path / "xdg" / "gemmlib"
+        assert stat.S_IMODE(os.lstat(tmp_path / "xdg" / "gemmlib").st_mode) == 0o700
+    assert not str(cache_root()).startswith(tempfile.gettempdir() + os.sep + "gemmlib")
 
 
 @pytest.mark.parametrize("plant", ["open", "link", "file", "other_user"])
