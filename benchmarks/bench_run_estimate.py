@@ -17,11 +17,15 @@ the press to the result. Target: within 2× either way once one run has started 
 
 from __future__ import annotations
 
+import sys
 import time
+from pathlib import Path
 
-from gemmlib.core.results import clear_recorded
-from gemmlib.measure import precision as bp
-from gemmlib.measure import safety
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout, with nothing installed
+
+from gemmlib.core.results import clear_recorded  # noqa: E402
+from gemmlib.measure import precision as bp  # noqa: E402
+from gemmlib.measure import safety  # noqa: E402
 
 
 def _run(cfg: bp.PrecisionConfig) -> float:
@@ -89,8 +93,6 @@ def buttons() -> None:
 
 
 def main() -> None:
-    import sys
-
     if "--buttons" in sys.argv[1:]:
         buttons()
         return

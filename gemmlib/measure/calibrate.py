@@ -256,6 +256,34 @@ def _layer_other_ops(run: Run, phase: str, dtype: str) -> tuple[list[accounting.
     return accounting.decode_other_ops(m1, wl), wl
 
 
+def sweep(run: Run, dts: tuple[str, ...]) -> list[tuple[str, tuple]]:
+    """The calibration's points, (kind, payload) each, for one dtype and one sweep: every GEMM family at
+    every M, the attention products at every length, the non-GEMM ops of a layer. No torch: the plan counts
+    them too (its time is points × :func:`point_seconds`)."""
+    plans: list[tuple[str, tuple]] = []
+    tokens = run.batch * run.seq_len
+    m1 = _one_layer(run)
+    gemm_ops = [o for o in accounting.prefill_ops(m1, replace(run.workload(), new_tokens=0, lm_head="all"))
+                if o.is_gemm and o.name not in ATTENTION_PRODUCTS]
+    families: dict[tuple[int, int], list[str]] = {}
+    for o in gemm_ops:
+        families.setdefault((o.n, o.k), []).append(o.name)
+    for (n, k), names in families.items():
+        for mm in _m_values(tokens):
+            plans.append(("linear", (", ".join(names), mm, n, k)))
+    s, total = run.seq_len, run.seq_len + run.new_tokens
+    for q in _keys_values(min(16, s), s):  # prefill products: q queries against q keys
+        plans.append(("attention", (q, q)))
+    if run.new_tokens:
+        for keys in _keys_values(s + 1, total):  # decode products: one query against the cache
+            plans.append(("attention", (1, keys)))
+    phases = ("prefill", "decode") if run.new_tokens else ("prefill",)
+    for phase in phases:
+        for op in _layer_other_ops(run, phase, dts[0])[0]:
+            plans.append(("other", (phase, op.name)))
+    return plans
+
+
 def run_calibration(run: Run, device: str, dtypes: tuple[str, ...] | None = None, *, min_run_time: float = 0.05,
                     progress: Progress = None, deadline: safety.Deadline | None = None,
                     save: bool = True, threads: int | None = None, repeats: int | None = None) -> Calibration:
@@ -312,28 +340,10 @@ def _calibrate(run: Run, device: str, dtypes: tuple[str, ...] | None, min_run_ti
             have.append(randn(n, k, dt=dt))
         return have[:count]
 
-    plans = []  # (label, kind, payload) for every point, so progress can count them
-    tokens = run.batch * run.seq_len
-    m1 = _one_layer(run)
-    gemm_ops = [o for o in accounting.prefill_ops(m1, replace(run.workload(), new_tokens=0, lm_head="all"))
-                if o.is_gemm and o.name not in ATTENTION_PRODUCTS]
-    families: dict[tuple[int, int], list[str]] = {}
-    for o in gemm_ops:
-        families.setdefault((o.n, o.k), []).append(o.name)
-    for (n, k), names in families.items():
-        for mm in _m_values(tokens):
-            plans.append(("linear", (", ".join(names), mm, n, k)))
+    plans = sweep(run, dts)
+    tokens, m1 = run.batch * run.seq_len, _one_layer(run)
     b, h, hd = run.batch, m.heads, m.head_dim
-    s, total = run.seq_len, run.seq_len + run.new_tokens
-    for q in _keys_values(min(16, s), s):  # prefill products: q queries against q keys
-        plans.append(("attention", (q, q)))
-    if run.new_tokens:
-        for keys in _keys_values(s + 1, total):  # decode products: one query against the cache
-            plans.append(("attention", (1, keys)))
     phases = ("prefill", "decode") if run.new_tokens else ("prefill",)
-    for phase in phases:
-        for op in _layer_other_ops(run, phase, dts[0])[0]:
-            plans.append(("other", (phase, op.name)))
     todo = [(d, kind, payload) for _ in range(repeats) for d in dts for kind, payload in plans]
     with safety.oom_guard(device), torch.inference_mode():
         counted = {(d, ph): _layer_other_ops(run, ph, d) for d in dts for ph in phases}
@@ -895,14 +905,33 @@ class CalibrationResult:
     validation: Validation | None = None
 
 
+# The sweep's time: each point is timed for ``min_run_time`` after its tensors are drawn and warmed up, a
+# fixed cost beside it; a validation builds the model and times a prefill and a decode step, each for
+# ``validate_run_time`` (the eager pass and the reference beside it). Measured on this project's 2-core CPU
+# machine for llama-3-8b ÷ 16 on the CPU (60 points, 2 sweeps): 12.1–16.0 s at 0.05 s per point, 24.8 s at
+# 0.15 s; the validation 4.0–6.4 s at 0.5 s per phase, 5.5 s at 0.25 s. The runs after the first are scaled
+# by what the last ones took (plan.planned).
+CAL_POINT_FIXED_S = 0.07
+VALIDATE_FIXED_S = 2.5
+
+
 def plan_calibration(cfg: CalibrationConfig, lim: safety.Limits) -> plan.Plan:
     """A validation run's peak (weights, cache, a prefill's activations and scores; a calibration holds
-    less) and its largest GEMM: the LM head over the prompt, or an MLP projection. Its time is not
-    modelled (a calibration sweeps every op's shapes): the run's deadline bounds it."""
+    less) and its largest GEMM: the LM head over the prompt, or an MLP projection. Its time: the sweep's
+    points (:func:`sweep`, per dtype and per repeat) at ``min_run_time`` plus a fixed cost each, and the
+    validation's two phases."""
     run, m = cfg.run, cfg.run.model
     safety.check_dims(lim, hidden=m.hidden, ffn=m.ffn, vocab=m.vocab, tokens=run.batch * run.seq_len)
     flops = 2.0 * run.batch * run.seq_len * m.hidden * max(m.vocab, m.ffn)
-    return plan.Plan(bytes=float(memory_needed(run)), call_flops=flops, call_what=N_("its largest GEMM"), rows=1)
+    seconds, points = 0.0, 0
+    if cfg.calibrate:
+        dts = tuple(dict.fromkeys(get_dtype(d).name for d in (cfg.dtypes or (run.dtype,))))
+        points = len(sweep(run, dts)) * len(dts) * (1 if cfg.device == "cuda" else 2)
+        seconds += points * (cfg.min_run_time + CAL_POINT_FIXED_S)
+    if cfg.validate:
+        seconds += VALIDATE_FIXED_S + 2 * 2 * cfg.validate_run_time  # prefill and decode, eager and reference
+    return plan.Plan(bytes=float(memory_needed(run)), call_flops=flops, call_what=N_("its largest GEMM"),
+                     seconds=seconds, rows=1)
 
 
 def _run_spec(cfg: CalibrationConfig, progress: Any, deadline: safety.Deadline) -> CalibrationResult:

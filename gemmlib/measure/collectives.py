@@ -485,10 +485,20 @@ def plan_collectives(cfg: CollectiveLaunch, lim: safety.Limits) -> plan.Plan:
     sizes = cfg.config.sizes or default_sizes(p.kind, p.nproc, lim)
     check_sizes(sizes, p.kind, p.nproc, lim)
     buffers = BUFFERS_PER_SIZE * max(sizes)
+    c = cfg.config
+    per_op = sum((c.warmup + c.iters) * (SAMPLE_S[p.kind] + s / SAMPLE_BYTES_PER_S[p.kind]) for s in sizes)
+    seconds = launch.LAUNCH_S + min(len(c.ops) * per_op, c.time_budget_s)
     return plan.Plan(bytes=float(launch.RANK_MEMORY_BYTES + buffers) if p.kind == "cpu" else float(buffers),
                      host_bytes=float(launch.RANK_MEMORY_BYTES + launch.CUDA_RANK_HOST_BYTES) if p.kind != "cpu" else 0.0,
-                     rows=len(sizes),
-                     launches=1)
+                     seconds=seconds, rows=len(sizes) * len(c.ops), launches=1)
+
+
+# One sample: the barrier, the collective and the slowest rank's time gathered. gloo between 2 CPU processes
+# on this project's 2-core machine: 5 collectives × 20 sizes (8 B … 4 MiB) × 12 samples took 4.0 s beyond a
+# one-size run, about 3.3 ms a sample plus the bytes at ~2 GB/s (the all-reduce's best bus bandwidth here,
+# 2.06 GB/s at 1 MiB); NCCL on one node: tens of µs and NVLink's hundreds of GB/s (the catalogue's links).
+SAMPLE_S = {"cpu": 3.3e-3, "cuda": 1e-4}
+SAMPLE_BYTES_PER_S = {"cpu": 2e9, "cuda": 1e11}
 
 
 def _run_spec(cfg: CollectiveLaunch, progress: Any, deadline: safety.Deadline) -> CollectiveRun:

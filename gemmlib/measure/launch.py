@@ -56,6 +56,10 @@ RANK_MEMORY_BYTES = 400 * 1024**2  # what one spawned rank costs before its buff
 # worker of a rank job stays off the GPU (the spec says ranks_open_devices), so its memory limit, which the ranks
 # inherit, must make room for it.
 CUDA_RANK_HOST_BYTES = 2 * 1024**3
+# A launch's start as it usually goes: the ranks spawned, torch imported in each, the process group met. 2 gloo
+# ranks on this project's 2-core CPU machine: 2.6–4.8 s (benchmarks/bench_run_estimate.py --buttons); the plan's
+# estimate before a multi-rank run (its timeouts allow STARTUP_S).
+LAUNCH_S = 3.0
 STARTUP_S = 30.0  # the allowance for spawning the ranks and importing torch, before the run's timeout counts
 GRACE_S = 5.0  # past the run's timeout, before the parent stops the ranks: their own timeout speaks first
 

@@ -1386,11 +1386,13 @@ def plan_profile(cfg: ProfileConfig, lim: safety.Limits) -> plan.Plan:
                      call_what=plan.BLOCK_GEMM, seconds=seconds + PROFILER_FIXED_S, rows=cfg.steps, sources=sources)
 
 
-# torch.profiler's own cost beside the passes: starting it, collecting its events and summing them (with the
-# trace written). Measured on this project's 2-core machine for a 2-layer llama-3-8b ÷ 16 block, 3 passes, with a
-# warm worker: 1.0–1.1 s from the press to the result against 0.1 s of passes (benchmarks/bench_run_estimate.py
-# --buttons); the passes' own time comes from the time model as for any run.
-PROFILER_FIXED_S = 0.9
+# torch.profiler's own cost beside the passes: starting it (its first start in a process, which every worker's
+# run is, initialises its tracer), collecting its events and summing them (with the trace written). Measured on
+# this project's 2-core machines for a 2-layer llama-3-8b ÷ 16 block, 3 passes, with a warm worker: 1.0–1.1 s from
+# the press to the result on one machine, 2.4 s on another (there the first profile in a process took 2.1 s, the
+# next ones 0.44 and 0.16 s), against 0.1 s of passes (benchmarks/bench_run_estimate.py --buttons): 1.5 s is
+# within 2× of both; the passes' own time comes from the time model as for any run.
+PROFILER_FIXED_S = 1.5
 
 
 def plan_block_bench(cfg: BlockBenchConfig, lim: safety.Limits) -> plan.Plan:

@@ -189,3 +189,20 @@ def test_on_the_gpu_the_decode_is_a_cuda_graph_beside_its_eager_time():
     v = cb.run_validation(run, "cuda", calibration=cal, min_run_time=0.05)
     assert "CUDA graph" in v.decode.method and v.decode.eager_s > 0 and v.decode.launch_s is None
     assert "do_bench" in v.prefill.method and v.machine["before"]
+
+
+def test_the_plan_times_every_point_of_the_sweep_and_the_validation():
+    """The estimate beside the Roofline page's button: the sweep's points (the run's own list, per dtype and
+    per repeat: 2 on a CPU) at their time each, and the validation's two phases — not 0 s."""
+    run = cb.make_run("cpu", "llama-3-8b")
+    lim = safety.limits()
+    points = len(cb.sweep(run, (run.dtype,)))
+    assert points > 20  # every GEMM family at every M, the attention lengths, the other ops
+    only_cal = cb.plan_calibration(cb.CalibrationConfig(run, "cpu", min_run_time=0.05), lim).seconds
+    assert only_cal == pytest.approx(2 * points * (0.05 + cb.CAL_POINT_FIXED_S))
+    slower = cb.plan_calibration(cb.CalibrationConfig(run, "cpu", min_run_time=0.15), lim).seconds
+    assert slower - only_cal == pytest.approx(2 * points * 0.10)
+    both = cb.plan_calibration(cb.CalibrationConfig(run, "cpu", validate=True, validate_run_time=0.5), lim).seconds
+    assert both - only_cal == pytest.approx(cb.VALIDATE_FIXED_S + 4 * 0.5)
+    two = cb.plan_calibration(cb.CalibrationConfig(run, "cpu", dtypes=("fp32", "bf16")), lim).seconds
+    assert two == pytest.approx(2 * only_cal)

@@ -195,3 +195,25 @@ def test_each_row_reaches_the_caller_as_soon_as_it_is_measured():
     assert rows == run.rows and all(r["correct"] for r in rows)
     kinds = [kind for kind, _ in events]
     assert kinds == ["row", "progress"] * 4  # interleaved: each row arrived while the sweep went on
+
+
+def test_the_plan_counts_the_launch_and_every_sample():
+    """The estimate beside the Multi-GPU page's button: the ranks' start, then each collective's samples at
+    each size (warm-up and timed), within the run's own time budget."""
+    from gemmlib.measure import tp as tpm
+
+    lim = safety.limits()
+
+    def secs(sizes, ops=("all_reduce",), budget=240.0):
+        cfg = cl.CollectiveConfig(ops=ops, sizes=sizes, iters=10, time_budget_s=budget)
+        return cl.plan_collectives(cl.CollectiveLaunch(cfg, nproc=2, backend="gloo"), lim).seconds
+
+    one = secs((8,))
+    assert one == pytest.approx(launch.LAUNCH_S + 12 * (cl.SAMPLE_S["cpu"] + 8 / cl.SAMPLE_BYTES_PER_S["cpu"]))
+    assert secs((8,), ops=("all_reduce", "broadcast")) - launch.LAUNCH_S == pytest.approx(2 * (one - launch.LAUNCH_S))
+    big = secs((8, 4 * 2**20))
+    assert big - one == pytest.approx(12 * (cl.SAMPLE_S["cpu"] + 4 * 2**20 / cl.SAMPLE_BYTES_PER_S["cpu"]))
+    assert secs(cl.size_range(8, 4 * 2**20), budget=0.5) == pytest.approx(launch.LAUNCH_S + 0.5)  # rows past it skipped
+    layer = tpm.TPLaunch(tpm.TPConfig(model=tpm.model_for("llama-3-8b", 16), seq_len=128, dtype="fp32"),
+                         ranks=(2,), backend="gloo")
+    assert tpm.plan_tp(layer, lim).seconds == pytest.approx(launch.LAUNCH_S)  # one launch per rank count
