@@ -243,8 +243,8 @@ if v is not None:
         with tabs[8]:
             c = st.columns(2)
             c[0].download_button(_("Ops as CSV"), v.csv, f"{v.stem}.csv", "text/csv", key="le_dl_csv")
-            c[1].download_button(_("Everything as JSON"), v.json, f"{v.stem}.json", "application/json",
-                                 key="le_dl_json")
+            c[1].download_button(_("Everything as JSON"), lambda e=e: view.download_json(*e), f"{v.stem}.json",
+                                 "application/json", key="le_dl_json")  # made on the press
             st.caption(_("The JSON holds the same object as `python -m gemmlib estimate --json`. This view's settings "
                          "are in the page's URL: copy it to share the view (an uploaded config.json is not part of the "
                          "link)."))

@@ -268,3 +268,22 @@ def test_a_click_on_an_op_opens_it_on_the_roofline(app_server, page, lang):
     expect(said).to_be_visible()
     assert re.match(r"q_proj\s*[(（]", said.locator("xpath=..").inner_text()), said.locator("xpath=..").inner_text()
     assert_clean(page)
+
+
+def test_the_json_download_is_the_clis_estimate(app_server, page):
+    """The Download tab's "Everything as JSON" is made when it is pressed (not on every rerun) and holds what
+    `python -m gemmlib estimate --json` prints for the same settings."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    open_page(page, app_server.url, INFO.url_path, query="le_preset=llama-3-8b&le_seq=512&le_new=4&le_tab=Download")
+    assert_clean(page)
+    with page.expect_download() as dl:
+        page.get_by_role("button", name="Everything as JSON").click()
+    got = json.loads(Path(dl.value.path()).read_text())
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-m", "gemmlib", "estimate", "--preset", "llama-3-8b", "--seq-len", "512",
+                          "--new-tokens", "4", "--json"], capture_output=True, text=True, cwd=root, check=True).stdout
+    assert got == json.loads(out)
+    assert dl.value.suggested_filename.endswith(".json")

@@ -155,7 +155,8 @@ def test_the_download_is_the_clis_json(run_cli):
                             "--gpus", "4", "--json"])
     assert rc == 0, err
     v = view.present(est, escape=esc)
-    assert json.loads(v.json) == json.loads(out)
+    inp = view.Inputs(seq=512, new=4, gpus=4)
+    assert json.loads(view.download_json(inp, view.model(inp), CATALOGUE[inp.gpu])) == json.loads(out)
     assert v.stem == "estimate_llama-3-8b_b1_s512_n4"
     assert v.csv.splitlines()[0].startswith("phase,op,kind,M,N,K,count,FLOPs,MACs,value")
     assert len(v.csv.splitlines()) == 1 + len(ops_records(est))
