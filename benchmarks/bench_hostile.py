@@ -627,6 +627,42 @@ def cancels(browser, server, n: int) -> list[tuple[str, float]]:
     return out
 
 
+# Issue 26 item 1: shareable links whose text once built a per-layer string before any bound (a 1e9-layer
+# sliding pattern cost the server 1.9 GB per view). Each is opened ten times; clean when every view shows
+# the page (an input error allowed, no exception) and the server's RSS grew less than 100 MiB over the ten.
+MEMORY_LINKS = ("le_src=custom&le_sw=4096&le_swp=1000000000:1", "le_src=custom&le_sw=4096&le_swp=20000000000:1",
+                "le_src=custom&le_layers=10000&le_sw=8&le_swp=alternate&le_hidden=64&le_heads=4")
+
+
+def memory_links(browser, server) -> list[str]:
+    from browser_helpers import open_page
+
+    lines = []
+    ctx = browser.new_context()  # the page's own first view first (its modules, caches): not the links' cost
+    try:
+        open_page(ctx.new_page(), server.url, "LLM_Estimator", timeout=120)
+    finally:
+        ctx.close()
+    for q in MEMORY_LINKS:
+        before, ok = _rss(server.proc.pid), True
+        for _ in range(10):
+            ctx = browser.new_context()
+            try:
+                pg = ctx.new_page()
+                open_page(pg, server.url, "LLM_Estimator", query=q, timeout=120)
+                ok = _page_clean(pg) and ok
+            except Exception:  # noqa: BLE001
+                ok = False
+            finally:
+                ctx.close()
+        grew = (_rss(server.proc.pid) - before) / 2**20
+        ok = ok and grew < 100
+        _count("links that cost memory", ok, f"/LLM_Estimator?{q}: {grew:+.0f} MiB")
+        lines.append(f"  /LLM_Estimator?{q}: 10 views, server RSS {before / 2**20:.0f} -> "
+                     f"{before / 2**20 + grew:.0f} MiB ({grew:+.0f} MiB)")
+    return lines
+
+
 def _rss(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -689,6 +725,7 @@ def main(argv: list[str] | None = None) -> int:
                 with sync_playwright() as pw:
                     browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
                     browser_surfaces(browser, server.url, tmp, fetched)
+                    notes += memory_links(browser, server)
                     lock_holds = cancels(browser, server, args.cancels)
                     rss = views(browser, server, args.views)
                     browser.close()
