@@ -38,6 +38,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from unittest.mock import patch
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -172,40 +173,36 @@ def secrets_and_cache_surfaces(tmp: Path) -> None:
             ok = False
         _count("secrets files", ok, text)
     # planted cache: an open folder, a link for the file, fake entries in our own file
-    env = os.environ.get("GEMM_CACHE_DIR")
-    try:
-        for plant in ("open folder", "link", "fake entries", "huge file", "not JSON"):
+    with patch.dict(os.environ):  # GEMM_CACHE_DIR back as it was, set or not
+        try:
+            for plant in ("open folder", "link", "fake entries", "huge file", "not JSON"):
+                ceilings.clear_ceilings()
+                d = Path(tempfile.mkdtemp(prefix="plant-", dir=tmp))
+                os.environ["GEMM_CACHE_DIR"] = str(d)
+                victim = tmp / "victim"
+                victim.write_text("keep")
+                fake = {"cuda:FAKE": {"device": "cuda", "device_name": "![x](http://example.invalid/a.png) FAKE",
+                                      "peaks": {"bf16": 1e18}, "bandwidth": 1e12}}
+                if plant == "open folder":
+                    os.chmod(d, 0o777)
+                    (d / "ceilings.json").write_text(json.dumps(fake))
+                elif plant == "link":
+                    (d / "ceilings.json").symlink_to(victim)
+                elif plant == "fake entries":
+                    (d / "ceilings.json").write_text(json.dumps(fake))
+                elif plant == "huge file":
+                    (d / "ceilings.json").write_bytes(b" " * 5_000_000)
+                else:
+                    (d / "ceilings.json").write_text("[" * 100_000)
+                try:
+                    shown = ceilings.all_ceilings()
+                    ceilings.save_ceilings(ceilings.Ceilings("cpu", "test CPU", {"fp32": 1e11}, 1e10))
+                    ok = "cuda:FAKE" not in shown and victim.read_text() == "keep"
+                except Exception:  # noqa: BLE001
+                    ok = False
+                _count("planted cache files", ok, plant)
+        finally:
             ceilings.clear_ceilings()
-            d = Path(tempfile.mkdtemp(prefix="plant-", dir=tmp))
-            os.environ["GEMM_CACHE_DIR"] = str(d)
-            victim = tmp / "victim"
-            victim.write_text("keep")
-            fake = {"cuda:FAKE": {"device": "cuda", "device_name": "![x](http://example.invalid/a.png) FAKE",
-                                  "peaks": {"bf16": 1e18}, "bandwidth": 1e12}}
-            if plant == "open folder":
-                os.chmod(d, 0o777)
-                (d / "ceilings.json").write_text(json.dumps(fake))
-            elif plant == "link":
-                (d / "ceilings.json").symlink_to(victim)
-            elif plant == "fake entries":
-                (d / "ceilings.json").write_text(json.dumps(fake))
-            elif plant == "huge file":
-                (d / "ceilings.json").write_bytes(b" " * 5_000_000)
-            else:
-                (d / "ceilings.json").write_text("[" * 100_000)
-            try:
-                shown = ceilings.all_ceilings()
-                ceilings.save_ceilings(ceilings.Ceilings("cpu", "test CPU", {"fp32": 1e11}, 1e10))
-                ok = "cuda:FAKE" not in shown and victim.read_text() == "keep"
-            except Exception:  # noqa: BLE001
-                ok = False
-            _count("planted cache files", ok, plant)
-    finally:
-        ceilings.clear_ceilings()
-        if env is None:
-            os.environ.pop("GEMM_CACHE_DIR", None)
-        else:
-            os.environ["GEMM_CACHE_DIR"] = env
 
 
 # --------------------------------------------------------------------------- issue 26: paths, policy, numbers
@@ -451,26 +448,22 @@ def forged_ceilings_surface(tmp: Path) -> None:
     """A forged but plausible ceilings.json, mode 0644, in the server's own private folder."""
     from gemmlib.core import ceilings
 
-    env = os.environ.get("GEMM_CACHE_DIR")
-    try:
-        for name, entry in (("a 50 PFLOP/s CPU", {"device": "cpu", "device_name": "FAST", "peaks": {"fp32": 5e16}}),
-                            ("an H200 at 1.3x its datasheet bf16",
-                             {"device": "cuda", "device_name": "NVIDIA H200", "peaks": {"bf16": 1.3 * 989.4e12}}),
-                            ("a copy at 100 TB/s on this CPU",
-                             {"device": "cpu", "device_name": "FAST", "peaks": {"fp32": 1e9}, "bandwidth": 9.9e13})):
-            d = tmp / f"forged-{len(name)}-{abs(hash(name)) % 1000}"
-            d.mkdir(mode=0o700)
-            os.environ["GEMM_CACHE_DIR"] = str(d)
+    with patch.dict(os.environ):  # GEMM_CACHE_DIR back as it was, set or not
+        try:
+            for name, entry in (("a 50 PFLOP/s CPU", {"device": "cpu", "device_name": "FAST", "peaks": {"fp32": 5e16}}),
+                                ("an H200 at 1.3x its datasheet bf16",
+                                 {"device": "cuda", "device_name": "NVIDIA H200", "peaks": {"bf16": 1.3 * 989.4e12}}),
+                                ("a copy at 100 TB/s on this CPU",
+                                 {"device": "cpu", "device_name": "FAST", "peaks": {"fp32": 1e9}, "bandwidth": 9.9e13})):
+                d = tmp / f"forged-{len(name)}-{abs(hash(name)) % 1000}"
+                d.mkdir(mode=0o700)
+                os.environ["GEMM_CACHE_DIR"] = str(d)
+                ceilings.clear_ceilings()
+                (d / "ceilings.json").write_text(json.dumps({"x": entry}))
+                os.chmod(d / "ceilings.json", 0o644)
+                _count("forged ceilings", ceilings.all_ceilings() == {}, name)
+        finally:
             ceilings.clear_ceilings()
-            (d / "ceilings.json").write_text(json.dumps({"x": entry}))
-            os.chmod(d / "ceilings.json", 0o644)
-            _count("forged ceilings", ceilings.all_ceilings() == {}, name)
-    finally:
-        ceilings.clear_ceilings()
-        if env is None:
-            os.environ.pop("GEMM_CACHE_DIR", None)
-        else:
-            os.environ["GEMM_CACHE_DIR"] = env
 
 
 def page_surfaces(tmp: Path) -> None:
@@ -482,38 +475,34 @@ def page_surfaces(tmp: Path) -> None:
     from gemmlib.core.results import BenchResult, clear_recorded, recorded
 
     surface = "pages (AppTest)"
-    env = os.environ.get("GEMM_CACHE_DIR")
     quiet = {lg: lg.level for lg in (logging.getLogger("gemmlib"), logging.getLogger("gemmlib.app"))}
     for lg in quiet:
         lg.setLevel(logging.CRITICAL)  # the error ids' log lines are expected here
-    try:
-        open_cache = tmp / "open-cache"
-        open_cache.mkdir()
-        os.chmod(open_cache, 0o777)
-        os.environ["GEMM_CACHE_DIR"] = str(open_cache)
-        at = AppTest.from_file(str(ROOT / "pages" / "7_Tiling.py"), default_timeout=120).run()
-        next(b for b in at.button if b.key == "tb_run").click().run()
-        shown = " ".join(e.value for e in at.error)
-        _count(surface, not at.exception and "error id" in shown and str(open_cache) not in shown
-               and "777" not in shown, f"an open cache folder: {shown[:160]!r}")
-        os.environ["GEMM_CACHE_DIR"] = str(tmp / "cache")
-        clear_recorded()
-        row = BenchResult(bench="tiling", name="torch", device="cpu", device_name="test CPU", dtype="fp32",
-                          shape={"m": 64, "n": 64, "k": 64}, flops=2 * 64**3, bytes=3 * 64 * 64 * 4, median_s=1e-4)
-        at = AppTest.from_file(str(ROOT / "pages" / "9_Roofline.py"), default_timeout=60)
-        at.session_state["_my_results"] = [row]  # kept typed, as ui.keep_results keeps them
-        at.run()
-        for _ in range(2):
-            at.button(key="rf_share").click().run()
-        _count(surface, not at.exception and len(recorded()) == 1, f"shared twice: {len(recorded())} rows")
-    finally:
-        clear_recorded()
-        for lg, level in quiet.items():
-            lg.setLevel(level)
-        if env is None:
-            os.environ.pop("GEMM_CACHE_DIR", None)
-        else:
-            os.environ["GEMM_CACHE_DIR"] = env
+    with patch.dict(os.environ):  # GEMM_CACHE_DIR back as it was, set or not
+        try:
+            open_cache = tmp / "open-cache"
+            open_cache.mkdir()
+            os.chmod(open_cache, 0o777)
+            os.environ["GEMM_CACHE_DIR"] = str(open_cache)
+            at = AppTest.from_file(str(ROOT / "pages" / "7_Tiling.py"), default_timeout=120).run()
+            next(b for b in at.button if b.key == "tb_run").click().run()
+            shown = " ".join(e.value for e in at.error)
+            _count(surface, not at.exception and "error id" in shown and str(open_cache) not in shown
+                   and "777" not in shown, f"an open cache folder: {shown[:160]!r}")
+            os.environ["GEMM_CACHE_DIR"] = str(tmp / "cache")
+            clear_recorded()
+            row = BenchResult(bench="tiling", name="torch", device="cpu", device_name="test CPU", dtype="fp32",
+                              shape={"m": 64, "n": 64, "k": 64}, flops=2 * 64**3, bytes=3 * 64 * 64 * 4, median_s=1e-4)
+            at = AppTest.from_file(str(ROOT / "pages" / "9_Roofline.py"), default_timeout=60)
+            at.session_state["_my_results"] = [row]  # kept typed, as ui.keep_results keeps them
+            at.run()
+            for _ in range(2):
+                at.button(key="rf_share").click().run()
+            _count(surface, not at.exception and len(recorded()) == 1, f"shared twice: {len(recorded())} rows")
+        finally:
+            clear_recorded()
+            for lg, level in quiet.items():
+                lg.setLevel(level)
 
 
 # --------------------------------------------------------------------------- the browser
