@@ -415,31 +415,17 @@ class ShapeEfficiency:
         t_mem = op.bytes / bw
         if not op.is_gemm:
             return 0.0, op.flops / peak, t_mem, Text(N_("element-wise: {share:.0%} of the bandwidth"), share=self.beta)
-        m = float(op.m)
-        n = float(op.n if not op.n_last else (op.n + op.n_last) / 2)
-        k = float(op.k if not op.k_last else (op.k + op.k_last) / 2)
-        kernels = (getattr(op, "kernels", 0) or op.count) * self._stage_fraction(op)
-        name = op.name
         if op.name in _PRODUCTS and self.wl.attention == "fused":
+            kernels = (getattr(op, "kernels", 0) or op.count) * self._stage_fraction(op)
             return self._fused_attention(op, kernels, peak, t_mem)
-        group = self._group(name)
-        fused_member = group is not None and name in _FUSED_INTO
-        routed = getattr(op, "routed", False)
-        if routed:  # a grouped GEMM: each reached expert takes its tokens' rows
-            per_token = self.cfg.experts if self.cfg.experts_compute == "all" else self.cfg.experts_per_token
-            reached = max(1, min(self.cfg.experts, int(m) * per_token))
-            m = max(1.0, m * per_token / reached)
-        m, n, k = self._local(name, op.shard, m, n, k)
-        kernels = kernels if kernels > 0 else 1.0
-        batch = max(1.0, op.flops / (kernels * 2 * m * n * k))  # GEMMs per kernel (heads, sequences, experts)
-        if group is not None:
-            n = self._fused_n(name, n)  # the kernel is the fused q|k|v (gate|up) GEMM
+        m, n, k, batch, kernels, fused_member = self._gemm_shape(op)
         eta = gemm_share(m, n, k, batch=batch, peak=peak, ceiling=ceiling(hw, dt), sms=self.sms,
                          cap=max_share(hw, dt))
         t_comp = op.flops / (peak * eta)
         fixed = 0.0 if fused_member else kernels * T0_S
         compute = t_comp >= t_mem
         shape = dict(m=round(m), n=round(n), k=round(k), eta=eta)
+        name = op.name
         if fused_member:
             what = Text(N_("compute-bound; in {op}'s fused GEMM {m:g}×{n:g}×{k:g} at {eta:.0%} of peak") if compute else
                         N_("memory-bound; in {op}'s fused GEMM {m:g}×{n:g}×{k:g} at {eta:.0%} of peak"),
@@ -450,6 +436,27 @@ class ShapeEfficiency:
                         N_("memory-bound; GEMM {m:g}×{n:g}×{k:g} at {eta:.0%} of peak, {kernels:,.0f} kernel(s) × "
                            "{t0:.2f} µs"), kernels=kernels, t0=T0_S * 1e6, **shape)
         return fixed, t_comp, t_mem, what
+
+    def _gemm_shape(self, op) -> tuple[float, float, float, float, float, bool]:
+        """(M, N, K, GEMMs per kernel, kernels, whether it runs inside another op's fused GEMM) of the kernel
+        that runs ``op`` on one GPU: its local share, each routed expert's rows, the fused q|k|v or gate|up N."""
+        m = float(op.m)
+        n = float(op.n if not op.n_last else (op.n + op.n_last) / 2)
+        k = float(op.k if not op.k_last else (op.k + op.k_last) / 2)
+        kernels = (getattr(op, "kernels", 0) or op.count) * self._stage_fraction(op)
+        name = op.name
+        group = self._group(name)
+        fused_member = group is not None and name in _FUSED_INTO
+        if getattr(op, "routed", False):  # a grouped GEMM: each reached expert takes its tokens' rows
+            per_token = self.cfg.experts if self.cfg.experts_compute == "all" else self.cfg.experts_per_token
+            reached = max(1, min(self.cfg.experts, int(m) * per_token))
+            m = max(1.0, m * per_token / reached)
+        m, n, k = self._local(name, op.shard, m, n, k)
+        kernels = kernels if kernels > 0 else 1.0
+        batch = max(1.0, op.flops / (kernels * 2 * m * n * k))  # GEMMs per kernel (heads, sequences, experts)
+        if group is not None:
+            n = self._fused_n(name, n)  # the kernel is the fused q|k|v (gate|up) GEMM
+        return m, n, k, batch, kernels, fused_member
 
     def _group(self, name: str) -> str | None:
         """The fused GEMM ``name`` runs in ("qkv", "gate_up"), or None."""
@@ -481,14 +488,34 @@ class ShapeEfficiency:
         return min(keys, w) if w else keys
 
     def backward_factor(self, op) -> float:
-        """How much slower per FLOP the backward of ``op`` runs than its forward: a fused attention product's
-        flash backward at its measured share of peak (:func:`attention_backward_share`) against the forward's;
-        1 for every other op (a GEMM's backward GEMMs have the forward's shapes)."""
-        if not (op.name in _PRODUCTS and self.wl.attention == "fused" and op.is_gemm):
+        """How much slower per FLOP the backward of ``op`` runs than its forward. A fused attention product: the flash
+        backward at its measured share of peak (:func:`attention_backward_share`) against the forward's. A weight
+        GEMM Y = X·W (M×K by K×N): its backward is two GEMMs of the forward's FLOPs but not its shape — the input
+        gradient dX = dY·Wᵀ (M×N by N×K: output M×K, inner N) and the weight gradient dW = Xᵀ·dY (K×M by M×N:
+        output K×N, inner M, the tokens: for a routed expert its own tokens, often few) — each timed by the same
+        tiling model: (T(dX) + T(dW)) / (2 × T(Y)). 1 for every other op and for a flat efficiency."""
+        if op.name in _PRODUCTS:
+            if not (self.wl.attention == "fused" and op.is_gemm):
+                return 1.0
+            keys = self._keys(op)
+            dt = compute_dtype(op, self.dtype, self.hw)
+            return attention_share(self.hw, dt, keys) / attention_backward_share(self.hw, dt, keys)
+        if not op.is_gemm or op.flops <= 0:
             return 1.0
-        keys = self._keys(op)
+        fwd = self.seconds(op)
+        if fwd <= 0:
+            return 1.0
+        m, n, k, batch, kernels, fused_member = self._gemm_shape(op)
         dt = compute_dtype(op, self.dtype, self.hw)
-        return attention_share(self.hw, dt, keys) / attention_backward_share(self.hw, dt, keys)
+        peak = self.hw.peak(dt)
+        t_mem = op.bytes / (self.hw.bandwidth * self.beta)
+        fixed = 0.0 if fused_member else kernels * T0_S
+        c, cap = ceiling(self.hw, dt), max_share(self.hw, dt)
+        bwd = 0.0
+        for mm, nn, kk in ((m, k, n), (k, n, m)):  # dX: M×K over N; dW: K×N over M
+            eta = gemm_share(mm, nn, kk, batch=batch, peak=peak, ceiling=c, sms=self.sms, cap=cap)
+            bwd += fixed + max(op.flops / (peak * eta), t_mem)
+        return bwd / (2 * fwd)
 
     def _fused_attention(self, op, kernels: float, peak: float, t_mem: float) -> tuple[float, float, float, str]:
         hw = self.hw

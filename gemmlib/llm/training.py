@@ -14,7 +14,8 @@
   layer's down projection — whose output the backward does not need.)
 * **Step time = compute + exposed communication (+ pipeline bubble).** Per micro-batch and
   stage: the forward ops' time (the shape efficiency model unless one is given), the backward at
-  2 × that (the GEMMs exactly; the element-wise ops assumed alike) and with fused attention the
+  2 × that (the element-wise ops assumed alike; each weight GEMM's input and weight gradients at their
+  own shapes under the shape model: ``backward_factor``) and with fused attention the
   products' backward at 2.5 × their forward FLOPs (a flash backward reruns QKᵀ) run at the flash
   backward's own share of peak (FlashAttention-3's measured backward: the shape model's
   ``backward_factor``), the recomputed ops again, on the last stage
@@ -611,15 +612,18 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
         trc = sum(timed[i].time_s for i in keep if _recomputed(raw[i], tr.recompute))
         t_lin = sum(timed[i].time_s for i in keep if raw[i].is_gemm and raw[i].shard in ("column", "row"))
         t_att = sum(timed[i].time_s for i in keep if raw[i].name in ATTENTION_PRODUCTS)
-        # a fused (flash) attention kernel recomputes QKᵀ in its backward: 5 products against the forward's 2
-        # (Dao et al. 2022, Algorithm 4), so the products' backward is 2.5 × their forward's FLOPs, run at the
-        # flash backward's own share of peak (slow[i] × the forward's time per FLOP)
-        flash = (sum((2.5 * slow[i] - 2) * timed[i].time_s for i in keep if raw[i].name in ATTENTION_PRODUCTS)
-                 if wl.attention == "fused" else 0.0)
+        # the backward beyond 2 × the forward: a fused (flash) attention kernel recomputes QKᵀ in its backward, 5
+        # products against the forward's 2 (Dao et al. 2022, Algorithm 4), so the products' backward is 2.5 × their
+        # forward's FLOPs, run at the flash backward's own share of peak (slow[i] × the forward's time per FLOP); a
+        # weight GEMM's input and weight gradients run at their own shapes (slow[i], the shape model's
+        # backward_factor: 1 for a flat efficiency)
+        extra = sum(((2.5 * slow[i] - 2) if raw[i].name in ATTENTION_PRODUCTS else 2 * (slow[i] - 1))
+                    * timed[i].time_s for i in keep
+                    if raw[i].is_gemm and (wl.attention == "fused" or raw[i].name not in ATTENTION_PRODUCTS))
         colls = [c for c in fwd_c + bwd_c + rc_c if c.after in names] + cp_c
         if send is not None:
             colls.append(send)
-        tc = 3 * tf + trc + flash
+        tc = 3 * tf + trc + extra
         by = {g: sum(c.time_s for c in colls if c.group == g) for g in ("tp", "cp", "ep", "pp")}
         tm = sum(by.values())
         if par.overlap:
@@ -632,8 +636,8 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
                    "pp": by["pp"]}
         period = tc + sum(exp.values())
         if best is None or period > best[0]:
-            best = (period, tf, trc, tm, [timed[i] for i in keep], colls, st, exp, by, flash)
-    period, tf, trc, tm, ops_s, colls, st, exp, by, flash = best
+            best = (period, tf, trc, tm, [timed[i] for i in keep], colls, st, exp, by, extra)
+    period, tf, trc, tm, ops_s, colls, st, exp, by, extra = best
     # Data parallelism: the gradients (and ZeRO's weight gathers) of this GPU's parameters. Parameters outside
     # the routed experts are replicated over DP × CP × EP ranks (the EP ranks run attention data-parallel),
     # the experts' over DP × CP.
@@ -687,7 +691,7 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
     t_opt = time_op(opt, hw, dtype, efficiency).time_s if opt is not None else 0.0
     acc = _grad_accumulation(params, m) if tr.grad_accum == "fp32" else None
     t_acc = time_op(acc, hw, dtype, efficiency).time_s if acc is not None else 0.0
-    compute_s = m * (3 * tf + trc + flash) + t_opt + t_acc
+    compute_s = m * (3 * tf + trc + extra) + t_opt + t_acc
     exposed_mb = sum(exp.values())
     bubble = (par.pp - 1) / v * period  # interleaved 1F1B: (p − 1) / V stage periods (Narayanan et al. 2021 §2.2)
     comm = m * exposed_mb + dp_exposed
@@ -715,7 +719,7 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
         flops["flash_recompute"] = sum(o.flops for o in prefill_ops(cfg, step) if o.name in ("attn_scores",
                                                                                           "attn_scores_sliding"))
     return TrainEstimate(cfg, step, hw, par, tr, 1.0 if callable(efficiency) else float(efficiency), flops, m,
-                         tuple(ops_s), all_c, tf, 2 * tf + flash, trc, tm, t_dp, compute_s, comm, bubble, step_time,
+                         tuple(ops_s), all_c, tf, 2 * tf + extra, trc, tm, t_dp, compute_s, comm, bubble, step_time,
                          mem, max_b, exposed, t_opt, t_acc)
 
 

@@ -195,10 +195,14 @@ def test_trained_mtp_modules_run_on_the_last_stage():
 
     eff = efficiency_for(None, hw, cfg, wl, par)[0]
     plain, mtp = (train(cfg, wl, hw, par, Training(tokens=1e9, micro_batch=1, mtp=x), eff) for x in (False, True))
-    products = [o for o in mtp.stage_ops[len(plain.stage_ops):] if o.name in ATTENTION_PRODUCTS]
-    assert products
-    flash = sum((2.5 * eff.backward_factor(o) - 2) * o.time_s for o in products)
-    assert (mtp.backward_s - 2 * mtp.forward_s) - (plain.backward_s - 2 * plain.forward_s) == pytest.approx(flash)
+    added = mtp.stage_ops[len(plain.stage_ops):]
+    products = [o for o in added if o.name in ATTENTION_PRODUCTS]
+    gemms = [o for o in added if o.is_gemm and o.name not in ATTENTION_PRODUCTS]
+    assert products and gemms
+    # and its GEMMs' input and weight gradients at their own shapes, as the main model's are
+    extra = (sum((2.5 * eff.backward_factor(o) - 2) * o.time_s for o in products)
+             + sum(2 * (eff.backward_factor(o) - 1) * o.time_s for o in gemms))
+    assert (mtp.backward_s - 2 * mtp.forward_s) - (plain.backward_s - 2 * plain.forward_s) == pytest.approx(extra)
     no = train(CONFIGS["llama_gqa"], wl, hw, par, Training(tokens=1e9, micro_batch=1, mtp=True), eff)
     assert no.step_time_s == plain.step_time_s
 
@@ -585,6 +589,45 @@ def test_flash_backward_runs_at_its_measured_share_and_the_optimizer_at_the_band
     ratio = attention_share(hw, "bf16", keys) / attention_backward_share(hw, "bf16", keys)
     assert 1.05 < ratio < 1.25  # the backward runs at a lower share of peak than the forward
     products = sum(o.time_s for o in tr.stage_ops if o.name in ("attn_scores", "attn_values"))
-    assert tr.backward_s == pytest.approx(2 * tr.forward_s + (2.5 * ratio - 2) * products, rel=1e-9)
+    gemms = sum(2 * (eff.backward_factor(o) - 1) * o.time_s for o in tr.stage_ops
+                if o.is_gemm and o.name not in ("attn_scores", "attn_values"))
+    assert abs(gemms) < 0.01 * tr.forward_s  # 8192-token GEMMs: their gradients tile about as well as they do
+    assert tr.backward_s == pytest.approx(2 * tr.forward_s + (2.5 * ratio - 2) * products + gemms, rel=1e-9)
     assert tr.optimizer_s == pytest.approx(30 * cfg.params / 8 / (hw.bandwidth * 0.887), rel=2e-3)
     assert tr.to_dict()["optimizer_s"] == tr.optimizer_s
+
+
+def test_weight_gemm_gradients_run_at_their_own_shapes():
+    """A GEMM's backward is two GEMMs of its FLOPs at other shapes: dX (M×K over N) and dW (K×N over M). A routed
+    expert with few tokens has a small inner dimension in dW, whose fixed work per tile the tiling model charges:
+    its backward runs slower per FLOP than its forward. Checked against the tiling model evaluated by hand."""
+    from gemmlib.llm.accounting import efficiency_for, prefill_ops
+    from gemmlib.llm.efficiency import T0_S, ceiling, gemm_kernel_seconds, max_share
+
+    cfg = from_name("mixtral-8x7b")
+    hw = get_hardware("h100")
+    wl = Workload(batch=1, seq_len=4096, attention="fused", causal=True, lm_head="all")
+    eff = efficiency_for(None, hw, cfg, wl, Parallel())[0]
+    down = next(o for o in prefill_ops(cfg, wl) if o.name == "down_proj")
+    assert down.routed
+    m = down.m * cfg.experts_per_token / cfg.experts  # each expert's rows: 1,024
+    n, k, peak = down.n, down.k, hw.peak("bf16")
+    kernels = down.kernels or down.count
+    batch = down.flops / (kernels * 2 * m * n * k)
+    assert batch == pytest.approx(cfg.experts)
+
+    def t(mm, nn, kk):
+        c = gemm_kernel_seconds(mm, nn, kk, batch=batch, peak=peak, ceiling=ceiling(hw, "bf16"), sms=hw.sms,
+                                cap=max_share(hw, "bf16"))
+        eta = 2 * mm * nn * kk * round(batch) / (c * peak)
+        return kernels * T0_S + max(down.flops / (peak * eta), down.bytes / (hw.bandwidth * eff.beta))
+
+    assert t(m, n, k) == pytest.approx(eff.seconds(down), rel=1e-12)
+    f = eff.backward_factor(down)
+    assert f == pytest.approx((t(m, k, n) + t(k, n, m)) / (2 * t(m, n, k)), rel=1e-12)
+    assert 1.02 < f < 1.2  # dW's inner dimension is the expert's 1,024 tokens (the forward's: 14,336)
+    # a flat efficiency has no shapes: the backward is 2 × the forward
+    par = Parallel()
+    flat = train(cfg, replace(wl, batch=4, seq_len=256), hw, par, Training(tokens=1e9, micro_batch=1), 0.7)
+    assert flat.backward_s == pytest.approx(2 * flat.forward_s + 0.5 * sum(
+        o.time_s for o in flat.stage_ops if o.name in ("attn_scores", "attn_values")), rel=1e-12)
