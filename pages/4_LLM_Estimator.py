@@ -31,17 +31,17 @@ num, pick, flag = fields.num, fields.pick, fields.flag
 
 # The presenter's calls, cached: the estimate once per input, each view once per input and language.
 parse_upload = st.cache_data(max_entries=16, show_spinner=False)(view.parse_upload)
-estimate = st.cache_data(max_entries=128, show_spinner=False)(view.estimate)
+estimate = st.cache_data(max_entries=128, show_spinner=False, hash_funcs=view.CACHE_KEYS)(view.estimate)
 
 
-@st.cache_data(max_entries=128, show_spinner=False)
+@st.cache_data(max_entries=128, show_spinner=False, hash_funcs=view.CACHE_KEYS)
 def present(e: tuple, macs: bool, lang: str):
-    return view.present(estimate(*e), macs=macs, gettext=ui.gettext_for(lang), escape=ui.md)
+    return ui.charts_as_arrow(view.present(estimate(*e), macs=macs, gettext=ui.gettext_for(lang), escape=ui.md))
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@st.cache_data(max_entries=32, show_spinner=False, hash_funcs=view.CACHE_KEYS)
 def on_estimate(part: str, e: tuple, lang: str, *args, **kw):
     """The training run, the serving curve or A vs B (``view.training``, ``serving``, ``compare``) on the estimate."""
-    return view.PARTS[part](estimate(*e), *args, gettext=ui.gettext_for(lang), **kw)
+    return ui.charts_as_arrow(view.PARTS[part](estimate(*e), *args, gettext=ui.gettext_for(lang), **kw))
 
 
 # ----------------------------------------------------------------------------- inputs (sidebar)

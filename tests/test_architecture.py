@@ -545,3 +545,35 @@ def test_the_pipeline_checks_are_not_vacuous(tmp_path):
                                    "if s.kind == 'a':\n    pass\nelif s.kind == 'b':\n    pass\n"
                                    "elif s.kind in ('c', 'd'):\n    pass\n")
     assert len(_kind_switches(tmp_path / "k.py")) == 2
+
+
+def _bare_expressions(source: str) -> list[int]:
+    """Lines of the statements Streamlit's magic would have written to the page: a bare expression that is not a
+    call, a docstring, a yield or an await."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        for field in ("body", "orelse", "finalbody"):
+            body = getattr(node, field, None)
+            if not isinstance(body, list):
+                continue
+            for i, stmt in enumerate(body):
+                if not isinstance(stmt, ast.Expr) or isinstance(stmt.value, (ast.Call, ast.Yield, ast.YieldFrom,
+                                                                               ast.Await)):
+                    continue
+                if i == 0 and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
+                    continue  # a docstring
+                out.append(stmt.lineno)
+    return out
+
+
+def test_magic_is_off_and_no_page_relies_on_it():
+    """.streamlit/config.toml turns Streamlit's magic off (a script compiles as written, without the syntax-tree
+    rewrite AppTest would pay on every run): no page or app.py may hold a bare expression that magic would have
+    shown, or it would silently vanish."""
+    import tomllib
+
+    cfg = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
+    assert cfg["runner"]["magicEnabled"] is False
+    for path in [ROOT / "app.py", *(ROOT / "pages").glob("*.py")]:
+        assert _bare_expressions(path.read_text(encoding="utf-8")) == [], path
+    assert _bare_expressions('"""doc"""\nx = 1\nx\nst.write(x)\n') == [3]  # the check sees one

@@ -10,7 +10,8 @@ re-exports the names the pages use; each job lives in a module of its own:
 - ``ui.url``: widgets and tabs bound to ``?key=value`` (``url``, ``tabs``, ``set_url_widget``, and
   ``Fields``: widgets drawn from a presenter's catalogue of labels, helps and ranges).
 - ``ui.tables``: ``table()`` drawn by the one formatter's rules, ``view_table()`` and ``metrics()``
-  for a presenter's tables and figures (``gemmlib.views``), ``catalogue_table()``.
+  for a presenter's tables and figures (``gemmlib.views``), ``catalogue_table()``, ``charts_as_arrow()``
+  (a view's chart datasets as the Arrow bytes Streamlit sends).
 - ``ui.stepper``: the browser-side step-through (its JS and CSS in ``ui_assets/``).
 - ``ui.runbox``: the server's caps, ``run_benchmark`` (a worker process, the machine's FIFO queue, a
   Stop button), the time a run will take, the results a session keeps and shares, and
@@ -59,14 +60,14 @@ from .runbox import (
     stopped_notice,
 )
 from .stepper import STEPPER_EVERY_STEP_SPEED, STEPPER_LABELS, STEPPER_MAX_SPEED, stepper
-from .tables import FLAGS, catalogue_table, metrics, table, view_table
+from .tables import FLAGS, catalogue_table, charts_as_arrow, metrics, table, view_table
 from .text import md
 from .url import Fields, highlight, set_url_widget, setter, tabs, url
 
 __all__ = [
     "CAP_PARTS", "FLAGS", "Fields", "LANGS", "LANG_KEY", "MAX_SESSION_RESULTS", "PAGES", "RATE_SOURCES",
     "STEPPER_EVERY_STEP_SPEED", "STEPPER_LABELS", "STEPPER_MAX_SPEED", "Page", "RunStatus", "_", "bench_limits",
-    "bench_section", "caps_caption", "catalogue_table", "cuda_available", "downloads", "gettext_for", "gpu_count",
+    "bench_section", "caps_caption", "catalogue_table", "charts_as_arrow", "cuda_available", "downloads", "gettext_for", "gpu_count",
     "guard", "highlight", "intro", "keep_results",
     "lang", "language_switch", "md", "metrics", "nav", "ngettext", "noise_note", "option_labels", "page", "pgettext",
     "plan_for", "presenting",

@@ -38,6 +38,7 @@ LANGS: dict[str, str] = {"en": "English", "zh": "简体中文"}  # code (as in ?
 LANG_KEY = "lang"  # the URL parameter and the widget's key
 _LANG_CHOICE = "_lang_choice"  # the session's explicit choice, kept across page switches
 _LANG_PENDING = "_lang_pending"  # a choice to put back into the widget on the next run
+_LANG_MEMO = "_gemm_lang"  # this run's language, on the run's ScriptRunContext (lang())
 LOCALES = Path(__file__).resolve().parents[1] / "locales"
 DOMAIN = "gemm"
 _ENGLISH = _gettext.NullTranslations()  # the msgids are the English text
@@ -92,13 +93,34 @@ def lang() -> str:
     forced = getattr(_FORCED, "code", None)
     if forced:
         return forced
-    if get_script_run_ctx(suppress_warning=True) is None:
+    ctx = get_script_run_ctx(suppress_warning=True)
+    if ctx is None:
         return "en"  # no session: a bare import, a unit test
+    # Once per run (a page asks ~120 times, each a walk through the session state): the answer is kept on the
+    # run's context beside the dict Streamlit makes anew for every run (``ctx.cursors``), held so that a later
+    # run's dict can never be mistaken for it; language_switch forgets it when it changes the state.
+    run = getattr(ctx, "cursors", None)
+    memo = getattr(ctx, _LANG_MEMO, None)
+    if run is not None and memo is not None and memo[0] is run:
+        return memo[1]
+    code = _session_lang()
+    if run is not None:
+        setattr(ctx, _LANG_MEMO, (run, code))
+    return code
+
+
+def _session_lang() -> str:
     ss = st.session_state
     for v in (ss.get(_LANG_PENDING), ss.get(LANG_KEY), st.query_params.get(LANG_KEY), ss.get(_LANG_CHOICE)):
         if v in LANGS:
             return v
     return browser_lang()
+
+
+def _forget_lang() -> None:
+    ctx = get_script_run_ctx(suppress_warning=True)
+    if ctx is not None:
+        setattr(ctx, _LANG_MEMO, None)
 
 
 def _(message: str) -> str:
@@ -171,6 +193,7 @@ def language_switch() -> str:
     codes = list(LANGS)
     value = st.sidebar.radio("Language · 语言", codes, index=None, captions=[LANGS[c] for c in codes],
                              key=LANG_KEY, bind="query-params", horizontal=True)
+    _forget_lang()  # the state lang() reads may have changed just now
     if value in LANGS:
         ss[_LANG_CHOICE] = value
     elif ss.get(_LANG_CHOICE) in LANGS and pending is None:

@@ -110,3 +110,34 @@ def catalogue_table(where: Any = None) -> Any:
         "memory bytes": _("memory bytes"), "scale-up link": _("scale-up link"),
         "scale-up GB/s per direction": _("scale-up GB/s per direction"),
         "node network": _("node network"), "source": st.column_config.LinkColumn(_("source"))})
+
+
+def _arrow_dataset(rows: Any) -> Any:
+    """One chart dataset (a list of row dicts) as the Arrow IPC bytes ``st.vega_lite_chart`` sends, built by pyarrow
+    from the rows; the rows as they are where pyarrow cannot type a column (Streamlit then converts them itself)."""
+    import pyarrow as pa
+    from streamlit.dataframe_util import convert_arrow_table_to_arrow_bytes
+
+    if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) for r in rows):
+        return rows
+    try:
+        return convert_arrow_table_to_arrow_bytes(pa.Table.from_pylist(rows))
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
+        return rows
+
+
+def charts_as_arrow(view: Any) -> Any:
+    """A presenter's view (a dataclass) with every Vega-Lite spec among its fields carrying its datasets as Arrow
+    bytes. ``st.vega_lite_chart`` would otherwise build a pandas DataFrame of each dataset on every run to make the
+    same bytes (a few ms a chart); made once here, inside the page's cached call, a rerun that hits the cache
+    sends them as they are."""
+    from dataclasses import fields, is_dataclass, replace
+
+    if not is_dataclass(view):
+        return view
+    changed = {}
+    for f in fields(view):
+        v = getattr(view, f.name)
+        if isinstance(v, dict) and isinstance(v.get("datasets"), dict):
+            changed[f.name] = {**v, "datasets": {k: _arrow_dataset(d) for k, d in v["datasets"].items()}}
+    return replace(view, **changed) if changed else view

@@ -92,3 +92,24 @@ def test_a_link_with_a_label_in_the_other_language_selects_that_option():
         at.query_params.update(query)
         at.run()
         assert not at.exception and _kind(at) == want, query
+
+
+def _lang_page():
+    import streamlit as st
+
+    import ui
+
+    st.markdown(f"before the switch: {ui.lang()}")
+    ui.language_switch()
+    st.markdown(f"after the switch: {ui.lang()}")
+
+
+def test_the_language_is_asked_once_per_run_and_each_run_asks_again():
+    """ui.lang() keeps its answer for the rest of a run (the pages ask it ~120 times); a switch to the other
+    language mid-run (the radio) and the next run both see the new one."""
+    at = AppTest.from_function(_lang_page, default_timeout=30).run()
+    assert [m.value for m in at.markdown] == ["before the switch: en", "after the switch: en"]
+    at.radio(key="lang").set_value("zh").run()
+    assert [m.value for m in at.markdown] == ["before the switch: zh", "after the switch: zh"]
+    at.radio(key="lang").set_value("en").run()
+    assert [m.value for m in at.markdown] == ["before the switch: en", "after the switch: en"]

@@ -404,3 +404,37 @@ def test_every_label_goes_through_gettext():
     for t in (v.ops, v.variants, v.rules, v.scaleout.groups, v.scaleout.collectives):
         assert all(h.startswith("«") or h == "lm_head" for h in t.labels.values()), t.labels
     assert v.fit.startswith("«") and v.scaleout.title.startswith("«") and v.read.title.startswith("«")
+
+
+def test_the_pages_cache_keys_name_every_field():
+    """The page keys its cached calls on the inputs' repr (view.CACHE_KEYS): sound only if every field of every
+    dataclass reachable from them is in the repr, and two inputs that differ anywhere have different keys."""
+    import dataclasses
+    import typing
+
+    from gemmlib.core.hardware import get_hardware
+    from gemmlib.llm.presets import from_name
+
+    seen: set[type] = set()
+
+    def walk(cls: type) -> None:
+        if cls in seen or not dataclasses.is_dataclass(cls):
+            return
+        seen.add(cls)
+        hints = typing.get_type_hints(cls)
+        for f in dataclasses.fields(cls):
+            assert f.repr, f"{cls.__name__}.{f.name} is left out of the repr"
+            for arg in (hints.get(f.name), *typing.get_args(hints.get(f.name))):
+                if isinstance(arg, type):
+                    walk(arg)
+
+    assert view.CACHE_KEYS
+    for cls, key in view.CACHE_KEYS.items():
+        assert key is repr
+        walk(cls)
+    assert len(seen) > len(view.CACHE_KEYS)  # the walk reached nested dataclasses (the quantization, the links)
+    a, b = from_name("llama-2-7b"), from_name("llama-2-13b")
+    assert repr(a) == repr(from_name("llama-2-7b")) and repr(a) != repr(b)
+    assert repr(dataclasses.replace(a, vocab=a.vocab + 1)) != repr(a)
+    h = get_hardware("h100")
+    assert repr(h) != repr(dataclasses.replace(h, bandwidth=h.bandwidth * 1.01))
