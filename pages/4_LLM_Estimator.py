@@ -33,10 +33,10 @@ num, pick, flag = fields.num, fields.pick, fields.flag
 parse_upload = st.cache_data(max_entries=16, show_spinner=False)(view.parse_upload)
 estimate = st.cache_data(max_entries=128, show_spinner=False, hash_funcs=view.CACHE_KEYS)(view.estimate)
 
-
 @st.cache_data(max_entries=128, show_spinner=False, hash_funcs=view.CACHE_KEYS)
 def present(e: tuple, macs: bool, lang: str):
-    return ui.charts_as_arrow(view.present(estimate(*e), macs=macs, gettext=ui.gettext_for(lang), escape=ui.md))
+    return ui.charts_as_arrow(view.present(estimate(*e), macs=macs, gettext=ui.gettext_for(lang), escape=ui.md),
+                              keep=("roofline_chart",))  # view.roofline_view reads its points
 
 @st.cache_data(max_entries=32, show_spinner=False, hash_funcs=view.CACHE_KEYS)
 def on_estimate(part: str, e: tuple, lang: str, *args, **kw):

@@ -126,17 +126,20 @@ def _arrow_dataset(rows: Any) -> Any:
         return rows
 
 
-def charts_as_arrow(view: Any) -> Any:
+def charts_as_arrow(view: Any, keep: tuple[str, ...] = ()) -> Any:
     """A presenter's view (a dataclass) with every Vega-Lite spec among its fields carrying its datasets as Arrow
     bytes. ``st.vega_lite_chart`` would otherwise build a pandas DataFrame of each dataset on every run to make the
     same bytes (a few ms a chart); made once here, inside the page's cached call, a rerun that hits the cache
-    sends them as they are."""
+    sends them as they are. ``keep``: fields left as rows (a presenter reads them again, e.g. the roofline's points
+    for the op a click picks)."""
     from dataclasses import fields, is_dataclass, replace
 
     if not is_dataclass(view):
         return view
     changed = {}
     for f in fields(view):
+        if f.name in keep:
+            continue
         v = getattr(view, f.name)
         if isinstance(v, dict) and isinstance(v.get("datasets"), dict):
             changed[f.name] = {**v, "datasets": {k: _arrow_dataset(d) for k, d in v["datasets"].items()}}

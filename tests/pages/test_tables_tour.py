@@ -140,3 +140,31 @@ def test_the_checker_finds_what_it_looks_for():
     assert "placeholder" in bad and "'a'" in bad and "'b'" in bad and "'c'" in bad and "'d'" in bad
     assert "'traffic GB'" in bad and "'e'" in bad and "rate GB/s" not in bad
     assert _decimal_bytes("weights 26.3 GB") == ["GB"] and not _decimal_bytes("1.5 GiB at 3.35 TB/s on A100 SXM 80GB")
+
+
+def test_chart_datasets_as_arrow_hold_the_same_rows():
+    """ui.charts_as_arrow: each Vega-Lite spec of a view carries its datasets as the Arrow IPC bytes Streamlit sends
+    (read back, the same rows); a dataset pyarrow cannot type, a field named in ``keep`` and anything that is not
+    a chart stay as they were."""
+    from dataclasses import dataclass
+
+    import pyarrow as pa
+
+    import ui
+
+    @dataclass(frozen=True)
+    class V:
+        chart: dict
+        kept: dict
+        words: str
+
+    rows = [{"op": "q_proj", "flops": 2.5e12, "count": 32}, {"op": "lm_head", "flops": None, "count": 1}]
+    mixed = [{"x": 1}, {"x": "one"}]
+    v = V({"mark": "bar", "datasets": {"rows": rows, "mixed": mixed}}, {"datasets": {"pts": rows}}, "text")
+    out = ui.charts_as_arrow(v, keep=("kept",))
+    data = out.chart["datasets"]["rows"]
+    assert isinstance(data, bytes)
+    assert pa.ipc.open_stream(data).read_all().to_pylist() == rows
+    assert out.chart["datasets"]["mixed"] is mixed and out.chart["mark"] == "bar"
+    assert out.kept["datasets"]["pts"] is rows and out.words == "text"
+    assert v.chart["datasets"]["rows"] is rows  # the view itself is not changed
