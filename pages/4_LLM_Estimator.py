@@ -168,24 +168,24 @@ if v is not None:
             st.caption(_("Attention ops run once per layer, sequence and query head (GQA shrinks k_proj, v_proj and "
                          "the KV cache, not the products). Decode rows sum every step; N..N' is the key count at the "
                          "first and the last step. A MoE's expert GEMMs run k times per token."))
-        with tabs[1]:
-            drawn = st.vega_lite_chart(v.memory_chart, width="stretch"), st.markdown(v.memory)
+        with tabs[1]:  # the tabs without widgets draw only while open (a tab switch reruns the page)
+            drawn = tabs[1].open and (st.vega_lite_chart(v.memory_chart, width="stretch"), st.markdown(v.memory))
         with tabs[2]:
-            rv = view.roofline_view(v, ss.get("le_op"), gettext=shown)
-            drawn = st.vega_lite_chart(rv.chart, width="stretch"), st.markdown(rv.words)
+            rv = tabs[2].open and view.roofline_view(v, ss.get("le_op"), gettext=shown)
+            drawn = rv and (st.vega_lite_chart(rv.chart, width="stretch"), st.markdown(rv.words))
         with tabs[3]:
-            so = v.scaleout
-            st.markdown(so.title)
-            ui.metrics(st.columns(4), so.metrics)
-            if so.groups:
-                ui.view_table(so.groups)
-            st.vega_lite_chart(so.memory_chart, width="stretch")
-            st.caption(so.memory)
-            if so.comm_chart:
-                st.vega_lite_chart(so.comm_chart, width="content")
-                if so.collectives:
-                    ui.view_table(so.collectives)
-                st.caption(so.comm)
+            if tabs[3].open:
+                so = v.scaleout
+                st.markdown(so.title)
+                ui.metrics(st.columns(4), so.metrics)
+                if so.groups:
+                    ui.view_table(so.groups)
+                drawn = st.vega_lite_chart(so.memory_chart, width="stretch"), st.caption(so.memory)
+                if so.comm_chart:
+                    st.vega_lite_chart(so.comm_chart, width="content")
+                    if so.collectives:
+                        ui.view_table(so.collectives)
+                    st.caption(so.comm)
         with tabs[4]:
             flag(st, "le_train")
             c = st.columns(5)
@@ -220,11 +220,11 @@ if v is not None:
                     mv = on_estimate("models", e, ui.lang(), e[0], tuple(more))
                     drawn = mv.chart and st.vega_lite_chart(mv.chart, width="content"), st.caption(mv.words)
         with tabs[6]:
-            drawn = st.markdown(_("**Counting switches** (the highlighted row is the one selected)")), ui.view_table(v.variants)
-            st.markdown(_("**The article's rules of thumb** against the exact prefill count"))
-            if not v.rules.rows:
-                st.info(_("No prefill in a decode-only workload: the rules of thumb size a prefill."))
-            ui.view_table(v.rules)
+            if tabs[6].open:
+                drawn = st.markdown(_("**Counting switches** (the highlighted row is the one selected)")), ui.view_table(v.variants)
+                st.markdown(_("**The article's rules of thumb** against the exact prefill count"))
+                drawn = v.rules.rows or st.info(_("No prefill in a decode-only workload: the rules of thumb size a "
+                                                  "prefill.")), ui.view_table(v.rules)
         with tabs[7]:
             if not ss.le_cmp:
                 st.info(_("Turn on **compare with a second configuration (B)** in the sidebar."))

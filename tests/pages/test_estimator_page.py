@@ -184,7 +184,7 @@ def test_several_models_share_one_throughput_chart():
 
 
 def test_an_op_picked_on_the_flops_chart_is_named_on_the_roofline():
-    at = _app()
+    at = _app(le_tab="Roofline")  # the tab a click opens (the browser test clicks: test_browser_estimator.py)
     _ok(at)
     flops = next(c.proto for c in at.get("vega_lite_chart") if '"pick"' in c.proto.spec)
     assert flops.selection_mode == ["pick"] and flops.id  # a click reruns the page with the selection
@@ -246,7 +246,7 @@ def test_scale_out_tab_matches_the_library():
     from gemmlib.llm.parallel import Parallel
     from gemmlib.llm.scaleout import estimate as scaleout_estimate
 
-    at = _app(le_preset="llama-3-70b", le_batch=16, le_seq=2048, le_new=16, le_gpus=8)
+    at = _app(le_preset="llama-3-70b", le_batch=16, le_seq=2048, le_new=16, le_gpus=8, le_tab="Scale-out")
     _ok(at)
     est = scaleout_estimate(from_name("llama-3-70b"), _page_workload(batch=16, seq_len=2048, new_tokens=16),
                             get_hardware("h100"), Parallel(tp=8))
@@ -260,18 +260,18 @@ def test_scale_out_tab_matches_the_library():
 
 
 def test_the_gpus_follow_the_parallel_sizes():
-    at = _app(le_preset="llama-3-70b", le_gpus=8, le_tp=4, le_pp=4)
+    at = _app(le_preset="llama-3-70b", le_gpus=8, le_tp=4, le_pp=4, le_tab="Scale-out")  # its title says the count
     _ok(at)
     assert any("= **16** GPUs (the GPUs box says 8)" in i.value for i in at.info)
     assert any("TP 4 × PP 4 × EP 1 × DP 1 = 16" in md.value for md in at.markdown)
-    at = _app(le_preset="llama-3-8b", le_tp=8)  # TP 8 with the GPUs left at 1: never a blank page
+    at = _app(le_preset="llama-3-8b", le_tp=8, le_tab="Scale-out")  # TP 8 with the GPUs left at 1: never blank
     _ok(at)
     assert "time to first token" in _metrics(at) and any("TP 8 × PP 1 × EP 1 × DP 1 = 8" in md.value
                                                          for md in at.markdown)
     at.button(key="le_gpus_fix").click().run()  # one click puts the count into the GPUs box
     _ok(at)
     assert at.number_input(key="le_gpus").value == 8 and not any("GPUs box" in i.value for i in at.info)
-    at = _app(le_preset="llama-3-70b", le_gpus=16, le_tp=8, le_pp=2, le_seq=512, le_new=4)
+    at = _app(le_preset="llama-3-70b", le_gpus=16, le_tp=8, le_pp=2, le_seq=512, le_new=4, le_tab="Scale-out")
     _ok(at)
     assert any("TP 8 × PP 2 × EP 1 × DP 1 = 16" in md.value for md in at.markdown)
     at = _app(le_preset="llama-3-8b", le_gpus=3)  # 3 does not divide 32 heads: a message, not a crash
@@ -362,7 +362,7 @@ def test_decode_only_attention_and_block_scaled_weights():
     assert m["time to first token"] == "—"
     fused = _app(le_preset="llama-3.1-8b", le_attn="fused")
     _ok(fused)
-    int4 = _app(le_preset="mistral-7b", le_wdt="int4")
+    int4 = _app(le_preset="mistral-7b", le_wdt="int4", le_tab="Memory")  # the checkpoint's size, on its tab
     _ok(int4)
     from gemmlib.llm.checkpoint import checkpoint_size
 

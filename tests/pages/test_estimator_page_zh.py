@@ -125,12 +125,25 @@ VIEWS = {
 }
 
 
+# The tabs the page draws only while open (pages/4_LLM_Estimator.py): each is read by opening it, as a link does.
+LAZY_TABS = ("Memory", "Roofline", "Scale-out", "Switches & rules of thumb")
+
+
+def _every_tab(lang: str | None = "zh", **query) -> list[AppTest]:
+    """The page as ``query`` opens it, then with each tab drawn only while open opened (``?le_tab=``)."""
+    pages = [_app(lang=lang, **query)] + [_app(lang=lang, **query, le_tab=t) for t in LAZY_TABS]
+    for at in pages:
+        _ok(at)
+    return pages
+
+
 @pytest.mark.parametrize("query", VIEWS.values(), ids=VIEWS.keys())
 def test_every_view_in_chinese_has_no_english_left(query):
-    at = _app(**query)
-    _ok(at)
-    assert len(shown_texts(at)) > 100 and len(chart_texts(at)) >= 20
-    left = _english_left(at)
+    pages = _every_tab(**query)
+    at = pages[0]
+    assert len(shown_texts(at)) > 100 and len(chart_texts(at)) >= 5
+    assert sum(len(chart_texts(p)) for p in pages) >= 20
+    left = {k: v for p in pages for k, v in _english_left(p).items()}
     assert not left, f"English left on the Chinese estimator: {left}"
     assert [t.label for t in at.tabs] == [_zh(t) for t in ("FLOPs by op", "Memory", "Roofline", "Scale-out",
                                                             "Training", "Serving", "Switches & rules of thumb",
@@ -150,12 +163,11 @@ def test_an_uploaded_config_in_chinese(path):
 
 def test_the_english_page_is_checked_the_same_way():
     """Not vacuous: the same check finds the English of the default page, in its texts and its charts."""
-    at = _app(lang=None, **VIEWS["scale-out on 8 GPUs"])
-    _ok(at)
-    assert {"prefill", "decode", "weights"} <= {w for words in _english_left(at).values() for w in words}
-    cells = {w for t in table_cells(at) for w in gemm_i18n.english_words(t)}
+    pages = _every_tab(lang=None, **VIEWS["scale-out on 8 GPUs"])
+    assert {"prefill", "decode", "weights"} <= {w for p in pages for words in _english_left(p).values() for w in words}
+    cells = {w for p in pages for t in table_cells(p) for w in gemm_i18n.english_words(t)}
     assert {"hidden", "state", "fudge"} <= cells  # the ops' notes, the rules' reasons: table cells are read too
-    assert {"phase", "op"} <= {w for t in chart_texts(at) for w in gemm_i18n.english_words(t)}
+    assert {"phase", "op"} <= {w for p in pages for t in chart_texts(p) for w in gemm_i18n.english_words(t)}
 
 
 def test_widgets_change_on_a_chinese_page():

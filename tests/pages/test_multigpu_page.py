@@ -69,7 +69,9 @@ def test_bad_input_shows_a_message_and_keeps_the_page():
 def test_the_estimator_page_offers_a_measured_interconnect():
     m = interconnect.MeasuredInterconnect("gloo", "cpu", "Some CPU", 2, busbw=1e9, latency_s=1e-4)
     interconnect.save_interconnect(m)
-    at = AppTest.from_file(str(ROOT / "pages" / "4_LLM_Estimator.py"), default_timeout=180).run()
+    at = AppTest.from_file(str(ROOT / "pages" / "4_LLM_Estimator.py"), default_timeout=180)
+    at.query_params["le_tab"] = "Scale-out"  # the tab with the links' table (drawn while open)
+    at.run()
     assert at.selectbox(key="le_link").options == ["catalogue", m.name]
     at.number_input(key="le_gpus").set_value(2).run()
     before = next(d.value for d in at.dataframe if "link" in d.value.columns)
