@@ -552,13 +552,6 @@ def _efficiency_of(est: ScaleOutEstimate):
 
 
 
-# The page's cache key for the presenter's inputs (``st.cache_data(hash_funcs=CACHE_KEYS)``): each is a frozen
-# dataclass of plain values whose ``repr`` names every field (none is ``repr=False``; tests/views check it), so
-# equal reprs mean equal inputs. Streamlit's own hashing walks each object field by field: ~2 ms apiece, paid on
-# every rerun for every cached call; a repr takes ~0.02 ms.
-CACHE_KEYS: dict[type, Callable[[Any], str]] = {}
-
-
 # ----------------------------------------------------------------------------- view models
 @dataclass(frozen=True)
 class Metric:
@@ -1169,4 +1162,9 @@ def compare(est: ScaleOutEstimate, inp: CompareInputs, hw_b: Hardware, *, macs: 
 PARTS = {"training": training, "serving": serving, "compare": compare, "models": models_curve}  # the tabs built when they are turned on
 
 
-CACHE_KEYS.update({cls: repr for cls in (Inputs, TrainingInputs, ServingInputs, CompareInputs, ModelConfig, Hardware)})
+# The page's cache key for the presenter's inputs (``st.cache_data(hash_funcs=CACHE_KEYS)``): each is a frozen
+# dataclass of plain values whose ``repr`` names every field (none is ``repr=False``; tests/views check it), so
+# equal reprs mean equal inputs. Streamlit's own hashing walks each object field by field: ~2 ms apiece, paid on
+# every rerun for every cached call; a repr takes ~0.02 ms.
+CACHE_KEYS: dict[type, Callable[[Any], str]] = {
+    cls: repr for cls in (Inputs, TrainingInputs, ServingInputs, CompareInputs, ModelConfig, Hardware)}
