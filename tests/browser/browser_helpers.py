@@ -208,6 +208,16 @@ _IDLE_WATCH_JS = """() => {
     }
     w.since = performance.now();  // this wait's start: the quiet time counts from here at the earliest
 }"""
+# The same watch from a document's start (a context's init script): it sees the first run begin and end,
+# so the first wait in a document is as short as a later one.
+IDLE_WATCH_INIT_JS = """(() => {
+    if (window.__gemmIdle) return;
+    const w = window.__gemmIdle = {changed: null, sent: -1, since: 0};
+    new MutationObserver(() => { w.changed = performance.now(); }).observe(document,
+        {attributes: true, subtree: true, attributeFilter: ['data-test-script-state']});
+    const send = WebSocket.prototype.send;
+    WebSocket.prototype.send = function (...args) { w.sent = performance.now(); return send.apply(this, args); };
+})()"""
 _IDLE_JS = """([settle, answered]) => {
     const app = document.querySelector('[data-testid="stApp"]');
     const w = window.__gemmIdle;
