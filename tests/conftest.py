@@ -3,6 +3,7 @@ page and browser tests left out cleanly where the app's own packages are missing
 has torch but not streamlit, pandas or altair)."""
 
 import atexit
+import functools
 import importlib.util
 import io
 import itertools
@@ -112,6 +113,24 @@ def _clear_process_state() -> None:
         mods["ui.i18n"]._FORCED.code = None
 
 
+def _scan_components_once() -> None:
+    """Each new AppTest's first run scans every installed distribution's metadata for Streamlit
+    component manifests (``streamlit.components.v2.manifest_scanner``: ~0.2 s here, on every AppTest of
+    every page test). The installed packages do not change during a test run, so once the scanner has
+    been imported (by the process's first AppTest) its answer is kept; each AppTest still registers
+    what it found in its own component registry, as before."""
+    mod = sys.modules.get("streamlit.components.v2.manifest_scanner")
+    if mod is None or getattr(mod.scan_component_manifests, "gemm_once", False):
+        return
+    scan = functools.cache(mod.scan_component_manifests)
+
+    def once():
+        return list(scan())
+
+    once.gemm_once = True
+    mod.scan_component_manifests = once
+
+
 @pytest.fixture(autouse=True)
 def hermetic(monkeypatch):
     """Every test: its own (not yet created) cache folder and machine queue (a policy file that names
@@ -126,6 +145,7 @@ def hermetic(monkeypatch):
     # it back on to test it; a browser test's server keeps its spares)
     monkeypatch.setenv("GEMM_SPARE_WORKER", "0")
     _clear_process_state()
+    _scan_components_once()
     yield
     _clear_process_state()
 
