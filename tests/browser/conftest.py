@@ -128,11 +128,21 @@ def _english_context(browser):
 
 
 @pytest.fixture
-def page(_english_context, request: pytest.FixtureRequest):
+def page(browser, _english_context, request: pytest.FixtureRequest):
     """A new tab, as a new visitor: no cookie (the XSRF cookie names a visitor for the run queue), no
-    storage left by an earlier test; only the cache is shared."""
-    context = _english_context
-    context.clear_cookies()
+    storage left by an earlier test; only the cache is shared. A test marked ``own_context`` gets a
+    context of its own, as every test had before: the tests that download. Once in four full runs the
+    estimator's deferred JSON download (made on the server when pressed) kept its spinner for 30 s in
+    the shared context while the other worker was busy; the cause was not found (repeated downloads in
+    one shared context work), so those tests keep the set-up they always passed in."""
+    own = request.node.get_closest_marker("own_context") is not None
+    if own:
+        context = browser.new_context(viewport=VIEWPORT, locale="en-US")
+        context.set_default_timeout(30_000)
+        context.add_init_script(script=IDLE_WATCH_INIT_JS)
+    else:
+        context = _english_context
+        context.clear_cookies()
     pg = context.new_page()
     yield pg
     rep = getattr(request.node, "rep_call", None)
@@ -150,4 +160,7 @@ def page(_english_context, request: pytest.FixtureRequest):
     except Exception:  # noqa: BLE001 - a closed or crashed page has nothing left to clear
         pass
     pg.close()
-    context.clear_cookies()
+    if own:
+        context.close()
+    else:
+        context.clear_cookies()

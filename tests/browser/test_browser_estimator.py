@@ -270,6 +270,7 @@ def test_a_click_on_an_op_opens_it_on_the_roofline(app_server, page, lang):
     assert_clean(page)
 
 
+@pytest.mark.own_context  # downloads (see the page fixture)
 def test_the_json_download_is_the_clis_estimate(app_server, page):
     """The Download tab's "Everything as JSON" is made when it is pressed (not on every rerun) and holds what
     `python -m gemmlib estimate --json` prints for the same settings."""

@@ -80,6 +80,7 @@ def test_tiling_play_advances_and_pause_stops(app_server, page):
     _play_advances_and_pause_stops(page, 6 * 6 * 6 + 1)
 
 
+@pytest.mark.own_context  # downloads (see the page fixture)
 def test_precision_benchmark_from_the_ui_in_classroom_mode(fresh_server, browser, page):
     """A small CPU benchmark run from the page shows its table; the server's classroom caps are shown;
     a second browser session that asks for a run meanwhile is told it is queued, then gets its table."""
