@@ -119,12 +119,17 @@ def _english_context(browser):
     """One English browser context that every ``page`` opens its tab in: the app's scripts and styles
     (~5.5 MB, ~150 files) come from its HTTP cache after the first page instead of from the server
     each time (about half a second of the server's CPU per page load on 2 cores)."""
+    context = _new_english_context(browser)
+    yield context
+    context.close()
+
+
+def _new_english_context(browser):
     # English unless a test asks for another: Chromium otherwise takes the language of the machine's $LANG.
     context = browser.new_context(viewport=VIEWPORT, locale="en-US")
     context.set_default_timeout(30_000)
     context.add_init_script(script=IDLE_WATCH_INIT_JS)  # wait_idle's watch from each document's start
-    yield context
-    context.close()
+    return context
 
 
 @pytest.fixture
@@ -137,9 +142,7 @@ def page(browser, _english_context, request: pytest.FixtureRequest):
     one shared context work), so those tests keep the set-up they always passed in."""
     own = request.node.get_closest_marker("own_context") is not None
     if own:
-        context = browser.new_context(viewport=VIEWPORT, locale="en-US")
-        context.set_default_timeout(30_000)
-        context.add_init_script(script=IDLE_WATCH_INIT_JS)
+        context = _new_english_context(browser)
     else:
         context = _english_context
         context.clear_cookies()
