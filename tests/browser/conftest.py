@@ -8,8 +8,9 @@
   browser (no ``playwright install``): without Debian's Chromium the browser tests are skipped.
 * Tests that check Chinese glyphs (marked ``cjk_font``, or calling ``glyph_fingerprints``) are
   skipped with the reason where ``fc-list`` knows no Noto Sans CJK SC (``apt-get install fonts-noto-cjk``).
-* ``page``: a new tab with no cookies or storage, in one English browser context the session shares
-  (for its HTTP cache); on failure a screenshot is kept under ``artifacts/screenshots/failed/``.
+* ``page``: a new document with no cookies or storage, in one English browser context and one tab the
+  session shares (for the HTTP cache and a warm renderer); on failure a screenshot is kept under
+  ``artifacts/screenshots/failed/`` and the next test gets a new tab.
 """
 
 from __future__ import annotations
@@ -132,24 +133,60 @@ def _new_english_context(browser):
     return context
 
 
+@pytest.fixture(scope="session")
+def _tab(_english_context):
+    """The one tab of the shared context that the tests' pages are opened in, one after another. A new tab
+    starts a new renderer process, and a cold renderer spends about twice the CPU on the same page load
+    (Streamlit's ~95 script modules compiled again, its styles and fonts set up again): 2.5 s against
+    1.4 s per load here, and the browser tests are mostly page loads."""
+    holder: dict = {}
+    yield holder
+    tab = holder.get("tab")
+    if tab is not None and not tab.is_closed():
+        tab.close()
+
+
+def _origin(url: str) -> str | None:
+    m = re.match(r"^(https?://[^/?#]+)", url)
+    return m.group(1) if m else None
+
+
 @pytest.fixture
-def page(browser, _english_context, request: pytest.FixtureRequest):
-    """A new tab, as a new visitor: no cookie (the XSRF cookie names a visitor for the run queue), no
-    storage left by an earlier test; only the cache is shared. A test marked ``own_context`` gets a
-    context of its own, as every test had before: the tests that download. Once in four full runs the
-    estimator's deferred JSON download (made on the server when pressed) kept its spinner for 30 s in
-    the shared context while the other worker was busy; the cause was not found (repeated downloads in
-    one shared context work), so those tests keep the set-up they always passed in."""
+def page(browser, _english_context, _tab, request: pytest.FixtureRequest):
+    """A tab as a new visitor's: no cookie (the XSRF cookie names a visitor for the run queue), no storage
+    left by an earlier test, the standard window size, a new document (so a new Streamlit session); only
+    the cache and the renderer process are shared. Between tests the tab goes to about:blank (the old
+    document and its session end, as a closed tab's would: Playwright turns the back-forward cache off)
+    and every origin the test opened loses what it stored. After a failed test, or one that opened more
+    than one server (another origin's session storage can be cleared only from a document of its own), the
+    tab is closed and the next test gets a new one.
+
+    A test marked ``own_context`` gets a context and a tab of its own: the tests that download. Once in
+    four full runs the estimator's deferred JSON download (made on the server when pressed) kept its
+    spinner for 30 s in the shared context while the other worker was busy; the cause was not found
+    (repeated downloads in one shared context work), so those tests keep the set-up they always passed in."""
     own = request.node.get_closest_marker("own_context") is not None
     if own:
         context = _new_english_context(browser)
+        pg = context.new_page()
     else:
         context = _english_context
         context.clear_cookies()
-    pg = context.new_page()
+        pg = _tab.get("tab")
+        if pg is None or pg.is_closed():
+            pg = _tab["tab"] = context.new_page()
+    origins: set[str] = set()
+
+    def _seen(frame) -> None:
+        if (o := _origin(frame.url)) is not None:
+            origins.add(o)
+
+    pg.on("framenavigated", _seen)
     yield pg
+    pg.remove_listener("framenavigated", _seen)
     rep = getattr(request.node, "rep_call", None)
-    if rep is not None and rep.failed:
+    failed = rep is not None and rep.failed
+    if failed:
         out = SCREENSHOTS / "failed"
         out.mkdir(parents=True, exist_ok=True)
         try:
@@ -157,13 +194,30 @@ def page(browser, _english_context, request: pytest.FixtureRequest):
                           full_page=True)
         except Exception:  # noqa: BLE001 - a failed screenshot must not hide the test's failure
             pass
-    try:  # what the page kept in the origin's storage goes with it
-        if pg.url.startswith("http"):
-            pg.evaluate("() => { localStorage.clear(); sessionStorage.clear(); }")
-    except Exception:  # noqa: BLE001 - a closed or crashed page has nothing left to clear
-        pass
-    pg.close()
     if own:
+        pg.close()
         context.close()
-    else:
-        context.clear_cookies()
+        return
+    here = None if pg.is_closed() else _origin(pg.url)
+    try:  # what every origin the test opened stored: the context's local storage, this tab's session storage
+        if here is not None:
+            pg.evaluate("() => { localStorage.clear(); sessionStorage.clear(); }")
+        if origins - {here} and not pg.is_closed():
+            cdp = context.new_cdp_session(pg)
+            try:
+                for o in origins - {here}:
+                    cdp.send("Storage.clearDataForOrigin", {"origin": o, "storageTypes": "local_storage"})
+            finally:
+                cdp.detach()
+    except Exception:  # noqa: BLE001 - a crashed page: the tab is replaced below
+        failed = True
+    try:
+        if failed or pg.is_closed() or origins - {here}:
+            raise RuntimeError("a new tab for the next test")
+        pg.goto("about:blank")
+        pg.set_viewport_size(VIEWPORT)
+    except Exception:  # noqa: BLE001 - a failed, closed or crashed tab is replaced
+        if not pg.is_closed():
+            pg.close()
+        _tab.pop("tab", None)
+    context.clear_cookies()
