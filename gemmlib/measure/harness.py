@@ -136,8 +136,8 @@ def time_callable(fn: Callable[..., Any], *, device: str, args_list: list[tuple]
                   cuda_graph: bool = False, flush_l2: bool = True, window: Any = None) -> Timing:
     """Time ``fn(*args)`` with ``args`` rotated through ``args_list``.
 
-    CPU: ``torch.utils.benchmark.Timer`` (``blocked_autorange`` for fast calls; one call per
-    measurement for slow ones, so a 5-second GEMM is not run 50 times). CUDA:
+    CPU: ``torch.utils.benchmark.Timer``'s ``blocked_autorange`` for fast calls; one call per
+    sample for slow ones, timed with ``time.perf_counter`` (so a 5-second GEMM is run 4 times, not 50). CUDA:
     ``triton.testing.do_bench`` (L2 flushed before each call), CUDA events when Triton is
     missing, when ``flush_l2`` is False or when a call is too slow for do_bench to time it three
     times, or an unrolled CUDA graph (``cuda_graph=True``) for microsecond kernels (see
@@ -185,13 +185,17 @@ def _time_host(call: Callable[[], Any], device: str, warmup: int, min_run_time: 
         window.start()
     try:
         if est * 20 > min_run_time:
-            # Slow: one call per measurement, a few measurements.
+            # Slow: one call per sample, a few samples, each timed on its own (the device synchronized
+            # after it). Not Timer.timeit(number=1): it runs two warm-up calls of its own before every
+            # sample, 9 calls for 3 samples of a call that is already warm.
             reps = int(max(MIN_SAMPLES, min(max_reps, min_run_time / max(est, 1e-9))))
             times = []
             for _ in range(reps):
-                m = timer.timeit(number=1)
-                times.extend(m.times)
-            return Timing.from_times(times, reps=len(times), method="torch.utils.benchmark")
+                t0 = time.perf_counter()
+                call()
+                synchronize(device)
+                times.append(time.perf_counter() - t0)
+            return Timing.from_times(times, reps=len(times), method="one call per sample (perf_counter)")
         m = timer.blocked_autorange(min_run_time=min_run_time)
         times = list(m.times)
         while len(times) < MIN_SAMPLES:  # a block that took the whole budget: more blocks of the same size

@@ -155,9 +155,8 @@ def row_seconds(t_call: float, min_run_time: float, device: str = "cpu", warmup:
     if device != "cpu":  # triton.testing.do_bench: ~25 ms of warm-up, then min_run_time of repetitions
         return ROW_OVERHEAD_S + max(0.025, warmup * t) + max(min_run_time, 3 * t)
     warm = t if t * warmup > min_run_time else warmup * t
-    # A slow call is measured one at a time, at least 3 times, and torch's Timer.timeit(number=1)
-    # runs 2 warm-up calls of its own before each: 3 calls per measurement.
-    timed = 3 * max(3, min_run_time / max(t, 1e-12)) * t if t * 20 > min_run_time else 1.2 * min_run_time
+    # A slow call is measured one at a time, at least 3 times.
+    timed = max(3, min_run_time / max(t, 1e-12)) * t if t * 20 > min_run_time else 1.2 * min_run_time
     return ROW_OVERHEAD_S + warm + timed
 
 

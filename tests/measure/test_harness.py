@@ -23,7 +23,7 @@ from gemmlib.core.results import (
     to_json,
     unsupported,
 )
-from gemmlib.measure import harness, safety
+from gemmlib.measure import harness, plan, safety
 
 HAS_CUDA = torch.cuda.is_available()
 
@@ -109,11 +109,16 @@ def test_time_callable_rotates_through_every_buffer_set():
 
 
 def test_time_callable_measures_the_call_not_the_harness():
-    # A call that sleeps 20 ms must be measured at 20 ms or more, per call (slow path: one call per sample).
-    t = harness.time_callable(lambda: time.sleep(0.02), device="cpu", min_run_time=0.1, warmup=1)
+    # A call that sleeps 20 ms must be measured at 20 ms or more, per call (slow path: one call per sample),
+    # and is called once to warm up and once per sample, no more (torch's Timer.timeit(number=1) would
+    # add two warm-up calls before every sample).
+    calls = []
+    t = harness.time_callable(lambda: calls.append(time.sleep(0.02)), device="cpu", min_run_time=0.1, warmup=1)
     assert t.median_s >= 0.019
-    assert t.reps >= 3
-    assert "torch.utils.benchmark" in t.method
+    assert t.reps >= 3 and len(calls) == 1 + t.reps
+    assert t.method == "one call per sample (perf_counter)"
+    # the planner counts the same calls: one warm-up, then samples for 0.1 s (five of 20 ms)
+    assert plan.row_seconds(0.02, 0.1, warmup=1) == pytest.approx(plan.ROW_OVERHEAD_S + 0.02 + 5 * 0.02)
 
 
 def test_time_callable_fast_path_uses_blocked_autorange():
