@@ -180,7 +180,6 @@ def _time_host(call: Callable[[], Any], device: str, warmup: int, min_run_time: 
         synchronize(device)
         est = min(est, time.perf_counter() - t0)
 
-    timer = Timer(stmt="call()", globals={"call": call}, num_threads=torch.get_num_threads())
     if window is not None:
         window.start()
     try:
@@ -196,6 +195,7 @@ def _time_host(call: Callable[[], Any], device: str, warmup: int, min_run_time: 
                 synchronize(device)
                 times.append(time.perf_counter() - t0)
             return Timing.from_times(times, reps=len(times), method="one call per sample (perf_counter)")
+        timer = Timer(stmt="call()", globals={"call": call}, num_threads=torch.get_num_threads())
         m = timer.blocked_autorange(min_run_time=min_run_time)
         times = list(m.times)
         while len(times) < MIN_SAMPLES:  # a block that took the whole budget: more blocks of the same size
