@@ -1,8 +1,12 @@
 """Start n ranks of ``torch.distributed`` on this machine (or join the ones ``torchrun`` started),
 run one worker function on each, and leave no process behind.
 
-* **One machine**: :func:`run_ranks` spawns the ranks with ``torch.multiprocessing`` (start method
-  "spawn", safe with CUDA), joins them through a file store in a fresh temporary folder, and waits
+* **One machine**: :func:`run_ranks` starts the ranks with ``torch.multiprocessing`` from a fork
+  server (start method "forkserver": a clean single-threaded process started once per caller, which
+  imports torch and forks each rank from there, so a launch pays torch's import once per caller instead
+  of once per rank; it never touches CUDA, so its forks are as safe with CUDA as spawned processes;
+  "spawn" where there is no fork server), gives each rank the caller's environment and memory limits
+  as they are at the launch, joins them through a file store in a fresh temporary folder, and waits
   for them with a hard deadline. NCCL between GPUs when every rank has its own CUDA device, gloo
   between CPU processes otherwise (a gloo figure measures host memory and sockets, not an
   interconnect).
@@ -17,7 +21,7 @@ run one worker function on each, and leave no process behind.
   raised in a rank comes back as an ``InputError``.
 
 The worker is a module-level function of an importable module, ``worker(ctx: RankContext, cfg,
-report) -> result`` (it is pickled by name for the spawned processes, which do not run the caller's
+report) -> result`` (it is pickled by name for the ranks, which do not run the caller's
 main script: a Streamlit page or a script without a ``__main__`` guard can start ranks); ``report(fraction, text)`` sends progress from rank 0,
 and ``report.keep(row)`` hands the parent one finished piece of the result at once (``run_ranks``'s
 ``on_keep``): a run stopped later still has it.
@@ -50,18 +54,25 @@ from gemmlib.core.machine import cpu_model
 from gemmlib.measure import safety
 
 BACKENDS = ("auto", "nccl", "gloo")
-RANK_MEMORY_BYTES = 400 * 1024**2  # what one spawned rank costs before its buffers: torch (~220 MB) + gloo
+RANK_MEMORY_BYTES = 400 * 1024**2  # what one rank costs before its buffers: torch (~220 MB) + gloo
 # A CUDA rank's host memory for its CUDA context, cuBLAS and NCCL on top of that: an allowance, not a
 # measurement (scripts/gpu_checks.py measures a CUDA process's as "cuda_host_memory" on a GPU). The
 # worker of a rank job stays off the GPU (the spec says ranks_open_devices), so its memory limit, which the ranks
 # inherit, must make room for it.
 CUDA_RANK_HOST_BYTES = 2 * 1024**3
-# A launch's start as it usually goes: the ranks spawned, torch imported in each, the process group met. 2 gloo
-# ranks on this project's 2-core CPU machine: 2.6–4.8 s (benchmarks/bench_run_estimate.py --buttons); the plan's
-# estimate before a multi-rank run (its timeouts allow STARTUP_S).
-LAUNCH_S = 3.0
-STARTUP_S = 30.0  # the allowance for spawning the ranks and importing torch, before the run's timeout counts
+# A launch's start as it usually goes: the ranks started, torch imported, the process group met. 2 gloo ranks on
+# this project's 2-core CPU machine: 2.6–4.8 s when each rank was spawned and imported torch itself
+# (benchmarks/bench_run_estimate.py --buttons); from the fork server, 1.7 s for a process's first launch (the
+# server's own start and torch import) and 0.4 s for a later one. The plan's estimate before a multi-rank run
+# (its timeouts allow STARTUP_S) takes about the first launch's figure: a benchmark worker is fresh for every job.
+LAUNCH_S = 2.0
+STARTUP_S = 30.0  # the allowance for starting the ranks and importing torch, before the run's timeout counts
 GRACE_S = 5.0  # past the run's timeout, before the parent stops the ranks: their own timeout speaks first
+# How the ranks start (see the module's docstring) and what the fork server imports before it forks them
+START_METHOD = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+PRELOAD = ["torch", "torch.distributed", "gemmlib.measure.launch"]
+# The memory limits a rank takes from the caller at the launch (the fork server's are those of its own start)
+_LIMITS = ("RLIMIT_DATA", "RLIMIT_AS")
 
 Report = Callable[[float, str], None]
 
@@ -307,12 +318,47 @@ def _init_group(rank: int, world: int, local_rank: int, backend: str, kind: str,
                        timeout_s)
 
 
-def _watch_parent(parent: int) -> None:
-    """Exit this rank when the process that started it is gone (no orphans, even when blocked)."""
+def _watch_parent(parent: int, started_by: int) -> None:
+    """Exit this rank when the process that launched it (``parent``) or the one that forked it (``started_by``:
+    the fork server, or ``parent`` itself when spawned) is gone (no orphans, even when blocked)."""
     while True:
         time.sleep(0.5)
-        if os.getppid() != parent:
+        if os.getppid() != started_by:
             os._exit(3)
+        try:
+            os.kill(parent, 0)
+        except ProcessLookupError:
+            os._exit(3)
+        except PermissionError:
+            pass
+
+
+def _caller_state() -> dict:
+    """What a rank takes from the caller at the launch rather than from the fork server's start: the
+    environment (a test's or a page's settings made since) and the memory limits (a worker's allowance)."""
+    import resource
+
+    limits = {n: resource.getrlimit(getattr(resource, n)) for n in _LIMITS if hasattr(resource, n)}
+    return {"env": dict(os.environ), "limits": limits}
+
+
+def _take_caller_state(state: dict) -> None:
+    import resource
+
+    inf = resource.RLIM_INFINITY
+
+    def lower(a: int, b: int) -> int:  # the smaller of two limits (RLIM_INFINITY: none)
+        return b if a == inf else a if b == inf else min(a, b)
+
+    os.environ.clear()
+    os.environ.update(state["env"])
+    for name, (soft, hard) in state["limits"].items():
+        which = getattr(resource, name)
+        cur_soft, cur_hard = resource.getrlimit(which)
+        new_hard = lower(cur_hard, hard)
+        new_soft = lower(lower(cur_soft, soft), new_hard)
+        if (new_soft, new_hard) != (cur_soft, cur_hard):
+            resource.setrlimit(which, (new_soft, new_hard))
 
 
 def _one_line(e: BaseException) -> str:
@@ -323,13 +369,14 @@ def _one_line(e: BaseException) -> str:
 
 
 def _rank_entry(index: int, world: int, worker: Callable, cfg: Any, plan_: Plan, init_method: str,
-                conns: list, timeout_s: float, parent: int) -> None:
-    """What each spawned process runs (``torch.multiprocessing`` calls it with its index)."""
+                conns: list, timeout_s: float, parent: int, caller: dict) -> None:
+    """What each rank process runs (``torch.multiprocessing`` calls it with its index)."""
     conn = conns[index]
     for i, c in enumerate(conns):
         if i != index:
             c.close()
-    threading.Thread(target=_watch_parent, args=(parent,), daemon=True, name="parent-watch").start()
+    _take_caller_state(caller)
+    threading.Thread(target=_watch_parent, args=(parent, os.getppid()), daemon=True, name="parent-watch").start()
     threads = max(1, usable_cpus() // world) if plan_.kind == "cpu" else 1
     initialized = False
     try:
@@ -408,9 +455,9 @@ def _run_here(worker: Callable, cfg: Any, p: Plan, timeout_s: float, progress: R
 
 @contextmanager
 def _main_script_hidden() -> Iterator[None]:
-    """Hide this process's ``__main__`` while the ranks are spawned.
+    """Hide this process's ``__main__`` while the ranks are started.
 
-    "spawn" runs the parent's main script again in every child (``multiprocessing``'s rule, for
+    "spawn" and "forkserver" run the parent's main script again in every child (``multiprocessing``'s rule, for
     workers defined there). Streamlit runs each page *as* ``__main__``, so a rank would run the page
     again; an unguarded script would start ranks from its ranks. The workers live in importable
     modules, so the children need no main script: a stand-in without a file or spec tells spawn
@@ -431,7 +478,9 @@ def _spawn(worker: Callable, cfg: Any, p: Plan, timeout_s: float, progress: Repo
            on_keep: Callable[[Any], None] | None = None) -> Any:
     import torch.multiprocessing as tmp
 
-    mp = multiprocessing.get_context("spawn")
+    mp = multiprocessing.get_context(START_METHOD)
+    if START_METHOD == "forkserver":
+        mp.set_forkserver_preload(PRELOAD)  # read when the fork server starts (once per process)
     pipes = [mp.Pipe(duplex=False) for _ in range(p.nproc)]
     store_dir = tempfile.mkdtemp(prefix="gemmlib-ranks-")
     init_method = "file://" + os.path.join(store_dir, "store")
@@ -463,12 +512,13 @@ def _spawn(worker: Callable, cfg: Any, p: Plan, timeout_s: float, progress: Repo
     try:
         with _main_script_hidden():
             ctx = tmp.start_processes(_rank_entry, args=(p.nproc, worker, cfg, p, init_method,
-                                                         [w for _, w in pipes], timeout_s, os.getpid()),
-                                      nprocs=p.nproc, join=False, start_method="spawn")
+                                                         [w for _, w in pipes], timeout_s, os.getpid(),
+                                                         _caller_state()),
+                                      nprocs=p.nproc, join=False, start_method=START_METHOD)
         procs = list(ctx.processes)
         for _, w in pipes:
             w.close()
-        start_by = time.monotonic() + STARTUP_S + timeout_s  # spawn, import, then the group's rendezvous
+        start_by = time.monotonic() + STARTUP_S + timeout_s  # start, import, then the group's rendezvous
         run_by: float | None = None  # timeout_s after every rank has joined the group
         while True:
             if run_by is None and len(joined) == p.nproc:

@@ -17,7 +17,9 @@ pytestmark = pytest.mark.browser
 
 
 def _rank_processes_under(pid: int) -> list[int]:
-    out = []
+    """Living rank processes started from ``pid``: spawned (multiprocessing's spawn_main) children, or
+    children of its fork server (which run the fork server's command line)."""
+    procs = {}
     for d in os.listdir("/proc"):
         if not d.isdigit():
             continue
@@ -27,9 +29,10 @@ def _rank_processes_under(pid: int) -> list[int]:
             cmd = Path(f"/proc/{d}/cmdline").read_bytes().decode(errors="replace")
         except (OSError, ValueError, IndexError):
             continue
-        if ppid == pid and "spawn_main" in cmd and state != "Z":
-            out.append(int(d))
-    return out
+        procs[int(d)] = (ppid, state, cmd)
+    servers = {p for p, (ppid, _, cmd) in procs.items() if ppid == pid and "forkserver" in cmd}
+    return [p for p, (ppid, state, cmd) in procs.items() if state != "Z" and
+            ((ppid == pid and "spawn_main" in cmd) or ppid in servers)]
 
 
 def test_collectives_and_tensor_parallel_from_the_page(app_server, page):

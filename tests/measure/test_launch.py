@@ -33,6 +33,14 @@ def _ok(ctx, cfg, report):
     return {"sum": float(t.item()), "world": ctx.world, "pid": os.getpid()}
 
 
+def _sees(ctx, cfg, report):
+    import resource
+
+    import torch.distributed as dist
+    dist.barrier()  # no rank leaves (closing its connections) while its peer still connects to it
+    return {"env": os.environ.get(cfg), "data": resource.getrlimit(resource.RLIMIT_DATA), "ppid": os.getppid()}
+
+
 def _raises(ctx, cfg, report):
     import torch.distributed as dist
     if ctx.rank == 1:
@@ -81,20 +89,21 @@ def _alive(pid: int) -> bool:
 
 
 def _rank_children() -> list[int]:
-    """Living children of this process that are spawned ranks (multiprocessing's spawn_main)."""
-    out = []
+    """Living rank processes this process started: spawned ones (multiprocessing's spawn_main) are its
+    children, forked ones the children of its fork server (which run the fork server's command line)."""
+    procs = {}
     for d in os.listdir("/proc"):
         if not d.isdigit():
             continue
         try:
             with open(f"/proc/{d}/stat", encoding="utf-8") as f:
                 ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-            cmd = Path(f"/proc/{d}/cmdline").read_bytes().decode(errors="replace")
+            procs[int(d)] = (ppid, Path(f"/proc/{d}/cmdline").read_bytes().decode(errors="replace"))
         except (OSError, ValueError, IndexError):
             continue
-        if ppid == os.getpid() and "spawn_main" in cmd and _alive(int(d)):
-            out.append(int(d))
-    return out
+    servers = {pid for pid, (ppid, cmd) in procs.items() if ppid == os.getpid() and "forkserver" in cmd}
+    return [pid for pid, (ppid, cmd) in procs.items() if _alive(pid) and
+            ((ppid == os.getpid() and "spawn_main" in cmd) or ppid in servers)]
 
 
 def _with_marker(marker: str) -> list[int]:
@@ -127,6 +136,30 @@ def test_ranks_run_and_return_rank0_result():
     assert out["sum"] == 1 + 2 + 3 and out["world"] == 3
     assert seen == ["summed"]
     assert not _alive(out["pid"]) and _rank_children() == []
+
+
+def test_ranks_take_the_callers_environment_and_memory_limit_at_the_launch(monkeypatch):
+    """The fork server is started once, by the first launch: what the caller set since (a test's or a page's
+    environment, a worker's memory allowance) must still reach the next launch's ranks, as a spawned rank's would."""
+    import multiprocessing.forkserver
+    import resource
+
+    marker = f"GEMMLIB_TEST_{uuid.uuid4().hex}"
+    first = launch.run_ranks(_sees, marker, nproc=2, backend="gloo", timeout_s=30)
+    assert first["env"] is None
+    soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    cap = 64 * 1024**3 if hard == resource.RLIM_INFINITY else hard - 1
+    monkeypatch.setenv(marker, "set after the first launch")
+    resource.setrlimit(resource.RLIMIT_DATA, (cap, hard))
+    try:
+        out = launch.run_ranks(_sees, marker, nproc=2, backend="gloo", timeout_s=30)
+    finally:
+        resource.setrlimit(resource.RLIMIT_DATA, (soft, hard))
+    assert out["env"] == "set after the first launch"
+    assert out["data"] == (cap, hard)
+    if launch.START_METHOD == "forkserver":  # forked from the fork server, not spawned by this process
+        assert out["ppid"] == first["ppid"] == multiprocessing.forkserver._forkserver._forkserver_pid
+    assert _rank_children() == []
 
 
 def test_a_rank_that_raises_stops_every_rank():
@@ -164,10 +197,10 @@ def test_ranks_that_never_return_are_stopped_at_the_deadline():
 
 def test_ranks_that_never_start_are_stopped(monkeypatch):
     """Ranks that have not joined the process group by the start-up allowance are stopped (here no
-    rank can: spawning and importing torch take longer than 0.2 s)."""
-    monkeypatch.setattr(launch, "STARTUP_S", 0.1)
-    with pytest.raises(launch.RankError, match=r"did not start within 0.2 s \(ranks 0, 1 never joined") as e:
-        launch.run_ranks(_ok, None, nproc=2, backend="gloo", timeout_s=0.1)
+    rank can: starting a rank and meeting the group take far longer than the microsecond allowed)."""
+    monkeypatch.setattr(launch, "STARTUP_S", 0.0)
+    with pytest.raises(launch.RankError, match=r"did not start within 1e-06 s \(ranks 0, 1 never joined") as e:
+        launch.run_ranks(_ok, None, nproc=2, backend="gloo", timeout_s=1e-6)
     _assert_gone(e.value.pids)
 
 
