@@ -26,7 +26,7 @@ The child interpreters run as an installed package does: with bytecode (a privat
 prefix, written by a warm-up run first; an environment that sets PYTHONDONTWRITEBYTECODE would
 otherwise compile every module on every start) and a private ``GEMM_CACHE_DIR``.
 
-Run:  python benchmarks/bench_speed.py [--pairs N] [--sessions N] [--clicks N] [--only start|pages|click]
+Run:  python benchmarks/bench_speed.py [--pairs N] [--sessions N] [--clicks N] [--launches N] [--only start|pages|click|launch]
 Absolute times depend on the machine and on what else it is doing (the load average is printed);
 the ratios of (1) and (2) are the figures that carry to another machine.
 """
@@ -276,12 +276,59 @@ def bench_click_to_progress(pairs: int, env: dict) -> bool:
     return ok
 
 
+# ----------------------------------------------------------------------------- (6) starting ranks
+LAUNCH_CODE = r"""
+import json, sys, time
+sys.path.insert(0, sys.argv[3])
+import launch_probe
+from gemmlib.measure import launch
+launch.START_METHOD = sys.argv[1]
+import torch  # the caller has torch already, as a benchmark worker does
+out = []
+for _ in range(int(sys.argv[2])):
+    t = time.perf_counter()
+    assert launch.run_ranks(launch_probe.probe, None, nproc=2, backend="gloo", timeout_s=60) == 3.0
+    out.append(time.perf_counter() - t)
+print(json.dumps(out))
+"""
+LAUNCH_PROBE = """
+def probe(ctx, cfg, report):
+    import torch
+    import torch.distributed as dist
+    t = torch.tensor([float(ctx.rank + 1)])
+    dist.all_reduce(t)
+    return float(t.item())
+"""
+
+
+def bench_launch(launches: int, env: dict) -> bool:
+    """Not a target of its own: what starting 2 gloo ranks costs from a fork server with torch imported
+    (gemmlib.measure.launch's start method) against spawning ranks that each import torch."""
+    print(f"(6) starting 2 gloo ranks and one all-reduce, {launches} launches in one fresh process  [{load()}]")
+    ok = True
+    with tempfile.TemporaryDirectory() as d:
+        (Path(d) / "launch_probe.py").write_text(LAUNCH_PROBE, encoding="utf-8")
+        for method in ("forkserver", "spawn"):
+            out = subprocess.run([sys.executable, "-c", LAUNCH_CODE, method, str(launches), d], cwd=ROOT, env=env,
+                                 capture_output=True, text=True, timeout=600)
+            if out.returncode != 0:
+                print(f"    {method}: failed: {out.stderr[-1500:]}")
+                ok = False
+                continue
+            t = json.loads(out.stdout.strip().splitlines()[-1])
+            later = statistics.median(t[1:]) if len(t) > 1 else float("nan")
+            print(f"    {method:<10} first launch {t[0]:.2f} s, later ones median {later:.2f} s "
+                  f"({', '.join(f'{x:.2f}' for x in t)})")
+    return ok
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pairs", type=int, default=9, help="A/B pairs per fresh-process figure (default 9)")
     ap.add_argument("--sessions", type=int, default=3, help="new sessions per page (default 3)")
     ap.add_argument("--clicks", type=int, default=7, help="runner/direct pairs for (5) (default 7)")
-    ap.add_argument("--only", choices=("start", "pages", "click"), help="run one section only")
+    ap.add_argument("--launches", type=int, default=5, help="rank launches per start method for (6) (default 5)")
+    ap.add_argument("--only", choices=("start", "pages", "click", "launch"), help="run one section only")
     args = ap.parse_args()
     ok = True
     with tempfile.TemporaryDirectory() as d:
@@ -292,7 +339,9 @@ def main() -> int:
             ok &= bench_pages(max(1, args.sessions), env)
         if args.only in (None, "click"):
             ok &= bench_click_to_progress(max(1, args.clicks), env)
-    print("OVERALL", verdict(ok), f"(sections: {args.only or '1-5'})")
+        if args.only in (None, "launch"):
+            ok &= bench_launch(max(1, args.launches), env)
+    print("OVERALL", verdict(ok), f"(sections: {args.only or '1-6'})")
     return 0 if ok else 1
 
 

@@ -6,7 +6,7 @@ Every ``interval`` seconds each process's user + system time is read from ``/pro
 highest value seen per process counts, so a process that exits keeps what it used until its last
 sample: a process shorter than one interval is missed or undercounted). At the end the CPU seconds are
 summed by kind (Chromium's renderer, browser, GPU and utility processes; Streamlit servers; the pytest
-workers; benchmark workers; spawned ranks; the rest by their command line) and printed beside the
+workers; benchmark workers; ranks, spawned or forked from a fork server; the rest by their command line) and printed beside the
 command's wall time and the machine's core count. Linux only. The sampler's own CPU is printed too.
 """
 
@@ -37,6 +37,8 @@ def kind(cmd: str) -> str:
         return "benchmark worker (gemmlib.measure.worker)"
     if "multiprocessing.spawn" in cmd or "spawn_main" in cmd:
         return "spawned process (multiprocessing: ranks)"
+    if "multiprocessing.forkserver" in cmd:
+        return "fork server and its forks (multiprocessing: ranks)"
     if "playwright" in cmd:
         return "playwright driver"
     if not cmd:
