@@ -122,9 +122,12 @@ def test_arrow_right_steps_once_and_the_url_follows(app_server, page):
     expect(page.locator(".gst .text").first).to_have_text("D[0,0] = 1×7 + 2×9 + 3×11 = 58")
     page.keyboard.press("End")
     assert _dom_step(page) == 12
-    page.keyboard.press("Home")
-    assert _dom_step(page) == 0
+    page.keyboard.press("Home")  # while End's rerun may still be under way
+    # the key takes effect (once CI read 12 here at once after Home, on a loaded machine: never seen since, idle
+    # or loaded; a key lost for good still fails)
+    expect(page.locator(".gst[data-step]").first).to_have_attribute("data-step", "0", timeout=10_000)
     wait_idle(page)
+    assert _dom_step(page) == 0
     assert "acc_pos" not in _query(page)  # step 0 is the default: left out of the URL
     assert_clean(page)
 
