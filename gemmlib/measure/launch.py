@@ -62,7 +62,7 @@ RANK_MEMORY_BYTES = 400 * 1024**2  # what one rank costs before its buffers: tor
 CUDA_RANK_HOST_BYTES = 2 * 1024**3
 # A launch's start as it usually goes: the ranks started, torch imported, the process group met. 2 gloo ranks on
 # this project's 2-core CPU machine: 2.6–4.8 s when each rank was spawned and imported torch itself
-# (benchmarks/bench_run_estimate.py --buttons); from the fork server, 1.2–1.4 s for a process's first launch
+# (benchmarks/bench_run_estimate.py --buttons); from the fork server, 0.9–1.4 s for a process's first launch
 # (the server's own start and torch import) and 0.05 s for a later one (benchmarks/bench_speed.py --only
 # launch). The plan's estimate before a multi-rank run (its timeouts allow STARTUP_S) takes about the first
 # launch's figure: a benchmark worker is fresh for every job.
