@@ -570,17 +570,9 @@ def browser_surfaces(browser, url: str, tmp: Path, fetched: list[str]) -> None:
 
 
 def _workers(parent: int) -> list[int]:
-    out = []
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
-                if b"gemmlib.measure.worker" in (d / "cmdline").read_bytes() and fields[0] != "Z" \
-                        and int(fields[1]) == parent:
-                    out.append(int(d.name))
-            except OSError:
-                continue
-    return out
+    from gemmlib.measure import runner
+
+    return runner.worker_pids(parent)
 
 
 def cancels(browser, server, n: int) -> list[tuple[str, float]]:

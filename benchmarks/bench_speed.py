@@ -19,8 +19,9 @@
     with the same benchmark called directly in this process (``spec.run``, no worker), in turn A B A B;
     the median of the runner's figures against the target ≤ 0.3 s, the direct call's and the
     pair-by-pair difference (the worker's own cost) beside it. The first run of a server process has
-    no spare yet (the spare is started behind the first run): its figure, a fresh worker importing
-    torch, is printed once as well.
+    no spare yet (the spare is started behind the first run): its figure, the fork server importing
+    torch, is printed once as well; then a fresh worker without a spare (the command line's), forked
+    from the fork server against a new interpreter (``GEMM_FORK_WORKER=0``), 3 runs each.
 
 The child interpreters run as an installed package does: with bytecode (a private ``__pycache__``
 prefix, written by a warm-up run first; an environment that sets PYTHONDONTWRITEBYTECODE would
@@ -219,7 +220,7 @@ def bench_pages(sessions: int, env: dict) -> bool:
 
 # ----------------------------------------------------------------------------- (5) click to first progress line
 CLICK_CODE = r"""
-import json, statistics, sys, time
+import json, os, statistics, sys, time
 from gemmlib.measure import precision as bp, runner, safety
 from gemmlib.measure.runqueue import Queue
 pairs, qdir = int(sys.argv[1]), sys.argv[2]
@@ -228,9 +229,10 @@ cfg = bp.PrecisionConfig(device="cpu", shapes=((1, 64, 64, "1x64x64"),), dtypes=
 q = Queue(directory=qdir)
 
 
-def through_runner():
+def through_runner(warm=True):
     t, first = time.perf_counter(), []
-    out = runner.run(bp.SPEC, cfg, lim, queue=q, on_progress=lambda f, x: first or first.append(time.perf_counter()))
+    out = runner.run(bp.SPEC, cfg, lim, queue=q, warm=warm,
+                     on_progress=lambda f, x: first or first.append(time.perf_counter()))
     return first[0] - t, out.spare
 
 
@@ -250,7 +252,11 @@ for _ in range(pairs):
     assert spare, "the run did not get the spare"
     rows.append((r, direct()))
 runner.stop_spares()
-print(json.dumps({"cold": cold, "rows": rows}))
+fresh = {}
+for mode in ("1", "0"):  # a fresh worker (no spare): forked from the fork server, then a new interpreter
+    os.environ["GEMM_FORK_WORKER"] = mode
+    fresh[mode] = [through_runner(warm=False)[0] for _ in range(3)]
+print(json.dumps({"cold": cold, "rows": rows, "fresh": fresh}))
 """
 
 
@@ -272,7 +278,10 @@ def bench_click_to_progress(pairs: int, env: dict) -> bool:
     print(f"    through the runner {through * 1e3:.0f} ms (pairs {min(a for a, _ in r['rows']) * 1e3:.0f}-"
           f"{max(a for a, _ in r['rows']) * 1e3:.0f} ms), direct call {direct * 1e3:.1f} ms, the worker's own "
           f"{own * 1e3:.0f} ms; target <= {CLICK_TO_PROGRESS_TARGET_S:g} s: {verdict(ok)}")
-    print(f"    (a server process's first run, no spare yet: {r['cold']:.2f} s, a fresh worker importing torch)")
+    print(f"    (a server process's first run, no spare yet: {r['cold']:.2f} s, its fork server importing torch)")
+    forked, started = (med(r["fresh"][m]) for m in ("1", "0"))
+    print(f"    a fresh worker (no spare), median of 3: forked {forked:.2f} s, started as a new interpreter "
+          f"(GEMM_FORK_WORKER=0) {started:.2f} s: {started / forked:.1f}x")
     return ok
 
 

@@ -6,7 +6,7 @@
    before anything is queued or allocated.
 2. The machine's FIFO queue (``gemmlib.measure.runqueue``): waits for this run's turn, shared by
    every server process and the command line; ``on_wait(place)`` tells the caller where it stands.
-3. A worker (``python -m gemmlib.measure.worker``, its own process group) gets the request — the
+3. A worker (``gemmlib.measure.worker``, its own session and process group) gets the request — the
    spec's name, the configuration and the caps, as JSON through ``gemmlib.core.codec`` — after it
    started. The worker is the spare (see below) when one is up, else a fresh one. It limits its own memory at its start-up footprint plus ``plan.memory_limit`` of the
    plan, and streams progress back (``on_progress(fraction or None, text)``; a step's text comes
@@ -42,6 +42,16 @@ only). A spare that died, or was started with other code (the package's files ch
 environment (``GEMM_CACHE_DIR``, ``GEMM_POLICY_FILE``, any variable) or another policy file, is
 killed and replaced by a fresh worker.
 
+How a worker starts: forked from this process's fork server (``multiprocessing``'s "forkserver", the one
+``gemmlib.measure.launch`` starts its ranks from: a clean single-threaded process that imported torch once,
+when this process first needed it), so a fresh worker costs a fork (~0.2 s to a small run's first progress
+line) instead of a new interpreter importing torch (~1.5–4 s). The fork takes this process's environment,
+memory limits and allocator settings of the moment (``worker.forked``), names itself ``gemm-worker``, leads
+a session of its own, and dies with the fork server, which dies with this process; a fork after the
+package's files changed imports today's code. Its exit status comes from the fork server (it is not this
+process's child). Where there is no fork server, or with ``GEMM_FORK_WORKER=0``, each worker is a new
+interpreter (``python -m gemmlib.measure.worker``) as before. :func:`worker_pids` finds either kind.
+
 Refusals, kills and cancels are InputErrors with a sentence for the visitor (``RunStopped``); a
 crash inside the worker is a ``WorkerError`` carrying the worker's traceback for the log.
 """
@@ -51,6 +61,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import json
+import multiprocessing
 import os
 import select
 import signal
@@ -70,7 +81,7 @@ from gemmlib.core.errors import InputError
 from gemmlib.core.files import private_dir
 from gemmlib.core.i18n import N_, Text
 from gemmlib.core.results import BenchResult
-from gemmlib.measure import launch, plan, runqueue, safety
+from gemmlib.measure import launch, plan, runqueue, safety, worker
 from gemmlib.measure.plan import Plan
 from gemmlib.measure.spec import BenchSpec
 
@@ -135,7 +146,7 @@ def _env() -> dict[str, str]:
     return env
 
 
-def _kill(proc: subprocess.Popen) -> None:
+def _kill(proc: subprocess.Popen | _Forked) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
     with contextlib.suppress(ProcessLookupError):
@@ -155,11 +166,13 @@ def _hwm(pid: int) -> int:
     return 0
 
 
-def _reap(proc: subprocess.Popen, timeout_s: float = 10.0) -> tuple[int | None, int]:
+def _reap(proc: subprocess.Popen | _Forked, timeout_s: float = 10.0) -> tuple[int | None, int]:
     """(exit code or -signal, peak RSS bytes per os.wait4) of the worker, reaped.
 
     wait4's ``ru_maxrss`` also counts the server's own pages the child shared between fork and exec,
     so it is at least the server's size: the peak that counts is :func:`_hwm`'s, taken while it runs."""
+    if isinstance(proc, _Forked):
+        return proc.reap(timeout_s), 0
     deadline = time.monotonic() + timeout_s
     while True:
         try:
@@ -181,7 +194,7 @@ def _reap(proc: subprocess.Popen, timeout_s: float = 10.0) -> tuple[int | None, 
 class _Worker:
     """A started worker: its process, the read end of its message pipe, what it was started with."""
 
-    proc: subprocess.Popen
+    proc: subprocess.Popen | _Forked
     fd: int
     key: tuple
     buf: bytes = b""
@@ -240,7 +253,90 @@ def _key(device: str, env: dict[str, str]) -> tuple:
     return (device, sys.executable, tuple(sorted(env.items())), _code_stamp(), _policy_stamp())
 
 
+class _Forked:
+    """A worker forked by this process's fork server, with what the runner uses of a ``Popen``: its pid, its
+    stdin (the request pipe's write end), ``poll``/``returncode`` (the exit status the fork server reports)
+    and ``kill``. It is not this process's child: :func:`_reap` waits for it through the fork server."""
+
+    def __init__(self, process: Any, stdin: Any) -> None:
+        self.process = process
+        self.pid: int = process.pid
+        self.stdin = stdin
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            self.returncode = self.process.exitcode
+        return self.returncode
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
+
+    def reap(self, timeout_s: float) -> int | None:
+        """Wait for the exit (SIGKILLed every ``timeout_s`` it takes) and release the fork server's pipe."""
+        while self.poll() is None:
+            self.process.join(timeout_s)
+            if self.poll() is None:
+                self.kill()
+        with contextlib.suppress(ValueError):
+            self.process.close()
+        return self.returncode
+
+
+def forking() -> bool:
+    """Whether workers are forked from this process's fork server (POSIX, and ``GEMM_FORK_WORKER`` not "0")
+    rather than started as a fresh interpreter each."""
+    return launch.START_METHOD == "forkserver" and os.environ.get("GEMM_FORK_WORKER", "1") != "0"
+
+
+def _fork_state(env: dict[str, str]) -> dict:
+    """What a forked worker takes from this process at its start (``worker.forked``): the environment a
+    started one would get, this process's memory limits, the allocator settings that environment names
+    (glibc read them at the fork server's start, not at the fork) and the package's root first on the path."""
+    state = launch._caller_state()
+    state["env"] = env
+
+    def number(name: str, default: int) -> int:
+        try:
+            return int(env.get(name, default))
+        except ValueError:
+            return default
+
+    state["arena_max"] = number("MALLOC_ARENA_MAX", 8 * (os.cpu_count() or 1))  # glibc's own default: 8 per core
+    state["mmap_threshold"] = number("MALLOC_MMAP_THRESHOLD_", plan.MMAP_THRESHOLD)
+    state["sys_path_first"] = [str(Path(__file__).resolve().parents[2])]
+    return state
+
+
+def _fork(key: tuple, env: dict[str, str], spare: bool = False) -> _Worker:
+    """A worker forked from this process's fork server (``launch``'s, torch imported there once): its
+    request pipe and its message pipe passed as file descriptors, its own session, the same
+    ``worker.main`` as a started one."""
+    from multiprocessing.connection import Connection
+
+    mp = multiprocessing.get_context("forkserver")
+    mp.set_forkserver_preload(launch.PRELOAD)  # read when the fork server starts (once per process)
+    req_r, req_w = os.pipe()
+    msg_r, msg_w = os.pipe()
+    ends = (Connection(req_r, writable=False), Connection(msg_w, readable=False))
+    try:
+        process = mp.Process(target=worker.forked, args=(*ends, spare, _fork_state(env)), name=worker.NAME)
+        with launch._main_script_hidden():
+            process.start()
+    except BaseException:
+        os.close(req_w)
+        os.close(msg_r)
+        raise
+    finally:
+        for end in ends:
+            end.close()
+    return _Worker(_Forked(process, open(req_w, "wb")), msg_r, key)  # noqa: SIM115 - closed with the worker
+
+
 def _spawn(key: tuple, env: dict[str, str], spare: bool = False) -> _Worker:
+    if forking():
+        return _fork(key, env, spare)
     r, w = os.pipe()
     try:
         proc = subprocess.Popen([sys.executable, "-m", "gemmlib.measure.worker", str(w)] + (["--spare"] if spare else []),
@@ -345,6 +441,26 @@ def spare_pid(device: str = "cpu") -> int | None:
     with _LOCK:
         w = _SPARES.get(device)
     return None if w is None else w.proc.pid
+
+
+def worker_pids(parent: int | None = None) -> list[int]:
+    """PIDs of the live (not zombie) benchmark workers that process ``parent`` (default: this one) started:
+    its children named ``worker.NAME`` (or started as ``python -m gemmlib.measure.worker``), and those its
+    fork server forked for it (Linux's /proc; [] elsewhere)."""
+    parent = os.getpid() if parent is None else parent
+    procs: dict[int, tuple[int, bool]] = {}  # pid -> (parent pid, a live worker)
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+            is_worker = (d / "comm").read_text().strip() == worker.NAME or \
+                b"gemmlib.measure.worker" in (d / "cmdline").read_bytes()
+        except OSError:
+            continue
+        procs[int(d.name)] = (int(fields[1]), is_worker and fields[0] != "Z")
+    return sorted(pid for pid, (ppid, live) in procs.items()
+                  if live and (ppid == parent or procs.get(ppid, (0, False))[0] == parent))
 
 
 def stop_spares() -> None:

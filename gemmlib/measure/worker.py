@@ -1,6 +1,7 @@
 """The benchmark worker: ``python -m gemmlib.measure.worker FD [--spare]`` runs one benchmark and exits.
 
-Started by ``gemmlib.measure.runner`` (never by hand). It first makes itself ready for any
+Started by ``gemmlib.measure.runner`` (never by hand): forked from the runner's fork server
+(:func:`forked`, torch already imported there) or as that command. It first makes itself ready for any
 benchmark (torch imported, its CPU thread pool started), then reads one request from stdin — a
 JSON line: the benchmark's name, its configuration (``gemmlib.core.codec``), the server's caps,
 the memory it may add and its time budget — so a worker started ahead of time can be handed a run
@@ -56,6 +57,101 @@ def _die_with_parent() -> None:
         libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
+
+
+NAME = "gemm-worker"  # the process's name (/proc/PID/comm) however it was started: a fork has no command line of its own
+
+
+def _name_process() -> None:
+    """Name this process ``NAME`` (``PR_SET_NAME``, Linux): a forked worker's command line is its fork
+    server's, so its name is how ``ps``, the tests and the benchmarks tell a worker."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(15, NAME.encode(), 0, 0, 0)  # PR_SET_NAME
+    except (OSError, AttributeError):
+        pass
+
+
+def _malloc_settings(arena_max: int, mmap_threshold: int) -> None:
+    """What ``MALLOC_ARENA_MAX`` and ``MALLOC_MMAP_THRESHOLD_`` set at a fresh process's start (glibc reads
+    them once, at its first allocation), set with ``mallopt`` in a forked worker whose allocator the fork
+    server set up: two arenas and a fixed mmap threshold (see ``gemmlib.measure.runner._env``)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.mallopt(-8, arena_max)  # M_ARENA_MAX
+        libc.mallopt(-3, mmap_threshold)  # M_MMAP_THRESHOLD (a fixed one: no dynamic adjustment after it)
+    except (OSError, AttributeError):
+        pass
+
+
+def _started_ns(pid: int) -> int | None:
+    """When process ``pid`` started (wall clock, ns; Linux's /proc), or None where that cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/stat", encoding="ascii") as f:
+            boot = next(int(line.split()[1]) for line in f if line.startswith("btime "))
+        return int((boot + ticks / os.sysconf("SC_CLK_TCK")) * 1e9)
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+
+
+def _drop_stale_modules() -> None:
+    """Forget the package's modules the fork server imported (its preload) if any of the package's files
+    changed since the fork server (this process's parent) started, or when that is unknown: this worker
+    then imports today's code, as a freshly started one would."""
+    from pathlib import Path
+
+    started = _started_ns(os.getppid())
+    since_ns = -1 if started is None else started - 2_000_000_000  # /proc's clock ticks, with a margin
+    root = Path(__file__).resolve().parents[1]
+    newest = 0
+    for f in root.rglob("*.py"):
+        try:
+            newest = max(newest, f.stat().st_mtime_ns)
+        except OSError:
+            pass
+    if newest <= since_ns:
+        return
+    for name in [m for m in sys.modules if (m == "gemmlib" or m.startswith("gemmlib.")) and m != __name__]:
+        del sys.modules[name]
+
+
+def forked(request: Any, messages: Any, spare: bool, state: dict) -> None:
+    """The worker as a fork of the caller's fork server (``gemmlib.measure.runner``): torch was imported
+    there once, so this start costs a fork instead of an interpreter importing torch.
+
+    ``request`` and ``messages`` are the two pipe ends (``multiprocessing`` connections, passed as file
+    descriptors): the request comes on the first (it becomes stdin, and its end-of-file still means the
+    server is gone), the JSON lines go out on the second. ``state``: the caller's environment, memory
+    limits and allocator settings (``runner._fork_state``). Then the same
+    :func:`main` as a started worker, in a process group (session) of its own."""
+    os.setsid()
+    _name_process()
+    _drop_stale_modules()
+    from gemmlib.measure import launch
+
+    launch._take_caller_state(state)
+    _malloc_settings(int(state["arena_max"]), int(state["mmap_threshold"]))
+    threads = os.environ.get("OMP_NUM_THREADS", "")
+    if threads.isdigit() and int(threads) > 0:  # what a started worker's OpenMP would have read at its start
+        import torch
+
+        torch.set_num_threads(int(threads))
+    for p in reversed(state.get("sys_path_first", [])):
+        if p not in sys.path:
+            sys.path.insert(0, p)
+    req_fd, out_fd = os.dup(request.fileno()), os.dup(messages.fileno())
+    request.close()
+    messages.close()
+    os.dup2(req_fd, 0)
+    os.close(req_fd)
+    sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115 - the process's stdin from here on
+    main(["worker", str(out_fd)] + (["--spare"] if spare else []))
 
 
 def _watch_stdin() -> None:
@@ -203,6 +299,7 @@ def main(argv: list[str]) -> int:
             out.flush()
 
     _die_with_parent()
+    _name_process()
     from gemmlib.core import codec
     from gemmlib.core.errors import InputError
     from gemmlib.core.i18n import Msg, Text

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from browser_helpers import StreamlitServer, open_page, page_info, wait_idle
 
+from gemmlib.measure import runner
 from gemmlib.measure.runqueue import Queue
 
 pytest.importorskip("torch")
@@ -21,18 +22,7 @@ LONG_RUN = "pr_device=cpu&pr_set=Custom&pr_m=1024&pr_n=1024&pr_k=1024&pr_time=2.
 
 def _workers(parent: int) -> list[int]:
     """Live benchmark workers started by the server process ``parent``."""
-    out = []
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
-            cmd = (d / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if b"gemmlib.measure.worker" in cmd and fields[0] != "Z" and int(fields[1]) == parent:
-            out.append(int(d.name))
-    return out
+    return runner.worker_pids(parent)
 
 
 def _start_long_run(server, pg) -> Queue:

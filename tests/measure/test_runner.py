@@ -60,21 +60,9 @@ def _alive(pid: int) -> bool:
 
 
 def _workers(parent: int | None = None) -> list[int]:
-    """PIDs of live (not zombie) benchmark workers, children of ``parent`` (default: this process)."""
-    parent = os.getpid() if parent is None else parent
-    out = []
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            stat = (d / "stat").read_text()
-            cmd = (d / "cmdline").read_bytes()
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[1].split()
-        if b"gemmlib.measure.worker" in cmd and fields[0] != "Z" and int(fields[1]) == parent:
-            out.append(int(d.name))
-    return out
+    """PIDs of live (not zombie) benchmark workers started by ``parent`` (default: this process), forked by its
+    fork server or started as a child (checked on its own in ``test_a_forked_worker_is_named_in_a_session_of_its_own``)."""
+    return runner.worker_pids(parent)
 
 
 def _slow_job() -> tuple:
@@ -363,3 +351,59 @@ def test_the_start_estimate_is_what_the_last_start_took(monkeypatch):
     assert runner.start_estimate("cpu") == (runner.SPARE_START_S, True)  # no hand-over measured yet
     out = runner.run(bp.SPEC, TINY, BIG)
     assert out.spare and runner._STARTED[("cpu", True)] < took  # a handed spare is ready sooner than a fresh one
+
+
+# --------------------------------------------------------------------------- forked workers
+def _ppid(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+@pytest.mark.skipif(not runner.forking(), reason="workers are forked only where there is a fork server (POSIX)")
+def test_a_forked_worker_is_named_in_a_session_of_its_own():
+    """A fresh worker is a fork of this process's fork server (torch imported there once), not a new
+    interpreter: no command line of its own, named gemm-worker, leader of its own session (its process
+    group is what a kill takes), and its parent is a child of this process."""
+    pid = runner.prestart("cpu", wait_s=120)
+    assert Path(f"/proc/{pid}/comm").read_text().strip() == "gemm-worker"
+    assert b"gemmlib.measure.worker" not in Path(f"/proc/{pid}/cmdline").read_bytes()
+    assert b"forkserver" in Path(f"/proc/{_ppid(pid)}/cmdline").read_bytes()
+    assert _ppid(_ppid(pid)) == os.getpid() and os.getsid(pid) == pid and os.getpgid(pid) == pid
+    assert _workers() == [pid]
+    out = runner.run(bp.SPEC, TINY, BIG)
+    assert out.pid == pid and out.spare and [r.name for r in out.result] == ["fp32"]
+
+
+def test_a_forked_worker_works_in_the_callers_environment_of_now(tmp_path, monkeypatch):
+    """The fork server started with an earlier environment; the worker runs in the caller's of now: the
+    speed probe it takes lands in the cache folder set after the fork server started."""
+    runner.run(bp.SPEC, TINY, BIG, warm=False)  # the fork server is up from here on
+    monkeypatch.setenv("GEMM_CACHE_DIR", str(tmp_path / "later"))
+    out = runner.run(bp.SPEC, TINY, BIG, warm=False)
+    assert [r.name for r in out.result] == ["fp32"]
+    assert any((tmp_path / "later").rglob("*")), "the worker did not write to the caller's cache folder"
+
+
+def test_workers_are_started_interpreters_with_gemm_fork_worker_0(monkeypatch):
+    monkeypatch.setenv("GEMM_FORK_WORKER", "0")
+    pid = runner.prestart("cpu", wait_s=120)
+    assert b"gemmlib.measure.worker" in Path(f"/proc/{pid}/cmdline").read_bytes() and _ppid(pid) == os.getpid()
+    assert Path(f"/proc/{pid}/comm").read_text().strip() == "gemm-worker" and _workers() == [pid]
+    out = runner.run(bp.SPEC, TINY, BIG)
+    assert out.pid == pid and [r.name for r in out.result] == ["fp32"]
+
+
+@pytest.mark.parametrize("changed", [True, False])
+def test_a_fork_drops_the_fork_servers_modules_when_the_code_changed_since(changed):
+    """A worker forked after an edit imports today's code, as a started one would: the package's modules
+    the fork server had imported are dropped when a file of the package is newer than the fork server."""
+    code = textwrap.dedent(f"""
+        import sys, time
+        sys.path.insert(0, {str(ROOT)!r})
+        import gemmlib.core.format, gemmlib.measure.worker as w
+        w._started_ns = lambda pid: {0 if changed else "time.time_ns() + 10**12"}
+        w._drop_stale_modules()
+        print(sorted(m for m in sys.modules if m.startswith("gemmlib")))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    left = eval(out.stdout.strip())  # noqa: S307 - a list of module names this test printed
+    assert ("gemmlib.core.format" in left) is not changed and "gemmlib.measure.worker" in left
