@@ -23,6 +23,9 @@ import time
 HZ = os.sysconf("SC_CLK_TCK")
 
 
+WORKER = "benchmark worker (gemm-worker: forked, or gemmlib.measure.worker)"
+
+
 def kind(cmd: str) -> str:
     if "chromium" in cmd or "/chrome" in cmd:
         m = re.search(r"--type=([\w-]+)", cmd)
@@ -34,7 +37,7 @@ def kind(cmd: str) -> str:
     if "pytest" in cmd:
         return "pytest"
     if "gemmlib.measure.worker" in cmd:
-        return "benchmark worker (gemmlib.measure.worker)"
+        return WORKER
     if "multiprocessing.spawn" in cmd or "spawn_main" in cmd:
         return "spawned process (multiprocessing: ranks)"
     if "multiprocessing.forkserver" in cmd:
@@ -58,12 +61,16 @@ def sample(seen: dict) -> None:
             fields = stat[stat.rindex(")") + 2:].split()
             cpu = (int(fields[11]) + int(fields[12])) / HZ
             key = (pid, fields[19])  # pid and start time: a reused pid is another process
+            with open(f"/proc/{pid}/comm") as f:
+                worker = f.read().strip() == "gemm-worker"  # a forked worker names itself after the fork
             if key in seen:
                 seen[key][1] = max(seen[key][1], cpu)
+                if worker:
+                    seen[key][0] = WORKER
             else:
                 with open(f"/proc/{pid}/cmdline") as f:
                     cmd = f.read().replace("\0", " ").strip()
-                seen[key] = [kind(cmd), cpu]
+                seen[key] = [WORKER if worker else kind(cmd), cpu]
         except (OSError, ValueError, IndexError):
             continue  # gone between the listing and the read
 

@@ -334,7 +334,7 @@ def _watch_parent(parent: int, started_by: int) -> None:
             pass
 
 
-def _caller_state() -> dict:
+def caller_state() -> dict:
     """What a rank takes from the caller at the launch rather than from the fork server's start: the
     environment (a test's or a page's settings made since) and the memory limits (a worker's allowance)."""
     import resource
@@ -343,7 +343,7 @@ def _caller_state() -> dict:
     return {"env": dict(os.environ), "limits": limits}
 
 
-def _take_caller_state(state: dict) -> None:
+def take_caller_state(state: dict) -> None:
     import resource
 
     inf = resource.RLIM_INFINITY
@@ -376,7 +376,7 @@ def _rank_entry(index: int, world: int, worker: Callable, cfg: Any, plan_: Plan,
     for i, c in enumerate(conns):
         if i != index:
             c.close()
-    _take_caller_state(caller)
+    take_caller_state(caller)
     threading.Thread(target=_watch_parent, args=(parent, os.getppid()), daemon=True, name="parent-watch").start()
     threads = max(1, usable_cpus() // world) if plan_.kind == "cpu" else 1
     initialized = False
@@ -455,7 +455,7 @@ def _run_here(worker: Callable, cfg: Any, p: Plan, timeout_s: float, progress: R
 
 
 @contextmanager
-def _main_script_hidden() -> Iterator[None]:
+def main_script_hidden() -> Iterator[None]:
     """Hide this process's ``__main__`` while the ranks are started.
 
     "spawn" and "forkserver" run the parent's main script again in every child (``multiprocessing``'s rule, for
@@ -511,10 +511,10 @@ def _spawn(worker: Callable, cfg: Any, p: Plan, timeout_s: float, progress: Repo
             errors.append((idx, msg[1], msg[2], msg[3]))
 
     try:
-        with _main_script_hidden():
+        with main_script_hidden():
             ctx = tmp.start_processes(_rank_entry, args=(p.nproc, worker, cfg, p, init_method,
                                                          [w for _, w in pipes], timeout_s, os.getpid(),
-                                                         _caller_state()),
+                                                         caller_state()),
                                       nprocs=p.nproc, join=False, start_method=START_METHOD)
         procs = list(ctx.processes)
         for _, w in pipes:

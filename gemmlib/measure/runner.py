@@ -294,7 +294,7 @@ def _fork_state(env: dict[str, str]) -> dict:
     """What a forked worker takes from this process at its start (``worker.forked``): the environment a
     started one would get, this process's memory limits, the allocator settings that environment names
     (glibc read them at the fork server's start, not at the fork) and the package's root first on the path."""
-    state = launch._caller_state()
+    state = launch.caller_state()
     state["env"] = env
 
     def number(name: str, default: int) -> int:
@@ -322,7 +322,7 @@ def _fork(key: tuple, env: dict[str, str], spare: bool = False) -> _Worker:
     ends = (Connection(req_r, writable=False), Connection(msg_w, readable=False))
     try:
         process = mp.Process(target=worker.forked, args=(*ends, spare, _fork_state(env)), name=worker.NAME)
-        with launch._main_script_hidden():
+        with launch.main_script_hidden():
             process.start()
     except BaseException:
         os.close(req_w)
@@ -331,7 +331,7 @@ def _fork(key: tuple, env: dict[str, str], spare: bool = False) -> _Worker:
     finally:
         for end in ends:
             end.close()
-    return _Worker(_Forked(process, open(req_w, "wb")), msg_r, key)  # noqa: SIM115 - closed with the worker
+    return _Worker(_Forked(process, os.fdopen(req_w, "wb")), msg_r, key)  # the pipe's end, closed with the worker
 
 
 def _spawn(key: tuple, env: dict[str, str], spare: bool = False) -> _Worker:

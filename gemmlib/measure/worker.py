@@ -135,7 +135,7 @@ def forked(request: Any, messages: Any, spare: bool, state: dict) -> None:
     _drop_stale_modules()
     from gemmlib.measure import launch
 
-    launch._take_caller_state(state)
+    launch.take_caller_state(state)
     _malloc_settings(int(state["arena_max"]), int(state["mmap_threshold"]))
     threads = os.environ.get("OMP_NUM_THREADS", "")
     if threads.isdigit() and int(threads) > 0:  # what a started worker's OpenMP would have read at its start

@@ -18,7 +18,8 @@ pytestmark = pytest.mark.browser
 
 def _rank_processes_under(pid: int) -> list[int]:
     """Living rank processes started from ``pid``: spawned (multiprocessing's spawn_main) children, or
-    children of its fork server (which run the fork server's command line)."""
+    children of its fork server (which run the fork server's command line) other than its benchmark
+    workers (named gemm-worker: the server keeps a spare one forked from the same fork server)."""
     procs = {}
     for d in os.listdir("/proc"):
         if not d.isdigit():
@@ -27,6 +28,8 @@ def _rank_processes_under(pid: int) -> list[int]:
             stat = Path(f"/proc/{d}/stat").read_text()
             ppid, state = int(stat.rsplit(")", 1)[1].split()[1]), stat.rsplit(")", 1)[1].split()[0]
             cmd = Path(f"/proc/{d}/cmdline").read_bytes().decode(errors="replace")
+            if Path(f"/proc/{d}/comm").read_text().strip() == "gemm-worker":
+                continue
         except (OSError, ValueError, IndexError):
             continue
         procs[int(d)] = (ppid, state, cmd)

@@ -90,7 +90,8 @@ def _alive(pid: int) -> bool:
 
 def _rank_children() -> list[int]:
     """Living rank processes this process started: spawned ones (multiprocessing's spawn_main) are its
-    children, forked ones the children of its fork server (which run the fork server's command line)."""
+    children, forked ones the children of its fork server (which run the fork server's command line) that
+    are not benchmark workers (named gemm-worker, forked from the same server)."""
     procs = {}
     for d in os.listdir("/proc"):
         if not d.isdigit():
@@ -98,6 +99,8 @@ def _rank_children() -> list[int]:
         try:
             with open(f"/proc/{d}/stat", encoding="utf-8") as f:
                 ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            if Path(f"/proc/{d}/comm").read_text().strip() == "gemm-worker":
+                continue
             procs[int(d)] = (ppid, Path(f"/proc/{d}/cmdline").read_bytes().decode(errors="replace"))
         except (OSError, ValueError, IndexError):
             continue
