@@ -336,7 +336,11 @@ def _fork(key: tuple, env: dict[str, str], spare: bool = False) -> _Worker:
 
 def _spawn(key: tuple, env: dict[str, str], spare: bool = False) -> _Worker:
     if forking():
-        return _fork(key, env, spare)
+        try:
+            return _fork(key, env, spare)
+        except (OSError, EOFError) as e:  # no fork server could be started or reached: a started worker instead
+            print(f"gemmlib: a forked benchmark worker could not be started ({type(e).__name__}: {e}); "
+                  "starting a new interpreter instead", file=sys.stderr)
     r, w = os.pipe()
     try:
         proc = subprocess.Popen([sys.executable, "-m", "gemmlib.measure.worker", str(w)] + (["--spare"] if spare else []),

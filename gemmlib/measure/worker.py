@@ -150,6 +150,7 @@ def forked(request: Any, messages: Any, spare: bool, state: dict) -> None:
     messages.close()
     os.dup2(req_fd, 0)
     os.close(req_fd)
+    os.dup2(2, 1)  # what it prints goes to the server's stderr, as a started worker's: never into a command's stdout
     sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115 - the process's stdin from here on
     main(["worker", str(out_fd)] + (["--spare"] if spare else []))
 

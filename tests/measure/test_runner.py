@@ -407,3 +407,32 @@ def test_a_fork_drops_the_fork_servers_modules_when_the_code_changed_since(chang
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     left = eval(out.stdout.strip())  # noqa: S307 - a list of module names this test printed
     assert ("gemmlib.core.format" in left) is not changed and "gemmlib.measure.worker" in left
+
+
+def test_a_worker_is_started_when_no_fork_server_can_be_reached(monkeypatch, capsys):
+    def broken(*a, **k):
+        raise OSError("no fork server")
+
+    monkeypatch.setattr(runner, "_fork", broken)
+    out = runner.run(bp.SPEC, TINY, BIG, warm=False)
+    assert [r.name for r in out.result] == ["fp32"]
+    assert "starting a new interpreter instead" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not runner.forking(), reason="workers are forked only where there is a fork server (POSIX)")
+def test_what_a_forked_worker_prints_goes_to_stderr_not_to_the_callers_stdout(tmp_path):
+    """A command's stdout is its answer (``--json``): a forked worker's stdout is the caller's stderr, as a
+    started worker's always was, though its fork server shares the caller's stdout."""
+    code = textwrap.dedent(f"""
+        import os, sys
+        sys.path.insert(0, {str(ROOT)!r})
+        from gemmlib.measure import runner
+        pid = runner.prestart("cpu", wait_s=120)
+        print(os.readlink(f"/proc/{{pid}}/fd/1"), os.readlink("/proc/self/fd/1"), os.readlink("/proc/self/fd/2"))
+        runner.stop_spares()
+    """)
+    env = {**os.environ, "GEMM_CACHE_DIR": str(tmp_path / "c"), "GEMM_SPARE_WORKER": "1"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    worker_out, caller_out, caller_err = out.stdout.split()
+    assert caller_out != caller_err and worker_out == caller_err
