@@ -624,7 +624,7 @@ class EstimatorView:
     variants: Table
     rules: Table
     csv: str
-    stem: str  # the downloads' file name (the JSON itself: :func:`download_json`, made when it is asked for)
+    stem: str  # the downloads' file name (the JSON itself: :func:`download_json`, made while its tab is open)
 
 
 @dataclass(frozen=True)
@@ -756,8 +756,8 @@ def present(est: ScaleOutEstimate, *, macs: bool = False, gettext: Translate = e
 
 
 def download_json(inp: Inputs, cfg: ModelConfig, hw: Hardware, info: dict | None = None) -> str:
-    """The page's "Everything as JSON": the estimate's ``--json`` object, made again from its inputs when the
-    button is pressed (a fifth of a rerun's time when every rerun made it for a download nobody asked for)."""
+    """The page's "Everything as JSON": the estimate's ``--json`` object, made again from its inputs on the runs
+    that show the Download tab (a fifth of a rerun's time: not on every rerun of the page)."""
     return estimate(inp, cfg, hw, info).to_json(indent=1)
 
 

@@ -161,10 +161,10 @@ def page(browser, _english_context, _tab, request: pytest.FixtureRequest):
     than one server (another origin's session storage can be cleared only from a document of its own), the
     tab is closed and the next test gets a new one.
 
-    A test marked ``own_context`` gets a context and a tab of its own: the tests that download. Once in
-    four full runs the estimator's deferred JSON download (made on the server when pressed) kept its
-    spinner for 30 s in the shared context while the other worker was busy; the cause was not found
-    (repeated downloads in one shared context work), so those tests keep the set-up they always passed in."""
+    A test marked ``own_context`` gets a context and a tab of its own: the tests that download. (The
+    estimator's JSON download that once in a few full runs never came, in either set-up, was a deferred
+    callable's id replaced by a rerun before the press reached the server — the server log said "Deferred file
+    ... not found"; the page now sends the JSON as data, whose id is its content's.)"""
     own = request.node.get_closest_marker("own_context") is not None
     if own:
         context = _new_english_context(browser)

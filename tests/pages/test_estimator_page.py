@@ -233,8 +233,11 @@ def test_headline_says_what_it_assumes_and_a_model_too_big_says_so():
     assert _metrics(at)["time to first token"] == f"{ref.prefill.time_s * 1e3:.3g} ms"
 
 
-def test_downloads_present():
+def test_downloads_present_while_their_tab_is_open():
     at = _app(le_preset="qwen2.5-0.5b")
+    _ok(at)
+    assert not at.get("download_button")  # the JSON is made only while the Download tab shows it
+    at = _app(le_preset="qwen2.5-0.5b", le_tab="Download")
     _ok(at)
     labels = [b.label for b in at.get("download_button")]
     assert "Ops as CSV" in labels and "Everything as JSON" in labels
