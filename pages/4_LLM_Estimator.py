@@ -240,14 +240,11 @@ if v is not None:
                                      macs=ss.le_macs)
                     drawn = ui.highlight(cv.differs), st.markdown(cv.words)  # B's inputs that differ from A's
                     drawn = ui.view_table(cv.table), st.vega_lite_chart(cv.chart, width="content")
-        with tabs[8]:  # drawn while open: the JSON is made on runs that show it, and sent as data, not a callable
-            # (Streamlit gives a deferred callable a new id on every run, so a press that met a rerun asked for an
-            # id already gone and nothing came; a file's id is its content's, the same on every run)
+        with tabs[8]:  # drawn while open; the JSON as data (a callable's id changed every run: a press that met a rerun got nothing)
             c = st.columns(2)
-            drawn = tabs[8].open and (
-                c[0].download_button(_("Ops as CSV"), v.csv, f"{v.stem}.csv", "text/csv", key="le_dl_csv"),
-                c[1].download_button(_("Everything as JSON"), view.download_json(*e), f"{v.stem}.json",
-                                     "application/json", key="le_dl_json"))
+            drawn = tabs[8].open and (c[0].download_button(_("Ops as CSV"), v.csv, f"{v.stem}.csv", "text/csv", key="le_dl_csv"),
+                                      c[1].download_button(_("Everything as JSON"), view.download_json(*e),
+                                                           f"{v.stem}.json", "application/json", key="le_dl_json"))
             st.caption(_("The JSON holds the same object as `python -m gemmlib estimate --json`. This view's settings "
                          "are in the page's URL: copy it to share the view (an uploaded config.json is not part of the "
                          "link)."))
