@@ -32,6 +32,7 @@ num, pick, flag = fields.num, fields.pick, fields.flag
 # The presenter's calls, cached: the estimate once per input, each view once per input and language.
 parse_upload = st.cache_data(max_entries=16, show_spinner=False)(view.parse_upload)
 estimate = st.cache_data(max_entries=128, show_spinner=False, hash_funcs=view.CACHE_KEYS)(view.estimate)
+download_json = st.cache_data(max_entries=16, show_spinner=False, hash_funcs=view.CACHE_KEYS)(view.download_json)
 
 @st.cache_data(max_entries=128, show_spinner=False, hash_funcs=view.CACHE_KEYS)
 def present(e: tuple, macs: bool, lang: str):
@@ -241,10 +242,9 @@ if v is not None:
                     drawn = ui.highlight(cv.differs), st.markdown(cv.words)  # B's inputs that differ from A's
                     drawn = ui.view_table(cv.table), st.vega_lite_chart(cv.chart, width="content")
         with tabs[8]:  # drawn while open; the JSON as data (a callable's id changed every run: a press that met a rerun got nothing)
-            c = st.columns(2)
-            drawn = tabs[8].open and (c[0].download_button(_("Ops as CSV"), v.csv, f"{v.stem}.csv", "text/csv", key="le_dl_csv"),
-                                      c[1].download_button(_("Everything as JSON"), view.download_json(*e),
-                                                           f"{v.stem}.json", "application/json", key="le_dl_json"))
+            c = tabs[8].open and st.columns(2)
+            drawn = c and (c[0].download_button(_("Ops as CSV"), v.csv, f"{v.stem}.csv", "text/csv", key="le_dl_csv"),
+                           c[1].download_button(_("Everything as JSON"), download_json(*e), f"{v.stem}.json", "application/json", key="le_dl_json"))
             st.caption(_("The JSON holds the same object as `python -m gemmlib estimate --json`. This view's settings "
                          "are in the page's URL: copy it to share the view (an uploaded config.json is not part of the "
                          "link)."))

@@ -290,12 +290,14 @@ def forking() -> bool:
     return launch.START_METHOD == "forkserver" and os.environ.get("GEMM_FORK_WORKER", "1") != "0"
 
 
-def _fork_state(env: dict[str, str]) -> dict:
+def _fork_state(key: tuple, env: dict[str, str]) -> dict:
     """What a forked worker takes from this process at its start (``worker.forked``): the environment a
     started one would get, this process's memory limits, the allocator settings that environment names
-    (glibc read them at the fork server's start, not at the fork) and the package's root first on the path."""
+    (glibc read them at the fork server's start, not at the fork), the package's root first on the path and
+    the code stamp of ``key`` (its newest file: the fork server's preloaded modules are stale if it is newer)."""
     state = launch.caller_state()
     state["env"] = env
+    state["code_newest_ns"] = key[3][0]
 
     def number(name: str, default: int) -> int:
         try:
@@ -321,7 +323,7 @@ def _fork(key: tuple, env: dict[str, str], spare: bool = False) -> _Worker:
     msg_r, msg_w = os.pipe()
     ends = (Connection(req_r, writable=False), Connection(msg_w, readable=False))
     try:
-        process = mp.Process(target=worker.forked, args=(*ends, spare, _fork_state(env)), name=worker.NAME)
+        process = mp.Process(target=worker.forked, args=(*ends, spare, _fork_state(key, env)), name=worker.NAME)
         with launch.main_script_hidden():
             process.start()
     except BaseException:

@@ -48,15 +48,26 @@ def _status(key: str) -> int:
     return 0
 
 
-def _die_with_parent() -> None:
-    """The kernel kills this process when the server's thread goes (Linux)."""
+def _libc():
+    """The C library (glibc's prctl, mallopt, malloc_trim), or None where ctypes cannot load it."""
     try:
         import ctypes
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+
+
+def _call(name: str, *args: int | bytes) -> None:
+    """``name(*args)`` of the C library where it has it (Linux, glibc); nothing elsewhere."""
+    fn = getattr(_libc(), name, None)
+    if fn is not None:
+        fn(*args)
+
+
+def _die_with_parent() -> None:
+    """The kernel kills this process when the server's thread goes (Linux)."""
+    _call("prctl", 1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 NAME = "gemm-worker"  # the process's name (/proc/PID/comm) however it was started: a fork has no command line of its own
@@ -65,27 +76,15 @@ NAME = "gemm-worker"  # the process's name (/proc/PID/comm) however it was start
 def _name_process() -> None:
     """Name this process ``NAME`` (``PR_SET_NAME``, Linux): a forked worker's command line is its fork
     server's, so its name is how ``ps``, the tests and the benchmarks tell a worker."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(15, NAME.encode(), 0, 0, 0)  # PR_SET_NAME
-    except (OSError, AttributeError):
-        pass
+    _call("prctl", 15, NAME.encode(), 0, 0, 0)  # PR_SET_NAME
 
 
 def _malloc_settings(arena_max: int, mmap_threshold: int) -> None:
     """What ``MALLOC_ARENA_MAX`` and ``MALLOC_MMAP_THRESHOLD_`` set at a fresh process's start (glibc reads
     them once, at its first allocation), set with ``mallopt`` in a forked worker whose allocator the fork
     server set up: two arenas and a fixed mmap threshold (see ``gemmlib.measure.runner._env``)."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.mallopt(-8, arena_max)  # M_ARENA_MAX
-        libc.mallopt(-3, mmap_threshold)  # M_MMAP_THRESHOLD (a fixed one: no dynamic adjustment after it)
-    except (OSError, AttributeError):
-        pass
+    _call("mallopt", -8, arena_max)  # M_ARENA_MAX
+    _call("mallopt", -3, mmap_threshold)  # M_MMAP_THRESHOLD (a fixed one: no dynamic adjustment after it)
 
 
 def _started_ns(pid: int) -> int | None:
@@ -100,22 +99,12 @@ def _started_ns(pid: int) -> int | None:
         return None
 
 
-def _drop_stale_modules() -> None:
-    """Forget the package's modules the fork server imported (its preload) if any of the package's files
-    changed since the fork server (this process's parent) started, or when that is unknown: this worker
-    then imports today's code, as a freshly started one would."""
-    from pathlib import Path
-
+def _drop_stale_modules(newest_ns: int) -> None:
+    """Forget the package's modules the fork server imported (its preload) if the package's newest file
+    (``newest_ns``: the runner's code stamp) changed after the fork server (this process's parent) started, or
+    when that is unknown: this worker then imports today's code, as a freshly started one would."""
     started = _started_ns(os.getppid())
-    since_ns = -1 if started is None else started - 2_000_000_000  # /proc's clock ticks, with a margin
-    root = Path(__file__).resolve().parents[1]
-    newest = 0
-    for f in root.rglob("*.py"):
-        try:
-            newest = max(newest, f.stat().st_mtime_ns)
-        except OSError:
-            pass
-    if newest <= since_ns:
+    if started is not None and newest_ns <= started - 2_000_000_000:  # /proc's clock ticks, with a margin
         return
     for name in [m for m in sys.modules if (m == "gemmlib" or m.startswith("gemmlib.")) and m != __name__]:
         del sys.modules[name]
@@ -128,11 +117,11 @@ def forked(request: Any, messages: Any, spare: bool, state: dict) -> None:
     ``request`` and ``messages`` are the two pipe ends (``multiprocessing`` connections, passed as file
     descriptors): the request comes on the first (it becomes stdin, and its end-of-file still means the
     server is gone), the JSON lines go out on the second. ``state``: the caller's environment, memory
-    limits and allocator settings (``runner._fork_state``). Then the same
+    limits, allocator settings and code stamp (``runner._fork_state``). Then the same
     :func:`main` as a started worker, in a process group (session) of its own."""
     os.setsid()
     _name_process()
-    _drop_stale_modules()
+    _drop_stale_modules(int(state["code_newest_ns"]))
     from gemmlib.measure import launch
 
     launch.take_caller_state(state)

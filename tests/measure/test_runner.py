@@ -401,7 +401,7 @@ def test_a_fork_drops_the_fork_servers_modules_when_the_code_changed_since(chang
         sys.path.insert(0, {str(ROOT)!r})
         import gemmlib.core.format, gemmlib.measure.worker as w
         w._started_ns = lambda pid: {0 if changed else "time.time_ns() + 10**12"}
-        w._drop_stale_modules()
+        w._drop_stale_modules(time.time_ns())  # the newest file: now
         print(sorted(m for m in sys.modules if m.startswith("gemmlib")))
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
