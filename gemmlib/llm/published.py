@@ -9,9 +9,11 @@ row — no tuning flag, no per-row constant:
 
 Both
   * ``hardware.bandwidth_tb_s``: where the source states the measuring GPUs' peak memory bandwidth and it is not
-    the catalogue row's (torchtitan's H100s: 96 GB HBM2e at 2.4 TB/s, "between SXM and NVL" in compute, its
-    exact peak unknown), that figure replaces the row's; the compute peaks, the GEMM ceilings and the STREAM
-    share stay the catalogue row's (for such a board an upper bound).
+    the catalogue row's (torchtitan's H100s: 96 GB HBM2e at 2.4 TB/s), that figure replaces the row's.
+  * ``hardware.compute_between``: two catalogue GPUs, where the source states only that its GPUs' compute peak
+    lies between theirs (torchtitan's: "between SXM and NVL", its exact value unknown): each format's peak is
+    the middle of the two rows' (H100 SXM and NVL bf16: 989.4 and 835.5 → 912.45 TFLOP/s), the one reading of a
+    stated range that leans to neither end; the GEMM ceilings' shares of peak stay ``gpu``'s row's.
 Training
   * the model, the global batch and sequence length, the GPUs, ``tp`` ``pp`` ``cp`` ``ep`` (data
     parallelism is what the GPUs leave: gpus / (tp·cp·pp·ep)), ``vp`` as virtual stages, the
@@ -192,6 +194,19 @@ def load_file(path: str | Path) -> Measurement:
     if bw is not None and (isinstance(bw, bool) or not isinstance(bw, (int, float)) or not bw > 0
                            or not math.isfinite(bw)):
         raise _fail(path, f"hardware.bandwidth_tb_s must be a positive number, got {bw!r}")
+    between = hw.get("compute_between")
+    if between is not None:
+        if (not isinstance(between, list) or len(between) != 2 or not all(isinstance(g, str) for g in between)
+                or between[0] == between[1]):
+            raise _fail(path, f"hardware.compute_between must name two different GPUs, got {between!r}")
+        for g in between:
+            try:
+                get_hardware(g)
+            except InputError:
+                raise _fail(path, f"hardware.compute_between names {g!r}, not a GPU of the catalogue") from None
+    unknown_hw = sorted(set(hw) - {"gpu", "gpus", "gpus_per_node", "bandwidth_tb_s", "compute_between"})
+    if unknown_hw:
+        raise _fail(path, f"hardware has keys this table does not know: {', '.join(unknown_hw)}")
     setup = _need(d, "setup", dict, path, "the file")
     bad = sorted(set(setup) - SETUP_KEYS[kind])
     if bad:
@@ -404,8 +419,16 @@ def estimate(m: Measurement, efficiency=None) -> Row:
         bw = m.hardware.get("bandwidth_tb_s")
         if bw is not None:  # the measuring GPUs' stated memory bandwidth, not the catalogue row's
             derived.append(f"memory bandwidth {bw:g} TB/s as the source states (the catalogue's {hw.name}: "
-                           f"{hw.bandwidth / 1e12:g}); compute peaks the catalogue row's")
+                           f"{hw.bandwidth / 1e12:g})")
             hw = hw.with_overrides(bandwidth=bw * 1e12)
+        between = m.hardware.get("compute_between")
+        if between is not None:  # the middle of the stated range, format by format
+            lo, hi = (dict(get_hardware(g).peaks) for g in between)
+            mid = {d: (lo[d] + hi[d]) / 2 for d in lo if d in hi}
+            derived.append(f"compute peaks between the {between[0]}'s and the {between[1]}'s as the source states: "
+                           f"their middle (bf16 {mid['bf16'] / 1e12:g} TFLOP/s)" if "bf16" in mid else
+                           f"compute peaks the middle of the {between[0]}'s and the {between[1]}'s")
+            hw = hw.with_overrides(peaks=mid)
         mp.parallel.check(mp.model, m.hardware["gpus"])
         par = mp.parallel
         if m.kind == "training":

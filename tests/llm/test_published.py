@@ -49,6 +49,10 @@ def test_every_file_in_the_repository_loads():
     (lambda d: d.update(model={"preset": "a", "config": "b"}), "exactly one of preset or config"),
     (lambda d: d["hardware"].update(gpus=0), "whole numbers"),
     (lambda d: d["hardware"].update(bandwidth_tb_s=0), "bandwidth_tb_s must be a positive number"),
+    (lambda d: d["hardware"].update(compute_between=["H100 SXM"]), "compute_between must name two different GPUs"),
+    (lambda d: d["hardware"].update(compute_between=["H100 SXM", "H100 SXM"]), "two different GPUs"),
+    (lambda d: d["hardware"].update(compute_between=["H100 SXM", "H101"]), "'H101', not a GPU of the catalogue"),
+    (lambda d: d["hardware"].update(power_w=500), "hardware has keys this table does not know: power_w"),
     (lambda d: d["setup"].update(tp=3), "does not divide the 16 GPUs"),
     (lambda d: d["setup"].update(dp=3), "not the 16 GPUs"),
     (lambda d: d["setup"].update(warmup=10), "does not know: warmup"),
@@ -139,6 +143,26 @@ def test_a_stated_memory_bandwidth_replaces_the_catalogue_rows(tmp_path):
     assert slow.estimate < plain.estimate and get_hardware("H100 SXM").bandwidth > 2.4e12
     assert any("2.4 TB/s as the source states" in x for x in slow.derived)
     assert not any("as the source states" in x for x in plain.derived)
+
+
+def test_a_stated_range_of_compute_peaks_is_read_at_its_middle(tmp_path):
+    """A source that says only that its GPUs' compute lies between two catalogue GPUs' (torchtitan's H100s: "between
+    SXM and NVL") is estimated at the middle of the two rows' peaks (the network and memory stay ``gpu``'s row's): slower than at
+    the faster row's, faster than at a lower range, and the row says so."""
+    from gemmlib.core.hardware import get_hardware
+
+    setup = {**GOOD["setup"], "framework": "torchtitan", "fsdp": True, "tp": 1, "pp": 1, "micro_batch": 2}
+
+    def row(hardware):
+        return P.estimate(P.load_file(_write(tmp_path, "x", {**GOOD, "hardware": hardware, "setup": setup})))
+
+    sxm = row(GOOD["hardware"])
+    mid = row({**GOOD["hardware"], "compute_between": ["H100 SXM", "H100 NVL"]})
+    low = row({**GOOD["hardware"], "compute_between": ["H100 NVL", "H100 PCIe"]})  # both below the SXM's peaks
+    assert low.estimate < mid.estimate < sxm.estimate
+    bf16 = (get_hardware("H100 SXM").peak("bf16") + get_hardware("H100 NVL").peak("bf16")) / 2
+    assert any(f"bf16 {bf16 / 1e12:g} TFLOP/s" in x and "as the source states" in x for x in mid.derived), mid.derived
+    assert not any("compute peaks" in x for x in sxm.derived)
 
 
 def test_tensorrt_llm_before_0_7_decodes_gqa_per_query_head(tmp_path):
