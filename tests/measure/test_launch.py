@@ -124,6 +124,20 @@ def _with_marker(marker: str) -> list[int]:
     return found
 
 
+def _describe(pid: int) -> str:
+    """pid, parent, state, name and where it waits (for a failure's message)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        name, rest = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:].split()
+        wchan = Path(f"/proc/{pid}/wchan").read_text() or "-"
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[:80]
+        status = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
+    except (OSError, ValueError):
+        return f"{pid} (gone)"
+    sig = " ".join(f"{k} {status.get(k, '?').strip()}" for k in ("SigBlk", "SigIgn", "SigCgt"))  # SIGINT: bit 2 (0x2)
+    return f"{pid} ppid {rest[1]} state {rest[0]} {name!r} waits in {wchan} ({sig}) [{cmd}]"
+
+
 def _assert_gone(pids):
     assert pids, "the error should name the rank processes"
     end = time.monotonic() + 5
@@ -266,7 +280,11 @@ def test_ctrl_c_on_the_command_leaves_no_process(tmp_path):
         assert len(_with_marker(marker)) >= up
         time.sleep(1.0)
         os.killpg(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=30)
+        try:
+            _, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:  # say who is still there: the command, or a child holding its pipes
+            pytest.fail(f"no exit 30 s after Ctrl-C (the command {'exited' if proc.poll() is not None else 'still runs'}): "
+                        + "; ".join(_describe(pid) for pid in _with_marker(marker)))
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
