@@ -1,7 +1,8 @@
 """Fixtures for the real-browser tests: a Streamlit server on a free port and Debian's Chromium.
 
-* ``app_server`` (one per test module): ``streamlit run app.py`` in a subprocess, started on a free
-  port, ready once ``/_stcore/health`` answers, stopped (its log kept under artifacts/logs/) at the end.
+* ``app_server`` (one per test module, or one per pytest worker for the modules that set
+  ``READS_ONLY = True``): ``streamlit run app.py`` in a subprocess, started on a free port, ready once
+  ``/_stcore/health`` answers, stopped (its log kept under artifacts/logs/) at the end.
 * ``fresh_server``: a factory for servers that no browser has touched yet, for cold-start tests
   (the first request such a server ever gets is a deep link).
 * ``browser`` (one per session): Playwright driving ``/usr/bin/chromium``. We never download a
@@ -34,8 +35,32 @@ from browser_helpers import (
 )
 
 
+@pytest.fixture(scope="session")
+def _shared_server() -> Iterator[dict]:
+    """The server that the modules which only read the app share (started by the first of them)."""
+    holder: dict[str, StreamlitServer] = {}
+    yield holder
+    if "server" in holder:
+        holder["server"].stop()
+
+
 @pytest.fixture(scope="module")
-def app_server(request: pytest.FixtureRequest) -> Iterator[StreamlitServer]:
+def app_server(request: pytest.FixtureRequest, _shared_server) -> Iterator[StreamlitServer]:
+    """A server for the module. A module that sets ``READS_ONLY = True`` (its tests run no benchmark and
+    leave nothing in the server's cache folder: each only opens pages in a new session) shares one
+    server with the other such modules on this pytest worker: a server's start (~3 s of CPU) and its
+    first page load (~2 s more of Chromium's and the server's CPU than a later one: the origin's scripts
+    fetched and compiled) are paid once per worker, not once per module."""
+    if getattr(request.module, "READS_ONLY", False):
+        server = _shared_server.get("server")
+        if server is None or server.proc.poll() is not None:  # the first, or the last one died
+            if server is not None:
+                server.stop()
+            _shared_server["started"] = _shared_server.get("started", 0) + 1
+            name = f"shared-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-{_shared_server['started']}"
+            server = _shared_server["server"] = StreamlitServer(name)
+        yield server
+        return
     server = StreamlitServer(request.module.__name__)
     yield server
     server.stop()

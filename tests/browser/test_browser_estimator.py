@@ -16,6 +16,7 @@ from browser_helpers import PageInfo, assert_clean, assert_title, open_page, pag
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
+READS_ONLY = True  # no benchmark, nothing saved: shares the worker's server (conftest.app_server)
 
 INFO: PageInfo = page_info("pages/4_LLM_Estimator.py")
 if not INFO.exists:

@@ -37,6 +37,7 @@ from browser_helpers import (
 )
 
 pytestmark = pytest.mark.browser
+READS_ONLY = True  # no benchmark, nothing saved: shares the worker's server (conftest.app_server)
 
 ZH = {m.id: m.string for m in gemm_i18n.read("zh") if isinstance(m.id, str) and m.id}
 # Every translated page, also one the fixed tour list leaves out (pages/11_Multi_GPU.py).

@@ -26,6 +26,7 @@ from browser_helpers import (
 )
 
 pytestmark = pytest.mark.browser
+READS_ONLY = True  # no benchmark, nothing saved: shares the worker's server (conftest.app_server)
 
 # Views with the widest step-by-step grids: the Accumulate page at 8×8×8 (the largest
 # required random size) and the Tiling page's default 6×6×6 (both once ran off a 1280-px window).

@@ -16,6 +16,7 @@ import pytest
 from browser_helpers import ROOT, assert_clean, assert_same_view, open_page, settled_url, view_snapshot
 
 pytestmark = pytest.mark.browser
+READS_ONLY = True  # no benchmark, nothing saved: shares the worker's server (conftest.app_server)
 
 # `/Accumulate?acc_src=random&…` or `http://…/?lang=zh` in the README's text; `/LLM_Estimator?...` is a pattern
 _LINK = re.compile(r"`(?:https?://[^/`\s]*)?(/[A-Za-z_]*\?[^`\s]+)`")

@@ -15,6 +15,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
+READS_ONLY = True  # no benchmark, nothing saved: shares the worker's server (conftest.app_server)
 
 ACC = page_info("pages/1_Accumulate.py")
 TILING = page_info("pages/7_Tiling.py")

@@ -13,6 +13,7 @@ import pytest
 from browser_helpers import PAGES, assert_clean, open_page, overflowing_charts, wait_charts
 
 pytestmark = pytest.mark.browser
+READS_ONLY = True  # no benchmark, nothing saved: shares the worker's server (conftest.app_server)
 
 FORBIDDEN = {"None", "none", "nan", "NaN", "True", "False", "true", "false", "null", "undefined"}
 CHECKBOX_COLUMNS = {"ran", "GEMM"}  # drawn as checkboxes, not as text

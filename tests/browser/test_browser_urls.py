@@ -26,6 +26,7 @@ from gemmlib.explain.reference import LOOP_ORDER_LABELS
 from gemmlib.views.accumulate import SOURCES
 
 pytestmark = pytest.mark.browser
+READS_ONLY = True  # no benchmark, nothing saved: shares the worker's server (conftest.app_server)
 
 # page file, widget label (exact), URL key, value typed in
 NUMBER_INPUTS = [
