@@ -37,8 +37,9 @@ from browser_helpers import (
 
 @pytest.fixture(scope="session")
 def _shared_server() -> Iterator[dict]:
-    """The server that the modules which only read the app share (started by the first of them)."""
-    holder: dict[str, StreamlitServer] = {}
+    """The server that the modules which only read the app share (started by the first of them): "server",
+    and "started", how many were started (a dead one is replaced), for the log's name."""
+    holder: dict = {}
     yield holder
     if "server" in holder:
         holder["server"].stop()
