@@ -19,6 +19,7 @@
 """
 
 import ast
+import functools
 import os
 import subprocess
 import sys
@@ -37,6 +38,12 @@ MAY_IMPORT = {
     "cli": set(WINGS),
     "": set(WINGS) | {""},  # gemmlib/__init__.py and __main__.py
 }
+
+
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    """A file's syntax tree, parsed once for all the checks of this module (they only read it)."""
+    return ast.parse(path.read_text(encoding="utf-8"))
 
 
 def _modules() -> dict[str, Path]:
@@ -63,7 +70,7 @@ def _resolve(name: str) -> str:
 def _gemmlib_imports(path: Path) -> list[tuple[str, ast.AST]]:
     """Every gemmlib module this file imports (at any depth), with the import node."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.Import):
             for a in node.names:
                 if a.name.split(".")[0] == "gemmlib":
@@ -77,7 +84,7 @@ def _gemmlib_imports(path: Path) -> list[tuple[str, ast.AST]]:
 
 
 def _third_party(path: Path, top_level_only: bool) -> set[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = _tree(path)
     nodes = tree.body if top_level_only else list(ast.walk(tree))
     names: set[str] = set()
     for node in nodes:
@@ -160,7 +167,7 @@ def test_the_checks_are_not_vacuous(tmp_path):
 def test_no_except_importerror_around_gemmlib_imports():
     bad = []
     for mod, path in MODULES.items():
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(_tree(path)):
             if not isinstance(node, ast.Try):
                 continue
             catches = {ast.unparse(h.type) for h in node.handlers if h.type is not None}
@@ -312,7 +319,7 @@ def test_pages_only_lay_out():
 
 def _bench_flow_calls(path: Path) -> list[str]:
     """Calls a page makes to the pieces of the run box that ``ui.bench_section`` puts together."""
-    return [f"{ast.unparse(n.func)} (line {n.lineno})" for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+    return [f"{ast.unparse(n.func)} (line {n.lineno})" for n in ast.walk(_tree(path))
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in BENCH_FLOW]
 
 
@@ -332,7 +339,7 @@ def test_benchmark_pages_run_through_one_bench_section(tmp_path):
 def _ui_imports(path: Path) -> set[str]:
     """The ui modules a file of the ui package imports (``from .i18n import _`` -> "i18n")."""
     out = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.ImportFrom) and node.level == 1:
             out |= {node.module} if node.module else {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module \
@@ -346,7 +353,7 @@ def _ui_imports(path: Path) -> set[str]:
 def test_ui_init_only_re_exports_and_its_modules_form_no_circle():
     """``ui/__init__.py`` holds imports and ``__all__`` only; no module of ui imports the package
     itself (that would be a circle through __init__) and the modules import each other without one."""
-    init = ast.parse((UI / "__init__.py").read_text(encoding="utf-8"))
+    init = _tree(UI / "__init__.py")
     for node in init.body:
         ok = isinstance(node, (ast.Import, ast.ImportFrom)) or (
             isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)) or (
@@ -415,7 +422,7 @@ def _private(name: str) -> bool:
 def _private_uses(path: Path, own: str) -> list[str]:
     """Uses of another gemmlib module's private names in ``path``: ``mod._name`` through a module
     bound to a local name, and ``from gemmlib.x import _name``."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = _tree(path)
     aliases = _aliases(tree)
     bad = []
     for node in ast.walk(tree):
@@ -468,7 +475,7 @@ def test_no_module_calls_another_modules_private_functions():
 def _kind_switches(path: Path) -> list[str]:
     """``job.kind == …`` (or ``in``) on a job, and any if/elif chain of three or more branches that
     compares one ``….kind`` to string constants: a switchboard over benchmarks."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = _tree(path)
     bad = []
 
     def kind_of(test: ast.AST) -> str | None:
@@ -506,7 +513,7 @@ def test_every_benchmark_module_declares_its_spec_and_the_registry_holds_them():
 
     declared = {}
     for mod, path in MODULES.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = _tree(path)
         for node in tree.body:
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and \
                     ast.unparse(node.value.func) == "BenchSpec":
