@@ -40,9 +40,15 @@ MAY_IMPORT = {
 }
 
 
-@functools.cache
 def _tree(path: Path) -> ast.Module:
-    """A file's syntax tree, parsed once for all the checks of this module (they only read it)."""
+    """A file's syntax tree, parsed once for all the checks of this module (they only read it); a file written
+    again (a test's own sample) is parsed again."""
+    st = path.stat()
+    return _parsed(path, st.st_mtime_ns, st.st_size)
+
+
+@functools.cache
+def _parsed(path: Path, mtime_ns: int, size: int) -> ast.Module:
     return ast.parse(path.read_text(encoding="utf-8"))
 
 
