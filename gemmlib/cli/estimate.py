@@ -463,6 +463,11 @@ def add_scaleout_arguments(p: argparse.ArgumentParser) -> None:
     for name, what in (("tp", "tensor parallel"), ("pp", "pipeline stages"), ("ep", "expert parallel"),
                        ("dp", "data-parallel replicas")):
         g.add_argument(f"--{name}", type=int, default=None, help=f"{what} (default 1)")
+    g.add_argument("--etp", type=whole(1), default=None,
+                   help="expert tensor parallel: the ranks each routed expert splits across (default --tp). Set "
+                        "apart from --tp it folds EP over the TP and DP ranks (Megatron's MoE parallel folding, "
+                        "vLLM's expert parallelism): the GPUs are --etp x --cp x --pp x --ep x --dp (--dp: the "
+                        "experts' data replicas) and attention runs TP --tp on each --tp of them")
     g.add_argument("--gpus-per-node", type=whole(1), default=None,
                    help="GPUs per node joined by the fast link (default: the catalogue's typical node, e.g. 8)")
     g.add_argument("--microbatches", type=whole(1), default=None,
@@ -605,7 +610,8 @@ def parallel_from_args(args: argparse.Namespace) -> tuple[Parallel, int | None]:
                    overlap=bool(args.overlap), microbatches=args.microbatches or 0,
                    sequence_parallel=bool(args.sequence_parallel), virtual_stages=vs or 1,
                    tp_comm_overlap=bool(getattr(args, "tp_comm_overlap", False)),
-                   ep_comm_overlap=bool(getattr(args, "ep_comm_overlap", False)))
+                   ep_comm_overlap=bool(getattr(args, "ep_comm_overlap", False)),
+                   etp=getattr(args, "etp", None) or 0)
     if not args.train and (par.cp > 1 or par.virtual_stages > 1 or par.tp_comm_overlap or par.ep_comm_overlap):
         flag = next(f for f, on in (("--cp", par.cp > 1), ("--virtual-stages", par.virtual_stages > 1),
                                     ("--tp-comm-overlap", par.tp_comm_overlap),
@@ -704,9 +710,14 @@ def render_scaleout(est, d: dict | None = None) -> str:
     """The scale-out part of the report: groups and links, communication, per-GPU memory, training, serving."""
     par = est.parallel
     d = est.to_dict() if d is None else d
-    lines = [f"parallel  TP {par.tp} x " + (f"CP {par.cp} x " if par.cp > 1 else "")
-             + f"PP {par.pp} x EP {par.ep} x DP {par.dp} = {est.gpus} GPU(s), "
-             f"{d['parallel']['gpus_per_node']} per node; communication "
+    if par.folded:
+        head = (f"parallel  ETP {par.etp} x " + (f"CP {par.cp} x " if par.cp > 1 else "")
+                + f"PP {par.pp} x EP {par.ep} x DP {par.dp} = {est.gpus} GPU(s) (folded: attention TP {par.tp} x "
+                f"{par.attn_ep * par.dp} data replicas), ")
+    else:
+        head = (f"parallel  TP {par.tp} x " + (f"CP {par.cp} x " if par.cp > 1 else "")
+                + f"PP {par.pp} x EP {par.ep} x DP {par.dp} = {est.gpus} GPU(s), ")
+    lines = [head + f"{d['parallel']['gpus_per_node']} per node; communication "
              + ("overlapped (best case)" if par.overlap else "not overlapped with compute")]
     for g in d["parallel"]["groups"]:
         lines.append(f"  {g['group']}: {g['ranks']} ranks (stride {g['stride']}) over {g['link']}, "

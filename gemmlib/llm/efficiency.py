@@ -396,8 +396,10 @@ class ShapeEfficiency:
     def _kv_split(self) -> int:
         return 1 if self.cfg.is_mla else min(self.par.tp, self.cfg.kv_heads)
 
-    def _local(self, name: str, shard: str, m: float, n: float, k: float) -> tuple[float, float, float]:
-        t = self.par.tp
+    def _local(self, name: str, shard: str, m: float, n: float, k: float,
+               routed: bool = False) -> tuple[float, float, float]:
+        # a routed expert splits over the experts' own TP ranks (Megatron's expert_tensor_parallel_size)
+        t = getattr(self.par, "expert_tp", self.par.tp) if routed else self.par.tp
         if name in ("k_proj", "v_proj"):
             return m, n / self._kv_split(), k
         if shard in ("column", "vocab"):
@@ -451,7 +453,7 @@ class ShapeEfficiency:
             per_token = self.cfg.experts if self.cfg.experts_compute == "all" else self.cfg.experts_per_token
             reached = max(1, min(self.cfg.experts, int(m) * per_token))
             m = max(1.0, m * per_token / reached)
-        m, n, k = self._local(name, op.shard, m, n, k)
+        m, n, k = self._local(name, op.shard, m, n, k, routed=getattr(op, "routed", False))
         kernels = kernels if kernels > 0 else 1.0
         batch = max(1.0, op.flops / (kernels * 2 * m * n * k))  # GEMMs per kernel (heads, sequences, experts)
         if group is not None:

@@ -129,7 +129,7 @@ def expert_weights_per_gpu(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Pa
 def kv_per_gpu(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel) -> float:
     """KV-cache bytes on one GPU when every sequence holds its S + N tokens."""
     par = par.inference()
-    local = -(-replica_batch(wl.batch, par) // par.ep)
+    local = -(-replica_batch(wl.batch, par) // par.attn_ep)
     kv = memory(cfg, replace(wl, batch=local), hw).kv_cache_bytes
     return kv * layers_per_stage(cfg, par) / cfg.layers / kv_split(cfg, par.tp)
 
@@ -150,7 +150,7 @@ def inference_activation_bytes(cfg: ModelConfig, wl: Workload, par: Parallel, *,
                                last_stage: bool = True) -> float:
     """Peak activation bytes of one GPU's prefill of ``micro_batch`` sequences (one layer at a time)."""
     a = get_dtype(wl.act_dtype).bytes
-    t, e = par.tp, par.ep
+    t, e = par.tp, par.attn_ep
     seqs = micro_batch / e
     tok = seqs * wl.seq_len
     h, q, kv = cfg.hidden, cfg.q_dim, cfg.kv_dim
@@ -257,7 +257,9 @@ def training_activation_bytes(cfg: ModelConfig, wl: Workload, par: Parallel, *, 
     The interleaved schedule (V virtual stages) holds 1 + (p − 1) / (p·V) times the first stage's
     activations (Korthikanti et al. 2022 §4.2.3)."""
     a = get_dtype(wl.act_dtype).bytes
-    t, e, c = par.tp, par.ep, par.cp
+    # an attention replica's sequences (folded: b × tp ranks' tokens are the EP group's, so the routed experts'
+    # k × expert MLP width / tp per token comes to the group's routed activations over ep × expert TP, as it should)
+    t, e, c = par.tp, par.attn_ep, par.cp
     b = micro_batch / e
     s = wl.seq_len / c
     kw = dict(tp=t, sequence_parallel=par.sequence_parallel, recompute=recompute, act_bytes=a,
@@ -329,7 +331,7 @@ def training_memory(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel,
     cap = float(hw.memory_bytes)
     best = None
     for stage in (("first", "last") if par.pp > 1 else ("last",)):
-        dense = model_state_bytes(w[stage] / wbytes - experts, zero, par.dp * par.cp * par.ep)
+        dense = model_state_bytes(w[stage] / wbytes - experts, zero, par.dp * par.cp * par.attn_ep)
         exp = model_state_bytes(experts, zero, par.dp * par.cp)
         st = {k: dense[k] + exp[k] for k in dense}
         m = PerGpuMemory(st["weights"], 0.0, acts[stage], (1 - u) * cap, cap, gradient_bytes=st["gradients"],

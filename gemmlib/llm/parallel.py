@@ -114,10 +114,14 @@ class Parallel:
     virtual_stages: int = 1
     tp_comm_overlap: bool = False
     ep_comm_overlap: bool = False
+    etp: int = 0  # expert tensor parallel (0: the same as tp, no folding)
 
     def __post_init__(self) -> None:
         for f in GROUPS:
             object.__setattr__(self, f, _size(f"--{f}", getattr(self, f)))
+        object.__setattr__(self, "etp", _size("--etp", self.etp, 0))
+        if self.etp == self.tp:
+            object.__setattr__(self, "etp", 0)  # stated equal to --tp: the classic layout, one form for it
         object.__setattr__(self, "gpus_per_node", _size("--gpus-per-node", self.gpus_per_node, 0))
         object.__setattr__(self, "microbatches", _size("micro-batches", self.microbatches, 0))
         object.__setattr__(self, "virtual_stages", _size("--virtual-stages", self.virtual_stages))
@@ -127,23 +131,43 @@ class Parallel:
                                  field=f, value=getattr(self, f))
 
     @property
+    def folded(self) -> bool:
+        """Megatron's MoE parallel folding: the experts' own tensor-parallel size differs from the attention's."""
+        return self.etp != 0
+
+    @property
+    def expert_tp(self) -> int:
+        """The ranks one routed expert is split across (Megatron's ``expert_tensor_parallel_size``)."""
+        return self.etp or self.tp
+
+    @property
+    def attn_ep(self) -> int:
+        """How many ways the attention side splits one EP group's sequences: the EP group's ranks (ep ×
+        expert TP) over the attention's TP. Without folding, ep: each EP rank takes its own sequences."""
+        return self.expert_tp * self.ep // self.tp
+
+    @property
     def gpus(self) -> int:
-        return self.tp * self.cp * self.pp * self.ep * self.dp
+        return self.expert_tp * self.cp * self.pp * self.ep * self.dp
 
     @property
     def replica(self) -> int:
-        """GPUs holding one copy of the model: tp × pp × ep."""
-        return self.tp * self.pp * self.ep
+        """GPUs holding one copy of the model: expert TP × pp × ep (tp × pp × ep without folding)."""
+        return self.expert_tp * self.pp * self.ep
 
     def stride(self, group: str) -> int:
         """Distance between neighbours of a group in the rank order tp, cp, ep, dp, pp (Megatron's
-        ``order="tp-cp-ep-dp-pp"``)."""
+        ``order="tp-cp-ep-dp-pp"``). Folded, the experts' ranks follow their own order, expert TP innermost and then
+        EP (Megatron's expert rank generator): an EP group's neighbours are expert-TP ranks apart."""
         t, c, e, d = self.tp, self.cp, self.ep, self.dp
+        if self.folded:
+            return {"tp": 1, "cp": t, "ep": self.etp, "dp": self.etp * c * e,
+                    "pp": self.etp * c * e * d}[group]
         return {"tp": 1, "cp": t, "ep": t * c, "dp": t * c * e, "pp": t * c * e * d}[group]
 
     def to_dict(self) -> dict:
         return {"tp": self.tp, "pp": self.pp, "ep": self.ep, "dp": self.dp, "cp": self.cp,
-                "virtual_stages": self.virtual_stages}
+                "virtual_stages": self.virtual_stages, "etp": self.expert_tp}
 
     def inference(self) -> Parallel:
         """The layout inference phases use: context parallelism is a training layout here (it splits each
@@ -154,7 +178,9 @@ class Parallel:
 
     def check(self, cfg: ModelConfig, gpus: int | None = None) -> None:
         """Refuse a split the model cannot take, with a sentence that says why."""
-        if gpus is not None and gpus != self.gpus and self.cp == 1:
+        if self.folded:
+            self._check_folded(cfg, gpus)
+        elif gpus is not None and gpus != self.gpus and self.cp == 1:
             raise InputError(N_("--tp {tp} × --pp {pp} × --ep {ep} × --dp {dp} = {gpus}, but the GPU count given is {given}; "
                                 "make the product equal the GPU count"),
                              tp=self.tp, pp=self.pp, ep=self.ep, dp=self.dp, gpus=self.gpus, given=gpus)
@@ -173,7 +199,7 @@ class Parallel:
                              t=t, kv_heads=cfg.kv_heads)
         if cfg.ffn % t:
             raise InputError(N_("--tp {t} does not divide the MLP width {ffn}"), t=t, ffn=cfg.ffn)
-        if cfg.is_moe and cfg.expert_ffn % t:
+        if cfg.is_moe and not self.folded and cfg.expert_ffn % t:
             raise InputError(N_("--tp {t} does not divide the experts' MLP width {expert_ffn}"),
                              t=t, expert_ffn=cfg.expert_ffn)
         if self.pp > cfg.layers:
@@ -192,6 +218,24 @@ class Parallel:
         if cfg.is_moe and cfg.experts % self.ep:
             raise InputError(N_("--ep {ep} does not divide the {experts} experts"),
                              ep=self.ep, experts=cfg.experts)
+
+    def _check_folded(self, cfg: ModelConfig, gpus: int | None) -> None:
+        """The folded layout's own rules (Megatron Core's MoE parallel folding: the attention's tp × cp × data
+        replicas and the experts' etp × ep × expert data replicas are two splits of one stage's GPUs)."""
+        if gpus is not None and gpus != self.gpus:
+            raise InputError(N_("--etp {etp} × --cp {cp} × --pp {pp} × --ep {ep} × --dp {dp} = {gpus}, but the GPU count "
+                                "given is {given}; with --etp the experts' split sets the count (--dp: the experts' data "
+                                "replicas)"), etp=self.etp, cp=self.cp, pp=self.pp, ep=self.ep, dp=self.dp,
+                             gpus=self.gpus, given=gpus)
+        if not cfg.is_moe:
+            raise InputError(N_("--etp needs a mixture-of-experts model; {name} is dense"), name=cfg.name)
+        if (self.etp * self.ep) % self.tp:
+            raise InputError(N_("--etp {etp} × --ep {ep} = {n} expert ranks must be a multiple of --tp {tp}: each "
+                                "attention TP group lies inside one EP group"),
+                             etp=self.etp, ep=self.ep, n=self.etp * self.ep, tp=self.tp)
+        if cfg.expert_ffn % self.etp:
+            raise InputError(N_("--etp {t} does not divide the experts' MLP width {expert_ffn}"),
+                             t=self.etp, expert_ffn=cfg.expert_ffn)
 
     def node_size(self, hw: Hardware) -> int:
         ic = _interconnect(hw) if self.gpus > 1 else None
@@ -269,10 +313,13 @@ def per_gpu_op(op: Op, cfg: ModelConfig, par: Parallel, *, stage_layers: int | N
     activations divide by c (its queries meet every key, the causal work balanced across ranks as
     Megatron's load-balanced split does), the weights do not; the op's rows (M) are the rank's.
     """
-    t, e, c = par.tp, par.ep, par.cp
+    c = par.cp
+    # A routed expert's op splits across the experts' TP and EP ranks; every other op across the attention's TP and
+    # the data replicas inside one EP group (ep without folding: each EP rank its own sequences).
+    t, e = (par.expert_tp, par.ep) if op.routed else (par.tp, par.attn_ep)
     vocab = op.shard == "vocab"
     f = 1.0 if vocab else (stage_layers if stage_layers is not None else layers_per_stage(cfg, par)) / cfg.layers
-    sp = par.sequence_parallel and t > 1
+    sp = par.sequence_parallel and par.tp > 1
     tsplit = t if op.shard in _TP_SPLIT else (t if sp and not op.is_gemm else 1)
     if _is_kv_projection(op, cfg):
         tsplit = kv_split(cfg, t)
@@ -348,10 +395,11 @@ def forward_collectives(ops: list[Op] | tuple[Op, ...], cfg: ModelConfig, wl: Wo
     all-gather of the logits (inference) or the vocabulary-parallel cross-entropy's three [tokens]
     fp32 all-reduces (training); routed row ops add the EP dispatch and combine all-to-alls."""
     a = get_dtype(wl.act_dtype).bytes / par.cp  # a context-parallel rank holds 1/c of the tokens
-    t, e = par.tp, par.ep
+    t, e, ea, et = par.tp, par.ep, par.attn_ep, par.expert_tp  # without folding ea = e and et = t
     sp = par.sequence_parallel and t > 1
     f_layers = (stage_layers if stage_layers is not None else layers_per_stage(cfg, par)) / cfg.layers
     tp_link = par.link("tp", hw) if t > 1 else None
+    etp_link = par.link("tp", hw, et) if et > 1 else None  # the expert TP ranks are neighbours, as the TP ones
     ep_link = par.all_to_all_link("ep", hw) if e > 1 else None
     k = max(1, cfg.experts if cfg.experts_compute == "all" else cfg.experts_per_token)  # expert runs per token
     out: list[Collective | None] = []
@@ -360,30 +408,33 @@ def forward_collectives(ops: list[Op] | tuple[Op, ...], cfg: ModelConfig, wl: Wo
             continue  # summed with the routed experts' output before the MoE block's one all-reduce (vLLM)
         if o.shard == "row":
             runs = o.count * f_layers / (k if o.routed else 1)  # a routed MLP reduces once per layer
-            size = o.m * o.n * a / e
-            if t > 1:
+            # the tokens the group's ranks hold: one EP group's for a routed op (its expert TP ranks' share of them),
+            # one attention replica's otherwise; without folding both are m / e over t ranks
+            size = o.m * o.n * a / (e if o.routed else ea)
+            gt, glink = (et, etp_link) if o.routed else (t, tp_link)
+            if gt > 1:
                 if sp:
-                    out.append(_coll("reduce_scatter", o.name, "tp", t, size, runs, tp_link,
+                    out.append(_coll("reduce_scatter", o.name, "tp", gt, size, runs, glink,
                                      Text(N_("sequence parallel"))))
-                    out.append(_coll("all_gather", o.name, "tp", t, size, runs, tp_link,
+                    out.append(_coll("all_gather", o.name, "tp", gt, size, runs, glink,
                                      Text(N_("sequence parallel: gathers the next block's input"))))
                 else:
-                    out.append(_coll("all_reduce", o.name, "tp", t, size, runs, tp_link,
+                    out.append(_coll("all_reduce", o.name, "tp", gt, size, runs, glink,
                                      Text(N_("row-parallel output (Megatron g)"))))
             if o.routed and e > 1:
-                a2a = o.m / e / t * k * o.n * a
+                a2a = o.m / ea / t * k * o.n * a  # each rank sends its own (sequence-parallel) share of the tokens
                 out.append(_coll("all_to_all", o.name, "ep", e, a2a, 2 * runs, ep_link,
                                  Text(N_("dispatch + combine: {k} copies of each token"), k=k)))
         elif o.shard == "vocab" and t > 1:
             if not o.is_gemm:
-                out.append(_coll("reduce_scatter" if sp else "all_reduce", o.name, "tp", t, o.m * o.n * a / e,
+                out.append(_coll("reduce_scatter" if sp else "all_reduce", o.name, "tp", t, o.m * o.n * a / ea,
                                  o.count, tp_link, Text(N_("vocabulary-parallel embedding output"))))
             elif training:
-                out.append(_coll("all_reduce", o.name, "tp", t, o.m / (e * par.cp) * 4, 3 * o.count, tp_link,
+                out.append(_coll("all_reduce", o.name, "tp", t, o.m / (ea * par.cp) * 4, 3 * o.count, tp_link,
                                  Text(N_("vocabulary-parallel cross-entropy: max, predicted logit, sum of exp "
                                          "([tokens] fp32)"))))
             else:
-                out.append(_coll("all_gather", o.name, "tp", t, o.m * o.n * a / e, o.count, tp_link,
+                out.append(_coll("all_gather", o.name, "tp", t, o.m * o.n * a / ea, o.count, tp_link,
                                  Text(N_("the logits of every computed position, gathered"))))
     return [c for c in out if c is not None]
 
@@ -393,7 +444,7 @@ def pipeline_send(cfg: ModelConfig, tokens: float, steps: int, wl: Workload, par
     """The activations one stage sends the next: tokens × hidden per step (÷ t with sequence parallelism)."""
     if par.pp == 1:
         return None
-    size = tokens / (par.ep * par.cp) * cfg.hidden * get_dtype(wl.act_dtype).bytes
+    size = tokens / (par.attn_ep * par.cp) * cfg.hidden * get_dtype(wl.act_dtype).bytes
     if par.sequence_parallel and par.tp > 1:
         size /= par.tp
     return _coll("send_recv", "stage boundary", "pp", 2, size, steps * count_per_step, par.link("pp", hw),

@@ -20,6 +20,10 @@ Training
     precision (bf16, or fp8 for the GEMMs' inputs), fused causal attention (every such framework).
   * ``micro_batch`` is a source's micro-batch per GPU (Megatron's MBS); a model replica here spans
     the EP ranks, which each take their own sequences, so one replica micro-batch is MBS × ep.
+  * ``etp`` (Megatron's ``expert_tensor_parallel_size``), where it differs from tp: the experts fold over the
+    TP and DP ranks (MoE parallel folding); the GPUs are etp × cp × pp × ep × dp (dp: the experts' data
+    replicas), and one replica micro-batch is MBS × the attention's data replicas in an EP group
+    (etp × ep / tp).
   * ``zero``: the stated stage; else ``fsdp`` true → 3; else the framework's default
     (``megatron``: 1, the distributed optimizer NeMo's ``distributed_fused_adam_with_cosine_annealing``
     turns on; ``torchtitan``: 3, FSDP2); else 0.
@@ -87,7 +91,7 @@ METRICS = {
                   "ttft_ms": "ms", "tpot_ms": "ms"},
 }
 SETUP_KEYS = {
-    "training": {"tp", "pp", "vp", "cp", "dp", "ep", "zero", "fsdp", "precision", "global_batch", "seq_len",
+    "training": {"tp", "pp", "vp", "cp", "dp", "ep", "etp", "zero", "fsdp", "precision", "global_batch", "seq_len",
                  "micro_batch", "recompute", "sequence_parallel", "tp_comm_overlap", "ep_comm_overlap",
                  "framework", "schedule", "tokens", "compile", "mtp", "fp8_recipe",
                  "cross_entropy_fusion_impl", "grad_reduce_dtype", "grad_accumulation_dtype"},
@@ -216,16 +220,17 @@ def load_file(path: str | Path) -> Measurement:
             raise _fail(path, f"setup has no {k!r}")
     if setup["precision"] not in PRECISIONS:
         raise _fail(path, f"setup.precision must be one of {', '.join(PRECISIONS)}, got {setup['precision']!r}")
-    for k in ("tp", "pp", "vp", "cp", "dp", "ep", "global_batch", "seq_len", "micro_batch", "input_len",
+    for k in ("tp", "pp", "vp", "cp", "dp", "ep", "etp", "global_batch", "seq_len", "micro_batch", "input_len",
               "output_len", "concurrency", "num_requests"):
         if k in setup and setup[k] is not None and (isinstance(setup[k], bool) or not isinstance(setup[k], int)
                                                      or setup[k] < 1):
             raise _fail(path, f"setup.{k} must be a whole number ≥ 1, got {setup[k]!r}")
-    split = math.prod(setup.get(k) or 1 for k in ("tp", "cp", "pp", "ep"))
+    first = "etp" if setup.get("etp") else "tp"  # folded: the experts' split sets the count
+    split = math.prod(setup.get(k) or 1 for k in (first, "cp", "pp", "ep"))
     if gpus % split:
-        raise _fail(path, f"tp × cp × pp × ep = {split} does not divide the {gpus} GPUs")
+        raise _fail(path, f"{first} × cp × pp × ep = {split} does not divide the {gpus} GPUs")
     if setup.get("dp") and split * setup["dp"] != gpus:
-        raise _fail(path, f"tp × cp × pp × ep × dp = {split * setup['dp']}, not the {gpus} GPUs")
+        raise _fail(path, f"{first} × cp × pp × ep × dp = {split * setup['dp']}, not the {gpus} GPUs")
     if kind == "inference":
         if setup["engine"] not in ("vllm", "trtllm"):
             raise _fail(path, f"setup.engine must be vllm or trtllm, got {setup['engine']!r}")
@@ -316,10 +321,11 @@ def mapping(m: Measurement) -> Mapping:
     s, hw = m.setup, m.hardware
     cfg = _model(m)
     tp, pp, cp, ep = (s.get(k) or 1 for k in ("tp", "pp", "cp", "ep"))
-    dp = s.get("dp") or hw["gpus"] // (tp * cp * pp * ep)
+    etp = s.get("etp") or 0
+    dp = s.get("dp") or hw["gpus"] // ((etp or tp) * cp * pp * ep)
     derived: list[str] = []
     if not s.get("dp"):
-        derived.append(f"dp = {hw['gpus']} GPUs / (tp·cp·pp·ep) = {dp}")
+        derived.append(f"dp = {hw['gpus']} GPUs / ({'etp' if etp else 'tp'}·cp·pp·ep) = {dp}")
     prec = s["precision"]
     gpn = hw.get("gpus_per_node", 0)
     if m.kind == "training":
@@ -331,7 +337,7 @@ def mapping(m: Measurement) -> Mapping:
                 derived.append("sequence parallelism with TP (not stated: it moves the all-reduces' bytes and holds less)")
         par = Parallel(tp=tp, pp=pp, ep=ep, dp=dp, cp=cp, virtual_stages=s.get("vp") or 1, gpus_per_node=gpn,
                        sequence_parallel=bool(sp), tp_comm_overlap=bool(s.get("tp_comm_overlap")),
-                       ep_comm_overlap=bool(s.get("ep_comm_overlap")))
+                       ep_comm_overlap=bool(s.get("ep_comm_overlap")), etp=etp)
         wl = Workload(batch=s["global_batch"], seq_len=s["seq_len"], weight_dtype="bf16", act_dtype=prec,
                       kv_dtype="bf16", attention="fused", causal=True, lm_head="all")
         zero = s.get("zero")
@@ -353,7 +359,7 @@ def mapping(m: Measurement) -> Mapping:
         if accum not in (None, "fp32"):
             raise InputError(N_("grad_accumulation_dtype can only be fp32, got {dtype!r}"), dtype=accum)
         return Mapping(cfg, wl, par, hw["gpu"], tuple(derived),
-                       training={"micro_batch": mb * ep, "zero": zero, "recompute": s.get("recompute"),
+                       training={"micro_batch": mb * par.attn_ep, "zero": zero, "recompute": s.get("recompute"),
                                  "eager": s.get("compile") is False, "mtp": bool(s.get("mtp")),
                                  "fp8_recipe": s.get("fp8_recipe") or "delayed",
                                  "loss": loss, "grad_reduce": grad_reduce,
@@ -438,7 +444,8 @@ def estimate(m: Measurement, efficiency=None) -> Row:
             value = {"tokens_per_s_per_gpu": tr.tokens_per_s / tr.gpus,
                      "model_tflops_per_gpu": tr.model_flops_per_gpu_s / 1e12,
                      "gpu_hours_per_trillion_tokens": 1e12 / tr.tokens_per_s * tr.gpus / 3600}[m.metric]
-            words = (f"TP{par.tp} CP{par.cp} PP{par.pp}" + (f" VP{par.virtual_stages}" if par.virtual_stages > 1 else "")
+            words = (f"TP{par.tp}" + (f" ETP{par.etp}" if par.folded else "") + f" CP{par.cp} PP{par.pp}"
+                     + (f" VP{par.virtual_stages}" if par.virtual_stages > 1 else "")
                      + f" EP{par.ep} DP{par.dp}, {mp.workload.batch}×{mp.workload.seq_len}, mb {mp.training['micro_batch']},"
                      f" ZeRO {mp.training['zero']}, recompute {rc}, {mp.workload.act_dtype}"
                      + (", SP" if par.sequence_parallel else "") + (", eager" if mp.training.get("eager") else ""))

@@ -415,7 +415,7 @@ def kv_pool(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, engine:
     per_token = kv_per_gpu(cfg, one, hw, replace(par, dp=1, ep=1)) / final
     block_bytes = per_token * engine.block_size
     per_gpu_blocks = int(free // block_bytes) if block_bytes > 0 else 0
-    return KvPool(per_gpu_blocks * par.ep, engine.block_size, block_bytes, free, weights, act, workspace, cap)
+    return KvPool(per_gpu_blocks * par.attn_ep, engine.block_size, block_bytes, free, weights, act, workspace, cap)
 
 
 # ----- the simulation -----------------------------------------------------------------------------
@@ -743,7 +743,7 @@ class Server:
 
     def _memory(self, blocks: int) -> float:
         p = self.pool
-        return p.weights_bytes + p.activation_bytes + p.workspace_bytes + blocks / self.par.ep * p.block_bytes
+        return p.weights_bytes + p.activation_bytes + p.workspace_bytes + blocks / self.par.attn_ep * p.block_bytes
 
     def point(self, concurrency: int, requests: int | None = None) -> ServingPoint:
         """Fixed concurrency: ``concurrency`` clients in a closed loop over ``requests`` requests (default

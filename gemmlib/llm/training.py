@@ -237,7 +237,7 @@ def _backward_collectives(fwd: list[Collective], cfg: ModelConfig, wl: Workload,
         for o in ops:
             if o.is_gemm and o.shard == "vocab":
                 op = "reduce_scatter" if par.sequence_parallel else "all_reduce"
-                c = _coll(op, o.name, "tp", par.tp, o.m * o.k * a / (par.ep * par.cp), o.count, par.link("tp", hw),
+                c = _coll(op, o.name, "tp", par.tp, o.m * o.k * a / (par.attn_ep * par.cp), o.count, par.link("tp", hw),
                           Text(N_("backward: the LM head's input gradient (f)")))
                 if c is not None:
                     out.append(c)
@@ -263,7 +263,7 @@ def _context_collectives(ops: list[Op], cfg: ModelConfig, wl: Workload, par: Par
         # the forward reads K (scores) and V (values) once per sequence: the whole sequence's K/V, per layer
         kv = (o.kv_bytes + (v.kv_bytes if v is not None else 0.0)) / get_dtype(wl.kv_dtype).bytes * a
         layers = max(1, round(o.count / (wl.batch * cfg.heads) * f)) if o.count else 0
-        per_layer = kv * f / max(layers, 1) / heads_split / par.ep
+        per_layer = kv * f / max(layers, 1) / heads_split / par.attn_ep
         link = par.link("cp", hw)
         for op, cnt, note in (("all_gather", layers, N_("ring attention: K/V chunks around the context-parallel ring")),
                               ("all_gather", layers, N_("backward: K/V chunks around the ring again")),
@@ -279,7 +279,7 @@ def _cross_entropy(cfg: ModelConfig, wl: Workload, par: Parallel) -> Op:
     (Megatron's / Transformer Engine's) reads the logits once and writes their gradient once. The op is
     charged a third of that in the forward pass, as the backward of every op is charged twice its forward."""
     a = get_dtype(wl.act_dtype).bytes
-    tokens = wl.batch * wl.seq_len / (par.ep * par.cp)
+    tokens = wl.batch * wl.seq_len / (par.attn_ep * par.cp)
     elements = tokens * cfg.vocab / par.tp
     return Op("cross_entropy", "prefill", int(tokens), cfg.vocab // par.tp, 0, 1, int(5 * elements), 0.0,
               2 * elements * a / 3, 0.0, Text(N_("the loss: softmax cross-entropy over the logits (fused), read once, "
@@ -296,7 +296,7 @@ def _expert_sort(cfg: ModelConfig, wl: Workload, par: Parallel, stage_layers: in
     a = get_dtype(wl.act_dtype).bytes
     k = cfg.experts if cfg.experts_compute == "all" else cfg.experts_per_token
     moe_layers = sum(1 for kind in cfg.mlp_kinds if kind == "M") * stage_layers / cfg.layers
-    copies = wl.batch * wl.seq_len / (par.ep * par.cp) * k / par.tp  # routed token copies on this rank
+    copies = wl.batch * wl.seq_len / (par.attn_ep * par.cp) * k / par.tp  # routed token copies this rank sends
     return Op("moe_sort", "prefill", int(copies), cfg.hidden, 0, max(1, round(2 * moe_layers)), 0,
               0.0, 2 * 2 * copies * cfg.hidden * a * moe_layers, 0.0,
               Text(N_("expert parallelism: the received tokens sorted by local expert, and back")), kind="other")
@@ -370,7 +370,7 @@ def _mtp_ops(cfg: ModelConfig, wl: Workload, par: Parallel, raw: list[Op], local
         out += [loss] * cfg.mtp_layers
     a = get_dtype(wl.act_dtype).bytes
     w = get_dtype(wl.weight_dtype).bytes
-    rows = int(wl.batch * wl.seq_len / (par.ep * par.cp))
+    rows = int(wl.batch * wl.seq_len / (par.attn_ep * par.cp))
     d = cfg.hidden
     for _ in range(cfg.mtp_layers):
         out.append(Op("mtp_proj", "prefill", rows, d, 2 * d, 1, 2 * rows * d * 2 * d, 2 * d * d * w,
@@ -401,10 +401,10 @@ def _grad_accumulation(params: float, microbatches: int) -> Op | None:
 
 def _optimizer_step(dense: float, expert: float, par: Parallel, zero: int) -> Op | None:
     """One GPU's optimizer step, memory-bound, once per step: AdamW over the parameters it updates — with ZeRO ≥ 1
-    its 1 / ranks share of them (the dense ones over DP × CP × EP, the routed experts over DP × CP), without ZeRO
-    every parameter it holds."""
+    its 1 / ranks share of them (the dense ones over DP × CP × EP — folded, over the attention's data replicas —, the
+    routed experts over DP × CP), without ZeRO every parameter it holds."""
     if zero >= 1:
-        n = dense / (par.dp * par.cp * par.ep) + expert / (par.dp * par.cp)
+        n = dense / (par.dp * par.cp * par.attn_ep) + expert / (par.dp * par.cp)
     else:
         n = dense + expert
     if n <= 0:
@@ -543,7 +543,14 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
     if hw.peak(dtype) is None:
         raise hw.missing_peak_error(dtype)
     b = tr.micro_batch
-    if par.ep > 1 and b % par.ep:
+    if par.folded and par.tp > 1 and not par.sequence_parallel:
+        raise InputError(N_("--etp with --tp {tp} needs --sequence-parallel in training, as Megatron requires of expert "
+                            "and tensor parallelism together"), tp=par.tp)
+    if par.folded and par.attn_ep > 1 and b % par.attn_ep:
+        raise InputError(N_("--micro-batch {b} must be a multiple of {n}, the attention's data replicas in one "
+                            "expert-parallel group (--etp × --ep / --tp): each takes its own sequences"),
+                         b=b, n=par.attn_ep)
+    if not par.folded and par.ep > 1 and b % par.ep:
         raise InputError(N_("--micro-batch {b} must be a multiple of --ep {ep}: each expert-parallel rank takes its "
                             "own sequences"), b=b, ep=par.ep)
     if wl.batch % (par.dp * b):
@@ -646,8 +653,9 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
     params = weights_per_gpu(cfg, step, hw, par)[stage] / wb
     expert = expert_weights_per_gpu(cfg, step, hw, par) / wb
     dp_c: list[Collective] = []
-    for n_params, ranks, stride, experts in ((params - expert, par.dp * par.cp * par.ep, par.tp, False),
-                                             (expert, par.dp * par.cp, par.tp * (par.ep if par.cp == 1 else 1), True)):
+    expert_stride = par.expert_tp * par.ep if par.folded else par.tp * (par.ep if par.cp == 1 else 1)
+    for n_params, ranks, stride, experts in ((params - expert, par.dp * par.cp * par.attn_ep, par.tp, False),
+                                             (expert, par.dp * par.cp, expert_stride, True)):
         if ranks <= 1 or n_params <= 0:
             continue
         link = par.link_span(ranks, stride, hw)

@@ -189,6 +189,7 @@ def test_each_anchor_is_derived_from_its_own_facts():
         mp = P.mapping(m)
         s, par = m.setup, mp.parallel
         assert (par.tp, par.pp, par.ep, par.cp) == tuple(s.get(k) or 1 for k in ("tp", "pp", "ep", "cp")), m.id
+        assert par.expert_tp == (s.get("etp") or s.get("tp") or 1), m.id
         assert par.gpus == m.hardware["gpus"], m.id
         assert par.tp_comm_overlap == bool(s.get("tp_comm_overlap")), m.id
         assert par.ep_comm_overlap == bool(s.get("ep_comm_overlap")), m.id
@@ -196,7 +197,10 @@ def test_each_anchor_is_derived_from_its_own_facts():
             assert par.virtual_stages == (s.get("vp") or 1), m.id
             assert (mp.workload.batch, mp.workload.seq_len) == (s["global_batch"], s["seq_len"]), m.id
             assert mp.workload.act_dtype == s["precision"], m.id
-            assert mp.training["micro_batch"] == (s.get("micro_batch") or 1) * (s.get("ep") or 1), m.id
+            # a replica's micro-batch: the per-GPU MBS on each of the attention's data replicas in one EP group
+            # (ep of them; folded, etp × ep / tp)
+            replicas = (s.get("etp") or s.get("tp") or 1) * (s.get("ep") or 1) // (s.get("tp") or 1)
+            assert mp.training["micro_batch"] == (s.get("micro_batch") or 1) * replicas, m.id
             assert mp.training["recompute"] == s.get("recompute"), m.id
         else:
             sv = mp.serving
