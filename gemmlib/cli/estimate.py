@@ -484,6 +484,9 @@ def add_scaleout_arguments(p: argparse.ArgumentParser) -> None:
                    help="training: Transformer Engine's TP communication overlapped with the GEMMs beside it")
     g.add_argument("--ep-comm-overlap", action="store_true",
                    help="training: the EP all-to-alls overlapped with another micro-batch's compute (DualPipe)")
+    g.add_argument("--ep-fp8-dispatch", action="store_true",
+                   help="an 8-bit run's EP dispatch sends the tokens in fp8 (DeepSeek-V3); default 16-bit, as "
+                        "Megatron's all-to-all dispatcher does (the combine is 16-bit either way)")
     g.add_argument("--sequence-parallel", action="store_true",
                    help="Megatron sequence parallelism: norms split by sequence; all-reduce -> reduce-scatter + "
                         "all-gather")
@@ -611,7 +614,8 @@ def parallel_from_args(args: argparse.Namespace) -> tuple[Parallel, int | None]:
                    sequence_parallel=bool(args.sequence_parallel), virtual_stages=vs or 1,
                    tp_comm_overlap=bool(getattr(args, "tp_comm_overlap", False)),
                    ep_comm_overlap=bool(getattr(args, "ep_comm_overlap", False)),
-                   etp=getattr(args, "etp", None) or 0)
+                   etp=getattr(args, "etp", None) or 0,
+                   ep_fp8_dispatch=bool(getattr(args, "ep_fp8_dispatch", False)))
     if not args.train and (par.cp > 1 or par.virtual_stages > 1 or par.tp_comm_overlap or par.ep_comm_overlap):
         flag = next(f for f, on in (("--cp", par.cp > 1), ("--virtual-stages", par.virtual_stages > 1),
                                     ("--tp-comm-overlap", par.tp_comm_overlap),

@@ -96,7 +96,9 @@ class Parallel:
     pipeline stages per GPU (interleaved 1F1B) and the named overlap techniques: ``tp_comm_overlap``
     (Transformer Engine's TP communication overlapped with the GEMMs beside it, Megatron's
     ``--tp-comm-overlap``) and ``ep_comm_overlap`` (the EP all-to-alls overlapped with another
-    micro-batch's compute: DeepSeek-V3's DualPipe, Megatron's ``--overlap-moe-expert-parallel-comm``).
+    micro-batch's compute: DeepSeek-V3's DualPipe, Megatron's ``--overlap-moe-expert-parallel-comm``);
+    ``etp``, the experts' own tensor-parallel size (Megatron's MoE parallel folding; 0: ``tp``); ``ep_fp8_dispatch``, an
+    8-bit run's EP dispatch sent in 8 bits (DeepSeek-V3) instead of 16 (:func:`wire_bytes`).
 
     ``overlap`` is the best case: every collective hidden behind compute. Without it inference
     charges every collective; training hides each collective behind the compute it can hide behind
@@ -115,6 +117,7 @@ class Parallel:
     tp_comm_overlap: bool = False
     ep_comm_overlap: bool = False
     etp: int = 0  # expert tensor parallel (0: the same as tp, no folding)
+    ep_fp8_dispatch: bool = False  # an 8-bit run dispatches its tokens in 8 bits (DeepSeek-V3), not 16 (Megatron)
 
     def __post_init__(self) -> None:
         for f in GROUPS:
@@ -125,7 +128,7 @@ class Parallel:
         object.__setattr__(self, "gpus_per_node", _size("--gpus-per-node", self.gpus_per_node, 0))
         object.__setattr__(self, "microbatches", _size("micro-batches", self.microbatches, 0))
         object.__setattr__(self, "virtual_stages", _size("--virtual-stages", self.virtual_stages))
-        for f in ("overlap", "sequence_parallel", "tp_comm_overlap", "ep_comm_overlap"):
+        for f in ("overlap", "sequence_parallel", "tp_comm_overlap", "ep_comm_overlap", "ep_fp8_dispatch"):
             if not isinstance(getattr(self, f), bool):
                 raise InputError(N_("{field} must be true or false, got {value!r}"),
                                  field=f, value=getattr(self, f))
@@ -387,6 +390,18 @@ def _coll(op: str, after: str, group: str, ranks: int, size: float, count: float
                       one * count, note)
 
 
+def wire_bytes(wl: Workload) -> tuple[float, float]:
+    """Bytes per element on the wire: (what is reduced, sent between stages or through the all-to-alls; what is
+    all-gathered as a GEMM's input). In an 8-bit run only the GEMMs' inputs are 8-bit: their outputs and every
+    gradient are 16-bit (cuBLASLt's FP8 GEMMs write bf16/fp16; Transformer Engine's recipes), so the TP reductions,
+    the pipeline's activations and Megatron's all-to-alls carry 16 bits (Megatron Core's ``moe_dispatch_fwd_dtype``:
+    "Defaults to 'bf16' (no quantization on the wire)"; TensorRT-LLM's all-reduce runs on the GEMMs' 16-bit
+    outputs), while Transformer Engine all-gathers a sequence-parallel GEMM input already cast to 8 bits (its
+    quantized all-gather). 16-bit and wider runs send their own dtype everywhere."""
+    act = get_dtype(wl.act_dtype).bytes
+    return max(act, 2.0), act
+
+
 def forward_collectives(ops: list[Op] | tuple[Op, ...], cfg: ModelConfig, wl: Workload, par: Parallel,
                         hw: Hardware, *, training: bool = False, stage_layers: int | None = None) -> list[Collective]:
     """The collectives one GPU runs in a forward pass over ``ops`` (whole-replica ops, before
@@ -394,7 +409,13 @@ def forward_collectives(ops: list[Op] | tuple[Op, ...], cfg: ModelConfig, wl: Wo
     all-gather with sequence parallelism), the embedding in an all-reduce, the LM head in an
     all-gather of the logits (inference) or the vocabulary-parallel cross-entropy's three [tokens]
     fp32 all-reduces (training); routed row ops add the EP dispatch and combine all-to-alls."""
-    a = get_dtype(wl.act_dtype).bytes / par.cp  # a context-parallel rank holds 1/c of the tokens
+    wide, gathered = wire_bytes(wl)
+    a = wide / par.cp  # a context-parallel rank holds 1/c of the tokens
+    g = gathered / par.cp
+    # dispatch + combine: the combine sends the experts' 16-bit outputs; the dispatch the tokens, in 8 bits where a
+    # system quantizes them first (DeepSeek-V3 §3.3.3: "quantize the activation before MoE up-projections into FP8 and
+    # then apply dispatch components"; its combine stays BF16)
+    a2a_bytes = ((gathered if par.ep_fp8_dispatch else wide) + wide) / 2 / par.cp
     t, e, ea, et = par.tp, par.ep, par.attn_ep, par.expert_tp  # without folding ea = e and et = t
     sp = par.sequence_parallel and t > 1
     f_layers = (stage_layers if stage_layers is not None else layers_per_stage(cfg, par)) / cfg.layers
@@ -416,13 +437,13 @@ def forward_collectives(ops: list[Op] | tuple[Op, ...], cfg: ModelConfig, wl: Wo
                 if sp:
                     out.append(_coll("reduce_scatter", o.name, "tp", gt, size, runs, glink,
                                      Text(N_("sequence parallel"))))
-                    out.append(_coll("all_gather", o.name, "tp", gt, size, runs, glink,
+                    out.append(_coll("all_gather", o.name, "tp", gt, size * g / a, runs, glink,
                                      Text(N_("sequence parallel: gathers the next block's input"))))
                 else:
                     out.append(_coll("all_reduce", o.name, "tp", gt, size, runs, glink,
                                      Text(N_("row-parallel output (Megatron g)"))))
             if o.routed and e > 1:
-                a2a = o.m / ea / t * k * o.n * a  # each rank sends its own (sequence-parallel) share of the tokens
+                a2a = o.m / ea / t * k * o.n * a2a_bytes  # each rank sends its own (sequence-parallel) share
                 out.append(_coll("all_to_all", o.name, "ep", e, a2a, 2 * runs, ep_link,
                                  Text(N_("dispatch + combine: {k} copies of each token"), k=k)))
         elif o.shard == "vocab" and t > 1:
@@ -444,7 +465,7 @@ def pipeline_send(cfg: ModelConfig, tokens: float, steps: int, wl: Workload, par
     """The activations one stage sends the next: tokens × hidden per step (÷ t with sequence parallelism)."""
     if par.pp == 1:
         return None
-    size = tokens / (par.attn_ep * par.cp) * cfg.hidden * get_dtype(wl.act_dtype).bytes
+    size = tokens / (par.attn_ep * par.cp) * cfg.hidden * wire_bytes(wl)[0]
     if par.sequence_parallel and par.tp > 1:
         size /= par.tp
     return _coll("send_recv", "stage boundary", "pp", 2, size, steps * count_per_step, par.link("pp", hw),

@@ -20,6 +20,9 @@ Training
     precision (bf16, or fp8 for the GEMMs' inputs), fused causal attention (every such framework).
   * ``micro_batch`` is a source's micro-batch per GPU (Megatron's MBS); a model replica here spans
     the EP ranks, which each take their own sequences, so one replica micro-batch is MBS × ep.
+  * ``ep_dispatch_dtype`` (bf16 | fp8): the wire dtype of an 8-bit run's EP dispatch; unstated, bf16 (Megatron Core's
+    default: "no quantization on the wire"); every other collective carries what
+    :func:`gemmlib.llm.parallel.wire_bytes` says.
   * ``etp`` (Megatron's ``expert_tensor_parallel_size``), where it differs from tp: the experts fold over the
     TP and DP ranks (MoE parallel folding); the GPUs are etp × cp × pp × ep × dp (dp: the experts' data
     replicas), and one replica micro-batch is MBS × the attention's data replicas in an EP group
@@ -93,6 +96,7 @@ METRICS = {
 SETUP_KEYS = {
     "training": {"tp", "pp", "vp", "cp", "dp", "ep", "etp", "zero", "fsdp", "precision", "global_batch", "seq_len",
                  "micro_batch", "recompute", "sequence_parallel", "tp_comm_overlap", "ep_comm_overlap",
+                 "ep_dispatch_dtype",
                  "framework", "schedule", "tokens", "compile", "mtp", "fp8_recipe",
                  "cross_entropy_fusion_impl", "grad_reduce_dtype", "grad_accumulation_dtype"},
     "inference": {"tp", "pp", "ep", "dp", "precision", "kv_dtype", "input_len", "output_len", "concurrency",
@@ -316,6 +320,15 @@ def _loss(framework: str, s: dict, derived: list[str]) -> str:
     return MEGATRON_LOSS[impl]
 
 
+def _dispatch_fp8(s: dict) -> bool:
+    """``ep_dispatch_dtype``: the dtype an 8-bit run's EP dispatch sends its tokens in, as the source states
+    (DeepSeek-V3: fp8); unstated, Megatron's default, bf16."""
+    d = s.get("ep_dispatch_dtype", "bf16")
+    if d not in ("bf16", "fp8"):
+        raise InputError(N_("ep_dispatch_dtype must be bf16 or fp8, got {dtype!r}"), dtype=d)
+    return d == "fp8"
+
+
 def mapping(m: Measurement) -> Mapping:
     """The estimator's inputs from the facts of ``m``'s set-up (see the module docstring)."""
     s, hw = m.setup, m.hardware
@@ -337,7 +350,8 @@ def mapping(m: Measurement) -> Mapping:
                 derived.append("sequence parallelism with TP (not stated: it moves the all-reduces' bytes and holds less)")
         par = Parallel(tp=tp, pp=pp, ep=ep, dp=dp, cp=cp, virtual_stages=s.get("vp") or 1, gpus_per_node=gpn,
                        sequence_parallel=bool(sp), tp_comm_overlap=bool(s.get("tp_comm_overlap")),
-                       ep_comm_overlap=bool(s.get("ep_comm_overlap")), etp=etp)
+                       ep_comm_overlap=bool(s.get("ep_comm_overlap")), etp=etp,
+                       ep_fp8_dispatch=_dispatch_fp8(s))
         wl = Workload(batch=s["global_batch"], seq_len=s["seq_len"], weight_dtype="bf16", act_dtype=prec,
                       kv_dtype="bf16", attention="fused", causal=True, lm_head="all")
         zero = s.get("zero")

@@ -66,6 +66,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field, replace
 
+from gemmlib.core.comm import collective_time
 from gemmlib.core.dtypes import get_dtype
 from gemmlib.core.errors import InputError
 from gemmlib.core.hardware import Hardware
@@ -92,6 +93,7 @@ from gemmlib.llm.parallel import (
     layers_per_stage,
     per_gpu_op,
     pipeline_send,
+    wire_bytes,
 )
 from gemmlib.llm.quant import WEIGHT_FORMATS
 
@@ -218,7 +220,14 @@ def step_flops(cfg: ModelConfig, wl: Workload, recompute: str = "none") -> dict[
 
 def _backward_collectives(fwd: list[Collective], cfg: ModelConfig, wl: Workload, par: Parallel, ops: list[Op],
                           hw: Hardware) -> list[Collective]:
-    """Collectives of the backward pass that mirror the forward ones (see the module docstring)."""
+    """Collectives of the backward pass that mirror the forward ones (see the module docstring). The gradients are
+    16-bit in an 8-bit run too (:func:`gemmlib.llm.parallel.wire_bytes`): a reduce-scatter's mirror all-gathers the
+    output gradient cast to 8 bits (as Transformer Engine quantizes it for the data-gradient GEMM) and an all-gather's
+    mirror reduce-scatters the 16-bit input gradient. The all-to-alls carry what they carried forward: 16 bits, or
+    with an 8-bit dispatch the gradient sent to the experts in 8 bits and the one sent back in 16 (DeepSeek-V3
+    §3.3.3: the activation gradient before the down-projection quantized as the dispatch's input is, "both the
+    forward and backward combine components" in BF16)."""
+    wide, gathered = wire_bytes(wl)
     out = []
     for c in fwd:
         if c.group == "ep":
@@ -228,12 +237,14 @@ def _backward_collectives(fwd: list[Collective], cfg: ModelConfig, wl: Workload,
                 out.append(replace(c, note=Text(N_("backward: the input gradient of the matching column-parallel "
                                                     "block (f)"))))
             elif c.op == "reduce_scatter":
-                out.append(replace(c, op="all_gather", note=Text(N_("backward of the reduce-scatter"))))
+                out.append(_resized(replace(c, op="all_gather"), c.size_bytes * gathered / wide,
+                                    Text(N_("backward of the reduce-scatter"))))
             elif c.op == "all_gather":
-                out.append(replace(c, op="reduce_scatter", note=Text(N_("backward of the all-gather"))))
+                out.append(_resized(replace(c, op="reduce_scatter"), c.size_bytes * wide / gathered,
+                                    Text(N_("backward of the all-gather"))))
                 out.append(replace(c, note=Text(N_("sequence parallel: input re-gathered for the weight gradient"))))
     if par.tp > 1:
-        a = get_dtype(wl.act_dtype).bytes
+        a = wide
         for o in ops:
             if o.is_gemm and o.shard == "vocab":
                 op = "reduce_scatter" if par.sequence_parallel else "all_reduce"
@@ -244,6 +255,12 @@ def _backward_collectives(fwd: list[Collective], cfg: ModelConfig, wl: Workload,
     return out
 
 
+def _resized(c: Collective, size: float, note) -> Collective:
+    """``c`` carrying ``size`` bytes a call, timed again on its own link (nccl-tests' formula)."""
+    one = collective_time(c.op, size, c.ranks, c.busbw, c.latency_s)
+    return replace(c, size_bytes=float(size), time_s=one * c.count, note=note)
+
+
 def _context_collectives(ops: list[Op], cfg: ModelConfig, wl: Workload, par: Parallel, hw: Hardware,
                          stage_layers: int) -> list[Collective]:
     """Context parallelism's ring attention (Megatron / Transformer Engine): each rank's K and V chunk
@@ -252,7 +269,7 @@ def _context_collectives(ops: list[Op], cfg: ModelConfig, wl: Workload, par: Par
     c = par.cp
     if c == 1:
         return []
-    a = get_dtype(wl.act_dtype).bytes
+    a = wire_bytes(wl)[0]  # K and V as attention reads them: 16-bit in an 8-bit run too
     heads_split = par.tp if cfg.is_mla else kv_split(cfg, par.tp)
     f = stage_layers / cfg.layers
     out = []
