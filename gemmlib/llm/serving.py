@@ -412,7 +412,7 @@ def kv_pool(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, engine:
     final = input_len + output_len
     one = replace(wl, batch=1, seq_len=final, new_tokens=0, decode_only=False)
     # per token of one sequence on the GPU that holds it (EP ranks hold their own sequences; layers of the stage)
-    per_token = kv_per_gpu(cfg, one, hw, replace(par, dp=1, ep=1)) / final
+    per_token = kv_per_gpu(cfg, one, hw, replace(par, dp=1, ep=1, etp=0)) / final  # (etp=0: unfolded, as ep = 1)
     block_bytes = per_token * engine.block_size
     per_gpu_blocks = int(free // block_bytes) if block_bytes > 0 else 0
     return KvPool(per_gpu_blocks * par.attn_ep, engine.block_size, block_bytes, free, weights, act, workspace, cap)

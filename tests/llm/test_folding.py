@@ -119,3 +119,22 @@ def test_the_cli_takes_a_megatron_folded_layout(capsys):
     assert main(base + ["--etp", "1", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["parallel"]["etp"] == 1 and d["parallel"]["tp"] == 2 and d["parallel"]["ep"] == 32
+
+
+def test_a_folded_serving_layout_holds_kv_per_attention_replica(capsys):
+    """vLLM-style expert parallelism for DeepSeek-V3 on two nodes: attention TP 8 on each, the experts over all 16
+    GPUs (expert TP 1). Each attention replica holds its own sequences' KV, so the pool is per-GPU blocks × 2."""
+    from gemmlib.llm.serving import Engine, kv_pool
+
+    ds = from_name("deepseek-v3")
+    par = Parallel(tp=8, etp=1, ep=16)
+    assert par.gpus == 16 and par.attn_ep == 2
+    wl = Workload(batch=64, seq_len=1024, new_tokens=256, act_dtype="bf16", weight_dtype="fp8", kv_dtype="bf16",
+                  attention="fused", causal=True, lm_head="last")
+    pool = kv_pool(ds, wl, H100, par, Engine("vllm").resolved(H100), input_len=1024, output_len=256)
+    per_gpu = int(pool.free_bytes // pool.block_bytes)
+    assert per_gpu > 0 and pool.blocks == 2 * per_gpu
+    argv = ["estimate", "--preset", "deepseek-v3", "--gpus", "16", "--tp", "8", "--etp", "1", "--ep", "16",
+            "--batch", "64", "--seq-len", "1024", "--new-tokens", "256", "--serve"]
+    assert main(argv) == 0
+    assert "(folded: attention TP 8 x 2 data replicas)" in capsys.readouterr().out
