@@ -294,8 +294,9 @@ def _context_collectives(ops: list[Op], cfg: ModelConfig, wl: Workload, par: Par
 def _cross_entropy(cfg: ModelConfig, wl: Workload, par: Parallel) -> Op:
     """One GPU's softmax cross-entropy over its logits (vocabulary-parallel, the last stage): a fused kernel
     (Megatron's / Transformer Engine's) reads the logits once and writes their gradient once. The op is
-    charged a third of that in the forward pass, as the backward of every op is charged twice its forward."""
-    a = get_dtype(wl.act_dtype).bytes
+    charged a third of that in the forward pass, as the backward of every op is charged twice its forward. The logits
+    are the LM head's output: 16-bit in an 8-bit run too (:func:`gemmlib.llm.parallel.wire_bytes`)."""
+    a = wire_bytes(wl)[0]
     tokens = wl.batch * wl.seq_len / (par.attn_ep * par.cp)
     elements = tokens * cfg.vocab / par.tp
     return Op("cross_entropy", "prefill", int(tokens), cfg.vocab // par.tp, 0, 1, int(5 * elements), 0.0,
@@ -310,7 +311,7 @@ def _expert_sort(cfg: ModelConfig, wl: Workload, par: Parallel, stage_layers: in
     routed token copy — on top of the permute and unpermute the accounting's ``moe_routing`` counts."""
     if not cfg.is_moe or par.ep == 1 or cfg.experts // par.ep < 2:
         return None
-    a = get_dtype(wl.act_dtype).bytes
+    a = wire_bytes(wl)[0]  # the 16-bit tokens the all-to-all received (Megatron's dispatcher does not quantize them)
     k = cfg.experts if cfg.experts_compute == "all" else cfg.experts_per_token
     moe_layers = sum(1 for kind in cfg.mlp_kinds if kind == "M") * stage_layers / cfg.layers
     copies = wl.batch * wl.seq_len / (par.attn_ep * par.cp) * k / par.tp  # routed token copies this rank sends
@@ -385,7 +386,7 @@ def _mtp_ops(cfg: ModelConfig, wl: Workload, par: Parallel, raw: list[Op], local
     loss = next((x for x in raw[n:] if x.name == "cross_entropy"), None)
     if loss is not None:
         out += [loss] * cfg.mtp_layers
-    a = get_dtype(wl.act_dtype).bytes
+    a = wire_bytes(wl)[0]  # the projection's input and output between kernels: 16-bit in an 8-bit run
     w = get_dtype(wl.weight_dtype).bytes
     rows = int(wl.batch * wl.seq_len / (par.attn_ep * par.cp))
     d = cfg.hidden

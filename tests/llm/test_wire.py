@@ -74,3 +74,17 @@ def test_training_mirrors_carry_the_gradients_as_they_travel():
     assert back_ag.time_s < fwd_rs.time_s  # timed again at its own size
     a2a = [c for c in tr.collectives if c.op == "all_to_all"]
     assert len({c.size_bytes for c in a2a}) == 1
+
+
+def test_an_fp8_runs_loss_sort_and_mtp_move_16_bit_tensors():
+    """The logits (the LM head's output), the tokens the all-to-all received and the MTP projection's activations
+    are 16-bit in an 8-bit run: the same bytes as the bf16 run's."""
+    from gemmlib.llm.training import _cross_entropy, _expert_sort, _mtp_ops
+
+    par = Parallel(ep=4)
+    f8, b16 = _wl("fp8"), _wl("bf16")
+    assert _cross_entropy(LLAMA, f8, par).act_bytes == _cross_entropy(LLAMA, b16, par).act_bytes
+    assert _expert_sort(MIXTRAL, f8, par, 8).act_bytes == _expert_sort(MIXTRAL, b16, par, 8).act_bytes
+    ds = from_name("deepseek-v3")
+    mtp = {w.act_dtype: [o for o in _mtp_ops(ds, w, par, [], [], [], 4) if o.name == "mtp_proj"] for w in (f8, b16)}
+    assert mtp["fp8"] and [o.act_bytes for o in mtp["fp8"]] == [o.act_bytes for o in mtp["bf16"]]
