@@ -126,12 +126,13 @@ with st.sidebar:
     drawn = flag(c[0], "le_flat"), num(c[1], "le_eff", widget="slider", step=0.05)
     flag(st, "le_cmp", on_change=ui.setter(lambda: ss.le_cmp and view.b_copy_of_a(ss)))  # B starts as a copy of A
     st.header(_("Parallelism"))
-    for c, key in zip(st.columns(4), ("le_tp", "le_pp", "le_ep", "le_dp"), strict=True):
+    for c, key in zip(st.columns(5), ("le_tp", "le_pp", "le_ep", "le_dp", "le_etp"), strict=True):
         num(c, key)
     c = st.columns(3)
     drawn = num(c[0], "le_gpn"), flag(c[1], "le_overlap"), flag(c[2], "le_sp")
     st.caption(_("With every size at 1, the GPUs above are tensor parallel; otherwise the GPUs are TP × PP × EP × "
-                 "DP. Megatron's rank order: TP innermost, then EP, DP, PP."))
+                 "DP (with ETP set apart from TP, ETP × PP × EP × DP). Megatron's rank order: TP innermost, then EP, "
+                 "DP, PP."))
     note = view.gpus_note(view.Inputs.from_state(ss), shown)
     if note is not None:  # the GPUs follow the parallel sizes; one click puts their count in the box
         drawn = st.info(note[0]), st.button(_("Set the GPUs to {n}").format(n=note[1]), key="le_gpus_fix",

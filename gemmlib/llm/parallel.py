@@ -276,6 +276,10 @@ class Parallel:
                 link = self.link(g, hw)
                 rows.append({"group": g, "ranks": n, "stride": self.stride(g), "link": link.name,
                              "busbw_bytes_per_s": link.busbw, "latency_s": link.latency_s, "source": link.source})
+        if self.folded and self.etp > 1:  # the experts' own TP group, neighbours as the attention's TP ranks
+            link = self.link("tp", hw, self.etp)
+            rows.insert(1, {"group": "etp", "ranks": self.etp, "stride": 1, "link": link.name,
+                            "busbw_bytes_per_s": link.busbw, "latency_s": link.latency_s, "source": link.source})
         return rows
 
 

@@ -103,7 +103,7 @@ LABELS = {"preset": N_("preset"), "custom": N_("custom"), "config": N_("from the
           "routed": N_("routed"), "engine": N_("engine (what an engine runs)"),
           "transformers": N_("transformers (the reference)")}
 BIASES = {"qkv": "QKV", "o": "O", "mlp": "MLP", "lm_head": "lm_head"}  # ModelConfig.describe()'s biases
-GROUPS = {"tp": "TP", "pp": "PP", "ep": "EP", "dp": "DP"}  # parallel groups, as the sidebar names them
+GROUPS = {"tp": "TP", "pp": "PP", "ep": "EP", "dp": "DP", "etp": "ETP"}  # parallel groups, as the sidebar names them
 MAXI = {"layers": 1000, "hidden": 65536, "heads": 1024, "kv": 1024, "hd": 4096, "ffn": 262144,
         "vocab": 1_000_000, "experts": 1024, "topk": 1024, "batch": 4096, "seq": 1_048_576, "new": 1_048_576,
         "gpus": 4096}  # the largest value each whole-number input takes
@@ -201,6 +201,7 @@ class Inputs(_FromURL):
     pp: int = 1
     ep: int = 1
     dp: int = 1
+    etp: int = 0  # expert tensor parallel; 0: as TP (no folding)
     gpn: int = 0
     overlap: bool = False
     sp: bool = False
@@ -374,6 +375,10 @@ FIELDS: dict[str, Field] = {  # every widget of the page bound to the URL, by ke
     "le_pp": Field(name="PP", help=N_("pipeline stages"), **_range("gpus", 1)),
     "le_ep": Field(name="EP", help=N_("expert parallel (MoE)"), **_range("gpus", 1)),
     "le_dp": Field(name="DP", help=N_("data-parallel replicas"), **_range("gpus", 1)),
+    "le_etp": Field(name="ETP", help=N_("expert tensor parallel: the ranks each routed expert splits across (0 = as "
+                                        "TP). Set apart from TP, EP folds over the TP and DP ranks (Megatron's MoE "
+                                        "parallel folding, vLLM's expert parallelism): the GPUs are ETP × PP × EP × "
+                                        "DP, DP the experts' data replicas"), **_range("gpus")),
     "le_gpn": Field(N_("GPUs per node (0 = catalogue)"), N_("GPUs joined by the fast link in a node (HGX: 8, GB200 "
                                                            "NVL72: 72); groups beyond it use the network"), 0, 1024),
     "le_overlap": Field(N_("overlap (best case)"), N_("communication fully hidden behind compute; off: added")),
@@ -508,8 +513,10 @@ def parallel_sizes(inp: Inputs) -> dict[str, int]:
     """TP, PP, EP, DP as the estimate takes them: the GPUs alone are tensor parallel (as ``--gpus N``); with a
     size above 1 the sizes as given (the GPU count follows them: :func:`gpus_note`)."""
     sizes = {"tp": inp.tp, "pp": inp.pp, "ep": inp.ep, "dp": inp.dp}
-    if all(v == 1 for v in sizes.values()):
+    if all(v == 1 for v in sizes.values()) and not inp.etp:
         sizes["tp"] = inp.gpus
+    if inp.etp:
+        sizes["etp"] = inp.etp
     return sizes
 
 
@@ -521,9 +528,13 @@ def gpus_note(inp: Inputs, gettext: Translate = english) -> tuple[str, int] | No
     """When the parallel sizes multiply to another count than the GPUs input: (what the page uses, in words;
     the count one click puts into the GPUs input). None when they agree."""
     s = parallel_sizes(inp)
-    n = s["tp"] * s["pp"] * s["ep"] * s["dp"]
+    folded = s.get("etp", s["tp"]) != s["tp"]
+    n = (s["etp"] if folded else s["tp"]) * s["pp"] * s["ep"] * s["dp"]
     if n == inp.gpus:
         return None
+    if folded:
+        return gettext("The GPUs follow the parallel sizes: ETP {etp} × PP {pp} × EP {ep} × DP {dp} = **{n:,}** GPUs "
+                       "(the GPUs box says {given:,}).").format(n=n, given=inp.gpus, **s), n
     return gettext("The GPUs follow the parallel sizes: TP {tp} × PP {pp} × EP {ep} × DP {dp} = **{n:,}** GPUs "
                    "(the GPUs box says {given:,}).").format(n=n, given=inp.gpus, **s), n
 
@@ -882,8 +893,11 @@ def _scaleout(est: ScaleOutEstimate, d: dict, gettext: Translate) -> ScaleOut:
                                        "count": gettext("count"), "time_s": gettext("time"),
                                        "exposed_s": gettext("exposed")})
     return ScaleOut(
-        title=gettext("**TP {tp} × PP {pp} × EP {ep} × DP {dp} = {gpus} × {gpu}**; communication {how}").format(
-            tp=par.tp, pp=par.pp, ep=par.ep, dp=par.dp, gpus=est.gpus, gpu=est.hardware.name,
+        title=(gettext("**ETP {etp} × PP {pp} × EP {ep} × DP {dp} = {gpus} × {gpu}** (folded: attention TP {tp} × "
+                       "{replicas} data replicas); communication {how}") if par.folded else
+               gettext("**TP {tp} × PP {pp} × EP {ep} × DP {dp} = {gpus} × {gpu}**; communication {how}")).format(
+            tp=par.tp, pp=par.pp, ep=par.ep, dp=par.dp, gpus=est.gpus, gpu=est.hardware.name, etp=par.expert_tp,
+            replicas=par.attn_ep * par.dp,
             how=gettext("overlapped (best case)") if par.overlap else gettext("not overlapped with compute")),
         metrics=metrics, groups=group_table,
         memory_chart=per_gpu_memory_spec(pg, est.hardware.name, gettext=gettext),

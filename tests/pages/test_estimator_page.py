@@ -281,6 +281,30 @@ def test_the_gpus_follow_the_parallel_sizes():
     assert not at.exception and any("does not divide" in e.value for e in at.error)
 
 
+def test_a_folded_expert_layout_from_the_sidebar():
+    """DeepSeek-V3 served vLLM-style on two 8-GPU nodes: attention TP 8, the experts over all 16 GPUs (ETP 1). The
+    GPUs follow ETP × PP × EP × DP, the title says the attention's split, and the numbers are the library's."""
+    from gemmlib.llm.parallel import Parallel
+    from gemmlib.llm.scaleout import estimate as scaleout_estimate
+
+    at = _app(le_preset="deepseek-v3", le_gpus=8, le_tp=8, le_ep=16, le_etp=1, le_batch=8, le_seq=1024, le_new=16,
+              le_tab="Scale-out")
+    _ok(at)
+    assert any("ETP 1 × PP 1 × EP 16 × DP 1 = **16** GPUs (the GPUs box says 8)" in i.value for i in at.info)
+    at.button(key="le_gpus_fix").click().run()
+    _ok(at)
+    assert any("ETP 1 × PP 1 × EP 16 × DP 1 = 16" in md.value and "attention TP 8 × 2 data replicas" in md.value
+               for md in at.markdown)
+    cfg = from_name("deepseek-v3")
+    hw = get_hardware("h100")
+    from gemmlib.views.estimator import Inputs, workload
+    wl = workload(Inputs.from_state({k: at.session_state[k] for k in Inputs.keys() if k in at.session_state}), cfg, hw)
+    est = scaleout_estimate(cfg, wl, hw, Parallel(tp=8, ep=16, etp=1))
+    assert _metrics(at)["time to first token"] == fmt.duration(est.prefill.time_s)
+    at.number_input(key="le_etp").set_value(3).run()  # 3 × 16 is not the GPUs and 3 does not divide the experts
+    assert not at.exception and at.error
+
+
 def test_training_and_serving_tabs():
     at = _app(le_preset="llama-3-8b", le_batch=32, le_seq=1024, le_new=64, le_gpus=8, le_train="true",
               le_tokens="1e10", le_rc="selective", le_zero=1, le_serve="true", le_tpot=20)
