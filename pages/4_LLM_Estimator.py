@@ -131,8 +131,7 @@ with st.sidebar:
     c = st.columns(3)
     drawn = num(c[0], "le_gpn"), flag(c[1], "le_overlap"), flag(c[2], "le_sp")
     st.caption(_("With every size at 1, the GPUs above are tensor parallel; otherwise the GPUs are TP × PP × EP × "
-                 "DP (with ETP set apart from TP, ETP × PP × EP × DP). Megatron's rank order: TP innermost, then EP, "
-                 "DP, PP."))
+                 "DP (with ETP set, ETP × PP × EP × DP). Megatron's rank order: TP innermost, then EP, DP, PP."))
     note = view.gpus_note(view.Inputs.from_state(ss), shown)
     if note is not None:  # the GPUs follow the parallel sizes; one click puts their count in the box
         drawn = st.info(note[0]), st.button(_("Set the GPUs to {n}").format(n=note[1]), key="le_gpus_fix",
