@@ -714,14 +714,11 @@ def render_scaleout(est, d: dict | None = None) -> str:
     """The scale-out part of the report: groups and links, communication, per-GPU memory, training, serving."""
     par = est.parallel
     d = est.to_dict() if d is None else d
-    if par.folded:
-        head = (f"parallel  ETP {par.etp} x " + (f"CP {par.cp} x " if par.cp > 1 else "")
-                + f"PP {par.pp} x EP {par.ep} x DP {par.dp} = {est.gpus} GPU(s) (folded: attention TP {par.tp} x "
-                f"{par.attn_ep * par.dp} data replicas), ")
-    else:
-        head = (f"parallel  TP {par.tp} x " + (f"CP {par.cp} x " if par.cp > 1 else "")
-                + f"PP {par.pp} x EP {par.ep} x DP {par.dp} = {est.gpus} GPU(s), ")
-    lines = [head + f"{d['parallel']['gpus_per_node']} per node; communication "
+    first = f"ETP {par.etp}" if par.folded else f"TP {par.tp}"
+    folded = f" (folded: attention TP {par.tp} x {par.attn_ep * par.dp} data replicas)" if par.folded else ""
+    lines = [f"parallel  {first} x " + (f"CP {par.cp} x " if par.cp > 1 else "")
+             + f"PP {par.pp} x EP {par.ep} x DP {par.dp} = {est.gpus} GPU(s){folded}, "
+             f"{d['parallel']['gpus_per_node']} per node; communication "
              + ("overlapped (best case)" if par.overlap else "not overlapped with compute")]
     for g in d["parallel"]["groups"]:
         lines.append(f"  {g['group']}: {g['ranks']} ranks (stride {g['stride']}) over {g['link']}, "

@@ -528,11 +528,11 @@ def gpus_note(inp: Inputs, gettext: Translate = english) -> tuple[str, int] | No
     """When the parallel sizes multiply to another count than the GPUs input: (what the page uses, in words;
     the count one click puts into the GPUs input). None when they agree."""
     s = parallel_sizes(inp)
-    folded = s.get("etp", s["tp"]) != s["tp"]
-    n = (s["etp"] if folded else s["tp"]) * s["pp"] * s["ep"] * s["dp"]
+    par = parallel(inp)
+    n = par.gpus  # the layout's own count (ETP × PP × EP × DP when folded)
     if n == inp.gpus:
         return None
-    if folded:
+    if par.folded:
         return gettext("The GPUs follow the parallel sizes: ETP {etp} × PP {pp} × EP {ep} × DP {dp} = **{n:,}** GPUs "
                        "(the GPUs box says {given:,}).").format(n=n, given=inp.gpus, **s), n
     return gettext("The GPUs follow the parallel sizes: TP {tp} × PP {pp} × EP {ep} × DP {dp} = **{n:,}** GPUs "
