@@ -88,6 +88,15 @@ def _size(name: str, v, minimum: int = 1) -> int:
     return v
 
 
+# How much of the EP all-to-alls' time an overlapped schedule hides behind compute at most (the rest waits), by
+# schedule. Megatron's ``overlap_moe_expert_parallel_comm`` (one micro-batch's dispatch and combine beside another's
+# compute): 36.55 % — Megatron-Bridge's Nsight Systems comparison of Qwen3-30B-A3B pre-training on 16 H100s (BF16,
+# EP16, MBS 1, GBS 1024, HybridEP), "Communication time hidden by compute | 0.11% | 36.55%" with the overlap off and
+# on (skills/nemo-mbridge-perf-moe-comm-overlap/SKILL.md, "Measured Evidence", @ 067f987df). DeepSeek-V3's DualPipe:
+# all of it, "both all-to-all and PP communication can be fully hidden during execution" (arXiv:2412.19437 §3.2.1).
+EP_OVERLAP_HIDDEN = {"megatron": 0.3655, "dualpipe": 1.0}
+
+
 @dataclass(frozen=True)
 class Parallel:
     """How the GPUs split the work: tensor, context, pipeline, expert and data parallel sizes (their
@@ -96,7 +105,9 @@ class Parallel:
     pipeline stages per GPU (interleaved 1F1B) and the named overlap techniques: ``tp_comm_overlap``
     (Transformer Engine's TP communication overlapped with the GEMMs beside it, Megatron's
     ``--tp-comm-overlap``) and ``ep_comm_overlap`` (the EP all-to-alls overlapped with another
-    micro-batch's compute: DeepSeek-V3's DualPipe, Megatron's ``--overlap-moe-expert-parallel-comm``);
+    micro-batch's compute) with ``ep_overlap``, the schedule that overlaps them and so how much it hides at most
+    (:data:`EP_OVERLAP_HIDDEN`: ``megatron``, Megatron's ``--overlap-moe-expert-parallel-comm``; ``dualpipe``,
+    DeepSeek-V3's DualPipe);
     ``etp``, the experts' own tensor-parallel size (Megatron's MoE parallel folding; 0: ``tp``); ``ep_fp8_dispatch``, an
     8-bit run's EP dispatch sent in 8 bits (DeepSeek-V3) instead of 16 (:func:`wire_bytes`).
 
@@ -118,6 +129,7 @@ class Parallel:
     ep_comm_overlap: bool = False
     etp: int = 0  # expert tensor parallel (0: the same as tp, no folding)
     ep_fp8_dispatch: bool = False  # an 8-bit run dispatches its tokens in 8 bits (DeepSeek-V3), not 16 (Megatron)
+    ep_overlap: str = "megatron"  # the schedule ep_comm_overlap means (EP_OVERLAP_HIDDEN)
 
     def __post_init__(self) -> None:
         for f in GROUPS:
@@ -132,6 +144,9 @@ class Parallel:
             if not isinstance(getattr(self, f), bool):
                 raise InputError(N_("{field} must be true or false, got {value!r}"),
                                  field=f, value=getattr(self, f))
+        if self.ep_overlap not in EP_OVERLAP_HIDDEN:
+            raise InputError(N_("the EP overlap schedule must be one of {choices}, got {value!r}"),
+                             choices=", ".join(EP_OVERLAP_HIDDEN), value=self.ep_overlap)
 
     @property
     def folded(self) -> bool:

@@ -49,8 +49,10 @@ Training
     writes the wgrad GEMM's fp32 output in place) or one micro-batch.
   * ``sequence_parallel``: stated, else on with TP > 1: a reduce-scatter and an all-gather move the bytes
     of the all-reduce they replace, and the norms' activations split (Megatron's recipes always pair them).
-  * ``tp_comm_overlap`` / ``ep_comm_overlap`` only where the source states them (DeepSeek-V3's
-    DualPipe overlaps the all-to-alls).
+  * ``tp_comm_overlap`` / ``ep_comm_overlap`` only where the source states them. The all-to-alls overlap as
+    Megatron's ``overlap_moe_expert_parallel_comm`` does (at most 36.55 % of their time hidden, as measured), or
+    with ``schedule: DualPipe`` as DeepSeek-V3's DualPipe does (all of it, as stated:
+    :data:`gemmlib.llm.parallel.EP_OVERLAP_HIDDEN`).
 Inference
   * the model, GPUs, ``tp`` ``pp``, the checkpoint's precision (weights and activations; the KV cache
     at ``kv_dtype`` when the checkpoint says, else the weights'), fused causal attention, the LM head
@@ -351,6 +353,7 @@ def mapping(m: Measurement) -> Mapping:
         par = Parallel(tp=tp, pp=pp, ep=ep, dp=dp, cp=cp, virtual_stages=s.get("vp") or 1, gpus_per_node=gpn,
                        sequence_parallel=bool(sp), tp_comm_overlap=bool(s.get("tp_comm_overlap")),
                        ep_comm_overlap=bool(s.get("ep_comm_overlap")), etp=etp,
+                       ep_overlap="dualpipe" if s.get("schedule") == "DualPipe" else "megatron",
                        ep_fp8_dispatch=_dispatch_fp8(s))
         wl = Workload(batch=s["global_batch"], seq_len=s["seq_len"], weight_dtype="bf16", act_dtype=prec,
                       kv_dtype="bf16", attention="fused", causal=True, lm_head="all")

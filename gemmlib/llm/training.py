@@ -42,7 +42,9 @@
   behind the next step's first forward; ZeRO 3's gathers one layer ahead of each forward and
   backward; the CP ring behind the attention it feeds; the TP collectives and the EP all-to-alls
   on the critical path unless a named technique hides them — ``tp_comm_overlap`` behind the
-  column/row GEMMs beside them, ``ep_comm_overlap`` behind another micro-batch's compute; the
+  column/row GEMMs beside them, ``ep_comm_overlap`` behind another micro-batch's compute, at most
+  the share of the all-to-alls' time that the schedule was measured or stated to hide
+  (:data:`gemmlib.llm.parallel.EP_OVERLAP_HIDDEN`: Megatron's 36.55 %, DualPipe's all); the
   pipeline sends exposed. :attr:`TrainEstimate.exposed` says how much of each group's time is
   exposed.
 * **What a framework does besides the layout** (:class:`Training`): ``recompute="op"`` is torchtitan's selective
@@ -84,6 +86,7 @@ from gemmlib.llm.memory import (
     weights_per_gpu,
 )
 from gemmlib.llm.parallel import (
+    EP_OVERLAP_HIDDEN,
     Collective,
     Parallel,
     _coll,
@@ -535,6 +538,8 @@ class TrainEstimate:
             "recompute": self.training.recompute, "zero": self.training.zero,
             "cp": par.cp, "virtual_stages": par.virtual_stages, "tp_comm_overlap": par.tp_comm_overlap,
             "ep_comm_overlap": par.ep_comm_overlap,
+            "ep_overlap": par.ep_overlap if par.ep_comm_overlap else None,
+            "ep_overlap_hidden_share": EP_OVERLAP_HIDDEN[par.ep_overlap] if par.ep_comm_overlap else 0.0,
             "forward_s_per_microbatch": self.forward_s, "backward_s_per_microbatch": self.backward_s,
             "recompute_s_per_microbatch": self.recompute_s, "compute_s": self.compute_s,
             "communication_s": self.communication_s, "dp_communication_s": self.dp_communication_s,
@@ -657,7 +662,9 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
             hidden_lin = 3 * t_lin + (t_lin if tr.recompute == "full" else 0.0)
             exp = {"tp": max(0.0, by["tp"] - hidden_lin) if par.tp_comm_overlap else by["tp"],
                    "cp": max(0.0, by["cp"] - 3 * t_att),  # each chunk's transfer behind the previous chunk's attention
-                   "ep": max(0.0, by["ep"] - tc) if par.ep_comm_overlap else by["ep"],
+                   # behind the other micro-batch's compute, as much as the schedule hides (EP_OVERLAP_HIDDEN)
+                   "ep": by["ep"] - min(tc, EP_OVERLAP_HIDDEN[par.ep_overlap] * by["ep"]) if par.ep_comm_overlap
+                   else by["ep"],
                    "pp": by["pp"]}
         period = tc + sum(exp.values())
         if best is None or period > best[0]:
