@@ -543,6 +543,7 @@ def _spawn(worker: Callable, cfg: Any, p: Plan, timeout_s: float, progress: Repo
             failed = [i for i, pr in enumerate(procs) if pr.exitcode not in (None, 0)]
             if errors or failed:
                 _drain(readers, handle, 0.5)  # errors of ranks that failed at the same time
+                failed = [i for i, pr in enumerate(procs) if pr.exitcode not in (None, 0)]  # and those that died meanwhile
                 raise _failure(procs, errors, failed)
             if all(pr.exitcode == 0 for pr in procs):
                 _drain(readers, handle, 5.0)  # the ranks are gone: what they sent is all in the pipes
@@ -589,6 +590,14 @@ def _failure(procs: list, errors: list, failed: list[int]) -> Exception:
     """The exception that tells what went wrong: the first rank's error, and who else was still running."""
     pids = tuple(pr.pid for pr in procs)
     alive = [i for i, pr in enumerate(procs) if pr.exitcode is None]
+    reported = {i for i, *_ in errors}
+    # a rank killed by a signal cannot report; the errors of the others are then most likely its consequence (their
+    # peer closed the connection under them), so the killed rank is named first, whichever message arrived first
+    killed = [i for i in failed if i not in reported and (procs[i].exitcode or 0) < 0]
+    if errors and killed:
+        idx, line, _, _ = errors[0]
+        return RankError(f"{_death(procs, killed[0])}; {_fmt_ranks(sorted(reported))} failed after it "
+                         f"(rank {idx}: {line}); every rank was stopped", pids)
     if errors:
         idx, line, tb, is_input = errors[0]
         if is_input:
@@ -602,7 +611,11 @@ def _failure(procs: list, errors: list, failed: list[int]) -> Exception:
                          "until the process group's timeout)")
         return RankError(f"rank {idx} of {len(procs)} failed: {line}" + (f" ({'; '.join(extra)})" if extra else "")
                          + "; every rank was stopped", pids, tb)
-    idx = failed[0]
+    return RankError(f"{_death(procs, failed[0])}; every rank was stopped", pids)
+
+
+def _death(procs: list, idx: int) -> str:
+    """How rank ``idx`` ended without reporting an error: its exit status or the signal that killed it."""
     code = procs[idx].exitcode
     how = f"exit status {code}"
     if code is not None and code < 0:
@@ -611,5 +624,4 @@ def _failure(procs: list, errors: list, failed: list[int]) -> Exception:
             how = f"signal {signal.Signals(-code).name}" + (" (out of memory?)" if -code == 9 else "")
         except ValueError:
             how = f"signal {-code}"
-    return RankError(f"rank {idx} of {len(procs)} died with {how} without reporting an error; every rank was "
-                     "stopped", pids)
+    return f"rank {idx} of {len(procs)} died with {how} without reporting an error"

@@ -350,3 +350,23 @@ def test_the_worker_of_a_rank_job_opens_no_cuda_context(monkeypatch):
     assert not precision.SPEC.ranks_open_devices
     worker.prepare(precision.SPEC, "cuda")  # a one-GPU run still warms its GPU up
     assert "randn on cuda" in touched and "synchronize" in touched
+
+
+def test_a_killed_rank_is_named_before_the_errors_it_caused():
+    """A rank killed by a signal cannot report; its peers then fail on the closed connection and their error may
+    arrive first. The report names the killed rank as the cause, whichever message came first (the race
+    test_a_rank_killed_by_a_signal once lost: rank 0's "Connection closed by peer" was reported instead)."""
+    from types import SimpleNamespace
+
+    procs = [SimpleNamespace(pid=10, exitcode=None), SimpleNamespace(pid=11, exitcode=-9)]
+    errors = [(0, "RuntimeError: Gloo connectFullMesh failed ... Connection closed by peer", "tb", False)]
+    e = launch._failure(procs, errors, [1])
+    assert str(e).startswith("rank 1 of 2 died with signal SIGKILL (out of memory?) without reporting an error; "
+                             "rank 0 failed after it (rank 0: RuntimeError: Gloo connectFullMesh failed")
+    assert e.pids == (10, 11)
+    # a rank that exits with a status (not a signal) after another's error: the error stays the cause
+    procs[1].exitcode = 1
+    assert str(launch._failure(procs, errors, [1])).startswith("rank 0 of 2 failed: RuntimeError: Gloo")
+    # no error at all: the death alone
+    assert str(launch._failure(procs, [], [1])) == ("rank 1 of 2 died with exit status 1 without reporting an error; "
+                                                    "every rank was stopped")
