@@ -249,13 +249,15 @@ def layer_activation_bytes(cfg: ModelConfig, seq_len: int, micro_batch: float, *
 
 
 def training_activation_bytes(cfg: ModelConfig, wl: Workload, par: Parallel, *, micro_batch: int,
-                              microbatches: int, recompute: str = "none", dropout: bool = False) -> dict[str, float]:
+                              microbatches: int, recompute: str = "none", dropout: bool = False,
+                              recompute_layers: int = 0) -> dict[str, float]:
     """Activation bytes of the first and of the last pipeline stage's GPU in a training step.
 
     Context parallelism (c ranks) keeps 1/c of every sequence's tokens on a rank: every term is taken at
     s / c tokens, the s² terms of eager attention at (s / c) × s (the rank's queries against every key).
     The interleaved schedule (V virtual stages) holds 1 + (p − 1) / (p·V) times the first stage's
-    activations (Korthikanti et al. 2022 §4.2.3)."""
+    activations (Korthikanti et al. 2022 §4.2.3). ``recompute_layers`` N with full recomputation: Megatron's block
+    method, the first N layers of each model chunk keep only their input, the others everything."""
     a = get_dtype(wl.act_dtype).bytes
     # an attention replica's sequences (folded: b × tp ranks' tokens are the EP group's, so the routed experts'
     # k × expert MLP width / tp per token comes to the group's routed activations over ep × expert TP, as it should)
@@ -265,12 +267,16 @@ def training_activation_bytes(cfg: ModelConfig, wl: Workload, par: Parallel, *, 
     kw = dict(tp=t, sequence_parallel=par.sequence_parallel, recompute=recompute, act_bytes=a,
               attention=wl.attention, dropout=dropout)
     per_layer = layer_activation_bytes(cfg, s, b, **kw)
+    stage_l = layers_per_stage(cfg, par)
+    if recompute == "full" and recompute_layers and stage_l:
+        chunk = stage_l / par.virtual_stages
+        r = min(1.0, min(recompute_layers, chunk) / chunk)  # the share of each chunk's layers recomputed
+        per_layer = r * per_layer + (1 - r) * layer_activation_bytes(cfg, s, b, **{**kw, "recompute": "none"})
     if c > 1 and wl.attention == "eager" and recompute == "none":
         s2 = sum(x["bytes"] / t for x in layer_activation_terms(cfg, s, b, act_bytes=a, attention="eager",
                                                                  dropout=dropout) if x["s2"])
         per_layer += (c - 1) * s2
     sp = par.sequence_parallel and t > 1
-    stage_l = layers_per_stage(cfg, par)
     in_flight = min(microbatches, par.pp)  # 1F1B: the first stage holds p micro-batches
     ids = 8 * s * b  # int64 token ids
     emb_mask = s * b * cfg.hidden / (t if sp else 1) if dropout else 0.0
@@ -318,7 +324,7 @@ def inference_memory(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel
 
 def training_memory(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, *, micro_batch: int,
                     microbatches: int, zero: int = 0, recompute: str = "none", dropout: bool = False,
-                    memory_utilization: float = DEFAULT_MEMORY_UTILIZATION) -> PerGpuMemory:
+                    memory_utilization: float = DEFAULT_MEMORY_UTILIZATION, recompute_layers: int = 0) -> PerGpuMemory:
     """The busiest GPU of a training step: ZeRO model states, Korthikanti activations, workspace. ZeRO shards
     over the ranks that hold the same parameters: DP × CP × EP for the dense ones (EP ranks run attention
     data-parallel), DP × CP for the routed experts (Megatron's distributed optimizer)."""
@@ -327,7 +333,7 @@ def training_memory(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel,
     wbytes = get_dtype(wl.weight_dtype).bytes
     experts = expert_weights_per_gpu(cfg, wl, hw, par) / wbytes
     acts = training_activation_bytes(cfg, wl, par, micro_batch=micro_batch, microbatches=microbatches,
-                                     recompute=recompute, dropout=dropout)
+                                     recompute=recompute, dropout=dropout, recompute_layers=recompute_layers)
     cap = float(hw.memory_bytes)
     best = None
     for stage in (("first", "last") if par.pp > 1 else ("last",)):

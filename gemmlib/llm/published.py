@@ -30,6 +30,8 @@ Training
   * ``zero``: the stated stage; else ``fsdp`` true → 3; else the framework's default
     (``megatron``: 1, the distributed optimizer NeMo's ``distributed_fused_adam_with_cosine_annealing``
     turns on; ``torchtitan``: 3, FSDP2); else 0.
+  * ``recompute_layers`` N with ``recompute: full``: Megatron's block method (``recompute_num_layers``), the first N
+    layers of each model chunk recomputed whole, the others not.
   * ``recompute``: as stated (a source that recomputes only norms and activations recomputes no GEMM:
     none); else the least of none → selective → full whose per-GPU memory fits.
   * ``compile: false`` (torchtitan without ``torch.compile``): the element-wise work runs as eager PyTorch
@@ -97,7 +99,8 @@ METRICS = {
 }
 SETUP_KEYS = {
     "training": {"tp", "pp", "vp", "cp", "dp", "ep", "etp", "zero", "fsdp", "precision", "global_batch", "seq_len",
-                 "micro_batch", "recompute", "sequence_parallel", "tp_comm_overlap", "ep_comm_overlap",
+                 "micro_batch", "recompute", "recompute_layers", "sequence_parallel", "tp_comm_overlap",
+                 "ep_comm_overlap",
                  "ep_dispatch_dtype",
                  "framework", "schedule", "tokens", "compile", "mtp", "fp8_recipe",
                  "cross_entropy_fusion_impl", "grad_reduce_dtype", "grad_accumulation_dtype"},
@@ -380,6 +383,7 @@ def mapping(m: Measurement) -> Mapping:
                                  "eager": s.get("compile") is False, "mtp": bool(s.get("mtp")),
                                  "fp8_recipe": s.get("fp8_recipe") or "delayed",
                                  "loss": loss, "grad_reduce": grad_reduce,
+                                 "recompute_layers": s.get("recompute_layers") or 0,
                                  "grad_accum": "fp32" if accum else "fused"})
     par = Parallel(tp=tp, pp=pp, ep=ep, dp=dp, gpus_per_node=gpn)
     kv = s.get("kv_dtype") or prec
@@ -426,7 +430,8 @@ def _train(mp: Mapping, hw, efficiency):
                    Training(tokens=1e12, micro_batch=t["micro_batch"], recompute=choice, zero=t["zero"],
                             eager=t.get("eager", False), mtp=t.get("mtp", False),
                             fp8_recipe=t.get("fp8_recipe", "delayed"), loss=t.get("loss", "fused"),
-                            grad_reduce=t.get("grad_reduce", "bf16"), grad_accum=t.get("grad_accum", "fused")),
+                            grad_reduce=t.get("grad_reduce", "bf16"), grad_accum=t.get("grad_accum", "fused"),
+                            recompute_layers=t.get("recompute_layers", 0) if choice == "full" else 0),
                    efficiency)
         if rc or tr.memory.fits:
             return tr, choice, not rc
@@ -464,7 +469,10 @@ def estimate(m: Measurement, efficiency=None) -> Row:
             words = (f"TP{par.tp}" + (f" ETP{par.etp}" if par.folded else "") + f" CP{par.cp} PP{par.pp}"
                      + (f" VP{par.virtual_stages}" if par.virtual_stages > 1 else "")
                      + f" EP{par.ep} DP{par.dp}, {mp.workload.batch}×{mp.workload.seq_len}, mb {mp.training['micro_batch']},"
-                     f" ZeRO {mp.training['zero']}, recompute {rc}, {mp.workload.act_dtype}"
+                     f" ZeRO {mp.training['zero']}, recompute {rc}"
+                     + (f" ({mp.training['recompute_layers']} layers per chunk)"
+                        if rc == "full" and mp.training.get("recompute_layers") else "")
+                     + f", {mp.workload.act_dtype}"
                      + (", SP" if par.sequence_parallel else "") + (", eager" if mp.training.get("eager") else ""))
         else:
             value, words = _serve(m, mp, hw, efficiency, derived)

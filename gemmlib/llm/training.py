@@ -154,6 +154,7 @@ class Training:
     loss: str = "fused"  # how the loss runs (LOSS_BYTES): fused (one kernel), megatron_native (fp32 passes)
     grad_reduce: str = "bf16"  # the dtype data parallelism reduces the gradients in (GRAD_REDUCE_BYTES)
     grad_accum: str = "fused"  # fused (in the wgrad GEMM, or one micro-batch), fp32 (a pass per micro-batch)
+    recompute_layers: int = 0  # with recompute="full": the first N layers of each model chunk (0: every layer)
 
     def __post_init__(self) -> None:
         t = self.tokens
@@ -183,6 +184,24 @@ class Training:
             raise InputError(N_("mtp must be true or false, got {mtp!r}"), mtp=self.mtp)
         if not isinstance(self.eager, bool):
             raise InputError(N_("eager must be true or false, got {eager!r}"), eager=self.eager)
+        n = self.recompute_layers
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise InputError(N_("--recompute-layers must be a whole number ≥ 0, got {n!r}"), n=n)
+        if n and self.recompute != "full":
+            raise InputError(N_("--recompute-layers {n} recomputes whole layers: it needs --recompute full"), n=n)
+
+
+def recomputed_share(cfg: ModelConfig, par: Parallel, recompute_layers: int, stage_layers: int | None = None) -> float:
+    """The share of a stage's layers that full recomputation reruns: 1 for every layer (``recompute_layers`` 0), else
+    Megatron's block method (``--recompute-method block --recompute-num-layers N``): the first N layers of each of the
+    stage's model chunks (one chunk per virtual stage), the rest kept whole."""
+    if not recompute_layers:
+        return 1.0
+    stage = stage_layers if stage_layers is not None else layers_per_stage(cfg, par)
+    if stage <= 0:
+        return 1.0
+    chunk = stage / par.virtual_stages
+    return min(1.0, min(recompute_layers, chunk) / chunk)
 
 
 # torchtitan's selective activation checkpointing, its default option "op" (torchtitan/parallelisms/
@@ -210,14 +229,15 @@ def _recomputed(op: Op, recompute: str) -> bool:
     return False
 
 
-def step_flops(cfg: ModelConfig, wl: Workload, recompute: str = "none") -> dict[str, int]:
-    """Exact GEMM FLOPs of one training step over ``wl.batch`` sequences of ``wl.seq_len`` tokens."""
+def step_flops(cfg: ModelConfig, wl: Workload, recompute: str = "none", share: float = 1.0) -> dict[str, int]:
+    """Exact GEMM FLOPs of one training step over ``wl.batch`` sequences of ``wl.seq_len`` tokens (``share``: the
+    share of the layers a partial full recomputation reruns, :func:`recomputed_share`)."""
     if recompute not in RECOMPUTE:
         raise InputError(N_("recompute must be one of {choices}, got {recompute!r}"),
                          choices=", ".join(RECOMPUTE), recompute=recompute)
     ops = prefill_ops(cfg, replace(wl, new_tokens=0, lm_head="all"))
     fwd = sum(o.flops for o in ops)
-    rc = sum(o.flops for o in ops if _recomputed(o, recompute))
+    rc = round(share * sum(o.flops for o in ops if _recomputed(o, recompute)))
     return {"forward": fwd, "backward": 2 * fwd, "recompute": rc, "model": 3 * fwd, "total": 3 * fwd + rc}
 
 
@@ -535,7 +555,8 @@ class TrainEstimate:
             "run_flops": self.run_flops, "six_nd_flops": self.six_nd, "train_tokens": self.training.tokens,
             "global_batch": self.workload.batch, "seq_len": self.workload.seq_len,
             "micro_batch": self.training.micro_batch, "microbatches": self.microbatches,
-            "recompute": self.training.recompute, "zero": self.training.zero,
+            "recompute": self.training.recompute, "recompute_layers": self.training.recompute_layers,
+            "zero": self.training.zero,
             "cp": par.cp, "virtual_stages": par.virtual_stages, "tp_comm_overlap": par.tp_comm_overlap,
             "ep_comm_overlap": par.ep_comm_overlap,
             "ep_overlap": par.ep_overlap if par.ep_comm_overlap else None,
@@ -622,7 +643,9 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
     slow += [1.0] * (len(raw) - len(slow))  # the loss and the expert sort: element-wise
     fwd_c = forward_collectives(raw, cfg, wl_mb, par, hw, training=True, stage_layers=stage_l)
     bwd_c = _backward_collectives(fwd_c, cfg, wl_mb, par, raw, hw)
-    rc_c = [replace(c, note=Text(N_("recomputed forward: {note}"), note=c.note)) for c in fwd_c
+    rshare = recomputed_share(cfg, par, tr.recompute_layers, stage_l) if tr.recompute == "full" else 1.0
+    rc_c = [replace(c, count=c.count * rshare, time_s=c.time_s * rshare,
+                    note=Text(N_("recomputed forward: {note}"), note=c.note)) for c in fwd_c
             if tr.recompute == "full" and c.after in {o.name for o in raw if o.shard != "vocab"}]
     cp_c = _context_collectives(raw, cfg, wl_mb, par, hw, stage_l)
     # each micro-batch crosses every boundary of the V chunks: V sends forward and V back per GPU
@@ -639,7 +662,7 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
         keep = [i for i, o in enumerate(raw) if par.pp == 1 or (tags[i] or _stage_of(o)) in ("every", st)]
         names = {raw[i].name for i in keep}
         tf = sum(timed[i].time_s for i in keep)
-        trc = sum(timed[i].time_s for i in keep if _recomputed(raw[i], tr.recompute))
+        trc = rshare * sum(timed[i].time_s for i in keep if _recomputed(raw[i], tr.recompute))
         t_lin = sum(timed[i].time_s for i in keep if raw[i].is_gemm and raw[i].shard in ("column", "row"))
         t_att = sum(timed[i].time_s for i in keep if raw[i].name in ATTENTION_PRODUCTS)
         # the backward beyond 2 × the forward: a fused (flash) attention kernel recomputes QKᵀ in its backward, 5
@@ -659,7 +682,7 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
         if par.overlap:
             exp = {g: (max(0.0, tm - tc) * t / tm if tm else 0.0) for g, t in by.items()}
         else:
-            hidden_lin = 3 * t_lin + (t_lin if tr.recompute == "full" else 0.0)
+            hidden_lin = 3 * t_lin + (rshare * t_lin if tr.recompute == "full" else 0.0)
             exp = {"tp": max(0.0, by["tp"] - hidden_lin) if par.tp_comm_overlap else by["tp"],
                    "cp": max(0.0, by["cp"] - 3 * t_att),  # each chunk's transfer behind the previous chunk's attention
                    # behind the other micro-batch's compute, as much as the schedule hides (EP_OVERLAP_HIDDEN)
@@ -730,12 +753,13 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
     comm = m * exposed_mb + dp_exposed
     step_time = compute_s + comm + bubble
     mem = training_memory(cfg, step, hw, par, micro_batch=b, microbatches=m, zero=tr.zero, recompute=tr.recompute,
-                          dropout=tr.dropout, memory_utilization=memory_utilization)
+                          dropout=tr.dropout, memory_utilization=memory_utilization,
+                          recompute_layers=tr.recompute_layers)
 
     def fits(bb: int) -> bool:
         return training_memory(cfg, step, hw, par, micro_batch=bb, microbatches=m, zero=tr.zero,
                                recompute=tr.recompute, dropout=tr.dropout,
-                               memory_utilization=memory_utilization).fits
+                               memory_utilization=memory_utilization, recompute_layers=tr.recompute_layers).fits
 
     max_b = largest_fitting(fits, 4096)
 
@@ -747,7 +771,11 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
     exposed = {g: (m * exp[g], m * by[g]) for g in ("tp", "cp", "ep", "pp") if by[g]}
     if t_dp:
         exposed["dp"] = (dp_exposed, t_dp)
-    flops = step_flops(cfg, step, tr.recompute)
+    # the model's recomputed layers: the first N of each of its pp × V chunks (every layer when N is 0)
+    chunks = par.pp * par.virtual_stages
+    model_share = (min(1.0, chunks * min(tr.recompute_layers, -(-cfg.layers // chunks)) / cfg.layers)
+                   if tr.recompute == "full" and tr.recompute_layers else 1.0)
+    flops = step_flops(cfg, step, tr.recompute, model_share)
     if wl.attention == "fused":  # what the flash backward reruns: QKᵀ of every product pair (HFU counts it)
         flops["flash_recompute"] = sum(o.flops for o in prefill_ops(cfg, step) if o.name in ("attn_scores",
                                                                                           "attn_scores_sliding"))
