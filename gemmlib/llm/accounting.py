@@ -514,7 +514,7 @@ def _mixer_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, mkind: 
                         engine=_engine_convention(wl)):
         wb = sz.w(w.weights, mkind) * runs if w.weights else 0.0
         out.append(Op(w.name, run.phase, w.m, w.n, w.k, w.count, int(w.flops), wb, w.act * sz.a, w.state * sz.kv,
-                      w.note, kind=w.kind))
+                      w.note, kind=w.kind, kernels=w.kernels))
     return out
 
 

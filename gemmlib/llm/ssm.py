@@ -214,6 +214,7 @@ class Work:
     weights: str = ""
     kind: str = "gemm"
     note: str = ""
+    kernels: int = 0  # kernel launches the runs take (0: one per GEMM of ``count``); a chunked scan batches its GEMMs
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -282,7 +283,12 @@ def _delta(mx: Mixer, b: int, t: int, runs: int, decode: bool, engine: bool) -> 
                     c=C, n=nc)
     flops = b * hv * nc * per * runs
     act = b * nc * C * (2 * hv * dk + 2 * hv * dv) * runs + (0 if engine else 2 * b * hv * nc * C * C * runs)
-    return [Work("ssm_chunks", C, dv, dk, b * hv * nc * runs, flops, act, state=2 * b * st * runs, note=note),
+    # launches: flash-linear-attention's chunked forward runs five GEMM kernels per layer, each batched over the sequences,
+    # chunks and heads (K·Kᵀ, the triangular inverse, W and U, the chunk states, Q·Kᵀ with the output); transformers'
+    # torch_chunk_gated_delta_rule loops over the chunks in Python, about five batched matmuls each
+    kernels = 5 * runs if engine else 5 * nc * runs
+    return [Work("ssm_chunks", C, dv, dk, b * hv * nc * runs, flops, act, state=2 * b * st * runs, note=note,
+                 kernels=kernels),
             Work("ssm_scan", b * t, hv, dk, runs, 10 * b * t * hv * dk * runs, 6 * b * t * hv * dk * runs,
                  kind="other", note=Text(N_("decays, masks and the L2 norms of q and k (element-wise, ~10 FLOPs per "
                                             "q/k element)")))]
@@ -333,6 +339,10 @@ def _ssd(mx: Mixer, b: int, t: int, runs: int, decode: bool, engine: bool) -> li
                        "C·Bᵀ per head, the diagonal blocks, the chunk states, the recurrence over {n1} chunk states, "
                        "C times the states"), c=cs, n=nc, n1=nc + 1)
     act = b * nc * cs * (2 * mx.inner + 2 * hm * n) * runs + b * hm * nc * cs * cs * runs
-    return [Work("ssm_chunks", cs, p, n, b * hm * nc * runs, flops * runs, act, state=2 * b * st * runs, note=note),
+    # launches: mamba_ssm's chunked scan runs its four GEMM stages as one Triton kernel each, batched over the sequences,
+    # chunks and heads (_bmm_chunk, _chunk_scan, _chunk_state; the passing between chunks is element-wise);
+    # transformers' torch_forward runs the five as batched einsums over every chunk at once
+    return [Work("ssm_chunks", cs, p, n, b * hm * nc * runs, flops * runs, act, state=2 * b * st * runs, note=note,
+                 kernels=(4 if engine else 5) * runs),
             Work("ssm_scan", b * t, hm, p, runs, 5 * b * t * mx.inner * runs, 4 * b * t * mx.inner * runs, kind="other",
                  note=Text(N_("discretisation, decays and the gated norm (element-wise, ~5 FLOPs per channel)")))]
