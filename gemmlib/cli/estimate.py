@@ -511,6 +511,9 @@ def add_scaleout_arguments(p: argparse.ArgumentParser) -> None:
     t.add_argument("--micro-batch", type=whole(1), default=1, help="sequences per micro-batch (default 1)")
     t.add_argument("--recompute", choices=["none", "selective", "full"], default="none",
                    help="activation recomputation (full: every layer's forward again, as gradient checkpointing)")
+    t.add_argument("--recompute-modules", default=None, metavar="M,M",
+                   help="with --recompute selective: what it reruns, Megatron's recompute_modules (core_attn, "
+                        "layernorm, moe_act, mlp, moe, shared_experts, mla_up_proj); default core_attn")
     t.add_argument("--recompute-layers", type=whole(1), default=None, metavar="N",
                    help="with --recompute full: only the first N layers of each model chunk (Megatron's "
                         "--recompute-method block --recompute-num-layers N); default every layer")
@@ -702,6 +705,8 @@ def scaleout_estimate(args: argparse.Namespace, cfg, wl, hw, read_info: dict | N
             raise InputError("--train needs --train-tokens D, the tokens of the whole run (e.g. 1e12)")
         training = Training(tokens=args.train_tokens, micro_batch=args.micro_batch, recompute=args.recompute,
                             recompute_layers=args.recompute_layers or 0,
+                            recompute_modules=tuple(x.strip() for x in (args.recompute_modules or "").split(",")
+                                                    if x.strip()),
                             zero=args.zero)
     elif args.train_tokens is not None:
         raise InputError("--train-tokens is for a training run: add --train")
@@ -753,6 +758,7 @@ def render_scaleout(est, d: dict | None = None) -> str:
             f"TRAINING  {t['global_batch']} x {t['seq_len']} tokens per step, micro-batch {t['micro_batch']} "
             f"({t['microbatches']} per replica), recompute {t['recompute']}"
             + (f" (the first {t['recompute_layers']} layers of each chunk)" if t["recompute_layers"] else "")
+            + (f" ({', '.join(t['recompute_modules'])})" if t["recompute"] == "selective" else "")
             + f", ZeRO {t['zero']}"
             + (f", CP {t['cp']}" if t["cp"] > 1 else "")
             + (f", interleaved 1F1B with {t['virtual_stages']} virtual stages" if t["virtual_stages"] > 1 else "")

@@ -50,6 +50,11 @@ from gemmlib.llm.parallel import Parallel, kv_split, layers_per_stage, per_gpu_o
 
 DEFAULT_MEMORY_UTILIZATION = 0.90  # vLLM EngineArgs.gpu_memory_utilization
 RECOMPUTE = ("none", "selective", "full", "op")  # op: torchtitan's selective op policy (gemmlib.llm.training)
+# Megatron Core's selective recomputation modules (TransformerConfig.recompute_modules, its default ["core_attn"]): what
+# each reruns in backward and so need not keep (gemmlib.llm.training._recomputed has the ops each reruns)
+RECOMPUTE_MODULES = ("core_attn", "layernorm", "moe_act", "mlp", "moe", "shared_experts", "mla_up_proj")
+_MLP_INSIDE = ("gate output", "up output", "SiLU output", "down-projection input", "GeLU input",
+               "GeLU output (down-projection input)")
 ZERO_STAGES = (0, 1, 2, 3)
 
 
@@ -219,10 +224,32 @@ def layer_activation_terms(cfg: ModelConfig, seq_len: int, micro_batch: float, *
     return t
 
 
+def _dropped(term: str, cfg: ModelConfig, modules: tuple[str, ...]) -> float:
+    """The share of an activation term that Megatron's selective recomputation of ``modules`` does not keep: a
+    recomputed module keeps its input and drops what it makes inside (core_attn: the s² terms, counted apart)."""
+    share = 0.0
+    if "layernorm" in modules and term in ("q/k/v input (norm 1 output)", "MLP input (norm 2 output)"):
+        share = 1.0
+    if term in _MLP_INSIDE:
+        if ("moe" in modules and cfg.is_moe) or ("mlp" in modules and not cfg.is_moe):
+            share = 1.0
+        elif cfg.is_moe:
+            f = cfg.experts_per_token * cfg.expert_ffn + cfg.shared_expert_ffn
+            if "moe_act" in modules and term == "down-projection input":
+                share = max(share, cfg.experts_per_token * cfg.expert_ffn / f)
+            if "shared_experts" in modules:
+                share = max(share, min(1.0, share + cfg.shared_expert_ffn / f))
+    if "mla_up_proj" in modules and cfg.is_mla and term in ("Q", "K", "V"):
+        share = 1.0
+    return share
+
+
 def layer_activation_bytes(cfg: ModelConfig, seq_len: int, micro_batch: float, *, tp: int = 1,
                            sequence_parallel: bool = False, recompute: str = "none", act_bytes: float = 2,
-                           attention: str = "eager", dropout: bool = False) -> float:
-    """Bytes one layer keeps for backward on one tensor-parallel rank (Korthikanti Table 2, adapted)."""
+                           attention: str = "eager", dropout: bool = False,
+                           modules: tuple[str, ...] = ("core_attn",)) -> float:
+    """Bytes one layer keeps for backward on one tensor-parallel rank (Korthikanti Table 2, adapted); ``modules``:
+    what selective recomputation reruns (Megatron's ``recompute_modules``, :data:`RECOMPUTE_MODULES`)."""
     if recompute not in RECOMPUTE:
         raise InputError(N_("recompute must be one of {choices}, got {recompute!r}"),
                          choices=", ".join(RECOMPUTE), recompute=recompute)
@@ -241,16 +268,18 @@ def layer_activation_bytes(cfg: ModelConfig, seq_len: int, micro_batch: float, *
     total = 0.0
     for term in layer_activation_terms(cfg, seq_len, micro_batch, act_bytes=act_bytes, attention=attention,
                                        dropout=dropout):
-        if term["s2"] and recompute == "selective":
+        if term["s2"] and recompute == "selective" and "core_attn" in modules:
             continue
         div = {"tp": tp, "kv": kv_split(cfg, tp), "": tp if sp else 1}[term["split"]]
-        total += term["bytes"] / div
+        keep = 1.0 - (_dropped(term["term"], cfg, modules) if recompute == "selective" else 0.0)
+        total += keep * term["bytes"] / div
     return total
 
 
 def training_activation_bytes(cfg: ModelConfig, wl: Workload, par: Parallel, *, micro_batch: int,
                               microbatches: int, recompute: str = "none", dropout: bool = False,
-                              recompute_layers: int = 0) -> dict[str, float]:
+                              recompute_layers: int = 0, recompute_modules: tuple[str, ...] = ("core_attn",)
+                              ) -> dict[str, float]:
     """Activation bytes of the first and of the last pipeline stage's GPU in a training step.
 
     Context parallelism (c ranks) keeps 1/c of every sequence's tokens on a rank: every term is taken at
@@ -265,7 +294,7 @@ def training_activation_bytes(cfg: ModelConfig, wl: Workload, par: Parallel, *, 
     b = micro_batch / e
     s = wl.seq_len / c
     kw = dict(tp=t, sequence_parallel=par.sequence_parallel, recompute=recompute, act_bytes=a,
-              attention=wl.attention, dropout=dropout)
+              attention=wl.attention, dropout=dropout, modules=tuple(recompute_modules))
     per_layer = layer_activation_bytes(cfg, s, b, **kw)
     stage_l = layers_per_stage(cfg, par)
     if recompute == "full" and recompute_layers and stage_l:
@@ -324,7 +353,8 @@ def inference_memory(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel
 
 def training_memory(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, *, micro_batch: int,
                     microbatches: int, zero: int = 0, recompute: str = "none", dropout: bool = False,
-                    memory_utilization: float = DEFAULT_MEMORY_UTILIZATION, recompute_layers: int = 0) -> PerGpuMemory:
+                    memory_utilization: float = DEFAULT_MEMORY_UTILIZATION, recompute_layers: int = 0,
+                    recompute_modules: tuple[str, ...] = ("core_attn",)) -> PerGpuMemory:
     """The busiest GPU of a training step: ZeRO model states, Korthikanti activations, workspace. ZeRO shards
     over the ranks that hold the same parameters: DP × CP × EP for the dense ones (EP ranks run attention
     data-parallel), DP × CP for the routed experts (Megatron's distributed optimizer)."""
@@ -333,7 +363,8 @@ def training_memory(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel,
     wbytes = get_dtype(wl.weight_dtype).bytes
     experts = expert_weights_per_gpu(cfg, wl, hw, par) / wbytes
     acts = training_activation_bytes(cfg, wl, par, micro_batch=micro_batch, microbatches=microbatches,
-                                     recompute=recompute, dropout=dropout, recompute_layers=recompute_layers)
+                                     recompute=recompute, dropout=dropout, recompute_layers=recompute_layers,
+                                     recompute_modules=recompute_modules)
     cap = float(hw.memory_bytes)
     best = None
     for stage in (("first", "last") if par.pp > 1 else ("last",)):

@@ -32,6 +32,8 @@ Training
     turns on; ``torchtitan``: 3, FSDP2); else 0.
   * ``recompute_layers`` N with ``recompute: full``: Megatron's block method (``recompute_num_layers``), the first N
     layers of each model chunk recomputed whole, the others not.
+  * ``recompute_modules`` with ``recompute: selective``: Megatron's ``recompute_modules`` as the recipe lists them
+    (``layernorm``, ``moe_act``, ``moe``, ``mla_up_proj``, …); unstated, its default ``core_attn``.
   * ``recompute``: as stated (a source that recomputes only norms and activations recomputes no GEMM:
     none); else the least of none → selective → full whose per-GPU memory fits.
   * ``compile: false`` (torchtitan without ``torch.compile``): the element-wise work runs as eager PyTorch
@@ -99,7 +101,8 @@ METRICS = {
 }
 SETUP_KEYS = {
     "training": {"tp", "pp", "vp", "cp", "dp", "ep", "etp", "zero", "fsdp", "precision", "global_batch", "seq_len",
-                 "micro_batch", "recompute", "recompute_layers", "sequence_parallel", "tp_comm_overlap",
+                 "micro_batch", "recompute", "recompute_layers", "recompute_modules", "sequence_parallel",
+                 "tp_comm_overlap",
                  "ep_comm_overlap",
                  "ep_dispatch_dtype",
                  "framework", "schedule", "tokens", "compile", "mtp", "fp8_recipe",
@@ -384,6 +387,7 @@ def mapping(m: Measurement) -> Mapping:
                                  "fp8_recipe": s.get("fp8_recipe") or "delayed",
                                  "loss": loss, "grad_reduce": grad_reduce,
                                  "recompute_layers": s.get("recompute_layers") or 0,
+                                 "recompute_modules": tuple(s.get("recompute_modules") or ()),
                                  "grad_accum": "fp32" if accum else "fused"})
     par = Parallel(tp=tp, pp=pp, ep=ep, dp=dp, gpus_per_node=gpn)
     kv = s.get("kv_dtype") or prec
@@ -431,7 +435,8 @@ def _train(mp: Mapping, hw, efficiency):
                             eager=t.get("eager", False), mtp=t.get("mtp", False),
                             fp8_recipe=t.get("fp8_recipe", "delayed"), loss=t.get("loss", "fused"),
                             grad_reduce=t.get("grad_reduce", "bf16"), grad_accum=t.get("grad_accum", "fused"),
-                            recompute_layers=t.get("recompute_layers", 0) if choice == "full" else 0),
+                            recompute_layers=t.get("recompute_layers", 0) if choice == "full" else 0,
+                            recompute_modules=t.get("recompute_modules", ()) if choice == "selective" else ()),
                    efficiency)
         if rc or tr.memory.fits:
             return tr, choice, not rc
@@ -472,6 +477,8 @@ def estimate(m: Measurement, efficiency=None) -> Row:
                      f" ZeRO {mp.training['zero']}, recompute {rc}"
                      + (f" ({mp.training['recompute_layers']} layers per chunk)"
                         if rc == "full" and mp.training.get("recompute_layers") else "")
+                     + (f" ({', '.join(mp.training['recompute_modules'])})"
+                        if rc == "selective" and mp.training.get("recompute_modules") else "")
                      + f", {mp.workload.act_dtype}"
                      + (", SP" if par.sequence_parallel else "") + (", eager" if mp.training.get("eager") else ""))
         else:

@@ -78,6 +78,7 @@ from gemmlib.llm.config import ATTENTION_LETTERS, ModelConfig
 from gemmlib.llm.hf import from_hf_config
 from gemmlib.llm.memory import (
     RECOMPUTE,
+    RECOMPUTE_MODULES,
     ZERO_STAGES,
     PerGpuMemory,
     expert_weights_per_gpu,
@@ -155,6 +156,7 @@ class Training:
     grad_reduce: str = "bf16"  # the dtype data parallelism reduces the gradients in (GRAD_REDUCE_BYTES)
     grad_accum: str = "fused"  # fused (in the wgrad GEMM, or one micro-batch), fp32 (a pass per micro-batch)
     recompute_layers: int = 0  # with recompute="full": the first N layers of each model chunk (0: every layer)
+    recompute_modules: tuple[str, ...] = ()  # with recompute="selective": Megatron's recompute_modules (() = core_attn)
 
     def __post_init__(self) -> None:
         t = self.tokens
@@ -189,6 +191,19 @@ class Training:
             raise InputError(N_("--recompute-layers must be a whole number ≥ 0, got {n!r}"), n=n)
         if n and self.recompute != "full":
             raise InputError(N_("--recompute-layers {n} recomputes whole layers: it needs --recompute full"), n=n)
+        mods = self.recompute_modules
+        if isinstance(mods, str) or not all(isinstance(x, str) for x in mods):
+            raise InputError(N_("--recompute-modules must be a list of module names, got {mods!r}"), mods=mods)
+        bad = [x for x in mods if x not in RECOMPUTE_MODULES]
+        if bad:
+            raise InputError(N_("--recompute-modules: {bad} unknown; Megatron's modules are {choices}"),
+                             bad=", ".join(bad), choices=", ".join(RECOMPUTE_MODULES))
+        if mods and self.recompute != "selective":
+            raise InputError(N_("--recompute-modules names what selective recomputation reruns: it needs --recompute "
+                                "selective"))
+        # Megatron's default selective recomputation: the attention core
+        object.__setattr__(self, "recompute_modules",
+                           tuple(dict.fromkeys(mods)) or (("core_attn",) if self.recompute == "selective" else ()))
 
 
 def recomputed_share(cfg: ModelConfig, par: Parallel, recompute_layers: int, stage_layers: int | None = None) -> float:
@@ -213,23 +228,45 @@ def recomputed_share(cfg: ModelConfig, par: Parallel, recompute_layers: int, sta
 OP_POLICY_RECOMPUTED = ("k_proj", "o_proj", "up_proj")
 
 
-def _recomputed(op: Op, recompute: str) -> bool:
+_DENSE_MLP = ("gate_proj", "up_proj", "down_proj", "activation")
+
+
+def _in_module(op: Op, module: str) -> bool:
+    """Whether Megatron's selective recomputation of ``module`` reruns ``op``."""
+    routed = getattr(op, "routed", False)
+    if module == "core_attn":
+        return op.shard == "heads"  # the attention core: QKᵀ, softmax, ·V (and what they need)
+    if module == "layernorm":
+        return op.name == "norms"
+    if module == "moe_act":
+        return op.name == "activation" and routed
+    if module == "mlp":  # the dense MLP: every MLP of a dense model, a mixture's dense layers
+        return (op.name in _DENSE_MLP and not routed) or op.name.startswith("dense_")
+    if module == "shared_experts":
+        return op.name.startswith("shared_")
+    if module == "moe":  # the whole MoE layer: router, dispatch, experts, shared experts, combine
+        return routed or op.name in ("router", "moe_routing", "moe_sort") or op.name.startswith("shared_")
+    if module == "mla_up_proj":
+        return op.name in ("q_b_proj", "kv_b_proj")
+    return False
+
+
+def _recomputed(op: Op, recompute: str, modules: tuple[str, ...] = ("core_attn",)) -> bool:
     if op.name == "cross_entropy":
         return False
     if recompute == "op":
         if op.is_gemm:
             return op.name in OP_POLICY_RECOMPUTED
         return op.shard != "vocab"  # every element-wise op of the block (not the embedding)
-    if op.name == "moe_sort":
-        return recompute == "full"
     if recompute == "full":
         return op.shard != "vocab"  # every layer's forward, not the embedding or the LM head
     if recompute == "selective":
-        return op.shard == "heads"  # the attention core: QKᵀ, softmax, ·V (and what they need)
+        return any(_in_module(op, m) for m in modules)
     return False
 
 
-def step_flops(cfg: ModelConfig, wl: Workload, recompute: str = "none", share: float = 1.0) -> dict[str, int]:
+def step_flops(cfg: ModelConfig, wl: Workload, recompute: str = "none", share: float = 1.0,
+               modules: tuple[str, ...] = ("core_attn",)) -> dict[str, int]:
     """Exact GEMM FLOPs of one training step over ``wl.batch`` sequences of ``wl.seq_len`` tokens (``share``: the
     share of the layers a partial full recomputation reruns, :func:`recomputed_share`)."""
     if recompute not in RECOMPUTE:
@@ -237,7 +274,7 @@ def step_flops(cfg: ModelConfig, wl: Workload, recompute: str = "none", share: f
                          choices=", ".join(RECOMPUTE), recompute=recompute)
     ops = prefill_ops(cfg, replace(wl, new_tokens=0, lm_head="all"))
     fwd = sum(o.flops for o in ops)
-    rc = round(share * sum(o.flops for o in ops if _recomputed(o, recompute)))
+    rc = round(share * sum(o.flops for o in ops if _recomputed(o, recompute, modules)))
     return {"forward": fwd, "backward": 2 * fwd, "recompute": rc, "model": 3 * fwd, "total": 3 * fwd + rc}
 
 
@@ -556,6 +593,7 @@ class TrainEstimate:
             "global_batch": self.workload.batch, "seq_len": self.workload.seq_len,
             "micro_batch": self.training.micro_batch, "microbatches": self.microbatches,
             "recompute": self.training.recompute, "recompute_layers": self.training.recompute_layers,
+            "recompute_modules": list(self.training.recompute_modules),
             "zero": self.training.zero,
             "cp": par.cp, "virtual_stages": par.virtual_stages, "tp_comm_overlap": par.tp_comm_overlap,
             "ep_comm_overlap": par.ep_comm_overlap,
@@ -644,9 +682,10 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
     fwd_c = forward_collectives(raw, cfg, wl_mb, par, hw, training=True, stage_layers=stage_l)
     bwd_c = _backward_collectives(fwd_c, cfg, wl_mb, par, raw, hw)
     rshare = recomputed_share(cfg, par, tr.recompute_layers, stage_l) if tr.recompute == "full" else 1.0
+    rerun = {o.name for o in raw if o.shard != "vocab" and _recomputed(o, tr.recompute, tr.recompute_modules)}
     rc_c = [replace(c, count=c.count * rshare, time_s=c.time_s * rshare,
                     note=Text(N_("recomputed forward: {note}"), note=c.note)) for c in fwd_c
-            if tr.recompute == "full" and c.after in {o.name for o in raw if o.shard != "vocab"}]
+            if tr.recompute in ("full", "selective") and c.after in rerun]
     cp_c = _context_collectives(raw, cfg, wl_mb, par, hw, stage_l)
     # each micro-batch crosses every boundary of the V chunks: V sends forward and V back per GPU
     send = pipeline_send(cfg, wl_mb.prefill_tokens, 1, wl_mb, par, hw, count_per_step=2 * v)
@@ -662,7 +701,9 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
         keep = [i for i, o in enumerate(raw) if par.pp == 1 or (tags[i] or _stage_of(o)) in ("every", st)]
         names = {raw[i].name for i in keep}
         tf = sum(timed[i].time_s for i in keep)
-        trc = rshare * sum(timed[i].time_s for i in keep if _recomputed(raw[i], tr.recompute))
+        trc = rshare * sum(timed[i].time_s for i in keep if _recomputed(raw[i], tr.recompute, tr.recompute_modules))
+        t_lin_rc = rshare * sum(timed[i].time_s for i in keep if raw[i].is_gemm and raw[i].shard in ("column", "row")
+                                and _recomputed(raw[i], tr.recompute, tr.recompute_modules))
         t_lin = sum(timed[i].time_s for i in keep if raw[i].is_gemm and raw[i].shard in ("column", "row"))
         t_att = sum(timed[i].time_s for i in keep if raw[i].name in ATTENTION_PRODUCTS)
         # the backward beyond 2 × the forward: a fused (flash) attention kernel recomputes QKᵀ in its backward, 5
@@ -682,7 +723,7 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
         if par.overlap:
             exp = {g: (max(0.0, tm - tc) * t / tm if tm else 0.0) for g, t in by.items()}
         else:
-            hidden_lin = 3 * t_lin + (rshare * t_lin if tr.recompute == "full" else 0.0)
+            hidden_lin = 3 * t_lin + t_lin_rc
             exp = {"tp": max(0.0, by["tp"] - hidden_lin) if par.tp_comm_overlap else by["tp"],
                    "cp": max(0.0, by["cp"] - 3 * t_att),  # each chunk's transfer behind the previous chunk's attention
                    # behind the other micro-batch's compute, as much as the schedule hides (EP_OVERLAP_HIDDEN)
@@ -754,12 +795,13 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
     step_time = compute_s + comm + bubble
     mem = training_memory(cfg, step, hw, par, micro_batch=b, microbatches=m, zero=tr.zero, recompute=tr.recompute,
                           dropout=tr.dropout, memory_utilization=memory_utilization,
-                          recompute_layers=tr.recompute_layers)
+                          recompute_layers=tr.recompute_layers, recompute_modules=tr.recompute_modules)
 
     def fits(bb: int) -> bool:
         return training_memory(cfg, step, hw, par, micro_batch=bb, microbatches=m, zero=tr.zero,
                                recompute=tr.recompute, dropout=tr.dropout,
-                               memory_utilization=memory_utilization, recompute_layers=tr.recompute_layers).fits
+                               memory_utilization=memory_utilization, recompute_layers=tr.recompute_layers,
+                               recompute_modules=tr.recompute_modules).fits
 
     max_b = largest_fitting(fits, 4096)
 
@@ -775,7 +817,7 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
     chunks = par.pp * par.virtual_stages
     model_share = (min(1.0, chunks * min(tr.recompute_layers, -(-cfg.layers // chunks)) / cfg.layers)
                    if tr.recompute == "full" and tr.recompute_layers else 1.0)
-    flops = step_flops(cfg, step, tr.recompute, model_share)
+    flops = step_flops(cfg, step, tr.recompute, model_share, tr.recompute_modules)
     if wl.attention == "fused":  # what the flash backward reruns: QKᵀ of every product pair (HFU counts it)
         flops["flash_recompute"] = sum(o.flops for o in prefill_ops(cfg, step) if o.name in ("attn_scores",
                                                                                           "attn_scores_sliding"))

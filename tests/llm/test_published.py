@@ -93,7 +93,7 @@ def test_training_mapping_uses_the_facts_and_fixed_rules_only(tmp_path):
         32, 1024, "bf16", "fused", True, "all")
     assert mp.training == {"micro_batch": 1, "zero": 0, "recompute": None, "eager": False, "mtp": False, "fp8_recipe": "delayed",
                            "loss": "fused", "grad_reduce": "bf16", "recompute_layers": 0,
-                           "grad_accum": "fused"}
+                           "recompute_modules": (), "grad_accum": "fused"}
     assert par.sequence_parallel and not par.tp_comm_overlap and not par.ep_comm_overlap  # SP: with TP, unstated
     no_sp = P.mapping(P.load_file(_write(tmp_path, "x", {**GOOD, "setup": {**GOOD["setup"],
                                                                              "sequence_parallel": False}})))
@@ -196,6 +196,7 @@ def test_each_anchor_is_derived_from_its_own_facts():
         if m.kind == "training":
             assert par.virtual_stages == (s.get("vp") or 1), m.id
             assert mp.training["recompute_layers"] == (s.get("recompute_layers") or 0), m.id
+            assert mp.training["recompute_modules"] == tuple(s.get("recompute_modules") or ()), m.id
             assert (mp.workload.batch, mp.workload.seq_len) == (s["global_batch"], s["seq_len"]), m.id
             assert mp.workload.act_dtype == s["precision"], m.id
             # a replica's micro-batch: the per-GPU MBS on each of the attention's data replicas in one EP group
