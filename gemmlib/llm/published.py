@@ -34,8 +34,7 @@ Training
     layers of each model chunk recomputed whole, the others not.
   * ``recompute_modules`` with ``recompute: selective``: Megatron's ``recompute_modules`` as the recipe lists them
     (``layernorm``, ``moe_act``, ``moe``, ``mla_up_proj``, …); unstated, its default ``core_attn``.
-  * ``recompute``: as stated (a source that recomputes only norms and activations recomputes no GEMM:
-    none); else the least of none → selective → full whose per-GPU memory fits.
+  * ``recompute``: as stated; else the least of none → selective → full whose per-GPU memory fits.
   * ``compile: false`` (torchtitan without ``torch.compile``): the element-wise work runs as eager PyTorch
     kernels, each through HBM (:data:`gemmlib.llm.training.EAGER_BYTES`); otherwise fused, as Megatron with
     Transformer Engine and compiled torchtitan run it. ``recompute: op`` is torchtitan's selective op policy.
@@ -102,9 +101,7 @@ METRICS = {
 SETUP_KEYS = {
     "training": {"tp", "pp", "vp", "cp", "dp", "ep", "etp", "zero", "fsdp", "precision", "global_batch", "seq_len",
                  "micro_batch", "recompute", "recompute_layers", "recompute_modules", "sequence_parallel",
-                 "tp_comm_overlap",
-                 "ep_comm_overlap",
-                 "ep_dispatch_dtype",
+                 "tp_comm_overlap", "ep_comm_overlap", "ep_dispatch_dtype",
                  "framework", "schedule", "tokens", "compile", "mtp", "fp8_recipe",
                  "cross_entropy_fusion_impl", "grad_reduce_dtype", "grad_accumulation_dtype"},
     "inference": {"tp", "pp", "ep", "dp", "precision", "kv_dtype", "input_len", "output_len", "concurrency",
@@ -337,6 +334,14 @@ def _dispatch_fp8(s: dict) -> bool:
     return d == "fp8"
 
 
+def _modules(s: dict) -> tuple[str, ...]:
+    """``recompute_modules``: a list of Megatron's module names (checked by :class:`gemmlib.llm.training.Training`)."""
+    mods = s.get("recompute_modules") or ()
+    if isinstance(mods, str) or not isinstance(mods, (list, tuple)):
+        raise InputError(N_("recompute_modules must be a list of module names, got {mods!r}"), mods=mods)
+    return tuple(mods)
+
+
 def mapping(m: Measurement) -> Mapping:
     """The estimator's inputs from the facts of ``m``'s set-up (see the module docstring)."""
     s, hw = m.setup, m.hardware
@@ -387,7 +392,7 @@ def mapping(m: Measurement) -> Mapping:
                                  "fp8_recipe": s.get("fp8_recipe") or "delayed",
                                  "loss": loss, "grad_reduce": grad_reduce,
                                  "recompute_layers": s.get("recompute_layers") or 0,
-                                 "recompute_modules": tuple(s.get("recompute_modules") or ()),
+                                 "recompute_modules": _modules(s),
                                  "grad_accum": "fp32" if accum else "fused"})
     par = Parallel(tp=tp, pp=pp, ep=ep, dp=dp, gpus_per_node=gpn)
     kv = s.get("kv_dtype") or prec

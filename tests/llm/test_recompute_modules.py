@@ -109,3 +109,20 @@ def test_the_cli_takes_recompute_modules(capsys):
     assert "recompute selective (moe)" in capsys.readouterr().out
     assert main(base + ["--recompute-modules", "attention"]) == 2
     assert "attention unknown" in capsys.readouterr().err
+
+
+def test_a_published_row_names_its_modules_as_a_list(tmp_path):
+    from gemmlib.llm import published as P
+
+    src = Path(__file__).resolve().parents[2] / "benchmarks" / "published" / "nemo2604-nemotron-3-nano-16-h100-fp8.json"
+    m = P.load_file(src)
+    assert P.mapping(m).training["recompute_modules"] == ("moe", "layernorm", "core_attn", "moe_act")
+    d = json.loads(src.read_text())
+    d["setup"]["recompute_modules"] = "moe"
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "nemotron-3-nano-30b-a3b.json").write_text(
+        (src.parent / "models" / "nemotron-3-nano-30b-a3b.json").read_text())
+    bad = tmp_path / f"{d['id']}.json"
+    bad.write_text(json.dumps(d))
+    row = P.estimate(P.load_file(bad))
+    assert row.estimate is None and "must be a list of module names" in row.problem
