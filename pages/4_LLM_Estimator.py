@@ -58,8 +58,7 @@ with st.sidebar:
             for i, key in enumerate(("le_layers", "le_hidden", "le_heads", "le_kv", "le_hd", "le_ffn", "le_vocab")):
                 num(c[i % 2], key)
             pick(c[1], "le_mlp", ["gated", "plain"], widget="radio", horizontal=True, format_func=label)
-            num(c[0], "le_experts")
-            num(c[1], "le_topk")
+            drawn = num(c[0], "le_experts"), num(c[1], "le_topk")
             flag(st, "le_tied", widget="checkbox")
             with st.expander(_("More architecture: sliding windows, MLA, shared experts, norms")):
                 c = st.columns(2)
@@ -120,8 +119,7 @@ with st.sidebar:
             "form of the built-in catalogue (gemmlib/core/hardware.json), as `--hardware-file` reads them"))
     with ui.guard(_("the hardware file")):
         HW = view.hardware_choices(hw_up and (hw_up.getvalue(), hw_up.name))
-    pick(st, "le_gpu", list(HW), format_func=label)
-    num(st, "le_gpus")
+    drawn = pick(st, "le_gpu", list(HW), format_func=label), num(st, "le_gpus")
     c = st.columns(2)
     drawn = flag(c[0], "le_flat"), num(c[1], "le_eff", widget="slider", step=0.05)
     flag(st, "le_cmp", on_change=ui.setter(lambda: ss.le_cmp and view.b_copy_of_a(ss)))  # B starts as a copy of A
@@ -192,6 +190,8 @@ if v is not None:
             c = st.columns(5)
             drawn = num(c[0], "le_tokens", format="%.3g"), num(c[1], "le_mb"), num(c[4], "le_vs")
             drawn = pick(c[2], "le_rc", view.RECOMPUTE, format_func=label), pick(c[3], "le_zero", [0, 1, 2, 3])
+            c = st.columns(2)
+            drawn = flag(c[0], "le_tpo"), pick(c[1], "le_epo", view.EP_OVERLAPS, format_func=label)
             if not ss.le_train:
                 st.info(_("Turn on **size a training run**: the batch is the global batch of one step, the prompt its "
                           "sequence length."))

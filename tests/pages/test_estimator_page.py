@@ -421,3 +421,31 @@ def test_a_hardware_file_adds_the_users_gpus_to_pick_from():
     assert not at.exception
     assert any("bad.json" in e.value and "bandwith" in e.value for e in at.error), [e.value for e in at.error]
     assert "H100 SXM" in at.selectbox(key="le_gpu").options
+
+
+def test_the_training_tab_names_the_overlaps():
+    """Qwen3-30B-A3B on 16 H100s as Megatron-Bridge's recipe lays it out (EP16 over two 8-GPU nodes): with the EP overlap
+    off every all-to-all is exposed; Megatron's overlap hides its measured 36.55 % of them, DualPipe all it can: the same
+    all-to-alls, less of them exposed, three step times; the TP overlap on a TP2 layout says what it hides."""
+    q = dict(le_preset="qwen3-30b-a3b", le_gpus=16, le_ep=16, le_gpn=8, le_batch=64, le_seq=2048, le_new=16,
+             le_train="true", le_tokens="1e10", le_mb=16, le_tab="Training")
+    exposed, steps = {}, set()
+    for epo in ("none", "megatron", "dualpipe"):
+        at = _app(**q, le_epo=epo)
+        _ok(at)
+        steps.add(_metrics(at)["step time"])
+        words = " ".join(md.value for md in at.markdown)
+        if epo == "none":
+            assert "EP all-to-alls overlapped" not in words
+            continue
+        share = "36.55%" if epo == "megatron" else "100%"
+        head = f"EP all-to-alls overlapped ({epo}: at most {share} of their time hidden): "
+        assert head in words
+        exposed[epo] = words.split(head)[1].split(" exposed.")[0]  # "{exposed} of {total}"
+    (m_exp, m_tot), (d_exp, d_tot) = (exposed[k].split(" of ") for k in ("megatron", "dualpipe"))
+    assert m_tot == d_tot and m_exp != d_exp  # the same all-to-alls, less exposed under DualPipe
+    assert len(steps) == 3
+    at = _app(le_preset="llama-3-8b", le_gpus=8, le_tp=2, le_dp=4, le_sp="true", le_batch=8, le_seq=2048,
+              le_train="true", le_tpo="true", le_tab="Training")
+    _ok(at)
+    assert any("TP communication overlapped with the GEMMs beside it" in md.value for md in at.markdown)
