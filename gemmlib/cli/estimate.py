@@ -40,7 +40,7 @@ from gemmlib.llm.accounting import (
 )
 from gemmlib.llm.config import NORM_KINDS, QK_NORMS, ModelConfig, layer_pattern, moe_pattern
 from gemmlib.llm.hf import read_config_file
-from gemmlib.llm.parallel import Parallel
+from gemmlib.llm.parallel import EP_OVERLAP_HIDDEN, Parallel
 from gemmlib.llm.presets import from_name, preset_names
 from gemmlib.llm.quant import WEIGHT_FORMATS
 
@@ -482,10 +482,11 @@ def add_scaleout_arguments(p: argparse.ArgumentParser) -> None:
                         "collective; training hides each one behind the compute it can hide behind)")
     g.add_argument("--tp-comm-overlap", action="store_true",
                    help="training: Transformer Engine's TP communication overlapped with the GEMMs beside it")
-    g.add_argument("--ep-comm-overlap", nargs="?", const="megatron", default=None, choices=("megatron", "dualpipe"),
+    g.add_argument("--ep-comm-overlap", nargs="?", const="megatron", default=None, choices=tuple(EP_OVERLAP_HIDDEN),
                    help="training: the EP all-to-alls overlapped with another micro-batch's compute, as Megatron's "
-                        "--overlap-moe-expert-parallel-comm does (the default: at most 36.55%% of their time hidden, "
-                        "as measured on 16 H100s) or as DeepSeek-V3's DualPipe does (dualpipe: all of it)")
+                        "--overlap-moe-expert-parallel-comm does (the default: at most "
+                        f"{EP_OVERLAP_HIDDEN['megatron']:.2%} of their time hidden, as measured on 16 H100s)".replace(
+                            "%", "%%") + " or as DeepSeek-V3's DualPipe does (dualpipe: all of it)")
     g.add_argument("--ep-fp8-dispatch", action="store_true",
                    help="an 8-bit run's EP dispatch sends the tokens in fp8 (DeepSeek-V3); default 16-bit, as "
                         "Megatron's all-to-all dispatcher does (the combine is 16-bit either way)")

@@ -237,8 +237,8 @@ def _dropped(term: str, cfg: ModelConfig, modules: tuple[str, ...]) -> float:
             f = cfg.experts_per_token * cfg.expert_ffn + cfg.shared_expert_ffn
             if "moe_act" in modules and term == "down-projection input":
                 share = max(share, cfg.experts_per_token * cfg.expert_ffn / f)
-            if "shared_experts" in modules:
-                share = max(share, min(1.0, share + cfg.shared_expert_ffn / f))
+            if "shared_experts" in modules:  # the shared expert's part of the MLP's width too
+                share = min(1.0, share + cfg.shared_expert_ffn / f)
     if "mla_up_proj" in modules and cfg.is_mla and term in ("Q", "K", "V"):
         share = 1.0
     return share

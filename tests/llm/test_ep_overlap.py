@@ -81,3 +81,11 @@ def test_a_published_dualpipe_row_overlaps_as_dualpipe_and_every_other_as_megatr
     schedules = {m.id: P.mapping(m).parallel.ep_overlap for m in ms if m.setup.get("ep_comm_overlap")}
     assert schedules["deepseek-v3-2048-h800-fp8"] == "dualpipe"
     assert {s for i, s in schedules.items() if i != "deepseek-v3-2048-h800-fp8"} == {"megatron"}
+
+
+def test_the_words_that_name_the_share_say_the_constant():
+    """The page's labels and help, translated text that cannot be formatted from the constant, say its value."""
+    from gemmlib.views.estimator import FIELDS, LABELS
+
+    share = f"{EP_OVERLAP_HIDDEN['megatron'] * 100:.2f} %"
+    assert share in LABELS["megatron"] and share in FIELDS["le_epo"].help
