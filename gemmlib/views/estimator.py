@@ -61,7 +61,7 @@ from gemmlib.llm.accounting import (
 )
 from gemmlib.llm.config import NORM_KINDS, QK_NORMS, ModelConfig, layer_pattern, moe_pattern
 from gemmlib.llm.hf import MAX_CONFIG_BYTES, SUPPORTED_MODEL_TYPES, read_config_json
-from gemmlib.llm.parallel import Parallel
+from gemmlib.llm.parallel import EP_OVERLAP_HIDDEN, Parallel
 from gemmlib.llm.presets import DEFAULT_PRESET, PRESETS
 from gemmlib.llm.quant import WEIGHT_FORMATS
 from gemmlib.llm.scaleout import ScaleOutEstimate
@@ -103,7 +103,7 @@ LABELS = {"preset": N_("preset"), "custom": N_("custom"), "config": N_("from the
           "routed": N_("routed"), "engine": N_("engine (what an engine runs)"),
           "transformers": N_("transformers (the reference)"), "megatron": N_("Megatron (≤ 36.55 % hidden)"),
           "dualpipe": N_("DualPipe (all hidden)")}
-EP_OVERLAPS = ["none", "megatron", "dualpipe"]  # the Training tab's EP overlap: none, or the schedule (--ep-comm-overlap)
+EP_OVERLAPS = ["none", *EP_OVERLAP_HIDDEN]  # the Training tab's EP overlap: none, or the schedule (--ep-comm-overlap)
 BIASES = {"qkv": "QKV", "o": "O", "mlp": "MLP", "lm_head": "lm_head"}  # ModelConfig.describe()'s biases
 GROUPS = {"tp": "TP", "pp": "PP", "ep": "EP", "dp": "DP", "etp": "ETP"}  # parallel groups, as the sidebar names them
 MAXI = {"layers": 1000, "hidden": 65536, "heads": 1024, "kv": 1024, "hd": 4096, "ffn": 262144,
