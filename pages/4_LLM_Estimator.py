@@ -101,8 +101,7 @@ with st.sidebar:
                      ui.setter(lambda: view.use_case_values(ss.le_use))(), ss.update(le_use=None)),
                  help=_("sets the batch, the prompt, the new tokens and the Serving tab's TPOT target (and turns the "
                         "serving curve on); every value stays yours to change"))
-    for c, key in zip(st.columns(3), ("le_batch", "le_seq", "le_new"), strict=True):
-        num(c, key)
+    drawn = [num(c, key) for c, key in zip(st.columns(3), ("le_batch", "le_seq", "le_new"), strict=True)]
     flag(st, "le_ctx")
     pick(st, "le_conv", view.CONVENTION_NAMES, widget="radio", format_func=label)
     with st.expander(_("Overrides of the convention: counting switches and dtypes")):
@@ -124,8 +123,7 @@ with st.sidebar:
     drawn = flag(c[0], "le_flat"), num(c[1], "le_eff", widget="slider", step=0.05)
     flag(st, "le_cmp", on_change=ui.setter(lambda: ss.le_cmp and view.b_copy_of_a(ss)))  # B starts as a copy of A
     st.header(_("Parallelism"))
-    for c, key in zip(st.columns(5), ("le_tp", "le_pp", "le_ep", "le_dp", "le_etp"), strict=True):
-        num(c, key)
+    drawn = [num(c, f"le_{g}") for c, g in zip(st.columns(5), view.GROUPS, strict=True)]  # TP, PP, EP, DP, ETP
     c = st.columns(3)
     drawn = num(c[0], "le_gpn"), flag(c[1], "le_overlap"), flag(c[2], "le_sp")
     st.caption(_("With every size at 1, the GPUs above are tensor parallel; otherwise the GPUs are TP × PP × EP × "
@@ -190,8 +188,10 @@ if v is not None:
             c = st.columns(5)
             drawn = num(c[0], "le_tokens", format="%.3g"), num(c[1], "le_mb"), num(c[4], "le_vs")
             drawn = pick(c[2], "le_rc", view.RECOMPUTE, format_func=label), pick(c[3], "le_zero", [0, 1, 2, 3])
-            c = st.columns(2)
-            drawn = flag(c[0], "le_tpo"), pick(c[1], "le_epo", view.EP_OVERLAPS, format_func=label)
+            c = st.columns(5)  # the layers and modules recomputed count under their recompute only (greyed otherwise)
+            drawn = num(c[0], "le_cp"), flag(c[1], "le_tpo"), pick(c[2], "le_epo", view.EP_OVERLAPS, format_func=label)
+            drawn = num(c[3], "le_rcl", disabled=ss.le_rc != "full"), fields.multi(
+                c[4], "le_rcm", view.RECOMPUTE_MODULE_NAMES, disabled=ss.le_rc != "selective")
             if not ss.le_train:
                 st.info(_("Turn on **size a training run**: the batch is the global batch of one step, the prompt its "
                           "sequence length."))

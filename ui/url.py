@@ -159,8 +159,8 @@ def set_url_widget(key: str, value: Any) -> None:
 class Fields:
     """URL-bound widgets drawn from a presenter's catalogue: ``fields`` maps each widget key to its words
     and range (``gemmlib.views.estimator.Field``: an N_-marked ``label`` or a ``name`` shown as written, an
-    N_-marked ``help``, a number's ``lo`` and ``hi``), ``defaults`` each key to its default. ``num``, ``pick``
-    and ``flag`` draw one through :func:`url`, in the reader's language."""
+    N_-marked ``help``, a number's ``lo`` and ``hi``), ``defaults`` each key to its default. ``num``, ``pick``,
+    ``flag`` and ``multi`` draw one through :func:`url`, in the reader's language."""
 
     def __init__(self, fields: Mapping[str, Any], defaults: Mapping[str, Any]) -> None:
         self.fields, self.defaults = fields, defaults
@@ -186,6 +186,11 @@ class Fields:
         """A toggle (or a checkbox, or a text input: any widget whose value comes after its label)."""
         text, kw = self.words(key, kw)
         return url(getattr(where, widget), text, self.defaults[key], key=key, **kw)
+
+    def multi(self, where: Any, key: str, options: list, **kw: Any) -> list:
+        """A multiselect on ``options`` (shown as they are: the URL holds them), its default ones chosen."""
+        text, kw = self.words(key, kw)
+        return url(where.multiselect, text, options, default=list(self.defaults[key]), key=key, **kw)
 
 
 def setter(values: Callable[[], Mapping[str, Any] | None]) -> Callable[[], None]:

@@ -61,6 +61,7 @@ from gemmlib.llm.accounting import (
 )
 from gemmlib.llm.config import NORM_KINDS, QK_NORMS, ModelConfig, layer_pattern, moe_pattern
 from gemmlib.llm.hf import MAX_CONFIG_BYTES, SUPPORTED_MODEL_TYPES, read_config_json
+from gemmlib.llm.memory import RECOMPUTE_MODULES
 from gemmlib.llm.parallel import EP_OVERLAP_HIDDEN, Parallel
 from gemmlib.llm.presets import DEFAULT_PRESET, PRESETS
 from gemmlib.llm.quant import WEIGHT_FORMATS
@@ -79,6 +80,7 @@ WDT = [AUTO, *DT, *WEIGHT_FORMATS]  # auto: the dtype the convention serves the 
 ADT = [AUTO, *DT]
 SOURCES = ["preset", "custom", "config.json"]
 RECOMPUTE = ["none", "selective", "full"]
+RECOMPUTE_MODULE_NAMES = list(RECOMPUTE_MODULES)  # selective recomputation's modules (Megatron's names, shown as code)
 ENGINE_NAMES = list(ENGINES)  # the serving schedulers simulated (vllm, trtllm)
 PRESET_NAMES = list(PRESETS)
 CONVENTION_NAMES = list(CONVENTIONS)  # engine (the default), transformers (the reference)
@@ -219,6 +221,9 @@ class TrainingInputs(_FromURL):
     vs: int = 1  # virtual pipeline stages per GPU (interleaved 1F1B), as --virtual-stages
     tpo: bool = False  # Transformer Engine's TP communication overlap, as --tp-comm-overlap
     epo: str = "none"  # the EP all-to-alls overlapped: none, or the schedule (EP_OVERLAPS), as --ep-comm-overlap
+    cp: int = 1  # context parallel ranks, as --cp: the training run's GPUs are the layout's × cp
+    rcl: int = 0  # with rc "full": the first N layers of each model chunk (0: every layer), as --recompute-layers
+    rcm: tuple[str, ...] = ()  # with rc "selective": Megatron's recompute_modules (none chosen: core_attn), as --recompute-modules
 
 
 @dataclass(frozen=True)
@@ -400,6 +405,12 @@ FIELDS: dict[str, Field] = {  # every widget of the page bound to the URL, by ke
                                             "a smaller bubble for more pipeline sends; needs PP > 1"), 1, 64),
     "le_tpo": Field(N_("TP overlap"), N_("Transformer Engine's TP communication hidden behind the GEMMs beside it "
                                           "(`--tp-comm-overlap`)")),
+    "le_cp": Field(name="CP", help=N_("context parallel (`--cp`): each sequence split across this many ranks, K/V "
+                                      "passed around a ring; the training run's GPUs are the layout's × CP"), **_range("gpus", 1)),
+    "le_rcl": Field(N_("recomputed layers (0 = all)"), N_("with recompute full: only the first N layers of each model "
+                                                          "chunk (`--recompute-layers`, Megatron's block method)"), 0, 1000),
+    "le_rcm": Field(N_("recomputed modules"), N_("with recompute selective: what it reruns, Megatron's recompute_modules "
+                                                 "(`--recompute-modules`; none chosen: core_attn)")),
     "le_epo": Field(N_("EP overlap"), N_("the all-to-alls behind another micro-batch's compute: Megatron's "
                                          "`--overlap-moe-expert-parallel-comm` hides at most 36.55 % of their time (as "
                                          "measured on 16 H100s), DeepSeek-V3's DualPipe all of it (`--ep-comm-overlap`)")),
@@ -997,11 +1008,14 @@ def _read(est: ScaleOutEstimate, gettext: Translate, escape: Escape) -> Read:
 def training(est: ScaleOutEstimate, inp: TrainingInputs, *, gettext: Translate = english) -> TrainingView:
     """A training run of the estimate's workload (batch × prompt = one step's tokens) on its GPUs."""
     a = LLAMA31_405B
-    par = replace(est.parallel, virtual_stages=int(inp.vs), tp_comm_overlap=bool(inp.tpo),
+    par = replace(est.parallel, virtual_stages=int(inp.vs), tp_comm_overlap=bool(inp.tpo), cp=int(inp.cp),
                   ep_comm_overlap=inp.epo != "none", ep_overlap=inp.epo if inp.epo != "none" else "megatron")
     par.check(est.model)
+    # the recomputed layers and modules count only under the recompute that reads them (their widgets grey out)
     tr = train(est.model, est.workload, est.hardware, par,
-               Training(tokens=float(inp.tokens), micro_batch=inp.mb, recompute=inp.rc, zero=inp.zero),
+               Training(tokens=float(inp.tokens), micro_batch=inp.mb, recompute=inp.rc, zero=inp.zero,
+                        recompute_layers=int(inp.rcl) if inp.rc == "full" else 0,
+                        recompute_modules=tuple(inp.rcm) if inp.rc == "selective" else ()),
                _efficiency_of(est), est.memory_utilization)
     t = tr.to_dict()
     mem = tr.memory
@@ -1032,7 +1046,7 @@ def training(est: ScaleOutEstimate, inp: TrainingInputs, *, gettext: Translate =
                       "6·N·D {six:.3g}.").format(
             step=_t(t["step_time_s"]), compute=_t(t["compute_s"]), comm=_t(t["communication_s"]),
             dp=_t(t["dp_communication_s"]), bubble=_t(t["bubble_s"]), m=t["microbatches"], run=t["run_flops"],
-            six=t["six_nd_flops"]) + "".join(" " + w for w in _overlap_words(t, gettext)),
+            six=t["six_nd_flops"]) + "".join(" " + w for w in _overlap_words(t, tr.gpus, gettext)),
         memory_chart=per_gpu_memory_spec(tr.memory, est.hardware.name, N_("per GPU in training"), gettext=gettext),
         caption=gettext("Mixed-precision AdamW as ZeRO counts it (2Ψ weights + 2Ψ gradients + 12Ψ optimizer), "
                         "activations by Korthikanti et al. 2022; largest micro-batch that fits: {mb}. A published "
@@ -1042,10 +1056,17 @@ def training(est: ScaleOutEstimate, inp: TrainingInputs, *, gettext: Translate =
             hours=a.gpu_hours / 1e6, gpu=a.gpu, gpus=a.gpus, mfu=a.mfu))
 
 
-def _overlap_words(t: dict, gettext: Translate) -> list[str]:
-    """What the training step's named overlaps hide, from its JSON (``TrainEstimate.to_dict``)."""
+def _overlap_words(t: dict, gpus: int, gettext: Translate) -> list[str]:
+    """What context parallelism adds and the training step's named overlaps hide, from its JSON
+    (``TrainEstimate.to_dict``) and its GPU count."""
     out = []
     ex = t["exposed_by_group"]
+    if t["cp"] > 1:
+        ring = ex.get("cp", {"exposed_s": 0.0, "total_s": 0.0})
+        out.append(gettext("Context parallel CP {cp}: the run takes {gpus:,} GPUs (the layout's {layout:,} × CP), each "
+                           "sequence split across {cp} of them; the K/V ring: {exposed} of {total} exposed.").format(
+            cp=t["cp"], gpus=gpus, layout=gpus // t["cp"], exposed=_t(ring["exposed_s"]),
+            total=_t(ring["total_s"])))
     if t["tp_comm_overlap"] and "tp" in ex:
         out.append(gettext("TP communication overlapped with the GEMMs beside it: {exposed} of {total} exposed.").format(
             exposed=_t(ex["tp"]["exposed_s"]), total=_t(ex["tp"]["total_s"])))

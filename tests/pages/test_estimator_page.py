@@ -449,3 +449,39 @@ def test_the_training_tab_names_the_overlaps():
               le_train="true", le_tpo="true", le_tab="Training")
     _ok(at)
     assert any("TP communication overlapped with the GEMMs beside it" in md.value for md in at.markdown)
+
+
+def test_the_training_tab_takes_context_parallelism_and_what_recomputation_reruns(run_cli):
+    """CP, the recomputed layers and the recomputed modules set on the Training tab give the step time the CLI gives
+    with --cp, --recompute-layers and --recompute-modules; the layers' box counts under full recomputation only and
+    the modules' under selective (each greyed out otherwise), and CP's words say how many GPUs the run takes."""
+    q = dict(le_preset="llama-3-8b", le_gpus=8, le_tp=2, le_dp=4, le_sp="true", le_batch=8, le_seq=8192,
+             le_train="true", le_tokens="1e10", le_zero=1, le_tab="Training")
+    argv = ["estimate", "--preset", "llama-3-8b", "--tp", "2", "--dp", "4", "--sequence-parallel", "--batch", "8",
+            "--seq-len", "8192", "--new-tokens", "0", "--train", "--train-tokens", "1e10", "--zero", "1", "--json"]
+    cases = [({}, []), ({"le_cp": 2}, ["--cp", "2"]),
+             ({"le_rc": "full", "le_rcl": 4}, ["--recompute", "full", "--recompute-layers", "4"]),
+             ({"le_rc": "full"}, ["--recompute", "full"]),
+             ({"le_rc": "selective", "le_rcm": ["core_attn", "mlp"]},
+              ["--recompute", "selective", "--recompute-modules", "core_attn,mlp"])]
+    steps = set()
+    for page_q, flags in cases:
+        at = AppTest.from_file(PAGE, default_timeout=60)
+        for k, v in {**q, **page_q}.items():
+            at.query_params[k] = v if isinstance(v, list) else str(v)
+        at.run()
+        _ok(at)
+        rc, out, err = run_cli(argv + flags)
+        assert rc == 0, err
+        want = fmt.duration(json.loads(out)["train"]["step_time_s"])
+        assert _metrics(at)["step time"] == want, (page_q, flags)
+        steps.add(want)
+        rc_kind = page_q.get("le_rc", "none")
+        assert at.number_input(key="le_rcl").disabled is (rc_kind != "full")
+        assert at.multiselect(key="le_rcm").disabled is (rc_kind != "selective")
+        words = " ".join(md.value for md in at.markdown)
+        if page_q.get("le_cp"):
+            assert "Context parallel CP 2: the run takes 16 GPUs (the layout's 8 × CP)" in words
+        else:
+            assert "Context parallel" not in words
+    assert len(steps) == len(cases)  # each setting moves the step time
