@@ -408,7 +408,8 @@ FIELDS: dict[str, Field] = {  # every widget of the page bound to the URL, by ke
     "le_cp": Field(name="CP", help=N_("context parallel (`--cp`): each sequence split across this many ranks, K/V "
                                       "passed around a ring; the training run's GPUs are the layout's × CP"), **_range("gpus", 1)),
     "le_rcl": Field(N_("recomputed layers (0 = all)"), N_("with recompute full: only the first N layers of each model "
-                                                          "chunk (`--recompute-layers`, Megatron's block method)"), 0, 1000),
+                                                          "chunk (`--recompute-layers`, Megatron's `--recompute-method "
+                                                          "block`)"), 0, 1000),
     "le_rcm": Field(N_("recomputed modules"), N_("with recompute selective: what it reruns, Megatron's recompute_modules "
                                                  "(`--recompute-modules`; none chosen: core_attn)")),
     "le_epo": Field(N_("EP overlap"), N_("the all-to-alls behind another micro-batch's compute: Megatron's "
