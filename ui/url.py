@@ -190,6 +190,9 @@ class Fields:
     def multi(self, where: Any, key: str, options: list, **kw: Any) -> list:
         """A multiselect on ``options`` (shown as they are: the URL holds them), its default ones chosen."""
         text, kw = self.words(key, kw)
+        f = self.fields[key]
+        if getattr(f, "placeholder", None):
+            kw.setdefault("placeholder", _(f.placeholder))
         return url(where.multiselect, text, options, default=list(self.defaults[key]), key=key, **kw)
 
 

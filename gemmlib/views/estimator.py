@@ -303,13 +303,15 @@ def b_copy_of_a(state: Mapping[str, Any]) -> dict[str, Any]:
 @dataclass(frozen=True)
 class Field:
     """One widget's words and range: its label (N_-marked, translated where it is shown) or a ``name`` shown
-    as written, its hover help (N_-marked), and a number's lowest and highest value."""
+    as written, its hover help (N_-marked), a number's lowest and highest value, and what an empty multiselect
+    shows (N_-marked)."""
 
     label: str = ""
     help: str | None = None
     lo: float | None = None
     hi: float | None = None
     name: str | None = None
+    placeholder: str | None = None  # N_-marked: what an empty multiselect shows
 
 
 def _range(key: str, lo: int = 0) -> dict:
@@ -411,7 +413,8 @@ FIELDS: dict[str, Field] = {  # every widget of the page bound to the URL, by ke
                                                           "chunk (`--recompute-layers`, Megatron's `--recompute-method "
                                                           "block`)"), 0, 1000),
     "le_rcm": Field(N_("recomputed modules"), N_("with recompute selective: what it reruns, Megatron's recompute_modules "
-                                                 "(`--recompute-modules`; none chosen: core_attn)")),
+                                                 "(`--recompute-modules`; none chosen: core_attn)"),
+                    placeholder=N_("none chosen: core_attn")),
     "le_epo": Field(N_("EP overlap"), N_("the all-to-alls behind another micro-batch's compute: Megatron's "
                                          "`--overlap-moe-expert-parallel-comm` hides at most 36.55 % of their time (as "
                                          "measured on 16 H100s), DeepSeek-V3's DualPipe all of it (`--ep-comm-overlap`)")),

@@ -479,6 +479,7 @@ def test_the_training_tab_takes_context_parallelism_and_what_recomputation_rerun
         rc_kind = page_q.get("le_rc", "none")
         assert at.number_input(key="le_rcl").disabled is (rc_kind != "full")
         assert at.multiselect(key="le_rcm").disabled is (rc_kind != "selective")
+        assert at.multiselect(key="le_rcm").placeholder == "none chosen: core_attn"  # not Streamlit's "Choose options"
         words = " ".join(md.value for md in at.markdown)
         if page_q.get("le_cp"):
             assert "Context parallel CP 2: the run takes 16 GPUs (the layout's 8 × CP)" in words
