@@ -223,7 +223,7 @@ class TrainingInputs(_FromURL):
     epo: str = "none"  # the EP all-to-alls overlapped: none, or the schedule (EP_OVERLAPS), as --ep-comm-overlap
     cp: int = 1  # context parallel ranks, as --cp: the training run's GPUs are the layout's × cp
     rcl: int = 0  # with rc "full": the first N layers of each model chunk (0: every layer), as --recompute-layers
-    rcm: tuple[str, ...] = ()  # with rc "selective": Megatron's recompute_modules (none chosen: core_attn), as --recompute-modules
+    rcm: tuple[str, ...] = ()  # with rc "selective": what it reruns (none chosen: core_attn), as --recompute-modules
 
 
 @dataclass(frozen=True)
@@ -408,7 +408,8 @@ FIELDS: dict[str, Field] = {  # every widget of the page bound to the URL, by ke
     "le_tpo": Field(N_("TP overlap"), N_("Transformer Engine's TP communication hidden behind the GEMMs beside it "
                                           "(`--tp-comm-overlap`)")),
     "le_cp": Field(name="CP", help=N_("context parallel (`--cp`): each sequence split across this many ranks, K/V "
-                                      "passed around a ring; the training run's GPUs are the layout's × CP"), **_range("gpus", 1)),
+                                      "passed around a ring; the training run's GPUs are the layout's × CP"),
+                   **_range("gpus", 1)),
     "le_rcl": Field(N_("recomputed layers (0 = all)"), N_("with recompute full: only the first N layers of each model "
                                                           "chunk (`--recompute-layers`, Megatron's `--recompute-method "
                                                           "block`)"), 0, 1000),
