@@ -276,6 +276,19 @@ def layer_activation_bytes(cfg: ModelConfig, seq_len: int, micro_batch: float, *
     return total
 
 
+def recomputed_share(cfg: ModelConfig, par: Parallel, recompute_layers: int, stage_layers: float | None = None) -> float:
+    """The share of a stage's layers that full recomputation reruns: 1 for every layer (``recompute_layers`` 0), else
+    Megatron's block method (``--recompute-method block --recompute-num-layers N``): the first N layers of each of the
+    stage's model chunks (one chunk per virtual stage), the rest kept whole."""
+    if not recompute_layers:
+        return 1.0
+    stage = stage_layers if stage_layers is not None else layers_per_stage(cfg, par)
+    if stage <= 0:
+        return 1.0
+    chunk = stage / par.virtual_stages
+    return min(1.0, min(recompute_layers, chunk) / chunk)
+
+
 def training_activation_bytes(cfg: ModelConfig, wl: Workload, par: Parallel, *, micro_batch: int,
                               microbatches: int, recompute: str = "none", dropout: bool = False,
                               recompute_layers: int = 0, recompute_modules: tuple[str, ...] = ("core_attn",)
@@ -298,8 +311,7 @@ def training_activation_bytes(cfg: ModelConfig, wl: Workload, par: Parallel, *, 
     per_layer = layer_activation_bytes(cfg, s, b, **kw)
     stage_l = layers_per_stage(cfg, par)
     if recompute == "full" and recompute_layers and stage_l:
-        chunk = stage_l / par.virtual_stages
-        r = min(1.0, min(recompute_layers, chunk) / chunk)  # the share of each chunk's layers recomputed
+        r = recomputed_share(cfg, par, recompute_layers, stage_l)  # the share of each chunk's layers recomputed
         per_layer = r * per_layer + (1 - r) * layer_activation_bytes(cfg, s, b, **{**kw, "recompute": "none"})
     if c > 1 and wl.attention == "eager" and recompute == "none":
         s2 = sum(x["bytes"] / t for x in layer_activation_terms(cfg, s, b, act_bytes=a, attention="eager",

@@ -83,6 +83,7 @@ from gemmlib.llm.memory import (
     PerGpuMemory,
     expert_weights_per_gpu,
     largest_fitting,
+    recomputed_share,
     training_memory,
     weights_per_gpu,
 )
@@ -205,18 +206,6 @@ class Training:
         object.__setattr__(self, "recompute_modules",
                            tuple(dict.fromkeys(mods)) or (("core_attn",) if self.recompute == "selective" else ()))
 
-
-def recomputed_share(cfg: ModelConfig, par: Parallel, recompute_layers: int, stage_layers: int | None = None) -> float:
-    """The share of a stage's layers that full recomputation reruns: 1 for every layer (``recompute_layers`` 0), else
-    Megatron's block method (``--recompute-method block --recompute-num-layers N``): the first N layers of each of the
-    stage's model chunks (one chunk per virtual stage), the rest kept whole."""
-    if not recompute_layers:
-        return 1.0
-    stage = stage_layers if stage_layers is not None else layers_per_stage(cfg, par)
-    if stage <= 0:
-        return 1.0
-    chunk = stage / par.virtual_stages
-    return min(1.0, min(recompute_layers, chunk) / chunk)
 
 
 # torchtitan's selective activation checkpointing, its default option "op" (torchtitan/parallelisms/
@@ -696,14 +685,15 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
             timed.append(time_op(op, hw, dtype, efficiency))
             slow.append(bwd_factor(op) if bwd_factor is not None else 1.0)
             tags.append("last")
+    rc_op = [_recomputed(o, tr.recompute, tr.recompute_modules) for o in raw]  # what backward reruns, op by op
     best = None
     for st in (("first", "last") if par.pp > 1 else ("every",)):
         keep = [i for i, o in enumerate(raw) if par.pp == 1 or (tags[i] or _stage_of(o)) in ("every", st)]
         names = {raw[i].name for i in keep}
         tf = sum(timed[i].time_s for i in keep)
-        trc = rshare * sum(timed[i].time_s for i in keep if _recomputed(raw[i], tr.recompute, tr.recompute_modules))
-        t_lin_rc = rshare * sum(timed[i].time_s for i in keep if raw[i].is_gemm and raw[i].shard in ("column", "row")
-                                and _recomputed(raw[i], tr.recompute, tr.recompute_modules))
+        trc = rshare * sum(timed[i].time_s for i in keep if rc_op[i])
+        t_lin_rc = rshare * sum(timed[i].time_s for i in keep if rc_op[i] and raw[i].is_gemm
+                                and raw[i].shard in ("column", "row"))
         t_lin = sum(timed[i].time_s for i in keep if raw[i].is_gemm and raw[i].shard in ("column", "row"))
         t_att = sum(timed[i].time_s for i in keep if raw[i].name in ATTENTION_PRODUCTS)
         # the backward beyond 2 × the forward: a fused (flash) attention kernel recomputes QKᵀ in its backward, 5
@@ -793,17 +783,13 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
     bubble = (par.pp - 1) / v * period  # interleaved 1F1B: (p − 1) / V stage periods (Narayanan et al. 2021 §2.2)
     comm = m * exposed_mb + dp_exposed
     step_time = compute_s + comm + bubble
-    mem = training_memory(cfg, step, hw, par, micro_batch=b, microbatches=m, zero=tr.zero, recompute=tr.recompute,
-                          dropout=tr.dropout, memory_utilization=memory_utilization,
-                          recompute_layers=tr.recompute_layers, recompute_modules=tr.recompute_modules)
-
-    def fits(bb: int) -> bool:
+    def memory_at(bb: int) -> PerGpuMemory:
         return training_memory(cfg, step, hw, par, micro_batch=bb, microbatches=m, zero=tr.zero,
-                               recompute=tr.recompute, dropout=tr.dropout,
-                               memory_utilization=memory_utilization, recompute_layers=tr.recompute_layers,
-                               recompute_modules=tr.recompute_modules).fits
+                               recompute=tr.recompute, dropout=tr.dropout, memory_utilization=memory_utilization,
+                               recompute_layers=tr.recompute_layers, recompute_modules=tr.recompute_modules)
 
-    max_b = largest_fitting(fits, 4096)
+    mem = memory_at(b)
+    max_b = largest_fitting(lambda bb: memory_at(bb).fits, 4096)
 
     def scaled(c: Collective) -> Collective:
         share = exp[c.group] / by[c.group] if by.get(c.group) else 0.0
@@ -814,9 +800,7 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
     if t_dp:
         exposed["dp"] = (dp_exposed, t_dp)
     # the model's recomputed layers: the first N of each of its pp × V chunks (every layer when N is 0)
-    chunks = par.pp * par.virtual_stages
-    model_share = (min(1.0, chunks * min(tr.recompute_layers, -(-cfg.layers // chunks)) / cfg.layers)
-                   if tr.recompute == "full" and tr.recompute_layers else 1.0)
+    model_share = recomputed_share(cfg, par, tr.recompute_layers, cfg.layers / par.pp) if tr.recompute == "full" else 1.0
     flops = step_flops(cfg, step, tr.recompute, model_share, tr.recompute_modules)
     if wl.attention == "fused":  # what the flash backward reruns: QKᵀ of every product pair (HFU counts it)
         flops["flash_recompute"] = sum(o.flops for o in prefill_ops(cfg, step) if o.name in ("attn_scores",

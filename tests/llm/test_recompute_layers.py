@@ -12,10 +12,10 @@ from gemmlib.cli import main
 from gemmlib.core.errors import InputError
 from gemmlib.core.hardware import get_hardware
 from gemmlib.llm.accounting import Workload
-from gemmlib.llm.memory import training_activation_bytes
+from gemmlib.llm.memory import recomputed_share, training_activation_bytes
 from gemmlib.llm.parallel import Parallel
 from gemmlib.llm.presets import from_name
-from gemmlib.llm.training import Training, recomputed_share, train
+from gemmlib.llm.training import Training, train
 
 H100 = get_hardware("H100 SXM")
 LLAMA = from_name("llama-3-8b")  # 32 layers
