@@ -259,8 +259,10 @@ MEASURED = [
 def test_the_estimate_is_within_1_5x_of_the_workers_measured_peak(spec, cfg):
     """The worker's peak resident memory (VmHWM: the kernel's high-water mark of the worker's own address
     space, polled from /proc while it runs), less its footprint when it was ready to run, against the
-    plan's bytes (every buffer, the float64 reference copies included)."""
-    out = runner.run(spec, cfg, BIG, warm=False)
+    plan's bytes (every buffer, the float64 reference copies included). Run with ``check_speed=False``: this
+    test measures memory, and on a loaded CI machine the worker's speed probe once read fp32 at 440 MFLOP/s
+    and refused a run that takes seconds (the refusal has its own tests); the 600 s limit still holds."""
+    out = runner.run(spec, cfg, BIG, warm=False, check_speed=False)
     held = out.peak_rss_bytes - out.baseline_rss_bytes
     assert out.plan.bytes > 200 * 2**20  # large enough that the buffers, not the interpreter, are measured
     ratio = held / out.plan.bytes
