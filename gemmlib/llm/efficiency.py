@@ -52,6 +52,15 @@ Fitted constants and their sources (README "Size an LLM" → the efficiency mode
   501, 542, 559, 561 TFLOP/s at S = 512 … 16k, counted as 2.5 × the forward's FLOPs; A_b·peak = 591 TFLOP/s,
   L0_b = 425 reproduce them within 3 %. The backward runs at a lower share of peak than the forward at
   every length (0.73 of it at 512 keys, 0.9 at 16k).
+* Head dim 64 (gpt-oss, GPT-2, many small models): half the matmul work per key for the same softmax, so a flash
+  kernel reaches less of the peak. FlashAttention-3 on an H100 80GB SXM5, head dim 64 (the same paper's
+  figures "Attention forward speed, head dim 64", without the causal mask, and "Attention backward speed, head
+  dim 64"): forward 333, 392, 460, 476, 496, 497 TFLOP/s and backward 272, 363, 422, 453, 472, 474 TFLOP/s at
+  S = 512 … 16k; A_64·peak = 505 TFLOP/s with L0_64 = 265 and A_b64·peak = 486 TFLOP/s with L0_b64 = 402 reproduce
+  them within 4 % — 0.70–0.80 of the head-dim-128 forward, 0.85 of its backward. A head dim between 64 and
+  128 takes A and L0 on the straight line between the two; a smaller one the 64 figures (none was measured
+  below: optimistic there), a larger one the 128 figures (the paper's head dim 256 is faster still: a
+  conservative choice). An MLA head (192 query/key, 128 value) counts as the mean of the two.
 
 The model's structure is physical; its constants are fitted on an H100 and carried to other GPUs
 through their SM count, peaks, bandwidth and measured maximum. A calibration of the device itself
@@ -84,6 +93,12 @@ ATTENTION_L0 = 240  # keys per query at which a flash kernel reaches half its pl
 # ----- FlashAttention-3's backward on an H100 SXM (arXiv:2407.08608, backward figure, head dim 128) -----------
 ATTENTION_BWD_PLATEAU_TFLOPS_H100 = 591.0  # fitted plateau of 316 … 561 TFLOP/s (S = 512 … 16k)
 ATTENTION_BWD_L0 = 425  # keys per query at which the backward kernel reaches half its plateau
+# ----- FlashAttention-3 at head dim 64 on an H100 SXM5 (arXiv:2407.08608, head-dim-64 figures) -----------------
+ATTENTION_HEAD_DIM = 128  # the head dim the figures above were measured at
+ATTENTION_HD64_PLATEAU_TFLOPS_H100 = 505.0  # fitted plateau of 333 … 497 TFLOP/s (forward, no causal mask)
+ATTENTION_HD64_L0 = 265
+ATTENTION_HD64_BWD_PLATEAU_TFLOPS_H100 = 486.0  # fitted plateau of 272 … 474 TFLOP/s (backward)
+ATTENTION_HD64_BWD_L0 = 402
 
 # ----- STREAM triad share of the datasheet bandwidth (Azure AI-benchmarking-guide) ----------------------
 BANDWIDTH_SHARE = {
@@ -292,18 +307,29 @@ def _attention_plateau(hw: Hardware, dtype: str) -> float:
     return min(1.0, _ATTENTION_RATIO[0] * ceiling(hw, dtype))
 
 
-def attention_share(hw: Hardware, dtype: str, keys: float) -> float:
-    """The share of ``dtype``'s peak a fused (flash) attention kernel reaches at ``keys`` per query: the H100's
-    FlashAttention-3 plateau relative to its GEMM ceiling, times this GPU's ceiling, times L / (L + L0)."""
-    return _attention_plateau(hw, dtype) * keys / (keys + ATTENTION_L0)
+def _by_head_dim(head_dim: float, at_64: float, at_128: float) -> float:
+    """A flash kernel's constant at ``head_dim``: the head-dim-64 figure at 64 and below, the head-dim-128 one at
+    128 and above, the straight line between them in between."""
+    t = min(1.0, max(0.0, (head_dim - 64) / (ATTENTION_HEAD_DIM - 64)))
+    return at_64 + t * (at_128 - at_64)
 
 
-def attention_backward_share(hw: Hardware, dtype: str, keys: float) -> float:
+def attention_share(hw: Hardware, dtype: str, keys: float, head_dim: float = ATTENTION_HEAD_DIM) -> float:
+    """The share of ``dtype``'s peak a fused (flash) attention kernel reaches at ``keys`` per query with heads of
+    ``head_dim``: the H100's FlashAttention-3 plateau at that head dim relative to its GEMM ceiling, times this
+    GPU's ceiling, times L / (L + L0)."""
+    plateau = _by_head_dim(head_dim, ATTENTION_HD64_PLATEAU_TFLOPS_H100, ATTENTION_PLATEAU_TFLOPS_H100)
+    l0 = _by_head_dim(head_dim, ATTENTION_HD64_L0, ATTENTION_L0)
+    return _attention_plateau(hw, dtype) * plateau / ATTENTION_PLATEAU_TFLOPS_H100 * keys / (keys + l0)
+
+
+def attention_backward_share(hw: Hardware, dtype: str, keys: float, head_dim: float = ATTENTION_HEAD_DIM) -> float:
     """The share of ``dtype``'s peak a flash kernel's backward reaches at ``keys`` per query (its FLOPs counted as
-    2.5 × the forward's): FlashAttention-3's measured backward on an H100, carried to other GPUs as the forward
-    is (its plateau in the same ratio to the forward's), times L / (L + L0_b)."""
-    plateau = _attention_plateau(hw, dtype) * ATTENTION_BWD_PLATEAU_TFLOPS_H100 / ATTENTION_PLATEAU_TFLOPS_H100
-    return plateau * keys / (keys + ATTENTION_BWD_L0)
+    2.5 × the forward's): FlashAttention-3's measured backward on an H100 at ``head_dim``, carried to other GPUs
+    as the forward is (its plateau in the same ratio to the forward's), times L / (L + L0_b)."""
+    plateau = _by_head_dim(head_dim, ATTENTION_HD64_BWD_PLATEAU_TFLOPS_H100, ATTENTION_BWD_PLATEAU_TFLOPS_H100)
+    l0 = _by_head_dim(head_dim, ATTENTION_HD64_BWD_L0, ATTENTION_BWD_L0)
+    return _attention_plateau(hw, dtype) * plateau / ATTENTION_PLATEAU_TFLOPS_H100 * keys / (keys + l0)
 
 
 # ----- the model of an estimate's ops ---------------------------------------------------------------------
@@ -340,6 +366,8 @@ class ShapeEfficiency:
         self.fused_gate_up = (engine or cfg.fused_gate_up) and cfg.mlp == "gated"
         self.beta = bandwidth_share(hw)
         self.sms = hw.sms or SMS_WHEN_UNKNOWN
+        # a flash kernel's head dim: the mean of the query/key and the value head dims (equal but for MLA's)
+        self.head_dim = (cfg.head_dim + cfg.v_head_dim) / 2
 
     # -- what the JSON and the text say
     @property
@@ -358,7 +386,12 @@ class ShapeEfficiency:
                            "attention_plateau_tflops_h100": ATTENTION_PLATEAU_TFLOPS_H100,
                            "attention_l0": ATTENTION_L0,
                            "attention_backward_plateau_tflops_h100": ATTENTION_BWD_PLATEAU_TFLOPS_H100,
-                           "attention_backward_l0": ATTENTION_BWD_L0, "sms": self.sms,
+                           "attention_backward_l0": ATTENTION_BWD_L0,
+                           "attention_head_dim": self.head_dim,
+                           "attention_hd64_plateau_tflops_h100": ATTENTION_HD64_PLATEAU_TFLOPS_H100,
+                           "attention_hd64_l0": ATTENTION_HD64_L0,
+                           "attention_hd64_backward_plateau_tflops_h100": ATTENTION_HD64_BWD_PLATEAU_TFLOPS_H100,
+                           "attention_hd64_backward_l0": ATTENTION_HD64_BWD_L0, "sms": self.sms,
                            "fused_qkv": self.fused_qkv, "fused_gate_up": self.fused_gate_up},
              "sources": list(SOURCES)}
         if not self.hw.sms:
@@ -501,7 +534,8 @@ class ShapeEfficiency:
                 return 1.0
             keys = self._keys(op)
             dt = compute_dtype(op, self.dtype, self.hw)
-            return attention_share(self.hw, dt, keys) / attention_backward_share(self.hw, dt, keys)
+            return (attention_share(self.hw, dt, keys, self.head_dim)
+                    / attention_backward_share(self.hw, dt, keys, self.head_dim))
         if not op.is_gemm or op.flops <= 0:
             return 1.0
         fwd = self.seconds(op)
@@ -522,7 +556,7 @@ class ShapeEfficiency:
     def _fused_attention(self, op, kernels: float, peak: float, t_mem: float) -> tuple[float, float, float, str]:
         hw = self.hw
         keys = self._keys(op)
-        share = attention_share(hw, compute_dtype(op, self.dtype, hw), keys)
+        share = attention_share(hw, compute_dtype(op, self.dtype, hw), keys, self.head_dim)
         t_comp = op.flops / (peak * share)
         first = op.name.startswith("attn_scores")  # one kernel runs both products
         fixed = kernels * T0_S if first else 0.0
@@ -556,6 +590,8 @@ SOURCES = (
     "pytorch/benchmark PR #2391: FlashAttention-3 forward on H100 SXM, head dim 128 (430-621 TFLOP/s)",
     "Shah et al. 2024, FlashAttention-3, arXiv:2407.08608, backward speed, head dim 128, H100 SXM5 (316-561 "
     "TFLOP/s): the flash backward in training",
+    "Shah et al. 2024, FlashAttention-3, arXiv:2407.08608, forward (no causal mask) and backward speed, head dim 64, "
+    "H100 SXM5 (333-497 and 272-474 TFLOP/s): flash kernels with smaller heads",
 )
 
 
