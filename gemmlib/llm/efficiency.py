@@ -312,29 +312,30 @@ def _attention_plateau(hw: Hardware, dtype: str) -> float:
     return min(1.0, _ATTENTION_RATIO[0] * ceiling(hw, dtype))
 
 
-def _by_head_dim(head_dim: float, at_64: float, at_128: float) -> float:
-    """A flash kernel's constant at ``head_dim``: the head-dim-64 figure at 64 and below, the head-dim-128 one at
-    128 and above, the straight line between them in between."""
+def _flash_share(hw: Hardware, dtype: str, keys: float, head_dim: float, at_64: tuple[float, float],
+                 at_128: tuple[float, float]) -> float:
+    """A flash kernel's share of peak at ``keys`` per query: its (H100 plateau in TFLOP/s, L0) at ``head_dim`` —
+    ``at_64``'s at 64 and below, ``at_128``'s at 128 and above, the straight line between them in between —, the
+    plateau carried to ``hw`` as the head-dim-128 forward's is, times L / (L + L0)."""
     t = min(1.0, max(0.0, (head_dim - 64) / (ATTENTION_HEAD_DIM - 64)))
-    return at_64 + t * (at_128 - at_64)
+    plateau, l0 = (a + t * (b - a) for a, b in zip(at_64, at_128, strict=True))
+    return _attention_plateau(hw, dtype) * plateau / ATTENTION_PLATEAU_TFLOPS_H100 * keys / (keys + l0)
 
 
 def attention_share(hw: Hardware, dtype: str, keys: float, head_dim: float = ATTENTION_HEAD_DIM) -> float:
     """The share of ``dtype``'s peak a fused (flash) attention kernel reaches at ``keys`` per query with heads of
     ``head_dim``: the H100's FlashAttention-3 plateau at that head dim relative to its GEMM ceiling, times this
     GPU's ceiling, times L / (L + L0)."""
-    plateau = _by_head_dim(head_dim, ATTENTION_HD64_PLATEAU_TFLOPS_H100, ATTENTION_PLATEAU_TFLOPS_H100)
-    l0 = _by_head_dim(head_dim, ATTENTION_HD64_L0, ATTENTION_L0)
-    return _attention_plateau(hw, dtype) * plateau / ATTENTION_PLATEAU_TFLOPS_H100 * keys / (keys + l0)
+    return _flash_share(hw, dtype, keys, head_dim, (ATTENTION_HD64_PLATEAU_TFLOPS_H100, ATTENTION_HD64_L0),
+                        (ATTENTION_PLATEAU_TFLOPS_H100, ATTENTION_L0))
 
 
 def attention_backward_share(hw: Hardware, dtype: str, keys: float, head_dim: float = ATTENTION_HEAD_DIM) -> float:
     """The share of ``dtype``'s peak a flash kernel's backward reaches at ``keys`` per query (its FLOPs counted as
     2.5 × the forward's): FlashAttention-3's measured backward on an H100 at ``head_dim``, carried to other GPUs
     as the forward is (its plateau in the same ratio to the forward's), times L / (L + L0_b)."""
-    plateau = _by_head_dim(head_dim, ATTENTION_HD64_BWD_PLATEAU_TFLOPS_H100, ATTENTION_BWD_PLATEAU_TFLOPS_H100)
-    l0 = _by_head_dim(head_dim, ATTENTION_HD64_BWD_L0, ATTENTION_BWD_L0)
-    return _attention_plateau(hw, dtype) * plateau / ATTENTION_PLATEAU_TFLOPS_H100 * keys / (keys + l0)
+    return _flash_share(hw, dtype, keys, head_dim, (ATTENTION_HD64_BWD_PLATEAU_TFLOPS_H100, ATTENTION_HD64_BWD_L0),
+                        (ATTENTION_BWD_PLATEAU_TFLOPS_H100, ATTENTION_BWD_L0))
 
 
 # ----- the model of an estimate's ops ---------------------------------------------------------------------
