@@ -276,6 +276,7 @@ class Op:
     kernels: int = 0  # kernel launches the totals cover (layers × steps for a layer's GEMM; 0: one per run)
     efficiency: float = 0.0  # the share of its roofline the op was timed at (set with its time)
     efficiency_by: str = ""  # what set it: the shape model's reason, "flat", or the calibration
+    wide: bool = False  # multiplies in 16 bits whatever the activation dtype (an 8-bit run's output head in training)
 
     @property
     def is_gemm(self) -> bool:

@@ -38,9 +38,15 @@ Training
   * ``compile: false`` (torchtitan without ``torch.compile``): the element-wise work runs as eager PyTorch
     kernels, each through HBM (:data:`gemmlib.llm.training.EAGER_BYTES`); otherwise fused, as Megatron with
     Transformer Engine and compiled torchtitan run it. ``recompute: op`` is torchtitan's selective op policy.
+  * ``framework: torchtitan``: its attention is PyTorch's ``F.scaled_dot_product_attention`` (FlashAttention-2),
+    with or without ``torch.compile`` (:data:`gemmlib.llm.training.SDPA_FLASH_RATIO`); Megatron's is Transformer
+    Engine's fused kernel (the shape model's FlashAttention-3 rates).
   * ``mtp: true``: the checkpoint's multi-token-prediction modules are trained with the model (DeepSeek-V3).
   * ``fp8_recipe`` (current | blockwise | delayed): how an fp8 run scales its casts; unstated, delayed
     (Transformer Engine's default recipe).
+  * the output head of an fp8 run multiplies in bf16 (Megatron Core's output layer is outside Transformer Engine's
+    fp8 autocast; DeepSeek-V3 keeps it in BF16), in fp8 only where the recipe states ``fp8_output_proj: true``
+    (Megatron's MXFP8 output projection).
   * the loss: ``framework: megatron`` runs the ``cross_entropy_fusion_impl`` its model provider sets
     (``te``: one fused kernel; ``native``, Megatron Core's default when none is set: the logits upcast to
     fp32 and a pass per line, :data:`gemmlib.llm.training.LOSS_BYTES`); unstated, Megatron Core's default;
@@ -102,7 +108,7 @@ SETUP_KEYS = {
     "training": {"tp", "pp", "vp", "cp", "dp", "ep", "etp", "zero", "fsdp", "precision", "global_batch", "seq_len",
                  "micro_batch", "recompute", "recompute_layers", "recompute_modules", "sequence_parallel",
                  "tp_comm_overlap", "ep_comm_overlap", "ep_dispatch_dtype",
-                 "framework", "schedule", "tokens", "compile", "mtp", "fp8_recipe",
+                 "framework", "schedule", "tokens", "compile", "mtp", "fp8_recipe", "fp8_output_proj",
                  "cross_entropy_fusion_impl", "grad_reduce_dtype", "grad_accumulation_dtype"},
     "inference": {"tp", "pp", "ep", "dp", "precision", "kv_dtype", "input_len", "output_len", "concurrency",
                   "request_rate", "num_requests", "engine", "engine_version", "batching"},
@@ -234,6 +240,8 @@ def load_file(path: str | Path) -> Measurement:
         if k in setup and setup[k] is not None and (isinstance(setup[k], bool) or not isinstance(setup[k], int)
                                                      or setup[k] < 1):
             raise _fail(path, f"setup.{k} must be a whole number ≥ 1, got {setup[k]!r}")
+    if "fp8_output_proj" in setup and not isinstance(setup["fp8_output_proj"], bool):
+        raise _fail(path, f"setup.fp8_output_proj must be true or false, got {setup['fp8_output_proj']!r}")
     first = "etp" if setup.get("etp") else "tp"  # folded: the experts' split sets the count
     split = math.prod(setup.get(k) or 1 for k in (first, "cp", "pp", "ep"))
     if gpus % split:
@@ -388,8 +396,10 @@ def mapping(m: Measurement) -> Mapping:
             raise InputError(N_("grad_accumulation_dtype can only be fp32, got {dtype!r}"), dtype=accum)
         return Mapping(cfg, wl, par, hw["gpu"], tuple(derived),
                        training={"micro_batch": mb * par.attn_ep, "zero": zero, "recompute": s.get("recompute"),
-                                 "eager": s.get("compile") is False, "mtp": bool(s.get("mtp")),
+                                 "eager": s.get("compile") is False, "sdpa": fw == "torchtitan",
+                                 "mtp": bool(s.get("mtp")),
                                  "fp8_recipe": s.get("fp8_recipe") or "delayed",
+                                 "fp8_head": s.get("fp8_output_proj") is True,
                                  "loss": loss, "grad_reduce": grad_reduce,
                                  "recompute_layers": s.get("recompute_layers") or 0,
                                  "recompute_modules": _modules(s),
@@ -437,8 +447,9 @@ def _train(mp: Mapping, hw, efficiency):
     for choice in ([rc] if rc else ["none", "selective", "full"]):
         tr = train(mp.model, mp.workload, hw, mp.parallel,
                    Training(tokens=1e12, micro_batch=t["micro_batch"], recompute=choice, zero=t["zero"],
-                            eager=t.get("eager", False), mtp=t.get("mtp", False),
-                            fp8_recipe=t.get("fp8_recipe", "delayed"), loss=t.get("loss", "fused"),
+                            eager=t.get("eager", False), sdpa=t.get("sdpa", False), mtp=t.get("mtp", False),
+                            fp8_recipe=t.get("fp8_recipe", "delayed"), fp8_head=t.get("fp8_head", False),
+                            loss=t.get("loss", "fused"),
                             grad_reduce=t.get("grad_reduce", "bf16"), grad_accum=t.get("grad_accum", "fused"),
                             recompute_layers=t.get("recompute_layers", 0) if choice == "full" else 0,
                             recompute_modules=t.get("recompute_modules", ()) if choice == "selective" else ()),
@@ -485,7 +496,8 @@ def estimate(m: Measurement, efficiency=None) -> Row:
                      + (f" ({', '.join(mp.training['recompute_modules'])})"
                         if rc == "selective" and mp.training.get("recompute_modules") else "")
                      + f", {mp.workload.act_dtype}"
-                     + (", SP" if par.sequence_parallel else "") + (", eager" if mp.training.get("eager") else ""))
+                     + (", SP" if par.sequence_parallel else "") + (", eager" if mp.training.get("eager") else
+                                                                          ", SDPA" if mp.training.get("sdpa") else ""))
         else:
             value, words = _serve(m, mp, hw, efficiency, derived)
         return Row(m.id, m.kind, m.metric, m.unit, m.value, value, value / m.value - 1, words, tuple(derived))

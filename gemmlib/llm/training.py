@@ -30,7 +30,9 @@
   in backward); the pipeline's activation and gradient sends (V of each per micro-batch with V
   virtual stages); once per step the optimizer (AdamW with fp32 master weights and moments, 30 bytes per
   parameter the GPU updates — its ZeRO share —, memory-bound). 1F1B over M = B / (d × b) micro-batches takes M stage periods plus a bubble of
-  (p − 1) / V periods (interleaved 1F1B, Narayanan et al. 2021 §2.2). Then the gradients go
+  (p − 1) / V periods (interleaved 1F1B, Narayanan et al. 2021 §2.2); a stage period is the busiest stage's (the
+  last, with the output head and the loss), or with DeepSeek-V3's DualPipe (``ep_overlap="dualpipe"``), whose GPUs
+  each hold stage i and stage p − 1 − i, the mean of the first and the last stage's. Then the gradients go
   across data parallelism (ZeRO, Rajbhandari et al. §7) over the ranks that share the weights —
   DP × CP × EP for the dense ones, DP × CP for the routed experts: stage 0 all-reduces the 16-bit
   gradients (2Ψ bytes; 4Ψ where they are reduced in fp32, ``grad_reduce``), stages 1–2 reduce-scatter
@@ -50,6 +52,8 @@
 * **What a framework does besides the layout** (:class:`Training`): ``recompute="op"`` is torchtitan's selective
   op policy (:data:`OP_POLICY_RECOMPUTED`); ``eager`` prices eager PyTorch's element-wise passes
   (:data:`EAGER_BYTES`), its attention layout copies and SDPA's FlashAttention-2 (:data:`SDPA_FLASH_RATIO`);
+  ``sdpa`` that attention kernel alone (a compiled PyTorch model such as torchtitan's with ``torch.compile``: the
+  element-wise work fused, the attention still SDPA's);
   ``mtp`` trains the checkpoint's multi-token-prediction modules on the last stage (:func:`_mtp_ops`);
   ``fp8_recipe`` sets an 8-bit run's casts (:data:`FP8_CAST_BYTES`: the transposed copy Hopper's TN-only FP8
   GEMMs need, and current scaling's amax pass); ``loss`` how the loss runs (:data:`LOSS_BYTES`: one fused kernel,
@@ -151,8 +155,10 @@ class Training:
     zero: int = 0
     dropout: bool = False
     eager: bool = False  # element-wise work as eager PyTorch runs it (no torch.compile, no fused kernels)
+    sdpa: bool = False  # attention through PyTorch's F.scaled_dot_product_attention (FlashAttention-2), compiled or not
     mtp: bool = False  # the checkpoint's multi-token-prediction modules are trained too (DeepSeek-V3's MTP)
     fp8_recipe: str = "delayed"  # how an 8-bit run scales its casts (FP8_CAST_BYTES): delayed, current, blockwise
+    fp8_head: bool = False  # an 8-bit run's output head in 8 bits too (Megatron's fp8_output_proj); else in 16 bits (train)
     loss: str = "fused"  # how the loss runs (LOSS_BYTES): fused (one kernel), megatron_native (fp32 passes)
     grad_reduce: str = "bf16"  # the dtype data parallelism reduces the gradients in (GRAD_REDUCE_BYTES)
     grad_accum: str = "fused"  # fused (in the wgrad GEMM, or one micro-batch), fp32 (a pass per micro-batch)
@@ -187,6 +193,10 @@ class Training:
             raise InputError(N_("mtp must be true or false, got {mtp!r}"), mtp=self.mtp)
         if not isinstance(self.eager, bool):
             raise InputError(N_("eager must be true or false, got {eager!r}"), eager=self.eager)
+        if not isinstance(self.fp8_head, bool):
+            raise InputError(N_("fp8_head must be true or false, got {v!r}"), v=self.fp8_head)
+        if not isinstance(self.sdpa, bool):
+            raise InputError(N_("sdpa must be true or false, got {sdpa!r}"), sdpa=self.sdpa)
         n = self.recompute_layers
         if isinstance(n, bool) or not isinstance(n, int) or n < 0:
             raise InputError(N_("--recompute-layers must be a whole number ≥ 0, got {n!r}"), n=n)
@@ -636,6 +646,14 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
     step = replace(wl, new_tokens=0, lm_head="all")
     wl_mb = replace(step, batch=b)
     raw = prefill_ops(cfg, wl_mb) + prefill_other_ops(cfg, wl_mb)
+    # An 8-bit training run multiplies its output head (the LM head) in 16 bits: Megatron Core's output layer is a plain
+    # ``tensor_parallel.ColumnParallelLinear``, outside Transformer Engine's fp8 autocast, unless ``fp8_output_proj`` is
+    # set with the MXFP8 recipe (megatron/core/models/gpt/gpt_model.py and fp8_utils.py,
+    # ``is_mxfp8_output_proj_active``); torchtitan's Float8 converts every linear but ``output``
+    # (torchtitan/float8.py, ``module_filter_fn``); DeepSeek-V3 keeps "the output head" in BF16/FP32 (arXiv:2412.19437
+    # §3.3.1). ``Training.fp8_head`` runs it in 8 bits (a recipe that sets ``fp8_output_proj``).
+    if get_dtype(dtype).bytes < 2 and not tr.fp8_head:
+        raw = [replace(o, wide=True) if o.is_gemm and o.shard == "vocab" else o for o in raw]
     if get_dtype(dtype).bytes == 1:  # an fp8 (int8) run's casts: the transposed copy, current scaling's amax pass
         cast = FP8_CAST_BYTES[tr.fp8_recipe] / 3
         raw = [replace(o, act_bytes=o.act_bytes * cast) if o.name in ("act_quant", "act_quant_inner") else o
@@ -648,7 +666,9 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
     stage_l = layers_per_stage(cfg, par)
     local = [per_gpu_op(o, cfg, par, stage_layers=stage_l) for o in raw]
     timed = [time_op(o, hw, dtype, efficiency) for o in local]
-    if tr.eager and wl.attention == "fused" and callable(efficiency):  # SDPA's FlashAttention-2, not FA3
+    # SDPA's FlashAttention-2, not FA3: eager PyTorch's attention, and torch.compile's too (Inductor leaves
+    # F.scaled_dot_product_attention to the same ATen flash kernel)
+    if (tr.eager or tr.sdpa) and wl.attention == "fused" and callable(efficiency):
         timed = [replace(t, time_s=t.time_s / SDPA_FLASH_RATIO, compute_s=t.compute_s / SDPA_FLASH_RATIO)
                  if t.name in ATTENTION_PRODUCTS else t for t in timed]
     # how much slower per FLOP each op's backward runs than its forward (a flash kernel's backward: the shape
@@ -687,6 +707,7 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
             tags.append("last")
     rc_op = [_recomputed(o, tr.recompute, tr.recompute_modules) for o in raw]  # what backward reruns, op by op
     best = None
+    stages: dict[str, tuple] = {}
     for st in (("first", "last") if par.pp > 1 else ("every",)):
         keep = [i for i, o in enumerate(raw) if par.pp == 1 or (tags[i] or _stage_of(o)) in ("every", st)]
         names = {raw[i].name for i in keep}
@@ -721,9 +742,20 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
                    else by["ep"],
                    "pp": by["pp"]}
         period = tc + sum(exp.values())
+        stages[st] = (period, tf, trc, tm, [timed[i] for i in keep], colls, st, exp, by, extra)
         if best is None or period > best[0]:
-            best = (period, tf, trc, tm, [timed[i] for i in keep], colls, st, exp, by, extra)
+            best = stages[st]
     period, tf, trc, tm, ops_s, colls, st, exp, by, extra = best
+    if par.ep_overlap == "dualpipe" and par.pp > 1:
+        # DualPipe feeds micro-batches from both ends: each GPU holds two chunks, stage i of one direction and stage
+        # p − 1 − i of the other (DeepSeek-V3, arXiv:2412.19437 §3.2.1: "two copies of the model parameters"), and
+        # runs one micro-batch of each per pair. The GPUs of the two end stages hold the first and the last stage
+        # (embedding and output head together); a middle GPU two middle chunks, no heavier than the first stage's.
+        # So the period is the mean of the first and the last stage's.
+        a, z = stages["first"], stages["last"]
+        period, tf, trc, tm, extra = ((x + y) / 2 for x, y in zip(a[:4] + (a[9],), z[:4] + (z[9],), strict=True))
+        exp = {g: (a[7][g] + z[7][g]) / 2 for g in a[7]}
+        by = {g: (a[8][g] + z[8][g]) / 2 for g in a[8]}
     # Data parallelism: the gradients (and ZeRO's weight gathers) of this GPU's parameters. Parameters outside
     # the routed experts are replicated over DP × CP × EP ranks (the EP ranks run attention data-parallel),
     # the experts' over DP × CP.

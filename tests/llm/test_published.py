@@ -91,7 +91,8 @@ def test_training_mapping_uses_the_facts_and_fixed_rules_only(tmp_path):
     assert (par.tp, par.pp, par.dp, par.cp, par.ep, par.virtual_stages) == (2, 2, 4, 1, 1, 1)  # dp: 16 / (2·2)
     assert (wl.batch, wl.seq_len, wl.act_dtype, wl.attention, wl.causal, wl.lm_head) == (
         32, 1024, "bf16", "fused", True, "all")
-    assert mp.training == {"micro_batch": 1, "zero": 0, "recompute": None, "eager": False, "mtp": False, "fp8_recipe": "delayed",
+    assert mp.training == {"micro_batch": 1, "zero": 0, "recompute": None, "eager": False, "sdpa": False, "mtp": False,
+                           "fp8_recipe": "delayed", "fp8_head": False,
                            "loss": "fused", "grad_reduce": "bf16", "recompute_layers": 0,
                            "recompute_modules": (), "grad_accum": "fused"}
     assert par.sequence_parallel and not par.tp_comm_overlap and not par.ep_comm_overlap  # SP: with TP, unstated
@@ -110,6 +111,17 @@ def test_training_mapping_uses_the_facts_and_fixed_rules_only(tmp_path):
     assert meg.training["grad_reduce"] == "bf16" and te.training["grad_reduce"] == "bf16"  # Megatron DDP's default
     titan = P.mapping(P.load_file(_write(tmp_path, "x", {**GOOD, "setup": {**GOOD["setup"], "framework": "torchtitan"}})))
     assert titan.training["grad_reduce"] == "fp32" and titan.training["loss"] == "fused"
+    # torchtitan's attention is SDPA's whether compiled or not; only compile: false makes the element-wise work eager
+    assert titan.training["sdpa"] and not titan.training["eager"] and not meg.training["sdpa"]
+    eager = P.mapping(P.load_file(_write(tmp_path, "x", {**GOOD, "setup": {**GOOD["setup"], "framework": "torchtitan",
+                                                                             "compile": False}})))
+    assert eager.training["sdpa"] and eager.training["eager"]
+    # the fp8 output projection only where the recipe states it
+    head = P.mapping(P.load_file(_write(tmp_path, "x", {**GOOD, "setup": {**GOOD["setup"], "precision": "fp8",
+                                                                            "fp8_output_proj": True}})))
+    assert head.training["fp8_head"] and not mp.training["fp8_head"]
+    with pytest.raises(P.PublishedError, match="fp8_output_proj must be true or false"):
+        P.load_file(_write(tmp_path, "x", {**GOOD, "setup": {**GOOD["setup"], "fp8_output_proj": "yes"}}))
     stated = P.mapping(P.load_file(_write(tmp_path, "x", {**GOOD, "setup": {**GOOD["setup"],
                                                                               "grad_reduce_dtype": "fp32"}})))
     assert stated.training["grad_reduce"] == "fp32" and mp.training["grad_reduce"] == "bf16"

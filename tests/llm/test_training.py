@@ -170,6 +170,80 @@ def test_eager_pytorch_pays_its_element_wise_passes_and_sdpa():
         Training(tokens=1e12, eager="yes")
 
 
+def test_compiled_torchtitan_keeps_sdpas_attention_and_fuses_the_rest():
+    """``sdpa`` (torchtitan with torch.compile: Inductor leaves F.scaled_dot_product_attention to ATen's flash kernel,
+    FlashAttention-2): the attention products at SDPA's rate, the element-wise work fused (no eager passes, no
+    repeat_kv copies); eager implies SDPA."""
+    from gemmlib.llm.accounting import efficiency_for
+    from gemmlib.llm.training import SDPA_FLASH_RATIO
+
+    cfg = from_name("llama-3.1-8b")
+    hw = get_hardware("h100")
+    wl = Workload(batch=8, seq_len=8192, attention="fused", causal=True, lm_head="all")
+    eff = efficiency_for(None, hw, cfg, wl, Parallel(dp=8))[0]
+    fused, sdpa, eager, both = (train(cfg, wl, hw, Parallel(dp=8), Training(tokens=1e12, zero=3, eager=e, sdpa=d), eff)
+                                for e, d in ((False, False), (False, True), (True, False), (True, True)))
+    by, bs, be = ({o.name: o for o in x.stage_ops} for x in (fused, sdpa, eager))
+    for name in ("attn_scores", "attn_values"):
+        assert bs[name].time_s == pytest.approx(by[name].time_s / SDPA_FLASH_RATIO) == be[name].time_s
+    assert bs["norms"].time_s == by["norms"].time_s < be["norms"].time_s and "kv_repeat" not in bs
+    assert bs["gate_proj"].time_s == by["gate_proj"].time_s
+    assert fused.step_time_s < sdpa.step_time_s < eager.step_time_s == both.step_time_s
+    with pytest.raises(InputError, match="sdpa"):
+        Training(tokens=1e12, sdpa=1)
+
+
+def test_an_fp8_runs_output_head_multiplies_in_16_bits():
+    """Megatron's output layer is outside Transformer Engine's fp8 autocast, torchtitan's Float8 skips ``output``,
+    DeepSeek-V3 keeps the head in BF16: an 8-bit run's LM head at the bf16 rate, every other GEMM at fp8's;
+    ``fp8_head`` (Megatron's fp8_output_proj) puts it back in 8 bits. FLOPs do not move."""
+    from gemmlib.llm.accounting import efficiency_for
+    from gemmlib.llm.efficiency import compute_dtype
+
+    cfg = from_name("llama-3.1-8b")
+    hw = get_hardware("h100")
+    par = Parallel(dp=8)
+    runs = {}
+    for act, head in (("bf16", False), ("fp8", False), ("fp8", True)):
+        wl = Workload(batch=8, seq_len=4096, act_dtype=act, attention="fused", causal=True, lm_head="all")
+        eff = efficiency_for(None, hw, cfg, wl, par)[0]
+        runs[act, head] = train(cfg, wl, hw, par, Training(tokens=1e12, zero=1, fp8_head=head), eff)
+    ops = {k: {o.name: o for o in v.stage_ops} for k, v in runs.items()}
+    wide, narrow, bf16 = ops["fp8", False], ops["fp8", True], ops["bf16", False]
+    assert compute_dtype(wide["lm_head"], "fp8") == "bf16" and compute_dtype(narrow["lm_head"], "fp8") == "fp8"
+    assert wide["lm_head"].compute_s == pytest.approx(bf16["lm_head"].compute_s, rel=1e-9)
+    assert narrow["lm_head"].time_s < wide["lm_head"].time_s
+    assert wide["gate_proj"].time_s == narrow["gate_proj"].time_s < bf16["gate_proj"].time_s
+    assert runs["fp8", True].step_time_s < runs["fp8", False].step_time_s < runs["bf16", False].step_time_s
+    assert runs["fp8", True].flops == runs["fp8", False].flops == runs["bf16", False].flops
+    with pytest.raises(InputError, match="fp8_head"):
+        Training(tokens=1e12, fp8_head="no")
+
+
+def test_dualpipe_pairs_the_first_and_the_last_stage_on_each_gpu():
+    """DeepSeek-V3's DualPipe: each GPU holds stage i of one direction and stage p − 1 − i of the other, so the
+    end GPUs carry the embedding and the output head together and the period is the mean of the first and the
+    last stage's (1F1B: the last stage's, the busiest)."""
+    from gemmlib.llm.accounting import efficiency_for, time_op
+    from gemmlib.llm.parallel import _stage_of, layers_per_stage, per_gpu_op
+
+    cfg = from_name("llama-3.1-8b")
+    hw = get_hardware("h100")
+    wl = Workload(batch=64, seq_len=4096, attention="fused", causal=True, lm_head="all")
+    one, dual = (Parallel(pp=4, dp=2, gpus_per_node=8, ep_overlap=s) for s in ("megatron", "dualpipe"))
+    eff = efficiency_for(None, hw, cfg, wl, one)[0]
+    a, b = (train(cfg, wl, hw, p, Training(tokens=1e12, zero=1), eff) for p in (one, dual))
+    # the first stage's forward: the shared layer ops, and the ops that sit on the first stage only
+    step = replace(wl, batch=1, new_tokens=0, lm_head="all")
+    raw = prefill_ops(cfg, step) + prefill_other_ops(cfg, step)
+    firsts = [time_op(per_gpu_op(o, cfg, one, stage_layers=layers_per_stage(cfg, one)), hw, "bf16", eff)
+              for o in raw if _stage_of(o) == "first"]
+    f_first = sum(o.time_s for o in a.stage_ops if _stage_of(o) == "every") + sum(o.time_s for o in firsts)
+    assert firsts and f_first < a.forward_s  # the head's stage is the busier one
+    assert b.forward_s == pytest.approx((f_first + a.forward_s) / 2, rel=1e-9)
+    assert b.step_time_s < a.step_time_s and b.flops == a.flops
+
+
 def test_trained_mtp_modules_run_on_the_last_stage():
     """DeepSeek-V3's multi-token prediction, trained (mtp=True): per module one more block's work, the projection
     of [hidden; embedding] (2d → d) and the shared output head with its loss again, on the last stage; a checkpoint
