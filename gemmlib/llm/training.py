@@ -422,6 +422,45 @@ def _eager_copies(cfg: ModelConfig, wl: Workload) -> Op | None:
               kind="other")
 
 
+# Transformer Engine's TP communication overlap (userbuffers, Megatron's ``tp_comm_overlap``) hides a TP collective by
+# running the GEMM beside it in pieces, each piece's transfer behind the previous piece's compute. Megatron-Bridge's
+# H100 configurations (src/megatron/bridge/training/comm_overlap.py @ 067f987df, ``userbuffers_{bf16,fp8}_h100_…``):
+# the all-gather side — the column-parallel forward (qkv_fprop, fc1_fprop) and the row-parallel input gradient
+# (proj_dgrad, fc2_dgrad) — by ring exchange, one piece per TP rank; the reduce-scatter side, the row-parallel forward
+# (proj_fprop, fc2_fprop), by ring exchange too in FP8 and as a pipeline of 4 splits in BF16 (``num_splits=4``); the
+# column-parallel input and weight gradients in bulk, beside whole GEMMs. Each piece is a GEMM of M / pieces rows timed at
+# its own shape (a thin piece fills fewer tiles: Llama 3.1 405B at TP8, CP2 runs its qkv projection as 512-row pieces).
+UB_PIPELINE_SPLITS = 4
+
+
+def _userbuffer_pieces(local: list[Op], timed: list[Op], slow: list[float], par: Parallel, hw: Hardware, dtype: str,
+                       efficiency) -> tuple[list[Op], list[float]]:
+    """With ``tp_comm_overlap``: the forward times of the overlapped GEMMs as their pieces run, and per op the
+    backward's change (its GEMMs are whole but for a row-parallel op's input gradient, in ring-exchange pieces: the
+    forward's ratio of pieces to whole carried over). Without it, ``timed`` and zeros."""
+    back = [0.0] * len(timed)
+    if not (par.tp_comm_overlap and par.tp > 1 and callable(efficiency)):
+        return timed, back
+    out = list(timed)
+    rs_pieces = par.tp if get_dtype(dtype).bytes < 2 else UB_PIPELINE_SPLITS
+
+    def in_pieces(o: Op, n: int) -> float:
+        return n * time_op(replace(o, m=max(1, o.m // n), flops=o.flops / n, act_bytes=o.act_bytes / n), hw, dtype,
+                           efficiency).time_s
+
+    for i, o in enumerate(local):
+        whole = timed[i].time_s
+        if not o.is_gemm or o.routed or o.shard not in ("column", "row") or o.m < 2 or whole <= 0:
+            continue
+        t = max(whole, in_pieces(o, par.tp if o.shard == "column" else rs_pieces))
+        out[i] = replace(timed[i], time_s=t, compute_s=timed[i].compute_s * t / whole)
+        # the backward ran 2 × slow × the forward's time: whole again, but for a row-parallel input gradient in tp
+        # pieces (the ring exchange of its all-gather)
+        dgrad = max(whole, t if rs_pieces == par.tp else in_pieces(o, par.tp)) - whole if o.shard == "row" else 0.0
+        back[i] = -2 * slow[i] * (t - whole) + slow[i] * dgrad
+    return out, back
+
+
 def _mtp_ops(cfg: ModelConfig, wl: Workload, par: Parallel, raw: list[Op], local: list[Op], timed: list[Op],
              stage_layers: int) -> list[Op]:
     """One GPU's forward work of the multi-token-prediction modules a run trains (DeepSeek-V3, arXiv:2412.19437
@@ -675,6 +714,7 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
     # model's measured FlashAttention-3 backward; 1 for every other op and for a flat efficiency)
     bwd_factor = getattr(efficiency, "backward_factor", None)
     slow = [bwd_factor(o) if bwd_factor is not None else 1.0 for o in local]
+    timed, ub_back = _userbuffer_pieces(local, timed, slow, par, hw, dtype, efficiency)
     loss = _cross_entropy(cfg, wl_mb, par)
     loss_bytes = EAGER_BYTES["cross_entropy"] if tr.eager else LOSS_BYTES[tr.loss]
     if loss_bytes != 1.0:
@@ -725,6 +765,7 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
         extra = sum(((2.5 * slow[i] - 2) if raw[i].name in ATTENTION_PRODUCTS else 2 * (slow[i] - 1))
                     * timed[i].time_s for i in keep
                     if raw[i].is_gemm and (wl.attention == "fused" or raw[i].name not in ATTENTION_PRODUCTS))
+        extra += sum(ub_back[i] for i in keep if i < len(ub_back))  # the backward's own userbuffer pieces
         colls = [c for c in fwd_c + bwd_c + rc_c if c.after in names] + cp_c
         if send is not None:
             colls.append(send)

@@ -244,6 +244,47 @@ def test_dualpipe_pairs_the_first_and_the_last_stage_on_each_gpu():
     assert b.step_time_s < a.step_time_s and b.flops == a.flops
 
 
+@pytest.mark.parametrize("act, rs_pieces", [("fp8", 8), ("bf16", 4)])
+def test_tp_comm_overlap_runs_the_overlapped_gemms_in_pieces(act, rs_pieces):
+    """Transformer Engine's userbuffers (Megatron-Bridge's H100 configurations): the column-parallel forward GEMMs
+    by ring exchange, one piece of M / tp rows per TP rank; the row-parallel forward by ring exchange in FP8, a
+    pipeline of 4 splits in BF16; each piece timed at its own shape. The backward stays whole but for the
+    row-parallel input gradient, in tp pieces. Without the overlap nothing changes; the FLOPs never do."""
+    from gemmlib.llm.accounting import efficiency_for, time_op
+
+    cfg = from_name("llama-3.1-405b")
+    hw = get_hardware("h100")
+    wl = Workload(batch=64, seq_len=8192, act_dtype=act, attention="fused", causal=True, lm_head="all")
+    plain, ub = (Parallel(tp=8, cp=2, pp=8, dp=1, virtual_stages=8, gpus_per_node=8, sequence_parallel=True,
+                          tp_comm_overlap=x) for x in (False, True))
+    eff = efficiency_for(None, hw, cfg, wl, plain)[0]
+    a, b = (train(cfg, wl, hw, p, Training(tokens=1e12, zero=1), eff) for p in (plain, ub))
+    whole, pieced = ({o.name: o for o in x.stage_ops} for x in (a, b))
+
+    def in_pieces(op, n):
+        return n * time_op(replace(op, m=op.m // n, flops=op.flops / n, act_bytes=op.act_bytes / n), hw, act,
+                           eff).time_s
+
+    q = whole["q_proj"]
+    assert q.m == 4096  # the sequence over CP2, gathered over the TP ranks
+    assert pieced["q_proj"].time_s == pytest.approx(in_pieces(q, 8)) and pieced["q_proj"].time_s > q.time_s * 1.1
+    assert pieced["gate_proj"].time_s == pytest.approx(in_pieces(whole["gate_proj"], 8))
+    assert pieced["down_proj"].time_s == pytest.approx(max(whole["down_proj"].time_s,
+                                                           in_pieces(whole["down_proj"], rs_pieces)))
+    for name in ("attn_scores", "norms", "lm_head"):  # not overlapped: as before
+        assert pieced[name].time_s == whole[name].time_s
+    # backward: the whole GEMMs again, plus the row-parallel input gradients' pieces (tp of them)
+    d_fwd = b.forward_s - a.forward_s
+    # (each backward GEMM at the shape model's backward factor of its op, as the whole backward is)
+    d_dgrad = sum(eff.backward_factor(whole[n]) * max(0.0, in_pieces(whole[n], 8) - whole[n].time_s)
+                  for n in ("o_proj", "down_proj"))
+    assert d_fwd > 0 and d_dgrad > 0 and b.backward_s - a.backward_s == pytest.approx(d_dgrad, rel=1e-6)
+    assert b.compute_s > a.compute_s and b.flops == a.flops  # (the step is shorter: the overlap hides the TP comm)
+    one = Parallel(tp=1, pp=8, dp=16, virtual_stages=8, gpus_per_node=8, tp_comm_overlap=True)
+    assert train(cfg, wl, hw, one, Training(tokens=1e12, zero=1), eff).forward_s == \
+        train(cfg, wl, hw, replace(one, tp_comm_overlap=False), Training(tokens=1e12, zero=1), eff).forward_s
+
+
 def test_trained_mtp_modules_run_on_the_last_stage():
     """DeepSeek-V3's multi-token prediction, trained (mtp=True): per module one more block's work, the projection
     of [hidden; embedding] (2d → d) and the shared output head with its loss again, on the last stage; a checkpoint
