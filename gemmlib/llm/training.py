@@ -436,8 +436,8 @@ UB_PIPELINE_SPLITS = 4
 def _userbuffer_pieces(local: list[Op], timed: list[Op], slow: list[float], par: Parallel, hw: Hardware, dtype: str,
                        efficiency) -> tuple[list[Op], list[float]]:
     """With ``tp_comm_overlap``: the forward times of the overlapped GEMMs as their pieces run, and per op the
-    backward's change (its GEMMs are whole but for a row-parallel op's input gradient, in ring-exchange pieces: the
-    forward's ratio of pieces to whole carried over). Without it, ``timed`` and zeros."""
+    backward's change (its GEMMs are whole but for a row-parallel op's input gradient, in tp ring-exchange pieces,
+    timed as the forward's shape in tp pieces). Without it, ``timed`` and zeros."""
     back = [0.0] * len(timed)
     if not (par.tp_comm_overlap and par.tp > 1 and callable(efficiency)):
         return timed, back
@@ -794,6 +794,7 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
         # (embedding and output head together); a middle GPU two middle chunks, no heavier than the first stage's.
         # So the period is the mean of the first and the last stage's.
         a, z = stages["first"], stages["last"]
+        # the tuples' times: period, tf, trc, tm (0-3) and extra (9); 4-6 are the ops, collectives and stage shown
         period, tf, trc, tm, extra = ((x + y) / 2 for x, y in zip(a[:4] + (a[9],), z[:4] + (z[9],), strict=True))
         exp = {g: (a[7][g] + z[7][g]) / 2 for g in a[7]}
         by = {g: (a[8][g] + z[8][g]) / 2 for g in a[8]}
