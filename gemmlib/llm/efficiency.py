@@ -178,7 +178,7 @@ def compute_dtype(op, act_dtype: str, hw: Hardware | None = None) -> str:
     activations, attention, the element-wise work and a GEMM marked ``wide`` (an 8-bit training run's output
     head, :func:`gemmlib.llm.training.train`) in 16 bits (the activations between kernels are bf16: an fp8 run
     quantises each linear's input, its attention and norms stay bf16)."""
-    if get_dtype(act_dtype).bytes >= 2 or (op.is_gemm and op.weight_bytes > 0 and not getattr(op, "wide", False)):
+    if get_dtype(act_dtype).bytes >= 2 or (op.is_gemm and op.weight_bytes > 0 and not op.wide):
         return act_dtype
     if hw is not None and hw.peak("bf16") is None and hw.peak("fp16") is not None:
         return "fp16"

@@ -71,6 +71,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field, replace
+from typing import NamedTuple
 
 from gemmlib.core.comm import collective_time
 from gemmlib.core.dtypes import get_dtype
@@ -433,6 +434,22 @@ def _eager_copies(cfg: ModelConfig, wl: Workload) -> Op | None:
 UB_PIPELINE_SPLITS = 4
 
 
+class _StagePeriod(NamedTuple):
+    """One pipeline stage's work per micro-batch (:func:`train`): its period (compute and exposed collectives), forward,
+    recomputed forward and collective times, its timed forward ops and collectives, its name, the exposed and total
+    collective time by group, and the backward beyond 2 × the forward."""
+    period: float
+    tf: float
+    trc: float
+    tm: float
+    ops: list
+    colls: list
+    stage: str
+    exp: dict
+    by: dict
+    extra: float
+
+
 def _userbuffer_pieces(local: list[Op], timed: list[Op], slow: list[float], par: Parallel, hw: Hardware, dtype: str,
                        efficiency) -> tuple[list[Op], list[float]]:
     """With ``tp_comm_overlap``: the forward times of the overlapped GEMMs as their pieces run, and per op the
@@ -746,8 +763,8 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
             slow.append(bwd_factor(op) if bwd_factor is not None else 1.0)
             tags.append("last")
     rc_op = [_recomputed(o, tr.recompute, tr.recompute_modules) for o in raw]  # what backward reruns, op by op
-    best = None
-    stages: dict[str, tuple] = {}
+    best: _StagePeriod | None = None
+    stages: dict[str, _StagePeriod] = {}
     for st in (("first", "last") if par.pp > 1 else ("every",)):
         keep = [i for i, o in enumerate(raw) if par.pp == 1 or (tags[i] or _stage_of(o)) in ("every", st)]
         names = {raw[i].name for i in keep}
@@ -783,8 +800,8 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
                    else by["ep"],
                    "pp": by["pp"]}
         period = tc + sum(exp.values())
-        stages[st] = (period, tf, trc, tm, [timed[i] for i in keep], colls, st, exp, by, extra)
-        if best is None or period > best[0]:
+        stages[st] = _StagePeriod(period, tf, trc, tm, [timed[i] for i in keep], colls, st, exp, by, extra)
+        if best is None or period > best.period:
             best = stages[st]
     period, tf, trc, tm, ops_s, colls, st, exp, by, extra = best
     if par.ep_overlap == "dualpipe" and par.pp > 1:
@@ -794,10 +811,10 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
         # (embedding and output head together); a middle GPU two middle chunks, no heavier than the first stage's.
         # So the period is the mean of the first and the last stage's.
         a, z = stages["first"], stages["last"]
-        # the tuples' times: period, tf, trc, tm (0-3) and extra (9); 4-6 are the ops, collectives and stage shown
-        period, tf, trc, tm, extra = ((x + y) / 2 for x, y in zip(a[:4] + (a[9],), z[:4] + (z[9],), strict=True))
-        exp = {g: (a[7][g] + z[7][g]) / 2 for g in a[7]}
-        by = {g: (a[8][g] + z[8][g]) / 2 for g in a[8]}
+        period, tf, trc, tm, extra = ((getattr(a, f) + getattr(z, f)) / 2
+                                      for f in ("period", "tf", "trc", "tm", "extra"))
+        exp = {g: (a.exp[g] + z.exp[g]) / 2 for g in a.exp}
+        by = {g: (a.by[g] + z.by[g]) / 2 for g in a.by}
     # Data parallelism: the gradients (and ZeRO's weight gathers) of this GPU's parameters. Parameters outside
     # the routed experts are replicated over DP × CP × EP ranks (the EP ranks run attention data-parallel),
     # the experts' over DP × CP.
