@@ -487,6 +487,10 @@ def add_scaleout_arguments(p: argparse.ArgumentParser) -> None:
                         "--overlap-moe-expert-parallel-comm does (the default: at most "
                         f"{EP_OVERLAP_HIDDEN['megatron']:.2%} of their time hidden, as measured on 16 H100s)".replace(
                             "%", "%%") + " or as DeepSeek-V3's DualPipe does (dualpipe: all of it)")
+    g.add_argument("--ep-comm-sms", type=whole(0), default=None, metavar="S",
+                   help="training, with --ep-comm-overlap: the SMs the all-to-all kernels hold while they run beside "
+                        "the compute, which runs on the rest (DeepSeek-V3: 20 of the H800's 132; DeepEP's default "
+                        "20; HybridEP's moe_hybridep_num_sms); default 0, nothing charged")
     g.add_argument("--ep-fp8-dispatch", action="store_true",
                    help="an 8-bit run's EP dispatch sends the tokens in fp8 (DeepSeek-V3); default 16-bit, as "
                         "Megatron's all-to-all dispatcher does (the combine is 16-bit either way)")
@@ -624,6 +628,7 @@ def parallel_from_args(args: argparse.Namespace) -> tuple[Parallel, int | None]:
                    tp_comm_overlap=bool(getattr(args, "tp_comm_overlap", False)),
                    ep_comm_overlap=getattr(args, "ep_comm_overlap", None) is not None,
                    ep_overlap=getattr(args, "ep_comm_overlap", None) or "megatron",
+                   ep_comm_sms=getattr(args, "ep_comm_sms", None) or 0,
                    etp=getattr(args, "etp", None) or 0,
                    ep_fp8_dispatch=bool(getattr(args, "ep_fp8_dispatch", False)))
     if not args.train and (par.cp > 1 or par.virtual_stages > 1 or par.tp_comm_overlap or par.ep_comm_overlap):
@@ -765,7 +770,9 @@ def render_scaleout(est, d: dict | None = None) -> str:
             + (f", interleaved 1F1B with {t['virtual_stages']} virtual stages" if t["virtual_stages"] > 1 else "")
             + (", TP communication overlapped" if t["tp_comm_overlap"] else "")
             + (f", EP all-to-alls overlapped ({t['ep_overlap']}: at most {t['ep_overlap_hidden_share']:.0%} hidden)"
-               if t["ep_comm_overlap"] else ""),
+               if t["ep_comm_overlap"] else "")
+            + (f" on {t['ep_comm_sms']} SMs (the compute beside them {_time(t['held_sms_s'])} slower)"
+               if t["ep_comm_sms"] else ""),
             f"  step FLOPs {_fmt(t['step_flops'])} (forward {_fmt(t['forward_flops'])} + backward "
             f"{_fmt(t['backward_flops'])} + recompute {_fmt(t['recompute_flops'])}); model FLOPs "
             f"{_fmt(t['model_flops_per_step'])}",

@@ -96,6 +96,14 @@ def _size(name: str, v, minimum: int = 1) -> int:
 # all of it, "both all-to-all and PP communication can be fully hidden during execution" (arXiv:2412.19437 §3.2.1).
 EP_OVERLAP_HIDDEN = {"megatron": 0.3655, "dualpipe": 1.0}
 
+# The SMs overlapped EP all-to-alls hold while they run (``Parallel.ep_comm_sms``): their kernels are resident on
+# those SMs, so the compute they hide behind runs on the rest. Stated, not modelled: DeepSeek-V3 gives 20 of the H800's
+# 132 SMs to communication and says that this limits the computational throughput (arXiv:2412.19437 §3.5.1; §3.2.2: 20 SMs
+# in 10 channels fill IB and NVLink); DeepEP's default in Megatron Core, 20
+# ("historical default 20", ``moe_deepep_num_sms``, megatron/core/transformer/transformer_config.py at d98e8a64d);
+# HybridEP's ``moe_hybridep_num_sms`` as a recipe sets it. NCCL's all-to-all kernels take SMs too, but no run here
+# states how many (its channel count is NCCL's choice): 0, nothing charged.
+
 
 @dataclass(frozen=True)
 class Parallel:
@@ -107,7 +115,7 @@ class Parallel:
     ``--tp-comm-overlap``) and ``ep_comm_overlap`` (the EP all-to-alls overlapped with another
     micro-batch's compute) with ``ep_overlap``, the schedule that overlaps them and so how much it hides at most
     (:data:`EP_OVERLAP_HIDDEN`: ``megatron``, Megatron's ``--overlap-moe-expert-parallel-comm``; ``dualpipe``,
-    DeepSeek-V3's DualPipe);
+    DeepSeek-V3's DualPipe) and ``ep_comm_sms``, the SMs its all-to-all kernels hold meanwhile (the note above :class:`Parallel`);
     ``etp``, the experts' own tensor-parallel size (Megatron's MoE parallel folding; 0: ``tp``); ``ep_fp8_dispatch``, an
     8-bit run's EP dispatch sent in 8 bits (DeepSeek-V3) instead of 16 (:func:`wire_bytes`).
 
@@ -130,6 +138,7 @@ class Parallel:
     etp: int = 0  # expert tensor parallel (0: the same as tp, no folding)
     ep_fp8_dispatch: bool = False  # an 8-bit run dispatches its tokens in 8 bits (DeepSeek-V3), not 16 (Megatron)
     ep_overlap: str = "megatron"  # the schedule ep_comm_overlap means (EP_OVERLAP_HIDDEN)
+    ep_comm_sms: int = 0  # SMs the overlapped all-to-alls hold beside the compute (0: none stated; see above)
 
     def __post_init__(self) -> None:
         for f in GROUPS:
@@ -140,6 +149,7 @@ class Parallel:
         object.__setattr__(self, "gpus_per_node", _size("--gpus-per-node", self.gpus_per_node, 0))
         object.__setattr__(self, "microbatches", _size("micro-batches", self.microbatches, 0))
         object.__setattr__(self, "virtual_stages", _size("--virtual-stages", self.virtual_stages))
+        object.__setattr__(self, "ep_comm_sms", _size("--ep-comm-sms", self.ep_comm_sms, 0))
         for f in ("overlap", "sequence_parallel", "tp_comm_overlap", "ep_comm_overlap", "ep_fp8_dispatch"):
             if not isinstance(getattr(self, f), bool):
                 raise InputError(N_("{field} must be true or false, got {value!r}"),
@@ -147,6 +157,8 @@ class Parallel:
         if self.ep_overlap not in EP_OVERLAP_HIDDEN:
             raise InputError(N_("the EP overlap schedule must be one of {choices}, got {value!r}"),
                              choices=", ".join(EP_OVERLAP_HIDDEN), value=self.ep_overlap)
+        if self.ep_comm_sms and not self.ep_comm_overlap:
+            raise InputError(N_("--ep-comm-sms counts the SMs of overlapped all-to-alls: add --ep-comm-overlap"))
 
     @property
     def folded(self) -> bool:

@@ -61,7 +61,9 @@ Training
   * ``tp_comm_overlap`` / ``ep_comm_overlap`` only where the source states them. The all-to-alls overlap as
     Megatron's ``overlap_moe_expert_parallel_comm`` does (at most 36.55 % of their time hidden, as measured), or
     with ``schedule: DualPipe`` as DeepSeek-V3's DualPipe does (all of it, as stated:
-    :data:`gemmlib.llm.parallel.EP_OVERLAP_HIDDEN`).
+    :data:`gemmlib.llm.parallel.EP_OVERLAP_HIDDEN`); ``ep_comm_sms``, where the source or the framework's default
+    states the SMs the overlapped all-to-alls hold (DeepSeek-V3's 20, DeepEP's default 20, a recipe's HybridEP
+    ``moe_hybridep_num_sms``): the compute beside them runs on the rest.
 Inference
   * the model, GPUs, ``tp`` ``pp``, the checkpoint's precision (weights and activations; the KV cache
     at ``kv_dtype`` when the checkpoint says, else the weights'), fused causal attention, the LM head
@@ -107,7 +109,7 @@ METRICS = {
 SETUP_KEYS = {
     "training": {"tp", "pp", "vp", "cp", "dp", "ep", "etp", "zero", "fsdp", "precision", "global_batch", "seq_len",
                  "micro_batch", "recompute", "recompute_layers", "recompute_modules", "sequence_parallel",
-                 "tp_comm_overlap", "ep_comm_overlap", "ep_dispatch_dtype",
+                 "tp_comm_overlap", "ep_comm_overlap", "ep_comm_sms", "ep_dispatch_dtype",
                  "framework", "schedule", "tokens", "compile", "mtp", "fp8_recipe", "fp8_output_proj",
                  "cross_entropy_fusion_impl", "grad_reduce_dtype", "grad_accumulation_dtype"},
     "inference": {"tp", "pp", "ep", "dp", "precision", "kv_dtype", "input_len", "output_len", "concurrency",
@@ -242,6 +244,12 @@ def load_file(path: str | Path) -> Measurement:
             raise _fail(path, f"setup.{k} must be a whole number ≥ 1, got {setup[k]!r}")
     if "fp8_output_proj" in setup and not isinstance(setup["fp8_output_proj"], bool):
         raise _fail(path, f"setup.fp8_output_proj must be true or false, got {setup['fp8_output_proj']!r}")
+    if "ep_comm_sms" in setup:
+        sms = setup["ep_comm_sms"]
+        if isinstance(sms, bool) or not isinstance(sms, int) or sms < 1:
+            raise _fail(path, f"setup.ep_comm_sms must be a whole number ≥ 1, got {sms!r}")
+        if setup.get("ep_comm_overlap") is not True:
+            raise _fail(path, "setup.ep_comm_sms counts the SMs of overlapped all-to-alls: it needs ep_comm_overlap true")
     first = "etp" if setup.get("etp") else "tp"  # folded: the experts' split sets the count
     split = math.prod(setup.get(k) or 1 for k in (first, "cp", "pp", "ep"))
     if gpus % split:
@@ -372,6 +380,7 @@ def mapping(m: Measurement) -> Mapping:
         par = Parallel(tp=tp, pp=pp, ep=ep, dp=dp, cp=cp, virtual_stages=s.get("vp") or 1, gpus_per_node=gpn,
                        sequence_parallel=bool(sp), tp_comm_overlap=bool(s.get("tp_comm_overlap")),
                        ep_comm_overlap=bool(s.get("ep_comm_overlap")), etp=etp,
+                       ep_comm_sms=s.get("ep_comm_sms", 0),
                        ep_overlap="dualpipe" if s.get("schedule") == "DualPipe" else "megatron",
                        ep_fp8_dispatch=_dispatch_fp8(s))
         wl = Workload(batch=s["global_batch"], seq_len=s["seq_len"], weight_dtype="bf16", act_dtype=prec,
@@ -497,7 +506,8 @@ def estimate(m: Measurement, efficiency=None) -> Row:
                         if rc == "selective" and mp.training.get("recompute_modules") else "")
                      + f", {mp.workload.act_dtype}"
                      + (", SP" if par.sequence_parallel else "") + (", eager" if mp.training.get("eager") else
-                                                                          ", SDPA" if mp.training.get("sdpa") else ""))
+                                                                          ", SDPA" if mp.training.get("sdpa") else "")
+                     + (f", all-to-alls on {par.ep_comm_sms} SMs" if par.ep_comm_sms else ""))
         else:
             value, words = _serve(m, mp, hw, efficiency, derived)
         return Row(m.id, m.kind, m.metric, m.unit, m.value, value, value / m.value - 1, words, tuple(derived))

@@ -46,7 +46,9 @@
   on the critical path unless a named technique hides them — ``tp_comm_overlap`` behind the
   column/row GEMMs beside them, ``ep_comm_overlap`` behind another micro-batch's compute, at most
   the share of the all-to-alls' time that the schedule was measured or stated to hide
-  (:data:`gemmlib.llm.parallel.EP_OVERLAP_HIDDEN`: Megatron's 36.55 %, DualPipe's all); the
+  (:data:`gemmlib.llm.parallel.EP_OVERLAP_HIDDEN`: Megatron's 36.55 %, DualPipe's all), and where the run states the
+  SMs their kernels hold (``ep_comm_sms``: DeepSeek-V3's 20 of 132, DeepEP's, HybridEP's) the compute beside them runs
+  on the other SMs, s/S of a second longer for each second hidden (:func:`_held_sms_share`); the
   pipeline sends exposed. :attr:`TrainEstimate.exposed` says how much of each group's time is
   exposed.
 * **What a framework does besides the layout** (:class:`Training`): ``recompute="op"`` is torchtitan's selective
@@ -448,6 +450,23 @@ class _StagePeriod(NamedTuple):
     exp: dict
     by: dict
     extra: float
+    held: float  # the compute slowed by the SMs the overlapped all-to-alls hold (:func:`_held_sms_share`)
+
+
+def _held_sms_share(par: Parallel, hw: Hardware) -> float:
+    """The share of the GPU's SMs that overlapped EP all-to-alls hold while they run (``par.ep_comm_sms``, the note
+    above :class:`gemmlib.llm.parallel.Parallel`): the compute beside them runs on the rest, so for every second of
+    all-to-all hidden behind compute the compute takes that share of a second longer (its work at (S − s) / S of its
+    rate while they run; the all-to-all's own time unchanged)."""
+    if not par.ep_comm_sms:
+        return 0.0
+    if not hw.sms:
+        raise InputError(N_("{gpu}'s SM count is unknown here, so the SMs the all-to-alls hold (--ep-comm-sms) cannot "
+                            "be charged: leave --ep-comm-sms out"), gpu=hw.name)
+    if par.ep_comm_sms >= hw.sms:
+        raise InputError(N_("--ep-comm-sms must be less than {gpu}'s {sms} SMs, got {value}"),
+                         gpu=hw.name, sms=hw.sms, value=par.ep_comm_sms)
+    return par.ep_comm_sms / hw.sms
 
 
 def _userbuffer_pieces(local: list[Op], timed: list[Op], slow: list[float], par: Parallel, hw: Hardware, dtype: str,
@@ -582,6 +601,7 @@ class TrainEstimate:
     exposed: dict = field(default_factory=dict)  # group -> (seconds exposed, seconds in all) over the step
     optimizer_s: float = 0.0  # the optimizer step (in compute_s)
     grad_accumulation_s: float = 0.0  # the fp32 gradient accumulation passes over the step (in compute_s)
+    held_sms_s: float = 0.0  # the compute slowed by the SMs overlapped all-to-alls hold, over the step (in compute_s)
 
     @property
     def gpus(self) -> int:
@@ -654,6 +674,7 @@ class TrainEstimate:
             "ep_comm_overlap": par.ep_comm_overlap,
             "ep_overlap": par.ep_overlap if par.ep_comm_overlap else None,
             "ep_overlap_hidden_share": EP_OVERLAP_HIDDEN[par.ep_overlap] if par.ep_comm_overlap else 0.0,
+            "ep_comm_sms": par.ep_comm_sms, "held_sms_s": self.held_sms_s,
             "forward_s_per_microbatch": self.forward_s, "backward_s_per_microbatch": self.backward_s,
             "recompute_s_per_microbatch": self.recompute_s, "compute_s": self.compute_s,
             "communication_s": self.communication_s, "dp_communication_s": self.dp_communication_s,
@@ -763,6 +784,7 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
             slow.append(bwd_factor(op) if bwd_factor is not None else 1.0)
             tags.append("last")
     rc_op = [_recomputed(o, tr.recompute, tr.recompute_modules) for o in raw]  # what backward reruns, op by op
+    held_share = _held_sms_share(par, hw)
     best: _StagePeriod | None = None
     stages: dict[str, _StagePeriod] = {}
     for st in (("first", "last") if par.pp > 1 else ("every",)):
@@ -799,11 +821,12 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
                    "ep": by["ep"] - min(tc, EP_OVERLAP_HIDDEN[par.ep_overlap] * by["ep"]) if par.ep_comm_overlap
                    else by["ep"],
                    "pp": by["pp"]}
-        period = tc + sum(exp.values())
-        stages[st] = _StagePeriod(period, tf, trc, tm, [timed[i] for i in keep], colls, st, exp, by, extra)
+        held = held_share * (by["ep"] - exp["ep"])  # the all-to-alls' hidden time, their SMs taken from the compute
+        period = tc + held + sum(exp.values())
+        stages[st] = _StagePeriod(period, tf, trc, tm, [timed[i] for i in keep], colls, st, exp, by, extra, held)
         if best is None or period > best.period:
             best = stages[st]
-    period, tf, trc, tm, ops_s, colls, st, exp, by, extra = best
+    period, tf, trc, tm, ops_s, colls, st, exp, by, extra, held = best
     if par.ep_overlap == "dualpipe" and par.pp > 1:
         # DualPipe feeds micro-batches from both ends: each GPU holds two chunks, stage i of one direction and stage
         # p − 1 − i of the other (DeepSeek-V3, arXiv:2412.19437 §3.2.1: "two copies of the model parameters"), and
@@ -811,8 +834,8 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
         # (embedding and output head together); a middle GPU two middle chunks, no heavier than the first stage's.
         # So the period is the mean of the first and the last stage's.
         a, z = stages["first"], stages["last"]
-        period, tf, trc, tm, extra = ((getattr(a, f) + getattr(z, f)) / 2
-                                      for f in ("period", "tf", "trc", "tm", "extra"))
+        period, tf, trc, tm, extra, held = ((getattr(a, f) + getattr(z, f)) / 2
+                                            for f in ("period", "tf", "trc", "tm", "extra", "held"))
         exp = {g: (a.exp[g] + z.exp[g]) / 2 for g in a.exp}
         by = {g: (a.by[g] + z.by[g]) / 2 for g in a.by}
     # Data parallelism: the gradients (and ZeRO's weight gathers) of this GPU's parameters. Parameters outside
@@ -869,7 +892,7 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
     t_opt = time_op(opt, hw, dtype, efficiency).time_s if opt is not None else 0.0
     acc = _grad_accumulation(params, m) if tr.grad_accum == "fp32" else None
     t_acc = time_op(acc, hw, dtype, efficiency).time_s if acc is not None else 0.0
-    compute_s = m * (3 * tf + trc + extra) + t_opt + t_acc
+    compute_s = m * (3 * tf + trc + extra + held) + t_opt + t_acc
     exposed_mb = sum(exp.values())
     bubble = (par.pp - 1) / v * period  # interleaved 1F1B: (p − 1) / V stage periods (Narayanan et al. 2021 §2.2)
     comm = m * exposed_mb + dp_exposed
@@ -898,7 +921,7 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
                                                                                           "attn_scores_sliding"))
     return TrainEstimate(cfg, step, hw, par, tr, 1.0 if callable(efficiency) else float(efficiency), flops, m,
                          tuple(ops_s), all_c, tf, 2 * tf + extra, trc, tm, t_dp, compute_s, comm, bubble, step_time,
-                         mem, max_b, exposed, t_opt, t_acc)
+                         mem, max_b, exposed, t_opt, t_acc, m * held)
 
 
 # ----- a published anchor --------------------------------------------------------------------------

@@ -221,6 +221,7 @@ class TrainingInputs(_FromURL):
     vs: int = 1  # virtual pipeline stages per GPU (interleaved 1F1B), as --virtual-stages
     tpo: bool = False  # Transformer Engine's TP communication overlap, as --tp-comm-overlap
     epo: str = "none"  # the EP all-to-alls overlapped: none, or the schedule (EP_OVERLAPS), as --ep-comm-overlap
+    epsm: int = 0  # with epo: the SMs the overlapped all-to-alls hold beside the compute, as --ep-comm-sms
     cp: int = 1  # context parallel ranks, as --cp: the training run's GPUs are the layout's × cp
     rcl: int = 0  # with rc "full": the first N layers of each model chunk (0: every layer), as --recompute-layers
     rcm: tuple[str, ...] = ()  # with rc "selective": what it reruns (none chosen: core_attn), as --recompute-modules
@@ -419,6 +420,10 @@ FIELDS: dict[str, Field] = {  # every widget of the page bound to the URL, by ke
     "le_epo": Field(N_("EP overlap"), N_("the all-to-alls behind another micro-batch's compute: Megatron's "
                                          "`--overlap-moe-expert-parallel-comm` hides at most 36.55 % of their time (as "
                                          "measured on 16 H100s), DeepSeek-V3's DualPipe all of it (`--ep-comm-overlap`)")),
+    "le_epsm": Field(N_("SMs the all-to-alls hold"), N_("with an EP overlap: the SMs its all-to-all kernels hold while "
+                                                         "they run, so the compute beside them runs on the rest "
+                                                         "(`--ep-comm-sms`): DeepSeek-V3 20 of the H800's 132, DeepEP's "
+                                                         "default 20; 0: nothing charged"), 0, 1000),
     "le_engine": Field(N_("engine"), N_("`vllm`: chunked prefill, blocks allocated as requests grow, preemption; "
                                         "`trtllm`: whole prompts, blocks reserved per request (`--engine`)")),
     "le_rate": Field(N_("request rate /s (0 = the curve)"), N_("Poisson arrivals at this rate (`--request-rate`); 0: "
@@ -1014,7 +1019,8 @@ def training(est: ScaleOutEstimate, inp: TrainingInputs, *, gettext: Translate =
     """A training run of the estimate's workload (batch × prompt = one step's tokens) on its GPUs."""
     a = LLAMA31_405B
     par = replace(est.parallel, virtual_stages=int(inp.vs), tp_comm_overlap=bool(inp.tpo), cp=int(inp.cp),
-                  ep_comm_overlap=inp.epo != "none", ep_overlap=inp.epo if inp.epo != "none" else "megatron")
+                  ep_comm_overlap=inp.epo != "none", ep_overlap=inp.epo if inp.epo != "none" else "megatron",
+                  ep_comm_sms=int(inp.epsm) if inp.epo != "none" else 0)
     par.check(est.model)
     # the recomputed layers and modules count only under the recompute that reads them (their widgets grey out)
     tr = train(est.model, est.workload, est.hardware, par,
@@ -1051,7 +1057,7 @@ def training(est: ScaleOutEstimate, inp: TrainingInputs, *, gettext: Translate =
                       "6·N·D {six:.3g}.").format(
             step=_t(t["step_time_s"]), compute=_t(t["compute_s"]), comm=_t(t["communication_s"]),
             dp=_t(t["dp_communication_s"]), bubble=_t(t["bubble_s"]), m=t["microbatches"], run=t["run_flops"],
-            six=t["six_nd_flops"]) + "".join(" " + w for w in _overlap_words(t, tr.gpus, gettext)),
+            six=t["six_nd_flops"]) + "".join(" " + w for w in _overlap_words(t, tr.gpus, gettext, tr.hardware.sms)),
         memory_chart=per_gpu_memory_spec(tr.memory, est.hardware.name, N_("per GPU in training"), gettext=gettext),
         caption=gettext("Mixed-precision AdamW as ZeRO counts it (2Ψ weights + 2Ψ gradients + 12Ψ optimizer), "
                         "activations by Korthikanti et al. 2022; largest micro-batch that fits: {mb}. A published "
@@ -1061,9 +1067,9 @@ def training(est: ScaleOutEstimate, inp: TrainingInputs, *, gettext: Translate =
             hours=a.gpu_hours / 1e6, gpu=a.gpu, gpus=a.gpus, mfu=a.mfu))
 
 
-def _overlap_words(t: dict, gpus: int, gettext: Translate) -> list[str]:
-    """What context parallelism adds and the training step's named overlaps hide, from its JSON
-    (``TrainEstimate.to_dict``) and its GPU count."""
+def _overlap_words(t: dict, gpus: int, gettext: Translate, sms: int = 0) -> list[str]:
+    """What context parallelism adds and the training step's named overlaps hide (and, with the SMs the all-to-alls
+    hold, cost the compute), from its JSON (``TrainEstimate.to_dict``), its GPU count and the GPU's SM count."""
     out = []
     ex = t["exposed_by_group"]
     if t["cp"] > 1:
@@ -1080,6 +1086,10 @@ def _overlap_words(t: dict, gpus: int, gettext: Translate) -> list[str]:
                            "{total} exposed.").format(schedule=t["ep_overlap"], share=fmt.percent(
                                t["ep_overlap_hidden_share"], 2 if t["ep_overlap_hidden_share"] < 1 else 0),
                                exposed=_t(ex["ep"]["exposed_s"]), total=_t(ex["ep"]["total_s"])))
+        if t["ep_comm_sms"]:
+            out.append(gettext("They hold {sms} of the GPU's {all} SMs while they run: the compute beside them runs on "
+                               "the rest, {held} longer over the step.").format(
+                sms=t["ep_comm_sms"], all=sms, held=_t(t["held_sms_s"])))
     return out
 
 

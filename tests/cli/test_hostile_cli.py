@@ -334,6 +334,7 @@ DOCUMENTED = {
     ("calibrate", "--new-tokens", "0"): "the prefill only",
     ("validate", "--new-tokens", "0"): "the prefill only",
     ("estimate", "--zero", "0"): "ZeRO stage 0, no sharding (one of the choices 0-3)",
+    ("estimate", "--ep-comm-sms", "0"): "no SMs held by the all-to-alls: nothing charged (the default)",
 }
 
 

@@ -56,6 +56,9 @@ def test_every_file_in_the_repository_loads():
     (lambda d: d["setup"].update(tp=3), "does not divide the 16 GPUs"),
     (lambda d: d["setup"].update(dp=3), "not the 16 GPUs"),
     (lambda d: d["setup"].update(warmup=10), "does not know: warmup"),
+    (lambda d: d["setup"].update(ep_comm_sms=20), "it needs ep_comm_overlap true"),
+    (lambda d: d["setup"].update(ep_comm_overlap=True, ep_comm_sms="20"), "ep_comm_sms must be a whole number"),
+    (lambda d: d["setup"].update(ep_comm_overlap=True, ep_comm_sms=0), "ep_comm_sms must be a whole number ≥ 1"),
     (lambda d: d["setup"].pop("seq_len"), "setup has no 'seq_len'"),
     (lambda d: d["setup"].update(precision="int4"), "precision must be one of"),
     (lambda d: d["measured"].update(metric="ttft_ms"), "measured.metric must be one of"),
@@ -120,6 +123,10 @@ def test_training_mapping_uses_the_facts_and_fixed_rules_only(tmp_path):
     head = P.mapping(P.load_file(_write(tmp_path, "x", {**GOOD, "setup": {**GOOD["setup"], "precision": "fp8",
                                                                             "fp8_output_proj": True}})))
     assert head.training["fp8_head"] and not mp.training["fp8_head"]
+    # the SMs the overlapped all-to-alls hold, only where the source (or the framework's default) states them
+    held = P.mapping(P.load_file(_write(tmp_path, "x", {**GOOD, "setup": {**GOOD["setup"], "ep_comm_overlap": True,
+                                                                            "ep_comm_sms": 20}})))
+    assert held.parallel.ep_comm_sms == 20 and mp.parallel.ep_comm_sms == 0
     with pytest.raises(P.PublishedError, match="fp8_output_proj must be true or false"):
         P.load_file(_write(tmp_path, "x", {**GOOD, "setup": {**GOOD["setup"], "fp8_output_proj": "yes"}}))
     stated = P.mapping(P.load_file(_write(tmp_path, "x", {**GOOD, "setup": {**GOOD["setup"],

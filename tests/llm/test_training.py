@@ -612,6 +612,44 @@ def test_expert_parallel_all_to_all_is_exposed_unless_overlapped():
     assert sorted(c.ranks for c in dp) == [2, 16]  # experts over DP, the rest over DP × EP
 
 
+@pytest.mark.parametrize("schedule, pp", [("megatron", 1), ("dualpipe", 4)])
+def test_the_sms_overlapped_all_to_alls_hold_slow_the_compute_beside_them(schedule, pp):
+    """DeepSeek-V3 gives 20 of the H800's 132 SMs to its all-to-alls: the compute they hide behind runs on the other
+    112, so each hidden second of all-to-all costs the compute 20/132 s more, in every micro-batch and in the
+    bubble's stage periods. Nothing else moves; no SMs stated, nothing charged."""
+    cfg = from_name("mixtral-8x7b")
+    hw = get_hardware("h800")
+    wl = Workload(batch=64, seq_len=1024, attention="fused", causal=True)
+    tr = Training(tokens=1e9, micro_batch=8, zero=1)
+    a, b = (train(cfg, wl, hw, Parallel(ep=8, pp=pp, dp=1, ep_comm_overlap=True, ep_overlap=schedule,
+                                        ep_comm_sms=s), tr) for s in (0, 20))
+    e, t = a.exposed["ep"]
+    assert t - e > 0 and b.exposed == a.exposed and b.flops == a.flops
+    held = (t - e) * 20 / 132  # over the step: the hidden all-to-all time × the SMs' share
+    assert a.held_sms_s == 0 and b.held_sms_s == pytest.approx(held, rel=1e-9)
+    assert b.compute_s - a.compute_s == pytest.approx(held, rel=1e-9)
+    bubble = (pp - 1) * held / a.microbatches  # (p − 1) stage periods, each longer by one micro-batch's share
+    assert b.bubble_s - a.bubble_s == pytest.approx(bubble, rel=1e-9, abs=1e-12)
+    assert b.step_time_s - a.step_time_s == pytest.approx(held + bubble, rel=1e-9)
+    assert b.to_dict()["ep_comm_sms"] == 20 and b.to_dict()["held_sms_s"] == pytest.approx(held)
+
+
+def test_sms_held_by_all_to_alls_need_the_overlap_and_a_known_sm_count():
+    cfg = from_name("mixtral-8x7b")
+    wl = Workload(batch=16, seq_len=1024, attention="fused", causal=True)
+    tr = Training(tokens=1e9, micro_batch=8, zero=1)
+    with pytest.raises(InputError, match="add --ep-comm-overlap"):
+        Parallel(ep=8, dp=2, ep_comm_sms=20)
+    for bad in (-1, 2.5, "20", True):
+        with pytest.raises(InputError, match="--ep-comm-sms"):
+            Parallel(ep=8, dp=2, ep_comm_overlap=True, ep_comm_sms=bad)
+    with pytest.raises(InputError, match="less than H100 SXM's 132 SMs, got 132"):
+        train(cfg, wl, get_hardware("h100"), Parallel(ep=8, dp=2, ep_comm_overlap=True, ep_comm_sms=132), tr)
+    assert get_hardware("gb200").sms == 0  # the catalogue does not know it
+    with pytest.raises(InputError, match="SM count is unknown"):
+        train(cfg, wl, get_hardware("gb200"), Parallel(ep=8, dp=2, ep_comm_overlap=True, ep_comm_sms=32), tr)
+
+
 @pytest.mark.parametrize("kw, msg", [
     (dict(batch=10), "does not split"),
 ])

@@ -486,3 +486,33 @@ def test_the_training_tab_takes_context_parallelism_and_what_recomputation_rerun
         else:
             assert "Context parallel" not in words
     assert len(steps) == len(cases)  # each setting moves the step time
+
+
+def test_the_sms_the_all_to_alls_hold_slow_the_training_step_as_the_cli_says(run_cli):
+    """With an EP overlap, the SMs its all-to-alls hold (DeepSeek-V3: 20 of 132) give the step time `--ep-comm-sms`
+    gives, and the words say what they cost; with the overlap off the box is greyed out and counts for nothing."""
+    q = dict(le_preset="qwen3-30b-a3b", le_gpus=16, le_ep=16, le_gpn=8, le_batch=64, le_seq=2048, le_new=16,
+             le_train="true", le_tokens="1e10", le_mb=16, le_tab="Training")
+    argv = ["estimate", "--preset", "qwen3-30b-a3b", "--ep", "16", "--gpus-per-node", "8", "--batch", "64",
+            "--seq-len", "2048", "--new-tokens", "16", "--train", "--train-tokens", "1e10", "--micro-batch", "16",
+            "--json"]
+    steps = {}
+    for epo, sms, flags in (("dualpipe", 0, ["--ep-comm-overlap", "dualpipe"]),
+                            ("dualpipe", 20, ["--ep-comm-overlap", "dualpipe", "--ep-comm-sms", "20"]),
+                            ("none", 20, [])):
+        at = _app(**q, le_epo=epo, le_epsm=sms)
+        _ok(at)
+        assert at.number_input(key="le_epsm").disabled is (epo == "none")
+        rc, out, err = run_cli(argv + flags)
+        assert rc == 0, err
+        t = json.loads(out)["train"]
+        assert _metrics(at)["step time"] == fmt.duration(t["step_time_s"])
+        steps[(epo, sms)] = t["step_time_s"]
+        words = " ".join(md.value for md in at.markdown)
+        if epo != "none" and sms:
+            assert t["held_sms_s"] > 0
+            assert (f"They hold 20 of the GPU's 132 SMs while they run: the compute beside them runs on the rest, "
+                    f"{fmt.duration(t['held_sms_s'])} longer over the step.") in words
+        else:
+            assert "SMs while they run" not in words
+    assert steps[("dualpipe", 20)] > steps[("dualpipe", 0)]
