@@ -70,7 +70,13 @@ from gemmlib.core.errors import InputError
 from gemmlib.core.flops import roofline_time
 from gemmlib.core.hardware import Hardware
 from gemmlib.core.i18n import N_, Text
-from gemmlib.llm.checkpoint import checkpoint_size, element_bytes, mlp_op_names, op_weight_bytes
+from gemmlib.llm.checkpoint import (
+    checkpoint_size,
+    element_bytes,
+    mlp_op_names,
+    op_weight_bytes,
+    weight_format,
+)
 from gemmlib.llm.config import ATTENTION_LETTERS, ModelConfig
 from gemmlib.llm.efficiency import FlatEfficiency, compute_dtype, shape_model
 from gemmlib.llm.hf import describe_read
@@ -276,7 +282,8 @@ class Op:
     kernels: int = 0  # kernel launches the totals cover (layers × steps for a layer's GEMM; 0: one per run)
     efficiency: float = 0.0  # the share of its roofline the op was timed at (set with its time)
     efficiency_by: str = ""  # what set it: the shape model's reason, "flat", or the calibration
-    wide: bool = False  # multiplies in 16 bits whatever the activation dtype (an 8-bit run's output head in training)
+    wide: bool = False  # multiplies in 16 bits whatever the activation dtype (an 8-bit run's output head in
+    # training; in serving, a linear the checkpoint's format leaves unquantized)
 
     @property
     def is_gemm(self) -> bool:
@@ -323,6 +330,9 @@ class _Sizes:
         self.kv = get_dtype(wl.kv_dtype).bytes
         self.el = element_bytes(cfg, wl.weight_dtype)  # norms, embeddings
         self._w = op_weight_bytes(cfg, wl.weight_dtype)
+        # an 8-bit (4-bit) run of a quantized checkpoint: a linear its format leaves unquantized (the LM head, the
+        # routers, an ignored module) multiplies in 16 bits, as its weights are stored (_linear)
+        self.keeps_wide = act < 2 and weight_format(cfg, wl.weight_dtype)[0] is not None
 
     def w(self, op: str, kind: str) -> float:
         """Bytes of the weights (bias included) of ``op`` in one layer of MLP kind ``kind`` (one expert)."""
@@ -390,9 +400,12 @@ def _linear(name: str, phase: str, *, m: int, k: int, n: int, runs: int, weight_
     ``weight_copies`` is how many distinct weight matrices each read touches (MoE experts reached).
     """
     w = w_bytes * weight_copies * weight_reads
-    a = (m * k * sz.a_in + m * n * sz.a) * runs
+    # weights stored at 16 bits or more (2 bytes per element, less the bias) where the checkpoint's format quantizes the
+    # other linears: this GEMM multiplies in 16 bits, its input uncast (engines run an unquantized linear as it is)
+    wide = sz.keeps_wide and w_bytes >= 2 * k * n
+    a = (m * k * (sz.a if wide else sz.a_in) + m * n * sz.a) * runs
     return Op(name, phase, m, n, k, runs, 2 * m * n * k * runs, w, a, 0.0, note, routed=routed,
-              kernels=runs if kernels is None else kernels)
+              kernels=runs if kernels is None else kernels, wide=wide)
 
 
 def _groups(cfg: ModelConfig) -> list[tuple[str, str, int]]:

@@ -31,6 +31,8 @@ from gemmlib.llm.ssm import MIXER_LETTERS
 
 # Weight dtypes stored as block-scaled formats (a Quantization) rather than one size per element.
 BLOCK_SCALED = WEIGHT_FORMATS
+# 8-bit weight dtypes of a 16/32-bit checkpoint: an engine's quantization of the decoder's linears (for_weight_dtype)
+QUANTIZED_8BIT = ("fp8", "int8")
 
 
 @dataclass(frozen=True)
@@ -280,10 +282,14 @@ def weight_format(cfg: ModelConfig, weight_dtype: str) -> tuple[Quantization | N
     """The quantization the weights are stored in and the dtype of everything else.
 
     A quantized checkpoint keeps its own format (``weight_dtype`` is the dtype of its other tensors);
-    the block-scaled weight dtypes int4 / fp4 quantize the decoder's linears of a plain model; any other
-    weight dtype stores every tensor at that dtype.
+    the block-scaled weight dtypes int4 / fp4, and fp8 / int8, quantize the decoder's linears of a plain model as a
+    serving engine's quantizer does, the rest at the checkpoint's dtype (:func:`gemmlib.llm.quant.for_weight_dtype`);
+    a 16- or 32-bit weight dtype stores every tensor at that dtype.
     """
     wd = weight_dtype_name(weight_dtype)
+    if wd in QUANTIZED_8BIT and cfg.quant is None:
+        rest = cfg.dtype if cfg.dtype and cfg.dtype not in BLOCK_SCALED + QUANTIZED_8BIT else "bf16"
+        return for_weight_dtype(wd), rest
     if wd in BLOCK_SCALED:
         if cfg.quant is not None:
             raise InputError(N_("{name} is already quantized ({quant}); its weights are sized from its "

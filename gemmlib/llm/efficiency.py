@@ -176,7 +176,8 @@ def ceiling_family(dtype: str) -> str:
 def compute_dtype(op, act_dtype: str, hw: Hardware | None = None) -> str:
     """The dtype ``op`` multiplies in: a weight GEMM at the activation dtype; with 8-bit or 4-bit
     activations, attention, the element-wise work and a GEMM marked ``wide`` (an 8-bit training run's output
-    head, :func:`gemmlib.llm.training.train`) in 16 bits (the activations between kernels are bf16: an fp8 run
+    head, :func:`gemmlib.llm.training.train`; a linear a quantized checkpoint leaves at 16 bits, the LM head of an
+    fp8 one) in 16 bits (the activations between kernels are bf16: an fp8 run
     quantises each linear's input, its attention and norms stay bf16)."""
     if get_dtype(act_dtype).bytes >= 2 or (op.is_gemm and op.weight_bytes > 0 and not op.wide):
         return act_dtype

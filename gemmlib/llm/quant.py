@@ -144,12 +144,12 @@ class Quantization:
         """
         if self.method == "mlx":  # every Linear and Embedding (mlx_lm's nn.quantize), minus the overrides set false
             return self.for_module(module) is not None
-        if role == "router" and self.method in ("awq", "gptq", "fp8", "mxfp4", "int4", "fp4", "modelopt"):
+        if role == "router" and self.method in ("awq", "gptq", "fp8", "mxfp4", "int4", "fp4", "int8", "modelopt"):
             return False
         if self.method == "mxfp4" and role != "expert":
             return False
         if role == "lm_head":
-            if self.method in ("awq", "int4", "fp4"):
+            if self.method in ("awq", "int4", "fp4", "int8"):
                 return False
             if self.method == "gptq":
                 return self.quantize_lm_head
@@ -213,6 +213,8 @@ class Quantization:
             t = [Tensor("weight", (o, i), "float8_e4m3fn"), scale]
             if self.static_activations:
                 t.append(Tensor("activation_scale", (), "float32"))
+        elif m == "int8":  # the int8 weight dtype: one fp32 scale per output channel (SmoothQuant's W8A8 layout)
+            t = [Tensor("weight", (o, i), "int8"), Tensor("weight_scale", (o, 1), "float32")]
         elif m == "compressed-tensors":
             t = self._ct(o, i, dt)
         elif m in ("modelopt", "fp4"):
@@ -391,13 +393,22 @@ def weight_dtype_name(name: str) -> str:
 def for_weight_dtype(name: str) -> Quantization:
     """int4: 4-bit integers in groups of 128 along the input with a 16-bit scale and a 4-bit zero
     point per group (the AWQ GEMM layout, 4.16 bits per weight); fp4: NVFP4, e2m1 values with one
-    e4m3 scale per 16 (4.5 bits per weight). The linears of the decoder blocks take the format; the
-    embedding, the LM head, norms and routers stay at the checkpoint dtype."""
+    e4m3 scale per 16 (4.5 bits per weight); fp8: e4m3 with one fp32 scale per tensor and a static input scale
+    (NVIDIA ModelOpt's FP8, what TensorRT-LLM serves; vLLM's ``quantization="fp8"`` a scale per tensor too);
+    int8: one fp32 scale per output channel (SmoothQuant's W8A8). The linears of the decoder blocks take the
+    format; the embedding, the LM head, norms and routers stay at the checkpoint dtype, as every one of those
+    quantizers leaves them (ModelOpt's default disables ``*lm_head*`` and ``*router*``; vLLM's fp8 quantizes
+    ``LinearBase`` layers, not the vocabulary's)."""
+    if name == "fp8":
+        return Quantization("fp8", bits=8, block=None, static_activations=True,
+                            label=Text(N_("fp8 (e4m3, a scale per tensor)")))
+    if name == "int8":
+        return Quantization("int8", bits=8, label=Text(N_("int8 (a scale per output channel)")))
     if name == "int4":
         return Quantization("int4", bits=4, group_size=128, label=Text(N_("int4 (groups of 128, fp16 scale + 4-bit zero)")))
     if name == "fp4":
         return Quantization("fp4", bits=4, group_size=16, label=Text(N_("fp4 (NVFP4: e2m1, e4m3 scale per 16)")))
-    raise InputError(N_("{name} is not a block-scaled weight dtype (int4, fp4)"), name=name)
+    raise InputError(N_("{name} is not a quantized weight dtype (fp8, int8, int4, fp4)"), name=name)
 
 
 # ----- reading a quantization_config ------------------------------------------------------

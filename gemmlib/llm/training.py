@@ -81,6 +81,7 @@ from gemmlib.core.errors import InputError
 from gemmlib.core.hardware import Hardware
 from gemmlib.core.i18n import N_, Text
 from gemmlib.llm.accounting import ATTENTION_PRODUCTS, Op, Workload, prefill_ops, prefill_other_ops, time_op
+from gemmlib.llm.checkpoint import QUANTIZED_8BIT
 from gemmlib.llm.config import ATTENTION_LETTERS, ModelConfig
 from gemmlib.llm.hf import from_hf_config
 from gemmlib.llm.memory import (
@@ -692,6 +693,10 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
     """One training step of ``wl.batch`` sequences of ``wl.seq_len`` tokens (the global batch) on ``par``."""
     if wl.decode_only:
         raise InputError(N_("a training step runs whole sequences: a decode-only workload (--context) cannot train"))
+    if cfg.quant is None and wl.weight_dtype in QUANTIZED_8BIT:
+        raise InputError(N_("training keeps mixed-precision weights (bf16 / fp16 / fp32), not {dtype}: an 8-bit training "
+                            "run multiplies in 8 bits with 16-bit weights (--act-dtype {dtype} --weight-dtype bf16)"),
+                         dtype=wl.weight_dtype)
     if cfg.quant is not None or wl.weight_dtype in WEIGHT_FORMATS:
         what = cfg.quant.label if cfg.quant is not None else wl.weight_dtype
         raise InputError(N_("training sizes mixed-precision weights (bf16 / fp16 / fp32); {name} is stored as {what}, "

@@ -59,6 +59,7 @@ from gemmlib.llm.accounting import (
     efficiency_for,
     serving_dtypes,
 )
+from gemmlib.llm.checkpoint import QUANTIZED_8BIT, weight_format
 from gemmlib.llm.config import NORM_KINDS, QK_NORMS, ModelConfig, layer_pattern, moe_pattern
 from gemmlib.llm.hf import MAX_CONFIG_BYTES, SUPPORTED_MODEL_TYPES, read_config_json
 from gemmlib.llm.memory import RECOMPUTE_MODULES
@@ -849,9 +850,10 @@ def _memory_words(est: ScaleOutEstimate, gettext: Translate) -> str:
     if q is not None:
         weights = gettext("the checkpoint's tensors, quantized linears in {quant}, the rest at {dtype}").format(
             quant=tr(q.label), dtype=wl.weight_dtype)
-    elif wl.weight_dtype in WEIGHT_FORMATS:
-        weights = gettext("the decoder's linears in {fmt} with their block scales, the rest at {dtype}").format(
-            fmt=wl.weight_dtype, dtype=m.dtype or "bf16")
+    elif wl.weight_dtype in WEIGHT_FORMATS + QUANTIZED_8BIT:  # as an engine quantizes them (for_weight_dtype)
+        weights = gettext("the decoder's linears in {fmt} with their scales, the rest (embedding, LM head, norms, "
+                          "routers) at {dtype}").format(fmt=tr(weight_format(m, wl.weight_dtype)[0].label),
+                                                         dtype=weight_format(m, wl.weight_dtype)[1])
     else:
         weights = gettext("{params:,} parameters × {bytes:g} B").format(params=m.params,
                                                                        bytes=DTYPES[wl.weight_dtype].bytes)

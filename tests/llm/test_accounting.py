@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 import torch
@@ -175,7 +176,13 @@ def test_kv_cache_and_weights_memory():
     cfg = from_name("llama-3-8b")
     wl = Workload(batch=8, seq_len=1000, new_tokens=24, weight_dtype="fp8", kv_dtype="bf16")
     mem = memory(cfg, wl, get_hardware("h100"), gpus=2)
-    assert mem.weights_bytes == cfg.params * 1
+    # fp8 weights as an engine quantizes them (ModelOpt's FP8, vLLM's fp8): the 224 decoder linears at one byte per
+    # weight with an fp32 weight scale and an fp32 input scale each; the embedding, the LM head (ModelOpt leaves
+    # *lm_head* unquantized) and the norms at the checkpoint's bf16
+    vocab_rows = 2 * 128256 * 4096
+    norms = (2 * 32 + 1) * 4096
+    linears = cfg.params - vocab_rows - norms
+    assert mem.weights_bytes == linears * 1 + 224 * (4 + 4) + (vocab_rows + norms) * 2
     assert mem.kv_cache_bytes == 2 * 32 * 8 * 128 * 2 * 8 * 1024
     assert mem.capacity_bytes == 2 * 81559 * 2**20 and mem.fits  # nvidia-smi: 81559 MiB per H100 SXM
     huge = memory(from_name("llama-3-70b"), Workload(batch=64, seq_len=8192), get_hardware("h100"))
@@ -492,3 +499,33 @@ def test_llama4_routes_its_experts_under_the_engine_convention():
         est = estimate(cfg, wl, get_hardware("h100"))
         assert est.model.active_params == engine.active_params  # the answer's model is the one that ran ...
         assert est.read()["experts"]["compute"] == "all"  # ... what was read is the config as it reads
+
+
+def test_an_fp8_served_model_keeps_its_lm_head_and_routers_in_16_bits():
+    """--weight-dtype fp8 is an engine's FP8 quantization (NVIDIA ModelOpt's for TensorRT-LLM, vLLM's fp8): the
+    decoder's linears at one byte per weight, multiplied in fp8; the LM head and the MoE routers, which those
+    quantizers leave unquantized, keep bf16 weights and multiply in bf16 with their inputs uncast. A quantized
+    checkpoint's own unquantized linears (DeepSeek-V3's fp8 checkpoint: its head) do the same in an fp8 run."""
+    from gemmlib.llm.efficiency import compute_dtype
+    from gemmlib.llm.hf import load_config_file
+
+    cfg = from_name("mixtral-8x7b")
+    wl = Workload(batch=4, seq_len=512, new_tokens=8, weight_dtype="fp8", act_dtype="fp8", kv_dtype="fp8",
+                  lm_head="last", attention="fused", causal=True)
+    for ops in (prefill_ops(cfg, wl), decode_ops(cfg, wl)):
+        by = {o.name: o for o in ops if o.is_gemm}
+        assert {n for n, o in by.items() if o.wide} == {"lm_head", "router"}
+        assert compute_dtype(by["lm_head"], "fp8") == "bf16" and compute_dtype(by["q_proj"], "fp8") == "fp8"
+        head = by["lm_head"]
+        assert head.weight_bytes == head.count * cfg.vocab * cfg.hidden * 2  # bf16, read once per step
+        assert head.act_bytes == head.count * head.m * (cfg.hidden + cfg.vocab) * 2  # a 16-bit input, 16-bit logits
+        q = by["q_proj"]  # one byte per weight and two fp32 scalars per layer
+        assert q.weight_bytes == q.count * (cfg.hidden * cfg.q_dim + 8)
+        assert q.act_bytes == q.count * q.m * (cfg.hidden * 1 + cfg.q_dim * 2)  # its input cast to fp8
+    # 16-bit activations: nothing is marked (every GEMM multiplies in bf16 anyway); a 16-bit checkpoint neither
+    for w, a in (("fp8", "bf16"), ("bf16", "bf16"), ("bf16", "fp8")):
+        assert not any(o.wide for o in prefill_ops(cfg, replace(wl, weight_dtype=w, act_dtype=a)))
+    ds = load_config_file(str(Path(__file__).parent.parent / "data" / "configs" / "deepseek-v3-fp8.json"))
+    dsw = Workload(batch=1, seq_len=256, new_tokens=1, weight_dtype="bf16", act_dtype="fp8", kv_dtype="bf16",
+                   lm_head="last", attention="fused", causal=True)
+    assert {o.name for o in prefill_ops(ds, dsw) if o.is_gemm and o.wide} == {"lm_head", "router"}

@@ -69,7 +69,12 @@ def test_custom_shape_flags_and_switches(capsys):
     assert d["prefill"]["flops"] == sum(o.flops for o in prefill_ops(cfg, wl))
     assert d["decode"]["flops"] == 0 and d["decode"]["ops"] == []
     assert d["times"]["time_per_output_token_s"] is None
-    assert d["memory"]["weights_bytes"] == cfg.params
+    # int8 weights: the decoder's 12 linears at one byte per weight with an fp32 scale per output channel (q 128, k 32,
+    # v 32, o 64, up 128, down 64 rows per layer); the tied embedding and the norms at the checkpoint's bf16
+    linears = 2 * (64 * 128 + 2 * 64 * 32 + 128 * 64 + 64 * 128 + 128 * 64)
+    rest = 100 * 64 + (2 * 2 + 1) * 64
+    assert cfg.params == linears + rest
+    assert d["memory"]["weights_bytes"] == linears + 4 * 2 * (128 + 32 + 32 + 64 + 128 + 64) + 2 * rest
     assert d["workload"]["causal"] is True
 
 

@@ -661,6 +661,9 @@ def test_bad_training_input(kw, msg):
                 dict(tokens=1e9, recompute="most"), dict(tokens=1e9, zero=4)):
         with pytest.raises(InputError):
             Training(**bad)
+    with pytest.raises(InputError, match="training keeps mixed-precision weights .* not fp8"):
+        train(cfg, Workload(batch=8, seq_len=128, weight_dtype="fp8", act_dtype="fp8"), get_hardware("h100"),
+              Parallel(dp=4), Training(tokens=1e9))
     moe = from_name("mixtral-8x7b")
     with pytest.raises(InputError, match="multiple of --ep"):
         train(moe, Workload(batch=4, seq_len=128), get_hardware("h100"), Parallel(ep=4), Training(tokens=1e9))

@@ -180,7 +180,11 @@ def test_the_ops_table_in_the_readers_language():
 def test_memory_words_name_the_model_numbers():
     est = _est(preset="mistral-7b", wdt="int4")
     v = view.present(est, escape=esc)
-    assert "int4 with their block scales" in v.memory
+    assert ("the decoder's linears in int4 (groups of 128, fp16 scale + 4-bit zero) with their scales, the rest "
+            "(embedding, LM head, norms, routers) at bf16") in v.memory
+    fp8 = view.present(_est(preset="mistral-7b", wdt="fp8"), escape=esc)
+    assert ("the decoder's linears in fp8 (e4m3, a scale per tensor) with their scales, the rest (embedding, LM head, "
+            "norms, routers) at bf16") in fp8.memory
     gib, mib = est.memory.weights_bytes / 2**30, est.memory.kv_cache_bytes / 2**20  # binary units, 3 digits
     assert 1 < gib < 1000 and 1 < mib < 1000
     assert f"**{gib:.3g} GiB**" in v.memory and f"**{mib:.3g} MiB**" in v.memory
