@@ -99,8 +99,8 @@ EP_OVERLAP_HIDDEN = {"megatron": 0.3655, "dualpipe": 1.0}
 # The SMs overlapped EP all-to-alls hold while they run (``Parallel.ep_comm_sms``): their kernels are resident on
 # those SMs, so the compute they hide behind runs on the rest. Stated, not modelled: DeepSeek-V3 gives 20 of the H800's
 # 132 SMs to communication and says that this limits the computational throughput (arXiv:2412.19437 §3.5.1; §3.2.2: 20 SMs
-# in 10 channels fill IB and NVLink); DeepEP's default in Megatron Core, 20
-# ("historical default 20", ``moe_deepep_num_sms``, megatron/core/transformer/transformer_config.py at d98e8a64d);
+# in 10 channels fill IB and NVLink); DeepEP's default in Megatron Core, 20 (``moe_deepep_num_sms: int = 20``,
+# megatron/core/transformer/transformer_config.py at 16e19d063, September 2025; "historical default 20" later);
 # HybridEP's ``moe_hybridep_num_sms`` as a recipe sets it. NCCL's all-to-all kernels take SMs too, but no run here
 # states how many (its channel count is NCCL's choice): 0, nothing charged.
 
