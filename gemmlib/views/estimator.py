@@ -851,9 +851,9 @@ def _memory_words(est: ScaleOutEstimate, gettext: Translate) -> str:
         weights = gettext("the checkpoint's tensors, quantized linears in {quant}, the rest at {dtype}").format(
             quant=tr(q.label), dtype=wl.weight_dtype)
     elif wl.weight_dtype in WEIGHT_FORMATS + QUANTIZED_8BIT:  # as an engine quantizes them (for_weight_dtype)
+        fmt_q, rest = weight_format(m, wl.weight_dtype)
         weights = gettext("the decoder's linears in {fmt} with their scales, the rest (embedding, LM head, norms, "
-                          "routers) at {dtype}").format(fmt=tr(weight_format(m, wl.weight_dtype)[0].label),
-                                                         dtype=weight_format(m, wl.weight_dtype)[1])
+                          "routers) at {dtype}").format(fmt=tr(fmt_q.label), dtype=rest)
     else:
         weights = gettext("{params:,} parameters × {bytes:g} B").format(params=m.params,
                                                                        bytes=DTYPES[wl.weight_dtype].bytes)
