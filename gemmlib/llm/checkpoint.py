@@ -287,15 +287,12 @@ def weight_format(cfg: ModelConfig, weight_dtype: str) -> tuple[Quantization | N
     a 16- or 32-bit weight dtype stores every tensor at that dtype.
     """
     wd = weight_dtype_name(weight_dtype)
-    if wd in QUANTIZED_8BIT and cfg.quant is None:
+    if wd in BLOCK_SCALED and cfg.quant is not None:
+        raise InputError(N_("{name} is already quantized ({quant}); its weights are sized from its "
+                            "quantization_config: choose a plain weight dtype for its other tensors (bf16, fp16, ...)"),
+                         name=cfg.name, quant=cfg.quant.label or cfg.quant.method)
+    if wd in BLOCK_SCALED + QUANTIZED_8BIT and cfg.quant is None:
         rest = cfg.dtype if cfg.dtype and cfg.dtype not in BLOCK_SCALED + QUANTIZED_8BIT else "bf16"
-        return for_weight_dtype(wd), rest
-    if wd in BLOCK_SCALED:
-        if cfg.quant is not None:
-            raise InputError(N_("{name} is already quantized ({quant}); its weights are sized from its "
-                                "quantization_config: choose a plain weight dtype for its other tensors (bf16, fp16, ...)"),
-                             name=cfg.name, quant=cfg.quant.label or cfg.quant.method)
-        rest = cfg.dtype if cfg.dtype and cfg.dtype not in BLOCK_SCALED else "bf16"
         return for_weight_dtype(wd), rest
     return cfg.quant, wd
 
