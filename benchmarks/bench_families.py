@@ -56,7 +56,7 @@ PUBLISHED_BYTES = {
     "llama-3.1-8b-fp8-dynamic": 9_083_953_152, "llama-3.3-70b-w4a16": 39_525_311_232,
     "llama-3.3-70b-awq": 39_767_785_472, "llama-3.3-70b-nvfp4": 42_709_045_632,
 }
-PUBLISHED_ELEMENTS = {"deepseek-v3-fp8": 684_531_386_000}
+PUBLISHED_ELEMENTS = {"deepseek-v3-fp8": 684_531_386_000, "minimax-m2.7": 228_703_644_928}
 # Rounded figures from model cards (no exact Hub total at hand): (what, which count, the card's figure, significant
 # digits it is given to). "params" = every parameter, "active" = one token's, "no_embeddings" = params less the
 # embedding and LM-head matrices; "with_vision" = decoder + vision tower.
@@ -67,6 +67,9 @@ PUBLISHED_CARD = {
     "nemotron-nano-9b-v2": [("9B", "params", 9e9, 1)],
     "qwen3-next-80b-a3b": [("80B total", "params", 80e9, 2), ("3B activated", "active_no_embeddings", 3e9, 1)],
     "qwen3-vl-30b-a3b": [("30B-A3B", "with_vision", 30e9, 1)],
+    "qwen3.5-27b": [("27B", "with_vision", 27e9, 2)],
+    "qwen3.5-35b-a3b": [("35B total", "with_vision", 35e9, 2)],
+    "ernie-4.5-0.3b": [("0.36B", "params", 0.36e9, 2)],
 }
 
 

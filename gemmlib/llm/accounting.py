@@ -86,8 +86,8 @@ from gemmlib.llm.ssm import work as mixer_work
 
 OP_NAMES = ("q_proj", "q_a_proj", "q_b_proj", "k_proj", "v_proj", "kv_a_proj", "kv_b_proj", "q_absorb",
             "attn_scores", "attn_values", "attn_scores_sliding", "attn_values_sliding", "o_absorb", "o_proj",
-            "in_proj_qkvz", "in_proj_ba", "in_proj", "conv1d", "x_proj", "dt_proj", "ssm_chunks", "ssm_scan_out",
-            "out_proj",
+            "in_proj_qkvz", "in_proj_ba", "in_proj_qkv", "in_proj_z", "in_proj_b", "in_proj_a", "in_proj", "conv1d",
+            "x_proj", "dt_proj", "ssm_chunks", "ssm_scan_out", "out_proj",
             "router", "gate_proj", "up_proj", "down_proj", "shared_gate_proj", "shared_up_proj", "shared_down_proj",
             "shared_expert_gate", "dense_gate_proj", "dense_up_proj", "dense_down_proj", "lm_head")
 OTHER_OP_NAMES = ("embedding", "norms", "rotary", "kv_repeat", "attn_softmax", "ssm_scan", "activation",
@@ -133,7 +133,8 @@ SHARDING: dict[str, str] = {
     "router": "replicated", "shared_expert_gate": "replicated", "q_a_proj": "replicated", "kv_a_proj": "replicated",
     "moe_routing": "replicated", "norms": "replicated", "residual": "replicated",
     # the mixers of the hybrid families (vLLM: in_proj column-parallel, x_proj and out_proj row-parallel)
-    "in_proj_qkvz": "column", "in_proj_ba": "column", "in_proj": "column", "conv1d": "heads", "x_proj": "row",
+    "in_proj_qkvz": "column", "in_proj_ba": "column", "in_proj_qkv": "column", "in_proj_z": "column",
+    "in_proj_b": "column", "in_proj_a": "column", "in_proj": "column", "conv1d": "heads", "x_proj": "row",
     "dt_proj": "column", "ssm_chunks": "heads", "ssm_scan_out": "heads", "ssm_scan": "heads", "out_proj": "row",
     "act_quant": "replicated", "act_quant_inner": "column",
 }

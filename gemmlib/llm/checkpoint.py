@@ -80,6 +80,9 @@ _NAMES = {
     "internlm2": dict(attn="attention", qkv="wqkv", o="wo", mlp="feed_forward", gate="w1", up="w3", down="w2",
                       head="output", embed="model.tok_embeddings"),
     "qwen3_next": dict(mixer="linear_attn", shared="shared_expert"),
+    "qwen3_5_text": dict(mixer="linear_attn"),
+    "qwen3_5_moe_text": dict(mixer="linear_attn", shared="shared_expert"),
+    "minimax_m2": dict(moe="block_sparse_moe", egate="w1", eup="w3", edown="w2"),
     "jamba": dict(mlp="feed_forward", moe="feed_forward", router="router"),
     "nemotron_h": dict(prefix="backbone.layers.{i}", attn="mixer", mlp="mixer", moe="mixer", mixer="mixer",
                        embed="backbone.embeddings"),
@@ -224,7 +227,7 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
     if cfg.learned_positions:
         out.append(("positions", cfg.learned_positions * h, ""))
 
-    def layer(prefix: str, moe: bool, akind: str = "F") -> list[tuple[str, int, str]]:
+    def layer(prefix: str, moe: bool, akind: str = "F", dense: bool = False) -> list[tuple[str, int, str]]:
         rows = [(f"{prefix}.norms", cfg.norms_per_layer * h * nw, "")]
         if akind in MIXER_LETTERS:
             rows += [(f"{prefix}.mixer.{k}", v, "") for k, v in cfg.mixer.other_params().items() if k != "conv1d"]
@@ -240,11 +243,13 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
             rows.append((f"{prefix}.sinks", cfg.heads, ""))
         if moe and cfg.router_score_bias:
             rows.append((f"{prefix}.e_score_correction_bias", cfg.experts, "float32"))
+        if dense and cfg.activation_params:
+            rows.append((f"{prefix}.mlp.act_fn", cfg.activation_params, ""))
         return rows
 
     kinds, akinds = cfg.mlp_kinds, cfg.attention_kinds
     for i in range(cfg.layers):
-        out += layer(f"layers.{i}", kinds[i] == "M", akinds[i])
+        out += layer(f"layers.{i}", kinds[i] == "M", akinds[i], kinds[i] == "D")
     out.append(("final_norm", h * nw, ""))
     if mtp:
         for j in range(cfg.mtp_layers):

@@ -200,6 +200,7 @@ class ModelConfig:
     qkv_bias: bool = False
     o_bias: bool = False
     mlp_bias: bool = False
+    activation_params: int = 0  # learned parameters of a dense MLP's activation (Apertus' xIELU: alpha_p, alpha_n)
     learned_positions: int = 0
     experts: int = 0
     experts_per_token: int = 0
@@ -246,7 +247,7 @@ class ModelConfig:
     def __post_init__(self) -> None:
         for f in ("layers", "hidden", "heads", "ffn", "vocab"):
             object.__setattr__(self, f, _whole(f, getattr(self, f)))
-        for f in ("kv_heads", "head_dim", "learned_positions", "experts", "experts_per_token", "v_head_dim",
+        for f in ("kv_heads", "head_dim", "activation_params", "learned_positions", "experts", "experts_per_token", "v_head_dim",
                   "kv_cache_heads", "sliding_window", "q_lora_rank", "kv_lora_rank", "rope_head_dim",
                   "max_positions", "expert_ffn", "shared_expert_ffn", "mtp_layers"):
             object.__setattr__(self, f, _whole(f, getattr(self, f), minimum=0))
@@ -532,7 +533,7 @@ class ModelConfig:
             "positions": self.learned_positions * self.hidden,
             "attention": self.attention_layer_count * self._attn_params(),
             "mixers": self.mixer_layer_count * self.mixer.params(self.hidden) if self.mixer else 0,
-            "mlp": dense * self._mlp_params() + moe * self.experts * self._expert_params(),
+            "mlp": dense * (self._mlp_params() + self.activation_params) + moe * self.experts * self._expert_params(),
             "shared_experts": moe * self._shared_params(),
             "router": moe * self._router_params(),
             "norms": self.layers * self.norms_per_layer * self._norm_params() + self._norm_params(),

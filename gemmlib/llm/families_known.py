@@ -143,7 +143,7 @@ NOT_SIZED: dict[str, str] = {
     **dict.fromkeys(("vit", "clip", "siglip", "siglip2", "dinov2", "wav2vec2", "hubert", "convnext", "sam",
                      "clip_vision_model", "siglip_vision_model", "detr", "swin", "beit", "resnet"), _NOT_TEXT),
     **dict.fromkeys(("bamba", "granitemoehybrid", "zamba", "zamba2", "lfm2", "lfm2_moe", "kimi_linear",
-                     "minimax", "qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text", "olmo_hybrid",
+                     "minimax", "olmo_hybrid",
                      "recurrent_gemma", "rwkv"), _HYBRID),
     **dict.fromkeys(("mamba", "mamba2", "falcon_mamba"), _SSM),
 }

@@ -42,7 +42,9 @@ SUPPORTED_MODEL_TYPES = (
     "gemma3_text", "gemma3", "phi", "phi3", "phimoe", "deepseek_v2", "deepseek_v3", "olmo", "olmo2", "olmo3",
     "olmoe", "granite", "granitemoe", "cohere", "cohere2", "internlm2", "falcon", "gpt_neox", "starcoder2", "gpt2",
     "gpt_bigcode", "gpt_oss", "glm4_moe", "llama4_text", "llama4", "smollm3", "mistral3", "exaone4", "ernie4_5_moe",
-    "glm4_moe_lite", "qwen3_vl", "qwen3_vl_moe", "qwen3_next", "jamba", "nemotron_h", "falcon_h1",
+    "glm4_moe_lite", "qwen3_vl", "qwen3_vl_moe", "qwen3_next", "jamba", "nemotron_h", "falcon_h1", "seed_oss",
+    "ernie4_5", "glm", "glm4", "ministral3", "apertus", "minimax_m2", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_5",
+    "qwen3_5_moe", "hunyuan_v1_dense", "arcee", "exaone", "flex_olmo", "dots1",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -64,21 +66,27 @@ ARCHITECTURES = {
     "Ernie4_5_MoeForCausalLM": "ernie4_5_moe", "Glm4MoeLiteForCausalLM": "glm4_moe_lite",
     "Qwen3VLForConditionalGeneration": "qwen3_vl", "Qwen3VLMoeForConditionalGeneration": "qwen3_vl_moe",
     "Qwen3NextForCausalLM": "qwen3_next", "JambaForCausalLM": "jamba", "NemotronHForCausalLM": "nemotron_h",
-    "FalconH1ForCausalLM": "falcon_h1",
+    "FalconH1ForCausalLM": "falcon_h1", "SeedOssForCausalLM": "seed_oss", "Ernie4_5ForCausalLM": "ernie4_5",
+    "GlmForCausalLM": "glm", "Glm4ForCausalLM": "glm4", "Ministral3ForCausalLM": "ministral3",
+    "ApertusForCausalLM": "apertus", "MiniMaxM2ForCausalLM": "minimax_m2", "Qwen3_5ForCausalLM": "qwen3_5_text",
+    "Qwen3_5MoeForCausalLM": "qwen3_5_moe_text", "Qwen3_5ForConditionalGeneration": "qwen3_5",
+    "Qwen3_5MoeForConditionalGeneration": "qwen3_5_moe", "HunYuanDenseV1ForCausalLM": "hunyuan_v1_dense",
+    "ArceeForCausalLM": "arcee", "FlexOlmoForCausalLM": "flex_olmo",
+    "Dots1ForCausalLM": "dots1",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
 _WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
-             "qwen3_vl_moe": "qwen3_vl_moe_text"}
+             "qwen3_vl_moe": "qwen3_vl_moe_text", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text"}
 # Wrappers whose top-level tie_word_embeddings (default False) decides whether the LM head is tied, whatever
 # the text_config says (transformers 5.24 ties by the top-level config).
-_TIE_FROM_TOP = {"qwen3_vl": False, "qwen3_vl_moe": False, "mistral3": True}
+_TIE_FROM_TOP = {"qwen3_vl": False, "qwen3_vl_moe": False, "qwen3_5": False, "qwen3_5_moe": False, "mistral3": True}
 # Old spellings of a family.
 _LEGACY = {"refinedweb": "falcon", "refinedwebmodel": "falcon"}
 
 # Keys read nowhere because they change no GEMM, no parameter and no byte the estimator counts.
 IRRELEVANT_KEYS = frozenset({
     "architectures", "auto_map", "_name_or_path", "transformers_version", "model_type", "bos_token_id",
-    "eos_token_id", "pad_token_id", "sep_token_id", "decoder_start_token_id", "initializer_range",
+    "eos_token_id", "pad_token_id", "sep_token_id", "eod_token_id", "decoder_start_token_id", "initializer_range",
     "initializer_factor", "attention_dropout", "hidden_dropout", "embd_pdrop", "resid_pdrop", "attn_pdrop",
     "summary_first_dropout", "hidden_dropout_prob", "attention_probs_dropout_prob", "embedding_dropout", "dropout",
     "classifier_dropout", "layer_norm_eps", "layer_norm_epsilon", "rms_norm_eps", "norm_eps", "norm_epsilon",
@@ -139,6 +147,16 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
                              "n_shared_experts", "num_experts_per_tok", "mtp_layers_block_type",
                              "num_nextn_predict_layers", "routed_scaling_factor"}),
     "falcon_h1": frozenset({"mamba_expand"}),  # the Mamba width is mamba_d_ssm when that is given
+    # Qwen3.5: transformers builds no MTP layers; the MoE text config has no dense MLP width
+    # (attn_output_gate: transformers gates the attention output whatever it says; mlp_only_layers: not a Qwen3.5 key)
+    "qwen3_5_text": frozenset({"mtp_num_hidden_layers", "mtp_use_dedicated_embeddings", "mamba_ssm_dtype",
+                               "attn_output_gate", "mlp_only_layers"}),
+    "qwen3_5_moe_text": frozenset({"intermediate_size", "mtp_num_hidden_layers", "mtp_use_dedicated_embeddings",
+                                   "mamba_ssm_dtype", "attn_output_gate", "mlp_only_layers"}),
+    # MiniMax-M2: its remote code's switches, which transformers' class does not read (qk-norm and the routing bias
+    # always on, every layer full attention, no shared expert, no MTP modules built)
+    "minimax_m2": frozenset({"attn_type_list", "qk_norm_type", "use_qk_norm", "use_routing_bias",
+                             "shared_intermediate_size", "use_mtp", "num_mtp_modules", "mtp_transformer_layers"}),
     "jamba": frozenset({"sliding_window"}),  # JambaConfig has none; its attention layers see every key
     # GLM-4.7-Flash: qk_head_dim derives from nope + rope; the dense layers come from mlp_layer_types only
     "glm4_moe_lite": frozenset({"qk_head_dim", "moe_layer_freq", "first_k_dense_replace"}),
@@ -355,6 +373,51 @@ DEFAULTS: dict[str, dict] = {
                          moe_intermediate_size=1536, moe_k=6, moe_num_experts=64, moe_num_shared_experts=2,
                          moe_layer_start_index=1, moe_layer_end_index=-1, moe_layer_interval=1,
                          max_position_embeddings=131072),
+    "seed_oss": dict(vocab_size=155136, hidden_size=4096, intermediate_size=27648, num_hidden_layers=64,
+                     num_attention_heads=80, num_key_value_heads=8, head_dim=128, attention_bias=True,
+                     attention_out_bias=False, mlp_bias=False, tie_word_embeddings=False,
+                     max_position_embeddings=524288),
+    "ernie4_5": dict(vocab_size=103424, hidden_size=1024, intermediate_size=3072, num_hidden_layers=18,
+                     num_attention_heads=16, num_key_value_heads=2, head_dim=128, use_bias=False,
+                     tie_word_embeddings=True, max_position_embeddings=131072),
+    "glm": dict(vocab_size=151552, hidden_size=4096, intermediate_size=13696, num_hidden_layers=40,
+                num_attention_heads=32, num_key_value_heads=2, head_dim=128, attention_bias=True,
+                tie_word_embeddings=False, max_position_embeddings=131072),
+    "glm4": dict(vocab_size=151552, hidden_size=4096, intermediate_size=13696, num_hidden_layers=40,
+                 num_attention_heads=32, num_key_value_heads=2, head_dim=128, attention_bias=True,
+                 tie_word_embeddings=False, max_position_embeddings=131072),
+    "ministral3": dict(vocab_size=131072, hidden_size=4096, intermediate_size=14336, num_hidden_layers=34,
+                       num_attention_heads=32, num_key_value_heads=8, head_dim=128, tie_word_embeddings=False,
+                       max_position_embeddings=262144),
+    "apertus": dict(vocab_size=131072, hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
+                    num_attention_heads=32, attention_bias=False, hidden_act="xielu", tie_word_embeddings=False,
+                    max_position_embeddings=65536),
+    "minimax_m2": dict(vocab_size=200064, hidden_size=3072, intermediate_size=1536, num_hidden_layers=62,
+                       num_attention_heads=48, num_key_value_heads=8, head_dim=128, num_local_experts=256,
+                       num_experts_per_tok=8, tie_word_embeddings=False, max_position_embeddings=196608),
+    "qwen3_5_text": dict(vocab_size=248320, hidden_size=4096, intermediate_size=12288, num_hidden_layers=32,
+                         num_attention_heads=16, num_key_value_heads=4, head_dim=256, linear_conv_kernel_dim=4,
+                         linear_key_head_dim=128, linear_value_head_dim=128, linear_num_key_heads=16,
+                         linear_num_value_heads=32, tie_word_embeddings=False, max_position_embeddings=32768),
+    "qwen3_5_moe_text": dict(vocab_size=248320, hidden_size=2048, num_hidden_layers=40, num_attention_heads=16,
+                             num_key_value_heads=2, head_dim=256, linear_conv_kernel_dim=4, linear_key_head_dim=128,
+                             linear_value_head_dim=128, linear_num_key_heads=16, linear_num_value_heads=32,
+                             moe_intermediate_size=512, shared_expert_intermediate_size=512, num_experts_per_tok=8,
+                             num_experts=256, tie_word_embeddings=False, max_position_embeddings=32768),
+    "hunyuan_v1_dense": dict(vocab_size=290943, hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
+                             num_attention_heads=32, attention_bias=False, tie_word_embeddings=False,
+                             max_position_embeddings=2048),
+    "arcee": dict(vocab_size=32000, hidden_size=2560, intermediate_size=18432, num_hidden_layers=32,
+                  num_attention_heads=32, attention_bias=False, mlp_bias=False, tie_word_embeddings=False,
+                  max_position_embeddings=4096),
+    "exaone": dict(_LLAMA, vocab_size=102400, intermediate_size=14336, num_key_value_heads=8,
+                   max_position_embeddings=4096),
+    "flex_olmo": dict(vocab_size=100352, hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
+                      num_attention_heads=32, num_experts=7, num_experts_per_tok=5, attention_bias=False,
+                      tie_word_embeddings=False, max_position_embeddings=4096),
+    "dots1": dict(vocab_size=152064, hidden_size=4608, intermediate_size=10944, moe_intermediate_size=1408,
+                  num_hidden_layers=62, num_attention_heads=32, first_k_dense_replace=0, attention_bias=False,
+                  sliding_window=4096, max_window_layers=62, tie_word_embeddings=False, max_position_embeddings=2048),
     "glm4_moe_lite": dict(vocab_size=154880, hidden_size=2048, intermediate_size=10240, moe_intermediate_size=1536,
                           num_hidden_layers=47, num_attention_heads=20, num_key_value_heads=20, n_shared_experts=1,
                           n_routed_experts=64, kv_lora_rank=512, q_lora_rank=768, qk_rope_head_dim=64,
@@ -407,6 +470,10 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
     "glm4_moe_lite": {"n_routed_experts": ("num_local_experts",), "qk_rope_head_dim": ("head_dim",)},
     "qwen3_vl_moe_text": {"num_experts": ("num_local_experts",)},
     "qwen3_next": {"num_experts": ("num_local_experts",)},
+    "qwen3_5_moe_text": {"num_experts": ("num_local_experts",)},
+    "minimax_m2": {"num_local_experts": ("num_experts",)},
+    "exaone": {"num_hidden_layers": ("num_layers",)},
+    "flex_olmo": {"num_experts": ("num_local_experts",)},
     "jamba": {"num_experts": ("num_local_experts",)},
     "nemotron_h": {"layers_block_type": ("layer_types",), "n_routed_experts": ("num_local_experts",),
                    "n_groups": ("mamba_n_groups",), "conv_kernel": ("mamba_d_conv",), "chunk_size": ("mamba_chunk_size",),
@@ -430,8 +497,8 @@ def _torch_dtype(r: _Read) -> str:
 
 # ----- the readers --------------------------------------------------------------------------------
 
-def _common(r: _Read, *, head_dim_key: bool = True) -> dict:
-    """hidden, layers, heads, kv heads, head dim, ffn, vocab, tie, positions of a llama-like config."""
+def _common(r: _Read, *, head_dim_key: bool = True, ffn_key: str = "intermediate_size") -> dict:
+    """hidden, layers, heads, kv heads, head dim, ffn (``ffn_key``), vocab, tie, positions of a llama-like config."""
     heads = r.whole("num_attention_heads")
     h = r.whole("hidden_size")
     layers = r.whole("num_hidden_layers")
@@ -441,7 +508,7 @@ def _common(r: _Read, *, head_dim_key: bool = True) -> dict:
         raise InputError(N_("hidden_size {h} is not divisible by {heads} heads and config.json gives no head_dim"),
                          h=h, heads=heads)
     return dict(hidden=h, layers=layers, heads=heads, kv_heads=kv, head_dim=hd or h // heads,
-                ffn=r.whole("intermediate_size"), vocab=r.whole("vocab_size"),
+                ffn=r.whole(ffn_key), vocab=r.whole("vocab_size"),
                 tied_embeddings=r.flag("tie_word_embeddings", False),
                 max_positions=r.opt_whole("max_position_embeddings") or 0)
 
@@ -868,6 +935,105 @@ def _read_glm4_moe_lite(r: _Read) -> dict:
     return c
 
 
+def _read_seed_oss(r: _Read) -> dict:
+    """Seed-OSS: Llama's block with q/k/v biases (``attention_bias``, on by default) and o_proj's own switch
+    (``attention_out_bias``)."""
+    c = _common(r)
+    c.update(qkv_bias=r.flag("attention_bias", True), o_bias=r.flag("attention_out_bias"), mlp_bias=r.flag("mlp_bias"))
+    return c
+
+
+def _read_ernie4_5(r: _Read) -> dict:
+    """ERNIE 4.5 (dense): Llama's block, ``use_bias`` on every linear of attention and MLP, the head tied by
+    default."""
+    c = _common(r)
+    b = r.flag("use_bias")
+    c.update(qkv_bias=b, o_bias=b, mlp_bias=b)
+    return c
+
+
+def _read_glm(r: _Read) -> dict:
+    """GLM-4 (``glm``) and GLM-4-0414 (``glm4``): q/k/v biases (``attention_bias``), one stored gate|up matrix;
+    ``glm4`` adds a norm after attention and after the MLP (four per layer)."""
+    c = _common(r)
+    c.update(qkv_bias=r.flag("attention_bias", True), fused_gate_up=True)
+    if r.family == "glm4":
+        c["norms_per_layer"] = 4
+    return c
+
+
+def _read_ministral3(r: _Read) -> dict:
+    """Ministral 3 (the decoder of Mistral 3): Mistral's block (every layer sliding when ``sliding_window`` is set;
+    no window by default), attention scaled by position (element-wise)."""
+    c = _common(r)
+    _sliding_all(r, c)
+    return c
+
+
+def _read_apertus(r: _Read) -> dict:
+    """Apertus: an MLP of up_proj, xIELU and down_proj (no gate; xIELU's two learned scalars per layer), qk-norm
+    on head_dim."""
+    c = _common(r)
+    ab = r.flag("attention_bias")
+    c.update(qkv_bias=ab, o_bias=ab, mlp="plain", qk_norm="head",
+             activation_params=2 if r.get("hidden_act") == "xielu" else 0)
+    return c
+
+
+def _read_minimax_m2(r: _Read) -> dict:
+    """MiniMax-M2: Mixtral's sparse block (every layer a MoE of ``num_local_experts``, sigmoid routing with a
+    score-correction buffer), qk-norm over the whole q and k projections, no sliding window."""
+    c = _common(r)
+    c.update(qk_norm="width", experts=r.whole("num_local_experts"), experts_per_token=r.whole("num_experts_per_tok"),
+             router_score_bias=True)
+    return c
+
+
+def _read_hunyuan_v1_dense(r: _Read) -> dict:
+    """Hunyuan dense: Llama's block with qk-norm on head_dim; ``attention_bias`` on all four projections, no MLP
+    biases."""
+    c = _common(r)
+    ab = r.flag("attention_bias")
+    c.update(qkv_bias=ab, o_bias=ab, qk_norm="head")
+    return c
+
+
+def _read_arcee(r: _Read) -> dict:
+    """Arcee (AFM): Llama's attention, an MLP of up_proj, ReLU² and down_proj (no gate)."""
+    c = _common(r)
+    ab = r.flag("attention_bias")
+    c.update(qkv_bias=ab, o_bias=ab, mlp="plain", mlp_bias=r.flag("mlp_bias"))
+    return c
+
+
+def _read_flex_olmo(r: _Read) -> dict:
+    """FlexOlmo: OLMoE's mixture with OLMo 2's norms (over the whole q and k projections; after attention and after
+    the MLP)."""
+    c = _common(r)
+    ab = r.flag("attention_bias")
+    c.update(qkv_bias=ab, o_bias=ab, qk_norm="width", experts=r.whole("num_experts"),
+             experts_per_token=r.whole("num_experts_per_tok"))
+    return c
+
+
+def _read_dots1(r: _Read) -> dict:
+    """dots.llm1: Qwen 3's attention (qk-norm on head_dim; sliding layers by ``layer_types``, else from
+    ``max_window_layers`` on) and DeepSeek-V3's mixture (shared experts, dense first layers, a score-correction
+    buffer)."""
+    c = _common(r)
+    ab = r.flag("attention_bias")
+    fm = r.whole("moe_intermediate_size")
+    c.update(qkv_bias=ab, o_bias=ab, qk_norm="head", experts=r.whole("n_routed_experts"),
+             experts_per_token=r.whole("num_experts_per_tok"), expert_ffn=fm,
+             shared_expert_ffn=r.whole("n_shared_experts", minimum=0, default=0) * fm, router_score_bias=True,
+             moe_layers=moe_pattern(c["layers"], first_dense=r.whole("first_k_dense_replace", minimum=0, default=0)))
+    w = r.opt_whole("sliding_window", minimum=0)
+    mwl = r.opt_whole("max_window_layers")
+    default = ["sliding_attention" if w and i >= (mwl or 0) else "full_attention" for i in range(c["layers"])]
+    _explicit_or(r, c, default, w)
+    return c
+
+
 # ----- hybrid families: linear attention and state-space mixers (gemmlib.llm.ssm) ----------------------------
 
 def _type_list(r: _Read, key: str, allowed: dict[str, str], layers: int | None) -> list[str] | None:
@@ -892,6 +1058,14 @@ def _read_qwen3_next(r: _Read) -> dict:
     """Qwen3-Next: Gated DeltaNet layers (``linear_attention``) and gated full attention every
     ``full_attention_interval``-th layer, every layer a MoE with a gated shared expert."""
     c = _common(r)
+    _deltanet_layout(r, c)
+    _qwen_next_moe(r, c)
+    return c
+
+
+def _deltanet_layout(r: _Read, c: dict) -> None:
+    """The layer kinds (``layer_types``, else every ``full_attention_interval``-th layer full) and the Gated
+    DeltaNet mixer of Qwen3-Next and Qwen3.5; their attention is gated, with qk-norm on head_dim."""
     layers = c["layers"]
     kinds = _type_list(r, "layer_types", {"linear_attention": "L", "full_attention": "F"}, layers)
     if kinds is None:
@@ -902,13 +1076,28 @@ def _read_qwen3_next(r: _Read) -> dict:
     ab = r.flag("attention_bias")
     mixer = Mixer("gated_deltanet", conv=r.whole("linear_conv_kernel_dim"), heads=r.whole("linear_num_value_heads"),
                   head_dim=r.whole("linear_value_head_dim"), groups=r.whole("linear_num_key_heads"),
-                  key_dim=r.whole("linear_key_head_dim"))
-    c.update(qkv_bias=ab, o_bias=ab, qk_norm="head", attn_output_gate=True, mixer=mixer, layer_types="".join(kinds),
-             experts=r.whole("num_experts"), experts_per_token=r.whole("num_experts_per_tok"),
+                  key_dim=r.whole("linear_key_head_dim"), split_proj=r.family != "qwen3_next")
+    c.update(qkv_bias=ab, o_bias=ab, qk_norm="head", attn_output_gate=True, mixer=mixer, layer_types="".join(kinds))
+
+
+def _qwen_next_moe(r: _Read, c: dict) -> None:
+    c.update(experts=r.whole("num_experts"), experts_per_token=r.whole("num_experts_per_tok"),
              expert_ffn=r.whole("moe_intermediate_size"),
              shared_expert_ffn=r.whole("shared_expert_intermediate_size", minimum=0))
     c["shared_expert_gate"] = c["shared_expert_ffn"] > 0
-    c["moe_layers"] = _qwen_moe_layers(r, c)
+    if r.family == "qwen3_next":
+        c["moe_layers"] = _qwen_moe_layers(r, c)
+
+
+def _read_qwen3_5(r: _Read) -> dict:
+    """Qwen3.5 (``qwen3_5_text``: dense MLPs) and Qwen3.5-MoE (``qwen3_5_moe_text``: every layer a MoE with a
+    gated shared expert, no dense MLP width): Qwen3-Next's layout with the DeltaNet's input projections stored
+    apart (q|k|v, z, b, a)."""
+    # Qwen3.5-MoE has no intermediate_size: every layer is a mixture, so the dense width is never used
+    c = _common(r, ffn_key="intermediate_size" if r.family == "qwen3_5_text" else "moe_intermediate_size")
+    _deltanet_layout(r, c)
+    if r.family == "qwen3_5_moe_text":
+        _qwen_next_moe(r, c)
     return c
 
 
@@ -1013,7 +1202,11 @@ _READERS = {
     "llama4_text": _read_llama4_text, "smollm3": _read_smollm3, "exaone4": _read_exaone4,
     "ernie4_5_moe": _read_ernie4_5_moe, "glm4_moe_lite": _read_glm4_moe_lite, "qwen3_vl_text": _read_qwen3,
     "qwen3_vl_moe_text": _read_qwen3_moe, "qwen3_next": _read_qwen3_next, "jamba": _read_jamba,
-    "nemotron_h": _read_nemotron_h, "falcon_h1": _read_falcon_h1,
+    "nemotron_h": _read_nemotron_h, "falcon_h1": _read_falcon_h1, "seed_oss": _read_seed_oss,
+    "ernie4_5": _read_ernie4_5, "glm": _read_glm, "glm4": _read_glm, "ministral3": _read_ministral3,
+    "apertus": _read_apertus, "minimax_m2": _read_minimax_m2, "qwen3_5_text": _read_qwen3_5,
+    "qwen3_5_moe_text": _read_qwen3_5, "hunyuan_v1_dense": _read_hunyuan_v1_dense, "arcee": _read_arcee,
+    "exaone": _read_llama, "flex_olmo": _read_flex_olmo, "dots1": _read_dots1,
 }
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 

@@ -88,6 +88,7 @@ class Mixer:
     out_bias: bool = False
     norm: bool = True  # a gated RMSNorm over the inner width before out_proj
     bc_norms: bool = False  # Jamba: RMSNorms over dt (dt_rank), B and C (state each)
+    split_proj: bool = False  # Qwen3.5: q|k|v, z, b and a as four linears (Qwen3-Next fuses q|k|v|z and b|a)
 
     def __post_init__(self) -> None:
         if self.kind not in MIXER_KINDS:
@@ -131,6 +132,10 @@ class Mixer:
         h = hidden
         if self.kind == "gated_deltanet":
             kd, vd = self.groups * self.key_dim, self.heads * self.head_dim
+            if self.split_proj:
+                return [("in_proj_qkv", 2 * kd + vd, h, False), ("in_proj_z", vd, h, False),
+                        ("in_proj_b", self.heads, h, False), ("in_proj_a", self.heads, h, False),
+                        ("out_proj", h, vd, False)]
             return [("in_proj_qkvz", 2 * kd + 2 * vd, h, False), ("in_proj_ba", 2 * self.heads, h, False),
                     ("out_proj", h, vd, False)]
         if self.kind == "mamba":
@@ -241,8 +246,8 @@ def work(mx: Mixer, hidden: int, *, batch: int, tokens: int, runs: int, decode: 
                 state=2 * b * mx.conv_state(engine) * runs, weights="conv1d", note=conv_note)
     lin = mx.linears(h)
     if mx.kind == "gated_deltanet":
-        linear(lin[0][0], lin[0][1], h)
-        linear(lin[1][0], lin[1][1], h)
+        for name, n, _, _ in lin[:-1]:  # the input projections, then the convolution over q|k|v
+            linear(name, n, h)
         out.append(conv)
         out += _delta(mx, b, t, runs, decode, engine)
         linear("out_proj", h, mx.value_width)

@@ -9,6 +9,7 @@ vision config class's defaults for absent keys; ``tests/llm/test_families.py`` c
 
 * ``qwen3_vl`` / ``qwen3_vl_moe``: a Conv3d patch embedding, a learned position table, ``depth`` ViT blocks
   (fused qkv with bias, LayerNorms, a GELU MLP), the 2×2 patch merger and one merger per DeepStack layer;
+  ``qwen3_5`` / ``qwen3_5_moe``: the same tower without the DeepStack mergers;
 * ``gemma3``: SigLIP's vision transformer (patch Conv2d, position table, encoder, post-LayerNorm, the
   attention-pooling head when ``vision_use_head``) and Gemma 3's projector (a matrix and an RMSNorm);
 * ``mistral3``: Pixtral's vision transformer (patch Conv2d, RMSNorms, gated MLP blocks without biases) and
@@ -34,7 +35,7 @@ _SIGLIP = dict(hidden_size=768, intermediate_size=3072, num_hidden_layers=12, nu
 
 _PIXTRAL = dict(hidden_size=1024, intermediate_size=4096, num_hidden_layers=24, num_channels=3, patch_size=16)
 
-VISION_WRAPPERS = ("qwen3_vl", "qwen3_vl_moe", "gemma3", "mistral3")
+VISION_WRAPPERS = ("qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "gemma3", "mistral3")
 
 
 def _get(block: dict, defaults: dict, key: str, *, minimum: int = 1) -> int:
@@ -51,7 +52,8 @@ def _vision_block(cfg: dict) -> dict:
     return v
 
 
-def _qwen3_vl(cfg: dict) -> dict[str, int]:
+def _qwen3_vl(cfg: dict, *, deepstack: bool = True) -> dict[str, int]:
+    """Qwen3-VL's tower; Qwen3.5's (``deepstack=False``) deletes the DeepStack mergers."""
     v = _vision_block(cfg)
     d = _get(v, _QWEN3_VL, "hidden_size")
     f = _get(v, _QWEN3_VL, "intermediate_size")
@@ -60,7 +62,7 @@ def _qwen3_vl(cfg: dict) -> dict[str, int]:
                                                                                       "temporal_patch_size")
     m, o = _get(v, _QWEN3_VL, "spatial_merge_size"), _get(v, _QWEN3_VL, "out_hidden_size")
     pos = _get(v, _QWEN3_VL, "num_position_embeddings")
-    deep = v.get("deepstack_visual_indexes", _QWEN3_VL["deepstack_visual_indexes"])
+    deep = v.get("deepstack_visual_indexes", _QWEN3_VL["deepstack_visual_indexes"]) if deepstack else ()
     if not isinstance(deep, list | tuple):
         raise InputError(N_("config.json field 'vision_config.deepstack_visual_indexes' must be a list"))
     block = 3 * d * d + 3 * d + d * d + d + 2 * d * f + f + d + 4 * d
@@ -69,8 +71,10 @@ def _qwen3_vl(cfg: dict) -> dict[str, int]:
     def merger(norm_width: int) -> int:
         return 2 * norm_width + dm * dm + dm + dm * o + o
 
-    return {"patch_embed": c * t * p * p * d + d, "positions": pos * d, "blocks": depth * block,
-            "merger": merger(d), "deepstack_mergers": len(deep) * merger(dm)}
+    out = {"patch_embed": c * t * p * p * d + d, "positions": pos * d, "blocks": depth * block, "merger": merger(d)}
+    if deepstack:
+        out["deepstack_mergers"] = len(deep) * merger(dm)
+    return out
 
 
 def _gemma3(cfg: dict) -> dict[str, int]:
@@ -110,6 +114,8 @@ def vision_params(wrapper: str, cfg: dict) -> dict[str, int] | None:
     """The vision tower's parameters by part (None: a wrapper whose tower this module does not count)."""
     if wrapper in ("qwen3_vl", "qwen3_vl_moe"):
         return _qwen3_vl(cfg)
+    if wrapper in ("qwen3_5", "qwen3_5_moe"):
+        return _qwen3_vl(cfg, deepstack=False)
     if wrapper == "gemma3":
         return _gemma3(cfg)
     if wrapper == "mistral3":

@@ -181,6 +181,21 @@ def test_deepseek_v3_fp8_checkpoint():
     assert size.mtp_bytes > 0 and checkpoint_size(cfg, "bf16", mtp=False).bytes == size.bytes - size.mtp_bytes
 
 
+def test_minimax_m2_fp8_checkpoint():
+    """MiniMax-M2.7 as shipped: fp8 e4m3 weights in 128 × 128 blocks, the routers (``gate``), their score-correction
+    buffers and the LM head left unconverted; every element of the checkpoint (weights, block scales, buffers)
+    against the tensor total a public report of the checkpoint gives (search index id 62693775865)."""
+    cfg = load_config_file(str(DATA / "configs" / "minimax-m2.7.json"))
+    size = checkpoint_size(cfg, cfg.dtype or "bf16")
+    assert size.elements == 228_703_644_928
+    # besides the parameters: a 256-element fp32 buffer per layer and one fp32 scale per 128 × 128 block of each
+    # converted weight: q 6144 × 3072 (48 × 24 blocks), k and v 1024 × 3072 (8 × 24), o 3072 × 6144 (24 × 48),
+    # each expert's w1, w3 1536 × 3072 and w2 3072 × 1536 (12 × 24 = 24 × 12 blocks)
+    assert size.elements - cfg.params == 62 * 256 + 62 * (48 * 24 + 2 * 8 * 24 + 24 * 48 + 256 * 3 * 12 * 24)
+    assert size.by_role["router"] == 62 * 256 * 3072 * 2  # bf16: not converted
+    assert size.quantized_linears == 62 * (4 + 3 * 256)  # q, k, v, o and every expert's w1, w2, w3
+
+
 def test_what_each_format_leaves_unquantized():
     awq = load_config_file(str(DATA / "configs" / "zephyr-7b-alpha-awq.json"))
     lins = stored_linears(awq)

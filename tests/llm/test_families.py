@@ -116,6 +116,22 @@ TINY: dict[str, tuple[str, dict]] = {
                                           moe_num_shared_experts=1, moe_layer_start_index=1, pad_token_id=None)),
     "glm4_moe_lite": ("glm4_moe_lite", dict(B, q_lora_rank=40, n_shared_experts=1, n_group=1, topk_group=1,
                                             **{k: v for k, v in MLA.items() if k != "first_k_dense_replace"}, **MOE)),
+    "seed_oss": ("seed_oss", dict(B, head_dim=24, attention_out_bias=True, mlp_bias=True)),
+    "ernie4_5": ("ernie4_5", dict(B, head_dim=24, use_bias=True, pad_token_id=None)),
+    "glm": ("glm", dict(B, head_dim=24, pad_token_id=None)),
+    "glm4": ("glm4", dict(B, head_dim=24, pad_token_id=None)),
+    "ministral3": ("ministral3", dict(B, head_dim=24, sliding_window=4, pad_token_id=None)),
+    "ministral3_full": ("ministral3", dict(B, pad_token_id=None)),
+    "apertus": ("apertus", dict(B, attention_bias=True, pad_token_id=None)),
+    "minimax_m2": ("minimax_m2", dict(B, head_dim=24, num_local_experts=4, **MOE)),
+    "hunyuan_v1_dense": ("hunyuan_v1_dense", dict(B, head_dim=24, attention_bias=True, pad_token_id=None)),
+    "arcee": ("arcee", dict(B, head_dim=24, mlp_bias=True, pad_token_id=None)),
+    "exaone": ("exaone", dict(B, head_dim=24, attention_bias=True, pad_token_id=None)),
+    "exaone_num_layers": ("exaone", dict({k: v for k, v in B.items() if k != "num_hidden_layers"}, num_layers=2,
+                                         pad_token_id=None)),
+    "flex_olmo": ("flex_olmo", dict(B, num_experts=4, pad_token_id=None, **MOE)),
+    "dots1": ("dots1", dict(B, head_dim=24, n_routed_experts=4, moe_intermediate_size=32, n_shared_experts=1,
+                            first_k_dense_replace=1, sliding_window=4, max_window_layers=1, **MOE)),
 }
 
 
@@ -137,8 +153,7 @@ def _run(model, vocab: int):
         with FlopCounterMode(display=False) as fc:
             out = model(nxt, cache=out.cache, use_cache=True)
         decode = fc.get_total_flops()
-    per_layer = [int(layer.keys.numel() + layer.values.numel()) for layer in out.cache.layers]
-    nbytes = sum(int(layer.keys.nbytes + layer.values.nbytes) for layer in out.cache.layers)
+    per_layer, nbytes = _cache_nbytes(out.cache)
     return prefill, decode, per_layer, nbytes
 
 
@@ -185,6 +200,16 @@ def test_the_tiny_models_exercise_the_features():
     assert cfgs["falcon_new"].kv_cache_heads == 4 and cfgs["falcon_new"].kv_heads == 2
     assert cfgs["falcon"].kv_heads == 1 and cfgs["falcon"].parallel_block
     assert cfgs["gpt_oss"].attention_sinks and cfgs["gpt_oss"].router_bias
+    assert cfgs["apertus"].activation_params == 2 and cfgs["apertus"].mlp == "plain" and cfgs["arcee"].mlp == "plain"
+    assert cfgs["glm4"].norms_per_layer == 4 and cfgs["glm"].norms_per_layer == 2 and cfgs["glm4"].fused_gate_up
+    assert cfgs["seed_oss"].qkv_bias and cfgs["seed_oss"].o_bias and cfgs["ernie4_5"].mlp_bias
+    assert cfgs["minimax_m2"].qk_norm == "width" and cfgs["minimax_m2"].router_score_bias
+    assert cfgs["dots1"].layer_types == "FS" and cfgs["dots1"].moe_layers == "DM" and cfgs["dots1"].shared_expert_ffn
+    assert cfgs["ministral3"].layer_types == "SS" and cfgs["ministral3_full"].layer_types == ""
+    assert cfgs["exaone_num_layers"].layers == 2 and cfgs["hunyuan_v1_dense"].qk_norm == "head"
+    q35 = {n: read_config(dict(k, model_type=mt))[0] for n, (mt, k) in HYBRID.items() if n.startswith("qwen3_5")}
+    assert all(c.mixer.split_proj and c.layer_types == "LF" for c in q35.values())
+    assert not q35["qwen3_5_text"].is_moe and q35["qwen3_5_moe_text"].shared_expert_gate
     _, _, prefill, _, per_layer, _ = _truth("mistral")
     _, _, prefill_full, _, per_layer_full, _ = _truth("mistral_full")
     assert per_layer[0] < per_layer_full[0]  # the window truncated the cache
@@ -225,10 +250,12 @@ def _meta_counts(raw: dict, family: str | None = None) -> tuple[int, int]:
     mt = raw.pop("model_type")
     hf = AutoConfig.for_model(family or mt, **raw)
     with torch.device("meta"):
-        try:
+        try:  # a vision-language wrapper with its tower (Qwen3.5's also builds as a text-only causal LM)
+            model = AutoModelForImageTextToText.from_config(hf) if "text_config" in raw else None
+        except ValueError:
+            model = None
+        if model is None:
             model = AutoModelForCausalLM.from_config(hf)
-        except ValueError:  # a vision-language wrapper
-            model = AutoModelForImageTextToText.from_config(hf)
     named = dict(model.named_parameters())
     if "text_config" not in raw:
         return sum(p.numel() for p in named.values()), 0
@@ -323,26 +350,34 @@ def test_absorbed_mla_equals_eager_mla_and_its_flops_are_counted():
     assert sum(o.flops for o in eager) > sum(o.flops for o in ops)
 
 
+_H35 = dict(B, head_dim=16, linear_num_key_heads=2, linear_num_value_heads=4, linear_key_head_dim=8,
+            linear_value_head_dim=12, linear_conv_kernel_dim=4, pad_token_id=None)
 _VL_VISION = dict(depth=2, hidden_size=32, intermediate_size=48, num_heads=2, out_hidden_size=64, patch_size=4,
                   temporal_patch_size=2, spatial_merge_size=2, num_position_embeddings=16, deepstack_visual_indexes=[0])
 VL: dict[str, tuple[dict, dict]] = {
     "qwen3_vl": (dict(B, head_dim=24), {}),
     "qwen3_vl_tied": (dict(B, head_dim=24), dict(tie_word_embeddings=True)),
     "qwen3_vl_moe": (dict(B, head_dim=24, num_experts=4, moe_intermediate_size=32, decoder_sparse_step=2, **MOE), {}),
+    # Qwen3.5: the hybrid decoders under the same tower without its DeepStack mergers
+    "qwen3_5": (dict(_H35, layer_types=["linear_attention", "full_attention"]), {}),
+    "qwen3_5_moe": (dict(_H35, num_experts=4, moe_intermediate_size=32, shared_expert_intermediate_size=48,
+                         full_attention_interval=2, **MOE), {}),
 }
 
 
 def test_mistral3_vision_tower_is_reported_exactly():
     from transformers import AutoModelForImageTextToText
 
-    text = dict(B, head_dim=16, sliding_window=None)
     vision = dict(hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=2, image_size=64,
                   patch_size=8, head_dim=16)
-    for top in ({}, dict(multimodal_projector_bias=True, vision_feature_layer=[-1, -2])):
+    for text_type, top in ((None, {}), (None, dict(multimodal_projector_bias=True, vision_feature_layer=[-1, -2])),
+                           ("ministral3", {})):  # Mistral 3's own checkpoints: a ministral3 decoder
+        text = dict(B, head_dim=16, sliding_window=None, **({"model_type": text_type} if text_type else {}))
         hf = AutoConfig.for_model("mistral3", text_config=text, vision_config=vision, **top)
         with torch.device("meta"):
             model = AutoModelForImageTextToText.from_config(hf)
         cfg, info = read_config(json.loads(hf.to_json_string()))
+        assert cfg.family == (text_type or "mistral")
         named = dict(model.named_parameters())
         text_params = sum(p.numel() for n, p in named.items() if ".language_model." in f".{n}" or n.startswith("lm_head"))
         assert cfg.params == text_params
@@ -358,7 +393,8 @@ def test_vision_language_wrappers_count_the_decoder_and_report_the_vision_tower(
     torch.manual_seed(0)
     text, top = VL[name]
     mt = name.removesuffix("_tied")
-    hf = AutoConfig.for_model(mt, text_config=text, vision_config=_VL_VISION, **top)
+    vision_cfg = {k: v for k, v in _VL_VISION.items() if k != "deepstack_visual_indexes" or "qwen3_5" not in mt}
+    hf = AutoConfig.for_model(mt, text_config=text, vision_config=vision_cfg, **top)
     model = AutoModelForImageTextToText.from_config(hf, attn_implementation="eager",
                                                      experts_implementation="eager").eval()
     cfg, info = read_config(json.loads(hf.to_json_string()))
@@ -374,7 +410,9 @@ def test_vision_language_wrappers_count_the_decoder_and_report_the_vision_tower(
     wl = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1)
     assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
     assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
-    assert per_layer == [BATCH * (PROMPT + 1) * cfg.kv_elements_per_token_layer] * cfg.layers
+    state = cfg.mixer.state_elements(engine=False) if cfg.mixer else 0
+    assert per_layer == [BATCH * (cfg.cached_tokens(k, PROMPT + 1) * cfg.kv_elements_per_token_layer
+                                  + (state if k in "LM2P" else 0)) for k in cfg.attention_kinds]
 
 
 def test_the_family_tables_follow_transformers():
@@ -392,7 +430,8 @@ def test_the_family_tables_follow_transformers():
     assert set(NOT_SIZED) <= TRANSFORMERS_MODEL_TYPES and not set(NOT_SIZED) & set(SUPPORTED_MODEL_TYPES)
     for cls, family in ARCHITECTURES.items():
         assert cls in (MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.get(family), MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES.get(family))
-    assert set(ARCHITECTURES.values()) == set(SUPPORTED_MODEL_TYPES) - {"internlm2"}  # internlm2: remote code
+    # internlm2: remote code; exaone (EXAONE 3.x): transformers builds it with its Llama classes
+    assert set(ARCHITECTURES.values()) == set(SUPPORTED_MODEL_TYPES) - {"internlm2", "exaone"}
 
 
 # ----- hybrid families: linear attention and state-space mixers (gemmlib.llm.ssm) -------------------------------
@@ -416,6 +455,16 @@ HYBRID: dict[str, tuple[str, dict]] = {
                                           conv_kernel=4, chunk_size=4, n_routed_experts=4, num_experts_per_tok=2,
                                           moe_intermediate_size=32, moe_shared_expert_intermediate_size=24,
                                           pad_token_id=None)),
+    "qwen3_5_text": ("qwen3_5_text", dict(_H, num_hidden_layers=2, head_dim=16, linear_num_key_heads=2,
+                                          linear_num_value_heads=4, linear_key_head_dim=8, linear_value_head_dim=12,
+                                          linear_conv_kernel_dim=4, layer_types=["linear_attention", "full_attention"],
+                                          pad_token_id=None)),
+    "qwen3_5_moe_text": ("qwen3_5_moe_text", dict(_H, num_hidden_layers=2, head_dim=16, linear_num_key_heads=2,
+                                                  linear_num_value_heads=4, linear_key_head_dim=8,
+                                                  linear_value_head_dim=12, linear_conv_kernel_dim=4, num_experts=4,
+                                                  num_experts_per_tok=2, moe_intermediate_size=32,
+                                                  shared_expert_intermediate_size=48, full_attention_interval=2,
+                                                  pad_token_id=None)),
     "falcon_h1": ("falcon_h1", dict(_H, num_hidden_layers=2, head_dim=16, mamba_d_ssm=64, mamba_n_heads=4,
                                     mamba_n_groups=2, mamba_d_state=8, mamba_d_conv=4, mamba_chunk_size=4,
                                     mamba_rms_norm=True, pad_token_id=None)),
