@@ -88,6 +88,7 @@ OP_NAMES = ("q_proj", "q_a_proj", "q_b_proj", "k_proj", "v_proj", "kv_a_proj", "
             "attn_scores", "attn_values", "attn_scores_sliding", "attn_values_sliding", "o_absorb", "o_proj",
             "in_proj_qkvz", "in_proj_ba", "in_proj_qkv", "in_proj_z", "in_proj_b", "in_proj_a", "in_proj", "conv1d",
             "x_proj", "dt_proj", "ssm_chunks", "ssm_scan_out", "out_proj",
+            "index_q", "index_k", "index_weights", "index_scores", "index_reduce",
             "router", "gate_proj", "up_proj", "down_proj", "shared_gate_proj", "shared_up_proj", "shared_down_proj",
             "shared_expert_gate", "dense_gate_proj", "dense_up_proj", "dense_down_proj", "lm_head")
 OTHER_OP_NAMES = ("embedding", "norms", "rotary", "kv_repeat", "attn_softmax", "ssm_scan", "activation",
@@ -137,6 +138,9 @@ SHARDING: dict[str, str] = {
     "in_proj_b": "column", "in_proj_a": "column", "in_proj": "column", "conv1d": "heads", "x_proj": "row",
     "dt_proj": "column", "ssm_chunks": "heads", "ssm_scan_out": "heads", "ssm_scan": "heads", "out_proj": "row",
     "act_quant": "replicated", "act_quant_inner": "column",
+    # DeepSeek-V3.2's indexer: every rank scores every key (vLLM's indexer projections are replicated)
+    "index_q": "replicated", "index_k": "replicated", "index_weights": "replicated", "index_scores": "replicated",
+    "index_reduce": "replicated",
 }
 # Ops that are routed experts (in a mixture of experts) — for expert parallelism.
 EXPERT_OPS = ("gate_proj", "up_proj", "down_proj")
@@ -425,7 +429,8 @@ def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, aki
     runs = layers * run.steps
     tokens = run.tokens
     w = cfg.window_of(akind)
-    sum_keys, first, last, pairs = _keys(w, run)
+    sparse = cfg.is_dsa and wl.attention == "fused"  # a DSA kernel reads only the indexer's top-k keys per query
+    sum_keys, first, last, pairs = _keys(cfg.index_topk if sparse else w, run)
     suffix = "_sliding" if w else ""
     absorbed = cfg.is_mla and wl.mla == "absorbed" and run.phase == "decode"
     lin = dict(phase=run.phase, runs=runs, weight_reads=runs, sz=sz)
@@ -439,6 +444,8 @@ def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, aki
             ops.append(_linear("q_proj", m=tokens, k=d, n=cfg.q_dim, w_bytes=sz.w("q_proj", mkind), **lin))
         ops.append(_linear("kv_a_proj", m=tokens, k=d, n=rkv + dr, w_bytes=sz.w("kv_a_proj", mkind),
                            note=Text(N_("the compressed latent and the rotary key of the new tokens")), **lin))
+        if cfg.is_dsa:
+            ops += _indexer_ops(cfg, wl, sz, run, mkind=mkind, layers=layers)
     else:
         for name, n in (("q_proj", cfg.q_proj_width), ("k_proj", cfg.kv_dim), ("v_proj", cfg.v_dim)):
             note = Text(N_("in one fused q|k|v matrix")) if cfg.fused_qkv else ""
@@ -456,6 +463,11 @@ def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, aki
                      Text(N_("sliding window {window}: at most {keys} cached keys"), window=w, keys=w - 1))
     if wl.attention == "fused":
         extra.append(Text(N_("fused: the scores stay on chip")))
+    if sparse:
+        extra.append(Text(N_("DeepSeek Sparse Attention: at most the indexer's top {k} keys per query"),
+                          k=cfg.index_topk))
+    elif cfg.is_dsa:
+        extra.append(Text(N_("eager: every key, the indexer's choice applied as a mask")))
     kl = last if run.phase == "decode" and last != first else None
     if absorbed:
         # vLLM / SGLang / FlashMLA: W_UK folded into the query, W_UV into the output; all heads share the latent.
@@ -508,6 +520,36 @@ def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, aki
                       0.0, score_io + o_io, kv_read_v, note, k_last=kl,
                       kernels=0 if wl.attention == "fused" else runs))
     ops.append(_linear("o_proj", m=tokens, k=cfg.o_dim, n=d, w_bytes=sz.w("o_proj", mkind), **lin))
+    return ops
+
+
+def _indexer_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, mkind: str, layers: int) -> list[Op]:
+    """DeepSeek-V3.2's lightning indexer in ``layers`` layers: its three projections, then every query's score
+    against every key it may see, each of ``index_heads`` heads a dot product over ``index_head_dim``, and the
+    heads' weighted sum. transformers' eager code multiplies the whole S × T block (the causal mask is added after:
+    what FlopCounterMode counts); an engine's kernel scores only the keys each query may see (causal)."""
+    b, d, rq = wl.batch, cfg.hidden, cfg.q_lora_rank
+    hi, di = cfg.index_heads, cfg.index_head_dim
+    runs = layers * run.steps
+    lin = dict(phase=run.phase, runs=runs, weight_reads=runs, sz=sz)
+    ops = [_linear("index_q", m=run.tokens, k=rq, n=hi * di, w_bytes=sz.w("index_q", mkind),
+                   note=Text(N_("indexer queries from MLA's query latent (wq_b)")), **lin),
+           _linear("index_k", m=run.tokens, k=d, n=di, w_bytes=sz.w("index_k", mkind),
+                   note=Text(N_("the indexer's one key per token (wk), cached")), **lin),
+           _linear("index_weights", m=run.tokens, k=d, n=hi, w_bytes=sz.w("index_weights", mkind),
+                   note=Text(N_("a weight per indexer head and token (weights_proj)")), **lin)]
+    sum_keys, first, last, pairs = _keys(0, replace(run, tri=run.tri and wl.attention == "fused"))
+    count = layers * b * run.steps
+    kl = last if run.phase == "decode" and last != first else None
+    keys_read = layers * b * sum_keys * di * sz.kv
+    q_io = count * run.queries * hi * di * sz.a
+    scores_io = layers * b * pairs * 4  # [queries, keys] fp32 index scores, written for the top-k selection
+    ops.append(Op("index_scores", run.phase, run.queries * hi, first, di, count, 2 * di * hi * layers * b * pairs, 0.0,
+                  q_io, keys_read, Text(N_("per layer and sequence: every indexer head's query against every cached "
+                                           "indexer key")), n_last=kl, kernels=runs))
+    ops.append(Op("index_reduce", run.phase, run.queries, first, hi, count, 2 * hi * layers * b * pairs, 0.0,
+                  scores_io, 0.0, Text(N_("the heads' scores weighted and summed per key: the index score the top-k "
+                                          "keys are chosen by")), n_last=kl, kernels=runs))
     return ops
 
 

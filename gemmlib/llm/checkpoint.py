@@ -139,6 +139,11 @@ def _attention_linears(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
         out += [Linear(f"{p}.kv_a_proj_with_mqa", "attention", rkv + dr, h, cfg.qkv_bias, i, (("kv_a_proj", rkv + dr),)),
                 Linear(f"{p}.kv_b_proj", "attention", kvb, rkv, False, i, (("kv_b_proj", kvb),)),
                 Linear(f"{p}.{n['o']}", "attention", h, cfg.o_dim, cfg.o_bias, i, (("o_proj", h),))]
+        if cfg.is_dsa:  # DeepSeek-V3.2's lightning indexer
+            hi, di = cfg.index_heads, cfg.index_head_dim
+            out += [Linear(f"{p}.indexer.wq_b", "attention", hi * di, rq, False, i, (("index_q", hi * di),)),
+                    Linear(f"{p}.indexer.wk", "attention", di, h, False, i, (("index_k", di),)),
+                    Linear(f"{p}.indexer.weights_proj", "attention", hi, h, False, i, (("index_weights", hi),))]
         return out
     q, k, v = cfg.q_proj_width, cfg.kv_dim, cfg.v_dim
     if cfg.fused_qkv:
@@ -235,6 +240,8 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
             pass
         elif cfg.is_mla:
             rows.append((f"{prefix}.mla_norms", cfg.q_lora_rank + cfg.kv_lora_rank, ""))
+            if cfg.is_dsa:
+                rows.append((f"{prefix}.indexer.k_norm", 2 * cfg.index_head_dim, ""))  # a LayerNorm: weight, bias
         elif cfg.qk_norm == "head":
             rows.append((f"{prefix}.qk_norm", 2 * cfg.head_dim * nw, ""))
         elif cfg.qk_norm == "width":

@@ -217,6 +217,11 @@ class ModelConfig:
     q_lora_rank: int = 0  # MLA: 0 = a plain q_proj
     kv_lora_rank: int = 0  # MLA when > 0: the cached latent
     rope_head_dim: int = 0  # MLA: the rotary part of head_dim (qk_rope_head_dim)
+    # DeepSeek Sparse Attention (DeepSeek-V3.2): a lightning indexer in every attention layer scores each query against
+    # every cached key with index_heads small heads and keeps index_topk keys for the MLA attention
+    index_heads: int = 0  # index_n_heads; 0: no indexer
+    index_head_dim: int = 0
+    index_topk: int = 0
     alibi: bool = False  # positions as attention biases (no rotary)
     max_positions: int = 0  # max_position_embeddings (0: unknown)
     fused_qkv: bool = False  # one stored q|k|v matrix (phi3, gpt_neox, falcon, gpt2, internlm2)
@@ -247,7 +252,8 @@ class ModelConfig:
     def __post_init__(self) -> None:
         for f in ("layers", "hidden", "heads", "ffn", "vocab"):
             object.__setattr__(self, f, _whole(f, getattr(self, f)))
-        for f in ("kv_heads", "head_dim", "activation_params", "learned_positions", "experts", "experts_per_token", "v_head_dim",
+        for f in ("kv_heads", "head_dim", "activation_params", "index_heads", "index_head_dim", "index_topk",
+                  "learned_positions", "experts", "experts_per_token", "v_head_dim",
                   "kv_cache_heads", "sliding_window", "q_lora_rank", "kv_lora_rank", "rope_head_dim",
                   "max_positions", "expert_ffn", "shared_expert_ffn", "mtp_layers"):
             object.__setattr__(self, f, _whole(f, getattr(self, f), minimum=0))
@@ -359,6 +365,13 @@ class ModelConfig:
             raise InputError(N_("an attention output gate is not read for MLA"))
 
     def _check_mla(self) -> None:
+        if self.index_heads or self.index_head_dim or self.index_topk:
+            if not (self.kv_lora_rank and self.q_lora_rank):
+                raise InputError(N_("DeepSeek Sparse Attention's indexer reads MLA's query latent: it needs "
+                                    "kv_lora_rank and q_lora_rank"))
+            if not (self.index_heads and self.index_topk) or self.index_head_dim <= self.rope_head_dim:
+                raise InputError(N_("DeepSeek Sparse Attention needs index heads, a top-k and an index head dim larger "
+                                    "than the rotary head dim ({rope_head_dim})"), rope_head_dim=self.rope_head_dim)
         if not self.kv_lora_rank:
             if self.q_lora_rank or self.rope_head_dim:
                 raise InputError(N_("q_lora_rank / rope_head_dim belong to MLA: set kv_lora_rank too"))
@@ -403,6 +416,19 @@ class ModelConfig:
     @property
     def is_mla(self) -> bool:
         return self.kv_lora_rank > 0
+
+    @property
+    def is_dsa(self) -> bool:
+        """DeepSeek Sparse Attention: MLA with a lightning indexer choosing index_topk keys per query."""
+        return self.index_heads > 0
+
+    def _indexer_params(self) -> int:
+        """One layer's indexer: wq_b (query latent → heads × dim), wk (hidden → dim), its key LayerNorm (weight and
+        bias), weights_proj (hidden → one weight per head)."""
+        if not self.is_dsa:
+            return 0
+        di, hi = self.index_head_dim, self.index_heads
+        return self.q_lora_rank * hi * di + self.hidden * di + 2 * di + self.hidden * hi
 
     @property
     def nope_head_dim(self) -> int:
@@ -486,7 +512,7 @@ class ModelConfig:
             p += h * (rkv + dr) + ((rkv + dr) if b else 0) + rkv  # kv_a_proj_with_mqa, kv_a_layernorm
             p += rkv * H * (self.nope_head_dim + self.v_head_dim)  # kv_b_proj
             p += self.o_dim * h + (h if self.o_bias else 0)
-            return p
+            return p + self._indexer_params()
         qw = self.q_proj_width
         p = h * (qw + self.kv_dim + self.v_dim) + self.o_dim * h
         if self.qkv_bias:
@@ -583,6 +609,8 @@ class ModelConfig:
             rq, rkv, dr = self.q_lora_rank, self.kv_lora_rank, self.rope_head_dim
             attn = (h * rq + rq * self.q_dim if rq else h * self.q_dim) + h * (rkv + dr) \
                 + rkv * self.heads * (self.nope_head_dim + self.v_head_dim) + self.o_dim * h
+            if self.is_dsa:
+                attn += rq * self.index_heads * self.index_head_dim + h * self.index_head_dim + h * self.index_heads
         else:
             attn = h * (self.q_proj_width + self.kv_dim + self.v_dim) + self.o_dim * h
         mats = self.mlp_mats
@@ -597,8 +625,8 @@ class ModelConfig:
     def kv_elements_per_token_layer(self) -> int:
         """Cache elements one token adds to one layer: K and V of every cached head (MLA: the latent
         and the rotary key, shared by all heads)."""
-        if self.is_mla:
-            return self.kv_lora_rank + self.rope_head_dim
+        if self.is_mla:  # DSA: and the indexer's key
+            return self.kv_lora_rank + self.rope_head_dim + self.index_head_dim
         return self.kv_cache_heads * (self.head_dim + self.v_head_dim)
 
     def cached_tokens(self, kind: str, tokens: int) -> int:
@@ -641,6 +669,8 @@ class ModelConfig:
         d: dict = {"family": self.family, "attention": self.attention_pattern()}
         d["heads"] = {"query": self.heads, "kv": self.kv_heads, "head_dim": self.head_dim,
                       "v_head_dim": self.v_head_dim, "kv_cache_heads": self.kv_cache_heads}
+        d["dsa"] = ({"index_heads": self.index_heads, "index_head_dim": self.index_head_dim,
+                     "index_topk": self.index_topk} if self.is_dsa else None)
         d["mla"] = ({"q_lora_rank": self.q_lora_rank or None, "kv_lora_rank": self.kv_lora_rank,
                      "qk_nope_head_dim": self.nope_head_dim, "qk_rope_head_dim": self.rope_head_dim,
                      "v_head_dim": self.v_head_dim,

@@ -44,7 +44,7 @@ SUPPORTED_MODEL_TYPES = (
     "gpt_bigcode", "gpt_oss", "glm4_moe", "llama4_text", "llama4", "smollm3", "mistral3", "exaone4", "ernie4_5_moe",
     "glm4_moe_lite", "qwen3_vl", "qwen3_vl_moe", "qwen3_next", "jamba", "nemotron_h", "falcon_h1", "seed_oss",
     "ernie4_5", "glm", "glm4", "ministral3", "apertus", "minimax_m2", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_5",
-    "qwen3_5_moe", "hunyuan_v1_dense", "arcee", "exaone", "flex_olmo", "dots1",
+    "qwen3_5_moe", "hunyuan_v1_dense", "arcee", "exaone", "flex_olmo", "dots1", "deepseek_v32",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -72,7 +72,7 @@ ARCHITECTURES = {
     "Qwen3_5MoeForCausalLM": "qwen3_5_moe_text", "Qwen3_5ForConditionalGeneration": "qwen3_5",
     "Qwen3_5MoeForConditionalGeneration": "qwen3_5_moe", "HunYuanDenseV1ForCausalLM": "hunyuan_v1_dense",
     "ArceeForCausalLM": "arcee", "FlexOlmoForCausalLM": "flex_olmo",
-    "Dots1ForCausalLM": "dots1",
+    "Dots1ForCausalLM": "dots1", "DeepseekV32ForCausalLM": "deepseek_v32",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
 _WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
@@ -160,6 +160,8 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     "jamba": frozenset({"sliding_window"}),  # JambaConfig has none; its attention layers see every key
     # GLM-4.7-Flash: qk_head_dim derives from nope + rope; the dense layers come from mlp_layer_types only
     "glm4_moe_lite": frozenset({"qk_head_dim", "moe_layer_freq", "first_k_dense_replace"}),
+    # head_dim: transformers points it at the rotary dims; mlp_bias: its MLPs and experts have no biases
+    "deepseek_v32": frozenset({"qk_head_dim", "head_dim", "moe_layer_freq", "mlp_bias"}),
     "cohere": frozenset({"head_dim"}),  # always hidden_size / heads
     "cohere2": frozenset({"head_dim"}),
     "gpt_bigcode": frozenset({"num_key_value_heads"}),  # follows multi_query
@@ -418,6 +420,12 @@ DEFAULTS: dict[str, dict] = {
     "dots1": dict(vocab_size=152064, hidden_size=4608, intermediate_size=10944, moe_intermediate_size=1408,
                   num_hidden_layers=62, num_attention_heads=32, first_k_dense_replace=0, attention_bias=False,
                   sliding_window=4096, max_window_layers=62, tie_word_embeddings=False, max_position_embeddings=2048),
+    "deepseek_v32": dict(vocab_size=129280, hidden_size=7168, intermediate_size=18432, moe_intermediate_size=2048,
+                         num_hidden_layers=61, num_attention_heads=128, num_key_value_heads=128, n_shared_experts=1,
+                         n_routed_experts=256, kv_lora_rank=512, q_lora_rank=1536, qk_rope_head_dim=64,
+                         v_head_dim=128, qk_nope_head_dim=128, num_experts_per_tok=8, first_k_dense_replace=3,
+                         index_topk=2048, index_head_dim=128, index_n_heads=64, attention_bias=False,
+                         mlp_bias=False, tie_word_embeddings=False, max_position_embeddings=163840),
     "glm4_moe_lite": dict(vocab_size=154880, hidden_size=2048, intermediate_size=10240, moe_intermediate_size=1536,
                           num_hidden_layers=47, num_attention_heads=20, num_key_value_heads=20, n_shared_experts=1,
                           n_routed_experts=64, kv_lora_rank=512, q_lora_rank=768, qk_rope_head_dim=64,
@@ -473,6 +481,7 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
     "qwen3_5_moe_text": {"num_experts": ("num_local_experts",)},
     "minimax_m2": {"num_local_experts": ("num_experts",)},
     "exaone": {"num_hidden_layers": ("num_layers",)},
+    "deepseek_v32": {"n_routed_experts": ("num_experts",)},
     "flex_olmo": {"num_experts": ("num_local_experts",)},
     "jamba": {"num_experts": ("num_local_experts",)},
     "nemotron_h": {"layers_block_type": ("layer_types",), "n_routed_experts": ("num_local_experts",),
@@ -935,6 +944,30 @@ def _read_glm4_moe_lite(r: _Read) -> dict:
     return c
 
 
+def _read_deepseek_v32(r: _Read) -> dict:
+    """DeepSeek-V3.2: DeepSeek-V3's MLA (always with a query latent) and MoE, dense layers by ``mlp_layer_types``
+    (else the first ``first_k_dense_replace``), and in every layer DeepSeek Sparse Attention's lightning indexer
+    (``index_n_heads`` heads of ``index_head_dim``, the top ``index_topk`` keys per query)."""
+    layers = r.whole("num_hidden_layers")
+    types = r.get("mlp_layer_types")
+    if types is None:
+        dense = min(r.whole("first_k_dense_replace", minimum=0, default=3), layers)
+        types = ["dense"] * dense + ["sparse"] * (layers - dense)
+    else:
+        r.get("first_k_dense_replace")  # read, unused: mlp_layer_types wins
+    if not isinstance(types, list) or len(types) != layers or set(types) - {"dense", "sparse"}:
+        raise InputError(N_("config.json field 'mlp_layer_types' must list 'dense' or 'sparse' for each of the "
+                            "{layers} layers"), layers=layers)
+    _type_list(r, "layer_types", {"indexed_attention": "F"}, layers)
+    if not r.opt_whole("q_lora_rank"):
+        raise InputError(N_("deepseek_v32 needs a q_lora_rank: its indexer reads the query latent"))
+    c = _read_deepseek(r, moe_layers="".join("M" if t == "sparse" else "D" for t in types))
+    c.update(router_score_bias=True, mtp_layers=r.whole("num_nextn_predict_layers", minimum=0, default=0),
+             index_heads=r.whole("index_n_heads"), index_head_dim=r.whole("index_head_dim"),
+             index_topk=r.whole("index_topk"))
+    return c
+
+
 def _read_seed_oss(r: _Read) -> dict:
     """Seed-OSS: Llama's block with q/k/v biases (``attention_bias``, on by default) and o_proj's own switch
     (``attention_out_bias``)."""
@@ -1206,7 +1239,7 @@ _READERS = {
     "ernie4_5": _read_ernie4_5, "glm": _read_glm, "glm4": _read_glm, "ministral3": _read_ministral3,
     "apertus": _read_apertus, "minimax_m2": _read_minimax_m2, "qwen3_5_text": _read_qwen3_5,
     "qwen3_5_moe_text": _read_qwen3_5, "hunyuan_v1_dense": _read_hunyuan_v1_dense, "arcee": _read_arcee,
-    "exaone": _read_llama, "flex_olmo": _read_flex_olmo, "dots1": _read_dots1,
+    "exaone": _read_llama, "flex_olmo": _read_flex_olmo, "dots1": _read_dots1, "deepseek_v32": _read_deepseek_v32,
 }
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 

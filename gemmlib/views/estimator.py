@@ -861,7 +861,9 @@ def _memory_words(est: ScaleOutEstimate, gettext: Translate) -> str:
     if m.mtp_layers:
         text = gettext("{text} (multi-token-prediction layers, stored in the checkpoint, are not loaded)").format(
             text=text)
-    per = (gettext("the MLA latent + rotary key ({n} elements)").format(n=m.kv_elements_per_token_layer)
+    per = (gettext("the MLA latent + rotary key + the indexer's key ({n} elements)").format(
+        n=m.kv_elements_per_token_layer) if m.is_dsa else
+           gettext("the MLA latent + rotary key ({n} elements)").format(n=m.kv_elements_per_token_layer)
            if m.is_mla else
            gettext("K and V of {heads} heads × ({k} + {v}) dims").format(heads=m.kv_cache_heads, k=m.head_dim,
                                                                         v=m.v_head_dim))

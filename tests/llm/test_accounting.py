@@ -390,6 +390,32 @@ def test_mla_decode_eager_decompresses_the_whole_cache_absorbed_does_not():
     assert pre_e == prefill_ops(cfg, replace(wl, mla="absorbed"))  # the prefill decompresses the new tokens either way
 
 
+def test_deepseek_sparse_attention_reads_the_top_k_keys_and_scores_every_one():
+    """DeepSeek-V3.2's DSA under the engine convention: the MLA attention meets at most index_topk keys per query
+    (prefill: a band index_topk wide past the first index_topk rows; decode: min(cached + 1, index_topk)), while the
+    indexer scores every key each query may see (causal) with index_heads heads of index_head_dim; transformers'
+    eager code (the reference, checked against FlopCounterMode in tests/llm/test_families.py) multiplies the whole
+    S × S block in both. The cache keeps every token's latent, rotary key and indexer key."""
+    cfg = ModelConfig(layers=2, hidden=64, heads=4, head_dim=24, v_head_dim=12, ffn=96, vocab=128, q_lora_rank=40,
+                      kv_lora_rank=32, rope_head_dim=8, index_heads=2, index_head_dim=16, index_topk=64)
+    s, topk, hi, di = 300, 64, 2, 16
+    eng = {o.name: o for o in prefill_ops(cfg, Workload(batch=1, seq_len=s, new_tokens=0))}
+    ref = {o.name: o for o in prefill_ops(cfg, RW(batch=1, seq_len=s, new_tokens=0))}
+    band = topk * (topk + 1) // 2 + (s - topk) * topk
+    assert eng["attn_scores"].flops == 2 * 4 * 24 * band * 2  # heads · head_dim · pairs · layers
+    assert ref["attn_scores"].flops == 2 * 4 * 24 * s * s * 2
+    assert eng["index_scores"].flops == 2 * hi * di * (s * (s + 1) // 2) * 2
+    assert ref["index_scores"].flops == 2 * hi * di * s * s * 2 and ref["index_reduce"].flops == 2 * hi * s * s * 2
+    assert eng["index_q"].flops == 2 * s * 40 * hi * di * 2 and eng["index_k"].flops == 2 * s * 64 * di * 2
+    wl = Workload(batch=1, seq_len=1000, new_tokens=1)
+    dec = {o.name: o for o in decode_ops(cfg, wl)}
+    assert dec["attn_scores"].flops == 2 * 4 * topk * (32 + 8) * 2  # absorbed: every head against top-k latents
+    assert dec["index_scores"].flops == 2 * hi * di * 1001 * 2
+    assert memory(cfg, wl, get_hardware("h200")).kv_cache_bytes == 1001 * 2 * (32 + 8 + 16) * 2
+    with pytest.raises(InputError, match="indexer"):
+        ModelConfig(layers=2, hidden=64, heads=4, ffn=96, vocab=128, index_heads=2, index_head_dim=16, index_topk=4)
+
+
 def test_llama4_runs_every_expert_and_shared_experts_every_token():
     scout = ModelConfig(layers=2, hidden=64, heads=4, kv_heads=2, ffn=80, vocab=50, experts=4, experts_per_token=1,
                         expert_ffn=32, shared_expert_ffn=32, moe_layers="DM", experts_compute="all")

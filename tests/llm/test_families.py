@@ -124,6 +124,8 @@ TINY: dict[str, tuple[str, dict]] = {
     "ministral3_full": ("ministral3", dict(B, pad_token_id=None)),
     "apertus": ("apertus", dict(B, attention_bias=True, pad_token_id=None)),
     "minimax_m2": ("minimax_m2", dict(B, head_dim=24, num_local_experts=4, **MOE)),
+    "deepseek_v32": ("deepseek_v32", dict(B, q_lora_rank=40, n_shared_experts=1, n_group=1, topk_group=1,
+                                          index_n_heads=2, index_head_dim=16, index_topk=4, **MLA, **MOE)),
     "hunyuan_v1_dense": ("hunyuan_v1_dense", dict(B, head_dim=24, attention_bias=True, pad_token_id=None)),
     "arcee": ("arcee", dict(B, head_dim=24, mlp_bias=True, pad_token_id=None)),
     "exaone": ("exaone", dict(B, head_dim=24, attention_bias=True, pad_token_id=None)),
@@ -207,6 +209,8 @@ def test_the_tiny_models_exercise_the_features():
     assert cfgs["dots1"].layer_types == "FS" and cfgs["dots1"].moe_layers == "DM" and cfgs["dots1"].shared_expert_ffn
     assert cfgs["ministral3"].layer_types == "SS" and cfgs["ministral3_full"].layer_types == ""
     assert cfgs["exaone_num_layers"].layers == 2 and cfgs["hunyuan_v1_dense"].qk_norm == "head"
+    assert cfgs["deepseek_v32"].is_dsa and cfgs["deepseek_v32"].kv_elements_per_token_layer == 32 + 8 + 16
+    assert cfgs["deepseek_v32"].index_topk == 4 < PROMPT and cfgs["deepseek_v32"].moe_layers == "DM"
     q35 = {n: read_config(dict(k, model_type=mt))[0] for n, (mt, k) in HYBRID.items() if n.startswith("qwen3_5")}
     assert all(c.mixer.split_proj and c.layer_types == "LF" for c in q35.values())
     assert not q35["qwen3_5_text"].is_moe and q35["qwen3_5_moe_text"].shared_expert_gate
@@ -479,7 +483,8 @@ def _cache_nbytes(cache) -> tuple[list[int], int]:
     the linear-attention / state-space layers."""
     per, nbytes = [], 0
     for layer in cache.layers:
-        tensors = [getattr(layer, "keys", None), getattr(layer, "values", None)]
+        tensors = [getattr(layer, "keys", None), getattr(layer, "values", None),
+                   getattr(layer, "indexer_keys", None)]  # DeepSeek Sparse Attention's indexer keys
         for d in ("conv_states", "recurrent_states"):
             tensors += list(getattr(layer, d, {}).values())
         tensors = [t for t in tensors if isinstance(t, torch.Tensor)]
