@@ -44,7 +44,7 @@ SUPPORTED_MODEL_TYPES = (
     "gpt_bigcode", "gpt_oss", "glm4_moe", "llama4_text", "llama4", "smollm3", "mistral3", "exaone4", "ernie4_5_moe",
     "glm4_moe_lite", "qwen3_vl", "qwen3_vl_moe", "qwen3_next", "jamba", "nemotron_h", "falcon_h1", "seed_oss",
     "ernie4_5", "glm", "glm4", "ministral3", "apertus", "minimax_m2", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_5",
-    "qwen3_5_moe", "hunyuan_v1_dense", "arcee", "exaone", "flex_olmo", "dots1", "deepseek_v32",
+    "qwen3_5_moe", "hunyuan_v1_dense", "arcee", "exaone", "flex_olmo", "dots1", "deepseek_v32", "granitemoehybrid",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -73,6 +73,7 @@ ARCHITECTURES = {
     "Qwen3_5MoeForConditionalGeneration": "qwen3_5_moe", "HunYuanDenseV1ForCausalLM": "hunyuan_v1_dense",
     "ArceeForCausalLM": "arcee", "FlexOlmoForCausalLM": "flex_olmo",
     "Dots1ForCausalLM": "dots1", "DeepseekV32ForCausalLM": "deepseek_v32",
+    "GraniteMoeHybridForCausalLM": "granitemoehybrid",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
 _WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
@@ -426,6 +427,10 @@ DEFAULTS: dict[str, dict] = {
                          v_head_dim=128, qk_nope_head_dim=128, num_experts_per_tok=8, first_k_dense_replace=3,
                          index_topk=2048, index_head_dim=128, index_n_heads=64, attention_bias=False,
                          mlp_bias=False, tie_word_embeddings=False, max_position_embeddings=163840),
+    "granitemoehybrid": dict(_LLAMA, num_local_experts=8, num_experts_per_tok=2, shared_intermediate_size=1024,
+                             mamba_n_heads=128, mamba_n_groups=1, mamba_d_state=256, mamba_d_head="auto",
+                             mamba_d_conv=4, mamba_expand=2, mamba_chunk_size=256, mamba_conv_bias=True,
+                             mamba_proj_bias=False, attention_bias=False),
     "glm4_moe_lite": dict(vocab_size=154880, hidden_size=2048, intermediate_size=10240, moe_intermediate_size=1536,
                           num_hidden_layers=47, num_attention_heads=20, num_key_value_heads=20, n_shared_experts=1,
                           n_routed_experts=64, kv_lora_rank=512, q_lora_rank=768, qk_rope_head_dim=64,
@@ -482,6 +487,7 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
     "minimax_m2": {"num_local_experts": ("num_experts",)},
     "exaone": {"num_hidden_layers": ("num_layers",)},
     "deepseek_v32": {"n_routed_experts": ("num_experts",)},
+    "granitemoehybrid": {"layer_types": ("layers_block_type",)},
     "flex_olmo": {"num_experts": ("num_local_experts",)},
     "jamba": {"num_experts": ("num_local_experts",)},
     "nemotron_h": {"layers_block_type": ("layer_types",), "n_routed_experts": ("num_local_experts",),
@@ -958,7 +964,7 @@ def _read_deepseek_v32(r: _Read) -> dict:
     if not isinstance(types, list) or len(types) != layers or set(types) - {"dense", "sparse"}:
         raise InputError(N_("config.json field 'mlp_layer_types' must list 'dense' or 'sparse' for each of the "
                             "{layers} layers"), layers=layers)
-    _type_list(r, "layer_types", {"indexed_attention": "F"}, layers)
+    _type_list(r, "layer_types", {"indexed_attention": "F", "deepseek_sparse_attention": "F"}, layers)
     if not r.opt_whole("q_lora_rank"):
         raise InputError(N_("deepseek_v32 needs a q_lora_rank: its indexer reads the query latent"))
     c = _read_deepseek(r, moe_layers="".join("M" if t == "sparse" else "D" for t in types))
@@ -1134,6 +1140,40 @@ def _read_qwen3_5(r: _Read) -> dict:
     return c
 
 
+def _read_granitemoehybrid(r: _Read) -> dict:
+    """Granite 4.0 (``granitemoehybrid``): Mamba-2 layers (Bamba's mixer) and attention layers by ``layer_types``
+    (every layer Mamba-2 by default), no positional encoding unless ``position_embedding_type`` is ``rope``; every
+    layer a shared gated MLP (``shared_intermediate_size``), beside a mixture of ``num_local_experts`` experts when
+    there are any."""
+    c = _common(r)
+    layers, h = c["layers"], c["hidden"]
+    kinds = _type_list(r, "layer_types", {"linear_attention": "2", "mamba": "2", "full_attention": "F",
+                                          "attention": "F"}, layers) or ["2"] * layers
+    inner = r.whole("mamba_expand") * h
+    heads = r.whole("mamba_n_heads")
+    hd = r.get("mamba_d_head")
+    hd = inner // heads if hd in (None, "auto") else _whole("mamba_d_head", hd)
+    if hd * heads != inner:
+        raise InputError(N_("granitemoehybrid: mamba_n_heads × mamba_d_head ({n} × {d}) must equal mamba_expand × "
+                            "hidden_size ({w})"), n=heads, d=hd, w=inner)
+    b = r.flag("mamba_proj_bias")
+    mixer = Mixer("mamba2", conv=r.whole("mamba_d_conv"), heads=heads, head_dim=hd, groups=r.whole("mamba_n_groups"),
+                  state=r.whole("mamba_d_state"), chunk=r.whole("mamba_chunk_size"),
+                  conv_bias=r.flag("mamba_conv_bias", True), in_bias=b, out_bias=b)
+    ab = r.flag("attention_bias")
+    shared = r.whole("shared_intermediate_size")
+    c.update(qkv_bias=ab, o_bias=ab, mixer=mixer, layer_types="".join(kinds),
+             no_positions=r.get("position_embedding_type") != "rope")
+    experts = r.whole("num_local_experts", minimum=0)
+    if experts:
+        c.update(experts=experts, experts_per_token=r.whole("num_experts_per_tok"), expert_ffn=c["ffn"],
+                 shared_expert_ffn=shared, fused_gate_up=True)
+    else:  # dense: the shared MLP is the layer's MLP (input_linear is gate|up in one matrix)
+        r.get("num_experts_per_tok")  # read, unused without experts
+        c.update(ffn=shared, fused_gate_up=True)
+    return c
+
+
 def _read_jamba(r: _Read) -> dict:
     """Jamba: attention every ``attn_layer_period``-th layer (from ``attn_layer_offset``), Mamba elsewhere; MoE
     every ``expert_layer_period``-th layer (from ``expert_layer_offset``)."""
@@ -1240,6 +1280,7 @@ _READERS = {
     "apertus": _read_apertus, "minimax_m2": _read_minimax_m2, "qwen3_5_text": _read_qwen3_5,
     "qwen3_5_moe_text": _read_qwen3_5, "hunyuan_v1_dense": _read_hunyuan_v1_dense, "arcee": _read_arcee,
     "exaone": _read_llama, "flex_olmo": _read_flex_olmo, "dots1": _read_dots1, "deepseek_v32": _read_deepseek_v32,
+    "granitemoehybrid": _read_granitemoehybrid,
 }
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 
