@@ -444,7 +444,7 @@ def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, aki
             ops.append(_linear("q_proj", m=tokens, k=d, n=cfg.q_dim, w_bytes=sz.w("q_proj", mkind), **lin))
         ops.append(_linear("kv_a_proj", m=tokens, k=d, n=rkv + dr, w_bytes=sz.w("kv_a_proj", mkind),
                            note=Text(N_("the compressed latent and the rotary key of the new tokens")), **lin))
-        if cfg.is_dsa:
+        if akind == "I":  # a DSA layer with its own indexer (the others reuse an earlier layer's top-k)
             ops += _indexer_ops(cfg, wl, sz, run, mkind=mkind, layers=layers)
     else:
         for name, n in (("q_proj", cfg.q_proj_width), ("k_proj", cfg.kv_dim), ("v_proj", cfg.v_dim)):

@@ -139,7 +139,7 @@ def _attention_linears(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
         out += [Linear(f"{p}.kv_a_proj_with_mqa", "attention", rkv + dr, h, cfg.qkv_bias, i, (("kv_a_proj", rkv + dr),)),
                 Linear(f"{p}.kv_b_proj", "attention", kvb, rkv, False, i, (("kv_b_proj", kvb),)),
                 Linear(f"{p}.{n['o']}", "attention", h, cfg.o_dim, cfg.o_bias, i, (("o_proj", h),))]
-        if cfg.is_dsa:  # DeepSeek-V3.2's lightning indexer
+        if cfg.is_dsa and (i >= cfg.layers or cfg.attention_kinds[i] == "I"):  # DeepSeek Sparse Attention's indexer
             hi, di = cfg.index_heads, cfg.index_head_dim
             out += [Linear(f"{p}.indexer.wq_b", "attention", hi * di, rq, False, i, (("index_q", hi * di),)),
                     Linear(f"{p}.indexer.wk", "attention", di, h, False, i, (("index_k", di),)),
@@ -240,7 +240,7 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
             pass
         elif cfg.is_mla:
             rows.append((f"{prefix}.mla_norms", cfg.q_lora_rank + cfg.kv_lora_rank, ""))
-            if cfg.is_dsa:
+            if akind == "I":
                 rows.append((f"{prefix}.indexer.k_norm", 2 * cfg.index_head_dim, ""))  # a LayerNorm: weight, bias
         elif cfg.qk_norm == "head":
             rows.append((f"{prefix}.qk_norm", 2 * cfg.head_dim * nw, ""))
@@ -261,7 +261,7 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
     if mtp:
         for j in range(cfg.mtp_layers):
             i = cfg.layers + j
-            out += layer(f"layers.{i}", True)
+            out += layer(f"layers.{i}", True, "I" if cfg.is_dsa else "F")
             out += [(f"layers.{i}.enorm_hnorm_head_norm", 3 * h * nw, ""), (f"layers.{i}.embed_tokens", cfg.vocab * h, "")]
     return out
 

@@ -52,8 +52,9 @@ QK_NORMS = ("none", "head", "width", "l2")
 # the hybrid families' L Gated DeltaNet (linear attention), M Mamba, 2 Mamba-2, P full attention and Mamba-2 in
 # parallel (Falcon-H1), - none (a Nemotron-H MLP layer). See gemmlib.llm.ssm.
 LAYER_KINDS = {"F": "full", "S": "sliding", "C": "chunked", "L": "linear_attention", "M": "mamba", "2": "mamba2",
-               "P": "attention+mamba2", "-": "none"}
-ATTENTION_LETTERS = "FSCP"  # layers with softmax attention (and a KV cache)
+               "P": "attention+mamba2", "I": "indexed", "-": "none"}
+# I: full attention with its own DeepSeek Sparse Attention indexer (a DSA model's F layers reuse another layer's choice)
+ATTENTION_LETTERS = "FSCPI"  # layers with softmax attention (and a KV cache)
 WINDOW_LETTERS = "SC"
 # Per-layer MLP: M routed experts, D dense, - none (a Nemotron-H mixer layer has no MLP).
 MLP_LAYER_KINDS = {"M": "moe", "D": "dense", "-": "none"}
@@ -324,6 +325,14 @@ class ModelConfig:
         lt = self.layer_types
         if not isinstance(lt, str):
             raise InputError(N_("layer_types must be a string of F / S / C letters, one per layer"))
+        if self.is_dsa and not lt:  # every layer runs its own indexer unless the pattern says otherwise
+            object.__setattr__(self, "layer_types", "I" * self.layers)
+            lt = self.layer_types
+        if "I" in lt and not self.is_dsa:
+            raise InputError(N_("indexed attention layers (I) need DeepSeek Sparse Attention's indexer (index heads)"))
+        if self.is_dsa and "I" not in lt:
+            raise InputError(N_("DeepSeek Sparse Attention needs at least one layer with its own indexer (I) for the "
+                                "others to reuse"))
         if lt and len(lt) != self.layers:
             raise InputError(N_("layer_types has {n} letters for {layers} layers"),
                              n=len(lt), layers=self.layers)
@@ -512,7 +521,7 @@ class ModelConfig:
             p += h * (rkv + dr) + ((rkv + dr) if b else 0) + rkv  # kv_a_proj_with_mqa, kv_a_layernorm
             p += rkv * H * (self.nope_head_dim + self.v_head_dim)  # kv_b_proj
             p += self.o_dim * h + (h if self.o_bias else 0)
-            return p + self._indexer_params()
+            return p
         qw = self.q_proj_width
         p = h * (qw + self.kv_dim + self.v_dim) + self.o_dim * h
         if self.qkv_bias:
@@ -557,7 +566,8 @@ class ModelConfig:
         return {
             "embedding": self.vocab * self.hidden,
             "positions": self.learned_positions * self.hidden,
-            "attention": self.attention_layer_count * self._attn_params(),
+            "attention": self.attention_layer_count * self._attn_params()
+            + self.attention_kinds.count("I") * self._indexer_params(),
             "mixers": self.mixer_layer_count * self.mixer.params(self.hidden) if self.mixer else 0,
             "mlp": dense * (self._mlp_params() + self.activation_params) + moe * self.experts * self._expert_params(),
             "shared_experts": moe * self._shared_params(),
@@ -588,7 +598,7 @@ class ModelConfig:
         """Elements the checkpoint stores besides the model's parameters: the router score-bias buffers
         and the multi-token-prediction layers (each one MoE decoder layer, two norms, a 2h → h projection,
         a norm and copies of the embedding and the LM head, as DeepSeek-V3 and GLM-4.5 store them)."""
-        moe_layer = (self._attn_params() + self.norms_per_layer * self._norm_params()
+        moe_layer = (self._attn_params() + self._indexer_params() + self.norms_per_layer * self._norm_params()
                      + self.experts * self._expert_params() + self._shared_params() + self._router_params())
         buffers_per_layer = self.experts if self.router_score_bias and not self.score_bias_param else 0
         mtp = self.mtp_layers * (moe_layer + buffers_per_layer + 3 * self._norm_params()
@@ -609,25 +619,32 @@ class ModelConfig:
             rq, rkv, dr = self.q_lora_rank, self.kv_lora_rank, self.rope_head_dim
             attn = (h * rq + rq * self.q_dim if rq else h * self.q_dim) + h * (rkv + dr) \
                 + rkv * self.heads * (self.nope_head_dim + self.v_head_dim) + self.o_dim * h
-            if self.is_dsa:
-                attn += rq * self.index_heads * self.index_head_dim + h * self.index_head_dim + h * self.index_heads
         else:
             attn = h * (self.q_proj_width + self.kv_dim + self.v_dim) + self.o_dim * h
+        indexer = (self.attention_kinds.count("I") * (self.q_lora_rank * self.index_heads * self.index_head_dim
+                                                       + h * self.index_head_dim + h * self.index_heads)
+                   if self.is_dsa else 0)
         mats = self.mlp_mats
         per_moe = (self._routed_experts_run() * mats * h * self.expert_ffn + h * self.experts
                    + mats * h * self.shared_expert_ffn + (h if self.shared_expert_gate else 0))
         mixers = self.mixer_layer_count * self.mixer.matmul_params(h) if self.mixer else 0
-        return (self.attention_layer_count * attn + mixers + self.dense_layer_count * mats * h * self.ffn
+        return (self.attention_layer_count * attn + indexer + mixers + self.dense_layer_count * mats * h * self.ffn
                 + self.moe_layer_count * per_moe + self.vocab * h)
 
     # ----- the KV cache ------------------------------------------------------------------
     @property
     def kv_elements_per_token_layer(self) -> int:
-        """Cache elements one token adds to one layer: K and V of every cached head (MLA: the latent
-        and the rotary key, shared by all heads)."""
-        if self.is_mla:  # DSA: and the indexer's key
-            return self.kv_lora_rank + self.rope_head_dim + self.index_head_dim
+        """Cache elements one token adds to one attention layer: K and V of every cached head (MLA: the latent
+        and the rotary key, shared by all heads; a DSA layer with its own indexer adds its key: :meth:`kv_elements_of`)."""
+        if self.is_mla:
+            return self.kv_lora_rank + self.rope_head_dim
         return self.kv_cache_heads * (self.head_dim + self.v_head_dim)
+
+    def kv_elements_of(self, kind: str) -> int:
+        """Cache elements one token adds to a layer of this kind (0 without attention)."""
+        if kind not in ATTENTION_LETTERS:
+            return 0
+        return self.kv_elements_per_token_layer + (self.index_head_dim if kind == "I" else 0)
 
     def cached_tokens(self, kind: str, tokens: int) -> int:
         """Tokens a layer of this kind keeps after ``tokens`` were processed: all of them for a full layer,
@@ -645,20 +662,21 @@ class ModelConfig:
 
     def kv_cache_elements(self, tokens: int) -> int:
         """Cache elements of one sequence after ``tokens`` tokens, every layer."""
-        per = self.kv_elements_per_token_layer
-        return sum(self.cached_tokens(k, tokens) * per for k in self.attention_kinds)
+        return sum(self.cached_tokens(k, tokens) * self.kv_elements_of(k) for k in self.attention_kinds)
 
     def kv_bytes_per_token(self, kv_bytes: float) -> float:
         """KV-cache bytes one token of one sequence takes in every layer (sliding layers included, i.e.
         while the context is shorter than the window): 2 · layers · kv_heads · head_dim · bytes for MHA/GQA."""
-        return self.attention_layer_count * self.kv_elements_per_token_layer * kv_bytes
+        return sum(self.kv_elements_of(k) for k in self.attention_kinds) * kv_bytes
 
     # ----- description ---------------------------------------------------------------------
     def attention_pattern(self) -> dict:
         """Which layers attend how: counts, the window, and the pattern as a short string."""
         kinds = self.attention_kinds
-        out = {"full": kinds.count("F") + kinds.count("P"), "sliding": kinds.count("S"), "chunked": kinds.count("C"),
-               "window": self.sliding_window or None, "pattern": _compress(kinds)}
+        out = {"full": kinds.count("F") + kinds.count("P") + kinds.count("I"), "sliding": kinds.count("S"),
+               "chunked": kinds.count("C"), "window": self.sliding_window or None, "pattern": _compress(kinds)}
+        if self.is_dsa:
+            out["with_indexer"] = kinds.count("I")
         if self.mixer is not None:
             out.update(linear_attention=kinds.count("L"), mamba=kinds.count("M") + kinds.count("2") + kinds.count("P"),
                        without_attention=self.layers - self.attention_layer_count)

@@ -44,7 +44,8 @@ SUPPORTED_MODEL_TYPES = (
     "gpt_bigcode", "gpt_oss", "glm4_moe", "llama4_text", "llama4", "smollm3", "mistral3", "exaone4", "ernie4_5_moe",
     "glm4_moe_lite", "qwen3_vl", "qwen3_vl_moe", "qwen3_next", "jamba", "nemotron_h", "falcon_h1", "seed_oss",
     "ernie4_5", "glm", "glm4", "ministral3", "apertus", "minimax_m2", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_5",
-    "qwen3_5_moe", "hunyuan_v1_dense", "arcee", "exaone", "flex_olmo", "dots1", "deepseek_v32", "granitemoehybrid",
+    "qwen3_5_moe", "hunyuan_v1_dense", "arcee", "exaone", "flex_olmo", "dots1", "deepseek_v32", "glm_moe_dsa",
+    "granitemoehybrid",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -73,7 +74,7 @@ ARCHITECTURES = {
     "Qwen3_5MoeForConditionalGeneration": "qwen3_5_moe", "HunYuanDenseV1ForCausalLM": "hunyuan_v1_dense",
     "ArceeForCausalLM": "arcee", "FlexOlmoForCausalLM": "flex_olmo",
     "Dots1ForCausalLM": "dots1", "DeepseekV32ForCausalLM": "deepseek_v32",
-    "GraniteMoeHybridForCausalLM": "granitemoehybrid",
+    "GraniteMoeHybridForCausalLM": "granitemoehybrid", "GlmMoeDsaForCausalLM": "glm_moe_dsa",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
 _WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
@@ -163,6 +164,7 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     "glm4_moe_lite": frozenset({"qk_head_dim", "moe_layer_freq", "first_k_dense_replace"}),
     # head_dim: transformers points it at the rotary dims; mlp_bias: its MLPs and experts have no biases
     "deepseek_v32": frozenset({"qk_head_dim", "head_dim", "moe_layer_freq", "mlp_bias"}),
+    "glm_moe_dsa": frozenset({"qk_head_dim", "head_dim", "moe_layer_freq", "mlp_bias"}),
     "cohere": frozenset({"head_dim"}),  # always hidden_size / heads
     "cohere2": frozenset({"head_dim"}),
     "gpt_bigcode": frozenset({"num_key_value_heads"}),  # follows multi_query
@@ -427,6 +429,12 @@ DEFAULTS: dict[str, dict] = {
                          v_head_dim=128, qk_nope_head_dim=128, num_experts_per_tok=8, first_k_dense_replace=3,
                          index_topk=2048, index_head_dim=128, index_n_heads=64, attention_bias=False,
                          mlp_bias=False, tie_word_embeddings=False, max_position_embeddings=163840),
+    "glm_moe_dsa": dict(vocab_size=154880, hidden_size=6144, intermediate_size=12288, moe_intermediate_size=2048,
+                        num_hidden_layers=78, num_attention_heads=64, num_key_value_heads=64, n_shared_experts=1,
+                        n_routed_experts=256, kv_lora_rank=512, q_lora_rank=2048, qk_rope_head_dim=64,
+                        v_head_dim=256, qk_nope_head_dim=192, num_experts_per_tok=8, first_k_dense_replace=3,
+                        index_topk=2048, index_head_dim=128, index_n_heads=32, attention_bias=False,
+                        mlp_bias=False, tie_word_embeddings=False, max_position_embeddings=202752),
     "granitemoehybrid": dict(_LLAMA, num_local_experts=8, num_experts_per_tok=2, shared_intermediate_size=1024,
                              mamba_n_heads=128, mamba_n_groups=1, mamba_d_state=256, mamba_d_head="auto",
                              mamba_d_conv=4, mamba_expand=2, mamba_chunk_size=256, mamba_conv_bias=True,
@@ -487,6 +495,7 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
     "minimax_m2": {"num_local_experts": ("num_experts",)},
     "exaone": {"num_hidden_layers": ("num_layers",)},
     "deepseek_v32": {"n_routed_experts": ("num_experts",)},
+    "glm_moe_dsa": {"n_routed_experts": ("num_experts",)},
     "granitemoehybrid": {"layer_types": ("layers_block_type",)},
     "flex_olmo": {"num_experts": ("num_local_experts",)},
     "jamba": {"num_experts": ("num_local_experts",)},
@@ -964,14 +973,42 @@ def _read_deepseek_v32(r: _Read) -> dict:
     if not isinstance(types, list) or len(types) != layers or set(types) - {"dense", "sparse"}:
         raise InputError(N_("config.json field 'mlp_layer_types' must list 'dense' or 'sparse' for each of the "
                             "{layers} layers"), layers=layers)
-    _type_list(r, "layer_types", {"indexed_attention": "F", "deepseek_sparse_attention": "F"}, layers)
+    _type_list(r, "layer_types", {"indexed_attention": "I", "deepseek_sparse_attention": "I"}, layers)
     if not r.opt_whole("q_lora_rank"):
-        raise InputError(N_("deepseek_v32 needs a q_lora_rank: its indexer reads the query latent"))
+        raise InputError(N_("{family} needs a q_lora_rank: its indexer reads the query latent"), family=r.family)
     c = _read_deepseek(r, moe_layers="".join("M" if t == "sparse" else "D" for t in types))
     c.update(router_score_bias=True, mtp_layers=r.whole("num_nextn_predict_layers", minimum=0, default=0),
              index_heads=r.whole("index_n_heads"), index_head_dim=r.whole("index_head_dim"),
-             index_topk=r.whole("index_topk"))
+             index_topk=r.whole("index_topk"), layer_types=_indexer_layers(r, layers))
     return c
+
+
+def _indexer_layers(r: _Read, layers: int) -> str:
+    """One letter per layer: I runs its own indexer, F reuses the top-k of the last layer that did. DeepSeek-V3.2:
+    every layer. GLM-5 (``glm_moe_dsa``): ``indexer_types`` ("full" / "shared"), else ``index_topk_pattern`` (F / S
+    letters or a list), else every ``index_topk_freq``-th layer from ``index_skip_topk_offset`` (as GlmMoeDsaConfig
+    derives it)."""
+    if r.family != "glm_moe_dsa":
+        return "I" * layers
+    types = r.get("indexer_types")
+    if types is not None:
+        for key in ("index_topk_pattern", "index_topk_freq", "index_skip_topk_offset"):
+            r.get(key)  # read, unused: indexer_types wins
+    else:
+        pattern = r.get("index_topk_pattern")
+        if pattern is not None:
+            if isinstance(pattern, str) and not set(pattern) - {"F", "S"}:
+                types = ["full" if x == "F" else "shared" for x in pattern]
+            else:
+                types = pattern
+        else:
+            freq = max(r.whole("index_topk_freq", default=1), 1)
+            offset = r.whole("index_skip_topk_offset", minimum=0, default=2)
+            types = ["full" if max(i - offset + 1, 0) % freq == 0 else "shared" for i in range(layers)]
+    if not isinstance(types, list) or len(types) != layers or set(types) - {"full", "shared"} or types[0] != "full":
+        raise InputError(N_("glm_moe_dsa: the indexer types must list 'full' or 'shared' for each of the {layers} "
+                            "layers, the first 'full'"), layers=layers)
+    return "".join("I" if t == "full" else "F" for t in types)
 
 
 def _read_seed_oss(r: _Read) -> dict:
@@ -1280,7 +1317,7 @@ _READERS = {
     "apertus": _read_apertus, "minimax_m2": _read_minimax_m2, "qwen3_5_text": _read_qwen3_5,
     "qwen3_5_moe_text": _read_qwen3_5, "hunyuan_v1_dense": _read_hunyuan_v1_dense, "arcee": _read_arcee,
     "exaone": _read_llama, "flex_olmo": _read_flex_olmo, "dots1": _read_dots1, "deepseek_v32": _read_deepseek_v32,
-    "granitemoehybrid": _read_granitemoehybrid,
+    "granitemoehybrid": _read_granitemoehybrid, "glm_moe_dsa": _read_deepseek_v32,
 }
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 

@@ -861,8 +861,9 @@ def _memory_words(est: ScaleOutEstimate, gettext: Translate) -> str:
     if m.mtp_layers:
         text = gettext("{text} (multi-token-prediction layers, stored in the checkpoint, are not loaded)").format(
             text=text)
-    per = (gettext("the MLA latent + rotary key + the indexer's key ({n} elements)").format(
-        n=m.kv_elements_per_token_layer) if m.is_dsa else
+    per = (gettext("the MLA latent + rotary key ({n} elements; {k} more, the indexer's key, in the {layers} layers "
+                   "with their own indexer)").format(n=m.kv_elements_per_token_layer, k=m.index_head_dim,
+                                                     layers=m.attention_kinds.count("I")) if m.is_dsa else
            gettext("the MLA latent + rotary key ({n} elements)").format(n=m.kv_elements_per_token_layer)
            if m.is_mla else
            gettext("K and V of {heads} heads × ({k} + {v}) dims").format(heads=m.kv_cache_heads, k=m.head_dim,

@@ -414,6 +414,17 @@ def test_deepseek_sparse_attention_reads_the_top_k_keys_and_scores_every_one():
     assert memory(cfg, wl, get_hardware("h200")).kv_cache_bytes == 1001 * 2 * (32 + 8 + 16) * 2
     with pytest.raises(InputError, match="indexer"):
         ModelConfig(layers=2, hidden=64, heads=4, ffn=96, vocab=128, index_heads=2, index_head_dim=16, index_topk=4)
+    # GLM-5: a layer without its own indexer (F) reuses the last one's top-k: sparse attention, no indexer work or key
+    glm = cfg.replace(layer_types="IF")
+    ops = {o.name: o for o in prefill_ops(glm, Workload(batch=1, seq_len=s, new_tokens=0))}
+    assert ops["attn_scores"].flops == eng["attn_scores"].flops and ops["index_scores"].flops * 2 == \
+        eng["index_scores"].flops
+    assert glm.kv_cache_elements(10) == 10 * ((32 + 8 + 16) + (32 + 8))
+    assert cfg.params - glm.params == 40 * hi * di + 64 * di + 2 * di + 64 * hi  # one indexer fewer
+    with pytest.raises(InputError, match="at least one layer"):
+        cfg.replace(layer_types="FF")
+    with pytest.raises(InputError, match="index heads"):
+        ModelConfig(layers=2, hidden=64, heads=4, ffn=96, vocab=128, layer_types="IF")
 
 
 def test_llama4_runs_every_expert_and_shared_experts_every_token():

@@ -126,6 +126,12 @@ TINY: dict[str, tuple[str, dict]] = {
     "minimax_m2": ("minimax_m2", dict(B, head_dim=24, num_local_experts=4, **MOE)),
     "deepseek_v32": ("deepseek_v32", dict(B, q_lora_rank=40, n_shared_experts=1, n_group=1, topk_group=1,
                                           index_n_heads=2, index_head_dim=16, index_topk=4, **MLA, **MOE)),
+    "glm_moe_dsa": ("glm_moe_dsa", dict(B, q_lora_rank=40, n_shared_experts=1, n_group=1, topk_group=1,
+                                        index_n_heads=2, index_head_dim=16, index_topk=4,
+                                        indexer_types=["full", "shared"], **MLA, **MOE)),
+    "glm_moe_dsa_freq": ("glm_moe_dsa", dict(B, num_hidden_layers=4, q_lora_rank=40, n_shared_experts=1, n_group=1,
+                                             topk_group=1, index_n_heads=2, index_head_dim=16, index_topk=4,
+                                             index_topk_freq=2, index_skip_topk_offset=1, **MLA, **MOE)),
     "hunyuan_v1_dense": ("hunyuan_v1_dense", dict(B, head_dim=24, attention_bias=True, pad_token_id=None)),
     "arcee": ("arcee", dict(B, head_dim=24, mlp_bias=True, pad_token_id=None)),
     "exaone": ("exaone", dict(B, head_dim=24, attention_bias=True, pad_token_id=None)),
@@ -183,8 +189,7 @@ def test_tiny_model_is_exact(name, source):
     assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
     assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
     tokens = PROMPT + 1
-    assert per_layer == [BATCH * cfg.cached_tokens(k, tokens) * cfg.kv_elements_per_token_layer
-                         for k in cfg.attention_kinds]
+    assert per_layer == [BATCH * cfg.cached_tokens(k, tokens) * cfg.kv_elements_of(k) for k in cfg.attention_kinds]
     assert kv_cache_bytes(cfg, wl) == nbytes
     if source == "to_dict":
         assert info["unknown_keys"] == [], info["unknown_keys"]
@@ -209,8 +214,10 @@ def test_the_tiny_models_exercise_the_features():
     assert cfgs["dots1"].layer_types == "FS" and cfgs["dots1"].moe_layers == "DM" and cfgs["dots1"].shared_expert_ffn
     assert cfgs["ministral3"].layer_types == "SS" and cfgs["ministral3_full"].layer_types == ""
     assert cfgs["exaone_num_layers"].layers == 2 and cfgs["hunyuan_v1_dense"].qk_norm == "head"
-    assert cfgs["deepseek_v32"].is_dsa and cfgs["deepseek_v32"].kv_elements_per_token_layer == 32 + 8 + 16
+    assert cfgs["deepseek_v32"].is_dsa and cfgs["deepseek_v32"].kv_elements_of("I") == 32 + 8 + 16
     assert cfgs["deepseek_v32"].index_topk == 4 < PROMPT and cfgs["deepseek_v32"].moe_layers == "DM"
+    assert cfgs["deepseek_v32"].layer_types == "II" and cfgs["glm_moe_dsa"].layer_types == "IF"
+    assert cfgs["glm_moe_dsa_freq"].layer_types == "IFIF"  # full where max(i - 1 + 1, 0) % 2 == 0
     q35 = {n: read_config(dict(k, model_type=mt))[0] for n, (mt, k) in HYBRID.items() if n.startswith("qwen3_5")}
     assert all(c.mixer.split_proj and c.layer_types == "LF" for c in q35.values())
     assert not q35["qwen3_5_text"].is_moe and q35["qwen3_5_moe_text"].shared_expert_gate
@@ -415,7 +422,7 @@ def test_vision_language_wrappers_count_the_decoder_and_report_the_vision_tower(
     assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
     assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
     state = cfg.mixer.state_elements(engine=False) if cfg.mixer else 0
-    assert per_layer == [BATCH * (cfg.cached_tokens(k, PROMPT + 1) * cfg.kv_elements_per_token_layer
+    assert per_layer == [BATCH * (cfg.cached_tokens(k, PROMPT + 1) * cfg.kv_elements_of(k)
                                   + (state if k in "LM2P" else 0)) for k in cfg.attention_kinds]
 
 
@@ -527,7 +534,7 @@ def test_hybrid_model_is_exact(name, source):
     assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
     per_layer, nbytes = _cache_nbytes(out.cache)
     mixer = cfg.mixer.state_elements(engine=False)
-    assert per_layer == [BATCH * (cfg.cached_tokens(k, PROMPT + 1) * cfg.kv_elements_per_token_layer
+    assert per_layer == [BATCH * (cfg.cached_tokens(k, PROMPT + 1) * cfg.kv_elements_of(k)
                                   + (mixer if k in "LM2P" else 0)) for k in cfg.attention_kinds]
     assert kv_cache_bytes(cfg, wl) == nbytes
     if source == "to_dict":
