@@ -70,6 +70,7 @@ PUBLISHED_CARD = {
     "qwen3.5-27b": [("27B", "with_vision", 27e9, 2)],
     "qwen3.5-35b-a3b": [("35B total", "with_vision", 35e9, 2)],
     "ernie-4.5-0.3b": [("0.36B", "params", 0.36e9, 2)],
+    "glm-5": [("744B total", "params", 744e9, 3), ("40B active", "active_no_embeddings", 40e9, 2)],
 }
 
 

@@ -299,6 +299,11 @@ def _read_lines(read: dict | None) -> list[str]:
     if read["mla"]:
         mla = read["mla"]
         bits.append(f"MLA (latent {mla['kv_lora_rank']} + rope {mla['qk_rope_head_dim']} cached per token and layer)")
+    if read.get("dsa"):
+        dsa = read["dsa"]
+        bits.append(f"DeepSeek Sparse Attention (top {dsa['index_topk']:,} keys per query; an indexer of "
+                    f"{dsa['index_heads']} × {dsa['index_head_dim']} in {att['with_indexer']} of {att['full']} layers, "
+                    f"its key cached too)")
     if read["experts"]:
         e = read["experts"]
         bits.append(f"{e['experts']} experts top-{e['per_token']} in {e['moe_layers']} layers"

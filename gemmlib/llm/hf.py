@@ -164,7 +164,9 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     "glm4_moe_lite": frozenset({"qk_head_dim", "moe_layer_freq", "first_k_dense_replace"}),
     # head_dim: transformers points it at the rotary dims; mlp_bias: its MLPs and experts have no biases
     "deepseek_v32": frozenset({"qk_head_dim", "head_dim", "moe_layer_freq", "mlp_bias"}),
-    "glm_moe_dsa": frozenset({"qk_head_dim", "head_dim", "moe_layer_freq", "mlp_bias"}),
+    # (indexer_rope_interleave: transformers' GLM-5 indexer always interleaves its rotary dims)
+    "glm_moe_dsa": frozenset({"qk_head_dim", "head_dim", "moe_layer_freq", "mlp_bias", "indexer_rope_interleave",
+                              "index_share_for_mtp_iteration"}),  # (no MTP layer is built)
     "cohere": frozenset({"head_dim"}),  # always hidden_size / heads
     "cohere2": frozenset({"head_dim"}),
     "gpt_bigcode": frozenset({"num_key_value_heads"}),  # follows multi_query

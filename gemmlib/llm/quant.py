@@ -45,7 +45,8 @@ import fnmatch
 import json
 import math
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 from gemmlib.core.errors import InputError
 from gemmlib.core.i18n import N_, Text
@@ -135,6 +136,9 @@ class Quantization:
     label: str = ""
     mlx_mode: str = "affine"  # mlx: affine | mxfp4 | mxfp8 | nvfp4
     overrides: tuple[tuple[str, int, int], ...] = ()  # mlx: (module, bits, group size); bits 0 = left unquantized
+    # quantizes()'s answers by (module, role): a checkpoint's ~2,000 linears are asked about several times per
+    # estimate, each against every skip pattern (GLM-5.2's ModelOpt file lists 156)
+    _answers: dict = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
 
     # ----- which modules -------------------------------------------------------------------
     def quantizes(self, module: str, role: str) -> bool:
@@ -142,6 +146,12 @@ class Quantization:
 
         ``role`` is what it is: ``attention``, ``mlp``, ``expert``, ``router``, ``lm_head``.
         """
+        key = (module, role)
+        if key not in self._answers:
+            self._answers[key] = self._quantizes(module, role)
+        return self._answers[key]
+
+    def _quantizes(self, module: str, role: str) -> bool:
         if self.method == "mlx":  # every Linear and Embedding (mlx_lm's nn.quantize), minus the overrides set false
             return self.for_module(module) is not None
         if role == "router" and self.method in ("awq", "gptq", "fp8", "mxfp4", "int4", "fp4", "int8", "modelopt"):
@@ -160,7 +170,23 @@ class Quantization:
         if self.method == "compressed-tensors" and "Linear" not in self.targets and not any(
                 _ct_match(t, module) for t in self.targets):
             return False
+        if self.skip_rule not in ("substring", "ct"):  # transformers' rule: every pattern in one regex
+            return self.skip_regex is None or not self.skip_regex.match(module)
         return not any(self._skips(p, module) for p in self.skip)
+
+    @cached_property
+    def skip_regex(self) -> re.Pattern | None:
+        """The skip list under transformers' rule (:meth:`_skips`) as one compiled pattern: each name exactly, as a
+        dotted prefix or as a dotted suffix, and each glob as fnmatch reads it (alone or as a prefix)."""
+        if not self.skip:
+            return None
+        alts = []
+        for p in self.skip:
+            e = re.escape(p)
+            alts += [rf"{e}(?:\..*)?\Z", rf".*\.{e}\Z"]
+            if any(c in p for c in "*?["):
+                alts += [fnmatch.translate(p), fnmatch.translate(p + ".*")]
+        return re.compile("|".join(f"(?:{a})" for a in alts), re.DOTALL)
 
     def _skips(self, pattern: str, module: str) -> bool:
         if self.skip_rule == "substring":

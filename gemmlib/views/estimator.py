@@ -976,6 +976,11 @@ def _read(est: ScaleOutEstimate, gettext: Translate, escape: Escape) -> Read:
             ("MLA", fmt.DASH if not mla else
              gettext("latent {kv} + rotary {rope} cached per token and layer; query rank {q}").format(
                  kv=mla["kv_lora_rank"], rope=mla["qk_rope_head_dim"], q=mla["q_lora_rank"] or label("none"))),
+            (gettext("sparse attention"), fmt.DASH if not r.get("dsa") else gettext(
+                "DeepSeek Sparse Attention: the top {topk:,} keys per query, chosen by an indexer of {heads} × {dim} in "
+                "{layers} of {all} layers (its key cached too)").format(
+                topk=r["dsa"]["index_topk"], heads=r["dsa"]["index_heads"], dim=r["dsa"]["index_head_dim"],
+                layers=r["attention"]["with_indexer"], all=r["attention"]["full"])),
             (gettext("experts"), experts),
             (gettext("quantization"), fmt.DASH if not q else
              gettext("{label}; {activations}").format(label=tr(q["label"]), activations=tr(q["activations"]))),

@@ -181,6 +181,30 @@ def test_deepseek_v3_fp8_checkpoint():
     assert size.mtp_bytes > 0 and checkpoint_size(cfg, "bf16", mtp=False).bytes == size.bytes - size.mtp_bytes
 
 
+def test_the_compiled_skip_list_answers_as_each_pattern_does():
+    """transformers' skip rule (an exact name, a dotted prefix or suffix, a glob alone or as a prefix) compiled into
+    one pattern answers as the patterns one by one: every stored linear of the fixtures with a skip list (GLM-5.2's
+    156 ModelOpt patterns included), and names built to trip a careless regex."""
+    from gemmlib.llm.quant import Quantization
+
+    cases = []
+    for name in ("glm-5.2", "gpt-oss-120b", "llama-3.3-70b-nvfp4", "minimax-m2.7"):
+        cfg = load_config_file(str(DATA / "configs" / f"{name}.json"))
+        cases.append((cfg.quant, [x.module for x in stored_linears(cfg)]))
+    odd = Quantization(method="fp8", bits=8, skip=("lm_head", "model.layers.1*", "re.dots", "[ab]x", "gate"))
+    cases.append((odd, ["lm_head", "lm_headx", "model.layers.1", "model.layers.12.mlp", "model.layers.2.mlp",
+                        "reXdots", "re.dots", "a.re.dots", "ax", "cx", "mlp.gate", "mlp.gate_proj", "gate.w"]))
+    checked = 0
+    for q, modules in cases:
+        assert q.skip and q.skip_rule not in ("substring", "ct")
+        for m in modules:
+            assert bool(q.skip_regex.match(m)) == any(q._skips(p, m) for p in q.skip), (m, q.method)
+            checked += 1
+    assert checked > 2000
+    assert [m for m in cases[-1][1] if odd.skip_regex.match(m)] == [
+        "lm_head", "model.layers.1", "model.layers.12.mlp", "re.dots", "a.re.dots", "ax", "mlp.gate", "gate.w"]
+
+
 def test_minimax_m2_fp8_checkpoint():
     """MiniMax-M2.7 as shipped: fp8 e4m3 weights in 128 × 128 blocks, the routers (``gate``), their score-correction
     buffers and the LM head left unconverted; every element of the checkpoint (weights, block scales, buffers)
