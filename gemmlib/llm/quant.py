@@ -45,7 +45,7 @@ import fnmatch
 import json
 import math
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 from gemmlib.core.errors import InputError
@@ -136,9 +136,6 @@ class Quantization:
     label: str = ""
     mlx_mode: str = "affine"  # mlx: affine | mxfp4 | mxfp8 | nvfp4
     overrides: tuple[tuple[str, int, int], ...] = ()  # mlx: (module, bits, group size); bits 0 = left unquantized
-    # quantizes()'s answers by (module, role): a checkpoint's ~2,000 linears are asked about several times per
-    # estimate, each against every skip pattern (GLM-5.2's ModelOpt file lists 156)
-    _answers: dict = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
 
     # ----- which modules -------------------------------------------------------------------
     def quantizes(self, module: str, role: str) -> bool:
@@ -150,6 +147,13 @@ class Quantization:
         if key not in self._answers:
             self._answers[key] = self._quantizes(module, role)
         return self._answers[key]
+
+    @cached_property
+    def _answers(self) -> dict[tuple[str, str], bool]:
+        """quantizes()'s answers by (module, role): a checkpoint's ~2,000 linears are asked about several times per
+        estimate, each against every skip pattern (GLM-5.2's ModelOpt file lists 156). Not a field: the repr (the
+        page's cache key) stays the inputs'."""
+        return {}
 
     def _quantizes(self, module: str, role: str) -> bool:
         if self.method == "mlx":  # every Linear and Embedding (mlx_lm's nn.quantize), minus the overrides set false
