@@ -961,6 +961,14 @@ def _read_glm4_moe_lite(r: _Read) -> dict:
     return c
 
 
+def _biased(r: _Read, **fields) -> dict:
+    """A llama-like block (:func:`_common`) with ``attention_bias`` on q, k, v and o, and the family's own fields."""
+    c = _common(r)
+    ab = r.flag("attention_bias")
+    c.update(qkv_bias=ab, o_bias=ab, **fields)
+    return c
+
+
 def _read_deepseek_v32(r: _Read) -> dict:
     """DeepSeek-V3.2: DeepSeek-V3's MLA (always with a query latent) and MoE, dense layers by ``mlp_layer_types``
     (else the first ``first_k_dense_replace``), and in every layer DeepSeek Sparse Attention's lightning indexer
@@ -1051,11 +1059,7 @@ def _read_ministral3(r: _Read) -> dict:
 def _read_apertus(r: _Read) -> dict:
     """Apertus: an MLP of up_proj, xIELU and down_proj (no gate; xIELU's two learned scalars per layer), qk-norm
     on head_dim."""
-    c = _common(r)
-    ab = r.flag("attention_bias")
-    c.update(qkv_bias=ab, o_bias=ab, mlp="plain", qk_norm="head",
-             activation_params=2 if r.get("hidden_act") == "xielu" else 0)
-    return c
+    return _biased(r, mlp="plain", qk_norm="head", activation_params=2 if r.get("hidden_act") == "xielu" else 0)
 
 
 def _read_minimax_m2(r: _Read) -> dict:
@@ -1070,28 +1074,18 @@ def _read_minimax_m2(r: _Read) -> dict:
 def _read_hunyuan_v1_dense(r: _Read) -> dict:
     """Hunyuan dense: Llama's block with qk-norm on head_dim; ``attention_bias`` on all four projections, no MLP
     biases."""
-    c = _common(r)
-    ab = r.flag("attention_bias")
-    c.update(qkv_bias=ab, o_bias=ab, qk_norm="head")
-    return c
+    return _biased(r, qk_norm="head")
 
 
 def _read_arcee(r: _Read) -> dict:
     """Arcee (AFM): Llama's attention, an MLP of up_proj, ReLU² and down_proj (no gate)."""
-    c = _common(r)
-    ab = r.flag("attention_bias")
-    c.update(qkv_bias=ab, o_bias=ab, mlp="plain", mlp_bias=r.flag("mlp_bias"))
-    return c
+    return _biased(r, mlp="plain", mlp_bias=r.flag("mlp_bias"))
 
 
 def _read_flex_olmo(r: _Read) -> dict:
     """FlexOlmo: OLMoE's mixture with OLMo 2's norms (over the whole q and k projections; after attention and after
     the MLP)."""
-    c = _common(r)
-    ab = r.flag("attention_bias")
-    c.update(qkv_bias=ab, o_bias=ab, qk_norm="width", experts=r.whole("num_experts"),
-             experts_per_token=r.whole("num_experts_per_tok"))
-    return c
+    return _biased(r, qk_norm="width", experts=r.whole("num_experts"), experts_per_token=r.whole("num_experts_per_tok"))
 
 
 def _read_dots1(r: _Read) -> dict:
