@@ -218,8 +218,8 @@ class ModelConfig:
     q_lora_rank: int = 0  # MLA: 0 = a plain q_proj
     kv_lora_rank: int = 0  # MLA when > 0: the cached latent
     rope_head_dim: int = 0  # MLA: the rotary part of head_dim (qk_rope_head_dim)
-    # DeepSeek Sparse Attention (DeepSeek-V3.2): a lightning indexer in every attention layer scores each query against
-    # every cached key with index_heads small heads and keeps index_topk keys for the MLA attention
+    # DeepSeek Sparse Attention (DeepSeek-V3.2, GLM-5): a lightning indexer in each I layer scores each query against
+    # every cached key with index_heads small heads and keeps index_topk keys for the MLA attention (F layers reuse it)
     index_heads: int = 0  # index_n_heads; 0: no indexer
     index_head_dim: int = 0
     index_topk: int = 0
@@ -621,9 +621,8 @@ class ModelConfig:
                 + rkv * self.heads * (self.nope_head_dim + self.v_head_dim) + self.o_dim * h
         else:
             attn = h * (self.q_proj_width + self.kv_dim + self.v_dim) + self.o_dim * h
-        indexer = (self.attention_kinds.count("I") * (self.q_lora_rank * self.index_heads * self.index_head_dim
-                                                       + h * self.index_head_dim + h * self.index_heads)
-                   if self.is_dsa else 0)
+        # the indexers' three projections (their key norm is no matmul)
+        indexer = self.attention_kinds.count("I") * (self._indexer_params() - 2 * self.index_head_dim) if self.is_dsa else 0
         mats = self.mlp_mats
         per_moe = (self._routed_experts_run() * mats * h * self.expert_ffn + h * self.experts
                    + mats * h * self.shared_expert_ffn + (h if self.shared_expert_gate else 0))
