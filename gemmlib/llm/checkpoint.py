@@ -87,6 +87,7 @@ _NAMES = {
     "nemotron_h": dict(prefix="backbone.layers.{i}", attn="mixer", mlp="mixer", moe="mixer", mixer="mixer",
                        embed="backbone.embeddings"),
     "falcon_h1": dict(mlp="feed_forward"),
+    "hunyuan_v1_moe": dict(shared="shared_mlp", router="gate.wg"),
 }
 # AutoAWQ stores a per-layer activation scale (ScaledActivation) for these families.
 _AWQ_SCALED_ACT = ("starcoder2", "falcon", "gpt_neox", "gpt_bigcode")

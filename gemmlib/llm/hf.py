@@ -45,7 +45,8 @@ SUPPORTED_MODEL_TYPES = (
     "glm4_moe_lite", "qwen3_vl", "qwen3_vl_moe", "qwen3_next", "jamba", "nemotron_h", "falcon_h1", "seed_oss",
     "ernie4_5", "glm", "glm4", "ministral3", "apertus", "minimax_m2", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_5",
     "qwen3_5_moe", "hunyuan_v1_dense", "arcee", "exaone", "flex_olmo", "dots1", "deepseek_v32", "glm_moe_dsa",
-    "granitemoehybrid",
+    "granitemoehybrid", "internlm3", "iquestcoder", "sarvam_moe", "sarvam_mla", "helium", "cwm", "solar_open", "youtu",
+    "hunyuan_v1_moe", "vaultgemma", "granitemoeshared", "exaone_moe", "cohere2_moe", "nemotron",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -75,6 +76,10 @@ ARCHITECTURES = {
     "ArceeForCausalLM": "arcee", "FlexOlmoForCausalLM": "flex_olmo",
     "Dots1ForCausalLM": "dots1", "DeepseekV32ForCausalLM": "deepseek_v32",
     "GraniteMoeHybridForCausalLM": "granitemoehybrid", "GlmMoeDsaForCausalLM": "glm_moe_dsa",
+    "HeliumForCausalLM": "helium", "CwmForCausalLM": "cwm", "SolarOpenForCausalLM": "solar_open",
+    "YoutuForCausalLM": "youtu", "HunYuanMoEV1ForCausalLM": "hunyuan_v1_moe",
+    "VaultGemmaForCausalLM": "vaultgemma", "GraniteMoeSharedForCausalLM": "granitemoeshared",
+    "ExaoneMoeForCausalLM": "exaone_moe", "Cohere2MoeForCausalLM": "cohere2_moe", "NemotronForCausalLM": "nemotron",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
 _WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
@@ -89,7 +94,8 @@ _LEGACY = {"refinedweb": "falcon", "refinedwebmodel": "falcon"}
 IRRELEVANT_KEYS = frozenset({
     "architectures", "auto_map", "_name_or_path", "transformers_version", "model_type", "bos_token_id",
     "eos_token_id", "pad_token_id", "sep_token_id", "eod_token_id", "decoder_start_token_id", "initializer_range",
-    "initializer_factor", "attention_dropout", "hidden_dropout", "embd_pdrop", "resid_pdrop", "attn_pdrop",
+    "initializer_factor", "embedding_initializer_range", "expert_selection_fn", "shared_expert_combination_strategy",
+    "attention_dropout", "hidden_dropout", "embd_pdrop", "resid_pdrop", "attn_pdrop",
     "summary_first_dropout", "hidden_dropout_prob", "attention_probs_dropout_prob", "embedding_dropout", "dropout",
     "classifier_dropout", "layer_norm_eps", "layer_norm_epsilon", "rms_norm_eps", "norm_eps", "norm_epsilon",
     "use_cache", "hidden_act", "hidden_activation", "activation_function", "rope_theta", "rope_scaling",
@@ -142,6 +148,12 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     "gemma2": frozenset({"sliding_window_size"}),
     "deepseek_v2": frozenset({"moe_layer_freq", "head_dim", "qk_head_dim"}),  # head dims derive from nope + rope
     "deepseek_v3": frozenset({"moe_layer_freq", "head_dim", "qk_head_dim"}),
+    "sarvam_mla": frozenset({"moe_layer_freq", "head_dim", "qk_head_dim"}),
+    "youtu": frozenset({"head_dim", "qk_head_dim"}),
+    # Hunyuan MoE: its remote code's switches (transformers' class: experts and the shared MLP intermediate_size wide,
+    # one shared MLP, qk-norm always, no cross-layer attention)
+    "hunyuan_v1_moe": frozenset({"moe_intermediate_size", "num_shared_expert", "use_mixed_mlp_moe", "use_qk_norm",
+                                 "use_cla", "cla_share_factor", "use_rotary_pos_emb", "attention_head_dim"}),
     # Nemotron-H: attention has no bias and the Mamba width is heads × head_dim whatever these say; the MoE keys
     # matter only with MoE blocks; transformers builds no MTP layers
     "nemotron_h": frozenset({"attention_bias", "expand", "mamba_proj_bias", "sliding_window", "moe_intermediate_size",
@@ -446,6 +458,55 @@ DEFAULTS: dict[str, dict] = {
                           n_routed_experts=64, kv_lora_rank=512, q_lora_rank=768, qk_rope_head_dim=64,
                           v_head_dim=256, qk_nope_head_dim=192, num_experts_per_tok=4, tie_word_embeddings=False,
                           max_position_embeddings=202752),
+    # config classes that transformers builds with another family's model (Llama, GLM-4.5, DeepSeek-V3)
+    "internlm3": dict(_LLAMA, vocab_size=128512, intermediate_size=10240, num_hidden_layers=48,
+                      num_key_value_heads=2, head_dim=128, max_position_embeddings=32768),
+    "iquestcoder": dict(_LLAMA, vocab_size=76800, hidden_size=5120, intermediate_size=27648, num_hidden_layers=80,
+                        num_attention_heads=40, num_key_value_heads=8, head_dim=128, max_position_embeddings=131072),
+    "sarvam_moe": dict(vocab_size=262144, hidden_size=4096, intermediate_size=8192, num_hidden_layers=19,
+                       num_attention_heads=64, num_key_value_heads=4, head_dim=64, moe_intermediate_size=1024,
+                       num_experts_per_tok=6, n_shared_experts=1, n_routed_experts=128, first_k_dense_replace=1,
+                       use_qk_norm=True, num_nextn_predict_layers=0, attention_bias=False,
+                       tie_word_embeddings=False, max_position_embeddings=131072),
+    "sarvam_mla": dict(vocab_size=262144, hidden_size=4096, intermediate_size=16384, num_hidden_layers=32,
+                       num_attention_heads=64, q_lora_rank=None, kv_lora_rank=512, qk_nope_head_dim=128,
+                       qk_rope_head_dim=64, v_head_dim=128, n_routed_experts=128, n_shared_experts=1,
+                       moe_intermediate_size=2048, first_k_dense_replace=1, num_experts_per_tok=8,
+                       num_nextn_predict_layers=0, tie_word_embeddings=False, max_position_embeddings=4096),
+    "helium": dict(vocab_size=48000, hidden_size=2560, intermediate_size=7040, num_hidden_layers=24,
+                   num_attention_heads=20, num_key_value_heads=20, head_dim=128, attention_bias=False, mlp_bias=False,
+                   tie_word_embeddings=False, max_position_embeddings=4096),
+    "cwm": dict(vocab_size=128256, hidden_size=6144, intermediate_size=21504, num_hidden_layers=64,
+                num_attention_heads=48, num_key_value_heads=8, head_dim=128, sliding_window=8192, mlp_bias=False,
+                tie_word_embeddings=False, max_position_embeddings=131072),
+    "solar_open": dict(vocab_size=196608, hidden_size=4096, moe_intermediate_size=1280, num_hidden_layers=48,
+                       num_attention_heads=64, num_key_value_heads=8, head_dim=128, n_routed_experts=128,
+                       n_shared_experts=1, num_experts_per_tok=8, attention_bias=False, tie_word_embeddings=False,
+                       max_position_embeddings=131072),
+    "youtu": dict(vocab_size=128256, hidden_size=2048, intermediate_size=6144, num_hidden_layers=32,
+                  num_attention_heads=16, q_lora_rank=1536, kv_lora_rank=512, qk_nope_head_dim=128,
+                  qk_rope_head_dim=64, v_head_dim=128, attention_bias=False, tie_word_embeddings=True,
+                  max_position_embeddings=131072),
+    "hunyuan_v1_moe": dict(vocab_size=290943, hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
+                           num_attention_heads=32, num_experts=1, moe_topk=1, attention_bias=False,
+                           tie_word_embeddings=False, max_position_embeddings=2048),
+    "vaultgemma": dict(vocab_size=256000, hidden_size=2304, intermediate_size=9216, num_hidden_layers=26,
+                       num_attention_heads=8, num_key_value_heads=4, head_dim=256, sliding_window=4096,
+                       attention_bias=False, tie_word_embeddings=True, max_position_embeddings=8192),
+    "granitemoeshared": dict(_LLAMA, num_local_experts=8, num_experts_per_tok=2, shared_intermediate_size=0,
+                             attention_bias=False),
+    "exaone_moe": dict(vocab_size=102400, hidden_size=4096, intermediate_size=16384, num_hidden_layers=32,
+                       num_attention_heads=32, num_key_value_heads=32, sliding_window=4096, sliding_window_pattern=4,
+                       first_k_dense_replace=1, moe_intermediate_size=1024, num_experts=64, num_experts_per_tok=8,
+                       num_shared_experts=1, tie_word_embeddings=False, max_position_embeddings=2048),
+    "cohere2_moe": dict(vocab_size=256000, hidden_size=8192, intermediate_size=22528, num_hidden_layers=40,
+                        num_attention_heads=64, head_dim=128, sliding_window=4096, sliding_window_pattern=4,
+                        prefix_dense_sliding_window_pattern=1, num_experts=8, num_experts_per_tok=2,
+                        num_shared_experts=0, attention_bias=False, tie_word_embeddings=True,
+                        max_position_embeddings=8192),
+    "nemotron": dict(vocab_size=256000, hidden_size=6144, intermediate_size=24576, num_hidden_layers=32,
+                     num_attention_heads=48, head_dim=128, attention_bias=False, mlp_bias=False,
+                     tie_word_embeddings=False, max_position_embeddings=4096),
     "qwen3_next": dict(vocab_size=151936, hidden_size=2048, intermediate_size=5632, num_hidden_layers=48,
                        num_attention_heads=16, num_key_value_heads=2, head_dim=256, linear_conv_kernel_dim=4,
                        linear_key_head_dim=128, linear_value_head_dim=128, linear_num_key_heads=16,
@@ -505,6 +566,15 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
                    "n_groups": ("mamba_n_groups",), "conv_kernel": ("mamba_d_conv",), "chunk_size": ("mamba_chunk_size",),
                    "use_conv_bias": ("mamba_conv_bias",)},
     "falcon_h1": {"layers_block_type": ("layer_types",)},
+    "internlm3": {"attention_bias": ("qkv_bias",), "mlp_bias": ("bias",)},
+    "sarvam_moe": {"n_routed_experts": ("num_local_experts", "num_experts"), "n_shared_experts": ("num_shared_experts",),
+                   "attention_bias": ("use_qkv_bias",), "num_nextn_predict_layers": ("num_mtp_layers",)},
+    "sarvam_mla": {"n_routed_experts": ("num_local_experts", "num_experts"), "n_shared_experts": ("num_shared_experts",),
+                   "num_nextn_predict_layers": ("num_mtp_layers",)},
+    "solar_open": {"n_routed_experts": ("num_local_experts",)},
+    "hunyuan_v1_moe": {"moe_topk": ("num_experts_per_tok",), "num_experts": ("num_local_experts",)},
+    "granitemoeshared": {"num_local_experts": ("num_experts",)},
+    "exaone_moe": {"sliding_window_pattern": ("_sliding_window_pattern",)},
 }
 
 
@@ -702,30 +772,33 @@ def _read_phimoe(r: _Read) -> dict:
     return c
 
 
-def _read_deepseek(r: _Read, moe_layers: str | None = None) -> dict:
-    h = r.whole("hidden_size")
-    layers = r.whole("num_hidden_layers")
+def _mla(r: _Read) -> dict:
+    """DeepSeek's multi-head latent attention block of a config (the head dims, the latents, the biases) with the
+    model's hidden size, layers, vocabulary and head."""
     heads = r.whole("num_attention_heads")
     r.get("num_key_value_heads")  # read and unused: kv_b_proj makes keys and values for every head
     dn, dr, dv = r.whole("qk_nope_head_dim"), r.whole("qk_rope_head_dim"), r.whole("v_head_dim")
-    rq = r.opt_whole("q_lora_rank") or 0
     ab = r.flag("attention_bias")
+    return dict(hidden=r.whole("hidden_size"), layers=r.whole("num_hidden_layers"), heads=heads, kv_heads=heads,
+                head_dim=dn + dr, v_head_dim=dv, q_lora_rank=r.opt_whole("q_lora_rank") or 0,
+                kv_lora_rank=r.whole("kv_lora_rank"), rope_head_dim=dr, vocab=r.whole("vocab_size"),
+                tied_embeddings=r.flag("tie_word_embeddings"),
+                max_positions=r.opt_whole("max_position_embeddings") or 0, qkv_bias=ab, o_bias=ab,
+                ffn=r.whole("intermediate_size"))
+
+
+def _read_deepseek(r: _Read, moe_layers: str | None = None) -> dict:
+    c = _mla(r)
     if not r.has("num_experts_per_tok") and "num_experts_per_tok" not in r.defaults:
         raise InputError(N_("a deepseek_v2 config.json needs 'num_experts_per_tok' (transformers cannot route without "
                             "it)"))
     fm = r.whole("moe_intermediate_size")
-    e = r.whole("n_routed_experts")
-    shared = r.whole("n_shared_experts", minimum=0) * fm
-    c = dict(hidden=h, layers=layers, heads=heads, kv_heads=heads, head_dim=dn + dr, v_head_dim=dv,
-             q_lora_rank=rq, kv_lora_rank=r.whole("kv_lora_rank"), rope_head_dim=dr,
-             vocab=r.whole("vocab_size"), tied_embeddings=r.flag("tie_word_embeddings"),
-             max_positions=r.opt_whole("max_position_embeddings") or 0, qkv_bias=ab, o_bias=ab,
-             mlp_bias=r.flag("mlp_bias") if r.family == "deepseek_v2" else False,
-             ffn=r.whole("intermediate_size"), experts=e, experts_per_token=r.whole("num_experts_per_tok"),
-             expert_ffn=fm, shared_expert_ffn=shared,
+    c.update(mlp_bias=r.flag("mlp_bias") if r.family == "deepseek_v2" else False, experts=r.whole("n_routed_experts"),
+             experts_per_token=r.whole("num_experts_per_tok"), expert_ffn=fm,
+             shared_expert_ffn=r.whole("n_shared_experts", minimum=0) * fm,
              moe_layers=moe_layers if moe_layers is not None else
-             moe_pattern(layers, first_dense=r.whole("first_k_dense_replace", minimum=0, default=0)))
-    if r.family == "deepseek_v3":
+             moe_pattern(c["layers"], first_dense=r.whole("first_k_dense_replace", minimum=0, default=0)))
+    if r.family in ("deepseek_v3", "sarvam_mla"):
         c.update(router_score_bias=True, mtp_layers=r.whole("num_nextn_predict_layers", minimum=0, default=0))
     if r.has("moe_layer_freq") and r.raw.get("moe_layer_freq") not in (None, 1):
         r.notes.append(Text(N_("moe_layer_freq is ignored by transformers (every layer after the dense ones is MoE)")))
@@ -965,7 +1038,7 @@ def _biased(r: _Read, **fields) -> dict:
     """A llama-like block (:func:`_common`) with ``attention_bias`` on q, k, v and o, and the family's own fields."""
     c = _common(r)
     ab = r.flag("attention_bias")
-    c.update(qkv_bias=ab, o_bias=ab, **fields)
+    c.update({"qkv_bias": ab, "o_bias": ab, **fields})
     return c
 
 
@@ -1296,6 +1369,140 @@ def _read_falcon_h1(r: _Read) -> dict:
     return c
 
 
+def _read_helium(r: _Read) -> dict:
+    """Helium: Llama's block, ``attention_bias`` on q, k and v only (o_proj, hidden → hidden, has none)."""
+    c = _biased(r, o_bias=False, mlp_bias=r.flag("mlp_bias"))
+    if c["heads"] * c["head_dim"] != c["hidden"]:
+        raise InputError(N_("helium: its o_proj maps hidden_size to hidden_size, so num_attention_heads × head_dim "
+                            "({q}) must equal hidden_size ({hidden})"), q=c["heads"] * c["head_dim"], hidden=c["hidden"])
+    return c
+
+
+def _read_cwm(r: _Read) -> dict:
+    """Code World Model: Llama's block without attention biases; sliding layers by ``layer_types``, else every layer
+    but each fourth (from the first) slides."""
+    c = _common(r)
+    c["mlp_bias"] = r.flag("mlp_bias")
+    w = r.opt_whole("sliding_window", minimum=0)
+    _explicit_or(r, c, ["full_attention" if i % 4 == 0 else "sliding_attention" for i in range(c["layers"])], w)
+    return c
+
+
+def _read_solar_open(r: _Read) -> dict:
+    """Solar Open: Llama's attention (``attention_bias`` on q, k and v; none on o_proj) and GLM-4.5's mixture in
+    every layer (shared experts, a score-correction buffer)."""
+    c = _common(r, ffn_key="moe_intermediate_size")
+    fm = c["ffn"]
+    c.update(qkv_bias=r.flag("attention_bias"), experts=r.whole("n_routed_experts"),
+             experts_per_token=r.whole("num_experts_per_tok"), expert_ffn=fm,
+             shared_expert_ffn=r.whole("n_shared_experts", minimum=0) * fm, router_score_bias=True)
+    return c
+
+
+def _read_youtu(r: _Read) -> dict:
+    """Youtu-LLM: DeepSeek-V3's multi-head latent attention and a dense SwiGLU MLP in every layer (no experts), the
+    head tied by default."""
+    return _mla(r)
+
+
+def _uniform(r: _Read, key: str) -> int:
+    """A whole number that a config may also give per layer (a list of one value)."""
+    v = r.get(key)
+    if isinstance(v, list) and v and all(x == v[0] for x in v):
+        r.notes.append(Text(N_("{key} is given per layer; every layer's is {value}"), key=key, value=v[0]))
+        return _whole(key, v[0])
+    if isinstance(v, list):
+        raise InputError(N_("{key} differs between layers ({values}): this estimator reads one value for every layer"),
+                         key=key, values=", ".join(str(x) for x in v))
+    return r.whole(key)
+
+
+def _read_hunyuan_v1_moe(r: _Read) -> dict:
+    """Hunyuan MoE (Hunyuan-A13B): Llama's attention with qk-norm on head_dim (``attention_bias`` on all four
+    projections); in every layer a shared MLP of ``intermediate_size`` beside ``num_experts`` routed experts of the
+    same width, ``moe_topk`` per token."""
+    c = _biased(r, qk_norm="head", experts=_uniform(r, "num_experts"), experts_per_token=_uniform(r, "moe_topk"),
+                shared_expert_ffn=r.whole("intermediate_size"))
+    # the remote code's own switches, which transformers' class does not read: said when they would change a count
+    widths = {x for x in (r.raw.get("moe_intermediate_size") if isinstance(r.raw.get("moe_intermediate_size"), list)
+                          else [r.raw.get("moe_intermediate_size")]) if x is not None}
+    shared = {x for x in (r.raw.get("num_shared_expert") if isinstance(r.raw.get("num_shared_expert"), list)
+                          else [r.raw.get("num_shared_expert")]) if x is not None}
+    if widths - {c["ffn"]} or shared - {1} or r.raw.get("use_cla"):
+        r.notes.append(Text(N_("hunyuan_v1_moe is read as transformers 5.24 builds it: every expert and the one shared "
+                               "MLP {ffn} wide, no cross-layer KV sharing; this file's moe_intermediate_size, "
+                               "num_shared_expert or use_cla (the model's own code) say otherwise"), ffn=c["ffn"]))
+    return c
+
+
+def _read_vaultgemma(r: _Read) -> dict:
+    """VaultGemma: Gemma 2's attention and MLP with two norms per layer (before attention and before the MLP; no
+    norms after them)."""
+    c = _read_gemma2(r)
+    c["norms_per_layer"] = 2
+    return c
+
+
+def _read_granitemoeshared(r: _Read) -> dict:
+    """Granite MoE with a shared expert: Granite MoE's layer and, when ``shared_intermediate_size`` > 0, a SwiGLU
+    MLP of that width beside the routed experts."""
+    c = _read_granitemoe(r)
+    c["shared_expert_ffn"] = r.whole("shared_intermediate_size", minimum=0, default=0)
+    return c
+
+
+def _mlp_layer_types(r: _Read, layers: int, first_dense_default: int) -> str:
+    """M / D per layer from ``mlp_layer_types`` ("sparse" / "dense"), else the first ``first_k_dense_replace`` dense."""
+    types = _type_list(r, "mlp_layer_types", {"sparse": "M", "dense": "D"}, layers)
+    if types is not None:
+        r.get("first_k_dense_replace")  # read, unused: mlp_layer_types wins
+        return "".join(types)
+    return moe_pattern(layers, first_dense=min(r.whole("first_k_dense_replace", minimum=0,
+                                                       default=first_dense_default), layers))
+
+
+def _read_exaone_moe(r: _Read) -> dict:
+    """K-EXAONE (``exaone_moe``): EXAONE 4's attention (qk-norm, sliding layers) and DeepSeek-V3's mixture (shared
+    experts of ``num_shared_experts`` × ``moe_intermediate_size``, a score-correction buffer), dense layers by
+    ``mlp_layer_types`` or the first ``first_k_dense_replace``."""
+    c = _read_exaone4(r)
+    fm = r.whole("moe_intermediate_size")
+    c.update(experts=r.whole("num_experts"), experts_per_token=r.whole("num_experts_per_tok"), expert_ffn=fm,
+             shared_expert_ffn=r.whole("num_shared_experts", minimum=0) * fm, router_score_bias=True,
+             moe_layers=_mlp_layer_types(r, c["layers"], 1))
+    return c
+
+
+def _read_cohere2_moe(r: _Read) -> dict:
+    """Cohere 2 MoE: Cohere 2's parallel block (one norm, RMSNorm when ``rms_norm_eps`` is set, else Cohere's
+    LayerNorm), routed experts of ``intermediate_size`` with ``num_shared_experts`` shared ones of that width, dense
+    first layers of ``prefix_dense_intermediate_size``; sliding layers by ``layer_types``, else from the two
+    window patterns (the dense prefix's and the rest's)."""
+    c = _common(r)
+    layers, width = c["layers"], c["ffn"]
+    ab = r.flag("attention_bias")
+    moe = _mlp_layer_types(r, layers, 0)
+    first = len(moe) - len(moe.lstrip("D"))
+    w = r.opt_whole("sliding_window", minimum=0)
+    pp = r.whole("prefix_dense_sliding_window_pattern", default=1)
+    p = r.whole("sliding_window_pattern", default=4)
+    default = (["sliding_attention" if (i + 1) % pp else "full_attention" for i in range(first)]
+               + ["sliding_attention" if (i + 1) % p else "full_attention" for i in range(layers - first)])
+    _explicit_or(r, c, default, w)
+    c.update(qkv_bias=ab, o_bias=ab, norm="rms" if r.get("rms_norm_eps") is not None else "layer_weight",
+             norms_per_layer=1, parallel_block=True, experts=r.whole("num_experts"),
+             experts_per_token=r.whole("num_experts_per_tok"), expert_ffn=width,
+             shared_expert_ffn=r.whole("num_shared_experts", minimum=0) * width, moe_layers=moe,
+             ffn=r.opt_whole("prefix_dense_intermediate_size", minimum=1) or width)
+    return c
+
+
+def _read_nemotron(r: _Read) -> dict:
+    """Nemotron (Nemotron-4, Minitron): an MLP of up_proj, ReLU² and down_proj (no gate), LayerNorms with a bias
+    (LayerNorm1P), ``attention_bias`` on all four projections."""
+    return _biased(r, mlp="plain", mlp_bias=r.flag("mlp_bias"), norm="layer")
+
+
 _READERS = {
     "llama": _read_llama, "granite": _read_llama, "granitemoe": _read_granitemoe, "mistral": _read_mistral,
     "ministral": _read_ministral, "mixtral": _read_mixtral, "qwen2": _read_qwen2, "qwen2_moe": _read_qwen2_moe,
@@ -1313,7 +1520,11 @@ _READERS = {
     "apertus": _read_apertus, "minimax_m2": _read_minimax_m2, "qwen3_5_text": _read_qwen3_5,
     "qwen3_5_moe_text": _read_qwen3_5, "hunyuan_v1_dense": _read_hunyuan_v1_dense, "arcee": _read_arcee,
     "exaone": _read_llama, "flex_olmo": _read_flex_olmo, "dots1": _read_dots1, "deepseek_v32": _read_deepseek_v32,
-    "granitemoehybrid": _read_granitemoehybrid, "glm_moe_dsa": _read_deepseek_v32,
+    "granitemoehybrid": _read_granitemoehybrid, "glm_moe_dsa": _read_deepseek_v32, "internlm3": _read_llama,
+    "iquestcoder": _read_llama, "sarvam_moe": _read_glm4_moe, "sarvam_mla": _read_deepseek, "helium": _read_helium,
+    "cwm": _read_cwm, "solar_open": _read_solar_open, "youtu": _read_youtu, "hunyuan_v1_moe": _read_hunyuan_v1_moe,
+    "vaultgemma": _read_vaultgemma, "granitemoeshared": _read_granitemoeshared, "exaone_moe": _read_exaone_moe,
+    "cohere2_moe": _read_cohere2_moe, "nemotron": _read_nemotron,
 }
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 

@@ -140,6 +140,38 @@ TINY: dict[str, tuple[str, dict]] = {
     "flex_olmo": ("flex_olmo", dict(B, num_experts=4, pad_token_id=None, **MOE)),
     "dots1": ("dots1", dict(B, head_dim=24, n_routed_experts=4, moe_intermediate_size=32, n_shared_experts=1,
                             first_k_dense_replace=1, sliding_window=4, max_window_layers=1, **MOE)),
+    # config classes transformers builds with Llama's, GLM-4.5's and DeepSeek-V3's models (their attribute_map names)
+    "internlm3": ("internlm3", dict(B, head_dim=24, qkv_bias=True, bias=True, pad_token_id=None)),
+    "iquestcoder": ("iquestcoder", dict(B, head_dim=24, pad_token_id=None)),
+    "sarvam_moe": ("sarvam_moe", dict(B, head_dim=24, num_experts=4, num_shared_experts=1, moe_intermediate_size=32,
+                                      use_qkv_bias=True, pad_token_id=None, **MOE)),
+    "sarvam_mla": ("sarvam_mla", dict(B, n_shared_experts=1, num_mtp_layers=0,
+                                      **{k: v for k, v in MLA.items() if k != "n_routed_experts"}, num_experts=4,
+                                      **MOE)),
+    "helium": ("helium", dict(B, head_dim=16, attention_bias=True, mlp_bias=True)),
+    "cwm": ("cwm", dict(B, head_dim=24, sliding_window=4, mlp_bias=True)),
+    "solar_open": ("solar_open", dict({k: v for k, v in B.items() if k != "intermediate_size"}, head_dim=24,
+                                      n_routed_experts=4, moe_intermediate_size=32, n_shared_experts=1,
+                                      attention_bias=True, **MOE)),
+    "youtu": ("youtu", dict(B, q_lora_rank=40, attention_bias=True,
+                            **{k: v for k, v in MLA.items() if k in ("num_key_value_heads", "kv_lora_rank",
+                                                                     "qk_nope_head_dim", "qk_rope_head_dim",
+                                                                     "v_head_dim")})),
+    "hunyuan_v1_moe": ("hunyuan_v1_moe", dict(B, head_dim=24, num_experts=4, moe_topk=2, attention_bias=True,
+                                              pad_token_id=None)),
+    "vaultgemma": ("vaultgemma", dict(B, head_dim=24, sliding_window=4)),
+    "granitemoeshared": ("granitemoeshared", dict(B, num_local_experts=4, shared_intermediate_size=48,
+                                                  attention_bias=True, **MOE)),
+    "exaone_moe": ("exaone_moe", dict(B, head_dim=24, sliding_window=4, sliding_window_pattern=2, num_experts=4,
+                                      moe_intermediate_size=32, num_shared_experts=1, pad_token_id=None, **MOE)),
+    "exaone_moe_types": ("exaone_moe", dict(B, sliding_window=4, layer_types=["sliding_attention", "full_attention"],
+                                            mlp_layer_types=["sparse", "dense"], num_experts=4,
+                                            moe_intermediate_size=32, num_shared_experts=2, pad_token_id=None, **MOE)),
+    "cohere2_moe": ("cohere2_moe", dict(B, head_dim=24, sliding_window=4, sliding_window_pattern=2, num_experts=4,
+                                        num_shared_experts=1, first_k_dense_replace=1,
+                                        prefix_dense_intermediate_size=80, attention_bias=True, **MOE)),
+    "cohere2_moe_rms": ("cohere2_moe", dict(B, sliding_window=4, num_experts=4, rms_norm_eps=1e-5, **MOE)),
+    "nemotron": ("nemotron", dict(B, head_dim=24, attention_bias=True, mlp_bias=True)),
 }
 
 
@@ -218,6 +250,22 @@ def test_the_tiny_models_exercise_the_features():
     assert cfgs["deepseek_v32"].index_topk == 4 < PROMPT and cfgs["deepseek_v32"].moe_layers == "DM"
     assert cfgs["deepseek_v32"].layer_types == "II" and cfgs["glm_moe_dsa"].layer_types == "IF"
     assert cfgs["glm_moe_dsa_freq"].layer_types == "IFIF"  # full where max(i - 1 + 1, 0) % 2 == 0
+    assert cfgs["internlm3"].qkv_bias and cfgs["internlm3"].o_bias and cfgs["internlm3"].mlp_bias  # qkv_bias, bias
+    assert cfgs["sarvam_moe"].qkv_bias and cfgs["sarvam_moe"].qk_norm == "head" and cfgs["sarvam_moe"].moe_layers == "DM"
+    assert cfgs["sarvam_mla"].is_mla and cfgs["sarvam_mla"].experts == 4 and cfgs["sarvam_mla"].router_score_bias
+    assert cfgs["helium"].qkv_bias and not cfgs["helium"].o_bias and cfgs["helium"].mlp_bias
+    assert cfgs["cwm"].layer_types == "FS" and cfgs["cwm"].sliding_window == 4 < PROMPT
+    assert cfgs["solar_open"].moe_layers == "" and cfgs["solar_open"].shared_expert_ffn == 32
+    assert cfgs["youtu"].is_mla and not cfgs["youtu"].is_moe and cfgs["youtu"].tied_embeddings
+    assert cfgs["hunyuan_v1_moe"].shared_expert_ffn == cfgs["hunyuan_v1_moe"].expert_ffn == 96
+    assert cfgs["vaultgemma"].norms_per_layer == 2 and cfgs["vaultgemma"].layer_types == "SF"
+    assert cfgs["granitemoeshared"].shared_expert_ffn == 48
+    assert cfgs["exaone_moe"].layer_types == "SF" and cfgs["exaone_moe"].moe_layers == "DM"
+    assert cfgs["exaone_moe_types"].moe_layers == "MD" and cfgs["exaone_moe_types"].shared_expert_ffn == 64
+    assert cfgs["cohere2_moe"].moe_layers == "DM" and cfgs["cohere2_moe"].ffn == 80 != cfgs["cohere2_moe"].expert_ffn
+    assert cfgs["cohere2_moe"].layer_types == "FS" and cfgs["cohere2_moe"].norm == "layer_weight"  # prefix pattern 1
+    assert cfgs["cohere2_moe_rms"].norm == "rms" and cfgs["cohere2_moe_rms"].parallel_block
+    assert cfgs["nemotron"].mlp == "plain" and cfgs["nemotron"].norm == "layer"
     q35 = {n: read_config(dict(k, model_type=mt))[0] for n, (mt, k) in HYBRID.items() if n.startswith("qwen3_5")}
     assert all(c.mixer.split_proj and c.layer_types == "LF" for c in q35.values())
     assert not q35["qwen3_5_text"].is_moe and q35["qwen3_5_moe_text"].shared_expert_gate
@@ -441,8 +489,13 @@ def test_the_family_tables_follow_transformers():
     assert set(NOT_SIZED) <= TRANSFORMERS_MODEL_TYPES and not set(NOT_SIZED) & set(SUPPORTED_MODEL_TYPES)
     for cls, family in ARCHITECTURES.items():
         assert cls in (MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.get(family), MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES.get(family))
-    # internlm2: remote code; exaone (EXAONE 3.x): transformers builds it with its Llama classes
-    assert set(ARCHITECTURES.values()) == set(SUPPORTED_MODEL_TYPES) - {"internlm2", "exaone"}
+    # internlm2: remote code; the rest that no class names are config classes transformers builds with another
+    # family's model (EXAONE 3.x, InternLM3 and IQuest-Coder with Llama's, Sarvam's with GLM-4.5's and DeepSeek-V3's)
+    borrowed = set(SUPPORTED_MODEL_TYPES) - set(ARCHITECTURES.values()) - {"internlm2"}
+    assert borrowed == {"exaone", "internlm3", "iquestcoder", "sarvam_moe", "sarvam_mla"}
+    for family in borrowed:
+        cls = MODEL_FOR_CAUSAL_LM_MAPPING_NAMES[family]
+        assert ARCHITECTURES[cls] != family, (family, cls)
 
 
 # ----- hybrid families: linear attention and state-space mixers (gemmlib.llm.ssm) -------------------------------
