@@ -1405,9 +1405,12 @@ def _read_youtu(r: _Read) -> dict:
     return _mla(r)
 
 
-def _uniform(r: _Read, key: str) -> int:
-    """A whole number that a config may also give per layer (a list of one value)."""
+def _uniform(r: _Read, key: str, layers: int) -> int:
+    """A whole number that a config may also give per layer (a list of one value per layer)."""
     v = r.get(key)
+    if isinstance(v, list) and len(v) != layers:
+        raise InputError(N_("{key} lists {n} layers but num_hidden_layers is {layers}"), key=key, n=len(v),
+                         layers=layers)
     if isinstance(v, list) and v and all(x == v[0] for x in v):
         r.notes.append(Text(N_("{key} is given per layer; every layer's is {value}"), key=key, value=v[0]))
         return _whole(key, v[0])
@@ -1421,8 +1424,9 @@ def _read_hunyuan_v1_moe(r: _Read) -> dict:
     """Hunyuan MoE (Hunyuan-A13B): Llama's attention with qk-norm on head_dim (``attention_bias`` on all four
     projections); in every layer a shared MLP of ``intermediate_size`` beside ``num_experts`` routed experts of the
     same width, ``moe_topk`` per token."""
-    c = _biased(r, qk_norm="head", experts=_uniform(r, "num_experts"), experts_per_token=_uniform(r, "moe_topk"),
-                shared_expert_ffn=r.whole("intermediate_size"))
+    layers = r.whole("num_hidden_layers")
+    c = _biased(r, qk_norm="head", experts=_uniform(r, "num_experts", layers),
+                experts_per_token=_uniform(r, "moe_topk", layers), shared_expert_ffn=r.whole("intermediate_size"))
     # the remote code's own switches, which transformers' class does not read: said when they would change a count
     widths = {x for x in (r.raw.get("moe_intermediate_size") if isinstance(r.raw.get("moe_intermediate_size"), list)
                           else [r.raw.get("moe_intermediate_size")]) if x is not None}

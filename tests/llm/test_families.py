@@ -643,3 +643,28 @@ def test_a_chunked_scan_batches_its_gemms_into_a_few_kernels(name):
         t, t_comp, t_mem, _ = eff.breakdown(op)
         assert t < 0.1 * op.count * ef.T0_S  # far below one launch per GEMM
         assert op.kernels * ef.T0_S < t == max(t_comp, t_mem)  # each launch's fixed time, then compute or memory
+
+
+def test_hunyuan_moe_reads_per_layer_lists_and_names_the_remote_codes_switches():
+    """Hunyuan-A13B's Hub file gives moe_topk per layer and keys of its own code (moe_intermediate_size,
+    num_shared_expert, use_cla) that transformers' class does not read: a uniform list is read with a note, a list
+    that varies or has the wrong length is refused, and a remote key that would change a count is named. Its totals
+    are the card's: 80 B parameters, 13 B active."""
+    from gemmlib.core.errors import InputError
+
+    layers = 32
+    raw = dict(model_type="hunyuan_v1_moe", architectures=["HunYuanMoEV1ForCausalLM"], hidden_size=4096,
+               num_hidden_layers=layers, num_attention_heads=32, num_key_value_heads=8, head_dim=128,
+               intermediate_size=3072, vocab_size=128167, num_experts=64, moe_topk=[8] * layers,
+               moe_intermediate_size=[3072] * layers, num_shared_expert=[1] * layers, use_mixed_mlp_moe=True,
+               use_qk_norm=True, use_cla=False, tie_word_embeddings=True)
+    cfg, info = read_config(raw)
+    assert cfg.experts_per_token == 8 and info["unknown_keys"] == []
+    assert round(cfg.params / 1e9) == 80 and round(cfg.active_params / 1e9) == 13
+    assert any("moe_topk is given per layer" in str(n) for n in info["notes"])
+    assert not any("hunyuan_v1_moe is read as" in str(n) for n in info["notes"])
+    _, info = read_config(dict(raw, moe_intermediate_size=[1024] * layers))
+    assert any("hunyuan_v1_moe is read as" in str(n) for n in info["notes"])
+    for bad, says in (([8] * 31 + [4], "differs between layers"), ([8] * 3, "lists 3 layers")):
+        with pytest.raises(InputError, match=says):
+            read_config(dict(raw, moe_topk=bad))
