@@ -46,7 +46,8 @@ SUPPORTED_MODEL_TYPES = (
     "ernie4_5", "glm", "glm4", "ministral3", "apertus", "minimax_m2", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_5",
     "qwen3_5_moe", "hunyuan_v1_dense", "arcee", "exaone", "flex_olmo", "dots1", "deepseek_v32", "glm_moe_dsa",
     "granitemoehybrid", "internlm3", "iquestcoder", "sarvam_moe", "sarvam_mla", "helium", "cwm", "solar_open", "youtu",
-    "hunyuan_v1_moe", "vaultgemma", "granitemoeshared", "exaone_moe", "cohere2_moe", "nemotron",
+    "hunyuan_v1_moe", "vaultgemma", "granitemoeshared", "exaone_moe", "cohere2_moe", "nemotron", "granite_swa",
+    "granitemoe_swa", "kolibri1",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -80,6 +81,8 @@ ARCHITECTURES = {
     "YoutuForCausalLM": "youtu", "HunYuanMoEV1ForCausalLM": "hunyuan_v1_moe",
     "VaultGemmaForCausalLM": "vaultgemma", "GraniteMoeSharedForCausalLM": "granitemoeshared",
     "ExaoneMoeForCausalLM": "exaone_moe", "Cohere2MoeForCausalLM": "cohere2_moe", "NemotronForCausalLM": "nemotron",
+    "GraniteSWAForCausalLM": "granite_swa", "GraniteMoeSWAForCausalLM": "granitemoe_swa",
+    "Kolibri1ForCausalLM": "kolibri1",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
 _WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
@@ -99,7 +102,7 @@ IRRELEVANT_KEYS = frozenset({
     "summary_first_dropout", "hidden_dropout_prob", "attention_probs_dropout_prob", "embedding_dropout", "dropout",
     "classifier_dropout", "layer_norm_eps", "layer_norm_epsilon", "rms_norm_eps", "norm_eps", "norm_epsilon",
     "use_cache", "hidden_act", "hidden_activation", "activation_function", "rope_theta", "rope_scaling",
-    "rope_parameters", "rope_type", "partial_rotary_factor", "rotary_pct", "rotary_emb_base", "rope_interleave",
+    "rope_parameters", "layer_rope_theta", "rope_type", "partial_rotary_factor", "rotary_pct", "rotary_emb_base", "rope_interleave",
     "original_max_position_embeddings", "pretraining_tp", "logit_scale", "final_logit_softcapping",
     "attn_logit_softcapping", "query_pre_attn_scalar", "embedding_multiplier", "residual_multiplier",
     "attention_multiplier", "logits_scaling", "router_aux_loss_coef", "output_router_logits", "router_jitter_noise",
@@ -507,6 +510,15 @@ DEFAULTS: dict[str, dict] = {
     "nemotron": dict(vocab_size=256000, hidden_size=6144, intermediate_size=24576, num_hidden_layers=32,
                      num_attention_heads=48, head_dim=128, attention_bias=False, mlp_bias=False,
                      tie_word_embeddings=False, max_position_embeddings=4096),
+    "granite_swa": dict(_LLAMA, vocab_size=100352, hidden_size=2560, intermediate_size=8192, num_hidden_layers=24,
+                        num_attention_heads=20, num_key_value_heads=4, sliding_window=128, attention_bias=False,
+                        mlp_bias=False, tie_word_embeddings=True, max_position_embeddings=8192),
+    "granitemoe_swa": dict(_LLAMA, num_local_experts=8, num_experts_per_tok=2, shared_intermediate_size=0,
+                           sliding_window=128, attention_bias=False),
+    "kolibri1": dict(vocab_size=128000, hidden_size=2560, num_hidden_layers=50, num_attention_heads=48,
+                     num_key_value_heads=4, head_dim=128, sliding_window=513, moe_intermediate_size=512,
+                     shared_expert_intermediate_size=512, num_experts_per_tok=6, num_experts=384,
+                     tie_word_embeddings=False, max_position_embeddings=262144),
     "qwen3_next": dict(vocab_size=151936, hidden_size=2048, intermediate_size=5632, num_hidden_layers=48,
                        num_attention_heads=16, num_key_value_heads=2, head_dim=256, linear_conv_kernel_dim=4,
                        linear_key_head_dim=128, linear_value_head_dim=128, linear_num_key_heads=16,
@@ -575,6 +587,8 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
     "hunyuan_v1_moe": {"moe_topk": ("num_experts_per_tok",), "num_experts": ("num_local_experts",)},
     "granitemoeshared": {"num_local_experts": ("num_experts",)},
     "exaone_moe": {"sliding_window_pattern": ("_sliding_window_pattern",)},
+    "granitemoe_swa": {"num_local_experts": ("num_experts",)},
+    "kolibri1": {"num_experts": ("num_local_experts",)},
 }
 
 
@@ -1507,6 +1521,39 @@ def _read_nemotron(r: _Read) -> dict:
     return _biased(r, mlp="plain", mlp_bias=r.flag("mlp_bias"), norm="layer")
 
 
+def _granite_windows(r: _Read, c: dict) -> dict:
+    """Granite's sliding-window variants: a learned sink per head, sliding layers by ``layer_types``, else every
+    layer but each fourth (from the first)."""
+    w = r.opt_whole("sliding_window", minimum=0)
+    _explicit_or(r, c, ["full_attention" if i % 4 == 0 else "sliding_attention" for i in range(c["layers"])], w)
+    c["attention_sinks"] = True
+    return c
+
+
+def _read_granite_swa(r: _Read) -> dict:
+    """Granite SWA: Granite's block with a learned per-head attention sink and sliding layers."""
+    return _granite_windows(r, _read_llama(r))
+
+
+def _read_granitemoe_swa(r: _Read) -> dict:
+    """Granite MoE SWA: Granite MoE with a shared expert (``shared_intermediate_size``), learned per-head attention
+    sinks and sliding layers."""
+    return _granite_windows(r, _read_granitemoeshared(r))
+
+
+def _read_kolibri1(r: _Read) -> dict:
+    """Kolibri 1: EXAONE 4's attention (qk-norm on head_dim, no biases), GLM-4's four norms per layer, a mixture in
+    every layer with a shared expert (``shared_expert_intermediate_size``) and a score-correction buffer; sliding
+    layers by ``layer_types``, else every fifth layer full."""
+    c = _common(r, ffn_key="moe_intermediate_size")
+    w = r.opt_whole("sliding_window", minimum=0)
+    _explicit_or(r, c, ["full_attention" if (i + 1) % 5 == 0 else "sliding_attention" for i in range(c["layers"])], w)
+    c.update(qk_norm="head", norms_per_layer=4, experts=r.whole("num_experts"),
+             experts_per_token=r.whole("num_experts_per_tok"), expert_ffn=c["ffn"],
+             shared_expert_ffn=r.whole("shared_expert_intermediate_size", minimum=0), router_score_bias=True)
+    return c
+
+
 _READERS = {
     "llama": _read_llama, "granite": _read_llama, "granitemoe": _read_granitemoe, "mistral": _read_mistral,
     "ministral": _read_ministral, "mixtral": _read_mixtral, "qwen2": _read_qwen2, "qwen2_moe": _read_qwen2_moe,
@@ -1528,7 +1575,8 @@ _READERS = {
     "iquestcoder": _read_llama, "sarvam_moe": _read_glm4_moe, "sarvam_mla": _read_deepseek, "helium": _read_helium,
     "cwm": _read_cwm, "solar_open": _read_solar_open, "youtu": _read_youtu, "hunyuan_v1_moe": _read_hunyuan_v1_moe,
     "vaultgemma": _read_vaultgemma, "granitemoeshared": _read_granitemoeshared, "exaone_moe": _read_exaone_moe,
-    "cohere2_moe": _read_cohere2_moe, "nemotron": _read_nemotron,
+    "cohere2_moe": _read_cohere2_moe, "nemotron": _read_nemotron, "granite_swa": _read_granite_swa,
+    "granitemoe_swa": _read_granitemoe_swa, "kolibri1": _read_kolibri1,
 }
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 

@@ -172,6 +172,12 @@ TINY: dict[str, tuple[str, dict]] = {
                                         prefix_dense_intermediate_size=80, attention_bias=True, **MOE)),
     "cohere2_moe_rms": ("cohere2_moe", dict(B, sliding_window=4, num_experts=4, rms_norm_eps=1e-5, **MOE)),
     "nemotron": ("nemotron", dict(B, head_dim=24, attention_bias=True, mlp_bias=True)),
+    "granite_swa": ("granite_swa", dict(B, sliding_window=4, attention_bias=True, embedding_multiplier=12.0)),
+    "granitemoe_swa": ("granitemoe_swa", dict(B, num_local_experts=4, shared_intermediate_size=48, sliding_window=4,
+                                              layer_types=["sliding_attention", "full_attention"], **MOE)),
+    "kolibri1": ("kolibri1", dict({k: v for k, v in B.items() if k != "intermediate_size"}, num_hidden_layers=5,
+                                  head_dim=24, sliding_window=4, num_experts=4, moe_intermediate_size=32,
+                                  shared_expert_intermediate_size=48, **MOE)),
 }
 
 
@@ -266,6 +272,9 @@ def test_the_tiny_models_exercise_the_features():
     assert cfgs["cohere2_moe"].layer_types == "FS" and cfgs["cohere2_moe"].norm == "layer_weight"  # prefix pattern 1
     assert cfgs["cohere2_moe_rms"].norm == "rms" and cfgs["cohere2_moe_rms"].parallel_block
     assert cfgs["nemotron"].mlp == "plain" and cfgs["nemotron"].norm == "layer"
+    assert cfgs["granite_swa"].attention_sinks and cfgs["granite_swa"].layer_types == "FS"
+    assert cfgs["granitemoe_swa"].layer_types == "SF" and cfgs["granitemoe_swa"].shared_expert_ffn == 48
+    assert cfgs["kolibri1"].layer_types == "SSSSF" and cfgs["kolibri1"].norms_per_layer == 4
     q35 = {n: read_config(dict(k, model_type=mt))[0] for n, (mt, k) in HYBRID.items() if n.startswith("qwen3_5")}
     assert all(c.mixer.split_proj and c.layer_types == "LF" for c in q35.values())
     assert not q35["qwen3_5_text"].is_moe and q35["qwen3_5_moe_text"].shared_expert_gate
