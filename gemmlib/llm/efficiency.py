@@ -90,6 +90,10 @@ from gemmlib.core.i18n import N_, Text
 # ----- fitted to OpenXLA's H100 table (see the module docstring) ---------------------------------------
 K0 = 160  # a tile's fixed work, in units of K (prologue + epilogue)
 T0_S = 5.25e-6  # fixed time of one GEMM kernel
+# A hybrid mixer's depthwise causal convolution: counted with the GEMMs (FlopCounterMode counts a convolution) but
+# run as one element-wise kernel per layer (causal_conv1d; cuDNN's depthwise path in eager PyTorch) on the CUDA
+# cores, a few multiply-adds per element it reads: timed as that, not as a batch of 1 × channels × kernel GEMMs.
+_DEPTHWISE = ("conv1d",)
 SPLIT_K_MIN = 2048  # split-K slices are at least this long
 # cuBLAS's CTA tile sizes (M × N of D per SM), most efficient first (NVIDIA DU-09799-001 §2.3)
 TILES = ((128, 256), (256, 128), (128, 128), (64, 128), (128, 64))
@@ -482,6 +486,11 @@ class ShapeEfficiency:
         t_mem = op.bytes / bw
         if not op.is_gemm:
             return 0.0, op.flops / peak, t_mem, Text(N_("element-wise: {share:.0%} of the bandwidth"), share=self.beta)
+        if op.name in _DEPTHWISE:
+            kernels = (getattr(op, "kernels", 0) or op.count) * self._stage_fraction(op)
+            return kernels * T0_S, op.flops / (hw.peak("fp32") or peak), t_mem, Text(
+                N_("depthwise convolution, one element-wise kernel per layer on the CUDA cores (the fp32 peak) at "
+                   "{share:.0%} of the bandwidth; not a GEMM"), share=self.beta)
         if op.name in _PRODUCTS and self.wl.attention == "fused":
             kernels = (getattr(op, "kernels", 0) or op.count) * self._stage_fraction(op)
             return self._fused_attention(op, kernels, peak, t_mem)
@@ -568,7 +577,7 @@ class ShapeEfficiency:
             dt = compute_dtype(op, self.dtype, self.hw)
             return (attention_share(self.hw, dt, keys, self.head_dim)
                     / attention_backward_share(self.hw, dt, keys, self.head_dim))
-        if not op.is_gemm or op.flops <= 0:
+        if not op.is_gemm or op.flops <= 0 or op.name in _DEPTHWISE:
             return 1.0
         fwd = self.seconds(op)
         if fwd <= 0:

@@ -243,3 +243,22 @@ def test_a_sliding_layers_flash_kernel_runs_at_its_window_not_the_sequence():
     assert model._keys(ops["attn_scores"]) == pytest.approx((s + 1) / 2)
     slide, full = (ef.attention_share(H100, "bf16", model._keys(ops[n])) for n in ("attn_scores_sliding", "attn_scores"))
     assert slide < full
+
+
+def test_a_hybrids_depthwise_convolution_is_timed_as_an_element_wise_kernel_not_a_gemm():
+    """A Mamba-2 layer's causal convolution counts with the GEMMs (FlopCounterMode counts a convolution) but runs
+    as one memory-bound kernel per layer on the CUDA cores: its time is the bytes it moves at the model's bandwidth
+    share (or its FLOPs at the fp32 peak, whichever is longer) plus one launch. As a batch of 1 × channels × 4
+    GEMMs it had come to 33 ms of a Nemotron-Nano-9B-v2 prefill of 4,096 tokens whose GEMMs take ~90 ms."""
+    from gemmlib.llm.hf import read_config_file
+
+    cfg = read_config_file(str(ROOT / "tests" / "data" / "configs" / "nemotron-nano-9b-v2.json"))[0]
+    wl = Workload(batch=1, seq_len=4096)
+    model = ef.ShapeEfficiency(H100, cfg, wl)
+    conv = next(o for o in prefill_ops(cfg, wl) if o.name == "conv1d")
+    assert conv.is_gemm and conv.count == cfg.mixer_layer_count == 27
+    fixed, t_comp, t_mem, why = model._time(conv)
+    assert fixed == 27 * ef.T0_S and t_comp == pytest.approx(conv.flops / H100.peak("fp32"))
+    assert t_mem == pytest.approx(conv.bytes / (H100.bandwidth * model.beta)) and t_mem > t_comp
+    assert "depthwise convolution" in str(why) and model.backward_factor(conv) == 1.0
+    assert model.seconds(conv) < 3e-3  # ~2 ms; the GEMM treatment gave 33 ms
