@@ -91,7 +91,7 @@ OP_NAMES = ("q_proj", "q_a_proj", "q_b_proj", "k_proj", "v_proj", "kv_a_proj", "
             "index_q", "index_k", "index_weights", "index_scores", "index_reduce",
             "router", "gate_proj", "up_proj", "down_proj", "shared_gate_proj", "shared_up_proj", "shared_down_proj",
             "shared_expert_gate", "dense_gate_proj", "dense_up_proj", "dense_down_proj", "lm_head")
-OTHER_OP_NAMES = ("embedding", "norms", "rotary", "kv_repeat", "attn_softmax", "ssm_scan", "activation",
+OTHER_OP_NAMES = ("embedding", "norms", "rotary", "kv_repeat", "attn_softmax", "ssm_scan", "conv_gates", "activation",
                   "shared_activation", "dense_activation", "moe_routing", "act_quant", "act_quant_inner", "residual")
 ATTENTION_PRODUCTS = ("attn_scores", "attn_values", "attn_scores_sliding", "attn_values_sliding")
 LM_HEAD_MODES = ("all", "last")
@@ -136,7 +136,8 @@ SHARDING: dict[str, str] = {
     # the mixers of the hybrid families (vLLM: in_proj column-parallel, x_proj and out_proj row-parallel)
     "in_proj_qkvz": "column", "in_proj_ba": "column", "in_proj_qkv": "column", "in_proj_z": "column",
     "in_proj_b": "column", "in_proj_a": "column", "in_proj": "column", "conv1d": "heads", "x_proj": "row",
-    "dt_proj": "column", "ssm_chunks": "heads", "ssm_scan_out": "heads", "ssm_scan": "heads", "out_proj": "row",
+    "dt_proj": "column", "ssm_chunks": "heads", "ssm_scan_out": "heads", "ssm_scan": "heads", "conv_gates": "heads",
+    "out_proj": "row",
     "act_quant": "replicated", "act_quant_inner": "column",
     # DeepSeek-V3.2's indexer: every rank scores every key (vLLM's indexer projections are replicated)
     "index_q": "replicated", "index_k": "replicated", "index_weights": "replicated", "index_scores": "replicated",

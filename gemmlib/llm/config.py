@@ -50,9 +50,9 @@ QK_NORMS = ("none", "head", "width", "l2")
 
 # Per-layer mixer: F full attention, S sliding window, C chunked (Llama 4: a window that restarts every chunk);
 # the hybrid families' L Gated DeltaNet (linear attention), M Mamba, 2 Mamba-2, P full attention and Mamba-2 in
-# parallel (Falcon-H1), - none (a Nemotron-H MLP layer). See gemmlib.llm.ssm.
+# parallel (Falcon-H1), V LFM2's gated short convolution, - none (a Nemotron-H MLP layer). See gemmlib.llm.ssm.
 LAYER_KINDS = {"F": "full", "S": "sliding", "C": "chunked", "L": "linear_attention", "M": "mamba", "2": "mamba2",
-               "P": "attention+mamba2", "I": "indexed", "-": "none"}
+               "P": "attention+mamba2", "I": "indexed", "V": "short_conv", "-": "none"}
 # I: full attention with its own DeepSeek Sparse Attention indexer (a DSA model's F layers reuse another layer's choice)
 ATTENTION_LETTERS = "FSCPI"  # layers with softmax attention (and a KV cache)
 WINDOW_LETTERS = "SC"
@@ -678,7 +678,7 @@ class ModelConfig:
             out["with_indexer"] = kinds.count("I")
         if self.mixer is not None:
             out.update(linear_attention=kinds.count("L"), mamba=kinds.count("M") + kinds.count("2") + kinds.count("P"),
-                       without_attention=self.layers - self.attention_layer_count)
+                       short_conv=kinds.count("V"), without_attention=self.layers - self.attention_layer_count)
         return out
 
     def describe(self) -> dict:

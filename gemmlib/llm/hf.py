@@ -47,7 +47,7 @@ SUPPORTED_MODEL_TYPES = (
     "qwen3_5_moe", "hunyuan_v1_dense", "arcee", "exaone", "flex_olmo", "dots1", "deepseek_v32", "glm_moe_dsa",
     "granitemoehybrid", "internlm3", "iquestcoder", "sarvam_moe", "sarvam_mla", "helium", "cwm", "solar_open", "youtu",
     "hunyuan_v1_moe", "vaultgemma", "granitemoeshared", "exaone_moe", "cohere2_moe", "nemotron", "granite_swa",
-    "granitemoe_swa", "kolibri1",
+    "granitemoe_swa", "kolibri1", "lfm2",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -82,7 +82,7 @@ ARCHITECTURES = {
     "VaultGemmaForCausalLM": "vaultgemma", "GraniteMoeSharedForCausalLM": "granitemoeshared",
     "ExaoneMoeForCausalLM": "exaone_moe", "Cohere2MoeForCausalLM": "cohere2_moe", "NemotronForCausalLM": "nemotron",
     "GraniteSWAForCausalLM": "granite_swa", "GraniteMoeSWAForCausalLM": "granitemoe_swa",
-    "Kolibri1ForCausalLM": "kolibri1",
+    "Kolibri1ForCausalLM": "kolibri1", "Lfm2ForCausalLM": "lfm2",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
 _WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
@@ -153,6 +153,11 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     "deepseek_v3": frozenset({"moe_layer_freq", "head_dim", "qk_head_dim"}),
     "sarvam_mla": frozenset({"moe_layer_freq", "head_dim", "qk_head_dim"}),
     "youtu": frozenset({"head_dim", "qk_head_dim"}),
+    # LFM2's first checkpoints: the same shapes again under their own names (hidden_size, num_attention_heads, the
+    # rotary base, norm_eps), initialisation switches, the positional encoding (always rotary)
+    "lfm2": frozenset({"block_dim", "conv_dim", "conv_dim_out", "num_heads", "theta", "block_norm_eps",
+                       "block_mlp_init_scale", "block_out_init_scale", "block_use_swiglu", "block_use_xavier_init",
+                       "conv_use_xavier_init", "use_pos_enc"}),
     # Hunyuan MoE: its remote code's switches (transformers' class: experts and the shared MLP intermediate_size wide,
     # one shared MLP, qk-norm always, no cross-layer attention)
     "hunyuan_v1_moe": frozenset({"moe_intermediate_size", "num_shared_expert", "use_mixed_mlp_moe", "use_qk_norm",
@@ -519,6 +524,10 @@ DEFAULTS: dict[str, dict] = {
                      num_key_value_heads=4, head_dim=128, sliding_window=513, moe_intermediate_size=512,
                      shared_expert_intermediate_size=512, num_experts_per_tok=6, num_experts=384,
                      tie_word_embeddings=False, max_position_embeddings=262144),
+    "lfm2": dict(vocab_size=65536, hidden_size=2560, intermediate_size=12288, num_hidden_layers=32,
+                 num_attention_heads=32, num_key_value_heads=8, conv_L_cache=3, conv_bias=False, block_multiple_of=256,
+                 block_ffn_dim_multiplier=1.0, block_auto_adjust_ff_dim=True, tie_word_embeddings=True,
+                 max_position_embeddings=128000),
     "qwen3_next": dict(vocab_size=151936, hidden_size=2048, intermediate_size=5632, num_hidden_layers=48,
                        num_attention_heads=16, num_key_value_heads=2, head_dim=256, linear_conv_kernel_dim=4,
                        linear_key_head_dim=128, linear_value_head_dim=128, linear_num_key_heads=16,
@@ -1554,6 +1563,42 @@ def _read_kolibri1(r: _Read) -> dict:
     return c
 
 
+def _read_lfm2(r: _Read) -> dict:
+    """LFM2: gated short-convolution layers (``conv``: in_proj to B|C|x, a depthwise convolution of B·x over
+    ``conv_L_cache`` inputs, C times its output, out_proj) and attention layers with qk-norm on head_dim, by
+    ``layer_types`` or ``full_attn_idxs``; the SwiGLU MLP's width adjusted as LFM2 does (2/3 of ``intermediate_size``,
+    times ``block_ffn_dim_multiplier``, rounded up to ``block_multiple_of``) unless ``block_auto_adjust_ff_dim`` is
+    false. The first checkpoints' spellings (``block_ff_dim``, ``tie_embedding``) win over the new ones, as LFM2's
+    config class pops them over its fields."""
+    old_ffn = r.has("block_ff_dim")
+    c = _common(r, ffn_key="block_ff_dim" if old_ffn else "intermediate_size")
+    if old_ffn:
+        r.get("intermediate_size")  # read, unused: block_ff_dim wins
+    layers, h = c["layers"], c["hidden"]
+    kinds = _type_list(r, "layer_types", {"conv": "V", "full_attention": "F"}, layers)
+    if kinds is None:
+        full = set(r.ints("full_attn_idxs")) if r.get("full_attn_idxs") is not None else set(range(layers))
+        kinds = ["F" if i in full else "V" for i in range(layers)]
+    else:
+        r.get("full_attn_idxs")  # read, unused: layer_types wins
+    ffn = c["ffn"]
+    if r.has("tie_embedding"):
+        c["tied_embeddings"] = r.flag("tie_embedding")
+    mult, multiple = r.get("block_ffn_dim_multiplier"), r.get("block_multiple_of")  # read even when not applied
+    if r.flag("block_auto_adjust_ff_dim", True):
+        ffn = int(2 * ffn / 3)
+        if mult is not None:
+            if isinstance(mult, bool) or not isinstance(mult, (int, float)) or mult <= 0:
+                raise InputError(N_("config.json field {key!r} must be a positive number"),
+                                 key="block_ffn_dim_multiplier")
+            m = _whole("block_multiple_of", multiple)
+            ffn = m * ((int(mult * ffn) + m - 1) // m)
+    b = r.flag("conv_bias")
+    mixer = Mixer("short_conv", conv=r.whole("conv_L_cache"), inner=h, conv_bias=b, in_bias=b, out_bias=b)
+    c.update(ffn=_whole("the adjusted MLP width", ffn), qk_norm="head", mixer=mixer, layer_types="".join(kinds))
+    return c
+
+
 _READERS = {
     "llama": _read_llama, "granite": _read_llama, "granitemoe": _read_granitemoe, "mistral": _read_mistral,
     "ministral": _read_ministral, "mixtral": _read_mixtral, "qwen2": _read_qwen2, "qwen2_moe": _read_qwen2_moe,
@@ -1576,7 +1621,7 @@ _READERS = {
     "cwm": _read_cwm, "solar_open": _read_solar_open, "youtu": _read_youtu, "hunyuan_v1_moe": _read_hunyuan_v1_moe,
     "vaultgemma": _read_vaultgemma, "granitemoeshared": _read_granitemoeshared, "exaone_moe": _read_exaone_moe,
     "cohere2_moe": _read_cohere2_moe, "nemotron": _read_nemotron, "granite_swa": _read_granite_swa,
-    "granitemoe_swa": _read_granitemoe_swa, "kolibri1": _read_kolibri1,
+    "granitemoe_swa": _read_granitemoe_swa, "kolibri1": _read_kolibri1, "lfm2": _read_lfm2,
 }
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 

@@ -1,8 +1,9 @@
 """Linear-attention and state-space mixers: Gated DeltaNet (Qwen3-Next), Mamba (Jamba), Mamba-2 (Nemotron-H,
-Falcon-H1) — their parameters, their per-sequence state and the work of a prefill and of a decode step.
+Falcon-H1), LFM2's gated short convolution — their parameters, their per-sequence state and the work of a prefill and of a decode step.
 
 A hybrid model's layers each have a *mixer* (``ModelConfig.attention_kinds``: F / S / C attention, ``L`` Gated
-DeltaNet, ``M`` Mamba, ``2`` Mamba-2, ``P`` attention and Mamba-2 side by side as Falcon-H1 runs them, ``-`` none).
+DeltaNet, ``M`` Mamba, ``2`` Mamba-2, ``P`` attention and Mamba-2 side by side as Falcon-H1 runs them, ``V`` LFM2's
+short convolution, ``-`` none).
 A mixer layer keeps a fixed state per sequence instead of a KV cache that grows with the context: the last
 inputs of its causal convolution and the recurrent (SSM) state. :class:`Mixer` holds the dimensions one family's
 config.json gives; :func:`work` lists what one layer does, in either of two conventions:
@@ -24,7 +25,9 @@ config.json gives; :func:`work` lists what one layer does, in either of two conv
     (2 · d_inner · d_state), the rest element-wise;
   - Mamba-2's prefill is ``mamba2_chunk_scan`` (the SSD einsums: C·Bᵀ, the diagonal block times X, the chunk
     states, the inter-chunk recurrence over chunks + 1, C times the states), its decode step one
-    state × C batched matmul per head.
+    state × C batched matmul per head;
+  - LFM2's short convolution is in_proj (hidden → B|C|x), the depthwise convolution of B·x, C times its output
+    and out_proj: no recurrent state, only the convolution's.
 
 * ``engine=True`` — what a serving engine's kernels (flash-linear-attention, mamba_ssm, vLLM) run: the
   convolution over exactly the new tokens (t outputs), Gated DeltaNet's chunked form as FLA computes it (the
@@ -47,9 +50,9 @@ from dataclasses import dataclass
 from gemmlib.core.errors import InputError
 from gemmlib.core.i18n import N_, Text
 
-MIXER_KINDS = ("gated_deltanet", "mamba", "mamba2")
+MIXER_KINDS = ("gated_deltanet", "mamba", "mamba2", "short_conv")
 # per-layer letters of the mixers (ModelConfig.attention_kinds)
-MIXER_LETTERS = {"L": "gated_deltanet", "M": "mamba", "2": "mamba2", "P": "mamba2"}
+MIXER_LETTERS = {"L": "gated_deltanet", "M": "mamba", "2": "mamba2", "P": "mamba2", "V": "short_conv"}
 DELTA_CHUNK = 64  # torch_chunk_gated_delta_rule's and FLA's chunk size (not a config key)
 
 _CAP = 10_000_000
@@ -70,7 +73,8 @@ class Mixer:
 
     ``gated_deltanet``: ``heads`` value heads of ``head_dim``, ``groups`` key heads of ``key_dim``;
     ``mamba``: ``inner`` channels, ``state`` per channel, ``dt_rank``; ``mamba2``: ``heads`` of ``head_dim``
-    (inner = heads · head_dim), ``groups`` of B/C with ``state`` each, ``chunk`` of the SSD scan.
+    (inner = heads · head_dim), ``groups`` of B/C with ``state`` each, ``chunk`` of the SSD scan; ``short_conv``
+    (LFM2): ``inner`` channels (the hidden size), a convolution of width ``conv``, every linear biased by ``conv_bias``.
     """
 
     kind: str
@@ -104,6 +108,8 @@ class Mixer:
         elif self.kind == "mamba":
             for f in ("inner", "state", "dt_rank"):
                 _dim(f"mamba {f}", getattr(self, f))
+        elif self.kind == "short_conv":
+            _dim("short convolution channels", self.inner)
         else:
             for f in ("heads", "head_dim", "groups", "state", "chunk"):
                 _dim(f"mamba2 {f}", getattr(self, f))
@@ -118,7 +124,7 @@ class Mixer:
         """Channels of the depthwise convolution (q|k|v for DeltaNet, x for Mamba, x|B|C for Mamba-2)."""
         if self.kind == "gated_deltanet":
             return 2 * self.groups * self.key_dim + self.heads * self.head_dim
-        if self.kind == "mamba":
+        if self.kind in ("mamba", "short_conv"):
             return self.inner
         return self.inner + 2 * self.groups * self.state
 
@@ -138,6 +144,8 @@ class Mixer:
                         ("out_proj", h, vd, False)]
             return [("in_proj_qkvz", 2 * kd + 2 * vd, h, False), ("in_proj_ba", 2 * self.heads, h, False),
                     ("out_proj", h, vd, False)]
+        if self.kind == "short_conv":  # in_proj makes B, C and x
+            return [("in_proj", 3 * self.inner, h, self.in_bias), ("out_proj", h, self.inner, self.out_bias)]
         if self.kind == "mamba":
             d = self.inner
             return [("in_proj", 2 * d, h, self.in_bias), ("x_proj", self.dt_rank + 2 * self.state, d, False),
@@ -151,6 +159,8 @@ class Mixer:
         out = {"conv1d": c * self.conv + (c if self.conv_bias else 0)}
         if self.kind == "gated_deltanet":
             out.update(dt_bias=self.heads, A_log=self.heads, norm=self.head_dim)
+        elif self.kind == "short_conv":
+            pass  # the convolution only
         elif self.kind == "mamba":
             out.update(A_log=self.inner * self.state, D=self.inner)
             if self.bc_norms:
@@ -181,6 +191,8 @@ class Mixer:
         (Mamba), head_dim × d_state per head (Mamba-2)."""
         if self.kind == "gated_deltanet":
             return self.heads * self.key_dim * self.head_dim
+        if self.kind == "short_conv":
+            return 0
         if self.kind == "mamba":
             return self.inner * self.state
         return self.heads * self.head_dim * self.state
@@ -196,6 +208,8 @@ class Mixer:
                      key_head_dim=self.key_dim, chunk=DELTA_CHUNK)
         elif self.kind == "mamba":
             d.update(inner=self.inner, state=self.state, dt_rank=self.dt_rank)
+        elif self.kind == "short_conv":
+            d.update(channels=self.inner)
         else:
             d.update(heads=self.heads, head_dim=self.head_dim, groups=self.groups, state=self.state,
                      chunk=self.chunk)
@@ -251,6 +265,13 @@ def work(mx: Mixer, hidden: int, *, batch: int, tokens: int, runs: int, decode: 
         out.append(conv)
         out += _delta(mx, b, t, runs, decode, engine)
         linear("out_proj", h, mx.value_width)
+    elif mx.kind == "short_conv":
+        d = mx.inner
+        linear("in_proj", 3 * d, h)
+        out.append(Work("conv_gates", b, d, 0, runs, 2 * rows * d * runs, 5 * rows * d * runs, kind="other",
+                        note=Text(N_("B·x before the convolution and C times its output (element-wise)"))))
+        out.append(conv)
+        linear("out_proj", h, d)
     elif mx.kind == "mamba":
         d, n_, r = mx.inner, mx.state, mx.dt_rank
         linear("in_proj", 2 * d, h)

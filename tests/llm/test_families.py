@@ -546,6 +546,10 @@ HYBRID: dict[str, tuple[str, dict]] = {
                                                         layer_types=["attention", "mamba"], shared_intermediate_size=48,
                                                         mamba_n_heads=4, mamba_d_state=8, mamba_chunk_size=4,
                                                         position_embedding_type="rope", pad_token_id=None)),
+    "lfm2": ("lfm2", dict(_H, num_hidden_layers=3, layer_types=["conv", "full_attention", "conv"], conv_L_cache=3,
+                          block_multiple_of=16, pad_token_id=None)),
+    "lfm2_idxs": ("lfm2", dict(_H, num_hidden_layers=2, full_attn_idxs=[1], conv_bias=True, block_ff_dim=80,
+                               block_auto_adjust_ff_dim=False, pad_token_id=None)),
     "falcon_h1": ("falcon_h1", dict(_H, num_hidden_layers=2, head_dim=16, mamba_d_ssm=64, mamba_n_heads=4,
                                     mamba_n_groups=2, mamba_d_state=8, mamba_d_conv=4, mamba_chunk_size=4,
                                     mamba_rms_norm=True, pad_token_id=None)),
@@ -597,7 +601,7 @@ def test_hybrid_model_is_exact(name, source):
     per_layer, nbytes = _cache_nbytes(out.cache)
     mixer = cfg.mixer.state_elements(engine=False)
     assert per_layer == [BATCH * (cfg.cached_tokens(k, PROMPT + 1) * cfg.kv_elements_of(k)
-                                  + (mixer if k in "LM2P" else 0)) for k in cfg.attention_kinds]
+                                  + (mixer if k in MIXER_LETTERS else 0)) for k in cfg.attention_kinds]
     assert kv_cache_bytes(cfg, wl) == nbytes
     if source == "to_dict":
         assert info["unknown_keys"] == [], info["unknown_keys"]
@@ -677,3 +681,22 @@ def test_hunyuan_moe_reads_per_layer_lists_and_names_the_remote_codes_switches()
     for bad, says in (([8] * 31 + [4], "differs between layers"), ([8] * 3, "lists 3 layers")):
         with pytest.raises(InputError, match=says):
             read_config(dict(raw, moe_topk=bad))
+
+
+def test_lfm2_reads_its_first_checkpoints_spellings_and_comes_to_the_cards_count():
+    """LFM2-1.2B's config.json (the first LFM2 checkpoints' keys: ``block_ff_dim``, ``tie_embedding``,
+    ``full_attn_idxs`` and shapes named twice) is read with no unknown key, the MLP width adjusted as LFM2 does
+    (2/3 of 12,288, rounded up to 256: 8,192), and comes to numel() of what transformers builds from it on the meta
+    device and to the card's 1,170,340,608 parameters; its ten short-convolution layers keep 3 inputs of 2,048
+    channels per sequence, its six attention layers a KV cache."""
+    raw = dict(model_type="lfm2", architectures=["Lfm2ForCausalLM"], block_auto_adjust_ff_dim=True, block_dim=2048,
+               block_ff_dim=12288, block_ffn_dim_multiplier=1.0, block_mlp_init_scale=1.0, block_multiple_of=256,
+               block_norm_eps=1e-05, block_out_init_scale=1.0, block_use_swiglu=True, block_use_xavier_init=True,
+               conv_L_cache=3, conv_bias=False, conv_dim=2048, conv_dim_out=2048, conv_use_xavier_init=True,
+               full_attn_idxs=[2, 5, 8, 10, 12, 14], hidden_size=2048, max_position_embeddings=128000, norm_eps=1e-05,
+               num_attention_heads=32, num_heads=32, num_hidden_layers=16, num_key_value_heads=8, rope_theta=1e6,
+               theta=1e6, tie_embedding=True, torch_dtype="bfloat16", use_pos_enc=True, vocab_size=65536)
+    cfg, info = read_config(raw)
+    assert info["unknown_keys"] == [] and cfg.ffn == 8192 and cfg.tied_embeddings
+    assert cfg.layer_types == "VVFVVFVVFVFVFVFV" and cfg.mixer.state_elements(engine=False) == 2048 * 3
+    assert cfg.params == _meta_params(raw) == 1_170_340_608
