@@ -88,8 +88,8 @@ _NAMES = {
                        embed="backbone.embeddings"),
     "falcon_h1": dict(mlp="feed_forward"),
     "hunyuan_v1_moe": dict(shared="shared_mlp", router="gate.wg"),
-    "lfm2": dict(o="out_proj", mixer="conv", mlp="feed_forward", gate="w1", up="w3", down="w2",
-                 embed="model.embed_tokens"),
+    "lfm2": dict(o="out_proj", mixer="conv", mlp="feed_forward", gate="w1", up="w3", down="w2"),
+    "lfm2_moe": dict(o="out_proj", mixer="conv", mlp="feed_forward", moe="feed_forward", gate="w1", up="w3", down="w2"),
 }
 # AutoAWQ stores a per-layer activation scale (ScaledActivation) for these families.
 _AWQ_SCALED_ACT = ("starcoder2", "falcon", "gpt_neox", "gpt_bigcode")

@@ -47,7 +47,7 @@ SUPPORTED_MODEL_TYPES = (
     "qwen3_5_moe", "hunyuan_v1_dense", "arcee", "exaone", "flex_olmo", "dots1", "deepseek_v32", "glm_moe_dsa",
     "granitemoehybrid", "internlm3", "iquestcoder", "sarvam_moe", "sarvam_mla", "helium", "cwm", "solar_open", "youtu",
     "hunyuan_v1_moe", "vaultgemma", "granitemoeshared", "exaone_moe", "cohere2_moe", "nemotron", "granite_swa",
-    "granitemoe_swa", "kolibri1", "lfm2",
+    "granitemoe_swa", "kolibri1", "lfm2", "lfm2_moe",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -82,7 +82,7 @@ ARCHITECTURES = {
     "VaultGemmaForCausalLM": "vaultgemma", "GraniteMoeSharedForCausalLM": "granitemoeshared",
     "ExaoneMoeForCausalLM": "exaone_moe", "Cohere2MoeForCausalLM": "cohere2_moe", "NemotronForCausalLM": "nemotron",
     "GraniteSWAForCausalLM": "granite_swa", "GraniteMoeSWAForCausalLM": "granitemoe_swa",
-    "Kolibri1ForCausalLM": "kolibri1", "Lfm2ForCausalLM": "lfm2",
+    "Kolibri1ForCausalLM": "kolibri1", "Lfm2ForCausalLM": "lfm2", "Lfm2MoeForCausalLM": "lfm2_moe",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
 _WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
@@ -528,6 +528,10 @@ DEFAULTS: dict[str, dict] = {
                  num_attention_heads=32, num_key_value_heads=8, conv_L_cache=3, conv_bias=False, block_multiple_of=256,
                  block_ffn_dim_multiplier=1.0, block_auto_adjust_ff_dim=True, tie_word_embeddings=True,
                  max_position_embeddings=128000),
+    "lfm2_moe": dict(vocab_size=65536, hidden_size=2048, intermediate_size=7168, moe_intermediate_size=1792,
+                     num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=8, conv_L_cache=3,
+                     conv_bias=False, num_dense_layers=2, num_experts_per_tok=4, num_experts=32, use_expert_bias=True,
+                     tie_word_embeddings=True, max_position_embeddings=128000),
     "qwen3_next": dict(vocab_size=151936, hidden_size=2048, intermediate_size=5632, num_hidden_layers=48,
                        num_attention_heads=16, num_key_value_heads=2, head_dim=256, linear_conv_kernel_dim=4,
                        linear_key_head_dim=128, linear_value_head_dim=128, linear_num_key_heads=16,
@@ -1564,26 +1568,39 @@ def _read_kolibri1(r: _Read) -> dict:
 
 
 def _read_lfm2(r: _Read) -> dict:
-    """LFM2: gated short-convolution layers (``conv``: in_proj to B|C|x, a depthwise convolution of B·x over
-    ``conv_L_cache`` inputs, C times its output, out_proj) and attention layers with qk-norm on head_dim, by
-    ``layer_types`` or ``full_attn_idxs``; the SwiGLU MLP's width adjusted as LFM2 does (2/3 of ``intermediate_size``,
-    times ``block_ffn_dim_multiplier``, rounded up to ``block_multiple_of``) unless ``block_auto_adjust_ff_dim`` is
-    false. The first checkpoints' spellings (``block_ff_dim``, ``tie_embedding``) win over the new ones, as LFM2's
-    config class pops them over its fields."""
-    old_ffn = r.has("block_ff_dim")
+    """LFM2 (``lfm2``, ``lfm2_moe``): gated short-convolution layers (``conv``: in_proj to B|C|x, a depthwise
+    convolution of B·x over ``conv_L_cache`` inputs, C times its output, out_proj) and attention layers with qk-norm
+    on head_dim, by ``layer_types`` (or, dense LFM2 only, ``full_attn_idxs``). Dense LFM2's SwiGLU MLP width is
+    adjusted as LFM2 does (2/3 of ``intermediate_size``, times ``block_ffn_dim_multiplier``, rounded up to
+    ``block_multiple_of``) unless ``block_auto_adjust_ff_dim`` is false; its first checkpoints' spellings
+    (``block_ff_dim``, ``tie_embedding``) win over the new ones, as its config class pops them over its fields.
+    LFM2-MoE: the first ``num_dense_layers`` MLPs dense (``intermediate_size``), the rest ``num_experts`` experts of
+    ``moe_intermediate_size``, an expert-bias buffer when ``use_expert_bias``."""
+    moe = r.family == "lfm2_moe"
+    old_ffn = not moe and r.has("block_ff_dim")
     c = _common(r, ffn_key="block_ff_dim" if old_ffn else "intermediate_size")
     if old_ffn:
         r.get("intermediate_size")  # read, unused: block_ff_dim wins
     layers, h = c["layers"], c["hidden"]
     kinds = _type_list(r, "layer_types", {"conv": "V", "full_attention": "F"}, layers)
+    if kinds is None and moe:
+        raise InputError(N_("an lfm2_moe config.json needs 'layer_types' (conv or full_attention for each layer)"))
     if kinds is None:
         full = set(r.ints("full_attn_idxs")) if r.get("full_attn_idxs") is not None else set(range(layers))
         kinds = ["F" if i in full else "V" for i in range(layers)]
-    else:
+    elif not moe:
         r.get("full_attn_idxs")  # read, unused: layer_types wins
-    ffn = c["ffn"]
     if r.has("tie_embedding"):
         c["tied_embeddings"] = r.flag("tie_embedding")
+    b = r.flag("conv_bias")
+    mixer = Mixer("short_conv", conv=r.whole("conv_L_cache"), inner=h, conv_bias=b, in_bias=b, out_bias=b)
+    c.update(qk_norm="head", mixer=mixer, layer_types="".join(kinds))
+    if moe:
+        c.update(experts=r.whole("num_experts"), experts_per_token=r.whole("num_experts_per_tok"),
+                 expert_ffn=r.whole("moe_intermediate_size"), router_score_bias=r.flag("use_expert_bias", True),
+                 moe_layers=moe_pattern(layers, first_dense=min(r.whole("num_dense_layers", minimum=0), layers)))
+        return c
+    ffn = c["ffn"]
     mult, multiple = r.get("block_ffn_dim_multiplier"), r.get("block_multiple_of")  # read even when not applied
     if r.flag("block_auto_adjust_ff_dim", True):
         ffn = int(2 * ffn / 3)
@@ -1593,9 +1610,7 @@ def _read_lfm2(r: _Read) -> dict:
                                  key="block_ffn_dim_multiplier")
             m = _whole("block_multiple_of", multiple)
             ffn = m * ((int(mult * ffn) + m - 1) // m)
-    b = r.flag("conv_bias")
-    mixer = Mixer("short_conv", conv=r.whole("conv_L_cache"), inner=h, conv_bias=b, in_bias=b, out_bias=b)
-    c.update(ffn=_whole("the adjusted MLP width", ffn), qk_norm="head", mixer=mixer, layer_types="".join(kinds))
+    c["ffn"] = _whole("the adjusted MLP width", ffn)
     return c
 
 
@@ -1621,7 +1636,7 @@ _READERS = {
     "cwm": _read_cwm, "solar_open": _read_solar_open, "youtu": _read_youtu, "hunyuan_v1_moe": _read_hunyuan_v1_moe,
     "vaultgemma": _read_vaultgemma, "granitemoeshared": _read_granitemoeshared, "exaone_moe": _read_exaone_moe,
     "cohere2_moe": _read_cohere2_moe, "nemotron": _read_nemotron, "granite_swa": _read_granite_swa,
-    "granitemoe_swa": _read_granitemoe_swa, "kolibri1": _read_kolibri1, "lfm2": _read_lfm2,
+    "granitemoe_swa": _read_granitemoe_swa, "kolibri1": _read_kolibri1, "lfm2": _read_lfm2, "lfm2_moe": _read_lfm2,
 }
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 

@@ -278,6 +278,10 @@ def test_the_tiny_models_exercise_the_features():
     q35 = {n: read_config(dict(k, model_type=mt))[0] for n, (mt, k) in HYBRID.items() if n.startswith("qwen3_5")}
     assert all(c.mixer.split_proj and c.layer_types == "LF" for c in q35.values())
     assert not q35["qwen3_5_text"].is_moe and q35["qwen3_5_moe_text"].shared_expert_gate
+    lfm = {n: read_config(dict(k, model_type=mt))[0] for n, (mt, k) in HYBRID.items() if n.startswith("lfm2")}
+    assert lfm["lfm2"].layer_types == "VFV" and lfm["lfm2"].ffn == 64  # 2/3 of 96, rounded up to 16
+    assert lfm["lfm2_idxs"].layer_types == "VF" and lfm["lfm2_idxs"].ffn == 80 and lfm["lfm2_idxs"].mixer.conv_bias
+    assert lfm["lfm2_moe"].moe_layers == "DMM" and lfm["lfm2_moe"].router_score_bias
     _, _, prefill, _, per_layer, _ = _truth("mistral")
     _, _, prefill_full, _, per_layer_full, _ = _truth("mistral_full")
     assert per_layer[0] < per_layer_full[0]  # the window truncated the cache
@@ -550,6 +554,9 @@ HYBRID: dict[str, tuple[str, dict]] = {
                           block_multiple_of=16, pad_token_id=None)),
     "lfm2_idxs": ("lfm2", dict(_H, num_hidden_layers=2, full_attn_idxs=[1], conv_bias=True, block_ff_dim=80,
                                block_auto_adjust_ff_dim=False, pad_token_id=None)),
+    "lfm2_moe": ("lfm2_moe", dict(_H, num_hidden_layers=3, layer_types=["conv", "full_attention", "conv"],
+                                  moe_intermediate_size=32, num_dense_layers=1, num_experts=4, num_experts_per_tok=2,
+                                  pad_token_id=None)),
     "falcon_h1": ("falcon_h1", dict(_H, num_hidden_layers=2, head_dim=16, mamba_d_ssm=64, mamba_n_heads=4,
                                     mamba_n_groups=2, mamba_d_state=8, mamba_d_conv=4, mamba_chunk_size=4,
                                     mamba_rms_norm=True, pad_token_id=None)),
