@@ -47,7 +47,7 @@ SUPPORTED_MODEL_TYPES = (
     "qwen3_5_moe", "hunyuan_v1_dense", "arcee", "exaone", "flex_olmo", "dots1", "deepseek_v32", "glm_moe_dsa",
     "granitemoehybrid", "internlm3", "iquestcoder", "sarvam_moe", "sarvam_mla", "helium", "cwm", "solar_open", "youtu",
     "hunyuan_v1_moe", "vaultgemma", "granitemoeshared", "exaone_moe", "cohere2_moe", "nemotron", "granite_swa",
-    "granitemoe_swa", "kolibri1", "lfm2", "lfm2_moe",
+    "granitemoe_swa", "kolibri1", "lfm2", "lfm2_moe", "bamba",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -83,6 +83,7 @@ ARCHITECTURES = {
     "ExaoneMoeForCausalLM": "exaone_moe", "Cohere2MoeForCausalLM": "cohere2_moe", "NemotronForCausalLM": "nemotron",
     "GraniteSWAForCausalLM": "granite_swa", "GraniteMoeSWAForCausalLM": "granitemoe_swa",
     "Kolibri1ForCausalLM": "kolibri1", "Lfm2ForCausalLM": "lfm2", "Lfm2MoeForCausalLM": "lfm2_moe",
+    "BambaForCausalLM": "bamba",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
 _WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
@@ -106,6 +107,7 @@ IRRELEVANT_KEYS = frozenset({
     "original_max_position_embeddings", "pretraining_tp", "logit_scale", "final_logit_softcapping",
     "attn_logit_softcapping", "query_pre_attn_scalar", "embedding_multiplier", "residual_multiplier",
     "attention_multiplier", "logits_scaling", "router_aux_loss_coef", "output_router_logits", "router_jitter_noise",
+    "z_loss_coefficient",
     "input_jitter_noise", "norm_topk_prob", "routed_scaling_factor", "scoring_func", "topk_method", "n_group",
     "topk_group", "aux_loss_alpha", "seq_aux", "clip_qkv", "swiglu_limit", "swiglu_alpha", "use_bidirectional_attention",
     "scale_attn_weights", "scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn", "summary_type",
@@ -532,6 +534,11 @@ DEFAULTS: dict[str, dict] = {
                      num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=8, conv_L_cache=3,
                      conv_bias=False, num_dense_layers=2, num_experts_per_tok=4, num_experts=32, use_expert_bias=True,
                      tie_word_embeddings=True, max_position_embeddings=128000),
+    "bamba": dict(vocab_size=128000, hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
+                  num_attention_heads=32, num_key_value_heads=8, mamba_n_heads=128, mamba_d_head=64, mamba_n_groups=1,
+                  mamba_d_state=256, mamba_d_conv=4, mamba_expand=2, mamba_chunk_size=256, mamba_conv_bias=True,
+                  mamba_proj_bias=False, attention_bias=False, mlp_bias=False, tie_word_embeddings=False,
+                  max_position_embeddings=262144),
     "qwen3_next": dict(vocab_size=151936, hidden_size=2048, intermediate_size=5632, num_hidden_layers=48,
                        num_attention_heads=16, num_key_value_heads=2, head_dim=256, linear_conv_kernel_dim=4,
                        linear_key_head_dim=128, linear_value_head_dim=128, linear_num_key_heads=16,
@@ -1273,6 +1280,33 @@ def _read_qwen3_5(r: _Read) -> dict:
     return c
 
 
+def _mamba2_of(r: _Read, h: int, family: str) -> Mixer:
+    """The Mamba-2 mixer of Bamba's layout (``mamba_*`` keys): heads × head dim must be ``mamba_expand`` × hidden."""
+    inner = r.whole("mamba_expand") * h
+    heads = r.whole("mamba_n_heads")
+    hd = r.get("mamba_d_head")
+    hd = inner // heads if hd in (None, "auto") else _whole("mamba_d_head", hd)
+    if hd * heads != inner:
+        raise InputError(N_("{family}: mamba_n_heads × mamba_d_head ({n} × {d}) must equal mamba_expand × hidden_size "
+                            "({w})"), family=family, n=heads, d=hd, w=inner)
+    b = r.flag("mamba_proj_bias")
+    return Mixer("mamba2", conv=r.whole("mamba_d_conv"), heads=heads, head_dim=hd, groups=r.whole("mamba_n_groups"),
+                 state=r.whole("mamba_d_state"), chunk=r.whole("mamba_chunk_size"),
+                 conv_bias=r.flag("mamba_conv_bias", True), in_bias=b, out_bias=b)
+
+
+def _read_bamba(r: _Read) -> dict:
+    """Bamba: Mamba-2 layers (gated norm, the SSD scan) and attention layers at ``attn_layer_indices`` (none: every
+    layer Mamba-2), a SwiGLU MLP in every layer (``mlp_bias``), ``attention_bias`` on all four projections."""
+    c = _common(r)
+    layers = c["layers"]
+    idx = set(r.ints("attn_layer_indices"))
+    ab = r.flag("attention_bias")
+    c.update(qkv_bias=ab, o_bias=ab, mlp_bias=r.flag("mlp_bias"), mixer=_mamba2_of(r, c["hidden"], "bamba"),
+             layer_types="".join("F" if i in idx else "2" for i in range(layers)))
+    return c
+
+
 def _read_granitemoehybrid(r: _Read) -> dict:
     """Granite 4.0 (``granitemoehybrid``): Mamba-2 layers (Bamba's mixer) and attention layers by ``layer_types``
     (every layer Mamba-2 by default), no positional encoding unless ``position_embedding_type`` is ``rope``; every
@@ -1282,17 +1316,7 @@ def _read_granitemoehybrid(r: _Read) -> dict:
     layers, h = c["layers"], c["hidden"]
     kinds = _type_list(r, "layer_types", {"linear_attention": "2", "mamba": "2", "full_attention": "F",
                                           "attention": "F"}, layers) or ["2"] * layers
-    inner = r.whole("mamba_expand") * h
-    heads = r.whole("mamba_n_heads")
-    hd = r.get("mamba_d_head")
-    hd = inner // heads if hd in (None, "auto") else _whole("mamba_d_head", hd)
-    if hd * heads != inner:
-        raise InputError(N_("granitemoehybrid: mamba_n_heads × mamba_d_head ({n} × {d}) must equal mamba_expand × "
-                            "hidden_size ({w})"), n=heads, d=hd, w=inner)
-    b = r.flag("mamba_proj_bias")
-    mixer = Mixer("mamba2", conv=r.whole("mamba_d_conv"), heads=heads, head_dim=hd, groups=r.whole("mamba_n_groups"),
-                  state=r.whole("mamba_d_state"), chunk=r.whole("mamba_chunk_size"),
-                  conv_bias=r.flag("mamba_conv_bias", True), in_bias=b, out_bias=b)
+    mixer = _mamba2_of(r, h, "granitemoehybrid")
     ab = r.flag("attention_bias")
     shared = r.whole("shared_intermediate_size")
     c.update(qkv_bias=ab, o_bias=ab, mixer=mixer, layer_types="".join(kinds),
@@ -1637,6 +1661,7 @@ _READERS = {
     "vaultgemma": _read_vaultgemma, "granitemoeshared": _read_granitemoeshared, "exaone_moe": _read_exaone_moe,
     "cohere2_moe": _read_cohere2_moe, "nemotron": _read_nemotron, "granite_swa": _read_granite_swa,
     "granitemoe_swa": _read_granitemoe_swa, "kolibri1": _read_kolibri1, "lfm2": _read_lfm2, "lfm2_moe": _read_lfm2,
+    "bamba": _read_bamba,
 }
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 

@@ -282,6 +282,8 @@ def test_the_tiny_models_exercise_the_features():
     assert lfm["lfm2"].layer_types == "VFV" and lfm["lfm2"].ffn == 64  # 2/3 of 96, rounded up to 16
     assert lfm["lfm2_idxs"].layer_types == "VF" and lfm["lfm2_idxs"].ffn == 80 and lfm["lfm2_idxs"].mixer.conv_bias
     assert lfm["lfm2_moe"].moe_layers == "DMM" and lfm["lfm2_moe"].router_score_bias
+    bamba = read_config(dict(HYBRID["bamba"][1], model_type="bamba"))[0]
+    assert bamba.layer_types == "2F2" and bamba.mixer.inner == 128 and bamba.mlp_bias
     _, _, prefill, _, per_layer, _ = _truth("mistral")
     _, _, prefill_full, _, per_layer_full, _ = _truth("mistral_full")
     assert per_layer[0] < per_layer_full[0]  # the window truncated the cache
@@ -557,6 +559,9 @@ HYBRID: dict[str, tuple[str, dict]] = {
     "lfm2_moe": ("lfm2_moe", dict(_H, num_hidden_layers=3, layer_types=["conv", "full_attention", "conv"],
                                   moe_intermediate_size=32, num_dense_layers=1, num_experts=4, num_experts_per_tok=2,
                                   pad_token_id=None)),
+    "bamba": ("bamba", dict(_H, num_hidden_layers=3, attn_layer_indices=[1], mamba_n_heads=4, mamba_d_head=32,
+                            mamba_n_groups=2, mamba_d_state=8, mamba_d_conv=4, mamba_chunk_size=4, attention_bias=True,
+                            mlp_bias=True, pad_token_id=None)),
     "falcon_h1": ("falcon_h1", dict(_H, num_hidden_layers=2, head_dim=16, mamba_d_ssm=64, mamba_n_heads=4,
                                     mamba_n_groups=2, mamba_d_state=8, mamba_d_conv=4, mamba_chunk_size=4,
                                     mamba_rms_norm=True, pad_token_id=None)),
