@@ -1618,7 +1618,9 @@ def _read_lfm2(r: _Read) -> dict:
         c["tied_embeddings"] = r.flag("tie_embedding")
     b = r.flag("conv_bias")
     mixer = Mixer("short_conv", conv=r.whole("conv_L_cache"), inner=h, conv_bias=b, in_bias=b, out_bias=b)
-    c.update(qk_norm="head", mixer=mixer, layer_types="".join(kinds))
+    c.update(qk_norm="head", layer_types="".join(kinds))
+    if "V" in kinds:  # (every layer attention: no mixer, as LFM2's defaults have it)
+        c["mixer"] = mixer
     if moe:
         c.update(experts=r.whole("num_experts"), experts_per_token=r.whole("num_experts_per_tok"),
                  expert_ffn=r.whole("moe_intermediate_size"), router_score_bias=r.flag("use_expert_bias", True),

@@ -172,6 +172,7 @@ TINY: dict[str, tuple[str, dict]] = {
                                         prefix_dense_intermediate_size=80, attention_bias=True, **MOE)),
     "cohere2_moe_rms": ("cohere2_moe", dict(B, sliding_window=4, num_experts=4, rms_norm_eps=1e-5, **MOE)),
     "nemotron": ("nemotron", dict(B, head_dim=24, attention_bias=True, mlp_bias=True)),
+    "lfm2_all_attention": ("lfm2", dict(B, block_multiple_of=16, pad_token_id=None)),  # LFM2's default: no conv layer
     "granite_swa": ("granite_swa", dict(B, sliding_window=4, attention_bias=True, embedding_multiplier=12.0)),
     "granitemoe_swa": ("granitemoe_swa", dict(B, num_local_experts=4, shared_intermediate_size=48, sliding_window=4,
                                               layer_types=["sliding_attention", "full_attention"], **MOE)),
@@ -282,6 +283,8 @@ def test_the_tiny_models_exercise_the_features():
     assert lfm["lfm2"].layer_types == "VFV" and lfm["lfm2"].ffn == 64  # 2/3 of 96, rounded up to 16
     assert lfm["lfm2_idxs"].layer_types == "VF" and lfm["lfm2_idxs"].ffn == 80 and lfm["lfm2_idxs"].mixer.conv_bias
     assert lfm["lfm2_moe"].moe_layers == "DMM" and lfm["lfm2_moe"].router_score_bias
+    plain = read_config(dict(HYBRID["lfm2"][1], model_type="lfm2", layer_types=["full_attention"] * 3))[0]
+    assert plain.mixer is None and plain.layer_types == ""  # LFM2's defaults: every layer attention
     bamba = read_config(dict(HYBRID["bamba"][1], model_type="bamba"))[0]
     assert bamba.layer_types == "2F2" and bamba.mixer.inner == 128 and bamba.mlp_bias
     _, _, prefill, _, per_layer, _ = _truth("mistral")
