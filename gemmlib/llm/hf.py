@@ -47,7 +47,7 @@ SUPPORTED_MODEL_TYPES = (
     "qwen3_5_moe", "hunyuan_v1_dense", "arcee", "exaone", "flex_olmo", "dots1", "deepseek_v32", "glm_moe_dsa",
     "granitemoehybrid", "internlm3", "iquestcoder", "sarvam_moe", "sarvam_mla", "helium", "cwm", "solar_open", "youtu",
     "hunyuan_v1_moe", "vaultgemma", "granitemoeshared", "exaone_moe", "cohere2_moe", "nemotron", "granite_swa",
-    "granitemoe_swa", "kolibri1", "lfm2", "lfm2_moe", "bamba",
+    "granitemoe_swa", "kolibri1", "lfm2", "lfm2_moe", "bamba", "afmoe",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -83,7 +83,7 @@ ARCHITECTURES = {
     "ExaoneMoeForCausalLM": "exaone_moe", "Cohere2MoeForCausalLM": "cohere2_moe", "NemotronForCausalLM": "nemotron",
     "GraniteSWAForCausalLM": "granite_swa", "GraniteMoeSWAForCausalLM": "granitemoe_swa",
     "Kolibri1ForCausalLM": "kolibri1", "Lfm2ForCausalLM": "lfm2", "Lfm2MoeForCausalLM": "lfm2_moe",
-    "BambaForCausalLM": "bamba",
+    "BambaForCausalLM": "bamba", "AfmoeForCausalLM": "afmoe",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
 _WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
@@ -107,7 +107,7 @@ IRRELEVANT_KEYS = frozenset({
     "original_max_position_embeddings", "pretraining_tp", "logit_scale", "final_logit_softcapping",
     "attn_logit_softcapping", "query_pre_attn_scalar", "embedding_multiplier", "residual_multiplier",
     "attention_multiplier", "logits_scaling", "router_aux_loss_coef", "output_router_logits", "router_jitter_noise",
-    "z_loss_coefficient",
+    "z_loss_coefficient", "route_scale", "mup_enabled",
     "input_jitter_noise", "norm_topk_prob", "routed_scaling_factor", "scoring_func", "topk_method", "n_group",
     "topk_group", "aux_loss_alpha", "seq_aux", "clip_qkv", "swiglu_limit", "swiglu_alpha", "use_bidirectional_attention",
     "scale_attn_weights", "scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn", "summary_type",
@@ -539,6 +539,10 @@ DEFAULTS: dict[str, dict] = {
                   mamba_d_state=256, mamba_d_conv=4, mamba_expand=2, mamba_chunk_size=256, mamba_conv_bias=True,
                   mamba_proj_bias=False, attention_bias=False, mlp_bias=False, tie_word_embeddings=False,
                   max_position_embeddings=262144),
+    "afmoe": dict(vocab_size=200192, hidden_size=2048, intermediate_size=6144, moe_intermediate_size=1408,
+                  num_hidden_layers=32, num_dense_layers=1, num_attention_heads=16, num_key_value_heads=16, head_dim=128,
+                  num_experts=64, num_experts_per_tok=6, num_shared_experts=2, global_attn_every_n_layers=4,
+                  sliding_window=1024, attention_bias=False, tie_word_embeddings=False, max_position_embeddings=16384),
     "qwen3_next": dict(vocab_size=151936, hidden_size=2048, intermediate_size=5632, num_hidden_layers=48,
                        num_attention_heads=16, num_key_value_heads=2, head_dim=256, linear_conv_kernel_dim=4,
                        linear_key_head_dim=128, linear_value_head_dim=128, linear_num_key_heads=16,
@@ -1640,6 +1644,28 @@ def _read_lfm2(r: _Read) -> dict:
     return c
 
 
+def _read_afmoe(r: _Read) -> dict:
+    """AFMoE (Arcee's Trinity): Llama's attention with qk-norm on head_dim and a sigmoid output gate (its own
+    ``gate_proj``, hidden → heads × head_dim), four norms per layer; sliding layers by ``layer_types``, else every
+    ``global_attn_every_n_layers``-th layer full; the first ``num_dense_layers`` MLPs dense, then ``num_experts``
+    experts with ``num_shared_experts`` shared ones and an expert-bias *parameter* (counted, not trained)."""
+    c = _common(r)
+    if r.flag("attention_bias"):
+        raise InputError(N_("afmoe with attention_bias is not read: its output gate has no bias, and this estimator "
+                            "counts the gate with q_proj"))
+    layers = c["layers"]
+    n = r.whole("global_attn_every_n_layers", default=4)
+    w = r.opt_whole("sliding_window", minimum=0)
+    _explicit_or(r, c, ["sliding_attention" if (i + 1) % n else "full_attention" for i in range(layers)], w)
+    fm = r.whole("moe_intermediate_size")
+    c.update(qk_norm="head", attn_output_gate=True, norms_per_layer=4, experts=r.whole("num_experts"),
+             experts_per_token=r.whole("num_experts_per_tok"), expert_ffn=fm,
+             shared_expert_ffn=r.whole("num_shared_experts", minimum=0) * fm, router_score_bias=True,
+             score_bias_param=True,
+             moe_layers=moe_pattern(layers, first_dense=min(r.whole("num_dense_layers", minimum=0), layers)))
+    return c
+
+
 _READERS = {
     "llama": _read_llama, "granite": _read_llama, "granitemoe": _read_granitemoe, "mistral": _read_mistral,
     "ministral": _read_ministral, "mixtral": _read_mixtral, "qwen2": _read_qwen2, "qwen2_moe": _read_qwen2_moe,
@@ -1663,7 +1689,7 @@ _READERS = {
     "vaultgemma": _read_vaultgemma, "granitemoeshared": _read_granitemoeshared, "exaone_moe": _read_exaone_moe,
     "cohere2_moe": _read_cohere2_moe, "nemotron": _read_nemotron, "granite_swa": _read_granite_swa,
     "granitemoe_swa": _read_granitemoe_swa, "kolibri1": _read_kolibri1, "lfm2": _read_lfm2, "lfm2_moe": _read_lfm2,
-    "bamba": _read_bamba,
+    "bamba": _read_bamba, "afmoe": _read_afmoe,
 }
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 

@@ -173,6 +173,9 @@ TINY: dict[str, tuple[str, dict]] = {
     "cohere2_moe_rms": ("cohere2_moe", dict(B, sliding_window=4, num_experts=4, rms_norm_eps=1e-5, **MOE)),
     "nemotron": ("nemotron", dict(B, head_dim=24, attention_bias=True, mlp_bias=True)),
     "lfm2_all_attention": ("lfm2", dict(B, block_multiple_of=16, pad_token_id=None)),  # LFM2's default: no conv layer
+    "afmoe": ("afmoe", dict(B, head_dim=24, num_hidden_layers=3, global_attn_every_n_layers=3, sliding_window=4,
+                            moe_intermediate_size=32, num_dense_layers=1, num_experts=4, num_shared_experts=1,
+                            **MOE)),
     "granite_swa": ("granite_swa", dict(B, sliding_window=4, attention_bias=True, embedding_multiplier=12.0)),
     "granitemoe_swa": ("granitemoe_swa", dict(B, num_local_experts=4, shared_intermediate_size=48, sliding_window=4,
                                               layer_types=["sliding_attention", "full_attention"], **MOE)),
@@ -276,6 +279,8 @@ def test_the_tiny_models_exercise_the_features():
     assert cfgs["granite_swa"].attention_sinks and cfgs["granite_swa"].layer_types == "FS"
     assert cfgs["granitemoe_swa"].layer_types == "SF" and cfgs["granitemoe_swa"].shared_expert_ffn == 48
     assert cfgs["kolibri1"].layer_types == "SSSSF" and cfgs["kolibri1"].norms_per_layer == 4
+    assert cfgs["afmoe"].layer_types == "SSF" and cfgs["afmoe"].attn_output_gate and cfgs["afmoe"].score_bias_param
+    assert cfgs["afmoe"].moe_layers == "DMM" and cfgs["afmoe"].norms_per_layer == 4
     q35 = {n: read_config(dict(k, model_type=mt))[0] for n, (mt, k) in HYBRID.items() if n.startswith("qwen3_5")}
     assert all(c.mixer.split_proj and c.layer_types == "LF" for c in q35.values())
     assert not q35["qwen3_5_text"].is_moe and q35["qwen3_5_moe_text"].shared_expert_gate
@@ -715,3 +720,13 @@ def test_lfm2_reads_its_first_checkpoints_spellings_and_comes_to_the_cards_count
     assert info["unknown_keys"] == [] and cfg.ffn == 8192 and cfg.tied_embeddings
     assert cfg.layer_types == "VVFVVFVVFVFVFVFV" and cfg.mixer.state_elements(engine=False) == 2048 * 3
     assert cfg.params == _meta_params(raw) == 1_170_340_608
+
+
+def test_afmoe_with_attention_biases_is_refused_with_the_reason():
+    """AFMoE's output gate has no bias while the estimator counts the gate with q_proj (and its bias): rather than a
+    count off by heads × head_dim per layer, a config with ``attention_bias`` is refused in one line."""
+    from gemmlib.core.errors import InputError
+
+    mt, keys = TINY["afmoe"]
+    with pytest.raises(InputError, match="output gate has no bias"):
+        read_config(dict(keys, model_type=mt, attention_bias=True))
