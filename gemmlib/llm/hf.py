@@ -47,7 +47,7 @@ SUPPORTED_MODEL_TYPES = (
     "qwen3_5_moe", "hunyuan_v1_dense", "arcee", "exaone", "flex_olmo", "dots1", "deepseek_v32", "glm_moe_dsa",
     "granitemoehybrid", "internlm3", "iquestcoder", "sarvam_moe", "sarvam_mla", "helium", "cwm", "solar_open", "youtu",
     "hunyuan_v1_moe", "vaultgemma", "granitemoeshared", "exaone_moe", "cohere2_moe", "nemotron", "granite_swa",
-    "granitemoe_swa", "kolibri1", "lfm2", "lfm2_moe", "bamba", "afmoe",
+    "granitemoe_swa", "kolibri1", "lfm2", "lfm2_moe", "bamba", "afmoe", "hy_v3",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -83,7 +83,7 @@ ARCHITECTURES = {
     "ExaoneMoeForCausalLM": "exaone_moe", "Cohere2MoeForCausalLM": "cohere2_moe", "NemotronForCausalLM": "nemotron",
     "GraniteSWAForCausalLM": "granite_swa", "GraniteMoeSWAForCausalLM": "granitemoe_swa",
     "Kolibri1ForCausalLM": "kolibri1", "Lfm2ForCausalLM": "lfm2", "Lfm2MoeForCausalLM": "lfm2_moe",
-    "BambaForCausalLM": "bamba", "AfmoeForCausalLM": "afmoe",
+    "BambaForCausalLM": "bamba", "AfmoeForCausalLM": "afmoe", "HYV3ForCausalLM": "hy_v3",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
 _WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
@@ -107,7 +107,7 @@ IRRELEVANT_KEYS = frozenset({
     "original_max_position_embeddings", "pretraining_tp", "logit_scale", "final_logit_softcapping",
     "attn_logit_softcapping", "query_pre_attn_scalar", "embedding_multiplier", "residual_multiplier",
     "attention_multiplier", "logits_scaling", "router_aux_loss_coef", "output_router_logits", "router_jitter_noise",
-    "z_loss_coefficient", "route_scale", "mup_enabled",
+    "z_loss_coefficient", "route_scale", "mup_enabled", "router_scaling_factor", "enable_moe_fp32_combine",
     "input_jitter_noise", "norm_topk_prob", "routed_scaling_factor", "scoring_func", "topk_method", "n_group",
     "topk_group", "aux_loss_alpha", "seq_aux", "clip_qkv", "swiglu_limit", "swiglu_alpha", "use_bidirectional_attention",
     "scale_attn_weights", "scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn", "summary_type",
@@ -543,6 +543,10 @@ DEFAULTS: dict[str, dict] = {
                   num_hidden_layers=32, num_dense_layers=1, num_attention_heads=16, num_key_value_heads=16, head_dim=128,
                   num_experts=64, num_experts_per_tok=6, num_shared_experts=2, global_attn_every_n_layers=4,
                   sliding_window=1024, attention_bias=False, tie_word_embeddings=False, max_position_embeddings=16384),
+    "hy_v3": dict(vocab_size=120832, hidden_size=4096, intermediate_size=13312, num_hidden_layers=80,
+                  num_attention_heads=64, num_key_value_heads=8, head_dim=128, num_experts=192, num_experts_per_tok=8,
+                  num_shared_experts=1, moe_intermediate_size=1536, attention_bias=False, mlp_bias=False,
+                  tie_word_embeddings=False, max_position_embeddings=131072),
     "qwen3_next": dict(vocab_size=151936, hidden_size=2048, intermediate_size=5632, num_hidden_layers=48,
                        num_attention_heads=16, num_key_value_heads=2, head_dim=256, linear_conv_kernel_dim=4,
                        linear_key_head_dim=128, linear_value_head_dim=128, linear_num_key_heads=16,
@@ -612,6 +616,7 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
     "granitemoeshared": {"num_local_experts": ("num_experts",)},
     "exaone_moe": {"sliding_window_pattern": ("_sliding_window_pattern",)},
     "granitemoe_swa": {"num_local_experts": ("num_experts",)},
+    "hy_v3": {"num_experts": ("num_local_experts",)},
     "kolibri1": {"num_experts": ("num_local_experts",)},
 }
 
@@ -1666,6 +1671,21 @@ def _read_afmoe(r: _Read) -> dict:
     return c
 
 
+def _read_hy_v3(r: _Read) -> dict:
+    """Hunyuan 3 (``hy_v3``): Apertus's attention (qk-norm on head_dim, ``attention_bias`` on all four
+    projections), SwiGLU MLPs with ``mlp_bias``; dense layers by ``mlp_layer_types`` (the first by default), the rest
+    ``num_experts`` routed experts of ``moe_intermediate_size`` beside ``num_shared_experts`` shared ones, sigmoid
+    routing with a score-correction buffer."""
+    c = _common(r)
+    fm = r.whole("moe_intermediate_size")
+    ab = r.flag("attention_bias")
+    c.update(qkv_bias=ab, o_bias=ab, qk_norm="head", mlp_bias=r.flag("mlp_bias"), experts=r.whole("num_experts"),
+             experts_per_token=r.whole("num_experts_per_tok"), expert_ffn=fm,
+             shared_expert_ffn=r.whole("num_shared_experts", minimum=0) * fm, router_score_bias=True,
+             moe_layers=_mlp_layer_types(r, c["layers"], 1))
+    return c
+
+
 _READERS = {
     "llama": _read_llama, "granite": _read_llama, "granitemoe": _read_granitemoe, "mistral": _read_mistral,
     "ministral": _read_ministral, "mixtral": _read_mixtral, "qwen2": _read_qwen2, "qwen2_moe": _read_qwen2_moe,
@@ -1689,7 +1709,7 @@ _READERS = {
     "vaultgemma": _read_vaultgemma, "granitemoeshared": _read_granitemoeshared, "exaone_moe": _read_exaone_moe,
     "cohere2_moe": _read_cohere2_moe, "nemotron": _read_nemotron, "granite_swa": _read_granite_swa,
     "granitemoe_swa": _read_granitemoe_swa, "kolibri1": _read_kolibri1, "lfm2": _read_lfm2, "lfm2_moe": _read_lfm2,
-    "bamba": _read_bamba, "afmoe": _read_afmoe,
+    "bamba": _read_bamba, "afmoe": _read_afmoe, "hy_v3": _read_hy_v3,
 }
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 

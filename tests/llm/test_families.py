@@ -176,6 +176,10 @@ TINY: dict[str, tuple[str, dict]] = {
     "afmoe": ("afmoe", dict(B, head_dim=24, num_hidden_layers=3, global_attn_every_n_layers=3, sliding_window=4,
                             moe_intermediate_size=32, num_dense_layers=1, num_experts=4, num_shared_experts=1,
                             **MOE)),
+    "hy_v3": ("hy_v3", dict(B, head_dim=24, num_experts=4, moe_intermediate_size=32, num_shared_experts=1,
+                            attention_bias=True, **MOE)),
+    "hy_v3_biases": ("hy_v3", dict(B, head_dim=24, num_experts=4, moe_intermediate_size=32, num_shared_experts=2,
+                                   mlp_bias=True, mlp_layer_types=["sparse", "dense"], **MOE)),
     "granite_swa": ("granite_swa", dict(B, sliding_window=4, attention_bias=True, embedding_multiplier=12.0)),
     "granitemoe_swa": ("granitemoe_swa", dict(B, num_local_experts=4, shared_intermediate_size=48, sliding_window=4,
                                               layer_types=["sliding_attention", "full_attention"], **MOE)),
@@ -281,6 +285,8 @@ def test_the_tiny_models_exercise_the_features():
     assert cfgs["kolibri1"].layer_types == "SSSSF" and cfgs["kolibri1"].norms_per_layer == 4
     assert cfgs["afmoe"].layer_types == "SSF" and cfgs["afmoe"].attn_output_gate and cfgs["afmoe"].score_bias_param
     assert cfgs["afmoe"].moe_layers == "DMM" and cfgs["afmoe"].norms_per_layer == 4
+    assert cfgs["hy_v3"].moe_layers == "DM" and cfgs["hy_v3_biases"].moe_layers == "MD"
+    assert cfgs["hy_v3_biases"].mlp_bias and cfgs["hy_v3_biases"].shared_expert_ffn == 64
     q35 = {n: read_config(dict(k, model_type=mt))[0] for n, (mt, k) in HYBRID.items() if n.startswith("qwen3_5")}
     assert all(c.mixer.split_proj and c.layer_types == "LF" for c in q35.values())
     assert not q35["qwen3_5_text"].is_moe and q35["qwen3_5_moe_text"].shared_expert_gate
