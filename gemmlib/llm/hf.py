@@ -47,7 +47,7 @@ SUPPORTED_MODEL_TYPES = (
     "qwen3_5_moe", "hunyuan_v1_dense", "arcee", "exaone", "flex_olmo", "dots1", "deepseek_v32", "glm_moe_dsa",
     "granitemoehybrid", "internlm3", "iquestcoder", "sarvam_moe", "sarvam_mla", "helium", "cwm", "solar_open", "youtu",
     "hunyuan_v1_moe", "vaultgemma", "granitemoeshared", "exaone_moe", "cohere2_moe", "nemotron", "granite_swa",
-    "granitemoe_swa", "kolibri1", "lfm2", "lfm2_moe", "bamba", "afmoe", "hy_v3",
+    "granitemoe_swa", "kolibri1", "lfm2", "lfm2_moe", "bamba", "afmoe", "hy_v3", "minicpm3",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -84,6 +84,7 @@ ARCHITECTURES = {
     "GraniteSWAForCausalLM": "granite_swa", "GraniteMoeSWAForCausalLM": "granitemoe_swa",
     "Kolibri1ForCausalLM": "kolibri1", "Lfm2ForCausalLM": "lfm2", "Lfm2MoeForCausalLM": "lfm2_moe",
     "BambaForCausalLM": "bamba", "AfmoeForCausalLM": "afmoe", "HYV3ForCausalLM": "hy_v3",
+    "MiniCPM3ForCausalLM": "minicpm3",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
 _WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
@@ -107,7 +108,7 @@ IRRELEVANT_KEYS = frozenset({
     "original_max_position_embeddings", "pretraining_tp", "logit_scale", "final_logit_softcapping",
     "attn_logit_softcapping", "query_pre_attn_scalar", "embedding_multiplier", "residual_multiplier",
     "attention_multiplier", "logits_scaling", "router_aux_loss_coef", "output_router_logits", "router_jitter_noise",
-    "z_loss_coefficient", "route_scale", "mup_enabled", "router_scaling_factor", "enable_moe_fp32_combine",
+    "z_loss_coefficient", "route_scale", "mup_enabled", "scale_emb", "scale_depth", "dim_model_base", "router_scaling_factor", "enable_moe_fp32_combine",
     "input_jitter_noise", "norm_topk_prob", "routed_scaling_factor", "scoring_func", "topk_method", "n_group",
     "topk_group", "aux_loss_alpha", "seq_aux", "clip_qkv", "swiglu_limit", "swiglu_alpha", "use_bidirectional_attention",
     "scale_attn_weights", "scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn", "summary_type",
@@ -155,6 +156,7 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     "deepseek_v3": frozenset({"moe_layer_freq", "head_dim", "qk_head_dim"}),
     "sarvam_mla": frozenset({"moe_layer_freq", "head_dim", "qk_head_dim"}),
     "youtu": frozenset({"head_dim", "qk_head_dim"}),
+    "minicpm3": frozenset({"head_dim", "qk_head_dim"}),
     # LFM2's first checkpoints: the same shapes again under their own names (hidden_size, num_attention_heads, the
     # rotary base, norm_eps), initialisation switches, the positional encoding (always rotary)
     "lfm2": frozenset({"block_dim", "conv_dim", "conv_dim_out", "num_heads", "theta", "block_norm_eps",
@@ -547,6 +549,10 @@ DEFAULTS: dict[str, dict] = {
                   num_attention_heads=64, num_key_value_heads=8, head_dim=128, num_experts=192, num_experts_per_tok=8,
                   num_shared_experts=1, moe_intermediate_size=1536, attention_bias=False, mlp_bias=False,
                   tie_word_embeddings=False, max_position_embeddings=131072),
+    "minicpm3": dict(vocab_size=73448, hidden_size=2560, intermediate_size=6400, num_hidden_layers=62,
+                     num_attention_heads=40, q_lora_rank=768, kv_lora_rank=256, qk_nope_head_dim=64,
+                     qk_rope_head_dim=32, v_head_dim=64, attention_bias=False, mlp_bias=False,
+                     tie_word_embeddings=True, max_position_embeddings=32768),
     "qwen3_next": dict(vocab_size=151936, hidden_size=2048, intermediate_size=5632, num_hidden_layers=48,
                        num_attention_heads=16, num_key_value_heads=2, head_dim=256, linear_conv_kernel_dim=4,
                        linear_key_head_dim=128, linear_value_head_dim=128, linear_num_key_heads=16,
@@ -1465,6 +1471,14 @@ def _read_youtu(r: _Read) -> dict:
     return _mla(r)
 
 
+def _read_minicpm3(r: _Read) -> dict:
+    """MiniCPM 3: DeepSeek-V2's multi-head latent attention and a dense SwiGLU MLP (``mlp_bias``) in every layer;
+    its embedding and residual scales are element-wise."""
+    c = _mla(r)
+    c["mlp_bias"] = r.flag("mlp_bias")
+    return c
+
+
 def _uniform(r: _Read, key: str, layers: int) -> int:
     """A whole number that a config may also give per layer (a list of one value per layer)."""
     v = r.get(key)
@@ -1709,7 +1723,7 @@ _READERS = {
     "vaultgemma": _read_vaultgemma, "granitemoeshared": _read_granitemoeshared, "exaone_moe": _read_exaone_moe,
     "cohere2_moe": _read_cohere2_moe, "nemotron": _read_nemotron, "granite_swa": _read_granite_swa,
     "granitemoe_swa": _read_granitemoe_swa, "kolibri1": _read_kolibri1, "lfm2": _read_lfm2, "lfm2_moe": _read_lfm2,
-    "bamba": _read_bamba, "afmoe": _read_afmoe, "hy_v3": _read_hy_v3,
+    "bamba": _read_bamba, "afmoe": _read_afmoe, "hy_v3": _read_hy_v3, "minicpm3": _read_minicpm3,
 }
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 

@@ -178,6 +178,13 @@ TINY: dict[str, tuple[str, dict]] = {
                             **MOE)),
     "hy_v3": ("hy_v3", dict(B, head_dim=24, num_experts=4, moe_intermediate_size=32, num_shared_experts=1,
                             attention_bias=True, **MOE)),
+    "minicpm3": ("minicpm3", dict(B, q_lora_rank=40, head_dim=8, attention_bias=True, mlp_bias=True,
+                                  **{k: v for k, v in MLA.items() if k in ("num_key_value_heads", "kv_lora_rank",
+                                                                           "qk_nope_head_dim", "qk_rope_head_dim",
+                                                                           "v_head_dim")})),
+    "minicpm3_no_qlora": ("minicpm3", dict(B, q_lora_rank=None, head_dim=8, num_key_value_heads=4,
+                                           **{k: v for k, v in MLA.items() if k in ("kv_lora_rank", "qk_nope_head_dim",
+                                                                                    "qk_rope_head_dim", "v_head_dim")})),
     "hy_v3_biases": ("hy_v3", dict(B, head_dim=24, num_experts=4, moe_intermediate_size=32, num_shared_experts=2,
                                    mlp_bias=True, mlp_layer_types=["sparse", "dense"], **MOE)),
     "granite_swa": ("granite_swa", dict(B, sliding_window=4, attention_bias=True, embedding_multiplier=12.0)),
@@ -287,6 +294,8 @@ def test_the_tiny_models_exercise_the_features():
     assert cfgs["afmoe"].moe_layers == "DMM" and cfgs["afmoe"].norms_per_layer == 4
     assert cfgs["hy_v3"].moe_layers == "DM" and cfgs["hy_v3_biases"].moe_layers == "MD"
     assert cfgs["hy_v3_biases"].mlp_bias and cfgs["hy_v3_biases"].shared_expert_ffn == 64
+    assert cfgs["minicpm3"].is_mla and not cfgs["minicpm3"].is_moe and cfgs["minicpm3"].mlp_bias
+    assert cfgs["minicpm3_no_qlora"].q_lora_rank == 0 and cfgs["minicpm3_no_qlora"].tied_embeddings
     q35 = {n: read_config(dict(k, model_type=mt))[0] for n, (mt, k) in HYBRID.items() if n.startswith("qwen3_5")}
     assert all(c.mixer.split_proj and c.layer_types == "LF" for c in q35.values())
     assert not q35["qwen3_5_text"].is_moe and q35["qwen3_5_moe_text"].shared_expert_gate
