@@ -47,7 +47,8 @@ SUPPORTED_MODEL_TYPES = (
     "qwen3_5_moe", "hunyuan_v1_dense", "arcee", "exaone", "flex_olmo", "dots1", "deepseek_v32", "glm_moe_dsa",
     "granitemoehybrid", "internlm3", "iquestcoder", "sarvam_moe", "sarvam_mla", "helium", "cwm", "solar_open", "youtu",
     "hunyuan_v1_moe", "vaultgemma", "granitemoeshared", "exaone_moe", "cohere2_moe", "nemotron", "granite_swa",
-    "granitemoe_swa", "kolibri1", "lfm2", "lfm2_moe", "bamba", "afmoe", "hy_v3", "minicpm3",
+    "granitemoe_swa", "kolibri1", "lfm2", "lfm2_moe", "bamba", "afmoe", "hy_v3", "minicpm3", "gptj", "codegen",
+    "persimmon", "stablelm",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -84,7 +85,8 @@ ARCHITECTURES = {
     "GraniteSWAForCausalLM": "granite_swa", "GraniteMoeSWAForCausalLM": "granitemoe_swa",
     "Kolibri1ForCausalLM": "kolibri1", "Lfm2ForCausalLM": "lfm2", "Lfm2MoeForCausalLM": "lfm2_moe",
     "BambaForCausalLM": "bamba", "AfmoeForCausalLM": "afmoe", "HYV3ForCausalLM": "hy_v3",
-    "MiniCPM3ForCausalLM": "minicpm3",
+    "MiniCPM3ForCausalLM": "minicpm3", "GPTJForCausalLM": "gptj", "CodeGenForCausalLM": "codegen",
+    "PersimmonForCausalLM": "persimmon", "StableLmForCausalLM": "stablelm",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
 _WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
@@ -553,6 +555,16 @@ DEFAULTS: dict[str, dict] = {
                      num_attention_heads=40, q_lora_rank=768, kv_lora_rank=256, qk_nope_head_dim=64,
                      qk_rope_head_dim=32, v_head_dim=64, attention_bias=False, mlp_bias=False,
                      tie_word_embeddings=True, max_position_embeddings=32768),
+    "gptj": dict(vocab_size=50400, n_positions=2048, n_embd=4096, n_layer=28, n_head=16, n_inner=None,
+                 tie_word_embeddings=False),
+    "codegen": dict(vocab_size=50400, n_positions=2048, n_embd=4096, n_layer=28, n_head=16, n_inner=None,
+                    tie_word_embeddings=False),
+    "persimmon": dict(vocab_size=262144, hidden_size=4096, intermediate_size=16384, num_hidden_layers=36,
+                      num_attention_heads=64, qk_layernorm=True, tie_word_embeddings=False,
+                      max_position_embeddings=16384),
+    "stablelm": dict(vocab_size=50304, intermediate_size=6912, hidden_size=2560, num_hidden_layers=32,
+                     num_attention_heads=32, num_key_value_heads=32, use_qkv_bias=False, qk_layernorm=False,
+                     use_parallel_residual=False, tie_word_embeddings=False, max_position_embeddings=4096),
     "qwen3_next": dict(vocab_size=151936, hidden_size=2048, intermediate_size=5632, num_hidden_layers=48,
                        num_attention_heads=16, num_key_value_heads=2, head_dim=256, linear_conv_kernel_dim=4,
                        linear_key_head_dim=128, linear_value_head_dim=128, linear_num_key_heads=16,
@@ -1700,6 +1712,44 @@ def _read_hy_v3(r: _Read) -> dict:
     return c
 
 
+def _read_gptj(r: _Read) -> dict:
+    """GPT-J (``gptj``) and CodeGen (``codegen``, q|k|v in one stored matrix): attention and MLP side by side after one
+    LayerNorm, no attention biases, an MLP of fc_in, GELU and fc_out with biases (``n_inner``, else 4 × hidden), rotary
+    positions, an LM head with a bias."""
+    h = r.whole("n_embd")
+    heads = r.whole("n_head")
+    if h % heads:
+        raise InputError(N_("n_embd {h} must be a multiple of n_head {heads}"), h=h, heads=heads)
+    inner = r.get("n_inner")
+    return dict(layers=r.whole("n_layer"), hidden=h, heads=heads, head_dim=h // heads,
+                ffn=4 * h if inner is None else _whole("n_inner", inner), vocab=r.whole("vocab_size"), mlp="plain",
+                mlp_bias=True, norm="layer", norms_per_layer=1, parallel_block=True, lm_head_bias=True,
+                fused_qkv=r.family == "codegen", tied_embeddings=r.flag("tie_word_embeddings"),
+                max_positions=r.opt_whole("n_positions") or 0)
+
+
+def _read_persimmon(r: _Read) -> dict:
+    """Persimmon: q|k|v in one stored matrix and the output projection, both with biases, LayerNorms (with biases)
+    on each head's queries and keys (``qk_layernorm``), an MLP of up, ReLU² and down with biases."""
+    c = _common(r, head_dim_key=False)
+    c.update(kv_heads=c["heads"], qkv_bias=True, o_bias=True, mlp="plain", mlp_bias=True, norm="layer",
+             fused_qkv=True, qk_norm="head" if r.flag("qk_layernorm", True) else "none")
+    return c
+
+
+def _read_stablelm(r: _Read) -> dict:
+    """StableLM (2): Llama's SwiGLU MLP and attention with q/k/v biases by ``use_qkv_bias``, LayerNorms with biases,
+    attention and MLP side by side after one norm when ``use_parallel_residual``."""
+    c = _common(r, head_dim_key=False)
+    if r.flag("qk_layernorm"):
+        raise InputError(N_("stablelm with qk_layernorm is not read: its per-head LayerNorms have no bias while its "
+                            "block's have one, which the qk-norm kinds here do not describe"))
+    parallel = r.flag("use_parallel_residual")
+    c.update(qkv_bias=r.flag("use_qkv_bias"), norm="layer", parallel_block=parallel,
+             norms_per_layer=1 if parallel else 2)
+    return c
+
+
 _READERS = {
     "llama": _read_llama, "granite": _read_llama, "granitemoe": _read_granitemoe, "mistral": _read_mistral,
     "ministral": _read_ministral, "mixtral": _read_mixtral, "qwen2": _read_qwen2, "qwen2_moe": _read_qwen2_moe,
@@ -1723,7 +1773,8 @@ _READERS = {
     "vaultgemma": _read_vaultgemma, "granitemoeshared": _read_granitemoeshared, "exaone_moe": _read_exaone_moe,
     "cohere2_moe": _read_cohere2_moe, "nemotron": _read_nemotron, "granite_swa": _read_granite_swa,
     "granitemoe_swa": _read_granitemoe_swa, "kolibri1": _read_kolibri1, "lfm2": _read_lfm2, "lfm2_moe": _read_lfm2,
-    "bamba": _read_bamba, "afmoe": _read_afmoe, "hy_v3": _read_hy_v3, "minicpm3": _read_minicpm3,
+    "bamba": _read_bamba, "afmoe": _read_afmoe, "hy_v3": _read_hy_v3, "minicpm3": _read_minicpm3, "gptj": _read_gptj,
+    "codegen": _read_gptj, "persimmon": _read_persimmon, "stablelm": _read_stablelm,
 }
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 
