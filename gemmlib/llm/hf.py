@@ -48,7 +48,7 @@ SUPPORTED_MODEL_TYPES = (
     "granitemoehybrid", "internlm3", "iquestcoder", "sarvam_moe", "sarvam_mla", "helium", "cwm", "solar_open", "youtu",
     "hunyuan_v1_moe", "vaultgemma", "granitemoeshared", "exaone_moe", "cohere2_moe", "nemotron", "granite_swa",
     "granitemoe_swa", "kolibri1", "lfm2", "lfm2_moe", "bamba", "afmoe", "hy_v3", "minicpm3", "gptj", "codegen",
-    "persimmon", "stablelm",
+    "persimmon", "stablelm", "gpt_neo",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -86,7 +86,7 @@ ARCHITECTURES = {
     "Kolibri1ForCausalLM": "kolibri1", "Lfm2ForCausalLM": "lfm2", "Lfm2MoeForCausalLM": "lfm2_moe",
     "BambaForCausalLM": "bamba", "AfmoeForCausalLM": "afmoe", "HYV3ForCausalLM": "hy_v3",
     "MiniCPM3ForCausalLM": "minicpm3", "GPTJForCausalLM": "gptj", "CodeGenForCausalLM": "codegen",
-    "PersimmonForCausalLM": "persimmon", "StableLmForCausalLM": "stablelm",
+    "PersimmonForCausalLM": "persimmon", "StableLmForCausalLM": "stablelm", "GPTNeoForCausalLM": "gpt_neo",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
 _WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
@@ -110,7 +110,8 @@ IRRELEVANT_KEYS = frozenset({
     "original_max_position_embeddings", "pretraining_tp", "logit_scale", "final_logit_softcapping",
     "attn_logit_softcapping", "query_pre_attn_scalar", "embedding_multiplier", "residual_multiplier",
     "attention_multiplier", "logits_scaling", "router_aux_loss_coef", "output_router_logits", "router_jitter_noise",
-    "z_loss_coefficient", "route_scale", "mup_enabled", "scale_emb", "scale_depth", "dim_model_base", "router_scaling_factor", "enable_moe_fp32_combine",
+    "z_loss_coefficient", "route_scale", "mup_enabled", "scale_emb", "scale_depth", "dim_model_base", "embed_dropout",
+    "resid_dropout", "router_scaling_factor", "enable_moe_fp32_combine",
     "input_jitter_noise", "norm_topk_prob", "routed_scaling_factor", "scoring_func", "topk_method", "n_group",
     "topk_group", "aux_loss_alpha", "seq_aux", "clip_qkv", "swiglu_limit", "swiglu_alpha", "use_bidirectional_attention",
     "scale_attn_weights", "scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn", "summary_type",
@@ -565,6 +566,8 @@ DEFAULTS: dict[str, dict] = {
     "stablelm": dict(vocab_size=50304, intermediate_size=6912, hidden_size=2560, num_hidden_layers=32,
                      num_attention_heads=32, num_key_value_heads=32, use_qkv_bias=False, qk_layernorm=False,
                      use_parallel_residual=False, tie_word_embeddings=False, max_position_embeddings=4096),
+    "gpt_neo": dict(vocab_size=50257, max_position_embeddings=2048, hidden_size=2048, num_layers=24, num_heads=16,
+                    intermediate_size=None, window_size=256, tie_word_embeddings=True),
     "qwen3_next": dict(vocab_size=151936, hidden_size=2048, intermediate_size=5632, num_hidden_layers=48,
                        num_attention_heads=16, num_key_value_heads=2, head_dim=256, linear_conv_kernel_dim=4,
                        linear_key_head_dim=128, linear_value_head_dim=128, linear_num_key_heads=16,
@@ -635,6 +638,7 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
     "exaone_moe": {"sliding_window_pattern": ("_sliding_window_pattern",)},
     "granitemoe_swa": {"num_local_experts": ("num_experts",)},
     "hy_v3": {"num_experts": ("num_local_experts",)},
+    "gpt_neo": {"num_hidden_layers": ("num_layers",), "num_attention_heads": ("num_heads",)},
     "kolibri1": {"num_experts": ("num_local_experts",)},
 }
 
@@ -1750,6 +1754,33 @@ def _read_stablelm(r: _Read) -> dict:
     return c
 
 
+def _read_gpt_neo(r: _Read) -> dict:
+    """GPT-Neo: learned positions, q/k/v without biases and out_proj with one, an MLP of c_fc, GELU and c_proj with
+    biases (``intermediate_size``, else 4 × hidden), LayerNorms. Its local layers (``attention_layers``) are a mask on
+    full attention in transformers (every key multiplied, every key cached): read as full layers, with a note."""
+    h = r.whole("hidden_size")
+    heads = r.whole("num_attention_heads")
+    if h % heads:
+        raise InputError(N_("hidden_size {h} must be a multiple of num_heads {heads}"), h=h, heads=heads)
+    layers = r.whole("num_hidden_layers")
+    inner = r.get("intermediate_size")
+    kinds = r.get("attention_layers")
+    types = r.get("attention_types")  # the same pattern, compressed: [[["global", "local"], repeats], ...]
+    if kinds is None and isinstance(types, list):
+        kinds = [k for unit in types if isinstance(unit, list) and len(unit) == 2 and isinstance(unit[0], list)
+                 for k in unit[0]]
+    window = r.opt_whole("window_size")
+    if isinstance(kinds, list) and "local" in kinds and window:
+        r.notes.append(Text(N_("gpt_neo's local layers attend to the last {window} tokens through a mask on full "
+                               "attention, as transformers runs them: counted as full layers (every key multiplied "
+                               "and cached)"), window=window))
+    positions = r.whole("max_position_embeddings")
+    return dict(layers=layers, hidden=h, heads=heads, head_dim=h // heads,
+                ffn=4 * h if inner is None else _whole("intermediate_size", inner), vocab=r.whole("vocab_size"),
+                mlp="plain", mlp_bias=True, norm="layer", o_bias=True, tied_embeddings=r.flag("tie_word_embeddings", True),
+                learned_positions=positions, max_positions=positions)
+
+
 _READERS = {
     "llama": _read_llama, "granite": _read_llama, "granitemoe": _read_granitemoe, "mistral": _read_mistral,
     "ministral": _read_ministral, "mixtral": _read_mixtral, "qwen2": _read_qwen2, "qwen2_moe": _read_qwen2_moe,
@@ -1774,7 +1805,7 @@ _READERS = {
     "cohere2_moe": _read_cohere2_moe, "nemotron": _read_nemotron, "granite_swa": _read_granite_swa,
     "granitemoe_swa": _read_granitemoe_swa, "kolibri1": _read_kolibri1, "lfm2": _read_lfm2, "lfm2_moe": _read_lfm2,
     "bamba": _read_bamba, "afmoe": _read_afmoe, "hy_v3": _read_hy_v3, "minicpm3": _read_minicpm3, "gptj": _read_gptj,
-    "codegen": _read_gptj, "persimmon": _read_persimmon, "stablelm": _read_stablelm,
+    "codegen": _read_gptj, "persimmon": _read_persimmon, "stablelm": _read_stablelm, "gpt_neo": _read_gpt_neo,
 }
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 

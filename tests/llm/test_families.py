@@ -189,6 +189,8 @@ TINY: dict[str, tuple[str, dict]] = {
     "codegen": ("codegen", dict(n_embd=64, n_layer=2, n_head=4, n_positions=64, n_ctx=64, vocab_size=128, rotary_dim=8,
                                 n_inner=80)),
     "persimmon": ("persimmon", dict(B, pad_token_id=None)),
+    "gpt_neo": ("gpt_neo", dict(hidden_size=64, num_layers=2, num_heads=4, max_position_embeddings=64, vocab_size=128,
+                                attention_types=[[["global", "local"], 1]], window_size=4)),
     "stablelm": ("stablelm", dict(B, use_qkv_bias=True)),
     "stablelm_parallel": ("stablelm", dict(B, use_parallel_residual=True)),
     "hy_v3_biases": ("hy_v3", dict(B, head_dim=24, num_experts=4, moe_intermediate_size=32, num_shared_experts=2,
@@ -306,6 +308,8 @@ def test_the_tiny_models_exercise_the_features():
     assert cfgs["codegen"].fused_qkv and cfgs["codegen"].ffn == 80 and cfgs["gptj"].ffn == 256
     assert cfgs["persimmon"].qk_norm == "head" and cfgs["persimmon"].norm == "layer"
     assert cfgs["stablelm"].qkv_bias and cfgs["stablelm_parallel"].parallel_block
+    assert cfgs["gpt_neo"].layer_types == "" and cfgs["gpt_neo"].learned_positions == 64 and cfgs["gpt_neo"].o_bias
+    assert any("local layers" in str(n) for n in read_config(dict(TINY["gpt_neo"][1], model_type="gpt_neo"))[1]["notes"])
     q35 = {n: read_config(dict(k, model_type=mt))[0] for n, (mt, k) in HYBRID.items() if n.startswith("qwen3_5")}
     assert all(c.mixer.split_proj and c.layer_types == "LF" for c in q35.values())
     assert not q35["qwen3_5_text"].is_moe and q35["qwen3_5_moe_text"].shared_expert_gate
