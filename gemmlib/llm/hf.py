@@ -48,7 +48,7 @@ SUPPORTED_MODEL_TYPES = (
     "granitemoehybrid", "internlm3", "iquestcoder", "sarvam_moe", "sarvam_mla", "helium", "cwm", "solar_open", "youtu",
     "hunyuan_v1_moe", "vaultgemma", "granitemoeshared", "exaone_moe", "cohere2_moe", "nemotron", "granite_swa",
     "granitemoe_swa", "kolibri1", "lfm2", "lfm2_moe", "bamba", "afmoe", "hy_v3", "minicpm3", "gptj", "codegen",
-    "persimmon", "stablelm", "gpt_neo",
+    "persimmon", "stablelm", "gpt_neo", "mpt",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -87,6 +87,7 @@ ARCHITECTURES = {
     "BambaForCausalLM": "bamba", "AfmoeForCausalLM": "afmoe", "HYV3ForCausalLM": "hy_v3",
     "MiniCPM3ForCausalLM": "minicpm3", "GPTJForCausalLM": "gptj", "CodeGenForCausalLM": "codegen",
     "PersimmonForCausalLM": "persimmon", "StableLmForCausalLM": "stablelm", "GPTNeoForCausalLM": "gpt_neo",
+    "MptForCausalLM": "mpt",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
 _WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
@@ -159,6 +160,8 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     "deepseek_v3": frozenset({"moe_layer_freq", "head_dim", "qk_head_dim"}),
     "sarvam_mla": frozenset({"moe_layer_freq", "head_dim", "qk_head_dim"}),
     "youtu": frozenset({"head_dim", "qk_head_dim"}),
+    # MPT in transformers: ALiBi always (no position table), no biases anywhere, LayerNorms without bias, no qk-norm
+    "mpt": frozenset({"learned_pos_emb", "no_bias", "norm_type", "init_device", "embedding_fraction", "emb_pdrop"}),
     "minicpm3": frozenset({"head_dim", "qk_head_dim"}),
     # LFM2's first checkpoints: the same shapes again under their own names (hidden_size, num_attention_heads, the
     # rotary base, norm_eps), initialisation switches, the positional encoding (always rotary)
@@ -568,6 +571,8 @@ DEFAULTS: dict[str, dict] = {
                      use_parallel_residual=False, tie_word_embeddings=False, max_position_embeddings=4096),
     "gpt_neo": dict(vocab_size=50257, max_position_embeddings=2048, hidden_size=2048, num_layers=24, num_heads=16,
                     intermediate_size=None, window_size=256, tie_word_embeddings=True),
+    "mpt": dict(d_model=2048, n_heads=16, n_layers=24, expansion_ratio=4, max_seq_len=2048, vocab_size=50368,
+                tie_word_embeddings=True),
     "qwen3_next": dict(vocab_size=151936, hidden_size=2048, intermediate_size=5632, num_hidden_layers=48,
                        num_attention_heads=16, num_key_value_heads=2, head_dim=256, linear_conv_kernel_dim=4,
                        linear_key_head_dim=128, linear_value_head_dim=128, linear_num_key_heads=16,
@@ -639,6 +644,7 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
     "granitemoe_swa": {"num_local_experts": ("num_experts",)},
     "hy_v3": {"num_experts": ("num_local_experts",)},
     "gpt_neo": {"num_hidden_layers": ("num_layers",), "num_attention_heads": ("num_heads",)},
+    "mpt": {"d_model": ("hidden_size",), "n_heads": ("num_attention_heads",), "n_layers": ("num_hidden_layers",)},
     "kolibri1": {"num_experts": ("num_local_experts",)},
 }
 
@@ -1781,6 +1787,27 @@ def _read_gpt_neo(r: _Read) -> dict:
                 learned_positions=positions, max_positions=positions)
 
 
+def _read_mpt(r: _Read) -> dict:
+    """MPT as transformers builds it: ALiBi (no position table), q|k|v in one stored matrix, no biases, LayerNorms
+    without a bias, an MLP of up (4 × hidden), GELU and down; the head tied by default. ``attn_config`` is read for
+    what transformers uses of it (nothing that changes a count); an ``expansion_ratio`` other than 4 is named, as
+    transformers' MPT keeps 4."""
+    h = r.whole("d_model")
+    heads = r.whole("n_heads")
+    if h % heads:
+        raise InputError(N_("d_model {h} must be a multiple of n_heads {heads}"), h=h, heads=heads)
+    att = r.get("attn_config")
+    if att is not None and not isinstance(att, dict):
+        raise InputError(N_("config.json field {key!r} must be an object"), key="attn_config")
+    ratio = r.get("expansion_ratio")
+    if ratio not in (None, 4):
+        r.notes.append(Text(N_("expansion_ratio {ratio} is not read: transformers' MPT builds its MLP 4 × d_model wide"),
+                            ratio=ratio))
+    return dict(layers=r.whole("n_layers"), hidden=h, heads=heads, head_dim=h // heads, ffn=4 * h,
+                vocab=r.whole("vocab_size"), mlp="plain", norm="layer_weight", fused_qkv=True, alibi=True,
+                tied_embeddings=r.flag("tie_word_embeddings", True), max_positions=r.opt_whole("max_seq_len") or 0)
+
+
 _READERS = {
     "llama": _read_llama, "granite": _read_llama, "granitemoe": _read_granitemoe, "mistral": _read_mistral,
     "ministral": _read_ministral, "mixtral": _read_mixtral, "qwen2": _read_qwen2, "qwen2_moe": _read_qwen2_moe,
@@ -1806,6 +1833,7 @@ _READERS = {
     "granitemoe_swa": _read_granitemoe_swa, "kolibri1": _read_kolibri1, "lfm2": _read_lfm2, "lfm2_moe": _read_lfm2,
     "bamba": _read_bamba, "afmoe": _read_afmoe, "hy_v3": _read_hy_v3, "minicpm3": _read_minicpm3, "gptj": _read_gptj,
     "codegen": _read_gptj, "persimmon": _read_persimmon, "stablelm": _read_stablelm, "gpt_neo": _read_gpt_neo,
+    "mpt": _read_mpt,
 }
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 

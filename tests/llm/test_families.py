@@ -189,6 +189,7 @@ TINY: dict[str, tuple[str, dict]] = {
     "codegen": ("codegen", dict(n_embd=64, n_layer=2, n_head=4, n_positions=64, n_ctx=64, vocab_size=128, rotary_dim=8,
                                 n_inner=80)),
     "persimmon": ("persimmon", dict(B, pad_token_id=None)),
+    "mpt": ("mpt", dict(d_model=64, n_heads=4, n_layers=2, max_seq_len=64, vocab_size=128)),
     "gpt_neo": ("gpt_neo", dict(hidden_size=64, num_layers=2, num_heads=4, max_position_embeddings=64, vocab_size=128,
                                 attention_types=[[["global", "local"], 1]], window_size=4)),
     "stablelm": ("stablelm", dict(B, use_qkv_bias=True)),
@@ -309,6 +310,7 @@ def test_the_tiny_models_exercise_the_features():
     assert cfgs["persimmon"].qk_norm == "head" and cfgs["persimmon"].norm == "layer"
     assert cfgs["stablelm"].qkv_bias and cfgs["stablelm_parallel"].parallel_block
     assert cfgs["gpt_neo"].layer_types == "" and cfgs["gpt_neo"].learned_positions == 64 and cfgs["gpt_neo"].o_bias
+    assert cfgs["mpt"].alibi and cfgs["mpt"].fused_qkv and cfgs["mpt"].norm == "layer_weight" and cfgs["mpt"].ffn == 256
     assert any("local layers" in str(n) for n in read_config(dict(TINY["gpt_neo"][1], model_type="gpt_neo"))[1]["notes"])
     q35 = {n: read_config(dict(k, model_type=mt))[0] for n, (mt, k) in HYBRID.items() if n.startswith("qwen3_5")}
     assert all(c.mixer.split_proj and c.layer_types == "LF" for c in q35.values())
