@@ -1524,11 +1524,11 @@ def _read_hunyuan_v1_moe(r: _Read) -> dict:
     c = _biased(r, qk_norm="head", experts=_uniform(r, "num_experts", layers),
                 experts_per_token=_uniform(r, "moe_topk", layers), shared_expert_ffn=r.whole("intermediate_size"))
     # the remote code's own switches, which transformers' class does not read: said when they would change a count
-    widths = {x for x in (r.raw.get("moe_intermediate_size") if isinstance(r.raw.get("moe_intermediate_size"), list)
-                          else [r.raw.get("moe_intermediate_size")]) if x is not None}
-    shared = {x for x in (r.raw.get("num_shared_expert") if isinstance(r.raw.get("num_shared_expert"), list)
-                          else [r.raw.get("num_shared_expert")]) if x is not None}
-    if widths - {c["ffn"]} or shared - {1} or r.raw.get("use_cla"):
+    def given(key: str) -> set:  # the values a key gives, per layer or once (none when absent)
+        v = r.raw.get(key)
+        return {x for x in (v if isinstance(v, list) else [v]) if x is not None and not isinstance(x, (list, dict))}
+
+    if given("moe_intermediate_size") - {c["ffn"]} or given("num_shared_expert") - {1} or r.raw.get("use_cla"):
         r.notes.append(Text(N_("hunyuan_v1_moe is read as transformers 5.24 builds it: every expert and the one shared "
                                "MLP {ffn} wide, no cross-layer KV sharing; this file's moe_intermediate_size, "
                                "num_shared_expert or use_cla (the model's own code) say otherwise"), ffn=c["ffn"]))
