@@ -1,5 +1,6 @@
 """Linear-attention and state-space mixers: Gated DeltaNet (Qwen3-Next), Mamba (Jamba), Mamba-2 (Nemotron-H,
-Falcon-H1), LFM2's gated short convolution — their parameters, their per-sequence state and the work of a prefill and of a decode step.
+Falcon-H1), LFM2's gated short convolution — their parameters, their per-sequence state and the work of a prefill
+and of a decode step.
 
 A hybrid model's layers each have a *mixer* (``ModelConfig.attention_kinds``: F / S / C attention, ``L`` Gated
 DeltaNet, ``M`` Mamba, ``2`` Mamba-2, ``P`` attention and Mamba-2 side by side as Falcon-H1 runs them, ``V`` LFM2's
@@ -268,7 +269,7 @@ def work(mx: Mixer, hidden: int, *, batch: int, tokens: int, runs: int, decode: 
     elif mx.kind == "short_conv":
         d = mx.inner
         linear("in_proj", 3 * d, h)
-        out.append(Work("conv_gates", b, d, 0, runs, 2 * rows * d * runs, 5 * rows * d * runs, kind="other",
+        out.append(Work("conv_gates", rows, d, 0, runs, 2 * rows * d * runs, 5 * rows * d * runs, kind="other",
                         note=Text(N_("B·x before the convolution and C times its output (element-wise)"))))
         out.append(conv)
         linear("out_proj", h, d)
