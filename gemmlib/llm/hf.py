@@ -24,7 +24,7 @@ from gemmlib.core.i18n import N_, Text
 from gemmlib.llm.config import ModelConfig, _whole, moe_pattern
 from gemmlib.llm.families_known import NOT_SIZED, TRANSFORMERS_MODEL_TYPES
 from gemmlib.llm.quant import from_mlx_quantization, from_quantization_config
-from gemmlib.llm.ssm import Mixer
+from gemmlib.llm.ssm import Mixer, ShortConv
 from gemmlib.llm.vision import vision_params
 
 MAX_CONFIG_BYTES = 1_000_000  # a config.json is a few kB; refuse anything this large
@@ -1662,7 +1662,7 @@ def _read_lfm2(r: _Read) -> dict:
     if r.has("tie_embedding"):
         c["tied_embeddings"] = r.flag("tie_embedding")
     b = r.flag("conv_bias")
-    mixer = Mixer("short_conv", conv=r.whole("conv_L_cache"), inner=h, conv_bias=b, in_bias=b, out_bias=b)
+    mixer = ShortConv(conv=r.whole("conv_L_cache"), inner=h, conv_bias=b, in_bias=b, out_bias=b)
     c.update(qk_norm="head", layer_types="".join(kinds))
     if "V" in kinds:  # (every layer attention: no mixer, as LFM2's defaults have it)
         c["mixer"] = mixer

@@ -109,8 +109,6 @@ class Mixer:
         elif self.kind == "mamba":
             for f in ("inner", "state", "dt_rank"):
                 _dim(f"mamba {f}", getattr(self, f))
-        elif self.kind == "short_conv":
-            _dim("short convolution channels", self.inner)
         else:
             for f in ("heads", "head_dim", "groups", "state", "chunk"):
                 _dim(f"mamba2 {f}", getattr(self, f))
@@ -125,7 +123,7 @@ class Mixer:
         """Channels of the depthwise convolution (q|k|v for DeltaNet, x for Mamba, x|B|C for Mamba-2)."""
         if self.kind == "gated_deltanet":
             return 2 * self.groups * self.key_dim + self.heads * self.head_dim
-        if self.kind in ("mamba", "short_conv"):
+        if self.kind == "mamba":
             return self.inner
         return self.inner + 2 * self.groups * self.state
 
@@ -145,8 +143,6 @@ class Mixer:
                         ("out_proj", h, vd, False)]
             return [("in_proj_qkvz", 2 * kd + 2 * vd, h, False), ("in_proj_ba", 2 * self.heads, h, False),
                     ("out_proj", h, vd, False)]
-        if self.kind == "short_conv":  # in_proj makes B, C and x
-            return [("in_proj", 3 * self.inner, h, self.in_bias), ("out_proj", h, self.inner, self.out_bias)]
         if self.kind == "mamba":
             d = self.inner
             return [("in_proj", 2 * d, h, self.in_bias), ("x_proj", self.dt_rank + 2 * self.state, d, False),
@@ -160,8 +156,6 @@ class Mixer:
         out = {"conv1d": c * self.conv + (c if self.conv_bias else 0)}
         if self.kind == "gated_deltanet":
             out.update(dt_bias=self.heads, A_log=self.heads, norm=self.head_dim)
-        elif self.kind == "short_conv":
-            pass  # the convolution only
         elif self.kind == "mamba":
             out.update(A_log=self.inner * self.state, D=self.inner)
             if self.bc_norms:
@@ -192,14 +186,18 @@ class Mixer:
         (Mamba), head_dim × d_state per head (Mamba-2)."""
         if self.kind == "gated_deltanet":
             return self.heads * self.key_dim * self.head_dim
-        if self.kind == "short_conv":
-            return 0
         if self.kind == "mamba":
             return self.inner * self.state
         return self.heads * self.head_dim * self.state
 
     def state_elements(self, engine: bool) -> int:
         return self.conv_state(engine) + self.recurrent_state
+
+    def layer_work(self, gemm, conv: Work, *, hidden: int, rows: int, runs: int) -> list[Work] | None:
+        """A mixer's own list of one layer's work, in order (:func:`work` hands it ``gemm(name, n, k)``, which makes
+        a projection's Work, and the convolution's), or None for the state-space kinds, whose work :func:`work`
+        lists."""
+        return None
 
     def describe(self) -> dict:
         d = {"kind": self.kind, "conv_kernel": self.conv, "conv_channels": self.conv_channels,
@@ -209,8 +207,6 @@ class Mixer:
                      key_head_dim=self.key_dim, chunk=DELTA_CHUNK)
         elif self.kind == "mamba":
             d.update(inner=self.inner, state=self.state, dt_rank=self.dt_rank)
-        elif self.kind == "short_conv":
-            d.update(channels=self.inner)
         else:
             d.update(heads=self.heads, head_dim=self.head_dim, groups=self.groups, state=self.state,
                      chunk=self.chunk)
@@ -248,9 +244,12 @@ def work(mx: Mixer, hidden: int, *, batch: int, tokens: int, runs: int, decode: 
     rows = b * t
     out: list[Work] = []
 
+    def gemm(name: str, n: int, k: int, note: str = "") -> Work:
+        return Work(name, rows, n, k, runs, 2 * rows * n * k * runs, (rows * k + rows * n) * runs, weights=name,
+                    note=note)
+
     def linear(name: str, n: int, k: int, note: str = "") -> None:
-        out.append(Work(name, rows, n, k, runs, 2 * rows * n * k * runs, (rows * k + rows * n) * runs,
-                        weights=name, note=note))
+        out.append(gemm(name, n, k, note))
 
     c = mx.conv_channels
     conv_len = t if engine else (t + 1 if decode else t + mx.conv - 1)  # transformers' output length
@@ -259,6 +258,9 @@ def work(mx: Mixer, hidden: int, *, batch: int, tokens: int, runs: int, decode: 
                          "sequence (FlopCounterMode counts it)"), n=conv_len, k=mx.conv))
     conv = Work("conv1d", b, c, mx.conv, runs, 2 * b * conv_len * mx.conv * c * runs, 2 * rows * c * runs,
                 state=2 * b * mx.conv_state(engine) * runs, weights="conv1d", note=conv_note)
+    own = mx.layer_work(gemm, conv, hidden=h, rows=rows, runs=runs)
+    if own is not None:
+        return own
     lin = mx.linears(h)
     if mx.kind == "gated_deltanet":
         for name, n, _, _ in lin[:-1]:  # the input projections, then the convolution over q|k|v
@@ -266,13 +268,6 @@ def work(mx: Mixer, hidden: int, *, batch: int, tokens: int, runs: int, decode: 
         out.append(conv)
         out += _delta(mx, b, t, runs, decode, engine)
         linear("out_proj", h, mx.value_width)
-    elif mx.kind == "short_conv":
-        d = mx.inner
-        linear("in_proj", 3 * d, h)
-        out.append(Work("conv_gates", rows, d, 0, runs, 2 * rows * d * runs, 5 * rows * d * runs, kind="other",
-                        note=Text(N_("B·x before the convolution and C times its output (element-wise)"))))
-        out.append(conv)
-        linear("out_proj", h, d)
     elif mx.kind == "mamba":
         d, n_, r = mx.inner, mx.state, mx.dt_rank
         linear("in_proj", 2 * d, h)
@@ -373,3 +368,48 @@ def _ssd(mx: Mixer, b: int, t: int, runs: int, decode: bool, engine: bool) -> li
                  kernels=(4 if engine else 5) * runs),
             Work("ssm_scan", b * t, hm, p, runs, 5 * b * t * mx.inner * runs, 4 * b * t * mx.inner * runs, kind="other",
                  note=Text(N_("discretisation, decays and the gated norm (element-wise, ~5 FLOPs per channel)")))]
+
+
+@dataclass(frozen=True)
+class ShortConv(Mixer):
+    """LFM2's gated short convolution: in_proj (hidden → B|C|x, ``inner`` = hidden each), the depthwise causal
+    convolution of B·x over ``conv`` inputs, C times its output, out_proj; every linear and the convolution biased
+    by ``conv_bias``. Its state is the convolution's inputs only (no recurrence)."""
+
+    kind: str = "short_conv"
+
+    def __post_init__(self) -> None:
+        if self.kind != "short_conv":
+            raise InputError(N_("mixer kind must be one of {choices}, got {kind!r}"), choices="short_conv",
+                             kind=self.kind)
+        _dim("convolution width", self.conv)
+        _dim("short convolution channels", self.inner)
+
+    @property
+    def conv_channels(self) -> int:
+        return self.inner
+
+    @property
+    def value_width(self) -> int:
+        return self.inner
+
+    def linears(self, hidden: int) -> list[tuple[str, int, int, bool]]:
+        return [("in_proj", 3 * self.inner, hidden, self.in_bias), ("out_proj", hidden, self.inner, self.out_bias)]
+
+    def other_params(self) -> dict[str, int]:
+        c = self.inner
+        return {"conv1d": c * self.conv + (c if self.conv_bias else 0)}
+
+    @property
+    def recurrent_state(self) -> int:
+        return 0
+
+    def layer_work(self, gemm, conv: Work, *, hidden: int, rows: int, runs: int) -> list[Work]:
+        d = self.inner
+        gates = Work("conv_gates", rows, d, 0, runs, 2 * rows * d * runs, 5 * rows * d * runs, kind="other",
+                     note=Text(N_("B·x before the convolution and C times its output (element-wise)")))
+        return [gemm("in_proj", 3 * d, hidden), gates, conv, gemm("out_proj", hidden, d)]
+
+    def describe(self) -> dict:
+        return {"kind": self.kind, "conv_kernel": self.conv, "conv_channels": self.inner, "channels": self.inner,
+                "state_per_sequence_layer": {"conv": self.conv_state(False), "recurrent": 0}}
