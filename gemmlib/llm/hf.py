@@ -1118,19 +1118,11 @@ def _read_deepseek_v32(r: _Read) -> dict:
     (else the first ``first_k_dense_replace``), and in every layer DeepSeek Sparse Attention's lightning indexer
     (``index_n_heads`` heads of ``index_head_dim``, the top ``index_topk`` keys per query)."""
     layers = r.whole("num_hidden_layers")
-    types = r.get("mlp_layer_types")
-    if types is None:
-        dense = min(r.whole("first_k_dense_replace", minimum=0, default=3), layers)
-        types = ["dense"] * dense + ["sparse"] * (layers - dense)
-    else:
-        r.get("first_k_dense_replace")  # read, unused: mlp_layer_types wins
-    if not isinstance(types, list) or len(types) != layers or set(types) - {"dense", "sparse"}:
-        raise InputError(N_("config.json field 'mlp_layer_types' must list 'dense' or 'sparse' for each of the "
-                            "{layers} layers"), layers=layers)
+    moe = _mlp_layer_types(r, layers, 3)
     _type_list(r, "layer_types", {"indexed_attention": "I", "deepseek_sparse_attention": "I"}, layers)
     if not r.opt_whole("q_lora_rank"):
         raise InputError(N_("{family} needs a q_lora_rank: its indexer reads the query latent"), family=r.family)
-    c = _read_deepseek(r, moe_layers="".join("M" if t == "sparse" else "D" for t in types))
+    c = _read_deepseek(r, moe_layers=moe)
     c.update(router_score_bias=True, mtp_layers=r.whole("num_nextn_predict_layers", minimum=0, default=0),
              index_heads=r.whole("index_n_heads"), index_head_dim=r.whole("index_head_dim"),
              index_topk=r.whole("index_topk"), layer_types=_indexer_layers(r, layers))
