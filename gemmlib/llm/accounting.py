@@ -448,8 +448,12 @@ def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, aki
         if akind == "I":  # a DSA layer with its own indexer (the others reuse an earlier layer's top-k)
             ops += _indexer_ops(cfg, wl, sz, run, mkind=mkind, layers=layers)
     else:
-        for name, n in (("q_proj", cfg.q_proj_width), ("k_proj", cfg.kv_dim), ("v_proj", cfg.v_dim)):
+        for name, n in (("q_proj", cfg.q_proj_width), ("k_proj", cfg.kv_dim), ("v_proj", cfg.v_proj_width)):
+            if not n:  # Gemma 4's full layers: the keys are the values too
+                continue
             note = Text(N_("in one fused q|k|v matrix")) if cfg.fused_qkv else ""
+            if name == "k_proj" and cfg.k_eq_v:
+                note = Text(N_("the keys, which are the values too (no v_proj)"))
             if name == "q_proj" and cfg.attn_output_gate:
                 note = Text(N_("the queries and a sigmoid gate on the attention output"))
             ops.append(_linear(name, m=tokens, k=d, n=n, w_bytes=sz.w(name, mkind), note=note, **lin))
@@ -651,7 +655,9 @@ def _stack_ops(cfg: ModelConfig, wl: Workload, run: _Run, groups: list[tuple[str
     mlp: list[Op] = []
     for akind, mkind, n in groups or _groups(cfg):
         if akind in ATTENTION_LETTERS:
-            att += _attention_ops(cfg, wl, sz, run, akind=akind, mkind=mkind, layers=n)
+            shape = cfg.attention_shape(akind)  # Gemma 4's full layers have their own head dim and KV heads
+            att += _attention_ops(shape, wl, sz if shape is cfg else _Sizes(shape, wl), run, akind=akind, mkind=mkind,
+                                  layers=n)
         if akind in MIXER_LETTERS:
             att += [o for o in _mixer_ops(cfg, wl, sz, run, mkind=mkind, layers=n) if o.is_gemm]
         mlp += _mlp_ops(cfg, wl, sz, run, mkind=mkind, layers=n)
@@ -714,7 +720,7 @@ def _other_group_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, a
     rows_total = runs * tokens  # hidden-state rows over every run
     sum_keys, _, _, pairs = _keys(cfg.window_of(akind), run)
     nf = _NORM_FLOPS[cfg.norm]
-    npl = cfg.norms_per_layer
+    npl = cfg.norms_per_layer + (cfg.moe_norms if mkind == "M" else 0)
     extra = 0  # norm width besides the hidden state's
     if cfg.is_mla:
         extra = cfg.q_lora_rank + cfg.kv_lora_rank
@@ -816,7 +822,9 @@ def _other_stack_ops(cfg: ModelConfig, wl: Workload, run: _Run,
     sz = _Sizes(cfg, wl)
     ops: list[Op] = []
     for akind, mkind, n in groups or _groups(cfg):
-        ops += _other_group_ops(cfg, wl, sz, run, akind=akind, mkind=mkind, layers=n)
+        shape = cfg.attention_shape(akind)
+        ops += _other_group_ops(shape, wl, sz if shape is cfg else _Sizes(shape, wl), run, akind=akind, mkind=mkind,
+                                layers=n)
     order = {name: i for i, name in enumerate(OTHER_OP_NAMES)}
     return sorted(_sum_ops(ops), key=lambda o: order[o.name])
 

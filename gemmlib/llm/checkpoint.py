@@ -90,7 +90,11 @@ _NAMES = {
     "hunyuan_v1_moe": dict(shared="shared_mlp", router="gate.wg"),
     "lfm2": dict(o="out_proj", mixer="conv", mlp="feed_forward", gate="w1", up="w3", down="w2"),
     "lfm2_moe": dict(o="out_proj", mixer="conv", mlp="feed_forward", moe="feed_forward", gate="w1", up="w3", down="w2"),
+    # Gemma 4: the dense MLP (counted as an always-on shared expert), the router and the experts beside each other
+    "gemma4_text": dict(moe="", router="router.proj", shared="mlp"),
 }
+# Families whose routed experts are stored as two 3-D parameters (gate_up_proj [E, 2f, h], down_proj [E, h, f]).
+_EXPERTS_3D = ("gpt_oss", "gemma4_text")
 # AutoAWQ stores a per-layer activation scale (ScaledActivation) for these families.
 _AWQ_SCALED_ACT = ("starcoder2", "falcon", "gpt_neox", "gpt_bigcode")
 
@@ -128,6 +132,8 @@ def _attention(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
 
 
 def _attention_linears(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
+    if i < cfg.layers:
+        cfg = cfg.attention_shape(cfg.attention_kinds[i])  # Gemma 4's full layers: their own head dim and KV heads
     h = cfg.hidden
     p = n["prefix"].format(i=i) + "." + n["attn"]
     if cfg.is_mla:
@@ -148,7 +154,7 @@ def _attention_linears(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
                     Linear(f"{p}.indexer.wk", "attention", di, h, False, i, (("index_k", di),)),
                     Linear(f"{p}.indexer.weights_proj", "attention", hi, h, False, i, (("index_weights", hi),))]
         return out
-    q, k, v = cfg.q_proj_width, cfg.kv_dim, cfg.v_dim
+    q, k, v = cfg.q_proj_width, cfg.kv_dim, cfg.v_proj_width
     if cfg.fused_qkv:
         out = [Linear(f"{p}.{n['qkv']}", "attention", q + k + v, h, cfg.qkv_bias, i,
                       (("q_proj", q), ("k_proj", k), ("v_proj", v)))]
@@ -156,6 +162,8 @@ def _attention_linears(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
         out = [Linear(f"{p}.{n['q']}", "attention", q, h, cfg.qkv_bias, i, (("q_proj", q),)),
                Linear(f"{p}.{n['k']}", "attention", k, h, cfg.qkv_bias, i, (("k_proj", k),)),
                Linear(f"{p}.{n['v']}", "attention", v, h, cfg.qkv_bias, i, (("v_proj", v),))]
+        if not v:  # the keys are the values too (Gemma 4's full layers): no v_proj
+            out.pop()
     out.append(Linear(f"{p}.{n['o']}", "attention", h, cfg.o_dim, cfg.o_bias, i, (("o_proj", h),)))
     return out
 
@@ -178,9 +186,9 @@ def _mlp(cfg: ModelConfig, i: int, n: dict, kind: str) -> list[Linear]:
                     Linear(f"{p}.{n['mlp']}.{n['up']}", "mlp", f, h, cfg.mlp_bias, i, ((u, f),))]
         out.append(Linear(f"{p}.{n['mlp']}.{n['down']}", "mlp", h, f, cfg.mlp_bias, i, ((d, h),)))
         return out
-    m, fe, e = f"{p}.{n['moe']}", cfg.expert_ffn, cfg.experts
+    m, fe, e = f"{p}.{n['moe']}" if n["moe"] else p, cfg.expert_ffn, cfg.experts
     out.append(Linear(f"{m}.{n['router']}", "router", e, h, cfg.router_bias, i, (("router", e),)))
-    if cfg.fused_gate_up and cfg.family == "gpt_oss":  # 3-D [E, h, 2f] and [E, f, h] parameters
+    if cfg.fused_gate_up and cfg.family in _EXPERTS_3D:  # 3-D [E, h, 2f] and [E, f, h] parameters
         out += [Linear(f"{m}.experts.gate_up_proj", "expert", 2 * fe, h, cfg.expert_bias, i,
                        (("gate_proj", fe), ("up_proj", fe)), count=e, fused_experts="gate_up_proj"),
                 Linear(f"{m}.experts.down_proj", "expert", h, fe, cfg.expert_bias, i, (("down_proj", h),), count=e,
@@ -236,7 +244,8 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
         out.append(("positions", cfg.learned_positions * h, ""))
 
     def layer(prefix: str, moe: bool, akind: str = "F", dense: bool = False) -> list[tuple[str, int, str]]:
-        rows = [(f"{prefix}.norms", cfg.norms_per_layer * h * nw, "")]
+        rows = [(f"{prefix}.norms", (cfg.norms_per_layer + (cfg.moe_norms if moe else 0)) * h * nw, "")]
+        shape = cfg.attention_shape(akind)
         if akind in MIXER_LETTERS:
             rows += [(f"{prefix}.mixer.{k}", v, "") for k, v in cfg.mixer.other_params().items() if k != "conv1d"]
         if akind not in ATTENTION_LETTERS:
@@ -246,11 +255,13 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
             if akind == "I":
                 rows.append((f"{prefix}.indexer.k_norm", 2 * cfg.index_head_dim, ""))  # a LayerNorm: weight, bias
         elif cfg.qk_norm == "head":
-            rows.append((f"{prefix}.qk_norm", 2 * cfg.head_dim * nw, ""))
+            rows.append((f"{prefix}.qk_norm", 2 * shape.head_dim * nw, ""))
         elif cfg.qk_norm == "width":
             rows.append((f"{prefix}.qk_norm", (cfg.q_dim + cfg.kv_dim) * nw, ""))
         if cfg.attention_sinks and not cfg.is_mla:
             rows.append((f"{prefix}.sinks", cfg.heads, ""))
+        if moe and cfg.router_scales:
+            rows.append((f"{prefix}.router.scales", h + cfg.experts, ""))
         if moe and cfg.router_score_bias:
             rows.append((f"{prefix}.e_score_correction_bias", cfg.experts, "float32"))
         if dense and cfg.activation_params:
@@ -392,7 +403,9 @@ def op_weight_bytes(cfg: ModelConfig, weight_dtype: str) -> dict[tuple[str, str]
         if (akinds[i], kind) in seen:
             continue
         seen.add((akinds[i], kind))
-        for lin in _attention(cfg, i, n) + _mlp(cfg, i, n, kind):
+        # a kind of layer with an attention shape of its own (Gemma 4's full layers) is read from that shape's table
+        own = cfg.attention_shape(akinds[i]) is cfg
+        for lin in (_attention(cfg, i, n) if own else []) + _mlp(cfg, i, n, kind):
             b, _, _ = _linear_bytes(q, lin, rest)
             per = b / lin.count
             rows = sum(r for _, r in lin.ops)

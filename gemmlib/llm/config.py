@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import numbers
 from dataclasses import asdict, dataclass, field, fields
+from functools import cached_property
 
 from gemmlib.core.errors import InputError
 from gemmlib.core.i18n import N_, Text
@@ -249,6 +250,13 @@ class ModelConfig:
     mixer: Mixer | None = field(default=None)  # the linear-attention / state-space mixer of the L / M / 2 / P layers
     attn_output_gate: bool = False  # Qwen3-Next: q_proj also makes a sigmoid gate on the attention output
     no_positions: bool = False  # attention without positional encoding (Jamba, Nemotron-H: the mixers carry order)
+    # ----- Gemma 4: full-attention layers of their own shape ----------------------------------------
+    full_head_dim: int = 0  # the F layers' head dim (global_head_dim); 0: head_dim
+    full_kv_heads: int = 0  # the F layers' KV heads (num_global_key_value_heads); 0: kv_heads
+    full_k_eq_v: bool = False  # the F layers have no v_proj: the key projection is the values too (attention_k_eq_v)
+    k_eq_v: bool = False  # every attention layer of this shape so (what attention_shape("F") gives full_k_eq_v)
+    router_scales: bool = False  # Gemma 4's router: a learned scale per hidden channel and one per expert
+    moe_norms: int = 0  # norms a MoE layer has beyond norms_per_layer (Gemma 4: 3, around its dense MLP and experts)
 
     def __post_init__(self) -> None:
         for f in ("layers", "hidden", "heads", "ffn", "vocab"):
@@ -256,7 +264,8 @@ class ModelConfig:
         for f in ("kv_heads", "head_dim", "activation_params", "index_heads", "index_head_dim", "index_topk",
                   "learned_positions", "experts", "experts_per_token", "v_head_dim",
                   "kv_cache_heads", "sliding_window", "q_lora_rank", "kv_lora_rank", "rope_head_dim",
-                  "max_positions", "expert_ffn", "shared_expert_ffn", "mtp_layers"):
+                  "max_positions", "expert_ffn", "shared_expert_ffn", "mtp_layers", "full_head_dim",
+                  "full_kv_heads", "moe_norms"):
             object.__setattr__(self, f, _whole(f, getattr(self, f), minimum=0))
         for f in ("norms_per_layer",):
             object.__setattr__(self, f, _whole(f, getattr(self, f)))
@@ -305,18 +314,23 @@ class ModelConfig:
                 raise InputError(N_("{field} is set but experts is 0 (a dense model)"), field="shared expert ffn")
             if set(self.moe_layers) - {"D", "-"}:
                 raise InputError(N_("{field} is set but experts is 0 (a dense model)"), field="moe layers")
-            for f in ("shared_expert_gate", "router_bias", "expert_bias", "router_score_bias", "score_bias_param"):
+            if self.moe_norms:
+                raise InputError(N_("{field} is set but experts is 0 (a dense model)"), field="moe norms")
+            for f in ("shared_expert_gate", "router_bias", "expert_bias", "router_score_bias", "score_bias_param",
+                      "router_scales"):
                 if getattr(self, f):
                     raise InputError(N_("{field} is set but experts is 0 (a dense model)"),
                                      field=f.replace('_', ' '))
         for f in ("tied_embeddings", "qkv_bias", "o_bias", "mlp_bias", "attention_sinks", "alibi", "fused_qkv",
                   "fused_gate_up", "parallel_block", "lm_head_bias", "shared_expert_gate", "router_bias",
-                  "expert_bias", "router_score_bias", "score_bias_param", "attn_output_gate", "no_positions"):
+                  "expert_bias", "router_score_bias", "score_bias_param", "attn_output_gate", "no_positions",
+                  "full_k_eq_v", "k_eq_v", "router_scales"):
             if not isinstance(getattr(self, f), bool):
                 raise InputError(N_("{field} must be true or false, got {value!r}"),
                                  field=f, value=getattr(self, f))
         self._check_patterns()
         self._check_mla()
+        self._check_full_shape()
         if self.quant is not None and not isinstance(self.quant, Quantization):
             raise InputError(N_("quant must be a Quantization (gemmlib.llm.quant)"))
         self._check_mixers()
@@ -361,6 +375,20 @@ class ModelConfig:
         if ml and self.experts and "M" not in ml:
             raise InputError(N_("no layer is a mixture of experts; set experts to 0 for a dense model"))
 
+    def _check_full_shape(self) -> None:
+        if not self.has_full_shape and not self.k_eq_v:
+            return
+        if self.is_mla or self.mixer is not None or self.kv_cache_heads != self.kv_heads:
+            raise InputError(N_("full-attention layers of their own shape (head dim, KV heads, keys as values) are read "
+                                "for plain grouped-query attention only"))
+        if self.full_head_dim and self.v_head_dim != self.head_dim:
+            raise InputError(N_("full-attention layers of their own head dim need the value head dim equal to the head "
+                                "dim"))
+        fkv = self.full_kv_heads or self.kv_heads
+        if self.heads % fkv:
+            raise InputError(N_("{heads} query heads cannot be shared evenly by {kv_heads} KV heads (query heads must be a "
+                                "multiple of KV heads)"), heads=self.heads, kv_heads=fkv)
+
     def _check_mixers(self) -> None:
         kinds = {MIXER_LETTERS[c] for c in self.layer_types if c in MIXER_LETTERS}
         if self.mixer is not None and not isinstance(self.mixer, Mixer):
@@ -399,6 +427,29 @@ class ModelConfig:
         return self.heads * self.head_dim
 
     @property
+    def has_full_shape(self) -> bool:
+        """Whether the full-attention layers have a shape of their own (Gemma 4: :meth:`attention_shape`)."""
+        return bool(self.full_head_dim or self.full_kv_heads or self.full_k_eq_v)
+
+    def attention_shape(self, kind: str) -> ModelConfig:
+        """The configuration whose attention fields (head dim, KV heads, whether keys double as values) are those of
+        a layer of this kind: Gemma 4's full layers have their own; every other model, and kind, is ``self``."""
+        if kind != "F" or not self.has_full_shape:
+            return self
+        return self._full_shape
+
+    @cached_property
+    def _full_shape(self) -> ModelConfig:
+        hd = self.full_head_dim or self.head_dim
+        return self.replace(head_dim=hd, v_head_dim=hd, kv_heads=self.full_kv_heads or self.kv_heads,
+                            k_eq_v=self.full_k_eq_v, full_head_dim=0, full_kv_heads=0, full_k_eq_v=False)
+
+    def _per_kind(self, f) -> int:
+        """Σ over the layers of f(the attention shape of the layer's kind, kind)."""
+        kinds = self.attention_kinds
+        return sum(kinds.count(k) * f(self.attention_shape(k), k) for k in set(kinds))
+
+    @property
     def q_proj_width(self) -> int:
         """Output width of q_proj: the queries, and as much again for an attention output gate (Qwen3-Next)."""
         return self.q_dim * (2 if self.attn_output_gate else 1)
@@ -413,6 +464,11 @@ class ModelConfig:
         """Width of all value heads together (kv_heads · v_head_dim); the output projection reads
         heads · v_head_dim."""
         return self.kv_heads * self.v_head_dim
+
+    @property
+    def v_proj_width(self) -> int:
+        """Output width of v_proj: the value heads, or nothing where the keys are the values too (Gemma 4)."""
+        return 0 if self.k_eq_v else self.v_dim
 
     @property
     def o_dim(self) -> int:
@@ -523,9 +579,9 @@ class ModelConfig:
             p += self.o_dim * h + (h if self.o_bias else 0)
             return p
         qw = self.q_proj_width
-        p = h * (qw + self.kv_dim + self.v_dim) + self.o_dim * h
+        p = h * (qw + self.kv_dim + self.v_proj_width) + self.o_dim * h
         if self.qkv_bias:
-            p += qw + self.kv_dim + self.v_dim
+            p += qw + self.kv_dim + self.v_proj_width
         if self.o_bias:
             p += h
         if self.qk_norm == "head":
@@ -553,7 +609,8 @@ class ModelConfig:
         if not self.is_moe:
             return 0
         return (self.hidden * self.experts + (self.experts if self.router_bias else 0)
-                + (self.experts if self.router_score_bias and self.score_bias_param else 0))
+                + (self.experts if self.router_score_bias and self.score_bias_param else 0)
+                + (self.hidden + self.experts if self.router_scales else 0))
 
     def _shared_params(self) -> int:
         p = self._mlp_params(self.shared_expert_ffn) if self.shared_expert_ffn else 0
@@ -566,13 +623,13 @@ class ModelConfig:
         return {
             "embedding": self.vocab * self.hidden,
             "positions": self.learned_positions * self.hidden,
-            "attention": self.attention_layer_count * self._attn_params()
+            "attention": self._per_kind(lambda c, k: c._attn_params() if k in ATTENTION_LETTERS else 0)
             + self.attention_kinds.count("I") * self._indexer_params(),
             "mixers": self.mixer_layer_count * self.mixer.params(self.hidden) if self.mixer else 0,
             "mlp": dense * (self._mlp_params() + self.activation_params) + moe * self.experts * self._expert_params(),
             "shared_experts": moe * self._shared_params(),
             "router": moe * self._router_params(),
-            "norms": self.layers * self.norms_per_layer * self._norm_params() + self._norm_params(),
+            "norms": (self.layers * self.norms_per_layer + moe * self.moe_norms + 1) * self._norm_params(),
             "lm_head": head + (self.vocab if self.lm_head_bias else 0),
         }
 
@@ -615,20 +672,24 @@ class ModelConfig:
         """Weights a token multiplies (the 2·N rule's N): active params less embeddings/positions,
         norms and biases, plus the LM head (the tied embedding when tied)."""
         h = self.hidden
-        if self.is_mla:
-            rq, rkv, dr = self.q_lora_rank, self.kv_lora_rank, self.rope_head_dim
-            attn = (h * rq + rq * self.q_dim if rq else h * self.q_dim) + h * (rkv + dr) \
-                + rkv * self.heads * (self.nope_head_dim + self.v_head_dim) + self.o_dim * h
-        else:
-            attn = h * (self.q_proj_width + self.kv_dim + self.v_dim) + self.o_dim * h
         # the indexers' three projections (their key norm is no matmul)
         indexer = self.attention_kinds.count("I") * (self._indexer_params() - 2 * self.index_head_dim) if self.is_dsa else 0
         mats = self.mlp_mats
         per_moe = (self._routed_experts_run() * mats * h * self.expert_ffn + h * self.experts
                    + mats * h * self.shared_expert_ffn + (h if self.shared_expert_gate else 0))
         mixers = self.mixer_layer_count * self.mixer.matmul_params(h) if self.mixer else 0
-        return (self.attention_layer_count * attn + indexer + mixers + self.dense_layer_count * mats * h * self.ffn
+        attn = self._per_kind(lambda c, k: c._attn_matmul_params() if k in ATTENTION_LETTERS else 0)
+        return (attn + indexer + mixers + self.dense_layer_count * mats * h * self.ffn
                 + self.moe_layer_count * per_moe + self.vocab * h)
+
+    def _attn_matmul_params(self) -> int:
+        """One attention layer's projection weights (no biases, norms or indexer)."""
+        h = self.hidden
+        if self.is_mla:
+            rq, rkv, dr = self.q_lora_rank, self.kv_lora_rank, self.rope_head_dim
+            return ((h * rq + rq * self.q_dim if rq else h * self.q_dim) + h * (rkv + dr)
+                    + rkv * self.heads * (self.nope_head_dim + self.v_head_dim) + self.o_dim * h)
+        return h * (self.q_proj_width + self.kv_dim + self.v_proj_width) + self.o_dim * h
 
     # ----- the KV cache ------------------------------------------------------------------
     @property
@@ -643,7 +704,7 @@ class ModelConfig:
         """Cache elements one token adds to a layer of this kind (0 without attention)."""
         if kind not in ATTENTION_LETTERS:
             return 0
-        return self.kv_elements_per_token_layer + (self.index_head_dim if kind == "I" else 0)
+        return self.attention_shape(kind).kv_elements_per_token_layer + (self.index_head_dim if kind == "I" else 0)
 
     def cached_tokens(self, kind: str, tokens: int) -> int:
         """Tokens a layer of this kind keeps after ``tokens`` were processed: all of them for a full layer,

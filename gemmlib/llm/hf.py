@@ -48,7 +48,7 @@ SUPPORTED_MODEL_TYPES = (
     "granitemoehybrid", "internlm3", "iquestcoder", "sarvam_moe", "sarvam_mla", "helium", "cwm", "solar_open", "youtu",
     "hunyuan_v1_moe", "vaultgemma", "granitemoeshared", "exaone_moe", "cohere2_moe", "nemotron", "granite_swa",
     "granitemoe_swa", "kolibri1", "lfm2", "lfm2_moe", "bamba", "afmoe", "hy_v3", "minicpm3", "gptj", "codegen",
-    "persimmon", "stablelm", "gpt_neo", "mpt",
+    "persimmon", "stablelm", "gpt_neo", "mpt", "gemma4_text", "gemma4",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -87,10 +87,10 @@ ARCHITECTURES = {
     "BambaForCausalLM": "bamba", "AfmoeForCausalLM": "afmoe", "HYV3ForCausalLM": "hy_v3",
     "MiniCPM3ForCausalLM": "minicpm3", "GPTJForCausalLM": "gptj", "CodeGenForCausalLM": "codegen",
     "PersimmonForCausalLM": "persimmon", "StableLmForCausalLM": "stablelm", "GPTNeoForCausalLM": "gpt_neo",
-    "MptForCausalLM": "mpt",
+    "MptForCausalLM": "mpt", "Gemma4ForCausalLM": "gemma4_text", "Gemma4ForConditionalGeneration": "gemma4",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
-_WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
+_WRAPPERS = {"gemma3": "gemma3_text", "gemma4": "gemma4_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
              "qwen3_vl_moe": "qwen3_vl_moe_text", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text"}
 # Wrappers whose top-level tie_word_embeddings (default False) decides whether the LM head is tied, whatever
 # the text_config says (transformers 5.24 ties by the top-level config).
@@ -140,7 +140,8 @@ IRRELEVANT_KEYS = frozenset({
     "exponential_decay_length_penalty", "suppress_tokens", "begin_suppress_tokens", "_attn_implementation_autoset",
     "_experts_implementation", "experts_implementation", "base_model_tp_plan", "base_model_pp_plan",
     "moe_norm_min", "base_model_ep_plan", "mlp_layer_types_dense", "video_token_id", "vision_start_token_id",
-    "vision_end_token_id", "audio_token_id", "video_token_index",
+    "vision_end_token_id", "audio_token_id", "video_token_index", "boa_token_id", "boi_token_id", "eoa_token_id",
+    "eoa_token_index", "eoi_token_id", "vision_soft_tokens_per_image", "audio_config",
     # state-space families: kernel choices, activations, time-step clamps, init and muP multipliers
     "use_associative_scan", "use_mamba_kernels", "use_mambapy", "mamba_hidden_act", "mlp_hidden_act",
     "num_logits_to_keep", "rescale_prenorm_residual", "residual_in_fp32", "time_step_floor", "time_step_limit",
@@ -508,6 +509,10 @@ DEFAULTS: dict[str, dict] = {
     "hunyuan_v1_moe": dict(vocab_size=290943, hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
                            num_attention_heads=32, num_experts=1, moe_topk=1, attention_bias=False,
                            tie_word_embeddings=False, max_position_embeddings=2048),
+    "gemma4_text": dict(vocab_size=262144, hidden_size=2304, intermediate_size=9216, num_hidden_layers=30,
+                        num_attention_heads=8, num_key_value_heads=4, head_dim=256, global_head_dim=512,
+                        sliding_window=512, tie_word_embeddings=True, max_position_embeddings=131072,
+                        hidden_size_per_layer_input=256, vocab_size_per_layer_input=262144),
     "vaultgemma": dict(vocab_size=256000, hidden_size=2304, intermediate_size=9216, num_hidden_layers=26,
                        num_attention_heads=8, num_key_value_heads=4, head_dim=256, sliding_window=4096,
                        attention_bias=False, tie_word_embeddings=True, max_position_embeddings=8192),
@@ -1535,6 +1540,90 @@ def _read_vaultgemma(r: _Read) -> dict:
     return c
 
 
+def _read_gemma4_text(r: _Read) -> dict:
+    """Gemma 4 (``Gemma4TextConfig``, transformers 5.24): Gemma 3's sandwich of four norms and head-dim q/k norms
+    (and a v norm without parameters), sliding layers every sixth layer full by default and the last layer always
+    full; the full layers have their own head dim (``global_head_dim``, 512 when absent) and, where the keys double as
+    the values (``attention_k_eq_v``: no v_proj), their own KV heads (``num_global_key_value_heads``); a config
+    written by transformers gives both per layer (``per_layer_config``). ``enable_moe_block`` adds, beside every
+    layer's dense MLP, a router (a norm without parameters, a scale per channel and per expert) and routed experts of
+    ``moe_intermediate_size``, with three more norms: the dense MLP is counted as an always-on shared expert."""
+    c = _read_gemma(r)
+    c.update(norms_per_layer=4, qk_norm="head")
+    layers = c["layers"]
+    if r.whole("hidden_size_per_layer_input", minimum=0):
+        raise InputError(N_("Gemma 4 with per-layer input embeddings (hidden_size_per_layer_input > 0: the E2B and E4B "
+                            "models) is not sized yet; the models without them (hidden_size_per_layer_input 0) are"))
+    r.get("vocab_size_per_layer_input")  # the per-layer embeddings' vocabulary: no table without them
+    shared = r.whole("num_kv_shared_layers", minimum=0, default=0)
+    if shared:
+        raise InputError(N_("Gemma 4 with layers that reuse another layer's keys and values (num_kv_shared_layers > 0) "
+                            "is not sized yet"))
+    r.flag("use_double_wide_mlp")  # widens only the MLP of the KV-sharing layers
+    w = r.opt_whole("sliding_window", minimum=0)
+    if w and r.get("use_bidirectional_attention") == "all":
+        w = w // 2 + 1
+    types = r.layer_types(layers) or ["sliding_attention" if (i + 1) % 6 else "full_attention" for i in range(layers)]
+    if types[-1] != "full_attention":
+        r.notes.append(Text(N_("layer_types ends with a {kind} layer: transformers makes the last layer full "
+                               "attention, and so is it counted"), kind=types[-1]))
+        types = [*types[:-1], "full_attention"]
+    if any(t != "full_attention" for t in types):
+        if not w:
+            raise InputError(N_("layer_types has sliding layers but sliding_window is null"))
+        c.update(sliding_window=w, layer_types=_pattern(types))
+    k_eq_v = r.flag("attention_k_eq_v")
+    per_layer = r.get("per_layer_config")
+    full = [i for i, t in enumerate(types) if t == "full_attention"]
+    if per_layer is not None:  # transformers' own to_dict(): the full layers' overrides, layer by layer
+        hd, kv = _gemma4_per_layer(per_layer, full, c)
+        r.get("global_head_dim")
+        r.get("num_global_key_value_heads")
+    else:
+        hd = r.whole("global_head_dim")
+        kv = r.opt_whole("num_global_key_value_heads", minimum=1) if k_eq_v else None
+        if not k_eq_v and r.has("num_global_key_value_heads") and r.get("num_global_key_value_heads") is not None:
+            r.notes.append(Text(N_("num_global_key_value_heads applies only where the keys are the values too "
+                                   "(attention_k_eq_v): the full layers keep num_key_value_heads")))
+    if full:
+        c.update(full_head_dim=hd if hd != c["head_dim"] else 0,
+                 full_kv_heads=kv if kv and kv != c["kv_heads"] else 0, full_k_eq_v=k_eq_v)
+    if r.flag("enable_moe_block"):
+        c.update(experts=r.whole("num_experts"), experts_per_token=r.whole("top_k_experts"),
+                 expert_ffn=r.whole("moe_intermediate_size"), shared_expert_ffn=c["ffn"], router_scales=True,
+                 moe_norms=3, fused_gate_up=True)
+        r.notes.append(Text(N_("Gemma 4's dense MLP runs beside the routed experts on every token: it is counted as an "
+                               "always-on shared expert ({ffn} wide)"), ffn=c["ffn"]))
+    else:
+        for key in ("num_experts", "top_k_experts", "moe_intermediate_size"):
+            r.get(key)
+    return c
+
+
+def _gemma4_per_layer(per_layer, full: list[int], c: dict) -> tuple[int, int | None]:
+    """The full layers' (head dim, KV heads) from transformers' ``per_layer_config``: the same overrides on every full
+    layer and none elsewhere (anything else is refused: one shape per kind of layer is what is counted)."""
+    if not isinstance(per_layer, dict):
+        raise InputError(N_("config.json field 'per_layer_config' must be an object of layer index → overrides"))
+    seen: dict[int, dict] = {}
+    for key, over in per_layer.items():
+        try:
+            i = int(key)
+        except (TypeError, ValueError):
+            raise InputError(N_("per_layer_config: {key!r} is not a layer index"), key=str(key)[:40]) from None
+        if not isinstance(over, dict) or set(over) - {"head_dim", "num_key_value_heads"}:
+            raise InputError(N_("per_layer_config: layer {i} overrides what is not read here (only head_dim and "
+                                "num_key_value_heads of the full-attention layers are)"), i=i)
+        seen[i] = over
+    if sorted(seen) != full or len({tuple(sorted(o.items())) for o in seen.values()}) > 1:
+        raise InputError(N_("per_layer_config must give the same overrides to every full-attention layer and to no "
+                            "other layer"))
+    over = next(iter(seen.values()), {})
+    hd = _whole("per_layer_config head_dim", over.get("head_dim", c["head_dim"]))
+    kv = over.get("num_key_value_heads")
+    return hd, None if kv is None else _whole("per_layer_config num_key_value_heads", kv)
+
+
 def _read_granitemoeshared(r: _Read) -> dict:
     """Granite MoE with a shared expert: Granite MoE's layer and, when ``shared_intermediate_size`` > 0, a SwiGLU
     MLP of that width beside the routed experts."""
@@ -1825,7 +1914,7 @@ _READERS = {
     "granitemoe_swa": _read_granitemoe_swa, "kolibri1": _read_kolibri1, "lfm2": _read_lfm2, "lfm2_moe": _read_lfm2,
     "bamba": _read_bamba, "afmoe": _read_afmoe, "hy_v3": _read_hy_v3, "minicpm3": _read_minicpm3, "gptj": _read_gptj,
     "codegen": _read_gptj, "persimmon": _read_persimmon, "stablelm": _read_stablelm, "gpt_neo": _read_gpt_neo,
-    "mpt": _read_mpt,
+    "mpt": _read_mpt, "gemma4_text": _read_gemma4_text,
 }
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 
@@ -1852,6 +1941,9 @@ def _unwrap(cfg: dict, mtype: str, notes: list[str], *, default_inner: str | Non
     for key in ("torch_dtype", "dtype", "quantization_config", "quantization"):
         if key in cfg and key not in inner:
             inner[key] = cfg[key]
+    if isinstance(cfg.get("audio_config"), dict):
+        notes.append(Text(N_("{wrapper} has an audio tower (audio_config): it runs once per audio clip and is not "
+                             "counted"), wrapper=mtype))
     params = vision_params(mtype, cfg)
     if params is None:
         notes.append(Text(N_("{wrapper} is multimodal: its decoder (text_config, {decoder}) is counted, the vision "

@@ -46,7 +46,14 @@ from gemmlib.core.i18n import N_
 from gemmlib.llm.accounting import Workload, memory, prefill_ops
 from gemmlib.llm.checkpoint import element_bytes
 from gemmlib.llm.config import ModelConfig
-from gemmlib.llm.parallel import Parallel, kv_split, layers_per_stage, per_gpu_op, replica_batch
+from gemmlib.llm.parallel import (
+    Parallel,
+    kv_share_per_gpu,
+    kv_split,
+    layers_per_stage,
+    per_gpu_op,
+    replica_batch,
+)
 
 DEFAULT_MEMORY_UTILIZATION = 0.90  # vLLM EngineArgs.gpu_memory_utilization
 RECOMPUTE = ("none", "selective", "full", "op")  # op: torchtitan's selective op policy (gemmlib.llm.training)
@@ -136,7 +143,9 @@ def kv_per_gpu(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel) -> f
     par = par.inference()
     local = -(-replica_batch(wl.batch, par) // par.attn_ep)
     kv = memory(cfg, replace(wl, batch=local), hw).kv_cache_bytes
-    return kv * layers_per_stage(cfg, par) / cfg.layers / kv_split(cfg, par.tp)
+    # each kind of layer's cache split its own way (Gemma 4's full layers have fewer KV heads than its sliding ones)
+    share = kv_share_per_gpu(cfg, par.tp, wl.final_tokens) if cfg.has_full_shape else 1 / kv_split(cfg, par.tp)
+    return kv * layers_per_stage(cfg, par) / cfg.layers * share
 
 
 # ----- activations: inference --------------------------------------------------------------------

@@ -223,10 +223,10 @@ class Parallel:
         if cfg.heads % t:
             raise InputError(N_("--tp {t} does not divide the {heads} attention heads; pick a TP size that does"),
                              t=t, heads=cfg.heads)
-        if cfg.kv_heads % t and t % cfg.kv_heads:
-            raise InputError(N_("--tp {t} and the {kv_heads} KV heads: one must divide the other (KV heads are split "
-                                "across ranks or each replicated on t / KV heads ranks)"),
-                             t=t, kv_heads=cfg.kv_heads)
+        for kv in sorted({cfg.attention_shape(k).kv_heads for k in set(cfg.attention_kinds)}, reverse=True):
+            if kv % t and t % kv:
+                raise InputError(N_("--tp {t} and the {kv_heads} KV heads: one must divide the other (KV heads are "
+                                    "split across ranks or each replicated on t / KV heads ranks)"), t=t, kv_heads=kv)
         if cfg.ffn % t:
             raise InputError(N_("--tp {t} does not divide the MLP width {ffn}"), t=t, ffn=cfg.ffn)
         if cfg.is_moe and not self.folded and cfg.expert_ffn % t:
@@ -326,12 +326,29 @@ def layers_per_stage(cfg: ModelConfig, par: Parallel) -> int:
     return -(-cfg.layers // (par.pp * v)) * v
 
 
-def kv_split(cfg: ModelConfig, tp: int) -> int:
-    """How many ways the KV heads split: min(t, KV heads) (fewer KV heads than ranks: replicated). An
-    MLA cache (one latent every head reads) is whole on every rank."""
+def kv_split(cfg: ModelConfig, tp: int, kind: str = "") -> int:
+    """How many ways the KV heads (of a layer of ``kind``: Gemma 4's full layers have their own) split: min(t, KV
+    heads) (fewer KV heads than ranks: replicated). An MLA cache (one latent every head reads) is whole on every rank."""
     if cfg.is_mla:
         return 1
-    return min(tp, cfg.kv_heads)
+    return min(tp, cfg.attention_shape(kind).kv_heads)
+
+
+def kv_share_per_gpu(cfg: ModelConfig, tp: int, tokens: int) -> float:
+    """The share of one sequence's KV cache (``tokens`` in) that one tensor-parallel rank holds: each kind of layer's
+    cache split its own way (:func:`kv_split`)."""
+    kinds = cfg.attention_kinds
+    per = {k: cfg.cached_tokens(k, tokens) * cfg.kv_elements_of(k) for k in set(kinds)}
+    total = sum(kinds.count(k) * e for k, e in per.items())
+    if not total:
+        return 1.0 / kv_split(cfg, tp)
+    return sum(kinds.count(k) * e / kv_split(cfg, tp, k) for k, e in per.items()) / total
+
+
+def _kv_kind(op: Op) -> str:
+    """The kind of layer whose cache an attention product reads: full for the unsuffixed products (Gemma 4's full
+    layers have KV heads of their own), the model's own for the sliding ones and every other op."""
+    return "F" if op.name in ("attn_scores", "attn_values") else ""
 
 
 def _is_kv_projection(op: Op, cfg: ModelConfig) -> bool:
@@ -381,7 +398,7 @@ def per_gpu_op(op: Op, cfg: ModelConfig, par: Parallel, *, stage_layers: int | N
     else:
         a = op.act_bytes / (tsplit * e)
     a /= c
-    kv = op.kv_bytes * f / (kv_split(cfg, t) * e) if op.kv_bytes else 0.0
+    kv = op.kv_bytes * f / (kv_split(cfg, t, _kv_kind(op)) * e) if op.kv_bytes else 0.0
     count = max(1, round(op.count * f / ((tsplit if op.shard == "heads" else 1) * (e if op.routed else 1))))
     m = -(-op.m // c) if c > 1 else op.m  # a context-parallel rank's rows
     return replace(op, m=m, flops=int(round(flops)), weight_bytes=w, act_bytes=a * f, kv_bytes=kv, count=count,

@@ -12,6 +12,8 @@ vision config class's defaults for absent keys; ``tests/llm/test_families.py`` c
   ``qwen3_5`` / ``qwen3_5_moe``: the same tower without the DeepStack mergers;
 * ``gemma3``: SigLIP's vision transformer (patch Conv2d, position table, encoder, post-LayerNorm, the
   attention-pooling head when ``vision_use_head``) and Gemma 3's projector (a matrix and an RMSNorm);
+* ``gemma4``: Gemma 4's vision encoder (linear patch embedding, a 2-D position table, blocks with head-dim q/k norms
+  and a gated MLP) and its one-matrix projector; the audio tower of the small models is not counted (said so);
 * ``mistral3``: Pixtral's vision transformer (patch Conv2d, RMSNorms, gated MLP blocks without biases) and
   Mistral 3's projector (an RMSNorm, the 2×2 patch merger, two linears).
 
@@ -33,9 +35,12 @@ _QWEN3_VL = dict(depth=27, hidden_size=1152, intermediate_size=4304, num_heads=1
 _SIGLIP = dict(hidden_size=768, intermediate_size=3072, num_hidden_layers=12, num_attention_heads=12, num_channels=3,
                image_size=224, patch_size=16, vision_use_head=True)
 
+_GEMMA4 = dict(hidden_size=768, intermediate_size=3072, num_hidden_layers=16, num_attention_heads=12,
+               num_key_value_heads=12, head_dim=64, patch_size=16, position_embedding_size=10240)
+
 _PIXTRAL = dict(hidden_size=1024, intermediate_size=4096, num_hidden_layers=24, num_channels=3, patch_size=16)
 
-VISION_WRAPPERS = ("qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "gemma3", "mistral3")
+VISION_WRAPPERS = ("qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "gemma3", "mistral3", "gemma4")
 
 
 def _get(block: dict, defaults: dict, key: str, *, minimum: int = 1) -> int:
@@ -95,6 +100,24 @@ def _gemma3(cfg: dict) -> dict[str, int]:
     return out
 
 
+def _gemma4(cfg: dict) -> dict[str, int]:
+    """Gemma 4's vision encoder (a linear patch embedding, a 2 × positions table, blocks of Gemma's sandwich norms with
+    head-dim q/k norms and a gated MLP, no biases) and its projector (a norm without parameters and one matrix); none
+    when the file has no vision_config. The clipped linears' bounds and the standardization vectors are buffers."""
+    if cfg.get("vision_config") is None:
+        return {}
+    v = _vision_block(cfg)
+    d, f = _get(v, _GEMMA4, "hidden_size"), _get(v, _GEMMA4, "intermediate_size")
+    layers, hd = _get(v, _GEMMA4, "num_hidden_layers"), _get(v, _GEMMA4, "head_dim")
+    heads, kv = _get(v, _GEMMA4, "num_attention_heads"), _get(v, _GEMMA4, "num_key_value_heads")
+    p, pos = _get(v, _GEMMA4, "patch_size"), _get(v, _GEMMA4, "position_embedding_size")
+    tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
+    text_hidden = _whole("text_config.hidden_size", tc.get("hidden_size", 2304))
+    block = d * (heads + 2 * kv) * hd + heads * hd * d + 2 * hd + 3 * d * f + 4 * d
+    return {"patch_embed": 3 * p * p * d, "positions": 2 * pos * d, "blocks": layers * block,
+            "projector": d * text_hidden}
+
+
 def _mistral3(cfg: dict) -> dict[str, int]:
     v = _vision_block(cfg)
     d, f = _get(v, _PIXTRAL, "hidden_size"), _get(v, _PIXTRAL, "intermediate_size")
@@ -120,4 +143,6 @@ def vision_params(wrapper: str, cfg: dict) -> dict[str, int] | None:
         return _gemma3(cfg)
     if wrapper == "mistral3":
         return _mistral3(cfg)
+    if wrapper == "gemma4":
+        return _gemma4(cfg)
     return None

@@ -21,6 +21,7 @@ decode step meets min(c, W − 1) + 1 keys. Full-size parameter counts of the re
 
 from __future__ import annotations
 
+import copy
 import json
 import warnings
 from pathlib import Path
@@ -51,6 +52,9 @@ MOE = dict(num_experts_per_tok=2)
 MLA = dict(num_key_value_heads=4, kv_lora_rank=32, qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=12,
            n_routed_experts=4, moe_intermediate_size=32, first_k_dense_replace=1)
 
+# Gemma 4: sliding layers of head dim 16, full ones of 32 (the last layer is always full), no per-layer embeddings
+G4 = dict(B, num_hidden_layers=3, head_dim=16, global_head_dim=32, sliding_window=4, hidden_size_per_layer_input=0,
+          layer_types=["sliding_attention", "full_attention", "sliding_attention"])
 # name -> (model_type, keys); each exercises one family and the features it brings
 TINY: dict[str, tuple[str, dict]] = {
     "llama": ("llama", dict(B, head_dim=24, attention_bias=True, mlp_bias=True)),
@@ -202,12 +206,17 @@ TINY: dict[str, tuple[str, dict]] = {
     "kolibri1": ("kolibri1", dict({k: v for k, v in B.items() if k != "intermediate_size"}, num_hidden_layers=5,
                                   head_dim=24, sliding_window=4, num_experts=4, moe_intermediate_size=32,
                                   shared_expert_intermediate_size=48, **MOE)),
+    "gemma4_text": ("gemma4_text", dict(G4, attention_k_eq_v=True, num_global_key_value_heads=1)),
+    "gemma4_text_plain_kv": ("gemma4_text", dict(G4, num_global_key_value_heads=1, final_logit_softcapping=30.0)),
+    "gemma4_text_moe": ("gemma4_text", dict(G4, attention_k_eq_v=True, num_global_key_value_heads=1,
+                                            enable_moe_block=True, num_experts=4, top_k_experts=2,
+                                            moe_intermediate_size=32)),
 }
 
 
 def _build(model_type: str, keys: dict):
     torch.manual_seed(0)
-    hf = AutoConfig.for_model(model_type, **keys)
+    hf = AutoConfig.for_model(model_type, **copy.deepcopy(keys))  # a config class may edit a list it is given
     model = AutoModelForCausalLM.from_config(hf, attn_implementation="eager", experts_implementation="eager")
     return hf, model.eval()
 
@@ -312,6 +321,13 @@ def test_the_tiny_models_exercise_the_features():
     assert cfgs["gpt_neo"].layer_types == "" and cfgs["gpt_neo"].learned_positions == 64 and cfgs["gpt_neo"].o_bias
     assert cfgs["mpt"].alibi and cfgs["mpt"].fused_qkv and cfgs["mpt"].norm == "layer_weight" and cfgs["mpt"].ffn == 256
     assert any("local layers" in str(n) for n in read_config(dict(TINY["gpt_neo"][1], model_type="gpt_neo"))[1]["notes"])
+    g4 = {n: read_config(dict(k, model_type=mt)) for n, (mt, k) in TINY.items() if n.startswith("gemma4")}
+    assert all(c.layer_types == "SFF" and c.full_head_dim == 32 and any("last layer" in str(n) for n in i["notes"])
+               for c, i in g4.values())  # transformers makes the last layer full whatever layer_types says
+    assert g4["gemma4_text"][0].full_kv_heads == 1 and g4["gemma4_text"][0].full_k_eq_v
+    assert g4["gemma4_text_plain_kv"][0].full_kv_heads == 0 and not g4["gemma4_text_plain_kv"][0].full_k_eq_v
+    moe = g4["gemma4_text_moe"][0]
+    assert moe.experts == 4 and moe.shared_expert_ffn == 96 and moe.router_scales and moe.moe_norms == 3
     q35 = {n: read_config(dict(k, model_type=mt))[0] for n, (mt, k) in HYBRID.items() if n.startswith("qwen3_5")}
     assert all(c.mixer.split_proj and c.layer_types == "LF" for c in q35.values())
     assert not q35["qwen3_5_text"].is_moe and q35["qwen3_5_moe_text"].shared_expert_gate
@@ -770,3 +786,22 @@ def test_stablelm_with_per_head_layernorms_is_refused_with_the_reason():
 
     with pytest.raises(InputError, match="per-head LayerNorms have no bias"):
         read_config(dict(B, model_type="stablelm", qk_layernorm=True))
+
+
+def test_gemma4_full_layers_read_their_own_weights_and_split_their_own_kv_heads():
+    """Gemma 4 31B (the Hub file): a decode step reads every projection once, the full layers' at their own shape
+    (head dim 512, 4 KV heads, no v_proj) and the sliding layers' at theirs: the bytes read are 2 × the weights a token
+    multiplies. Under TP 8 the sliding layers' 16 KV heads split 8 ways and the full layers' 4 only 4 ways."""
+    from gemmlib.llm.parallel import kv_share_per_gpu
+
+    cfg, _ = read_config_file(CONFIGS / "gemma-4-31b-it.json")
+    assert (cfg.head_dim, cfg.kv_heads, cfg.full_head_dim, cfg.full_kv_heads, cfg.full_k_eq_v) == (256, 16, 512, 4, True)
+    wl = Workload(batch=1, seq_len=16, new_tokens=1, decode_only=True)
+    ops = {o.name: o for o in decode_ops(cfg, wl) if o.is_gemm}
+    assert sum(o.weight_bytes for o in ops.values()) == 2 * cfg.matmul_params
+    assert ops["v_proj"].count == 50 and ops["k_proj"].count == 60  # the 10 full layers have no v_proj
+    assert ops["q_proj"].weight_bytes == 2 * 5376 * 32 * (50 * 256 + 10 * 512)
+    tokens = 32768  # the sliding layers keep 1,023 tokens, the full ones all 32,768
+    s, f = 50 * 1023 * 2 * 16 * 256, 10 * tokens * 2 * 4 * 512
+    assert cfg.kv_cache_elements(tokens) == s + f
+    assert kv_share_per_gpu(cfg, 8, tokens) == pytest.approx((s / 8 + f / 4) / (s + f))
