@@ -71,6 +71,11 @@ PUBLISHED_CARD = {
     "qwen3.5-35b-a3b": [("35B total", "with_vision", 35e9, 2)],
     "ernie-4.5-0.3b": [("0.36B", "params", 0.36e9, 2)],
     "glm-5": [("744B total", "params", 744e9, 3), ("40B active", "active_no_embeddings", 40e9, 2)],
+    # Gemma 4's card: the decoder's counts (the vision tower, ~550M, apart); E2B's "effective" count leaves out the
+    # per-layer embedding table (its E4B figure, 4.5B, is not matched: 4.6B comes out)
+    "gemma-4-31b-it": [("30.7B", "params", 30.7e9, 3)],
+    "gemma-4-26b-a4b-it": [("25.2B total", "params", 25.2e9, 3), ("3.8B active", "active", 3.8e9, 2)],
+    "gemma-4-e2b-it": [("2.3B effective", "no_per_layer_table", 2.3e9, 2)],
 }
 
 
@@ -79,7 +84,8 @@ def _count(cfg, which: str, vision: int) -> int:
     head = 0 if cfg.tied_embeddings else emb
     return {"params": cfg.params, "active": cfg.active_params, "no_embeddings": cfg.params - emb - head,
             "active_no_embedding": cfg.active_params - emb, "active_no_embeddings": cfg.active_params - emb - head,
-            "with_vision": cfg.params + vision}[which]
+            "with_vision": cfg.params + vision,
+            "no_per_layer_table": cfg.params - (cfg.per_layer_vocab or cfg.vocab) * cfg.layers * cfg.per_layer_input}[which]
 
 
 def _rounded(x: float, digits: int) -> float:

@@ -296,6 +296,8 @@ def _read_lines(read: dict | None) -> list[str]:
         bits.append(f"full attention in {with_att} of {with_att + att['without_attention']} layers ({att['pattern']})")
     else:
         bits.append("attention: every layer full")
+    if att.get("kv_shared"):
+        bits.append(f"the last {att['kv_shared']} layers (s, f) reuse the keys and values of an earlier layer")
     if read["mla"]:
         mla = read["mla"]
         bits.append(f"MLA (latent {mla['kv_lora_rank']} + rope {mla['qk_rope_head_dim']} cached per token and layer)")

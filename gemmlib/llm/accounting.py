@@ -90,7 +90,8 @@ OP_NAMES = ("q_proj", "q_a_proj", "q_b_proj", "k_proj", "v_proj", "kv_a_proj", "
             "x_proj", "dt_proj", "ssm_chunks", "ssm_scan_out", "out_proj",
             "index_q", "index_k", "index_weights", "index_scores", "index_reduce",
             "router", "gate_proj", "up_proj", "down_proj", "shared_gate_proj", "shared_up_proj", "shared_down_proj",
-            "shared_expert_gate", "dense_gate_proj", "dense_up_proj", "dense_down_proj", "lm_head")
+            "shared_expert_gate", "dense_gate_proj", "dense_up_proj", "dense_down_proj", "per_layer_model_proj",
+            "per_layer_gate", "per_layer_proj", "lm_head")
 OTHER_OP_NAMES = ("embedding", "norms", "rotary", "kv_repeat", "attn_softmax", "ssm_scan", "conv_gates", "activation",
                   "shared_activation", "dense_activation", "moe_routing", "act_quant", "act_quant_inner", "residual")
 ATTENTION_PRODUCTS = ("attn_scores", "attn_values", "attn_scores_sliding", "attn_values_sliding")
@@ -142,6 +143,8 @@ SHARDING: dict[str, str] = {
     # DeepSeek-V3.2's indexer: every rank scores every key (vLLM's indexer projections are replicated)
     "index_q": "replicated", "index_k": "replicated", "index_weights": "replicated", "index_scores": "replicated",
     "index_reduce": "replicated",
+    # Gemma 4's per-layer inputs: small projections every rank runs whole
+    "per_layer_model_proj": "replicated", "per_layer_gate": "replicated", "per_layer_proj": "replicated",
 }
 # Ops that are routed experts (in a mixture of experts) — for expert parallelism.
 EXPERT_OPS = ("gate_proj", "up_proj", "down_proj")
@@ -448,12 +451,14 @@ def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, aki
         if akind == "I":  # a DSA layer with its own indexer (the others reuse an earlier layer's top-k)
             ops += _indexer_ops(cfg, wl, sz, run, mkind=mkind, layers=layers)
     else:
-        for name, n in (("q_proj", cfg.q_proj_width), ("k_proj", cfg.kv_dim), ("v_proj", cfg.v_proj_width)):
-            if not n:  # Gemma 4's full layers: the keys are the values too
+        for name, n in (("q_proj", cfg.q_proj_width), ("k_proj", cfg.k_proj_width), ("v_proj", cfg.v_proj_width)):
+            if not n:  # Gemma 4: the keys are the values too, or the layer reuses an earlier layer's K/V
                 continue
             note = Text(N_("in one fused q|k|v matrix")) if cfg.fused_qkv else ""
             if name == "k_proj" and cfg.k_eq_v:
                 note = Text(N_("the keys, which are the values too (no v_proj)"))
+            if name == "q_proj" and cfg.kv_reused:
+                note = Text(N_("the layers that reuse an earlier layer's keys and values project queries only"))
             if name == "q_proj" and cfg.attn_output_gate:
                 note = Text(N_("the queries and a sigmoid gate on the attention output"))
             ops.append(_linear(name, m=tokens, k=d, n=n, w_bytes=sz.w(name, mkind), note=note, **lin))
@@ -631,6 +636,30 @@ def _mlp_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, mkind: st
     return ops
 
 
+def _per_layer_input_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, layers: int) -> list[Op]:
+    """Gemma 4's per-layer input in ``layers`` layers: the hidden state gated down to the layer's p-wide input
+    (per_layer_input_gate), multiplied by it, and projected back (per_layer_projection)."""
+    d, p, runs = cfg.hidden, cfg.per_layer_input, layers * run.steps
+    lin = dict(phase=run.phase, runs=runs, weight_reads=runs, sz=sz)
+    return [_linear("per_layer_gate", m=run.tokens, k=d, n=p, w_bytes=sz.w("per_layer_gate", "D"),
+                    note=Text(N_("the hidden state to the layer's per-layer input width")), **lin),
+            _linear("per_layer_proj", m=run.tokens, k=p, n=d, w_bytes=sz.w("per_layer_proj", "D"),
+                    note=Text(N_("gated by the layer's per-layer input, back to the hidden width")), **lin)]
+
+
+def _per_layer_model_proj(cfg: ModelConfig, wl: Workload, *, phase: str, rows: int, steps: int) -> list[Op]:
+    """Gemma 4: once per forward, every token's embedding projected to all layers' per-layer inputs (the table's rows
+    are gathered beside it)."""
+    if not cfg.per_layer_input:
+        return []
+    sz = _Sizes(cfg, wl)
+    n = cfg.layers * cfg.per_layer_input
+    return [_linear("per_layer_model_proj", phase, m=rows, k=cfg.hidden, n=n, runs=steps, weight_reads=steps,
+                    w_bytes=sz.w("per_layer_model_proj", ""), sz=sz,
+                    note=Text(N_("every token's embedding to all {layers} layers' per-layer inputs"),
+                              layers=cfg.layers))]
+
+
 def _sum_ops(ops: list[Op], *, join_notes: bool = False) -> list[Op]:
     """Ops of the same name (from different kinds of layer, or the final norm joining the layers'
     norms) summed into one, in first-seen order; the first one's shape stands for all, and its note
@@ -654,13 +683,15 @@ def _stack_ops(cfg: ModelConfig, wl: Workload, run: _Run, groups: list[tuple[str
     att: list[Op] = []
     mlp: list[Op] = []
     for akind, mkind, n in groups or _groups(cfg):
+        shape = cfg.attention_shape(akind)  # Gemma 4's full layers and K/V-reusing layers have a shape of their own
+        ssz = sz if shape is cfg else _Sizes(shape, wl)
         if akind in ATTENTION_LETTERS:
-            shape = cfg.attention_shape(akind)  # Gemma 4's full layers have their own head dim and KV heads
-            att += _attention_ops(shape, wl, sz if shape is cfg else _Sizes(shape, wl), run, akind=akind, mkind=mkind,
-                                  layers=n)
+            att += _attention_ops(shape, wl, ssz, run, akind=akind, mkind=mkind, layers=n)
         if akind in MIXER_LETTERS:
             att += [o for o in _mixer_ops(cfg, wl, sz, run, mkind=mkind, layers=n) if o.is_gemm]
-        mlp += _mlp_ops(cfg, wl, sz, run, mkind=mkind, layers=n)
+        mlp += _mlp_ops(shape, wl, ssz, run, mkind=mkind, layers=n)
+        if cfg.per_layer_input:
+            mlp += _per_layer_input_ops(shape, wl, ssz, run, layers=n)
     order = {name: i for i, name in enumerate(OP_NAMES)}
     return sorted(_sum_ops(att), key=lambda o: order[o.name]) + sorted(_sum_ops(mlp), key=lambda o: order[o.name])
 
@@ -725,7 +756,9 @@ def _other_group_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, a
     if cfg.is_mla:
         extra = cfg.q_lora_rank + cfg.kv_lora_rank
     elif cfg.qk_norm in ("head", "width", "l2"):
-        extra = q + kv
+        extra = q + (0 if cfg.kv_reused else kv)
+    if cfg.per_layer_input:
+        npl += 1  # the norm after the per-layer input's projection
     width = npl * d + extra
     if akind not in ATTENTION_LETTERS:
         extra = 0
@@ -739,7 +772,7 @@ def _other_group_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, a
     if akind not in ATTENTION_LETTERS:
         pass
     elif not cfg.learned_positions and not cfg.alibi and not cfg.no_positions:
-        rot = (h + 1) * cfg.rope_head_dim if cfg.is_mla else q + kv
+        rot = (h + 1) * cfg.rope_head_dim if cfg.is_mla else q + (0 if cfg.kv_reused else kv)
         qk = rows_total * rot
         ops.append(_elementwise("rotary", run.phase, rows=tokens, width=rot, count=runs, elements=2 * 3 * qk,
                                 flops=3 * qk, sz=sz, note=Text(N_("q·cos + rotate_half(q)·sin, and the same for k"))))
@@ -782,11 +815,10 @@ def _other_group_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, a
                                              "and scatter-add it back, weighted"), k=k, experts=e)))
     if sz.a_in < sz.a:  # the weight GEMMs take 8-bit (or 4-bit) inputs: each is quantized from the 16-bit activations
         ops += _quantize_ops(cfg, run, sz, akind=akind, mkind=mkind, runs=runs, rows_total=rows_total)
-    adds = 1 if mkind == "-" or akind == "-" else 2
+    adds = (1 if mkind == "-" or akind == "-" else 2) + (1 if cfg.per_layer_input else 0)
     ops.append(_elementwise("residual", run.phase, rows=tokens, width=d, count=adds * runs,
                             elements=adds * 3 * rows_total * d, flops=adds * rows_total * d, sz=sz,
-                            note=Text(N_("2 per layer: read two, write one")) if adds == 2 else
-                            Text(N_("1 per layer: read two, write one"))))
+                            note=Text(N_("{n} per layer: read two, write one"), n=adds)))
     return ops
 
 
@@ -907,7 +939,8 @@ def prefill_ops(cfg: ModelConfig, wl: Workload) -> list[Op]:
     if wl.decode_only:
         return []
     cfg = executed_model(cfg, wl)
-    ops = _stack_ops(cfg, wl, _prefill_run(wl))
+    ops = _per_layer_model_proj(cfg, wl, phase="prefill", rows=wl.prefill_tokens, steps=1)
+    ops += _stack_ops(cfg, wl, _prefill_run(wl))
     rows = wl.prefill_tokens if wl.lm_head == "all" else wl.batch
     ops.append(_lm_head(cfg, wl, phase="prefill", rows=rows, steps=1))
     return ops
@@ -935,7 +968,8 @@ def _decode_range(cfg: ModelConfig, wl: Workload, first_step: int, last_step: in
     run = _Run("decode", wl.batch, steps, 1, wl.seq_len + first_step, False)
     ops: list[Op] = []
     if gemm:
-        ops = _stack_ops(cfg, wl, run)
+        ops = _per_layer_model_proj(cfg, wl, phase="decode", rows=wl.batch, steps=steps)
+        ops += _stack_ops(cfg, wl, run)
         ops.append(_lm_head(cfg, wl, phase="decode", rows=wl.batch, steps=steps))
     if other:
         rest = [_embedding_op(cfg, wl, phase="decode", rows=wl.batch, steps=steps)]

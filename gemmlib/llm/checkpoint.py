@@ -44,7 +44,7 @@ class Linear:
     """
 
     module: str
-    role: str  # attention | mlp | expert | shared | router | lm_head | mtp
+    role: str  # attention | mlp | expert | shared | router | lm_head | mtp | per_layer (Gemma 4's per-layer inputs)
     out_features: int
     in_features: int
     bias: bool
@@ -154,16 +154,13 @@ def _attention_linears(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
                     Linear(f"{p}.indexer.wk", "attention", di, h, False, i, (("index_k", di),)),
                     Linear(f"{p}.indexer.weights_proj", "attention", hi, h, False, i, (("index_weights", hi),))]
         return out
-    q, k, v = cfg.q_proj_width, cfg.kv_dim, cfg.v_proj_width
+    q, k, v = cfg.q_proj_width, cfg.k_proj_width, cfg.v_proj_width
     if cfg.fused_qkv:
         out = [Linear(f"{p}.{n['qkv']}", "attention", q + k + v, h, cfg.qkv_bias, i,
                       (("q_proj", q), ("k_proj", k), ("v_proj", v)))]
-    else:
-        out = [Linear(f"{p}.{n['q']}", "attention", q, h, cfg.qkv_bias, i, (("q_proj", q),)),
-               Linear(f"{p}.{n['k']}", "attention", k, h, cfg.qkv_bias, i, (("k_proj", k),)),
-               Linear(f"{p}.{n['v']}", "attention", v, h, cfg.qkv_bias, i, (("v_proj", v),))]
-        if not v:  # the keys are the values too (Gemma 4's full layers): no v_proj
-            out.pop()
+    else:  # Gemma 4: no v_proj where the keys are the values too, neither k nor v where the layer reuses K/V
+        out = [Linear(f"{p}.{n[name]}", "attention", w, h, cfg.qkv_bias, i, ((f"{name}_proj", w),))
+               for name, w in (("q", q), ("k", k), ("v", v)) if w]
     out.append(Linear(f"{p}.{n['o']}", "attention", h, cfg.o_dim, cfg.o_bias, i, (("o_proj", h),)))
     return out
 
@@ -212,13 +209,28 @@ def _mlp(cfg: ModelConfig, i: int, n: dict, kind: str) -> list[Linear]:
     return out
 
 
+def _per_layer_inputs(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
+    """Gemma 4's per-layer input linears of layer i (the gate and the projection), or of the model (i = -1: the
+    projection of the embedding to every layer's input)."""
+    p, h = cfg.per_layer_input, cfg.hidden
+    if not p:
+        return []
+    if i < 0:
+        return [Linear("model.per_layer_model_projection", "per_layer", cfg.layers * p, h, False, -1,
+                       (("per_layer_model_proj", cfg.layers * p),))]
+    pre = n["prefix"].format(i=i)
+    return [Linear(f"{pre}.per_layer_input_gate", "per_layer", p, h, False, i, (("per_layer_gate", p),)),
+            Linear(f"{pre}.per_layer_projection", "per_layer", h, p, False, i, (("per_layer_proj", h),))]
+
+
 def stored_linears(cfg: ModelConfig, *, mtp: bool = True) -> list[Linear]:
     """Every linear layer of the checkpoint, layer by layer, then the LM head (and the MTP layers)."""
     n = _names(cfg)
-    out: list[Linear] = []
-    kinds = cfg.mlp_kinds
+    out: list[Linear] = _per_layer_inputs(cfg, -1, n)
+    kinds, akinds = cfg.mlp_kinds, cfg.attention_kinds
     for i in range(cfg.layers):
-        out += _attention(cfg, i, n) + _mlp(cfg, i, n, kinds[i])
+        out += _attention(cfg, i, n) + _mlp(cfg.attention_shape(akinds[i]), i, n, kinds[i])
+        out += _per_layer_inputs(cfg, i, n)
     if not cfg.tied_embeddings:
         out.append(Linear(n["head"], "lm_head", cfg.vocab, cfg.hidden, cfg.lm_head_bias, -1,
                           (("lm_head", cfg.vocab),)))
@@ -243,8 +255,13 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
     if cfg.learned_positions:
         out.append(("positions", cfg.learned_positions * h, ""))
 
+    if cfg.per_layer_input:  # Gemma 4: the per-layer table and the norm of its projection
+        out += [("embed_tokens_per_layer", (cfg.per_layer_vocab or cfg.vocab) * cfg.layers * cfg.per_layer_input, ""),
+                ("per_layer_projection_norm", cfg.per_layer_input * nw, "")]
+
     def layer(prefix: str, moe: bool, akind: str = "F", dense: bool = False) -> list[tuple[str, int, str]]:
-        rows = [(f"{prefix}.norms", (cfg.norms_per_layer + (cfg.moe_norms if moe else 0)) * h * nw, "")]
+        norms = cfg.norms_per_layer + (cfg.moe_norms if moe else 0) + (1 if cfg.per_layer_input else 0)
+        rows = [(f"{prefix}.norms", norms * h * nw, "")]
         shape = cfg.attention_shape(akind)
         if akind in MIXER_LETTERS:
             rows += [(f"{prefix}.mixer.{k}", v, "") for k, v in cfg.mixer.other_params().items() if k != "conv1d"]
@@ -254,8 +271,8 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
             rows.append((f"{prefix}.mla_norms", cfg.q_lora_rank + cfg.kv_lora_rank, ""))
             if akind == "I":
                 rows.append((f"{prefix}.indexer.k_norm", 2 * cfg.index_head_dim, ""))  # a LayerNorm: weight, bias
-        elif cfg.qk_norm == "head":
-            rows.append((f"{prefix}.qk_norm", 2 * shape.head_dim * nw, ""))
+        elif cfg.qk_norm == "head":  # a layer reusing K/V has a q norm only
+            rows.append((f"{prefix}.qk_norm", (1 if shape.kv_reused else 2) * shape.head_dim * nw, ""))
         elif cfg.qk_norm == "width":
             rows.append((f"{prefix}.qk_norm", (cfg.q_dim + cfg.kv_dim) * nw, ""))
         if cfg.attention_sinks and not cfg.is_mla:
@@ -403,14 +420,17 @@ def op_weight_bytes(cfg: ModelConfig, weight_dtype: str) -> dict[tuple[str, str]
         if (akinds[i], kind) in seen:
             continue
         seen.add((akinds[i], kind))
-        # a kind of layer with an attention shape of its own (Gemma 4's full layers) is read from that shape's table
+        # a kind of layer with a shape of its own (Gemma 4's full layers, its layers reusing K/V) is read from that
+        # shape's table
         own = cfg.attention_shape(akinds[i]) is cfg
-        for lin in (_attention(cfg, i, n) if own else []) + _mlp(cfg, i, n, kind):
+        for lin in (_attention(cfg, i, n) + _mlp(cfg, i, n, kind) if own else []) + _per_layer_inputs(cfg, i, n):
             b, _, _ = _linear_bytes(q, lin, rest)
             per = b / lin.count
             rows = sum(r for _, r in lin.ops)
             for op, r in lin.ops:
                 out[(op, kind)] = per * r / rows
+    for lin in _per_layer_inputs(cfg, -1, n):
+        out[(lin.ops[0][0], "")] = float(_linear_bytes(q, lin, rest)[0])
     if cfg.tied_embeddings and q is not None and q.method == "mlx":  # the quantized embedding, used as a linear
         out[("lm_head", "")] = float(_linear_bytes(q, _embedding(cfg), rest)[0])
     elif cfg.tied_embeddings:

@@ -53,10 +53,14 @@ QK_NORMS = ("none", "head", "width", "l2")
 # the hybrid families' L Gated DeltaNet (linear attention), M Mamba, 2 Mamba-2, P full attention and Mamba-2 in
 # parallel (Falcon-H1), V LFM2's gated short convolution, - none (a Nemotron-H MLP layer). See gemmlib.llm.ssm.
 LAYER_KINDS = {"F": "full", "S": "sliding", "C": "chunked", "L": "linear_attention", "M": "mamba", "2": "mamba2",
-               "P": "attention+mamba2", "I": "indexed", "V": "short_conv", "-": "none"}
+               "P": "attention+mamba2", "I": "indexed", "V": "short_conv", "f": "full_kv_shared",
+               "s": "sliding_kv_shared", "-": "none"}
 # I: full attention with its own DeepSeek Sparse Attention indexer (a DSA model's F layers reuse another layer's choice)
-ATTENTION_LETTERS = "FSCPI"  # layers with softmax attention (and a KV cache)
-WINDOW_LETTERS = "SC"
+# f / s: full / sliding attention that reuses the keys and values of the last earlier layer of its kind (Gemma 4's
+# num_kv_shared_layers): no k/v projection, no cache of its own
+ATTENTION_LETTERS = "FSCPIfs"  # layers with softmax attention (a KV cache, their own or another layer's)
+WINDOW_LETTERS = "SCs"
+KV_SHARED_LETTERS = {"f": "F", "s": "S"}  # a layer reusing K/V → the kind of layer whose K/V it reads
 # Per-layer MLP: M routed experts, D dense, - none (a Nemotron-H mixer layer has no MLP).
 MLP_LAYER_KINDS = {"M": "moe", "D": "dense", "-": "none"}
 
@@ -257,6 +261,11 @@ class ModelConfig:
     k_eq_v: bool = False  # every attention layer of this shape so (what attention_shape("F") gives full_k_eq_v)
     router_scales: bool = False  # Gemma 4's router: a learned scale per hidden channel and one per expert
     moe_norms: int = 0  # norms a MoE layer has beyond norms_per_layer (Gemma 4: 3, around its dense MLP and experts)
+    # ----- Gemma 4's small models (E2B, E4B) ------------------------------------------------------
+    kv_shared_ffn: int = 0  # the MLP width of the f / s layers (use_double_wide_mlp: 2 × ffn); 0: ffn
+    kv_reused: bool = False  # every attention layer of this shape reuses K/V (what attention_shape gives f / s)
+    per_layer_input: int = 0  # per-layer inputs (hidden_size_per_layer_input): a table and two projections per layer
+    per_layer_vocab: int = 0  # the per-layer table's vocabulary (vocab_size_per_layer_input); 0: vocab
 
     def __post_init__(self) -> None:
         for f in ("layers", "hidden", "heads", "ffn", "vocab"):
@@ -265,7 +274,7 @@ class ModelConfig:
                   "learned_positions", "experts", "experts_per_token", "v_head_dim",
                   "kv_cache_heads", "sliding_window", "q_lora_rank", "kv_lora_rank", "rope_head_dim",
                   "max_positions", "expert_ffn", "shared_expert_ffn", "mtp_layers", "full_head_dim",
-                  "full_kv_heads", "moe_norms"):
+                  "full_kv_heads", "moe_norms", "kv_shared_ffn", "per_layer_input", "per_layer_vocab"):
             object.__setattr__(self, f, _whole(f, getattr(self, f), minimum=0))
         for f in ("norms_per_layer",):
             object.__setattr__(self, f, _whole(f, getattr(self, f)))
@@ -324,7 +333,7 @@ class ModelConfig:
         for f in ("tied_embeddings", "qkv_bias", "o_bias", "mlp_bias", "attention_sinks", "alibi", "fused_qkv",
                   "fused_gate_up", "parallel_block", "lm_head_bias", "shared_expert_gate", "router_bias",
                   "expert_bias", "router_score_bias", "score_bias_param", "attn_output_gate", "no_positions",
-                  "full_k_eq_v", "k_eq_v", "router_scales"):
+                  "full_k_eq_v", "k_eq_v", "router_scales", "kv_reused"):
             if not isinstance(getattr(self, f), bool):
                 raise InputError(N_("{field} must be true or false, got {value!r}"),
                                  field=f, value=getattr(self, f))
@@ -351,7 +360,8 @@ class ModelConfig:
             raise InputError(N_("layer_types has {n} letters for {layers} layers"),
                              n=len(lt), layers=self.layers)
         if set(lt) - set(LAYER_KINDS):
-            raise InputError(N_("layer_types letters are F (full), S (sliding window) and C (chunked)"))
+            raise InputError(N_("layer_types letters are F (full), S (sliding window) and C (chunked); f and s for "
+                                "layers reusing an earlier layer's keys and values"))
         if lt and set(lt) == {"F"}:
             object.__setattr__(self, "layer_types", "")
             lt = ""
@@ -376,6 +386,21 @@ class ModelConfig:
             raise InputError(N_("no layer is a mixture of experts; set experts to 0 for a dense model"))
 
     def _check_full_shape(self) -> None:
+        shared = [c for c in self.layer_types if c in KV_SHARED_LETTERS]
+        if shared or self.kv_shared_ffn:
+            if self.is_mla or self.mixer is not None:
+                raise InputError(N_("layers that reuse another layer's keys and values are read for plain grouped-query "
+                                    "attention only"))
+            if self.kv_shared_ffn and self.is_moe:
+                raise InputError(N_("a wider MLP in the layers that reuse keys and values is read for dense models only"))
+            first = self.attention_kinds.index(shared[0]) if shared else self.layers
+            if set(self.attention_kinds[first:]) - set(KV_SHARED_LETTERS):
+                raise InputError(N_("the layers that reuse keys and values must be the last ones"))
+            if {KV_SHARED_LETTERS[c] for c in shared} - set(self.attention_kinds[:first]):
+                raise InputError(N_("a layer that reuses keys and values needs an earlier layer of its kind to read them "
+                                    "from"))
+        if self.per_layer_vocab and not self.per_layer_input:
+            raise InputError(N_("a per-layer input vocabulary is set but per_layer_input is 0"))
         if not self.has_full_shape and not self.k_eq_v:
             return
         if self.is_mla or self.mixer is not None or self.kv_cache_heads != self.kv_heads:
@@ -432,17 +457,28 @@ class ModelConfig:
         return bool(self.full_head_dim or self.full_kv_heads or self.full_k_eq_v)
 
     def attention_shape(self, kind: str) -> ModelConfig:
-        """The configuration whose attention fields (head dim, KV heads, whether keys double as values) are those of
-        a layer of this kind: Gemma 4's full layers have their own; every other model, and kind, is ``self``."""
-        if kind != "F" or not self.has_full_shape:
+        """The configuration whose attention fields (head dim, KV heads, whether keys double as values, whether K/V
+        are another layer's) and MLP width are those of a layer of this kind: Gemma 4's full layers and the layers
+        reusing K/V (f, s) have their own; every other model, and kind, is ``self``."""
+        if self.kv_reused:  # already a shape of its own (every layer of it reads another layer's K/V)
             return self
-        return self._full_shape
+        if kind in KV_SHARED_LETTERS or (kind == "F" and self.has_full_shape):
+            return self._shapes[kind]
+        return self
 
     @cached_property
-    def _full_shape(self) -> ModelConfig:
-        hd = self.full_head_dim or self.head_dim
-        return self.replace(head_dim=hd, v_head_dim=hd, kv_heads=self.full_kv_heads or self.kv_heads,
-                            k_eq_v=self.full_k_eq_v, full_head_dim=0, full_kv_heads=0, full_k_eq_v=False)
+    def _shapes(self) -> dict[str, ModelConfig]:
+        full = self
+        if self.has_full_shape:
+            hd = self.full_head_dim or self.head_dim
+            full = self.replace(head_dim=hd, v_head_dim=hd, kv_heads=self.full_kv_heads or self.kv_heads,
+                                k_eq_v=self.full_k_eq_v, full_head_dim=0, full_kv_heads=0, full_k_eq_v=False)
+        out = {"F": full}
+        if any(c in KV_SHARED_LETTERS for c in self.layer_types):
+            reuse = dict(kv_reused=True, ffn=self.kv_shared_ffn or self.ffn, kv_shared_ffn=0)
+            out["f"], out["s"] = full.replace(**reuse), self.replace(**reuse, full_head_dim=0, full_kv_heads=0,
+                                                                     full_k_eq_v=False)
+        return out
 
     def _per_kind(self, f) -> int:
         """Σ over the layers of f(the attention shape of the layer's kind, kind)."""
@@ -468,7 +504,12 @@ class ModelConfig:
     @property
     def v_proj_width(self) -> int:
         """Output width of v_proj: the value heads, or nothing where the keys are the values too (Gemma 4)."""
-        return 0 if self.k_eq_v else self.v_dim
+        return 0 if self.k_eq_v or self.kv_reused else self.v_dim
+
+    @property
+    def k_proj_width(self) -> int:
+        """Output width of k_proj: the key heads, or nothing where the layer reuses another layer's K/V."""
+        return 0 if self.kv_reused else self.kv_dim
 
     @property
     def o_dim(self) -> int:
@@ -578,16 +619,16 @@ class ModelConfig:
             p += rkv * H * (self.nope_head_dim + self.v_head_dim)  # kv_b_proj
             p += self.o_dim * h + (h if self.o_bias else 0)
             return p
-        qw = self.q_proj_width
-        p = h * (qw + self.kv_dim + self.v_proj_width) + self.o_dim * h
+        qw, kw = self.q_proj_width, self.k_proj_width
+        p = h * (qw + kw + self.v_proj_width) + self.o_dim * h
         if self.qkv_bias:
-            p += qw + self.kv_dim + self.v_proj_width
+            p += qw + kw + self.v_proj_width
         if self.o_bias:
             p += h
-        if self.qk_norm == "head":
-            p += 2 * self.head_dim * self.norm_weights
+        if self.qk_norm == "head":  # a layer reusing K/V has a q norm only
+            p += (1 if self.kv_reused else 2) * self.head_dim * self.norm_weights
         elif self.qk_norm == "width":
-            p += (self.q_dim + self.kv_dim) * self.norm_weights
+            p += (self.q_dim + kw) * self.norm_weights
         if self.attention_sinks:
             p += H
         return p
@@ -626,12 +667,37 @@ class ModelConfig:
             "attention": self._per_kind(lambda c, k: c._attn_params() if k in ATTENTION_LETTERS else 0)
             + self.attention_kinds.count("I") * self._indexer_params(),
             "mixers": self.mixer_layer_count * self.mixer.params(self.hidden) if self.mixer else 0,
-            "mlp": dense * (self._mlp_params() + self.activation_params) + moe * self.experts * self._expert_params(),
+            "mlp": self._dense_mlp_params() + dense * self.activation_params + moe * self.experts * self._expert_params(),
+            "per_layer_inputs": self._per_layer_input_params(),
             "shared_experts": moe * self._shared_params(),
             "router": moe * self._router_params(),
             "norms": (self.layers * self.norms_per_layer + moe * self.moe_norms + 1) * self._norm_params(),
             "lm_head": head + (self.vocab if self.lm_head_bias else 0),
         }
+
+    def _dense_widths(self) -> list[int]:
+        """The MLP width of every dense layer (Gemma 4's layers reusing K/V may have a wider one)."""
+        return [self.attention_shape(a).ffn for a, m in zip(self.attention_kinds, self.mlp_kinds, strict=True)
+                if m == "D"]
+
+    def _dense_ffn_sum(self) -> int:
+        return sum(self._dense_widths()) if self.kv_shared_ffn else self.dense_layer_count * self.ffn
+
+    def _dense_mlp_params(self) -> int:
+        """Every dense layer's MLP, each at its own width."""
+        if not self.kv_shared_ffn:
+            return self.dense_layer_count * self._mlp_params()
+        return sum(self._mlp_params(f) for f in self._dense_widths())
+
+    def _per_layer_input_params(self) -> int:
+        """Gemma 4's per-layer inputs: the [vocab, layers × p] table, the hidden → layers × p projection and its norm
+        (p wide), and in every layer a hidden → p gate, a p → hidden projection and a norm."""
+        p = self.per_layer_input
+        if not p:
+            return 0
+        h, n = self.hidden, self.layers
+        return ((self.per_layer_vocab or self.vocab) * n * p + h * n * p + self._norm_params(p)
+                + n * (2 * h * p + self._norm_params()))
 
     @property
     def params(self) -> int:
@@ -644,8 +710,7 @@ class ModelConfig:
         """Weights one token touches: as :attr:`params` but only k routed experts (all with
         ``experts_compute = "all"``)."""
         b = self.param_breakdown()
-        b["mlp"] = self.dense_layer_count * self._mlp_params() + self.moe_layer_count * self._routed_experts_run() \
-            * self._expert_params()
+        b["mlp"] = self._dense_mlp_params() + self.moe_layer_count * self._routed_experts_run() * self._expert_params()
         return sum(b.values())
 
     def _routed_experts_run(self) -> int:
@@ -679,8 +744,9 @@ class ModelConfig:
                    + mats * h * self.shared_expert_ffn + (h if self.shared_expert_gate else 0))
         mixers = self.mixer_layer_count * self.mixer.matmul_params(h) if self.mixer else 0
         attn = self._per_kind(lambda c, k: c._attn_matmul_params() if k in ATTENTION_LETTERS else 0)
-        return (attn + indexer + mixers + self.dense_layer_count * mats * h * self.ffn
-                + self.moe_layer_count * per_moe + self.vocab * h)
+        ple = self.layers * 3 * h * self.per_layer_input  # the projection to every layer's input, each gate and proj
+        return (attn + indexer + mixers + mats * h * self._dense_ffn_sum() + self.moe_layer_count * per_moe
+                + self.vocab * h + ple)
 
     def _attn_matmul_params(self) -> int:
         """One attention layer's projection weights (no biases, norms or indexer)."""
@@ -689,7 +755,7 @@ class ModelConfig:
             rq, rkv, dr = self.q_lora_rank, self.kv_lora_rank, self.rope_head_dim
             return ((h * rq + rq * self.q_dim if rq else h * self.q_dim) + h * (rkv + dr)
                     + rkv * self.heads * (self.nope_head_dim + self.v_head_dim) + self.o_dim * h)
-        return h * (self.q_proj_width + self.kv_dim + self.v_proj_width) + self.o_dim * h
+        return h * (self.q_proj_width + self.k_proj_width + self.v_proj_width) + self.o_dim * h
 
     # ----- the KV cache ------------------------------------------------------------------
     @property
@@ -702,7 +768,7 @@ class ModelConfig:
 
     def kv_elements_of(self, kind: str) -> int:
         """Cache elements one token adds to a layer of this kind (0 without attention)."""
-        if kind not in ATTENTION_LETTERS:
+        if kind not in ATTENTION_LETTERS or kind in KV_SHARED_LETTERS:  # f / s: another layer's cache is read
             return 0
         return self.attention_shape(kind).kv_elements_per_token_layer + (self.index_head_dim if kind == "I" else 0)
 
@@ -733,8 +799,11 @@ class ModelConfig:
     def attention_pattern(self) -> dict:
         """Which layers attend how: counts, the window, and the pattern as a short string."""
         kinds = self.attention_kinds
-        out = {"full": kinds.count("F") + kinds.count("P") + kinds.count("I"), "sliding": kinds.count("S"),
-               "chunked": kinds.count("C"), "window": self.sliding_window or None, "pattern": _compress(kinds)}
+        out = {"full": kinds.count("F") + kinds.count("P") + kinds.count("I") + kinds.count("f"),
+               "sliding": kinds.count("S") + kinds.count("s"), "chunked": kinds.count("C"),
+               "window": self.sliding_window or None, "pattern": _compress(kinds)}
+        if kinds.count("f") + kinds.count("s"):
+            out["kv_shared"] = kinds.count("f") + kinds.count("s")
         if self.is_dsa:
             out["with_indexer"] = kinds.count("I")
         if self.mixer is not None:
@@ -747,6 +816,9 @@ class ModelConfig:
         d: dict = {"family": self.family, "attention": self.attention_pattern()}
         d["heads"] = {"query": self.heads, "kv": self.kv_heads, "head_dim": self.head_dim,
                       "v_head_dim": self.v_head_dim, "kv_cache_heads": self.kv_cache_heads}
+        if self.has_full_shape:  # Gemma 4's full layers
+            f = self.attention_shape("F")
+            d["heads"]["full_layers"] = {"kv": f.kv_heads, "head_dim": f.head_dim, "keys_as_values": f.k_eq_v}
         d["dsa"] = ({"index_heads": self.index_heads, "index_head_dim": self.index_head_dim,
                      "index_topk": self.index_topk} if self.is_dsa else None)
         d["mla"] = ({"q_lora_rank": self.q_lora_rank or None, "kv_lora_rank": self.kv_lora_rank,
@@ -775,6 +847,10 @@ class ModelConfig:
         d["block"]["attention_output_gate"] = self.attn_output_gate
         if "-" in self.mlp_kinds:
             d["block"]["layers_without_mlp"] = self.mlp_kinds.count("-")
+        if self.per_layer_input:
+            d["block"]["per_layer_inputs"] = self.per_layer_input
+        if self.kv_shared_ffn:
+            d["block"]["kv_shared_ffn"] = self.kv_shared_ffn
         return d
 
     def summary(self) -> dict:

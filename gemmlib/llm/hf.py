@@ -157,6 +157,7 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     "phi3": frozenset({"attention_bias", "lm_head_bias", "mlp_bias"}),
     "qwen3_moe": frozenset({"max_window_layers"}),  # a sliding window applies to every layer
     "gemma2": frozenset({"sliding_window_size"}),
+    "gemma4_text": frozenset({"expert_intermediate_size"}),  # an early spelling the Hub's E2B / E4B files keep, null
     "deepseek_v2": frozenset({"moe_layer_freq", "head_dim", "qk_head_dim"}),  # head dims derive from nope + rope
     "deepseek_v3": frozenset({"moe_layer_freq", "head_dim", "qk_head_dim"}),
     "sarvam_mla": frozenset({"moe_layer_freq", "head_dim", "qk_head_dim"}),
@@ -1551,15 +1552,15 @@ def _read_gemma4_text(r: _Read) -> dict:
     c = _read_gemma(r)
     c.update(norms_per_layer=4, qk_norm="head")
     layers = c["layers"]
-    if r.whole("hidden_size_per_layer_input", minimum=0):
-        raise InputError(N_("Gemma 4 with per-layer input embeddings (hidden_size_per_layer_input > 0: the E2B and E4B "
-                            "models) is not sized yet; the models without them (hidden_size_per_layer_input 0) are"))
-    r.get("vocab_size_per_layer_input")  # the per-layer embeddings' vocabulary: no table without them
+    ple = r.whole("hidden_size_per_layer_input", minimum=0)
+    pv = r.opt_whole("vocab_size_per_layer_input", minimum=1)  # the per-layer table's vocabulary
+    if ple:
+        c.update(per_layer_input=ple, per_layer_vocab=pv or 0)
     shared = r.whole("num_kv_shared_layers", minimum=0, default=0)
-    if shared:
-        raise InputError(N_("Gemma 4 with layers that reuse another layer's keys and values (num_kv_shared_layers > 0) "
-                            "is not sized yet"))
-    r.flag("use_double_wide_mlp")  # widens only the MLP of the KV-sharing layers
+    if shared > layers:
+        raise InputError(N_("num_kv_shared_layers {shared} is more than the {layers} layers"), shared=shared,
+                         layers=layers)
+    double = r.flag("use_double_wide_mlp")  # widens only the MLP of the layers reusing K/V
     w = r.opt_whole("sliding_window", minimum=0)
     if w and r.get("use_bidirectional_attention") == "all":
         w = w // 2 + 1
@@ -1568,10 +1569,24 @@ def _read_gemma4_text(r: _Read) -> dict:
         r.notes.append(Text(N_("layer_types ends with a {kind} layer: transformers makes the last layer full "
                                "attention, and so is it counted"), kind=types[-1]))
         types = [*types[:-1], "full_attention"]
+    letters = _pattern(types)
+    if shared:  # the last num_kv_shared_layers layers read the K/V of the last earlier layer of their kind
+        first = layers - shared
+        if shared == layers or set(letters[first:]) - set(letters[:first]):
+            raise InputError(N_("num_kv_shared_layers {shared}: a layer that reuses keys and values needs an earlier "
+                                "layer of its kind to read them from (transformers refuses it too)"), shared=shared)
+        letters = letters[:first] + letters[first:].lower()
+        if double:
+            c["kv_shared_ffn"] = 2 * c["ffn"]
+        if ple == 0:
+            r.notes.append(Text(N_("layers reusing keys and values without per-layer inputs: transformers 5.24's "
+                                   "Gemma 4 forward fails on such a model; it is counted as the layers are built")))
     if any(t != "full_attention" for t in types):
         if not w:
             raise InputError(N_("layer_types has sliding layers but sliding_window is null"))
-        c.update(sliding_window=w, layer_types=_pattern(types))
+        c.update(sliding_window=w)
+    if letters != "F" * layers:
+        c["layer_types"] = letters
     k_eq_v = r.flag("attention_k_eq_v")
     per_layer = r.get("per_layer_config")
     full = [i for i, t in enumerate(types) if t == "full_attention"]
@@ -1589,6 +1604,9 @@ def _read_gemma4_text(r: _Read) -> dict:
         c.update(full_head_dim=hd if hd != c["head_dim"] else 0,
                  full_kv_heads=kv if kv and kv != c["kv_heads"] else 0, full_k_eq_v=k_eq_v)
     if r.flag("enable_moe_block"):
+        if c.get("kv_shared_ffn"):
+            raise InputError(N_("Gemma 4 with experts and a double-wide MLP in the layers reusing keys and values is not "
+                                "read: no such model is published"))
         c.update(experts=r.whole("num_experts"), experts_per_token=r.whole("top_k_experts"),
                  expert_ffn=r.whole("moe_intermediate_size"), shared_expert_ffn=c["ffn"], router_scales=True,
                  moe_norms=3, fused_gate_up=True)
