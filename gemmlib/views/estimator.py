@@ -696,6 +696,26 @@ class CompareView:
     words: str = ""  # what differs, and how to read B/A
 
 
+def _gemma4_rows(r: dict, gettext: Translate) -> list[tuple[str, str]]:
+    """The read table's rows for what only Gemma 4 has: full layers of their own shape, layers reusing K/V, per-layer
+    inputs (none for every other model)."""
+    rows = []
+    full = r["heads"].get("full_layers")
+    if full:
+        rows.append((gettext("full layers"), gettext("head dim {head_dim}, {kv} KV heads{kv_note}").format(
+            head_dim=full["head_dim"], kv=full["kv"],
+            kv_note=gettext("; the keys are the values too (no v_proj)") if full["keys_as_values"] else "")))
+    if r["attention"].get("kv_shared"):
+        rows.append((gettext("K/V reuse"), gettext("the last {n} layers read the keys and values of the last earlier "
+                                                   "layer of their kind: no k/v projection, no cache").format(
+            n=r["attention"]["kv_shared"])))
+    if r["block"].get("per_layer_inputs"):
+        rows.append((gettext("per-layer inputs"), gettext("{p} wide in every layer (a table, a projection to every "
+                                                          "layer's input, a gate and a projection per layer)").format(
+            p=r["block"]["per_layer_inputs"])))
+    return rows
+
+
 def _tr_with(gettext: Translate) -> Callable[[Any], str]:
     """A gemmlib text (a Text, a Msg, an InputError, a marked constant) in the reader's language; an
     empty one stays empty (gettext("") is the catalogue's header)."""
@@ -981,6 +1001,7 @@ def _read(est: ScaleOutEstimate, gettext: Translate, escape: Escape) -> Read:
                 "{layers} of {all} layers (its key cached too)").format(
                 topk=r["dsa"]["index_topk"], heads=r["dsa"]["index_heads"], dim=r["dsa"]["index_head_dim"],
                 layers=r["attention"]["with_indexer"], all=r["attention"]["full"])),
+            *_gemma4_rows(r, gettext),
             (gettext("experts"), experts),
             (gettext("quantization"), fmt.DASH if not q else
              gettext("{label}; {activations}").format(label=tr(q["label"]), activations=tr(q["activations"]))),

@@ -357,6 +357,16 @@ def test_upload_shows_what_was_read_and_sizes_a_quantized_checkpoint():
     assert any("initial_context_length" in c.value for c in at.caption)  # an ignored key, listed
 
 
+def test_upload_of_gemma4_e2b_shows_its_own_layers():
+    """Gemma 4 E2B's Hub file: the read table names its full layers' shape, the layers reusing K/V and the per-layer
+    inputs."""
+    at = _upload("gemma-4-e2b-it")
+    read = _read_table(at)
+    assert read["full layers"] == "head dim 512, 1 KV heads"
+    assert read["K/V reuse"].startswith("the last 20 layers") and read["per-layer inputs"].startswith("256 wide")
+    assert "7 full, 28 sliding" in read["attention"] and "vision" in " ".join(read)
+
+
 def test_upload_of_an_mla_model_and_the_absorbed_switch():
     at = _upload("deepseek-v2-lite")
     read = _read_table(at)
