@@ -48,7 +48,7 @@ SUPPORTED_MODEL_TYPES = (
     "granitemoehybrid", "internlm3", "iquestcoder", "sarvam_moe", "sarvam_mla", "helium", "cwm", "solar_open", "youtu",
     "hunyuan_v1_moe", "vaultgemma", "granitemoeshared", "exaone_moe", "cohere2_moe", "nemotron", "granite_swa",
     "granitemoe_swa", "kolibri1", "lfm2", "lfm2_moe", "bamba", "afmoe", "hy_v3", "minicpm3", "gptj", "codegen",
-    "persimmon", "stablelm", "gpt_neo", "mpt", "gemma4_text", "gemma4",
+    "persimmon", "stablelm", "gpt_neo", "mpt", "gemma4_text", "gemma4", "gemma4_unified_text", "gemma4_unified",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -88,9 +88,10 @@ ARCHITECTURES = {
     "MiniCPM3ForCausalLM": "minicpm3", "GPTJForCausalLM": "gptj", "CodeGenForCausalLM": "codegen",
     "PersimmonForCausalLM": "persimmon", "StableLmForCausalLM": "stablelm", "GPTNeoForCausalLM": "gpt_neo",
     "MptForCausalLM": "mpt", "Gemma4ForCausalLM": "gemma4_text", "Gemma4ForConditionalGeneration": "gemma4",
+    "Gemma4UnifiedForCausalLM": "gemma4_unified_text", "Gemma4UnifiedForConditionalGeneration": "gemma4_unified",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
-_WRAPPERS = {"gemma3": "gemma3_text", "gemma4": "gemma4_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
+_WRAPPERS = {"gemma3": "gemma3_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
              "qwen3_vl_moe": "qwen3_vl_moe_text", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text"}
 # Wrappers whose top-level tie_word_embeddings (default False) decides whether the LM head is tied, whatever
 # the text_config says (transformers 5.24 ties by the top-level config).
@@ -514,6 +515,10 @@ DEFAULTS: dict[str, dict] = {
                         num_attention_heads=8, num_key_value_heads=4, head_dim=256, global_head_dim=512,
                         sliding_window=512, tie_word_embeddings=True, max_position_embeddings=131072,
                         hidden_size_per_layer_input=256, vocab_size_per_layer_input=262144),
+    "gemma4_unified_text": dict(vocab_size=262144, hidden_size=2304, intermediate_size=9216, num_hidden_layers=30,
+                                num_attention_heads=8, num_key_value_heads=4, head_dim=256, global_head_dim=512,
+                                sliding_window=1024, tie_word_embeddings=True, max_position_embeddings=262144,
+                                use_bidirectional_attention="vision", hidden_size_per_layer_input=0),
     "vaultgemma": dict(vocab_size=256000, hidden_size=2304, intermediate_size=9216, num_hidden_layers=26,
                        num_attention_heads=8, num_key_value_heads=4, head_dim=256, sliding_window=4096,
                        attention_bias=False, tie_word_embeddings=True, max_position_embeddings=8192),
@@ -1578,7 +1583,7 @@ def _read_gemma4_text(r: _Read) -> dict:
         letters = letters[:first] + letters[first:].lower()
         if double:
             c["kv_shared_ffn"] = 2 * c["ffn"]
-        if ple == 0:
+        if ple == 0 and r.family == "gemma4_text":
             r.notes.append(Text(N_("layers reusing keys and values without per-layer inputs: transformers 5.24's "
                                    "Gemma 4 forward fails on such a model; it is counted as the layers are built")))
     if any(t != "full_attention" for t in types):
@@ -1616,6 +1621,24 @@ def _read_gemma4_text(r: _Read) -> dict:
         for key in ("num_experts", "top_k_experts", "moe_intermediate_size"):
             r.get(key)
     return c
+
+
+def _read_gemma4_unified_text(r: _Read) -> dict:
+    """Gemma 4 unified (``Gemma4UnifiedTextConfig``, the 12B): Gemma 4's decoder without per-layer inputs or experts
+    (its config class removes those keys: a file's values are not read), a window of 1,024 by default."""
+    raw = {k: v for k, v in r.raw.items() if k not in _GEMMA4_UNIFIED_ABSENT}
+    inner = _Read(raw, r.family, r.defaults, r.aliases, defaults_for_shape=r.defaults_for_shape)
+    c = _read_gemma4_text(inner)
+    r.used |= inner.used
+    r.asked |= inner.asked
+    r.notes += inner.notes
+    r.defaulted.update(inner.defaulted)
+    return c
+
+
+# Gemma4TextConfig's keys that Gemma4UnifiedTextConfig removes (set to AttributeError): no per-layer inputs, no experts
+_GEMMA4_UNIFIED_ABSENT = ("vocab_size_per_layer_input", "hidden_size_per_layer_input", "enable_moe_block", "num_experts",
+                          "top_k_experts", "moe_intermediate_size")
 
 
 def _gemma4_per_layer(per_layer, full: list[int], c: dict) -> tuple[int, int | None]:
@@ -1932,7 +1955,7 @@ _READERS = {
     "granitemoe_swa": _read_granitemoe_swa, "kolibri1": _read_kolibri1, "lfm2": _read_lfm2, "lfm2_moe": _read_lfm2,
     "bamba": _read_bamba, "afmoe": _read_afmoe, "hy_v3": _read_hy_v3, "minicpm3": _read_minicpm3, "gptj": _read_gptj,
     "codegen": _read_gptj, "persimmon": _read_persimmon, "stablelm": _read_stablelm, "gpt_neo": _read_gpt_neo,
-    "mpt": _read_mpt, "gemma4_text": _read_gemma4_text,
+    "mpt": _read_mpt, "gemma4_text": _read_gemma4_text, "gemma4_unified_text": _read_gemma4_unified_text,
 }
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 
