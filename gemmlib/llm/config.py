@@ -12,6 +12,10 @@ parser reads (``gemmlib.llm.hf``):
 * the MLP: gated or plain, with biases; mixtures of experts with their own width, shared experts
   (and Qwen's sigmoid gate on them), dense layers among the MoE ones (first k dense, every n-th MoE,
   an explicit list), router and expert biases, and Llama 4's dense execution of every expert;
+* Gemma 4: full-attention layers of their own head dim and KV heads whose keys may double as values (no v_proj),
+  the last layers reusing an earlier layer's K/V (``f`` / ``s``: no k/v projection, no cache; their MLP maybe
+  wider), per-layer inputs (a table, a projection to every layer's input, a gate and a projection per layer), a
+  router with learned scales and the norms around experts that run beside a dense MLP (:meth:`attention_shape`);
 * the rest: norms (RMSNorm, LayerNorm with or without bias, parameter-free), how many per layer
   (1 for a parallel block, 2, 4 for Gemma's sandwich), parallel attention + MLP, learned positions or
   alibi, tied embeddings, an LM head bias, the trained context length, and what the checkpoint
@@ -258,7 +262,7 @@ class ModelConfig:
     full_head_dim: int = 0  # the F layers' head dim (global_head_dim); 0: head_dim
     full_kv_heads: int = 0  # the F layers' KV heads (num_global_key_value_heads); 0: kv_heads
     full_k_eq_v: bool = False  # the F layers have no v_proj: the key projection is the values too (attention_k_eq_v)
-    k_eq_v: bool = False  # every attention layer of this shape so (what attention_shape("F") gives full_k_eq_v)
+    k_eq_v: bool = False  # keys double as values in every attention layer (set on attention_shape("F") from full_k_eq_v)
     router_scales: bool = False  # Gemma 4's router: a learned scale per hidden channel and one per expert
     moe_norms: int = 0  # norms a MoE layer has beyond norms_per_layer (Gemma 4: 3, around its dense MLP and experts)
     # ----- Gemma 4's small models (E2B, E4B) ------------------------------------------------------
@@ -339,7 +343,7 @@ class ModelConfig:
                                  field=f, value=getattr(self, f))
         self._check_patterns()
         self._check_mla()
-        self._check_full_shape()
+        self._check_layer_shapes()
         if self.quant is not None and not isinstance(self.quant, Quantization):
             raise InputError(N_("quant must be a Quantization (gemmlib.llm.quant)"))
         self._check_mixers()
@@ -385,7 +389,9 @@ class ModelConfig:
         if ml and self.experts and "M" not in ml:
             raise InputError(N_("no layer is a mixture of experts; set experts to 0 for a dense model"))
 
-    def _check_full_shape(self) -> None:
+    def _check_layer_shapes(self) -> None:
+        """Gemma 4's layers of their own shape: the K/V-reusing ones last, each after a layer of its kind; the full
+        layers' own head dim and KV heads on plain grouped-query attention only."""
         shared = [c for c in self.layer_types if c in KV_SHARED_LETTERS]
         if shared or self.kv_shared_ffn:
             if self.is_mla or self.mixer is not None:
