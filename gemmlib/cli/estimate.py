@@ -298,6 +298,11 @@ def _read_lines(read: dict | None) -> list[str]:
         bits.append("attention: every layer full")
     if att.get("kv_shared"):
         bits.append(f"the last {att['kv_shared']} layers (s, f) reuse the keys and values of an earlier layer")
+    blk = read.get("block", {})
+    if blk.get("per_layer_inputs"):
+        bits.append(f"per-layer inputs {blk['per_layer_inputs']} wide")
+    if blk.get("altup_inputs"):
+        bits.append(f"AltUp over {blk['altup_inputs']} streams, LAuReL rank {blk.get('laurel_rank', 0)}")
     if read["mla"]:
         mla = read["mla"]
         bits.append(f"MLA (latent {mla['kv_lora_rank']} + rope {mla['qk_rope_head_dim']} cached per token and layer)")

@@ -91,7 +91,8 @@ OP_NAMES = ("q_proj", "q_a_proj", "q_b_proj", "k_proj", "v_proj", "kv_a_proj", "
             "index_q", "index_k", "index_weights", "index_scores", "index_reduce",
             "router", "gate_proj", "up_proj", "down_proj", "shared_gate_proj", "shared_up_proj", "shared_down_proj",
             "shared_expert_gate", "dense_gate_proj", "dense_up_proj", "dense_down_proj", "per_layer_model_proj",
-            "per_layer_gate", "per_layer_proj", "lm_head")
+            "per_layer_gate", "per_layer_proj", "altup_proj", "altup_router", "altup_predict", "altup_mix",
+            "altup_correct", "laurel_left", "laurel_right", "altup_unembed", "lm_head")
 OTHER_OP_NAMES = ("embedding", "norms", "rotary", "kv_repeat", "attn_softmax", "ssm_scan", "conv_gates", "activation",
                   "shared_activation", "dense_activation", "moe_routing", "act_quant", "act_quant_inner", "residual")
 ATTENTION_PRODUCTS = ("attn_scores", "attn_values", "attn_scores_sliding", "attn_values_sliding")
@@ -145,6 +146,10 @@ SHARDING: dict[str, str] = {
     "index_reduce": "replicated",
     # Gemma 4's per-layer inputs: small projections every rank runs whole
     "per_layer_model_proj": "replicated", "per_layer_gate": "replicated", "per_layer_proj": "replicated",
+    # Gemma 3n's AltUp and LAuReL: small projections every rank runs whole
+    "altup_proj": "replicated", "altup_router": "replicated", "altup_predict": "replicated", "altup_mix": "replicated",
+    "altup_correct": "replicated", "laurel_left": "replicated", "laurel_right": "replicated",
+    "altup_unembed": "replicated",
 }
 # Ops that are routed experts (in a mixture of experts) — for expert parallelism.
 EXPERT_OPS = ("gate_proj", "up_proj", "down_proj")
@@ -647,6 +652,46 @@ def _per_layer_input_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, 
                     note=Text(N_("gated by the layer's per-layer input, back to the hidden width")), **lin)]
 
 
+def _altup_laurel_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, layers: int) -> list[Op]:
+    """Gemma 3n in ``layers`` layers: AltUp's router on the active stream (before the layer, to predict, and after, to
+    correct), its prediction (n → n²) and correction (n → n) coefficients, the prediction itself (every token's
+    hidden × n streams times its n × n matrix: a batched matmul), and LAuReL's low-rank residual."""
+    d, n, r, runs, t = cfg.hidden, cfg.altup_inputs, cfg.laurel_rank, layers * run.steps, run.tokens
+    lin = dict(phase=run.phase, sz=sz)
+    ops: list[Op] = []
+    if n:
+        ops += [_linear("altup_router", m=t, k=d, n=n, runs=2 * runs, weight_reads=2 * runs,
+                        w_bytes=sz.w("altup_router", "D"), kernels=2 * runs,
+                        note=Text(N_("AltUp's router on the active stream: before the layer and after it")), **lin),
+                _linear("altup_predict", m=t, k=n, n=n * n, runs=runs, weight_reads=runs, w_bytes=sz.w("altup_predict", "D"),
+                        note=Text(N_("each token's {n} × {n} prediction matrix"), n=n), **lin),
+                _linear("altup_correct", m=t, k=n, n=n, runs=runs, weight_reads=runs, w_bytes=sz.w("altup_correct", "D"),
+                        note=Text(N_("each token's correction coefficients")), **lin)]
+        per = runs * t  # one [hidden, n] × [n, n] product per token
+        ops.append(Op("altup_mix", run.phase, d, n, n, per, 2 * d * n * n * per, 0.0, per * (2 * d * n + n * n) * sz.a,
+                      0.0, Text(N_("the {n} streams of every token mixed by its prediction matrix"), n=n),
+                      kernels=runs))
+    if r:
+        ops += [_linear("laurel_left", m=t, k=d, n=r, runs=runs, weight_reads=runs, w_bytes=sz.w("laurel_left", "D"),
+                        note=Text(N_("LAuReL: the normed input down to rank {r}"), r=r), **lin),
+                _linear("laurel_right", m=t, k=r, n=d, runs=runs, weight_reads=runs, w_bytes=sz.w("laurel_right", "D"),
+                        note=Text(N_("LAuReL: back to the hidden width, added beside the attention")), **lin)]
+    return ops
+
+
+def _altup_streams(cfg: ModelConfig, wl: Workload, *, phase: str, rows: int, steps: int, end: bool) -> list[Op]:
+    """Gemma 3n: the embedding projected to AltUp's other n - 1 streams before the first layer (``end`` False), and
+    those streams projected back before the final norm (``end`` True), every token."""
+    n = cfg.altup_inputs
+    if not n:
+        return []
+    sz, name = _Sizes(cfg, wl), "altup_unembed" if end else "altup_proj"
+    note = (Text(N_("the {k} other streams back to the hidden state, averaged with the active one"), k=n - 1) if end
+            else Text(N_("the embedding to AltUp's {k} other streams"), k=n - 1))
+    return [_linear(name, phase, m=rows, k=cfg.hidden, n=cfg.hidden, runs=(n - 1) * steps, weight_reads=(n - 1) * steps,
+                    w_bytes=sz.w(name, ""), sz=sz, note=note)]
+
+
 def _per_layer_model_proj(cfg: ModelConfig, wl: Workload, *, phase: str, rows: int, steps: int) -> list[Op]:
     """Gemma 4: once per forward, every token's embedding projected to all layers' per-layer inputs (the table's rows
     are gathered beside it)."""
@@ -692,6 +737,8 @@ def _stack_ops(cfg: ModelConfig, wl: Workload, run: _Run, groups: list[tuple[str
         mlp += _mlp_ops(shape, wl, ssz, run, mkind=mkind, layers=n)
         if cfg.per_layer_input:
             mlp += _per_layer_input_ops(shape, wl, ssz, run, layers=n)
+        if cfg.altup_inputs or cfg.laurel_rank:
+            mlp += _altup_laurel_ops(shape, wl, ssz, run, layers=n)
     order = {name: i for i, name in enumerate(OP_NAMES)}
     return sorted(_sum_ops(att), key=lambda o: order[o.name]) + sorted(_sum_ops(mlp), key=lambda o: order[o.name])
 
@@ -940,7 +987,9 @@ def prefill_ops(cfg: ModelConfig, wl: Workload) -> list[Op]:
         return []
     cfg = executed_model(cfg, wl)
     ops = _per_layer_model_proj(cfg, wl, phase="prefill", rows=wl.prefill_tokens, steps=1)
+    ops += _altup_streams(cfg, wl, phase="prefill", rows=wl.prefill_tokens, steps=1, end=False)
     ops += _stack_ops(cfg, wl, _prefill_run(wl))
+    ops += _altup_streams(cfg, wl, phase="prefill", rows=wl.prefill_tokens, steps=1, end=True)
     rows = wl.prefill_tokens if wl.lm_head == "all" else wl.batch
     ops.append(_lm_head(cfg, wl, phase="prefill", rows=rows, steps=1))
     return ops
@@ -969,7 +1018,9 @@ def _decode_range(cfg: ModelConfig, wl: Workload, first_step: int, last_step: in
     ops: list[Op] = []
     if gemm:
         ops = _per_layer_model_proj(cfg, wl, phase="decode", rows=wl.batch, steps=steps)
+        ops += _altup_streams(cfg, wl, phase="decode", rows=wl.batch, steps=steps, end=False)
         ops += _stack_ops(cfg, wl, run)
+        ops += _altup_streams(cfg, wl, phase="decode", rows=wl.batch, steps=steps, end=True)
         ops.append(_lm_head(cfg, wl, phase="decode", rows=wl.batch, steps=steps))
     if other:
         rest = [_embedding_op(cfg, wl, phase="decode", rows=wl.batch, steps=steps)]

@@ -44,7 +44,7 @@ class Linear:
     """
 
     module: str
-    role: str  # attention | mlp | expert | shared | router | lm_head | mtp | per_layer (Gemma 4's per-layer inputs)
+    role: str  # attention | mlp | expert | shared | router | lm_head | mtp | per_layer | altup (Gemma 4 / 3n)
     out_features: int
     in_features: int
     bias: bool
@@ -223,14 +223,34 @@ def _per_layer_inputs(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
             Linear(f"{pre}.per_layer_projection", "per_layer", h, p, False, i, (("per_layer_proj", h),))]
 
 
+def _altup_laurel(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
+    """Gemma 3n's AltUp and LAuReL linears of layer i, or of the model (i = -1: the n - 1 projections of the embedding
+    to the other streams and the n - 1 back)."""
+    a, r, h = cfg.altup_inputs, cfg.laurel_rank, cfg.hidden
+    if i < 0:
+        return [Linear(f"model.{name}.{j}", "altup", h, h, False, -1, ((op, h),)) for op, name in
+                (("altup_proj", "altup_projections"), ("altup_unembed", "altup_unembed_projections"))
+                for j in range(a - 1)] if a else []
+    pre = n["prefix"].format(i=i)
+    out = []
+    if a:
+        out += [Linear(f"{pre}.altup.modality_router", "altup", a, h, False, i, (("altup_router", a),)),
+                Linear(f"{pre}.altup.prediction_coefs", "altup", a * a, a, False, i, (("altup_predict", a * a),)),
+                Linear(f"{pre}.altup.correction_coefs", "altup", a, a, False, i, (("altup_correct", a),))]
+    if r:
+        out += [Linear(f"{pre}.laurel.linear_left", "altup", r, h, False, i, (("laurel_left", r),)),
+                Linear(f"{pre}.laurel.linear_right", "altup", h, r, False, i, (("laurel_right", h),))]
+    return out
+
+
 def stored_linears(cfg: ModelConfig, *, mtp: bool = True) -> list[Linear]:
     """Every linear layer of the checkpoint, layer by layer, then the LM head (and the MTP layers)."""
     n = _names(cfg)
-    out: list[Linear] = _per_layer_inputs(cfg, -1, n)
+    out: list[Linear] = _per_layer_inputs(cfg, -1, n) + _altup_laurel(cfg, -1, n)
     kinds, akinds = cfg.mlp_kinds, cfg.attention_kinds
     for i in range(cfg.layers):
         out += _attention(cfg, i, n) + _mlp(cfg.attention_shape(akinds[i]), i, n, kinds[i])
-        out += _per_layer_inputs(cfg, i, n)
+        out += _per_layer_inputs(cfg, i, n) + _altup_laurel(cfg, i, n)
     if not cfg.tied_embeddings:
         out.append(Linear(n["head"], "lm_head", cfg.vocab, cfg.hidden, cfg.lm_head_bias, -1,
                           (("lm_head", cfg.vocab),)))
@@ -260,7 +280,8 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
                 ("per_layer_projection_norm", cfg.per_layer_input * nw, "")]
 
     def layer(prefix: str, moe: bool, akind: str = "F", dense: bool = False) -> list[tuple[str, int, str]]:
-        norms = cfg.norms_per_layer + (cfg.moe_norms if moe else 0) + (1 if cfg.per_layer_input else 0)
+        norms = (cfg.norms_per_layer + (cfg.moe_norms if moe else 0) + (1 if cfg.per_layer_input else 0)
+                 + (1 if cfg.laurel_rank else 0) + (2 if cfg.altup_inputs else 0))  # AltUp: its router's norm, its scale
         rows = [(f"{prefix}.norms", norms * h * nw, "")]
         shape = cfg.attention_shape(akind)
         if akind in MIXER_LETTERS:
@@ -423,14 +444,15 @@ def op_weight_bytes(cfg: ModelConfig, weight_dtype: str) -> dict[tuple[str, str]
         # a kind of layer with a shape of its own (Gemma 4's full layers, its layers reusing K/V) is read from that
         # shape's table
         own = cfg.attention_shape(akinds[i]) is cfg
-        for lin in (_attention(cfg, i, n) + _mlp(cfg, i, n, kind) if own else []) + _per_layer_inputs(cfg, i, n):
+        extra = _per_layer_inputs(cfg, i, n) + _altup_laurel(cfg, i, n)
+        for lin in (_attention(cfg, i, n) + _mlp(cfg, i, n, kind) if own else []) + extra:
             b, _, _ = _linear_bytes(q, lin, rest)
             per = b / lin.count
             rows = sum(r for _, r in lin.ops)
             for op, r in lin.ops:
                 out[(op, kind)] = per * r / rows
-    for lin in _per_layer_inputs(cfg, -1, n):
-        out[(lin.ops[0][0], "")] = float(_linear_bytes(q, lin, rest)[0])
+    for lin in _per_layer_inputs(cfg, -1, n) + _altup_laurel(cfg, -1, n)[:1] + _altup_laurel(cfg, -1, n)[-1:]:
+        out[(lin.ops[0][0], "")] = float(_linear_bytes(q, lin, rest)[0])  # one of each (AltUp: of its n - 1 each way)
     if cfg.tied_embeddings and q is not None and q.method == "mlx":  # the quantized embedding, used as a linear
         out[("lm_head", "")] = float(_linear_bytes(q, _embedding(cfg), rest)[0])
     elif cfg.tied_embeddings:

@@ -270,6 +270,9 @@ class ModelConfig:
     kv_reused: bool = False  # every attention layer of this shape reuses K/V (what attention_shape gives f / s)
     per_layer_input: int = 0  # per-layer inputs (hidden_size_per_layer_input): a table and two projections per layer
     per_layer_vocab: int = 0  # the per-layer table's vocabulary (vocab_size_per_layer_input); 0: vocab
+    # ----- Gemma 3n ----------------------------------------------------------------------------------
+    altup_inputs: int = 0  # AltUp's streams (altup_num_inputs): 0 none; the layers run on one, the rest predicted
+    laurel_rank: int = 0  # LAuReL's low-rank residual beside each layer's attention (laurel_rank): 0 none
 
     def __post_init__(self) -> None:
         for f in ("layers", "hidden", "heads", "ffn", "vocab"):
@@ -278,7 +281,8 @@ class ModelConfig:
                   "learned_positions", "experts", "experts_per_token", "v_head_dim",
                   "kv_cache_heads", "sliding_window", "q_lora_rank", "kv_lora_rank", "rope_head_dim",
                   "max_positions", "expert_ffn", "shared_expert_ffn", "mtp_layers", "full_head_dim",
-                  "full_kv_heads", "moe_norms", "kv_shared_ffn", "per_layer_input", "per_layer_vocab"):
+                  "full_kv_heads", "moe_norms", "kv_shared_ffn", "per_layer_input", "per_layer_vocab",
+                  "altup_inputs", "laurel_rank"):
             object.__setattr__(self, f, _whole(f, getattr(self, f), minimum=0))
         for f in ("norms_per_layer",):
             object.__setattr__(self, f, _whole(f, getattr(self, f)))
@@ -407,6 +411,8 @@ class ModelConfig:
                                     "from"))
         if self.per_layer_vocab and not self.per_layer_input:
             raise InputError(N_("a per-layer input vocabulary is set but per_layer_input is 0"))
+        if self.altup_inputs == 1:
+            raise InputError(N_("AltUp needs at least 2 streams (altup_inputs; 0: none)"))
         if not self.has_full_shape and not self.k_eq_v:
             return
         if self.is_mla or self.mixer is not None or self.kv_cache_heads != self.kv_heads:
@@ -675,6 +681,7 @@ class ModelConfig:
             "mixers": self.mixer_layer_count * self.mixer.params(self.hidden) if self.mixer else 0,
             "mlp": self._dense_mlp_params() + dense * self.activation_params + moe * self.experts * self._expert_params(),
             "per_layer_inputs": self._per_layer_input_params(),
+            "altup_laurel": self._altup_laurel_params(),
             "shared_experts": moe * self._shared_params(),
             "router": moe * self._router_params(),
             "norms": (self.layers * self.norms_per_layer + moe * self.moe_norms + 1) * self._norm_params(),
@@ -704,6 +711,15 @@ class ModelConfig:
         h, n = self.hidden, self.layers
         return ((self.per_layer_vocab or self.vocab) * n * p + h * n * p + self._norm_params(p)
                 + n * (2 * h * p + self._norm_params()))
+
+    def _altup_laurel_params(self) -> int:
+        """Gemma 3n: AltUp's n - 1 projections of the embedding to the other streams and n - 1 back, and in every layer
+        its router (hidden → n, with a norm), prediction (n → n²) and correction (n → n) coefficients and output scale;
+        LAuReL's hidden → rank → hidden and its norm."""
+        n, r, h = self.altup_inputs, self.laurel_rank, self.hidden
+        altup = 2 * (n - 1) * h * h + self.layers * (h * n + n * n * n + n * n + h + self._norm_params()) if n else 0
+        laurel = self.layers * (2 * h * r + self._norm_params()) if r else 0
+        return altup + laurel
 
     @property
     def params(self) -> int:
@@ -751,8 +767,11 @@ class ModelConfig:
         mixers = self.mixer_layer_count * self.mixer.matmul_params(h) if self.mixer else 0
         attn = self._per_kind(lambda c, k: c._attn_matmul_params() if k in ATTENTION_LETTERS else 0)
         ple = self.layers * 3 * h * self.per_layer_input  # the projection to every layer's input, each gate and proj
+        n = self.altup_inputs  # AltUp's projections to and from its streams, its router twice and coefficients a layer
+        altup = 2 * (n - 1) * h * h + self.layers * (2 * h * n + n * n * n + n * n) if n else 0
+        laurel = self.layers * 2 * h * self.laurel_rank
         return (attn + indexer + mixers + mats * h * self._dense_ffn_sum() + self.moe_layer_count * per_moe
-                + self.vocab * h + ple)
+                + self.vocab * h + ple + altup + laurel)
 
     def _attn_matmul_params(self) -> int:
         """One attention layer's projection weights (no biases, norms or indexer)."""
@@ -857,6 +876,10 @@ class ModelConfig:
             d["block"]["per_layer_inputs"] = self.per_layer_input
         if self.kv_shared_ffn:
             d["block"]["kv_shared_ffn"] = self.kv_shared_ffn
+        if self.altup_inputs:
+            d["block"]["altup_inputs"] = self.altup_inputs
+        if self.laurel_rank:
+            d["block"]["laurel_rank"] = self.laurel_rank
         return d
 
     def summary(self) -> dict:

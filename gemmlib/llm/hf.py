@@ -49,6 +49,7 @@ SUPPORTED_MODEL_TYPES = (
     "hunyuan_v1_moe", "vaultgemma", "granitemoeshared", "exaone_moe", "cohere2_moe", "nemotron", "granite_swa",
     "granitemoe_swa", "kolibri1", "lfm2", "lfm2_moe", "bamba", "afmoe", "hy_v3", "minicpm3", "gptj", "codegen",
     "persimmon", "stablelm", "gpt_neo", "mpt", "gemma4_text", "gemma4", "gemma4_unified_text", "gemma4_unified",
+    "gemma3n_text", "gemma3n",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -89,9 +90,10 @@ ARCHITECTURES = {
     "PersimmonForCausalLM": "persimmon", "StableLmForCausalLM": "stablelm", "GPTNeoForCausalLM": "gpt_neo",
     "MptForCausalLM": "mpt", "Gemma4ForCausalLM": "gemma4_text", "Gemma4ForConditionalGeneration": "gemma4",
     "Gemma4UnifiedForCausalLM": "gemma4_unified_text", "Gemma4UnifiedForConditionalGeneration": "gemma4_unified",
+    "Gemma3nForCausalLM": "gemma3n_text", "Gemma3nForConditionalGeneration": "gemma3n",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
-_WRAPPERS = {"gemma3": "gemma3_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
+_WRAPPERS = {"gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
              "qwen3_vl_moe": "qwen3_vl_moe_text", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text"}
 # Wrappers whose top-level tie_word_embeddings (default False) decides whether the LM head is tied, whatever
 # the text_config says (transformers 5.24 ties by the top-level config).
@@ -158,7 +160,9 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     "phi3": frozenset({"attention_bias", "lm_head_bias", "mlp_bias"}),
     "qwen3_moe": frozenset({"max_window_layers"}),  # a sliding window applies to every layer
     "gemma2": frozenset({"sliding_window_size"}),
-    "gemma4_text": frozenset({"expert_intermediate_size"}),  # an early spelling the Hub's E2B / E4B files keep, null
+    "gemma4_text": frozenset({"expert_intermediate_size"}),
+    # AltUp's active stream and coefficient clip, its output scaling: no count changes with them
+    "gemma3n_text": frozenset({"altup_active_idx", "altup_coef_clip", "altup_correct_scale"}),  # an early spelling the Hub's E2B / E4B files keep, null
     "deepseek_v2": frozenset({"moe_layer_freq", "head_dim", "qk_head_dim"}),  # head dims derive from nope + rope
     "deepseek_v3": frozenset({"moe_layer_freq", "head_dim", "qk_head_dim"}),
     "sarvam_mla": frozenset({"moe_layer_freq", "head_dim", "qk_head_dim"}),
@@ -515,6 +519,10 @@ DEFAULTS: dict[str, dict] = {
                         num_attention_heads=8, num_key_value_heads=4, head_dim=256, global_head_dim=512,
                         sliding_window=512, tie_word_embeddings=True, max_position_embeddings=131072,
                         hidden_size_per_layer_input=256, vocab_size_per_layer_input=262144),
+    "gemma3n_text": dict(vocab_size=262400, hidden_size=2048, intermediate_size=16384, num_hidden_layers=35,
+                         num_attention_heads=8, num_key_value_heads=2, head_dim=256, sliding_window=512,
+                         tie_word_embeddings=True, max_position_embeddings=32768, hidden_size_per_layer_input=256,
+                         vocab_size_per_layer_input=262144, altup_num_inputs=4, num_kv_shared_layers=15, laurel_rank=64),
     "gemma4_unified_text": dict(vocab_size=262144, hidden_size=2304, intermediate_size=9216, num_hidden_layers=30,
                                 num_attention_heads=8, num_key_value_heads=4, head_dim=256, global_head_dim=512,
                                 sliding_window=1024, tie_word_embeddings=True, max_position_embeddings=262144,
@@ -1623,13 +1631,65 @@ def _read_gemma4_text(r: _Read) -> dict:
     return c
 
 
+def _read_gemma3n_text(r: _Read) -> dict:
+    """Gemma 3n (``Gemma3nTextConfig``): Gemma 3's sandwich norms and head-dim q/k norms, every fifth layer full by
+    default, per-layer inputs and the last ``num_kv_shared_layers`` layers reusing K/V as Gemma 4's small models have
+    them, and its own two: AltUp (``altup_num_inputs`` streams: the embedding projected to the others, each layer run
+    on one and the rest predicted and corrected, projected back at the end) and LAuReL (a ``laurel_rank`` residual
+    beside the attention). ``intermediate_size`` may be a list: one width for every layer is read. The activation
+    sparsity of the first layers is a threshold on the gate's output: the GEMMs still multiply every element."""
+    widths = r.raw.get("intermediate_size")
+    if isinstance(widths, list):  # one width per layer (transformers' to_dict() writes the list)
+        if len(set(map(repr, widths))) != 1:
+            raise InputError(N_("intermediate_size lists {n} different widths: one width for every layer is read"),
+                             n=len(set(map(repr, widths))))
+        return _read_as(r, {**r.raw, "intermediate_size": widths[0]}, _read_gemma3n_text)
+    c = _read_gemma(r)
+    c.update(norms_per_layer=4, qk_norm="head")
+    layers = c["layers"]
+    ple = r.whole("hidden_size_per_layer_input", minimum=0)
+    if ple:
+        c.update(per_layer_input=ple, per_layer_vocab=r.opt_whole("vocab_size_per_layer_input", minimum=1) or 0)
+    c.update(altup_inputs=r.whole("altup_num_inputs", minimum=0), laurel_rank=r.whole("laurel_rank", minimum=0))
+    sparse = r.get("activation_sparsity_pattern")
+    if sparse is None:  # transformers' default: the first 10 layers of a model with more than 10
+        sparse = [0.95] * 10 if layers > 10 else []
+    if isinstance(sparse, int | float):
+        sparse = [sparse] * layers
+    if isinstance(sparse, list) and any(isinstance(x, int | float) and x > 0 for x in sparse):
+        r.notes.append(Text(N_("activation sparsity in {n} layers: a threshold on the gate's output, the GEMMs still "
+                               "multiply every element (counted dense)"), n=sum(1 for x in sparse if x)))
+    w = r.opt_whole("sliding_window", minimum=0)
+    types = r.layer_types(layers) or ["full_attention" if (i + 1) % 5 == 0 else "sliding_attention"
+                                      for i in range(layers)]
+    letters = _pattern(types)
+    shared = r.whole("num_kv_shared_layers", minimum=0, default=0)
+    if shared:
+        first = layers - shared
+        if shared >= layers or set(letters[first:]) - set(letters[:first]):
+            raise InputError(N_("num_kv_shared_layers {shared}: a layer that reuses keys and values needs an earlier "
+                                "layer of its kind to read them from (transformers refuses it too)"), shared=shared)
+        letters = letters[:first] + letters[first:].lower()
+    if any(t != "full_attention" for t in types):
+        if not w:
+            raise InputError(N_("layer_types has sliding layers but sliding_window is null"))
+        c["sliding_window"] = w
+    if letters != "F" * layers:
+        c["layer_types"] = letters
+    return c
+
+
 def _read_gemma4_unified_text(r: _Read) -> dict:
     """Gemma 4 unified (``Gemma4UnifiedTextConfig``, the 12B): Gemma 4's decoder without per-layer inputs or experts
     (its config class removes those keys: a file's values are not read), a window of 1,024 by default."""
-    raw = {k: v for k, v in r.raw.items() if k not in _GEMMA4_UNIFIED_ABSENT}
+    return _read_as(r, {k: v for k, v in r.raw.items() if k not in _GEMMA4_UNIFIED_ABSENT}, _read_gemma4_text)
+
+
+def _read_as(r: _Read, raw: dict, reader) -> dict:
+    """``reader`` on ``raw`` (the file's keys, some left out or rewritten), what it used and noted kept in ``r``."""
     inner = _Read(raw, r.family, r.defaults, r.aliases, defaults_for_shape=r.defaults_for_shape)
-    c = _read_gemma4_text(inner)
-    r.used |= inner.used
+    c = reader(inner)
+    r.used |= inner.used & set(r.raw)
     r.asked |= inner.asked
     r.notes += inner.notes
     r.defaulted.update(inner.defaulted)
@@ -1956,6 +2016,7 @@ _READERS = {
     "bamba": _read_bamba, "afmoe": _read_afmoe, "hy_v3": _read_hy_v3, "minicpm3": _read_minicpm3, "gptj": _read_gptj,
     "codegen": _read_gptj, "persimmon": _read_persimmon, "stablelm": _read_stablelm, "gpt_neo": _read_gpt_neo,
     "mpt": _read_mpt, "gemma4_text": _read_gemma4_text, "gemma4_unified_text": _read_gemma4_unified_text,
+    "gemma3n_text": _read_gemma3n_text,
 }
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 

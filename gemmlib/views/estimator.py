@@ -696,9 +696,9 @@ class CompareView:
     words: str = ""  # what differs, and how to read B/A
 
 
-def _gemma4_rows(r: dict, gettext: Translate) -> list[tuple[str, str]]:
-    """The read table's rows for what only Gemma 4 has: full layers of their own shape, layers reusing K/V, per-layer
-    inputs (none for every other model)."""
+def _gemma_rows(r: dict, gettext: Translate) -> list[tuple[str, str]]:
+    """The read table's rows for what only Gemma 4 and 3n have: full layers of their own shape, layers reusing K/V,
+    AltUp and LAuReL, per-layer inputs (none for every other model)."""
     rows = []
     full = r["heads"].get("full_layers")
     if full:
@@ -709,6 +709,10 @@ def _gemma4_rows(r: dict, gettext: Translate) -> list[tuple[str, str]]:
         rows.append((gettext("K/V reuse"), gettext("the last {n} layers read the keys and values of the last earlier "
                                                    "layer of their kind: no k/v projection, no cache").format(
             n=r["attention"]["kv_shared"])))
+    if r["block"].get("altup_inputs") or r["block"].get("laurel_rank"):
+        rows.append(("AltUp / LAuReL", gettext("{n} streams, the layers run on one and predict the rest; a rank-{r} "
+                                               "residual beside each attention").format(
+            n=r["block"].get("altup_inputs", 0), r=r["block"].get("laurel_rank", 0))))
     if r["block"].get("per_layer_inputs"):
         rows.append((gettext("per-layer inputs"), gettext("{p} wide in every layer (a table, a projection to every "
                                                           "layer's input, a gate and a projection per layer)").format(
@@ -1001,7 +1005,7 @@ def _read(est: ScaleOutEstimate, gettext: Translate, escape: Escape) -> Read:
                 "{layers} of {all} layers (its key cached too)").format(
                 topk=r["dsa"]["index_topk"], heads=r["dsa"]["index_heads"], dim=r["dsa"]["index_head_dim"],
                 layers=r["attention"]["with_indexer"], all=r["attention"]["full"])),
-            *_gemma4_rows(r, gettext),
+            *_gemma_rows(r, gettext),
             (gettext("experts"), experts),
             (gettext("quantization"), fmt.DASH if not q else
              gettext("{label}; {activations}").format(label=tr(q["label"]), activations=tr(q["activations"]))),

@@ -221,6 +221,12 @@ TINY: dict[str, tuple[str, dict]] = {
                                                         num_global_key_value_heads=1,
                                                         layer_types=["sliding_attention", "full_attention",
                                                                      "sliding_attention", "full_attention"])),
+    # Gemma 3n: per-layer inputs and K/V reuse as Gemma 4's small models, AltUp's streams (3 here) and LAuReL
+    "gemma3n_text": ("gemma3n_text", dict(B, num_hidden_layers=4, head_dim=16, sliding_window=4,
+                                          layer_types=["sliding_attention", "full_attention", "sliding_attention",
+                                                       "full_attention"], hidden_size_per_layer_input=8,
+                                          vocab_size_per_layer_input=160, num_kv_shared_layers=2, laurel_rank=8,
+                                          altup_num_inputs=3)),
     "gemma4_text_moe": ("gemma4_text", dict(G4, attention_k_eq_v=True, num_global_key_value_heads=1,
                                             enable_moe_block=True, num_experts=4, top_k_experts=2,
                                             moe_intermediate_size=32)),
@@ -344,6 +350,11 @@ def test_the_tiny_models_exercise_the_features():
     assert [shared.kv_elements_of(k) for k in "sf"] == [0, 0] and shared.attention_pattern()["kv_shared"] == 2
     unified = read_config(dict(TINY["gemma4_unified_text"][1], model_type="gemma4_unified_text"))[0]
     assert unified.layer_types == "SFsf" and unified.per_layer_input == 0 and unified.full_k_eq_v
+    g3n, g3n_info = read_config(dict(TINY["gemma3n_text"][1], model_type="gemma3n_text"))
+    assert g3n.layer_types == "SFsf" and (g3n.altup_inputs, g3n.laurel_rank, g3n.per_layer_input) == (3, 8, 8)
+    assert any("activation sparsity" in str(n) for n in read_config(dict(
+        TINY["gemma3n_text"][1], model_type="gemma3n_text", num_hidden_layers=12, layer_types=None,
+        num_kv_shared_layers=4))[1]["notes"])  # its default: the first 10 of more than 10 layers sparse
     moe = g4["gemma4_text_moe"][0]
     assert moe.experts == 4 and moe.shared_expert_ffn == 96 and moe.router_scales and moe.moe_norms == 3
     q35 = {n: read_config(dict(k, model_type=mt))[0] for n, (mt, k) in HYBRID.items() if n.startswith("qwen3_5")}

@@ -367,6 +367,12 @@ def test_upload_of_gemma4_e2b_shows_its_own_layers():
     assert "7 full, 28 sliding" in read["attention"] and "vision" in " ".join(read)
 
 
+def test_upload_of_gemma3n_names_altup_and_laurel():
+    read = _read_table(_upload("gemma-3n-e2b"))
+    assert read["AltUp / LAuReL"].startswith("4 streams") and "rank-64" in read["AltUp / LAuReL"]
+    assert read["K/V reuse"].startswith("the last 10 layers") and "full layers" not in read
+
+
 def test_upload_of_an_mla_model_and_the_absorbed_switch():
     at = _upload("deepseek-v2-lite")
     read = _read_table(at)
