@@ -296,7 +296,7 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
             rows.append((f"{prefix}.qk_norm", (1 if shape.kv_reused else 2) * shape.head_dim * nw, ""))
         elif cfg.qk_norm == "width":
             rows.append((f"{prefix}.qk_norm", (cfg.q_dim + cfg.kv_dim) * nw, ""))
-        if cfg.attention_sinks and not cfg.is_mla:
+        if shape.attention_sinks and not cfg.is_mla and akind in ATTENTION_LETTERS:
             rows.append((f"{prefix}.sinks", cfg.heads, ""))
         if moe and cfg.router_scales:
             rows.append((f"{prefix}.router.scales", h + cfg.experts, ""))

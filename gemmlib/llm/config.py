@@ -263,6 +263,7 @@ class ModelConfig:
     full_kv_heads: int = 0  # the F layers' KV heads (num_global_key_value_heads); 0: kv_heads
     full_k_eq_v: bool = False  # the F layers have no v_proj: the key projection is the values too (attention_k_eq_v)
     k_eq_v: bool = False  # keys double as values in every attention layer (set on attention_shape("F") from full_k_eq_v)
+    sliding_sinks_only: bool = False  # MiMo-V2-Flash: attention sinks in the sliding layers only, none in the full
     router_scales: bool = False  # Gemma 4's router: a learned scale per hidden channel and one per expert
     moe_norms: int = 0  # norms a MoE layer has beyond norms_per_layer (Gemma 4: 3, around its dense MLP and experts)
     # ----- Gemma 4's small models (E2B, E4B) ------------------------------------------------------
@@ -341,7 +342,7 @@ class ModelConfig:
         for f in ("tied_embeddings", "qkv_bias", "o_bias", "mlp_bias", "attention_sinks", "alibi", "fused_qkv",
                   "fused_gate_up", "parallel_block", "lm_head_bias", "shared_expert_gate", "router_bias",
                   "expert_bias", "router_score_bias", "score_bias_param", "attn_output_gate", "no_positions",
-                  "full_k_eq_v", "k_eq_v", "router_scales", "kv_reused"):
+                  "full_k_eq_v", "k_eq_v", "router_scales", "kv_reused", "sliding_sinks_only"):
             if not isinstance(getattr(self, f), bool):
                 raise InputError(N_("{field} must be true or false, got {value!r}"),
                                  field=f, value=getattr(self, f))
@@ -418,6 +419,8 @@ class ModelConfig:
         if self.is_mla or self.mixer is not None or self.kv_cache_heads != self.kv_heads:
             raise InputError(N_("full-attention layers of their own shape (head dim, KV heads, keys as values) are read "
                                 "for plain grouped-query attention only"))
+        if self.sliding_sinks_only and not self.attention_sinks:
+            raise InputError(N_("attention sinks in the sliding layers only, but the model has no attention sinks"))
         if self.full_head_dim and self.v_head_dim != self.head_dim:
             raise InputError(N_("full-attention layers of their own head dim need the value head dim equal to the head "
                                 "dim"))
@@ -466,7 +469,7 @@ class ModelConfig:
     @property
     def has_full_shape(self) -> bool:
         """Whether the full-attention layers have a shape of their own (Gemma 4: :meth:`attention_shape`)."""
-        return bool(self.full_head_dim or self.full_kv_heads or self.full_k_eq_v)
+        return bool(self.full_head_dim or self.full_kv_heads or self.full_k_eq_v or self.sliding_sinks_only)
 
     def attention_shape(self, kind: str) -> ModelConfig:
         """The configuration whose attention fields (head dim, KV heads, whether keys double as values, whether K/V
@@ -482,14 +485,15 @@ class ModelConfig:
     def _shapes(self) -> dict[str, ModelConfig]:
         full = self
         if self.has_full_shape:
-            hd = self.full_head_dim or self.head_dim
-            full = self.replace(head_dim=hd, v_head_dim=hd, kv_heads=self.full_kv_heads or self.kv_heads,
-                                k_eq_v=self.full_k_eq_v, full_head_dim=0, full_kv_heads=0, full_k_eq_v=False)
+            dims = dict(head_dim=self.full_head_dim, v_head_dim=self.full_head_dim) if self.full_head_dim else {}
+            full = self.replace(**dims, kv_heads=self.full_kv_heads or self.kv_heads, k_eq_v=self.full_k_eq_v,
+                                attention_sinks=self.attention_sinks and not self.sliding_sinks_only, full_head_dim=0,
+                                full_kv_heads=0, full_k_eq_v=False, sliding_sinks_only=False)
         out = {"F": full}
         if any(c in KV_SHARED_LETTERS for c in self.layer_types):
             reuse = dict(kv_reused=True, ffn=self.kv_shared_ffn or self.ffn, kv_shared_ffn=0)
             out["f"], out["s"] = full.replace(**reuse), self.replace(**reuse, full_head_dim=0, full_kv_heads=0,
-                                                                     full_k_eq_v=False)
+                                                                     full_k_eq_v=False, sliding_sinks_only=False)
         return out
 
     def _per_kind(self, f) -> int:

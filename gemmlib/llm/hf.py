@@ -49,7 +49,7 @@ SUPPORTED_MODEL_TYPES = (
     "hunyuan_v1_moe", "vaultgemma", "granitemoeshared", "exaone_moe", "cohere2_moe", "nemotron", "granite_swa",
     "granitemoe_swa", "kolibri1", "lfm2", "lfm2_moe", "bamba", "afmoe", "hy_v3", "minicpm3", "gptj", "codegen",
     "persimmon", "stablelm", "gpt_neo", "mpt", "gemma4_text", "gemma4", "gemma4_unified_text", "gemma4_unified",
-    "gemma3n_text", "gemma3n",
+    "gemma3n_text", "gemma3n", "jais2", "mimo_v2_flash",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -91,6 +91,7 @@ ARCHITECTURES = {
     "MptForCausalLM": "mpt", "Gemma4ForCausalLM": "gemma4_text", "Gemma4ForConditionalGeneration": "gemma4",
     "Gemma4UnifiedForCausalLM": "gemma4_unified_text", "Gemma4UnifiedForConditionalGeneration": "gemma4_unified",
     "Gemma3nForCausalLM": "gemma3n_text", "Gemma3nForConditionalGeneration": "gemma3n",
+    "Jais2ForCausalLM": "jais2", "MiMoV2FlashForCausalLM": "mimo_v2_flash",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
 _WRAPPERS = {"gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
@@ -161,6 +162,11 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     "qwen3_moe": frozenset({"max_window_layers"}),  # a sliding window applies to every layer
     "gemma2": frozenset({"sliding_window_size"}),
     "gemma4_text": frozenset({"expert_intermediate_size"}),
+    # removed by its config class (AttributeError): transformers reads none of them
+    "mimo_v2_flash": frozenset({"first_k_dense_replace", "n_shared_experts", "num_mtp_layers", "use_qk_norm",
+                                "attention_value_scale", "num_nextn_predict_layers", "attention_chunk_size",
+                                "swa_rope_theta", "layernorm_epsilon", "moe_router_dtype",
+                                "attention_projection_layout", "hybrid_block_size"}),
     # AltUp's active stream and coefficient clip, its output scaling: no count changes with them
     "gemma3n_text": frozenset({"altup_active_idx", "altup_coef_clip", "altup_correct_scale"}),  # an early spelling the Hub's E2B / E4B files keep, null
     "deepseek_v2": frozenset({"moe_layer_freq", "head_dim", "qk_head_dim"}),  # head dims derive from nope + rope
@@ -544,6 +550,12 @@ DEFAULTS: dict[str, dict] = {
     "nemotron": dict(vocab_size=256000, hidden_size=6144, intermediate_size=24576, num_hidden_layers=32,
                      num_attention_heads=48, head_dim=128, attention_bias=False, mlp_bias=False,
                      tie_word_embeddings=False, max_position_embeddings=4096),
+    "jais2": dict(_LLAMA, vocab_size=150272, hidden_size=3328, intermediate_size=26624, num_attention_heads=26,
+                  max_position_embeddings=8192, attention_bias=True, mlp_bias=True),
+    "mimo_v2_flash": dict(vocab_size=152576, hidden_size=4096, intermediate_size=16384, num_hidden_layers=48,
+                          num_attention_heads=64, num_key_value_heads=4, head_dim=192, v_head_dim=128,
+                          sliding_window=129, tie_word_embeddings=False, max_position_embeddings=131072,
+                          moe_intermediate_size=2048, n_routed_experts=256, num_experts_per_tok=8),
     "granite_swa": dict(_LLAMA, vocab_size=100352, hidden_size=2560, intermediate_size=8192, num_hidden_layers=24,
                         num_attention_heads=20, num_key_value_heads=4, sliding_window=128, attention_bias=False,
                         mlp_bias=False, tie_word_embeddings=True, max_position_embeddings=8192),
@@ -1785,6 +1797,57 @@ def _read_nemotron(r: _Read) -> dict:
     return _biased(r, mlp="plain", mlp_bias=r.flag("mlp_bias"), norm="layer")
 
 
+def _read_mimo_v2_flash(r: _Read) -> dict:
+    """MiMo-V2-Flash: q/k heads of ``head_dim`` and values of ``v_head_dim``; its sliding layers (all but the first and
+    every sixth by default) have twice ``num_key_value_heads`` and a learned sink per head, its full layers neither;
+    ``attention_bias`` on q/k/v only; DeepSeek-V3's router (a score-correction buffer) over routed experts without
+    a shared one, dense layers by ``mlp_layer_types`` (the first by default). Its config class drops
+    ``first_k_dense_replace``, ``n_shared_experts`` and ``num_mtp_layers``: a file's values are not read."""
+    c = _common(r)
+    layers = c["layers"]
+    w = r.opt_whole("sliding_window", minimum=0)
+    if r.has("sliding_window_size") and r.get("sliding_window_size") is not None:
+        w = r.whole("sliding_window_size", minimum=0) + 1  # the reference implementation's spelling: previous tokens
+    types = r.layer_types(layers) or ["full_attention" if i == 0 or not (i + 1) % 6 else "sliding_attention"
+                                      for i in range(layers)]
+    if "sliding_attention" in types:
+        if not w:
+            raise InputError(N_("layer_types has sliding layers but sliding_window is null"))
+        kv = c["kv_heads"]
+        c.update(sliding_window=w, layer_types=_pattern(types), kv_heads=2 * kv, attention_sinks=True)
+        if "full_attention" in types:
+            c.update(full_kv_heads=kv, sliding_sinks_only=True)
+    moe = _type_list(r, "mlp_layer_types", {"sparse": "M", "dense": "D"}, layers)
+    _mimo_remote_keys(r, c, types, moe or ["D"] + ["M"] * (layers - 1))
+    c.update(v_head_dim=r.whole("v_head_dim"), qkv_bias=r.flag("attention_bias"), experts=r.whole("n_routed_experts"),
+             experts_per_token=r.whole("num_experts_per_tok"), expert_ffn=r.whole("moe_intermediate_size"),
+             router_score_bias=True, moe_layers="".join(moe) if moe else "D" + "M" * (layers - 1))
+    return c
+
+
+def _mimo_remote_keys(r: _Read, c: dict, types: list[str], moe: list[str]) -> None:
+    """MiMo-V2-Flash's Hub file also spells its layout in its own code's keys, which transformers' class does not
+    read: said when one disagrees with what transformers builds (and so with the count)."""
+    kv = c["full_kv_heads"] or c["kv_heads"]
+    ours = {"hybrid_layer_pattern": [0 if t == "full_attention" else 1 for t in types],
+            "moe_layer_freq": [1 if m == "M" else 0 for m in moe],
+            "swa_num_key_value_heads": 2 * kv, "swa_num_attention_heads": c["heads"], "swa_head_dim": c["head_dim"],
+            "swa_v_head_dim": r.get("v_head_dim"), "add_swa_attention_sink_bias": True,
+            "add_full_attention_sink_bias": False}
+    differ = [k for k, v in ours.items() if k in r.raw and r.raw[k] is not None and r.raw[k] != v]
+    r.used.update(k for k in ours if k in r.raw)
+    if differ:
+        r.notes.append(Text(N_("mimo_v2_flash is read as transformers 5.24 builds it (every sixth layer and the first "
+                               "full, the sliding ones with twice the KV heads and sinks, the first MLP dense); this "
+                               "file's {keys} (the model's own code) say otherwise"), keys=", ".join(differ)))
+
+
+def _read_jais2(r: _Read) -> dict:
+    """Jais 2: Llama's attention with ``attention_bias`` (on by default) on all four projections, Nemotron's MLP
+    (up_proj, ReLU², down_proj, with ``mlp_bias``, on by default) and LayerNorms with a bias."""
+    return _biased(r, mlp="plain", mlp_bias=r.flag("mlp_bias"), norm="layer")
+
+
 def _granite_windows(r: _Read, c: dict) -> dict:
     """Granite's sliding-window variants: a learned sink per head, sliding layers by ``layer_types``, else every
     layer but each fourth (from the first)."""
@@ -2016,7 +2079,7 @@ _READERS = {
     "bamba": _read_bamba, "afmoe": _read_afmoe, "hy_v3": _read_hy_v3, "minicpm3": _read_minicpm3, "gptj": _read_gptj,
     "codegen": _read_gptj, "persimmon": _read_persimmon, "stablelm": _read_stablelm, "gpt_neo": _read_gpt_neo,
     "mpt": _read_mpt, "gemma4_text": _read_gemma4_text, "gemma4_unified_text": _read_gemma4_unified_text,
-    "gemma3n_text": _read_gemma3n_text,
+    "gemma3n_text": _read_gemma3n_text, "jais2": _read_jais2, "mimo_v2_flash": _read_mimo_v2_flash,
 }
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 

@@ -227,6 +227,12 @@ TINY: dict[str, tuple[str, dict]] = {
                                                        "full_attention"], hidden_size_per_layer_input=8,
                                           vocab_size_per_layer_input=160, num_kv_shared_layers=2, laurel_rank=8,
                                           altup_num_inputs=3)),
+    "jais2": ("jais2", dict(B, head_dim=24, pad_token_id=None)),
+    "jais2_no_biases": ("jais2", dict(B, attention_bias=False, mlp_bias=False, pad_token_id=None)),
+    # MiMo-V2-Flash: q/k heads of 24, values of 16; its sliding layers with twice the KV heads and sinks
+    "mimo_v2_flash": ("mimo_v2_flash", dict(B, num_hidden_layers=3, head_dim=24, v_head_dim=16, sliding_window=4,
+                                            num_key_value_heads=1, n_routed_experts=4, moe_intermediate_size=32,
+                                            attention_bias=True, **MOE)),
     "gemma4_text_moe": ("gemma4_text", dict(G4, attention_k_eq_v=True, num_global_key_value_heads=1,
                                             enable_moe_block=True, num_experts=4, top_k_experts=2,
                                             moe_intermediate_size=32)),
@@ -834,3 +840,21 @@ def test_gemma4_full_layers_read_their_own_weights_and_split_their_own_kv_heads(
     s, f = 50 * 1023 * 2 * 16 * 256, 10 * tokens * 2 * 4 * 512
     assert cfg.kv_cache_elements(tokens) == s + f
     assert kv_share_per_gpu(cfg, 8, tokens) == pytest.approx((s / 8 + f / 4) / (s + f))
+
+
+def test_mimo_v2_flash_comes_to_its_cards_counts_and_names_its_own_codes_keys():
+    """MiMo-V2-Flash's shape (the keys public code quotes from its config.json) comes to the card's 309 B total and
+    15 B active parameters; the keys of its own code that transformers' class does not read are named when they would
+    change the count."""
+    keys = dict(model_type="mimo_v2_flash", hidden_size=4096, num_hidden_layers=48, num_attention_heads=64,
+                num_key_value_heads=4, intermediate_size=16384, vocab_size=152576, n_routed_experts=256,
+                num_experts_per_tok=8, moe_intermediate_size=2048, head_dim=192, v_head_dim=128, sliding_window=128,
+                sliding_window_size=128, hybrid_layer_pattern=[0 if i == 0 or (i + 1) % 6 == 0 else 1 for i in range(48)],
+                moe_layer_freq=[0] + [1] * 47, swa_num_key_value_heads=8, add_swa_attention_sink_bias=True,
+                add_full_attention_sink_bias=False)
+    cfg, info = read_config(keys)
+    assert (round(cfg.params / 1e9), round(cfg.active_params / 1e9)) == (309, 15)
+    assert cfg.layer_types.count("F") == 9 and (cfg.kv_heads, cfg.full_kv_heads, cfg.sliding_window) == (8, 4, 129)
+    assert not info["notes"] and not info["unknown_keys"]
+    _, info = read_config(dict(keys, swa_num_key_value_heads=16, add_full_attention_sink_bias=True))
+    assert any("swa_num_key_value_heads, add_full_attention_sink_bias" in str(n) for n in info["notes"])
