@@ -85,7 +85,7 @@ from gemmlib.llm.ssm import MIXER_LETTERS
 from gemmlib.llm.ssm import work as mixer_work
 
 OP_NAMES = ("q_proj", "q_a_proj", "q_b_proj", "k_proj", "v_proj", "kv_a_proj", "kv_b_proj", "q_absorb",
-            "attn_scores", "attn_values", "attn_scores_sliding", "attn_values_sliding", "o_absorb", "o_proj",
+            "attn_scores", "attn_values", "attn_scores_sliding", "attn_values_sliding", "o_absorb", "attn_gate", "o_proj",
             "in_proj_qkvz", "in_proj_ba", "in_proj_qkv", "in_proj_z", "in_proj_b", "in_proj_a", "in_proj", "conv1d",
             "x_proj", "dt_proj", "ssm_chunks", "ssm_scan_out", "out_proj",
             "index_q", "index_k", "index_weights", "index_scores", "index_reduce",
@@ -125,6 +125,7 @@ REFERENCE = "transformers"  # the convention FlopCounterMode on transformers' ea
 # A new op names its sharding here; an op missing from the table counts as replicated.
 SHARDING: dict[str, str] = {
     "q_proj": "column", "k_proj": "column", "v_proj": "column", "gate_proj": "column", "up_proj": "column",
+    "attn_gate": "column",
     "q_b_proj": "column", "kv_b_proj": "column",
     "shared_gate_proj": "column", "shared_up_proj": "column", "dense_gate_proj": "column", "dense_up_proj": "column",
     "o_proj": "row", "down_proj": "row", "shared_down_proj": "row", "dense_down_proj": "row",
@@ -534,6 +535,10 @@ def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, aki
         ops.append(Op("attn_values" + suffix, run.phase, run.queries, dv, first, att_runs, 2 * dv * pair_total,
                       0.0, score_io + o_io, kv_read_v, note, k_last=kl,
                       kernels=0 if wl.attention == "fused" else runs))
+    if cfg.gate_proj_width:  # LFM3, Laguna: a gate on the attention output from the layer's input
+        ops.append(_linear("attn_gate", m=tokens, k=d, n=cfg.gate_proj_width, w_bytes=sz.w("attn_gate", mkind),
+                           note=Text(N_("a gate per head on the attention output")) if cfg.attn_gate == "head" else
+                           Text(N_("a gate per element on the attention output")), **lin))
     ops.append(_linear("o_proj", m=tokens, k=cfg.o_dim, n=d, w_bytes=sz.w("o_proj", mkind), **lin))
     return ops
 

@@ -161,6 +161,9 @@ def _attention_linears(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
     else:  # Gemma 4: no v_proj where the keys are the values too, neither k nor v where the layer reuses K/V
         out = [Linear(f"{p}.{n[name]}", "attention", w, h, cfg.qkv_bias, i, ((f"{name}_proj", w),))
                for name, w in (("q", q), ("k", k), ("v", v)) if w]
+    if cfg.gate_proj_width:  # a separate gate on the attention output (LFM3, Laguna)
+        g = cfg.gate_proj_width
+        out.append(Linear(f"{p}.g_proj", "attention", g, h, False, i, (("attn_gate", g),)))
     out.append(Linear(f"{p}.{n['o']}", "attention", h, cfg.o_dim, cfg.o_bias, i, (("o_proj", h),)))
     return out
 

@@ -68,6 +68,7 @@ KV_SHARED_LETTERS = {"f": "F", "s": "S"}  # a layer reusing K/V → the kind of 
 # Per-layer MLP: M routed experts, D dense, - none (a Nemotron-H mixer layer has no MLP).
 MLP_LAYER_KINDS = {"M": "moe", "D": "dense", "-": "none"}
 
+ATTN_GATES = ("", "head", "element")  # a separate gate projection on the attention output: none, per head, per element
 EXPERTS_COMPUTE = ("routed", "all")  # "all": every expert runs on every token (Llama 4 in transformers)
 
 
@@ -258,6 +259,8 @@ class ModelConfig:
     mixer: Mixer | None = field(default=None)  # the linear-attention / state-space mixer of the L / M / 2 / P layers
     attn_output_gate: bool = False  # Qwen3-Next: q_proj also makes a sigmoid gate on the attention output
     no_positions: bool = False  # attention without positional encoding (Jamba, Nemotron-H: the mixers carry order)
+    attn_gate: str = ""  # a gate projection of its own on the attention output (g_proj): "head" (hidden → heads,
+    # LFM3, Laguna) or "element" (hidden → heads × head_dim, Laguna's per-element gating); "" none
     # ----- Gemma 4: full-attention layers of their own shape ----------------------------------------
     full_head_dim: int = 0  # the F layers' head dim (global_head_dim); 0: head_dim
     full_kv_heads: int = 0  # the F layers' KV heads (num_global_key_value_heads); 0: kv_heads
@@ -440,6 +443,11 @@ class ModelConfig:
                              kinds=", ".join(sorted(kinds)) or "none", kind=self.mixer.kind)
         if self.attn_output_gate and self.is_mla:
             raise InputError(N_("an attention output gate is not read for MLA"))
+        if self.attn_gate not in ATTN_GATES:
+            raise InputError(N_("attn_gate must be one of {choices}, got {value!r}"),
+                             choices=", ".join(repr(g) for g in ATTN_GATES), value=self.attn_gate)
+        if self.attn_gate and self.is_mla:
+            raise InputError(N_("an attention output gate is not read for MLA"))
 
     def _check_mla(self) -> None:
         if self.index_heads or self.index_head_dim or self.index_topk:
@@ -521,6 +529,11 @@ class ModelConfig:
     def v_proj_width(self) -> int:
         """Output width of v_proj: the value heads, or nothing where the keys are the values too (Gemma 4)."""
         return 0 if self.k_eq_v or self.kv_reused else self.v_dim
+
+    @property
+    def gate_proj_width(self) -> int:
+        """Output width of a separate attention-output gate projection: one per head, one per element, or none."""
+        return {"head": self.heads, "element": self.q_dim}.get(self.attn_gate, 0)
 
     @property
     def k_proj_width(self) -> int:
@@ -636,7 +649,7 @@ class ModelConfig:
             p += self.o_dim * h + (h if self.o_bias else 0)
             return p
         qw, kw = self.q_proj_width, self.k_proj_width
-        p = h * (qw + kw + self.v_proj_width) + self.o_dim * h
+        p = h * (qw + kw + self.v_proj_width + self.gate_proj_width) + self.o_dim * h
         if self.qkv_bias:
             p += qw + kw + self.v_proj_width
         if self.o_bias:
@@ -784,7 +797,7 @@ class ModelConfig:
             rq, rkv, dr = self.q_lora_rank, self.kv_lora_rank, self.rope_head_dim
             return ((h * rq + rq * self.q_dim if rq else h * self.q_dim) + h * (rkv + dr)
                     + rkv * self.heads * (self.nope_head_dim + self.v_head_dim) + self.o_dim * h)
-        return h * (self.q_proj_width + self.k_proj_width + self.v_proj_width) + self.o_dim * h
+        return h * (self.q_proj_width + self.k_proj_width + self.v_proj_width + self.gate_proj_width) + self.o_dim * h
 
     # ----- the KV cache ------------------------------------------------------------------
     @property
@@ -874,6 +887,8 @@ class ModelConfig:
         d["mixer"] = ({**self.mixer.describe(), "layers": self.mixer_layer_count,
                        "state_per_sequence": self.state_elements()} if self.mixer else None)
         d["block"]["attention_output_gate"] = self.attn_output_gate
+        if self.attn_gate:
+            d["block"]["attention_gate_proj"] = self.attn_gate
         if "-" in self.mlp_kinds:
             d["block"]["layers_without_mlp"] = self.mlp_kinds.count("-")
         if self.per_layer_input:

@@ -49,7 +49,7 @@ SUPPORTED_MODEL_TYPES = (
     "hunyuan_v1_moe", "vaultgemma", "granitemoeshared", "exaone_moe", "cohere2_moe", "nemotron", "granite_swa",
     "granitemoe_swa", "kolibri1", "lfm2", "lfm2_moe", "bamba", "afmoe", "hy_v3", "minicpm3", "gptj", "codegen",
     "persimmon", "stablelm", "gpt_neo", "mpt", "gemma4_text", "gemma4", "gemma4_unified_text", "gemma4_unified",
-    "gemma3n_text", "gemma3n", "jais2", "mimo_v2_flash",
+    "gemma3n_text", "gemma3n", "jais2", "mimo_v2_flash", "lfm3", "laguna",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -91,7 +91,8 @@ ARCHITECTURES = {
     "MptForCausalLM": "mpt", "Gemma4ForCausalLM": "gemma4_text", "Gemma4ForConditionalGeneration": "gemma4",
     "Gemma4UnifiedForCausalLM": "gemma4_unified_text", "Gemma4UnifiedForConditionalGeneration": "gemma4_unified",
     "Gemma3nForCausalLM": "gemma3n_text", "Gemma3nForConditionalGeneration": "gemma3n",
-    "Jais2ForCausalLM": "jais2", "MiMoV2FlashForCausalLM": "mimo_v2_flash",
+    "Jais2ForCausalLM": "jais2", "MiMoV2FlashForCausalLM": "mimo_v2_flash", "Lfm3ForCausalLM": "lfm3",
+    "LagunaForCausalLM": "laguna",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
 _WRAPPERS = {"gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
@@ -162,7 +163,11 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     "qwen3_moe": frozenset({"max_window_layers"}),  # a sliding window applies to every layer
     "gemma2": frozenset({"sliding_window_size"}),
     "gemma4_text": frozenset({"expert_intermediate_size"}),
-    # removed by its config class (AttributeError): transformers reads none of them
+    # removed by their config classes (AttributeError): transformers reads none of them
+    "lfm3": frozenset({"block_multiple_of", "block_ffn_dim_multiplier", "block_auto_adjust_ff_dim", "full_attn_idxs"}),
+    "laguna": frozenset({"decoder_sparse_step", "mlp_only_layers", "qkv_bias", "norm_topk_prob", "use_sliding_window",
+                         "max_window_layers", "moe_routed_scaling_factor", "moe_apply_router_weight_on_input",
+                         "moe_router_logit_softcapping"}),
     "mimo_v2_flash": frozenset({"first_k_dense_replace", "n_shared_experts", "num_mtp_layers", "use_qk_norm",
                                 "attention_value_scale", "num_nextn_predict_layers", "attention_chunk_size",
                                 "swa_rope_theta", "layernorm_epsilon", "moe_router_dtype",
@@ -556,6 +561,13 @@ DEFAULTS: dict[str, dict] = {
                           num_attention_heads=64, num_key_value_heads=4, head_dim=192, v_head_dim=128,
                           sliding_window=129, tie_word_embeddings=False, max_position_embeddings=131072,
                           moe_intermediate_size=2048, n_routed_experts=256, num_experts_per_tok=8),
+    "lfm3": dict(vocab_size=128000, hidden_size=2048, intermediate_size=7680, num_hidden_layers=24,
+                 num_attention_heads=16, num_key_value_heads=4, head_dim=128, conv_L_cache=7, sliding_window=256,
+                 tie_word_embeddings=True, max_position_embeddings=128000),
+    "laguna": dict(vocab_size=100352, hidden_size=2048, intermediate_size=8192, num_hidden_layers=40,
+                   num_attention_heads=48, num_key_value_heads=8, head_dim=128, num_experts=256, num_experts_per_tok=8,
+                   moe_intermediate_size=512, shared_expert_intermediate_size=512, sliding_window=512,
+                   tie_word_embeddings=False, max_position_embeddings=131072),
     "granite_swa": dict(_LLAMA, vocab_size=100352, hidden_size=2560, intermediate_size=8192, num_hidden_layers=24,
                         num_attention_heads=20, num_key_value_heads=4, sliding_window=128, attention_bias=False,
                         mlp_bias=False, tie_word_embeddings=True, max_position_embeddings=8192),
@@ -1930,6 +1942,64 @@ def _read_lfm2(r: _Read) -> dict:
     return c
 
 
+def _read_lfm3(r: _Read) -> dict:
+    """LFM3: LFM2's gated short-convolution layers beside full and sliding attention layers (by ``layer_types``, else
+    layer 2 of every 4 full and layer 0 of every 4 but the first sliding), qk-norm on head_dim and, with
+    ``use_attention_gate``, a sigmoid gate per head on the attention output (g_proj); four norms per layer with
+    ``use_sandwich_norm``; a SwiGLU MLP of ``intermediate_size`` (no width adjustment: its config class drops LFM2's
+    ``block_*`` keys)."""
+    c = _common(r)
+    layers = c["layers"]
+    kinds = _type_list(r, "layer_types", {"conv": "V", "full_attention": "F", "sliding_attention": "S"}, layers)
+    if kinds is None:
+        kinds = ["F" if i % 4 == 2 else "S" if i % 4 == 0 and i > 0 else "V" for i in range(layers)]
+    w = r.opt_whole("sliding_window", minimum=0)  # read either way: without sliding layers it changes nothing
+    if "S" in kinds:
+        if not w:
+            raise InputError(N_("layer_types has sliding layers but sliding_window is null"))
+        c["sliding_window"] = w
+    b = r.flag("conv_bias")
+    c.update(qk_norm="head", layer_types="".join(kinds), attn_gate="head" if r.flag("use_attention_gate", True) else "",
+             norms_per_layer=4 if r.flag("use_sandwich_norm", True) else 2, qkv_bias=r.flag("attention_bias"),
+             o_bias=r.flag("attention_bias"))
+    if "V" in kinds:
+        c["mixer"] = ShortConv(conv=r.whole("conv_L_cache"), inner=c["hidden"], conv_bias=b, in_bias=b, out_bias=b)
+    return c
+
+
+def _read_laguna(r: _Read) -> dict:
+    """Laguna: attention with qk-norm on head_dim, ``attention_bias`` on all four projections and a softplus gate on
+    its output (g_proj: one per head, or one per element with ``gating: "per-element"``), sliding layers by
+    ``layer_types`` (none by default); the first MLP dense (``intermediate_size``), then ``num_experts`` experts of
+    ``moe_intermediate_size`` with a shared one of ``shared_expert_intermediate_size`` and a score-correction
+    *parameter* (counted), by ``mlp_layer_types``. A per-layer head count (``num_attention_heads_per_layer``) is read
+    when every layer has the same."""
+    c = _common(r)
+    layers = c["layers"]
+    per = r.get("num_attention_heads_per_layer")
+    if per is not None:
+        if not isinstance(per, list) or len(per) != layers or len(set(map(repr, per))) != 1:
+            raise InputError(N_("num_attention_heads_per_layer must give every one of the {layers} layers the same head "
+                                "count: one per layer is not read here"), layers=layers)
+        c["heads"] = _whole("num_attention_heads_per_layer", per[0])
+    gating = r.get("gating")
+    if gating is None:
+        gating = True
+    if gating not in (True, "per-head", "per-element"):
+        raise InputError(N_("config.json field 'gating' must be true, \"per-head\" or \"per-element\", got {v!r}"),
+                         v=gating)
+    ab = r.flag("attention_bias")
+    w = r.opt_whole("sliding_window", minimum=0)
+    _explicit_or(r, c, None, w)
+    moe = _type_list(r, "mlp_layer_types", {"sparse": "M", "dense": "D"}, layers)
+    fm = r.whole("moe_intermediate_size")
+    c.update(qk_norm="head", qkv_bias=ab, o_bias=ab, attn_gate="element" if gating == "per-element" else "head",
+             experts=r.whole("num_experts"), experts_per_token=r.whole("num_experts_per_tok"), expert_ffn=fm,
+             shared_expert_ffn=r.whole("shared_expert_intermediate_size", minimum=0), router_score_bias=True,
+             score_bias_param=True, moe_layers="".join(moe) if moe else "D" + "M" * (layers - 1))
+    return c
+
+
 def _read_afmoe(r: _Read) -> dict:
     """AFMoE (Arcee's Trinity): Llama's attention with qk-norm on head_dim and a sigmoid output gate (its own
     ``gate_proj``, hidden → heads × head_dim), four norms per layer; sliding layers by ``layer_types``, else every
@@ -2080,6 +2150,7 @@ _READERS = {
     "codegen": _read_gptj, "persimmon": _read_persimmon, "stablelm": _read_stablelm, "gpt_neo": _read_gpt_neo,
     "mpt": _read_mpt, "gemma4_text": _read_gemma4_text, "gemma4_unified_text": _read_gemma4_unified_text,
     "gemma3n_text": _read_gemma3n_text, "jais2": _read_jais2, "mimo_v2_flash": _read_mimo_v2_flash,
+    "lfm3": _read_lfm3, "laguna": _read_laguna,
 }
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 

@@ -233,6 +233,13 @@ TINY: dict[str, tuple[str, dict]] = {
     "mimo_v2_flash": ("mimo_v2_flash", dict(B, num_hidden_layers=3, head_dim=24, v_head_dim=16, sliding_window=4,
                                             num_key_value_heads=1, n_routed_experts=4, moe_intermediate_size=32,
                                             attention_bias=True, **MOE)),
+    "laguna": ("laguna", dict(B, num_hidden_layers=3, head_dim=16, num_experts=4, moe_intermediate_size=32,
+                              shared_expert_intermediate_size=48, sliding_window=4, attention_bias=True,
+                              layer_types=["sliding_attention", "full_attention", "sliding_attention"], **MOE)),
+    "laguna_per_element": ("laguna", dict(B, num_hidden_layers=2, num_experts=4, moe_intermediate_size=32,
+                                          shared_expert_intermediate_size=24, gating="per-element",
+                                          num_attention_heads_per_layer=[4, 4], mlp_layer_types=["sparse", "dense"],
+                                          **MOE)),
     "gemma4_text_moe": ("gemma4_text", dict(G4, attention_k_eq_v=True, num_global_key_value_heads=1,
                                             enable_moe_block=True, num_experts=4, top_k_experts=2,
                                             moe_intermediate_size=32)),
@@ -361,6 +368,10 @@ def test_the_tiny_models_exercise_the_features():
     assert any("activation sparsity" in str(n) for n in read_config(dict(
         TINY["gemma3n_text"][1], model_type="gemma3n_text", num_hidden_layers=12, layer_types=None,
         num_kv_shared_layers=4))[1]["notes"])  # its default: the first 10 of more than 10 layers sparse
+    lag = {n: read_config(dict(k, model_type=mt))[0] for n, (mt, k) in TINY.items() if n.startswith("laguna")}
+    assert lag["laguna"].attn_gate == "head" and lag["laguna"].layer_types == "SFS" and lag["laguna"].o_bias
+    assert lag["laguna_per_element"].attn_gate == "element" and lag["laguna_per_element"].moe_layers == "MD"
+    assert read_config(dict(TINY["jais2"][1], model_type="jais2"))[0].mlp == "plain"
     moe = g4["gemma4_text_moe"][0]
     assert moe.experts == 4 and moe.shared_expert_ffn == 96 and moe.router_scales and moe.moe_norms == 3
     q35 = {n: read_config(dict(k, model_type=mt))[0] for n, (mt, k) in HYBRID.items() if n.startswith("qwen3_5")}
@@ -372,6 +383,9 @@ def test_the_tiny_models_exercise_the_features():
     assert lfm["lfm2_moe"].moe_layers == "DMM" and lfm["lfm2_moe"].router_score_bias
     plain = read_config(dict(HYBRID["lfm2"][1], model_type="lfm2", layer_types=["full_attention"] * 3))[0]
     assert plain.mixer is None and plain.layer_types == ""  # LFM2's defaults: every layer attention
+    lfm3 = {n: read_config(dict(k, model_type=mt))[0] for n, (mt, k) in HYBRID.items() if n.startswith("lfm3")}
+    assert lfm3["lfm3"].layer_types == "VVFVS" and lfm3["lfm3"].attn_gate == "head" and lfm3["lfm3"].norms_per_layer == 4
+    assert lfm3["lfm3_plain"].attn_gate == "" and lfm3["lfm3_plain"].norms_per_layer == 2
     bamba = read_config(dict(HYBRID["bamba"][1], model_type="bamba"))[0]
     assert bamba.layer_types == "2F2" and bamba.mixer.inner == 128 and bamba.mlp_bias
     _, _, prefill, _, per_layer, _ = _truth("mistral")
@@ -649,6 +663,11 @@ HYBRID: dict[str, tuple[str, dict]] = {
     "lfm2_moe": ("lfm2_moe", dict(_H, num_hidden_layers=3, layer_types=["conv", "full_attention", "conv"],
                                   moe_intermediate_size=32, num_dense_layers=1, num_experts=4, num_experts_per_tok=2,
                                   pad_token_id=None)),
+    "lfm3": ("lfm3", dict(_H, num_hidden_layers=5, head_dim=16, sliding_window=4, conv_L_cache=3, pad_token_id=None,
+                          bos_token_id=None, eos_token_id=None)),  # its default layers: conv, conv, full, conv, sliding
+    "lfm3_plain": ("lfm3", dict(_H, num_hidden_layers=2, layer_types=["conv", "full_attention"], conv_bias=True,
+                                use_attention_gate=False, use_sandwich_norm=False, pad_token_id=None, bos_token_id=None,
+                                eos_token_id=None)),
     "bamba": ("bamba", dict(_H, num_hidden_layers=3, attn_layer_indices=[1], mamba_n_heads=4, mamba_d_head=32,
                             mamba_n_groups=2, mamba_d_state=8, mamba_d_conv=4, mamba_chunk_size=4, attention_bias=True,
                             mlp_bias=True, pad_token_id=None)),
