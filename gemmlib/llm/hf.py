@@ -49,7 +49,7 @@ SUPPORTED_MODEL_TYPES = (
     "hunyuan_v1_moe", "vaultgemma", "granitemoeshared", "exaone_moe", "cohere2_moe", "nemotron", "granite_swa",
     "granitemoe_swa", "kolibri1", "lfm2", "lfm2_moe", "bamba", "afmoe", "hy_v3", "minicpm3", "gptj", "codegen",
     "persimmon", "stablelm", "gpt_neo", "mpt", "gemma4_text", "gemma4", "gemma4_unified_text", "gemma4_unified",
-    "gemma3n_text", "gemma3n", "jais2", "mimo_v2_flash", "lfm3", "laguna",
+    "gemma3n_text", "gemma3n", "jais2", "mimo_v2_flash", "lfm3", "laguna", "dbrx",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -92,7 +92,7 @@ ARCHITECTURES = {
     "Gemma4UnifiedForCausalLM": "gemma4_unified_text", "Gemma4UnifiedForConditionalGeneration": "gemma4_unified",
     "Gemma3nForCausalLM": "gemma3n_text", "Gemma3nForConditionalGeneration": "gemma3n",
     "Jais2ForCausalLM": "jais2", "MiMoV2FlashForCausalLM": "mimo_v2_flash", "Lfm3ForCausalLM": "lfm3",
-    "LagunaForCausalLM": "laguna",
+    "LagunaForCausalLM": "laguna", "DbrxForCausalLM": "dbrx",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
 _WRAPPERS = {"gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
@@ -164,6 +164,8 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     "gemma2": frozenset({"sliding_window_size"}),
     "gemma4_text": frozenset({"expert_intermediate_size"}),
     # removed by their config classes (AttributeError): transformers reads none of them
+    # DBRX: its config class mirrors attn_config.kv_n_heads at the top level, which the model does not read
+    "dbrx": frozenset({"num_key_value_heads", "emb_pdrop"}),
     "lfm3": frozenset({"block_multiple_of", "block_ffn_dim_multiplier", "block_auto_adjust_ff_dim", "full_attn_idxs"}),
     "laguna": frozenset({"decoder_sparse_step", "mlp_only_layers", "qkv_bias", "norm_topk_prob", "use_sliding_window",
                          "max_window_layers", "moe_routed_scaling_factor", "moe_apply_router_weight_on_input",
@@ -614,6 +616,7 @@ DEFAULTS: dict[str, dict] = {
                      use_parallel_residual=False, tie_word_embeddings=False, max_position_embeddings=4096),
     "gpt_neo": dict(vocab_size=50257, max_position_embeddings=2048, hidden_size=2048, num_layers=24, num_heads=16,
                     intermediate_size=None, window_size=256, tie_word_embeddings=True),
+    "dbrx": dict(d_model=2048, n_heads=16, n_layers=24, max_seq_len=2048, vocab_size=32000, tie_word_embeddings=False),
     "mpt": dict(d_model=2048, n_heads=16, n_layers=24, expansion_ratio=4, max_seq_len=2048, vocab_size=50368,
                 tie_word_embeddings=True),
     "qwen3_next": dict(vocab_size=151936, hidden_size=2048, intermediate_size=5632, num_hidden_layers=48,
@@ -2123,6 +2126,36 @@ def _read_mpt(r: _Read) -> dict:
                 tied_embeddings=r.flag("tie_word_embeddings", True), max_positions=r.opt_whole("max_seq_len") or 0)
 
 
+# DbrxAttentionConfig's and DbrxFFNConfig's defaults (transformers 5.24) of the keys that change a count
+_DBRX_ATTN = dict(kv_n_heads=1)
+_DBRX_FFN = dict(ffn_hidden_size=3584, moe_num_experts=4, moe_top_k=1)
+
+
+def _dbrx_block(r: _Read, key: str, defaults: dict) -> dict:
+    """A DBRX sub-config (``attn_config``, ``ffn_config``): its keys that change a count, each a whole number."""
+    block = r.get(key)
+    if block is None:
+        block = {}
+    if not isinstance(block, dict):
+        raise InputError(N_("config.json field {key!r} must be an object"), key=key)
+    return {k: _whole(f"{key}.{k}", block.get(k, d) if block.get(k) is not None else d) for k, d in defaults.items()}
+
+
+def _read_dbrx(r: _Read) -> dict:
+    """DBRX: q|k|v in one stored matrix (``Wqkv``, no bias) with ``attn_config.kv_n_heads`` KV heads, LayerNorms
+    without a bias (two per layer), and in every layer a router over ``ffn_config.moe_num_experts`` GLU experts of
+    ``ffn_hidden_size`` (stored as three [experts × width, hidden] parameters), ``moe_top_k`` per token."""
+    h, heads = r.whole("d_model"), r.whole("n_heads")
+    if h % heads:
+        raise InputError(N_("d_model {h} must be a multiple of n_heads {heads}"), h=h, heads=heads)
+    att, ffn = _dbrx_block(r, "attn_config", _DBRX_ATTN), _dbrx_block(r, "ffn_config", _DBRX_FFN)
+    e, k = ffn["moe_num_experts"], ffn["moe_top_k"]
+    return dict(layers=r.whole("n_layers"), hidden=h, heads=heads, kv_heads=att["kv_n_heads"], head_dim=h // heads,
+                ffn=ffn["ffn_hidden_size"], vocab=r.whole("vocab_size"), norm="layer_weight", fused_qkv=True,
+                experts=e if e > 1 else 0, experts_per_token=k if e > 1 else 0,
+                tied_embeddings=r.flag("tie_word_embeddings"), max_positions=r.opt_whole("max_seq_len") or 0)
+
+
 _READERS = {
     "llama": _read_llama, "granite": _read_llama, "granitemoe": _read_granitemoe, "mistral": _read_mistral,
     "ministral": _read_ministral, "mixtral": _read_mixtral, "qwen2": _read_qwen2, "qwen2_moe": _read_qwen2_moe,
@@ -2150,7 +2183,7 @@ _READERS = {
     "codegen": _read_gptj, "persimmon": _read_persimmon, "stablelm": _read_stablelm, "gpt_neo": _read_gpt_neo,
     "mpt": _read_mpt, "gemma4_text": _read_gemma4_text, "gemma4_unified_text": _read_gemma4_unified_text,
     "gemma3n_text": _read_gemma3n_text, "jais2": _read_jais2, "mimo_v2_flash": _read_mimo_v2_flash,
-    "lfm3": _read_lfm3, "laguna": _read_laguna,
+    "lfm3": _read_lfm3, "laguna": _read_laguna, "dbrx": _read_dbrx,
 }
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 
