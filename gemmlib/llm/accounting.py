@@ -917,12 +917,19 @@ def _embedding_op(cfg: ModelConfig, wl: Workload, *, phase: str, rows: int, step
     sz = _Sizes(cfg, wl)
     lookups = 2 if cfg.learned_positions else 1  # token (+ learned position) rows gathered
     n = rows * steps
-    return _elementwise("embedding", phase, rows=rows, width=cfg.hidden, count=steps,
-                        elements=n * cfg.hidden * (lookups + (2 if cfg.learned_positions else 0)),
-                        flops=n * cfg.hidden * (lookups - 1), sz=sz, weight_bytes=lookups * n * cfg.hidden * sz.el,
-                        note=Text(N_("gather the token rows and the position rows, then add; a final norm follows "
-                                     "(counted in norms)")) if lookups == 2 else
-                        Text(N_("gather the token rows; a final norm follows (counted in norms)")))
+    op = _elementwise("embedding", phase, rows=rows, width=cfg.hidden, count=steps,
+                      elements=n * cfg.hidden * (lookups + (2 if cfg.learned_positions else 0)),
+                      flops=n * cfg.hidden * (lookups - 1), sz=sz, weight_bytes=lookups * n * cfg.hidden * sz.el,
+                      note=Text(N_("gather the token rows and the position rows, then add; a final norm follows "
+                                   "(counted in norms)")) if lookups == 2 else
+                      Text(N_("gather the token rows; a final norm follows (counted in norms)")))
+    if cfg.embedding_norm:  # BLOOM: a LayerNorm over the gathered rows (read and write them once more)
+        w = n * cfg.hidden
+        op = replace(op, flops=op.flops + _NORM_FLOPS[cfg.norm] * w, act_bytes=op.act_bytes + 2 * w * sz.a,
+                     weight_bytes=op.weight_bytes + steps * cfg.hidden * cfg.norm_weights * sz.el,
+                     note=Text(N_("gather the token rows, then a norm over them; a final norm follows (counted in "
+                                  "norms)")))
+    return op
 
 
 def _prefill_run(wl: Workload, seq_len: int | None = None, tri: bool | None = None) -> _Run:

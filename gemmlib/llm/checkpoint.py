@@ -277,6 +277,8 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
     out: list[tuple[str, int, str]] = [("embedding", cfg.vocab * h, "")]
     if cfg.learned_positions:
         out.append(("positions", cfg.learned_positions * h, ""))
+    if cfg.embedding_norm:
+        out.append(("embedding_norm", h * nw, ""))
 
     if cfg.per_layer_input:  # Gemma 4: the per-layer table and the norm of its projection
         out += [("embed_tokens_per_layer", (cfg.per_layer_vocab or cfg.vocab) * cfg.layers * cfg.per_layer_input, ""),

@@ -241,6 +241,7 @@ class ModelConfig:
     norms_per_layer: int = 2  # 1 (a parallel block's shared norm), 2, 4 (Gemma 2/3 sandwich)
     parallel_block: bool = False  # attention and MLP read the same input (GPT-J style)
     lm_head_bias: bool = False
+    embedding_norm: bool = False  # a norm right after the token embedding (BLOOM's word_embeddings_layernorm)
     # ----- mixture of experts ----------------------------------------------------------------
     expert_ffn: int = 0  # 0: ffn
     moe_layers: str = ""  # M / D per layer; "" = all MoE when experts > 0
@@ -345,7 +346,7 @@ class ModelConfig:
         for f in ("tied_embeddings", "qkv_bias", "o_bias", "mlp_bias", "attention_sinks", "alibi", "fused_qkv",
                   "fused_gate_up", "parallel_block", "lm_head_bias", "shared_expert_gate", "router_bias",
                   "expert_bias", "router_score_bias", "score_bias_param", "attn_output_gate", "no_positions",
-                  "full_k_eq_v", "k_eq_v", "router_scales", "kv_reused", "sliding_sinks_only"):
+                  "full_k_eq_v", "k_eq_v", "router_scales", "kv_reused", "sliding_sinks_only", "embedding_norm"):
             if not isinstance(getattr(self, f), bool):
                 raise InputError(N_("{field} must be true or false, got {value!r}"),
                                  field=f, value=getattr(self, f))
@@ -701,7 +702,8 @@ class ModelConfig:
             "altup_laurel": self._altup_laurel_params(),
             "shared_experts": moe * self._shared_params(),
             "router": moe * self._router_params(),
-            "norms": (self.layers * self.norms_per_layer + moe * self.moe_norms + 1) * self._norm_params(),
+            "norms": (self.layers * self.norms_per_layer + moe * self.moe_norms + 1 + self.embedding_norm)
+            * self._norm_params(),
             "lm_head": head + (self.vocab if self.lm_head_bias else 0),
         }
 

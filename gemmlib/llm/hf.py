@@ -49,7 +49,7 @@ SUPPORTED_MODEL_TYPES = (
     "hunyuan_v1_moe", "vaultgemma", "granitemoeshared", "exaone_moe", "cohere2_moe", "nemotron", "granite_swa",
     "granitemoe_swa", "kolibri1", "lfm2", "lfm2_moe", "bamba", "afmoe", "hy_v3", "minicpm3", "gptj", "codegen",
     "persimmon", "stablelm", "gpt_neo", "mpt", "gemma4_text", "gemma4", "gemma4_unified_text", "gemma4_unified",
-    "gemma3n_text", "gemma3n", "jais2", "mimo_v2_flash", "lfm3", "laguna", "dbrx",
+    "gemma3n_text", "gemma3n", "jais2", "mimo_v2_flash", "lfm3", "laguna", "dbrx", "bloom",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -92,7 +92,7 @@ ARCHITECTURES = {
     "Gemma4UnifiedForCausalLM": "gemma4_unified_text", "Gemma4UnifiedForConditionalGeneration": "gemma4_unified",
     "Gemma3nForCausalLM": "gemma3n_text", "Gemma3nForConditionalGeneration": "gemma3n",
     "Jais2ForCausalLM": "jais2", "MiMoV2FlashForCausalLM": "mimo_v2_flash", "Lfm3ForCausalLM": "lfm3",
-    "LagunaForCausalLM": "laguna", "DbrxForCausalLM": "dbrx",
+    "LagunaForCausalLM": "laguna", "DbrxForCausalLM": "dbrx", "BloomForCausalLM": "bloom",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
 _WRAPPERS = {"gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
@@ -166,6 +166,7 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     # removed by their config classes (AttributeError): transformers reads none of them
     # DBRX: its config class mirrors attn_config.kv_n_heads at the top level, which the model does not read
     "dbrx": frozenset({"num_key_value_heads", "emb_pdrop"}),
+    "bloom": frozenset({"slow_but_exact"}),  # slices o_proj and down_proj by pretraining_tp: the same FLOPs
     "lfm3": frozenset({"block_multiple_of", "block_ffn_dim_multiplier", "block_auto_adjust_ff_dim", "full_attn_idxs"}),
     "laguna": frozenset({"decoder_sparse_step", "mlp_only_layers", "qkv_bias", "norm_topk_prob", "use_sliding_window",
                          "max_window_layers", "moe_routed_scaling_factor", "moe_apply_router_weight_on_input",
@@ -616,6 +617,7 @@ DEFAULTS: dict[str, dict] = {
                      use_parallel_residual=False, tie_word_embeddings=False, max_position_embeddings=4096),
     "gpt_neo": dict(vocab_size=50257, max_position_embeddings=2048, hidden_size=2048, num_layers=24, num_heads=16,
                     intermediate_size=None, window_size=256, tie_word_embeddings=True),
+    "bloom": dict(vocab_size=250880, hidden_size=64, n_layer=2, n_head=8, tie_word_embeddings=True),
     "dbrx": dict(d_model=2048, n_heads=16, n_layers=24, max_seq_len=2048, vocab_size=32000, tie_word_embeddings=False),
     "mpt": dict(d_model=2048, n_heads=16, n_layers=24, expansion_ratio=4, max_seq_len=2048, vocab_size=50368,
                 tie_word_embeddings=True),
@@ -690,6 +692,7 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
     "granitemoe_swa": {"num_local_experts": ("num_experts",)},
     "hy_v3": {"num_experts": ("num_local_experts",)},
     "gpt_neo": {"num_hidden_layers": ("num_layers",), "num_attention_heads": ("num_heads",)},
+    "bloom": {"hidden_size": ("n_embed",), "n_layer": ("num_hidden_layers",), "n_head": ("num_attention_heads",)},
     "mpt": {"d_model": ("hidden_size",), "n_heads": ("num_attention_heads",), "n_layers": ("num_hidden_layers",)},
     "kolibri1": {"num_experts": ("num_local_experts",)},
 }
@@ -2156,6 +2159,18 @@ def _read_dbrx(r: _Read) -> dict:
                 tied_embeddings=r.flag("tie_word_embeddings"), max_positions=r.opt_whole("max_seq_len") or 0)
 
 
+def _read_bloom(r: _Read) -> dict:
+    """BLOOM: ALiBi, a LayerNorm right after the token embedding, q|k|v in one stored matrix, biases on every linear,
+    a 4 × hidden GELU MLP, LayerNorms with a bias; the head tied by default."""
+    h, heads = r.whole("hidden_size"), r.whole("n_head")
+    if h % heads:
+        raise InputError(N_("hidden_size {h} is not divisible by {heads} heads and config.json gives no head_dim"),
+                         h=h, heads=heads)
+    return dict(layers=r.whole("n_layer"), hidden=h, heads=heads, head_dim=h // heads, ffn=4 * h,
+                vocab=r.whole("vocab_size"), mlp="plain", mlp_bias=True, qkv_bias=True, o_bias=True, norm="layer",
+                fused_qkv=True, alibi=True, embedding_norm=True, tied_embeddings=r.flag("tie_word_embeddings", True))
+
+
 _READERS = {
     "llama": _read_llama, "granite": _read_llama, "granitemoe": _read_granitemoe, "mistral": _read_mistral,
     "ministral": _read_ministral, "mixtral": _read_mixtral, "qwen2": _read_qwen2, "qwen2_moe": _read_qwen2_moe,
@@ -2183,7 +2198,7 @@ _READERS = {
     "codegen": _read_gptj, "persimmon": _read_persimmon, "stablelm": _read_stablelm, "gpt_neo": _read_gpt_neo,
     "mpt": _read_mpt, "gemma4_text": _read_gemma4_text, "gemma4_unified_text": _read_gemma4_unified_text,
     "gemma3n_text": _read_gemma3n_text, "jais2": _read_jais2, "mimo_v2_flash": _read_mimo_v2_flash,
-    "lfm3": _read_lfm3, "laguna": _read_laguna, "dbrx": _read_dbrx,
+    "lfm3": _read_lfm3, "laguna": _read_laguna, "dbrx": _read_dbrx, "bloom": _read_bloom,
 }
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 

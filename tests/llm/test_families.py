@@ -243,6 +243,8 @@ TINY: dict[str, tuple[str, dict]] = {
     "dbrx": ("dbrx", dict(d_model=64, n_heads=4, n_layers=2, max_seq_len=64, vocab_size=128,
                           attn_config=dict(kv_n_heads=2, clip_qkv=8.0, rope_theta=10000.0), ffn_config=dict(ffn_hidden_size=48,
                                                                                        moe_num_experts=4, moe_top_k=2))),
+    "bloom": ("bloom", dict(hidden_size=64, n_layer=2, n_head=4, vocab_size=128)),
+    "bloom_n_embed": ("bloom", dict(n_embed=64, num_hidden_layers=2, num_attention_heads=4, vocab_size=128)),
     "gemma4_text_moe": ("gemma4_text", dict(G4, attention_k_eq_v=True, num_global_key_value_heads=1,
                                             enable_moe_block=True, num_experts=4, top_k_experts=2,
                                             moe_intermediate_size=32)),
@@ -890,3 +892,14 @@ def test_dbrx_comes_to_its_cards_counts():
                                  vocab_size=100352, attn_config=dict(kv_n_heads=8, clip_qkv=8, rope_theta=500000),
                                  ffn_config=dict(ffn_hidden_size=10752, moe_num_experts=16, moe_top_k=4)))
     assert (round(cfg.params / 1e9), round(cfg.active_params / 1e9)) == (132, 36) and not info["unknown_keys"]
+
+
+@pytest.mark.parametrize("keys, published", [
+    (dict(n_embed=14336, n_layer=70, num_attention_heads=112), 176_247_271_424),  # bigscience/bloom (its card)
+    (dict(hidden_size=1024, n_layer=24, n_head=16), 559_214_592),  # bigscience/bloom-560m
+])
+def test_bloom_comes_to_its_published_counts(keys, published):
+    """BLOOM's shapes as its config.json files spell them (n_embed in the 176B's) come to the published counts, the
+    LayerNorm after the embedding included."""
+    cfg, info = read_config(dict(keys, model_type="bloom", vocab_size=250880))
+    assert cfg.params == published and cfg.embedding_norm and not info["unknown_keys"]
