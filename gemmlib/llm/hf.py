@@ -49,7 +49,7 @@ SUPPORTED_MODEL_TYPES = (
     "hunyuan_v1_moe", "vaultgemma", "granitemoeshared", "exaone_moe", "cohere2_moe", "nemotron", "granite_swa",
     "granitemoe_swa", "kolibri1", "lfm2", "lfm2_moe", "bamba", "afmoe", "hy_v3", "minicpm3", "gptj", "codegen",
     "persimmon", "stablelm", "gpt_neo", "mpt", "gemma4_text", "gemma4", "gemma4_unified_text", "gemma4_unified",
-    "gemma3n_text", "gemma3n", "jais2", "mimo_v2_flash", "lfm3", "laguna", "dbrx", "bloom",
+    "gemma3n_text", "gemma3n", "jais2", "mimo_v2_flash", "lfm3", "laguna", "dbrx", "bloom", "opt",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -92,7 +92,7 @@ ARCHITECTURES = {
     "Gemma4UnifiedForCausalLM": "gemma4_unified_text", "Gemma4UnifiedForConditionalGeneration": "gemma4_unified",
     "Gemma3nForCausalLM": "gemma3n_text", "Gemma3nForConditionalGeneration": "gemma3n",
     "Jais2ForCausalLM": "jais2", "MiMoV2FlashForCausalLM": "mimo_v2_flash", "Lfm3ForCausalLM": "lfm3",
-    "LagunaForCausalLM": "laguna", "DbrxForCausalLM": "dbrx", "BloomForCausalLM": "bloom",
+    "LagunaForCausalLM": "laguna", "DbrxForCausalLM": "dbrx", "BloomForCausalLM": "bloom", "OPTForCausalLM": "opt",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
 _WRAPPERS = {"gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
@@ -166,7 +166,8 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     # removed by their config classes (AttributeError): transformers reads none of them
     # DBRX: its config class mirrors attn_config.kv_n_heads at the top level, which the model does not read
     "dbrx": frozenset({"num_key_value_heads", "emb_pdrop"}),
-    "bloom": frozenset({"slow_but_exact"}),  # slices o_proj and down_proj by pretraining_tp: the same FLOPs
+    "bloom": frozenset({"slow_but_exact"}),
+    "opt": frozenset({"init_std", "layerdrop"}),  # initialisation and training-time layer dropping  # slices o_proj and down_proj by pretraining_tp: the same FLOPs
     "lfm3": frozenset({"block_multiple_of", "block_ffn_dim_multiplier", "block_auto_adjust_ff_dim", "full_attn_idxs"}),
     "laguna": frozenset({"decoder_sparse_step", "mlp_only_layers", "qkv_bias", "norm_topk_prob", "use_sliding_window",
                          "max_window_layers", "moe_routed_scaling_factor", "moe_apply_router_weight_on_input",
@@ -617,6 +618,8 @@ DEFAULTS: dict[str, dict] = {
                      use_parallel_residual=False, tie_word_embeddings=False, max_position_embeddings=4096),
     "gpt_neo": dict(vocab_size=50257, max_position_embeddings=2048, hidden_size=2048, num_layers=24, num_heads=16,
                     intermediate_size=None, window_size=256, tie_word_embeddings=True),
+    "opt": dict(vocab_size=50272, hidden_size=768, num_hidden_layers=12, ffn_dim=3072, max_position_embeddings=2048,
+                num_attention_heads=12, tie_word_embeddings=True),
     "bloom": dict(vocab_size=250880, hidden_size=64, n_layer=2, n_head=8, tie_word_embeddings=True),
     "dbrx": dict(d_model=2048, n_heads=16, n_layers=24, max_seq_len=2048, vocab_size=32000, tie_word_embeddings=False),
     "mpt": dict(d_model=2048, n_heads=16, n_layers=24, expansion_ratio=4, max_seq_len=2048, vocab_size=50368,
@@ -2171,6 +2174,27 @@ def _read_bloom(r: _Read) -> dict:
                 fused_qkv=True, alibi=True, embedding_norm=True, tied_embeddings=r.flag("tie_word_embeddings", True))
 
 
+def _read_opt(r: _Read) -> dict:
+    """OPT: a learned position table of ``max_position_embeddings`` + 2 rows (its positions start at 2), biases on every
+    linear with ``enable_bias``, a ReLU MLP of ``ffn_dim``, LayerNorms (without parameters unless
+    ``layer_norm_elementwise_affine``) before attention and MLP; the head tied by default. OPT-350m's layout (an
+    embedding narrower than the model, projected in and out: ``word_embed_proj_dim``; norms after each block, no final
+    norm: ``do_layer_norm_before`` false) is refused with the reason."""
+    c = _common(r, head_dim_key=False, ffn_key="ffn_dim")
+    proj = r.opt_whole("word_embed_proj_dim", minimum=1)
+    if proj is not None and proj != c["hidden"]:
+        raise InputError(N_("OPT with word_embed_proj_dim {proj} ≠ hidden_size {h} (OPT-350m: the embedding projected in "
+                            "and out) is not read"), proj=proj, h=c["hidden"])
+    if not r.flag("do_layer_norm_before", True) or r.flag("_remove_final_layer_norm"):
+        raise InputError(N_("OPT with its norms after each block and no final norm (do_layer_norm_before false: "
+                            "OPT-350m) is not read"))
+    b = r.flag("enable_bias", True)
+    c.update(learned_positions=c["max_positions"] + 2, qkv_bias=b, o_bias=b, mlp_bias=b, mlp="plain",
+             norm="layer" if r.flag("layer_norm_elementwise_affine", True) else "plain",
+             tied_embeddings=r.flag("tie_word_embeddings", True))
+    return c
+
+
 _READERS = {
     "llama": _read_llama, "granite": _read_llama, "granitemoe": _read_granitemoe, "mistral": _read_mistral,
     "ministral": _read_ministral, "mixtral": _read_mixtral, "qwen2": _read_qwen2, "qwen2_moe": _read_qwen2_moe,
@@ -2198,7 +2222,7 @@ _READERS = {
     "codegen": _read_gptj, "persimmon": _read_persimmon, "stablelm": _read_stablelm, "gpt_neo": _read_gpt_neo,
     "mpt": _read_mpt, "gemma4_text": _read_gemma4_text, "gemma4_unified_text": _read_gemma4_unified_text,
     "gemma3n_text": _read_gemma3n_text, "jais2": _read_jais2, "mimo_v2_flash": _read_mimo_v2_flash,
-    "lfm3": _read_lfm3, "laguna": _read_laguna, "dbrx": _read_dbrx, "bloom": _read_bloom,
+    "lfm3": _read_lfm3, "laguna": _read_laguna, "dbrx": _read_dbrx, "bloom": _read_bloom, "opt": _read_opt,
 }
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 

@@ -245,6 +245,11 @@ TINY: dict[str, tuple[str, dict]] = {
                                                                                        moe_num_experts=4, moe_top_k=2))),
     "bloom": ("bloom", dict(hidden_size=64, n_layer=2, n_head=4, vocab_size=128)),
     "bloom_n_embed": ("bloom", dict(n_embed=64, num_hidden_layers=2, num_attention_heads=4, vocab_size=128)),
+    "opt": ("opt", dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, ffn_dim=96, vocab_size=128,
+                        max_position_embeddings=64)),
+    "opt_plain_norms": ("opt", dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, ffn_dim=96,
+                                    vocab_size=128, max_position_embeddings=64, enable_bias=False,
+                                    layer_norm_elementwise_affine=False, word_embed_proj_dim=64)),
     "gemma4_text_moe": ("gemma4_text", dict(G4, attention_k_eq_v=True, num_global_key_value_heads=1,
                                             enable_moe_block=True, num_experts=4, top_k_experts=2,
                                             moe_intermediate_size=32)),
@@ -903,3 +908,19 @@ def test_bloom_comes_to_its_published_counts(keys, published):
     LayerNorm after the embedding included."""
     cfg, info = read_config(dict(keys, model_type="bloom", vocab_size=250880))
     assert cfg.params == published and cfg.embedding_norm and not info["unknown_keys"]
+
+
+@pytest.mark.parametrize("hidden, layers, heads, published", [
+    (768, 12, 12, 125_239_296),  # facebook/opt-125m
+    (4096, 32, 32, 6_658_473_984),  # facebook/opt-6.7b
+])
+def test_opt_comes_to_its_published_counts(hidden, layers, heads, published):
+    """OPT's shapes come to their published counts, the position table's 2 extra rows included; OPT-350m's projected
+    embedding is refused with the reason."""
+    from gemmlib.core.errors import InputError
+
+    keys = dict(model_type="opt", hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
+                ffn_dim=4 * hidden, vocab_size=50272, max_position_embeddings=2048, word_embed_proj_dim=hidden)
+    assert read_config(keys)[0].params == published
+    with pytest.raises(InputError, match="OPT-350m"):
+        read_config(dict(keys, word_embed_proj_dim=512))
