@@ -49,7 +49,7 @@ SUPPORTED_MODEL_TYPES = (
     "hunyuan_v1_moe", "vaultgemma", "granitemoeshared", "exaone_moe", "cohere2_moe", "nemotron", "granite_swa",
     "granitemoe_swa", "kolibri1", "lfm2", "lfm2_moe", "bamba", "afmoe", "hy_v3", "minicpm3", "gptj", "codegen",
     "persimmon", "stablelm", "gpt_neo", "mpt", "gemma4_text", "gemma4", "gemma4_unified_text", "gemma4_unified",
-    "gemma3n_text", "gemma3n", "jais2", "mimo_v2_flash", "lfm3", "laguna", "dbrx", "bloom", "opt",
+    "gemma3n_text", "gemma3n", "jais2", "mimo_v2_flash", "lfm3", "laguna", "dbrx", "bloom", "opt", "biogpt",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -93,6 +93,7 @@ ARCHITECTURES = {
     "Gemma3nForCausalLM": "gemma3n_text", "Gemma3nForConditionalGeneration": "gemma3n",
     "Jais2ForCausalLM": "jais2", "MiMoV2FlashForCausalLM": "mimo_v2_flash", "Lfm3ForCausalLM": "lfm3",
     "LagunaForCausalLM": "laguna", "DbrxForCausalLM": "dbrx", "BloomForCausalLM": "bloom", "OPTForCausalLM": "opt",
+    "BioGptForCausalLM": "biogpt",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
 _WRAPPERS = {"gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
@@ -167,7 +168,8 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     # DBRX: its config class mirrors attn_config.kv_n_heads at the top level, which the model does not read
     "dbrx": frozenset({"num_key_value_heads", "emb_pdrop"}),
     "bloom": frozenset({"slow_but_exact"}),
-    "opt": frozenset({"init_std", "layerdrop"}),  # initialisation and training-time layer dropping  # slices o_proj and down_proj by pretraining_tp: the same FLOPs
+    "opt": frozenset({"init_std", "layerdrop"}),  # initialisation and training-time layer dropping
+    "biogpt": frozenset({"layerdrop", "activation_dropout", "scale_embedding"}),  # slices o_proj and down_proj by pretraining_tp: the same FLOPs
     "lfm3": frozenset({"block_multiple_of", "block_ffn_dim_multiplier", "block_auto_adjust_ff_dim", "full_attn_idxs"}),
     "laguna": frozenset({"decoder_sparse_step", "mlp_only_layers", "qkv_bias", "norm_topk_prob", "use_sliding_window",
                          "max_window_layers", "moe_routed_scaling_factor", "moe_apply_router_weight_on_input",
@@ -620,6 +622,8 @@ DEFAULTS: dict[str, dict] = {
                     intermediate_size=None, window_size=256, tie_word_embeddings=True),
     "opt": dict(vocab_size=50272, hidden_size=768, num_hidden_layers=12, ffn_dim=3072, max_position_embeddings=2048,
                 num_attention_heads=12, tie_word_embeddings=True),
+    "biogpt": dict(vocab_size=42384, hidden_size=1024, num_hidden_layers=24, num_attention_heads=16,
+                   intermediate_size=4096, max_position_embeddings=1024, tie_word_embeddings=True),
     "bloom": dict(vocab_size=250880, hidden_size=64, n_layer=2, n_head=8, tie_word_embeddings=True),
     "dbrx": dict(d_model=2048, n_heads=16, n_layers=24, max_seq_len=2048, vocab_size=32000, tie_word_embeddings=False),
     "mpt": dict(d_model=2048, n_heads=16, n_layers=24, expansion_ratio=4, max_seq_len=2048, vocab_size=50368,
@@ -2195,6 +2199,15 @@ def _read_opt(r: _Read) -> dict:
     return c
 
 
+def _read_biogpt(r: _Read) -> dict:
+    """BioGPT: OPT's block (a position table of ``max_position_embeddings`` + 2 rows, biases on every linear,
+    LayerNorms before attention and MLP and a final one) with a GELU MLP of ``intermediate_size``; the head tied."""
+    c = _common(r, head_dim_key=False)
+    c.update(learned_positions=c["max_positions"] + 2, qkv_bias=True, o_bias=True, mlp_bias=True, mlp="plain",
+             norm="layer", tied_embeddings=r.flag("tie_word_embeddings", True))
+    return c
+
+
 _READERS = {
     "llama": _read_llama, "granite": _read_llama, "granitemoe": _read_granitemoe, "mistral": _read_mistral,
     "ministral": _read_ministral, "mixtral": _read_mixtral, "qwen2": _read_qwen2, "qwen2_moe": _read_qwen2_moe,
@@ -2223,6 +2236,7 @@ _READERS = {
     "mpt": _read_mpt, "gemma4_text": _read_gemma4_text, "gemma4_unified_text": _read_gemma4_unified_text,
     "gemma3n_text": _read_gemma3n_text, "jais2": _read_jais2, "mimo_v2_flash": _read_mimo_v2_flash,
     "lfm3": _read_lfm3, "laguna": _read_laguna, "dbrx": _read_dbrx, "bloom": _read_bloom, "opt": _read_opt,
+    "biogpt": _read_biogpt,
 }
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 

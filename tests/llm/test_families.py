@@ -250,6 +250,7 @@ TINY: dict[str, tuple[str, dict]] = {
     "opt_plain_norms": ("opt", dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, ffn_dim=96,
                                     vocab_size=128, max_position_embeddings=64, enable_bias=False,
                                     layer_norm_elementwise_affine=False, word_embed_proj_dim=64)),
+    "biogpt": ("biogpt", dict(B, num_key_value_heads=4)),
     "gemma4_text_moe": ("gemma4_text", dict(G4, attention_k_eq_v=True, num_global_key_value_heads=1,
                                             enable_moe_block=True, num_experts=4, top_k_experts=2,
                                             moe_intermediate_size=32)),
