@@ -1598,7 +1598,10 @@ def _read_gemma4_text(r: _Read) -> dict:
     the values (``attention_k_eq_v``: no v_proj), their own KV heads (``num_global_key_value_heads``); a config
     written by transformers gives both per layer (``per_layer_config``). ``enable_moe_block`` adds, beside every
     layer's dense MLP, a router (a norm without parameters, a scale per channel and per expert) and routed experts of
-    ``moe_intermediate_size``, with three more norms: the dense MLP is counted as an always-on shared expert."""
+    ``moe_intermediate_size``, with three more norms: the dense MLP is counted as an always-on shared expert. The
+    small models (E2B, E4B) add per-layer inputs (``hidden_size_per_layer_input`` wide, a table of
+    ``vocab_size_per_layer_input`` rows) and their last ``num_kv_shared_layers`` layers reuse the K/V of the last
+    earlier layer of their kind (``f`` / ``s``), their MLP twice as wide with ``use_double_wide_mlp``."""
     c = _read_gemma(r)
     c.update(norms_per_layer=4, qk_norm="head")
     layers = c["layers"]
