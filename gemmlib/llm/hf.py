@@ -1622,13 +1622,8 @@ def _read_gemma4_text(r: _Read) -> dict:
         r.notes.append(Text(N_("layer_types ends with a {kind} layer: transformers makes the last layer full "
                                "attention, and so is it counted"), kind=types[-1]))
         types = [*types[:-1], "full_attention"]
-    letters = _pattern(types)
-    if shared:  # the last num_kv_shared_layers layers read the K/V of the last earlier layer of their kind
-        first = layers - shared
-        if shared == layers or set(letters[first:]) - set(letters[:first]):
-            raise InputError(N_("num_kv_shared_layers {shared}: a layer that reuses keys and values needs an earlier "
-                                "layer of its kind to read them from (transformers refuses it too)"), shared=shared)
-        letters = letters[:first] + letters[first:].lower()
+    letters = _kv_shared(_pattern(types), shared)
+    if shared:
         if double:
             c["kv_shared_ffn"] = 2 * c["ffn"]
         if ple == 0 and r.family == "gemma4_text":
@@ -1671,6 +1666,18 @@ def _read_gemma4_text(r: _Read) -> dict:
     return c
 
 
+def _kv_shared(letters: str, shared: int) -> str:
+    """Gemma 3n / 4: the last ``shared`` layers (num_kv_shared_layers) read the K/V of the last earlier layer of their
+    kind: their letters lowered (``f`` / ``s``); each needs such a layer (transformers refuses it otherwise too)."""
+    if not shared:
+        return letters
+    first = len(letters) - shared
+    if first <= 0 or set(letters[first:]) - set(letters[:first]):
+        raise InputError(N_("num_kv_shared_layers {shared}: a layer that reuses keys and values needs an earlier "
+                            "layer of its kind to read them from (transformers refuses it too)"), shared=shared)
+    return letters[:first] + letters[first:].lower()
+
+
 def _read_gemma3n_text(r: _Read) -> dict:
     """Gemma 3n (``Gemma3nTextConfig``): Gemma 3's sandwich norms and head-dim q/k norms, every fifth layer full by
     default, per-layer inputs and the last ``num_kv_shared_layers`` layers reusing K/V as Gemma 4's small models have
@@ -1702,14 +1709,7 @@ def _read_gemma3n_text(r: _Read) -> dict:
     w = r.opt_whole("sliding_window", minimum=0)
     types = r.layer_types(layers) or ["full_attention" if (i + 1) % 5 == 0 else "sliding_attention"
                                       for i in range(layers)]
-    letters = _pattern(types)
-    shared = r.whole("num_kv_shared_layers", minimum=0, default=0)
-    if shared:
-        first = layers - shared
-        if shared >= layers or set(letters[first:]) - set(letters[:first]):
-            raise InputError(N_("num_kv_shared_layers {shared}: a layer that reuses keys and values needs an earlier "
-                                "layer of its kind to read them from (transformers refuses it too)"), shared=shared)
-        letters = letters[:first] + letters[first:].lower()
+    letters = _kv_shared(_pattern(types), r.whole("num_kv_shared_layers", minimum=0, default=0))
     if any(t != "full_attention" for t in types):
         if not w:
             raise InputError(N_("layer_types has sliding layers but sliding_window is null"))

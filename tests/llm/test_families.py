@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import warnings
 from pathlib import Path
 
@@ -925,3 +926,28 @@ def test_opt_comes_to_its_published_counts(hidden, layers, heads, published):
     assert read_config(keys)[0].params == published
     with pytest.raises(InputError, match="OPT-350m"):
         read_config(dict(keys, word_embed_proj_dim=512))
+
+
+@pytest.mark.parametrize("model_type, keys, says", [
+    ("gemma3n_text", dict(num_kv_shared_layers=4), "needs an earlier layer of its kind"),
+    ("gemma4_text", dict(num_kv_shared_layers=9), "is more than the 3 layers"),
+    ("gemma4_text", dict(per_layer_config={"0": {"head_dim": 32}}), "the same overrides to every full-attention layer"),
+    ("gemma4_text", dict(per_layer_config={"1": {"intermediate_size": 8}, "2": {"intermediate_size": 8}}),
+     "overrides what is not read here"),
+    ("gemma4_text", dict(enable_moe_block=True, num_experts=4, top_k_experts=2, moe_intermediate_size=32,
+                         num_kv_shared_layers=1, use_double_wide_mlp=True), "no such model is published"),
+    ("gemma3n_text", dict(intermediate_size=[96, 80, 96]), "different widths"),
+    ("laguna", dict(num_attention_heads_per_layer=[4, 2, 4]), "the same head count"),
+    ("laguna", dict(gating="sigmoid"), "must be true, \"per-head\" or \"per-element\""),
+])
+def test_the_new_layouts_refuse_what_they_do_not_read(model_type, keys, says):
+    """Gemma 3n / 4 and Laguna: a layout this estimator does not count is refused in one line that says why."""
+    from gemmlib.core.errors import InputError
+
+    base = dict(B, num_hidden_layers=3, head_dim=16, sliding_window=4, hidden_size_per_layer_input=0,
+                layer_types=["sliding_attention", "full_attention", "full_attention"], num_experts=4,
+                moe_intermediate_size=32, **MOE)
+    if model_type != "laguna":
+        base = {k: v for k, v in base.items() if k not in ("num_experts", "moe_intermediate_size", "num_experts_per_tok")}
+    with pytest.raises(InputError, match=re.escape(says)):
+        read_config(dict(base, **keys, model_type=model_type))
