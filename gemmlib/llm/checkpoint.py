@@ -456,8 +456,8 @@ def op_weight_bytes(cfg: ModelConfig, weight_dtype: str) -> dict[tuple[str, str]
             rows = sum(r for _, r in lin.ops)
             for op, r in lin.ops:
                 out[(op, kind)] = per * r / rows
-    for lin in _per_layer_inputs(cfg, -1, n) + _altup_laurel(cfg, -1, n)[:1] + _altup_laurel(cfg, -1, n)[-1:]:
-        out[(lin.ops[0][0], "")] = float(_linear_bytes(q, lin, rest)[0])  # one of each (AltUp: of its n - 1 each way)
+    for lin in _per_layer_inputs(cfg, -1, n) + _altup_laurel(cfg, -1, n):  # one matrix per op (AltUp's n - 1 alike)
+        out.setdefault((lin.ops[0][0], ""), float(_linear_bytes(q, lin, rest)[0]))
     if cfg.tied_embeddings and q is not None and q.method == "mlx":  # the quantized embedding, used as a linear
         out[("lm_head", "")] = float(_linear_bytes(q, _embedding(cfg), rest)[0])
     elif cfg.tied_embeddings:
