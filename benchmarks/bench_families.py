@@ -76,6 +76,10 @@ PUBLISHED_CARD = {
     "gemma-4-31b-it": [("30.7B", "params", 30.7e9, 3)],
     "gemma-4-26b-a4b-it": [("25.2B total", "params", 25.2e9, 3), ("3.8B active", "active", 3.8e9, 2)],
     "gemma-4-e2b-it": [("2.3B effective", "no_per_layer_table", 2.3e9, 2)],
+    # DeepSeek-V4's cards: 284B / 13B activated (Flash), 1.6T / 49B (Pro), the activated counts without the embedding;
+    # V4-Pro's every stored element is checked against its tensor listing in tests/llm/test_deepseek_v4.py
+    "deepseek-v4-flash": [("284B total", "params", 284e9, 3), ("13B activated", "active_no_embedding", 13e9, 2)],
+    "deepseek-v4-pro": [("1.6T total", "params", 1.6e12, 2), ("49B activated", "active_no_embedding", 49e9, 2)],
 }
 
 

@@ -288,7 +288,15 @@ def _read_lines(read: dict | None) -> list[str]:
         return []
     att = read["attention"]
     bits = [f"family {read['family']}" + (f" (in {read['wrapper']})" if read.get("wrapper") else "")]
-    if att["sliding"] or att["chunked"]:
+    comp = read.get("compressed")
+    if comp:  # DeepSeek-V4
+        bits.append(f"attention: a window of {att['window']} in every layer; {att['sliding']} sliding only, "
+                    f"{att['compressed_sparse']} compressed sparse (an entry per {comp['csa_rate']} tokens, the top "
+                    f"{comp['index_topk']:,} of a {comp['index_heads']} × {comp['index_head_dim']} indexer), "
+                    f"{att['heavily_compressed']} heavily compressed (an entry per {comp['hca_rate']} tokens) "
+                    f"({att['pattern']}); one key/value head, queries from a {comp['q_lora_rank']} latent, output in "
+                    f"{comp['o_groups']} groups")
+    elif att["sliding"] or att["chunked"]:
         bits.append(f"attention {att['full']} full + {att['sliding'] + att['chunked']} "
                     f"{'chunked' if att['chunked'] else 'sliding'} (window {att['window']}, {att['pattern']})")
     elif att.get("without_attention"):
@@ -301,6 +309,10 @@ def _read_lines(read: dict | None) -> list[str]:
     blk = read.get("block", {})
     if blk.get("per_layer_inputs"):
         bits.append(f"per-layer inputs {blk['per_layer_inputs']} wide")
+    if blk.get("hyper_streams"):
+        bits.append(f"hyper-connections over {blk['hyper_streams']} streams")
+    if read.get("hash_layers"):
+        bits.append(f"the first {read['hash_layers']} MoE layers routed by a token table")
     if blk.get("altup_inputs"):
         bits.append(f"AltUp over {blk['altup_inputs']} streams, LAuReL rank {blk.get('laurel_rank', 0)}")
     if read["mla"]:

@@ -84,18 +84,21 @@ from gemmlib.llm.quant import weight_dtype_name
 from gemmlib.llm.ssm import MIXER_LETTERS
 from gemmlib.llm.ssm import work as mixer_work
 
-OP_NAMES = ("q_proj", "q_a_proj", "q_b_proj", "k_proj", "v_proj", "kv_a_proj", "kv_b_proj", "q_absorb",
-            "attn_scores", "attn_values", "attn_scores_sliding", "attn_values_sliding", "o_absorb", "attn_gate", "o_proj",
+OP_NAMES = ("q_proj", "q_a_proj", "q_b_proj", "k_proj", "v_proj", "kv_proj", "kv_a_proj", "kv_b_proj", "q_absorb",
+            "csa_kv", "csa_gate", "hca_kv", "hca_gate", "index_kv", "index_gate",
+            "attn_scores", "attn_values", "attn_scores_sliding", "attn_values_sliding", "attn_scores_compressed",
+            "attn_values_compressed", "o_absorb", "attn_gate", "o_proj", "o_a_proj", "o_b_proj",
             "in_proj_qkvz", "in_proj_ba", "in_proj_qkv", "in_proj_z", "in_proj_b", "in_proj_a", "in_proj", "conv1d",
             "x_proj", "dt_proj", "ssm_chunks", "ssm_scan_out", "out_proj",
             "index_q", "index_k", "index_weights", "index_scores", "index_reduce",
             "router", "gate_proj", "up_proj", "down_proj", "shared_gate_proj", "shared_up_proj", "shared_down_proj",
             "shared_expert_gate", "dense_gate_proj", "dense_up_proj", "dense_down_proj", "per_layer_model_proj",
             "per_layer_gate", "per_layer_proj", "altup_proj", "altup_router", "altup_predict", "altup_mix",
-            "altup_correct", "laurel_left", "laurel_right", "altup_unembed", "lm_head")
+            "altup_correct", "laurel_left", "laurel_right", "altup_unembed", "hc_pre", "hc_mix", "hc_head", "lm_head")
 OTHER_OP_NAMES = ("embedding", "norms", "rotary", "kv_repeat", "attn_softmax", "ssm_scan", "conv_gates", "activation",
                   "shared_activation", "dense_activation", "moe_routing", "act_quant", "act_quant_inner", "residual")
-ATTENTION_PRODUCTS = ("attn_scores", "attn_values", "attn_scores_sliding", "attn_values_sliding")
+ATTENTION_PRODUCTS = ("attn_scores", "attn_values", "attn_scores_sliding", "attn_values_sliding",
+                      "attn_scores_compressed", "attn_values_compressed")
 LM_HEAD_MODES = ("all", "last")
 ATTENTION_KINDS = ("eager", "fused")
 MLA_FORMS = ("eager", "absorbed")
@@ -151,6 +154,12 @@ SHARDING: dict[str, str] = {
     "altup_proj": "replicated", "altup_router": "replicated", "altup_predict": "replicated", "altup_mix": "replicated",
     "altup_correct": "replicated", "laurel_left": "replicated", "laurel_right": "replicated",
     "altup_unembed": "replicated",
+    # DeepSeek-V4: the query heads split, the one key/value head and the compressors every rank runs whole (vLLM
+    # replicates them), the grouped output projection by its groups (heads) then row-parallel
+    "kv_proj": "replicated", "o_a_proj": "column", "o_b_proj": "row", "attn_scores_compressed": "heads",
+    "attn_values_compressed": "heads", "csa_kv": "replicated", "csa_gate": "replicated", "hca_kv": "replicated",
+    "hca_gate": "replicated", "index_kv": "replicated", "index_gate": "replicated", "hc_pre": "replicated",
+    "hc_mix": "replicated", "hc_head": "replicated",
 }
 # Ops that are routed experts (in a mixture of experts) — for expert parallelism.
 EXPERT_OPS = ("gate_proj", "up_proj", "down_proj")
@@ -431,9 +440,153 @@ def _groups(cfg: ModelConfig) -> list[tuple[str, str, int]]:
     return [(a, m, n) for (a, m), n in counts.items()]
 
 
+def _floor_sum(n: int, rate: int, cap: int = 0) -> int:
+    """Σ min(cap, ⌊t / rate⌋) for t = 1 .. n (no cap when cap is 0): the compressed entries queries 0 .. n − 1 may
+    see, summed."""
+    if n <= 0:
+        return 0
+    if cap and n >= cap * rate:
+        return _floor_sum(cap * rate - 1, rate) + cap * (n - cap * rate + 1)
+    k = n // rate
+    return rate * k * (k - 1) // 2 + k * (n - k * rate + 1)
+
+
+def _compressed_keys(rate: int, cap: int, run: _Run) -> tuple[int, int, int, int]:
+    """DeepSeek-V4: (compressed entries summed over steps, those of the first step, of the last, query-entry pairs
+    summed) per layer, sequence and head. A query at position p sees the ⌊(p + 1) / rate⌋ entries of the windows
+    closed before it, at most ``cap`` (the indexer's top-k in a sparse kernel; 0: no cap); without ``tri`` (eager)
+    every query of a step multiplies every entry the cache holds after the step, ⌊(c + q) / rate⌋."""
+    q, c0 = run.queries, run.cached
+    c1 = c0 + run.steps - 1
+
+    def seen(t: int) -> int:
+        e = t // rate
+        return min(e, cap) if cap else e
+
+    if run.tri:  # queries at positions c0 .. c0 + q − 1, each its own causal share
+        pairs = _floor_sum(c0 + q, rate, cap) - _floor_sum(c0, rate, cap)
+        return seen(c0 + q), seen(c0 + q), seen(c0 + q), pairs
+    total = _floor_sum(c1 + q, rate, cap) - _floor_sum(c0 + q - 1, rate, cap)  # Σ over steps of seen(c + q)
+    return total, seen(c0 + q), seen(c1 + q), q * total
+
+
+def _compressed_attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, akind: str, mkind: str,
+                              layers: int) -> list[Op]:
+    """DeepSeek-V4's attention in ``layers`` layers of one kind (S sliding, A compressed sparse, H heavily
+    compressed): the query latent and its heads, the one key/value head, the compressor's projections (an A layer's
+    lightning indexer too), the products over the window's keys and the compressed entries, the grouped output
+    projection. transformers' eager code multiplies every query by every key of the prompt and every compressed
+    entry (the window, the causality of the entries and the indexer's choice applied as masks: what FlopCounterMode
+    counts); an engine's kernels read the band of the window and, in an A layer, only the indexer's top-k entries."""
+    b, h, d, hd = wl.batch, cfg.heads, cfg.hidden, cfg.head_dim
+    rq, g, ro = cfg.q_lora_rank, cfg.o_groups, cfg.o_lora_rank
+    runs = layers * run.steps
+    tokens = run.tokens
+    lin = dict(phase=run.phase, runs=runs, weight_reads=runs, sz=sz)
+    ops = [_linear("q_a_proj", m=tokens, k=d, n=rq, w_bytes=sz.w("q_a_proj", mkind), **lin),
+           _linear("q_b_proj", m=tokens, k=rq, n=cfg.q_dim, w_bytes=sz.w("q_b_proj", mkind), **lin),
+           _linear("kv_proj", m=tokens, k=d, n=hd, w_bytes=sz.w("kv_proj", mkind),
+                   note=Text(N_("one head of keys that are the values too, read by every query head")), **lin)]
+    rate = {"A": cfg.csa_rate, "H": cfg.hca_rate}.get(akind, 0)
+    if akind == "H":
+        for name in ("hca_kv", "hca_gate"):
+            ops.append(_linear(name, m=tokens, k=d, n=hd, w_bytes=sz.w(name, mkind),
+                               note=Text(N_("the compressor: one entry per {rate} tokens"), rate=rate), **lin))
+    if akind == "A":
+        for name in ("csa_kv", "csa_gate"):
+            ops.append(_linear(name, m=tokens, k=d, n=2 * hd, w_bytes=sz.w(name, mkind),
+                               note=Text(N_("the compressor: one entry per {rate} tokens from windows of {width} "
+                                            "overlapping by half"), rate=rate, width=2 * rate), **lin))
+        hi, di = cfg.index_heads, cfg.index_head_dim
+        for name, k, n, note in (
+                ("index_kv", d, 2 * di, N_("the indexer's own compressor (its keys)")),
+                ("index_gate", d, 2 * di, N_("the indexer's own compressor (its gates)")),
+                ("index_q", rq, hi * di, N_("indexer queries from the query latent")),
+                ("index_weights", d, hi, N_("a weight per indexer head and token (weights_proj)"))):
+            ops.append(_linear(name, m=tokens, k=k, n=n, w_bytes=sz.w(name, mkind), note=Text(note), **lin))
+        i_total, i_first, i_last, i_pairs = _compressed_keys(rate, 0, replace(run, tri=run.tri and
+                                                                               wl.attention == "fused"))
+        count = layers * b * run.steps
+        # eager: every head's fp32 scores through memory; a kernel sums the heads on chip and writes one per entry
+        scores_per_pair = (hi if wl.attention == "eager" else 1) * 4
+        ops.append(Op("index_scores", run.phase, run.queries * hi, i_first, di, count, 2 * di * hi * layers * b * i_pairs,
+                      0.0, count * run.queries * hi * di * sz.a + layers * b * i_pairs * scores_per_pair,
+                      layers * b * i_total * di * sz.kv,
+                      Text(N_("per layer and sequence: every indexer head's query against every compressed indexer "
+                              "key it may see")),
+                      n_last=i_last if run.phase == "decode" and i_last != i_first else None, kernels=runs))
+    sparse = akind == "A" and wl.attention == "fused"  # the kernel reads only the indexer's top-k entries
+    w_total, w_first, w_last, w_pairs = _keys(cfg.sliding_window, run)
+    c_total, c_first, c_last, c_pairs = (_compressed_keys(rate, cfg.index_topk if sparse else 0, run) if rate
+                                         else (0, 0, 0, 0))
+    first, last = w_first + c_first, w_last + c_last
+    pairs, keys = layers * b * h * (w_pairs + c_pairs), layers * b * (w_total + c_total)
+    att_runs = layers * b * h * run.steps
+    score_io = pairs * sz.a if wl.attention == "eager" else 0.0
+    extra = [Text(N_("sliding window {window}: at most {keys} cached keys"), window=cfg.sliding_window,
+                  keys=cfg.sliding_window - 1)]
+    if akind == "H":
+        extra.append(Text(N_("and every compressed entry (one per {rate} tokens)"), rate=rate))
+    if akind == "A":
+        extra.append(Text(N_("and the indexer's top {k} compressed entries (one per {rate} tokens)"),
+                          k=cfg.index_topk, rate=rate) if sparse else
+                     Text(N_("and every compressed entry (one per {rate} tokens), the indexer's choice applied as a "
+                             "mask"), rate=rate))
+    if run.phase == "decode":
+        extra.append(Text(N_("keys grow by one per decode step")))
+    if wl.attention == "fused":
+        extra.append(Text(N_("fused: the scores stay on chip")))
+    note = Text.joined([Text(N_("per layer, sequence and query head")), *extra])
+    suffix = "_compressed" if rate else "_sliding"
+    kl = last if run.phase == "decode" and last != first else None
+    q_io, o_io = att_runs * run.queries * hd * sz.a, att_runs * run.queries * hd * sz.a
+    ops.append(Op("attn_scores" + suffix, run.phase, run.queries, first, hd, att_runs, 2 * hd * pairs, 0.0,
+                  q_io + score_io, keys * hd * sz.kv, note, n_last=kl, kernels=runs))
+    ops.append(Op("attn_values" + suffix, run.phase, run.queries, hd, first, att_runs, 2 * hd * pairs, 0.0,
+                  score_io + o_io, keys * hd * sz.kv, note, k_last=kl,
+                  kernels=0 if wl.attention == "fused" else runs))
+    ops.append(_linear("o_a_proj", phase=run.phase, m=tokens, k=cfg.q_dim // g, n=ro, runs=runs * g,
+                       weight_reads=runs, w_bytes=sz.w("o_a_proj", mkind) / g, weight_copies=g, sz=sz, kernels=runs,
+                       note=Text(N_("the grouped output projection: {g} groups of {n} heads, each to {r}"),
+                                 g=g, n=h // g, r=ro)))
+    ops.append(_linear("o_b_proj", m=tokens, k=g * ro, n=d, w_bytes=sz.w("o_b_proj", mkind),
+                       note=Text(N_("the groups' outputs mixed back to the hidden width")), **lin))
+    return ops
+
+
+def _hyper_ops(cfg: ModelConfig, wl: Workload, run: _Run, *, layers: int) -> list[Op]:
+    """Manifold-constrained hyper-connections in ``layers`` layers (DeepSeek-V4): before the attention and before the
+    MLP, the n streams (normed, flattened) projected to the (2 + n)·n mixing weights, and the n × n mix of the streams
+    for every token. The weights are fp32 (transformers keeps them so)."""
+    n, d, sz = cfg.hyper_streams, cfg.hidden, _Sizes(cfg, wl)
+    runs = 2 * layers * run.steps
+    per = (2 + n) * n
+    ops = [_linear("hc_pre", phase=run.phase, m=run.tokens, k=n * d, n=per, runs=runs, weight_reads=runs,
+                   w_bytes=per * n * d * 4.0, sz=sz,
+                   note=Text(N_("hyper-connections: the {n} streams to their mixing weights, before the attention and "
+                                "the MLP"), n=n))]
+    rows = runs * run.tokens
+    ops.append(Op("hc_mix", run.phase, n, d, n, rows, 2 * n * n * d * rows, 0.0, 2 * rows * n * d * sz.a, 0.0,
+                  Text(N_("hyper-connections: each token's {n} streams mixed by its {n} × {n} weights"), n=n),
+                  kernels=runs))
+    return ops
+
+
+def _hyper_head(cfg: ModelConfig, wl: Workload, *, phase: str, rows: int, steps: int) -> list[Op]:
+    """The hyper-connections' last projection: the n streams to one before the final norm (every position)."""
+    n = cfg.hyper_streams
+    if not n:
+        return []
+    return [_linear("hc_head", phase, m=rows, k=n * cfg.hidden, n=n, runs=steps, weight_reads=steps,
+                    w_bytes=n * n * cfg.hidden * 4.0, sz=_Sizes(cfg, wl),
+                    note=Text(N_("hyper-connections: the {n} streams to one before the final norm"), n=n))]
+
+
 def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, akind: str, mkind: str,
                    layers: int) -> list[Op]:
     """Projections and products of ``layers`` layers of one kind."""
+    if cfg.compressed_attention:
+        return _compressed_attention_ops(cfg, wl, sz, run, akind=akind, mkind=mkind, layers=layers)
     b, h, d = wl.batch, cfg.heads, cfg.hidden
     hd, dv = cfg.head_dim, cfg.v_head_dim
     runs = layers * run.steps
@@ -744,6 +897,8 @@ def _stack_ops(cfg: ModelConfig, wl: Workload, run: _Run, groups: list[tuple[str
             mlp += _per_layer_input_ops(shape, wl, ssz, run, layers=n)
         if cfg.altup_inputs or cfg.laurel_rank:
             mlp += _altup_laurel_ops(shape, wl, ssz, run, layers=n)
+        if cfg.hyper_streams:
+            mlp += _hyper_ops(cfg, wl, run, layers=n)
     order = {name: i for i, name in enumerate(OP_NAMES)}
     return sorted(_sum_ops(att), key=lambda o: order[o.name]) + sorted(_sum_ops(mlp), key=lambda o: order[o.name])
 
@@ -802,11 +957,17 @@ def _other_group_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, a
     runs = layers * steps
     rows_total = runs * tokens  # hidden-state rows over every run
     sum_keys, _, _, pairs = _keys(cfg.window_of(akind), run)
+    rate = {"A": cfg.csa_rate, "H": cfg.hca_rate}.get(akind, 0) if cfg.compressed_attention else 0
+    if rate:  # DeepSeek-V4: the compressed entries beside the window's keys (every one in eager attention)
+        c_total, _, _, c_pairs = _compressed_keys(rate, 0, run)
+        sum_keys, pairs = sum_keys + c_total, pairs + c_pairs
     nf = _NORM_FLOPS[cfg.norm]
     npl = cfg.norms_per_layer + (cfg.moe_norms if mkind == "M" else 0)
     extra = 0  # norm width besides the hidden state's
     if cfg.is_mla:
         extra = cfg.q_lora_rank + cfg.kv_lora_rank
+    elif cfg.compressed_attention:  # the query latent's norm, each query head's (unweighted) and the key/value head's
+        extra = cfg.q_lora_rank + q + cfg.head_dim
     elif cfg.qk_norm in ("head", "width", "l2"):
         extra = q + (0 if cfg.kv_reused else kv)
     if cfg.per_layer_input:
@@ -824,7 +985,10 @@ def _other_group_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, a
     if akind not in ATTENTION_LETTERS:
         pass
     elif not cfg.learned_positions and not cfg.alibi and not cfg.no_positions:
-        rot = (h + 1) * cfg.rope_head_dim if cfg.is_mla else q + (0 if cfg.kv_reused else kv)
+        if cfg.compressed_attention:  # the rotary dims of q, of the key/value head and, rotated back, of the output
+            rot = (2 * h + 1) * cfg.rope_head_dim
+        else:
+            rot = (h + 1) * cfg.rope_head_dim if cfg.is_mla else q + (0 if cfg.kv_reused else kv)
         qk = rows_total * rot
         ops.append(_elementwise("rotary", run.phase, rows=tokens, width=rot, count=runs, elements=2 * 3 * qk,
                                 flops=3 * qk, sz=sz, note=Text(N_("q·cos + rotate_half(q)·sin, and the same for k"))))
@@ -1002,6 +1166,7 @@ def prefill_ops(cfg: ModelConfig, wl: Workload) -> list[Op]:
     ops += _altup_streams(cfg, wl, phase="prefill", rows=wl.prefill_tokens, steps=1, end=False)
     ops += _stack_ops(cfg, wl, _prefill_run(wl))
     ops += _altup_streams(cfg, wl, phase="prefill", rows=wl.prefill_tokens, steps=1, end=True)
+    ops += _hyper_head(cfg, wl, phase="prefill", rows=wl.prefill_tokens, steps=1)
     rows = wl.prefill_tokens if wl.lm_head == "all" else wl.batch
     ops.append(_lm_head(cfg, wl, phase="prefill", rows=rows, steps=1))
     return ops
@@ -1033,6 +1198,7 @@ def _decode_range(cfg: ModelConfig, wl: Workload, first_step: int, last_step: in
         ops += _altup_streams(cfg, wl, phase="decode", rows=wl.batch, steps=steps, end=False)
         ops += _stack_ops(cfg, wl, run)
         ops += _altup_streams(cfg, wl, phase="decode", rows=wl.batch, steps=steps, end=True)
+        ops += _hyper_head(cfg, wl, phase="decode", rows=wl.batch, steps=steps)
         ops.append(_lm_head(cfg, wl, phase="decode", rows=wl.batch, steps=steps))
     if other:
         rest = [_embedding_op(cfg, wl, phase="decode", rows=wl.batch, steps=steps)]
@@ -1269,7 +1435,8 @@ def kv_cache_bytes(cfg: ModelConfig, wl: Workload) -> float:
     """The KV cache when the last token is in: batch · every layer's cached tokens (a sliding layer keeps
     window − 1) · its elements per token (MLA: the latent + rotary key) · the KV dtype's bytes; a hybrid's mixer
     layers add their fixed state (conv + recurrent, per sequence, whatever the context), at the KV dtype."""
-    elements = cfg.kv_cache_elements(wl.final_tokens) + cfg.state_elements(_engine_convention(wl))
+    engine = _engine_convention(wl)
+    elements = cfg.kv_cache_elements(wl.final_tokens, engine=engine) + cfg.state_elements(engine)
     return elements * wl.batch * get_dtype(wl.kv_dtype).bytes
 
 

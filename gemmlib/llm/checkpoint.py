@@ -136,6 +136,8 @@ def _attention_linears(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
         cfg = cfg.attention_shape(cfg.attention_kinds[i])  # Gemma 4's full layers: their own head dim and KV heads
     h = cfg.hidden
     p = n["prefix"].format(i=i) + "." + n["attn"]
+    if cfg.compressed_attention:
+        return _compressed_linears(cfg, i, p)
     if cfg.is_mla:
         rq, rkv, dr = cfg.q_lora_rank, cfg.kv_lora_rank, cfg.rope_head_dim
         out = []
@@ -165,6 +167,32 @@ def _attention_linears(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
         g = cfg.gate_proj_width
         out.append(Linear(f"{p}.g_proj", "attention", g, h, False, i, (("attn_gate", g),)))
     out.append(Linear(f"{p}.{n['o']}", "attention", h, cfg.o_dim, cfg.o_bias, i, (("o_proj", h),)))
+    return out
+
+
+def _compressed_linears(cfg: ModelConfig, i: int, p: str) -> list[Linear]:
+    """DeepSeek-V4's attention linears of layer i (as transformers names them): the query latent and heads, the one
+    key/value head, the grouped output projection (o_a_proj: [groups × o_lora_rank, heads × head_dim / groups]) and, in
+    a compressed layer, its compressor (an A layer's lightning indexer too)."""
+    h, rq, hd, g, ro = cfg.hidden, cfg.q_lora_rank, cfg.head_dim, cfg.o_groups, cfg.o_lora_rank
+    out = [Linear(f"{p}.q_a_proj", "attention", rq, h, False, i, (("q_a_proj", rq),)),
+           Linear(f"{p}.q_b_proj", "attention", cfg.q_dim, rq, False, i, (("q_b_proj", cfg.q_dim),)),
+           Linear(f"{p}.kv_proj", "attention", hd, h, False, i, (("kv_proj", hd),)),
+           Linear(f"{p}.o_a_proj", "attention", g * ro, cfg.q_dim // g, False, i, (("o_a_proj", g * ro),)),
+           Linear(f"{p}.o_b_proj", "attention", h, g * ro, False, i, (("o_b_proj", h),))]
+    kind = cfg.attention_kinds[i] if i < cfg.layers else "S"
+    c = f"{p}.compressor"
+    if kind == "H":
+        out += [Linear(f"{c}.kv_proj", "attention", hd, h, False, i, (("hca_kv", hd),)),
+                Linear(f"{c}.gate_proj", "attention", hd, h, False, i, (("hca_gate", hd),))]
+    if kind == "A":
+        hi, di = cfg.index_heads, cfg.index_head_dim
+        out += [Linear(f"{c}.kv_proj", "attention", 2 * hd, h, False, i, (("csa_kv", 2 * hd),)),
+                Linear(f"{c}.gate_proj", "attention", 2 * hd, h, False, i, (("csa_gate", 2 * hd),)),
+                Linear(f"{c}.indexer.kv_proj", "attention", 2 * di, h, False, i, (("index_kv", 2 * di),)),
+                Linear(f"{c}.indexer.gate_proj", "attention", 2 * di, h, False, i, (("index_gate", 2 * di),)),
+                Linear(f"{c}.indexer.q_b_proj", "attention", hi * di, rq, False, i, (("index_q", hi * di),)),
+                Linear(f"{c}.indexer.scorer.weights_proj", "attention", hi, h, False, i, (("index_weights", hi),))]
     return out
 
 
@@ -284,7 +312,8 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
         out += [("embed_tokens_per_layer", (cfg.per_layer_vocab or cfg.vocab) * cfg.layers * cfg.per_layer_input, ""),
                 ("per_layer_projection_norm", cfg.per_layer_input * nw, "")]
 
-    def layer(prefix: str, moe: bool, akind: str = "F", dense: bool = False) -> list[tuple[str, int, str]]:
+    def layer(prefix: str, moe: bool, akind: str = "F", dense: bool = False,
+              hashed: bool = False) -> list[tuple[str, int, str]]:
         norms = (cfg.norms_per_layer + (cfg.moe_norms if moe else 0) + (1 if cfg.per_layer_input else 0)
                  + (1 if cfg.laurel_rank else 0) + (2 if cfg.altup_inputs else 0))  # AltUp: its router's norm, its scale
         rows = [(f"{prefix}.norms", norms * h * nw, "")]
@@ -293,6 +322,16 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
             rows += [(f"{prefix}.mixer.{k}", v, "") for k, v in cfg.mixer.other_params().items() if k != "conv1d"]
         if akind not in ATTENTION_LETTERS:
             pass
+        elif cfg.compressed_attention:  # the norms of the query latent and the key/value head; a compressor's norm
+            # (and its indexer's), and its position bias per slot of its window (fp32, as DeepSeek stores it)
+            norms = cfg.q_lora_rank + cfg.head_dim + {"A": cfg.head_dim + cfg.index_head_dim, "H": cfg.head_dim}.get(
+                akind, 0)
+            rows.append((f"{prefix}.attention_norms", norms * nw, ""))
+            bias = {"A": cfg.csa_rate * 2 * (cfg.head_dim + cfg.index_head_dim),
+                    "H": cfg.hca_rate * cfg.head_dim}.get(akind, 0)
+            if bias:
+                rows.append((f"{prefix}.compressor.position_bias", bias, "float32"))
+            rows.append((f"{prefix}.sinks", cfg.heads, "float32"))
         elif cfg.is_mla:
             rows.append((f"{prefix}.mla_norms", cfg.q_lora_rank + cfg.kv_lora_rank, ""))
             if akind == "I":
@@ -301,20 +340,31 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
             rows.append((f"{prefix}.qk_norm", (1 if shape.kv_reused else 2) * shape.head_dim * nw, ""))
         elif cfg.qk_norm == "width":
             rows.append((f"{prefix}.qk_norm", (cfg.q_dim + cfg.kv_dim) * nw, ""))
-        if shape.attention_sinks and not cfg.is_mla and akind in ATTENTION_LETTERS:
+        if shape.attention_sinks and not cfg.is_mla and akind in ATTENTION_LETTERS and not cfg.compressed_attention:
             rows.append((f"{prefix}.sinks", cfg.heads, ""))
         if moe and cfg.router_scales:
             rows.append((f"{prefix}.router.scales", h + cfg.experts, ""))
-        if moe and cfg.router_score_bias:
+        if moe and cfg.router_score_bias and not hashed:
             rows.append((f"{prefix}.e_score_correction_bias", cfg.experts, "float32"))
+        if hashed:  # DeepSeek-V4: the token → experts table of a hash-routed layer (int64, as transformers holds it)
+            rows.append((f"{prefix}.tid2eid", cfg.vocab * cfg.experts_per_token, "int64"))
+        if cfg.hyper_streams:  # two hyper-connections: projection, bias, scales (fp32)
+            n = cfg.hyper_streams
+            rows.append((f"{prefix}.hyper_connections", 2 * ((2 + n) * n * n * h + (2 + n) * n + 3), "float32"))
         if dense and cfg.activation_params:
             rows.append((f"{prefix}.mlp.act_fn", cfg.activation_params, ""))
         return rows
 
     kinds, akinds = cfg.mlp_kinds, cfg.attention_kinds
+    moe_seen = 0
     for i in range(cfg.layers):
-        out += layer(f"layers.{i}", kinds[i] == "M", akinds[i], kinds[i] == "D")
+        moe_seen += kinds[i] == "M"
+        out += layer(f"layers.{i}", kinds[i] == "M", akinds[i], kinds[i] == "D",
+                     hashed=kinds[i] == "M" and moe_seen <= cfg.hash_layers)
     out.append(("final_norm", h * nw, ""))
+    if cfg.hyper_streams:  # the last hyper-connection: the streams to one (projection, bias, scale; fp32)
+        n = cfg.hyper_streams
+        out.append(("hyper_head", n * n * h + n + 1, "float32"))
     if mtp:
         for j in range(cfg.mtp_layers):
             i = cfg.layers + j
@@ -379,6 +429,9 @@ def _linear_bytes(q: Quantization | None, lin: Linear, dtype: str) -> tuple[int,
             tensors = q.linear_tensors(lin.out_features, lin.in_features, lin.bias, dtype)
             return (lin.count * sum(t.bytes for t in tensors), lin.count * sum(t.numel for t in tensors), True)
     if q is not None and q.quantizes(lin.module, lin.role if lin.role != "mtp" else "router"):
+        if q.expert_fp4 and lin.role == "expert":
+            tensors = q.fp4_expert_tensors(lin.out_features, lin.in_features)
+            return (lin.count * sum(t.bytes for t in tensors), lin.count * sum(t.numel for t in tensors), True)
         if lin.fused_experts and q.method == "mxfp4":
             tensors = q.expert_tensors(lin.count, lin.out_features, lin.in_features, lin.bias, dtype,
                                        lin.fused_experts)

@@ -58,12 +58,16 @@ QK_NORMS = ("none", "head", "width", "l2")
 # parallel (Falcon-H1), V LFM2's gated short convolution, - none (a Nemotron-H MLP layer). See gemmlib.llm.ssm.
 LAYER_KINDS = {"F": "full", "S": "sliding", "C": "chunked", "L": "linear_attention", "M": "mamba", "2": "mamba2",
                "P": "attention+mamba2", "I": "indexed", "V": "short_conv", "f": "full_kv_shared",
-               "s": "sliding_kv_shared", "-": "none"}
+               "s": "sliding_kv_shared", "A": "compressed_sparse", "H": "heavily_compressed", "-": "none"}
 # I: full attention with its own DeepSeek Sparse Attention indexer (a DSA model's F layers reuse another layer's choice)
 # f / s: full / sliding attention that reuses the keys and values of the last earlier layer of its kind (Gemma 4's
 # num_kv_shared_layers): no k/v projection, no cache of its own
-ATTENTION_LETTERS = "FSCPIfs"  # layers with softmax attention (a KV cache, their own or another layer's)
-WINDOW_LETTERS = "SCs"
+# A / H: DeepSeek-V4's compressed layers: the sliding window's keys plus compressed entries, one per csa_rate tokens
+# chosen per query by a lightning indexer (A, compressed sparse attention) or one per hca_rate tokens all read (H,
+# heavily compressed attention)
+ATTENTION_LETTERS = "FSCPIfsAH"  # layers with softmax attention (a KV cache, their own or another layer's)
+WINDOW_LETTERS = "SCsAH"
+COMPRESSED_LETTERS = "AH"
 KV_SHARED_LETTERS = {"f": "F", "s": "S"}  # a layer reusing K/V → the kind of layer whose K/V it reads
 # Per-layer MLP: M routed experts, D dense, - none (a Nemotron-H mixer layer has no MLP).
 MLP_LAYER_KINDS = {"M": "moe", "D": "dense", "-": "none"}
@@ -278,6 +282,19 @@ class ModelConfig:
     # ----- Gemma 3n ----------------------------------------------------------------------------------
     altup_inputs: int = 0  # AltUp's streams (altup_num_inputs): 0 none; the layers run on one, the rest predicted
     laurel_rank: int = 0  # LAuReL's low-rank residual beside each layer's attention (laurel_rank): 0 none
+    # ----- DeepSeek-V4 -------------------------------------------------------------------------------
+    # compressed_attention: one head of keys that are the values too (kv_proj, kv_norm) read by every query head, the
+    # queries from a latent (q_lora_rank: q_a_proj, its norm, q_b_proj), a sink per head, a grouped output projection
+    # (o_groups groups of heads, each to o_lora_rank, then o_lora_rank · o_groups → hidden); S layers a sliding window,
+    # A and H layers that window plus compressed entries (csa_rate / hca_rate tokens each; A's lightning indexer of
+    # index_heads × index_head_dim keeps index_topk of them per query)
+    compressed_attention: bool = False
+    o_groups: int = 0
+    o_lora_rank: int = 0
+    csa_rate: int = 0
+    hca_rate: int = 0
+    hyper_streams: int = 0  # manifold-constrained hyper-connections (hc_mult): the residual as n streams; 0 none
+    hash_layers: int = 0  # MoE layers routed by a token-id table (tid2eid, a checkpoint buffer) instead of top-k
 
     def __post_init__(self) -> None:
         for f in ("layers", "hidden", "heads", "ffn", "vocab"):
@@ -287,7 +304,8 @@ class ModelConfig:
                   "kv_cache_heads", "sliding_window", "q_lora_rank", "kv_lora_rank", "rope_head_dim",
                   "max_positions", "expert_ffn", "shared_expert_ffn", "mtp_layers", "full_head_dim",
                   "full_kv_heads", "moe_norms", "kv_shared_ffn", "per_layer_input", "per_layer_vocab",
-                  "altup_inputs", "laurel_rank"):
+                  "altup_inputs", "laurel_rank", "o_groups", "o_lora_rank", "csa_rate", "hca_rate",
+                  "hyper_streams", "hash_layers"):
             object.__setattr__(self, f, _whole(f, getattr(self, f), minimum=0))
         for f in ("norms_per_layer",):
             object.__setattr__(self, f, _whole(f, getattr(self, f)))
@@ -346,11 +364,13 @@ class ModelConfig:
         for f in ("tied_embeddings", "qkv_bias", "o_bias", "mlp_bias", "attention_sinks", "alibi", "fused_qkv",
                   "fused_gate_up", "parallel_block", "lm_head_bias", "shared_expert_gate", "router_bias",
                   "expert_bias", "router_score_bias", "score_bias_param", "attn_output_gate", "no_positions",
-                  "full_k_eq_v", "k_eq_v", "router_scales", "kv_reused", "sliding_sinks_only", "embedding_norm"):
+                  "full_k_eq_v", "k_eq_v", "router_scales", "kv_reused", "sliding_sinks_only", "embedding_norm",
+                  "compressed_attention"):
             if not isinstance(getattr(self, f), bool):
                 raise InputError(N_("{field} must be true or false, got {value!r}"),
                                  field=f, value=getattr(self, f))
         self._check_patterns()
+        self._check_compressed()
         self._check_mla()
         self._check_layer_shapes()
         if self.quant is not None and not isinstance(self.quant, Quantization):
@@ -450,7 +470,38 @@ class ModelConfig:
         if self.attn_gate and self.is_mla:
             raise InputError(N_("an attention output gate is not read for MLA"))
 
+    def _check_compressed(self) -> None:
+        """DeepSeek-V4's compressed attention: its fields together, its layer letters (S, A, H) only with it."""
+        lt = self.attention_kinds
+        if self.hash_layers and self.hash_layers > self.moe_layer_count:
+            raise InputError(N_("{n} hash-routed layers, but the model has {moe} mixture-of-experts layers"),
+                             n=self.hash_layers, moe=self.moe_layer_count)
+        if not self.compressed_attention:
+            if set(lt) & set(COMPRESSED_LETTERS) or self.o_groups or self.o_lora_rank or self.csa_rate or self.hca_rate:
+                raise InputError(N_("compressed layers (A, H), grouped output projections and compression rates belong "
+                                    "to DeepSeek-V4's compressed attention (compressed_attention)"))
+            return
+        if set(lt) - {"S", "A", "H"}:
+            raise InputError(N_("DeepSeek-V4's attention layers are sliding (S), compressed sparse (A) and heavily "
+                                "compressed (H)"))
+        if self.is_mla or self.mixer is not None or self.kv_heads != 1 or not self.q_lora_rank:
+            raise InputError(N_("DeepSeek-V4's compressed attention has one key/value head and a query latent "
+                                "(q_lora_rank), no MLA latent and no mixer"))
+        if not (self.o_groups and self.o_lora_rank) or self.heads % self.o_groups:
+            raise InputError(N_("DeepSeek-V4's grouped output projection needs o_groups dividing the {heads} heads and "
+                                "an o_lora_rank"), heads=self.heads)
+        if "A" in lt and not (self.csa_rate and self.index_heads and self.index_head_dim and self.index_topk):
+            raise InputError(N_("compressed sparse attention layers (A) need a compression rate (csa_rate) and the "
+                                "lightning indexer's heads, head dim and top-k"))
+        if "H" in lt and not self.hca_rate:
+            raise InputError(N_("heavily compressed attention layers (H) need a compression rate (hca_rate)"))
+        if self.rope_head_dim >= self.head_dim:
+            raise InputError(N_("the rotary head dim ({rope_head_dim}) must be smaller than the head dim ({head_dim})"),
+                             rope_head_dim=self.rope_head_dim, head_dim=self.head_dim)
+
     def _check_mla(self) -> None:
+        if self.compressed_attention:
+            return
         if self.index_heads or self.index_head_dim or self.index_topk:
             if not (self.kv_lora_rank and self.q_lora_rank):
                 raise InputError(N_("DeepSeek Sparse Attention's indexer reads MLA's query latent: it needs "
@@ -555,8 +606,9 @@ class ModelConfig:
 
     @property
     def is_dsa(self) -> bool:
-        """DeepSeek Sparse Attention: MLA with a lightning indexer choosing index_topk keys per query."""
-        return self.index_heads > 0
+        """DeepSeek Sparse Attention: MLA with a lightning indexer choosing index_topk keys per query (DeepSeek-V4's
+        compressed sparse attention has an indexer of its own: :attr:`compressed_attention`)."""
+        return self.index_heads > 0 and not self.compressed_attention
 
     def _indexer_params(self) -> int:
         """One layer's indexer: wq_b (query latent → heads × dim), wk (hidden → dim), its key LayerNorm (weight and
@@ -649,6 +701,10 @@ class ModelConfig:
             p += rkv * H * (self.nope_head_dim + self.v_head_dim)  # kv_b_proj
             p += self.o_dim * h + (h if self.o_bias else 0)
             return p
+        if self.compressed_attention:  # DeepSeek-V4: q_a_proj, its norm, q_b_proj, kv_proj, its norm, o_a, o_b, sinks
+            rq, hd = self.q_lora_rank, self.head_dim
+            return (h * rq + rq + rq * self.q_dim + h * hd + hd + self.o_dim * self.o_lora_rank
+                    + self.o_groups * self.o_lora_rank * h + H)
         qw, kw = self.q_proj_width, self.k_proj_width
         p = h * (qw + kw + self.v_proj_width + self.gate_proj_width) + self.o_dim * h
         if self.qkv_bias:
@@ -662,6 +718,34 @@ class ModelConfig:
         if self.attention_sinks:
             p += H
         return p
+
+    def _compressor_params(self, kind: str, *, matmul: bool = False) -> int:
+        """DeepSeek-V4: a compressed layer's compressor (kv and gate projections, a position bias per slot of its
+        window, a norm) and, in an A layer, its lightning indexer (its own compressor at the index head dim, a query
+        projection from the query latent, a weight per index head); ``matmul``: the projections only."""
+        d, hd = self.hidden, self.head_dim
+        if kind == "H":
+            return 2 * d * hd + (0 if matmul else self.hca_rate * hd + hd)
+        if kind != "A":
+            return 0
+        m, di, hi = self.csa_rate, self.index_head_dim, self.index_heads
+        projections = 2 * d * 2 * hd + 2 * d * 2 * di + self.q_lora_rank * hi * di + d * hi
+        return projections + (0 if matmul else m * 2 * hd + hd + m * 2 * di + di)
+
+    def _compressors(self, *, matmul: bool = False) -> int:
+        kinds = self.attention_kinds
+        return sum(kinds.count(k) * self._compressor_params(k, matmul=matmul) for k in COMPRESSED_LETTERS)
+
+    def _hyper_params(self, *, matmul: bool = False) -> int:
+        """Manifold-constrained hyper-connections over n streams: in every layer two (before the attention and the
+        MLP), each a [n·hidden → (2 + n)·n] projection of the streams with a bias and 3 scales; one [n·hidden → n]
+        at the end with a bias and a scale (``matmul``: the projections only)."""
+        n, d = self.hyper_streams, self.hidden
+        if not n:
+            return 0
+        per = (2 + n) * n
+        return (2 * self.layers * (per * n * d + (0 if matmul else per + 3))
+                + n * n * d + (0 if matmul else n + 1))
 
     def _mlp_params(self, width: int | None = None, bias: bool | None = None) -> int:
         """One dense MLP (default: ffn wide, with mlp_bias)."""
@@ -695,7 +779,8 @@ class ModelConfig:
             "embedding": self.vocab * self.hidden,
             "positions": self.learned_positions * self.hidden,
             "attention": self._per_kind(lambda c, k: c._attn_params() if k in ATTENTION_LETTERS else 0)
-            + self.attention_kinds.count("I") * self._indexer_params(),
+            + self.attention_kinds.count("I") * self._indexer_params() + self._compressors(),
+            "hyper_connections": self._hyper_params(),
             "mixers": self.mixer_layer_count * self.mixer.params(self.hidden) if self.mixer else 0,
             "mlp": self._dense_mlp_params() + dense * self.activation_params + moe * self.experts * self._expert_params(),
             "per_layer_inputs": self._per_layer_input_params(),
@@ -766,7 +851,9 @@ class ModelConfig:
         buffers_per_layer = self.experts if self.router_score_bias and not self.score_bias_param else 0
         mtp = self.mtp_layers * (moe_layer + buffers_per_layer + 3 * self._norm_params()
                                  + 2 * self.hidden * self.hidden + 2 * self.vocab * self.hidden)
-        return {"router_score_bias": self.moe_layer_count * buffers_per_layer, "mtp": mtp}
+        # DeepSeek-V4's hash-routed layers keep a token → experts table (tid2eid) instead of a score-bias buffer
+        return {"router_score_bias": (self.moe_layer_count - self.hash_layers) * buffers_per_layer, "mtp": mtp,
+                "hash_routing": self.hash_layers * self.vocab * self.experts_per_token}
 
     @property
     def checkpoint_params(self) -> int:
@@ -790,11 +877,16 @@ class ModelConfig:
         altup = 2 * (n - 1) * h * h + self.layers * (2 * h * n + n * n * n + n * n) if n else 0
         laurel = self.layers * 2 * h * self.laurel_rank
         return (attn + indexer + mixers + mats * h * self._dense_ffn_sum() + self.moe_layer_count * per_moe
-                + self.vocab * h + ple + altup + laurel)
+                + self.vocab * h + ple + altup + laurel + self._compressors(matmul=True)
+                + self._hyper_params(matmul=True))
 
     def _attn_matmul_params(self) -> int:
         """One attention layer's projection weights (no biases, norms or indexer)."""
         h = self.hidden
+        if self.compressed_attention:
+            rq = self.q_lora_rank
+            return (h * rq + rq * self.q_dim + h * self.head_dim + self.o_dim * self.o_lora_rank
+                    + self.o_groups * self.o_lora_rank * h)
         if self.is_mla:
             rq, rkv, dr = self.q_lora_rank, self.kv_lora_rank, self.rope_head_dim
             return ((h * rq + rq * self.q_dim if rq else h * self.q_dim) + h * (rkv + dr)
@@ -808,6 +900,8 @@ class ModelConfig:
         and the rotary key, shared by all heads; a DSA layer with its own indexer adds its key: :meth:`kv_elements_of`)."""
         if self.is_mla:
             return self.kv_lora_rank + self.rope_head_dim
+        if self.compressed_attention:  # one head whose keys are the values (its window's; cache_elements_of)
+            return self.head_dim
         return self.kv_cache_heads * (self.head_dim + self.v_head_dim)
 
     def kv_elements_of(self, kind: str) -> int:
@@ -830,9 +924,35 @@ class ModelConfig:
         keeps k inputs, engines k − 1) + recurrent state, every mixer layer."""
         return self.mixer_layer_count * self.mixer.state_elements(engine) if self.mixer else 0
 
-    def kv_cache_elements(self, tokens: int) -> int:
+    def compressed_entries(self, kind: str, tokens: int) -> int:
+        """DeepSeek-V4: the compressed entries a layer of this kind holds after ``tokens`` tokens (one per csa_rate /
+        hca_rate tokens, the last incomplete window not yet); 0 for every other kind."""
+        rate = {"A": self.csa_rate, "H": self.hca_rate}.get(kind, 0) if self.compressed_attention else 0
+        return tokens // rate if rate else 0
+
+    def cache_elements_of(self, kind: str, tokens: int, *, engine: bool = False) -> int:
+        """Cache elements one sequence keeps in a layer of this kind after ``tokens`` tokens: cached tokens × elements
+        per token; DeepSeek-V4's layers keep their window's keys (which are the values: one tensor in its compressed
+        layers and in an engine, keys and values apart in transformers' sliding layers), the compressed entries (an A
+        layer's indexer its own, index_head_dim wide), and the tokens of the window being filled (their kv and gate
+        projections) with, once a window closed, the last window's first half for the next (an A layer's overlap)."""
+        if not self.compressed_attention:
+            return self.cached_tokens(kind, tokens) * self.kv_elements_of(kind)
+        hd, window = self.head_dim, self.cached_tokens(kind, tokens)
+        if kind not in COMPRESSED_LETTERS:
+            return window * hd * (1 if engine else 2)
+        rate = self.csa_rate if kind == "A" else self.hca_rate
+        widths = (hd, self.index_head_dim) if kind == "A" else (hd,)
+        series = 2 if kind == "A" else 1  # an A layer's projections make two overlapping series
+        entries, pending = tokens // rate, tokens % rate
+        out = window * hd
+        for w in widths:
+            out += entries * w + 2 * pending * series * w + (2 * rate * w if kind == "A" and entries else 0)
+        return out
+
+    def kv_cache_elements(self, tokens: int, *, engine: bool = False) -> int:
         """Cache elements of one sequence after ``tokens`` tokens, every layer."""
-        return sum(self.cached_tokens(k, tokens) * self.kv_elements_of(k) for k in self.attention_kinds)
+        return sum(self.cache_elements_of(k, tokens, engine=engine) for k in self.attention_kinds)
 
     def kv_bytes_per_token(self, kv_bytes: float) -> float:
         """KV-cache bytes one token of one sequence takes in every layer (sliding layers included, i.e.
@@ -850,6 +970,8 @@ class ModelConfig:
             out["kv_shared"] = kinds.count("f") + kinds.count("s")
         if self.is_dsa:
             out["with_indexer"] = kinds.count("I")
+        if self.compressed_attention:  # DeepSeek-V4: every layer's window, and the compressed layers' entries
+            out.update(compressed_sparse=kinds.count("A"), heavily_compressed=kinds.count("H"))
         if self.mixer is not None:
             out.update(linear_attention=kinds.count("L"), mamba=kinds.count("M") + kinds.count("2") + kinds.count("P"),
                        short_conv=kinds.count("V"), without_attention=self.layers - self.attention_layer_count)
@@ -865,6 +987,12 @@ class ModelConfig:
             d["heads"]["full_layers"] = {"kv": f.kv_heads, "head_dim": f.head_dim, "keys_as_values": f.k_eq_v}
         d["dsa"] = ({"index_heads": self.index_heads, "index_head_dim": self.index_head_dim,
                      "index_topk": self.index_topk} if self.is_dsa else None)
+        d["compressed"] = ({"csa_rate": self.csa_rate, "hca_rate": self.hca_rate, "index_heads": self.index_heads,
+                            "index_head_dim": self.index_head_dim, "index_topk": self.index_topk,
+                            "q_lora_rank": self.q_lora_rank, "o_groups": self.o_groups, "o_lora_rank": self.o_lora_rank}
+                           if self.compressed_attention else None)
+        if self.hash_layers:
+            d["hash_layers"] = self.hash_layers
         d["mla"] = ({"q_lora_rank": self.q_lora_rank or None, "kv_lora_rank": self.kv_lora_rank,
                      "qk_nope_head_dim": self.nope_head_dim, "qk_rope_head_dim": self.rope_head_dim,
                      "v_head_dim": self.v_head_dim,
@@ -901,6 +1029,8 @@ class ModelConfig:
             d["block"]["altup_inputs"] = self.altup_inputs
         if self.laurel_rank:
             d["block"]["laurel_rank"] = self.laurel_rank
+        if self.hyper_streams:
+            d["block"]["hyper_streams"] = self.hyper_streams
         return d
 
     def summary(self) -> dict:

@@ -93,7 +93,11 @@ T0_S = 5.25e-6  # fixed time of one GEMM kernel
 # A hybrid mixer's depthwise causal convolution: counted with the GEMMs (FlopCounterMode counts a convolution) but
 # run as one element-wise kernel per layer (causal_conv1d; cuDNN's depthwise path in eager PyTorch) on the CUDA
 # cores, a few multiply-adds per element it reads: timed as that, not as a batch of 1 × channels × kernel GEMMs.
-_DEPTHWISE = ("conv1d",)
+# DeepSeek-V4's hyper-connection mix (each token's n streams by its own n × n weights) is the same kind of work.
+_DEPTHWISE = {"conv1d": N_("depthwise convolution, one element-wise kernel per layer on the CUDA cores (the fp32 "
+                           "peak) at {share:.0%} of the bandwidth; not a GEMM"),
+              "hc_mix": N_("each token's streams mixed by its own small matrix: one element-wise kernel per layer on "
+                           "the CUDA cores (the fp32 peak) at {share:.0%} of the bandwidth; not a GEMM")}
 SPLIT_K_MIN = 2048  # split-K slices are at least this long
 # cuBLAS's CTA tile sizes (M × N of D per SM), most efficient first (NVIDIA DU-09799-001 §2.3)
 TILES = ((128, 256), (256, 128), (128, 128), (64, 128), (128, 64))
@@ -372,7 +376,8 @@ def attention_backward_share(hw: Hardware, dtype: str, keys: float, head_dim: fl
 
 _FUSED_INTO = {"k_proj": "q_proj", "v_proj": "q_proj", "up_proj": "gate_proj", "shared_up_proj": "shared_gate_proj",
                "dense_up_proj": "dense_gate_proj"}
-_PRODUCTS = ("attn_scores", "attn_values", "attn_scores_sliding", "attn_values_sliding")
+_PRODUCTS = ("attn_scores", "attn_values", "attn_scores_sliding", "attn_values_sliding", "attn_scores_compressed",
+             "attn_values_compressed")
 
 
 @dataclass(frozen=True)
@@ -488,9 +493,8 @@ class ShapeEfficiency:
             return 0.0, op.flops / peak, t_mem, Text(N_("element-wise: {share:.0%} of the bandwidth"), share=self.beta)
         if op.name in _DEPTHWISE:
             kernels = (getattr(op, "kernels", 0) or op.count) * self._stage_fraction(op)
-            return kernels * T0_S, op.flops / (hw.peak("fp32") or peak), t_mem, Text(
-                N_("depthwise convolution, one element-wise kernel per layer on the CUDA cores (the fp32 peak) at "
-                   "{share:.0%} of the bandwidth; not a GEMM"), share=self.beta)
+            return kernels * T0_S, op.flops / (hw.peak("fp32") or peak), t_mem, Text(_DEPTHWISE[op.name],
+                                                                                      share=self.beta)
         if op.name in _PRODUCTS and self.wl.attention == "fused":
             kernels = (getattr(op, "kernels", 0) or op.count) * self._stage_fraction(op)
             return self._fused_attention(op, kernels, peak, t_mem)
@@ -529,7 +533,8 @@ class ShapeEfficiency:
             m = max(1.0, m * per_token / reached)
         m, n, k = self._local(name, op.shard, m, n, k, routed=getattr(op, "routed", False))
         kernels = kernels if kernels > 0 else 1.0
-        batch = max(1.0, op.flops / (kernels * 2 * m * n * k))  # GEMMs per kernel (heads, sequences, experts)
+        size = kernels * 2 * m * n * k  # 0 for a product over no keys yet (DeepSeek-V4: no window closed)
+        batch = max(1.0, op.flops / size) if size > 0 else 1.0  # GEMMs per kernel (heads, sequences, experts)
         if group is not None:
             n = self._fused_n(name, n)  # the kernel is the fused q|k|v (gate|up) GEMM
         return m, n, k, batch, kernels, fused_member
@@ -550,7 +555,11 @@ class ShapeEfficiency:
         return 2 * n  # gate and up have the same width
 
     def _keys(self, op) -> float:
-        """Mean keys per query of a fused attention product."""
+        """Mean keys per query of a fused attention product (DeepSeek-V4's compressed layers: the window's band and
+        the compressed entries each query reads, from the op's FLOPs)."""
+        if op.name.endswith("_compressed"):
+            width = op.k if op.name.startswith("attn_scores") else op.n
+            return op.flops / max(2.0 * width * op.m * op.count, 1.0)
         keys = float(op.n if op.name.startswith("attn_scores") else op.k)
         if op.name.startswith("attn_scores") and op.n_last:
             keys = (op.n + op.n_last) / 2

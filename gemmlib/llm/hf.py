@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import difflib
 import json
+from dataclasses import replace
 
 from gemmlib.core.errors import InputError
 from gemmlib.core.files import read_regular
@@ -50,6 +51,7 @@ SUPPORTED_MODEL_TYPES = (
     "granitemoe_swa", "kolibri1", "lfm2", "lfm2_moe", "bamba", "afmoe", "hy_v3", "minicpm3", "gptj", "codegen",
     "persimmon", "stablelm", "gpt_neo", "mpt", "gemma4_text", "gemma4", "gemma4_unified_text", "gemma4_unified",
     "gemma3n_text", "gemma3n", "jais2", "mimo_v2_flash", "lfm3", "laguna", "dbrx", "bloom", "opt", "biogpt",
+    "deepseek_v4",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -93,7 +95,7 @@ ARCHITECTURES = {
     "Gemma3nForCausalLM": "gemma3n_text", "Gemma3nForConditionalGeneration": "gemma3n",
     "Jais2ForCausalLM": "jais2", "MiMoV2FlashForCausalLM": "mimo_v2_flash", "Lfm3ForCausalLM": "lfm3",
     "LagunaForCausalLM": "laguna", "DbrxForCausalLM": "dbrx", "BloomForCausalLM": "bloom", "OPTForCausalLM": "opt",
-    "BioGptForCausalLM": "biogpt",
+    "BioGptForCausalLM": "biogpt", "DeepseekV4ForCausalLM": "deepseek_v4",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
 _WRAPPERS = {"gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
@@ -174,6 +176,10 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     "laguna": frozenset({"decoder_sparse_step", "mlp_only_layers", "qkv_bias", "norm_topk_prob", "use_sliding_window",
                          "max_window_layers", "moe_routed_scaling_factor", "moe_apply_router_weight_on_input",
                          "moe_router_logit_softcapping"}),
+    # DeepSeek-V4: no attention bias anywhere; rotary bases, the hyper-connections' Sinkhorn iterations, the routers'
+    # scoring and the checkpoint's expert dtype (read with its quantization) change no count
+    "deepseek_v4": frozenset({"attention_bias", "compress_rope_theta", "hc_sinkhorn_iters", "hc_eps",
+                              "num_nextn_predict_layers", "expert_dtype", "use_attn_sink"}),
     "mimo_v2_flash": frozenset({"first_k_dense_replace", "n_shared_experts", "num_mtp_layers", "use_qk_norm",
                                 "attention_value_scale", "num_nextn_predict_layers", "attention_chunk_size",
                                 "swa_rope_theta", "layernorm_epsilon", "moe_router_dtype",
@@ -563,6 +569,11 @@ DEFAULTS: dict[str, dict] = {
                      tie_word_embeddings=False, max_position_embeddings=4096),
     "jais2": dict(_LLAMA, vocab_size=150272, hidden_size=3328, intermediate_size=26624, num_attention_heads=26,
                   max_position_embeddings=8192, attention_bias=True, mlp_bias=True),
+    "deepseek_v4": dict(vocab_size=129280, hidden_size=4096, moe_intermediate_size=2048, num_hidden_layers=43,
+                        num_attention_heads=64, num_key_value_heads=1, head_dim=512, q_lora_rank=1024,
+                        num_experts_per_tok=6, n_routed_experts=256, n_shared_experts=1, max_position_embeddings=1048576,
+                        sliding_window=128, o_groups=8, o_lora_rank=1024, index_n_heads=64, index_head_dim=128,
+                        index_topk=512, hc_mult=4, tie_word_embeddings=False, mlp_bias=False),
     "mimo_v2_flash": dict(vocab_size=152576, hidden_size=4096, intermediate_size=16384, num_hidden_layers=48,
                           num_attention_heads=64, num_key_value_heads=4, head_dim=192, v_head_dim=128,
                           sliding_window=129, tie_word_embeddings=False, max_position_embeddings=131072,
@@ -679,6 +690,7 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
     "minimax_m2": {"num_local_experts": ("num_experts",)},
     "exaone": {"num_hidden_layers": ("num_layers",)},
     "deepseek_v32": {"n_routed_experts": ("num_experts",)},
+    "deepseek_v4": {"n_routed_experts": ("num_local_experts",), "moe_intermediate_size": ("intermediate_size",)},
     "glm_moe_dsa": {"n_routed_experts": ("num_experts",)},
     "granitemoehybrid": {"layer_types": ("layers_block_type",)},
     "flex_olmo": {"num_experts": ("num_local_experts",)},
@@ -1870,6 +1882,127 @@ def _mimo_remote_keys(r: _Read, c: dict, types: list[str], moe: list[str]) -> No
                                "file's {keys} (the model's own code) say otherwise"), keys=", ".join(differ)))
 
 
+_V4_TYPES = {"sliding_attention": "S", "compressed_sparse_attention": "A", "heavily_compressed_attention": "H"}
+_V4_RATIO_TYPES = {0: "sliding_attention", 4: "compressed_sparse_attention", 128: "heavily_compressed_attention"}
+# DeepSeek-V4.1's keys: layers reading another layer's K/V or indexer, Engram tables, candidate blocks (a layout
+# transformers 5.24's deepseek_v4 does not build)
+_V41_KEYS = ("kv_source_layer_ids", "index_source_layer_ids", "candidate_source_layer_id", "candidate_topk_blocks",
+             "candidate_block_size", "engram_layer_ids", "engram_vocab_size", "engram_n_heads")
+
+
+def _read_deepseek_v4(r: _Read) -> dict:
+    """DeepSeek-V4 as transformers 5.24 builds it: one key/value head (kv_proj, read as keys and values by every
+    query head) beside queries from a latent (q_lora_rank), a learned sink per head and a grouped output projection
+    (o_groups, o_lora_rank); layers of three kinds by ``layer_types`` (or the older ``compress_ratios``: 0, 4, 128):
+    sliding, compressed sparse (a compressor of two overlapping series and a lightning indexer of index_n_heads ×
+    index_head_dim keeping index_topk entries) and heavily compressed; hc_mult hyper-connection streams; every layer a
+    MoE of n_routed_experts with one shared expert of the same width, the first num_hash_layers routed by a token
+    table (``mlp_layer_types``)."""
+    layers = r.whole("num_hidden_layers")
+    given = [k for k in _V41_KEYS if r.raw.get(k) not in (None, [], 0)]
+    if given:
+        raise InputError(N_("{keys}: DeepSeek-V4.1's layers that read another layer's keys and values (or Engram "
+                            "tables), which transformers 5.24's deepseek_v4 does not build; not supported"),
+                         keys=", ".join(given))
+    r.used.update(k for k in _V41_KEYS if k in r.raw)
+    rates = r.get("compress_rates")
+    rates = dict(rates) if isinstance(rates, dict) else {"compressed_sparse_attention": 4,
+                                                         "heavily_compressed_attention": 128}
+    for key, kind in (("compress_rate_csa", "compressed_sparse_attention"),
+                      ("compress_rate_hca", "heavily_compressed_attention")):
+        if r.get(key) is not None:
+            rates[kind] = r.whole(key)
+    types = r.get("layer_types")
+    if types is None and r.get("compress_ratios") is not None:
+        ratios = r.ints("compress_ratios")
+        bad = sorted(set(ratios) - set(_V4_RATIO_TYPES))
+        if bad:
+            raise InputError(N_("compress_ratios holds {ratio}: transformers 5.24 reads 0 (sliding), 4 (compressed "
+                                "sparse) and 128 (heavily compressed)"), ratio=bad[0])
+        types = [_V4_RATIO_TYPES[x] for x in ratios]
+    if types is None:  # DeepSeek-V4-Pro's layout: two heavily compressed layers, then the two kinds in turn
+        types = (["heavily_compressed_attention"] * min(layers, 2)
+                 + ["compressed_sparse_attention" if i % 2 else "heavily_compressed_attention"
+                    for i in range(max(layers - 2, 0))])
+    if isinstance(types, list) and len(types) > layers:  # the checkpoint's MTP layers' entries (transformers cuts them)
+        types = types[:layers]
+    letters = _v4_list(r, types, _V4_TYPES, layers, "layer_types")
+    mlp = r.get("mlp_layer_types")
+    if mlp is None:
+        hashed = min(layers, r.whole("num_hash_layers", minimum=0, default=3))
+        mlp = ["hash_moe"] * hashed + ["moe"] * (layers - hashed)
+    else:
+        r.get("num_hash_layers")  # read, unused: mlp_layer_types wins
+    hashed = _v4_list(r, mlp, {"hash_moe": "h", "moe": "m"}, layers, "mlp_layer_types").count("h")
+    kv = r.get("num_key_value_heads")
+    if kv not in (None, 1):
+        r.notes.append(Text(N_("num_key_value_heads {kv} is not read: transformers 5.24's deepseek_v4 projects one "
+                               "key/value head for every query head"), kv=kv))
+    shared = r.get("n_shared_experts")
+    if shared not in (None, 1):
+        r.notes.append(Text(N_("n_shared_experts {n} is not read: transformers 5.24's deepseek_v4 builds one shared "
+                               "expert of moe_intermediate_size"), n=shared))
+    head_dim = r.whole("head_dim")
+    rope = r.get("qk_rope_head_dim")
+    factor = r.get("partial_rotary_factor")
+    rope = rope if rope is not None else int(head_dim * factor) if isinstance(factor, (int, float)) else head_dim // 8
+    if r.get("num_nextn_predict_layers"):
+        r.notes.append(Text(N_("the checkpoint's multi-token-prediction layer(s) (num_nextn_predict_layers) are not "
+                               "counted: transformers 5.24 does not build them")))
+    if any(k.startswith("dspark_") for k in r.raw):
+        r.used.update(k for k in r.raw if k.startswith("dspark_"))
+        r.notes.append(Text(N_("the checkpoint's speculative-decoding stages (dspark_*) are not counted: transformers "
+                               "5.24 does not build them")))
+    fm = r.whole("moe_intermediate_size")
+    return dict(hidden=r.whole("hidden_size"), layers=layers, heads=r.whole("num_attention_heads"), kv_heads=1,
+                head_dim=head_dim, q_lora_rank=r.whole("q_lora_rank"), rope_head_dim=_whole("qk_rope_head_dim", rope),
+                vocab=r.whole("vocab_size"), ffn=fm, max_positions=r.opt_whole("max_position_embeddings") or 0,
+                compressed_attention=True, attention_sinks=True, o_groups=r.whole("o_groups"),
+                o_lora_rank=r.whole("o_lora_rank"), sliding_window=r.whole("sliding_window"), layer_types=letters,
+                csa_rate=_whole("compress_rates", rates.get("compressed_sparse_attention", 4)),
+                hca_rate=_whole("compress_rates", rates.get("heavily_compressed_attention", 128)),
+                index_heads=r.whole("index_n_heads"), index_head_dim=r.whole("index_head_dim"),
+                index_topk=r.whole("index_topk"), hyper_streams=r.whole("hc_mult"), experts=r.whole("n_routed_experts"),
+                experts_per_token=r.whole("num_experts_per_tok"), expert_ffn=fm, shared_expert_ffn=fm,
+                mlp_bias=r.flag("mlp_bias"), router_score_bias=True, hash_layers=hashed,
+                tied_embeddings=r.flag("tie_word_embeddings"))
+
+
+# DeepSeek-V4's fp8 checkpoints keep the compressors' and the indexers' projections in bf16 (no scale) and its
+# experts in fp4 when expert_dtype says so
+_V4_BF16 = ("compressor.kv_proj", "compressor.gate_proj", "indexer.kv_proj", "indexer.gate_proj",
+            "scorer.weights_proj", "lm_head")
+
+
+def _v4_quantization(cfg: dict, quant):
+    """DeepSeek-V4's fp8 checkpoint as its release stores it: the routed experts in fp4 (V4-Flash's file says
+    ``expert_dtype: fp4``; V4-Pro's says nothing and stores them so too: its tensor listing), unless ``expert_dtype``
+    names another dtype; the compressors, the indexers' kv/gate/weight projections and the LM head in bf16."""
+    expert = cfg.get("expert_dtype")
+    if isinstance(cfg.get("quantization_config"), dict):
+        expert = cfg["quantization_config"].get("expert_dtype", expert)
+    if quant is None or quant.method != "fp8":
+        return quant
+    fp4 = expert in (None, "fp4")
+    return replace(quant, skip=tuple(quant.skip) + _V4_BF16, expert_fp4=fp4,
+                   label=Text(N_("{label}; experts fp4 (e2m1, an e8m0 scale per 32)"), label=quant.label) if fp4 else
+                   quant.label)
+
+
+def _v4_list(r: _Read, types, allowed: dict[str, str], layers: int, key: str) -> str:
+    """DeepSeek-V4's per-layer kinds, one letter each, checked as transformers' config class checks them."""
+    if not isinstance(types, list) or not all(isinstance(x, str) for x in types):
+        raise InputError(N_("config.json field {key!r} must be a list of strings"), key=key)
+    if len(types) != layers:
+        raise InputError(N_("{key} lists {n} layers but num_hidden_layers is {layers}"), key=key, n=len(types),
+                         layers=layers)
+    bad = sorted(set(types) - set(allowed))
+    if bad:
+        raise InputError(N_("{key} holds {kind!r}: {family} layers are {choices}"), key=key, kind=bad[0][:40],
+                         family=r.family, choices=", ".join(allowed))
+    return "".join(allowed[x] for x in types)
+
+
 def _read_jais2(r: _Read) -> dict:
     """Jais 2: Llama's attention with ``attention_bias`` (on by default) on all four projections, Nemotron's MLP
     (up_proj, ReLU², down_proj, with ``mlp_bias``, on by default) and LayerNorms with a bias."""
@@ -2239,7 +2372,7 @@ _READERS = {
     "mpt": _read_mpt, "gemma4_text": _read_gemma4_text, "gemma4_unified_text": _read_gemma4_unified_text,
     "gemma3n_text": _read_gemma3n_text, "jais2": _read_jais2, "mimo_v2_flash": _read_mimo_v2_flash,
     "lfm3": _read_lfm3, "laguna": _read_laguna, "dbrx": _read_dbrx, "bloom": _read_bloom, "opt": _read_opt,
-    "biogpt": _read_biogpt,
+    "biogpt": _read_biogpt, "deepseek_v4": _read_deepseek_v4,
 }
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 
@@ -2394,6 +2527,8 @@ def read_config(cfg: dict, name: str = "custom", source: str = "") -> tuple[Mode
     elif q is not None:
         r.used.add("quantization_config")
         quant = from_quantization_config(q)
+        if mtype == "deepseek_v4":
+            quant = _v4_quantization(cfg, quant)
     fields_.setdefault("tied_embeddings", r.flag("tie_word_embeddings", False))
     model = ModelConfig(family=mtype, name=name, source=source, dtype=dtype, quant=quant, **fields_)
     unused = sorted(k for k in cfg if k not in r.used)

@@ -136,6 +136,8 @@ class Quantization:
     label: str = ""
     mlx_mode: str = "affine"  # mlx: affine | mxfp4 | mxfp8 | nvfp4
     overrides: tuple[tuple[str, int, int], ...] = ()  # mlx: (module, bits, group size); bits 0 = left unquantized
+    expert_fp4: bool = False  # fp8 with the routed experts in fp4 (DeepSeek-V4's expert_dtype): e2m1 pairs in int8
+    # [O, I/2] and an e8m0 scale per 32 ([O, I/32])
 
     # ----- which modules -------------------------------------------------------------------
     def quantizes(self, module: str, role: str) -> bool:
@@ -345,6 +347,10 @@ class Quantization:
             t.append(Tensor("input_scale", (1,), dt))
         return t
 
+    def fp4_expert_tensors(self, out_f: int, in_f: int) -> list[Tensor]:
+        """One routed expert's linear of an fp8 checkpoint whose experts are fp4 (:attr:`expert_fp4`)."""
+        return [Tensor("weight", (out_f, in_f // 2), "int8"), Tensor("scale", (out_f, _cdiv(in_f, 32)), "float8_e8m0fnu")]
+
     def expert_tensors(self, experts: int, out_f: int, in_f: int, bias: bool, dtype: str,
                        name: str) -> list[Tensor]:
         """gpt-oss's fused expert projections as its mxfp4 checkpoint stores them."""
@@ -370,6 +376,8 @@ class Quantization:
                      double_quant=self.double_quant)
         if self.method == "fp8":
             d.update(block=list(self.block) if self.block else None, scale_fmt=self.scale_fmt)
+            if self.expert_fp4:
+                d["experts"] = "fp4 (e2m1, an e8m0 scale per 32)"
         if self.method == "compressed-tensors":
             d.update(format=self.ct_format, strategy=self.strategy, symmetric=self.symmetric)
         if self.method == "mlx":

@@ -720,6 +720,25 @@ def _gemma_rows(r: dict, gettext: Translate) -> list[tuple[str, str]]:
     return rows
 
 
+def _compressed_rows(r: dict, gettext: Translate) -> list[tuple[str, str]]:
+    """The read table's rows for DeepSeek-V4's attention and hyper-connections (none for every other model)."""
+    c = r.get("compressed")
+    if not c:
+        return []
+    att = r["attention"]
+    rows = [(gettext("compressed attention"), gettext(
+        "a window of {window} keys in every layer; {csa} layers add an entry per {csa_rate} tokens, of which an indexer "
+        "of {heads} × {dim} keeps the top {topk:,} per query; {hca} layers an entry per {hca_rate} tokens, all read; "
+        "one key/value head, queries from a {rank} latent, the output in {groups} groups").format(
+        window=att["window"], csa=att["compressed_sparse"], csa_rate=c["csa_rate"], heads=c["index_heads"],
+        dim=c["index_head_dim"], topk=c["index_topk"], hca=att["heavily_compressed"], hca_rate=c["hca_rate"],
+        rank=c["q_lora_rank"], groups=c["o_groups"]))]
+    if r["block"].get("hyper_streams"):
+        rows.append((gettext("hyper-connections"), gettext("the residual as {n} streams, mixed before and after each "
+                                                           "attention and MLP").format(n=r["block"]["hyper_streams"])))
+    return rows
+
+
 def _tr_with(gettext: Translate) -> Callable[[Any], str]:
     """A gemmlib text (a Text, a Msg, an InputError, a marked constant) in the reader's language; an
     empty one stays empty (gettext("") is the catalogue's header)."""
@@ -885,7 +904,10 @@ def _memory_words(est: ScaleOutEstimate, gettext: Translate) -> str:
     if m.mtp_layers:
         text = gettext("{text} (multi-token-prediction layers, stored in the checkpoint, are not loaded)").format(
             text=text)
-    per = (gettext("the MLA latent + rotary key ({n} elements; {k} more, the indexer's key, in the {layers} layers "
+    per = (gettext("the window's keys, which are the values ({n} elements), and in the compressed layers an entry "
+                   "per {csa} or {hca} tokens (the indexer's, {k} more)").format(
+        n=m.head_dim, csa=m.csa_rate, hca=m.hca_rate, k=m.index_head_dim) if m.compressed_attention else
+           gettext("the MLA latent + rotary key ({n} elements; {k} more, the indexer's key, in the {layers} layers "
                    "with their own indexer)").format(n=m.kv_elements_per_token_layer, k=m.index_head_dim,
                                                      layers=m.attention_kinds.count("I")) if m.is_dsa else
            gettext("the MLA latent + rotary key ({n} elements)").format(n=m.kv_elements_per_token_layer)
@@ -1006,6 +1028,7 @@ def _read(est: ScaleOutEstimate, gettext: Translate, escape: Escape) -> Read:
                 topk=r["dsa"]["index_topk"], heads=r["dsa"]["index_heads"], dim=r["dsa"]["index_head_dim"],
                 layers=r["attention"]["with_indexer"], all=r["attention"]["full"])),
             *_gemma_rows(r, gettext),
+            *_compressed_rows(r, gettext),
             (gettext("experts"), experts),
             (gettext("quantization"), fmt.DASH if not q else
              gettext("{label}; {activations}").format(label=tr(q["label"]), activations=tr(q["activations"]))),

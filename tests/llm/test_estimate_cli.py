@@ -187,7 +187,8 @@ def test_every_real_config_is_read_and_described(capsys, path):
     assert read["family"] == cfg.family and read["model_type"] == cfg.family
     assert d["model"]["params"] == cfg.params
     att = read["attention"]
-    assert att["full"] + att["sliding"] + att["chunked"] + att.get("without_attention", 0) == cfg.layers
+    assert (att["full"] + att["sliding"] + att["chunked"] + att.get("without_attention", 0)
+            + att.get("compressed_sparse", 0) + att.get("heavily_compressed", 0)) == cfg.layers
     assert (read["mixer"] is not None) == cfg.is_hybrid
     assert (read["mla"] is not None) == cfg.is_mla and (read["experts"] is not None) == cfg.is_moe
     assert (read["quantization"] is not None) == (cfg.quant is not None)

@@ -367,6 +367,16 @@ def test_upload_of_gemma4_e2b_shows_its_own_layers():
     assert "7 full, 28 sliding" in read["attention"] and "vision" in " ".join(read)
 
 
+def test_upload_of_deepseek_v4_names_its_compressed_attention():
+    """DeepSeek-V4-Flash's Hub file: the read table names its compressed layers, the indexer and the hyper-connections;
+    the memory sizes the fp8 checkpoint with its fp4 experts."""
+    at = _upload("deepseek-v4-flash")
+    read = _read_table(at)
+    assert read["compressed attention"].startswith("a window of 128 keys in every layer; 21 layers add an entry per 4")
+    assert read["hyper-connections"].startswith("the residual as 4 streams") and "experts fp4" in read["quantization"]
+    assert "256 experts, top-6" in read["experts"]
+
+
 def test_upload_of_gemma3n_names_altup_and_laurel():
     read = _read_table(_upload("gemma-3n-e2b"))
     assert read["AltUp / LAuReL"].startswith("4 streams") and "rank-64" in read["AltUp / LAuReL"]
