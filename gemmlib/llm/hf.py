@@ -51,7 +51,7 @@ SUPPORTED_MODEL_TYPES = (
     "granitemoe_swa", "kolibri1", "lfm2", "lfm2_moe", "bamba", "afmoe", "hy_v3", "minicpm3", "gptj", "codegen",
     "persimmon", "stablelm", "gpt_neo", "mpt", "gemma4_text", "gemma4", "gemma4_unified_text", "gemma4_unified",
     "gemma3n_text", "gemma3n", "jais2", "mimo_v2_flash", "lfm3", "laguna", "dbrx", "bloom", "opt", "biogpt",
-    "deepseek_v4",
+    "deepseek_v4", "mellum", "nanochat", "hyperclovax",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -95,7 +95,8 @@ ARCHITECTURES = {
     "Gemma3nForCausalLM": "gemma3n_text", "Gemma3nForConditionalGeneration": "gemma3n",
     "Jais2ForCausalLM": "jais2", "MiMoV2FlashForCausalLM": "mimo_v2_flash", "Lfm3ForCausalLM": "lfm3",
     "LagunaForCausalLM": "laguna", "DbrxForCausalLM": "dbrx", "BloomForCausalLM": "bloom", "OPTForCausalLM": "opt",
-    "BioGptForCausalLM": "biogpt", "DeepseekV4ForCausalLM": "deepseek_v4",
+    "BioGptForCausalLM": "biogpt", "DeepseekV4ForCausalLM": "deepseek_v4", "MellumForCausalLM": "mellum",
+    "NanoChatForCausalLM": "nanochat", "HyperCLOVAXForCausalLM": "hyperclovax",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
 _WRAPPERS = {"gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
@@ -180,6 +181,10 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     # scoring and the checkpoint's expert dtype (read with its quantization) change no count
     "deepseek_v4": frozenset({"attention_bias", "compress_rope_theta", "hc_sinkhorn_iters", "hc_eps",
                               "num_nextn_predict_layers", "expert_dtype", "use_attn_sink"}),
+    # Mellum: its config class removes Qwen3-MoE's window switches; the MTP layer's own types are not built
+    "mellum": frozenset({"use_sliding_window", "max_window_layers", "decoder_sparse_step", "mlp_only_layers",
+                         "mtp_layer_types", "mtp_mlp_layer_types", "num_nextn_predict_layers"}),
+    "nanochat": frozenset({"head_dim"}),  # always hidden_size / heads
     "mimo_v2_flash": frozenset({"first_k_dense_replace", "n_shared_experts", "num_mtp_layers", "use_qk_norm",
                                 "attention_value_scale", "num_nextn_predict_layers", "attention_chunk_size",
                                 "swa_rope_theta", "layernorm_epsilon", "moe_router_dtype",
@@ -569,6 +574,14 @@ DEFAULTS: dict[str, dict] = {
                      tie_word_embeddings=False, max_position_embeddings=4096),
     "jais2": dict(_LLAMA, vocab_size=150272, hidden_size=3328, intermediate_size=26624, num_attention_heads=26,
                   max_position_embeddings=8192, attention_bias=True, mlp_bias=True),
+    "mellum": dict(vocab_size=98304, hidden_size=2304, intermediate_size=7168, num_hidden_layers=28,
+                   num_attention_heads=32, num_key_value_heads=4, head_dim=128, sliding_window=1024,
+                   num_local_experts=64, num_experts_per_tok=8, moe_intermediate_size=896, attention_bias=False,
+                   tie_word_embeddings=False, max_position_embeddings=131072),
+    "nanochat": dict(vocab_size=50304, hidden_size=768, intermediate_size=8192, num_hidden_layers=12,
+                     num_attention_heads=6, attention_bias=False, tie_word_embeddings=False,
+                     max_position_embeddings=2048),
+    "hyperclovax": dict(_LLAMA, attention_bias=False, mlp_bias=False, use_post_norm=True),
     "deepseek_v4": dict(vocab_size=129280, hidden_size=4096, moe_intermediate_size=2048, num_hidden_layers=43,
                         num_attention_heads=64, num_key_value_heads=1, head_dim=512, q_lora_rank=1024,
                         num_experts_per_tok=6, n_routed_experts=256, n_shared_experts=1, max_position_embeddings=1048576,
@@ -690,6 +703,7 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
     "minimax_m2": {"num_local_experts": ("num_experts",)},
     "exaone": {"num_hidden_layers": ("num_layers",)},
     "deepseek_v32": {"n_routed_experts": ("num_experts",)},
+    "mellum": {"num_local_experts": ("num_experts",), "num_nextn_predict_layers": ("num_mtp_layers",)},
     "deepseek_v4": {"n_routed_experts": ("num_local_experts",), "moe_intermediate_size": ("intermediate_size",)},
     "glm_moe_dsa": {"n_routed_experts": ("num_experts",)},
     "granitemoehybrid": {"layer_types": ("layers_block_type",)},
@@ -1882,6 +1896,41 @@ def _mimo_remote_keys(r: _Read, c: dict, types: list[str], moe: list[str]) -> No
                                "file's {keys} (the model's own code) say otherwise"), keys=", ".join(differ)))
 
 
+def _read_mellum(r: _Read) -> dict:
+    """Mellum 2 (JetBrains): Qwen3-MoE's attention (qk-norm per head, ``attention_bias`` on all four projections) with
+    full and sliding layers by ``layer_types`` and dense or MoE layers by ``mlp_layer_types`` (every layer MoE by
+    default, no shared expert); transformers builds no MTP layer."""
+    c = _common(r)
+    ab = r.flag("attention_bias")
+    c.update(qkv_bias=ab, o_bias=ab, qk_norm="head", experts=r.whole("num_local_experts"),
+             experts_per_token=r.whole("num_experts_per_tok"), expert_ffn=r.whole("moe_intermediate_size"))
+    _explicit_or(r, c, None, r.opt_whole("sliding_window", minimum=0))
+    moe = _type_list(r, "mlp_layer_types", {"sparse": "M", "dense": "D"}, c["layers"])
+    c["moe_layers"] = "".join(moe) if moe else ""
+    if r.get("num_nextn_predict_layers"):
+        r.notes.append(Text(N_("the checkpoint's multi-token-prediction layer(s) (num_nextn_predict_layers) are not "
+                               "counted: transformers 5.24 does not build them")))
+    return c
+
+
+def _read_nanochat(r: _Read) -> dict:
+    """nanochat: Llama's attention with parameter-free RMS norms everywhere (q and k after the rotary embedding, the
+    block, the embedding and the end: the model's one norm is applied before the layers and after them), a ReLU² MLP
+    without biases, ``attention_bias`` on all four projections."""
+    c = _common(r)
+    ab = r.flag("attention_bias")
+    c.update(qkv_bias=ab, o_bias=ab, qk_norm="l2", norm="plain", mlp="plain", embedding_norm=True)
+    return c
+
+
+def _read_hyperclovax(r: _Read) -> dict:
+    """HyperCLOVA X SEED: Granite's block (``attention_bias``, ``mlp_bias``, muP multipliers that change no count) with
+    its own ``head_dim`` and, with ``use_post_norm`` (the default), a norm after the attention and after the MLP too."""
+    c = _read_llama(r)
+    c["norms_per_layer"] = 4 if r.flag("use_post_norm", True) else 2
+    return c
+
+
 _V4_TYPES = {"sliding_attention": "S", "compressed_sparse_attention": "A", "heavily_compressed_attention": "H"}
 _V4_RATIO_TYPES = {0: "sliding_attention", 4: "compressed_sparse_attention", 128: "heavily_compressed_attention"}
 # DeepSeek-V4.1's keys: layers reading another layer's K/V or indexer, Engram tables, candidate blocks (a layout
@@ -2372,7 +2421,8 @@ _READERS = {
     "mpt": _read_mpt, "gemma4_text": _read_gemma4_text, "gemma4_unified_text": _read_gemma4_unified_text,
     "gemma3n_text": _read_gemma3n_text, "jais2": _read_jais2, "mimo_v2_flash": _read_mimo_v2_flash,
     "lfm3": _read_lfm3, "laguna": _read_laguna, "dbrx": _read_dbrx, "bloom": _read_bloom, "opt": _read_opt,
-    "biogpt": _read_biogpt, "deepseek_v4": _read_deepseek_v4,
+    "biogpt": _read_biogpt, "deepseek_v4": _read_deepseek_v4, "mellum": _read_mellum, "nanochat": _read_nanochat,
+    "hyperclovax": _read_hyperclovax,
 }
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 

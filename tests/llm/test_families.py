@@ -255,6 +255,13 @@ TINY: dict[str, tuple[str, dict]] = {
     "gemma4_text_moe": ("gemma4_text", dict(G4, attention_k_eq_v=True, num_global_key_value_heads=1,
                                             enable_moe_block=True, num_experts=4, top_k_experts=2,
                                             moe_intermediate_size=32)),
+    # Mellum 2: Qwen3-MoE's attention, sliding and full layers, a dense layer among MoE ones
+    "mellum": ("mellum", dict(B, head_dim=24, num_experts=4, moe_intermediate_size=32, sliding_window=4,
+                              attention_bias=True, layer_types=["sliding_attention", "full_attention"],
+                              mlp_layer_types=["dense", "sparse"], **MOE)),
+    "nanochat": ("nanochat", dict(B, attention_bias=True, pad_token_id=None)),
+    "hyperclovax": ("hyperclovax", dict(B, head_dim=24, attention_bias=True, mlp_bias=True)),
+    "hyperclovax_no_post_norm": ("hyperclovax", dict(B, use_post_norm=False)),
 }
 
 
@@ -328,6 +335,9 @@ def test_the_tiny_models_exercise_the_features():
     assert cfgs["seed_oss"].qkv_bias and cfgs["seed_oss"].o_bias and cfgs["ernie4_5"].mlp_bias
     assert cfgs["minimax_m2"].qk_norm == "width" and cfgs["minimax_m2"].router_score_bias
     assert cfgs["dots1"].layer_types == "FS" and cfgs["dots1"].moe_layers == "DM" and cfgs["dots1"].shared_expert_ffn
+    assert cfgs["mellum"].layer_types == "SF" and cfgs["mellum"].moe_layers == "DM" and cfgs["mellum"].qk_norm == "head"
+    assert cfgs["nanochat"].qk_norm == "l2" and cfgs["nanochat"].mlp == "plain" and cfgs["nanochat"].norm_weights == 0
+    assert cfgs["hyperclovax"].norms_per_layer == 4 and cfgs["hyperclovax_no_post_norm"].norms_per_layer == 2
     assert cfgs["ministral3"].layer_types == "SS" and cfgs["ministral3_full"].layer_types == ""
     assert cfgs["exaone_num_layers"].layers == 2 and cfgs["hunyuan_v1_dense"].qk_norm == "head"
     assert cfgs["deepseek_v32"].is_dsa and cfgs["deepseek_v32"].kv_elements_of("I") == 32 + 8 + 16
@@ -890,6 +900,19 @@ def test_mimo_v2_flash_comes_to_its_cards_counts_and_names_its_own_codes_keys():
     assert not info["notes"] and not info["unknown_keys"]
     _, info = read_config(dict(keys, swa_num_key_value_heads=16, add_full_attention_sink_bias=True))
     assert any("swa_num_key_value_heads, add_full_attention_sink_bias" in str(n) for n in info["notes"])
+
+
+def test_mellum2_comes_to_its_names_total():
+    """Mellum 2.1 (JetBrains/Mellum2-12B-A2.5B): its shape as public code quotes its config.json (search index ids
+    63122993845 and 70114785462: 28 layers, each fourth full, the rest sliding over 1,024; 64 experts of 896, top 8)
+    comes to the 12 B total of its name (12,149,923,072; its 2.44 B active against the name's "A2.5B")."""
+    cfg, info = read_config(dict(model_type="mellum", hidden_size=2304, num_hidden_layers=28, num_attention_heads=32,
+                                 num_key_value_heads=4, head_dim=128, num_experts=64, num_experts_per_tok=8,
+                                 moe_intermediate_size=896, intermediate_size=7168, vocab_size=98304,
+                                 sliding_window=1024, use_sliding_window=True, mlp_layer_types=["sparse"] * 28,
+                                 layer_types=["full_attention" if i % 4 == 3 else "sliding_attention"
+                                              for i in range(28)]))
+    assert round(cfg.params / 1e9) == 12 and cfg.layer_types.count("F") == 7 and not info["unknown_keys"]
 
 
 def test_dbrx_comes_to_its_cards_counts():
