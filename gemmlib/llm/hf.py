@@ -51,7 +51,7 @@ SUPPORTED_MODEL_TYPES = (
     "granitemoe_swa", "kolibri1", "lfm2", "lfm2_moe", "bamba", "afmoe", "hy_v3", "minicpm3", "gptj", "codegen",
     "persimmon", "stablelm", "gpt_neo", "mpt", "gemma4_text", "gemma4", "gemma4_unified_text", "gemma4_unified",
     "gemma3n_text", "gemma3n", "jais2", "mimo_v2_flash", "lfm3", "laguna", "dbrx", "bloom", "opt", "biogpt",
-    "deepseek_v4", "mellum", "nanochat", "hyperclovax",
+    "deepseek_v4", "mellum", "nanochat", "hyperclovax", "flint", "axk1",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -96,7 +96,8 @@ ARCHITECTURES = {
     "Jais2ForCausalLM": "jais2", "MiMoV2FlashForCausalLM": "mimo_v2_flash", "Lfm3ForCausalLM": "lfm3",
     "LagunaForCausalLM": "laguna", "DbrxForCausalLM": "dbrx", "BloomForCausalLM": "bloom", "OPTForCausalLM": "opt",
     "BioGptForCausalLM": "biogpt", "DeepseekV4ForCausalLM": "deepseek_v4", "MellumForCausalLM": "mellum",
-    "NanoChatForCausalLM": "nanochat", "HyperCLOVAXForCausalLM": "hyperclovax",
+    "NanoChatForCausalLM": "nanochat", "HyperCLOVAXForCausalLM": "hyperclovax", "FlintForCausalLM": "flint",
+    "AXK1ForCausalLM": "axk1",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
 _WRAPPERS = {"gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
@@ -185,6 +186,9 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     "mellum": frozenset({"use_sliding_window", "max_window_layers", "decoder_sparse_step", "mlp_only_layers",
                          "mtp_layer_types", "mtp_mlp_layer_types", "num_nextn_predict_layers"}),
     "nanochat": frozenset({"head_dim"}),  # always hidden_size / heads
+    "flint": frozenset({"use_sliding_window", "max_window_layers", "qkv_bias"}),  # removed by its config class
+    # A.X K1: head dims derive from nope + rope; the config class removes num_mtp_layers
+    "axk1": frozenset({"head_dim", "qk_head_dim", "num_mtp_layers", "num_nextn_predict_layers"}),
     "mimo_v2_flash": frozenset({"first_k_dense_replace", "n_shared_experts", "num_mtp_layers", "use_qk_norm",
                                 "attention_value_scale", "num_nextn_predict_layers", "attention_chunk_size",
                                 "swa_rope_theta", "layernorm_epsilon", "moe_router_dtype",
@@ -582,6 +586,16 @@ DEFAULTS: dict[str, dict] = {
                      num_attention_heads=6, attention_bias=False, tie_word_embeddings=False,
                      max_position_embeddings=2048),
     "hyperclovax": dict(_LLAMA, attention_bias=False, mlp_bias=False, use_post_norm=True),
+    "flint": dict(vocab_size=150144, hidden_size=2048, intermediate_size=6144, num_hidden_layers=49,
+                  num_attention_heads=32, num_key_value_heads=4, head_dim=128, attention_bias=False,
+                  sliding_window=513, moe_intermediate_size=512, shared_expert_intermediate_size=1024,
+                  num_experts_per_tok=6, num_experts=256, decoder_sparse_step=1, mlp_only_layers=[0, 1],
+                  tie_word_embeddings=False, max_position_embeddings=262144),
+    "axk1": dict(vocab_size=163840, hidden_size=7168, intermediate_size=18432, moe_intermediate_size=2048,
+                 num_hidden_layers=61, num_attention_heads=64, num_key_value_heads=64, n_shared_experts=1,
+                 n_routed_experts=192, kv_lora_rank=512, q_lora_rank=1536, qk_rope_head_dim=64, v_head_dim=128,
+                 qk_nope_head_dim=128, num_experts_per_tok=8, attention_bias=False, tie_word_embeddings=False,
+                 max_position_embeddings=32768),
     "deepseek_v4": dict(vocab_size=129280, hidden_size=4096, moe_intermediate_size=2048, num_hidden_layers=43,
                         num_attention_heads=64, num_key_value_heads=1, head_dim=512, q_lora_rank=1024,
                         num_experts_per_tok=6, n_routed_experts=256, n_shared_experts=1, max_position_embeddings=1048576,
@@ -704,6 +718,7 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
     "exaone": {"num_hidden_layers": ("num_layers",)},
     "deepseek_v32": {"n_routed_experts": ("num_experts",)},
     "mellum": {"num_local_experts": ("num_experts",), "num_nextn_predict_layers": ("num_mtp_layers",)},
+    "axk1": {"n_routed_experts": ("num_local_experts",)},
     "deepseek_v4": {"n_routed_experts": ("num_local_experts",), "moe_intermediate_size": ("intermediate_size",)},
     "glm_moe_dsa": {"n_routed_experts": ("num_experts",)},
     "granitemoehybrid": {"layer_types": ("layers_block_type",)},
@@ -953,7 +968,7 @@ def _read_deepseek(r: _Read, moe_layers: str | None = None) -> dict:
              moe_pattern(c["layers"], first_dense=r.whole("first_k_dense_replace", minimum=0, default=0)))
     if r.family in ("deepseek_v3", "sarvam_mla"):
         c.update(router_score_bias=True, mtp_layers=r.whole("num_nextn_predict_layers", minimum=0, default=0))
-    if r.has("moe_layer_freq") and r.raw.get("moe_layer_freq") not in (None, 1):
+    if r.family != "axk1" and r.has("moe_layer_freq") and r.raw.get("moe_layer_freq") not in (None, 1):
         r.notes.append(Text(N_("moe_layer_freq is ignored by transformers (every layer after the dense ones is MoE)")))
     return c
 
@@ -1931,6 +1946,40 @@ def _read_hyperclovax(r: _Read) -> dict:
     return c
 
 
+def _read_flint(r: _Read) -> dict:
+    """Flint: Qwen3-MoE's attention (qk-norm per head, ``attention_bias`` on all four projections) with a learned sink
+    per head, sliding and full layers (by default the first two, every fourth from the second and the last full), a
+    shared expert added without a gate beside the routed ones, and dense layers by ``mlp_only_layers`` (the first
+    two by default) and ``decoder_sparse_step``."""
+    c = _common(r)
+    ab, layers = r.flag("attention_bias"), c["layers"]
+    c.update(qkv_bias=ab, o_bias=ab, qk_norm="head", attention_sinks=True, experts=r.whole("num_experts"),
+             experts_per_token=r.whole("num_experts_per_tok"), expert_ffn=r.whole("moe_intermediate_size"),
+             shared_expert_ffn=r.whole("shared_expert_intermediate_size", minimum=0))
+    default = ["full_attention" if i < 2 or i % 4 == 1 or i == layers - 1 else "sliding_attention"
+               for i in range(layers)]
+    _explicit_or(r, c, default, r.opt_whole("sliding_window", minimum=0))
+    c["moe_layers"] = _qwen_moe_layers(r, c)
+    return c
+
+
+def _read_axk1(r: _Read) -> dict:
+    """A.X K1: DeepSeek-V3's MLA and mixture (a score-correction buffer, shared experts) with a norm after each MoE
+    block's output, dense or MoE layers by ``mlp_layer_types`` — else the older ``first_k_dense_replace`` (1) and
+    ``moe_layer_freq`` (a MoE layer where i % freq is 0), which this config class reads."""
+    layers = r.whole("num_hidden_layers")
+    types = _type_list(r, "mlp_layer_types", {"sparse": "M", "dense": "D"}, layers)
+    first, freq = r.whole("first_k_dense_replace", minimum=0, default=1), r.whole("moe_layer_freq", default=1)
+    if types is None:
+        types = ["M" if i >= first and i % freq == 0 else "D" for i in range(layers)]
+    c = _read_deepseek(r, moe_layers="".join(types))
+    c.update(router_score_bias=True, moe_norms=1)
+    if r.get("num_nextn_predict_layers"):
+        r.notes.append(Text(N_("the checkpoint's multi-token-prediction layer(s) (num_nextn_predict_layers) are not "
+                               "counted: transformers 5.24 does not build them")))
+    return c
+
+
 _V4_TYPES = {"sliding_attention": "S", "compressed_sparse_attention": "A", "heavily_compressed_attention": "H"}
 _V4_RATIO_TYPES = {0: "sliding_attention", 4: "compressed_sparse_attention", 128: "heavily_compressed_attention"}
 # DeepSeek-V4.1's keys: layers reading another layer's K/V or indexer, Engram tables, candidate blocks (a layout
@@ -2422,7 +2471,7 @@ _READERS = {
     "gemma3n_text": _read_gemma3n_text, "jais2": _read_jais2, "mimo_v2_flash": _read_mimo_v2_flash,
     "lfm3": _read_lfm3, "laguna": _read_laguna, "dbrx": _read_dbrx, "bloom": _read_bloom, "opt": _read_opt,
     "biogpt": _read_biogpt, "deepseek_v4": _read_deepseek_v4, "mellum": _read_mellum, "nanochat": _read_nanochat,
-    "hyperclovax": _read_hyperclovax,
+    "hyperclovax": _read_hyperclovax, "flint": _read_flint, "axk1": _read_axk1,
 }
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 

@@ -262,6 +262,14 @@ TINY: dict[str, tuple[str, dict]] = {
     "nanochat": ("nanochat", dict(B, attention_bias=True, pad_token_id=None)),
     "hyperclovax": ("hyperclovax", dict(B, head_dim=24, attention_bias=True, mlp_bias=True)),
     "hyperclovax_no_post_norm": ("hyperclovax", dict(B, use_post_norm=False)),
+    # Flint: sinks, a sliding layer, a dense first layer, an ungated shared expert
+    "flint": ("flint", dict(B, head_dim=24, num_experts=4, moe_intermediate_size=32, shared_expert_intermediate_size=48,
+                            sliding_window=4, attention_bias=True, mlp_only_layers=[0],
+                            layer_types=["full_attention", "sliding_attention"], **MOE)),
+    # A.X K1: DeepSeek-V3 with a norm after each MoE block; its older keys: the first layer dense, then every other
+    "axk1": ("axk1", dict(B, num_hidden_layers=3, q_lora_rank=40, n_shared_experts=1, n_group=1, topk_group=1,
+                          moe_layer_freq=2, **{k: v for k, v in MLA.items() if k != "first_k_dense_replace"},
+                          first_k_dense_replace=1, **MOE)),
 }
 
 
@@ -338,6 +346,8 @@ def test_the_tiny_models_exercise_the_features():
     assert cfgs["mellum"].layer_types == "SF" and cfgs["mellum"].moe_layers == "DM" and cfgs["mellum"].qk_norm == "head"
     assert cfgs["nanochat"].qk_norm == "l2" and cfgs["nanochat"].mlp == "plain" and cfgs["nanochat"].norm_weights == 0
     assert cfgs["hyperclovax"].norms_per_layer == 4 and cfgs["hyperclovax_no_post_norm"].norms_per_layer == 2
+    assert cfgs["flint"].attention_sinks and cfgs["flint"].moe_layers == "DM" and cfgs["flint"].layer_types == "FS"
+    assert cfgs["axk1"].moe_layers == "DDM" and cfgs["axk1"].moe_norms == 1 and cfgs["axk1"].is_mla
     assert cfgs["ministral3"].layer_types == "SS" and cfgs["ministral3_full"].layer_types == ""
     assert cfgs["exaone_num_layers"].layers == 2 and cfgs["hunyuan_v1_dense"].qk_norm == "head"
     assert cfgs["deepseek_v32"].is_dsa and cfgs["deepseek_v32"].kv_elements_of("I") == 32 + 8 + 16
@@ -913,6 +923,19 @@ def test_mellum2_comes_to_its_names_total():
                                  layer_types=["full_attention" if i % 4 == 3 else "sliding_attention"
                                               for i in range(28)]))
     assert round(cfg.params / 1e9) == 12 and cfg.layer_types.count("F") == 7 and not info["unknown_keys"]
+
+
+def test_axk1_comes_to_its_cards_counts():
+    """A.X K1 (skt/A.X-K1): the shape its card states — 61 layers (1 dense, 60 MoE), 64 heads, 192 routed experts of
+    2,048 and one shared, 8 per token, a 163,840 vocabulary — with the MLA and widths of transformers' AXK1Config
+    (whose defaults are this checkpoint's) comes to the card's 519 B total and 33 B active parameters."""
+    cfg, info = read_config(dict(model_type="axk1", hidden_size=7168, intermediate_size=18432, moe_intermediate_size=2048,
+                                 num_hidden_layers=61, num_attention_heads=64, n_routed_experts=192, n_shared_experts=1,
+                                 num_experts_per_tok=8, vocab_size=163840, kv_lora_rank=512, q_lora_rank=1536,
+                                 qk_rope_head_dim=64, qk_nope_head_dim=128, v_head_dim=128,
+                                 max_position_embeddings=131072))
+    assert (round(cfg.params / 1e9), round(cfg.active_params / 1e9)) == (519, 33) and cfg.moe_layers.count("D") == 1
+    assert not info["unknown_keys"]
 
 
 def test_dbrx_comes_to_its_cards_counts():
