@@ -342,6 +342,8 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
             rows.append((f"{prefix}.qk_norm", (cfg.q_dim + cfg.kv_dim) * nw, ""))
         if shape.attention_sinks and not cfg.is_mla and akind in ATTENTION_LETTERS and not cfg.compressed_attention:
             rows.append((f"{prefix}.sinks", cfg.heads, ""))
+        if cfg.attn_gate_bias and akind in ATTENTION_LETTERS:
+            rows.append((f"{prefix}.gate_bias", cfg.heads, ""))
         if moe and cfg.router_scales:
             rows.append((f"{prefix}.router.scales", h + cfg.experts, ""))
         if moe and cfg.router_score_bias and not hashed:

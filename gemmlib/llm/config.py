@@ -264,6 +264,7 @@ class ModelConfig:
     mixer: Mixer | None = field(default=None)  # the linear-attention / state-space mixer of the L / M / 2 / P layers
     attn_output_gate: bool = False  # Qwen3-Next: q_proj also makes a sigmoid gate on the attention output
     no_positions: bool = False  # attention without positional encoding (Jamba, Nemotron-H: the mixers carry order)
+    attn_gate_bias: bool = False  # Beam: a learned bias per head on that gate (gate_bias)
     attn_gate: str = ""  # a gate projection of its own on the attention output (g_proj): "head" (hidden → heads,
     # LFM3, Laguna) or "element" (hidden → heads × head_dim, Laguna's per-element gating); "" none
     # ----- Gemma 4: full-attention layers of their own shape ----------------------------------------
@@ -365,7 +366,7 @@ class ModelConfig:
                   "fused_gate_up", "parallel_block", "lm_head_bias", "shared_expert_gate", "router_bias",
                   "expert_bias", "router_score_bias", "score_bias_param", "attn_output_gate", "no_positions",
                   "full_k_eq_v", "k_eq_v", "router_scales", "kv_reused", "sliding_sinks_only", "embedding_norm",
-                  "compressed_attention"):
+                  "compressed_attention", "attn_gate_bias"):
             if not isinstance(getattr(self, f), bool):
                 raise InputError(N_("{field} must be true or false, got {value!r}"),
                                  field=f, value=getattr(self, f))
@@ -469,6 +470,8 @@ class ModelConfig:
                              choices=", ".join(repr(g) for g in ATTN_GATES), value=self.attn_gate)
         if self.attn_gate and self.is_mla:
             raise InputError(N_("an attention output gate is not read for MLA"))
+        if self.attn_gate_bias and not self.attn_gate:
+            raise InputError(N_("a bias on the attention output gate needs the gate (attn_gate)"))
 
     def _check_compressed(self) -> None:
         """DeepSeek-V4's compressed attention: its fields together, its layer letters (S, A, H) only with it."""
@@ -716,6 +719,8 @@ class ModelConfig:
         elif self.qk_norm == "width":
             p += (self.q_dim + kw) * self.norm_weights
         if self.attention_sinks:
+            p += H
+        if self.attn_gate_bias:
             p += H
         return p
 

@@ -51,7 +51,7 @@ SUPPORTED_MODEL_TYPES = (
     "granitemoe_swa", "kolibri1", "lfm2", "lfm2_moe", "bamba", "afmoe", "hy_v3", "minicpm3", "gptj", "codegen",
     "persimmon", "stablelm", "gpt_neo", "mpt", "gemma4_text", "gemma4", "gemma4_unified_text", "gemma4_unified",
     "gemma3n_text", "gemma3n", "jais2", "mimo_v2_flash", "lfm3", "laguna", "dbrx", "bloom", "opt", "biogpt",
-    "deepseek_v4", "mellum", "nanochat", "hyperclovax", "flint", "axk1",
+    "deepseek_v4", "mellum", "nanochat", "hyperclovax", "flint", "axk1", "beam",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -97,7 +97,7 @@ ARCHITECTURES = {
     "LagunaForCausalLM": "laguna", "DbrxForCausalLM": "dbrx", "BloomForCausalLM": "bloom", "OPTForCausalLM": "opt",
     "BioGptForCausalLM": "biogpt", "DeepseekV4ForCausalLM": "deepseek_v4", "MellumForCausalLM": "mellum",
     "NanoChatForCausalLM": "nanochat", "HyperCLOVAXForCausalLM": "hyperclovax", "FlintForCausalLM": "flint",
-    "AXK1ForCausalLM": "axk1",
+    "AXK1ForCausalLM": "axk1", "BeamForCausalLM": "beam",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
 _WRAPPERS = {"gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
@@ -187,6 +187,8 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
                          "mtp_layer_types", "mtp_mlp_layer_types", "num_nextn_predict_layers"}),
     "nanochat": frozenset({"head_dim"}),  # always hidden_size / heads
     "flint": frozenset({"use_sliding_window", "max_window_layers", "qkv_bias"}),  # removed by its config class
+    # Beam: removed by its config class (its MLP kinds come from mlp_layer_types only)
+    "beam": frozenset({"decoder_sparse_step", "mlp_only_layers", "use_sliding_window", "max_window_layers"}),
     # A.X K1: head dims derive from nope + rope; the config class removes num_mtp_layers
     "axk1": frozenset({"head_dim", "qk_head_dim", "num_mtp_layers", "num_nextn_predict_layers"}),
     "mimo_v2_flash": frozenset({"first_k_dense_replace", "n_shared_experts", "num_mtp_layers", "use_qk_norm",
@@ -591,6 +593,10 @@ DEFAULTS: dict[str, dict] = {
                   sliding_window=513, moe_intermediate_size=512, shared_expert_intermediate_size=1024,
                   num_experts_per_tok=6, num_experts=256, decoder_sparse_step=1, mlp_only_layers=[0, 1],
                   tie_word_embeddings=False, max_position_embeddings=262144),
+    "beam": dict(vocab_size=151936, hidden_size=5120, intermediate_size=20480, num_hidden_layers=52,
+                 num_attention_heads=48, num_key_value_heads=8, head_dim=128, moe_intermediate_size=2560,
+                 num_experts=256, num_experts_per_tok=8, attention_bias=False, sliding_window=512,
+                 tie_word_embeddings=False, max_position_embeddings=8192),
     "axk1": dict(vocab_size=163840, hidden_size=7168, intermediate_size=18432, moe_intermediate_size=2048,
                  num_hidden_layers=61, num_attention_heads=64, num_key_value_heads=64, n_shared_experts=1,
                  n_routed_experts=192, kv_lora_rank=512, q_lora_rank=1536, qk_rope_head_dim=64, v_head_dim=128,
@@ -1963,6 +1969,25 @@ def _read_flint(r: _Read) -> dict:
     return c
 
 
+def _read_beam(r: _Read) -> dict:
+    """Beam (Reflection): Qwen3-MoE's attention (qk-norm per head, ``attention_bias`` on all four projections) with a
+    sigmoid gate per element on its output (gate_proj) and a learned bias per head on the gate; sliding layers with
+    rotary positions, every sixth and the last full without (NoPE); four norms per layer; the first three layers dense
+    by default (``mlp_layer_types``), the others routed experts (DeepSeek-V3's router with its score-correction buffer,
+    no shared expert)."""
+    c = _common(r)
+    ab, layers = r.flag("attention_bias"), c["layers"]
+    c.update(qkv_bias=ab, o_bias=ab, qk_norm="head", attn_gate="element", attn_gate_bias=True, norms_per_layer=4,
+             experts=r.whole("num_experts"), experts_per_token=r.whole("num_experts_per_tok"),
+             expert_ffn=r.whole("moe_intermediate_size"), router_score_bias=True, fused_gate_up=True)
+    default = ["sliding_attention" if (i + 1) % 6 and i != layers - 1 else "full_attention" for i in range(layers)]
+    _explicit_or(r, c, default, r.opt_whole("sliding_window", minimum=0))
+    moe = _type_list(r, "mlp_layer_types", {"sparse": "M", "dense": "D"}, layers)
+    dense = min(3, layers)
+    c["moe_layers"] = "".join(moe) if moe else "D" * dense + "M" * (layers - dense)
+    return c
+
+
 def _read_axk1(r: _Read) -> dict:
     """A.X K1: DeepSeek-V3's MLA and mixture (a score-correction buffer, shared experts) with a norm after each MoE
     block's output, dense or MoE layers by ``mlp_layer_types`` — else the older ``first_k_dense_replace`` (1) and
@@ -2471,7 +2496,7 @@ _READERS = {
     "gemma3n_text": _read_gemma3n_text, "jais2": _read_jais2, "mimo_v2_flash": _read_mimo_v2_flash,
     "lfm3": _read_lfm3, "laguna": _read_laguna, "dbrx": _read_dbrx, "bloom": _read_bloom, "opt": _read_opt,
     "biogpt": _read_biogpt, "deepseek_v4": _read_deepseek_v4, "mellum": _read_mellum, "nanochat": _read_nanochat,
-    "hyperclovax": _read_hyperclovax, "flint": _read_flint, "axk1": _read_axk1,
+    "hyperclovax": _read_hyperclovax, "flint": _read_flint, "axk1": _read_axk1, "beam": _read_beam,
 }
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 

@@ -266,6 +266,9 @@ TINY: dict[str, tuple[str, dict]] = {
     "flint": ("flint", dict(B, head_dim=24, num_experts=4, moe_intermediate_size=32, shared_expert_intermediate_size=48,
                             sliding_window=4, attention_bias=True, mlp_only_layers=[0],
                             layer_types=["full_attention", "sliding_attention"], **MOE)),
+    # Beam: a gated attention output with a bias per head, a sliding layer and a full (NoPE) one, four norms per layer
+    "beam": ("beam", dict(B, head_dim=24, num_experts=4, moe_intermediate_size=32, sliding_window=4, attention_bias=True,
+                          n_group=2, topk_group=1, mlp_layer_types=["dense", "sparse"], **MOE)),
     # A.X K1: DeepSeek-V3 with a norm after each MoE block; its older keys: the first layer dense, then every other
     "axk1": ("axk1", dict(B, num_hidden_layers=3, q_lora_rank=40, n_shared_experts=1, n_group=1, topk_group=1,
                           moe_layer_freq=2, **{k: v for k, v in MLA.items() if k != "first_k_dense_replace"},
@@ -348,6 +351,7 @@ def test_the_tiny_models_exercise_the_features():
     assert cfgs["hyperclovax"].norms_per_layer == 4 and cfgs["hyperclovax_no_post_norm"].norms_per_layer == 2
     assert cfgs["flint"].attention_sinks and cfgs["flint"].moe_layers == "DM" and cfgs["flint"].layer_types == "FS"
     assert cfgs["axk1"].moe_layers == "DDM" and cfgs["axk1"].moe_norms == 1 and cfgs["axk1"].is_mla
+    assert cfgs["beam"].layer_types == "SF" and cfgs["beam"].attn_gate_bias and cfgs["beam"].norms_per_layer == 4
     assert cfgs["ministral3"].layer_types == "SS" and cfgs["ministral3_full"].layer_types == ""
     assert cfgs["exaone_num_layers"].layers == 2 and cfgs["hunyuan_v1_dense"].qk_norm == "head"
     assert cfgs["deepseek_v32"].is_dsa and cfgs["deepseek_v32"].kv_elements_of("I") == 32 + 8 + 16
@@ -936,6 +940,16 @@ def test_axk1_comes_to_its_cards_counts():
                                  max_position_embeddings=131072))
     assert (round(cfg.params / 1e9), round(cfg.active_params / 1e9)) == (519, 33) and cfg.moe_layers.count("D") == 1
     assert not info["unknown_keys"]
+
+
+def test_beam_config_defaults_come_to_its_names_counts():
+    """BeamConfig's defaults (its docstring names reflection/Beam-1.0-501B-A23B as their checkpoint) come to the name's
+    501 B total and 23 B active parameters; every sixth layer and the last attend in full."""
+    from transformers import AutoConfig
+
+    cfg, info = read_config(json.loads(AutoConfig.for_model("beam").to_json_string()))
+    assert (round(cfg.params / 1e9), round(cfg.active_params / 1e9)) == (501, 23) and not info["unknown_keys"]
+    assert cfg.layer_types.count("F") == 9 and cfg.moe_layers.startswith("DDDM")
 
 
 def test_dbrx_comes_to_its_cards_counts():
