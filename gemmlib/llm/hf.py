@@ -51,7 +51,7 @@ SUPPORTED_MODEL_TYPES = (
     "granitemoe_swa", "kolibri1", "lfm2", "lfm2_moe", "bamba", "afmoe", "hy_v3", "minicpm3", "gptj", "codegen",
     "persimmon", "stablelm", "gpt_neo", "mpt", "gemma4_text", "gemma4", "gemma4_unified_text", "gemma4_unified",
     "gemma3n_text", "gemma3n", "jais2", "mimo_v2_flash", "lfm3", "laguna", "dbrx", "bloom", "opt", "biogpt",
-    "deepseek_v4", "mellum", "nanochat", "hyperclovax", "flint", "axk1", "beam",
+    "deepseek_v4", "mellum", "nanochat", "hyperclovax", "flint", "axk1", "beam", "lara_mini",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -97,7 +97,7 @@ ARCHITECTURES = {
     "LagunaForCausalLM": "laguna", "DbrxForCausalLM": "dbrx", "BloomForCausalLM": "bloom", "OPTForCausalLM": "opt",
     "BioGptForCausalLM": "biogpt", "DeepseekV4ForCausalLM": "deepseek_v4", "MellumForCausalLM": "mellum",
     "NanoChatForCausalLM": "nanochat", "HyperCLOVAXForCausalLM": "hyperclovax", "FlintForCausalLM": "flint",
-    "AXK1ForCausalLM": "axk1", "BeamForCausalLM": "beam",
+    "AXK1ForCausalLM": "axk1", "BeamForCausalLM": "beam", "LaraMiniForCausalLM": "lara_mini",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
 _WRAPPERS = {"gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
@@ -188,6 +188,9 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     "nanochat": frozenset({"head_dim"}),  # always hidden_size / heads
     "flint": frozenset({"use_sliding_window", "max_window_layers", "qkv_bias"}),  # removed by its config class
     # Beam: removed by its config class (its MLP kinds come from mlp_layer_types only)
+    # Lara Mini: removed by its config class; Qwen3-Next's interval is not read (layer_types always set)
+    "lara_mini": frozenset({"intermediate_size", "decoder_sparse_step", "mlp_only_layers", "full_attention_interval",
+                            "partial_rotary_factor"}),
     "beam": frozenset({"decoder_sparse_step", "mlp_only_layers", "use_sliding_window", "max_window_layers"}),
     # A.X K1: head dims derive from nope + rope; the config class removes num_mtp_layers
     "axk1": frozenset({"head_dim", "qk_head_dim", "num_mtp_layers", "num_nextn_predict_layers"}),
@@ -593,6 +596,12 @@ DEFAULTS: dict[str, dict] = {
                   sliding_window=513, moe_intermediate_size=512, shared_expert_intermediate_size=1024,
                   num_experts_per_tok=6, num_experts=256, decoder_sparse_step=1, mlp_only_layers=[0, 1],
                   tie_word_embeddings=False, max_position_embeddings=262144),
+    "lara_mini": dict(vocab_size=151936, hidden_size=1024, num_hidden_layers=34, num_attention_heads=16,
+                      num_key_value_heads=4, head_dim=128, moe_intermediate_size=512,
+                      shared_expert_intermediate_size=512, num_experts=128, num_experts_per_tok=4,
+                      tie_word_embeddings=True, attention_bias=False, sliding_window=512,
+                      max_position_embeddings=131072, linear_conv_kernel_dim=4, linear_key_head_dim=128,
+                      linear_value_head_dim=128, linear_num_key_heads=8, linear_num_value_heads=16),
     "beam": dict(vocab_size=151936, hidden_size=5120, intermediate_size=20480, num_hidden_layers=52,
                  num_attention_heads=48, num_key_value_heads=8, head_dim=128, moe_intermediate_size=2560,
                  num_experts=256, num_experts_per_tok=8, attention_bias=False, sliding_window=512,
@@ -1969,6 +1978,29 @@ def _read_flint(r: _Read) -> dict:
     return c
 
 
+def _read_lara_mini(r: _Read) -> dict:
+    """Lara Mini: Qwen3.5's Gated DeltaNet layers beside sliding attention layers and full ones without positions
+    (by default the period linear, sliding, linear, full, sliding), their attention Qwen3's (qk-norm per head, no
+    output gate), every layer a MoE with a shared expert added without a gate."""
+    c = _common(r, ffn_key="moe_intermediate_size")  # no dense MLP: the config class removes intermediate_size
+    layers = c["layers"]
+    kinds = _type_list(r, "layer_types", {"linear_attention": "L", "full_attention": "F", "sliding_attention": "S"},
+                       layers)
+    if kinds is None:
+        kinds = ["LSLFS"[i % 5] for i in range(layers)]
+    ab = r.flag("attention_bias")
+    mixer = Mixer("gated_deltanet", conv=r.whole("linear_conv_kernel_dim"), heads=r.whole("linear_num_value_heads"),
+                  head_dim=r.whole("linear_value_head_dim"), groups=r.whole("linear_num_key_heads"),
+                  key_dim=r.whole("linear_key_head_dim"), split_proj=True)
+    c.update(qkv_bias=ab, o_bias=ab, qk_norm="head", mixer=mixer, layer_types="".join(kinds),
+             experts=r.whole("num_experts"), experts_per_token=r.whole("num_experts_per_tok"),
+             expert_ffn=r.whole("moe_intermediate_size"),
+             shared_expert_ffn=r.whole("shared_expert_intermediate_size", minimum=0))
+    if "S" in kinds:
+        c["sliding_window"] = r.whole("sliding_window")
+    return c
+
+
 def _read_beam(r: _Read) -> dict:
     """Beam (Reflection): Qwen3-MoE's attention (qk-norm per head, ``attention_bias`` on all four projections) with a
     sigmoid gate per element on its output (gate_proj) and a learned bias per head on the gate; sliding layers with
@@ -2497,6 +2529,7 @@ _READERS = {
     "lfm3": _read_lfm3, "laguna": _read_laguna, "dbrx": _read_dbrx, "bloom": _read_bloom, "opt": _read_opt,
     "biogpt": _read_biogpt, "deepseek_v4": _read_deepseek_v4, "mellum": _read_mellum, "nanochat": _read_nanochat,
     "hyperclovax": _read_hyperclovax, "flint": _read_flint, "axk1": _read_axk1, "beam": _read_beam,
+    "lara_mini": _read_lara_mini,
 }
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 

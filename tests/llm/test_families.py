@@ -659,6 +659,14 @@ def test_the_family_tables_follow_transformers():
 _H = dict(hidden_size=64, intermediate_size=96, num_attention_heads=4, num_key_value_heads=2, vocab_size=128,
           max_position_embeddings=64)
 HYBRID: dict[str, tuple[str, dict]] = {
+    # Lara Mini: DeltaNet, sliding and NoPE full layers, every layer a MoE with an ungated shared expert
+    "lara_mini": ("lara_mini", dict({k: v for k, v in _H.items() if k != "intermediate_size"}, num_hidden_layers=3,
+                                    head_dim=16, linear_num_key_heads=2, linear_num_value_heads=4,
+                                    linear_key_head_dim=8, linear_value_head_dim=12, linear_conv_kernel_dim=4,
+                                    num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
+                                    shared_expert_intermediate_size=48, sliding_window=4, attention_bias=True,
+                                    layer_types=["linear_attention", "sliding_attention", "full_attention"],
+                                    pad_token_id=None)),
     "qwen3_next": ("qwen3_next", dict(_H, num_hidden_layers=2, head_dim=16, linear_num_key_heads=2,
                                       linear_num_value_heads=4, linear_key_head_dim=8, linear_value_head_dim=12,
                                       linear_conv_kernel_dim=4, num_experts=4, num_experts_per_tok=2,
