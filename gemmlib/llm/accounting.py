@@ -1138,7 +1138,7 @@ def _lm_head(cfg: ModelConfig, wl: Workload, *, phase: str, rows: int, steps: in
     if phase == "prefill":
         note = Text.joined([Text(N_("every position")) if wl.lm_head == "all" else Text(N_("last position only")),
                             tied])
-    return _linear("lm_head", phase, m=rows, k=cfg.hidden, n=cfg.vocab, runs=steps, weight_reads=steps,
+    return _linear("lm_head", phase, m=rows, k=cfg.hidden, n=cfg.head_vocab, runs=steps, weight_reads=steps,
                    w_bytes=sz.w("lm_head", ""), sz=sz, note=note)
 
 

@@ -283,8 +283,8 @@ def stored_linears(cfg: ModelConfig, *, mtp: bool = True) -> list[Linear]:
         out += _attention(cfg, i, n) + _mlp(cfg.attention_shape(akinds[i]), i, n, kinds[i])
         out += _per_layer_inputs(cfg, i, n) + _altup_laurel(cfg, i, n)
     if not cfg.tied_embeddings:
-        out.append(Linear(n["head"], "lm_head", cfg.vocab, cfg.hidden, cfg.lm_head_bias, -1,
-                          (("lm_head", cfg.vocab),)))
+        out.append(Linear(n["head"], "lm_head", cfg.head_vocab, cfg.hidden, cfg.lm_head_bias, -1,
+                          (("lm_head", cfg.head_vocab),)))
     if mtp:
         for j in range(cfg.mtp_layers):
             i = cfg.layers + j
@@ -519,7 +519,8 @@ def op_weight_bytes(cfg: ModelConfig, weight_dtype: str) -> dict[tuple[str, str]
         out[("lm_head", "")] = cfg.vocab * cfg.hidden * STORAGE_BYTES[
             storage_dtype(q.unquantized_dtype) if q is not None and q.unquantized_dtype else storage_dtype(rest)]
     else:
-        head = Linear(n["head"], "lm_head", cfg.vocab, cfg.hidden, cfg.lm_head_bias, -1, (("lm_head", cfg.vocab),))
+        head = Linear(n["head"], "lm_head", cfg.head_vocab, cfg.hidden, cfg.lm_head_bias, -1,
+                      (("lm_head", cfg.head_vocab),))
         out[("lm_head", "")] = float(_linear_bytes(q, head, rest)[0])
     return out
 

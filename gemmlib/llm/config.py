@@ -246,6 +246,7 @@ class ModelConfig:
     parallel_block: bool = False  # attention and MLP read the same input (GPT-J style)
     lm_head_bias: bool = False
     embedding_norm: bool = False  # a norm right after the token embedding (BLOOM's word_embeddings_layernorm)
+    output_vocab: int = 0  # the LM head's rows when pruned to fewer than the embedding's (Apertus 1.5); 0: vocab
     # ----- mixture of experts ----------------------------------------------------------------
     expert_ffn: int = 0  # 0: ffn
     moe_layers: str = ""  # M / D per layer; "" = all MoE when experts > 0
@@ -306,7 +307,7 @@ class ModelConfig:
                   "max_positions", "expert_ffn", "shared_expert_ffn", "mtp_layers", "full_head_dim",
                   "full_kv_heads", "moe_norms", "kv_shared_ffn", "per_layer_input", "per_layer_vocab",
                   "altup_inputs", "laurel_rank", "o_groups", "o_lora_rank", "csa_rate", "hca_rate",
-                  "hyper_streams", "hash_layers"):
+                  "hyper_streams", "hash_layers", "output_vocab"):
             object.__setattr__(self, f, _whole(f, getattr(self, f), minimum=0))
         for f in ("norms_per_layer",):
             object.__setattr__(self, f, _whole(f, getattr(self, f)))
@@ -435,6 +436,9 @@ class ModelConfig:
             if {KV_SHARED_LETTERS[c] for c in shared} - set(self.attention_kinds[:first]):
                 raise InputError(N_("a layer that reuses keys and values needs an earlier layer of its kind to read them "
                                     "from"))
+        if self.output_vocab and (self.output_vocab > self.vocab or self.tied_embeddings):
+            raise InputError(N_("a pruned LM head (output_vocab {n}) needs its own weights and at most the {vocab} rows "
+                                "of the vocabulary"), n=self.output_vocab, vocab=self.vocab)
         if self.per_layer_vocab and not self.per_layer_input:
             raise InputError(N_("a per-layer input vocabulary is set but per_layer_input is 0"))
         if self.altup_inputs == 1:
@@ -524,6 +528,11 @@ class ModelConfig:
                              rope_head_dim=self.rope_head_dim, limit=self.head_dim - 1)
 
     # ----- derived shapes -------------------------------------------------------------
+    @property
+    def head_vocab(self) -> int:
+        """The LM head's output rows: the vocabulary, or fewer where the head is pruned (:attr:`output_vocab`)."""
+        return self.output_vocab or self.vocab
+
     @property
     def q_dim(self) -> int:
         """Width of all query heads together (heads · head_dim)."""
@@ -779,7 +788,7 @@ class ModelConfig:
     def param_breakdown(self) -> dict[str, int]:
         """Exact parameter counts by part; the values add up to :meth:`params`."""
         moe, dense = self.moe_layer_count, self.dense_layer_count
-        head = 0 if self.tied_embeddings else self.vocab * self.hidden
+        head = 0 if self.tied_embeddings else self.head_vocab * self.hidden
         return {
             "embedding": self.vocab * self.hidden,
             "positions": self.learned_positions * self.hidden,
@@ -794,7 +803,7 @@ class ModelConfig:
             "router": moe * self._router_params(),
             "norms": (self.layers * self.norms_per_layer + moe * self.moe_norms + 1 + self.embedding_norm)
             * self._norm_params(),
-            "lm_head": head + (self.vocab if self.lm_head_bias else 0),
+            "lm_head": head + (self.head_vocab if self.lm_head_bias else 0),
         }
 
     def _dense_widths(self) -> list[int]:
@@ -882,7 +891,7 @@ class ModelConfig:
         altup = 2 * (n - 1) * h * h + self.layers * (2 * h * n + n * n * n + n * n) if n else 0
         laurel = self.layers * 2 * h * self.laurel_rank
         return (attn + indexer + mixers + mats * h * self._dense_ffn_sum() + self.moe_layer_count * per_moe
-                + self.vocab * h + ple + altup + laurel + self._compressors(matmul=True)
+                + self.head_vocab * h + ple + altup + laurel + self._compressors(matmul=True)
                 + self._hyper_params(matmul=True))
 
     def _attn_matmul_params(self) -> int:

@@ -52,6 +52,7 @@ SUPPORTED_MODEL_TYPES = (
     "persimmon", "stablelm", "gpt_neo", "mpt", "gemma4_text", "gemma4", "gemma4_unified_text", "gemma4_unified",
     "gemma3n_text", "gemma3n", "jais2", "mimo_v2_flash", "lfm3", "laguna", "dbrx", "bloom", "opt", "biogpt",
     "deepseek_v4", "mellum", "nanochat", "hyperclovax", "flint", "axk1", "beam", "lara_mini",
+    "apertus1p5_text", "apertus1p5",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -98,13 +99,14 @@ ARCHITECTURES = {
     "BioGptForCausalLM": "biogpt", "DeepseekV4ForCausalLM": "deepseek_v4", "MellumForCausalLM": "mellum",
     "NanoChatForCausalLM": "nanochat", "HyperCLOVAXForCausalLM": "hyperclovax", "FlintForCausalLM": "flint",
     "AXK1ForCausalLM": "axk1", "BeamForCausalLM": "beam", "LaraMiniForCausalLM": "lara_mini",
+    "Apertus1p5TextForCausalLM": "apertus1p5_text", "Apertus1p5ForConditionalGeneration": "apertus1p5",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
-_WRAPPERS = {"gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
+_WRAPPERS = {"apertus1p5": "apertus1p5_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
              "qwen3_vl_moe": "qwen3_vl_moe_text", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text"}
 # Wrappers whose top-level tie_word_embeddings (default False) decides whether the LM head is tied, whatever
 # the text_config says (transformers 5.24 ties by the top-level config).
-_TIE_FROM_TOP = {"qwen3_vl": False, "qwen3_vl_moe": False, "qwen3_5": False, "qwen3_5_moe": False, "mistral3": True}
+_TIE_FROM_TOP = {"apertus1p5": False, "qwen3_vl": False, "qwen3_vl_moe": False, "qwen3_5": False, "qwen3_5_moe": False, "mistral3": True}
 # Old spellings of a family.
 _LEGACY = {"refinedweb": "falcon", "refinedwebmodel": "falcon"}
 
@@ -151,7 +153,8 @@ IRRELEVANT_KEYS = frozenset({
     "_experts_implementation", "experts_implementation", "base_model_tp_plan", "base_model_pp_plan",
     "moe_norm_min", "base_model_ep_plan", "mlp_layer_types_dense", "video_token_id", "vision_start_token_id",
     "vision_end_token_id", "audio_token_id", "video_token_index", "boa_token_id", "boi_token_id", "eoa_token_id",
-    "eoa_token_index", "eoi_token_id", "vision_soft_tokens_per_image", "audio_config",
+    "eoa_token_index", "eoi_token_id", "vision_soft_tokens_per_image", "audio_config", "image_token_offset",
+    "audio_token_offset",
     # state-space families: kernel choices, activations, time-step clamps, init and muP multipliers
     "use_associative_scan", "use_mamba_kernels", "use_mambapy", "mamba_hidden_act", "mlp_hidden_act",
     "num_logits_to_keep", "rescale_prenorm_residual", "residual_in_fp32", "time_step_floor", "time_step_limit",
@@ -470,6 +473,9 @@ DEFAULTS: dict[str, dict] = {
     "ministral3": dict(vocab_size=131072, hidden_size=4096, intermediate_size=14336, num_hidden_layers=34,
                        num_attention_heads=32, num_key_value_heads=8, head_dim=128, tie_word_embeddings=False,
                        max_position_embeddings=262144),
+    "apertus1p5_text": dict(vocab_size=266752, hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
+                            num_attention_heads=32, attention_bias=False, hidden_act="xielu",
+                            tie_word_embeddings=False, max_position_embeddings=65536),
     "apertus": dict(vocab_size=131072, hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
                     num_attention_heads=32, attention_bias=False, hidden_act="xielu", tie_word_embeddings=False,
                     max_position_embeddings=65536),
@@ -1308,6 +1314,16 @@ def _read_apertus(r: _Read) -> dict:
     """Apertus: an MLP of up_proj, xIELU and down_proj (no gate; xIELU's two learned scalars per layer), qk-norm
     on head_dim."""
     return _biased(r, mlp="plain", qk_norm="head", activation_params=2 if r.get("hidden_act") == "xielu" else 0)
+
+
+def _read_apertus1p5_text(r: _Read) -> dict:
+    """Apertus 1.5's decoder: Apertus's block over a vocabulary extended with image and audio codes, its LM head pruned
+    to the first ``output_vocab_size`` rows (the text ones) where that is set."""
+    c = _read_apertus(r)
+    out = r.opt_whole("output_vocab_size", minimum=1)
+    if out and out != c["vocab"]:
+        c["output_vocab"] = out
+    return c
 
 
 def _read_minimax_m2(r: _Read) -> dict:
@@ -2529,7 +2545,7 @@ _READERS = {
     "lfm3": _read_lfm3, "laguna": _read_laguna, "dbrx": _read_dbrx, "bloom": _read_bloom, "opt": _read_opt,
     "biogpt": _read_biogpt, "deepseek_v4": _read_deepseek_v4, "mellum": _read_mellum, "nanochat": _read_nanochat,
     "hyperclovax": _read_hyperclovax, "flint": _read_flint, "axk1": _read_axk1, "beam": _read_beam,
-    "lara_mini": _read_lara_mini,
+    "lara_mini": _read_lara_mini, "apertus1p5_text": _read_apertus1p5_text,
 }
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 

@@ -179,7 +179,7 @@ def inference_activation_bytes(cfg: ModelConfig, wl: Workload, par: Parallel, *,
     logits = 0.0
     if last_stage:
         positions = tok if wl.lm_head == "all" else seqs
-        logits = positions * cfg.vocab / t * a
+        logits = positions * cfg.head_vocab / t * a
     return resid + max(attn, mlp, logits)
 
 
@@ -332,7 +332,7 @@ def training_activation_bytes(cfg: ModelConfig, wl: Workload, par: Parallel, *, 
     emb_mask = s * b * cfg.hidden / (t if sp else 1) if dropout else 0.0
     interleave = 1 + (par.pp - 1) / (par.pp * par.virtual_stages) if par.virtual_stages > 1 else 1.0
     first = (stage_l * in_flight * per_layer + in_flight * (ids + emb_mask)) * interleave
-    output = 2 * a * s * b * cfg.hidden / (t if sp else 1) + 4 * s * b * cfg.vocab / t
+    output = 2 * a * s * b * cfg.hidden / (t if sp else 1) + 4 * s * b * cfg.head_vocab / t
     last = stage_l * per_layer + output
     if par.pp == 1:
         first = last = stage_l * per_layer + ids + emb_mask + output

@@ -361,8 +361,8 @@ def _cross_entropy(cfg: ModelConfig, wl: Workload, par: Parallel) -> Op:
     are the LM head's output: 16-bit in an 8-bit run too (:func:`gemmlib.llm.parallel.wire_bytes`)."""
     a = wire_bytes(wl)[0]
     tokens = wl.batch * wl.seq_len / (par.attn_ep * par.cp)
-    elements = tokens * cfg.vocab / par.tp
-    return Op("cross_entropy", "prefill", int(tokens), cfg.vocab // par.tp, 0, 1, int(5 * elements), 0.0,
+    elements = tokens * cfg.head_vocab / par.tp
+    return Op("cross_entropy", "prefill", int(tokens), cfg.head_vocab // par.tp, 0, 1, int(5 * elements), 0.0,
               2 * elements * a / 3, 0.0, Text(N_("the loss: softmax cross-entropy over the logits (fused), read once, "
                                                   "gradient written once")), kind="other")
 

@@ -266,6 +266,8 @@ TINY: dict[str, tuple[str, dict]] = {
     "flint": ("flint", dict(B, head_dim=24, num_experts=4, moe_intermediate_size=32, shared_expert_intermediate_size=48,
                             sliding_window=4, attention_bias=True, mlp_only_layers=[0],
                             layer_types=["full_attention", "sliding_attention"], **MOE)),
+    # Apertus 1.5's decoder: its LM head pruned to the first 128 of 160 rows
+    "apertus1p5_text": ("apertus1p5_text", dict(B, vocab_size=160, output_vocab_size=128, pad_token_id=None)),
     # Beam: a gated attention output with a bias per head, a sliding layer and a full (NoPE) one, four norms per layer
     "beam": ("beam", dict(B, head_dim=24, num_experts=4, moe_intermediate_size=32, sliding_window=4, attention_bias=True,
                           n_group=2, topk_group=1, mlp_layer_types=["dense", "sparse"], **MOE)),
@@ -578,6 +580,23 @@ VL: dict[str, tuple[dict, dict]] = {
     "qwen3_5_moe": (dict(_H35, num_experts=4, moe_intermediate_size=32, shared_expert_intermediate_size=48,
                          full_attention_interval=2, **MOE), {}),
 }
+
+
+def test_apertus1p5_wrapper_counts_its_decoder_and_names_its_tokenizers():
+    """Apertus 1.5 (apertus1p5): the decoder of its text_config with the pruned LM head, the top-level tie flag; its
+    vision and audio tokenizers (run once per image or clip) named and not counted."""
+    from transformers import AutoModelForImageTextToText
+
+    text = dict(B, output_vocab_size=131072)
+    text.pop("vocab_size")  # the wrapper checks its image and audio codes lie inside the (default) vocabulary
+    hf = AutoConfig.for_model("apertus1p5", text_config=text)
+    with torch.device("meta"):
+        model = AutoModelForImageTextToText.from_config(hf)
+    cfg, info = read_config(json.loads(hf.to_json_string()))
+    named = dict(model.named_parameters())
+    assert cfg.params == sum(p.numel() for n, p in named.items() if ".language_model." in f".{n}" or n.startswith("lm_head"))
+    assert cfg.head_vocab == 131072 < cfg.vocab and not cfg.tied_embeddings and not info["unknown_keys"]
+    assert any("audio tower" in str(n) for n in info["notes"]) and any("not" in str(n) for n in info["notes"])
 
 
 def test_mistral3_vision_tower_is_reported_exactly():
