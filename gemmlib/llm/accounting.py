@@ -560,11 +560,13 @@ def _hyper_ops(cfg: ModelConfig, wl: Workload, run: _Run, *, layers: int) -> lis
     for every token. The weights are fp32 (transformers keeps them so)."""
     n, d, sz = cfg.hyper_streams, cfg.hidden, _Sizes(cfg, wl)
     runs = 2 * layers * run.steps
-    per = (2 + n) * n
+    per = cfg.hyper_weights
     ops = [_linear("hc_pre", phase=run.phase, m=run.tokens, k=n * d, n=per, runs=runs, weight_reads=runs,
                    w_bytes=per * n * d * 4.0, sz=sz,
                    note=Text(N_("hyper-connections: the {n} streams to their mixing weights, before the attention and "
                                 "the MLP"), n=n))]
+    if not cfg.hyper_mix:  # HY-V4's iHC: the streams collapsed and expanded, never mixed by a matrix
+        return ops
     rows = runs * run.tokens
     ops.append(Op("hc_mix", run.phase, n, d, n, rows, 2 * n * n * d * rows, 0.0, 2 * rows * n * d * sz.a, 0.0,
                   Text(N_("hyper-connections: each token's {n} streams mixed by its {n} × {n} weights"), n=n),

@@ -150,6 +150,9 @@ def _attention_linears(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
         out += [Linear(f"{p}.kv_a_proj_with_mqa", "attention", rkv + dr, h, cfg.qkv_bias, i, (("kv_a_proj", rkv + dr),)),
                 Linear(f"{p}.kv_b_proj", "attention", kvb, rkv, False, i, (("kv_b_proj", kvb),)),
                 Linear(f"{p}.{n['o']}", "attention", h, cfg.o_dim, cfg.o_bias, i, (("o_proj", h),))]
+        if cfg.gate_proj_width:  # HY-V4: a gate on the attention output
+            out.append(Linear(f"{p}.gate_proj", "attention", cfg.gate_proj_width, h, False, i,
+                              (("attn_gate", cfg.gate_proj_width),)))
         if cfg.is_dsa and (i >= cfg.layers or cfg.attention_kinds[i] == "I"):  # DeepSeek Sparse Attention's indexer
             hi, di = cfg.index_heads, cfg.index_head_dim
             out += [Linear(f"{p}.indexer.wq_b", "attention", hi * di, rq, False, i, (("index_q", hi * di),)),
@@ -340,7 +343,7 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
             rows.append((f"{prefix}.qk_norm", (1 if shape.kv_reused else 2) * shape.head_dim * nw, ""))
         elif cfg.qk_norm == "width":
             rows.append((f"{prefix}.qk_norm", (cfg.q_dim + cfg.kv_dim) * nw, ""))
-        if shape.attention_sinks and not cfg.is_mla and akind in ATTENTION_LETTERS and not cfg.compressed_attention:
+        if shape.attention_sinks and akind in ATTENTION_LETTERS and not cfg.compressed_attention:
             rows.append((f"{prefix}.sinks", cfg.heads, ""))
         if cfg.attn_gate_bias and akind in ATTENTION_LETTERS:
             rows.append((f"{prefix}.gate_bias", cfg.heads, ""))
@@ -351,8 +354,9 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
         if hashed:  # DeepSeek-V4: the token → experts table of a hash-routed layer (int64, as transformers holds it)
             rows.append((f"{prefix}.tid2eid", cfg.vocab * cfg.experts_per_token, "int64"))
         if cfg.hyper_streams:  # two hyper-connections: projection, bias, scales (fp32)
-            n = cfg.hyper_streams
-            rows.append((f"{prefix}.hyper_connections", 2 * ((2 + n) * n * n * h + (2 + n) * n + 3), "float32"))
+            n, per = cfg.hyper_streams, cfg.hyper_weights
+            rows.append((f"{prefix}.hyper_connections", 2 * (per * n * h + per + (3 if cfg.hyper_mix else 2)),
+                         "float32"))
         if dense and cfg.activation_params:
             rows.append((f"{prefix}.mlp.act_fn", cfg.activation_params, ""))
         return rows

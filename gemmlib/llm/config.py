@@ -295,7 +295,9 @@ class ModelConfig:
     o_lora_rank: int = 0
     csa_rate: int = 0
     hca_rate: int = 0
-    hyper_streams: int = 0  # manifold-constrained hyper-connections (hc_mult): the residual as n streams; 0 none
+    hyper_streams: int = 0  # hyper-connections (hc_mult): the residual as n streams; 0 none
+    hyper_mix: bool = True  # DeepSeek-V4's manifold-constrained ones also mix the streams by an n × n matrix per token;
+    # HY-V4's independent ones (iHC) only collapse and expand them
     hash_layers: int = 0  # MoE layers routed by a token-id table (tid2eid, a checkpoint buffer) instead of top-k
 
     def __post_init__(self) -> None:
@@ -367,7 +369,7 @@ class ModelConfig:
                   "fused_gate_up", "parallel_block", "lm_head_bias", "shared_expert_gate", "router_bias",
                   "expert_bias", "router_score_bias", "score_bias_param", "attn_output_gate", "no_positions",
                   "full_k_eq_v", "k_eq_v", "router_scales", "kv_reused", "sliding_sinks_only", "embedding_norm",
-                  "compressed_attention", "attn_gate_bias"):
+                  "compressed_attention", "attn_gate_bias", "hyper_mix"):
             if not isinstance(getattr(self, f), bool):
                 raise InputError(N_("{field} must be true or false, got {value!r}"),
                                  field=f, value=getattr(self, f))
@@ -472,8 +474,6 @@ class ModelConfig:
         if self.attn_gate not in ATTN_GATES:
             raise InputError(N_("attn_gate must be one of {choices}, got {value!r}"),
                              choices=", ".join(repr(g) for g in ATTN_GATES), value=self.attn_gate)
-        if self.attn_gate and self.is_mla:
-            raise InputError(N_("an attention output gate is not read for MLA"))
         if self.attn_gate_bias and not self.attn_gate:
             raise InputError(N_("a bias on the attention output gate needs the gate (attn_gate)"))
 
@@ -597,7 +597,7 @@ class ModelConfig:
     @property
     def gate_proj_width(self) -> int:
         """Output width of a separate attention-output gate projection: one per head, one per element, or none."""
-        return {"head": self.heads, "element": self.q_dim}.get(self.attn_gate, 0)
+        return {"head": self.heads, "element": self.o_dim}.get(self.attn_gate, 0)
 
     @property
     def k_proj_width(self) -> int:
@@ -712,7 +712,8 @@ class ModelConfig:
             p += h * (rkv + dr) + ((rkv + dr) if b else 0) + rkv  # kv_a_proj_with_mqa, kv_a_layernorm
             p += rkv * H * (self.nope_head_dim + self.v_head_dim)  # kv_b_proj
             p += self.o_dim * h + (h if self.o_bias else 0)
-            return p
+            # HY-V4: a gate on the attention output and a sink per head
+            return p + h * self.gate_proj_width + (H if self.attention_sinks else 0)
         if self.compressed_attention:  # DeepSeek-V4: q_a_proj, its norm, q_b_proj, kv_proj, its norm, o_a, o_b, sinks
             rq, hd = self.q_lora_rank, self.head_dim
             return (h * rq + rq + rq * self.q_dim + h * hd + hd + self.o_dim * self.o_lora_rank
@@ -750,15 +751,21 @@ class ModelConfig:
         kinds = self.attention_kinds
         return sum(kinds.count(k) * self._compressor_params(k, matmul=matmul) for k in COMPRESSED_LETTERS)
 
+    @property
+    def hyper_weights(self) -> int:
+        """The mixing weights one hyper-connection makes per token: n to collapse the streams, n to expand the output,
+        and (manifold-constrained, :attr:`hyper_mix`) n × n to mix them."""
+        n = self.hyper_streams
+        return (2 + n) * n if self.hyper_mix else 2 * n
+
     def _hyper_params(self, *, matmul: bool = False) -> int:
-        """Manifold-constrained hyper-connections over n streams: in every layer two (before the attention and the
-        MLP), each a [n·hidden → (2 + n)·n] projection of the streams with a bias and 3 scales; one [n·hidden → n]
-        at the end with a bias and a scale (``matmul``: the projections only)."""
-        n, d = self.hyper_streams, self.hidden
+        """Hyper-connections over n streams: in every layer two (before the attention and the MLP), each an
+        [n·hidden → weights] projection of the streams with a bias and a scale per kind of weight (3, or 2 without the
+        mix); one [n·hidden → n] at the end with a bias and a scale (``matmul``: the projections only)."""
+        n, d, per = self.hyper_streams, self.hidden, self.hyper_weights
         if not n:
             return 0
-        per = (2 + n) * n
-        return (2 * self.layers * (per * n * d + (0 if matmul else per + 3))
+        return (2 * self.layers * (per * n * d + (0 if matmul else per + (3 if self.hyper_mix else 2)))
                 + n * n * d + (0 if matmul else n + 1))
 
     def _mlp_params(self, width: int | None = None, bias: bool | None = None) -> int:
@@ -904,7 +911,8 @@ class ModelConfig:
         if self.is_mla:
             rq, rkv, dr = self.q_lora_rank, self.kv_lora_rank, self.rope_head_dim
             return ((h * rq + rq * self.q_dim if rq else h * self.q_dim) + h * (rkv + dr)
-                    + rkv * self.heads * (self.nope_head_dim + self.v_head_dim) + self.o_dim * h)
+                    + rkv * self.heads * (self.nope_head_dim + self.v_head_dim) + self.o_dim * h
+                    + h * self.gate_proj_width)
         return h * (self.q_proj_width + self.k_proj_width + self.v_proj_width + self.gate_proj_width) + self.o_dim * h
 
     # ----- the KV cache ------------------------------------------------------------------

@@ -52,7 +52,7 @@ SUPPORTED_MODEL_TYPES = (
     "persimmon", "stablelm", "gpt_neo", "mpt", "gemma4_text", "gemma4", "gemma4_unified_text", "gemma4_unified",
     "gemma3n_text", "gemma3n", "jais2", "mimo_v2_flash", "lfm3", "laguna", "dbrx", "bloom", "opt", "biogpt",
     "deepseek_v4", "mellum", "nanochat", "hyperclovax", "flint", "axk1", "beam", "lara_mini",
-    "apertus1p5_text", "apertus1p5",
+    "apertus1p5_text", "apertus1p5", "hy_v4",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -100,6 +100,7 @@ ARCHITECTURES = {
     "NanoChatForCausalLM": "nanochat", "HyperCLOVAXForCausalLM": "hyperclovax", "FlintForCausalLM": "flint",
     "AXK1ForCausalLM": "axk1", "BeamForCausalLM": "beam", "LaraMiniForCausalLM": "lara_mini",
     "Apertus1p5TextForCausalLM": "apertus1p5_text", "Apertus1p5ForConditionalGeneration": "apertus1p5",
+    "HYV4ForCausalLM": "hy_v4",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
 _WRAPPERS = {"apertus1p5": "apertus1p5_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
@@ -191,6 +192,9 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     "nanochat": frozenset({"head_dim"}),  # always hidden_size / heads
     "flint": frozenset({"use_sliding_window", "max_window_layers", "qkv_bias"}),  # removed by its config class
     # Beam: removed by its config class (its MLP kinds come from mlp_layer_types only)
+    # HY-V4: head dims derive from nope + rope; its routing groups, the iHC output scale and the sinks' initial value
+    # change no count
+    "hy_v4": frozenset({"head_dim", "qk_head_dim", "hc_magnitude", "hc_eps", "learnable_sink_init"}),
     # Lara Mini: removed by its config class; Qwen3-Next's interval is not read (layer_types always set)
     "lara_mini": frozenset({"intermediate_size", "decoder_sparse_step", "mlp_only_layers", "full_attention_interval",
                             "partial_rotary_factor"}),
@@ -602,6 +606,11 @@ DEFAULTS: dict[str, dict] = {
                   sliding_window=513, moe_intermediate_size=512, shared_expert_intermediate_size=1024,
                   num_experts_per_tok=6, num_experts=256, decoder_sparse_step=1, mlp_only_layers=[0, 1],
                   tie_word_embeddings=False, max_position_embeddings=262144),
+    "hy_v4": dict(vocab_size=120832, hidden_size=2816, intermediate_size=6912, moe_intermediate_size=768,
+                  num_hidden_layers=34, num_attention_heads=32, num_key_value_heads=32, n_routed_experts=256,
+                  n_shared_experts=1, num_experts_per_tok=8, q_lora_rank=1536, kv_lora_rank=512, qk_nope_head_dim=192,
+                  qk_rope_head_dim=64, v_head_dim=256, index_topk=2048, index_head_dim=128, index_n_heads=16,
+                  hc_mult=4, attention_bias=False, tie_word_embeddings=False, max_position_embeddings=262144),
     "lara_mini": dict(vocab_size=151936, hidden_size=1024, num_hidden_layers=34, num_attention_heads=16,
                       num_key_value_heads=4, head_dim=128, moe_intermediate_size=512,
                       shared_expert_intermediate_size=512, num_experts=128, num_experts_per_tok=4,
@@ -740,6 +749,7 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
     "deepseek_v32": {"n_routed_experts": ("num_experts",)},
     "mellum": {"num_local_experts": ("num_experts",), "num_nextn_predict_layers": ("num_mtp_layers",)},
     "axk1": {"n_routed_experts": ("num_local_experts",)},
+    "hy_v4": {"n_routed_experts": ("num_local_experts",)},
     "deepseek_v4": {"n_routed_experts": ("num_local_experts",), "moe_intermediate_size": ("intermediate_size",)},
     "glm_moe_dsa": {"n_routed_experts": ("num_experts",)},
     "granitemoehybrid": {"layer_types": ("layers_block_type",)},
@@ -1994,6 +2004,28 @@ def _read_flint(r: _Read) -> dict:
     return c
 
 
+def _read_hy_v4(r: _Read) -> dict:
+    """HY-V4 (Hunyuan 4): GLM-5's attention — MLA with DeepSeek Sparse Attention, an indexer of its own in the
+    ``indexer_types`` "full" layers (by default the first and every fourth from the second), the others reusing its
+    choice — with a sigmoid gate per element on the attention output and a learned sink per head; independent
+    hyper-connections (iHC: ``hc_mult`` streams collapsed before and expanded after each block, not mixed); a dense
+    first layer (``mlp_layer_types``), then DeepSeek-V3's mixture with shared experts."""
+    layers = r.whole("num_hidden_layers")
+    moe = _type_list(r, "mlp_layer_types", {"sparse": "M", "dense": "D"}, layers)
+    _type_list(r, "layer_types", {"indexed_attention": "I"}, layers)
+    types = r.get("indexer_types")
+    if types is None:
+        types = ["full" if i == 0 or (i - 1) % 4 == 0 else "shared" for i in range(layers)]
+    if not isinstance(types, list) or len(types) != layers or set(types) - {"full", "shared"} or types[0] != "full":
+        raise InputError(N_("{family}: the indexer types must list 'full' or 'shared' for each of the {layers} layers, "
+                            "the first 'full'"), family=r.family, layers=layers)
+    c = _read_deepseek(r, moe_layers="".join(moe) if moe else "D" + "M" * (layers - 1))
+    c.update(router_score_bias=True, index_heads=r.whole("index_n_heads"), index_head_dim=r.whole("index_head_dim"),
+             index_topk=r.whole("index_topk"), layer_types="".join("I" if t == "full" else "F" for t in types),
+             attn_gate="element", attention_sinks=True, hyper_streams=r.whole("hc_mult"), hyper_mix=False)
+    return c
+
+
 def _read_lara_mini(r: _Read) -> dict:
     """Lara Mini: Qwen3.5's Gated DeltaNet layers beside sliding attention layers and full ones without positions
     (by default the period linear, sliding, linear, full, sliding), their attention Qwen3's (qk-norm per head, no
@@ -2545,7 +2577,7 @@ _READERS = {
     "lfm3": _read_lfm3, "laguna": _read_laguna, "dbrx": _read_dbrx, "bloom": _read_bloom, "opt": _read_opt,
     "biogpt": _read_biogpt, "deepseek_v4": _read_deepseek_v4, "mellum": _read_mellum, "nanochat": _read_nanochat,
     "hyperclovax": _read_hyperclovax, "flint": _read_flint, "axk1": _read_axk1, "beam": _read_beam,
-    "lara_mini": _read_lara_mini, "apertus1p5_text": _read_apertus1p5_text,
+    "lara_mini": _read_lara_mini, "apertus1p5_text": _read_apertus1p5_text, "hy_v4": _read_hy_v4,
 }
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 

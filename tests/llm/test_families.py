@@ -266,6 +266,13 @@ TINY: dict[str, tuple[str, dict]] = {
     "flint": ("flint", dict(B, head_dim=24, num_experts=4, moe_intermediate_size=32, shared_expert_intermediate_size=48,
                             sliding_window=4, attention_bias=True, mlp_only_layers=[0],
                             layer_types=["full_attention", "sliding_attention"], **MOE)),
+    # HY-V4: GLM-5's MLA + DSA (an indexer in the first and third layers, the second reusing it), a gate per element and
+    # a sink per head on the attention output, iHC over 3 streams, a dense first layer
+    "hy_v4": ("hy_v4", dict(B, num_hidden_layers=3, q_lora_rank=40, n_shared_experts=1, n_group=1, topk_group=1,
+                            index_n_heads=2, index_head_dim=16, index_topk=4, hc_mult=3,
+                            indexer_types=["full", "shared", "full"], mlp_layer_types=["dense", "sparse", "sparse"],
+                            pad_token_id=None, bos_token_id=None, eos_token_id=None,
+                            **{k: v for k, v in MLA.items() if k != "first_k_dense_replace"}, **MOE)),
     # Apertus 1.5's decoder: its LM head pruned to the first 128 of 160 rows
     "apertus1p5_text": ("apertus1p5_text", dict(B, vocab_size=160, output_vocab_size=128, pad_token_id=None)),
     # Beam: a gated attention output with a bias per head, a sliding layer and a full (NoPE) one, four norms per layer
@@ -354,6 +361,7 @@ def test_the_tiny_models_exercise_the_features():
     assert cfgs["flint"].attention_sinks and cfgs["flint"].moe_layers == "DM" and cfgs["flint"].layer_types == "FS"
     assert cfgs["axk1"].moe_layers == "DDM" and cfgs["axk1"].moe_norms == 1 and cfgs["axk1"].is_mla
     assert cfgs["beam"].layer_types == "SF" and cfgs["beam"].attn_gate_bias and cfgs["beam"].norms_per_layer == 4
+    assert cfgs["hy_v4"].layer_types == "IFI" and not cfgs["hy_v4"].hyper_mix and cfgs["hy_v4"].attn_gate == "element"
     assert cfgs["ministral3"].layer_types == "SS" and cfgs["ministral3_full"].layer_types == ""
     assert cfgs["exaone_num_layers"].layers == 2 and cfgs["hunyuan_v1_dense"].qk_norm == "head"
     assert cfgs["deepseek_v32"].is_dsa and cfgs["deepseek_v32"].kv_elements_of("I") == 32 + 8 + 16
