@@ -768,9 +768,10 @@ def _mlp_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, mkind: st
         ops.append(_linear(dn, m=tokens, k=cfg.ffn, n=d, runs=runs, weight_reads=runs, w_bytes=sz.w(dn, "D"),
                            note=dense, **lin))
         return ops
-    e, k, fe = cfg.experts, cfg.experts_per_token, cfg.expert_ffn
-    ops.append(_linear("router", m=tokens, k=d, n=e, runs=runs, weight_reads=runs, w_bytes=sz.w("router", "M"),
-                       note=Text(N_("per layer: scores every expert for every token")), **lin))
+    e, k, fe = cfg.experts, cfg.routed_per_token, cfg.expert_ffn
+    ops.append(_linear("router", m=tokens, k=d, n=cfg.router_width, runs=runs, weight_reads=runs,
+                       w_bytes=sz.w("router", "M"), note=Text(N_("per layer: scores every expert for every token")),
+                       **lin))
     if cfg.experts_compute == "all":
         reached, per_token = e, e
         e_note = Text(N_("every one of the {experts} experts runs on every token (dense bmm, as transformers' "
@@ -779,6 +780,10 @@ def _mlp_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, mkind: st
         reached, per_token = min(e, tokens * k), k
         e_note = Text(N_("routed experts: each token through {k} of {experts} experts (count = layers × {k}); "
                          "weights of {reached} experts read"), k=k, experts=e, reached=reached)
+        if cfg.zero_experts:
+            e_note = Text.joined([e_note, Text(N_("of its {slots} choices among {experts} experts and {zero} "
+                                                  "zero-computation ones, their share of real ones"),
+                                               slots=cfg.experts_per_token, experts=e, zero=cfg.zero_experts)])
     e_runs = runs * per_token
     names = ("gate_proj", "up_proj") if cfg.mlp == "gated" else ("up_proj",)
     for nm in names:
@@ -1010,7 +1015,7 @@ def _other_group_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, a
                                 note=Text(N_("scale, mask and softmax each read and write the scores"))))
     act_names = {"D": "dense_activation" if cfg.is_moe else "activation", "M": "activation"}
     if mkind == "M":
-        per = cfg.experts if cfg.experts_compute == "all" else cfg.experts_per_token
+        per = cfg.routed_per_token
         acts = [("activation", per * cfg.expert_ffn, True)]
         if cfg.shared_expert_ffn:
             acts.append(("shared_activation", cfg.shared_expert_ffn, False))
@@ -1025,7 +1030,7 @@ def _other_group_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, a
                            note=_activation_note(cfg, name))
         ops.append(replace(act, routed=routed))
     if mkind == "M":
-        k, e = cfg.experts_per_token, cfg.experts
+        k, e = cfg.computing_per_token, cfg.router_width
         ops.append(_elementwise("moe_routing", run.phase, rows=tokens, width=e, count=runs,
                                 elements=2 * rows_total * e + 4 * rows_total * k * d,
                                 flops=5 * rows_total * e + 2 * rows_total * k * d, sz=sz,
@@ -1056,7 +1061,7 @@ def _quantize_ops(cfg: ModelConfig, run: _Run, sz: _Sizes, *, akind: str, mkind:
     elif akind != "-":
         inner += d  # a mixer's out_proj input (its inner width is the mixer's; the hidden width stands in)
     if mkind == "M":
-        per = cfg.experts if cfg.experts_compute == "all" else cfg.experts_per_token
+        per = cfg.routed_per_token
         inner += per * cfg.expert_ffn + cfg.shared_expert_ffn
     elif mkind == "D":
         inner += cfg.ffn

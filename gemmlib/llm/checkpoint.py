@@ -218,7 +218,8 @@ def _mlp(cfg: ModelConfig, i: int, n: dict, kind: str) -> list[Linear]:
         out.append(Linear(f"{p}.{n['mlp']}.{n['down']}", "mlp", h, f, cfg.mlp_bias, i, ((d, h),)))
         return out
     m, fe, e = f"{p}.{n['moe']}" if n["moe"] else p, cfg.expert_ffn, cfg.experts
-    out.append(Linear(f"{m}.{n['router']}", "router", e, h, cfg.router_bias, i, (("router", e),)))
+    r = cfg.router_width  # zero-computation experts (LongCat-Flash) have router rows and no weights
+    out.append(Linear(f"{m}.{n['router']}", "router", r, h, cfg.router_bias, i, (("router", r),)))
     if cfg.fused_gate_up and cfg.family in _EXPERTS_3D:  # 3-D [E, h, 2f] and [E, f, h] parameters
         out += [Linear(f"{m}.experts.gate_up_proj", "expert", 2 * fe, h, cfg.expert_bias, i,
                        (("gate_proj", fe), ("up_proj", fe)), count=e, fused_experts="gate_up_proj"),
@@ -350,7 +351,7 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
         if moe and cfg.router_scales:
             rows.append((f"{prefix}.router.scales", h + cfg.experts, ""))
         if moe and cfg.router_score_bias and not hashed:
-            rows.append((f"{prefix}.e_score_correction_bias", cfg.experts, "float32"))
+            rows.append((f"{prefix}.e_score_correction_bias", cfg.router_width, "float32"))
         if hashed:  # DeepSeek-V4: the token → experts table of a hash-routed layer (int64, as transformers holds it)
             rows.append((f"{prefix}.tid2eid", cfg.vocab * cfg.experts_per_token, "int64"))
         if cfg.hyper_streams:  # two hyper-connections: projection, bias, scales (fp32)

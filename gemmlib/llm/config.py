@@ -255,6 +255,7 @@ class ModelConfig:
     router_bias: bool = False
     expert_bias: bool = False
     experts_compute: str = "routed"  # "all": every expert on every token (Llama 4 in transformers)
+    zero_experts: int = 0  # LongCat-Flash: identity experts the router may also pick (no weights, no compute)
     # ----- what the checkpoint stores besides the model -----------------------------------------
     router_score_bias: bool = False  # DeepSeek-V3 / GLM: e_score_correction_bias, a buffer per MoE layer
     score_bias_param: bool = False  # ERNIE 4.5: that bias is a parameter (counted in params), not a buffer
@@ -309,7 +310,7 @@ class ModelConfig:
                   "max_positions", "expert_ffn", "shared_expert_ffn", "mtp_layers", "full_head_dim",
                   "full_kv_heads", "moe_norms", "kv_shared_ffn", "per_layer_input", "per_layer_vocab",
                   "altup_inputs", "laurel_rank", "o_groups", "o_lora_rank", "csa_rate", "hca_rate",
-                  "hyper_streams", "hash_layers", "output_vocab"):
+                  "hyper_streams", "hash_layers", "output_vocab", "zero_experts"):
             object.__setattr__(self, f, _whole(f, getattr(self, f), minimum=0))
         for f in ("norms_per_layer",):
             object.__setattr__(self, f, _whole(f, getattr(self, f)))
@@ -346,9 +347,9 @@ class ModelConfig:
         if self.experts == 1:
             raise InputError(N_("a mixture of experts needs at least 2 experts (use 0 for a dense MLP)"))
         if self.experts:
-            if self.experts_per_token < 1 or self.experts_per_token > self.experts:
+            if self.experts_per_token < 1 or self.experts_per_token > self.experts + self.zero_experts:
                 raise InputError(N_("experts per token must be between 1 and {experts}, got {experts_per_token}"),
-                                 experts=self.experts, experts_per_token=self.experts_per_token)
+                                 experts=self.experts + self.zero_experts, experts_per_token=self.experts_per_token)
             if self.expert_ffn == 0:
                 object.__setattr__(self, "expert_ffn", self.ffn)
         else:
@@ -360,6 +361,8 @@ class ModelConfig:
                 raise InputError(N_("{field} is set but experts is 0 (a dense model)"), field="moe layers")
             if self.moe_norms:
                 raise InputError(N_("{field} is set but experts is 0 (a dense model)"), field="moe norms")
+            if self.zero_experts:
+                raise InputError(N_("{field} is set but experts is 0 (a dense model)"), field="zero experts")
             for f in ("shared_expert_gate", "router_bias", "expert_bias", "router_score_bias", "score_bias_param",
                       "router_scales"):
                 if getattr(self, f):
@@ -784,8 +787,9 @@ class ModelConfig:
     def _router_params(self) -> int:
         if not self.is_moe:
             return 0
-        return (self.hidden * self.experts + (self.experts if self.router_bias else 0)
-                + (self.experts if self.router_score_bias and self.score_bias_param else 0)
+        e = self.router_width
+        return (self.hidden * e + (e if self.router_bias else 0)
+                + (e if self.router_score_bias and self.score_bias_param else 0)
                 + (self.hidden + self.experts if self.router_scales else 0))
 
     def _shared_params(self) -> int:
@@ -861,7 +865,27 @@ class ModelConfig:
         return sum(b.values())
 
     def _routed_experts_run(self) -> int:
-        return self.experts if self.experts_compute == "all" else self.experts_per_token
+        return self.routed_per_token
+
+    @property
+    def routed_per_token(self) -> int:
+        """Experts that compute for each token: k of a MoE (every expert where all run); with zero-computation experts
+        (LongCat-Flash) the k choices' share of real ones, k × E / (E + Z) rounded (its router's bias steers toward
+        that expectation)."""
+        return self.experts if self.experts_compute == "all" else self.computing_per_token
+
+    @property
+    def computing_per_token(self) -> int:
+        """The routed experts a token's k choices reach that compute: k, or with zero-computation experts their share
+        of the choices (whatever the execution of the experts)."""
+        if self.zero_experts:
+            return max(1, round(self.experts_per_token * self.experts / (self.experts + self.zero_experts)))
+        return self.experts_per_token
+
+    @property
+    def router_width(self) -> int:
+        """The router's outputs: one per expert, zero-computation ones included."""
+        return self.experts + self.zero_experts
 
     def extra_checkpoint_params(self) -> dict[str, int]:
         """Elements the checkpoint stores besides the model's parameters: the router score-bias buffers
@@ -869,7 +893,7 @@ class ModelConfig:
         a norm and copies of the embedding and the LM head, as DeepSeek-V3 and GLM-4.5 store them)."""
         moe_layer = (self._attn_params() + self._indexer_params() + self.norms_per_layer * self._norm_params()
                      + self.experts * self._expert_params() + self._shared_params() + self._router_params())
-        buffers_per_layer = self.experts if self.router_score_bias and not self.score_bias_param else 0
+        buffers_per_layer = self.router_width if self.router_score_bias and not self.score_bias_param else 0
         mtp = self.mtp_layers * (moe_layer + buffers_per_layer + 3 * self._norm_params()
                                  + 2 * self.hidden * self.hidden + 2 * self.vocab * self.hidden)
         # DeepSeek-V4's hash-routed layers keep a token → experts table (tid2eid) instead of a score-bias buffer
@@ -889,7 +913,7 @@ class ModelConfig:
         # the indexers' three projections (their key norm is no matmul)
         indexer = self.attention_kinds.count("I") * (self._indexer_params() - 2 * self.index_head_dim) if self.is_dsa else 0
         mats = self.mlp_mats
-        per_moe = (self._routed_experts_run() * mats * h * self.expert_ffn + h * self.experts
+        per_moe = (self._routed_experts_run() * mats * h * self.expert_ffn + h * self.router_width
                    + mats * h * self.shared_expert_ffn + (h if self.shared_expert_gate else 0))
         mixers = self.mixer_layer_count * self.mixer.matmul_params(h) if self.mixer else 0
         attn = self._per_kind(lambda c, k: c._attn_matmul_params() if k in ATTENTION_LETTERS else 0)
@@ -1020,6 +1044,8 @@ class ModelConfig:
                      "v_head_dim": self.v_head_dim,
                      "cache_per_token_layer": self.kv_elements_per_token_layer} if self.is_mla else None)
         d["experts"] = ({"experts": self.experts, "per_token": self.experts_per_token,
+                         **({"zero_experts": self.zero_experts, "computing_per_token": self.routed_per_token}
+                            if self.zero_experts else {}),
                          "expert_ffn": self.expert_ffn, "moe_layers": self.moe_layer_count,
                          "dense_layers": self.dense_layer_count, "pattern": _compress(self.mlp_kinds),
                          "shared_expert_ffn": self.shared_expert_ffn or None,

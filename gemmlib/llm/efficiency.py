@@ -528,7 +528,7 @@ class ShapeEfficiency:
         group = self._group(name)
         fused_member = group is not None and name in _FUSED_INTO
         if getattr(op, "routed", False):  # a grouped GEMM: each reached expert takes its tokens' rows
-            per_token = self.cfg.experts if self.cfg.experts_compute == "all" else self.cfg.experts_per_token
+            per_token = self.cfg.routed_per_token
             reached = max(1, min(self.cfg.experts, int(m) * per_token))
             m = max(1.0, m * per_token / reached)
         m, n, k = self._local(name, op.shard, m, n, k, routed=getattr(op, "routed", False))

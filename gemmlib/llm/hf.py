@@ -52,7 +52,7 @@ SUPPORTED_MODEL_TYPES = (
     "persimmon", "stablelm", "gpt_neo", "mpt", "gemma4_text", "gemma4", "gemma4_unified_text", "gemma4_unified",
     "gemma3n_text", "gemma3n", "jais2", "mimo_v2_flash", "lfm3", "laguna", "dbrx", "bloom", "opt", "biogpt",
     "deepseek_v4", "mellum", "nanochat", "hyperclovax", "flint", "axk1", "beam", "lara_mini",
-    "apertus1p5_text", "apertus1p5", "hy_v4",
+    "apertus1p5_text", "apertus1p5", "hy_v4", "longcat_flash",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -100,7 +100,7 @@ ARCHITECTURES = {
     "NanoChatForCausalLM": "nanochat", "HyperCLOVAXForCausalLM": "hyperclovax", "FlintForCausalLM": "flint",
     "AXK1ForCausalLM": "axk1", "BeamForCausalLM": "beam", "LaraMiniForCausalLM": "lara_mini",
     "Apertus1p5TextForCausalLM": "apertus1p5_text", "Apertus1p5ForConditionalGeneration": "apertus1p5",
-    "HYV4ForCausalLM": "hy_v4",
+    "HYV4ForCausalLM": "hy_v4", "LongcatFlashForCausalLM": "longcat_flash",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
 _WRAPPERS = {"apertus1p5": "apertus1p5_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
@@ -192,6 +192,8 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     "nanochat": frozenset({"head_dim"}),  # always hidden_size / heads
     "flint": frozenset({"use_sliding_window", "max_window_layers", "qkv_bias"}),  # removed by its config class
     # Beam: removed by its config class (its MLP kinds come from mlp_layer_types only)
+    # LongCat-Flash: head dims derive from nope + rope; its MLA scales change no count
+    "longcat_flash": frozenset({"head_dim", "qk_head_dim", "mla_scale_q_lora", "mla_scale_kv_lora"}),
     # HY-V4: head dims derive from nope + rope; its routing groups, the iHC output scale and the sinks' initial value
     # change no count
     "hy_v4": frozenset({"head_dim", "qk_head_dim", "hc_magnitude", "hc_eps", "learnable_sink_init"}),
@@ -606,6 +608,11 @@ DEFAULTS: dict[str, dict] = {
                   sliding_window=513, moe_intermediate_size=512, shared_expert_intermediate_size=1024,
                   num_experts_per_tok=6, num_experts=256, decoder_sparse_step=1, mlp_only_layers=[0, 1],
                   tie_word_embeddings=False, max_position_embeddings=262144),
+    "longcat_flash": dict(vocab_size=131072, hidden_size=6144, num_layers=28, num_attention_heads=64,
+                          ffn_hidden_size=12288, q_lora_rank=1536, kv_lora_rank=512, qk_nope_head_dim=128,
+                          qk_rope_head_dim=64, v_head_dim=128, moe_topk=12, n_routed_experts=512, zero_expert_num=256,
+                          expert_ffn_hidden_size=2048, attention_bias=False, tie_word_embeddings=False,
+                          max_position_embeddings=131072),
     "hy_v4": dict(vocab_size=120832, hidden_size=2816, intermediate_size=6912, moe_intermediate_size=768,
                   num_hidden_layers=34, num_attention_heads=32, num_key_value_heads=32, n_routed_experts=256,
                   n_shared_experts=1, num_experts_per_tok=8, q_lora_rank=1536, kv_lora_rank=512, qk_nope_head_dim=192,
@@ -750,6 +757,8 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
     "mellum": {"num_local_experts": ("num_experts",), "num_nextn_predict_layers": ("num_mtp_layers",)},
     "axk1": {"n_routed_experts": ("num_local_experts",)},
     "hy_v4": {"n_routed_experts": ("num_local_experts",)},
+    "longcat_flash": {"n_routed_experts": ("num_local_experts",), "moe_topk": ("num_experts_per_tok",),
+                      "ffn_hidden_size": ("intermediate_size",), "expert_ffn_hidden_size": ("moe_intermediate_size",)},
     "deepseek_v4": {"n_routed_experts": ("num_local_experts",), "moe_intermediate_size": ("intermediate_size",)},
     "glm_moe_dsa": {"n_routed_experts": ("num_experts",)},
     "granitemoehybrid": {"layer_types": ("layers_block_type",)},
@@ -2004,6 +2013,30 @@ def _read_flint(r: _Read) -> dict:
     return c
 
 
+def _read_longcat_flash(r: _Read) -> dict:
+    """LongCat-Flash: each of its ``num_layers`` blocks is two MLA attention layers each followed by a dense MLP
+    (``ffn_hidden_size``), and a MoE (a shortcut from the first attention layer's normed output, added at the block's
+    end) beside the first dense MLP; its router chooses ``moe_topk`` among ``n_routed_experts`` and
+    ``zero_expert_num`` zero-computation (identity) experts, with a score-correction buffer over both. Read as 2 ×
+    num_layers layers, the even ones a MoE whose always-on shared MLP is the dense one. transformers 5.24 allocates
+    gate/up rows for the zero-computation experts too (never used); the checkpoint's are counted."""
+    n = r.opt_whole("num_layers")
+    if n is None:
+        n = r.whole("num_hidden_layers") // 2  # the config class's property: 2 × num_layers
+    heads = r.whole("num_attention_heads")
+    r.get("num_key_value_heads")  # read and unused: kv_b_proj makes keys and values for every head
+    dn, dr, dv = r.whole("qk_nope_head_dim"), r.whole("qk_rope_head_dim"), r.whole("v_head_dim")
+    ab, ffn = r.flag("attention_bias"), r.whole("ffn_hidden_size")
+    return dict(hidden=r.whole("hidden_size"), layers=2 * n, heads=heads, kv_heads=heads, head_dim=dn + dr,
+                v_head_dim=dv, q_lora_rank=r.opt_whole("q_lora_rank") or 0, kv_lora_rank=r.whole("kv_lora_rank"),
+                rope_head_dim=dr, vocab=r.whole("vocab_size"), max_positions=r.opt_whole("max_position_embeddings") or 0,
+                qkv_bias=ab, o_bias=ab, ffn=ffn, experts=r.whole("n_routed_experts"),
+                experts_per_token=r.whole("moe_topk"), zero_experts=r.whole("zero_expert_num", minimum=0, default=0),
+                expert_ffn=r.whole("expert_ffn_hidden_size"), shared_expert_ffn=ffn, moe_layers="MD" * n,
+                router_bias=r.flag("router_bias"), router_score_bias=True, fused_gate_up=True,
+                tied_embeddings=r.flag("tie_word_embeddings"))
+
+
 def _read_hy_v4(r: _Read) -> dict:
     """HY-V4 (Hunyuan 4): GLM-5's attention — MLA with DeepSeek Sparse Attention, an indexer of its own in the
     ``indexer_types`` "full" layers (by default the first and every fourth from the second), the others reusing its
@@ -2578,6 +2611,7 @@ _READERS = {
     "biogpt": _read_biogpt, "deepseek_v4": _read_deepseek_v4, "mellum": _read_mellum, "nanochat": _read_nanochat,
     "hyperclovax": _read_hyperclovax, "flint": _read_flint, "axk1": _read_axk1, "beam": _read_beam,
     "lara_mini": _read_lara_mini, "apertus1p5_text": _read_apertus1p5_text, "hy_v4": _read_hy_v4,
+    "longcat_flash": _read_longcat_flash,
 }
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 

@@ -155,7 +155,7 @@ def mlp_width(cfg: ModelConfig) -> int:
     experts (every expert when all run) plus the shared expert."""
     widths = [cfg.ffn] if cfg.dense_layer_count else []
     if cfg.is_moe:
-        k = cfg.experts if cfg.experts_compute == "all" else cfg.experts_per_token
+        k = cfg.routed_per_token
         widths.append(k * cfg.expert_ffn + cfg.shared_expert_ffn)
     return max(widths)
 
@@ -243,9 +243,9 @@ def _dropped(term: str, cfg: ModelConfig, modules: tuple[str, ...]) -> float:
         if ("moe" in modules and cfg.is_moe) or ("mlp" in modules and not cfg.is_moe):
             share = 1.0
         elif cfg.is_moe:
-            f = cfg.experts_per_token * cfg.expert_ffn + cfg.shared_expert_ffn
+            f = cfg.computing_per_token * cfg.expert_ffn + cfg.shared_expert_ffn
             if "moe_act" in modules and term == "down-projection input":
-                share = max(share, cfg.experts_per_token * cfg.expert_ffn / f)
+                share = max(share, cfg.computing_per_token * cfg.expert_ffn / f)
             if "shared_experts" in modules:  # the shared expert's part of the MLP's width too
                 share = min(1.0, share + cfg.shared_expert_ffn / f)
     if "mla_up_proj" in modules and cfg.is_mla and term in ("Q", "K", "V"):
@@ -270,7 +270,7 @@ def layer_activation_bytes(cfg: ModelConfig, seq_len: int, micro_batch: float, *
         # torchtitan's op policy keeps the layer's input, the outputs of its 1st, 3rd, 5th and 7th matmul (q, v,
         # gate, down) and the attention kernel's output with its fp32 log-sum-exp; it recomputes the rest
         sb = seq_len * micro_batch
-        f = cfg.experts_per_token * cfg.expert_ffn + cfg.shared_expert_ffn if cfg.is_moe else cfg.ffn
+        f = cfg.computing_per_token * cfg.expert_ffn + cfg.shared_expert_ffn if cfg.is_moe else cfg.ffn
         hidden = 2 * cfg.hidden / (tp if sp else 1)
         split = (cfg.q_dim + cfg.o_dim + f) / tp + cfg.v_dim / kv_split(cfg, tp)
         return act_bytes * sb * (hidden + split) + 4 * cfg.heads / tp * sb

@@ -470,7 +470,7 @@ def forward_collectives(ops: list[Op] | tuple[Op, ...], cfg: ModelConfig, wl: Wo
     tp_link = par.link("tp", hw) if t > 1 else None
     etp_link = par.link("tp", hw, et) if et > 1 else None  # the expert TP ranks are neighbours, as the TP ones
     ep_link = par.all_to_all_link("ep", hw) if e > 1 else None
-    k = max(1, cfg.experts if cfg.experts_compute == "all" else cfg.experts_per_token)  # expert runs per token
+    k = max(1, cfg.routed_per_token)  # expert runs per token
     out: list[Collective | None] = []
     for o in ops:
         if o.name == "shared_down_proj":

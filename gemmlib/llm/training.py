@@ -375,7 +375,7 @@ def _expert_sort(cfg: ModelConfig, wl: Workload, par: Parallel, stage_layers: in
     if not cfg.is_moe or par.ep == 1 or cfg.experts // par.ep < 2:
         return None
     a = wire_bytes(wl)[0]  # the 16-bit tokens the all-to-all received (Megatron's dispatcher does not quantize them)
-    k = cfg.experts if cfg.experts_compute == "all" else cfg.experts_per_token
+    k = cfg.routed_per_token
     moe_layers = sum(1 for kind in cfg.mlp_kinds if kind == "M") * stage_layers / cfg.layers
     copies = wl.batch * wl.seq_len / (par.attn_ep * par.cp) * k / par.tp  # routed token copies this rank sends
     return Op("moe_sort", "prefill", int(copies), cfg.hidden, 0, max(1, round(2 * moe_layers)), 0,

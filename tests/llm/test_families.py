@@ -273,6 +273,13 @@ TINY: dict[str, tuple[str, dict]] = {
                             indexer_types=["full", "shared", "full"], mlp_layer_types=["dense", "sparse", "sparse"],
                             pad_token_id=None, bos_token_id=None, eos_token_id=None,
                             **{k: v for k, v in MLA.items() if k != "first_k_dense_replace"}, **MOE)),
+    # LongCat-Flash: one block of two MLA layers, two dense MLPs and a shortcut MoE (no zero-computation expert here:
+    # with them the experts a token reaches depend on the data; their count is checked below)
+    "longcat_flash": ("longcat_flash", dict(hidden_size=64, num_layers=1, num_attention_heads=4, vocab_size=128,
+                                            max_position_embeddings=64, ffn_hidden_size=96, expert_ffn_hidden_size=32,
+                                            n_routed_experts=4, zero_expert_num=0, moe_topk=2, q_lora_rank=40,
+                                            kv_lora_rank=32, qk_nope_head_dim=16, qk_rope_head_dim=8, head_dim=8,
+                                            v_head_dim=12, pad_token_id=None, bos_token_id=None, eos_token_id=None)),
     # Apertus 1.5's decoder: its LM head pruned to the first 128 of 160 rows
     "apertus1p5_text": ("apertus1p5_text", dict(B, vocab_size=160, output_vocab_size=128, pad_token_id=None)),
     # Beam: a gated attention output with a bias per head, a sliding layer and a full (NoPE) one, four norms per layer
@@ -362,6 +369,7 @@ def test_the_tiny_models_exercise_the_features():
     assert cfgs["axk1"].moe_layers == "DDM" and cfgs["axk1"].moe_norms == 1 and cfgs["axk1"].is_mla
     assert cfgs["beam"].layer_types == "SF" and cfgs["beam"].attn_gate_bias and cfgs["beam"].norms_per_layer == 4
     assert cfgs["hy_v4"].layer_types == "IFI" and not cfgs["hy_v4"].hyper_mix and cfgs["hy_v4"].attn_gate == "element"
+    assert cfgs["longcat_flash"].moe_layers == "MD" and cfgs["longcat_flash"].shared_expert_ffn == 96
     assert cfgs["ministral3"].layer_types == "SS" and cfgs["ministral3_full"].layer_types == ""
     assert cfgs["exaone_num_layers"].layers == 2 and cfgs["hunyuan_v1_dense"].qk_norm == "head"
     assert cfgs["deepseek_v32"].is_dsa and cfgs["deepseek_v32"].kv_elements_of("I") == 32 + 8 + 16
@@ -985,6 +993,29 @@ def test_beam_config_defaults_come_to_its_names_counts():
     cfg, info = read_config(json.loads(AutoConfig.for_model("beam").to_json_string()))
     assert (round(cfg.params / 1e9), round(cfg.active_params / 1e9)) == (501, 23) and not info["unknown_keys"]
     assert cfg.layer_types.count("F") == 9 and cfg.moe_layers.startswith("DDDM")
+
+
+def test_longcat_flash_counts_its_zero_computation_experts():
+    """LongCat-Flash: the config class's defaults (its docstring names meituan-longcat/LongCat-Flash-Chat as their
+    checkpoint) come to the card's 560 B total and 27 B activated on average (without the embedding), its 12 choices
+    among 512 experts and 256 zero-computation ones counted at their share, 8 that compute; the router scores all 768.
+    transformers 5.24 allocates gate/up rows for the zero-computation experts too, never used: numel() exceeds the
+    checkpoint's count by exactly those rows."""
+    from transformers import AutoConfig
+
+    cfg, info = read_config(json.loads(AutoConfig.for_model("longcat_flash").to_json_string()))
+    assert round(cfg.params / 1e10) == 56 and round((cfg.active_params - cfg.vocab * cfg.hidden) / 1e9) == 27
+    assert (cfg.layers, cfg.computing_per_token, cfg.router_width) == (56, 8, 768) and not info["unknown_keys"]
+    ops = {o.name: o for o in prefill_ops(cfg, Workload(batch=1, seq_len=64, new_tokens=0))}
+    assert ops["gate_proj"].count == 28 * 8 and ops["router"].n == 768 and ops["shared_gate_proj"].count == 28
+    keys = dict(num_layers=2, zero_expert_num=3, n_routed_experts=4, moe_topk=3, hidden_size=64, ffn_hidden_size=96,
+                expert_ffn_hidden_size=32, num_attention_heads=4, vocab_size=128, q_lora_rank=40, kv_lora_rank=32,
+                qk_nope_head_dim=16, qk_rope_head_dim=8, head_dim=8, v_head_dim=12)
+    hf = AutoConfig.for_model("longcat_flash", **keys)
+    with torch.device("meta"):
+        model = AutoModelForCausalLM.from_config(hf)
+    small = read_config(dict(keys, model_type="longcat_flash"))[0]
+    assert sum(p.numel() for p in model.parameters()) - small.params == 2 * 3 * (2 * 32 * 64)
 
 
 def test_dbrx_comes_to_its_cards_counts():
