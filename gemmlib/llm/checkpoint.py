@@ -118,8 +118,9 @@ def _mixer(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
         return []
     mx, p = cfg.mixer, n["prefix"].format(i=i) + "." + n["mixer"]
     out = [Linear(f"{p}.{name}", "mixer", o, k, b, i, ((name, o),)) for name, o, k, b in mx.linears(cfg.hidden)]
-    out.append(Linear(f"{p}.conv1d", "conv", mx.conv_channels, mx.conv, mx.conv_bias, i,
-                      (("conv1d", mx.conv_channels),)))
+    if mx.conv_channels:  # (MiniMax's lightning attention has no convolution)
+        out.append(Linear(f"{p}.conv1d", "conv", mx.conv_channels, mx.conv, mx.conv_bias, i,
+                          (("conv1d", mx.conv_channels),)))
     return out
 
 

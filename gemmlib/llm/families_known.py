@@ -129,7 +129,8 @@ _ENCODER = N_("an encoder (bidirectional, no decoding): this estimator sizes dec
 _ENC_DEC = N_("an encoder-decoder (cross-attention to an encoder's output): this estimator sizes decoder-only LLMs")
 _NOT_TEXT = N_("not a text decoder (vision, audio or embedding model): this estimator sizes decoder-only LLMs")
 _HYBRID = N_("a hybrid / linear-attention decoder whose mixer is not among those this estimator reads (Gated "
-             "DeltaNet of Qwen3-Next, Mamba of Jamba, Mamba-2 of Nemotron-H and Falcon-H1)")
+             "DeltaNet of Qwen3-Next, Mamba of Jamba, Mamba-2 of Nemotron-H and Falcon-H1, MiniMax's lightning "
+             "attention)")
 _SSM = N_("a pure state-space model (every layer a Mamba mixer, no attention): not read yet")
 
 # model_type -> why it is not sized (the families most often tried).
@@ -142,8 +143,7 @@ NOT_SIZED: dict[str, str] = {
                      "moonshine", "encoder-decoder", "speech-encoder-decoder", "vision-encoder-decoder"), _ENC_DEC),
     **dict.fromkeys(("vit", "clip", "siglip", "siglip2", "dinov2", "wav2vec2", "hubert", "convnext", "sam",
                      "clip_vision_model", "siglip_vision_model", "detr", "swin", "beit", "resnet"), _NOT_TEXT),
-    **dict.fromkeys(("zamba", "zamba2", "kimi_linear",
-                     "minimax", "olmo_hybrid",
+    **dict.fromkeys(("zamba", "zamba2", "kimi_linear", "olmo_hybrid",
                      "recurrent_gemma", "rwkv"), _HYBRID),
     **dict.fromkeys(("mamba", "mamba2", "falcon_mamba"), _SSM),
 }

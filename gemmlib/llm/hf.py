@@ -25,7 +25,7 @@ from gemmlib.core.i18n import N_, Text
 from gemmlib.llm.config import ModelConfig, _whole, moe_pattern
 from gemmlib.llm.families_known import NOT_SIZED, TRANSFORMERS_MODEL_TYPES
 from gemmlib.llm.quant import from_mlx_quantization, from_quantization_config
-from gemmlib.llm.ssm import Mixer, ShortConv
+from gemmlib.llm.ssm import Lightning, Mixer, ShortConv
 from gemmlib.llm.vision import vision_params
 
 MAX_CONFIG_BYTES = 1_000_000  # a config.json is a few kB; refuse anything this large
@@ -52,7 +52,7 @@ SUPPORTED_MODEL_TYPES = (
     "persimmon", "stablelm", "gpt_neo", "mpt", "gemma4_text", "gemma4", "gemma4_unified_text", "gemma4_unified",
     "gemma3n_text", "gemma3n", "jais2", "mimo_v2_flash", "lfm3", "laguna", "dbrx", "bloom", "opt", "biogpt",
     "deepseek_v4", "mellum", "nanochat", "hyperclovax", "flint", "axk1", "beam", "lara_mini",
-    "apertus1p5_text", "apertus1p5", "hy_v4", "longcat_flash",
+    "apertus1p5_text", "apertus1p5", "hy_v4", "longcat_flash", "minimax",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -100,7 +100,7 @@ ARCHITECTURES = {
     "NanoChatForCausalLM": "nanochat", "HyperCLOVAXForCausalLM": "hyperclovax", "FlintForCausalLM": "flint",
     "AXK1ForCausalLM": "axk1", "BeamForCausalLM": "beam", "LaraMiniForCausalLM": "lara_mini",
     "Apertus1p5TextForCausalLM": "apertus1p5_text", "Apertus1p5ForConditionalGeneration": "apertus1p5",
-    "HYV4ForCausalLM": "hy_v4", "LongcatFlashForCausalLM": "longcat_flash",
+    "HYV4ForCausalLM": "hy_v4", "LongcatFlashForCausalLM": "longcat_flash", "MiniMaxForCausalLM": "minimax",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
 _WRAPPERS = {"apertus1p5": "apertus1p5_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
@@ -192,6 +192,14 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     "nanochat": frozenset({"head_dim"}),  # always hidden_size / heads
     "flint": frozenset({"use_sliding_window", "max_window_layers", "qkv_bias"}),  # removed by its config class
     # Beam: removed by its config class (its MLP kinds come from mlp_layer_types only)
+    # MiniMax: the residual scales of each kind of block change no count
+    "minimax": frozenset({"full_attn_alpha_factor", "full_attn_beta_factor", "linear_attn_alpha_factor",
+                          "linear_attn_beta_factor", "mlp_alpha_factor", "mlp_beta_factor",
+                          # the remote-code checkpoints' spellings of the same scales and of the norm placement
+                          "layernorm_full_attention_alpha", "layernorm_full_attention_beta",
+                          "layernorm_linear_attention_alpha", "layernorm_linear_attention_beta",
+                          "layernorm_mlp_alpha", "layernorm_mlp_beta", "postnorm", "shared_intermediate_size",
+                          "shared_moe_mode"}),
     # LongCat-Flash: head dims derive from nope + rope; its MLA scales change no count
     "longcat_flash": frozenset({"head_dim", "qk_head_dim", "mla_scale_q_lora", "mla_scale_kv_lora"}),
     # HY-V4: head dims derive from nope + rope; its routing groups, the iHC output scale and the sinks' initial value
@@ -608,6 +616,9 @@ DEFAULTS: dict[str, dict] = {
                   sliding_window=513, moe_intermediate_size=512, shared_expert_intermediate_size=1024,
                   num_experts_per_tok=6, num_experts=256, decoder_sparse_step=1, mlp_only_layers=[0, 1],
                   tie_word_embeddings=False, max_position_embeddings=262144),
+    "minimax": dict(vocab_size=32000, hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
+                    num_attention_heads=32, num_key_value_heads=8, num_experts_per_tok=2, num_local_experts=8,
+                    block_size=256, tie_word_embeddings=False, max_position_embeddings=131072),
     "longcat_flash": dict(vocab_size=131072, hidden_size=6144, num_layers=28, num_attention_heads=64,
                           ffn_hidden_size=12288, q_lora_rank=1536, kv_lora_rank=512, qk_nope_head_dim=128,
                           qk_rope_head_dim=64, v_head_dim=128, moe_topk=12, n_routed_experts=512, zero_expert_num=256,
@@ -757,6 +768,7 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
     "mellum": {"num_local_experts": ("num_experts",), "num_nextn_predict_layers": ("num_mtp_layers",)},
     "axk1": {"n_routed_experts": ("num_local_experts",)},
     "hy_v4": {"n_routed_experts": ("num_local_experts",)},
+    "minimax": {"num_local_experts": ("num_experts",)},
     "longcat_flash": {"n_routed_experts": ("num_local_experts",), "moe_topk": ("num_experts_per_tok",),
                       "ffn_hidden_size": ("intermediate_size",), "expert_ffn_hidden_size": ("moe_intermediate_size",)},
     "deepseek_v4": {"n_routed_experts": ("num_local_experts",), "moe_intermediate_size": ("intermediate_size",)},
@@ -2013,6 +2025,33 @@ def _read_flint(r: _Read) -> dict:
     return c
 
 
+def _read_minimax(r: _Read) -> dict:
+    """MiniMax-Text-01 / M1: lightning attention layers (``linear_attention``: a linear attention with a decay per
+    head, computed in blocks of ``block_size``) and softmax attention layers (``full_attention``; by default every
+    other layer from the first); every layer a Mixtral-style MoE of ``num_local_experts``."""
+    c = _common(r)
+    layers = c["layers"]
+    kinds = _type_list(r, "layer_types", {"full_attention": "F", "linear_attention": "N"}, layers)
+    codes = r.get("attn_type_list")  # the original (remote-code) checkpoints' spelling: 0 lightning, 1 softmax
+    if kinds is None and codes is not None:
+        if not isinstance(codes, list) or len(codes) != layers or set(codes) - {0, 1}:
+            raise InputError(N_("attn_type_list must give 0 (lightning) or 1 (softmax attention) for each of the "
+                                "{layers} layers"), layers=layers)
+        kinds = ["F" if x else "N" for x in codes]
+        r.notes.append(Text(N_("the layers are read from attn_type_list (MiniMax's own code); transformers' MiniMaxConfig "
+                               "reads layer_types, which the converted (-hf) checkpoints carry")))
+    if kinds is None:
+        kinds = ["F" if (i + 1) % 2 else "N" for i in range(layers)]
+    if r.opt_whole("sliding_window", minimum=0):  # a mask in transformers' MiniMax: its cache keeps every key
+        r.notes.append(Text(N_("sliding_window is a mask on full attention in transformers' MiniMax (its cache keeps "
+                               "every key): counted as full attention")))
+    c.update(layer_types="".join(kinds), mixer=Lightning(heads=c["heads"], head_dim=c["head_dim"],
+                                                         chunk=r.whole("block_size", default=256)),
+             experts=r.whole("num_local_experts"), experts_per_token=r.whole("num_experts_per_tok"),
+             expert_ffn=c["ffn"], fused_gate_up=True)
+    return c
+
+
 def _read_longcat_flash(r: _Read) -> dict:
     """LongCat-Flash: each of its ``num_layers`` blocks is two MLA attention layers each followed by a dense MLP
     (``ffn_hidden_size``), and a MoE (a shortcut from the first attention layer's normed output, added at the block's
@@ -2611,7 +2650,7 @@ _READERS = {
     "biogpt": _read_biogpt, "deepseek_v4": _read_deepseek_v4, "mellum": _read_mellum, "nanochat": _read_nanochat,
     "hyperclovax": _read_hyperclovax, "flint": _read_flint, "axk1": _read_axk1, "beam": _read_beam,
     "lara_mini": _read_lara_mini, "apertus1p5_text": _read_apertus1p5_text, "hy_v4": _read_hy_v4,
-    "longcat_flash": _read_longcat_flash,
+    "longcat_flash": _read_longcat_flash, "minimax": _read_minimax,
 }
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 
@@ -2653,6 +2692,9 @@ def _unwrap(cfg: dict, mtype: str, notes: list[str], *, default_inner: str | Non
     return inner, inner_type, mtype
 
 
+# Remote-code model_types whose checkpoints transformers reads with one of its own classes (MiniMax-Text-01 and M1:
+# MiniMaxForCausalLM).
+_REMOTE_AS = {"minimax_text_01": "minimax", "minimax_m1": "minimax"}
 # A text_config's model_type that names the decoder family it is read as.
 _LEGACY_TEXT: dict[str, str] = {}
 # Keys whose presence together says "DeepSeek-V3 layout" (MLA + routed experts) whatever the model_type.
@@ -2688,6 +2730,10 @@ def _recognise(cfg: dict, mtype: str, notes: list[str]) -> str:
         notes.append(Text(N_("model_type {mtype!r}: read by its structure, a wrapper around a {decoder} text_config"),
                           mtype=mtype, decoder=str(tc["model_type"]).lower()))
         return "(wrapper)"
+    if mtype in _REMOTE_AS:
+        notes.append(Text(N_("model_type {mtype!r} is a remote-code name transformers 5.24 does not define; read as "
+                             "{family}, the class transformers ports it to"), mtype=mtype, family=_REMOTE_AS[mtype]))
+        return _REMOTE_AS[mtype]
     if all(k in cfg for k in _MLA_KEYS) and mtype not in TRANSFORMERS_MODEL_TYPES:
         notes.append(Text(N_("model_type {mtype!r}: read by its structure (multi-head latent attention and routed "
                              "experts) as deepseek_v3"), mtype=mtype))

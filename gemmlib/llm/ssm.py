@@ -51,9 +51,10 @@ from dataclasses import dataclass
 from gemmlib.core.errors import InputError
 from gemmlib.core.i18n import N_, Text
 
-MIXER_KINDS = ("gated_deltanet", "mamba", "mamba2", "short_conv")
+MIXER_KINDS = ("gated_deltanet", "mamba", "mamba2", "short_conv", "lightning")
 # per-layer letters of the mixers (ModelConfig.attention_kinds)
-MIXER_LETTERS = {"L": "gated_deltanet", "M": "mamba", "2": "mamba2", "P": "mamba2", "V": "short_conv"}
+MIXER_LETTERS = {"L": "gated_deltanet", "M": "mamba", "2": "mamba2", "P": "mamba2", "V": "short_conv",
+                 "N": "lightning"}
 DELTA_CHUNK = 64  # torch_chunk_gated_delta_rule's and FLA's chunk size (not a config key)
 
 _CAP = 10_000_000
@@ -193,7 +194,7 @@ class Mixer:
     def state_elements(self, engine: bool) -> int:
         return self.conv_state(engine) + self.recurrent_state
 
-    def layer_work(self, gemm, conv: Work, *, hidden: int, rows: int, runs: int) -> list[Work] | None:
+    def layer_work(self, gemm, conv: Work, *, hidden: int, rows: int, runs: int, **_) -> list[Work] | None:
         """A mixer's own list of one layer's work, in order (:func:`work` hands it ``gemm(name, n, k)``, which makes
         a projection's Work, and the convolution's), or None for the state-space kinds, whose work :func:`work`
         lists."""
@@ -258,7 +259,7 @@ def work(mx: Mixer, hidden: int, *, batch: int, tokens: int, runs: int, decode: 
                          "sequence (FlopCounterMode counts it)"), n=conv_len, k=mx.conv))
     conv = Work("conv1d", b, c, mx.conv, runs, 2 * b * conv_len * mx.conv * c * runs, 2 * rows * c * runs,
                 state=2 * b * mx.conv_state(engine) * runs, weights="conv1d", note=conv_note)
-    own = mx.layer_work(gemm, conv, hidden=h, rows=rows, runs=runs)
+    own = mx.layer_work(gemm, conv, hidden=h, rows=rows, runs=runs, batch=b, tokens=t, decode=decode, engine=engine)
     if own is not None:
         return own
     lin = mx.linears(h)
@@ -404,7 +405,7 @@ class ShortConv(Mixer):
     def recurrent_state(self) -> int:
         return 0
 
-    def layer_work(self, gemm, conv: Work, *, hidden: int, rows: int, runs: int) -> list[Work]:
+    def layer_work(self, gemm, conv: Work, *, hidden: int, rows: int, runs: int, **_) -> list[Work]:
         d = self.inner
         gates = Work("conv_gates", rows, d, 0, runs, 2 * rows * d * runs, 5 * rows * d * runs, kind="other",
                      note=Text(N_("B·x before the convolution and C times its output (element-wise)")))
@@ -413,3 +414,79 @@ class ShortConv(Mixer):
     def describe(self) -> dict:
         return {"kind": self.kind, "conv_kernel": self.conv, "conv_channels": self.inner, "channels": self.inner,
                 "state_per_sequence_layer": {"conv": self.conv_state(False), "recurrent": 0}}
+
+
+@dataclass(frozen=True)
+class Lightning(Mixer):
+    """MiniMax's lightning attention: a linear attention with a decay per head, ``heads`` of ``head_dim``, computed in
+    blocks of ``chunk`` tokens (transformers' ``block_size``): q|k|v from one projection (SiLU), within a block
+    (Q·Kᵀ ⊙ decay)·V, across blocks Q times the running K^T·V state; an RMSNorm over the heads, a sigmoid gate from
+    the layer's input, out_proj. No convolution; its state is the d × d K^T·V per head."""
+
+    kind: str = "lightning"
+
+    def __post_init__(self) -> None:
+        if self.kind != "lightning":
+            raise InputError(N_("mixer kind must be one of {choices}, got {kind!r}"), choices="lightning",
+                             kind=self.kind)
+        for f in ("heads", "head_dim", "chunk"):
+            _dim(f"lightning attention {f}", getattr(self, f))
+        object.__setattr__(self, "inner", self.heads * self.head_dim)
+
+    @property
+    def conv_channels(self) -> int:
+        return 0
+
+    @property
+    def value_width(self) -> int:
+        return self.inner
+
+    def linears(self, hidden: int) -> list[tuple[str, int, int, bool]]:
+        """q|k|v (``qkv_proj``), the output gate (``output_gate``) and out_proj, by the accounting's op names."""
+        return [("in_proj_qkv", 3 * self.inner, hidden, False), ("in_proj_z", self.inner, hidden, False),
+                ("out_proj", hidden, self.inner, False)]
+
+    def other_params(self) -> dict[str, int]:
+        return {"norm": self.inner}
+
+    def conv_state(self, engine: bool) -> int:
+        return 0
+
+    @property
+    def recurrent_state(self) -> int:
+        return self.heads * self.head_dim * self.head_dim
+
+    def layer_work(self, gemm, conv: Work, *, hidden: int, rows: int, runs: int, batch: int = 1, tokens: int = 1,
+                   decode: bool = False, engine: bool = False) -> list[Work]:
+        b, t, hm, d = batch, tokens, self.heads, self.head_dim
+        st = hm * d * d
+        if decode:  # transformers' token loop: k^T·v into the state, q times the state
+            core = [Work("ssm_scan_out", 1, d, d, 2 * b * hm * t * runs, 4 * b * hm * t * d * d * runs,
+                         b * t * 3 * self.inner * runs, state=2 * b * st * runs, kernels=2 * t * runs,
+                         note=Text(N_("lightning attention, one token: kᵀ·v added to the decayed d × d state, q times "
+                                      "the state, per head"))),
+                    Work("ssm_scan", b, hm, d * d, runs, 2 * b * t * st * runs, 0, kind="other",
+                         note=Text(N_("the state's decay (element-wise)")))]
+        else:
+            c, nb = self.chunk, _cdiv(t, self.chunk)
+            sizes = [c] * (t // c) + ([t % c] if t % c else [])
+            per_head = sum(4 * n * n * d + 4 * n * d * d for n in sizes)  # Q·Kᵀ, (·decay)·V, Q·state, Kᵀ·V
+            core = [Work("ssm_chunks", c, d, d, b * hm * nb * runs, b * hm * per_head * runs,
+                         b * hm * sum(3 * n * d + n * n + n * d for n in sizes) * runs, state=2 * b * st * runs,
+                         kernels=(4 if engine else 4 * nb) * runs,
+                         note=Text(N_("lightning attention in blocks of {c} ({n} per sequence): Q·Kᵀ times the decay "
+                                      "and V within a block, Q times the running state and Kᵀ·V into it across "
+                                      "blocks, per head"), c=c, n=nb)),
+                    Work("ssm_scan", b * t, hm, d, runs, b * hm * sum(n * n + 2 * n * d + d * d for n in sizes) * runs,
+                         2 * b * hm * sum(n * n for n in sizes) * runs, kind="other",
+                         note=Text(N_("the decays of the scores, the queries, the keys and the state (element-wise)")))]
+        gate = Work("conv_gates", rows, self.inner, 0, runs, 6 * rows * self.inner * runs, 4 * rows * self.inner * runs,
+                    kind="other", note=Text(N_("SiLU on q|k|v, the RMSNorm over the heads and the sigmoid gate "
+                                               "(element-wise)")))
+        return [gemm("in_proj_qkv", 3 * self.inner, hidden), *core, gate, gemm("in_proj_z", self.inner, hidden),
+                gemm("out_proj", hidden, self.inner)]
+
+    def describe(self) -> dict:
+        return {"kind": self.kind, "heads": self.heads, "head_dim": self.head_dim, "block": self.chunk,
+                "conv_kernel": 0, "conv_channels": 0,
+                "state_per_sequence_layer": {"conv": 0, "recurrent": self.recurrent_state}}

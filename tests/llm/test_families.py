@@ -694,6 +694,11 @@ def test_the_family_tables_follow_transformers():
 _H = dict(hidden_size=64, intermediate_size=96, num_attention_heads=4, num_key_value_heads=2, vocab_size=128,
           max_position_embeddings=64)
 HYBRID: dict[str, tuple[str, dict]] = {
+    # MiniMax: lightning attention (blocks of 4, so a 7-token prompt spans two) beside softmax attention, Mixtral's MoE
+    "minimax": ("minimax", dict(_H, num_hidden_layers=2, head_dim=16, num_local_experts=4, num_experts_per_tok=2,
+                                block_size=4, layer_types=["linear_attention", "full_attention"])),
+    "minimax_sliding": ("minimax", dict(_H, num_hidden_layers=2, num_local_experts=4, num_experts_per_tok=2,
+                                        block_size=4, sliding_window=4)),
     # Lara Mini: DeltaNet, sliding and NoPE full layers, every layer a MoE with an ungated shared expert
     "lara_mini": ("lara_mini", dict({k: v for k, v in _H.items() if k != "intermediate_size"}, num_hidden_layers=3,
                                     head_dim=16, linear_num_key_heads=2, linear_num_value_heads=4,
@@ -764,11 +769,14 @@ def _cache_nbytes(cache) -> tuple[list[int], int]:
     """(elements per layer, bytes) of a returned cache: K and V of attention layers, conv + recurrent states of
     the linear-attention / state-space layers."""
     per, nbytes = [], 0
-    for layer in cache.layers:
+    linear = getattr(cache, "linear_cache", [])  # MiniMax: the lightning layers' states, by layer index
+    for i in range(max(len(cache.layers), len(linear))):
+        layer = cache.layers[i] if i < len(cache.layers) else None
         tensors = [getattr(layer, "keys", None), getattr(layer, "values", None),
                    getattr(layer, "indexer_keys", None)]  # DeepSeek Sparse Attention's indexer keys
         for d in ("conv_states", "recurrent_states"):
             tensors += list(getattr(layer, d, {}).values())
+        tensors += [linear[i]] if i < len(linear) else []
         tensors = [t for t in tensors if isinstance(t, torch.Tensor)]
         per.append(sum(int(t.numel()) for t in tensors))
         nbytes += sum(int(t.nbytes) for t in tensors)
@@ -817,6 +825,12 @@ def test_the_engine_convention_of_each_mixer_counts_what_the_kernels_run():
     for mt, keys in HYBRID.values():
         cfg = read_config(dict(keys, model_type=mt))[0]
         mx, h = cfg.mixer, cfg.hidden
+        if not mx.conv_channels:  # MiniMax's lightning attention: no convolution; an engine runs the same blocks
+            for decode, t in ((False, PROMPT), (True, 1)):
+                ref, eng = (sum(w.flops for w in work(mx, h, batch=BATCH, tokens=t, runs=1, decode=decode, engine=e)
+                                if w.kind == "gemm") for e in (False, True))
+                assert ref == eng > 0
+            continue
         assert cfg.mixer.conv_state(engine=True) == mx.conv_channels * (mx.conv - 1)
         for decode, t in ((False, PROMPT), (True, 1)):
             ref = {w.name: w for w in work(mx, h, batch=BATCH, tokens=t, runs=1, decode=decode, engine=False)}
@@ -1016,6 +1030,22 @@ def test_longcat_flash_counts_its_zero_computation_experts():
         model = AutoModelForCausalLM.from_config(hf)
     small = read_config(dict(keys, model_type="longcat_flash"))[0]
     assert sum(p.numel() for p in model.parameters()) - small.params == 2 * 3 * (2 * 32 * 64)
+
+
+def test_minimax_m1_comes_to_its_cards_counts():
+    """MiniMax-M1 (the shape of its Hub config.json as a public test quotes it, search index id 59165385622: 80 layers,
+    every eighth softmax attention and the rest lightning attention by its own code's attn_type_list, 32 experts of
+    9,216, top 2) comes to the card's 456 B total and 45.9 B activated (without the embedding and the LM head), its
+    remote-code model_type read as transformers' minimax."""
+    cfg, info = read_config(dict(model_type="minimax_m1", architectures=["MiniMaxM1ForCausalLM"], hidden_size=6144,
+                                 intermediate_size=9216, num_hidden_layers=80, num_attention_heads=64,
+                                 num_key_value_heads=8, head_dim=128, vocab_size=200064, num_local_experts=32,
+                                 num_experts_per_tok=2, attn_type_list=[0, 0, 0, 0, 0, 0, 0, 1] * 10, postnorm=True,
+                                 layernorm_mlp_alpha=3.5565588200778455, max_position_embeddings=10240000))
+    emb = 2 * cfg.vocab * cfg.hidden
+    assert round(cfg.params / 1e9) == 456 and round((cfg.active_params - emb) / 1e8) == 459
+    assert cfg.layer_types.count("F") == 10 and cfg.mixer.kind == "lightning" and not info["unknown_keys"]
+    assert cfg.state_elements() == 70 * 64 * 128 * 128  # a d × d state per head in the 70 lightning layers
 
 
 def test_dbrx_comes_to_its_cards_counts():
