@@ -58,7 +58,7 @@ QK_NORMS = ("none", "head", "width", "l2")
 # parallel (Falcon-H1), V LFM2's gated short convolution, - none (a Nemotron-H MLP layer). See gemmlib.llm.ssm.
 LAYER_KINDS = {"F": "full", "S": "sliding", "C": "chunked", "L": "linear_attention", "M": "mamba", "2": "mamba2",
                "P": "attention+mamba2", "I": "indexed", "V": "short_conv", "f": "full_kv_shared",
-               "s": "sliding_kv_shared", "A": "compressed_sparse", "H": "heavily_compressed", "N": "lightning",
+               "s": "sliding_kv_shared", "A": "compressed_sparse", "H": "heavily_compressed", "N": "lightning", "K": "kimi_delta",
                "-": "none"}
 # I: full attention with its own DeepSeek Sparse Attention indexer (a DSA model's F layers reuse another layer's choice)
 # f / s: full / sliding attention that reuses the keys and values of the last earlier layer of its kind (Gemma 4's

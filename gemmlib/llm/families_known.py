@@ -143,7 +143,7 @@ NOT_SIZED: dict[str, str] = {
                      "moonshine", "encoder-decoder", "speech-encoder-decoder", "vision-encoder-decoder"), _ENC_DEC),
     **dict.fromkeys(("vit", "clip", "siglip", "siglip2", "dinov2", "wav2vec2", "hubert", "convnext", "sam",
                      "clip_vision_model", "siglip_vision_model", "detr", "swin", "beit", "resnet"), _NOT_TEXT),
-    **dict.fromkeys(("zamba", "zamba2", "kimi_linear", "olmo_hybrid",
+    **dict.fromkeys(("zamba", "zamba2", "olmo_hybrid",
                      "recurrent_gemma", "rwkv"), _HYBRID),
     **dict.fromkeys(("mamba", "mamba2", "falcon_mamba"), _SSM),
 }

@@ -25,7 +25,7 @@ from gemmlib.core.i18n import N_, Text
 from gemmlib.llm.config import ModelConfig, _whole, moe_pattern
 from gemmlib.llm.families_known import NOT_SIZED, TRANSFORMERS_MODEL_TYPES
 from gemmlib.llm.quant import from_mlx_quantization, from_quantization_config
-from gemmlib.llm.ssm import Lightning, Mixer, ShortConv
+from gemmlib.llm.ssm import KimiDelta, Lightning, Mixer, ShortConv
 from gemmlib.llm.vision import vision_params
 
 MAX_CONFIG_BYTES = 1_000_000  # a config.json is a few kB; refuse anything this large
@@ -52,7 +52,7 @@ SUPPORTED_MODEL_TYPES = (
     "persimmon", "stablelm", "gpt_neo", "mpt", "gemma4_text", "gemma4", "gemma4_unified_text", "gemma4_unified",
     "gemma3n_text", "gemma3n", "jais2", "mimo_v2_flash", "lfm3", "laguna", "dbrx", "bloom", "opt", "biogpt",
     "deepseek_v4", "mellum", "nanochat", "hyperclovax", "flint", "axk1", "beam", "lara_mini",
-    "apertus1p5_text", "apertus1p5", "hy_v4", "longcat_flash", "minimax",
+    "apertus1p5_text", "apertus1p5", "hy_v4", "longcat_flash", "minimax", "kimi_linear",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -101,6 +101,7 @@ ARCHITECTURES = {
     "AXK1ForCausalLM": "axk1", "BeamForCausalLM": "beam", "LaraMiniForCausalLM": "lara_mini",
     "Apertus1p5TextForCausalLM": "apertus1p5_text", "Apertus1p5ForConditionalGeneration": "apertus1p5",
     "HYV4ForCausalLM": "hy_v4", "LongcatFlashForCausalLM": "longcat_flash", "MiniMaxForCausalLM": "minimax",
+    "KimiLinearForCausalLM": "kimi_linear",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
 _WRAPPERS = {"apertus1p5": "apertus1p5_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
@@ -192,6 +193,9 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     "nanochat": frozenset({"head_dim"}),  # always hidden_size / heads
     "flint": frozenset({"use_sliding_window", "max_window_layers", "qkv_bias"}),  # removed by its config class
     # Beam: removed by its config class (its MLP kinds come from mlp_layer_types only)
+    # Kimi Linear: head dims derive from nope + rope; its router's groups change no count
+    "kimi_linear": frozenset({"head_dim", "qk_head_dim", "pretraining_tp", "moe_layer_freq", "num_expert_group",
+                              "model_max_length", "moe_renormalize", "mla_use_nope", "moe_router_activation_func"}),
     # MiniMax: the residual scales of each kind of block change no count
     "minimax": frozenset({"full_attn_alpha_factor", "full_attn_beta_factor", "linear_attn_alpha_factor",
                           "linear_attn_beta_factor", "mlp_alpha_factor", "mlp_beta_factor",
@@ -616,6 +620,12 @@ DEFAULTS: dict[str, dict] = {
                   sliding_window=513, moe_intermediate_size=512, shared_expert_intermediate_size=1024,
                   num_experts_per_tok=6, num_experts=256, decoder_sparse_step=1, mlp_only_layers=[0, 1],
                   tie_word_embeddings=False, max_position_embeddings=262144),
+    "kimi_linear": dict(vocab_size=163840, hidden_size=2304, intermediate_size=9216, moe_intermediate_size=1024,
+                        num_hidden_layers=27, num_attention_heads=32, num_key_value_heads=32, n_shared_experts=1,
+                        kv_lora_rank=512, qk_rope_head_dim=64, v_head_dim=128, qk_nope_head_dim=128,
+                        num_experts_per_tok=8, num_local_experts=256, linear_head_dim=128, linear_num_heads=32,
+                        linear_conv_kernel_dim=4, attention_bias=False, tie_word_embeddings=False,
+                        max_position_embeddings=1048576),
     "minimax": dict(vocab_size=32000, hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
                     num_attention_heads=32, num_key_value_heads=8, num_experts_per_tok=2, num_local_experts=8,
                     block_size=256, tie_word_embeddings=False, max_position_embeddings=131072),
@@ -769,6 +779,8 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
     "axk1": {"n_routed_experts": ("num_local_experts",)},
     "hy_v4": {"n_routed_experts": ("num_local_experts",)},
     "minimax": {"num_local_experts": ("num_experts",)},
+    "kimi_linear": {"num_local_experts": ("num_experts", "n_routed_experts"),
+                    "num_experts_per_tok": ("num_experts_per_token",), "n_shared_experts": ("num_shared_experts",)},
     "longcat_flash": {"n_routed_experts": ("num_local_experts",), "moe_topk": ("num_experts_per_tok",),
                       "ffn_hidden_size": ("intermediate_size",), "expert_ffn_hidden_size": ("moe_intermediate_size",)},
     "deepseek_v4": {"n_routed_experts": ("num_local_experts",), "moe_intermediate_size": ("intermediate_size",)},
@@ -2025,6 +2037,44 @@ def _read_flint(r: _Read) -> dict:
     return c
 
 
+def _read_kimi_linear(r: _Read) -> dict:
+    """Kimi Linear: Kimi delta attention layers (``linear_attention``; their dimensions from the checkpoint's
+    ``linear_attn_config`` where it has them) and MLA layers (``full_attention``; by default every fourth from the
+    fifth, or the 1-indexed ``full_attn_layers`` / ``kda_layers`` of ``linear_attn_config``), dense first layers then
+    DeepSeek-V3's mixture with shared experts (``mlp_layer_types``, else ``first_k_dense_replace``)."""
+    layers = r.whole("num_hidden_layers")
+    lac = r.get("linear_attn_config")
+    lac = lac if isinstance(lac, dict) else {}
+    kinds = _type_list(r, "layer_types", {"full_attention": "F", "linear_attention": "K"}, layers)
+    if kinds is None and "full_attn_layers" in lac and "kda_layers" in lac:
+        kinds = [None] * layers
+        for key, letter in (("full_attn_layers", "F"), ("kda_layers", "K")):
+            for i in lac[key]:
+                if not isinstance(i, int) or not 1 <= i <= layers:
+                    raise InputError(N_("linear_attn_config {key} holds {i!r}: layers are numbered 1 to {layers}"),
+                                     key=key, i=i, layers=layers)
+                kinds[i - 1] = letter
+        if None in kinds:
+            raise InputError(N_("linear_attn_config names neither kind for layer {i}"), i=kinds.index(None) + 1)
+    if kinds is None:
+        kinds = ["F" if i and i % 4 == 0 else "K" for i in range(layers)]
+    moe = _type_list(r, "mlp_layer_types", {"sparse": "M", "dense": "D"}, layers)
+    if moe is None:
+        first = r.whole("first_k_dense_replace", minimum=0, default=1)
+        moe = ["D" if i < first else "M" for i in range(layers)]
+    c = _mla(r)
+    fm = r.whole("moe_intermediate_size")
+    heads = lac.get("num_heads", r.whole("linear_num_heads"))
+    head_dim = lac.get("head_dim", r.whole("linear_head_dim"))
+    conv = lac.get("short_conv_kernel_size", r.whole("linear_conv_kernel_dim"))
+    c.update(layer_types="".join(kinds), moe_layers="".join(moe), experts=r.whole("num_local_experts"),
+             experts_per_token=r.whole("num_experts_per_tok"), expert_ffn=fm,
+             shared_expert_ffn=r.whole("n_shared_experts", minimum=0) * fm, router_score_bias=True, fused_gate_up=True,
+             mixer=KimiDelta(conv=_whole("short_conv_kernel_size", conv), heads=_whole("linear_num_heads", heads),
+                             head_dim=_whole("linear_head_dim", head_dim)))
+    return c
+
+
 def _read_minimax(r: _Read) -> dict:
     """MiniMax-Text-01 / M1: lightning attention layers (``linear_attention``: a linear attention with a decay per
     head, computed in blocks of ``block_size``) and softmax attention layers (``full_attention``; by default every
@@ -2650,7 +2700,7 @@ _READERS = {
     "biogpt": _read_biogpt, "deepseek_v4": _read_deepseek_v4, "mellum": _read_mellum, "nanochat": _read_nanochat,
     "hyperclovax": _read_hyperclovax, "flint": _read_flint, "axk1": _read_axk1, "beam": _read_beam,
     "lara_mini": _read_lara_mini, "apertus1p5_text": _read_apertus1p5_text, "hy_v4": _read_hy_v4,
-    "longcat_flash": _read_longcat_flash, "minimax": _read_minimax,
+    "longcat_flash": _read_longcat_flash, "minimax": _read_minimax, "kimi_linear": _read_kimi_linear,
 }
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 

@@ -51,10 +51,10 @@ from dataclasses import dataclass
 from gemmlib.core.errors import InputError
 from gemmlib.core.i18n import N_, Text
 
-MIXER_KINDS = ("gated_deltanet", "mamba", "mamba2", "short_conv", "lightning")
+MIXER_KINDS = ("gated_deltanet", "mamba", "mamba2", "short_conv", "lightning", "kda")
 # per-layer letters of the mixers (ModelConfig.attention_kinds)
 MIXER_LETTERS = {"L": "gated_deltanet", "M": "mamba", "2": "mamba2", "P": "mamba2", "V": "short_conv",
-                 "N": "lightning"}
+                 "N": "lightning", "K": "kda"}
 DELTA_CHUNK = 64  # torch_chunk_gated_delta_rule's and FLA's chunk size (not a config key)
 
 _CAP = 10_000_000
@@ -490,3 +490,80 @@ class Lightning(Mixer):
         return {"kind": self.kind, "heads": self.heads, "head_dim": self.head_dim, "block": self.chunk,
                 "conv_kernel": 0, "conv_channels": 0,
                 "state_per_sequence_layer": {"conv": 0, "recurrent": self.recurrent_state}}
+
+
+@dataclass(frozen=True)
+class KimiDelta(Mixer):
+    """Kimi Linear's delta attention (KDA): Gated DeltaNet's delta rule with a decay per channel, ``heads`` of
+    ``head_dim`` for queries, keys and values alike; q, k and v projected apart (counted as one q|k|v op) and convolved
+    (width ``conv``), a low-rank forget gate (hidden → head_dim → channels), β per head, a low-rank output gate into a
+    gated RMSNorm, o_proj. transformers' chunked form (chunks of 64) multiplies the within-chunk terms element-wise
+    and runs the rest as matmuls; its decode step is element-wise throughout."""
+
+    kind: str = "kda"
+
+    def __post_init__(self) -> None:
+        if self.kind != "kda":
+            raise InputError(N_("mixer kind must be one of {choices}, got {kind!r}"), choices="kda", kind=self.kind)
+        _dim("convolution width", self.conv)
+        for f in ("heads", "head_dim"):
+            _dim(f"delta attention {f}", getattr(self, f))
+        object.__setattr__(self, "inner", self.heads * self.head_dim)
+
+    @property
+    def conv_channels(self) -> int:
+        return 3 * self.inner
+
+    @property
+    def value_width(self) -> int:
+        return self.inner
+
+    def linears(self, hidden: int) -> list[tuple[str, int, int, bool]]:
+        d, hd = self.inner, self.head_dim
+        return [("in_proj_qkv", 3 * d, hidden, False), ("kda_f_a", hd, hidden, False), ("kda_f_b", d, hd, False),
+                ("in_proj_b", self.heads, hidden, False), ("kda_g_a", hd, hidden, False), ("kda_g_b", d, hd, False),
+                ("out_proj", hidden, d, False)]
+
+    def other_params(self) -> dict[str, int]:
+        return {"conv1d": self.conv_channels * self.conv, "dt_bias": self.inner, "A_log": self.heads,
+                "norm": self.head_dim}
+
+    @property
+    def recurrent_state(self) -> int:
+        return self.heads * self.head_dim * self.head_dim
+
+    def layer_work(self, gemm, conv: Work, *, hidden: int, rows: int, runs: int, batch: int = 1, tokens: int = 1,
+                   decode: bool = False, engine: bool = False) -> list[Work]:
+        b, t, hv, dk = batch, tokens, self.heads, self.head_dim
+        dv, st, d = dk, self.recurrent_state, self.inner
+        if decode:
+            core = [Work("ssm_scan", b, hv, dk * dv, runs, 7 * b * t * st * runs, b * t * 4 * d * runs,
+                         state=2 * b * st * runs, kind="other",
+                         note=Text(N_("delta rule with a decay per channel, one token: decay, read, correction and "
+                                      "write, ~7 FLOPs per state element (element-wise)")))]
+        else:
+            C, nc = DELTA_CHUNK, _cdiv(t, DELTA_CHUNK)
+            per = 4 * C * C * dv + 2 * C * C * dk + 6 * C * dk * dv  # A·βV, A·βK·decay; per chunk Q·S, A·V_new, W·S, Kᵀ·V
+            note = Text(N_("delta rule with a decay per channel in chunks of {c} ({n} per sequence, padded): the "
+                           "matmuls of transformers' chunked form; the within-chunk K·Kᵀ and Q·Kᵀ are element-wise "
+                           "there"), c=C, n=nc)
+            if engine:
+                per += 4 * C * C * dk + 2 * C ** 3 // 3  # K·Kᵀ and Q·Kᵀ as GEMMs, the triangular inverse (FLA)
+                note = Text(N_("delta rule with a decay per channel in chunks of {c} as flash-linear-attention runs it "
+                               "({n} per sequence): K·Kᵀ, the triangular inverse, the state products, Q·Kᵀ and the "
+                               "output"), c=C, n=nc)
+            core = [Work("ssm_chunks", C, dv, dk, b * hv * nc * runs, b * hv * nc * per * runs,
+                         b * nc * C * 4 * d * runs, state=2 * b * st * runs, note=note,
+                         kernels=(5 if engine else 5 * nc) * runs),
+                    Work("ssm_scan", b * t, hv, dk, runs, (0 if engine else 4 * b * hv * nc * C * C * dk * runs)
+                         + 10 * b * t * d * runs, 6 * b * t * d * runs, kind="other",
+                         note=Text(N_("decays, masks and the L2 norms of q and k (element-wise; in transformers also the "
+                                      "within-chunk K·Kᵀ and Q·Kᵀ)")))]
+        return [gemm("in_proj_qkv", 3 * d, hidden), conv, gemm("kda_f_a", dk, hidden), gemm("kda_f_b", d, dk),
+                gemm("in_proj_b", hv, hidden), *core, gemm("kda_g_a", dk, hidden), gemm("kda_g_b", d, dk),
+                gemm("out_proj", hidden, d)]
+
+    def describe(self) -> dict:
+        return {"kind": self.kind, "heads": self.heads, "head_dim": self.head_dim, "conv_kernel": self.conv,
+                "conv_channels": self.conv_channels, "chunk": DELTA_CHUNK,
+                "state_per_sequence_layer": {"conv": self.conv_state(False), "recurrent": self.recurrent_state}}

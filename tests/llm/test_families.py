@@ -694,6 +694,15 @@ def test_the_family_tables_follow_transformers():
 _H = dict(hidden_size=64, intermediate_size=96, num_attention_heads=4, num_key_value_heads=2, vocab_size=128,
           max_position_embeddings=64)
 HYBRID: dict[str, tuple[str, dict]] = {
+    # Kimi Linear: Kimi delta attention beside MLA (a query projection, no query latent), a dense first layer, then
+    # DeepSeek-V3's mixture with a shared expert
+    "kimi_linear": ("kimi_linear", dict(_H, num_hidden_layers=2, num_key_value_heads=4, linear_num_heads=2,
+                                        linear_head_dim=16,
+                                        linear_conv_kernel_dim=4, kv_lora_rank=32, qk_nope_head_dim=16,
+                                        qk_rope_head_dim=8, v_head_dim=12, num_local_experts=4, num_experts_per_tok=2,
+                                        moe_intermediate_size=32, layer_types=["linear_attention", "full_attention"],
+                                        mlp_layer_types=["dense", "sparse"], pad_token_id=None, bos_token_id=None,
+                                        eos_token_id=None)),
     # MiniMax: lightning attention (blocks of 4, so a 7-token prompt spans two) beside softmax attention, Mixtral's MoE
     "minimax": ("minimax", dict(_H, num_hidden_layers=2, head_dim=16, num_local_experts=4, num_experts_per_tok=2,
                                 block_size=4, layer_types=["linear_attention", "full_attention"])),
