@@ -52,7 +52,7 @@ SUPPORTED_MODEL_TYPES = (
     "persimmon", "stablelm", "gpt_neo", "mpt", "gemma4_text", "gemma4", "gemma4_unified_text", "gemma4_unified",
     "gemma3n_text", "gemma3n", "jais2", "mimo_v2_flash", "lfm3", "laguna", "dbrx", "bloom", "opt", "biogpt",
     "deepseek_v4", "mellum", "nanochat", "hyperclovax", "flint", "axk1", "beam", "lara_mini",
-    "apertus1p5_text", "apertus1p5", "hy_v4", "longcat_flash", "minimax", "kimi_linear",
+    "apertus1p5_text", "apertus1p5", "hy_v4", "longcat_flash", "minimax", "kimi_linear", "bailing_hybrid",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -101,7 +101,7 @@ ARCHITECTURES = {
     "AXK1ForCausalLM": "axk1", "BeamForCausalLM": "beam", "LaraMiniForCausalLM": "lara_mini",
     "Apertus1p5TextForCausalLM": "apertus1p5_text", "Apertus1p5ForConditionalGeneration": "apertus1p5",
     "HYV4ForCausalLM": "hy_v4", "LongcatFlashForCausalLM": "longcat_flash", "MiniMaxForCausalLM": "minimax",
-    "KimiLinearForCausalLM": "kimi_linear",
+    "KimiLinearForCausalLM": "kimi_linear", "BailingHybridForCausalLM": "bailing_hybrid",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
 _WRAPPERS = {"apertus1p5": "apertus1p5_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
@@ -193,6 +193,9 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     "nanochat": frozenset({"head_dim"}),  # always hidden_size / heads
     "flint": frozenset({"use_sliding_window", "max_window_layers", "qkv_bias"}),  # removed by its config class
     # Beam: removed by its config class (its MLP kinds come from mlp_layer_types only)
+    # Ling's hybrid: its KDA gate's safety bound, the routing groups and the MTP loss scale change no count
+    "bailing_hybrid": frozenset({"qk_head_dim", "short_conv_kernel_size", "kda_safe_gate", "kda_lower_bound", "num_expert_group",
+                                 "moe_renormalize", "mtp_loss_scaling_factor", "num_nextn_predict_layers"}),
     # Kimi Linear: head dims derive from nope + rope; its router's groups change no count
     "kimi_linear": frozenset({"head_dim", "qk_head_dim", "pretraining_tp", "moe_layer_freq", "num_expert_group",
                               "model_max_length", "moe_renormalize", "mla_use_nope", "moe_router_activation_func"}),
@@ -626,6 +629,12 @@ DEFAULTS: dict[str, dict] = {
                         num_experts_per_tok=8, num_local_experts=256, linear_head_dim=128, linear_num_heads=32,
                         linear_conv_kernel_dim=4, attention_bias=False, tie_word_embeddings=False,
                         max_position_embeddings=1048576),
+    "bailing_hybrid": dict(vocab_size=157184, hidden_size=2560, intermediate_size=6144, moe_intermediate_size=768,
+                           num_hidden_layers=42, num_attention_heads=32, num_key_value_heads=32, num_experts=512,
+                           num_experts_per_token=8, num_shared_experts=1, first_k_dense_replace=2, kv_lora_rank=512,
+                           qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128, head_dim=128,
+                           short_conv_kernel_size=4, layer_group_size=6, attention_bias=False,
+                           tie_word_embeddings=False, model_max_length=262144),
     "minimax": dict(vocab_size=32000, hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
                     num_attention_heads=32, num_key_value_heads=8, num_experts_per_tok=2, num_local_experts=8,
                     block_size=256, tie_word_embeddings=False, max_position_embeddings=131072),
@@ -779,6 +788,9 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
     "axk1": {"n_routed_experts": ("num_local_experts",)},
     "hy_v4": {"n_routed_experts": ("num_local_experts",)},
     "minimax": {"num_local_experts": ("num_experts",)},
+    "bailing_hybrid": {"num_experts": ("num_local_experts",), "num_experts_per_token": ("num_experts_per_tok",),
+                       "num_shared_experts": ("n_shared_experts",), "model_max_length": ("max_position_embeddings",),
+                       "num_nextn_predict_layers": ("num_mtp_layers",)},
     "kimi_linear": {"num_local_experts": ("num_experts", "n_routed_experts"),
                     "num_experts_per_tok": ("num_experts_per_token",), "n_shared_experts": ("num_shared_experts",)},
     "longcat_flash": {"n_routed_experts": ("num_local_experts",), "moe_topk": ("num_experts_per_tok",),
@@ -2075,6 +2087,40 @@ def _read_kimi_linear(r: _Read) -> dict:
     return c
 
 
+def _read_bailing_hybrid(r: _Read) -> dict:
+    """Ling's hybrid (bailing_hybrid, Ling 3.0): Kimi delta attention with full-rank forget and output gates
+    (``num_attention_heads`` heads of ``head_dim``) in every layer but each ``layer_group_size``-th, which is MLA with a
+    gate per head on its output;
+    ``first_k_dense_replace`` dense layers, then DeepSeek-V3's mixture with shared experts; its config class builds
+    no MTP layer."""
+    layers = r.whole("num_hidden_layers")
+    kinds = _type_list(r, "layer_types", {"full_attention": "F", "linear_attention": "K"}, layers)
+    group = r.whole("layer_group_size")  # read, unused where layer_types is given
+    if kinds is None:
+        kinds = ["F" if (i + 1) % group == 0 else "K" for i in range(layers)]
+    moe = _type_list(r, "mlp_layer_types", {"sparse": "M", "dense": "D"}, layers)
+    first = r.whole("first_k_dense_replace", minimum=0)  # read, unused where mlp_layer_types is given
+    if moe is None:
+        moe = ["D" if i < first else "M" for i in range(layers)]
+    r.get("head_dim")  # (to_dict() writes the rotary dims there; the delta attention's is linear_head_dim)
+    c = _mla(r)
+    fm = r.whole("moe_intermediate_size")
+    # the delta attention's shape: the config class copies head_dim, the heads and the kernel into linear_* before
+    # DeepSeek-V3's class points head_dim at the rotary dims (what to_dict() then writes)
+    kda = dict(conv=r.opt_whole("linear_conv_kernel_dim") or r.whole("short_conv_kernel_size"),
+               heads=r.opt_whole("linear_num_heads") or c["heads"],
+               head_dim=r.opt_whole("linear_head_dim") or r.whole("head_dim"))
+    c.update(layer_types="".join(kinds), moe_layers="".join(moe), experts=r.whole("num_experts"),
+             experts_per_token=r.whole("num_experts_per_token"), expert_ffn=fm,
+             shared_expert_ffn=r.whole("num_shared_experts", minimum=0) * fm, router_score_bias=True, fused_gate_up=True,
+             max_positions=r.opt_whole("model_max_length") or 0, attn_gate="head",
+             mixer=KimiDelta(**kda, full_rank_gates=True))
+    if r.get("num_nextn_predict_layers"):
+        r.notes.append(Text(N_("the checkpoint's multi-token-prediction layer(s) (num_nextn_predict_layers) are not "
+                               "counted: transformers 5.24 does not build them")))
+    return c
+
+
 def _read_minimax(r: _Read) -> dict:
     """MiniMax-Text-01 / M1: lightning attention layers (``linear_attention``: a linear attention with a decay per
     head, computed in blocks of ``block_size``) and softmax attention layers (``full_attention``; by default every
@@ -2701,6 +2747,7 @@ _READERS = {
     "hyperclovax": _read_hyperclovax, "flint": _read_flint, "axk1": _read_axk1, "beam": _read_beam,
     "lara_mini": _read_lara_mini, "apertus1p5_text": _read_apertus1p5_text, "hy_v4": _read_hy_v4,
     "longcat_flash": _read_longcat_flash, "minimax": _read_minimax, "kimi_linear": _read_kimi_linear,
+    "bailing_hybrid": _read_bailing_hybrid,
 }
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 

@@ -501,6 +501,7 @@ class KimiDelta(Mixer):
     and runs the rest as matmuls; its decode step is element-wise throughout."""
 
     kind: str = "kda"
+    full_rank_gates: bool = False  # Ling's hybrid (bailing_hybrid): hidden → channels forget and output gates
 
     def __post_init__(self) -> None:
         if self.kind != "kda":
@@ -519,10 +520,15 @@ class KimiDelta(Mixer):
         return self.inner
 
     def linears(self, hidden: int) -> list[tuple[str, int, int, bool]]:
+        return [("in_proj_qkv", 3 * self.inner, hidden, False), *self._gate("f", hidden),
+                ("in_proj_b", self.heads, hidden, False), *self._gate("g", hidden), ("out_proj", hidden, self.inner, False)]
+
+    def _gate(self, which: str, hidden: int) -> list[tuple[str, int, int, bool]]:
+        """The forget (f) or output (g) gate's linears: hidden → head_dim → channels, or hidden → channels."""
         d, hd = self.inner, self.head_dim
-        return [("in_proj_qkv", 3 * d, hidden, False), ("kda_f_a", hd, hidden, False), ("kda_f_b", d, hd, False),
-                ("in_proj_b", self.heads, hidden, False), ("kda_g_a", hd, hidden, False), ("kda_g_b", d, hd, False),
-                ("out_proj", hidden, d, False)]
+        if self.full_rank_gates:
+            return [(f"kda_{which}", d, hidden, False)]
+        return [(f"kda_{which}_a", hd, hidden, False), (f"kda_{which}_b", d, hd, False)]
 
     def other_params(self) -> dict[str, int]:
         return {"conv1d": self.conv_channels * self.conv, "dt_bias": self.inner, "A_log": self.heads,
@@ -559,8 +565,10 @@ class KimiDelta(Mixer):
                          + 10 * b * t * d * runs, 6 * b * t * d * runs, kind="other",
                          note=Text(N_("decays, masks and the L2 norms of q and k (element-wise; in transformers also the "
                                       "within-chunk K·Kᵀ and Q·Kᵀ)")))]
-        return [gemm("in_proj_qkv", 3 * d, hidden), conv, gemm("kda_f_a", dk, hidden), gemm("kda_f_b", d, dk),
-                gemm("in_proj_b", hv, hidden), *core, gemm("kda_g_a", dk, hidden), gemm("kda_g_b", d, dk),
+        def gate(which: str) -> list[Work]:
+            return [gemm(name, n, k) for name, n, k, _ in self._gate(which, hidden)]
+
+        return [gemm("in_proj_qkv", 3 * d, hidden), conv, *gate("f"), gemm("in_proj_b", hv, hidden), *core, *gate("g"),
                 gemm("out_proj", hidden, d)]
 
     def describe(self) -> dict:

@@ -703,6 +703,12 @@ HYBRID: dict[str, tuple[str, dict]] = {
                                         moe_intermediate_size=32, layer_types=["linear_attention", "full_attention"],
                                         mlp_layer_types=["dense", "sparse"], pad_token_id=None, bos_token_id=None,
                                         eos_token_id=None)),
+    # Ling's hybrid: KDA with full-rank gates, an MLA layer, a dense first layer
+    "bailing_hybrid": ("bailing_hybrid", dict(_H, num_hidden_layers=2, num_key_value_heads=4, head_dim=16,
+                                              short_conv_kernel_size=4, kv_lora_rank=32, qk_nope_head_dim=16,
+                                              qk_rope_head_dim=8, v_head_dim=12, num_experts=4, num_experts_per_token=2,
+                                              moe_intermediate_size=32, layer_group_size=2, first_k_dense_replace=1,
+                                              n_group=1, topk_group=1, pad_token_id=None, eos_token_id=None)),
     # MiniMax: lightning attention (blocks of 4, so a 7-token prompt spans two) beside softmax attention, Mixtral's MoE
     "minimax": ("minimax", dict(_H, num_hidden_layers=2, head_dim=16, num_local_experts=4, num_experts_per_tok=2,
                                 block_size=4, layer_types=["linear_attention", "full_attention"])),
