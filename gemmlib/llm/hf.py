@@ -53,6 +53,7 @@ SUPPORTED_MODEL_TYPES = (
     "gemma3n_text", "gemma3n", "jais2", "mimo_v2_flash", "lfm3", "laguna", "dbrx", "bloom", "opt", "biogpt",
     "deepseek_v4", "mellum", "nanochat", "hyperclovax", "flint", "axk1", "beam", "lara_mini",
     "apertus1p5_text", "apertus1p5", "hy_v4", "longcat_flash", "minimax", "kimi_linear", "bailing_hybrid",
+    "cohere_compass_text", "cohere_compass",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -102,13 +103,15 @@ ARCHITECTURES = {
     "Apertus1p5TextForCausalLM": "apertus1p5_text", "Apertus1p5ForConditionalGeneration": "apertus1p5",
     "HYV4ForCausalLM": "hy_v4", "LongcatFlashForCausalLM": "longcat_flash", "MiniMaxForCausalLM": "minimax",
     "KimiLinearForCausalLM": "kimi_linear", "BailingHybridForCausalLM": "bailing_hybrid",
+    "CohereCompassForCausalLM": "cohere_compass_text",
+    "CohereCompassForConditionalGeneration": "cohere_compass",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
-_WRAPPERS = {"apertus1p5": "apertus1p5_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
+_WRAPPERS = {"apertus1p5": "apertus1p5_text", "cohere_compass": "cohere_compass_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
              "qwen3_vl_moe": "qwen3_vl_moe_text", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text"}
 # Wrappers whose top-level tie_word_embeddings (default False) decides whether the LM head is tied, whatever
 # the text_config says (transformers 5.24 ties by the top-level config).
-_TIE_FROM_TOP = {"apertus1p5": False, "qwen3_vl": False, "qwen3_vl_moe": False, "qwen3_5": False, "qwen3_5_moe": False, "mistral3": True}
+_TIE_FROM_TOP = {"apertus1p5": False, "cohere_compass": False, "qwen3_vl": False, "qwen3_vl_moe": False, "qwen3_5": False, "qwen3_5_moe": False, "mistral3": True}
 # Old spellings of a family.
 _LEGACY = {"refinedweb": "falcon", "refinedwebmodel": "falcon"}
 
@@ -267,6 +270,8 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
                               "index_share_for_mtp_iteration"}),  # (no MTP layer is built)
     "cohere": frozenset({"head_dim"}),  # always hidden_size / heads
     "cohere2": frozenset({"head_dim"}),
+    # North (CohereLabs' Compass decoder): an embedding model's pooling and Qwen3-VL's multimodal rotary sections
+    "cohere_compass_text": frozenset({"head_dim", "pooling", "sliding_window_pattern"}),
     "gpt_bigcode": frozenset({"num_key_value_heads"}),  # follows multi_query
     "olmoe": frozenset({"head_dim"}),
     "gpt_neox": frozenset({"head_dim", "num_key_value_heads"}),
@@ -442,6 +447,9 @@ DEFAULTS: dict[str, dict] = {
                   max_position_embeddings=4096),
     "cohere": dict(vocab_size=256000, hidden_size=8192, intermediate_size=22528, num_hidden_layers=40,
                    num_attention_heads=64, tie_word_embeddings=True, max_position_embeddings=8192),
+    "cohere_compass_text": dict(vocab_size=256000, hidden_size=8192, intermediate_size=22528, num_hidden_layers=40,
+                                num_attention_heads=64, sliding_window=4096, tie_word_embeddings=True,
+                                max_position_embeddings=8192),
     "cohere2": dict(vocab_size=256000, hidden_size=8192, intermediate_size=22528, num_hidden_layers=40,
                     num_attention_heads=64, sliding_window=4096, sliding_window_pattern=4, tie_word_embeddings=True,
                     max_position_embeddings=8192),
@@ -1093,6 +1101,8 @@ def _read_cohere(r: _Read) -> dict:
              tied_embeddings=r.flag("tie_word_embeddings", True))
     if r.family == "cohere":
         c["qk_norm"] = "width" if r.flag("use_qk_norm") else "none"
+    elif r.family == "cohere_compass_text":  # every layer full unless layer_types says otherwise
+        _explicit_or(r, c, None, r.opt_whole("sliding_window", minimum=0))
     else:
         w = r.opt_whole("sliding_window", minimum=0)
         p = r.whole("sliding_window_pattern", default=4)
@@ -2747,7 +2757,7 @@ _READERS = {
     "hyperclovax": _read_hyperclovax, "flint": _read_flint, "axk1": _read_axk1, "beam": _read_beam,
     "lara_mini": _read_lara_mini, "apertus1p5_text": _read_apertus1p5_text, "hy_v4": _read_hy_v4,
     "longcat_flash": _read_longcat_flash, "minimax": _read_minimax, "kimi_linear": _read_kimi_linear,
-    "bailing_hybrid": _read_bailing_hybrid,
+    "bailing_hybrid": _read_bailing_hybrid, "cohere_compass_text": _read_cohere,
 }
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 

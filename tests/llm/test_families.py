@@ -280,6 +280,14 @@ TINY: dict[str, tuple[str, dict]] = {
                                             n_routed_experts=4, zero_expert_num=0, moe_topk=2, q_lora_rank=40,
                                             kv_lora_rank=32, qk_nope_head_dim=16, qk_rope_head_dim=8, head_dim=8,
                                             v_head_dim=12, pad_token_id=None, bos_token_id=None, eos_token_id=None)),
+    # North's decoder (cohere_compass_text): Cohere 2's parallel block, a sliding layer beside a full one
+    "cohere_compass_text": ("cohere_compass_text", dict(B, sliding_window=4,
+                                                        layer_types=["sliding_attention", "full_attention"],
+                                                        rope_parameters={t: {"rope_type": "default", "rope_theta": 1e4}
+                                                                         for t in ("sliding_attention",
+                                                                                   "full_attention")})),
+    "cohere_compass_text_full": ("cohere_compass_text", dict(B, rope_parameters={
+        "full_attention": {"rope_type": "default", "rope_theta": 1e4}})),
     # Apertus 1.5's decoder: its LM head pruned to the first 128 of 160 rows
     "apertus1p5_text": ("apertus1p5_text", dict(B, vocab_size=160, output_vocab_size=128, pad_token_id=None)),
     # Beam: a gated attention output with a bias per head, a sliding layer and a full (NoPE) one, four norms per layer
@@ -613,6 +621,25 @@ def test_apertus1p5_wrapper_counts_its_decoder_and_names_its_tokenizers():
     assert cfg.params == sum(p.numel() for n, p in named.items() if ".language_model." in f".{n}" or n.startswith("lm_head"))
     assert cfg.head_vocab == 131072 < cfg.vocab and not cfg.tied_embeddings and not info["unknown_keys"]
     assert any("audio tower" in str(n) for n in info["notes"]) and any("not" in str(n) for n in info["notes"])
+
+
+def test_north_wrapper_counts_its_decoder_and_its_qwen3_vl_tower():
+    """North (cohere_compass): Cohere 2's decoder under Qwen3-VL's wrapper; the decoder's parameters with the top-level
+    tie flag (False by default: an LM head of its own), the vision tower reported exactly as Qwen3-VL's."""
+    from transformers import AutoModelForImageTextToText
+
+    text = dict(B, rope_parameters={"full_attention": {"rope_type": "default", "rope_theta": 1e4}})
+    vision = dict(depth=2, hidden_size=32, intermediate_size=48, num_heads=2, out_hidden_size=64, patch_size=8,
+                  spatial_merge_size=2, temporal_patch_size=2, num_position_embeddings=16, deepstack_visual_indexes=[0])
+    for top in ({}, {"tie_word_embeddings": True}):
+        hf = AutoConfig.for_model("cohere_compass", text_config=text, vision_config=vision, **top)
+        with torch.device("meta"):
+            model = AutoModelForImageTextToText.from_config(hf)
+        cfg, info = read_config(json.loads(hf.to_json_string()))
+        named = dict(model.named_parameters())
+        text_params = sum(p.numel() for n, p in named.items() if ".language_model." in f".{n}" or n.startswith("lm_head"))
+        assert cfg.params == text_params and cfg.tied_embeddings == bool(top) and not info["unknown_keys"]
+        assert sum(info["vision"].values()) == sum(p.numel() for p in model.parameters()) - text_params
 
 
 def test_mistral3_vision_tower_is_reported_exactly():
