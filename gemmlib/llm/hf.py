@@ -1440,8 +1440,12 @@ def _read_dots1(r: _Read) -> dict:
 def _type_list(r: _Read, key: str, allowed: dict[str, str], layers: int | None) -> list[str] | None:
     """A per-layer list of block kinds (``layer_types`` / ``layers_block_type``), checked against ``allowed``."""
     v = r.get(key)
-    if v is None:
-        return None
+    return None if v is None else _kinds_of(r, key, v, allowed, layers)
+
+
+def _kinds_of(r: _Read, key: str, v, allowed: dict[str, str], layers: int | None) -> list[str]:
+    """``v``, the list of block kinds under ``key``, one letter each (from ``allowed``), checked as transformers'
+    config classes check it: strings only, one per layer, each a kind the family builds."""
     if not isinstance(v, list) or not all(isinstance(x, str) for x in v) or not v:
         raise InputError(N_("config.json field {key!r} must be a list of strings"), key=key)
     _whole("layers", len(v))
@@ -2307,14 +2311,14 @@ def _read_deepseek_v4(r: _Read) -> dict:
                     for i in range(max(layers - 2, 0))])
     if isinstance(types, list) and len(types) > layers:  # the checkpoint's MTP layers' entries (transformers cuts them)
         types = types[:layers]
-    letters = _v4_list(r, types, _V4_TYPES, layers, "layer_types")
+    letters = "".join(_kinds_of(r, "layer_types", types, _V4_TYPES, layers))
     mlp = r.get("mlp_layer_types")
     if mlp is None:
         hashed = min(layers, r.whole("num_hash_layers", minimum=0, default=3))
         mlp = ["hash_moe"] * hashed + ["moe"] * (layers - hashed)
     else:
         r.get("num_hash_layers")  # read, unused: mlp_layer_types wins
-    hashed = _v4_list(r, mlp, {"hash_moe": "h", "moe": "m"}, layers, "mlp_layer_types").count("h")
+    hashed = _kinds_of(r, "mlp_layer_types", mlp, {"hash_moe": "h", "moe": "m"}, layers).count("h")
     kv = r.get("num_key_value_heads")
     if kv not in (None, 1):
         r.notes.append(Text(N_("num_key_value_heads {kv} is not read: transformers 5.24's deepseek_v4 projects one "
@@ -2368,20 +2372,6 @@ def _v4_quantization(cfg: dict, quant):
     return replace(quant, skip=tuple(quant.skip) + _V4_BF16, expert_fp4=fp4,
                    label=Text(N_("{label}; experts fp4 (e2m1, an e8m0 scale per 32)"), label=quant.label) if fp4 else
                    quant.label)
-
-
-def _v4_list(r: _Read, types, allowed: dict[str, str], layers: int, key: str) -> str:
-    """DeepSeek-V4's per-layer kinds, one letter each, checked as transformers' config class checks them."""
-    if not isinstance(types, list) or not all(isinstance(x, str) for x in types):
-        raise InputError(N_("config.json field {key!r} must be a list of strings"), key=key)
-    if len(types) != layers:
-        raise InputError(N_("{key} lists {n} layers but num_hidden_layers is {layers}"), key=key, n=len(types),
-                         layers=layers)
-    bad = sorted(set(types) - set(allowed))
-    if bad:
-        raise InputError(N_("{key} holds {kind!r}: {family} layers are {choices}"), key=key, kind=bad[0][:40],
-                         family=r.family, choices=", ".join(allowed))
-    return "".join(allowed[x] for x in types)
 
 
 def _read_jais2(r: _Read) -> dict:

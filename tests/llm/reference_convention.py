@@ -1,4 +1,5 @@
-"""The one helper the exactness tests share: a workload counted under the reference convention.
+"""The helpers the exactness tests share: a workload counted under the reference convention, and the
+FlopCounterMode totals of a transformers model's prefill and first decode step.
 
 The estimator's default is what an engine runs (fused causal attention, the LM head on the last prompt
 position, routed experts, absorbed MLA); FlopCounterMode on transformers' eager models (and on the
@@ -9,9 +10,25 @@ convention (``--reference transformers``) stays exact, family by family.
 
 from __future__ import annotations
 
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
 from gemmlib.llm.accounting import REFERENCE, Workload
 
 
 def reference_workload(**fields) -> Workload:
     """``Workload(**fields)`` under the reference convention (a switch given in ``fields`` still overrides it)."""
     return Workload(convention=REFERENCE, **fields)
+
+
+def prefill_and_decode(model, ids: torch.Tensor) -> tuple[int, int, object]:
+    """FlopCounterMode totals of a prefill over ``ids`` and of one greedy decode step after it, and the
+    model's cache after that step."""
+    with torch.no_grad():
+        with FlopCounterMode(display=False) as fc:
+            out = model(ids, use_cache=True)
+        prefill = fc.get_total_flops()
+        with FlopCounterMode(display=False) as fc:
+            out = model(out.logits[:, -1:].argmax(-1), cache=out.cache, use_cache=True)
+        decode = fc.get_total_flops()
+    return prefill, decode, out.cache

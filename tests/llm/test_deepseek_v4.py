@@ -25,8 +25,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from reference_convention import reference_workload
-from torch.utils.flop_counter import FlopCounterMode
+from reference_convention import prefill_and_decode, reference_workload
 from transformers import AutoConfig, AutoModelForCausalLM
 from transformers.utils import logging as hf_logging
 
@@ -75,15 +74,8 @@ def _truth(prompt: int):
         model = AutoModelForCausalLM.from_config(hf, attn_implementation="eager", experts_implementation="eager")
         model.requires_grad_(False)
         model.eval()
-        ids = torch.randint(0, hf.vocab_size, (BATCH, prompt))
-        with torch.no_grad():
-            with FlopCounterMode(display=False) as fc:
-                out = model(ids, use_cache=True)
-            prefill = fc.get_total_flops()
-            with FlopCounterMode(display=False) as fc:
-                out = model(out.logits[:, -1:].argmax(-1), cache=out.cache, use_cache=True)
-            decode = fc.get_total_flops()
-        _RESULTS[prompt] = (hf, sum(p.numel() for p in model.parameters()), prefill, decode, *_cache_elements(out.cache))
+        prefill, decode, cache = prefill_and_decode(model, torch.randint(0, hf.vocab_size, (BATCH, prompt)))
+        _RESULTS[prompt] = (hf, sum(p.numel() for p in model.parameters()), prefill, decode, *_cache_elements(cache))
     return _RESULTS[prompt]
 
 

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from reference_convention import reference_workload
+from reference_convention import prefill_and_decode, reference_workload
 from torch.utils.flop_counter import FlopCounterMode
 from transformers import AutoConfig, AutoModelForCausalLM
 from transformers.utils import logging as hf_logging
@@ -310,16 +310,8 @@ def _build(model_type: str, keys: dict):
 
 def _run(model, vocab: int):
     """FlopCounterMode totals of a prefill and one decode step, and the cache after the step."""
-    ids = torch.randint(0, vocab, (BATCH, PROMPT))
-    with torch.no_grad():
-        with FlopCounterMode(display=False) as fc:
-            out = model(ids, use_cache=True)
-        prefill = fc.get_total_flops()
-        nxt = out.logits[:, -1:].argmax(-1)
-        with FlopCounterMode(display=False) as fc:
-            out = model(nxt, cache=out.cache, use_cache=True)
-        decode = fc.get_total_flops()
-    per_layer, nbytes = _cache_nbytes(out.cache)
+    prefill, decode, cache = prefill_and_decode(model, torch.randint(0, vocab, (BATCH, PROMPT)))
+    per_layer, nbytes = _cache_nbytes(cache)
     return prefill, decode, per_layer, nbytes
 
 
@@ -838,18 +830,11 @@ def test_hybrid_model_is_exact(name, source):
     raw = dict(keys, model_type=mt) if source == "keys" else json.loads(hf.to_json_string())
     cfg, info = read_config(raw, name=name)
     assert cfg.is_hybrid and cfg.params == params
-    ids = torch.randint(0, hf.vocab_size, (BATCH, PROMPT))
-    with torch.no_grad():
-        with FlopCounterMode(display=False) as fc:
-            out = model(ids, use_cache=True)
-        prefill = fc.get_total_flops()
-        with FlopCounterMode(display=False) as fc:
-            out = model(out.logits[:, -1:].argmax(-1), cache=out.cache, use_cache=True)
-        decode = fc.get_total_flops()
+    prefill, decode, cache = prefill_and_decode(model, torch.randint(0, hf.vocab_size, (BATCH, PROMPT)))
     wl = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1, kv_dtype="fp32")
     assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
     assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
-    per_layer, nbytes = _cache_nbytes(out.cache)
+    per_layer, nbytes = _cache_nbytes(cache)
     mixer = cfg.mixer.state_elements(engine=False)
     assert per_layer == [BATCH * (cfg.cached_tokens(k, PROMPT + 1) * cfg.kv_elements_of(k)
                                   + (mixer if k in MIXER_LETTERS else 0)) for k in cfg.attention_kinds]
