@@ -80,6 +80,8 @@ PUBLISHED_CARD = {
     # V4-Pro's every stored element is checked against its tensor listing in tests/llm/test_deepseek_v4.py
     "deepseek-v4-flash": [("284B total", "params", 284e9, 3), ("13B activated", "active_no_embedding", 13e9, 2)],
     "deepseek-v4-pro": [("1.6T total", "params", 1.6e12, 2), ("49B activated", "active_no_embedding", 49e9, 2)],
+    # Falcon Mamba 7B: a pure Mamba model (its Hub file's intermediate_size over its expand)
+    "falcon-mamba-7b": [("7.27B", "params", 7.27e9, 3)],
 }
 
 

@@ -299,6 +299,8 @@ def _read_lines(read: dict | None) -> list[str]:
     elif att["sliding"] or att["chunked"]:
         bits.append(f"attention {att['full']} full + {att['sliding'] + att['chunked']} "
                     f"{'chunked' if att['chunked'] else 'sliding'} (window {att['window']}, {att['pattern']})")
+    elif att.get("without_attention") and not att["full"]:
+        bits.append(f"no attention and no MLP: every layer a mixer ({att['pattern']})")
     elif att.get("without_attention"):
         with_att = att["full"]
         bits.append(f"full attention in {with_att} of {with_att + att['without_attention']} layers ({att['pattern']})")
@@ -370,8 +372,10 @@ def render_text(est, macs: bool = False, read: dict | None = None, d: dict | Non
     lines = _read_lines(read) + [
         f"model     {m.name}: {m.params:,} parameters"
         + (f" ({m.active_params:,} active per token)" if m.is_moe else "")
-        + f"; {m.layers} layers, hidden {m.hidden}, heads {m.heads}/{m.kv_heads} KV, head dim {m.head_dim}, "
-        f"FFN {m.ffn} {m.mlp}, vocab {m.vocab}" + (f", {m.experts} experts top-{m.experts_per_token}" if m.is_moe else ""),
+        + (f"; {m.layers} layers, hidden {m.hidden}, each a {m.mixer.kind} mixer (no attention, no MLP), vocab {m.vocab}"
+           if m.attention_free else
+           f"; {m.layers} layers, hidden {m.hidden}, heads {m.heads}/{m.kv_heads} KV, head dim {m.head_dim}, "
+           f"FFN {m.ffn} {m.mlp}, vocab {m.vocab}") + (f", {m.experts} experts top-{m.experts_per_token}" if m.is_moe else ""),
         f"workload  batch {wl.batch}, "
         + (f"decode only with {wl.seq_len} tokens cached" if wl.decode_only else f"prompt {wl.seq_len}")
         + f", {wl.new_tokens} decode step{'' if wl.new_tokens == 1 else 's'}; "

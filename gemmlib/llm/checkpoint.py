@@ -86,6 +86,8 @@ _NAMES = {
     "jamba": dict(mlp="feed_forward", moe="feed_forward", router="router"),
     "nemotron_h": dict(prefix="backbone.layers.{i}", attn="mixer", mlp="mixer", moe="mixer", mixer="mixer",
                        embed="backbone.embeddings"),
+    **dict.fromkeys(("mamba", "falcon_mamba", "mamba2"), dict(prefix="backbone.layers.{i}", mixer="mixer",
+                                                             embed="backbone.embeddings")),
     "falcon_h1": dict(mlp="feed_forward"),
     "hunyuan_v1_moe": dict(shared="shared_mlp", router="gate.wg"),
     "lfm2": dict(o="out_proj", mixer="conv", mlp="feed_forward", gate="w1", up="w3", down="w2"),

@@ -691,6 +691,12 @@ class ModelConfig:
     def is_hybrid(self) -> bool:
         return self.mixer is not None
 
+    @property
+    def attention_free(self) -> bool:
+        """Every layer a mixer with no attention and no MLP (Mamba, Falcon Mamba, Mamba-2): the attention and MLP
+        fields are placeholders."""
+        return self.mixer is not None and not self.attention_layer_count and set(self.mlp_kinds) == {"-"}
+
     def window_of(self, kind: str) -> int:
         """Keys a layer of this kind can attend to at most (0: all)."""
         return self.sliding_window if kind in WINDOW_LETTERS else 0

@@ -131,7 +131,6 @@ _NOT_TEXT = N_("not a text decoder (vision, audio or embedding model): this esti
 _HYBRID = N_("a hybrid / linear-attention decoder whose mixer is not among those this estimator reads (Gated "
              "DeltaNet of Qwen3-Next, Mamba of Jamba, Mamba-2 of Nemotron-H and Falcon-H1, MiniMax's lightning "
              "attention)")
-_SSM = N_("a pure state-space model (every layer a Mamba mixer, no attention): not read yet")
 
 # model_type -> why it is not sized (the families most often tried).
 NOT_SIZED: dict[str, str] = {
@@ -145,5 +144,4 @@ NOT_SIZED: dict[str, str] = {
                      "clip_vision_model", "siglip_vision_model", "detr", "swin", "beit", "resnet"), _NOT_TEXT),
     **dict.fromkeys(("zamba", "zamba2", "olmo_hybrid",
                      "recurrent_gemma", "rwkv"), _HYBRID),
-    **dict.fromkeys(("mamba", "mamba2", "falcon_mamba"), _SSM),
 }

@@ -53,7 +53,7 @@ SUPPORTED_MODEL_TYPES = (
     "gemma3n_text", "gemma3n", "jais2", "mimo_v2_flash", "lfm3", "laguna", "dbrx", "bloom", "opt", "biogpt",
     "deepseek_v4", "mellum", "nanochat", "hyperclovax", "flint", "axk1", "beam", "lara_mini",
     "apertus1p5_text", "apertus1p5", "hy_v4", "longcat_flash", "minimax", "kimi_linear", "bailing_hybrid",
-    "cohere_compass_text", "cohere_compass",
+    "cohere_compass_text", "cohere_compass", "mamba", "falcon_mamba", "mamba2",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -104,7 +104,8 @@ ARCHITECTURES = {
     "HYV4ForCausalLM": "hy_v4", "LongcatFlashForCausalLM": "longcat_flash", "MiniMaxForCausalLM": "minimax",
     "KimiLinearForCausalLM": "kimi_linear", "BailingHybridForCausalLM": "bailing_hybrid",
     "CohereCompassForCausalLM": "cohere_compass_text",
-    "CohereCompassForConditionalGeneration": "cohere_compass",
+    "CohereCompassForConditionalGeneration": "cohere_compass", "MambaForCausalLM": "mamba",
+    "FalconMambaForCausalLM": "falcon_mamba", "Mamba2ForCausalLM": "mamba2",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
 _WRAPPERS = {"apertus1p5": "apertus1p5_text", "cohere_compass": "cohere_compass_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
@@ -199,6 +200,9 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     # Ling's hybrid: its KDA gate's safety bound, the routing groups and the MTP loss scale change no count
     "bailing_hybrid": frozenset({"qk_head_dim", "short_conv_kernel_size", "kda_safe_gate", "kda_lower_bound", "num_expert_group",
                                  "moe_renormalize", "mtp_loss_scaling_factor", "num_nextn_predict_layers"}),
+    # Mamba and Falcon Mamba: the time-step initialisation changes no shape
+    "mamba": frozenset({"time_step_scale", "time_step_init_scheme"}),
+    "falcon_mamba": frozenset({"time_step_scale", "time_step_init_scheme"}),
     # Kimi Linear: head dims derive from nope + rope; its router's groups change no count
     "kimi_linear": frozenset({"head_dim", "qk_head_dim", "pretraining_tp", "moe_layer_freq", "num_expert_group",
                               "model_max_length", "moe_renormalize", "mla_use_nope", "moe_router_activation_func"}),
@@ -752,6 +756,15 @@ DEFAULTS: dict[str, dict] = {
                   expert_layer_period=2, expert_layer_offset=1, attn_layer_period=8, attn_layer_offset=4,
                   mamba_d_state=16, mamba_d_conv=4, mamba_expand=2, tie_word_embeddings=False,
                   max_position_embeddings=262144),
+    # the pure state-space families: their config classes' defaults (MambaConfig, FalconMambaConfig, Mamba2Config)
+    "mamba": dict(vocab_size=50280, hidden_size=768, state_size=16, num_hidden_layers=32, expand=2, conv_kernel=4,
+                  use_bias=False, use_conv_bias=True, time_step_rank="auto", tie_word_embeddings=True),
+    "falcon_mamba": dict(vocab_size=50280, hidden_size=768, state_size=16, num_hidden_layers=32, expand=2,
+                         conv_kernel=4, use_bias=False, use_conv_bias=True, time_step_rank="auto",
+                         tie_word_embeddings=True),
+    "mamba2": dict(num_heads=128, head_dim=64, vocab_size=32768, hidden_size=4096, state_size=128,
+                   num_hidden_layers=64, expand=2, conv_kernel=4, n_groups=8, use_bias=False, use_conv_bias=True,
+                   chunk_size=256, tie_word_embeddings=False),
     "nemotron_h": dict(vocab_size=131072, hidden_size=4096, num_attention_heads=32, num_key_value_heads=8,
                        head_dim=128, intermediate_size=21504, ssm_state_size=128, mamba_num_heads=128,
                        mamba_head_dim=64, n_groups=8, conv_kernel=4, chunk_size=128, n_routed_experts=8,
@@ -1623,6 +1636,57 @@ def _read_nemotron_h(r: _Read) -> dict:
     else:
         c["moe_layers"] = "".join("D" if k == "D" else "-" for k in kinds)
     return c
+
+
+def _pure_ssm(r: _Read, mixer: Mixer, letter: str) -> dict:
+    """A state-space model with no attention and no MLP: each block a norm and a mixer (Mamba, Falcon Mamba,
+    Mamba-2). The attention fields of the ModelConfig are unused; they are set to the mixer's heads so that every
+    check about them holds."""
+    layers, h = r.whole("num_hidden_layers"), r.whole("hidden_size")
+    heads = mixer.heads or 1
+    return dict(hidden=h, layers=layers, heads=heads, kv_heads=heads, head_dim=mixer.head_dim or h // heads or 1,
+                ffn=1, vocab=r.whole("vocab_size"), norms_per_layer=1, mixer=mixer, no_positions=True,
+                tied_embeddings=r.flag("tie_word_embeddings", True), layer_types=letter * layers, moe_layers="-" * layers)
+
+
+def _mamba_mixer(r: _Read, **kw) -> Mixer:
+    h = r.whole("hidden_size")
+    rank = r.get("time_step_rank")
+    rank = -(-h // 16) if rank in (None, "auto") else _whole("time_step_rank", rank)
+    b = r.flag("use_bias")
+    inner = r.whole("expand") * h
+    given = r.opt_whole("intermediate_size")  # the config classes set expand × hidden, then a given width over it
+    return Mixer("mamba", conv=r.whole("conv_kernel"), inner=given or inner, state=r.whole("state_size"),
+                 dt_rank=rank, conv_bias=r.flag("use_conv_bias", True), in_bias=b, out_bias=b, norm=False, **kw)
+
+
+def _read_mamba(r: _Read) -> dict:
+    """Mamba: every block an RMSNorm and a Mamba mixer (in_proj, depthwise conv, x_proj, dt_proj, the selective
+    scan, out_proj); no attention, no MLP; the LM head tied unless ``tie_word_embeddings`` is false."""
+    return _pure_ssm(r, _mamba_mixer(r), "M")
+
+
+def _read_falcon_mamba(r: _Read) -> dict:
+    """Falcon Mamba: Mamba's blocks with weightless RMSNorms on dt, B and C (no parameters, no GEMM)."""
+    r.get("mixer_rms_eps")
+    return _pure_ssm(r, _mamba_mixer(r), "M")
+
+
+def _read_mamba2(r: _Read) -> dict:
+    """Mamba-2: every block an RMSNorm and a Mamba-2 mixer (SSD: ``num_heads`` of ``head_dim``, ``n_groups`` of B/C
+    with ``state_size`` each, a gated RMSNorm before out_proj); its width, ``expand`` × hidden_size, must be
+    num_heads × head_dim (transformers' mixer reshapes one into the other)."""
+    h = r.whole("hidden_size")
+    heads, hd, width = r.whole("num_heads"), r.whole("head_dim"), r.whole("expand") * h
+    if heads * hd != width:
+        raise InputError(N_("mamba2: num_heads × head_dim ({n} × {d}) must equal expand × hidden_size ({w}): "
+                            "transformers' mixer reshapes one into the other"), n=heads, d=hd, w=width)
+    b = r.flag("use_bias")
+    mixer = Mixer("mamba2", conv=r.whole("conv_kernel"), heads=heads, head_dim=hd, groups=r.whole("n_groups"),
+                  state=r.whole("state_size"), chunk=r.whole("chunk_size"), conv_bias=r.flag("use_conv_bias", True),
+                  in_bias=b, out_bias=b)
+    r.get("time_step_rank")  # read, unused: Mamba-2's dt is one value per head out of in_proj
+    return _pure_ssm(r, mixer, "2")
 
 
 def _read_falcon_h1(r: _Read) -> dict:
@@ -2747,7 +2811,8 @@ _READERS = {
     "hyperclovax": _read_hyperclovax, "flint": _read_flint, "axk1": _read_axk1, "beam": _read_beam,
     "lara_mini": _read_lara_mini, "apertus1p5_text": _read_apertus1p5_text, "hy_v4": _read_hy_v4,
     "longcat_flash": _read_longcat_flash, "minimax": _read_minimax, "kimi_linear": _read_kimi_linear,
-    "bailing_hybrid": _read_bailing_hybrid, "cohere_compass_text": _read_cohere,
+    "bailing_hybrid": _read_bailing_hybrid, "cohere_compass_text": _read_cohere, "mamba": _read_mamba,
+    "falcon_mamba": _read_falcon_mamba, "mamba2": _read_mamba2,
 }
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 

@@ -157,7 +157,7 @@ def mlp_width(cfg: ModelConfig) -> int:
     if cfg.is_moe:
         k = cfg.routed_per_token
         widths.append(k * cfg.expert_ffn + cfg.shared_expert_ffn)
-    return max(widths)
+    return max(widths, default=0)  # 0: no MLP (a pure state-space model)
 
 
 def inference_activation_bytes(cfg: ModelConfig, wl: Workload, par: Parallel, *, micro_batch: int,

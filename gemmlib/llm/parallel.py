@@ -71,7 +71,7 @@ from gemmlib.llm.accounting import (
     prefill_other_ops,
     time_op,
 )
-from gemmlib.llm.config import ModelConfig
+from gemmlib.llm.config import ATTENTION_LETTERS, ModelConfig
 
 GROUPS = ("tp", "cp", "ep", "dp", "pp")
 _TP_SPLIT = ("column", "row", "heads", "vocab")
@@ -220,14 +220,22 @@ class Parallel:
                              tp=self.tp, cp=self.cp, pp=self.pp, ep=self.ep, dp=self.dp, gpus=self.gpus, given=gpus)
 
         t = self.tp
-        if cfg.heads % t:
+        if cfg.attention_layer_count and cfg.heads % t:
             raise InputError(N_("--tp {t} does not divide the {heads} attention heads; pick a TP size that does"),
                              t=t, heads=cfg.heads)
-        for kv in sorted({cfg.attention_shape(k).kv_heads for k in set(cfg.attention_kinds)}, reverse=True):
+        for kv in sorted({cfg.attention_shape(k).kv_heads for k in set(cfg.attention_kinds) if k in ATTENTION_LETTERS},
+                         reverse=True):
             if kv % t and t % kv:
                 raise InputError(N_("--tp {t} and the {kv_heads} KV heads: one must divide the other (KV heads are "
                                     "split across ranks or each replicated on t / KV heads ranks)"), t=t, kv_heads=kv)
-        if cfg.ffn % t:
+        pure = not cfg.attention_layer_count and cfg.mixer is not None  # a pure state-space model: its mixer is split
+        if pure:
+            mx = cfg.mixer
+            split = mx.heads if mx.heads else mx.inner
+            if split % t:
+                raise InputError(N_("--tp {t} does not divide the mixer's {n} {what}"), t=t, n=split,
+                                 what=Text(N_("heads") if mx.heads else N_("channels")))
+        if not pure and cfg.ffn % t:
             raise InputError(N_("--tp {t} does not divide the MLP width {ffn}"), t=t, ffn=cfg.ffn)
         if cfg.is_moe and not self.folded and cfg.expert_ffn % t:
             raise InputError(N_("--tp {t} does not divide the experts' MLP width {expert_ffn}"),

@@ -769,10 +769,15 @@ def present(est: ScaleOutEstimate, *, macs: bool = False, gettext: Translate = e
     line = gettext("**{name}** — {params:,} parameters").format(name=escape(_name(m.name, label)), params=m.params)
     if m.is_moe:
         line = gettext("{line} ({active:,} active per token)").format(line=line, active=m.active_params)
-    line = gettext("{line}; {layers} layers, hidden {hidden}, {heads} heads / {kv} KV, head dim {hd}, FFN {ffn} "
-                   "({mlp}), vocab {vocab:,}").format(line=line, layers=m.layers, hidden=m.hidden, heads=m.heads,
-                                                      kv=m.kv_heads, hd=m.head_dim, ffn=m.ffn, mlp=label(m.mlp),
-                                                      vocab=m.vocab)
+    if m.attention_free:
+        line = gettext("{line}; {layers} layers, hidden {hidden}, each a {mixer} mixer (no attention, no MLP), vocab "
+                       "{vocab:,}").format(line=line, layers=m.layers, hidden=m.hidden, mixer=label(m.mixer.kind),
+                                           vocab=m.vocab)
+    else:
+        line = gettext("{line}; {layers} layers, hidden {hidden}, {heads} heads / {kv} KV, head dim {hd}, FFN {ffn} "
+                       "({mlp}), vocab {vocab:,}").format(line=line, layers=m.layers, hidden=m.hidden, heads=m.heads,
+                                                          kv=m.kv_heads, hd=m.head_dim, ffn=m.ffn, mlp=label(m.mlp),
+                                                          vocab=m.vocab)
     if m.is_moe:
         line = gettext("{line}, {experts} experts, top-{k}").format(line=line, experts=m.experts,
                                                                     k=m.experts_per_token)
@@ -1004,7 +1009,9 @@ def _read(est: ScaleOutEstimate, gettext: Translate, escape: Escape) -> Read:
     family = (gettext("{family} (in {wrapper})").format(family=escape(r["family"]), wrapper=escape(r["wrapper"]))
               if r.get("wrapper") else escape(_name(r["family"], label)))
     att, mla, ex, q, b = r["attention"], r["mla"], r["experts"], r["quantization"], r["block"]
-    layers = gettext("{full} full, {sliding} sliding, {chunked} chunked layers").format(**att)
+    pure = est.model.attention_free
+    layers = (gettext("none (every layer a mixer)") if pure else
+              gettext("{full} full, {sliding} sliding, {chunked} chunked layers").format(**att))
     if att["window"]:
         layers = gettext("{layers}; window {window:,}; pattern {pattern}").format(layers=layers, **att)
     experts = fmt.DASH
@@ -1035,6 +1042,9 @@ def _read(est: ScaleOutEstimate, gettext: Translate, escape: Escape) -> Read:
             (gettext("dtype"), gettext("{dtype}; weights: {source}").format(dtype=r["dtype"] or gettext("not given"),
                                                                            source=tr(r["weight_dtype_source"]))),
             (gettext("mixer"), fmt.DASH if not r.get("mixer") else gettext(
+                "{kind} in every layer: a fixed state of {state} elements per sequence (convolution + recurrent), "
+                "no KV cache; no attention and no MLP").format(
+                kind=r["mixer"]["kind"], state=fmt.count(r["mixer"]["state_per_sequence"])) if pure else gettext(
                 "{kind} in {layers} layers: a fixed state of {state} elements per sequence (convolution + "
                 "recurrent) instead of a KV cache; the other layers attend and cache K and V").format(
                 kind=r["mixer"]["kind"], layers=r["mixer"]["layers"],

@@ -790,6 +790,14 @@ HYBRID: dict[str, tuple[str, dict]] = {
     "bamba": ("bamba", dict(_H, num_hidden_layers=3, attn_layer_indices=[1], mamba_n_heads=4, mamba_d_head=32,
                             mamba_n_groups=2, mamba_d_state=8, mamba_d_conv=4, mamba_chunk_size=4, attention_bias=True,
                             mlp_bias=True, pad_token_id=None)),
+    # the pure state-space models: every block a norm and a mixer, no attention and no MLP
+    "mamba": ("mamba", dict(hidden_size=64, num_hidden_layers=2, vocab_size=128, state_size=8, conv_kernel=4,
+                            pad_token_id=None)),
+    "falcon_mamba": ("falcon_mamba", dict(hidden_size=64, num_hidden_layers=2, vocab_size=128, state_size=8,
+                                          expand=16, intermediate_size=96, time_step_rank=8, use_bias=True,
+                                          tie_word_embeddings=False, pad_token_id=None)),
+    "mamba2": ("mamba2", dict(hidden_size=64, num_hidden_layers=2, vocab_size=128, num_heads=4, head_dim=32,
+                              n_groups=2, state_size=8, conv_kernel=4, chunk_size=4, pad_token_id=None)),
     "falcon_h1": ("falcon_h1", dict(_H, num_hidden_layers=2, head_dim=16, mamba_d_ssm=64, mamba_n_heads=4,
                                     mamba_n_groups=2, mamba_d_state=8, mamba_d_conv=4, mamba_chunk_size=4,
                                     mamba_rms_norm=True, pad_token_id=None)),
@@ -1082,6 +1090,41 @@ def test_dbrx_comes_to_its_cards_counts():
                                  vocab_size=100352, attn_config=dict(kv_n_heads=8, clip_qkv=8, rope_theta=500000),
                                  ffn_config=dict(ffn_hidden_size=10752, moe_num_experts=16, moe_top_k=4)))
     assert (round(cfg.params / 1e9), round(cfg.active_params / 1e9)) == (132, 36) and not info["unknown_keys"]
+
+
+@pytest.mark.parametrize("hidden, layers, published", [  # state-spaces/mamba-*-hf (search index id 49071488734)
+    (768, 24, 129_135_360), (1024, 48, 371_516_416), (1536, 48, 793_204_224), (2048, 48, 1_372_178_432),
+    (2560, 64, 2_768_345_600),
+])
+def test_mamba_comes_to_its_published_counts(hidden, layers, published):
+    """The five Mamba checkpoints in transformers' format come to their published parameter counts to the
+    parameter (the LM head tied, as MambaConfig ties it by default)."""
+    cfg, info = read_config(dict(model_type="mamba", architectures=["MambaForCausalLM"], hidden_size=hidden,
+                                 num_hidden_layers=layers, vocab_size=50280, state_size=16, expand=2,
+                                 intermediate_size=2 * hidden, conv_kernel=4, time_step_rank="auto"))
+    assert cfg.params == published and cfg.attention_free and not info["unknown_keys"]
+
+
+def test_the_pure_state_space_models_come_to_their_cards_counts():
+    """Mamba-Codestral-7B's shape (Mamba2Config's defaults are that model's: 64 layers of 128 heads × 64, 8 groups,
+    state 128) comes to Mistral's published 7,285,403,648 parameters exactly; Falcon Mamba 7B's Hub file, whose
+    ``intermediate_size`` 8192 wins over its ``expand`` 16 as FalconMambaConfig lets it, to the card's 7.27 B. A
+    Mamba-2 width that is not its heads × head dim is refused; TP splits the mixer's heads (or channels)."""
+    from gemmlib.core.errors import InputError
+    from gemmlib.llm.parallel import Parallel
+
+    codestral = dict(model_type="mamba2", num_heads=128, head_dim=64, vocab_size=32768, hidden_size=4096,
+                     state_size=128, num_hidden_layers=64, expand=2, n_groups=8, conv_kernel=4, chunk_size=256)
+    cfg = read_config(codestral)[0]
+    assert cfg.params == 7_285_403_648 and cfg.attention_free and cfg.state_elements() == 64 * (
+        128 * 64 * 128 + (8192 + 2 * 8 * 128) * 4)
+    fm, info = read_config_file(str(CONFIGS / "falcon-mamba-7b.json"))
+    assert round(fm.params / 1e7) == 727 and fm.mixer.inner == 8192 and not info["unknown_keys"]
+    with pytest.raises(InputError, match="must equal expand × hidden_size"):
+        read_config(dict(codestral, head_dim=32))
+    Parallel(tp=8).check(cfg)
+    with pytest.raises(InputError, match="mixer's 8192 channels"):
+        Parallel(tp=3).check(fm)
 
 
 @pytest.mark.parametrize("keys, published", [

@@ -377,6 +377,17 @@ def test_upload_of_deepseek_v4_names_its_compressed_attention():
     assert "256 experts, top-6" in read["experts"]
 
 
+def test_upload_of_a_pure_state_space_model_says_it_has_no_attention():
+    """Falcon Mamba 7B's Hub file: no attention row to fill, the mixer in every layer with its fixed state, and the
+    model line names the mixer instead of attention heads and an MLP width."""
+    at = _upload("falcon-mamba-7b")
+    read = _read_table(at)
+    assert read["attention"] == "none (every layer a mixer)"
+    mixer = read["mixer"].replace("\\:", ":")  # (the table escapes a colon for Markdown)
+    assert mixer.startswith("mamba in every layer: a fixed state of 10,485,760 elements") and "no KV cache" in mixer
+    assert any("each a mamba mixer (no attention, no MLP)" in m.value for m in at.markdown)
+
+
 def test_upload_of_gemma3n_names_altup_and_laurel():
     read = _read_table(_upload("gemma-3n-e2b"))
     assert read["AltUp / LAuReL"].startswith("4 streams") and "rank-64" in read["AltUp / LAuReL"]
