@@ -82,6 +82,8 @@ PUBLISHED_CARD = {
     "deepseek-v4-pro": [("1.6T total", "params", 1.6e12, 2), ("49B activated", "active_no_embedding", 49e9, 2)],
     # Falcon Mamba 7B: a pure Mamba model (its Hub file's intermediate_size over its expand)
     "falcon-mamba-7b": [("7.27B", "params", 7.27e9, 3)],
+    # BitNet b1.58 2B4T: "~2 Billion" parameters, read as those besides the embedding
+    "bitnet-b1.58-2b-4t": [("~2B", "no_embeddings", 2e9, 1)],
 }
 
 

@@ -987,6 +987,9 @@ def _other_group_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, a
     if akind not in ATTENTION_LETTERS:
         extra = 0
         width = npl * d
+    if cfg.ffn_norm and mkind == "D":  # BitNet: a norm over the MLP's intermediate
+        extra += cfg.ffn
+        width += cfg.ffn
     ops = [_elementwise("norms", run.phase, rows=tokens, width=d, count=npl * runs, elements=2 * rows_total * width,
                         flops=nf * rows_total * width, sz=sz,
                         weight_bytes=runs * (npl * d + extra) * cfg.norm_weights * sz.el,

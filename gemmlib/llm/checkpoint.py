@@ -363,6 +363,8 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
                          "float32"))
         if dense and cfg.activation_params:
             rows.append((f"{prefix}.mlp.act_fn", cfg.activation_params, ""))
+        if dense and cfg.ffn_norm:
+            rows.append((f"{prefix}.mlp.ffn_sub_norm", cfg.ffn * nw, ""))
         return rows
 
     kinds, akinds = cfg.mlp_kinds, cfg.attention_kinds

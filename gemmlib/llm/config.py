@@ -217,6 +217,7 @@ class ModelConfig:
     o_bias: bool = False
     mlp_bias: bool = False
     activation_params: int = 0  # learned parameters of a dense MLP's activation (Apertus' xIELU: alpha_p, alpha_n)
+    ffn_norm: bool = False  # a norm over a dense MLP's intermediate before down_proj (BitNet's ffn_sub_norm)
     learned_positions: int = 0
     experts: int = 0
     experts_per_token: int = 0
@@ -243,7 +244,7 @@ class ModelConfig:
     fused_qkv: bool = False  # one stored q|k|v matrix (phi3, gpt_neox, falcon, gpt2, internlm2)
     fused_gate_up: bool = False  # one stored gate|up matrix (phi3; gpt-oss and the fused 3-D experts)
     # ----- norms, block, head --------------------------------------------------------------
-    norms_per_layer: int = 2  # 1 (a parallel block's shared norm), 2, 4 (Gemma 2/3 sandwich)
+    norms_per_layer: int = 2  # 1 (a parallel block's shared norm), 2, 3 (BitNet: a norm before o_proj), 4 (sandwich)
     parallel_block: bool = False  # attention and MLP read the same input (GPT-J style)
     lm_head_bias: bool = False
     embedding_norm: bool = False  # a norm right after the token embedding (BLOOM's word_embeddings_layernorm)
@@ -339,8 +340,8 @@ class ModelConfig:
         if self.qk_norm not in QK_NORMS:
             raise InputError(N_("qk_norm must be one of {choices}, got {qk_norm!r}"),
                              choices=", ".join(QK_NORMS), qk_norm=self.qk_norm)
-        if self.norms_per_layer not in (1, 2, 4):
-            raise InputError(N_("norms per layer must be 1, 2 or 4, got {norms_per_layer}"),
+        if self.norms_per_layer not in (1, 2, 3, 4):
+            raise InputError(N_("norms per layer must be 1, 2, 3 or 4, got {norms_per_layer}"),
                              norms_per_layer=self.norms_per_layer)
         if self.experts_compute not in EXPERTS_COMPUTE:
             raise InputError(N_("experts_compute must be one of {choices}"),
@@ -373,7 +374,7 @@ class ModelConfig:
                   "fused_gate_up", "parallel_block", "lm_head_bias", "shared_expert_gate", "router_bias",
                   "expert_bias", "router_score_bias", "score_bias_param", "attn_output_gate", "no_positions",
                   "full_k_eq_v", "k_eq_v", "router_scales", "kv_reused", "sliding_sinks_only", "embedding_norm",
-                  "compressed_attention", "attn_gate_bias", "hyper_mix"):
+                  "compressed_attention", "attn_gate_bias", "hyper_mix", "ffn_norm"):
             if not isinstance(getattr(self, f), bool):
                 raise InputError(N_("{field} must be true or false, got {value!r}"),
                                  field=f, value=getattr(self, f))
@@ -820,7 +821,7 @@ class ModelConfig:
             "shared_experts": moe * self._shared_params(),
             "router": moe * self._router_params(),
             "norms": (self.layers * self.norms_per_layer + moe * self.moe_norms + 1 + self.embedding_norm)
-            * self._norm_params(),
+            * self._norm_params() + (dense * self._norm_params(self.ffn) if self.ffn_norm else 0),
             "lm_head": head + (self.head_vocab if self.lm_head_bias else 0),
         }
 

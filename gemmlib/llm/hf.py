@@ -53,7 +53,7 @@ SUPPORTED_MODEL_TYPES = (
     "gemma3n_text", "gemma3n", "jais2", "mimo_v2_flash", "lfm3", "laguna", "dbrx", "bloom", "opt", "biogpt",
     "deepseek_v4", "mellum", "nanochat", "hyperclovax", "flint", "axk1", "beam", "lara_mini",
     "apertus1p5_text", "apertus1p5", "hy_v4", "longcat_flash", "minimax", "kimi_linear", "bailing_hybrid",
-    "cohere_compass_text", "cohere_compass", "mamba", "falcon_mamba", "mamba2",
+    "cohere_compass_text", "cohere_compass", "mamba", "falcon_mamba", "mamba2", "bitnet",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -105,7 +105,7 @@ ARCHITECTURES = {
     "KimiLinearForCausalLM": "kimi_linear", "BailingHybridForCausalLM": "bailing_hybrid",
     "CohereCompassForCausalLM": "cohere_compass_text",
     "CohereCompassForConditionalGeneration": "cohere_compass", "MambaForCausalLM": "mamba",
-    "FalconMambaForCausalLM": "falcon_mamba", "Mamba2ForCausalLM": "mamba2",
+    "FalconMambaForCausalLM": "falcon_mamba", "Mamba2ForCausalLM": "mamba2", "BitNetForCausalLM": "bitnet",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
 _WRAPPERS = {"apertus1p5": "apertus1p5_text", "cohere_compass": "cohere_compass_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
@@ -756,6 +756,9 @@ DEFAULTS: dict[str, dict] = {
                   expert_layer_period=2, expert_layer_offset=1, attn_layer_period=8, attn_layer_offset=4,
                   mamba_d_state=16, mamba_d_conv=4, mamba_expand=2, tie_word_embeddings=False,
                   max_position_embeddings=262144),
+    "bitnet": dict(vocab_size=128256, hidden_size=2560, intermediate_size=6912, num_hidden_layers=30,
+                   num_attention_heads=20, num_key_value_heads=5, max_position_embeddings=2048,
+                   tie_word_embeddings=False),
     # the pure state-space families: their config classes' defaults (MambaConfig, FalconMambaConfig, Mamba2Config)
     "mamba": dict(vocab_size=50280, hidden_size=768, state_size=16, num_hidden_layers=32, expand=2, conv_kernel=4,
                   use_bias=False, use_conv_bias=True, time_step_rank="auto", tie_word_embeddings=True),
@@ -896,6 +899,19 @@ def _read_llama(r: _Read) -> dict:
     c.update(qkv_bias=ab, o_bias=ab, mlp_bias=r.flag("mlp_bias"))
     return c
 
+
+def _read_bitnet(r: _Read) -> dict:
+    """BitNet b1.58: Llama's block with an RMSNorm over the attention output before o_proj (``attn_sub_norm``) and
+    one over the MLP's intermediate before down_proj (``ffn_sub_norm``), a ReLU² gated MLP; its linears are stored
+    ternary (``quantization_config`` ``bitnet``)."""
+    c = _common(r)
+    if c["heads"] * c["head_dim"] != c["hidden"]:
+        raise InputError(N_("bitnet: its attn_sub_norm is hidden_size wide over the heads' output, so "
+                            "num_attention_heads × head_dim ({q}) must equal hidden_size ({hidden})"),
+                         q=c["heads"] * c["head_dim"], hidden=c["hidden"])
+    ab = r.flag("attention_bias")
+    c.update(qkv_bias=ab, o_bias=ab, norms_per_layer=3, ffn_norm=True)
+    return c
 
 def _read_granitemoe(r: _Read) -> dict:
     c = _common(r)
@@ -2812,7 +2828,7 @@ _READERS = {
     "lara_mini": _read_lara_mini, "apertus1p5_text": _read_apertus1p5_text, "hy_v4": _read_hy_v4,
     "longcat_flash": _read_longcat_flash, "minimax": _read_minimax, "kimi_linear": _read_kimi_linear,
     "bailing_hybrid": _read_bailing_hybrid, "cohere_compass_text": _read_cohere, "mamba": _read_mamba,
-    "falcon_mamba": _read_falcon_mamba, "mamba2": _read_mamba2,
+    "falcon_mamba": _read_falcon_mamba, "mamba2": _read_mamba2, "bitnet": _read_bitnet,
 }
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 

@@ -25,6 +25,9 @@ dtypes as each format's own packing code writes them:
   ``[E, N, K/32]`` uint8 (bf16 biases); everything else bf16.
 * NVIDIA ModelOpt NVFP4: uint8 ``[O, I/2]``, e4m3 ``weight_scale [O, I/16]``, fp32 ``weight_scale_2`` and
   ``input_scale`` scalars.
+* BitNet (``quant_method: "bitnet"``, transformers' ``BitLinear`` / offline ``AutoBitLinear``): ternary weights four
+  to a byte, uint8 ``[O/4, I]``, and one ``weight_scale`` at the checkpoint dtype; the online ``autobitlinear``
+  mode stores the weights unquantized (ternarised at every forward). The LM head stays unquantized.
 
 Which layers a format quantizes follows its producer: AWQ the linears of the decoder blocks, minus any
 ``modules_to_not_convert`` substring; GPTQ the blocks' linears (the LM head only with ``lm_head: true``);
@@ -59,7 +62,8 @@ STORAGE_BYTES = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "float
 _STORAGE_OF = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp8": "float8_e4m3fn",
                "int8": "int8", "fp64": "float64", "tf32": "float32"}
 
-METHODS = ("awq", "gptq", "bitsandbytes", "fp8", "compressed-tensors", "mxfp4", "modelopt", "int4", "fp4", "mlx")
+METHODS = ("awq", "gptq", "bitsandbytes", "fp8", "compressed-tensors", "mxfp4", "modelopt", "int4", "fp4", "mlx",
+           "bitnet")
 # MLX quantization modes (mlx.core.quantize): (group sizes, bits, scale dtype, biases stored)
 MLX_MODES = {"affine": ((32, 64, 128), (2, 3, 4, 5, 6, 8), "", True), "mxfp4": ((32,), (4,), "uint8", False),
              "mxfp8": ((32,), (8,), "uint8", False), "nvfp4": ((16,), (4,), "uint8", False)}
@@ -171,7 +175,7 @@ class Quantization:
                 return self.quantize_lm_head
             if self.method in ("bitsandbytes", "fp8") and not self.skip:
                 return False  # transformers adds the default skips (the output embedding) to an empty list
-            if self.method == "modelopt":
+            if self.method in ("modelopt", "bitnet"):
                 return False
         if self.method == "compressed-tensors" and "Linear" not in self.targets and not any(
                 _ct_match(t, module) for t in self.targets):
@@ -258,6 +262,9 @@ class Quantization:
             t = [Tensor("weight", (o, _cdiv(i * self.bits, 32)), "uint32"), Tensor("scales", (o, ng), sdt or dt)]
             if biased:
                 t.append(Tensor("biases", (o, ng), dt))
+        elif m == "bitnet":  # ternary, four to a byte along the output, one scale (bits 0: stored unquantized)
+            t = [Tensor("weight", (_cdiv(o, 4), i), "uint8"), Tensor("weight_scale", (1,), dt)] if self.bits else [
+                Tensor("weight", (o, i), dt)]
         elif m == "mxfp4":  # a 2-D view of one expert's blocks (see expert_tensors for the stored form)
             t = [Tensor("blocks", (o, i // 2), "uint8"), Tensor("scales", (o, _cdiv(i, 32)), "uint8")]
         else:
@@ -380,6 +387,8 @@ class Quantization:
                 d["experts"] = "fp4 (e2m1, an e8m0 scale per 32)"
         if self.method == "compressed-tensors":
             d.update(format=self.ct_format, strategy=self.strategy, symmetric=self.symmetric)
+        if self.method == "bitnet":
+            d.update(bits=self.bits, packed=bool(self.bits))
         if self.method == "mlx":
             d.update(bits=self.bits, group_size=self.group_size, mode=self.mlx_mode,
                      overrides={n: ({"bits": b, "group_size": g} if b else False) for n, b, g in self.overrides})
@@ -563,8 +572,23 @@ def from_quantization_config(q: dict) -> Quantization:
                              algo=algo or None)
         return Quantization("modelopt", bits=4, group_size=16, skip=_names(q, "exclude_modules", "ignore"),
                             skip_rule="hf", activations="nvfp4 (W4A4)", label="NVFP4 (ModelOpt)")
+    if method == "bitnet":
+        cls = str(q.get("linear_class") or "bitlinear").lower()
+        mode = str(q.get("quantization_mode") or "offline").lower()
+        if cls not in ("bitlinear", "autobitlinear") or mode not in ("online", "offline"):
+            raise InputError(N_("a bitnet quantization_config's linear_class is bitlinear or autobitlinear and its "
+                                "quantization_mode online or offline, got {cls!r} and {mode!r}"), cls=cls[:40],
+                             mode=mode[:40])
+        if q.get("use_rms_norm"):
+            raise InputError(N_("a bitnet quantization_config with use_rms_norm (a norm inside every linear) is not "
+                                "read yet"))
+        packed = not (cls == "autobitlinear" and mode == "online")
+        return Quantization("bitnet", bits=2 if packed else 0, group_size=-1, skip=_names(q, "modules_to_not_convert"),
+                            label=Text(N_("BitNet b1.58: ternary weights, four to a byte, one scale per linear"))
+                            if packed else Text(N_("BitNet b1.58 (online): weights stored unquantized, made ternary at "
+                                                   "every forward")))
     raise InputError(N_("quant_method {method!r} is not supported; supported: awq, gptq, bitsandbytes, fp8, "
-                        "compressed-tensors, mxfp4, modelopt (NVFP4)"), method=method)
+                        "compressed-tensors, mxfp4, modelopt (NVFP4), bitnet"), method=method)
 
 
 def _compressed_tensors(q: dict) -> Quantization:

@@ -130,6 +130,37 @@ def test_fp8_layout_equals_transformers_fp8linear(shape, block, scale_fmt, stati
     assert torch is not None
 
 
+@pytest.mark.parametrize("linear_class, mode", [("bitlinear", "offline"), ("autobitlinear", "offline"),
+                                               ("autobitlinear", "online")])
+@pytest.mark.parametrize("tied", [True, False])
+def test_bitnet_checkpoint_equals_transformers_bitnet_linears(linear_class, mode, tied):
+    """A BitNet model whose linears transformers' replace_with_bitnet_linear has swapped: BitLinear holds what a packed
+    checkpoint stores (uint8 [O/4, I] and one scale), byte for byte and element for element, the LM head left as it
+    is; the offline AutoBitLinear loads that same packed form (its deserializer unpacks four rows per stored row, so
+    it is compared with BitLinear's), the online one stores the weights unquantized."""
+    torch = pytest.importorskip("torch")
+    from transformers import AutoConfig, AutoModelForCausalLM, BitNetQuantConfig
+    from transformers.integrations.bitnet import replace_with_bitnet_linear
+
+    from gemmlib.llm.hf import read_config
+
+    keys = dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
+                num_key_value_heads=2, vocab_size=128, max_position_embeddings=64, pad_token_id=None,
+                bos_token_id=None, eos_token_id=None, tie_word_embeddings=tied)
+    stored_as = "bitlinear" if mode == "offline" else linear_class
+    with torch.device("meta"):
+        model = AutoModelForCausalLM.from_config(AutoConfig.for_model("bitnet", **keys), dtype=torch.bfloat16)
+    replace_with_bitnet_linear(model, modules_to_not_convert=["lm_head"],
+                               quantization_config=BitNetQuantConfig(linear_class=stored_as, quantization_mode=mode))
+    sd = {k: v for k, v in model.state_dict().items() if not (tied and k == "lm_head.weight")}
+    cfg = read_config(dict(keys, model_type="bitnet", torch_dtype="bfloat16", quantization_config=dict(
+        quant_method="bitnet", linear_class=linear_class, quantization_mode=mode)))[0]
+    size = checkpoint_size(cfg, "bf16")
+    assert size.bytes == sum(v.numel() * v.element_size() for v in sd.values())
+    assert size.elements == sum(v.numel() for v in sd.values())
+    assert size.quantized_linears == 14  # the decoder's 2 × 7 linears, not the LM head
+
+
 def test_mxfp4_experts_equal_transformers_gpt_oss_experts():
     """transformers holds gpt-oss's packed experts as [E, N, K/2] bytes and writes them to a checkpoint as
     blocks [E, N, K/32, 16] beside e8m0 scales of the blocks' leading shape (integrations/mxfp4.py)."""

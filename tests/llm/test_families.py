@@ -37,6 +37,7 @@ from transformers.utils import logging as hf_logging
 from gemmlib.core.hardware import get_hardware
 from gemmlib.llm import efficiency as ef
 from gemmlib.llm.accounting import Workload, decode_ops, kv_cache_bytes, prefill_ops
+from gemmlib.llm.checkpoint import checkpoint_size
 from gemmlib.llm.efficiency import ShapeEfficiency
 from gemmlib.llm.hf import read_config, read_config_file
 from gemmlib.llm.presets import _PRESET_SOURCES, PRESETS
@@ -293,6 +294,8 @@ TINY: dict[str, tuple[str, dict]] = {
     # Beam: a gated attention output with a bias per head, a sliding layer and a full (NoPE) one, four norms per layer
     "beam": ("beam", dict(B, head_dim=24, num_experts=4, moe_intermediate_size=32, sliding_window=4, attention_bias=True,
                           n_group=2, topk_group=1, mlp_layer_types=["dense", "sparse"], **MOE)),
+    # BitNet b1.58: Llama's block with a norm before o_proj and one over the MLP's intermediate before down_proj
+    "bitnet": ("bitnet", dict(B, attention_bias=True, pad_token_id=None)),
     # A.X K1: DeepSeek-V3 with a norm after each MoE block; its older keys: the first layer dense, then every other
     "axk1": ("axk1", dict(B, num_hidden_layers=3, q_lora_rank=40, n_shared_experts=1, n_group=1, topk_group=1,
                           moe_layer_freq=2, **{k: v for k, v in MLA.items() if k != "first_k_dense_replace"},
@@ -368,6 +371,7 @@ def test_the_tiny_models_exercise_the_features():
     assert cfgs["flint"].attention_sinks and cfgs["flint"].moe_layers == "DM" and cfgs["flint"].layer_types == "FS"
     assert cfgs["axk1"].moe_layers == "DDM" and cfgs["axk1"].moe_norms == 1 and cfgs["axk1"].is_mla
     assert cfgs["beam"].layer_types == "SF" and cfgs["beam"].attn_gate_bias and cfgs["beam"].norms_per_layer == 4
+    assert cfgs["bitnet"].norms_per_layer == 3 and cfgs["bitnet"].ffn_norm and cfgs["bitnet"].qkv_bias
     assert cfgs["hy_v4"].layer_types == "IFI" and not cfgs["hy_v4"].hyper_mix and cfgs["hy_v4"].attn_gate == "element"
     assert cfgs["longcat_flash"].moe_layers == "MD" and cfgs["longcat_flash"].shared_expert_ffn == 96
     assert cfgs["ministral3"].layer_types == "SS" and cfgs["ministral3_full"].layer_types == ""
@@ -1125,6 +1129,22 @@ def test_the_pure_state_space_models_come_to_their_cards_counts():
     Parallel(tp=8).check(cfg)
     with pytest.raises(InputError, match="mixer's 8192 channels"):
         Parallel(tp=3).check(fm)
+
+
+def test_bitnet_2b4t_comes_to_its_cards_figures():
+    """BitNet b1.58 2B4T's config.json: ~2 B parameters besides the embedding (its card), its linears' ternary
+    content (log2 3 bits a weight) the report's 0.4 GB, and the packed checkpoint (2 bits a weight, the embedding in
+    bf16) ~1.2 GB, as public notes on the packed repository give it."""
+    from math import log2
+
+    cfg, info = read_config_file(str(CONFIGS / "bitnet-b1.58-2b-4t.json"))
+    assert cfg.quant.method == "bitnet" and cfg.tied_embeddings and not info["unknown_keys"]
+    body = cfg.params - cfg.vocab * cfg.hidden
+    assert round(body / 1e9) == 2
+    linears = cfg.layers * (cfg.hidden * (cfg.q_dim + 2 * cfg.kv_dim) + cfg.q_dim * cfg.hidden + 3 * cfg.hidden * cfg.ffn)
+    assert round(linears * log2(3) / 8 / 1e9, 1) == 0.4
+    size = checkpoint_size(cfg, "bf16")
+    assert round(size.bytes / 1e9, 1) == 1.2 and size.quantized_bytes == linears // 4 + cfg.layers * 7 * 2
 
 
 @pytest.mark.parametrize("keys, published", [
