@@ -89,6 +89,7 @@ _NAMES = {
     **dict.fromkeys(("mamba", "falcon_mamba", "mamba2"), dict(prefix="backbone.layers.{i}", mixer="mixer",
                                                              embed="backbone.embeddings")),
     "falcon_h1": dict(mlp="feed_forward"),
+    "aria_text": dict(router="router"),
     "hunyuan_v1_moe": dict(shared="shared_mlp", router="gate.wg"),
     "lfm2": dict(o="out_proj", mixer="conv", mlp="feed_forward", gate="w1", up="w3", down="w2"),
     "lfm2_moe": dict(o="out_proj", mixer="conv", mlp="feed_forward", moe="feed_forward", gate="w1", up="w3", down="w2"),
@@ -96,7 +97,7 @@ _NAMES = {
     "gemma4_text": dict(moe="", router="router.proj", shared="mlp"),
 }
 # Families whose routed experts are stored as two 3-D parameters (gate_up_proj [E, 2f, h], down_proj [E, h, f]).
-_EXPERTS_3D = ("gpt_oss", "gemma4_text")
+_EXPERTS_3D = ("gpt_oss", "gemma4_text", "aria_text")
 # AutoAWQ stores a per-layer activation scale (ScaledActivation) for these families.
 _AWQ_SCALED_ACT = ("starcoder2", "falcon", "gpt_neox", "gpt_bigcode")
 

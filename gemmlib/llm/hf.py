@@ -53,7 +53,7 @@ SUPPORTED_MODEL_TYPES = (
     "gemma3n_text", "gemma3n", "jais2", "mimo_v2_flash", "lfm3", "laguna", "dbrx", "bloom", "opt", "biogpt",
     "deepseek_v4", "mellum", "nanochat", "hyperclovax", "flint", "axk1", "beam", "lara_mini",
     "apertus1p5_text", "apertus1p5", "hy_v4", "longcat_flash", "minimax", "kimi_linear", "bailing_hybrid",
-    "cohere_compass_text", "cohere_compass", "mamba", "falcon_mamba", "mamba2", "bitnet",
+    "cohere_compass_text", "cohere_compass", "mamba", "falcon_mamba", "mamba2", "bitnet", "aria_text", "aria",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -106,9 +106,10 @@ ARCHITECTURES = {
     "CohereCompassForCausalLM": "cohere_compass_text",
     "CohereCompassForConditionalGeneration": "cohere_compass", "MambaForCausalLM": "mamba",
     "FalconMambaForCausalLM": "falcon_mamba", "Mamba2ForCausalLM": "mamba2", "BitNetForCausalLM": "bitnet",
+    "AriaTextForCausalLM": "aria_text", "AriaForConditionalGeneration": "aria",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
-_WRAPPERS = {"apertus1p5": "apertus1p5_text", "cohere_compass": "cohere_compass_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
+_WRAPPERS = {"aria": "aria_text", "apertus1p5": "apertus1p5_text", "cohere_compass": "cohere_compass_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
              "qwen3_vl_moe": "qwen3_vl_moe_text", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text"}
 # Wrappers whose top-level tie_word_embeddings (default False) decides whether the LM head is tied, whatever
 # the text_config says (transformers 5.24 ties by the top-level config).
@@ -759,6 +760,7 @@ DEFAULTS: dict[str, dict] = {
     "bitnet": dict(vocab_size=128256, hidden_size=2560, intermediate_size=6912, num_hidden_layers=30,
                    num_attention_heads=20, num_key_value_heads=5, max_position_embeddings=2048,
                    tie_word_embeddings=False),
+    "aria_text": dict(_LLAMA, intermediate_size=4096, moe_num_experts=8, moe_topk=2, moe_num_shared_experts=2),
     # the pure state-space families: their config classes' defaults (MambaConfig, FalconMambaConfig, Mamba2Config)
     "mamba": dict(vocab_size=50280, hidden_size=768, state_size=16, num_hidden_layers=32, expand=2, conv_kernel=4,
                   use_bias=False, use_conv_bias=True, time_step_rank="auto", tie_word_embeddings=True),
@@ -911,6 +913,18 @@ def _read_bitnet(r: _Read) -> dict:
                          q=c["heads"] * c["head_dim"], hidden=c["hidden"])
     ab = r.flag("attention_bias")
     c.update(qkv_bias=ab, o_bias=ab, norms_per_layer=3, ffn_norm=True)
+    return c
+
+def _read_aria_text(r: _Read) -> dict:
+    """Aria's decoder: Llama's attention, every layer a MoE of ``moe_num_experts`` experts of intermediate_size (top
+    ``moe_topk``, no router bias) beside ``moe_num_shared_experts`` shared experts run as one MLP that many times
+    wider."""
+    c = _common(r)
+    ab = r.flag("attention_bias")
+    f = c["ffn"]
+    c.update(qkv_bias=ab, o_bias=ab, mlp_bias=r.flag("mlp_bias"), experts=r.whole("moe_num_experts"),
+             experts_per_token=r.whole("moe_topk"), expert_ffn=f,
+             shared_expert_ffn=f * r.whole("moe_num_shared_experts", minimum=0), fused_gate_up=True)
     return c
 
 def _read_granitemoe(r: _Read) -> dict:
@@ -2828,7 +2842,7 @@ _READERS = {
     "lara_mini": _read_lara_mini, "apertus1p5_text": _read_apertus1p5_text, "hy_v4": _read_hy_v4,
     "longcat_flash": _read_longcat_flash, "minimax": _read_minimax, "kimi_linear": _read_kimi_linear,
     "bailing_hybrid": _read_bailing_hybrid, "cohere_compass_text": _read_cohere, "mamba": _read_mamba,
-    "falcon_mamba": _read_falcon_mamba, "mamba2": _read_mamba2, "bitnet": _read_bitnet,
+    "falcon_mamba": _read_falcon_mamba, "mamba2": _read_mamba2, "bitnet": _read_bitnet, "aria_text": _read_aria_text,
 }
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 

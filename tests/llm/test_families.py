@@ -294,6 +294,8 @@ TINY: dict[str, tuple[str, dict]] = {
     # Beam: a gated attention output with a bias per head, a sliding layer and a full (NoPE) one, four norms per layer
     "beam": ("beam", dict(B, head_dim=24, num_experts=4, moe_intermediate_size=32, sliding_window=4, attention_bias=True,
                           n_group=2, topk_group=1, mlp_layer_types=["dense", "sparse"], **MOE)),
+    # Aria's decoder: every layer 4 experts top-2 beside two shared experts run as one MLP twice as wide
+    "aria_text": ("aria_text", dict(B, moe_num_experts=4, moe_topk=2, moe_num_shared_experts=2, pad_token_id=None)),
     # BitNet b1.58: Llama's block with a norm before o_proj and one over the MLP's intermediate before down_proj
     "bitnet": ("bitnet", dict(B, attention_bias=True, pad_token_id=None)),
     # A.X K1: DeepSeek-V3 with a norm after each MoE block; its older keys: the first layer dense, then every other
@@ -469,6 +471,25 @@ def test_gemma3_multimodal_wrapper_counts_the_text_decoder():
     assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
     assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
     assert any("vision" in n for n in info["notes"])
+
+
+def test_aria_wrapper_counts_its_decoder_and_names_the_vision_tower():
+    """Aria (the image-text-to-text wrapper): its aria_text decoder counted to the parameter (the model built on the
+    meta device), the vision tower and its cross-attention projector named as not counted."""
+    from transformers import AutoModelForImageTextToText
+
+    text = dict(TINY["aria_text"][1], model_type="aria_text")
+    vision = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2, image_size=28,
+                  patch_size=14)
+    hf = AutoConfig.for_model("aria", text_config=text, vision_config=vision,
+                              projector_patch_to_query_dict={"4": 8}, pad_token_id=None)
+    with torch.device("meta"):
+        model = AutoModelForImageTextToText.from_config(hf)
+    cfg, info = read_config(json.loads(hf.to_json_string()))
+    assert info["wrapper"] == "aria" and cfg.family == "aria_text"
+    assert cfg.params == sum(p.numel() for n, p in model.named_parameters()
+                             if ".language_model." in f".{n}" or n.startswith("lm_head"))
+    assert any("vision tower and projector are not" in str(n) for n in info["notes"])
 
 
 def _meta_params(raw: dict) -> int:
