@@ -998,7 +998,7 @@ def _other_group_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, a
         ops += [o for o in _mixer_ops(cfg, wl, sz, run, mkind=mkind, layers=layers) if not o.is_gemm]
     if akind not in ATTENTION_LETTERS:
         pass
-    elif not cfg.learned_positions and not cfg.alibi and not cfg.no_positions:
+    elif not cfg.learned_positions and not cfg.alibi and not cfg.no_positions and not cfg.sinusoidal:
         if cfg.compressed_attention:  # the rotary dims of q, of the key/value head and, rotated back, of the output
             rot = (2 * h + 1) * cfg.rope_head_dim
         else:

@@ -268,6 +268,7 @@ class ModelConfig:
     mixer: Mixer | None = field(default=None)  # the linear-attention / state-space mixer of the L / M / 2 / P layers
     attn_output_gate: bool = False  # Qwen3-Next: q_proj also makes a sigmoid gate on the attention output
     no_positions: bool = False  # attention without positional encoding (Jamba, Nemotron-H: the mixers carry order)
+    sinusoidal: bool = False  # fixed sinusoidal positions added to the embedding (XGLM): no parameter, no rotary
     attn_gate_bias: bool = False  # Beam: a learned bias per head on that gate (gate_bias)
     attn_gate: str = ""  # a gate projection of its own on the attention output (g_proj): "head" (hidden → heads,
     # LFM3, Laguna) or "element" (hidden → heads × head_dim, Laguna's per-element gating); "" none
@@ -372,7 +373,7 @@ class ModelConfig:
                                      field=f.replace('_', ' '))
         for f in ("tied_embeddings", "qkv_bias", "o_bias", "mlp_bias", "attention_sinks", "alibi", "fused_qkv",
                   "fused_gate_up", "parallel_block", "lm_head_bias", "shared_expert_gate", "router_bias",
-                  "expert_bias", "router_score_bias", "score_bias_param", "attn_output_gate", "no_positions",
+                  "expert_bias", "router_score_bias", "score_bias_param", "attn_output_gate", "no_positions", "sinusoidal",
                   "full_k_eq_v", "k_eq_v", "router_scales", "kv_reused", "sliding_sinks_only", "embedding_norm",
                   "compressed_attention", "attn_gate_bias", "hyper_mix", "ffn_norm"):
             if not isinstance(getattr(self, f), bool):
@@ -1066,7 +1067,7 @@ class ModelConfig:
                                                  ("mlp", self.mlp_bias), ("lm_head", self.lm_head_bias)) if on],
                       "attention_sinks": self.attention_sinks, "tied_embeddings": self.tied_embeddings,
                       "positions": ("learned" if self.learned_positions else "alibi" if self.alibi else
-                                    "none" if self.no_positions else "rotary")}
+                                    "sinusoidal" if self.sinusoidal else "none" if self.no_positions else "rotary")}
         d["max_positions"] = self.max_positions or self.learned_positions or None
         d["quantization"] = self.quant.describe() if self.quant else None
         d["dtype"] = self.dtype or None

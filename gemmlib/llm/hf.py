@@ -53,7 +53,7 @@ SUPPORTED_MODEL_TYPES = (
     "gemma3n_text", "gemma3n", "jais2", "mimo_v2_flash", "lfm3", "laguna", "dbrx", "bloom", "opt", "biogpt",
     "deepseek_v4", "mellum", "nanochat", "hyperclovax", "flint", "axk1", "beam", "lara_mini",
     "apertus1p5_text", "apertus1p5", "hy_v4", "longcat_flash", "minimax", "kimi_linear", "bailing_hybrid",
-    "cohere_compass_text", "cohere_compass", "mamba", "falcon_mamba", "mamba2", "bitnet", "aria_text", "aria",
+    "cohere_compass_text", "cohere_compass", "mamba", "falcon_mamba", "mamba2", "bitnet", "aria_text", "aria", "xglm", "ctrl",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -106,7 +106,8 @@ ARCHITECTURES = {
     "CohereCompassForCausalLM": "cohere_compass_text",
     "CohereCompassForConditionalGeneration": "cohere_compass", "MambaForCausalLM": "mamba",
     "FalconMambaForCausalLM": "falcon_mamba", "Mamba2ForCausalLM": "mamba2", "BitNetForCausalLM": "bitnet",
-    "AriaTextForCausalLM": "aria_text", "AriaForConditionalGeneration": "aria",
+    "AriaTextForCausalLM": "aria_text", "AriaForConditionalGeneration": "aria", "XGLMForCausalLM": "xglm",
+    "CTRLLMHeadModel": "ctrl",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
 _WRAPPERS = {"aria": "aria_text", "apertus1p5": "apertus1p5_text", "cohere_compass": "cohere_compass_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
@@ -183,6 +184,8 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     "dbrx": frozenset({"num_key_value_heads", "emb_pdrop"}),
     "bloom": frozenset({"slow_but_exact"}),
     "opt": frozenset({"init_std", "layerdrop"}),  # initialisation and training-time layer dropping
+    # XGLM: the same, and the embedding's scale by √d_model (an element-wise multiply)
+    "xglm": frozenset({"init_std", "layerdrop", "activation_dropout", "scale_embedding"}),
     "biogpt": frozenset({"layerdrop", "activation_dropout", "scale_embedding"}),  # slices o_proj and down_proj by pretraining_tp: the same FLOPs
     "lfm3": frozenset({"block_multiple_of", "block_ffn_dim_multiplier", "block_auto_adjust_ff_dim", "full_attn_idxs"}),
     "laguna": frozenset({"decoder_sparse_step", "mlp_only_layers", "qkv_bias", "norm_topk_prob", "use_sliding_window",
@@ -761,6 +764,10 @@ DEFAULTS: dict[str, dict] = {
                    num_attention_heads=20, num_key_value_heads=5, max_position_embeddings=2048,
                    tie_word_embeddings=False),
     "aria_text": dict(_LLAMA, intermediate_size=4096, moe_num_experts=8, moe_topk=2, moe_num_shared_experts=2),
+    "ctrl": dict(vocab_size=246534, n_positions=256, n_embd=1280, dff=8192, n_layer=48, n_head=16,
+                 tie_word_embeddings=True),
+    "xglm": dict(vocab_size=256008, max_position_embeddings=2048, d_model=1024, ffn_dim=4096, num_layers=24,
+                 attention_heads=16, tie_word_embeddings=True),
     # the pure state-space families: their config classes' defaults (MambaConfig, FalconMambaConfig, Mamba2Config)
     "mamba": dict(vocab_size=50280, hidden_size=768, state_size=16, num_hidden_layers=32, expand=2, conv_kernel=4,
                   use_bias=False, use_conv_bias=True, time_step_rank="auto", tie_word_embeddings=True),
@@ -843,6 +850,9 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
     "hy_v3": {"num_experts": ("num_local_experts",)},
     "gpt_neo": {"num_hidden_layers": ("num_layers",), "num_attention_heads": ("num_heads",)},
     "bloom": {"hidden_size": ("n_embed",), "n_layer": ("num_hidden_layers",), "n_head": ("num_attention_heads",)},
+    "ctrl": {"n_embd": ("hidden_size",), "n_head": ("num_attention_heads",), "n_layer": ("num_hidden_layers",),
+             "n_positions": ("max_position_embeddings",)},
+    "xglm": {"d_model": ("hidden_size",), "attention_heads": ("num_attention_heads",), "num_layers": ("num_hidden_layers",)},
     "mpt": {"d_model": ("hidden_size",), "n_heads": ("num_attention_heads",), "n_layers": ("num_hidden_layers",)},
     "kolibri1": {"num_experts": ("num_local_experts",)},
 }
@@ -2809,6 +2819,28 @@ def _read_biogpt(r: _Read) -> dict:
     return c
 
 
+def _read_xglm(r: _Read) -> dict:
+    """XGLM: fixed sinusoidal positions added to the (scaled) embedding, LayerNorms before attention and MLP and a
+    final one, biases on every projection, a GELU MLP of ``ffn_dim``; the head tied."""
+    h, heads = r.whole("d_model"), r.whole("attention_heads")
+    if h % heads:
+        raise InputError(N_("d_model {h} must be a multiple of attention_heads {heads}"), h=h, heads=heads)
+    if r.flag("add_cross_attention"):
+        raise InputError(N_("xglm with add_cross_attention (an encoder-decoder's cross-attention) is not read"))
+    return dict(hidden=h, layers=r.whole("num_layers"), heads=heads, ffn=r.whole("ffn_dim"), vocab=r.whole("vocab_size"),
+                max_positions=r.opt_whole("max_position_embeddings") or 0, qkv_bias=True, o_bias=True, mlp_bias=True,
+                mlp="plain", norm="layer", sinusoidal=True, tied_embeddings=r.flag("tie_word_embeddings", True))
+
+def _read_ctrl(r: _Read) -> dict:
+    """CTRL: fixed sinusoidal positions, LayerNorms before attention and MLP and a final one, biases on every
+    projection, a ReLU MLP of ``dff``; the head tied to the embedding, with a bias of its own."""
+    h, heads = r.whole("n_embd"), r.whole("n_head")
+    if h % heads:
+        raise InputError(N_("n_embd {h} must be a multiple of n_head {heads}"), h=h, heads=heads)
+    return dict(hidden=h, layers=r.whole("n_layer"), heads=heads, ffn=r.whole("dff"), vocab=r.whole("vocab_size"),
+                max_positions=r.opt_whole("n_positions") or 0, qkv_bias=True, o_bias=True, mlp_bias=True, mlp="plain",
+                norm="layer", sinusoidal=True, lm_head_bias=True, tied_embeddings=r.flag("tie_word_embeddings", True))
+
 _READERS = {
     "llama": _read_llama, "granite": _read_llama, "granitemoe": _read_granitemoe, "mistral": _read_mistral,
     "ministral": _read_ministral, "mixtral": _read_mixtral, "qwen2": _read_qwen2, "qwen2_moe": _read_qwen2_moe,
@@ -2843,6 +2875,7 @@ _READERS = {
     "longcat_flash": _read_longcat_flash, "minimax": _read_minimax, "kimi_linear": _read_kimi_linear,
     "bailing_hybrid": _read_bailing_hybrid, "cohere_compass_text": _read_cohere, "mamba": _read_mamba,
     "falcon_mamba": _read_falcon_mamba, "mamba2": _read_mamba2, "bitnet": _read_bitnet, "aria_text": _read_aria_text,
+    "xglm": _read_xglm, "ctrl": _read_ctrl,
 }
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 

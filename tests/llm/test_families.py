@@ -296,6 +296,11 @@ TINY: dict[str, tuple[str, dict]] = {
                           n_group=2, topk_group=1, mlp_layer_types=["dense", "sparse"], **MOE)),
     # Aria's decoder: every layer 4 experts top-2 beside two shared experts run as one MLP twice as wide
     "aria_text": ("aria_text", dict(B, moe_num_experts=4, moe_topk=2, moe_num_shared_experts=2, pad_token_id=None)),
+    # XGLM: sinusoidal positions, LayerNorms, biases everywhere, a GELU MLP, the head tied
+    "xglm": ("xglm", dict(d_model=64, ffn_dim=96, num_layers=2, attention_heads=4, vocab_size=128,
+                          max_position_embeddings=64, pad_token_id=None)),
+    # CTRL: the same block with a ReLU MLP, the tied head with a bias of its own
+    "ctrl": ("ctrl", dict(n_embd=64, dff=96, n_layer=2, n_head=4, vocab_size=128, n_positions=64)),
     # BitNet b1.58: Llama's block with a norm before o_proj and one over the MLP's intermediate before down_proj
     "bitnet": ("bitnet", dict(B, attention_bias=True, pad_token_id=None)),
     # A.X K1: DeepSeek-V3 with a norm after each MoE block; its older keys: the first layer dense, then every other
@@ -1150,6 +1155,26 @@ def test_the_pure_state_space_models_come_to_their_cards_counts():
     Parallel(tp=8).check(cfg)
     with pytest.raises(InputError, match="mixer's 8192 channels"):
         Parallel(tp=3).check(fm)
+
+
+@pytest.mark.parametrize("model_type, keys, name, digits", [
+    # Salesforce's CTRL: "a 1.63 billion-parameter conditional transformer language model" (1,637,964,550 cut, not
+    # rounded, to three digits)
+    ("ctrl", dict(n_embd=1280, dff=8192, n_layer=48, n_head=16, vocab_size=246534, n_positions=256), 1.63e9, -3),
+    # facebook/xglm-564M, -1.7B and -7.5B: the sizes in their names
+    ("xglm", dict(d_model=1024, ffn_dim=4096, num_layers=24, attention_heads=16, vocab_size=256008), 564e6, 3),
+    ("xglm", dict(d_model=2048, ffn_dim=8192, num_layers=24, attention_heads=16, vocab_size=256008), 1.7e9, 2),
+    ("xglm", dict(d_model=4096, ffn_dim=16384, num_layers=32, attention_heads=32, vocab_size=256008), 7.5e9, 2),
+])
+def test_ctrl_and_xglm_come_to_their_published_sizes(model_type, keys, name, digits):
+    """CTRL (its tied head's own bias counted) and XGLM (sinusoidal positions: no position parameter) at the sizes
+    their releases name, to the digits named (negative: the figure cut there, not rounded)."""
+    from math import floor, log10
+
+    cfg, info = read_config(dict(keys, model_type=model_type))
+    scale = 10 ** (floor(log10(name)) - abs(digits) + 1)
+    ours = cfg.params // scale if digits < 0 else round(cfg.params / scale)
+    assert ours == round(name / scale) and cfg.sinusoidal and not info["unknown_keys"]
 
 
 def test_bitnet_2b4t_comes_to_its_cards_figures():
