@@ -296,10 +296,10 @@ def test_unsupported_family_names_the_supported_ones(tmp_path, capsys):
     from gemmlib.llm.hf import SUPPORTED_MODEL_TYPES
 
     bad = tmp_path / "config.json"
-    bad.write_text(json.dumps({"model_type": "xglm", "hidden_size": 64}))
+    bad.write_text(json.dumps({"model_type": "openai-gpt", "hidden_size": 64}))
     assert main(["estimate", "--config", str(bad)]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "'xglm' is not supported: transformers 5.24 knows it" in err
+    assert err.count("\n") == 1 and "'openai-gpt' is not supported: transformers 5.24 knows it" in err
     assert all(t in err for t in ("deepseek_v3", "gemma3_text", "gpt_oss", "falcon", "internlm2"))
     assert len(SUPPORTED_MODEL_TYPES) >= 30
 
