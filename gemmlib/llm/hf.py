@@ -53,7 +53,7 @@ SUPPORTED_MODEL_TYPES = (
     "gemma3n_text", "gemma3n", "jais2", "mimo_v2_flash", "lfm3", "laguna", "dbrx", "bloom", "opt", "biogpt",
     "deepseek_v4", "mellum", "nanochat", "hyperclovax", "flint", "axk1", "beam", "lara_mini",
     "apertus1p5_text", "apertus1p5", "hy_v4", "longcat_flash", "minimax", "kimi_linear", "bailing_hybrid",
-    "cohere_compass_text", "cohere_compass", "mamba", "falcon_mamba", "mamba2", "bitnet", "aria_text", "aria", "xglm", "ctrl",
+    "cohere_compass_text", "cohere_compass", "mamba", "falcon_mamba", "mamba2", "bitnet", "aria_text", "aria", "xglm", "ctrl", "emu3_text_model", "emu3",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -107,10 +107,10 @@ ARCHITECTURES = {
     "CohereCompassForConditionalGeneration": "cohere_compass", "MambaForCausalLM": "mamba",
     "FalconMambaForCausalLM": "falcon_mamba", "Mamba2ForCausalLM": "mamba2", "BitNetForCausalLM": "bitnet",
     "AriaTextForCausalLM": "aria_text", "AriaForConditionalGeneration": "aria", "XGLMForCausalLM": "xglm",
-    "CTRLLMHeadModel": "ctrl",
+    "CTRLLMHeadModel": "ctrl", "Emu3ForCausalLM": "emu3_text_model", "Emu3ForConditionalGeneration": "emu3",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
-_WRAPPERS = {"aria": "aria_text", "apertus1p5": "apertus1p5_text", "cohere_compass": "cohere_compass_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
+_WRAPPERS = {"aria": "aria_text", "emu3": "emu3_text_model", "apertus1p5": "apertus1p5_text", "cohere_compass": "cohere_compass_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
              "qwen3_vl_moe": "qwen3_vl_moe_text", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text"}
 # Wrappers whose top-level tie_word_embeddings (default False) decides whether the LM head is tied, whatever
 # the text_config says (transformers 5.24 ties by the top-level config).
@@ -162,7 +162,7 @@ IRRELEVANT_KEYS = frozenset({
     "moe_norm_min", "base_model_ep_plan", "mlp_layer_types_dense", "video_token_id", "vision_start_token_id",
     "vision_end_token_id", "audio_token_id", "video_token_index", "boa_token_id", "boi_token_id", "eoa_token_id",
     "eoa_token_index", "eoi_token_id", "vision_soft_tokens_per_image", "audio_config", "image_token_offset",
-    "audio_token_offset",
+    "audio_token_offset", "vq_config", "vocabulary_map",
     # state-space families: kernel choices, activations, time-step clamps, init and muP multipliers
     "use_associative_scan", "use_mamba_kernels", "use_mambapy", "mamba_hidden_act", "mlp_hidden_act",
     "num_logits_to_keep", "rescale_prenorm_residual", "residual_in_fp32", "time_step_floor", "time_step_limit",
@@ -764,6 +764,9 @@ DEFAULTS: dict[str, dict] = {
                    num_attention_heads=20, num_key_value_heads=5, max_position_embeddings=2048,
                    tie_word_embeddings=False),
     "aria_text": dict(_LLAMA, intermediate_size=4096, moe_num_experts=8, moe_topk=2, moe_num_shared_experts=2),
+    # Emu3's decoder (Emu3TextConfig): Llama's block over a vocabulary of text and image tokens
+    "emu3_text_model": dict(_LLAMA, vocab_size=184622, intermediate_size=14336, num_key_value_heads=8,
+                            max_position_embeddings=9216),
     "ctrl": dict(vocab_size=246534, n_positions=256, n_embd=1280, dff=8192, n_layer=48, n_head=16,
                  tie_word_embeddings=True),
     "xglm": dict(vocab_size=256008, max_position_embeddings=2048, d_model=1024, ffn_dim=4096, num_layers=24,
@@ -2875,7 +2878,7 @@ _READERS = {
     "longcat_flash": _read_longcat_flash, "minimax": _read_minimax, "kimi_linear": _read_kimi_linear,
     "bailing_hybrid": _read_bailing_hybrid, "cohere_compass_text": _read_cohere, "mamba": _read_mamba,
     "falcon_mamba": _read_falcon_mamba, "mamba2": _read_mamba2, "bitnet": _read_bitnet, "aria_text": _read_aria_text,
-    "xglm": _read_xglm, "ctrl": _read_ctrl,
+    "xglm": _read_xglm, "ctrl": _read_ctrl, "emu3_text_model": _read_llama,
 }
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 
@@ -2906,7 +2909,11 @@ def _unwrap(cfg: dict, mtype: str, notes: list[str], *, default_inner: str | Non
         notes.append(Text(N_("{wrapper} has an audio tower (audio_config): it runs once per audio clip and is not "
                              "counted"), wrapper=mtype))
     params = vision_params(mtype, cfg)
-    if params is None:
+    if params is None and isinstance(cfg.get("vq_config"), dict):  # Emu3: images in and out as tokens of the vocabulary
+        notes.append(Text(N_("{wrapper} is multimodal: its decoder (text_config, {decoder}) is counted; its image "
+                             "tokenizer (vq_config, a VQ-VAE that turns images into tokens of the decoder's vocabulary "
+                             "and back) runs once per image and is not"), wrapper=mtype, decoder=inner_type))
+    elif params is None:
         notes.append(Text(N_("{wrapper} is multimodal: its decoder (text_config, {decoder}) is counted, the vision "
                              "tower and projector are not"), wrapper=mtype, decoder=inner_type))
     else:

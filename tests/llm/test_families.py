@@ -478,6 +478,28 @@ def test_gemma3_multimodal_wrapper_counts_the_text_decoder():
     assert any("vision" in n for n in info["notes"])
 
 
+@pytest.mark.parametrize("source", ["keys", "to_dict"])
+def test_emu3_is_exact_and_names_its_image_tokenizer(source):
+    """Emu3: the causal LM transformers builds from the wrapper's config is its decoder alone (Llama's block over a
+    vocabulary that holds the VQ-VAE's image tokens): parameters, prefill and decode FLOPs and the cache exact; the
+    VQ-VAE named as not counted."""
+    keys = dict(text_config=dict(B, pad_token_id=1, bos_token_id=2, eos_token_id=3))
+    hf, model = _build("emu3", keys)
+    prefill, decode, cache = prefill_and_decode(model, torch.randint(0, B["vocab_size"], (BATCH, PROMPT)))
+    per_layer, nbytes = _cache_nbytes(cache)
+    raw = dict(keys, model_type="emu3") if source == "keys" else json.loads(hf.to_json_string())
+    cfg, info = read_config(raw)
+    assert info["wrapper"] == "emu3" and cfg.family == "emu3_text_model"
+    assert cfg.params == sum(p.numel() for p in model.parameters())
+    wl = reference_workload(batch=BATCH, seq_len=PROMPT, new_tokens=1, kv_dtype="fp32")
+    assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
+    assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
+    assert per_layer == [BATCH * (PROMPT + 1) * cfg.kv_elements_of(k) for k in cfg.attention_kinds]
+    assert kv_cache_bytes(cfg, wl) == nbytes
+    if source == "to_dict":  # the file as transformers writes it: its VQ-VAE named, no key left unread
+        assert any("image tokenizer (vq_config" in str(n) for n in info["notes"]) and not info["unknown_keys"]
+
+
 def test_aria_wrapper_counts_its_decoder_and_names_the_vision_tower():
     """Aria (the image-text-to-text wrapper): its aria_text decoder counted to the parameter (the model built on the
     meta device), the vision tower and its cross-attention projector named as not counted."""
