@@ -1692,15 +1692,17 @@ def _pure_ssm(r: _Read, mixer: Mixer, letter: str) -> dict:
                 tied_embeddings=r.flag("tie_word_embeddings", True), layer_types=letter * layers, moe_layers="-" * layers)
 
 
-def _mamba_mixer(r: _Read, **kw) -> Mixer:
+def _mamba_mixer(r: _Read) -> Mixer:
+    """Mamba's (and Falcon Mamba's) mixer: ``intermediate_size`` channels when given (the config classes set
+    expand × hidden_size, then a given width over it), a dt rank of ⌈hidden / 16⌉ unless ``time_step_rank`` says."""
     h = r.whole("hidden_size")
     rank = r.get("time_step_rank")
     rank = -(-h // 16) if rank in (None, "auto") else _whole("time_step_rank", rank)
     b = r.flag("use_bias")
     inner = r.whole("expand") * h
-    given = r.opt_whole("intermediate_size")  # the config classes set expand × hidden, then a given width over it
+    given = r.opt_whole("intermediate_size")
     return Mixer("mamba", conv=r.whole("conv_kernel"), inner=given or inner, state=r.whole("state_size"),
-                 dt_rank=rank, conv_bias=r.flag("use_conv_bias", True), in_bias=b, out_bias=b, norm=False, **kw)
+                 dt_rank=rank, conv_bias=r.flag("use_conv_bias", True), in_bias=b, out_bias=b, norm=False)
 
 
 def _read_mamba(r: _Read) -> dict:
@@ -1711,7 +1713,7 @@ def _read_mamba(r: _Read) -> dict:
 
 def _read_falcon_mamba(r: _Read) -> dict:
     """Falcon Mamba: Mamba's blocks with weightless RMSNorms on dt, B and C (no parameters, no GEMM)."""
-    r.get("mixer_rms_eps")
+    r.get("mixer_rms_eps")  # read, unused: those norms' epsilon
     return _pure_ssm(r, _mamba_mixer(r), "M")
 
 
