@@ -130,6 +130,7 @@ def test_fp8_layout_equals_transformers_fp8linear(shape, block, scale_fmt, stati
     assert torch is not None
 
 
+@pytest.mark.filterwarnings("ignore:`torch.jit.script_method` is deprecated:DeprecationWarning")  # transformers' bitnet
 @pytest.mark.parametrize("linear_class, mode", [("bitlinear", "offline"), ("autobitlinear", "offline"),
                                                ("autobitlinear", "online")])
 @pytest.mark.parametrize("tied", [True, False])
