@@ -1088,6 +1088,7 @@ class ModelConfig:
             d["block"]["laurel_rank"] = self.laurel_rank
         if self.hyper_streams:
             d["block"]["hyper_streams"] = self.hyper_streams
+            d["block"]["hyper_mix"] = self.hyper_mix
         return d
 
     def summary(self) -> dict:

@@ -721,7 +721,7 @@ def _gemma_rows(r: dict, gettext: Translate) -> list[tuple[str, str]]:
 
 
 def _compressed_rows(r: dict, gettext: Translate) -> list[tuple[str, str]]:
-    """The read table's rows for DeepSeek-V4's attention and hyper-connections (none for every other model)."""
+    """The read table's row for DeepSeek-V4's compressed attention (none for every other model)."""
     c = r.get("compressed")
     if not c:
         return []
@@ -733,10 +733,19 @@ def _compressed_rows(r: dict, gettext: Translate) -> list[tuple[str, str]]:
         window=att["window"], csa=att["compressed_sparse"], csa_rate=c["csa_rate"], heads=c["index_heads"],
         dim=c["index_head_dim"], topk=c["index_topk"], hca=att["heavily_compressed"], hca_rate=c["hca_rate"],
         rank=c["q_lora_rank"], groups=c["o_groups"]))]
-    if r["block"].get("hyper_streams"):
-        rows.append((gettext("hyper-connections"), gettext("the residual as {n} streams, mixed before and after each "
-                                                           "attention and MLP").format(n=r["block"]["hyper_streams"])))
     return rows
+
+
+def _hyper_rows(r: dict, gettext: Translate) -> list[tuple[str, str]]:
+    """The read table's row for hyper-connections (DeepSeek-V4's, which also mix the streams, and HY-V4's, which only
+    collapse and expand them; none for every other model)."""
+    n = r["block"].get("hyper_streams")
+    if not n:
+        return []
+    return [(gettext("hyper-connections"), gettext("the residual as {n} streams, mixed before and after each attention "
+                                                   "and MLP").format(n=n) if r["block"].get("hyper_mix", True) else
+             gettext("the residual as {n} streams, collapsed to one before each attention and MLP and expanded "
+                     "after it").format(n=n))]
 
 
 def _tr_with(gettext: Translate) -> Callable[[Any], str]:
@@ -1036,6 +1045,7 @@ def _read(est: ScaleOutEstimate, gettext: Translate, escape: Escape) -> Read:
                 layers=r["attention"]["with_indexer"], all=r["attention"]["full"])),
             *_gemma_rows(r, gettext),
             *_compressed_rows(r, gettext),
+            *_hyper_rows(r, gettext),
             (gettext("experts"), experts),
             (gettext("quantization"), fmt.DASH if not q else
              gettext("{label}; {activations}").format(label=tr(q["label"]), activations=tr(q["activations"]))),

@@ -377,6 +377,19 @@ def test_upload_of_deepseek_v4_names_its_compressed_attention():
     assert "256 experts, top-6" in read["experts"]
 
 
+def test_the_read_table_names_hy_v4s_hyper_connections_without_a_mix():
+    """HY-V4's independent hyper-connections (no stream mix, no compressed attention) have their own row."""
+    from gemmlib.llm.hf import read_config
+    from gemmlib.views.estimator import _hyper_rows
+
+    cfg = read_config(dict(model_type="hy_v4", hidden_size=64, intermediate_size=96, num_hidden_layers=2,
+                           num_attention_heads=4, vocab_size=128, q_lora_rank=40, kv_lora_rank=32,
+                           qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=12, n_routed_experts=4,
+                           num_experts_per_tok=2, moe_intermediate_size=32, hc_mult=3))[0]
+    ((name, text),) = _hyper_rows(cfg.describe(), lambda m: m)
+    assert name == "hyper-connections" and text.startswith("the residual as 3 streams, collapsed to one")
+
+
 def test_upload_of_a_pure_state_space_model_says_it_has_no_attention():
     """Falcon Mamba 7B's Hub file: no attention row to fill, the mixer in every layer with its fixed state, and the
     model line names the mixer instead of attention heads and an MLP width."""
