@@ -228,7 +228,7 @@ class Parallel:
             if kv % t and t % kv:
                 raise InputError(N_("--tp {t} and the {kv_heads} KV heads: one must divide the other (KV heads are "
                                     "split across ranks or each replicated on t / KV heads ranks)"), t=t, kv_heads=kv)
-        pure = not cfg.attention_layer_count and cfg.mixer is not None  # a pure state-space model: its mixer is split
+        pure = cfg.attention_free  # a pure state-space model: its mixer is split, it has no MLP
         if pure:
             mx = cfg.mixer
             split = mx.heads if mx.heads else mx.inner
