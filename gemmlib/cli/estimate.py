@@ -304,6 +304,12 @@ def _read_lines(read: dict | None) -> list[str]:
     elif att.get("without_attention"):
         with_att = att["full"]
         bits.append(f"full attention in {with_att} of {with_att + att['without_attention']} layers ({att['pattern']})")
+    elif read.get("block_sparse"):
+        bs = read["block_sparse"]
+        bits.append(f"block-sparse attention in {att['with_indexer']} of {att['full']} layers (the top "
+                    f"{bs['index_topk_blocks']} blocks of {bs['index_block']} keys per query, chosen by an indexer of "
+                    f"{bs['index_heads']} × {bs['index_head_dim']}, its key cached too), the others full "
+                    f"({att['pattern']})")
     else:
         bits.append("attention: every layer full")
     if att.get("kv_shared"):

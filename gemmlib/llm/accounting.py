@@ -87,7 +87,7 @@ from gemmlib.llm.ssm import work as mixer_work
 OP_NAMES = ("q_proj", "q_a_proj", "q_b_proj", "k_proj", "v_proj", "kv_proj", "kv_a_proj", "kv_b_proj", "q_absorb",
             "csa_kv", "csa_gate", "hca_kv", "hca_gate", "index_kv", "index_gate",
             "attn_scores", "attn_values", "attn_scores_sliding", "attn_values_sliding", "attn_scores_compressed",
-            "attn_values_compressed", "o_absorb", "attn_gate", "o_proj", "o_a_proj", "o_b_proj",
+            "attn_values_compressed", "attn_scores_sparse", "attn_values_sparse", "o_absorb", "attn_gate", "o_proj", "o_a_proj", "o_b_proj",
             "in_proj_qkvz", "in_proj_ba", "in_proj_qkv", "in_proj_z", "in_proj_b", "in_proj_a", "in_proj", "conv1d",
             "kda_f_a", "kda_f_b", "kda_g_a", "kda_g_b", "kda_f", "kda_g",
             "x_proj", "dt_proj", "ssm_chunks", "ssm_scan_out", "out_proj",
@@ -99,7 +99,7 @@ OP_NAMES = ("q_proj", "q_a_proj", "q_b_proj", "k_proj", "v_proj", "kv_proj", "kv
 OTHER_OP_NAMES = ("embedding", "norms", "rotary", "kv_repeat", "attn_softmax", "ssm_scan", "conv_gates", "activation",
                   "shared_activation", "dense_activation", "moe_routing", "act_quant", "act_quant_inner", "residual")
 ATTENTION_PRODUCTS = ("attn_scores", "attn_values", "attn_scores_sliding", "attn_values_sliding",
-                      "attn_scores_compressed", "attn_values_compressed")
+                      "attn_scores_compressed", "attn_values_compressed", "attn_scores_sparse", "attn_values_sparse")
 LM_HEAD_MODES = ("all", "last")
 ATTENTION_KINDS = ("eager", "fused")
 MLA_FORMS = ("eager", "absorbed")
@@ -161,7 +161,7 @@ SHARDING: dict[str, str] = {
     # DeepSeek-V4: the query heads split, the one key/value head and the compressors every rank runs whole (vLLM
     # replicates them), the grouped output projection by its groups (heads) then row-parallel
     "kv_proj": "replicated", "o_a_proj": "column", "o_b_proj": "row", "attn_scores_compressed": "heads",
-    "attn_values_compressed": "heads", "csa_kv": "replicated", "csa_gate": "replicated", "hca_kv": "replicated",
+    "attn_values_compressed": "heads", "attn_scores_sparse": "heads", "attn_values_sparse": "heads", "csa_kv": "replicated", "csa_gate": "replicated", "hca_kv": "replicated",
     "hca_gate": "replicated", "index_kv": "replicated", "index_gate": "replicated", "hc_pre": "replicated",
     "hc_mix": "replicated", "hc_head": "replicated",
 }
@@ -419,6 +419,39 @@ def _keys(window: int, run: _Run) -> tuple[int, int, int, int]:
     return total, first, last, pairs
 
 
+def _block_prefix(n: int, topk: int, block: int) -> int:
+    """Σ keys(p) over the query positions p < n under block-sparse attention: a query at p reads every key up to
+    it while p < topk · block, then the topk − 1 full blocks its indexer chose and its own block up to itself,
+    (topk − 1) · block + p mod block + 1 keys."""
+    t = topk * block
+    if n <= t:
+        return n * (n + 1) // 2
+    m = n - t
+    f, r = divmod(m, block)
+    return t * (t + 1) // 2 + m * ((topk - 1) * block + 1) + f * block * (block - 1) // 2 + r * (r - 1) // 2
+
+
+def _block_keys(topk: int, block: int, run: _Run) -> tuple[int, int, int, int]:
+    """:func:`_keys` for MiniMax-M3's block-sparse layers as its kernel runs them: each query reads the topk blocks
+    of ``block`` keys its indexer kept (its own block, cut at itself, among them: index_local_blocks ≥ 1). A prefill
+    step's keys are all read (the queries' blocks together cover them); its pairs and a decode step's keys are
+    each query's own."""
+    q, c0 = run.queries, run.cached
+    if q > 1 and not run.tri:  # every query against every key: no causal order to pick blocks in
+        return _keys(0, run)
+
+    def keys(p: int) -> int:
+        return p + 1 if p < topk * block else (topk - 1) * block + p % block + 1
+
+    if run.tri:  # one prefill step: the queries at positions c0 … c0 + q − 1
+        if run.steps != 1:
+            return _keys(0, run)
+        return q + c0, q + c0, q + c0, _block_prefix(c0 + q, topk, block) - _block_prefix(c0, topk, block)
+    c1 = c0 + run.steps - 1
+    total = _block_prefix(c1 + 1, topk, block) - _block_prefix(c0, topk, block)
+    return total, keys(c0), keys(c1), total
+
+
 def _linear(name: str, phase: str, *, m: int, k: int, n: int, runs: int, weight_reads: int,
             w_bytes: float, sz: _Sizes, note: str = "", weight_copies: int = 1, routed: bool = False,
             kernels: int | None = None) -> Op:
@@ -599,8 +632,11 @@ def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, aki
     tokens = run.tokens
     w = cfg.window_of(akind)
     sparse = cfg.is_dsa and wl.attention == "fused"  # a DSA kernel reads only the indexer's top-k keys per query
-    sum_keys, first, last, pairs = _keys(cfg.index_topk if sparse else w, run)
-    suffix = "_sliding" if w else ""
+    # a block-sparse kernel (MiniMax-M3) reads the top-k blocks of an I layer's indexer; eager attends to every key
+    blocks = cfg.is_block_sparse and akind == "I" and wl.attention == "fused"
+    sum_keys, first, last, pairs = (_block_keys(cfg.index_topk, cfg.index_block, run) if blocks else
+                                    _keys(cfg.index_topk if sparse else w, run))
+    suffix = "_sliding" if w else "_sparse" if blocks else ""
     absorbed = cfg.is_mla and wl.mla == "absorbed" and run.phase == "decode"
     lin = dict(phase=run.phase, runs=runs, weight_reads=runs, sz=sz)
     ops: list[Op] = []
@@ -627,6 +663,8 @@ def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, aki
             if name == "q_proj" and cfg.attn_output_gate:
                 note = Text(N_("the queries and a sigmoid gate on the attention output"))
             ops.append(_linear(name, m=tokens, k=d, n=n, w_bytes=sz.w(name, mkind), note=note, **lin))
+        if akind == "I" and cfg.is_block_sparse:
+            ops += _block_indexer_ops(cfg, wl, sz, run, mkind=mkind, layers=layers)
     pair_total = layers * b * h * pairs
     score_io = pair_total * sz.a if wl.attention == "eager" else 0.0
     extra: list[str] = []  # what every attention product's note adds
@@ -643,6 +681,11 @@ def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, aki
                           k=cfg.index_topk))
     elif cfg.is_dsa:
         extra.append(Text(N_("eager: every key, the indexer's choice applied as a mask")))
+    if blocks:
+        extra.append(Text(N_("block-sparse attention: at most the indexer's top {k} blocks of {b} keys per query"),
+                          k=cfg.index_topk, b=cfg.index_block))
+    elif cfg.is_block_sparse and akind == "I":
+        extra.append(Text(N_("eager: every key, the indexer's blocks applied as a mask")))
     kl = last if run.phase == "decode" and last != first else None
     if absorbed:
         # vLLM / SGLang / FlashMLA: W_UK folded into the query, W_UV into the output; all heads share the latent.
@@ -729,6 +772,36 @@ def _indexer_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, mkind
     ops.append(Op("index_reduce", run.phase, run.queries, first, hi, count, 2 * hi * layers * b * pairs, 0.0,
                   scores_io, 0.0, Text(N_("the heads' scores weighted and summed per key: the index score the top-k "
                                           "keys are chosen by")), n_last=kl, kernels=runs))
+    return ops
+
+
+def _block_indexer_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, mkind: str,
+                       layers: int) -> list[Op]:
+    """MiniMax-M3's block indexer in ``layers`` layers: its query (``index_heads`` × ``index_head_dim``) and key
+    projections from the hidden state, then each indexer head's score against every key it may see, in fp32 (the
+    scores max-pooled over blocks of ``index_block`` keys for the top-k: no multiply). transformers' eager code
+    multiplies the whole S × T block (the causal mask after: what FlopCounterMode counts); a kernel scores the keys
+    each query may see."""
+    b, d = wl.batch, cfg.hidden
+    hi, di = cfg.index_heads, cfg.index_head_dim
+    runs = layers * run.steps
+    lin = dict(phase=run.phase, runs=runs, weight_reads=runs, sz=sz)
+    ops = [_linear("index_q", m=run.tokens, k=d, n=hi * di, w_bytes=sz.w("index_q", mkind),
+                   note=Text(N_("the block indexer's queries, from the hidden state")), **lin),
+           _linear("index_k", m=run.tokens, k=d, n=di, w_bytes=sz.w("index_k", mkind),
+                   note=Text(N_("the indexer's one key per token, cached")), **lin)]
+    sum_keys, first, last, pairs = _keys(0, replace(run, tri=run.tri and wl.attention == "fused"))
+    count = layers * b * run.steps
+    kl = last if run.phase == "decode" and last != first else None
+    q_io = count * run.queries * hi * di * sz.a
+    # fp32 scores for the top-k: every one written and max-pooled after in eager code, one per block from a kernel that
+    # pools as it scores
+    scores_io = layers * b * hi * pairs * 4 // (cfg.index_block if wl.attention == "fused" else 1)
+    ops.append(Op("index_scores", run.phase, run.queries * hi, first, di, count, 2 * di * hi * layers * b * pairs, 0.0,
+                  q_io + scores_io, layers * b * sum_keys * di * sz.kv,
+                  Text(N_("per layer and sequence: every indexer head's query against every cached indexer key, in "
+                          "fp32; the scores max-pooled over blocks of {b} keys, the top {k} blocks kept"),
+                       b=cfg.index_block, k=cfg.index_topk), n_last=kl, kernels=runs))
     return ops
 
 

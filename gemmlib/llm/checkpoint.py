@@ -174,6 +174,10 @@ def _attention_linears(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
         g = cfg.gate_proj_width
         out.append(Linear(f"{p}.g_proj", "attention", g, h, False, i, (("attn_gate", g),)))
     out.append(Linear(f"{p}.{n['o']}", "attention", h, cfg.o_dim, cfg.o_bias, i, (("o_proj", h),)))
+    if cfg.is_block_sparse and i < cfg.layers and cfg.attention_kinds[i] == "I":  # MiniMax-M3's block indexer
+        hi, di = cfg.index_heads, cfg.index_head_dim
+        out += [Linear(f"{p}.indexer.q_proj", "attention", hi * di, h, False, i, (("index_q", hi * di),)),
+                Linear(f"{p}.indexer.k_proj", "attention", di, h, False, i, (("index_k", di),))]
     return out
 
 
@@ -346,6 +350,8 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
                 rows.append((f"{prefix}.indexer.k_norm", 2 * cfg.index_head_dim, ""))  # a LayerNorm: weight, bias
         elif cfg.qk_norm == "head":  # a layer reusing K/V has a q norm only
             rows.append((f"{prefix}.qk_norm", (1 if shape.kv_reused else 2) * shape.head_dim * nw, ""))
+            if cfg.is_block_sparse and akind == "I":  # the block indexer's q and k RMSNorms
+                rows.append((f"{prefix}.indexer.qk_norm", 2 * cfg.index_head_dim * nw, ""))
         elif cfg.qk_norm == "width":
             rows.append((f"{prefix}.qk_norm", (cfg.q_dim + cfg.kv_dim) * nw, ""))
         if shape.attention_sinks and akind in ATTENTION_LETTERS and not cfg.compressed_attention:

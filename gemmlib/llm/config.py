@@ -60,7 +60,9 @@ LAYER_KINDS = {"F": "full", "S": "sliding", "C": "chunked", "L": "linear_attenti
                "P": "attention+mamba2", "I": "indexed", "V": "short_conv", "f": "full_kv_shared",
                "s": "sliding_kv_shared", "A": "compressed_sparse", "H": "heavily_compressed", "N": "lightning", "K": "kimi_delta",
                "-": "none"}
-# I: full attention with its own DeepSeek Sparse Attention indexer (a DSA model's F layers reuse another layer's choice)
+# I: full attention with its own DeepSeek Sparse Attention indexer (a DSA model's F layers reuse another layer's choice);
+# in a block-sparse model (MiniMax-M3, index_block > 0) full attention whose indexer keeps whole blocks of keys (its F
+# layers are plain full attention)
 # f / s: full / sliding attention that reuses the keys and values of the last earlier layer of its kind (Gemma 4's
 # num_kv_shared_layers): no k/v projection, no cache of its own
 # A / H: DeepSeek-V4's compressed layers: the sliding window's keys plus compressed entries, one per csa_rate tokens
@@ -238,7 +240,11 @@ class ModelConfig:
     # every cached key with index_heads small heads and keeps index_topk keys for the MLA attention (F layers reuse it)
     index_heads: int = 0  # index_n_heads; 0: no indexer
     index_head_dim: int = 0
-    index_topk: int = 0
+    index_topk: int = 0  # keys per query (DSA), or blocks of index_block keys per query (block-sparse)
+    # MiniMax-M3's block-sparse attention: each I layer's indexer (index_heads heads of index_head_dim from the hidden
+    # state, one cached key of index_head_dim) scores every key, max-pools the scores over blocks of index_block keys
+    # and keeps, per query and KV group, index_topk blocks, the query's own among them; 0: no block-sparse attention
+    index_block: int = 0
     alibi: bool = False  # positions as attention biases (no rotary)
     max_positions: int = 0  # max_position_embeddings (0: unknown)
     fused_qkv: bool = False  # one stored q|k|v matrix (phi3, gpt_neox, falcon, gpt2, internlm2)
@@ -313,7 +319,7 @@ class ModelConfig:
                   "max_positions", "expert_ffn", "shared_expert_ffn", "mtp_layers", "full_head_dim",
                   "full_kv_heads", "moe_norms", "kv_shared_ffn", "per_layer_input", "per_layer_vocab",
                   "altup_inputs", "laurel_rank", "o_groups", "o_lora_rank", "csa_rate", "hca_rate",
-                  "hyper_streams", "hash_layers", "output_vocab", "zero_experts"):
+                  "hyper_streams", "hash_layers", "output_vocab", "zero_experts", "index_block"):
             object.__setattr__(self, f, _whole(f, getattr(self, f), minimum=0))
         for f in ("norms_per_layer",):
             object.__setattr__(self, f, _whole(f, getattr(self, f)))
@@ -394,8 +400,10 @@ class ModelConfig:
         if self.is_dsa and not lt:  # every layer runs its own indexer unless the pattern says otherwise
             object.__setattr__(self, "layer_types", "I" * self.layers)
             lt = self.layer_types
-        if "I" in lt and not self.is_dsa:
+        if "I" in lt and not (self.is_dsa or self.is_block_sparse):
             raise InputError(N_("indexed attention layers (I) need DeepSeek Sparse Attention's indexer (index heads)"))
+        if self.is_block_sparse and "I" not in lt:
+            raise InputError(N_("block-sparse attention (index_block) needs at least one layer with its indexer (I)"))
         if self.is_dsa and "I" not in lt:
             raise InputError(N_("DeepSeek Sparse Attention needs at least one layer with its own indexer (I) for the "
                                 "others to reuse"))
@@ -515,7 +523,11 @@ class ModelConfig:
     def _check_mla(self) -> None:
         if self.compressed_attention:
             return
-        if self.index_heads or self.index_head_dim or self.index_topk:
+        if self.index_block:  # MiniMax-M3: the indexer reads the hidden state, beside plain attention
+            if self.is_mla or not (self.index_heads and self.index_head_dim and self.index_topk):
+                raise InputError(N_("block-sparse attention (index_block) needs index heads, an index head dim and a "
+                                    "top-k of blocks, and no MLA"))
+        elif self.index_heads or self.index_head_dim or self.index_topk:
             if not (self.kv_lora_rank and self.q_lora_rank):
                 raise InputError(N_("DeepSeek Sparse Attention's indexer reads MLA's query latent: it needs "
                                     "kv_lora_rank and q_lora_rank"))
@@ -626,14 +638,23 @@ class ModelConfig:
     def is_dsa(self) -> bool:
         """DeepSeek Sparse Attention: MLA with a lightning indexer choosing index_topk keys per query (DeepSeek-V4's
         compressed sparse attention has an indexer of its own: :attr:`compressed_attention`)."""
-        return self.index_heads > 0 and not self.compressed_attention
+        return self.index_heads > 0 and not self.compressed_attention and not self.index_block
+
+    @property
+    def is_block_sparse(self) -> bool:
+        """MiniMax-M3's block-sparse attention: I layers whose indexer keeps index_topk blocks of index_block keys per
+        query (:attr:`index_block`); the F layers attend to every key."""
+        return self.index_block > 0
 
     def _indexer_params(self) -> int:
-        """One layer's indexer: wq_b (query latent → heads × dim), wk (hidden → dim), its key LayerNorm (weight and
-        bias), weights_proj (hidden → one weight per head)."""
+        """One layer's indexer. DSA: wq_b (query latent → heads × dim), wk (hidden → dim), its key LayerNorm (weight
+        and bias), weights_proj (hidden → one weight per head). Block-sparse: q_proj (hidden → heads × dim), k_proj
+        (hidden → dim) and an RMSNorm on each (a weight of dim)."""
+        di, hi = self.index_head_dim, self.index_heads
+        if self.is_block_sparse:
+            return self.hidden * hi * di + self.hidden * di + 2 * di
         if not self.is_dsa:
             return 0
-        di, hi = self.index_head_dim, self.index_heads
         return self.q_lora_rank * hi * di + self.hidden * di + 2 * di + self.hidden * hi
 
     @property
@@ -920,7 +941,8 @@ class ModelConfig:
         norms and biases, plus the LM head (the tied embedding when tied)."""
         h = self.hidden
         # the indexers' three projections (their key norm is no matmul)
-        indexer = self.attention_kinds.count("I") * (self._indexer_params() - 2 * self.index_head_dim) if self.is_dsa else 0
+        indexer = (self.attention_kinds.count("I") * (self._indexer_params() - 2 * self.index_head_dim)
+                   if self.is_dsa or self.is_block_sparse else 0)
         mats = self.mlp_mats
         per_moe = (self._routed_experts_run() * mats * h * self.expert_ffn + h * self.router_width
                    + mats * h * self.shared_expert_ffn + (h if self.shared_expert_gate else 0))
@@ -1023,7 +1045,7 @@ class ModelConfig:
                "window": self.sliding_window or None, "pattern": _compress(kinds)}
         if kinds.count("f") + kinds.count("s"):
             out["kv_shared"] = kinds.count("f") + kinds.count("s")
-        if self.is_dsa:
+        if self.is_dsa or self.is_block_sparse:
             out["with_indexer"] = kinds.count("I")
         if self.compressed_attention:  # DeepSeek-V4: every layer's window, and the compressed layers' entries
             out.update(compressed_sparse=kinds.count("A"), heavily_compressed=kinds.count("H"))
@@ -1042,6 +1064,9 @@ class ModelConfig:
             d["heads"]["full_layers"] = {"kv": f.kv_heads, "head_dim": f.head_dim, "keys_as_values": f.k_eq_v}
         d["dsa"] = ({"index_heads": self.index_heads, "index_head_dim": self.index_head_dim,
                      "index_topk": self.index_topk} if self.is_dsa else None)
+        if self.is_block_sparse:
+            d["block_sparse"] = {"index_heads": self.index_heads, "index_head_dim": self.index_head_dim,
+                                 "index_topk_blocks": self.index_topk, "index_block": self.index_block}
         d["compressed"] = ({"csa_rate": self.csa_rate, "hca_rate": self.hca_rate, "index_heads": self.index_heads,
                             "index_head_dim": self.index_head_dim, "index_topk": self.index_topk,
                             "q_lora_rank": self.q_lora_rank, "o_groups": self.o_groups, "o_lora_rank": self.o_lora_rank}

@@ -377,7 +377,7 @@ def attention_backward_share(hw: Hardware, dtype: str, keys: float, head_dim: fl
 _FUSED_INTO = {"k_proj": "q_proj", "v_proj": "q_proj", "up_proj": "gate_proj", "shared_up_proj": "shared_gate_proj",
                "dense_up_proj": "dense_gate_proj"}
 _PRODUCTS = ("attn_scores", "attn_values", "attn_scores_sliding", "attn_values_sliding", "attn_scores_compressed",
-             "attn_values_compressed")
+             "attn_values_compressed", "attn_scores_sparse", "attn_values_sparse")
 
 
 @dataclass(frozen=True)
@@ -556,8 +556,9 @@ class ShapeEfficiency:
 
     def _keys(self, op) -> float:
         """Mean keys per query of a fused attention product (DeepSeek-V4's compressed layers: the window's band and
-        the compressed entries each query reads, from the op's FLOPs)."""
-        if op.name.endswith("_compressed"):
+        the compressed entries each query reads; MiniMax-M3's block-sparse ones: the blocks it keeps; from the op's
+        FLOPs)."""
+        if op.name.endswith(("_compressed", "_sparse")):
             width = op.k if op.name.startswith("attn_scores") else op.n
             return op.flops / max(2.0 * width * op.m * op.count, 1.0)
         keys = float(op.n if op.name.startswith("attn_scores") else op.k)

@@ -54,6 +54,7 @@ SUPPORTED_MODEL_TYPES = (
     "deepseek_v4", "mellum", "nanochat", "hyperclovax", "flint", "axk1", "beam", "lara_mini",
     "apertus1p5_text", "apertus1p5", "hy_v4", "longcat_flash", "minimax", "kimi_linear", "bailing_hybrid",
     "cohere_compass_text", "cohere_compass", "mamba", "falcon_mamba", "mamba2", "bitnet", "aria_text", "aria", "xglm", "ctrl", "emu3",
+    "minimax_m3_vl_text",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -108,6 +109,7 @@ ARCHITECTURES = {
     "FalconMambaForCausalLM": "falcon_mamba", "Mamba2ForCausalLM": "mamba2", "BitNetForCausalLM": "bitnet",
     "AriaTextForCausalLM": "aria_text", "AriaForConditionalGeneration": "aria", "XGLMForCausalLM": "xglm",
     "CTRLLMHeadModel": "ctrl", "Emu3ForCausalLM": "emu3", "Emu3ForConditionalGeneration": "emu3",
+    "MiniMaxM3VLForCausalLM": "minimax_m3_vl_text",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
 _WRAPPERS = {"aria": "aria_text", "emu3": "emu3_text_model", "apertus1p5": "apertus1p5_text", "cohere_compass": "cohere_compass_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
@@ -516,6 +518,11 @@ DEFAULTS: dict[str, dict] = {
     "apertus": dict(vocab_size=131072, hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
                     num_attention_heads=32, attention_bias=False, hidden_act="xielu", tie_word_embeddings=False,
                     max_position_embeddings=65536),
+    "minimax_m3_vl_text": dict(vocab_size=200064, hidden_size=6144, intermediate_size=3072, num_hidden_layers=60,
+                               num_attention_heads=64, num_key_value_heads=4, head_dim=128, num_local_experts=128,
+                               num_experts_per_tok=4, dense_intermediate_size=12288, shared_intermediate_size=3072,
+                               index_n_heads=4, index_head_dim=128, index_block_size=128, index_topk_blocks=16,
+                               index_local_blocks=1, tie_word_embeddings=False, max_position_embeddings=524288),
     "minimax_m2": dict(vocab_size=200064, hidden_size=3072, intermediate_size=1536, num_hidden_layers=62,
                        num_attention_heads=48, num_key_value_heads=8, head_dim=128, num_local_experts=256,
                        num_experts_per_tok=8, tie_word_embeddings=False, max_position_embeddings=196608),
@@ -818,6 +825,7 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
     "qwen3_next": {"num_experts": ("num_local_experts",)},
     "qwen3_5_moe_text": {"num_experts": ("num_local_experts",)},
     "minimax_m2": {"num_local_experts": ("num_experts",)},
+    "minimax_m3_vl_text": {"num_local_experts": ("num_experts",)},
     "exaone": {"num_hidden_layers": ("num_layers",)},
     "deepseek_v32": {"n_routed_experts": ("num_experts",)},
     "mellum": {"num_local_experts": ("num_experts",), "num_nextn_predict_layers": ("num_mtp_layers",)},
@@ -1453,6 +1461,65 @@ def _read_minimax_m2(r: _Read) -> dict:
     c = _common(r)
     c.update(qk_norm="width", experts=r.whole("num_local_experts"), experts_per_token=r.whole("num_experts_per_tok"),
              router_score_bias=True)
+    return c
+
+
+def _switches(key: str, v, layers: int, on: str, off: str) -> list[str]:
+    """A per-layer list of switches (0 / 1 or false / true, as MiniMax's remote code writes them) as letters."""
+    if not isinstance(v, list) or not all(isinstance(x, int) and x in (0, 1) for x in v):
+        raise InputError(N_("config.json field {key!r} must be a list of 0 / 1 switches, one per layer"), key=key)
+    if len(v) != layers:
+        raise InputError(N_("{key} lists {n} layers but num_hidden_layers is {layers}"), key=key, n=len(v),
+                         layers=layers)
+    return [on if x else off for x in v]
+
+
+_M3_SPARSE_KEYS = {"index_n_heads": "sparse_num_index_heads", "index_head_dim": "sparse_index_dim",
+                   "index_block_size": "sparse_block_size", "index_topk_blocks": "sparse_topk_blocks",
+                   "index_local_blocks": "sparse_local_block"}
+
+
+def _read_minimax_m3_vl_text(r: _Read) -> dict:
+    """MiniMax-M3: GQA with a Gemma-style q/k norm per head and partial rotary; full layers and block-sparse ones
+    (``minimax_m3_sparse``: a lightning indexer keeping ``index_topk_blocks`` blocks of ``index_block_size`` keys per
+    query, its key cached); routed experts of ``intermediate_size`` (sigmoid scores, a correction buffer) beside a
+    shared expert, or a dense MLP of ``dense_intermediate_size`` (``mlp_layer_types``); every MLP's gate and up in one
+    matrix (SwiGLU-OAI). The remote code's ``sparse_attention_config`` and ``moe_layer_freq`` are read as
+    MiniMaxM3VLTextConfig reads them (a ``sparse_attention_config`` value wins over the flat key)."""
+    c = _common(r, ffn_key="dense_intermediate_size")
+    layers = c["layers"]
+    sparse = r.get("sparse_attention_config")
+    sparse = {} if sparse is None else sparse
+    if not isinstance(sparse, dict):
+        raise InputError(N_("config.json field {key!r} must be an object"), key="sparse_attention_config")
+
+    def index(key: str, minimum: int = 1) -> int:
+        legacy = _M3_SPARSE_KEYS[key]
+        if legacy in sparse:
+            return _whole(f"sparse_attention_config.{legacy}", sparse[legacy], minimum=minimum)
+        return r.whole(key, minimum=minimum)
+
+    types = _type_list(r, "layer_types", {"full_attention": "F", "minimax_m3_sparse": "I"}, layers)
+    if types is None and "sparse_attention_freq" in sparse:
+        types = _switches("sparse_attention_config.sparse_attention_freq", sparse["sparse_attention_freq"], layers,
+                          "I", "F")
+    mlp = _type_list(r, "mlp_layer_types", {"sparse": "M", "dense": "D"}, layers)
+    freq = r.get("moe_layer_freq")
+    if mlp is None and freq is not None:
+        mlp = _switches("moe_layer_freq", freq, layers, "M", "D")
+    c.update(qk_norm="head", fused_gate_up=True, experts=r.whole("num_local_experts"),
+             experts_per_token=r.whole("num_experts_per_tok"), expert_ffn=r.whole("intermediate_size"),
+             shared_expert_ffn=r.whole("shared_intermediate_size"), router_score_bias=True,
+             moe_layers="".join(mlp or ["M"] * layers), layer_types="".join(types or ["F"] * layers))
+    if "I" in c["layer_types"]:
+        c.update(index_heads=index("index_n_heads"), index_head_dim=index("index_head_dim"),
+                 index_block=index("index_block_size"), index_topk=index("index_topk_blocks"))
+        if index("index_local_blocks", minimum=0) == 0:
+            r.notes.append(Text(N_("index_local_blocks 0: a query's own block is not always kept; its keys are "
+                                   "counted as if it were")))
+    else:
+        for key in _M3_SPARSE_KEYS:
+            r.get(key)  # read, unused: no layer is block-sparse
     return c
 
 
@@ -2879,6 +2946,7 @@ _READERS = {
     "lara_mini": _read_lara_mini, "apertus1p5_text": _read_apertus1p5_text, "hy_v4": _read_hy_v4,
     "longcat_flash": _read_longcat_flash, "minimax": _read_minimax, "kimi_linear": _read_kimi_linear,
     "bailing_hybrid": _read_bailing_hybrid, "cohere_compass_text": _read_cohere, "mamba": _read_mamba,
+    "minimax_m3_vl_text": _read_minimax_m3_vl_text,
     "falcon_mamba": _read_falcon_mamba, "mamba2": _read_mamba2, "bitnet": _read_bitnet, "aria_text": _read_aria_text,
     "xglm": _read_xglm, "ctrl": _read_ctrl, "emu3_text_model": _read_llama,
 }

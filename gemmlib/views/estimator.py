@@ -736,6 +736,23 @@ def _compressed_rows(r: dict, gettext: Translate) -> list[tuple[str, str]]:
     return rows
 
 
+def _sparse_row(r: dict, gettext: Translate) -> str:
+    """The read table's sparse-attention cell: DeepSeek Sparse Attention's top-k keys or MiniMax-M3's top-k blocks."""
+    if r.get("dsa"):
+        return gettext("DeepSeek Sparse Attention: the top {topk:,} keys per query, chosen by an indexer of {heads} × "
+                       "{dim} in {layers} of {all} layers (its key cached too)").format(
+            topk=r["dsa"]["index_topk"], heads=r["dsa"]["index_heads"], dim=r["dsa"]["index_head_dim"],
+            layers=r["attention"]["with_indexer"], all=r["attention"]["full"])
+    if r.get("block_sparse"):
+        bs = r["block_sparse"]
+        return gettext("block-sparse attention: the top {topk} blocks of {block} keys per query, chosen by an indexer "
+                       "of {heads} × {dim} in {layers} of {all} layers (its key cached too); the others see every "
+                       "key").format(topk=bs["index_topk_blocks"], block=bs["index_block"], heads=bs["index_heads"],
+                                     dim=bs["index_head_dim"], layers=r["attention"]["with_indexer"],
+                                     all=r["attention"]["full"])
+    return fmt.DASH
+
+
 def _hyper_rows(r: dict, gettext: Translate) -> list[tuple[str, str]]:
     """The read table's row for hyper-connections (DeepSeek-V4's, which also mix the streams, and HY-V4's, which only
     collapse and expand them; none for every other model)."""
@@ -926,6 +943,10 @@ def _memory_words(est: ScaleOutEstimate, gettext: Translate) -> str:
                                                      layers=m.attention_kinds.count("I")) if m.is_dsa else
            gettext("the MLA latent + rotary key ({n} elements)").format(n=m.kv_elements_per_token_layer)
            if m.is_mla else
+           gettext("K and V of {heads} heads × ({k} + {v}) dims ({i} more, the indexer's key, in the {layers} "
+                   "block-sparse layers)").format(heads=m.kv_cache_heads, k=m.head_dim, v=m.v_head_dim,
+                                                  i=m.index_head_dim, layers=m.attention_kinds.count("I"))
+           if m.is_block_sparse else
            gettext("K and V of {heads} heads × ({k} + {v}) dims").format(heads=m.kv_cache_heads, k=m.head_dim,
                                                                         v=m.v_head_dim))
     kv = gettext("KV cache: {per} per token and layer, × {bytes:g} B × batch {batch} × {tokens:,} tokens").format(
@@ -1038,11 +1059,7 @@ def _read(est: ScaleOutEstimate, gettext: Translate, escape: Escape) -> Read:
             ("MLA", fmt.DASH if not mla else
              gettext("latent {kv} + rotary {rope} cached per token and layer; query rank {q}").format(
                  kv=mla["kv_lora_rank"], rope=mla["qk_rope_head_dim"], q=mla["q_lora_rank"] or label("none"))),
-            (gettext("sparse attention"), fmt.DASH if not r.get("dsa") else gettext(
-                "DeepSeek Sparse Attention: the top {topk:,} keys per query, chosen by an indexer of {heads} × {dim} in "
-                "{layers} of {all} layers (its key cached too)").format(
-                topk=r["dsa"]["index_topk"], heads=r["dsa"]["index_heads"], dim=r["dsa"]["index_head_dim"],
-                layers=r["attention"]["with_indexer"], all=r["attention"]["full"])),
+            (gettext("sparse attention"), _sparse_row(r, gettext)),
             *_gemma_rows(r, gettext),
             *_compressed_rows(r, gettext),
             *_hyper_rows(r, gettext),

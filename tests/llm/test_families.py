@@ -307,6 +307,16 @@ TINY: dict[str, tuple[str, dict]] = {
     "axk1": ("axk1", dict(B, num_hidden_layers=3, q_lora_rank=40, n_shared_experts=1, n_group=1, topk_group=1,
                           moe_layer_freq=2, **{k: v for k, v in MLA.items() if k != "first_k_dense_replace"},
                           first_k_dense_replace=1, **MOE)),
+    # MiniMax-M3: a full layer and two block-sparse ones (blocks of 2, the top 2 kept: a 7-token prompt spans four),
+    # per-head q/k norms, a dense first MLP, then experts beside a shared expert, gate|up fused everywhere
+    "minimax_m3_vl_text": ("minimax_m3_vl_text", dict(B, num_hidden_layers=3, head_dim=16, rotary_dim=8,
+                                                      num_local_experts=4, dense_intermediate_size=80,
+                                                      shared_intermediate_size=24, index_n_heads=2, index_head_dim=12,
+                                                      index_block_size=2, index_topk_blocks=2,
+                                                      layer_types=["full_attention", "minimax_m3_sparse",
+                                                                   "minimax_m3_sparse"],
+                                                      mlp_layer_types=["dense", "sparse", "sparse"], pad_token_id=None,
+                                                      bos_token_id=None, eos_token_id=None, **MOE)),
 }
 
 
@@ -378,6 +388,9 @@ def test_the_tiny_models_exercise_the_features():
     assert cfgs["flint"].attention_sinks and cfgs["flint"].moe_layers == "DM" and cfgs["flint"].layer_types == "FS"
     assert cfgs["axk1"].moe_layers == "DDM" and cfgs["axk1"].moe_norms == 1 and cfgs["axk1"].is_mla
     assert cfgs["beam"].layer_types == "SF" and cfgs["beam"].attn_gate_bias and cfgs["beam"].norms_per_layer == 4
+    m3 = cfgs["minimax_m3_vl_text"]
+    assert m3.layer_types == "FII" and m3.is_block_sparse and not m3.is_dsa and m3.moe_layers == "DMM"
+    assert m3.index_block * m3.index_topk < PROMPT and m3.kv_elements_of("I") == m3.kv_elements_of("F") + 12
     assert cfgs["bitnet"].norms_per_layer == 3 and cfgs["bitnet"].ffn_norm and cfgs["bitnet"].qkv_bias
     assert cfgs["hy_v4"].layer_types == "IFI" and not cfgs["hy_v4"].hyper_mix and cfgs["hy_v4"].attn_gate == "element"
     assert cfgs["longcat_flash"].moe_layers == "MD" and cfgs["longcat_flash"].shared_expert_ffn == 96
@@ -867,7 +880,8 @@ def _cache_nbytes(cache) -> tuple[list[int], int]:
     for i in range(max(len(cache.layers), len(linear))):
         layer = cache.layers[i] if i < len(cache.layers) else None
         tensors = [getattr(layer, "keys", None), getattr(layer, "values", None),
-                   getattr(layer, "indexer_keys", None)]  # DeepSeek Sparse Attention's indexer keys
+                   getattr(layer, "indexer_keys", None),  # DeepSeek Sparse Attention's indexer keys
+                   getattr(layer, "idx_keys", None)]  # MiniMax-M3's
         for d in ("conv_states", "recurrent_states"):
             tensors += list(getattr(layer, d, {}).values())
         tensors += [linear[i]] if i < len(linear) else []

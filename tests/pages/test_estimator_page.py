@@ -326,10 +326,11 @@ def test_training_and_serving_tabs():
 CONFIGS = DATA / "configs"
 
 
-def _upload(name: str) -> AppTest:
+def _upload(name: str, data: bytes | None = None) -> AppTest:
+    """The page after uploading tests/data/configs/<name>.json (or ``data``) as config.json."""
     at = _app(le_src="config.json")
-    at.file_uploader(key="le_upload").set_value(("config.json", (CONFIGS / f"{name}.json").read_bytes(),
-                                                 "application/json")).run()
+    data = (CONFIGS / f"{name}.json").read_bytes() if data is None else data
+    at.file_uploader(key="le_upload").set_value(("config.json", data, "application/json")).run()
     _ok(at)
     return at
 
@@ -388,6 +389,33 @@ def test_the_read_table_names_hy_v4s_hyper_connections_without_a_mix():
                            num_experts_per_tok=2, moe_intermediate_size=32, hc_mult=3))[0]
     ((name, text),) = _hyper_rows(cfg.describe(), lambda m: m)
     assert name == "hyper-connections" and text.startswith("the residual as 3 streams, collapsed to one")
+
+
+def test_upload_of_minimax_m3_names_its_block_sparse_layers():
+    """A MiniMax-M3 config.json in its remote code's spelling (``sparse_attention_config``, ``moe_layer_freq``): the read
+    table names the block-sparse layers and their indexer, the KV line the indexer's cached key."""
+    layers = 8
+    raw = {"model_type": "minimax_m3_vl_text", "hidden_size": 1024, "intermediate_size": 512, "num_hidden_layers": layers,
+           "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 64, "vocab_size": 32000,
+           "num_local_experts": 8, "num_experts_per_tok": 2, "torch_dtype": "bfloat16",
+           "sparse_attention_config": {"sparse_attention_freq": [int(i % 4 != 3) for i in range(layers)],
+                                       "sparse_num_index_heads": 4, "sparse_index_dim": 128, "sparse_block_size": 128,
+                                       "sparse_topk_blocks": 16, "sparse_local_block": 1},
+           "moe_layer_freq": [0] + [1] * (layers - 1)}
+    at = _upload("", json.dumps(raw).encode())
+    read = _read_table(at)
+    assert read["sparse attention"].replace("\\:", ":") == ("block-sparse attention: the top 16 blocks of 128 keys per query, chosen by an "
+                                        "indexer of 4 × 128 in 6 of 8 layers (its key cached too); the others see "
+                                        "every key")
+    assert "8 experts, top-2" in read["experts"]
+    from gemmlib.llm.hf import read_config
+    from gemmlib.llm.scaleout import estimate as scaleout_estimate
+    from gemmlib.views.estimator import _memory_words
+
+    est = scaleout_estimate(read_config(raw)[0], _page_workload(batch=1, seq_len=1024, new_tokens=256),
+                            get_hardware("h100"))
+    # the memory tab's words (drawn when the tab is opened)
+    assert "(128 more, the indexer's key, in the 6 block-sparse layers)" in _memory_words(est, lambda m: m)
 
 
 def test_upload_of_a_pure_state_space_model_says_it_has_no_attention():
