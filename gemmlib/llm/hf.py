@@ -54,7 +54,7 @@ SUPPORTED_MODEL_TYPES = (
     "deepseek_v4", "mellum", "nanochat", "hyperclovax", "flint", "axk1", "beam", "lara_mini",
     "apertus1p5_text", "apertus1p5", "hy_v4", "longcat_flash", "minimax", "kimi_linear", "bailing_hybrid",
     "cohere_compass_text", "cohere_compass", "mamba", "falcon_mamba", "mamba2", "bitnet", "aria_text", "aria", "xglm", "ctrl", "emu3",
-    "minimax_m3_vl_text",
+    "minimax_m3_vl_text", "minimax_m3_vl",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -109,10 +109,10 @@ ARCHITECTURES = {
     "FalconMambaForCausalLM": "falcon_mamba", "Mamba2ForCausalLM": "mamba2", "BitNetForCausalLM": "bitnet",
     "AriaTextForCausalLM": "aria_text", "AriaForConditionalGeneration": "aria", "XGLMForCausalLM": "xglm",
     "CTRLLMHeadModel": "ctrl", "Emu3ForCausalLM": "emu3", "Emu3ForConditionalGeneration": "emu3",
-    "MiniMaxM3VLForCausalLM": "minimax_m3_vl_text",
+    "MiniMaxM3VLForCausalLM": "minimax_m3_vl_text", "MiniMaxM3SparseForConditionalGeneration": "minimax_m3_vl",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
-_WRAPPERS = {"aria": "aria_text", "emu3": "emu3_text_model", "apertus1p5": "apertus1p5_text", "cohere_compass": "cohere_compass_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
+_WRAPPERS = {"minimax_m3_vl": "minimax_m3_vl_text", "aria": "aria_text", "emu3": "emu3_text_model", "apertus1p5": "apertus1p5_text", "cohere_compass": "cohere_compass_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
              "qwen3_vl_moe": "qwen3_vl_moe_text", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text"}
 # Wrappers whose top-level tie_word_embeddings (default False) decides whether the LM head is tied, whatever
 # the text_config says (transformers 5.24 ties by the top-level config).
@@ -271,6 +271,8 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     "minimax_m2": frozenset({"attn_type_list", "qk_norm_type", "use_qk_norm", "use_routing_bias",
                              "shared_intermediate_size", "use_mtp", "num_mtp_modules", "mtp_transformer_layers"}),
     "jamba": frozenset({"sliding_window"}),  # JambaConfig has none; its attention layers see every key
+    # MiniMax-M3's wrapper: the projector's width and its merged input (gemmlib.llm.vision counts the projector)
+    "minimax_m3_vl_text": frozenset({"projector_hidden_size", "merged_hidden_size"}),
     # GLM-4.7-Flash: qk_head_dim derives from nope + rope; the dense layers come from mlp_layer_types only
     "glm4_moe_lite": frozenset({"qk_head_dim", "moe_layer_freq", "first_k_dense_replace"}),
     # head_dim: transformers points it at the rotary dims; mlp_bias: its MLPs and experts have no biases
@@ -2969,6 +2971,8 @@ def _unwrap(cfg: dict, mtype: str, notes: list[str], *, default_inner: str | Non
                          mtype=mtype, inner_type=inner_type)
     if mtype == "gemma3" and "tie_word_embeddings" not in inner and "tie_word_embeddings" in cfg:
         inner["tie_word_embeddings"] = cfg["tie_word_embeddings"]
+    if mtype == "minimax_m3_vl" and cfg.get("tie_word_embeddings") is True:  # tied when either config says so
+        inner["tie_word_embeddings"] = True
     if mtype in _TIE_FROM_TOP:
         inner.pop("tie_word_embeddings", None)
         inner["tie_word_embeddings"] = cfg.get("tie_word_embeddings", _TIE_FROM_TOP[mtype])

@@ -14,6 +14,9 @@ vision config class's defaults for absent keys; ``tests/llm/test_families.py`` c
   attention-pooling head when ``vision_use_head``) and Gemma 3's projector (a matrix and an RMSNorm);
 * ``gemma4``: Gemma 4's vision encoder (linear patch embedding, a 2-D position table, blocks with head-dim q/k norms
   and a gated MLP) and its one-matrix projector; the audio tower of the small models is not counted (said so);
+* ``minimax_m3_vl``: MiniMax-M3's CLIP-like tower (a Conv3d patch embedding without bias, a LayerNorm before the
+  blocks, blocks with biased q/k/v/out projections, two LayerNorms and a GELU MLP) and its projector (each patch through
+  a two-layer GELU MLP to the text width, then the merged patches through a second one);
 * ``mistral3``: Pixtral's vision transformer (patch Conv2d, RMSNorms, gated MLP blocks without biases) and
   Mistral 3's projector (an RMSNorm, the 2×2 patch merger, two linears).
 
@@ -38,9 +41,12 @@ _SIGLIP = dict(hidden_size=768, intermediate_size=3072, num_hidden_layers=12, nu
 _GEMMA4 = dict(hidden_size=768, intermediate_size=3072, num_hidden_layers=16, num_attention_heads=12,
                num_key_value_heads=12, head_dim=64, patch_size=16, position_embedding_size=10240)
 
+_MINIMAX_M3 = dict(hidden_size=1280, intermediate_size=5120, num_hidden_layers=32, num_channels=3, patch_size=14,
+                   temporal_patch_size=2, spatial_merge_size=2)
+
 _PIXTRAL = dict(hidden_size=1024, intermediate_size=4096, num_hidden_layers=24, num_channels=3, patch_size=16)
 
-VISION_WRAPPERS = ("qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "gemma3", "mistral3", "gemma4")
+VISION_WRAPPERS = ("qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "gemma3", "mistral3", "gemma4", "minimax_m3_vl")
 
 
 def _get(block: dict, defaults: dict, key: str, *, minimum: int = 1) -> int:
@@ -133,6 +139,22 @@ def _mistral3(cfg: dict) -> dict[str, int]:
             "projector": d + d * m * m * d + d * nf * th + th * th + (2 * th if bias else 0)}
 
 
+def _minimax_m3(cfg: dict) -> dict[str, int]:
+    """MiniMax-M3's tower and projector; the projector's width (``projector_hidden_size``) is a top-level key and its
+    outputs the decoder's hidden size."""
+    v = _vision_block(cfg)
+    d, f = _get(v, _MINIMAX_M3, "hidden_size"), _get(v, _MINIMAX_M3, "intermediate_size")
+    layers = _get(v, _MINIMAX_M3, "num_hidden_layers")
+    c, p, t = (_get(v, _MINIMAX_M3, k) for k in ("num_channels", "patch_size", "temporal_patch_size"))
+    m = _get(v, _MINIMAX_M3, "spatial_merge_size")
+    tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
+    dt = _whole("text_config.hidden_size", tc.get("hidden_size", 6144))
+    ph = _whole("projector_hidden_size", cfg.get("projector_hidden_size", 6144))
+    block = 4 * (d * d + d) + 2 * 2 * d + d * f + f + f * d + d
+    return {"patch_embed": c * t * p * p * d, "pre_layernorm": 2 * d, "blocks": layers * block,
+            "projector": (d * ph + ph) + (ph * dt + dt) + (dt * m * m * ph + ph) + (ph * dt + dt)}
+
+
 def vision_params(wrapper: str, cfg: dict) -> dict[str, int] | None:
     """The vision tower's parameters by part (None: a wrapper whose tower this module does not count)."""
     if wrapper in ("qwen3_vl", "qwen3_vl_moe", "cohere_compass"):  # North: Qwen3-VL's tower
@@ -145,4 +167,6 @@ def vision_params(wrapper: str, cfg: dict) -> dict[str, int] | None:
         return _mistral3(cfg)
     if wrapper == "gemma4":
         return _gemma4(cfg)
+    if wrapper == "minimax_m3_vl":
+        return _minimax_m3(cfg)
     return None

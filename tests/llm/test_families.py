@@ -699,6 +699,31 @@ def test_north_wrapper_counts_its_decoder_and_its_qwen3_vl_tower():
         assert sum(info["vision"].values()) == sum(p.numel() for p in model.parameters()) - text_params
 
 
+@pytest.mark.parametrize("top", [{}, dict(tie_word_embeddings=True, projector_hidden_size=40)])
+def test_minimax_m3_wrapper_counts_its_decoder_and_reports_its_vision_tower(top):
+    """MiniMax-M3's image-text model: its text_config's decoder exact to the parameter and the FLOP (block-sparse
+    layers included), tied when the top-level config says so; the vision tower and projector reported apart, equal to
+    numel() of everything outside the language model and the head."""
+    from transformers import AutoModelForImageTextToText
+
+    torch.manual_seed(0)
+    mt, text = TINY["minimax_m3_vl_text"]
+    vision = dict(hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=2, patch_size=4)
+    hf = AutoConfig.for_model("minimax_m3_vl", text_config=copy.deepcopy(text), vision_config=vision, **top)
+    model = AutoModelForImageTextToText.from_config(hf, attn_implementation="eager",
+                                                     experts_implementation="eager").eval()
+    cfg, info = read_config(json.loads(hf.to_json_string()))
+    assert info["wrapper"] == "minimax_m3_vl" and cfg.family == mt and not info["unknown_keys"], info["unknown_keys"]
+    named = dict(model.named_parameters())
+    text_params = sum(p.numel() for n, p in named.items() if ".language_model." in f".{n}" or n.startswith("lm_head"))
+    assert cfg.params == text_params and cfg.tied_embeddings == bool(top)
+    assert sum(info["vision"].values()) == sum(p.numel() for p in named.values()) - text_params
+    prefill, decode, per_layer, _ = _run(model, 128)
+    wl = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1, kv_dtype="fp32")
+    assert (sum(o.flops for o in prefill_ops(cfg, wl)), sum(o.flops for o in decode_ops(cfg, wl))) == (prefill, decode)
+    assert per_layer == [BATCH * cfg.cached_tokens(k, PROMPT + 1) * cfg.kv_elements_of(k) for k in cfg.attention_kinds]
+
+
 def test_mistral3_vision_tower_is_reported_exactly():
     from transformers import AutoModelForImageTextToText
 
