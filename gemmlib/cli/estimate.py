@@ -310,8 +310,13 @@ def _read_lines(read: dict | None) -> list[str]:
                     f"{bs['index_topk_blocks']} blocks of {bs['index_block']} keys per query, chosen by an indexer of "
                     f"{bs['index_heads']} × {bs['index_head_dim']}, its key cached too), the others full "
                     f"({att['pattern']})")
+    elif att.get("cross_attention"):
+        bits.append(f"attention: {att['full']} self-attention layers, full")
     else:
         bits.append("attention: every layer full")
+    if att.get("cross_attention"):
+        bits.append(f"{att['cross_attention']} cross-attention layers (to an image's vision tokens: skipped on text, "
+                    "their weights counted)")
     if att.get("kv_shared"):
         bits.append(f"the last {att['kv_shared']} layers (s, f) reuse the keys and values of an earlier layer")
     blk = read.get("block", {})

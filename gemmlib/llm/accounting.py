@@ -470,10 +470,12 @@ def _linear(name: str, phase: str, *, m: int, k: int, n: int, runs: int, weight_
 
 
 def _groups(cfg: ModelConfig) -> list[tuple[str, str, int]]:
-    """(attention kind, MLP kind, layers) for each distinct kind of layer, in first-seen order."""
+    """(attention kind, MLP kind, layers) for each distinct kind of layer that runs on text, in first-seen order (a
+    cross-attention layer, X, runs only with an image)."""
     counts: dict[tuple[str, str], int] = {}
     for a, m in zip(cfg.attention_kinds, cfg.mlp_kinds, strict=True):
-        counts[(a, m)] = counts.get((a, m), 0) + 1
+        if a != "X":
+            counts[(a, m)] = counts.get((a, m), 0) + 1
     return [(a, m, n) for (a, m), n in counts.items()]
 
 
@@ -1978,7 +1980,8 @@ def _layer_groups(cfg: ModelConfig, n: int) -> list[tuple[str, str, int]]:
     """The kinds of the first ``n`` layers, with their counts."""
     counts: dict[tuple[str, str], int] = {}
     for a, m in list(zip(cfg.attention_kinds, cfg.mlp_kinds, strict=True))[:n]:
-        counts[(a, m)] = counts.get((a, m), 0) + 1
+        if a != "X":  # (runs only with an image)
+            counts[(a, m)] = counts.get((a, m), 0) + 1
     if n > cfg.layers:  # more blocks than the model has: repeat the first layer's kind
         key = (cfg.attention_kinds[0], cfg.mlp_kinds[0])
         counts[key] = counts.get(key, 0) + n - cfg.layers

@@ -97,7 +97,7 @@ _NAMES = {
     "gemma4_text": dict(moe="", router="router.proj", shared="mlp"),
 }
 # Families whose routed experts are stored as two 3-D parameters (gate_up_proj [E, 2f, h], down_proj [E, h, f]).
-_EXPERTS_3D = ("gpt_oss", "gemma4_text", "aria_text")
+_EXPERTS_3D = ("gpt_oss", "gemma4_text", "aria_text", "minimax_m3_vl_text")
 # AutoAWQ stores a per-layer activation scale (ScaledActivation) for these families.
 _AWQ_SCALED_ACT = ("starcoder2", "falcon", "gpt_neox", "gpt_bigcode")
 
@@ -128,9 +128,16 @@ def _mixer(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
 
 
 def _attention(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
-    """Layer i's token mixing: its attention linears (MTP layers, i ≥ layers, have attention) and its mixer's."""
+    """Layer i's token mixing: its attention linears (MTP layers, i ≥ layers, have attention) and its mixer's; a
+    cross-attention layer's attention and MLP (they run only with an image)."""
     if i >= cfg.layers:
         return _attention_linears(cfg, i, n)
+    if cfg.attention_kinds[i] == "X":
+        p = n["prefix"].format(i=i)
+        q, kv = cfg.q_dim, cfg.kv_dim
+        return [Linear(f"{p}.cross_attn.{name}", "attention", o, k, False, i, ())
+                for name, o, k in (("q_proj", q, cfg.hidden), ("k_proj", kv, cfg.hidden), ("v_proj", kv, cfg.hidden),
+                                   ("o_proj", cfg.hidden, cfg.o_dim))] + _mlp(cfg, i, n, "D")
     out = _attention_linears(cfg, i, n) if cfg.attention_kinds[i] in ATTENTION_LETTERS else []
     return out + _mixer(cfg, i, n)
 
@@ -332,7 +339,9 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
         shape = cfg.attention_shape(akind)
         if akind in MIXER_LETTERS:
             rows += [(f"{prefix}.mixer.{k}", v, "") for k, v in cfg.mixer.other_params().items() if k != "conv1d"]
-        if akind not in ATTENTION_LETTERS:
+        if akind == "X":  # cross-attention: a q and a k norm per head, the attention's and the MLP's tanh gates
+            rows += [(f"{prefix}.cross_attn.qk_norm", 2 * cfg.head_dim * nw, ""), (f"{prefix}.cross_attn_gates", 2, "")]
+        elif akind not in ATTENTION_LETTERS:
             pass
         elif cfg.compressed_attention:  # the norms of the query latent and the key/value head; a compressor's norm
             # (and its indexer's), and its position bias per slot of its window (fp32, as DeepSeek stores it)

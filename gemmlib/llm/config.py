@@ -59,10 +59,13 @@ QK_NORMS = ("none", "head", "width", "l2")
 LAYER_KINDS = {"F": "full", "S": "sliding", "C": "chunked", "L": "linear_attention", "M": "mamba", "2": "mamba2",
                "P": "attention+mamba2", "I": "indexed", "V": "short_conv", "f": "full_kv_shared",
                "s": "sliding_kv_shared", "A": "compressed_sparse", "H": "heavily_compressed", "N": "lightning", "K": "kimi_delta",
-               "-": "none"}
+               "X": "cross_attention", "-": "none"}
 # I: full attention with its own DeepSeek Sparse Attention indexer (a DSA model's F layers reuse another layer's choice);
 # in a block-sparse model (MiniMax-M3, index_block > 0) full attention whose indexer keeps whole blocks of keys (its F
 # layers are plain full attention)
+# X: a cross-attention layer (Llama 3.2 Vision): attention from the text to an image's vision tokens and its own MLP,
+# both tanh-gated; it runs only when an image is given (transformers skips it on text), so its weights are counted and
+# it does no work on a text prompt and caches nothing (its MLP letter is -)
 # f / s: full / sliding attention that reuses the keys and values of the last earlier layer of its kind (Gemma 4's
 # num_kv_shared_layers): no k/v projection, no cache of its own
 # A / H: DeepSeek-V4's compressed layers: the sliding window's keys plus compressed entries, one per csa_rate tokens
@@ -810,6 +813,13 @@ class ModelConfig:
             p += (self.mlp_mats - 1) * f + self.hidden
         return p
 
+    def _cross_params(self) -> int:
+        """One cross-attention layer (X) besides its norms: q/k/v/o (the keys and values from the vision tokens, as
+        wide as the text's), a q and a k norm per head, its MLP, the attention's and the MLP's tanh gate."""
+        h = self.hidden
+        attn = h * (self.q_dim + 2 * self.kv_dim) + self.o_dim * h + 2 * self.head_dim * self.norm_weights
+        return attn + self._mlp_params() + 2
+
     def _expert_params(self) -> int:
         """One routed expert."""
         return self._mlp_params(self.expert_ffn, self.expert_bias)
@@ -836,6 +846,7 @@ class ModelConfig:
             "attention": self._per_kind(lambda c, k: c._attn_params() if k in ATTENTION_LETTERS else 0)
             + self.attention_kinds.count("I") * self._indexer_params() + self._compressors(),
             "hyper_connections": self._hyper_params(),
+            "cross_attention": self.attention_kinds.count("X") * self._cross_params(),
             "mixers": self.mixer_layer_count * self.mixer.params(self.hidden) if self.mixer else 0,
             "mlp": self._dense_mlp_params() + dense * self.activation_params + moe * self.experts * self._expert_params(),
             "per_layer_inputs": self._per_layer_input_params(),
@@ -1047,6 +1058,8 @@ class ModelConfig:
             out["kv_shared"] = kinds.count("f") + kinds.count("s")
         if self.is_dsa or self.is_block_sparse:
             out["with_indexer"] = kinds.count("I")
+        if kinds.count("X"):  # Llama 3.2 Vision: layers that attend to an image, skipped on text
+            out["cross_attention"] = kinds.count("X")
         if self.compressed_attention:  # DeepSeek-V4: every layer's window, and the compressed layers' entries
             out.update(compressed_sparse=kinds.count("A"), heavily_compressed=kinds.count("H"))
         if self.mixer is not None:

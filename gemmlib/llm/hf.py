@@ -54,7 +54,7 @@ SUPPORTED_MODEL_TYPES = (
     "deepseek_v4", "mellum", "nanochat", "hyperclovax", "flint", "axk1", "beam", "lara_mini",
     "apertus1p5_text", "apertus1p5", "hy_v4", "longcat_flash", "minimax", "kimi_linear", "bailing_hybrid",
     "cohere_compass_text", "cohere_compass", "mamba", "falcon_mamba", "mamba2", "bitnet", "aria_text", "aria", "xglm", "ctrl", "emu3",
-    "minimax_m3_vl_text", "minimax_m3_vl",
+    "minimax_m3_vl_text", "minimax_m3_vl", "mllama_text_model", "mllama",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -110,9 +110,10 @@ ARCHITECTURES = {
     "AriaTextForCausalLM": "aria_text", "AriaForConditionalGeneration": "aria", "XGLMForCausalLM": "xglm",
     "CTRLLMHeadModel": "ctrl", "Emu3ForCausalLM": "emu3", "Emu3ForConditionalGeneration": "emu3",
     "MiniMaxM3VLForCausalLM": "minimax_m3_vl_text", "MiniMaxM3SparseForConditionalGeneration": "minimax_m3_vl",
+    "MllamaForConditionalGeneration": "mllama",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
-_WRAPPERS = {"minimax_m3_vl": "minimax_m3_vl_text", "aria": "aria_text", "emu3": "emu3_text_model", "apertus1p5": "apertus1p5_text", "cohere_compass": "cohere_compass_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
+_WRAPPERS = {"minimax_m3_vl": "minimax_m3_vl_text", "mllama": "mllama_text_model", "aria": "aria_text", "emu3": "emu3_text_model", "apertus1p5": "apertus1p5_text", "cohere_compass": "cohere_compass_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
              "qwen3_vl_moe": "qwen3_vl_moe_text", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text"}
 # Wrappers whose top-level tie_word_embeddings (default False) decides whether the LM head is tied, whatever
 # the text_config says (transformers 5.24 ties by the top-level config).
@@ -520,6 +521,9 @@ DEFAULTS: dict[str, dict] = {
     "apertus": dict(vocab_size=131072, hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
                     num_attention_heads=32, attention_bias=False, hidden_act="xielu", tie_word_embeddings=False,
                     max_position_embeddings=65536),
+    "mllama_text_model": dict(vocab_size=128256, hidden_size=4096, intermediate_size=14336, num_hidden_layers=40,
+                              num_attention_heads=32, num_key_value_heads=8, tie_word_embeddings=False,
+                              max_position_embeddings=131072, cross_attention_layers=[3, 8, 13, 18, 23, 28, 33, 38]),
     "minimax_m3_vl_text": dict(vocab_size=200064, hidden_size=6144, intermediate_size=3072, num_hidden_layers=60,
                                num_attention_heads=64, num_key_value_heads=4, head_dim=128, num_local_experts=128,
                                num_experts_per_tok=4, dense_intermediate_size=12288, shared_intermediate_size=3072,
@@ -1522,6 +1526,29 @@ def _read_minimax_m3_vl_text(r: _Read) -> dict:
     else:
         for key in _M3_SPARSE_KEYS:
             r.get(key)  # read, unused: no layer is block-sparse
+    return c
+
+
+def _read_mllama_text_model(r: _Read) -> dict:
+    """Llama 3.2 Vision's decoder: Llama's self-attention layers (head dim hidden / heads, no biases) and, at
+    ``cross_attention_layers``, layers that attend to an image's vision tokens (q/k norms per head, tanh gates on the
+    attention and on their own MLP): skipped on text, so counted in the parameters and run on no text token (X in
+    the layer pattern). The embedding holds 8 rows more than the vocabulary (the image tokens), the LM head
+    ``vocab_size``."""
+    c = _common(r, head_dim_key=False)
+    layers, vocab = c["layers"], c["vocab"]
+    cross = r.ints("cross_attention_layers")
+    if any(not 0 <= i < layers for i in cross):
+        raise InputError(N_("cross_attention_layers holds a layer outside 0 … {last}"), last=layers - 1)
+    if len(set(cross)) == layers:
+        raise InputError(N_("every layer is a cross-attention layer: nothing runs on text"))
+    c.update(vocab=vocab + 8, output_vocab=vocab,
+             layer_types="".join("X" if i in cross else "F" for i in range(layers)),
+             moe_layers="".join("-" if i in cross else "D" for i in range(layers)))
+    if cross:
+        r.notes.append(Text(N_("{n} cross-attention layers attend to an image's vision tokens: their weights are "
+                               "counted; transformers skips them on a text prompt, so they add no work and no cache "
+                               "here (the work an image adds is not counted)"), n=len(set(cross))))
     return c
 
 
@@ -2948,7 +2975,7 @@ _READERS = {
     "lara_mini": _read_lara_mini, "apertus1p5_text": _read_apertus1p5_text, "hy_v4": _read_hy_v4,
     "longcat_flash": _read_longcat_flash, "minimax": _read_minimax, "kimi_linear": _read_kimi_linear,
     "bailing_hybrid": _read_bailing_hybrid, "cohere_compass_text": _read_cohere, "mamba": _read_mamba,
-    "minimax_m3_vl_text": _read_minimax_m3_vl_text,
+    "minimax_m3_vl_text": _read_minimax_m3_vl_text, "mllama_text_model": _read_mllama_text_model,
     "falcon_mamba": _read_falcon_mamba, "mamba2": _read_mamba2, "bitnet": _read_bitnet, "aria_text": _read_aria_text,
     "xglm": _read_xglm, "ctrl": _read_ctrl, "emu3_text_model": _read_llama,
 }

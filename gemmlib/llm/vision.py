@@ -17,6 +17,10 @@ vision config class's defaults for absent keys; ``tests/llm/test_families.py`` c
 * ``minimax_m3_vl``: MiniMax-M3's CLIP-like tower (a Conv3d patch embedding without bias, a LayerNorm before the
   blocks, blocks with biased q/k/v/out projections, two LayerNorms and a GELU MLP) and its projector (each patch through
   a two-layer GELU MLP to the text width, then the merged patches through a second one);
+* ``mllama``: Llama 3.2 Vision's tower (a patch Conv2d without bias, a class embedding, gated position embeddings per
+  patch and per tile and aspect ratio, tile embeddings before and after the encoder, LayerNorms, a local encoder and a
+  gated global one, each block biased-MLP with q/k/v/o without biases) and its one-matrix projector from the
+  concatenated intermediate layers (``vision_output_dim``) to the decoder's width;
 * ``mistral3``: Pixtral's vision transformer (patch Conv2d, RMSNorms, gated MLP blocks without biases) and
   Mistral 3's projector (an RMSNorm, the 2×2 patch merger, two linears).
 
@@ -44,9 +48,13 @@ _GEMMA4 = dict(hidden_size=768, intermediate_size=3072, num_hidden_layers=16, nu
 _MINIMAX_M3 = dict(hidden_size=1280, intermediate_size=5120, num_hidden_layers=32, num_channels=3, patch_size=14,
                    temporal_patch_size=2, spatial_merge_size=2)
 
+_MLLAMA = dict(hidden_size=1280, intermediate_size=5120, num_hidden_layers=32, num_global_layers=8, num_channels=3,
+               image_size=448, patch_size=14, max_num_tiles=4, vision_output_dim=7680)
+
 _PIXTRAL = dict(hidden_size=1024, intermediate_size=4096, num_hidden_layers=24, num_channels=3, patch_size=16)
 
-VISION_WRAPPERS = ("qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "gemma3", "mistral3", "gemma4", "minimax_m3_vl")
+VISION_WRAPPERS = ("qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "gemma3", "mistral3", "gemma4", "minimax_m3_vl",
+                   "mllama")
 
 
 def _get(block: dict, defaults: dict, key: str, *, minimum: int = 1) -> int:
@@ -155,6 +163,26 @@ def _minimax_m3(cfg: dict) -> dict[str, int]:
             "projector": (d * ph + ph) + (ph * dt + dt) + (dt * m * m * ph + ph) + (ph * dt + dt)}
 
 
+def _mllama(cfg: dict) -> dict[str, int]:
+    """Llama 3.2 Vision's tower and projector (its aspect ratios: ``supported_aspect_ratios``, 8 by default)."""
+    v = _vision_block(cfg)
+    d, f = _get(v, _MLLAMA, "hidden_size"), _get(v, _MLLAMA, "intermediate_size")
+    local, glob = _get(v, _MLLAMA, "num_hidden_layers"), _get(v, _MLLAMA, "num_global_layers", minimum=0)
+    c, img, p = _get(v, _MLLAMA, "num_channels"), _get(v, _MLLAMA, "image_size"), _get(v, _MLLAMA, "patch_size")
+    tiles, out = _get(v, _MLLAMA, "max_num_tiles"), _get(v, _MLLAMA, "vision_output_dim")
+    ratios = v.get("supported_aspect_ratios")
+    ratios = 8 if ratios is None else len(ratios) if isinstance(ratios, list) else None
+    if ratios is None:
+        raise InputError(N_("config.json field 'vision_config.supported_aspect_ratios' must be a list"))
+    tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
+    dt = _whole("text_config.hidden_size", tc.get("hidden_size", 4096))
+    patches = (img // p) ** 2 + 1  # and the class token
+    block = 4 * d * d + d * f + f + f * d + d + 2 * 2 * d
+    return {"patch_embed": c * p * p * d + d,
+            "positions": 1 + patches * d + (ratios + 1) * tiles * patches * d + 2 * ((ratios + 1) * tiles * d + 1),
+            "layernorms": 2 * 2 * d, "blocks": local * block + glob * (block + 2), "projector": out * dt + dt}
+
+
 def vision_params(wrapper: str, cfg: dict) -> dict[str, int] | None:
     """The vision tower's parameters by part (None: a wrapper whose tower this module does not count)."""
     if wrapper in ("qwen3_vl", "qwen3_vl_moe", "cohere_compass"):  # North: Qwen3-VL's tower
@@ -167,6 +195,8 @@ def vision_params(wrapper: str, cfg: dict) -> dict[str, int] | None:
         return _mistral3(cfg)
     if wrapper == "gemma4":
         return _gemma4(cfg)
+    if wrapper == "mllama":
+        return _mllama(cfg)
     if wrapper == "minimax_m3_vl":
         return _minimax_m3(cfg)
     return None

@@ -1044,6 +1044,9 @@ def _read(est: ScaleOutEstimate, gettext: Translate, escape: Escape) -> Read:
               gettext("{full} full, {sliding} sliding, {chunked} chunked layers").format(**att))
     if att["window"]:
         layers = gettext("{layers}; window {window:,}; pattern {pattern}").format(layers=layers, **att)
+    if att.get("cross_attention"):
+        layers = gettext("{layers}; {n} cross-attention layers (to an image's vision tokens: skipped on text, their "
+                         "weights counted)").format(layers=layers, n=att["cross_attention"])
     experts = fmt.DASH
     if ex:
         experts = gettext("{experts} experts, top-{per_token}, width {expert_ffn}; {moe_layers} MoE / {dense_layers} "

@@ -724,6 +724,57 @@ def test_minimax_m3_wrapper_counts_its_decoder_and_reports_its_vision_tower(top)
     assert per_layer == [BATCH * cfg.cached_tokens(k, PROMPT + 1) * cfg.kv_elements_of(k) for k in cfg.attention_kinds]
 
 
+_MLLAMA_TEXT = dict(B, num_hidden_layers=3, cross_attention_layers=[1], pad_token_id=None, bos_token_id=0, eos_token_id=1)
+_MLLAMA_VISION = dict(hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_global_layers=1, attention_heads=2,
+                      image_size=28, patch_size=14, vision_output_dim=64, intermediate_layers_indices=[0],
+                      supported_aspect_ratios=[[1, 1], [1, 2]], max_num_tiles=2)
+
+
+@pytest.mark.parametrize("source", ["keys", "to_dict"])
+def test_mllama_counts_its_cross_attention_layers_and_runs_none_on_text(source):
+    """Llama 3.2 Vision's decoder (MllamaForCausalLM, what transformers runs on text): a cross-attention layer between
+    two self-attention ones, its weights counted (the checkpoint's too), its attention and MLP skipped on a text prompt
+    (no FLOP, no cache: FlopCounterMode and the returned cache), the embedding 8 rows wider than the LM head."""
+    torch.manual_seed(0)
+    hf = AutoConfig.for_model("mllama", text_config=copy.deepcopy(_MLLAMA_TEXT), vision_config=_MLLAMA_VISION)
+    model = AutoModelForCausalLM.from_config(hf, attn_implementation="eager").eval()
+    raw = dict(_MLLAMA_TEXT, model_type="mllama_text_model") if source == "keys" else json.loads(hf.to_json_string())
+    cfg, info = read_config(raw)
+    assert cfg.layer_types == "FXF" and cfg.mlp_kinds == "D-D" and (cfg.vocab, cfg.head_vocab) == (136, 128)
+    assert cfg.params == sum(p.numel() for p in model.parameters()) == checkpoint_size(cfg, "fp32").elements
+    assert not info["unknown_keys"] and any("cross-attention layers" in str(n) for n in info["notes"])
+    prefill, decode, per_layer, nbytes = _run(model, 128)
+    wl = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1, kv_dtype="fp32")
+    assert (sum(o.flops for o in prefill_ops(cfg, wl)), sum(o.flops for o in decode_ops(cfg, wl))) == (prefill, decode)
+    assert per_layer == [BATCH * cfg.cached_tokens(k, PROMPT + 1) * cfg.kv_elements_of(k) for k in cfg.attention_kinds]
+    assert per_layer[1] == 0 and kv_cache_bytes(cfg, wl) == nbytes
+
+
+@pytest.mark.parametrize("text, vision, card", [
+    (_MLLAMA_TEXT, _MLLAMA_VISION, None),
+    ({}, {}, "10.6"),  # the config classes' defaults: Llama 3.2 11B Vision (its card: 10.6 B parameters)
+    (dict(hidden_size=8192, intermediate_size=28672, num_attention_heads=64, num_hidden_layers=100,
+          cross_attention_layers=list(range(3, 100, 5))), {}, "88.6"),  # Llama 3.2 90B Vision's card: 88.6 B
+])
+def test_mllama_vision_tower_is_reported_exactly(text, vision, card):
+    """The decoder counted, the vision tower (its local and gated global encoders, tile and position embeddings) and
+    projector reported apart, each equal to numel() of what transformers builds on the meta device; the two releases'
+    totals come to their cards'."""
+    from transformers import AutoModelForImageTextToText
+
+    hf = AutoConfig.for_model("mllama", text_config=copy.deepcopy(text), vision_config=copy.deepcopy(vision))
+    with torch.device("meta"):
+        model = AutoModelForImageTextToText.from_config(hf)
+    cfg, info = read_config(json.loads(hf.to_json_string()))
+    assert info["wrapper"] == "mllama" and not info["unknown_keys"], info["unknown_keys"]
+    named = dict(model.named_parameters())
+    text_params = sum(p.numel() for n, p in named.items() if ".language_model." in f".{n}" or n.startswith("lm_head"))
+    tower = sum(info["vision"].values())
+    assert cfg.params == text_params and tower == sum(p.numel() for p in named.values()) - text_params
+    if card:
+        assert f"{(cfg.params + tower) / 1e9:.1f}" == card
+
+
 def test_mistral3_vision_tower_is_reported_exactly():
     from transformers import AutoModelForImageTextToText
 
@@ -791,7 +842,9 @@ def test_the_family_tables_follow_transformers():
         assert cls in (MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.get(family), MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES.get(family))
     # internlm2: remote code; the rest that no class names are config classes transformers builds with another
     # family's model (EXAONE 3.x, InternLM3 and IQuest-Coder with Llama's, Sarvam's with GLM-4.5's and DeepSeek-V3's)
-    borrowed = set(SUPPORTED_MODEL_TYPES) - set(ARCHITECTURES.values()) - {"internlm2"}
+    # (mllama_text_model: transformers files its causal LM, MllamaForCausalLM, under the wrapper's model_type)
+    assert MODEL_FOR_CAUSAL_LM_MAPPING_NAMES["mllama"] == "MllamaForCausalLM"
+    borrowed = set(SUPPORTED_MODEL_TYPES) - set(ARCHITECTURES.values()) - {"internlm2", "mllama_text_model"}
     assert borrowed == {"exaone", "internlm3", "iquestcoder", "sarvam_moe", "sarvam_mla"}
     for family in borrowed:
         cls = MODEL_FOR_CAUSAL_LM_MAPPING_NAMES[family]
