@@ -39,12 +39,25 @@ def other_calls(op: Op, cfg: ModelConfig, wl: Workload) -> int:
     return (per_layer * cfg.layers + PER_STEP.get(op.name, 0)) * steps
 
 
+def _pair_share(op: Op, keys: int, wl: Workload) -> float:
+    """A product that reads fewer keys than its shape (DeepSeek-V4's compressed entries, MiniMax-M3's blocks): the
+    share of the query-key pairs a full product of the same shape (causal in a prefill) multiplies, which its time is
+    scaled by."""
+    width = op.k if op.name.startswith("attn_scores") else op.n
+    pairs = op.flops / max(2.0 * width * op.count, 1.0)
+    m = op.m
+    full = m * (m + 1) / 2 + m * (keys - m) if op.phase == "prefill" and wl.causal and m > 1 else m * keys
+    return min(1.0, pairs / full) if full > 0 else 1.0
+
+
 def op_seconds(cal: Calibration, op: Op, cfg: ModelConfig, wl: Workload) -> tuple[float, str]:
     """The calibrated time of ``op`` (all its runs), and a note when it was scaled or borrowed."""
     dtype = wl.act_dtype
     if op.is_gemm:
         # a sliding layer's products have the same shapes as a full one's (its fewer keys are in n / k)
-        family = op.name.removesuffix("_sliding") if op.name in ATTENTION_PRODUCTS else "linear"
+        family = "linear"
+        if op.name in ATTENTION_PRODUCTS:
+            family = op.name.removesuffix("_sliding").removesuffix("_compressed").removesuffix("_sparse")
         n, k = op.n, op.k
         if op.n_last:  # decode scores: keys from n to n_last over the steps
             n = round((op.n + op.n_last) / 2)
@@ -54,6 +67,8 @@ def op_seconds(cal: Calibration, op: Op, cfg: ModelConfig, wl: Workload) -> tupl
         if per is None:
             raise InputError(N_("the calibration of {device_name} has no {dtype} GEMMs; run `python -m gemmlib calibrate "
                                 "--dtypes {dtype}`"), device_name=cal.device_name, dtype=dtype)
+        if op.name.endswith(("_compressed", "_sparse")):
+            per *= _pair_share(op, n if family == "attn_scores" else k, wl)
         return per * op.count, note
     per_call = op.bytes / other_calls(op, cfg, wl)
     bw, note = cal.other_bandwidth(op.name, dtype, per_call)

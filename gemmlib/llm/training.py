@@ -337,7 +337,7 @@ def _context_collectives(ops: list[Op], cfg: ModelConfig, wl: Workload, par: Par
     f = stage_layers / cfg.layers
     out = []
     for o in ops:
-        if o.name not in ("attn_scores", "attn_scores_sliding"):
+        if o.name not in ("attn_scores", "attn_scores_sliding", "attn_scores_sparse"):
             continue
         v = next((x for x in ops if x.name == o.name.replace("scores", "values")), None)
         # the forward reads K (scores) and V (values) once per sequence: the whole sequence's K/V, per layer
@@ -923,7 +923,8 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
     flops = step_flops(cfg, step, tr.recompute, model_share, tr.recompute_modules)
     if wl.attention == "fused":  # what the flash backward reruns: QKᵀ of every product pair (HFU counts it)
         flops["flash_recompute"] = sum(o.flops for o in prefill_ops(cfg, step) if o.name in ("attn_scores",
-                                                                                          "attn_scores_sliding"))
+                                                                                          "attn_scores_sliding",
+                                                                                          "attn_scores_sparse"))
     return TrainEstimate(cfg, step, hw, par, tr, 1.0 if callable(efficiency) else float(efficiency), flops, m,
                          tuple(ops_s), all_c, tf, 2 * tf + extra, trc, tm, t_dp, compute_s, comm, bubble, step_time,
                          mem, max_b, exposed, t_opt, t_acc, m * held)

@@ -145,3 +145,16 @@ def test_sliding_layers_and_shared_experts_take_the_calibrated_figures(setup):
     names = {o.name for o in est.prefill.ops + est.decode.ops}
     assert {"attn_scores_sliding", "shared_down_proj", "dense_up_proj", "shared_activation"} <= names
     assert all(o.time_s > 0 for o in est.prefill.ops + est.decode.ops)
+
+
+def test_block_sparse_products_take_the_calibrated_figures_at_the_pairs_they_read(setup):
+    """MiniMax-M3's block-sparse products (an engine's fused attention) are timed by the calibration's attention
+    figures, scaled to the pairs they multiply: fewer than a full layer's of the same shape, so less time per run."""
+    wl, cal, _ = setup
+    model = MODEL.replace(layer_types="FIF", index_heads=2, index_head_dim=8, index_block=2, index_topk=2)
+    engine = acc.replace(wl, attention="fused", causal=True)
+    est = calibrated_estimate(model, engine, cal)
+    for phase in (est.prefill, est.decode):
+        ops = {o.name: o for o in phase.ops}
+        sparse, full = ops["attn_scores_sparse"], ops["attn_scores"]
+        assert 0 < sparse.time_s / sparse.count < full.time_s / full.count
