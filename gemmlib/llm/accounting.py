@@ -666,7 +666,7 @@ def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, aki
                 note = Text(N_("the queries and a sigmoid gate on the attention output"))
             ops.append(_linear(name, m=tokens, k=d, n=n, w_bytes=sz.w(name, mkind), note=note, **lin))
         if akind == "I" and cfg.is_block_sparse:
-            ops += _block_indexer_ops(cfg, wl, sz, run, mkind=mkind, layers=layers)
+            ops += _indexer_ops(cfg, wl, sz, run, mkind=mkind, layers=layers)
     pair_total = layers * b * h * pairs
     score_io = pair_total * sz.a if wl.attention == "eager" else 0.0
     extra: list[str] = []  # what every attention product's note adds
@@ -748,62 +748,52 @@ def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, aki
 
 
 def _indexer_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, mkind: str, layers: int) -> list[Op]:
-    """DeepSeek-V3.2's lightning indexer in ``layers`` layers: its three projections, then every query's score
-    against every key it may see, each of ``index_heads`` heads a dot product over ``index_head_dim``, and the
-    heads' weighted sum. transformers' eager code multiplies the whole S × T block (the causal mask is added after:
-    what FlopCounterMode counts); an engine's kernel scores only the keys each query may see (causal)."""
+    """A lightning indexer in ``layers`` layers: its projections, then every query's score against every key it may
+    see, each of ``index_heads`` heads a dot product over ``index_head_dim``. DeepSeek-V3.2's takes its queries from
+    MLA's query latent and sums the heads' scores per key, weighted per token; MiniMax-M3's block indexer takes them
+    from the hidden state and max-pools each head's fp32 scores over blocks of ``index_block`` keys (no multiply).
+    transformers' eager code multiplies the whole S × T block (the causal mask is added after: what FlopCounterMode
+    counts); an engine's kernel scores only the keys each query may see (causal)."""
     b, d, rq = wl.batch, cfg.hidden, cfg.q_lora_rank
     hi, di = cfg.index_heads, cfg.index_head_dim
     runs = layers * run.steps
     lin = dict(phase=run.phase, runs=runs, weight_reads=runs, sz=sz)
-    ops = [_linear("index_q", m=run.tokens, k=rq, n=hi * di, w_bytes=sz.w("index_q", mkind),
-                   note=Text(N_("indexer queries from MLA's query latent (wq_b)")), **lin),
-           _linear("index_k", m=run.tokens, k=d, n=di, w_bytes=sz.w("index_k", mkind),
-                   note=Text(N_("the indexer's one key per token (wk), cached")), **lin),
-           _linear("index_weights", m=run.tokens, k=d, n=hi, w_bytes=sz.w("index_weights", mkind),
-                   note=Text(N_("a weight per indexer head and token (weights_proj)")), **lin)]
+    block = cfg.is_block_sparse
+    if block:
+        ops = [_linear("index_q", m=run.tokens, k=d, n=hi * di, w_bytes=sz.w("index_q", mkind),
+                       note=Text(N_("the block indexer's queries, from the hidden state")), **lin),
+               _linear("index_k", m=run.tokens, k=d, n=di, w_bytes=sz.w("index_k", mkind),
+                       note=Text(N_("the indexer's one key per token, cached")), **lin)]
+    else:
+        ops = [_linear("index_q", m=run.tokens, k=rq, n=hi * di, w_bytes=sz.w("index_q", mkind),
+                       note=Text(N_("indexer queries from MLA's query latent (wq_b)")), **lin),
+               _linear("index_k", m=run.tokens, k=d, n=di, w_bytes=sz.w("index_k", mkind),
+                       note=Text(N_("the indexer's one key per token (wk), cached")), **lin),
+               _linear("index_weights", m=run.tokens, k=d, n=hi, w_bytes=sz.w("index_weights", mkind),
+                       note=Text(N_("a weight per indexer head and token (weights_proj)")), **lin)]
     sum_keys, first, last, pairs = _keys(0, replace(run, tri=run.tri and wl.attention == "fused"))
     count = layers * b * run.steps
     kl = last if run.phase == "decode" and last != first else None
     keys_read = layers * b * sum_keys * di * sz.kv
     q_io = count * run.queries * hi * di * sz.a
+    flops = 2 * di * hi * layers * b * pairs
+    if block:
+        # fp32 scores for the top-k: every one written and max-pooled after in eager code, one per block from a kernel
+        # that pools as it scores
+        scores_io = layers * b * hi * pairs * 4 // (cfg.index_block if wl.attention == "fused" else 1)
+        ops.append(Op("index_scores", run.phase, run.queries * hi, first, di, count, flops, 0.0, q_io + scores_io,
+                      keys_read, Text(N_("per layer and sequence: every indexer head's query against every cached "
+                                         "indexer key, in fp32; the scores max-pooled over blocks of {b} keys, the "
+                                         "top {k} blocks kept"), b=cfg.index_block, k=cfg.index_topk),
+                      n_last=kl, kernels=runs))
+        return ops
     scores_io = layers * b * pairs * 4  # [queries, keys] fp32 index scores, written for the top-k selection
-    ops.append(Op("index_scores", run.phase, run.queries * hi, first, di, count, 2 * di * hi * layers * b * pairs, 0.0,
+    ops.append(Op("index_scores", run.phase, run.queries * hi, first, di, count, flops, 0.0,
                   q_io, keys_read, Text(N_("per layer and sequence: every indexer head's query against every cached "
                                            "indexer key")), n_last=kl, kernels=runs))
     ops.append(Op("index_reduce", run.phase, run.queries, first, hi, count, 2 * hi * layers * b * pairs, 0.0,
                   scores_io, 0.0, Text(N_("the heads' scores weighted and summed per key: the index score the top-k "
                                           "keys are chosen by")), n_last=kl, kernels=runs))
-    return ops
-
-
-def _block_indexer_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, mkind: str,
-                       layers: int) -> list[Op]:
-    """MiniMax-M3's block indexer in ``layers`` layers: its query (``index_heads`` × ``index_head_dim``) and key
-    projections from the hidden state, then each indexer head's score against every key it may see, in fp32 (the
-    scores max-pooled over blocks of ``index_block`` keys for the top-k: no multiply). transformers' eager code
-    multiplies the whole S × T block (the causal mask after: what FlopCounterMode counts); a kernel scores the keys
-    each query may see."""
-    b, d = wl.batch, cfg.hidden
-    hi, di = cfg.index_heads, cfg.index_head_dim
-    runs = layers * run.steps
-    lin = dict(phase=run.phase, runs=runs, weight_reads=runs, sz=sz)
-    ops = [_linear("index_q", m=run.tokens, k=d, n=hi * di, w_bytes=sz.w("index_q", mkind),
-                   note=Text(N_("the block indexer's queries, from the hidden state")), **lin),
-           _linear("index_k", m=run.tokens, k=d, n=di, w_bytes=sz.w("index_k", mkind),
-                   note=Text(N_("the indexer's one key per token, cached")), **lin)]
-    sum_keys, first, last, pairs = _keys(0, replace(run, tri=run.tri and wl.attention == "fused"))
-    count = layers * b * run.steps
-    kl = last if run.phase == "decode" and last != first else None
-    q_io = count * run.queries * hi * di * sz.a
-    # fp32 scores for the top-k: every one written and max-pooled after in eager code, one per block from a kernel that
-    # pools as it scores
-    scores_io = layers * b * hi * pairs * 4 // (cfg.index_block if wl.attention == "fused" else 1)
-    ops.append(Op("index_scores", run.phase, run.queries * hi, first, di, count, 2 * di * hi * layers * b * pairs, 0.0,
-                  q_io + scores_io, layers * b * sum_keys * di * sz.kv,
-                  Text(N_("per layer and sequence: every indexer head's query against every cached indexer key, in "
-                          "fp32; the scores max-pooled over blocks of {b} keys, the top {k} blocks kept"),
-                       b=cfg.index_block, k=cfg.index_topk), n_last=kl, kernels=runs))
     return ops
 
 
