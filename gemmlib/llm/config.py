@@ -438,6 +438,10 @@ class ModelConfig:
             object.__setattr__(self, "moe_layers", "")
         if ml and self.experts and "M" not in ml:
             raise InputError(N_("no layer is a mixture of experts; set experts to 0 for a dense model"))
+        if any(a == "X" and m != "-" for a, m in zip(self.attention_kinds, self.mlp_kinds, strict=True)):
+            raise InputError(N_("a cross-attention layer (X) carries its own MLP: its MLP letter must be -"))
+        if "X" in lt and (self.is_mla or self.compressed_attention or self.mixer is not None):
+            raise InputError(N_("cross-attention layers (X) are read beside plain grouped-query attention only"))
 
     def _check_layer_shapes(self) -> None:
         """Gemma 4's layers of their own shape: the K/V-reusing ones last, each after a layer of its kind; the full
@@ -1077,9 +1081,9 @@ class ModelConfig:
             d["heads"]["full_layers"] = {"kv": f.kv_heads, "head_dim": f.head_dim, "keys_as_values": f.k_eq_v}
         d["dsa"] = ({"index_heads": self.index_heads, "index_head_dim": self.index_head_dim,
                      "index_topk": self.index_topk} if self.is_dsa else None)
-        if self.is_block_sparse:
-            d["block_sparse"] = {"index_heads": self.index_heads, "index_head_dim": self.index_head_dim,
-                                 "index_topk_blocks": self.index_topk, "index_block": self.index_block}
+        d["block_sparse"] = ({"index_heads": self.index_heads, "index_head_dim": self.index_head_dim,
+                              "index_topk_blocks": self.index_topk, "index_block": self.index_block}
+                             if self.is_block_sparse else None)
         d["compressed"] = ({"csa_rate": self.csa_rate, "hca_rate": self.hca_rate, "index_heads": self.index_heads,
                             "index_head_dim": self.index_head_dim, "index_topk": self.index_topk,
                             "q_lora_rank": self.q_lora_rank, "o_groups": self.o_groups, "o_lora_rank": self.o_lora_rank}

@@ -750,6 +750,22 @@ def test_mllama_counts_its_cross_attention_layers_and_runs_none_on_text(source):
     assert per_layer[1] == 0 and kv_cache_bytes(cfg, wl) == nbytes
 
 
+def test_a_cross_attention_layer_is_read_only_as_llama_3_2_vision_builds_it():
+    from gemmlib.core.errors import InputError
+    from gemmlib.llm.config import ModelConfig
+
+    base = dict(layers=3, hidden=64, heads=4, kv_heads=2, ffn=96, vocab=128, layer_types="FXF")
+    assert ModelConfig(**base, moe_layers="D-D").param_breakdown()["cross_attention"] > 0
+    with pytest.raises(InputError, match="carries its own MLP"):
+        ModelConfig(**base, moe_layers="DDD")
+    with pytest.raises(InputError, match="plain grouped-query attention only"):
+        ModelConfig(**dict(base, heads=4, kv_heads=4), moe_layers="D-D", kv_lora_rank=32, rope_head_dim=8)
+    with pytest.raises(InputError, match="every layer is a cross-attention layer"):
+        read_config(dict(_MLLAMA_TEXT, model_type="mllama_text_model", cross_attention_layers=[0, 1, 2]))
+    with pytest.raises(InputError, match="outside 0 … 2"):
+        read_config(dict(_MLLAMA_TEXT, model_type="mllama_text_model", cross_attention_layers=[3]))
+
+
 @pytest.mark.parametrize("text, vision, card", [
     (_MLLAMA_TEXT, _MLLAMA_VISION, None),
     ({}, {}, "10.6"),  # the config classes' defaults: Llama 3.2 11B Vision (its card: 10.6 B parameters)
