@@ -100,6 +100,7 @@ OTHER_OP_NAMES = ("embedding", "norms", "rotary", "kv_repeat", "attn_softmax", "
                   "shared_activation", "dense_activation", "moe_routing", "act_quant", "act_quant_inner", "residual")
 ATTENTION_PRODUCTS = ("attn_scores", "attn_values", "attn_scores_sliding", "attn_values_sliding",
                       "attn_scores_compressed", "attn_values_compressed", "attn_scores_sparse", "attn_values_sparse")
+QK_PRODUCTS = tuple(n for n in ATTENTION_PRODUCTS if n.startswith("attn_scores"))  # the products of queries by keys
 LM_HEAD_MODES = ("all", "last")
 ATTENTION_KINDS = ("eager", "fused")
 MLA_FORMS = ("eager", "absorbed")

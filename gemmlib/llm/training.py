@@ -80,7 +80,15 @@ from gemmlib.core.dtypes import get_dtype
 from gemmlib.core.errors import InputError
 from gemmlib.core.hardware import Hardware
 from gemmlib.core.i18n import N_, Text
-from gemmlib.llm.accounting import ATTENTION_PRODUCTS, Op, Workload, prefill_ops, prefill_other_ops, time_op
+from gemmlib.llm.accounting import (
+    ATTENTION_PRODUCTS,
+    QK_PRODUCTS,
+    Op,
+    Workload,
+    prefill_ops,
+    prefill_other_ops,
+    time_op,
+)
 from gemmlib.llm.checkpoint import QUANTIZED_8BIT
 from gemmlib.llm.config import ATTENTION_LETTERS, ModelConfig
 from gemmlib.llm.hf import from_hf_config
@@ -337,7 +345,7 @@ def _context_collectives(ops: list[Op], cfg: ModelConfig, wl: Workload, par: Par
     f = stage_layers / cfg.layers
     out = []
     for o in ops:
-        if o.name not in ("attn_scores", "attn_scores_sliding", "attn_scores_sparse"):
+        if o.name not in QK_PRODUCTS:
             continue
         v = next((x for x in ops if x.name == o.name.replace("scores", "values")), None)
         # the forward reads K (scores) and V (values) once per sequence: the whole sequence's K/V, per layer
@@ -922,9 +930,7 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
     model_share = recomputed_share(cfg, par, tr.recompute_layers, cfg.layers / par.pp) if tr.recompute == "full" else 1.0
     flops = step_flops(cfg, step, tr.recompute, model_share, tr.recompute_modules)
     if wl.attention == "fused":  # what the flash backward reruns: QKᵀ of every product pair (HFU counts it)
-        flops["flash_recompute"] = sum(o.flops for o in prefill_ops(cfg, step) if o.name in ("attn_scores",
-                                                                                          "attn_scores_sliding",
-                                                                                          "attn_scores_sparse"))
+        flops["flash_recompute"] = sum(o.flops for o in prefill_ops(cfg, step) if o.name in QK_PRODUCTS)
     return TrainEstimate(cfg, step, hw, par, tr, 1.0 if callable(efficiency) else float(efficiency), flops, m,
                          tuple(ops_s), all_c, tf, 2 * tf + extra, trc, tm, t_dp, compute_s, comm, bubble, step_time,
                          mem, max_b, exposed, t_opt, t_acc, m * held)

@@ -195,3 +195,23 @@ def test_the_engine_convention_reproduces_deepseeks_long_context_ratios():
         cfg = read_config_file(CONFIGS / f"{name}.json")[0]
         assert sum(o.flops for o in decode_ops(cfg, wl)) / flops == pytest.approx(flop_share, abs=0.025)
         assert kv_cache_bytes(cfg, wl) / kv_cache_bytes(v32, wl) == pytest.approx(kv_share, abs=0.025)
+
+
+def test_training_reruns_and_rings_every_layers_products():
+    """A flash kernel's backward reruns QKᵀ over the compressed entries as over the window's keys (HFU counts it), and
+    context parallelism rings every layer's K/V chunk, the compressed layers' as well as the sliding ones'."""
+    from gemmlib.core.hardware import get_hardware
+    from gemmlib.llm.parallel import Parallel
+    from gemmlib.llm.training import Training, train
+
+    raw = json.loads((CONFIGS / "deepseek-v4-flash.json").read_text())
+    raw.pop("quantization_config")  # a full-precision copy: training refuses an fp8 / fp4 checkpoint
+    cfg = read_config(raw)[0]
+    wl = Workload(batch=8, seq_len=8192, attention="fused", causal=True)
+    tr = train(cfg, wl, get_hardware("h100"), Parallel(cp=2, dp=4), Training(tokens=1e9))
+    names = {o.name for o in prefill_ops(cfg, tr.workload)}
+    assert {"attn_scores_sliding", "attn_scores_compressed"} <= names
+    qk = sum(o.flops for o in prefill_ops(cfg, tr.workload) if o.name.startswith("attn_scores"))
+    assert tr.flops["flash_recompute"] == qk
+    ring = [c for c in tr.collectives if c.group == "cp"]
+    assert sum(c.count for c in ring) == 3 * cfg.layers * tr.microbatches  # forward AG, backward AG + RS
