@@ -51,7 +51,7 @@ SUPPORTED_MODEL_TYPES = (
     "granitemoe_swa", "kolibri1", "lfm2", "lfm2_moe", "bamba", "afmoe", "hy_v3", "minicpm3", "gptj", "codegen",
     "persimmon", "stablelm", "gpt_neo", "mpt", "gemma4_text", "gemma4", "gemma4_unified_text", "gemma4_unified",
     "gemma3n_text", "gemma3n", "jais2", "mimo_v2_flash", "lfm3", "laguna", "dbrx", "bloom", "opt", "biogpt",
-    "deepseek_v4", "mellum", "nanochat", "hyperclovax", "flint", "axk1", "beam", "lara_mini",
+    "deepseek_v4", "mellum", "nanochat", "hyperclovax", "flint", "axk1", "beam", "lara_mini", "olmo_hybrid",
     "apertus1p5_text", "apertus1p5", "hy_v4", "longcat_flash", "minimax", "kimi_linear", "bailing_hybrid",
     "cohere_compass_text", "cohere_compass", "mamba", "falcon_mamba", "mamba2", "bitnet", "aria_text", "aria", "xglm", "ctrl", "emu3",
     "minimax_m3_vl_text", "minimax_m3_vl", "mllama_text_model", "mllama",
@@ -101,6 +101,7 @@ ARCHITECTURES = {
     "BioGptForCausalLM": "biogpt", "DeepseekV4ForCausalLM": "deepseek_v4", "MellumForCausalLM": "mellum",
     "NanoChatForCausalLM": "nanochat", "HyperCLOVAXForCausalLM": "hyperclovax", "FlintForCausalLM": "flint",
     "AXK1ForCausalLM": "axk1", "BeamForCausalLM": "beam", "LaraMiniForCausalLM": "lara_mini",
+    "OlmoHybridForCausalLM": "olmo_hybrid",
     "Apertus1p5TextForCausalLM": "apertus1p5_text", "Apertus1p5ForConditionalGeneration": "apertus1p5",
     "HYV4ForCausalLM": "hy_v4", "LongcatFlashForCausalLM": "longcat_flash", "MiniMaxForCausalLM": "minimax",
     "KimiLinearForCausalLM": "kimi_linear", "BailingHybridForCausalLM": "bailing_hybrid",
@@ -229,6 +230,10 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     # Lara Mini: removed by its config class; Qwen3-Next's interval is not read (layer_types always set)
     "lara_mini": frozenset({"intermediate_size", "decoder_sparse_step", "mlp_only_layers", "full_attention_interval",
                             "partial_rotary_factor"}),
+    # OLMo Hybrid: the DeltaNet's initial values, its negative eigenvalues (β × 2, element-wise); the config class
+    # removes mlp_bias and pretraining_tp
+    "olmo_hybrid": frozenset({"linear_a_log_min", "linear_a_log_max", "linear_dt_min", "linear_dt_max",
+                              "linear_dt_init_floor", "linear_allow_neg_eigval", "mlp_bias", "pretraining_tp"}),
     "beam": frozenset({"decoder_sparse_step", "mlp_only_layers", "use_sliding_window", "max_window_layers"}),
     # A.X K1: head dims derive from nope + rope; the config class removes num_mtp_layers
     "axk1": frozenset({"head_dim", "qk_head_dim", "num_mtp_layers", "num_nextn_predict_layers"}),
@@ -683,6 +688,9 @@ DEFAULTS: dict[str, dict] = {
                       tie_word_embeddings=True, attention_bias=False, sliding_window=512,
                       max_position_embeddings=131072, linear_conv_kernel_dim=4, linear_key_head_dim=128,
                       linear_value_head_dim=128, linear_num_key_heads=8, linear_num_value_heads=16),
+    "olmo_hybrid": dict(vocab_size=100352, hidden_size=3840, intermediate_size=11008, num_hidden_layers=32,
+                        num_attention_heads=30, max_position_embeddings=65536, tie_word_embeddings=False,
+                        attention_bias=False, linear_conv_kernel_dim=4),
     "beam": dict(vocab_size=151936, hidden_size=5120, intermediate_size=20480, num_hidden_layers=52,
                  num_attention_heads=48, num_key_value_heads=8, head_dim=128, moe_intermediate_size=2560,
                  num_experts=256, num_experts_per_tok=8, attention_bias=False, sliding_window=512,
@@ -1655,6 +1663,34 @@ def _read_qwen3_5(r: _Read) -> dict:
     _deltanet_layout(r, c)
     if r.family == "qwen3_5_moe_text":
         _qwen_next_moe(r, c)
+    return c
+
+
+def _read_olmo_hybrid(r: _Read) -> dict:
+    """OLMo Hybrid: Gated DeltaNet layers (q, k, v, g, a, b and o stored apart; Qwen3.5's work) beside OLMo 3's
+    attention (q and k RMS-normed over their whole width, no output gate) every fourth layer by default, a dense
+    SwiGLU MLP in every layer. Positions are rotary unless ``rope_theta`` is null (the released checkpoint: NoPE)."""
+    c = _common(r)
+    layers, h = c["layers"], c["hidden"]
+    kinds = _type_list(r, "layer_types", {"linear_attention": "L", "full_attention": "F"}, layers)
+    if kinds is None:  # the config class's default: every fourth layer full, the last one at least
+        kinds = ["F" if i % 4 == 3 else "L" for i in range(layers)]
+        if "F" not in kinds:
+            kinds[-1] = "F"
+    if "L" not in kinds or "F" not in kinds:
+        raise InputError(N_("olmo_hybrid: layer_types needs at least one linear_attention and one full_attention "
+                            "layer (its config class refuses it otherwise)"))
+    key_heads = r.opt_whole("linear_num_key_heads", minimum=1) or c["heads"]
+    key_dim = r.opt_whole("linear_key_head_dim", minimum=1) or int(0.75 * h / key_heads)
+    mixer = Mixer("gated_deltanet", conv=r.whole("linear_conv_kernel_dim"),
+                  heads=r.opt_whole("linear_num_value_heads", minimum=1) or c["heads"],
+                  head_dim=r.opt_whole("linear_value_head_dim", minimum=1) or 2 * key_dim, groups=key_heads,
+                  key_dim=key_dim, split_proj=True, qkv_apart=True)
+    rope = r.raw.get("rope_parameters")
+    theta = rope.get("rope_theta", 0) if isinstance(rope, dict) else r.raw.get("rope_theta", 0)
+    ab = r.flag("attention_bias")
+    c.update(qkv_bias=ab, o_bias=ab, qk_norm="width", mixer=mixer, layer_types="".join(kinds),
+             no_positions=theta is None)
     return c
 
 
@@ -2972,7 +3008,7 @@ _READERS = {
     "lfm3": _read_lfm3, "laguna": _read_laguna, "dbrx": _read_dbrx, "bloom": _read_bloom, "opt": _read_opt,
     "biogpt": _read_biogpt, "deepseek_v4": _read_deepseek_v4, "mellum": _read_mellum, "nanochat": _read_nanochat,
     "hyperclovax": _read_hyperclovax, "flint": _read_flint, "axk1": _read_axk1, "beam": _read_beam,
-    "lara_mini": _read_lara_mini, "apertus1p5_text": _read_apertus1p5_text, "hy_v4": _read_hy_v4,
+    "lara_mini": _read_lara_mini, "olmo_hybrid": _read_olmo_hybrid, "apertus1p5_text": _read_apertus1p5_text, "hy_v4": _read_hy_v4,
     "longcat_flash": _read_longcat_flash, "minimax": _read_minimax, "kimi_linear": _read_kimi_linear,
     "bailing_hybrid": _read_bailing_hybrid, "cohere_compass_text": _read_cohere, "mamba": _read_mamba,
     "minimax_m3_vl_text": _read_minimax_m3_vl_text, "mllama_text_model": _read_mllama_text_model,

@@ -95,6 +95,7 @@ class Mixer:
     norm: bool = True  # a gated RMSNorm over the inner width before out_proj
     bc_norms: bool = False  # Jamba: RMSNorms over dt (dt_rank), B and C (state each)
     split_proj: bool = False  # Qwen3.5: q|k|v, z, b and a as four linears (Qwen3-Next fuses q|k|v|z and b|a)
+    qkv_apart: bool = False  # OLMo Hybrid: split_proj's q|k|v stored as q_proj, k_proj and v_proj (z as g_proj)
 
     def __post_init__(self) -> None:
         if self.kind not in MIXER_KINDS:

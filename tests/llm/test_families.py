@@ -900,6 +900,15 @@ HYBRID: dict[str, tuple[str, dict]] = {
                                     shared_expert_intermediate_size=48, sliding_window=4, attention_bias=True,
                                     layer_types=["linear_attention", "sliding_attention", "full_attention"],
                                     pad_token_id=None)),
+    # OLMo Hybrid: its DeltaNet's linears stored apart, OLMo 3's attention (q/k norms over the whole width) with
+    # rotary positions, then without (the released checkpoint's null rope_theta) and with biased projections
+    "olmo_hybrid": ("olmo_hybrid", dict(_H, num_hidden_layers=3, linear_num_key_heads=2, linear_num_value_heads=4,
+                                        linear_key_head_dim=8, linear_value_head_dim=12,
+                                        layer_types=["linear_attention", "full_attention", "linear_attention"],
+                                        pad_token_id=None, eos_token_id=None)),
+    "olmo_hybrid_nope": ("olmo_hybrid", dict(_H, num_hidden_layers=4, head_dim=8, attention_bias=True,
+                                             rope_parameters={"rope_type": "default", "rope_theta": None},
+                                             pad_token_id=None, eos_token_id=None)),
     "qwen3_next": ("qwen3_next", dict(_H, num_hidden_layers=2, head_dim=16, linear_num_key_heads=2,
                                       linear_num_value_heads=4, linear_key_head_dim=8, linear_value_head_dim=12,
                                       linear_conv_kernel_dim=4, num_experts=4, num_experts_per_tok=2,
@@ -1373,3 +1382,29 @@ def test_the_new_layouts_refuse_what_they_do_not_read(model_type, keys, says):
         base = {k: v for k, v in base.items() if k not in ("num_experts", "moe_intermediate_size", "num_experts_per_tok")}
     with pytest.raises(InputError, match=re.escape(says)):
         read_config(dict(base, **keys, model_type=model_type))
+
+
+def test_olmo_hybrid_reads_its_defaults_positions_and_tensor_names():
+    """OLMo Hybrid: the config class's derived defaults (every fourth layer full, the DeltaNet's key heads = heads,
+    key dim ¾·hidden / heads, value dim twice that) at its full shape equal numel() on the meta device; a null
+    rope_theta is NoPE; the checkpoint names every linear transformers stores, q, k and v of the DeltaNet apart; a
+    layout the config class refuses is refused with the reason."""
+    from gemmlib.core.errors import InputError
+    from gemmlib.llm.checkpoint import stored_linears
+
+    hf = AutoConfig.for_model("olmo_hybrid")
+    with torch.device("meta"):
+        model = AutoModelForCausalLM.from_config(hf)
+    cfg = read_config({k: v for k, v in hf.to_dict().items() if not k.startswith("linear_") and k != "layer_types"})[0]
+    assert cfg.params == sum(p.numel() for p in model.parameters()) == 7_430_870_688
+    assert cfg.layer_types == "LLLF" * 8 and not cfg.no_positions and cfg.mixer.key_dim == 96
+    assert read_config(dict(HYBRID["olmo_hybrid_nope"][1], model_type="olmo_hybrid"))[0].no_positions
+    keys = HYBRID["olmo_hybrid"][1]
+    _, tiny = _build("olmo_hybrid", keys)
+    weights = {k.removesuffix(".weight") for k in tiny.state_dict() if k.endswith(".weight") and "norm" not in k}
+    stored = {x.module for x in stored_linears(read_config(dict(keys, model_type="olmo_hybrid"))[0])}
+    assert stored == weights - {"model.embed_tokens"}
+    assert "model.layers.0.linear_attn.q_proj" in stored and "model.layers.0.linear_attn.g_proj" in stored
+    for types in (["linear_attention"] * 3, ["full_attention"] * 3):
+        with pytest.raises(InputError, match="at least one linear_attention and one full_attention"):
+            read_config(dict(keys, layer_types=types, model_type="olmo_hybrid"))
