@@ -89,7 +89,7 @@ OP_NAMES = ("q_proj", "q_a_proj", "q_b_proj", "k_proj", "v_proj", "kv_proj", "kv
             "attn_scores", "attn_values", "attn_scores_sliding", "attn_values_sliding", "attn_scores_compressed",
             "attn_values_compressed", "attn_scores_sparse", "attn_values_sparse", "o_absorb", "attn_gate", "o_proj", "o_a_proj", "o_b_proj",
             "in_proj_qkvz", "in_proj_ba", "in_proj_qkv", "in_proj_z", "in_proj_b", "in_proj_a", "in_proj", "conv1d",
-            "kda_f_a", "kda_f_b", "kda_g_a", "kda_g_b", "kda_f", "kda_g",
+            "kda_f_a", "kda_f_b", "kda_g_a", "kda_g_b", "kda_f", "kda_g", "rg_input_gate", "rg_recurrent_gate",
             "x_proj", "dt_proj", "ssm_chunks", "ssm_scan_out", "out_proj",
             "index_q", "index_k", "index_weights", "index_scores", "index_reduce",
             "router", "gate_proj", "up_proj", "down_proj", "shared_gate_proj", "shared_up_proj", "shared_down_proj",
@@ -159,6 +159,8 @@ SHARDING: dict[str, str] = {
     # Kimi Linear's delta attention: the low-rank gates' first halves every rank runs whole, their second halves split
     "kda_f_a": "replicated", "kda_g_a": "replicated", "kda_f_b": "column", "kda_g_b": "column", "kda_f": "column",
     "kda_g": "column",
+    # RecurrentGemma's block-diagonal gates: their blocks split with the channels
+    "rg_input_gate": "column", "rg_recurrent_gate": "column",
     # DeepSeek-V4: the query heads split, the one key/value head and the compressors every rank runs whole (vLLM
     # replicates them), the grouped output projection by its groups (heads) then row-parallel
     "kv_proj": "replicated", "o_a_proj": "column", "o_b_proj": "row", "attn_scores_compressed": "heads",

@@ -82,6 +82,7 @@ _NAMES = {
     "qwen3_next": dict(mixer="linear_attn", shared="shared_expert"),
     "qwen3_5_text": dict(mixer="linear_attn"),
     "olmo_hybrid": dict(mixer="linear_attn"),
+    "recurrent_gemma": dict(attn="temporal_block", mixer="temporal_block", mlp="mlp_block"),
     "qwen3_5_moe_text": dict(mixer="linear_attn", shared="shared_expert"),
     "minimax_m2": dict(moe="block_sparse_moe", egate="w1", eup="w3", edown="w2"),
     "jamba": dict(mlp="feed_forward", moe="feed_forward", router="router"),
@@ -116,26 +117,14 @@ def mlp_op_names(cfg: ModelConfig, kind: str) -> tuple[str, str, str]:
     return "gate_proj", "up_proj", "down_proj"
 
 
-# OLMo Hybrid's names for the Gated DeltaNet linears Qwen3.5 calls in_proj_z / _b / _a and out_proj
-_APART_NAMES = {"in_proj_z": "g_proj", "in_proj_b": "b_proj", "in_proj_a": "a_proj", "out_proj": "o_proj"}
-
-
 def _mixer(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
     """A hybrid layer's mixer linears (and its convolution, stored like a [channels, kernel] matrix)."""
     if cfg.mixer is None or i >= cfg.layers or cfg.attention_kinds[i] not in MIXER_LETTERS:
         return []
     mx, p = cfg.mixer, n["prefix"].format(i=i) + "." + n["mixer"]
-    out = []
-    for name, o, k, b in mx.linears(cfg.hidden):
-        if mx.qkv_apart and name == "in_proj_qkv":  # three matrices serving the one q|k|v op
-            kd = mx.groups * mx.key_dim
-            out += [Linear(f"{p}.{part}", "mixer", rows, k, b, i, ((name, rows),))
-                    for part, rows in (("q_proj", kd), ("k_proj", kd), ("v_proj", o - 2 * kd))]
-        else:
-            stored = _APART_NAMES.get(name, name) if mx.qkv_apart else name
-            out.append(Linear(f"{p}.{stored}", "mixer", o, k, b, i, ((name, o),)))
+    out = [Linear(f"{p}.{stored}", "mixer", o, k, b, i, ((name, o),)) for stored, name, o, k, b in mx.stored(cfg.hidden)]
     if mx.conv_channels:  # (MiniMax's lightning attention has no convolution)
-        out.append(Linear(f"{p}.conv1d", "conv", mx.conv_channels, mx.conv, mx.conv_bias, i,
+        out.append(Linear(f"{p}.{mx.conv_name}", "conv", mx.conv_channels, mx.conv, mx.conv_bias, i,
                           (("conv1d", mx.conv_channels),)))
     return out
 

@@ -25,7 +25,7 @@ from gemmlib.core.i18n import N_, Text
 from gemmlib.llm.config import ModelConfig, _whole, moe_pattern
 from gemmlib.llm.families_known import NOT_SIZED, TRANSFORMERS_MODEL_TYPES
 from gemmlib.llm.quant import from_mlx_quantization, from_quantization_config
-from gemmlib.llm.ssm import KimiDelta, Lightning, Mixer, ShortConv
+from gemmlib.llm.ssm import RGLRU, KimiDelta, Lightning, Mixer, ShortConv
 from gemmlib.llm.vision import vision_params
 
 MAX_CONFIG_BYTES = 1_000_000  # a config.json is a few kB; refuse anything this large
@@ -52,6 +52,7 @@ SUPPORTED_MODEL_TYPES = (
     "persimmon", "stablelm", "gpt_neo", "mpt", "gemma4_text", "gemma4", "gemma4_unified_text", "gemma4_unified",
     "gemma3n_text", "gemma3n", "jais2", "mimo_v2_flash", "lfm3", "laguna", "dbrx", "bloom", "opt", "biogpt",
     "deepseek_v4", "mellum", "nanochat", "hyperclovax", "flint", "axk1", "beam", "lara_mini", "olmo_hybrid",
+    "recurrent_gemma",
     "apertus1p5_text", "apertus1p5", "hy_v4", "longcat_flash", "minimax", "kimi_linear", "bailing_hybrid",
     "cohere_compass_text", "cohere_compass", "mamba", "falcon_mamba", "mamba2", "bitnet", "aria_text", "aria", "xglm", "ctrl", "emu3",
     "minimax_m3_vl_text", "minimax_m3_vl", "mllama_text_model", "mllama",
@@ -101,7 +102,7 @@ ARCHITECTURES = {
     "BioGptForCausalLM": "biogpt", "DeepseekV4ForCausalLM": "deepseek_v4", "MellumForCausalLM": "mellum",
     "NanoChatForCausalLM": "nanochat", "HyperCLOVAXForCausalLM": "hyperclovax", "FlintForCausalLM": "flint",
     "AXK1ForCausalLM": "axk1", "BeamForCausalLM": "beam", "LaraMiniForCausalLM": "lara_mini",
-    "OlmoHybridForCausalLM": "olmo_hybrid",
+    "OlmoHybridForCausalLM": "olmo_hybrid", "RecurrentGemmaForCausalLM": "recurrent_gemma",
     "Apertus1p5TextForCausalLM": "apertus1p5_text", "Apertus1p5ForConditionalGeneration": "apertus1p5",
     "HYV4ForCausalLM": "hy_v4", "LongcatFlashForCausalLM": "longcat_flash", "MiniMaxForCausalLM": "minimax",
     "KimiLinearForCausalLM": "kimi_linear", "BailingHybridForCausalLM": "bailing_hybrid",
@@ -234,6 +235,9 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     # removes mlp_bias and pretraining_tp
     "olmo_hybrid": frozenset({"linear_a_log_min", "linear_a_log_max", "linear_dt_min", "linear_dt_max",
                               "linear_dt_init_floor", "linear_allow_neg_eigval", "mlp_bias", "pretraining_tp"}),
+    # RecurrentGemma: initial scales, the logits' soft cap and the embedding's √hidden scale (element-wise)
+    "recurrent_gemma": frozenset({"w_init_variance_scale", "final_w_init_variance_scale", "logits_soft_cap",
+                                  "embeddings_scale_by_sqrt_dim"}),
     "beam": frozenset({"decoder_sparse_step", "mlp_only_layers", "use_sliding_window", "max_window_layers"}),
     # A.X K1: head dims derive from nope + rope; the config class removes num_mtp_layers
     "axk1": frozenset({"head_dim", "qk_head_dim", "num_mtp_layers", "num_nextn_predict_layers"}),
@@ -691,6 +695,10 @@ DEFAULTS: dict[str, dict] = {
     "olmo_hybrid": dict(vocab_size=100352, hidden_size=3840, intermediate_size=11008, num_hidden_layers=32,
                         num_attention_heads=30, max_position_embeddings=65536, tie_word_embeddings=False,
                         attention_bias=False, linear_conv_kernel_dim=4),
+    "recurrent_gemma": dict(vocab_size=256000, hidden_size=2560, intermediate_size=7680, num_hidden_layers=26,
+                            num_attention_heads=10, attention_window_size=2048, conv1d_width=4,
+                            block_types=["recurrent", "recurrent", "attention"], tie_word_embeddings=True,
+                            attention_bias=False),
     "beam": dict(vocab_size=151936, hidden_size=5120, intermediate_size=20480, num_hidden_layers=52,
                  num_attention_heads=48, num_key_value_heads=8, head_dim=128, moe_intermediate_size=2560,
                  num_experts=256, num_experts_per_tok=8, attention_bias=False, sliding_window=512,
@@ -1691,6 +1699,27 @@ def _read_olmo_hybrid(r: _Read) -> dict:
     ab = r.flag("attention_bias")
     c.update(qkv_bias=ab, o_bias=ab, qk_norm="width", mixer=mixer, layer_types="".join(kinds),
              no_positions=theta is None)
+    return c
+
+
+def _read_recurrent_gemma(r: _Read) -> dict:
+    """RecurrentGemma (Griffin): ``block_types`` repeated over the layers — recurrent blocks (RG-LRU, see
+    gemmlib.llm.ssm.RGLRU) and local attention over ``attention_window_size`` keys (multi-query by default, o_proj
+    always biased) — each followed by a gated GELU MLP of intermediate_size / 2, biased. head_dim is always hidden /
+    heads (the config class sets it)."""
+    c = _common(r, head_dim_key=False)
+    r.get("head_dim")  # read, unused: the config class overwrites it with hidden_size // num_attention_heads
+    layers, h = c["layers"], c["hidden"]
+    blocks = r.get("block_types")
+    if not isinstance(blocks, list) or not blocks or any(b not in ("recurrent", "attention") for b in blocks):
+        raise InputError(N_("recurrent_gemma: block_types must be a list of 'recurrent' and 'attention', got {v!r}"),
+                         v=str(blocks)[:80])
+    kinds = "".join("R" if b == "recurrent" else "S" for b in (blocks * layers)[:layers])
+    width = r.opt_whole("lru_width", minimum=1) or h
+    mixer = RGLRU(conv=r.whole("conv1d_width"), inner=width, heads=c["heads"])
+    c.update(ffn=r.whole("intermediate_size", minimum=2) // 2, mlp_bias=True, qkv_bias=r.flag("attention_bias"),
+             o_bias=True, sliding_window=r.whole("attention_window_size"), layer_types=kinds,
+             mixer=mixer if "R" in kinds else None)
     return c
 
 
@@ -3008,7 +3037,7 @@ _READERS = {
     "lfm3": _read_lfm3, "laguna": _read_laguna, "dbrx": _read_dbrx, "bloom": _read_bloom, "opt": _read_opt,
     "biogpt": _read_biogpt, "deepseek_v4": _read_deepseek_v4, "mellum": _read_mellum, "nanochat": _read_nanochat,
     "hyperclovax": _read_hyperclovax, "flint": _read_flint, "axk1": _read_axk1, "beam": _read_beam,
-    "lara_mini": _read_lara_mini, "olmo_hybrid": _read_olmo_hybrid, "apertus1p5_text": _read_apertus1p5_text, "hy_v4": _read_hy_v4,
+    "lara_mini": _read_lara_mini, "olmo_hybrid": _read_olmo_hybrid, "recurrent_gemma": _read_recurrent_gemma, "apertus1p5_text": _read_apertus1p5_text, "hy_v4": _read_hy_v4,
     "longcat_flash": _read_longcat_flash, "minimax": _read_minimax, "kimi_linear": _read_kimi_linear,
     "bailing_hybrid": _read_bailing_hybrid, "cohere_compass_text": _read_cohere, "mamba": _read_mamba,
     "minimax_m3_vl_text": _read_minimax_m3_vl_text, "mllama_text_model": _read_mllama_text_model,

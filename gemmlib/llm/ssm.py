@@ -1,10 +1,11 @@
 """Linear-attention and state-space mixers: Gated DeltaNet (Qwen3-Next), Mamba (Jamba), Mamba-2 (Nemotron-H,
-Falcon-H1), LFM2's gated short convolution — their parameters, their per-sequence state and the work of a prefill
+Falcon-H1), LFM2's gated short convolution, MiniMax's lightning attention, Kimi delta attention, RecurrentGemma's
+RG-LRU — their parameters, their per-sequence state and the work of a prefill
 and of a decode step.
 
 A hybrid model's layers each have a *mixer* (``ModelConfig.attention_kinds``: F / S / C attention, ``L`` Gated
 DeltaNet, ``M`` Mamba, ``2`` Mamba-2, ``P`` attention and Mamba-2 side by side as Falcon-H1 runs them, ``V`` LFM2's
-short convolution, ``-`` none).
+short convolution, ``N`` lightning attention, ``K`` Kimi delta attention, ``R`` RG-LRU, ``-`` none).
 A mixer layer keeps a fixed state per sequence instead of a KV cache that grows with the context: the last
 inputs of its causal convolution and the recurrent (SSM) state. :class:`Mixer` holds the dimensions one family's
 config.json gives; :func:`work` lists what one layer does, in either of two conventions:
@@ -46,18 +47,20 @@ This module never imports torch.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gemmlib.core.errors import InputError
 from gemmlib.core.i18n import N_, Text
 
-MIXER_KINDS = ("gated_deltanet", "mamba", "mamba2", "short_conv", "lightning", "kda")
+MIXER_KINDS = ("gated_deltanet", "mamba", "mamba2", "short_conv", "lightning", "kda", "rglru")
 # per-layer letters of the mixers (ModelConfig.attention_kinds)
 MIXER_LETTERS = {"L": "gated_deltanet", "M": "mamba", "2": "mamba2", "P": "mamba2", "V": "short_conv",
-                 "N": "lightning", "K": "kda"}
+                 "N": "lightning", "K": "kda", "R": "rglru"}
 DELTA_CHUNK = 64  # torch_chunk_gated_delta_rule's and FLA's chunk size (not a config key)
 
 _CAP = 10_000_000
+# OLMo Hybrid's names for the Gated DeltaNet linears Qwen3.5 calls in_proj_z / _b / _a and out_proj
+_APART_NAMES = {"in_proj_z": "g_proj", "in_proj_b": "b_proj", "in_proj_a": "a_proj", "out_proj": "o_proj"}
 
 
 def _dim(name: str, v, minimum: int = 1) -> int:
@@ -151,6 +154,23 @@ class Mixer:
                     ("dt_proj", d, self.dt_rank, True), ("out_proj", h, d, self.out_bias)]
         return [("in_proj", 2 * self.inner + 2 * self.groups * self.state + self.heads, h, self.in_bias),
                 ("out_proj", h, self.inner, self.out_bias)]
+
+    def stored(self, hidden: int) -> list[tuple[str, str, int, int, bool]]:
+        """(checkpoint module, op name, out features, in features, bias) of each stored linear: one per op, named as
+        the op, unless the family stores it otherwise (OLMo Hybrid: q|k|v as three matrices, its own names)."""
+        out = []
+        for name, o, k, b in self.linears(hidden):
+            if self.qkv_apart and name == "in_proj_qkv":  # three matrices serving the one q|k|v op
+                kd = self.groups * self.key_dim
+                out += [(part, name, rows, k, b) for part, rows in (("q_proj", kd), ("k_proj", kd), ("v_proj", o - 2 * kd))]
+            else:
+                out.append((_APART_NAMES.get(name, name) if self.qkv_apart else name, name, o, k, b))
+        return out
+
+    @property
+    def conv_name(self) -> str:
+        """The checkpoint's name of the depthwise convolution."""
+        return "conv1d"
 
     def other_params(self) -> dict[str, int]:
         """Parameters of one layer that are not a linear's: the convolution, A, D, dt bias, norms."""
@@ -575,4 +595,94 @@ class KimiDelta(Mixer):
     def describe(self) -> dict:
         return {"kind": self.kind, "heads": self.heads, "head_dim": self.head_dim, "conv_kernel": self.conv,
                 "conv_channels": self.conv_channels, "chunk": DELTA_CHUNK,
+                "state_per_sequence_layer": {"conv": self.conv_state(False), "recurrent": self.recurrent_state}}
+
+
+@dataclass(frozen=True)
+class RGLRU(Mixer):
+    """Griffin's recurrent block (RecurrentGemma): from the hidden state a GELU branch (``linear_y``) and an input
+    branch (``linear_x``, ``inner`` = lru_width wide) convolved (width ``conv``, biased), then the real-gated linear
+    recurrent unit: an input gate and a recurrence gate, each block-diagonal (``heads`` blocks of inner / heads,
+    biased; batched matmuls in transformers), a diagonal recurrence h = a ⊙ h + √(1 − a²) ⊙ (i ⊙ x); the GELU branch
+    times its output, ``linear_out``. Its state is the convolution's last k − 1 inputs (transformers keeps k − 1 too)
+    and one value per channel (fp32 in transformers)."""
+
+    kind: str = "rglru"
+    conv_bias: bool = True
+
+    def __post_init__(self) -> None:
+        if self.kind != "rglru":
+            raise InputError(N_("mixer kind must be one of {choices}, got {kind!r}"), choices="rglru", kind=self.kind)
+        _dim("convolution width", self.conv)
+        for f in ("inner", "heads"):
+            _dim(f"recurrent block {f}", getattr(self, f))
+        if self.inner % self.heads:
+            raise InputError(N_("the recurrent width {width} cannot be split into {heads} gate blocks"),
+                             width=self.inner, heads=self.heads)
+        object.__setattr__(self, "head_dim", self.inner // self.heads)
+
+    @property
+    def conv_channels(self) -> int:
+        return self.inner
+
+    @property
+    def value_width(self) -> int:
+        return self.inner
+
+    def linears(self, hidden: int) -> list[tuple[str, int, int, bool]]:
+        """linear_x (``in_proj``), linear_y (``in_proj_z``), the two gates (each ``heads`` blocks of
+        head_dim × head_dim: inner outputs from head_dim inputs) and linear_out (``out_proj``), all biased."""
+        w, bw = self.inner, self.head_dim
+        return [("in_proj", w, hidden, True), ("in_proj_z", w, hidden, True), ("rg_input_gate", w, bw, True),
+                ("rg_recurrent_gate", w, bw, True), ("out_proj", hidden, w, True)]
+
+    def stored(self, hidden: int) -> list[tuple[str, str, int, int, bool]]:
+        names = {"in_proj": "linear_x", "in_proj_z": "linear_y", "rg_input_gate": "rg_lru.input_gate",
+                 "rg_recurrent_gate": "rg_lru.recurrent_gate", "out_proj": "linear_out"}
+        return [(names[n], n, o, k, b) for n, o, k, b in self.linears(hidden)]
+
+    @property
+    def conv_name(self) -> str:
+        return "conv_1d"
+
+    def other_params(self) -> dict[str, int]:
+        return {"conv1d": self.inner * self.conv + self.inner, "recurrent_param": self.inner}
+
+    def conv_state(self, engine: bool) -> int:
+        return self.inner * (self.conv - 1)
+
+    @property
+    def recurrent_state(self) -> int:
+        return self.inner
+
+    def layer_work(self, gemm, conv: Work, *, hidden: int, rows: int, runs: int, batch: int = 1, tokens: int = 1,
+                   decode: bool = False, engine: bool = False) -> list[Work]:
+        w, bw, k = self.inner, self.head_dim, self.conv
+        def gates(name: str, note: str) -> Work:
+            return Work(name, rows, bw, bw, self.heads * runs, 2 * rows * w * bw * runs, (2 * rows * w) * runs,
+                        weights=name, kernels=runs, note=Text(note, n=self.heads, d=bw))
+
+        scan = Work("ssm_scan", rows, w, 1, runs, 12 * rows * w * runs, 8 * rows * w * runs,
+                    state=2 * batch * w * runs, kind="other",
+                    note=Text(N_("the gates' sigmoids, a = exp(−8·r·softplus(Λ)), √(1 − a²) and the recurrence "
+                                 "h = a·h + √(1 − a²)·(i·x), ~12 FLOPs per channel (element-wise; a loop over the "
+                                 "tokens in transformers)")))
+        branch = Work("conv_gates", rows, w, 0, runs, 2 * rows * w * runs, 3 * rows * w * runs, kind="other",
+                      note=Text(N_("GELU on the y branch and its product with the recurrence's output (element-wise)")))
+        convolved = [conv]
+        if decode and not engine:  # transformers: the k − 1 cached inputs and the new one times the kernel, summed
+            convolved = []
+            branch = replace(branch, flops=branch.flops + 2 * rows * k * w * runs, act=branch.act + 2 * rows * w * runs,
+                             state=conv.state,
+                             note=Text(N_("GELU on the y branch and its product with the recurrence's output; the "
+                                          "depthwise convolution of width {k} over the cached inputs and the new one "
+                                          "(element-wise in transformers: FlopCounterMode counts none)"), k=k))
+        return [gemm("in_proj_z", w, hidden), gemm("in_proj", w, hidden), *convolved,
+                gates("rg_input_gate", N_("the input gate: {n} diagonal blocks of {d} × {d}, one batched matmul")),
+                gates("rg_recurrent_gate", N_("the recurrence gate: {n} diagonal blocks of {d} × {d}, one batched "
+                                              "matmul")), scan, branch, gemm("out_proj", hidden, w)]
+
+    def describe(self) -> dict:
+        return {"kind": self.kind, "width": self.inner, "gate_blocks": self.heads, "block_width": self.head_dim,
+                "conv_kernel": self.conv, "conv_channels": self.inner,
                 "state_per_sequence_layer": {"conv": self.conv_state(False), "recurrent": self.recurrent_state}}

@@ -1408,3 +1408,72 @@ def test_olmo_hybrid_reads_its_defaults_positions_and_tensor_names():
     for types in (["linear_attention"] * 3, ["full_attention"] * 3):
         with pytest.raises(InputError, match="at least one linear_attention and one full_attention"):
             read_config(dict(keys, layer_types=types, model_type="olmo_hybrid"))
+
+
+RG = dict(hidden_size=64, intermediate_size=192, num_attention_heads=4, num_key_value_heads=1, vocab_size=128,
+          num_hidden_layers=3, attention_window_size=4, conv1d_width=4, pad_token_id=None, bos_token_id=None,
+          eos_token_id=None)
+
+
+@pytest.mark.parametrize("source", ["keys", "to_dict"])
+@pytest.mark.parametrize("keys", [RG, dict(RG, lru_width=48, attention_bias=True, num_hidden_layers=4,
+                                           num_key_value_heads=2, block_types=["recurrent", "attention"])],
+                         ids=["2b-layout", "own-width"])
+def test_recurrent_gemma_is_exact(keys, source):
+    """RecurrentGemma from transformers' own class: parameters to the parameter, prefill and one decode step to the
+    FLOP (the recurrent blocks' linears, convolution and block-diagonal gates, the local attention over a window of
+    4 that a 7-token prompt overflows), and the state the model keeps — the window's keys and values in the cache,
+    the convolution's last inputs and the RG-LRU's state in the recurrent blocks — to the element and the byte.
+    (Its forward returns no cache: the cache is handed in, the position of the decode step given.)"""
+    from transformers import DynamicCache
+
+    hf, model = _build("recurrent_gemma", keys)
+    raw = dict(keys, model_type="recurrent_gemma") if source == "keys" else json.loads(hf.to_json_string())
+    cfg, info = read_config(raw)
+    assert cfg.params == sum(p.numel() for p in model.parameters())
+    cache = DynamicCache(config=hf)
+    ids = torch.randint(0, hf.vocab_size, (BATCH, PROMPT))
+    with torch.no_grad():
+        with FlopCounterMode(display=False) as fc:
+            out = model(ids, cache=cache, use_cache=True)
+        prefill = fc.get_total_flops()
+        with FlopCounterMode(display=False) as fc:
+            model(out.logits[:, -1:].argmax(-1), position_ids=torch.full((BATCH, 1), PROMPT), cache=cache,
+                  use_cache=True)
+        decode = fc.get_total_flops()
+    wl = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1, kv_dtype="fp32")
+    assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
+    assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
+    held = []
+    for i, layer in enumerate(model.model.layers):
+        block = layer.temporal_block
+        if hasattr(block, "rg_lru"):
+            held.append([block.conv1d_state, block.rg_lru.recurrent_states])
+        else:
+            held.append([cache.layers[i].keys, cache.layers[i].values])
+    per_layer = [sum(t.numel() for t in ts) for ts in held]
+    assert per_layer == [BATCH * (cfg.cached_tokens(k, PROMPT + 1) * cfg.kv_elements_of(k)
+                                  + (cfg.mixer.state_elements(engine=False) if k in MIXER_LETTERS else 0))
+                         for k in cfg.attention_kinds]
+    assert kv_cache_bytes(cfg, wl) == sum(t.nbytes for ts in held for t in ts)
+    if source == "to_dict":
+        assert info["unknown_keys"] == [], info["unknown_keys"]
+    # the engine convention: the convolution over exactly the new tokens, a GEMM in decode too
+    eng = Workload(batch=BATCH, seq_len=PROMPT, new_tokens=1)
+    conv = {o.phase: o.flops for o in prefill_ops(cfg, eng) + decode_ops(cfg, eng) if o.name == "conv1d"}
+    w, n = cfg.mixer.inner, cfg.attention_kinds.count("R")
+    assert conv == {"prefill": 2 * BATCH * PROMPT * 4 * w * n, "decode": 2 * BATCH * 4 * w * n}
+
+
+def test_recurrent_gemma_comes_to_its_papers_size_and_refuses_what_it_does_not_build():
+    """RecurrentGemma-2B's shape (its config class's, with the released MLP width and one KV head) comes to the
+    paper's 2.7 B parameters; block_types other than recurrent / attention are refused with the reason."""
+    from gemmlib.core.errors import InputError
+
+    cfg = read_config(dict(model_type="recurrent_gemma", hidden_size=2560, num_hidden_layers=26,
+                           num_attention_heads=10, num_key_value_heads=1, intermediate_size=15360,
+                           vocab_size=256000))[0]
+    assert cfg.params == 2_682_862_080 and round(cfg.params / 1e9, 1) == 2.7
+    assert cfg.layer_types == "RRS" * 8 + "RR" and cfg.sliding_window == 2048
+    with pytest.raises(InputError, match="block_types must be a list of 'recurrent' and 'attention'"):
+        read_config(dict(RG, block_types=["recurrent", "mlp"], model_type="recurrent_gemma"))
