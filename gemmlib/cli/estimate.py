@@ -347,6 +347,8 @@ def _read_lines(read: dict | None) -> list[str]:
                     "sequence, not growing with the context)")
     if read.get("vision"):
         bits.append(f"vision tower {sum(read['vision'].values()):,} parameters (reported, not in the decoder's counts)")
+    if read.get("audio"):
+        bits.append(f"audio tower {sum(read['audio'].values()):,} parameters (reported, not in the decoder's counts)")
     if read["quantization"]:
         bits.append(f"quantization {read['quantization']['label']}")
     bits.append(f"dtype {read['dtype'] or 'not given'}")

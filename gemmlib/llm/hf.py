@@ -26,7 +26,7 @@ from gemmlib.llm.config import ModelConfig, _whole, moe_pattern
 from gemmlib.llm.families_known import NOT_SIZED, TRANSFORMERS_MODEL_TYPES
 from gemmlib.llm.quant import from_mlx_quantization, from_quantization_config
 from gemmlib.llm.ssm import RGLRU, KimiDelta, Lightning, Mixer, ShortConv
-from gemmlib.llm.vision import vision_params
+from gemmlib.llm.vision import audio_params, vision_params
 
 MAX_CONFIG_BYTES = 1_000_000  # a config.json is a few kB; refuse anything this large
 # The reasons Python's json module gives (json.JSONDecodeError.msg), marked so that a page shows them translated
@@ -52,7 +52,7 @@ SUPPORTED_MODEL_TYPES = (
     "persimmon", "stablelm", "gpt_neo", "mpt", "gemma4_text", "gemma4", "gemma4_unified_text", "gemma4_unified",
     "gemma3n_text", "gemma3n", "jais2", "mimo_v2_flash", "lfm3", "laguna", "dbrx", "bloom", "opt", "biogpt",
     "deepseek_v4", "mellum", "nanochat", "hyperclovax", "flint", "axk1", "beam", "lara_mini", "olmo_hybrid",
-    "recurrent_gemma",
+    "recurrent_gemma", "phi4_multimodal",
     "apertus1p5_text", "apertus1p5", "hy_v4", "longcat_flash", "minimax", "kimi_linear", "bailing_hybrid",
     "cohere_compass_text", "cohere_compass", "mamba", "falcon_mamba", "mamba2", "bitnet", "aria_text", "aria", "xglm", "ctrl", "emu3",
     "minimax_m3_vl_text", "minimax_m3_vl", "mllama_text_model", "mllama",
@@ -103,6 +103,7 @@ ARCHITECTURES = {
     "NanoChatForCausalLM": "nanochat", "HyperCLOVAXForCausalLM": "hyperclovax", "FlintForCausalLM": "flint",
     "AXK1ForCausalLM": "axk1", "BeamForCausalLM": "beam", "LaraMiniForCausalLM": "lara_mini",
     "OlmoHybridForCausalLM": "olmo_hybrid", "RecurrentGemmaForCausalLM": "recurrent_gemma",
+    "Phi4MultimodalForCausalLM": "phi4_multimodal",
     "Apertus1p5TextForCausalLM": "apertus1p5_text", "Apertus1p5ForConditionalGeneration": "apertus1p5",
     "HYV4ForCausalLM": "hy_v4", "LongcatFlashForCausalLM": "longcat_flash", "MiniMaxForCausalLM": "minimax",
     "KimiLinearForCausalLM": "kimi_linear", "BailingHybridForCausalLM": "bailing_hybrid",
@@ -181,6 +182,8 @@ IRRELEVANT_KEYS = frozenset({
 UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     "qwen2": frozenset({"attention_bias"}),  # q/k/v biases are always on, o_proj has none
     "phi3": frozenset({"attention_bias", "lm_head_bias", "mlp_bias"}),
+    # Phi-4-multimodal: Phi-3's decoder; its image and audio towers are reported apart (gemmlib.llm.vision)
+    "phi4_multimodal": frozenset({"attention_bias", "lm_head_bias", "mlp_bias", "vision_config", "audio_config"}),
     "qwen3_moe": frozenset({"max_window_layers"}),  # a sliding window applies to every layer
     "gemma2": frozenset({"sliding_window_size"}),
     "gemma4_text": frozenset({"expert_intermediate_size"}),
@@ -448,6 +451,9 @@ DEFAULTS: dict[str, dict] = {
                 num_attention_heads=32, tie_word_embeddings=False, max_position_embeddings=2048),
     "phi3": dict(vocab_size=32064, hidden_size=3072, intermediate_size=8192, num_hidden_layers=32,
                  num_attention_heads=32, tie_word_embeddings=False, max_position_embeddings=4096),
+    "phi4_multimodal": dict(vocab_size=200064, hidden_size=3072, intermediate_size=8192, num_hidden_layers=32,
+                            num_attention_heads=32, num_key_value_heads=8, tie_word_embeddings=False,
+                            max_position_embeddings=131072),
     "phimoe": dict(vocab_size=32064, hidden_size=4096, intermediate_size=6400, num_hidden_layers=32,
                    num_attention_heads=32, num_key_value_heads=8, num_local_experts=16, num_experts_per_tok=2,
                    tie_word_embeddings=False, max_position_embeddings=131072),
@@ -3011,7 +3017,7 @@ _READERS = {
     "llama": _read_llama, "granite": _read_llama, "granitemoe": _read_granitemoe, "mistral": _read_mistral,
     "ministral": _read_ministral, "mixtral": _read_mixtral, "qwen2": _read_qwen2, "qwen2_moe": _read_qwen2_moe,
     "qwen3": _read_qwen3, "qwen3_moe": _read_qwen3_moe, "gemma": _read_gemma, "gemma2": _read_gemma2,
-    "gemma3_text": _read_gemma3_text, "phi": _read_phi, "phi3": _read_phi3, "phimoe": _read_phimoe,
+    "gemma3_text": _read_gemma3_text, "phi": _read_phi, "phi3": _read_phi3, "phi4_multimodal": _read_phi3, "phimoe": _read_phimoe,
     "deepseek_v2": _read_deepseek, "deepseek_v3": _read_deepseek, "olmo": _read_olmo, "olmo2": _read_olmo2,
     "olmo3": _read_olmo2, "olmoe": _read_olmoe, "cohere": _read_cohere, "cohere2": _read_cohere,
     "internlm2": _read_internlm2, "falcon": _read_falcon, "gpt_neox": _read_gpt_neox, "starcoder2": _read_starcoder2,
@@ -3192,6 +3198,14 @@ def read_config(cfg: dict, name: str = "custom", source: str = "") -> tuple[Mode
         cfg, mtype, wrapper = _unwrap(cfg, wrapper, notes)
     else:
         mtype = family
+    audio = None
+    if mtype == "phi4_multimodal":  # the decoder's keys at the top level, the image and audio towers beside them
+        vision, audio = vision_params(mtype, cfg), audio_params(mtype, cfg)
+        notes.append(Text(N_("phi4_multimodal is multimodal: its decoder (Phi-3's block, the top-level keys) is counted; "
+                             "the image encoder ({vision:,} parameters) and the audio encoder ({audio:,}) with their "
+                             "projectors run once per image or audio clip and are reported beside it, not in the "
+                             "decoder's counts; the LoRA adapters its checkpoints ship apart are not counted"),
+                          vision=sum(vision.values()), audio=sum(audio.values())))
     r = _Read(cfg, mtype, DEFAULTS.get(mtype, {}), ALIASES.get(mtype), defaults_for_shape=wrapper is not None)
     r.notes = notes
     fields_ = _READERS[mtype](r)
@@ -3232,7 +3246,7 @@ def read_config(cfg: dict, name: str = "custom", source: str = "") -> tuple[Mode
     info = {"model_type": mtype, "wrapper": wrapper,
             "dtype_source": "torch_dtype" if dtype else "",
             "ignored_keys": ignored, "unknown_keys": unknown, "misspelled": misspelled,
-            "defaults": dict(sorted(r.defaulted.items())), "vision": vision, "notes": r.notes}
+            "defaults": dict(sorted(r.defaulted.items())), "vision": vision, "audio": audio, "notes": r.notes}
     return model, info
 
 
@@ -3256,6 +3270,7 @@ def describe_read(model: ModelConfig, info: dict | None = None) -> dict:
     info = info or {}
     d.update(model_type=info.get("model_type", model.family), wrapper=info.get("wrapper"),
              vision=dict(info["vision"]) if info.get("vision") else None,
+             audio=dict(info["audio"]) if info.get("audio") else None,
              misspelled=dict(info.get("misspelled", {})),
              ignored_keys=list(info.get("ignored_keys", [])), unknown_keys=list(info.get("unknown_keys", [])),
              defaults=dict(info.get("defaults", {})), notes=list(info.get("notes", [])))

@@ -53,6 +53,14 @@ _MLLAMA = dict(hidden_size=1280, intermediate_size=5120, num_hidden_layers=32, n
 
 _PIXTRAL = dict(hidden_size=1024, intermediate_size=4096, num_hidden_layers=24, num_channels=3, patch_size=16)
 
+# Phi-4-multimodal's towers (Phi4MultimodalVisionConfig / Phi4MultimodalAudioConfig defaults)
+_PHI4MM_VISION = dict(hidden_size=1152, intermediate_size=4304, num_hidden_layers=27, num_channels=3, image_size=448,
+                      patch_size=14)
+_PHI4MM_AUDIO = dict(hidden_size=1024, intermediate_size=1536, num_blocks=24, num_attention_heads=16,
+                     ext_pw_out_channel=1024, depthwise_separable_out_channel=1024, depthwise_multiplier=1,
+                     kernel_size=3, input_size=80, time_reduction=8, bias_max_distance=1000, nemo_conv_channels=1024,
+                     downsample_rate=1)
+
 VISION_WRAPPERS = ("qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "gemma3", "mistral3", "gemma4", "minimax_m3_vl",
                    "mllama")
 
@@ -99,15 +107,9 @@ def _qwen3_vl(cfg: dict, *, deepstack: bool = True) -> dict[str, int]:
 def _gemma3(cfg: dict) -> dict[str, int]:
     v = _vision_block(cfg)
     d = _get(v, _SIGLIP, "hidden_size")
-    f = _get(v, _SIGLIP, "intermediate_size")
-    layers = _get(v, _SIGLIP, "num_hidden_layers")
-    c, p, img = _get(v, _SIGLIP, "num_channels"), _get(v, _SIGLIP, "patch_size"), _get(v, _SIGLIP, "image_size")
-    head = v.get("vision_use_head", _SIGLIP["vision_use_head"])
-    block = 4 * (d * d + d) + 4 * d + 2 * d * f + f + d
-    out = {"patch_embed": c * p * p * d + d, "positions": (img // p) ** 2 * d, "blocks": layers * block,
-           "post_layernorm": 2 * d}
-    if head is True:
-        out["pooling_head"] = d + 4 * (d * d + d) + 2 * d + 2 * d * f + f + d
+    out = _siglip_tower(v, _SIGLIP)
+    if v.get("vision_use_head", _SIGLIP["vision_use_head"]) is not True:
+        del out["pooling_head"]
     tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
     text_hidden = _whole("text_config.hidden_size", tc.get("hidden_size", 2304))
     out["projector"] = d * text_hidden + d
@@ -183,6 +185,71 @@ def _mllama(cfg: dict) -> dict[str, int]:
             "layernorms": 2 * 2 * d, "blocks": local * block + glob * (block + 2), "projector": out * dt + dt}
 
 
+def _siglip_tower(v: dict, defaults: dict) -> dict[str, int]:
+    """SigLIP's vision transformer with its attention-pooling head (Gemma 3's when ``vision_use_head``, Phi-4's)."""
+    d, f = _get(v, defaults, "hidden_size"), _get(v, defaults, "intermediate_size")
+    layers = _get(v, defaults, "num_hidden_layers")
+    c, p, img = _get(v, defaults, "num_channels"), _get(v, defaults, "patch_size"), _get(v, defaults, "image_size")
+    block = 4 * (d * d + d) + 4 * d + 2 * d * f + f + d
+    return {"patch_embed": c * p * p * d + d, "positions": (img // p) ** 2 * d, "blocks": layers * block,
+            "post_layernorm": 2 * d, "pooling_head": d + 4 * (d * d + d) + 2 * d + 2 * d * f + f + d}
+
+
+def _top_hidden(cfg: dict) -> int:
+    return _whole("hidden_size", cfg.get("hidden_size", 3072))
+
+
+def _phi4_multimodal(cfg: dict) -> dict[str, int]:
+    """Phi-4-multimodal's image encoder: SigLIP's tower with its pooling head (the config's vision_config), the
+    projection up to the decoder's width and down again (both biased), the global and sub-image separators."""
+    v = _vision_block(cfg)
+    d, h = _get(v, _PHI4MM_VISION, "hidden_size"), _top_hidden(cfg)
+    out = _siglip_tower(v, _PHI4MM_VISION)
+    out["projector"] = d * h + h + h * h + h + 2 * d
+    return out
+
+
+def _phi4_multimodal_audio(cfg: dict) -> dict[str, int]:
+    """Phi-4-multimodal's audio encoder: NeMo's convolutional subsampling (a 3×3 stride-2 convolution, then per
+    further halving of time a depthwise 3×3 and a pointwise one, and a linear to the width), a relative attention
+    bias per head, ``num_blocks`` conformer blocks (two half-step MLPs with a LayerNorm and a fused gate|up, biased
+    q/k/v/o attention, a convolution module: LayerNorm, a GLU pointwise convolution with two biases, a depthwise
+    separable convolution and a pointwise one; two LayerNorms), and its projections to the decoder's width, one pair
+    for speech and one for speech with an image."""
+    a = cfg.get("audio_config") or {}
+    if not isinstance(a, dict):
+        raise InputError(N_("config.json field 'audio_config' must be an object"))
+
+    def get(key: str, minimum: int = 1) -> int:
+        return _whole(f"audio_config.{key}", a.get(key, _PHI4MM_AUDIO[key]), minimum=minimum)
+
+    d, f, heads = get("hidden_size"), get("intermediate_size"), get("num_attention_heads")
+    pw, sep, mult, k = (get("ext_pw_out_channel"), get("depthwise_separable_out_channel"), get("depthwise_multiplier"),
+                        get("kernel_size"))
+    cc, reduction, size = get("nemo_conv_channels"), get("time_reduction", 2), get("input_size")
+    halvings = reduction.bit_length() - 1  # int(log2(time_reduction)), as the config class computes it
+    for _ in range(halvings):
+        size = (size - 1) // 2 + 1
+    subsampling = 10 * cc + (halvings - 1) * (10 * cc + cc * cc + cc) + cc * size * d + d
+    buckets = get("bias_max_distance") * (1 if a.get("bias_symmetric", False) is True else 2)
+    hd = a.get("head_dim", d // heads)
+    q = heads * _whole("audio_config.head_dim", hd)
+    mlp = 2 * d + d * 2 * f + 2 * f + f * d + d
+    attention = 3 * (d * q + q) + q * d + d
+    conv = 2 * d + (d * 2 * pw + 2 * pw + 2 * pw) + (d * mult * k + d * mult) + (d * mult * sep + sep) + (d * pw + pw)
+    block = 2 * mlp + attention + conv + 4 * d
+    h, ds = _top_hidden(cfg), get("downsample_rate")
+    return {"subsampling": subsampling, "relative_attention_bias": buckets * heads, "blocks": get("num_blocks") * block,
+            "projectors": 2 * (d * ds * h + h + h * h + h)}
+
+
+def audio_params(model_type: str, cfg: dict) -> dict[str, int] | None:
+    """The audio tower's parameters by part (None: a model whose audio tower this module does not count)."""
+    if model_type == "phi4_multimodal":
+        return _phi4_multimodal_audio(cfg)
+    return None
+
+
 def vision_params(wrapper: str, cfg: dict) -> dict[str, int] | None:
     """The vision tower's parameters by part (None: a wrapper whose tower this module does not count)."""
     if wrapper in ("qwen3_vl", "qwen3_vl_moe", "cohere_compass"):  # North: Qwen3-VL's tower
@@ -199,4 +266,6 @@ def vision_params(wrapper: str, cfg: dict) -> dict[str, int] | None:
         return _mllama(cfg)
     if wrapper == "minimax_m3_vl":
         return _minimax_m3(cfg)
+    if wrapper == "phi4_multimodal":
+        return _phi4_multimodal(cfg)
     return None

@@ -1083,6 +1083,11 @@ def _read(est: ScaleOutEstimate, gettext: Translate, escape: Escape) -> Read:
                 "{params} parameters (run once per image, not in the decoder's counts): {parts}").format(
                 params=fmt.count(sum(v for v in r["vision"].values() if isinstance(v, int))),
                 parts=", ".join(f"`{k}` {fmt.count(v)}" for k, v in r["vision"].items() if isinstance(v, int)))),
+            *([(gettext("audio tower"), gettext(
+                "{params} parameters (run once per audio clip, not in the decoder's counts): {parts}").format(
+                params=fmt.count(sum(v for v in r["audio"].values() if isinstance(v, int))),
+                parts=", ".join(f"`{k}` {fmt.count(v)}" for k, v in r["audio"].items() if isinstance(v, int))))]
+              if r.get("audio") else []),
             (gettext("checkpoint"), gettext("{size} of tensors").format(size=fmt.nbytes(r["checkpoint_bytes"]))),
             (gettext("block"), gettext("{norm} × {n}, qk-norm {qk}, {layout}, positions {positions}, biases "
                                        "{biases}").format(

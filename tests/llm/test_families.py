@@ -1477,3 +1477,49 @@ def test_recurrent_gemma_comes_to_its_papers_size_and_refuses_what_it_does_not_b
     assert cfg.layer_types == "RRS" * 8 + "RR" and cfg.sliding_window == 2048
     with pytest.raises(InputError, match="block_types must be a list of 'recurrent' and 'attention'"):
         read_config(dict(RG, block_types=["recurrent", "mlp"], model_type="recurrent_gemma"))
+
+
+PHI4MM = dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+              vocab_size=128, pad_token_id=None, bos_token_id=None, eos_token_id=[0], tie_word_embeddings=True,
+              vision_config=dict(hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
+                                 image_size=56, patch_size=14, crop_size=56),
+              audio_config=dict(hidden_size=32, intermediate_size=40, num_blocks=2, num_attention_heads=4,
+                                ext_pw_out_channel=32, depthwise_separable_out_channel=32, nemo_conv_channels=16,
+                                time_reduction=4, input_size=40, bias_max_distance=50, kernel_size=5,
+                                downsample_rate=2))
+
+
+@pytest.mark.parametrize("source", ["keys", "to_dict"])
+def test_phi4_multimodal_counts_its_decoder_and_reports_its_image_and_audio_encoders(source):
+    """Phi-4-multimodal from transformers' own class: its decoder (Phi-3's block, read from the top-level keys) exact
+    to the parameter, the FLOP (a text prompt never runs the encoders) and the cache; the image encoder (SigLIP with
+    its pooling head, the projection up and down) and the audio encoder (NeMo subsampling, relative attention bias,
+    conformer blocks, two projection pairs) reported beside it, each equal to numel() of its modules — at tiny
+    shapes and at the config class's defaults."""
+    from gemmlib.llm.hf import describe_read
+
+    hf, model = _build("phi4_multimodal", PHI4MM)
+    raw = dict(PHI4MM, model_type="phi4_multimodal") if source == "keys" else json.loads(hf.to_json_string())
+    cfg, info = read_config(raw)
+    towers = {part: sum(p.numel() for n, p in model.named_parameters() if f"{part}_embed." in n)
+              for part in ("image", "audio")}
+    assert sum(info["vision"].values()) == towers["image"] and sum(info["audio"].values()) == towers["audio"]
+    assert cfg.params == sum(p.numel() for p in model.parameters()) - towers["image"] - towers["audio"]
+    prefill, decode, per_layer, nbytes = _run(model, hf.vocab_size)
+    wl = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1, kv_dtype="fp32")
+    assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
+    assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
+    assert kv_cache_bytes(cfg, wl) == nbytes
+    read = describe_read(cfg, info)
+    assert read["audio"] == info["audio"] and read["vision"] == info["vision"]
+    if source == "to_dict":
+        assert info["unknown_keys"] == [], info["unknown_keys"]
+        full = AutoConfig.for_model("phi4_multimodal")
+        with torch.device("meta"):
+            big = AutoModelForCausalLM.from_config(full)
+        cfg, info = read_config(json.loads(full.to_json_string()))
+        sizes = {part: sum(p.numel() for n, p in big.named_parameters() if f"{part}_embed." in n)
+                 for part in ("image", "audio")}
+        assert (sum(info["vision"].values()), sum(info["audio"].values())) == (sizes["image"], sizes["audio"]) \
+            == (441_550_016, 466_432_256)
+        assert cfg.params == sum(p.numel() for p in big.parameters()) - sum(sizes.values())

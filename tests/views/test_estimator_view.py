@@ -442,3 +442,22 @@ def test_the_pages_cache_keys_name_every_field():
     assert repr(dataclasses.replace(a, vocab=a.vocab + 1)) != repr(a)
     h = get_hardware("h100")
     assert repr(h) != repr(dataclasses.replace(h, bandwidth=h.bandwidth * 1.01))
+
+
+def test_what_was_read_shows_phi4_multimodals_image_and_audio_encoders():
+    import json
+
+    from transformers import AutoConfig
+
+    raw = json.loads(AutoConfig.for_model("phi4_multimodal").to_json_string())
+    cfg, info = view.parse_upload(json.dumps(raw).encode(), "phi4mm.json")
+    est = view.estimate(view.Inputs(src="config.json"), cfg, CATALOGUE["H100 SXM"], info)
+    read = est.read()
+    rows = dict(view.present(est, escape=esc).read.rows)
+    assert rows["vision tower"].startswith(f"<{fmt.count(sum(read['vision'].values()))} parameters")
+    assert rows["audio tower"].startswith(f"<{fmt.count(466_432_256)} parameters")
+    assert "subsampling" in rows["audio tower"] and "per audio clip" in rows["audio tower"]
+    # a model without an audio tower has no audio row
+    cfg, info = view.parse_upload(json.dumps(dict(raw, model_type="phi3")).encode(), "phi3.json")
+    est = view.estimate(view.Inputs(src="config.json"), cfg, CATALOGUE["H100 SXM"], info)
+    assert "audio tower" not in dict(view.present(est, escape=esc).read.rows)
