@@ -75,6 +75,9 @@ _NAMES = {
                         fc2="c_proj", embed="transformer.wte"),
     "falcon": dict(prefix="transformer.h.{i}", attn="self_attention", qkv="query_key_value", o="dense",
                    fc1="dense_h_to_4h", fc2="dense_4h_to_h", embed="transformer.word_embeddings"),
+    "gpt_neox_japanese": dict(prefix="gpt_neox_japanese.layers.{i}", attn="attention", qkv="query_key_value",
+                              o="dense", fc1="dense_h_to_4h", fc2="dense_4h_to_h", head="embed_out",
+                              embed="gpt_neox_japanese.embed_in"),
     "gpt_neox": dict(prefix="gpt_neox.layers.{i}", attn="attention", qkv="query_key_value", o="dense",
                      fc1="dense_h_to_4h", fc2="dense_4h_to_h", head="embed_out", embed="gpt_neox.embed_in"),
     "internlm2": dict(attn="attention", qkv="wqkv", o="wo", mlp="feed_forward", gate="w1", up="w3", down="w2",
@@ -182,7 +185,8 @@ def _attention_linears(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
     if cfg.gate_proj_width:  # a separate gate on the attention output (LFM3, Laguna)
         g = cfg.gate_proj_width
         out.append(Linear(f"{p}.g_proj", "attention", g, h, False, i, (("attn_gate", g),)))
-    out.append(Linear(f"{p}.{n['o']}", "attention", h, cfg.o_dim, cfg.o_bias, i, (("o_proj", h),)))
+    o_bias = cfg.o_bias or (cfg.last_o_bias and i == cfg.layers - 1)  # GPT-NeoX-Japanese: the last layer's only
+    out.append(Linear(f"{p}.{n['o']}", "attention", h, cfg.o_dim, o_bias, i, (("o_proj", h),)))
     if cfg.is_block_sparse and i < cfg.layers and cfg.attention_kinds[i] == "I":  # MiniMax-M3's block indexer
         hi, di = cfg.index_heads, cfg.index_head_dim
         out += [Linear(f"{p}.indexer.q_proj", "attention", hi * di, h, False, i, (("index_q", hi * di),)),

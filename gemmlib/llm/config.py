@@ -220,6 +220,7 @@ class ModelConfig:
     norm: str = "rms"  # see NORM_KINDS
     qkv_bias: bool = False
     o_bias: bool = False
+    last_o_bias: bool = False  # GPT-NeoX-Japanese: a bias on the last layer's attention output only
     mlp_bias: bool = False
     activation_params: int = 0  # learned parameters of a dense MLP's activation (Apertus' xIELU: alpha_p, alpha_n)
     ffn_norm: bool = False  # a norm over a dense MLP's intermediate before down_proj (BitNet's ffn_sub_norm)
@@ -380,7 +381,7 @@ class ModelConfig:
                 if getattr(self, f):
                     raise InputError(N_("{field} is set but experts is 0 (a dense model)"),
                                      field=f.replace('_', ' '))
-        for f in ("tied_embeddings", "qkv_bias", "o_bias", "mlp_bias", "attention_sinks", "alibi", "fused_qkv",
+        for f in ("tied_embeddings", "qkv_bias", "o_bias", "last_o_bias", "mlp_bias", "attention_sinks", "alibi", "fused_qkv",
                   "fused_gate_up", "parallel_block", "lm_head_bias", "shared_expert_gate", "router_bias",
                   "expert_bias", "router_score_bias", "score_bias_param", "attn_output_gate", "no_positions", "sinusoidal",
                   "full_k_eq_v", "k_eq_v", "router_scales", "kv_reused", "sliding_sinks_only", "embedding_norm",
@@ -848,7 +849,8 @@ class ModelConfig:
             "embedding": self.vocab * self.hidden,
             "positions": self.learned_positions * self.hidden,
             "attention": self._per_kind(lambda c, k: c._attn_params() if k in ATTENTION_LETTERS else 0)
-            + self.attention_kinds.count("I") * self._indexer_params() + self._compressors(),
+            + self.attention_kinds.count("I") * self._indexer_params() + self._compressors()
+            + (self.hidden if self.last_o_bias and not self.o_bias else 0),
             "hyper_connections": self._hyper_params(),
             "cross_attention": self.attention_kinds.count("X") * self._cross_params(),
             "mixers": self.mixer_layer_count * self.mixer.params(self.hidden) if self.mixer else 0,

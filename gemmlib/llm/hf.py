@@ -53,6 +53,7 @@ SUPPORTED_MODEL_TYPES = (
     "gemma3n_text", "gemma3n", "jais2", "mimo_v2_flash", "lfm3", "laguna", "dbrx", "bloom", "opt", "biogpt",
     "deepseek_v4", "mellum", "nanochat", "hyperclovax", "flint", "axk1", "beam", "lara_mini", "olmo_hybrid",
     "recurrent_gemma", "phi4_multimodal",
+    "gpt_neox_japanese",
     "apertus1p5_text", "apertus1p5", "hy_v4", "longcat_flash", "minimax", "kimi_linear", "bailing_hybrid",
     "cohere_compass_text", "cohere_compass", "mamba", "falcon_mamba", "mamba2", "bitnet", "aria_text", "aria", "xglm", "ctrl", "emu3",
     "minimax_m3_vl_text", "minimax_m3_vl", "mllama_text_model", "mllama",
@@ -103,7 +104,7 @@ ARCHITECTURES = {
     "NanoChatForCausalLM": "nanochat", "HyperCLOVAXForCausalLM": "hyperclovax", "FlintForCausalLM": "flint",
     "AXK1ForCausalLM": "axk1", "BeamForCausalLM": "beam", "LaraMiniForCausalLM": "lara_mini",
     "OlmoHybridForCausalLM": "olmo_hybrid", "RecurrentGemmaForCausalLM": "recurrent_gemma",
-    "Phi4MultimodalForCausalLM": "phi4_multimodal",
+    "Phi4MultimodalForCausalLM": "phi4_multimodal", "GPTNeoXJapaneseForCausalLM": "gpt_neox_japanese",
     "Apertus1p5TextForCausalLM": "apertus1p5_text", "Apertus1p5ForConditionalGeneration": "apertus1p5",
     "HYV4ForCausalLM": "hy_v4", "LongcatFlashForCausalLM": "longcat_flash", "MiniMaxForCausalLM": "minimax",
     "KimiLinearForCausalLM": "kimi_linear", "BailingHybridForCausalLM": "bailing_hybrid",
@@ -454,6 +455,8 @@ DEFAULTS: dict[str, dict] = {
     "phi4_multimodal": dict(vocab_size=200064, hidden_size=3072, intermediate_size=8192, num_hidden_layers=32,
                             num_attention_heads=32, num_key_value_heads=8, tie_word_embeddings=False,
                             max_position_embeddings=131072),
+    "gpt_neox_japanese": dict(vocab_size=32000, hidden_size=2560, num_hidden_layers=32, num_attention_heads=32,
+                              intermediate_multiple_size=4, max_position_embeddings=2048, tie_word_embeddings=True),
     "phimoe": dict(vocab_size=32064, hidden_size=4096, intermediate_size=6400, num_hidden_layers=32,
                    num_attention_heads=32, num_key_value_heads=8, num_local_experts=16, num_experts_per_tok=2,
                    tie_word_embeddings=False, max_position_embeddings=131072),
@@ -1237,6 +1240,15 @@ def _read_gpt_neox(r: _Read) -> dict:
     ab = r.flag("attention_bias", True)
     c.update(kv_heads=c["heads"], qkv_bias=ab, o_bias=ab, mlp="plain", mlp_bias=True, norm="layer",
              parallel_block=r.flag("use_parallel_residual", True), fused_qkv=True)
+    return c
+
+
+def _read_gpt_neox_japanese(r: _Read) -> dict:
+    """GPT-NeoX-Japanese: GPT-NeoX's fused q|k|v without biases, sequential (not parallel) residuals, a GELU MLP of
+    ``intermediate_multiple_size`` × hidden without biases, a bias on the last layer's attention output only."""
+    c = _common(r, head_dim_key=False, ffn_key="hidden_size")
+    c.update(kv_heads=c["heads"], ffn=c["hidden"] * r.whole("intermediate_multiple_size"), mlp="plain", norm="layer",
+             fused_qkv=True, last_o_bias=True, tied_embeddings=r.flag("tie_word_embeddings", True))
     return c
 
 
@@ -3017,7 +3029,8 @@ _READERS = {
     "llama": _read_llama, "granite": _read_llama, "granitemoe": _read_granitemoe, "mistral": _read_mistral,
     "ministral": _read_ministral, "mixtral": _read_mixtral, "qwen2": _read_qwen2, "qwen2_moe": _read_qwen2_moe,
     "qwen3": _read_qwen3, "qwen3_moe": _read_qwen3_moe, "gemma": _read_gemma, "gemma2": _read_gemma2,
-    "gemma3_text": _read_gemma3_text, "phi": _read_phi, "phi3": _read_phi3, "phi4_multimodal": _read_phi3, "phimoe": _read_phimoe,
+    "gemma3_text": _read_gemma3_text, "phi": _read_phi, "phi3": _read_phi3, "phi4_multimodal": _read_phi3,
+    "gpt_neox_japanese": _read_gpt_neox_japanese, "phimoe": _read_phimoe,
     "deepseek_v2": _read_deepseek, "deepseek_v3": _read_deepseek, "olmo": _read_olmo, "olmo2": _read_olmo2,
     "olmo3": _read_olmo2, "olmoe": _read_olmoe, "cohere": _read_cohere, "cohere2": _read_cohere,
     "internlm2": _read_internlm2, "falcon": _read_falcon, "gpt_neox": _read_gpt_neox, "starcoder2": _read_starcoder2,

@@ -102,6 +102,12 @@ TINY: dict[str, tuple[str, dict]] = {
                                     alibi=True, multi_query=False, parallel_attn=False, bias=True)),
     "gpt_neox": ("gpt_neox", dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=96,
                                   vocab_size=128, max_position_embeddings=64, use_parallel_residual=False)),
+    # GPT-NeoX-Japanese: no biases but the last layer's attention output's, an MLP of 2 × hidden, partial rotary
+    "gpt_neox_japanese": ("gpt_neox_japanese", dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                                                    intermediate_multiple_size=2, vocab_size=128,
+                                                    max_position_embeddings=64, bos_token_id=None, eos_token_id=None,
+                                                    rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
+                                                                     "partial_rotary_factor": 0.5})),
     "starcoder2": ("starcoder2", dict(B, sliding_window=4)),
     "gpt2": ("gpt2", dict(n_embd=64, n_layer=2, n_head=4, n_positions=64, vocab_size=128)),
     "gpt_bigcode": ("gpt_bigcode", dict(n_embd=64, n_layer=2, n_head=4, n_positions=64, vocab_size=128)),
