@@ -299,8 +299,10 @@ def _read_lines(read: dict | None) -> list[str]:
     elif att["sliding"] or att["chunked"]:
         bits.append(f"attention {att['full']} full + {att['sliding'] + att['chunked']} "
                     f"{'chunked' if att['chunked'] else 'sliding'} (window {att['window']}, {att['pattern']})")
-    elif att.get("without_attention") and not att["full"]:
+    elif att.get("without_attention") and not att["full"] and read["block"].get("layers_without_mlp"):
         bits.append(f"no attention and no MLP: every layer a mixer ({att['pattern']})")
+    elif att.get("without_attention") and not att["full"]:
+        bits.append(f"no attention: every layer a mixer and an MLP ({att['pattern']})")
     elif att.get("without_attention"):
         with_att = att["full"]
         bits.append(f"full attention in {with_att} of {with_att + att['without_attention']} layers ({att['pattern']})")

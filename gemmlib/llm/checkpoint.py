@@ -86,6 +86,8 @@ _NAMES = {
     "qwen3_5_text": dict(mixer="linear_attn"),
     "olmo_hybrid": dict(mixer="linear_attn"),
     "recurrent_gemma": dict(attn="temporal_block", mixer="temporal_block", mlp="mlp_block"),
+    "rwkv": dict(prefix="rwkv.blocks.{i}", mixer="", mlp="feed_forward", fc1="key", fc2="value", head="head",
+                 embed="rwkv.embeddings"),
     "qwen3_5_moe_text": dict(mixer="linear_attn", shared="shared_expert"),
     "minimax_m2": dict(moe="block_sparse_moe", egate="w1", eup="w3", edown="w2"),
     "jamba": dict(mlp="feed_forward", moe="feed_forward", router="router"),
@@ -124,7 +126,7 @@ def _mixer(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
     """A hybrid layer's mixer linears (and its convolution, stored like a [channels, kernel] matrix)."""
     if cfg.mixer is None or i >= cfg.layers or cfg.attention_kinds[i] not in MIXER_LETTERS:
         return []
-    mx, p = cfg.mixer, n["prefix"].format(i=i) + "." + n["mixer"]
+    mx, p = cfg.mixer, n["prefix"].format(i=i) + ("." + n["mixer"] if n["mixer"] else "")
     out = [Linear(f"{p}.{stored}", "mixer", o, k, b, i, ((name, o),)) for stored, name, o, k, b in mx.stored(cfg.hidden)]
     if mx.conv_channels:  # (MiniMax's lightning attention has no convolution)
         out.append(Linear(f"{p}.{mx.conv_name}", "conv", mx.conv_channels, mx.conv, mx.conv_bias, i,

@@ -59,7 +59,8 @@ QK_NORMS = ("none", "head", "width", "l2")
 LAYER_KINDS = {"F": "full", "S": "sliding", "C": "chunked", "L": "linear_attention", "M": "mamba", "2": "mamba2",
                "P": "attention+mamba2", "I": "indexed", "V": "short_conv", "f": "full_kv_shared",
                "s": "sliding_kv_shared", "A": "compressed_sparse", "H": "heavily_compressed", "N": "lightning", "K": "kimi_delta",
-               "X": "cross_attention", "R": "rg_lru", "-": "none"}
+               "X": "cross_attention", "R": "rg_lru", "W": "rwkv",
+               "-": "none"}
 # I: full attention with its own DeepSeek Sparse Attention indexer (a DSA model's F layers reuse another layer's choice);
 # in a block-sparse model (MiniMax-M3, index_block > 0) full attention whose indexer keeps whole blocks of keys (its F
 # layers are plain full attention)

@@ -25,7 +25,7 @@ from gemmlib.core.i18n import N_, Text
 from gemmlib.llm.config import ModelConfig, _whole, moe_pattern
 from gemmlib.llm.families_known import NOT_SIZED, TRANSFORMERS_MODEL_TYPES
 from gemmlib.llm.quant import from_mlx_quantization, from_quantization_config
-from gemmlib.llm.ssm import RGLRU, KimiDelta, Lightning, Mixer, ShortConv
+from gemmlib.llm.ssm import RGLRU, RWKV, KimiDelta, Lightning, Mixer, ShortConv
 from gemmlib.llm.vision import audio_params, vision_params
 
 MAX_CONFIG_BYTES = 1_000_000  # a config.json is a few kB; refuse anything this large
@@ -53,7 +53,7 @@ SUPPORTED_MODEL_TYPES = (
     "gemma3n_text", "gemma3n", "jais2", "mimo_v2_flash", "lfm3", "laguna", "dbrx", "bloom", "opt", "biogpt",
     "deepseek_v4", "mellum", "nanochat", "hyperclovax", "flint", "axk1", "beam", "lara_mini", "olmo_hybrid",
     "recurrent_gemma", "phi4_multimodal",
-    "gpt_neox_japanese",
+    "gpt_neox_japanese", "rwkv",
     "apertus1p5_text", "apertus1p5", "hy_v4", "longcat_flash", "minimax", "kimi_linear", "bailing_hybrid",
     "cohere_compass_text", "cohere_compass", "mamba", "falcon_mamba", "mamba2", "bitnet", "aria_text", "aria", "xglm", "ctrl", "emu3",
     "minimax_m3_vl_text", "minimax_m3_vl", "mllama_text_model", "mllama",
@@ -105,6 +105,7 @@ ARCHITECTURES = {
     "AXK1ForCausalLM": "axk1", "BeamForCausalLM": "beam", "LaraMiniForCausalLM": "lara_mini",
     "OlmoHybridForCausalLM": "olmo_hybrid", "RecurrentGemmaForCausalLM": "recurrent_gemma",
     "Phi4MultimodalForCausalLM": "phi4_multimodal", "GPTNeoXJapaneseForCausalLM": "gpt_neox_japanese",
+    "RwkvForCausalLM": "rwkv",
     "Apertus1p5TextForCausalLM": "apertus1p5_text", "Apertus1p5ForConditionalGeneration": "apertus1p5",
     "HYV4ForCausalLM": "hy_v4", "LongcatFlashForCausalLM": "longcat_flash", "MiniMaxForCausalLM": "minimax",
     "KimiLinearForCausalLM": "kimi_linear", "BailingHybridForCausalLM": "bailing_hybrid",
@@ -455,6 +456,8 @@ DEFAULTS: dict[str, dict] = {
     "phi4_multimodal": dict(vocab_size=200064, hidden_size=3072, intermediate_size=8192, num_hidden_layers=32,
                             num_attention_heads=32, num_key_value_heads=8, tie_word_embeddings=False,
                             max_position_embeddings=131072),
+    "rwkv": dict(vocab_size=50277, hidden_size=4096, num_hidden_layers=32, context_length=1024, rescale_every=6,
+                 tie_word_embeddings=False),
     "gpt_neox_japanese": dict(vocab_size=32000, hidden_size=2560, num_hidden_layers=32, num_attention_heads=32,
                               intermediate_multiple_size=4, max_position_embeddings=2048, tie_word_embeddings=True),
     "phimoe": dict(vocab_size=32064, hidden_size=4096, intermediate_size=6400, num_hidden_layers=32,
@@ -1871,6 +1874,25 @@ def _pure_ssm(r: _Read, mixer: Mixer, letter: str) -> dict:
                 tied_embeddings=r.flag("tie_word_embeddings", True), layer_types=letter * layers, moe_layers="-" * layers)
 
 
+def _read_rwkv(r: _Read) -> dict:
+    """RWKV-4: in every block a LayerNorm and the time mixing (gemmlib.llm.ssm.RWKV), a LayerNorm and the channel
+    mixing — a ReLU² MLP of ``intermediate_size`` (4 × hidden by default) without biases, its sigmoid receptance gate
+    counted with the mixer; a LayerNorm after the embedding (the first block's), one at the end, no positions, the
+    head untied unless ``tie_word_embeddings``. The WKV state is sized by hidden_size in transformers, so
+    attention_hidden_size must equal it."""
+    layers, h = r.whole("num_hidden_layers"), r.whole("hidden_size")
+    a = r.opt_whole("attention_hidden_size", minimum=1) or h
+    if a != h:
+        raise InputError(N_("rwkv: attention_hidden_size {a} differs from hidden_size {h}: transformers keeps the WKV "
+                            "state at hidden_size and cannot run it"), a=a, h=h)
+    r.get("rescale_every")  # read, unused: halving the activations every few blocks (the weights rescaled instead)
+    return dict(hidden=h, layers=layers, heads=1, kv_heads=1, head_dim=h,
+                ffn=r.opt_whole("intermediate_size", minimum=1) or 4 * h, mlp="plain", vocab=r.whole("vocab_size"),
+                norm="layer", embedding_norm=True, mixer=RWKV(inner=a, width=h), no_positions=True,
+                max_positions=r.opt_whole("context_length") or 0, tied_embeddings=r.flag("tie_word_embeddings", False),
+                layer_types="W" * layers)
+
+
 def _mamba_mixer(r: _Read) -> Mixer:
     """Mamba's (and Falcon Mamba's) mixer: ``intermediate_size`` channels when given (the config classes set
     expand × hidden_size, then a given width over it), a dt rank of ⌈hidden / 16⌉ unless ``time_step_rank`` says."""
@@ -3030,7 +3052,7 @@ _READERS = {
     "ministral": _read_ministral, "mixtral": _read_mixtral, "qwen2": _read_qwen2, "qwen2_moe": _read_qwen2_moe,
     "qwen3": _read_qwen3, "qwen3_moe": _read_qwen3_moe, "gemma": _read_gemma, "gemma2": _read_gemma2,
     "gemma3_text": _read_gemma3_text, "phi": _read_phi, "phi3": _read_phi3, "phi4_multimodal": _read_phi3,
-    "gpt_neox_japanese": _read_gpt_neox_japanese, "phimoe": _read_phimoe,
+    "gpt_neox_japanese": _read_gpt_neox_japanese, "rwkv": _read_rwkv, "phimoe": _read_phimoe,
     "deepseek_v2": _read_deepseek, "deepseek_v3": _read_deepseek, "olmo": _read_olmo, "olmo2": _read_olmo2,
     "olmo3": _read_olmo2, "olmoe": _read_olmoe, "cohere": _read_cohere, "cohere2": _read_cohere,
     "internlm2": _read_internlm2, "falcon": _read_falcon, "gpt_neox": _read_gpt_neox, "starcoder2": _read_starcoder2,

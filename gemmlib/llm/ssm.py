@@ -1,11 +1,12 @@
 """Linear-attention and state-space mixers: Gated DeltaNet (Qwen3-Next), Mamba (Jamba), Mamba-2 (Nemotron-H,
 Falcon-H1), LFM2's gated short convolution, MiniMax's lightning attention, Kimi delta attention, RecurrentGemma's
-RG-LRU — their parameters, their per-sequence state and the work of a prefill
+RG-LRU, RWKV-4's time mixing — their parameters, their per-sequence state and the work of a prefill
 and of a decode step.
 
 A hybrid model's layers each have a *mixer* (``ModelConfig.attention_kinds``: F / S / C attention, ``L`` Gated
 DeltaNet, ``M`` Mamba, ``2`` Mamba-2, ``P`` attention and Mamba-2 side by side as Falcon-H1 runs them, ``V`` LFM2's
-short convolution, ``N`` lightning attention, ``K`` Kimi delta attention, ``R`` RG-LRU, ``-`` none).
+short convolution, ``N`` lightning attention, ``K`` Kimi delta attention, ``R`` RG-LRU, ``W`` RWKV's time mixing,
+``-`` none).
 A mixer layer keeps a fixed state per sequence instead of a KV cache that grows with the context: the last
 inputs of its causal convolution and the recurrent (SSM) state. :class:`Mixer` holds the dimensions one family's
 config.json gives; :func:`work` lists what one layer does, in either of two conventions:
@@ -52,10 +53,10 @@ from dataclasses import dataclass, replace
 from gemmlib.core.errors import InputError
 from gemmlib.core.i18n import N_, Text
 
-MIXER_KINDS = ("gated_deltanet", "mamba", "mamba2", "short_conv", "lightning", "kda", "rglru")
+MIXER_KINDS = ("gated_deltanet", "mamba", "mamba2", "short_conv", "lightning", "kda", "rglru", "rwkv")
 # per-layer letters of the mixers (ModelConfig.attention_kinds)
 MIXER_LETTERS = {"L": "gated_deltanet", "M": "mamba", "2": "mamba2", "P": "mamba2", "V": "short_conv",
-                 "N": "lightning", "K": "kda", "R": "rglru"}
+                 "N": "lightning", "K": "kda", "R": "rglru", "W": "rwkv"}
 DELTA_CHUNK = 64  # torch_chunk_gated_delta_rule's and FLA's chunk size (not a config key)
 
 _CAP = 10_000_000
@@ -685,4 +686,68 @@ class RGLRU(Mixer):
     def describe(self) -> dict:
         return {"kind": self.kind, "width": self.inner, "gate_blocks": self.heads, "block_width": self.head_dim,
                 "conv_kernel": self.conv, "conv_channels": self.inner,
+                "state_per_sequence_layer": {"conv": self.conv_state(False), "recurrent": self.recurrent_state}}
+
+
+@dataclass(frozen=True)
+class RWKV(Mixer):
+    """RWKV-4's time mixing (``rwkv``), ``inner`` = attention_hidden_size channels: the layer's input mixed with the
+    previous token's (a learned share per channel) into key, value and receptance (three linears, counted as one
+    ``in_proj`` op), the WKV recurrence — per channel a decayed, exponentially weighted sum of past values, kept as
+    numerator, denominator and running maximum — times the sigmoid receptance, ``output``. The channel mixing's key
+    and value are the layer's MLP (ReLU², no biases); its sigmoid receptance gate (hidden → hidden) is counted here as
+    ``in_proj_z``. The state is the previous token of both mixings (2 × hidden) and the three WKV vectors."""
+
+    kind: str = "rwkv"
+    width: int = 0  # the model's hidden size: what the token shift keeps and the time-mix shares weigh
+
+    def __post_init__(self) -> None:
+        if self.kind != "rwkv":
+            raise InputError(N_("mixer kind must be one of {choices}, got {kind!r}"), choices="rwkv", kind=self.kind)
+        _dim("RWKV attention width", self.inner)
+        _dim("RWKV hidden size", self.width)
+
+    @property
+    def conv_channels(self) -> int:
+        return 0
+
+    @property
+    def value_width(self) -> int:
+        return self.inner
+
+    def linears(self, hidden: int) -> list[tuple[str, int, int, bool]]:
+        return [("in_proj", 3 * self.inner, hidden, False), ("out_proj", hidden, self.inner, False),
+                ("in_proj_z", hidden, hidden, False)]
+
+    def stored(self, hidden: int) -> list[tuple[str, str, int, int, bool]]:
+        a = self.inner
+        return [*((f"attention.{part}", "in_proj", a, hidden, False) for part in ("key", "value", "receptance")),
+                ("attention.output", "out_proj", hidden, a, False),
+                ("feed_forward.receptance", "in_proj_z", hidden, hidden, False)]
+
+    def other_params(self) -> dict[str, int]:
+        return {"time_decay_first": 2 * self.inner, "time_mix": 5 * self.width}
+
+    def conv_state(self, engine: bool) -> int:
+        return 2 * self.width  # the previous token's input to the time and the channel mixing
+
+    @property
+    def recurrent_state(self) -> int:
+        return 3 * self.inner  # WKV's numerator, denominator and running maximum
+
+    def layer_work(self, gemm, conv: Work, *, hidden: int, rows: int, runs: int, batch: int = 1, tokens: int = 1,
+                   decode: bool = False, engine: bool = False) -> list[Work]:
+        a = self.inner
+        shift = Work("conv_gates", rows, hidden, 0, runs, 10 * rows * hidden * runs, 10 * rows * hidden * runs,
+                     state=2 * batch * 2 * hidden * runs, kind="other",
+                     note=Text(N_("token shift: each input mixed with the previous token's for key, value and "
+                                  "receptance of both mixings, and the receptance gates (element-wise)")))
+        wkv = Work("ssm_scan", rows, a, 1, runs, 20 * rows * a * runs, 6 * rows * a * runs,
+                   state=2 * batch * 3 * a * runs, kind="other",
+                   note=Text(N_("the WKV recurrence: per channel and token the decayed weighted sums of past values, "
+                                "~20 FLOPs (element-wise; a loop over the tokens in transformers)")))
+        return [shift, gemm("in_proj", 3 * a, hidden), wkv, gemm("out_proj", hidden, a), gemm("in_proj_z", hidden, hidden)]
+
+    def describe(self) -> dict:
+        return {"kind": self.kind, "width": self.inner, "conv_kernel": 0, "conv_channels": 0,
                 "state_per_sequence_layer": {"conv": self.conv_state(False), "recurrent": self.recurrent_state}}

@@ -1529,3 +1529,38 @@ def test_phi4_multimodal_counts_its_decoder_and_reports_its_image_and_audio_enco
         assert (sum(info["vision"].values()), sum(info["audio"].values())) == (sizes["image"], sizes["audio"]) \
             == (441_550_016, 466_432_256)
         assert cfg.params == sum(p.numel() for p in big.parameters()) - sum(sizes.values())
+
+
+RWKV4 = dict(hidden_size=64, num_hidden_layers=3, intermediate_size=96, vocab_size=128, context_length=64,
+             bos_token_id=None, eos_token_id=None)
+
+
+@pytest.mark.parametrize("source", ["keys", "to_dict"])
+def test_rwkv_is_exact(source):
+    """RWKV-4 from transformers' own class: parameters to the parameter, a prefill and one decode step (fed the state
+    the prefill returned) to the FLOP — the time mixing's key, value, receptance and output, the channel mixing's key,
+    value and receptance, the head; the WKV recurrence is element-wise — and the state it hands back (the previous
+    token of both mixings and WKV's three vectors per layer) to the element and the byte."""
+    hf, model = _build("rwkv", RWKV4)
+    raw = dict(RWKV4, model_type="rwkv") if source == "keys" else json.loads(hf.to_json_string())
+    cfg, info = read_config(raw)
+    assert cfg.params == sum(p.numel() for p in model.parameters())
+    for batch in (BATCH, 1):  # transformers' decode step broadcasts the shifted token across the batch (B² rows for
+        # B > 1, wrong logits): the step is compared where it is right, at one sequence
+        ids = torch.randint(0, hf.vocab_size, (batch, PROMPT))
+        with torch.no_grad():
+            with FlopCounterMode(display=False) as fc:
+                out = model(ids, use_cache=True)
+            prefill = fc.get_total_flops()
+            with FlopCounterMode(display=False) as fc:
+                step = model(out.logits[:, -1:].argmax(-1), state=out.state, use_cache=True)
+            decode = fc.get_total_flops()
+        wl = _reference(batch=batch, seq_len=PROMPT, new_tokens=1, kv_dtype="fp32")
+        assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
+        assert batch * cfg.state_elements() == sum(t.numel() for t in step.state)
+        assert kv_cache_bytes(cfg, wl) == sum(t.nbytes for t in step.state)
+    assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
+    if source == "to_dict":
+        assert info["unknown_keys"] == [], info["unknown_keys"]
+    with pytest.raises(Exception, match="attention_hidden_size 32 differs from hidden_size 64"):
+        read_config(dict(RWKV4, attention_hidden_size=32, model_type="rwkv"))
