@@ -25,6 +25,9 @@ from gemmlib.core.i18n import N_, Text
 from gemmlib.llm.config import ModelConfig, _whole, moe_pattern
 from gemmlib.llm.families_known import NOT_SIZED, TRANSFORMERS_MODEL_TYPES
 from gemmlib.llm.quant import from_mlx_quantization, from_quantization_config
+from gemmlib.llm.remote import PORTS as REMOTE_PORTS
+from gemmlib.llm.remote import translate as translate_remote
+from gemmlib.llm.remote import unused as remote_unused
 from gemmlib.llm.ssm import RGLRU, RWKV, KimiDelta, Lightning, Mixer, ShortConv
 from gemmlib.llm.vision import audio_params, vision_params
 
@@ -3223,6 +3226,10 @@ def read_config(cfg: dict, name: str = "custom", source: str = "") -> tuple[Mode
     if mtype in _LEGACY:
         cfg = _legacy_falcon(cfg, mtype, notes)
         mtype = "falcon"
+    remote = None
+    if mtype in REMOTE_PORTS and mtype not in _READERS:  # remote code whose block a transformers port has
+        remote = mtype
+        cfg, mtype = translate_remote(cfg, mtype, notes)
     wrapper = None
     outer = cfg
     family = _recognise(cfg, mtype, notes)
@@ -3266,7 +3273,7 @@ def read_config(cfg: dict, name: str = "custom", source: str = "") -> tuple[Mode
     unused = sorted(k for k in cfg if k not in r.used)
     if wrapper:
         unused += sorted(f"(top level) {k}" for k in outer if k not in ("text_config", "model_type") and k not in cfg)
-    known = IRRELEVANT_KEYS | UNUSED_BY_FAMILY.get(mtype, frozenset())
+    known = IRRELEVANT_KEYS | UNUSED_BY_FAMILY.get(mtype, frozenset()) | remote_unused(remote or "")
     ignored = [k for k in unused if k.removeprefix("(top level) ") in known]
     unknown = [k for k in unused if k.removeprefix("(top level) ") not in known]
     misspelled = {}
