@@ -121,7 +121,7 @@ ARCHITECTURES = {
     "MllamaForConditionalGeneration": "mllama",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
-_WRAPPERS = {"minimax_m3_vl": "minimax_m3_vl_text", "mllama": "mllama_text_model", "aria": "aria_text", "emu3": "emu3_text_model", "apertus1p5": "apertus1p5_text", "cohere_compass": "cohere_compass_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
+_WRAPPERS = {"qwen2_vl": "qwen2_vl_text", "qwen2_5_vl": "qwen2_5_vl_text", "minimax_m3_vl": "minimax_m3_vl_text", "mllama": "mllama_text_model", "aria": "aria_text", "emu3": "emu3_text_model", "apertus1p5": "apertus1p5_text", "cohere_compass": "cohere_compass_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
              "qwen3_vl_moe": "qwen3_vl_moe_text", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text"}
 # Wrappers whose top-level tie_word_embeddings (default False) decides whether the LM head is tied, whatever
 # the text_config says (transformers 5.24 ties by the top-level config).
@@ -3094,6 +3094,8 @@ FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of t
 def _unwrap(cfg: dict, mtype: str, notes: list[str], *, default_inner: str | None = None) -> tuple[dict, str, str]:
     """The decoder's config of a multimodal wrapper, its model_type and the wrapper's name."""
     tc = cfg.get("text_config")
+    if tc is None and mtype in _FLAT_WRAPPERS:  # the decoder's keys beside vision_config, as the Hub files keep them
+        tc = {k: v for k, v in cfg.items() if k not in ("vision_config", "model_type", "architectures")}
     if not isinstance(tc, dict):
         if mtype == "gemma3" or mtype == "llama4":
             raise InputError(N_("a {mtype} config.json needs a 'text_config' object (the decoder's fields)"),
@@ -3107,6 +3109,8 @@ def _unwrap(cfg: dict, mtype: str, notes: list[str], *, default_inner: str | Non
                          mtype=mtype, inner_type=inner_type)
     if mtype == "gemma3" and "tie_word_embeddings" not in inner and "tie_word_embeddings" in cfg:
         inner["tie_word_embeddings"] = cfg["tie_word_embeddings"]
+    if mtype in _FLAT_WRAPPERS:  # tied when either config says so (the config class forwards text_config's flag)
+        inner["tie_word_embeddings"] = cfg.get("tie_word_embeddings") is True or inner.get("tie_word_embeddings") is True
     if mtype == "minimax_m3_vl" and cfg.get("tie_word_embeddings") is True:  # tied when either config says so
         inner["tie_word_embeddings"] = True
     if mtype in _TIE_FROM_TOP:
@@ -3138,7 +3142,9 @@ def _unwrap(cfg: dict, mtype: str, notes: list[str], *, default_inner: str | Non
 # MiniMaxForCausalLM).
 _REMOTE_AS = {"minimax_text_01": "minimax", "minimax_m1": "minimax"}
 # A text_config's model_type that names the decoder family it is read as.
-_LEGACY_TEXT: dict[str, str] = {}
+_LEGACY_TEXT: dict[str, str] = {"qwen2_vl_text": "qwen2", "qwen2_5_vl_text": "qwen2"}  # Qwen2's block, M-RoPE
+# Wrappers whose Hub files keep the decoder's keys at the top level (the config class builds text_config from them).
+_FLAT_WRAPPERS = ("qwen2_vl", "qwen2_5_vl")
 # Keys whose presence together says "DeepSeek-V3 layout" (MLA + routed experts) whatever the model_type.
 _MLA_KEYS = ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "n_routed_experts")
 

@@ -53,6 +53,12 @@ _MLLAMA = dict(hidden_size=1280, intermediate_size=5120, num_hidden_layers=32, n
 
 _PIXTRAL = dict(hidden_size=1024, intermediate_size=4096, num_hidden_layers=24, num_channels=3, patch_size=16)
 
+# Qwen2-VL's and Qwen2.5-VL's vision config class defaults
+_QWEN2_VL = dict(depth=32, embed_dim=1280, hidden_size=3584, mlp_ratio=4, in_channels=3, patch_size=14,
+                 spatial_merge_size=2, temporal_patch_size=2)
+_QWEN2_5_VL = dict(depth=32, hidden_size=3584, intermediate_size=3420, out_hidden_size=3584, in_channels=3,
+                   patch_size=14, spatial_merge_size=2, temporal_patch_size=2)
+
 # Phi-4-multimodal's towers (Phi4MultimodalVisionConfig / Phi4MultimodalAudioConfig defaults)
 _PHI4MM_VISION = dict(hidden_size=1152, intermediate_size=4304, num_hidden_layers=27, num_channels=3, image_size=448,
                       patch_size=14)
@@ -61,7 +67,7 @@ _PHI4MM_AUDIO = dict(hidden_size=1024, intermediate_size=1536, num_blocks=24, nu
                      kernel_size=3, input_size=80, time_reduction=8, bias_max_distance=1000, nemo_conv_channels=1024,
                      downsample_rate=1)
 
-VISION_WRAPPERS = ("qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "gemma3", "mistral3", "gemma4", "minimax_m3_vl",
+VISION_WRAPPERS = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "gemma3", "mistral3", "gemma4", "minimax_m3_vl",
                    "mllama")
 
 
@@ -102,6 +108,28 @@ def _qwen3_vl(cfg: dict, *, deepstack: bool = True) -> dict[str, int]:
     if deepstack:
         out["deepstack_mergers"] = len(deep) * merger(dm)
     return out
+
+
+def _qwen2_vl(cfg: dict, *, v25: bool) -> dict[str, int]:
+    """Qwen2-VL's tower (a Conv3d patch embedding without bias, blocks with LayerNorms, a biased fused qkv and a GELU
+    MLP of ``mlp_ratio`` × width, the 2×2 merger with a LayerNorm) or Qwen2.5-VL's (``v25``: RMSNorms, a biased
+    SwiGLU MLP of ``intermediate_size``, the merger's norm an RMSNorm)."""
+    v = _vision_block(cfg)
+    defaults = _QWEN2_5_VL if v25 else _QWEN2_VL
+    d = _get(v, defaults, "hidden_size" if v25 else "embed_dim")
+    o = _get(v, defaults, "out_hidden_size" if v25 else "hidden_size")
+    c, p, t = _get(v, defaults, "in_channels"), _get(v, defaults, "patch_size"), _get(v, defaults, "temporal_patch_size")
+    m, depth = _get(v, defaults, "spatial_merge_size"), _get(v, defaults, "depth")
+    if v25:
+        f = _get(v, defaults, "intermediate_size")
+        block = 2 * d + 3 * d * d + 3 * d + d * d + d + 3 * (d * f + f) - f + d  # norms, qkv, proj, gate/up/down
+        norm = d
+    else:
+        f = d * _get(v, defaults, "mlp_ratio")
+        block = 4 * d + 3 * d * d + 3 * d + d * d + d + d * f + f + f * d + d
+        norm = 2 * d
+    dm = d * m * m
+    return {"patch_embed": c * t * p * p * d, "blocks": depth * block, "merger": norm + dm * dm + dm + dm * o + o}
 
 
 def _gemma3(cfg: dict) -> dict[str, int]:
@@ -268,4 +296,6 @@ def vision_params(wrapper: str, cfg: dict) -> dict[str, int] | None:
         return _minimax_m3(cfg)
     if wrapper == "phi4_multimodal":
         return _phi4_multimodal(cfg)
+    if wrapper in ("qwen2_vl", "qwen2_5_vl"):
+        return _qwen2_vl(cfg, v25=wrapper == "qwen2_5_vl")
     return None

@@ -658,7 +658,12 @@ _H35 = dict(B, head_dim=16, linear_num_key_heads=2, linear_num_value_heads=4, li
             linear_value_head_dim=12, linear_conv_kernel_dim=4, pad_token_id=None)
 _VL_VISION = dict(depth=2, hidden_size=32, intermediate_size=48, num_heads=2, out_hidden_size=64, patch_size=4,
                   temporal_patch_size=2, spatial_merge_size=2, num_position_embeddings=16, deepstack_visual_indexes=[0])
+_MROPE = {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3]}  # head_dim 16: 8 frequencies
 VL: dict[str, tuple[dict, dict]] = {
+    # Qwen2-VL and Qwen2.5-VL: Qwen2's decoder (M-RoPE), their own towers
+    "qwen2_vl": (dict(B, rope_parameters=_MROPE), {}),
+    "qwen2_5_vl": (dict(B, rope_parameters=_MROPE, use_sliding_window=True, sliding_window=4, max_window_layers=1), {}),
+    "qwen2_5_vl_tied": (dict(B, rope_parameters=_MROPE), dict(tie_word_embeddings=True)),
     "qwen3_vl": (dict(B, head_dim=24), {}),
     "qwen3_vl_tied": (dict(B, head_dim=24), dict(tie_word_embeddings=True)),
     "qwen3_vl_moe": (dict(B, head_dim=24, num_experts=4, moe_intermediate_size=32, decoder_sparse_step=2, **MOE), {}),
@@ -818,7 +823,7 @@ def test_mistral3_vision_tower_is_reported_exactly():
 
 @pytest.mark.parametrize("name", list(VL))
 def test_vision_language_wrappers_count_the_decoder_and_report_the_vision_tower(name):
-    """Qwen3-VL (dense and MoE): the text decoder exact to the FLOP and the parameter, the vision tower's
+    """Qwen2-VL, Qwen2.5-VL, Qwen3-VL (dense and MoE), Qwen3.5: the text decoder exact to the FLOP and the parameter, the vision tower's
     parameters reported apart and equal to numel() of everything outside the language model and the head."""
     from transformers import AutoModelForImageTextToText
 
@@ -826,6 +831,10 @@ def test_vision_language_wrappers_count_the_decoder_and_report_the_vision_tower(
     text, top = VL[name]
     mt = name.removesuffix("_tied")
     vision_cfg = {k: v for k, v in _VL_VISION.items() if k != "deepstack_visual_indexes" or "qwen3_5" not in mt}
+    if mt.startswith("qwen2"):  # Qwen2-VL's tower is sized by embed_dim and mlp_ratio, hidden_size is its output
+        vision_cfg = dict(depth=2, embed_dim=32, mlp_ratio=3, num_heads=2, hidden_size=64, patch_size=4) \
+            if mt == "qwen2_vl" else dict(depth=2, hidden_size=32, intermediate_size=48, num_heads=2,
+                                          out_hidden_size=64, patch_size=4, fullatt_block_indexes=[1])
     hf = AutoConfig.for_model(mt, text_config=text, vision_config=vision_cfg, **top)
     model = AutoModelForImageTextToText.from_config(hf, attn_implementation="eager",
                                                      experts_implementation="eager").eval()
@@ -1564,3 +1573,25 @@ def test_rwkv_is_exact(source):
         assert info["unknown_keys"] == [], info["unknown_keys"]
     with pytest.raises(Exception, match="attention_hidden_size 32 differs from hidden_size 64"):
         read_config(dict(RWKV4, attention_hidden_size=32, model_type="rwkv"))
+
+
+def test_a_flat_qwen2_5_vl_config_reads_as_its_nested_form():
+    """Qwen2-VL / Qwen2.5-VL's Hub files keep the decoder's keys at the top level beside vision_config (the config
+    class builds text_config from them): read the same as the nested form, the towers at the class defaults equal to
+    numel() on the meta device, tied when the top level says so."""
+    from transformers import AutoModelForImageTextToText
+
+    for mt in ("qwen2_vl", "qwen2_5_vl"):
+        hf = AutoConfig.for_model(mt)
+        with torch.device("meta"):
+            model = AutoModelForImageTextToText.from_config(hf)
+        nested = json.loads(hf.to_json_string())
+        flat = {k: v for k, v in nested.items() if k != "text_config"}
+        flat.update({k: v for k, v in nested["text_config"].items() if k != "model_type"})
+        for raw in (nested, flat):
+            cfg, info = read_config(raw)
+            assert info["wrapper"] == mt and info["unknown_keys"] == [], info["unknown_keys"]
+            named = dict(model.named_parameters())
+            assert sum(info["vision"].values()) == sum(p.numel() for n, p in named.items() if ".visual." in f".{n}")
+            assert cfg.params == sum(p.numel() for n, p in named.items() if ".visual." not in f".{n}")
+        assert read_config(dict(flat, tie_word_embeddings=True))[0].tied_embeddings
