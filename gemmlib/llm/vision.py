@@ -59,6 +59,10 @@ _QWEN2_VL = dict(depth=32, embed_dim=1280, hidden_size=3584, mlp_ratio=4, in_cha
 _QWEN2_5_VL = dict(depth=32, hidden_size=3584, intermediate_size=3420, out_hidden_size=3584, in_channels=3,
                    patch_size=14, spatial_merge_size=2, temporal_patch_size=2)
 
+# GLM-4.1V / GLM-4.5V's vision config class defaults
+_GLM4V = dict(depth=24, hidden_size=1536, num_heads=12, in_channels=3, image_size=336, patch_size=14,
+              spatial_merge_size=2, temporal_patch_size=2, out_hidden_size=4096, intermediate_size=13696)
+
 # Phi-4-multimodal's towers (Phi4MultimodalVisionConfig / Phi4MultimodalAudioConfig defaults)
 _PHI4MM_VISION = dict(hidden_size=1152, intermediate_size=4304, num_hidden_layers=27, num_channels=3, image_size=448,
                       patch_size=14)
@@ -67,7 +71,7 @@ _PHI4MM_AUDIO = dict(hidden_size=1024, intermediate_size=1536, num_blocks=24, nu
                      kernel_size=3, input_size=80, time_reduction=8, bias_max_distance=1000, nemo_conv_channels=1024,
                      downsample_rate=1)
 
-VISION_WRAPPERS = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "gemma3", "mistral3", "gemma4", "minimax_m3_vl",
+VISION_WRAPPERS = ("qwen2_vl", "qwen2_5_vl", "glm4v", "glm46v", "glm4v_moe", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "gemma3", "mistral3", "gemma4", "minimax_m3_vl",
                    "mllama")
 
 
@@ -130,6 +134,21 @@ def _qwen2_vl(cfg: dict, *, v25: bool) -> dict[str, int]:
         norm = 2 * d
     dm = d * m * m
     return {"patch_embed": c * t * p * p * d, "blocks": depth * block, "merger": norm + dm * dm + dm + dm * o + o}
+
+
+def _glm4v(cfg: dict) -> dict[str, int]:
+    """GLM-4.1V's / GLM-4.5V's tower: a Conv3d patch embedding with a bias, an RMSNorm after it, a learned position
+    table, blocks with RMSNorms, fused qkv (biased with ``attention_bias``), proj and a SwiGLU MLP as wide as the
+    output (``out_hidden_size``), an RMSNorm, a 2×2 strided convolution to the output width, and the merger (a
+    projection, a LayerNorm, a SwiGLU MLP of ``intermediate_size``)."""
+    v = _vision_block(cfg)
+    d, o, f = _get(v, _GLM4V, "hidden_size"), _get(v, _GLM4V, "out_hidden_size"), _get(v, _GLM4V, "intermediate_size")
+    c, p, t = _get(v, _GLM4V, "in_channels"), _get(v, _GLM4V, "patch_size"), _get(v, _GLM4V, "temporal_patch_size")
+    m, img, depth = _get(v, _GLM4V, "spatial_merge_size"), _get(v, _GLM4V, "image_size"), _get(v, _GLM4V, "depth")
+    ab = v.get("attention_bias", False) is True
+    block = 2 * d + 3 * d * d + d * d + (3 * d if ab else 0) + 3 * d * o  # (proj has no bias)
+    return {"patch_embed": c * t * p * p * d + d + d, "positions": (img // p) ** 2 * d, "blocks": depth * block,
+            "post_layernorm": d, "downsample": d * o * m * m + o, "merger": o * o + 2 * o + 3 * o * f}
 
 
 def _gemma3(cfg: dict) -> dict[str, int]:
@@ -298,4 +317,6 @@ def vision_params(wrapper: str, cfg: dict) -> dict[str, int] | None:
         return _phi4_multimodal(cfg)
     if wrapper in ("qwen2_vl", "qwen2_5_vl"):
         return _qwen2_vl(cfg, v25=wrapper == "qwen2_5_vl")
+    if wrapper in ("glm4v", "glm46v", "glm4v_moe"):
+        return _glm4v(cfg)
     return None

@@ -659,11 +659,18 @@ _H35 = dict(B, head_dim=16, linear_num_key_heads=2, linear_num_value_heads=4, li
 _VL_VISION = dict(depth=2, hidden_size=32, intermediate_size=48, num_heads=2, out_hidden_size=64, patch_size=4,
                   temporal_patch_size=2, spatial_merge_size=2, num_position_embeddings=16, deepstack_visual_indexes=[0])
 _MROPE = {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3]}  # head_dim 16: 8 frequencies
+_GLM_MROPE = dict(_MROPE, mrope_section=[1, 1, 2], partial_rotary_factor=0.5)
 VL: dict[str, tuple[dict, dict]] = {
     # Qwen2-VL and Qwen2.5-VL: Qwen2's decoder (M-RoPE), their own towers
     "qwen2_vl": (dict(B, rope_parameters=_MROPE), {}),
     "qwen2_5_vl": (dict(B, rope_parameters=_MROPE, use_sliding_window=True, sliding_window=4, max_window_layers=1), {}),
     "qwen2_5_vl_tied": (dict(B, rope_parameters=_MROPE), dict(tie_word_embeddings=True)),
+    # GLM-4.1V (and 4.6V's wrapper): GLM-4-0414's block; GLM-4.5V: GLM-4.5's MoE; M-RoPE on half of each head
+    "glm4v": (dict(B, head_dim=16, pad_token_id=None, rope_parameters=_GLM_MROPE), {}),
+    "glm46v": (dict(B, head_dim=16, pad_token_id=None, rope_parameters=_GLM_MROPE), dict(tie_word_embeddings=True)),
+    "glm4v_moe": (dict(B, head_dim=16, n_routed_experts=4, moe_intermediate_size=32, n_shared_experts=1,
+                       first_k_dense_replace=1, n_group=1, topk_group=1, pad_token_id=None,
+                       rope_parameters=_GLM_MROPE, **MOE), {}),
     "qwen3_vl": (dict(B, head_dim=24), {}),
     "qwen3_vl_tied": (dict(B, head_dim=24), dict(tie_word_embeddings=True)),
     "qwen3_vl_moe": (dict(B, head_dim=24, num_experts=4, moe_intermediate_size=32, decoder_sparse_step=2, **MOE), {}),
@@ -823,7 +830,7 @@ def test_mistral3_vision_tower_is_reported_exactly():
 
 @pytest.mark.parametrize("name", list(VL))
 def test_vision_language_wrappers_count_the_decoder_and_report_the_vision_tower(name):
-    """Qwen2-VL, Qwen2.5-VL, Qwen3-VL (dense and MoE), Qwen3.5: the text decoder exact to the FLOP and the parameter, the vision tower's
+    """Qwen2-VL, Qwen2.5-VL, GLM-4.1V / 4.5V / 4.6V, Qwen3-VL (dense and MoE), Qwen3.5: the text decoder exact to the FLOP and the parameter, the vision tower's
     parameters reported apart and equal to numel() of everything outside the language model and the head."""
     from transformers import AutoModelForImageTextToText
 
@@ -831,6 +838,9 @@ def test_vision_language_wrappers_count_the_decoder_and_report_the_vision_tower(
     text, top = VL[name]
     mt = name.removesuffix("_tied")
     vision_cfg = {k: v for k, v in _VL_VISION.items() if k != "deepstack_visual_indexes" or "qwen3_5" not in mt}
+    if mt.startswith("glm4"):
+        vision_cfg = dict(depth=2, hidden_size=32, num_heads=2, out_hidden_size=64, intermediate_size=40, patch_size=4,
+                          image_size=32)
     if mt.startswith("qwen2"):  # Qwen2-VL's tower is sized by embed_dim and mlp_ratio, hidden_size is its output
         vision_cfg = dict(depth=2, embed_dim=32, mlp_ratio=3, num_heads=2, hidden_size=64, patch_size=4) \
             if mt == "qwen2_vl" else dict(depth=2, hidden_size=32, intermediate_size=48, num_heads=2,
