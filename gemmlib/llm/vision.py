@@ -299,7 +299,7 @@ def audio_params(model_type: str, cfg: dict) -> dict[str, int] | None:
 
 def vision_params(wrapper: str, cfg: dict) -> dict[str, int] | None:
     """The vision tower's parameters by part (None: a wrapper whose tower this module does not count)."""
-    if wrapper in ("qwen3_vl", "qwen3_vl_moe", "cohere_compass"):  # North: Qwen3-VL's tower
+    if wrapper in ("qwen3_vl", "qwen3_vl_moe", "cohere_compass", "qwen3_omni_moe_thinker"):  # Qwen3-VL's tower
         return _qwen3_vl(cfg)
     if wrapper in ("qwen3_5", "qwen3_5_moe"):
         return _qwen3_vl(cfg, deepstack=False)

@@ -1605,3 +1605,61 @@ def test_a_flat_qwen2_5_vl_config_reads_as_its_nested_form():
             assert sum(info["vision"].values()) == sum(p.numel() for n, p in named.items() if ".visual." in f".{n}")
             assert cfg.params == sum(p.numel() for n, p in named.items() if ".visual." not in f".{n}")
         assert read_config(dict(flat, tie_word_embeddings=True))[0].tied_embeddings
+
+
+_OMNI_AUDIO = dict(num_mel_bins=16, encoder_layers=1, encoder_attention_heads=2, encoder_ffn_dim=32, d_model=16,
+                   output_dim=64, downsample_hidden_size=8, max_source_positions=64)
+
+
+@pytest.mark.parametrize("whole", [False, True], ids=["thinker", "qwen3_omni_moe"])
+def test_qwen3_omni_counts_its_thinker_and_reports_its_vision_tower(whole):
+    """Qwen3-Omni: its thinker (``qwen3_omni_moe_thinker``, or the whole ``qwen3_omni_moe`` config's thinker_config) is
+    Qwen3-MoE's decoder — exact to the parameter, the FLOP and the cache against transformers' thinker on a text
+    prompt — its vision tower Qwen3-VL's (reported exactly), its audio tower and the talker not counted (said so)."""
+    import transformers
+
+    torch.manual_seed(0)
+    text = dict(B, head_dim=24, num_experts=4, moe_intermediate_size=32, decoder_sparse_step=1, **MOE)
+    hf = AutoConfig.for_model("qwen3_omni_moe_thinker", text_config=text, vision_config=dict(_VL_VISION),
+                              audio_config=_OMNI_AUDIO)
+    model = transformers.Qwen3OmniMoeThinkerForConditionalGeneration._from_config(
+        hf, attn_implementation="eager", experts_implementation="eager").eval()
+    raw = json.loads(hf.to_json_string())
+    if whole:
+        raw = dict(model_type="qwen3_omni_moe", thinker_config=raw, talker_config={"text_config": {}},
+                   enable_audio_output=True)
+    cfg, info = read_config(raw)
+    assert cfg.family == "qwen3_moe" and info["unknown_keys"] == [], info["unknown_keys"]
+    named = dict(model.named_parameters())
+    assert cfg.params == sum(p.numel() for n, p in named.items() if ".language_model." in f".{n}" or n.startswith("lm_head"))
+    assert sum(info["vision"].values()) == sum(p.numel() for n, p in named.items() if ".visual." in f".{n}")
+    notes = " ".join(str(n) for n in info["notes"])
+    assert "audio tower" in notes and (not whole or "talker" in notes)
+    prefill, decode, per_layer, _ = _run(model, 128)
+    wl = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1)
+    assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
+    assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
+
+
+def test_hunyuan_vl_counts_its_hunyuan_dense_decoder():
+    """HunYuan-VL: the decoder of its text_config is HunYuan-Dense's, exact to the parameter and the FLOP on a text
+    prompt; its vision tower is named and not counted."""
+    from transformers import AutoModelForImageTextToText
+
+    torch.manual_seed(0)
+    text = dict(B, head_dim=16, pad_token_id=None, bos_token_id=None, eos_token_id=None, eod_token_id=None,
+                sep_token_id=None, rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "alpha": 1000.0,
+                                                    "mrope_section": [2, 2, 2, 2]})
+    vision = dict(hidden_size=32, intermediate_size=48, num_attention_heads=2, num_key_value_heads=2,
+                  num_hidden_layers=1, out_hidden_size=64, text_hidden_size=64, patch_size=4)
+    hf = AutoConfig.for_model("hunyuan_vl", text_config=text, vision_config=vision)
+    model = AutoModelForImageTextToText.from_config(hf, attn_implementation="eager").eval()
+    cfg, info = read_config(json.loads(hf.to_json_string()))
+    assert cfg.family == "hunyuan_v1_dense" and info["unknown_keys"] == [], info["unknown_keys"]
+    named = dict(model.named_parameters())
+    assert cfg.params == sum(p.numel() for n, p in named.items() if ".language_model." in f".{n}" or n.startswith("lm_head"))
+    assert info["vision"] is None and any("not" in str(n) for n in info["notes"])
+    prefill, decode, per_layer, _ = _run(model, 128)
+    wl = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1)
+    assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
+    assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
