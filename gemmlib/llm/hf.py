@@ -121,12 +121,12 @@ ARCHITECTURES = {
     "MllamaForConditionalGeneration": "mllama",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
-_WRAPPERS = {"qwen3_omni_moe_thinker": "qwen3_omni_moe_text", "hunyuan_vl": "hunyuan_vl_text", "qwen2_vl": "qwen2_vl_text", "qwen2_5_vl": "qwen2_5_vl_text", "glm4v": "glm4v_text", "glm46v": "glm4v_text",
+_WRAPPERS = {"qwen2_5_omni_thinker": "qwen2_5_omni_text", "qwen3_omni_moe_thinker": "qwen3_omni_moe_text", "hunyuan_vl": "hunyuan_vl_text", "qwen2_vl": "qwen2_vl_text", "qwen2_5_vl": "qwen2_5_vl_text", "glm4v": "glm4v_text", "glm46v": "glm4v_text",
              "glm4v_moe": "glm4v_moe_text", "minimax_m3_vl": "minimax_m3_vl_text", "mllama": "mllama_text_model", "aria": "aria_text", "emu3": "emu3_text_model", "apertus1p5": "apertus1p5_text", "cohere_compass": "cohere_compass_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
              "qwen3_vl_moe": "qwen3_vl_moe_text", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text"}
 # Wrappers whose top-level tie_word_embeddings (default False) decides whether the LM head is tied, whatever
 # the text_config says (transformers 5.24 ties by the top-level config).
-_TIE_FROM_TOP = {"qwen3_omni_moe_thinker": False, "glm4v": False, "glm46v": False, "glm4v_moe": False, "apertus1p5": False, "cohere_compass": False, "qwen3_vl": False, "qwen3_vl_moe": False, "qwen3_5": False, "qwen3_5_moe": False, "mistral3": True}
+_TIE_FROM_TOP = {"qwen2_5_omni_thinker": False, "qwen3_omni_moe_thinker": False, "glm4v": False, "glm46v": False, "glm4v_moe": False, "apertus1p5": False, "cohere_compass": False, "qwen3_vl": False, "qwen3_vl_moe": False, "qwen3_5": False, "qwen3_5_moe": False, "mistral3": True}
 # Old spellings of a family.
 _LEGACY = {"refinedweb": "falcon", "refinedwebmodel": "falcon"}
 
@@ -153,7 +153,7 @@ IRRELEVANT_KEYS = frozenset({
     "cache_implementation", "use_qk_norm_first", "lm_head_dtype", "experts_per_token", "moe_layer_freq",
     "ep_size", "use_parallel_residual_dropout", "layer_norm_type", "rotary_dim", "max_window_layers_dense",
     "full_attn_mod", "interpolate_factor", "mlp_only_layers_dense", "bias_dropout_fusion", "image_token_index",
-    "image_token_id", "audio_start_token_id", "position_id_per_seconds", "user_token_id", "im_start_id", "im_end_id",
+    "image_token_id", "audio_start_token_id", "audio_end_token_id", "audio_token_index", "seconds_per_chunk", "position_id_per_seconds", "user_token_id", "im_start_id", "im_end_id",
     "im_newline_id", "image_start_token_id", "image_end_token_id", "video_start_token_id", "video_end_token_id",
     "boi_token_index", "eoi_token_index", "mm_tokens_per_image", "vision_config",
     "vision_feature_layer", "projector_hidden_act", "multimodal_projector_bias", "spatial_merge_size",
@@ -3147,7 +3147,7 @@ _REMOTE_AS = {"minimax_text_01": "minimax", "minimax_m1": "minimax"}
 # A text_config's model_type that names the decoder family it is read as.
 # Qwen2-VL / 2.5-VL: Qwen2's block with M-RoPE; GLM-4.1V / 4.6V: GLM-4-0414's, GLM-4.5V: GLM-4.5's (M-RoPE)
 _LEGACY_TEXT: dict[str, str] = {"qwen2_vl_text": "qwen2", "qwen2_5_vl_text": "qwen2", "glm4v_text": "glm4",
-                                "glm4v_moe_text": "glm4_moe", "qwen3_omni_moe_text": "qwen3_moe",
+                                "glm4v_moe_text": "glm4_moe", "qwen3_omni_moe_text": "qwen3_moe", "qwen2_5_omni_text": "qwen2",
                                 "hunyuan_vl_text": "hunyuan_v1_dense"}  # Qwen3-Omni's thinker, HunYuan-VL
 # Wrappers whose Hub files keep the decoder's keys at the top level (the config class builds text_config from them).
 _FLAT_WRAPPERS = ("qwen2_vl", "qwen2_5_vl")
@@ -3238,12 +3238,12 @@ def read_config(cfg: dict, name: str = "custom", source: str = "") -> tuple[Mode
     if mtype in _LEGACY:
         cfg = _legacy_falcon(cfg, mtype, notes)
         mtype = "falcon"
-    if mtype == "qwen3_omni_moe" and isinstance(cfg.get("thinker_config"), dict):  # Qwen3-Omni: its thinker is the LM
-        notes.append(Text(N_("qwen3_omni_moe: its thinker (thinker_config) is the language model sized here; the talker "
-                             "and the code-to-waveform decoder that speak its answer are not counted")))
-        cfg = dict(cfg["thinker_config"], model_type="qwen3_omni_moe_thinker",
+    if mtype in ("qwen2_5_omni", "qwen3_omni_moe") and isinstance(cfg.get("thinker_config"), dict):  # the thinker is the LM
+        notes.append(Text(N_("{mtype}: its thinker (thinker_config) is the language model sized here; the talker and the "
+                             "decoder to a waveform that speak its answer are not counted"), mtype=mtype))
+        mtype += "_thinker"
+        cfg = dict(cfg["thinker_config"], model_type=mtype,
                    **{k: cfg[k] for k in ("torch_dtype", "dtype", "quantization_config") if k in cfg})
-        mtype = "qwen3_omni_moe_thinker"
     remote = None
     if mtype in REMOTE_PORTS and mtype not in _READERS:  # remote code whose block a transformers port has
         remote = mtype

@@ -315,8 +315,8 @@ def vision_params(wrapper: str, cfg: dict) -> dict[str, int] | None:
         return _minimax_m3(cfg)
     if wrapper == "phi4_multimodal":
         return _phi4_multimodal(cfg)
-    if wrapper in ("qwen2_vl", "qwen2_5_vl"):
-        return _qwen2_vl(cfg, v25=wrapper == "qwen2_5_vl")
+    if wrapper in ("qwen2_vl", "qwen2_5_vl", "qwen2_5_omni_thinker"):  # (Qwen2.5-Omni: Qwen2.5-VL's tower)
+        return _qwen2_vl(cfg, v25=wrapper != "qwen2_vl")
     if wrapper in ("glm4v", "glm46v", "glm4v_moe"):
         return _glm4v(cfg)
     return None

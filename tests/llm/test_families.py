@@ -1611,25 +1611,32 @@ _OMNI_AUDIO = dict(num_mel_bins=16, encoder_layers=1, encoder_attention_heads=2,
                    output_dim=64, downsample_hidden_size=8, max_source_positions=64)
 
 
-@pytest.mark.parametrize("whole", [False, True], ids=["thinker", "qwen3_omni_moe"])
-def test_qwen3_omni_counts_its_thinker_and_reports_its_vision_tower(whole):
-    """Qwen3-Omni: its thinker (``qwen3_omni_moe_thinker``, or the whole ``qwen3_omni_moe`` config's thinker_config) is
-    Qwen3-MoE's decoder — exact to the parameter, the FLOP and the cache against transformers' thinker on a text
-    prompt — its vision tower Qwen3-VL's (reported exactly), its audio tower and the talker not counted (said so)."""
+@pytest.mark.parametrize("omni", ["qwen3_omni_moe", "qwen2_5_omni"])
+@pytest.mark.parametrize("whole", [False, True], ids=["thinker", "whole"])
+def test_the_omni_models_count_their_thinker_and_report_its_vision_tower(omni, whole):
+    """Qwen3-Omni and Qwen2.5-Omni: the thinker (``…_thinker``, or the whole config's thinker_config) is Qwen3-MoE's
+    and Qwen2's decoder — exact to the parameter, the FLOP and the cache against transformers' thinker on a text
+    prompt, its LM head untied as the thinker's own flag says (Qwen2.5-Omni's text_config says tied) — its vision
+    tower Qwen3-VL's and Qwen2.5-VL's (reported exactly), its audio tower and the talker not counted (said so)."""
     import transformers
 
     torch.manual_seed(0)
-    text = dict(B, head_dim=24, num_experts=4, moe_intermediate_size=32, decoder_sparse_step=1, **MOE)
-    hf = AutoConfig.for_model("qwen3_omni_moe_thinker", text_config=text, vision_config=dict(_VL_VISION),
-                              audio_config=_OMNI_AUDIO)
-    model = transformers.Qwen3OmniMoeThinkerForConditionalGeneration._from_config(
-        hf, attn_implementation="eager", experts_implementation="eager").eval()
+    if omni == "qwen3_omni_moe":
+        text = dict(B, head_dim=24, num_experts=4, moe_intermediate_size=32, decoder_sparse_step=1, **MOE)
+        vision, cls = dict(_VL_VISION), transformers.Qwen3OmniMoeThinkerForConditionalGeneration
+    else:
+        text = dict(B, rope_parameters=_MROPE, tie_word_embeddings=True)
+        vision = dict(depth=2, hidden_size=32, intermediate_size=48, num_heads=2, out_hidden_size=64, patch_size=4,
+                      fullatt_block_indexes=[1])
+        cls = transformers.Qwen2_5OmniThinkerForConditionalGeneration
+    hf = AutoConfig.for_model(f"{omni}_thinker", text_config=text, vision_config=vision, audio_config=_OMNI_AUDIO)
+    model = cls._from_config(hf, attn_implementation="eager", experts_implementation="eager").eval()
     raw = json.loads(hf.to_json_string())
     if whole:
-        raw = dict(model_type="qwen3_omni_moe", thinker_config=raw, talker_config={"text_config": {}},
-                   enable_audio_output=True)
+        raw = dict(model_type=omni, thinker_config=raw, talker_config={"text_config": {}}, enable_audio_output=True)
     cfg, info = read_config(raw)
-    assert cfg.family == "qwen3_moe" and info["unknown_keys"] == [], info["unknown_keys"]
+    assert cfg.family == ("qwen3_moe" if omni == "qwen3_omni_moe" else "qwen2") and not cfg.tied_embeddings
+    assert info["unknown_keys"] == [], info["unknown_keys"]
     named = dict(model.named_parameters())
     assert cfg.params == sum(p.numel() for n, p in named.items() if ".language_model." in f".{n}" or n.startswith("lm_head"))
     assert sum(info["vision"].values()) == sum(p.numel() for n, p in named.items() if ".visual." in f".{n}")
