@@ -121,12 +121,12 @@ ARCHITECTURES = {
     "MllamaForConditionalGeneration": "mllama",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
-_WRAPPERS = {"qwen2_5_omni_thinker": "qwen2_5_omni_text", "qwen3_omni_moe_thinker": "qwen3_omni_moe_text", "hunyuan_vl": "hunyuan_vl_text", "qwen2_vl": "qwen2_vl_text", "qwen2_5_vl": "qwen2_5_vl_text", "glm4v": "glm4v_text", "glm46v": "glm4v_text",
+_WRAPPERS = {"paddleocr_vl": "paddleocr_vl_text", "glmga": "glm4v_text", "qwen2_5_omni_thinker": "qwen2_5_omni_text", "qwen3_omni_moe_thinker": "qwen3_omni_moe_text", "hunyuan_vl": "hunyuan_vl_text", "qwen2_vl": "qwen2_vl_text", "qwen2_5_vl": "qwen2_5_vl_text", "glm4v": "glm4v_text", "glm46v": "glm4v_text",
              "glm4v_moe": "glm4v_moe_text", "minimax_m3_vl": "minimax_m3_vl_text", "mllama": "mllama_text_model", "aria": "aria_text", "emu3": "emu3_text_model", "apertus1p5": "apertus1p5_text", "cohere_compass": "cohere_compass_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
              "qwen3_vl_moe": "qwen3_vl_moe_text", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text"}
 # Wrappers whose top-level tie_word_embeddings (default False) decides whether the LM head is tied, whatever
 # the text_config says (transformers 5.24 ties by the top-level config).
-_TIE_FROM_TOP = {"qwen2_5_omni_thinker": False, "qwen3_omni_moe_thinker": False, "glm4v": False, "glm46v": False, "glm4v_moe": False, "apertus1p5": False, "cohere_compass": False, "qwen3_vl": False, "qwen3_vl_moe": False, "qwen3_5": False, "qwen3_5_moe": False, "mistral3": True}
+_TIE_FROM_TOP = {"glmga": False, "qwen2_5_omni_thinker": False, "qwen3_omni_moe_thinker": False, "glm4v": False, "glm46v": False, "glm4v_moe": False, "apertus1p5": False, "cohere_compass": False, "qwen3_vl": False, "qwen3_vl_moe": False, "qwen3_5": False, "qwen3_5_moe": False, "mistral3": True}
 # Old spellings of a family.
 _LEGACY = {"refinedweb": "falcon", "refinedwebmodel": "falcon"}
 
@@ -3148,7 +3148,8 @@ _REMOTE_AS = {"minimax_text_01": "minimax", "minimax_m1": "minimax"}
 # Qwen2-VL / 2.5-VL: Qwen2's block with M-RoPE; GLM-4.1V / 4.6V: GLM-4-0414's, GLM-4.5V: GLM-4.5's (M-RoPE)
 _LEGACY_TEXT: dict[str, str] = {"qwen2_vl_text": "qwen2", "qwen2_5_vl_text": "qwen2", "glm4v_text": "glm4",
                                 "glm4v_moe_text": "glm4_moe", "qwen3_omni_moe_text": "qwen3_moe", "qwen2_5_omni_text": "qwen2",
-                                "hunyuan_vl_text": "hunyuan_v1_dense"}  # Qwen3-Omni's thinker, HunYuan-VL
+                                "hunyuan_vl_text": "hunyuan_v1_dense",  # Qwen3-Omni's thinker, HunYuan-VL
+                                "paddleocr_vl_text": "ernie4_5"}  # PaddleOCR-VL: ERNIE-4.5's dense decoder
 # Wrappers whose Hub files keep the decoder's keys at the top level (the config class builds text_config from them).
 _FLAT_WRAPPERS = ("qwen2_vl", "qwen2_5_vl")
 # Keys whose presence together says "DeepSeek-V3 layout" (MLA + routed experts) whatever the model_type.
