@@ -121,7 +121,7 @@ ARCHITECTURES = {
     "MllamaForConditionalGeneration": "mllama",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
-_WRAPPERS = {"paddleocr_vl": "paddleocr_vl_text", "glmga": "glm4v_text", "qwen2_5_omni_thinker": "qwen2_5_omni_text", "qwen3_omni_moe_thinker": "qwen3_omni_moe_text", "hunyuan_vl": "hunyuan_vl_text", "qwen2_vl": "qwen2_vl_text", "qwen2_5_vl": "qwen2_5_vl_text", "glm4v": "glm4v_text", "glm46v": "glm4v_text",
+_WRAPPERS = {"deepseek_ocr2": "deepseek_ocr2_text", "paddleocr_vl": "paddleocr_vl_text", "glmga": "glm4v_text", "qwen2_5_omni_thinker": "qwen2_5_omni_text", "qwen3_omni_moe_thinker": "qwen3_omni_moe_text", "hunyuan_vl": "hunyuan_vl_text", "qwen2_vl": "qwen2_vl_text", "qwen2_5_vl": "qwen2_5_vl_text", "glm4v": "glm4v_text", "glm46v": "glm4v_text",
              "glm4v_moe": "glm4v_moe_text", "minimax_m3_vl": "minimax_m3_vl_text", "mllama": "mllama_text_model", "aria": "aria_text", "emu3": "emu3_text_model", "apertus1p5": "apertus1p5_text", "cohere_compass": "cohere_compass_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
              "qwen3_vl_moe": "qwen3_vl_moe_text", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text"}
 # Wrappers whose top-level tie_word_embeddings (default False) decides whether the LM head is tied, whatever
@@ -244,6 +244,8 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
                             "partial_rotary_factor"}),
     # OLMo Hybrid: the DeltaNet's initial values, its negative eigenvalues (β × 2, element-wise); the config class
     # removes mlp_bias and pretraining_tp
+    # DeepSeek-OCR-2: its routing groups and method change no count
+    "deepseek_ocr2_text": frozenset({"n_group", "topk_group", "topk_method", "routed_scaling_factor"}),
     "olmo_hybrid": frozenset({"linear_a_log_min", "linear_a_log_max", "linear_dt_min", "linear_dt_max",
                               "linear_dt_init_floor", "linear_allow_neg_eigval", "mlp_bias", "pretraining_tp"}),
     # RecurrentGemma: initial scales, the logits' soft cap and the embedding's √hidden scale (element-wise)
@@ -464,6 +466,10 @@ DEFAULTS: dict[str, dict] = {
                             max_position_embeddings=131072),
     "rwkv": dict(vocab_size=50277, hidden_size=4096, num_hidden_layers=32, context_length=1024, rescale_every=6,
                  tie_word_embeddings=False),
+    "deepseek_ocr2_text": dict(vocab_size=102400, hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
+                               num_attention_heads=32, tie_word_embeddings=False, attention_bias=False, mlp_bias=False,
+                               n_routed_experts=64, n_shared_experts=2, moe_intermediate_size=1407,
+                               max_position_embeddings=2048),
     "gpt_neox_japanese": dict(vocab_size=32000, hidden_size=2560, num_hidden_layers=32, num_attention_heads=32,
                               intermediate_multiple_size=4, max_position_embeddings=2048, tie_word_embeddings=True),
     "phimoe": dict(vocab_size=32064, hidden_size=4096, intermediate_size=6400, num_hidden_layers=32,
@@ -1158,6 +1164,23 @@ def _read_deepseek(r: _Read, moe_layers: str | None = None) -> dict:
         c.update(router_score_bias=True, mtp_layers=r.whole("num_nextn_predict_layers", minimum=0, default=0))
     if r.family != "axk1" and r.has("moe_layer_freq") and r.raw.get("moe_layer_freq") not in (None, 1):
         r.notes.append(Text(N_("moe_layer_freq is ignored by transformers (every layer after the dense ones is MoE)")))
+    return c
+
+
+def _read_deepseek_ocr2_text(r: _Read) -> dict:
+    """DeepSeek-OCR-2's decoder (``deepseek_ocr2_text``): Llama's multi-head attention (no MLA; ``attention_bias`` on
+    q/k/v/o) under DeepSeek-V2's mixture — routed experts of ``moe_intermediate_size``, ``n_shared_experts`` shared
+    ones, the dense layers named by ``mlp_layer_types`` (required: the model indexes it per layer)."""
+    c = _common(r)
+    ab = r.flag("attention_bias")
+    types = _type_list(r, "mlp_layer_types", {"sparse": "M", "dense": "D"}, c["layers"])
+    if types is None:
+        raise InputError(N_("a deepseek_ocr2_text config needs 'mlp_layer_types' (dense or sparse for each layer): "
+                            "transformers' model reads it per layer"))
+    fm = r.whole("moe_intermediate_size")
+    c.update(qkv_bias=ab, o_bias=ab, mlp_bias=r.flag("mlp_bias"), experts=r.whole("n_routed_experts"),
+             experts_per_token=r.whole("num_experts_per_tok"), expert_ffn=fm,
+             shared_expert_ffn=r.whole("n_shared_experts", minimum=0) * fm, moe_layers="".join(types))
     return c
 
 
@@ -3058,7 +3081,7 @@ _READERS = {
     "ministral": _read_ministral, "mixtral": _read_mixtral, "qwen2": _read_qwen2, "qwen2_moe": _read_qwen2_moe,
     "qwen3": _read_qwen3, "qwen3_moe": _read_qwen3_moe, "gemma": _read_gemma, "gemma2": _read_gemma2,
     "gemma3_text": _read_gemma3_text, "phi": _read_phi, "phi3": _read_phi3, "phi4_multimodal": _read_phi3,
-    "gpt_neox_japanese": _read_gpt_neox_japanese, "rwkv": _read_rwkv, "phimoe": _read_phimoe,
+    "gpt_neox_japanese": _read_gpt_neox_japanese, "rwkv": _read_rwkv, "deepseek_ocr2_text": _read_deepseek_ocr2_text, "phimoe": _read_phimoe,
     "deepseek_v2": _read_deepseek, "deepseek_v3": _read_deepseek, "olmo": _read_olmo, "olmo2": _read_olmo2,
     "olmo3": _read_olmo2, "olmoe": _read_olmoe, "cohere": _read_cohere, "cohere2": _read_cohere,
     "internlm2": _read_internlm2, "falcon": _read_falcon, "gpt_neox": _read_gpt_neox, "starcoder2": _read_starcoder2,

@@ -1697,3 +1697,36 @@ def test_wrappers_whose_towers_are_named_count_their_decoder_exactly(wrapper, te
     assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
     assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
     assert info["vision"] is None and any("not" in str(n) for n in info["notes"])
+
+
+def test_deepseek_ocr2_counts_its_mha_moe_decoder():
+    """DeepSeek-OCR-2: Llama's multi-head attention under DeepSeek-V2's mixture (routed
+    and shared experts, dense layers by mlp_layer_types), exact to the parameter and the FLOP against the wrapper's own
+    class on a text prompt; the SAM + Qwen2 vision encoder named, not counted; a config without mlp_layer_types
+    refused with the reason (the model indexes it per layer)."""
+    from transformers import AutoModelForImageTextToText
+
+    from gemmlib.core.errors import InputError
+
+    torch.manual_seed(0)
+    text = dict(B, n_routed_experts=4, n_shared_experts=1, moe_intermediate_size=32, num_experts_per_tok=2,
+                mlp_layer_types=["dense", "sparse"], pad_token_id=None, bos_token_id=None, eos_token_id=None)
+    vision = dict(sam_config=dict(hidden_size=16, output_channels=8, num_hidden_layers=1, num_attention_heads=2,
+                                  image_size=32, patch_size=8, mlp_dim=32, global_attn_indexes=[0],
+                                  downsample_channels=[8, 16]),
+                  encoder_config=dict(hidden_size=16, intermediate_size=24, num_hidden_layers=1, num_attention_heads=2,
+                                      num_key_value_heads=2, vocab_size=16))
+    hf = AutoConfig.for_model("deepseek_ocr2", text_config=text, vision_config=vision)
+    model = AutoModelForImageTextToText.from_config(hf, attn_implementation="eager",
+                                                     experts_implementation="eager").eval()
+    cfg, info = read_config(json.loads(hf.to_json_string()))
+    assert info["unknown_keys"] == [], info["unknown_keys"]
+    named = dict(model.named_parameters())
+    assert cfg.params == sum(p.numel() for n, p in named.items() if ".language_model." in f".{n}" or n.startswith("lm_head"))
+    prefill, decode, per_layer, nbytes = _run(model, 128)
+    wl = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1, kv_dtype="fp32")
+    assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
+    assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
+    assert kv_cache_bytes(cfg, wl) == nbytes
+    with pytest.raises(InputError, match="needs 'mlp_layer_types'"):
+        read_config({k: v for k, v in text.items() if k != "mlp_layer_types"} | {"model_type": "deepseek_ocr2_text"})
