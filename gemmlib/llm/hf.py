@@ -121,7 +121,7 @@ ARCHITECTURES = {
     "MllamaForConditionalGeneration": "mllama",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
-_WRAPPERS = {"deepseek_ocr2": "deepseek_ocr2_text", "paddleocr_vl": "paddleocr_vl_text", "glmga": "glm4v_text", "qwen2_5_omni_thinker": "qwen2_5_omni_text", "qwen3_omni_moe_thinker": "qwen3_omni_moe_text", "hunyuan_vl": "hunyuan_vl_text", "qwen2_vl": "qwen2_vl_text", "qwen2_5_vl": "qwen2_5_vl_text", "glm4v": "glm4v_text", "glm46v": "glm4v_text",
+_WRAPPERS = {"granite_docling": "granite_docling_text", "deepseek_ocr2": "deepseek_ocr2_text", "paddleocr_vl": "paddleocr_vl_text", "glmga": "glm4v_text", "qwen2_5_omni_thinker": "qwen2_5_omni_text", "qwen3_omni_moe_thinker": "qwen3_omni_moe_text", "hunyuan_vl": "hunyuan_vl_text", "qwen2_vl": "qwen2_vl_text", "qwen2_5_vl": "qwen2_5_vl_text", "glm4v": "glm4v_text", "glm46v": "glm4v_text",
              "glm4v_moe": "glm4v_moe_text", "minimax_m3_vl": "minimax_m3_vl_text", "mllama": "mllama_text_model", "aria": "aria_text", "emu3": "emu3_text_model", "apertus1p5": "apertus1p5_text", "cohere_compass": "cohere_compass_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
              "qwen3_vl_moe": "qwen3_vl_moe_text", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text"}
 # Wrappers whose top-level tie_word_embeddings (default False) decides whether the LM head is tied, whatever
@@ -153,7 +153,8 @@ IRRELEVANT_KEYS = frozenset({
     "cache_implementation", "use_qk_norm_first", "lm_head_dtype", "experts_per_token", "moe_layer_freq",
     "ep_size", "use_parallel_residual_dropout", "layer_norm_type", "rotary_dim", "max_window_layers_dense",
     "full_attn_mod", "interpolate_factor", "mlp_only_layers_dense", "bias_dropout_fusion", "image_token_index",
-    "image_token_id", "audio_start_token_id", "audio_end_token_id", "audio_token_index", "seconds_per_chunk", "position_id_per_seconds", "user_token_id", "im_start_id", "im_end_id",
+    "image_token_id", "density_router_hidden_size", "density_router_threshold", "density_router_loss_weight",
+    "audio_start_token_id", "audio_end_token_id", "audio_token_index", "seconds_per_chunk", "position_id_per_seconds", "user_token_id", "im_start_id", "im_end_id",
     "im_newline_id", "image_start_token_id", "image_end_token_id", "video_start_token_id", "video_end_token_id",
     "boi_token_index", "eoi_token_index", "mm_tokens_per_image", "vision_config",
     "vision_feature_layer", "projector_hidden_act", "multimodal_projector_bias", "spatial_merge_size",
@@ -3172,7 +3173,8 @@ _REMOTE_AS = {"minimax_text_01": "minimax", "minimax_m1": "minimax"}
 _LEGACY_TEXT: dict[str, str] = {"qwen2_vl_text": "qwen2", "qwen2_5_vl_text": "qwen2", "glm4v_text": "glm4",
                                 "glm4v_moe_text": "glm4_moe", "qwen3_omni_moe_text": "qwen3_moe", "qwen2_5_omni_text": "qwen2",
                                 "hunyuan_vl_text": "hunyuan_v1_dense",  # Qwen3-Omni's thinker, HunYuan-VL
-                                "paddleocr_vl_text": "ernie4_5"}  # PaddleOCR-VL: ERNIE-4.5's dense decoder
+                                "paddleocr_vl_text": "ernie4_5",  # PaddleOCR-VL: ERNIE-4.5's dense decoder
+                                "granite_docling_text": "granite"}  # Granite-Docling: Granite's decoder
 # Wrappers whose Hub files keep the decoder's keys at the top level (the config class builds text_config from them).
 _FLAT_WRAPPERS = ("qwen2_vl", "qwen2_5_vl")
 # Keys whose presence together says "DeepSeek-V3 layout" (MLA + routed experts) whatever the model_type.

@@ -1679,19 +1679,23 @@ _TINY_TOWER = dict(hidden_size=32, intermediate_size=48, num_hidden_layers=1, de
 @pytest.mark.parametrize(("wrapper", "text"), [
     ("paddleocr_vl", dict(B, pad_token_id=None, bos_token_id=None, eos_token_id=None)),
     ("glmga", dict(B, head_dim=16, pad_token_id=None, rope_parameters=_GLM_MROPE)),
+    ("granite_docling", dict(B, pad_token_id=None, bos_token_id=None, eos_token_id=None)),
 ])
 def test_wrappers_whose_towers_are_named_count_their_decoder_exactly(wrapper, text):
-    """PaddleOCR-VL (ERNIE-4.5's dense decoder) and GLM-GA (GLM-4.1V's): the decoder of the text_config exact to the
-    parameter and the FLOP against the wrapper's own class on a text prompt; the vision tower named, not counted."""
+    """PaddleOCR-VL (ERNIE-4.5's dense decoder), GLM-GA (GLM-4.1V's) and Granite-Docling (Granite's, its head tied):
+    the decoder of the text_config exact to the parameter and the FLOP against the wrapper's own class on a text
+    prompt; the vision tower (and Granite-Docling's density router over image tiles) named, not counted."""
     from transformers import AutoModelForImageTextToText
 
     torch.manual_seed(0)
-    hf = AutoConfig.for_model(wrapper, text_config=text, vision_config=dict(_TINY_TOWER))
+    top = dict(pad_token_id=None) if wrapper == "granite_docling" else {}
+    hf = AutoConfig.for_model(wrapper, text_config=text, vision_config=dict(_TINY_TOWER), **top)
     model = AutoModelForImageTextToText.from_config(hf, attn_implementation="eager").eval()
     cfg, info = read_config(json.loads(hf.to_json_string()))
     assert info["wrapper"] == wrapper and info["unknown_keys"] == [], info["unknown_keys"]
     named = dict(model.named_parameters())
-    assert cfg.params == sum(p.numel() for n, p in named.items() if ".language_model." in f".{n}" or n.startswith("lm_head"))
+    assert cfg.params == sum(p.numel() for n, p in named.items()
+                             if ".language_model." in f".{n}" or ".text_model." in f".{n}" or n.startswith("lm_head"))
     prefill, decode, per_layer, _ = _run(model, 128)
     wl = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1)
     assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
