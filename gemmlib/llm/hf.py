@@ -56,7 +56,7 @@ SUPPORTED_MODEL_TYPES = (
     "gemma3n_text", "gemma3n", "jais2", "mimo_v2_flash", "lfm3", "laguna", "dbrx", "bloom", "opt", "biogpt",
     "deepseek_v4", "mellum", "nanochat", "hyperclovax", "flint", "axk1", "beam", "lara_mini", "olmo_hybrid",
     "recurrent_gemma", "phi4_multimodal",
-    "gpt_neox_japanese", "rwkv",
+    "gpt_neox_japanese", "rwkv", "mistral4",
     "apertus1p5_text", "apertus1p5", "hy_v4", "longcat_flash", "minimax", "kimi_linear", "bailing_hybrid",
     "cohere_compass_text", "cohere_compass", "mamba", "falcon_mamba", "mamba2", "bitnet", "aria_text", "aria", "xglm", "ctrl", "emu3",
     "minimax_m3_vl_text", "minimax_m3_vl", "mllama_text_model", "mllama",
@@ -108,7 +108,7 @@ ARCHITECTURES = {
     "AXK1ForCausalLM": "axk1", "BeamForCausalLM": "beam", "LaraMiniForCausalLM": "lara_mini",
     "OlmoHybridForCausalLM": "olmo_hybrid", "RecurrentGemmaForCausalLM": "recurrent_gemma",
     "Phi4MultimodalForCausalLM": "phi4_multimodal", "GPTNeoXJapaneseForCausalLM": "gpt_neox_japanese",
-    "RwkvForCausalLM": "rwkv",
+    "RwkvForCausalLM": "rwkv", "Mistral4ForCausalLM": "mistral4",
     "Apertus1p5TextForCausalLM": "apertus1p5_text", "Apertus1p5ForConditionalGeneration": "apertus1p5",
     "HYV4ForCausalLM": "hy_v4", "LongcatFlashForCausalLM": "longcat_flash", "MiniMaxForCausalLM": "minimax",
     "KimiLinearForCausalLM": "kimi_linear", "BailingHybridForCausalLM": "bailing_hybrid",
@@ -263,6 +263,9 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     "gemma3n_text": frozenset({"altup_active_idx", "altup_coef_clip", "altup_correct_scale"}),  # an early spelling the Hub's E2B / E4B files keep, null
     "deepseek_v2": frozenset({"moe_layer_freq", "head_dim", "qk_head_dim"}),  # head dims derive from nope + rope
     "deepseek_v3": frozenset({"moe_layer_freq", "head_dim", "qk_head_dim"}),
+    # Mistral 4: DeepSeek-V3's layout; its routing groups and scale change no count
+    "mistral4": frozenset({"head_dim", "qk_head_dim", "n_group", "topk_group", "routed_scaling_factor",
+                           "norm_topk_prob"}),
     "sarvam_mla": frozenset({"moe_layer_freq", "head_dim", "qk_head_dim"}),
     "youtu": frozenset({"head_dim", "qk_head_dim"}),
     # MPT in transformers: ALiBi always (no position table), no biases anywhere, LayerNorms without bias, no qk-norm
@@ -465,6 +468,11 @@ DEFAULTS: dict[str, dict] = {
     "phi4_multimodal": dict(vocab_size=200064, hidden_size=3072, intermediate_size=8192, num_hidden_layers=32,
                             num_attention_heads=32, num_key_value_heads=8, tie_word_embeddings=False,
                             max_position_embeddings=131072),
+    "mistral4": dict(vocab_size=131072, hidden_size=4096, intermediate_size=12288, num_hidden_layers=36,
+                     num_attention_heads=32, kv_lora_rank=256, q_lora_rank=1024, qk_nope_head_dim=64,
+                     qk_rope_head_dim=64, v_head_dim=128, n_routed_experts=128, n_shared_experts=1,
+                     num_experts_per_tok=4, moe_intermediate_size=2048, first_k_dense_replace=0,
+                     tie_word_embeddings=False, attention_bias=False, max_position_embeddings=1048576),
     "rwkv": dict(vocab_size=50277, hidden_size=4096, num_hidden_layers=32, context_length=1024, rescale_every=6,
                  tie_word_embeddings=False),
     "deepseek_ocr2_text": dict(vocab_size=102400, hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
@@ -3083,7 +3091,7 @@ _READERS = {
     "qwen3": _read_qwen3, "qwen3_moe": _read_qwen3_moe, "gemma": _read_gemma, "gemma2": _read_gemma2,
     "gemma3_text": _read_gemma3_text, "phi": _read_phi, "phi3": _read_phi3, "phi4_multimodal": _read_phi3,
     "gpt_neox_japanese": _read_gpt_neox_japanese, "rwkv": _read_rwkv, "deepseek_ocr2_text": _read_deepseek_ocr2_text, "phimoe": _read_phimoe,
-    "deepseek_v2": _read_deepseek, "deepseek_v3": _read_deepseek, "olmo": _read_olmo, "olmo2": _read_olmo2,
+    "deepseek_v2": _read_deepseek, "deepseek_v3": _read_deepseek, "mistral4": _read_deepseek, "olmo": _read_olmo, "olmo2": _read_olmo2,
     "olmo3": _read_olmo2, "olmoe": _read_olmoe, "cohere": _read_cohere, "cohere2": _read_cohere,
     "internlm2": _read_internlm2, "falcon": _read_falcon, "gpt_neox": _read_gpt_neox, "starcoder2": _read_starcoder2,
     "gpt2": _read_gpt2, "gpt_bigcode": _read_gpt2, "gpt_oss": _read_gpt_oss, "glm4_moe": _read_glm4_moe,

@@ -1734,3 +1734,34 @@ def test_deepseek_ocr2_counts_its_mha_moe_decoder():
     assert kv_cache_bytes(cfg, wl) == nbytes
     with pytest.raises(InputError, match="needs 'mlp_layer_types'"):
         read_config({k: v for k, v in text.items() if k != "mlp_layer_types"} | {"model_type": "deepseek_ocr2_text"})
+
+
+@pytest.mark.parametrize("source", ["keys", "to_dict"])
+def test_mistral4_is_deepseek_v3s_layout(source):
+    """Mistral 4 (``mistral4``, whose causal LM transformers files under its image-text mapping): DeepSeek-V3's MLA and
+    mixture with a shared expert and no score-correction bias, exact to the parameter, the FLOP and the cache against
+    Mistral4ForCausalLM; the config class's defaults come to numel() on the meta device (118,972,826,624)."""
+    import transformers
+
+    torch.manual_seed(0)
+    keys = dict(B, num_key_value_heads=4, kv_lora_rank=32, q_lora_rank=24, qk_nope_head_dim=16, qk_rope_head_dim=8,
+                v_head_dim=12, n_routed_experts=4, n_shared_experts=1, num_experts_per_tok=2, moe_intermediate_size=32,
+                first_k_dense_replace=1, pad_token_id=None)
+    hf = AutoConfig.for_model("mistral4", **keys)
+    model = transformers.Mistral4ForCausalLM._from_config(hf, attn_implementation="eager",
+                                                          experts_implementation="eager").eval()
+    raw = dict(keys, model_type="mistral4") if source == "keys" else json.loads(hf.to_json_string())
+    cfg, info = read_config(raw)
+    assert cfg.params == sum(p.numel() for p in model.parameters()) and not cfg.router_score_bias
+    prefill, decode, per_layer, nbytes = _run(model, 128)
+    wl = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1, kv_dtype="fp32")
+    assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
+    assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
+    assert kv_cache_bytes(cfg, wl) == nbytes
+    if source == "to_dict":
+        assert info["unknown_keys"] == [], info["unknown_keys"]
+        full = AutoConfig.for_model("mistral4")
+        with torch.device("meta"):
+            big = transformers.Mistral4ForCausalLM(full)
+        assert read_config(json.loads(full.to_json_string()))[0].params == sum(p.numel() for p in big.parameters()) \
+            == 118_972_826_624
