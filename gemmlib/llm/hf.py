@@ -121,12 +121,12 @@ ARCHITECTURES = {
     "MllamaForConditionalGeneration": "mllama",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
-_WRAPPERS = {"granite_docling": "granite_docling_text", "deepseek_ocr2": "deepseek_ocr2_text", "paddleocr_vl": "paddleocr_vl_text", "glmga": "glm4v_text", "qwen2_5_omni_thinker": "qwen2_5_omni_text", "qwen3_omni_moe_thinker": "qwen3_omni_moe_text", "hunyuan_vl": "hunyuan_vl_text", "qwen2_vl": "qwen2_vl_text", "qwen2_5_vl": "qwen2_5_vl_text", "glm4v": "glm4v_text", "glm46v": "glm4v_text",
+_WRAPPERS = {"molmo2": "molmo2_text", "granite_docling": "granite_docling_text", "deepseek_ocr2": "deepseek_ocr2_text", "paddleocr_vl": "paddleocr_vl_text", "glmga": "glm4v_text", "qwen2_5_omni_thinker": "qwen2_5_omni_text", "qwen3_omni_moe_thinker": "qwen3_omni_moe_text", "hunyuan_vl": "hunyuan_vl_text", "qwen2_vl": "qwen2_vl_text", "qwen2_5_vl": "qwen2_5_vl_text", "glm4v": "glm4v_text", "glm46v": "glm4v_text",
              "glm4v_moe": "glm4v_moe_text", "minimax_m3_vl": "minimax_m3_vl_text", "mllama": "mllama_text_model", "aria": "aria_text", "emu3": "emu3_text_model", "apertus1p5": "apertus1p5_text", "cohere_compass": "cohere_compass_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
              "qwen3_vl_moe": "qwen3_vl_moe_text", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text"}
 # Wrappers whose top-level tie_word_embeddings (default False) decides whether the LM head is tied, whatever
 # the text_config says (transformers 5.24 ties by the top-level config).
-_TIE_FROM_TOP = {"glmga": False, "qwen2_5_omni_thinker": False, "qwen3_omni_moe_thinker": False, "glm4v": False, "glm46v": False, "glm4v_moe": False, "apertus1p5": False, "cohere_compass": False, "qwen3_vl": False, "qwen3_vl_moe": False, "qwen3_5": False, "qwen3_5_moe": False, "mistral3": True}
+_TIE_FROM_TOP = {"molmo2": False, "glmga": False, "qwen2_5_omni_thinker": False, "qwen3_omni_moe_thinker": False, "glm4v": False, "glm46v": False, "glm4v_moe": False, "apertus1p5": False, "cohere_compass": False, "qwen3_vl": False, "qwen3_vl_moe": False, "qwen3_5": False, "qwen3_5_moe": False, "mistral3": True}
 # Old spellings of a family.
 _LEGACY = {"refinedweb": "falcon", "refinedwebmodel": "falcon"}
 
@@ -153,7 +153,8 @@ IRRELEVANT_KEYS = frozenset({
     "cache_implementation", "use_qk_norm_first", "lm_head_dtype", "experts_per_token", "moe_layer_freq",
     "ep_size", "use_parallel_residual_dropout", "layer_norm_type", "rotary_dim", "max_window_layers_dense",
     "full_attn_mod", "interpolate_factor", "mlp_only_layers_dense", "bias_dropout_fusion", "image_token_index",
-    "image_token_id", "density_router_hidden_size", "density_router_threshold", "density_router_loss_weight",
+    "image_token_id", "adapter_config", "low_res_image_start_token_id", "image_patch_id", "frame_start_token_id",
+    "frame_end_token_id", "density_router_hidden_size", "density_router_threshold", "density_router_loss_weight",
     "audio_start_token_id", "audio_end_token_id", "audio_token_index", "seconds_per_chunk", "position_id_per_seconds", "user_token_id", "im_start_id", "im_end_id",
     "im_newline_id", "image_start_token_id", "image_end_token_id", "video_start_token_id", "video_end_token_id",
     "boi_token_index", "eoi_token_index", "mm_tokens_per_image", "vision_config",
@@ -246,6 +247,7 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     # OLMo Hybrid: the DeltaNet's initial values, its negative eigenvalues (β × 2, element-wise); the config class
     # removes mlp_bias and pretraining_tp
     # DeepSeek-OCR-2: its routing groups and method change no count
+    "molmo2_text": frozenset({"rope_scaling_layers"}),  # which layers scale their rotary frequencies
     "deepseek_ocr2_text": frozenset({"n_group", "topk_group", "topk_method", "routed_scaling_factor"}),
     "olmo_hybrid": frozenset({"linear_a_log_min", "linear_a_log_max", "linear_dt_min", "linear_dt_max",
                               "linear_dt_init_floor", "linear_allow_neg_eigval", "mlp_bias", "pretraining_tp"}),
@@ -475,6 +477,10 @@ DEFAULTS: dict[str, dict] = {
                      tie_word_embeddings=False, attention_bias=False, max_position_embeddings=1048576),
     "rwkv": dict(vocab_size=50277, hidden_size=4096, num_hidden_layers=32, context_length=1024, rescale_every=6,
                  tie_word_embeddings=False),
+    "molmo2_text": dict(vocab_size=151936, additional_vocab_size=128, hidden_size=4096, intermediate_size=12288,
+                        num_hidden_layers=36, num_attention_heads=32, num_key_value_heads=8, head_dim=128,
+                        attention_bias=False, qk_norm_type="qwen3", tie_word_embeddings=False,
+                        max_position_embeddings=36864),
     "deepseek_ocr2_text": dict(vocab_size=102400, hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
                                num_attention_heads=32, tie_word_embeddings=False, attention_bias=False, mlp_bias=False,
                                n_routed_experts=64, n_shared_experts=2, moe_intermediate_size=1407,
@@ -1190,6 +1196,24 @@ def _read_deepseek_ocr2_text(r: _Read) -> dict:
     c.update(qkv_bias=ab, o_bias=ab, mlp_bias=r.flag("mlp_bias"), experts=r.whole("n_routed_experts"),
              experts_per_token=r.whole("num_experts_per_tok"), expert_ffn=fm,
              shared_expert_ffn=r.whole("n_shared_experts", minimum=0) * fm, moe_layers="".join(types))
+    return c
+
+
+def _read_molmo2_text(r: _Read) -> dict:
+    """Molmo2's decoder (``molmo2_text``): Llama's block with q/k/v biases by ``attention_bias`` (none on o_proj), q/k
+    RMS-normed per head (``qk_norm_type`` qwen3) or over the whole projection (olmo), the norms before or after each
+    sublayer (``norm_after``: the same parameters); the embedding holds ``additional_vocab_size`` rows beyond the LM
+    head's ``vocab_size``."""
+    c = _common(r)
+    kind = r.get("qk_norm_type") or "qwen3"
+    if kind not in ("qwen3", "olmo"):
+        raise InputError(N_("molmo2_text: qk_norm_type must be 'qwen3' or 'olmo', got {v!r}"), v=str(kind)[:40])
+    r.flag("norm_after")  # read: normalizing each sublayer's output instead of its input changes no count
+    extra = r.whole("additional_vocab_size", minimum=0)
+    c.update(qkv_bias=r.flag("attention_bias"), qk_norm="head" if kind == "qwen3" else "width",
+             vocab=c["vocab"] + extra)
+    if extra:
+        c["output_vocab"] = c["vocab"] - extra
     return c
 
 
@@ -3090,7 +3114,8 @@ _READERS = {
     "ministral": _read_ministral, "mixtral": _read_mixtral, "qwen2": _read_qwen2, "qwen2_moe": _read_qwen2_moe,
     "qwen3": _read_qwen3, "qwen3_moe": _read_qwen3_moe, "gemma": _read_gemma, "gemma2": _read_gemma2,
     "gemma3_text": _read_gemma3_text, "phi": _read_phi, "phi3": _read_phi3, "phi4_multimodal": _read_phi3,
-    "gpt_neox_japanese": _read_gpt_neox_japanese, "rwkv": _read_rwkv, "deepseek_ocr2_text": _read_deepseek_ocr2_text, "phimoe": _read_phimoe,
+    "gpt_neox_japanese": _read_gpt_neox_japanese, "rwkv": _read_rwkv, "deepseek_ocr2_text": _read_deepseek_ocr2_text,
+    "molmo2_text": _read_molmo2_text, "phimoe": _read_phimoe,
     "deepseek_v2": _read_deepseek, "deepseek_v3": _read_deepseek, "mistral4": _read_deepseek, "olmo": _read_olmo, "olmo2": _read_olmo2,
     "olmo3": _read_olmo2, "olmoe": _read_olmoe, "cohere": _read_cohere, "cohere2": _read_cohere,
     "internlm2": _read_internlm2, "falcon": _read_falcon, "gpt_neox": _read_gpt_neox, "starcoder2": _read_starcoder2,

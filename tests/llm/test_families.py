@@ -1765,3 +1765,31 @@ def test_mistral4_is_deepseek_v3s_layout(source):
             big = transformers.Mistral4ForCausalLM(full)
         assert read_config(json.loads(full.to_json_string()))[0].params == sum(p.numel() for p in big.parameters()) \
             == 118_972_826_624
+
+
+@pytest.mark.parametrize("qk", ["qwen3", "olmo"])
+def test_molmo2_counts_its_decoder_with_the_extra_vocabulary(qk):
+    """Molmo2: Llama's block with q/k/v biases, q/k norms per head (qwen3) or over the projection (olmo), norms after
+    the sublayers; the embedding's additional rows beyond the LM head's — exact to the parameter, the FLOP and the
+    cache against Molmo2ForConditionalGeneration on a text prompt; its vision tower and adapter named, not counted."""
+    from transformers import AutoModelForImageTextToText
+
+    torch.manual_seed(0)
+    text = dict(B, head_dim=16, additional_vocab_size=8, attention_bias=True, qk_norm_type=qk, norm_after=True,
+                pad_token_id=None, bos_token_id=None, eos_token_id=None)
+    vision = dict(hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=2,
+                  head_dim=16, image_size=[28, 28], patch_size=14, num_position_embeddings=4)
+    adapter = dict(hidden_size=32, num_attention_heads=2, num_key_value_heads=2, head_dim=16, intermediate_size=40,
+                   text_hidden_size=64, vision_feature_layer=[-1, -2])
+    hf = AutoConfig.for_model("molmo2", text_config=text, vision_config=vision, adapter_config=adapter)
+    model = AutoModelForImageTextToText.from_config(hf, attn_implementation="eager").eval()
+    cfg, info = read_config(json.loads(hf.to_json_string()))
+    assert info["unknown_keys"] == [], info["unknown_keys"]
+    assert (cfg.vocab, cfg.head_vocab, cfg.qk_norm) == (136, 128, "head" if qk == "qwen3" else "width")
+    named = dict(model.named_parameters())
+    assert cfg.params == sum(p.numel() for n, p in named.items() if ".language_model." in f".{n}" or n.startswith("lm_head"))
+    prefill, decode, per_layer, nbytes = _run(model, 128)
+    wl = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1, kv_dtype="fp32")
+    assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
+    assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
+    assert kv_cache_bytes(cfg, wl) == nbytes
