@@ -620,15 +620,7 @@ class RGLRU(Mixer):
         if self.inner % self.heads:
             raise InputError(N_("the recurrent width {width} cannot be split into {heads} gate blocks"),
                              width=self.inner, heads=self.heads)
-        object.__setattr__(self, "head_dim", self.inner // self.heads)
-
-    @property
-    def conv_channels(self) -> int:
-        return self.inner
-
-    @property
-    def value_width(self) -> int:
-        return self.inner
+        object.__setattr__(self, "head_dim", self.inner // self.heads)  # (convolved and handed on: ``inner`` wide)
 
     def linears(self, hidden: int) -> list[tuple[str, int, int, bool]]:
         """linear_x (``in_proj``), linear_y (``in_proj_z``), the two gates (each ``heads`` blocks of
@@ -709,11 +701,7 @@ class RWKV(Mixer):
 
     @property
     def conv_channels(self) -> int:
-        return 0
-
-    @property
-    def value_width(self) -> int:
-        return self.inner
+        return 0  # no convolution: the token shift keeps the previous input (conv_state)
 
     def linears(self, hidden: int) -> list[tuple[str, int, int, bool]]:
         return [("in_proj", 3 * self.inner, hidden, False), ("out_proj", hidden, self.inner, False),

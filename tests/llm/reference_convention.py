@@ -21,14 +21,19 @@ def reference_workload(**fields) -> Workload:
     return Workload(convention=REFERENCE, **fields)
 
 
-def prefill_and_decode(model, ids: torch.Tensor) -> tuple[int, int, object]:
-    """FlopCounterMode totals of a prefill over ``ids`` and of one greedy decode step after it, and the
-    model's cache after that step."""
+def prefill_and_decode(model, ids: torch.Tensor, *, carry: str = "cache", prefill_kwargs: dict | None = None,
+                       step_kwargs: dict | None = None) -> tuple[int, int, object]:
+    """FlopCounterMode totals of a prefill over ``ids`` and of one greedy decode step after it, and what the model
+    carries from one to the other after that step: its ``cache`` (or, for RWKV, its ``state``), the one the prefill
+    returned unless ``prefill_kwargs`` hands one in (RecurrentGemma returns none); ``step_kwargs`` go to the step."""
+    prefill_kwargs = prefill_kwargs or {}
     with torch.no_grad():
         with FlopCounterMode(display=False) as fc:
-            out = model(ids, use_cache=True)
+            out = model(ids, use_cache=True, **prefill_kwargs)
         prefill = fc.get_total_flops()
+        carried = prefill_kwargs.get(carry, getattr(out, carry, None))
         with FlopCounterMode(display=False) as fc:
-            out = model(out.logits[:, -1:].argmax(-1), cache=out.cache, use_cache=True)
+            out = model(out.logits[:, -1:].argmax(-1), use_cache=True, **{carry: carried}, **(step_kwargs or {}))
         decode = fc.get_total_flops()
-    return prefill, decode, out.cache
+    after = getattr(out, carry, None)
+    return prefill, decode, carried if after is None else after

@@ -1456,16 +1456,9 @@ def test_recurrent_gemma_is_exact(keys, source):
     raw = dict(keys, model_type="recurrent_gemma") if source == "keys" else json.loads(hf.to_json_string())
     cfg, info = read_config(raw)
     assert cfg.params == sum(p.numel() for p in model.parameters())
-    cache = DynamicCache(config=hf)
-    ids = torch.randint(0, hf.vocab_size, (BATCH, PROMPT))
-    with torch.no_grad():
-        with FlopCounterMode(display=False) as fc:
-            out = model(ids, cache=cache, use_cache=True)
-        prefill = fc.get_total_flops()
-        with FlopCounterMode(display=False) as fc:
-            model(out.logits[:, -1:].argmax(-1), position_ids=torch.full((BATCH, 1), PROMPT), cache=cache,
-                  use_cache=True)
-        decode = fc.get_total_flops()
+    prefill, decode, cache = prefill_and_decode(model, torch.randint(0, hf.vocab_size, (BATCH, PROMPT)),
+                                                prefill_kwargs={"cache": DynamicCache(config=hf)},
+                                                step_kwargs={"position_ids": torch.full((BATCH, 1), PROMPT)})
     wl = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1, kv_dtype="fp32")
     assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
     assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
@@ -1566,18 +1559,12 @@ def test_rwkv_is_exact(source):
     assert cfg.params == sum(p.numel() for p in model.parameters())
     for batch in (BATCH, 1):  # transformers' decode step broadcasts the shifted token across the batch (B² rows for
         # B > 1, wrong logits): the step is compared where it is right, at one sequence
-        ids = torch.randint(0, hf.vocab_size, (batch, PROMPT))
-        with torch.no_grad():
-            with FlopCounterMode(display=False) as fc:
-                out = model(ids, use_cache=True)
-            prefill = fc.get_total_flops()
-            with FlopCounterMode(display=False) as fc:
-                step = model(out.logits[:, -1:].argmax(-1), state=out.state, use_cache=True)
-            decode = fc.get_total_flops()
+        prefill, decode, state = prefill_and_decode(model, torch.randint(0, hf.vocab_size, (batch, PROMPT)),
+                                                    carry="state")
         wl = _reference(batch=batch, seq_len=PROMPT, new_tokens=1, kv_dtype="fp32")
         assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
-        assert batch * cfg.state_elements() == sum(t.numel() for t in step.state)
-        assert kv_cache_bytes(cfg, wl) == sum(t.nbytes for t in step.state)
+        assert batch * cfg.state_elements() == sum(t.numel() for t in state)
+        assert kv_cache_bytes(cfg, wl) == sum(t.nbytes for t in state)
     assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
     if source == "to_dict":
         assert info["unknown_keys"] == [], info["unknown_keys"]
@@ -1663,13 +1650,21 @@ def test_hunyuan_vl_counts_its_hunyuan_dense_decoder():
     model = AutoModelForImageTextToText.from_config(hf, attn_implementation="eager").eval()
     cfg, info = read_config(json.loads(hf.to_json_string()))
     assert cfg.family == "hunyuan_v1_dense" and info["unknown_keys"] == [], info["unknown_keys"]
-    named = dict(model.named_parameters())
-    assert cfg.params == sum(p.numel() for n, p in named.items() if ".language_model." in f".{n}" or n.startswith("lm_head"))
     assert info["vision"] is None and any("not" in str(n) for n in info["notes"])
-    prefill, decode, per_layer, _ = _run(model, 128)
-    wl = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1)
+    _decoder_is_exact(model, cfg)
+
+
+def _decoder_is_exact(model, cfg) -> None:
+    """A wrapper's decoder read as ``cfg``: its parameters (the language model's and the LM head's), a prefill and
+    one decode step on a text prompt (FlopCounterMode) and the fp32 cache's bytes."""
+    named = dict(model.named_parameters())
+    assert cfg.params == sum(p.numel() for n, p in named.items()
+                             if ".language_model." in f".{n}" or ".text_model." in f".{n}" or n.startswith("lm_head"))
+    prefill, decode, _, nbytes = _run(model, 128)
+    wl = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1, kv_dtype="fp32")
     assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
     assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
+    assert kv_cache_bytes(cfg, wl) == nbytes
 
 
 _TINY_TOWER = dict(hidden_size=32, intermediate_size=48, num_hidden_layers=1, depth=1, num_attention_heads=2,
@@ -1693,13 +1688,7 @@ def test_wrappers_whose_towers_are_named_count_their_decoder_exactly(wrapper, te
     model = AutoModelForImageTextToText.from_config(hf, attn_implementation="eager").eval()
     cfg, info = read_config(json.loads(hf.to_json_string()))
     assert info["wrapper"] == wrapper and info["unknown_keys"] == [], info["unknown_keys"]
-    named = dict(model.named_parameters())
-    assert cfg.params == sum(p.numel() for n, p in named.items()
-                             if ".language_model." in f".{n}" or ".text_model." in f".{n}" or n.startswith("lm_head"))
-    prefill, decode, per_layer, _ = _run(model, 128)
-    wl = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1)
-    assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
-    assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
+    _decoder_is_exact(model, cfg)
     assert info["vision"] is None and any("not" in str(n) for n in info["notes"])
 
 
@@ -1725,13 +1714,7 @@ def test_deepseek_ocr2_counts_its_mha_moe_decoder():
                                                      experts_implementation="eager").eval()
     cfg, info = read_config(json.loads(hf.to_json_string()))
     assert info["unknown_keys"] == [], info["unknown_keys"]
-    named = dict(model.named_parameters())
-    assert cfg.params == sum(p.numel() for n, p in named.items() if ".language_model." in f".{n}" or n.startswith("lm_head"))
-    prefill, decode, per_layer, nbytes = _run(model, 128)
-    wl = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1, kv_dtype="fp32")
-    assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
-    assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
-    assert kv_cache_bytes(cfg, wl) == nbytes
+    _decoder_is_exact(model, cfg)
     with pytest.raises(InputError, match="needs 'mlp_layer_types'"):
         read_config({k: v for k, v in text.items() if k != "mlp_layer_types"} | {"model_type": "deepseek_ocr2_text"})
 
@@ -1786,10 +1769,4 @@ def test_molmo2_counts_its_decoder_with_the_extra_vocabulary(qk):
     cfg, info = read_config(json.loads(hf.to_json_string()))
     assert info["unknown_keys"] == [], info["unknown_keys"]
     assert (cfg.vocab, cfg.head_vocab, cfg.qk_norm) == (136, 128, "head" if qk == "qwen3" else "width")
-    named = dict(model.named_parameters())
-    assert cfg.params == sum(p.numel() for n, p in named.items() if ".language_model." in f".{n}" or n.startswith("lm_head"))
-    prefill, decode, per_layer, nbytes = _run(model, 128)
-    wl = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1, kv_dtype="fp32")
-    assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
-    assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
-    assert kv_cache_bytes(cfg, wl) == nbytes
+    _decoder_is_exact(model, cfg)
