@@ -461,3 +461,34 @@ def test_what_was_read_shows_phi4_multimodals_image_and_audio_encoders():
     cfg, info = view.parse_upload(json.dumps(dict(raw, model_type="phi3")).encode(), "phi3.json")
     est = view.estimate(view.Inputs(src="config.json"), cfg, CATALOGUE["H100 SXM"], info)
     assert "audio tower" not in dict(view.present(est, escape=esc).read.rows)
+
+
+_NEW_FAMILIES = {  # config classes' defaults (with what a released file sets where they are not a model), and GPUs
+    "rwkv": ({}, 1), "recurrent_gemma": (dict(intermediate_size=15360, num_key_value_heads=1), 1),
+    "olmo_hybrid": ({}, 1), "gpt_neox_japanese": ({}, 1), "mistral4": ({}, 8), "qwen2_5_vl": ({}, 4), "glm4v": ({}, 1),
+}
+
+
+@pytest.mark.parametrize("model_type", list(_NEW_FAMILIES))
+def test_an_uploaded_config_of_each_newly_read_family_is_sized_end_to_end(model_type):
+    """The page's path for a config.json of a family read this round (RWKV's and RecurrentGemma's mixers, OLMo
+    Hybrid's DeltaNet, GPT-NeoX-Japanese, Mistral 4's MLA, the Qwen2.5-VL and GLM-4.1V wrappers): upload, estimate,
+    the presented model line and what-was-read rows, a training step and the serving curve — each with the model's
+    parameter count."""
+    import json
+
+    from transformers import AutoConfig
+
+    keys, gpus = _NEW_FAMILIES[model_type]
+    raw = json.loads(AutoConfig.for_model(model_type, **keys).to_json_string())
+    cfg, info = view.parse_upload(json.dumps(raw).encode(), f"{model_type}.json")
+    est = view.estimate(view.Inputs(src="config.json", batch=4, seq=512, new=32, gpus=gpus), cfg, CATALOGUE["H100 SXM"],
+                        info)
+    shown = view.present(est, escape=esc)
+    assert f"{cfg.params:,} parameters" in shown.model and f"{cfg.params:,} parameters" in shown.memory
+    rows = dict(shown.read.rows)
+    assert rows["family"] and (rows["mixer"] != esc(fmt.DASH)) == (cfg.mixer is not None)
+    tv = view.training(est, view.TrainingInputs(train=True, tokens=1e9))
+    assert tv.metrics[0].label == "step FLOPs" and tv.metrics[0].value
+    sv = view.serving(est, view.ServingInputs())
+    assert sv.table.rows and all(r["tokens/s"] > 0 for r in sv.table.rows)
