@@ -121,7 +121,7 @@ ARCHITECTURES = {
     "MllamaForConditionalGeneration": "mllama",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
-_WRAPPERS = {"molmo2": "molmo2_text", "granite_docling": "granite_docling_text", "deepseek_ocr2": "deepseek_ocr2_text", "paddleocr_vl": "paddleocr_vl_text", "glmga": "glm4v_text", "qwen2_5_omni_thinker": "qwen2_5_omni_text", "qwen3_omni_moe_thinker": "qwen3_omni_moe_text", "hunyuan_vl": "hunyuan_vl_text", "qwen2_vl": "qwen2_vl_text", "qwen2_5_vl": "qwen2_5_vl_text", "glm4v": "glm4v_text", "glm46v": "glm4v_text",
+_WRAPPERS = {"internvl_chat": "", "molmo2": "molmo2_text", "granite_docling": "granite_docling_text", "deepseek_ocr2": "deepseek_ocr2_text", "paddleocr_vl": "paddleocr_vl_text", "glmga": "glm4v_text", "qwen2_5_omni_thinker": "qwen2_5_omni_text", "qwen3_omni_moe_thinker": "qwen3_omni_moe_text", "hunyuan_vl": "hunyuan_vl_text", "qwen2_vl": "qwen2_vl_text", "qwen2_5_vl": "qwen2_5_vl_text", "glm4v": "glm4v_text", "glm46v": "glm4v_text",
              "glm4v_moe": "glm4v_moe_text", "minimax_m3_vl": "minimax_m3_vl_text", "mllama": "mllama_text_model", "aria": "aria_text", "emu3": "emu3_text_model", "apertus1p5": "apertus1p5_text", "cohere_compass": "cohere_compass_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
              "qwen3_vl_moe": "qwen3_vl_moe_text", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text"}
 # Wrappers whose top-level tie_word_embeddings (default False) decides whether the LM head is tied, whatever
@@ -153,7 +153,9 @@ IRRELEVANT_KEYS = frozenset({
     "cache_implementation", "use_qk_norm_first", "lm_head_dtype", "experts_per_token", "moe_layer_freq",
     "ep_size", "use_parallel_residual_dropout", "layer_norm_type", "rotary_dim", "max_window_layers_dense",
     "full_attn_mod", "interpolate_factor", "mlp_only_layers_dense", "bias_dropout_fusion", "image_token_index",
-    "image_token_id", "adapter_config", "low_res_image_start_token_id", "image_patch_id", "frame_start_token_id",
+    "image_token_id", "llm_config", "template", "downsample_ratio", "force_image_size", "ps_version", "select_layer",
+    "dynamic_image_size", "use_thumbnail", "min_dynamic_patch", "max_dynamic_patch", "use_backbone_lora",
+    "use_llm_lora", "pad2square", "image_fold", "adapter_config", "low_res_image_start_token_id", "image_patch_id", "frame_start_token_id",
     "frame_end_token_id", "density_router_hidden_size", "density_router_threshold", "density_router_loss_weight",
     "audio_start_token_id", "audio_end_token_id", "audio_token_index", "seconds_per_chunk", "position_id_per_seconds", "user_token_id", "im_start_id", "im_end_id",
     "im_newline_id", "image_start_token_id", "image_end_token_id", "video_start_token_id", "video_end_token_id",
@@ -3154,6 +3156,10 @@ FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of t
 def _unwrap(cfg: dict, mtype: str, notes: list[str], *, default_inner: str | None = None) -> tuple[dict, str, str]:
     """The decoder's config of a multimodal wrapper, its model_type and the wrapper's name."""
     tc = cfg.get("text_config")
+    if tc is None and mtype == "internvl_chat":  # InternVL's remote code keeps its LLM's config in llm_config
+        tc = cfg.get("llm_config")
+        if not isinstance(tc, dict):
+            raise InputError(N_("an internvl_chat config.json needs an 'llm_config' object (its LLM's fields)"))
     if tc is None and mtype in _FLAT_WRAPPERS:  # the decoder's keys beside vision_config, as the Hub files keep them
         tc = {k: v for k, v in cfg.items() if k not in ("vision_config", "model_type", "architectures")}
     if not isinstance(tc, dict):

@@ -1770,3 +1770,25 @@ def test_molmo2_counts_its_decoder_with_the_extra_vocabulary(qk):
     assert info["unknown_keys"] == [], info["unknown_keys"]
     assert (cfg.vocab, cfg.head_vocab, cfg.qk_norm) == (136, 128, "head" if qk == "qwen3" else "width")
     _decoder_is_exact(model, cfg)
+
+
+@pytest.mark.parametrize("inner", ["qwen2", "internlm2", "llama"])
+def test_internvl_chat_reads_the_llm_of_its_llm_config(inner):
+    """InternVL's remote code (``internvl_chat``) keeps its LLM's config in ``llm_config``: read as that decoder,
+    to the parameter and the FLOP what the decoder alone reads (Qwen2's and Llama's exact against their transformers
+    classes in this file, InternLM2's read from its remote code's layout), its top-level vision keys known; a file without llm_config refused with the reason."""
+    from gemmlib.core.errors import InputError
+
+    mt, keys = TINY[inner] if inner in TINY else (inner, dict(B, bias=False))  # (InternLM2: remote code itself)
+    llm = dict(keys, model_type=mt)
+    alone = read_config(llm)[0]
+    cfg, info = read_config(dict(model_type="internvl_chat", architectures=["InternVLChatModel"], llm_config=llm,
+                                 vision_config=dict(model_type="intern_vit_6b", hidden_size=32), template="chat",
+                                 downsample_ratio=0.5, force_image_size=448, ps_version="v2", select_layer=-1,
+                                 dynamic_image_size=True, use_thumbnail=True, max_dynamic_patch=12))
+    assert info["wrapper"] == "internvl_chat" and info["unknown_keys"] == [], info["unknown_keys"]
+    wl = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1)
+    assert cfg.params == alone.params and cfg.family == alone.family
+    assert sum(o.flops for o in prefill_ops(cfg, wl)) == sum(o.flops for o in prefill_ops(alone, wl))
+    with pytest.raises(InputError, match="needs an 'llm_config' object"):
+        read_config(dict(model_type="internvl_chat", vision_config={}))
