@@ -3204,9 +3204,6 @@ def _unwrap(cfg: dict, mtype: str, notes: list[str], *, default_inner: str | Non
     return inner, inner_type, mtype
 
 
-# Remote-code model_types whose checkpoints transformers reads with one of its own classes (MiniMax-Text-01 and M1:
-# MiniMaxForCausalLM).
-_REMOTE_AS = {"minimax_text_01": "minimax", "minimax_m1": "minimax"}
 # A text_config's model_type that names the decoder family it is read as.
 # Qwen2-VL / 2.5-VL: Qwen2's block with M-RoPE; GLM-4.1V / 4.6V: GLM-4-0414's, GLM-4.5V: GLM-4.5's (M-RoPE)
 _LEGACY_TEXT: dict[str, str] = {"qwen2_vl_text": "qwen2", "qwen2_5_vl_text": "qwen2", "glm4v_text": "glm4",
@@ -3249,10 +3246,6 @@ def _recognise(cfg: dict, mtype: str, notes: list[str]) -> str:
         notes.append(Text(N_("model_type {mtype!r}: read by its structure, a wrapper around a {decoder} text_config"),
                           mtype=mtype, decoder=str(tc["model_type"]).lower()))
         return "(wrapper)"
-    if mtype in _REMOTE_AS:
-        notes.append(Text(N_("model_type {mtype!r} is a remote-code name transformers 5.24 does not define; read as "
-                             "{family}, the class transformers ports it to"), mtype=mtype, family=_REMOTE_AS[mtype]))
-        return _REMOTE_AS[mtype]
     if all(k in cfg for k in _MLA_KEYS) and mtype not in TRANSFORMERS_MODEL_TYPES:
         notes.append(Text(N_("model_type {mtype!r}: read by its structure (multi-head latent attention and routed "
                              "experts) as deepseek_v3"), mtype=mtype))

@@ -5,7 +5,8 @@ Some of the most used checkpoints on the Hub ship their own modeling code (``tru
 and GLM-4-9B-chat's remote ``chatglm`` is transformers' ``glm`` (GLM-4's port), Qwen-1's ``qwen`` is ``qwen2``
 (q/k/v biases, a SwiGLU MLP of half its ``intermediate_size``), Baichuan's ``baichuan`` (W_pack: q|k|v in one
 matrix) and InternLM's ``internlm`` (q/k/v/o biases when ``bias``) are ``llama``, MiniCPM's ``minicpm`` is ``llama``
-with its embedding tied and µP scalings (element-wise). :func:`translate` renames such a config's keys to the
+with its embedding tied and µP scalings (element-wise), MiniMax-Text-01's and M1's are ``minimax`` (whose reader
+reads their keys as they are). :func:`translate` renames such a config's keys to the
 port's, refuses with the reason what the port does not build (ChatGLM-6B v1's GLM-130B block, biases on ChatGLM's
 dense layers, Qwen-1 without ``no_bias``, MiniCPM's experts or sparse attention), and names the keys it read as
 changing no count. ``tests/llm/test_remote.py`` builds each port from the translated keys and checks the counts,
@@ -94,8 +95,14 @@ def _minicpm(cfg: dict) -> dict:
     return out
 
 
+def _as_is(cfg: dict) -> dict:
+    return dict(cfg)
+
+
 # remote model_type -> (the transformers family it is read as, the key translation, keys read that change no count)
 PORTS: dict[str, tuple[str, Callable[[dict], dict], frozenset[str]]] = {
+    # MiniMax-Text-01 and M1: MiniMaxForCausalLM; the minimax reader reads their own keys (attn_type_list, postnorm)
+    **dict.fromkeys(("minimax_text_01", "minimax_m1"), ("minimax", _as_is, frozenset())),
     "chatglm": ("glm", _chatglm, frozenset({
         "multi_query_attention", "multi_query_group_num", "rmsnorm", "apply_residual_connection_post_layernorm",
         "post_layer_norm", "add_bias_linear", "layernorm_epsilon", "apply_query_key_layer_scaling",
