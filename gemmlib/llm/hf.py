@@ -246,11 +246,11 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     # Lara Mini: removed by its config class; Qwen3-Next's interval is not read (layer_types always set)
     "lara_mini": frozenset({"intermediate_size", "decoder_sparse_step", "mlp_only_layers", "full_attention_interval",
                             "partial_rotary_factor"}),
+    "molmo2_text": frozenset({"rope_scaling_layers"}),  # which layers scale their rotary frequencies
+    # DeepSeek-OCR-2: its routing groups and method change no count
+    "deepseek_ocr2_text": frozenset({"n_group", "topk_group", "topk_method", "routed_scaling_factor"}),
     # OLMo Hybrid: the DeltaNet's initial values, its negative eigenvalues (β × 2, element-wise); the config class
     # removes mlp_bias and pretraining_tp
-    # DeepSeek-OCR-2: its routing groups and method change no count
-    "molmo2_text": frozenset({"rope_scaling_layers"}),  # which layers scale their rotary frequencies
-    "deepseek_ocr2_text": frozenset({"n_group", "topk_group", "topk_method", "routed_scaling_factor"}),
     "olmo_hybrid": frozenset({"linear_a_log_min", "linear_a_log_max", "linear_dt_min", "linear_dt_max",
                               "linear_dt_init_floor", "linear_allow_neg_eigval", "mlp_bias", "pretraining_tp"}),
     # RecurrentGemma: initial scales, the logits' soft cap and the embedding's √hidden scale (element-wise)
