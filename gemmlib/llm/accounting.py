@@ -84,19 +84,21 @@ from gemmlib.llm.quant import weight_dtype_name
 from gemmlib.llm.ssm import MIXER_LETTERS
 from gemmlib.llm.ssm import work as mixer_work
 
-OP_NAMES = ("q_proj", "q_a_proj", "q_b_proj", "k_proj", "v_proj", "kv_proj", "kv_a_proj", "kv_b_proj", "q_absorb",
+OP_NAMES = ("q_proj", "q_a_proj", "q_b_proj", "k_proj", "v_proj", "kv_conv", "rel_proj", "rel_logits", "kv_proj",
+            "kv_a_proj", "kv_b_proj", "q_absorb",
             "csa_kv", "csa_gate", "hca_kv", "hca_gate", "index_kv", "index_gate",
             "attn_scores", "attn_values", "attn_scores_sliding", "attn_values_sliding", "attn_scores_compressed",
             "attn_values_compressed", "attn_scores_sparse", "attn_values_sparse", "o_absorb", "attn_gate", "o_proj", "o_a_proj", "o_b_proj",
+            "attn_conv",
             "in_proj_qkvz", "in_proj_ba", "in_proj_qkv", "in_proj_z", "in_proj_b", "in_proj_a", "in_proj", "conv1d",
             "kda_f_a", "kda_f_b", "kda_g_a", "kda_g_b", "kda_f", "kda_g", "rg_input_gate", "rg_recurrent_gate",
             "x_proj", "dt_proj", "ssm_chunks", "ssm_scan_out", "out_proj",
             "index_q", "index_k", "index_weights", "index_scores", "index_reduce",
             "router", "gate_proj", "up_proj", "down_proj", "shared_gate_proj", "shared_up_proj", "shared_down_proj",
-            "shared_expert_gate", "dense_gate_proj", "dense_up_proj", "dense_down_proj", "per_layer_model_proj",
+            "shared_expert_gate", "dense_gate_proj", "dense_up_proj", "dense_down_proj", "mlp_conv", "per_layer_model_proj",
             "per_layer_gate", "per_layer_proj", "altup_proj", "altup_router", "altup_predict", "altup_mix",
             "altup_correct", "laurel_left", "laurel_right", "altup_unembed", "hc_pre", "hc_mix", "hc_head", "lm_head")
-OTHER_OP_NAMES = ("embedding", "norms", "rotary", "kv_repeat", "attn_softmax", "ssm_scan", "conv_gates", "activation",
+OTHER_OP_NAMES = ("embedding", "norms", "rotary", "kv_repeat", "rel_bias_add", "attn_softmax", "ssm_scan", "conv_gates", "activation",
                   "shared_activation", "dense_activation", "moe_routing", "act_quant", "act_quant_inner", "residual")
 ATTENTION_PRODUCTS = ("attn_scores", "attn_values", "attn_scores_sliding", "attn_values_sliding",
                       "attn_scores_compressed", "attn_values_compressed", "attn_scores_sparse", "attn_values_sparse")
@@ -167,6 +169,10 @@ SHARDING: dict[str, str] = {
     "attn_values_compressed": "heads", "attn_scores_sparse": "heads", "attn_values_sparse": "heads", "csa_kv": "replicated", "csa_gate": "replicated", "hca_kv": "replicated",
     "hca_gate": "replicated", "index_kv": "replicated", "index_gate": "replicated", "hc_pre": "replicated",
     "hc_mix": "replicated", "hc_head": "replicated",
+    # Inkling: the K/V convolutions and the relative states split with the heads; the convolutions of the attention's and
+    # the MLP's outputs run on the whole hidden state after its all-reduce
+    "kv_conv": "heads", "rel_proj": "column", "rel_logits": "heads", "rel_bias_add": "heads", "attn_conv": "replicated",
+    "mlp_conv": "replicated",
 }
 # Ops that are routed experts (in a mixture of experts) — for expert parallelism.
 EXPERT_OPS = ("gate_proj", "up_proj", "down_proj")
@@ -668,6 +674,11 @@ def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, aki
             if name == "q_proj" and cfg.attn_output_gate:
                 note = Text(N_("the queries and a sigmoid gate on the attention output"))
             ops.append(_linear(name, m=tokens, k=d, n=n, w_bytes=sz.w(name, mkind), note=note, **lin))
+        if cfg.short_conv:
+            ops.append(_short_conv_op("kv_conv", cfg, wl, run, sz, channels=2 * cfg.kv_dim, layers=layers,
+                                      what=Text(N_("the keys and the values"))))
+        if cfg.rel_bias:
+            ops += _rel_bias_ops(cfg, wl, sz, run, akind=akind, mkind=mkind, layers=layers)
         if akind == "I" and cfg.is_block_sparse:
             ops += _indexer_ops(cfg, wl, sz, run, mkind=mkind, layers=layers)
     pair_total = layers * b * h * pairs
@@ -747,7 +758,44 @@ def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, aki
                            note=Text(N_("a gate per head on the attention output")) if cfg.attn_gate == "head" else
                            Text(N_("a gate per element on the attention output")), **lin))
     ops.append(_linear("o_proj", m=tokens, k=cfg.o_dim, n=d, w_bytes=sz.w("o_proj", mkind), **lin))
+    if cfg.short_conv:
+        ops.append(_short_conv_op("attn_conv", cfg, wl, run, sz, channels=d, layers=layers,
+                                  what=Text(N_("the attention's output"))))
     return ops
+
+
+def _short_conv_op(name: str, cfg: ModelConfig, wl: Workload, run: _Run, sz: _Sizes, *, channels: int, layers: int,
+                   what: str) -> Op:
+    """Inkling's depthwise causal convolution of ``channels`` channels in ``layers`` layers, counted as FlopCounterMode
+    counts a convolution (2 · batch · output positions · kernel · channels) with transformers' output length (t + k − 1
+    in a prefill, 2 in a decode step: the k cached inputs and the new one) or an engine's (the new tokens); its state,
+    the last k (engine: k − 1) inputs of each channel, is read and written in fp32."""
+    k, t, engine = cfg.short_conv, run.queries, _engine_convention(wl)
+    out_len = t if engine else (t + 1 if run.phase == "decode" else t + k - 1)
+    runs = layers * run.steps
+    state = 2 * wl.batch * channels * (k - 1 if engine else k) * runs * 4
+    note = Text(N_("depthwise causal convolution of width {k} over {what}, with a residual (fp32): {n} output "
+                   "positions per sequence"), k=k, what=what, n=out_len)
+    return Op(name, run.phase, wl.batch, channels, k, runs, 2 * wl.batch * out_len * k * channels * runs,
+              channels * k * 4 * runs, 2 * run.tokens * channels * sz.a * runs, state, note, kernels=runs)
+
+
+def _rel_bias_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, akind: str, mkind: str,
+                  layers: int) -> list[Op]:
+    """Inkling's relative attention bias in ``layers`` layers: r_proj makes rel_bias relative states per head and token,
+    and each head's states times the layer's [rel_bias, extent] bank give one bias per backward distance (a matmul
+    FlopCounterMode counts; the gather to each key and the add are element-wise)."""
+    runs = layers * run.steps
+    h, r, extent = cfg.heads, cfg.rel_bias, cfg.rel_extent_of(akind)
+    rows = run.tokens * h
+    proj = _linear("rel_proj", run.phase, m=run.tokens, k=cfg.hidden, n=h * r, runs=runs, weight_reads=runs,
+                   w_bytes=sz.w("rel_proj", mkind), sz=sz,
+                   note=Text(N_("the relative states: {r} per head and token"), r=r))
+    logits = Op("rel_logits", run.phase, rows, extent, r, runs, 2 * rows * extent * r * runs, r * extent * sz.el * runs,
+                (rows * r + rows * extent) * sz.a * runs, 0.0,
+                Text(N_("each head's relative states times the layer's bank: a bias for each of {n} backward distances"),
+                     n=extent), kernels=runs)
+    return [proj, logits]
 
 
 def _indexer_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, mkind: str, layers: int) -> list[Op]:
@@ -839,7 +887,7 @@ def _mlp_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, mkind: st
                                note=Text.joined([fused, dense]) if fused and dense else fused or dense, **lin))
         ops.append(_linear(dn, m=tokens, k=cfg.ffn, n=d, runs=runs, weight_reads=runs, w_bytes=sz.w(dn, "D"),
                            note=dense, **lin))
-        return ops
+        return ops + _mlp_conv(cfg, wl, sz, run, layers=layers)
     e, k, fe = cfg.experts, cfg.routed_per_token, cfg.expert_ffn
     ops.append(_linear("router", m=tokens, k=d, n=cfg.router_width, runs=runs, weight_reads=runs,
                        w_bytes=sz.w("router", "M"), note=Text(N_("per layer: scores every expert for every token")),
@@ -875,7 +923,15 @@ def _mlp_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, mkind: st
         ops.append(_linear("shared_expert_gate", m=tokens, k=d, n=1, runs=runs, weight_reads=runs,
                            w_bytes=sz.w("shared_expert_gate", "M"), note=Text(N_("sigmoid gate on the shared expert")),
                            **lin))
-    return ops
+    return ops + _mlp_conv(cfg, wl, sz, run, layers=layers)
+
+
+def _mlp_conv(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, layers: int) -> list[Op]:
+    """Inkling's convolution over the MLP's output."""
+    if not cfg.short_conv:
+        return []
+    return [_short_conv_op("mlp_conv", cfg, wl, run, sz, channels=cfg.hidden, layers=layers,
+                           what=Text(N_("the MLP's output")))]
 
 
 def _per_layer_input_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, layers: int) -> list[Op]:
@@ -1085,6 +1141,11 @@ def _other_group_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, a
                           n=h // cfg.kv_heads)))
         heads_rows = h
         scores = layers * b * heads_rows * pairs
+        if cfg.rel_bias:  # Inkling: the bias gathered for every query-key pair and added to the scores
+            ops.append(_elementwise("rel_bias_add", run.phase, rows=run.queries, width=sum_keys // max(steps, 1),
+                                    count=layers * b * h * steps, elements=3 * scores, flops=scores, sz=sz,
+                                    note=Text(N_("eager: the relative bias gathered for every query-key pair and added "
+                                                 "to the scores"))))
         ops.append(_elementwise("attn_softmax", run.phase, rows=run.queries, width=sum_keys // max(steps, 1),
                                 count=layers * b * h * steps, elements=3 * 2 * scores, flops=7 * scores, sz=sz,
                                 note=Text(N_("scale, mask and softmax each read and write the scores"))))
@@ -1114,6 +1175,7 @@ def _other_group_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, a
     if sz.a_in < sz.a:  # the weight GEMMs take 8-bit (or 4-bit) inputs: each is quantized from the 16-bit activations
         ops += _quantize_ops(cfg, run, sz, akind=akind, mkind=mkind, runs=runs, rows_total=rows_total)
     adds = (1 if mkind == "-" or akind == "-" else 2) + (1 if cfg.per_layer_input else 0)
+    adds += 2 if cfg.short_conv and akind in ATTENTION_LETTERS else 0  # Inkling: around the output convolutions
     ops.append(_elementwise("residual", run.phase, rows=tokens, width=d, count=adds * runs,
                             elements=adds * 3 * rows_total * d, flops=adds * rows_total * d, sz=sz,
                             note=Text(N_("{n} per layer: read two, write one"), n=adds)))
@@ -1519,7 +1581,8 @@ def kv_cache_bytes(cfg: ModelConfig, wl: Workload) -> float:
     layers add their fixed state (conv + recurrent, per sequence, whatever the context), at the KV dtype."""
     engine = _engine_convention(wl)
     elements = cfg.kv_cache_elements(wl.final_tokens, engine=engine) + cfg.state_elements(engine)
-    return elements * wl.batch * get_dtype(wl.kv_dtype).bytes
+    # Inkling's short convolutions keep their state in fp32, whatever the KV dtype
+    return (elements * get_dtype(wl.kv_dtype).bytes + cfg.short_conv_state(engine) * 4) * wl.batch
 
 
 def memory(cfg: ModelConfig, wl: Workload, hw: Hardware, gpus: int = 1) -> Memory:

@@ -187,6 +187,9 @@ def _attention_linears(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
     if cfg.gate_proj_width:  # a separate gate on the attention output (LFM3, Laguna)
         g = cfg.gate_proj_width
         out.append(Linear(f"{p}.g_proj", "attention", g, h, False, i, (("attn_gate", g),)))
+    if cfg.rel_bias:  # Inkling: the relative states per head
+        out.append(Linear(f"{p}.r_proj", "attention", cfg.heads * cfg.rel_bias, h, False, i,
+                          (("rel_proj", cfg.heads * cfg.rel_bias),)))
     o_bias = cfg.o_bias or (cfg.last_o_bias and i == cfg.layers - 1)  # GPT-NeoX-Japanese: the last layer's only
     out.append(Linear(f"{p}.{n['o']}", "attention", h, cfg.o_dim, o_bias, i, (("o_proj", h),)))
     if cfg.is_block_sparse and i < cfg.layers and cfg.attention_kinds[i] == "I":  # MiniMax-M3's block indexer
@@ -378,7 +381,13 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
         if moe and cfg.router_scales:
             rows.append((f"{prefix}.router.scales", h + cfg.experts, ""))
         if moe and cfg.router_score_bias and not hashed:
-            rows.append((f"{prefix}.e_score_correction_bias", cfg.router_width, "float32"))
+            rows.append((f"{prefix}.e_score_correction_bias", cfg.routed_choices, "float32"))
+        if moe and cfg.router_global_scale:  # Inkling: one scalar on the routing weights (fp32)
+            rows.append((f"{prefix}.gate.global_scale", 1, "float32"))
+        if cfg.short_conv and akind in ATTENTION_LETTERS:  # Inkling's k/v/attention/MLP convolutions, kept in fp32
+            rows.append((f"{prefix}.short_convs", cfg.short_conv_channels(akind) * cfg.short_conv, "float32"))
+        if cfg.rel_bias and akind in ATTENTION_LETTERS:  # Inkling: the relative-bias bank, rel_bias × extent
+            rows.append((f"{prefix}.self_attn.rel_logits_proj.proj", cfg.rel_bias * cfg.rel_extent_of(akind), ""))
         if hashed:  # DeepSeek-V4: the token → experts table of a hash-routed layer (int64, as transformers holds it)
             rows.append((f"{prefix}.tid2eid", cfg.vocab * cfg.experts_per_token, "int64"))
         if cfg.hyper_streams:  # two hyper-connections: projection, bias, scales (fp32)

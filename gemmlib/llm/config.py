@@ -314,6 +314,14 @@ class ModelConfig:
     hyper_mix: bool = True  # DeepSeek-V4's manifold-constrained ones also mix the streams by an n × n matrix per token;
     # HY-V4's independent ones (iHC) only collapse and expand them
     hash_layers: int = 0  # MoE layers routed by a token-id table (tid2eid, a checkpoint buffer) instead of top-k
+    # ----- Inkling ------------------------------------------------------------------------------------
+    short_conv: int = 0  # depthwise causal convolutions of this kernel, each with a residual and kept in fp32, on
+    # every attention layer's keys and values and on the attention's and the MLP's outputs; 0 none
+    rel_bias: int = 0  # relative states per head (r_proj: hidden → heads × rel_bias) that a [rel_bias, extent] bank
+    # turns into an attention bias per backward distance; 0 none
+    rel_extent: int = 0  # the full layers' extent of that bias, in tokens (a sliding layer's is its window)
+    router_sinks: int = 0  # shared experts the router scores beside the routed ones (Inkling's shared-expert sink)
+    router_global_scale: bool = False  # a learned scalar on the routing weights (Inkling's gate.global_scale, fp32)
 
     def __post_init__(self) -> None:
         for f in ("layers", "hidden", "heads", "ffn", "vocab"):
@@ -324,7 +332,8 @@ class ModelConfig:
                   "max_positions", "expert_ffn", "shared_expert_ffn", "mtp_layers", "full_head_dim",
                   "full_kv_heads", "moe_norms", "kv_shared_ffn", "per_layer_input", "per_layer_vocab",
                   "altup_inputs", "laurel_rank", "o_groups", "o_lora_rank", "csa_rate", "hca_rate",
-                  "hyper_streams", "hash_layers", "output_vocab", "zero_experts", "index_block"):
+                  "hyper_streams", "hash_layers", "output_vocab", "zero_experts", "index_block", "short_conv",
+                  "rel_bias", "rel_extent", "router_sinks"):
             object.__setattr__(self, f, _whole(f, getattr(self, f), minimum=0))
         for f in ("norms_per_layer",):
             object.__setattr__(self, f, _whole(f, getattr(self, f)))
@@ -377,8 +386,10 @@ class ModelConfig:
                 raise InputError(N_("{field} is set but experts is 0 (a dense model)"), field="moe norms")
             if self.zero_experts:
                 raise InputError(N_("{field} is set but experts is 0 (a dense model)"), field="zero experts")
+            if self.router_sinks:
+                raise InputError(N_("{field} is set but experts is 0 (a dense model)"), field="router sinks")
             for f in ("shared_expert_gate", "router_bias", "expert_bias", "router_score_bias", "score_bias_param",
-                      "router_scales"):
+                      "router_scales", "router_global_scale"):
                 if getattr(self, f):
                     raise InputError(N_("{field} is set but experts is 0 (a dense model)"),
                                      field=f.replace('_', ' '))
@@ -386,13 +397,14 @@ class ModelConfig:
                   "fused_gate_up", "parallel_block", "lm_head_bias", "shared_expert_gate", "router_bias",
                   "expert_bias", "router_score_bias", "score_bias_param", "attn_output_gate", "no_positions", "sinusoidal",
                   "full_k_eq_v", "k_eq_v", "router_scales", "kv_reused", "sliding_sinks_only", "embedding_norm",
-                  "compressed_attention", "attn_gate_bias", "hyper_mix", "ffn_norm"):
+                  "compressed_attention", "attn_gate_bias", "hyper_mix", "ffn_norm", "router_global_scale"):
             if not isinstance(getattr(self, f), bool):
                 raise InputError(N_("{field} must be true or false, got {value!r}"),
                                  field=f, value=getattr(self, f))
         self._check_patterns()
         self._check_compressed()
         self._check_mla()
+        self._check_short_conv_and_rel_bias()
         self._check_layer_shapes()
         if self.quant is not None and not isinstance(self.quant, Quantization):
             raise InputError(N_("quant must be a Quantization (gemmlib.llm.quant)"))
@@ -553,6 +565,17 @@ class ModelConfig:
             raise InputError(N_("MLA: the rotary head dim ({rope_head_dim}) must be between 1 and head_dim - 1 ({limit}): "
                                 "head_dim = nope + rope"),
                              rope_head_dim=self.rope_head_dim, limit=self.head_dim - 1)
+
+    def _check_short_conv_and_rel_bias(self) -> None:
+        """Inkling's short convolutions and relative bias sit on plain (GQA) attention, the bias over a stated
+        extent."""
+        if (self.short_conv or self.rel_bias) and (self.is_mla or self.compressed_attention):
+            raise InputError(N_("short convolutions and a relative attention bias are counted on plain attention, not "
+                                "on MLA or compressed attention"))
+        if self.rel_bias and "F" in self.attention_kinds and not self.rel_extent:
+            raise InputError(N_("a relative attention bias (rel_bias) needs its extent in the full layers (rel_extent)"))
+        if self.rel_extent and not self.rel_bias:
+            raise InputError(N_("rel_extent is set but there is no relative attention bias (rel_bias)"))
 
     # ----- derived shapes -------------------------------------------------------------
     @property
@@ -774,7 +797,7 @@ class ModelConfig:
             p += H
         if self.attn_gate_bias:
             p += H
-        return p
+        return p + h * H * self.rel_bias  # Inkling's r_proj: the relative states per head
 
     def _compressor_params(self, kind: str, *, matmul: bool = False) -> int:
         """DeepSeek-V4: a compressed layer's compressor (kv and gate projections, a position bias per slot of its
@@ -836,7 +859,7 @@ class ModelConfig:
         e = self.router_width
         return (self.hidden * e + (e if self.router_bias else 0)
                 + (e if self.router_score_bias and self.score_bias_param else 0)
-                + (self.hidden + self.experts if self.router_scales else 0))
+                + (self.hidden + self.experts if self.router_scales else 0) + self.router_global_scale)
 
     def _shared_params(self) -> int:
         p = self._mlp_params(self.shared_expert_ffn) if self.shared_expert_ffn else 0
@@ -851,7 +874,8 @@ class ModelConfig:
             "positions": self.learned_positions * self.hidden,
             "attention": self._per_kind(lambda c, k: c._attn_params() if k in ATTENTION_LETTERS else 0)
             + self.attention_kinds.count("I") * self._indexer_params() + self._compressors()
-            + (self.hidden if self.last_o_bias and not self.o_bias else 0),
+            + (self.hidden if self.last_o_bias and not self.o_bias else 0) + self._rel_bank_params(),
+            "short_convs": self._short_conv_params(),
             "hyper_connections": self._hyper_params(),
             "cross_attention": self.attention_kinds.count("X") * self._cross_params(),
             "mixers": self.mixer_layer_count * self.mixer.params(self.hidden) if self.mixer else 0,
@@ -864,6 +888,33 @@ class ModelConfig:
             * self._norm_params() + (dense * self._norm_params(self.ffn) if self.ffn_norm else 0),
             "lm_head": head + (self.head_vocab if self.lm_head_bias else 0),
         }
+
+    def _rel_bank_params(self) -> int:
+        """Inkling: each attention layer's bank of relative-bias profiles, rel_bias × its extent (rel_extent in a
+        full layer, the window in a sliding one)."""
+        if not self.rel_bias:
+            return 0
+        return sum(self.rel_bias * self.rel_extent_of(k) for k in self.attention_kinds if k in ATTENTION_LETTERS)
+
+    def rel_extent_of(self, kind: str) -> int:
+        """Backward distances the relative bias of a layer of this kind covers: the window, or rel_extent."""
+        return self.window_of(kind) or self.rel_extent
+
+    def short_conv_channels(self, kind: str) -> int:
+        """Channels Inkling's short convolutions filter in a layer of this kind: its keys and values, the attention's
+        output and the MLP's (0 without them, or in a layer without attention)."""
+        if not self.short_conv or kind not in ATTENTION_LETTERS:
+            return 0
+        return 2 * self.attention_shape(kind).kv_dim + 2 * self.hidden
+
+    def _short_conv_params(self) -> int:
+        return sum(self.short_conv_channels(k) for k in self.attention_kinds) * self.short_conv
+
+    def short_conv_state(self, engine: bool = False) -> int:
+        """Elements one sequence keeps for the short convolutions, whatever the context: transformers keeps the last k
+        inputs of each channel, an engine k − 1 (held in fp32)."""
+        k = self.short_conv - 1 if engine else self.short_conv
+        return sum(self.short_conv_channels(c) for c in self.attention_kinds) * k
 
     def _dense_widths(self) -> list[int]:
         """The MLP width of every dense layer (Gemma 4's layers reusing K/V may have a wider one)."""
@@ -932,7 +983,13 @@ class ModelConfig:
 
     @property
     def router_width(self) -> int:
-        """The router's outputs: one per expert, zero-computation ones included."""
+        """The router's outputs: one per expert, zero-computation ones and shared experts it scores included."""
+        return self.experts + self.zero_experts + self.router_sinks
+
+    @property
+    def routed_choices(self) -> int:
+        """The experts top-k chooses among (a score-correction bias has one entry each): the routed experts and the
+        zero-computation ones."""
         return self.experts + self.zero_experts
 
     def extra_checkpoint_params(self) -> dict[str, int]:
@@ -941,7 +998,7 @@ class ModelConfig:
         a norm and copies of the embedding and the LM head, as DeepSeek-V3 and GLM-4.5 store them)."""
         moe_layer = (self._attn_params() + self._indexer_params() + self.norms_per_layer * self._norm_params()
                      + self.experts * self._expert_params() + self._shared_params() + self._router_params())
-        buffers_per_layer = self.router_width if self.router_score_bias and not self.score_bias_param else 0
+        buffers_per_layer = self.routed_choices if self.router_score_bias and not self.score_bias_param else 0
         mtp = self.mtp_layers * (moe_layer + buffers_per_layer + 3 * self._norm_params()
                                  + 2 * self.hidden * self.hidden + 2 * self.vocab * self.hidden)
         # DeepSeek-V4's hash-routed layers keep a token → experts table (tid2eid) instead of a score-bias buffer
@@ -986,7 +1043,8 @@ class ModelConfig:
             return ((h * rq + rq * self.q_dim if rq else h * self.q_dim) + h * (rkv + dr)
                     + rkv * self.heads * (self.nope_head_dim + self.v_head_dim) + self.o_dim * h
                     + h * self.gate_proj_width)
-        return h * (self.q_proj_width + self.k_proj_width + self.v_proj_width + self.gate_proj_width) + self.o_dim * h
+        return (h * (self.q_proj_width + self.k_proj_width + self.v_proj_width + self.gate_proj_width
+                     + self.heads * self.rel_bias) + self.o_dim * h)
 
     # ----- the KV cache ------------------------------------------------------------------
     @property
@@ -1134,6 +1192,14 @@ class ModelConfig:
         if self.hyper_streams:
             d["block"]["hyper_streams"] = self.hyper_streams
             d["block"]["hyper_mix"] = self.hyper_mix
+        if self.short_conv:  # Inkling
+            d["block"]["short_conv"] = {"kernel": self.short_conv, "state_per_sequence": self.short_conv_state(),
+                                        "state_dtype": "fp32"}
+        if self.rel_bias:
+            d["block"]["relative_bias"] = {"d_rel": self.rel_bias, "full_extent": self.rel_extent or None,
+                                           "sliding_extent": self.sliding_window or None}
+        if self.router_sinks:
+            d["experts"]["router_scores_shared"] = self.router_sinks
         return d
 
     def summary(self) -> dict:

@@ -93,11 +93,13 @@ T0_S = 5.25e-6  # fixed time of one GEMM kernel
 # A hybrid mixer's depthwise causal convolution: counted with the GEMMs (FlopCounterMode counts a convolution) but
 # run as one element-wise kernel per layer (causal_conv1d; cuDNN's depthwise path in eager PyTorch) on the CUDA
 # cores, a few multiply-adds per element it reads: timed as that, not as a batch of 1 × channels × kernel GEMMs.
-# DeepSeek-V4's hyper-connection mix (each token's n streams by its own n × n weights) is the same kind of work.
+# DeepSeek-V4's hyper-connection mix (each token's n streams by its own n × n weights) is the same kind of work, and so
+# are Inkling's short convolutions.
 _DEPTHWISE = {"conv1d": N_("depthwise convolution, one element-wise kernel per layer on the CUDA cores (the fp32 "
                            "peak) at {share:.0%} of the bandwidth; not a GEMM"),
               "hc_mix": N_("each token's streams mixed by its own small matrix: one element-wise kernel per layer on "
                            "the CUDA cores (the fp32 peak) at {share:.0%} of the bandwidth; not a GEMM")}
+_DEPTHWISE.update(dict.fromkeys(("kv_conv", "attn_conv", "mlp_conv"), _DEPTHWISE["conv1d"]))  # Inkling's short convolutions
 SPLIT_K_MIN = 2048  # split-K slices are at least this long
 # cuBLAS's CTA tile sizes (M × N of D per SM), most efficient first (NVIDIA DU-09799-001 §2.3)
 TILES = ((128, 256), (256, 128), (128, 128), (64, 128), (128, 64))

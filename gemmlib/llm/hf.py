@@ -56,7 +56,7 @@ SUPPORTED_MODEL_TYPES = (
     "gemma3n_text", "gemma3n", "jais2", "mimo_v2_flash", "lfm3", "laguna", "dbrx", "bloom", "opt", "biogpt",
     "deepseek_v4", "mellum", "nanochat", "hyperclovax", "flint", "axk1", "beam", "lara_mini", "olmo_hybrid",
     "recurrent_gemma", "phi4_multimodal",
-    "gpt_neox_japanese", "rwkv", "mistral4",
+    "gpt_neox_japanese", "rwkv", "mistral4", "inkling_text",
     "apertus1p5_text", "apertus1p5", "hy_v4", "longcat_flash", "minimax", "kimi_linear", "bailing_hybrid",
     "cohere_compass_text", "cohere_compass", "mamba", "falcon_mamba", "mamba2", "bitnet", "aria_text", "aria", "xglm", "ctrl", "emu3",
     "minimax_m3_vl_text", "minimax_m3_vl", "mllama_text_model", "mllama",
@@ -108,7 +108,7 @@ ARCHITECTURES = {
     "AXK1ForCausalLM": "axk1", "BeamForCausalLM": "beam", "LaraMiniForCausalLM": "lara_mini",
     "OlmoHybridForCausalLM": "olmo_hybrid", "RecurrentGemmaForCausalLM": "recurrent_gemma",
     "Phi4MultimodalForCausalLM": "phi4_multimodal", "GPTNeoXJapaneseForCausalLM": "gpt_neox_japanese",
-    "RwkvForCausalLM": "rwkv", "Mistral4ForCausalLM": "mistral4",
+    "RwkvForCausalLM": "rwkv", "Mistral4ForCausalLM": "mistral4", "InklingForCausalLM": "inkling_text",
     "Apertus1p5TextForCausalLM": "apertus1p5_text", "Apertus1p5ForConditionalGeneration": "apertus1p5",
     "HYV4ForCausalLM": "hy_v4", "LongcatFlashForCausalLM": "longcat_flash", "MiniMaxForCausalLM": "minimax",
     "KimiLinearForCausalLM": "kimi_linear", "BailingHybridForCausalLM": "bailing_hybrid",
@@ -196,6 +196,13 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     "phi3": frozenset({"attention_bias", "lm_head_bias", "mlp_bias"}),
     # Phi-4-multimodal: Phi-3's decoder; its image and audio towers are reported apart (gemmlib.llm.vision)
     "phi4_multimodal": frozenset({"attention_bias", "lm_head_bias", "mlp_bias", "vision_config", "audio_config"}),
+    # Inkling: logit scalings (no weight, no FLOP FlopCounterMode counts), the router's epsilon, the logits sliced to the
+    # unpadded vocabulary after the full head, the multi-token-prediction layers transformers does not build (noted),
+    # the cache's count of conv states; the head is never tied (its checkpoints store embed and unembed apart)
+    "inkling_text": frozenset({"log_scaling_n_floor", "log_scaling_alpha", "logits_mup_width_multiplier",
+                               "rms_norm_eps_moe_gate", "shared_expert_sink", "unpadded_vocab_size", "num_mtp_layers",
+                               "chain_hidden_post_norm", "mtp_hidden_states_first", "mtp_local_layer_ids",
+                               "number_of_conv_states", "tie_word_embeddings", "local_layer_ids", "dense_mlp_idx"}),
     "qwen3_moe": frozenset({"max_window_layers"}),  # a sliding window applies to every layer
     "gemma2": frozenset({"sliding_window_size"}),
     "gemma4_text": frozenset({"expert_intermediate_size"}),
@@ -477,6 +484,11 @@ DEFAULTS: dict[str, dict] = {
                      qk_rope_head_dim=64, v_head_dim=128, n_routed_experts=128, n_shared_experts=1,
                      num_experts_per_tok=4, moe_intermediate_size=2048, first_k_dense_replace=0,
                      tie_word_embeddings=False, attention_bias=False, max_position_embeddings=1048576),
+    "inkling_text": dict(vocab_size=201024, hidden_size=6144, num_hidden_layers=66, num_attention_heads=64,
+                         num_key_value_heads=8, head_dim=128, swa_num_attention_heads=64, swa_num_key_value_heads=16,
+                         swa_head_dim=128, sliding_window_size=512, d_rel=16, rel_extent=1024, conv_kernel_size=4,
+                         intermediate_size=24576, moe_intermediate_size=3072, n_routed_experts=256, num_experts_per_tok=6,
+                         n_shared_experts=2, max_position_embeddings=131072),
     "rwkv": dict(vocab_size=50277, hidden_size=4096, num_hidden_layers=32, context_length=1024, rescale_every=6,
                  tie_word_embeddings=False),
     "molmo2_text": dict(vocab_size=151936, additional_vocab_size=128, hidden_size=4096, intermediate_size=12288,
@@ -929,6 +941,9 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
     "xglm": {"d_model": ("hidden_size",), "attention_heads": ("num_attention_heads",), "num_layers": ("num_hidden_layers",)},
     "mpt": {"d_model": ("hidden_size",), "n_heads": ("num_attention_heads",), "n_layers": ("num_hidden_layers",)},
     "kolibri1": {"num_experts": ("num_local_experts",)},
+    "inkling_text": {"sliding_window_size": ("sliding_window",), "n_routed_experts": ("num_local_experts",),
+                     "conv_kernel_size": ("sconv_kernel_size",), "max_position_embeddings": ("model_max_length",),
+                     "logits_mup_width_multiplier": ("embedding_multiplier",)},
 }
 
 
@@ -1936,6 +1951,61 @@ def _pure_ssm(r: _Read, mixer: Mixer, letter: str) -> dict:
     return dict(hidden=h, layers=layers, heads=heads, kv_heads=heads, head_dim=mixer.head_dim or h // heads or 1,
                 ffn=1, vocab=r.whole("vocab_size"), norms_per_layer=1, mixer=mixer, no_positions=True,
                 tied_embeddings=r.flag("tie_word_embeddings", True), layer_types=letter * layers, moe_layers="-" * layers)
+
+
+def _read_inkling_text(r: _Read) -> dict:
+    """Inkling (Thinking Machines): attention whose keys and values, output and MLP output each pass a depthwise causal
+    convolution with a residual (``conv_kernel_size``, fp32), q/k RMS norms per head, a relative bias per head and
+    backward distance from ``d_rel`` relative states (``rel_extent`` in the full layers, the window in the sliding
+    ones), sliding layers with their own heads (``swa_*``) by ``layer_types`` (hybrid / hybrid_sliding), else
+    ``local_layer_ids``, else every layer but each sixth; a normed embedding; dense MLPs (``mlp_layer_types``, else
+    the first ``dense_mlp_idx``) with a learned scale, else routed experts with shared experts the router also scores
+    and a score-correction buffer. A checkpoint with ``dense_intermediate_size`` keeps the experts' width in
+    ``intermediate_size``."""
+    layers = r.whole("num_hidden_layers")
+    types = r.get("layer_types")
+    if types is not None:
+        kinds = "".join(_kinds_of(r, "layer_types", types, {"hybrid": "F", "hybrid_sliding": "S"}, layers))
+    else:
+        local = r.ints("local_layer_ids")
+        if r.get("local_layer_ids") is not None and any(not 0 <= i < layers for i in local):
+            raise InputError(N_("config.json field 'local_layer_ids' must list layer indices below num_hidden_layers "
+                                "({layers})"), layers=layers)
+        local_set = set(local) if r.get("local_layer_ids") is not None else {i for i in range(layers) if (i + 1) % 6}
+        kinds = "".join("S" if i in local_set else "F" for i in range(layers))
+    mlp = r.get("mlp_layer_types")
+    if mlp is not None:
+        moe = "".join(_kinds_of(r, "mlp_layer_types", mlp, {"dense": "D", "sparse": "M"}, layers))
+    else:
+        moe = moe_pattern(layers, first_dense=min(layers, r.whole("dense_mlp_idx", minimum=0, default=0)))
+    heads, swa_heads = r.whole("num_attention_heads"), r.whole("swa_num_attention_heads")
+    if heads != swa_heads and "S" in kinds and "F" in kinds:
+        raise InputError(N_("inkling: the sliding layers' {swa} heads differ from the full layers' {heads}; this "
+                            "estimator sizes one query-head count per model"), swa=swa_heads, heads=heads)
+    full = (r.whole("num_key_value_heads"), r.whole("head_dim"))
+    swa = (r.whole("swa_num_key_value_heads"), r.whole("swa_head_dim"))
+    kv, hd = swa if "S" in kinds else full
+    dense_ffn = r.opt_whole("dense_intermediate_size", minimum=1)
+    fe = r.whole("intermediate_size") if dense_ffn else r.whole("moe_intermediate_size")
+    shared = r.whole("n_shared_experts", minimum=0)
+    extent = r.whole("rel_extent")  # the full layers' (the sliding ones' is their window)
+    c = dict(hidden=r.whole("hidden_size"), layers=layers, heads=heads if "F" in kinds else swa_heads, kv_heads=kv,
+             head_dim=hd, ffn=dense_ffn or r.whole("intermediate_size"), vocab=r.whole("vocab_size"),
+             tied_embeddings=False, max_positions=r.opt_whole("max_position_embeddings") or 0, qk_norm="head",
+             layer_types=kinds, embedding_norm=True, short_conv=r.whole("conv_kernel_size"),
+             rel_bias=r.whole("d_rel"), rel_extent=extent if "F" in kinds else 0,
+             experts=r.whole("n_routed_experts"), experts_per_token=r.whole("num_experts_per_tok"), expert_ffn=fe,
+             shared_expert_ffn=shared * fe, router_sinks=shared, router_score_bias=True, router_global_scale=True,
+             moe_layers=moe, activation_params=1)
+    if "S" in kinds:
+        c["sliding_window"] = r.whole("sliding_window_size")
+    if "S" in kinds and "F" in kinds and full != swa:
+        c.update(full_kv_heads=full[0], full_head_dim=full[1] if full[1] != hd else 0)
+    mtp = r.get("num_mtp_layers")
+    if mtp:
+        r.notes.append(Text(N_("its checkpoint carries {n} multi-token-prediction layer(s) that transformers does not "
+                               "build: not counted"), n=mtp))
+    return c
 
 
 def _read_rwkv(r: _Read) -> dict:
@@ -3116,7 +3186,7 @@ _READERS = {
     "ministral": _read_ministral, "mixtral": _read_mixtral, "qwen2": _read_qwen2, "qwen2_moe": _read_qwen2_moe,
     "qwen3": _read_qwen3, "qwen3_moe": _read_qwen3_moe, "gemma": _read_gemma, "gemma2": _read_gemma2,
     "gemma3_text": _read_gemma3_text, "phi": _read_phi, "phi3": _read_phi3, "phi4_multimodal": _read_phi3,
-    "gpt_neox_japanese": _read_gpt_neox_japanese, "rwkv": _read_rwkv, "deepseek_ocr2_text": _read_deepseek_ocr2_text,
+    "gpt_neox_japanese": _read_gpt_neox_japanese, "rwkv": _read_rwkv, "inkling_text": _read_inkling_text, "deepseek_ocr2_text": _read_deepseek_ocr2_text,
     "molmo2_text": _read_molmo2_text, "phimoe": _read_phimoe,
     "deepseek_v2": _read_deepseek, "deepseek_v3": _read_deepseek, "mistral4": _read_deepseek, "olmo": _read_olmo, "olmo2": _read_olmo2,
     "olmo3": _read_olmo2, "olmoe": _read_olmoe, "cohere": _read_cohere, "cohere2": _read_cohere,

@@ -720,6 +720,22 @@ def _gemma_rows(r: dict, gettext: Translate) -> list[tuple[str, str]]:
     return rows
 
 
+def _inkling_rows(r: dict, gettext: Translate) -> list[tuple[str, str]]:
+    """The read table's rows for Inkling's short convolutions and relative attention bias (none for other models)."""
+    rows = []
+    sc, rb = r["block"].get("short_conv"), r["block"].get("relative_bias")
+    if sc:
+        rows.append((gettext("short convolutions"), gettext(
+            "width {k} on the keys, the values, the attention's output and the MLP's, each with a residual; their "
+            "state {state} elements per sequence, in fp32").format(k=sc["kernel"], state=fmt.count(sc["state_per_sequence"]))))
+    if rb:
+        rows.append((gettext("relative bias"), gettext(
+            "{d} relative states per head and token, mixed into a bias per backward distance ({full} in the full "
+            "layers, {sliding} in the sliding ones)").format(d=rb["d_rel"], full=rb["full_extent"] or fmt.DASH,
+                                                           sliding=rb["sliding_extent"] or fmt.DASH)))
+    return rows
+
+
 def _compressed_rows(r: dict, gettext: Translate) -> list[tuple[str, str]]:
     """The read table's row for DeepSeek-V4's compressed attention (none for every other model)."""
     c = r.get("compressed")
@@ -1065,6 +1081,7 @@ def _read(est: ScaleOutEstimate, gettext: Translate, escape: Escape) -> Read:
             (gettext("sparse attention"), _sparse_row(r, gettext)),
             *_gemma_rows(r, gettext),
             *_compressed_rows(r, gettext),
+            *_inkling_rows(r, gettext),
             *_hyper_rows(r, gettext),
             (gettext("experts"), experts),
             (gettext("quantization"), fmt.DASH if not q else

@@ -1792,3 +1792,62 @@ def test_internvl_chat_reads_the_llm_of_its_llm_config(inner):
     assert sum(o.flops for o in prefill_ops(cfg, wl)) == sum(o.flops for o in prefill_ops(alone, wl))
     with pytest.raises(InputError, match="needs an 'llm_config' object"):
         read_config(dict(model_type="internvl_chat", vision_config={}))
+
+
+INKLING = dict(vocab_size=128, hidden_size=64, num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=1,
+               head_dim=16, swa_num_attention_heads=4, swa_num_key_value_heads=2, swa_head_dim=16, sliding_window_size=4,
+               d_rel=3, rel_extent=6, intermediate_size=96, moe_intermediate_size=32, n_routed_experts=4,
+               num_experts_per_tok=2, n_shared_experts=2, pad_token_id=None, bos_token_id=None, eos_token_id=None)
+
+
+@pytest.mark.parametrize("keys", [
+    dict(INKLING, local_layer_ids=[0, 2], dense_mlp_idx=1),  # sliding layers 0 and 2 (window 4 < the prompt), 1 dense
+    # a checkpoint's spellings: dense_intermediate_size (intermediate_size is then the experts' width), sconv_kernel_size,
+    # the default pattern (every sixth layer full: all three sliding here), every layer a mixture
+    dict({k: v for k, v in INKLING.items() if k != "moe_intermediate_size"}, intermediate_size=32,
+         dense_intermediate_size=96, sconv_kernel_size=3, num_hidden_layers=2),
+])
+def test_inkling_is_exact(keys):
+    """Inkling (Thinking Machines) from transformers' own class: the short convolutions on K, V, the attention's and the
+    MLP's outputs (FlopCounterMode counts each convolution at transformers' output length), the relative bias (r_proj
+    and each head's states times the layer's bank, the full and the sliding extents), the full and sliding layers' own
+    KV heads, the routed, shared and router-scored shared experts — parameters, a prefill and one decode step to the
+    FLOP, the cache (K/V and the four fp32 convolution states per layer) to the byte, and the bf16 checkpoint (the
+    convolutions, the router's scale and score bias kept in fp32) to the byte."""
+    hf, model = _build("inkling_text", keys)
+    for raw in (dict(keys, model_type="inkling_text"), json.loads(hf.to_json_string())):
+        cfg, info = read_config(raw)
+        assert cfg.params == sum(p.numel() for p in model.parameters())
+        assert info["unknown_keys"] == [], info["unknown_keys"]
+    prefill, decode, per_layer, nbytes = _run(model, hf.vocab_size)
+    wl = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1, kv_dtype="fp32")
+    assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
+    assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
+    assert kv_cache_bytes(cfg, wl) == nbytes
+    # in bf16 the K/V halve, the convolution states stay fp32 (transformers computes and keeps them so)
+    half = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1, kv_dtype="bf16")
+    assert kv_cache_bytes(cfg, half) == nbytes - (nbytes - BATCH * cfg.short_conv_state() * 4) // 2
+    torch.manual_seed(0)
+    bf16 = AutoModelForCausalLM.from_config(hf, dtype=torch.bfloat16)
+    sd = bf16.state_dict()
+    assert any(t.dtype == torch.float32 for t in sd.values())
+    assert checkpoint_size(cfg, "bf16").bytes == sum(t.nbytes for t in sd.values())
+
+
+def test_inkling_default_shape_and_refusals():
+    """The config class's defaults (the released Inkling's shape) equal numel() on the meta device — 975,340,270,146
+    parameters, 41,059,054,146 active per token; a top-level multi-token-prediction count is named and not counted;
+    sliding and full layers with different query-head counts are refused with the reason."""
+    from gemmlib.core.errors import InputError
+
+    hf = AutoConfig.for_model("inkling_text")
+    with torch.device("meta"):
+        model = AutoModelForCausalLM.from_config(hf)
+    raw = json.loads(hf.to_json_string())
+    cfg, info = read_config(dict(raw, num_mtp_layers=1))
+    assert cfg.params == sum(p.numel() for p in model.parameters()) == 975_340_270_146
+    assert cfg.active_params == 41_059_054_146 and info["unknown_keys"] == []
+    assert cfg.layer_types == "SSSSSF" * 11 and cfg.router_width == 258
+    assert any("multi-token-prediction" in str(n) for n in info["notes"])
+    with pytest.raises(InputError, match="sliding layers' 32 heads differ from the full layers' 64"):
+        read_config(dict(raw, swa_num_attention_heads=32))

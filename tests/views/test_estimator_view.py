@@ -466,13 +466,15 @@ def test_what_was_read_shows_phi4_multimodals_image_and_audio_encoders():
 _NEW_FAMILIES = {  # config classes' defaults (with what a released file sets where they are not a model), and GPUs
     "rwkv": ({}, 1), "recurrent_gemma": (dict(intermediate_size=15360, num_key_value_heads=1), 1),
     "olmo_hybrid": ({}, 1), "gpt_neox_japanese": ({}, 1), "mistral4": ({}, 8), "qwen2_5_vl": ({}, 4), "glm4v": ({}, 1),
+    "inkling_text": ({}, 32),
 }
 
 
 @pytest.mark.parametrize("model_type", list(_NEW_FAMILIES))
 def test_an_uploaded_config_of_each_newly_read_family_is_sized_end_to_end(model_type):
     """The page's path for a config.json of a family read this round (RWKV's and RecurrentGemma's mixers, OLMo
-    Hybrid's DeltaNet, GPT-NeoX-Japanese, Mistral 4's MLA, the Qwen2.5-VL and GLM-4.1V wrappers): upload, estimate,
+    Hybrid's DeltaNet, GPT-NeoX-Japanese, Mistral 4's MLA, the Qwen2.5-VL and GLM-4.1V wrappers, Inkling's short
+    convolutions and relative bias): upload, estimate,
     the presented model line and what-was-read rows, a training step and the serving curve — each with the model's
     parameter count."""
     import json
@@ -488,6 +490,7 @@ def test_an_uploaded_config_of_each_newly_read_family_is_sized_end_to_end(model_
     assert f"{cfg.params:,} parameters" in shown.model and f"{cfg.params:,} parameters" in shown.memory
     rows = dict(shown.read.rows)
     assert rows["family"] and (rows["mixer"] != esc(fmt.DASH)) == (cfg.mixer is not None)
+    assert ("short convolutions" in rows and "relative bias" in rows) == bool(cfg.short_conv)  # Inkling's
     tv = view.training(est, view.TrainingInputs(train=True, tokens=1e9))
     assert tv.metrics[0].label == "step FLOPs" and tv.metrics[0].value
     sv = view.serving(est, view.ServingInputs())
