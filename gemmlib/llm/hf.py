@@ -56,7 +56,7 @@ SUPPORTED_MODEL_TYPES = (
     "gemma3n_text", "gemma3n", "jais2", "mimo_v2_flash", "lfm3", "laguna", "dbrx", "bloom", "opt", "biogpt",
     "deepseek_v4", "mellum", "nanochat", "hyperclovax", "flint", "axk1", "beam", "lara_mini", "olmo_hybrid",
     "recurrent_gemma", "phi4_multimodal",
-    "gpt_neox_japanese", "rwkv", "mistral4", "inkling_text",
+    "gpt_neox_japanese", "rwkv", "mistral4", "inkling_text", "inkling_mm_model",
     "apertus1p5_text", "apertus1p5", "hy_v4", "longcat_flash", "minimax", "kimi_linear", "bailing_hybrid",
     "cohere_compass_text", "cohere_compass", "mamba", "falcon_mamba", "mamba2", "bitnet", "aria_text", "aria", "xglm", "ctrl", "emu3",
     "minimax_m3_vl_text", "minimax_m3_vl", "mllama_text_model", "mllama",
@@ -109,6 +109,7 @@ ARCHITECTURES = {
     "OlmoHybridForCausalLM": "olmo_hybrid", "RecurrentGemmaForCausalLM": "recurrent_gemma",
     "Phi4MultimodalForCausalLM": "phi4_multimodal", "GPTNeoXJapaneseForCausalLM": "gpt_neox_japanese",
     "RwkvForCausalLM": "rwkv", "Mistral4ForCausalLM": "mistral4", "InklingForCausalLM": "inkling_text",
+    "InklingForConditionalGeneration": "inkling_mm_model",
     "Apertus1p5TextForCausalLM": "apertus1p5_text", "Apertus1p5ForConditionalGeneration": "apertus1p5",
     "HYV4ForCausalLM": "hy_v4", "LongcatFlashForCausalLM": "longcat_flash", "MiniMaxForCausalLM": "minimax",
     "KimiLinearForCausalLM": "kimi_linear", "BailingHybridForCausalLM": "bailing_hybrid",
@@ -121,7 +122,7 @@ ARCHITECTURES = {
     "MllamaForConditionalGeneration": "mllama",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
-_WRAPPERS = {"internvl_chat": "", "molmo2": "molmo2_text", "granite_docling": "granite_docling_text", "deepseek_ocr2": "deepseek_ocr2_text", "paddleocr_vl": "paddleocr_vl_text", "glmga": "glm4v_text", "qwen2_5_omni_thinker": "qwen2_5_omni_text", "qwen3_omni_moe_thinker": "qwen3_omni_moe_text", "hunyuan_vl": "hunyuan_vl_text", "qwen2_vl": "qwen2_vl_text", "qwen2_5_vl": "qwen2_5_vl_text", "glm4v": "glm4v_text", "glm46v": "glm4v_text",
+_WRAPPERS = {"inkling_mm_model": "inkling_text", "internvl_chat": "", "molmo2": "molmo2_text", "granite_docling": "granite_docling_text", "deepseek_ocr2": "deepseek_ocr2_text", "paddleocr_vl": "paddleocr_vl_text", "glmga": "glm4v_text", "qwen2_5_omni_thinker": "qwen2_5_omni_text", "qwen3_omni_moe_thinker": "qwen3_omni_moe_text", "hunyuan_vl": "hunyuan_vl_text", "qwen2_vl": "qwen2_vl_text", "qwen2_5_vl": "qwen2_5_vl_text", "glm4v": "glm4v_text", "glm46v": "glm4v_text",
              "glm4v_moe": "glm4v_moe_text", "minimax_m3_vl": "minimax_m3_vl_text", "mllama": "mllama_text_model", "aria": "aria_text", "emu3": "emu3_text_model", "apertus1p5": "apertus1p5_text", "cohere_compass": "cohere_compass_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
              "qwen3_vl_moe": "qwen3_vl_moe_text", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text"}
 # Wrappers whose top-level tie_word_embeddings (default False) decides whether the LM head is tied, whatever
@@ -202,7 +203,9 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     "inkling_text": frozenset({"log_scaling_n_floor", "log_scaling_alpha", "logits_mup_width_multiplier",
                                "rms_norm_eps_moe_gate", "shared_expert_sink", "unpadded_vocab_size", "num_mtp_layers",
                                "chain_hidden_post_norm", "mtp_hidden_states_first", "mtp_local_layer_ids",
-                               "number_of_conv_states", "tie_word_embeddings", "local_layer_ids", "dense_mlp_idx"}),
+                               "number_of_conv_states", "tie_word_embeddings", "local_layer_ids", "dense_mlp_idx",
+                               # the multimodal wrapper's: its MTP block (its count noted), its image and audio markers
+                               "mtp_config", "image_bos_token_id", "audio_bos_token_id"}),
     "qwen3_moe": frozenset({"max_window_layers"}),  # a sliding window applies to every layer
     "gemma2": frozenset({"sliding_window_size"}),
     "gemma4_text": frozenset({"expert_intermediate_size"}),
@@ -3255,7 +3258,14 @@ def _unwrap(cfg: dict, mtype: str, notes: list[str], *, default_inner: str | Non
     for key in ("torch_dtype", "dtype", "quantization_config", "quantization"):
         if key in cfg and key not in inner:
             inner[key] = cfg[key]
-    if isinstance(cfg.get("audio_config"), dict):
+    if mtype == "inkling_mm_model" and isinstance(cfg.get("mtp_config"), dict) and "num_mtp_layers" not in inner:
+        inner["num_mtp_layers"] = cfg["mtp_config"].get("num_nextn_predict_layers")  # as the config class moves it
+    audio = audio_params(mtype, cfg)
+    if audio is not None:
+        notes.append(Text(N_("{wrapper} has an audio tower (audio_config, {params:,} parameters): it runs once per audio "
+                             "clip and is reported beside the decoder, not in its counts"), wrapper=mtype,
+                          params=sum(audio.values())))
+    elif isinstance(cfg.get("audio_config"), dict):
         notes.append(Text(N_("{wrapper} has an audio tower (audio_config): it runs once per audio clip and is not "
                              "counted"), wrapper=mtype))
     params = vision_params(mtype, cfg)
@@ -3383,10 +3393,11 @@ def read_config(cfg: dict, name: str = "custom", source: str = "") -> tuple[Mode
     if family in _WRAPPERS or family == "(wrapper)":
         wrapper = mtype if family == "(wrapper)" else family
         vision = vision_params(wrapper, cfg)
+        audio = audio_params(wrapper, cfg)
         cfg, mtype, wrapper = _unwrap(cfg, wrapper, notes)
     else:
         mtype = family
-    audio = None
+        audio = None
     if mtype == "phi4_multimodal":  # the decoder's keys at the top level, the image and audio towers beside them
         vision, audio = vision_params(mtype, cfg), audio_params(mtype, cfg)
         notes.append(Text(N_("phi4_multimodal is multimodal: its decoder (Phi-3's block, the top-level keys) is counted; "

@@ -290,10 +290,25 @@ def _phi4_multimodal_audio(cfg: dict) -> dict[str, int]:
             "projectors": 2 * (d * ds * h + h + h * h + h)}
 
 
+def _inkling_audio(cfg: dict) -> dict[str, int]:
+    """Inkling's audio tower: each frame's mel bins, quantized to ``mel_vocab_size`` levels, embedded (one table of
+    n_mel_bins × mel_vocab_size rows at the decoder's width) and summed, then an RMSNorm."""
+    a = cfg.get("audio_config") or {}
+    if not isinstance(a, dict):
+        raise InputError(N_("config.json field 'audio_config' must be an object"))
+    text = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
+    h = _whole("hidden_size", text.get("hidden_size", 6144))  # the config class sets the tower's width to the decoder's
+    bins = _whole("n_mel_bins", a.get("n_mel_bins", a.get("num_codebooks", 80)))
+    levels = _whole("mel_vocab_size", a.get("mel_vocab_size", a.get("codebook_size", 256)))
+    return {"embedding": bins * levels * h, "norm": h}
+
+
 def audio_params(model_type: str, cfg: dict) -> dict[str, int] | None:
     """The audio tower's parameters by part (None: a model whose audio tower this module does not count)."""
     if model_type == "phi4_multimodal":
         return _phi4_multimodal_audio(cfg)
+    if model_type == "inkling_mm_model":
+        return _inkling_audio(cfg)
     return None
 
 

@@ -1851,3 +1851,26 @@ def test_inkling_default_shape_and_refusals():
     assert any("multi-token-prediction" in str(n) for n in info["notes"])
     with pytest.raises(InputError, match="sliding layers' 32 heads differ from the full layers' 64"):
         read_config(dict(raw, swa_num_attention_heads=32))
+
+
+def test_the_inkling_wrapper_counts_its_decoder_and_audio_tower():
+    """Inkling's multimodal config (inkling_mm_model, its Hub files' model_type): the decoder of its text_config exact to
+    the parameter and the FLOP against InklingForConditionalGeneration on a text prompt, the audio tower (a table of
+    mel-bin levels at the decoder's width and a norm) counted exactly beside it, the hMLP vision tower named and not
+    counted, and the multi-token-prediction count of a top-level mtp_config noted, as the config class moves it."""
+    from transformers import AutoModelForImageTextToText
+
+    torch.manual_seed(0)
+    text = dict(INKLING, local_layer_ids=[0, 2], dense_mlp_idx=1)
+    hf = AutoConfig.for_model("inkling_mm_model", text_config=text, audio_config=dict(n_mel_bins=4, mel_vocab_size=8),
+                              vision_config=dict(patch_size=2, temporal_patch_size=2, n_layers=3))
+    model = AutoModelForImageTextToText.from_config(hf, attn_implementation="eager",
+                                                     experts_implementation="eager").eval()
+    raw = json.loads(hf.to_json_string())
+    raw["text_config"].pop("num_mtp_layers")
+    cfg, info = read_config(dict(raw, mtp_config={"num_nextn_predict_layers": 2}))
+    assert info["wrapper"] == "inkling_mm_model" and info["unknown_keys"] == [], info["unknown_keys"]
+    _decoder_is_exact(model, cfg)
+    named = dict(model.named_parameters())
+    assert sum(info["audio"].values()) == sum(p.numel() for n, p in named.items() if ".audio_tower." in n) == 4 * 8 * 64 + 64
+    assert info["vision"] is None and any("2 multi-token-prediction" in str(n) for n in info["notes"])
