@@ -84,7 +84,7 @@ from gemmlib.llm.quant import weight_dtype_name
 from gemmlib.llm.ssm import MIXER_LETTERS
 from gemmlib.llm.ssm import work as mixer_work
 
-OP_NAMES = ("q_proj", "q_a_proj", "q_b_proj", "k_proj", "v_proj", "kv_conv", "rel_proj", "rel_logits", "kv_proj",
+OP_NAMES = ("norm_gate_down", "norm_gate_up", "q_proj", "q_a_proj", "q_b_proj", "q_gate_proj", "k_proj", "v_proj", "kv_conv", "rel_proj", "rel_logits", "kv_proj",
             "kv_a_proj", "kv_b_proj", "q_absorb",
             "csa_kv", "csa_gate", "hca_kv", "hca_gate", "index_kv", "index_gate",
             "attn_scores", "attn_values", "attn_scores_sliding", "attn_values_sliding", "attn_scores_compressed",
@@ -173,6 +173,8 @@ SHARDING: dict[str, str] = {
     # the MLP's outputs run on the whole hidden state after its all-reduce
     "kv_conv": "heads", "rel_proj": "column", "rel_logits": "heads", "rel_bias_add": "heads", "attn_conv": "replicated",
     "mlp_conv": "replicated",
+    # A.X-K2: the query latent to queries and gate splits with the heads; the norms' low-rank gates every rank runs whole
+    "q_gate_proj": "column", "norm_gate_down": "replicated", "norm_gate_up": "replicated",
 }
 # Ops that are routed experts (in a mixture of experts) — for expert parallelism.
 EXPERT_OPS = ("gate_proj", "up_proj", "down_proj")
@@ -655,7 +657,13 @@ def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, aki
         rq, rkv, dr = cfg.q_lora_rank, cfg.kv_lora_rank, cfg.rope_head_dim
         if rq:
             ops.append(_linear("q_a_proj", m=tokens, k=d, n=rq, w_bytes=sz.w("q_a_proj", mkind), **lin))
-            ops.append(_linear("q_b_proj", m=tokens, k=rq, n=cfg.q_dim, w_bytes=sz.w("q_b_proj", mkind), **lin))
+            if cfg.q_gate_latent:  # A.X-K2: the queries and the output gate from the latent and its norm
+                ops.append(_linear("q_gate_proj", m=tokens, k=2 * rq, n=cfg.q_dim + cfg.o_dim,
+                                   w_bytes=sz.w("q_gate_proj", mkind), **lin,
+                                   note=Text(N_("the queries and a gate per element of the attention output, from the "
+                                                "query latent and its norm"))))
+            else:
+                ops.append(_linear("q_b_proj", m=tokens, k=rq, n=cfg.q_dim, w_bytes=sz.w("q_b_proj", mkind), **lin))
         else:
             ops.append(_linear("q_proj", m=tokens, k=d, n=cfg.q_dim, w_bytes=sz.w("q_proj", mkind), **lin))
         ops.append(_linear("kv_a_proj", m=tokens, k=d, n=rkv + dr, w_bytes=sz.w("kv_a_proj", mkind),
@@ -1034,8 +1042,23 @@ def _stack_ops(cfg: ModelConfig, wl: Workload, run: _Run, groups: list[tuple[str
             mlp += _altup_laurel_ops(shape, wl, ssz, run, layers=n)
         if cfg.hyper_streams:
             mlp += _hyper_ops(cfg, wl, run, layers=n)
+        if cfg.gated_norm_rank:
+            att += _norm_gate_ops(cfg, wl, sz, run, mkind=mkind, layers=n)
     order = {name: i for i, name in enumerate(OP_NAMES)}
     return sorted(_sum_ops(att), key=lambda o: order[o.name]) + sorted(_sum_ops(mlp), key=lambda o: order[o.name])
+
+
+def _norm_gate_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, mkind: str, layers: int) -> list[Op]:
+    """A.X-K2's gated norms in ``layers`` layers: the input norm's, and a MoE layer's post-attention norm's too, each a
+    low-rank gate (hidden → r → hidden) on the normed state."""
+    gates = 2 if mkind == "M" else 1
+    runs = layers * run.steps * gates
+    r, d = cfg.gated_norm_rank, cfg.hidden
+    note = Text(N_("a rank-{r} sigmoid gate after the input norm (and a MoE layer's post-attention norm)"), r=r)
+    lin = dict(phase=run.phase, runs=runs, weight_reads=runs, sz=sz, note=note)
+    # (a MoE layer's weight table sums its two gates: each run reads one)
+    return [_linear("norm_gate_down", m=run.tokens, k=d, n=r, w_bytes=sz.w("norm_gate_down", mkind) / gates, **lin),
+            _linear("norm_gate_up", m=run.tokens, k=r, n=d, w_bytes=sz.w("norm_gate_up", mkind) / gates, **lin)]
 
 
 def _elementwise(name: str, phase: str, *, rows: int, width: int, count: int, elements: float, flops: float,

@@ -52,6 +52,7 @@ class Linear:
     ops: tuple[tuple[str, int], ...]
     count: int = 1
     fused_experts: str = ""  # gpt-oss: stored as one [E, out, in] tensor named this
+    storage: str = ""  # a dtype the family keeps this linear in whatever the checkpoint's ("": the checkpoint's)
 
 
 # Checkpoint names per family: (layer prefix, attention, q/k/v/o, fused qkv, mlp, gate/up/down, fused gate_up,
@@ -105,6 +106,8 @@ _NAMES = {
 }
 # Families whose routed experts are stored as two 3-D parameters (gate_up_proj [E, 2f, h], down_proj [E, h, f]).
 _EXPERTS_3D = ("gpt_oss", "gemma4_text", "aria_text", "minimax_m3_vl_text")
+# Families whose modeling code keeps the router's weight in fp32 (_keep_in_fp32_modules_strict "gate.weight").
+_FP32_ROUTER = ("axk2",)
 # AutoAWQ stores a per-layer activation scale (ScaledActivation) for these families.
 _AWQ_SCALED_ACT = ("starcoder2", "falcon", "gpt_neox", "gpt_bigcode")
 
@@ -159,7 +162,11 @@ def _attention_linears(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
     if cfg.is_mla:
         rq, rkv, dr = cfg.q_lora_rank, cfg.kv_lora_rank, cfg.rope_head_dim
         out = []
-        if rq:
+        if rq and cfg.q_gate_latent:  # A.X-K2: [normed latent; latent] → queries and the output gate
+            qg = cfg.q_dim + cfg.o_dim
+            out += [Linear(f"{p}.q_a_proj", "attention", rq, h, cfg.qkv_bias, i, (("q_a_proj", rq),)),
+                    Linear(f"{p}.q_gate_proj", "attention", qg, 2 * rq, False, i, (("q_gate_proj", qg),))]
+        elif rq:
             out += [Linear(f"{p}.q_a_proj", "attention", rq, h, cfg.qkv_bias, i, (("q_a_proj", rq),)),
                     Linear(f"{p}.q_b_proj", "attention", cfg.q_dim, rq, False, i, (("q_b_proj", cfg.q_dim),))]
         else:
@@ -245,7 +252,8 @@ def _mlp(cfg: ModelConfig, i: int, n: dict, kind: str) -> list[Linear]:
         return out
     m, fe, e = f"{p}.{n['moe']}" if n["moe"] else p, cfg.expert_ffn, cfg.experts
     r = cfg.router_width  # zero-computation experts (LongCat-Flash) have router rows and no weights
-    out.append(Linear(f"{m}.{n['router']}", "router", r, h, cfg.router_bias, i, (("router", r),)))
+    out.append(Linear(f"{m}.{n['router']}", "router", r, h, cfg.router_bias, i, (("router", r),),
+                      storage="float32" if cfg.family in _FP32_ROUTER else ""))
     if cfg.fused_gate_up and cfg.family in _EXPERTS_3D:  # 3-D [E, h, 2f] and [E, f, h] parameters
         out += [Linear(f"{m}.experts.gate_up_proj", "expert", 2 * fe, h, cfg.expert_bias, i,
                        (("gate_proj", fe), ("up_proj", fe)), count=e, fused_experts="gate_up_proj"),
@@ -268,6 +276,19 @@ def _mlp(cfg: ModelConfig, i: int, n: dict, kind: str) -> list[Linear]:
     if cfg.shared_expert_gate:
         out.append(Linear(f"{m}.shared_expert_gate", "router", 1, h, False, i, (("shared_expert_gate", 1),)))
     return out
+
+
+def _norm_gates(cfg: ModelConfig, i: int, n: dict, kind: str) -> list[Linear]:
+    """A.X-K2's low-rank norm gates of layer i: the input norm's, and the post-attention norm's in a MoE layer (kept
+    in 16 bits, as small as a router)."""
+    r, h = cfg.gated_norm_rank, cfg.hidden
+    if not r:
+        return []
+    pre = n["prefix"].format(i=i)
+    norms = ("input_layernorm", "post_attention_layernorm") if kind == "M" else ("input_layernorm",)
+    return [x for norm in norms for x in (
+        Linear(f"{pre}.{norm}.mlp.fc1", "router", r, h, False, i, (("norm_gate_down", r),)),
+        Linear(f"{pre}.{norm}.mlp.fc2", "router", h, r, False, i, (("norm_gate_up", h),)))]
 
 
 def _per_layer_inputs(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
@@ -311,7 +332,7 @@ def stored_linears(cfg: ModelConfig, *, mtp: bool = True) -> list[Linear]:
     kinds, akinds = cfg.mlp_kinds, cfg.attention_kinds
     for i in range(cfg.layers):
         out += _attention(cfg, i, n) + _mlp(cfg.attention_shape(akinds[i]), i, n, kinds[i])
-        out += _per_layer_inputs(cfg, i, n) + _altup_laurel(cfg, i, n)
+        out += _per_layer_inputs(cfg, i, n) + _altup_laurel(cfg, i, n) + _norm_gates(cfg, i, n, kinds[i])
     if not cfg.tied_embeddings:
         out.append(Linear(n["head"], "lm_head", cfg.head_vocab, cfg.hidden, cfg.lm_head_bias, -1,
                           (("lm_head", cfg.head_vocab),)))
@@ -466,6 +487,8 @@ def _linear_bytes(q: Quantization | None, lin: Linear, dtype: str) -> tuple[int,
     dt = storage_dtype(dtype)
     if lin.role == "conv":
         q = None  # a convolution's weights stay at the checkpoint dtype
+    if lin.storage:  # kept at its own dtype (A.X-K2's fp32 router), never quantized
+        q, dt = None, storage_dtype(lin.storage)
     if q is not None and q.method == "mlx":
         q = q.for_module(lin.module)
         if q is not None and lin.in_features % q.group_size:
@@ -547,7 +570,7 @@ def op_weight_bytes(cfg: ModelConfig, weight_dtype: str) -> dict[tuple[str, str]
         # a kind of layer with a shape of its own (Gemma 4's full layers, its layers reusing K/V) is read from that
         # shape's table
         own = cfg.attention_shape(akinds[i]) is cfg
-        extra = _per_layer_inputs(cfg, i, n) + _altup_laurel(cfg, i, n)
+        extra = _per_layer_inputs(cfg, i, n) + _altup_laurel(cfg, i, n) + _norm_gates(cfg, i, n, kind)
         layer: dict[tuple[str, str], float] = {}  # an op served by several matrices (OLMo Hybrid's q, k, v) sums them
         for lin in (_attention(cfg, i, n) + _mlp(cfg, i, n, kind) if own else []) + extra:
             b, _, _ = _linear_bytes(q, lin, rest)

@@ -314,6 +314,11 @@ class ModelConfig:
     hyper_mix: bool = True  # DeepSeek-V4's manifold-constrained ones also mix the streams by an n × n matrix per token;
     # HY-V4's independent ones (iHC) only collapse and expand them
     hash_layers: int = 0  # MoE layers routed by a token-id table (tid2eid, a checkpoint buffer) instead of top-k
+    # ----- A.X-K2 -------------------------------------------------------------------------------------
+    q_gate_latent: bool = False  # q_gate_proj: [normed query latent; query latent] → the queries and a sigmoid gate per
+    # element of the attention output, in place of q_b_proj
+    gated_norm_rank: int = 0  # a low-rank sigmoid gate (hidden → r → hidden, SiLU) after every layer's input norm and
+    # each MoE layer's post-attention norm; 0 none
     # ----- Inkling ------------------------------------------------------------------------------------
     short_conv: int = 0  # depthwise causal convolutions of this kernel, each with a residual and kept in fp32, on
     # every attention layer's keys and values and on the attention's and the MLP's outputs; 0 none
@@ -333,7 +338,7 @@ class ModelConfig:
                   "full_kv_heads", "moe_norms", "kv_shared_ffn", "per_layer_input", "per_layer_vocab",
                   "altup_inputs", "laurel_rank", "o_groups", "o_lora_rank", "csa_rate", "hca_rate",
                   "hyper_streams", "hash_layers", "output_vocab", "zero_experts", "index_block", "short_conv",
-                  "rel_bias", "rel_extent", "router_sinks"):
+                  "rel_bias", "rel_extent", "router_sinks", "gated_norm_rank"):
             object.__setattr__(self, f, _whole(f, getattr(self, f), minimum=0))
         for f in ("norms_per_layer",):
             object.__setattr__(self, f, _whole(f, getattr(self, f)))
@@ -397,7 +402,8 @@ class ModelConfig:
                   "fused_gate_up", "parallel_block", "lm_head_bias", "shared_expert_gate", "router_bias",
                   "expert_bias", "router_score_bias", "score_bias_param", "attn_output_gate", "no_positions", "sinusoidal",
                   "full_k_eq_v", "k_eq_v", "router_scales", "kv_reused", "sliding_sinks_only", "embedding_norm",
-                  "compressed_attention", "attn_gate_bias", "hyper_mix", "ffn_norm", "router_global_scale"):
+                  "compressed_attention", "attn_gate_bias", "hyper_mix", "ffn_norm", "router_global_scale",
+                  "q_gate_latent"):
             if not isinstance(getattr(self, f), bool):
                 raise InputError(N_("{field} must be true or false, got {value!r}"),
                                  field=f, value=getattr(self, f))
@@ -555,6 +561,8 @@ class ModelConfig:
             if not (self.index_heads and self.index_topk) or self.index_head_dim <= self.rope_head_dim:
                 raise InputError(N_("DeepSeek Sparse Attention needs index heads, a top-k and an index head dim larger "
                                     "than the rotary head dim ({rope_head_dim})"), rope_head_dim=self.rope_head_dim)
+        if self.q_gate_latent and not (self.kv_lora_rank and self.q_lora_rank):
+            raise InputError(N_("q_gate_latent projects MLA's query latent: it needs kv_lora_rank and q_lora_rank"))
         if not self.kv_lora_rank:
             if self.q_lora_rank or self.rope_head_dim:
                 raise InputError(N_("q_lora_rank / rope_head_dim belong to MLA: set kv_lora_rank too"))
@@ -770,8 +778,8 @@ class ModelConfig:
         if self.is_mla:
             rq, rkv, dr = self.q_lora_rank, self.kv_lora_rank, self.rope_head_dim
             b = self.qkv_bias
-            if rq:
-                p = h * rq + (rq if b else 0) + rq + rq * self.q_dim  # q_a_proj, q_a_layernorm (RMS), q_b_proj
+            if rq:  # q_a_proj, q_a_layernorm (RMS), q_b_proj (A.X-K2: q_gate_proj from the latent and its norm)
+                p = h * rq + (rq if b else 0) + rq + self._q_from_latent()
             else:
                 p = h * self.q_dim
             p += h * (rkv + dr) + ((rkv + dr) if b else 0) + rkv  # kv_a_proj_with_mqa, kv_a_layernorm
@@ -798,6 +806,18 @@ class ModelConfig:
         if self.attn_gate_bias:
             p += H
         return p + h * H * self.rel_bias  # Inkling's r_proj: the relative states per head
+
+    def _q_from_latent(self) -> int:
+        """The weights from MLA's query latent to the queries: q_b_proj, or A.X-K2's q_gate_proj, which reads the
+        normed latent and the latent (2 × q_lora_rank) and also makes the attention output's gate."""
+        if self.q_gate_latent:
+            return 2 * self.q_lora_rank * (self.q_dim + self.o_dim)
+        return self.q_lora_rank * self.q_dim
+
+    @property
+    def gated_norms(self) -> int:
+        """A.X-K2's gated norms: every layer's input norm and each MoE layer's post-attention norm."""
+        return self.layers + self.moe_layer_count if self.gated_norm_rank else 0
 
     def _compressor_params(self, kind: str, *, matmul: bool = False) -> int:
         """DeepSeek-V4: a compressed layer's compressor (kv and gate projections, a position bias per slot of its
@@ -876,6 +896,7 @@ class ModelConfig:
             + self.attention_kinds.count("I") * self._indexer_params() + self._compressors()
             + (self.hidden if self.last_o_bias and not self.o_bias else 0) + self._rel_bank_params(),
             "short_convs": self._short_conv_params(),
+            "norm_gates": self.gated_norms * 2 * self.hidden * self.gated_norm_rank,
             "hyper_connections": self._hyper_params(),
             "cross_attention": self.attention_kinds.count("X") * self._cross_params(),
             "mixers": self.mixer_layer_count * self.mixer.params(self.hidden) if self.mixer else 0,
@@ -1028,6 +1049,7 @@ class ModelConfig:
         altup = 2 * (n - 1) * h * h + self.layers * (2 * h * n + n * n * n + n * n) if n else 0
         laurel = self.layers * 2 * h * self.laurel_rank
         return (attn + indexer + mixers + mats * h * self._dense_ffn_sum() + self.moe_layer_count * per_moe
+                + self.gated_norms * 2 * h * self.gated_norm_rank
                 + self.head_vocab * h + ple + altup + laurel + self._compressors(matmul=True)
                 + self._hyper_params(matmul=True))
 
@@ -1040,7 +1062,7 @@ class ModelConfig:
                     + self.o_groups * self.o_lora_rank * h)
         if self.is_mla:
             rq, rkv, dr = self.q_lora_rank, self.kv_lora_rank, self.rope_head_dim
-            return ((h * rq + rq * self.q_dim if rq else h * self.q_dim) + h * (rkv + dr)
+            return ((h * rq + self._q_from_latent() if rq else h * self.q_dim) + h * (rkv + dr)
                     + rkv * self.heads * (self.nope_head_dim + self.v_head_dim) + self.o_dim * h
                     + h * self.gate_proj_width)
         return (h * (self.q_proj_width + self.k_proj_width + self.v_proj_width + self.gate_proj_width

@@ -54,7 +54,7 @@ SUPPORTED_MODEL_TYPES = (
     "granitemoe_swa", "kolibri1", "lfm2", "lfm2_moe", "bamba", "afmoe", "hy_v3", "minicpm3", "gptj", "codegen",
     "persimmon", "stablelm", "gpt_neo", "mpt", "gemma4_text", "gemma4", "gemma4_unified_text", "gemma4_unified",
     "gemma3n_text", "gemma3n", "jais2", "mimo_v2_flash", "lfm3", "laguna", "dbrx", "bloom", "opt", "biogpt",
-    "deepseek_v4", "mellum", "nanochat", "hyperclovax", "flint", "axk1", "beam", "lara_mini", "olmo_hybrid",
+    "deepseek_v4", "mellum", "nanochat", "hyperclovax", "flint", "axk1", "axk2", "beam", "lara_mini", "olmo_hybrid",
     "recurrent_gemma", "phi4_multimodal",
     "gpt_neox_japanese", "rwkv", "mistral4", "inkling_text", "inkling_mm_model",
     "apertus1p5_text", "apertus1p5", "hy_v4", "longcat_flash", "minimax", "kimi_linear", "bailing_hybrid",
@@ -105,7 +105,7 @@ ARCHITECTURES = {
     "LagunaForCausalLM": "laguna", "DbrxForCausalLM": "dbrx", "BloomForCausalLM": "bloom", "OPTForCausalLM": "opt",
     "BioGptForCausalLM": "biogpt", "DeepseekV4ForCausalLM": "deepseek_v4", "MellumForCausalLM": "mellum",
     "NanoChatForCausalLM": "nanochat", "HyperCLOVAXForCausalLM": "hyperclovax", "FlintForCausalLM": "flint",
-    "AXK1ForCausalLM": "axk1", "BeamForCausalLM": "beam", "LaraMiniForCausalLM": "lara_mini",
+    "AXK1ForCausalLM": "axk1", "AXK2ForCausalLM": "axk2", "BeamForCausalLM": "beam", "LaraMiniForCausalLM": "lara_mini",
     "OlmoHybridForCausalLM": "olmo_hybrid", "RecurrentGemmaForCausalLM": "recurrent_gemma",
     "Phi4MultimodalForCausalLM": "phi4_multimodal", "GPTNeoXJapaneseForCausalLM": "gpt_neox_japanese",
     "RwkvForCausalLM": "rwkv", "Mistral4ForCausalLM": "mistral4", "InklingForCausalLM": "inkling_text",
@@ -269,6 +269,7 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     "beam": frozenset({"decoder_sparse_step", "mlp_only_layers", "use_sliding_window", "max_window_layers"}),
     # A.X K1: head dims derive from nope + rope; the config class removes num_mtp_layers
     "axk1": frozenset({"head_dim", "qk_head_dim", "num_mtp_layers", "num_nextn_predict_layers"}),
+    "axk2": frozenset({"head_dim", "qk_head_dim", "num_mtp_layers", "num_nextn_predict_layers", "mlp_bias"}),
     "mimo_v2_flash": frozenset({"first_k_dense_replace", "n_shared_experts", "num_mtp_layers", "use_qk_norm",
                                 "attention_value_scale", "num_nextn_predict_layers", "attention_chunk_size",
                                 "swa_rope_theta", "layernorm_epsilon", "moe_router_dtype",
@@ -759,6 +760,12 @@ DEFAULTS: dict[str, dict] = {
                  num_attention_heads=48, num_key_value_heads=8, head_dim=128, moe_intermediate_size=2560,
                  num_experts=256, num_experts_per_tok=8, attention_bias=False, sliding_window=512,
                  tie_word_embeddings=False, max_position_embeddings=8192),
+    "axk2": dict(vocab_size=163840, hidden_size=2048, intermediate_size=5120, moe_intermediate_size=512,
+                 num_hidden_layers=48, num_attention_heads=32, num_key_value_heads=32, n_shared_experts=1,
+                 n_routed_experts=128, kv_lora_rank=128, q_lora_rank=384, qk_rope_head_dim=32, v_head_dim=64,
+                 qk_nope_head_dim=64, num_experts_per_tok=8, attention_bias=False, tie_word_embeddings=False,
+                 index_topk=2048, index_head_dim=128, index_n_heads=16, gated_norm_rank=16,
+                 max_position_embeddings=131072),
     "axk1": dict(vocab_size=163840, hidden_size=7168, intermediate_size=18432, moe_intermediate_size=2048,
                  num_hidden_layers=61, num_attention_heads=64, num_key_value_heads=64, n_shared_experts=1,
                  n_routed_experts=192, kv_lora_rank=512, q_lora_rank=1536, qk_rope_head_dim=64, v_head_dim=128,
@@ -908,6 +915,7 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
     "deepseek_v32": {"n_routed_experts": ("num_experts",)},
     "mellum": {"num_local_experts": ("num_experts",), "num_nextn_predict_layers": ("num_mtp_layers",)},
     "axk1": {"n_routed_experts": ("num_local_experts",)},
+    "axk2": {"n_routed_experts": ("num_local_experts",)},
     "hy_v4": {"n_routed_experts": ("num_local_experts",)},
     "minimax": {"num_local_experts": ("num_experts",)},
     "bailing_hybrid": {"num_experts": ("num_local_experts",), "num_experts_per_token": ("num_experts_per_tok",),
@@ -1197,7 +1205,7 @@ def _read_deepseek(r: _Read, moe_layers: str | None = None) -> dict:
              moe_pattern(c["layers"], first_dense=r.whole("first_k_dense_replace", minimum=0, default=0)))
     if r.family in ("deepseek_v3", "sarvam_mla"):
         c.update(router_score_bias=True, mtp_layers=r.whole("num_nextn_predict_layers", minimum=0, default=0))
-    if r.family != "axk1" and r.has("moe_layer_freq") and r.raw.get("moe_layer_freq") not in (None, 1):
+    if r.family not in ("axk1", "axk2") and r.has("moe_layer_freq") and r.raw.get("moe_layer_freq") not in (None, 1):
         r.notes.append(Text(N_("moe_layer_freq is ignored by transformers (every layer after the dense ones is MoE)")))
     return c
 
@@ -2714,6 +2722,30 @@ def _read_axk1(r: _Read) -> dict:
     return c
 
 
+def _read_axk2(r: _Read) -> dict:
+    """A.X-K2: DeepSeek-V3.2's MLA, lightning indexer in every layer and mixture (a score-correction buffer, shared
+    experts; grouped routing or not, which changes no count), dense or MoE layers by ``mlp_layer_types`` (else the older
+    ``first_k_dense_replace``, 1, and ``moe_layer_freq``); q_gate_proj makes the queries and a sigmoid gate on the
+    attention output from the query latent and its norm; every input norm, and a MoE layer's post-attention norm, is
+    followed by a rank-``gated_norm_rank`` gate."""
+    layers = r.whole("num_hidden_layers")
+    types = _type_list(r, "mlp_layer_types", {"sparse": "M", "dense": "D"}, layers)
+    first, freq = r.whole("first_k_dense_replace", minimum=0, default=1), r.whole("moe_layer_freq", default=1)
+    if types is None:
+        types = ["M" if i >= first and i % freq == 0 else "D" for i in range(layers)]
+    _type_list(r, "layer_types", {"indexed_attention": "I", "deepseek_sparse_attention": "I"}, layers)
+    if not r.opt_whole("q_lora_rank"):
+        raise InputError(N_("{family} needs a q_lora_rank: its indexer reads the query latent"), family=r.family)
+    c = _read_deepseek(r, moe_layers="".join(types))
+    c.update(router_score_bias=True, index_heads=r.whole("index_n_heads"), index_head_dim=r.whole("index_head_dim"),
+             index_topk=r.whole("index_topk"), layer_types="I" * layers, q_gate_latent=True,
+             gated_norm_rank=r.whole("gated_norm_rank"))
+    if r.get("num_nextn_predict_layers"):
+        r.notes.append(Text(N_("the checkpoint's multi-token-prediction layer(s) (num_nextn_predict_layers) are not "
+                               "counted: transformers 5.24 does not build them")))
+    return c
+
+
 _V4_TYPES = {"sliding_attention": "S", "compressed_sparse_attention": "A", "heavily_compressed_attention": "H"}
 _V4_RATIO_TYPES = {0: "sliding_attention", 4: "compressed_sparse_attention", 128: "heavily_compressed_attention"}
 # DeepSeek-V4.1's keys: layers reading another layer's K/V or indexer, Engram tables, candidate blocks (a layout
@@ -3215,7 +3247,7 @@ _READERS = {
     "gemma3n_text": _read_gemma3n_text, "jais2": _read_jais2, "mimo_v2_flash": _read_mimo_v2_flash,
     "lfm3": _read_lfm3, "laguna": _read_laguna, "dbrx": _read_dbrx, "bloom": _read_bloom, "opt": _read_opt,
     "biogpt": _read_biogpt, "deepseek_v4": _read_deepseek_v4, "mellum": _read_mellum, "nanochat": _read_nanochat,
-    "hyperclovax": _read_hyperclovax, "flint": _read_flint, "axk1": _read_axk1, "beam": _read_beam,
+    "hyperclovax": _read_hyperclovax, "flint": _read_flint, "axk1": _read_axk1, "axk2": _read_axk2, "beam": _read_beam,
     "lara_mini": _read_lara_mini, "olmo_hybrid": _read_olmo_hybrid, "recurrent_gemma": _read_recurrent_gemma, "apertus1p5_text": _read_apertus1p5_text, "hy_v4": _read_hy_v4,
     "longcat_flash": _read_longcat_flash, "minimax": _read_minimax, "kimi_linear": _read_kimi_linear,
     "bailing_hybrid": _read_bailing_hybrid, "cohere_compass_text": _read_cohere, "mamba": _read_mamba,

@@ -313,6 +313,11 @@ TINY: dict[str, tuple[str, dict]] = {
     "axk1": ("axk1", dict(B, num_hidden_layers=3, q_lora_rank=40, n_shared_experts=1, n_group=1, topk_group=1,
                           moe_layer_freq=2, **{k: v for k, v in MLA.items() if k != "first_k_dense_replace"},
                           first_k_dense_replace=1, **MOE)),
+    # A.X-K2: DeepSeek-V3.2's indexer and mixture, queries and an output gate from the query latent and its norm
+    # (q_gate_proj), a low-rank gate after each input norm and each MoE layer's post-attention norm
+    "axk2": ("axk2", dict(B, num_hidden_layers=3, q_lora_rank=40, n_shared_experts=1, index_n_heads=2,
+                          index_head_dim=16, index_topk=4, gated_norm_rank=6, mlp_layer_types=["dense", "sparse", "sparse"],
+                          **{k: v for k, v in MLA.items() if k != "first_k_dense_replace"}, **MOE)),
     # MiniMax-M3: a full layer and two block-sparse ones (blocks of 2, the top 2 kept: a 7-token prompt spans four),
     # per-head q/k norms, a dense first MLP, then experts beside a shared expert, gate|up fused everywhere
     "minimax_m3_vl_text": ("minimax_m3_vl_text", dict(B, num_hidden_layers=3, head_dim=16, rotary_dim=8,
@@ -1874,3 +1879,20 @@ def test_the_inkling_wrapper_counts_its_decoder_and_audio_tower():
     named = dict(model.named_parameters())
     assert sum(info["audio"].values()) == sum(p.numel() for n, p in named.items() if ".audio_tower." in n) == 4 * 8 * 64 + 64
     assert info["vision"] is None and any("2 multi-token-prediction" in str(n) for n in info["notes"])
+
+
+def test_axk2_default_shape_and_checkpoint():
+    """A.X-K2 (skt/A.X-K2): the config class's defaults (A.X-K2-Light's shape) equal numel() on the meta device, and a
+    tiny model's bf16 checkpoint — its routers kept in fp32, as the class keeps them — to the byte."""
+    hf = AutoConfig.for_model("axk2")
+    with torch.device("meta"):
+        model = AutoModelForCausalLM.from_config(hf)
+    cfg, info = read_config(json.loads(hf.to_json_string()))
+    assert cfg.params == sum(p.numel() for p in model.parameters()) and info["unknown_keys"] == []
+    assert cfg.q_gate_latent and cfg.gated_norms == 48 + 47 and cfg.moe_layers == "D" + "M" * 47
+    mt, keys = TINY["axk2"]
+    tiny_hf, _ = _build(mt, keys)
+    torch.manual_seed(0)
+    sd = AutoModelForCausalLM.from_config(tiny_hf, dtype=torch.bfloat16).state_dict()
+    assert any(t.dtype == torch.float32 for k, t in sd.items() if k.endswith("mlp.gate.weight"))
+    assert checkpoint_size(read_config(dict(keys, model_type=mt))[0], "bf16").bytes == sum(t.nbytes for t in sd.values())
