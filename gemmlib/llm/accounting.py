@@ -84,7 +84,8 @@ from gemmlib.llm.quant import weight_dtype_name
 from gemmlib.llm.ssm import MIXER_LETTERS
 from gemmlib.llm.ssm import work as mixer_work
 
-OP_NAMES = ("norm_gate_down", "norm_gate_up", "q_proj", "q_a_proj", "q_b_proj", "q_gate_proj", "k_proj", "v_proj", "kv_conv", "rel_proj", "rel_logits", "kv_proj",
+OP_NAMES = ("attn_res", "norm_gate_down", "norm_gate_up", "q_proj", "q_a_proj", "q_b_proj", "q_gate_proj", "k_proj", "v_proj", "kv_conv", "kv_conv_taps", "rel_proj", "rel_logits",
+            "sink_proj", "kv_proj",
             "kv_a_proj", "kv_b_proj", "q_absorb",
             "csa_kv", "csa_gate", "hca_kv", "hca_gate", "index_kv", "index_gate",
             "attn_scores", "attn_values", "attn_scores_sliding", "attn_values_sliding", "attn_scores_compressed",
@@ -98,7 +99,7 @@ OP_NAMES = ("norm_gate_down", "norm_gate_up", "q_proj", "q_a_proj", "q_b_proj", 
             "shared_expert_gate", "dense_gate_proj", "dense_up_proj", "dense_down_proj", "mlp_conv", "per_layer_model_proj",
             "per_layer_gate", "per_layer_proj", "altup_proj", "altup_router", "altup_predict", "altup_mix",
             "altup_correct", "laurel_left", "laurel_right", "altup_unembed", "hc_pre", "hc_mix", "hc_head", "lm_head")
-OTHER_OP_NAMES = ("embedding", "norms", "rotary", "kv_repeat", "rel_bias_add", "attn_softmax", "ssm_scan", "conv_gates", "activation",
+OTHER_OP_NAMES = ("embedding", "norms", "rotary", "kv_repeat", "kv_conv_dynamic", "rel_bias_add", "attn_softmax", "ssm_scan", "conv_gates", "activation",
                   "shared_activation", "dense_activation", "moe_routing", "act_quant", "act_quant_inner", "residual")
 ATTENTION_PRODUCTS = ("attn_scores", "attn_values", "attn_scores_sliding", "attn_values_sliding",
                       "attn_scores_compressed", "attn_values_compressed", "attn_scores_sparse", "attn_values_sparse")
@@ -175,6 +176,9 @@ SHARDING: dict[str, str] = {
     "mlp_conv": "replicated",
     # A.X-K2: the query latent to queries and gate splits with the heads; the norms' low-rank gates every rank runs whole
     "q_gate_proj": "column", "norm_gate_down": "replicated", "norm_gate_up": "replicated",
+    # Inkling 2: the sinks and the per-token convolution taps split with the heads; the block attention residuals run
+    # on the whole hidden state
+    "sink_proj": "column", "kv_conv_taps": "column", "kv_conv_dynamic": "heads", "attn_res": "replicated",
 }
 # Ops that are routed experts (in a mixture of experts) — for expert parallelism.
 EXPERT_OPS = ("gate_proj", "up_proj", "down_proj")
@@ -624,6 +628,21 @@ def _hyper_ops(cfg: ModelConfig, wl: Workload, run: _Run, *, layers: int) -> lis
     return ops
 
 
+def _attn_res_ops(cfg: ModelConfig, wl: Workload, *, phase: str, rows: int, steps: int) -> list[Op]:
+    """Inkling 2's block attention residuals, every layer's and the final one together: each input's learned queries
+    scored against the stacked block states and the running state (an unweighted norm over them), and the softmax
+    times those states — two matmuls FlopCounterMode counts, 2 · hidden per query and state each."""
+    pairs, states = cfg.attn_res_pairs()
+    if not pairs:
+        return []
+    sz, h = _Sizes(cfg, wl), cfg.hidden
+    runs = steps * 2 * cfg.layers  # every attention input but the first layer's, every MLP's, the final one
+    return [Op("attn_res", phase, rows, max(1, round(states / runs)), h, runs, 4 * h * pairs * rows * steps,
+               cfg.attn_res_queries * h * 4.0 * steps, states * rows * steps * h * sz.a, 0.0,
+               Text(N_("block attention residuals: each layer's inputs attend over the block states, every {b} layers "
+                       "one"), b=cfg.attn_res_block), kernels=runs)]
+
+
 def _hyper_head(cfg: ModelConfig, wl: Workload, *, phase: str, rows: int, steps: int) -> list[Op]:
     """The hyper-connections' last projection: the n streams to one before the final norm (every position)."""
     n = cfg.hyper_streams
@@ -682,11 +701,19 @@ def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, aki
             if name == "q_proj" and cfg.attn_output_gate:
                 note = Text(N_("the queries and a sigmoid gate on the attention output"))
             ops.append(_linear(name, m=tokens, k=d, n=n, w_bytes=sz.w(name, mkind), note=note, **lin))
-        if cfg.short_conv:
+        if cfg.short_conv and cfg.dynamic_kv_conv and akind == "F":  # Inkling 2: taps per token (the filter itself is
+            # element-wise work, _other_group_ops)
+            ops.append(_linear("kv_conv_taps", m=tokens, k=d, n=2 * cfg.kv_heads * cfg.short_conv,
+                               w_bytes=sz.w("kv_conv_taps", mkind), **lin,
+                               note=Text(N_("the keys' and the values' convolution taps of each token, per KV head"))))
+        elif cfg.short_conv:
             ops.append(_short_conv_op("kv_conv", cfg, wl, run, sz, channels=2 * cfg.kv_dim, layers=layers,
                                       what=Text(N_("the keys and the values"))))
         if cfg.rel_bias:
             ops += _rel_bias_ops(cfg, wl, sz, run, akind=akind, mkind=mkind, layers=layers)
+        if cfg.sink_proj:
+            ops.append(_linear("sink_proj", m=tokens, k=d, n=h, w_bytes=sz.w("sink_proj", mkind), **lin,
+                               note=Text(N_("a sink logit per head from each token"))))
         if akind == "I" and cfg.is_block_sparse:
             ops += _indexer_ops(cfg, wl, sz, run, mkind=mkind, layers=layers)
     pair_total = layers * b * h * pairs
@@ -1120,13 +1147,13 @@ def _other_group_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, a
         c_total, _, _, c_pairs = _compressed_keys(rate, 0, run)
         sum_keys, pairs = sum_keys + c_total, pairs + c_pairs
     nf = _NORM_FLOPS[cfg.norm]
-    npl = cfg.norms_per_layer + (cfg.moe_norms if mkind == "M" else 0)
+    npl = cfg.norms_per_layer + (cfg.moe_norms if mkind == "M" else 0) + (2 if cfg.qkv_input_norms and akind == "F" else 0)
     extra = 0  # norm width besides the hidden state's
     if cfg.is_mla:
         extra = cfg.q_lora_rank + cfg.kv_lora_rank
     elif cfg.compressed_attention:  # the query latent's norm, each query head's (unweighted) and the key/value head's
         extra = cfg.q_lora_rank + q + cfg.head_dim
-    elif cfg.qk_norm in ("head", "width", "l2"):
+    elif cfg.qk_norm in ("head", "width", "l2") or cfg.clip_norms:
         extra = q + (0 if cfg.kv_reused else kv)
     if cfg.per_layer_input:
         npl += 1  # the norm after the per-layer input's projection
@@ -1143,6 +1170,13 @@ def _other_group_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, a
                         note=_norms_note(cfg, npl))]
     if akind in MIXER_LETTERS:
         ops += [o for o in _mixer_ops(cfg, wl, sz, run, mkind=mkind, layers=layers) if not o.is_gemm]
+    if cfg.short_conv and cfg.dynamic_kv_conv and akind == "F":  # Inkling 2: each token's keys and values filtered
+        # by its own taps (static + projected), an element-wise multiply-add over the kernel
+        w, k = 2 * kv, cfg.short_conv
+        ops.append(_elementwise("kv_conv_dynamic", run.phase, rows=tokens, width=w, count=runs,
+                                elements=2 * rows_total * w * (k + 1), flops=2 * rows_total * w * k, sz=sz,
+                                note=Text(N_("the full layers' keys and values filtered by per-token taps of width {k} "
+                                             "(element-wise)"), k=k)))
     if akind not in ATTENTION_LETTERS:
         pass
     elif not cfg.learned_positions and not cfg.alibi and not cfg.no_positions and not cfg.sinusoidal:
@@ -1334,6 +1368,7 @@ def prefill_ops(cfg: ModelConfig, wl: Workload) -> list[Op]:
     ops += _stack_ops(cfg, wl, _prefill_run(wl))
     ops += _altup_streams(cfg, wl, phase="prefill", rows=wl.prefill_tokens, steps=1, end=True)
     ops += _hyper_head(cfg, wl, phase="prefill", rows=wl.prefill_tokens, steps=1)
+    ops += _attn_res_ops(cfg, wl, phase="prefill", rows=wl.prefill_tokens, steps=1)
     rows = wl.prefill_tokens if wl.lm_head == "all" else wl.batch
     ops.append(_lm_head(cfg, wl, phase="prefill", rows=rows, steps=1))
     return ops
@@ -1366,6 +1401,7 @@ def _decode_range(cfg: ModelConfig, wl: Workload, first_step: int, last_step: in
         ops += _stack_ops(cfg, wl, run)
         ops += _altup_streams(cfg, wl, phase="decode", rows=wl.batch, steps=steps, end=True)
         ops += _hyper_head(cfg, wl, phase="decode", rows=wl.batch, steps=steps)
+        ops += _attn_res_ops(cfg, wl, phase="decode", rows=wl.batch, steps=steps)
         ops.append(_lm_head(cfg, wl, phase="decode", rows=wl.batch, steps=steps))
     if other:
         rest = [_embedding_op(cfg, wl, phase="decode", rows=wl.batch, steps=steps)]

@@ -107,7 +107,7 @@ _NAMES = {
 # Families whose routed experts are stored as two 3-D parameters (gate_up_proj [E, 2f, h], down_proj [E, h, f]).
 _EXPERTS_3D = ("gpt_oss", "gemma4_text", "aria_text", "minimax_m3_vl_text")
 # Families whose modeling code keeps the router's weight in fp32 (_keep_in_fp32_modules_strict "gate.weight").
-_FP32_ROUTER = ("axk2",)
+_FP32_ROUTER = ("axk2", "inkling2_text")
 # AutoAWQ stores a per-layer activation scale (ScaledActivation) for these families.
 _AWQ_SCALED_ACT = ("starcoder2", "falcon", "gpt_neox", "gpt_bigcode")
 
@@ -197,6 +197,12 @@ def _attention_linears(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
     if cfg.rel_bias:  # Inkling: the relative states per head
         out.append(Linear(f"{p}.r_proj", "attention", cfg.heads * cfg.rel_bias, h, False, i,
                           (("rel_proj", cfg.heads * cfg.rel_bias),)))
+    if cfg.sink_proj:  # Inkling 2: a sink logit per head from each token
+        out.append(Linear(f"{p}.sink_proj", "attention", cfg.heads, h, False, i, (("sink_proj", cfg.heads),)))
+    if cfg.dynamic_kv_conv and cfg.short_conv and i < cfg.layers and cfg.attention_kinds[i] == "F":
+        t = cfg.kv_heads * cfg.short_conv  # Inkling 2: the keys' and the values' per-token taps
+        out += [Linear(f"{p}.{x}_proj.sconv.weight_proj", "attention", t, h, False, i, (("kv_conv_taps", t),))
+                for x in ("k", "v")]
     o_bias = cfg.o_bias or (cfg.last_o_bias and i == cfg.layers - 1)  # GPT-NeoX-Japanese: the last layer's only
     out.append(Linear(f"{p}.{n['o']}", "attention", h, cfg.o_dim, o_bias, i, (("o_proj", h),)))
     if cfg.is_block_sparse and i < cfg.layers and cfg.attention_kinds[i] == "I":  # MiniMax-M3's block indexer
@@ -366,6 +372,7 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
     def layer(prefix: str, moe: bool, akind: str = "F", dense: bool = False,
               hashed: bool = False) -> list[tuple[str, int, str]]:
         norms = (cfg.norms_per_layer + (cfg.moe_norms if moe else 0) + (1 if cfg.per_layer_input else 0)
+                 + (2 if cfg.qkv_input_norms and akind == "F" else 0)  # Inkling 2's full layers: q, k and v input norms
                  + (1 if cfg.laurel_rank else 0) + (2 if cfg.altup_inputs else 0))  # AltUp: its router's norm, its scale
         rows = [(f"{prefix}.norms", norms * h * nw, "")]
         shape = cfg.attention_shape(akind)
@@ -406,7 +413,13 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
         if moe and cfg.router_global_scale:  # Inkling: one scalar on the routing weights (fp32)
             rows.append((f"{prefix}.gate.global_scale", 1, "float32"))
         if cfg.short_conv and akind in ATTENTION_LETTERS:  # Inkling's k/v/attention/MLP convolutions, kept in fp32
-            rows.append((f"{prefix}.short_convs", cfg.short_conv_channels(akind) * cfg.short_conv, "float32"))
+            # (Inkling 2's full layers: the K/V convolutions' static taps at the checkpoint's dtype)
+            dynamic = 2 * shape.kv_dim * cfg.short_conv if cfg.dynamic_kv_conv and akind == "F" else 0
+            rows.append((f"{prefix}.short_convs", cfg.short_conv_channels(akind) * cfg.short_conv - dynamic, "float32"))
+            if dynamic:
+                rows.append((f"{prefix}.self_attn.kv_static_taps", dynamic, ""))
+        if cfg.clip_norms and akind in ATTENTION_LETTERS:  # Inkling 2: the queries' and relative states' scales
+            rows.append((f"{prefix}.self_attn.clip_scales", shape.q_dim + cfg.heads * cfg.rel_bias, ""))
         if cfg.rel_bias and akind in ATTENTION_LETTERS:  # Inkling: the relative-bias bank, rel_bias × extent
             rows.append((f"{prefix}.self_attn.rel_logits_proj.proj", cfg.rel_bias * cfg.rel_extent_of(akind), ""))
         if hashed:  # DeepSeek-V4: the token → experts table of a hash-routed layer (int64, as transformers holds it)
@@ -428,6 +441,8 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
         out += layer(f"layers.{i}", kinds[i] == "M", akinds[i], kinds[i] == "D",
                      hashed=kinds[i] == "M" and moe_seen <= cfg.hash_layers)
     out.append(("final_norm", h * nw, ""))
+    if cfg.attn_res_block:  # Inkling 2: the block attention residuals' learned queries (fp32)
+        out.append(("attn_residual_queries", cfg.attn_res_queries * h, "float32"))
     if cfg.hyper_streams:  # the last hyper-connection: the streams to one (projection, bias, scale; fp32)
         n = cfg.hyper_streams
         out.append(("hyper_head", n * n * h + n + 1, "float32"))

@@ -327,6 +327,14 @@ class ModelConfig:
     rel_extent: int = 0  # the full layers' extent of that bias, in tokens (a sliding layer's is its window)
     router_sinks: int = 0  # shared experts the router scores beside the routed ones (Inkling's shared-expert sink)
     router_global_scale: bool = False  # a learned scalar on the routing weights (Inkling's gate.global_scale, fp32)
+    # ----- Inkling 2 ----------------------------------------------------------------------------------
+    clip_norms: bool = False  # queries and relative states scaled per element (learned) then L2-clipped, keys L2-clipped,
+    # values RMS-normed without a weight (instead of qk_norm)
+    sink_proj: bool = False  # a sink logit per head projected from each token (hidden → heads), not a learned constant
+    qkv_input_norms: bool = False  # the full layers norm the query, key and value inputs apart (three input norms)
+    dynamic_kv_conv: bool = False  # the full layers' K/V convolutions add per-token taps (hidden → kv heads × kernel)
+    attn_res_block: int = 0  # block attention residuals: every layer's attention and MLP input (and the final norm's)
+    # attend, with learned queries, over the block states of every this-many layers; 0 none
 
     def __post_init__(self) -> None:
         for f in ("layers", "hidden", "heads", "ffn", "vocab"):
@@ -338,7 +346,7 @@ class ModelConfig:
                   "full_kv_heads", "moe_norms", "kv_shared_ffn", "per_layer_input", "per_layer_vocab",
                   "altup_inputs", "laurel_rank", "o_groups", "o_lora_rank", "csa_rate", "hca_rate",
                   "hyper_streams", "hash_layers", "output_vocab", "zero_experts", "index_block", "short_conv",
-                  "rel_bias", "rel_extent", "router_sinks", "gated_norm_rank"):
+                  "rel_bias", "rel_extent", "router_sinks", "gated_norm_rank", "attn_res_block"):
             object.__setattr__(self, f, _whole(f, getattr(self, f), minimum=0))
         for f in ("norms_per_layer",):
             object.__setattr__(self, f, _whole(f, getattr(self, f)))
@@ -403,7 +411,7 @@ class ModelConfig:
                   "expert_bias", "router_score_bias", "score_bias_param", "attn_output_gate", "no_positions", "sinusoidal",
                   "full_k_eq_v", "k_eq_v", "router_scales", "kv_reused", "sliding_sinks_only", "embedding_norm",
                   "compressed_attention", "attn_gate_bias", "hyper_mix", "ffn_norm", "router_global_scale",
-                  "q_gate_latent"):
+                  "q_gate_latent", "clip_norms", "sink_proj", "qkv_input_norms", "dynamic_kv_conv"):
             if not isinstance(getattr(self, f), bool):
                 raise InputError(N_("{field} must be true or false, got {value!r}"),
                                  field=f, value=getattr(self, f))
@@ -805,6 +813,10 @@ class ModelConfig:
             p += H
         if self.attn_gate_bias:
             p += H
+        if self.clip_norms:  # Inkling 2: the queries' and the relative states' learned scales
+            p += self.q_dim + H * self.rel_bias
+        if self.sink_proj:
+            p += h * H
         return p + h * H * self.rel_bias  # Inkling's r_proj: the relative states per head
 
     def _q_from_latent(self) -> int:
@@ -897,6 +909,7 @@ class ModelConfig:
             + (self.hidden if self.last_o_bias and not self.o_bias else 0) + self._rel_bank_params(),
             "short_convs": self._short_conv_params(),
             "norm_gates": self.gated_norms * 2 * self.hidden * self.gated_norm_rank,
+            "attn_residuals": self.attn_res_queries * self.hidden,
             "hyper_connections": self._hyper_params(),
             "cross_attention": self.attention_kinds.count("X") * self._cross_params(),
             "mixers": self.mixer_layer_count * self.mixer.params(self.hidden) if self.mixer else 0,
@@ -905,7 +918,8 @@ class ModelConfig:
             "altup_laurel": self._altup_laurel_params(),
             "shared_experts": moe * self._shared_params(),
             "router": moe * self._router_params(),
-            "norms": (self.layers * self.norms_per_layer + moe * self.moe_norms + 1 + self.embedding_norm)
+            "norms": (self.layers * self.norms_per_layer + moe * self.moe_norms + 1 + self.embedding_norm
+                      + (2 * self.attention_kinds.count("F") if self.qkv_input_norms else 0))
             * self._norm_params() + (dense * self._norm_params(self.ffn) if self.ffn_norm else 0),
             "lm_head": head + (self.head_vocab if self.lm_head_bias else 0),
         }
@@ -929,7 +943,39 @@ class ModelConfig:
         return 2 * self.attention_shape(kind).kv_dim + 2 * self.hidden
 
     def _short_conv_params(self) -> int:
-        return sum(self.short_conv_channels(k) for k in self.attention_kinds) * self.short_conv
+        """Their weights (a dynamic convolution's static taps are as many), and Inkling 2's full layers' projections
+        to the per-token taps of keys and values."""
+        taps = 2 * self.hidden * self.attention_shape("F").kv_heads * self.short_conv if self.dynamic_kv_conv else 0
+        return (sum(self.short_conv_channels(k) for k in self.attention_kinds) * self.short_conv
+                + self.attention_kinds.count("F") * taps)
+
+    @property
+    def attn_res_queries(self) -> int:
+        """Inkling 2's learned queries of the block attention residuals: one before each layer's attention (three in a
+        full layer, one per input; none before the first layer's), one before each MLP and one before the final
+        norm."""
+        if not self.attn_res_block:
+            return 0
+        kinds = self.attention_kinds
+        return sum(3 if k == "F" else 1 for k in kinds[1:]) + self.layers + 1
+
+    def attn_res_pairs(self) -> tuple[int, int]:
+        """(Σ queries × stacked states, Σ stacked states) of one token's block attention residuals: layer i's inputs
+        attend over the ceil(i / block) block states before it and the running state, its MLP's also over the block its
+        first layer opens; the final norm's over every block and the running state."""
+        b, kinds = self.attn_res_block, self.attention_kinds
+        if not b:
+            return 0, 0
+        pairs = states = 0
+        for i, k in enumerate(kinds):
+            nb = -(-i // b)
+            if i:
+                pairs += (3 if k == "F" else 1) * (nb + 1)
+                states += nb + 1
+            n = nb + (1 if i % b == 0 else 0) + 1
+            pairs, states = pairs + n, states + n
+        n = -(-self.layers // b) + 1
+        return pairs + n, states + n
 
     def short_conv_state(self, engine: bool = False) -> int:
         """Elements one sequence keeps for the short convolutions, whatever the context: transformers keeps the last k
@@ -1048,8 +1094,10 @@ class ModelConfig:
         n = self.altup_inputs  # AltUp's projections to and from its streams, its router twice and coefficients a layer
         altup = 2 * (n - 1) * h * h + self.layers * (2 * h * n + n * n * n + n * n) if n else 0
         laurel = self.layers * 2 * h * self.laurel_rank
+        taps = (self.attention_kinds.count("F") * 2 * h * self.attention_shape("F").kv_heads * self.short_conv
+                if self.dynamic_kv_conv else 0)  # Inkling 2's per-token convolution taps
         return (attn + indexer + mixers + mats * h * self._dense_ffn_sum() + self.moe_layer_count * per_moe
-                + self.gated_norms * 2 * h * self.gated_norm_rank
+                + self.gated_norms * 2 * h * self.gated_norm_rank + taps
                 + self.head_vocab * h + ple + altup + laurel + self._compressors(matmul=True)
                 + self._hyper_params(matmul=True))
 
@@ -1066,7 +1114,7 @@ class ModelConfig:
                     + rkv * self.heads * (self.nope_head_dim + self.v_head_dim) + self.o_dim * h
                     + h * self.gate_proj_width)
         return (h * (self.q_proj_width + self.k_proj_width + self.v_proj_width + self.gate_proj_width
-                     + self.heads * self.rel_bias) + self.o_dim * h)
+                     + self.heads * self.rel_bias + (self.heads if self.sink_proj else 0)) + self.o_dim * h)
 
     # ----- the KV cache ------------------------------------------------------------------
     @property
@@ -1222,6 +1270,8 @@ class ModelConfig:
                                            "sliding_extent": self.sliding_window or None}
         if self.router_sinks:
             d["experts"]["router_scores_shared"] = self.router_sinks
+        if self.attn_res_block:  # Inkling 2
+            d["block"]["attention_residuals"] = {"block": self.attn_res_block, "queries": self.attn_res_queries}
         return d
 
     def summary(self) -> dict:

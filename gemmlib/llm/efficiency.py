@@ -100,6 +100,9 @@ _DEPTHWISE = {"conv1d": N_("depthwise convolution, one element-wise kernel per l
               "hc_mix": N_("each token's streams mixed by its own small matrix: one element-wise kernel per layer on "
                            "the CUDA cores (the fp32 peak) at {share:.0%} of the bandwidth; not a GEMM")}
 _DEPTHWISE.update(dict.fromkeys(("kv_conv", "attn_conv", "mlp_conv"), _DEPTHWISE["conv1d"]))  # Inkling's short convolutions
+# Inkling 2's block attention residuals: each token's few learned queries against its few block states
+_DEPTHWISE["attn_res"] = N_("each token's learned queries against its block states: one small kernel per input on the "
+                            "CUDA cores (the fp32 peak) at {share:.0%} of the bandwidth; not a GEMM")
 SPLIT_K_MIN = 2048  # split-K slices are at least this long
 # cuBLAS's CTA tile sizes (M × N of D per SM), most efficient first (NVIDIA DU-09799-001 §2.3)
 TILES = ((128, 256), (256, 128), (128, 128), (64, 128), (128, 64))

@@ -56,7 +56,7 @@ SUPPORTED_MODEL_TYPES = (
     "gemma3n_text", "gemma3n", "jais2", "mimo_v2_flash", "lfm3", "laguna", "dbrx", "bloom", "opt", "biogpt",
     "deepseek_v4", "mellum", "nanochat", "hyperclovax", "flint", "axk1", "axk2", "beam", "lara_mini", "olmo_hybrid",
     "recurrent_gemma", "phi4_multimodal",
-    "gpt_neox_japanese", "rwkv", "mistral4", "inkling_text", "inkling_mm_model",
+    "gpt_neox_japanese", "rwkv", "mistral4", "inkling_text", "inkling_mm_model", "inkling2_text",
     "apertus1p5_text", "apertus1p5", "hy_v4", "longcat_flash", "minimax", "kimi_linear", "bailing_hybrid",
     "cohere_compass_text", "cohere_compass", "mamba", "falcon_mamba", "mamba2", "bitnet", "aria_text", "aria", "xglm", "ctrl", "emu3",
     "minimax_m3_vl_text", "minimax_m3_vl", "mllama_text_model", "mllama",
@@ -108,7 +108,7 @@ ARCHITECTURES = {
     "AXK1ForCausalLM": "axk1", "AXK2ForCausalLM": "axk2", "BeamForCausalLM": "beam", "LaraMiniForCausalLM": "lara_mini",
     "OlmoHybridForCausalLM": "olmo_hybrid", "RecurrentGemmaForCausalLM": "recurrent_gemma",
     "Phi4MultimodalForCausalLM": "phi4_multimodal", "GPTNeoXJapaneseForCausalLM": "gpt_neox_japanese",
-    "RwkvForCausalLM": "rwkv", "Mistral4ForCausalLM": "mistral4", "InklingForCausalLM": "inkling_text",
+    "RwkvForCausalLM": "rwkv", "Mistral4ForCausalLM": "mistral4", "InklingForCausalLM": "inkling_text", "Inkling2ForCausalLM": "inkling2_text",
     "InklingForConditionalGeneration": "inkling_mm_model",
     "Apertus1p5TextForCausalLM": "apertus1p5_text", "Apertus1p5ForConditionalGeneration": "apertus1p5",
     "HYV4ForCausalLM": "hy_v4", "LongcatFlashForCausalLM": "longcat_flash", "MiniMaxForCausalLM": "minimax",
@@ -200,6 +200,10 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     # Inkling: logit scalings (no weight, no FLOP FlopCounterMode counts), the router's epsilon, the logits sliced to the
     # unpadded vocabulary after the full head, the multi-token-prediction layers transformers does not build (noted),
     # the cache's count of conv states; the head is never tied (its checkpoints store embed and unembed apart)
+    # Inkling 2: clip thresholds and softcaps (no weight, no FLOP FlopCounterMode counts)
+    "inkling2_text": frozenset({"log_scaling_n_floor", "log_scaling_alpha", "qk_l2_clip_threshold",
+                                "rel_l2_clip_threshold", "mlp_gate_softcap", "mlp_up_softcap", "tie_word_embeddings",
+                                "number_of_conv_states"}),
     "inkling_text": frozenset({"log_scaling_n_floor", "log_scaling_alpha", "logits_mup_width_multiplier",
                                "rms_norm_eps_moe_gate", "shared_expert_sink", "unpadded_vocab_size", "num_mtp_layers",
                                "chain_hidden_post_norm", "mtp_hidden_states_first", "mtp_local_layer_ids",
@@ -488,6 +492,11 @@ DEFAULTS: dict[str, dict] = {
                      qk_rope_head_dim=64, v_head_dim=128, n_routed_experts=128, n_shared_experts=1,
                      num_experts_per_tok=4, moe_intermediate_size=2048, first_k_dense_replace=0,
                      tie_word_embeddings=False, attention_bias=False, max_position_embeddings=1048576),
+    "inkling2_text": dict(vocab_size=201024, unpadded_vocab_size=200058, hidden_size=4608, num_hidden_layers=48,
+                          num_attention_heads=48, num_key_value_heads=8, head_dim=128, swa_num_attention_heads=48,
+                          swa_num_key_value_heads=8, swa_head_dim=128, sliding_window_size=1024, d_rel=16,
+                          rel_extent=1024, conv_kernel_size=4, moe_intermediate_size=2304, n_routed_experts=384,
+                          num_experts_per_tok=8, n_layers_per_attn_res_block=6, max_position_embeddings=1048576),
     "inkling_text": dict(vocab_size=201024, hidden_size=6144, num_hidden_layers=66, num_attention_heads=64,
                          num_key_value_heads=8, head_dim=128, swa_num_attention_heads=64, swa_num_key_value_heads=16,
                          swa_head_dim=128, sliding_window_size=512, d_rel=16, rel_extent=1024, conv_kernel_size=4,
@@ -952,6 +961,9 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
     "xglm": {"d_model": ("hidden_size",), "attention_heads": ("num_attention_heads",), "num_layers": ("num_hidden_layers",)},
     "mpt": {"d_model": ("hidden_size",), "n_heads": ("num_attention_heads",), "n_layers": ("num_hidden_layers",)},
     "kolibri1": {"num_experts": ("num_local_experts",)},
+    "inkling2_text": {"sliding_window_size": ("sliding_window",), "n_routed_experts": ("num_local_experts",),
+                      "conv_kernel_size": ("sconv_kernel_size",), "max_position_embeddings": ("model_max_length",),
+                      "moe_intermediate_size": ("intermediate_size",)},
     "inkling_text": {"sliding_window_size": ("sliding_window",), "n_routed_experts": ("num_local_experts",),
                      "conv_kernel_size": ("sconv_kernel_size",), "max_position_embeddings": ("model_max_length",),
                      "logits_mup_width_multiplier": ("embedding_multiplier",)},
@@ -2016,6 +2028,45 @@ def _read_inkling_text(r: _Read) -> dict:
     if mtp:
         r.notes.append(Text(N_("its checkpoint carries {n} multi-token-prediction layer(s) that transformers does not "
                                "build: not counted"), n=mtp))
+    return c
+
+
+def _read_inkling2_text(r: _Read) -> dict:
+    """Inkling 2 (Thinking Machines): Inkling's short convolutions — in the full layers the keys' and values' with
+    per-token taps projected from the input — and relative bias; queries and relative states scaled then L2-clipped,
+    keys L2-clipped, values normed without a weight; a sink logit per head projected from each token, a sigmoid gate
+    per element on the attention output; the full layers' query, key and value inputs normed apart; block attention
+    residuals every ``n_layers_per_attn_res_block`` layers; every layer routed experts (no shared one, a score-correction
+    buffer); the LM head's ``unpadded_vocab_size`` rows; full layers by ``layer_types``, else every sixth."""
+    layers = r.whole("num_hidden_layers")
+    types = r.get("layer_types")
+    if types is not None:
+        kinds = "".join(_kinds_of(r, "layer_types", types, {"hybrid": "F", "hybrid_sliding": "S"}, layers))
+    else:
+        kinds = "".join("F" if (i + 1) % 6 == 0 else "S" for i in range(layers))
+    heads, swa_heads = r.whole("num_attention_heads"), r.whole("swa_num_attention_heads")
+    if heads != swa_heads and "S" in kinds and "F" in kinds:
+        raise InputError(N_("inkling: the sliding layers' {swa} heads differ from the full layers' {heads}; this "
+                            "estimator sizes one query-head count per model"), swa=swa_heads, heads=heads)
+    full = (r.whole("num_key_value_heads"), r.whole("head_dim"))
+    swa = (r.whole("swa_num_key_value_heads"), r.whole("swa_head_dim"))
+    kv, hd = swa if "S" in kinds else full
+    vocab, fe, extent = r.whole("vocab_size"), r.whole("moe_intermediate_size"), r.whole("rel_extent")
+    out_vocab = r.whole("unpadded_vocab_size")
+    if out_vocab > vocab:
+        raise InputError(N_("unpadded_vocab_size {n} is larger than vocab_size {vocab}"), n=out_vocab, vocab=vocab)
+    c = dict(hidden=r.whole("hidden_size"), layers=layers, heads=heads if "F" in kinds else swa_heads, kv_heads=kv,
+             head_dim=hd, ffn=fe, vocab=vocab, output_vocab=out_vocab if out_vocab < vocab else 0,
+             tied_embeddings=False, max_positions=r.opt_whole("max_position_embeddings") or 0, layer_types=kinds,
+             embedding_norm=True, short_conv=r.whole("conv_kernel_size"), rel_bias=r.whole("d_rel"),
+             rel_extent=extent if "F" in kinds else 0, clip_norms=True, sink_proj=True, attn_gate="element",
+             qkv_input_norms=True, dynamic_kv_conv=True, attn_res_block=r.whole("n_layers_per_attn_res_block"),
+             experts=r.whole("n_routed_experts"), experts_per_token=r.whole("num_experts_per_tok"), expert_ffn=fe,
+             router_score_bias=True)
+    if "S" in kinds:
+        c["sliding_window"] = r.whole("sliding_window_size")
+    if "S" in kinds and "F" in kinds and full != swa:
+        c.update(full_kv_heads=full[0], full_head_dim=full[1] if full[1] != hd else 0)
     return c
 
 
@@ -3221,7 +3272,8 @@ _READERS = {
     "ministral": _read_ministral, "mixtral": _read_mixtral, "qwen2": _read_qwen2, "qwen2_moe": _read_qwen2_moe,
     "qwen3": _read_qwen3, "qwen3_moe": _read_qwen3_moe, "gemma": _read_gemma, "gemma2": _read_gemma2,
     "gemma3_text": _read_gemma3_text, "phi": _read_phi, "phi3": _read_phi3, "phi4_multimodal": _read_phi3,
-    "gpt_neox_japanese": _read_gpt_neox_japanese, "rwkv": _read_rwkv, "inkling_text": _read_inkling_text, "deepseek_ocr2_text": _read_deepseek_ocr2_text,
+    "gpt_neox_japanese": _read_gpt_neox_japanese, "rwkv": _read_rwkv, "inkling_text": _read_inkling_text,
+    "inkling2_text": _read_inkling2_text, "deepseek_ocr2_text": _read_deepseek_ocr2_text,
     "molmo2_text": _read_molmo2_text, "phimoe": _read_phimoe,
     "deepseek_v2": _read_deepseek, "deepseek_v3": _read_deepseek, "mistral4": _read_deepseek, "olmo": _read_olmo, "olmo2": _read_olmo2,
     "olmo3": _read_olmo2, "olmoe": _read_olmoe, "cohere": _read_cohere, "cohere2": _read_cohere,

@@ -721,7 +721,8 @@ def _gemma_rows(r: dict, gettext: Translate) -> list[tuple[str, str]]:
 
 
 def _inkling_rows(r: dict, gettext: Translate) -> list[tuple[str, str]]:
-    """The read table's rows for Inkling's short convolutions and relative attention bias (none for other models)."""
+    """The read table's rows for Inkling's short convolutions and relative attention bias, and Inkling 2's attention
+    residuals (none for other models)."""
     rows = []
     sc, rb = r["block"].get("short_conv"), r["block"].get("relative_bias")
     if sc:
@@ -733,6 +734,11 @@ def _inkling_rows(r: dict, gettext: Translate) -> list[tuple[str, str]]:
             "{d} relative states per head and token, mixed into a bias per backward distance ({full} in the full "
             "layers, {sliding} in the sliding ones)").format(d=rb["d_rel"], full=rb["full_extent"] or fmt.DASH,
                                                            sliding=rb["sliding_extent"] or fmt.DASH)))
+    ar = r["block"].get("attention_residuals")
+    if ar:
+        rows.append((gettext("attention residuals"), gettext(
+            "each layer's attention and MLP inputs attend, with {n} learned queries in all, over the states of every "
+            "{b} layers").format(n=fmt.count(ar["queries"]), b=ar["block"])))
     return rows
 
 

@@ -1896,3 +1896,42 @@ def test_axk2_default_shape_and_checkpoint():
     sd = AutoModelForCausalLM.from_config(tiny_hf, dtype=torch.bfloat16).state_dict()
     assert any(t.dtype == torch.float32 for k, t in sd.items() if k.endswith("mlp.gate.weight"))
     assert checkpoint_size(read_config(dict(keys, model_type=mt))[0], "bf16").bytes == sum(t.nbytes for t in sd.values())
+
+
+INKLING2 = dict(vocab_size=128, unpadded_vocab_size=120, hidden_size=64, num_hidden_layers=8, num_attention_heads=4,
+                num_key_value_heads=1, head_dim=16, swa_num_attention_heads=4, swa_num_key_value_heads=2,
+                swa_head_dim=16, sliding_window_size=4, d_rel=3, rel_extent=6, moe_intermediate_size=32,
+                n_routed_experts=4, num_experts_per_tok=2, n_layers_per_attn_res_block=3,
+                layer_types=["hybrid_sliding", "hybrid_sliding", "hybrid", "hybrid_sliding", "hybrid",
+                             "hybrid_sliding", "hybrid_sliding", "hybrid"],
+                pad_token_id=None, bos_token_id=None, eos_token_id=None)
+
+
+def test_inkling2_is_exact():
+    """Inkling 2 from transformers' own class: the block attention residuals (8 layers in blocks of 3: each input's
+    learned queries over the block states so far), the full layers' per-token convolution taps (their filter is
+    element-wise: no FLOP FlopCounterMode counts) and three input norms, the projected sinks, the gated output
+    projection, the scaled and clipped queries and relative states, the LM head's unpadded rows — parameters, a prefill
+    and one decode step to the FLOP, the cache to the byte, the bf16 checkpoint (routers, residual queries and static
+    convolutions in fp32, the dynamic ones' static taps not) to the byte; the class defaults' shape equal to numel() on
+    the meta device."""
+    hf, model = _build("inkling2_text", INKLING2)
+    for raw in (dict(INKLING2, model_type="inkling2_text"), json.loads(hf.to_json_string())):
+        cfg, info = read_config(raw)
+        assert cfg.params == sum(p.numel() for p in model.parameters())
+        assert info["unknown_keys"] == [], info["unknown_keys"]
+    # by hand: layer i's inputs see ceil(i / 3) block states and the running one (a block's first layer's MLP one more);
+    # attention inputs 2+6+2+9+3+3+12 query-states (a full layer's three queries), MLP inputs 2+2+2+3+3+3+4+4, final 4
+    assert cfg.attn_res_pairs() == (37 + 23 + 4, 19 + 23 + 4) and cfg.head_vocab == 120
+    prefill, decode, _, nbytes = _run(model, 120)
+    wl = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1, kv_dtype="fp32")
+    assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
+    assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
+    assert kv_cache_bytes(cfg, wl) == nbytes
+    torch.manual_seed(0)
+    sd = AutoModelForCausalLM.from_config(hf, dtype=torch.bfloat16).state_dict()
+    assert checkpoint_size(cfg, "bf16").bytes == sum(t.nbytes for t in sd.values())
+    big = AutoConfig.for_model("inkling2_text")
+    with torch.device("meta"):
+        full = AutoModelForCausalLM.from_config(big)
+    assert read_config(json.loads(big.to_json_string()))[0].params == sum(p.numel() for p in full.parameters())
