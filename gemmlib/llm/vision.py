@@ -56,6 +56,9 @@ _PIXTRAL = dict(hidden_size=1024, intermediate_size=4096, num_hidden_layers=24, 
 # Qwen2-VL's and Qwen2.5-VL's vision config class defaults
 _QWEN2_VL = dict(depth=32, embed_dim=1280, hidden_size=3584, mlp_ratio=4, in_channels=3, patch_size=14,
                  spatial_merge_size=2, temporal_patch_size=2)
+# Inkling 2's vision config class defaults
+_INKLING2 = dict(hidden_size=1024, intermediate_size=4096, num_hidden_layers=23, num_channels=3, patch_size=20,
+                 spatial_merge_size=2, posemb_grid_size=32, projection_hidden_dim=4096, text_hidden_size=4608)
 _QWEN2_5_VL = dict(depth=32, hidden_size=3584, intermediate_size=3420, out_hidden_size=3584, in_channels=3,
                    patch_size=14, spatial_merge_size=2, temporal_patch_size=2)
 
@@ -149,6 +152,22 @@ def _glm4v(cfg: dict) -> dict[str, int]:
     block = 2 * d + 3 * d * d + d * d + (3 * d if ab else 0) + 3 * d * o  # (proj has no bias)
     return {"patch_embed": c * t * p * p * d + d + d, "positions": (img // p) ** 2 * d, "blocks": depth * block,
             "post_layernorm": d, "downsample": d * o * m * m + o, "merger": o * o + 2 * o + 3 * o * f}
+
+
+def _inkling2(cfg: dict) -> dict[str, int]:
+    """Inkling 2's tower: a linear patch embedding without bias, a learned position grid, a class embedding and its
+    position, a LayerNorm before the blocks, blocks of biased q/k/v/out projections, a GELU MLP, two LayerNorms and two
+    learned layer scales, then the merger (the merged patches through two linears, biased with ``projector_bias``)."""
+    v = _vision_block(cfg)
+    text = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
+    g = {k: _get(v, dict(_INKLING2, text_hidden_size=text.get("hidden_size", 4608)), k) for k in _INKLING2}
+    d, f, m, ph, t = (g["hidden_size"], g["intermediate_size"], g["spatial_merge_size"], g["projection_hidden_dim"],
+                      g["text_hidden_size"])
+    b = v.get("projector_bias", False) is True
+    block = 2 * d + 4 * (d * d + d) + 2 * d * f + f + d + 4 * d
+    return {"embeddings": g["num_channels"] * g["patch_size"] ** 2 * d + g["posemb_grid_size"] ** 2 * d + 2 * d,
+            "pre_layernorm": 2 * d, "blocks": g["num_hidden_layers"] * block,
+            "merger": m * m * d * ph + ph * t + ((ph + t) if b else 0)}
 
 
 def _gemma3(cfg: dict) -> dict[str, int]:
@@ -334,4 +353,6 @@ def vision_params(wrapper: str, cfg: dict) -> dict[str, int] | None:
         return _qwen2_vl(cfg, v25=wrapper != "qwen2_vl")
     if wrapper in ("glm4v", "glm46v", "glm4v_moe"):
         return _glm4v(cfg)
+    if wrapper == "inkling2":
+        return _inkling2(cfg)
     return None

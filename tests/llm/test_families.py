@@ -1935,3 +1935,29 @@ def test_inkling2_is_exact():
     with torch.device("meta"):
         full = AutoModelForCausalLM.from_config(big)
     assert read_config(json.loads(big.to_json_string()))[0].params == sum(p.numel() for p in full.parameters())
+
+
+def test_the_inkling2_wrapper_counts_its_decoder_and_vision_tower():
+    """Inkling 2's multimodal config (inkling2): the decoder of its text_config exact to the parameter and the FLOP
+    against Inkling2ForConditionalGeneration on a text prompt; its vision tower (patch and position embeddings, a class
+    token, biased ViT blocks with layer scales, the two-linear merger with biases here) counted exactly beside it, and
+    at the class defaults equal to numel() on the meta device (327,693,312)."""
+    from transformers import AutoModelForImageTextToText
+
+    torch.manual_seed(0)
+    vision = dict(hidden_size=32, intermediate_size=48, num_hidden_layers=1, num_attention_heads=2, patch_size=4,
+                  posemb_grid_size=4, projection_hidden_dim=40, projector_bias=True, text_hidden_size=64)
+    hf = AutoConfig.for_model("inkling2", text_config=INKLING2, vision_config=vision)
+    model = AutoModelForImageTextToText.from_config(hf, attn_implementation="eager",
+                                                     experts_implementation="eager").eval()
+    raw = json.loads(hf.to_json_string())
+    cfg, info = read_config(raw)
+    assert info["wrapper"] == "inkling2" and info["unknown_keys"] == [], info["unknown_keys"]
+    _decoder_is_exact(model, cfg)
+    named = dict(model.named_parameters())
+    assert sum(info["vision"].values()) == sum(p.numel() for n, p in named.items() if ".vision_tower." in n)
+    big = AutoConfig.for_model("inkling2")
+    with torch.device("meta"):
+        full = AutoModelForImageTextToText.from_config(big)
+    tower = sum(p.numel() for n, p in full.named_parameters() if ".vision_tower." in n)
+    assert sum(read_config(json.loads(big.to_json_string()))[1]["vision"].values()) == tower == 327_693_312

@@ -466,7 +466,7 @@ def test_what_was_read_shows_phi4_multimodals_image_and_audio_encoders():
 _NEW_FAMILIES = {  # config classes' defaults (with what a released file sets where they are not a model), and GPUs
     "rwkv": ({}, 1), "recurrent_gemma": (dict(intermediate_size=15360, num_key_value_heads=1), 1),
     "olmo_hybrid": ({}, 1), "gpt_neox_japanese": ({}, 1), "mistral4": ({}, 8), "qwen2_5_vl": ({}, 4), "glm4v": ({}, 1),
-    "inkling_text": ({}, 32), "inkling_mm_model": ({}, 32), "inkling2_text": ({}, 16),
+    "inkling_text": ({}, 32), "inkling_mm_model": ({}, 32), "inkling2_text": ({}, 16), "inkling2": ({}, 16),
 }
 
 
