@@ -84,7 +84,7 @@ from gemmlib.llm.quant import weight_dtype_name
 from gemmlib.llm.ssm import MIXER_LETTERS
 from gemmlib.llm.ssm import work as mixer_work
 
-OP_NAMES = ("attn_res", "norm_gate_down", "norm_gate_up", "q_proj", "q_a_proj", "q_b_proj", "q_gate_proj", "k_proj", "v_proj", "kv_conv", "kv_conv_taps", "rel_proj", "rel_logits",
+OP_NAMES = ("attn_res", "loop_gate_down", "loop_gate_up", "norm_gate_down", "norm_gate_up", "q_proj", "q_a_proj", "q_b_proj", "q_gate_proj", "k_proj", "v_proj", "kv_conv", "kv_conv_taps", "rel_proj", "rel_logits",
             "sink_proj", "kv_proj",
             "kv_a_proj", "kv_b_proj", "q_absorb",
             "csa_kv", "csa_gate", "hca_kv", "hca_gate", "index_kv", "index_gate",
@@ -179,6 +179,7 @@ SHARDING: dict[str, str] = {
     # Inkling 2: the sinks and the per-token convolution taps split with the heads; the block attention residuals run
     # on the whole hidden state
     "sink_proj": "column", "kv_conv_taps": "column", "kv_conv_dynamic": "heads", "attn_res": "replicated",
+    "loop_gate_down": "replicated", "loop_gate_up": "replicated",
 }
 # Ops that are routed experts (in a mixture of experts) — for expert parallelism.
 EXPERT_OPS = ("gate_proj", "up_proj", "down_proj")
@@ -486,9 +487,9 @@ def _linear(name: str, phase: str, *, m: int, k: int, n: int, runs: int, weight_
 
 def _groups(cfg: ModelConfig) -> list[tuple[str, str, int]]:
     """(attention kind, MLP kind, layers) for each distinct kind of layer that runs on text, in first-seen order (a
-    cross-attention layer, X, runs only with an image)."""
+    cross-attention layer, X, runs only with an image; a looped layer runs once per pass)."""
     counts: dict[tuple[str, str], int] = {}
-    for a, m in zip(cfg.attention_kinds, cfg.mlp_kinds, strict=True):
+    for a, m in zip(cfg.executed_attention_kinds, cfg.executed_mlp_kinds, strict=True):
         if a != "X":
             counts[(a, m)] = counts.get((a, m), 0) + 1
     return [(a, m, n) for (a, m), n in counts.items()]
@@ -632,15 +633,23 @@ def _attn_res_ops(cfg: ModelConfig, wl: Workload, *, phase: str, rows: int, step
     """Inkling 2's block attention residuals, every layer's and the final one together: each input's learned queries
     scored against the stacked block states and the running state (an unweighted norm over them), and the softmax
     times those states — two matmuls FlopCounterMode counts, 2 · hidden per query and state each."""
-    pairs, states = cfg.attn_res_pairs()
+    pairs, states, calls = cfg.attn_res_pairs()
     if not pairs:
         return []
     sz, h = _Sizes(cfg, wl), cfg.hidden
-    runs = steps * 2 * cfg.layers  # every attention input but the first layer's, every MLP's, the final one
-    return [Op("attn_res", phase, rows, max(1, round(states / runs)), h, runs, 4 * h * pairs * rows * steps,
-               cfg.attn_res_queries * h * 4.0 * steps, states * rows * steps * h * sz.a, 0.0,
-               Text(N_("block attention residuals: each layer's inputs attend over the block states, every {b} layers "
-                       "one"), b=cfg.attn_res_block), kernels=runs)]
+    runs = steps * calls
+    ops = [Op("attn_res", phase, rows, max(1, round(states / calls)), h, runs, 4 * h * pairs * rows * steps,
+              cfg.attn_res_queries * h * 4.0 * steps, states * rows * steps * h * sz.a, 0.0,
+              Text(N_("block attention residuals: each layer's inputs attend over the block states, every {b} layers "
+                      "one"), b=cfg.attn_res_block), kernels=runs)]
+    if cfg.loop_passes > 1:  # Inkling-2-Mini: each message gate, [input; message] → rank r → a forget and a message gate
+        r, g = cfg.loop_gate_rank, cfg.loop_gates * steps
+        note = Text(N_("a looped layer's message gates, from the second of {n} passes: its q, k, v and MLP inputs each "
+                       "mixed with the previous pass's message"), n=cfg.loop_passes)
+        lin = dict(runs=g, weight_reads=g, sz=sz, note=note)
+        ops += [_linear("loop_gate_down", phase, m=rows, k=2 * h, n=r, w_bytes=2 * h * r * sz.el, **lin),
+                _linear("loop_gate_up", phase, m=rows, k=r, n=2 * h, w_bytes=2 * r * h * 4.0, **lin)]
+    return ops
 
 
 def _hyper_head(cfg: ModelConfig, wl: Workload, *, phase: str, rows: int, steps: int) -> list[Op]:

@@ -107,7 +107,7 @@ _NAMES = {
 # Families whose routed experts are stored as two 3-D parameters (gate_up_proj [E, 2f, h], down_proj [E, h, f]).
 _EXPERTS_3D = ("gpt_oss", "gemma4_text", "aria_text", "minimax_m3_vl_text")
 # Families whose modeling code keeps the router's weight in fp32 (_keep_in_fp32_modules_strict "gate.weight").
-_FP32_ROUTER = ("axk2", "inkling2_text")
+_FP32_ROUTER = ("axk2", "inkling2_text", "inkling2_loop_text")
 # AutoAWQ stores a per-layer activation scale (ScaledActivation) for these families.
 _AWQ_SCALED_ACT = ("starcoder2", "falcon", "gpt_neox", "gpt_bigcode")
 
@@ -297,6 +297,21 @@ def _norm_gates(cfg: ModelConfig, i: int, n: dict, kind: str) -> list[Linear]:
         Linear(f"{pre}.{norm}.mlp.fc2", "router", h, r, False, i, (("norm_gate_up", h),)))]
 
 
+def _message_gates(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
+    """Inkling-2-Mini's message gates of a looped layer i: for its q, k, v and MLP inputs, [input; message] → rank r
+    (at the checkpoint's dtype) → a forget gate and a message gate (fp32, as the module creates them)."""
+    r, h = cfg.loop_gate_rank, cfg.hidden
+    if not r or not cfg.loop_start <= i < cfg.loop_end:
+        return []
+    pre = n["prefix"].format(i=i)
+    out = []
+    for g in ("q", "k", "v", "mlp"):
+        out += [Linear(f"{pre}.{g}_message_gate.down_proj", "router", r, 2 * h, False, i, (("loop_gate_down", r),)),
+                *(Linear(f"{pre}.{g}_message_gate.{x}_gate_proj", "router", h, r, False, i, (("loop_gate_up", h),),
+                         storage="float32") for x in ("forget", "message"))]
+    return out
+
+
 def _per_layer_inputs(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
     """Gemma 4's per-layer input linears of layer i (the gate and the projection), or of the model (i = -1: the
     projection of the embedding to every layer's input)."""
@@ -339,6 +354,7 @@ def stored_linears(cfg: ModelConfig, *, mtp: bool = True) -> list[Linear]:
     for i in range(cfg.layers):
         out += _attention(cfg, i, n) + _mlp(cfg.attention_shape(akinds[i]), i, n, kinds[i])
         out += _per_layer_inputs(cfg, i, n) + _altup_laurel(cfg, i, n) + _norm_gates(cfg, i, n, kinds[i])
+        out += _message_gates(cfg, i, n)
     if not cfg.tied_embeddings:
         out.append(Linear(n["head"], "lm_head", cfg.head_vocab, cfg.hidden, cfg.lm_head_bias, -1,
                           (("lm_head", cfg.head_vocab),)))
@@ -443,6 +459,8 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
     out.append(("final_norm", h * nw, ""))
     if cfg.attn_res_block:  # Inkling 2: the block attention residuals' learned queries (fp32)
         out.append(("attn_residual_queries", cfg.attn_res_queries * h, "float32"))
+    if cfg.loop_passes > 1:  # Inkling-2-Mini: the message queries, 4 per looped layer (fp32)
+        out.append(("message_queries", 4 * (cfg.loop_end - cfg.loop_start) * h, "float32"))
     if cfg.hyper_streams:  # the last hyper-connection: the streams to one (projection, bias, scale; fp32)
         n = cfg.hyper_streams
         out.append(("hyper_head", n * n * h + n + 1, "float32"))

@@ -335,6 +335,13 @@ class ModelConfig:
     dynamic_kv_conv: bool = False  # the full layers' K/V convolutions add per-token taps (hidden → kv heads × kernel)
     attn_res_block: int = 0  # block attention residuals: every layer's attention and MLP input (and the final norm's)
     # attend, with learned queries, over the block states of every this-many layers; 0 none
+    # a looped stack (Inkling-2-Mini): layers loop_start .. loop_end - 1 run loop_passes times, each pass with its own
+    # cache and restarting from the state before the loop; from the second pass every input of a looped layer mixes in a
+    # message (4 learned queries over the previous pass's blocks) through a rank-loop_gate_rank gate
+    loop_start: int = 0
+    loop_end: int = 0
+    loop_passes: int = 1
+    loop_gate_rank: int = 0
 
     def __post_init__(self) -> None:
         for f in ("layers", "hidden", "heads", "ffn", "vocab"):
@@ -346,9 +353,10 @@ class ModelConfig:
                   "full_kv_heads", "moe_norms", "kv_shared_ffn", "per_layer_input", "per_layer_vocab",
                   "altup_inputs", "laurel_rank", "o_groups", "o_lora_rank", "csa_rate", "hca_rate",
                   "hyper_streams", "hash_layers", "output_vocab", "zero_experts", "index_block", "short_conv",
-                  "rel_bias", "rel_extent", "router_sinks", "gated_norm_rank", "attn_res_block"):
+                  "rel_bias", "rel_extent", "router_sinks", "gated_norm_rank", "attn_res_block", "loop_start",
+                  "loop_end", "loop_gate_rank"):
             object.__setattr__(self, f, _whole(f, getattr(self, f), minimum=0))
-        for f in ("norms_per_layer",):
+        for f in ("norms_per_layer", "loop_passes"):
             object.__setattr__(self, f, _whole(f, getattr(self, f)))
         if self.kv_heads == 0:
             object.__setattr__(self, "kv_heads", self.heads)
@@ -419,6 +427,7 @@ class ModelConfig:
         self._check_compressed()
         self._check_mla()
         self._check_short_conv_and_rel_bias()
+        self._check_loop()
         self._check_layer_shapes()
         if self.quant is not None and not isinstance(self.quant, Quantization):
             raise InputError(N_("quant must be a Quantization (gemmlib.llm.quant)"))
@@ -581,6 +590,40 @@ class ModelConfig:
             raise InputError(N_("MLA: the rotary head dim ({rope_head_dim}) must be between 1 and head_dim - 1 ({limit}): "
                                 "head_dim = nope + rope"),
                              rope_head_dim=self.rope_head_dim, limit=self.head_dim - 1)
+
+    def _check_loop(self) -> None:
+        if self.loop_passes == 1:
+            if self.loop_start or self.loop_end or self.loop_gate_rank:
+                raise InputError(N_("loop_start, loop_end and loop_gate_rank need loop_passes of 2 or more"))
+            return
+        if not 0 < self.loop_start < self.loop_end <= self.layers:
+            raise InputError(N_("the looped layers must lie inside the stack after its first layer: 0 < loop_start "
+                                "({start}) < loop_end ({end}) ≤ layers ({layers})"), start=self.loop_start,
+                             end=self.loop_end, layers=self.layers)
+        if not (self.attn_res_block and self.loop_gate_rank and self.loop_start % self.attn_res_block == 0
+                and self.loop_end % self.attn_res_block == 0):
+            raise InputError(N_("a looped stack is counted as Inkling-2-Mini runs it: block attention residuals whose "
+                                "block divides loop_start and loop_end, and a loop_gate_rank"))
+
+    def _unrolled(self, pattern: str) -> str:
+        """A per-layer pattern in the order the layers run: the looped ones loop_passes times."""
+        if self.loop_passes == 1:
+            return pattern
+        a, b = self.loop_start, self.loop_end
+        return pattern[:a] + pattern[a:b] * self.loop_passes + pattern[b:]
+
+    @property
+    def executed_attention_kinds(self) -> str:
+        """:attr:`attention_kinds` of every layer run, a looped layer once per pass (each pass has its own cache)."""
+        return self._unrolled(self.attention_kinds)
+
+    @property
+    def executed_mlp_kinds(self) -> str:
+        return self._unrolled(self.mlp_kinds)
+
+    @property
+    def executed_layers(self) -> int:
+        return self.layers + (self.loop_passes - 1) * (self.loop_end - self.loop_start)
 
     def _check_short_conv_and_rel_bias(self) -> None:
         """Inkling's short convolutions and relative bias sit on plain (GQA) attention, the bias over a stated
@@ -910,6 +953,7 @@ class ModelConfig:
             "short_convs": self._short_conv_params(),
             "norm_gates": self.gated_norms * 2 * self.hidden * self.gated_norm_rank,
             "attn_residuals": self.attn_res_queries * self.hidden,
+            "loop_messages": 4 * (self.loop_end - self.loop_start) * self.hidden * (1 + 4 * self.loop_gate_rank),
             "hyper_connections": self._hyper_params(),
             "cross_attention": self.attention_kinds.count("X") * self._cross_params(),
             "mixers": self.mixer_layer_count * self.mixer.params(self.hidden) if self.mixer else 0,
@@ -959,29 +1003,43 @@ class ModelConfig:
         kinds = self.attention_kinds
         return sum(3 if k == "F" else 1 for k in kinds[1:]) + self.layers + 1
 
-    def attn_res_pairs(self) -> tuple[int, int]:
-        """(Σ queries × stacked states, Σ stacked states) of one token's block attention residuals: layer i's inputs
-        attend over the ceil(i / block) block states before it and the running state, its MLP's also over the block its
-        first layer opens; the final norm's over every block and the running state."""
+    def attn_res_pairs(self) -> tuple[int, int, int]:
+        """(Σ queries × stacked states, Σ stacked states, attention calls) of one token's block attention residuals:
+        layer i's inputs attend over the ceil(i / block) block states before it and the running state, its MLP's also
+        over the block its first layer opens; the final norm's over every block and the running state. A looped
+        stack's passes each restart from the blocks before the loop (the same counts again), and from the second pass
+        each looped layer's 4 message queries attend over the previous pass's blocks but its first, and its output."""
         b, kinds = self.attn_res_block, self.attention_kinds
         if not b:
-            return 0, 0
-        pairs = states = 0
+            return 0, 0, 0
+        pairs = states = calls = 0
         for i, k in enumerate(kinds):
             nb = -(-i // b)
+            again = self.loop_passes if self.loop_start <= i < self.loop_end else 1
             if i:
-                pairs += (3 if k == "F" else 1) * (nb + 1)
-                states += nb + 1
+                pairs += again * (3 if k == "F" else 1) * (nb + 1)
+                states, calls = states + again * (nb + 1), calls + again
             n = nb + (1 if i % b == 0 else 0) + 1
-            pairs, states = pairs + n, states + n
+            pairs, states, calls = pairs + again * n, states + again * n, calls + again
         n = -(-self.layers // b) + 1
-        return pairs + n, states + n
+        pairs, states, calls = pairs + n, states + n, calls + 1
+        if self.loop_passes > 1:
+            looped = self.loop_end - self.loop_start
+            messages = (self.loop_passes - 1) * looped  # message calls, each over the previous pass's blocks
+            pairs, states, calls = pairs + messages * 4 * looped // b, states + messages * looped // b, calls + messages
+        return pairs, states, calls
+
+    @property
+    def loop_gates(self) -> int:
+        """Message gates that run per token: 4 per looped layer (its q, k, v and MLP inputs) in each pass but the
+        first."""
+        return 4 * (self.loop_end - self.loop_start) * (self.loop_passes - 1)
 
     def short_conv_state(self, engine: bool = False) -> int:
         """Elements one sequence keeps for the short convolutions, whatever the context: transformers keeps the last k
         inputs of each channel, an engine k − 1 (held in fp32)."""
         k = self.short_conv - 1 if engine else self.short_conv
-        return sum(self.short_conv_channels(c) for c in self.attention_kinds) * k
+        return sum(self.short_conv_channels(c) for c in self.executed_attention_kinds) * k
 
     def _dense_widths(self) -> list[int]:
         """The MLP width of every dense layer (Gemma 4's layers reusing K/V may have a wider one)."""
@@ -1175,12 +1233,12 @@ class ModelConfig:
 
     def kv_cache_elements(self, tokens: int, *, engine: bool = False) -> int:
         """Cache elements of one sequence after ``tokens`` tokens, every layer."""
-        return sum(self.cache_elements_of(k, tokens, engine=engine) for k in self.attention_kinds)
+        return sum(self.cache_elements_of(k, tokens, engine=engine) for k in self.executed_attention_kinds)
 
     def kv_bytes_per_token(self, kv_bytes: float) -> float:
         """KV-cache bytes one token of one sequence takes in every layer (sliding layers included, i.e.
         while the context is shorter than the window): 2 · layers · kv_heads · head_dim · bytes for MHA/GQA."""
-        return sum(self.kv_elements_of(k) for k in self.attention_kinds) * kv_bytes
+        return sum(self.kv_elements_of(k) for k in self.executed_attention_kinds) * kv_bytes
 
     # ----- description ---------------------------------------------------------------------
     def attention_pattern(self) -> dict:
@@ -1272,6 +1330,9 @@ class ModelConfig:
             d["experts"]["router_scores_shared"] = self.router_sinks
         if self.attn_res_block:  # Inkling 2
             d["block"]["attention_residuals"] = {"block": self.attn_res_block, "queries": self.attn_res_queries}
+        if self.loop_passes > 1:  # Inkling-2-Mini
+            d["block"]["loop"] = {"start": self.loop_start, "end": self.loop_end, "passes": self.loop_passes,
+                                  "gate_rank": self.loop_gate_rank, "layers_run": self.executed_layers}
         return d
 
     def summary(self) -> dict:

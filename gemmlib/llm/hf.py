@@ -57,6 +57,7 @@ SUPPORTED_MODEL_TYPES = (
     "deepseek_v4", "mellum", "nanochat", "hyperclovax", "flint", "axk1", "axk2", "beam", "lara_mini", "olmo_hybrid",
     "recurrent_gemma", "phi4_multimodal",
     "gpt_neox_japanese", "rwkv", "mistral4", "inkling_text", "inkling_mm_model", "inkling2_text", "inkling2",
+    "inkling2_loop_text",
     "apertus1p5_text", "apertus1p5", "hy_v4", "longcat_flash", "minimax", "kimi_linear", "bailing_hybrid",
     "cohere_compass_text", "cohere_compass", "mamba", "falcon_mamba", "mamba2", "bitnet", "aria_text", "aria", "xglm", "ctrl", "emu3",
     "minimax_m3_vl_text", "minimax_m3_vl", "mllama_text_model", "mllama",
@@ -109,7 +110,7 @@ ARCHITECTURES = {
     "OlmoHybridForCausalLM": "olmo_hybrid", "RecurrentGemmaForCausalLM": "recurrent_gemma",
     "Phi4MultimodalForCausalLM": "phi4_multimodal", "GPTNeoXJapaneseForCausalLM": "gpt_neox_japanese",
     "RwkvForCausalLM": "rwkv", "Mistral4ForCausalLM": "mistral4", "InklingForCausalLM": "inkling_text", "Inkling2ForCausalLM": "inkling2_text",
-    "Inkling2ForConditionalGeneration": "inkling2",
+    "Inkling2ForConditionalGeneration": "inkling2", "Inkling2LoopForCausalLM": "inkling2_loop_text",
     "InklingForConditionalGeneration": "inkling_mm_model",
     "Apertus1p5TextForCausalLM": "apertus1p5_text", "Apertus1p5ForConditionalGeneration": "apertus1p5",
     "HYV4ForCausalLM": "hy_v4", "LongcatFlashForCausalLM": "longcat_flash", "MiniMaxForCausalLM": "minimax",
@@ -205,6 +206,9 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     "inkling2_text": frozenset({"log_scaling_n_floor", "log_scaling_alpha", "qk_l2_clip_threshold",
                                 "rel_l2_clip_threshold", "mlp_gate_softcap", "mlp_up_softcap", "tie_word_embeddings",
                                 "number_of_conv_states"}),
+    "inkling2_loop_text": frozenset({"log_scaling_n_floor", "log_scaling_alpha", "qk_l2_clip_threshold",
+                                     "rel_l2_clip_threshold", "mlp_gate_softcap", "mlp_up_softcap",
+                                     "tie_word_embeddings", "number_of_conv_states"}),
     "inkling_text": frozenset({"log_scaling_n_floor", "log_scaling_alpha", "logits_mup_width_multiplier",
                                "rms_norm_eps_moe_gate", "shared_expert_sink", "unpadded_vocab_size", "num_mtp_layers",
                                "chain_hidden_post_norm", "mtp_hidden_states_first", "mtp_local_layer_ids",
@@ -493,6 +497,12 @@ DEFAULTS: dict[str, dict] = {
                      qk_rope_head_dim=64, v_head_dim=128, n_routed_experts=128, n_shared_experts=1,
                      num_experts_per_tok=4, moe_intermediate_size=2048, first_k_dense_replace=0,
                      tie_word_embeddings=False, attention_bias=False, max_position_embeddings=1048576),
+    "inkling2_loop_text": dict(vocab_size=201024, unpadded_vocab_size=200058, hidden_size=2304, num_hidden_layers=24,
+                               num_attention_heads=24, num_key_value_heads=8, head_dim=128, swa_num_attention_heads=24,
+                               swa_num_key_value_heads=8, swa_head_dim=128, sliding_window_size=1024, d_rel=16,
+                               rel_extent=1024, conv_kernel_size=4, moe_intermediate_size=1152, n_routed_experts=128,
+                               num_experts_per_tok=8, n_layers_per_attn_res_block=6, max_position_embeddings=1048576,
+                               loop_layer_index_start=6, loop_layer_index_end=18, loop_num_passes=3, loop_gate_rank=64),
     "inkling2_text": dict(vocab_size=201024, unpadded_vocab_size=200058, hidden_size=4608, num_hidden_layers=48,
                           num_attention_heads=48, num_key_value_heads=8, head_dim=128, swa_num_attention_heads=48,
                           swa_num_key_value_heads=8, swa_head_dim=128, sliding_window_size=1024, d_rel=16,
@@ -965,6 +975,9 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
     "inkling2_text": {"sliding_window_size": ("sliding_window",), "n_routed_experts": ("num_local_experts",),
                       "conv_kernel_size": ("sconv_kernel_size",), "max_position_embeddings": ("model_max_length",),
                       "moe_intermediate_size": ("intermediate_size",)},
+    "inkling2_loop_text": {"sliding_window_size": ("sliding_window",), "n_routed_experts": ("num_local_experts",),
+                           "conv_kernel_size": ("sconv_kernel_size",), "max_position_embeddings": ("model_max_length",),
+                           "moe_intermediate_size": ("intermediate_size",)},
     "inkling_text": {"sliding_window_size": ("sliding_window",), "n_routed_experts": ("num_local_experts",),
                      "conv_kernel_size": ("sconv_kernel_size",), "max_position_embeddings": ("model_max_length",),
                      "logits_mup_width_multiplier": ("embedding_multiplier",)},
@@ -2068,6 +2081,27 @@ def _read_inkling2_text(r: _Read) -> dict:
         c["sliding_window"] = r.whole("sliding_window_size")
     if "S" in kinds and "F" in kinds and full != swa:
         c.update(full_kv_heads=full[0], full_head_dim=full[1] if full[1] != hd else 0)
+    return c
+
+
+def _read_inkling2_loop_text(r: _Read) -> dict:
+    """Inkling-2-Mini: Inkling 2's block whose layers ``loop_layer_index_start`` to ``loop_layer_index_end`` - 1 run
+    ``loop_num_passes`` times, each pass with its own cache and restarting from the state before the loop, the passes
+    after the first mixing in messages of the one before through rank-``loop_gate_rank`` gates (a checkpoint's
+    ``loop_config``: core_start, core_end, num_passes, gate_rank)."""
+    c = _read_inkling2_text(r)
+    lc = r.get("loop_config")
+    if lc is not None and not isinstance(lc, dict):
+        raise InputError(N_("config.json field 'loop_config' must be an object"))
+    lc = lc or {}
+
+    def loop(key: str, short: str, minimum: int = 1) -> int:
+        return _whole(key, lc[short], minimum=minimum) if short in lc else r.whole(key, minimum=minimum)
+
+    c.update(loop_start=loop("loop_layer_index_start", "core_start"), loop_end=loop("loop_layer_index_end", "core_end"),
+             loop_passes=loop("loop_num_passes", "num_passes"), loop_gate_rank=loop("loop_gate_rank", "gate_rank"))
+    if c["loop_passes"] == 1:
+        c.update(loop_start=0, loop_end=0, loop_gate_rank=0)
     return c
 
 
@@ -3274,7 +3308,7 @@ _READERS = {
     "qwen3": _read_qwen3, "qwen3_moe": _read_qwen3_moe, "gemma": _read_gemma, "gemma2": _read_gemma2,
     "gemma3_text": _read_gemma3_text, "phi": _read_phi, "phi3": _read_phi3, "phi4_multimodal": _read_phi3,
     "gpt_neox_japanese": _read_gpt_neox_japanese, "rwkv": _read_rwkv, "inkling_text": _read_inkling_text,
-    "inkling2_text": _read_inkling2_text, "deepseek_ocr2_text": _read_deepseek_ocr2_text,
+    "inkling2_text": _read_inkling2_text, "inkling2_loop_text": _read_inkling2_loop_text, "deepseek_ocr2_text": _read_deepseek_ocr2_text,
     "molmo2_text": _read_molmo2_text, "phimoe": _read_phimoe,
     "deepseek_v2": _read_deepseek, "deepseek_v3": _read_deepseek, "mistral4": _read_deepseek, "olmo": _read_olmo, "olmo2": _read_olmo2,
     "olmo3": _read_olmo2, "olmoe": _read_olmoe, "cohere": _read_cohere, "cohere2": _read_cohere,

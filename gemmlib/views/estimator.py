@@ -739,6 +739,12 @@ def _inkling_rows(r: dict, gettext: Translate) -> list[tuple[str, str]]:
         rows.append((gettext("attention residuals"), gettext(
             "each layer's attention and MLP inputs attend, with {n} learned queries in all, over the states of every "
             "{b} layers").format(n=fmt.count(ar["queries"]), b=ar["block"])))
+    lp = r["block"].get("loop")
+    if lp:
+        rows.append((gettext("looped layers"), gettext(
+            "layers {start} to {last} run {passes} times ({run} layers run per token, each pass with its own cache); "
+            "their weights are stored once").format(start=lp["start"], last=lp["end"] - 1, passes=lp["passes"],
+                                                   run=lp["layers_run"])))
     return rows
 
 

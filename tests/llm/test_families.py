@@ -1922,7 +1922,7 @@ def test_inkling2_is_exact():
         assert info["unknown_keys"] == [], info["unknown_keys"]
     # by hand: layer i's inputs see ceil(i / 3) block states and the running one (a block's first layer's MLP one more);
     # attention inputs 2+6+2+9+3+3+12 query-states (a full layer's three queries), MLP inputs 2+2+2+3+3+3+4+4, final 4
-    assert cfg.attn_res_pairs() == (37 + 23 + 4, 19 + 23 + 4) and cfg.head_vocab == 120
+    assert cfg.attn_res_pairs() == (37 + 23 + 4, 19 + 23 + 4, 7 + 8 + 1) and cfg.head_vocab == 120
     prefill, decode, _, nbytes = _run(model, 120)
     wl = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1, kv_dtype="fp32")
     assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
@@ -1961,3 +1961,36 @@ def test_the_inkling2_wrapper_counts_its_decoder_and_vision_tower():
         full = AutoModelForImageTextToText.from_config(big)
     tower = sum(p.numel() for n, p in full.named_parameters() if ".vision_tower." in n)
     assert sum(read_config(json.loads(big.to_json_string()))[1]["vision"].values()) == tower == 327_693_312
+
+
+def test_inkling2_loop_is_exact():
+    """Inkling-2-Mini (inkling2_loop_text) from transformers' own class: 6 layers whose layers 2 and 3 run 3 times,
+    each pass with its own cache and restarting from the blocks before the loop, the later passes' message queries over
+    the previous pass's blocks and the message gates of every q, k, v and MLP input — parameters (the looped layers'
+    weights once), a prefill and one decode step to the FLOP, the cache of every pass to the byte, the bf16 checkpoint
+    (the gates' forget and message projections in fp32) to the byte; its checkpoints' loop_config read the same; the
+    class defaults equal to numel() on the meta device."""
+    keys = dict(INKLING2, num_hidden_layers=6, n_layers_per_attn_res_block=2, loop_layer_index_start=2,
+                loop_layer_index_end=4, loop_num_passes=3, loop_gate_rank=5,
+                layer_types=["hybrid_sliding", "hybrid", "hybrid_sliding", "hybrid", "hybrid_sliding", "hybrid"])
+    hf, model = _build("inkling2_loop_text", keys)
+    raw = json.loads(hf.to_json_string())
+    cfg, info = read_config(raw)
+    assert cfg.params == sum(p.numel() for p in model.parameters()) and info["unknown_keys"] == []
+    assert cfg.executed_layers == 10 and cfg.executed_attention_kinds == "SF" + "SF" * 3 + "SF"
+    prefill, decode, per_layer, nbytes = _run(model, 120)
+    assert len(per_layer) == 10  # a cache layer per layer run
+    wl = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1, kv_dtype="fp32")
+    assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
+    assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
+    assert kv_cache_bytes(cfg, wl) == nbytes
+    torch.manual_seed(0)
+    sd = AutoModelForCausalLM.from_config(hf, dtype=torch.bfloat16).state_dict()
+    assert checkpoint_size(cfg, "bf16").bytes == sum(t.nbytes for t in sd.values())
+    for k in ("loop_layer_index_start", "loop_layer_index_end", "loop_num_passes", "loop_gate_rank"):
+        raw.pop(k)
+    assert read_config(dict(raw, loop_config=dict(core_start=2, core_end=4, num_passes=3, gate_rank=5)))[0] == cfg
+    big = AutoConfig.for_model("inkling2_loop_text")
+    with torch.device("meta"):
+        full = AutoModelForCausalLM.from_config(big)
+    assert read_config(json.loads(big.to_json_string()))[0].params == sum(p.numel() for p in full.parameters())
