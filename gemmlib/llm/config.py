@@ -622,6 +622,14 @@ class ModelConfig:
         return self._unrolled(self.mlp_kinds)
 
     @property
+    def stored_stack(self) -> ModelConfig:
+        """The model with its looped layers run once: what the checkpoint stores, layer by layer (weights placed on
+        GPUs are the stored ones; the message gates, small, ride with the replicated rest)."""
+        if self.loop_passes == 1:
+            return self
+        return self.replace(loop_start=0, loop_end=0, loop_passes=1, loop_gate_rank=0)
+
+    @property
     def executed_layers(self) -> int:
         return self.layers + (self.loop_passes - 1) * (self.loop_end - self.loop_start)
 

@@ -114,7 +114,8 @@ def weights_per_gpu(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel)
     """Weight bytes on a GPU of the first and of the last pipeline stage (the same GPU when p = 1)."""
     full = replace(wl, batch=1, seq_len=max(1, cfg.experts), new_tokens=0, lm_head="all", decode_only=False)
     stage_l = layers_per_stage(cfg, par)
-    gemm = [o for o in prefill_ops(cfg, full) if o.is_gemm and o.weight_bytes]
+    # the weights as stored: a looped layer's once, however many passes run it
+    gemm = [o for o in prefill_ops(cfg.stored_stack, full) if o.is_gemm and o.weight_bytes]
     layer = sum(per_gpu_op(o, cfg, par, stage_layers=stage_l).weight_bytes for o in gemm if o.shard != "vocab")
     head = sum(per_gpu_op(o, cfg, par).weight_bytes for o in gemm if o.shard == "vocab")
     w = element_bytes(cfg, wl.weight_dtype)  # the embedding table is never quantized
@@ -134,7 +135,7 @@ def expert_weights_per_gpu(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Pa
         return 0.0
     full = replace(wl, batch=1, seq_len=max(1, cfg.experts), new_tokens=0, lm_head="all", decode_only=False)
     stage_l = layers_per_stage(cfg, par)
-    return sum(per_gpu_op(o, cfg, par, stage_layers=stage_l).weight_bytes for o in prefill_ops(cfg, full)
+    return sum(per_gpu_op(o, cfg, par, stage_layers=stage_l).weight_bytes for o in prefill_ops(cfg.stored_stack, full)
                if o.is_gemm and o.routed)
 
 

@@ -1987,6 +1987,14 @@ def test_inkling2_loop_is_exact():
     torch.manual_seed(0)
     sd = AutoModelForCausalLM.from_config(hf, dtype=torch.bfloat16).state_dict()
     assert checkpoint_size(cfg, "bf16").bytes == sum(t.nbytes for t in sd.values())
+    # on GPUs the weights are the stored ones, a looped layer's once: all of them on one, fewer on each of two
+    from gemmlib.llm.memory import weights_per_gpu
+    from gemmlib.llm.parallel import Parallel
+
+    bf = Workload(batch=1, seq_len=8)
+    hw = get_hardware("H100 SXM")
+    one, two = (weights_per_gpu(cfg, bf, hw, Parallel(tp=t))["first"] for t in (1, 2))
+    assert one == checkpoint_size(cfg, "bf16", mtp=False).bytes and one / 2 < two < one
     for k in ("loop_layer_index_start", "loop_layer_index_end", "loop_num_passes", "loop_gate_rank"):
         raw.pop(k)
     assert read_config(dict(raw, loop_config=dict(core_start=2, core_end=4, num_passes=3, gate_rank=5)))[0] == cfg
