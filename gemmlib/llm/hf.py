@@ -57,7 +57,7 @@ SUPPORTED_MODEL_TYPES = (
     "deepseek_v4", "mellum", "nanochat", "hyperclovax", "flint", "axk1", "axk2", "beam", "lara_mini", "olmo_hybrid",
     "recurrent_gemma", "phi4_multimodal",
     "gpt_neox_japanese", "rwkv", "mistral4", "inkling_text", "inkling_mm_model", "inkling2_text", "inkling2",
-    "inkling2_loop_text",
+    "inkling2_loop_text", "inkling2_loop",
     "apertus1p5_text", "apertus1p5", "hy_v4", "longcat_flash", "minimax", "kimi_linear", "bailing_hybrid",
     "cohere_compass_text", "cohere_compass", "mamba", "falcon_mamba", "mamba2", "bitnet", "aria_text", "aria", "xglm", "ctrl", "emu3",
     "minimax_m3_vl_text", "minimax_m3_vl", "mllama_text_model", "mllama",
@@ -111,6 +111,7 @@ ARCHITECTURES = {
     "Phi4MultimodalForCausalLM": "phi4_multimodal", "GPTNeoXJapaneseForCausalLM": "gpt_neox_japanese",
     "RwkvForCausalLM": "rwkv", "Mistral4ForCausalLM": "mistral4", "InklingForCausalLM": "inkling_text", "Inkling2ForCausalLM": "inkling2_text",
     "Inkling2ForConditionalGeneration": "inkling2", "Inkling2LoopForCausalLM": "inkling2_loop_text",
+    "Inkling2LoopForConditionalGeneration": "inkling2_loop",
     "InklingForConditionalGeneration": "inkling_mm_model",
     "Apertus1p5TextForCausalLM": "apertus1p5_text", "Apertus1p5ForConditionalGeneration": "apertus1p5",
     "HYV4ForCausalLM": "hy_v4", "LongcatFlashForCausalLM": "longcat_flash", "MiniMaxForCausalLM": "minimax",
@@ -124,7 +125,7 @@ ARCHITECTURES = {
     "MllamaForConditionalGeneration": "mllama",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
-_WRAPPERS = {"inkling_mm_model": "inkling_text", "inkling2": "inkling2_text", "internvl_chat": "", "molmo2": "molmo2_text", "granite_docling": "granite_docling_text", "deepseek_ocr2": "deepseek_ocr2_text", "paddleocr_vl": "paddleocr_vl_text", "glmga": "glm4v_text", "qwen2_5_omni_thinker": "qwen2_5_omni_text", "qwen3_omni_moe_thinker": "qwen3_omni_moe_text", "hunyuan_vl": "hunyuan_vl_text", "qwen2_vl": "qwen2_vl_text", "qwen2_5_vl": "qwen2_5_vl_text", "glm4v": "glm4v_text", "glm46v": "glm4v_text",
+_WRAPPERS = {"inkling_mm_model": "inkling_text", "inkling2": "inkling2_text", "inkling2_loop": "inkling2_loop_text", "internvl_chat": "", "molmo2": "molmo2_text", "granite_docling": "granite_docling_text", "deepseek_ocr2": "deepseek_ocr2_text", "paddleocr_vl": "paddleocr_vl_text", "glmga": "glm4v_text", "qwen2_5_omni_thinker": "qwen2_5_omni_text", "qwen3_omni_moe_thinker": "qwen3_omni_moe_text", "hunyuan_vl": "hunyuan_vl_text", "qwen2_vl": "qwen2_vl_text", "qwen2_5_vl": "qwen2_5_vl_text", "glm4v": "glm4v_text", "glm46v": "glm4v_text",
              "glm4v_moe": "glm4v_moe_text", "minimax_m3_vl": "minimax_m3_vl_text", "mllama": "mllama_text_model", "aria": "aria_text", "emu3": "emu3_text_model", "apertus1p5": "apertus1p5_text", "cohere_compass": "cohere_compass_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
              "qwen3_vl_moe": "qwen3_vl_moe_text", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text"}
 # Wrappers whose top-level tie_word_embeddings (default False) decides whether the LM head is tied, whatever

@@ -353,6 +353,6 @@ def vision_params(wrapper: str, cfg: dict) -> dict[str, int] | None:
         return _qwen2_vl(cfg, v25=wrapper != "qwen2_vl")
     if wrapper in ("glm4v", "glm46v", "glm4v_moe"):
         return _glm4v(cfg)
-    if wrapper == "inkling2":
+    if wrapper in ("inkling2", "inkling2_loop"):
         return _inkling2(cfg)
     return None

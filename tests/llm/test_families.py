@@ -1941,7 +1941,8 @@ def test_the_inkling2_wrapper_counts_its_decoder_and_vision_tower():
     """Inkling 2's multimodal config (inkling2): the decoder of its text_config exact to the parameter and the FLOP
     against Inkling2ForConditionalGeneration on a text prompt; its vision tower (patch and position embeddings, a class
     token, biased ViT blocks with layer scales, the two-linear merger with biases here) counted exactly beside it, and
-    at the class defaults equal to numel() on the meta device (327,693,312)."""
+    at the class defaults equal to numel() on the meta device (327,693,312), and so is Inkling-2-Mini's (inkling2_loop),
+    whose decoder is the rest of its parameters."""
     from transformers import AutoModelForImageTextToText
 
     torch.manual_seed(0)
@@ -1956,11 +1957,15 @@ def test_the_inkling2_wrapper_counts_its_decoder_and_vision_tower():
     _decoder_is_exact(model, cfg)
     named = dict(model.named_parameters())
     assert sum(info["vision"].values()) == sum(p.numel() for n, p in named.items() if ".vision_tower." in n)
-    big = AutoConfig.for_model("inkling2")
-    with torch.device("meta"):
-        full = AutoModelForImageTextToText.from_config(big)
-    tower = sum(p.numel() for n, p in full.named_parameters() if ".vision_tower." in n)
-    assert sum(read_config(json.loads(big.to_json_string()))[1]["vision"].values()) == tower == 327_693_312
+    # (Inkling-2-Mini's merger ends at its narrower decoder: 4,096 × (4,608 − 2,304) fewer)
+    for wrapper, size in (("inkling2", 327_693_312), ("inkling2_loop", 327_693_312 - 4096 * 2304)):
+        big = AutoConfig.for_model(wrapper)
+        with torch.device("meta"):
+            full = AutoModelForImageTextToText.from_config(big)
+        cfg, info = read_config(json.loads(big.to_json_string()))
+        tower = sum(p.numel() for n, p in full.named_parameters() if ".vision_tower." in n)
+        assert sum(info["vision"].values()) == tower == size and info["unknown_keys"] == [], info["unknown_keys"]
+        assert cfg.params + tower == sum(p.numel() for p in full.parameters())
 
 
 def test_inkling2_loop_is_exact():
