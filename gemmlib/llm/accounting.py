@@ -642,7 +642,7 @@ def _attn_res_ops(cfg: ModelConfig, wl: Workload, *, phase: str, rows: int, step
               cfg.attn_res_queries * h * 4.0 * steps, states * rows * steps * h * sz.a, 0.0,
               Text(N_("block attention residuals: each layer's inputs attend over the block states, every {b} layers "
                       "one"), b=cfg.attn_res_block), kernels=runs)]
-    if cfg.loop_passes > 1:  # Inkling-2-Mini: each message gate, [input; message] → rank r → a forget and a message gate
+    if cfg.loop_gates:  # Inkling-2-Mini: each message gate, [input; message] → rank r → a forget and a message gate
         r, g = cfg.loop_gate_rank, cfg.loop_gates * steps
         note = Text(N_("a looped layer's message gates, from the second of {n} passes: its q, k, v and MLP inputs each "
                        "mixed with the previous pass's message"), n=cfg.loop_passes)

@@ -434,6 +434,8 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
             rows.append((f"{prefix}.short_convs", cfg.short_conv_channels(akind) * cfg.short_conv - dynamic, "float32"))
             if dynamic:
                 rows.append((f"{prefix}.self_attn.kv_static_taps", dynamic, ""))
+        if cfg.attn_scale_params and akind in ATTENTION_LETTERS:  # Dory: sqk, s_gate, lambda_1, lambda_2
+            rows.append((f"{prefix}.scales", cfg.attn_scale_params, ""))
         if cfg.clip_norms and akind in ATTENTION_LETTERS:  # Inkling 2: the queries' and relative states' scales
             rows.append((f"{prefix}.self_attn.clip_scales", shape.q_dim + cfg.heads * cfg.rel_bias, ""))
         if cfg.rel_bias and akind in ATTENTION_LETTERS:  # Inkling: the relative-bias bank, rel_bias × extent
@@ -457,9 +459,11 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
         out += layer(f"layers.{i}", kinds[i] == "M", akinds[i], kinds[i] == "D",
                      hashed=kinds[i] == "M" and moe_seen <= cfg.hash_layers)
     out.append(("final_norm", h * nw, ""))
+    if cfg.logit_scale:  # Dory: a learned scale per vocabulary entry on the logits
+        out.append(("lm_head.logit_scale", cfg.head_vocab, ""))
     if cfg.attn_res_block:  # Inkling 2: the block attention residuals' learned queries (fp32)
         out.append(("attn_residual_queries", cfg.attn_res_queries * h, "float32"))
-    if cfg.loop_passes > 1:  # Inkling-2-Mini: the message queries, 4 per looped layer (fp32)
+    if cfg.loop_gate_rank:  # Inkling-2-Mini: the message queries, 4 per looped layer (fp32)
         out.append(("message_queries", 4 * (cfg.loop_end - cfg.loop_start) * h, "float32"))
     if cfg.hyper_streams:  # the last hyper-connection: the streams to one (projection, bias, scale; fp32)
         n = cfg.hyper_streams

@@ -342,6 +342,11 @@ class ModelConfig:
     loop_end: int = 0
     loop_passes: int = 1
     loop_gate_rank: int = 0
+    loop_shared_cache: bool = False  # Dory's last_loop mode: one cache per looped layer, written by the last pass only
+    # ----- Dory ---------------------------------------------------------------------------------------
+    attn_scale_params: int = 0  # learned scales per attention layer beyond its projections and norms (Dory: sqk and
+    # s_gate on the heads' width, the residual rates lambda_1 and lambda_2 on the hidden state)
+    logit_scale: bool = False  # a learned scale per vocabulary entry on the logits (Dory's lm_head.logit_scale)
 
     def __post_init__(self) -> None:
         for f in ("layers", "hidden", "heads", "ffn", "vocab"):
@@ -354,7 +359,7 @@ class ModelConfig:
                   "altup_inputs", "laurel_rank", "o_groups", "o_lora_rank", "csa_rate", "hca_rate",
                   "hyper_streams", "hash_layers", "output_vocab", "zero_experts", "index_block", "short_conv",
                   "rel_bias", "rel_extent", "router_sinks", "gated_norm_rank", "attn_res_block", "loop_start",
-                  "loop_end", "loop_gate_rank"):
+                  "loop_end", "loop_gate_rank", "attn_scale_params"):
             object.__setattr__(self, f, _whole(f, getattr(self, f), minimum=0))
         for f in ("norms_per_layer", "loop_passes"):
             object.__setattr__(self, f, _whole(f, getattr(self, f)))
@@ -419,7 +424,8 @@ class ModelConfig:
                   "expert_bias", "router_score_bias", "score_bias_param", "attn_output_gate", "no_positions", "sinusoidal",
                   "full_k_eq_v", "k_eq_v", "router_scales", "kv_reused", "sliding_sinks_only", "embedding_norm",
                   "compressed_attention", "attn_gate_bias", "hyper_mix", "ffn_norm", "router_global_scale",
-                  "q_gate_latent", "clip_norms", "sink_proj", "qkv_input_norms", "dynamic_kv_conv"):
+                  "q_gate_latent", "clip_norms", "sink_proj", "qkv_input_norms", "dynamic_kv_conv",
+                  "loop_shared_cache", "logit_scale"):
             if not isinstance(getattr(self, f), bool):
                 raise InputError(N_("{field} must be true or false, got {value!r}"),
                                  field=f, value=getattr(self, f))
@@ -593,17 +599,17 @@ class ModelConfig:
 
     def _check_loop(self) -> None:
         if self.loop_passes == 1:
-            if self.loop_start or self.loop_end or self.loop_gate_rank:
+            if self.loop_start or self.loop_end or self.loop_gate_rank or self.loop_shared_cache:
                 raise InputError(N_("loop_start, loop_end and loop_gate_rank need loop_passes of 2 or more"))
             return
         if not 0 < self.loop_start < self.loop_end <= self.layers:
             raise InputError(N_("the looped layers must lie inside the stack after its first layer: 0 < loop_start "
                                 "({start}) < loop_end ({end}) ≤ layers ({layers})"), start=self.loop_start,
                              end=self.loop_end, layers=self.layers)
-        if not (self.attn_res_block and self.loop_gate_rank and self.loop_start % self.attn_res_block == 0
-                and self.loop_end % self.attn_res_block == 0):
-            raise InputError(N_("a looped stack is counted as Inkling-2-Mini runs it: block attention residuals whose "
-                                "block divides loop_start and loop_end, and a loop_gate_rank"))
+        if self.loop_gate_rank and not (self.attn_res_block and self.loop_start % self.attn_res_block == 0
+                                        and self.loop_end % self.attn_res_block == 0):
+            raise InputError(N_("a looped stack's message gates are counted as Inkling-2-Mini runs them: with block "
+                                "attention residuals whose block divides loop_start and loop_end"))
 
     def _unrolled(self, pattern: str) -> str:
         """A per-layer pattern in the order the layers run: the looped ones loop_passes times."""
@@ -614,8 +620,14 @@ class ModelConfig:
 
     @property
     def executed_attention_kinds(self) -> str:
-        """:attr:`attention_kinds` of every layer run, a looped layer once per pass (each pass has its own cache)."""
+        """:attr:`attention_kinds` of every layer run, a looped layer once per pass."""
         return self._unrolled(self.attention_kinds)
+
+    @property
+    def cached_attention_kinds(self) -> str:
+        """The kinds of the layers that keep a cache: one per layer run, or per stored layer where the passes share
+        it (Dory's last_loop mode)."""
+        return self.attention_kinds if self.loop_shared_cache else self.executed_attention_kinds
 
     @property
     def executed_mlp_kinds(self) -> str:
@@ -868,7 +880,7 @@ class ModelConfig:
             p += self.q_dim + H * self.rel_bias
         if self.sink_proj:
             p += h * H
-        return p + h * H * self.rel_bias  # Inkling's r_proj: the relative states per head
+        return p + h * H * self.rel_bias + self.attn_scale_params  # (Inkling's r_proj: the relative states per head)
 
     def _q_from_latent(self) -> int:
         """The weights from MLA's query latent to the queries: q_b_proj, or A.X-K2's q_gate_proj, which reads the
@@ -961,7 +973,8 @@ class ModelConfig:
             "short_convs": self._short_conv_params(),
             "norm_gates": self.gated_norms * 2 * self.hidden * self.gated_norm_rank,
             "attn_residuals": self.attn_res_queries * self.hidden,
-            "loop_messages": 4 * (self.loop_end - self.loop_start) * self.hidden * (1 + 4 * self.loop_gate_rank),
+            "loop_messages": (4 * (self.loop_end - self.loop_start) * self.hidden * (1 + 4 * self.loop_gate_rank)
+                              if self.loop_gate_rank else 0),
             "hyper_connections": self._hyper_params(),
             "cross_attention": self.attention_kinds.count("X") * self._cross_params(),
             "mixers": self.mixer_layer_count * self.mixer.params(self.hidden) if self.mixer else 0,
@@ -973,7 +986,7 @@ class ModelConfig:
             "norms": (self.layers * self.norms_per_layer + moe * self.moe_norms + 1 + self.embedding_norm
                       + (2 * self.attention_kinds.count("F") if self.qkv_input_norms else 0))
             * self._norm_params() + (dense * self._norm_params(self.ffn) if self.ffn_norm else 0),
-            "lm_head": head + (self.head_vocab if self.lm_head_bias else 0),
+            "lm_head": head + (self.head_vocab if self.lm_head_bias else 0) + (self.head_vocab if self.logit_scale else 0),
         }
 
     def _rel_bank_params(self) -> int:
@@ -1031,7 +1044,7 @@ class ModelConfig:
             pairs, states, calls = pairs + again * n, states + again * n, calls + again
         n = -(-self.layers // b) + 1
         pairs, states, calls = pairs + n, states + n, calls + 1
-        if self.loop_passes > 1:
+        if self.loop_passes > 1 and self.loop_gate_rank:
             looped = self.loop_end - self.loop_start
             messages = (self.loop_passes - 1) * looped  # message calls, each over the previous pass's blocks
             pairs, states, calls = pairs + messages * 4 * looped // b, states + messages * looped // b, calls + messages
@@ -1041,13 +1054,13 @@ class ModelConfig:
     def loop_gates(self) -> int:
         """Message gates that run per token: 4 per looped layer (its q, k, v and MLP inputs) in each pass but the
         first."""
-        return 4 * (self.loop_end - self.loop_start) * (self.loop_passes - 1)
+        return 4 * (self.loop_end - self.loop_start) * (self.loop_passes - 1) if self.loop_gate_rank else 0
 
     def short_conv_state(self, engine: bool = False) -> int:
         """Elements one sequence keeps for the short convolutions, whatever the context: transformers keeps the last k
         inputs of each channel, an engine k − 1 (held in fp32)."""
         k = self.short_conv - 1 if engine else self.short_conv
-        return sum(self.short_conv_channels(c) for c in self.executed_attention_kinds) * k
+        return sum(self.short_conv_channels(c) for c in self.cached_attention_kinds) * k
 
     def _dense_widths(self) -> list[int]:
         """The MLP width of every dense layer (Gemma 4's layers reusing K/V may have a wider one)."""
@@ -1241,12 +1254,12 @@ class ModelConfig:
 
     def kv_cache_elements(self, tokens: int, *, engine: bool = False) -> int:
         """Cache elements of one sequence after ``tokens`` tokens, every layer."""
-        return sum(self.cache_elements_of(k, tokens, engine=engine) for k in self.executed_attention_kinds)
+        return sum(self.cache_elements_of(k, tokens, engine=engine) for k in self.cached_attention_kinds)
 
     def kv_bytes_per_token(self, kv_bytes: float) -> float:
         """KV-cache bytes one token of one sequence takes in every layer (sliding layers included, i.e.
         while the context is shorter than the window): 2 · layers · kv_heads · head_dim · bytes for MHA/GQA."""
-        return sum(self.kv_elements_of(k) for k in self.executed_attention_kinds) * kv_bytes
+        return sum(self.kv_elements_of(k) for k in self.cached_attention_kinds) * kv_bytes
 
     # ----- description ---------------------------------------------------------------------
     def attention_pattern(self) -> dict:

@@ -57,7 +57,7 @@ SUPPORTED_MODEL_TYPES = (
     "deepseek_v4", "mellum", "nanochat", "hyperclovax", "flint", "axk1", "axk2", "beam", "lara_mini", "olmo_hybrid",
     "recurrent_gemma", "phi4_multimodal",
     "gpt_neox_japanese", "rwkv", "mistral4", "inkling_text", "inkling_mm_model", "inkling2_text", "inkling2",
-    "inkling2_loop_text", "inkling2_loop",
+    "inkling2_loop_text", "inkling2_loop", "dory",
     "apertus1p5_text", "apertus1p5", "hy_v4", "longcat_flash", "minimax", "kimi_linear", "bailing_hybrid",
     "cohere_compass_text", "cohere_compass", "mamba", "falcon_mamba", "mamba2", "bitnet", "aria_text", "aria", "xglm", "ctrl", "emu3",
     "minimax_m3_vl_text", "minimax_m3_vl", "mllama_text_model", "mllama",
@@ -111,7 +111,7 @@ ARCHITECTURES = {
     "Phi4MultimodalForCausalLM": "phi4_multimodal", "GPTNeoXJapaneseForCausalLM": "gpt_neox_japanese",
     "RwkvForCausalLM": "rwkv", "Mistral4ForCausalLM": "mistral4", "InklingForCausalLM": "inkling_text", "Inkling2ForCausalLM": "inkling2_text",
     "Inkling2ForConditionalGeneration": "inkling2", "Inkling2LoopForCausalLM": "inkling2_loop_text",
-    "Inkling2LoopForConditionalGeneration": "inkling2_loop",
+    "Inkling2LoopForConditionalGeneration": "inkling2_loop", "DoryForCausalLM": "dory",
     "InklingForConditionalGeneration": "inkling_mm_model",
     "Apertus1p5TextForCausalLM": "apertus1p5_text", "Apertus1p5ForConditionalGeneration": "apertus1p5",
     "HYV4ForCausalLM": "hy_v4", "LongcatFlashForCausalLM": "longcat_flash", "MiniMaxForCausalLM": "minimax",
@@ -207,6 +207,7 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     "inkling2_text": frozenset({"log_scaling_n_floor", "log_scaling_alpha", "qk_l2_clip_threshold",
                                 "rel_l2_clip_threshold", "mlp_gate_softcap", "mlp_up_softcap", "tie_word_embeddings",
                                 "number_of_conv_states"}),
+    "dory": frozenset({"ngpt_alpha_init"}),  # (the residual rates' initial value)
     "inkling2_loop_text": frozenset({"log_scaling_n_floor", "log_scaling_alpha", "qk_l2_clip_threshold",
                                      "rel_l2_clip_threshold", "mlp_gate_softcap", "mlp_up_softcap",
                                      "tie_word_embeddings", "number_of_conv_states"}),
@@ -498,6 +499,10 @@ DEFAULTS: dict[str, dict] = {
                      qk_rope_head_dim=64, v_head_dim=128, n_routed_experts=128, n_shared_experts=1,
                      num_experts_per_tok=4, moe_intermediate_size=2048, first_k_dense_replace=0,
                      tie_word_embeddings=False, attention_bias=False, max_position_embeddings=1048576),
+    "dory": dict(vocab_size=131072, hidden_size=2560, intermediate_size=7168, num_hidden_layers=36,
+                 num_attention_heads=16, num_key_value_heads=4, head_dim=256, max_position_embeddings=8192,
+                 sliding_window=1024, n_input_layers=8, n_output_layers=8, n_recurrent_loops=2,
+                 tie_word_embeddings=False),
     "inkling2_loop_text": dict(vocab_size=201024, unpadded_vocab_size=200058, hidden_size=2304, num_hidden_layers=24,
                                num_attention_heads=24, num_key_value_heads=8, head_dim=128, swa_num_attention_heads=24,
                                swa_num_key_value_heads=8, swa_head_dim=128, sliding_window_size=1024, d_rel=16,
@@ -2106,6 +2111,52 @@ def _read_inkling2_loop_text(r: _Read) -> dict:
     return c
 
 
+def _read_dory(r: _Read) -> dict:
+    """Dory (NVIDIA): a looped normalized transformer (nGPT). Afmoe's attention — a sigmoid gate per element on the
+    output, unit-norm queries and keys — and a gated MLP with learned scales, every norm a parameter-free L2 norm, the
+    residual an interpolation at learned rates, a learned scale per logit; ``n_input_layers``, then
+    ``n_recurrent_layers`` run ``n_recurrent_loops`` times (each loop its own cache, or with ``recurrent_kv_cache_mode``
+    "last_loop" one cache the last loop writes), then ``n_output_layers``. Its released config.json lists each layer as
+    an attention and an mlp block (the layer counts doubled), as the config class reads it."""
+    layers = r.whole("num_hidden_layers")
+    n_in, n_out = r.whole("n_input_layers", minimum=0), r.whole("n_output_layers", minimum=0)
+    n_rec = r.opt_whole("n_recurrent_layers")
+    types = r.get("layer_types")
+    if isinstance(types, list) and "mlp" in types:  # [attention, mlp, attention, mlp, ...]: halve, as the class does
+        if len(types) % 2 or any(t != "mlp" for t in types[1::2]) or layers % 2:
+            raise InputError(N_("dory: a layer_types list with 'mlp' blocks must alternate attention and 'mlp' blocks "
+                                "over num_hidden_layers entries"))
+        types, layers, n_in, n_out = types[::2], layers // 2, n_in // 2, n_out // 2
+        n_rec = None if n_rec is None else n_rec // 2
+    if n_rec is None:
+        n_rec = layers - n_in - n_out
+    if n_rec < 1 or n_in + n_rec + n_out != layers:
+        raise InputError(N_("dory: n_input_layers + n_recurrent_layers + n_output_layers must equal num_hidden_layers "
+                            "({layers}), with at least one recurrent layer"), layers=layers)
+    if types is None:
+        types = ["full_attention" if (i + 1) % 4 == 0 else "sliding_attention" for i in range(layers)]
+    kinds = "".join(_kinds_of(r, "layer_types", types, {"full_attention": "F", "sliding_attention": "S"}, layers))
+    heads, h = r.whole("num_attention_heads"), r.whole("hidden_size")
+    hd = r.opt_whole("head_dim", minimum=1) or h // heads
+    ffn, ab = r.whole("intermediate_size"), r.flag("attention_bias")
+    mode = r.get("recurrent_kv_cache_mode")
+    if mode not in (None, "per_loop", "last_loop"):
+        raise InputError(N_("dory: recurrent_kv_cache_mode must be 'per_loop' or 'last_loop', got {mode!r}"),
+                         mode=str(mode)[:40])
+    loops = r.whole("n_recurrent_loops")
+    c = dict(hidden=h, layers=layers, heads=heads, kv_heads=r.opt_whole("num_key_value_heads", minimum=1) or heads,
+             head_dim=hd, ffn=ffn, vocab=r.whole("vocab_size"), tied_embeddings=r.flag("tie_word_embeddings"),
+             max_positions=r.opt_whole("max_position_embeddings") or 0, qkv_bias=ab, o_bias=ab,
+             mlp_bias=r.flag("mlp_bias"), norm="plain", norms_per_layer=4, ffn_norm=True, qk_norm="l2",
+             attn_gate="element", attn_scale_params=2 * heads * hd + 2 * h, activation_params=2 * ffn,
+             logit_scale=True, layer_types=kinds)
+    if "S" in kinds:
+        c["sliding_window"] = r.whole("sliding_window")
+    if loops > 1:
+        c.update(loop_start=n_in, loop_end=n_in + n_rec, loop_passes=loops, loop_shared_cache=mode == "last_loop")
+    return c
+
+
 def _read_rwkv(r: _Read) -> dict:
     """RWKV-4: in every block a LayerNorm and the time mixing (gemmlib.llm.ssm.RWKV), a LayerNorm and the channel
     mixing — a ReLU² MLP of ``intermediate_size`` (4 × hidden by default) without biases, its sigmoid receptance gate
@@ -3309,7 +3360,7 @@ _READERS = {
     "qwen3": _read_qwen3, "qwen3_moe": _read_qwen3_moe, "gemma": _read_gemma, "gemma2": _read_gemma2,
     "gemma3_text": _read_gemma3_text, "phi": _read_phi, "phi3": _read_phi3, "phi4_multimodal": _read_phi3,
     "gpt_neox_japanese": _read_gpt_neox_japanese, "rwkv": _read_rwkv, "inkling_text": _read_inkling_text,
-    "inkling2_text": _read_inkling2_text, "inkling2_loop_text": _read_inkling2_loop_text, "deepseek_ocr2_text": _read_deepseek_ocr2_text,
+    "inkling2_text": _read_inkling2_text, "inkling2_loop_text": _read_inkling2_loop_text, "dory": _read_dory, "deepseek_ocr2_text": _read_deepseek_ocr2_text,
     "molmo2_text": _read_molmo2_text, "phimoe": _read_phimoe,
     "deepseek_v2": _read_deepseek, "deepseek_v3": _read_deepseek, "mistral4": _read_deepseek, "olmo": _read_olmo, "olmo2": _read_olmo2,
     "olmo3": _read_olmo2, "olmoe": _read_olmoe, "cohere": _read_cohere, "cohere2": _read_cohere,

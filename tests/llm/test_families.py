@@ -2007,3 +2007,37 @@ def test_inkling2_loop_is_exact():
     with torch.device("meta"):
         full = AutoModelForCausalLM.from_config(big)
     assert read_config(json.loads(big.to_json_string()))[0].params == sum(p.numel() for p in full.parameters())
+
+
+DORY = dict(vocab_size=128, hidden_size=64, intermediate_size=96, num_hidden_layers=5, num_attention_heads=4,
+            num_key_value_heads=2, head_dim=16, sliding_window=4, n_input_layers=1, n_output_layers=1,
+            n_recurrent_loops=3, pad_token_id=None, bos_token_id=None, eos_token_id=None)
+
+
+@pytest.mark.parametrize("mode, cache_layers", [("per_loop", 11), ("last_loop", 5)])
+def test_dory_is_exact(mode, cache_layers):
+    """Dory (a looped nGPT) from transformers' own class: one input layer, three recurrent layers run 3 times, one output
+    layer; the gated attention with its learned scales, the scaled MLP, parameter-free L2 norms, the residual rates, the
+    logit scale — parameters, a prefill and one decode step to the FLOP, and the cache to the byte: a copy of the
+    recurrent layers' cache per loop ("per_loop"), or one the last loop writes ("last_loop"); its released layout (an
+    attention and an mlp block per layer, the counts doubled) read the same; the bf16 checkpoint and the class
+    defaults exact."""
+    keys = dict(DORY, recurrent_kv_cache_mode=mode)
+    hf, model = _build("dory", keys)
+    for raw in (dict(keys, model_type="dory"), json.loads(hf.to_json_string())):  # (to_json: the released layout)
+        cfg, info = read_config(raw)
+        assert cfg.params == sum(p.numel() for p in model.parameters()) and info["unknown_keys"] == []
+    assert cfg.executed_layers == 1 + 3 * 3 + 1 and cfg.loop_shared_cache == (mode == "last_loop")
+    prefill, decode, per_layer, nbytes = _run(model, hf.vocab_size)
+    assert len(per_layer) == cache_layers
+    wl = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1, kv_dtype="fp32")
+    assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
+    assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
+    assert kv_cache_bytes(cfg, wl) == nbytes
+    torch.manual_seed(0)
+    sd = AutoModelForCausalLM.from_config(hf, dtype=torch.bfloat16).state_dict()
+    assert checkpoint_size(cfg, "bf16").bytes == sum(t.nbytes for t in sd.values())
+    big = AutoConfig.for_model("dory")
+    with torch.device("meta"):
+        full = AutoModelForCausalLM.from_config(big)
+    assert read_config(json.loads(big.to_json_string()))[0].params == sum(p.numel() for p in full.parameters())
