@@ -459,6 +459,8 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
         out += layer(f"layers.{i}", kinds[i] == "M", akinds[i], kinds[i] == "D",
                      hashed=kinds[i] == "M" and moe_seen <= cfg.hash_layers)
     out.append(("final_norm", h * nw, ""))
+    if cfg.hrm_cycles:  # HRM: the low-level module's learned initial state
+        out.append(("z_L_init", h, ""))
     if cfg.logit_scale:  # Dory: a learned scale per vocabulary entry on the logits
         out.append(("lm_head.logit_scale", cfg.head_vocab, ""))
     if cfg.attn_res_block:  # Inkling 2: the block attention residuals' learned queries (fp32)

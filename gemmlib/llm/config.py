@@ -343,6 +343,10 @@ class ModelConfig:
     loop_passes: int = 1
     loop_gate_rank: int = 0
     loop_shared_cache: bool = False  # Dory's last_loop mode: one cache per looped layer, written by the last pass only
+    # HRM-Text: the first half of the layers (the low-level module) runs hrm_cycles × hrm_low_cycles times, the second
+    # half (the high-level one) hrm_cycles times, each run with its own cache; a learned initial state of the low level
+    hrm_cycles: int = 0
+    hrm_low_cycles: int = 0
     # ----- Dory ---------------------------------------------------------------------------------------
     attn_scale_params: int = 0  # learned scales per attention layer beyond its projections and norms (Dory: sqk and
     # s_gate on the heads' width, the residual rates lambda_1 and lambda_2 on the hidden state)
@@ -359,7 +363,7 @@ class ModelConfig:
                   "altup_inputs", "laurel_rank", "o_groups", "o_lora_rank", "csa_rate", "hca_rate",
                   "hyper_streams", "hash_layers", "output_vocab", "zero_experts", "index_block", "short_conv",
                   "rel_bias", "rel_extent", "router_sinks", "gated_norm_rank", "attn_res_block", "loop_start",
-                  "loop_end", "loop_gate_rank", "attn_scale_params"):
+                  "loop_end", "loop_gate_rank", "attn_scale_params", "hrm_cycles", "hrm_low_cycles"):
             object.__setattr__(self, f, _whole(f, getattr(self, f), minimum=0))
         for f in ("norms_per_layer", "loop_passes"):
             object.__setattr__(self, f, _whole(f, getattr(self, f)))
@@ -598,6 +602,10 @@ class ModelConfig:
                              rope_head_dim=self.rope_head_dim, limit=self.head_dim - 1)
 
     def _check_loop(self) -> None:
+        if bool(self.hrm_cycles) != bool(self.hrm_low_cycles) or (self.hrm_cycles and (self.layers % 2
+                                                                                        or self.loop_passes > 1)):
+            raise InputError(N_("an HRM stack needs both cycle counts and an even number of layers (its two modules), "
+                                "and no other loop"))
         if self.loop_passes == 1:
             if self.loop_start or self.loop_end or self.loop_gate_rank or self.loop_shared_cache:
                 raise InputError(N_("loop_start, loop_end and loop_gate_rank need loop_passes of 2 or more"))
@@ -613,6 +621,9 @@ class ModelConfig:
 
     def _unrolled(self, pattern: str) -> str:
         """A per-layer pattern in the order the layers run: the looped ones loop_passes times."""
+        if self.hrm_cycles:  # HRM: the low-level module's layers, then the high-level one's
+            half = len(pattern) // 2
+            return pattern[:half] * (self.hrm_cycles * self.hrm_low_cycles) + pattern[half:] * self.hrm_cycles
         if self.loop_passes == 1:
             return pattern
         a, b = self.loop_start, self.loop_end
@@ -637,13 +648,14 @@ class ModelConfig:
     def stored_stack(self) -> ModelConfig:
         """The model with its looped layers run once: what the checkpoint stores, layer by layer (weights placed on
         GPUs are the stored ones; the message gates, small, ride with the replicated rest)."""
-        if self.loop_passes == 1:
+        if self.loop_passes == 1 and not self.hrm_cycles:
             return self
-        return self.replace(loop_start=0, loop_end=0, loop_passes=1, loop_gate_rank=0)
+        return self.replace(loop_start=0, loop_end=0, loop_passes=1, loop_gate_rank=0, loop_shared_cache=False,
+                            hrm_cycles=0, hrm_low_cycles=0)
 
     @property
     def executed_layers(self) -> int:
-        return self.layers + (self.loop_passes - 1) * (self.loop_end - self.loop_start)
+        return len(self.executed_attention_kinds)
 
     def _check_short_conv_and_rel_bias(self) -> None:
         """Inkling's short convolutions and relative bias sit on plain (GQA) attention, the bias over a stated
@@ -973,6 +985,7 @@ class ModelConfig:
             "short_convs": self._short_conv_params(),
             "norm_gates": self.gated_norms * 2 * self.hidden * self.gated_norm_rank,
             "attn_residuals": self.attn_res_queries * self.hidden,
+            "initial_state": self.hidden if self.hrm_cycles else 0,  # HRM's z_L_init
             "loop_messages": (4 * (self.loop_end - self.loop_start) * self.hidden * (1 + 4 * self.loop_gate_rank)
                               if self.loop_gate_rank else 0),
             "hyper_connections": self._hyper_params(),
@@ -1351,6 +1364,9 @@ class ModelConfig:
             d["experts"]["router_scores_shared"] = self.router_sinks
         if self.attn_res_block:  # Inkling 2
             d["block"]["attention_residuals"] = {"block": self.attn_res_block, "queries": self.attn_res_queries}
+        if self.hrm_cycles:  # HRM-Text
+            d["block"]["hrm"] = {"stack_layers": self.layers // 2, "high_cycles": self.hrm_cycles,
+                                 "low_cycles": self.hrm_low_cycles, "layers_run": self.executed_layers}
         if self.loop_passes > 1:  # Inkling-2-Mini
             d["block"]["loop"] = {"start": self.loop_start, "end": self.loop_end, "passes": self.loop_passes,
                                   "gate_rank": self.loop_gate_rank, "layers_run": self.executed_layers}

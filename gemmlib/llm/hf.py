@@ -57,7 +57,7 @@ SUPPORTED_MODEL_TYPES = (
     "deepseek_v4", "mellum", "nanochat", "hyperclovax", "flint", "axk1", "axk2", "beam", "lara_mini", "olmo_hybrid",
     "recurrent_gemma", "phi4_multimodal",
     "gpt_neox_japanese", "rwkv", "mistral4", "inkling_text", "inkling_mm_model", "inkling2_text", "inkling2",
-    "inkling2_loop_text", "inkling2_loop", "dory",
+    "inkling2_loop_text", "inkling2_loop", "dory", "hrm_text",
     "apertus1p5_text", "apertus1p5", "hy_v4", "longcat_flash", "minimax", "kimi_linear", "bailing_hybrid",
     "cohere_compass_text", "cohere_compass", "mamba", "falcon_mamba", "mamba2", "bitnet", "aria_text", "aria", "xglm", "ctrl", "emu3",
     "minimax_m3_vl_text", "minimax_m3_vl", "mllama_text_model", "mllama",
@@ -111,7 +111,7 @@ ARCHITECTURES = {
     "Phi4MultimodalForCausalLM": "phi4_multimodal", "GPTNeoXJapaneseForCausalLM": "gpt_neox_japanese",
     "RwkvForCausalLM": "rwkv", "Mistral4ForCausalLM": "mistral4", "InklingForCausalLM": "inkling_text", "Inkling2ForCausalLM": "inkling2_text",
     "Inkling2ForConditionalGeneration": "inkling2", "Inkling2LoopForCausalLM": "inkling2_loop_text",
-    "Inkling2LoopForConditionalGeneration": "inkling2_loop", "DoryForCausalLM": "dory",
+    "Inkling2LoopForConditionalGeneration": "inkling2_loop", "DoryForCausalLM": "dory", "HrmTextForCausalLM": "hrm_text",
     "InklingForConditionalGeneration": "inkling_mm_model",
     "Apertus1p5TextForCausalLM": "apertus1p5_text", "Apertus1p5ForConditionalGeneration": "apertus1p5",
     "HYV4ForCausalLM": "hy_v4", "LongcatFlashForCausalLM": "longcat_flash", "MiniMaxForCausalLM": "minimax",
@@ -208,6 +208,8 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
                                 "rel_l2_clip_threshold", "mlp_gate_softcap", "mlp_up_softcap", "tie_word_embeddings",
                                 "number_of_conv_states"}),
     "dory": frozenset({"ngpt_alpha_init"}),  # (the residual rates' initial value)
+    # HRM-Text: training-time gradient routing, the embedding's scale, the prefix-LM mask (no weight, no FLOP)
+    "hrm_text": frozenset({"L_bp_cycles", "embedding_scale", "prefix_lm"}),
     "inkling2_loop_text": frozenset({"log_scaling_n_floor", "log_scaling_alpha", "qk_l2_clip_threshold",
                                      "rel_l2_clip_threshold", "mlp_gate_softcap", "mlp_up_softcap",
                                      "tie_word_embeddings", "number_of_conv_states"}),
@@ -499,6 +501,9 @@ DEFAULTS: dict[str, dict] = {
                      qk_rope_head_dim=64, v_head_dim=128, n_routed_experts=128, n_shared_experts=1,
                      num_experts_per_tok=4, moe_intermediate_size=2048, first_k_dense_replace=0,
                      tie_word_embeddings=False, attention_bias=False, max_position_embeddings=1048576),
+    "hrm_text": dict(vocab_size=151808, hidden_size=1536, intermediate_size=4096, num_hidden_layers=16,
+                     num_attention_heads=12, head_dim=128, H_cycles=2, L_cycles=3, tie_word_embeddings=False,
+                     max_position_embeddings=2048),
     "dory": dict(vocab_size=131072, hidden_size=2560, intermediate_size=7168, num_hidden_layers=36,
                  num_attention_heads=16, num_key_value_heads=4, head_dim=256, max_position_embeddings=8192,
                  sliding_window=1024, n_input_layers=8, n_output_layers=8, n_recurrent_loops=2,
@@ -2111,6 +2116,26 @@ def _read_inkling2_loop_text(r: _Read) -> dict:
     return c
 
 
+def _read_hrm_text(r: _Read) -> dict:
+    """HRM-Text (Sapient): two stacks of ``num_layers_per_stack`` Llama layers with multi-head attention, a sigmoid gate
+    per element on the attention output and parameter-free RMS norms; per high-level cycle (``H_cycles``) the low-level
+    stack runs ``L_cycles`` times, then the high-level one once, each run with its own cache slot; a learned initial
+    low-level state. Its config class rewrites num_hidden_layers to the runs (stack × H_cycles × (L_cycles + 1)) and
+    keeps the stack's count in num_layers_per_stack; a file without it gives the stack's count as num_hidden_layers."""
+    n = r.opt_whole("num_layers_per_stack") or r.whole("num_hidden_layers")
+    high, low = r.whole("H_cycles"), r.whole("L_cycles")
+    if r.has("num_layers_per_stack") and r.whole("num_hidden_layers") != n * high * (low + 1):
+        raise InputError(N_("hrm_text: num_hidden_layers {runs} is not num_layers_per_stack × H_cycles × (L_cycles + 1) "
+                            "= {expected}"), runs=r.whole("num_hidden_layers"), expected=n * high * (low + 1))
+    if r.flag("attention_bias"):
+        raise InputError(N_("hrm_text with attention_bias is not read: its output gate's bias is not counted here"))
+    heads, h = r.whole("num_attention_heads"), r.whole("hidden_size")
+    return dict(hidden=h, layers=2 * n, heads=heads, head_dim=r.opt_whole("head_dim", minimum=1) or h // heads,
+                ffn=r.whole("intermediate_size"), vocab=r.whole("vocab_size"), mlp_bias=r.flag("mlp_bias"),
+                tied_embeddings=r.flag("tie_word_embeddings"), max_positions=r.opt_whole("max_position_embeddings") or 0,
+                norm="plain", attn_gate="element", hrm_cycles=high, hrm_low_cycles=low)
+
+
 def _read_dory(r: _Read) -> dict:
     """Dory (NVIDIA): a looped normalized transformer (nGPT). Afmoe's attention — a sigmoid gate per element on the
     output, unit-norm queries and keys — and a gated MLP with learned scales, every norm a parameter-free L2 norm, the
@@ -3360,7 +3385,8 @@ _READERS = {
     "qwen3": _read_qwen3, "qwen3_moe": _read_qwen3_moe, "gemma": _read_gemma, "gemma2": _read_gemma2,
     "gemma3_text": _read_gemma3_text, "phi": _read_phi, "phi3": _read_phi3, "phi4_multimodal": _read_phi3,
     "gpt_neox_japanese": _read_gpt_neox_japanese, "rwkv": _read_rwkv, "inkling_text": _read_inkling_text,
-    "inkling2_text": _read_inkling2_text, "inkling2_loop_text": _read_inkling2_loop_text, "dory": _read_dory, "deepseek_ocr2_text": _read_deepseek_ocr2_text,
+    "inkling2_text": _read_inkling2_text, "inkling2_loop_text": _read_inkling2_loop_text, "dory": _read_dory,
+    "hrm_text": _read_hrm_text, "deepseek_ocr2_text": _read_deepseek_ocr2_text,
     "molmo2_text": _read_molmo2_text, "phimoe": _read_phimoe,
     "deepseek_v2": _read_deepseek, "deepseek_v3": _read_deepseek, "mistral4": _read_deepseek, "olmo": _read_olmo, "olmo2": _read_olmo2,
     "olmo3": _read_olmo2, "olmoe": _read_olmoe, "cohere": _read_cohere, "cohere2": _read_cohere,

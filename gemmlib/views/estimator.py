@@ -745,6 +745,12 @@ def _inkling_rows(r: dict, gettext: Translate) -> list[tuple[str, str]]:
             "layers {start} to {last} run {passes} times ({run} layers run per token, each pass with its own cache); "
             "their weights are stored once").format(start=lp["start"], last=lp["end"] - 1, passes=lp["passes"],
                                                    run=lp["layers_run"])))
+    hrm = r["block"].get("hrm")
+    if hrm:
+        rows.append((gettext("looped layers"), gettext(
+            "two stacks of {n} layers: the low-level one runs {low} times per cycle, the high-level one once, over {high} "
+            "cycles ({run} layers run per token, each with its own cache); their weights are stored once").format(
+            n=hrm["stack_layers"], low=hrm["low_cycles"], high=hrm["high_cycles"], run=hrm["layers_run"])))
     return rows
 
 

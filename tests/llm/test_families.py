@@ -2041,3 +2041,28 @@ def test_dory_is_exact(mode, cache_layers):
     with torch.device("meta"):
         full = AutoModelForCausalLM.from_config(big)
     assert read_config(json.loads(big.to_json_string()))[0].params == sum(p.numel() for p in full.parameters())
+
+
+def test_hrm_text_is_exact():
+    """HRM-Text from transformers' own class: two stacks of 2 layers, the low-level one run 3 times per high-level
+    cycle and the high-level one once, over 2 cycles — 16 layer runs, each its own cache slot; multi-head attention
+    with an output gate, parameter-free norms, the learned initial state — parameters, a prefill and one decode step
+    to the FLOP, the cache to the byte; the config class's rewritten num_hidden_layers (the runs) and a file's stack
+    count read the same; the class defaults (HRM-Text-1B's shape) equal to numel() on the meta device."""
+    keys = dict(vocab_size=128, hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
+                head_dim=16, H_cycles=2, L_cycles=3, pad_token_id=None, bos_token_id=None, eos_token_id=None)
+    hf, model = _build("hrm_text", keys)
+    for raw in (dict(keys, model_type="hrm_text"), json.loads(hf.to_json_string())):
+        cfg, info = read_config(raw)
+        assert cfg.params == sum(p.numel() for p in model.parameters()) and info["unknown_keys"] == []
+    assert cfg.layers == 4 and cfg.executed_layers == 2 * 2 * (3 + 1)
+    prefill, decode, per_layer, nbytes = _run(model, hf.vocab_size)
+    assert len(per_layer) == 16
+    wl = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1, kv_dtype="fp32")
+    assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
+    assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
+    assert kv_cache_bytes(cfg, wl) == nbytes
+    big = AutoConfig.for_model("hrm_text")
+    with torch.device("meta"):
+        full = AutoModelForCausalLM.from_config(big)
+    assert read_config(json.loads(big.to_json_string()))[0].params == sum(p.numel() for p in full.parameters())

@@ -467,7 +467,7 @@ _NEW_FAMILIES = {  # config classes' defaults (with what a released file sets wh
     "rwkv": ({}, 1), "recurrent_gemma": (dict(intermediate_size=15360, num_key_value_heads=1), 1),
     "olmo_hybrid": ({}, 1), "gpt_neox_japanese": ({}, 1), "mistral4": ({}, 8), "qwen2_5_vl": ({}, 4), "glm4v": ({}, 1),
     "inkling_text": ({}, 32), "inkling_mm_model": ({}, 32), "inkling2_text": ({}, 16), "inkling2": ({}, 16),
-    "inkling2_loop_text": ({}, 1), "dory": ({}, 1),
+    "inkling2_loop_text": ({}, 1), "dory": ({}, 1), "hrm_text": ({}, 1),
 }
 
 
