@@ -2066,3 +2066,29 @@ def test_hrm_text_is_exact():
     with torch.device("meta"):
         full = AutoModelForCausalLM.from_config(big)
     assert read_config(json.loads(big.to_json_string()))[0].params == sum(p.numel() for p in full.parameters())
+
+
+def test_hy_v4_vl_counts_its_hy_v4_decoder():
+    """HY-V4-VL (hy_v4_vl): HY-V4's decoder (MLA with DeepSeek Sparse Attention, gated output and sinks, iHC) from its
+    text_config, with M-RoPE sections, exact to the parameter and the FLOP against the wrapper's own class on a text
+    prompt; its vision tower named, not counted; at the class defaults the decoder equal to numel() of the language
+    model and the head on the meta device."""
+    from transformers import AutoModelForImageTextToText
+
+    mt, keys = TINY["hy_v4"]
+    text = dict(keys, rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 1, 1]})
+    vision = dict(hidden_size=32, intermediate_size=48, num_hidden_layers=1, num_attention_heads=2, patch_size=4,
+                  out_hidden_size=64)
+    torch.manual_seed(0)
+    hf = AutoConfig.for_model("hy_v4_vl", text_config=text, vision_config=vision)
+    model = AutoModelForImageTextToText.from_config(hf, attn_implementation="eager",
+                                                     experts_implementation="eager").eval()
+    cfg, info = read_config(json.loads(hf.to_json_string()))
+    assert info["wrapper"] == "hy_v4_vl" and info["unknown_keys"] == [] and info["vision"] is None
+    _decoder_is_exact(model, cfg)
+    big = AutoConfig.for_model("hy_v4_vl")
+    with torch.device("meta"):
+        full = AutoModelForImageTextToText.from_config(big)
+    cfg, info = read_config(json.loads(big.to_json_string()))
+    assert info["unknown_keys"] == [] and cfg.params == sum(
+        p.numel() for n, p in full.named_parameters() if ".language_model." in f".{n}" or n.startswith("lm_head"))
