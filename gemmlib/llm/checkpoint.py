@@ -67,6 +67,7 @@ _NAMES = {
     "phimoe": dict(moe="block_sparse_moe", egate="w1", eup="w3", edown="w2"),
     "qwen2_moe": dict(shared="shared_expert"),
     "gpt_oss": dict(router="router"),
+    "cosmos3_edge_text": dict(fc1="fc1", fc2="fc2"),
     "llama4_text": dict(mlp="feed_forward", moe="feed_forward", shared="shared_expert", router="router"),
     "phi": dict(o="dense", fc1="fc1", fc2="fc2"),
     "starcoder2": dict(fc1="c_fc", fc2="c_proj"),

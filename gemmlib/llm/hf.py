@@ -57,7 +57,8 @@ SUPPORTED_MODEL_TYPES = (
     "deepseek_v4", "mellum", "nanochat", "hyperclovax", "flint", "axk1", "axk2", "beam", "lara_mini", "olmo_hybrid",
     "recurrent_gemma", "phi4_multimodal",
     "gpt_neox_japanese", "rwkv", "mistral4", "inkling_text", "inkling_mm_model", "inkling2_text", "inkling2",
-    "inkling2_loop_text", "inkling2_loop", "dory", "hrm_text", "hy_v4_vl_text", "hy_v4_vl",
+    "inkling2_loop_text", "inkling2_loop", "dory", "hrm_text", "hy_v4_vl_text", "hy_v4_vl", "cosmos3_edge_text",
+    "cosmos3_edge",
     "apertus1p5_text", "apertus1p5", "hy_v4", "longcat_flash", "minimax", "kimi_linear", "bailing_hybrid",
     "cohere_compass_text", "cohere_compass", "mamba", "falcon_mamba", "mamba2", "bitnet", "aria_text", "aria", "xglm", "ctrl", "emu3",
     "minimax_m3_vl_text", "minimax_m3_vl", "mllama_text_model", "mllama",
@@ -112,7 +113,7 @@ ARCHITECTURES = {
     "RwkvForCausalLM": "rwkv", "Mistral4ForCausalLM": "mistral4", "InklingForCausalLM": "inkling_text", "Inkling2ForCausalLM": "inkling2_text",
     "Inkling2ForConditionalGeneration": "inkling2", "Inkling2LoopForCausalLM": "inkling2_loop_text",
     "Inkling2LoopForConditionalGeneration": "inkling2_loop", "DoryForCausalLM": "dory", "HrmTextForCausalLM": "hrm_text",
-    "HYV4VLForConditionalGeneration": "hy_v4_vl",
+    "HYV4VLForConditionalGeneration": "hy_v4_vl", "Cosmos3EdgeForConditionalGeneration": "cosmos3_edge",
     "InklingForConditionalGeneration": "inkling_mm_model",
     "Apertus1p5TextForCausalLM": "apertus1p5_text", "Apertus1p5ForConditionalGeneration": "apertus1p5",
     "HYV4ForCausalLM": "hy_v4", "LongcatFlashForCausalLM": "longcat_flash", "MiniMaxForCausalLM": "minimax",
@@ -126,7 +127,7 @@ ARCHITECTURES = {
     "MllamaForConditionalGeneration": "mllama",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
-_WRAPPERS = {"hy_v4_vl": "hy_v4_vl_text", "inkling_mm_model": "inkling_text", "inkling2": "inkling2_text", "inkling2_loop": "inkling2_loop_text", "internvl_chat": "", "molmo2": "molmo2_text", "granite_docling": "granite_docling_text", "deepseek_ocr2": "deepseek_ocr2_text", "paddleocr_vl": "paddleocr_vl_text", "glmga": "glm4v_text", "qwen2_5_omni_thinker": "qwen2_5_omni_text", "qwen3_omni_moe_thinker": "qwen3_omni_moe_text", "hunyuan_vl": "hunyuan_vl_text", "qwen2_vl": "qwen2_vl_text", "qwen2_5_vl": "qwen2_5_vl_text", "glm4v": "glm4v_text", "glm46v": "glm4v_text",
+_WRAPPERS = {"cosmos3_edge": "cosmos3_edge_text", "hy_v4_vl": "hy_v4_vl_text", "inkling_mm_model": "inkling_text", "inkling2": "inkling2_text", "inkling2_loop": "inkling2_loop_text", "internvl_chat": "", "molmo2": "molmo2_text", "granite_docling": "granite_docling_text", "deepseek_ocr2": "deepseek_ocr2_text", "paddleocr_vl": "paddleocr_vl_text", "glmga": "glm4v_text", "qwen2_5_omni_thinker": "qwen2_5_omni_text", "qwen3_omni_moe_thinker": "qwen3_omni_moe_text", "hunyuan_vl": "hunyuan_vl_text", "qwen2_vl": "qwen2_vl_text", "qwen2_5_vl": "qwen2_5_vl_text", "glm4v": "glm4v_text", "glm46v": "glm4v_text",
              "glm4v_moe": "glm4v_moe_text", "minimax_m3_vl": "minimax_m3_vl_text", "mllama": "mllama_text_model", "aria": "aria_text", "emu3": "emu3_text_model", "apertus1p5": "apertus1p5_text", "cohere_compass": "cohere_compass_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
              "qwen3_vl_moe": "qwen3_vl_moe_text", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text"}
 # Wrappers whose top-level tie_word_embeddings (default False) decides whether the LM head is tied, whatever
@@ -267,6 +268,7 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     # HY-V4: head dims derive from nope + rope; its routing groups, the iHC output scale and the sinks' initial value
     # change no count
     "hy_v4": frozenset({"head_dim", "qk_head_dim", "hc_magnitude", "hc_eps", "learnable_sink_init"}),
+    "cosmos3_edge_text": frozenset({"projector_hidden_size", "pretraining_tp"}),  # (the wrapper's projector width)
     "hy_v4_vl_text": frozenset({"head_dim", "qk_head_dim", "hc_magnitude", "hc_eps", "learnable_sink_init"}),
     # Lara Mini: removed by its config class; Qwen3-Next's interval is not read (layer_types always set)
     "lara_mini": frozenset({"intermediate_size", "decoder_sparse_step", "mlp_only_layers", "full_attention_interval",
@@ -771,6 +773,9 @@ DEFAULTS: dict[str, dict] = {
                           qk_rope_head_dim=64, v_head_dim=128, moe_topk=12, n_routed_experts=512, zero_expert_num=256,
                           expert_ffn_hidden_size=2048, attention_bias=False, tie_word_embeddings=False,
                           max_position_embeddings=131072),
+    "cosmos3_edge_text": dict(vocab_size=131072, hidden_size=2048, intermediate_size=9216, num_hidden_layers=28,
+                              num_attention_heads=16, num_key_value_heads=8, head_dim=128, attention_bias=False,
+                              mlp_bias=False, tie_word_embeddings=False, max_position_embeddings=131072),
     # HY-V4-VL's decoder: HY-V4's block at its own defaults (its M-RoPE sections change no count)
     "hy_v4_vl_text": dict(vocab_size=120832, hidden_size=6144, intermediate_size=18432, moe_intermediate_size=2048,
                           num_hidden_layers=78, num_attention_heads=64, num_key_value_heads=64, n_routed_experts=256,
@@ -2126,6 +2131,18 @@ def _read_inkling2_loop_text(r: _Read) -> dict:
     return c
 
 
+def _read_cosmos3_edge_text(r: _Read) -> dict:
+    """Cosmos 3 Edge's decoder (NVIDIA): Llama's attention with M-RoPE and a plain ReLU² MLP (fc1, fc2), biased with
+    ``attention_bias`` / ``mlp_bias``; its checkpoints' video-generation branch (the *_moe_gen layers, the action and
+    time embedders) is dropped by transformers on load and not counted (said so)."""
+    c = _common(r)
+    ab = r.flag("attention_bias")
+    c.update(qkv_bias=ab, o_bias=ab, mlp="plain", mlp_bias=r.flag("mlp_bias"))
+    r.notes.append(Text(N_("cosmos3_edge_text: its checkpoints' generation branch (the *_moe_gen layers, the action and "
+                           "time embedders) is dropped by transformers on load: not counted")))
+    return c
+
+
 def _read_hrm_text(r: _Read) -> dict:
     """HRM-Text (Sapient): two stacks of ``num_layers_per_stack`` Llama layers with multi-head attention, a sigmoid gate
     per element on the attention output and parameter-free RMS norms; per high-level cycle (``H_cycles``) the low-level
@@ -3424,7 +3441,7 @@ _READERS = {
     "biogpt": _read_biogpt, "deepseek_v4": _read_deepseek_v4, "mellum": _read_mellum, "nanochat": _read_nanochat,
     "hyperclovax": _read_hyperclovax, "flint": _read_flint, "axk1": _read_axk1, "axk2": _read_axk2, "beam": _read_beam,
     "lara_mini": _read_lara_mini, "olmo_hybrid": _read_olmo_hybrid, "recurrent_gemma": _read_recurrent_gemma, "apertus1p5_text": _read_apertus1p5_text, "hy_v4": _read_hy_v4,
-    "hy_v4_vl_text": _read_hy_v4,
+    "hy_v4_vl_text": _read_hy_v4, "cosmos3_edge_text": _read_cosmos3_edge_text,
     "longcat_flash": _read_longcat_flash, "minimax": _read_minimax, "kimi_linear": _read_kimi_linear,
     "bailing_hybrid": _read_bailing_hybrid, "cohere_compass_text": _read_cohere, "mamba": _read_mamba,
     "minimax_m3_vl_text": _read_minimax_m3_vl_text, "mllama_text_model": _read_mllama_text_model,

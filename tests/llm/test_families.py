@@ -2092,3 +2092,28 @@ def test_hy_v4_vl_counts_its_hy_v4_decoder():
     cfg, info = read_config(json.loads(big.to_json_string()))
     assert info["unknown_keys"] == [] and cfg.params == sum(
         p.numel() for n, p in full.named_parameters() if ".language_model." in f".{n}" or n.startswith("lm_head"))
+
+
+def test_cosmos3_edge_counts_its_decoder():
+    """Cosmos 3 Edge (cosmos3_edge): Llama's attention with M-RoPE and a plain ReLU² MLP, biased here, from its
+    text_config, exact to the parameter and the FLOP against the wrapper's own class on a text prompt; the vision tower
+    named and the generation branch its checkpoints carry noted, neither counted; the class defaults' decoder equal to
+    numel() on the meta device (1,946,273,792)."""
+    from transformers import AutoModelForImageTextToText
+
+    text = dict(B, head_dim=16, attention_bias=True, mlp_bias=True, pad_token_id=None, bos_token_id=None,
+                eos_token_id=None, rope_parameters={"rope_type": "default", "rope_theta": 1e4, "mrope_section": [4, 2, 2]})
+    vision = dict(hidden_size=32, intermediate_size=48, num_hidden_layers=1, num_attention_heads=2, patch_size=4)
+    torch.manual_seed(0)
+    hf = AutoConfig.for_model("cosmos3_edge", text_config=text, vision_config=vision)
+    model = AutoModelForImageTextToText.from_config(hf, attn_implementation="eager").eval()
+    cfg, info = read_config(json.loads(hf.to_json_string()))
+    assert info["wrapper"] == "cosmos3_edge" and info["unknown_keys"] == [] and cfg.mlp == "plain"
+    assert any("generation branch" in str(n) for n in info["notes"])
+    _decoder_is_exact(model, cfg)
+    big = AutoConfig.for_model("cosmos3_edge")
+    with torch.device("meta"):
+        full = AutoModelForImageTextToText.from_config(big)
+    decoder = sum(p.numel() for n, p in full.named_parameters()
+                  if ".language_model." in f".{n}" or n.startswith("lm_head"))
+    assert read_config(json.loads(big.to_json_string()))[0].params == decoder == 1_946_273_792
