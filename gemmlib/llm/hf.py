@@ -58,7 +58,7 @@ SUPPORTED_MODEL_TYPES = (
     "recurrent_gemma", "phi4_multimodal",
     "gpt_neox_japanese", "rwkv", "mistral4", "inkling_text", "inkling_mm_model", "inkling2_text", "inkling2",
     "inkling2_loop_text", "inkling2_loop", "dory", "hrm_text", "hy_v4_vl_text", "hy_v4_vl", "cosmos3_edge_text",
-    "cosmos3_edge",
+    "cosmos3_edge", "glm_ocr_text", "glm_ocr",
     "apertus1p5_text", "apertus1p5", "hy_v4", "longcat_flash", "minimax", "kimi_linear", "bailing_hybrid",
     "cohere_compass_text", "cohere_compass", "mamba", "falcon_mamba", "mamba2", "bitnet", "aria_text", "aria", "xglm", "ctrl", "emu3",
     "minimax_m3_vl_text", "minimax_m3_vl", "mllama_text_model", "mllama",
@@ -114,6 +114,7 @@ ARCHITECTURES = {
     "Inkling2ForConditionalGeneration": "inkling2", "Inkling2LoopForCausalLM": "inkling2_loop_text",
     "Inkling2LoopForConditionalGeneration": "inkling2_loop", "DoryForCausalLM": "dory", "HrmTextForCausalLM": "hrm_text",
     "HYV4VLForConditionalGeneration": "hy_v4_vl", "Cosmos3EdgeForConditionalGeneration": "cosmos3_edge",
+    "GlmOcrForConditionalGeneration": "glm_ocr",
     "InklingForConditionalGeneration": "inkling_mm_model",
     "Apertus1p5TextForCausalLM": "apertus1p5_text", "Apertus1p5ForConditionalGeneration": "apertus1p5",
     "HYV4ForCausalLM": "hy_v4", "LongcatFlashForCausalLM": "longcat_flash", "MiniMaxForCausalLM": "minimax",
@@ -127,12 +128,12 @@ ARCHITECTURES = {
     "MllamaForConditionalGeneration": "mllama",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
-_WRAPPERS = {"cosmos3_edge": "cosmos3_edge_text", "hy_v4_vl": "hy_v4_vl_text", "inkling_mm_model": "inkling_text", "inkling2": "inkling2_text", "inkling2_loop": "inkling2_loop_text", "internvl_chat": "", "molmo2": "molmo2_text", "granite_docling": "granite_docling_text", "deepseek_ocr2": "deepseek_ocr2_text", "paddleocr_vl": "paddleocr_vl_text", "glmga": "glm4v_text", "qwen2_5_omni_thinker": "qwen2_5_omni_text", "qwen3_omni_moe_thinker": "qwen3_omni_moe_text", "hunyuan_vl": "hunyuan_vl_text", "qwen2_vl": "qwen2_vl_text", "qwen2_5_vl": "qwen2_5_vl_text", "glm4v": "glm4v_text", "glm46v": "glm4v_text",
+_WRAPPERS = {"glm_ocr": "glm_ocr_text", "cosmos3_edge": "cosmos3_edge_text", "hy_v4_vl": "hy_v4_vl_text", "inkling_mm_model": "inkling_text", "inkling2": "inkling2_text", "inkling2_loop": "inkling2_loop_text", "internvl_chat": "", "molmo2": "molmo2_text", "granite_docling": "granite_docling_text", "deepseek_ocr2": "deepseek_ocr2_text", "paddleocr_vl": "paddleocr_vl_text", "glmga": "glm4v_text", "qwen2_5_omni_thinker": "qwen2_5_omni_text", "qwen3_omni_moe_thinker": "qwen3_omni_moe_text", "hunyuan_vl": "hunyuan_vl_text", "qwen2_vl": "qwen2_vl_text", "qwen2_5_vl": "qwen2_5_vl_text", "glm4v": "glm4v_text", "glm46v": "glm4v_text",
              "glm4v_moe": "glm4v_moe_text", "minimax_m3_vl": "minimax_m3_vl_text", "mllama": "mllama_text_model", "aria": "aria_text", "emu3": "emu3_text_model", "apertus1p5": "apertus1p5_text", "cohere_compass": "cohere_compass_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
              "qwen3_vl_moe": "qwen3_vl_moe_text", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text"}
 # Wrappers whose top-level tie_word_embeddings (default False) decides whether the LM head is tied, whatever
 # the text_config says (transformers 5.24 ties by the top-level config).
-_TIE_FROM_TOP = {"molmo2": False, "glmga": False, "qwen2_5_omni_thinker": False, "qwen3_omni_moe_thinker": False, "glm4v": False, "glm46v": False, "glm4v_moe": False, "apertus1p5": False, "cohere_compass": False, "qwen3_vl": False, "qwen3_vl_moe": False, "qwen3_5": False, "qwen3_5_moe": False, "mistral3": True}
+_TIE_FROM_TOP = {"glm_ocr": False, "molmo2": False, "glmga": False, "qwen2_5_omni_thinker": False, "qwen3_omni_moe_thinker": False, "glm4v": False, "glm46v": False, "glm4v_moe": False, "apertus1p5": False, "cohere_compass": False, "qwen3_vl": False, "qwen3_vl_moe": False, "qwen3_5": False, "qwen3_5_moe": False, "mistral3": True}
 # Old spellings of a family.
 _LEGACY = {"refinedweb": "falcon", "refinedwebmodel": "falcon"}
 
@@ -268,7 +269,8 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     # HY-V4: head dims derive from nope + rope; its routing groups, the iHC output scale and the sinks' initial value
     # change no count
     "hy_v4": frozenset({"head_dim", "qk_head_dim", "hc_magnitude", "hc_eps", "learnable_sink_init"}),
-    "cosmos3_edge_text": frozenset({"projector_hidden_size", "pretraining_tp"}),  # (the wrapper's projector width)
+    "cosmos3_edge_text": frozenset({"projector_hidden_size", "pretraining_tp"}),
+    "glm_ocr_text": frozenset({"attention_bias"}),  # (GLM-OCR's q/k/v projections have no bias, whatever it says)  # (the wrapper's projector width)
     "hy_v4_vl_text": frozenset({"head_dim", "qk_head_dim", "hc_magnitude", "hc_eps", "learnable_sink_init"}),
     # Lara Mini: removed by its config class; Qwen3-Next's interval is not read (layer_types always set)
     "lara_mini": frozenset({"intermediate_size", "decoder_sparse_step", "mlp_only_layers", "full_attention_interval",
@@ -773,6 +775,8 @@ DEFAULTS: dict[str, dict] = {
                           qk_rope_head_dim=64, v_head_dim=128, moe_topk=12, n_routed_experts=512, zero_expert_num=256,
                           expert_ffn_hidden_size=2048, attention_bias=False, tie_word_embeddings=False,
                           max_position_embeddings=131072),
+    "glm_ocr_text": dict(vocab_size=59392, hidden_size=1024, intermediate_size=4096, num_hidden_layers=16,
+                         num_attention_heads=16, num_key_value_heads=8, max_position_embeddings=131072),
     "cosmos3_edge_text": dict(vocab_size=131072, hidden_size=2048, intermediate_size=9216, num_hidden_layers=28,
                               num_attention_heads=16, num_key_value_heads=8, head_dim=128, attention_bias=False,
                               mlp_bias=False, tie_word_embeddings=False, max_position_embeddings=131072),
@@ -1613,6 +1617,17 @@ def _read_glm(r: _Read) -> dict:
     c.update(qkv_bias=r.flag("attention_bias", True), fused_gate_up=True)
     if r.family == "glm4":
         c["norms_per_layer"] = 4
+    return c
+
+
+def _read_glm_ocr_text(r: _Read) -> dict:
+    """GLM-OCR's decoder: GLM-4.1V's (GLM-4-0414's block: one gate|up matrix, four norms a layer, M-RoPE) with no q/k/v
+    bias; the layer after the last its checkpoint stores (multi-token prediction) is not loaded by transformers and
+    not counted."""
+    c = _common(r)
+    c.update(fused_gate_up=True, norms_per_layer=4)
+    r.notes.append(Text(N_("glm_ocr_text: the layer its checkpoint stores after the last (multi-token prediction) is not "
+                           "loaded by transformers: not counted")))
     return c
 
 
@@ -3441,7 +3456,7 @@ _READERS = {
     "biogpt": _read_biogpt, "deepseek_v4": _read_deepseek_v4, "mellum": _read_mellum, "nanochat": _read_nanochat,
     "hyperclovax": _read_hyperclovax, "flint": _read_flint, "axk1": _read_axk1, "axk2": _read_axk2, "beam": _read_beam,
     "lara_mini": _read_lara_mini, "olmo_hybrid": _read_olmo_hybrid, "recurrent_gemma": _read_recurrent_gemma, "apertus1p5_text": _read_apertus1p5_text, "hy_v4": _read_hy_v4,
-    "hy_v4_vl_text": _read_hy_v4, "cosmos3_edge_text": _read_cosmos3_edge_text,
+    "hy_v4_vl_text": _read_hy_v4, "cosmos3_edge_text": _read_cosmos3_edge_text, "glm_ocr_text": _read_glm_ocr_text,
     "longcat_flash": _read_longcat_flash, "minimax": _read_minimax, "kimi_linear": _read_kimi_linear,
     "bailing_hybrid": _read_bailing_hybrid, "cohere_compass_text": _read_cohere, "mamba": _read_mamba,
     "minimax_m3_vl_text": _read_minimax_m3_vl_text, "mllama_text_model": _read_mllama_text_model,

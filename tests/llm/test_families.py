@@ -2117,3 +2117,23 @@ def test_cosmos3_edge_counts_its_decoder():
     decoder = sum(p.numel() for n, p in full.named_parameters()
                   if ".language_model." in f".{n}" or n.startswith("lm_head"))
     assert read_config(json.loads(big.to_json_string()))[0].params == decoder == 1_946_273_792
+
+
+def test_glm_ocr_counts_its_decoder():
+    """GLM-OCR (glm_ocr): GLM-4.1V's decoder without q/k/v biases from its text_config, exact to the parameter and the
+    FLOP against the wrapper's own class on a text prompt; the vision tower named, not counted; the class defaults'
+    decoder equal to numel() on the meta device."""
+    from transformers import AutoModelForImageTextToText
+
+    text = dict(B, head_dim=16, pad_token_id=None, rope_parameters=_GLM_MROPE)
+    torch.manual_seed(0)
+    hf = AutoConfig.for_model("glm_ocr", text_config=text, vision_config=dict(_TINY_TOWER))
+    model = AutoModelForImageTextToText.from_config(hf, attn_implementation="eager").eval()
+    cfg, info = read_config(json.loads(hf.to_json_string()))
+    assert info["wrapper"] == "glm_ocr" and info["unknown_keys"] == [] and not cfg.qkv_bias
+    _decoder_is_exact(model, cfg)
+    big = AutoConfig.for_model("glm_ocr")
+    with torch.device("meta"):
+        full = AutoModelForImageTextToText.from_config(big)
+    assert read_config(json.loads(big.to_json_string()))[0].params == sum(
+        p.numel() for n, p in full.named_parameters() if ".language_model." in f".{n}" or n.startswith("lm_head"))
