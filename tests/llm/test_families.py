@@ -2137,3 +2137,28 @@ def test_glm_ocr_counts_its_decoder():
         full = AutoModelForImageTextToText.from_config(big)
     assert read_config(json.loads(big.to_json_string()))[0].params == sum(
         p.numel() for n, p in full.named_parameters() if ".language_model." in f".{n}" or n.startswith("lm_head"))
+
+
+def test_muse_glimmer_counts_its_decoder():
+    """Muse Glimmer (muse_glimmer): Gemma 2's sandwich block with Afmoe's gated attention, parameter-free q/k norms and
+    biases here, every fourth layer counted back from the last full, from its text_config — exact to the parameter and
+    the FLOP against the wrapper's own class on a text prompt; the vision tower named, not counted; the class
+    defaults' decoder equal to numel() on the meta device (27,854,780,928)."""
+    from transformers import AutoModelForImageTextToText
+
+    text = dict(B, num_hidden_layers=5, head_dim=16, sliding_window=4, attention_bias=True, pad_token_id=None,
+                bos_token_id=None, eos_token_id=None)
+    vision = dict(hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=2, patch_size=4,
+                  layer_types=["window_attention", "full_attention"], pos_emb_height=4, pos_emb_width=4)
+    torch.manual_seed(0)
+    hf = AutoConfig.for_model("muse_glimmer", text_config=text, vision_config=vision, projector_hidden_size=48)
+    model = AutoModelForImageTextToText.from_config(hf, attn_implementation="eager").eval()
+    cfg, info = read_config(json.loads(hf.to_json_string()))
+    assert info["wrapper"] == "muse_glimmer" and info["unknown_keys"] == [] and cfg.layer_types == "FSSSF"
+    _decoder_is_exact(model, cfg)
+    big = AutoConfig.for_model("muse_glimmer")
+    with torch.device("meta"):
+        full = AutoModelForImageTextToText.from_config(big)
+    decoder = sum(p.numel() for n, p in full.named_parameters()
+                  if ".language_model." in f".{n}" or n.startswith("lm_head"))
+    assert read_config(json.loads(big.to_json_string()))[0].params == decoder == 27_854_780_928
