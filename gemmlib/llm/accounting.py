@@ -95,7 +95,7 @@ OP_NAMES = ("attn_res", "loop_gate_down", "loop_gate_up", "norm_gate_down", "nor
             "kda_f_a", "kda_f_b", "kda_g_a", "kda_g_b", "kda_f", "kda_g", "rg_input_gate", "rg_recurrent_gate",
             "x_proj", "dt_proj", "ssm_chunks", "ssm_scan_out", "out_proj",
             "index_q", "index_k", "index_weights", "index_scores", "index_reduce",
-            "router", "gate_proj", "up_proj", "down_proj", "shared_gate_proj", "shared_up_proj", "shared_down_proj",
+            "router", "expert_in_proj", "gate_proj", "up_proj", "down_proj", "expert_out_proj", "shared_gate_proj", "shared_up_proj", "shared_down_proj",
             "shared_expert_gate", "dense_gate_proj", "dense_up_proj", "dense_down_proj", "mlp_conv", "per_layer_model_proj",
             "per_layer_gate", "per_layer_proj", "altup_proj", "altup_router", "altup_predict", "altup_mix",
             "altup_correct", "laurel_left", "laurel_right", "altup_unembed", "hc_pre", "hc_mix", "hc_head", "lm_head")
@@ -180,6 +180,8 @@ SHARDING: dict[str, str] = {
     # on the whole hidden state
     "sink_proj": "column", "kv_conv_taps": "column", "kv_conv_dynamic": "heads", "attn_res": "replicated",
     "loop_gate_down": "replicated", "loop_gate_up": "replicated",
+    # Muse Spark's latent mixture: the projections to and from the experts' width split their inner dimension
+    "expert_in_proj": "column", "expert_out_proj": "row",
 }
 # Ops that are routed experts (in a mixture of experts) — for expert parallelism.
 EXPERT_OPS = ("gate_proj", "up_proj", "down_proj")
@@ -950,11 +952,20 @@ def _mlp_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, mkind: st
                                                slots=cfg.experts_per_token, experts=e, zero=cfg.zero_experts)])
     e_runs = runs * per_token
     names = ("gate_proj", "up_proj") if cfg.mlp == "gated" else ("up_proj",)
+    ew = cfg.expert_width  # (a latent mixture's experts run narrower than the hidden state)
+    if cfg.expert_hidden:
+        ops.append(_linear("expert_in_proj", m=tokens, k=d, n=ew, runs=runs, weight_reads=runs,
+                           w_bytes=sz.w("expert_in_proj", "M"), **lin,
+                           note=Text(N_("a latent mixture: every token projected to the experts' width {w}"), w=ew)))
     for nm in names:
-        ops.append(_linear(nm, m=tokens, k=d, n=fe, runs=e_runs, weight_reads=runs, w_bytes=sz.w(nm, "M"),
+        ops.append(_linear(nm, m=tokens, k=ew, n=fe, runs=e_runs, weight_reads=runs, w_bytes=sz.w(nm, "M"),
                            note=e_note, weight_copies=reached, routed=True, kernels=runs, **lin))
-    ops.append(_linear("down_proj", m=tokens, k=fe, n=d, runs=e_runs, weight_reads=runs, w_bytes=sz.w("down_proj", "M"),
+    ops.append(_linear("down_proj", m=tokens, k=fe, n=ew, runs=e_runs, weight_reads=runs, w_bytes=sz.w("down_proj", "M"),
                        note=e_note, weight_copies=reached, routed=True, kernels=runs, **lin))
+    if cfg.expert_hidden:
+        ops.append(_linear("expert_out_proj", m=tokens, k=ew, n=d, runs=runs, weight_reads=runs,
+                           w_bytes=sz.w("expert_out_proj", "M"), **lin,
+                           note=Text(N_("a latent mixture: the experts' sum projected back to the hidden size"))))
     fs = cfg.shared_expert_ffn
     if fs:
         for nm in ("shared_gate_proj", "shared_up_proj") if cfg.mlp == "gated" else ("shared_up_proj",):

@@ -108,7 +108,7 @@ _NAMES = {
 # Families whose routed experts are stored as two 3-D parameters (gate_up_proj [E, 2f, h], down_proj [E, h, f]).
 _EXPERTS_3D = ("gpt_oss", "gemma4_text", "aria_text", "minimax_m3_vl_text")
 # Families whose modeling code keeps the router's weight in fp32 (_keep_in_fp32_modules_strict "gate.weight").
-_FP32_ROUTER = ("axk2", "inkling2_text", "inkling2_loop_text")
+_FP32_ROUTER = ("axk2", "inkling2_text", "inkling2_loop_text", "muse_spark_text")
 # AutoAWQ stores a per-layer activation scale (ScaledActivation) for these families.
 _AWQ_SCALED_ACT = ("starcoder2", "falcon", "gpt_neox", "gpt_bigcode")
 
@@ -258,9 +258,13 @@ def _mlp(cfg: ModelConfig, i: int, n: dict, kind: str) -> list[Linear]:
         out.append(Linear(f"{p}.{n['mlp']}.{n['down']}", "mlp", h, f, cfg.mlp_bias, i, ((d, h),)))
         return out
     m, fe, e = f"{p}.{n['moe']}" if n["moe"] else p, cfg.expert_ffn, cfg.experts
+    h = cfg.expert_width  # (the experts of a latent mixture read and write its narrower width)
     r = cfg.router_width  # zero-computation experts (LongCat-Flash) have router rows and no weights
-    out.append(Linear(f"{m}.{n['router']}", "router", r, h, cfg.router_bias, i, (("router", r),),
+    out.append(Linear(f"{m}.{n['router']}", "router", r, cfg.hidden, cfg.router_bias, i, (("router", r),),
                       storage="float32" if cfg.family in _FP32_ROUTER else ""))
+    if cfg.expert_hidden:  # Muse Spark: the projections to and from the experts' width
+        out += [Linear(f"{m}.pre_expert_proj", "mlp", h, cfg.hidden, False, i, (("expert_in_proj", h),)),
+                Linear(f"{m}.post_expert_proj", "mlp", cfg.hidden, h, False, i, (("expert_out_proj", cfg.hidden),))]
     if cfg.fused_gate_up and cfg.family in _EXPERTS_3D:  # 3-D [E, h, 2f] and [E, f, h] parameters
         out += [Linear(f"{m}.experts.gate_up_proj", "expert", 2 * fe, h, cfg.expert_bias, i,
                        (("gate_proj", fe), ("up_proj", fe)), count=e, fused_experts="gate_up_proj"),
@@ -273,7 +277,7 @@ def _mlp(cfg: ModelConfig, i: int, n: dict, kind: str) -> list[Linear]:
         out += [Linear(f"{m}.experts.0.{n['egate']}", "expert", fe, h, cfg.expert_bias, i, (("gate_proj", fe),), count=e),
                 Linear(f"{m}.experts.0.{n['eup']}", "expert", fe, h, cfg.expert_bias, i, (("up_proj", fe),), count=e),
                 Linear(f"{m}.experts.0.{n['edown']}", "expert", h, fe, cfg.expert_bias, i, (("down_proj", h),), count=e)]
-    fs = cfg.shared_expert_ffn
+    h, fs = cfg.hidden, cfg.shared_expert_ffn  # (a shared expert runs at the hidden size)
     if fs:
         s = f"{m}.{n['shared']}"
         if cfg.mlp == "gated":
@@ -427,6 +431,10 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
             rows.append((f"{prefix}.router.scales", h + cfg.experts, ""))
         if moe and cfg.router_score_bias and not hashed:
             rows.append((f"{prefix}.e_score_correction_bias", cfg.routed_choices, "float32"))
+        if moe and cfg.expert_hidden:  # Muse Spark: the latent mixture's norms before and after the experts
+            rows.append((f"{prefix}.mlp.expert_norms", 2 * cfg.expert_hidden * nw, ""))
+        if cfg.residual_gates:  # Muse Spark: a gate per channel on each residual add (fp32)
+            rows.append((f"{prefix}.residual_gates", 2 * h, "float32"))
         if moe and cfg.router_global_scale:  # Inkling: one scalar on the routing weights (fp32)
             rows.append((f"{prefix}.gate.global_scale", 1, "float32"))
         if cfg.short_conv and akind in ATTENTION_LETTERS:  # Inkling's k/v/attention/MLP convolutions, kept in fp32

@@ -347,6 +347,11 @@ class ModelConfig:
     # half (the high-level one) hrm_cycles times, each run with its own cache; a learned initial state of the low level
     hrm_cycles: int = 0
     hrm_low_cycles: int = 0
+    # ----- Muse Spark ---------------------------------------------------------------------------------
+    expert_hidden: int = 0  # a latent mixture: the experts run at this width, the hidden state projected down
+    # (pre_expert_proj, then a norm) before them and back up (post_expert_proj) after, each expert's output normed;
+    # 0: the experts run at the hidden size
+    residual_gates: bool = False  # a learned gate per hidden channel on each of a layer's two residual adds (fp32)
     # ----- Dory ---------------------------------------------------------------------------------------
     attn_scale_params: int = 0  # learned scales per attention layer beyond its projections and norms (Dory: sqk and
     # s_gate on the heads' width, the residual rates lambda_1 and lambda_2 on the hidden state)
@@ -363,7 +368,7 @@ class ModelConfig:
                   "altup_inputs", "laurel_rank", "o_groups", "o_lora_rank", "csa_rate", "hca_rate",
                   "hyper_streams", "hash_layers", "output_vocab", "zero_experts", "index_block", "short_conv",
                   "rel_bias", "rel_extent", "router_sinks", "gated_norm_rank", "attn_res_block", "loop_start",
-                  "loop_end", "loop_gate_rank", "attn_scale_params", "hrm_cycles", "hrm_low_cycles"):
+                  "loop_end", "loop_gate_rank", "attn_scale_params", "hrm_cycles", "hrm_low_cycles", "expert_hidden"):
             object.__setattr__(self, f, _whole(f, getattr(self, f), minimum=0))
         for f in ("norms_per_layer", "loop_passes"):
             object.__setattr__(self, f, _whole(f, getattr(self, f)))
@@ -429,7 +434,7 @@ class ModelConfig:
                   "full_k_eq_v", "k_eq_v", "router_scales", "kv_reused", "sliding_sinks_only", "embedding_norm",
                   "compressed_attention", "attn_gate_bias", "hyper_mix", "ffn_norm", "router_global_scale",
                   "q_gate_latent", "clip_norms", "sink_proj", "qkv_input_norms", "dynamic_kv_conv",
-                  "loop_shared_cache", "logit_scale"):
+                  "loop_shared_cache", "logit_scale", "residual_gates"):
             if not isinstance(getattr(self, f), bool):
                 raise InputError(N_("{field} must be true or false, got {value!r}"),
                                  field=f, value=getattr(self, f))
@@ -940,14 +945,25 @@ class ModelConfig:
         return (2 * self.layers * (per * n * d + (0 if matmul else per + (3 if self.hyper_mix else 2)))
                 + n * n * d + (0 if matmul else n + 1))
 
-    def _mlp_params(self, width: int | None = None, bias: bool | None = None) -> int:
-        """One dense MLP (default: ffn wide, with mlp_bias)."""
+    def _mlp_params(self, width: int | None = None, bias: bool | None = None, hidden: int | None = None) -> int:
+        """One dense MLP (default: ffn wide, with mlp_bias, at the hidden size)."""
         f = self.ffn if width is None else width
         b = self.mlp_bias if bias is None else bias
-        p = self.mlp_mats * self.hidden * f
+        h = self.hidden if hidden is None else hidden
+        p = self.mlp_mats * h * f
         if b:
-            p += (self.mlp_mats - 1) * f + self.hidden
+            p += (self.mlp_mats - 1) * f + h
         return p
+
+    @property
+    def expert_width(self) -> int:
+        """The width the routed experts read and write: the hidden size, or a latent mixture's (Muse Spark)."""
+        return self.expert_hidden or self.hidden
+
+    def _latent_moe_params(self) -> int:
+        """A latent mixture's projections down and up and its two norms (Muse Spark), per MoE layer."""
+        m = self.expert_hidden
+        return 2 * self.hidden * m + 2 * m * self.norm_weights if m else 0
 
     def _cross_params(self) -> int:
         """One cross-attention layer (X) besides its norms: q/k/v/o (the keys and values from the vision tokens, as
@@ -958,7 +974,7 @@ class ModelConfig:
 
     def _expert_params(self) -> int:
         """One routed expert."""
-        return self._mlp_params(self.expert_ffn, self.expert_bias)
+        return self._mlp_params(self.expert_ffn, self.expert_bias, self.expert_width)
 
     def _router_params(self) -> int:
         if not self.is_moe:
@@ -995,6 +1011,8 @@ class ModelConfig:
             "per_layer_inputs": self._per_layer_input_params(),
             "altup_laurel": self._altup_laurel_params(),
             "shared_experts": moe * self._shared_params(),
+            "latent_moe": moe * self._latent_moe_params(),
+            "residual_gates": 2 * self.layers * self.hidden if self.residual_gates else 0,
             "router": moe * self._router_params(),
             "norms": (self.layers * self.norms_per_layer + moe * self.moe_norms + 1 + self.embedding_norm
                       + (2 * self.attention_kinds.count("F") if self.qkv_input_norms else 0))
@@ -1178,7 +1196,8 @@ class ModelConfig:
         indexer = (self.attention_kinds.count("I") * (self._indexer_params() - 2 * self.index_head_dim)
                    if self.is_dsa or self.is_block_sparse else 0)
         mats = self.mlp_mats
-        per_moe = (self._routed_experts_run() * mats * h * self.expert_ffn + h * self.router_width
+        per_moe = (self._routed_experts_run() * mats * self.expert_width * self.expert_ffn + h * self.router_width
+                   + 2 * h * self.expert_hidden
                    + mats * h * self.shared_expert_ffn + (h if self.shared_expert_gate else 0))
         mixers = self.mixer_layer_count * self.mixer.matmul_params(h) if self.mixer else 0
         attn = self._per_kind(lambda c, k: c._attn_matmul_params() if k in ATTENTION_LETTERS else 0)

@@ -57,8 +57,8 @@ SUPPORTED_MODEL_TYPES = (
     "deepseek_v4", "mellum", "nanochat", "hyperclovax", "flint", "axk1", "axk2", "beam", "lara_mini", "olmo_hybrid",
     "recurrent_gemma", "phi4_multimodal",
     "gpt_neox_japanese", "rwkv", "mistral4", "inkling_text", "inkling_mm_model", "inkling2_text", "inkling2",
-    "inkling2_loop_text", "inkling2_loop", "dory", "hrm_text", "hy_v4_vl_text", "hy_v4_vl", "cosmos3_edge_text",
-    "cosmos3_edge", "glm_ocr_text", "glm_ocr", "muse_glimmer_text", "muse_glimmer",
+    "inkling2_loop_text", "inkling2_loop", "dory", "hrm_text", "hy_v4_vl", "cosmos3_edge", "glm_ocr", "muse_glimmer",
+    "muse_spark",
     "apertus1p5_text", "apertus1p5", "hy_v4", "longcat_flash", "minimax", "kimi_linear", "bailing_hybrid",
     "cohere_compass_text", "cohere_compass", "mamba", "falcon_mamba", "mamba2", "bitnet", "aria_text", "aria", "xglm", "ctrl", "emu3",
     "minimax_m3_vl_text", "minimax_m3_vl", "mllama_text_model", "mllama",
@@ -115,6 +115,7 @@ ARCHITECTURES = {
     "Inkling2LoopForConditionalGeneration": "inkling2_loop", "DoryForCausalLM": "dory", "HrmTextForCausalLM": "hrm_text",
     "HYV4VLForConditionalGeneration": "hy_v4_vl", "Cosmos3EdgeForConditionalGeneration": "cosmos3_edge",
     "GlmOcrForConditionalGeneration": "glm_ocr", "MuseGlimmerForConditionalGeneration": "muse_glimmer",
+    "MuseSparkForConditionalGeneration": "muse_spark",
     "InklingForConditionalGeneration": "inkling_mm_model",
     "Apertus1p5TextForCausalLM": "apertus1p5_text", "Apertus1p5ForConditionalGeneration": "apertus1p5",
     "HYV4ForCausalLM": "hy_v4", "LongcatFlashForCausalLM": "longcat_flash", "MiniMaxForCausalLM": "minimax",
@@ -128,7 +129,7 @@ ARCHITECTURES = {
     "MllamaForConditionalGeneration": "mllama",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
-_WRAPPERS = {"muse_glimmer": "muse_glimmer_text", "glm_ocr": "glm_ocr_text", "cosmos3_edge": "cosmos3_edge_text", "hy_v4_vl": "hy_v4_vl_text", "inkling_mm_model": "inkling_text", "inkling2": "inkling2_text", "inkling2_loop": "inkling2_loop_text", "internvl_chat": "", "molmo2": "molmo2_text", "granite_docling": "granite_docling_text", "deepseek_ocr2": "deepseek_ocr2_text", "paddleocr_vl": "paddleocr_vl_text", "glmga": "glm4v_text", "qwen2_5_omni_thinker": "qwen2_5_omni_text", "qwen3_omni_moe_thinker": "qwen3_omni_moe_text", "hunyuan_vl": "hunyuan_vl_text", "qwen2_vl": "qwen2_vl_text", "qwen2_5_vl": "qwen2_5_vl_text", "glm4v": "glm4v_text", "glm46v": "glm4v_text",
+_WRAPPERS = {"muse_spark": "muse_spark_text", "muse_glimmer": "muse_glimmer_text", "glm_ocr": "glm_ocr_text", "cosmos3_edge": "cosmos3_edge_text", "hy_v4_vl": "hy_v4_vl_text", "inkling_mm_model": "inkling_text", "inkling2": "inkling2_text", "inkling2_loop": "inkling2_loop_text", "internvl_chat": "", "molmo2": "molmo2_text", "granite_docling": "granite_docling_text", "deepseek_ocr2": "deepseek_ocr2_text", "paddleocr_vl": "paddleocr_vl_text", "glmga": "glm4v_text", "qwen2_5_omni_thinker": "qwen2_5_omni_text", "qwen3_omni_moe_thinker": "qwen3_omni_moe_text", "hunyuan_vl": "hunyuan_vl_text", "qwen2_vl": "qwen2_vl_text", "qwen2_5_vl": "qwen2_5_vl_text", "glm4v": "glm4v_text", "glm46v": "glm4v_text",
              "glm4v_moe": "glm4v_moe_text", "minimax_m3_vl": "minimax_m3_vl_text", "mllama": "mllama_text_model", "aria": "aria_text", "emu3": "emu3_text_model", "apertus1p5": "apertus1p5_text", "cohere_compass": "cohere_compass_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
              "qwen3_vl_moe": "qwen3_vl_moe_text", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text"}
 # Wrappers whose top-level tie_word_embeddings (default False) decides whether the LM head is tied, whatever
@@ -274,7 +275,9 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     # Muse Glimmer: scales, epsilons and per-layer rotary bases (NoPE layers: no weight, no FLOP FlopCounterMode counts);
     # the wrapper's projector keys
     "muse_glimmer_text": frozenset({"qk_scale_factor", "output_multiplier", "post_norm_eps", "out_hidden_size",
-                                    "projector_hidden_size", "projector_hidden_act"}),  # (GLM-OCR's q/k/v projections have no bias, whatever it says)  # (the wrapper's projector width)
+                                    "projector_hidden_size", "projector_hidden_act"}),
+    "muse_spark_text": frozenset({"qk_scale_factor", "output_multiplier", "post_norm_eps", "out_hidden_size",
+                                  "projector_hidden_size", "projector_hidden_act", "residual_gate_temperature"}),  # (GLM-OCR's q/k/v projections have no bias, whatever it says)  # (the wrapper's projector width)
     "hy_v4_vl_text": frozenset({"head_dim", "qk_head_dim", "hc_magnitude", "hc_eps", "learnable_sink_init"}),
     # Lara Mini: removed by its config class; Qwen3-Next's interval is not read (layer_types always set)
     "lara_mini": frozenset({"intermediate_size", "decoder_sparse_step", "mlp_only_layers", "full_attention_interval",
@@ -782,6 +785,11 @@ DEFAULTS: dict[str, dict] = {
     "muse_glimmer_text": dict(vocab_size=202048, hidden_size=6656, intermediate_size=19968, num_hidden_layers=52,
                               num_attention_heads=32, num_key_value_heads=2, head_dim=128, sliding_window=2048,
                               attention_bias=False, tie_word_embeddings=False, max_position_embeddings=131072),
+    "muse_spark_text": dict(vocab_size=202048, hidden_size=8192, intermediate_size=16384, num_hidden_layers=62,
+                            num_attention_heads=128, num_key_value_heads=16, head_dim=64, sliding_window=2048,
+                            moe_intermediate_size=4096, num_local_experts=256, num_experts_per_tok=8,
+                            moe_hidden_size=4096, attention_bias=False, tie_word_embeddings=False,
+                            max_position_embeddings=1048576),
     "glm_ocr_text": dict(vocab_size=59392, hidden_size=1024, intermediate_size=4096, num_hidden_layers=16,
                          num_attention_heads=16, num_key_value_heads=8, max_position_embeddings=131072),
     "cosmos3_edge_text": dict(vocab_size=131072, hidden_size=2048, intermediate_size=9216, num_hidden_layers=28,
@@ -1639,6 +1647,21 @@ def _read_muse_glimmer_text(r: _Read) -> dict:
     default = ["full_attention" if (layers - 1 - i) % 4 == 0 else "sliding_attention" for i in range(layers)]
     r.get("layer_rope_theta")  # (read: which layers rotate changes no count)
     _explicit_or(r, c, default if w else None, w)
+    return c
+
+
+def _read_muse_spark_text(r: _Read) -> dict:
+    """Muse Spark's decoder (Meta): Muse Glimmer's attention (and a parameter-free norm on its output) in a block whose
+    post-attention norm has no weight (three weighted norms a layer) and whose two residual adds each have a learned
+    gate per channel; dense layers or, by ``mlp_layer_types`` (all by default), a latent mixture — the hidden state
+    projected to ``moe_hidden_size`` and normed, routed experts at that width with a normed output, projected back —
+    routed in fp32 with a score-correction buffer."""
+    c = _read_muse_glimmer_text(r)
+    layers, fe = c["layers"], r.whole("moe_intermediate_size")
+    types = _type_list(r, "mlp_layer_types", {"sparse": "M", "dense": "D"}, layers)
+    c.update(norms_per_layer=3, residual_gates=True, experts=r.whole("num_local_experts"),
+             experts_per_token=r.whole("num_experts_per_tok"), expert_ffn=fe, expert_hidden=r.whole("moe_hidden_size"),
+             router_score_bias=True, moe_layers="".join(types) if types else "M" * layers)
     return c
 
 
@@ -3479,7 +3502,7 @@ _READERS = {
     "hyperclovax": _read_hyperclovax, "flint": _read_flint, "axk1": _read_axk1, "axk2": _read_axk2, "beam": _read_beam,
     "lara_mini": _read_lara_mini, "olmo_hybrid": _read_olmo_hybrid, "recurrent_gemma": _read_recurrent_gemma, "apertus1p5_text": _read_apertus1p5_text, "hy_v4": _read_hy_v4,
     "hy_v4_vl_text": _read_hy_v4, "cosmos3_edge_text": _read_cosmos3_edge_text, "glm_ocr_text": _read_glm_ocr_text,
-    "muse_glimmer_text": _read_muse_glimmer_text,
+    "muse_glimmer_text": _read_muse_glimmer_text, "muse_spark_text": _read_muse_spark_text,
     "longcat_flash": _read_longcat_flash, "minimax": _read_minimax, "kimi_linear": _read_kimi_linear,
     "bailing_hybrid": _read_bailing_hybrid, "cohere_compass_text": _read_cohere, "mamba": _read_mamba,
     "minimax_m3_vl_text": _read_minimax_m3_vl_text, "mllama_text_model": _read_mllama_text_model,

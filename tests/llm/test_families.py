@@ -2162,3 +2162,37 @@ def test_muse_glimmer_counts_its_decoder():
     decoder = sum(p.numel() for n, p in full.named_parameters()
                   if ".language_model." in f".{n}" or n.startswith("lm_head"))
     assert read_config(json.loads(big.to_json_string()))[0].params == decoder == 27_854_780_928
+
+
+def test_muse_spark_counts_its_latent_moe_decoder():
+    """Muse Spark (muse_spark): Muse Glimmer's attention in a block of three weighted norms and two gated residual adds,
+    a dense first layer, then latent mixtures — the hidden state projected to the experts' narrower width and normed,
+    each expert's output normed, projected back — from its text_config, exact to the parameter and the FLOP against
+    the wrapper's own class on a text prompt, its bf16 decoder (routers in fp32) to the byte; the vision and audio
+    towers named, not counted; the class defaults' decoder equal to numel() on the meta device."""
+    from transformers import AutoModelForImageTextToText
+
+    text = dict(B, num_hidden_layers=3, head_dim=16, sliding_window=4, moe_intermediate_size=24, num_local_experts=4,
+                num_experts_per_tok=2, moe_hidden_size=40, mlp_layer_types=["dense", "sparse", "sparse"],
+                pad_token_id=None, bos_token_id=None, eos_token_id=None)
+    vision = dict(hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=2, patch_size=4,
+                  layer_types=["window_attention", "full_attention"], pos_emb_height=4, pos_emb_width=4)
+    audio = dict(out_hidden_size=64, hidden_sizes=[8, 16], depths=[1, 1], patch_sizes=[16, 2], num_hidden_layers=2)
+    torch.manual_seed(0)
+    hf = AutoConfig.for_model("muse_spark", text_config=text, vision_config=vision, audio_config=audio,
+                              projector_hidden_size=48)
+    model = AutoModelForImageTextToText.from_config(hf, attn_implementation="eager",
+                                                     experts_implementation="eager").eval()
+    cfg, info = read_config(json.loads(hf.to_json_string()))
+    assert info["wrapper"] == "muse_spark" and info["unknown_keys"] == [] and cfg.expert_width == 40
+    assert cfg.moe_layers == "DMM" and any("audio tower" in str(n) for n in info["notes"])
+    _decoder_is_exact(model, cfg)
+    torch.manual_seed(0)
+    sd = AutoModelForImageTextToText.from_config(hf, dtype=torch.bfloat16).state_dict()
+    assert checkpoint_size(cfg, "bf16").bytes == sum(
+        t.nbytes for k, t in sd.items() if ".language_model." in f".{k}" or k.startswith("lm_head"))
+    big = AutoConfig.for_model("muse_spark")
+    with torch.device("meta"):
+        full = AutoModelForImageTextToText.from_config(big)
+    assert read_config(json.loads(big.to_json_string()))[0].params == sum(
+        p.numel() for n, p in full.named_parameters() if ".language_model." in f".{n}" or n.startswith("lm_head"))
