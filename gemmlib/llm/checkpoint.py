@@ -262,9 +262,11 @@ def _mlp(cfg: ModelConfig, i: int, n: dict, kind: str) -> list[Linear]:
     r = cfg.router_width  # zero-computation experts (LongCat-Flash) have router rows and no weights
     out.append(Linear(f"{m}.{n['router']}", "router", r, cfg.hidden, cfg.router_bias, i, (("router", r),),
                       storage="float32" if cfg.family in _FP32_ROUTER else ""))
-    if cfg.expert_hidden:  # Muse Spark: the projections to and from the experts' width
-        out += [Linear(f"{m}.pre_expert_proj", "mlp", h, cfg.hidden, False, i, (("expert_in_proj", h),)),
-                Linear(f"{m}.post_expert_proj", "mlp", cfg.hidden, h, False, i, (("expert_out_proj", cfg.hidden),))]
+    if cfg.expert_hidden:  # a latent mixture (Muse Spark, Nemotron-H): the projections to and from the experts' width
+        down, up = ("fc1_latent_proj", "fc2_latent_proj") if cfg.family == "nemotron_h" else ("pre_expert_proj",
+                                                                                             "post_expert_proj")
+        out += [Linear(f"{m}.{down}", "mlp", h, cfg.hidden, cfg.mlp_bias, i, (("expert_in_proj", h),)),
+                Linear(f"{m}.{up}", "mlp", cfg.hidden, h, cfg.mlp_bias, i, (("expert_out_proj", cfg.hidden),))]
     if cfg.fused_gate_up and cfg.family in _EXPERTS_3D:  # 3-D [E, h, 2f] and [E, f, h] parameters
         out += [Linear(f"{m}.experts.gate_up_proj", "expert", 2 * fe, h, cfg.expert_bias, i,
                        (("gate_proj", fe), ("up_proj", fe)), count=e, fused_experts="gate_up_proj"),
@@ -431,7 +433,7 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
             rows.append((f"{prefix}.router.scales", h + cfg.experts, ""))
         if moe and cfg.router_score_bias and not hashed:
             rows.append((f"{prefix}.e_score_correction_bias", cfg.routed_choices, "float32"))
-        if moe and cfg.expert_hidden:  # Muse Spark: the latent mixture's norms before and after the experts
+        if moe and cfg.latent_norms:  # Muse Spark: the latent mixture's norms before and after the experts
             rows.append((f"{prefix}.mlp.expert_norms", 2 * cfg.expert_hidden * nw, ""))
         if cfg.residual_gates:  # Muse Spark: a gate per channel on each residual add (fp32)
             rows.append((f"{prefix}.residual_gates", 2 * h, "float32"))

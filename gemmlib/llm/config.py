@@ -348,9 +348,9 @@ class ModelConfig:
     hrm_cycles: int = 0
     hrm_low_cycles: int = 0
     # ----- Muse Spark ---------------------------------------------------------------------------------
-    expert_hidden: int = 0  # a latent mixture: the experts run at this width, the hidden state projected down
-    # (pre_expert_proj, then a norm) before them and back up (post_expert_proj) after, each expert's output normed;
-    # 0: the experts run at the hidden size
+    expert_hidden: int = 0  # a latent mixture: the experts run at this width, the hidden state projected down before
+    # them and back up after (biased with mlp_bias: Nemotron-H's moe_latent_size); 0: the experts run at the hidden size
+    latent_norms: bool = False  # Muse Spark: a norm after the projection down and on each expert's output
     residual_gates: bool = False  # a learned gate per hidden channel on each of a layer's two residual adds (fp32)
     # ----- Dory ---------------------------------------------------------------------------------------
     attn_scale_params: int = 0  # learned scales per attention layer beyond its projections and norms (Dory: sqk and
@@ -434,7 +434,7 @@ class ModelConfig:
                   "full_k_eq_v", "k_eq_v", "router_scales", "kv_reused", "sliding_sinks_only", "embedding_norm",
                   "compressed_attention", "attn_gate_bias", "hyper_mix", "ffn_norm", "router_global_scale",
                   "q_gate_latent", "clip_norms", "sink_proj", "qkv_input_norms", "dynamic_kv_conv",
-                  "loop_shared_cache", "logit_scale", "residual_gates"):
+                  "loop_shared_cache", "logit_scale", "residual_gates", "latent_norms"):
             if not isinstance(getattr(self, f), bool):
                 raise InputError(N_("{field} must be true or false, got {value!r}"),
                                  field=f, value=getattr(self, f))
@@ -961,9 +961,13 @@ class ModelConfig:
         return self.expert_hidden or self.hidden
 
     def _latent_moe_params(self) -> int:
-        """A latent mixture's projections down and up and its two norms (Muse Spark), per MoE layer."""
+        """A latent mixture's projections down and up (their biases with mlp_bias) and its two norms (Muse Spark), per
+        MoE layer."""
         m = self.expert_hidden
-        return 2 * self.hidden * m + 2 * m * self.norm_weights if m else 0
+        if not m:
+            return 0
+        return (2 * self.hidden * m + (m + self.hidden if self.mlp_bias else 0)
+                + (2 * m * self.norm_weights if self.latent_norms else 0))
 
     def _cross_params(self) -> int:
         """One cross-attention layer (X) besides its norms: q/k/v/o (the keys and values from the vision tokens, as

@@ -1661,7 +1661,7 @@ def _read_muse_spark_text(r: _Read) -> dict:
     types = _type_list(r, "mlp_layer_types", {"sparse": "M", "dense": "D"}, layers)
     c.update(norms_per_layer=3, residual_gates=True, experts=r.whole("num_local_experts"),
              experts_per_token=r.whole("num_experts_per_tok"), expert_ffn=fe, expert_hidden=r.whole("moe_hidden_size"),
-             router_score_bias=True, moe_layers="".join(types) if types else "M" * layers)
+             latent_norms=True, router_score_bias=True, moe_layers="".join(types) if types else "M" * layers)
     return c
 
 
@@ -2054,9 +2054,8 @@ def _read_nemotron_h(r: _Read) -> dict:
              max_positions=r.opt_whole("max_position_embeddings") or 0, no_positions=True,
              layer_types="".join(k if k in "2F" else "-" for k in kinds))
     if "E" in kinds:
-        if r.get("moe_latent_size") is not None:
-            raise InputError(N_("nemotron_h with moe_latent_size (latent expert projections) is not read yet"))
-        c.update(experts=r.whole("n_routed_experts"), experts_per_token=r.whole("num_experts_per_tok"),
+        c.update(expert_hidden=r.opt_whole("moe_latent_size") or 0,  # Nemotron 3's latent experts
+                 experts=r.whole("n_routed_experts"), experts_per_token=r.whole("num_experts_per_tok"),
                  expert_ffn=r.whole("moe_intermediate_size"),
                  shared_expert_ffn=r.whole("moe_shared_expert_intermediate_size", minimum=0), router_score_bias=True,
                  moe_layers="".join("M" if k == "E" else "D" if k == "D" else "-" for k in kinds))

@@ -478,6 +478,8 @@ def test_the_tiny_models_exercise_the_features():
     assert lfm3["lfm3_plain"].attn_gate == "" and lfm3["lfm3_plain"].norms_per_layer == 2
     bamba = read_config(dict(HYBRID["bamba"][1], model_type="bamba"))[0]
     assert bamba.layer_types == "2F2" and bamba.mixer.inner == 128 and bamba.mlp_bias
+    latent = read_config(dict(HYBRID["nemotron_h_latent"][1], model_type="nemotron_h"))[0]
+    assert latent.expert_width == 40 and latent.moe_layers == "-M-M" and latent.mlp_bias
     _, _, prefill, _, per_layer, _ = _truth("mistral")
     _, _, prefill_full, _, per_layer_full, _ = _truth("mistral_full")
     assert per_layer[0] < per_layer_full[0]  # the window truncated the cache
@@ -955,6 +957,12 @@ HYBRID: dict[str, tuple[str, dict]] = {
                                           conv_kernel=4, chunk_size=4, n_routed_experts=4, num_experts_per_tok=2,
                                           moe_intermediate_size=32, moe_shared_expert_intermediate_size=24,
                                           pad_token_id=None)),
+    # Nemotron 3's latent experts: the hidden state projected to moe_latent_size before them and back after (biased)
+    "nemotron_h_latent": ("nemotron_h", dict(_H, layers_block_type=["mamba", "moe", "attention", "moe"], head_dim=16,
+                                             ssm_state_size=8, mamba_num_heads=4, mamba_head_dim=16, n_groups=2,
+                                             conv_kernel=4, chunk_size=4, n_routed_experts=4, num_experts_per_tok=2,
+                                             moe_intermediate_size=32, moe_shared_expert_intermediate_size=24,
+                                             moe_latent_size=40, mlp_bias=True, pad_token_id=None)),
     "qwen3_5_text": ("qwen3_5_text", dict(_H, num_hidden_layers=2, head_dim=16, linear_num_key_heads=2,
                                           linear_num_value_heads=4, linear_key_head_dim=8, linear_value_head_dim=12,
                                           linear_conv_kernel_dim=4, layer_types=["linear_attention", "full_attention"],
