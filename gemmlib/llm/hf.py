@@ -57,7 +57,7 @@ SUPPORTED_MODEL_TYPES = (
     "deepseek_v4", "mellum", "nanochat", "hyperclovax", "flint", "axk1", "axk2", "beam", "lara_mini", "olmo_hybrid",
     "recurrent_gemma", "phi4_multimodal",
     "gpt_neox_japanese", "rwkv", "mistral4", "inkling_text", "inkling_mm_model", "inkling2_text", "inkling2",
-    "inkling2_loop_text", "inkling2_loop", "dory", "hrm_text", "hy_v4_vl", "cosmos3_edge", "glm_ocr", "muse_glimmer",
+    "inkling2_loop_text", "inkling2_loop", "dory", "hrm_text", "hy_v4_vl", "cosmos3_edge", "glm_ocr", "muse_glimmer", "granite4_vision",
     "muse_spark",
     "apertus1p5_text", "apertus1p5", "hy_v4", "longcat_flash", "minimax", "kimi_linear", "bailing_hybrid",
     "cohere_compass_text", "cohere_compass", "mamba", "falcon_mamba", "mamba2", "bitnet", "aria_text", "aria", "xglm", "ctrl", "emu3",
@@ -115,7 +115,7 @@ ARCHITECTURES = {
     "Inkling2LoopForConditionalGeneration": "inkling2_loop", "DoryForCausalLM": "dory", "HrmTextForCausalLM": "hrm_text",
     "HYV4VLForConditionalGeneration": "hy_v4_vl", "Cosmos3EdgeForConditionalGeneration": "cosmos3_edge",
     "GlmOcrForConditionalGeneration": "glm_ocr", "MuseGlimmerForConditionalGeneration": "muse_glimmer",
-    "MuseSparkForConditionalGeneration": "muse_spark",
+    "MuseSparkForConditionalGeneration": "muse_spark", "Granite4VisionForConditionalGeneration": "granite4_vision",
     "InklingForConditionalGeneration": "inkling_mm_model",
     "Apertus1p5TextForCausalLM": "apertus1p5_text", "Apertus1p5ForConditionalGeneration": "apertus1p5",
     "HYV4ForCausalLM": "hy_v4", "LongcatFlashForCausalLM": "longcat_flash", "MiniMaxForCausalLM": "minimax",
@@ -129,7 +129,7 @@ ARCHITECTURES = {
     "MllamaForConditionalGeneration": "mllama",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
-_WRAPPERS = {"muse_spark": "muse_spark_text", "muse_glimmer": "muse_glimmer_text", "glm_ocr": "glm_ocr_text", "cosmos3_edge": "cosmos3_edge_text", "hy_v4_vl": "hy_v4_vl_text", "inkling_mm_model": "inkling_text", "inkling2": "inkling2_text", "inkling2_loop": "inkling2_loop_text", "internvl_chat": "", "molmo2": "molmo2_text", "granite_docling": "granite_docling_text", "deepseek_ocr2": "deepseek_ocr2_text", "paddleocr_vl": "paddleocr_vl_text", "glmga": "glm4v_text", "qwen2_5_omni_thinker": "qwen2_5_omni_text", "qwen3_omni_moe_thinker": "qwen3_omni_moe_text", "hunyuan_vl": "hunyuan_vl_text", "qwen2_vl": "qwen2_vl_text", "qwen2_5_vl": "qwen2_5_vl_text", "glm4v": "glm4v_text", "glm46v": "glm4v_text",
+_WRAPPERS = {"granite4_vision": "granite4_vision_text", "muse_spark": "muse_spark_text", "muse_glimmer": "muse_glimmer_text", "glm_ocr": "glm_ocr_text", "cosmos3_edge": "cosmos3_edge_text", "hy_v4_vl": "hy_v4_vl_text", "inkling_mm_model": "inkling_text", "inkling2": "inkling2_text", "inkling2_loop": "inkling2_loop_text", "internvl_chat": "", "molmo2": "molmo2_text", "granite_docling": "granite_docling_text", "deepseek_ocr2": "deepseek_ocr2_text", "paddleocr_vl": "paddleocr_vl_text", "glmga": "glm4v_text", "qwen2_5_omni_thinker": "qwen2_5_omni_text", "qwen3_omni_moe_thinker": "qwen3_omni_moe_text", "hunyuan_vl": "hunyuan_vl_text", "qwen2_vl": "qwen2_vl_text", "qwen2_5_vl": "qwen2_5_vl_text", "glm4v": "glm4v_text", "glm46v": "glm4v_text",
              "glm4v_moe": "glm4v_moe_text", "minimax_m3_vl": "minimax_m3_vl_text", "mllama": "mllama_text_model", "aria": "aria_text", "emu3": "emu3_text_model", "apertus1p5": "apertus1p5_text", "cohere_compass": "cohere_compass_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
              "qwen3_vl_moe": "qwen3_vl_moe_text", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text"}
 # Wrappers whose top-level tie_word_embeddings (default False) decides whether the LM head is tied, whatever
@@ -272,6 +272,11 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     "hy_v4": frozenset({"head_dim", "qk_head_dim", "hc_magnitude", "hc_eps", "learnable_sink_init"}),
     "cosmos3_edge_text": frozenset({"projector_hidden_size", "pretraining_tp"}),
     "glm_ocr_text": frozenset({"attention_bias"}),
+    # Granite 4 Vision: the vision side's keys at the top level (its Q-Former projector, the layers it reads features from
+    # and injects them into: additions, on images only)
+    "granite4_vision_text": frozenset({"qformer_config", "deepstack_layer_map", "downsample_rate", "image_seq_length",
+                                       "projector_dropout", "spatial_target_layers", "spatial_vision_layer",
+                                       "image_grid_pinpoints"}),
     # Muse Glimmer: scales, epsilons and per-layer rotary bases (NoPE layers: no weight, no FLOP FlopCounterMode counts);
     # the wrapper's projector keys
     "muse_glimmer_text": frozenset({"qk_scale_factor", "output_multiplier", "post_norm_eps", "out_hidden_size",
@@ -466,6 +471,7 @@ _LLAMA = dict(vocab_size=32000, hidden_size=4096, intermediate_size=11008, num_h
 DEFAULTS: dict[str, dict] = {
     "llama": dict(_LLAMA),
     "granite": dict(_LLAMA),
+    "granite4_vision_text": dict(_LLAMA),
     "granitemoe": dict(_LLAMA, num_local_experts=8, num_experts_per_tok=2),
     "internlm2": dict(_LLAMA, vocab_size=103168, bias=True),
     "smollm3": dict(_LLAMA, vocab_size=128256, hidden_size=2048, intermediate_size=11008, num_hidden_layers=36,
@@ -3466,7 +3472,7 @@ def _read_ctrl(r: _Read) -> dict:
                 norm="layer", sinusoidal=True, lm_head_bias=True, tied_embeddings=r.flag("tie_word_embeddings", True))
 
 _READERS = {
-    "llama": _read_llama, "granite": _read_llama, "granitemoe": _read_granitemoe, "mistral": _read_mistral,
+    "llama": _read_llama, "granite": _read_llama, "granite4_vision_text": _read_llama, "granitemoe": _read_granitemoe, "mistral": _read_mistral,
     "ministral": _read_ministral, "mixtral": _read_mixtral, "qwen2": _read_qwen2, "qwen2_moe": _read_qwen2_moe,
     "qwen3": _read_qwen3, "qwen3_moe": _read_qwen3_moe, "gemma": _read_gemma, "gemma2": _read_gemma2,
     "gemma3_text": _read_gemma3_text, "phi": _read_phi, "phi3": _read_phi3, "phi4_multimodal": _read_phi3,

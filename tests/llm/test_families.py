@@ -2204,3 +2204,28 @@ def test_muse_spark_counts_its_latent_moe_decoder():
         full = AutoModelForImageTextToText.from_config(big)
     assert read_config(json.loads(big.to_json_string()))[0].params == sum(
         p.numel() for n, p in full.named_parameters() if ".language_model." in f".{n}" or n.startswith("lm_head"))
+
+
+def test_granite4_vision_counts_its_granite_decoder():
+    """Granite 4 Vision (granite4_vision): Granite's decoder (biased here) from its text_config, exact to the parameter
+    and the FLOP against the wrapper's own class on a text prompt (its forward returns no cache: one is handed in), the
+    cache to the byte; the vision tower, the Q-Former projector and the layers they feed named, not counted."""
+    from transformers import AutoModelForImageTextToText, DynamicCache
+
+    text = dict(B, attention_bias=True, pad_token_id=None, bos_token_id=None, eos_token_id=None)
+    vision = dict(model_type="siglip_vision_model", hidden_size=64, intermediate_size=48, num_hidden_layers=2,
+                  num_attention_heads=2, patch_size=4, image_size=32)
+    torch.manual_seed(0)
+    hf = AutoConfig.for_model("granite4_vision", text_config=text, vision_config=vision,
+                              deepstack_layer_map=[[0, 0], [1, 1]], downsample_rate="1/2", spatial_target_layers=[0, 1])
+    model = AutoModelForImageTextToText.from_config(hf, attn_implementation="eager").eval()
+    cfg, info = read_config(json.loads(hf.to_json_string()))
+    assert info["wrapper"] == "granite4_vision" and info["unknown_keys"] == [] and cfg.qkv_bias
+    assert cfg.params == sum(p.numel() for n, p in model.named_parameters()
+                             if ".language_model." in f".{n}" or n.startswith("lm_head"))
+    prefill, decode, cache = prefill_and_decode(model, torch.randint(0, hf.text_config.vocab_size, (BATCH, PROMPT)),
+                                                prefill_kwargs={"cache": DynamicCache(config=hf.text_config)})
+    wl = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1, kv_dtype="fp32")
+    assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
+    assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
+    assert kv_cache_bytes(cfg, wl) == _cache_nbytes(cache)[1]
