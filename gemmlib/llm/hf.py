@@ -2106,6 +2106,29 @@ def _read_inkling_text(r: _Read) -> dict:
         moe = "".join(_kinds_of(r, "mlp_layer_types", mlp, {"dense": "D", "sparse": "M"}, layers))
     else:
         moe = moe_pattern(layers, first_dense=min(layers, r.whole("dense_mlp_idx", minimum=0, default=0)))
+    dense_ffn = r.opt_whole("dense_intermediate_size", minimum=1)
+    fe = r.whole("intermediate_size") if dense_ffn else r.whole("moe_intermediate_size")
+    shared = r.whole("n_shared_experts", minimum=0)
+    extent = r.whole("rel_extent")  # the full layers' (the sliding ones' is their window)
+    c = dict(_inkling_heads(r, kinds), hidden=r.whole("hidden_size"), layers=layers,
+             ffn=dense_ffn or r.whole("intermediate_size"), vocab=r.whole("vocab_size"),
+             tied_embeddings=False, max_positions=r.opt_whole("max_position_embeddings") or 0, qk_norm="head",
+             layer_types=kinds, embedding_norm=True, short_conv=r.whole("conv_kernel_size"),
+             rel_bias=r.whole("d_rel"), rel_extent=extent if "F" in kinds else 0,
+             experts=r.whole("n_routed_experts"), experts_per_token=r.whole("num_experts_per_tok"), expert_ffn=fe,
+             shared_expert_ffn=shared * fe, router_sinks=shared, router_score_bias=True, router_global_scale=True,
+             moe_layers=moe, activation_params=1)
+    mtp = r.get("num_mtp_layers")
+    if mtp:
+        r.notes.append(Text(N_("its checkpoint carries {n} multi-token-prediction layer(s) that transformers does not "
+                               "build: not counted"), n=mtp))
+    return c
+
+
+def _inkling_heads(r: _Read, kinds: str) -> dict:
+    """Inkling's and Inkling 2's attention shape: one query-head count (the sliding layers' swa_num_attention_heads
+    must match), the sliding layers' KV heads and head dim as the model's, the full layers' as their own shape; the
+    sliding window."""
     heads, swa_heads = r.whole("num_attention_heads"), r.whole("swa_num_attention_heads")
     if heads != swa_heads and "S" in kinds and "F" in kinds:
         raise InputError(N_("inkling: the sliding layers' {swa} heads differ from the full layers' {heads}; this "
@@ -2113,26 +2136,11 @@ def _read_inkling_text(r: _Read) -> dict:
     full = (r.whole("num_key_value_heads"), r.whole("head_dim"))
     swa = (r.whole("swa_num_key_value_heads"), r.whole("swa_head_dim"))
     kv, hd = swa if "S" in kinds else full
-    dense_ffn = r.opt_whole("dense_intermediate_size", minimum=1)
-    fe = r.whole("intermediate_size") if dense_ffn else r.whole("moe_intermediate_size")
-    shared = r.whole("n_shared_experts", minimum=0)
-    extent = r.whole("rel_extent")  # the full layers' (the sliding ones' is their window)
-    c = dict(hidden=r.whole("hidden_size"), layers=layers, heads=heads if "F" in kinds else swa_heads, kv_heads=kv,
-             head_dim=hd, ffn=dense_ffn or r.whole("intermediate_size"), vocab=r.whole("vocab_size"),
-             tied_embeddings=False, max_positions=r.opt_whole("max_position_embeddings") or 0, qk_norm="head",
-             layer_types=kinds, embedding_norm=True, short_conv=r.whole("conv_kernel_size"),
-             rel_bias=r.whole("d_rel"), rel_extent=extent if "F" in kinds else 0,
-             experts=r.whole("n_routed_experts"), experts_per_token=r.whole("num_experts_per_tok"), expert_ffn=fe,
-             shared_expert_ffn=shared * fe, router_sinks=shared, router_score_bias=True, router_global_scale=True,
-             moe_layers=moe, activation_params=1)
+    c = dict(heads=heads if "F" in kinds else swa_heads, kv_heads=kv, head_dim=hd)
     if "S" in kinds:
         c["sliding_window"] = r.whole("sliding_window_size")
     if "S" in kinds and "F" in kinds and full != swa:
         c.update(full_kv_heads=full[0], full_head_dim=full[1] if full[1] != hd else 0)
-    mtp = r.get("num_mtp_layers")
-    if mtp:
-        r.notes.append(Text(N_("its checkpoint carries {n} multi-token-prediction layer(s) that transformers does not "
-                               "build: not counted"), n=mtp))
     return c
 
 
@@ -2149,29 +2157,17 @@ def _read_inkling2_text(r: _Read) -> dict:
         kinds = "".join(_kinds_of(r, "layer_types", types, {"hybrid": "F", "hybrid_sliding": "S"}, layers))
     else:
         kinds = "".join("F" if (i + 1) % 6 == 0 else "S" for i in range(layers))
-    heads, swa_heads = r.whole("num_attention_heads"), r.whole("swa_num_attention_heads")
-    if heads != swa_heads and "S" in kinds and "F" in kinds:
-        raise InputError(N_("inkling: the sliding layers' {swa} heads differ from the full layers' {heads}; this "
-                            "estimator sizes one query-head count per model"), swa=swa_heads, heads=heads)
-    full = (r.whole("num_key_value_heads"), r.whole("head_dim"))
-    swa = (r.whole("swa_num_key_value_heads"), r.whole("swa_head_dim"))
-    kv, hd = swa if "S" in kinds else full
     vocab, fe, extent = r.whole("vocab_size"), r.whole("moe_intermediate_size"), r.whole("rel_extent")
     out_vocab = r.whole("unpadded_vocab_size")
     if out_vocab > vocab:
         raise InputError(N_("unpadded_vocab_size {n} is larger than vocab_size {vocab}"), n=out_vocab, vocab=vocab)
-    c = dict(hidden=r.whole("hidden_size"), layers=layers, heads=heads if "F" in kinds else swa_heads, kv_heads=kv,
-             head_dim=hd, ffn=fe, vocab=vocab, output_vocab=out_vocab if out_vocab < vocab else 0,
-             tied_embeddings=False, max_positions=r.opt_whole("max_position_embeddings") or 0, layer_types=kinds,
+    c = dict(_inkling_heads(r, kinds), hidden=r.whole("hidden_size"), layers=layers, ffn=fe, vocab=vocab,
+             output_vocab=out_vocab if out_vocab < vocab else 0, tied_embeddings=False, max_positions=r.opt_whole("max_position_embeddings") or 0, layer_types=kinds,
              embedding_norm=True, short_conv=r.whole("conv_kernel_size"), rel_bias=r.whole("d_rel"),
              rel_extent=extent if "F" in kinds else 0, clip_norms=True, sink_proj=True, attn_gate="element",
              qkv_input_norms=True, dynamic_kv_conv=True, attn_res_block=r.whole("n_layers_per_attn_res_block"),
              experts=r.whole("n_routed_experts"), experts_per_token=r.whole("num_experts_per_tok"), expert_ffn=fe,
              router_score_bias=True)
-    if "S" in kinds:
-        c["sliding_window"] = r.whole("sliding_window_size")
-    if "S" in kinds and "F" in kinds and full != swa:
-        c.update(full_kv_heads=full[0], full_head_dim=full[1] if full[1] != hd else 0)
     return c
 
 

@@ -1807,6 +1807,31 @@ def test_internvl_chat_reads_the_llm_of_its_llm_config(inner):
         read_config(dict(model_type="internvl_chat", vision_config={}))
 
 
+def _causal_is_exact(hf, model, cfg, vocab: int) -> tuple[list[int], int]:
+    """A causal LM read as ``cfg``: a prefill and one decode step to the FLOP (FlopCounterMode), the fp32 cache to the
+    byte, and its bf16 checkpoint (state_dict, the modules its class keeps in fp32 included) to the byte; the cache's
+    elements per layer and its bytes."""
+    prefill, decode, per_layer, nbytes = _run(model, vocab)
+    wl = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1, kv_dtype="fp32")
+    assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
+    assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
+    assert kv_cache_bytes(cfg, wl) == nbytes
+    torch.manual_seed(0)
+    sd = AutoModelForCausalLM.from_config(hf, dtype=torch.bfloat16).state_dict()
+    assert checkpoint_size(cfg, "bf16").bytes == sum(t.nbytes for t in sd.values())
+    return per_layer, nbytes
+
+
+def _defaults_are_exact(model_type: str):
+    """The config class's defaults read as a model: its parameters equal numel() of the causal LM on the meta device."""
+    big = AutoConfig.for_model(model_type)
+    with torch.device("meta"):
+        full = AutoModelForCausalLM.from_config(big)
+    cfg, info = read_config(json.loads(big.to_json_string()))
+    assert cfg.params == sum(p.numel() for p in full.parameters()) and info["unknown_keys"] == []
+    return cfg
+
+
 INKLING = dict(vocab_size=128, hidden_size=64, num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=1,
                head_dim=16, swa_num_attention_heads=4, swa_num_key_value_heads=2, swa_head_dim=16, sliding_window_size=4,
                d_rel=3, rel_extent=6, intermediate_size=96, moe_intermediate_size=32, n_routed_experts=4,
@@ -1832,19 +1857,12 @@ def test_inkling_is_exact(keys):
         cfg, info = read_config(raw)
         assert cfg.params == sum(p.numel() for p in model.parameters())
         assert info["unknown_keys"] == [], info["unknown_keys"]
-    prefill, decode, per_layer, nbytes = _run(model, hf.vocab_size)
-    wl = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1, kv_dtype="fp32")
-    assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
-    assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
-    assert kv_cache_bytes(cfg, wl) == nbytes
+    _, nbytes = _causal_is_exact(hf, model, cfg, hf.vocab_size)
     # in bf16 the K/V halve, the convolution states stay fp32 (transformers computes and keeps them so)
     half = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1, kv_dtype="bf16")
     assert kv_cache_bytes(cfg, half) == nbytes - (nbytes - BATCH * cfg.short_conv_state() * 4) // 2
-    torch.manual_seed(0)
-    bf16 = AutoModelForCausalLM.from_config(hf, dtype=torch.bfloat16)
-    sd = bf16.state_dict()
-    assert any(t.dtype == torch.float32 for t in sd.values())
-    assert checkpoint_size(cfg, "bf16").bytes == sum(t.nbytes for t in sd.values())
+    sd = AutoModelForCausalLM.from_config(hf, dtype=torch.bfloat16).state_dict()
+    assert any(t.dtype == torch.float32 for t in sd.values())  # (the convolutions: the checkpoint check sees them)
 
 
 def test_inkling_default_shape_and_refusals():
@@ -1931,18 +1949,8 @@ def test_inkling2_is_exact():
     # by hand: layer i's inputs see ceil(i / 3) block states and the running one (a block's first layer's MLP one more);
     # attention inputs 2+6+2+9+3+3+12 query-states (a full layer's three queries), MLP inputs 2+2+2+3+3+3+4+4, final 4
     assert cfg.attn_res_pairs() == (37 + 23 + 4, 19 + 23 + 4, 7 + 8 + 1) and cfg.head_vocab == 120
-    prefill, decode, _, nbytes = _run(model, 120)
-    wl = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1, kv_dtype="fp32")
-    assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
-    assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
-    assert kv_cache_bytes(cfg, wl) == nbytes
-    torch.manual_seed(0)
-    sd = AutoModelForCausalLM.from_config(hf, dtype=torch.bfloat16).state_dict()
-    assert checkpoint_size(cfg, "bf16").bytes == sum(t.nbytes for t in sd.values())
-    big = AutoConfig.for_model("inkling2_text")
-    with torch.device("meta"):
-        full = AutoModelForCausalLM.from_config(big)
-    assert read_config(json.loads(big.to_json_string()))[0].params == sum(p.numel() for p in full.parameters())
+    _causal_is_exact(hf, model, cfg, 120)
+    _defaults_are_exact("inkling2_text")
 
 
 def test_the_inkling2_wrapper_counts_its_decoder_and_vision_tower():
@@ -1991,15 +1999,7 @@ def test_inkling2_loop_is_exact():
     cfg, info = read_config(raw)
     assert cfg.params == sum(p.numel() for p in model.parameters()) and info["unknown_keys"] == []
     assert cfg.executed_layers == 10 and cfg.executed_attention_kinds == "SF" + "SF" * 3 + "SF"
-    prefill, decode, per_layer, nbytes = _run(model, 120)
-    assert len(per_layer) == 10  # a cache layer per layer run
-    wl = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1, kv_dtype="fp32")
-    assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
-    assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
-    assert kv_cache_bytes(cfg, wl) == nbytes
-    torch.manual_seed(0)
-    sd = AutoModelForCausalLM.from_config(hf, dtype=torch.bfloat16).state_dict()
-    assert checkpoint_size(cfg, "bf16").bytes == sum(t.nbytes for t in sd.values())
+    assert len(_causal_is_exact(hf, model, cfg, 120)[0]) == 10  # a cache layer per layer run
     # on GPUs the weights are the stored ones, a looped layer's once: all of them on one, fewer on each of two
     from gemmlib.llm.memory import weights_per_gpu
     from gemmlib.llm.parallel import Parallel
@@ -2011,10 +2011,7 @@ def test_inkling2_loop_is_exact():
     for k in ("loop_layer_index_start", "loop_layer_index_end", "loop_num_passes", "loop_gate_rank"):
         raw.pop(k)
     assert read_config(dict(raw, loop_config=dict(core_start=2, core_end=4, num_passes=3, gate_rank=5)))[0] == cfg
-    big = AutoConfig.for_model("inkling2_loop_text")
-    with torch.device("meta"):
-        full = AutoModelForCausalLM.from_config(big)
-    assert read_config(json.loads(big.to_json_string()))[0].params == sum(p.numel() for p in full.parameters())
+    _defaults_are_exact("inkling2_loop_text")
 
 
 DORY = dict(vocab_size=128, hidden_size=64, intermediate_size=96, num_hidden_layers=5, num_attention_heads=4,
@@ -2036,19 +2033,8 @@ def test_dory_is_exact(mode, cache_layers):
         cfg, info = read_config(raw)
         assert cfg.params == sum(p.numel() for p in model.parameters()) and info["unknown_keys"] == []
     assert cfg.executed_layers == 1 + 3 * 3 + 1 and cfg.loop_shared_cache == (mode == "last_loop")
-    prefill, decode, per_layer, nbytes = _run(model, hf.vocab_size)
-    assert len(per_layer) == cache_layers
-    wl = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1, kv_dtype="fp32")
-    assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
-    assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
-    assert kv_cache_bytes(cfg, wl) == nbytes
-    torch.manual_seed(0)
-    sd = AutoModelForCausalLM.from_config(hf, dtype=torch.bfloat16).state_dict()
-    assert checkpoint_size(cfg, "bf16").bytes == sum(t.nbytes for t in sd.values())
-    big = AutoConfig.for_model("dory")
-    with torch.device("meta"):
-        full = AutoModelForCausalLM.from_config(big)
-    assert read_config(json.loads(big.to_json_string()))[0].params == sum(p.numel() for p in full.parameters())
+    assert len(_causal_is_exact(hf, model, cfg, hf.vocab_size)[0]) == cache_layers
+    _defaults_are_exact("dory")
 
 
 def test_hrm_text_is_exact():
@@ -2064,16 +2050,23 @@ def test_hrm_text_is_exact():
         cfg, info = read_config(raw)
         assert cfg.params == sum(p.numel() for p in model.parameters()) and info["unknown_keys"] == []
     assert cfg.layers == 4 and cfg.executed_layers == 2 * 2 * (3 + 1)
-    prefill, decode, per_layer, nbytes = _run(model, hf.vocab_size)
-    assert len(per_layer) == 16
-    wl = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1, kv_dtype="fp32")
-    assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
-    assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
-    assert kv_cache_bytes(cfg, wl) == nbytes
-    big = AutoConfig.for_model("hrm_text")
+    assert len(_causal_is_exact(hf, model, cfg, hf.vocab_size)[0]) == 16
+    _defaults_are_exact("hrm_text")
+
+
+def _wrapper_defaults_are_exact(wrapper: str) -> int:
+    """A wrapper config class's defaults: the decoder read from its text_config equals numel() of the language model and
+    the LM head on the meta device, no key unknown; that count."""
+    from transformers import AutoModelForImageTextToText
+
+    big = AutoConfig.for_model(wrapper)
     with torch.device("meta"):
-        full = AutoModelForCausalLM.from_config(big)
-    assert read_config(json.loads(big.to_json_string()))[0].params == sum(p.numel() for p in full.parameters())
+        full = AutoModelForImageTextToText.from_config(big)
+    cfg, info = read_config(json.loads(big.to_json_string()))
+    decoder = sum(p.numel() for n, p in full.named_parameters()
+                  if ".language_model." in f".{n}" or n.startswith("lm_head"))
+    assert cfg.params == decoder and info["unknown_keys"] == [], info["unknown_keys"]
+    return decoder
 
 
 def test_hy_v4_vl_counts_its_hy_v4_decoder():
@@ -2094,12 +2087,7 @@ def test_hy_v4_vl_counts_its_hy_v4_decoder():
     cfg, info = read_config(json.loads(hf.to_json_string()))
     assert info["wrapper"] == "hy_v4_vl" and info["unknown_keys"] == [] and info["vision"] is None
     _decoder_is_exact(model, cfg)
-    big = AutoConfig.for_model("hy_v4_vl")
-    with torch.device("meta"):
-        full = AutoModelForImageTextToText.from_config(big)
-    cfg, info = read_config(json.loads(big.to_json_string()))
-    assert info["unknown_keys"] == [] and cfg.params == sum(
-        p.numel() for n, p in full.named_parameters() if ".language_model." in f".{n}" or n.startswith("lm_head"))
+    _wrapper_defaults_are_exact("hy_v4_vl")
 
 
 def test_cosmos3_edge_counts_its_decoder():
@@ -2119,12 +2107,7 @@ def test_cosmos3_edge_counts_its_decoder():
     assert info["wrapper"] == "cosmos3_edge" and info["unknown_keys"] == [] and cfg.mlp == "plain"
     assert any("generation branch" in str(n) for n in info["notes"])
     _decoder_is_exact(model, cfg)
-    big = AutoConfig.for_model("cosmos3_edge")
-    with torch.device("meta"):
-        full = AutoModelForImageTextToText.from_config(big)
-    decoder = sum(p.numel() for n, p in full.named_parameters()
-                  if ".language_model." in f".{n}" or n.startswith("lm_head"))
-    assert read_config(json.loads(big.to_json_string()))[0].params == decoder == 1_946_273_792
+    assert _wrapper_defaults_are_exact("cosmos3_edge") == 1_946_273_792
 
 
 def test_glm_ocr_counts_its_decoder():
@@ -2140,11 +2123,7 @@ def test_glm_ocr_counts_its_decoder():
     cfg, info = read_config(json.loads(hf.to_json_string()))
     assert info["wrapper"] == "glm_ocr" and info["unknown_keys"] == [] and not cfg.qkv_bias
     _decoder_is_exact(model, cfg)
-    big = AutoConfig.for_model("glm_ocr")
-    with torch.device("meta"):
-        full = AutoModelForImageTextToText.from_config(big)
-    assert read_config(json.loads(big.to_json_string()))[0].params == sum(
-        p.numel() for n, p in full.named_parameters() if ".language_model." in f".{n}" or n.startswith("lm_head"))
+    _wrapper_defaults_are_exact("glm_ocr")
 
 
 def test_muse_glimmer_counts_its_decoder():
@@ -2164,12 +2143,7 @@ def test_muse_glimmer_counts_its_decoder():
     cfg, info = read_config(json.loads(hf.to_json_string()))
     assert info["wrapper"] == "muse_glimmer" and info["unknown_keys"] == [] and cfg.layer_types == "FSSSF"
     _decoder_is_exact(model, cfg)
-    big = AutoConfig.for_model("muse_glimmer")
-    with torch.device("meta"):
-        full = AutoModelForImageTextToText.from_config(big)
-    decoder = sum(p.numel() for n, p in full.named_parameters()
-                  if ".language_model." in f".{n}" or n.startswith("lm_head"))
-    assert read_config(json.loads(big.to_json_string()))[0].params == decoder == 27_854_780_928
+    assert _wrapper_defaults_are_exact("muse_glimmer") == 27_854_780_928
 
 
 def test_muse_spark_counts_its_latent_moe_decoder():
@@ -2199,11 +2173,7 @@ def test_muse_spark_counts_its_latent_moe_decoder():
     sd = AutoModelForImageTextToText.from_config(hf, dtype=torch.bfloat16).state_dict()
     assert checkpoint_size(cfg, "bf16").bytes == sum(
         t.nbytes for k, t in sd.items() if ".language_model." in f".{k}" or k.startswith("lm_head"))
-    big = AutoConfig.for_model("muse_spark")
-    with torch.device("meta"):
-        full = AutoModelForImageTextToText.from_config(big)
-    assert read_config(json.loads(big.to_json_string()))[0].params == sum(
-        p.numel() for n, p in full.named_parameters() if ".language_model." in f".{n}" or n.startswith("lm_head"))
+    _wrapper_defaults_are_exact("muse_spark")
 
 
 def test_granite4_vision_counts_its_granite_decoder():
