@@ -2084,6 +2084,9 @@ def _two_n_reason(cfg: ModelConfig, wl: Workload, att: int, exact: int) -> Text:
                           k=cfg.experts_per_token))
     if wl.lm_head == "last":
         parts.append(Text(N_("charges the LM head at every position while only the last one is computed")))
+    if cfg.executed_layers != cfg.layers:  # a looped stack (Inkling-2-Mini, Dory, HRM-Text)
+        parts.append(Text(N_("counts each of the {layers} stored layers once while {runs} layer runs compute per "
+                             "token"), layers=cfg.layers, runs=cfg.executed_layers))
     parts.append(Text(N_("counts norm weights and biases, which do no GEMM")))
     return Text.joined(parts)
 

@@ -2035,6 +2035,9 @@ def test_dory_is_exact(mode, cache_layers):
     assert cfg.executed_layers == 1 + 3 * 3 + 1 and cfg.loop_shared_cache == (mode == "last_loop")
     assert len(_causal_is_exact(hf, model, cfg, hf.vocab_size)[0]) == cache_layers
     _defaults_are_exact("dory")
+    from gemmlib.llm.accounting import rules_of_thumb  # the 2·N rule says why it undercounts a looped stack
+
+    assert "5 stored layers once while 11 layer runs" in str(rules_of_thumb(cfg, Workload(batch=1, seq_len=8))[2]["reason"])
 
 
 def test_hrm_text_is_exact():
