@@ -1657,7 +1657,8 @@ def weights_bytes(cfg: ModelConfig, wl: Workload) -> int:
 def kv_cache_bytes(cfg: ModelConfig, wl: Workload) -> float:
     """The KV cache when the last token is in: batch · every layer's cached tokens (a sliding layer keeps
     window − 1) · its elements per token (MLA: the latent + rotary key) · the KV dtype's bytes; a hybrid's mixer
-    layers add their fixed state (conv + recurrent, per sequence, whatever the context), at the KV dtype."""
+    layers add their fixed state (conv + recurrent, per sequence, whatever the context), at the KV dtype; Inkling's
+    short convolutions theirs (k inputs per channel, four per layer) in fp32."""
     engine = _engine_convention(wl)
     elements = cfg.kv_cache_elements(wl.final_tokens, engine=engine) + cfg.state_elements(engine)
     # Inkling's short convolutions keep their state in fp32, whatever the KV dtype

@@ -458,7 +458,7 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
             rows.append((f"{prefix}.hyper_connections", 2 * (per * n * h + per + (3 if cfg.hyper_mix else 2)),
                          "float32"))
         if dense and cfg.activation_params:
-            rows.append((f"{prefix}.mlp.act_fn", cfg.activation_params, ""))
+            rows.append((f"{prefix}.mlp.scalars", cfg.activation_params, ""))
         if dense and cfg.ffn_norm:
             rows.append((f"{prefix}.mlp.ffn_sub_norm", cfg.ffn * nw, ""))
         return rows

@@ -223,7 +223,8 @@ class ModelConfig:
     o_bias: bool = False
     last_o_bias: bool = False  # GPT-NeoX-Japanese: a bias on the last layer's attention output only
     mlp_bias: bool = False
-    activation_params: int = 0  # learned parameters of a dense MLP's activation (Apertus' xIELU: alpha_p, alpha_n)
+    activation_params: int = 0  # learned scalars of a dense MLP (Apertus' xIELU: alpha_p, alpha_n; Inkling's
+    # global_scale; Dory's suv_gate and suv_up, 2 × ffn)
     ffn_norm: bool = False  # a norm over a dense MLP's intermediate before down_proj (BitNet's ffn_sub_norm)
     learned_positions: int = 0
     experts: int = 0
