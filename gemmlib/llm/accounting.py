@@ -98,7 +98,9 @@ OP_NAMES = ("attn_res", "loop_gate_down", "loop_gate_up", "norm_gate_down", "nor
             "router", "expert_in_proj", "gate_proj", "up_proj", "down_proj", "expert_out_proj", "shared_gate_proj", "shared_up_proj", "shared_down_proj",
             "shared_expert_gate", "dense_gate_proj", "dense_up_proj", "dense_down_proj", "mlp_conv", "per_layer_model_proj",
             "per_layer_gate", "per_layer_proj", "altup_proj", "altup_router", "altup_predict", "altup_mix",
-            "altup_correct", "laurel_left", "laurel_right", "altup_unembed", "hc_pre", "hc_mix", "hc_head", "lm_head")
+            "altup_correct", "laurel_left", "laurel_right", "altup_unembed", "ngram_key", "ngram_value", "ngram_conv",
+            "hc_pre", "hc_mix", "hc_gate_down", "hc_gate_up", "hc_inject", "hc_head", "hc_head_down", "hc_head_up",
+            "lm_head")
 OTHER_OP_NAMES = ("embedding", "norms", "rotary", "kv_repeat", "kv_conv_dynamic", "rel_bias_add", "attn_softmax", "ssm_scan", "conv_gates", "activation",
                   "shared_activation", "dense_activation", "moe_routing", "act_quant", "act_quant_inner", "residual")
 ATTENTION_PRODUCTS = ("attn_scores", "attn_values", "attn_scores_sliding", "attn_values_sliding",
@@ -182,6 +184,10 @@ SHARDING: dict[str, str] = {
     "loop_gate_down": "replicated", "loop_gate_up": "replicated",
     # Muse Spark's latent mixture: the projections to and from the experts' width split their inner dimension
     "expert_in_proj": "column", "expert_out_proj": "row",
+    # Qwen4-Exp: the gated hyper-connections and the n-gram embeddings' projections and convolution run on the whole
+    # residual streams (transformers' plan splits the gates' down projection by input; here every rank runs them)
+    "hc_gate_down": "replicated", "hc_gate_up": "replicated", "hc_inject": "replicated", "hc_head_down": "replicated",
+    "hc_head_up": "replicated", "ngram_key": "replicated", "ngram_value": "replicated", "ngram_conv": "replicated",
 }
 # Ops that are routed experts (in a mixture of experts) — for expert parallelism.
 EXPERT_OPS = ("gate_proj", "up_proj", "down_proj")
@@ -470,6 +476,44 @@ def _block_keys(topk: int, block: int, run: _Run) -> tuple[int, int, int, int]:
     return total, keys(c0), keys(c1), total
 
 
+def _qsa_prefix(n: int, topk: int, block: int) -> int:
+    """Σ keys(p) over the query positions p < n under Qwen4-Exp's QSA: a query at p reads every key up to it while it
+    sees at most topk complete blocks, then the topk blocks its indexer chose and the (p + 1) mod block keys of its
+    incomplete one."""
+    t = (topk + 1) * block - 1  # the positions that see every key
+    if n <= t:
+        return n * (n + 1) // 2
+    m = n - t
+    f, r = divmod(m, block)
+    return t * (t + 1) // 2 + m * topk * block + f * block * (block - 1) // 2 + r * (r - 1) // 2
+
+
+def _qsa_keys(topk: int, block: int, run: _Run) -> tuple[int, int, int, int]:
+    """:func:`_keys` for QSA's kernel (:func:`_block_keys`' counterpart): a prefill step reads every key, each query
+    its own; a decode step's query its chosen blocks and its incomplete one."""
+    q, c0 = run.queries, run.cached
+    if q > 1 and not run.tri or run.tri and run.steps != 1:
+        return _keys(0, run)
+
+    def keys(p: int) -> int:
+        return _qsa_prefix(p + 1, topk, block) - _qsa_prefix(p, topk, block)
+
+    if run.tri:
+        return q + c0, q + c0, q + c0, _qsa_prefix(c0 + q, topk, block) - _qsa_prefix(c0, topk, block)
+    c1 = c0 + run.steps - 1
+    total = _qsa_prefix(c1 + 1, topk, block) - _qsa_prefix(c0, topk, block)
+    return total, keys(c0), keys(c1), total
+
+
+def _pooled_blocks(first: int, last: int, block: int) -> int:
+    """Σ ⌊(p + 1) / block⌋ over the query positions p = first … last: the complete blocks each query's QSA indexer
+    scores."""
+    def upto(n: int) -> int:  # Σ ⌊x / block⌋ for x = 0 … n
+        q, r = divmod(n + 1, block)
+        return block * q * (q - 1) // 2 + q * r
+    return upto(last + 1) - upto(first) if last >= first else 0
+
+
 def _linear(name: str, phase: str, *, m: int, k: int, n: int, runs: int, weight_reads: int,
             w_bytes: float, sz: _Sizes, note: str = "", weight_copies: int = 1, routed: bool = False,
             kernels: int | None = None) -> Op:
@@ -617,6 +661,13 @@ def _hyper_ops(cfg: ModelConfig, wl: Workload, run: _Run, *, layers: int) -> lis
     for every token. The weights are fp32 (transformers keeps them so)."""
     n, d, sz = cfg.hyper_streams, cfg.hidden, _Sizes(cfg, wl)
     runs = 2 * layers * run.steps
+    if cfg.hyper_gate_rank:  # Qwen4-Exp: the normed streams gated through rank r, and the output's injection weights
+        r, lin = cfg.hyper_gate_rank, dict(phase=run.phase, runs=runs, weight_reads=runs, sz=sz)
+        note = Text(N_("gated hyper-connections before the attention and the MLP: the {n} streams' gate through rank "
+                       "{r}, and the weights that inject the output into each stream"), n=n, r=r)
+        return [_linear("hc_gate_down", m=run.tokens, k=n * d, n=r, w_bytes=n * d * r * sz.el, note=note, **lin),
+                _linear("hc_gate_up", m=run.tokens, k=r, n=n * d, w_bytes=n * d * r * sz.el, note=note, **lin),
+                _linear("hc_inject", m=run.tokens, k=n * d, n=n, w_bytes=n * d * n * sz.el, note=note, **lin)]
     per = cfg.hyper_weights
     ops = [_linear("hc_pre", phase=run.phase, m=run.tokens, k=n * d, n=per, runs=runs, weight_reads=runs,
                    w_bytes=per * n * d * 4.0, sz=sz,
@@ -659,6 +710,12 @@ def _hyper_head(cfg: ModelConfig, wl: Workload, *, phase: str, rows: int, steps:
     n = cfg.hyper_streams
     if not n:
         return []
+    if cfg.hyper_gate_rank:  # Qwen4-Exp's last one: the streams normed and gated into one (its final norm)
+        sz, r, w = _Sizes(cfg, wl), cfg.hyper_gate_rank, n * cfg.hidden
+        note = Text(N_("gated hyper-connections: the {n} streams gated into one before the LM head"), n=n)
+        lin = dict(runs=steps, weight_reads=steps, w_bytes=w * r * sz.el, sz=sz, note=note)
+        return [_linear("hc_head_down", phase, m=rows, k=w, n=r, **lin),
+                _linear("hc_head_up", phase, m=rows, k=r, n=w, **lin)]
     return [_linear("hc_head", phase, m=rows, k=n * cfg.hidden, n=n, runs=steps, weight_reads=steps,
                     w_bytes=n * n * cfg.hidden * 4.0, sz=_Sizes(cfg, wl),
                     note=Text(N_("hyper-connections: the {n} streams to one before the final norm"), n=n))]
@@ -677,7 +734,8 @@ def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, aki
     sparse = cfg.is_dsa and wl.attention == "fused"  # a DSA kernel reads only the indexer's top-k keys per query
     # a block-sparse kernel (MiniMax-M3) reads the top-k blocks of an I layer's indexer; eager attends to every key
     blocks = cfg.is_block_sparse and akind == "I" and wl.attention == "fused"
-    sum_keys, first, last, pairs = (_block_keys(cfg.index_topk, cfg.index_block, run) if blocks else
+    block_keys = _qsa_keys if cfg.index_mean_pool else _block_keys
+    sum_keys, first, last, pairs = (block_keys(cfg.index_topk, cfg.index_block, run) if blocks else
                                     _keys(cfg.index_topk if sparse else w, run))
     suffix = "_sliding" if w else "_sparse" if blocks else ""
     absorbed = cfg.is_mla and wl.mla == "absorbed" and run.phase == "decode"
@@ -743,7 +801,10 @@ def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, aki
                           k=cfg.index_topk))
     elif cfg.is_dsa:
         extra.append(Text(N_("eager: every key, the indexer's choice applied as a mask")))
-    if blocks:
+    if blocks and cfg.index_mean_pool:
+        extra.append(Text(N_("QSA: at most the indexer's top {k} complete blocks of {b} keys per query and the keys of "
+                             "its incomplete block"), k=cfg.index_topk, b=cfg.index_block))
+    elif blocks:
         extra.append(Text(N_("block-sparse attention: at most the indexer's top {k} blocks of {b} keys per query"),
                           k=cfg.index_topk, b=cfg.index_block))
     elif cfg.is_block_sparse and akind == "I":
@@ -874,6 +935,16 @@ def _indexer_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, mkind
     keys_read = layers * b * sum_keys * di * sz.kv
     q_io = count * run.queries * hi * di * sz.a
     flops = 2 * di * hi * layers * b * pairs
+    if cfg.index_mean_pool:  # QSA: each query against the mean of every complete block it sees (causal in transformers'
+        # per-query loop too)
+        bl = cfg.index_block
+        pooled = _pooled_blocks(run.cached, run.cached + run.queries * run.steps - 1, bl)
+        ops.append(Op("index_scores", run.phase, run.queries * hi, max(1, first // bl), di, count,
+                      2 * di * hi * layers * b * pooled, 0.0, q_io + layers * b * hi * pooled * 4, keys_read,
+                      Text(N_("per layer and sequence: every indexer head's query against the mean of each complete "
+                              "block of {b} indexer keys it sees (ReLU, summed over heads), the top {k} blocks kept"),
+                           b=bl, k=cfg.index_topk), n_last=None, kernels=runs))
+        return ops
     if block:
         # fp32 scores for the top-k: every one written and max-pooled after in eager code, one per block from a kernel
         # that pools as it scores
@@ -1070,11 +1141,32 @@ def _sum_ops(ops: list[Op], *, join_notes: bool = False) -> list[Op]:
     return list(out.values())
 
 
+def _ngram_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, layers: int) -> list[Op]:
+    """Qwen4-Exp's n-gram embeddings in ``layers`` layers: each token's hashed n-gram rows (a gather) projected to a
+    key per stream and one value, and the gated value's dilated depthwise convolution over the streams (as
+    FlopCounterMode counts a convolution: its output is as long as the new tokens in transformers' code too; its
+    state, (kernel − 1) · order inputs of each channel, read and written at the activation dtype)."""
+    if not layers:
+        return []
+    g, d, w, k = cfg.ngram_dim, cfg.hidden, cfg.hyper_streams * cfg.hidden, cfg.ngram_conv
+    runs = layers * run.steps
+    lin = dict(phase=run.phase, runs=runs, weight_reads=runs, sz=sz)
+    state = 2 * wl.batch * w * (k - 1) * cfg.ngram_order * runs * sz.a
+    conv = Op("ngram_conv", run.phase, wl.batch, w, k, runs, 2 * run.tokens * k * w * runs, w * k * sz.el * runs,
+              2 * run.tokens * w * sz.a * runs, state,
+              Text(N_("the gated n-gram values' depthwise convolution of width {k}, dilation {o}, over {n} streams"),
+                   k=k, o=cfg.ngram_order, n=cfg.hyper_streams), kernels=runs)
+    note = Text(N_("each token's {n} hashed n-gram embeddings ({g} wide in all)"),
+                n=(cfg.ngram_order - 1) * cfg.ngram_heads, g=g)
+    return [_linear("ngram_key", m=run.tokens, k=g, n=w, w_bytes=sz.w("ngram_key", "M"), note=note, **lin),
+            _linear("ngram_value", m=run.tokens, k=g, n=d, w_bytes=sz.w("ngram_value", "M"), note=note, **lin), conv]
+
+
 def _stack_ops(cfg: ModelConfig, wl: Workload, run: _Run, groups: list[tuple[str, str, int]] | None = None) -> list[Op]:
     """Every GEMM of the decoder layers (all of them, or the given kinds), summed by op."""
     sz = _Sizes(cfg, wl)
     att: list[Op] = []
-    mlp: list[Op] = []
+    mlp: list[Op] = _ngram_ops(cfg, wl, sz, run, layers=cfg.ngram_layer_count if groups is None else 0)
     for akind, mkind, n in groups or _groups(cfg):
         shape = cfg.attention_shape(akind)  # Gemma 4's full layers and K/V-reusing layers have a shape of their own
         ssz = sz if shape is cfg else _Sizes(shape, wl)
@@ -1661,8 +1753,10 @@ def kv_cache_bytes(cfg: ModelConfig, wl: Workload) -> float:
     short convolutions theirs (k inputs per channel, four per layer) in fp32."""
     engine = _engine_convention(wl)
     elements = cfg.kv_cache_elements(wl.final_tokens, engine=engine) + cfg.state_elements(engine)
-    # Inkling's short convolutions keep their state in fp32, whatever the KV dtype
-    return (elements * get_dtype(wl.kv_dtype).bytes + cfg.short_conv_state(engine) * 4) * wl.batch
+    # Inkling's short convolutions keep their state in fp32, whatever the KV dtype; Qwen4-Exp's token ids and
+    # (transformers) rotary positions are int64
+    return (elements * get_dtype(wl.kv_dtype).bytes + cfg.short_conv_state(engine) * 4
+            + cfg.int64_cache(wl.final_tokens, engine=engine) * 8) * wl.batch
 
 
 def memory(cfg: ModelConfig, wl: Workload, hw: Hardware, gpus: int = 1) -> Memory:

@@ -91,6 +91,7 @@ _NAMES = {
     "rwkv": dict(prefix="rwkv.blocks.{i}", mixer="", mlp="feed_forward", fc1="key", fc2="value", head="head",
                  embed="rwkv.embeddings"),
     "qwen3_5_moe_text": dict(mixer="linear_attn", shared="shared_expert"),
+    "qwen4_exp_text": dict(mixer="linear_attn", shared="shared_expert"),
     "minimax_m2": dict(moe="block_sparse_moe", egate="w1", eup="w3", edown="w2"),
     "jamba": dict(mlp="feed_forward", moe="feed_forward", router="router"),
     "nemotron_h": dict(prefix="backbone.layers.{i}", attn="mixer", mlp="mixer", moe="mixer", mixer="mixer",
@@ -206,7 +207,11 @@ def _attention_linears(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
                 for x in ("k", "v")]
     o_bias = cfg.o_bias or (cfg.last_o_bias and i == cfg.layers - 1)  # GPT-NeoX-Japanese: the last layer's only
     out.append(Linear(f"{p}.{n['o']}", "attention", h, cfg.o_dim, o_bias, i, (("o_proj", h),)))
-    if cfg.is_block_sparse and i < cfg.layers and cfg.attention_kinds[i] == "I":  # MiniMax-M3's block indexer
+    if cfg.is_block_sparse and i < cfg.layers and cfg.attention_kinds[i] == "I" and cfg.index_mean_pool:
+        hi, di = cfg.index_heads, cfg.index_head_dim  # Qwen4-Exp's QSA indexer: its queries and key in one matrix
+        out.append(Linear(f"{p}.indexer.index_qk_proj", "attention", (hi + 1) * di, h, False, i,
+                          (("index_q", hi * di), ("index_k", di))))
+    elif cfg.is_block_sparse and i < cfg.layers and cfg.attention_kinds[i] == "I":  # MiniMax-M3's block indexer
         hi, di = cfg.index_heads, cfg.index_head_dim
         out += [Linear(f"{p}.indexer.q_proj", "attention", hi * di, h, False, i, (("index_q", hi * di),)),
                 Linear(f"{p}.indexer.k_proj", "attention", di, h, False, i, (("index_k", di),))]
@@ -353,6 +358,15 @@ def _altup_laurel(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
     return out
 
 
+def _ngram(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
+    """Qwen4-Exp: an N layer's n-gram key (a key per stream) and value projections."""
+    if not (0 <= i < cfg.layers and cfg.ngram_layers and cfg.ngram_layers[i] == "N"):
+        return []
+    p, g, w = n["prefix"].format(i=i) + ".ple", cfg.ngram_dim, cfg.hyper_streams * cfg.hidden
+    return [Linear(f"{p}.key_proj", "per_layer", w, g, False, i, (("ngram_key", w),)),
+            Linear(f"{p}.value_proj", "per_layer", cfg.hidden, g, False, i, (("ngram_value", cfg.hidden),))]
+
+
 def stored_linears(cfg: ModelConfig, *, mtp: bool = True) -> list[Linear]:
     """Every linear layer of the checkpoint, layer by layer, then the LM head (and the MTP layers)."""
     n = _names(cfg)
@@ -361,7 +375,7 @@ def stored_linears(cfg: ModelConfig, *, mtp: bool = True) -> list[Linear]:
     for i in range(cfg.layers):
         out += _attention(cfg, i, n) + _mlp(cfg.attention_shape(akinds[i]), i, n, kinds[i])
         out += _per_layer_inputs(cfg, i, n) + _altup_laurel(cfg, i, n) + _norm_gates(cfg, i, n, kinds[i])
-        out += _message_gates(cfg, i, n)
+        out += _message_gates(cfg, i, n) + _ngram(cfg, i, n)
     if not cfg.tied_embeddings:
         out.append(Linear(n["head"], "lm_head", cfg.head_vocab, cfg.hidden, cfg.lm_head_bias, -1,
                           (("lm_head", cfg.head_vocab),)))
@@ -397,7 +411,7 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
         norms = (cfg.norms_per_layer + (cfg.moe_norms if moe else 0) + (1 if cfg.per_layer_input else 0)
                  + (2 if cfg.qkv_input_norms and akind == "F" else 0)  # Inkling 2's full layers: q, k and v input norms
                  + (1 if cfg.laurel_rank else 0) + (2 if cfg.altup_inputs else 0))  # AltUp: its router's norm, its scale
-        rows = [(f"{prefix}.norms", norms * h * nw, "")]
+        rows = [(f"{prefix}.norms", (0 if cfg.hyper_gate_rank else norms) * h * nw, "")]
         shape = cfg.attention_shape(akind)
         if akind in MIXER_LETTERS:
             rows += [(f"{prefix}.mixer.{k}", v, "") for k, v in cfg.mixer.other_params().items() if k != "conv1d"]
@@ -453,7 +467,11 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
             rows.append((f"{prefix}.self_attn.rel_logits_proj.proj", cfg.rel_bias * cfg.rel_extent_of(akind), ""))
         if hashed:  # DeepSeek-V4: the token → experts table of a hash-routed layer (int64, as transformers holds it)
             rows.append((f"{prefix}.tid2eid", cfg.vocab * cfg.experts_per_token, "int64"))
-        if cfg.hyper_streams:  # two hyper-connections: projection, bias, scales (fp32)
+        if cfg.hyper_gate_rank:  # Qwen4-Exp: two gated hyper-connections, each a grouped norm, the gate's two
+            # projections and the injection weights (at the checkpoint's dtype)
+            n, w, r = cfg.hyper_streams, cfg.hyper_streams * h, cfg.hyper_gate_rank
+            rows.append((f"{prefix}.hyper_connections", 2 * (w * nw + 2 * w * r + w * n), ""))
+        elif cfg.hyper_streams:  # two hyper-connections: projection, bias, scales (fp32)
             n, per = cfg.hyper_streams, cfg.hyper_weights
             rows.append((f"{prefix}.hyper_connections", 2 * (per * n * h + per + (3 if cfg.hyper_mix else 2)),
                          "float32"))
@@ -469,7 +487,17 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
         moe_seen += kinds[i] == "M"
         out += layer(f"layers.{i}", kinds[i] == "M", akinds[i], kinds[i] == "D",
                      hashed=kinds[i] == "M" and moe_seen <= cfg.hash_layers)
-    out.append(("final_norm", h * nw, ""))
+    if cfg.ngram_layers:  # Qwen4-Exp: the n-gram tables, and each N layer's norms, convolution and hash buffers
+        w, heads = cfg.hyper_streams * h, (cfg.ngram_order - 1) * cfg.ngram_heads
+        out.append(("ngram_embeddings", cfg.ngram_rows * (cfg.ngram_dim // heads), ""))
+        for i in (j for j, x in enumerate(cfg.ngram_layers) if x == "N"):
+            out += [(f"layers.{i}.ple.norms_and_conv", w * (3 * nw + cfg.ngram_conv), ""),
+                    (f"layers.{i}.ple.hash_buffers", cfg.ngram_order + 2 * heads, "int64")]
+    if cfg.hyper_gate_rank:  # the last gated hyper-connection (the final norm): its norm and gate
+        w = cfg.hyper_streams * h
+        out.append(("hyper_connection_mixer", w * nw + 2 * w * cfg.hyper_gate_rank, ""))
+    else:
+        out.append(("final_norm", h * nw, ""))
     if cfg.hrm_cycles:  # HRM: the low-level module's learned initial state
         out.append(("z_L_init", h, ""))
     if cfg.logit_scale:  # Dory: a learned scale per vocabulary entry on the logits
@@ -478,7 +506,7 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
         out.append(("attn_residual_queries", cfg.attn_res_queries * h, "float32"))
     if cfg.loop_gate_rank:  # Inkling-2-Mini: the message queries, 4 per looped layer (fp32)
         out.append(("message_queries", 4 * (cfg.loop_end - cfg.loop_start) * h, "float32"))
-    if cfg.hyper_streams:  # the last hyper-connection: the streams to one (projection, bias, scale; fp32)
+    if cfg.hyper_streams and not cfg.hyper_gate_rank:  # the last hyper-connection: the streams to one (fp32)
         n = cfg.hyper_streams
         out.append(("hyper_head", n * n * h + n + 1, "float32"))
     if mtp:
@@ -631,6 +659,9 @@ def op_weight_bytes(cfg: ModelConfig, weight_dtype: str) -> dict[tuple[str, str]
         out.update(layer)
     for lin in _per_layer_inputs(cfg, -1, n) + _altup_laurel(cfg, -1, n):  # one matrix per op (AltUp's n - 1 alike)
         out.setdefault((lin.ops[0][0], ""), float(_linear_bytes(q, lin, rest)[0]))
+    if "N" in cfg.ngram_layers:  # Qwen4-Exp's n-gram projections, alike in every N layer
+        for lin in _ngram(cfg, cfg.ngram_layers.index("N"), n):
+            out[(lin.ops[0][0], "M")] = out[(lin.ops[0][0], "D")] = float(_linear_bytes(q, lin, rest)[0])
     if cfg.tied_embeddings and q is not None and q.method == "mlx":  # the quantized embedding, used as a linear
         out[("lm_head", "")] = float(_linear_bytes(q, _embedding(cfg), rest)[0])
     elif cfg.tied_embeddings:

@@ -357,6 +357,22 @@ class ModelConfig:
     attn_scale_params: int = 0  # learned scales per attention layer beyond its projections and norms (Dory: sqk and
     # s_gate on the heads' width, the residual rates lambda_1 and lambda_2 on the hidden state)
     logit_scale: bool = False  # a learned scale per vocabulary entry on the logits (Dory's lm_head.logit_scale)
+    # ----- Qwen4-Exp ----------------------------------------------------------------------------------
+    # QSA: the block indexer (index_block keys a block) scores the mean of each complete block, not every key, and a
+    # query keeps index_topk complete blocks beside the tokens of its incomplete one
+    index_mean_pool: bool = False
+    hyper_gate_rank: int = 0  # gated hyper-connections over hyper_streams streams: a grouped norm of the streams (it
+    # replaces the layer's input norms and the final norm), a rank-r sigmoid gate per element, the gated streams
+    # averaged into the layer's input, and n injection weights for its output; 0: DeepSeek-V4's kind
+    # per-layer n-gram embeddings (PLE): in each N layer, hashed n-gram tables (ngram_heads per order 2 … ngram_order,
+    # ngram_rows rows in all over the model, each ngram_dim / heads wide) projected to a key per stream and one value,
+    # gated by the streams and filtered by a dilated depthwise convolution (kernel ngram_conv, dilation ngram_order)
+    ngram_layers: str = ""  # N / - per layer; "" none
+    ngram_dim: int = 0
+    ngram_order: int = 0
+    ngram_heads: int = 0
+    ngram_rows: int = 0
+    ngram_conv: int = 0
 
     def __post_init__(self) -> None:
         for f in ("layers", "hidden", "heads", "ffn", "vocab"):
@@ -369,7 +385,8 @@ class ModelConfig:
                   "altup_inputs", "laurel_rank", "o_groups", "o_lora_rank", "csa_rate", "hca_rate",
                   "hyper_streams", "hash_layers", "output_vocab", "zero_experts", "index_block", "short_conv",
                   "rel_bias", "rel_extent", "router_sinks", "gated_norm_rank", "attn_res_block", "loop_start",
-                  "loop_end", "loop_gate_rank", "attn_scale_params", "hrm_cycles", "hrm_low_cycles", "expert_hidden"):
+                  "loop_end", "loop_gate_rank", "attn_scale_params", "hrm_cycles", "hrm_low_cycles", "expert_hidden",
+                  "hyper_gate_rank", "ngram_dim", "ngram_order", "ngram_heads", "ngram_rows", "ngram_conv"):
             object.__setattr__(self, f, _whole(f, getattr(self, f), minimum=0))
         for f in ("norms_per_layer", "loop_passes"):
             object.__setattr__(self, f, _whole(f, getattr(self, f)))
@@ -435,7 +452,7 @@ class ModelConfig:
                   "full_k_eq_v", "k_eq_v", "router_scales", "kv_reused", "sliding_sinks_only", "embedding_norm",
                   "compressed_attention", "attn_gate_bias", "hyper_mix", "ffn_norm", "router_global_scale",
                   "q_gate_latent", "clip_norms", "sink_proj", "qkv_input_norms", "dynamic_kv_conv",
-                  "loop_shared_cache", "logit_scale", "residual_gates", "latent_norms"):
+                  "loop_shared_cache", "logit_scale", "residual_gates", "latent_norms", "index_mean_pool"):
             if not isinstance(getattr(self, f), bool):
                 raise InputError(N_("{field} must be true or false, got {value!r}"),
                                  field=f, value=getattr(self, f))
@@ -444,6 +461,7 @@ class ModelConfig:
         self._check_mla()
         self._check_short_conv_and_rel_bias()
         self._check_loop()
+        self._check_qwen4()
         self._check_layer_shapes()
         if self.quant is not None and not isinstance(self.quant, Quantization):
             raise InputError(N_("quant must be a Quantization (gemmlib.llm.quant)"))
@@ -624,6 +642,36 @@ class ModelConfig:
                                         and self.loop_end % self.attn_res_block == 0):
             raise InputError(N_("a looped stack's message gates are counted as Inkling-2-Mini runs them: with block "
                                 "attention residuals whose block divides loop_start and loop_end"))
+
+    def _check_qwen4(self) -> None:
+        """Qwen4-Exp's QSA, gated hyper-connections and n-gram embeddings, each with what it needs."""
+        if self.index_mean_pool and not self.index_block:
+            raise InputError(N_("a mean-pooled block indexer (QSA) needs its block size (index_block)"))
+        if self.hyper_gate_rank and self.hyper_streams < 2:
+            raise InputError(N_("gated hyper-connections need at least 2 streams (hyper_streams)"))
+        lt = self.ngram_layers
+        if not isinstance(lt, str) or set(lt) - {"N", "-"} or (lt and len(lt) != self.layers):
+            raise InputError(N_("ngram_layers must be N (n-gram embeddings) or - for each of the {layers} layers"),
+                             layers=self.layers)
+        if "N" in lt:
+            heads = (self.ngram_order - 1) * self.ngram_heads
+            if not (self.hyper_gate_rank and self.ngram_order >= 2 and self.ngram_heads and self.ngram_rows
+                    and self.ngram_conv and self.ngram_dim and self.ngram_dim % heads == 0):
+                raise InputError(N_("n-gram embeddings need gated hyper-connections, an order of 2 or more, heads, "
+                                    "table rows, a convolution kernel and a width divisible by the {heads} heads"),
+                                 heads=max(heads, 1))
+
+    @property
+    def ngram_layer_count(self) -> int:
+        return self.ngram_layers.count("N")
+
+    def ngram_state(self) -> tuple[int, int]:
+        """What one sequence keeps for the n-gram embeddings, every N layer together: the dilated convolution's last
+        (kernel − 1) · order inputs of each of its streams × hidden channels (at the model's dtype), and the last
+        order − 1 token ids (int64)."""
+        n = self.ngram_layer_count
+        return (n * (self.ngram_conv - 1) * self.ngram_order * self.hyper_streams * self.hidden,
+                n * (self.ngram_order - 1))
 
     def _unrolled(self, pattern: str) -> str:
         """A per-layer pattern in the order the layers run: the looped ones loop_passes times."""
@@ -939,10 +987,16 @@ class ModelConfig:
     def _hyper_params(self, *, matmul: bool = False) -> int:
         """Hyper-connections over n streams: in every layer two (before the attention and the MLP), each an
         [n·hidden → weights] projection of the streams with a bias and a scale per kind of weight (3, or 2 without the
-        mix); one [n·hidden → n] at the end with a bias and a scale (``matmul``: the projections only)."""
+        mix); one [n·hidden → n] at the end with a bias and a scale (``matmul``: the projections only). Gated ones
+        (Qwen4-Exp, :attr:`hyper_gate_rank` r): each a grouped norm of the n·hidden streams, n·hidden → r → n·hidden
+        and n·hidden → n (the injection weights); the last one norm and gate only."""
         n, d, per = self.hyper_streams, self.hidden, self.hyper_weights
         if not n:
             return 0
+        if self.hyper_gate_rank:
+            w, r = n * d, self.hyper_gate_rank
+            norm = 0 if matmul else w * self.norm_weights
+            return 2 * self.layers * (2 * w * r + w * n + norm) + 2 * w * r + norm
         return (2 * self.layers * (per * n * d + (0 if matmul else per + (3 if self.hyper_mix else 2)))
                 + n * n * d + (0 if matmul else n + 1))
 
@@ -1019,11 +1073,27 @@ class ModelConfig:
             "latent_moe": moe * self._latent_moe_params(),
             "residual_gates": 2 * self.layers * self.hidden if self.residual_gates else 0,
             "router": moe * self._router_params(),
-            "norms": (self.layers * self.norms_per_layer + moe * self.moe_norms + 1 + self.embedding_norm
+            "ngram_embeddings": self._ngram_params(),
+            "norms": ((0 if self.hyper_gate_rank else self.layers * self.norms_per_layer + 1) + moe * self.moe_norms
+                      + self.embedding_norm
                       + (2 * self.attention_kinds.count("F") if self.qkv_input_norms else 0))
             * self._norm_params() + (dense * self._norm_params(self.ffn) if self.ffn_norm else 0),
             "lm_head": head + (self.head_vocab if self.lm_head_bias else 0) + (self.head_vocab if self.logit_scale else 0),
         }
+
+    def _ngram_params(self, *, matmul: bool = False) -> int:
+        """Qwen4-Exp's n-gram embeddings: every table (ngram_rows rows in all, ngram_dim / heads wide), and in each N
+        layer the key projection (ngram_dim → streams × hidden), the value projection (ngram_dim → hidden), three
+        grouped norms and the depthwise convolution over streams × hidden channels (``matmul``: the projections)."""
+        n = self.ngram_layer_count
+        if not n:
+            return 0
+        w, g = self.hyper_streams * self.hidden, self.ngram_dim
+        proj = n * (g * w + g * self.hidden)
+        if matmul:
+            return proj
+        return (self.ngram_rows * (g // ((self.ngram_order - 1) * self.ngram_heads)) + proj
+                + n * (3 * w * self.norm_weights + w * self.ngram_conv))
 
     def _rel_bank_params(self) -> int:
         """Inkling: each attention layer's bank of relative-bias profiles, rel_bias × its extent (rel_extent in a
@@ -1185,7 +1255,10 @@ class ModelConfig:
                                  + 2 * self.hidden * self.hidden + 2 * self.vocab * self.hidden)
         # DeepSeek-V4's hash-routed layers keep a token → experts table (tid2eid) instead of a score-bias buffer
         return {"router_score_bias": (self.moe_layer_count - self.hash_layers) * buffers_per_layer, "mtp": mtp,
-                "hash_routing": self.hash_layers * self.vocab * self.experts_per_token}
+                "hash_routing": self.hash_layers * self.vocab * self.experts_per_token,
+                # Qwen4-Exp: each N layer's hash multipliers and its tables' sizes and offsets
+                "ngram_hashing": self.ngram_layer_count * (self.ngram_order + 2 * (self.ngram_order - 1)
+                                                           * self.ngram_heads)}
 
     @property
     def checkpoint_params(self) -> int:
@@ -1215,7 +1288,7 @@ class ModelConfig:
         return (attn + indexer + mixers + mats * h * self._dense_ffn_sum() + self.moe_layer_count * per_moe
                 + self.gated_norms * 2 * h * self.gated_norm_rank + taps
                 + self.head_vocab * h + ple + altup + laurel + self._compressors(matmul=True)
-                + self._hyper_params(matmul=True))
+                + self._hyper_params(matmul=True) + self._ngram_params(matmul=True))
 
     def _attn_matmul_params(self) -> int:
         """One attention layer's projection weights (no biases, norms or indexer)."""
@@ -1261,7 +1334,14 @@ class ModelConfig:
     def state_elements(self, engine: bool = False) -> int:
         """Elements one sequence keeps in the mixer layers, whatever the context length: conv state (transformers
         keeps k inputs, engines k − 1) + recurrent state, every mixer layer."""
-        return self.mixer_layer_count * self.mixer.state_elements(engine) if self.mixer else 0
+        mixers = self.mixer_layer_count * self.mixer.state_elements(engine) if self.mixer else 0
+        return mixers + self.ngram_state()[0]
+
+    def int64_cache(self, tokens: int, *, engine: bool = False) -> int:
+        """int64 elements one sequence's cache keeps after ``tokens`` tokens: the n-gram embeddings' last token ids,
+        and (transformers' QSA) each token's three rotary position ids, kept once for the indexers' block keys."""
+        positions = 3 * tokens if self.index_mean_pool and not engine and "I" in self.attention_kinds else 0
+        return self.ngram_state()[1] + positions
 
     def compressed_entries(self, kind: str, tokens: int) -> int:
         """DeepSeek-V4: the compressed entries a layer of this kind holds after ``tokens`` tokens (one per csa_rate /

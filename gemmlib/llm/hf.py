@@ -48,7 +48,7 @@ SUPPORTED_MODEL_TYPES = (
     "gpt_bigcode", "gpt_oss", "glm4_moe", "llama4_text", "llama4", "smollm3", "mistral3", "exaone4", "ernie4_5_moe",
     "glm4_moe_lite", "qwen3_vl", "qwen3_vl_moe", "qwen3_next", "jamba", "nemotron_h", "falcon_h1", "seed_oss",
     "ernie4_5", "glm", "glm4", "ministral3", "apertus", "minimax_m2", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_5",
-    "qwen3_5_moe", "hunyuan_v1_dense", "arcee", "exaone", "flex_olmo", "dots1", "deepseek_v32", "glm_moe_dsa",
+    "qwen3_5_moe", "qwen4_exp", "hunyuan_v1_dense", "arcee", "exaone", "flex_olmo", "dots1", "deepseek_v32", "glm_moe_dsa",
     "granitemoehybrid", "internlm3", "iquestcoder", "sarvam_moe", "sarvam_mla", "helium", "cwm", "solar_open", "youtu",
     "hunyuan_v1_moe", "vaultgemma", "granitemoeshared", "exaone_moe", "cohere2_moe", "nemotron", "granite_swa",
     "granitemoe_swa", "kolibri1", "lfm2", "lfm2_moe", "bamba", "afmoe", "hy_v3", "minicpm3", "gptj", "codegen",
@@ -87,7 +87,8 @@ ARCHITECTURES = {
     "GlmForCausalLM": "glm", "Glm4ForCausalLM": "glm4", "Ministral3ForCausalLM": "ministral3",
     "ApertusForCausalLM": "apertus", "MiniMaxM2ForCausalLM": "minimax_m2", "Qwen3_5ForCausalLM": "qwen3_5_text",
     "Qwen3_5MoeForCausalLM": "qwen3_5_moe_text", "Qwen3_5ForConditionalGeneration": "qwen3_5",
-    "Qwen3_5MoeForConditionalGeneration": "qwen3_5_moe", "HunYuanDenseV1ForCausalLM": "hunyuan_v1_dense",
+    "Qwen3_5MoeForConditionalGeneration": "qwen3_5_moe", "Qwen4ExpForCausalLM": "qwen4_exp_text",
+    "Qwen4ExpForConditionalGeneration": "qwen4_exp", "HunYuanDenseV1ForCausalLM": "hunyuan_v1_dense",
     "ArceeForCausalLM": "arcee", "FlexOlmoForCausalLM": "flex_olmo",
     "Dots1ForCausalLM": "dots1", "DeepseekV32ForCausalLM": "deepseek_v32",
     "GraniteMoeHybridForCausalLM": "granitemoehybrid", "GlmMoeDsaForCausalLM": "glm_moe_dsa",
@@ -131,10 +132,10 @@ ARCHITECTURES = {
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
 _WRAPPERS = {"granite4_vision": "granite4_vision_text", "muse_spark": "muse_spark_text", "muse_glimmer": "muse_glimmer_text", "glm_ocr": "glm_ocr_text", "cosmos3_edge": "cosmos3_edge_text", "hy_v4_vl": "hy_v4_vl_text", "inkling_mm_model": "inkling_text", "inkling2": "inkling2_text", "inkling2_loop": "inkling2_loop_text", "internvl_chat": "", "molmo2": "molmo2_text", "granite_docling": "granite_docling_text", "deepseek_ocr2": "deepseek_ocr2_text", "paddleocr_vl": "paddleocr_vl_text", "glmga": "glm4v_text", "qwen2_5_omni_thinker": "qwen2_5_omni_text", "qwen3_omni_moe_thinker": "qwen3_omni_moe_text", "hunyuan_vl": "hunyuan_vl_text", "qwen2_vl": "qwen2_vl_text", "qwen2_5_vl": "qwen2_5_vl_text", "glm4v": "glm4v_text", "glm46v": "glm4v_text",
              "glm4v_moe": "glm4v_moe_text", "minimax_m3_vl": "minimax_m3_vl_text", "mllama": "mllama_text_model", "aria": "aria_text", "emu3": "emu3_text_model", "apertus1p5": "apertus1p5_text", "cohere_compass": "cohere_compass_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
-             "qwen3_vl_moe": "qwen3_vl_moe_text", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text"}
+             "qwen3_vl_moe": "qwen3_vl_moe_text", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text", "qwen4_exp": "qwen4_exp_text"}
 # Wrappers whose top-level tie_word_embeddings (default False) decides whether the LM head is tied, whatever
 # the text_config says (transformers 5.24 ties by the top-level config).
-_TIE_FROM_TOP = {"glm_ocr": False, "molmo2": False, "glmga": False, "qwen2_5_omni_thinker": False, "qwen3_omni_moe_thinker": False, "glm4v": False, "glm46v": False, "glm4v_moe": False, "apertus1p5": False, "cohere_compass": False, "qwen3_vl": False, "qwen3_vl_moe": False, "qwen3_5": False, "qwen3_5_moe": False, "mistral3": True}
+_TIE_FROM_TOP = {"glm_ocr": False, "molmo2": False, "glmga": False, "qwen2_5_omni_thinker": False, "qwen3_omni_moe_thinker": False, "glm4v": False, "glm46v": False, "glm4v_moe": False, "apertus1p5": False, "cohere_compass": False, "qwen3_vl": False, "qwen3_vl_moe": False, "qwen3_5": False, "qwen3_5_moe": False, "qwen4_exp": False, "mistral3": True}
 # Old spellings of a family.
 _LEGACY = {"refinedweb": "falcon", "refinedwebmodel": "falcon"}
 
@@ -337,6 +338,11 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     # (attn_output_gate: transformers gates the attention output whatever it says; mlp_only_layers: not a Qwen3.5 key)
     "qwen3_5_text": frozenset({"mtp_num_hidden_layers", "mtp_use_dedicated_embeddings", "mamba_ssm_dtype",
                                "attn_output_gate", "mlp_only_layers"}),
+    # Qwen4-Exp: the n-gram hashes' seed and the checkpoint's shards of each table change no count; the number of
+    # cache states follows from ple_layer_ids
+    "qwen4_exp_text": frozenset({"seed", "split_ngram_parts", "number_of_conv_states", "intermediate_size",
+                                 "mtp_num_hidden_layers", "mtp_use_dedicated_embeddings", "mamba_ssm_dtype",
+                                 "attn_output_gate", "mlp_only_layers"}),
     "qwen3_5_moe_text": frozenset({"intermediate_size", "mtp_num_hidden_layers", "mtp_use_dedicated_embeddings",
                                    "mamba_ssm_dtype", "attn_output_gate", "mlp_only_layers"}),
     # MiniMax-M2: its remote code's switches, which transformers' class does not read (qk-norm and the routing bias
@@ -652,6 +658,14 @@ DEFAULTS: dict[str, dict] = {
                          num_attention_heads=16, num_key_value_heads=4, head_dim=256, linear_conv_kernel_dim=4,
                          linear_key_head_dim=128, linear_value_head_dim=128, linear_num_key_heads=16,
                          linear_num_value_heads=32, tie_word_embeddings=False, max_position_embeddings=32768),
+    "qwen4_exp_text": dict(vocab_size=248320, hidden_size=2048, num_hidden_layers=40, num_attention_heads=16,
+                           num_key_value_heads=2, head_dim=256, linear_conv_kernel_dim=4, linear_key_head_dim=128,
+                           linear_value_head_dim=128, linear_num_key_heads=16, linear_num_value_heads=32,
+                           moe_intermediate_size=512, shared_expert_intermediate_size=512, num_experts_per_tok=10,
+                           num_experts=512, tie_word_embeddings=False, max_position_embeddings=32768, hc_count=4,
+                           hc_lowrank=320, ple_conv_kernel_size=4, ngram_size=3, heads_per_ngram=8,
+                           ngram_vocab_size_base=20_000_000, make_ngram_vocab_size_divisible_by=128,
+                           attention_bias=False),
     "qwen3_5_moe_text": dict(vocab_size=248320, hidden_size=2048, num_hidden_layers=40, num_attention_heads=16,
                              num_key_value_heads=2, head_dim=256, linear_conv_kernel_dim=4, linear_key_head_dim=128,
                              linear_value_head_dim=128, linear_num_key_heads=16, linear_num_value_heads=32,
@@ -1900,6 +1914,110 @@ def _read_qwen3_5(r: _Read) -> dict:
     _deltanet_layout(r, c)
     if r.family == "qwen3_5_moe_text":
         _qwen_next_moe(r, c)
+    return c
+
+
+def _is_prime(n: int) -> bool:
+    """Miller–Rabin with the first twelve prime bases: exact for every n below 3.3 · 10²⁴."""
+    if n < 2:
+        return False
+    small = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37)
+    if n in small:
+        return True
+    if any(n % p == 0 for p in small):
+        return False
+    d, s = n - 1, 0
+    while d % 2 == 0:
+        d, s = d // 2, s + 1
+    for a in small:
+        x = pow(a, d, n)
+        if x in (1, n - 1):
+            continue
+        for _ in range(s - 1):
+            x = x * x % n
+            if x == n - 1:
+                break
+        else:
+            return False
+    return True
+
+
+def _ngram_rows(layers: int, heads: int, base: int, multiple: int) -> int:
+    """Rows of Qwen4-Exp's n-gram tables, every PLE layer together: head t of the j-th PLE layer hashes into a table
+    of the (j · heads + t + 1)-th prime from ``base`` on, and each layer's tables together are padded to a multiple of
+    ``multiple`` rows (Qwen4ExpTextNGramEmbedding)."""
+    total, p = 0, base - 1
+    for _ in range(layers):
+        rows = 0
+        for _ in range(heads):
+            p += 1
+            while not _is_prime(p):
+                p += 1
+            rows += p
+        total += -(-rows // multiple) * multiple
+    return total
+
+
+def _read_qwen4_exp_text(r: _Read) -> dict:
+    """Qwen4-Exp: Qwen3.5-MoE's Gated DeltaNet layers and gated attention, the attention layers with a QSA indexer
+    (``indexer_*``: the mean of each complete block of ``indexer_compress_ratio`` keys scored, ``indexer_budget``
+    tokens of complete blocks kept per query beside the incomplete block's); the residual as ``hc_count`` streams
+    through gated hyper-connections of rank ``hc_lowrank`` (their grouped norms are the layers' input norms and the
+    final norm); hashed n-gram embeddings (PLE) in the ``ple_layer_ids`` layers (one-indexed, DeltaNet layers only)."""
+    c = _common(r, ffn_key="moe_intermediate_size")
+    layers, h = c["layers"], c["hidden"]
+    kinds = _type_list(r, "layer_types", {"linear_attention": "L", "indexed_attention": "I", "full_attention": "I"},
+                       layers)
+    if kinds is None:
+        interval = r.whole("full_attention_interval", default=4)
+        kinds = ["L" if (i + 1) % interval else "I" for i in range(layers)]
+    else:
+        r.get("full_attention_interval")  # read, unused: layer_types wins
+    ab = r.flag("attention_bias")
+    mixer = Mixer("gated_deltanet", conv=r.whole("linear_conv_kernel_dim"), heads=r.whole("linear_num_value_heads"),
+                  head_dim=r.whole("linear_value_head_dim"), groups=r.whole("linear_num_key_heads"),
+                  key_dim=r.whole("linear_key_head_dim"), split_proj=True)
+    c.update(qkv_bias=ab, o_bias=ab, qk_norm="head", attn_output_gate=True, mixer=mixer, layer_types="".join(kinds))
+    _qwen_next_moe(r, c)
+    gate = r.get("output_gate_type")
+    if gate is not None and gate not in ("sigmoid", "silu"):
+        raise InputError(N_("qwen4_exp_text: output_gate_type must be sigmoid or silu, got {v!r}"), v=str(gate)[:40])
+    if "I" in kinds:
+        keys = ("indexer_n_heads", "indexer_kv_heads", "indexer_head_dim", "indexer_budget", "indexer_compress_ratio")
+        if any(r.get(k) is None for k in keys):
+            raise InputError(N_("qwen4_exp_text: every attention layer has a QSA indexer, so config.json needs {keys}"),
+                             keys=", ".join(keys))
+        if r.whole("indexer_kv_heads") != 1:
+            raise InputError(N_("qwen4_exp_text: QSA's indexer has one key head (indexer_kv_heads 1)"))
+        ratio, budget = r.whole("indexer_compress_ratio"), r.whole("indexer_budget")
+        if budget % ratio:
+            raise InputError(N_("qwen4_exp_text: indexer_budget ({budget}) must be a multiple of indexer_compress_ratio "
+                                "({ratio})"), budget=budget, ratio=ratio)
+        c.update(index_heads=r.whole("indexer_n_heads"), index_head_dim=r.whole("indexer_head_dim"),
+                 index_block=ratio, index_topk=budget // ratio, index_mean_pool=True)
+    c.update(hyper_streams=r.whole("hc_count", minimum=2), hyper_gate_rank=r.whole("hc_lowrank"), hyper_mix=False)
+    ple = r.get("ple_layer_ids") or []
+    if not isinstance(ple, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in ple):
+        raise InputError(N_("config.json field {key!r} must be a list of layer numbers"), key="ple_layer_ids")
+    ple = sorted(set(ple))
+    if ple:
+        if ple[0] < 1 or ple[-1] > layers:
+            raise InputError(N_("qwen4_exp_text: ple_layer_ids are one-indexed layers 1 … {layers}"), layers=layers)
+        if any(kinds[i - 1] != "L" for i in ple):
+            raise InputError(N_("qwen4_exp_text: n-gram embeddings (ple_layer_ids) sit in linear-attention layers only"))
+        order, heads = r.whole("ngram_size", minimum=2), r.whole("heads_per_ngram")
+        dim = r.opt_whole("ple_embed_dim", minimum=1) or h
+        if dim % ((order - 1) * heads):
+            raise InputError(N_("qwen4_exp_text: ple_embed_dim ({dim}) must be divisible by the {n} n-gram heads"),
+                             dim=dim, n=(order - 1) * heads)
+        rows = _ngram_rows(len(ple), (order - 1) * heads, r.whole("ngram_vocab_size_base", minimum=2),
+                           r.whole("make_ngram_vocab_size_divisible_by"))
+        c.update(ngram_layers="".join("N" if i + 1 in ple else "-" for i in range(layers)), ngram_dim=dim,
+                 ngram_order=order, ngram_heads=heads, ngram_rows=rows, ngram_conv=r.whole("ple_conv_kernel_size"))
+    else:
+        for k in ("ple_embed_dim", "ple_conv_kernel_size", "ngram_size", "heads_per_ngram", "ngram_vocab_size_base",
+                  "make_ngram_vocab_size_divisible_by"):
+            r.get(k)  # read, unused: no layer has n-gram embeddings
     return c
 
 
@@ -3486,7 +3604,7 @@ _READERS = {
     "nemotron_h": _read_nemotron_h, "falcon_h1": _read_falcon_h1, "seed_oss": _read_seed_oss,
     "ernie4_5": _read_ernie4_5, "glm": _read_glm, "glm4": _read_glm, "ministral3": _read_ministral3,
     "apertus": _read_apertus, "minimax_m2": _read_minimax_m2, "qwen3_5_text": _read_qwen3_5,
-    "qwen3_5_moe_text": _read_qwen3_5, "hunyuan_v1_dense": _read_hunyuan_v1_dense, "arcee": _read_arcee,
+    "qwen3_5_moe_text": _read_qwen3_5, "qwen4_exp_text": _read_qwen4_exp_text, "hunyuan_v1_dense": _read_hunyuan_v1_dense, "arcee": _read_arcee,
     "exaone": _read_llama, "flex_olmo": _read_flex_olmo, "dots1": _read_dots1, "deepseek_v32": _read_deepseek_v32,
     "granitemoehybrid": _read_granitemoehybrid, "glm_moe_dsa": _read_deepseek_v32, "internlm3": _read_llama,
     "iquestcoder": _read_llama, "sarvam_moe": _read_glm4_moe, "sarvam_mla": _read_deepseek, "helium": _read_helium,

@@ -9,7 +9,7 @@ vision config class's defaults for absent keys; ``tests/llm/test_families.py`` c
 
 * ``qwen3_vl`` / ``qwen3_vl_moe``: a Conv3d patch embedding, a learned position table, ``depth`` ViT blocks
   (fused qkv with bias, LayerNorms, a GELU MLP), the 2×2 patch merger and one merger per DeepStack layer;
-  ``qwen3_5`` / ``qwen3_5_moe``: the same tower without the DeepStack mergers;
+  ``qwen3_5`` / ``qwen3_5_moe`` / ``qwen4_exp``: the same tower without the DeepStack mergers;
 * ``gemma3``: SigLIP's vision transformer (patch Conv2d, position table, encoder, post-LayerNorm, the
   attention-pooling head when ``vision_use_head``) and Gemma 3's projector (a matrix and an RMSNorm);
 * ``gemma4``: Gemma 4's vision encoder (linear patch embedding, a 2-D position table, blocks with head-dim q/k norms
@@ -74,7 +74,7 @@ _PHI4MM_AUDIO = dict(hidden_size=1024, intermediate_size=1536, num_blocks=24, nu
                      kernel_size=3, input_size=80, time_reduction=8, bias_max_distance=1000, nemo_conv_channels=1024,
                      downsample_rate=1)
 
-VISION_WRAPPERS = ("qwen2_vl", "qwen2_5_vl", "glm4v", "glm46v", "glm4v_moe", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "gemma3", "mistral3", "gemma4", "minimax_m3_vl",
+VISION_WRAPPERS = ("qwen2_vl", "qwen2_5_vl", "glm4v", "glm46v", "glm4v_moe", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "qwen4_exp", "gemma3", "mistral3", "gemma4", "minimax_m3_vl",
                    "mllama")
 
 
@@ -335,7 +335,7 @@ def vision_params(wrapper: str, cfg: dict) -> dict[str, int] | None:
     """The vision tower's parameters by part (None: a wrapper whose tower this module does not count)."""
     if wrapper in ("qwen3_vl", "qwen3_vl_moe", "cohere_compass", "qwen3_omni_moe_thinker"):  # Qwen3-VL's tower
         return _qwen3_vl(cfg)
-    if wrapper in ("qwen3_5", "qwen3_5_moe"):
+    if wrapper in ("qwen3_5", "qwen3_5_moe", "qwen4_exp"):  # (Qwen4-Exp's tower is Qwen3.5-MoE's)
         return _qwen3_vl(cfg, deepstack=False)
     if wrapper == "gemma3":
         return _gemma3(cfg)

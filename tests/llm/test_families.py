@@ -1022,6 +1022,7 @@ def _cache_nbytes(cache) -> tuple[list[int], int]:
         layer = cache.layers[i] if i < len(cache.layers) else None
         tensors = [getattr(layer, "keys", None), getattr(layer, "values", None),
                    getattr(layer, "indexer_keys", None),  # DeepSeek Sparse Attention's indexer keys
+                   getattr(layer, "indexer_position_ids", None),  # Qwen4-Exp's (its first indexed layer keeps them)
                    getattr(layer, "idx_keys", None)]  # MiniMax-M3's
         for d in ("conv_states", "recurrent_states"):
             tensors += list(getattr(layer, d, {}).values())
@@ -2202,3 +2203,114 @@ def test_granite4_vision_counts_its_granite_decoder():
     assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
     assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
     assert kv_cache_bytes(cfg, wl) == _cache_nbytes(cache)[1]
+
+
+# Qwen4-Exp: DeltaNet layers and QSA-indexed attention, 3 gated hyper-connection streams, prime-sized n-gram tables
+QWEN4 = dict(vocab_size=128, hidden_size=64, num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=2,
+             head_dim=16, linear_conv_kernel_dim=4, linear_key_head_dim=8, linear_value_head_dim=8,
+             linear_num_key_heads=2, linear_num_value_heads=4, moe_intermediate_size=32,
+             shared_expert_intermediate_size=48, num_experts=4, num_experts_per_tok=2, hc_count=3, hc_lowrank=10,
+             indexer_n_heads=2, indexer_kv_heads=1, indexer_head_dim=16, indexer_budget=4, indexer_compress_ratio=2,
+             ngram_vocab_size_base=50, eos_token_id=1, pad_token_id=None, bos_token_id=None)
+
+
+@pytest.mark.parametrize("keys", [
+    dict(QWEN4, ple_layer_ids=[2]),  # layers L L L I: n-gram embeddings in the second; 2 blocks of 2 keys kept
+    dict(QWEN4),  # no n-gram embeddings
+    # two PLE layers, 4-grams of 2 heads each over 48 channels, a kernel of 3 (dilation 4), tables padded to 7 rows
+    dict(QWEN4, ple_layer_ids=[1, 3], heads_per_ngram=2, ngram_size=4, ple_embed_dim=48, ple_conv_kernel_size=3,
+         make_ngram_vocab_size_divisible_by=7),
+    # the checkpoints' spelling (full_attention for an indexed layer), 2 streams, blocks of 3 keys, a sigmoid gate
+    dict(QWEN4, num_hidden_layers=5, layer_types=["linear_attention", "full_attention", "linear_attention",
+                                                  "indexed_attention", "linear_attention"],
+         ple_layer_ids=[5], hc_count=2, indexer_compress_ratio=3, indexer_budget=3, output_gate_type="sigmoid"),
+])
+def test_qwen4_exp_is_exact(keys):
+    """Qwen4-Exp (qwen4_exp_text) from transformers' own class: Gated DeltaNet layers, gated attention whose QSA indexer
+    scores each query against the mean of every complete block of keys it sees (one query at a time, FlopCounterMode
+    counts each product), the residual as n streams through gated hyper-connections (their grouped norms in place of
+    the input and final norms), hashed n-gram embeddings with a dilated convolution — parameters (the n-gram tables'
+    prime sizes included), a prefill and one decode step to the FLOP, the fp32 cache (K/V, indexer keys, the DeltaNet
+    and n-gram states, the int64 token ids and rotary positions) to the byte, the bf16 checkpoint (the hash buffers in
+    int64) to the byte."""
+    hf, model = _build("qwen4_exp_text", keys)
+    for raw in (dict(keys, model_type="qwen4_exp_text"), json.loads(hf.to_json_string())):
+        cfg, info = read_config(raw)
+        assert cfg.params == sum(p.numel() for p in model.parameters())
+        assert info["unknown_keys"] == [], info["unknown_keys"]
+    assert cfg.index_mean_pool and cfg.hyper_gate_rank == 10 and cfg.layer_types.count("I") >= 1
+    _causal_is_exact(hf, model, cfg, hf.vocab_size)
+
+
+def test_qwen4_exp_at_scale_and_its_engine_counts():
+    """The class defaults with a QSA indexer and n-gram embeddings in layers 2 and 6 equal numel() on the meta device
+    (149,329,106,048 parameters, 81,920,851,968 of them the two layers' n-gram tables, which no token multiplies); an
+    engine's QSA kernel reads at most the budget plus the incomplete block per query; bad configs are refused with
+    the reason."""
+    from gemmlib.core.errors import InputError
+
+    keys = dict(indexer_n_heads=16, indexer_kv_heads=1, indexer_head_dim=128, indexer_budget=2048,
+                indexer_compress_ratio=64, ple_layer_ids=[2, 6], eos_token_id=248044,
+                rope_parameters={"rope_type": "default", "rope_theta": 1e7, "partial_rotary_factor": 0.25})
+    hf = AutoConfig.for_model("qwen4_exp_text", **keys)
+    with torch.device("meta"):
+        model = AutoModelForCausalLM.from_config(hf)
+    cfg, info = read_config(json.loads(hf.to_json_string()))
+    assert cfg.params == sum(p.numel() for p in model.parameters()) == 149_329_106_048 and info["unknown_keys"] == []
+    tables = sum(p.numel() for n, p in model.named_parameters() if n.endswith("ngram_embedding.weight"))
+    # beside the tables, each PLE layer's key and value projections, three norms and a convolution of 4 taps
+    assert cfg.param_breakdown()["ngram_embeddings"] - tables == 2 * (2048 * 8192 + 2048 * 2048 + 8192 * (3 + 4))
+    assert tables == 81_920_851_968 and cfg.matmul_params < cfg.active_params - tables
+    wl = Workload(batch=1, seq_len=32768, new_tokens=8)
+    att = {o.name: o for o in prefill_ops(cfg, wl)}["attn_scores_sparse"]
+    dense = {o.name: o for o in prefill_ops(cfg, Workload(batch=1, seq_len=32768, attention="eager", causal=True))}
+    assert att.flops < dense["attn_scores"].flops / 7  # 2,048 + ≤ 63 keys per query past the first 2,111 positions
+    # decode step i: the query at position 32,768 + i reads 32 blocks of 64 and the 1 + i keys of its incomplete one
+    step = {o.name: o for o in decode_ops(cfg, wl)}["attn_scores_sparse"]
+    assert step.flops == 2 * 256 * 16 * 10 * (8 * 2048 + sum(range(1, 9)))
+    raw = json.loads(hf.to_json_string())
+    with pytest.raises(InputError, match="every attention layer has a QSA indexer"):
+        read_config({k: v for k, v in raw.items() if k != "indexer_budget"})
+    with pytest.raises(InputError, match="linear-attention layers only"):
+        read_config(dict(raw, ple_layer_ids=[4]))
+    with pytest.raises(InputError, match="must be a multiple of indexer_compress_ratio"):
+        read_config(dict(raw, indexer_budget=2000))
+
+
+def test_qsa_key_counts_against_brute_force():
+    """QSA's keys per query (every key up to topk complete blocks, then topk blocks and the incomplete block's keys) and
+    the complete blocks each query's indexer scores, summed in closed form, equal a loop over the positions."""
+    from gemmlib.llm.accounting import _pooled_blocks, _qsa_prefix
+
+    for topk, block in ((1, 1), (2, 2), (3, 4), (32, 64)):
+        keys = [p + 1 if (p + 1) // block <= topk else topk * block + (p + 1) % block for p in range(3000)]
+        for n in (0, 1, 5, 63, 64, 65, 200, 2111, 2112, 3000):
+            assert _qsa_prefix(n, topk, block) == sum(keys[:n])
+        for a, b in ((0, 0), (0, 6), (3, 40), (7, 7), (100, 2999)):
+            assert _pooled_blocks(a, b, block) == sum((p + 1) // block for p in range(a, b + 1))
+
+
+def test_the_qwen4_exp_wrapper_counts_its_decoder_and_vision_tower():
+    """Qwen4-Exp's multimodal config (qwen4_exp): the decoder of its text_config exact to the parameter and the FLOP
+    against Qwen4ExpForConditionalGeneration on a text prompt (M-RoPE), its vision tower (Qwen3.5-MoE's) counted
+    exactly beside it, and at the class's vision defaults too."""
+    from transformers import AutoModelForImageTextToText
+
+    torch.manual_seed(0)
+    text = dict(QWEN4, ple_layer_ids=[2], rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
+                                                             "mrope_section": [2, 3, 3]})
+    vision = dict(depth=1, hidden_size=32, intermediate_size=48, num_heads=2, patch_size=4, out_hidden_size=64,
+                  num_position_embeddings=16)
+    hf = AutoConfig.for_model("qwen4_exp", text_config=text, vision_config=vision)
+    model = AutoModelForImageTextToText.from_config(hf, attn_implementation="eager",
+                                                     experts_implementation="eager").eval()
+    cfg, info = read_config(json.loads(hf.to_json_string()))
+    assert info["wrapper"] == "qwen4_exp" and info["unknown_keys"] == [], info["unknown_keys"]
+    _decoder_is_exact(model, cfg)
+    named = dict(model.named_parameters())
+    assert sum(info["vision"].values()) == sum(p.numel() for n, p in named.items() if ".visual." in n)
+    big = AutoConfig.for_model("qwen4_exp", text_config=dict(QWEN4))
+    with torch.device("meta"):
+        full = AutoModelForImageTextToText.from_config(big)
+    _, info = read_config(json.loads(big.to_json_string()))
+    assert sum(info["vision"].values()) == sum(p.numel() for n, p in full.named_parameters() if ".visual." in n)
