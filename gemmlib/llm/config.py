@@ -1409,7 +1409,8 @@ class ModelConfig:
         d["dsa"] = ({"index_heads": self.index_heads, "index_head_dim": self.index_head_dim,
                      "index_topk": self.index_topk} if self.is_dsa else None)
         d["block_sparse"] = ({"index_heads": self.index_heads, "index_head_dim": self.index_head_dim,
-                              "index_topk_blocks": self.index_topk, "index_block": self.index_block}
+                              "index_topk_blocks": self.index_topk, "index_block": self.index_block,
+                              "mean_pooled": self.index_mean_pool}
                              if self.is_block_sparse else None)
         d["compressed"] = ({"csa_rate": self.csa_rate, "hca_rate": self.hca_rate, "index_heads": self.index_heads,
                             "index_head_dim": self.index_head_dim, "index_topk": self.index_topk,
@@ -1458,6 +1459,13 @@ class ModelConfig:
         if self.hyper_streams:
             d["block"]["hyper_streams"] = self.hyper_streams
             d["block"]["hyper_mix"] = self.hyper_mix
+            if self.hyper_gate_rank:  # Qwen4-Exp
+                d["block"]["hyper_gate_rank"] = self.hyper_gate_rank
+        if self.ngram_layers:  # Qwen4-Exp
+            d["block"]["ngram_embeddings"] = {"layers": self.ngram_layer_count, "order": self.ngram_order,
+                                              "heads": (self.ngram_order - 1) * self.ngram_heads,
+                                              "width": self.ngram_dim, "rows": self.ngram_rows,
+                                              "params": self._ngram_params()}
         if self.short_conv:  # Inkling
             d["block"]["short_conv"] = {"kernel": self.short_conv, "state_per_sequence": self.short_conv_state(),
                                         "state_dtype": "fp32"}

@@ -777,6 +777,12 @@ def _sparse_row(r: dict, gettext: Translate) -> str:
                        "{dim} in {layers} of {all} layers (its key cached too)").format(
             topk=r["dsa"]["index_topk"], heads=r["dsa"]["index_heads"], dim=r["dsa"]["index_head_dim"],
             layers=r["attention"]["with_indexer"], all=r["attention"]["full"])
+    if r.get("block_sparse") and r["block_sparse"].get("mean_pooled"):
+        bs = r["block_sparse"]
+        return gettext("QSA: the top {topk} complete blocks of {block} keys per query and the keys of its incomplete "
+                       "block, chosen by an indexer of {heads} × {dim} that scores each block's mean key, in every "
+                       "attention layer (its key cached too)").format(
+            topk=bs["index_topk_blocks"], block=bs["index_block"], heads=bs["index_heads"], dim=bs["index_head_dim"])
     if r.get("block_sparse"):
         bs = r["block_sparse"]
         return gettext("block-sparse attention: the top {topk} blocks of {block} keys per query, chosen by an indexer "
@@ -793,6 +799,21 @@ def _hyper_rows(r: dict, gettext: Translate) -> list[tuple[str, str]]:
     n = r["block"].get("hyper_streams")
     if not n:
         return []
+    rank = r["block"].get("hyper_gate_rank")
+    ng = r["block"].get("ngram_embeddings")
+    if rank:  # Qwen4-Exp
+        rows = [(gettext("hyper-connections"), gettext(
+            "the residual as {n} streams: before each attention and MLP they are normed, gated through rank {r} and "
+            "averaged into its input, and its output is added to each stream by a learned weight; their norms are the "
+            "layers' and the final norm").format(n=n, r=rank))]
+        if ng:
+            rows.append((gettext("n-gram embeddings"), gettext(
+                "in {layers} layers: {heads} hashed tables of 2- to {order}-grams each ({rows} rows in all, looked up, "
+                "not multiplied; {params} parameters with the projections), projected to a key per stream and a "
+                "value, gated and convolved into the streams").format(
+                layers=ng["layers"], heads=ng["heads"], order=ng["order"], rows=fmt.count(ng["rows"]),
+                params=fmt.count(ng["params"]))))
+        return rows
     return [(gettext("hyper-connections"), gettext("the residual as {n} streams, mixed before and after each attention "
                                                    "and MLP").format(n=n) if r["block"].get("hyper_mix", True) else
              gettext("the residual as {n} streams, collapsed to one before each attention and MLP and expanded "

@@ -468,6 +468,11 @@ _NEW_FAMILIES = {  # config classes' defaults (with what a released file sets wh
     "olmo_hybrid": ({}, 1), "gpt_neox_japanese": ({}, 1), "mistral4": ({}, 8), "qwen2_5_vl": ({}, 4), "glm4v": ({}, 1),
     "inkling_text": ({}, 32), "inkling_mm_model": ({}, 32), "inkling2_text": ({}, 16), "inkling2": ({}, 16),
     "inkling2_loop_text": ({}, 1), "dory": ({}, 1), "hrm_text": ({}, 1),
+    # Qwen4-Exp: its class builds an indexer in every attention layer, so a file states one (and here a PLE layer)
+    "qwen4_exp_text": (dict(indexer_n_heads=16, indexer_kv_heads=1, indexer_head_dim=128, indexer_budget=2048,
+                            indexer_compress_ratio=64, ple_layer_ids=[2], eos_token_id=248044,
+                            rope_parameters={"rope_type": "default", "rope_theta": 1e7,
+                                             "partial_rotary_factor": 0.25}), 4),
 }
 
 
@@ -492,6 +497,7 @@ def test_an_uploaded_config_of_each_newly_read_family_is_sized_end_to_end(model_
     rows = dict(shown.read.rows)
     assert rows["family"] and (rows["mixer"] != esc(fmt.DASH)) == (cfg.mixer is not None)
     assert ("short convolutions" in rows and "relative bias" in rows) == bool(cfg.short_conv)  # Inkling's
+    assert ("n-gram embeddings" in rows and "QSA" in rows["sparse attention"]) == bool(cfg.ngram_layers)  # Qwen4-Exp's
     tv = view.training(est, view.TrainingInputs(train=True, tokens=1e9))
     assert tv.metrics[0].label == "step FLOPs" and tv.metrics[0].value
     sv = view.serving(est, view.ServingInputs())
