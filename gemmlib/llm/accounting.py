@@ -1269,10 +1269,11 @@ def _other_group_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, a
         extra = q + (0 if cfg.kv_reused else kv)
     if cfg.per_layer_input:
         npl += 1  # the norm after the per-layer input's projection
-    width = npl * d + extra
+    nd = d * (cfg.hyper_streams if cfg.hyper_gate_rank else 1)  # Qwen4-Exp: two grouped norms over every stream
+    width = npl * nd + extra
     if akind not in ATTENTION_LETTERS:
         extra = 0
-        width = npl * d
+        width = npl * nd
     if cfg.ffn_norm and mkind == "D":  # BitNet: a norm over the MLP's intermediate
         extra += cfg.ffn
         width += cfg.ffn
@@ -1345,8 +1346,8 @@ def _other_group_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, a
         ops += _quantize_ops(cfg, run, sz, akind=akind, mkind=mkind, runs=runs, rows_total=rows_total)
     adds = (1 if mkind == "-" or akind == "-" else 2) + (1 if cfg.per_layer_input else 0)
     adds += 2 if cfg.short_conv and akind in ATTENTION_LETTERS else 0  # Inkling: around the output convolutions
-    ops.append(_elementwise("residual", run.phase, rows=tokens, width=d, count=adds * runs,
-                            elements=adds * 3 * rows_total * d, flops=adds * rows_total * d, sz=sz,
+    ops.append(_elementwise("residual", run.phase, rows=tokens, width=nd, count=adds * runs,
+                            elements=adds * 3 * rows_total * nd, flops=adds * rows_total * nd, sz=sz,
                             note=Text(N_("{n} per layer: read two, write one"), n=adds)))
     return ops
 

@@ -112,7 +112,7 @@ def test_the_remote_codes_switch_lists_read_as_the_config_class_reads_them():
     assert read_config(json.loads(hf.to_json_string()))[0].params == cfg.params  # transformers' own spelling
     described = cfg.describe()
     assert described["block_sparse"] == {"index_heads": 4, "index_head_dim": 128, "index_topk_blocks": 32,
-                                         "index_block": 64} and described["dsa"] is None
+                                         "index_block": 64, "mean_pooled": False} and described["dsa"] is None
     assert described["attention"]["with_indexer"] == 45
     assert read_config(dict(M3, model_type="minimax_m3_vl_text", layer_types=["full_attention"] * 3))[0].describe()[
         "block_sparse"] is None  # no sparse layer: no indexer read
