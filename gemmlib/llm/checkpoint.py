@@ -489,7 +489,7 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
                      hashed=kinds[i] == "M" and moe_seen <= cfg.hash_layers)
     if cfg.ngram_layers:  # Qwen4-Exp: the n-gram tables, and each N layer's norms, convolution and hash buffers
         w, heads = cfg.hyper_streams * h, (cfg.ngram_order - 1) * cfg.ngram_heads
-        out.append(("ngram_embeddings", cfg.ngram_rows * (cfg.ngram_dim // heads), ""))
+        out.append(("ngram_embeddings", cfg.ngram_table_params, ""))
         for i in (j for j, x in enumerate(cfg.ngram_layers) if x == "N"):
             out += [(f"layers.{i}.ple.norms_and_conv", w * (3 * nw + cfg.ngram_conv), ""),
                     (f"layers.{i}.ple.hash_buffers", cfg.ngram_order + 2 * heads, "int64")]

@@ -665,6 +665,13 @@ class ModelConfig:
     def ngram_layer_count(self) -> int:
         return self.ngram_layers.count("N")
 
+    @property
+    def ngram_table_params(self) -> int:
+        """The n-gram tables' parameters: ngram_rows rows, each ngram_dim / heads wide (looked up, never multiplied)."""
+        if not self.ngram_layer_count:
+            return 0
+        return self.ngram_rows * (self.ngram_dim // ((self.ngram_order - 1) * self.ngram_heads))
+
     def ngram_state(self) -> tuple[int, int]:
         """What one sequence keeps for the n-gram embeddings, every N layer together: the dilated convolution's last
         (kernel − 1) · order inputs of each of its streams × hidden channels (at the model's dtype), and the last
@@ -1092,8 +1099,7 @@ class ModelConfig:
         proj = n * (g * w + g * self.hidden)
         if matmul:
             return proj
-        return (self.ngram_rows * (g // ((self.ngram_order - 1) * self.ngram_heads)) + proj
-                + n * (3 * w * self.norm_weights + w * self.ngram_conv))
+        return self.ngram_table_params + proj + n * (3 * w * self.norm_weights + w * self.ngram_conv)
 
     def _rel_bank_params(self) -> int:
         """Inkling: each attention layer's bank of relative-bias profiles, rel_bias × its extent (rel_extent in a

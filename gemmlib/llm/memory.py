@@ -124,7 +124,7 @@ def weights_per_gpu(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel)
     rest = total - sum(o.weight_bytes for o in gemm) - (0.0 if cfg.tied_embeddings else table)
     if cfg.ngram_layers:  # Qwen4-Exp's n-gram tables split like the embedding (transformers' plan: embedding_colwise),
         # each in its layer's stage: the stage holding most of them counted for both ends
-        tables = cfg.ngram_rows * (cfg.ngram_dim // ((cfg.ngram_order - 1) * cfg.ngram_heads)) * w
+        tables = cfg.ngram_table_params * w
         most = max(cfg.ngram_layers[i:i + stage_l].count("N") for i in range(0, cfg.layers, max(1, stage_l)))
         rest += tables * most / cfg.ngram_layer_count / par.tp - tables
     first = layer + table / par.tp + rest

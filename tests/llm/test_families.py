@@ -2261,6 +2261,9 @@ def test_qwen4_exp_at_scale_and_its_engine_counts():
     # beside the tables, each PLE layer's key and value projections, three norms and a convolution of 4 taps
     assert cfg.param_breakdown()["ngram_embeddings"] - tables == 2 * (2048 * 8192 + 2048 * 2048 + 8192 * (3 + 4))
     assert tables == 81_920_851_968 and cfg.matmul_params < cfg.active_params - tables
+    from gemmlib.llm.accounting import rules_of_thumb  # the 2·N rule's reason names the tables with the embedding
+    reason = str(rules_of_thumb(cfg, Workload(batch=1, seq_len=8))[2]["reason"])
+    assert f"counts {248320 * 2048 + tables:,} embedding" in reason
     wl = Workload(batch=1, seq_len=32768, new_tokens=8)
     att = {o.name: o for o in prefill_ops(cfg, wl)}["attn_scores_sparse"]
     dense = {o.name: o for o in prefill_ops(cfg, Workload(batch=1, seq_len=32768, attention="eager", causal=True))}
