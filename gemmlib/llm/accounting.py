@@ -731,7 +731,8 @@ def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, aki
     runs = layers * run.steps
     tokens = run.tokens
     w = cfg.window_of(akind)
-    sparse = cfg.is_dsa and wl.attention == "fused"  # a DSA kernel reads only the indexer's top-k keys per query
+    # a DSA kernel reads only the indexer's top-k keys per query (a sliding layer beside it, Dots 3 Note's, its window)
+    sparse = cfg.is_dsa and wl.attention == "fused" and not w
     # a block-sparse kernel (MiniMax-M3) reads the top-k blocks of an I layer's indexer; eager attends to every key
     blocks = cfg.is_block_sparse and akind == "I" and wl.attention == "fused"
     block_keys = _qsa_keys if cfg.index_mean_pool else _block_keys
@@ -799,7 +800,7 @@ def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, aki
     if sparse:
         extra.append(Text(N_("DeepSeek Sparse Attention: at most the indexer's top {k} keys per query"),
                           k=cfg.index_topk))
-    elif cfg.is_dsa:
+    elif cfg.is_dsa and not w:
         extra.append(Text(N_("eager: every key, the indexer's choice applied as a mask")))
     if blocks and cfg.index_mean_pool:
         extra.append(Text(N_("QSA: at most the indexer's top {k} complete blocks of {b} keys per query and the keys of "

@@ -109,7 +109,7 @@ _NAMES = {
 # Families whose routed experts are stored as two 3-D parameters (gate_up_proj [E, 2f, h], down_proj [E, h, f]).
 _EXPERTS_3D = ("gpt_oss", "gemma4_text", "aria_text", "minimax_m3_vl_text")
 # Families whose modeling code keeps the router's weight in fp32 (_keep_in_fp32_modules_strict "gate.weight").
-_FP32_ROUTER = ("axk2", "inkling2_text", "inkling2_loop_text", "muse_spark_text")
+_FP32_ROUTER = ("axk2", "inkling2_text", "inkling2_loop_text", "muse_spark_text", "dots3_note_text")
 # AutoAWQ stores a per-layer activation scale (ScaledActivation) for these families.
 _AWQ_SCALED_ACT = ("starcoder2", "falcon", "gpt_neox", "gpt_bigcode")
 
@@ -429,8 +429,9 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
             if bias:
                 rows.append((f"{prefix}.compressor.position_bias", bias, "float32"))
             rows.append((f"{prefix}.sinks", cfg.heads, "float32"))
-        elif cfg.is_mla:
-            rows.append((f"{prefix}.mla_norms", cfg.q_lora_rank + cfg.kv_lora_rank, ""))
+        elif cfg.is_mla:  # (Dots 3 Note's sliding layers: their own latents; a norm on the rotary key)
+            rows.append((f"{prefix}.mla_norms", shape.q_lora_rank + shape.kv_lora_rank
+                         + (shape.rope_head_dim if cfg.rope_key_norm else 0), ""))
             if akind == "I":
                 rows.append((f"{prefix}.indexer.k_norm", 2 * cfg.index_head_dim, ""))  # a LayerNorm: weight, bias
         elif cfg.qk_norm == "head":  # a layer reusing K/V has a q norm only

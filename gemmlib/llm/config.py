@@ -357,6 +357,15 @@ class ModelConfig:
     attn_scale_params: int = 0  # learned scales per attention layer beyond its projections and norms (Dory: sqk and
     # s_gate on the heads' width, the residual rates lambda_1 and lambda_2 on the hidden state)
     logit_scale: bool = False  # a learned scale per vocabulary entry on the logits (Dory's lm_head.logit_scale)
+    # ----- Dots 3 Note ---------------------------------------------------------------------------------
+    # its sliding layers' MLA of their own shape (0: the other layers'): heads, query and key/value latents, head dims
+    sliding_heads: int = 0
+    sliding_q_lora_rank: int = 0
+    sliding_kv_lora_rank: int = 0
+    sliding_nope_head_dim: int = 0
+    sliding_rope_head_dim: int = 0
+    sliding_v_head_dim: int = 0
+    rope_key_norm: bool = False  # an RMSNorm over MLA's shared rotary key in every attention layer
     # ----- Qwen4-Exp ----------------------------------------------------------------------------------
     # QSA: the block indexer (index_block keys a block) scores the mean of each complete block, not every key, and a
     # query keeps index_topk complete blocks beside the tokens of its incomplete one
@@ -386,7 +395,9 @@ class ModelConfig:
                   "hyper_streams", "hash_layers", "output_vocab", "zero_experts", "index_block", "short_conv",
                   "rel_bias", "rel_extent", "router_sinks", "gated_norm_rank", "attn_res_block", "loop_start",
                   "loop_end", "loop_gate_rank", "attn_scale_params", "hrm_cycles", "hrm_low_cycles", "expert_hidden",
-                  "hyper_gate_rank", "ngram_dim", "ngram_order", "ngram_heads", "ngram_rows", "ngram_conv"):
+                  "hyper_gate_rank", "ngram_dim", "ngram_order", "ngram_heads", "ngram_rows", "ngram_conv",
+                  "sliding_heads", "sliding_q_lora_rank", "sliding_kv_lora_rank", "sliding_nope_head_dim",
+                  "sliding_rope_head_dim", "sliding_v_head_dim"):
             object.__setattr__(self, f, _whole(f, getattr(self, f), minimum=0))
         for f in ("norms_per_layer", "loop_passes"):
             object.__setattr__(self, f, _whole(f, getattr(self, f)))
@@ -452,7 +463,7 @@ class ModelConfig:
                   "full_k_eq_v", "k_eq_v", "router_scales", "kv_reused", "sliding_sinks_only", "embedding_norm",
                   "compressed_attention", "attn_gate_bias", "hyper_mix", "ffn_norm", "router_global_scale",
                   "q_gate_latent", "clip_norms", "sink_proj", "qkv_input_norms", "dynamic_kv_conv",
-                  "loop_shared_cache", "logit_scale", "residual_gates", "latent_norms", "index_mean_pool"):
+                  "loop_shared_cache", "logit_scale", "residual_gates", "latent_norms", "index_mean_pool", "rope_key_norm"):
             if not isinstance(getattr(self, f), bool):
                 raise InputError(N_("{field} must be true or false, got {value!r}"),
                                  field=f, value=getattr(self, f))
@@ -462,6 +473,7 @@ class ModelConfig:
         self._check_short_conv_and_rel_bias()
         self._check_loop()
         self._check_qwen4()
+        self._check_sliding_shape()
         self._check_layer_shapes()
         if self.quant is not None and not isinstance(self.quant, Quantization):
             raise InputError(N_("quant must be a Quantization (gemmlib.llm.quant)"))
@@ -643,6 +655,19 @@ class ModelConfig:
             raise InputError(N_("a looped stack's message gates are counted as Inkling-2-Mini runs them: with block "
                                 "attention residuals whose block divides loop_start and loop_end"))
 
+    @property
+    def has_sliding_shape(self) -> bool:
+        """Whether the sliding layers' MLA has a shape of its own (Dots 3 Note: :meth:`attention_shape`)."""
+        return bool(self.sliding_heads or self.sliding_q_lora_rank or self.sliding_kv_lora_rank
+                    or self.sliding_nope_head_dim or self.sliding_rope_head_dim or self.sliding_v_head_dim)
+
+    def _check_sliding_shape(self) -> None:
+        if (self.has_sliding_shape or self.rope_key_norm) and not self.is_mla:
+            raise InputError(N_("a sliding layers' shape of their own and a norm on the rotary key belong to MLA: set "
+                                "kv_lora_rank"))
+        if self.has_sliding_shape and "S" not in self.layer_types:
+            raise InputError(N_("the sliding layers' MLA shape is set but no layer is sliding (S)"))
+
     def _check_qwen4(self) -> None:
         """Qwen4-Exp's QSA, gated hyper-connections and n-gram embeddings, each with what it needs."""
         if self.index_mean_pool and not self.index_block:
@@ -751,7 +776,8 @@ class ModelConfig:
         reusing K/V (f, s) have their own; every other model, and kind, is ``self``."""
         if self.kv_reused:  # already a shape of its own (every layer of it reads another layer's K/V)
             return self
-        if kind in KV_SHARED_LETTERS or (kind == "F" and self.has_full_shape):
+        if kind in KV_SHARED_LETTERS or (kind == "F" and self.has_full_shape) or (kind == "S" and
+                                                                               self.has_sliding_shape):
             return self._shapes[kind]
         return self
 
@@ -764,6 +790,17 @@ class ModelConfig:
                                 attention_sinks=self.attention_sinks and not self.sliding_sinks_only, full_head_dim=0,
                                 full_kv_heads=0, full_k_eq_v=False, sliding_sinks_only=False)
         out = {"F": full}
+        if self.has_sliding_shape:  # Dots 3 Note: the sliding layers' MLA (no indexer in them)
+            nope = self.sliding_nope_head_dim or self.nope_head_dim
+            rope = self.sliding_rope_head_dim or self.rope_head_dim
+            heads = self.sliding_heads or self.heads
+            out["S"] = self.replace(heads=heads, kv_heads=heads, kv_cache_heads=heads,
+                                    q_lora_rank=self.sliding_q_lora_rank or self.q_lora_rank,
+                                    kv_lora_rank=self.sliding_kv_lora_rank or self.kv_lora_rank,
+                                    head_dim=nope + rope, rope_head_dim=rope,
+                                    v_head_dim=self.sliding_v_head_dim or self.v_head_dim, sliding_heads=0,
+                                    sliding_q_lora_rank=0, sliding_kv_lora_rank=0, sliding_nope_head_dim=0,
+                                    sliding_rope_head_dim=0, sliding_v_head_dim=0)
         if any(c in KV_SHARED_LETTERS for c in self.layer_types):
             reuse = dict(kv_reused=True, ffn=self.kv_shared_ffn or self.ffn, kv_shared_ffn=0)
             out["f"], out["s"] = full.replace(**reuse), self.replace(**reuse, full_head_dim=0, full_kv_heads=0,
@@ -927,6 +964,7 @@ class ModelConfig:
             else:
                 p = h * self.q_dim
             p += h * (rkv + dr) + ((rkv + dr) if b else 0) + rkv  # kv_a_proj_with_mqa, kv_a_layernorm
+            p += dr if self.rope_key_norm else 0  # Dots 3 Note: the rotary key's norm
             p += rkv * H * (self.nope_head_dim + self.v_head_dim)  # kv_b_proj
             p += self.o_dim * h + (h if self.o_bias else 0)
             # HY-V4: a gate on the attention output and a sink per head
@@ -1428,6 +1466,12 @@ class ModelConfig:
                      "qk_nope_head_dim": self.nope_head_dim, "qk_rope_head_dim": self.rope_head_dim,
                      "v_head_dim": self.v_head_dim,
                      "cache_per_token_layer": self.kv_elements_per_token_layer} if self.is_mla else None)
+        if self.has_sliding_shape:  # Dots 3 Note's sliding layers
+            sl = self.attention_shape("S")
+            d["mla"]["sliding_layers"] = {"heads": sl.heads, "q_lora_rank": sl.q_lora_rank,
+                                          "kv_lora_rank": sl.kv_lora_rank, "qk_nope_head_dim": sl.nope_head_dim,
+                                          "qk_rope_head_dim": sl.rope_head_dim, "v_head_dim": sl.v_head_dim,
+                                          "cache_per_token_layer": sl.kv_elements_per_token_layer}
         d["experts"] = ({"experts": self.experts, "per_token": self.experts_per_token,
                          **({"zero_experts": self.zero_experts, "computing_per_token": self.routed_per_token}
                             if self.zero_experts else {}),

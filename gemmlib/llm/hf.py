@@ -48,7 +48,7 @@ SUPPORTED_MODEL_TYPES = (
     "gpt_bigcode", "gpt_oss", "glm4_moe", "llama4_text", "llama4", "smollm3", "mistral3", "exaone4", "ernie4_5_moe",
     "glm4_moe_lite", "qwen3_vl", "qwen3_vl_moe", "qwen3_next", "jamba", "nemotron_h", "falcon_h1", "seed_oss",
     "ernie4_5", "glm", "glm4", "ministral3", "apertus", "minimax_m2", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_5",
-    "qwen3_5_moe", "qwen4_exp", "hunyuan_v1_dense", "arcee", "exaone", "flex_olmo", "dots1", "deepseek_v32", "glm_moe_dsa",
+    "qwen3_5_moe", "qwen4_exp", "dots3_note", "hunyuan_v1_dense", "arcee", "exaone", "flex_olmo", "dots1", "deepseek_v32", "glm_moe_dsa",
     "granitemoehybrid", "internlm3", "iquestcoder", "sarvam_moe", "sarvam_mla", "helium", "cwm", "solar_open", "youtu",
     "hunyuan_v1_moe", "vaultgemma", "granitemoeshared", "exaone_moe", "cohere2_moe", "nemotron", "granite_swa",
     "granitemoe_swa", "kolibri1", "lfm2", "lfm2_moe", "bamba", "afmoe", "hy_v3", "minicpm3", "gptj", "codegen",
@@ -88,7 +88,8 @@ ARCHITECTURES = {
     "ApertusForCausalLM": "apertus", "MiniMaxM2ForCausalLM": "minimax_m2", "Qwen3_5ForCausalLM": "qwen3_5_text",
     "Qwen3_5MoeForCausalLM": "qwen3_5_moe_text", "Qwen3_5ForConditionalGeneration": "qwen3_5",
     "Qwen3_5MoeForConditionalGeneration": "qwen3_5_moe", "Qwen4ExpForCausalLM": "qwen4_exp_text",
-    "Qwen4ExpForConditionalGeneration": "qwen4_exp", "HunYuanDenseV1ForCausalLM": "hunyuan_v1_dense",
+    "Qwen4ExpForConditionalGeneration": "qwen4_exp", "Dots3NoteForCausalLM": "dots3_note_text",
+    "Dots3NoteForConditionalGeneration": "dots3_note", "HunYuanDenseV1ForCausalLM": "hunyuan_v1_dense",
     "ArceeForCausalLM": "arcee", "FlexOlmoForCausalLM": "flex_olmo",
     "Dots1ForCausalLM": "dots1", "DeepseekV32ForCausalLM": "deepseek_v32",
     "GraniteMoeHybridForCausalLM": "granitemoehybrid", "GlmMoeDsaForCausalLM": "glm_moe_dsa",
@@ -132,7 +133,7 @@ ARCHITECTURES = {
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
 _WRAPPERS = {"granite4_vision": "granite4_vision_text", "muse_spark": "muse_spark_text", "muse_glimmer": "muse_glimmer_text", "glm_ocr": "glm_ocr_text", "cosmos3_edge": "cosmos3_edge_text", "hy_v4_vl": "hy_v4_vl_text", "inkling_mm_model": "inkling_text", "inkling2": "inkling2_text", "inkling2_loop": "inkling2_loop_text", "internvl_chat": "", "molmo2": "molmo2_text", "granite_docling": "granite_docling_text", "deepseek_ocr2": "deepseek_ocr2_text", "paddleocr_vl": "paddleocr_vl_text", "glmga": "glm4v_text", "qwen2_5_omni_thinker": "qwen2_5_omni_text", "qwen3_omni_moe_thinker": "qwen3_omni_moe_text", "hunyuan_vl": "hunyuan_vl_text", "qwen2_vl": "qwen2_vl_text", "qwen2_5_vl": "qwen2_5_vl_text", "glm4v": "glm4v_text", "glm46v": "glm4v_text",
              "glm4v_moe": "glm4v_moe_text", "minimax_m3_vl": "minimax_m3_vl_text", "mllama": "mllama_text_model", "aria": "aria_text", "emu3": "emu3_text_model", "apertus1p5": "apertus1p5_text", "cohere_compass": "cohere_compass_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
-             "qwen3_vl_moe": "qwen3_vl_moe_text", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text", "qwen4_exp": "qwen4_exp_text"}
+             "qwen3_vl_moe": "qwen3_vl_moe_text", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text", "qwen4_exp": "qwen4_exp_text", "dots3_note": "dots3_note_text"}
 # Wrappers whose top-level tie_word_embeddings (default False) decides whether the LM head is tied, whatever
 # the text_config says (transformers 5.24 ties by the top-level config).
 _TIE_FROM_TOP = {"glm_ocr": False, "molmo2": False, "glmga": False, "qwen2_5_omni_thinker": False, "qwen3_omni_moe_thinker": False, "glm4v": False, "glm46v": False, "glm4v_moe": False, "apertus1p5": False, "cohere_compass": False, "qwen3_vl": False, "qwen3_vl_moe": False, "qwen3_5": False, "qwen3_5_moe": False, "qwen4_exp": False, "mistral3": True}
@@ -356,6 +357,10 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     "glm4_moe_lite": frozenset({"qk_head_dim", "moe_layer_freq", "first_k_dense_replace"}),
     # head_dim: transformers points it at the rotary dims; mlp_bias: its MLPs and experts have no biases
     "deepseek_v32": frozenset({"qk_head_dim", "head_dim", "moe_layer_freq", "mlp_bias"}),
+    # Dots 3 Note: the routing groups change no count; the rotary bases of its two kinds of layer; the MLPs and experts
+    # have no biases; a released file's qk_head_dim follows from nope + rope
+    "dots3_note_text": frozenset({"n_group", "topk_group", "routed_scaling_factor", "swa_rope_theta", "mlp_bias",
+                                  "qk_head_dim"}),
     # (indexer_rope_interleave: transformers' GLM-5 indexer always interleaves its rotary dims)
     "glm_moe_dsa": frozenset({"qk_head_dim", "head_dim", "moe_layer_freq", "mlp_bias", "indexer_rope_interleave",
                               "index_share_for_mtp_iteration"}),  # (no MTP layer is built)
@@ -691,6 +696,12 @@ DEFAULTS: dict[str, dict] = {
                          v_head_dim=128, qk_nope_head_dim=128, num_experts_per_tok=8, first_k_dense_replace=3,
                          index_topk=2048, index_head_dim=128, index_n_heads=64, attention_bias=False,
                          mlp_bias=False, tie_word_embeddings=False, max_position_embeddings=163840),
+    "dots3_note_text": dict(vocab_size=152064, hidden_size=5120, intermediate_size=13824, moe_intermediate_size=1536,
+                            shared_experts_intermediate_size=1536, num_hidden_layers=46, num_attention_heads=128,
+                            num_key_value_heads=128, n_shared_experts=1, n_routed_experts=256, kv_lora_rank=512,
+                            q_lora_rank=1024, qk_rope_head_dim=64, v_head_dim=128, qk_nope_head_dim=128,
+                            num_experts_per_tok=8, index_topk=2048, index_head_dim=128, index_n_heads=64, head_dim=256,
+                            attention_bias=False, tie_word_embeddings=False, max_position_embeddings=524288),
     "glm_moe_dsa": dict(vocab_size=154880, hidden_size=6144, intermediate_size=12288, moe_intermediate_size=2048,
                         num_hidden_layers=78, num_attention_heads=64, num_key_value_heads=64, n_shared_experts=1,
                         n_routed_experts=256, kv_lora_rank=512, q_lora_rank=2048, qk_rope_head_dim=64,
@@ -1598,6 +1609,112 @@ def _read_deepseek_v32(r: _Read) -> dict:
              index_heads=r.whole("index_n_heads"), index_head_dim=r.whole("index_head_dim"),
              index_topk=r.whole("index_topk"), layer_types=_indexer_layers(r, layers))
     return c
+
+
+_DOTS3_SWA = {"num_attention_heads": 64, "num_key_value_heads": 64, "q_lora_rank": 1024, "kv_lora_rank": 1024,
+              "head_dim": 256, "qk_nope_head_dim": 192, "v_head_dim": 128}
+
+
+def _read_dots3_note_text(r: _Read) -> dict:
+    """Dots 3 Note: DeepSeek-V3.2's MLA, MoE and score-corrected router, a per-head sigmoid gate (``g_proj``) on the
+    attention output and a norm on the shared rotary key in every layer; the first two layers and every fourth from
+    the second run DeepSeek Sparse Attention's indexer (``indexed_attention``; ``full_attention`` where ``use_dsa`` is
+    false), the rest attend over a ``sliding_window`` with an MLA of their own shape (``per_layer_config``, or a
+    released file's ``swa_*`` keys); shared experts ``n_shared_experts`` × ``shared_experts_intermediate_size`` wide;
+    dense layers by ``mlp_layer_types`` (else the first ``first_k_dense_replace``, then ``moe_layer_freq``)."""
+    layers = r.whole("num_hidden_layers")
+    per_layer = r.get("per_layer_config")
+    use_dsa = r.get("use_dsa")
+    if use_dsa is None and per_layer is None:
+        use_dsa = True
+    kinds = _type_list(r, "layer_types", {"indexed_attention": "I", "sliding_attention": "S",
+                                          "full_attention": "F"}, layers)
+    if kinds is None:
+        slide = r.flag("use_sliding_window", True)
+        kinds = ["I" if not slide or i < 2 or i % 4 == 1 else "S" for i in range(layers)]
+    else:
+        r.get("use_sliding_window")  # read, unused: layer_types wins
+    if use_dsa is not None:
+        kinds = [("I" if use_dsa else "F") if k in "IF" else k for k in kinds]
+    types = _type_list(r, "mlp_layer_types", {"sparse": "M", "dense": "D"}, layers)
+    first, freq = r.whole("first_k_dense_replace", minimum=0, default=1), r.get("moe_layer_freq")
+    if types is None:
+        freq = 1 if freq is None else freq
+        if isinstance(freq, list):
+            if len(freq) != layers:
+                raise InputError(N_("{key} lists {n} layers but num_hidden_layers is {layers}"), key="moe_layer_freq",
+                                 n=len(freq), layers=layers)
+            types = ["M" if i >= first and freq[i] else "D" for i in range(layers)]
+        else:
+            f = _whole("moe_layer_freq", freq)
+            types = ["M" if i >= first and i % f == 0 else "D" for i in range(layers)]
+    c = _mla(r)
+    if not c["q_lora_rank"]:
+        raise InputError(N_("{family} needs a q_lora_rank: its indexer reads the query latent"), family=r.family)
+    fm = r.whole("moe_intermediate_size")
+    shared = r.get("moe_shared_expert_intermediate_size")
+    shared = r.whole("shared_experts_intermediate_size") if shared is None else _whole(
+        "moe_shared_expert_intermediate_size", shared)
+    c.update(experts=r.whole("n_routed_experts"), experts_per_token=r.whole("num_experts_per_tok"), expert_ffn=fm,
+             shared_expert_ffn=r.whole("n_shared_experts") * shared, router_score_bias=True,
+             moe_layers="".join(types), attn_gate="head", rope_key_norm=True, layer_types="".join(kinds))
+    if "I" in kinds:
+        c.update(index_heads=r.whole("index_n_heads"), index_head_dim=r.whole("index_head_dim"),
+                 index_topk=r.whole("index_topk"))
+    else:
+        for k in ("index_n_heads", "index_head_dim", "index_topk"):
+            r.get(k)  # read, unused: no layer runs the indexer
+    if "S" in kinds:
+        window = r.opt_whole("sliding_window", minimum=1) or r.whole("sliding_window_size", default=512)
+        c["sliding_window"] = window
+        c.update(_dots3_sliding_shape(r, c, kinds, per_layer))
+    elif per_layer:
+        raise InputError(N_("dots3_note_text: per_layer_config is read for the sliding layers only"))
+    else:
+        for k in ("sliding_window", "sliding_window_size", "head_dim", *(f"swa_{k}" for k in _DOTS3_SWA),
+                  "swa_qk_rope_head_dim"):
+            r.get(k)  # read, unused: no layer slides
+    return c
+
+
+def _dots3_sliding_shape(r: _Read, c: dict, kinds: list[str], per_layer) -> dict:
+    """The sliding layers' MLA: each field from ``per_layer_config`` (the same for every sliding layer) over the
+    top-level value, or from a released file's ``swa_*`` keys (DotsNoteTextConfig's defaults where absent)."""
+    top = dict(num_attention_heads=c["heads"], q_lora_rank=c["q_lora_rank"], kv_lora_rank=c["kv_lora_rank"],
+               qk_nope_head_dim=c["head_dim"] - c["rope_head_dim"], qk_rope_head_dim=c["rope_head_dim"],
+               v_head_dim=c["v_head_dim"], head_dim=r.whole("head_dim", default=256))
+    top["num_key_value_heads"] = top["num_attention_heads"]
+    if per_layer is not None:
+        if not isinstance(per_layer, dict) or not all(isinstance(v, dict) for v in per_layer.values()):
+            raise InputError(N_("config.json field {key!r} must be an object of per-layer objects"),
+                             key="per_layer_config")
+        entries = {}
+        for k, v in per_layer.items():
+            i = int(k) if str(k).isdigit() else -1
+            if not 0 <= i < len(kinds) or kinds[i] != "S" or set(v) - set(top):
+                raise InputError(N_("dots3_note_text: per_layer_config may set the sliding layers' {fields} only"),
+                                 fields=", ".join(top))
+            entries[i] = v
+        shapes = [{**top, **entries.get(i, {})} for i, k in enumerate(kinds) if k == "S"]
+        if any(x != shapes[0] for x in shapes):
+            raise InputError(N_("dots3_note_text: the sliding layers' per_layer_config entries differ; one shape for "
+                                "all of them is read"))
+        shape = shapes[0]
+    else:
+        shape = {k: r.whole(f"swa_{k}", default=v) for k, v in _DOTS3_SWA.items()}
+        shape["qk_rope_head_dim"] = r.whole("swa_qk_rope_head_dim",
+                                            default=shape["head_dim"] - shape["qk_nope_head_dim"])
+    for k, v in shape.items():
+        shape[k] = _whole(f"per_layer_config.{k}", v)
+    if shape["num_key_value_heads"] != shape["num_attention_heads"]:
+        raise InputError(N_("MLA decompresses keys and values for every head: kv_heads must equal heads"))
+    if shape["head_dim"] != shape["qk_nope_head_dim"] + shape["qk_rope_head_dim"]:
+        raise InputError(N_("dots3_note_text: the sliding layers' head_dim ({hd}) must equal qk_nope_head_dim + "
+                            "qk_rope_head_dim ({n})"), hd=shape["head_dim"],
+                         n=shape["qk_nope_head_dim"] + shape["qk_rope_head_dim"])
+    return dict(sliding_heads=shape["num_attention_heads"], sliding_q_lora_rank=shape["q_lora_rank"],
+                sliding_kv_lora_rank=shape["kv_lora_rank"], sliding_nope_head_dim=shape["qk_nope_head_dim"],
+                sliding_rope_head_dim=shape["qk_rope_head_dim"], sliding_v_head_dim=shape["v_head_dim"])
 
 
 def _indexer_layers(r: _Read, layers: int) -> str:
@@ -3604,7 +3721,7 @@ _READERS = {
     "nemotron_h": _read_nemotron_h, "falcon_h1": _read_falcon_h1, "seed_oss": _read_seed_oss,
     "ernie4_5": _read_ernie4_5, "glm": _read_glm, "glm4": _read_glm, "ministral3": _read_ministral3,
     "apertus": _read_apertus, "minimax_m2": _read_minimax_m2, "qwen3_5_text": _read_qwen3_5,
-    "qwen3_5_moe_text": _read_qwen3_5, "qwen4_exp_text": _read_qwen4_exp_text, "hunyuan_v1_dense": _read_hunyuan_v1_dense, "arcee": _read_arcee,
+    "qwen3_5_moe_text": _read_qwen3_5, "qwen4_exp_text": _read_qwen4_exp_text, "dots3_note_text": _read_dots3_note_text, "hunyuan_v1_dense": _read_hunyuan_v1_dense, "arcee": _read_arcee,
     "exaone": _read_llama, "flex_olmo": _read_flex_olmo, "dots1": _read_dots1, "deepseek_v32": _read_deepseek_v32,
     "granitemoehybrid": _read_granitemoehybrid, "glm_moe_dsa": _read_deepseek_v32, "internlm3": _read_llama,
     "iquestcoder": _read_llama, "sarvam_moe": _read_glm4_moe, "sarvam_mla": _read_deepseek, "helium": _read_helium,
@@ -3697,7 +3814,7 @@ _LEGACY_TEXT: dict[str, str] = {"qwen2_vl_text": "qwen2", "qwen2_5_vl_text": "qw
                                 "paddleocr_vl_text": "ernie4_5",  # PaddleOCR-VL: ERNIE-4.5's dense decoder
                                 "granite_docling_text": "granite"}  # Granite-Docling: Granite's decoder
 # Wrappers whose Hub files keep the decoder's keys at the top level (the config class builds text_config from them).
-_FLAT_WRAPPERS = ("qwen2_vl", "qwen2_5_vl")
+_FLAT_WRAPPERS = ("qwen2_vl", "qwen2_5_vl", "dots3_note")
 # Keys whose presence together says "DeepSeek-V3 layout" (MLA + routed experts) whatever the model_type.
 _MLA_KEYS = ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "n_routed_experts")
 

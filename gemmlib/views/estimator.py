@@ -1116,7 +1116,13 @@ def _read(est: ScaleOutEstimate, gettext: Translate, escape: Escape) -> Read:
             (gettext("attention"), layers),
             ("MLA", fmt.DASH if not mla else
              gettext("latent {kv} + rotary {rope} cached per token and layer; query rank {q}").format(
-                 kv=mla["kv_lora_rank"], rope=mla["qk_rope_head_dim"], q=mla["q_lora_rank"] or label("none"))),
+                 kv=mla["kv_lora_rank"], rope=mla["qk_rope_head_dim"], q=mla["q_lora_rank"] or label("none"))
+             if not mla.get("sliding_layers") else
+             gettext("latent {kv} + rotary {rope} cached per token and layer; query rank {q}; the sliding layers: "
+                     "{heads} heads, latent {skv} + rotary {srope}, query rank {sq}").format(
+                 kv=mla["kv_lora_rank"], rope=mla["qk_rope_head_dim"], q=mla["q_lora_rank"] or label("none"),
+                 heads=mla["sliding_layers"]["heads"], skv=mla["sliding_layers"]["kv_lora_rank"],
+                 srope=mla["sliding_layers"]["qk_rope_head_dim"], sq=mla["sliding_layers"]["q_lora_rank"])),
             (gettext("sparse attention"), _sparse_row(r, gettext)),
             *_gemma_rows(r, gettext),
             *_compressed_rows(r, gettext),

@@ -2261,7 +2261,9 @@ def test_qwen4_exp_at_scale_and_its_engine_counts():
     # beside the tables, each PLE layer's key and value projections, three norms and a convolution of 4 taps
     assert cfg.param_breakdown()["ngram_embeddings"] - tables == 2 * (2048 * 8192 + 2048 * 2048 + 8192 * (3 + 4))
     assert tables == 81_920_851_968 and cfg.matmul_params < cfg.active_params - tables
-    from gemmlib.llm.accounting import rules_of_thumb  # the 2·N rule's reason names the tables with the embedding
+    from gemmlib.llm.accounting import (
+        rules_of_thumb,  # the 2·N rule's reason names the tables with the embedding
+    )
     reason = str(rules_of_thumb(cfg, Workload(batch=1, seq_len=8))[2]["reason"])
     assert f"counts {248320 * 2048 + tables:,} embedding" in reason
     wl = Workload(batch=1, seq_len=32768, new_tokens=8)
@@ -2317,3 +2319,67 @@ def test_the_qwen4_exp_wrapper_counts_its_decoder_and_vision_tower():
         full = AutoModelForImageTextToText.from_config(big)
     _, info = read_config(json.loads(big.to_json_string()))
     assert sum(info["vision"].values()) == sum(p.numel() for n, p in full.named_parameters() if ".visual." in n)
+
+
+# Dots 3 Note: two indexed layers then sliding ones whose MLA has its own shape (2 heads, latents 12 / 24, head dim 20)
+DOTS3 = dict(vocab_size=128, hidden_size=64, intermediate_size=96, moe_intermediate_size=32,
+             shared_experts_intermediate_size=40, num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=4,
+             q_lora_rank=16, kv_lora_rank=32, qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=12, head_dim=24,
+             n_routed_experts=4, num_experts_per_tok=2, n_shared_experts=2, index_n_heads=2, index_head_dim=16,
+             index_topk=4, sliding_window_size=4, swa_num_attention_heads=2, swa_num_key_value_heads=2,
+             swa_q_lora_rank=12, swa_kv_lora_rank=24, swa_head_dim=20, swa_qk_nope_head_dim=12, swa_v_head_dim=10,
+             pad_token_id=None, bos_token_id=None, eos_token_id=None)
+
+
+@pytest.mark.parametrize("keys", [
+    DOTS3,  # the released file's spelling (swa_* keys): layers I I S S, the first dense
+    dict(DOTS3, use_dsa=False),  # no indexer: full attention beside the sliding layers
+    dict(DOTS3, num_hidden_layers=6, first_k_dense_replace=2, moe_layer_freq=2),  # I I S S S I, MoE in layers 2, 4
+    dict(DOTS3, num_hidden_layers=5, use_sliding_window=False),  # every layer indexed
+    dict(DOTS3, mlp_layer_types=["sparse", "dense", "sparse", "sparse"],
+         layer_types=["full_attention", "sliding_attention", "full_attention", "sliding_attention"]),
+])
+def test_dots3_note_is_exact(keys):
+    """Dots 3 Note (dots3_note_text) from transformers' own class: DeepSeek-V3.2's MLA, indexer and mixture with a
+    per-head gate and a rotary-key norm, sliding layers (window 4 < the prompt) whose MLA has a shape of its own (read
+    from the swa_* keys and from the per_layer_config transformers writes), the dense layers by first_k_dense_replace
+    and moe_layer_freq — parameters, a prefill and one decode step to the FLOP, the fp32 cache (each kind of layer's
+    latent and rotary key, the indexer's keys) to the byte, the bf16 checkpoint (the routers in fp32) to the byte."""
+    hf, model = _build("dots3_note_text", keys)
+    for raw in (dict(keys, model_type="dots3_note_text"), json.loads(hf.to_json_string())):
+        cfg, info = read_config(raw)
+        assert cfg.params == sum(p.numel() for p in model.parameters())
+        assert info["unknown_keys"] == [], info["unknown_keys"]
+    per_layer, _ = _causal_is_exact(hf, model, cfg, hf.vocab_size)
+    assert [cfg.kv_elements_of(k) * BATCH * cfg.cached_tokens(k, PROMPT + 1) for k in cfg.attention_kinds] == per_layer
+
+
+def test_dots3_note_defaults_wrapper_and_engine_counts():
+    """The class defaults (46 layers, 13 indexed and 33 sliding with their own MLA) equal numel() on the meta device,
+    279,551,718,016 parameters; the multimodal dots3_note reads the same decoder from its text_config and from the
+    top-level keys its released files keep, its vision and audio towers named, not counted; an engine's sliding layers
+    read their window whatever the indexer's top-k; a sliding shape that differs between layers is refused."""
+    from transformers import AutoModelForImageTextToText
+
+    from gemmlib.core.errors import InputError
+
+    cfg = _defaults_are_exact("dots3_note_text")
+    assert cfg.params == 279_551_718_016 and cfg.layer_types.count("S") == 33
+    assert cfg.attention_shape("S").kv_elements_per_token_layer == 1024 + 64 and cfg.kv_elements_of("I") == 576 + 128
+    big = AutoConfig.for_model("dots3_note")
+    with torch.device("meta"):
+        full = AutoModelForImageTextToText.from_config(big)
+    raw = json.loads(big.to_json_string())
+    flat = dict(raw["text_config"], model_type="dots3_note")
+    for config in (raw, flat):
+        wrapped, info = read_config(config)
+        assert wrapped.params == cfg.params == sum(
+            p.numel() for n, p in full.named_parameters() if ".language_model." in f".{n}" or n.startswith("lm_head"))
+        assert info["wrapper"] == "dots3_note" and info["unknown_keys"] == []
+    ops = {o.name: o for o in prefill_ops(cfg, Workload(batch=1, seq_len=32768))}
+    sl = cfg.attention_shape("S")
+    assert ops["attn_scores_sliding"].flops == 2 * sl.head_dim * sl.heads * 33 * (512 * 513 // 2 + (32768 - 512) * 512)
+    text = json.loads(AutoConfig.for_model("dots3_note_text").to_json_string())
+    text["per_layer_config"]["03"] = dict(text["per_layer_config"]["03"], kv_lora_rank=512)
+    with pytest.raises(InputError, match="entries differ"):
+        read_config(text)
