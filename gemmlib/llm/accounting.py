@@ -85,7 +85,7 @@ from gemmlib.llm.ssm import MIXER_LETTERS
 from gemmlib.llm.ssm import work as mixer_work
 
 OP_NAMES = ("attn_res", "loop_gate_down", "loop_gate_up", "norm_gate_down", "norm_gate_up", "q_proj", "q_a_proj", "q_b_proj", "q_gate_proj", "k_proj", "v_proj", "kv_conv", "kv_conv_taps", "rel_proj", "rel_logits",
-            "sink_proj", "kv_proj",
+            "sink_proj", "kv_proj", "cca_v_init", "cca_conv_depthwise", "cca_conv_grouped",
             "kv_a_proj", "kv_b_proj", "q_absorb",
             "csa_kv", "csa_gate", "hca_kv", "hca_gate", "index_kv", "index_gate",
             "attn_scores", "attn_values", "attn_scores_sliding", "attn_values_sliding", "attn_scores_compressed",
@@ -95,7 +95,7 @@ OP_NAMES = ("attn_res", "loop_gate_down", "loop_gate_up", "norm_gate_down", "nor
             "kda_f_a", "kda_f_b", "kda_g_a", "kda_g_b", "kda_f", "kda_g", "rg_input_gate", "rg_recurrent_gate",
             "x_proj", "dt_proj", "ssm_chunks", "ssm_scan_out", "out_proj",
             "index_q", "index_k", "index_weights", "index_scores", "index_reduce",
-            "router", "expert_in_proj", "gate_proj", "up_proj", "down_proj", "expert_out_proj", "shared_gate_proj", "shared_up_proj", "shared_down_proj",
+            "router_down", "router_fc1", "router_fc2", "router", "expert_in_proj", "gate_proj", "up_proj", "down_proj", "expert_out_proj", "shared_gate_proj", "shared_up_proj", "shared_down_proj",
             "shared_expert_gate", "dense_gate_proj", "dense_up_proj", "dense_down_proj", "mlp_conv", "per_layer_model_proj",
             "per_layer_gate", "per_layer_proj", "altup_proj", "altup_router", "altup_predict", "altup_mix",
             "altup_correct", "laurel_left", "laurel_right", "altup_unembed", "ngram_key", "ngram_value", "ngram_conv",
@@ -188,6 +188,9 @@ SHARDING: dict[str, str] = {
     # residual streams (transformers' plan splits the gates' down projection by input; here every rank runs them)
     "hc_gate_down": "replicated", "hc_gate_up": "replicated", "hc_inject": "replicated", "hc_head_down": "replicated",
     "hc_head_up": "replicated", "ngram_key": "replicated", "ngram_value": "replicated", "ngram_conv": "replicated",
+    # ZAYA: the convolutions split with the heads; the router's MLP every rank runs whole
+    "cca_conv_depthwise": "heads", "cca_conv_grouped": "heads", "cca_v_init": "column", "router_down": "replicated",
+    "router_fc1": "replicated", "router_fc2": "replicated",
 }
 # Ops that are routed experts (in a mixture of experts) — for expert parallelism.
 EXPERT_OPS = ("gate_proj", "up_proj", "down_proj")
@@ -771,6 +774,8 @@ def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, aki
             if name == "q_proj" and cfg.attn_output_gate:
                 note = Text(N_("the queries and a sigmoid gate on the attention output"))
             ops.append(_linear(name, m=tokens, k=d, n=n, w_bytes=sz.w(name, mkind), note=note, **lin))
+        if cfg.cca_depthwise:
+            ops += _cca_ops(cfg, wl, sz, run, layers=layers)
         if cfg.short_conv and cfg.dynamic_kv_conv and akind == "F":  # Inkling 2: taps per token (the filter itself is
             # element-wise work, _other_group_ops)
             ops.append(_linear("kv_conv_taps", m=tokens, k=d, n=2 * cfg.kv_heads * cfg.short_conv,
@@ -869,6 +874,29 @@ def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, aki
     if cfg.short_conv:
         ops.append(_short_conv_op("attn_conv", cfg, wl, run, sz, channels=d, layers=layers,
                                   what=Text(N_("the attention's output"))))
+    return ops
+
+
+def _cca_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, layers: int) -> list[Op]:
+    """ZAYA's compressed convolutional attention in ``layers`` layers: the q|k channels through a depthwise causal
+    convolution (its output grouped-kernel − 1 positions longer than the new tokens, the grouped one's input) and a
+    convolution grouped by head (head_dim inputs per output), each as FlopCounterMode counts a convolution (both
+    conventions compute these lengths); their state, (depthwise − 1) + (grouped − 1) inputs of each channel, and the
+    delayed values' last projection read and written. transformers' prefill also projects a zero row to start the
+    delayed values (reference convention only)."""
+    c, t0, t1, hd = cfg.cca_channels, cfg.cca_depthwise, cfg.cca_grouped, cfg.head_dim
+    runs, b, q = layers * run.steps, wl.batch, run.queries
+    state = 2 * b * cfg.cca_state() * runs * sz.kv
+    note = Text(N_("compressed convolutional attention: the queries' and keys' {c} channels through a depthwise "
+                   "convolution of {t0} taps, then one grouped by head of {t1}"), c=c, t0=t0, t1=t1)
+    ops = [Op("cca_conv_depthwise", run.phase, b, c, t0, runs, 2 * b * (q + t1 - 1) * c * t0 * runs,
+              c * (t0 + 1) * sz.el * runs, 2 * run.tokens * c * sz.a * runs, state, note, kernels=runs),
+           Op("cca_conv_grouped", run.phase, b * q, c, hd * t1, runs, 2 * b * q * c * hd * t1 * runs,
+              c * (hd * t1 + 1) * sz.el * runs, 2 * run.tokens * c * sz.a * runs, 0.0, note, kernels=runs)]
+    if run.phase == "prefill" and not run.cached and not _engine_convention(wl):
+        ops.append(_linear("cca_v_init", run.phase, m=b, k=cfg.hidden, n=cfg.kv_dim // 2, runs=runs, weight_reads=runs,
+                           w_bytes=sz.w("v_proj", "M") / 2, sz=sz,
+                           note=Text(N_("transformers projects a zero row to start each sequence's delayed values"))))
     return ops
 
 
@@ -1007,7 +1035,14 @@ def _mlp_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, mkind: st
                            note=dense, **lin))
         return ops + _mlp_conv(cfg, wl, sz, run, layers=layers)
     e, k, fe = cfg.experts, cfg.routed_per_token, cfg.expert_ffn
-    ops.append(_linear("router", m=tokens, k=d, n=cfg.router_width, runs=runs, weight_reads=runs,
+    r = cfg.router_hidden
+    if r:  # ZAYA: the router an MLP
+        note = Text(N_("the router's MLP: the hidden state to {r}, two layers of {r}"), r=r)
+        ops += [_linear("router_down", m=tokens, k=d, n=r, runs=runs, weight_reads=runs,
+                        w_bytes=sz.w("router_down", "M"), note=note, **lin)]
+        ops += [_linear(nm, m=tokens, k=r, n=r, runs=runs, weight_reads=runs, w_bytes=sz.w(nm, "M"), note=note, **lin)
+                for nm in ("router_fc1", "router_fc2")]
+    ops.append(_linear("router", m=tokens, k=r or d, n=cfg.router_width, runs=runs, weight_reads=runs,
                        w_bytes=sz.w("router", "M"), note=Text(N_("per layer: scores every expert for every token")),
                        **lin))
     if cfg.experts_compute == "all":

@@ -107,7 +107,7 @@ _NAMES = {
     "gemma4_text": dict(moe="", router="router.proj", shared="mlp"),
 }
 # Families whose routed experts are stored as two 3-D parameters (gate_up_proj [E, 2f, h], down_proj [E, h, f]).
-_EXPERTS_3D = ("gpt_oss", "gemma4_text", "aria_text", "minimax_m3_vl_text")
+_EXPERTS_3D = ("gpt_oss", "gemma4_text", "aria_text", "minimax_m3_vl_text", "zaya")
 # Families whose modeling code keeps the router's weight in fp32 (_keep_in_fp32_modules_strict "gate.weight").
 _FP32_ROUTER = ("axk2", "inkling2_text", "inkling2_loop_text", "muse_spark_text", "dots3_note_text")
 # AutoAWQ stores a per-layer activation scale (ScaledActivation) for these families.
@@ -190,6 +190,12 @@ def _attention_linears(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
     if cfg.fused_qkv:
         out = [Linear(f"{p}.{n['qkv']}", "attention", q + k + v, h, cfg.qkv_bias, i,
                       (("q_proj", q), ("k_proj", k), ("v_proj", v)))]
+    elif cfg.cca_depthwise:  # ZAYA: the values half from the token, half delayed, each its own matrix
+        c = f"{p}.qkv_proj"
+        out = [Linear(f"{c}.q_proj", "attention", q, h, cfg.qkv_bias, i, (("q_proj", q),)),
+               Linear(f"{c}.k_proj", "attention", k, h, cfg.qkv_bias, i, (("k_proj", k),))]
+        out += [Linear(f"{c}.v_proj_{x}", "attention", v // 2, h, cfg.qkv_bias, i, (("v_proj", v // 2),))
+                for x in ("current", "delayed")]
     else:  # Gemma 4: no v_proj where the keys are the values too, neither k nor v where the layer reuses K/V
         out = [Linear(f"{p}.{n[name]}", "attention", w, h, cfg.qkv_bias, i, ((f"{name}_proj", w),))
                for name, w in (("q", q), ("k", k), ("v", v)) if w]
@@ -265,8 +271,14 @@ def _mlp(cfg: ModelConfig, i: int, n: dict, kind: str) -> list[Linear]:
     m, fe, e = f"{p}.{n['moe']}" if n["moe"] else p, cfg.expert_ffn, cfg.experts
     h = cfg.expert_width  # (the experts of a latent mixture read and write its narrower width)
     r = cfg.router_width  # zero-computation experts (LongCat-Flash) have router rows and no weights
-    out.append(Linear(f"{m}.{n['router']}", "router", r, cfg.hidden, cfg.router_bias, i, (("router", r),),
-                      storage="float32" if cfg.family in _FP32_ROUTER else ""))
+    rh = cfg.router_hidden  # ZAYA: the router an MLP (its out_proj scores the choices)
+    if rh:
+        g = f"{m}.{n['router']}"
+        out += [Linear(f"{g}.down_proj", "router", rh, cfg.hidden, True, i, (("router_down", rh),)),
+                Linear(f"{g}.router_mlp.fc1", "router", rh, rh, True, i, (("router_fc1", rh),)),
+                Linear(f"{g}.router_mlp.fc2", "router", rh, rh, True, i, (("router_fc2", rh),))]
+    out.append(Linear(f"{m}.{n['router']}" + (".router_mlp.out_proj" if rh else ""), "router", r, rh or cfg.hidden,
+                      cfg.router_bias, i, (("router", r),), storage="float32" if cfg.family in _FP32_ROUTER else ""))
     if cfg.expert_hidden:  # a latent mixture (Muse Spark, Nemotron-H): the projections to and from the experts' width
         down, up = ("fc1_latent_proj", "fc2_latent_proj") if cfg.family == "nemotron_h" else ("pre_expert_proj",
                                                                                              "post_expert_proj")
@@ -397,6 +409,8 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
     embedding copy. Storage "" = the checkpoint dtype."""
     h, nw = cfg.hidden, cfg.norm_weights
     out: list[tuple[str, int, str]] = [("embedding", cfg.vocab * h, "")]
+    if cfg.residual_affine:  # ZAYA: the embedding's scale and bias
+        out.append(("input_hidden_states_scale_bias", 2 * h, ""))
     if cfg.learned_positions:
         out.append(("positions", cfg.learned_positions * h, ""))
     if cfg.embedding_norm:
@@ -460,6 +474,16 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
             rows.append((f"{prefix}.short_convs", cfg.short_conv_channels(akind) * cfg.short_conv - dynamic, "float32"))
             if dynamic:
                 rows.append((f"{prefix}.self_attn.kv_static_taps", dynamic, ""))
+        if cfg.cca_depthwise and akind in ATTENTION_LETTERS:  # ZAYA: the two convolutions, weights and biases
+            c = shape.cca_channels
+            rows.append((f"{prefix}.self_attn.qkv_proj.convs", c * (cfg.cca_depthwise + shape.head_dim * cfg.cca_grouped
+                                                                    + 2), ""))
+        if cfg.residual_affine:  # ZAYA: scale and bias on both sides of its two residual adds
+            rows.append((f"{prefix}.residual_scales", 8 * h, ""))
+        if moe and cfg.router_hidden:  # ZAYA: the router MLP's norm, and (after the first layer) its state's scale
+            rows.append((f"{prefix}.mlp.gate.router_norm_and_scale",
+                         cfg.router_hidden * (cfg.norm_weights + (prefix != f"layers.{cfg.mlp_kinds.index('M')}")),
+                         ""))
         if cfg.attn_scale_params and akind in ATTENTION_LETTERS:  # Dory: sqk, s_gate, lambda_1, lambda_2
             rows.append((f"{prefix}.scales", cfg.attn_scale_params, ""))
         if cfg.clip_norms and akind in ATTENTION_LETTERS:  # Inkling 2: the queries' and relative states' scales

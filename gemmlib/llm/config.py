@@ -366,6 +366,15 @@ class ModelConfig:
     sliding_rope_head_dim: int = 0
     sliding_v_head_dim: int = 0
     rope_key_norm: bool = False  # an RMSNorm over MLA's shared rotary key in every attention layer
+    # ----- ZAYA ---------------------------------------------------------------------------------------
+    # compressed convolutional attention (CCA): the queries and keys (q|k channels) through a depthwise causal
+    # convolution of cca_depthwise taps, then a convolution grouped by head of cca_grouped taps (both biased), each
+    # with a residual; the values half from the token, half from the token before (its projection kept in the cache)
+    cca_depthwise: int = 0
+    cca_grouped: int = 0
+    residual_affine: bool = False  # a scale and a bias on both sides of every residual add, and on the embedding
+    router_hidden: int = 0  # the router an MLP: hidden → r (biased), a norm, two r → r layers (biased, GELU), r → choices;
+    # each layer after the first adds the previous layer's router state, scaled per channel; 0: one linear
     # ----- Qwen4-Exp ----------------------------------------------------------------------------------
     # QSA: the block indexer (index_block keys a block) scores the mean of each complete block, not every key, and a
     # query keeps index_topk complete blocks beside the tokens of its incomplete one
@@ -397,7 +406,7 @@ class ModelConfig:
                   "loop_end", "loop_gate_rank", "attn_scale_params", "hrm_cycles", "hrm_low_cycles", "expert_hidden",
                   "hyper_gate_rank", "ngram_dim", "ngram_order", "ngram_heads", "ngram_rows", "ngram_conv",
                   "sliding_heads", "sliding_q_lora_rank", "sliding_kv_lora_rank", "sliding_nope_head_dim",
-                  "sliding_rope_head_dim", "sliding_v_head_dim"):
+                  "sliding_rope_head_dim", "sliding_v_head_dim", "cca_depthwise", "cca_grouped", "router_hidden"):
             object.__setattr__(self, f, _whole(f, getattr(self, f), minimum=0))
         for f in ("norms_per_layer", "loop_passes"):
             object.__setattr__(self, f, _whole(f, getattr(self, f)))
@@ -463,7 +472,7 @@ class ModelConfig:
                   "full_k_eq_v", "k_eq_v", "router_scales", "kv_reused", "sliding_sinks_only", "embedding_norm",
                   "compressed_attention", "attn_gate_bias", "hyper_mix", "ffn_norm", "router_global_scale",
                   "q_gate_latent", "clip_norms", "sink_proj", "qkv_input_norms", "dynamic_kv_conv",
-                  "loop_shared_cache", "logit_scale", "residual_gates", "latent_norms", "index_mean_pool", "rope_key_norm"):
+                  "loop_shared_cache", "logit_scale", "residual_gates", "latent_norms", "index_mean_pool", "rope_key_norm", "residual_affine"):
             if not isinstance(getattr(self, f), bool):
                 raise InputError(N_("{field} must be true or false, got {value!r}"),
                                  field=f, value=getattr(self, f))
@@ -474,6 +483,7 @@ class ModelConfig:
         self._check_loop()
         self._check_qwen4()
         self._check_sliding_shape()
+        self._check_cca()
         self._check_layer_shapes()
         if self.quant is not None and not isinstance(self.quant, Quantization):
             raise InputError(N_("quant must be a Quantization (gemmlib.llm.quant)"))
@@ -660,6 +670,28 @@ class ModelConfig:
         """Whether the sliding layers' MLA has a shape of its own (Dots 3 Note: :meth:`attention_shape`)."""
         return bool(self.sliding_heads or self.sliding_q_lora_rank or self.sliding_kv_lora_rank
                     or self.sliding_nope_head_dim or self.sliding_rope_head_dim or self.sliding_v_head_dim)
+
+    def _check_cca(self) -> None:
+        if bool(self.cca_depthwise) != bool(self.cca_grouped):
+            raise InputError(N_("compressed convolutional attention needs both convolutions' kernels"))
+        if self.cca_depthwise and (self.is_mla or self.compressed_attention or self.kv_dim % 2
+                                   or self.v_head_dim != self.head_dim):
+            raise InputError(N_("compressed convolutional attention is counted on plain attention whose values are as "
+                                "wide as its keys, in an even number of channels"))
+        if self.router_hidden and not self.is_moe:
+            raise InputError(N_("{field} is set but experts is 0 (a dense model)"), field="router hidden")
+
+    @property
+    def cca_channels(self) -> int:
+        """The channels CCA's convolutions filter: the queries' and the keys' (0 without CCA)."""
+        return self.q_dim + self.kv_dim if self.cca_depthwise else 0
+
+    def cca_state(self) -> int:
+        """Elements one sequence keeps per CCA layer: the convolutions' last (depthwise − 1) + (grouped − 1) q|k inputs
+        and the last token's delayed values (half the values' width)."""
+        if not self.cca_depthwise:
+            return 0
+        return (self.cca_depthwise + self.cca_grouped - 2) * self.cca_channels + self.kv_dim // 2
 
     def _check_sliding_shape(self) -> None:
         if (self.has_sliding_shape or self.rope_key_norm) and not self.is_mla:
@@ -991,6 +1023,9 @@ class ModelConfig:
             p += self.q_dim + H * self.rel_bias
         if self.sink_proj:
             p += h * H
+        if self.cca_depthwise:  # ZAYA: the depthwise and the grouped convolution (by head: head_dim inputs each), biased
+            c = self.cca_channels
+            p += c * self.cca_depthwise + c * self.head_dim * self.cca_grouped + 2 * c
         return p + h * H * self.rel_bias + self.attn_scale_params  # (Inkling's r_proj: the relative states per head)
 
     def _q_from_latent(self) -> int:
@@ -1084,6 +1119,9 @@ class ModelConfig:
         if not self.is_moe:
             return 0
         e = self.router_width
+        if self.router_hidden:  # ZAYA: down (biased), norm, fc1 and fc2 (biased), out; the state scale is apart
+            r = self.router_hidden
+            return self.hidden * r + r + r * self.norm_weights + 2 * (r * r + r) + r * e
         return (self.hidden * e + (e if self.router_bias else 0)
                 + (e if self.router_score_bias and self.score_bias_param else 0)
                 + (self.hidden + self.experts if self.router_scales else 0) + self.router_global_scale)
@@ -1117,6 +1155,10 @@ class ModelConfig:
             "shared_experts": moe * self._shared_params(),
             "latent_moe": moe * self._latent_moe_params(),
             "residual_gates": 2 * self.layers * self.hidden if self.residual_gates else 0,
+            # ZAYA: scale and bias on both sides of each residual add, and on the embedding; each later router's scale
+            # on the previous router state
+            "residual_affine": (8 * self.layers + 2) * self.hidden if self.residual_affine else 0,
+            "router_states": (self.moe_layer_count - 1) * self.router_hidden if self.router_hidden else 0,
             "router": moe * self._router_params(),
             "ngram_embeddings": self._ngram_params(),
             "norms": ((0 if self.hyper_gate_rank else self.layers * self.norms_per_layer + 1) + moe * self.moe_norms
@@ -1318,7 +1360,9 @@ class ModelConfig:
         indexer = (self.attention_kinds.count("I") * (self._indexer_params() - 2 * self.index_head_dim)
                    if self.is_dsa or self.is_block_sparse else 0)
         mats = self.mlp_mats
-        per_moe = (self._routed_experts_run() * mats * self.expert_width * self.expert_ffn + h * self.router_width
+        r = self.router_hidden  # (ZAYA's router MLP, else one linear)
+        router = h * r + 2 * r * r + r * self.router_width if r else h * self.router_width
+        per_moe = (self._routed_experts_run() * mats * self.expert_width * self.expert_ffn + router
                    + 2 * h * self.expert_hidden
                    + mats * h * self.shared_expert_ffn + (h if self.shared_expert_gate else 0))
         mixers = self.mixer_layer_count * self.mixer.matmul_params(h) if self.mixer else 0
@@ -1346,8 +1390,10 @@ class ModelConfig:
             return ((h * rq + self._q_from_latent() if rq else h * self.q_dim) + h * (rkv + dr)
                     + rkv * self.heads * (self.nope_head_dim + self.v_head_dim) + self.o_dim * h
                     + h * self.gate_proj_width)
+        c = self.cca_channels  # ZAYA's convolutions (the grouped one by head) multiply every token too
         return (h * (self.q_proj_width + self.k_proj_width + self.v_proj_width + self.gate_proj_width
-                     + self.heads * self.rel_bias + (self.heads if self.sink_proj else 0)) + self.o_dim * h)
+                     + self.heads * self.rel_bias + (self.heads if self.sink_proj else 0)) + self.o_dim * h
+                + c * self.cca_depthwise + c * self.head_dim * self.cca_grouped)
 
     # ----- the KV cache ------------------------------------------------------------------
     @property
@@ -1379,7 +1425,8 @@ class ModelConfig:
         """Elements one sequence keeps in the mixer layers, whatever the context length: conv state (transformers
         keeps k inputs, engines k − 1) + recurrent state, every mixer layer."""
         mixers = self.mixer_layer_count * self.mixer.state_elements(engine) if self.mixer else 0
-        return mixers + self.ngram_state()[0]
+        cca = sum(k in ATTENTION_LETTERS for k in self.cached_attention_kinds) * self.cca_state()
+        return mixers + self.ngram_state()[0] + cca
 
     def int64_cache(self, tokens: int, *, engine: bool = False) -> int:
         """int64 elements one sequence's cache keeps after ``tokens`` tokens: the n-gram embeddings' last token ids,
@@ -1511,6 +1558,11 @@ class ModelConfig:
             d["block"]["hyper_mix"] = self.hyper_mix
             if self.hyper_gate_rank:  # Qwen4-Exp
                 d["block"]["hyper_gate_rank"] = self.hyper_gate_rank
+        if self.cca_depthwise:  # ZAYA
+            d["block"]["cca"] = {"depthwise": self.cca_depthwise, "grouped": self.cca_grouped,
+                                 "state_per_sequence": self.attention_layer_count * self.cca_state()}
+        if self.router_hidden:
+            d["experts"]["router_hidden"] = self.router_hidden
         if self.ngram_layers:  # Qwen4-Exp
             d["block"]["ngram_embeddings"] = {"layers": self.ngram_layer_count, "order": self.ngram_order,
                                               "heads": (self.ngram_order - 1) * self.ngram_heads,

@@ -48,7 +48,7 @@ SUPPORTED_MODEL_TYPES = (
     "gpt_bigcode", "gpt_oss", "glm4_moe", "llama4_text", "llama4", "smollm3", "mistral3", "exaone4", "ernie4_5_moe",
     "glm4_moe_lite", "qwen3_vl", "qwen3_vl_moe", "qwen3_next", "jamba", "nemotron_h", "falcon_h1", "seed_oss",
     "ernie4_5", "glm", "glm4", "ministral3", "apertus", "minimax_m2", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_5",
-    "qwen3_5_moe", "qwen4_exp", "dots3_note", "hunyuan_v1_dense", "arcee", "exaone", "flex_olmo", "dots1", "deepseek_v32", "glm_moe_dsa",
+    "qwen3_5_moe", "qwen4_exp", "dots3_note", "zaya", "hunyuan_v1_dense", "arcee", "exaone", "flex_olmo", "dots1", "deepseek_v32", "glm_moe_dsa",
     "granitemoehybrid", "internlm3", "iquestcoder", "sarvam_moe", "sarvam_mla", "helium", "cwm", "solar_open", "youtu",
     "hunyuan_v1_moe", "vaultgemma", "granitemoeshared", "exaone_moe", "cohere2_moe", "nemotron", "granite_swa",
     "granitemoe_swa", "kolibri1", "lfm2", "lfm2_moe", "bamba", "afmoe", "hy_v3", "minicpm3", "gptj", "codegen",
@@ -89,7 +89,7 @@ ARCHITECTURES = {
     "Qwen3_5MoeForCausalLM": "qwen3_5_moe_text", "Qwen3_5ForConditionalGeneration": "qwen3_5",
     "Qwen3_5MoeForConditionalGeneration": "qwen3_5_moe", "Qwen4ExpForCausalLM": "qwen4_exp_text",
     "Qwen4ExpForConditionalGeneration": "qwen4_exp", "Dots3NoteForCausalLM": "dots3_note_text",
-    "Dots3NoteForConditionalGeneration": "dots3_note", "HunYuanDenseV1ForCausalLM": "hunyuan_v1_dense",
+    "Dots3NoteForConditionalGeneration": "dots3_note", "ZayaForCausalLM": "zaya", "HunYuanDenseV1ForCausalLM": "hunyuan_v1_dense",
     "ArceeForCausalLM": "arcee", "FlexOlmoForCausalLM": "flex_olmo",
     "Dots1ForCausalLM": "dots1", "DeepseekV32ForCausalLM": "deepseek_v32",
     "GraniteMoeHybridForCausalLM": "granitemoehybrid", "GlmMoeDsaForCausalLM": "glm_moe_dsa",
@@ -696,6 +696,10 @@ DEFAULTS: dict[str, dict] = {
                          v_head_dim=128, qk_nope_head_dim=128, num_experts_per_tok=8, first_k_dense_replace=3,
                          index_topk=2048, index_head_dim=128, index_n_heads=64, attention_bias=False,
                          mlp_bias=False, tie_word_embeddings=False, max_position_embeddings=163840),
+    "zaya": dict(vocab_size=262272, hidden_size=2048, num_hidden_layers=40, num_attention_heads=8, num_key_value_heads=2,
+                 head_dim=128, moe_intermediate_size=2048, num_experts=16, num_experts_per_tok=1, router_hidden_size=256,
+                 cca_time0=2, cca_time1=2, attention_bias=False, lm_head_bias=False, tie_word_embeddings=True,
+                 max_position_embeddings=131072),
     "dots3_note_text": dict(vocab_size=152064, hidden_size=5120, intermediate_size=13824, moe_intermediate_size=1536,
                             shared_experts_intermediate_size=1536, num_hidden_layers=46, num_attention_heads=128,
                             num_key_value_heads=128, n_shared_experts=1, n_routed_experts=256, kv_lora_rank=512,
@@ -1608,6 +1612,32 @@ def _read_deepseek_v32(r: _Read) -> dict:
     c.update(router_score_bias=True, mtp_layers=r.whole("num_nextn_predict_layers", minimum=0, default=0),
              index_heads=r.whole("index_n_heads"), index_head_dim=r.whole("index_head_dim"),
              index_topk=r.whole("index_topk"), layer_types=_indexer_layers(r, layers))
+    return c
+
+
+def _read_zaya(r: _Read) -> dict:
+    """ZAYA1 (Zyphra): compressed convolutional attention — q and k from their projections through a depthwise
+    (``cca_time0`` taps) and a head-grouped (``cca_time1``) causal convolution with residuals, L2-normed with a learned
+    scale per KV head, the values half from the token and half from the token before — full layers (``hybrid``) and
+    sliding ones (``hybrid_sliding``); every layer a top-1 mixture whose router is an MLP (``router_hidden_size``,
+    each layer after the first adding the previous layer's router state) with a skip choice and balancing biases;
+    a scale and a bias on both sides of every residual add and on the embedding."""
+    c = _common(r, ffn_key="moe_intermediate_size")
+    layers, k = c["layers"], r.whole("num_experts_per_tok")
+    if k != 1:
+        raise InputError(N_("zaya: its router picks one expert per token (num_experts_per_tok 1), got {k}"), k=k)
+    kinds = _type_list(r, "layer_types", {"hybrid": "F", "hybrid_sliding": "S"}, layers) or ["F"] * layers
+    window = r.opt_whole("sliding_window", minimum=1)
+    if "S" in kinds and not window:
+        raise InputError(N_("layer_types has sliding layers but sliding_window is null"))
+    ab = r.flag("attention_bias")
+    c.update(qkv_bias=ab, o_bias=ab, lm_head_bias=r.flag("lm_head_bias"), qk_norm="l2", attn_scale_params=c["kv_heads"],
+             experts=r.whole("num_experts"), experts_per_token=1, expert_ffn=c["ffn"], zero_experts=1,
+             router_score_bias=True, router_hidden=r.whole("router_hidden_size"), fused_gate_up=True,
+             cca_depthwise=r.whole("cca_time0"), cca_grouped=r.whole("cca_time1"), residual_affine=True,
+             tied_embeddings=r.flag("tie_word_embeddings", True))
+    if "S" in kinds:
+        c.update(sliding_window=window, layer_types="".join(kinds))
     return c
 
 
@@ -3721,7 +3751,7 @@ _READERS = {
     "nemotron_h": _read_nemotron_h, "falcon_h1": _read_falcon_h1, "seed_oss": _read_seed_oss,
     "ernie4_5": _read_ernie4_5, "glm": _read_glm, "glm4": _read_glm, "ministral3": _read_ministral3,
     "apertus": _read_apertus, "minimax_m2": _read_minimax_m2, "qwen3_5_text": _read_qwen3_5,
-    "qwen3_5_moe_text": _read_qwen3_5, "qwen4_exp_text": _read_qwen4_exp_text, "dots3_note_text": _read_dots3_note_text, "hunyuan_v1_dense": _read_hunyuan_v1_dense, "arcee": _read_arcee,
+    "qwen3_5_moe_text": _read_qwen3_5, "qwen4_exp_text": _read_qwen4_exp_text, "dots3_note_text": _read_dots3_note_text, "zaya": _read_zaya, "hunyuan_v1_dense": _read_hunyuan_v1_dense, "arcee": _read_arcee,
     "exaone": _read_llama, "flex_olmo": _read_flex_olmo, "dots1": _read_dots1, "deepseek_v32": _read_deepseek_v32,
     "granitemoehybrid": _read_granitemoehybrid, "glm_moe_dsa": _read_deepseek_v32, "internlm3": _read_llama,
     "iquestcoder": _read_llama, "sarvam_moe": _read_glm4_moe, "sarvam_mla": _read_deepseek, "helium": _read_helium,

@@ -745,6 +745,12 @@ def _inkling_rows(r: dict, gettext: Translate) -> list[tuple[str, str]]:
             "layers {start} to {last} run {passes} times ({run} layers run per token, each pass with its own cache); "
             "their weights are stored once").format(start=lp["start"], last=lp["end"] - 1, passes=lp["passes"],
                                                    run=lp["layers_run"])))
+    cca = r["block"].get("cca")
+    if cca:  # ZAYA
+        rows.append((gettext("convolutional attention"), gettext(
+            "the queries and keys through a depthwise convolution of {t0} taps and one grouped by head of {t1}, each "
+            "with a residual; half the values from the token before; their state {state} elements per sequence").format(
+            t0=cca["depthwise"], t1=cca["grouped"], state=fmt.count(cca["state_per_sequence"]))))
     hrm = r["block"].get("hrm")
     if hrm:
         rows.append((gettext("looped layers"), gettext(

@@ -1819,7 +1819,8 @@ def _causal_is_exact(hf, model, cfg, vocab: int) -> tuple[list[int], int]:
     assert kv_cache_bytes(cfg, wl) == nbytes
     torch.manual_seed(0)
     sd = AutoModelForCausalLM.from_config(hf, dtype=torch.bfloat16).state_dict()
-    assert checkpoint_size(cfg, "bf16").bytes == sum(t.nbytes for t in sd.values())
+    stored = {t.data_ptr(): t for t in sd.values()}  # a tied LM head is the embedding's tensor, stored once
+    assert checkpoint_size(cfg, "bf16").bytes == sum(t.nbytes for t in stored.values())
     return per_layer, nbytes
 
 
@@ -2383,3 +2384,45 @@ def test_dots3_note_defaults_wrapper_and_engine_counts():
     text["per_layer_config"]["03"] = dict(text["per_layer_config"]["03"], kv_lora_rank=512)
     with pytest.raises(InputError, match="entries differ"):
         read_config(text)
+
+
+# ZAYA1: CCA's two convolutions (2 taps each), 2 KV heads of 16, a router MLP of 24, top-1 of 4 experts and a skip
+ZAYA = dict(vocab_size=128, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+            head_dim=16, moe_intermediate_size=32, num_experts=4, num_experts_per_tok=1, router_hidden_size=24,
+            pad_token_id=None, bos_token_id=None, eos_token_id=None)
+
+
+@pytest.mark.parametrize("keys", [
+    ZAYA,  # full layers, the head tied
+    # a sliding layer (window 4 < the prompt), wider kernels (3 and 2), biases on attention and the LM head, untied
+    dict(ZAYA, num_hidden_layers=3, layer_types=["hybrid", "hybrid_sliding", "hybrid"], sliding_window=4, cca_time0=3,
+         attention_bias=True, lm_head_bias=True, tie_word_embeddings=False),
+])
+def test_zaya_is_exact(keys):
+    """ZAYA1 (zaya) from transformers' own class: compressed convolutional attention (q|k through a depthwise and a
+    head-grouped convolution, FlopCounterMode counting each at the lengths transformers convolves; the delayed values'
+    zero row in the prefill), the router MLP with the previous layer's state, the top-1 mixture with a skip choice,
+    the residual scales — parameters, a prefill and one decode step to the FLOP, the fp32 cache (K/V, the convolution
+    state and the delayed values) to the byte, the bf16 checkpoint (the balancing biases in fp32) to the byte."""
+    hf, model = _build("zaya", keys)
+    for raw in (dict(keys, model_type="zaya"), json.loads(hf.to_json_string())):
+        cfg, info = read_config(raw)
+        assert cfg.params == sum(p.numel() for p in model.parameters())
+        assert info["unknown_keys"] == [], info["unknown_keys"]
+    assert cfg.cca_depthwise and cfg.router_hidden == 24 and cfg.zero_experts == 1
+    _causal_is_exact(hf, model, cfg, hf.vocab_size)
+
+
+def test_zaya_defaults_and_engine_counts():
+    """The class defaults (ZAYA1-8B's shape) equal numel() on the meta device; an engine counts no zero row for the
+    delayed values; two experts per token are refused as the config class refuses them."""
+    from gemmlib.core.errors import InputError
+
+    cfg = _defaults_are_exact("zaya")
+    assert cfg.params == 8_840_488_784
+    ref = {o.name for o in prefill_ops(cfg, _reference(batch=1, seq_len=16))}
+    eng = {o.name for o in prefill_ops(cfg, Workload(batch=1, seq_len=16))}
+    assert "cca_v_init" in ref and "cca_v_init" not in eng and "cca_conv_grouped" in eng
+    raw = json.loads(AutoConfig.for_model("zaya").to_json_string())
+    with pytest.raises(InputError, match="picks one expert per token"):
+        read_config(dict(raw, num_experts_per_tok=2))

@@ -473,7 +473,7 @@ _NEW_FAMILIES = {  # config classes' defaults (with what a released file sets wh
                             indexer_compress_ratio=64, ple_layer_ids=[2], eos_token_id=248044,
                             rope_parameters={"rope_type": "default", "rope_theta": 1e7,
                                              "partial_rotary_factor": 0.25}), 4),
-    "dots3_note_text": ({}, 8), "dots3_note": ({}, 8),
+    "dots3_note_text": ({}, 8), "dots3_note": ({}, 8), "zaya": ({}, 1),
 }
 
 
@@ -500,6 +500,7 @@ def test_an_uploaded_config_of_each_newly_read_family_is_sized_end_to_end(model_
     assert ("short convolutions" in rows and "relative bias" in rows) == bool(cfg.short_conv)  # Inkling's
     assert ("n-gram embeddings" in rows and "QSA" in rows["sparse attention"]) == bool(cfg.ngram_layers)  # Qwen4-Exp's
     assert ("the sliding layers:" in rows["MLA"]) == cfg.has_sliding_shape  # Dots 3 Note's
+    assert ("convolutional attention" in rows) == bool(cfg.cca_depthwise)  # ZAYA's
     tv = view.training(est, view.TrainingInputs(train=True, tokens=1e9))
     assert tv.metrics[0].label == "step FLOPs" and tv.metrics[0].value
     sv = view.serving(est, view.ServingInputs())
