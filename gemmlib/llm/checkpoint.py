@@ -107,7 +107,9 @@ _NAMES = {
     "gemma4_text": dict(moe="", router="router.proj", shared="mlp"),
 }
 # Families whose routed experts are stored as two 3-D parameters (gate_up_proj [E, 2f, h], down_proj [E, h, f]).
-_EXPERTS_3D = ("gpt_oss", "gemma4_text", "aria_text", "minimax_m3_vl_text", "zaya")
+_EXPERTS_3D = ("gpt_oss", "gemma4_text", "aria_text", "minimax_m3_vl_text", "zaya", "step3p5")
+# Families whose score-correction buffer follows the model's dtype (registered without one; elsewhere fp32)
+_SCORE_BIAS_AT_DTYPE = ("minimax_m3_vl_text", "step3p5")
 # Families whose modeling code keeps the router's weight in fp32 (_keep_in_fp32_modules_strict "gate.weight").
 _FP32_ROUTER = ("axk2", "inkling2_text", "inkling2_loop_text", "muse_spark_text", "dots3_note_text")
 # AutoAWQ stores a per-layer activation scale (ScaledActivation) for these families.
@@ -461,7 +463,8 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
         if moe and cfg.router_scales:
             rows.append((f"{prefix}.router.scales", h + cfg.experts, ""))
         if moe and cfg.router_score_bias and not hashed:
-            rows.append((f"{prefix}.e_score_correction_bias", cfg.routed_choices, "float32"))
+            rows.append((f"{prefix}.e_score_correction_bias", cfg.routed_choices,
+                         "" if cfg.family in _SCORE_BIAS_AT_DTYPE else "float32"))
         if moe and cfg.latent_norms:  # Muse Spark: the latent mixture's norms before and after the experts
             rows.append((f"{prefix}.mlp.expert_norms", 2 * cfg.expert_hidden * nw, ""))
         if cfg.residual_gates:  # Muse Spark: a gate per channel on each residual add (fp32)

@@ -357,8 +357,9 @@ class ModelConfig:
     attn_scale_params: int = 0  # learned scales per attention layer beyond its projections and norms (Dory: sqk and
     # s_gate on the heads' width, the residual rates lambda_1 and lambda_2 on the hidden state)
     logit_scale: bool = False  # a learned scale per vocabulary entry on the logits (Dory's lm_head.logit_scale)
-    # ----- Dots 3 Note ---------------------------------------------------------------------------------
-    # its sliding layers' MLA of their own shape (0: the other layers'): heads, query and key/value latents, head dims
+    # ----- Dots 3 Note, Step 3.7 ----------------------------------------------------------------------
+    # the sliding layers' own query heads (Step 3.7: the KV heads stay; Dots 3 Note's MLA: every head) and MLA shape
+    # (0: the other layers'): query and key/value latents, head dims
     sliding_heads: int = 0
     sliding_q_lora_rank: int = 0
     sliding_kv_lora_rank: int = 0
@@ -694,9 +695,14 @@ class ModelConfig:
         return (self.cca_depthwise + self.cca_grouped - 2) * self.cca_channels + self.kv_dim // 2
 
     def _check_sliding_shape(self) -> None:
-        if (self.has_sliding_shape or self.rope_key_norm) and not self.is_mla:
+        mla_only = (self.sliding_q_lora_rank or self.sliding_kv_lora_rank or self.sliding_nope_head_dim
+                    or self.sliding_rope_head_dim or self.sliding_v_head_dim or self.rope_key_norm)
+        if mla_only and not self.is_mla:
             raise InputError(N_("a sliding layers' shape of their own and a norm on the rotary key belong to MLA: set "
                                 "kv_lora_rank"))
+        if self.sliding_heads and not self.is_mla and self.sliding_heads % self.kv_heads:
+            raise InputError(N_("the sliding layers' {heads} query heads cannot be shared evenly by {kv_heads} KV heads"),
+                             heads=self.sliding_heads, kv_heads=self.kv_heads)
         if self.has_sliding_shape and "S" not in self.layer_types:
             raise InputError(N_("the sliding layers' MLA shape is set but no layer is sliding (S)"))
 
@@ -822,7 +828,9 @@ class ModelConfig:
                                 attention_sinks=self.attention_sinks and not self.sliding_sinks_only, full_head_dim=0,
                                 full_kv_heads=0, full_k_eq_v=False, sliding_sinks_only=False)
         out = {"F": full}
-        if self.has_sliding_shape:  # Dots 3 Note: the sliding layers' MLA (no indexer in them)
+        if self.has_sliding_shape and not self.is_mla:  # Step 3.7: the sliding layers' query heads
+            out["S"] = self.replace(heads=self.sliding_heads, sliding_heads=0)
+        elif self.has_sliding_shape:  # Dots 3 Note: the sliding layers' MLA (no indexer in them)
             nope = self.sliding_nope_head_dim or self.nope_head_dim
             rope = self.sliding_rope_head_dim or self.rope_head_dim
             heads = self.sliding_heads or self.heads
@@ -1513,7 +1521,9 @@ class ModelConfig:
                      "qk_nope_head_dim": self.nope_head_dim, "qk_rope_head_dim": self.rope_head_dim,
                      "v_head_dim": self.v_head_dim,
                      "cache_per_token_layer": self.kv_elements_per_token_layer} if self.is_mla else None)
-        if self.has_sliding_shape:  # Dots 3 Note's sliding layers
+        if self.has_sliding_shape and not self.is_mla:  # Step 3.7's sliding layers
+            d["heads"]["sliding_layers"] = self.sliding_heads
+        elif self.has_sliding_shape:  # Dots 3 Note's sliding layers
             sl = self.attention_shape("S")
             d["mla"]["sliding_layers"] = {"heads": sl.heads, "q_lora_rank": sl.q_lora_rank,
                                           "kv_lora_rank": sl.kv_lora_rank, "qk_nope_head_dim": sl.nope_head_dim,

@@ -48,7 +48,7 @@ SUPPORTED_MODEL_TYPES = (
     "gpt_bigcode", "gpt_oss", "glm4_moe", "llama4_text", "llama4", "smollm3", "mistral3", "exaone4", "ernie4_5_moe",
     "glm4_moe_lite", "qwen3_vl", "qwen3_vl_moe", "qwen3_next", "jamba", "nemotron_h", "falcon_h1", "seed_oss",
     "ernie4_5", "glm", "glm4", "ministral3", "apertus", "minimax_m2", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_5",
-    "qwen3_5_moe", "qwen4_exp", "dots3_note", "zaya", "hunyuan_v1_dense", "arcee", "exaone", "flex_olmo", "dots1", "deepseek_v32", "glm_moe_dsa",
+    "qwen3_5_moe", "qwen4_exp", "dots3_note", "zaya", "step3p7", "hunyuan_v1_dense", "arcee", "exaone", "flex_olmo", "dots1", "deepseek_v32", "glm_moe_dsa",
     "granitemoehybrid", "internlm3", "iquestcoder", "sarvam_moe", "sarvam_mla", "helium", "cwm", "solar_open", "youtu",
     "hunyuan_v1_moe", "vaultgemma", "granitemoeshared", "exaone_moe", "cohere2_moe", "nemotron", "granite_swa",
     "granitemoe_swa", "kolibri1", "lfm2", "lfm2_moe", "bamba", "afmoe", "hy_v3", "minicpm3", "gptj", "codegen",
@@ -89,7 +89,8 @@ ARCHITECTURES = {
     "Qwen3_5MoeForCausalLM": "qwen3_5_moe_text", "Qwen3_5ForConditionalGeneration": "qwen3_5",
     "Qwen3_5MoeForConditionalGeneration": "qwen3_5_moe", "Qwen4ExpForCausalLM": "qwen4_exp_text",
     "Qwen4ExpForConditionalGeneration": "qwen4_exp", "Dots3NoteForCausalLM": "dots3_note_text",
-    "Dots3NoteForConditionalGeneration": "dots3_note", "ZayaForCausalLM": "zaya", "HunYuanDenseV1ForCausalLM": "hunyuan_v1_dense",
+    "Dots3NoteForConditionalGeneration": "dots3_note", "ZayaForCausalLM": "zaya",
+    "Step3p7ForConditionalGeneration": "step3p7", "HunYuanDenseV1ForCausalLM": "hunyuan_v1_dense",
     "ArceeForCausalLM": "arcee", "FlexOlmoForCausalLM": "flex_olmo",
     "Dots1ForCausalLM": "dots1", "DeepseekV32ForCausalLM": "deepseek_v32",
     "GraniteMoeHybridForCausalLM": "granitemoehybrid", "GlmMoeDsaForCausalLM": "glm_moe_dsa",
@@ -133,7 +134,7 @@ ARCHITECTURES = {
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
 _WRAPPERS = {"granite4_vision": "granite4_vision_text", "muse_spark": "muse_spark_text", "muse_glimmer": "muse_glimmer_text", "glm_ocr": "glm_ocr_text", "cosmos3_edge": "cosmos3_edge_text", "hy_v4_vl": "hy_v4_vl_text", "inkling_mm_model": "inkling_text", "inkling2": "inkling2_text", "inkling2_loop": "inkling2_loop_text", "internvl_chat": "", "molmo2": "molmo2_text", "granite_docling": "granite_docling_text", "deepseek_ocr2": "deepseek_ocr2_text", "paddleocr_vl": "paddleocr_vl_text", "glmga": "glm4v_text", "qwen2_5_omni_thinker": "qwen2_5_omni_text", "qwen3_omni_moe_thinker": "qwen3_omni_moe_text", "hunyuan_vl": "hunyuan_vl_text", "qwen2_vl": "qwen2_vl_text", "qwen2_5_vl": "qwen2_5_vl_text", "glm4v": "glm4v_text", "glm46v": "glm4v_text",
              "glm4v_moe": "glm4v_moe_text", "minimax_m3_vl": "minimax_m3_vl_text", "mllama": "mllama_text_model", "aria": "aria_text", "emu3": "emu3_text_model", "apertus1p5": "apertus1p5_text", "cohere_compass": "cohere_compass_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
-             "qwen3_vl_moe": "qwen3_vl_moe_text", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text", "qwen4_exp": "qwen4_exp_text", "dots3_note": "dots3_note_text"}
+             "qwen3_vl_moe": "qwen3_vl_moe_text", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text", "qwen4_exp": "qwen4_exp_text", "dots3_note": "dots3_note_text", "step3p7": "step3p5"}
 # Wrappers whose top-level tie_word_embeddings (default False) decides whether the LM head is tied, whatever
 # the text_config says (transformers 5.24 ties by the top-level config).
 _TIE_FROM_TOP = {"glm_ocr": False, "molmo2": False, "glmga": False, "qwen2_5_omni_thinker": False, "qwen3_omni_moe_thinker": False, "glm4v": False, "glm46v": False, "glm4v_moe": False, "apertus1p5": False, "cohere_compass": False, "qwen3_vl": False, "qwen3_vl_moe": False, "qwen3_5": False, "qwen3_5_moe": False, "qwen4_exp": False, "mistral3": True}
@@ -357,6 +358,9 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     "glm4_moe_lite": frozenset({"qk_head_dim", "moe_layer_freq", "first_k_dense_replace"}),
     # head_dim: transformers points it at the rotary dims; mlp_bias: its MLPs and experts have no biases
     "deepseek_v32": frozenset({"qk_head_dim", "head_dim", "moe_layer_freq", "mlp_bias"}),
+    # Step 3.7: its attention's scaling, the routed output's scale and the mtp layers' own kinds change no count
+    "step3p5": frozenset({"query_pre_attn_scalar", "moe_router_scaling_factor", "mtp_layer_types",
+                          "mtp_mlp_layer_types", "projector_bias"}),  # (the wrapper's projector, not counted)
     # Dots 3 Note: the routing groups change no count; the rotary bases of its two kinds of layer; the MLPs and experts
     # have no biases; a released file's qk_head_dim follows from nope + rope
     "dots3_note_text": frozenset({"n_group", "topk_group", "routed_scaling_factor", "swa_rope_theta", "mlp_bias",
@@ -696,6 +700,10 @@ DEFAULTS: dict[str, dict] = {
                          v_head_dim=128, qk_nope_head_dim=128, num_experts_per_tok=8, first_k_dense_replace=3,
                          index_topk=2048, index_head_dim=128, index_n_heads=64, attention_bias=False,
                          mlp_bias=False, tie_word_embeddings=False, max_position_embeddings=163840),
+    "step3p5": dict(vocab_size=128815, hidden_size=4096, intermediate_size=11264, num_hidden_layers=45,
+                    num_attention_heads=64, num_key_value_heads=8, head_dim=128, moe_intermediate_size=1280,
+                    n_routed_experts=288, num_experts_per_tok=8, share_expert_dim=1280, attention_bias=False,
+                    mlp_bias=False, tie_word_embeddings=False, max_position_embeddings=128000),
     "zaya": dict(vocab_size=262272, hidden_size=2048, num_hidden_layers=40, num_attention_heads=8, num_key_value_heads=2,
                  head_dim=128, moe_intermediate_size=2048, num_experts=16, num_experts_per_tok=1, router_hidden_size=256,
                  cca_time0=2, cca_time1=2, attention_bias=False, lm_head_bias=False, tie_word_embeddings=True,
@@ -1010,6 +1018,9 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
     "qwen3_5_moe_text": {"num_experts": ("num_local_experts",)},
     "minimax_m2": {"num_local_experts": ("num_experts",)},
     "minimax_m3_vl_text": {"num_local_experts": ("num_experts",)},
+    "step3p5": {"n_routed_experts": ("num_local_experts", "moe_num_experts"), "num_key_value_heads":
+                ("num_attention_groups",), "num_experts_per_tok": ("moe_top_k",), "share_expert_dim":
+                ("share_expert_dims",), "num_nextn_predict_layers": ("num_mtp_layers",)},
     "exaone": {"num_hidden_layers": ("num_layers",)},
     "deepseek_v32": {"n_routed_experts": ("num_experts",)},
     "mellum": {"num_local_experts": ("num_experts",), "num_nextn_predict_layers": ("num_mtp_layers",)},
@@ -1638,6 +1649,84 @@ def _read_zaya(r: _Read) -> dict:
              tied_embeddings=r.flag("tie_word_embeddings", True))
     if "S" in kinds:
         c.update(sliding_window=window, layer_types="".join(kinds))
+    return c
+
+
+def _read_step3p5(r: _Read) -> dict:
+    """Step 3.5 / 3.7 Flash's decoder (``step3p5``, the text_config of ``step3p7``): Laguna's attention (q/k norms per
+    head, a gate per head on the output) in full and sliding layers, the sliding layers with their own query-head
+    count (``per_layer_config``, ``num_sliding_attention_heads`` or a released file's ``attention_other_setting``);
+    dense layers of ``intermediate_size`` and mixtures of ``n_routed_experts`` (gate and up in one 3-D tensor, a
+    score-correction buffer) beside a shared expert of ``share_expert_dim``, by ``mlp_layer_types`` (else a released file's ``moe_layers_enum``, else
+    from the fourth layer on). A released file's per-layer lists padded with its multi-token-prediction layers are read
+    up to ``num_hidden_layers``; those layers, which transformers does not build, are named, not counted."""
+    c = _common(r)
+    layers = c["layers"]
+    mtp = r.whole("num_nextn_predict_layers", minimum=0, default=0)
+
+    def trimmed(key: str):
+        v = r.get(key)
+        return v[:layers] if isinstance(v, list) and len(v) == layers + mtp else v
+
+    lt = trimmed("layer_types")
+    kinds = (["F"] * layers if lt is None else
+             _kinds_of(r, "layer_types", lt, {"full_attention": "F", "sliding_attention": "S"}, layers))
+    ml = trimmed("mlp_layer_types")
+    if ml is not None:
+        moe = _kinds_of(r, "mlp_layer_types", ml, {"sparse": "M", "dense": "D"}, layers)
+    else:
+        enum = r.get("moe_layers_enum")
+        if enum is None:
+            chosen = set(range(3, layers))
+        else:
+            items = enum.split(",") if isinstance(enum, str) else enum
+            if not isinstance(items, list):
+                raise InputError(N_("config.json field {key!r} must be a list of layer numbers"), key="moe_layers_enum")
+            chosen = {_whole("moe_layers_enum", int(str(i).strip()), minimum=0) for i in items if str(i).strip()}
+        moe = ["M" if i in chosen else "D" for i in range(layers)]
+    for key in ("swiglu_limits", "swiglu_limits_shared", "rope_theta", "partial_rotary_factors"):
+        r.get(key)  # read, unused: clamps and rotary bases change no count
+    if mtp:
+        r.notes.append(Text(N_("{n} multi-token-prediction layers in its checkpoints: transformers does not build them, "
+                               "and they are not counted"), n=mtp))
+    c.update(qk_norm="head", qkv_bias=r.flag("attention_bias"), o_bias=r.flag("attention_bias"), attn_gate="head",
+             mlp_bias=r.flag("mlp_bias"), moe_layers="".join(moe))
+    if "M" in moe:
+        c.update(experts=r.whole("n_routed_experts"), experts_per_token=r.whole("num_experts_per_tok"),
+                 expert_ffn=r.whole("moe_intermediate_size"), shared_expert_ffn=r.whole("share_expert_dim"),
+                 fused_gate_up=True, router_score_bias=True)
+    if "S" in kinds:
+        window = r.opt_whole("sliding_window", minimum=1)
+        if not window:
+            raise InputError(N_("layer_types has sliding layers but sliding_window is null"))
+        c.update(sliding_window=window, layer_types="".join(kinds))
+        per_layer, heads = r.get("per_layer_config"), None
+        if per_layer is not None:
+            if not isinstance(per_layer, dict) or not all(isinstance(v, dict) for v in per_layer.values()):
+                raise InputError(N_("config.json field {key!r} must be an object of per-layer objects"),
+                                 key="per_layer_config")
+            found = set()
+            for k, v in per_layer.items():
+                i = int(k) if str(k).isdigit() else -1
+                if not 0 <= i < layers or kinds[i] != "S" or set(v) - {"num_attention_heads"}:
+                    raise InputError(N_("step3p5: per_layer_config may set the sliding layers' num_attention_heads "
+                                        "only"))
+                found.add(_whole("per_layer_config.num_attention_heads", v.get("num_attention_heads", c["heads"])))
+            if len(found) > 1:
+                raise InputError(N_("step3p5: the sliding layers' head counts differ; one for all of them is read"))
+            heads = found.pop() if found else c["heads"]
+            r.get("num_sliding_attention_heads")  # read, unused: per_layer_config wins
+        else:
+            heads = r.opt_whole("num_sliding_attention_heads", minimum=1)
+            other = r.get("attention_other_setting")
+            if heads is None and isinstance(other, dict):
+                heads = _whole("attention_other_setting.num_attention_heads",
+                               other.get("num_attention_heads", c["heads"]))
+        if heads and heads != c["heads"]:
+            c["sliding_heads"] = heads
+    else:
+        for key in ("sliding_window", "num_sliding_attention_heads", "per_layer_config", "attention_other_setting"):
+            r.get(key)  # read, unused: no layer slides
     return c
 
 
@@ -3751,7 +3840,7 @@ _READERS = {
     "nemotron_h": _read_nemotron_h, "falcon_h1": _read_falcon_h1, "seed_oss": _read_seed_oss,
     "ernie4_5": _read_ernie4_5, "glm": _read_glm, "glm4": _read_glm, "ministral3": _read_ministral3,
     "apertus": _read_apertus, "minimax_m2": _read_minimax_m2, "qwen3_5_text": _read_qwen3_5,
-    "qwen3_5_moe_text": _read_qwen3_5, "qwen4_exp_text": _read_qwen4_exp_text, "dots3_note_text": _read_dots3_note_text, "zaya": _read_zaya, "hunyuan_v1_dense": _read_hunyuan_v1_dense, "arcee": _read_arcee,
+    "qwen3_5_moe_text": _read_qwen3_5, "qwen4_exp_text": _read_qwen4_exp_text, "dots3_note_text": _read_dots3_note_text, "zaya": _read_zaya, "step3p5": _read_step3p5, "hunyuan_v1_dense": _read_hunyuan_v1_dense, "arcee": _read_arcee,
     "exaone": _read_llama, "flex_olmo": _read_flex_olmo, "dots1": _read_dots1, "deepseek_v32": _read_deepseek_v32,
     "granitemoehybrid": _read_granitemoehybrid, "glm_moe_dsa": _read_deepseek_v32, "internlm3": _read_llama,
     "iquestcoder": _read_llama, "sarvam_moe": _read_glm4_moe, "sarvam_mla": _read_deepseek, "helium": _read_helium,

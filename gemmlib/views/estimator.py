@@ -1105,6 +1105,9 @@ def _read(est: ScaleOutEstimate, gettext: Translate, escape: Escape) -> Read:
               gettext("{full} full, {sliding} sliding, {chunked} chunked layers").format(**att))
     if att["window"]:
         layers = gettext("{layers}; window {window:,}; pattern {pattern}").format(layers=layers, **att)
+    if isinstance(r["heads"].get("sliding_layers"), int):  # Step 3.7: the sliding layers' own query heads
+        layers = gettext("{layers}; {n} query heads in the sliding layers, {full} in the others").format(
+            layers=layers, n=r["heads"]["sliding_layers"], full=r["heads"]["query"])
     if att.get("cross_attention"):
         layers = gettext("{layers}; {n} cross-attention layers (to an image's vision tokens: skipped on text, their "
                          "weights counted)").format(layers=layers, n=att["cross_attention"])

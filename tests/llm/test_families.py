@@ -2426,3 +2426,63 @@ def test_zaya_defaults_and_engine_counts():
     raw = json.loads(AutoConfig.for_model("zaya").to_json_string())
     with pytest.raises(InputError, match="picks one expert per token"):
         read_config(dict(raw, num_experts_per_tok=2))
+
+
+# Step 3.7 Flash's decoder: full and sliding layers (8 query heads in the sliding ones, 4 in the full), a dense first
+# layer, then experts (fused gate|up) beside a shared expert
+STEP3P5 = dict(vocab_size=128, hidden_size=64, intermediate_size=96, num_hidden_layers=4, num_attention_heads=4,
+               num_key_value_heads=2, head_dim=16, moe_intermediate_size=32, n_routed_experts=4, num_experts_per_tok=2,
+               share_expert_dim=40, sliding_window=4, num_sliding_attention_heads=8,
+               layer_types=["full_attention", "sliding_attention", "full_attention", "sliding_attention"],
+               mlp_layer_types=["dense", "sparse", "sparse", "sparse"], pad_token_id=1, bos_token_id=None,
+               eos_token_id=None)
+
+
+@pytest.mark.parametrize("keys", [
+    STEP3P5,
+    dict(STEP3P5, mlp_layer_types=None, moe_layers_enum="1,3"),  # a released file's MoE layer list
+    dict(STEP3P5, num_sliding_attention_heads=None, attention_other_setting={"num_attention_heads": 2}),
+    dict(STEP3P5, layer_types=None),  # every layer full
+])
+def test_step3p7_counts_its_decoder_exactly(keys):
+    """Step 3.7 Flash (step3p7, its decoder step3p5, which transformers builds only inside the multimodal class): Laguna's
+    attention with a gate per head, the sliding layers' own query-head count (read from num_sliding_attention_heads,
+    a released file's attention_other_setting and the per_layer_config transformers writes), the dense and MoE layers by
+    mlp_layer_types or moe_layers_enum — parameters, a prefill and one decode step on a text prompt to the FLOP, the
+    fp32 cache to the byte, the decoder's bf16 tensors (the score-correction buffer at the model's dtype) to the byte;
+    the vision tower named, not counted."""
+    from transformers import AutoModelForImageTextToText
+
+    torch.manual_seed(0)
+    vision = dict(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, image_size=28, patch_size=14,
+                  mlp_ratio=1.5)
+    hf = AutoConfig.for_model("step3p7", text_config=copy.deepcopy(keys), vision_config=vision)
+    model = AutoModelForImageTextToText.from_config(hf, attn_implementation="eager",
+                                                     experts_implementation="eager").eval()
+    for raw in (dict(model_type="step3p7", text_config=dict(keys, model_type="step3p5")),
+                json.loads(hf.to_json_string())):
+        cfg, info = read_config(raw)
+        assert info["wrapper"] == "step3p7" and info["unknown_keys"] == [], info["unknown_keys"]
+    _decoder_is_exact(model, cfg)
+    sd = AutoModelForImageTextToText.from_config(hf, dtype=torch.bfloat16).state_dict()
+    assert checkpoint_size(cfg, "bf16").bytes == sum(t.nbytes for k, t in sd.items()
+                                                    if ".language_model." in f".{k}" or k.startswith("lm_head"))
+
+
+def test_step3p7_released_layout_and_defaults():
+    """A released file's spelling (its per-layer lists padded with three multi-token-prediction layers, aliases such as
+    moe_num_experts and share_expert_dims) reads as the config class reads it, the MTP layers named, not counted; the
+    class defaults' decoder equals numel() of the language model and the head on the meta device."""
+    from transformers import AutoModelForImageTextToText
+
+    text = dict(STEP3P5, num_nextn_predict_layers=3, layer_types=STEP3P5["layer_types"] + ["full_attention"] * 3,
+                mlp_layer_types=STEP3P5["mlp_layer_types"] + ["sparse"] * 3)
+    text["moe_num_experts"], text["share_expert_dims"] = text.pop("n_routed_experts"), text.pop("share_expert_dim")
+    hf = AutoConfig.for_model("step3p7", text_config=copy.deepcopy(text))
+    with torch.device("meta"):
+        model = AutoModelForImageTextToText.from_config(hf)
+    cfg, info = read_config(dict(model_type="step3p7", text_config=dict(text, model_type="step3p5")))
+    assert cfg.params == sum(p.numel() for n, p in model.named_parameters()
+                             if ".language_model." in f".{n}" or n.startswith("lm_head"))
+    assert cfg.layer_types == "FSFS" and any("multi-token-prediction" in str(n) for n in info["notes"])
+    assert _wrapper_defaults_are_exact("step3p7") > 0

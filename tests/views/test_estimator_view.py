@@ -474,6 +474,8 @@ _NEW_FAMILIES = {  # config classes' defaults (with what a released file sets wh
                             rope_parameters={"rope_type": "default", "rope_theta": 1e7,
                                              "partial_rotary_factor": 0.25}), 4),
     "dots3_note_text": ({}, 8), "dots3_note": ({}, 8), "zaya": ({}, 1),
+    "step3p7": (dict(text_config=dict(layer_types=["sliding_attention", "full_attention"] * 22 + ["full_attention"],
+                                      sliding_window=512, num_sliding_attention_heads=96)), 8),
 }
 
 
@@ -499,8 +501,9 @@ def test_an_uploaded_config_of_each_newly_read_family_is_sized_end_to_end(model_
     assert rows["family"] and (rows["mixer"] != esc(fmt.DASH)) == (cfg.mixer is not None)
     assert ("short convolutions" in rows and "relative bias" in rows) == bool(cfg.short_conv)  # Inkling's
     assert ("n-gram embeddings" in rows and "QSA" in rows["sparse attention"]) == bool(cfg.ngram_layers)  # Qwen4-Exp's
-    assert ("the sliding layers:" in rows["MLA"]) == cfg.has_sliding_shape  # Dots 3 Note's
+    assert ("the sliding layers:" in rows["MLA"]) == (cfg.has_sliding_shape and cfg.is_mla)  # Dots 3 Note's
     assert ("convolutional attention" in rows) == bool(cfg.cca_depthwise)  # ZAYA's
+    assert ("query heads in the sliding layers" in rows["attention"]) == bool(cfg.sliding_heads and not cfg.is_mla)
     tv = view.training(est, view.TrainingInputs(train=True, tokens=1e9))
     assert tv.metrics[0].label == "step FLOPs" and tv.metrics[0].value
     sv = view.serving(est, view.ServingInputs())
