@@ -2115,14 +2115,16 @@ def _read_qwen3_next(r: _Read) -> dict:
     return c
 
 
-def _deltanet_layout(r: _Read, c: dict) -> None:
+def _deltanet_layout(r: _Read, c: dict, *, indexed: bool = False) -> None:
     """The layer kinds (``layer_types``, else every ``full_attention_interval``-th layer full) and the Gated
-    DeltaNet mixer of Qwen3-Next and Qwen3.5; their attention is gated, with qk-norm on head_dim."""
-    layers = c["layers"]
-    kinds = _type_list(r, "layer_types", {"linear_attention": "L", "full_attention": "F"}, layers)
+    DeltaNet mixer of Qwen3-Next, Qwen3.5 and Qwen4-Exp; their attention is gated, with qk-norm on head_dim
+    (``indexed``: Qwen4-Exp's attention layers are QSA-indexed, I, whichever name they go by)."""
+    layers, att = c["layers"], "I" if indexed else "F"
+    allowed = {"linear_attention": "L", "full_attention": att, **({"indexed_attention": "I"} if indexed else {})}
+    kinds = _type_list(r, "layer_types", allowed, layers)
     if kinds is None:
         interval = r.whole("full_attention_interval", default=4)
-        kinds = ["L" if (i + 1) % interval else "F" for i in range(layers)]
+        kinds = ["L" if (i + 1) % interval else att for i in range(layers)]
     else:
         r.get("full_attention_interval")  # read, unused: layer_types wins
     ab = r.flag("attention_bias")
@@ -2202,18 +2204,8 @@ def _read_qwen4_exp_text(r: _Read) -> dict:
     final norm); hashed n-gram embeddings (PLE) in the ``ple_layer_ids`` layers (one-indexed, DeltaNet layers only)."""
     c = _common(r, ffn_key="moe_intermediate_size")
     layers, h = c["layers"], c["hidden"]
-    kinds = _type_list(r, "layer_types", {"linear_attention": "L", "indexed_attention": "I", "full_attention": "I"},
-                       layers)
-    if kinds is None:
-        interval = r.whole("full_attention_interval", default=4)
-        kinds = ["L" if (i + 1) % interval else "I" for i in range(layers)]
-    else:
-        r.get("full_attention_interval")  # read, unused: layer_types wins
-    ab = r.flag("attention_bias")
-    mixer = Mixer("gated_deltanet", conv=r.whole("linear_conv_kernel_dim"), heads=r.whole("linear_num_value_heads"),
-                  head_dim=r.whole("linear_value_head_dim"), groups=r.whole("linear_num_key_heads"),
-                  key_dim=r.whole("linear_key_head_dim"), split_proj=True)
-    c.update(qkv_bias=ab, o_bias=ab, qk_norm="head", attn_output_gate=True, mixer=mixer, layer_types="".join(kinds))
+    _deltanet_layout(r, c, indexed=True)
+    kinds = c["layer_types"]
     _qwen_next_moe(r, c)
     gate = r.get("output_gate_type")
     if gate is not None and gate not in ("sigmoid", "silu"):
@@ -2231,6 +2223,11 @@ def _read_qwen4_exp_text(r: _Read) -> dict:
                                 "({ratio})"), budget=budget, ratio=ratio)
         c.update(index_heads=r.whole("indexer_n_heads"), index_head_dim=r.whole("indexer_head_dim"),
                  index_block=ratio, index_topk=budget // ratio, index_mean_pool=True)
+        rope = r.get("rope_parameters")  # the indexer's keys carry the attention's rotary dims (the class checks it)
+        factor = rope.get("partial_rotary_factor", 1.0) if isinstance(rope, dict) else 1.0
+        if isinstance(factor, (int, float)) and int(c["head_dim"] * factor) > c["index_head_dim"]:
+            raise InputError(N_("qwen4_exp_text: the attention's {n} rotary dims must fit the QSA index head "
+                                "(indexer_head_dim {d})"), n=int(c["head_dim"] * factor), d=c["index_head_dim"])
     c.update(hyper_streams=r.whole("hc_count", minimum=2), hyper_gate_rank=r.whole("hc_lowrank"), hyper_mix=False)
     ple = r.get("ple_layer_ids") or []
     if not isinstance(ple, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in ple):

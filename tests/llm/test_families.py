@@ -1824,6 +1824,16 @@ def _causal_is_exact(hf, model, cfg, vocab: int) -> tuple[list[int], int]:
     return per_layer, nbytes
 
 
+def _reads_as_numel(model_type: str, keys: dict, hf, model):
+    """A config read from its keys and from the config class's to_dict(): parameters equal to numel() and no key
+    unknown, both ways; the config read."""
+    for raw in (dict(keys, model_type=model_type), json.loads(hf.to_json_string())):
+        cfg, info = read_config(raw)
+        assert cfg.params == sum(p.numel() for p in model.parameters())
+        assert info["unknown_keys"] == [], info["unknown_keys"]
+    return cfg
+
+
 def _defaults_are_exact(model_type: str):
     """The config class's defaults read as a model: its parameters equal numel() of the causal LM on the meta device."""
     big = AutoConfig.for_model(model_type)
@@ -1855,10 +1865,7 @@ def test_inkling_is_exact(keys):
     FLOP, the cache (K/V and the four fp32 convolution states per layer) to the byte, and the bf16 checkpoint (the
     convolutions, the router's scale and score bias kept in fp32) to the byte."""
     hf, model = _build("inkling_text", keys)
-    for raw in (dict(keys, model_type="inkling_text"), json.loads(hf.to_json_string())):
-        cfg, info = read_config(raw)
-        assert cfg.params == sum(p.numel() for p in model.parameters())
-        assert info["unknown_keys"] == [], info["unknown_keys"]
+    cfg = _reads_as_numel("inkling_text", keys, hf, model)
     _, nbytes = _causal_is_exact(hf, model, cfg, hf.vocab_size)
     # in bf16 the K/V halve, the convolution states stay fp32 (transformers computes and keeps them so)
     half = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1, kv_dtype="bf16")
@@ -2235,10 +2242,7 @@ def test_qwen4_exp_is_exact(keys):
     and n-gram states, the int64 token ids and rotary positions) to the byte, the bf16 checkpoint (the hash buffers in
     int64) to the byte."""
     hf, model = _build("qwen4_exp_text", keys)
-    for raw in (dict(keys, model_type="qwen4_exp_text"), json.loads(hf.to_json_string())):
-        cfg, info = read_config(raw)
-        assert cfg.params == sum(p.numel() for p in model.parameters())
-        assert info["unknown_keys"] == [], info["unknown_keys"]
+    cfg = _reads_as_numel("qwen4_exp_text", keys, hf, model)
     assert cfg.index_mean_pool and cfg.hyper_gate_rank == 10 and cfg.layer_types.count("I") >= 1
     _causal_is_exact(hf, model, cfg, hf.vocab_size)
 
@@ -2249,6 +2253,7 @@ def test_qwen4_exp_at_scale_and_its_engine_counts():
     engine's QSA kernel reads at most the budget plus the incomplete block per query; bad configs are refused with
     the reason."""
     from gemmlib.core.errors import InputError
+    from gemmlib.llm.accounting import rules_of_thumb
 
     keys = dict(indexer_n_heads=16, indexer_kv_heads=1, indexer_head_dim=128, indexer_budget=2048,
                 indexer_compress_ratio=64, ple_layer_ids=[2, 6], eos_token_id=248044,
@@ -2262,9 +2267,7 @@ def test_qwen4_exp_at_scale_and_its_engine_counts():
     # beside the tables, each PLE layer's key and value projections, three norms and a convolution of 4 taps
     assert cfg.param_breakdown()["ngram_embeddings"] - tables == 2 * (2048 * 8192 + 2048 * 2048 + 8192 * (3 + 4))
     assert tables == 81_920_851_968 and cfg.matmul_params < cfg.active_params - tables
-    from gemmlib.llm.accounting import (
-        rules_of_thumb,  # the 2·N rule's reason names the tables with the embedding
-    )
+    # the 2·N rule's reason names the tables with the embedding among the weights looked up
     reason = str(rules_of_thumb(cfg, Workload(batch=1, seq_len=8))[2]["reason"])
     assert f"counts {248320 * 2048 + tables:,} embedding" in reason
     wl = Workload(batch=1, seq_len=32768, new_tokens=8)
@@ -2281,6 +2284,8 @@ def test_qwen4_exp_at_scale_and_its_engine_counts():
         read_config(dict(raw, ple_layer_ids=[4]))
     with pytest.raises(InputError, match="must be a multiple of indexer_compress_ratio"):
         read_config(dict(raw, indexer_budget=2000))
+    with pytest.raises(InputError, match="256 rotary dims must fit the QSA index head"):  # (the class refuses it too)
+        read_config(dict(raw, rope_parameters={"rope_type": "default", "rope_theta": 1e7}))
 
 
 def test_qsa_key_counts_against_brute_force():
@@ -2347,10 +2352,7 @@ def test_dots3_note_is_exact(keys):
     and moe_layer_freq — parameters, a prefill and one decode step to the FLOP, the fp32 cache (each kind of layer's
     latent and rotary key, the indexer's keys) to the byte, the bf16 checkpoint (the routers in fp32) to the byte."""
     hf, model = _build("dots3_note_text", keys)
-    for raw in (dict(keys, model_type="dots3_note_text"), json.loads(hf.to_json_string())):
-        cfg, info = read_config(raw)
-        assert cfg.params == sum(p.numel() for p in model.parameters())
-        assert info["unknown_keys"] == [], info["unknown_keys"]
+    cfg = _reads_as_numel("dots3_note_text", keys, hf, model)
     per_layer, _ = _causal_is_exact(hf, model, cfg, hf.vocab_size)
     assert [cfg.kv_elements_of(k) * BATCH * cfg.cached_tokens(k, PROMPT + 1) for k in cfg.attention_kinds] == per_layer
 
@@ -2405,10 +2407,7 @@ def test_zaya_is_exact(keys):
     the residual scales — parameters, a prefill and one decode step to the FLOP, the fp32 cache (K/V, the convolution
     state and the delayed values) to the byte, the bf16 checkpoint (the balancing biases in fp32) to the byte."""
     hf, model = _build("zaya", keys)
-    for raw in (dict(keys, model_type="zaya"), json.loads(hf.to_json_string())):
-        cfg, info = read_config(raw)
-        assert cfg.params == sum(p.numel() for p in model.parameters())
-        assert info["unknown_keys"] == [], info["unknown_keys"]
+    cfg = _reads_as_numel("zaya", keys, hf, model)
     assert cfg.cca_depthwise and cfg.router_hidden == 24 and cfg.zero_experts == 1
     _causal_is_exact(hf, model, cfg, hf.vocab_size)
 
