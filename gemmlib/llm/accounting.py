@@ -1181,13 +1181,13 @@ def _ngram_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, layers:
     """Qwen4-Exp's n-gram embeddings in ``layers`` layers: each token's hashed n-gram rows (a gather) projected to a
     key per stream and one value, and the gated value's dilated depthwise convolution over the streams (as
     FlopCounterMode counts a convolution: its output is as long as the new tokens in transformers' code too; its
-    state, (kernel − 1) · order inputs of each channel, read and written at the activation dtype)."""
+    state, (kernel − 1) · order inputs of each channel, read and written at the KV dtype, as the cache holds it)."""
     if not layers:
         return []
     g, d, w, k = cfg.ngram_dim, cfg.hidden, cfg.hyper_streams * cfg.hidden, cfg.ngram_conv
     runs = layers * run.steps
     lin = dict(phase=run.phase, runs=runs, weight_reads=runs, sz=sz)
-    state = 2 * wl.batch * w * (k - 1) * cfg.ngram_order * runs * sz.a
+    state = 2 * wl.batch * w * (k - 1) * cfg.ngram_order * runs * sz.kv
     conv = Op("ngram_conv", run.phase, wl.batch, w, k, runs, 2 * run.tokens * k * w * runs, w * k * sz.el * runs,
               2 * run.tokens * w * sz.a * runs, state,
               Text(N_("the gated n-gram values' depthwise convolution of width {k}, dilation {o}, over {n} streams"),

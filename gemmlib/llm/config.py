@@ -668,7 +668,8 @@ class ModelConfig:
 
     @property
     def has_sliding_shape(self) -> bool:
-        """Whether the sliding layers' MLA has a shape of its own (Dots 3 Note: :meth:`attention_shape`)."""
+        """Whether the sliding layers have a shape of their own (:meth:`attention_shape`): Step 3.7's query heads,
+        Dots 3 Note's MLA."""
         return bool(self.sliding_heads or self.sliding_q_lora_rank or self.sliding_kv_lora_rank
                     or self.sliding_nope_head_dim or self.sliding_rope_head_dim or self.sliding_v_head_dim)
 
@@ -704,7 +705,7 @@ class ModelConfig:
             raise InputError(N_("the sliding layers' {heads} query heads cannot be shared evenly by {kv_heads} KV heads"),
                              heads=self.sliding_heads, kv_heads=self.kv_heads)
         if self.has_sliding_shape and "S" not in self.layer_types:
-            raise InputError(N_("the sliding layers' MLA shape is set but no layer is sliding (S)"))
+            raise InputError(N_("the sliding layers' own shape is set but no layer is sliding (S)"))
 
     def _check_qwen4(self) -> None:
         """Qwen4-Exp's QSA, gated hyper-connections and n-gram embeddings, each with what it needs."""
