@@ -319,7 +319,9 @@ def _read_lines(read: dict | None) -> list[str]:
     if att.get("cross_attention"):
         bits.append(f"{att['cross_attention']} cross-attention layers (to an image's vision tokens: skipped on text, "
                     "their weights counted)")
-    if att.get("kv_shared"):
+    if att.get("kv_shared") and read["mla"]:
+        bits.append(f"{att['kv_shared']} layers read an earlier layer's latent (no kv_a_proj, no latent cached)")
+    elif att.get("kv_shared"):
         bits.append(f"the last {att['kv_shared']} layers (s, f) reuse the keys and values of an earlier layer")
     blk = read.get("block", {})
     if blk.get("per_layer_inputs"):
@@ -332,7 +334,10 @@ def _read_lines(read: dict | None) -> list[str]:
         bits.append(f"AltUp over {blk['altup_inputs']} streams, LAuReL rank {blk.get('laurel_rank', 0)}")
     if read["mla"]:
         mla = read["mla"]
-        bits.append(f"MLA (latent {mla['kv_lora_rank']} + rope {mla['qk_rope_head_dim']} cached per token and layer)")
+        nope = (f"; {mla['without_rope']['layers']} layers without rotary dims, the latent alone cached"
+                if mla.get("without_rope") else "")
+        bits.append(f"MLA (latent {mla['kv_lora_rank']} + rope {mla['qk_rope_head_dim']} cached per token and layer"
+                    f"{nope})")
     if read.get("dsa"):
         dsa = read["dsa"]
         bits.append(f"DeepSeek Sparse Attention (top {dsa['index_topk']:,} keys per query; an indexer of "

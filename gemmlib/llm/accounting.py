@@ -77,7 +77,7 @@ from gemmlib.llm.checkpoint import (
     op_weight_bytes,
     weight_format,
 )
-from gemmlib.llm.config import ATTENTION_LETTERS, ModelConfig
+from gemmlib.llm.config import ATTENTION_LETTERS, INDEXER_LETTERS, ModelConfig
 from gemmlib.llm.efficiency import FlatEfficiency, compute_dtype, shape_model
 from gemmlib.llm.hf import describe_read
 from gemmlib.llm.quant import weight_dtype_name
@@ -758,9 +758,11 @@ def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, aki
                 ops.append(_linear("q_b_proj", m=tokens, k=rq, n=cfg.q_dim, w_bytes=sz.w("q_b_proj", mkind), **lin))
         else:
             ops.append(_linear("q_proj", m=tokens, k=d, n=cfg.q_dim, w_bytes=sz.w("q_proj", mkind), **lin))
-        ops.append(_linear("kv_a_proj", m=tokens, k=d, n=rkv + dr, w_bytes=sz.w("kv_a_proj", mkind),
-                           note=Text(N_("the compressed latent and the rotary key of the new tokens")), **lin))
-        if akind == "I":  # a DSA layer with its own indexer (the others reuse an earlier layer's top-k)
+        if not cfg.kv_reused:  # (Mistral Large 4: a layer reading an earlier layer's latent projects none)
+            ops.append(_linear("kv_a_proj", m=tokens, k=d, n=rkv + dr, w_bytes=sz.w("kv_a_proj", mkind),
+                               note=Text(N_("the compressed latent and the rotary key of the new tokens")) if dr else
+                               Text(N_("the compressed latent of the new tokens (no rotary key in this layer)")), **lin))
+        if akind in INDEXER_LETTERS:  # a DSA layer with its own indexer (the others reuse an earlier layer's top-k)
             ops += _indexer_ops(cfg, wl, sz, run, mkind=mkind, layers=layers)
     else:
         for name, n in (("q_proj", cfg.q_proj_width), ("k_proj", cfg.k_proj_width), ("v_proj", cfg.v_proj_width)):
@@ -952,7 +954,10 @@ def _indexer_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, mkind
                _linear("index_k", m=run.tokens, k=d, n=di, w_bytes=sz.w("index_k", mkind),
                        note=Text(N_("the indexer's one key per token, cached")), **lin)]
     else:
-        ops = [_linear("index_q", m=run.tokens, k=rq, n=hi * di, w_bytes=sz.w("index_q", mkind),
+        ops = [_linear("index_q", m=run.tokens, k=d, n=hi * di, w_bytes=sz.w("index_q", mkind),
+                       note=Text(N_("indexer queries from the normed hidden state (wq_b)")), **lin)
+               if cfg.index_q_from_hidden else
+               _linear("index_q", m=run.tokens, k=rq, n=hi * di, w_bytes=sz.w("index_q", mkind),
                        note=Text(N_("indexer queries from MLA's query latent (wq_b)")), **lin),
                _linear("index_k", m=run.tokens, k=d, n=di, w_bytes=sz.w("index_k", mkind),
                        note=Text(N_("the indexer's one key per token (wk), cached")), **lin),
@@ -1297,8 +1302,10 @@ def _other_group_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, a
     nf = _NORM_FLOPS[cfg.norm]
     npl = cfg.norms_per_layer + (cfg.moe_norms if mkind == "M" else 0) + (2 if cfg.qkv_input_norms and akind == "F" else 0)
     extra = 0  # norm width besides the hidden state's
-    if cfg.is_mla:
-        extra = cfg.q_lora_rank + cfg.kv_lora_rank
+    if cfg.is_mla:  # (a layer reading another layer's latent has no latent norm)
+        extra = cfg.q_lora_rank + (0 if cfg.kv_reused else cfg.kv_lora_rank)
+        if cfg.index_q_from_hidden and akind in INDEXER_LETTERS:  # Mistral Large 4: its indexer's LayerNorm
+            extra += d
     elif cfg.compressed_attention:  # the query latent's norm, each query head's (unweighted) and the key/value head's
         extra = cfg.q_lora_rank + q + cfg.head_dim
     elif cfg.qk_norm in ("head", "width", "l2") or cfg.clip_norms:
@@ -1332,10 +1339,13 @@ def _other_group_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, a
         if cfg.compressed_attention:  # the rotary dims of q, of the key/value head and, rotated back, of the output
             rot = (2 * h + 1) * cfg.rope_head_dim
         else:
-            rot = (h + 1) * cfg.rope_head_dim if cfg.is_mla else q + (0 if cfg.kv_reused else kv)
+            rot = ((h + (0 if cfg.kv_reused else 1)) * cfg.rope_head_dim if cfg.is_mla else
+                   q + (0 if cfg.kv_reused else kv))
         qk = rows_total * rot
-        ops.append(_elementwise("rotary", run.phase, rows=tokens, width=rot, count=runs, elements=2 * 3 * qk,
-                                flops=3 * qk, sz=sz, note=Text(N_("q·cos + rotate_half(q)·sin, and the same for k"))))
+        if rot:  # (none in Mistral Large 4's NoPE layers)
+            ops.append(_elementwise("rotary", run.phase, rows=tokens, width=rot, count=runs, elements=2 * 3 * qk,
+                                    flops=3 * qk, sz=sz,
+                                    note=Text(N_("q·cos + rotate_half(q)·sin, and the same for k"))))
     if wl.attention == "eager" and akind in ATTENTION_LETTERS:
         keys_total = layers * b * sum_keys  # cached keys read per run, summed
         if cfg.kv_heads < cfg.heads and not cfg.is_mla:

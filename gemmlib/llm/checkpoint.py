@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from gemmlib.core.errors import InputError
 from gemmlib.core.i18n import N_
-from gemmlib.llm.config import ATTENTION_LETTERS, ModelConfig
+from gemmlib.llm.config import ATTENTION_LETTERS, INDEXER_LETTERS, ModelConfig
 from gemmlib.llm.quant import (
     STORAGE_BYTES,
     WEIGHT_FORMATS,
@@ -111,7 +111,8 @@ _EXPERTS_3D = ("gpt_oss", "gemma4_text", "aria_text", "minimax_m3_vl_text", "zay
 # Families whose score-correction buffer follows the model's dtype (registered without one; elsewhere fp32)
 _SCORE_BIAS_AT_DTYPE = ("minimax_m3_vl_text", "step3p5")
 # Families whose modeling code keeps the router's weight in fp32 (_keep_in_fp32_modules_strict "gate.weight").
-_FP32_ROUTER = ("axk2", "inkling2_text", "inkling2_loop_text", "muse_spark_text", "dots3_note_text")
+_FP32_ROUTER = ("axk2", "inkling2_text", "inkling2_loop_text", "muse_spark_text", "dots3_note_text",
+                "mistral_large4_text")
 # AutoAWQ stores a per-layer activation scale (ScaledActivation) for these families.
 _AWQ_SCALED_ACT = ("starcoder2", "falcon", "gpt_neox", "gpt_bigcode")
 
@@ -176,15 +177,19 @@ def _attention_linears(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
         else:
             out.append(Linear(f"{p}.q_proj", "attention", cfg.q_dim, h, False, i, (("q_proj", cfg.q_dim),)))
         kvb = cfg.heads * (cfg.nope_head_dim + cfg.v_head_dim)
-        out += [Linear(f"{p}.kv_a_proj_with_mqa", "attention", rkv + dr, h, cfg.qkv_bias, i, (("kv_a_proj", rkv + dr),)),
-                Linear(f"{p}.kv_b_proj", "attention", kvb, rkv, False, i, (("kv_b_proj", kvb),)),
+        if not cfg.kv_reused:  # (Mistral Large 4: a layer reading an earlier layer's latent has no kv_a_proj)
+            out.append(Linear(f"{p}.kv_a_proj_with_mqa", "attention", rkv + dr, h, cfg.qkv_bias, i,
+                              (("kv_a_proj", rkv + dr),)))
+        out += [Linear(f"{p}.kv_b_proj", "attention", kvb, rkv, False, i, (("kv_b_proj", kvb),)),
                 Linear(f"{p}.{n['o']}", "attention", h, cfg.o_dim, cfg.o_bias, i, (("o_proj", h),))]
         if cfg.gate_proj_width:  # HY-V4: a gate on the attention output
             out.append(Linear(f"{p}.gate_proj", "attention", cfg.gate_proj_width, h, False, i,
                               (("attn_gate", cfg.gate_proj_width),)))
-        if cfg.is_dsa and (i >= cfg.layers or cfg.attention_kinds[i] == "I"):  # DeepSeek Sparse Attention's indexer
+        if cfg.is_dsa and (i >= cfg.layers or cfg.attention_kinds[i] in INDEXER_LETTERS):  # DeepSeek Sparse
+            # Attention's indexer (Mistral Large 4's queries from the hidden state)
             hi, di = cfg.index_heads, cfg.index_head_dim
-            out += [Linear(f"{p}.indexer.wq_b", "attention", hi * di, rq, False, i, (("index_q", hi * di),)),
+            qin = h if cfg.index_q_from_hidden else rq
+            out += [Linear(f"{p}.indexer.wq_b", "attention", hi * di, qin, False, i, (("index_q", hi * di),)),
                     Linear(f"{p}.indexer.wk", "attention", di, h, False, i, (("index_k", di),)),
                     Linear(f"{p}.indexer.weights_proj", "attention", hi, h, False, i, (("index_weights", hi),))]
         return out
@@ -445,11 +450,14 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
             if bias:
                 rows.append((f"{prefix}.compressor.position_bias", bias, "float32"))
             rows.append((f"{prefix}.sinks", cfg.heads, "float32"))
-        elif cfg.is_mla:  # (Dots 3 Note's sliding layers: their own latents; a norm on the rotary key)
-            rows.append((f"{prefix}.mla_norms", shape.q_lora_rank + shape.kv_lora_rank
+        elif cfg.is_mla:  # (Dots 3 Note's sliding layers: their own latents; a norm on the rotary key; Mistral
+            # Large 4's layers reading another layer's latent: no latent norm)
+            rows.append((f"{prefix}.mla_norms", shape.q_lora_rank + (0 if shape.kv_reused else shape.kv_lora_rank)
                          + (shape.rope_head_dim if cfg.rope_key_norm else 0), ""))
-            if akind == "I":
+            if akind in INDEXER_LETTERS:
                 rows.append((f"{prefix}.indexer.k_norm", 2 * cfg.index_head_dim, ""))  # a LayerNorm: weight, bias
+                if cfg.index_q_from_hidden:  # Mistral Large 4: the query input's LayerNorm, the heads' scales
+                    rows.append((f"{prefix}.indexer.q_input_norm_and_scales", 2 * h + 2 * cfg.index_heads, ""))
         elif cfg.qk_norm == "head":  # a layer reusing K/V has a q norm only
             rows.append((f"{prefix}.qk_norm", (1 if shape.kv_reused else 2) * shape.head_dim * nw, ""))
             if cfg.is_block_sparse and akind == "I":  # the block indexer's q and k RMSNorms
@@ -526,6 +534,8 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
         out.append(("hyper_connection_mixer", w * nw + 2 * w * cfg.hyper_gate_rank, ""))
     else:
         out.append(("final_norm", h * nw, ""))
+    if cfg.rope_scales:  # Mistral Large 4: LeRoPE's learned frequency scales (fp32)
+        out.append(("rotary_emb.alpha", cfg.rope_scales, "float32"))
     if cfg.hrm_cycles:  # HRM: the low-level module's learned initial state
         out.append(("z_L_init", h, ""))
     if cfg.logit_scale:  # Dory: a learned scale per vocabulary entry on the logits

@@ -59,7 +59,8 @@ QK_NORMS = ("none", "head", "width", "l2")
 LAYER_KINDS = {"F": "full", "S": "sliding", "C": "chunked", "L": "linear_attention", "M": "mamba", "2": "mamba2",
                "P": "attention+mamba2", "I": "indexed", "V": "short_conv", "f": "full_kv_shared",
                "s": "sliding_kv_shared", "A": "compressed_sparse", "H": "heavily_compressed", "N": "lightning", "K": "kimi_delta",
-               "X": "cross_attention", "R": "rg_lru", "W": "rwkv",
+               "X": "cross_attention", "R": "rg_lru", "W": "rwkv", "J": "indexed_nope", "G": "full_nope",
+               "i": "indexed_kv_shared", "j": "indexed_nope_kv_shared", "g": "full_nope_kv_shared",
                "-": "none"}
 # I: full attention with its own DeepSeek Sparse Attention indexer (a DSA model's F layers reuse another layer's choice);
 # in a block-sparse model (MiniMax-M3, index_block > 0) full attention whose indexer keeps whole blocks of keys (its F
@@ -72,10 +73,18 @@ LAYER_KINDS = {"F": "full", "S": "sliding", "C": "chunked", "L": "linear_attenti
 # A / H: DeepSeek-V4's compressed layers: the sliding window's keys plus compressed entries, one per csa_rate tokens
 # chosen per query by a lightning indexer (A, compressed sparse attention) or one per hca_rate tokens all read (H,
 # heavily compressed attention)
-ATTENTION_LETTERS = "FSCPIfsAH"  # layers with softmax attention (a KV cache, their own or another layer's)
+# J / G: MLA without rotary dims in the layer (Mistral Large 4's NoPE layers: the rotary part of every query and key
+# head joins its non-rotary part, the latent alone is cached), with its own indexer (J) or reusing another layer's (G)
+# i / j / g: an I / J / G layer that reads an earlier layer's latent (Mistral Large 4's kv_source_layers): no
+# kv_a_proj and no latent of its own (an i / j layer caches its indexer's keys only); it still decompresses the latent
+# with its own kv_b_proj
+ATTENTION_LETTERS = "FSCPIfsAHJGijg"  # layers with softmax attention (a KV cache, their own or another layer's)
 WINDOW_LETTERS = "SCsAH"
 COMPRESSED_LETTERS = "AH"
-KV_SHARED_LETTERS = {"f": "F", "s": "S"}  # a layer reusing K/V → the kind of layer whose K/V it reads
+KV_SHARED_LETTERS = {"f": "F", "s": "S", "i": "I", "j": "J", "g": "G"}  # a layer reusing K/V → the kind of layer
+# whose K/V it reads
+INDEXER_LETTERS = frozenset("IiJj")  # layers that run their own indexer
+NOPE_LETTERS = frozenset("JGjg")  # MLA layers without rotary dims
 # Per-layer MLP: M routed experts, D dense, - none (a Nemotron-H mixer layer has no MLP).
 MLP_LAYER_KINDS = {"M": "moe", "D": "dense", "-": "none"}
 
@@ -392,6 +401,11 @@ class ModelConfig:
     ngram_heads: int = 0
     ngram_rows: int = 0
     ngram_conv: int = 0
+    # ----- Mistral Large 4 ----------------------------------------------------------------------------
+    index_q_from_hidden: bool = False  # the DSA indexer's queries from the hidden state (a LayerNorm, weight and bias,
+    # then wq_b: hidden → heads × dim) scaled per head by a learned log-position scale and bias, not from MLA's query
+    # latent (NoPE layers: no rotary dims in the layer, so none in its indexer either)
+    rope_scales: int = 0  # learned scales of the rotary frequencies, one per frequency, kept in fp32 (LeRoPE's alpha)
 
     def __post_init__(self) -> None:
         for f in ("layers", "hidden", "heads", "ffn", "vocab"):
@@ -407,7 +421,8 @@ class ModelConfig:
                   "loop_end", "loop_gate_rank", "attn_scale_params", "hrm_cycles", "hrm_low_cycles", "expert_hidden",
                   "hyper_gate_rank", "ngram_dim", "ngram_order", "ngram_heads", "ngram_rows", "ngram_conv",
                   "sliding_heads", "sliding_q_lora_rank", "sliding_kv_lora_rank", "sliding_nope_head_dim",
-                  "sliding_rope_head_dim", "sliding_v_head_dim", "cca_depthwise", "cca_grouped", "router_hidden"):
+                  "sliding_rope_head_dim", "sliding_v_head_dim", "cca_depthwise", "cca_grouped", "router_hidden",
+                  "rope_scales"):
             object.__setattr__(self, f, _whole(f, getattr(self, f), minimum=0))
         for f in ("norms_per_layer", "loop_passes"):
             object.__setattr__(self, f, _whole(f, getattr(self, f)))
@@ -473,7 +488,8 @@ class ModelConfig:
                   "full_k_eq_v", "k_eq_v", "router_scales", "kv_reused", "sliding_sinks_only", "embedding_norm",
                   "compressed_attention", "attn_gate_bias", "hyper_mix", "ffn_norm", "router_global_scale",
                   "q_gate_latent", "clip_norms", "sink_proj", "qkv_input_norms", "dynamic_kv_conv",
-                  "loop_shared_cache", "logit_scale", "residual_gates", "latent_norms", "index_mean_pool", "rope_key_norm", "residual_affine"):
+                  "loop_shared_cache", "logit_scale", "residual_gates", "latent_norms", "index_mean_pool", "rope_key_norm", "residual_affine",
+                  "index_q_from_hidden"):
             if not isinstance(getattr(self, f), bool):
                 raise InputError(N_("{field} must be true or false, got {value!r}"),
                                  field=f, value=getattr(self, f))
@@ -497,13 +513,16 @@ class ModelConfig:
         if self.is_dsa and not lt:  # every layer runs its own indexer unless the pattern says otherwise
             object.__setattr__(self, "layer_types", "I" * self.layers)
             lt = self.layer_types
-        if "I" in lt and not (self.is_dsa or self.is_block_sparse):
+        indexed = any(c in INDEXER_LETTERS for c in lt)
+        if indexed and not (self.is_dsa or self.is_block_sparse):
             raise InputError(N_("indexed attention layers (I) need DeepSeek Sparse Attention's indexer (index heads)"))
-        if self.is_block_sparse and "I" not in lt:
+        if self.is_block_sparse and (not indexed or set(lt) & set("iJjGg")):
             raise InputError(N_("block-sparse attention (index_block) needs at least one layer with its indexer (I)"))
-        if self.is_dsa and "I" not in lt:
+        if self.is_dsa and not indexed:
             raise InputError(N_("DeepSeek Sparse Attention needs at least one layer with its own indexer (I) for the "
                                 "others to reuse"))
+        if any(c in NOPE_LETTERS for c in lt) and not self.is_mla:
+            raise InputError(N_("layers without rotary dims (J, G) are read for MLA only"))
         if lt and len(lt) != self.layers:
             raise InputError(N_("layer_types has {n} letters for {layers} layers"),
                              n=len(lt), layers=self.layers)
@@ -537,12 +556,30 @@ class ModelConfig:
         if "X" in lt and (self.is_mla or self.compressed_attention or self.mixer is not None):
             raise InputError(N_("cross-attention layers (X) are read beside plain grouped-query attention only"))
 
+    def _check_latent_sharing(self) -> None:
+        """Mistral Large 4: a layer reading another layer's latent (i / j / f / g) needs an earlier layer that caches
+        one of its rotary kind (RoPE: I, F; NoPE: J, G), as transformers keys the shared latents by that kind."""
+        rope_own, nope_own = False, False
+        for c in self.attention_kinds:
+            if c in KV_SHARED_LETTERS and not (nope_own if c in NOPE_LETTERS else rope_own):
+                raise InputError(N_("a layer that reuses keys and values needs an earlier layer of its kind to read them "
+                                    "from"))
+            if c in "IF":
+                rope_own = True
+            elif c in "JG":
+                nope_own = True
+            elif c == "s" or c not in ATTENTION_LETTERS or self.compressed_attention or self.has_sliding_shape:
+                raise InputError(N_("MLA layers that reuse another layer's latent are read beside full attention "
+                                    "layers only"))
+
     def _check_layer_shapes(self) -> None:
         """Gemma 4's layers of their own shape: the K/V-reusing ones last, each after a layer of its kind; the full
         layers' own head dim and KV heads on plain grouped-query attention only."""
         shared = [c for c in self.layer_types if c in KV_SHARED_LETTERS]
-        if shared or self.kv_shared_ffn:
-            if self.is_mla or self.mixer is not None:
+        if shared and self.is_mla and not self.kv_shared_ffn:
+            self._check_latent_sharing()
+        elif shared or self.kv_shared_ffn:
+            if self.is_mla or self.mixer is not None or set(shared) - {"f", "s"}:
                 raise InputError(N_("layers that reuse another layer's keys and values are read for plain grouped-query "
                                     "attention only"))
             if self.kv_shared_ffn and self.is_moe:
@@ -629,12 +666,14 @@ class ModelConfig:
                 raise InputError(N_("block-sparse attention (index_block) needs index heads, an index head dim and a "
                                     "top-k of blocks, and no MLA"))
         elif self.index_heads or self.index_head_dim or self.index_topk:
-            if not (self.kv_lora_rank and self.q_lora_rank):
+            if not (self.kv_lora_rank and (self.q_lora_rank or self.index_q_from_hidden)):
                 raise InputError(N_("DeepSeek Sparse Attention's indexer reads MLA's query latent: it needs "
                                     "kv_lora_rank and q_lora_rank"))
             if not (self.index_heads and self.index_topk) or self.index_head_dim <= self.rope_head_dim:
                 raise InputError(N_("DeepSeek Sparse Attention needs index heads, a top-k and an index head dim larger "
                                     "than the rotary head dim ({rope_head_dim})"), rope_head_dim=self.rope_head_dim)
+        if self.index_q_from_hidden and not self.is_dsa:
+            raise InputError(N_("index_q_from_hidden is set without DeepSeek Sparse Attention's indexer"))
         if self.q_gate_latent and not (self.kv_lora_rank and self.q_lora_rank):
             raise InputError(N_("q_gate_latent projects MLA's query latent: it needs kv_lora_rank and q_lora_rank"))
         if not self.kv_lora_rank:
@@ -643,7 +682,9 @@ class ModelConfig:
             return
         if self.kv_heads != self.heads:
             raise InputError(N_("MLA decompresses keys and values for every head: kv_heads must equal heads"))
-        if not 0 < self.rope_head_dim < self.head_dim:
+        nope_shape = not self.rope_head_dim and any(c in NOPE_LETTERS for c in self.layer_types)  # (Mistral Large
+        # 4's NoPE layers: attention_shape("J"))
+        if not (0 < self.rope_head_dim < self.head_dim or nope_shape):
             raise InputError(N_("MLA: the rotary head dim ({rope_head_dim}) must be between 1 and head_dim - 1 ({limit}): "
                                 "head_dim = nope + rope"),
                              rope_head_dim=self.rope_head_dim, limit=self.head_dim - 1)
@@ -812,11 +853,14 @@ class ModelConfig:
     def attention_shape(self, kind: str) -> ModelConfig:
         """The configuration whose attention fields (head dim, KV heads, whether keys double as values, whether K/V
         are another layer's) and MLP width are those of a layer of this kind: Gemma 4's full layers and the layers
-        reusing K/V (f, s) have their own; every other model, and kind, is ``self``."""
+        reusing K/V (f, s) have their own, and so have Mistral Large 4's NoPE layers (J, G) and those reading another
+        layer's latent (i, j, f, g); every other model, and kind, is ``self``."""
         if self.kv_reused:  # already a shape of its own (every layer of it reads another layer's K/V)
             return self
-        if kind in KV_SHARED_LETTERS or (kind == "F" and self.has_full_shape) or (kind == "S" and
-                                                                               self.has_sliding_shape):
+        if kind in NOPE_LETTERS and not self.rope_head_dim:  # already the NoPE layers' shape
+            return self
+        if kind in KV_SHARED_LETTERS or kind in NOPE_LETTERS or (kind == "F" and self.has_full_shape) or (
+                kind == "S" and self.has_sliding_shape):
             return self._shapes[kind]
         return self
 
@@ -842,7 +886,14 @@ class ModelConfig:
                                     v_head_dim=self.sliding_v_head_dim or self.v_head_dim, sliding_heads=0,
                                     sliding_q_lora_rank=0, sliding_kv_lora_rank=0, sliding_nope_head_dim=0,
                                     sliding_rope_head_dim=0, sliding_v_head_dim=0)
-        if any(c in KV_SHARED_LETTERS for c in self.layer_types):
+        if self.is_mla and any(c in NOPE_LETTERS for c in self.layer_types):  # Mistral Large 4's NoPE layers
+            out["J"] = out["G"] = self.replace(rope_head_dim=0)
+        if self.is_mla and any(c in KV_SHARED_LETTERS for c in self.layer_types):  # Mistral Large 4: another layer's
+            # latent read, decompressed by the layer's own kv_b_proj
+            for c, base in KV_SHARED_LETTERS.items():
+                if base in out or base == "I":
+                    out[c] = out.get(base, self).replace(kv_reused=True)
+        elif any(c in KV_SHARED_LETTERS for c in self.layer_types):
             reuse = dict(kv_reused=True, ffn=self.kv_shared_ffn or self.ffn, kv_shared_ffn=0)
             out["f"], out["s"] = full.replace(**reuse), self.replace(**reuse, full_head_dim=0, full_kv_heads=0,
                                                                      full_k_eq_v=False, sliding_sinks_only=False)
@@ -917,7 +968,24 @@ class ModelConfig:
             return self.hidden * hi * di + self.hidden * di + 2 * di
         if not self.is_dsa:
             return 0
+        if self.index_q_from_hidden:  # Mistral Large 4: a LayerNorm on the hidden state, then wq_b, then a learned
+            # log-position scale and bias per head
+            return 2 * self.hidden + self.hidden * hi * di + 2 * hi + self.hidden * di + 2 * di + self.hidden * hi
         return self.q_lora_rank * hi * di + self.hidden * di + 2 * di + self.hidden * hi
+
+    def _indexer_matmul_params(self) -> int:
+        """One layer's indexer projections (no norms or scales)."""
+        if not (self.is_dsa or self.is_block_sparse):
+            return 0
+        di, hi = self.index_head_dim, self.index_heads
+        if self.is_block_sparse:
+            return self.hidden * hi * di + self.hidden * di
+        return (self.hidden if self.index_q_from_hidden else self.q_lora_rank) * hi * di + self.hidden * (di + hi)
+
+    @property
+    def indexer_layer_count(self) -> int:
+        """Layers that run their own indexer (DSA, block-sparse)."""
+        return sum(c in INDEXER_LETTERS for c in self.attention_kinds)
 
     @property
     def nope_head_dim(self) -> int:
@@ -1004,12 +1072,13 @@ class ModelConfig:
                 p = h * rq + (rq if b else 0) + rq + self._q_from_latent()
             else:
                 p = h * self.q_dim
-            p += h * (rkv + dr) + ((rkv + dr) if b else 0) + rkv  # kv_a_proj_with_mqa, kv_a_layernorm
+            if not self.kv_reused:  # (Mistral Large 4: a layer reading another layer's latent has neither)
+                p += h * (rkv + dr) + ((rkv + dr) if b else 0) + rkv  # kv_a_proj_with_mqa, kv_a_layernorm
             p += dr if self.rope_key_norm else 0  # Dots 3 Note: the rotary key's norm
             p += rkv * H * (self.nope_head_dim + self.v_head_dim)  # kv_b_proj
             p += self.o_dim * h + (h if self.o_bias else 0)
-            # HY-V4: a gate on the attention output and a sink per head
-            return p + h * self.gate_proj_width + (H if self.attention_sinks else 0)
+            # HY-V4: a gate on the attention output and a sink per head; Mistral Large 4: a query scale per head
+            return p + h * self.gate_proj_width + (H if self.attention_sinks else 0) + self.attn_scale_params
         if self.compressed_attention:  # DeepSeek-V4: q_a_proj, its norm, q_b_proj, kv_proj, its norm, o_a, o_b, sinks
             rq, hd = self.q_lora_rank, self.head_dim
             return (h * rq + rq + rq * self.q_dim + h * hd + hd + self.o_dim * self.o_lora_rank
@@ -1145,9 +1214,9 @@ class ModelConfig:
         head = 0 if self.tied_embeddings else self.head_vocab * self.hidden
         return {
             "embedding": self.vocab * self.hidden,
-            "positions": self.learned_positions * self.hidden,
+            "positions": self.learned_positions * self.hidden + self.rope_scales,
             "attention": self._per_kind(lambda c, k: c._attn_params() if k in ATTENTION_LETTERS else 0)
-            + self.attention_kinds.count("I") * self._indexer_params() + self._compressors()
+            + self.indexer_layer_count * self._indexer_params() + self._compressors()
             + (self.hidden if self.last_o_bias and not self.o_bias else 0) + self._rel_bank_params(),
             "short_convs": self._short_conv_params(),
             "norm_gates": self.gated_norms * 2 * self.hidden * self.gated_norm_rank,
@@ -1366,8 +1435,7 @@ class ModelConfig:
         norms and biases, plus the LM head (the tied embedding when tied)."""
         h = self.hidden
         # the indexers' three projections (their key norm is no matmul)
-        indexer = (self.attention_kinds.count("I") * (self._indexer_params() - 2 * self.index_head_dim)
-                   if self.is_dsa or self.is_block_sparse else 0)
+        indexer = self.indexer_layer_count * self._indexer_matmul_params()
         mats = self.mlp_mats
         r = self.router_hidden  # (ZAYA's router MLP, else one linear)
         router = h * r + 2 * r * r + r * self.router_width if r else h * self.router_width
@@ -1396,7 +1464,7 @@ class ModelConfig:
                     + self.o_groups * self.o_lora_rank * h)
         if self.is_mla:
             rq, rkv, dr = self.q_lora_rank, self.kv_lora_rank, self.rope_head_dim
-            return ((h * rq + self._q_from_latent() if rq else h * self.q_dim) + h * (rkv + dr)
+            return ((h * rq + self._q_from_latent() if rq else h * self.q_dim) + (0 if self.kv_reused else h * (rkv + dr))
                     + rkv * self.heads * (self.nope_head_dim + self.v_head_dim) + self.o_dim * h
                     + h * self.gate_proj_width)
         c = self.cca_channels  # ZAYA's convolutions (the grouped one by head) multiply every token too
@@ -1417,9 +1485,11 @@ class ModelConfig:
 
     def kv_elements_of(self, kind: str) -> int:
         """Cache elements one token adds to a layer of this kind (0 without attention)."""
-        if kind not in ATTENTION_LETTERS or kind in KV_SHARED_LETTERS:  # f / s: another layer's cache is read
+        if kind not in ATTENTION_LETTERS:
             return 0
-        return self.attention_shape(kind).kv_elements_per_token_layer + (self.index_head_dim if kind == "I" else 0)
+        # f / s / i / j / g: another layer's cache is read (an i / j layer keeps its indexer's keys)
+        own = 0 if kind in KV_SHARED_LETTERS else self.attention_shape(kind).kv_elements_per_token_layer
+        return own + (self.index_head_dim if kind in INDEXER_LETTERS else 0)
 
     def cached_tokens(self, kind: str, tokens: int) -> int:
         """Tokens a layer of this kind keeps after ``tokens`` were processed: all of them for a full layer,
@@ -1440,7 +1510,7 @@ class ModelConfig:
     def int64_cache(self, tokens: int, *, engine: bool = False) -> int:
         """int64 elements one sequence's cache keeps after ``tokens`` tokens: the n-gram embeddings' last token ids,
         and (transformers' QSA) each token's three rotary position ids, kept once for the indexers' block keys."""
-        positions = 3 * tokens if self.index_mean_pool and not engine and "I" in self.attention_kinds else 0
+        positions = 3 * tokens if self.index_mean_pool and not engine and self.indexer_layer_count else 0
         return self.ngram_state()[1] + positions
 
     def compressed_entries(self, kind: str, tokens: int) -> int:
@@ -1482,13 +1552,16 @@ class ModelConfig:
     def attention_pattern(self) -> dict:
         """Which layers attend how: counts, the window, and the pattern as a short string."""
         kinds = self.attention_kinds
-        out = {"full": kinds.count("F") + kinds.count("P") + kinds.count("I") + kinds.count("f"),
+        out = {"full": sum(kinds.count(c) for c in "FPIfJGijg"),
                "sliding": kinds.count("S") + kinds.count("s"), "chunked": kinds.count("C"),
                "window": self.sliding_window or None, "pattern": _compress(kinds)}
-        if kinds.count("f") + kinds.count("s"):
-            out["kv_shared"] = kinds.count("f") + kinds.count("s")
+        shared = sum(c in KV_SHARED_LETTERS for c in kinds)
+        if shared:
+            out["kv_shared"] = shared
+        if any(c in NOPE_LETTERS for c in kinds):  # Mistral Large 4: MLA layers without rotary dims
+            out["without_rope"] = sum(c in NOPE_LETTERS for c in kinds)
         if self.is_dsa or self.is_block_sparse:
-            out["with_indexer"] = kinds.count("I")
+            out["with_indexer"] = self.indexer_layer_count
         if kinds.count("X"):  # Llama 3.2 Vision: layers that attend to an image, skipped on text
             out["cross_attention"] = kinds.count("X")
         if self.compressed_attention:  # DeepSeek-V4: every layer's window, and the compressed layers' entries
@@ -1522,6 +1595,11 @@ class ModelConfig:
                      "qk_nope_head_dim": self.nope_head_dim, "qk_rope_head_dim": self.rope_head_dim,
                      "v_head_dim": self.v_head_dim,
                      "cache_per_token_layer": self.kv_elements_per_token_layer} if self.is_mla else None)
+        if self.is_mla and any(c in NOPE_LETTERS for c in self.attention_kinds):  # Mistral Large 4's NoPE layers
+            d["mla"]["without_rope"] = {"layers": sum(c in NOPE_LETTERS for c in self.attention_kinds),
+                                        "cache_per_token_layer": self.kv_lora_rank}
+        if self.is_mla and any(c in KV_SHARED_LETTERS for c in self.attention_kinds):  # (kv_source_layers)
+            d["mla"]["latent_reused_layers"] = sum(c in KV_SHARED_LETTERS for c in self.attention_kinds)
         if self.has_sliding_shape and not self.is_mla:  # Step 3.7's sliding layers
             d["heads"]["sliding_layers"] = self.sliding_heads
         elif self.has_sliding_shape:  # Dots 3 Note's sliding layers

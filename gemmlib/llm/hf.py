@@ -48,7 +48,7 @@ SUPPORTED_MODEL_TYPES = (
     "gpt_bigcode", "gpt_oss", "glm4_moe", "llama4_text", "llama4", "smollm3", "mistral3", "exaone4", "ernie4_5_moe",
     "glm4_moe_lite", "qwen3_vl", "qwen3_vl_moe", "qwen3_next", "jamba", "nemotron_h", "falcon_h1", "seed_oss",
     "ernie4_5", "glm", "glm4", "ministral3", "apertus", "minimax_m2", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_5",
-    "qwen3_5_moe", "qwen4_exp_text", "qwen4_exp", "dots3_note_text", "dots3_note", "zaya", "step3p7", "hunyuan_v1_dense", "arcee", "exaone", "flex_olmo", "dots1", "deepseek_v32", "glm_moe_dsa",
+    "qwen3_5_moe", "qwen4_exp_text", "qwen4_exp", "dots3_note_text", "dots3_note", "zaya", "step3p7", "mistral_large4", "hunyuan_v1_dense", "arcee", "exaone", "flex_olmo", "dots1", "deepseek_v32", "glm_moe_dsa",
     "granitemoehybrid", "internlm3", "iquestcoder", "sarvam_moe", "sarvam_mla", "helium", "cwm", "solar_open", "youtu",
     "hunyuan_v1_moe", "vaultgemma", "granitemoeshared", "exaone_moe", "cohere2_moe", "nemotron", "granite_swa",
     "granitemoe_swa", "kolibri1", "lfm2", "lfm2_moe", "bamba", "afmoe", "hy_v3", "minicpm3", "gptj", "codegen",
@@ -80,6 +80,7 @@ ARCHITECTURES = {
     "GptOssForCausalLM": "gpt_oss", "Glm4MoeForCausalLM": "glm4_moe", "Llama4ForCausalLM": "llama4_text",
     "Llama4ForConditionalGeneration": "llama4", "SmolLM3ForCausalLM": "smollm3",
     "Mistral3ForConditionalGeneration": "mistral3", "Exaone4ForCausalLM": "exaone4",
+    "MistralLarge4ForConditionalGeneration": "mistral_large4",
     "Ernie4_5_MoeForCausalLM": "ernie4_5_moe", "Glm4MoeLiteForCausalLM": "glm4_moe_lite",
     "Qwen3VLForConditionalGeneration": "qwen3_vl", "Qwen3VLMoeForConditionalGeneration": "qwen3_vl_moe",
     "Qwen3NextForCausalLM": "qwen3_next", "JambaForCausalLM": "jamba", "NemotronHForCausalLM": "nemotron_h",
@@ -134,10 +135,10 @@ ARCHITECTURES = {
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
 _WRAPPERS = {"granite4_vision": "granite4_vision_text", "muse_spark": "muse_spark_text", "muse_glimmer": "muse_glimmer_text", "glm_ocr": "glm_ocr_text", "cosmos3_edge": "cosmos3_edge_text", "hy_v4_vl": "hy_v4_vl_text", "inkling_mm_model": "inkling_text", "inkling2": "inkling2_text", "inkling2_loop": "inkling2_loop_text", "internvl_chat": "", "molmo2": "molmo2_text", "granite_docling": "granite_docling_text", "deepseek_ocr2": "deepseek_ocr2_text", "paddleocr_vl": "paddleocr_vl_text", "glmga": "glm4v_text", "qwen2_5_omni_thinker": "qwen2_5_omni_text", "qwen3_omni_moe_thinker": "qwen3_omni_moe_text", "hunyuan_vl": "hunyuan_vl_text", "qwen2_vl": "qwen2_vl_text", "qwen2_5_vl": "qwen2_5_vl_text", "glm4v": "glm4v_text", "glm46v": "glm4v_text",
              "glm4v_moe": "glm4v_moe_text", "minimax_m3_vl": "minimax_m3_vl_text", "mllama": "mllama_text_model", "aria": "aria_text", "emu3": "emu3_text_model", "apertus1p5": "apertus1p5_text", "cohere_compass": "cohere_compass_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
-             "qwen3_vl_moe": "qwen3_vl_moe_text", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text", "qwen4_exp": "qwen4_exp_text", "dots3_note": "dots3_note_text", "step3p7": "step3p5"}
+             "qwen3_vl_moe": "qwen3_vl_moe_text", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text", "qwen4_exp": "qwen4_exp_text", "dots3_note": "dots3_note_text", "step3p7": "step3p5", "mistral_large4": "mistral_large4_text"}
 # Wrappers whose top-level tie_word_embeddings (default False) decides whether the LM head is tied, whatever
 # the text_config says (transformers 5.24 ties by the top-level config).
-_TIE_FROM_TOP = {"glm_ocr": False, "molmo2": False, "glmga": False, "qwen2_5_omni_thinker": False, "qwen3_omni_moe_thinker": False, "glm4v": False, "glm46v": False, "glm4v_moe": False, "apertus1p5": False, "cohere_compass": False, "qwen3_vl": False, "qwen3_vl_moe": False, "qwen3_5": False, "qwen3_5_moe": False, "qwen4_exp": False, "mistral3": True}
+_TIE_FROM_TOP = {"glm_ocr": False, "molmo2": False, "glmga": False, "qwen2_5_omni_thinker": False, "qwen3_omni_moe_thinker": False, "glm4v": False, "glm46v": False, "glm4v_moe": False, "apertus1p5": False, "cohere_compass": False, "qwen3_vl": False, "qwen3_vl_moe": False, "qwen3_5": False, "qwen3_5_moe": False, "qwen4_exp": False, "mistral3": True, "mistral_large4": False}
 # Old spellings of a family.
 _LEGACY = {"refinedweb": "falcon", "refinedwebmodel": "falcon"}
 
@@ -366,6 +367,10 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     "dots3_note_text": frozenset({"n_group", "topk_group", "routed_scaling_factor", "swa_rope_theta", "mlp_bias",
                                   "qk_head_dim"}),
     # (indexer_rope_interleave: transformers' GLM-5 indexer always interleaves its rotary dims)
+    # Mistral Large 4: head_dim is the rotary dims, qk_head_dim nope + rope; the routing groups and scale, the logits'
+    # soft cap change no count
+    "mistral_large4_text": frozenset({"qk_head_dim", "head_dim", "n_group", "topk_group", "routed_scaling_factor",
+                                      "final_logit_softcapping"}),
     "glm_moe_dsa": frozenset({"qk_head_dim", "head_dim", "moe_layer_freq", "mlp_bias", "indexer_rope_interleave",
                               "index_share_for_mtp_iteration"}),  # (no MTP layer is built)
     "cohere": frozenset({"head_dim"}),  # always hidden_size / heads
@@ -714,6 +719,12 @@ DEFAULTS: dict[str, dict] = {
                             q_lora_rank=1024, qk_rope_head_dim=64, v_head_dim=128, qk_nope_head_dim=128,
                             num_experts_per_tok=8, index_topk=2048, index_head_dim=128, index_n_heads=64, head_dim=256,
                             attention_bias=False, tie_word_embeddings=False, max_position_embeddings=524288),
+    "mistral_large4_text": dict(vocab_size=204800, hidden_size=6144, intermediate_size=24576,
+                                moe_intermediate_size=6144, num_hidden_layers=72, num_attention_heads=64,
+                                num_key_value_heads=64, n_shared_experts=1, n_routed_experts=128, kv_lora_rank=512,
+                                qk_rope_head_dim=64, v_head_dim=128, qk_nope_head_dim=64, num_experts_per_tok=4,
+                                first_k_dense_replace=1, index_topk=2048, index_head_dim=128, index_n_heads=32,
+                                attention_bias=False, tie_word_embeddings=False, max_position_embeddings=1048576),
     "glm_moe_dsa": dict(vocab_size=154880, hidden_size=6144, intermediate_size=12288, moe_intermediate_size=2048,
                         num_hidden_layers=78, num_attention_heads=64, num_key_value_heads=64, n_shared_experts=1,
                         n_routed_experts=256, kv_lora_rank=512, q_lora_rank=2048, qk_rope_head_dim=64,
@@ -1626,6 +1637,53 @@ def _read_deepseek_v32(r: _Read) -> dict:
     return c
 
 
+def _read_mistral_large4_text(r: _Read) -> dict:
+    """Mistral Large 4's decoder (``mistral_large4_text``): GLM-5's DeepSeek Sparse Attention — an indexer in the
+    layers ``indexer_types`` calls full, the others reusing the last one's top-k — over MLA without a query latent
+    (q_proj from the hidden state), the indexer's queries from the normed hidden state, a learned log-position scale
+    and bias per head on both kinds of query; NoPE layers (``no_rope_layers`` 0, by default every
+    ``no_rope_layer_interval``-th) whose MLA has no rotary dims; layers reading an earlier layer's latent
+    (``kv_source_layers``: no kv_a_proj, no latent cached, their own kv_b_proj); dense then MoE layers (Mistral 4's
+    router, kept in fp32, shared experts); LeRoPE's learned frequency scales (fp32)."""
+    layers = r.whole("num_hidden_layers")
+    moe = _mlp_layer_types(r, layers, 1)
+    _type_list(r, "layer_types", {"indexed_attention": "I"}, layers)
+    kinds = list(_indexer_layers(r, layers))
+    rope = r.get("no_rope_layers")
+    if rope is None:
+        every = r.whole("no_rope_layer_interval", default=4)
+        rope = [int((i + 1) % every != 0) for i in range(layers)]
+    if (not isinstance(rope, list) or len(rope) < layers
+            or any(isinstance(x, bool) or x not in (0, 1) for x in rope[:layers])):
+        raise InputError(N_("{key} must list 0 (NoPE) or 1 (RoPE) for each of the {layers} layers"),
+                         key="no_rope_layers", layers=layers)
+    sources = r.get("kv_source_layers")
+    if sources is None:
+        sources = list(range(layers))
+    if not isinstance(sources, list) or len(sources) != layers:
+        raise InputError(N_("kv_source_layers must give one layer number for each of the {layers} layers"),
+                         layers=layers)
+    for i, src in enumerate(sources):
+        src = _whole("kv_source_layers", src, minimum=0)
+        if src > i or sources[src] != src:
+            raise InputError(N_("kv_source_layers: layer {i} must read the latent of an earlier layer that keeps its "
+                                "own, got {src}"), i=i, src=src)
+        if rope[src] != rope[i]:
+            raise InputError(N_("kv_source_layers: layer {i} and layer {src}, whose latent it reads, must both use "
+                                "RoPE or both not (no_rope_layers)"), i=i, src=src)
+        k = kinds[i] if rope[i] else {"I": "J", "F": "G"}[kinds[i]]
+        kinds[i] = k.lower() if src != i else k
+    c = _read_deepseek(r, moe_layers=moe)
+    if c["q_lora_rank"]:
+        r.notes.append(Text(N_("q_lora_rank is ignored: Mistral Large 4's attention projects its queries from the "
+                               "hidden state")))
+    dr = c["rope_head_dim"]
+    c.update(q_lora_rank=0, index_heads=r.whole("index_n_heads"), index_head_dim=r.whole("index_head_dim"),
+             index_topk=r.whole("index_topk"), layer_types="".join(kinds), index_q_from_hidden=True,
+             attn_scale_params=2 * c["heads"], rope_scales=dr // 2)
+    return c
+
+
 def _read_zaya(r: _Read) -> dict:
     """ZAYA1 (Zyphra): compressed convolutional attention — q and k from their projections through a depthwise
     (``cca_time0`` taps) and a head-grouped (``cca_time1``) causal convolution with residuals, L2-normed with a learned
@@ -1841,7 +1899,7 @@ def _indexer_layers(r: _Read, layers: int) -> str:
     every layer. GLM-5 (``glm_moe_dsa``): ``indexer_types`` ("full" / "shared"), else ``index_topk_pattern`` (F / S
     letters or a list), else every ``index_topk_freq``-th layer from ``index_skip_topk_offset`` (as GlmMoeDsaConfig
     derives it)."""
-    if r.family != "glm_moe_dsa":
+    if r.family not in ("glm_moe_dsa", "mistral_large4_text"):
         return "I" * layers
     types = r.get("indexer_types")
     if types is not None:
@@ -1859,8 +1917,8 @@ def _indexer_layers(r: _Read, layers: int) -> str:
             offset = r.whole("index_skip_topk_offset", minimum=0, default=2)
             types = ["full" if max(i - offset + 1, 0) % freq == 0 else "shared" for i in range(layers)]
     if not isinstance(types, list) or len(types) != layers or set(types) - {"full", "shared"} or types[0] != "full":
-        raise InputError(N_("glm_moe_dsa: the indexer types must list 'full' or 'shared' for each of the {layers} "
-                            "layers, the first 'full'"), layers=layers)
+        raise InputError(N_("{family}: the indexer types must list 'full' or 'shared' for each of the {layers} "
+                            "layers, the first 'full'"), family=r.family, layers=layers)
     return "".join("I" if t == "full" else "F" for t in types)
 
 
@@ -3837,7 +3895,7 @@ _READERS = {
     "nemotron_h": _read_nemotron_h, "falcon_h1": _read_falcon_h1, "seed_oss": _read_seed_oss,
     "ernie4_5": _read_ernie4_5, "glm": _read_glm, "glm4": _read_glm, "ministral3": _read_ministral3,
     "apertus": _read_apertus, "minimax_m2": _read_minimax_m2, "qwen3_5_text": _read_qwen3_5,
-    "qwen3_5_moe_text": _read_qwen3_5, "qwen4_exp_text": _read_qwen4_exp_text, "dots3_note_text": _read_dots3_note_text, "zaya": _read_zaya, "step3p5": _read_step3p5, "hunyuan_v1_dense": _read_hunyuan_v1_dense, "arcee": _read_arcee,
+    "qwen3_5_moe_text": _read_qwen3_5, "qwen4_exp_text": _read_qwen4_exp_text, "dots3_note_text": _read_dots3_note_text, "zaya": _read_zaya, "step3p5": _read_step3p5, "mistral_large4_text": _read_mistral_large4_text, "hunyuan_v1_dense": _read_hunyuan_v1_dense, "arcee": _read_arcee,
     "exaone": _read_llama, "flex_olmo": _read_flex_olmo, "dots1": _read_dots1, "deepseek_v32": _read_deepseek_v32,
     "granitemoehybrid": _read_granitemoehybrid, "glm_moe_dsa": _read_deepseek_v32, "internlm3": _read_llama,
     "iquestcoder": _read_llama, "sarvam_moe": _read_glm4_moe, "sarvam_mla": _read_deepseek, "helium": _read_helium,

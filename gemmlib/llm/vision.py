@@ -52,6 +52,8 @@ _MLLAMA = dict(hidden_size=1280, intermediate_size=5120, num_hidden_layers=32, n
                image_size=448, patch_size=14, max_num_tiles=4, vision_output_dim=7680)
 
 _PIXTRAL = dict(hidden_size=1024, intermediate_size=4096, num_hidden_layers=24, num_channels=3, patch_size=16)
+# Mistral Large 4's tower: Pixtral's block at the shape its config class gives a vision_config by default
+_PIXTRAL_ML4 = dict(_PIXTRAL, hidden_size=2048, intermediate_size=6144, num_hidden_layers=30, patch_size=14)
 
 # Qwen2-VL's and Qwen2.5-VL's vision config class defaults
 _QWEN2_VL = dict(depth=32, embed_dim=1280, hidden_size=3584, mlp_ratio=4, in_channels=3, patch_size=14,
@@ -74,7 +76,7 @@ _PHI4MM_AUDIO = dict(hidden_size=1024, intermediate_size=1536, num_blocks=24, nu
                      kernel_size=3, input_size=80, time_reduction=8, bias_max_distance=1000, nemo_conv_channels=1024,
                      downsample_rate=1)
 
-VISION_WRAPPERS = ("qwen2_vl", "qwen2_5_vl", "glm4v", "glm46v", "glm4v_moe", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "qwen4_exp", "gemma3", "mistral3", "gemma4", "minimax_m3_vl",
+VISION_WRAPPERS = ("qwen2_vl", "qwen2_5_vl", "glm4v", "glm46v", "glm4v_moe", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "qwen4_exp", "gemma3", "mistral3", "mistral_large4", "gemma4", "minimax_m3_vl",
                    "mllama")
 
 
@@ -200,13 +202,13 @@ def _gemma4(cfg: dict) -> dict[str, int]:
             "projector": d * text_hidden}
 
 
-def _mistral3(cfg: dict) -> dict[str, int]:
-    v = _vision_block(cfg)
-    d, f = _get(v, _PIXTRAL, "hidden_size"), _get(v, _PIXTRAL, "intermediate_size")
-    layers, c, p = _get(v, _PIXTRAL, "num_hidden_layers"), _get(v, _PIXTRAL, "num_channels"), _get(v, _PIXTRAL,
-                                                                                                "patch_size")
+def _mistral3(cfg: dict, large4: bool = False) -> dict[str, int]:
+    """Mistral 3's Pixtral tower and patch-merging projector (Mistral Large 4's: the same, larger by default)."""
+    v, dv = _vision_block(cfg), _PIXTRAL_ML4 if large4 else _PIXTRAL
+    d, f = _get(v, dv, "hidden_size"), _get(v, dv, "intermediate_size")
+    layers, c, p = _get(v, dv, "num_hidden_layers"), _get(v, dv, "num_channels"), _get(v, dv, "patch_size")
     tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
-    th = _whole("text_config.hidden_size", tc.get("hidden_size", 4096))
+    th = _whole("text_config.hidden_size", tc.get("hidden_size", 6144 if large4 else 4096))
     m = _whole("spatial_merge_size", cfg.get("spatial_merge_size", 2))
     feat = cfg.get("vision_feature_layer", -1)
     nf = len(feat) if isinstance(feat, list) else 1
@@ -339,8 +341,8 @@ def vision_params(wrapper: str, cfg: dict) -> dict[str, int] | None:
         return _qwen3_vl(cfg, deepstack=False)
     if wrapper == "gemma3":
         return _gemma3(cfg)
-    if wrapper == "mistral3":
-        return _mistral3(cfg)
+    if wrapper in ("mistral3", "mistral_large4"):
+        return _mistral3(cfg, large4=wrapper == "mistral_large4")
     if wrapper == "gemma4":
         return _gemma4(cfg)
     if wrapper == "mllama":

@@ -705,7 +705,12 @@ def _gemma_rows(r: dict, gettext: Translate) -> list[tuple[str, str]]:
         rows.append((gettext("full layers"), gettext("head dim {head_dim}, {kv} KV heads{kv_note}").format(
             head_dim=full["head_dim"], kv=full["kv"],
             kv_note=gettext("; the keys are the values too (no v_proj)") if full["keys_as_values"] else "")))
-    if r["attention"].get("kv_shared"):
+    mla = r.get("mla") or {}
+    if mla.get("latent_reused_layers"):  # Mistral Large 4's kv_source_layers
+        rows.append((gettext("K/V reuse"), gettext("{n} layers read the MLA latent of an earlier layer: no kv_a_proj, "
+                                                   "no latent cached (their own kv_b_proj decompresses it)").format(
+            n=mla["latent_reused_layers"])))
+    elif r["attention"].get("kv_shared"):
         rows.append((gettext("K/V reuse"), gettext("the last {n} layers read the keys and values of the last earlier "
                                                    "layer of their kind: no k/v projection, no cache").format(
             n=r["attention"]["kv_shared"])))
@@ -1001,12 +1006,12 @@ def _memory_words(est: ScaleOutEstimate, gettext: Translate) -> str:
         n=m.head_dim, csa=m.csa_rate, hca=m.hca_rate, k=m.index_head_dim) if m.compressed_attention else
            gettext("the MLA latent + rotary key ({n} elements; {k} more, the indexer's key, in the {layers} layers "
                    "with their own indexer)").format(n=m.kv_elements_per_token_layer, k=m.index_head_dim,
-                                                     layers=m.attention_kinds.count("I")) if m.is_dsa else
+                                                     layers=m.indexer_layer_count) if m.is_dsa else
            gettext("the MLA latent + rotary key ({n} elements)").format(n=m.kv_elements_per_token_layer)
            if m.is_mla else
            gettext("K and V of {heads} heads × ({k} + {v}) dims ({i} more, the indexer's key, in the {layers} "
                    "block-sparse layers)").format(heads=m.kv_cache_heads, k=m.head_dim, v=m.v_head_dim,
-                                                  i=m.index_head_dim, layers=m.attention_kinds.count("I"))
+                                                  i=m.index_head_dim, layers=m.indexer_layer_count)
            if m.is_block_sparse else
            gettext("K and V of {heads} heads × ({k} + {v}) dims").format(heads=m.kv_cache_heads, k=m.head_dim,
                                                                         v=m.v_head_dim))
@@ -1124,6 +1129,10 @@ def _read(est: ScaleOutEstimate, gettext: Translate, escape: Escape) -> Read:
              if r.get("wrapper") else _name(r["family"], label)),
             (gettext("attention"), layers),
             ("MLA", fmt.DASH if not mla else
+             gettext("latent {kv} + rotary {rope} cached per token and layer; query rank {q}; {n} layers without "
+                     "rotary dims (the latent alone cached)").format(
+                 kv=mla["kv_lora_rank"], rope=mla["qk_rope_head_dim"], q=mla["q_lora_rank"] or label("none"),
+                 n=mla["without_rope"]["layers"]) if mla.get("without_rope") else
              gettext("latent {kv} + rotary {rope} cached per token and layer; query rank {q}").format(
                  kv=mla["kv_lora_rank"], rope=mla["qk_rope_head_dim"], q=mla["q_lora_rank"] or label("none"))
              if not mla.get("sliding_layers") else

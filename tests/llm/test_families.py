@@ -2485,3 +2485,77 @@ def test_step3p7_released_layout_and_defaults():
                              if ".language_model." in f".{n}" or n.startswith("lm_head"))
     assert cfg.layer_types == "FSFS" and any("multi-token-prediction" in str(n) for n in info["notes"])
     assert _wrapper_defaults_are_exact("step3p7") > 0
+
+
+# Mistral Large 4: MLA without a query latent under GLM-5's DSA (4 heads, latent 32 + rotary 8, an indexer of 2 × 16)
+ML4 = dict(vocab_size=128, hidden_size=64, intermediate_size=96, moe_intermediate_size=32, num_hidden_layers=4,
+           num_attention_heads=4, num_key_value_heads=4, kv_lora_rank=32, qk_nope_head_dim=16, qk_rope_head_dim=8,
+           v_head_dim=12, n_routed_experts=4, num_experts_per_tok=2, n_shared_experts=1, index_n_heads=2,
+           index_head_dim=16, index_topk=4, pad_token_id=None, bos_token_id=None, eos_token_id=None)
+_ML4_TOWER = dict(hidden_size=32, intermediate_size=48, num_hidden_layers=1, num_attention_heads=2, patch_size=4,
+                  image_size=32, head_dim=16)
+
+
+@pytest.mark.parametrize(("keys", "letters"), [
+    (ML4, "IIIJ"),  # the defaults' layout: NoPE every fourth layer, every layer its own indexer and latent
+    (dict(ML4, kv_source_layers=[0, 1, 0, 3], indexer_types=["full", "shared", "full", "shared"]), "IFiG"),
+    # every kind: NoPE every other layer, the last four reading the latents of layers 0 and 1 (of their rotary kind)
+    (dict(ML4, num_hidden_layers=6, no_rope_layers=[1, 0, 1, 0, 1, 0], kv_source_layers=[0, 1, 0, 1, 0, 1],
+          indexer_types=["full", "full", "shared", "full", "full", "shared"]), "IJfjig"),
+    (dict(ML4, num_hidden_layers=5, no_rope_layer_interval=2, index_topk_pattern="FSFFS",
+          mlp_layer_types=["dense", "sparse", "dense", "sparse", "sparse"]), "IGIJF"),
+])
+def test_mistral_large4_counts_its_decoder_exactly(keys, letters):
+    """Mistral Large 4 (mistral_large4, decoder mistral_large4_text, which transformers builds only inside the
+    multimodal class): MLA without a query latent, the indexer's queries from the normed hidden state and a learned
+    log-position scale per head on both, NoPE layers whose MLA has no rotary dims (read from no_rope_layers or
+    no_rope_layer_interval), layers reading an earlier layer's latent (kv_source_layers: no kv_a_proj, the indexer's
+    keys their only cache), indexers by indexer_types or index_topk_pattern — parameters, a prefill and one decode
+    step on a text prompt to the FLOP, the fp32 cache to the byte, the decoder's bf16 tensors (the router and LeRoPE's
+    scales in fp32) to the byte; the Pixtral tower and projector counted exactly beside it."""
+    from transformers import AutoModelForImageTextToText
+
+    torch.manual_seed(0)
+    hf = AutoConfig.for_model("mistral_large4", text_config=copy.deepcopy(keys), vision_config=dict(_ML4_TOWER))
+    model = AutoModelForImageTextToText.from_config(hf, attn_implementation="eager",
+                                                     experts_implementation="eager").eval()
+    for raw in (dict(model_type="mistral_large4", text_config=dict(keys, model_type="mistral_large4_text"),
+                     vision_config=dict(_ML4_TOWER)), json.loads(hf.to_json_string())):
+        cfg, info = read_config(raw)
+        assert info["wrapper"] == "mistral_large4" and info["unknown_keys"] == [], info["unknown_keys"]
+        assert cfg.layer_types == letters
+        assert sum(info["vision"].values()) == sum(p.numel() for n, p in model.named_parameters()
+                                                   if ".language_model." not in f".{n}" and not n.startswith("lm_head"))
+    _decoder_is_exact(model, cfg)
+    sd = AutoModelForImageTextToText.from_config(hf, dtype=torch.bfloat16).state_dict()
+    assert checkpoint_size(cfg, "bf16").bytes == sum(t.nbytes for k, t in sd.items()
+                                                    if ".language_model." in f".{k}" or k.startswith("lm_head"))
+
+
+def test_mistral_large4_defaults_engine_counts_and_refusals():
+    """The class defaults (72 layers, NoPE every fourth) read from the wrapper and from its text config: the decoder
+    equal to numel() of the language model and the head on the meta device, 1,050,118,202,912 parameters (the model
+    card's 1T) with 53,098,587,680 active (A52B, with the embedding); the cache per token and layer is the latent and
+    rotary key (576) and the indexer's key (128), 512 + 128 in a NoPE layer, the indexer's key alone in a layer
+    reading another's latent; an engine's absorbed decode scores a NoPE layer over the latent alone. A latent read
+    from a layer that does not keep its own, or across rotary kinds, is refused with the reason."""
+    from gemmlib.core.errors import InputError
+
+    assert _wrapper_defaults_are_exact("mistral_large4") == 1_050_118_202_912
+    text = json.loads(AutoConfig.for_model("mistral_large4_text").to_json_string())
+    cfg, info = read_config(text)
+    assert cfg.params == 1_050_118_202_912 and cfg.active_params == 53_098_587_680 and info["unknown_keys"] == []
+    assert cfg.layer_types == "IIIJ" * 18 and cfg.describe()["mla"]["without_rope"]["layers"] == 18
+    assert (cfg.kv_elements_of("I"), cfg.kv_elements_of("J")) == (576 + 128, 512 + 128)
+    shared, _ = read_config(dict(text, kv_source_layers=list(range(68)) + [64, 65, 66, 67]))
+    assert shared.layer_types.endswith("iiij") and shared.kv_elements_of("i") == shared.kv_elements_of("j") == 128
+    assert shared.params == cfg.params - 4 * (6144 * 512 + 512) - 3 * 6144 * 64  # no kv_a_proj nor latent norm
+    wl = Workload(batch=1, seq_len=4096, new_tokens=2)
+    scores = sum(o.flops for o in decode_ops(cfg, wl) if o.name == "attn_scores")
+    # two steps, each query against DSA's top 2,048 keys: 64 heads over latent + rotary key (a NoPE layer: the latent)
+    assert scores == 2 * 64 * (54 * 576 + 18 * 512) * 2 * 2048
+    for bad, match in ((dict(kv_source_layers=[0, 0, 1] + list(range(3, 72))), "keeps its own"),
+                       (dict(kv_source_layers=[0, 1, 2, 2] + list(range(4, 72))), "both use RoPE"),
+                       (dict(no_rope_layers=[1] * 71), "0 \\(NoPE\\) or 1")):
+        with pytest.raises(InputError, match=match):
+            read_config(dict(text, **bad))

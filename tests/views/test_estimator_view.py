@@ -476,6 +476,8 @@ _NEW_FAMILIES = {  # config classes' defaults (with what a released file sets wh
     "dots3_note_text": ({}, 8), "dots3_note": ({}, 8), "zaya": ({}, 1),
     "step3p7": (dict(text_config=dict(layer_types=["sliding_attention", "full_attention"] * 22 + ["full_attention"],
                                       sliding_window=512, num_sliding_attention_heads=96)), 8),
+    # Mistral Large 4 (1T): NoPE every fourth layer, and here the last four layers reading earlier latents
+    "mistral_large4": (dict(text_config=dict(kv_source_layers=list(range(68)) + [64, 65, 66, 67])), 64),
 }
 
 
@@ -504,6 +506,8 @@ def test_an_uploaded_config_of_each_newly_read_family_is_sized_end_to_end(model_
     assert ("the sliding layers:" in rows["MLA"]) == (cfg.has_sliding_shape and cfg.is_mla)  # Dots 3 Note's
     assert ("convolutional attention" in rows) == bool(cfg.cca_depthwise)  # ZAYA's
     assert ("query heads in the sliding layers" in rows["attention"]) == bool(cfg.sliding_heads and not cfg.is_mla)
+    assert ("without rotary dims" in rows["MLA"]) == ("J" in cfg.layer_types)  # Mistral Large 4's
+    assert ("latent of an earlier layer" in rows.get("K/V reuse", "")) == ("j" in cfg.layer_types)
     tv = view.training(est, view.TrainingInputs(train=True, tokens=1e9))
     assert tv.metrics[0].label == "step FLOPs" and tv.metrics[0].value
     sv = view.serving(est, view.ServingInputs())
