@@ -336,9 +336,18 @@ def _read_lines(read: dict | None) -> list[str]:
         mla = read["mla"]
         nope = (f"; {mla['without_rope']['layers']} layers without rotary dims, the latent alone cached"
                 if mla.get("without_rope") else "")
-        bits.append(f"MLA (latent {mla['kv_lora_rank']} + rope {mla['qk_rope_head_dim']} cached per token and layer"
-                    f"{nope})")
-    if read.get("dsa"):
+        if not mla["qk_rope_head_dim"]:  # (GLM-5-Next: every attention layer NoPE)
+            bits.append(f"MLA without rotary dims (latent {mla['kv_lora_rank']} cached per token and layer)")
+        else:
+            bits.append(f"MLA (latent {mla['kv_lora_rank']} + rope {mla['qk_rope_head_dim']} cached per token and "
+                        f"layer{nope})")
+    if read.get("dsa") and read["dsa"].get("index_kpool"):
+        dsa, kp = read["dsa"], read["dsa"]["index_kpool"]
+        bits.append(f"DeepSeek Sparse Attention over pools (the top {dsa['index_topk'] // kp} pools of {kp} keys per "
+                    f"query and its incomplete pool; an indexer of {dsa['index_heads']} × {dsa['index_head_dim']} "
+                    f"scoring the pools' gated averages in {att['with_indexer']} of {att['full']} layers, its key and "
+                    "gate scores cached too)")
+    elif read.get("dsa"):
         dsa = read["dsa"]
         bits.append(f"DeepSeek Sparse Attention (top {dsa['index_topk']:,} keys per query; an indexer of "
                     f"{dsa['index_heads']} × {dsa['index_head_dim']} in {att['with_indexer']} of {att['full']} layers, "

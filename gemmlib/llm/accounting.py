@@ -94,7 +94,7 @@ OP_NAMES = ("attn_res", "loop_gate_down", "loop_gate_up", "norm_gate_down", "nor
             "in_proj_qkvz", "in_proj_ba", "in_proj_qkv", "in_proj_z", "in_proj_b", "in_proj_a", "in_proj", "conv1d",
             "kda_f_a", "kda_f_b", "kda_g_a", "kda_g_b", "kda_f", "kda_g", "rg_input_gate", "rg_recurrent_gate",
             "x_proj", "dt_proj", "ssm_chunks", "ssm_scan_out", "out_proj",
-            "index_q", "index_k", "index_weights", "index_scores", "index_reduce",
+            "index_q", "index_k", "index_weights", "index_pool_gate", "index_scores", "index_reduce",
             "router_down", "router_fc1", "router_fc2", "router", "expert_in_proj", "gate_proj", "up_proj", "down_proj", "expert_out_proj", "shared_gate_proj", "shared_up_proj", "shared_down_proj",
             "shared_expert_gate", "dense_gate_proj", "dense_up_proj", "dense_down_proj", "mlp_conv", "per_layer_model_proj",
             "per_layer_gate", "per_layer_proj", "altup_proj", "altup_router", "altup_predict", "altup_mix",
@@ -154,7 +154,7 @@ SHARDING: dict[str, str] = {
     "act_quant": "replicated", "act_quant_inner": "column",
     # DeepSeek-V3.2's indexer: every rank scores every key (vLLM's indexer projections are replicated)
     "index_q": "replicated", "index_k": "replicated", "index_weights": "replicated", "index_scores": "replicated",
-    "index_reduce": "replicated",
+    "index_reduce": "replicated", "index_pool_gate": "replicated",
     # Gemma 4's per-layer inputs: small projections every rank runs whole
     "per_layer_model_proj": "replicated", "per_layer_gate": "replicated", "per_layer_proj": "replicated",
     # Gemma 3n's AltUp and LAuReL: small projections every rank runs whole
@@ -711,7 +711,7 @@ def _attn_res_ops(cfg: ModelConfig, wl: Workload, *, phase: str, rows: int, step
 def _hyper_head(cfg: ModelConfig, wl: Workload, *, phase: str, rows: int, steps: int) -> list[Op]:
     """The hyper-connections' last projection: the n streams to one before the final norm (every position)."""
     n = cfg.hyper_streams
-    if not n:
+    if not n or cfg.hyper_mean_head:  # (GLM-5-Next's last collapse: a plain mean, element-wise)
         return []
     if cfg.hyper_gate_rank:  # Qwen4-Exp's last one: the streams normed and gated into one (its final norm)
         sz, r, w = _Sizes(cfg, wl), cfg.hyper_gate_rank, n * cfg.hidden
@@ -740,7 +740,8 @@ def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, aki
     blocks = cfg.is_block_sparse and akind == "I" and wl.attention == "fused"
     block_keys = _qsa_keys if cfg.index_mean_pool else _block_keys
     sum_keys, first, last, pairs = (block_keys(cfg.index_topk, cfg.index_block, run) if blocks else
-                                    _keys(cfg.index_topk if sparse else w, run))
+                                    _qsa_keys(cfg.index_topk // cfg.index_kpool, cfg.index_kpool, run)
+                                    if sparse and cfg.index_kpool else _keys(cfg.index_topk if sparse else w, run))
     suffix = "_sliding" if w else "_sparse" if blocks else ""
     absorbed = cfg.is_mla and wl.mla == "absorbed" and run.phase == "decode"
     lin = dict(phase=run.phase, runs=runs, weight_reads=runs, sz=sz)
@@ -804,7 +805,11 @@ def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, aki
                      Text(N_("sliding window {window}: at most {keys} cached keys"), window=w, keys=w - 1))
     if wl.attention == "fused":
         extra.append(Text(N_("fused: the scores stay on chip")))
-    if sparse:
+    if sparse and cfg.index_kpool:
+        extra.append(Text(N_("DeepSeek Sparse Attention over pools: at most the indexer's top {n} pools of {b} keys per "
+                             "query and the keys of its incomplete pool"), n=cfg.index_topk // cfg.index_kpool,
+                          b=cfg.index_kpool))
+    elif sparse:
         extra.append(Text(N_("DeepSeek Sparse Attention: at most the indexer's top {k} keys per query"),
                           k=cfg.index_topk))
     elif cfg.is_dsa and not w:
@@ -968,6 +973,8 @@ def _indexer_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, mkind
     kl = last if run.phase == "decode" and last != first else None
     keys_read = layers * b * sum_keys * di * sz.kv
     q_io = count * run.queries * hi * di * sz.a
+    if cfg.index_kpool:
+        return ops + _pool_indexer_ops(cfg, wl, sz, run, layers=layers, lin=lin, sum_keys=sum_keys, q_io=q_io)
     flops = 2 * di * hi * layers * b * pairs
     if cfg.index_mean_pool:  # QSA: each query against the mean of every complete block it sees (causal in transformers'
         # per-query loop too)
@@ -997,6 +1004,34 @@ def _indexer_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, mkind
                   scores_io, 0.0, Text(N_("the heads' scores weighted and summed per key: the index score the top-k "
                                           "keys are chosen by")), n_last=kl, kernels=runs))
     return ops
+
+
+def _pool_indexer_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, layers: int, lin: dict,
+                      sum_keys: int, q_io: float) -> list[Op]:
+    """GLM-5-Next's indexer over pools of ``index_kpool`` keys: each token's gate scores (hidden → index dim), then
+    every query's heads against the complete pools' gated averages (the averaging is element-wise), weighted and
+    summed per pool. transformers scores every query against every complete pool of the cache (the causal mask is
+    applied after); an engine's kernel only the complete pools each query sees."""
+    b, d, hi, di, kp = wl.batch, cfg.hidden, cfg.index_heads, cfg.index_head_dim, cfg.index_kpool
+    q, c0 = run.queries, run.cached
+    if run.tri and wl.attention == "fused":  # (a decode step's one query sees every complete pool either way)
+        pooled = _pooled_blocks(c0, c0 + q * run.steps - 1, kp)
+    else:
+        pooled = q * _pooled_blocks(c0 + q - 1, c0 + q + run.steps - 2, kp)
+    count = layers * b * run.steps
+    keys_read = layers * b * sum_keys * 2 * di * sz.kv  # each cached key and its gate scores, pooled as read
+    note = Text(N_("per layer and sequence: every indexer head's query against the gated average of each complete "
+                   "pool of {b} indexer keys (ReLU, weighted and summed over heads), the top {n} pools kept"),
+                b=kp, n=cfg.index_topk // kp)
+    return [_linear("index_pool_gate", m=run.tokens, k=d, n=di, w_bytes=d * di * sz.el,
+                    note=Text(N_("each token's gate scores for averaging its pool (hidden → index dim), cached")),
+                    **lin),
+            Op("index_scores", run.phase, q * hi, max(1, (c0 + q) // kp), di, count, 2 * di * hi * layers * b * pooled,
+               0.0, q_io, keys_read, note, n_last=None, kernels=layers * run.steps),
+            Op("index_reduce", run.phase, q, max(1, (c0 + q) // kp), hi, count, 2 * hi * layers * b * pooled, 0.0,
+               layers * b * pooled * 4, 0.0, Text(N_("the heads' pool scores weighted and summed per pool: the index "
+                                                     "score the top pools are chosen by")),
+               n_last=None, kernels=layers * run.steps)]
 
 
 def _engine_convention(wl: Workload) -> bool:

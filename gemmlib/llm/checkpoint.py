@@ -112,7 +112,9 @@ _EXPERTS_3D = ("gpt_oss", "gemma4_text", "aria_text", "minimax_m3_vl_text", "zay
 _SCORE_BIAS_AT_DTYPE = ("minimax_m3_vl_text", "step3p5")
 # Families whose modeling code keeps the router's weight in fp32 (_keep_in_fp32_modules_strict "gate.weight").
 _FP32_ROUTER = ("axk2", "inkling2_text", "inkling2_loop_text", "muse_spark_text", "dots3_note_text",
-                "mistral_large4_text")
+                "mistral_large4_text", "glm5_next_text")
+# Families whose modeling code keeps the mixer's convolution, dt_bias and A_log in fp32 (_keep_in_fp32_modules_strict)
+_FP32_MIXER = ("glm5_next_text",)
 # AutoAWQ stores a per-layer activation scale (ScaledActivation) for these families.
 _AWQ_SCALED_ACT = ("starcoder2", "falcon", "gpt_neox", "gpt_bigcode")
 
@@ -138,7 +140,7 @@ def _mixer(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
     out = [Linear(f"{p}.{stored}", "mixer", o, k, b, i, ((name, o),)) for stored, name, o, k, b in mx.stored(cfg.hidden)]
     if mx.conv_channels:  # (MiniMax's lightning attention has no convolution)
         out.append(Linear(f"{p}.{mx.conv_name}", "conv", mx.conv_channels, mx.conv, mx.conv_bias, i,
-                          (("conv1d", mx.conv_channels),)))
+                          (("conv1d", mx.conv_channels),), storage="float32" if cfg.family in _FP32_MIXER else ""))
     return out
 
 
@@ -435,7 +437,9 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
         rows = [(f"{prefix}.norms", (0 if cfg.hyper_gate_rank else norms) * h * nw, "")]
         shape = cfg.attention_shape(akind)
         if akind in MIXER_LETTERS:
-            rows += [(f"{prefix}.mixer.{k}", v, "") for k, v in cfg.mixer.other_params().items() if k != "conv1d"]
+            fp32 = ("dt_bias", "A_log") if cfg.family in _FP32_MIXER else ()
+            rows += [(f"{prefix}.mixer.{k}", v, "float32" if k in fp32 else "")
+                     for k, v in cfg.mixer.other_params().items() if k != "conv1d"]
         if akind == "X":  # cross-attention: a q and a k norm per head, the attention's and the MLP's tanh gates
             rows += [(f"{prefix}.cross_attn.qk_norm", 2 * cfg.head_dim * nw, ""), (f"{prefix}.cross_attn_gates", 2, "")]
         elif akind not in ATTENTION_LETTERS:
@@ -458,6 +462,9 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
                 rows.append((f"{prefix}.indexer.k_norm", 2 * cfg.index_head_dim, ""))  # a LayerNorm: weight, bias
                 if cfg.index_q_from_hidden:  # Mistral Large 4: the query input's LayerNorm, the heads' scales
                     rows.append((f"{prefix}.indexer.q_input_norm_and_scales", 2 * h + 2 * cfg.index_heads, ""))
+                if cfg.index_kpool:  # GLM-5-Next: the pools' gate projection (a parameter, not a linear) and table
+                    rows.append((f"{prefix}.indexer.index_kpool_compress", (h + cfg.index_kpool) * cfg.index_head_dim,
+                                 ""))
         elif cfg.qk_norm == "head":  # a layer reusing K/V has a q norm only
             rows.append((f"{prefix}.qk_norm", (1 if shape.kv_reused else 2) * shape.head_dim * nw, ""))
             if cfg.is_block_sparse and akind == "I":  # the block indexer's q and k RMSNorms
@@ -507,6 +514,11 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
             # projections and the injection weights (at the checkpoint's dtype)
             n, w, r = cfg.hyper_streams, cfg.hyper_streams * h, cfg.hyper_gate_rank
             rows.append((f"{prefix}.hyper_connections", 2 * (w * nw + 2 * w * r + w * n), ""))
+        elif cfg.hyper_streams and cfg.hyper_mean_head:  # GLM-5-Next: the projections at the checkpoint's dtype,
+            # biases and scales in fp32
+            n, per = cfg.hyper_streams, cfg.hyper_weights
+            rows += [(f"{prefix}.hyper_connections.fn", 2 * per * n * h, ""),
+                     (f"{prefix}.hyper_connections.base_scale", 2 * (per + 3), "float32")]
         elif cfg.hyper_streams:  # two hyper-connections: projection, bias, scales (fp32)
             n, per = cfg.hyper_streams, cfg.hyper_weights
             rows.append((f"{prefix}.hyper_connections", 2 * (per * n * h + per + (3 if cfg.hyper_mix else 2)),
@@ -544,7 +556,8 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
         out.append(("attn_residual_queries", cfg.attn_res_queries * h, "float32"))
     if cfg.loop_gate_rank:  # Inkling-2-Mini: the message queries, 4 per looped layer (fp32)
         out.append(("message_queries", 4 * (cfg.loop_end - cfg.loop_start) * h, "float32"))
-    if cfg.hyper_streams and not cfg.hyper_gate_rank:  # the last hyper-connection: the streams to one (fp32)
+    if cfg.hyper_streams and not cfg.hyper_gate_rank and not cfg.hyper_mean_head:  # the last hyper-connection: the
+        # streams to one (fp32)
         n = cfg.hyper_streams
         out.append(("hyper_head", n * n * h + n + 1, "float32"))
     if mtp:

@@ -406,6 +406,13 @@ class ModelConfig:
     # then wq_b: hidden → heads × dim) scaled per head by a learned log-position scale and bias, not from MLA's query
     # latent (NoPE layers: no rotary dims in the layer, so none in its indexer either)
     rope_scales: int = 0  # learned scales of the rotary frequencies, one per frequency, kept in fp32 (LeRoPE's alpha)
+    # ----- GLM-5-Next ---------------------------------------------------------------------------------
+    index_kpool: int = 0  # the DSA indexer scores pools of this many keys, not keys: each complete pool's keys
+    # averaged by softmax weights (a gate projected from each token, hidden → index dim, plus a learned table per slot);
+    # a query keeps index_topk / index_kpool pools and the keys of its incomplete one; the cache keeps each token's
+    # indexer key, gate scores and (transformers) a validity flag
+    hyper_mean_head: bool = False  # the hyper-connections' last collapse a plain mean of the streams (no projection),
+    # their projections at the model's dtype (biases and scales in fp32)
 
     def __post_init__(self) -> None:
         for f in ("layers", "hidden", "heads", "ffn", "vocab"):
@@ -422,7 +429,7 @@ class ModelConfig:
                   "hyper_gate_rank", "ngram_dim", "ngram_order", "ngram_heads", "ngram_rows", "ngram_conv",
                   "sliding_heads", "sliding_q_lora_rank", "sliding_kv_lora_rank", "sliding_nope_head_dim",
                   "sliding_rope_head_dim", "sliding_v_head_dim", "cca_depthwise", "cca_grouped", "router_hidden",
-                  "rope_scales"):
+                  "rope_scales", "index_kpool"):
             object.__setattr__(self, f, _whole(f, getattr(self, f), minimum=0))
         for f in ("norms_per_layer", "loop_passes"):
             object.__setattr__(self, f, _whole(f, getattr(self, f)))
@@ -489,7 +496,7 @@ class ModelConfig:
                   "compressed_attention", "attn_gate_bias", "hyper_mix", "ffn_norm", "router_global_scale",
                   "q_gate_latent", "clip_norms", "sink_proj", "qkv_input_norms", "dynamic_kv_conv",
                   "loop_shared_cache", "logit_scale", "residual_gates", "latent_norms", "index_mean_pool", "rope_key_norm", "residual_affine",
-                  "index_q_from_hidden"):
+                  "index_q_from_hidden", "hyper_mean_head"):
             if not isinstance(getattr(self, f), bool):
                 raise InputError(N_("{field} must be true or false, got {value!r}"),
                                  field=f, value=getattr(self, f))
@@ -674,6 +681,12 @@ class ModelConfig:
                                     "than the rotary head dim ({rope_head_dim})"), rope_head_dim=self.rope_head_dim)
         if self.index_q_from_hidden and not self.is_dsa:
             raise InputError(N_("index_q_from_hidden is set without DeepSeek Sparse Attention's indexer"))
+        if self.index_kpool and not (self.is_dsa and self.index_topk % self.index_kpool == 0):
+            raise InputError(N_("an indexer scoring pools (index_kpool {kpool}) needs DeepSeek Sparse Attention and a "
+                                "top-k that is a whole number of pools, got {topk}"), kpool=self.index_kpool,
+                             topk=self.index_topk)
+        if self.hyper_mean_head and (not self.hyper_streams or self.hyper_gate_rank):
+            raise InputError(N_("hyper_mean_head is set without manifold-constrained hyper-connections"))
         if self.q_gate_latent and not (self.kv_lora_rank and self.q_lora_rank):
             raise InputError(N_("q_gate_latent projects MLA's query latent: it needs kv_lora_rank and q_lora_rank"))
         if not self.kv_lora_rank:
@@ -971,7 +984,8 @@ class ModelConfig:
         if self.index_q_from_hidden:  # Mistral Large 4: a LayerNorm on the hidden state, then wq_b, then a learned
             # log-position scale and bias per head
             return 2 * self.hidden + self.hidden * hi * di + 2 * hi + self.hidden * di + 2 * di + self.hidden * hi
-        return self.q_lora_rank * hi * di + self.hidden * di + 2 * di + self.hidden * hi
+        pool = (self.hidden + self.index_kpool) * di if self.index_kpool else 0  # GLM-5-Next: the pools' gate and table
+        return self.q_lora_rank * hi * di + self.hidden * di + 2 * di + self.hidden * hi + pool
 
     def _indexer_matmul_params(self) -> int:
         """One layer's indexer projections (no norms or scales)."""
@@ -980,7 +994,8 @@ class ModelConfig:
         di, hi = self.index_head_dim, self.index_heads
         if self.is_block_sparse:
             return self.hidden * hi * di + self.hidden * di
-        return (self.hidden if self.index_q_from_hidden else self.q_lora_rank) * hi * di + self.hidden * (di + hi)
+        return ((self.hidden if self.index_q_from_hidden else self.q_lora_rank) * hi * di + self.hidden * (di + hi)
+                + (self.hidden * di if self.index_kpool else 0))  # (GLM-5-Next: the pools' gate projection)
 
     @property
     def indexer_layer_count(self) -> int:
@@ -1155,8 +1170,8 @@ class ModelConfig:
             w, r = n * d, self.hyper_gate_rank
             norm = 0 if matmul else w * self.norm_weights
             return 2 * self.layers * (2 * w * r + w * n + norm) + 2 * w * r + norm
-        return (2 * self.layers * (per * n * d + (0 if matmul else per + (3 if self.hyper_mix else 2)))
-                + n * n * d + (0 if matmul else n + 1))
+        head = 0 if self.hyper_mean_head else n * n * d + (0 if matmul else n + 1)  # (GLM-5-Next: a plain mean)
+        return 2 * self.layers * (per * n * d + (0 if matmul else per + (3 if self.hyper_mix else 2))) + head
 
     def _mlp_params(self, width: int | None = None, bias: bool | None = None, hidden: int | None = None) -> int:
         """One dense MLP (default: ffn wide, with mlp_bias, at the hidden size)."""
@@ -1489,7 +1504,14 @@ class ModelConfig:
             return 0
         # f / s / i / j / g: another layer's cache is read (an i / j layer keeps its indexer's keys)
         own = 0 if kind in KV_SHARED_LETTERS else self.attention_shape(kind).kv_elements_per_token_layer
-        return own + (self.index_head_dim if kind in INDEXER_LETTERS else 0)
+        return own + (self.index_cache_width if kind in INDEXER_LETTERS else 0)
+
+    @property
+    def index_cache_width(self) -> int:
+        """Cache elements one token adds to a layer's indexer: its key; with pools (GLM-5-Next) its key, its gate
+        scores and the validity flag transformers packs beside them (1 of 2 · dim + 1; engines differ in how they
+        mask)."""
+        return 2 * self.index_head_dim + 1 if self.index_kpool else self.index_head_dim
 
     def cached_tokens(self, kind: str, tokens: int) -> int:
         """Tokens a layer of this kind keeps after ``tokens`` were processed: all of them for a full layer,
@@ -1580,7 +1602,8 @@ class ModelConfig:
             f = self.attention_shape("F")
             d["heads"]["full_layers"] = {"kv": f.kv_heads, "head_dim": f.head_dim, "keys_as_values": f.k_eq_v}
         d["dsa"] = ({"index_heads": self.index_heads, "index_head_dim": self.index_head_dim,
-                     "index_topk": self.index_topk} if self.is_dsa else None)
+                     "index_topk": self.index_topk, **({"index_kpool": self.index_kpool} if self.index_kpool else {})}
+                    if self.is_dsa else None)
         d["block_sparse"] = ({"index_heads": self.index_heads, "index_head_dim": self.index_head_dim,
                               "index_topk_blocks": self.index_topk, "index_block": self.index_block,
                               "mean_pooled": self.index_mean_pool}

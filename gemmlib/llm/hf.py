@@ -48,7 +48,7 @@ SUPPORTED_MODEL_TYPES = (
     "gpt_bigcode", "gpt_oss", "glm4_moe", "llama4_text", "llama4", "smollm3", "mistral3", "exaone4", "ernie4_5_moe",
     "glm4_moe_lite", "qwen3_vl", "qwen3_vl_moe", "qwen3_next", "jamba", "nemotron_h", "falcon_h1", "seed_oss",
     "ernie4_5", "glm", "glm4", "ministral3", "apertus", "minimax_m2", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_5",
-    "qwen3_5_moe", "qwen4_exp_text", "qwen4_exp", "dots3_note_text", "dots3_note", "zaya", "step3p7", "mistral_large4", "hunyuan_v1_dense", "arcee", "exaone", "flex_olmo", "dots1", "deepseek_v32", "glm_moe_dsa",
+    "qwen3_5_moe", "qwen4_exp_text", "qwen4_exp", "dots3_note_text", "dots3_note", "zaya", "step3p7", "mistral_large4", "glm5_next", "hunyuan_v1_dense", "arcee", "exaone", "flex_olmo", "dots1", "deepseek_v32", "glm_moe_dsa",
     "granitemoehybrid", "internlm3", "iquestcoder", "sarvam_moe", "sarvam_mla", "helium", "cwm", "solar_open", "youtu",
     "hunyuan_v1_moe", "vaultgemma", "granitemoeshared", "exaone_moe", "cohere2_moe", "nemotron", "granite_swa",
     "granitemoe_swa", "kolibri1", "lfm2", "lfm2_moe", "bamba", "afmoe", "hy_v3", "minicpm3", "gptj", "codegen",
@@ -80,7 +80,7 @@ ARCHITECTURES = {
     "GptOssForCausalLM": "gpt_oss", "Glm4MoeForCausalLM": "glm4_moe", "Llama4ForCausalLM": "llama4_text",
     "Llama4ForConditionalGeneration": "llama4", "SmolLM3ForCausalLM": "smollm3",
     "Mistral3ForConditionalGeneration": "mistral3", "Exaone4ForCausalLM": "exaone4",
-    "MistralLarge4ForConditionalGeneration": "mistral_large4",
+    "MistralLarge4ForConditionalGeneration": "mistral_large4", "Glm5NextForConditionalGeneration": "glm5_next",
     "Ernie4_5_MoeForCausalLM": "ernie4_5_moe", "Glm4MoeLiteForCausalLM": "glm4_moe_lite",
     "Qwen3VLForConditionalGeneration": "qwen3_vl", "Qwen3VLMoeForConditionalGeneration": "qwen3_vl_moe",
     "Qwen3NextForCausalLM": "qwen3_next", "JambaForCausalLM": "jamba", "NemotronHForCausalLM": "nemotron_h",
@@ -135,10 +135,11 @@ ARCHITECTURES = {
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
 _WRAPPERS = {"granite4_vision": "granite4_vision_text", "muse_spark": "muse_spark_text", "muse_glimmer": "muse_glimmer_text", "glm_ocr": "glm_ocr_text", "cosmos3_edge": "cosmos3_edge_text", "hy_v4_vl": "hy_v4_vl_text", "inkling_mm_model": "inkling_text", "inkling2": "inkling2_text", "inkling2_loop": "inkling2_loop_text", "internvl_chat": "", "molmo2": "molmo2_text", "granite_docling": "granite_docling_text", "deepseek_ocr2": "deepseek_ocr2_text", "paddleocr_vl": "paddleocr_vl_text", "glmga": "glm4v_text", "qwen2_5_omni_thinker": "qwen2_5_omni_text", "qwen3_omni_moe_thinker": "qwen3_omni_moe_text", "hunyuan_vl": "hunyuan_vl_text", "qwen2_vl": "qwen2_vl_text", "qwen2_5_vl": "qwen2_5_vl_text", "glm4v": "glm4v_text", "glm46v": "glm4v_text",
              "glm4v_moe": "glm4v_moe_text", "minimax_m3_vl": "minimax_m3_vl_text", "mllama": "mllama_text_model", "aria": "aria_text", "emu3": "emu3_text_model", "apertus1p5": "apertus1p5_text", "cohere_compass": "cohere_compass_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
-             "qwen3_vl_moe": "qwen3_vl_moe_text", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text", "qwen4_exp": "qwen4_exp_text", "dots3_note": "dots3_note_text", "step3p7": "step3p5", "mistral_large4": "mistral_large4_text"}
+             "qwen3_vl_moe": "qwen3_vl_moe_text", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text", "qwen4_exp": "qwen4_exp_text", "dots3_note": "dots3_note_text", "step3p7": "step3p5", "mistral_large4": "mistral_large4_text",
+             "glm5_next": "glm5_next_text"}
 # Wrappers whose top-level tie_word_embeddings (default False) decides whether the LM head is tied, whatever
 # the text_config says (transformers 5.24 ties by the top-level config).
-_TIE_FROM_TOP = {"glm_ocr": False, "molmo2": False, "glmga": False, "qwen2_5_omni_thinker": False, "qwen3_omni_moe_thinker": False, "glm4v": False, "glm46v": False, "glm4v_moe": False, "apertus1p5": False, "cohere_compass": False, "qwen3_vl": False, "qwen3_vl_moe": False, "qwen3_5": False, "qwen3_5_moe": False, "qwen4_exp": False, "mistral3": True, "mistral_large4": False}
+_TIE_FROM_TOP = {"glm_ocr": False, "molmo2": False, "glmga": False, "qwen2_5_omni_thinker": False, "qwen3_omni_moe_thinker": False, "glm4v": False, "glm46v": False, "glm4v_moe": False, "apertus1p5": False, "cohere_compass": False, "qwen3_vl": False, "qwen3_vl_moe": False, "qwen3_5": False, "qwen3_5_moe": False, "qwen4_exp": False, "mistral3": True, "mistral_large4": False, "glm5_next": False}
 # Old spellings of a family.
 _LEGACY = {"refinedweb": "falcon", "refinedwebmodel": "falcon"}
 
@@ -371,6 +372,11 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     # soft cap change no count
     "mistral_large4_text": frozenset({"qk_head_dim", "head_dim", "n_group", "topk_group", "routed_scaling_factor",
                                       "final_logit_softcapping"}),
+    # GLM-5-Next: head_dim is the (absent) rotary dims; the SwiGLU clamps, the gates' bound, the hyper-connections'
+    # Sinkhorn settings and the routing groups and scale change no count
+    "glm5_next_text": frozenset({"qk_head_dim", "head_dim", "swiglu_limit", "linear_lower_bound", "hc_eps",
+                                 "hc_sinkhorn_iters", "n_group", "topk_group", "routed_scaling_factor",
+                                 "norm_topk_prob", "router_aux_loss_coef", "first_k_dense_replace"}),
     "glm_moe_dsa": frozenset({"qk_head_dim", "head_dim", "moe_layer_freq", "mlp_bias", "indexer_rope_interleave",
                               "index_share_for_mtp_iteration"}),  # (no MTP layer is built)
     "cohere": frozenset({"head_dim"}),  # always hidden_size / heads
@@ -725,6 +731,13 @@ DEFAULTS: dict[str, dict] = {
                                 qk_rope_head_dim=64, v_head_dim=128, qk_nope_head_dim=64, num_experts_per_tok=4,
                                 first_k_dense_replace=1, index_topk=2048, index_head_dim=128, index_n_heads=32,
                                 attention_bias=False, tie_word_embeddings=False, max_position_embeddings=1048576),
+    "glm5_next_text": dict(vocab_size=154880, hidden_size=4096, intermediate_size=12288, moe_intermediate_size=2048,
+                           num_hidden_layers=45, num_attention_heads=64, num_key_value_heads=64, n_shared_experts=1,
+                           n_routed_experts=288, kv_lora_rank=512, q_lora_rank=1536, qk_rope_head_dim=0,
+                           v_head_dim=256, qk_nope_head_dim=256, num_experts_per_tok=8, index_topk=2048,
+                           index_head_dim=128, index_n_heads=32, index_kpool=16, linear_head_dim=128,
+                           linear_num_heads=64, linear_conv_kernel_dim=4, hc_mult=4, attention_bias=False,
+                           tie_word_embeddings=False, max_position_embeddings=1048576),
     "glm_moe_dsa": dict(vocab_size=154880, hidden_size=6144, intermediate_size=12288, moe_intermediate_size=2048,
                         num_hidden_layers=78, num_attention_heads=64, num_key_value_heads=64, n_shared_experts=1,
                         n_routed_experts=256, kv_lora_rank=512, q_lora_rank=2048, qk_rope_head_dim=64,
@@ -1310,7 +1323,9 @@ def _mla(r: _Read) -> dict:
     model's hidden size, layers, vocabulary and head."""
     heads = r.whole("num_attention_heads")
     r.get("num_key_value_heads")  # read and unused: kv_b_proj makes keys and values for every head
-    dn, dr, dv = r.whole("qk_nope_head_dim"), r.whole("qk_rope_head_dim"), r.whole("v_head_dim")
+    # (GLM-5-Next's attention has no rotary dims: every layer NoPE)
+    dn, dv = r.whole("qk_nope_head_dim"), r.whole("v_head_dim")
+    dr = r.whole("qk_rope_head_dim", minimum=0 if r.family == "glm5_next_text" else 1)
     ab = r.flag("attention_bias")
     return dict(hidden=r.whole("hidden_size"), layers=r.whole("num_hidden_layers"), heads=heads, kv_heads=heads,
                 head_dim=dn + dr, v_head_dim=dv, q_lora_rank=r.opt_whole("q_lora_rank") or 0,
@@ -3216,6 +3231,65 @@ def _read_kimi_linear(r: _Read) -> dict:
     return c
 
 
+def _read_glm5_next_text(r: _Read) -> dict:
+    """GLM-5-Next's decoder (``glm5_next_text``, GLM-5.3-Flash): Kimi delta attention layers (``linear_attention``;
+    their dimensions from ``linear_*`` or a checkpoint's ``linear_attn_config``) and, by default every fourth, MLA
+    without rotary dims under DeepSeek Sparse Attention whose indexer scores pools of ``index_kpool`` keys
+    (``indexer_types`` "shared" reusing the previous attention layer's choice); manifold-constrained hyper-connections
+    over ``hc_mult`` streams, collapsed by a plain mean at the end; dense first layers, then DeepSeek-V3's router over
+    3-D experts beside shared ones (``mlp_layer_types``)."""
+    layers = r.whole("num_hidden_layers")
+    kinds = _type_list(r, "layer_types", {"linear_attention": "K", "indexed_attention": "I", "full_attention": "I"},
+                       layers) or ["I" if i % 4 == 3 else "K" for i in range(layers)]
+    types = r.get("indexer_types")
+    if types is None:
+        pattern = r.get("index_topk_pattern")
+        if pattern is not None:
+            types = [{"F": "full", "S": "shared"}.get(x, x) for x in pattern]
+        else:
+            freq = max(r.whole("index_topk_freq", default=1), 1)
+            offset = r.whole("index_skip_topk_offset", minimum=0, default=2)
+            types = ["full" if max(i - offset + 1, 0) % freq == 0 else "shared" for i in range(layers)]
+    else:
+        for key in ("index_topk_pattern", "index_topk_freq", "index_skip_topk_offset"):
+            r.get(key)  # read, unused: indexer_types wins
+    if not isinstance(types, list) or len(types) != layers or set(types) - {"full", "shared"}:
+        raise InputError(N_("{family}: the indexer types must list 'full' or 'shared' for each of the {layers} "
+                            "layers, the first 'full'"), family=r.family, layers=layers)
+    for i, k in enumerate(kinds):
+        if k == "I" and types[i] == "shared":
+            if not i or kinds[i - 1] != "J":  # transformers passes the top-k on from the layer just before only
+                raise InputError(N_("glm5_next_text: attention layer {i} reuses the indexer's choice ('shared'), so "
+                                    "the layer before it must be an attention layer with its own indexer"), i=i)
+            kinds[i] = "G"
+        elif k == "I":
+            kinds[i] = "J"  # (MLA without rotary dims: a NoPE layer in every attention layer)
+    if r.flag("index_kpool_always_select_tail", True) is not True:
+        raise InputError(N_("glm5_next_text: an indexer that drops a query's incomplete pool "
+                            "(index_kpool_always_select_tail false) is not read"))
+    if r.opt_whole("qk_rope_head_dim"):
+        raise InputError(N_("glm5_next_text: its attention layers have no rotary dims (qk_rope_head_dim must be 0)"))
+    if not r.opt_whole("q_lora_rank"):
+        raise InputError(N_("{family} needs a q_lora_rank: its indexer reads the query latent"), family=r.family)
+    c = _mla(r)
+    lac = r.get("linear_attn_config")
+    lac = lac if isinstance(lac, dict) else {}
+    fm = r.whole("moe_intermediate_size")
+    c.update(layer_types="".join(kinds), moe_layers=_mlp_layer_types(r, layers, 3), experts=r.whole("n_routed_experts"),
+             experts_per_token=r.whole("num_experts_per_tok"), expert_ffn=fm,
+             shared_expert_ffn=r.whole("n_shared_experts", minimum=0) * fm, router_score_bias=True,
+             index_heads=r.whole("index_n_heads"), index_head_dim=r.whole("index_head_dim"),
+             index_topk=r.whole("index_topk"), index_kpool=r.whole("index_kpool"),
+             hyper_streams=r.whole("hc_mult"), hyper_mean_head=True)
+    mixer = KimiDelta(conv=_whole("short_conv_kernel_size",
+                                  lac.get("short_conv_kernel_size", r.whole("linear_conv_kernel_dim"))),
+                      heads=_whole("linear_num_heads", lac.get("num_heads", r.whole("linear_num_heads"))),
+                      head_dim=_whole("linear_head_dim", lac.get("head_dim", r.whole("linear_head_dim"))))
+    if "K" in kinds:  # (a stack of attention layers only has no mixer)
+        c["mixer"] = mixer
+    return c
+
+
 def _read_bailing_hybrid(r: _Read) -> dict:
     """Ling's hybrid (bailing_hybrid, Ling 3.0): Kimi delta attention with full-rank forget and output gates
     (``num_attention_heads`` heads of ``head_dim``) in every layer but each ``layer_group_size``-th, which is MLA with a
@@ -3289,7 +3363,9 @@ def _read_longcat_flash(r: _Read) -> dict:
         n = r.whole("num_hidden_layers") // 2  # the config class's property: 2 × num_layers
     heads = r.whole("num_attention_heads")
     r.get("num_key_value_heads")  # read and unused: kv_b_proj makes keys and values for every head
-    dn, dr, dv = r.whole("qk_nope_head_dim"), r.whole("qk_rope_head_dim"), r.whole("v_head_dim")
+    # (GLM-5-Next's attention has no rotary dims: every layer NoPE)
+    dn, dv = r.whole("qk_nope_head_dim"), r.whole("v_head_dim")
+    dr = r.whole("qk_rope_head_dim", minimum=0 if r.family == "glm5_next_text" else 1)
     ab, ffn = r.flag("attention_bias"), r.whole("ffn_hidden_size")
     return dict(hidden=r.whole("hidden_size"), layers=2 * n, heads=heads, kv_heads=heads, head_dim=dn + dr,
                 v_head_dim=dv, q_lora_rank=r.opt_whole("q_lora_rank") or 0, kv_lora_rank=r.whole("kv_lora_rank"),
@@ -3895,7 +3971,7 @@ _READERS = {
     "nemotron_h": _read_nemotron_h, "falcon_h1": _read_falcon_h1, "seed_oss": _read_seed_oss,
     "ernie4_5": _read_ernie4_5, "glm": _read_glm, "glm4": _read_glm, "ministral3": _read_ministral3,
     "apertus": _read_apertus, "minimax_m2": _read_minimax_m2, "qwen3_5_text": _read_qwen3_5,
-    "qwen3_5_moe_text": _read_qwen3_5, "qwen4_exp_text": _read_qwen4_exp_text, "dots3_note_text": _read_dots3_note_text, "zaya": _read_zaya, "step3p5": _read_step3p5, "mistral_large4_text": _read_mistral_large4_text, "hunyuan_v1_dense": _read_hunyuan_v1_dense, "arcee": _read_arcee,
+    "qwen3_5_moe_text": _read_qwen3_5, "qwen4_exp_text": _read_qwen4_exp_text, "dots3_note_text": _read_dots3_note_text, "zaya": _read_zaya, "step3p5": _read_step3p5, "mistral_large4_text": _read_mistral_large4_text, "glm5_next_text": _read_glm5_next_text, "hunyuan_v1_dense": _read_hunyuan_v1_dense, "arcee": _read_arcee,
     "exaone": _read_llama, "flex_olmo": _read_flex_olmo, "dots1": _read_dots1, "deepseek_v32": _read_deepseek_v32,
     "granitemoehybrid": _read_granitemoehybrid, "glm_moe_dsa": _read_deepseek_v32, "internlm3": _read_llama,
     "iquestcoder": _read_llama, "sarvam_moe": _read_glm4_moe, "sarvam_mla": _read_deepseek, "helium": _read_helium,
@@ -3988,7 +4064,7 @@ _LEGACY_TEXT: dict[str, str] = {"qwen2_vl_text": "qwen2", "qwen2_5_vl_text": "qw
                                 "paddleocr_vl_text": "ernie4_5",  # PaddleOCR-VL: ERNIE-4.5's dense decoder
                                 "granite_docling_text": "granite"}  # Granite-Docling: Granite's decoder
 # Wrappers whose Hub files keep the decoder's keys at the top level (the config class builds text_config from them).
-_FLAT_WRAPPERS = ("qwen2_vl", "qwen2_5_vl", "dots3_note")
+_FLAT_WRAPPERS = ("qwen2_vl", "qwen2_5_vl", "dots3_note", "glm5_next")
 # Keys whose presence together says "DeepSeek-V3 layout" (MLA + routed experts) whatever the model_type.
 _MLA_KEYS = ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "n_routed_experts")
 

@@ -783,6 +783,13 @@ def _compressed_rows(r: dict, gettext: Translate) -> list[tuple[str, str]]:
 
 def _sparse_row(r: dict, gettext: Translate) -> str:
     """The read table's sparse-attention cell: DeepSeek Sparse Attention's top-k keys or MiniMax-M3's top-k blocks."""
+    if r.get("dsa") and r["dsa"].get("index_kpool"):  # GLM-5-Next's pools
+        kp = r["dsa"]["index_kpool"]
+        return gettext("DeepSeek Sparse Attention over pools: the top {n} pools of {kpool} keys per query and the keys "
+                       "of its incomplete pool, chosen by an indexer of {heads} × {dim} that scores each complete "
+                       "pool's gated average in {layers} of {all} layers (its key and gate scores cached too)").format(
+            n=r["dsa"]["index_topk"] // kp, kpool=kp, heads=r["dsa"]["index_heads"], dim=r["dsa"]["index_head_dim"],
+            layers=r["attention"]["with_indexer"], all=r["attention"]["full"])
     if r.get("dsa"):
         return gettext("DeepSeek Sparse Attention: the top {topk:,} keys per query, chosen by an indexer of {heads} × "
                        "{dim} in {layers} of {all} layers (its key cached too)").format(
@@ -1129,6 +1136,8 @@ def _read(est: ScaleOutEstimate, gettext: Translate, escape: Escape) -> Read:
              if r.get("wrapper") else _name(r["family"], label)),
             (gettext("attention"), layers),
             ("MLA", fmt.DASH if not mla else
+             gettext("latent {kv} cached per token and layer, no rotary dims; query rank {q}").format(
+                 kv=mla["kv_lora_rank"], q=mla["q_lora_rank"] or label("none")) if not mla["qk_rope_head_dim"] else
              gettext("latent {kv} + rotary {rope} cached per token and layer; query rank {q}; {n} layers without "
                      "rotary dims (the latent alone cached)").format(
                  kv=mla["kv_lora_rank"], rope=mla["qk_rope_head_dim"], q=mla["q_lora_rank"] or label("none"),

@@ -2559,3 +2559,85 @@ def test_mistral_large4_defaults_engine_counts_and_refusals():
                        (dict(no_rope_layers=[1] * 71), "0 \\(NoPE\\) or 1")):
         with pytest.raises(InputError, match=match):
             read_config(dict(text, **bad))
+
+
+# GLM-5-Next: KDA layers and MLA without rotary dims under an indexer over pools of 4 keys (the prompt, 7, leaves a
+# pool incomplete), two hyper-connection streams
+GLM5N = dict(vocab_size=128, hidden_size=64, intermediate_size=96, moe_intermediate_size=32, num_hidden_layers=4,
+             num_attention_heads=4, num_key_value_heads=4, q_lora_rank=16, kv_lora_rank=32, qk_nope_head_dim=16,
+             v_head_dim=12, n_routed_experts=4, num_experts_per_tok=2, n_shared_experts=1, index_n_heads=2,
+             index_head_dim=16, index_topk=8, index_kpool=4, linear_head_dim=8, linear_num_heads=4, hc_mult=2,
+             mlp_layer_types=["dense", "sparse", "sparse", "sparse"], pad_token_id=None)
+_GLM5N_TOWER = dict(hidden_size=32, intermediate_size=48, depth=1, num_heads=2, patch_size=4, out_hidden_size=64,
+                    projection_intermediate_size=40)
+
+
+@pytest.mark.parametrize(("keys", "letters"), [
+    (GLM5N, "KKKJ"),  # the defaults' layout: an attention layer every fourth
+    (dict(GLM5N, layer_types=["linear_attention", "indexed_attention", "indexed_attention", "linear_attention"],
+          indexer_types=["full", "full", "shared", "full"], linear_attn_config=dict(num_heads=2, head_dim=4)),
+     "KJGK"),  # the second attention layer reuses the top-k; a checkpoint's KDA shape in linear_attn_config
+    (dict(GLM5N, num_hidden_layers=3, layer_types=["indexed_attention"] * 3, index_topk=4, index_kpool=2,
+          mlp_layer_types=["dense", "sparse", "sparse"]), "JJJ"),
+])
+def test_glm5_next_counts_its_decoder_exactly(keys, letters):
+    """GLM-5-Next (glm5_next, decoder glm5_next_text, built only inside the multimodal class): Kimi delta attention
+    beside MLA without rotary dims whose DSA indexer scores the gated averages of complete pools (the pools' gate
+    projection counted, every query against every complete pool of the cache in transformers), a layer reusing the
+    previous one's choice, hyper-connections that mix the streams and end in a plain mean, 3-D experts with a
+    score-corrected fp32 router — parameters, a prefill and one decode step on a text prompt to the FLOP, the fp32
+    cache (the latent; the indexer's key, gate scores and validity flag; KDA's states) to the byte, the decoder's bf16
+    tensors (the convolutions, dt_bias, A_log and the hyper-connections' biases and scales in fp32) to the byte."""
+    from transformers import AutoModelForImageTextToText
+
+    torch.manual_seed(0)
+    hf = AutoConfig.for_model("glm5_next", text_config=copy.deepcopy(keys), vision_config=dict(_GLM5N_TOWER))
+    model = AutoModelForImageTextToText.from_config(hf, attn_implementation="eager",
+                                                     experts_implementation="eager").eval()
+    for raw in (dict(model_type="glm5_next", text_config=dict(keys, model_type="glm5_next_text")),
+                json.loads(hf.to_json_string())):
+        cfg, info = read_config(raw)
+        assert info["wrapper"] == "glm5_next" and info["unknown_keys"] == [], info["unknown_keys"]
+        assert cfg.layer_types == letters
+    _decoder_is_exact(model, cfg)
+    sd = AutoModelForImageTextToText.from_config(hf, dtype=torch.bfloat16).state_dict()
+    assert checkpoint_size(cfg, "bf16").bytes == sum(t.nbytes for k, t in sd.items()
+                                                    if ".language_model." in f".{k}" or k.startswith("lm_head"))
+
+
+def _glm5_engine_keys(n: int, topk: int, kpool: int) -> tuple[int, int]:
+    """Brute force over query positions 0 … n − 1: (keys attended, complete pools scored) under GLM-5-Next's
+    selection — a query sees p + 1 keys, scores their complete pools, keeps topk / kpool of them and the keys of its
+    incomplete pool."""
+    keys = pools = 0
+    for p in range(n):
+        complete = (p + 1) // kpool
+        keys += min(complete, topk // kpool) * kpool + (p + 1) - complete * kpool
+        pools += complete
+    return keys, pools
+
+
+def test_glm5_next_defaults_engine_counts_and_refusals():
+    """The class defaults (45 layers: 34 KDA, 11 attention) read from the wrapper, flat and nested: the decoder equal to
+    numel() of the language model and the head on the meta device, 313,326,816,766 parameters; an engine's prefill
+    attends, per query, to its chosen pools and its incomplete one and scores only the complete pools it sees (both
+    against a brute force over positions); a shared layer not right after an indexing attention layer, rotary dims
+    and an indexer that drops the incomplete pool are refused with the reason."""
+    from gemmlib.core.errors import InputError
+
+    assert _wrapper_defaults_are_exact("glm5_next") == 313_326_816_766
+    raw = json.loads(AutoConfig.for_model("glm5_next").to_json_string())
+    flat, info = read_config(dict(raw["text_config"], model_type="glm5_next"))
+    assert flat.params == 313_326_816_766 and info["wrapper"] == "glm5_next" and flat.layer_types == "KKKJ" * 11 + "K"
+    assert flat.kv_elements_of("J") == 512 + 2 * 128 + 1
+    n = 5003
+    ops = {o.name: o for o in prefill_ops(flat, Workload(batch=1, seq_len=n))}
+    keys, pools = _glm5_engine_keys(n, 2048, 16)
+    assert ops["attn_scores"].flops == 2 * 256 * 64 * 11 * keys
+    assert ops["index_scores"].flops == 2 * 128 * 32 * 11 * pools
+    text = raw["text_config"]
+    for bad, match in ((dict(indexer_types=["full", "full", "full", "shared"] + ["full"] * 41), "must be an attention"),
+                       (dict(qk_rope_head_dim=64), "no rotary dims"),
+                       (dict(index_kpool_always_select_tail=False), "incomplete pool")):
+        with pytest.raises(InputError, match=match):
+            read_config(dict(text, **bad))

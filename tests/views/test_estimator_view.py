@@ -478,6 +478,7 @@ _NEW_FAMILIES = {  # config classes' defaults (with what a released file sets wh
                                       sliding_window=512, num_sliding_attention_heads=96)), 8),
     # Mistral Large 4 (1T): NoPE every fourth layer, and here the last four layers reading earlier latents
     "mistral_large4": (dict(text_config=dict(kv_source_layers=list(range(68)) + [64, 65, 66, 67])), 64),
+    "glm5_next": ({}, 16),  # GLM-5.3-Flash: KDA beside NoPE MLA under an indexer over pools, hyper-connections
 }
 
 
@@ -506,8 +507,10 @@ def test_an_uploaded_config_of_each_newly_read_family_is_sized_end_to_end(model_
     assert ("the sliding layers:" in rows["MLA"]) == (cfg.has_sliding_shape and cfg.is_mla)  # Dots 3 Note's
     assert ("convolutional attention" in rows) == bool(cfg.cca_depthwise)  # ZAYA's
     assert ("query heads in the sliding layers" in rows["attention"]) == bool(cfg.sliding_heads and not cfg.is_mla)
-    assert ("without rotary dims" in rows["MLA"]) == ("J" in cfg.layer_types)  # Mistral Large 4's
+    assert ("without rotary dims" in rows["MLA"]) == ("J" in cfg.layer_types and cfg.rope_head_dim > 0)  # ML4's
     assert ("latent of an earlier layer" in rows.get("K/V reuse", "")) == ("j" in cfg.layer_types)
+    assert ("over pools" in rows["sparse attention"]) == bool(cfg.index_kpool)  # GLM-5-Next's
+    assert ("no rotary dims" in rows["MLA"]) == (cfg.is_mla and not cfg.rope_head_dim)
     tv = view.training(est, view.TrainingInputs(train=True, tokens=1e9))
     assert tv.metrics[0].label == "step FLOPs" and tv.metrics[0].value
     sv = view.serving(est, view.ServingInputs())
