@@ -356,7 +356,9 @@ def _read_lines(read: dict | None) -> list[str]:
         e = read["experts"]
         bits.append(f"{e['experts']} experts top-{e['per_token']} in {e['moe_layers']} layers"
                     + (f", {e['dense_layers']} dense" if e["dense_layers"] else "")
-                    + (f", shared expert {e['shared_expert_ffn']}" if e["shared_expert_ffn"] else ""))
+                    + (f", shared expert {e['shared_expert_ffn']}" if e["shared_expert_ffn"] else "")
+                    + (f", as many image experts of width {e['vision_expert_ffn']} (stored, not run on text)"
+                       if e.get("vision_expert_ffn") else ""))
     if read.get("mixer"):
         mx = read["mixer"]
         bits.append(f"{mx['kind']} mixer in {mx['layers']} layers (state {mx['state_per_sequence']:,} elements per "

@@ -112,7 +112,7 @@ _EXPERTS_3D = ("gpt_oss", "gemma4_text", "aria_text", "minimax_m3_vl_text", "zay
 _SCORE_BIAS_AT_DTYPE = ("minimax_m3_vl_text", "step3p5")
 # Families whose modeling code keeps the router's weight in fp32 (_keep_in_fp32_modules_strict "gate.weight").
 _FP32_ROUTER = ("axk2", "inkling2_text", "inkling2_loop_text", "muse_spark_text", "dots3_note_text",
-                "mistral_large4_text", "glm5_next_text")
+                "mistral_large4_text", "glm5_next_text", "ernie4_5_vl_moe_text")
 # Families whose modeling code keeps the mixer's convolution, dt_bias and A_log in fp32 (_keep_in_fp32_modules_strict)
 _FP32_MIXER = ("glm5_next_text",)
 # AutoAWQ stores a per-layer activation scale (ScaledActivation) for these families.
@@ -314,6 +314,13 @@ def _mlp(cfg: ModelConfig, i: int, n: dict, kind: str) -> list[Linear]:
                 Linear(f"{s}.down_proj", "shared", h, fs, cfg.mlp_bias, i, (("shared_down_proj", h),))]
     if cfg.shared_expert_gate:
         out.append(Linear(f"{m}.shared_expert_gate", "router", 1, h, False, i, (("shared_expert_gate", 1),)))
+    if cfg.vision_expert_ffn:  # ERNIE 4.5 VL: the image tokens' router and experts (no op: they do no text work)
+        v, fv, he = f"{p}.{n['mlp']}.vision_moe", cfg.vision_expert_ffn, cfg.expert_width
+        out += [Linear(f"{v}.gate", "router", r, h, cfg.router_bias, i, (),
+                       storage="float32" if cfg.family in _FP32_ROUTER else ""),
+                Linear(f"{v}.experts.0.gate_proj", "expert", fv, he, cfg.expert_bias, i, (), count=e),
+                Linear(f"{v}.experts.0.up_proj", "expert", fv, he, cfg.expert_bias, i, (), count=e),
+                Linear(f"{v}.experts.0.down_proj", "expert", he, fv, cfg.expert_bias, i, (), count=e)]
     return out
 
 
@@ -478,8 +485,9 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
         if moe and cfg.router_scales:
             rows.append((f"{prefix}.router.scales", h + cfg.experts, ""))
         if moe and cfg.router_score_bias and not hashed:
-            rows.append((f"{prefix}.e_score_correction_bias", cfg.routed_choices,
-                         "" if cfg.family in _SCORE_BIAS_AT_DTYPE else "float32"))
+            for which in ("", ".vision_moe")[:2 if cfg.vision_expert_ffn else 1]:  # (ERNIE 4.5 VL's image router's too)
+                rows.append((f"{prefix}{which}.e_score_correction_bias", cfg.routed_choices,
+                             "" if cfg.family in _SCORE_BIAS_AT_DTYPE else "float32"))
         if moe and cfg.latent_norms:  # Muse Spark: the latent mixture's norms before and after the experts
             rows.append((f"{prefix}.mlp.expert_norms", 2 * cfg.expert_hidden * nw, ""))
         if cfg.residual_gates:  # Muse Spark: a gate per channel on each residual add (fp32)
@@ -680,6 +688,15 @@ def checkpoint_size(cfg: ModelConfig, weight_dtype: str, *, mtp: bool = True) ->
         elements += extra // 2
         qbytes += extra
     return CheckpointSize(int(total), int(elements), int(qbytes), int(total - qbytes), nq, n, int(mtp_b), by_role)
+
+
+def idle_expert_bytes(cfg: ModelConfig, weight_dtype: str) -> int:
+    """Bytes of the stored experts no text token runs (ERNIE 4.5 VL's image experts): held in memory, split over the
+    GPUs as the text experts are, never read by a text prompt's GEMMs."""
+    if not cfg.vision_expert_ffn:
+        return 0
+    q, rest = weight_format(cfg, weight_dtype)
+    return sum(_linear_bytes(q, lin, rest)[0] for lin in stored_linears(cfg) if lin.role == "expert" and not lin.ops)
 
 
 @lru_cache(maxsize=256)

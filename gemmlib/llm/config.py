@@ -413,6 +413,9 @@ class ModelConfig:
     # indexer key, gate scores and (transformers) a validity flag
     hyper_mean_head: bool = False  # the hyper-connections' last collapse a plain mean of the streams (no projection),
     # their projections at the model's dtype (biases and scales in fp32)
+    # ----- ERNIE 4.5 VL ---------------------------------------------------------------------------------
+    vision_expert_ffn: int = 0  # a second mixture in every MoE layer, for image tokens only: as many experts as the
+    # text one, this wide, with a router and score bias of its own; stored and counted, never run on a text prompt
 
     def __post_init__(self) -> None:
         for f in ("layers", "hidden", "heads", "ffn", "vocab"):
@@ -429,7 +432,7 @@ class ModelConfig:
                   "hyper_gate_rank", "ngram_dim", "ngram_order", "ngram_heads", "ngram_rows", "ngram_conv",
                   "sliding_heads", "sliding_q_lora_rank", "sliding_kv_lora_rank", "sliding_nope_head_dim",
                   "sliding_rope_head_dim", "sliding_v_head_dim", "cca_depthwise", "cca_grouped", "router_hidden",
-                  "rope_scales", "index_kpool"):
+                  "rope_scales", "index_kpool", "vision_expert_ffn"):
             object.__setattr__(self, f, _whole(f, getattr(self, f), minimum=0))
         for f in ("norms_per_layer", "loop_passes"):
             object.__setattr__(self, f, _whole(f, getattr(self, f)))
@@ -476,6 +479,8 @@ class ModelConfig:
                 raise InputError(N_("experts per token is set but experts is 0 (a dense model)"))
             if self.shared_expert_ffn:
                 raise InputError(N_("{field} is set but experts is 0 (a dense model)"), field="shared expert ffn")
+            if self.vision_expert_ffn:
+                raise InputError(N_("{field} is set but experts is 0 (a dense model)"), field="vision expert ffn")
             if set(self.moe_layers) - {"D", "-"}:
                 raise InputError(N_("{field} is set but experts is 0 (a dense model)"), field="moe layers")
             if self.moe_norms:
@@ -1246,6 +1251,10 @@ class ModelConfig:
             "per_layer_inputs": self._per_layer_input_params(),
             "altup_laurel": self._altup_laurel_params(),
             "shared_experts": moe * self._shared_params(),
+            # ERNIE 4.5 VL: the image tokens' experts and router (no work on text)
+            "vision_experts": (moe * (self.experts * self._mlp_params(self.vision_expert_ffn, self.expert_bias,
+                                                                      self.expert_width) + self._router_params())
+                               if self.vision_expert_ffn else 0),
             "latent_moe": moe * self._latent_moe_params(),
             "residual_gates": 2 * self.layers * self.hidden if self.residual_gates else 0,
             # ZAYA: scale and bias on both sides of each residual add, and on the embedding; each later router's scale
@@ -1392,6 +1401,7 @@ class ModelConfig:
         ``experts_compute = "all"``)."""
         b = self.param_breakdown()
         b["mlp"] = self._dense_mlp_params() + self.moe_layer_count * self._routed_experts_run() * self._expert_params()
+        b["vision_experts"] = 0  # (ERNIE 4.5 VL's image experts: no text token reaches them)
         return sum(b.values())
 
     def _routed_experts_run(self) -> int:
@@ -1637,6 +1647,7 @@ class ModelConfig:
                          "expert_ffn": self.expert_ffn, "moe_layers": self.moe_layer_count,
                          "dense_layers": self.dense_layer_count, "pattern": _compress(self.mlp_kinds),
                          "shared_expert_ffn": self.shared_expert_ffn or None,
+                         **({"vision_expert_ffn": self.vision_expert_ffn} if self.vision_expert_ffn else {}),
                          "shared_expert_gate": self.shared_expert_gate, "router_bias": self.router_bias,
                          "expert_bias": self.expert_bias, "compute": self.experts_compute}
                         if self.is_moe else None)

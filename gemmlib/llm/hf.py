@@ -48,7 +48,7 @@ SUPPORTED_MODEL_TYPES = (
     "gpt_bigcode", "gpt_oss", "glm4_moe", "llama4_text", "llama4", "smollm3", "mistral3", "exaone4", "ernie4_5_moe",
     "glm4_moe_lite", "qwen3_vl", "qwen3_vl_moe", "qwen3_next", "jamba", "nemotron_h", "falcon_h1", "seed_oss",
     "ernie4_5", "glm", "glm4", "ministral3", "apertus", "minimax_m2", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_5",
-    "qwen3_5_moe", "qwen4_exp_text", "qwen4_exp", "dots3_note_text", "dots3_note", "zaya", "step3p7", "mistral_large4", "glm5_next", "hunyuan_v1_dense", "arcee", "exaone", "flex_olmo", "dots1", "deepseek_v32", "glm_moe_dsa",
+    "qwen3_5_moe", "qwen4_exp_text", "qwen4_exp", "dots3_note_text", "dots3_note", "zaya", "step3p7", "mistral_large4", "glm5_next", "ernie4_5_vl_moe", "hunyuan_v1_dense", "arcee", "exaone", "flex_olmo", "dots1", "deepseek_v32", "glm_moe_dsa",
     "granitemoehybrid", "internlm3", "iquestcoder", "sarvam_moe", "sarvam_mla", "helium", "cwm", "solar_open", "youtu",
     "hunyuan_v1_moe", "vaultgemma", "granitemoeshared", "exaone_moe", "cohere2_moe", "nemotron", "granite_swa",
     "granitemoe_swa", "kolibri1", "lfm2", "lfm2_moe", "bamba", "afmoe", "hy_v3", "minicpm3", "gptj", "codegen",
@@ -81,6 +81,7 @@ ARCHITECTURES = {
     "Llama4ForConditionalGeneration": "llama4", "SmolLM3ForCausalLM": "smollm3",
     "Mistral3ForConditionalGeneration": "mistral3", "Exaone4ForCausalLM": "exaone4",
     "MistralLarge4ForConditionalGeneration": "mistral_large4", "Glm5NextForConditionalGeneration": "glm5_next",
+    "Ernie4_5_VLMoeForConditionalGeneration": "ernie4_5_vl_moe",
     "Ernie4_5_MoeForCausalLM": "ernie4_5_moe", "Glm4MoeLiteForCausalLM": "glm4_moe_lite",
     "Qwen3VLForConditionalGeneration": "qwen3_vl", "Qwen3VLMoeForConditionalGeneration": "qwen3_vl_moe",
     "Qwen3NextForCausalLM": "qwen3_next", "JambaForCausalLM": "jamba", "NemotronHForCausalLM": "nemotron_h",
@@ -136,10 +137,10 @@ ARCHITECTURES = {
 _WRAPPERS = {"granite4_vision": "granite4_vision_text", "muse_spark": "muse_spark_text", "muse_glimmer": "muse_glimmer_text", "glm_ocr": "glm_ocr_text", "cosmos3_edge": "cosmos3_edge_text", "hy_v4_vl": "hy_v4_vl_text", "inkling_mm_model": "inkling_text", "inkling2": "inkling2_text", "inkling2_loop": "inkling2_loop_text", "internvl_chat": "", "molmo2": "molmo2_text", "granite_docling": "granite_docling_text", "deepseek_ocr2": "deepseek_ocr2_text", "paddleocr_vl": "paddleocr_vl_text", "glmga": "glm4v_text", "qwen2_5_omni_thinker": "qwen2_5_omni_text", "qwen3_omni_moe_thinker": "qwen3_omni_moe_text", "hunyuan_vl": "hunyuan_vl_text", "qwen2_vl": "qwen2_vl_text", "qwen2_5_vl": "qwen2_5_vl_text", "glm4v": "glm4v_text", "glm46v": "glm4v_text",
              "glm4v_moe": "glm4v_moe_text", "minimax_m3_vl": "minimax_m3_vl_text", "mllama": "mllama_text_model", "aria": "aria_text", "emu3": "emu3_text_model", "apertus1p5": "apertus1p5_text", "cohere_compass": "cohere_compass_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
              "qwen3_vl_moe": "qwen3_vl_moe_text", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text", "qwen4_exp": "qwen4_exp_text", "dots3_note": "dots3_note_text", "step3p7": "step3p5", "mistral_large4": "mistral_large4_text",
-             "glm5_next": "glm5_next_text"}
+             "glm5_next": "glm5_next_text", "ernie4_5_vl_moe": "ernie4_5_vl_moe_text"}
 # Wrappers whose top-level tie_word_embeddings (default False) decides whether the LM head is tied, whatever
 # the text_config says (transformers 5.24 ties by the top-level config).
-_TIE_FROM_TOP = {"glm_ocr": False, "molmo2": False, "glmga": False, "qwen2_5_omni_thinker": False, "qwen3_omni_moe_thinker": False, "glm4v": False, "glm46v": False, "glm4v_moe": False, "apertus1p5": False, "cohere_compass": False, "qwen3_vl": False, "qwen3_vl_moe": False, "qwen3_5": False, "qwen3_5_moe": False, "qwen4_exp": False, "mistral3": True, "mistral_large4": False, "glm5_next": False}
+_TIE_FROM_TOP = {"glm_ocr": False, "molmo2": False, "glmga": False, "qwen2_5_omni_thinker": False, "qwen3_omni_moe_thinker": False, "glm4v": False, "glm46v": False, "glm4v_moe": False, "apertus1p5": False, "cohere_compass": False, "qwen3_vl": False, "qwen3_vl_moe": False, "qwen3_5": False, "qwen3_5_moe": False, "qwen4_exp": False, "mistral3": True, "mistral_large4": False, "glm5_next": False, "ernie4_5_vl_moe": True}
 # Old spellings of a family.
 _LEGACY = {"refinedweb": "falcon", "refinedwebmodel": "falcon"}
 
@@ -641,6 +642,10 @@ DEFAULTS: dict[str, dict] = {
                          moe_intermediate_size=1536, moe_k=6, moe_num_experts=64, moe_num_shared_experts=2,
                          moe_layer_start_index=1, moe_layer_end_index=-1, moe_layer_interval=1,
                          max_position_embeddings=131072),
+    "ernie4_5_vl_moe_text": dict(vocab_size=103424, hidden_size=2560, intermediate_size=12288, num_hidden_layers=28,
+                                 num_attention_heads=20, num_key_value_heads=4, tie_word_embeddings=True,
+                                 use_bias=False, moe_k=6, moe_num_experts=64, moe_num_shared_experts=2,
+                                 max_position_embeddings=131072),
     "seed_oss": dict(vocab_size=155136, hidden_size=4096, intermediate_size=27648, num_hidden_layers=64,
                      num_attention_heads=80, num_key_value_heads=8, head_dim=128, attention_bias=True,
                      attention_out_bias=False, mlp_bias=False, tie_word_embeddings=False,
@@ -1036,6 +1041,7 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
     "gemma3_text": {"sliding_window_pattern": ("_sliding_window_pattern",)},
     "cohere2": {"sliding_window_pattern": ("_sliding_window_pattern",)},
     "ernie4_5_moe": {"moe_num_experts": ("num_experts",), "moe_k": ("num_experts_per_tok",)},
+    "ernie4_5_vl_moe_text": {"moe_num_experts": ("num_experts",), "moe_k": ("num_experts_per_tok",)},
     "glm4_moe_lite": {"n_routed_experts": ("num_local_experts",), "qk_rope_head_dim": ("head_dim",)},
     "qwen3_vl_moe_text": {"num_experts": ("num_local_experts",)},
     "qwen3_next": {"num_experts": ("num_local_experts",)},
@@ -1611,6 +1617,29 @@ def _read_ernie4_5_moe(r: _Read) -> dict:
              shared_expert_ffn=r.whole("moe_num_shared_experts", minimum=0, default=0) * fe,
              router_score_bias=True, score_bias_param=True,
              moe_layers="".join("M" if (i + 1) % every == 0 and start <= i <= end else "D" for i in range(layers)))
+    return c
+
+
+def _read_ernie4_5_vl_moe_text(r: _Read) -> dict:
+    """ERNIE 4.5 VL's decoder (``ernie4_5_vl_moe_text``): ERNIE 4.5 MoE's block, the dense layers by
+    ``mlp_layer_types`` (else the first), every MoE layer two mixtures of ``moe_num_experts`` — the text tokens'
+    (``moe_intermediate_size[0]`` wide, its width also the shared experts') and the image tokens'
+    (``moe_intermediate_size[1]``), each with its router and score-correction parameter; on a text prompt only the
+    first runs."""
+    c = _common(r)
+    b = r.flag("use_bias")
+    widths = r.get("moe_intermediate_size")
+    if widths is None:
+        widths = [1536, 512]
+    if not isinstance(widths, list) or len(widths) != 2:
+        raise InputError(N_("ernie4_5_vl_moe_text: moe_intermediate_size must list the text experts' and the image "
+                            "experts' widths"))
+    fe, fv = (_whole("moe_intermediate_size", w) for w in widths)
+    c.update(qkv_bias=b, o_bias=b, mlp_bias=b, tied_embeddings=r.flag("tie_word_embeddings", True),  # (the wrapper's
+             # LM head has no bias)
+             experts=r.whole("moe_num_experts"), experts_per_token=r.whole("moe_k"), expert_ffn=fe,
+             shared_expert_ffn=r.whole("moe_num_shared_experts", minimum=0, default=0) * fe, vision_expert_ffn=fv,
+             router_score_bias=True, score_bias_param=True, moe_layers=_mlp_layer_types(r, c["layers"], 1))
     return c
 
 
@@ -3971,7 +4000,8 @@ _READERS = {
     "nemotron_h": _read_nemotron_h, "falcon_h1": _read_falcon_h1, "seed_oss": _read_seed_oss,
     "ernie4_5": _read_ernie4_5, "glm": _read_glm, "glm4": _read_glm, "ministral3": _read_ministral3,
     "apertus": _read_apertus, "minimax_m2": _read_minimax_m2, "qwen3_5_text": _read_qwen3_5,
-    "qwen3_5_moe_text": _read_qwen3_5, "qwen4_exp_text": _read_qwen4_exp_text, "dots3_note_text": _read_dots3_note_text, "zaya": _read_zaya, "step3p5": _read_step3p5, "mistral_large4_text": _read_mistral_large4_text, "glm5_next_text": _read_glm5_next_text, "hunyuan_v1_dense": _read_hunyuan_v1_dense, "arcee": _read_arcee,
+    "qwen3_5_moe_text": _read_qwen3_5, "qwen4_exp_text": _read_qwen4_exp_text, "dots3_note_text": _read_dots3_note_text, "zaya": _read_zaya, "step3p5": _read_step3p5, "mistral_large4_text": _read_mistral_large4_text, "glm5_next_text": _read_glm5_next_text,
+    "ernie4_5_vl_moe_text": _read_ernie4_5_vl_moe_text, "hunyuan_v1_dense": _read_hunyuan_v1_dense, "arcee": _read_arcee,
     "exaone": _read_llama, "flex_olmo": _read_flex_olmo, "dots1": _read_dots1, "deepseek_v32": _read_deepseek_v32,
     "granitemoehybrid": _read_granitemoehybrid, "glm_moe_dsa": _read_deepseek_v32, "internlm3": _read_llama,
     "iquestcoder": _read_llama, "sarvam_moe": _read_glm4_moe, "sarvam_mla": _read_deepseek, "helium": _read_helium,

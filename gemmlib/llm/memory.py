@@ -44,7 +44,7 @@ from gemmlib.core.errors import InputError
 from gemmlib.core.hardware import Hardware
 from gemmlib.core.i18n import N_
 from gemmlib.llm.accounting import Workload, memory, prefill_ops
-from gemmlib.llm.checkpoint import element_bytes
+from gemmlib.llm.checkpoint import element_bytes, idle_expert_bytes
 from gemmlib.llm.config import ModelConfig
 from gemmlib.llm.parallel import (
     Parallel,
@@ -122,6 +122,13 @@ def weights_per_gpu(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel)
     total = memory(cfg, wl, hw).weights_bytes
     table = cfg.vocab * cfg.hidden * w  # the embedding table (the LM head's weight when tied)
     rest = total - sum(o.weight_bytes for o in gemm) - (0.0 if cfg.tied_embeddings else table)
+    idle = idle_expert_bytes(cfg, wl.weight_dtype)
+    if idle:  # ERNIE 4.5 VL's image experts: no op reads them; each GPU holds its share as of the text experts
+        routed = [o for o in gemm if o.routed]
+        share = (sum(per_gpu_op(o, cfg, par, stage_layers=stage_l).weight_bytes for o in routed)
+                 / sum(o.weight_bytes for o in routed))
+        rest -= idle
+        layer += idle * share
     if cfg.ngram_layers:  # Qwen4-Exp's n-gram tables split like the embedding (transformers' plan: embedding_colwise),
         # each in its layer's stage: the stage holding most of them counted for both ends
         tables = cfg.ngram_table_params * w

@@ -1130,6 +1130,9 @@ def _read(est: ScaleOutEstimate, gettext: Translate, escape: Escape) -> Read:
         if ex["shared_expert_ffn"]:
             experts = gettext("{experts}; shared expert {width}").format(experts=experts,
                                                                          width=ex["shared_expert_ffn"])
+        if ex.get("vision_expert_ffn"):  # ERNIE 4.5 VL
+            experts = gettext("{experts}; as many image experts of width {width} with their own router, stored and "
+                              "counted, not run on text").format(experts=experts, width=ex["vision_expert_ffn"])
     biases = ", ".join(BIASES.get(x, x) for x in b["biases"]) or label("none")
     rows = [(gettext("family"), gettext("{family} — the decoder of {wrapper}").format(family=r["family"],
                                                                                     wrapper=r["wrapper"])

@@ -2641,3 +2641,60 @@ def test_glm5_next_defaults_engine_counts_and_refusals():
                        (dict(index_kpool_always_select_tail=False), "incomplete pool")):
         with pytest.raises(InputError, match=match):
             read_config(dict(text, **bad))
+
+
+# ERNIE 4.5 VL: text experts 32 wide and image experts 16 wide in every MoE layer; M-RoPE sections for a 16-dim head
+ERNIE_VL = dict(vocab_size=128, hidden_size=64, intermediate_size=96, num_hidden_layers=3, num_attention_heads=4,
+                num_key_value_heads=2, moe_intermediate_size=[32, 16], moe_k=2, moe_num_experts=4,
+                moe_num_shared_experts=1, rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
+                                                           "mrope_section": [3, 3, 2]})
+
+
+@pytest.mark.parametrize(("keys", "top"), [
+    (ERNIE_VL, {}),  # the first layer dense, the head tied (the wrapper's default)
+    (dict(ERNIE_VL, use_bias=True, mlp_layer_types=["sparse", "dense", "sparse"]), dict(tie_word_embeddings=False)),
+])
+def test_ernie4_5_vl_counts_its_decoder_exactly(keys, top):
+    """ERNIE 4.5 VL (ernie4_5_vl_moe, decoder ernie4_5_vl_moe_text): ERNIE 4.5 MoE's block with, in every MoE layer,
+    the image tokens' experts and router beside the text ones — stored (parameters, the bf16 checkpoint with both
+    routers in fp32, to the byte) and never run on a text prompt (a prefill and one decode step to the FLOP, the fp32
+    cache to the byte); active parameters leave them out, and each GPU holds its share of them as of the text
+    experts."""
+    from transformers import AutoModelForImageTextToText
+
+    from gemmlib.llm.memory import weights_per_gpu
+    from gemmlib.llm.parallel import Parallel
+
+    torch.manual_seed(0)
+    hf = AutoConfig.for_model("ernie4_5_vl_moe", text_config=copy.deepcopy(keys), vision_config=dict(_TINY_TOWER),
+                              **top)
+    model = AutoModelForImageTextToText.from_config(hf, attn_implementation="eager",
+                                                     experts_implementation="eager").eval()
+    for raw in (dict(model_type="ernie4_5_vl_moe", text_config=dict(keys, model_type="ernie4_5_vl_moe_text"), **top),
+                json.loads(hf.to_json_string())):
+        cfg, info = read_config(raw)
+        assert info["wrapper"] == "ernie4_5_vl_moe" and info["unknown_keys"] == [], info["unknown_keys"]
+    _decoder_is_exact(model, cfg)
+    sd = AutoModelForImageTextToText.from_config(hf, dtype=torch.bfloat16).state_dict()
+    stored = {t.data_ptr(): t for k, t in sd.items() if ".language_model." in f".{k}" or k.startswith("lm_head")}
+    assert checkpoint_size(cfg, "bf16").bytes == sum(t.nbytes for t in stored.values())
+    image = sum(p.numel() for n, p in model.named_parameters() if ".vision_moe." in n)
+    assert cfg.param_breakdown()["vision_experts"] == image and cfg.active_params < cfg.params - image
+    wl, hw = Workload(batch=1, seq_len=8), get_hardware("H100 SXM")
+    one = weights_per_gpu(cfg, wl, hw, Parallel())["first"]
+    experts = sum(t.nbytes for k, t in sd.items() if ".experts." in k)  # text and image experts, bf16
+    assert one - weights_per_gpu(cfg, wl, hw, Parallel(ep=2))["first"] == pytest.approx(experts / 2)
+
+
+def test_ernie4_5_vl_defaults():
+    """The class defaults (ERNIE-4.5-VL-28B-A3B's shape): the decoder equal to numel() of the language model and the
+    head on the meta device, 28,624,635,776 parameters, 3,352,150,208 active on text (the card's A3B), the image
+    experts 6,799,197,888 of them; two widths are needed."""
+    from gemmlib.core.errors import InputError
+
+    assert _wrapper_defaults_are_exact("ernie4_5_vl_moe") == 28_624_635_776
+    text = json.loads(AutoConfig.for_model("ernie4_5_vl_moe").to_json_string())["text_config"]
+    cfg, _ = read_config(text)
+    assert (cfg.active_params, cfg.param_breakdown()["vision_experts"]) == (3_352_150_208, 6_799_197_888)
+    with pytest.raises(InputError, match="widths"):
+        read_config(dict(text, moe_intermediate_size=[1536]))

@@ -478,6 +478,7 @@ _NEW_FAMILIES = {  # config classes' defaults (with what a released file sets wh
                                       sliding_window=512, num_sliding_attention_heads=96)), 8),
     # Mistral Large 4 (1T): NoPE every fourth layer, and here the last four layers reading earlier latents
     "mistral_large4": (dict(text_config=dict(kv_source_layers=list(range(68)) + [64, 65, 66, 67])), 64),
+    "ernie4_5_vl_moe": ({}, 1),  # ERNIE 4.5 VL: image experts stored beside the text ones
     "glm5_next": ({}, 16),  # GLM-5.3-Flash: KDA beside NoPE MLA under an indexer over pools, hyper-connections
 }
 
@@ -510,6 +511,7 @@ def test_an_uploaded_config_of_each_newly_read_family_is_sized_end_to_end(model_
     assert ("without rotary dims" in rows["MLA"]) == ("J" in cfg.layer_types and cfg.rope_head_dim > 0)  # ML4's
     assert ("latent of an earlier layer" in rows.get("K/V reuse", "")) == ("j" in cfg.layer_types)
     assert ("over pools" in rows["sparse attention"]) == bool(cfg.index_kpool)  # GLM-5-Next's
+    assert ("image experts" in rows["experts"]) == bool(cfg.vision_expert_ffn)  # ERNIE 4.5 VL's
     assert ("no rotary dims" in rows["MLA"]) == (cfg.is_mla and not cfg.rope_head_dim)
     tv = view.training(est, view.TrainingInputs(train=True, tokens=1e9))
     assert tv.metrics[0].label == "step FLOPs" and tv.metrics[0].value
