@@ -476,8 +476,8 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
             rows.append((f"{prefix}.qk_norm", (1 if shape.kv_reused else 2) * shape.head_dim * nw, ""))
             if cfg.is_block_sparse and akind == "I":  # the block indexer's q and k RMSNorms
                 rows.append((f"{prefix}.indexer.qk_norm", 2 * cfg.index_head_dim * nw, ""))
-        elif cfg.qk_norm == "width":
-            rows.append((f"{prefix}.qk_norm", (cfg.q_dim + cfg.kv_dim) * nw, ""))
+        elif cfg.qk_norm == "width":  # (Chameleon's LayerNorms: a bias too)
+            rows.append((f"{prefix}.qk_norm", (cfg.q_dim + cfg.kv_dim) * (nw + cfg.qk_norm_bias), ""))
         if shape.attention_sinks and akind in ATTENTION_LETTERS and not cfg.compressed_attention:
             rows.append((f"{prefix}.sinks", cfg.heads, ""))
         if cfg.attn_gate_bias and akind in ATTENTION_LETTERS:

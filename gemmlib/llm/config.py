@@ -416,6 +416,9 @@ class ModelConfig:
     # ----- ERNIE 4.5 VL ---------------------------------------------------------------------------------
     vision_expert_ffn: int = 0  # a second mixture in every MoE layer, for image tokens only: as many experts as the
     # text one, this wide, with a router and score bias of its own; stored and counted, never run on a text prompt
+    # ----- Chameleon ------------------------------------------------------------------------------------
+    qk_norm_bias: bool = False  # the qk norms are LayerNorms with a bias too (Chameleon's, a weight and a bias per head
+    # and dim: qk_norm "width")
 
     def __post_init__(self) -> None:
         for f in ("layers", "hidden", "heads", "ffn", "vocab"):
@@ -501,7 +504,7 @@ class ModelConfig:
                   "compressed_attention", "attn_gate_bias", "hyper_mix", "ffn_norm", "router_global_scale",
                   "q_gate_latent", "clip_norms", "sink_proj", "qkv_input_norms", "dynamic_kv_conv",
                   "loop_shared_cache", "logit_scale", "residual_gates", "latent_norms", "index_mean_pool", "rope_key_norm", "residual_affine",
-                  "index_q_from_hidden", "hyper_mean_head"):
+                  "index_q_from_hidden", "hyper_mean_head", "qk_norm_bias"):
             if not isinstance(getattr(self, f), bool):
                 raise InputError(N_("{field} must be true or false, got {value!r}"),
                                  field=f, value=getattr(self, f))
@@ -684,6 +687,8 @@ class ModelConfig:
             if not (self.index_heads and self.index_topk) or self.index_head_dim <= self.rope_head_dim:
                 raise InputError(N_("DeepSeek Sparse Attention needs index heads, a top-k and an index head dim larger "
                                     "than the rotary head dim ({rope_head_dim})"), rope_head_dim=self.rope_head_dim)
+        if self.qk_norm_bias and self.qk_norm != "width":
+            raise InputError(N_("qk_norm_bias is read for qk norms over each head's width (qk_norm width) only"))
         if self.index_q_from_hidden and not self.is_dsa:
             raise InputError(N_("index_q_from_hidden is set without DeepSeek Sparse Attention's indexer"))
         if self.index_kpool and not (self.is_dsa and self.index_topk % self.index_kpool == 0):
@@ -1111,8 +1116,8 @@ class ModelConfig:
             p += h
         if self.qk_norm == "head":  # a layer reusing K/V has a q norm only
             p += (1 if self.kv_reused else 2) * self.head_dim * self.norm_weights
-        elif self.qk_norm == "width":
-            p += (self.q_dim + kw) * self.norm_weights
+        elif self.qk_norm == "width":  # (Chameleon's LayerNorms: a bias too)
+            p += (self.q_dim + kw) * (self.norm_weights + self.qk_norm_bias)
         if self.attention_sinks:
             p += H
         if self.attn_gate_bias:

@@ -48,7 +48,7 @@ SUPPORTED_MODEL_TYPES = (
     "gpt_bigcode", "gpt_oss", "glm4_moe", "llama4_text", "llama4", "smollm3", "mistral3", "exaone4", "ernie4_5_moe",
     "glm4_moe_lite", "qwen3_vl", "qwen3_vl_moe", "qwen3_next", "jamba", "nemotron_h", "falcon_h1", "seed_oss",
     "ernie4_5", "glm", "glm4", "ministral3", "apertus", "minimax_m2", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_5",
-    "qwen3_5_moe", "qwen4_exp_text", "qwen4_exp", "dots3_note_text", "dots3_note", "zaya", "step3p7", "mistral_large4", "glm5_next", "ernie4_5_vl_moe", "hunyuan_v1_dense", "arcee", "exaone", "flex_olmo", "dots1", "deepseek_v32", "glm_moe_dsa",
+    "qwen3_5_moe", "qwen4_exp_text", "qwen4_exp", "dots3_note_text", "dots3_note", "zaya", "step3p7", "mistral_large4", "glm5_next", "ernie4_5_vl_moe", "chameleon", "hunyuan_v1_dense", "arcee", "exaone", "flex_olmo", "dots1", "deepseek_v32", "glm_moe_dsa",
     "granitemoehybrid", "internlm3", "iquestcoder", "sarvam_moe", "sarvam_mla", "helium", "cwm", "solar_open", "youtu",
     "hunyuan_v1_moe", "vaultgemma", "granitemoeshared", "exaone_moe", "cohere2_moe", "nemotron", "granite_swa",
     "granitemoe_swa", "kolibri1", "lfm2", "lfm2_moe", "bamba", "afmoe", "hy_v3", "minicpm3", "gptj", "codegen",
@@ -81,7 +81,7 @@ ARCHITECTURES = {
     "Llama4ForConditionalGeneration": "llama4", "SmolLM3ForCausalLM": "smollm3",
     "Mistral3ForConditionalGeneration": "mistral3", "Exaone4ForCausalLM": "exaone4",
     "MistralLarge4ForConditionalGeneration": "mistral_large4", "Glm5NextForConditionalGeneration": "glm5_next",
-    "Ernie4_5_VLMoeForConditionalGeneration": "ernie4_5_vl_moe",
+    "Ernie4_5_VLMoeForConditionalGeneration": "ernie4_5_vl_moe", "ChameleonForConditionalGeneration": "chameleon",
     "Ernie4_5_MoeForCausalLM": "ernie4_5_moe", "Glm4MoeLiteForCausalLM": "glm4_moe_lite",
     "Qwen3VLForConditionalGeneration": "qwen3_vl", "Qwen3VLMoeForConditionalGeneration": "qwen3_vl_moe",
     "Qwen3NextForCausalLM": "qwen3_next", "JambaForCausalLM": "jamba", "NemotronHForCausalLM": "nemotron_h",
@@ -378,6 +378,8 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     "glm5_next_text": frozenset({"qk_head_dim", "head_dim", "swiglu_limit", "linear_lower_bound", "hc_eps",
                                  "hc_sinkhorn_iters", "n_group", "topk_group", "routed_scaling_factor",
                                  "norm_topk_prob", "router_aux_loss_coef", "first_k_dense_replace"}),
+    # Chameleon: the norms' placement, its training's shard count, the VQ-VAE and its token map change no decoder count
+    "chameleon": frozenset({"swin_norm", "model_parallel_size", "vq_config", "vocabulary_map", "image_token_id"}),
     "glm_moe_dsa": frozenset({"qk_head_dim", "head_dim", "moe_layer_freq", "mlp_bias", "indexer_rope_interleave",
                               "index_share_for_mtp_iteration"}),  # (no MTP layer is built)
     "cohere": frozenset({"head_dim"}),  # always hidden_size / heads
@@ -646,6 +648,9 @@ DEFAULTS: dict[str, dict] = {
                                  num_attention_heads=20, num_key_value_heads=4, tie_word_embeddings=True,
                                  use_bias=False, moe_k=6, moe_num_experts=64, moe_num_shared_experts=2,
                                  max_position_embeddings=131072),
+    "chameleon": dict(vocab_size=65536, hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
+                      num_attention_heads=32, num_key_value_heads=32, attention_bias=False, mlp_bias=False,
+                      tie_word_embeddings=False, max_position_embeddings=4096),
     "seed_oss": dict(vocab_size=155136, hidden_size=4096, intermediate_size=27648, num_hidden_layers=64,
                      num_attention_heads=80, num_key_value_heads=8, head_dim=128, attention_bias=True,
                      attention_out_bias=False, mlp_bias=False, tie_word_embeddings=False,
@@ -1156,6 +1161,21 @@ def _read_llama(r: _Read) -> dict:
     c = _common(r)
     ab = r.flag("attention_bias")
     c.update(qkv_bias=ab, o_bias=ab, mlp_bias=r.flag("mlp_bias"))
+    return c
+
+
+def _read_chameleon(r: _Read) -> dict:
+    """Chameleon (Meta): Llama's block whose queries and keys are LayerNormed per head, with a weight and a bias for
+    every head and dim (``swin_norm`` moves the norms after each sublayer: the same parameters); images become tokens of
+    its vocabulary through a VQ-VAE (``vq_config``), named, not counted."""
+    c = _common(r)
+    ab = r.flag("attention_bias")
+    c.update(qkv_bias=ab, o_bias=ab, mlp_bias=r.flag("mlp_bias"), qk_norm="width", qk_norm_bias=True)
+    if c["heads"] * c["head_dim"] != c["hidden"]:  # (its o_proj is hidden × hidden)
+        raise InputError(N_("chameleon: num_attention_heads × head_dim ({q}) must equal hidden_size ({hidden})"),
+                         q=c["heads"] * c["head_dim"], hidden=c["hidden"])
+    r.notes.append(Text(N_("chameleon: its VQ-VAE image tokenizer (vq_config), which turns an image into tokens of the "
+                           "vocabulary, is named, not counted")))
     return c
 
 
@@ -4001,7 +4021,7 @@ _READERS = {
     "ernie4_5": _read_ernie4_5, "glm": _read_glm, "glm4": _read_glm, "ministral3": _read_ministral3,
     "apertus": _read_apertus, "minimax_m2": _read_minimax_m2, "qwen3_5_text": _read_qwen3_5,
     "qwen3_5_moe_text": _read_qwen3_5, "qwen4_exp_text": _read_qwen4_exp_text, "dots3_note_text": _read_dots3_note_text, "zaya": _read_zaya, "step3p5": _read_step3p5, "mistral_large4_text": _read_mistral_large4_text, "glm5_next_text": _read_glm5_next_text,
-    "ernie4_5_vl_moe_text": _read_ernie4_5_vl_moe_text, "hunyuan_v1_dense": _read_hunyuan_v1_dense, "arcee": _read_arcee,
+    "ernie4_5_vl_moe_text": _read_ernie4_5_vl_moe_text, "chameleon": _read_chameleon, "hunyuan_v1_dense": _read_hunyuan_v1_dense, "arcee": _read_arcee,
     "exaone": _read_llama, "flex_olmo": _read_flex_olmo, "dots1": _read_dots1, "deepseek_v32": _read_deepseek_v32,
     "granitemoehybrid": _read_granitemoehybrid, "glm_moe_dsa": _read_deepseek_v32, "internlm3": _read_llama,
     "iquestcoder": _read_llama, "sarvam_moe": _read_glm4_moe, "sarvam_mla": _read_deepseek, "helium": _read_helium,

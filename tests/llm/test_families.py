@@ -2698,3 +2698,38 @@ def test_ernie4_5_vl_defaults():
     assert (cfg.active_params, cfg.param_breakdown()["vision_experts"]) == (3_352_150_208, 6_799_197_888)
     with pytest.raises(InputError, match="widths"):
         read_config(dict(text, moe_intermediate_size=[1536]))
+
+
+CHAMELEON = dict(vocab_size=128, hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
+                 num_key_value_heads=2, vocabulary_map={"<image>": 127},
+                 vq_config=dict(embed_dim=8, num_embeddings=16, latent_channels=8, base_channels=32,
+                                channel_multiplier=[1, 1], resolution=16, num_res_blocks=1))
+
+
+@pytest.mark.parametrize("keys", [CHAMELEON, dict(CHAMELEON, swin_norm=True, attention_bias=True, mlp_bias=True)])
+def test_chameleon_is_exact(keys):
+    """Chameleon (Meta) from transformers' own class: Llama's block with a LayerNorm over each query and key head
+    (a weight and a bias per head and dim), the norms before or after each sublayer (swin_norm), biases by
+    attention_bias and mlp_bias — parameters, a prefill and one decode step to the FLOP, the fp32 cache and the bf16
+    checkpoint to the byte; its VQ-VAE image tokenizer named, not counted. At the class defaults (Chameleon-7B's
+    shape) the decoder equals numel() on the meta device: 7,013,666,816 parameters."""
+    from transformers import AutoModelForImageTextToText
+
+    torch.manual_seed(0)
+    hf = AutoConfig.for_model("chameleon", **copy.deepcopy(keys))
+    model = AutoModelForImageTextToText.from_config(hf, attn_implementation="eager").eval()
+    for raw in (dict(keys, model_type="chameleon"), json.loads(hf.to_json_string())):
+        cfg, info = read_config(raw)
+        assert info["unknown_keys"] == [] and any("VQ-VAE" in str(n) for n in info["notes"])
+        assert cfg.params == sum(p.numel() for n, p in model.named_parameters() if ".vqmodel." not in f".{n}")
+    prefill, decode, _, nbytes = _run(model, hf.vocab_size)
+    wl = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1, kv_dtype="fp32")
+    assert (sum(o.flops for o in prefill_ops(cfg, wl)), sum(o.flops for o in decode_ops(cfg, wl))) == (prefill, decode)
+    assert kv_cache_bytes(cfg, wl) == nbytes
+    sd = AutoModelForImageTextToText.from_config(hf, dtype=torch.bfloat16).state_dict()
+    assert checkpoint_size(cfg, "bf16").bytes == sum(t.nbytes for k, t in sd.items() if ".vqmodel." not in f".{k}")
+    big = AutoConfig.for_model("chameleon", vocabulary_map={"<image>": 8711})  # (the model needs the image token)
+    with torch.device("meta"):
+        full = AutoModelForImageTextToText.from_config(big)
+    cfg, _ = read_config(json.loads(big.to_json_string()))
+    assert cfg.params == sum(p.numel() for n, p in full.named_parameters() if ".vqmodel." not in f".{n}") == 7_013_666_816

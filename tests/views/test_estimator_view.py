@@ -478,6 +478,7 @@ _NEW_FAMILIES = {  # config classes' defaults (with what a released file sets wh
                                       sliding_window=512, num_sliding_attention_heads=96)), 8),
     # Mistral Large 4 (1T): NoPE every fourth layer, and here the last four layers reading earlier latents
     "mistral_large4": (dict(text_config=dict(kv_source_layers=list(range(68)) + [64, 65, 66, 67])), 64),
+    "chameleon": (dict(vocabulary_map={"<image>": 8711}), 1),
     "ernie4_5_vl_moe": ({}, 1),  # ERNIE 4.5 VL: image experts stored beside the text ones
     "glm5_next": ({}, 16),  # GLM-5.3-Flash: KDA beside NoPE MLA under an indexer over pools, hyper-connections
 }
