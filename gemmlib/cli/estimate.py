@@ -326,6 +326,11 @@ def _read_lines(read: dict | None) -> list[str]:
     blk = read.get("block", {})
     if blk.get("per_layer_inputs"):
         bits.append(f"per-layer inputs {blk['per_layer_inputs']} wide")
+    if blk.get("shared_blocks"):  # Zamba2
+        sb = blk["shared_blocks"]
+        bits.append(f"{sb['blocks']} shared attention-and-MLP blocks run in turn by the {sb['layers']} P layers on "
+                    f"[hidden; embedding] ({sb['input_width']:,} wide), each run with its own rank-{sb['adapter_rank']} "
+                    f"adapters on gate|up{' and q, k, v' if sb['qkv_adapters'] else ''}")
     if blk.get("hyper_streams"):
         bits.append(f"hyper-connections over {blk['hyper_streams']} streams")
     if read.get("hash_layers"):

@@ -86,11 +86,11 @@ from gemmlib.llm.ssm import work as mixer_work
 
 OP_NAMES = ("attn_res", "loop_gate_down", "loop_gate_up", "norm_gate_down", "norm_gate_up", "q_proj", "q_a_proj", "q_b_proj", "q_gate_proj", "k_proj", "v_proj", "kv_conv", "kv_conv_taps", "rel_proj", "rel_logits",
             "sink_proj", "kv_proj", "cca_v_init", "cca_conv_depthwise", "cca_conv_grouped",
-            "kv_a_proj", "kv_b_proj", "q_absorb",
+            "qkv_adapter_down", "qkv_adapter_up", "kv_a_proj", "kv_b_proj", "q_absorb",
             "csa_kv", "csa_gate", "hca_kv", "hca_gate", "index_kv", "index_gate",
             "attn_scores", "attn_values", "attn_scores_sliding", "attn_values_sliding", "attn_scores_compressed",
             "attn_values_compressed", "attn_scores_sparse", "attn_values_sparse", "o_absorb", "attn_gate", "o_proj", "o_a_proj", "o_b_proj",
-            "attn_conv",
+            "attn_conv", "block_out_proj", "mlp_adapter_down", "mlp_adapter_up",
             "in_proj_qkvz", "in_proj_ba", "in_proj_qkv", "in_proj_z", "in_proj_b", "in_proj_a", "in_proj", "conv1d",
             "kda_f_a", "kda_f_b", "kda_g_a", "kda_g_b", "kda_f", "kda_g", "rg_input_gate", "rg_recurrent_gate",
             "x_proj", "dt_proj", "ssm_chunks", "ssm_scan_out", "out_proj",
@@ -155,6 +155,9 @@ SHARDING: dict[str, str] = {
     # DeepSeek-V3.2's indexer: every rank scores every key (vLLM's indexer projections are replicated)
     "index_q": "replicated", "index_k": "replicated", "index_weights": "replicated", "index_scores": "replicated",
     "index_reduce": "replicated", "index_pool_gate": "replicated",
+    # Zamba2's per-layer adapters and block output projection: small; the up-projections split like q|k|v and gate|up
+    "qkv_adapter_down": "replicated", "qkv_adapter_up": "column", "mlp_adapter_down": "replicated",
+    "mlp_adapter_up": "column", "block_out_proj": "replicated",
     # Gemma 4's per-layer inputs: small projections every rank runs whole
     "per_layer_model_proj": "replicated", "per_layer_gate": "replicated", "per_layer_proj": "replicated",
     # Gemma 3n's AltUp and LAuReL: small projections every rank runs whole
@@ -776,7 +779,7 @@ def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, aki
                 note = Text(N_("the layers that reuse an earlier layer's keys and values project queries only"))
             if name == "q_proj" and cfg.attn_output_gate:
                 note = Text(N_("the queries and a sigmoid gate on the attention output"))
-            ops.append(_linear(name, m=tokens, k=d, n=n, w_bytes=sz.w(name, mkind), note=note, **lin))
+            ops.append(_linear(name, m=tokens, k=cfg.attn_in, n=n, w_bytes=sz.w(name, mkind), note=note, **lin))
         if cfg.cca_depthwise:
             ops += _cca_ops(cfg, wl, sz, run, layers=layers)
         if cfg.short_conv and cfg.dynamic_kv_conv and akind == "F":  # Inkling 2: taps per token (the filter itself is
@@ -1257,10 +1260,37 @@ def _stack_ops(cfg: ModelConfig, wl: Workload, run: _Run, groups: list[tuple[str
             mlp += _altup_laurel_ops(shape, wl, ssz, run, layers=n)
         if cfg.hyper_streams:
             mlp += _hyper_ops(cfg, wl, run, layers=n)
+        if cfg.shared_blocks and akind == "P":
+            att += _block_ops(cfg, wl, sz, run, mkind=mkind, layers=n)
         if cfg.gated_norm_rank:
             att += _norm_gate_ops(cfg, wl, sz, run, mkind=mkind, layers=n)
     order = {name: i for i, name in enumerate(OP_NAMES)}
     return sorted(_sum_ops(att), key=lambda o: order[o.name]) + sorted(_sum_ops(mlp), key=lambda o: order[o.name])
+
+
+def _block_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, mkind: str, layers: int) -> list[Op]:
+    """Zamba2's P layers beside their shared block's GEMMs: each layer's own low-rank adapters (on q, k and v, from the
+    attention's input; on gate|up, from the hidden state) and the projection of the block's output into the mixer's
+    input."""
+    r, h, a, runs = cfg.block_adapter_rank, cfg.hidden, cfg.attn_in, layers * run.steps
+    lin = dict(phase=run.phase, sz=sz)
+    note = Text(N_("each layer's own low-rank adapter beside its shared block's weights (rank {r})"), r=r)
+    ops = []
+    if r and cfg.qkv_adapters:  # three of each: q, k and v (as wide as one another here)
+        ops += [_linear("qkv_adapter_down", m=run.tokens, k=a, n=r, runs=3 * runs, weight_reads=3 * runs,
+                        w_bytes=sz.w("qkv_adapter_down", mkind) / 3, note=note, **lin),
+                _linear("qkv_adapter_up", m=run.tokens, k=r, n=cfg.q_dim, runs=3 * runs, weight_reads=3 * runs,
+                        w_bytes=sz.w("qkv_adapter_up", mkind) / 3, note=note, **lin)]
+    if r:
+        ops += [_linear("mlp_adapter_down", m=run.tokens, k=h, n=r, runs=runs, weight_reads=runs,
+                        w_bytes=sz.w("mlp_adapter_down", mkind), note=note, **lin),
+                _linear("mlp_adapter_up", m=run.tokens, k=r, n=2 * cfg.ffn, runs=runs, weight_reads=runs,
+                        w_bytes=sz.w("mlp_adapter_up", mkind), note=note, **lin)]
+    if cfg.block_out_proj:
+        ops.append(_linear("block_out_proj", m=run.tokens, k=h, n=h, runs=runs, weight_reads=runs,
+                           w_bytes=sz.w("block_out_proj", mkind),
+                           note=Text(N_("the shared block's output projected into the Mamba-2 mixer's input")), **lin))
+    return ops
 
 
 def _norm_gate_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, mkind: str, layers: int) -> list[Op]:
@@ -1347,6 +1377,8 @@ def _other_group_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, a
         extra = q + (0 if cfg.kv_reused else kv)
     if cfg.per_layer_input:
         npl += 1  # the norm after the per-layer input's projection
+    if cfg.shared_blocks and akind == "P":  # Zamba2: the block's norms, the attention input's (its width) and the MLP's
+        extra += cfg.attn_in + d
     nd = d * (cfg.hyper_streams if cfg.hyper_gate_rank else 1)  # Qwen4-Exp: two grouped norms over every stream
     width = npl * nd + extra
     if akind not in ATTENTION_LETTERS:

@@ -156,7 +156,7 @@ def _attention(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
                 for name, o, k in (("q_proj", q, cfg.hidden), ("k_proj", kv, cfg.hidden), ("v_proj", kv, cfg.hidden),
                                    ("o_proj", cfg.hidden, cfg.o_dim))] + _mlp(cfg, i, n, "D")
     out = _attention_linears(cfg, i, n) if cfg.attention_kinds[i] in ATTENTION_LETTERS else []
-    return out + _mixer(cfg, i, n)
+    return out + _block_linears(cfg, i, n) + _mixer(cfg, i, n)
 
 
 def _attention_linears(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
@@ -197,7 +197,7 @@ def _attention_linears(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
         return out
     q, k, v = cfg.q_proj_width, cfg.k_proj_width, cfg.v_proj_width
     if cfg.fused_qkv:
-        out = [Linear(f"{p}.{n['qkv']}", "attention", q + k + v, h, cfg.qkv_bias, i,
+        out = [Linear(f"{p}.{n['qkv']}", "attention", q + k + v, cfg.attn_in, cfg.qkv_bias, i,
                       (("q_proj", q), ("k_proj", k), ("v_proj", v)))]
     elif cfg.cca_depthwise:  # ZAYA: the values half from the token, half delayed, each its own matrix
         c = f"{p}.qkv_proj"
@@ -206,7 +206,7 @@ def _attention_linears(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
         out += [Linear(f"{c}.v_proj_{x}", "attention", v // 2, h, cfg.qkv_bias, i, (("v_proj", v // 2),))
                 for x in ("current", "delayed")]
     else:  # Gemma 4: no v_proj where the keys are the values too, neither k nor v where the layer reuses K/V
-        out = [Linear(f"{p}.{n[name]}", "attention", w, h, cfg.qkv_bias, i, ((f"{name}_proj", w),))
+        out = [Linear(f"{p}.{n[name]}", "attention", w, cfg.attn_in, cfg.qkv_bias, i, ((f"{name}_proj", w),))
                for name, w in (("q", q), ("k", k), ("v", v)) if w]
     if cfg.gate_proj_width:  # a separate gate on the attention output (LFM3, Laguna)
         g = cfg.gate_proj_width
@@ -395,12 +395,51 @@ def _ngram(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
             Linear(f"{p}.value_proj", "per_layer", cfg.hidden, g, False, i, (("ngram_value", cfg.hidden),))]
 
 
+def _block_index(cfg: ModelConfig, i: int) -> int:
+    """Zamba2: which run of a shared block layer i is (its count among the P layers before it)."""
+    return cfg.attention_kinds[:i].count("P")
+
+
+def _block_reused(cfg: ModelConfig, i: int) -> bool:
+    """Whether layer i runs a shared block an earlier layer stores (Zamba2's blocks are used in turn)."""
+    return bool(cfg.shared_blocks) and i < cfg.layers and cfg.attention_kinds[i] == "P" and \
+        _block_index(cfg, i) >= cfg.shared_blocks
+
+
+def _block_linears(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
+    """A P layer's own linears beside its shared block (Zamba2): the low-rank adapters on q, k, v and gate|up (stored
+    in the block, one per run) and the output projection into the mixer's input."""
+    if not cfg.shared_blocks or i >= cfg.layers or cfg.attention_kinds[i] != "P":
+        return []
+    j, r, h, a = _block_index(cfg, i), cfg.block_adapter_rank, cfg.hidden, cfg.attn_in
+    p = n["prefix"].format(i=i)
+    b = f"{p}.shared_transformer"
+    out = []
+    if r and cfg.qkv_adapters:
+        for x, w in (("q", cfg.q_dim), ("k", cfg.kv_dim), ("v", cfg.kv_dim)):
+            out += [Linear(f"{b}.self_attn.linear_{x}_adapter_list.{j}.0", "attention", r, a, False, i,
+                           (("qkv_adapter_down", r),)),
+                    Linear(f"{b}.self_attn.linear_{x}_adapter_list.{j}.1", "attention", w, r, False, i,
+                           (("qkv_adapter_up", w),))]
+    if r:
+        out += [Linear(f"{b}.feed_forward.gate_up_proj_adapter_list.{j}.0", "mlp", r, h, False, i,
+                       (("mlp_adapter_down", r),)),
+                Linear(f"{b}.feed_forward.gate_up_proj_adapter_list.{j}.1", "mlp", 2 * cfg.ffn, r, False, i,
+                       (("mlp_adapter_up", 2 * cfg.ffn),))]
+    if cfg.block_out_proj:
+        out.append(Linear(f"{p}.linear", "attention", h, h, False, i, (("block_out_proj", h),)))
+    return out
+
+
 def stored_linears(cfg: ModelConfig, *, mtp: bool = True) -> list[Linear]:
     """Every linear layer of the checkpoint, layer by layer, then the LM head (and the MTP layers)."""
     n = _names(cfg)
     out: list[Linear] = _per_layer_inputs(cfg, -1, n) + _altup_laurel(cfg, -1, n)
     kinds, akinds = cfg.mlp_kinds, cfg.attention_kinds
     for i in range(cfg.layers):
+        if _block_reused(cfg, i):  # Zamba2: a later run of a shared block stores only its own adapters and mixer
+            out += _block_linears(cfg, i, n) + _mixer(cfg, i, n)
+            continue
         out += _attention(cfg, i, n) + _mlp(cfg.attention_shape(akinds[i]), i, n, kinds[i])
         out += _per_layer_inputs(cfg, i, n) + _altup_laurel(cfg, i, n) + _norm_gates(cfg, i, n, kinds[i])
         out += _message_gates(cfg, i, n) + _ngram(cfg, i, n)
@@ -543,6 +582,9 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
         moe_seen += kinds[i] == "M"
         out += layer(f"layers.{i}", kinds[i] == "M", akinds[i], kinds[i] == "D",
                      hashed=kinds[i] == "M" and moe_seen <= cfg.hash_layers)
+        if cfg.shared_blocks and akinds[i] == "P" and not _block_reused(cfg, i):  # Zamba2: a block's two norms,
+            # the attention input's (its width) and the MLP's
+            out.append((f"layers.{i}.shared_transformer.norms", (cfg.attn_in + h) * nw, ""))
     if cfg.ngram_layers:  # Qwen4-Exp: the n-gram tables, and each N layer's norms, convolution and hash buffers
         w, heads = cfg.hyper_streams * h, (cfg.ngram_order - 1) * cfg.ngram_heads
         out.append(("ngram_embeddings", cfg.ngram_table_params, ""))

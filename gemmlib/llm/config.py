@@ -419,6 +419,15 @@ class ModelConfig:
     # ----- Chameleon ------------------------------------------------------------------------------------
     qk_norm_bias: bool = False  # the qk norms are LayerNorms with a bias too (Chameleon's, a weight and a bias per head
     # and dim: qk_norm "width")
+    # ----- Zamba2 ---------------------------------------------------------------------------------------
+    attn_input_width: int = 0  # the attention's input width (0: hidden); Zamba2's reads [hidden state; embedding], 2 × hidden,
+    # through a norm that wide
+    shared_blocks: int = 0  # the P layers' attention and MLP are this many blocks used in turn, each stored once (Zamba2's
+    # num_mem_blocks: the layer's Mamba-2 mixer runs after its block); 0: every layer its own
+    block_adapter_rank: int = 0  # each P layer's own low-rank adapter on its shared block's gate|up (hidden → r → 2 × ffn)
+    qkv_adapters: bool = False  # and on its q, k and v (attention input → r → each one's width)
+    block_out_proj: bool = False  # the block's output projected hidden → hidden (per layer) before it joins the mixer's
+    # input
 
     def __post_init__(self) -> None:
         for f in ("layers", "hidden", "heads", "ffn", "vocab"):
@@ -435,7 +444,8 @@ class ModelConfig:
                   "hyper_gate_rank", "ngram_dim", "ngram_order", "ngram_heads", "ngram_rows", "ngram_conv",
                   "sliding_heads", "sliding_q_lora_rank", "sliding_kv_lora_rank", "sliding_nope_head_dim",
                   "sliding_rope_head_dim", "sliding_v_head_dim", "cca_depthwise", "cca_grouped", "router_hidden",
-                  "rope_scales", "index_kpool", "vision_expert_ffn"):
+                  "rope_scales", "index_kpool", "vision_expert_ffn", "attn_input_width", "shared_blocks",
+                  "block_adapter_rank"):
             object.__setattr__(self, f, _whole(f, getattr(self, f), minimum=0))
         for f in ("norms_per_layer", "loop_passes"):
             object.__setattr__(self, f, _whole(f, getattr(self, f)))
@@ -504,7 +514,7 @@ class ModelConfig:
                   "compressed_attention", "attn_gate_bias", "hyper_mix", "ffn_norm", "router_global_scale",
                   "q_gate_latent", "clip_norms", "sink_proj", "qkv_input_norms", "dynamic_kv_conv",
                   "loop_shared_cache", "logit_scale", "residual_gates", "latent_norms", "index_mean_pool", "rope_key_norm", "residual_affine",
-                  "index_q_from_hidden", "hyper_mean_head", "qk_norm_bias"):
+                  "index_q_from_hidden", "hyper_mean_head", "qk_norm_bias", "qkv_adapters", "block_out_proj"):
             if not isinstance(getattr(self, f), bool):
                 raise InputError(N_("{field} must be true or false, got {value!r}"),
                                  field=f, value=getattr(self, f))
@@ -570,6 +580,17 @@ class ModelConfig:
             raise InputError(N_("a cross-attention layer (X) carries its own MLP: its MLP letter must be -"))
         if "X" in lt and (self.is_mla or self.compressed_attention or self.mixer is not None):
             raise InputError(N_("cross-attention layers (X) are read beside plain grouped-query attention only"))
+
+    def _check_shared_blocks(self) -> None:
+        """Zamba2's shared blocks: attention only in P layers, a dense MLP exactly there, full-width adapters."""
+        kinds, mlps = self.attention_kinds, self.mlp_kinds
+        if not self.shared_blocks or self.mixer is None or self.is_mla or self.is_moe or set(kinds) - {"P", "2"} or any(
+                (a == "P") != (m == "D") for a, m in zip(kinds, mlps, strict=True)) or "P" not in kinds:
+            raise InputError(N_("shared attention-and-MLP blocks (Zamba2's) are read in P layers beside Mamba-2 ones "
+                                "(2), a dense MLP in each P layer and none in the others"))
+        if self.qkv_adapters and self.kv_dim != self.q_dim:
+            raise InputError(N_("adapters on q, k and v need as many KV heads as query heads (they add to each at the "
+                                "attention's width)"))
 
     def _check_latent_sharing(self) -> None:
         """Mistral Large 4: a layer reading another layer's latent (i / j / f / g) needs an earlier layer that caches
@@ -687,6 +708,9 @@ class ModelConfig:
             if not (self.index_heads and self.index_topk) or self.index_head_dim <= self.rope_head_dim:
                 raise InputError(N_("DeepSeek Sparse Attention needs index heads, a top-k and an index head dim larger "
                                     "than the rotary head dim ({rope_head_dim})"), rope_head_dim=self.rope_head_dim)
+        if self.shared_blocks or self.block_adapter_rank or self.qkv_adapters or self.block_out_proj or \
+                self.attn_input_width:
+            self._check_shared_blocks()
         if self.qk_norm_bias and self.qk_norm != "width":
             raise InputError(N_("qk_norm_bias is read for qk norms over each head's width (qk_norm width) only"))
         if self.index_q_from_hidden and not self.is_dsa:
@@ -862,6 +886,28 @@ class ModelConfig:
     def head_vocab(self) -> int:
         """The LM head's output rows: the vocabulary, or fewer where the head is pruned (:attr:`output_vocab`)."""
         return self.output_vocab or self.vocab
+
+    @property
+    def attn_in(self) -> int:
+        """The width q, k and v are projected from: the hidden state's, or Zamba2's [hidden state; embedding]."""
+        return self.attn_input_width or self.hidden
+
+    @property
+    def block_layers(self) -> int:
+        """Layers running a shared attention-and-MLP block (Zamba2's hybrid layers, P); 0 without shared blocks."""
+        return self.attention_kinds.count("P") if self.shared_blocks else 0
+
+    @property
+    def stored_blocks(self) -> int:
+        """The shared blocks stored: as many as are used, at most :attr:`shared_blocks`."""
+        return min(self.shared_blocks, self.block_layers)
+
+    def _block_layer_params(self) -> int:
+        """What each P layer has of its own beside its shared block (Zamba2): the adapters on gate|up and on q, k, v,
+        and the output projection."""
+        r, h = self.block_adapter_rank, self.hidden
+        qkv = (self.attn_in * 3 * r + r * (self.q_dim + 2 * self.kv_dim)) if self.qkv_adapters and r else 0
+        return (h * r + r * 2 * self.ffn if r else 0) + qkv + (h * h if self.block_out_proj else 0)
 
     @property
     def q_dim(self) -> int:
@@ -1109,7 +1155,7 @@ class ModelConfig:
             return (h * rq + rq + rq * self.q_dim + h * hd + hd + self.o_dim * self.o_lora_rank
                     + self.o_groups * self.o_lora_rank * h + H)
         qw, kw = self.q_proj_width, self.k_proj_width
-        p = h * (qw + kw + self.v_proj_width + self.gate_proj_width) + self.o_dim * h
+        p = self.attn_in * (qw + kw + self.v_proj_width) + h * self.gate_proj_width + self.o_dim * h
         if self.qkv_bias:
             p += qw + kw + self.v_proj_width
         if self.o_bias:
@@ -1237,12 +1283,16 @@ class ModelConfig:
         """Exact parameter counts by part; the values add up to :meth:`params`."""
         moe, dense = self.moe_layer_count, self.dense_layer_count
         head = 0 if self.tied_embeddings else self.head_vocab * self.hidden
+        attn = self._per_kind(lambda c, k: c._attn_params() if k in ATTENTION_LETTERS else 0)
+        mlp = self._dense_mlp_params()
+        if self.shared_blocks:  # Zamba2: every attention layer and dense MLP is a P layer's, one of stored_blocks
+            attn, mlp = attn // self.block_layers * self.stored_blocks, mlp // self.block_layers * self.stored_blocks
         return {
             "embedding": self.vocab * self.hidden,
             "positions": self.learned_positions * self.hidden + self.rope_scales,
-            "attention": self._per_kind(lambda c, k: c._attn_params() if k in ATTENTION_LETTERS else 0)
-            + self.indexer_layer_count * self._indexer_params() + self._compressors()
+            "attention": attn + self.indexer_layer_count * self._indexer_params() + self._compressors()
             + (self.hidden if self.last_o_bias and not self.o_bias else 0) + self._rel_bank_params(),
+            "block_layers": self.block_layers * self._block_layer_params(),  # (Zamba2's adapters and projections)
             "short_convs": self._short_conv_params(),
             "norm_gates": self.gated_norms * 2 * self.hidden * self.gated_norm_rank,
             "attn_residuals": self.attn_res_queries * self.hidden,
@@ -1252,7 +1302,7 @@ class ModelConfig:
             "hyper_connections": self._hyper_params(),
             "cross_attention": self.attention_kinds.count("X") * self._cross_params(),
             "mixers": self.mixer_layer_count * self.mixer.params(self.hidden) if self.mixer else 0,
-            "mlp": self._dense_mlp_params() + dense * self.activation_params + moe * self.experts * self._expert_params(),
+            "mlp": mlp + dense * self.activation_params + moe * self.experts * self._expert_params(),
             "per_layer_inputs": self._per_layer_input_params(),
             "altup_laurel": self._altup_laurel_params(),
             "shared_experts": moe * self._shared_params(),
@@ -1271,7 +1321,8 @@ class ModelConfig:
             "norms": ((0 if self.hyper_gate_rank else self.layers * self.norms_per_layer + 1) + moe * self.moe_norms
                       + self.embedding_norm
                       + (2 * self.attention_kinds.count("F") if self.qkv_input_norms else 0))
-            * self._norm_params() + (dense * self._norm_params(self.ffn) if self.ffn_norm else 0),
+            * self._norm_params() + (dense * self._norm_params(self.ffn) if self.ffn_norm else 0)
+            + self.stored_blocks * self._norm_params(self.attn_in + self.hidden),  # (Zamba2's blocks: two norms each)
             "lm_head": head + (self.head_vocab if self.lm_head_bias else 0) + (self.head_vocab if self.logit_scale else 0),
         }
 
@@ -1405,7 +1456,10 @@ class ModelConfig:
         """Weights one token touches: as :attr:`params` but only k routed experts (all with
         ``experts_compute = "all"``)."""
         b = self.param_breakdown()
-        b["mlp"] = self._dense_mlp_params() + self.moe_layer_count * self._routed_experts_run() * self._expert_params()
+        dense = self._dense_mlp_params()
+        if self.shared_blocks:  # (Zamba2: each block's MLP once, however many layers run it)
+            dense = dense // self.block_layers * self.stored_blocks
+        b["mlp"] = dense + self.moe_layer_count * self._routed_experts_run() * self._expert_params()
         b["vision_experts"] = 0  # (ERNIE 4.5 VL's image experts: no text token reaches them)
         return sum(b.values())
 
@@ -1481,6 +1535,7 @@ class ModelConfig:
         taps = (self.attention_kinds.count("F") * 2 * h * self.attention_shape("F").kv_heads * self.short_conv
                 if self.dynamic_kv_conv else 0)  # Inkling 2's per-token convolution taps
         return (attn + indexer + mixers + mats * h * self._dense_ffn_sum() + self.moe_layer_count * per_moe
+                + self.block_layers * self._block_layer_params()  # (Zamba2: a shared block multiplies per layer run)
                 + self.gated_norms * 2 * h * self.gated_norm_rank + taps
                 + self.head_vocab * h + ple + altup + laurel + self._compressors(matmul=True)
                 + self._hyper_params(matmul=True) + self._ngram_params(matmul=True))
@@ -1498,8 +1553,9 @@ class ModelConfig:
                     + rkv * self.heads * (self.nope_head_dim + self.v_head_dim) + self.o_dim * h
                     + h * self.gate_proj_width)
         c = self.cca_channels  # ZAYA's convolutions (the grouped one by head) multiply every token too
-        return (h * (self.q_proj_width + self.k_proj_width + self.v_proj_width + self.gate_proj_width
-                     + self.heads * self.rel_bias + (self.heads if self.sink_proj else 0)) + self.o_dim * h
+        return (self.attn_in * (self.q_proj_width + self.k_proj_width + self.v_proj_width)
+                + h * (self.gate_proj_width + self.heads * self.rel_bias + (self.heads if self.sink_proj else 0))
+                + self.o_dim * h
                 + c * self.cca_depthwise + c * self.head_dim * self.cca_grouped)
 
     # ----- the KV cache ------------------------------------------------------------------
@@ -1681,6 +1737,10 @@ class ModelConfig:
             d["block"]["altup_inputs"] = self.altup_inputs
         if self.laurel_rank:
             d["block"]["laurel_rank"] = self.laurel_rank
+        if self.shared_blocks:  # Zamba2
+            d["block"]["shared_blocks"] = {"blocks": self.stored_blocks, "layers": self.block_layers,
+                                           "input_width": self.attn_in, "adapter_rank": self.block_adapter_rank,
+                                           "qkv_adapters": self.qkv_adapters}
         if self.hyper_streams:
             d["block"]["hyper_streams"] = self.hyper_streams
             d["block"]["hyper_mix"] = self.hyper_mix

@@ -142,5 +142,5 @@ NOT_SIZED: dict[str, str] = {
                      "moonshine", "encoder-decoder", "speech-encoder-decoder", "vision-encoder-decoder"), _ENC_DEC),
     **dict.fromkeys(("vit", "clip", "siglip", "siglip2", "dinov2", "wav2vec2", "hubert", "convnext", "sam",
                      "clip_vision_model", "siglip_vision_model", "detr", "swin", "beit", "resnet"), _NOT_TEXT),
-    **dict.fromkeys(("zamba", "zamba2"), _HYBRID),
+    "zamba": _HYBRID,  # (Zamba's Mamba-1 layers beside its one shared block; Zamba2 is read)
 }

@@ -48,7 +48,7 @@ SUPPORTED_MODEL_TYPES = (
     "gpt_bigcode", "gpt_oss", "glm4_moe", "llama4_text", "llama4", "smollm3", "mistral3", "exaone4", "ernie4_5_moe",
     "glm4_moe_lite", "qwen3_vl", "qwen3_vl_moe", "qwen3_next", "jamba", "nemotron_h", "falcon_h1", "seed_oss",
     "ernie4_5", "glm", "glm4", "ministral3", "apertus", "minimax_m2", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_5",
-    "qwen3_5_moe", "qwen4_exp_text", "qwen4_exp", "dots3_note_text", "dots3_note", "zaya", "step3p7", "mistral_large4", "glm5_next", "ernie4_5_vl_moe", "chameleon", "hunyuan_v1_dense", "arcee", "exaone", "flex_olmo", "dots1", "deepseek_v32", "glm_moe_dsa",
+    "qwen3_5_moe", "qwen4_exp_text", "qwen4_exp", "dots3_note_text", "dots3_note", "zaya", "step3p7", "mistral_large4", "glm5_next", "ernie4_5_vl_moe", "chameleon", "zamba2", "hunyuan_v1_dense", "arcee", "exaone", "flex_olmo", "dots1", "deepseek_v32", "glm_moe_dsa",
     "granitemoehybrid", "internlm3", "iquestcoder", "sarvam_moe", "sarvam_mla", "helium", "cwm", "solar_open", "youtu",
     "hunyuan_v1_moe", "vaultgemma", "granitemoeshared", "exaone_moe", "cohere2_moe", "nemotron", "granite_swa",
     "granitemoe_swa", "kolibri1", "lfm2", "lfm2_moe", "bamba", "afmoe", "hy_v3", "minicpm3", "gptj", "codegen",
@@ -82,6 +82,7 @@ ARCHITECTURES = {
     "Mistral3ForConditionalGeneration": "mistral3", "Exaone4ForCausalLM": "exaone4",
     "MistralLarge4ForConditionalGeneration": "mistral_large4", "Glm5NextForConditionalGeneration": "glm5_next",
     "Ernie4_5_VLMoeForConditionalGeneration": "ernie4_5_vl_moe", "ChameleonForConditionalGeneration": "chameleon",
+    "Zamba2ForCausalLM": "zamba2",
     "Ernie4_5_MoeForCausalLM": "ernie4_5_moe", "Glm4MoeLiteForCausalLM": "glm4_moe_lite",
     "Qwen3VLForConditionalGeneration": "qwen3_vl", "Qwen3VLMoeForConditionalGeneration": "qwen3_vl_moe",
     "Qwen3NextForCausalLM": "qwen3_next", "JambaForCausalLM": "jamba", "NemotronHForCausalLM": "nemotron_h",
@@ -380,6 +381,10 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
                                  "norm_topk_prob", "router_aux_loss_coef", "first_k_dense_replace"}),
     # Chameleon: the norms' placement, its training's shard count, the VQ-VAE and its token map change no decoder count
     "chameleon": frozenset({"swin_norm", "model_parallel_size", "vq_config", "vocabulary_map", "image_token_id"}),
+    # Zamba2: the time-step range and floor, the kernels' switches, the logits kept and a longer context's rotary
+    # scaling change no count
+    "zamba2": frozenset({"time_step_min", "time_step_max", "time_step_floor", "use_mamba_kernels", "use_mem_eff_path",
+                         "num_logits_to_keep", "use_long_context", "use_conv_bias"}),
     "glm_moe_dsa": frozenset({"qk_head_dim", "head_dim", "moe_layer_freq", "mlp_bias", "indexer_rope_interleave",
                               "index_share_for_mtp_iteration"}),  # (no MTP layer is built)
     "cohere": frozenset({"head_dim"}),  # always hidden_size / heads
@@ -648,6 +653,10 @@ DEFAULTS: dict[str, dict] = {
                                  num_attention_heads=20, num_key_value_heads=4, tie_word_embeddings=True,
                                  use_bias=False, moe_k=6, moe_num_experts=64, moe_num_shared_experts=2,
                                  max_position_embeddings=131072),
+    "zamba2": dict(vocab_size=32000, hidden_size=2560, num_hidden_layers=54, mamba_d_state=64, mamba_d_conv=4,
+                   mamba_expand=2, mamba_ngroups=1, n_mamba_heads=8, chunk_size=256, add_bias_linear=False,
+                   num_attention_heads=32, num_mem_blocks=1, use_shared_attention_adapter=False, adapter_rank=128,
+                   use_mem_rope=False, tie_word_embeddings=True, max_position_embeddings=4096),
     "chameleon": dict(vocab_size=65536, hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
                       num_attention_heads=32, num_key_value_heads=32, attention_bias=False, mlp_bias=False,
                       tie_word_embeddings=False, max_position_embeddings=4096),
@@ -2825,6 +2834,53 @@ def _read_falcon_h1(r: _Read) -> dict:
     return c
 
 
+def _read_zamba2(r: _Read) -> dict:
+    """Zamba2 (Zyphra): Mamba-2 layers; in the ``hybrid`` ones (``layers_block_type``) a shared attention-and-MLP block
+    runs first — ``num_mem_blocks`` of them used in turn, each stored once — on [hidden state; embedding] (2 × hidden
+    wide, its heads 2 × hidden / ``num_attention_heads`` wide), its gate|up (and with ``use_shared_attention_adapter``
+    its q, k and v) with a low-rank adapter of its own per layer (``adapter_rank``), its output projected hidden →
+    hidden into the layer's Mamba-2 input."""
+    layers, h = r.whole("num_hidden_layers"), r.whole("hidden_size")
+    kinds = _type_list(r, "layers_block_type", {"linear_attention": "2", "mamba": "2", "hybrid": "P"}, layers)
+    if kinds is None:
+        kinds = ["2"] + (["2"] * 5 + ["P"]) * 7 + ["2"] * 4 + ["P"] + ["2"] * 3 + ["P"] + ["2"] * 2
+        if len(kinds) != layers:
+            raise InputError(N_("zamba2: a config of {layers} layers needs layers_block_type (the default pattern has "
+                                "54)"), layers=layers)
+    if "P" not in kinds:
+        raise InputError(N_("zamba2: layers_block_type names no hybrid layer: its shared blocks run in those"))
+    heads = r.whole("num_attention_heads")
+    kv = r.opt_whole("num_key_value_heads") or heads
+    if 2 * h % heads:
+        raise InputError(N_("zamba2: its attention is 2 × hidden_size ({w}) wide, which {heads} heads must divide"),
+                         w=2 * h, heads=heads)
+    adapters = r.flag("use_shared_attention_adapter")
+    if adapters and kv != heads:
+        raise InputError(N_("zamba2: its q, k and v adapters add at the attention's width, so num_key_value_heads "
+                            "must equal num_attention_heads"))
+    n_heads, expand = r.whole("n_mamba_heads"), r.whole("mamba_expand")
+    if expand * h % n_heads:
+        raise InputError(N_("zamba2: mamba_expand × hidden_size must divide into n_mamba_heads heads"))
+    bias = r.flag("add_bias_linear")
+    if not r.flag("tie_word_embeddings", True):
+        raise InputError(N_("zamba2 with tie_word_embeddings false is not read: transformers then unties its shared "
+                            "blocks too, each hybrid layer holding a block of its own with every run's adapters"))
+    for key in ("attention_head_dim", "attention_hidden_size", "mamba_headdim", "kv_channels", "num_query_groups",
+                "hybrid_layer_ids"):
+        r.get(key)  # read, unused: the config class derives them
+    mixer = Mixer("mamba2", conv=r.whole("mamba_d_conv"), heads=n_heads, head_dim=expand * h // n_heads,
+                  groups=r.whole("mamba_ngroups"), state=r.whole("mamba_d_state"), chunk=r.whole("chunk_size"),
+                  conv_bias=True, in_bias=bias, out_bias=bias, norm=True)
+    return dict(hidden=h, layers=layers, heads=heads, kv_heads=kv, head_dim=2 * h // heads,
+                ffn=r.opt_whole("intermediate_size") or 4 * h, vocab=r.whole("vocab_size"),
+                tied_embeddings=True, mlp_bias=bias,
+                max_positions=r.opt_whole("max_position_embeddings") or 0, fused_gate_up=True, norms_per_layer=1,
+                no_positions=not r.flag("use_mem_rope"), layer_types="".join(kinds),
+                moe_layers="".join("D" if k == "P" else "-" for k in kinds), mixer=mixer, attn_input_width=2 * h,
+                shared_blocks=r.whole("num_mem_blocks"), block_adapter_rank=r.whole("adapter_rank"),
+                qkv_adapters=adapters, block_out_proj=True)
+
+
 def _read_helium(r: _Read) -> dict:
     """Helium: Llama's block, ``attention_bias`` on q, k and v only (o_proj, hidden → hidden, has none)."""
     c = _biased(r, o_bias=False, mlp_bias=r.flag("mlp_bias"))
@@ -4021,7 +4077,7 @@ _READERS = {
     "ernie4_5": _read_ernie4_5, "glm": _read_glm, "glm4": _read_glm, "ministral3": _read_ministral3,
     "apertus": _read_apertus, "minimax_m2": _read_minimax_m2, "qwen3_5_text": _read_qwen3_5,
     "qwen3_5_moe_text": _read_qwen3_5, "qwen4_exp_text": _read_qwen4_exp_text, "dots3_note_text": _read_dots3_note_text, "zaya": _read_zaya, "step3p5": _read_step3p5, "mistral_large4_text": _read_mistral_large4_text, "glm5_next_text": _read_glm5_next_text,
-    "ernie4_5_vl_moe_text": _read_ernie4_5_vl_moe_text, "chameleon": _read_chameleon, "hunyuan_v1_dense": _read_hunyuan_v1_dense, "arcee": _read_arcee,
+    "ernie4_5_vl_moe_text": _read_ernie4_5_vl_moe_text, "chameleon": _read_chameleon, "zamba2": _read_zamba2, "hunyuan_v1_dense": _read_hunyuan_v1_dense, "arcee": _read_arcee,
     "exaone": _read_llama, "flex_olmo": _read_flex_olmo, "dots1": _read_dots1, "deepseek_v32": _read_deepseek_v32,
     "granitemoehybrid": _read_granitemoehybrid, "glm_moe_dsa": _read_deepseek_v32, "internlm3": _read_llama,
     "iquestcoder": _read_llama, "sarvam_moe": _read_glm4_moe, "sarvam_mla": _read_deepseek, "helium": _read_helium,

@@ -110,6 +110,10 @@ def _check_utilization(u) -> float:
 
 # ----- weights -------------------------------------------------------------------------------------
 
+# the ops whose weights a Zamba2 layer shares with the other runs of its block (its adapters and projection are its own)
+_SHARED_BLOCK_OPS = frozenset({"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"})
+
+
 def weights_per_gpu(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel) -> dict[str, float]:
     """Weight bytes on a GPU of the first and of the last pipeline stage (the same GPU when p = 1)."""
     full = replace(wl, batch=1, seq_len=max(1, cfg.experts), new_tokens=0, lm_head="all", decode_only=False)
@@ -122,6 +126,11 @@ def weights_per_gpu(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel)
     total = memory(cfg, wl, hw).weights_bytes
     table = cfg.vocab * cfg.hidden * w  # the embedding table (the LM head's weight when tied)
     rest = total - sum(o.weight_bytes for o in gemm) - (0.0 if cfg.tied_embeddings else table)
+    if cfg.shared_blocks:  # Zamba2: a shared block's weights are read by every layer running it, stored once
+        runs, kept = cfg.block_layers, cfg.stored_blocks
+        shared = [o for o in gemm if o.name in _SHARED_BLOCK_OPS]
+        layer -= sum(per_gpu_op(o, cfg, par, stage_layers=stage_l).weight_bytes for o in shared) * (runs - kept) / runs
+        rest += sum(o.weight_bytes for o in shared) * (runs - kept) / runs
     idle = idle_expert_bytes(cfg, wl.weight_dtype)
     if idle:  # ERNIE 4.5 VL's image experts: no op reads them; each GPU holds its share as of the text experts
         routed = [o for o in gemm if o.routed]

@@ -714,6 +714,13 @@ def _gemma_rows(r: dict, gettext: Translate) -> list[tuple[str, str]]:
         rows.append((gettext("K/V reuse"), gettext("the last {n} layers read the keys and values of the last earlier "
                                                    "layer of their kind: no k/v projection, no cache").format(
             n=r["attention"]["kv_shared"])))
+    sb = r["block"].get("shared_blocks")
+    if sb:  # Zamba2
+        rows.append((gettext("shared blocks"), gettext(
+            "{blocks} attention-and-MLP blocks, each stored once, run in turn by the {layers} hybrid layers (P) on "
+            "[hidden state; embedding], {width} wide, before their Mamba-2 mixer; each run has its own rank-{rank} "
+            "adapters").format(blocks=sb["blocks"], layers=sb["layers"], width=fmt.count(sb["input_width"]),
+                               rank=sb["adapter_rank"])))
     if r["block"].get("altup_inputs") or r["block"].get("laurel_rank"):
         rows.append(("AltUp / LAuReL", gettext("{n} streams, the layers run on one and predict the rest; a rank-{r} "
                                                "residual beside each attention").format(

@@ -2733,3 +2733,48 @@ def test_chameleon_is_exact(keys):
         full = AutoModelForImageTextToText.from_config(big)
     cfg, _ = read_config(json.loads(big.to_json_string()))
     assert cfg.params == sum(p.numel() for n, p in full.named_parameters() if ".vqmodel." not in f".{n}") == 7_013_666_816
+
+
+# Zamba2: Mamba-2 layers and three hybrid ones running two shared blocks in turn (the third reuses the first)
+ZAMBA2 = dict(vocab_size=128, hidden_size=32, num_hidden_layers=6, intermediate_size=48, mamba_d_state=8,
+              n_mamba_heads=4, mamba_ngroups=1, num_attention_heads=4, num_key_value_heads=4, num_mem_blocks=2,
+              use_shared_attention_adapter=True, adapter_rank=4, chunk_size=4, pad_token_id=0,
+              layers_block_type=["mamba", "hybrid", "mamba", "hybrid", "mamba", "hybrid"])
+
+
+@pytest.mark.parametrize("keys", [
+    ZAMBA2,  # adapters on q, k, v and gate|up; the third hybrid layer reuses the first block
+    dict(ZAMBA2, use_shared_attention_adapter=False, num_mem_blocks=1, use_mem_rope=True, add_bias_linear=True),
+    dict(ZAMBA2, num_mem_blocks=4, num_key_value_heads=2, use_shared_attention_adapter=False),  # more blocks than runs
+])
+def test_zamba2_is_exact(keys):
+    """Zamba2 (Zyphra) from transformers' own class: Mamba-2 layers, and hybrid ones that first run a shared attention-
+    and-MLP block (num_mem_blocks of them, used in turn and stored once) on [hidden state; embedding], with each run's
+    own low-rank adapters and output projection — parameters (tied blocks once), a prefill and one decode step to the
+    FLOP (every run of a block counted), the fp32 cache (the hybrid layers' K/V and every layer's Mamba-2 state) and the
+    bf16 checkpoint (tied tensors once) to the byte; on one GPU the weights held are the checkpoint's bytes."""
+    from gemmlib.llm.memory import weights_per_gpu
+    from gemmlib.llm.parallel import Parallel
+
+    hf, model = _build("zamba2", keys)
+    cfg = _reads_as_numel("zamba2", keys, hf, model)
+    assert cfg.layer_types == "2P2P2P" and cfg.stored_blocks == min(keys["num_mem_blocks"], 3)
+    _causal_is_exact(hf, model, cfg, hf.vocab_size)
+    one = weights_per_gpu(cfg, Workload(batch=1, seq_len=8), get_hardware("H100 SXM"), Parallel())["first"]
+    assert one == checkpoint_size(cfg, "bf16").bytes
+
+
+def test_zamba2_defaults_and_refusals():
+    """The class defaults (54 layers, 9 hybrid, one block) equal numel() on the meta device, 2,481,848,336 parameters;
+    untied embeddings (which untie the blocks too in transformers), adapters on k and v with fewer KV heads, and a
+    model without a hybrid layer are refused with the reason."""
+    from gemmlib.core.errors import InputError
+
+    cfg = _defaults_are_exact("zamba2")
+    assert cfg.params == 2_481_848_336 and cfg.block_layers == 9 and cfg.stored_blocks == 1
+    raw = json.loads(AutoConfig.for_model("zamba2").to_json_string())
+    for bad, match in ((dict(tie_word_embeddings=False), "unties its shared"),
+                       (dict(use_shared_attention_adapter=True, num_key_value_heads=8), "num_key_value_heads"),
+                       (dict(layers_block_type=["mamba"] * 54, hybrid_layer_ids=[]), "no hybrid")):
+        with pytest.raises(InputError, match=match):
+            read_config(dict(raw, **bad))
