@@ -1974,6 +1974,13 @@ def _indexer_layers(r: _Read, layers: int) -> str:
     derives it)."""
     if r.family not in ("glm_moe_dsa", "mistral_large4_text"):
         return "I" * layers
+    return "".join("I" if t == "full" else "F" for t in _indexer_types(r, layers))
+
+
+def _indexer_types(r: _Read, layers: int, *, first_full: bool = True) -> list[str]:
+    """GLM-5's per-layer indexer types, "full" or "shared", as GlmMoeDsaConfig derives them (GLM-5-Next's and Mistral
+    Large 4's classes alike): ``indexer_types``, else ``index_topk_pattern``, else the freq / offset schedule.
+    ``first_full``: the first layer must run its own (GLM-5-Next's first layers may have no attention)."""
     types = r.get("indexer_types")
     if types is not None:
         for key in ("index_topk_pattern", "index_topk_freq", "index_skip_topk_offset"):
@@ -1989,10 +1996,11 @@ def _indexer_layers(r: _Read, layers: int) -> str:
             freq = max(r.whole("index_topk_freq", default=1), 1)
             offset = r.whole("index_skip_topk_offset", minimum=0, default=2)
             types = ["full" if max(i - offset + 1, 0) % freq == 0 else "shared" for i in range(layers)]
-    if not isinstance(types, list) or len(types) != layers or set(types) - {"full", "shared"} or types[0] != "full":
+    if (not isinstance(types, list) or len(types) != layers or set(types) - {"full", "shared"}
+            or first_full and types[0] != "full"):
         raise InputError(N_("{family}: the indexer types must list 'full' or 'shared' for each of the {layers} "
                             "layers, the first 'full'"), family=r.family, layers=layers)
-    return "".join("I" if t == "full" else "F" for t in types)
+    return types
 
 
 def _read_seed_oss(r: _Read) -> dict:
@@ -3325,15 +3333,23 @@ def _read_kimi_linear(r: _Read) -> dict:
         moe = ["D" if i < first else "M" for i in range(layers)]
     c = _mla(r)
     fm = r.whole("moe_intermediate_size")
-    heads = lac.get("num_heads", r.whole("linear_num_heads"))
-    head_dim = lac.get("head_dim", r.whole("linear_head_dim"))
-    conv = lac.get("short_conv_kernel_size", r.whole("linear_conv_kernel_dim"))
     c.update(layer_types="".join(kinds), moe_layers="".join(moe), experts=r.whole("num_local_experts"),
              experts_per_token=r.whole("num_experts_per_tok"), expert_ffn=fm,
              shared_expert_ffn=r.whole("n_shared_experts", minimum=0) * fm, router_score_bias=True, fused_gate_up=True,
-             mixer=KimiDelta(conv=_whole("short_conv_kernel_size", conv), heads=_whole("linear_num_heads", heads),
-                             head_dim=_whole("linear_head_dim", head_dim)))
+             mixer=_kda_mixer(r))
     return c
+
+
+def _kda_mixer(r: _Read) -> KimiDelta:
+    """Kimi delta attention's shape from ``linear_*`` keys, or from a checkpoint's ``linear_attn_config`` where it
+    has them (Kimi Linear, GLM-5-Next)."""
+    lac = r.get("linear_attn_config")
+    lac = lac if isinstance(lac, dict) else {}
+    heads = lac.get("num_heads", r.whole("linear_num_heads"))
+    head_dim = lac.get("head_dim", r.whole("linear_head_dim"))
+    conv = lac.get("short_conv_kernel_size", r.whole("linear_conv_kernel_dim"))
+    return KimiDelta(conv=_whole("short_conv_kernel_size", conv), heads=_whole("linear_num_heads", heads),
+                     head_dim=_whole("linear_head_dim", head_dim))
 
 
 def _read_glm5_next_text(r: _Read) -> dict:
@@ -3346,21 +3362,7 @@ def _read_glm5_next_text(r: _Read) -> dict:
     layers = r.whole("num_hidden_layers")
     kinds = _type_list(r, "layer_types", {"linear_attention": "K", "indexed_attention": "I", "full_attention": "I"},
                        layers) or ["I" if i % 4 == 3 else "K" for i in range(layers)]
-    types = r.get("indexer_types")
-    if types is None:
-        pattern = r.get("index_topk_pattern")
-        if pattern is not None:
-            types = [{"F": "full", "S": "shared"}.get(x, x) for x in pattern]
-        else:
-            freq = max(r.whole("index_topk_freq", default=1), 1)
-            offset = r.whole("index_skip_topk_offset", minimum=0, default=2)
-            types = ["full" if max(i - offset + 1, 0) % freq == 0 else "shared" for i in range(layers)]
-    else:
-        for key in ("index_topk_pattern", "index_topk_freq", "index_skip_topk_offset"):
-            r.get(key)  # read, unused: indexer_types wins
-    if not isinstance(types, list) or len(types) != layers or set(types) - {"full", "shared"}:
-        raise InputError(N_("{family}: the indexer types must list 'full' or 'shared' for each of the {layers} "
-                            "layers, the first 'full'"), family=r.family, layers=layers)
+    types = _indexer_types(r, layers, first_full=False)
     for i, k in enumerate(kinds):
         if k == "I" and types[i] == "shared":
             if not i or kinds[i - 1] != "J":  # transformers passes the top-k on from the layer just before only
@@ -3377,8 +3379,6 @@ def _read_glm5_next_text(r: _Read) -> dict:
     if not r.opt_whole("q_lora_rank"):
         raise InputError(N_("{family} needs a q_lora_rank: its indexer reads the query latent"), family=r.family)
     c = _mla(r)
-    lac = r.get("linear_attn_config")
-    lac = lac if isinstance(lac, dict) else {}
     fm = r.whole("moe_intermediate_size")
     c.update(layer_types="".join(kinds), moe_layers=_mlp_layer_types(r, layers, 3), experts=r.whole("n_routed_experts"),
              experts_per_token=r.whole("num_experts_per_tok"), expert_ffn=fm,
@@ -3386,10 +3386,7 @@ def _read_glm5_next_text(r: _Read) -> dict:
              index_heads=r.whole("index_n_heads"), index_head_dim=r.whole("index_head_dim"),
              index_topk=r.whole("index_topk"), index_kpool=r.whole("index_kpool"),
              hyper_streams=r.whole("hc_mult"), hyper_mean_head=True)
-    mixer = KimiDelta(conv=_whole("short_conv_kernel_size",
-                                  lac.get("short_conv_kernel_size", r.whole("linear_conv_kernel_dim"))),
-                      heads=_whole("linear_num_heads", lac.get("num_heads", r.whole("linear_num_heads"))),
-                      head_dim=_whole("linear_head_dim", lac.get("head_dim", r.whole("linear_head_dim"))))
+    mixer = _kda_mixer(r)
     if "K" in kinds:  # (a stack of attention layers only has no mixer)
         c["mixer"] = mixer
     return c
