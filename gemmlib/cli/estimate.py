@@ -316,6 +316,8 @@ def _read_lines(read: dict | None) -> list[str]:
         bits.append(f"attention: {att['full']} self-attention layers, full")
     else:
         bits.append("attention: every layer full")
+    if att.get("differential"):
+        bits.append("differential attention (two calls per head, the same scores against each half of the values)")
     if att.get("cross_attention"):
         bits.append(f"{att['cross_attention']} cross-attention layers (to an image's vision tokens: skipped on text, "
                     "their weights counted)")

@@ -797,9 +797,13 @@ def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, aki
                                note=Text(N_("a sink logit per head from each token"))))
         if akind == "I" and cfg.is_block_sparse:
             ops += _indexer_ops(cfg, wl, sz, run, mkind=mkind, layers=layers)
-    pair_total = layers * b * h * pairs
+    calls = cfg.attn_calls  # DiffLlama: each head's queries against its keys twice, once per half of the values
+    pair_total = layers * b * h * pairs * calls
     score_io = pair_total * sz.a if wl.attention == "eager" else 0.0
     extra: list[str] = []  # what every attention product's note adds
+    if calls > 1:
+        extra.append(Text(N_("differential attention: two calls per head with the same queries and keys, each against "
+                             "half of the value heads")))
     if run.phase == "decode":
         extra.append(Text(N_("keys grow by one per decode step")))
     if w:
@@ -851,8 +855,8 @@ def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, aki
                            w_bytes=kvb * dv / (dn + dv) / h, weight_copies=h, sz=sz, kernels=runs,
                            note=Text(N_("per head: latent output · W_UV (kv_b_proj's value rows)"))))
     else:
-        kv_read_k = layers * b * cfg.kv_heads * sum_keys * hd * sz.kv
-        kv_read_v = layers * b * cfg.kv_heads * sum_keys * dv * sz.kv
+        kv_read_k = layers * b * cfg.kv_heads * sum_keys * hd * sz.kv * calls
+        kv_read_v = layers * b * cfg.kv_heads * sum_keys * dv * sz.kv * calls
         if cfg.is_mla:
             rkv, dr = cfg.kv_lora_rank, cfg.rope_head_dim
             keys_rows = b * sum_keys  # cached + new latents of every sequence, summed over steps
@@ -867,7 +871,7 @@ def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, aki
                           n_last=None, kernels=runs))
             kv_read_k = layers * b * sum_keys * dr * sz.kv + layers * b * h * sum_keys * hd * sz.a
             kv_read_v = layers * b * h * sum_keys * dv * sz.a
-        att_runs = layers * b * h * run.steps
+        att_runs = layers * b * h * run.steps * calls
         q_io = att_runs * run.queries * hd * sz.a
         o_io = att_runs * run.queries * dv * sz.a
         note = Text.joined([Text(N_("per layer, sequence and query head")), *extra])
@@ -1384,6 +1388,8 @@ def _other_group_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, a
     if akind not in ATTENTION_LETTERS:
         extra = 0
         width = npl * nd
+    elif cfg.diff_attention:  # DiffLlama: the heads' combined outputs through an RMSNorm without weights
+        width += q
     if cfg.ffn_norm and mkind == "D":  # BitNet: a norm over the MLP's intermediate
         extra += cfg.ffn
         width += cfg.ffn
@@ -1415,14 +1421,15 @@ def _other_group_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, a
                                     note=Text(N_("q·cos + rotate_half(q)·sin, and the same for k"))))
     if wl.attention == "eager" and akind in ATTENTION_LETTERS:
         keys_total = layers * b * sum_keys  # cached keys read per run, summed
-        if cfg.kv_heads < cfg.heads and not cfg.is_mla:
+        if (cfg.kv_heads < cfg.heads or cfg.diff_attention) and not cfg.is_mla:  # (DiffLlama: each call its copies)
+            c = cfg.attn_calls
             ops.append(_elementwise(
-                "kv_repeat", run.phase, rows=tokens, width=q + cfg.heads * cfg.v_head_dim, count=runs,
-                elements=keys_total * (q + cfg.o_dim), flops=0, sz=sz,
-                kv_bytes=keys_total * (kv + cfg.v_dim) * sz.kv,
+                "kv_repeat", run.phase, rows=tokens, width=q + cfg.heads * cfg.v_head_dim, count=runs * c,
+                elements=keys_total * (q + cfg.o_dim) * c, flops=0, sz=sz,
+                kv_bytes=keys_total * (kv + cfg.v_dim) * sz.kv * c,
                 note=Text(N_("eager GQA copies each K/V head to its {n} query heads, every cached key"),
                           n=h // cfg.kv_heads)))
-        heads_rows = h
+        heads_rows = h * cfg.attn_calls  # (DiffLlama: two softmaxes per head)
         scores = layers * b * heads_rows * pairs
         if cfg.rel_bias:  # Inkling: the bias gathered for every query-key pair and added to the scores
             ops.append(_elementwise("rel_bias_add", run.phase, rows=run.queries, width=sum_keys // max(steps, 1),
@@ -1430,7 +1437,7 @@ def _other_group_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, a
                                     note=Text(N_("eager: the relative bias gathered for every query-key pair and added "
                                                  "to the scores"))))
         ops.append(_elementwise("attn_softmax", run.phase, rows=run.queries, width=sum_keys // max(steps, 1),
-                                count=layers * b * h * steps, elements=3 * 2 * scores, flops=7 * scores, sz=sz,
+                                count=layers * b * heads_rows * steps, elements=3 * 2 * scores, flops=7 * scores, sz=sz,
                                 note=Text(N_("scale, mask and softmax each read and write the scores"))))
     act_names = {"D": "dense_activation" if cfg.is_moe else "activation", "M": "activation"}
     if mkind == "M":

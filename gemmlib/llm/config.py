@@ -428,6 +428,10 @@ class ModelConfig:
     qkv_adapters: bool = False  # and on its q, k and v (attention input → r → each one's width)
     block_out_proj: bool = False  # the block's output projected hidden → hidden (per layer) before it joins the mixer's
     # input
+    # ----- DiffLlama ------------------------------------------------------------------------------------
+    diff_attention: bool = False  # differential attention: every query head attends twice with the same queries and
+    # keys, once to each half of the value heads (each half repeated to the full KV heads), and the two halves of the
+    # heads' outputs are combined by a learned λ and an unweighted RMSNorm (the λ vectors: attn_scale_params)
 
     def __post_init__(self) -> None:
         for f in ("layers", "hidden", "heads", "ffn", "vocab"):
@@ -514,7 +518,7 @@ class ModelConfig:
                   "compressed_attention", "attn_gate_bias", "hyper_mix", "ffn_norm", "router_global_scale",
                   "q_gate_latent", "clip_norms", "sink_proj", "qkv_input_norms", "dynamic_kv_conv",
                   "loop_shared_cache", "logit_scale", "residual_gates", "latent_norms", "index_mean_pool", "rope_key_norm", "residual_affine",
-                  "index_q_from_hidden", "hyper_mean_head", "qk_norm_bias", "qkv_adapters", "block_out_proj"):
+                  "index_q_from_hidden", "hyper_mean_head", "qk_norm_bias", "diff_attention", "qkv_adapters", "block_out_proj"):
             if not isinstance(getattr(self, f), bool):
                 raise InputError(N_("{field} must be true or false, got {value!r}"),
                                  field=f, value=getattr(self, f))
@@ -711,6 +715,9 @@ class ModelConfig:
         if self.shared_blocks or self.block_adapter_rank or self.qkv_adapters or self.block_out_proj or \
                 self.attn_input_width:
             self._check_shared_blocks()
+        if self.diff_attention and (self.is_mla or self.kv_heads % 2 or self.heads % 2 or self.compressed_attention):
+            raise InputError(N_("differential attention needs plain (not latent) attention with an even number of query "
+                                "and key/value heads: it splits the values' heads and the output's in two halves"))
         if self.qk_norm_bias and self.qk_norm != "width":
             raise InputError(N_("qk_norm_bias is read for qk norms over each head's width (qk_norm width) only"))
         if self.index_q_from_hidden and not self.is_dsa:
@@ -1003,6 +1010,12 @@ class ModelConfig:
     def k_proj_width(self) -> int:
         """Output width of k_proj: the key heads, or nothing where the layer reuses another layer's K/V."""
         return 0 if self.kv_reused else self.kv_dim
+
+    @property
+    def attn_calls(self) -> int:
+        """Attention calls per layer and query head: two for differential attention (the same scores, each against its
+        half of the values), one otherwise."""
+        return 2 if self.diff_attention else 1
 
     @property
     def o_dim(self) -> int:
@@ -1655,6 +1668,8 @@ class ModelConfig:
             out["without_rope"] = sum(c in NOPE_LETTERS for c in kinds)
         if self.is_dsa or self.is_block_sparse:
             out["with_indexer"] = self.indexer_layer_count
+        if self.diff_attention:  # DiffLlama: two attention calls per head
+            out["differential"] = True
         if kinds.count("X"):  # Llama 3.2 Vision: layers that attend to an image, skipped on text
             out["cross_attention"] = kinds.count("X")
         if self.compressed_attention:  # DeepSeek-V4: every layer's window, and the compressed layers' entries

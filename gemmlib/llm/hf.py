@@ -48,7 +48,7 @@ SUPPORTED_MODEL_TYPES = (
     "gpt_bigcode", "gpt_oss", "glm4_moe", "llama4_text", "llama4", "smollm3", "mistral3", "exaone4", "ernie4_5_moe",
     "glm4_moe_lite", "qwen3_vl", "qwen3_vl_moe", "qwen3_next", "jamba", "nemotron_h", "falcon_h1", "seed_oss",
     "ernie4_5", "glm", "glm4", "ministral3", "apertus", "minimax_m2", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_5",
-    "qwen3_5_moe", "qwen4_exp_text", "qwen4_exp", "dots3_note_text", "dots3_note", "zaya", "step3p7", "mistral_large4", "glm5_next", "ernie4_5_vl_moe", "chameleon", "zamba2", "hunyuan_v1_dense", "arcee", "exaone", "flex_olmo", "dots1", "deepseek_v32", "glm_moe_dsa",
+    "qwen3_5_moe", "qwen4_exp_text", "qwen4_exp", "dots3_note_text", "dots3_note", "zaya", "step3p7", "mistral_large4", "glm5_next", "ernie4_5_vl_moe", "chameleon", "diffllama", "zamba2", "hunyuan_v1_dense", "arcee", "exaone", "flex_olmo", "dots1", "deepseek_v32", "glm_moe_dsa",
     "granitemoehybrid", "internlm3", "iquestcoder", "sarvam_moe", "sarvam_mla", "helium", "cwm", "solar_open", "youtu",
     "hunyuan_v1_moe", "vaultgemma", "granitemoeshared", "exaone_moe", "cohere2_moe", "nemotron", "granite_swa",
     "granitemoe_swa", "kolibri1", "lfm2", "lfm2_moe", "bamba", "afmoe", "hy_v3", "minicpm3", "gptj", "codegen",
@@ -82,6 +82,7 @@ ARCHITECTURES = {
     "Mistral3ForConditionalGeneration": "mistral3", "Exaone4ForCausalLM": "exaone4",
     "MistralLarge4ForConditionalGeneration": "mistral_large4", "Glm5NextForConditionalGeneration": "glm5_next",
     "Ernie4_5_VLMoeForConditionalGeneration": "ernie4_5_vl_moe", "ChameleonForConditionalGeneration": "chameleon",
+    "DiffLlamaForCausalLM": "diffllama",
     "Zamba2ForCausalLM": "zamba2",
     "Ernie4_5_MoeForCausalLM": "ernie4_5_moe", "Glm4MoeLiteForCausalLM": "glm4_moe_lite",
     "Qwen3VLForConditionalGeneration": "qwen3_vl", "Qwen3VLMoeForConditionalGeneration": "qwen3_vl_moe",
@@ -380,6 +381,7 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
                                  "hc_sinkhorn_iters", "n_group", "topk_group", "routed_scaling_factor",
                                  "norm_topk_prob", "router_aux_loss_coef", "first_k_dense_replace"}),
     # Chameleon: the norms' placement, its training's shard count, the VQ-VAE and its token map change no decoder count
+    "diffllama": frozenset({"lambda_std_dev"}),  # (λ's initialisation)
     "chameleon": frozenset({"swin_norm", "model_parallel_size", "vq_config", "vocabulary_map", "image_token_id"}),
     # Zamba2: the time-step range and floor, the kernels' switches, the logits kept and a longer context's rotary
     # scaling change no count
@@ -657,6 +659,9 @@ DEFAULTS: dict[str, dict] = {
                    mamba_expand=2, mamba_ngroups=1, n_mamba_heads=8, chunk_size=256, add_bias_linear=False,
                    num_attention_heads=32, num_mem_blocks=1, use_shared_attention_adapter=False, adapter_rank=128,
                    use_mem_rope=False, tie_word_embeddings=True, max_position_embeddings=4096),
+    "diffllama": dict(vocab_size=32000, hidden_size=2048, intermediate_size=8192, num_hidden_layers=16,
+                      num_attention_heads=32, attention_bias=False, tie_word_embeddings=False,
+                      max_position_embeddings=2048),
     "chameleon": dict(vocab_size=65536, hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
                       num_attention_heads=32, num_key_value_heads=32, attention_bias=False, mlp_bias=False,
                       tie_word_embeddings=False, max_position_embeddings=4096),
@@ -1185,6 +1190,24 @@ def _read_chameleon(r: _Read) -> dict:
                          q=c["heads"] * c["head_dim"], hidden=c["hidden"])
     r.notes.append(Text(N_("chameleon: its VQ-VAE image tokenizer (vq_config), which turns an image into tokens of the "
                            "vocabulary, is named, not counted")))
+    return c
+
+
+def _read_diffllama(r: _Read) -> dict:
+    """DiffLlama (the Differential Transformer on Llama's block): every head's queries and keys scored twice, once
+    against each half of the value heads (each half repeated to the full KV heads); the two halves of the heads'
+    outputs combined by a learned λ per layer (four head_dim vectors, λ_q1, λ_k1, λ_q2, λ_k2) and an RMSNorm without
+    weights; the MLP without biases. transformers refuses attention dropout here (the paper defines none)."""
+    c = _common(r)
+    ab = r.flag("attention_bias")
+    drop = r.get("attention_dropout")
+    if isinstance(drop, (int, float)) and not isinstance(drop, bool) and drop > 0:
+        raise InputError(N_("diffllama: attention_dropout {value} > 0 is refused by transformers' class (the paper "
+                            "defines no dropout for differential attention)"), value=drop)
+    if c["kv_heads"] % 2:
+        raise InputError(N_("diffllama: num_key_value_heads ({n}) must be even: the values' heads are split in two "
+                            "halves"), n=c["kv_heads"])
+    c.update(qkv_bias=ab, o_bias=ab, diff_attention=True, attn_scale_params=4 * c["head_dim"])
     return c
 
 
@@ -4074,7 +4097,7 @@ _READERS = {
     "ernie4_5": _read_ernie4_5, "glm": _read_glm, "glm4": _read_glm, "ministral3": _read_ministral3,
     "apertus": _read_apertus, "minimax_m2": _read_minimax_m2, "qwen3_5_text": _read_qwen3_5,
     "qwen3_5_moe_text": _read_qwen3_5, "qwen4_exp_text": _read_qwen4_exp_text, "dots3_note_text": _read_dots3_note_text, "zaya": _read_zaya, "step3p5": _read_step3p5, "mistral_large4_text": _read_mistral_large4_text, "glm5_next_text": _read_glm5_next_text,
-    "ernie4_5_vl_moe_text": _read_ernie4_5_vl_moe_text, "chameleon": _read_chameleon, "zamba2": _read_zamba2, "hunyuan_v1_dense": _read_hunyuan_v1_dense, "arcee": _read_arcee,
+    "ernie4_5_vl_moe_text": _read_ernie4_5_vl_moe_text, "chameleon": _read_chameleon, "diffllama": _read_diffllama, "zamba2": _read_zamba2, "hunyuan_v1_dense": _read_hunyuan_v1_dense, "arcee": _read_arcee,
     "exaone": _read_llama, "flex_olmo": _read_flex_olmo, "dots1": _read_dots1, "deepseek_v32": _read_deepseek_v32,
     "granitemoehybrid": _read_granitemoehybrid, "glm_moe_dsa": _read_deepseek_v32, "internlm3": _read_llama,
     "iquestcoder": _read_llama, "sarvam_moe": _read_glm4_moe, "sarvam_mla": _read_deepseek, "helium": _read_helium,

@@ -194,7 +194,7 @@ def inference_activation_bytes(cfg: ModelConfig, wl: Workload, par: Parallel, *,
     resid = tok * h * a
     normed = tok * h * a
     qkv = tok * (q / t + 2 * kv / kv_split(cfg, t)) * a
-    heads = cfg.heads / t
+    heads = cfg.heads / t * cfg.attn_calls  # (DiffLlama: two attention calls per head)
     scores = 2 * seqs * heads * wl.seq_len * wl.seq_len * a if wl.attention == "eager" else seqs * heads * wl.seq_len * 4
     attn = normed + qkv + scores
     mlp = normed + tok * (3 if cfg.mlp == "gated" else 2) * f / t * a
@@ -214,7 +214,7 @@ def layer_activation_terms(cfg: ModelConfig, seq_len: int, micro_batch: float, *
     (``split``: "tp" or "kv" for K/V) and whether it is an s² term (dropped by selective
     recomputation)."""
     s, b, a = seq_len, micro_batch, act_bytes
-    h, q, kv, n_heads = cfg.hidden, cfg.q_dim, cfg.kv_dim, cfg.heads
+    h, q, kv, n_heads = cfg.hidden, cfg.q_dim, cfg.kv_dim, cfg.heads * cfg.attn_calls  # (DiffLlama: two calls a head)
     f = mlp_width(cfg)
     sb = s * b
     kr = 1

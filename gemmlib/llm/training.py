@@ -349,8 +349,8 @@ def _context_collectives(ops: list[Op], cfg: ModelConfig, wl: Workload, par: Par
             continue
         v = next((x for x in ops if x.name == o.name.replace("scores", "values")), None)
         # the forward reads K (scores) and V (values) once per sequence: the whole sequence's K/V, per layer
-        kv = (o.kv_bytes + (v.kv_bytes if v is not None else 0.0)) / get_dtype(wl.kv_dtype).bytes * a
-        layers = max(1, round(o.count / (wl.batch * cfg.heads) * f)) if o.count else 0
+        kv = (o.kv_bytes + (v.kv_bytes if v is not None else 0.0)) / cfg.attn_calls / get_dtype(wl.kv_dtype).bytes * a
+        layers = max(1, round(o.count / (wl.batch * cfg.heads * cfg.attn_calls) * f)) if o.count else 0
         per_layer = kv * f / max(layers, 1) / heads_split / par.attn_ep
         link = par.link("cp", hw)
         for op, cnt, note in (("all_gather", layers, N_("ring attention: K/V chunks around the context-parallel ring")),

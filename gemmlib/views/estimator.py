@@ -1127,6 +1127,9 @@ def _read(est: ScaleOutEstimate, gettext: Translate, escape: Escape) -> Read:
     if isinstance(r["heads"].get("sliding_layers"), int):  # Step 3.7: the sliding layers' own query heads
         layers = gettext("{layers}; {n} query heads in the sliding layers, {full} in the others").format(
             layers=layers, n=r["heads"]["sliding_layers"], full=r["heads"]["query"])
+    if att.get("differential"):  # DiffLlama
+        layers = gettext("{layers}; differential attention: two calls per head, the same scores against each half of "
+                         "the values, combined by a learned λ").format(layers=layers)
     if att.get("cross_attention"):
         layers = gettext("{layers}; {n} cross-attention layers (to an image's vision tokens: skipped on text, their "
                          "weights counted)").format(layers=layers, n=att["cross_attention"])

@@ -2778,3 +2778,40 @@ def test_zamba2_defaults_and_refusals():
                        (dict(layers_block_type=["mamba"] * 54, hybrid_layer_ids=[]), "no hybrid")):
         with pytest.raises(InputError, match=match):
             read_config(dict(raw, **bad))
+
+
+@pytest.mark.parametrize("keys", [dict(B), dict(B, num_key_value_heads=4, head_dim=24, attention_bias=True)])
+def test_diffllama_is_exact(keys):
+    """DiffLlama (the Differential Transformer on Llama's block) from transformers' own class: each head's queries and
+    keys scored twice, once against each half of the value heads, λ vectors per layer and an unweighted RMSNorm —
+    parameters, a prefill and one decode step to the FLOP, the fp32 cache and the bf16 checkpoint to the byte; the
+    engine convention runs the same two calls (transformers' flash path does too). At the class defaults the model
+    equals numel() on the meta device: 1,204,885,504 parameters."""
+    torch.manual_seed(0)
+    hf = AutoConfig.for_model("diffllama", **copy.deepcopy(keys))
+    model = AutoModelForCausalLM.from_config(hf, attn_implementation="eager").eval()
+    for raw in (dict(keys, model_type="diffllama"), json.loads(hf.to_json_string())):
+        cfg, info = read_config(raw)
+        assert info["unknown_keys"] == [] and cfg.diff_attention and cfg.attn_calls == 2
+        assert cfg.params == sum(p.numel() for p in model.parameters())
+    prefill, decode, _, nbytes = _run(model, hf.vocab_size)
+    wl = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1, kv_dtype="fp32")
+    assert (sum(o.flops for o in prefill_ops(cfg, wl)), sum(o.flops for o in decode_ops(cfg, wl))) == (prefill, decode)
+    assert kv_cache_bytes(cfg, wl) == nbytes
+    scores = next(o for o in prefill_ops(cfg, Workload(batch=BATCH, seq_len=PROMPT, new_tokens=1)) if o.name == "attn_scores")
+    plain, _ = read_config(dict(keys, model_type="llama"))
+    once = next(o for o in prefill_ops(plain, Workload(batch=BATCH, seq_len=PROMPT, new_tokens=1)) if o.name == "attn_scores")
+    assert scores.flops == 2 * once.flops and "differential" in str(scores.note)
+    sd = AutoModelForCausalLM.from_config(hf, dtype=torch.bfloat16).state_dict()
+    assert checkpoint_size(cfg, "bf16").bytes == sum(t.nbytes for k, t in sd.items() if k != "lm_head.weight" or
+                                                    not hf.tie_word_embeddings)
+    big = AutoConfig.for_model("diffllama")
+    with torch.device("meta"):
+        full = AutoModelForCausalLM.from_config(big)
+    cfg, _ = read_config(json.loads(big.to_json_string()))
+    assert cfg.params == sum(p.numel() for p in full.parameters()) == 1_204_885_504
+    from gemmlib.core.errors import InputError
+
+    for bad, match in ((dict(num_key_value_heads=1), "even"), (dict(attention_dropout=0.1), "attention_dropout")):
+        with pytest.raises(InputError, match=match):
+            read_config(dict(keys, **bad, model_type="diffllama"))

@@ -479,6 +479,7 @@ _NEW_FAMILIES = {  # config classes' defaults (with what a released file sets wh
     # Mistral Large 4 (1T): NoPE every fourth layer, and here the last four layers reading earlier latents
     "mistral_large4": (dict(text_config=dict(kv_source_layers=list(range(68)) + [64, 65, 66, 67])), 64),
     "chameleon": (dict(vocabulary_map={"<image>": 8711}), 1),
+    "diffllama": ({}, 1),  # DiffLlama: two attention calls per head
     "zamba2": (dict(num_mem_blocks=2, use_shared_attention_adapter=True), 1),  # Zamba2-2.7B's blocks and adapters
     "ernie4_5_vl_moe": ({}, 1),  # ERNIE 4.5 VL: image experts stored beside the text ones
     "glm5_next": ({}, 16),  # GLM-5.3-Flash: KDA beside NoPE MLA under an indexer over pools, hyper-connections
@@ -515,6 +516,7 @@ def test_an_uploaded_config_of_each_newly_read_family_is_sized_end_to_end(model_
     assert ("over pools" in rows["sparse attention"]) == bool(cfg.index_kpool)  # GLM-5-Next's
     assert ("image experts" in rows["experts"]) == bool(cfg.vision_expert_ffn)  # ERNIE 4.5 VL's
     assert ("shared blocks" in rows) == bool(cfg.shared_blocks)  # Zamba2's
+    assert ("differential attention" in rows["attention"]) == cfg.diff_attention  # DiffLlama's
     assert ("no rotary dims" in rows["MLA"]) == (cfg.is_mla and not cfg.rope_head_dim)
     tv = view.training(est, view.TrainingInputs(train=True, tokens=1e9))
     assert tv.metrics[0].label == "step FLOPs" and tv.metrics[0].value
