@@ -333,6 +333,8 @@ def _read_lines(read: dict | None) -> list[str]:
         bits.append(f"{sb['blocks']} shared attention-and-MLP blocks run in turn by the {sb['layers']} P layers on "
                     f"[hidden; embedding] ({sb['input_width']:,} wide), each run with its own rank-{sb['adapter_rank']} "
                     f"adapters on gate|up{' and q, k, v' if sb['qkv_adapters'] else ''}")
+    if blk.get("head_dense"):  # ModernBERT's decoder
+        bits.append("a dense hidden → hidden, its activation and a norm before the LM head")
     if blk.get("hyper_streams"):
         bits.append(f"hyper-connections over {blk['hyper_streams']} streams")
     if read.get("hash_layers"):

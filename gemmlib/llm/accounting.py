@@ -100,7 +100,7 @@ OP_NAMES = ("attn_res", "loop_gate_down", "loop_gate_up", "norm_gate_down", "nor
             "per_layer_gate", "per_layer_proj", "altup_proj", "altup_router", "altup_predict", "altup_mix",
             "altup_correct", "laurel_left", "laurel_right", "altup_unembed", "ngram_key", "ngram_value", "ngram_conv",
             "hc_pre", "hc_mix", "hc_gate_down", "hc_gate_up", "hc_inject", "hc_head", "hc_head_down", "hc_head_up",
-            "lm_head")
+            "head_dense", "lm_head")
 OTHER_OP_NAMES = ("embedding", "norms", "rotary", "kv_repeat", "kv_conv_dynamic", "rel_bias_add", "attn_softmax", "ssm_scan", "conv_gates", "activation",
                   "shared_activation", "dense_activation", "moe_routing", "act_quant", "act_quant_inner", "residual")
 ATTENTION_PRODUCTS = ("attn_scores", "attn_values", "attn_scores_sliding", "attn_values_sliding",
@@ -174,7 +174,7 @@ SHARDING: dict[str, str] = {
     "kv_proj": "replicated", "o_a_proj": "column", "o_b_proj": "row", "attn_scores_compressed": "heads",
     "attn_values_compressed": "heads", "attn_scores_sparse": "heads", "attn_values_sparse": "heads", "csa_kv": "replicated", "csa_gate": "replicated", "hca_kv": "replicated",
     "hca_gate": "replicated", "index_kv": "replicated", "index_gate": "replicated", "hc_pre": "replicated",
-    "hc_mix": "replicated", "hc_head": "replicated",
+    "hc_mix": "replicated", "hc_head": "replicated", "head_dense": "replicated",
     # Inkling: the K/V convolutions and the relative states split with the heads; the convolutions of the attention's and
     # the MLP's outputs run on the whole hidden state after its all-reduce
     "kv_conv": "heads", "rel_proj": "column", "rel_logits": "heads", "rel_bias_add": "heads", "attn_conv": "replicated",
@@ -1565,6 +1565,17 @@ def _final_norm(cfg: ModelConfig, wl: Workload, *, phase: str, rows: int, steps:
                         note=Text(N_("the final norm before the LM head")))
 
 
+def _head_dense(cfg: ModelConfig, wl: Workload, *, phase: str, rows: int, steps: int) -> list[Op]:
+    """ModernBERT's prediction head: a dense hidden → hidden on the positions the LM head reads (its activation and
+    norm are element-wise)."""
+    if not cfg.head_dense:
+        return []
+    sz = _Sizes(cfg, wl)
+    return [_linear("head_dense", phase, m=rows, k=cfg.hidden, n=cfg.hidden, runs=steps, weight_reads=steps,
+                    w_bytes=sz.w("head_dense", ""), sz=sz,
+                    note=Text(N_("the prediction head's dense layer before the LM head, its activation and norm")))]
+
+
 def _lm_head(cfg: ModelConfig, wl: Workload, *, phase: str, rows: int, steps: int) -> Op:
     sz = _Sizes(cfg, wl)
     tied = Text(N_("tied to the embedding")) if cfg.tied_embeddings else ""
@@ -1603,6 +1614,7 @@ def prefill_ops(cfg: ModelConfig, wl: Workload) -> list[Op]:
     ops += _hyper_head(cfg, wl, phase="prefill", rows=wl.prefill_tokens, steps=1)
     ops += _attn_res_ops(cfg, wl, phase="prefill", rows=wl.prefill_tokens, steps=1)
     rows = wl.prefill_tokens if wl.lm_head == "all" else wl.batch
+    ops += _head_dense(cfg, wl, phase="prefill", rows=rows, steps=1)
     ops.append(_lm_head(cfg, wl, phase="prefill", rows=rows, steps=1))
     return ops
 
@@ -1635,6 +1647,7 @@ def _decode_range(cfg: ModelConfig, wl: Workload, first_step: int, last_step: in
         ops += _altup_streams(cfg, wl, phase="decode", rows=wl.batch, steps=steps, end=True)
         ops += _hyper_head(cfg, wl, phase="decode", rows=wl.batch, steps=steps)
         ops += _attn_res_ops(cfg, wl, phase="decode", rows=wl.batch, steps=steps)
+        ops += _head_dense(cfg, wl, phase="decode", rows=wl.batch, steps=steps)
         ops.append(_lm_head(cfg, wl, phase="decode", rows=wl.batch, steps=steps))
     if other:
         rest = [_embedding_op(cfg, wl, phase="decode", rows=wl.batch, steps=steps)]

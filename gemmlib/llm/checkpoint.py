@@ -443,6 +443,8 @@ def stored_linears(cfg: ModelConfig, *, mtp: bool = True) -> list[Linear]:
         out += _attention(cfg, i, n) + _mlp(cfg.attention_shape(akinds[i]), i, n, kinds[i])
         out += _per_layer_inputs(cfg, i, n) + _altup_laurel(cfg, i, n) + _norm_gates(cfg, i, n, kinds[i])
         out += _message_gates(cfg, i, n) + _ngram(cfg, i, n)
+    if cfg.head_dense:  # ModernBERT: the prediction head's dense before the LM head
+        out.append(_head_dense(cfg))
     if not cfg.tied_embeddings:
         out.append(Linear(n["head"], "lm_head", cfg.head_vocab, cfg.hidden, cfg.lm_head_bias, -1,
                           (("lm_head", cfg.head_vocab),)))
@@ -479,7 +481,8 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
               hashed: bool = False) -> list[tuple[str, int, str]]:
         norms = (cfg.norms_per_layer + (cfg.moe_norms if moe else 0) + (1 if cfg.per_layer_input else 0)
                  + (2 if cfg.qkv_input_norms and akind == "F" else 0)  # Inkling 2's full layers: q, k and v input norms
-                 + (1 if cfg.laurel_rank else 0) + (2 if cfg.altup_inputs else 0))  # AltUp: its router's norm, its scale
+                 + (1 if cfg.laurel_rank else 0) + (2 if cfg.altup_inputs else 0)  # AltUp: its router's norm, its scale
+                 - (prefix == "layers.0" and not cfg.first_attn_norm))  # (ModernBERT's first layer: no attention norm)
         rows = [(f"{prefix}.norms", (0 if cfg.hyper_gate_rank else norms) * h * nw, "")]
         shape = cfg.attention_shape(akind)
         if akind in MIXER_LETTERS:
@@ -596,6 +599,10 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
         out.append(("hyper_connection_mixer", w * nw + 2 * w * cfg.hyper_gate_rank, ""))
     else:
         out.append(("final_norm", h * nw, ""))
+    if cfg.head_dense:  # ModernBERT: its prediction head's norm
+        out.append(("head.norm", h * nw, ""))
+    if cfg.tied_embeddings and cfg.lm_head_bias:  # (ModernBERT: a tied head's own bias)
+        out.append(("lm_head.bias", cfg.head_vocab, ""))
     if cfg.rope_scales:  # Mistral Large 4: LeRoPE's learned frequency scales (fp32)
         out.append(("rotary_emb.alpha", cfg.rope_scales, "float32"))
     if cfg.hrm_cycles:  # HRM: the low-level module's learned initial state
@@ -616,6 +623,12 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
             out += layer(f"layers.{i}", True, "I" if cfg.is_dsa else "F")
             out += [(f"layers.{i}.enorm_hnorm_head_norm", 3 * h * nw, ""), (f"layers.{i}.embed_tokens", cfg.vocab * h, "")]
     return out
+
+
+def _head_dense(cfg: ModelConfig) -> Linear:
+    """ModernBERT's prediction head: a dense hidden → hidden before the LM head."""
+    return Linear("lm_head.dense", "lm_head", cfg.hidden, cfg.hidden, cfg.head_dense_bias, -1,
+                  (("head_dense", cfg.hidden),))
 
 
 def _embedding(cfg: ModelConfig) -> Linear:
@@ -772,10 +785,12 @@ def op_weight_bytes(cfg: ModelConfig, weight_dtype: str) -> dict[tuple[str, str]
     if "N" in cfg.ngram_layers:  # Qwen4-Exp's n-gram projections, alike in every N layer
         for lin in _ngram(cfg, cfg.ngram_layers.index("N"), n):
             out[(lin.ops[0][0], "M")] = out[(lin.ops[0][0], "D")] = float(_linear_bytes(q, lin, rest)[0])
+    if cfg.head_dense:
+        out[("head_dense", "")] = float(_linear_bytes(q, _head_dense(cfg), rest)[0])
     if cfg.tied_embeddings and q is not None and q.method == "mlx":  # the quantized embedding, used as a linear
         out[("lm_head", "")] = float(_linear_bytes(q, _embedding(cfg), rest)[0])
     elif cfg.tied_embeddings:
-        out[("lm_head", "")] = cfg.vocab * cfg.hidden * STORAGE_BYTES[
+        out[("lm_head", "")] = (cfg.vocab * cfg.hidden + (cfg.head_vocab if cfg.lm_head_bias else 0)) * STORAGE_BYTES[
             storage_dtype(q.unquantized_dtype) if q is not None and q.unquantized_dtype else storage_dtype(rest)]
     else:
         head = Linear(n["head"], "lm_head", cfg.head_vocab, cfg.hidden, cfg.lm_head_bias, -1,

@@ -432,6 +432,12 @@ class ModelConfig:
     diff_attention: bool = False  # differential attention: every query head attends twice with the same queries and
     # keys, once to each half of the value heads (each half repeated to the full KV heads), and the two halves of the
     # heads' outputs are combined by a learned λ and an unweighted RMSNorm (the λ vectors: attn_scale_params)
+    # ----- ModernBERT decoder ---------------------------------------------------------------------------
+    head_dense: bool = False  # before the LM head, a dense hidden → hidden, its activation and a norm (ModernBERT's
+    # prediction head), on the positions the LM head reads
+    head_dense_bias: bool = False  # that dense's bias
+    first_attn_norm: bool = True  # the first layer normalises its attention input (ModernBERT's does not: the embedding
+    # norm precedes it)
 
     def __post_init__(self) -> None:
         for f in ("layers", "hidden", "heads", "ffn", "vocab"):
@@ -518,7 +524,7 @@ class ModelConfig:
                   "compressed_attention", "attn_gate_bias", "hyper_mix", "ffn_norm", "router_global_scale",
                   "q_gate_latent", "clip_norms", "sink_proj", "qkv_input_norms", "dynamic_kv_conv",
                   "loop_shared_cache", "logit_scale", "residual_gates", "latent_norms", "index_mean_pool", "rope_key_norm", "residual_affine",
-                  "index_q_from_hidden", "hyper_mean_head", "qk_norm_bias", "diff_attention", "qkv_adapters", "block_out_proj"):
+                  "index_q_from_hidden", "hyper_mean_head", "qk_norm_bias", "diff_attention", "head_dense", "head_dense_bias", "first_attn_norm", "qkv_adapters", "block_out_proj"):
             if not isinstance(getattr(self, f), bool):
                 raise InputError(N_("{field} must be true or false, got {value!r}"),
                                  field=f, value=getattr(self, f))
@@ -718,6 +724,10 @@ class ModelConfig:
         if self.diff_attention and (self.is_mla or self.kv_heads % 2 or self.heads % 2 or self.compressed_attention):
             raise InputError(N_("differential attention needs plain (not latent) attention with an even number of query "
                                 "and key/value heads: it splits the values' heads and the output's in two halves"))
+        if self.head_dense_bias and not self.head_dense:
+            raise InputError(N_("head_dense_bias is set without a dense layer before the LM head (head_dense)"))
+        if not self.first_attn_norm and (self.norms_per_layer < 1 or self.hyper_gate_rank):
+            raise InputError(N_("first_attn_norm false needs a norm per layer to leave out"))
         if self.qk_norm_bias and self.qk_norm != "width":
             raise InputError(N_("qk_norm_bias is read for qk norms over each head's width (qk_norm width) only"))
         if self.index_q_from_hidden and not self.is_dsa:
@@ -1332,12 +1342,20 @@ class ModelConfig:
             "router": moe * self._router_params(),
             "ngram_embeddings": self._ngram_params(),
             "norms": ((0 if self.hyper_gate_rank else self.layers * self.norms_per_layer + 1) + moe * self.moe_norms
-                      + self.embedding_norm
+                      + self.embedding_norm + self.head_dense - (not self.first_attn_norm)
                       + (2 * self.attention_kinds.count("F") if self.qkv_input_norms else 0))
             * self._norm_params() + (dense * self._norm_params(self.ffn) if self.ffn_norm else 0)
             + self.stored_blocks * self._norm_params(self.attn_in + self.hidden),  # (Zamba2's blocks: two norms each)
-            "lm_head": head + (self.head_vocab if self.lm_head_bias else 0) + (self.head_vocab if self.logit_scale else 0),
+            "lm_head": head + (self.head_vocab if self.lm_head_bias else 0) + (self.head_vocab if self.logit_scale else 0)
+            + self._head_dense_params(),
         }
+
+    def _head_dense_params(self, *, matmul: bool = False) -> int:
+        """ModernBERT's prediction head before the LM head: a dense hidden → hidden (and its bias; its norm is counted
+        with the norms)."""
+        if not self.head_dense:
+            return 0
+        return self.hidden * self.hidden + (self.hidden if self.head_dense_bias and not matmul else 0)
 
     def _ngram_params(self, *, matmul: bool = False) -> int:
         """Qwen4-Exp's n-gram embeddings: every table (ngram_rows rows in all, ngram_dim / heads wide), and in each N
@@ -1550,7 +1568,8 @@ class ModelConfig:
         return (attn + indexer + mixers + mats * h * self._dense_ffn_sum() + self.moe_layer_count * per_moe
                 + self.block_layers * self._block_layer_params()  # (Zamba2: a shared block multiplies per layer run)
                 + self.gated_norms * 2 * h * self.gated_norm_rank + taps
-                + self.head_vocab * h + ple + altup + laurel + self._compressors(matmul=True)
+                + self.head_vocab * h + self._head_dense_params(matmul=True) + ple + altup + laurel
+                + self._compressors(matmul=True)
                 + self._hyper_params(matmul=True) + self._ngram_params(matmul=True))
 
     def _attn_matmul_params(self) -> int:
@@ -1756,6 +1775,8 @@ class ModelConfig:
             d["block"]["shared_blocks"] = {"blocks": self.stored_blocks, "layers": self.block_layers,
                                            "input_width": self.attn_in, "adapter_rank": self.block_adapter_rank,
                                            "qkv_adapters": self.qkv_adapters}
+        if self.head_dense:  # ModernBERT's prediction head
+            d["block"]["head_dense"] = {"bias": self.head_dense_bias}
         if self.hyper_streams:
             d["block"]["hyper_streams"] = self.hyper_streams
             d["block"]["hyper_mix"] = self.hyper_mix

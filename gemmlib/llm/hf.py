@@ -48,7 +48,7 @@ SUPPORTED_MODEL_TYPES = (
     "gpt_bigcode", "gpt_oss", "glm4_moe", "llama4_text", "llama4", "smollm3", "mistral3", "exaone4", "ernie4_5_moe",
     "glm4_moe_lite", "qwen3_vl", "qwen3_vl_moe", "qwen3_next", "jamba", "nemotron_h", "falcon_h1", "seed_oss",
     "ernie4_5", "glm", "glm4", "ministral3", "apertus", "minimax_m2", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_5",
-    "qwen3_5_moe", "qwen4_exp_text", "qwen4_exp", "dots3_note_text", "dots3_note", "zaya", "step3p7", "mistral_large4", "glm5_next", "ernie4_5_vl_moe", "chameleon", "diffllama", "zamba2", "hunyuan_v1_dense", "arcee", "exaone", "flex_olmo", "dots1", "deepseek_v32", "glm_moe_dsa",
+    "qwen3_5_moe", "qwen4_exp_text", "qwen4_exp", "dots3_note_text", "dots3_note", "zaya", "step3p7", "mistral_large4", "glm5_next", "ernie4_5_vl_moe", "chameleon", "diffllama", "modernbert-decoder", "zamba2", "hunyuan_v1_dense", "arcee", "exaone", "flex_olmo", "dots1", "deepseek_v32", "glm_moe_dsa",
     "granitemoehybrid", "internlm3", "iquestcoder", "sarvam_moe", "sarvam_mla", "helium", "cwm", "solar_open", "youtu",
     "hunyuan_v1_moe", "vaultgemma", "granitemoeshared", "exaone_moe", "cohere2_moe", "nemotron", "granite_swa",
     "granitemoe_swa", "kolibri1", "lfm2", "lfm2_moe", "bamba", "afmoe", "hy_v3", "minicpm3", "gptj", "codegen",
@@ -82,7 +82,7 @@ ARCHITECTURES = {
     "Mistral3ForConditionalGeneration": "mistral3", "Exaone4ForCausalLM": "exaone4",
     "MistralLarge4ForConditionalGeneration": "mistral_large4", "Glm5NextForConditionalGeneration": "glm5_next",
     "Ernie4_5_VLMoeForConditionalGeneration": "ernie4_5_vl_moe", "ChameleonForConditionalGeneration": "chameleon",
-    "DiffLlamaForCausalLM": "diffllama",
+    "DiffLlamaForCausalLM": "diffllama", "ModernBertDecoderForCausalLM": "modernbert-decoder",
     "Zamba2ForCausalLM": "zamba2",
     "Ernie4_5_MoeForCausalLM": "ernie4_5_moe", "Glm4MoeLiteForCausalLM": "glm4_moe_lite",
     "Qwen3VLForConditionalGeneration": "qwen3_vl", "Qwen3VLMoeForConditionalGeneration": "qwen3_vl_moe",
@@ -382,6 +382,10 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
                                  "norm_topk_prob", "router_aux_loss_coef", "first_k_dense_replace"}),
     # Chameleon: the norms' placement, its training's shard count, the VQ-VAE and its token map change no decoder count
     "diffllama": frozenset({"lambda_std_dev"}),  # (λ's initialisation)
+    # ModernBERT's decoder: transformers derives sliding_window from local_attention (it overwrites a stored one)
+    "modernbert-decoder": frozenset({"classifier_activation", "cls_token_id", "sep_token_id", "initializer_cutoff_factor",
+                                     "mlp_dropout", "embedding_dropout", "classifier_dropout", "sliding_window",
+                                     "global_rope_theta", "local_rope_theta"}),
     "chameleon": frozenset({"swin_norm", "model_parallel_size", "vq_config", "vocabulary_map", "image_token_id"}),
     # Zamba2: the time-step range and floor, the kernels' switches, the logits kept and a longer context's rotary
     # scaling change no count
@@ -659,6 +663,10 @@ DEFAULTS: dict[str, dict] = {
                    mamba_expand=2, mamba_ngroups=1, n_mamba_heads=8, chunk_size=256, add_bias_linear=False,
                    num_attention_heads=32, num_mem_blocks=1, use_shared_attention_adapter=False, adapter_rank=128,
                    use_mem_rope=False, tie_word_embeddings=True, max_position_embeddings=4096),
+    "modernbert-decoder": dict(vocab_size=50368, hidden_size=768, intermediate_size=1152, num_hidden_layers=22,
+                               num_attention_heads=12, max_position_embeddings=8192, norm_bias=False,
+                               attention_bias=False, mlp_bias=False, decoder_bias=True, classifier_bias=False,
+                               local_attention=128, tie_word_embeddings=True),
     "diffllama": dict(vocab_size=32000, hidden_size=2048, intermediate_size=8192, num_hidden_layers=16,
                       num_attention_heads=32, attention_bias=False, tie_word_embeddings=False,
                       max_position_embeddings=2048),
@@ -1208,6 +1216,31 @@ def _read_diffllama(r: _Read) -> dict:
         raise InputError(N_("diffllama: num_key_value_heads ({n}) must be even: the values' heads are split in two "
                             "halves"), n=c["kv_heads"])
     c.update(qkv_bias=ab, o_bias=ab, diff_attention=True, attn_scale_params=4 * c["head_dim"])
+    return c
+
+
+def _read_modernbert_decoder(r: _Read) -> dict:
+    """ModernBERT's decoder (Ettin's decoders): a LayerNorm after the embedding, none before the first layer's attention;
+    q, k, v and Wo without biases by default; a GeGLU MLP in one fused input|gate matrix (Wi); local (sliding) layers
+    of window ``local_attention`` // 2 beside global ones (``layer_types``, or every ``global_attn_every_n_layers``-th
+    from the first); LayerNorms with a bias only with ``norm_bias``; before the tied LM head (its own bias,
+    ``decoder_bias``) a prediction head: a dense hidden → hidden (``classifier_bias``), its activation and a norm."""
+    c = _common(r, head_dim_key=False)
+    if c["hidden"] % c["heads"]:
+        raise InputError(N_("hidden_size {h} is not divisible by {heads} heads"), h=c["hidden"], heads=c["heads"])
+    ab, cb = r.flag("attention_bias"), r.flag("classifier_bias")
+    c.update(qkv_bias=ab, o_bias=ab, mlp_bias=r.flag("mlp_bias"), fused_gate_up=True,
+             norm="layer" if r.flag("norm_bias") else "layer_weight", embedding_norm=True, first_attn_norm=False,
+             lm_head_bias=r.flag("decoder_bias", True), head_dense=True, head_dense_bias=cb)
+    types = r.layer_types(c["layers"])
+    every = r.whole("global_attn_every_n_layers", default=3)  # (the layout when layer_types is absent)
+    if types is None:
+        types = ["full_attention" if i % every == 0 else "sliding_attention" for i in range(c["layers"])]
+    local = r.opt_whole("local_attention", minimum=0)
+    if "sliding_attention" in types and not (local and local // 2):
+        raise InputError(N_("modernbert-decoder: sliding layers need local_attention of at least 2 (their window is "
+                            "half of it)"))
+    _explicit_or(r, c, types, local // 2 if local else None)
     return c
 
 
@@ -4097,7 +4130,7 @@ _READERS = {
     "ernie4_5": _read_ernie4_5, "glm": _read_glm, "glm4": _read_glm, "ministral3": _read_ministral3,
     "apertus": _read_apertus, "minimax_m2": _read_minimax_m2, "qwen3_5_text": _read_qwen3_5,
     "qwen3_5_moe_text": _read_qwen3_5, "qwen4_exp_text": _read_qwen4_exp_text, "dots3_note_text": _read_dots3_note_text, "zaya": _read_zaya, "step3p5": _read_step3p5, "mistral_large4_text": _read_mistral_large4_text, "glm5_next_text": _read_glm5_next_text,
-    "ernie4_5_vl_moe_text": _read_ernie4_5_vl_moe_text, "chameleon": _read_chameleon, "diffllama": _read_diffllama, "zamba2": _read_zamba2, "hunyuan_v1_dense": _read_hunyuan_v1_dense, "arcee": _read_arcee,
+    "ernie4_5_vl_moe_text": _read_ernie4_5_vl_moe_text, "chameleon": _read_chameleon, "diffllama": _read_diffllama, "modernbert-decoder": _read_modernbert_decoder, "zamba2": _read_zamba2, "hunyuan_v1_dense": _read_hunyuan_v1_dense, "arcee": _read_arcee,
     "exaone": _read_llama, "flex_olmo": _read_flex_olmo, "dots1": _read_dots1, "deepseek_v32": _read_deepseek_v32,
     "granitemoehybrid": _read_granitemoehybrid, "glm_moe_dsa": _read_deepseek_v32, "internlm3": _read_llama,
     "iquestcoder": _read_llama, "sarvam_moe": _read_glm4_moe, "sarvam_mla": _read_deepseek, "helium": _read_helium,

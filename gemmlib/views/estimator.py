@@ -714,6 +714,9 @@ def _gemma_rows(r: dict, gettext: Translate) -> list[tuple[str, str]]:
         rows.append((gettext("K/V reuse"), gettext("the last {n} layers read the keys and values of the last earlier "
                                                    "layer of their kind: no k/v projection, no cache").format(
             n=r["attention"]["kv_shared"])))
+    if r["block"].get("head_dense"):  # ModernBERT's decoder
+        rows.append((gettext("prediction head"), gettext("a dense layer hidden → hidden, its activation and a norm before "
+                                                         "the LM head, on the positions the LM head reads")))
     sb = r["block"].get("shared_blocks")
     if sb:  # Zamba2
         rows.append((gettext("shared blocks"), gettext(

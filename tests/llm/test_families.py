@@ -2815,3 +2815,40 @@ def test_diffllama_is_exact(keys):
     for bad, match in ((dict(num_key_value_heads=1), "even"), (dict(attention_dropout=0.1), "attention_dropout")):
         with pytest.raises(InputError, match=match):
             read_config(dict(keys, **bad, model_type="diffllama"))
+
+
+MBD = dict(B, num_key_value_heads=None, local_attention=8, layer_types=None, num_hidden_layers=4, pad_token_id=0,
+           bos_token_id=1, eos_token_id=2, cls_token_id=1, sep_token_id=2)
+
+
+@pytest.mark.parametrize("keys", [MBD, dict(MBD, norm_bias=True, attention_bias=True, mlp_bias=True, classifier_bias=True,
+                                            decoder_bias=False, global_attn_every_n_layers=2, tie_word_embeddings=False)])
+def test_modernbert_decoder_is_exact(keys):
+    """ModernBERT's decoder (Ettin's) from transformers' own class: an embedding LayerNorm and none before the first
+    layer's attention, GeGLU in one fused Wi, local layers of window local_attention // 2 (4 here, shorter than the
+    prompt) beside global ones, and the prediction head (dense, activation, norm) before the LM head with its bias —
+    parameters, a prefill and one decode step to the FLOP, the fp32 cache and the bf16 checkpoint to the byte. At the
+    class defaults the model equals numel() on the meta device: 149,655,232 parameters."""
+    keys = {k: v for k, v in keys.items() if v is not None}
+    torch.manual_seed(0)
+    hf = AutoConfig.for_model("modernbert-decoder", **copy.deepcopy(keys))
+    model = AutoModelForCausalLM.from_config(hf, attn_implementation="eager").eval()
+    for raw in (dict(keys, model_type="modernbert-decoder"), json.loads(hf.to_json_string())):
+        cfg, info = read_config(raw)
+        assert info["unknown_keys"] == [] and cfg.head_dense and not cfg.first_attn_norm
+        assert cfg.params == sum(p.numel() for p in model.parameters())
+        assert cfg.layer_types == ("FSFS" if keys.get("global_attn_every_n_layers") == 2 else "FSSF")
+    prefill, decode, per_layer, nbytes = _run(model, hf.vocab_size)
+    wl = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1, kv_dtype="fp32")
+    assert (sum(o.flops for o in prefill_ops(cfg, wl)), sum(o.flops for o in decode_ops(cfg, wl))) == (prefill, decode)
+    assert kv_cache_bytes(cfg, wl) == nbytes
+    sd = AutoModelForCausalLM.from_config(hf, dtype=torch.bfloat16).state_dict()
+    tied = hf.tie_word_embeddings
+    assert checkpoint_size(cfg, "bf16").bytes == sum(t.nbytes for k, t in sd.items() if not (tied and k == "decoder.weight"))
+    engine = prefill_ops(cfg, Workload(batch=BATCH, seq_len=PROMPT, new_tokens=1))
+    assert next(o for o in engine if o.name == "head_dense").m == BATCH  # the last positions only, as the LM head
+    big = AutoConfig.for_model("modernbert-decoder")
+    with torch.device("meta"):
+        full = AutoModelForCausalLM.from_config(big)
+    cfg, _ = read_config(json.loads(big.to_json_string()))
+    assert cfg.params == sum(p.numel() for p in full.parameters()) == 149_655_232
