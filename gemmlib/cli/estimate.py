@@ -316,6 +316,10 @@ def _read_lines(read: dict | None) -> list[str]:
         bits.append(f"attention: {att['full']} self-attention layers, full")
     else:
         bits.append("attention: every layer full")
+    if att.get("attention_experts"):  # JetMoE
+        ae = att["attention_experts"]
+        bits.append(f"a mixture of attention heads: {ae['experts']} experts (query and output projections), top-"
+                    f"{ae['per_token']}, keys and values shared")
     if att.get("differential"):
         bits.append("differential attention (two calls per head, the same scores against each half of the values)")
     if att.get("cross_attention"):

@@ -100,7 +100,7 @@ OP_NAMES = ("attn_res", "loop_gate_down", "loop_gate_up", "norm_gate_down", "nor
             "per_layer_gate", "per_layer_proj", "altup_proj", "altup_router", "altup_predict", "altup_mix",
             "altup_correct", "laurel_left", "laurel_right", "altup_unembed", "ngram_key", "ngram_value", "ngram_conv",
             "hc_pre", "hc_mix", "hc_gate_down", "hc_gate_up", "hc_inject", "hc_head", "hc_head_down", "hc_head_up",
-            "head_dense", "lm_head")
+            "head_dense", "attn_router", "lm_head")
 OTHER_OP_NAMES = ("embedding", "norms", "rotary", "kv_repeat", "kv_conv_dynamic", "rel_bias_add", "attn_softmax", "ssm_scan", "conv_gates", "activation",
                   "shared_activation", "dense_activation", "moe_routing", "act_quant", "act_quant_inner", "residual")
 ATTENTION_PRODUCTS = ("attn_scores", "attn_values", "attn_scores_sliding", "attn_values_sliding",
@@ -174,7 +174,7 @@ SHARDING: dict[str, str] = {
     "kv_proj": "replicated", "o_a_proj": "column", "o_b_proj": "row", "attn_scores_compressed": "heads",
     "attn_values_compressed": "heads", "attn_scores_sparse": "heads", "attn_values_sparse": "heads", "csa_kv": "replicated", "csa_gate": "replicated", "hca_kv": "replicated",
     "hca_gate": "replicated", "index_kv": "replicated", "index_gate": "replicated", "hc_pre": "replicated",
-    "hc_mix": "replicated", "hc_head": "replicated", "head_dense": "replicated",
+    "hc_mix": "replicated", "hc_head": "replicated", "head_dense": "replicated", "attn_router": "replicated",
     # Inkling: the K/V convolutions and the relative states split with the heads; the convolutions of the attention's and
     # the MLP's outputs run on the whole hidden state after its all-reduce
     "kv_conv": "heads", "rel_proj": "column", "rel_logits": "heads", "rel_bias_add": "heads", "attn_conv": "replicated",
@@ -772,6 +772,9 @@ def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, aki
         for name, n in (("q_proj", cfg.q_proj_width), ("k_proj", cfg.k_proj_width), ("v_proj", cfg.v_proj_width)):
             if not n:  # Gemma 4: the keys are the values too, or the layer reuses an earlier layer's K/V
                 continue
+            if cfg.attn_experts and name == "q_proj":  # JetMoE: each token's k attention experts make its queries
+                ops += _attn_expert_ops(cfg, sz, run, mkind=mkind, layers=layers, out=False)
+                continue
             note = Text(N_("in one fused q|k|v matrix")) if cfg.fused_qkv else ""
             if name == "k_proj" and cfg.k_eq_v:
                 note = Text(N_("the keys, which are the values too (no v_proj)"))
@@ -884,11 +887,32 @@ def _attention_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, aki
         ops.append(_linear("attn_gate", m=tokens, k=d, n=cfg.gate_proj_width, w_bytes=sz.w("attn_gate", mkind),
                            note=Text(N_("a gate per head on the attention output")) if cfg.attn_gate == "head" else
                            Text(N_("a gate per element on the attention output")), **lin))
-    ops.append(_linear("o_proj", m=tokens, k=cfg.o_dim, n=d, w_bytes=sz.w("o_proj", mkind), **lin))
+    if cfg.attn_experts:
+        ops += _attn_expert_ops(cfg, sz, run, mkind=mkind, layers=layers, out=True)
+    else:
+        ops.append(_linear("o_proj", m=tokens, k=cfg.o_dim, n=d, w_bytes=sz.w("o_proj", mkind), **lin))
     if cfg.short_conv:
         ops.append(_short_conv_op("attn_conv", cfg, wl, run, sz, channels=d, layers=layers,
                                   what=Text(N_("the attention's output"))))
     return ops
+
+
+def _attn_expert_ops(cfg: ModelConfig, sz: _Sizes, run: _Run, *, mkind: str, layers: int, out: bool) -> list[Op]:
+    """JetMoE's mixture of attention heads in ``layers`` layers: before the attention its router and each token's k
+    experts' query projections (kv_heads × head_dim each, the token's k × kv_heads query heads); after it (``out``) the
+    same experts' output projections, weighted and summed. Only the experts the step's tokens reach are read."""
+    e, k, kvd, d, runs = cfg.attn_experts, cfg.experts_per_token, cfg.kv_dim, cfg.hidden, layers * run.steps
+    reached = min(e, run.tokens * k)
+    note = Text(N_("attention experts: each token through {k} of {experts} (count = layers × {k}); weights of "
+                   "{reached} experts read"), k=k, experts=e, reached=reached)
+    lin = dict(phase=run.phase, m=run.tokens, runs=runs * k, weight_reads=runs, weight_copies=reached, sz=sz,
+               kernels=runs, note=note)
+    if out:
+        return [_linear("o_proj", k=kvd, n=d, w_bytes=sz.w("o_proj", mkind), **lin)]
+    return [_linear("attn_router", run.phase, m=run.tokens, k=d, n=e, runs=runs, weight_reads=runs,
+                    w_bytes=sz.w("attn_router", mkind), sz=sz,
+                    note=Text(N_("per layer: scores every attention expert for every token"))),
+            _linear("q_proj", k=d, n=kvd, w_bytes=sz.w("q_proj", mkind), **lin)]
 
 
 def _cca_ops(cfg: ModelConfig, wl: Workload, sz: _Sizes, run: _Run, *, layers: int) -> list[Op]:

@@ -61,7 +61,8 @@ _DEFAULT_NAMES = dict(prefix="model.layers.{i}", attn="self_attn", q="q_proj", k
                       qkv="qkv_proj", mlp="mlp", gate="gate_proj", up="up_proj", down="down_proj",
                       gate_up="gate_up_proj", fc1="up_proj", fc2="down_proj", moe="mlp",
                       egate="gate_proj", eup="up_proj", edown="down_proj", router="gate", shared="shared_experts",
-                      head="lm_head", embed="model.embed_tokens", mixer="mamba")
+                      head="lm_head", embed="model.embed_tokens", mixer="mamba",
+                      experts_3d=("experts.gate_up_proj", "experts.down_proj"))
 _NAMES = {
     "mixtral": dict(moe="block_sparse_moe", egate="w1", eup="w3", edown="w2"),
     "phimoe": dict(moe="block_sparse_moe", egate="w1", eup="w3", edown="w2"),
@@ -105,9 +106,10 @@ _NAMES = {
     "lfm2_moe": dict(o="out_proj", mixer="conv", mlp="feed_forward", moe="feed_forward", gate="w1", up="w3", down="w2"),
     # Gemma 4: the dense MLP (counted as an always-on shared expert), the router and the experts beside each other
     "gemma4_text": dict(moe="", router="router.proj", shared="mlp"),
+    "jetmoe": dict(attn="self_attention", router="router.layer", experts_3d=("input_linear", "output_linear")),
 }
 # Families whose routed experts are stored as two 3-D parameters (gate_up_proj [E, 2f, h], down_proj [E, h, f]).
-_EXPERTS_3D = ("gpt_oss", "gemma4_text", "aria_text", "minimax_m3_vl_text", "zaya", "step3p5")
+_EXPERTS_3D = ("gpt_oss", "gemma4_text", "aria_text", "minimax_m3_vl_text", "zaya", "step3p5", "jetmoe")
 # Families whose score-correction buffer follows the model's dtype (registered without one; elsewhere fp32)
 _SCORE_BIAS_AT_DTYPE = ("minimax_m3_vl_text", "step3p5")
 # Families whose modeling code keeps the router's weight in fp32 (_keep_in_fp32_modules_strict "gate.weight").
@@ -196,6 +198,14 @@ def _attention_linears(cfg: ModelConfig, i: int, n: dict) -> list[Linear]:
                     Linear(f"{p}.indexer.weights_proj", "attention", hi, h, False, i, (("index_weights", hi),))]
         return out
     q, k, v = cfg.q_proj_width, cfg.k_proj_width, cfg.v_proj_width
+    if cfg.attn_experts:  # JetMoE: one k|v matrix; the experts' q and o as 3-D parameters [E, out, in]; their router
+        e, kvd, x = cfg.attn_experts, cfg.kv_dim, f"{p}.experts"
+        return [Linear(f"{p}.kv_proj", "attention", k + v, h, False, i, (("k_proj", k), ("v_proj", v))),
+                Linear(f"{x}.input_linear", "attention", kvd, h, False, i, (("q_proj", kvd),), count=e,
+                       fused_experts="input_linear"),
+                Linear(f"{x}.output_linear", "attention", h, kvd, False, i, (("o_proj", h),), count=e,
+                       fused_experts="output_linear"),
+                Linear(f"{x}.router.layer", "router", e, h, False, i, (("attn_router", e),))]
     if cfg.fused_qkv:
         out = [Linear(f"{p}.{n['qkv']}", "attention", q + k + v, cfg.attn_in, cfg.qkv_bias, i,
                       (("q_proj", q), ("k_proj", k), ("v_proj", v)))]
@@ -294,10 +304,11 @@ def _mlp(cfg: ModelConfig, i: int, n: dict, kind: str) -> list[Linear]:
         out += [Linear(f"{m}.{down}", "mlp", h, cfg.hidden, cfg.mlp_bias, i, (("expert_in_proj", h),)),
                 Linear(f"{m}.{up}", "mlp", cfg.hidden, h, cfg.mlp_bias, i, (("expert_out_proj", cfg.hidden),))]
     if cfg.fused_gate_up and cfg.family in _EXPERTS_3D:  # 3-D [E, h, 2f] and [E, f, h] parameters
-        out += [Linear(f"{m}.experts.gate_up_proj", "expert", 2 * fe, h, cfg.expert_bias, i,
-                       (("gate_proj", fe), ("up_proj", fe)), count=e, fused_experts="gate_up_proj"),
-                Linear(f"{m}.experts.down_proj", "expert", h, fe, cfg.expert_bias, i, (("down_proj", h),), count=e,
-                       fused_experts="down_proj")]
+        gu, dn = n["experts_3d"]
+        out += [Linear(f"{m}.{gu}", "expert", 2 * fe, h, cfg.expert_bias, i,
+                       (("gate_proj", fe), ("up_proj", fe)), count=e, fused_experts=gu.rsplit(".", 1)[-1]),
+                Linear(f"{m}.{dn}", "expert", h, fe, cfg.expert_bias, i, (("down_proj", h),), count=e,
+                       fused_experts=dn.rsplit(".", 1)[-1])]
     elif cfg.mlp == "plain":
         out += [Linear(f"{m}.experts.0.{n['fc1']}", "expert", fe, h, cfg.expert_bias, i, (("up_proj", fe),), count=e),
                 Linear(f"{m}.experts.0.{n['fc2']}", "expert", h, fe, cfg.expert_bias, i, (("down_proj", h),), count=e)]
@@ -526,6 +537,10 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
             rows.append((f"{prefix}.gate_bias", cfg.heads, ""))
         if moe and cfg.router_scales:
             rows.append((f"{prefix}.router.scales", h + cfg.experts, ""))
+        if moe and cfg.moe_out_bias:  # JetMoE: a bias on the experts' summed output
+            rows.append((f"{prefix}.mlp.bias", h, ""))
+        if cfg.attn_experts and akind in ATTENTION_LETTERS:  # and on the attention experts'
+            rows.append((f"{prefix}.self_attention.experts.bias", h, ""))
         if moe and cfg.router_score_bias and not hashed:
             for which in ("", ".vision_moe")[:2 if cfg.vision_expert_ffn else 1]:  # (ERNIE 4.5 VL's image router's too)
                 rows.append((f"{prefix}{which}.e_score_correction_bias", cfg.routed_choices,

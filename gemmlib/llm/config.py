@@ -438,6 +438,11 @@ class ModelConfig:
     head_dense_bias: bool = False  # that dense's bias
     first_attn_norm: bool = True  # the first layer normalises its attention input (ModernBERT's does not: the embedding
     # norm precedes it)
+    # ----- JetMoE ---------------------------------------------------------------------------------------
+    attn_experts: int = 0  # a mixture of attention heads: this many experts, each its own query projection (hidden →
+    # kv_heads × head_dim) and output projection back, experts_per_token of them routed per token (a router of its
+    # own, and a bias on the summed output); keys and values shared (one k|v projection); heads = k × kv_heads
+    moe_out_bias: bool = False  # a bias (hidden wide) on a MoE layer's summed expert output
 
     def __post_init__(self) -> None:
         for f in ("layers", "hidden", "heads", "ffn", "vocab"):
@@ -455,7 +460,7 @@ class ModelConfig:
                   "sliding_heads", "sliding_q_lora_rank", "sliding_kv_lora_rank", "sliding_nope_head_dim",
                   "sliding_rope_head_dim", "sliding_v_head_dim", "cca_depthwise", "cca_grouped", "router_hidden",
                   "rope_scales", "index_kpool", "vision_expert_ffn", "attn_input_width", "shared_blocks",
-                  "block_adapter_rank"):
+                  "block_adapter_rank", "attn_experts"):
             object.__setattr__(self, f, _whole(f, getattr(self, f), minimum=0))
         for f in ("norms_per_layer", "loop_passes"):
             object.__setattr__(self, f, _whole(f, getattr(self, f)))
@@ -524,7 +529,7 @@ class ModelConfig:
                   "compressed_attention", "attn_gate_bias", "hyper_mix", "ffn_norm", "router_global_scale",
                   "q_gate_latent", "clip_norms", "sink_proj", "qkv_input_norms", "dynamic_kv_conv",
                   "loop_shared_cache", "logit_scale", "residual_gates", "latent_norms", "index_mean_pool", "rope_key_norm", "residual_affine",
-                  "index_q_from_hidden", "hyper_mean_head", "qk_norm_bias", "diff_attention", "head_dense", "head_dense_bias", "first_attn_norm", "qkv_adapters", "block_out_proj"):
+                  "index_q_from_hidden", "hyper_mean_head", "qk_norm_bias", "diff_attention", "head_dense", "head_dense_bias", "first_attn_norm", "moe_out_bias", "qkv_adapters", "block_out_proj"):
             if not isinstance(getattr(self, f), bool):
                 raise InputError(N_("{field} must be true or false, got {value!r}"),
                                  field=f, value=getattr(self, f))
@@ -724,6 +729,14 @@ class ModelConfig:
         if self.diff_attention and (self.is_mla or self.kv_heads % 2 or self.heads % 2 or self.compressed_attention):
             raise InputError(N_("differential attention needs plain (not latent) attention with an even number of query "
                                 "and key/value heads: it splits the values' heads and the output's in two halves"))
+        if self.attn_experts and (self.is_mla or self.compressed_attention or self.attn_output_gate or self.fused_qkv
+                                  or self.kv_heads * self.experts_per_token != self.heads
+                                  or not 1 <= self.experts_per_token <= self.attn_experts or self.qk_norm != "none"
+                                  or self.gate_proj_width or self.qkv_bias):
+            raise InputError(N_("a mixture of attention heads needs plain attention without biases or gates, k ≤ "
+                                "attention experts routed per token and heads = k × kv_heads"))
+        if self.moe_out_bias and not self.is_moe:
+            raise InputError(N_("{field} is set but experts is 0 (a dense model)"), field="moe out bias")
         if self.head_dense_bias and not self.head_dense:
             raise InputError(N_("head_dense_bias is set without a dense layer before the LM head (head_dense)"))
         if not self.first_attn_norm and (self.norms_per_layer < 1 or self.hyper_gate_rank):
@@ -1178,6 +1191,9 @@ class ModelConfig:
             return (h * rq + rq + rq * self.q_dim + h * hd + hd + self.o_dim * self.o_lora_rank
                     + self.o_groups * self.o_lora_rank * h + H)
         qw, kw = self.q_proj_width, self.k_proj_width
+        if self.attn_experts:  # JetMoE: k|v, every expert's q and o (kv_dim wide each), the router, the output's bias
+            e = self.attn_experts
+            return h * (kw + self.v_proj_width) + e * 2 * h * self.kv_dim + h * e + h
         p = self.attn_in * (qw + kw + self.v_proj_width) + h * self.gate_proj_width + self.o_dim * h
         if self.qkv_bias:
             p += qw + kw + self.v_proj_width
@@ -1325,7 +1341,8 @@ class ModelConfig:
             "hyper_connections": self._hyper_params(),
             "cross_attention": self.attention_kinds.count("X") * self._cross_params(),
             "mixers": self.mixer_layer_count * self.mixer.params(self.hidden) if self.mixer else 0,
-            "mlp": mlp + dense * self.activation_params + moe * self.experts * self._expert_params(),
+            "mlp": mlp + dense * self.activation_params + moe * (self.experts * self._expert_params()
+                                                                  + self.hidden * self.moe_out_bias),
             "per_layer_inputs": self._per_layer_input_params(),
             "altup_laurel": self._altup_laurel_params(),
             "shared_experts": moe * self._shared_params(),
@@ -1490,7 +1507,11 @@ class ModelConfig:
         dense = self._dense_mlp_params()
         if self.shared_blocks:  # (Zamba2: each block's MLP once, however many layers run it)
             dense = dense // self.block_layers * self.stored_blocks
-        b["mlp"] = dense + self.moe_layer_count * self._routed_experts_run() * self._expert_params()
+        b["mlp"] = dense + self.moe_layer_count * (self._routed_experts_run() * self._expert_params()
+                                                   + self.hidden * self.moe_out_bias)
+        if self.attn_experts:  # JetMoE: k of the attention experts' q and o
+            b["attention"] -= (self.attention_layer_count * (self.attn_experts - self.experts_per_token) * 2
+                               * self.hidden * self.kv_dim)
         b["vision_experts"] = 0  # (ERNIE 4.5 VL's image experts: no text token reaches them)
         return sum(b.values())
 
@@ -1585,7 +1606,7 @@ class ModelConfig:
                     + rkv * self.heads * (self.nope_head_dim + self.v_head_dim) + self.o_dim * h
                     + h * self.gate_proj_width)
         c = self.cca_channels  # ZAYA's convolutions (the grouped one by head) multiply every token too
-        return (self.attn_in * (self.q_proj_width + self.k_proj_width + self.v_proj_width)
+        return (self.attn_in * (self.q_proj_width + self.k_proj_width + self.v_proj_width) + h * self.attn_experts
                 + h * (self.gate_proj_width + self.heads * self.rel_bias + (self.heads if self.sink_proj else 0))
                 + self.o_dim * h
                 + c * self.cca_depthwise + c * self.head_dim * self.cca_grouped)
@@ -1689,6 +1710,8 @@ class ModelConfig:
             out["with_indexer"] = self.indexer_layer_count
         if self.diff_attention:  # DiffLlama: two attention calls per head
             out["differential"] = True
+        if self.attn_experts:  # JetMoE: a mixture of attention heads
+            out["attention_experts"] = {"experts": self.attn_experts, "per_token": self.experts_per_token}
         if kinds.count("X"):  # Llama 3.2 Vision: layers that attend to an image, skipped on text
             out["cross_attention"] = kinds.count("X")
         if self.compressed_attention:  # DeepSeek-V4: every layer's window, and the compressed layers' entries

@@ -48,7 +48,7 @@ SUPPORTED_MODEL_TYPES = (
     "gpt_bigcode", "gpt_oss", "glm4_moe", "llama4_text", "llama4", "smollm3", "mistral3", "exaone4", "ernie4_5_moe",
     "glm4_moe_lite", "qwen3_vl", "qwen3_vl_moe", "qwen3_next", "jamba", "nemotron_h", "falcon_h1", "seed_oss",
     "ernie4_5", "glm", "glm4", "ministral3", "apertus", "minimax_m2", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_5",
-    "qwen3_5_moe", "qwen4_exp_text", "qwen4_exp", "dots3_note_text", "dots3_note", "zaya", "step3p7", "mistral_large4", "glm5_next", "ernie4_5_vl_moe", "chameleon", "diffllama", "modernbert-decoder", "zamba2", "hunyuan_v1_dense", "arcee", "exaone", "flex_olmo", "dots1", "deepseek_v32", "glm_moe_dsa",
+    "qwen3_5_moe", "qwen4_exp_text", "qwen4_exp", "dots3_note_text", "dots3_note", "zaya", "step3p7", "mistral_large4", "glm5_next", "ernie4_5_vl_moe", "chameleon", "diffllama", "modernbert-decoder", "jetmoe", "zamba2", "hunyuan_v1_dense", "arcee", "exaone", "flex_olmo", "dots1", "deepseek_v32", "glm_moe_dsa",
     "granitemoehybrid", "internlm3", "iquestcoder", "sarvam_moe", "sarvam_mla", "helium", "cwm", "solar_open", "youtu",
     "hunyuan_v1_moe", "vaultgemma", "granitemoeshared", "exaone_moe", "cohere2_moe", "nemotron", "granite_swa",
     "granitemoe_swa", "kolibri1", "lfm2", "lfm2_moe", "bamba", "afmoe", "hy_v3", "minicpm3", "gptj", "codegen",
@@ -83,6 +83,7 @@ ARCHITECTURES = {
     "MistralLarge4ForConditionalGeneration": "mistral_large4", "Glm5NextForConditionalGeneration": "glm5_next",
     "Ernie4_5_VLMoeForConditionalGeneration": "ernie4_5_vl_moe", "ChameleonForConditionalGeneration": "chameleon",
     "DiffLlamaForCausalLM": "diffllama", "ModernBertDecoderForCausalLM": "modernbert-decoder",
+    "JetMoeForCausalLM": "jetmoe",
     "Zamba2ForCausalLM": "zamba2",
     "Ernie4_5_MoeForCausalLM": "ernie4_5_moe", "Glm4MoeLiteForCausalLM": "glm4_moe_lite",
     "Qwen3VLForConditionalGeneration": "qwen3_vl", "Qwen3VLMoeForConditionalGeneration": "qwen3_vl_moe",
@@ -382,6 +383,7 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
                                  "norm_topk_prob", "router_aux_loss_coef", "first_k_dense_replace"}),
     # Chameleon: the norms' placement, its training's shard count, the VQ-VAE and its token map change no decoder count
     "diffllama": frozenset({"lambda_std_dev"}),  # (λ's initialisation)
+    "jetmoe": frozenset({"aux_loss_coef", "output_router_logits"}),
     # ModernBERT's decoder: transformers derives sliding_window from local_attention (it overwrites a stored one)
     "modernbert-decoder": frozenset({"classifier_activation", "cls_token_id", "sep_token_id", "initializer_cutoff_factor",
                                      "mlp_dropout", "embedding_dropout", "classifier_dropout", "sliding_window",
@@ -667,6 +669,9 @@ DEFAULTS: dict[str, dict] = {
                                num_attention_heads=12, max_position_embeddings=8192, norm_bias=False,
                                attention_bias=False, mlp_bias=False, decoder_bias=True, classifier_bias=False,
                                local_attention=128, tie_word_embeddings=True),
+    "jetmoe": dict(vocab_size=32000, hidden_size=2048, num_hidden_layers=12, num_key_value_heads=16, kv_channels=128,
+                   intermediate_size=5632, max_position_embeddings=4096, num_local_experts=8, num_experts_per_tok=2,
+                   tie_word_embeddings=True),
     "diffllama": dict(vocab_size=32000, hidden_size=2048, intermediate_size=8192, num_hidden_layers=16,
                       num_attention_heads=32, attention_bias=False, tie_word_embeddings=False,
                       max_position_embeddings=2048),
@@ -1242,6 +1247,27 @@ def _read_modernbert_decoder(r: _Read) -> dict:
                             "half of it)"))
     _explicit_or(r, c, types, local // 2 if local else None)
     return c
+
+
+def _read_jetmoe(r: _Read) -> dict:
+    """JetMoE: a mixture of attention heads and a mixture of MLP experts in every layer, both routing each token to
+    ``num_experts_per_tok`` of ``num_local_experts`` experts. An attention expert is a query projection (hidden →
+    kv_heads × kv_channels) and an output projection back; keys and values come from one shared k|v projection, so a
+    token has k × kv_heads query heads (transformers sets num_attention_heads so). An MLP expert is a GLU in one fused
+    input matrix. Both mixtures add a bias after the weighted sum; neither has other biases."""
+    heads, h, kv = r.opt_whole("num_attention_heads", minimum=1), r.whole("hidden_size"), r.whole("num_key_value_heads")
+    e, k = r.whole("num_local_experts"), r.whole("num_experts_per_tok")
+    if k > e:
+        raise InputError(N_("jetmoe: num_experts_per_tok ({k}) exceeds num_local_experts ({e})"), k=k, e=e)
+    if heads and heads != kv * k:  # (transformers overwrites it with kv × k)
+        r.notes.append(Text(N_("jetmoe: num_attention_heads {heads} replaced by num_key_value_heads × "
+                               "num_experts_per_tok = {n}, as transformers sets it"), heads=heads, n=kv * k))
+    ffn = r.whole("intermediate_size")
+    return dict(hidden=h, layers=r.whole("num_hidden_layers"), heads=kv * k, kv_heads=kv,
+                head_dim=r.whole("kv_channels"), ffn=ffn, vocab=r.whole("vocab_size"),
+                tied_embeddings=r.flag("tie_word_embeddings", True),
+                max_positions=r.opt_whole("max_position_embeddings") or 0, experts=e, experts_per_token=k,
+                expert_ffn=ffn, fused_gate_up=True, attn_experts=e, moe_out_bias=True)
 
 
 def _read_bitnet(r: _Read) -> dict:
@@ -4130,7 +4156,7 @@ _READERS = {
     "ernie4_5": _read_ernie4_5, "glm": _read_glm, "glm4": _read_glm, "ministral3": _read_ministral3,
     "apertus": _read_apertus, "minimax_m2": _read_minimax_m2, "qwen3_5_text": _read_qwen3_5,
     "qwen3_5_moe_text": _read_qwen3_5, "qwen4_exp_text": _read_qwen4_exp_text, "dots3_note_text": _read_dots3_note_text, "zaya": _read_zaya, "step3p5": _read_step3p5, "mistral_large4_text": _read_mistral_large4_text, "glm5_next_text": _read_glm5_next_text,
-    "ernie4_5_vl_moe_text": _read_ernie4_5_vl_moe_text, "chameleon": _read_chameleon, "diffllama": _read_diffllama, "modernbert-decoder": _read_modernbert_decoder, "zamba2": _read_zamba2, "hunyuan_v1_dense": _read_hunyuan_v1_dense, "arcee": _read_arcee,
+    "ernie4_5_vl_moe_text": _read_ernie4_5_vl_moe_text, "chameleon": _read_chameleon, "diffllama": _read_diffllama, "modernbert-decoder": _read_modernbert_decoder, "jetmoe": _read_jetmoe, "zamba2": _read_zamba2, "hunyuan_v1_dense": _read_hunyuan_v1_dense, "arcee": _read_arcee,
     "exaone": _read_llama, "flex_olmo": _read_flex_olmo, "dots1": _read_dots1, "deepseek_v32": _read_deepseek_v32,
     "granitemoehybrid": _read_granitemoehybrid, "glm_moe_dsa": _read_deepseek_v32, "internlm3": _read_llama,
     "iquestcoder": _read_llama, "sarvam_moe": _read_glm4_moe, "sarvam_mla": _read_deepseek, "helium": _read_helium,

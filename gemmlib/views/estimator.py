@@ -1130,6 +1130,10 @@ def _read(est: ScaleOutEstimate, gettext: Translate, escape: Escape) -> Read:
     if isinstance(r["heads"].get("sliding_layers"), int):  # Step 3.7: the sliding layers' own query heads
         layers = gettext("{layers}; {n} query heads in the sliding layers, {full} in the others").format(
             layers=layers, n=r["heads"]["sliding_layers"], full=r["heads"]["query"])
+    if att.get("attention_experts"):  # JetMoE
+        layers = gettext("{layers}; a mixture of attention heads: {n} experts, each a query and an output projection, "
+                         "top-{k} per token; keys and values shared").format(
+            layers=layers, n=att["attention_experts"]["experts"], k=att["attention_experts"]["per_token"])
     if att.get("differential"):  # DiffLlama
         layers = gettext("{layers}; differential attention: two calls per head, the same scores against each half of "
                          "the values, combined by a learned λ").format(layers=layers)

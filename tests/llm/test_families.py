@@ -2852,3 +2852,41 @@ def test_modernbert_decoder_is_exact(keys):
         full = AutoModelForCausalLM.from_config(big)
     cfg, _ = read_config(json.loads(big.to_json_string()))
     assert cfg.params == sum(p.numel() for p in full.parameters()) == 149_655_232
+
+
+JETMOE = dict(B, num_key_value_heads=2, kv_channels=16, num_local_experts=4, num_experts_per_tok=2)
+
+
+@pytest.mark.parametrize("keys", [JETMOE, dict(JETMOE, num_local_experts=3, num_experts_per_tok=3, num_key_value_heads=1,
+                                               kv_channels=24, tie_word_embeddings=False)])
+def test_jetmoe_is_exact(keys):
+    """JetMoE from transformers' own class: a mixture of attention heads (each token's k attention experts make its
+    queries from the hidden state and project its heads' outputs back; keys and values from one shared projection)
+    beside a mixture of GLU experts, both with a bias after the weighted sum — parameters, active parameters (k of each
+    mixture), a prefill and one decode step to the FLOP, the fp32 cache and the bf16 checkpoint to the byte. At the
+    class defaults the model equals numel() on the meta device: 4,293,888,000 parameters."""
+    torch.manual_seed(0)
+    hf = AutoConfig.for_model("jetmoe", **copy.deepcopy(keys))
+    model = AutoModelForCausalLM.from_config(hf, attn_implementation="eager").eval()
+    for raw in (dict(keys, model_type="jetmoe"), json.loads(hf.to_json_string())):
+        cfg, info = read_config(raw)
+        assert info["unknown_keys"] == [] and cfg.attn_experts == hf.num_local_experts
+        assert cfg.params == sum(p.numel() for p in model.parameters())
+    prefill, decode, _, nbytes = _run(model, hf.vocab_size)
+    wl = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1, kv_dtype="fp32")
+    assert (sum(o.flops for o in prefill_ops(cfg, wl)), sum(o.flops for o in decode_ops(cfg, wl))) == (prefill, decode)
+    assert kv_cache_bytes(cfg, wl) == nbytes
+    sd = AutoModelForCausalLM.from_config(hf, dtype=torch.bfloat16).state_dict()
+    tied = hf.tie_word_embeddings
+    assert checkpoint_size(cfg, "bf16").bytes == sum(t.nbytes for k, t in sd.items() if not (tied and k == "lm_head.weight"))
+    # active: every weight but the unrouted experts of both mixtures (computed from the model's own tensors)
+    layer0 = model.model.layers[0]
+    idle = (hf.num_local_experts - hf.num_experts_per_tok) / hf.num_local_experts * sum(
+        m.weight.numel() for m in (layer0.mlp.input_linear, layer0.mlp.output_linear,
+                                   layer0.self_attention.experts.input_linear, layer0.self_attention.experts.output_linear))
+    assert cfg.active_params == sum(p.numel() for p in model.parameters()) - hf.num_hidden_layers * idle
+    big = AutoConfig.for_model("jetmoe")
+    with torch.device("meta"):
+        full = AutoModelForCausalLM.from_config(big)
+    cfg, _ = read_config(json.loads(big.to_json_string()))
+    assert cfg.params == sum(p.numel() for p in full.parameters()) == 4_293_888_000

@@ -481,6 +481,7 @@ _NEW_FAMILIES = {  # config classes' defaults (with what a released file sets wh
     "chameleon": (dict(vocabulary_map={"<image>": 8711}), 1),
     "diffllama": ({}, 1),  # DiffLlama: two attention calls per head
     "modernbert-decoder": ({}, 1),  # ModernBERT's decoder: a prediction head before the LM head
+    "jetmoe": ({}, 2),  # JetMoE: a mixture of attention heads beside the MLP experts
     "zamba2": (dict(num_mem_blocks=2, use_shared_attention_adapter=True), 1),  # Zamba2-2.7B's blocks and adapters
     "ernie4_5_vl_moe": ({}, 1),  # ERNIE 4.5 VL: image experts stored beside the text ones
     "glm5_next": ({}, 16),  # GLM-5.3-Flash: KDA beside NoPE MLA under an indexer over pools, hyper-connections
@@ -519,6 +520,7 @@ def test_an_uploaded_config_of_each_newly_read_family_is_sized_end_to_end(model_
     assert ("shared blocks" in rows) == bool(cfg.shared_blocks)  # Zamba2's
     assert ("differential attention" in rows["attention"]) == cfg.diff_attention  # DiffLlama's
     assert ("prediction head" in rows) == cfg.head_dense  # ModernBERT decoder's
+    assert ("mixture of attention heads" in rows["attention"]) == bool(cfg.attn_experts)  # JetMoE's
     assert ("no rotary dims" in rows["MLA"]) == (cfg.is_mla and not cfg.rope_head_dim)
     tv = view.training(est, view.TrainingInputs(train=True, tokens=1e9))
     assert tv.metrics[0].label == "step FLOPs" and tv.metrics[0].value
