@@ -1034,9 +1034,22 @@ def _memory_words(est: ScaleOutEstimate, gettext: Translate) -> str:
                                                                         v=m.v_head_dim))
     kv = gettext("KV cache: {per} per token and layer, × {bytes:g} B × batch {batch} × {tokens:,} tokens").format(
         per=per, bytes=DTYPES[wl.kv_dtype].bytes, batch=wl.batch, tokens=wl.final_tokens)
+    widths: dict[int, int] = {}  # cache elements per token → layers (as each layer's own shape gives them)
+    for kind in m.cached_attention_kinds:
+        e = m.kv_elements_of(kind)
+        widths[e] = widths.get(e, 0) + 1
+    if len(widths) > 1:  # (Gemma 4's full layers, hybrids' mixers, layers reading another's cache, indexers)
+        kept = sorted(((e, n) for e, n in widths.items() if e), key=lambda x: -x[1])
+        kv = gettext("{kv}; by layer: {parts}").format(kv=kv, parts=", ".join(
+            gettext("{e:,} elements per token in {n} layers").format(e=e, n=n) for e, n in kept))
+        if widths.get(0):
+            kv = gettext("{kv}; {n} layers keep none").format(kv=kv, n=widths[0])
     if m.sliding_window:
         kv = gettext("{kv}; {n} sliding layers keep only the last {keep:,} tokens").format(
             kv=kv, n=m.windowed_layers, keep=m.sliding_window - 1)
+    state = m.state_elements(wl.convention != "transformers") if m.mixer is not None else 0
+    if state:
+        kv = gettext("{kv}; the mixer layers' fixed state adds {n:,} elements per sequence").format(kv=kv, n=state)
     return gettext("{weights}. {kv} = **{size}**. Activations and framework overhead come on top.").format(
         weights=text, kv=kv, size=fmt.nbytes(mem.kv_cache_bytes))
 

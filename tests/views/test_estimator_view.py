@@ -190,6 +190,30 @@ def test_memory_words_name_the_model_numbers():
     assert f"**{gib:.3g} GiB**" in v.memory and f"**{mib:.3g} MiB**" in v.memory
 
 
+def test_the_kv_line_names_each_layer_width_and_the_mixers_state():
+    """A hybrid (Qwen3-Next: full attention every fourth layer, Gated DeltaNet elsewhere) caches K/V in some layers
+    and a fixed state in the others: the line names both, and its numbers give the total it states."""
+    import re
+
+    from transformers import AutoConfig
+
+    raw = json.loads(AutoConfig.for_model("qwen3_next").to_json_string())
+    cfg, info = view.parse_upload(json.dumps(raw).encode(), "qwen3_next.json")
+    est = view.estimate(view.Inputs(src="config.json", batch=4, seq=512, new=32, gpus=1), cfg, CATALOGUE["H100 SXM"],
+                        info)
+    text = view.present(est, escape=esc).memory
+    parts = [(int(e.replace(",", "")), int(n)) for e, n in re.findall(r"([\d,]+) elements per token in (\d+) layers",
+                                                                       text)]
+    none = int(re.search(r"(\d+) layers keep none", text).group(1))
+    state = int(re.search(r"fixed state adds ([\d,]+) elements", text).group(1).replace(",", ""))
+    assert sum(n for _, n in parts) + none == cfg.layers and none == cfg.mixer_layer_count
+    wl = est.workload
+    total = (sum(e * n for e, n in parts) * wl.final_tokens + state) * 2 * wl.batch  # bf16 KV
+    assert total == est.memory.kv_cache_bytes
+    plain = view.present(_est(preset="llama-2-7b"), escape=esc).memory
+    assert "by layer" not in plain and "fixed state" not in plain  # one width in every layer: the line as it was
+
+
 def test_the_scale_out_tab_on_eight_gpus():
     est = _est(preset="llama-3-70b", batch=16, seq=2048, new=16, gpus=8)
     ref = scaleout_estimate(from_name("llama-3-70b"), accounting.Workload(batch=16, seq_len=2048, new_tokens=16),
