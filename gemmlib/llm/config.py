@@ -1035,6 +1035,13 @@ class ModelConfig:
         return 0 if self.kv_reused else self.kv_dim
 
     @property
+    def residual_width(self) -> int:
+        """Elements per token of the residual stream a layer reads (a backward pass keeps it, a pipeline stage sends
+        it): the hidden state, or with hyper-connections (DeepSeek-V4, GLM-5-Next, Qwen4-Exp) its n streams, n ×
+        hidden."""
+        return self.hidden * (self.hyper_streams or 1)
+
+    @property
     def attn_calls(self) -> int:
         """Attention calls per layer and query head: two for differential attention (the same scores, each against its
         half of the values), one otherwise."""

@@ -223,7 +223,8 @@ def layer_activation_terms(cfg: ModelConfig, seq_len: int, micro_batch: float, *
     def add(name: str, nbytes: float, split: str = "", s2: bool = False) -> None:
         t.append({"term": name, "bytes": float(nbytes), "split": split, "s2": s2})
 
-    add("norm 1 input", a * sb * h)
+    r = cfg.residual_width  # (hyper-connections: the layer's input is every stream)
+    add("norm 1 input", a * sb * r)
     add("q/k/v input (norm 1 output)", a * sb * h)
     add("Q", a * sb * q, "tp")
     add("K", a * sb * kv, "kv")
@@ -238,7 +239,7 @@ def layer_activation_terms(cfg: ModelConfig, seq_len: int, micro_batch: float, *
     add("out-projection input", a * sb * q, "tp")
     if dropout:
         add("attention block dropout mask", sb * h)
-    add("norm 2 input", a * sb * h)
+    add("norm 2 input", a * sb * r)
     add("MLP input (norm 2 output)", a * sb * h)
     if cfg.mlp == "gated":
         # eager PyTorch keeps silu(gate) too; a fused SwiGLU (Megatron's bias_swiglu_impl, Transformer Engine)
@@ -286,14 +287,14 @@ def layer_activation_bytes(cfg: ModelConfig, seq_len: int, micro_batch: float, *
                          choices=", ".join(RECOMPUTE), recompute=recompute)
     sp = sequence_parallel and tp > 1
     if recompute == "full":
-        x = act_bytes * seq_len * micro_batch * cfg.hidden  # only the layer's input is kept
+        x = act_bytes * seq_len * micro_batch * cfg.residual_width  # only the layer's input is kept
         return x / tp if sp else x
     if recompute == "op":
         # torchtitan's op policy keeps the layer's input, the outputs of its 1st, 3rd, 5th and 7th matmul (q, v,
         # gate, down) and the attention kernel's output with its fp32 log-sum-exp; it recomputes the rest
         sb = seq_len * micro_batch
         f = cfg.computing_per_token * cfg.expert_ffn + cfg.shared_expert_ffn if cfg.is_moe else cfg.ffn
-        hidden = 2 * cfg.hidden / (tp if sp else 1)
+        hidden = 2 * cfg.residual_width / (tp if sp else 1)
         split = (cfg.q_dim + cfg.o_dim + f) / tp + cfg.v_dim / kv_split(cfg, tp)
         return act_bytes * sb * (hidden + split) + 4 * cfg.heads / tp * sb
     total = 0.0

@@ -518,10 +518,11 @@ def forward_collectives(ops: list[Op] | tuple[Op, ...], cfg: ModelConfig, wl: Wo
 
 def pipeline_send(cfg: ModelConfig, tokens: float, steps: int, wl: Workload, par: Parallel, hw: Hardware,
                   *, count_per_step: int = 1) -> Collective | None:
-    """The activations one stage sends the next: tokens × hidden per step (÷ t with sequence parallelism)."""
+    """The activations one stage sends the next: tokens × hidden per step (hyper-connections: every stream; ÷ t with
+    sequence parallelism)."""
     if par.pp == 1:
         return None
-    size = tokens / (par.attn_ep * par.cp) * cfg.hidden * wire_bytes(wl)[0]
+    size = tokens / (par.attn_ep * par.cp) * cfg.residual_width * wire_bytes(wl)[0]
     if par.sequence_parallel and par.tp > 1:
         size /= par.tp
     return _coll("send_recv", "stage boundary", "pp", 2, size, steps * count_per_step, par.link("pp", hw),

@@ -75,6 +75,27 @@ def test_adaptations_gqa_swiglu_no_dropout_fused():
     assert t8 - t16 == pytest.approx(2 * sb * (3 * f + 2 * q) / 16 + 4 * cfg.heads * s * b / 16)
 
 
+def test_hyper_connections_keep_every_stream():
+    """With n hyper-connection streams (DeepSeek-V4's mHC) a layer's input is n × hidden wide: the two residual-stream
+    terms, full recomputation's kept input, torchtitan's op policy and a pipeline stage's send all carry every stream;
+    nothing else in the layer changes."""
+    from gemmlib.core.hardware import get_hardware as hw_of
+    from gemmlib.llm.parallel import pipeline_send
+
+    cfg = from_name("llama-3-8b")
+    hc = cfg.replace(hyper_streams=4)
+    s, b, h = 4096, 2, cfg.hidden
+    plain, wide = (layer_activation_terms(c, s, b) for c in (cfg, hc))
+    diff = {x["term"]: y["bytes"] - x["bytes"] for x, y in zip(plain, wide, strict=True) if x["bytes"] != y["bytes"]}
+    assert diff == {"norm 1 input": 2 * s * b * 3 * h, "norm 2 input": 2 * s * b * 3 * h}
+    assert layer_activation_bytes(hc, s, b, recompute="full") == 4 * layer_activation_bytes(cfg, s, b, recompute="full")
+    assert (layer_activation_bytes(hc, s, b, recompute="op") - layer_activation_bytes(cfg, s, b, recompute="op")
+            == 2 * s * b * 2 * 3 * h)
+    wl, par = Workload(seq_len=s), Parallel(pp=2)
+    sends = [pipeline_send(c, s * b, 1, wl, par, hw_of("H100 SXM")) for c in (cfg, hc)]
+    assert sends[1].size_bytes == 4 * sends[0].size_bytes
+
+
 def test_pipeline_first_stage_holds_every_layer_worth():
     """§4.2.3: with 1F1B the first stage keeps p micro-batches of L/p layers, i.e. L layers' worth."""
     cfg = from_name("llama-3-8b")
