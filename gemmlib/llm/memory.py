@@ -191,7 +191,7 @@ def inference_activation_bytes(cfg: ModelConfig, wl: Workload, par: Parallel, *,
     tok = seqs * wl.seq_len
     h, q, kv = cfg.hidden, cfg.q_dim, cfg.kv_dim
     f = mlp_width(cfg)
-    resid = tok * h * a
+    resid = tok * cfg.residual_width * a  # (hyper-connections: every stream)
     normed = tok * h * a
     qkv = tok * (q / t + 2 * kv / kv_split(cfg, t)) * a
     heads = cfg.heads / t * cfg.attn_calls  # (DiffLlama: two attention calls per head)

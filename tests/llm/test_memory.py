@@ -94,6 +94,8 @@ def test_hyper_connections_keep_every_stream():
     wl, par = Workload(seq_len=s), Parallel(pp=2)
     sends = [pipeline_send(c, s * b, 1, wl, par, hw_of("H100 SXM")) for c in (cfg, hc)]
     assert sends[1].size_bytes == 4 * sends[0].size_bytes
+    prefill = [inference_activation_bytes(c, wl, Parallel(), micro_batch=b) for c in (cfg, hc)]
+    assert prefill[1] - prefill[0] == 2 * s * b * 3 * h  # the residual stream held beside the layer's work
 
 
 def test_pipeline_first_stage_holds_every_layer_worth():
