@@ -334,9 +334,11 @@ def _read_lines(read: dict | None) -> list[str]:
         bits.append(f"per-layer inputs {blk['per_layer_inputs']} wide")
     if blk.get("shared_blocks"):  # Zamba2
         sb = blk["shared_blocks"]
-        bits.append(f"{sb['blocks']} shared attention-and-MLP blocks run in turn by the {sb['layers']} P layers on "
-                    f"[hidden; embedding] ({sb['input_width']:,} wide), each run with its own rank-{sb['adapter_rank']} "
-                    f"adapters on gate|up{' and q, k, v' if sb['qkv_adapters'] else ''}")
+        shared = (f"one shared attention-and-MLP block run by the {sb['layers']} P layers" if sb["blocks"] == 1 else
+                  f"{sb['blocks']} shared attention-and-MLP blocks run in turn by the {sb['layers']} P layers")
+        bits.append(f"{shared} on [hidden; embedding] ({sb['input_width']:,} wide)"
+                    + (f", each run with its own rank-{sb['adapter_rank']} adapters on gate|up"
+                       f"{' and q, k, v' if sb['qkv_adapters'] else ''}" if sb["adapter_rank"] else ""))
     if blk.get("head_dense"):  # ModernBERT's decoder
         bits.append("a dense hidden → hidden, its activation and a norm before the LM head")
     if blk.get("hyper_streams"):

@@ -117,6 +117,8 @@ _FP32_ROUTER = ("axk2", "inkling2_text", "inkling2_loop_text", "muse_spark_text"
                 "mistral_large4_text", "glm5_next_text", "ernie4_5_vl_moe_text")
 # Families whose modeling code keeps the mixer's convolution, dt_bias and A_log in fp32 (_keep_in_fp32_modules_strict)
 _FP32_MIXER = ("glm5_next_text",)
+# Families whose modeling code builds the mixer's A_log in fp32 whatever the model's dtype (Zamba: from an fp32 arange)
+_FP32_A_LOG = ("zamba",)
 # AutoAWQ stores a per-layer activation scale (ScaledActivation) for these families.
 _AWQ_SCALED_ACT = ("starcoder2", "falcon", "gpt_neox", "gpt_bigcode")
 
@@ -497,7 +499,7 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
         rows = [(f"{prefix}.norms", (0 if cfg.hyper_gate_rank else norms) * h * nw, "")]
         shape = cfg.attention_shape(akind)
         if akind in MIXER_LETTERS:
-            fp32 = ("dt_bias", "A_log") if cfg.family in _FP32_MIXER else ()
+            fp32 = ("dt_bias", "A_log") if cfg.family in _FP32_MIXER else ("A_log",) if cfg.family in _FP32_A_LOG else ()
             rows += [(f"{prefix}.mixer.{k}", v, "float32" if k in fp32 else "")
                      for k, v in cfg.mixer.other_params().items() if k != "conv1d"]
         if akind == "X":  # cross-attention: a q and a k norm per head, the attention's and the MLP's tanh gates

@@ -54,10 +54,10 @@ NORM_WEIGHTS = {"rms": 1, "layer": 2, "layer_weight": 1, "plain": 0}
 QK_NORMS = ("none", "head", "width", "l2")
 
 # Per-layer mixer: F full attention, S sliding window, C chunked (Llama 4: a window that restarts every chunk);
-# the hybrid families' L Gated DeltaNet (linear attention), M Mamba, 2 Mamba-2, P full attention and Mamba-2 in
-# parallel (Falcon-H1), V LFM2's gated short convolution, - none (a Nemotron-H MLP layer). See gemmlib.llm.ssm.
+# the hybrid families' L Gated DeltaNet (linear attention), M Mamba, 2 Mamba-2, P full attention and the model's
+# Mamba-2 (Falcon-H1, Zamba2) or Mamba (Zamba) mixer in one layer, V LFM2's gated short convolution, - none (a Nemotron-H MLP layer). See gemmlib.llm.ssm.
 LAYER_KINDS = {"F": "full", "S": "sliding", "C": "chunked", "L": "linear_attention", "M": "mamba", "2": "mamba2",
-               "P": "attention+mamba2", "I": "indexed", "V": "short_conv", "f": "full_kv_shared",
+               "P": "attention+mamba", "I": "indexed", "V": "short_conv", "f": "full_kv_shared",
                "s": "sliding_kv_shared", "A": "compressed_sparse", "H": "heavily_compressed", "N": "lightning", "K": "kimi_delta",
                "X": "cross_attention", "R": "rg_lru", "W": "rwkv", "J": "indexed_nope", "G": "full_nope",
                "i": "indexed_kv_shared", "j": "indexed_nope_kv_shared", "g": "full_nope_kv_shared",
@@ -599,10 +599,10 @@ class ModelConfig:
     def _check_shared_blocks(self) -> None:
         """Zamba2's shared blocks: attention only in P layers, a dense MLP exactly there, full-width adapters."""
         kinds, mlps = self.attention_kinds, self.mlp_kinds
-        if not self.shared_blocks or self.mixer is None or self.is_mla or self.is_moe or set(kinds) - {"P", "2"} or any(
+        if not self.shared_blocks or self.mixer is None or self.is_mla or self.is_moe or set(kinds) - {"P", "2", "M"} or any(
                 (a == "P") != (m == "D") for a, m in zip(kinds, mlps, strict=True)) or "P" not in kinds:
-            raise InputError(N_("shared attention-and-MLP blocks (Zamba2's) are read in P layers beside Mamba-2 ones "
-                                "(2), a dense MLP in each P layer and none in the others"))
+            raise InputError(N_("shared attention-and-MLP blocks (Zamba's and Zamba2's) are read in P layers beside Mamba "
+                                "or Mamba-2 ones (M, 2), a dense MLP in each P layer and none in the others"))
         if self.qkv_adapters and self.kv_dim != self.q_dim:
             raise InputError(N_("adapters on q, k and v need as many KV heads as query heads (they add to each at the "
                                 "attention's width)"))
@@ -664,7 +664,9 @@ class ModelConfig:
                                 "multiple of KV heads)"), heads=self.heads, kv_heads=fkv)
 
     def _check_mixers(self) -> None:
-        kinds = {MIXER_LETTERS[c] for c in self.layer_types if c in MIXER_LETTERS}
+        kinds = {MIXER_LETTERS[c] for c in self.layer_types if c in MIXER_LETTERS and c != "P"}
+        if "P" in self.layer_types:  # attention beside Mamba-2 (Falcon-H1, Zamba2) or Mamba (Zamba)
+            kinds.add(self.mixer.kind if isinstance(self.mixer, Mixer) and self.mixer.kind == "mamba" else "mamba2")
         if self.mixer is not None and not isinstance(self.mixer, Mixer):
             raise InputError(N_("mixer must be a Mixer (gemmlib.llm.ssm)"))
         if kinds and self.mixer is None:

@@ -128,9 +128,6 @@ TRANSFORMERS_MODEL_TYPES = frozenset("""
 _ENCODER = N_("an encoder (bidirectional, no decoding): this estimator sizes decoder-only LLMs")
 _ENC_DEC = N_("an encoder-decoder (cross-attention to an encoder's output): this estimator sizes decoder-only LLMs")
 _NOT_TEXT = N_("not a text decoder (vision, audio or embedding model): this estimator sizes decoder-only LLMs")
-_HYBRID = N_("a hybrid / linear-attention decoder whose mixer is not among those this estimator reads (Gated "
-             "DeltaNet of Qwen3-Next, Mamba of Jamba, Mamba-2 of Nemotron-H and Falcon-H1, MiniMax's lightning "
-             "attention)")
 
 # model_type -> why it is not sized (the families most often tried).
 NOT_SIZED: dict[str, str] = {
@@ -142,5 +139,4 @@ NOT_SIZED: dict[str, str] = {
                      "moonshine", "encoder-decoder", "speech-encoder-decoder", "vision-encoder-decoder"), _ENC_DEC),
     **dict.fromkeys(("vit", "clip", "siglip", "siglip2", "dinov2", "wav2vec2", "hubert", "convnext", "sam",
                      "clip_vision_model", "siglip_vision_model", "detr", "swin", "beit", "resnet"), _NOT_TEXT),
-    "zamba": _HYBRID,  # (Zamba's Mamba-1 layers beside its one shared block; Zamba2 is read)
 }

@@ -48,7 +48,7 @@ SUPPORTED_MODEL_TYPES = (
     "gpt_bigcode", "gpt_oss", "glm4_moe", "llama4_text", "llama4", "smollm3", "mistral3", "exaone4", "ernie4_5_moe",
     "glm4_moe_lite", "qwen3_vl", "qwen3_vl_moe", "qwen3_next", "jamba", "nemotron_h", "falcon_h1", "seed_oss",
     "ernie4_5", "glm", "glm4", "ministral3", "apertus", "minimax_m2", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_5",
-    "qwen3_5_moe", "qwen4_exp_text", "qwen4_exp", "dots3_note_text", "dots3_note", "zaya", "step3p7", "mistral_large4", "glm5_next", "ernie4_5_vl_moe", "chameleon", "diffllama", "modernbert-decoder", "jetmoe", "zamba2", "hunyuan_v1_dense", "arcee", "exaone", "flex_olmo", "dots1", "deepseek_v32", "glm_moe_dsa",
+    "qwen3_5_moe", "qwen4_exp_text", "qwen4_exp", "dots3_note_text", "dots3_note", "zaya", "step3p7", "mistral_large4", "glm5_next", "ernie4_5_vl_moe", "chameleon", "diffllama", "modernbert-decoder", "jetmoe", "zamba", "zamba2", "hunyuan_v1_dense", "arcee", "exaone", "flex_olmo", "dots1", "deepseek_v32", "glm_moe_dsa",
     "granitemoehybrid", "internlm3", "iquestcoder", "sarvam_moe", "sarvam_mla", "helium", "cwm", "solar_open", "youtu",
     "hunyuan_v1_moe", "vaultgemma", "granitemoeshared", "exaone_moe", "cohere2_moe", "nemotron", "granite_swa",
     "granitemoe_swa", "kolibri1", "lfm2", "lfm2_moe", "bamba", "afmoe", "hy_v3", "minicpm3", "gptj", "codegen",
@@ -83,7 +83,7 @@ ARCHITECTURES = {
     "MistralLarge4ForConditionalGeneration": "mistral_large4", "Glm5NextForConditionalGeneration": "glm5_next",
     "Ernie4_5_VLMoeForConditionalGeneration": "ernie4_5_vl_moe", "ChameleonForConditionalGeneration": "chameleon",
     "DiffLlamaForCausalLM": "diffllama", "ModernBertDecoderForCausalLM": "modernbert-decoder",
-    "JetMoeForCausalLM": "jetmoe",
+    "JetMoeForCausalLM": "jetmoe", "ZambaForCausalLM": "zamba",
     "Zamba2ForCausalLM": "zamba2",
     "Ernie4_5_MoeForCausalLM": "ernie4_5_moe", "Glm4MoeLiteForCausalLM": "glm4_moe_lite",
     "Qwen3VLForConditionalGeneration": "qwen3_vl", "Qwen3VLMoeForConditionalGeneration": "qwen3_vl_moe",
@@ -384,6 +384,9 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     # Chameleon: the norms' placement, its training's shard count, the VQ-VAE and its token map change no decoder count
     "diffllama": frozenset({"lambda_std_dev"}),  # (λ's initialisation)
     "jetmoe": frozenset({"aux_loss_coef", "output_router_logits"}),
+    # Zamba: the kernels' switches, the scan's and the time step's initialisation, the logits kept by generate
+    "zamba": frozenset({"hidden_mamba_act", "use_mamba_kernels", "use_associative_scan", "time_step_min",
+                        "time_step_max", "time_step_floor", "num_logits_to_keep"}),
     # ModernBERT's decoder: transformers derives sliding_window from local_attention (it overwrites a stored one)
     "modernbert-decoder": frozenset({"classifier_activation", "cls_token_id", "sep_token_id", "initializer_cutoff_factor",
                                      "mlp_dropout", "embedding_dropout", "classifier_dropout", "sliding_window",
@@ -669,6 +672,11 @@ DEFAULTS: dict[str, dict] = {
                                num_attention_heads=12, max_position_embeddings=8192, norm_bias=False,
                                attention_bias=False, mlp_bias=False, decoder_bias=True, classifier_bias=False,
                                local_attention=128, tie_word_embeddings=True),
+    "zamba": dict(vocab_size=32000, tie_word_embeddings=True, hidden_size=3712, intermediate_size=14848,
+                  num_hidden_layers=76, num_attention_heads=16, num_key_value_heads=16, n_mamba_heads=2,
+                  max_position_embeddings=4096, attn_layer_period=6, attn_layer_offset=4, mamba_d_state=16,
+                  mamba_d_conv=4, mamba_expand=2, mamba_dt_rank="auto", mamba_conv_bias=True,
+                  mamba_proj_bias=False),
     "jetmoe": dict(vocab_size=32000, hidden_size=2048, num_hidden_layers=12, num_key_value_heads=16, kv_channels=128,
                    intermediate_size=5632, max_position_embeddings=4096, num_local_experts=8, num_experts_per_tok=2,
                    tie_word_embeddings=True),
@@ -2971,6 +2979,41 @@ def _read_zamba2(r: _Read) -> dict:
                 qkv_adapters=adapters, block_out_proj=True)
 
 
+def _read_zamba(r: _Read) -> dict:
+    """Zamba (Zyphra): Mamba layers — each split into ``n_mamba_heads`` heads with their own x_proj, dt_proj, A and D,
+    the same counts as one Mamba mixer of the full width — and in the ``hybrid`` ones (``layers_block_type``) first
+    one shared attention-and-MLP block, stored once, on [hidden state; embedding] (``attention_hidden_size``, 2 ×
+    hidden by default; no positional encoding), its output projected hidden → hidden into the layer's Mamba input."""
+    layers, h = r.whole("num_hidden_layers"), r.whole("hidden_size")
+    kinds = _type_list(r, "layers_block_type", {"linear_attention": "M", "mamba": "M", "hybrid": "P"}, layers)
+    period, offset = r.whole("attn_layer_period", default=6), r.whole("attn_layer_offset", default=4)  # (the layout
+    # when layers_block_type is absent)
+    if kinds is None:
+        kinds = ["M", "M", "P"] + ["P" if i % period == offset else "M" for i in range(layers - 3)]
+    if "P" not in kinds:
+        raise InputError(N_("zamba: layers_block_type names no hybrid layer: its shared block runs in those"))
+    heads = r.whole("num_attention_heads")
+    width = r.opt_whole("attention_hidden_size") or 2 * h
+    hd = r.opt_whole("attention_head_dim") or 2 * h // heads
+    n_heads, inner = r.whole("n_mamba_heads"), r.whole("mamba_expand") * h
+    if inner % n_heads:
+        raise InputError(N_("zamba: mamba_expand × hidden_size must divide into n_mamba_heads heads"))
+    rank = r.get("mamba_dt_rank")
+    rank = -(-h // 16) if rank in (None, "auto") else _whole("mamba_dt_rank", rank)
+    b = r.flag("mamba_proj_bias")
+    mixer = Mixer("mamba", conv=r.whole("mamba_d_conv"), inner=inner, state=r.whole("mamba_d_state"), dt_rank=rank,
+                  conv_bias=r.flag("mamba_conv_bias", True), in_bias=b, out_bias=b, norm=False)
+    tied = r.flag("tie_word_embeddings", True)
+    if not tied:  # transformers ties the block's copies through the tied-weights mechanism, off with the embeddings'
+        r.notes.append(Text(N_("zamba: with tie_word_embeddings false transformers does not tie the shared block's "
+                               "copies either: each hybrid layer holds a block of its own, counted so")))
+    return dict(hidden=h, layers=layers, heads=heads, kv_heads=r.opt_whole("num_key_value_heads") or heads,
+                head_dim=hd, ffn=r.whole("intermediate_size"), vocab=r.whole("vocab_size"), tied_embeddings=tied,
+                max_positions=r.opt_whole("max_position_embeddings") or 0, norms_per_layer=1, no_positions=True,
+                layer_types="".join(kinds), moe_layers="".join("D" if k == "P" else "-" for k in kinds), mixer=mixer,
+                attn_input_width=width, shared_blocks=1 if tied else kinds.count("P"), block_out_proj=True)
+
+
 def _read_helium(r: _Read) -> dict:
     """Helium: Llama's block, ``attention_bias`` on q, k and v only (o_proj, hidden → hidden, has none)."""
     c = _biased(r, o_bias=False, mlp_bias=r.flag("mlp_bias"))
@@ -4156,7 +4199,7 @@ _READERS = {
     "ernie4_5": _read_ernie4_5, "glm": _read_glm, "glm4": _read_glm, "ministral3": _read_ministral3,
     "apertus": _read_apertus, "minimax_m2": _read_minimax_m2, "qwen3_5_text": _read_qwen3_5,
     "qwen3_5_moe_text": _read_qwen3_5, "qwen4_exp_text": _read_qwen4_exp_text, "dots3_note_text": _read_dots3_note_text, "zaya": _read_zaya, "step3p5": _read_step3p5, "mistral_large4_text": _read_mistral_large4_text, "glm5_next_text": _read_glm5_next_text,
-    "ernie4_5_vl_moe_text": _read_ernie4_5_vl_moe_text, "chameleon": _read_chameleon, "diffllama": _read_diffllama, "modernbert-decoder": _read_modernbert_decoder, "jetmoe": _read_jetmoe, "zamba2": _read_zamba2, "hunyuan_v1_dense": _read_hunyuan_v1_dense, "arcee": _read_arcee,
+    "ernie4_5_vl_moe_text": _read_ernie4_5_vl_moe_text, "chameleon": _read_chameleon, "diffllama": _read_diffllama, "modernbert-decoder": _read_modernbert_decoder, "jetmoe": _read_jetmoe, "zamba": _read_zamba, "zamba2": _read_zamba2, "hunyuan_v1_dense": _read_hunyuan_v1_dense, "arcee": _read_arcee,
     "exaone": _read_llama, "flex_olmo": _read_flex_olmo, "dots1": _read_dots1, "deepseek_v32": _read_deepseek_v32,
     "granitemoehybrid": _read_granitemoehybrid, "glm_moe_dsa": _read_deepseek_v32, "internlm3": _read_llama,
     "iquestcoder": _read_llama, "sarvam_moe": _read_glm4_moe, "sarvam_mla": _read_deepseek, "helium": _read_helium,

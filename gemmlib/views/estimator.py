@@ -719,11 +719,12 @@ def _gemma_rows(r: dict, gettext: Translate) -> list[tuple[str, str]]:
                                                          "the LM head, on the positions the LM head reads")))
     sb = r["block"].get("shared_blocks")
     if sb:  # Zamba2
-        rows.append((gettext("shared blocks"), gettext(
-            "{blocks} attention-and-MLP blocks, each stored once, run in turn by the {layers} hybrid layers (P) on "
-            "[hidden state; embedding], {width} wide, before their Mamba-2 mixer; each run has its own rank-{rank} "
-            "adapters").format(blocks=sb["blocks"], layers=sb["layers"], width=fmt.count(sb["input_width"]),
-                               rank=sb["adapter_rank"])))
+        text = gettext("{blocks} attention-and-MLP blocks, each stored once, run in turn by the {layers} hybrid layers "
+                       "(P) on [hidden state; embedding], {width} wide, before their Mamba mixer").format(
+            blocks=sb["blocks"], layers=sb["layers"], width=fmt.count(sb["input_width"]))
+        if sb["adapter_rank"]:  # (Zamba2's; Zamba's one block has none)
+            text = gettext("{text}; each run has its own rank-{rank} adapters").format(text=text, rank=sb["adapter_rank"])
+        rows.append((gettext("shared blocks"), text))
     if r["block"].get("altup_inputs") or r["block"].get("laurel_rank"):
         rows.append(("AltUp / LAuReL", gettext("{n} streams, the layers run on one and predict the rest; a rank-{r} "
                                                "residual beside each attention").format(

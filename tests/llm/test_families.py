@@ -2890,3 +2890,32 @@ def test_jetmoe_is_exact(keys):
         full = AutoModelForCausalLM.from_config(big)
     cfg, _ = read_config(json.loads(big.to_json_string()))
     assert cfg.params == sum(p.numel() for p in full.parameters()) == 4_293_888_000
+
+
+# Zamba: Mamba layers split into heads and two hybrid ones running the one shared block
+ZAMBA = dict(vocab_size=128, hidden_size=32, num_hidden_layers=5, intermediate_size=48, mamba_d_state=8,
+             n_mamba_heads=2, num_attention_heads=4, num_key_value_heads=4, pad_token_id=0,
+             layers_block_type=["mamba", "hybrid", "mamba", "mamba", "hybrid"])
+
+
+@pytest.mark.parametrize("keys", [
+    ZAMBA,
+    dict(ZAMBA, n_mamba_heads=4, num_key_value_heads=2, mamba_proj_bias=True, mamba_conv_bias=False, mamba_dt_rank=3,
+         attention_head_dim=12, tie_word_embeddings=False),
+    dict({k: v for k, v in ZAMBA.items() if k != "layers_block_type"}, num_hidden_layers=6, attn_layer_period=2,
+         attn_layer_offset=1),  # the default layout: two Mamba layers, a hybrid, then every period-th from offset
+])
+def test_zamba_is_exact(keys):
+    """Zamba (Zyphra) from transformers' own class: Mamba layers split into heads with their own x_proj, dt_proj, A and
+    D (the counts of one full-width Mamba mixer), and hybrid layers running the one shared attention-and-MLP block on
+    [hidden state; embedding] before a per-layer projection — parameters (the block once), a prefill and one decode
+    step to the FLOP (every run of the block), the fp32 cache (the hybrid layers' K/V, every layer's conv and SSM state)
+    and the bf16 checkpoint (A_log in fp32, as the class builds it) to the byte. Untied embeddings untie the block's
+    copies in transformers: each hybrid layer then holds its own. The class defaults (Zamba-7B's shape) come to
+    7,232,490,496 parameters."""
+    hf, model = _build("zamba", keys)
+    cfg = _reads_as_numel("zamba", keys, hf, model)
+    tied = keys.get("tie_word_embeddings", True)  # (untied, transformers unties the block's copies too)
+    assert cfg.stored_blocks == (1 if tied else 2) and cfg.block_layers == cfg.layer_types.count("P") >= 2
+    _causal_is_exact(hf, model, cfg, hf.vocab_size)
+    assert _defaults_are_exact("zamba").params == 7_232_490_496

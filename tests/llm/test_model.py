@@ -265,7 +265,7 @@ def test_a_misspelled_optional_key_is_reported_with_the_default_that_was_used():
 @pytest.mark.parametrize("mtype, words", [
     ("bert", "is not supported: transformers 5.24 knows it, but it is not sized here (an encoder"),
     ("t5", "it is not sized here (an encoder-decoder"),
-    ("zamba", "it is not sized here (a hybrid"),
+    ("vit", "it is not sized here (not a text decoder"),
     ("openai-gpt", "is not supported: transformers 5.24 knows it, but no reader here is checked"),
     ("lama", "is not recognised: neither transformers 5.24 nor its architectures field names it; did you mean 'llama'"),
     ("my_own_llm", "is not recognised: neither transformers 5.24 nor its architectures field names it; supported"),

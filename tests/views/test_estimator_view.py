@@ -506,6 +506,7 @@ _NEW_FAMILIES = {  # config classes' defaults (with what a released file sets wh
     "diffllama": ({}, 1),  # DiffLlama: two attention calls per head
     "modernbert-decoder": ({}, 1),  # ModernBERT's decoder: a prediction head before the LM head
     "jetmoe": ({}, 2),  # JetMoE: a mixture of attention heads beside the MLP experts
+    "zamba": ({}, 1),  # Zamba: Mamba layers, one shared attention-and-MLP block
     "zamba2": (dict(num_mem_blocks=2, use_shared_attention_adapter=True), 1),  # Zamba2-2.7B's blocks and adapters
     "ernie4_5_vl_moe": ({}, 1),  # ERNIE 4.5 VL: image experts stored beside the text ones
     "glm5_next": ({}, 16),  # GLM-5.3-Flash: KDA beside NoPE MLA under an indexer over pools, hyper-connections
