@@ -2787,31 +2787,18 @@ def test_diffllama_is_exact(keys):
     parameters, a prefill and one decode step to the FLOP, the fp32 cache and the bf16 checkpoint to the byte; the
     engine convention runs the same two calls (transformers' flash path does too). At the class defaults the model
     equals numel() on the meta device: 1,204,885,504 parameters."""
-    torch.manual_seed(0)
-    hf = AutoConfig.for_model("diffllama", **copy.deepcopy(keys))
-    model = AutoModelForCausalLM.from_config(hf, attn_implementation="eager").eval()
-    for raw in (dict(keys, model_type="diffllama"), json.loads(hf.to_json_string())):
-        cfg, info = read_config(raw)
-        assert info["unknown_keys"] == [] and cfg.diff_attention and cfg.attn_calls == 2
-        assert cfg.params == sum(p.numel() for p in model.parameters())
-    prefill, decode, _, nbytes = _run(model, hf.vocab_size)
-    wl = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1, kv_dtype="fp32")
-    assert (sum(o.flops for o in prefill_ops(cfg, wl)), sum(o.flops for o in decode_ops(cfg, wl))) == (prefill, decode)
-    assert kv_cache_bytes(cfg, wl) == nbytes
-    scores = next(o for o in prefill_ops(cfg, Workload(batch=BATCH, seq_len=PROMPT, new_tokens=1)) if o.name == "attn_scores")
-    plain, _ = read_config(dict(keys, model_type="llama"))
-    once = next(o for o in prefill_ops(plain, Workload(batch=BATCH, seq_len=PROMPT, new_tokens=1)) if o.name == "attn_scores")
-    assert scores.flops == 2 * once.flops and "differential" in str(scores.note)
-    sd = AutoModelForCausalLM.from_config(hf, dtype=torch.bfloat16).state_dict()
-    assert checkpoint_size(cfg, "bf16").bytes == sum(t.nbytes for k, t in sd.items() if k != "lm_head.weight" or
-                                                    not hf.tie_word_embeddings)
-    big = AutoConfig.for_model("diffllama")
-    with torch.device("meta"):
-        full = AutoModelForCausalLM.from_config(big)
-    cfg, _ = read_config(json.loads(big.to_json_string()))
-    assert cfg.params == sum(p.numel() for p in full.parameters()) == 1_204_885_504
     from gemmlib.core.errors import InputError
 
+    hf, model = _build("diffllama", keys)
+    cfg = _reads_as_numel("diffllama", keys, hf, model)
+    assert cfg.diff_attention and cfg.attn_calls == 2
+    _causal_is_exact(hf, model, cfg, hf.vocab_size)
+    engine = Workload(batch=BATCH, seq_len=PROMPT, new_tokens=1)
+    scores = next(o for o in prefill_ops(cfg, engine) if o.name == "attn_scores")
+    plain, _ = read_config(dict(keys, model_type="llama"))
+    once = next(o for o in prefill_ops(plain, engine) if o.name == "attn_scores")
+    assert scores.flops == 2 * once.flops and "differential" in str(scores.note)
+    assert _defaults_are_exact("diffllama").params == 1_204_885_504
     for bad, match in ((dict(num_key_value_heads=1), "even"), (dict(attention_dropout=0.1), "attention_dropout")):
         with pytest.raises(InputError, match=match):
             read_config(dict(keys, **bad, model_type="diffllama"))
@@ -2830,28 +2817,14 @@ def test_modernbert_decoder_is_exact(keys):
     parameters, a prefill and one decode step to the FLOP, the fp32 cache and the bf16 checkpoint to the byte. At the
     class defaults the model equals numel() on the meta device: 149,655,232 parameters."""
     keys = {k: v for k, v in keys.items() if v is not None}
-    torch.manual_seed(0)
-    hf = AutoConfig.for_model("modernbert-decoder", **copy.deepcopy(keys))
-    model = AutoModelForCausalLM.from_config(hf, attn_implementation="eager").eval()
-    for raw in (dict(keys, model_type="modernbert-decoder"), json.loads(hf.to_json_string())):
-        cfg, info = read_config(raw)
-        assert info["unknown_keys"] == [] and cfg.head_dense and not cfg.first_attn_norm
-        assert cfg.params == sum(p.numel() for p in model.parameters())
-        assert cfg.layer_types == ("FSFS" if keys.get("global_attn_every_n_layers") == 2 else "FSSF")
-    prefill, decode, per_layer, nbytes = _run(model, hf.vocab_size)
-    wl = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1, kv_dtype="fp32")
-    assert (sum(o.flops for o in prefill_ops(cfg, wl)), sum(o.flops for o in decode_ops(cfg, wl))) == (prefill, decode)
-    assert kv_cache_bytes(cfg, wl) == nbytes
-    sd = AutoModelForCausalLM.from_config(hf, dtype=torch.bfloat16).state_dict()
-    tied = hf.tie_word_embeddings
-    assert checkpoint_size(cfg, "bf16").bytes == sum(t.nbytes for k, t in sd.items() if not (tied and k == "decoder.weight"))
+    hf, model = _build("modernbert-decoder", keys)
+    cfg = _reads_as_numel("modernbert-decoder", keys, hf, model)
+    assert cfg.head_dense and not cfg.first_attn_norm
+    assert cfg.layer_types == ("FSFS" if keys.get("global_attn_every_n_layers") == 2 else "FSSF")
+    _causal_is_exact(hf, model, cfg, hf.vocab_size)
     engine = prefill_ops(cfg, Workload(batch=BATCH, seq_len=PROMPT, new_tokens=1))
     assert next(o for o in engine if o.name == "head_dense").m == BATCH  # the last positions only, as the LM head
-    big = AutoConfig.for_model("modernbert-decoder")
-    with torch.device("meta"):
-        full = AutoModelForCausalLM.from_config(big)
-    cfg, _ = read_config(json.loads(big.to_json_string()))
-    assert cfg.params == sum(p.numel() for p in full.parameters()) == 149_655_232
+    assert _defaults_are_exact("modernbert-decoder").params == 149_655_232
 
 
 JETMOE = dict(B, num_key_value_heads=2, kv_channels=16, num_local_experts=4, num_experts_per_tok=2)
@@ -2865,31 +2838,17 @@ def test_jetmoe_is_exact(keys):
     beside a mixture of GLU experts, both with a bias after the weighted sum — parameters, active parameters (k of each
     mixture), a prefill and one decode step to the FLOP, the fp32 cache and the bf16 checkpoint to the byte. At the
     class defaults the model equals numel() on the meta device: 4,293,888,000 parameters."""
-    torch.manual_seed(0)
-    hf = AutoConfig.for_model("jetmoe", **copy.deepcopy(keys))
-    model = AutoModelForCausalLM.from_config(hf, attn_implementation="eager").eval()
-    for raw in (dict(keys, model_type="jetmoe"), json.loads(hf.to_json_string())):
-        cfg, info = read_config(raw)
-        assert info["unknown_keys"] == [] and cfg.attn_experts == hf.num_local_experts
-        assert cfg.params == sum(p.numel() for p in model.parameters())
-    prefill, decode, _, nbytes = _run(model, hf.vocab_size)
-    wl = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1, kv_dtype="fp32")
-    assert (sum(o.flops for o in prefill_ops(cfg, wl)), sum(o.flops for o in decode_ops(cfg, wl))) == (prefill, decode)
-    assert kv_cache_bytes(cfg, wl) == nbytes
-    sd = AutoModelForCausalLM.from_config(hf, dtype=torch.bfloat16).state_dict()
-    tied = hf.tie_word_embeddings
-    assert checkpoint_size(cfg, "bf16").bytes == sum(t.nbytes for k, t in sd.items() if not (tied and k == "lm_head.weight"))
+    hf, model = _build("jetmoe", keys)
+    cfg = _reads_as_numel("jetmoe", keys, hf, model)
+    assert cfg.attn_experts == hf.num_local_experts
+    _causal_is_exact(hf, model, cfg, hf.vocab_size)
     # active: every weight but the unrouted experts of both mixtures (computed from the model's own tensors)
     layer0 = model.model.layers[0]
     idle = (hf.num_local_experts - hf.num_experts_per_tok) / hf.num_local_experts * sum(
         m.weight.numel() for m in (layer0.mlp.input_linear, layer0.mlp.output_linear,
                                    layer0.self_attention.experts.input_linear, layer0.self_attention.experts.output_linear))
     assert cfg.active_params == sum(p.numel() for p in model.parameters()) - hf.num_hidden_layers * idle
-    big = AutoConfig.for_model("jetmoe")
-    with torch.device("meta"):
-        full = AutoModelForCausalLM.from_config(big)
-    cfg, _ = read_config(json.loads(big.to_json_string()))
-    assert cfg.params == sum(p.numel() for p in full.parameters()) == 4_293_888_000
+    assert _defaults_are_exact("jetmoe").params == 4_293_888_000
 
 
 # Zamba: Mamba layers split into heads and two hybrid ones running the one shared block
