@@ -24,7 +24,8 @@ vision config class's defaults for absent keys; ``tests/llm/test_families.py`` c
 * ``mistral3``: Pixtral's vision transformer (patch Conv2d, RMSNorms, gated MLP blocks without biases) and
   Mistral 3's projector (an RMSNorm, the 2×2 patch merger, two linears).
 
-Llama 4's vision tower is not counted (said so in the notes).
+* ``llama4``: Llama 4's tower (an unfold-and-linear patch embedding, class and position embeddings, biased ViT blocks
+  with a GELU MLP), its pixel-shuffle adapter (two linears) and the one-matrix projector to the decoder's width.
 
 This module never imports torch.
 """
@@ -50,6 +51,11 @@ _MINIMAX_M3 = dict(hidden_size=1280, intermediate_size=5120, num_hidden_layers=3
 
 _MLLAMA = dict(hidden_size=1280, intermediate_size=5120, num_hidden_layers=32, num_global_layers=8, num_channels=3,
                image_size=448, patch_size=14, max_num_tiles=4, vision_output_dim=7680)
+
+# Llama 4's vision config class defaults
+_LLAMA4 = dict(hidden_size=768, intermediate_size=5632, num_hidden_layers=34, num_attention_heads=16, num_channels=3,
+               image_size=448, patch_size=14, vision_output_dim=7680, projector_input_dim=4096,
+               projector_output_dim=4096)
 
 _PIXTRAL = dict(hidden_size=1024, intermediate_size=4096, num_hidden_layers=24, num_channels=3, patch_size=16)
 # Mistral Large 4's tower: Pixtral's block at the shape its config class gives a vision_config by default
@@ -77,7 +83,7 @@ _PHI4MM_AUDIO = dict(hidden_size=1024, intermediate_size=1536, num_blocks=24, nu
                      downsample_rate=1)
 
 VISION_WRAPPERS = ("qwen2_vl", "qwen2_5_vl", "glm4v", "glm46v", "glm4v_moe", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "qwen4_exp", "gemma3", "mistral3", "mistral_large4", "gemma4", "minimax_m3_vl",
-                   "mllama")
+                   "mllama", "llama4")
 
 
 def _get(block: dict, defaults: dict, key: str, *, minimum: int = 1) -> int:
@@ -217,6 +223,25 @@ def _mistral3(cfg: dict, large4: bool = False) -> dict[str, int]:
             "projector": d + d * m * m * d + d * nf * th + th * th + (2 * th if bias else 0)}
 
 
+def _llama4(cfg: dict) -> dict[str, int]:
+    """Llama 4's tower (an unfold-and-linear patch embedding without bias, a class embedding, a learned position per
+    patch and the class token, LayerNorms before and after the encoder, blocks of biased q/k/v/o and a biased GELU MLP
+    with two LayerNorms), its pixel-shuffle adapter (two linears without bias, intermediate_size → projector input,
+    projector output → itself) and the one-matrix projector to the decoder's width."""
+    v, dv = _vision_block(cfg), _LLAMA4
+    d, f, layers = _get(v, dv, "hidden_size"), _get(v, dv, "intermediate_size"), _get(v, dv, "num_hidden_layers")
+    heads, c = _get(v, dv, "num_attention_heads"), _get(v, dv, "num_channels")
+    size, p = _get(v, dv, "image_size"), _get(v, dv, "patch_size")
+    pin, pout, out = (_get(v, dv, "projector_input_dim"), _get(v, dv, "projector_output_dim"),
+                      _get(v, dv, "vision_output_dim"))
+    tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
+    th = _whole("text_config.hidden_size", tc.get("hidden_size", 5120))
+    a = heads * (d // heads)  # (each head hidden_size // heads wide)
+    block = 3 * (d * a + a) + a * d + d + d * f + f + f * d + d + 4 * d
+    return {"patch_embedding": c * p * p * d, "class_and_positions": d + ((size // p) ** 2 + 1) * d,
+            "layernorms": 4 * d, "blocks": layers * block, "adapter": f * pin + pout * pout, "projector": out * th}
+
+
 def _minimax_m3(cfg: dict) -> dict[str, int]:
     """MiniMax-M3's tower and projector; the projector's width (``projector_hidden_size``) is a top-level key and its
     outputs the decoder's hidden size."""
@@ -347,6 +372,8 @@ def vision_params(wrapper: str, cfg: dict) -> dict[str, int] | None:
         return _gemma4(cfg)
     if wrapper == "mllama":
         return _mllama(cfg)
+    if wrapper == "llama4":
+        return _llama4(cfg)
     if wrapper == "minimax_m3_vl":
         return _minimax_m3(cfg)
     if wrapper == "phi4_multimodal":

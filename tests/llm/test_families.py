@@ -2878,3 +2878,27 @@ def test_zamba_is_exact(keys):
     assert cfg.stored_blocks == (1 if tied else 2) and cfg.block_layers == cfg.layer_types.count("P") >= 2
     _causal_is_exact(hf, model, cfg, hf.vocab_size)
     assert _defaults_are_exact("zamba").params == 7_232_490_496
+
+
+@pytest.mark.parametrize("vision", [
+    dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, image_size=32, patch_size=8,
+         vision_output_dim=48, projector_input_dim=40, projector_output_dim=40),
+    dict(hidden_size=30, intermediate_size=48, num_hidden_layers=1, num_attention_heads=4, image_size=28, patch_size=7,
+         num_channels=1, vision_output_dim=24, projector_input_dim=36, projector_output_dim=36),  # 4 heads of 7 in 30
+])
+def test_llama4_vision_tower_is_reported_exactly(vision):
+    """Llama 4 (Scout / Maverick): the decoder counted, the vision tower, its pixel-shuffle adapter and the projector
+    reported beside it, equal to numel() of everything outside the language model and the head — on tiny towers and at
+    the class defaults (the meta device)."""
+    from transformers import AutoModelForImageTextToText
+
+    text = dict(B, head_dim=24, num_local_experts=4, num_experts_per_tok=1, intermediate_size_mlp=80,
+                interleave_moe_layer_step=2)
+    for hf in (AutoConfig.for_model("llama4", text_config=text, vision_config=vision), AutoConfig.for_model("llama4")):
+        with torch.device("meta"):
+            model = AutoModelForImageTextToText.from_config(hf)
+        cfg, info = read_config(json.loads(hf.to_json_string()))
+        named = dict(model.named_parameters())
+        text_params = sum(p.numel() for n, p in named.items() if ".language_model." in f".{n}" or n.startswith("lm_head"))
+        assert cfg.params == text_params
+        assert sum(info["vision"].values()) == sum(p.numel() for p in named.values()) - text_params
