@@ -24,6 +24,8 @@ vision config class's defaults for absent keys; ``tests/llm/test_families.py`` c
 * ``mistral3``: Pixtral's vision transformer (patch Conv2d, RMSNorms, gated MLP blocks without biases) and
   Mistral 3's projector (an RMSNorm, the 2×2 patch merger, two linears).
 
+* ``ernie4_5_vl_moe``: ERNIE 4.5 VL's ViT (linear patch embedding, fused-qkv blocks) and its variable-resolution
+  resampler (spatial and temporal MLPs over merged patches, a linear to the decoder's width, an RMSNorm);
 * ``llama4``: Llama 4's tower (an unfold-and-linear patch embedding, class and position embeddings, biased ViT blocks
   with a GELU MLP), its pixel-shuffle adapter (two linears) and the one-matrix projector to the decoder's width.
 
@@ -57,6 +59,11 @@ _LLAMA4 = dict(hidden_size=768, intermediate_size=5632, num_hidden_layers=34, nu
                image_size=448, patch_size=14, vision_output_dim=7680, projector_input_dim=4096,
                projector_output_dim=4096)
 
+# ERNIE 4.5 VL's vision config class defaults (and its text config's hidden size, the resampler's output)
+_ERNIE45_VL = dict(depth=32, hidden_size=1280, intermediate_size=5120, in_channels=3, patch_size=14,
+                   spatial_merge_size=2, temporal_merge_size=2)
+_ERNIE45_VL_TEXT_HIDDEN = 2560
+
 _PIXTRAL = dict(hidden_size=1024, intermediate_size=4096, num_hidden_layers=24, num_channels=3, patch_size=16)
 # Mistral Large 4's tower: Pixtral's block at the shape its config class gives a vision_config by default
 _PIXTRAL_ML4 = dict(_PIXTRAL, hidden_size=2048, intermediate_size=6144, num_hidden_layers=30, patch_size=14)
@@ -83,7 +90,7 @@ _PHI4MM_AUDIO = dict(hidden_size=1024, intermediate_size=1536, num_blocks=24, nu
                      downsample_rate=1)
 
 VISION_WRAPPERS = ("qwen2_vl", "qwen2_5_vl", "glm4v", "glm46v", "glm4v_moe", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "qwen4_exp", "gemma3", "mistral3", "mistral_large4", "gemma4", "minimax_m3_vl",
-                   "mllama", "llama4")
+                   "mllama", "llama4", "ernie4_5_vl_moe")
 
 
 def _get(block: dict, defaults: dict, key: str, *, minimum: int = 1) -> int:
@@ -242,6 +249,27 @@ def _llama4(cfg: dict) -> dict[str, int]:
             "layernorms": 4 * d, "blocks": layers * block, "adapter": f * pin + pout * pout, "projector": out * th}
 
 
+def _ernie4_5_vl(cfg: dict) -> dict[str, int]:
+    """ERNIE 4.5 VL's tower (a linear patch embedding without bias, ViT blocks with a fused biased qkv, a biased output
+    projection, a biased MLP and two LayerNorms, a final LayerNorm) and its variable-resolution resampler: the 2×2
+    merged patches (and, for video, 2 frames more) through two-layer GELU MLPs with a LayerNorm, then one linear to
+    the decoder's width and an RMSNorm."""
+    v, dv = _vision_block(cfg), _ERNIE45_VL
+    d, f, depth = _get(v, dv, "hidden_size"), _get(v, dv, "intermediate_size"), _get(v, dv, "depth")
+    c, p = _get(v, dv, "in_channels"), _get(v, dv, "patch_size")
+    m, tm = _get(v, dv, "spatial_merge_size"), _get(v, dv, "temporal_merge_size")
+    tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
+    out = _whole("text_config.hidden_size", tc.get("hidden_size", _ERNIE45_VL_TEXT_HIDDEN))
+    sp = d * m * m  # a merged patch's width
+    block = 4 * d + 3 * d * d + 3 * d + d * d + d + d * f + f + f * d + d
+
+    def mlp(width_in: int) -> int:  # fc1, fc2 (biased) and a LayerNorm, sp wide
+        return width_in * sp + sp + sp * sp + sp + 2 * sp
+
+    return {"patch_embed": c * p * p * d, "blocks": depth * block, "final_norm": 2 * d,
+            "resampler": mlp(sp) + mlp(sp * tm) + sp * out + out + out}
+
+
 def _minimax_m3(cfg: dict) -> dict[str, int]:
     """MiniMax-M3's tower and projector; the projector's width (``projector_hidden_size``) is a top-level key and its
     outputs the decoder's hidden size."""
@@ -374,6 +402,8 @@ def vision_params(wrapper: str, cfg: dict) -> dict[str, int] | None:
         return _mllama(cfg)
     if wrapper == "llama4":
         return _llama4(cfg)
+    if wrapper == "ernie4_5_vl_moe":
+        return _ernie4_5_vl(cfg)
     if wrapper == "minimax_m3_vl":
         return _minimax_m3(cfg)
     if wrapper == "phi4_multimodal":

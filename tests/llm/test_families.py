@@ -2078,6 +2078,8 @@ def _wrapper_defaults_are_exact(wrapper: str) -> int:
     decoder = sum(p.numel() for n, p in full.named_parameters()
                   if ".language_model." in f".{n}" or n.startswith("lm_head"))
     assert cfg.params == decoder and info["unknown_keys"] == [], info["unknown_keys"]
+    if info["vision"] is not None:  # a counted tower: everything else the wrapper holds
+        assert sum(info["vision"].values()) == sum(p.numel() for p in full.parameters()) - decoder
     return decoder
 
 
@@ -2675,6 +2677,9 @@ def test_ernie4_5_vl_counts_its_decoder_exactly(keys, top):
         cfg, info = read_config(raw)
         assert info["wrapper"] == "ernie4_5_vl_moe" and info["unknown_keys"] == [], info["unknown_keys"]
     _decoder_is_exact(model, cfg)
+    outside = sum(p.numel() for n, p in model.named_parameters()
+                  if ".language_model." not in f".{n}" and not n.startswith("lm_head"))
+    assert sum(info["vision"].values()) == outside  # the tower and its resampler, reported beside the decoder
     sd = AutoModelForImageTextToText.from_config(hf, dtype=torch.bfloat16).state_dict()
     stored = {t.data_ptr(): t for k, t in sd.items() if ".language_model." in f".{k}" or k.startswith("lm_head")}
     assert checkpoint_size(cfg, "bf16").bytes == sum(t.nbytes for t in stored.values())
@@ -2689,7 +2694,7 @@ def test_ernie4_5_vl_counts_its_decoder_exactly(keys, top):
 def test_ernie4_5_vl_defaults():
     """The class defaults (ERNIE-4.5-VL-28B-A3B's shape): the decoder equal to numel() of the language model and the
     head on the meta device, 28,624,635,776 parameters, 3,352,150,208 active on text (the card's A3B), the image
-    experts 6,799,197,888 of them; two widths are needed."""
+    experts 6,799,197,888 of them, the vision tower and resampler beside it; two widths are needed."""
     from gemmlib.core.errors import InputError
 
     assert _wrapper_defaults_are_exact("ernie4_5_vl_moe") == 28_624_635_776
