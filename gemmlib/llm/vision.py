@@ -26,6 +26,8 @@ vision config class's defaults for absent keys; ``tests/llm/test_families.py`` c
 
 * ``ernie4_5_vl_moe``: ERNIE 4.5 VL's ViT (linear patch embedding, fused-qkv blocks) and its variable-resolution
   resampler (spatial and temporal MLPs over merged patches, a linear to the decoder's width, an RMSNorm);
+* ``paddleocr_vl``: SigLIP's vision transformer without its pooling head, and a projector (a LayerNorm, the 2×2 merge,
+  two biased linears);
 * ``llama4``: Llama 4's tower (an unfold-and-linear patch embedding, class and position embeddings, biased ViT blocks
   with a GELU MLP), its pixel-shuffle adapter (two linears) and the one-matrix projector to the decoder's width.
 
@@ -53,6 +55,10 @@ _MINIMAX_M3 = dict(hidden_size=1280, intermediate_size=5120, num_hidden_layers=3
 
 _MLLAMA = dict(hidden_size=1280, intermediate_size=5120, num_hidden_layers=32, num_global_layers=8, num_channels=3,
                image_size=448, patch_size=14, max_num_tiles=4, vision_output_dim=7680)
+
+# PaddleOCR-VL's vision config class defaults (SigLIP's shape at 384 pixels)
+_PADDLEOCR_VL = dict(hidden_size=1152, intermediate_size=4304, num_hidden_layers=27, num_channels=3, image_size=384,
+                     patch_size=14, spatial_merge_size=2)
 
 # Llama 4's vision config class defaults
 _LLAMA4 = dict(hidden_size=768, intermediate_size=5632, num_hidden_layers=34, num_attention_heads=16, num_channels=3,
@@ -90,7 +96,7 @@ _PHI4MM_AUDIO = dict(hidden_size=1024, intermediate_size=1536, num_blocks=24, nu
                      downsample_rate=1)
 
 VISION_WRAPPERS = ("qwen2_vl", "qwen2_5_vl", "glm4v", "glm46v", "glm4v_moe", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "qwen4_exp", "gemma3", "mistral3", "mistral_large4", "gemma4", "minimax_m3_vl",
-                   "mllama", "llama4", "ernie4_5_vl_moe")
+                   "mllama", "llama4", "ernie4_5_vl_moe", "paddleocr_vl")
 
 
 def _get(block: dict, defaults: dict, key: str, *, minimum: int = 1) -> int:
@@ -316,6 +322,19 @@ def _siglip_tower(v: dict, defaults: dict) -> dict[str, int]:
             "post_layernorm": 2 * d, "pooling_head": d + 4 * (d * d + d) + 2 * d + 2 * d * f + f + d}
 
 
+def _paddleocr_vl(cfg: dict) -> dict[str, int]:
+    """PaddleOCR-VL's tower (SigLIP's vision transformer without the pooling head) and its projector: a LayerNorm, the
+    2×2 patch merge, two biased linears to the decoder's width."""
+    v = _vision_block(cfg)
+    tower = _siglip_tower(v, _PADDLEOCR_VL)
+    del tower["pooling_head"]
+    d, m = _get(v, _PADDLEOCR_VL, "hidden_size"), _get(v, _PADDLEOCR_VL, "spatial_merge_size")
+    tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
+    out = _whole("text_config.hidden_size", tc.get("hidden_size", 1024))
+    sp = d * m * m
+    return {**tower, "projector": 2 * d + sp * sp + sp + sp * out + out}
+
+
 def _top_hidden(cfg: dict) -> int:
     return _whole("hidden_size", cfg.get("hidden_size", 3072))
 
@@ -404,6 +423,8 @@ def vision_params(wrapper: str, cfg: dict) -> dict[str, int] | None:
         return _llama4(cfg)
     if wrapper == "ernie4_5_vl_moe":
         return _ernie4_5_vl(cfg)
+    if wrapper == "paddleocr_vl":
+        return _paddleocr_vl(cfg)
     if wrapper == "minimax_m3_vl":
         return _minimax_m3(cfg)
     if wrapper == "phi4_multimodal":

@@ -1686,14 +1686,13 @@ _TINY_TOWER = dict(hidden_size=32, intermediate_size=48, num_hidden_layers=1, de
 
 
 @pytest.mark.parametrize(("wrapper", "text"), [
-    ("paddleocr_vl", dict(B, pad_token_id=None, bos_token_id=None, eos_token_id=None)),
     ("glmga", dict(B, head_dim=16, pad_token_id=None, rope_parameters=_GLM_MROPE)),
     ("granite_docling", dict(B, pad_token_id=None, bos_token_id=None, eos_token_id=None)),
 ])
 def test_wrappers_whose_towers_are_named_count_their_decoder_exactly(wrapper, text):
-    """PaddleOCR-VL (ERNIE-4.5's dense decoder), GLM-GA (GLM-4.1V's) and Granite-Docling (Granite's, its head tied):
-    the decoder of the text_config exact to the parameter and the FLOP against the wrapper's own class on a text
-    prompt; the vision tower (and Granite-Docling's density router over image tiles) named, not counted."""
+    """GLM-GA (GLM-4.1V's decoder) and Granite-Docling (Granite's, its head tied): the decoder of the text_config exact
+    to the parameter and the FLOP against the wrapper's own class on a text prompt; the vision tower (and
+    Granite-Docling's density router over image tiles) named, not counted."""
     from transformers import AutoModelForImageTextToText
 
     torch.manual_seed(0)
@@ -2907,3 +2906,22 @@ def test_llama4_vision_tower_is_reported_exactly(vision):
         text_params = sum(p.numel() for n, p in named.items() if ".language_model." in f".{n}" or n.startswith("lm_head"))
         assert cfg.params == text_params
         assert sum(info["vision"].values()) == sum(p.numel() for p in named.values()) - text_params
+
+
+def test_paddleocr_vl_counts_its_decoder_and_reports_its_vision_tower():
+    """PaddleOCR-VL: ERNIE-4.5's dense decoder exact to the parameter and the FLOP against the wrapper's own class on a
+    text prompt; the SigLIP tower and its merging projector reported beside it, equal to numel() of everything outside
+    the language model and the head — on a tiny tower and at the class defaults (the meta device)."""
+    from transformers import AutoModelForImageTextToText
+
+    torch.manual_seed(0)
+    text = dict(B, pad_token_id=None, bos_token_id=None, eos_token_id=None)
+    hf = AutoConfig.for_model("paddleocr_vl", text_config=text, vision_config=dict(_TINY_TOWER, spatial_merge_size=2))
+    model = AutoModelForImageTextToText.from_config(hf, attn_implementation="eager").eval()
+    cfg, info = read_config(json.loads(hf.to_json_string()))
+    assert info["wrapper"] == "paddleocr_vl" and info["unknown_keys"] == [], info["unknown_keys"]
+    _decoder_is_exact(model, cfg)
+    outside = sum(p.numel() for n, p in model.named_parameters()
+                  if ".language_model." not in f".{n}" and not n.startswith("lm_head"))
+    assert sum(info["vision"].values()) == outside
+    _wrapper_defaults_are_exact("paddleocr_vl")  # (the tower at the defaults too)
