@@ -28,6 +28,8 @@ vision config class's defaults for absent keys; ``tests/llm/test_families.py`` c
   resampler (spatial and temporal MLPs over merged patches, a linear to the decoder's width, an RMSNorm);
 * ``paddleocr_vl``: SigLIP's vision transformer without its pooling head, and a projector (a LayerNorm, the 2×2 merge,
   two biased linears);
+* ``glm_ocr`` / ``glm5_next``: GLM-OCR's tower (q/k RMSNorms per head, a SwiGLU MLP, a strided 2×2 convolution and
+  a SwiGLU merger);
 * ``llama4``: Llama 4's tower (an unfold-and-linear patch embedding, class and position embeddings, biased ViT blocks
   with a GELU MLP), its pixel-shuffle adapter (two linears) and the one-matrix projector to the decoder's width.
 
@@ -59,6 +61,10 @@ _MLLAMA = dict(hidden_size=1280, intermediate_size=5120, num_hidden_layers=32, n
 # PaddleOCR-VL's vision config class defaults (SigLIP's shape at 384 pixels)
 _PADDLEOCR_VL = dict(hidden_size=1152, intermediate_size=4304, num_hidden_layers=27, num_channels=3, image_size=384,
                      patch_size=14, spatial_merge_size=2)
+
+# GLM-OCR's vision config class defaults (GLM-5-Next's the same, its merger projection_intermediate_size wide)
+_GLM_OCR = dict(depth=24, hidden_size=1024, num_heads=16, in_channels=3, patch_size=14, spatial_merge_size=2,
+                temporal_patch_size=2, out_hidden_size=1536, intermediate_size=4096, projection_intermediate_size=10240)
 
 # Llama 4's vision config class defaults
 _LLAMA4 = dict(hidden_size=768, intermediate_size=5632, num_hidden_layers=34, num_attention_heads=16, num_channels=3,
@@ -96,7 +102,8 @@ _PHI4MM_AUDIO = dict(hidden_size=1024, intermediate_size=1536, num_blocks=24, nu
                      downsample_rate=1)
 
 VISION_WRAPPERS = ("qwen2_vl", "qwen2_5_vl", "glm4v", "glm46v", "glm4v_moe", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "qwen4_exp", "gemma3", "mistral3", "mistral_large4", "gemma4", "minimax_m3_vl",
-                   "mllama", "llama4", "ernie4_5_vl_moe", "paddleocr_vl")
+                   "mllama", "llama4", "ernie4_5_vl_moe", "paddleocr_vl", "glm_ocr",
+                   "glm5_next")
 
 
 def _get(block: dict, defaults: dict, key: str, *, minimum: int = 1) -> int:
@@ -173,6 +180,22 @@ def _glm4v(cfg: dict) -> dict[str, int]:
     block = 2 * d + 3 * d * d + d * d + (3 * d if ab else 0) + 3 * d * o  # (proj has no bias)
     return {"patch_embed": c * t * p * p * d + d + d, "positions": (img // p) ** 2 * d, "blocks": depth * block,
             "post_layernorm": d, "downsample": d * o * m * m + o, "merger": o * o + 2 * o + 3 * o * f}
+
+
+def _glm_ocr(cfg: dict, *, glm5_next: bool = False) -> dict[str, int]:
+    """GLM-OCR's tower (GLM-5-Next's too): a biased Conv3d patch embedding, blocks with RMSNorms, a fused qkv and a
+    projection (biased with ``attention_bias``), RMSNorms on each head's q and k and a SwiGLU MLP of
+    ``intermediate_size`` (biased alike), an RMSNorm, a 2×2 strided convolution to the output width and the merger (a
+    projection, a LayerNorm, a SwiGLU MLP: out × in_channels wide, GLM-5-Next's ``projection_intermediate_size``)."""
+    v = _vision_block(cfg)
+    g = lambda key: _get(v, _GLM_OCR, key)  # noqa: E731
+    d, o, f, heads = g("hidden_size"), g("out_hidden_size"), g("intermediate_size"), g("num_heads")
+    c, p, t, m, depth = g("in_channels"), g("patch_size"), g("temporal_patch_size"), g("spatial_merge_size"), g("depth")
+    ab = v.get("attention_bias", True) is True
+    ctx = g("projection_intermediate_size") if glm5_next else o * c
+    block = 2 * d + 4 * d * d + 2 * (d // heads) + 3 * d * f + ((4 * d + 2 * f + d) if ab else 0)
+    return {"patch_embed": c * t * p * p * d + d, "blocks": depth * block, "post_layernorm": d,
+            "downsample": d * o * m * m + o, "merger": o * o + 2 * o + 3 * o * ctx}
 
 
 def _inkling2(cfg: dict) -> dict[str, int]:
@@ -425,6 +448,8 @@ def vision_params(wrapper: str, cfg: dict) -> dict[str, int] | None:
         return _ernie4_5_vl(cfg)
     if wrapper == "paddleocr_vl":
         return _paddleocr_vl(cfg)
+    if wrapper in ("glm_ocr", "glm5_next"):
+        return _glm_ocr(cfg, glm5_next=wrapper == "glm5_next")
     if wrapper == "minimax_m3_vl":
         return _minimax_m3(cfg)
     if wrapper == "phi4_multimodal":

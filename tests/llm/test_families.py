@@ -2125,8 +2125,9 @@ def test_cosmos3_edge_counts_its_decoder():
 
 def test_glm_ocr_counts_its_decoder():
     """GLM-OCR (glm_ocr): GLM-4.1V's decoder without q/k/v biases from its text_config, exact to the parameter and the
-    FLOP against the wrapper's own class on a text prompt; the vision tower named, not counted; the class defaults'
-    decoder equal to numel() on the meta device."""
+    FLOP against the wrapper's own class on a text prompt; the vision tower and merger reported beside it, equal to
+    numel() of everything outside the language model and the head (biased or not); the class defaults' decoder and
+    tower equal to numel() on the meta device."""
     from transformers import AutoModelForImageTextToText
 
     text = dict(B, head_dim=16, pad_token_id=None, rope_parameters=_GLM_MROPE)
@@ -2136,7 +2137,19 @@ def test_glm_ocr_counts_its_decoder():
     cfg, info = read_config(json.loads(hf.to_json_string()))
     assert info["wrapper"] == "glm_ocr" and info["unknown_keys"] == [] and not cfg.qkv_bias
     _decoder_is_exact(model, cfg)
+    assert sum(info["vision"].values()) == _outside_decoder(model)
+    for tower in (dict(_TINY_TOWER, attention_bias=False), dict(_TINY_TOWER, in_channels=1, spatial_merge_size=1)):
+        hf = AutoConfig.for_model("glm_ocr", text_config=text, vision_config=tower)
+        with torch.device("meta"):
+            model = AutoModelForImageTextToText.from_config(hf)
+        assert sum(read_config(json.loads(hf.to_json_string()))[1]["vision"].values()) == _outside_decoder(model)
     _wrapper_defaults_are_exact("glm_ocr")
+
+
+def _outside_decoder(model) -> int:
+    """numel() of a wrapper's parameters outside its language model and LM head: the tower and its projector."""
+    return sum(p.numel() for n, p in model.named_parameters()
+               if ".language_model." not in f".{n}" and not n.startswith("lm_head"))
 
 
 def test_muse_glimmer_counts_its_decoder():
@@ -2601,6 +2614,7 @@ def test_glm5_next_counts_its_decoder_exactly(keys, letters):
         assert info["wrapper"] == "glm5_next" and info["unknown_keys"] == [], info["unknown_keys"]
         assert cfg.layer_types == letters
     _decoder_is_exact(model, cfg)
+    assert sum(info["vision"].values()) == _outside_decoder(model)  # GLM-OCR's tower, its merger's own width
     sd = AutoModelForImageTextToText.from_config(hf, dtype=torch.bfloat16).state_dict()
     assert checkpoint_size(cfg, "bf16").bytes == sum(t.nbytes for k, t in sd.items()
                                                     if ".language_model." in f".{k}" or k.startswith("lm_head"))
@@ -2676,9 +2690,7 @@ def test_ernie4_5_vl_counts_its_decoder_exactly(keys, top):
         cfg, info = read_config(raw)
         assert info["wrapper"] == "ernie4_5_vl_moe" and info["unknown_keys"] == [], info["unknown_keys"]
     _decoder_is_exact(model, cfg)
-    outside = sum(p.numel() for n, p in model.named_parameters()
-                  if ".language_model." not in f".{n}" and not n.startswith("lm_head"))
-    assert sum(info["vision"].values()) == outside  # the tower and its resampler, reported beside the decoder
+    assert sum(info["vision"].values()) == _outside_decoder(model)  # the tower and its resampler, beside the decoder
     sd = AutoModelForImageTextToText.from_config(hf, dtype=torch.bfloat16).state_dict()
     stored = {t.data_ptr(): t for k, t in sd.items() if ".language_model." in f".{k}" or k.startswith("lm_head")}
     assert checkpoint_size(cfg, "bf16").bytes == sum(t.nbytes for t in stored.values())
@@ -2921,7 +2933,5 @@ def test_paddleocr_vl_counts_its_decoder_and_reports_its_vision_tower():
     cfg, info = read_config(json.loads(hf.to_json_string()))
     assert info["wrapper"] == "paddleocr_vl" and info["unknown_keys"] == [], info["unknown_keys"]
     _decoder_is_exact(model, cfg)
-    outside = sum(p.numel() for n, p in model.named_parameters()
-                  if ".language_model." not in f".{n}" and not n.startswith("lm_head"))
-    assert sum(info["vision"].values()) == outside
+    assert sum(info["vision"].values()) == _outside_decoder(model)
     _wrapper_defaults_are_exact("paddleocr_vl")  # (the tower at the defaults too)
