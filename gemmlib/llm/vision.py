@@ -103,7 +103,7 @@ _PHI4MM_AUDIO = dict(hidden_size=1024, intermediate_size=1536, num_blocks=24, nu
 
 VISION_WRAPPERS = ("qwen2_vl", "qwen2_5_vl", "glm4v", "glm46v", "glm4v_moe", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "qwen4_exp", "gemma3", "mistral3", "mistral_large4", "gemma4", "minimax_m3_vl",
                    "mllama", "llama4", "ernie4_5_vl_moe", "paddleocr_vl", "glm_ocr",
-                   "glm5_next")
+                   "glm5_next", "glmga")
 
 
 def _get(block: dict, defaults: dict, key: str, *, minimum: int = 1) -> int:
@@ -456,7 +456,7 @@ def vision_params(wrapper: str, cfg: dict) -> dict[str, int] | None:
         return _phi4_multimodal(cfg)
     if wrapper in ("qwen2_vl", "qwen2_5_vl", "qwen2_5_omni_thinker"):  # (Qwen2.5-Omni: Qwen2.5-VL's tower)
         return _qwen2_vl(cfg, v25=wrapper != "qwen2_vl")
-    if wrapper in ("glm4v", "glm46v", "glm4v_moe"):
+    if wrapper in ("glm4v", "glm46v", "glm4v_moe", "glmga"):  # (GLM-GA: GLM-4.1V's tower)
         return _glm4v(cfg)
     if wrapper in ("inkling2", "inkling2_loop"):
         return _inkling2(cfg)

@@ -1686,13 +1686,12 @@ _TINY_TOWER = dict(hidden_size=32, intermediate_size=48, num_hidden_layers=1, de
 
 
 @pytest.mark.parametrize(("wrapper", "text"), [
-    ("glmga", dict(B, head_dim=16, pad_token_id=None, rope_parameters=_GLM_MROPE)),
     ("granite_docling", dict(B, pad_token_id=None, bos_token_id=None, eos_token_id=None)),
 ])
 def test_wrappers_whose_towers_are_named_count_their_decoder_exactly(wrapper, text):
-    """GLM-GA (GLM-4.1V's decoder) and Granite-Docling (Granite's, its head tied): the decoder of the text_config exact
-    to the parameter and the FLOP against the wrapper's own class on a text prompt; the vision tower (and
-    Granite-Docling's density router over image tiles) named, not counted."""
+    """Granite-Docling (Granite's decoder, its head tied): the decoder of the text_config exact to the parameter and the
+    FLOP against the wrapper's own class on a text prompt; the vision tower and the density router over image tiles
+    named, not counted."""
     from transformers import AutoModelForImageTextToText
 
     torch.manual_seed(0)
@@ -2935,3 +2934,20 @@ def test_paddleocr_vl_counts_its_decoder_and_reports_its_vision_tower():
     _decoder_is_exact(model, cfg)
     assert sum(info["vision"].values()) == _outside_decoder(model)
     _wrapper_defaults_are_exact("paddleocr_vl")  # (the tower at the defaults too)
+
+
+def test_glmga_counts_its_decoder_and_glm4v_tower():
+    """GLM-GA: GLM-4.1V's decoder exact to the parameter and the FLOP against the wrapper's own class on a text prompt,
+    and GLM-4.1V's vision tower reported beside it, equal to numel() of everything outside the language model and the
+    head (tiny and at the class defaults)."""
+    from transformers import AutoModelForImageTextToText
+
+    torch.manual_seed(0)
+    text = dict(B, head_dim=16, pad_token_id=None, rope_parameters=_GLM_MROPE)
+    hf = AutoConfig.for_model("glmga", text_config=text, vision_config=dict(_TINY_TOWER))
+    model = AutoModelForImageTextToText.from_config(hf, attn_implementation="eager").eval()
+    cfg, info = read_config(json.loads(hf.to_json_string()))
+    assert info["wrapper"] == "glmga" and info["unknown_keys"] == [], info["unknown_keys"]
+    _decoder_is_exact(model, cfg)
+    assert sum(info["vision"].values()) == _outside_decoder(model)
+    _wrapper_defaults_are_exact("glmga")
