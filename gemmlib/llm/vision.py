@@ -30,6 +30,7 @@ vision config class's defaults for absent keys; ``tests/llm/test_families.py`` c
   two biased linears);
 * ``glm_ocr`` / ``glm5_next``: GLM-OCR's tower (q/k RMSNorms per head, a SwiGLU MLP, a strided 2×2 convolution and
   a SwiGLU merger);
+* ``step3p7``: Step 3.7's ViT (layer-scaled blocks) with two strided convolutions and a one-matrix projector;
 * ``llama4``: Llama 4's tower (an unfold-and-linear patch embedding, class and position embeddings, biased ViT blocks
   with a GELU MLP), its pixel-shuffle adapter (two linears) and the one-matrix projector to the decoder's width.
 
@@ -65,6 +66,10 @@ _PADDLEOCR_VL = dict(hidden_size=1152, intermediate_size=4304, num_hidden_layers
 # GLM-OCR's vision config class defaults (GLM-5-Next's the same, its merger projection_intermediate_size wide)
 _GLM_OCR = dict(depth=24, hidden_size=1024, num_heads=16, in_channels=3, patch_size=14, spatial_merge_size=2,
                 temporal_patch_size=2, out_hidden_size=1536, intermediate_size=4096, projection_intermediate_size=10240)
+
+# Step 3.7's vision config class defaults (its MLP int(hidden_size × mlp_ratio) wide, whatever intermediate_size says)
+_STEP3P7 = dict(hidden_size=1536, num_hidden_layers=47, num_channels=3, image_size=728, patch_size=14)
+_STEP3P7_MLP_RATIO = 8960 / 1536
 
 # Llama 4's vision config class defaults
 _LLAMA4 = dict(hidden_size=768, intermediate_size=5632, num_hidden_layers=34, num_attention_heads=16, num_channels=3,
@@ -103,7 +108,7 @@ _PHI4MM_AUDIO = dict(hidden_size=1024, intermediate_size=1536, num_blocks=24, nu
 
 VISION_WRAPPERS = ("qwen2_vl", "qwen2_5_vl", "glm4v", "glm46v", "glm4v_moe", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "qwen4_exp", "gemma3", "mistral3", "mistral_large4", "gemma4", "minimax_m3_vl",
                    "mllama", "llama4", "ernie4_5_vl_moe", "paddleocr_vl", "glm_ocr",
-                   "glm5_next", "glmga")
+                   "glm5_next", "glmga", "step3p7")
 
 
 def _get(block: dict, defaults: dict, key: str, *, minimum: int = 1) -> int:
@@ -358,6 +363,30 @@ def _paddleocr_vl(cfg: dict) -> dict[str, int]:
     return {**tower, "projector": 2 * d + sp * sp + sp + sp * out + out}
 
 
+def _step3p7(cfg: dict) -> dict[str, int]:
+    """Step 3.7's tower: a patch Conv2d without bias, a learned position per patch, a LayerNorm before the blocks,
+    blocks of biased q/k/v/out and a biased MLP (``int(hidden × mlp_ratio)`` wide, as the config class sets it), two
+    LayerNorms and two layer scales each, then two stride-2 3×3 convolutions doubling the width twice, and the
+    projector from 4 × hidden to the decoder's width (biased with ``projector_bias``). The checkpoints' own spellings
+    (width, layers) are read as the config class reads them."""
+    v = dict(_vision_block(cfg))
+    for short, key in (("width", "hidden_size"), ("layers", "num_hidden_layers")):
+        if short in v:
+            v[key] = v[short]
+    d, layers = _get(v, _STEP3P7, "hidden_size"), _get(v, _STEP3P7, "num_hidden_layers")
+    c, p, img = _get(v, _STEP3P7, "num_channels"), _get(v, _STEP3P7, "patch_size"), _get(v, _STEP3P7, "image_size")
+    ratio = v.get("mlp_ratio", _STEP3P7_MLP_RATIO)
+    if isinstance(ratio, bool) or not isinstance(ratio, int | float) or ratio <= 0:
+        raise InputError(N_("config.json field 'vision_config.mlp_ratio' must be a positive number"))
+    f = int(d * ratio)
+    tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
+    th = _whole("text_config.hidden_size", tc.get("hidden_size", 4096))
+    block = 4 * d + 2 * d + 4 * (d * d + d) + d * f + f + f * d + d
+    return {"patch_embed": c * p * p * d, "positions": (img // p) ** 2 * d, "pre_layernorm": 2 * d,
+            "blocks": layers * block, "downsamplers": d * 2 * d * 9 + 2 * d + 2 * d * 4 * d * 9 + 4 * d,
+            "projector": 4 * d * th + (th if cfg.get("projector_bias") is True else 0)}
+
+
 def _top_hidden(cfg: dict) -> int:
     return _whole("hidden_size", cfg.get("hidden_size", 3072))
 
@@ -448,6 +477,8 @@ def vision_params(wrapper: str, cfg: dict) -> dict[str, int] | None:
         return _ernie4_5_vl(cfg)
     if wrapper == "paddleocr_vl":
         return _paddleocr_vl(cfg)
+    if wrapper == "step3p7":
+        return _step3p7(cfg)
     if wrapper in ("glm_ocr", "glm5_next"):
         return _glm_ocr(cfg, glm5_next=wrapper == "glm5_next")
     if wrapper == "minimax_m3_vl":

@@ -2462,7 +2462,8 @@ def test_step3p7_counts_its_decoder_exactly(keys):
     a released file's attention_other_setting and the per_layer_config transformers writes), the dense and MoE layers by
     mlp_layer_types or moe_layers_enum — parameters, a prefill and one decode step on a text prompt to the FLOP, the
     fp32 cache to the byte, the decoder's bf16 tensors (the score-correction buffer at the model's dtype) to the byte;
-    the vision tower named, not counted."""
+    the vision tower, its downsamplers and projector reported beside it, equal to numel() of the rest (its MLP
+    int(hidden × mlp_ratio) wide; the checkpoints' width / layers spellings read as the config class reads them)."""
     from transformers import AutoModelForImageTextToText
 
     torch.manual_seed(0)
@@ -2476,9 +2477,17 @@ def test_step3p7_counts_its_decoder_exactly(keys):
         cfg, info = read_config(raw)
         assert info["wrapper"] == "step3p7" and info["unknown_keys"] == [], info["unknown_keys"]
     _decoder_is_exact(model, cfg)
+    assert sum(info["vision"].values()) == _outside_decoder(model)
     sd = AutoModelForImageTextToText.from_config(hf, dtype=torch.bfloat16).state_dict()
     assert checkpoint_size(cfg, "bf16").bytes == sum(t.nbytes for k, t in sd.items()
                                                     if ".language_model." in f".{k}" or k.startswith("lm_head"))
+    spelled = dict(width=24, layers=2, heads=2, image_size=28, patch_size=7, mlp_ratio=2.5, intermediate_size=9)
+    hf = AutoConfig.for_model("step3p7", text_config=copy.deepcopy(keys), vision_config=spelled, projector_bias=True)
+    with torch.device("meta"):
+        model = AutoModelForImageTextToText.from_config(hf)
+    raw = dict(model_type="step3p7", text_config=dict(keys, model_type="step3p5"), vision_config=spelled,
+               projector_bias=True)
+    assert sum(read_config(raw)[1]["vision"].values()) == _outside_decoder(model)
 
 
 def test_step3p7_released_layout_and_defaults():
