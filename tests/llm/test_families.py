@@ -2488,6 +2488,10 @@ def test_step3p7_counts_its_decoder_exactly(keys):
     raw = dict(model_type="step3p7", text_config=dict(keys, model_type="step3p5"), vision_config=spelled,
                projector_bias=True)
     assert sum(read_config(raw)[1]["vision"].values()) == _outside_decoder(model)
+    from gemmlib.core.errors import InputError
+
+    with pytest.raises(InputError, match="mlp_ratio"):
+        read_config(dict(raw, vision_config=dict(spelled, mlp_ratio="wide")))
 
 
 def test_step3p7_released_layout_and_defaults():
