@@ -383,6 +383,8 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
                                  "norm_topk_prob", "router_aux_loss_coef", "first_k_dense_replace"}),
     # Chameleon: the norms' placement, its training's shard count, the VQ-VAE and its token map change no decoder count
     "diffllama": frozenset({"lambda_std_dev"}),  # (λ's initialisation)
+    # Aria: the wrapper's query table (its projector's learned queries, counted with the vision tower)
+    "aria_text": frozenset({"projector_patch_to_query_dict", "max_value_projector_patch_to_query_dict"}),
     "jetmoe": frozenset({"aux_loss_coef", "output_router_logits"}),
     # Zamba: the kernels' switches, the scan's and the time step's initialisation, the logits kept by generate
     "zamba": frozenset({"hidden_mamba_act", "use_mamba_kernels", "use_associative_scan", "time_step_min",

@@ -30,6 +30,7 @@ vision config class's defaults for absent keys; ``tests/llm/test_families.py`` c
   two biased linears);
 * ``glm_ocr`` / ``glm5_next``: GLM-OCR's tower (q/k RMSNorms per head, a SwiGLU MLP, a strided 2×2 convolution and
   a SwiGLU merger);
+* ``aria``: Idefics3's vision transformer and Aria's cross-attention projector over learned queries;
 * ``step3p7``: Step 3.7's ViT (layer-scaled blocks) with two strided convolutions and a one-matrix projector;
 * ``llama4``: Llama 4's tower (an unfold-and-linear patch embedding, class and position embeddings, biased ViT blocks
   with a GELU MLP), its pixel-shuffle adapter (two linears) and the one-matrix projector to the decoder's width.
@@ -71,6 +72,12 @@ _GLM_OCR = dict(depth=24, hidden_size=1024, num_heads=16, in_channels=3, patch_s
 _STEP3P7 = dict(hidden_size=1536, num_hidden_layers=47, num_channels=3, image_size=728, patch_size=14)
 _STEP3P7_MLP_RATIO = 8960 / 1536
 
+# Aria's vision config (Idefics3's vision class) defaults, its projector's queries and text width
+_ARIA = dict(hidden_size=1152, intermediate_size=3072, num_hidden_layers=12, num_channels=3, image_size=224,
+             patch_size=32)
+_ARIA_QUERIES = {1225: 128, 4900: 256}
+_ARIA_TEXT_HIDDEN = 4096
+
 # Llama 4's vision config class defaults
 _LLAMA4 = dict(hidden_size=768, intermediate_size=5632, num_hidden_layers=34, num_attention_heads=16, num_channels=3,
                image_size=448, patch_size=14, vision_output_dim=7680, projector_input_dim=4096,
@@ -108,7 +115,7 @@ _PHI4MM_AUDIO = dict(hidden_size=1024, intermediate_size=1536, num_blocks=24, nu
 
 VISION_WRAPPERS = ("qwen2_vl", "qwen2_5_vl", "glm4v", "glm46v", "glm4v_moe", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "qwen4_exp", "gemma3", "mistral3", "mistral_large4", "gemma4", "minimax_m3_vl",
                    "mllama", "llama4", "ernie4_5_vl_moe", "paddleocr_vl", "glm_ocr",
-                   "glm5_next", "glmga", "step3p7")
+                   "glm5_next", "glmga", "step3p7", "aria")
 
 
 def _get(block: dict, defaults: dict, key: str, *, minimum: int = 1) -> int:
@@ -363,6 +370,27 @@ def _paddleocr_vl(cfg: dict) -> dict[str, int]:
     return {**tower, "projector": 2 * d + sp * sp + sp + sp * out + out}
 
 
+def _aria(cfg: dict) -> dict[str, int]:
+    """Aria's tower (Idefics3's SigLIP-like vision transformer, no pooling head) and its projector: learned queries
+    (as many as the largest value of ``projector_patch_to_query_dict``), a cross-attention (q, k, v without bias,
+    torch's MultiheadAttention with its in/out projections, a biased linear, two LayerNorms), a LayerNorm and a
+    two-layer MLP without biases to the decoder's width."""
+    v = _vision_block(cfg)
+    tower = _siglip_tower(v, _ARIA)
+    del tower["pooling_head"]
+    d = _get(v, _ARIA, "hidden_size")
+    table = cfg.get("projector_patch_to_query_dict")
+    table = _ARIA_QUERIES if table is None else table
+    if not isinstance(table, dict) or not table:
+        raise InputError(N_("config.json field 'projector_patch_to_query_dict' must be an object of patch counts to "
+                            "query counts"))
+    queries = max(_whole("projector_patch_to_query_dict", q) for q in table.values())
+    tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
+    th = _whole("text_config.hidden_size", tc.get("hidden_size", _ARIA_TEXT_HIDDEN))
+    cross = 3 * d * d + (3 * d * d + 3 * d) + (d * d + d) + (d * d + d) + 4 * d
+    return {**tower, "projector": queries * d + cross + 2 * d + d * th + th * th}
+
+
 def _step3p7(cfg: dict) -> dict[str, int]:
     """Step 3.7's tower: a patch Conv2d without bias, a learned position per patch, a LayerNorm before the blocks,
     blocks of biased q/k/v/out and a biased MLP (``int(hidden × mlp_ratio)`` wide, as the config class sets it), two
@@ -477,6 +505,8 @@ def vision_params(wrapper: str, cfg: dict) -> dict[str, int] | None:
         return _ernie4_5_vl(cfg)
     if wrapper == "paddleocr_vl":
         return _paddleocr_vl(cfg)
+    if wrapper == "aria":
+        return _aria(cfg)
     if wrapper == "step3p7":
         return _step3p7(cfg)
     if wrapper in ("glm_ocr", "glm5_next"):

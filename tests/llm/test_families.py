@@ -526,9 +526,10 @@ def test_emu3_is_exact_and_names_its_image_tokenizer(source):
         assert any("image tokenizer (vq_config" in str(n) for n in info["notes"]) and not info["unknown_keys"]
 
 
-def test_aria_wrapper_counts_its_decoder_and_names_the_vision_tower():
+def test_aria_wrapper_counts_its_decoder_and_reports_the_vision_tower():
     """Aria (the image-text-to-text wrapper): its aria_text decoder counted to the parameter (the model built on the
-    meta device), the vision tower and its cross-attention projector named as not counted."""
+    meta device), the vision tower and its cross-attention projector reported beside it, equal to numel() of the rest
+    (tiny, with its own query table, and at the class defaults)."""
     from transformers import AutoModelForImageTextToText
 
     text = dict(TINY["aria_text"][1], model_type="aria_text")
@@ -542,7 +543,13 @@ def test_aria_wrapper_counts_its_decoder_and_names_the_vision_tower():
     assert info["wrapper"] == "aria" and cfg.family == "aria_text"
     assert cfg.params == sum(p.numel() for n, p in model.named_parameters()
                              if ".language_model." in f".{n}" or n.startswith("lm_head"))
-    assert any("vision tower and projector are not" in str(n) for n in info["notes"])
+    assert sum(info["vision"].values()) == _outside_decoder(model)
+    assert any("reported beside it" in str(n) for n in info["notes"])
+    _wrapper_defaults_are_exact("aria")
+    from gemmlib.core.errors import InputError
+
+    with pytest.raises(InputError, match="projector_patch_to_query_dict"):
+        read_config(dict(json.loads(hf.to_json_string()), projector_patch_to_query_dict=[4, 8]))
 
 
 def _meta_params(raw: dict) -> int:
