@@ -30,6 +30,7 @@ vision config class's defaults for absent keys; ``tests/llm/test_families.py`` c
   two biased linears);
 * ``glm_ocr`` / ``glm5_next``: GLM-OCR's tower (q/k RMSNorms per head, a SwiGLU MLP, a strided 2×2 convolution and
   a SwiGLU merger);
+* ``hy_v4_vl``: HY-V4-VL's ViT and its convolutional merger straight to the decoder's width;
 * ``aria``: Idefics3's vision transformer and Aria's cross-attention projector over learned queries;
 * ``step3p7``: Step 3.7's ViT (layer-scaled blocks) with two strided convolutions and a one-matrix projector;
 * ``llama4``: Llama 4's tower (an unfold-and-linear patch embedding, class and position embeddings, biased ViT blocks
@@ -78,6 +79,10 @@ _ARIA = dict(hidden_size=1152, intermediate_size=3072, num_hidden_layers=12, num
 _ARIA_QUERIES = {1225: 128, 4900: 256}
 _ARIA_TEXT_HIDDEN = 4096
 
+# HY-V4-VL's vision config class defaults
+_HY_V4_VL = dict(hidden_size=1536, intermediate_size=6144, num_hidden_layers=40, num_attention_heads=16,
+                 num_channels=3, patch_size=16, spatial_merge_size=2, out_hidden_size=6144, max_image_size=2048)
+
 # Llama 4's vision config class defaults
 _LLAMA4 = dict(hidden_size=768, intermediate_size=5632, num_hidden_layers=34, num_attention_heads=16, num_channels=3,
                image_size=448, patch_size=14, vision_output_dim=7680, projector_input_dim=4096,
@@ -115,7 +120,7 @@ _PHI4MM_AUDIO = dict(hidden_size=1024, intermediate_size=1536, num_blocks=24, nu
 
 VISION_WRAPPERS = ("qwen2_vl", "qwen2_5_vl", "glm4v", "glm46v", "glm4v_moe", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "qwen4_exp", "gemma3", "mistral3", "mistral_large4", "gemma4", "minimax_m3_vl",
                    "mllama", "llama4", "ernie4_5_vl_moe", "paddleocr_vl", "glm_ocr",
-                   "glm5_next", "glmga", "step3p7", "aria")
+                   "glm5_next", "glmga", "step3p7", "aria", "hy_v4_vl")
 
 
 def _get(block: dict, defaults: dict, key: str, *, minimum: int = 1) -> int:
@@ -391,6 +396,23 @@ def _aria(cfg: dict) -> dict[str, int]:
     return {**tower, "projector": queries * d + cross + 2 * d + d * th + th * th}
 
 
+def _hy_v4_vl(cfg: dict) -> dict[str, int]:
+    """HY-V4-VL's tower: a biased patch Conv2d, a learned position per patch of the largest image and a class token,
+    blocks of biased q/k/v/o and a biased GELU MLP with two LayerNorms; the merger — an RMSNorm, a strided
+    convolution to hidden × merge², a 1×1 convolution to the decoder's width (``out_hidden_size``) and a newline
+    embedding."""
+    v = _vision_block(cfg)
+    g = lambda key: _get(v, _HY_V4_VL, key)  # noqa: E731
+    d, f, layers, heads = g("hidden_size"), g("intermediate_size"), g("num_hidden_layers"), g("num_attention_heads")
+    c, p, m, o = g("num_channels"), g("patch_size"), g("spatial_merge_size"), g("out_hidden_size")
+    size = g("max_image_size")
+    a = heads * (_whole("vision_config.head_dim", v["head_dim"]) if "head_dim" in v else d // heads)
+    block = 4 * d + 3 * (d * a + a) + a * d + d + d * f + f + f * d + d
+    dm = d * m * m
+    return {"patch_embed": c * p * p * d + d, "positions": ((size // p) ** 2 + 1) * d, "blocks": layers * block,
+            "merger": d + dm * d * m * m + dm + dm * o + o + o}  # (RMSNorm, strided conv, 1×1 conv, newline)
+
+
 def _step3p7(cfg: dict) -> dict[str, int]:
     """Step 3.7's tower: a patch Conv2d without bias, a learned position per patch, a LayerNorm before the blocks,
     blocks of biased q/k/v/out and a biased MLP (``int(hidden × mlp_ratio)`` wide, as the config class sets it), two
@@ -505,6 +527,8 @@ def vision_params(wrapper: str, cfg: dict) -> dict[str, int] | None:
         return _ernie4_5_vl(cfg)
     if wrapper == "paddleocr_vl":
         return _paddleocr_vl(cfg)
+    if wrapper == "hy_v4_vl":
+        return _hy_v4_vl(cfg)
     if wrapper == "aria":
         return _aria(cfg)
     if wrapper == "step3p7":

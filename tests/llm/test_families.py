@@ -2091,8 +2091,9 @@ def _wrapper_defaults_are_exact(wrapper: str) -> int:
 def test_hy_v4_vl_counts_its_hy_v4_decoder():
     """HY-V4-VL (hy_v4_vl): HY-V4's decoder (MLA with DeepSeek Sparse Attention, gated output and sinks, iHC) from its
     text_config, with M-RoPE sections, exact to the parameter and the FLOP against the wrapper's own class on a text
-    prompt; its vision tower named, not counted; at the class defaults the decoder equal to numel() of the language
-    model and the head on the meta device."""
+    prompt; its vision tower and merger reported beside it, equal to numel() of the rest (tiny, with fewer KV heads
+    than query heads written and a head dim of its own, and at the class defaults); at the class defaults the decoder
+    equal to numel() of the language model and the head on the meta device."""
     from transformers import AutoModelForImageTextToText
 
     mt, keys = TINY["hy_v4"]
@@ -2104,8 +2105,14 @@ def test_hy_v4_vl_counts_its_hy_v4_decoder():
     model = AutoModelForImageTextToText.from_config(hf, attn_implementation="eager",
                                                      experts_implementation="eager").eval()
     cfg, info = read_config(json.loads(hf.to_json_string()))
-    assert info["wrapper"] == "hy_v4_vl" and info["unknown_keys"] == [] and info["vision"] is None
+    assert info["wrapper"] == "hy_v4_vl" and info["unknown_keys"] == []
     _decoder_is_exact(model, cfg)
+    assert sum(info["vision"].values()) == _outside_decoder(model)
+    other = dict(vision, num_key_value_heads=1, head_dim=12, spatial_merge_size=1, max_image_size=64, num_channels=1)
+    hf = AutoConfig.for_model("hy_v4_vl", text_config=text, vision_config=other)
+    with torch.device("meta"):
+        model = AutoModelForImageTextToText.from_config(hf)
+    assert sum(read_config(json.loads(hf.to_json_string()))[1]["vision"].values()) == _outside_decoder(model)
     _wrapper_defaults_are_exact("hy_v4_vl")
 
 
