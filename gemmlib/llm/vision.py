@@ -30,6 +30,7 @@ vision config class's defaults for absent keys; ``tests/llm/test_families.py`` c
   two biased linears);
 * ``glm_ocr`` / ``glm5_next``: GLM-OCR's tower (q/k RMSNorms per head, a SwiGLU MLP, a strided 2×2 convolution and
   a SwiGLU merger);
+* ``cosmos3_edge``: SigLIP's blocks after a linear patch embedding, and a two-linear merger;
 * ``hy_v4_vl``: HY-V4-VL's ViT and its convolutional merger straight to the decoder's width;
 * ``aria``: Idefics3's vision transformer and Aria's cross-attention projector over learned queries;
 * ``step3p7``: Step 3.7's ViT (layer-scaled blocks) with two strided convolutions and a one-matrix projector;
@@ -83,6 +84,11 @@ _ARIA_TEXT_HIDDEN = 4096
 _HY_V4_VL = dict(hidden_size=1536, intermediate_size=6144, num_hidden_layers=40, num_attention_heads=16,
                  num_channels=3, patch_size=16, spatial_merge_size=2, out_hidden_size=6144, max_image_size=2048)
 
+# Cosmos 3 Edge's vision config class defaults and its projector's width (a top-level key)
+_COSMOS3_EDGE = dict(hidden_size=1152, intermediate_size=4304, num_hidden_layers=27, num_channels=3, patch_size=16,
+                     num_patches=256, spatial_merge_size=2)
+_COSMOS3_EDGE_PROJECTOR, _COSMOS3_EDGE_TEXT_HIDDEN = 11520, 2048
+
 # Llama 4's vision config class defaults
 _LLAMA4 = dict(hidden_size=768, intermediate_size=5632, num_hidden_layers=34, num_attention_heads=16, num_channels=3,
                image_size=448, patch_size=14, vision_output_dim=7680, projector_input_dim=4096,
@@ -120,7 +126,7 @@ _PHI4MM_AUDIO = dict(hidden_size=1024, intermediate_size=1536, num_blocks=24, nu
 
 VISION_WRAPPERS = ("qwen2_vl", "qwen2_5_vl", "glm4v", "glm46v", "glm4v_moe", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "qwen4_exp", "gemma3", "mistral3", "mistral_large4", "gemma4", "minimax_m3_vl",
                    "mllama", "llama4", "ernie4_5_vl_moe", "paddleocr_vl", "glm_ocr",
-                   "glm5_next", "glmga", "step3p7", "aria", "hy_v4_vl")
+                   "glm5_next", "glmga", "step3p7", "aria", "hy_v4_vl", "cosmos3_edge")
 
 
 def _get(block: dict, defaults: dict, key: str, *, minimum: int = 1) -> int:
@@ -396,6 +402,23 @@ def _aria(cfg: dict) -> dict[str, int]:
     return {**tower, "projector": queries * d + cross + 2 * d + d * th + th * th}
 
 
+def _cosmos3_edge(cfg: dict) -> dict[str, int]:
+    """Cosmos 3 Edge's tower (SigLIP's blocks after a biased linear patch embedding and ``num_patches`` learned
+    positions, a post-LayerNorm) and its merger: a LayerNorm, the 2×2 merge, two biased linears through
+    ``projector_hidden_size`` (a top-level key) to the decoder's width."""
+    v = _vision_block(cfg)
+    g = lambda key: _get(v, _COSMOS3_EDGE, key)  # noqa: E731
+    d, f, layers, c, p = g("hidden_size"), g("intermediate_size"), g("num_hidden_layers"), g("num_channels"), \
+        g("patch_size")
+    sp = d * g("spatial_merge_size") ** 2
+    ph = _whole("projector_hidden_size", cfg.get("projector_hidden_size", _COSMOS3_EDGE_PROJECTOR))
+    tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
+    th = _whole("text_config.hidden_size", tc.get("hidden_size", _COSMOS3_EDGE_TEXT_HIDDEN))
+    block = 4 * (d * d + d) + 4 * d + 2 * d * f + f + d
+    return {"patch_embed": c * p * p * d + d, "positions": g("num_patches") * d, "blocks": layers * block,
+            "post_layernorm": 2 * d, "merger": 2 * d + sp * ph + ph + ph * th + th}
+
+
 def _hy_v4_vl(cfg: dict) -> dict[str, int]:
     """HY-V4-VL's tower: a biased patch Conv2d, a learned position per patch of the largest image and a class token,
     blocks of biased q/k/v/o and a biased GELU MLP with two LayerNorms; the merger — an RMSNorm, a strided
@@ -527,6 +550,8 @@ def vision_params(wrapper: str, cfg: dict) -> dict[str, int] | None:
         return _ernie4_5_vl(cfg)
     if wrapper == "paddleocr_vl":
         return _paddleocr_vl(cfg)
+    if wrapper == "cosmos3_edge":
+        return _cosmos3_edge(cfg)
     if wrapper == "hy_v4_vl":
         return _hy_v4_vl(cfg)
     if wrapper == "aria":

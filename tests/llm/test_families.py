@@ -2119,8 +2119,8 @@ def test_hy_v4_vl_counts_its_hy_v4_decoder():
 def test_cosmos3_edge_counts_its_decoder():
     """Cosmos 3 Edge (cosmos3_edge): Llama's attention with M-RoPE and a plain ReLU² MLP, biased here, from its
     text_config, exact to the parameter and the FLOP against the wrapper's own class on a text prompt; the vision tower
-    named and the generation branch its checkpoints carry noted, neither counted; the class defaults' decoder equal to
-    numel() on the meta device (1,946,273,792)."""
+    and merger reported beside it (equal to numel() of the rest), the generation branch its checkpoints carry noted;
+    the class defaults' decoder equal to numel() on the meta device (1,946,273,792)."""
     from transformers import AutoModelForImageTextToText
 
     text = dict(B, head_dim=16, attention_bias=True, mlp_bias=True, pad_token_id=None, bos_token_id=None,
@@ -2133,6 +2133,13 @@ def test_cosmos3_edge_counts_its_decoder():
     assert info["wrapper"] == "cosmos3_edge" and info["unknown_keys"] == [] and cfg.mlp == "plain"
     assert any("generation branch" in str(n) for n in info["notes"])
     _decoder_is_exact(model, cfg)
+    assert sum(info["vision"].values()) == _outside_decoder(model)  # the tower and merger, beside the decoder
+    hf = AutoConfig.for_model("cosmos3_edge", text_config=text, vision_config=dict(vision, num_patches=16,
+                                                                                   spatial_merge_size=1),
+                              projector_hidden_size=24)
+    with torch.device("meta"):
+        model = AutoModelForImageTextToText.from_config(hf)
+    assert sum(read_config(json.loads(hf.to_json_string()))[1]["vision"].values()) == _outside_decoder(model)
     assert _wrapper_defaults_are_exact("cosmos3_edge") == 1_946_273_792
 
 
