@@ -30,6 +30,7 @@ vision config class's defaults for absent keys; ``tests/llm/test_families.py`` c
   two biased linears);
 * ``glm_ocr`` / ``glm5_next``: GLM-OCR's tower (q/k RMSNorms per head, a SwiGLU MLP, a strided 2×2 convolution and
   a SwiGLU merger);
+* ``muse_spark`` / ``muse_glimmer``: Muse's ViT, its two-linear adapter and the projection (the audio tower apart);
 * ``cosmos3_edge``: SigLIP's blocks after a linear patch embedding, and a two-linear merger;
 * ``hy_v4_vl``: HY-V4-VL's ViT and its convolutional merger straight to the decoder's width;
 * ``aria``: Idefics3's vision transformer and Aria's cross-attention projector over learned queries;
@@ -89,6 +90,12 @@ _COSMOS3_EDGE = dict(hidden_size=1152, intermediate_size=4304, num_hidden_layers
                      num_patches=256, spatial_merge_size=2)
 _COSMOS3_EDGE_PROJECTOR, _COSMOS3_EDGE_TEXT_HIDDEN = 11520, 2048
 
+# Muse Spark's / Muse Glimmer's vision config class defaults; the adapter's input and width are top-level keys
+_MUSE = dict(hidden_size=1536, intermediate_size=8960, num_hidden_layers=50, patch_size=14, patch_temporal=2,
+             pos_emb_height=32, pos_emb_width=32)
+_MUSE_TOP = dict(out_hidden_size=6144, projector_hidden_size=4096)
+_MUSE_TEXT_HIDDEN = {"muse_spark": 8192, "muse_glimmer": 6656}
+
 # Llama 4's vision config class defaults
 _LLAMA4 = dict(hidden_size=768, intermediate_size=5632, num_hidden_layers=34, num_attention_heads=16, num_channels=3,
                image_size=448, patch_size=14, vision_output_dim=7680, projector_input_dim=4096,
@@ -126,7 +133,8 @@ _PHI4MM_AUDIO = dict(hidden_size=1024, intermediate_size=1536, num_blocks=24, nu
 
 VISION_WRAPPERS = ("qwen2_vl", "qwen2_5_vl", "glm4v", "glm46v", "glm4v_moe", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "qwen4_exp", "gemma3", "mistral3", "mistral_large4", "gemma4", "minimax_m3_vl",
                    "mllama", "llama4", "ernie4_5_vl_moe", "paddleocr_vl", "glm_ocr",
-                   "glm5_next", "glmga", "step3p7", "aria", "hy_v4_vl", "cosmos3_edge")
+                   "glm5_next", "glmga", "step3p7", "aria", "hy_v4_vl", "cosmos3_edge", "muse_spark",
+                   "muse_glimmer")
 
 
 def _get(block: dict, defaults: dict, key: str, *, minimum: int = 1) -> int:
@@ -419,6 +427,26 @@ def _cosmos3_edge(cfg: dict) -> dict[str, int]:
             "post_layernorm": 2 * d, "merger": 2 * d + sp * ph + ph + ph * th + th}
 
 
+def _muse(cfg: dict, wrapper: str) -> dict[str, int]:
+    """Muse Spark's and Muse Glimmer's tower: a linear patch embedding without bias over 3 channels × patch_temporal ×
+    patch², a learned position grid (pos_emb_height × pos_emb_width), LayerNorms before and after the blocks, blocks of
+    biased q/k/v/proj and a biased GELU MLP with two LayerNorms; the adapter (two linears without bias, from the top
+    level's ``out_hidden_size`` to ``projector_hidden_size``) and the projection to the decoder's width (no bias; the
+    norm after it has no scale)."""
+    v = _vision_block(cfg)
+    g = lambda key: _get(v, _MUSE, key)  # noqa: E731
+    d, f, layers, p, t = g("hidden_size"), g("intermediate_size"), g("num_hidden_layers"), g("patch_size"), \
+        g("patch_temporal")
+    top = {k: _whole(k, cfg.get(k, dv)) for k, dv in _MUSE_TOP.items()}
+    tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
+    th = _whole("text_config.hidden_size", tc.get("hidden_size", _MUSE_TEXT_HIDDEN[wrapper]))
+    ph = top["projector_hidden_size"]
+    block = 4 * d + 4 * (d * d + d) + 2 * d * f + f + d
+    return {"patch_embed": 3 * t * p * p * d, "positions": g("pos_emb_height") * g("pos_emb_width") * d,
+            "layernorms": 4 * d, "blocks": layers * block,
+            "adapter": top["out_hidden_size"] * ph + ph * ph, "projection": ph * th}
+
+
 def _hy_v4_vl(cfg: dict) -> dict[str, int]:
     """HY-V4-VL's tower: a biased patch Conv2d, a learned position per patch of the largest image and a class token,
     blocks of biased q/k/v/o and a biased GELU MLP with two LayerNorms; the merger — an RMSNorm, a strided
@@ -550,6 +578,8 @@ def vision_params(wrapper: str, cfg: dict) -> dict[str, int] | None:
         return _ernie4_5_vl(cfg)
     if wrapper == "paddleocr_vl":
         return _paddleocr_vl(cfg)
+    if wrapper in ("muse_spark", "muse_glimmer"):
+        return _muse(cfg, wrapper)
     if wrapper == "cosmos3_edge":
         return _cosmos3_edge(cfg)
     if wrapper == "hy_v4_vl":

@@ -2083,8 +2083,9 @@ def _wrapper_defaults_are_exact(wrapper: str) -> int:
     decoder = sum(p.numel() for n, p in full.named_parameters()
                   if ".language_model." in f".{n}" or n.startswith("lm_head"))
     assert cfg.params == decoder and info["unknown_keys"] == [], info["unknown_keys"]
-    if info["vision"] is not None:  # a counted tower: everything else the wrapper holds
-        assert sum(info["vision"].values()) == sum(p.numel() for p in full.parameters()) - decoder
+    if info["vision"] is not None:  # a counted tower: everything else the wrapper holds but its audio side
+        rest = sum(p.numel() for n, p in full.named_parameters() if "audio" not in n)
+        assert sum(info["vision"].values()) == rest - decoder
     return decoder
 
 
@@ -2175,8 +2176,9 @@ def _outside_decoder(model) -> int:
 def test_muse_glimmer_counts_its_decoder():
     """Muse Glimmer (muse_glimmer): Gemma 2's sandwich block with Afmoe's gated attention, parameter-free q/k norms and
     biases here, every fourth layer counted back from the last full, from its text_config — exact to the parameter and
-    the FLOP against the wrapper's own class on a text prompt; the vision tower named, not counted; the class
-    defaults' decoder equal to numel() on the meta device (27,854,780,928)."""
+    the FLOP against the wrapper's own class on a text prompt; the vision tower, its adapter and projection reported
+    beside it, equal to numel() of the rest; the class defaults' decoder equal to numel() on the meta device
+    (27,854,780,928), and its tower to the rest."""
     from transformers import AutoModelForImageTextToText
 
     text = dict(B, num_hidden_layers=5, head_dim=16, sliding_window=4, attention_bias=True, pad_token_id=None,
@@ -2189,6 +2191,7 @@ def test_muse_glimmer_counts_its_decoder():
     cfg, info = read_config(json.loads(hf.to_json_string()))
     assert info["wrapper"] == "muse_glimmer" and info["unknown_keys"] == [] and cfg.layer_types == "FSSSF"
     _decoder_is_exact(model, cfg)
+    assert sum(info["vision"].values()) == _outside_decoder(model)
     assert _wrapper_defaults_are_exact("muse_glimmer") == 27_854_780_928
 
 
@@ -2196,8 +2199,9 @@ def test_muse_spark_counts_its_latent_moe_decoder():
     """Muse Spark (muse_spark): Muse Glimmer's attention in a block of three weighted norms and two gated residual adds,
     a dense first layer, then latent mixtures — the hidden state projected to the experts' narrower width and normed,
     each expert's output normed, projected back — from its text_config, exact to the parameter and the FLOP against
-    the wrapper's own class on a text prompt, its bf16 decoder (routers in fp32) to the byte; the vision and audio
-    towers named, not counted; the class defaults' decoder equal to numel() on the meta device."""
+    the wrapper's own class on a text prompt, its bf16 decoder (routers in fp32) to the byte; the vision tower, its
+    adapter and projection reported beside it (numel() of the vision modules), the audio tower named; the class
+    defaults' decoder equal to numel() on the meta device."""
     from transformers import AutoModelForImageTextToText
 
     text = dict(B, num_hidden_layers=3, head_dim=16, sliding_window=4, moe_intermediate_size=24, num_local_experts=4,
@@ -2215,6 +2219,7 @@ def test_muse_spark_counts_its_latent_moe_decoder():
     assert info["wrapper"] == "muse_spark" and info["unknown_keys"] == [] and cfg.expert_width == 40
     assert cfg.moe_layers == "DMM" and any("audio tower" in str(n) for n in info["notes"])
     _decoder_is_exact(model, cfg)
+    assert sum(info["vision"].values()) == sum(p.numel() for n, p in model.named_parameters() if ".vision_" in n)
     torch.manual_seed(0)
     sd = AutoModelForImageTextToText.from_config(hf, dtype=torch.bfloat16).state_dict()
     assert checkpoint_size(cfg, "bf16").bytes == sum(
