@@ -31,6 +31,7 @@ vision config class's defaults for absent keys; ``tests/llm/test_families.py`` c
 * ``glm_ocr`` / ``glm5_next``: GLM-OCR's tower (q/k RMSNorms per head, a SwiGLU MLP, a strided 2×2 convolution and
   a SwiGLU merger);
 * ``muse_spark`` / ``muse_glimmer``: Muse's ViT, its two-linear adapter and the projection (the audio tower apart);
+* ``molmo2``: Molmo2's ViT and its adapter (attention pooling over chosen layers, a SwiGLU projector);
 * ``cosmos3_edge``: SigLIP's blocks after a linear patch embedding, and a two-linear merger;
 * ``hy_v4_vl``: HY-V4-VL's ViT and its convolutional merger straight to the decoder's width;
 * ``aria``: Idefics3's vision transformer and Aria's cross-attention projector over learned queries;
@@ -96,6 +97,12 @@ _MUSE = dict(hidden_size=1536, intermediate_size=8960, num_hidden_layers=50, pat
 _MUSE_TOP = dict(out_hidden_size=6144, projector_hidden_size=4096)
 _MUSE_TEXT_HIDDEN = {"muse_spark": 8192, "muse_glimmer": 6656}
 
+# Molmo2's vision and adapter config class defaults (the released files' spellings mapped as the classes map them)
+_MOLMO2_VISION = dict(hidden_size=1152, intermediate_size=4304, num_hidden_layers=25, num_attention_heads=16,
+                      num_key_value_heads=16, head_dim=72, patch_size=14, num_channels=3)
+_MOLMO2_ADAPTER = dict(hidden_size=1152, num_attention_heads=16, num_key_value_heads=16, head_dim=72,
+                       intermediate_size=18944, text_hidden_size=3584)
+
 # Llama 4's vision config class defaults
 _LLAMA4 = dict(hidden_size=768, intermediate_size=5632, num_hidden_layers=34, num_attention_heads=16, num_channels=3,
                image_size=448, patch_size=14, vision_output_dim=7680, projector_input_dim=4096,
@@ -134,7 +141,7 @@ _PHI4MM_AUDIO = dict(hidden_size=1024, intermediate_size=1536, num_blocks=24, nu
 VISION_WRAPPERS = ("qwen2_vl", "qwen2_5_vl", "glm4v", "glm46v", "glm4v_moe", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "qwen4_exp", "gemma3", "mistral3", "mistral_large4", "gemma4", "minimax_m3_vl",
                    "mllama", "llama4", "ernie4_5_vl_moe", "paddleocr_vl", "glm_ocr",
                    "glm5_next", "glmga", "step3p7", "aria", "hy_v4_vl", "cosmos3_edge", "muse_spark",
-                   "muse_glimmer")
+                   "muse_glimmer", "molmo2")
 
 
 def _get(block: dict, defaults: dict, key: str, *, minimum: int = 1) -> int:
@@ -447,6 +454,46 @@ def _muse(cfg: dict, wrapper: str) -> dict[str, int]:
             "adapter": top["out_hidden_size"] * ph + ph * ph, "projection": ph * th}
 
 
+def _molmo2_attention(block: dict, defaults: dict, width_in: int) -> int:
+    """One Molmo2 attention (the ViT's, or the adapter's pooling one over ``width_in`` inputs)."""
+    d, h, kv = _get(block, defaults, "hidden_size"), _get(block, defaults, "num_attention_heads"), \
+        _get(block, defaults, "num_key_value_heads")
+    hd = _get(block, defaults, "head_dim")
+    bias = block.get("attention_bias", True) is True
+    return width_in * (h + 2 * kv) * hd + h * hd * d + ((h + 2 * kv) * hd + d if bias else 0)
+
+
+def _molmo2(cfg: dict) -> dict[str, int]:
+    """Molmo2's ViT (a biased linear patch embedding, a learned position table, SigLIP-like blocks with their own head
+    dim) and its adapter (``adapter_config``): an attention pooling the concatenated outputs of the
+    ``vision_feature_layer`` layers and a SwiGLU projector to ``text_hidden_size``."""
+    v = dict(_vision_block(cfg))
+    for short, key in (("image_patch_size", "patch_size"), ("image_num_pos", "num_position_embeddings"),
+                       ("image_default_input_size", "image_size")):
+        if short in v:
+            v[key] = v[short]
+    d, f, layers = (_get(v, _MOLMO2_VISION, k) for k in ("hidden_size", "intermediate_size", "num_hidden_layers"))
+    p, c = _get(v, _MOLMO2_VISION, "patch_size"), _get(v, _MOLMO2_VISION, "num_channels")
+    if v.get("num_position_embeddings") is not None:
+        positions = _whole("vision_config.num_position_embeddings", v["num_position_embeddings"])
+    else:
+        size = v.get("image_size") or [378, 378]
+        if not isinstance(size, list | tuple) or len(size) != 2:
+            raise InputError(N_("config.json field 'vision_config.image_size' must be a [height, width] list"))
+        positions = (_whole("vision_config.image_size", size[0]) // p) * (_whole("vision_config.image_size", size[1]) // p)
+    a = cfg.get("adapter_config") if isinstance(cfg.get("adapter_config"), dict) else {}
+    layers_read = a.get("vit_layers", a.get("vision_feature_layer")) or [24, 18]
+    if not isinstance(layers_read, list):
+        raise InputError(N_("config.json field 'adapter_config.vision_feature_layer' must be a list"))
+    da, fa = _get(a, _MOLMO2_ADAPTER, "hidden_size"), _get(a, _MOLMO2_ADAPTER, "intermediate_size")
+    th = _get(a, _MOLMO2_ADAPTER, "text_hidden_size")
+    block = 4 * d + _molmo2_attention(v, _MOLMO2_VISION, d) + d * f + f + f * d + d
+    mlp_bias = a.get("mlp_bias", False) is True
+    return {"patch_embed": c * p * p * d + d, "positions": positions * d, "blocks": layers * block,
+            "adapter_pooling": _molmo2_attention(a, _MOLMO2_ADAPTER, da * len(layers_read)),
+            "adapter_projector": 2 * da * fa + (2 * fa if mlp_bias else 0) + fa * th}
+
+
 def _hy_v4_vl(cfg: dict) -> dict[str, int]:
     """HY-V4-VL's tower: a biased patch Conv2d, a learned position per patch of the largest image and a class token,
     blocks of biased q/k/v/o and a biased GELU MLP with two LayerNorms; the merger — an RMSNorm, a strided
@@ -580,6 +627,8 @@ def vision_params(wrapper: str, cfg: dict) -> dict[str, int] | None:
         return _paddleocr_vl(cfg)
     if wrapper in ("muse_spark", "muse_glimmer"):
         return _muse(cfg, wrapper)
+    if wrapper == "molmo2":
+        return _molmo2(cfg)
     if wrapper == "cosmos3_edge":
         return _cosmos3_edge(cfg)
     if wrapper == "hy_v4_vl":

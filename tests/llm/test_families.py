@@ -1773,7 +1773,9 @@ def test_mistral4_is_deepseek_v3s_layout(source):
 def test_molmo2_counts_its_decoder_with_the_extra_vocabulary(qk):
     """Molmo2: Llama's block with q/k/v biases, q/k norms per head (qwen3) or over the projection (olmo), norms after
     the sublayers; the embedding's additional rows beyond the LM head's — exact to the parameter, the FLOP and the
-    cache against Molmo2ForConditionalGeneration on a text prompt; its vision tower and adapter named, not counted."""
+    cache against Molmo2ForConditionalGeneration on a text prompt; its vision tower and adapter reported beside it,
+    equal to numel() of the rest (tiny, with the released files' spellings and a biased projector, and at the class
+    defaults)."""
     from transformers import AutoModelForImageTextToText
 
     torch.manual_seed(0)
@@ -1789,6 +1791,25 @@ def test_molmo2_counts_its_decoder_with_the_extra_vocabulary(qk):
     assert info["unknown_keys"] == [], info["unknown_keys"]
     assert (cfg.vocab, cfg.head_vocab, cfg.qk_norm) == (136, 128, "head" if qk == "qwen3" else "width")
     _decoder_is_exact(model, cfg)
+    assert sum(info["vision"].values()) == _outside_decoder(model)
+    spelled = dict(vision, image_default_input_size=[42, 28], image_patch_size=7, attention_bias=False, num_key_value_heads=1)
+    for key in ("image_size", "patch_size", "num_position_embeddings"):
+        del spelled[key]
+    adapter2 = dict(adapter, vit_layers=[-1], mlp_bias=True, num_key_value_heads=1)
+    del adapter2["vision_feature_layer"]
+    hf = AutoConfig.for_model("molmo2", text_config=text, vision_config=spelled, adapter_config=adapter2)
+    with torch.device("meta"):
+        model = AutoModelForImageTextToText.from_config(hf)
+    raw = dict(model_type="molmo2", text_config=dict(text, model_type="molmo2_text"), vision_config=spelled,
+               adapter_config=adapter2)
+    assert sum(read_config(raw)[1]["vision"].values()) == _outside_decoder(model)
+    _wrapper_defaults_are_exact("molmo2")
+    from gemmlib.core.errors import InputError
+
+    for bad, match in ((dict(vision_config=dict(vision, num_position_embeddings=None, image_size=378)), "image_size"),
+                       (dict(adapter_config=dict(adapter, vision_feature_layer=-1)), "vision_feature_layer")):
+        with pytest.raises(InputError, match=match):
+            read_config(dict(raw, **bad))
 
 
 @pytest.mark.parametrize("inner", ["qwen2", "internlm2", "llama"])
