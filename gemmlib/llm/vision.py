@@ -44,6 +44,9 @@ This module never imports torch.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+
 from gemmlib.core.errors import InputError
 from gemmlib.core.i18n import N_
 from gemmlib.llm.config import _whole
@@ -138,10 +141,6 @@ _PHI4MM_AUDIO = dict(hidden_size=1024, intermediate_size=1536, num_blocks=24, nu
                      kernel_size=3, input_size=80, time_reduction=8, bias_max_distance=1000, nemo_conv_channels=1024,
                      downsample_rate=1)
 
-VISION_WRAPPERS = ("qwen2_vl", "qwen2_5_vl", "glm4v", "glm46v", "glm4v_moe", "qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "qwen4_exp", "gemma3", "mistral3", "mistral_large4", "gemma4", "minimax_m3_vl",
-                   "mllama", "llama4", "ernie4_5_vl_moe", "paddleocr_vl", "glm_ocr",
-                   "glm5_next", "glmga", "step3p7", "aria", "hy_v4_vl", "cosmos3_edge", "muse_spark",
-                   "muse_glimmer", "molmo2")
 
 
 def _get(block: dict, defaults: dict, key: str, *, minimum: int = 1) -> int:
@@ -605,48 +604,27 @@ def audio_params(model_type: str, cfg: dict) -> dict[str, int] | None:
     return None
 
 
+# wrapper -> its tower's count (variants of one tower through partial)
+_TOWERS: dict[str, Callable[[dict], dict[str, int]]] = {
+    **dict.fromkeys(("qwen3_vl", "qwen3_vl_moe", "cohere_compass", "qwen3_omni_moe_thinker"), _qwen3_vl),
+    **dict.fromkeys(("qwen3_5", "qwen3_5_moe", "qwen4_exp"), partial(_qwen3_vl, deepstack=False)),  # (Qwen4-Exp's is
+    # Qwen3.5-MoE's)
+    "gemma3": _gemma3, "gemma4": _gemma4, "mllama": _mllama, "llama4": _llama4,
+    "mistral3": _mistral3, "mistral_large4": partial(_mistral3, large4=True),
+    "ernie4_5_vl_moe": _ernie4_5_vl, "paddleocr_vl": _paddleocr_vl, "molmo2": _molmo2, "cosmos3_edge": _cosmos3_edge,
+    "muse_spark": partial(_muse, wrapper="muse_spark"), "muse_glimmer": partial(_muse, wrapper="muse_glimmer"),
+    "hy_v4_vl": _hy_v4_vl, "aria": _aria, "step3p7": _step3p7,
+    "glm_ocr": _glm_ocr, "glm5_next": partial(_glm_ocr, glm5_next=True),
+    "minimax_m3_vl": _minimax_m3, "phi4_multimodal": _phi4_multimodal,
+    "qwen2_vl": partial(_qwen2_vl, v25=False),
+    **dict.fromkeys(("qwen2_5_vl", "qwen2_5_omni_thinker"), partial(_qwen2_vl, v25=True)),  # (Omni: 2.5-VL's tower)
+    **dict.fromkeys(("glm4v", "glm46v", "glm4v_moe", "glmga"), _glm4v),  # (GLM-GA: GLM-4.1V's tower)
+    **dict.fromkeys(("inkling2", "inkling2_loop"), _inkling2),
+}
+VISION_WRAPPERS = tuple(_TOWERS)
+
+
 def vision_params(wrapper: str, cfg: dict) -> dict[str, int] | None:
     """The vision tower's parameters by part (None: a wrapper whose tower this module does not count)."""
-    if wrapper in ("qwen3_vl", "qwen3_vl_moe", "cohere_compass", "qwen3_omni_moe_thinker"):  # Qwen3-VL's tower
-        return _qwen3_vl(cfg)
-    if wrapper in ("qwen3_5", "qwen3_5_moe", "qwen4_exp"):  # (Qwen4-Exp's tower is Qwen3.5-MoE's)
-        return _qwen3_vl(cfg, deepstack=False)
-    if wrapper == "gemma3":
-        return _gemma3(cfg)
-    if wrapper in ("mistral3", "mistral_large4"):
-        return _mistral3(cfg, large4=wrapper == "mistral_large4")
-    if wrapper == "gemma4":
-        return _gemma4(cfg)
-    if wrapper == "mllama":
-        return _mllama(cfg)
-    if wrapper == "llama4":
-        return _llama4(cfg)
-    if wrapper == "ernie4_5_vl_moe":
-        return _ernie4_5_vl(cfg)
-    if wrapper == "paddleocr_vl":
-        return _paddleocr_vl(cfg)
-    if wrapper in ("muse_spark", "muse_glimmer"):
-        return _muse(cfg, wrapper)
-    if wrapper == "molmo2":
-        return _molmo2(cfg)
-    if wrapper == "cosmos3_edge":
-        return _cosmos3_edge(cfg)
-    if wrapper == "hy_v4_vl":
-        return _hy_v4_vl(cfg)
-    if wrapper == "aria":
-        return _aria(cfg)
-    if wrapper == "step3p7":
-        return _step3p7(cfg)
-    if wrapper in ("glm_ocr", "glm5_next"):
-        return _glm_ocr(cfg, glm5_next=wrapper == "glm5_next")
-    if wrapper == "minimax_m3_vl":
-        return _minimax_m3(cfg)
-    if wrapper == "phi4_multimodal":
-        return _phi4_multimodal(cfg)
-    if wrapper in ("qwen2_vl", "qwen2_5_vl", "qwen2_5_omni_thinker"):  # (Qwen2.5-Omni: Qwen2.5-VL's tower)
-        return _qwen2_vl(cfg, v25=wrapper != "qwen2_vl")
-    if wrapper in ("glm4v", "glm46v", "glm4v_moe", "glmga"):  # (GLM-GA: GLM-4.1V's tower)
-        return _glm4v(cfg)
-    if wrapper in ("inkling2", "inkling2_loop"):
-        return _inkling2(cfg)
-    return None
+    tower = _TOWERS.get(wrapper)
+    return None if tower is None else tower(cfg)
