@@ -294,7 +294,8 @@ def layer_activation_bytes(cfg: ModelConfig, seq_len: int, micro_batch: float, *
         # gate, down) and the attention kernel's output with its fp32 log-sum-exp; it recomputes the rest
         sb = seq_len * micro_batch
         f = cfg.computing_per_token * cfg.expert_ffn + cfg.shared_expert_ffn if cfg.is_moe else cfg.ffn
-        hidden = 2 * cfg.residual_width / (tp if sp else 1)
+        hidden = (cfg.residual_width + cfg.hidden) / (tp if sp else 1)  # the layer's input (every hyper-connection
+        # stream) and the down projection's output
         split = (cfg.q_dim + cfg.o_dim + f) / tp + cfg.v_dim / kv_split(cfg, tp)
         return act_bytes * sb * (hidden + split) + 4 * cfg.heads / tp * sb
     total = 0.0

@@ -77,8 +77,8 @@ def test_adaptations_gqa_swiglu_no_dropout_fused():
 
 def test_hyper_connections_keep_every_stream():
     """With n hyper-connection streams (DeepSeek-V4's mHC) a layer's input is n × hidden wide: the two residual-stream
-    terms, full recomputation's kept input, torchtitan's op policy and a pipeline stage's send all carry every stream;
-    nothing else in the layer changes."""
+    terms, full recomputation's kept input, torchtitan's op policy's kept input and a pipeline stage's send all carry
+    every stream; nothing else in the layer changes."""
     from gemmlib.core.hardware import get_hardware as hw_of
     from gemmlib.llm.parallel import pipeline_send
 
@@ -90,7 +90,7 @@ def test_hyper_connections_keep_every_stream():
     assert diff == {"norm 1 input": 2 * s * b * 3 * h, "norm 2 input": 2 * s * b * 3 * h}
     assert layer_activation_bytes(hc, s, b, recompute="full") == 4 * layer_activation_bytes(cfg, s, b, recompute="full")
     assert (layer_activation_bytes(hc, s, b, recompute="op") - layer_activation_bytes(cfg, s, b, recompute="op")
-            == 2 * s * b * 2 * 3 * h)
+            == 2 * s * b * 3 * h)  # (the layer's input only: the down projection's output stays hidden wide)
     wl, par = Workload(seq_len=s), Parallel(pp=2)
     sends = [pipeline_send(c, s * b, 1, wl, par, hw_of("H100 SXM")) for c in (cfg, hc)]
     assert sends[1].size_bytes == 4 * sends[0].size_bytes
