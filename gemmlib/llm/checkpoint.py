@@ -618,7 +618,7 @@ def stored_params(cfg: ModelConfig, *, mtp: bool = True) -> list[tuple[str, int,
         out.append(("final_norm", h * nw, ""))
     if cfg.head_dense:  # ModernBERT: its prediction head's norm
         out.append(("head.norm", h * nw, ""))
-    if cfg.tied_embeddings and cfg.lm_head_bias:  # (ModernBERT: a tied head's own bias)
+    if cfg.tied_embeddings and cfg.lm_head_bias:  # (CTRL, ModernBERT: a tied head with a bias of its own)
         out.append(("lm_head.bias", cfg.head_vocab, ""))
     if cfg.rope_scales:  # Mistral Large 4: LeRoPE's learned frequency scales (fp32)
         out.append(("rotary_emb.alpha", cfg.rope_scales, "float32"))

@@ -3011,3 +3011,17 @@ def test_glmga_counts_its_decoder_and_glm4v_tower():
     _decoder_is_exact(model, cfg)
     assert sum(info["vision"].values()) == _outside_decoder(model)
     _wrapper_defaults_are_exact("glmga")
+
+
+@pytest.mark.parametrize("name", ["ctrl", "modernbert"])
+def test_a_tied_head_keeps_its_own_bias_in_the_checkpoint(name):
+    """A head tied to the embedding but with a bias of its own (CTRL's lm_head, ModernBERT decoder's decoder.bias): the
+    bf16 checkpoint stores the bias beside the shared matrix, to the byte."""
+    mt, keys = TINY[name] if name in TINY else ("modernbert-decoder", dict(MBD, layer_types=None))
+    keys = {k: v for k, v in keys.items() if v is not None}
+    hf = AutoConfig.for_model(mt, **copy.deepcopy(keys))
+    cfg, _ = read_config(json.loads(hf.to_json_string()))
+    assert cfg.tied_embeddings and cfg.lm_head_bias
+    sd = AutoModelForCausalLM.from_config(hf, dtype=torch.bfloat16).state_dict()
+    stored = {t.data_ptr(): t for t in sd.values()}  # the tied matrix once
+    assert checkpoint_size(cfg, "bf16").bytes == sum(t.nbytes for t in stored.values())
