@@ -335,6 +335,11 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     # one shared MLP, qk-norm always, no cross-layer attention)
     "hunyuan_v1_moe": frozenset({"moe_intermediate_size", "num_shared_expert", "use_mixed_mlp_moe", "use_qk_norm",
                                  "use_cla", "cla_share_factor", "use_rotary_pos_emb", "attention_head_dim"}),
+    # Hunyuan dense (and HunYuan-VL's decoder): its remote code's switches (qk-norm always, rotary always, no
+    # cross-layer attention; transformers' dense class reads no attention_head_dim); HunYuan-VL's legacy spellings
+    # (already read as head_dim / vocab_size by the wrapper) and its padding id
+    "hunyuan_v1_dense": frozenset({"use_qk_norm", "use_cla", "cla_share_factor", "use_rotary_pos_emb",
+                                   "attention_head_dim", "org_vocab_size", "pad_id"}),
     # Nemotron-H: attention has no bias and the Mamba width is heads × head_dim whatever these say; the MoE keys
     # matter only with MoE blocks; transformers builds no MTP layers
     "nemotron_h": frozenset({"attention_bias", "expand", "mamba_proj_bias", "sliding_window", "moe_intermediate_size",
@@ -4243,6 +4248,14 @@ def _unwrap(cfg: dict, mtype: str, notes: list[str], *, default_inner: str | Non
                              mtype=mtype)
         raise InputError(N_("a {mtype} config.json needs a 'text_config' object"), mtype=mtype)
     inner = dict(tc)
+    if mtype == "hunyuan_vl":  # its text config's attribute_map: the legacy spelling wins, as setting it sets the field
+        for alias, key in (("attention_head_dim", "head_dim"), ("org_vocab_size", "vocab_size")):
+            if alias in inner and inner.get(key, inner[alias]) != inner[alias]:
+                notes.append(Text(N_("{alias} ({value}) read as {key}, as HunYuan-VL's text config reads it; {key} "
+                                     "({other}) is overridden"), alias=alias, key=key, value=inner[alias],
+                                  other=inner[key]))
+            if alias in inner:
+                inner[key] = inner[alias]
     inner_type = str(inner.get("model_type") or default_inner or _WRAPPERS.get(mtype, "")).lower()
     inner_type = _LEGACY_TEXT.get(inner_type, inner_type)
     if inner_type not in _READERS:
@@ -4252,6 +4265,10 @@ def _unwrap(cfg: dict, mtype: str, notes: list[str], *, default_inner: str | Non
         inner["tie_word_embeddings"] = cfg["tie_word_embeddings"]
     if mtype in _FLAT_WRAPPERS:  # tied when either config says so (the config class forwards text_config's flag)
         inner["tie_word_embeddings"] = cfg.get("tie_word_embeddings") is True or inner.get("tie_word_embeddings") is True
+    if mtype == "hunyuan_vl":  # tied unless the wrapper and its text config both say not (each True by default); the
+        # flat layout's key moves into the text config, leaving the wrapper's own True
+        inner["tie_word_embeddings"] = ("text_config" not in cfg or cfg.get("tie_word_embeddings", True) is True
+                                        or tc.get("tie_word_embeddings", True) is True)
     if mtype == "minimax_m3_vl" and cfg.get("tie_word_embeddings") is True:  # tied when either config says so
         inner["tie_word_embeddings"] = True
     if mtype in _TIE_FROM_TOP:
@@ -4294,7 +4311,7 @@ _LEGACY_TEXT: dict[str, str] = {"qwen2_vl_text": "qwen2", "qwen2_5_vl_text": "qw
                                 "paddleocr_vl_text": "ernie4_5",  # PaddleOCR-VL: ERNIE-4.5's dense decoder
                                 "granite_docling_text": "granite"}  # Granite-Docling: Granite's decoder
 # Wrappers whose Hub files keep the decoder's keys at the top level (the config class builds text_config from them).
-_FLAT_WRAPPERS = ("qwen2_vl", "qwen2_5_vl", "dots3_note", "glm5_next")
+_FLAT_WRAPPERS = ("qwen2_vl", "qwen2_5_vl", "dots3_note", "glm5_next", "hunyuan_vl")
 # Keys whose presence together says "DeepSeek-V3 layout" (MLA + routed experts) whatever the model_type.
 _MLA_KEYS = ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "n_routed_experts")
 

@@ -34,6 +34,7 @@ vision config class's defaults for absent keys; ``tests/llm/test_families.py`` c
 * ``molmo2``: Molmo2's ViT and its adapter (attention pooling over chosen layers, a SwiGLU projector);
 * ``cosmos3_edge``: SigLIP's blocks after a linear patch embedding, and a two-linear merger;
 * ``hy_v4_vl``: HY-V4-VL's ViT and its convolutional merger straight to the decoder's width;
+* ``hunyuan_vl``: HunYuan-VL's ViT and its convolutional merger with a linear to the decoder's width;
 * ``aria``: Idefics3's vision transformer and Aria's cross-attention projector over learned queries;
 * ``step3p7``: Step 3.7's ViT (layer-scaled blocks) with two strided convolutions and a one-matrix projector;
 * ``llama4``: Llama 4's tower (an unfold-and-linear patch embedding, class and position embeddings, biased ViT blocks
@@ -88,6 +89,11 @@ _ARIA_TEXT_HIDDEN = 4096
 # HY-V4-VL's vision config class defaults
 _HY_V4_VL = dict(hidden_size=1536, intermediate_size=6144, num_hidden_layers=40, num_attention_heads=16,
                  num_channels=3, patch_size=16, spatial_merge_size=2, out_hidden_size=6144, max_image_size=2048)
+
+# HunYuan-VL's vision config class defaults (its merger's output width is the decoder's, as the wrapper syncs it)
+_HUNYUAN_VL = dict(hidden_size=1152, intermediate_size=4304, num_hidden_layers=27, num_attention_heads=16,
+                   num_channels=3, patch_size=16, spatial_merge_size=2, max_image_size=2048)
+_HUNYUAN_VL_TEXT_HIDDEN = 4096
 
 # Cosmos 3 Edge's vision config class defaults and its projector's width (a top-level key)
 _COSMOS3_EDGE = dict(hidden_size=1152, intermediate_size=4304, num_hidden_layers=27, num_channels=3, patch_size=16,
@@ -510,6 +516,26 @@ def _hy_v4_vl(cfg: dict) -> dict[str, int]:
             "merger": d + dm * d * m * m + dm + dm * o + o + o}  # (RMSNorm, strided conv, 1×1 conv, newline)
 
 
+def _hunyuan_vl(cfg: dict) -> dict[str, int]:
+    """HunYuan-VL's tower: a biased patch Conv2d, a learned position per patch of the largest image and one more,
+    blocks of biased q/k/v/o (``num_key_value_heads`` unused: every head has its keys) and a biased GELU MLP with two
+    LayerNorms; the merger — an RMSNorm, a strided convolution to 2 × hidden, a 1×1 convolution to 4 × hidden, a
+    newline embedding, a biased linear to the decoder's width, the image begin/end/separator embeddings and an RMSNorm.
+    The decoder's width is its ``text_config.hidden_size`` (the wrapper overwrites the tower's ``text_hidden_size``
+    with it; the flat layout's top-level ``hidden_size``)."""
+    v = _vision_block(cfg)
+    g = lambda key: _get(v, _HUNYUAN_VL, key)  # noqa: E731
+    d, f, layers, heads = g("hidden_size"), g("intermediate_size"), g("num_hidden_layers"), g("num_attention_heads")
+    c, p, m, size = g("num_channels"), g("patch_size"), g("spatial_merge_size"), g("max_image_size")
+    tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else cfg
+    th = _whole("text_config.hidden_size", tc.get("hidden_size", _HUNYUAN_VL_TEXT_HIDDEN))
+    a = heads * (_whole("vision_config.head_dim", v["head_dim"]) if "head_dim" in v else d // heads)
+    block = 4 * d + 3 * (d * a + a) + a * d + d + d * f + f + f * d + d
+    merger = d + (d * 2 * d * m * m + 2 * d) + (2 * d * 4 * d + 4 * d) + 4 * d + (4 * d * th + th) + 3 * th + th
+    return {"patch_embed": c * p * p * d + d, "positions": ((size // p) ** 2 + 1) * d, "blocks": layers * block,
+            "merger": merger}
+
+
 def _step3p7(cfg: dict) -> dict[str, int]:
     """Step 3.7's tower: a patch Conv2d without bias, a learned position per patch, a LayerNorm before the blocks,
     blocks of biased q/k/v/out and a biased MLP (``int(hidden × mlp_ratio)`` wide, as the config class sets it), two
@@ -613,7 +639,7 @@ _TOWERS: dict[str, Callable[[dict], dict[str, int]]] = {
     "mistral3": _mistral3, "mistral_large4": partial(_mistral3, large4=True),
     "ernie4_5_vl_moe": _ernie4_5_vl, "paddleocr_vl": _paddleocr_vl, "molmo2": _molmo2, "cosmos3_edge": _cosmos3_edge,
     "muse_spark": partial(_muse, wrapper="muse_spark"), "muse_glimmer": partial(_muse, wrapper="muse_glimmer"),
-    "hy_v4_vl": _hy_v4_vl, "aria": _aria, "step3p7": _step3p7,
+    "hy_v4_vl": _hy_v4_vl, "hunyuan_vl": _hunyuan_vl, "aria": _aria, "step3p7": _step3p7,
     "glm_ocr": _glm_ocr, "glm5_next": partial(_glm_ocr, glm5_next=True),
     "minimax_m3_vl": _minimax_m3, "phi4_multimodal": _phi4_multimodal,
     "qwen2_vl": partial(_qwen2_vl, v25=False),

@@ -1658,7 +1658,8 @@ def test_the_omni_models_count_their_thinker_and_report_its_vision_tower(omni, w
 
 def test_hunyuan_vl_counts_its_hunyuan_dense_decoder():
     """HunYuan-VL: the decoder of its text_config is HunYuan-Dense's, exact to the parameter and the FLOP on a text
-    prompt; its vision tower is named and not counted."""
+    prompt; its vision tower and merger reported beside it, equal to numel() of the rest (tiny; with a head dim of its
+    own, one channel, no merge and a small image; at the class defaults, whose text_config needs a head_dim to build)."""
     from transformers import AutoModelForImageTextToText
 
     torch.manual_seed(0)
@@ -1671,8 +1672,61 @@ def test_hunyuan_vl_counts_its_hunyuan_dense_decoder():
     model = AutoModelForImageTextToText.from_config(hf, attn_implementation="eager").eval()
     cfg, info = read_config(json.loads(hf.to_json_string()))
     assert cfg.family == "hunyuan_v1_dense" and info["unknown_keys"] == [], info["unknown_keys"]
-    assert info["vision"] is None and any("not" in str(n) for n in info["notes"])
     _decoder_is_exact(model, cfg)
+    assert sum(info["vision"].values()) == _outside_decoder(model)
+    for kw in (dict(text_config=text, vision_config=dict(vision, head_dim=12, num_channels=1, spatial_merge_size=1,
+                                                          max_image_size=64)),
+               dict(text_config=dict(head_dim=128))):
+        hf = AutoConfig.for_model("hunyuan_vl", **kw)
+        with torch.device("meta"):
+            model = AutoModelForImageTextToText.from_config(hf)
+        cfg, info = read_config(json.loads(hf.to_json_string()))
+        assert cfg.params == model.num_parameters() - _outside_decoder(model)
+        assert sum(info["vision"].values()) == _outside_decoder(model)
+
+
+def test_hunyuan_ocr_flat_config_and_its_tied_head():
+    """HunyuanOCR's published config.json keeps the decoder's keys at the top level with HunYuan's legacy spellings
+    (org_vocab_size, attention_head_dim, pad_id, use_qk_norm) beside vision_config: read with no unknown key and exact
+    to the parameter and the FLOP against the model transformers builds from the same file (the legacy spelling winning
+    over the canonical one, as the config class's attribute_map makes it); its head tied unless the wrapper and its
+    text config both say not, in either layout; HunyuanOCR's own shape comes to its published "1B" (996,208,112)."""
+    from transformers import AutoModelForImageTextToText
+
+    torch.manual_seed(0)
+    flat = dict(vocab_size=100, org_vocab_size=128, hidden_size=64, intermediate_size=96, num_hidden_layers=2,
+                num_attention_heads=4, num_key_value_heads=2, head_dim=8, attention_head_dim=16, use_qk_norm=True,
+                pad_id=0, tie_word_embeddings=False, im_start_id=120, im_end_id=121, image_token_id=122,
+                im_newline_id=123, rope_scaling={"type": "xdrope", "alpha": 1000.0, "factor": 1.0,
+                                                 "xdrope_section": [2, 2, 2, 2]},
+                vision_config=dict(hidden_size=32, intermediate_size=48, num_attention_heads=2, num_hidden_layers=1,
+                                   patch_size=4))
+    hf = AutoConfig.for_model("hunyuan_vl", **copy.deepcopy(flat))
+    model = AutoModelForImageTextToText.from_config(hf, attn_implementation="eager").eval()
+    cfg, info = read_config(dict(flat, model_type="hunyuan_vl", architectures=["HunYuanVLForConditionalGeneration"]))
+    assert info["unknown_keys"] == [] and cfg.vocab == 128 and cfg.head_dim == 16 and cfg.tied_embeddings
+    assert any("org_vocab_size (128) read as vocab_size" in str(n) for n in info["notes"])
+    _decoder_is_exact(model, cfg)
+    assert sum(info["vision"].values()) == _outside_decoder(model)
+    text = {k: flat[k] for k in ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers",
+                                 "num_attention_heads", "num_key_value_heads", "head_dim")}
+    for top, inner in ((None, False), (False, None), (False, False), (True, False)):
+        keys = dict(text_config=dict(text) | ({} if inner is None else {"tie_word_embeddings": inner}),
+                    vision_config=flat["vision_config"]) | ({} if top is None else {"tie_word_embeddings": top})
+        hf = AutoConfig.for_model("hunyuan_vl", **copy.deepcopy(keys))
+        with torch.device("meta"):
+            model = AutoModelForImageTextToText.from_config(hf)
+        cfg = read_config(dict(keys, model_type="hunyuan_vl"))[0]
+        assert cfg.tied_embeddings is (top is not False or inner is not False)
+        assert cfg.params == model.num_parameters() - _outside_decoder(model), (top, inner)
+    ocr = dict(model_type="hunyuan_vl", vocab_size=120818, hidden_size=1024, intermediate_size=3584,
+               num_hidden_layers=24, num_attention_heads=16, num_key_value_heads=8, head_dim=128,
+               vision_config=dict(out_hidden_size=1024))
+    cfg, info = read_config(ocr)
+    hf = AutoConfig.for_model("hunyuan_vl", **{k: v for k, v in ocr.items() if k != "model_type"})
+    with torch.device("meta"):
+        model = AutoModelForImageTextToText.from_config(hf)
+    assert cfg.params + sum(info["vision"].values()) == model.num_parameters() == 996_208_112
 
 
 def _decoder_is_exact(model, cfg) -> None:
