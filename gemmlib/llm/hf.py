@@ -143,7 +143,22 @@ _WRAPPERS = {"granite4_vision": "granite4_vision_text", "muse_spark": "muse_spar
              "glm5_next": "glm5_next_text", "ernie4_5_vl_moe": "ernie4_5_vl_moe_text"}
 # Wrappers whose top-level tie_word_embeddings (default False) decides whether the LM head is tied, whatever
 # the text_config says (transformers 5.24 ties by the top-level config).
-_TIE_FROM_TOP = {"glm_ocr": False, "molmo2": False, "glmga": False, "qwen2_5_omni_thinker": False, "qwen3_omni_moe_thinker": False, "glm4v": False, "glm46v": False, "glm4v_moe": False, "apertus1p5": False, "cohere_compass": False, "qwen3_vl": False, "qwen3_vl_moe": False, "qwen3_5": False, "qwen3_5_moe": False, "qwen4_exp": False, "mistral3": True, "mistral_large4": False, "glm5_next": False, "ernie4_5_vl_moe": True}
+_TIE_FROM_TOP = {"molmo2": False, "glmga": False, "qwen2_5_omni_thinker": False, "qwen3_omni_moe_thinker": False, "glm46v": False, "apertus1p5": False, "cohere_compass": False, "qwen3_vl": False, "qwen3_vl_moe": False, "qwen3_5": False, "qwen3_5_moe": False, "qwen4_exp": False, "mistral3": True, "mistral_large4": False, "glm5_next": False, "ernie4_5_vl_moe": True,
+                 "llava_next": False, "vipllava": False, "video_llava": False, "paligemma": True, "aya_vision": True,
+                 "cohere2_vision": True, "lfm2_vl": True, "lighton_ocr": True, "aria": False, "cosmos3_omni": False,
+                 "fuyu": False, "idefics2": False, "idefics3": False, "smolvlm": False, "deepseek_vl": True,
+                 "deepseek_vl_hybrid": True, "hyperclovax_vision_v2": True, "janus": True, "kimi_k25": True,
+                 "dots3_note": False, "exaone4_5": False, "hy_v4_vl": False, "minicpmv4_6": False, "minicpmv4_7": False,
+                 "muse_glimmer": False, "qianfan_ocr": False, "step3p7": False, "gemma3": True, "gemma4": True,
+                 "gemma4_unified": True, "lfm3_vl": True, "got_ocr2": True, "granite_docling": True, "internvl": True,
+                 "minicpm_ocr": True, "ovis2": True, "pp_chart2table": True}
+# Wrappers whose class never ties the head (no tied weights), whatever the flags say
+_NEVER_TIED = ("cosmos3_edge", "muse_spark")
+# Wrappers whose config class ties the head when its own flag or its text_config's says so (the text config's class
+# default when it gives none)
+_TIE_EITHER = ("llava", "llava_next_video", "llava_onevision", "shieldgemma2", "minimax_m3_vl", "glm4v", "glm4v_moe",
+               "glm_ocr", "video_llama_3")
+_TIES_READ = frozenset(_TIE_FROM_TOP) | frozenset(_TIE_EITHER) | frozenset(_NEVER_TIED) | {"hunyuan_vl", "paddleocr_vl"}
 # Old spellings of a family.
 _LEGACY = {"refinedweb": "falcon", "refinedwebmodel": "falcon"}
 
@@ -198,6 +213,12 @@ IRRELEVANT_KEYS = frozenset({
     "vision_end_token_id", "audio_token_id", "video_token_index", "boa_token_id", "boi_token_id", "eoa_token_id",
     "eoa_token_index", "eoi_token_id", "vision_soft_tokens_per_image", "audio_config", "image_token_offset",
     "audio_token_offset", "vq_config", "vocabulary_map",
+    # multimodal wrappers' own keys: the vision tower's count reads them (gemmlib/llm/vision.py) or they shape the
+    # image tokens, not the decoder
+    "image_seq_length", "video_seq_length", "image_grid_pinpoints", "spatial_pool_mode", "spatial_pool_stride",
+    "vision_aspect_ratio", "projector_layernorm_eps", "vision_feature_layers", "projection_dim", "adapter_layer_norm_eps",
+    "downsample_factor", "alignment_intermediate_size", "projector_bias", "projector_use_layernorm",
+    "projector_hidden_size", "num_image_tokens",
     # state-space families: kernel choices, activations, time-step clamps, init and muP multipliers
     "use_associative_scan", "use_mamba_kernels", "use_mambapy", "mamba_hidden_act", "mlp_hidden_act",
     "num_logits_to_keep", "rescale_prenorm_residual", "residual_in_fp32", "time_step_floor", "time_step_limit",
@@ -1517,6 +1538,11 @@ def _read_molmo2_text(r: _Read) -> dict:
              vocab=c["vocab"] + extra)
     if extra:
         c["output_vocab"] = c["vocab"] - extra
+        if r.flag("tie_word_embeddings", False):  # a head of other rows than the embedding is never its weight
+            r.notes.append(Text(N_("tie_word_embeddings is true, but the embedding's {rows:,} rows (additional_vocab_size "
+                                   "beyond vocab_size) are not the LM head's {head:,}: transformers leaves the head its "
+                                   "own weights, both counted"), rows=c["vocab"], head=c["output_vocab"]))
+            c["tied_embeddings"] = False
     return c
 
 
@@ -2620,6 +2646,14 @@ _NEMOTRON_TYPES = {"mamba": "2", "linear_attention": "2", "attention": "F", "ful
 _NEMOTRON_LETTERS = {"M": "2", "*": "F", "-": "D", "E": "E"}
 
 
+def _untied(r: _Read, family: str) -> bool:
+    """False: a class that never ties its head (no tied weights), whatever tie_word_embeddings says (noted if true)."""
+    if r.flag("tie_word_embeddings", False):
+        r.notes.append(Text(N_("tie_word_embeddings is true, but transformers' {family} class never ties the LM head to "
+                               "the embedding: both counted"), family=family))
+    return False
+
+
 def _read_nemotron_h(r: _Read) -> dict:
     """Nemotron-H: one mixer per block — Mamba-2 (``M``), attention (``*``), an MLP (``-``) or a MoE (``E``) —
     from ``layers_block_type`` (or the older ``hybrid_override_pattern``), one norm per block."""
@@ -2643,7 +2677,7 @@ def _read_nemotron_h(r: _Read) -> dict:
                   out_bias=r.flag("use_bias"))
     c = dict(hidden=h, layers=layers, heads=heads, kv_heads=r.opt_whole("num_key_value_heads", minimum=1) or heads,
              head_dim=r.whole("head_dim"), ffn=r.whole("intermediate_size"), vocab=r.whole("vocab_size"), mlp="plain",
-             mlp_bias=r.flag("mlp_bias"), norms_per_layer=1, mixer=mixer, tied_embeddings=r.flag("tie_word_embeddings"),
+             mlp_bias=r.flag("mlp_bias"), norms_per_layer=1, mixer=mixer, tied_embeddings=_untied(r, "nemotron_h"),
              max_positions=r.opt_whole("max_position_embeddings") or 0, no_positions=True,
              layer_types="".join(k if k in "2F" else "-" for k in kinds))
     if "E" in kinds:
@@ -4261,19 +4295,33 @@ def _unwrap(cfg: dict, mtype: str, notes: list[str], *, default_inner: str | Non
     if inner_type not in _READERS:
         raise InputError(N_("{mtype}'s text_config has model_type {inner_type!r}, which is not supported"),
                          mtype=mtype, inner_type=inner_type)
-    if mtype == "gemma3" and "tie_word_embeddings" not in inner and "tie_word_embeddings" in cfg:
-        inner["tie_word_embeddings"] = cfg["tie_word_embeddings"]
     if mtype in _FLAT_WRAPPERS:  # tied when either config says so (the config class forwards text_config's flag)
         inner["tie_word_embeddings"] = cfg.get("tie_word_embeddings") is True or inner.get("tie_word_embeddings") is True
     if mtype == "hunyuan_vl":  # tied unless the wrapper and its text config both say not (each True by default); the
         # flat layout's key moves into the text config, leaving the wrapper's own True
         inner["tie_word_embeddings"] = ("text_config" not in cfg or cfg.get("tie_word_embeddings", True) is True
                                         or tc.get("tie_word_embeddings", True) is True)
-    if mtype == "minimax_m3_vl" and cfg.get("tie_word_embeddings") is True:  # tied when either config says so
+    if mtype == "paddleocr_vl":  # the checkpoint's own flag: the flat file's, else a pre-v5 text_config's; a v5
+        # wrapper's flag ties with either true, as the config class does; none given ties (both classes' default)
+        top, text = cfg.get("tie_word_embeddings"), tc.get("tie_word_embeddings", True)
+        nested_v5 = "text_config" in cfg and top is not None
+        inner["tie_word_embeddings"] = (top is True or text is True) if nested_v5 else \
+            (text if "text_config" in cfg else top is not False) is True
+        if not inner["tie_word_embeddings"] and not nested_v5:
+            notes.append(Text(N_("tie_word_embeddings is false: the LM head is counted apart, as the checkpoint stores "
+                                 "it (PaddleOCR-VL-0.9B's 1.8 GB); transformers 5.24's config class ties it unless the "
+                                 "wrapper's own flag, outside text_config, says false")))
+    if mtype in _TIE_EITHER and cfg.get("tie_word_embeddings") is True:
         inner["tie_word_embeddings"] = True
     if mtype in _TIE_FROM_TOP:
         inner.pop("tie_word_embeddings", None)
-        inner["tie_word_embeddings"] = cfg.get("tie_word_embeddings", _TIE_FROM_TOP[mtype])
+        inner["tie_word_embeddings"] = cfg.get("tie_embedding" if mtype == "lfm2_vl" and "tie_embedding" in cfg
+                                               else "tie_word_embeddings", _TIE_FROM_TOP[mtype])  # (LFM2-VL's old key)
+    if mtype in _NEVER_TIED:
+        if cfg.get("tie_word_embeddings") is True or inner.get("tie_word_embeddings") is True:
+            notes.append(Text(N_("tie_word_embeddings is true, but transformers' {family} class never ties the LM head "
+                                 "to the embedding: both counted"), family=mtype))
+        inner["tie_word_embeddings"] = False
     for key in ("torch_dtype", "dtype", "quantization_config", "quantization"):
         if key in cfg and key not in inner:
             inner[key] = cfg[key]
@@ -4311,7 +4359,7 @@ _LEGACY_TEXT: dict[str, str] = {"qwen2_vl_text": "qwen2", "qwen2_5_vl_text": "qw
                                 "paddleocr_vl_text": "ernie4_5",  # PaddleOCR-VL: ERNIE-4.5's dense decoder
                                 "granite_docling_text": "granite"}  # Granite-Docling: Granite's decoder
 # Wrappers whose Hub files keep the decoder's keys at the top level (the config class builds text_config from them).
-_FLAT_WRAPPERS = ("qwen2_vl", "qwen2_5_vl", "dots3_note", "glm5_next", "hunyuan_vl")
+_FLAT_WRAPPERS = ("qwen2_vl", "qwen2_5_vl", "dots3_note", "glm5_next", "hunyuan_vl", "paddleocr_vl")
 # Keys whose presence together says "DeepSeek-V3 layout" (MLA + routed experts) whatever the model_type.
 _MLA_KEYS = ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "n_routed_experts")
 
@@ -4448,7 +4496,9 @@ def read_config(cfg: dict, name: str = "custom", source: str = "") -> tuple[Mode
     model = ModelConfig(family=mtype, name=name, source=source, dtype=dtype, quant=quant, **fields_)
     unused = sorted(k for k in cfg if k not in r.used)
     if wrapper:
-        unused += sorted(f"(top level) {k}" for k in outer if k not in ("text_config", "model_type") and k not in cfg)
+        read = ("text_config", "model_type") + (("tie_word_embeddings", "tie_embedding") if wrapper in _TIES_READ
+                                                 else ())  # (the wrapper's flag, read by its rule in _unwrap)
+        unused += sorted(f"(top level) {k}" for k in outer if k not in read and k not in cfg)
     known = IRRELEVANT_KEYS | UNUSED_BY_FAMILY.get(mtype, frozenset()) | remote_unused(remote or "")
     ignored = [k for k in unused if k.removeprefix("(top level) ") in known]
     unknown = [k for k in unused if k.removeprefix("(top level) ") not in known]

@@ -287,13 +287,16 @@ def _gemma4(cfg: dict) -> dict[str, int]:
             "projector": d * text_hidden}
 
 
-def _mistral3(cfg: dict, large4: bool = False) -> dict[str, int]:
-    """Mistral 3's Pixtral tower and patch-merging projector (Mistral Large 4's: the same, larger by default)."""
+def _mistral3(cfg: dict, large4: bool = False, text_hidden: int | None = None) -> dict[str, int]:
+    """Mistral 3's Pixtral tower and patch-merging projector (Mistral Large 4's: the same, larger by default; LightOn
+    OCR's: Mistral 3's before a Qwen3 decoder)."""
     v, dv = _vision_block(cfg), _PIXTRAL_ML4 if large4 else _PIXTRAL
+    if cfg.get("vision_config") is None and not large4:  # the wrapper's own default vision config: 14-pixel patches
+        dv = dict(_PIXTRAL, patch_size=14)
     d, f = _get(v, dv, "hidden_size"), _get(v, dv, "intermediate_size")
     layers, c, p = _get(v, dv, "num_hidden_layers"), _get(v, dv, "num_channels"), _get(v, dv, "patch_size")
     tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
-    th = _whole("text_config.hidden_size", tc.get("hidden_size", 6144 if large4 else 4096))
+    th = _whole("text_config.hidden_size", tc.get("hidden_size", text_hidden or (6144 if large4 else 4096)))
     m = _whole("spatial_merge_size", cfg.get("spatial_merge_size", 2))
     feat = cfg.get("vision_feature_layer", -1)
     nf = len(feat) if isinstance(feat, list) else 1
@@ -378,24 +381,188 @@ def _mllama(cfg: dict) -> dict[str, int]:
             "layernorms": 2 * 2 * d, "blocks": local * block + glob * (block + 2), "projector": out * dt + dt}
 
 
+def _siglip_encoder_body(v: dict, defaults: dict) -> dict[str, int]:
+    """SigLIP's blocks (biased q/k/v/o, two LayerNorms, a biased MLP), the LayerNorm after them and the attention-pooling
+    head (a probe, torch's MultiheadAttention, a LayerNorm and an MLP)."""
+    d, f = _get(v, defaults, "hidden_size"), _get(v, defaults, "intermediate_size")
+    block = 4 * (d * d + d) + 4 * d + 2 * d * f + f + d
+    return {"blocks": _get(v, defaults, "num_hidden_layers") * block, "post_layernorm": 2 * d,
+            "pooling_head": d + 4 * (d * d + d) + 2 * d + 2 * d * f + f + d}
+
+
 def _siglip_tower(v: dict, defaults: dict) -> dict[str, int]:
     """SigLIP's vision transformer with its attention-pooling head (Gemma 3's when ``vision_use_head``, Phi-4's)."""
+    d = _get(v, defaults, "hidden_size")
+    c, p, img = _get(v, defaults, "num_channels"), _get(v, defaults, "patch_size"), _get(v, defaults, "image_size")
+    return {"patch_embed": c * p * p * d + d, "positions": (img // p) ** 2 * d, **_siglip_encoder_body(v, defaults)}
+
+
+# The encoders a wrapper builds from vision_config's model_type (AutoModel): each config class's defaults
+_CLIP = dict(hidden_size=768, intermediate_size=3072, num_hidden_layers=12, num_channels=3, image_size=224, patch_size=32)
+_SIGLIP2 = dict(hidden_size=768, intermediate_size=3072, num_hidden_layers=12, num_channels=3, num_patches=256,
+                patch_size=16, vision_use_head=True)
+
+
+def _clip_tower(v: dict, defaults: dict) -> dict[str, int]:
+    """CLIP's vision transformer (CLIPVisionModel, no projection): a class embedding, a patch Conv2d without bias, a
+    position per patch and one more, a LayerNorm before and after the blocks (biased q/k/v/o, two LayerNorms, a biased
+    MLP)."""
     d, f = _get(v, defaults, "hidden_size"), _get(v, defaults, "intermediate_size")
     layers = _get(v, defaults, "num_hidden_layers")
     c, p, img = _get(v, defaults, "num_channels"), _get(v, defaults, "patch_size"), _get(v, defaults, "image_size")
     block = 4 * (d * d + d) + 4 * d + 2 * d * f + f + d
-    return {"patch_embed": c * p * p * d + d, "positions": (img // p) ** 2 * d, "blocks": layers * block,
-            "post_layernorm": 2 * d, "pooling_head": d + 4 * (d * d + d) + 2 * d + 2 * d * f + f + d}
+    return {"class_embedding": d, "patch_embed": c * p * p * d, "positions": ((img // p) ** 2 + 1) * d,
+            "pre_layernorm": 2 * d, "blocks": layers * block, "post_layernorm": 2 * d}
+
+
+def _siglip_encoder(v: dict, defaults: dict) -> dict[str, int]:
+    """SigLIP's vision transformer, its pooling head when ``vision_use_head`` (the class default: true)."""
+    out = _siglip_tower(v, defaults)
+    if v.get("vision_use_head", defaults["vision_use_head"]) is not True:
+        del out["pooling_head"]
+    return out
+
+
+def _siglip2_encoder(v: dict, defaults: dict) -> dict[str, int]:
+    """SigLIP 2's vision transformer: a biased linear patch embedding over ``num_patches`` learned positions (resized to
+    each image), SigLIP's blocks, a LayerNorm, the pooling head when ``vision_use_head``."""
+    d, c, p = _get(v, defaults, "hidden_size"), _get(v, defaults, "num_channels"), _get(v, defaults, "patch_size")
+    out = {"patch_embed": c * p * p * d + d, "positions": _get(v, defaults, "num_patches") * d,
+           **_siglip_encoder_body(v, defaults)}
+    if v.get("vision_use_head", defaults["vision_use_head"]) is not True:
+        del out["pooling_head"]
+    return out
+
+
+def _pixtral_tower(v: dict, defaults: dict) -> dict[str, int]:
+    """Pixtral's vision transformer: a patch Conv2d without bias, RMSNorms, gated MLP blocks without biases."""
+    d, f = _get(v, defaults, "hidden_size"), _get(v, defaults, "intermediate_size")
+    layers, c, p = _get(v, defaults, "num_hidden_layers"), _get(v, defaults, "num_channels"), \
+        _get(v, defaults, "patch_size")
+    return {"patch_conv": c * p * p * d, "ln_pre": d, "blocks": layers * (4 * d * d + 3 * d * f + 2 * d)}
+
+
+_ENCODERS: dict[str, tuple[Callable[[dict, dict], dict[str, int]], dict]] = {
+    "clip_vision_model": (_clip_tower, _CLIP), "siglip_vision_model": (_siglip_encoder, _SIGLIP),
+    "siglip2_vision_model": (_siglip2_encoder, _SIGLIP2), "pixtral": (_pixtral_tower, _PIXTRAL),
+}
+
+
+def _named_encoder(cfg: dict, spec: str, init: dict) -> tuple[dict[str, int], int] | None:
+    """The encoder a wrapper builds from its vision_config — the class its ``model_type`` names (else the wrapper's
+    ``spec``) with that class's defaults for absent keys; with no vision_config, the wrapper's own default one
+    (``init`` over the class's defaults) — by part, and its width. None: an encoder this module does not count."""
+    if cfg.get("vision_config") is None:
+        mt, v = spec, dict(init)
+    else:
+        v = _vision_block(cfg)
+        mt = v.get("model_type", spec)
+    entry = _ENCODERS.get(mt) if isinstance(mt, str) else None
+    if entry is None:
+        return None
+    count, defaults = entry
+    return count(v, defaults), _get(v, defaults, "hidden_size")
+
+
+def _text_hidden(cfg: dict, default: int) -> int:
+    tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
+    return _whole("text_config.hidden_size", tc.get("hidden_size", default))
+
+
+def _feature_layers(cfg: dict, default: int, *keys: str) -> int:
+    """How many encoder layers' outputs the projector concatenates (``vision_feature_layer``: one index or a list)."""
+    v = next((cfg[k] for k in keys if cfg.get(k) is not None), None)
+    if v is None:
+        return default
+    if isinstance(v, bool) or not isinstance(v, int | list) or (isinstance(v, list) and not v):
+        raise InputError(N_("config.json field '{key}' must be a layer index or a list of them"), key=keys[0])
+    return 1 if isinstance(v, int) else len(v)
+
+
+# LLaVA's wrappers' default vision_config (CLIP ViT-L/14 at 336 pixels; Video-LLaVA's at 224)
+_LLAVA_CLIP = dict(hidden_size=1024, intermediate_size=4096, num_hidden_layers=24, num_attention_heads=16, patch_size=14,
+                   image_size=336)
+# LLaVA-OneVision's, Aya Vision's, PaliGemma's and Command A Vision's (SigLIP so400m's shapes)
+_ONEVISION_SIGLIP = dict(hidden_size=1152, intermediate_size=4304, num_hidden_layers=26, num_attention_heads=16,
+                         patch_size=14, image_size=384, vision_use_head=False)
+_PALIGEMMA_SIGLIP = dict(hidden_size=1152, intermediate_size=4096, num_hidden_layers=27, num_attention_heads=16,
+                         patch_size=14, image_size=224, vision_use_head=False)
+_COHERE2_VISION_SIGLIP = dict(hidden_size=1152, intermediate_size=3072, num_hidden_layers=27, num_attention_heads=12,
+                              image_size=512)
+
+
+def _llava(cfg: dict, *, spec: str = "clip_vision_model", init: dict = _LLAVA_CLIP, feature_layers: int = 1,
+           newline: bool = False, towers: int = 1, vip: bool = False) -> dict[str, int] | None:
+    """LLaVA's and its descendants' encoder (the class vision_config names) and projector: the chosen layers' outputs
+    concatenated, a linear to the decoder's width and a second one (biased with ``multimodal_projector_bias``, true
+    by default); VipLLaVA's a LayerNorm first and biases always; LLaVA-NeXT's and OneVision's an image-newline
+    embedding; Video-LLaVA's an image and a video tower of the same shape."""
+    enc = _named_encoder(cfg, spec, init)
+    if enc is None:
+        return None
+    parts, d = enc
+    th = _text_hidden(cfg, 4096)
+    nf = _feature_layers(cfg, feature_layers, *(("vision_feature_layers", "vision_feature_layer") if vip
+                                               else ("vision_feature_layer",)))
+    bias = vip or cfg.get("multimodal_projector_bias", True) is True
+    out = ({"image_tower": sum(parts.values()), "video_tower": sum(parts.values())} if towers == 2 else dict(parts))
+    out["projector"] = (2 * nf * d if vip else 0) + nf * d * th + th * th + (2 * th if bias else 0)
+    if newline:
+        out["image_newline"] = th
+    return out
+
+
+def _paligemma(cfg: dict) -> dict[str, int] | None:
+    """PaliGemma's SigLIP encoder and its one biased linear to ``projection_dim`` (a top-level key, 2,048 by default,
+    which the wrapper writes into the vision config)."""
+    enc = _named_encoder(cfg, "siglip_vision_model", _PALIGEMMA_SIGLIP)
+    if enc is None:
+        return None
+    parts, d = enc
+    pd = _whole("projection_dim", cfg.get("projection_dim", 2048))
+    return {**parts, "projector": d * pd + pd}
+
+
+def _aya_vision(cfg: dict, *, command_a: bool = False) -> dict[str, int] | None:
+    """Aya Vision's (and Command A Vision's) SigLIP encoder and its SwiGLU projector over 2 × 2 shuffled patches
+    (``downsample_factor``): a LayerNorm (Aya's only), a linear to ``alignment_intermediate_size`` (Aya's: the
+    decoder's width unless the file sets it) and one from half of it to the decoder's width, both biased."""
+    enc = _named_encoder(cfg, "siglip_vision_model", _COHERE2_VISION_SIGLIP if command_a else _ONEVISION_SIGLIP)
+    if enc is None:
+        return None
+    parts, d = enc
+    th = _text_hidden(cfg, 8192)
+    ds = _whole("downsample_factor", cfg.get("downsample_factor", 2))
+    ais = _whole("alignment_intermediate_size", cfg.get("alignment_intermediate_size", 36864 if command_a else th))
+    wide = d * ds * ds
+    return {**parts, "projector": (0 if command_a else 2 * wide) + wide * ais + ais + (ais // 2) * th + th}
+
+
+def _lfm2_vl(cfg: dict) -> dict[str, int] | None:
+    """LFM2-VL's SigLIP 2 encoder and its projector over 2 × 2 unshuffled patches (``downsample_factor``): a LayerNorm
+    (``projector_use_layernorm``), a linear to ``projector_hidden_size`` and one to the decoder's width (biased with
+    ``projector_bias``)."""
+    enc = _named_encoder(cfg, "siglip2_vision_model", {})
+    if enc is None:
+        return None
+    parts, d = enc
+    th = _text_hidden(cfg, 2560)
+    ds = _whole("downsample_factor", cfg.get("downsample_factor", 2))
+    ph = _whole("projector_hidden_size", cfg.get("projector_hidden_size", 2560))
+    wide, bias = d * ds * ds, cfg.get("projector_bias", True) is True
+    norm = 2 * wide if cfg.get("projector_use_layernorm", True) is True else 0
+    return {**parts, "projector": norm + wide * ph + ph * th + ((ph + th) if bias else 0)}
 
 
 def _paddleocr_vl(cfg: dict) -> dict[str, int]:
     """PaddleOCR-VL's tower (SigLIP's vision transformer without the pooling head) and its projector: a LayerNorm, the
-    2×2 patch merge, two biased linears to the decoder's width."""
+    2×2 patch merge, two biased linears to the decoder's width (``text_config.hidden_size``, the top-level one in the
+    flat layout of its Hub files)."""
     v = _vision_block(cfg)
     tower = _siglip_tower(v, _PADDLEOCR_VL)
     del tower["pooling_head"]
     d, m = _get(v, _PADDLEOCR_VL, "hidden_size"), _get(v, _PADDLEOCR_VL, "spatial_merge_size")
-    tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
+    tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else cfg  # (the Hub's flat layout)
     out = _whole("text_config.hidden_size", tc.get("hidden_size", 1024))
     sp = d * m * m
     return {**tower, "projector": 2 * d + sp * sp + sp + sp * out + out}
@@ -631,7 +798,7 @@ def audio_params(model_type: str, cfg: dict) -> dict[str, int] | None:
 
 
 # wrapper -> its tower's count (variants of one tower through partial)
-_TOWERS: dict[str, Callable[[dict], dict[str, int]]] = {
+_TOWERS: dict[str, Callable[[dict], dict[str, int] | None]] = {
     **dict.fromkeys(("qwen3_vl", "qwen3_vl_moe", "cohere_compass", "qwen3_omni_moe_thinker"), _qwen3_vl),
     **dict.fromkeys(("qwen3_5", "qwen3_5_moe", "qwen4_exp"), partial(_qwen3_vl, deepstack=False)),  # (Qwen4-Exp's is
     # Qwen3.5-MoE's)
@@ -646,6 +813,13 @@ _TOWERS: dict[str, Callable[[dict], dict[str, int]]] = {
     **dict.fromkeys(("qwen2_5_vl", "qwen2_5_omni_thinker"), partial(_qwen2_vl, v25=True)),  # (Omni: 2.5-VL's tower)
     **dict.fromkeys(("glm4v", "glm46v", "glm4v_moe", "glmga"), _glm4v),  # (GLM-GA: GLM-4.1V's tower)
     **dict.fromkeys(("inkling2", "inkling2_loop"), _inkling2),
+    "llava": partial(_llava, feature_layers=1), "llava_next": partial(_llava, newline=True),
+    "llava_next_video": partial(_llava, newline=True),
+    "llava_onevision": partial(_llava, spec="siglip_vision_model", init=_ONEVISION_SIGLIP, newline=True),
+    "vipllava": partial(_llava, feature_layers=5, vip=True),
+    "video_llava": partial(_llava, init=dict(_LLAVA_CLIP, image_size=224), towers=2),
+    "paligemma": _paligemma, "aya_vision": _aya_vision, "cohere2_vision": partial(_aya_vision, command_a=True),
+    "lfm2_vl": _lfm2_vl, "lighton_ocr": partial(_mistral3, text_hidden=1024), "shieldgemma2": _gemma3,
 }
 VISION_WRAPPERS = tuple(_TOWERS)
 

@@ -3050,6 +3050,158 @@ def test_paddleocr_vl_counts_its_decoder_and_reports_its_vision_tower():
     _wrapper_defaults_are_exact("paddleocr_vl")  # (the tower at the defaults too)
 
 
+def test_paddleocr_vl_flat_hub_config_and_its_head():
+    """PaddleOCR-VL's Hub config.json is flat (the decoder's keys beside vision_config, whose model_type is the old
+    "paddleocr_vl"): read with no unknown key, exact to the parameter and the FLOP against the model transformers builds
+    from the same file. The head: tied as transformers ties it where the file's flags leave no doubt (none given, or a
+    v5 wrapper flag beside text_config's); where the flat file or a pre-v5 text_config says false, counted apart as
+    the checkpoint stores it, with a note (transformers 5.24 ties it anyway) — PaddleOCR-VL-0.9B comes to 905,601,648
+    parameters, its name's 0.9 B and its 1.8 GB of bf16 weights, against 799,695,472 tied."""
+    from transformers import AutoModelForImageTextToText
+
+    torch.manual_seed(0)
+    text = dict(B, head_dim=16, rope_theta=500000.0,
+                rope_scaling={"mrope_section": [2, 3, 3], "rope_type": "default", "type": "default"})
+    tower = dict(_TINY_TOWER, spatial_merge_size=2, model_type="paddleocr_vl")
+    flat = dict(text, tie_word_embeddings=True, image_token_id=100295, video_token_id=101307,
+                vision_start_token_id=101305, vision_end_token_id=101306, vision_config=tower)
+    hf = AutoConfig.for_model("paddleocr_vl", **copy.deepcopy(flat))
+    model = AutoModelForImageTextToText.from_config(hf, attn_implementation="eager").eval()
+    cfg, info = read_config(dict(flat, model_type="paddleocr_vl", architectures=["PaddleOCRVLForConditionalGeneration"]))
+    assert info["unknown_keys"] == [] and cfg.tied_embeddings, info["unknown_keys"]
+    _decoder_is_exact(model, cfg)
+    assert sum(info["vision"].values()) == _outside_decoder(model)
+
+    def built(**keys) -> int:  # the decoder transformers builds from these keys
+        with torch.device("meta"):
+            m = AutoModelForImageTextToText.from_config(AutoConfig.for_model("paddleocr_vl", **copy.deepcopy(keys)))
+        return m.num_parameters() - _outside_decoder(m)
+
+    untied = built(text_config=dict(text, tie_word_embeddings=False), tie_word_embeddings=False, vision_config=tower)
+    for keys in (dict(text_config=text, vision_config=tower), dict(text, vision_config=tower),
+                 dict(text_config=dict(text, tie_word_embeddings=False), tie_word_embeddings=True, vision_config=tower),
+                 dict(text_config=text, tie_word_embeddings=False, vision_config=tower),
+                 dict(text_config=dict(text, tie_word_embeddings=False), tie_word_embeddings=False,
+                      vision_config=tower)):
+        cfg, info = read_config(dict(keys, model_type="paddleocr_vl"))
+        assert cfg.params == built(**keys) and not any("counted apart" in str(n) for n in info["notes"]), keys
+    for keys in (dict(text, tie_word_embeddings=False, vision_config=tower),
+                 dict(text_config=dict(text, tie_word_embeddings=False), vision_config=tower)):
+        cfg, info = read_config(dict(keys, model_type="paddleocr_vl"))
+        assert cfg.params == untied != built(**keys) and any("counted apart" in str(n) for n in info["notes"]), keys
+    hub = dict(model_type="paddleocr_vl", hidden_size=1024, intermediate_size=3072, num_hidden_layers=18,
+               num_attention_heads=16, num_key_value_heads=2, head_dim=128, vocab_size=103424,
+               tie_word_embeddings=False, vision_config=dict(model_type="paddleocr_vl"))
+    cfg, info = read_config(hub)
+    keys = {k: v for k, v in hub.items() if k not in ("model_type", "tie_word_embeddings", "vision_config")}
+    with torch.device("meta"):
+        m = AutoModelForImageTextToText.from_config(AutoConfig.for_model(
+            "paddleocr_vl", text_config=dict(keys, tie_word_embeddings=False), tie_word_embeddings=False))
+    assert cfg.params + sum(info["vision"].values()) == m.num_parameters() == 905_601_648
+
+
+_CLIP_T = dict(model_type="clip_vision_model", hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+               num_attention_heads=2, patch_size=4, image_size=32)
+_SIGLIP_T = dict(_CLIP_T, model_type="siglip_vision_model")
+_SIGLIP2_T = dict(_CLIP_T, model_type="siglip2_vision_model", num_patches=64)
+_PIXTRAL_T = dict(_CLIP_T, model_type="pixtral", head_dim=16)
+_LLAMA_T = dict(B, model_type="llama")
+
+
+@pytest.mark.parametrize(("wrapper", "keys"), [
+    ("llava", dict(vision_config=_CLIP_T)), ("llava", dict(vision_config=_SIGLIP_T)),
+    ("llava", dict(vision_config=dict(_SIGLIP_T, vision_use_head=False), vision_feature_layer=[-2, -3],
+                   multimodal_projector_bias=False)),
+    ("llava", dict(vision_config=_PIXTRAL_T)), ("llava", {}),
+    ("llava_next", dict(vision_config=_CLIP_T)), ("llava_next_video", dict(vision_config=_SIGLIP_T)),
+    ("llava_onevision", dict(vision_config=_SIGLIP_T)), ("llava_onevision", {}),
+    ("vipllava", dict(vision_config=_CLIP_T)), ("vipllava", dict(vision_config=_CLIP_T, vision_feature_layers=[-2, -3])),
+    ("video_llava", dict(vision_config=_CLIP_T)), ("video_llava", {}),
+    ("paligemma", dict(vision_config=_SIGLIP_T, projection_dim=64, text_config=dict(B, model_type="gemma", head_dim=16))),
+    ("paligemma", dict(text_config=dict(B, model_type="gemma", head_dim=16))),
+    ("aya_vision", dict(vision_config=_SIGLIP_T, text_config=dict(B, model_type="cohere2"))),
+    ("aya_vision", dict(vision_config=_SIGLIP_T, alignment_intermediate_size=96, downsample_factor=1,
+                        text_config=dict(B, model_type="cohere2"))),
+    ("cohere2_vision", dict(vision_config=_SIGLIP_T, alignment_intermediate_size=96,
+                            text_config=dict(B, model_type="cohere2"))),
+    ("cohere2_vision", dict(text_config=dict(B, model_type="cohere2"))),
+    ("lfm2_vl", dict(vision_config=_SIGLIP2_T, projector_hidden_size=80, text_config=dict(B, model_type="lfm2"))),
+    ("lfm2_vl", dict(vision_config=dict(_SIGLIP2_T, vision_use_head=False), projector_bias=False,
+                     projector_use_layernorm=False, text_config=dict(B, model_type="lfm2"))),
+    ("lfm2_vl", dict(text_config=dict(B, model_type="lfm2"))),
+    ("lighton_ocr", dict(vision_config=_PIXTRAL_T, text_config=dict(B, model_type="qwen3"))),
+    ("lighton_ocr", dict(text_config=dict(B, model_type="qwen3"))),
+    ("shieldgemma2", dict(vision_config=_SIGLIP_T, text_config=dict(B, model_type="gemma3_text", head_dim=16))),
+])
+def test_llava_style_wrappers_count_the_encoder_their_vision_config_names(wrapper, keys):
+    """LLaVA and the wrappers built like it (transformers' AutoModel over vision_config: CLIP, SigLIP with or without
+    its pooling head, SigLIP 2, Pixtral) and their projectors — LLaVA's two linears over one or several layers' outputs,
+    with or without biases, NeXT's and OneVision's image newline, VipLLaVA's LayerNorm, Video-LLaVA's two towers,
+    PaliGemma's projection, Aya Vision's and Command A Vision's SwiGLU over shuffled patches, LFM2-VL's, LightOn OCR's
+    and ShieldGemma 2's: the tower reported beside the decoder equals numel() of everything outside the language model
+    and the head, from the file's keys and from to_dict(), with no key unknown; with no vision_config, the wrapper's own
+    default encoder (CLIP ViT-L/14-336 for LLaVA, SigLIP so400m for OneVision and PaliGemma)."""
+    from transformers import AutoModelForImageTextToText
+
+    keys = {"text_config": _LLAMA_T} | copy.deepcopy(keys)
+    hf = AutoConfig.for_model(wrapper, **copy.deepcopy(keys))
+    with torch.device("meta"):
+        model = AutoModelForImageTextToText.from_config(hf)
+    for raw in (dict(keys, model_type=wrapper), json.loads(hf.to_json_string())):
+        cfg, info = read_config(raw)
+        assert info["unknown_keys"] == [], info["unknown_keys"]
+        assert sum(info["vision"].values()) == _outside_decoder(model)
+        assert cfg.params == model.num_parameters() - _outside_decoder(model)
+
+
+def _tie_rule_wrappers() -> list[str]:
+    from gemmlib.llm.hf import _NEVER_TIED, _TIE_EITHER, _TIE_FROM_TOP
+
+    # (whose class defaults transformers cannot build or this reader refuses: cohere_compass and qwen4_exp fail to
+    # build, glm4v_moe's and the Qwen3-Omni thinker's default heads do not divide the width; each has its own test)
+    broken = {"cohere_compass", "qwen4_exp", "glm4v_moe", "qwen3_omni_moe_thinker"}
+    return sorted((set(_TIE_FROM_TOP) | set(_TIE_EITHER) | set(_NEVER_TIED)) - broken)
+
+
+@pytest.mark.parametrize("wrapper", _tie_rule_wrappers())
+def test_a_wrappers_head_is_tied_as_its_config_class_ties_it(wrapper):
+    """Whether a wrapper's LM head is its embedding follows its config class: the wrapper's own flag alone (its class
+    default when absent), either flag (the class forwards a text_config's true), or never (no tied weights) — read from
+    the file's keys with the wrapper's flag absent, false or true beside a text_config's, against the model
+    transformers builds (the head's weight the embedding's or not), on the class's default text config at the meta
+    device."""
+    from transformers import CONFIG_MAPPING, AutoModelForImageTextToText
+
+    text = CONFIG_MAPPING[wrapper]().text_config.to_dict()
+    text.pop("tie_word_embeddings", None)
+    extra = {"vision_config": {"model_type": "siglip_vision_model"}} if wrapper == "aya_vision" else {}
+    for top, inner in ((None, True), (False, True), (True, False)):  # (these three tell the rules apart)
+        keys = dict(extra, text_config=dict(text) | ({} if inner is None else {"tie_word_embeddings": inner}))
+        keys |= {} if top is None else {"tie_word_embeddings": top}
+        hf = AutoConfig.for_model(wrapper, **copy.deepcopy(keys))
+        with torch.device("meta"):
+            model = AutoModelForImageTextToText.from_config(hf)
+        tied = model.get_output_embeddings().weight is model.get_input_embeddings().weight
+        assert read_config(dict(keys, model_type=wrapper))[0].tied_embeddings is tied, (top, inner, tied)
+
+
+def test_llava_decoder_is_exact_and_an_unknown_encoder_is_named():
+    """LLaVA read by its structure: the Llama decoder of its text_config exact to the parameter and the FLOP against
+    LlavaForConditionalGeneration on a text prompt; an encoder this module does not count (a vision_config whose
+    model_type names another class) is named, not counted."""
+    from transformers import AutoModelForImageTextToText
+
+    torch.manual_seed(0)
+    hf = AutoConfig.for_model("llava", text_config=dict(_LLAMA_T, pad_token_id=None), vision_config=dict(_CLIP_T))
+    model = AutoModelForImageTextToText.from_config(hf, attn_implementation="eager").eval()
+    cfg, info = read_config(json.loads(hf.to_json_string()))
+    _decoder_is_exact(model, cfg)
+    assert sum(info["vision"].values()) == _outside_decoder(model)
+    cfg, info = read_config(dict(model_type="llava", text_config=_LLAMA_T,
+                                 vision_config=dict(model_type="intern_vit_6b", hidden_size=3200)))
+    assert info["vision"] is None and any("not" in str(n) for n in info["notes"])
+
+
 def test_glmga_counts_its_decoder_and_glm4v_tower():
     """GLM-GA: GLM-4.1V's decoder exact to the parameter and the FLOP against the wrapper's own class on a text prompt,
     and GLM-4.1V's vision tower reported beside it, equal to numel() of everything outside the language model and the
