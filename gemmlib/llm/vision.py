@@ -554,6 +554,86 @@ def _lfm2_vl(cfg: dict) -> dict[str, int] | None:
     return {**parts, "projector": norm + wide * ph + ph * th + ((ph + th) if bias else 0)}
 
 
+# InternVL's vision config class defaults (InternViT-300M)
+_INTERNVL = dict(hidden_size=1024, intermediate_size=4096, num_hidden_layers=24, num_channels=3, image_size=448,
+                 patch_size=14)
+
+
+def _pair(v: dict, key: str, default: int) -> tuple[int, int]:
+    """An image or patch size written as one number or as [height, width]."""
+    x = v.get(key, default)
+    if isinstance(x, list | tuple) and len(x) == 2:
+        return _whole(f"vision_config.{key}", x[0]), _whole(f"vision_config.{key}", x[1])
+    return (_whole(f"vision_config.{key}", x),) * 2
+
+
+def _internvl(cfg: dict) -> dict[str, int]:
+    """InternVL's InternViT (a class token, a biased patch Conv2d, a learned position per patch and one more with
+    ``use_absolute_position_embeddings``, a mask token with ``use_mask_token``; blocks of q/k/v (biased with
+    ``attention_bias``), a biased output projection, q/k RMSNorms over the width with ``use_qk_norm``, LayerNorms or
+    RMSNorms by ``norm_type``, a biased MLP and two layer scales; a LayerNorm after them unless ``use_mean_pooling``)
+    and its projector over 2 × 2 merged patches (``downsample_ratio`` 0.5): a LayerNorm and two biased linears."""
+    v = _vision_block(cfg)
+    g = lambda key: _get(v, _INTERNVL, key)  # noqa: E731
+    d, f, layers, c = g("hidden_size"), g("intermediate_size"), g("num_hidden_layers"), g("num_channels")
+    (ih, iw), (ph, pw) = _pair(v, "image_size", 448), _pair(v, "patch_size", 14)
+    norm = 2 * d if v.get("norm_type", "layer_norm") == "layer_norm" else d
+    bias = v.get("attention_bias", False) is True
+    block = 3 * (d * d + (d if bias else 0)) + d * d + d + (2 * d if v.get("use_qk_norm", False) is True else 0) \
+        + d * f + f + f * d + d + 2 * norm + 2 * d
+    embed = d + (d if v.get("use_mask_token", False) is True else 0) + c * ph * pw * d + d
+    if v.get("use_absolute_position_embeddings", True) is not False:
+        embed += ((ih // ph) * (iw // pw) + 1) * d
+    ratio = cfg.get("downsample_ratio", 0.5)
+    if isinstance(ratio, bool) or not isinstance(ratio, int | float) or not 0 < ratio <= 1:
+        raise InputError(N_("config.json field 'downsample_ratio' must be a number in (0, 1]"))
+    wide, th = d * int(1 / ratio) ** 2, _text_hidden(cfg, 4096)
+    out = {"embeddings": embed, "blocks": layers * block, "projector": 2 * wide + wide * th + th + th * th + th}
+    if v.get("use_mean_pooling", True) is not True:
+        out["layernorm"] = 2 * d
+    return out
+
+
+def _kimi_k25(cfg: dict) -> dict[str, int]:
+    """Kimi K2.5's MoonViT (a biased patch Conv2d over 3 channels, a learned position grid of ``pos_emb_height`` ×
+    ``pos_emb_width``, SigLIP-like blocks with rotary positions, a final LayerNorm) and its projector over
+    ``merge_kernel_size`` merged patches: a LayerNorm of ``projection_hidden_size`` and two biased linears, the second
+    to the decoder's width."""
+    v = _vision_block(cfg)
+    defaults = dict(hidden_size=1152, intermediate_size=4304, num_hidden_layers=27, pos_emb_height=64,
+                    pos_emb_width=64)
+    d, f = _get(v, defaults, "hidden_size"), _get(v, defaults, "intermediate_size")
+    ph, pw = _pair(v, "patch_size", 14)
+    mk = v.get("merge_kernel_size", [2, 2])
+    if not isinstance(mk, list | tuple) or len(mk) != 2:
+        raise InputError(N_("config.json field 'vision_config.merge_kernel_size' must be a [height, width] list"))
+    k = _whole("vision_config.merge_kernel_size", mk[0]) * _whole("vision_config.merge_kernel_size", mk[1])
+    block = 4 * (d * d + d) + 4 * d + 2 * d * f + f + d
+    phs = _whole("projection_hidden_size", cfg.get("projection_hidden_size", 1152))
+    dk, th = d * k, _text_hidden(cfg, 7168)
+    return {"patch_embed": 3 * ph * pw * d + d,
+            "positions": _get(v, defaults, "pos_emb_height") * _get(v, defaults, "pos_emb_width") * d,
+            "blocks": _get(v, defaults, "num_hidden_layers") * block, "final_layernorm": 2 * d,
+            "projector": 2 * phs + dk * dk + dk + dk * th + th}
+
+
+def _idefics3(cfg: dict) -> dict[str, int]:
+    """Idefics3's / SmolVLM's SigLIP-like vision transformer (no pooling head) and its connector: the patches shuffled
+    ``scale_factor`` × ``scale_factor`` into one and a linear without bias to the decoder's width."""
+    v = _vision_block(cfg)
+    tower = _siglip_tower(v, _ARIA)  # (Idefics3's vision class defaults: Aria's)
+    del tower["pooling_head"]
+    sf = _whole("scale_factor", cfg.get("scale_factor", 2))
+    return {**tower, "connector": _get(v, _ARIA, "hidden_size") * sf * sf * _text_hidden(cfg, 4096)}
+
+
+def _hyperclovax_vision(cfg: dict) -> dict[str, int]:
+    """HyperCLOVA X Vision v2's Qwen2.5-VL tower and one biased linear from its output width to the decoder's."""
+    out = _qwen2_vl(cfg, v25=True)
+    o, th = _get(_vision_block(cfg), _QWEN2_5_VL, "out_hidden_size"), _text_hidden(cfg, 4096)
+    return {**out, "projector": o * th + th}
+
+
 def _paddleocr_vl(cfg: dict) -> dict[str, int]:
     """PaddleOCR-VL's tower (SigLIP's vision transformer without the pooling head) and its projector: a LayerNorm, the
     2×2 patch merge, two biased linears to the decoder's width (``text_config.hidden_size``, the top-level one in the
@@ -820,6 +900,8 @@ _TOWERS: dict[str, Callable[[dict], dict[str, int] | None]] = {
     "video_llava": partial(_llava, init=dict(_LLAVA_CLIP, image_size=224), towers=2),
     "paligemma": _paligemma, "aya_vision": _aya_vision, "cohere2_vision": partial(_aya_vision, command_a=True),
     "lfm2_vl": _lfm2_vl, "lighton_ocr": partial(_mistral3, text_hidden=1024), "shieldgemma2": _gemma3,
+    "internvl": _internvl, "kimi_k25": _kimi_k25, "idefics3": _idefics3, "smolvlm": _idefics3,
+    "hyperclovax_vision_v2": _hyperclovax_vision, "cosmos3_omni": _qwen3_vl,
 }
 VISION_WRAPPERS = tuple(_TOWERS)
 

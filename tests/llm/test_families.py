@@ -2245,7 +2245,7 @@ def test_glm_ocr_counts_its_decoder():
 def _outside_decoder(model) -> int:
     """numel() of a wrapper's parameters outside its language model and LM head: the tower and its projector."""
     return sum(p.numel() for n, p in model.named_parameters()
-               if ".language_model." not in f".{n}" and not n.startswith("lm_head"))
+               if ".language_model." not in f".{n}" and ".text_model." not in f".{n}" and not n.startswith("lm_head"))
 
 
 def test_muse_glimmer_counts_its_decoder():
@@ -3132,14 +3132,41 @@ _LLAMA_T = dict(B, model_type="llama")
     ("lighton_ocr", dict(vision_config=_PIXTRAL_T, text_config=dict(B, model_type="qwen3"))),
     ("lighton_ocr", dict(text_config=dict(B, model_type="qwen3"))),
     ("shieldgemma2", dict(vision_config=_SIGLIP_T, text_config=dict(B, model_type="gemma3_text", head_dim=16))),
+    ("internvl", dict(vision_config=dict(_CLIP_T, model_type="internvl_vision"))),
+    ("internvl", dict(vision_config=dict(_CLIP_T, model_type="internvl_vision", attention_bias=True, use_qk_norm=True,
+                                         norm_type="rms_norm", use_mask_token=True, use_mean_pooling=False,
+                                         image_size=[32, 16], patch_size=[4, 8]), downsample_ratio=0.25)),
+    ("internvl", dict(vision_config=dict(_CLIP_T, model_type="internvl_vision",
+                                         use_absolute_position_embeddings=False))),
+    ("internvl", {}),
+    ("kimi_k25", dict(vision_config=dict(_CLIP_T, model_type="kimi_k25_vision", pos_emb_height=8, pos_emb_width=4,
+                                         merge_kernel_size=[2, 1]), projection_hidden_size=32,
+                      text_config=dict(_LLAMA_T, model_type="deepseek_v3", **MLA, num_experts_per_tok=2))),
+    ("kimi_k25", dict(text_config=dict(_LLAMA_T, model_type="deepseek_v3", **MLA, num_experts_per_tok=2))),
+    ("idefics3", dict(vision_config=dict(_CLIP_T, model_type="idefics3_vision"))),
+    ("idefics3", dict(vision_config=dict(_CLIP_T, model_type="idefics3_vision"), scale_factor=4)),
+    ("smolvlm", dict(vision_config=dict(_CLIP_T, model_type="smolvlm_vision"), scale_factor=1)), ("smolvlm", {}),
+    ("hyperclovax_vision_v2", dict(vision_config=dict(model_type="qwen2_5_vl_vision", depth=1, hidden_size=32,
+                                                      intermediate_size=48, num_heads=2, out_hidden_size=40,
+                                                      fullatt_block_indexes=[0]),
+                                   text_config=dict(B, model_type="hyperclovax", head_dim=16))),
+    ("cosmos3_omni", dict(vision_config=dict(model_type="qwen3_vl_vision", depth=2, hidden_size=32,
+                                             intermediate_size=48, num_heads=2, out_hidden_size=64,
+                                             num_position_embeddings=16, deepstack_visual_indexes=[0]),
+                          text_config=dict(B, model_type="qwen3_vl_text", head_dim=16,
+                                           rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
+                                                            "mrope_section": [2, 3, 3]}))),
 ])
 def test_llava_style_wrappers_count_the_encoder_their_vision_config_names(wrapper, keys):
     """LLaVA and the wrappers built like it (transformers' AutoModel over vision_config: CLIP, SigLIP with or without
     its pooling head, SigLIP 2, Pixtral) and their projectors — LLaVA's two linears over one or several layers' outputs,
     with or without biases, NeXT's and OneVision's image newline, VipLLaVA's LayerNorm, Video-LLaVA's two towers,
     PaliGemma's projection, Aya Vision's and Command A Vision's SwiGLU over shuffled patches, LFM2-VL's, LightOn OCR's
-    and ShieldGemma 2's: the tower reported beside the decoder equals numel() of everything outside the language model
-    and the head, from the file's keys and from to_dict(), with no key unknown; with no vision_config, the wrapper's own
+    and ShieldGemma 2's — and the wrappers with towers of their own: InternVL's InternViT (its switches: attention bias,
+    q/k norms, RMSNorms, a mask token, no absolute positions, a final LayerNorm, rectangular images and patches, another
+    downsample ratio), Kimi K2.5's MoonViT, Idefics3's and SmolVLM's connector at several scale factors, HyperCLOVA X
+    Vision's and Cosmos 3 Omni's Qwen towers: the tower reported beside the decoder equals numel() of everything outside
+    the language model and the head, from the file's keys and from to_dict(), with no key unknown; with no vision_config, the wrapper's own
     default encoder (CLIP ViT-L/14-336 for LLaVA, SigLIP so400m for OneVision and PaliGemma)."""
     from transformers import AutoModelForImageTextToText
 
