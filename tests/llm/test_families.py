@@ -3212,6 +3212,23 @@ def test_a_wrappers_head_is_tied_as_its_config_class_ties_it(wrapper):
         assert read_config(dict(keys, model_type=wrapper))[0].tied_embeddings is tied, (top, inner, tied)
 
 
+@pytest.mark.parametrize(("wrapper", "keys", "named"), [
+    ("llava", dict(vision_feature_layer="last"), "vision_feature_layer"),
+    ("llava", dict(vision_feature_layer=[]), "vision_feature_layer"),
+    ("internvl", dict(downsample_ratio=0), "downsample_ratio"),
+    ("internvl", dict(vision_config=dict(model_type="internvl_vision", image_size=[448])), "image_size"),
+    ("kimi_k25", dict(vision_config=dict(model_type="kimi_k25_vision", merge_kernel_size=2)), "merge_kernel_size"),
+    ("paligemma", dict(projection_dim=-1), "projection_dim"),
+    ("lfm2_vl", dict(downsample_factor=0), "downsample_factor"),
+])
+def test_a_malformed_tower_key_is_refused_with_its_name(wrapper, keys, named):
+    """A vision tower's key that cannot be counted is refused with the key named (exit 2 at the CLI), not guessed."""
+    from gemmlib.core.errors import InputError
+
+    with pytest.raises(InputError, match=named):
+        read_config(dict(keys, model_type=wrapper, text_config=_LLAMA_T))
+
+
 def test_llava_decoder_is_exact_and_an_unknown_encoder_is_named():
     """LLaVA read by its structure: the Llama decoder of its text_config exact to the parameter and the FLOP against
     LlavaForConditionalGeneration on a text prompt; an encoder this module does not count (a vision_config whose
