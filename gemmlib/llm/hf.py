@@ -61,7 +61,7 @@ SUPPORTED_MODEL_TYPES = (
     "muse_spark",
     "apertus1p5_text", "apertus1p5", "hy_v4", "longcat_flash", "minimax", "kimi_linear", "bailing_hybrid",
     "cohere_compass_text", "cohere_compass", "mamba", "falcon_mamba", "mamba2", "bitnet", "aria_text", "aria", "xglm", "ctrl", "emu3",
-    "minimax_m3_vl_text", "minimax_m3_vl", "mllama_text_model", "mllama",
+    "minimax_m3_vl_text", "minimax_m3_vl", "mllama_text_model", "mllama", "fuyu",
 )
 # The causal-LM (or image-text-to-text) class transformers 5.24 names each family by: a config.json's
 # ``architectures`` field recognises a family whose model_type is a remote-code name (Kimi K2 says
@@ -131,14 +131,14 @@ ARCHITECTURES = {
     "CohereCompassForCausalLM": "cohere_compass_text",
     "CohereCompassForConditionalGeneration": "cohere_compass", "MambaForCausalLM": "mamba",
     "FalconMambaForCausalLM": "falcon_mamba", "Mamba2ForCausalLM": "mamba2", "BitNetForCausalLM": "bitnet",
-    "AriaTextForCausalLM": "aria_text", "AriaForConditionalGeneration": "aria", "XGLMForCausalLM": "xglm",
+    "AriaTextForCausalLM": "aria_text", "AriaForConditionalGeneration": "aria", "FuyuForCausalLM": "fuyu", "XGLMForCausalLM": "xglm",
     "CTRLLMHeadModel": "ctrl", "Emu3ForCausalLM": "emu3", "Emu3ForConditionalGeneration": "emu3",
     "MiniMaxM3VLForCausalLM": "minimax_m3_vl_text", "MiniMaxM3SparseForConditionalGeneration": "minimax_m3_vl",
     "MllamaForConditionalGeneration": "mllama",
 }
 # Multimodal configs whose decoder lives in text_config (and the model_type it takes when the block has none).
 _WRAPPERS = {"granite4_vision": "granite4_vision_text", "muse_spark": "muse_spark_text", "muse_glimmer": "muse_glimmer_text", "glm_ocr": "glm_ocr_text", "cosmos3_edge": "cosmos3_edge_text", "hy_v4_vl": "hy_v4_vl_text", "inkling_mm_model": "inkling_text", "inkling2": "inkling2_text", "inkling2_loop": "inkling2_loop_text", "internvl_chat": "", "molmo2": "molmo2_text", "granite_docling": "granite_docling_text", "deepseek_ocr2": "deepseek_ocr2_text", "paddleocr_vl": "paddleocr_vl_text", "glmga": "glm4v_text", "qwen2_5_omni_thinker": "qwen2_5_omni_text", "qwen3_omni_moe_thinker": "qwen3_omni_moe_text", "hunyuan_vl": "hunyuan_vl_text", "qwen2_vl": "qwen2_vl_text", "qwen2_5_vl": "qwen2_5_vl_text", "glm4v": "glm4v_text", "glm46v": "glm4v_text",
-             "glm4v_moe": "glm4v_moe_text", "minimax_m3_vl": "minimax_m3_vl_text", "mllama": "mllama_text_model", "aria": "aria_text", "emu3": "emu3_text_model", "apertus1p5": "apertus1p5_text", "cohere_compass": "cohere_compass_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
+             "glm4v_moe": "glm4v_moe_text", "minimax_m3_vl": "minimax_m3_vl_text", "mllama": "mllama_text_model", "aria": "aria_text", "fuyu": "persimmon", "emu3": "emu3_text_model", "apertus1p5": "apertus1p5_text", "cohere_compass": "cohere_compass_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
              "qwen3_vl_moe": "qwen3_vl_moe_text", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text", "qwen4_exp": "qwen4_exp_text", "dots3_note": "dots3_note_text", "step3p7": "step3p5", "mistral_large4": "mistral_large4_text",
              "glm5_next": "glm5_next_text", "ernie4_5_vl_moe": "ernie4_5_vl_moe_text"}
 # Wrappers whose top-level tie_word_embeddings (default False) decides whether the LM head is tied, whatever
@@ -219,7 +219,7 @@ IRRELEVANT_KEYS = frozenset({
     "vision_aspect_ratio", "projector_layernorm_eps", "vision_feature_layers", "projection_dim", "adapter_layer_norm_eps",
     "downsample_factor", "alignment_intermediate_size", "projector_bias", "projector_use_layernorm",
     "projector_hidden_size", "num_image_tokens", "projection_hidden_size", "projection_layer_norm_eps", "scale_factor",
-    "_pad_token_id",
+    "_pad_token_id", "image_size", "patch_size", "num_channels",
     # state-space families: kernel choices, activations, time-step clamps, init and muP multipliers
     "use_associative_scan", "use_mamba_kernels", "use_mambapy", "mamba_hidden_act", "mlp_hidden_act",
     "num_logits_to_keep", "rescale_prenorm_residual", "residual_in_fp32", "time_step_floor", "time_step_limit",
@@ -4275,6 +4275,8 @@ def _unwrap(cfg: dict, mtype: str, notes: list[str], *, default_inner: str | Non
         tc = cfg.get("llm_config")
         if not isinstance(tc, dict):
             raise InputError(N_("an internvl_chat config.json needs an 'llm_config' object (its LLM's fields)"))
+    if tc is None and mtype == "fuyu":  # Fuyu's Hub file is flat: its config class moves only Persimmon's keys
+        tc = {k: cfg[k] for k in _FUYU_TEXT_KEYS if k in cfg} | {"partial_rotary_factor": 0.5}
     if tc is None and mtype in _FLAT_WRAPPERS:  # the decoder's keys beside vision_config, as the Hub files keep them
         tc = {k: v for k, v in cfg.items() if k not in ("vision_config", "model_type", "architectures")}
     if not isinstance(tc, dict):
@@ -4359,6 +4361,11 @@ _LEGACY_TEXT: dict[str, str] = {"qwen2_vl_text": "qwen2", "qwen2_5_vl_text": "qw
                                 "hunyuan_vl_text": "hunyuan_v1_dense",  # Qwen3-Omni's thinker, HunYuan-VL
                                 "paddleocr_vl_text": "ernie4_5",  # PaddleOCR-VL: ERNIE-4.5's dense decoder
                                 "granite_docling_text": "granite"}  # Granite-Docling: Granite's decoder
+# The keys Fuyu's config class moves from its flat file into the Persimmon text config (its text spec's own defaults;
+# the rest — rope_theta, partial_rotary_factor among them — stay with the wrapper, the text config's rotary fraction 0.5)
+_FUYU_TEXT_KEYS = ("vocab_size", "max_position_embeddings", "hidden_size", "intermediate_size", "num_hidden_layers",
+                   "num_attention_heads", "hidden_act", "initializer_range", "layer_norm_eps", "use_cache",
+                   "qk_layernorm", "hidden_dropout", "attention_dropout", "eos_token_id")
 # Wrappers whose Hub files keep the decoder's keys at the top level (the config class builds text_config from them).
 _FLAT_WRAPPERS = ("qwen2_vl", "qwen2_5_vl", "dots3_note", "glm5_next", "hunyuan_vl", "paddleocr_vl")
 # Keys whose presence together says "DeepSeek-V3 layout" (MLA + routed experts) whatever the model_type.

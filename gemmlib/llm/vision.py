@@ -634,6 +634,15 @@ def _hyperclovax_vision(cfg: dict) -> dict[str, int]:
     return {**out, "projector": o * th + th}
 
 
+def _fuyu(cfg: dict) -> dict[str, int]:
+    """Fuyu's image input: no encoder, each ``patch_size`` × ``patch_size`` × ``num_channels`` patch through one
+    biased linear to the decoder's width (the flat file's top-level ``hidden_size``)."""
+    tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else cfg
+    th = _whole("hidden_size", tc.get("hidden_size", 4096))
+    p, c = _whole("patch_size", cfg.get("patch_size", 30)), _whole("num_channels", cfg.get("num_channels", 3))
+    return {"patch_projection": p * p * c * th + th}
+
+
 def _paddleocr_vl(cfg: dict) -> dict[str, int]:
     """PaddleOCR-VL's tower (SigLIP's vision transformer without the pooling head) and its projector: a LayerNorm, the
     2×2 patch merge, two biased linears to the decoder's width (``text_config.hidden_size``, the top-level one in the
@@ -901,7 +910,7 @@ _TOWERS: dict[str, Callable[[dict], dict[str, int] | None]] = {
     "paligemma": _paligemma, "aya_vision": _aya_vision, "cohere2_vision": partial(_aya_vision, command_a=True),
     "lfm2_vl": _lfm2_vl, "lighton_ocr": partial(_mistral3, text_hidden=1024), "shieldgemma2": _gemma3,
     "internvl": _internvl, "kimi_k25": _kimi_k25, "idefics3": _idefics3, "smolvlm": _idefics3,
-    "hyperclovax_vision_v2": _hyperclovax_vision, "cosmos3_omni": _qwen3_vl,
+    "hyperclovax_vision_v2": _hyperclovax_vision, "cosmos3_omni": _qwen3_vl, "fuyu": _fuyu,
 }
 VISION_WRAPPERS = tuple(_TOWERS)
 

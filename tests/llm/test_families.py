@@ -3212,6 +3212,34 @@ def test_a_wrappers_head_is_tied_as_its_config_class_ties_it(wrapper):
         assert read_config(dict(keys, model_type=wrapper))[0].tied_embeddings is tied, (top, inner, tied)
 
 
+def test_fuyu_flat_hub_config_counts_persimmons_decoder_and_its_patch_projection():
+    """Fuyu (fuyu): its Hub config.json is flat, and its config class moves only Persimmon's own keys into the text
+    config (the rotary fraction 0.5 whatever the top level says): Persimmon's decoder exact to the parameter and the FLOP
+    against FuyuForCausalLM on a text prompt, from the flat keys and from to_dict(), with no key unknown; the patch
+    projection (no encoder: one linear from each patch's pixels) reported beside it; Fuyu-8B's shape equal to numel()
+    on the meta device (9,408,238,592)."""
+    from transformers import AutoModelForImageTextToText
+
+    torch.manual_seed(0)
+    flat = dict(B, num_key_value_heads=4, qk_layernorm=True, hidden_act="relu2", layer_norm_eps=1e-5, image_size=32,
+                patch_size=4, num_channels=3, rope_theta=25000.0, partial_rotary_factor=0.25,
+                tie_word_embeddings=False, pad_token_id=None)
+    flat.pop("num_key_value_heads")
+    hf = AutoConfig.for_model("fuyu", **copy.deepcopy(flat))
+    model = AutoModelForImageTextToText.from_config(hf, attn_implementation="eager").eval()
+    for raw in (dict(flat, model_type="fuyu", architectures=["FuyuForCausalLM"]), json.loads(hf.to_json_string())):
+        cfg, info = read_config(raw)
+        assert info["wrapper"] == "fuyu" and info["unknown_keys"] == [], info["unknown_keys"]
+        _decoder_is_exact(model, cfg)
+        assert sum(info["vision"].values()) == _outside_decoder(model)
+    fuyu8b = dict(vocab_size=262144, hidden_size=4096, intermediate_size=16384, num_hidden_layers=36,
+                  num_attention_heads=64, qk_layernorm=True, patch_size=30, num_channels=3)
+    cfg, info = read_config(dict(fuyu8b, model_type="fuyu"))
+    with torch.device("meta"):
+        model = AutoModelForImageTextToText.from_config(AutoConfig.for_model("fuyu", **fuyu8b))
+    assert cfg.params + sum(info["vision"].values()) == model.num_parameters() == 9_408_238_592
+
+
 @pytest.mark.parametrize(("wrapper", "keys", "named"), [
     ("llava", dict(vision_feature_layer="last"), "vision_feature_layer"),
     ("llava", dict(vision_feature_layer=[]), "vision_feature_layer"),
