@@ -567,18 +567,19 @@ def _pair(v: dict, key: str, default: int) -> tuple[int, int]:
     return (_whole(f"vision_config.{key}", x),) * 2
 
 
-def _internvl(cfg: dict) -> dict[str, int]:
+def _internvl(cfg: dict, *, attention_bias: bool = False) -> dict[str, int]:
     """InternVL's InternViT (a class token, a biased patch Conv2d, a learned position per patch and one more with
     ``use_absolute_position_embeddings``, a mask token with ``use_mask_token``; blocks of q/k/v (biased with
     ``attention_bias``), a biased output projection, q/k RMSNorms over the width with ``use_qk_norm``, LayerNorms or
     RMSNorms by ``norm_type``, a biased MLP and two layer scales; a LayerNorm after them unless ``use_mean_pooling``)
-    and its projector over 2 × 2 merged patches (``downsample_ratio`` 0.5): a LayerNorm and two biased linears."""
+    and its projector over 2 × 2 merged patches (``downsample_ratio`` 0.5): a LayerNorm and two biased linears
+    (Qianfan-OCR's: the same, its q/k/v biased by default)."""
     v = _vision_block(cfg)
     g = lambda key: _get(v, _INTERNVL, key)  # noqa: E731
     d, f, layers, c = g("hidden_size"), g("intermediate_size"), g("num_hidden_layers"), g("num_channels")
     (ih, iw), (ph, pw) = _pair(v, "image_size", 448), _pair(v, "patch_size", 14)
     norm = 2 * d if v.get("norm_type", "layer_norm") == "layer_norm" else d
-    bias = v.get("attention_bias", False) is True
+    bias = v.get("attention_bias", attention_bias) is True
     block = 3 * (d * d + (d if bias else 0)) + d * d + d + (2 * d if v.get("use_qk_norm", False) is True else 0) \
         + d * f + f + f * d + d + 2 * norm + 2 * d
     embed = d + (d if v.get("use_mask_token", False) is True else 0) + c * ph * pw * d + d
@@ -632,6 +633,32 @@ def _hyperclovax_vision(cfg: dict) -> dict[str, int]:
     out = _qwen2_vl(cfg, v25=True)
     o, th = _get(_vision_block(cfg), _QWEN2_5_VL, "out_hidden_size"), _text_hidden(cfg, 4096)
     return {**out, "projector": o * th + th}
+
+
+_VIDEOLLAMA3 = dict(hidden_size=768, intermediate_size=3072, num_hidden_layers=12, num_channels=3, patch_size=16)
+
+
+def _video_llama_3(cfg: dict) -> dict[str, int]:
+    """VideoLLaMA 3's encoder (a biased patch Conv2d, SigLIP's blocks with rotary positions and no position table, a
+    LayerNorm after them) and its projector: two biased linears to the decoder's width."""
+    v = _vision_block(cfg)
+    d, c, p = _get(v, _VIDEOLLAMA3, "hidden_size"), _get(v, _VIDEOLLAMA3, "num_channels"), \
+        _get(v, _VIDEOLLAMA3, "patch_size")
+    body = _siglip_encoder_body(v, _VIDEOLLAMA3)
+    del body["pooling_head"]
+    th = _text_hidden(cfg, 4096)
+    return {"patch_embed": c * p * p * d + d, **body, "projector": d * th + th + th * th + th}
+
+
+def _deepseek_vl(cfg: dict) -> dict[str, int] | None:
+    """DeepSeek-VL's SigLIP encoder (its pooling head by ``vision_use_head``) and its aligner: two biased linears to the
+    decoder's width."""
+    enc = _named_encoder(cfg, "siglip_vision_model", {})
+    if enc is None:
+        return None
+    parts, d = enc
+    th = _text_hidden(cfg, 4096)
+    return {**parts, "aligner": d * th + th + th * th + th}
 
 
 def _fuyu(cfg: dict) -> dict[str, int]:
@@ -911,6 +938,7 @@ _TOWERS: dict[str, Callable[[dict], dict[str, int] | None]] = {
     "lfm2_vl": _lfm2_vl, "lighton_ocr": partial(_mistral3, text_hidden=1024), "shieldgemma2": _gemma3,
     "internvl": _internvl, "kimi_k25": _kimi_k25, "idefics3": _idefics3, "smolvlm": _idefics3,
     "hyperclovax_vision_v2": _hyperclovax_vision, "cosmos3_omni": _qwen3_vl, "fuyu": _fuyu,
+    "qianfan_ocr": partial(_internvl, attention_bias=True), "video_llama_3": _video_llama_3, "deepseek_vl": _deepseek_vl,
 }
 VISION_WRAPPERS = tuple(_TOWERS)
 

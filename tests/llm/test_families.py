@@ -3150,6 +3150,15 @@ _LLAMA_T = dict(B, model_type="llama")
                                                       intermediate_size=48, num_heads=2, out_hidden_size=40,
                                                       fullatt_block_indexes=[0]),
                                    text_config=dict(B, model_type="hyperclovax", head_dim=16))),
+    ("qianfan_ocr", dict(vision_config=dict(_CLIP_T, model_type="qianfan_ocr_vision"))),
+    ("qianfan_ocr", dict(vision_config=dict(_CLIP_T, model_type="qianfan_ocr_vision", attention_bias=False))),
+    ("qianfan_ocr", {}),
+    ("video_llama_3", dict(vision_config=dict(_CLIP_T, model_type="video_llama_3_vision"),
+                           text_config=dict(B, model_type="qwen2"))),
+    ("video_llama_3", dict(text_config=dict(B, model_type="qwen2"))),
+    ("deepseek_vl", dict(vision_config=_SIGLIP_T)), ("deepseek_vl", dict(vision_config=dict(_SIGLIP_T,
+                                                                                          vision_use_head=False))),
+    ("deepseek_vl", {}),
     ("cosmos3_omni", dict(vision_config=dict(model_type="qwen3_vl_vision", depth=2, hidden_size=32,
                                              intermediate_size=48, num_heads=2, out_hidden_size=64,
                                              num_position_embeddings=16, deepstack_visual_indexes=[0]),
@@ -3164,8 +3173,9 @@ def test_llava_style_wrappers_count_the_encoder_their_vision_config_names(wrappe
     PaliGemma's projection, Aya Vision's and Command A Vision's SwiGLU over shuffled patches, LFM2-VL's, LightOn OCR's
     and ShieldGemma 2's — and the wrappers with towers of their own: InternVL's InternViT (its switches: attention bias,
     q/k norms, RMSNorms, a mask token, no absolute positions, a final LayerNorm, rectangular images and patches, another
-    downsample ratio), Kimi K2.5's MoonViT, Idefics3's and SmolVLM's connector at several scale factors, HyperCLOVA X
-    Vision's and Cosmos 3 Omni's Qwen towers: the tower reported beside the decoder equals numel() of everything outside
+    downsample ratio; Qianfan-OCR's the same with biased q/k/v by default), Kimi K2.5's MoonViT, Idefics3's and
+    SmolVLM's connector at several scale factors, VideoLLaMA 3's encoder and projector, DeepSeek-VL's aligner,
+    HyperCLOVA X Vision's and Cosmos 3 Omni's Qwen towers: the tower reported beside the decoder equals numel() of everything outside
     the language model and the head, from the file's keys and from to_dict(), with no key unknown; with no vision_config, the wrapper's own
     default encoder (CLIP ViT-L/14-336 for LLaVA, SigLIP so400m for OneVision and PaliGemma)."""
     from transformers import AutoModelForImageTextToText
