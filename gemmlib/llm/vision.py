@@ -650,6 +650,32 @@ def _video_llama_3(cfg: dict) -> dict[str, int]:
     return {"patch_embed": c * p * p * d + d, **body, "projector": d * th + th + th * th + th}
 
 
+_MINICPMV = dict(hidden_size=768, intermediate_size=3072, num_hidden_layers=12, num_channels=3, image_size=224,
+                patch_size=16)
+
+
+def _minicpmv(cfg: dict) -> dict[str, int]:
+    """MiniCPM-V 4.6's (4.7's, MiniCPM-OCR's) encoder — SigLIP's, no pooling head — with its window-attention merger
+    inside (an attention, a LayerNorm, and an MLP over ``window_kernel_size`` patches: a LayerNorm and two biased
+    linears, ``intermediate_size`` × the window wide), and its merger: ``merger_times`` rounds of a LayerNorm and two
+    biased linears over 2 × 2 patches, the last to the decoder's width."""
+    v = _vision_block(cfg)
+    tower = _siglip_tower(v, _MINICPMV)
+    del tower["pooling_head"]
+    d, f = _get(v, _MINICPMV, "hidden_size"), _get(v, _MINICPMV, "intermediate_size")
+    wk = v.get("window_kernel_size", [2, 2])
+    if not isinstance(wk, list | tuple) or len(wk) != 2:
+        raise InputError(N_("config.json field 'vision_config.window_kernel_size' must be a [height, width] list"))
+    k = _whole("vision_config.window_kernel_size", wk[0]) * _whole("vision_config.window_kernel_size", wk[1])
+    window = 4 * (d * d + d) + 2 * d + 2 * d * k + d * k * f * k + f * k + f * k * d + d
+    times, th, m = _whole("merger_times", cfg.get("merger_times", 1)), _text_hidden(cfg, 4096), 4 * d
+
+    def mlp(out: int) -> int:
+        return 2 * m + m * m + m + m * out + out
+
+    return {**tower, "window_merger": window, "merger": (times - 1) * mlp(d) + mlp(th)}
+
+
 def _deepseek_vl(cfg: dict) -> dict[str, int] | None:
     """DeepSeek-VL's SigLIP encoder (its pooling head by ``vision_use_head``) and its aligner: two biased linears to the
     decoder's width."""
@@ -939,6 +965,7 @@ _TOWERS: dict[str, Callable[[dict], dict[str, int] | None]] = {
     "internvl": _internvl, "kimi_k25": _kimi_k25, "idefics3": _idefics3, "smolvlm": _idefics3,
     "hyperclovax_vision_v2": _hyperclovax_vision, "cosmos3_omni": _qwen3_vl, "fuyu": _fuyu,
     "qianfan_ocr": partial(_internvl, attention_bias=True), "video_llama_3": _video_llama_3, "deepseek_vl": _deepseek_vl,
+    **dict.fromkeys(("minicpmv4_6", "minicpmv4_7", "minicpm_ocr"), _minicpmv),
 }
 VISION_WRAPPERS = tuple(_TOWERS)
 
