@@ -628,6 +628,18 @@ def _idefics3(cfg: dict) -> dict[str, int]:
     return {**tower, "connector": _get(v, _ARIA, "hidden_size") * sf * sf * _text_hidden(cfg, 4096)}
 
 
+def _exaone4_5(cfg: dict) -> dict[str, int]:
+    """EXAONE 4.5's tower: Qwen2.5-VL's with grouped keys and values (``num_key_value_heads`` of ``num_heads``, the
+    fused qkv that much narrower)."""
+    out = _qwen2_vl(cfg, v25=True)
+    v = _vision_block(cfg)
+    d, depth = _get(v, _QWEN2_5_VL, "hidden_size"), _get(v, _QWEN2_5_VL, "depth")
+    heads = _get(v, {"num_heads": 16}, "num_heads")
+    kvd = _get(v, {"num_key_value_heads": 8}, "num_key_value_heads") * (d // heads)  # (the class defaults: 8 of 16)
+    out["blocks"] -= depth * ((3 * d * d + 3 * d) - (d * (d + 2 * kvd) + d + 2 * kvd))
+    return out
+
+
 def _hyperclovax_vision(cfg: dict) -> dict[str, int]:
     """HyperCLOVA X Vision v2's Qwen2.5-VL tower and one biased linear from its output width to the decoder's."""
     out = _qwen2_vl(cfg, v25=True)
@@ -965,7 +977,7 @@ _TOWERS: dict[str, Callable[[dict], dict[str, int] | None]] = {
     "internvl": _internvl, "kimi_k25": _kimi_k25, "idefics3": _idefics3, "smolvlm": _idefics3,
     "hyperclovax_vision_v2": _hyperclovax_vision, "cosmos3_omni": _qwen3_vl, "fuyu": _fuyu,
     "qianfan_ocr": partial(_internvl, attention_bias=True), "video_llama_3": _video_llama_3, "deepseek_vl": _deepseek_vl,
-    **dict.fromkeys(("minicpmv4_6", "minicpmv4_7", "minicpm_ocr"), _minicpmv),
+    **dict.fromkeys(("minicpmv4_6", "minicpmv4_7", "minicpm_ocr"), _minicpmv), "exaone4_5": _exaone4_5,
 }
 VISION_WRAPPERS = tuple(_TOWERS)
 

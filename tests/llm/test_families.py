@@ -3166,6 +3166,11 @@ _LLAMA_T = dict(B, model_type="llama")
     ("minicpmv4_7", dict(vision_config=dict(_CLIP_T, model_type="minicpmv4_7_vision"),
                          text_config=dict(B, model_type="qwen3", head_dim=16))),
     ("minicpm_ocr", dict(text_config=dict(B, model_type="qwen3", head_dim=16))),
+    ("exaone4_5", dict(vision_config=dict(model_type="exaone4_5_vision", depth=2, hidden_size=32, intermediate_size=48,
+                                          num_heads=4, num_key_value_heads=2, out_hidden_size=40,
+                                          fullatt_block_indexes=[1]),
+                       text_config=dict(B, model_type="exaone4", head_dim=16))),
+    ("exaone4_5", dict(text_config=dict(B, model_type="exaone4", head_dim=16))),
     ("cosmos3_omni", dict(vision_config=dict(model_type="qwen3_vl_vision", depth=2, hidden_size=32,
                                              intermediate_size=48, num_heads=2, out_hidden_size=64,
                                              num_position_embeddings=16, deepstack_visual_indexes=[0]),
@@ -3182,7 +3187,8 @@ def test_llava_style_wrappers_count_the_encoder_their_vision_config_names(wrappe
     q/k norms, RMSNorms, a mask token, no absolute positions, a final LayerNorm, rectangular images and patches, another
     downsample ratio; Qianfan-OCR's the same with biased q/k/v by default), Kimi K2.5's MoonViT, Idefics3's and
     SmolVLM's connector at several scale factors, VideoLLaMA 3's encoder and projector, DeepSeek-VL's aligner,
-    MiniCPM-V's window merger and mergers (4.6, 4.7, OCR; other windows and rounds),
+    MiniCPM-V's window merger and mergers (4.6, 4.7, OCR; other windows and rounds), EXAONE 4.5's grouped-KV Qwen
+    tower,
     HyperCLOVA X Vision's and Cosmos 3 Omni's Qwen towers: the tower reported beside the decoder equals numel() of everything outside
     the language model and the head, from the file's keys and from to_dict(), with no key unknown; with no vision_config, the wrapper's own
     default encoder (CLIP ViT-L/14-336 for LLaVA, SigLIP so400m for OneVision and PaliGemma)."""
