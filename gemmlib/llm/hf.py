@@ -1175,6 +1175,25 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
                      "logits_mup_width_multiplier": ("embedding_multiplier",)},
 }
 
+# More attribute_map spellings of the config classes (a key written the other way round, which transformers reads the
+# same: GPT-2's family written with hidden_size, DBRX's with hidden_size, a DSA model's num_local_experts…)
+_GPT2_NAMES = {"n_embd": ("hidden_size",), "n_positions": ("max_position_embeddings",), "n_head": ("num_attention_heads",),
+               "n_layer": ("num_hidden_layers",)}
+for _family, _more in {
+    **dict.fromkeys(("gpt2", "gpt_bigcode", "gptj", "codegen"), _GPT2_NAMES),
+    **dict.fromkeys(("deepseek_v32", "glm_moe_dsa", "mimo_v2_flash", "dots3_note_text", "mistral4"),
+                    {"n_routed_experts": ("num_local_experts",)}),
+    "jetmoe": {"kv_channels": ("head_dim",)},
+    **dict.fromkeys(("zamba", "zamba2"), {"layers_block_type": ("layer_types",), "attention_head_dim": ("head_dim",)}),
+    "dbrx": {"n_heads": ("num_attention_heads",), "d_model": ("hidden_size",), "n_layers": ("num_hidden_layers",),
+             "max_seq_len": ("max_position_embeddings",)},
+    "recurrent_gemma": {"attention_window_size": ("sliding_window",)},
+    "rwkv": {"context_length": ("max_position_embeddings",)},
+}.items():
+    for _key, _spellings in _more.items():
+        _have = ALIASES.setdefault(_family, {}).get(_key, ())
+        ALIASES[_family][_key] = _have + tuple(x for x in _spellings if x not in _have)
+
 
 def _torch_dtype(r: _Read) -> str:
     for key in ("torch_dtype", "dtype"):

@@ -3205,6 +3205,39 @@ def test_llava_style_wrappers_count_the_encoder_their_vision_config_names(wrappe
         assert cfg.params == model.num_parameters() - _outside_decoder(model)
 
 
+def test_every_attribute_map_spelling_is_read():
+    """A config class's attribute_map lets a file spell a field either way (GPT-2's n_embd or hidden_size, DBRX's d_model
+    or hidden_size, a DSA model's n_routed_experts or num_local_experts): for every family read here, each class
+    default's canonical key written instead under its other spelling is read (not reported unknown) and gives the same
+    parameters."""
+    from transformers import CONFIG_MAPPING
+
+    from gemmlib.core.errors import InputError
+    from gemmlib.llm.hf import SUPPORTED_MODEL_TYPES
+
+    checked, wrong = 0, []
+    for mt in SUPPORTED_MODEL_TYPES:
+        amap = getattr(CONFIG_MAPPING[mt], "attribute_map", None) if mt in CONFIG_MAPPING else None
+        try:
+            d = json.loads(CONFIG_MAPPING[mt]().to_json_string())
+            base = read_config(d)[0].params
+        except Exception:  # (a class whose defaults do not build or are refused has its own test)
+            continue
+        for alias, canon in (amap or {}).items():
+            if canon not in d or alias in d:
+                continue
+            moved = {k: v for k, v in d.items() if k != canon} | {alias: d[canon]}
+            checked += 1
+            try:
+                cfg, info = read_config(moved)
+            except InputError as e:
+                wrong.append((mt, alias, canon, str(e)))
+                continue
+            if alias in info["unknown_keys"] or cfg.params != base:
+                wrong.append((mt, alias, canon))
+    assert checked >= 100 and wrong == [], (checked, wrong)
+
+
 def _tie_rule_wrappers() -> list[str]:
     from gemmlib.llm.hf import _NEVER_TIED, _TIE_EITHER, _TIE_FROM_TOP
 
