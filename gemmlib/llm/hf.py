@@ -345,7 +345,7 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     # Mistral 4: DeepSeek-V3's layout; its routing groups and scale change no count
     "mistral4": frozenset({"head_dim", "qk_head_dim", "n_group", "topk_group", "routed_scaling_factor",
                            "norm_topk_prob"}),
-    "sarvam_mla": frozenset({"moe_layer_freq", "head_dim", "qk_head_dim"}),
+    "sarvam_mla": frozenset({"moe_layer_freq", "head_dim", "qk_head_dim", "q_head_dim"}),  # (q_head_dim: dropped, = qk)
     "youtu": frozenset({"head_dim", "qk_head_dim"}),
     # MPT in transformers: ALiBi always (no position table), no biases anywhere, LayerNorms without bias, no qk-norm
     "mpt": frozenset({"learned_pos_emb", "no_bias", "norm_type", "init_device", "embedding_fraction", "emb_pdrop"}),
@@ -368,7 +368,7 @@ UNUSED_BY_FAMILY: dict[str, frozenset[str]] = {
     # matter only with MoE blocks; transformers builds no MTP layers
     "nemotron_h": frozenset({"attention_bias", "expand", "mamba_proj_bias", "sliding_window", "moe_intermediate_size",
                              "moe_latent_size", "moe_shared_expert_intermediate_size", "n_routed_experts",
-                             "n_shared_experts", "num_experts_per_tok", "mtp_layers_block_type",
+                             "n_shared_experts", "num_experts_per_tok", "mtp_layers_block_type", "mtp_hybrid_override_pattern",
                              "num_nextn_predict_layers", "routed_scaling_factor"}),
     "falcon_h1": frozenset({"mamba_expand"}),  # the Mamba width is mamba_d_ssm when that is given
     # Qwen3.5: transformers builds no MTP layers; the MoE text config has no dense MLP width
