@@ -699,6 +699,38 @@ def _deepseek_vl(cfg: dict) -> dict[str, int] | None:
     return {**parts, "aligner": d * th + th + th * th + th}
 
 
+_GOT_OCR2 = dict(hidden_size=768, output_channels=256, num_hidden_layers=12, num_attention_heads=12, num_channels=3,
+                image_size=1024, patch_size=16, window_size=14, mlp_dim=3072)
+
+
+def _got_ocr2(cfg: dict) -> dict[str, int]:
+    """GOT-OCR2's (and PP-Chart2Table's) SAM ViT: a biased patch Conv2d, an absolute position per patch
+    (``use_abs_pos``), blocks of a fused qkv (biased with ``qkv_bias``), a biased output projection, relative position
+    tables per head dim (``use_rel_pos``: 2 × (2 × side − 1) rows, the side the window's or, at
+    ``global_attn_indexes``, the whole grid's), two LayerNorms and a biased MLP; a neck of a 1×1 and a 3×3 convolution
+    without bias, each with a LayerNorm; and the projector: two stride-2 3×3 convolutions without bias to the decoder's
+    width and a biased linear."""
+    v = _vision_block(cfg)
+    g = lambda key: _get(v, _GOT_OCR2, key)  # noqa: E731
+    d, oc, layers, heads, c = g("hidden_size"), g("output_channels"), g("num_hidden_layers"), g("num_attention_heads"), \
+        g("num_channels")
+    img, p, w, m = g("image_size"), g("patch_size"), _get(v, _GOT_OCR2, "window_size", minimum=0), g("mlp_dim")
+    glob = v.get("global_attn_indexes", [2, 5, 8, 11])
+    if not isinstance(glob, list | tuple) or any(isinstance(i, bool) or not isinstance(i, int) for i in glob):
+        raise InputError(N_("config.json field 'vision_config.global_attn_indexes' must be a list of layer indexes"))
+    hd, grid = d // heads, img // p
+    rel = v.get("use_rel_pos", True) is True
+    blocks = 0
+    for i in range(layers):
+        side = grid if (i in glob or w == 0) else w
+        blocks += 4 * d + 3 * d * d + (3 * d if v.get("qkv_bias", True) is True else 0) + d * d + d \
+            + (2 * (2 * side - 1) * hd if rel else 0) + d * m + m + m * d + d
+    th = _text_hidden(cfg, 1024)
+    return {"patch_embed": c * p * p * d + d, "positions": grid * grid * d if v.get("use_abs_pos", True) is True else 0,
+            "blocks": blocks, "neck": d * oc + 2 * oc + oc * oc * 9 + 2 * oc,
+            "projector": oc * 2 * oc * 9 + 2 * oc * th * 9 + th * th + th}
+
+
 def _fuyu(cfg: dict) -> dict[str, int]:
     """Fuyu's image input: no encoder, each ``patch_size`` × ``patch_size`` × ``num_channels`` patch through one
     biased linear to the decoder's width (the flat file's top-level ``hidden_size``)."""
@@ -978,6 +1010,7 @@ _TOWERS: dict[str, Callable[[dict], dict[str, int] | None]] = {
     "hyperclovax_vision_v2": _hyperclovax_vision, "cosmos3_omni": _qwen3_vl, "fuyu": _fuyu,
     "qianfan_ocr": partial(_internvl, attention_bias=True), "video_llama_3": _video_llama_3, "deepseek_vl": _deepseek_vl,
     **dict.fromkeys(("minicpmv4_6", "minicpmv4_7", "minicpm_ocr"), _minicpmv), "exaone4_5": _exaone4_5,
+    **dict.fromkeys(("got_ocr2", "pp_chart2table"), _got_ocr2),
 }
 VISION_WRAPPERS = tuple(_TOWERS)
 

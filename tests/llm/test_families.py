@@ -3171,6 +3171,17 @@ _LLAMA_T = dict(B, model_type="llama")
                                           fullatt_block_indexes=[1]),
                        text_config=dict(B, model_type="exaone4", head_dim=16))),
     ("exaone4_5", dict(text_config=dict(B, model_type="exaone4", head_dim=16))),
+    ("got_ocr2", dict(vision_config=dict(model_type="got_ocr2_vision", hidden_size=32, output_channels=16,
+                                         num_hidden_layers=3, num_attention_heads=2, image_size=64, patch_size=8,
+                                         window_size=4, mlp_dim=48, global_attn_indexes=[1]),
+                      text_config=dict(B, model_type="qwen2"))),
+    ("got_ocr2", dict(vision_config=dict(model_type="got_ocr2_vision", hidden_size=32, output_channels=16,
+                                         num_hidden_layers=2, num_attention_heads=2, image_size=64, patch_size=8,
+                                         qkv_bias=False, use_abs_pos=False, use_rel_pos=False, mlp_dim=48,
+                                         global_attn_indexes=[]),
+                      text_config=dict(B, model_type="qwen2"))),
+    ("got_ocr2", dict(text_config=dict(B, model_type="qwen2"))),
+    ("pp_chart2table", dict(text_config=dict(B, model_type="qwen2"))),
     ("cosmos3_omni", dict(vision_config=dict(model_type="qwen3_vl_vision", depth=2, hidden_size=32,
                                              intermediate_size=48, num_heads=2, out_hidden_size=64,
                                              num_position_embeddings=16, deepstack_visual_indexes=[0]),
@@ -3188,7 +3199,8 @@ def test_llava_style_wrappers_count_the_encoder_their_vision_config_names(wrappe
     downsample ratio; Qianfan-OCR's the same with biased q/k/v by default), Kimi K2.5's MoonViT, Idefics3's and
     SmolVLM's connector at several scale factors, VideoLLaMA 3's encoder and projector, DeepSeek-VL's aligner,
     MiniCPM-V's window merger and mergers (4.6, 4.7, OCR; other windows and rounds), EXAONE 4.5's grouped-KV Qwen
-    tower,
+    tower, GOT-OCR2's and PP-Chart2Table's SAM ViT, neck and convolutional projector (global and windowed layers'
+    relative position tables; without biases or positions),
     HyperCLOVA X Vision's and Cosmos 3 Omni's Qwen towers: the tower reported beside the decoder equals numel() of everything outside
     the language model and the head, from the file's keys and from to_dict(), with no key unknown; with no vision_config, the wrapper's own
     default encoder (CLIP ViT-L/14-336 for LLaVA, SigLIP so400m for OneVision and PaliGemma)."""
