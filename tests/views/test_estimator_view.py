@@ -279,6 +279,18 @@ def test_what_was_read_shows_a_hybrids_mixer_state_and_a_vl_models_vision_tower(
     rows = dict(view.present(est, escape=esc).read.rows)
     assert rows["vision tower"].startswith(f"<{fmt.count(sum(vision.values()))} parameters")
     assert rows["mixer"] == esc(fmt.DASH)
+    # LLaVA-1.5-7B's shape (a CLIP ViT-L/14-336 named by vision_config's model_type, Vicuna's Llama decoder): the tower
+    # and its projector beside the decoder: 7,063,427,072 together, numel() of LlavaForConditionalGeneration at this
+    # shape on the meta device (transformers 5.24)
+    llava = {"model_type": "llava", "vision_feature_layer": -2, "text_config": {
+        "model_type": "llama", "vocab_size": 32064, "max_position_embeddings": 4096},
+        "vision_config": {"model_type": "clip_vision_model", "hidden_size": 1024, "intermediate_size": 4096,
+                          "num_hidden_layers": 24, "num_attention_heads": 16, "image_size": 336, "patch_size": 14}}
+    cfg, info = view.parse_upload(json.dumps(llava).encode(), "llava.json")
+    est = view.estimate(view.Inputs(src="config.json"), cfg, CATALOGUE["H100 SXM"], info)
+    rows = dict(view.present(est, escape=esc).read.rows)
+    assert rows["vision tower"].startswith(f"<{fmt.count(324_487_168)} parameters")
+    assert cfg.params + 324_487_168 == 7_063_427_072
 
 
 def test_training_matches_the_scale_out_estimate_with_training():
