@@ -731,6 +731,31 @@ def _got_ocr2(cfg: dict) -> dict[str, int]:
             "projector": oc * 2 * oc * 9 + 2 * oc * th * 9 + th * th + th}
 
 
+_OVIS2 = dict(hidden_size=1024, intermediate_size=2816, num_hidden_layers=24, num_channels=3, image_size=224,
+              patch_size=14, vocab_size=16384, hidden_stride=1, num_visual_indicator_tokens=5)
+
+
+def _ovis2(cfg: dict) -> dict[str, int]:
+    """Ovis2's tower: a biased patch Conv2d, a position per patch, RMSNorms (after the embedding, two per block, one
+    at the end), blocks of q/k/v/out (biased with ``qkv_bias``) and a gated MLP (biased with ``mlp_bias``); its visual
+    head — a linear without bias from ``hidden_stride``² patches to the visual vocabulary less its indicator tokens and
+    a LayerNorm — and the visual embedding table (``vocab_size`` rows at the wrapper's top-level ``hidden_size``)."""
+    v = _vision_block(cfg)
+    g = lambda key: _get(v, _OVIS2, key)  # noqa: E731
+    d, f, layers, c, p = g("hidden_size"), g("intermediate_size"), g("num_hidden_layers"), g("num_channels"), \
+        g("patch_size")
+    vocab, stride = g("vocab_size"), g("hidden_stride")
+    words = vocab - _get(v, _OVIS2, "num_visual_indicator_tokens", minimum=0)
+    if words < 1:
+        raise InputError(N_("config.json field 'vision_config.num_visual_indicator_tokens' must be below its "
+                            "vocab_size"))
+    block = 4 * d * d + (4 * d if v.get("qkv_bias", False) is True else 0) + 3 * d * f \
+        + (2 * f + d if v.get("mlp_bias", False) is True else 0) + 2 * d
+    return {"patch_embed": c * p * p * d + d, "positions": (g("image_size") // p) ** 2 * d, "norms": 2 * d,
+            "blocks": layers * block, "visual_head": d * stride * stride * words + 2 * words,
+            "visual_embeddings": vocab * _whole("hidden_size", cfg.get("hidden_size", 1536))}
+
+
 def _fuyu(cfg: dict) -> dict[str, int]:
     """Fuyu's image input: no encoder, each ``patch_size`` × ``patch_size`` × ``num_channels`` patch through one
     biased linear to the decoder's width (the flat file's top-level ``hidden_size``)."""
@@ -1010,7 +1035,7 @@ _TOWERS: dict[str, Callable[[dict], dict[str, int] | None]] = {
     "hyperclovax_vision_v2": _hyperclovax_vision, "cosmos3_omni": _qwen3_vl, "fuyu": _fuyu,
     "qianfan_ocr": partial(_internvl, attention_bias=True), "video_llama_3": _video_llama_3, "deepseek_vl": _deepseek_vl,
     **dict.fromkeys(("minicpmv4_6", "minicpmv4_7", "minicpm_ocr"), _minicpmv), "exaone4_5": _exaone4_5,
-    **dict.fromkeys(("got_ocr2", "pp_chart2table"), _got_ocr2),
+    **dict.fromkeys(("got_ocr2", "pp_chart2table"), _got_ocr2), "ovis2": _ovis2,
 }
 VISION_WRAPPERS = tuple(_TOWERS)
 

@@ -3182,6 +3182,12 @@ _LLAMA_T = dict(B, model_type="llama")
                       text_config=dict(B, model_type="qwen2"))),
     ("got_ocr2", dict(text_config=dict(B, model_type="qwen2"))),
     ("pp_chart2table", dict(text_config=dict(B, model_type="qwen2"))),
+    ("ovis2", dict(vision_config=dict(_CLIP_T, model_type="ovis2_vision", vocab_size=40, hidden_stride=2),
+                   hidden_size=64, text_config=dict(B, model_type="qwen2"))),
+    ("ovis2", dict(vision_config=dict(_CLIP_T, model_type="ovis2_vision", qkv_bias=True, mlp_bias=True,
+                                      num_visual_indicator_tokens=3),
+                   text_config=dict(B, model_type="qwen2"))),
+    ("ovis2", dict(text_config=dict(B, model_type="qwen2"))),
     ("cosmos3_omni", dict(vision_config=dict(model_type="qwen3_vl_vision", depth=2, hidden_size=32,
                                              intermediate_size=48, num_heads=2, out_hidden_size=64,
                                              num_position_embeddings=16, deepstack_visual_indexes=[0]),
@@ -3200,7 +3206,7 @@ def test_llava_style_wrappers_count_the_encoder_their_vision_config_names(wrappe
     SmolVLM's connector at several scale factors, VideoLLaMA 3's encoder and projector, DeepSeek-VL's aligner,
     MiniCPM-V's window merger and mergers (4.6, 4.7, OCR; other windows and rounds), EXAONE 4.5's grouped-KV Qwen
     tower, GOT-OCR2's and PP-Chart2Table's SAM ViT, neck and convolutional projector (global and windowed layers'
-    relative position tables; without biases or positions),
+    relative position tables; without biases or positions), Ovis2's tower, visual head and visual embedding table,
     HyperCLOVA X Vision's and Cosmos 3 Omni's Qwen towers: the tower reported beside the decoder equals numel() of everything outside
     the language model and the head, from the file's keys and from to_dict(), with no key unknown; with no vision_config, the wrapper's own
     default encoder (CLIP ViT-L/14-336 for LLaVA, SigLIP so400m for OneVision and PaliGemma)."""
