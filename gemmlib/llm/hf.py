@@ -4381,7 +4381,8 @@ _LEGACY_TEXT: dict[str, str] = {"qwen2_vl_text": "qwen2", "qwen2_5_vl_text": "qw
                                 "glm4v_moe_text": "glm4_moe", "qwen3_omni_moe_text": "qwen3_moe", "qwen2_5_omni_text": "qwen2",
                                 "hunyuan_vl_text": "hunyuan_v1_dense",  # Qwen3-Omni's thinker, HunYuan-VL
                                 "paddleocr_vl_text": "ernie4_5",  # PaddleOCR-VL: ERNIE-4.5's dense decoder
-                                "granite_docling_text": "granite"}  # Granite-Docling: Granite's decoder
+                                "granite_docling_text": "granite",  # Granite-Docling: Granite's decoder
+                                "kimi_k2": "deepseek_v3"}  # Kimi K2.5's Hub file: its remote text model_type
 # The keys Fuyu's config class moves from its flat file into the Persimmon text config (its text spec's own defaults;
 # the rest — rope_theta, partial_rotary_factor among them — stay with the wrapper, the text config's rotary fraction 0.5)
 _FUYU_TEXT_KEYS = ("vocab_size", "max_position_embeddings", "hidden_size", "intermediate_size", "num_hidden_layers",
@@ -4418,7 +4419,8 @@ def _recognise(cfg: dict, mtype: str, notes: list[str]) -> str:
                              "({arch}) is, and it is read as {family}"), mtype=mtype, arch=arch, family=fam))
         return fam
     tc = cfg.get("text_config")
-    if isinstance(tc, dict) and str(tc.get("model_type", "")).lower() in _READERS:
+    inner = str(tc.get("model_type", "")).lower() if isinstance(tc, dict) else ""
+    if _LEGACY_TEXT.get(inner, inner) in _READERS:
         notes.append(Text(N_("model_type {mtype!r}: read by its structure, a wrapper around a {decoder} text_config"),
                           mtype=mtype, decoder=str(tc["model_type"]).lower()))
         return "(wrapper)"

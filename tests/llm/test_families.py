@@ -3143,6 +3143,7 @@ _LLAMA_T = dict(B, model_type="llama")
                                          merge_kernel_size=[2, 1]), projection_hidden_size=32,
                       text_config=dict(_LLAMA_T, model_type="deepseek_v3", **MLA, num_experts_per_tok=2))),
     ("kimi_k25", dict(text_config=dict(_LLAMA_T, model_type="deepseek_v3", **MLA, num_experts_per_tok=2))),
+    ("kimi_k25", dict(text_config=dict(_LLAMA_T, model_type="kimi_k2", **MLA, num_experts_per_tok=2))),  # (its Hub's)
     ("idefics3", dict(vision_config=dict(_CLIP_T, model_type="idefics3_vision"))),
     ("idefics3", dict(vision_config=dict(_CLIP_T, model_type="idefics3_vision"), scale_factor=4)),
     ("smolvlm", dict(vision_config=dict(_CLIP_T, model_type="smolvlm_vision"), scale_factor=1)), ("smolvlm", {}),
@@ -3202,7 +3203,8 @@ def test_llava_style_wrappers_count_the_encoder_their_vision_config_names(wrappe
     PaliGemma's projection, Aya Vision's and Command A Vision's SwiGLU over shuffled patches, LFM2-VL's, LightOn OCR's
     and ShieldGemma 2's — and the wrappers with towers of their own: InternVL's InternViT (its switches: attention bias,
     q/k norms, RMSNorms, a mask token, no absolute positions, a final LayerNorm, rectangular images and patches, another
-    downsample ratio; Qianfan-OCR's the same with biased q/k/v by default), Kimi K2.5's MoonViT, Idefics3's and
+    downsample ratio; Qianfan-OCR's the same with biased q/k/v by default), Kimi K2.5's MoonViT (its Hub file's
+    text model_type kimi_k2 read as DeepSeek-V3's, as transformers reads it), Idefics3's and
     SmolVLM's connector at several scale factors, VideoLLaMA 3's encoder and projector, DeepSeek-VL's aligner,
     MiniCPM-V's window merger and mergers (4.6, 4.7, OCR; other windows and rounds), EXAONE 4.5's grouped-KV Qwen
     tower, GOT-OCR2's and PP-Chart2Table's SAM ViT, neck and convolutional projector (global and windowed layers'
