@@ -4382,7 +4382,8 @@ _LEGACY_TEXT: dict[str, str] = {"qwen2_vl_text": "qwen2", "qwen2_5_vl_text": "qw
                                 "hunyuan_vl_text": "hunyuan_v1_dense",  # Qwen3-Omni's thinker, HunYuan-VL
                                 "paddleocr_vl_text": "ernie4_5",  # PaddleOCR-VL: ERNIE-4.5's dense decoder
                                 "granite_docling_text": "granite",  # Granite-Docling: Granite's decoder
-                                "kimi_k2": "deepseek_v3"}  # Kimi K2.5's Hub file: its remote text model_type
+                                "kimi_k2": "deepseek_v3",  # Kimi K2.5's Hub file: its remote text model_type
+                                "exaone4_5_text": "exaone4"}  # EXAONE 4.5's older files
 # The keys Fuyu's config class moves from its flat file into the Persimmon text config (its text spec's own defaults;
 # the rest — rope_theta, partial_rotary_factor among them — stay with the wrapper, the text config's rotary fraction 0.5)
 _FUYU_TEXT_KEYS = ("vocab_size", "max_position_embeddings", "hidden_size", "intermediate_size", "num_hidden_layers",
@@ -4474,6 +4475,10 @@ def read_config(cfg: dict, name: str = "custom", source: str = "") -> tuple[Mode
     if mtype in _LEGACY:
         cfg = _legacy_falcon(cfg, mtype, notes)
         mtype = "falcon"
+    if mtype == "mistral" and "layer_types" in cfg:  # as AutoConfig reads it: Ministral's alternating attention
+        notes.append(Text(N_("model_type 'mistral' with layer_types: read as ministral, as transformers' AutoConfig "
+                             "reads it (Mistral's class would ignore the per-layer types)")))
+        mtype = "ministral"
     if mtype in ("qwen2_5_omni", "qwen3_omni_moe") and isinstance(cfg.get("thinker_config"), dict):  # the thinker is the LM
         notes.append(Text(N_("{mtype}: its thinker (thinker_config) is the language model sized here; the talker and the "
                              "decoder to a waveform that speak its answer are not counted"), mtype=mtype))

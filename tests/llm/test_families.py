@@ -3172,6 +3172,7 @@ _LLAMA_T = dict(B, model_type="llama")
                                           fullatt_block_indexes=[1]),
                        text_config=dict(B, model_type="exaone4", head_dim=16))),
     ("exaone4_5", dict(text_config=dict(B, model_type="exaone4", head_dim=16))),
+    ("exaone4_5", dict(text_config=dict(B, model_type="exaone4_5_text", head_dim=16))),  # (its older files')
     ("got_ocr2", dict(vision_config=dict(model_type="got_ocr2_vision", hidden_size=32, output_channels=16,
                                          num_hidden_layers=3, num_attention_heads=2, image_size=64, patch_size=8,
                                          window_size=4, mlp_dim=48, global_attn_indexes=[1]),
@@ -3223,6 +3224,29 @@ def test_llava_style_wrappers_count_the_encoder_their_vision_config_names(wrappe
         assert info["unknown_keys"] == [], info["unknown_keys"]
         assert sum(info["vision"].values()) == _outside_decoder(model)
         assert cfg.params == model.num_parameters() - _outside_decoder(model)
+
+
+def test_a_mistral_file_with_layer_types_is_read_as_ministral_as_autoconfig_does(tmp_path):
+    """AutoConfig reads a model_type "mistral" file that has layer_types as Ministral (alternating sliding and full
+    attention); so does this reader, noted — the same decoder as the ministral file, exact to the FLOP against the model
+    AutoConfig's class builds (before: every layer sliding, layer_types reported unknown)."""
+    import transformers
+
+    keys = dict(B, sliding_window=16, layer_types=["sliding_attention", "full_attention"], head_dim=16)
+    (tmp_path / "config.json").write_text(json.dumps(dict(keys, model_type="mistral")))
+    hf = transformers.AutoConfig.from_pretrained(tmp_path)
+    assert type(hf).__name__ == "MinistralConfig"
+    cfg, info = read_config(dict(keys, model_type="mistral"))
+    assert cfg.family == "ministral" and info["unknown_keys"] == [] and any("ministral" in str(n) for n in info["notes"])
+    assert cfg.layer_types == read_config(dict(keys, model_type="ministral"))[0].layer_types == "SF"
+    torch.manual_seed(0)
+    model = transformers.AutoModelForCausalLM.from_config(hf, attn_implementation="eager").eval()
+    assert cfg.params == sum(p.numel() for p in model.parameters())
+    prefill, decode, _, nbytes = _run(model, 128)
+    wl = _reference(batch=BATCH, seq_len=PROMPT, new_tokens=1, kv_dtype="fp32")
+    assert sum(o.flops for o in prefill_ops(cfg, wl)) == prefill
+    assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
+    assert kv_cache_bytes(cfg, wl) == nbytes
 
 
 def test_every_attribute_map_spelling_is_read():
