@@ -141,8 +141,8 @@ _WRAPPERS = {"granite4_vision": "granite4_vision_text", "muse_spark": "muse_spar
              "glm4v_moe": "glm4v_moe_text", "minimax_m3_vl": "minimax_m3_vl_text", "mllama": "mllama_text_model", "aria": "aria_text", "fuyu": "persimmon", "emu3": "emu3_text_model", "apertus1p5": "apertus1p5_text", "cohere_compass": "cohere_compass_text", "gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "gemma4_unified": "gemma4_unified_text", "llama4": "llama4_text", "mistral3": "mistral", "qwen3_vl": "qwen3_vl_text",
              "qwen3_vl_moe": "qwen3_vl_moe_text", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text", "qwen4_exp": "qwen4_exp_text", "dots3_note": "dots3_note_text", "step3p7": "step3p5", "mistral_large4": "mistral_large4_text",
              "glm5_next": "glm5_next_text", "ernie4_5_vl_moe": "ernie4_5_vl_moe_text"}
-# Wrappers whose top-level tie_word_embeddings (default False) decides whether the LM head is tied, whatever
-# the text_config says (transformers 5.24 ties by the top-level config).
+# Wrappers whose own top-level tie_word_embeddings (at the class default given here when absent) decides whether the
+# LM head is tied, whatever the text_config says (transformers 5.24 ties by the top-level config).
 _TIE_FROM_TOP = {"molmo2": False, "glmga": False, "qwen2_5_omni_thinker": False, "qwen3_omni_moe_thinker": False, "glm46v": False, "apertus1p5": False, "cohere_compass": False, "qwen3_vl": False, "qwen3_vl_moe": False, "qwen3_5": False, "qwen3_5_moe": False, "qwen4_exp": False, "mistral3": True, "mistral_large4": False, "glm5_next": False, "ernie4_5_vl_moe": True,
                  "llava_next": False, "vipllava": False, "video_llava": False, "paligemma": True, "aya_vision": True,
                  "cohere2_vision": True, "lfm2_vl": True, "lighton_ocr": True, "aria": False, "cosmos3_omni": False,
@@ -158,7 +158,6 @@ _NEVER_TIED = ("cosmos3_edge", "muse_spark")
 # default when it gives none)
 _TIE_EITHER = ("llava", "llava_next_video", "llava_onevision", "shieldgemma2", "minimax_m3_vl", "glm4v", "glm4v_moe",
                "glm_ocr", "video_llama_3")
-_TIES_READ = frozenset(_TIE_FROM_TOP) | frozenset(_TIE_EITHER) | frozenset(_NEVER_TIED) | {"hunyuan_vl", "paddleocr_vl"}
 # Old spellings of a family.
 _LEGACY = {"refinedweb": "falcon", "refinedwebmodel": "falcon"}
 
@@ -4289,6 +4288,37 @@ _READERS = {
 FAMILIES = tuple(_READERS)  # the decoder families (wrappers resolve to one of these)
 
 
+def _wrapper_tied(cfg: dict, tc: dict, inner: dict, mtype: str, notes: list[str]) -> bool | None:
+    """Whether a wrapper's LM head is its embedding, by its config class's rule (``tc``: the text config as the file
+    gives it, ``inner``: as read so far); None: the text config's own flag decides."""
+    top = cfg.get("tie_word_embeddings")
+    if mtype in _NEVER_TIED:
+        if top is True or inner.get("tie_word_embeddings") is True:
+            notes.append(Text(N_("tie_word_embeddings is true, but transformers' {family} class never ties the LM head "
+                                 "to the embedding: both counted"), family=mtype))
+        return False
+    if mtype in _TIE_FROM_TOP:  # (LFM2-VL's older files: tie_embedding)
+        return cfg.get("tie_embedding" if mtype == "lfm2_vl" and "tie_embedding" in cfg else "tie_word_embeddings",
+                       _TIE_FROM_TOP[mtype]) is True
+    if mtype == "hunyuan_vl":  # tied unless the wrapper and its text config both say not (each True by default); the
+        # flat layout's key moves into the text config, leaving the wrapper's own True
+        return ("text_config" not in cfg or cfg.get("tie_word_embeddings", True) is True
+                or tc.get("tie_word_embeddings", True) is True)
+    if mtype == "paddleocr_vl":  # the checkpoint's own flag: the flat file's, else a pre-v5 text_config's; a v5
+        # wrapper's flag ties with either true, as the config class does; none given ties (both classes' default)
+        text = tc.get("tie_word_embeddings", True)
+        nested_v5 = "text_config" in cfg and top is not None
+        tied = (top is True or text is True) if nested_v5 else (text if "text_config" in cfg else top is not False) is True
+        if not tied and not nested_v5:
+            notes.append(Text(N_("tie_word_embeddings is false: the LM head is counted apart, as the checkpoint stores "
+                                 "it (PaddleOCR-VL-0.9B's 1.8 GB); transformers 5.24's config class ties it unless the "
+                                 "wrapper's own flag, outside text_config, says false")))
+        return tied
+    if mtype in _TIE_EITHER or mtype in _FLAT_WRAPPERS:  # either flag true ties (the class forwards text_config's)
+        return True if top is True else None
+    return None
+
+
 def _unwrap(cfg: dict, mtype: str, notes: list[str], *, default_inner: str | None = None) -> tuple[dict, str, str]:
     """The decoder's config of a multimodal wrapper, its model_type and the wrapper's name."""
     tc = cfg.get("text_config")
@@ -4319,33 +4349,9 @@ def _unwrap(cfg: dict, mtype: str, notes: list[str], *, default_inner: str | Non
     if inner_type not in _READERS:
         raise InputError(N_("{mtype}'s text_config has model_type {inner_type!r}, which is not supported"),
                          mtype=mtype, inner_type=inner_type)
-    if mtype in _FLAT_WRAPPERS:  # tied when either config says so (the config class forwards text_config's flag)
-        inner["tie_word_embeddings"] = cfg.get("tie_word_embeddings") is True or inner.get("tie_word_embeddings") is True
-    if mtype == "hunyuan_vl":  # tied unless the wrapper and its text config both say not (each True by default); the
-        # flat layout's key moves into the text config, leaving the wrapper's own True
-        inner["tie_word_embeddings"] = ("text_config" not in cfg or cfg.get("tie_word_embeddings", True) is True
-                                        or tc.get("tie_word_embeddings", True) is True)
-    if mtype == "paddleocr_vl":  # the checkpoint's own flag: the flat file's, else a pre-v5 text_config's; a v5
-        # wrapper's flag ties with either true, as the config class does; none given ties (both classes' default)
-        top, text = cfg.get("tie_word_embeddings"), tc.get("tie_word_embeddings", True)
-        nested_v5 = "text_config" in cfg and top is not None
-        inner["tie_word_embeddings"] = (top is True or text is True) if nested_v5 else \
-            (text if "text_config" in cfg else top is not False) is True
-        if not inner["tie_word_embeddings"] and not nested_v5:
-            notes.append(Text(N_("tie_word_embeddings is false: the LM head is counted apart, as the checkpoint stores "
-                                 "it (PaddleOCR-VL-0.9B's 1.8 GB); transformers 5.24's config class ties it unless the "
-                                 "wrapper's own flag, outside text_config, says false")))
-    if mtype in _TIE_EITHER and cfg.get("tie_word_embeddings") is True:
-        inner["tie_word_embeddings"] = True
-    if mtype in _TIE_FROM_TOP:
-        inner.pop("tie_word_embeddings", None)
-        inner["tie_word_embeddings"] = cfg.get("tie_embedding" if mtype == "lfm2_vl" and "tie_embedding" in cfg
-                                               else "tie_word_embeddings", _TIE_FROM_TOP[mtype])  # (LFM2-VL's old key)
-    if mtype in _NEVER_TIED:
-        if cfg.get("tie_word_embeddings") is True or inner.get("tie_word_embeddings") is True:
-            notes.append(Text(N_("tie_word_embeddings is true, but transformers' {family} class never ties the LM head "
-                                 "to the embedding: both counted"), family=mtype))
-        inner["tie_word_embeddings"] = False
+    tied = _wrapper_tied(cfg, tc, inner, mtype, notes)
+    if tied is not None:
+        inner["tie_word_embeddings"] = tied
     for key in ("torch_dtype", "dtype", "quantization_config", "quantization"):
         if key in cfg and key not in inner:
             inner[key] = cfg[key]
@@ -4391,6 +4397,8 @@ _FUYU_TEXT_KEYS = ("vocab_size", "max_position_embeddings", "hidden_size", "inte
                    "qk_layernorm", "hidden_dropout", "attention_dropout", "eos_token_id")
 # Wrappers whose Hub files keep the decoder's keys at the top level (the config class builds text_config from them).
 _FLAT_WRAPPERS = ("qwen2_vl", "qwen2_5_vl", "dots3_note", "glm5_next", "hunyuan_vl", "paddleocr_vl")
+# Wrappers whose own tie_word_embeddings a rule of _wrapper_tied reads
+_TIES_READ = frozenset(_TIE_FROM_TOP) | frozenset(_TIE_EITHER) | frozenset(_NEVER_TIED) | frozenset(_FLAT_WRAPPERS)
 # Keys whose presence together says "DeepSeek-V3 layout" (MLA + routed experts) whatever the model_type.
 _MLA_KEYS = ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "n_routed_experts")
 
