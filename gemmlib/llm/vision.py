@@ -39,6 +39,14 @@ vision config class's defaults for absent keys; ``tests/llm/test_families.py`` c
 * ``step3p7``: Step 3.7's ViT (layer-scaled blocks) with two strided convolutions and a one-matrix projector;
 * ``llama4``: Llama 4's tower (an unfold-and-linear patch embedding, class and position embeddings, biased ViT blocks
   with a GELU MLP), its pixel-shuffle adapter (two linears) and the one-matrix projector to the decoder's width.
+* LLaVA and the wrappers built like it (``llava``, ``llava_next``, ``llava_next_video``, ``llava_onevision``,
+  ``vipllava``, ``video_llava``, ``paligemma``, ``aya_vision``, ``cohere2_vision``, ``lfm2_vl``, ``deepseek_vl``): the
+  encoder vision_config's ``model_type`` names (CLIP, SigLIP, SigLIP 2, Pixtral; another is not counted) and each
+  wrapper's projector; ``lighton_ocr`` and ``shieldgemma2``: Mistral 3's and Gemma 3's;
+* towers of their own: ``hunyuan_vl``, ``internvl`` and ``qianfan_ocr`` (InternViT), ``kimi_k25`` (MoonViT),
+  ``idefics3`` / ``smolvlm``, ``video_llama_3``, ``minicpmv4_6`` / ``minicpmv4_7`` / ``minicpm_ocr``, ``exaone4_5``,
+  ``hyperclovax_vision_v2`` and ``cosmos3_omni`` (Qwen towers), ``got_ocr2`` / ``pp_chart2table`` (a SAM ViT),
+  ``ovis2`` and ``fuyu`` (no encoder: one linear over each patch's pixels).
 
 This module never imports torch.
 """
