@@ -254,8 +254,7 @@ def _inkling2(cfg: dict) -> dict[str, int]:
     position, a LayerNorm before the blocks, blocks of biased q/k/v/out projections, a GELU MLP, two LayerNorms and two
     learned layer scales, then the merger (the merged patches through two linears, biased with ``projector_bias``)."""
     v = _vision_block(cfg)
-    text = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
-    g = {k: _get(v, dict(_INKLING2, text_hidden_size=text.get("hidden_size", 4608)), k) for k in _INKLING2}
+    g = {k: _get(v, dict(_INKLING2, text_hidden_size=_text_hidden(cfg, 4608)), k) for k in _INKLING2}
     d, f, m, ph, t = (g["hidden_size"], g["intermediate_size"], g["spatial_merge_size"], g["projection_hidden_dim"],
                       g["text_hidden_size"])
     b = v.get("projector_bias", False) is True
@@ -271,8 +270,7 @@ def _gemma3(cfg: dict) -> dict[str, int]:
     out = _siglip_tower(v, _SIGLIP)
     if v.get("vision_use_head", _SIGLIP["vision_use_head"]) is not True:
         del out["pooling_head"]
-    tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
-    text_hidden = _whole("text_config.hidden_size", tc.get("hidden_size", 2304))
+    text_hidden = _text_hidden(cfg, 2304)
     out["projector"] = d * text_hidden + d
     return out
 
@@ -288,8 +286,7 @@ def _gemma4(cfg: dict) -> dict[str, int]:
     layers, hd = _get(v, _GEMMA4, "num_hidden_layers"), _get(v, _GEMMA4, "head_dim")
     heads, kv = _get(v, _GEMMA4, "num_attention_heads"), _get(v, _GEMMA4, "num_key_value_heads")
     p, pos = _get(v, _GEMMA4, "patch_size"), _get(v, _GEMMA4, "position_embedding_size")
-    tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
-    text_hidden = _whole("text_config.hidden_size", tc.get("hidden_size", 2304))
+    text_hidden = _text_hidden(cfg, 2304)
     block = d * (heads + 2 * kv) * hd + heads * hd * d + 2 * hd + 3 * d * f + 4 * d
     return {"patch_embed": 3 * p * p * d, "positions": 2 * pos * d, "blocks": layers * block,
             "projector": d * text_hidden}
@@ -303,8 +300,7 @@ def _mistral3(cfg: dict, large4: bool = False, text_hidden: int | None = None) -
         dv = dict(_PIXTRAL, patch_size=14)
     d, f = _get(v, dv, "hidden_size"), _get(v, dv, "intermediate_size")
     layers, c, p = _get(v, dv, "num_hidden_layers"), _get(v, dv, "num_channels"), _get(v, dv, "patch_size")
-    tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
-    th = _whole("text_config.hidden_size", tc.get("hidden_size", text_hidden or (6144 if large4 else 4096)))
+    th = _text_hidden(cfg, text_hidden or (6144 if large4 else 4096))
     m = _whole("spatial_merge_size", cfg.get("spatial_merge_size", 2))
     feat = cfg.get("vision_feature_layer", -1)
     nf = len(feat) if isinstance(feat, list) else 1
@@ -324,8 +320,7 @@ def _llama4(cfg: dict) -> dict[str, int]:
     size, p = _get(v, dv, "image_size"), _get(v, dv, "patch_size")
     pin, pout, out = (_get(v, dv, "projector_input_dim"), _get(v, dv, "projector_output_dim"),
                       _get(v, dv, "vision_output_dim"))
-    tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
-    th = _whole("text_config.hidden_size", tc.get("hidden_size", 5120))
+    th = _text_hidden(cfg, 5120)
     a = heads * (d // heads)  # (each head hidden_size // heads wide)
     block = 3 * (d * a + a) + a * d + d + d * f + f + f * d + d + 4 * d
     return {"patch_embedding": c * p * p * d, "class_and_positions": d + ((size // p) ** 2 + 1) * d,
@@ -341,8 +336,7 @@ def _ernie4_5_vl(cfg: dict) -> dict[str, int]:
     d, f, depth = _get(v, dv, "hidden_size"), _get(v, dv, "intermediate_size"), _get(v, dv, "depth")
     c, p = _get(v, dv, "in_channels"), _get(v, dv, "patch_size")
     m, tm = _get(v, dv, "spatial_merge_size"), _get(v, dv, "temporal_merge_size")
-    tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
-    out = _whole("text_config.hidden_size", tc.get("hidden_size", _ERNIE45_VL_TEXT_HIDDEN))
+    out = _text_hidden(cfg, _ERNIE45_VL_TEXT_HIDDEN)
     sp = d * m * m  # a merged patch's width
     block = 4 * d + 3 * d * d + 3 * d + d * d + d + d * f + f + f * d + d
 
@@ -361,8 +355,7 @@ def _minimax_m3(cfg: dict) -> dict[str, int]:
     layers = _get(v, _MINIMAX_M3, "num_hidden_layers")
     c, p, t = (_get(v, _MINIMAX_M3, k) for k in ("num_channels", "patch_size", "temporal_patch_size"))
     m = _get(v, _MINIMAX_M3, "spatial_merge_size")
-    tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
-    dt = _whole("text_config.hidden_size", tc.get("hidden_size", 6144))
+    dt = _text_hidden(cfg, 6144)
     ph = _whole("projector_hidden_size", cfg.get("projector_hidden_size", 6144))
     block = 4 * (d * d + d) + 2 * 2 * d + d * f + f + f * d + d
     return {"patch_embed": c * t * p * p * d, "pre_layernorm": 2 * d, "blocks": layers * block,
@@ -380,8 +373,7 @@ def _mllama(cfg: dict) -> dict[str, int]:
     ratios = 8 if ratios is None else len(ratios) if isinstance(ratios, list) else None
     if ratios is None:
         raise InputError(N_("config.json field 'vision_config.supported_aspect_ratios' must be a list"))
-    tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
-    dt = _whole("text_config.hidden_size", tc.get("hidden_size", 4096))
+    dt = _text_hidden(cfg, 4096)
     patches = (img // p) ** 2 + 1  # and the class token
     block = 4 * d * d + d * f + f + f * d + d + 2 * 2 * d
     return {"patch_embed": c * p * p * d + d,
@@ -472,8 +464,10 @@ def _named_encoder(cfg: dict, spec: str, init: dict) -> tuple[dict[str, int], in
     return count(v, defaults), _get(v, defaults, "hidden_size")
 
 
-def _text_hidden(cfg: dict, default: int) -> int:
-    tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
+def _text_hidden(cfg: dict, default: int, *, flat: bool = False) -> int:
+    """The decoder's width: ``text_config.hidden_size`` (``flat``: the top-level one when the file has no text_config,
+    the Hub layout of some wrappers), else the wrapper's default text config's."""
+    tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else (cfg if flat else {})
     return _whole("text_config.hidden_size", tc.get("hidden_size", default))
 
 
@@ -767,8 +761,7 @@ def _ovis2(cfg: dict) -> dict[str, int]:
 def _fuyu(cfg: dict) -> dict[str, int]:
     """Fuyu's image input: no encoder, each ``patch_size`` × ``patch_size`` × ``num_channels`` patch through one
     biased linear to the decoder's width (the flat file's top-level ``hidden_size``)."""
-    tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else cfg
-    th = _whole("hidden_size", tc.get("hidden_size", 4096))
+    th = _text_hidden(cfg, 4096, flat=True)
     p, c = _whole("patch_size", cfg.get("patch_size", 30)), _whole("num_channels", cfg.get("num_channels", 3))
     return {"patch_projection": p * p * c * th + th}
 
@@ -781,8 +774,7 @@ def _paddleocr_vl(cfg: dict) -> dict[str, int]:
     tower = _siglip_tower(v, _PADDLEOCR_VL)
     del tower["pooling_head"]
     d, m = _get(v, _PADDLEOCR_VL, "hidden_size"), _get(v, _PADDLEOCR_VL, "spatial_merge_size")
-    tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else cfg  # (the Hub's flat layout)
-    out = _whole("text_config.hidden_size", tc.get("hidden_size", 1024))
+    out = _text_hidden(cfg, 1024, flat=True)
     sp = d * m * m
     return {**tower, "projector": 2 * d + sp * sp + sp + sp * out + out}
 
@@ -802,8 +794,7 @@ def _aria(cfg: dict) -> dict[str, int]:
         raise InputError(N_("config.json field 'projector_patch_to_query_dict' must be an object of patch counts to "
                             "query counts"))
     queries = max(_whole("projector_patch_to_query_dict", q) for q in table.values())
-    tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
-    th = _whole("text_config.hidden_size", tc.get("hidden_size", _ARIA_TEXT_HIDDEN))
+    th = _text_hidden(cfg, _ARIA_TEXT_HIDDEN)
     cross = 3 * d * d + (3 * d * d + 3 * d) + (d * d + d) + (d * d + d) + 4 * d
     return {**tower, "projector": queries * d + cross + 2 * d + d * th + th * th}
 
@@ -818,8 +809,7 @@ def _cosmos3_edge(cfg: dict) -> dict[str, int]:
         g("patch_size")
     sp = d * g("spatial_merge_size") ** 2
     ph = _whole("projector_hidden_size", cfg.get("projector_hidden_size", _COSMOS3_EDGE_PROJECTOR))
-    tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
-    th = _whole("text_config.hidden_size", tc.get("hidden_size", _COSMOS3_EDGE_TEXT_HIDDEN))
+    th = _text_hidden(cfg, _COSMOS3_EDGE_TEXT_HIDDEN)
     block = 4 * (d * d + d) + 4 * d + 2 * d * f + f + d
     return {"patch_embed": c * p * p * d + d, "positions": g("num_patches") * d, "blocks": layers * block,
             "post_layernorm": 2 * d, "merger": 2 * d + sp * ph + ph + ph * th + th}
@@ -836,8 +826,7 @@ def _muse(cfg: dict, wrapper: str) -> dict[str, int]:
     d, f, layers, p, t = g("hidden_size"), g("intermediate_size"), g("num_hidden_layers"), g("patch_size"), \
         g("patch_temporal")
     top = {k: _whole(k, cfg.get(k, dv)) for k, dv in _MUSE_TOP.items()}
-    tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
-    th = _whole("text_config.hidden_size", tc.get("hidden_size", _MUSE_TEXT_HIDDEN[wrapper]))
+    th = _text_hidden(cfg, _MUSE_TEXT_HIDDEN[wrapper])
     ph = top["projector_hidden_size"]
     block = 4 * d + 4 * (d * d + d) + 2 * d * f + f + d
     return {"patch_embed": 3 * t * p * p * d, "positions": g("pos_emb_height") * g("pos_emb_width") * d,
@@ -913,8 +902,7 @@ def _hunyuan_vl(cfg: dict) -> dict[str, int]:
     g = lambda key: _get(v, _HUNYUAN_VL, key)  # noqa: E731
     d, f, layers, heads = g("hidden_size"), g("intermediate_size"), g("num_hidden_layers"), g("num_attention_heads")
     c, p, m, size = g("num_channels"), g("patch_size"), g("spatial_merge_size"), g("max_image_size")
-    tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else cfg
-    th = _whole("text_config.hidden_size", tc.get("hidden_size", _HUNYUAN_VL_TEXT_HIDDEN))
+    th = _text_hidden(cfg, _HUNYUAN_VL_TEXT_HIDDEN, flat=True)
     a = heads * (_whole("vision_config.head_dim", v["head_dim"]) if "head_dim" in v else d // heads)
     block = 4 * d + 3 * (d * a + a) + a * d + d + d * f + f + f * d + d
     merger = d + (d * 2 * d * m * m + 2 * d) + (2 * d * 4 * d + 4 * d) + 4 * d + (4 * d * th + th) + 3 * th + th
@@ -938,8 +926,7 @@ def _step3p7(cfg: dict) -> dict[str, int]:
     if isinstance(ratio, bool) or not isinstance(ratio, int | float) or ratio <= 0:
         raise InputError(N_("config.json field 'vision_config.mlp_ratio' must be a positive number"))
     f = int(d * ratio)
-    tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
-    th = _whole("text_config.hidden_size", tc.get("hidden_size", 4096))
+    th = _text_hidden(cfg, 4096)
     block = 4 * d + 2 * d + 4 * (d * d + d) + d * f + f + f * d + d
     return {"patch_embed": c * p * p * d, "positions": (img // p) ** 2 * d, "pre_layernorm": 2 * d,
             "blocks": layers * block, "downsamplers": d * 2 * d * 9 + 2 * d + 2 * d * 4 * d * 9 + 4 * d,
@@ -1000,8 +987,7 @@ def _inkling_audio(cfg: dict) -> dict[str, int]:
     a = cfg.get("audio_config") or {}
     if not isinstance(a, dict):
         raise InputError(N_("config.json field 'audio_config' must be an object"))
-    text = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
-    h = _whole("hidden_size", text.get("hidden_size", 6144))  # the config class sets the tower's width to the decoder's
+    h = _text_hidden(cfg, 6144)  # the config class sets the tower's width to the decoder's
     bins = _whole("n_mel_bins", a.get("n_mel_bins", a.get("num_codebooks", 80)))
     levels = _whole("mel_vocab_size", a.get("mel_vocab_size", a.get("codebook_size", 256)))
     return {"embedding": bins * levels * h, "norm": h}
@@ -1032,7 +1018,7 @@ _TOWERS: dict[str, Callable[[dict], dict[str, int] | None]] = {
     **dict.fromkeys(("qwen2_5_vl", "qwen2_5_omni_thinker"), partial(_qwen2_vl, v25=True)),  # (Omni: 2.5-VL's tower)
     **dict.fromkeys(("glm4v", "glm46v", "glm4v_moe", "glmga"), _glm4v),  # (GLM-GA: GLM-4.1V's tower)
     **dict.fromkeys(("inkling2", "inkling2_loop"), _inkling2),
-    "llava": partial(_llava, feature_layers=1), "llava_next": partial(_llava, newline=True),
+    "llava": _llava, "llava_next": partial(_llava, newline=True),
     "llava_next_video": partial(_llava, newline=True),
     "llava_onevision": partial(_llava, spec="siglip_vision_model", init=_ONEVISION_SIGLIP, newline=True),
     "vipllava": partial(_llava, feature_layers=5, vip=True),
