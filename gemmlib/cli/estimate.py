@@ -97,7 +97,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                          "every MoE) or eager (as the model's transformers code runs them: Llama 4 runs every "
                          "expert on every token); default: the convention's (engine: routed)")
     dts = sorted(DTYPES)
-    wl.add_argument("--weight-dtype", default=None, choices=dts + list(WEIGHT_FORMATS),
+    wl.add_argument("--weight-dtype", default=None, choices=dts + [f for f in WEIGHT_FORMATS if f not in dts],
                     help="weights (default: the config's torch_dtype, a 32-bit one served in bf16; else bf16); int4 "
                          "and fp4 are block-scaled formats of the decoder's linears (groups of 128 with fp16 scale "
                          "and zero; NVFP4), a quantized config keeps its own format and this is the dtype of its "

@@ -38,6 +38,29 @@ def test_each_command_has_help(cmd, capsys):
     assert capsys.readouterr().out.startswith(f"usage: python -m gemmlib {cmd}")
 
 
+def _parsers(parser):
+    """``parser`` and every sub-command parser under it, each loaded (its flags added)."""
+    parser = parser.load() if hasattr(parser, "load") else parser
+    yield parser
+    for a in parser._actions:
+        if a.__class__.__name__ == "_SubParsersAction":
+            for sub in a.choices.values():
+                yield from _parsers(sub)
+
+
+def test_no_flag_offers_a_choice_twice():
+    """A flag's choices as ``--help`` lists them, each once (``--weight-dtype`` listed fp4 twice: once as a dtype,
+    once as a weight format)."""
+    seen = 0
+    for parser in _parsers(build_parser()):
+        for a in parser._actions:
+            if a.choices is not None and a.option_strings:
+                choices = list(a.choices)
+                seen += 1
+                assert len(choices) == len(set(choices)), f"{parser.prog} {a.option_strings[0]}: {choices}"
+    assert seen > 20
+
+
 def test_the_command_table_is_lazy_and_help_still_lists_every_command():
     """Building the parser imports no command; a chosen command imports its own module only."""
     code = ("import sys, contextlib, io\nfrom gemmlib.cli import COMMANDS, build_parser\n"
