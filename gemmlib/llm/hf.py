@@ -220,7 +220,8 @@ IRRELEVANT_KEYS = frozenset({
     "projector_hidden_size", "num_image_tokens", "projection_hidden_size", "projection_layer_norm_eps", "scale_factor",
     "_pad_token_id", "image_size", "patch_size", "num_channels", "ignore_index", "downsample_mode", "insert_layer_id",
     "merge_kernel_size", "merger_times", "drop_vision_last_layer", "image_start_id", "image_end_id", "newline_id",
-    "slice_start_id", "slice_end_id", "visual_indicator_token_ids",
+    "slice_start_id", "slice_end_id", "visual_indicator_token_ids", "qformer_config", "num_query_tokens",
+    "use_decoder_only_language_model", "image_text_hidden_size",
     # state-space families: kernel choices, activations, time-step clamps, init and muP multipliers
     "use_associative_scan", "use_mamba_kernels", "use_mambapy", "mamba_hidden_act", "mlp_hidden_act",
     "num_logits_to_keep", "rescale_prenorm_residual", "residual_in_fp32", "time_step_floor", "time_step_limit",
@@ -1209,12 +1210,14 @@ def _torch_dtype(r: _Read) -> str:
 
 # ----- the readers --------------------------------------------------------------------------------
 
-def _common(r: _Read, *, head_dim_key: bool = True, ffn_key: str = "intermediate_size") -> dict:
-    """hidden, layers, heads, kv heads, head dim, ffn (``ffn_key``), vocab, tie, positions of a llama-like config."""
+def _common(r: _Read, *, head_dim_key: bool = True, ffn_key: str = "intermediate_size", kv_key: bool = True) -> dict:
+    """hidden, layers, heads, kv heads, head dim, ffn (``ffn_key``), vocab, tie, positions of a llama-like config.
+    ``kv_key=False``: a family whose attention is always multi-head (its modeling code never reads
+    ``num_key_value_heads``; a stray one in the file is left unread, as transformers leaves it)."""
     heads = r.whole("num_attention_heads")
     h = r.whole("hidden_size")
     layers = r.whole("num_hidden_layers")
-    kv = r.opt_whole("num_key_value_heads", minimum=1) or heads  # null or absent without a default: MHA
+    kv = (r.opt_whole("num_key_value_heads", minimum=1) if kv_key else None) or heads  # null or absent: MHA
     hd = r.opt_whole("head_dim", minimum=1) if head_dim_key else None
     if hd is None and h % heads:
         raise InputError(N_("hidden_size {h} is not divisible by {heads} heads and config.json gives no head_dim"),
@@ -1287,7 +1290,7 @@ def _read_modernbert_decoder(r: _Read) -> dict:
     of window ``local_attention`` // 2 beside global ones (``layer_types``, or every ``global_attn_every_n_layers``-th
     from the first); LayerNorms with a bias only with ``norm_bias``; before the tied LM head (its own bias,
     ``decoder_bias``) a prediction head: a dense hidden → hidden (``classifier_bias``), its activation and a norm."""
-    c = _common(r, head_dim_key=False)
+    c = _common(r, head_dim_key=False, kv_key=False)
     if c["hidden"] % c["heads"]:
         raise InputError(N_("hidden_size {h} is not divisible by {heads} heads"), h=c["hidden"], heads=c["heads"])
     ab, cb = r.flag("attention_bias"), r.flag("classifier_bias")
@@ -4195,7 +4198,7 @@ def _read_opt(r: _Read) -> dict:
     ``layer_norm_elementwise_affine``) before attention and MLP; the head tied by default. OPT-350m's layout (an
     embedding narrower than the model, projected in and out: ``word_embed_proj_dim``; norms after each block, no final
     norm: ``do_layer_norm_before`` false) is refused with the reason."""
-    c = _common(r, head_dim_key=False, ffn_key="ffn_dim")
+    c = _common(r, head_dim_key=False, ffn_key="ffn_dim", kv_key=False)
     proj = r.opt_whole("word_embed_proj_dim", minimum=1)
     if proj is not None and proj != c["hidden"]:
         raise InputError(N_("OPT with word_embed_proj_dim {proj} ≠ hidden_size {h} (OPT-350m: the embedding projected in "
@@ -4213,7 +4216,7 @@ def _read_opt(r: _Read) -> dict:
 def _read_biogpt(r: _Read) -> dict:
     """BioGPT: OPT's block (a position table of ``max_position_embeddings`` + 2 rows, biases on every linear,
     LayerNorms before attention and MLP and a final one) with a GELU MLP of ``intermediate_size``; the head tied."""
-    c = _common(r, head_dim_key=False)
+    c = _common(r, head_dim_key=False, kv_key=False)
     c.update(learned_positions=c["max_positions"] + 2, qkv_bias=True, o_bias=True, mlp_bias=True, mlp="plain",
              norm="layer", tied_embeddings=r.flag("tie_word_embeddings", True))
     return c

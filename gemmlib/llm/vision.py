@@ -46,7 +46,8 @@ vision config class's defaults for absent keys; ``tests/llm/test_families.py`` c
 * towers of their own: ``hunyuan_vl``, ``internvl`` and ``qianfan_ocr`` (InternViT), ``kimi_k25`` (MoonViT),
   ``idefics3`` / ``smolvlm``, ``video_llama_3``, ``minicpmv4_6`` / ``minicpmv4_7`` / ``minicpm_ocr``, ``exaone4_5``,
   ``hyperclovax_vision_v2`` and ``cosmos3_omni`` (Qwen towers), ``got_ocr2`` / ``pp_chart2table`` (a SAM ViT),
-  ``ovis2`` and ``fuyu`` (no encoder: one linear over each patch's pixels).
+  ``ovis2`` and ``fuyu`` (no encoder: one linear over each patch's pixels);
+* ``blip-2``, ``instructblip``, ``instructblipvideo``: the EVA ViT, the learned queries, the Q-Former and the projection.
 
 This module never imports torch.
 """
@@ -766,6 +767,51 @@ def _fuyu(cfg: dict) -> dict[str, int]:
     return {"patch_projection": p * p * c * th + th}
 
 
+# BLIP-2's / InstructBLIP's vision and Q-Former config class defaults (EVA ViT-g/14; a BERT-base Q-Former)
+_BLIP2_VISION = dict(hidden_size=1408, intermediate_size=6144, num_hidden_layers=39, num_channels=3, image_size=224,
+                     patch_size=14)
+_BLIP2_QFORMER = dict(hidden_size=768, intermediate_size=3072, num_hidden_layers=12, cross_attention_frequency=2,
+                      vocab_size=30522, max_position_embeddings=512)
+
+
+def _blip2(cfg: dict, *, instruct: bool = False) -> dict[str, int]:
+    """BLIP-2's tower (InstructBLIP's, InstructBLIP-Video's): the EVA ViT (a class embedding, a biased patch Conv2d, a
+    position per patch and one more, blocks with one fused qkv — biased by ``qkv_bias`` — a biased projection, two
+    LayerNorms and a biased MLP, a LayerNorm after them), the learned queries, the Q-Former (BERT-like layers over the
+    queries: self-attention, a cross-attention to the image every ``cross_attention_frequency`` layers, the queries'
+    own MLP and, for the instruction text — InstructBLIP always, BLIP-2 with ``use_qformer_text_input`` — a text MLP;
+    InstructBLIP's word and position embeddings) and the biased projection to the decoder's width."""
+    v = _vision_block(cfg)
+    d, f = _get(v, _BLIP2_VISION, "hidden_size"), _get(v, _BLIP2_VISION, "intermediate_size")
+    c, p, img = (_get(v, _BLIP2_VISION, k) for k in ("num_channels", "patch_size", "image_size"))
+    qkv_bias = v.get("qkv_bias", True)
+    if not isinstance(qkv_bias, bool):
+        raise InputError(N_("config.json field 'vision_config.qkv_bias' must be true or false"))
+    block = 3 * d * d + (3 * d if qkv_bias else 0) + d * d + d + 4 * d + 2 * d * f + f + d
+    q = cfg.get("qformer_config")
+    if q is None:
+        q = {}
+    elif not isinstance(q, dict):
+        raise InputError(N_("config.json field 'qformer_config' must be an object"))
+
+    def qget(key: str) -> int:
+        return _whole(f"qformer_config.{key}", q.get(key, _BLIP2_QFORMER[key]))
+
+    h, qf, n = qget("hidden_size"), qget("intermediate_size"), qget("num_hidden_layers")
+    every = qget("cross_attention_frequency")
+    text_mlp = instruct or q.get("use_qformer_text_input", False) is True
+    attn, mlp = 4 * (h * h + h) + 2 * h, h * qf + qf + qf * h + 3 * h
+    cross = 2 * (h * h + h) + 2 * (d * h + h) + 2 * h  # keys and values from the image's width (the class sets it)
+    layers = n * (attn + mlp * (2 if text_mlp else 1)) + len(range(0, n, every)) * cross
+    queries = _whole("num_query_tokens", cfg.get("num_query_tokens", 32))
+    out = {"patch_embed": d + c * p * p * d + d, "positions": ((img // p) ** 2 + 1) * d, "blocks":
+           _get(v, _BLIP2_VISION, "num_hidden_layers") * block, "post_layernorm": 2 * d, "query_tokens": queries * h,
+           "qformer": layers + (qget("vocab_size") * h + qget("max_position_embeddings") * h if instruct else 0) + 2 * h}
+    th = _text_hidden(cfg, 768)  # (the default text config: OPT's, 768 wide)
+    out["projector"] = h * th + th
+    return out
+
+
 def _paddleocr_vl(cfg: dict) -> dict[str, int]:
     """PaddleOCR-VL's tower (SigLIP's vision transformer without the pooling head) and its projector: a LayerNorm, the
     2×2 patch merge, two biased linears to the decoder's width (``text_config.hidden_size``, the top-level one in the
@@ -1029,7 +1075,8 @@ _TOWERS: dict[str, Callable[[dict], dict[str, int] | None]] = {
     "hyperclovax_vision_v2": _hyperclovax_vision, "cosmos3_omni": _qwen3_vl, "fuyu": _fuyu,
     "qianfan_ocr": partial(_internvl, attention_bias=True), "video_llama_3": _video_llama_3, "deepseek_vl": _deepseek_vl,
     **dict.fromkeys(("minicpmv4_6", "minicpmv4_7", "minicpm_ocr"), _minicpmv), "exaone4_5": _exaone4_5,
-    **dict.fromkeys(("got_ocr2", "pp_chart2table"), _got_ocr2), "ovis2": _ovis2,
+    **dict.fromkeys(("got_ocr2", "pp_chart2table"), _got_ocr2), "ovis2": _ovis2, "blip-2": _blip2,
+    **dict.fromkeys(("instructblip", "instructblipvideo"), partial(_blip2, instruct=True)),
 }
 VISION_WRAPPERS = tuple(_TOWERS)
 

@@ -258,7 +258,7 @@ TINY: dict[str, tuple[str, dict]] = {
     "opt_plain_norms": ("opt", dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, ffn_dim=96,
                                     vocab_size=128, max_position_embeddings=64, enable_bias=False,
                                     layer_norm_elementwise_affine=False, word_embed_proj_dim=64)),
-    "biogpt": ("biogpt", dict(B, num_key_value_heads=4)),
+    "biogpt": ("biogpt", {k: v for k, v in B.items() if k != "num_key_value_heads"}),  # (multi-head only)
     "gemma4_text_moe": ("gemma4_text", dict(G4, attention_k_eq_v=True, num_global_key_value_heads=1,
                                             enable_moe_block=True, num_experts=4, top_k_experts=2,
                                             moe_intermediate_size=32)),
@@ -1403,6 +1403,29 @@ def test_opt_comes_to_its_published_counts(hidden, layers, heads, published):
     assert read_config(keys)[0].params == published
     with pytest.raises(InputError, match="OPT-350m"):
         read_config(dict(keys, word_embed_proj_dim=512))
+
+
+@pytest.mark.parametrize("model_type, keys", [
+    ("opt", dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, ffn_dim=96, vocab_size=128,
+                 max_position_embeddings=64, word_embed_proj_dim=64)),
+    ("biogpt", dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=96, vocab_size=128,
+                    max_position_embeddings=64)),
+    ("modernbert-decoder", dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=96,
+                                vocab_size=50368, max_position_embeddings=64)),  # (its pad id is 50283)
+])
+def test_a_stray_kv_heads_key_leaves_a_multi_head_family_multi_head(model_type, keys):
+    """OPT's, BioGPT's and ModernBERT's decoders are multi-head whatever a file says: their modeling code never reads
+    num_key_value_heads, so a file that carries one (a converted or hand-written config) builds full-width keys and
+    values in transformers; the reader sizes the same model and names the key as not read (before: grouped k/v, 4 %
+    of OPT-125m's parameters missing)."""
+    keys = dict(keys, num_key_value_heads=1)
+    hf = AutoConfig.for_model(model_type, **keys)
+    with torch.device("meta"):
+        model = AutoModelForCausalLM.from_config(hf)
+    cfg, info = read_config(dict(keys, model_type=model_type))
+    assert cfg.kv_heads == cfg.heads == 4
+    assert cfg.params == model.num_parameters()
+    assert info["unknown_keys"] == ["num_key_value_heads"]
 
 
 @pytest.mark.parametrize("model_type, keys, says", [
@@ -3196,6 +3219,20 @@ _LLAMA_T = dict(B, model_type="llama")
                           text_config=dict(B, model_type="qwen3_vl_text", head_dim=16,
                                            rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
                                                             "mrope_section": [2, 3, 3]}))),
+    ("blip-2", dict(vision_config=dict(_CLIP_T, model_type="blip_2_vision_model"), num_query_tokens=4,
+                    qformer_config=dict(hidden_size=24, intermediate_size=40, num_hidden_layers=3, num_attention_heads=2,
+                                        cross_attention_frequency=2))),
+    ("blip-2", dict(vision_config=dict(_CLIP_T, model_type="blip_2_vision_model", qkv_bias=False),
+                    qformer_config=dict(hidden_size=24, intermediate_size=40, num_hidden_layers=3, num_attention_heads=2,
+                                        cross_attention_frequency=1, use_qformer_text_input=True),
+                    text_config=dict({k: v for k, v in B.items() if k not in ("intermediate_size", "num_key_value_heads")},
+                                     model_type="opt", ffn_dim=96, word_embed_proj_dim=64))),
+    ("blip-2", {}),
+    ("instructblip", dict(vision_config=dict(_CLIP_T, model_type="instructblip_vision_model"), num_query_tokens=4,
+                          qformer_config=dict(hidden_size=24, intermediate_size=40, num_hidden_layers=3,
+                                              num_attention_heads=2, cross_attention_frequency=3, vocab_size=50,
+                                              max_position_embeddings=20))),
+    ("instructblipvideo", dict(vision_config=dict(_CLIP_T, model_type="instructblipvideo_vision_model"))),
 ])
 def test_llava_style_wrappers_count_the_encoder_their_vision_config_names(wrapper, keys):
     """LLaVA and the wrappers built like it (transformers' AutoModel over vision_config: CLIP, SigLIP with or without
@@ -3210,7 +3247,8 @@ def test_llava_style_wrappers_count_the_encoder_their_vision_config_names(wrappe
     MiniCPM-V's window merger and mergers (4.6, 4.7, OCR; other windows and rounds), EXAONE 4.5's grouped-KV Qwen
     tower, GOT-OCR2's and PP-Chart2Table's SAM ViT, neck and convolutional projector (global and windowed layers'
     relative position tables; without biases or positions), Ovis2's tower, visual head and visual embedding table,
-    HyperCLOVA X Vision's and Cosmos 3 Omni's Qwen towers: the tower reported beside the decoder equals numel() of everything outside
+    HyperCLOVA X Vision's and Cosmos 3 Omni's Qwen towers, BLIP-2's and InstructBLIP's EVA ViT and Q-Former (its
+    cross-attention every N layers, the text MLP, InstructBLIP's embeddings, the ViT's qkv without bias): the tower reported beside the decoder equals numel() of everything outside
     the language model and the head, from the file's keys and from to_dict(), with no key unknown; with no vision_config, the wrapper's own
     default encoder (CLIP ViT-L/14-336 for LLaVA, SigLIP so400m for OneVision and PaliGemma)."""
     from transformers import AutoModelForImageTextToText
