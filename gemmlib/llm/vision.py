@@ -47,7 +47,8 @@ vision config class's defaults for absent keys; ``tests/llm/test_families.py`` c
   ``idefics3`` / ``smolvlm``, ``video_llama_3``, ``minicpmv4_6`` / ``minicpmv4_7`` / ``minicpm_ocr``, ``exaone4_5``,
   ``hyperclovax_vision_v2`` and ``cosmos3_omni`` (Qwen towers), ``got_ocr2`` / ``pp_chart2table`` (a SAM ViT),
   ``ovis2`` and ``fuyu`` (no encoder: one linear over each patch's pixels);
-* ``blip-2``, ``instructblip``, ``instructblipvideo``: the EVA ViT, the learned queries, the Q-Former and the projection.
+* ``blip-2``, ``instructblip``, ``instructblipvideo``: the EVA ViT, the learned queries, the Q-Former and the projection;
+* ``idefics2``: a SigLIP-like tower, the SwiGLU modality projection and the perceiver resampler.
 
 This module never imports torch.
 """
@@ -621,6 +622,41 @@ def _kimi_k25(cfg: dict) -> dict[str, int]:
             "projector": 2 * phs + dk * dk + dk + dk * th + th}
 
 
+_IDEFICS2 = dict(hidden_size=768, intermediate_size=3072, num_hidden_layers=12, num_channels=3, image_size=224,
+                 patch_size=32)
+_IDEFICS2_PERCEIVER = dict(resampler_n_latents=64, resampler_depth=3, resampler_n_heads=16, resampler_head_dim=96,
+                           num_key_value_heads=4)
+
+
+def _idefics2(cfg: dict) -> dict[str, int]:
+    """Idefics2's SigLIP-like vision transformer (no pooling head) and its connector: a SwiGLU modality projection
+    without biases from the tower's width through the decoder's ``intermediate_size`` to its width, then the perceiver
+    resampler at the decoder's width (the config class sets it): learned latents, ``resampler_depth`` layers of
+    grouped-KV attention of the latents over the image and themselves (RMSNorms on both inputs) and a 4× SwiGLU MLP,
+    and a final RMSNorm."""
+    v = _vision_block(cfg)
+    tower = _siglip_tower(v, _IDEFICS2)
+    del tower["pooling_head"]
+    tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
+    th = _text_hidden(cfg, 4096)
+    tf = _whole("text_config.intermediate_size", tc.get("intermediate_size", 14336))  # (Mistral's, the default)
+    pc = cfg.get("perceiver_config")
+    if pc is None:
+        pc = {}
+    elif not isinstance(pc, dict):
+        raise InputError(N_("config.json field 'perceiver_config' must be an object"))
+
+    def pget(key: str) -> int:
+        return _whole(f"perceiver_config.{key}", pc.get(key, _IDEFICS2_PERCEIVER[key]))
+
+    q, kv = pget("resampler_n_heads") * pget("resampler_head_dim"), pget("num_key_value_heads") * pget(
+        "resampler_head_dim")
+    layer = 3 * th + 2 * th * q + 2 * th * kv + 3 * th * 4 * th
+    d = _get(v, _IDEFICS2, "hidden_size")
+    return {**tower, "modality_projection": 2 * d * tf + tf * th,
+            "perceiver": pget("resampler_n_latents") * th + pget("resampler_depth") * layer + th}
+
+
 def _idefics3(cfg: dict) -> dict[str, int]:
     """Idefics3's / SmolVLM's SigLIP-like vision transformer (no pooling head) and its connector: the patches shuffled
     ``scale_factor`` × ``scale_factor`` into one and a linear without bias to the decoder's width."""
@@ -1075,7 +1111,7 @@ _TOWERS: dict[str, Callable[[dict], dict[str, int] | None]] = {
     "hyperclovax_vision_v2": _hyperclovax_vision, "cosmos3_omni": _qwen3_vl, "fuyu": _fuyu,
     "qianfan_ocr": partial(_internvl, attention_bias=True), "video_llama_3": _video_llama_3, "deepseek_vl": _deepseek_vl,
     **dict.fromkeys(("minicpmv4_6", "minicpmv4_7", "minicpm_ocr"), _minicpmv), "exaone4_5": _exaone4_5,
-    **dict.fromkeys(("got_ocr2", "pp_chart2table"), _got_ocr2), "ovis2": _ovis2, "blip-2": _blip2,
+    **dict.fromkeys(("got_ocr2", "pp_chart2table"), _got_ocr2), "ovis2": _ovis2, "blip-2": _blip2, "idefics2": _idefics2,
     **dict.fromkeys(("instructblip", "instructblipvideo"), partial(_blip2, instruct=True)),
 }
 VISION_WRAPPERS = tuple(_TOWERS)

@@ -3233,6 +3233,10 @@ _LLAMA_T = dict(B, model_type="llama")
                                               num_attention_heads=2, cross_attention_frequency=3, vocab_size=50,
                                               max_position_embeddings=20))),
     ("instructblipvideo", dict(vision_config=dict(_CLIP_T, model_type="instructblipvideo_vision_model"))),
+    ("idefics2", dict(vision_config=dict(_CLIP_T, model_type="idefics2_vision"),
+                      perceiver_config=dict(resampler_n_latents=4, resampler_depth=2, resampler_n_heads=2,
+                                            resampler_head_dim=8, num_key_value_heads=1))),
+    ("idefics2", dict(text_config=dict(_LLAMA_T, intermediate_size=80))),
 ])
 def test_llava_style_wrappers_count_the_encoder_their_vision_config_names(wrapper, keys):
     """LLaVA and the wrappers built like it (transformers' AutoModel over vision_config: CLIP, SigLIP with or without
@@ -3248,7 +3252,8 @@ def test_llava_style_wrappers_count_the_encoder_their_vision_config_names(wrappe
     tower, GOT-OCR2's and PP-Chart2Table's SAM ViT, neck and convolutional projector (global and windowed layers'
     relative position tables; without biases or positions), Ovis2's tower, visual head and visual embedding table,
     HyperCLOVA X Vision's and Cosmos 3 Omni's Qwen towers, BLIP-2's and InstructBLIP's EVA ViT and Q-Former (its
-    cross-attention every N layers, the text MLP, InstructBLIP's embeddings, the ViT's qkv without bias): the tower reported beside the decoder equals numel() of everything outside
+    cross-attention every N layers, the text MLP, InstructBLIP's embeddings, the ViT's qkv without bias), Idefics2's
+    modality projection (through the decoder's intermediate size) and perceiver resampler: the tower reported beside the decoder equals numel() of everything outside
     the language model and the head, from the file's keys and from to_dict(), with no key unknown; with no vision_config, the wrapper's own
     default encoder (CLIP ViT-L/14-336 for LLaVA, SigLIP so400m for OneVision and PaliGemma)."""
     from transformers import AutoModelForImageTextToText
@@ -3262,6 +3267,33 @@ def test_llava_style_wrappers_count_the_encoder_their_vision_config_names(wrappe
         assert info["unknown_keys"] == [], info["unknown_keys"]
         assert sum(info["vision"].values()) == _outside_decoder(model)
         assert cfg.params == model.num_parameters() - _outside_decoder(model)
+
+
+def test_idefics2_8b_as_its_hub_file_writes_it_comes_to_the_model_transformers_builds():
+    """HuggingFaceM4/idefics2-8b's config.json (its vision and perceiver blocks typed "idefics2", a Mistral 7B decoder
+    with three added tokens): the decoder and the tower beside it add up to numel() of
+    Idefics2ForConditionalGeneration built from that file, 8,402,768,112 (the card's "8B")."""
+    from transformers import AutoModelForImageTextToText
+
+    raw = {"model_type": "idefics2", "architectures": ["Idefics2ForConditionalGeneration"], "image_token_id": 32001,
+           "tie_word_embeddings": False, "use_cache": True,
+           "perceiver_config": {"hidden_act": "silu", "model_type": "idefics2", "num_key_value_heads": 4,
+                                "resampler_depth": 3, "resampler_head_dim": 96, "resampler_n_heads": 16,
+                                "resampler_n_latents": 64},
+           "vision_config": {"hidden_size": 1152, "image_size": 980, "intermediate_size": 4304,
+                             "model_type": "idefics2", "num_attention_heads": 16, "num_hidden_layers": 27,
+                             "patch_size": 14},
+           "text_config": {"model_type": "mistral", "hidden_size": 4096, "intermediate_size": 14336,
+                           "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+                           "vocab_size": 32003, "max_position_embeddings": 32768, "rms_norm_eps": 1e-5,
+                           "rope_theta": 10000.0, "sliding_window": 4096, "tie_word_embeddings": False}}
+    hf = AutoConfig.for_model("idefics2", **{k: copy.deepcopy(v) for k, v in raw.items() if k != "model_type"})
+    with torch.device("meta"):
+        model = AutoModelForImageTextToText.from_config(hf)
+    cfg, info = read_config(copy.deepcopy(raw))
+    assert info["unknown_keys"] == []
+    assert sum(info["vision"].values()) == _outside_decoder(model)
+    assert cfg.params + sum(info["vision"].values()) == model.num_parameters() == 8_402_768_112
 
 
 def test_a_mistral_file_with_layer_types_is_read_as_ministral_as_autoconfig_does(tmp_path):
