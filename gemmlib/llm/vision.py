@@ -48,7 +48,9 @@ vision config class's defaults for absent keys; ``tests/llm/test_families.py`` c
   ``hyperclovax_vision_v2`` and ``cosmos3_omni`` (Qwen towers), ``got_ocr2`` / ``pp_chart2table`` (a SAM ViT),
   ``ovis2`` and ``fuyu`` (no encoder: one linear over each patch's pixels);
 * ``blip-2``, ``instructblip``, ``instructblipvideo``: the EVA ViT, the learned queries, the Q-Former and the projection;
-* ``idefics2``: a SigLIP-like tower, the SwiGLU modality projection and the perceiver resampler.
+* ``idefics2``: a SigLIP-like tower, the SwiGLU modality projection and the perceiver resampler;
+* ``granite_docling``: a SigLIP-like tower, its coarse and fine connector paths with DeepStack mergers, the density
+  router.
 
 This module never imports torch.
 """
@@ -657,6 +659,39 @@ def _idefics2(cfg: dict) -> dict[str, int]:
             "perceiver": pget("resampler_n_latents") * th + pget("resampler_depth") * layer + th}
 
 
+_GRANITE_DOCLING = dict(hidden_size=768, intermediate_size=3072, num_hidden_layers=12, num_channels=3, image_size=512,
+                        patch_size=16, out_hidden_size=1024, scale_factor=4)
+
+
+def _granite_docling(cfg: dict) -> dict[str, int]:
+    """Granite-Docling's SigLIP-like tower (no pooling head) with its connector inside: a LayerNorm, the coarse path (the
+    patches shuffled ``scale_factor`` × ``scale_factor``, a linear without bias to ``out_hidden_size`` and one merger per
+    DeepStack layer: a LayerNorm and two biased linears) and, with ``use_fine_route``, the same path at half the factor;
+    then a LayerNorm, a linear without bias and a LayerNorm; the density router over the tower's features when
+    ``density_router_hidden_size`` is set (a top-level key)."""
+    v = _vision_block(cfg)
+    tower = _siglip_tower(v, _GRANITE_DOCLING)
+    del tower["pooling_head"]
+    d, o, sf = (_get(v, _GRANITE_DOCLING, k) for k in ("hidden_size", "out_hidden_size", "scale_factor"))
+    idx = v.get("deepstack_visual_indexes")
+    if idx is None:
+        idx = [3, 7, 10]
+    elif not isinstance(idx, list):
+        raise InputError(N_("config.json field 'vision_config.deepstack_visual_indexes' must be a list of layers"))
+
+    def path(f: int) -> int:
+        m = d * f * f
+        return m * o + len(idx) * (2 * m + m * o + o + o * o + o)
+
+    fine = v.get("use_fine_route", True) is True
+    out = {**tower, "connector": 2 * d + path(sf) + (path(sf // 2) if fine else 0) + 2 * o + o * o + 2 * o}
+    r = cfg.get("density_router_hidden_size")
+    if r is not None:
+        r = _whole("density_router_hidden_size", r)
+        out["density_router"] = d + 1 + 2 * d + d * r + r + r + 1
+    return out
+
+
 def _idefics3(cfg: dict) -> dict[str, int]:
     """Idefics3's / SmolVLM's SigLIP-like vision transformer (no pooling head) and its connector: the patches shuffled
     ``scale_factor`` × ``scale_factor`` into one and a linear without bias to the decoder's width."""
@@ -1112,6 +1147,7 @@ _TOWERS: dict[str, Callable[[dict], dict[str, int] | None]] = {
     "qianfan_ocr": partial(_internvl, attention_bias=True), "video_llama_3": _video_llama_3, "deepseek_vl": _deepseek_vl,
     **dict.fromkeys(("minicpmv4_6", "minicpmv4_7", "minicpm_ocr"), _minicpmv), "exaone4_5": _exaone4_5,
     **dict.fromkeys(("got_ocr2", "pp_chart2table"), _got_ocr2), "ovis2": _ovis2, "blip-2": _blip2, "idefics2": _idefics2,
+    "granite_docling": _granite_docling,
     **dict.fromkeys(("instructblip", "instructblipvideo"), partial(_blip2, instruct=True)),
 }
 VISION_WRAPPERS = tuple(_TOWERS)

@@ -1769,23 +1769,31 @@ _TINY_TOWER = dict(hidden_size=32, intermediate_size=48, num_hidden_layers=1, de
                    num_heads=2, patch_size=4, image_size=32, out_hidden_size=64, num_key_value_heads=2)
 
 
-@pytest.mark.parametrize(("wrapper", "text"), [
-    ("granite_docling", dict(B, pad_token_id=None, bos_token_id=None, eos_token_id=None)),
+@pytest.mark.parametrize("keys", [
+    dict(vision_config=dict(_TINY_TOWER)),
+    dict(vision_config=dict(_TINY_TOWER, scale_factor=2, use_fine_route=False, deepstack_visual_indexes=[0]),
+         density_router_hidden_size=None),
+    dict(vision_config=dict(_TINY_TOWER, num_hidden_layers=4, deepstack_visual_indexes=[1, 3]),
+         density_router_hidden_size=24),
 ])
-def test_wrappers_whose_towers_are_named_count_their_decoder_exactly(wrapper, text):
+def test_granite_docling_counts_its_decoder_exactly_and_its_tower_beside_it(keys):
     """Granite-Docling (Granite's decoder, its head tied): the decoder of the text_config exact to the parameter and the
-    FLOP against the wrapper's own class on a text prompt; the vision tower and the density router over image tiles
-    named, not counted."""
+    FLOP against the wrapper's own class on a text prompt; the tower beside it — its SigLIP-like encoder, the coarse
+    and fine connector paths with their DeepStack mergers, the density router when set — equal to numel() of
+    everything outside the decoder, from the file's keys and from to_dict()."""
     from transformers import AutoModelForImageTextToText
 
     torch.manual_seed(0)
-    top = dict(pad_token_id=None) if wrapper == "granite_docling" else {}
-    hf = AutoConfig.for_model(wrapper, text_config=text, vision_config=dict(_TINY_TOWER), **top)
+    text = dict(B, pad_token_id=None, bos_token_id=None, eos_token_id=None)
+    keys = dict(copy.deepcopy(keys), text_config=text, pad_token_id=None)
+    keys["vision_config"]["out_hidden_size"] = text["hidden_size"]  # (the config class requires the decoder's width)
+    hf = AutoConfig.for_model("granite_docling", **copy.deepcopy(keys))
     model = AutoModelForImageTextToText.from_config(hf, attn_implementation="eager").eval()
-    cfg, info = read_config(json.loads(hf.to_json_string()))
-    assert info["wrapper"] == wrapper and info["unknown_keys"] == [], info["unknown_keys"]
+    for raw in (dict(keys, model_type="granite_docling"), json.loads(hf.to_json_string())):
+        cfg, info = read_config(raw)
+        assert info["wrapper"] == "granite_docling" and info["unknown_keys"] == [], info["unknown_keys"]
+        assert sum(info["vision"].values()) == _outside_decoder(model)
     _decoder_is_exact(model, cfg)
-    assert info["vision"] is None and any("not" in str(n) for n in info["notes"])
 
 
 def test_deepseek_ocr2_counts_its_mha_moe_decoder():
