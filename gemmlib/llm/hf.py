@@ -222,6 +222,7 @@ IRRELEVANT_KEYS = frozenset({
     "merge_kernel_size", "merger_times", "drop_vision_last_layer", "image_start_id", "image_end_id", "newline_id",
     "slice_start_id", "slice_end_id", "visual_indicator_token_ids", "qformer_config", "num_query_tokens",
     "use_decoder_only_language_model", "image_text_hidden_size", "perceiver_config",
+    "high_res_vision_config",
     # state-space families: kernel choices, activations, time-step clamps, init and muP multipliers
     "use_associative_scan", "use_mamba_kernels", "use_mambapy", "mamba_hidden_act", "mlp_hidden_act",
     "num_logits_to_keep", "rescale_prenorm_residual", "residual_in_fp32", "time_step_floor", "time_step_limit",

@@ -50,7 +50,8 @@ vision config class's defaults for absent keys; ``tests/llm/test_families.py`` c
 * ``blip-2``, ``instructblip``, ``instructblipvideo``: the EVA ViT, the learned queries, the Q-Former and the projection;
 * ``idefics2``: a SigLIP-like tower, the SwiGLU modality projection and the perceiver resampler;
 * ``granite_docling``: a SigLIP-like tower, its coarse and fine connector paths with DeepStack mergers, the density
-  router.
+  router;
+* ``deepseek_vl_hybrid``: a SigLIP encoder and SAM's ViT at high resolution, with their necks, convolutions and aligner.
 
 This module never imports torch.
 """
@@ -777,18 +778,26 @@ _GOT_OCR2 = dict(hidden_size=768, output_channels=256, num_hidden_layers=12, num
                 image_size=1024, patch_size=16, window_size=14, mlp_dim=3072)
 
 
-def _got_ocr2(cfg: dict) -> dict[str, int]:
-    """GOT-OCR2's (and PP-Chart2Table's) SAM ViT: a biased patch Conv2d, an absolute position per patch
-    (``use_abs_pos``), blocks of a fused qkv (biased with ``qkv_bias``), a biased output projection, relative position
-    tables per head dim (``use_rel_pos``: 2 × (2 × side − 1) rows, the side the window's or, at
-    ``global_attn_indexes``, the whole grid's), two LayerNorms and a biased MLP; a neck of a 1×1 and a 3×3 convolution
-    without bias, each with a LayerNorm; and the projector: two stride-2 3×3 convolutions without bias to the decoder's
-    width and a biased linear."""
-    v = _vision_block(cfg)
-    g = lambda key: _get(v, _GOT_OCR2, key)  # noqa: E731
+def _sam_vit(v: dict, defaults: dict) -> tuple[dict[str, int], int]:
+    """SAM's ViT (GOT-OCR2's, DeepSeek-VL-Hybrid's high-resolution encoder): a biased patch Conv2d, an absolute position
+    per patch (``use_abs_pos``), blocks of a fused qkv (biased with ``qkv_bias``), a biased output projection, relative
+    position tables per head dim (``use_rel_pos``: 2 × (2 × side − 1) rows, the side the window's or, at
+    ``global_attn_indexes``, the whole grid's), two LayerNorms and a biased MLP (``mlp_dim``; SAM's own class: hidden ×
+    ``mlp_ratio`` when absent); a neck of a 1×1 and a 3×3 convolution without bias, each with a LayerNorm. By part, and
+    the neck's ``output_channels``."""
+    g = lambda key: _get(v, defaults, key)  # noqa: E731
     d, oc, layers, heads, c = g("hidden_size"), g("output_channels"), g("num_hidden_layers"), g("num_attention_heads"), \
         g("num_channels")
-    img, p, w, m = g("image_size"), g("patch_size"), _get(v, _GOT_OCR2, "window_size", minimum=0), g("mlp_dim")
+    img, p, w = g("image_size"), g("patch_size"), _get(v, defaults, "window_size", minimum=0)
+    if v.get("mlp_dim") is not None:
+        m = _whole("vision_config.mlp_dim", v["mlp_dim"])
+    elif "mlp_dim" in defaults:
+        m = defaults["mlp_dim"]
+    else:
+        ratio = v.get("mlp_ratio", 4.0)
+        if isinstance(ratio, bool) or not isinstance(ratio, int | float) or not ratio > 0:
+            raise InputError(N_("config.json field 'vision_config.mlp_ratio' must be a positive number"))
+        m = int(d * ratio)
     glob = v.get("global_attn_indexes", [2, 5, 8, 11])
     if not isinstance(glob, list | tuple) or any(isinstance(i, bool) or not isinstance(i, int) for i in glob):
         raise InputError(N_("config.json field 'vision_config.global_attn_indexes' must be a list of layer indexes"))
@@ -799,10 +808,43 @@ def _got_ocr2(cfg: dict) -> dict[str, int]:
         side = grid if (i in glob or w == 0) else w
         blocks += 4 * d + 3 * d * d + (3 * d if v.get("qkv_bias", True) is True else 0) + d * d + d \
             + (2 * (2 * side - 1) * hd if rel else 0) + d * m + m + m * d + d
+    return ({"patch_embed": c * p * p * d + d,
+             "positions": grid * grid * d if v.get("use_abs_pos", True) is True else 0,
+             "blocks": blocks, "neck": d * oc + 2 * oc + oc * oc * 9 + 2 * oc}, oc)
+
+
+_SAM = dict(hidden_size=768, output_channels=256, num_hidden_layers=12, num_attention_heads=12, num_channels=3,
+            image_size=1024, patch_size=16, window_size=14)  # (SamVisionConfig's; its mlp_dim from mlp_ratio)
+
+
+def _got_ocr2(cfg: dict) -> dict[str, int]:
+    """GOT-OCR2's (and PP-Chart2Table's) SAM ViT and neck (:func:`_sam_vit`, its class's ``mlp_dim`` 3,072 by default)
+    and the projector: two stride-2 3×3 convolutions without bias to the decoder's width and a biased linear."""
+    out, oc = _sam_vit(_vision_block(cfg), _GOT_OCR2)
     th = _text_hidden(cfg, 1024)
-    return {"patch_embed": c * p * p * d + d, "positions": grid * grid * d if v.get("use_abs_pos", True) is True else 0,
-            "blocks": blocks, "neck": d * oc + 2 * oc + oc * oc * 9 + 2 * oc,
-            "projector": oc * 2 * oc * 9 + 2 * oc * th * 9 + th * th + th}
+    return {**out, "projector": oc * 2 * oc * 9 + 2 * oc * th * 9 + th * th + th}
+
+
+def _deepseek_vl_hybrid(cfg: dict) -> dict[str, int] | None:
+    """DeepSeek-VL's hybrid tower: the SigLIP encoder of ``vision_config`` (its pooling head by ``vision_use_head``) and
+    SAM's ViT of ``high_res_vision_config`` with its neck, a second neck and two stride-2 3×3 convolutions (``output_channels``
+    to 4 ×, without bias), a gate; the aligner: each encoder's features through a biased linear to half the decoder's
+    width, then a biased linear of the decoder's width."""
+    low = _named_encoder(cfg, "siglip_vision_model", {})
+    hv = cfg.get("high_res_vision_config")
+    if hv is None:
+        hv = {}
+    elif not isinstance(hv, dict):
+        raise InputError(N_("config.json field 'high_res_vision_config' must be an object"))
+    if low is None or hv.get("model_type", "sam_vision_model") != "sam_vision_model":
+        return None
+    parts, d = low
+    sam, oc = _sam_vit(hv, _SAM)
+    th = _text_hidden(cfg, 4096)
+    half = th // 2
+    return {**parts, **{f"high_res_{k}": n for k, n in sam.items()},
+            "high_res_neck_proj": sam["neck"] + oc * 2 * oc * 9 + 2 * oc * 4 * oc * 9 + 1,  # (a second neck like SAM's)
+            "aligner": d * half + half + 4 * oc * half + half + th * th + th}
 
 
 _OVIS2 = dict(hidden_size=1024, intermediate_size=2816, num_hidden_layers=24, num_channels=3, image_size=224,
@@ -1145,6 +1187,7 @@ _TOWERS: dict[str, Callable[[dict], dict[str, int] | None]] = {
     "internvl": _internvl, "kimi_k25": _kimi_k25, "idefics3": _idefics3, "smolvlm": _idefics3,
     "hyperclovax_vision_v2": _hyperclovax_vision, "cosmos3_omni": _qwen3_vl, "fuyu": _fuyu,
     "qianfan_ocr": partial(_internvl, attention_bias=True), "video_llama_3": _video_llama_3, "deepseek_vl": _deepseek_vl,
+    "deepseek_vl_hybrid": _deepseek_vl_hybrid,
     **dict.fromkeys(("minicpmv4_6", "minicpmv4_7", "minicpm_ocr"), _minicpmv), "exaone4_5": _exaone4_5,
     **dict.fromkeys(("got_ocr2", "pp_chart2table"), _got_ocr2), "ovis2": _ovis2, "blip-2": _blip2, "idefics2": _idefics2,
     "granite_docling": _granite_docling,

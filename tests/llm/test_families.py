@@ -3245,6 +3245,18 @@ _LLAMA_T = dict(B, model_type="llama")
                       perceiver_config=dict(resampler_n_latents=4, resampler_depth=2, resampler_n_heads=2,
                                             resampler_head_dim=8, num_key_value_heads=1))),
     ("idefics2", dict(text_config=dict(_LLAMA_T, intermediate_size=80))),
+    ("deepseek_vl_hybrid", dict(vision_config=_SIGLIP_T,
+                                high_res_vision_config=dict(model_type="sam_vision_model", hidden_size=32,
+                                                            output_channels=16, num_hidden_layers=3,
+                                                            num_attention_heads=2, image_size=64, patch_size=8,
+                                                            window_size=4, global_attn_indexes=[1], mlp_ratio=2.0))),
+    ("deepseek_vl_hybrid", dict(vision_config=dict(_SIGLIP_T, vision_use_head=False),
+                                high_res_vision_config=dict(model_type="sam_vision_model", hidden_size=32,
+                                                            output_channels=8, num_hidden_layers=2,
+                                                            num_attention_heads=2, image_size=64, patch_size=8,
+                                                            qkv_bias=False, use_rel_pos=False, mlp_dim=40,
+                                                            global_attn_indexes=[0]))),
+    ("deepseek_vl_hybrid", {}),
 ])
 def test_llava_style_wrappers_count_the_encoder_their_vision_config_names(wrapper, keys):
     """LLaVA and the wrappers built like it (transformers' AutoModel over vision_config: CLIP, SigLIP with or without
@@ -3261,7 +3273,8 @@ def test_llava_style_wrappers_count_the_encoder_their_vision_config_names(wrappe
     relative position tables; without biases or positions), Ovis2's tower, visual head and visual embedding table,
     HyperCLOVA X Vision's and Cosmos 3 Omni's Qwen towers, BLIP-2's and InstructBLIP's EVA ViT and Q-Former (its
     cross-attention every N layers, the text MLP, InstructBLIP's embeddings, the ViT's qkv without bias), Idefics2's
-    modality projection (through the decoder's intermediate size) and perceiver resampler: the tower reported beside the decoder equals numel() of everything outside
+    modality projection (through the decoder's intermediate size) and perceiver resampler, DeepSeek-VL-Hybrid's SigLIP
+    and SAM encoders (SAM's MLP from mlp_ratio or mlp_dim), second neck, convolutions and aligner: the tower reported beside the decoder equals numel() of everything outside
     the language model and the head, from the file's keys and from to_dict(), with no key unknown; with no vision_config, the wrapper's own
     default encoder (CLIP ViT-L/14-336 for LLaVA, SigLIP so400m for OneVision and PaliGemma)."""
     from transformers import AutoModelForImageTextToText
