@@ -51,7 +51,8 @@ vision config class's defaults for absent keys; ``tests/llm/test_families.py`` c
 * ``idefics2``: a SigLIP-like tower, the SwiGLU modality projection and the perceiver resampler;
 * ``granite_docling``: a SigLIP-like tower, its coarse and fine connector paths with DeepStack mergers, the density
   router;
-* ``deepseek_vl_hybrid``: a SigLIP encoder and SAM's ViT at high resolution, with their necks, convolutions and aligner.
+* ``deepseek_vl_hybrid``: a SigLIP encoder and SAM's ViT at high resolution, with their necks, convolutions and aligner;
+* ``lfm3_vl``: LFM3-VL's tower of gated depthwise convolutions and grouped-KV attention layers, and its projector.
 
 This module never imports torch.
 """
@@ -693,6 +694,38 @@ def _granite_docling(cfg: dict) -> dict[str, int]:
     return out
 
 
+_LFM3_VL = dict(hidden_size=1024, intermediate_size=2560, num_hidden_layers=14, num_attention_heads=16,
+                num_key_value_heads=8, in_channels=3, patch_size=16, temporal_patch_size=2, spatial_merge_size=2,
+                conv_kernel_size=3)
+
+
+def _lfm3_vl(cfg: dict) -> dict[str, int]:
+    """LFM3-VL's hybrid tower: a linear patch embedding without bias over ``temporal_patch_size`` frames, an RMSNorm,
+    then layers by ``layer_types`` — a gated depthwise convolution (an in-projection to three widths, a
+    ``conv_kernel_size``² depthwise Conv2d, an out-projection; no biases) or grouped-KV attention with q/k RMSNorms per
+    head — each with a SwiGLU MLP and two RMSNorms; the projector: a LayerNorm, the ``spatial_merge_size``² patches
+    merged, two linears (biased with ``projector_bias``) through ``projector_hidden_size`` to the decoder's width."""
+    v = _vision_block(cfg)
+    g = lambda key: _get(v, _LFM3_VL, key)  # noqa: E731
+    d, f, n, heads, kvh = (g(k) for k in ("hidden_size", "intermediate_size", "num_hidden_layers",
+                                          "num_attention_heads", "num_key_value_heads"))
+    types = v.get("layer_types")
+    if types is None:  # (the config class's layout: two convolutions, then attention and convolution in turn)
+        types = ["conv" if i < 2 or i % 2 else "full_attention" for i in range(n)]
+    if not isinstance(types, list) or len(types) != n or any(not isinstance(t, str) for t in types):
+        raise InputError(N_("config.json field 'vision_config.layer_types' must name each of the {n} layers"), n=n)
+    hd, k = d // heads, g("conv_kernel_size")
+    conv = 3 * d * d + d * k * k + d * d
+    attn = d * heads * hd + 2 * d * kvh * hd + heads * hd * d + 2 * hd
+    layers = sum(conv if t == "conv" else attn for t in types) + n * (3 * d * f + 2 * d)
+    m = d * g("spatial_merge_size") ** 2
+    ph = _whole("projector_hidden_size", cfg.get("projector_hidden_size", 4096))
+    th, bias = _text_hidden(cfg, 2048), cfg.get("projector_bias", True) is True
+    return {"patch_embed": g("in_channels") * g("temporal_patch_size") * g("patch_size") ** 2 * d,
+            "embedding_norm": d, "layers": layers,
+            "projector": 2 * d + m * ph + ph * th + ((ph + th) if bias else 0)}
+
+
 def _idefics3(cfg: dict) -> dict[str, int]:
     """Idefics3's / SmolVLM's SigLIP-like vision transformer (no pooling head) and its connector: the patches shuffled
     ``scale_factor`` × ``scale_factor`` into one and a linear without bias to the decoder's width."""
@@ -1187,7 +1220,7 @@ _TOWERS: dict[str, Callable[[dict], dict[str, int] | None]] = {
     "internvl": _internvl, "kimi_k25": _kimi_k25, "idefics3": _idefics3, "smolvlm": _idefics3,
     "hyperclovax_vision_v2": _hyperclovax_vision, "cosmos3_omni": _qwen3_vl, "fuyu": _fuyu,
     "qianfan_ocr": partial(_internvl, attention_bias=True), "video_llama_3": _video_llama_3, "deepseek_vl": _deepseek_vl,
-    "deepseek_vl_hybrid": _deepseek_vl_hybrid,
+    "deepseek_vl_hybrid": _deepseek_vl_hybrid, "lfm3_vl": _lfm3_vl,
     **dict.fromkeys(("minicpmv4_6", "minicpmv4_7", "minicpm_ocr"), _minicpmv), "exaone4_5": _exaone4_5,
     **dict.fromkeys(("got_ocr2", "pp_chart2table"), _got_ocr2), "ovis2": _ovis2, "blip-2": _blip2, "idefics2": _idefics2,
     "granite_docling": _granite_docling,

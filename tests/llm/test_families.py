@@ -3257,6 +3257,16 @@ _LLAMA_T = dict(B, model_type="llama")
                                                             qkv_bias=False, use_rel_pos=False, mlp_dim=40,
                                                             global_attn_indexes=[0]))),
     ("deepseek_vl_hybrid", {}),
+    ("lfm3_vl", dict(vision_config=dict(model_type="lfm3_vl_vision", hidden_size=32, intermediate_size=48,
+                                        num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=2, patch_size=4),
+                     text_config=dict(B, model_type="lfm2", layer_types=["conv", "full_attention"]))),
+    ("lfm3_vl", dict(vision_config=dict(model_type="lfm3_vl_vision", hidden_size=32, intermediate_size=48,
+                                        num_hidden_layers=3, num_attention_heads=2, num_key_value_heads=1, patch_size=4,
+                                        temporal_patch_size=1, spatial_merge_size=1, conv_kernel_size=5,
+                                        layer_types=["full_attention", "conv", "full_attention"]),
+                     projector_hidden_size=40, projector_bias=False,
+                     text_config=dict(B, model_type="lfm2", layer_types=["conv", "full_attention"]))),
+    ("lfm3_vl", dict(text_config=dict(B, model_type="lfm2", layer_types=["conv", "full_attention"]))),
 ])
 def test_llava_style_wrappers_count_the_encoder_their_vision_config_names(wrapper, keys):
     """LLaVA and the wrappers built like it (transformers' AutoModel over vision_config: CLIP, SigLIP with or without
@@ -3274,7 +3284,8 @@ def test_llava_style_wrappers_count_the_encoder_their_vision_config_names(wrappe
     HyperCLOVA X Vision's and Cosmos 3 Omni's Qwen towers, BLIP-2's and InstructBLIP's EVA ViT and Q-Former (its
     cross-attention every N layers, the text MLP, InstructBLIP's embeddings, the ViT's qkv without bias), Idefics2's
     modality projection (through the decoder's intermediate size) and perceiver resampler, DeepSeek-VL-Hybrid's SigLIP
-    and SAM encoders (SAM's MLP from mlp_ratio or mlp_dim), second neck, convolutions and aligner: the tower reported beside the decoder equals numel() of everything outside
+    and SAM encoders (SAM's MLP from mlp_ratio or mlp_dim), second neck, convolutions and aligner, LFM3-VL's tower of
+    convolution and attention layers (its default layout and another) and projector: the tower reported beside the decoder equals numel() of everything outside
     the language model and the head, from the file's keys and from to_dict(), with no key unknown; with no vision_config, the wrapper's own
     default encoder (CLIP ViT-L/14-336 for LLaVA, SigLIP so400m for OneVision and PaliGemma)."""
     from transformers import AutoModelForImageTextToText
