@@ -43,7 +43,7 @@ from gemmlib.core.ceilings import all_ceilings, cpu_row
 from gemmlib.core.errors import InputError
 from gemmlib.core.flops import DEFAULT_EFFICIENCY
 from gemmlib.core.hardware import CATALOGUE, DEFAULT_GPU, Hardware
-from gemmlib.core.i18n import N_, Msg
+from gemmlib.core.i18n import N_, Msg, Text
 from gemmlib.core.results import BenchResult, recorded
 from gemmlib.core.units import MiB
 from gemmlib.measure import safety
@@ -276,6 +276,10 @@ def admit(spec: Any, config: Any, lim: safety.Limits | None = None) -> Plan:
     device, and on the host beside a GPU), the largest CPU GEMM, and time. InputError (before
     anything is allocated) when one is exceeded. A multi-rank run's plan checked every rank itself."""
     lim = lim or safety.limits()
+    if getattr(config, "device", None) == "cuda":  # before the plan: it sizes its rows by the GPU it would run on
+        n, why = machine.gpu_presence()
+        if n == 0:
+            raise InputError(N_("device {device!r} cannot be used here: {why}"), device="cuda", why=Text(why))
     p = planned(spec, config, lim)
     if p.launches:
         return p

@@ -160,6 +160,24 @@ def test_work_a_cpu_cannot_do_is_refused_by_the_same_cap(argv, run_cli, no_worke
     assert no_worker == []
 
 
+@pytest.mark.parametrize("argv", [
+    ["validate", "--device", "cuda", "--scale", "16"], ["validate", "--device", "cuda"],
+    ["calibrate", "--device", "cuda", "--scale", "16", "--layers", "1"], ["calibrate", "--device", "cuda"],
+    ["bench", "precision", "--device", "cuda", "--size", "64"], ["devices", "--measure", "--device", "cuda", "--quick"],
+])
+def test_cuda_on_a_machine_without_one_is_one_line_naming_why(argv, run_cli, no_worker, monkeypatch):
+    """--device cuda where torch has no GPU: one line saying so, before the plan (which would ask torch for the GPU's
+    memory and capability: a traceback) and before the caps (whose advice, a smaller size, would not help). Before,
+    these four commands ended in "AssertionError: Torch not compiled with CUDA enabled", exit 1 — and validate and
+    calibrate at their default scale named the vocabulary cap instead."""
+    from gemmlib.core import machine
+    from gemmlib.core.i18n import N_
+
+    monkeypatch.setattr(machine, "gpu_presence", lambda: (0, N_("no CUDA device (this PyTorch is a CPU-only build)")))
+    _in_process_one_line_exit_2(run_cli, argv, "device 'cuda' cannot be used here: no CUDA device")
+    assert no_worker == []
+
+
 def test_caps_from_a_secrets_file_reach_the_cli(tmp_path):
     (tmp_path / ".streamlit").mkdir()
     (tmp_path / ".streamlit" / "secrets.toml").write_text("GEMM_MAX_DIM = 300\n")
