@@ -111,14 +111,32 @@ def run_published(args: argparse.Namespace) -> int:
     return 0
 
 
+def _live_flags_given(args: argparse.Namespace) -> list[str]:
+    """The live validation's flags set to other than their defaults (``--published`` measures nothing: they would do
+    nothing)."""
+    p = argparse.ArgumentParser()
+    add_arguments(p)
+    defaults = vars(p.parse_args([]))
+    return [f"--{k.replace('_', '-')}" for k, v in defaults.items()
+            if k not in ("published", "published_dir", "json") and getattr(args, k, v) != v]
+
+
 def run(args: argparse.Namespace) -> int:
+    from gemmlib.core.errors import InputError
+    from gemmlib.core.i18n import N_
+
     if getattr(args, "published", False):
+        given = _live_flags_given(args)
+        if given:
+            raise InputError(N_("{flags}: the live validation's flags, not --published's (which estimates the published "
+                                "measurements and runs nothing)"), flags=", ".join(given))
         return run_published(args)
+    if getattr(args, "published_dir", None) is not None:
+        raise InputError(N_("--published-dir is a folder for --published; add --published to estimate its measurements"))
     from gemmlib.cli.calibrate import run_from_args
     from gemmlib.cli.profile import resolve_device
     from gemmlib.cli.running import run_job
     from gemmlib.core.calibration import save_calibration
-    from gemmlib.core.errors import InputError
     from gemmlib.measure import calibrate as cb
 
     args.device = resolve_device(args.device)

@@ -290,12 +290,21 @@ def load(folder: str | Path = DEFAULT_DIR) -> tuple[list[Measurement], list[str]
     """Every ``*.json`` in ``folder`` (not in its subfolders), read and checked: the good ones, sorted by
     kind and id, and one line per bad file."""
     folder = Path(folder)
+    if not folder.is_dir():
+        raise InputError(N_("{folder}: no such folder of published measurements") if not folder.exists() else
+                         N_("{folder} is a file, not a folder of published measurements"), folder=str(folder))
+    files = sorted(folder.glob("*.json"))
+    if not files:
+        raise InputError(N_("{folder} holds no measurement files (*.json)"), folder=str(folder))
     good, bad = [], []
-    for p in sorted(folder.glob("*.json")):
+    for p in files:
         try:
             good.append(load_file(p))
         except PublishedError as e:
             bad.append(str(e))
+    if not good:
+        raise InputError(N_("none of the {n} *.json files in {folder} is a published measurement (the first: {why})"),
+                         n=len(files), folder=str(folder), why=bad[0] if len(bad[0]) <= 120 else bad[0][:119] + "…")
     good.sort(key=lambda m: (KINDS.index(m.kind), m.id))
     return good, bad
 

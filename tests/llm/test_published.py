@@ -272,6 +272,29 @@ def test_validate_published_prints_every_row(capsys, monkeypatch, tmp_path):
     assert all(r["error"] is None or r["error"] == pytest.approx(r["estimate"] / r["measured"] - 1) for r in d["rows"])
 
 
+def test_validate_published_refuses_a_folder_it_cannot_read_and_the_other_modes_flags(tmp_path, run_cli):
+    """A --published-dir that is missing, a file, empty of *.json or holding no measurement is one line and exit 2
+    (before: an empty table and exit 0); the live validation's flags with --published, and --published-dir without
+    it, are refused by name instead of doing nothing."""
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "configs").mkdir()
+    _write(tmp_path / "configs", "llama", {"model_type": "llama"})
+    cases = [
+        (["--published-dir", str(tmp_path / "nope")], "no such folder of published measurements"),
+        (["--published-dir", str(_write(tmp_path, "one", GOOD))], "is a file, not a folder"),
+        (["--published-dir", str(tmp_path / "empty")], "holds no measurement files (*.json)"),
+        (["--published-dir", str(tmp_path / "configs")], "none of the 1 *.json files in"),
+        (["--efficiency", "2"], "--efficiency: the live validation's flags, not --published's"),
+        (["--device", "cpu", "--batch", "2"], "--device, --batch: the live validation's flags"),
+    ]
+    for argv, words in cases:
+        for js in ([], ["--json"]):
+            rc, out, err = run_cli(["validate", "--published", *argv, *js])
+            assert rc == 2 and out == "" and len(err.splitlines()) == 1 and words in err, (argv, rc, out, err)
+    rc, out, err = run_cli(["validate", "--published-dir", str(tmp_path / "nope")])
+    assert rc == 2 and "--published-dir is a folder for --published" in err
+
+
 def test_the_published_branch_imports_nothing_from_measure(tmp_path):
     code = ("import sys, argparse\n"
             "class Block:\n"
@@ -280,7 +303,12 @@ def test_the_published_branch_imports_nothing_from_measure(tmp_path):
             "sys.meta_path.insert(0, Block())\n"
             "from gemmlib.cli.validate import run_published\n"
             f"run_published(argparse.Namespace(json=True, published_dir={str(tmp_path)!r}))\n")
+    one = Path(P.DEFAULT_DIR) / "deepseek-v3-2048-h800-fp8.json"
+    (tmp_path / one.name).write_text(one.read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "deepseek-v3.json").write_text(
+        (Path(P.DEFAULT_DIR) / "models" / "deepseek-v3.json").read_text(encoding="utf-8"), encoding="utf-8")
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
                        env={"GEMM_CACHE_DIR": str(tmp_path), "PATH": "/usr/bin:/bin"})
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["rows"] == []
+    assert [r["id"] for r in json.loads(r.stdout)["rows"]] == ["deepseek-v3-2048-h800-fp8"]
