@@ -459,10 +459,17 @@ def render_text(est, macs: bool = False, read: dict | None = None, d: dict | Non
         lines.append(f"GEMM share of the {phase.name}: {fs:.2%} of FLOPs, {ts:.1%} of the time")
         lines.append("")
     mem, t = est.memory, est.times()
+    whole = (d.get("per_gpu") or {}).get("fits")  # the per-GPU accounting (activations, workspace) when there is one
+    if not mem.fits:
+        verdict = f"does NOT fit (needs at least {mem.min_gpus} of these devices)"
+    elif whole is False:
+        verdict = ("weights and KV cache fit, but not with the activations and workspace beside them "
+                   "(per GPU, below)")
+    else:
+        verdict = "fits"
     lines += [
         f"memory    weights {fmt.nbytes(mem.weights_bytes)} + KV cache {fmt.nbytes(mem.kv_cache_bytes)} "
-        f"= {fmt.nbytes(mem.total_bytes)} of {fmt.nbytes(mem.capacity_bytes)}: "
-        + ("fits" if mem.fits else f"does NOT fit (needs at least {mem.min_gpus} of these devices)"),
+        f"= {fmt.nbytes(mem.total_bytes)} of {fmt.nbytes(mem.capacity_bytes)}: " + verdict,
         f"time      prefill (time to first token) {_time(t['ttft_s'])}; per output token "
         f"{_time(t['time_per_output_token_s'])}; decode {_fmt(t['decode_tokens_per_s'])} tokens/s (whole batch); "
         f"total {_time(t['total_s'])}",

@@ -151,3 +151,21 @@ def test_the_answer_names_its_convention_and_what_a_flag_overrode(capsys):
     assert "efficiency shape model" in out
     assert main(["estimate", "--preset", "llama-3-8b", "--seq-len", "256", "--efficiency", "0.5"]) == 0
     assert "efficiency flat 0.5 of peak and bandwidth (forced: --efficiency 0.5)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("batch, memory_says, per_gpu_says", [
+    (6, "fits", "fits"),
+    (600, "weights and KV cache fit, but not with the activations and workspace beside them", "does NOT fit"),
+])
+def test_the_memory_line_never_contradicts_the_per_gpu_line(capsys, batch, memory_says, per_gpu_says):
+    """Llama 3 8B on one H100: at batch 600 the weights and the KV cache (61.8 GiB) fit in 79.6 GiB but with the
+    activations and the workspace (99.1 GiB) they do not; the memory line says which part fits instead of a bare
+    "fits" above a "does NOT fit" (the JSON keeps both verdicts, each of its own sum)."""
+    assert main(["estimate", "--preset", "llama-3-8b", "--batch", str(batch)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    mem = next(ln for ln in lines if ln.startswith("memory "))
+    per = next(ln for ln in lines if ln.startswith("per GPU "))
+    assert mem.split(" GiB: ", 1)[1].startswith(memory_says) and f": {per_gpu_says};" in per
+    assert main(["estimate", "--preset", "llama-3-8b", "--batch", str(batch), "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["memory"]["fits"] is True and d["per_gpu"]["fits"] is (per_gpu_says == "fits")
