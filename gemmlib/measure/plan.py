@@ -277,8 +277,10 @@ def admit(spec: Any, config: Any, lim: safety.Limits | None = None) -> Plan:
     anything is allocated) when one is exceeded. A multi-rank run's plan checked every rank itself."""
     lim = lim or safety.limits()
     if getattr(config, "device", None) == "cuda":  # before the plan: it sizes its rows by the GPU it would run on
-        n, why = machine.gpu_presence()
-        if n == 0:
+        from gemmlib.measure.launch import cuda_count
+
+        if cuda_count() == 0:
+            why = machine.gpu_presence()[1] or N_("no CUDA device (torch.cuda.is_available() is False)")
             raise InputError(N_("device {device!r} cannot be used here: {why}"), device="cuda", why=Text(why))
     p = planned(spec, config, lim)
     if p.launches:

@@ -172,7 +172,9 @@ def test_cuda_on_a_machine_without_one_is_one_line_naming_why(argv, run_cli, no_
     calibrate at their default scale named the vocabulary cap instead."""
     from gemmlib.core import machine
     from gemmlib.core.i18n import N_
+    from gemmlib.measure import launch
 
+    monkeypatch.setattr(launch, "cuda_count", lambda: 0)
     monkeypatch.setattr(machine, "gpu_presence", lambda: (0, N_("no CUDA device (this PyTorch is a CPU-only build)")))
     _in_process_one_line_exit_2(run_cli, argv, "device 'cuda' cannot be used here: no CUDA device")
     assert no_worker == []
