@@ -21,6 +21,7 @@ torch_dtype is the default weight dtype, and its quantization_config sizes the w
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from dataclasses import replace
 
@@ -613,6 +614,17 @@ _SERVING_FLAGS = ("input_len", "output_len", "request_rate", "concurrency", "num
                   "max_num_seqs", "max_num_batched_tokens")
 
 
+def _rate(text: str) -> float:
+    """``--request-rate``: requests per second above 0, or ``inf`` (every request at once)."""
+    t = str(text).strip().lower()
+    if t in ("inf", "infinity", "+inf"):
+        return math.inf
+    try:
+        return number(0)(text)
+    except argparse.ArgumentTypeError as e:
+        raise argparse.ArgumentTypeError(f"{e} (a number of requests per second above 0, or inf)") from None
+
+
 def add_serving_arguments(p: argparse.ArgumentParser) -> None:
     s = p.add_argument_group("serving (a step-level simulation of continuous batching with chunked prefill and "
                              "paged KV blocks)")
@@ -624,9 +636,9 @@ def add_serving_arguments(p: argparse.ArgumentParser) -> None:
                    help="prompt tokens per request (default: --seq-len)")
     s.add_argument("--output-len", type=whole(1), default=None, metavar="N",
                    help="generated tokens per request (default: --new-tokens)")
-    s.add_argument("--request-rate", type=number(0), default=None, metavar="R",
-                   help="send requests at R per second instead of a fixed concurrency (see --arrival); every request "
-                        "at once: --concurrency N --num-requests N")
+    s.add_argument("--request-rate", type=_rate, default=None, metavar="R",
+                   help="send requests at R per second instead of a fixed concurrency (see --arrival); inf: every "
+                        "request at once (an offline throughput run)")
     s.add_argument("--arrival", choices=["poisson", "fixed"], default="poisson",
                    help="with --request-rate: Poisson arrivals (vllm bench serve's default; fixed seed) or fixed gaps")
     s.add_argument("--concurrency", type=whole(1), default=None, metavar="C",
@@ -670,7 +682,7 @@ def render_serving(est) -> list[str]:
            "free)" if e.chunked_prefill else "in-flight batching, whole prompts, blocks reserved per request")
     lines = ["", f"SERVING   {sv.input_len} prompt + {sv.output_len} generated tokens per request; {e.name}: {how}",
              f"  {e.max_batched_tokens:,} tokens and {e.max_num_seqs:,} requests per step at most; KV pool "
-             f"{_fmt(pool.free_bytes, 'B')} per GPU = {pool.blocks:,} blocks of {pool.block_size} tokens per replica; "
+             f"{fmt.nbytes(pool.free_bytes)} per GPU = {pool.blocks:,} blocks of {pool.block_size} tokens per replica; "
              f"KV limit {sv.kv_limit:,} concurrent requests at full length"
              + (f" ({sv.replicas} replicas)" if sv.replicas > 1 else ""),
              f"  arrivals: {sv.arrival}"]

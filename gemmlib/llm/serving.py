@@ -829,7 +829,8 @@ def serving(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, efficie
     if request_rate is not None:
         p = srv.at_rate(request_rate, requests, arrival, concurrency)
         return Serving((p,), srv.kv_limit, tpot_target_s, ttft_target_s, None,
-                       arrival=f"{arrival} at {request_rate:g} req/s", **common)
+                       arrival=f"{arrival} at {request_rate:g} req/s" if math.isfinite(request_rate) else
+                       "every request at once (request rate inf)", **common)
     if concurrency is not None:
         p = srv.point(concurrency, requests)
         return Serving((p,), srv.kv_limit, tpot_target_s, ttft_target_s, None, **common)

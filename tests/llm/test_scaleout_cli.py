@@ -169,3 +169,22 @@ def test_the_memory_line_never_contradicts_the_per_gpu_line(capsys, batch, memor
     assert main(["estimate", "--preset", "llama-3-8b", "--batch", str(batch), "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["memory"]["fits"] is True and d["per_gpu"]["fits"] is (per_gpu_says == "fits")
+
+
+def test_request_rate_inf_sends_every_request_at_once(capsys):
+    """--request-rate inf, as the README and vllm bench serve spell an offline run: every request at once, the same
+    simulation as --concurrency N --num-requests N (all admitted at t = 0); the JSON's rate is null (no finite rate)
+    and its arrival says so; nan and -1 are refused in one line."""
+    base = ["estimate", "--preset", "llama-3-8b", "--serve", "--num-requests", "50", "--json"]
+    assert main([*base, "--request-rate", "inf"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["serving_summary"]["arrival"] == "every request at once (request rate inf)"
+    assert main([*base, "--concurrency", "50"]) == 0
+    closed = json.loads(capsys.readouterr().out)
+    assert d["serving"][0]["tokens_per_s"] == pytest.approx(closed["serving"][0]["tokens_per_s"], rel=1e-9)
+    assert d["serving"][0]["request_rate"] is None
+    for bad in ("nan", "-1"):
+        with pytest.raises(SystemExit) as e:
+            main(["estimate", "--preset", "llama-3-8b", "--serve", f"--request-rate={bad}"])
+        assert e.value.code == 2
+        assert "or inf" in capsys.readouterr().err
