@@ -68,10 +68,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     wl = p.add_argument_group("workload")
     wl.add_argument("--batch", type=int, default=1, help="concurrent sequences (default 1)")
     wl.add_argument("--seq-len", type=int, default=None, help="prompt tokens per sequence (default 512)")
-    wl.add_argument("--new-tokens", type=whole(0), default=None,
+    wl.add_argument("--new-tokens", type=whole(0, 10_000_000), default=None,
                     help="decode steps after the prefill (default 128, 0 with --train; 1 with --context; 0: the "
                          "prefill only); step i sees S + i cached tokens")
-    wl.add_argument("--context", type=whole(0), metavar="C",
+    wl.add_argument("--context", type=whole(0, 100_000_000), metavar="C",
                     help="decode only: one decode step (or --new-tokens steps) with C tokens already cached "
                          "(0: an empty cache), no prefill")
     wl.add_argument("--reference", choices=list(CONVENTIONS), default=DEFAULT_CONVENTION,
@@ -586,10 +586,10 @@ def add_scaleout_arguments(p: argparse.ArgumentParser) -> None:
                    help="a measured interconnect, 'NAME (measured interconnect)' as `bench collective` saved it: "
                         "the links inside a node become it")
     for where in ("intra", "inter"):
-        g.add_argument(f"--{where}-busbw", type=number(0), default=None, metavar="GB/s",
+        g.add_argument(f"--{where}-busbw", type=number(0, 1e9), default=None, metavar="GB/s",
                        help=f"measured bus bandwidth of the {'link inside a node' if where == 'intra' else 'network'}"
                             " (replaces the catalogue's line rate)")
-        g.add_argument(f"--{where}-latency-us", type=number(0, zero=True), default=None, metavar="US",
+        g.add_argument(f"--{where}-latency-us", type=number(0, 1e9, zero=True), default=None, metavar="US",
                        help=f"measured latency of one collective {'inside a node' if where == 'intra' else 'across nodes'}"
                             " (0: none, an ideal link)")
     t = p.add_argument_group("training (--seq-len and --batch are one step's shape: the global batch)")
@@ -794,6 +794,17 @@ def _measured_link(args: argparse.Namespace, hw, par):
 
 
 def scaleout_estimate(args: argparse.Namespace, cfg, wl, hw, read_info: dict | None = None):
+    alone = args.gpus is not None and all(getattr(args, k, None) is None for k in ("tp", "pp", "ep", "dp", "cp"))
+    try:
+        return _scaleout_estimate(args, cfg, wl, hw, read_info)
+    except InputError as e:
+        if alone and str(e).startswith("--tp"):  # --gpus N alone is --tp N: say which flag the user gave
+            raise InputError(f"--gpus {args.gpus} alone splits the model by tensor parallelism (as --tp {args.gpus}): "
+                             f"{e}") from None
+        raise
+
+
+def _scaleout_estimate(args: argparse.Namespace, cfg, wl, hw, read_info: dict | None):
     from gemmlib.llm.scaleout import estimate
     from gemmlib.llm.training import Training
 

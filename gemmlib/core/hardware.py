@@ -249,6 +249,8 @@ _MEMORY_FORMS = {  # one of these key sets (plus an optional "note")
     "datasheet_gb": ("datasheet_gb", "what"), "gib": ("gib", "source")}
 
 _A_NUMBER = N_("a positive number")
+_A_REAL_NUMBER = N_("at most 1e18 (beyond any real device)")
+MAX_NUMBER = 1e18  # no field of a device row (TFLOP/s, bytes, bytes/s, µs) comes near it
 _A_TEXT = N_("a text")
 _A_COUNT = N_("a whole number ≥ 0")
 _AN_OBJECT = N_("an object")
@@ -293,6 +295,9 @@ class _Checker:
             return None
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not (v >= 0 if zero else v > 0):
             self.bad(where, label or field, _A_NUMBER, v)
+            return None
+        if v > MAX_NUMBER:  # finite and absurd: the estimate would print hundreds of digits
+            self.bad(where, label or field, _A_REAL_NUMBER, v)
             return None
         return v
 
@@ -460,18 +465,25 @@ def _parse(data: Any, origin: str, known: dict[str, Hardware] | None, links: dic
         if ic is not None:
             chk.interconnects[iid] = ic
     taken = {_key(k): hw.name for hw in (known or {}).values() for k in (hw.name, *hw.aliases)}
+    here: dict[str, int] = {}  # a name or alias of this document -> the index of its row
     rows: dict[str, Hardware] = {}
     for i, raw in enumerate(data["gpus"]):
         hw = chk.row(f"gpus[{i}]", raw, origin)
         if hw is None:
             continue
         clash = [k for k in (hw.name, *hw.aliases) if _key(k) in taken]
+        if clash and _key(clash[0]) in here:  # two rows of this same file
+            chk.problems.append(Text(N_("gpus[{i}] {name!r}: {clash!r} is already gpus[{j}] of this file; give the "
+                                        "row another name or alias"), i=i, name=hw.name, clash=clash[0],
+                                     j=here[_key(clash[0])]))
+            continue
         if clash:
             chk.problems.append(Text(N_("gpus[{i}] {name!r}: {clash!r} is already the catalogue's {row!r}; give the "
                                         "row another name or alias"), i=i, name=hw.name, clash=clash[0],
                                      row=taken[_key(clash[0])]))
             continue
         taken.update({_key(k): hw.name for k in (hw.name, *hw.aliases)})
+        here.update({_key(k): i for k in (hw.name, *hw.aliases)})
         rows[hw.name] = hw
     if chk.problems:
         raise InputError(N_("{file}: {problems}"), file=where_file, problems=Text.joined(chk.problems))

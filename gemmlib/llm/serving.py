@@ -95,6 +95,7 @@ from gemmlib.llm.parallel import (
 )
 
 MAX_CONCURRENCY = 1_000_000
+ENGINE_LIMIT = 10_000_000  # --kv-block-size, --max-num-seqs, --max-num-batched-tokens at most
 MAX_REQUESTS = 1_000_000
 MAX_STEPS = 3_000_000  # a simulation longer than this is refused (give fewer requests)
 ARRIVALS = ("poisson", "fixed")
@@ -142,8 +143,9 @@ class Engine:
         for f, label in (("block_size", "--kv-block-size"), ("max_num_seqs", "--max-num-seqs"),
                          ("max_batched_tokens", "--max-num-batched-tokens")):
             v = getattr(self, f)
-            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= 10_000_000:
-                raise InputError(N_("{flag} must be a whole number ≥ 1, got {value!r}"), flag=label, value=v)
+            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= ENGINE_LIMIT:
+                raise InputError(N_("{flag} must be a whole number from 1 to {limit:,}, got {value!r}"), flag=label,
+                                 value=v, limit=ENGINE_LIMIT)
 
     @property
     def chunked_prefill(self) -> bool:

@@ -280,7 +280,10 @@ LAB = {**MINE["gpus"][0], "interconnect": "h100"}  # a good row on its own
     ({"gpus": [{**LAB, "interconnect": {"scale_up": "x", "pcie": "y", "network": "z",
                                                     "intra": {"name": "l", "kind": "warp", "busbw_bytes_per_s": 1,
                                                               "latency_s": 0}}}]}, "kind must be one of the link kinds"),
-    ({"gpus": [LAB, LAB]}, "'Lab GPU' is already the catalogue's 'Lab GPU'"),
+    ({"gpus": [LAB, LAB]}, "gpus[1] 'Lab GPU': 'Lab GPU' is already gpus[0] of this file"),  # (not "the catalogue's")
+    ({"gpus": [{**LAB, "bandwidth_bytes_per_s": 1e300}]},
+     "bandwidth_bytes_per_s must be at most 1e18 (beyond any real device), got 1e+300"),
+    ({"gpus": [{**LAB, "peaks_tflops": {"bf16": 1e19}}]}, "peaks_tflops.bf16 must be at most 1e18"),
     ({"links": {"link-pcie4": {"name": "p", "kind": "pcie", "busbw_bytes_per_s": 1, "latency_s": 0}}, "gpus": []},
      "links: 'link-pcie4' is defined twice"),
 ])

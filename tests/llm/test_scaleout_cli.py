@@ -77,6 +77,15 @@ def test_readable_report(capsys):
     (["--preset", "llama-3-8b", "--gpu", "rtx 5090"], "not in the catalogue"),
     (["--preset", "llama-3-8b", "--memory-utilization", "0"], "memory utilization"),
     (["--preset", "llama-3-8b", "--tp", "2", "--intra-busbw", "-3"], "intra-busbw"),
+    # the flag the user gave is the one named, and a limit is said as a limit
+    (["--preset", "llama-3-8b", "--gpus", "3"],
+     "--gpus 3 alone splits the model by tensor parallelism (as --tp 3): --tp 3 does not divide"),
+    (["--preset", "llama-3-8b", "--gpus", "100000000"], "--gpus 100000000 alone splits the model"),
+    (["--preset", "llama-3-8b", "--context", "100000000000"], "argument --context: must be at most 100,000,000"),
+    (["--preset", "llama-3-8b", "--new-tokens", "100000000000"], "argument --new-tokens: must be at most 10,000,000"),
+    (["--preset", "llama-3-8b", "--serve", "--concurrency", "1", "--max-num-batched-tokens", "100000000000"],
+     "--max-num-batched-tokens must be a whole number from 1 to 10,000,000"),
+    (["--preset", "llama-3-8b", "--tp", "2", "--intra-latency-us", "1e300"], "must be at most 1e+09"),
 ])
 def test_bad_input_exit_2_one_line(capsys, argv, msg):
     try:
