@@ -4473,9 +4473,14 @@ def read_config(cfg: dict, name: str = "custom", source: str = "") -> tuple[Mode
     if not isinstance(cfg, dict):
         raise InputError(N_("config.json must hold a JSON object ({...}) at the top level"))
     mtype = cfg.get("model_type")
+    if mtype is not None and not isinstance(mtype, str):
+        raise InputError(N_("config.json field 'model_type' must be a text (e.g. \"llama\"), got {value}"),
+                         value=repr(mtype) if isinstance(mtype, int | float | bool) else
+                         ("a list" if isinstance(mtype, list) else "an object"))
     if not isinstance(mtype, str):
         fam, _ = _architecture_family(cfg)
-        near = [k for k in cfg if isinstance(k, str) and difflib.get_close_matches(k, ["model_type"], cutoff=0.8)]
+        near = [k for k in cfg if isinstance(k, str) and k != "model_type"
+                and difflib.get_close_matches(k, ["model_type"], cutoff=0.8)]
         if near:
             raise InputError(N_("config.json has no 'model_type' string field; it has {near!r}: a misspelling of "
                                 "'model_type'?"), near=near[0])

@@ -156,6 +156,8 @@ def test_config_is_hashable_and_frozen():
     (b"\xff\xfe\x00", "not UTF-8"),
     (b'{"model_type": "bert", "hidden_size": 8}', "not supported"),
     (b'{"hidden_size": 8}', "model_type"),
+    (b'{"model_type": 5, "hidden_size": 8}', "field 'model_type' must be a text"),  # (not "a misspelling of")
+    (b'{"model_type": ["llama"]}', "must be a text \\(e.g. \"llama\"\\), got a list"),
     (b'{"model_type": "llama", "hidden_size": 64}', "num_attention_heads"),
     (b'{"model_type": "llama", "hidden_size": "64", "num_attention_heads": 8, "num_hidden_layers": 2,'
      b' "intermediate_size": 8, "vocab_size": 8}', "hidden_size must be a whole number"),
