@@ -244,6 +244,19 @@ def _runs_as_a_block(m: ModelConfig) -> bool:
             and m.head_dim * m.heads == m.hidden and m.v_head_dim == m.head_dim)
 
 
+def _not_a_block(m) -> str:
+    """Why the profiler's block does not run preset ``m`` (the first thing it lacks)."""
+    for lacks, why in ((m.is_moe, "a mixture of experts"), (m.is_mla, "multi-head latent attention"),
+                       (m.qk_norm != "none", "q/k norms"), (m.attention_sinks, "attention sinks"),
+                       (m.parallel_block, "a parallel attention/MLP block"),
+                       (m.norms_per_layer != 2 or m.norm not in ("rms", "layer"), "its norms"),
+                       (m.head_dim * m.heads != m.hidden or m.v_head_dim != m.head_dim, "a head size other than "
+                                                                                       "hidden / heads")):
+        if lacks:
+            return why
+    return "its layout"
+
+
 def presets() -> dict[str, dict[str, Any]]:
     """Model name -> {hidden, heads, kv_heads, intermediate, layers, source}: the estimator's presets the
     profiler's block reproduces (a mixture of experts, MLA or qk-norm is not a block it runs)."""
@@ -263,6 +276,10 @@ def preset_config(name: str, scale: int = 16, *, seq_len: int = 128, batch: int 
     """
     key = next((k for k in presets() if _squash(k) == _squash(name)), None)
     if key is None:
+        other = next((k for k in PRESETS if _squash(k) == _squash(name)), None)
+        if other is not None:  # the estimator's preset, not a block this harness builds
+            raise InputError(f"{other} is an estimate preset this benchmark's Llama/GPT-style block does not build "
+                             f"({_not_a_block(PRESETS[other])}); choose one of: {', '.join(presets())}")
         raise InputError(f"unknown preset {str(name)[:60]!r}; choose one of: {', '.join(presets())}")
     if isinstance(scale, bool) or not isinstance(scale, int) or scale < 1:
         raise InputError(f"scale must be a whole number ≥ 1, got {scale!r}")

@@ -84,6 +84,11 @@ def test_preset_scaled_down_keeps_heads_and_gqa():
     assert "gpt2" in table  # plain GELU MLP, LayerNorm, biases and learned positions: built from the model
     with pytest.raises(InputError, match="unknown preset"):
         preset_config("GPT-9", 4)
+    # the estimator's presets the block does not build are named as such, with what it lacks (not "unknown")
+    for name, lacks in (("mixtral-8x7b", "a mixture of experts"), ("qwen3-8b", "q/k norms"),
+                        ("deepseek-v3", "a mixture of experts")):
+        with pytest.raises(InputError, match=rf"^{name} is an estimate preset .* does not build \({lacks}\)"):
+            preset_config(name, 4)
     with pytest.raises(InputError, match="cannot be scaled"):
         preset_config("Llama-3-8B", 3)
 
