@@ -404,7 +404,10 @@ def _convention_line(conv: dict) -> str:
             f"{conv['lm_head']} prompt positions, {conv['experts_compute']} experts, MLA {conv['mla']}")
     over = conv.get("overridden") or {}
     if over:
-        line += "; overridden: " + ", ".join(f"{k} {v['value']} (the convention: {v['convention']})"
+        def word(x) -> str:  # a switch as words, not Python's True / False
+            return "on" if x is True else "off" if x is False else str(x)
+
+        line += "; overridden: " + ", ".join(f"{k} {word(v['value'])} (the convention: {word(v['convention'])})"
                                               for k, v in over.items())
     return line
 

@@ -2209,13 +2209,18 @@ def weight_dtype_source(cfg: ModelConfig, wl: Workload) -> Text:
     if cfg.dtype and wd == cfg.dtype:
         return Text(N_("the config's torch_dtype"))
     if not cfg.dtype:
-        return (Text(N_("chosen (the config gives no torch_dtype)")) if wd != "bf16" else
-                Text(N_("default (the config gives no torch_dtype)")))
+        return (Text(N_("chosen; the config gives no torch_dtype")) if wd != "bf16" else
+                Text(N_("default; the config gives no torch_dtype")))
     if wl.convention != REFERENCE and wd in ("bf16", "fp16") and get_dtype(cfg.dtype).bytes >= 2:
         # a 32-bit checkpoint served in 16 bits, or one 16-bit format in the other where the GPU has only that
         return Text(N_("the config's torch_dtype {dtype}, served in {served} as an engine does"), dtype=cfg.dtype,
                     served=wd)
-    return Text(N_("chosen (the config's torch_dtype is {dtype})"), dtype=cfg.dtype)
+    if wl.convention != REFERENCE and wd == "bf16":
+        # an 8-bit torch_dtype with no quantization_config (no scales to multiply it in 8 bits with), served at the
+        # engine's 16 bits (fp16 only where a GPU lacks bf16, which the workload does not record: read as chosen)
+        return Text(N_("the config's torch_dtype {dtype} with no quantization_config, served in {served} as vLLM's "
+                       "dtype='auto' does"), dtype=cfg.dtype, served=wd)
+    return Text(N_("chosen; the config's torch_dtype is {dtype}"), dtype=cfg.dtype)
 
 
 def efficiency_for(efficiency, hw: Hardware, cfg: ModelConfig, wl: Workload, par=None):

@@ -290,6 +290,9 @@ def ceiling(hw: Hardware, dtype: str) -> float:
         c = min(1.0, share)
     else:
         tflops, _, (m, n, k) = row
+        # the column's rate as a share of its own format's peak, carried to this dtype's peak (an fp32 or tf32 GEMM
+        # at the bf16 column's share: 794.5 of 989 TFLOP/s on an H100 is 80 %, so 80 % of fp32's 67)
+        tflops *= peak / (hw.peak(fam) or peak)
         sms = hw.sms or SMS_WHEN_UNKNOWN
         lo, hi = 0.05, 1.5
         for _ in range(50):  # the model's time at the best shape equals the published maximum
@@ -327,6 +330,10 @@ def ceiling_source(hw: Hardware, dtype: str) -> Text:
     c = ceiling(hw, dtype)
     if _measured(hw):
         return Text(N_("the measured peak is the ceiling"))
+    if dtype != fam and (row is not None or SUSTAINED.get(_base_name(hw), {}).get(fam) is not None):
+        # fp32, tf32, fp16 (int8, fp4) GEMMs take the bf16 (fp8) column's share of their own peak
+        return Text(N_("large {dtype} GEMMs at {share:.0%} of its peak, the share measured in {family} on {gpu}"),
+                    dtype=dtype, share=c, family=fam, gpu=_base_name(hw))
     sustained = SUSTAINED.get(_base_name(hw), {}).get(fam)
     if sustained is not None:
         return Text(N_("large GEMMs at {tflops:g} TFLOP/s {dtype} sustained on {gpu} (a long sweep at {shape}; "

@@ -347,6 +347,7 @@ DOCUMENTED = {
     ("estimate", "--max-positions", "0"): "the trained context is unknown",
     ("estimate", "--new-tokens", "0"): "the prefill only",
     ("estimate", "--context", "0"): "a decode step with an empty cache",
+    ("estimate", "--request-rate", "inf"): "every request at once",
     ("estimate", "--intra-latency-us", "0"): "an ideal link",
     ("estimate", "--inter-latency-us", "0"): "an ideal link",
     ("bench collective", "--warmup", "0"): "no warm-up call",

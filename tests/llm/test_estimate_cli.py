@@ -200,7 +200,7 @@ def test_every_real_config_is_read_and_described(capsys, path):
     if cfg.quant is None:
         assert read["weight_dtype_source"] == (
             f"the config's torch_dtype {cfg.dtype}, served in bf16 as an engine does" if cfg.dtype == "fp32" else
-            "the config's torch_dtype" if cfg.dtype else "default (the config gives no torch_dtype)")
+            "the config's torch_dtype" if cfg.dtype else "default; the config gives no torch_dtype")
     else:
         assert "quantization_config" in read["weight_dtype_source"]
     assert d["memory"]["weights_bytes"] == checkpoint_size(cfg, serving_dtypes(cfg)["weight_dtype"], mtp=False).bytes

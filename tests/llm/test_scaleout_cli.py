@@ -156,7 +156,7 @@ def test_the_answer_names_its_convention_and_what_a_flag_overrode(capsys):
     assert ref["conventions"]["overridden"] == {} and ref["conventions"]["lm_head"] == "all"
     assert main(["estimate", "--preset", "llama-3-8b", "--seq-len", "256", "--new-tokens", "2", "--no-causal"]) == 0
     out = capsys.readouterr().out
-    assert "counting  engine convention" in out and "overridden: causal False (the convention: True)" in out
+    assert "counting  engine convention" in out and "overridden: causal off (the convention: on)" in out
     assert "efficiency shape model" in out
     assert main(["estimate", "--preset", "llama-3-8b", "--seq-len", "256", "--efficiency", "0.5"]) == 0
     assert "efficiency flat 0.5 of peak and bandwidth (forced: --efficiency 0.5)" in capsys.readouterr().out

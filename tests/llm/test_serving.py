@@ -235,7 +235,7 @@ def test_cli_serving_flags(capsys, monkeypatch, tmp_path):
 
 @pytest.mark.parametrize("extra, msg", [
     (["--request-rate", "-1"], "argument --request-rate: must be above 0"),
-    (["--request-rate", "inf"], "argument --request-rate: must be a finite number"),
+    (["--request-rate", "nan"], "argument --request-rate: must be a finite number"),  # (inf: every request at once)
     (["--arrival", "fixed", "--serve"], "--arrival is for --request-rate"),
     (["--kv-block-size", "0"], "argument --kv-block-size: must be at least 1"),
     (["--output-len", "0"], "argument --output-len: must be at least 1"),
