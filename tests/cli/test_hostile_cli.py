@@ -386,8 +386,9 @@ def test_the_sweep_covers_every_command_and_every_numeric_flag():
     assert len(flags) > 90  # estimate alone has some 45
     for path, action in flags:  # no bare int/float: every numeric flag checks its value at parse time or run time
         documented = [k for k in DOCUMENTED if k[0] == " ".join(path) and k[1] == action.option_strings[0]]
-        if documented:
-            assert "0" in (action.help or "") or 0 in (action.choices or ()), (path, action.option_strings)
+        for _, _, value in documented:  # the help names the accepted value ("0: …", "inf: …") or offers it
+            assert value in (action.help or "") or (value.isdigit() and int(value) in (action.choices or ())), (
+                path, action.option_strings, value)
 
 
 @pytest.mark.parametrize("path", sorted(SWEEP_BASE), ids=" ".join)
