@@ -146,7 +146,7 @@ def _add_architecture_arguments(p: argparse.ArgumentParser) -> None:
     a.add_argument("--shared-expert-gate", action="store_true", help="a sigmoid gate on the shared expert (Qwen-MoE)")
     a.add_argument("--dense-layers", type=whole(0), default=0, metavar="K",
                    help="the first K layers are dense (MoE; default 0)")
-    a.add_argument("--moe-every", type=int, default=1, metavar="N", help="every N-th layer is MoE (default 1)")
+    a.add_argument("--moe-every", type=whole(1), default=1, metavar="N", help="every N-th layer is MoE (default 1)")
     a.add_argument("--norm", choices=list(NORM_KINDS), default="rms")
     a.add_argument("--norms-per-layer", type=int, default=2, choices=[1, 2, 4])
     a.add_argument("--parallel-block", action="store_true", help="attention and MLP read the same input")
@@ -166,6 +166,13 @@ _ARCH_FLAGS = ("sliding_pattern", "parallel_block", "qkv_bias", "o_bias", "mlp_b
 def _custom_architecture(args: argparse.Namespace, layers: int) -> dict:
     """ModelConfig fields of the custom-architecture flags."""
     out: dict = {}
+    pat = args.sliding_pattern
+    if pat is not None:
+        low = pat.strip().lower()
+        unit = "" if low in ("all", "none", "full", "alternate") or ":" in low else pat.strip()
+        if not low or set(unit.upper()) - {"S", "F"}:  # (the library's other letters are not this flag's)
+            raise InputError(f"--sliding-pattern must be all, none, alternate, N:M or a unit of S and F letters, "
+                             f"got {pat[:40]!r}")
     if args.sliding_window:
         out.update(sliding_window=args.sliding_window,
                    layer_types=layer_pattern(layers, args.sliding_pattern or "all"))
@@ -816,6 +823,9 @@ def _scaleout_estimate(args: argparse.Namespace, cfg, wl, hw, read_info: dict | 
     if args.train:
         if args.train_tokens is None:
             raise InputError("--train needs --train-tokens D, the tokens of the whole run (e.g. 1e12)")
+        if args.recompute_modules is not None and not args.recompute_modules.strip(", "):
+            raise InputError("--recompute-modules names at least one module (core_attn, layernorm, moe_act, mlp, moe, "
+                             "shared_experts, mla_up_proj); leave it out for core_attn")
         training = Training(tokens=args.train_tokens, micro_batch=args.micro_batch, recompute=args.recompute,
                             recompute_layers=args.recompute_layers or 0,
                             recompute_modules=tuple(x.strip() for x in (args.recompute_modules or "").split(",")

@@ -86,6 +86,16 @@ def test_readable_report(capsys):
     (["--preset", "llama-3-8b", "--serve", "--concurrency", "1", "--max-num-batched-tokens", "100000000000"],
      "--max-num-batched-tokens must be a whole number from 1 to 10,000,000"),
     (["--preset", "llama-3-8b", "--tp", "2", "--intra-latency-us", "1e300"], "must be at most 1e+09"),
+    # values that meant something else than they said (an empty pattern read as "all", 0 read as every layer,
+    # the library's letter for a layer without attention, an empty module list read as core_attn)
+    (["--layers", "4", "--hidden", "256", "--heads", "4", "--ffn", "512", "--vocab", "1000", "--sliding-window", "8",
+      "--sliding-pattern", ""], "--sliding-pattern must be all, none, alternate, N:M or a unit of S and F letters"),
+    (["--layers", "4", "--hidden", "256", "--heads", "4", "--ffn", "512", "--vocab", "1000", "--sliding-window", "8",
+      "--sliding-pattern", "S-F-"], "a unit of S and F letters, got 'S-F-'"),
+    (["--layers", "4", "--hidden", "256", "--heads", "4", "--ffn", "512", "--vocab", "1000", "--experts", "8",
+      "--experts-per-token", "2", "--moe-every", "0"], "argument --moe-every: must be at least 1"),
+    (["--preset", "llama-3-8b", "--train", "--train-tokens", "1e9", "--recompute", "selective",
+      "--recompute-modules", ""], "--recompute-modules names at least one module"),
 ])
 def test_bad_input_exit_2_one_line(capsys, argv, msg):
     try:
