@@ -375,7 +375,8 @@ _ROOFLINE_TEXTS = (N_("arithmetic intensity (FLOP/byte)"), N_("what"), N_("phase
                    N_("FLOP/byte"), N_("bound"), N_("time (s)"), N_("prefill"), N_("decode"))
 
 
-def _roofline_template(t: tuple[str, ...] = (), words: tuple[tuple[str, str], ...] = ()) -> alt.LayerChart:
+def _roofline_template(t: tuple[str, ...] = (), words: tuple[tuple[str, str], ...] = (),
+                       ops: tuple[str, ...] = ()) -> alt.LayerChart:
     x_title, what, phase, op, intensity, bound, time_s, *phases = t or _texts(english, _ROOFLINE_TEXTS)
     x = alt.X("intensity:Q", scale=alt.Scale(type="log"), title=x_title)
     y = alt.Y("flops_per_s:Q", scale=alt.Scale(type="log"), title="FLOP/s", axis=alt.Axis(format=".2s"))
@@ -385,7 +386,8 @@ def _roofline_template(t: tuple[str, ...] = (), words: tuple[tuple[str, str], ..
     base, op_tip = _op_tooltip(alt.Chart(_d("pts")), words, op)
     dots = base.mark_point(filled=True, size=80).encode(
         x=x, y=y, color=alt.Color("op:N", sort=OP_ORDER, scale=_OP_COLOR, title=op,
-                                  legend=alt.Legend(**_op_guide(words))),
+                                  # the legend: the ops plotted, every one (not the scale's whole domain)
+                                  legend=alt.Legend(values=list(ops) or None, symbolLimit=0, **_op_guide(words))),
         shape=alt.Shape("phase:N", sort=phases, title=phase),
         tooltip=[alt.Tooltip("phase:N", title=phase), op_tip,
                  alt.Tooltip("intensity:Q", format=".3g", title=intensity),
@@ -398,9 +400,14 @@ def _roofline_built(est: Estimate, gettext: Translate = english) -> Built:
     roof, pts, ridge = roofline_frame(est, gettext)
     where = (gettext("one of {gpus} × {gpu}").format(gpus=est.gpus, gpu=est.hardware.name) if est.gpus > 1
              else est.hardware.name)
-    title = gettext("Roofline: {where}, {dtype}, efficiency {efficiency:g} (each op: FLOPs / predicted time)").format(
-        where=where, dtype=est.compute_dtype, efficiency=est.efficiency)
-    return Built(_roofline_template, (_texts(gettext, _ROOFLINE_TEXTS), _op_words(gettext)),
+    if est.efficiency_model:  # each op at its own share (the shape model, a calibration): no one number to quote
+        title = gettext("Roofline: {where}, {dtype}, each op at its shape's efficiency (FLOPs / predicted time)").format(
+            where=where, dtype=est.compute_dtype)
+    else:
+        title = gettext("Roofline: {where}, {dtype}, efficiency {efficiency:g} (each op: FLOPs / predicted time)"
+                        ).format(where=where, dtype=est.compute_dtype, efficiency=est.efficiency)
+    present = tuple(o for o in OP_ORDER if any(p["op"] == o for p in pts))
+    return Built(_roofline_template, (_texts(gettext, _ROOFLINE_TEXTS), _op_words(gettext), present),
                  {"roof": roof, "pts": pts,
                   "ridge": [{"intensity": ridge, "what": gettext("ridge {ridge:.0f} FLOP/B").format(ridge=ridge)}]},
                  height=360, title=title)

@@ -433,6 +433,19 @@ def test_a_picked_op_is_drawn_large_on_the_roofline():
     assert view.roofline_view(v, ("no_such_op", "prefill")).chart == v.roofline_chart
 
 
+@pytest.mark.parametrize("preset", ["llama-3-8b", "deepseek-v3"])
+def test_the_roofline_legend_names_the_ops_it_plots(preset):
+    """The roofline's colour legend lists the ops drawn, each one (a reviewer saw 88 entries, MLA's and Gemma 3n's
+    among Llama's, cut by Vega-Lite's symbol limit before o_proj); its title names the shape model, not a flat 1."""
+    v = view.present(_est(preset=preset), escape=esc)
+    point = next(layer for layer in v.roofline_chart["layer"] if layer["mark"]["type"] == "point")
+    drawn = {p["op"] for p in v.roofline_chart["datasets"]["pts"]}
+    legend = point["encoding"]["color"]["legend"]
+    assert set(legend["values"]) == drawn and legend["symbolLimit"] == 0
+    assert "o_proj" in legend["values"] and ("q_a_proj" in legend["values"]) == (preset == "deepseek-v3")
+    assert "each op at its shape's efficiency" in v.roofline_chart["title"]
+
+
 def test_every_label_goes_through_gettext():
     """Not vacuous: with the stand-in catalogue, no label, help, title or table header is left untranslated
     (numbers, units and names aside)."""
