@@ -119,8 +119,8 @@ with st.sidebar:
     with ui.guard(_("the hardware file")):
         HW = view.hardware_choices(hw_up and (hw_up.getvalue(), hw_up.name))
     drawn = pick(st, "le_gpu", list(HW), format_func=label), num(st, "le_gpus")
-    c = st.columns(2)
-    drawn = flag(c[0], "le_flat"), num(c[1], "le_eff", widget="slider", step=0.05)
+    flat = flag(st, "le_flat")  # its own row: in a half-width column its name was cut to "a flat …"
+    drawn = num(st, "le_eff", widget="slider", step=0.05, disabled=not flat)  # acts only with the override on
     flag(st, "le_cmp", on_change=ui.setter(lambda: ss.le_cmp and view.b_copy_of_a(ss)))  # B starts as a copy of A
     st.header(_("Parallelism"))
     drawn = [num(c, f"le_{g}") for c, g in zip(st.columns(5), view.GROUPS, strict=True)]  # TP, PP, EP, DP, ETP

@@ -93,7 +93,7 @@ def test_custom_model_and_bad_heads_message():
     ("le_new", 1_048_576), ("le_gpus", 4096), ("le_eff", 0.05),
 ])
 def test_inputs_at_their_extremes(key, value):
-    at = _app()
+    at = _app(le_flat="true") if key == "le_eff" else _app()  # (the slider acts with the flat override on)
     w = at.slider(key=key) if key == "le_eff" else at.number_input(key=key)
     w.set_value(value).run()
     assert not at.exception, [e.value for e in at.exception]
@@ -223,9 +223,11 @@ def test_headline_says_what_it_assumes_and_a_model_too_big_says_so():
     times = [m for m in at.metric if m.label in ("time to first token", "per output token", "decode tokens/s")]
     assert len(times) == 3 and all("not reachable" in str(m.proto.delta) for m in times)
     assert at.slider(key="le_eff").value == DEFAULT_EFFICIENCY and at.toggle(key="le_flat").value is False
+    assert at.slider(key="le_eff").disabled  # it acts only with the override on (a reviewer moved it: nothing)
     # the reference convention and a flat efficiency, chosen: the headline says so
     at = _app(le_conv="transformers", le_flat="true", le_eff=0.5)
     _ok(at)
+    assert not at.slider(key="le_eff").disabled
     md = " ".join(m.value for m in at.markdown)
     assert "counted by the reference convention" in md and "a flat efficiency of 50% for every op (forced)" in md
     ref = estimate(from_name("llama-3-8b"), Workload(batch=1, seq_len=1024, new_tokens=256, convention="transformers"),
