@@ -387,9 +387,11 @@ def _read_lines(read: dict | None) -> list[str]:
         bits.append(f"{mx['kind']} mixer in {mx['layers']} layers (state {mx['state_per_sequence']:,} elements per "
                     "sequence, not growing with the context)")
     if read.get("vision"):
-        bits.append(f"vision tower {sum(read['vision'].values()):,} parameters (reported, not in the decoder's counts)")
+        bits.append(f"vision tower {sum(read['vision'].values()):,} parameters (not in the decoder's counts or FLOPs; "
+                    f"its weights are in the memory)")
     if read.get("audio"):
-        bits.append(f"audio tower {sum(read['audio'].values()):,} parameters (reported, not in the decoder's counts)")
+        bits.append(f"audio tower {sum(read['audio'].values()):,} parameters (not in the decoder's counts or FLOPs; "
+                    f"its weights are in the memory)")
     if read["quantization"]:
         bits.append(f"quantization {read['quantization']['label']}")
     bits.append(f"dtype {read['dtype'] or 'not given'}")

@@ -65,7 +65,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields, replace
 from functools import lru_cache
 
-from gemmlib.core.dtypes import get_dtype
+from gemmlib.core.dtypes import DTYPES, get_dtype
 from gemmlib.core.errors import InputError
 from gemmlib.core.flops import roofline_time
 from gemmlib.core.hardware import Hardware
@@ -1898,10 +1898,20 @@ class Memory:
                 "gpus": self.gpus, "fits": self.fits, "min_gpus": self.min_gpus}
 
 
+def tower_bytes(cfg: ModelConfig, wl: Workload) -> int:
+    """Bytes of a multimodal wrapper's encoders (``cfg.tower_params``) as an engine loads them: at the weight dtype
+    when it is 16 or 32 bits, else at 16 (a quantized checkpoint leaves its vision tower unquantized)."""
+    if not cfg.tower_params:
+        return 0
+    b = get_dtype(wl.weight_dtype).bytes if wl.weight_dtype in DTYPES else 2  # (int4, fp4: weight formats)
+    return int(cfg.tower_params * (b if b >= 2 else 2))
+
+
 def weights_bytes(cfg: ModelConfig, wl: Workload) -> int:
     """Bytes of the weights a forward pass loads: every tensor of the checkpoint at the weight dtype,
-    or in its quantized layout (gemmlib.llm.checkpoint); multi-token-prediction layers left out."""
-    return checkpoint_size(cfg, wl.weight_dtype, mtp=False).bytes
+    or in its quantized layout (gemmlib.llm.checkpoint); multi-token-prediction layers left out; a multimodal
+    wrapper's encoders beside the decoder (:func:`tower_bytes`)."""
+    return checkpoint_size(cfg, wl.weight_dtype, mtp=False).bytes + tower_bytes(cfg, wl)
 
 
 def kv_cache_bytes(cfg: ModelConfig, wl: Workload) -> float:
@@ -2146,10 +2156,12 @@ def _op_efficiency(efficiency: OpEfficiency, op: Op) -> float:
 
 def read_of(cfg: ModelConfig, wl: Workload, info: dict | None = None) -> dict:
     """What was read from the configuration (``gemmlib.llm.hf.describe_read`` with the parser's report
-    ``info``), where the weight dtype comes from, and the checkpoint's tensor bytes (MTP layers included)."""
+    ``info``), where the weight dtype comes from, and the checkpoint's tensor bytes (MTP layers and a multimodal
+    wrapper's encoders included; ``tower_bytes`` the encoders')."""
     d = describe_read(cfg, info or {})
     d["weight_dtype_source"] = weight_dtype_source(cfg, wl)
-    d["checkpoint_bytes"] = checkpoint_size(cfg, wl.weight_dtype).bytes
+    d["tower_bytes"] = tower_bytes(cfg, wl)  # a multimodal wrapper's encoders, beside the decoder's tensors
+    d["checkpoint_bytes"] = checkpoint_size(cfg, wl.weight_dtype).bytes + d["tower_bytes"]
     return d
 
 

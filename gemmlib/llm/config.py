@@ -443,6 +443,9 @@ class ModelConfig:
     # kv_heads × head_dim) and output projection back, experts_per_token of them routed per token (a router of its
     # own, and a bias on the summed output); keys and values shared (one k|v projection); heads = k × kv_heads
     moe_out_bias: bool = False  # a bias (hidden wide) on a MoE layer's summed expert output
+    # ----- multimodal wrappers -----------------------------------------------------------------------------
+    tower_params: int = 0  # the encoders beside the decoder (a vision tower and its projector, an audio tower):
+    # loaded with the weights (memory, checkpoint bytes) at 16 bits, never in `params`, the FLOPs or the KV cache
 
     def __post_init__(self) -> None:
         for f in ("layers", "hidden", "heads", "ffn", "vocab"):
@@ -460,7 +463,7 @@ class ModelConfig:
                   "sliding_heads", "sliding_q_lora_rank", "sliding_kv_lora_rank", "sliding_nope_head_dim",
                   "sliding_rope_head_dim", "sliding_v_head_dim", "cca_depthwise", "cca_grouped", "router_hidden",
                   "rope_scales", "index_kpool", "vision_expert_ffn", "attn_input_width", "shared_blocks",
-                  "block_adapter_rank", "attn_experts"):
+                  "block_adapter_rank", "attn_experts", "tower_params"):
             object.__setattr__(self, f, _whole(f, getattr(self, f), minimum=0))
         for f in ("norms_per_layer", "loop_passes"):
             object.__setattr__(self, f, _whole(f, getattr(self, f)))

@@ -4546,7 +4546,8 @@ def read_config(cfg: dict, name: str = "custom", source: str = "") -> tuple[Mode
         if mtype == "deepseek_v4":
             quant = _v4_quantization(cfg, quant)
     fields_.setdefault("tied_embeddings", r.flag("tie_word_embeddings", False))
-    model = ModelConfig(family=mtype, name=name, source=source, dtype=dtype, quant=quant, **fields_)
+    tower = sum((vision or {}).values()) + sum((audio or {}).values())  # loaded beside the decoder (memory only)
+    model = ModelConfig(family=mtype, name=name, source=source, dtype=dtype, quant=quant, tower_params=tower, **fields_)
     unused = sorted(k for k in cfg if k not in r.used)
     if wrapper:
         read = ("text_config", "model_type") + (("tie_word_embeddings", "tie_embedding") if wrapper in _TIES_READ

@@ -43,7 +43,7 @@ from gemmlib.core.dtypes import get_dtype
 from gemmlib.core.errors import InputError
 from gemmlib.core.hardware import Hardware
 from gemmlib.core.i18n import N_
-from gemmlib.llm.accounting import Workload, memory, prefill_ops
+from gemmlib.llm.accounting import Workload, memory, prefill_ops, tower_bytes
 from gemmlib.llm.checkpoint import element_bytes, idle_expert_bytes
 from gemmlib.llm.config import ModelConfig
 from gemmlib.llm.parallel import (
@@ -143,10 +143,14 @@ def weights_per_gpu(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel)
         tables = cfg.ngram_table_params * w
         most = max(cfg.ngram_layers[i:i + stage_l].count("N") for i in range(0, cfg.layers, max(1, stage_l)))
         rest += tables * most / cfg.ngram_layer_count / par.tp - tables
-    first = layer + table / par.tp + rest
+    # a multimodal wrapper's encoders: split over the TP ranks (engines shard the vision tower's linears as the
+    # decoder's), held by the first stage, which takes the image tokens
+    tower = tower_bytes(cfg, wl)
+    rest -= tower
+    first = layer + table / par.tp + rest + tower / par.tp
     last = layer + head + rest
     if par.pp == 1:
-        first = last = layer + head + rest + (0.0 if cfg.tied_embeddings else table / par.tp)
+        first = last = layer + head + rest + (0.0 if cfg.tied_embeddings else table / par.tp) + tower / par.tp
     return {"first": first, "last": last}
 
 

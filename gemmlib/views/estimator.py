@@ -1205,13 +1205,17 @@ def _read(est: ScaleOutEstimate, gettext: Translate, escape: Escape) -> Read:
             (gettext("vision tower"), fmt.DASH if not r.get("vision") else gettext(
                 "{params} parameters (run once per image, not in the decoder's counts): {parts}").format(
                 params=fmt.count(sum(v for v in r["vision"].values() if isinstance(v, int))),
-                parts=", ".join(f"`{k}` {fmt.count(v)}" for k, v in r["vision"].items() if isinstance(v, int)))),
+                parts=", ".join(f"{k} {fmt.count(v)}" for k, v in r["vision"].items() if isinstance(v, int)))),
             *([(gettext("audio tower"), gettext(
                 "{params} parameters (run once per audio clip, not in the decoder's counts): {parts}").format(
                 params=fmt.count(sum(v for v in r["audio"].values() if isinstance(v, int))),
-                parts=", ".join(f"`{k}` {fmt.count(v)}" for k, v in r["audio"].items() if isinstance(v, int))))]
+                parts=", ".join(f"{k} {fmt.count(v)}" for k, v in r["audio"].items() if isinstance(v, int))))]
               if r.get("audio") else []),
-            (gettext("checkpoint"), gettext("{size} of tensors").format(size=fmt.nbytes(r["checkpoint_bytes"]))),
+            (gettext("checkpoint"), gettext("{size} of tensors").format(size=fmt.nbytes(r["checkpoint_bytes"]))
+             if not r.get("tower_bytes") else gettext("{size} of tensors: the decoder's {decoder} and the encoders' "
+                                                      "{tower} (16-bit), all loaded with the weights").format(
+                size=fmt.nbytes(r["checkpoint_bytes"]), decoder=fmt.nbytes(r["checkpoint_bytes"] - r["tower_bytes"]),
+                tower=fmt.nbytes(r["tower_bytes"]))),
             (gettext("block"), gettext("{norm} × {n}, qk-norm {qk}, {layout}, positions {positions}, biases "
                                        "{biases}").format(
                 norm=gettext(NORM_NAMES.get(b["norm"], b["norm"])), n=b["norms_per_layer"], qk=label(b["qk_norm"]),

@@ -203,7 +203,9 @@ def test_every_real_config_is_read_and_described(capsys, path):
             "the config's torch_dtype" if cfg.dtype else "default; the config gives no torch_dtype")
     else:
         assert "quantization_config" in read["weight_dtype_source"]
-    assert d["memory"]["weights_bytes"] == checkpoint_size(cfg, serving_dtypes(cfg)["weight_dtype"], mtp=False).bytes
+    assert d["memory"]["weights_bytes"] == (checkpoint_size(cfg, serving_dtypes(cfg)["weight_dtype"], mtp=False).bytes
+                                            + 2 * cfg.tower_params)  # a wrapper's encoders at 16 bits beside it
+    assert cfg.tower_params == sum((read.get("vision") or {}).values()) + sum((read.get("audio") or {}).values())
     assert isinstance(read["ignored_keys"], list) and isinstance(read["unknown_keys"], list)
 
 
@@ -310,3 +312,33 @@ def test_text_report_says_what_was_read(capsys):
     for words in ("family gpt_oss", "12 full + 12 sliding (window 128", "32 experts top-4",
                   "mxfp4", "attn_scores_sliding", "weights bf16 (mxfp4"):
         assert words in out, words
+
+
+def test_a_multimodal_checkpoint_loads_its_vision_tower_with_the_weights(tmp_path, capsys):
+    """llava-hf/llava-1.5-7b-hf's config.json: the weights held in memory and the checkpoint's bytes are the whole
+    model transformers builds from it, 2 bytes × numel() of LlavaForConditionalGeneration (14,126,854,144 B), not the
+    decoder's alone (a reviewer saw 12.6 GiB beside the real files' 13.2); the tower's parameters stay out of the
+    decoder's count and FLOPs; with TP 2 each GPU holds half of it."""
+    import torch
+    from transformers import AutoConfig, AutoModelForImageTextToText
+
+    raw = {"architectures": ["LlavaForConditionalGeneration"], "model_type": "llava", "image_token_index": 32000,
+           "projector_hidden_act": "gelu", "vision_feature_layer": -2, "vision_feature_select_strategy": "default",
+           "pad_token_id": 32001, "tie_word_embeddings": False, "torch_dtype": "float16",
+           "text_config": {"architectures": ["LlamaForCausalLM"], "max_position_embeddings": 4096,
+                           "model_type": "llama", "rms_norm_eps": 1e-05, "torch_dtype": "float16", "vocab_size": 32064},
+           "vision_config": {"hidden_size": 1024, "image_size": 336, "intermediate_size": 4096,
+                             "model_type": "clip_vision_model", "num_attention_heads": 16, "num_hidden_layers": 24,
+                             "patch_size": 14, "projection_dim": 768, "vocab_size": 32000}}
+    (tmp_path / "config.json").write_text(json.dumps(raw))
+    hf = AutoConfig.from_pretrained(tmp_path)
+    with torch.device("meta"):
+        numel = AutoModelForImageTextToText.from_config(hf).num_parameters()
+    assert main(["estimate", "--config", str(tmp_path / "config.json"), "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["memory"]["weights_bytes"] == d["read"]["checkpoint_bytes"] == 2 * numel == 14_126_854_144
+    assert d["read"]["tower_bytes"] == 2 * 324_487_168 and d["model"]["params"] == numel - 324_487_168
+    assert main(["estimate", "--config", str(tmp_path / "config.json"), "--tp", "2", "--json"]) == 0
+    two = json.loads(capsys.readouterr().out)
+    one = 2 * numel - 2 * 324_487_168  # the decoder's bytes
+    assert two["per_gpu"]["weights_bytes"] == pytest.approx(one / 2 + 324_487_168, rel=2e-3)  # (the norms replicate)
