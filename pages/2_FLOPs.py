@@ -86,8 +86,8 @@ if hw.editable:
 
 # ----------------------------------------------------------------------------- heatmap
 @st.cache_data(max_entries=64, show_spinner=False)
-def heatmap_spec(grid_: tuple, shown_: str, title_: str, tips_: tuple, code: str) -> dict:
-    return spec(heatmap([dict(r) for r in grid_], shown_, title_, FORMATS[shown_], tooltip_fields=list(tips_),
+def heatmap_spec(grid_: tuple, shown_: str, title_: str, tips_: tuple, code: str, fmt_: str) -> dict:
+    return spec(heatmap([dict(r) for r in grid_], shown_, title_, fmt_, tooltip_fields=list(tips_),
                         gettext=ui.gettext_for(code)))
 
 
@@ -98,7 +98,7 @@ def staircase_view(m: int, n0: int, n1: int, tm: int, tn: int, sms: int, step: i
     return rows, spec(staircase_chart(rows, gettext=ui.gettext_for(code)))
 
 
-FORMATS = {"GFLOPs": ",.3~f", "MB moved": ",.3~f", "FLOP/byte": ",.0f", "time µs": ",.3~g"}
+FORMATS = {"GFLOPs": ",.3~f", "MB moved": ",.3~f", "FLOP/byte": ",.3~r", "time µs": ",.3~g"}
 grid = None
 with ui.guard(_("the ranges")):
     ms = dim_range(m0, m1, m_step, "M")
@@ -116,12 +116,19 @@ if grid is not None:
                      "showing GFLOPs. Pick another dtype or hardware.").format(gpu=_(hw.name), dtype=dtype))
         shown = "GFLOPs"
     tips = [("M", "ordinal", None), ("N", "ordinal", None), ("K", "quantitative", None),
-            ("GFLOPs", "quantitative", ",.4~f"), ("MB moved", "quantitative", ",.4~f"),
+            ("GFLOPs", "quantitative", ",.4~g"), ("MB moved", "quantitative", ",.4~g"),
             ("FLOP/byte", "quantitative", ",.1f")]
     if has_time:
         tips += [("time µs", "quantitative", ",.4~g"), ("TFLOP/s", "quantitative", ",.1f"),
                  ("bound", "nominal", None)]
-    if shown == "GFLOPs":
+    rows = [{**r, "bound": _(r["bound"])} if "bound" in r else r for r in grid]  # (the tooltip's "compute", in zh)
+    fmt_shown = FORMATS[shown]
+    if shown == "GFLOPs" and max(r["GFLOPs"] for r in grid) < 1e-3:  # a classroom size: whole FLOPs, not "0"
+        rows = [{**r, "FLOPs": r["GFLOPs"] * 1e9} for r in rows]
+        shown, fmt_shown = "FLOPs", ",.0f"
+        tips = [*tips[:3], ("FLOPs", "quantitative", ",.0f"), *tips[3:]]
+        title = _("FLOPs for M×K by K×N, K = {k:,}").format(k=k_dim)
+    elif shown == "GFLOPs":
         title = _("GFLOPs for M×K by K×N, K = {k:,}").format(k=k_dim)
     elif shown == "time µs":
         title = _("{metric} for M×K by K×N, K = {k:,}, {dtype}, {gpu} at {efficiency}").format(
@@ -129,8 +136,8 @@ if grid is not None:
     else:
         title = _("{metric} for M×K by K×N, K = {k:,}, {dtype}").format(metric=_(METRIC_LABELS[shown]), k=k_dim,
                                                                        dtype=dtype)
-    st.vega_lite_chart(heatmap_spec(tuple(tuple(r.items()) for r in grid), shown, title, tuple(tips), ui.lang()),
-                       width="stretch")
+    st.vega_lite_chart(heatmap_spec(tuple(tuple(r.items()) for r in rows), shown, title, tuple(tips), ui.lang(),
+                                    fmt_shown), width="stretch")
     if has_time:
         bound = pd.DataFrame(grid)["bound"].value_counts().to_dict()
         ridge = hw.ridge_point(dtype)

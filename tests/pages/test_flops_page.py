@@ -160,3 +160,24 @@ def test_the_bound_caption_counts_cells_with_plurals_not_parentheses():
     at = _app()
     caption = next(c.value for c in at.caption if "ridge point" in c.value)
     assert "(s)" not in caption and "cells compute-bound" in caption or "cell compute-bound" in caption
+
+
+def test_a_classroom_size_shows_whole_flops_and_the_bound_in_the_pages_language():
+    """M, N, K = 1 … 4: the heatmap counts whole FLOPs (2·4·4·4 = 128 in the corner) instead of GFLOPs that print as
+    "0"; its title says FLOPs; the tooltip's bound reads in Chinese on the Chinese page (it said "compute")."""
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.query_params.update(fl_k="4", fl_m0="1", fl_m1="4", fl_ms="1", fl_n0="1", fl_n1="4", fl_ns="1")
+    at.run()
+    assert not at.exception and not _errors(at)
+    chart = at.get("vega_lite_chart")[0].proto
+    spec = json.loads(chart.spec)
+    values = _heatmap_values(at, "FLOPs")
+    assert max(values) == gemm_flops(4, 4, 4) == 128 and min(values) == gemm_flops(1, 1, 4) == 8
+    assert "FLOPs for M×K by K×N, K = 4" in json.dumps(spec, ensure_ascii=False)
+    zh = AppTest.from_file(PAGE, default_timeout=60)
+    zh.query_params.update(fl_k="4", fl_m0="1", fl_m1="4", fl_ms="1", fl_n0="1", fl_n1="4", fl_ns="1", lang="zh",
+                           fl_metric="time µs")
+    zh.run()
+    assert not zh.exception
+    table = pa.ipc.open_stream(io.BytesIO(zh.get("vega_lite_chart")[0].proto.datasets[0].data.data)).read_all()
+    assert {r["bound"] for r in table.to_pylist()} == {"内存"}  # (4×4×4: far below the ridge)
