@@ -57,8 +57,9 @@ STEPPER_LABELS = {
     "last": N_("last step (End)"),
     "scrub": N_("step"),
     "keys": N_("Click the grids, then: → or PageDown next, ← or PageUp back, Space play/pause, Home/End "
-               "first/last"),
-    "edit": N_("Click a cell of A or B to change it (Enter keeps it, Esc puts it back)."),
+               "first/last."),
+    "edit": N_("Click a cell of A or B to change it (Enter keeps it, Esc puts it back; PageDown and PageUp keep it "
+               "and step)."),
     "loads": N_("so far: A loads {a}, B loads {b}, D stores {d}"),
     "epilogue": N_("the epilogue: D = α·(A·B) + β·C, once per element of D"),
 }

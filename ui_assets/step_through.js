@@ -312,6 +312,14 @@ function createStepper(parent, data, setStateValue, setTriggerValue) {
   });
   listen(root, "keydown", (e) => {
     const editing = cellOf(e.target);
+    if (editing && (e.key === "PageDown" || e.key === "PageUp") && !(e.altKey || e.ctrlKey || e.metaKey)) {
+      // a presenter's clicker sends these: they step even from a cell (its value kept as Enter keeps it)
+      e.preventDefault();
+      e.stopPropagation();
+      root.focus({ preventScroll: true });    // (focusout finishes the edit first)
+      go(S.cur + (e.key === "PageDown" ? 1 : -1));
+      return;
+    }
     if (editing) {                            // typing in a cell: Enter keeps it, Escape puts it back
       if (e.key === "Enter" || e.key === "Escape") {
         e.preventDefault();

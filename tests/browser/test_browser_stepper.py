@@ -292,6 +292,15 @@ def test_a_cell_edited_in_place_changes_the_matrices(app_server, page):
     page.keyboard.type("x")
     page.keyboard.press("Enter")
     expect(page.locator(".gst .gb .cell").nth(1)).to_have_text("8")
+    # a presenter's clicker (PageDown / PageUp) steps even when a cell of B was clicked last (a reviewer's stayed on
+    # its step, the keys going to the cell), and the cell keeps its value
+    page.locator(".gst .gb .cell").first.click()
+    page.keyboard.press("PageDown")
+    expect(page.locator(".gst[data-step]").first).to_have_attribute("data-step", "3")
+    wait_idle(page)
+    page.keyboard.press("PageUp")
+    expect(page.locator(".gst[data-step]").first).to_have_attribute("data-step", "2")
+    expect(page.locator(".gst .gb .cell").first).to_have_text("7")
     assert_clean(page)
 
 
