@@ -112,8 +112,13 @@ if grid is None and "fl_good" in st.session_state:
 if grid is not None:
     shown = metric
     if metric == "time µs" and not has_time:
-        st.warning(_("{gpu} has no {dtype} GEMM path in its datasheet, so there is no time to predict; "
-                     "showing GFLOPs. Pick another dtype or hardware.").format(gpu=_(hw.name), dtype=dtype))
+        if dtype in hw.unknown:  # it runs the dtype; no source gives the rate
+            st.warning(_("{gpu} runs {dtype}, but no source gives its dense {dtype} rate, so there is no time to "
+                         "predict; showing GFLOPs. Pick another dtype or hardware.").format(gpu=_(hw.name),
+                                                                                            dtype=dtype))
+        else:
+            st.warning(_("{gpu} has no {dtype} GEMM path in its datasheet, so there is no time to predict; "
+                         "showing GFLOPs. Pick another dtype or hardware.").format(gpu=_(hw.name), dtype=dtype))
         shown = "GFLOPs"
     tips = [("M", "ordinal", None), ("N", "ordinal", None), ("K", "quantitative", None),
             ("GFLOPs", "quantitative", ",.4~g"), ("MB moved", "quantitative", ",.4~g"),

@@ -181,3 +181,14 @@ def test_a_classroom_size_shows_whole_flops_and_the_bound_in_the_pages_language(
     assert not zh.exception
     table = pa.ipc.open_stream(io.BytesIO(zh.get("vega_lite_chart")[0].proto.datasets[0].data.data)).read_all()
     assert {r["bound"] for r in table.to_pylist()} == {"内存"}  # (4×4×4: far below the ridge)
+
+
+def test_a_dtype_whose_rate_is_unknown_is_said_unknown_not_absent():
+    """The RTX 5090 runs bf16, but no source gives its dense bf16 rate (the catalogue lists it as unknown): the
+    warning says so, instead of "has no bf16 GEMM path"."""
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.query_params.update(fl_metric="time µs", fl_gpu="RTX 5090", fl_dtype="bf16")
+    at.run()
+    assert not at.exception
+    warn = " ".join(w.value for w in at.warning)
+    assert "RTX 5090 runs bf16, but no source gives its dense bf16 rate" in warn and "has no bf16" not in warn
