@@ -29,8 +29,9 @@ ui.page(
     "📈",
     _(r"""
 A kernel that does $F$ FLOPs while moving $Q$ bytes has **arithmetic intensity** $I = F/Q$. It
-cannot run faster than the compute peak, nor faster than the memory can feed it:
-$$\text{attainable FLOP/s} = \min(\text{peak},\; I \times \text{bandwidth}).$$
+cannot run faster than the compute peak $\pi$, nor faster than the memory bandwidth $\beta$ can feed it: it
+attains at most
+$$P = \min(\pi,\; I \times \beta)\ \text{FLOP/s}.$$
 Left of the **ridge point** (peak ÷ bandwidth) a kernel is memory-bound, right of it
 compute-bound. Below: the roofs of a device — datasheet and, where measured, its real ceilings —
 with every benchmark point measured so far in this app, and the GEMMs of an LLM as the estimator
