@@ -130,10 +130,11 @@ def test_home_has_a_start_here_path_what_to_notice_and_the_articles_claims():
     text = " ".join(m.value for m in at.markdown)
     for p in ui.PAGES[1:]:
         assert p.notice and p.notice in text  # each page's "what to notice"
-    claims = next(d.value for d in at.dataframe if "the article says" in d.value.columns)
+    claims = next(d.value for d in at.table if "the article says" in d.value.columns)  # (a static table: it wraps)
+    assert claims["the article says"].str.contains("`seq²·d`", regex=False).any()  # Markdown, drawn as code
     assert len(claims) >= 6 and claims["verdict"].str.len().min() > 10
     labels = {p.label for p in ui.PAGES}
-    for where in claims["where"]:  # every claim points to pages that exist
+    for where in claims["where in the app"]:  # every claim points to pages that exist
         named = {w.strip().split(" →")[0].replace(" (below)", "") for w in where.split(",")}
         assert named <= labels, named - labels
     attention = claims[claims["the article says"].str.contains("attention")].iloc[0]["verdict"]
