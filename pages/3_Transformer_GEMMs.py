@@ -90,6 +90,7 @@ def _layer(seq: int, d: int, heads: int, kv: int, ffn: int, gated: bool, causal:
     curve, dense_x, causal_x = _curve(d, heads, kv, ffn, gated, code)
     claim = [{"seq_len": seq, "share": attention_share(cfg, seq, False), "counting": gettext(COUNTING["dense"])}]
     share = share_spec(curve + claim, dense_x, claim_s=seq, causal_crossover=causal_x, gettext=gettext)
+    share.pop("title", None)  # the subheader above it says it (a second, clipped copy showed in Chinese)
     return cfg, ops, dense_x, causal_x, gemm_shapes_spec(ops, gettext=gettext), share
 
 
