@@ -4370,18 +4370,21 @@ def _unwrap(cfg: dict, mtype: str, notes: list[str], *, default_inner: str | Non
         notes.append(Text(N_("{wrapper} has an audio tower (audio_config): it runs once per audio clip and is not "
                              "counted"), wrapper=mtype))
     params = vision_params(mtype, cfg)
+    source = (Text(N_("text_config, {decoder}"), decoder=inner_type) if isinstance(cfg.get("text_config"), dict) else
+              Text(N_("the file's top-level keys, {decoder}"), decoder=inner_type) if mtype != "internvl_chat" else
+              Text(N_("llm_config, {decoder}"), decoder=inner_type))
     if params is None and isinstance(cfg.get("vq_config"), dict):  # Emu3: images in and out as tokens of the vocabulary
-        notes.append(Text(N_("{wrapper} is multimodal: its decoder (text_config, {decoder}) is counted; its image "
-                             "tokenizer (vq_config, a VQ-VAE that turns images into tokens of the decoder's vocabulary "
-                             "and back) runs once per image and is not"), wrapper=mtype, decoder=inner_type))
+        notes.append(Text(N_("{wrapper} is multimodal: its decoder ({source}) is counted; its image tokenizer "
+                             "(vq_config, a VQ-VAE that turns images into tokens of the decoder's vocabulary and back) "
+                             "runs once per image and is not"), wrapper=mtype, source=source))
     elif params is None:
-        notes.append(Text(N_("{wrapper} is multimodal: its decoder (text_config, {decoder}) is counted, the vision "
-                             "tower and projector are not"), wrapper=mtype, decoder=inner_type))
+        notes.append(Text(N_("{wrapper} is multimodal: its decoder ({source}) is counted, the vision tower and "
+                             "projector are not"), wrapper=mtype, source=source))
     else:
-        notes.append(Text(N_("{wrapper} is multimodal: its decoder (text_config, {decoder}) is counted; the vision "
-                             "tower and projector ({params:,} parameters) run once per image and are reported beside "
-                             "it, not in the decoder's counts"), wrapper=mtype, decoder=inner_type,
-                          params=sum(params.values())))
+        notes.append(Text(N_("{wrapper} is multimodal: its decoder ({source}) is counted; the vision tower and "
+                             "projector ({params:,} parameters) run once per image: reported beside it, out of the "
+                             "decoder's counts and FLOPs, in the memory its weights take"), wrapper=mtype,
+                          source=source, params=sum(params.values())))
     return inner, inner_type, mtype
 
 
