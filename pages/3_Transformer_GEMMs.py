@@ -149,4 +149,4 @@ st.info(_(
     "they are 4/(4+24) = {at_d:.1%}. The article's estimate `Params·seq²/(3·d_model)` inherits\n"
     "the error (see the LLM Estimator's rules of thumb)."
 ).format(share=art_share, attention=fmt.si(4 * 1024**2 * 4096, "FLOP"), rest=fmt.si(24 * 1024 * 4096**2, "FLOP"),
-         crossover=art_x, at_d=attention_share(art, 4096)), icon="🔎")
+         crossover=art_x, at_d=attention_share(art, 4096)), icon=":material/search:")
