@@ -158,3 +158,13 @@ def test_page_icons_are_material_symbols_not_emoji(page):
     assert icon.startswith(":material/") and icon.endswith(":"), at.title[0].value
     if page != "app.py":
         assert icon == next(p.icon for p in ui.PAGES if p.path == page)
+
+
+def test_no_page_draws_an_emoji_icon():
+    """Every icon= a page passes (st.info, st.page_link…) is a Material symbol: an emoji draws as a box on a machine
+    without an emoji font (a reviewer saw the Transformer GEMMs page's 🔎 as one)."""
+    import re
+
+    for path in [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))]:
+        for m in re.finditer(r"""icon=(["'])(.*?)\1""", path.read_text(encoding="utf-8")):
+            assert m.group(2).startswith(":material/"), (path.name, m.group(2))
