@@ -177,6 +177,23 @@ def _vision_block(cfg: dict) -> dict:
     return v
 
 
+def _block(cfg: dict, key: str) -> dict:
+    """A wrapper's other sub-config (``qformer_config``, ``perceiver_config``, ``high_res_vision_config``), {} when
+    absent (its class's defaults then)."""
+    block = cfg.get(key)
+    if block is None:
+        return {}
+    if not isinstance(block, dict):
+        raise InputError(N_("config.json field {key!r} must be an object"), key=key)
+    return block
+
+
+def _sub_config(cfg: dict, key: str, defaults: dict) -> Callable[[str], int]:
+    """A reader of the whole-number fields of sub-config ``key`` (:func:`_block`), ``defaults`` for absent ones."""
+    block = _block(cfg, key)
+    return lambda field: _whole(f"{key}.{field}", block.get(field, defaults[field]))
+
+
 def _qwen3_vl(cfg: dict, *, deepstack: bool = True) -> dict[str, int]:
     """Qwen3-VL's tower; Qwen3.5's (``deepstack=False``) deletes the DeepStack mergers."""
     v = _vision_block(cfg)
@@ -644,15 +661,7 @@ def _idefics2(cfg: dict) -> dict[str, int]:
     tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
     th = _text_hidden(cfg, 4096)
     tf = _whole("text_config.intermediate_size", tc.get("intermediate_size", 14336))  # (Mistral's, the default)
-    pc = cfg.get("perceiver_config")
-    if pc is None:
-        pc = {}
-    elif not isinstance(pc, dict):
-        raise InputError(N_("config.json field 'perceiver_config' must be an object"))
-
-    def pget(key: str) -> int:
-        return _whole(f"perceiver_config.{key}", pc.get(key, _IDEFICS2_PERCEIVER[key]))
-
+    pget = _sub_config(cfg, "perceiver_config", _IDEFICS2_PERCEIVER)
     q, kv = pget("resampler_n_heads") * pget("resampler_head_dim"), pget("num_key_value_heads") * pget(
         "resampler_head_dim")
     layer = 3 * th + 2 * th * q + 2 * th * kv + 3 * th * 4 * th
@@ -864,11 +873,7 @@ def _deepseek_vl_hybrid(cfg: dict) -> dict[str, int] | None:
     to 4 ×, without bias), a gate; the aligner: each encoder's features through a biased linear to half the decoder's
     width, then a biased linear of the decoder's width."""
     low = _named_encoder(cfg, "siglip_vision_model", {})
-    hv = cfg.get("high_res_vision_config")
-    if hv is None:
-        hv = {}
-    elif not isinstance(hv, dict):
-        raise InputError(N_("config.json field 'high_res_vision_config' must be an object"))
+    hv = _block(cfg, "high_res_vision_config")
     if low is None or hv.get("model_type", "sam_vision_model") != "sam_vision_model":
         return None
     parts, d = low
@@ -934,15 +939,7 @@ def _blip2(cfg: dict, *, instruct: bool = False) -> dict[str, int]:
     if not isinstance(qkv_bias, bool):
         raise InputError(N_("config.json field 'vision_config.qkv_bias' must be true or false"))
     block = 3 * d * d + (3 * d if qkv_bias else 0) + d * d + d + 4 * d + 2 * d * f + f + d
-    q = cfg.get("qformer_config")
-    if q is None:
-        q = {}
-    elif not isinstance(q, dict):
-        raise InputError(N_("config.json field 'qformer_config' must be an object"))
-
-    def qget(key: str) -> int:
-        return _whole(f"qformer_config.{key}", q.get(key, _BLIP2_QFORMER[key]))
-
+    qget, q = _sub_config(cfg, "qformer_config", _BLIP2_QFORMER), _block(cfg, "qformer_config")
     h, qf, n = qget("hidden_size"), qget("intermediate_size"), qget("num_hidden_layers")
     every = qget("cross_attention_frequency")
     text_mlp = instruct or q.get("use_qformer_text_input", False) is True

@@ -3451,6 +3451,17 @@ def test_fuyu_flat_hub_config_counts_persimmons_decoder_and_its_patch_projection
     ("kimi_k25", dict(vision_config=dict(model_type="kimi_k25_vision", merge_kernel_size=2)), "merge_kernel_size"),
     ("paligemma", dict(projection_dim=-1), "projection_dim"),
     ("lfm2_vl", dict(downsample_factor=0), "downsample_factor"),
+    ("blip-2", dict(qformer_config=[1]), "'qformer_config' must be an object"),
+    ("blip-2", dict(qformer_config=dict(num_hidden_layers=0)), "qformer_config.num_hidden_layers"),
+    ("blip-2", dict(vision_config=dict(model_type="blip_2_vision_model", qkv_bias="yes")), "qkv_bias"),
+    ("idefics2", dict(perceiver_config="x"), "'perceiver_config' must be an object"),
+    ("deepseek_vl_hybrid", dict(high_res_vision_config=5), "'high_res_vision_config' must be an object"),
+    ("deepseek_vl_hybrid", dict(high_res_vision_config=dict(model_type="sam_vision_model", mlp_ratio=-1)),
+     "mlp_ratio"),
+    ("granite_docling", dict(vision_config=dict(model_type="granite_docling_vision", deepstack_visual_indexes=3)),
+     "deepstack_visual_indexes"),
+    ("lfm3_vl", dict(vision_config=dict(model_type="lfm3_vl_vision", num_hidden_layers=3, layer_types=["conv"])),
+     "layer_types"),
 ])
 def test_a_malformed_tower_key_is_refused_with_its_name(wrapper, keys, named):
     """A vision tower's key that cannot be counted is refused with the key named (exit 2 at the CLI), not guessed."""
