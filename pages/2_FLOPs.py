@@ -128,8 +128,7 @@ if grid is not None:
                  ("bound", "nominal", None)]
     rows = [{**r, "bound": _(r["bound"])} if "bound" in r else r for r in grid]  # (the tooltip's "compute", in zh)
     fmt_shown = FORMATS[shown]
-    if shown == "GFLOPs" and max(r["GFLOPs"] for r in grid) < 1e-3:  # a classroom size: whole FLOPs, not "0"
-        rows = [{**r, "FLOPs": r["GFLOPs"] * 1e9} for r in rows]
+    if shown == "GFLOPs" and max(r["FLOPs"] for r in grid) < 1e6:  # a classroom size: whole FLOPs, not "0"
         shown, fmt_shown = "FLOPs", ",.0f"
         tips = [*tips[:3], ("FLOPs", "quantitative", ",.0f"), *tips[3:]]
         title = _("FLOPs for M×K by K×N, K = {k:,}").format(k=k_dim)

@@ -200,7 +200,7 @@ METRIC_LABELS: dict[str, str] = {"GFLOPs": "GFLOPs", "MB moved": N_("MB moved"),
 
 def metric_grid(ms: list[int], ns: list[int], k: int, dtype: str = "bf16", hw: Hardware | None = None,
                 efficiency: float = 1.0) -> list[dict]:
-    """One record per (M, N) with every metric of the FLOPs page: GFLOPs, MB moved, FLOP/byte,
+    """One record per (M, N) with every metric of the FLOPs page: FLOPs (exact) and GFLOPs, MB moved, FLOP/byte,
     and, when ``hw`` is given, the roofline time (µs) and what bounds it."""
     (k,) = _check_dims(K=k)
     if len(ms) * len(ns) > MAX_GRID_CELLS:
@@ -211,7 +211,7 @@ def metric_grid(ms: list[int], ns: list[int], k: int, dtype: str = "bf16", hw: H
         for n in ns:
             f = gemm_flops(m, n, k)
             b = gemm_bytes(m, n, k, dtype)
-            rec = {"M": int(m), "N": int(n), "K": k, "GFLOPs": f / 1e9, "MB moved": b / 1e6,
+            rec = {"M": int(m), "N": int(n), "K": k, "FLOPs": f, "GFLOPs": f / 1e9, "MB moved": b / 1e6,
                    "FLOP/byte": f / b}
             if hw is not None:
                 t = roofline_time(f, b, hw, dtype, efficiency)

@@ -330,11 +330,11 @@ def ceiling_source(hw: Hardware, dtype: str) -> Text:
     c = ceiling(hw, dtype)
     if _measured(hw):
         return Text(N_("the measured peak is the ceiling"))
-    if dtype != fam and (row is not None or SUSTAINED.get(_base_name(hw), {}).get(fam) is not None):
+    sustained = SUSTAINED.get(_base_name(hw), {}).get(fam)
+    if dtype != fam and (row is not None or sustained is not None):
         # fp32, tf32, fp16 (int8, fp4) GEMMs take the bf16 (fp8) column's share of their own peak
         return Text(N_("large {dtype} GEMMs at {share:.0%} of its peak, the share measured in {family} on {gpu}"),
                     dtype=dtype, share=c, family=fam, gpu=_base_name(hw))
-    sustained = SUSTAINED.get(_base_name(hw), {}).get(fam)
     if sustained is not None:
         return Text(N_("large GEMMs at {tflops:g} TFLOP/s {dtype} sustained on {gpu} (a long sweep at {shape}; "
                        "at most its best single run, {best:g})"), tflops=sustained[0], dtype=fam, gpu=_base_name(hw),

@@ -290,9 +290,7 @@ def _inkling2(cfg: dict) -> dict[str, int]:
 def _gemma3(cfg: dict) -> dict[str, int]:
     v = _vision_block(cfg)
     d = _get(v, _SIGLIP, "hidden_size")
-    out = _siglip_tower(v, _SIGLIP)
-    if v.get("vision_use_head", _SIGLIP["vision_use_head"]) is not True:
-        del out["pooling_head"]
+    out = _siglip_encoder(v, _SIGLIP)
     text_hidden = _text_hidden(cfg, 2304)
     out["projector"] = d * text_hidden + d
     return out
@@ -404,20 +402,24 @@ def _mllama(cfg: dict) -> dict[str, int]:
             "layernorms": 2 * 2 * d, "blocks": local * block + glob * (block + 2), "projector": out * dt + dt}
 
 
-def _siglip_encoder_body(v: dict, defaults: dict) -> dict[str, int]:
-    """SigLIP's blocks (biased q/k/v/o, two LayerNorms, a biased MLP), the LayerNorm after them and the attention-pooling
-    head (a probe, torch's MultiheadAttention, a LayerNorm and an MLP)."""
+def _siglip_encoder_body(v: dict, defaults: dict, *, head: bool = True) -> dict[str, int]:
+    """SigLIP's blocks (biased q/k/v/o, two LayerNorms, a biased MLP), the LayerNorm after them and, with ``head``, the
+    attention-pooling head (a probe, torch's MultiheadAttention, a LayerNorm and an MLP)."""
     d, f = _get(v, defaults, "hidden_size"), _get(v, defaults, "intermediate_size")
     block = 4 * (d * d + d) + 4 * d + 2 * d * f + f + d
-    return {"blocks": _get(v, defaults, "num_hidden_layers") * block, "post_layernorm": 2 * d,
-            "pooling_head": d + 4 * (d * d + d) + 2 * d + 2 * d * f + f + d}
+    out = {"blocks": _get(v, defaults, "num_hidden_layers") * block, "post_layernorm": 2 * d}
+    if head:
+        out["pooling_head"] = d + 4 * (d * d + d) + 2 * d + 2 * d * f + f + d
+    return out
 
 
-def _siglip_tower(v: dict, defaults: dict) -> dict[str, int]:
-    """SigLIP's vision transformer with its attention-pooling head (Gemma 3's when ``vision_use_head``, Phi-4's)."""
+def _siglip_tower(v: dict, defaults: dict, *, head: bool = True) -> dict[str, int]:
+    """SigLIP's vision transformer, with its attention-pooling head unless ``head`` is false (Gemma 3's when
+    ``vision_use_head``, Phi-4's; the SigLIP-like towers of Idefics, MiniCPM-V, PaddleOCR-VL… have none)."""
     d = _get(v, defaults, "hidden_size")
     c, p, img = _get(v, defaults, "num_channels"), _get(v, defaults, "patch_size"), _get(v, defaults, "image_size")
-    return {"patch_embed": c * p * p * d + d, "positions": (img // p) ** 2 * d, **_siglip_encoder_body(v, defaults)}
+    return {"patch_embed": c * p * p * d + d, "positions": (img // p) ** 2 * d,
+            **_siglip_encoder_body(v, defaults, head=head)}
 
 
 # The encoders a wrapper builds from vision_config's model_type (AutoModel): each config class's defaults
@@ -440,10 +442,7 @@ def _clip_tower(v: dict, defaults: dict) -> dict[str, int]:
 
 def _siglip_encoder(v: dict, defaults: dict) -> dict[str, int]:
     """SigLIP's vision transformer, its pooling head when ``vision_use_head`` (the class default: true)."""
-    out = _siglip_tower(v, defaults)
-    if v.get("vision_use_head", defaults["vision_use_head"]) is not True:
-        del out["pooling_head"]
-    return out
+    return _siglip_tower(v, defaults, head=v.get("vision_use_head", defaults["vision_use_head"]) is True)
 
 
 def _siglip2_encoder(v: dict, defaults: dict) -> dict[str, int]:
@@ -451,9 +450,7 @@ def _siglip2_encoder(v: dict, defaults: dict) -> dict[str, int]:
     each image), SigLIP's blocks, a LayerNorm, the pooling head when ``vision_use_head``."""
     d, c, p = _get(v, defaults, "hidden_size"), _get(v, defaults, "num_channels"), _get(v, defaults, "patch_size")
     out = {"patch_embed": c * p * p * d + d, "positions": _get(v, defaults, "num_patches") * d,
-           **_siglip_encoder_body(v, defaults)}
-    if v.get("vision_use_head", defaults["vision_use_head"]) is not True:
-        del out["pooling_head"]
+           **_siglip_encoder_body(v, defaults, head=v.get("vision_use_head", defaults["vision_use_head"]) is True)}
     return out
 
 
@@ -656,8 +653,7 @@ def _idefics2(cfg: dict) -> dict[str, int]:
     grouped-KV attention of the latents over the image and themselves (RMSNorms on both inputs) and a 4× SwiGLU MLP,
     and a final RMSNorm."""
     v = _vision_block(cfg)
-    tower = _siglip_tower(v, _IDEFICS2)
-    del tower["pooling_head"]
+    tower = _siglip_tower(v, _IDEFICS2, head=False)
     tc = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
     th = _text_hidden(cfg, 4096)
     tf = _whole("text_config.intermediate_size", tc.get("intermediate_size", 14336))  # (Mistral's, the default)
@@ -681,8 +677,7 @@ def _granite_docling(cfg: dict) -> dict[str, int]:
     then a LayerNorm, a linear without bias and a LayerNorm; the density router over the tower's features when
     ``density_router_hidden_size`` is set (a top-level key)."""
     v = _vision_block(cfg)
-    tower = _siglip_tower(v, _GRANITE_DOCLING)
-    del tower["pooling_head"]
+    tower = _siglip_tower(v, _GRANITE_DOCLING, head=False)
     d, o, sf = (_get(v, _GRANITE_DOCLING, k) for k in ("hidden_size", "out_hidden_size", "scale_factor"))
     idx = v.get("deepstack_visual_indexes")
     if idx is None:
@@ -739,8 +734,7 @@ def _idefics3(cfg: dict) -> dict[str, int]:
     """Idefics3's / SmolVLM's SigLIP-like vision transformer (no pooling head) and its connector: the patches shuffled
     ``scale_factor`` × ``scale_factor`` into one and a linear without bias to the decoder's width."""
     v = _vision_block(cfg)
-    tower = _siglip_tower(v, _ARIA)  # (Idefics3's vision class defaults: Aria's)
-    del tower["pooling_head"]
+    tower = _siglip_tower(v, _ARIA, head=False)  # (Idefics3's vision class defaults: Aria's)
     sf = _whole("scale_factor", cfg.get("scale_factor", 2))
     return {**tower, "connector": _get(v, _ARIA, "hidden_size") * sf * sf * _text_hidden(cfg, 4096)}
 
@@ -773,8 +767,7 @@ def _video_llama_3(cfg: dict) -> dict[str, int]:
     v = _vision_block(cfg)
     d, c, p = _get(v, _VIDEOLLAMA3, "hidden_size"), _get(v, _VIDEOLLAMA3, "num_channels"), \
         _get(v, _VIDEOLLAMA3, "patch_size")
-    body = _siglip_encoder_body(v, _VIDEOLLAMA3)
-    del body["pooling_head"]
+    body = _siglip_encoder_body(v, _VIDEOLLAMA3, head=False)
     th = _text_hidden(cfg, 4096)
     return {"patch_embed": c * p * p * d + d, **body, "projector": d * th + th + th * th + th}
 
@@ -789,8 +782,7 @@ def _minicpmv(cfg: dict) -> dict[str, int]:
     linears, ``intermediate_size`` × the window wide), and its merger: ``merger_times`` rounds of a LayerNorm and two
     biased linears over 2 × 2 patches, the last to the decoder's width."""
     v = _vision_block(cfg)
-    tower = _siglip_tower(v, _MINICPMV)
-    del tower["pooling_head"]
+    tower = _siglip_tower(v, _MINICPMV, head=False)
     d, f = _get(v, _MINICPMV, "hidden_size"), _get(v, _MINICPMV, "intermediate_size")
     wk = v.get("window_kernel_size", [2, 2])
     if not isinstance(wk, list | tuple) or len(wk) != 2:
@@ -960,8 +952,7 @@ def _paddleocr_vl(cfg: dict) -> dict[str, int]:
     2×2 patch merge, two biased linears to the decoder's width (``text_config.hidden_size``, the top-level one in the
     flat layout of its Hub files)."""
     v = _vision_block(cfg)
-    tower = _siglip_tower(v, _PADDLEOCR_VL)
-    del tower["pooling_head"]
+    tower = _siglip_tower(v, _PADDLEOCR_VL, head=False)
     d, m = _get(v, _PADDLEOCR_VL, "hidden_size"), _get(v, _PADDLEOCR_VL, "spatial_merge_size")
     out = _text_hidden(cfg, 1024, flat=True)
     sp = d * m * m
@@ -974,8 +965,7 @@ def _aria(cfg: dict) -> dict[str, int]:
     torch's MultiheadAttention with its in/out projections, a biased linear, two LayerNorms), a LayerNorm and a
     two-layer MLP without biases to the decoder's width."""
     v = _vision_block(cfg)
-    tower = _siglip_tower(v, _ARIA)
-    del tower["pooling_head"]
+    tower = _siglip_tower(v, _ARIA, head=False)
     d = _get(v, _ARIA, "hidden_size")
     table = cfg.get("projector_patch_to_query_dict")
     table = _ARIA_QUERIES if table is None else table
