@@ -176,6 +176,11 @@ def test_links_by_placement():
     tp16 = Parallel(tp=16).link("tp", h100)  # 8 per node: 8 NICs carry the ring
     assert tp16.busbw == 8 * 50e9 and "2 nodes" in tp16.name
     assert Parallel(tp=4, gpus_per_node=4).link("tp", h100).busbw == 450e9
+    # A node stated larger than the job holds all of it: 16 GPUs at 1,000 per node are one node whose two NVLink
+    # islands of 8 meet over PCIe (the group once "straddled" two nodes and went "across 1 nodes" over the NIC).
+    big = Parallel(tp=16, gpus_per_node=1000).link("tp", h100)
+    assert big == get_hardware("h100").interconnect.pcie_link and "node" not in big.name
+    assert Parallel(tp=8, gpus_per_node=1000).link("tp", h100).busbw == 450e9
     pcie = get_hardware("h100 pcie")
     assert "bridge" in Parallel(tp=2).link("tp", pcie).name  # NVLink bridge pairs
     assert "PCIe" in Parallel(tp=4).link("tp", pcie).name
