@@ -279,10 +279,11 @@ class Parallel:
         ic = _interconnect(hw) if self.gpus > 1 else None
         return self.gpus_per_node or (ic.gpus_per_node if ic else 1)
 
-    def _node(self) -> int | None:
-        """The ``--gpus-per-node`` the links are worked out with: a node stated larger than the job holds only the
-        job's GPUs (16 GPUs at 1,000 per node are one node of 16, not a group that straddles two nodes)."""
-        return min(self.gpus_per_node, self.gpus) if self.gpus_per_node else None
+    def _node(self, hw: Hardware) -> int:
+        """The node the links are worked out with: a node larger than the job holds only the job's GPUs (64 GPUs
+        of a 72-GPU NVL72 rack are one NVLink domain of 64, not a group that straddles two nodes; 16 GPUs at
+        ``--gpus-per-node 1000`` are one node of 16). Before, such a group went over the network "across 1 nodes"."""
+        return min(self.node_size(hw), self.gpus)
 
     def link(self, group: str, hw: Hardware, ranks: int | None = None) -> Link:
         """The link the ``group``'s collectives cross (for "pp": between neighbouring stages)."""
@@ -290,7 +291,7 @@ class Parallel:
         if n <= 1 or (group == "pp" and self.pp == 1):
             return Link("none", "measured", 1.0, 0.0, Text(N_("one rank: nothing moves")))
         ic = _interconnect(hw)
-        return ic.link_for(n, self.stride(group), self._node())
+        return ic.link_for(n, self.stride(group), self._node(hw))
 
     def all_to_all_link(self, group: str, hw: Hardware) -> Link:
         """The link the ``group``'s all-to-alls cross (:meth:`gemmlib.core.hardware.Interconnect.all_to_all_link`:
@@ -298,14 +299,14 @@ class Parallel:
         n = getattr(self, group)
         if n <= 1:
             return self.link(group, hw)
-        return _interconnect(hw).all_to_all_link(n, self.stride(group), self._node())
+        return _interconnect(hw).all_to_all_link(n, self.stride(group), self._node(hw))
 
     def link_span(self, ranks: int, stride: int, hw: Hardware) -> Link:
         """The link a collective over ``ranks`` GPUs ``stride`` apart crosses (a group that joins several of
         the parallel dimensions, e.g. the gradients' data-parallel × context-parallel × expert group)."""
         if ranks <= 1:
             return Link("none", "measured", 1.0, 0.0, Text(N_("one rank: nothing moves")))
-        return _interconnect(hw).link_for(ranks, stride, self._node())
+        return _interconnect(hw).link_for(ranks, stride, self._node(hw))
 
     def placement(self, hw: Hardware) -> list[dict]:
         """Each group with more than one rank: size, stride and the link it crosses (for tables)."""

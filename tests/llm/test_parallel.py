@@ -181,6 +181,9 @@ def test_links_by_placement():
     big = Parallel(tp=16, gpus_per_node=1000).link("tp", h100)
     assert big == get_hardware("h100").interconnect.pcie_link and "node" not in big.name
     assert Parallel(tp=8, gpus_per_node=1000).link("tp", h100).busbw == 450e9
+    gb200 = get_hardware("gb200")  # 64 of an NVL72 rack's GPUs: one NVLink domain, at the catalogue's node or stated
+    for par in (Parallel(ep=64), Parallel(ep=64, gpus_per_node=72)):
+        assert par.all_to_all_link("ep", gb200) == gb200.interconnect.intra
     pcie = get_hardware("h100 pcie")
     assert "bridge" in Parallel(tp=2).link("tp", pcie).name  # NVLink bridge pairs
     assert "PCIe" in Parallel(tp=4).link("tp", pcie).name
