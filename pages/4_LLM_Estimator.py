@@ -189,8 +189,11 @@ if v is not None:
             drawn = num(c[0], "le_tokens", format="%.3g"), num(c[1], "le_mb"), num(c[4], "le_vs")
             drawn = pick(c[2], "le_rc", view.RECOMPUTE, format_func=label), pick(c[3], "le_zero", [0, 1, 2, 3])
             c = st.columns(6)  # the SMs held, layers and modules rerun count under their own setting (else greyed)
-            drawn = num(c[0], "le_cp"), flag(c[1], "le_tpo"), pick(c[2], "le_epo", view.EP_OVERLAPS, format_func=label)
-            drawn = num(c[3], "le_epsm", disabled=ss.le_epo == "none"), num(c[4], "le_rcl", disabled=ss.le_rc != "full")
+            sizes = view.parallel_sizes(e[0])  # nothing to overlap at TP or EP 1: greyed out (and not counted)
+            drawn = num(c[0], "le_cp"), flag(c[1], "le_tpo", disabled=sizes["tp"] == 1)
+            drawn = pick(c[2], "le_epo", view.EP_OVERLAPS, format_func=label, disabled=sizes["ep"] == 1)
+            drawn = num(c[3], "le_epsm", disabled=ss.le_epo == "none" or sizes["ep"] == 1)
+            drawn = num(c[4], "le_rcl", disabled=ss.le_rc != "full")
             drawn = fields.multi(c[5], "le_rcm", view.RECOMPUTE_MODULE_NAMES, disabled=ss.le_rc != "selective")
             if not ss.le_train:
                 st.info(_("Turn on **size a training run**: the batch is the global batch of one step, the prompt its "

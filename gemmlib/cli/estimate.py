@@ -525,7 +525,11 @@ def _hardware(name: str, hardware_file: str | None = None):
             measured = {}
         hw = measured.get(str(name).strip().lower())
         if hw is None:
-            raise
+            if not measured:
+                raise
+            names = ", ".join(h.name for h in measured.values())
+            raise InputError(f"unknown GPU {str(name)[:60]!r}; choose one of: {', '.join(rows or CATALOGUE)}; or "
+                             f"one measured on this machine: {names}") from None
         return hw
 
 
@@ -847,6 +851,13 @@ def _scaleout_estimate(args: argparse.Namespace, cfg, wl, hw, read_info: dict | 
                     read_info=read_info, serving_options=serving_options(args))
 
 
+def _recomputed_layers(n: int, chunk: float) -> str:
+    """The words for ``--recompute-layers n`` (Megatron's block method): past a chunk's layers it reruns them all."""
+    if n < chunk:
+        return f" (the first {n} layers of each chunk)"
+    return f" (--recompute-layers {n}: every layer, each chunk has {chunk:g})"
+
+
 def render_scaleout(est, d: dict | None = None) -> str:
     """The scale-out part of the report: groups and links, communication, per-GPU memory, training, serving."""
     par = est.parallel
@@ -882,7 +893,7 @@ def render_scaleout(est, d: dict | None = None) -> str:
             "",
             f"TRAINING  {t['global_batch']} x {t['seq_len']} tokens per step, micro-batch {t['micro_batch']} "
             f"({t['microbatches']} per replica), recompute {t['recompute']}"
-            + (f" (the first {t['recompute_layers']} layers of each chunk)" if t["recompute_layers"] else "")
+            + (_recomputed_layers(t["recompute_layers"], t["layers_per_chunk"]) if t["recompute_layers"] else "")
             + (f" ({', '.join(t['recompute_modules'])})" if t["recompute"] == "selective" else "")
             + f", ZeRO {t['zero']}"
             + (f", CP {t['cp']}" if t["cp"] > 1 else "")

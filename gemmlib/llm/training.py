@@ -276,6 +276,13 @@ def _recomputed(op: Op, recompute: str, modules: tuple[str, ...] = ("core_attn",
     return False
 
 
+def idle_recompute_modules(ops: list[Op], modules: tuple[str, ...]) -> list[str]:
+    """The selectively recomputed ``modules`` that rerun none of a model's forward ``ops`` (``moe`` in a dense
+    model, ``mla_up_proj`` without MLA). The attention core is never idle: it is the default, kept for a model without
+    attention layers too (it then reruns nothing, as Megatron's would)."""
+    return [m for m in modules if m != "core_attn" and not any(_in_module(o, m) for o in ops)]
+
+
 def step_flops(cfg: ModelConfig, wl: Workload, recompute: str = "none", share: float = 1.0,
                modules: tuple[str, ...] = ("core_attn",)) -> dict[str, int]:
     """Exact GEMM FLOPs of one training step over ``wl.batch`` sequences of ``wl.seq_len`` tokens (``share``: the
@@ -677,6 +684,7 @@ class TrainEstimate:
             "global_batch": self.workload.batch, "seq_len": self.workload.seq_len,
             "micro_batch": self.training.micro_batch, "microbatches": self.microbatches,
             "recompute": self.training.recompute, "recompute_layers": self.training.recompute_layers,
+            "layers_per_chunk": self.model.layers / par.pp / par.virtual_stages,
             "recompute_modules": list(self.training.recompute_modules),
             "zero": self.training.zero,
             "cp": par.cp, "virtual_stages": par.virtual_stages, "tp_comm_overlap": par.tp_comm_overlap,
@@ -736,6 +744,17 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
     step = replace(wl, new_tokens=0, lm_head="all")
     wl_mb = replace(step, batch=b)
     raw = prefill_ops(cfg, wl_mb) + prefill_other_ops(cfg, wl_mb)
+    if tr.recompute == "selective":
+        idle = idle_recompute_modules(raw, tr.recompute_modules)
+        if idle:
+            raise InputError(N_("--recompute-modules {idle}: {model} has no such part, so it would rerun nothing; this "
+                                "model's are {useful}"), idle=", ".join(idle), model=cfg.name,
+                             useful=", ".join(m for m in RECOMPUTE_MODULES if not idle_recompute_modules(raw, (m,))))
+    for flag, on, size, group in (("--tp-comm-overlap", par.tp_comm_overlap, par.tp, "--tp"),
+                                  ("--ep-comm-overlap", par.ep_comm_overlap, par.ep, "--ep")):
+        if on and size == 1:
+            raise InputError(N_("{flag} overlaps the collectives of {group} ranks: with {group} 1 there are none"),
+                             flag=flag, group=group)
     # An 8-bit training run multiplies its output head (the LM head) in 16 bits: Megatron Core's output layer is a plain
     # ``tensor_parallel.ColumnParallelLinear``, outside Transformer Engine's fp8 autocast, unless ``fp8_output_proj`` is
     # set with the MXFP8 recipe (megatron/core/models/gpt/gpt_model.py and fp8_utils.py,

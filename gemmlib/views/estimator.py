@@ -57,6 +57,7 @@ from gemmlib.llm.accounting import (
     NORM_NAMES,
     Workload,
     efficiency_for,
+    prefill_ops,
     serving_dtypes,
 )
 from gemmlib.llm.checkpoint import QUANTIZED_8BIT, weight_format
@@ -70,7 +71,7 @@ from gemmlib.llm.scaleout import ScaleOutEstimate
 from gemmlib.llm.scaleout import estimate as scaleout_estimate
 from gemmlib.llm.serving import ENGINES, Engine
 from gemmlib.llm.serving import serving as serving_curve
-from gemmlib.llm.training import LLAMA31_405B, Training, train
+from gemmlib.llm.training import LLAMA31_405B, Training, idle_recompute_modules, train
 
 Escape = Callable[[Any], str]
 
@@ -1248,15 +1249,20 @@ def _read(est: ScaleOutEstimate, gettext: Translate, escape: Escape) -> Read:
 def training(est: ScaleOutEstimate, inp: TrainingInputs, *, gettext: Translate = english) -> TrainingView:
     """A training run of the estimate's workload (batch × prompt = one step's tokens) on its GPUs."""
     a = LLAMA31_405B
-    par = replace(est.parallel, virtual_stages=int(inp.vs), tp_comm_overlap=bool(inp.tpo), cp=int(inp.cp),
-                  ep_comm_overlap=inp.epo != "none", ep_overlap=inp.epo if inp.epo != "none" else "megatron",
-                  ep_comm_sms=int(inp.epsm) if inp.epo != "none" else 0)
+    # the overlaps count only where there is something to overlap (TP, EP above 1: their widgets grey out)
+    epo = inp.epo if est.parallel.ep > 1 else "none"
+    par = replace(est.parallel, virtual_stages=int(inp.vs), tp_comm_overlap=bool(inp.tpo) and est.parallel.tp > 1,
+                  cp=int(inp.cp), ep_comm_overlap=epo != "none", ep_overlap=epo if epo != "none" else "megatron",
+                  ep_comm_sms=int(inp.epsm) if epo != "none" else 0)
     par.check(est.model)
-    # the recomputed layers and modules count only under the recompute that reads them (their widgets grey out)
+    # the recomputed layers and modules count only under the recompute that reads them (their widgets grey out);
+    # a module this model lacks would rerun nothing: left out, and said
+    modules = tuple(inp.rcm) if inp.rc == "selective" else ()
+    idle = idle_recompute_modules(prefill_ops(est.model, est.workload), modules)
+    modules = tuple(m for m in modules if m not in idle)
     tr = train(est.model, est.workload, est.hardware, par,
                Training(tokens=float(inp.tokens), micro_batch=inp.mb, recompute=inp.rc, zero=inp.zero,
-                        recompute_layers=int(inp.rcl) if inp.rc == "full" else 0,
-                        recompute_modules=tuple(inp.rcm) if inp.rc == "selective" else ()),
+                        recompute_layers=int(inp.rcl) if inp.rc == "full" else 0, recompute_modules=modules),
                _efficiency_of(est), est.memory_utilization)
     t = tr.to_dict()
     mem = tr.memory
@@ -1287,7 +1293,9 @@ def training(est: ScaleOutEstimate, inp: TrainingInputs, *, gettext: Translate =
                       "6·N·D {six:.3g}.").format(
             step=_t(t["step_time_s"]), compute=_t(t["compute_s"]), comm=_t(t["communication_s"]),
             dp=_t(t["dp_communication_s"]), bubble=_t(t["bubble_s"]), m=t["microbatches"], run=t["run_flops"],
-            six=t["six_nd_flops"]) + "".join(" " + w for w in _overlap_words(t, tr.gpus, gettext, tr.hardware.sms)),
+            six=t["six_nd_flops"]) + "".join(" " + w for w in _overlap_words(t, tr.gpus, gettext, tr.hardware.sms))
+        + (" " + gettext("Left out of the recomputed modules, as {model} has no such part: {idle}.").format(
+            model=est.model.name, idle=", ".join(idle)) if idle else ""),
         memory_chart=per_gpu_memory_spec(tr.memory, est.hardware.name, N_("per GPU in training"), gettext=gettext),
         caption=gettext("Mixed-precision AdamW as ZeRO counts it (2Ψ weights + 2Ψ gradients + 12Ψ optimizer), "
                         "activations by Korthikanti et al. 2022; largest micro-batch that fits: {mb}. A published "

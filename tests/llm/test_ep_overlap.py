@@ -56,6 +56,17 @@ def test_an_unknown_schedule_is_refused():
         Parallel(ep=2, ep_comm_overlap=True, ep_overlap="zero-bubble")
 
 
+def test_an_overlap_with_nothing_to_overlap_is_refused(capsys):
+    """--ep-comm-overlap at EP 1 (a dense model, or experts kept whole on each GPU) once said "EP all-to-alls
+    overlapped" of all-to-alls that do not exist."""
+    base = ["estimate", "--preset", "llama-3-8b", "--train", "--train-tokens", "1e9", "--gpus", "8"]
+    assert main(base + ["--ep-comm-overlap"]) == 2
+    assert capsys.readouterr().err.strip() == ("error: --ep-comm-overlap overlaps the collectives of --ep ranks: "
+                                               "with --ep 1 there are none")
+    with pytest.raises(InputError, match="with --ep 1 there are none"):
+        train(QWEN, WL, H100, Parallel(dp=4, ep_comm_overlap=True), TR)
+
+
 def test_the_cli_flag_names_the_schedule(capsys):
     base = ["estimate", "--preset", "qwen3-30b-a3b", "--train", "--train-tokens", "1e9", "--ep", "16",
             "--gpus-per-node", "8", "--batch", "64", "--seq-len", "1024", "--micro-batch", "16", "--json"]

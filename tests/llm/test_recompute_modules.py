@@ -97,6 +97,24 @@ def test_bad_modules_are_refused():
             Training(tokens=1e9, **bad)
 
 
+@pytest.mark.parametrize("preset, idle, useful", [
+    ("llama-3-8b", "moe", "core_attn, layernorm, mlp"),
+    ("llama-3-8b", "moe_act", "core_attn, layernorm, mlp"),
+    ("llama-3-8b", "mla_up_proj", "core_attn, layernorm, mlp"),
+    ("qwen3-30b-a3b", "mlp", "core_attn, layernorm, moe_act, moe"),  # every layer routed: no dense MLP
+    ("qwen3-30b-a3b", "shared_experts", "core_attn, layernorm, moe_act, moe"),
+])
+def test_a_module_the_model_lacks_is_refused_with_the_models_own(preset, idle, useful):
+    """A module the model does not have would rerun nothing (once ``--recompute-modules moe`` on a dense model said
+    "recompute selective (moe)" and recomputed 0): refused, naming the modules this model has."""
+    cfg = _model(preset)
+    par = Parallel(ep=8 if cfg.is_moe else 1)
+    with pytest.raises(InputError, match=rf"--recompute-modules {idle}: {preset} has no such part.*model's are "
+                                         rf"{useful}$"):
+        _step(cfg, par, ("layernorm", idle))
+    _step(cfg, par, tuple(useful.split(", ")))  # each of those is taken
+
+
 def test_the_cli_takes_recompute_modules(capsys):
     base = ["estimate", "--preset", "qwen3-30b-a3b", "--train", "--train-tokens", "1e12", "--ep", "8", "--batch",
             "64", "--seq-len", "2048", "--micro-batch", "8", "--recompute", "selective"]

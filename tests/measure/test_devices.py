@@ -153,6 +153,18 @@ def test_ceilings_are_saved_and_read_back_without_the_process_copy():
     assert [h.name for h in ceilings.measured_hardware_all()] == ["NVIDIA H200 (measured)"]
 
 
+def test_estimate_takes_a_measured_row_by_name_and_lists_it_when_the_name_is_unknown(capsys):
+    """`estimate --gpu NAME` finds the catalogue's rows and those measured here; an unknown name lists both (the
+    measured ones were once left out of the choices)."""
+    ceilings.save_ceilings(_ceil())
+    assert main(["estimate", "--preset", "llama-2-7b", "--gpu", "nvidia h200 (measured)", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["hardware"]["name"] == "NVIDIA H200 (measured)"
+    assert main(["estimate", "--preset", "llama-2-7b", "--gpu", "H9000"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown GPU 'H9000'; choose one of: H100 SXM, " in err
+    assert err.strip().endswith("; or one measured on this machine: NVIDIA H200 (measured)")
+
+
 def test_a_corrupt_ceilings_file_is_ignored():
     p = ceilings.ceilings_path()
     p.parent.mkdir(parents=True, exist_ok=True)

@@ -557,6 +557,8 @@ def test_the_training_tab_takes_context_parallelism_and_what_recomputation_rerun
         assert _metrics(at)["step time"] == want, (page_q, flags)
         steps.add(want)
         rc_kind = page_q.get("le_rc", "none")
+        assert at.toggle(key="le_tpo").disabled is False  # TP 2: there is TP communication to overlap
+        assert at.selectbox(key="le_epo").disabled is True  # a dense model: EP 1, no all-to-alls
         assert at.number_input(key="le_rcl").disabled is (rc_kind != "full")
         assert at.multiselect(key="le_rcm").disabled is (rc_kind != "selective")
         assert at.multiselect(key="le_rcm").placeholder == "none chosen: core_attn"  # not Streamlit's "Choose options"
@@ -583,6 +585,7 @@ def test_the_sms_the_all_to_alls_hold_slow_the_training_step_as_the_cli_says(run
         at = _app(**q, le_epo=epo, le_epsm=sms)
         _ok(at)
         assert at.number_input(key="le_epsm").disabled is (epo == "none")
+        assert at.selectbox(key="le_epo").disabled is False and at.toggle(key="le_tpo").disabled is True  # EP 16, TP 1
         rc, out, err = run_cli(argv + flags)
         assert rc == 0, err
         t = json.loads(out)["train"]

@@ -315,6 +315,19 @@ def test_training_matches_the_scale_out_estimate_with_training():
         view.training(_est(batch=6, gpus=8, tp=2, dp=4), tin)
 
 
+def test_training_counts_no_overlap_or_module_the_layout_or_model_lacks():
+    """The TP and EP overlaps at TP or EP 1 (their widgets grey out) and a recomputed module the model lacks (moe on
+    a dense model) count for nothing and refuse nothing: the step equals the one without them, and the words say
+    which module was left out."""
+    est = _est(batch=8, gpus=1)
+    plain = view.training(est, view.TrainingInputs(train=True, tokens=1e10, rc="selective", rcm=("mlp",)))
+    extra = view.training(est, view.TrainingInputs(train=True, tokens=1e10, rc="selective", rcm=("mlp", "moe"),
+                                                   tpo=True, epo="megatron", epsm=20))
+    assert [m.value for m in extra.metrics] == [m.value for m in plain.metrics]
+    assert extra.words.endswith("Left out of the recomputed modules, as llama-3-8b has no such part: moe.")
+    assert "Left out" not in plain.words and "overlapped" not in extra.words
+
+
 def test_serving_matches_the_scale_out_estimate_with_a_target():
     est = _est(batch=32, new=64, gpus=8)
     sv = view.serving(est, view.ServingInputs(serve=True, tpot=20))
