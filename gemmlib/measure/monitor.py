@@ -234,23 +234,31 @@ def nvml_index_for_torch_device(torch_index: int | None = None) -> int:
     return torch_index
 
 
-def _nvml_reader(pynvml: Any, handle: Any) -> Callable[[], dict[str, float | None]]:
+def _nvml_reader(pynvml: Any, handle: Any, refused: list[str] | None = None
+                 ) -> Callable[[], dict[str, float | None]]:
+    """A reading of every field NVML gives for ``handle``, each on its own: a field the driver refuses (utilization
+    under MIG or on some vGPUs: NVMLError_NotSupported) is None and named once in ``refused``, and the others are
+    kept (one refused field once dropped the whole reading, clocks, power and temperature with it)."""
+    fields: dict[str, Callable[[], float]] = {
+        "sm_util": lambda: float(pynvml.nvmlDeviceGetUtilizationRates(handle).gpu),
+        "mem_util": lambda: float(pynvml.nvmlDeviceGetUtilizationRates(handle).memory),
+        "sm_clock_mhz": lambda: float(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM)),
+        "mem_clock_mhz": lambda: float(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_MEM)),
+        "power_w": lambda: pynvml.nvmlDeviceGetPowerUsage(handle) / 1000.0,  # milliwatts
+        "temp_c": lambda: float(pynvml.nvmlDeviceGetTemperature(handle, pynvml.NVML_TEMPERATURE_GPU)),
+        "mem_used_gib": lambda: pynvml.nvmlDeviceGetMemoryInfo(handle).used / 2**30,
+    }
+
     def read() -> dict[str, float | None]:
         out: dict[str, float | None] = {}
-        util = pynvml.nvmlDeviceGetUtilizationRates(handle)
-        out["sm_util"] = float(util.gpu)
-        out["mem_util"] = float(util.memory)
-        out["sm_clock_mhz"] = float(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM))
-        out["mem_clock_mhz"] = float(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_MEM))
-        try:
-            out["power_w"] = pynvml.nvmlDeviceGetPowerUsage(handle) / 1000.0  # milliwatts
-        except pynvml.NVMLError:
-            out["power_w"] = None
-        try:
-            out["temp_c"] = float(pynvml.nvmlDeviceGetTemperature(handle, pynvml.NVML_TEMPERATURE_GPU))
-        except pynvml.NVMLError:
-            out["temp_c"] = None
-        out["mem_used_gib"] = pynvml.nvmlDeviceGetMemoryInfo(handle).used / 2**30
+        for name, get in fields.items():
+            try:
+                out[name] = get()
+            except pynvml.NVMLError as e:
+                out[name] = None
+                msg = f"{name}: {type(e).__name__}: {e}"
+                if refused is not None and msg not in refused:
+                    refused.append(msg)
         return out
 
     return read
@@ -291,7 +299,8 @@ class GpuMonitor:
         pynvml.nvmlInit()
         self._pynvml = pynvml
         handle = pynvml.nvmlDeviceGetHandleByIndex(self.index)
-        self._sampler = Sampler(_nvml_reader(pynvml, handle), self.interval_s)
+        self._sampler = Sampler(_nvml_reader(pynvml, handle, refused := []), self.interval_s)
+        self._sampler.errors = refused  # the fields the driver refused, beside any failed reading
         what = " during the timed calls only" if self.defer else ""
         self.result = MonitorResult(True, f"sampled every {self.interval_s * 1e3:.0f} ms via NVML{what}",
                                     device_name=name_or_reason, interval_s=self.interval_s)

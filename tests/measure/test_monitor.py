@@ -96,6 +96,36 @@ def test_sampler_survives_a_failing_reading():
     assert s.errors == ["RuntimeError: driver busy"]  # noted once
 
 
+def test_a_field_the_driver_refuses_is_none_and_the_others_are_kept():
+    """Under MIG (or on some vGPUs) NVML refuses utilization with NVMLError_NotSupported: that field is None and named
+    once; the clocks, power, temperature and memory of the same reading are kept (once the whole reading was lost)."""
+    class NVMLError(Exception):
+        pass
+
+    class NotSupported(NVMLError):
+        pass
+
+    def refuse(handle):
+        raise NotSupported("Not Supported")
+
+    fake = types.SimpleNamespace(NVMLError=NVMLError, NVML_CLOCK_SM=1, NVML_CLOCK_MEM=2, NVML_TEMPERATURE_GPU=0,
+                                 nvmlDeviceGetUtilizationRates=refuse,
+                                 nvmlDeviceGetClockInfo=lambda h, which: 1980 if which == 1 else 2619,
+                                 nvmlDeviceGetPowerUsage=lambda h: 650_000, nvmlDeviceGetTemperature=lambda h, s: 61,
+                                 nvmlDeviceGetMemoryInfo=lambda h: types.SimpleNamespace(used=3 * 2**30))
+    refused: list[str] = []
+    read = monitor._nvml_reader(fake, object(), refused)
+    for _ in range(3):
+        got = read()
+    assert got == {"sm_util": None, "mem_util": None, "sm_clock_mhz": 1980.0, "mem_clock_mhz": 2619.0,
+                   "power_w": 650.0, "temp_c": 61.0, "mem_used_gib": 3.0}
+    assert refused == ["sm_util: NotSupported: Not Supported", "mem_util: NotSupported: Not Supported"]
+    s = Sampler(read, interval_s=0.001).start()
+    _wait_for(lambda: len(s.samples) >= 2)
+    s.stop()
+    assert s.samples[0].sm_clock_mhz == 1980.0 and s.samples[0].sm_util is None and s.errors == []
+
+
 def test_sampler_rejects_bad_interval():
     with pytest.raises(ValueError):
         Sampler(dict, interval_s=0)
