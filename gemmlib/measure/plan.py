@@ -296,14 +296,24 @@ def admit(spec: Any, config: Any, lim: safety.Limits | None = None) -> Plan:
     return p
 
 
+# Beside a GPU run's own tensors: two L2-flush buffers at once (the harness's, for its estimate, and the one
+# ``triton.testing.do_bench`` allocates itself: ``get_empty_cache_for_benchmark``, 256 MB), and the caching allocator's
+# rounding (a 1–10 MiB request takes a 20 MiB block, any smaller one at least 2 MiB).
+ALLOCATOR_ROOM = 128 * MiB
+
+
 def memory_limit(p: Plan, device: str) -> tuple[int, int | None]:
     """(host bytes, device bytes or None) a worker may add to what it holds after start-up: twice
     the estimate (checked against measured peaks to within 1.5×; the limit counts address space
     reserved by the allocator, a little more than what is resident) plus room for the libraries'
-    own buffers."""
+    own buffers; on a GPU also the two L2-flush buffers of the timing and the allocator's rounding (without them a
+    512³ run's cap left ~22 MiB beside the flushes: less than its float64 reference's one 20 MiB block)."""
+    from gemmlib.measure.harness import FLUSH_BYTES
+
     if device == "cpu":
         return int(2.0 * p.bytes + 512 * MiB), None
-    return int(1.5 * p.host_bytes + 2048 * MiB), int(1.5 * p.bytes + 512 * MiB)
+    return (int(1.5 * p.host_bytes + 2048 * MiB),
+            int(1.5 * p.bytes + 512 * MiB + 2 * FLUSH_BYTES + ALLOCATOR_ROOM))
 
 
 def time_limit_s(p: Plan, lim: safety.Limits) -> float:

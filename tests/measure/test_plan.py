@@ -120,3 +120,22 @@ def test_noise_rule():
     assert spread_ratio(busy) == pytest.approx(2.1) and NOISE_RATIO == 2.0
     assert noisy([calm, busy]) == [busy]
     assert noisy([_result(p20=None, p80=None)]) == []
+
+
+def test_a_gpu_workers_device_allowance_holds_both_l2_flushes_beside_the_run(monkeypatch):
+    """On the do_bench path a GPU row holds two 256 MiB flush buffers at once (the harness's, for its estimate, and
+    triton.testing.do_bench's own), which no plan counts: the worker's device allowance adds both and the caching
+    allocator's rounding on top of 1.5 × the plan and the libraries' 512 MiB (once a 512³ run had ~22 MiB left beside
+    the flushes, less than the one 20 MiB block its float64 reference takes)."""
+    from unittest import mock
+
+    MiB = 2**20
+    with mock.patch.object(plan, "check_device", lambda d: None), \
+            mock.patch.object(bp, "_unsupported_reason", lambda *a, **k: ""):
+        for s in (256, 512):
+            p = bp.plan_precision(bp.PrecisionConfig(device="cuda", shapes=((s, s, s, "x"),)), safety.limits())
+            device = plan.memory_limit(p, "cuda")[1]
+            beside_flushes = device - 2 * harness.FLUSH_BYTES
+            assert beside_flushes >= 1.5 * p.bytes + 512 * MiB + plan.ALLOCATOR_ROOM
+            assert beside_flushes - p.bytes >= 3 * 20 * MiB  # the float64 reference's block, and more
+    assert plan.memory_limit(p, "cpu")[1] is None
