@@ -190,3 +190,41 @@ def test_a_precision_row_that_cannot_finish_in_what_is_left_is_skipped_with_why(
     why = bp._wont_fit("fp32", "cpu", 1024, 1024, 1024, cfg, deadline)
     assert "GEMM_TIME_LIMIT_S" in str(why) and why.msg.params["seconds"] >= 3 * 4.0
     assert bp._wont_fit("fp32", "cpu", 64, 64, 64, cfg, deadline) == ""  # a small row still fits
+
+
+def test_a_gpu_probe_reads_the_kernels_rate_not_the_launch(monkeypatch):
+    """A fake GPU whose calls queue (each 2n³ / 700 TFLOP/s of kernel) and whose synchronize costs 15 µs of launch and
+    wait: one call at a time up to 1024³ read ~120 TFLOP/s (and the time model ranks the probe above measured
+    ceilings); the probe's GPU sizes (to 4096³), each sample ten queued calls, read within 2 % of 700."""
+    import torch
+
+    from gemmlib.measure import speedprobe
+
+    clock = {"t": 0.0, "queued": 0.0}
+    rate = 700e12
+
+    def sync():
+        clock["t"] += clock["queued"] + 15e-6
+        clock["queued"] = 0.0
+
+    def call(dtype, n, device):
+        def f():
+            clock["queued"] += 2 * n**3 / rate
+        return f
+
+    monkeypatch.setattr(torch.cuda, "synchronize", sync)
+    monkeypatch.setattr(speedprobe, "_call", call)
+    monkeypatch.setattr(speedprobe.time, "perf_counter", lambda: clock["t"])
+    got = speedprobe.probe_one("bf16", "cuda")
+    assert got == pytest.approx(rate, rel=0.02)
+    monkeypatch.setattr(speedprobe, "SIZES_GPU", speedprobe.SIZES)  # as it was: one call at a time, to 1024³
+    monkeypatch.setattr(speedprobe, "CALLS_GPU", 1)
+    assert speedprobe.probe_one("bf16", "cuda") < 0.2 * rate  # the launch and the wait dominate
+
+
+def test_the_int8_probe_lays_b_out_as_cublaslt_takes_it():
+    from gemmlib.measure import speedprobe
+
+    a, b = speedprobe._operands("int8", 64, "cpu", layout_as="cuda")
+    assert a.is_contiguous() and b.stride() == (1, 64)  # "TN": B column-major, as quant.int_mm_operands lays it
+    assert speedprobe._operands("int8", 64, "cpu")[1].is_contiguous()
