@@ -215,9 +215,43 @@ def check_dims(lim: Limits | None = None, **dims: Any) -> None:
                                 "GEMM_MAX_DIM"), name=name, value=int(v), cap=lim.max_dim)
 
 
+def _nvml_free_bytes() -> int | None:
+    """Free bytes of the first visible GPU by NVML (no CUDA context), None without NVML or a driver."""
+    try:
+        import pynvml
+    except ImportError:
+        return None
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip()
+    try:
+        pynvml.nvmlInit()
+    except Exception:  # noqa: BLE001 - NVMLError when no driver is loaded
+        return None
+    try:
+        index = int(visible) if visible.isdigit() else 0  # (a UUID list: the first GPU NVML knows)
+        return int(pynvml.nvmlDeviceGetMemoryInfo(pynvml.nvmlDeviceGetHandleByIndex(index)).free)
+    except Exception:  # noqa: BLE001 - a half-working driver: let torch answer
+        return None
+    finally:
+        try:
+            pynvml.nvmlShutdown()
+        except Exception:  # noqa: BLE001
+            pass
+
+
 def available_memory(device: str) -> int | None:
-    """Free bytes on ``device`` (CUDA: cudaMemGetInfo; CPU: MemAvailable), None if unknown."""
+    """Free bytes on ``device`` (CUDA: cudaMemGetInfo; CPU: MemAvailable), None if unknown.
+
+    A process that has not started CUDA (the app's server, the CLI checking a plan before its worker starts) asks
+    NVML instead: ``torch.cuda.mem_get_info`` would create a CUDA context there, ~0.5 GB of the GPU held for the
+    process's whole life outside every plan and limit."""
     if device == "cuda":
+        import sys
+
+        started = sys.modules.get("torch") is not None and sys.modules["torch"].cuda.is_initialized()
+        if not started:
+            free_nvml = _nvml_free_bytes()
+            if free_nvml is not None:
+                return free_nvml
         import torch
         free, _total = torch.cuda.mem_get_info()
         # Memory already held by torch's caching allocator can be reused too.

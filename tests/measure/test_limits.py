@@ -180,3 +180,34 @@ def test_the_policy_keys_are_the_caps_names():
     from gemmlib.core import policy
 
     assert set(policy.CAP_KEYS) == set(safety._ENV_KEYS.values())
+
+
+def test_a_process_without_cuda_asks_nvml_for_the_free_gpu_memory(monkeypatch):
+    """The server and the CLI check a GPU plan before its worker starts: asking torch.cuda.mem_get_info there would
+    create a CUDA context (~0.5 GB of the GPU held for the process's life). Without CUDA started, NVML answers (the GPU
+    CUDA_VISIBLE_DEVICES names first); torch only when NVML cannot."""
+    import sys
+    import types
+
+    import torch
+
+    asked = []
+    fake = types.SimpleNamespace(
+        nvmlInit=lambda: None, nvmlShutdown=lambda: None,
+        nvmlDeviceGetHandleByIndex=lambda i: asked.append(i) or i,
+        nvmlDeviceGetMemoryInfo=lambda h: types.SimpleNamespace(free=(h + 1) * 10 * 2**30))
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda *a: pytest.fail("a CUDA context was created"))
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,1")
+    assert safety.available_memory("cuda") == 40 * 2**30 and asked == [3]
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
+    assert safety.available_memory("cuda") == 10 * 2**30
+
+    def no_driver():
+        raise RuntimeError("NVML Shared Library Not Found")
+
+    monkeypatch.setattr(fake, "nvmlInit", no_driver)
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda *a: (7 * 2**30, 80 * 2**30))
+    monkeypatch.setattr(torch.cuda, "memory_reserved", lambda *a: 0)
+    monkeypatch.setattr(torch.cuda, "memory_allocated", lambda *a: 0)
+    assert safety.available_memory("cuda") == 7 * 2**30  # no NVML: torch answers, as before
