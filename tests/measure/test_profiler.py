@@ -354,7 +354,7 @@ def test_monitored_benchmark_on_the_gpu_times_without_the_flush():
 
     cfg = BlockConfig.llama(hidden=512, heads=8, kv_heads=2, seq_len=256, dtype="bf16")
     res, mon = monitored_benchmark(cfg, "cuda", min_run_time=0.3)
-    assert res.extra["timer"] == "cuda-events" and res.extra["l2_flush"] is False
+    assert res.extra["timer"].startswith("cuda-events") and res.extra["l2_flush"] is False  # "(spin kernel …)"
     assert res.extra["nvml_index"] == nvml_index_for_torch_device()
 
 
