@@ -111,8 +111,9 @@ if [ "${NGPU:-0}" -ge 1 ]; then
     cp "$OUT/validate.out" "$OUT/validate.json" 2>/dev/null
 
     LIM=$(limit_for report 150)
+    # the sections with targets first (batching: decode's share of copy; tiling: Triton vs cuBLAS): the budget may end
     run_step report "$LIM" "$PY" -m gemmlib report --device cuda --out "$OUT/report" --time-budget $((LIM > 40 ? LIM - 25 : 15)) $RQ \
-        --sections devices,precision,tiling,batching,profiler
+        --sections devices,batching,tiling,precision,profiler
 else  # each would stop at once with "device 'cuda' cannot be used here"
     skip_step calibrate "$NO_GPU"
     skip_step validate "$NO_GPU"

@@ -25,7 +25,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quick", action="store_true", help="fewer and smaller shapes")
     parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present)")
     parser.add_argument("--sections", default=None,
-                        help="comma-separated subset: devices,precision,tiling,batching,profiler,collectives,tp")
+                        help="comma-separated subset, run in the order given (under --time-budget the first "
+                             "named are the ones sure to run): devices,precision,tiling,batching,profiler,collectives,tp")
     parser.add_argument("--time-budget", type=number(0), default=None,
                         help="seconds, a finite number above 0; sections not started by then are skipped "
                              "(default: no budget)")

@@ -189,9 +189,10 @@ def run_report(out_dir: str | Path, *, device: str | None = None, quick: bool = 
                      all_results + partial["results"])
 
     write()
-    for name, modname in SECTIONS:
-        if sections and name not in sections:
-            continue
+    modules = dict(SECTIONS)
+    # in the order asked for (a time budget then spends itself on the first named), else the report's own
+    for name in dict.fromkeys(sections) if sections else modules:
+        modname = modules[name]
         entry: dict[str, Any] = {"name": name, "module": modname}
         doc["sections"].append(entry)
         if budget.expired():

@@ -197,6 +197,10 @@ def test_every_section_gets_the_same_deadline_object(tmp_path, monkeypatch):
     seen.clear()
     report.run_report(tmp_path / "r2", device="cpu")  # no budget: each run keeps the server's own limit
     assert seen[0][1] is None
+    # named sections run in the order named (the GPU script puts its targets' sections first), each once
+    seen.clear()
+    doc = report.run_report(tmp_path / "r3", device="cpu", sections=("two", "one", "two"))
+    assert [n for n, _ in seen] == ["two", "one"] and [x["name"] for x in doc["sections"]] == ["two", "one"]
 
 
 def _expired() -> report.Budget:
