@@ -211,7 +211,7 @@ if v is not None:
             if not ss.le_serve:
                 st.info(_("Turn on **serving curve**: throughput, time to first token and per output token from one "
                           "request to the KV-memory limit."))
-            else:
+            elif tabs[5].open:  # a simulation: only for a reader of this tab (a link need not open it)
                 with ui.guard(_("the serving curve")):
                     sv = on_estimate("serving", e, ui.lang(), view.ServingInputs.from_state(ss))
                     if sv.best or sv.none:

@@ -445,9 +445,13 @@ def _p99(xs: list[float]) -> float:
     return s[min(len(s) - 1, math.ceil(0.99 * len(s)) - 1)] if s else 0.0
 
 
+class StepBudget(Exception):
+    """A simulation stopped at the steps a caller allowed it (:class:`Server`'s ``step_budget``)."""
+
+
 def simulate(model: StepModel, engine: Engine, pool_blocks: int, *, input_len: int, output_len: int,
              requests: int, concurrency: int | None = None, rate: float | None = None,
-             arrival: str = "poisson") -> SimResult:
+             arrival: str = "poisson", max_steps: int | None = None) -> SimResult:
     """Run ``requests`` requests through one engine of ``pool_blocks`` KV blocks (see the module
     docstring). ``concurrency`` caps the requests in flight (a closed loop when ``rate`` is None);
     ``rate`` sends them at R req/s."""
@@ -629,6 +633,8 @@ def simulate(model: StepModel, engine: Engine, pool_blocks: int, *, input_len: i
                 st["slot_free"] = now
             st["in_flight"] -= 1
         step += 1
+        if max_steps is not None and step > max_steps:
+            raise StepBudget(step)
         if step > MAX_STEPS:
             raise InputError(N_("the serving simulation passed {limit:,} engine steps; give fewer requests "
                                 "(--num-requests)"), limit=MAX_STEPS)
@@ -709,13 +715,26 @@ def _check_count(flag: str, v, limit: int) -> int | None:
     return v
 
 
+PAGE_STEP_BUDGET = 1_000_000  # the engine steps one serving answer of the app may simulate (~4 s on 2 cores)
+
+
+def _over_budget(limit: int) -> InputError:
+    return InputError(N_("the serving curve needs more than the {limit:,} simulated engine steps a page may take "
+                         "(each request's new tokens are a step each); give fewer new tokens or a shorter prompt, "
+                         "or run `python -m gemmlib estimate --serve` for the whole curve"), limit=limit)
+
+
 class Server:
     """One deployment: the model, workload dtypes, GPUs, layout and engine, with a shared step model."""
 
     def __init__(self, cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, efficiency=None, *,
                  engine: Engine | None = None, input_len: int | None = None, output_len: int | None = None,
-                 memory_utilization: float = DEFAULT_MEMORY_UTILIZATION, overhead_s: float | None = None) -> None:
+                 memory_utilization: float = DEFAULT_MEMORY_UTILIZATION, overhead_s: float | None = None,
+                 step_budget: int | None = None) -> None:
         par = par.inference()
+        # the engine steps every simulation of this server may take together (None: MAX_STEPS each): a page's cap on
+        # what one link can cost the server (a step is a few µs of Python; 700,000 new tokens were minutes)
+        self.step_budget = self.steps_left = step_budget
         self.cfg, self.hw, self.par = cfg, hw, par
         self.input_len = wl.seq_len if input_len is None else _check_count("--input-len", input_len, 10_000_000)
         self.output_len = wl.new_tokens if output_len is None else _check_count("--output-len", output_len,
@@ -786,8 +805,14 @@ class Server:
         if blocks < self.pool.request_blocks(self.input_len + self.output_len):  # not even one request fits
             return ServingPoint(label or 1, math.inf, math.inf, 0.0, 0.0, self._memory(self.pool.blocks), False,
                                 request_rate=rate)
-        sim = simulate(self.model, self.engine, blocks, input_len=self.input_len, output_len=self.output_len,
-                       requests=n, concurrency=c, rate=r, arrival=arrival)
+        try:
+            sim = simulate(self.model, self.engine, blocks, input_len=self.input_len, output_len=self.output_len,
+                           requests=n, concurrency=c, rate=r, arrival=arrival, max_steps=self.steps_left)
+        except StepBudget:
+            self.steps_left = 0
+            raise _over_budget(self.step_budget) from None
+        if self.steps_left is not None:
+            self.steps_left -= sim.steps
         # engines in all: the whole deployment's rate is the sum over the independent engines that are busy
         busy = share if concurrency is None else min(share, concurrency)
         tps = sim.output_tokens / sim.duration_s * busy if sim.duration_s else 0.0
@@ -813,7 +838,7 @@ def serving(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, efficie
             memory_utilization: float = DEFAULT_MEMORY_UTILIZATION, engine: Engine | None = None,
             input_len: int | None = None, output_len: int | None = None, request_rate: float | None = None,
             arrival: str = "poisson", concurrency: int | None = None, requests: int | None = None,
-            overhead_s: float | None = None) -> Serving:
+            overhead_s: float | None = None, step_budget: int | None = None) -> Serving:
     """The serving curve at fixed concurrencies from one request to the KV limit (powers of two and the
     limit) and the best concurrency under the targets; with ``request_rate``, the one point at that rate
     (at most ``concurrency`` in flight); with ``concurrency`` alone, that one point."""
@@ -824,7 +849,7 @@ def serving(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, efficie
         raise InputError(N_("the concurrency limit must be at least 1, got {max_concurrency!r}"),
                          max_concurrency=max_concurrency)
     srv = Server(cfg, wl, hw, par, efficiency, engine=engine, input_len=input_len, output_len=output_len,
-                 memory_utilization=memory_utilization, overhead_s=overhead_s)
+                 memory_utilization=memory_utilization, overhead_s=overhead_s, step_budget=step_budget)
     limit = min(srv.kv_limit, cap)
     common = dict(engine=srv.engine, pool=srv.pool, input_len=srv.input_len, output_len=srv.output_len,
                   replicas=par.dp)
@@ -843,6 +868,10 @@ def serving(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, efficie
         cs.append(c)
         c *= 2
     cs.append(top)
+    if step_budget is not None:  # at least ⌈requests / concurrency⌉ waves of output_len decode steps per point
+        least = sum(-(-(requests or DEFAULT_WAVES * c) // c) * srv.output_len for c in cs)
+        if least > step_budget:
+            raise _over_budget(step_budget)
     best = None
     if (tpot_target_s is not None or ttft_target_s is not None) and limit >= 1:
         def meets(n: int) -> bool:

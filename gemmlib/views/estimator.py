@@ -69,7 +69,7 @@ from gemmlib.llm.presets import DEFAULT_PRESET, PRESETS
 from gemmlib.llm.quant import WEIGHT_FORMATS
 from gemmlib.llm.scaleout import ScaleOutEstimate
 from gemmlib.llm.scaleout import estimate as scaleout_estimate
-from gemmlib.llm.serving import ENGINES, Engine
+from gemmlib.llm.serving import ENGINES, PAGE_STEP_BUDGET, Engine
 from gemmlib.llm.serving import serving as serving_curve
 from gemmlib.llm.training import LLAMA31_405B, Training, idle_recompute_modules, train
 
@@ -1335,7 +1335,8 @@ def serving(est: ScaleOutEstimate, inp: ServingInputs, *, gettext: Translate = e
     """The serving curve of the estimate's requests (prompt + new tokens each), from one request to the KV limit."""
     sv = serving_curve(est.model, est.workload, est.hardware, est.parallel, _efficiency_of(est),
                        tpot_target_s=inp.tpot / 1e3 if inp.tpot else None, memory_utilization=est.memory_utilization,
-                       engine=Engine(inp.engine, int(inp.kvb)), request_rate=float(inp.rate) or None)
+                       engine=Engine(inp.engine, int(inp.kvb)), request_rate=float(inp.rate) or None,
+                       step_budget=PAGE_STEP_BUDGET)
     best = none = None
     if sv.best:
         b = sv.best
