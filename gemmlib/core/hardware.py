@@ -514,25 +514,35 @@ def _builtin() -> tuple[dict[str, Hardware], dict[str, Link], dict[str, Intercon
 CATALOGUE, LINKS, INTERCONNECTS = _builtin()
 
 
+MAX_HARDWARE_FILE_BYTES = 256 * 1024  # a hardware file holds a few rows: a few kB
+
+
 def parse_hardware(text: str | bytes, origin: str) -> dict[str, Hardware]:
     """A user's rows from the text of a hardware file (an upload's bytes too), checked as the built-in catalogue
     is, each row's ``origin`` set to ``origin``; InputError naming every bad row. The rows may use the built-in
     links and interconnects by id, and may not take a catalogue row's name or alias."""
+    if len(text) > MAX_HARDWARE_FILE_BYTES:
+        raise InputError(N_("{name} is {size:,} bytes; a hardware file is a few kB (limit {limit:,})"),
+                         name=origin, size=len(text), limit=MAX_HARDWARE_FILE_BYTES)
     try:
         data = json.loads(text)
-    except (ValueError, UnicodeDecodeError) as e:
+    except RecursionError:
+        raise InputError(N_("{file} is nested too deeply to be a hardware file"), file=origin) from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise InputError(N_("{file} is not valid JSON: {error}"), file=origin, error=str(e)[:200]) from None
+    except ValueError as e:  # an integer of thousands of digits: Python's own limit (its advice left out)
+        raise InputError(N_("{file} holds a value that cannot be read: {reason}"), file=origin,
+                         reason=str(e).split(";")[0][:200]) from None
     return parse_catalogue(data, origin=origin, known=CATALOGUE, links=LINKS, interconnects=INTERCONNECTS)
 
 
 def load_hardware_file(path: str | Path) -> dict[str, Hardware]:
-    """:func:`parse_hardware` on a file (``--hardware-file``): its rows by name, each marked as the user's."""
+    """:func:`parse_hardware` on a file (``--hardware-file``): its rows by name, each marked as the user's. Read as a
+    regular file of at most :data:`MAX_HARDWARE_FILE_BYTES` (a FIFO, /dev/zero or a folder is refused, not read)."""
+    from gemmlib.core.files import read_regular
+
     p = Path(path)
-    try:
-        text = p.read_bytes()
-    except OSError as e:
-        raise InputError(N_("cannot read the hardware file {file}: {error}"), file=str(path),
-                         error=e.strerror or str(e)) from None
+    text = read_regular(p, MAX_HARDWARE_FILE_BYTES, what=f"the hardware file {path}")
     return parse_hardware(text, p.name)
 
 

@@ -160,6 +160,9 @@ class Measurement:
         return self.measured["unit"]
 
 
+MAX_FILE_BYTES = 1_000_000  # one measurement's file: a few kB
+
+
 def _fail(path: Path, why: str) -> PublishedError:
     return PublishedError(N_("{file}: {why}"), file=path.name, why=why)
 
@@ -178,13 +181,21 @@ def _need(d: dict, key: str, kind: type | tuple, path: Path, where: str):
 def load_file(path: str | Path) -> Measurement:
     """One file, checked: every field present and of its type, the metric known for the kind, the value
     positive, the set-up's keys known, the parallel sizes consistent with the GPU count."""
+    from gemmlib.core.files import read_regular
+
     path = Path(path)
-    try:
-        d = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as e:
+    try:  # a regular file of at most MAX_FILE_BYTES: a FIFO, a link to /dev/zero or a folder is refused, not read
+        d = json.loads(read_regular(path, MAX_FILE_BYTES, what="the file").decode("utf-8"))
+    except InputError as e:
+        raise _fail(path, e.render()) from None
+    except UnicodeDecodeError as e:
         raise _fail(path, f"cannot be read ({e.__class__.__name__})") from None
     except json.JSONDecodeError as e:
         raise _fail(path, f"is not JSON (line {e.lineno}: {e.msg})") from None
+    except RecursionError:
+        raise _fail(path, "is nested too deeply to be a measurement") from None
+    except ValueError as e:  # an integer of thousands of digits (Python's own limit; its advice left out)
+        raise _fail(path, f"holds a value that cannot be read: {str(e).split(';')[0]}") from None
     if not isinstance(d, dict):
         raise _fail(path, "must hold one JSON object")
     known = {"id", "kind", "source", "model", "hardware", "setup", "measured", "notes"}
@@ -327,7 +338,10 @@ class Mapping:
 def _model(m: Measurement) -> ModelConfig:
     if "preset" in m.model:
         return from_name(m.model["preset"])
-    p = Path(m.path).parent / m.model["config"]
+    folder = Path(m.path).parent.resolve()
+    p = (folder / m.model["config"]).resolve()
+    if not p.is_relative_to(folder):  # "/etc/…" or "../../x.json": a measurement reads only its own folder's files
+        raise _fail(Path(m.path), f"model.config {m.model['config']!r} is outside the measurement's folder")
     return read_config_file(str(p))[0]
 
 

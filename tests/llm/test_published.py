@@ -87,6 +87,45 @@ def test_not_json(tmp_path):
         P.load_file(_write(tmp_path, "x", "{nope"))
 
 
+def test_a_file_that_is_not_a_measurement_is_refused_without_reading_it_whole(tmp_path):
+    """A FIFO once hung `validate --published`, a link to /dev/zero filled the memory (2.7 GB in 5 s), a deeply
+    nested or a 5,000-digit file ended in a traceback: each is one line now, and read no further than needed."""
+    import os
+
+    os.mkfifo(tmp_path / "fifo.json")
+    (tmp_path / "zero.json").symlink_to("/dev/zero")
+    _write(tmp_path, "deep", "[" * 100_000)
+    _write(tmp_path, "digits", '{"id": ' + "9" * 5000 + "}")
+    _write(tmp_path, "huge", " " * (P.MAX_FILE_BYTES + 1))
+    for name, why in (("fifo", "the file is a FIFO, not a regular file"),
+                      ("zero", "the file is a device, not a regular file"),
+                      ("deep", "is nested too deeply to be a measurement"),
+                      ("digits", "holds a value that cannot be read: Exceeds the limit (4300 digits) for integer "
+                                 "string conversion"),
+                      ("huge", f"the file is {P.MAX_FILE_BYTES + 1:,} bytes, above the limit of "
+                               f"{P.MAX_FILE_BYTES:,}")):
+        with pytest.raises(P.PublishedError) as e:
+            P.load_file(tmp_path / f"{name}.json")
+        assert str(e.value).startswith(f"{name}.json: {why}") and "set_int_max_str_digits" not in str(e.value)
+
+
+def test_a_measurements_model_config_stays_in_its_folder(tmp_path):
+    """``model.config`` names a file of the measurement's own folder: "/etc/…" or "../x.json" was read as given."""
+    inside = tmp_path / "table"
+    (inside / "models").mkdir(parents=True)
+    (inside / "models" / "m.json").write_text((P.Path(__file__).parents[2] / "benchmarks" / "published" / "models"
+                                               / "deepseek-v3.json").read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "outside.json").write_text("{}", encoding="utf-8")
+    for config, ok in (("models/m.json", True), ("../outside.json", False), (str(tmp_path / "outside.json"), False)):
+        m = P.load_file(_write(inside, "x", {**GOOD, "model": {"config": config}}))
+        if ok:
+            assert P._model(m).layers == 61
+        else:
+            with pytest.raises(P.PublishedError, match=r"x.json: model.config .* is outside the measurement's "
+                                                       r"folder"):
+                P._model(m)
+
+
 def test_training_mapping_uses_the_facts_and_fixed_rules_only(tmp_path):
     m = P.load_file(_write(tmp_path, "x", GOOD))
     mp = P.mapping(m)
