@@ -129,6 +129,25 @@ def _versions() -> dict:
     return out
 
 
+REPORT_FILES = ("report.md", "results.json", "results.csv", "charts")  # what a report writes into its --out
+
+
+def check_report_folder(out: Path) -> None:
+    """Refuse (InputError) an existing ``--out`` that holds anything but a report's own files: a report rewrites those
+    (a rerun replaces the last report), and would have mixed its files among a folder's others (nothing is lost)."""
+    try:
+        others = sorted(p.name for p in out.iterdir() if p.name not in REPORT_FILES and not p.name.startswith("."))
+    except FileNotFoundError:
+        return
+    except OSError:
+        return  # check_output_dir has said what it could not read
+    if others:
+        names = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+        raise InputError(f"--out {out} holds files that are not a report's ({names}); give an empty or new folder, "
+                         "or one that holds only an earlier report (its report.md, results.json, results.csv and "
+                         "charts/ are replaced)")
+
+
 def run_report(out_dir: str | Path, *, device: str | None = None, quick: bool = False,
                sections: tuple[str, ...] | None = None, progress: Callable[[str], None] | None = None,
                time_budget_s: float | None = None, clock: Callable[[], float] = time.monotonic) -> dict:
@@ -136,6 +155,7 @@ def run_report(out_dir: str | Path, *, device: str | None = None, quick: bool = 
 
     ``time_budget_s``: one deadline for the whole report, passed into every section that takes it."""
     out = check_output_dir(out_dir, "--out")  # refuses "" (not "the current folder"), a link, a file
+    check_report_folder(out)
     known = [n for n, _ in SECTIONS]
     if sections:
         bad = [s for s in sections if s not in known]

@@ -9,6 +9,7 @@ import pytest
 
 from gemmlib.cli import main
 from gemmlib.core import ceilings
+from gemmlib.core.errors import InputError
 from gemmlib.core.results import clear_recorded
 from gemmlib.measure import devices, report
 from gemmlib.measure import precision as bench_precision
@@ -258,3 +259,27 @@ def test_each_gpu_section_records_the_machine_state_and_flags_dropped_clocks(tmp
     md = (tmp_path / "g" / "report.md").read_text()
     assert md.count("**Machine state:**") == 1 and "SM clock dropped from 1980 to 1500 MHz" in md
     assert "driver 570.86.15" in md and "cublas 12.8.4" in md and "persistence mode on" in md
+
+
+def test_a_report_is_not_written_among_other_files(tmp_path, capsys):
+    """`report --out DIR` rewrites a report's own files (an earlier report in DIR is replaced) and refuses a folder
+    holding anything else, before any work: it once mixed its files among a folder's others and replaced a
+    results.json that was not a report's, without a word. Checked on the command line and in run_report."""
+
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "README.md").write_text("keep", encoding="utf-8")
+    (folder / "results.json").write_text("keep", encoding="utf-8")
+    assert main(["report", "--quick", "--sections", "devices", "--device", "cpu", "--out", str(folder)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"error: --out {folder} holds files that are not a report's (README.md); give an empty or new folder, or one "
+        "that holds only an earlier report (its report.md, results.json, results.csv and charts/ are replaced)")
+    assert (folder / "results.json").read_text(encoding="utf-8") == "keep"  # nothing touched
+    with pytest.raises(InputError, match="README.md"):
+        report.run_report(folder, device="cpu", sections=("devices",))
+    earlier = tmp_path / "earlier"  # a folder holding only a report's files (and hidden ones) is taken
+    (earlier / "charts").mkdir(parents=True)
+    for name in ("report.md", "results.csv", ".keep"):
+        (earlier / name).write_text("old", encoding="utf-8")
+    report.check_report_folder(earlier)
+    report.check_report_folder(tmp_path / "new")  # not there yet
