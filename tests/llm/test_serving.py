@@ -3,6 +3,8 @@ prefill, paged KV blocks and preemption, request-rate arrivals, the curve and th
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from dataclasses import replace
 
 import pytest
@@ -277,3 +279,37 @@ def test_a_decode_kernel_without_gqa_grouping_reads_the_kv_cache_once_per_query_
             == StepModel(mha, WL, HW, Parallel(), eff).decode_attention(4096))
     srv = Server(CFG, WL, HW, Parallel(), eff, engine=Engine("trtllm", grouped_decode=False))
     assert srv.model.kv_reads == g and srv.engine.to_dict()["grouped_decode"] is False
+
+
+@pytest.mark.parametrize("preset, gpus, kw", [
+    ("llama-3.2-1b", 8, dict(input_len=16, output_len=3000)),  # a curve of long decodes, up to the KV limit
+    ("llama-3-8b", 1, dict(input_len=500, output_len=4000, request_rate=math.inf, requests=3000)),  # preempting
+    ("llama-3-8b", 1, dict(input_len=500, output_len=4000, request_rate=5.0, requests=200)),  # Poisson arrivals
+    ("qwen3-30b-a3b", 1, dict(input_len=128, output_len=3000, engine=Engine("trtllm"))),  # blocks reserved
+    ("llama-3-8b", 2, dict(input_len=100, output_len=3000, pp=2)),  # two stages
+    ("llama-3-8b", 2, dict(input_len=100, output_len=3000, overlap=True)),  # max(compute, comm): summed step by step
+])
+def test_a_run_of_decode_steps_summed_at_once_is_the_step_by_step_answer(monkeypatch, preset, gpus, kw):
+    """simulate sums a run of pure decode steps at once (StepModel.decode_run: an arithmetic series on each segment
+    of the decode attention's curve): every figure of every point equals the step-by-step simulation's to rounding
+    (≤ 1e-12), the integers exactly, in a fraction of the scheduler steps worked out."""
+    import gemmlib.llm.serving as S
+
+    pp, overlap = kw.pop("pp", 1), kw.pop("overlap", False)
+    par = Parallel(tp=gpus // pp, pp=pp, overlap=overlap)
+    cfg, wl = from_name(preset), Workload(batch=1, seq_len=512, new_tokens=128)
+    runs = []
+    real = S.StepModel.decode_run
+    monkeypatch.setattr(S.StepModel, "decode_run", lambda self, d, x, k: runs.append(k) or real(self, d, x, k))
+    fast = S.serving(cfg, wl, get_hardware("h100"), par, **kw)
+    assert runs  # the fast path ran (where requests finish together: over thousands of steps at once)
+    monkeypatch.setattr(S, "FAST_FORWARD", False)
+    slow = S.serving(cfg, wl, get_hardware("h100"), par, **kw)
+    assert len(fast.points) == len(slow.points)
+    for a, b in zip(fast.points, slow.points, strict=True):
+        for f in dataclasses.fields(a):
+            x, y = getattr(a, f.name), getattr(b, f.name)
+            if isinstance(x, float) and math.isfinite(x):
+                assert x == pytest.approx(y, rel=1e-12, abs=1e-300), f.name
+            else:
+                assert x == y, f.name

@@ -247,7 +247,7 @@ def test_a_bad_config_json_says_so_in_chinese():
     (dict(le_preset="gpt2", le_seq=4096), "{name} has a learned position table of {learned_positions:,} positions; "
      "{final_tokens:,} tokens per sequence (prompt + new tokens) do not fit",
      dict(name="gpt2", learned_positions=1024, final_tokens=4352)),
-    (dict(le_preset="llama-3-8b", le_new=0, le_serve="true"),
+    (dict(le_preset="llama-3-8b", le_new=0, le_serve="true", le_tab="Serving"),  # (simulated only when open)
      "serving needs generated tokens: give --new-tokens N ≥ 1", {}),
     (dict(le_preset="llama-3-8b", le_ctx="true", le_train="true"),
      "a training step runs whole sequences: a decode-only workload (--context) cannot train", {}),

@@ -85,7 +85,8 @@ def _check_frame(where: str, df: pd.DataFrame, proto) -> list[str]:
 
 
 VIEWS = [(p, {}) for p in PAGES] + [
-    ("pages/4_LLM_Estimator.py", {"le_cmp": "true", "le_serve": "true", "le_train": "true", "le_gpus": "8"}),
+    ("pages/4_LLM_Estimator.py", {"le_cmp": "true", "le_serve": "true", "le_train": "true", "le_gpus": "8",
+                                   "le_tab": "Serving"}),
     ("pages/1_Accumulate.py", {"acc_src": "random", "acc_ints": "false", "acc_beta": "0.5"}),
 ]
 
