@@ -430,7 +430,8 @@ def render_text(est, macs: bool = False, read: dict | None = None, d: dict | Non
     wsrc = (read or {}).get("weight_dtype_source")
     lines = _read_lines(read) + [
         f"model     {m.name}: {m.params:,} parameters"
-        + (f" ({m.active_params:,} active per token)" if m.is_moe else "")
+        + (f" ({m.active_params:,} active per token, {m.active_params_without_embedding:,} without the input "
+           "embedding)" if m.is_moe else "")
         + (f"; {m.layers} layers, hidden {m.hidden}, each a {m.mixer.kind} mixer (no attention, no MLP), vocab {m.vocab}"
            if m.attention_free else
            f"; {m.layers} layers, hidden {m.hidden}, heads {m.heads}/{m.kv_heads} KV, head dim {m.head_dim}, "

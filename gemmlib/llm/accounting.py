@@ -2345,9 +2345,7 @@ def rules_of_thumb(cfg: ModelConfig, wl: Workload, prefill: list[Op] | tuple[Op,
 def _two_n_reason(cfg: ModelConfig, wl: Workload, att: int, exact: int) -> Text:
     parts = [Text(N_("misses the attention products ({share:.1%} of the exact count here, growing with seq)"),
                   share=att / exact)]
-    lookup = cfg.vocab * cfg.hidden * (0 if cfg.tied_embeddings else 1) + cfg.learned_positions * cfg.hidden
-    # (Qwen4-Exp's n-gram tables too: every row of them is looked up, none multiplied)
-    lookup += cfg.ngram_table_params
+    lookup = cfg.lookup_params  # (Qwen4-Exp's n-gram tables too: every row of them is looked up, none multiplied)
     if lookup:
         parts.append(Text(N_("counts {n:,} embedding/position weights that are looked up, not multiplied"),
                           n=lookup))

@@ -1527,6 +1527,20 @@ class ModelConfig:
         b["vision_experts"] = 0  # (ERNIE 4.5 VL's image experts: no text token reaches them)
         return sum(b.values())
 
+    @property
+    def lookup_params(self) -> int:
+        """Weights a token looks up and never multiplies: the input embedding (when the LM head is not the same
+        matrix), learned positions, n-gram tables."""
+        return (self.vocab * self.hidden * (0 if self.tied_embeddings else 1) + self.learned_positions * self.hidden
+                + self.ngram_table_params)
+
+    @property
+    def active_params_without_embedding(self) -> int:
+        """:attr:`active_params` less :attr:`lookup_params`: some model cards count a MoE's active parameters this way
+        (OpenAI's gpt-oss: 5.13 B of 120b, 3.61 B of 20b), others with the embedding (Mixtral's 12.9 B, Qwen3-30B-A3B's
+        3.3 B)."""
+        return self.active_params - self.lookup_params
+
     def _routed_experts_run(self) -> int:
         return self.routed_per_token
 
@@ -1851,6 +1865,7 @@ class ModelConfig:
         d["mixer"] = self.mixer.describe() if self.mixer else None
         d["params"] = self.params
         d["active_params"] = self.active_params
+        d["active_params_without_embedding"] = self.active_params_without_embedding
         return d
 
     def replace(self, **changes) -> ModelConfig:

@@ -873,7 +873,8 @@ def present(est: ScaleOutEstimate, *, macs: bool = False, gettext: Translate = e
     unit, div = ("MAC", 2) if macs else ("FLOP", 1)
     line = gettext("**{name}** — {params:,} parameters").format(name=escape(_name(m.name, label)), params=m.params)
     if m.is_moe:
-        line = gettext("{line} ({active:,} active per token)").format(line=line, active=m.active_params)
+        line = gettext("{line} ({active:,} active per token, {compute:,} without the input embedding)").format(
+            line=line, active=m.active_params, compute=m.active_params_without_embedding)
     if m.attention_free:
         line = gettext("{line}; {layers} layers, hidden {hidden}, each a {mixer} mixer (no attention, no MLP), vocab "
                        "{vocab:,}").format(line=line, layers=m.layers, hidden=m.hidden, mixer=label(m.mixer.kind),

@@ -291,3 +291,23 @@ def test_an_unknown_model_type_is_read_by_its_architectures_field_or_its_structu
     assert cfg.family == "deepseek_v3" and cfg.is_mla and any("structure" in str(n) for n in info["notes"])
     with pytest.raises(InputError, match="misspelling of 'model_type'"):
         from_hf_config({k if k != "model_type" else "modeltype": v for k, v in _LLAMA_KEYS.items()})
+
+
+def test_active_parameters_with_and_without_the_input_embedding(capsys):
+    """Model cards count a MoE's active parameters two ways: OpenAI's gpt-oss card without the input embedding (5.13 B
+    of gpt-oss-120b, 3.61 B of 20b), Mixtral's and Qwen3-30B-A3B's with it (12.9 B, 3.3 B). Both are given; the
+    estimate once showed only the first kind's larger figure (5.71 B) beside a card that says 5.13 B."""
+    from gemmlib.cli import main
+
+    for name, card, with_embedding in (("gpt-oss-120b", 5.13e9, False), ("gpt-oss-20b", 3.61e9, False),
+                                       ("mixtral-8x7b", 12.9e9, True), ("qwen3-30b-a3b", 3.3e9, True)):
+        cfg = from_name(name)
+        assert cfg.active_params - cfg.active_params_without_embedding == cfg.vocab * cfg.hidden  # untied: the table
+        got = cfg.active_params if with_embedding else cfg.active_params_without_embedding
+        assert got == pytest.approx(card, rel=0.02), name  # (the cards round: Qwen's 3.35 B is "3.3B")
+    tied = from_name("qwen2.5-0.5b")  # the table is the LM head too: multiplied, so active
+    assert tied.tied_embeddings and tied.lookup_params == 0
+    assert from_name("gpt2").lookup_params == 1024 * 768  # learned positions (its table is tied)
+    assert main(["estimate", "--preset", "gpt-oss-120b"]) == 0
+    assert ("gpt-oss-120b: 116,829,156,672 parameters (5,711,982,912 active per token, 5,132,849,472 without the input "
+            "embedding)") in capsys.readouterr().out
