@@ -14,6 +14,8 @@ vision config class's defaults for absent keys; ``tests/llm/test_families.py`` c
   attention-pooling head when ``vision_use_head``) and Gemma 3's projector (a matrix and an RMSNorm);
 * ``gemma4``: Gemma 4's vision encoder (linear patch embedding, a 2-D position table, blocks with head-dim q/k norms
   and a gated MLP) and its one-matrix projector; the audio tower of the small models is not counted (said so);
+* ``gemma4_unified``: Gemma 4 Unified's encoder-free image embedder (LayerNorms around a linear over each 48-pixel patch,
+  a factorized 2-D position table, a one-matrix projector) and its audio projection (one matrix over raw frames);
 * ``minimax_m3_vl``: MiniMax-M3's CLIP-like tower (a Conv3d patch embedding without bias, a LayerNorm before the
   blocks, blocks with biased q/k/v/out projections, two LayerNorms and a GELU MLP) and its projector (each patch through
   a two-layer GELU MLP to the text width, then the merged patches through a second one);
@@ -75,6 +77,11 @@ _SIGLIP = dict(hidden_size=768, intermediate_size=3072, num_hidden_layers=12, nu
 
 _GEMMA4 = dict(hidden_size=768, intermediate_size=3072, num_hidden_layers=16, num_attention_heads=12,
                num_key_value_heads=12, head_dim=64, patch_size=16, position_embedding_size=10240)
+
+# Gemma 4 Unified's vision config class defaults (Gemma4UnifiedVisionConfig) and its audio config's (Gemma4UnifiedAudioConfig)
+_GEMMA4_UNIFIED = dict(patch_size=16, pooling_kernel_size=3, mm_embed_dim=3840, mm_posemb_size=1120,
+                       output_proj_dims=3840)
+_GEMMA4_UNIFIED_AUDIO_EMBED = 640
 
 _MINIMAX_M3 = dict(hidden_size=1280, intermediate_size=5120, num_hidden_layers=32, num_channels=3, patch_size=14,
                    temporal_patch_size=2, spatial_merge_size=2)
@@ -311,6 +318,33 @@ def _gemma4(cfg: dict) -> dict[str, int]:
     block = d * (heads + 2 * kv) * hd + heads * hd * d + 2 * hd + 3 * d * f + 4 * d
     return {"patch_embed": 3 * p * p * d, "positions": 2 * pos * d, "blocks": layers * block,
             "projector": d * text_hidden}
+
+
+def _gemma4_unified(cfg: dict) -> dict[str, int]:
+    """Gemma 4 Unified's encoder-free image embedder: each ``patch_size`` × ``pooling_kernel_size`` square patch's RGB
+    pixels through a LayerNorm, a biased linear to ``mm_embed_dim`` and a LayerNorm, a factorized 2-D position table
+    (``mm_posemb_size`` × 2 rows) and a LayerNorm, then the multimodal embedder (a norm without parameters and one
+    matrix from ``output_proj_dims`` to the decoder's width); none when the file has no vision_config."""
+    if cfg.get("vision_config") is None:
+        return {}
+    v = _vision_block(cfg)
+    g = lambda key: _get(v, _GEMMA4_UNIFIED, key)  # noqa: E731
+    e, pd = g("mm_embed_dim"), 3 * (g("patch_size") * g("pooling_kernel_size")) ** 2
+    return {"patch_embed": 2 * pd + pd * e + e + 2 * e, "positions": 2 * g("mm_posemb_size") * e + 2 * e,
+            "projector": g("output_proj_dims") * _text_hidden(cfg, 2304)}
+
+
+def _gemma4_unified_audio(cfg: dict) -> dict[str, int] | None:
+    """Gemma 4 Unified's audio input: no encoder, each frame of ``audio_embed_dim`` samples through the multimodal
+    embedder (a norm without parameters and one matrix to the decoder's width); None when the file has no
+    audio_config."""
+    a = cfg.get("audio_config")
+    if a is None:
+        return None
+    if not isinstance(a, dict):
+        raise InputError(N_("config.json field 'audio_config' must be an object"))
+    dim = _whole("audio_config.audio_embed_dim", a.get("audio_embed_dim", _GEMMA4_UNIFIED_AUDIO_EMBED))
+    return {"projection": dim * _text_hidden(cfg, 2304)}
 
 
 def _mistral3(cfg: dict, large4: bool = False, text_hidden: int | None = None) -> dict[str, int]:
@@ -1178,6 +1212,8 @@ def audio_params(model_type: str, cfg: dict) -> dict[str, int] | None:
         return _phi4_multimodal_audio(cfg)
     if model_type == "inkling_mm_model":
         return _inkling_audio(cfg)
+    if model_type == "gemma4_unified":
+        return _gemma4_unified_audio(cfg)
     return None
 
 
@@ -1186,7 +1222,7 @@ _TOWERS: dict[str, Callable[[dict], dict[str, int] | None]] = {
     **dict.fromkeys(("qwen3_vl", "qwen3_vl_moe", "cohere_compass", "qwen3_omni_moe_thinker"), _qwen3_vl),
     **dict.fromkeys(("qwen3_5", "qwen3_5_moe", "qwen4_exp"), partial(_qwen3_vl, deepstack=False)),  # (Qwen4-Exp's is
     # Qwen3.5-MoE's)
-    "gemma3": _gemma3, "gemma4": _gemma4, "mllama": _mllama, "llama4": _llama4,
+    "gemma3": _gemma3, "gemma4": _gemma4, "gemma4_unified": _gemma4_unified, "mllama": _mllama, "llama4": _llama4,
     "mistral3": _mistral3, "mistral_large4": partial(_mistral3, large4=True),
     "ernie4_5_vl_moe": _ernie4_5_vl, "paddleocr_vl": _paddleocr_vl, "molmo2": _molmo2, "cosmos3_edge": _cosmos3_edge,
     "muse_spark": partial(_muse, wrapper="muse_spark"), "muse_glimmer": partial(_muse, wrapper="muse_glimmer"),

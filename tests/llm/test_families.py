@@ -3517,3 +3517,52 @@ def test_a_tied_head_keeps_its_own_bias_in_the_checkpoint(name):
     sd = AutoModelForCausalLM.from_config(hf, dtype=torch.bfloat16).state_dict()
     stored = {t.data_ptr(): t for t in sd.values()}  # the tied matrix once
     assert checkpoint_size(cfg, "bf16").bytes == sum(t.nbytes for t in stored.values())
+
+
+def _towers_are_exact(wrapper: str, keys: dict | None = None) -> tuple[int, int]:
+    """A wrapper built on the meta device from ``keys`` (its config class's defaults for the rest): the vision tower read
+    from to_dict() equals numel() of everything outside the language model, the LM head and the audio side; the audio
+    tower, when counted, numel() of the parameters named for audio. The two counts (0 for a tower not built)."""
+    from transformers import AutoModelForImageTextToText
+
+    hf = AutoConfig.for_model(wrapper, **copy.deepcopy(keys or {}))
+    with torch.device("meta"):
+        model = AutoModelForImageTextToText.from_config(hf)
+    cfg, info = read_config(json.loads(hf.to_json_string()))
+    assert info["wrapper"] == wrapper and info["unknown_keys"] == [], info["unknown_keys"]
+    named = {n: p.numel() for n, p in model.named_parameters()}
+    audio = sum(v for n, v in named.items() if "audio" in n)
+    outside = sum(v for n, v in named.items() if ".language_model." not in f".{n}" and not n.startswith("lm_head"))
+    assert cfg.params == sum(named.values()) - outside
+    assert sum((info["vision"] or {}).values()) == outside - audio
+    if info["audio"] is not None:
+        assert sum(info["audio"].values()) == audio
+    return outside - audio, audio
+
+
+_G4_TEXT = dict(G4, vocab_size_per_layer_input=128)
+
+
+def test_gemma4_vision_tower_is_counted_exactly():
+    """Gemma 4's vision encoder and projector (Gemma4VisionConfig's defaults: 169,134,080 parameters before the default
+    decoder; the wrapper's own defaults build none: {}) and a small tower with fewer KV heads and a head dim of its own,
+    equal to numel() outside the decoder."""
+    assert _towers_are_exact("gemma4") == (0, 0)
+    assert _towers_are_exact("gemma4", dict(vision_config={}))[0] == 169_134_080
+    small = dict(hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1,
+                 head_dim=8, patch_size=4, position_embedding_size=64)
+    assert _towers_are_exact("gemma4", dict(text_config=_G4_TEXT, vision_config=small))[0] == 20_256
+
+
+def test_gemma4_unified_image_embedder_and_audio_projection_are_counted_exactly():
+    """Gemma 4 Unified's encoder-free image embedder (LayerNorms, a linear over 48-pixel patches, the factorized
+    position table, the projection: 44,024,064 at Gemma4UnifiedVisionConfig's defaults before the default decoder)
+    and its audio projection (1,474,560 at Gemma4UnifiedAudioConfig's), and a small shape, equal to numel(); the
+    wrapper's own defaults build neither."""
+    assert _towers_are_exact("gemma4_unified") == (0, 0)
+    assert _towers_are_exact("gemma4_unified", dict(vision_config={}, audio_config={})) == (44_024_064, 1_474_560)
+    small = dict(patch_size=4, pooling_kernel_size=2, mm_embed_dim=24, mm_posemb_size=16, output_proj_dims=24)
+    text = TINY["gemma4_unified_text"][1]
+    assert _towers_are_exact("gemma4_unified", dict(text_config=text, vision_config=small,
+                                                    audio_config=dict(audio_embed_dim=40))) == (5064 + 816 + 24 * 64,
+                                                                                                40 * 64)
