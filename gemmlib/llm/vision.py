@@ -14,6 +14,9 @@ vision config class's defaults for absent keys; ``tests/llm/test_families.py`` c
   attention-pooling head when ``vision_use_head``) and Gemma 3's projector (a matrix and an RMSNorm);
 * ``gemma4``: Gemma 4's vision encoder (linear patch embedding, a 2-D position table, blocks with head-dim q/k norms
   and a gated MLP) and its one-matrix projector; the audio tower of the small models is not counted (said so);
+* ``dots3_note``: dots.note 3's tower (RMSNorms, fused-qkv blocks with q/k norms per head, dense SwiGLU MLPs, then
+  layers of routed experts by ``mlp_layer_types`` and ``per_layer_config``) and its two-linear merger; the audio
+  tower apart;
 * ``gemma4_unified``: Gemma 4 Unified's encoder-free image embedder (LayerNorms around a linear over each 48-pixel patch,
   a factorized 2-D position table, a one-matrix projector) and its audio projection (one matrix over raw frames);
 * ``minimax_m3_vl``: MiniMax-M3's CLIP-like tower (a Conv3d patch embedding without bias, a LayerNorm before the
@@ -82,6 +85,15 @@ _GEMMA4 = dict(hidden_size=768, intermediate_size=3072, num_hidden_layers=16, nu
 _GEMMA4_UNIFIED = dict(patch_size=16, pooling_kernel_size=3, mm_embed_dim=3840, mm_posemb_size=1120,
                        output_proj_dims=3840)
 _GEMMA4_UNIFIED_AUDIO_EMBED = 640
+
+# dots3.note's vision config class defaults (Dots3NoteVisionConfig): 25 dense layers, then 17 of 4, 8, … 64 experts
+_DOTS3_NOTE = dict(hidden_size=1536, intermediate_size=4224, num_hidden_layers=42, num_attention_heads=24,
+                   num_channels=3, patch_size=14, moe_intermediate_size=2112, num_local_experts=64, adapter_in_dim=1536,
+                   adapter_out_dim=5120, adapter_merge_size=2)
+_DOTS3_NOTE_PYRAMID = [-1] * 25 + list(range(4, 65, 4)) + [64]
+# the per-layer keys that leave a block's shape to the two counted (the experts and their width)
+_DOTS3_NOTE_PER_LAYER = frozenset({"num_local_experts", "moe_intermediate_size", "num_experts_per_tok",
+                                   "router_scaling_factor"})
 
 _MINIMAX_M3 = dict(hidden_size=1280, intermediate_size=5120, num_hidden_layers=32, num_channels=3, patch_size=14,
                    temporal_patch_size=2, spatial_merge_size=2)
@@ -345,6 +357,59 @@ def _gemma4_unified_audio(cfg: dict) -> dict[str, int] | None:
         raise InputError(N_("config.json field 'audio_config' must be an object"))
     dim = _whole("audio_config.audio_embed_dim", a.get("audio_embed_dim", _GEMMA4_UNIFIED_AUDIO_EMBED))
     return {"projection": dim * _text_hidden(cfg, 2304)}
+
+
+def _dots3_note_experts(v: dict) -> list[tuple[int, int] | None]:
+    """Each dots3.note vision layer's experts and their width (None: a dense layer), by ``mlp_layer_types`` and
+    ``per_layer_config``, or by the released files' ``pyramid_num_routed`` (the config class's pyramid when neither)."""
+    n = _get(v, _DOTS3_NOTE, "num_hidden_layers")
+    experts, width = _get(v, _DOTS3_NOTE, "num_local_experts"), _get(v, _DOTS3_NOTE, "moe_intermediate_size")
+    types, pyramid = v.get("mlp_layer_types"), v.get("pyramid_num_routed")
+    if types is None:
+        pyramid = _DOTS3_NOTE_PYRAMID if pyramid is None else pyramid
+        if not isinstance(pyramid, list) or len(pyramid) != n or any(
+                isinstance(c, bool) or not isinstance(c, int) for c in pyramid):
+            raise InputError(N_("config.json field 'vision_config.pyramid_num_routed' must give each of the {n} "
+                                "layers its experts"), n=n)
+        return [(c, width) if c > 0 else None for c in pyramid]
+    if not isinstance(types, list) or len(types) != n or any(t not in ("dense", "sparse") for t in types):
+        raise InputError(N_("config.json field 'vision_config.mlp_layer_types' must name each of the {n} layers "
+                            "dense or sparse"), n=n)
+    per = v.get("per_layer_config") or {}
+    if not isinstance(per, dict) or any(not isinstance(e, dict) or not set(e) <= _DOTS3_NOTE_PER_LAYER
+                                        for e in per.values()):
+        raise InputError(N_("config.json field 'vision_config.per_layer_config' must map layers to their {keys}"),
+                         keys=", ".join(sorted(_DOTS3_NOTE_PER_LAYER)))
+    out: list[tuple[int, int] | None] = []
+    for i, t in enumerate(types):
+        e = per.get(str(i), per.get(i, {}))
+        out.append((_whole("vision_config.per_layer_config.num_local_experts", e.get("num_local_experts", experts)),
+                    _whole("vision_config.per_layer_config.moe_intermediate_size",
+                           e.get("moe_intermediate_size", width))) if t == "sparse" else None)
+    return out
+
+
+def _dots3_note(cfg: dict) -> dict[str, int]:
+    """dots.note 3's tower: a biased patch Conv2d and an RMSNorm, blocks of RMSNorms, a fused qkv and a projection (biased
+    with ``attention_bias``), q/k RMSNorms per head and a SwiGLU MLP — dense (biased with ``mlp_bias``) or a mixture of
+    routed experts with a router — a final RMSNorm; the merger: a LayerNorm, the ``adapter_merge_size``² patches
+    merged, two biased linears to ``adapter_out_dim``. The released files' spellings (embed_dim, num_heads, use_bias)
+    read as the config class reads them."""
+    v = dict(_vision_block(cfg))
+    for short, key in (("embed_dim", "hidden_size"), ("num_heads", "num_attention_heads"), ("use_bias", "attention_bias")):
+        if short in v:
+            v[key] = v.pop(short)
+    g = lambda key: _get(v, _DOTS3_NOTE, key)  # noqa: E731
+    d, f, heads, c, p = g("hidden_size"), g("intermediate_size"), g("num_attention_heads"), g("num_channels"), \
+        g("patch_size")
+    ab, mb = v.get("attention_bias", False) is True, v.get("mlp_bias", False) is True
+    attn = 2 * d + 3 * d * d + d * d + (4 * d if ab else 0) + 2 * (d // heads)
+    blocks = sum(attn + (3 * d * f + (2 * f + d if mb else 0) if moe is None else moe[0] * (3 * d * moe[1] + d))
+                 for moe in _dots3_note_experts(v))
+    m = g("adapter_in_dim") * g("adapter_merge_size") ** 2
+    o = g("adapter_out_dim")
+    return {"patch_embed": c * p * p * d + 2 * d, "blocks": blocks, "norm": d,
+            "merger": 2 * g("adapter_in_dim") + m * m + m + m * o + o}
 
 
 def _mistral3(cfg: dict, large4: bool = False, text_hidden: int | None = None) -> dict[str, int]:
@@ -1222,7 +1287,7 @@ _TOWERS: dict[str, Callable[[dict], dict[str, int] | None]] = {
     **dict.fromkeys(("qwen3_vl", "qwen3_vl_moe", "cohere_compass", "qwen3_omni_moe_thinker"), _qwen3_vl),
     **dict.fromkeys(("qwen3_5", "qwen3_5_moe", "qwen4_exp"), partial(_qwen3_vl, deepstack=False)),  # (Qwen4-Exp's is
     # Qwen3.5-MoE's)
-    "gemma3": _gemma3, "gemma4": _gemma4, "gemma4_unified": _gemma4_unified, "mllama": _mllama, "llama4": _llama4,
+    "dots3_note": _dots3_note, "gemma3": _gemma3, "gemma4": _gemma4, "gemma4_unified": _gemma4_unified, "mllama": _mllama, "llama4": _llama4,
     "mistral3": _mistral3, "mistral_large4": partial(_mistral3, large4=True),
     "ernie4_5_vl_moe": _ernie4_5_vl, "paddleocr_vl": _paddleocr_vl, "molmo2": _molmo2, "cosmos3_edge": _cosmos3_edge,
     "muse_spark": partial(_muse, wrapper="muse_spark"), "muse_glimmer": partial(_muse, wrapper="muse_glimmer"),

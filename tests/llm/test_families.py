@@ -3566,3 +3566,28 @@ def test_gemma4_unified_image_embedder_and_audio_projection_are_counted_exactly(
     assert _towers_are_exact("gemma4_unified", dict(text_config=text, vision_config=small,
                                                     audio_config=dict(audio_embed_dim=40))) == (5064 + 816 + 24 * 64,
                                                                                                 40 * 64)
+
+
+def test_dots3_note_vision_tower_is_counted_exactly():
+    """dots.note 3's vision tower (dense blocks, then blocks of routed experts, each layer's count by per_layer_config)
+    and its merger: 6,871,277,312 parameters at Dots3NoteVisionConfig's defaults (25 dense layers, 17 of 4 to 64
+    experts); a small tower with biased attention and experts of a width of their own in one layer, written as
+    mlp_layer_types and per_layer_config, and with the released files' spellings (pyramid_num_routed, embed_dim,
+    num_heads, use_bias): each equal to numel() outside the decoder and the audio tower."""
+    assert _towers_are_exact("dots3_note")[0] == 6_871_277_312
+    small = dict(hidden_size=32, intermediate_size=48, num_hidden_layers=3, num_attention_heads=2, patch_size=4,
+                 moe_intermediate_size=24, num_local_experts=4, adapter_in_dim=32, adapter_out_dim=64,
+                 attention_bias=True, mlp_layer_types=["dense", "sparse", "sparse"],
+                 per_layer_config={"2": {"num_local_experts": 2, "moe_intermediate_size": 16}})
+    audio = dict(num_hidden_layers=1, adapter_out_dim=64)  # (the config class requires the decoder's width)
+    _towers_are_exact("dots3_note", dict(text_config=DOTS3, vision_config=small, audio_config=audio))
+    released = dict(embed_dim=32, intermediate_size=48, num_hidden_layers=3, num_heads=2, patch_size=4, use_bias=True,
+                    moe_intermediate_size=24, adapter_in_dim=32, adapter_out_dim=64, pyramid_num_routed=[-1, 4, 2])
+    from transformers import AutoModelForImageTextToText
+
+    hf = AutoConfig.for_model("dots3_note", text_config=DOTS3, vision_config=copy.deepcopy(released), audio_config=audio)
+    with torch.device("meta"):
+        model = AutoModelForImageTextToText.from_config(hf)
+    info = read_config(dict(model_type="dots3_note", text_config=DOTS3, vision_config=released))[1]
+    assert sum(info["vision"].values()) == sum(p.numel() for n, p in model.named_parameters()
+                                               if n.startswith("model.vision_tower."))
