@@ -17,6 +17,9 @@ vision config class's defaults for absent keys; ``tests/llm/test_families.py`` c
 * ``dots3_note``: dots.note 3's tower (RMSNorms, fused-qkv blocks with q/k norms per head, dense SwiGLU MLPs, then
   layers of routed experts by ``mlp_layer_types`` and ``per_layer_config``) and its two-linear merger; the audio
   tower apart;
+* ``emu3``: its image tokenizer (``vq_config``), the VQ-VAE the model holds: encoder, codebook, decoder;
+* ``apertus1p5``: its image tokenizer (vision_config): a VQ-VAE's encoder, the convolution into the codebook, the codebook;
+  the audio tokenizer apart;
 * ``gemma4_unified``: Gemma 4 Unified's encoder-free image embedder (LayerNorms around a linear over each 48-pixel patch,
   a factorized 2-D position table, a one-matrix projector) and its audio projection (one matrix over raw frames);
 * ``minimax_m3_vl``: MiniMax-M3's CLIP-like tower (a Conv3d patch embedding without bias, a LayerNorm before the
@@ -94,6 +97,16 @@ _DOTS3_NOTE_PYRAMID = [-1] * 25 + list(range(4, 65, 4)) + [64]
 # the per-layer keys that leave a block's shape to the two counted (the experts and their width)
 _DOTS3_NOTE_PER_LAYER = frozenset({"num_local_experts", "moe_intermediate_size", "num_experts_per_tok",
                                    "router_scaling_factor"})
+
+# Emu3's VQ-VAE config class defaults (Emu3VQVAEConfig; its attn_resolutions are level indexes)
+_EMU3_VQ = dict(codebook_size=32768, embed_dim=4, latent_channels=4, in_channels=3, out_channels=3,
+                temporal_downsample_factor=4, base_channels=256, num_res_blocks=2, hidden_size=1024)
+_EMU3_VQ_LISTS = dict(channel_multiplier=[1, 2, 2, 4], attn_resolutions=[3])
+# Apertus 1.5's image tokenizer config class defaults (Apertus1p5VisionTokenizerConfig; its attn_resolutions are
+# resolutions in pixels, halved at each stage from ``resolution``)
+_APERTUS1P5_VQ = dict(codebook_size=131072, embed_dim=256, latent_channels=256, in_channels=3, base_channels=256,
+                      num_res_blocks=4, resolution=256)
+_APERTUS1P5_VQ_LISTS = dict(channel_multiplier=[1, 1, 2, 2, 4], attn_resolutions=[16])
 
 _MINIMAX_M3 = dict(hidden_size=1280, intermediate_size=5120, num_hidden_layers=32, num_channels=3, patch_size=14,
                    temporal_patch_size=2, spatial_merge_size=2)
@@ -369,17 +382,17 @@ def _dots3_note_experts(v: dict) -> list[tuple[int, int] | None]:
         pyramid = _DOTS3_NOTE_PYRAMID if pyramid is None else pyramid
         if not isinstance(pyramid, list) or len(pyramid) != n or any(
                 isinstance(c, bool) or not isinstance(c, int) for c in pyramid):
-            raise InputError(N_("config.json field 'vision_config.pyramid_num_routed' must give each of the {n} "
-                                "layers its experts"), n=n)
+            raise InputError(N_("config.json field {key!r} must be a list of whole numbers"),  # (one per layer)
+                             key="vision_config.pyramid_num_routed")
         return [(c, width) if c > 0 else None for c in pyramid]
     if not isinstance(types, list) or len(types) != n or any(t not in ("dense", "sparse") for t in types):
-        raise InputError(N_("config.json field 'vision_config.mlp_layer_types' must name each of the {n} layers "
-                            "dense or sparse"), n=n)
+        raise InputError(N_("config.json field {key!r} must be a list of strings"),  # ("dense" or "sparse", one a layer)
+                         key="vision_config.mlp_layer_types")
     per = v.get("per_layer_config") or {}
     if not isinstance(per, dict) or any(not isinstance(e, dict) or not set(e) <= _DOTS3_NOTE_PER_LAYER
                                         for e in per.values()):
-        raise InputError(N_("config.json field 'vision_config.per_layer_config' must map layers to their {keys}"),
-                         keys=", ".join(sorted(_DOTS3_NOTE_PER_LAYER)))
+        raise InputError(N_("config.json field {key!r} must be an object of per-layer objects"),  # (of the keys above)
+                         key="vision_config.per_layer_config")
     out: list[tuple[int, int] | None] = []
     for i, t in enumerate(types):
         e = per.get(str(i), per.get(i, {}))
@@ -410,6 +423,104 @@ def _dots3_note(cfg: dict) -> dict[str, int]:
     o = g("adapter_out_dim")
     return {"patch_embed": c * p * p * d + 2 * d, "blocks": blocks, "norm": d,
             "merger": 2 * g("adapter_in_dim") + m * m + m + m * o + o}
+
+
+def _int_list(block: dict, key: str, defaults: dict, where: str, *, minimum: int = 1) -> list[int]:
+    """A non-empty list of whole numbers of a sub-config (``where`` names it in the message), ``defaults`` when
+    absent."""
+    x = block.get(key, defaults[key])
+    if not isinstance(x, list | tuple) or not x or any(isinstance(i, bool) or not isinstance(i, int) for i in x):
+        raise InputError(N_("config.json field {key!r} must be a list of whole numbers"), key=f"{where}.{key}")
+    return [_whole(f"{where}.{key}", i, minimum=minimum) for i in x]
+
+
+def _group_norm(c: int) -> int:
+    return 2 * c
+
+
+def _resnet(i: int, o: int, norm: Callable[[int], int] = _group_norm) -> int:
+    """A VQ-VAE's 2-D residual block: two norms and two biased 3×3 convolutions, a biased 1×1 shortcut when the width
+    changes."""
+    return norm(i) + 9 * i * o + o + norm(o) + 9 * o * o + o + (i * o + o if i != o else 0)
+
+
+def _vq_stages(mult: list[int], b: int, blocks: int, attention: Callable[[int], int],
+               attends: Callable[[int], bool]) -> tuple[int, int]:
+    """A VQ-VAE encoder's stages: each level ``blocks`` residual blocks to ``b`` × its multiplier (each followed by
+    ``attention`` of that width at the levels ``attends`` picks), a stride-2 3×3 convolution after all but the last.
+    Their parameters and the last width."""
+    total, cin = 0, b
+    for level, m in enumerate(mult):
+        out = b * m
+        for _ in range(blocks):
+            total += _resnet(cin, out) + (attention(out) if attends(level) else 0)
+            cin = out
+        if level < len(mult) - 1:
+            total += 9 * out * out + out
+    return total, cin
+
+
+def _emu3(cfg: dict) -> dict[str, int]:
+    """Emu3's image tokenizer (``vq_config``, the VQ-VAE Emu3ForConditionalGeneration holds): the encoder (a 3×3
+    convolution, the stages with attention — biased q/k/v/out of ``hidden_size`` and a GroupNorm — at the levels
+    ``attn_resolutions`` names, a middle of two residual blocks around an attention, a GroupNorm and a 3×3 convolution
+    to the latent, twice as wide with ``double_latent``; log2(``temporal_downsample_factor``) temporal 4×3×3
+    convolutions and ``num_res_blocks`` temporal residual blocks of BatchNorms and 3×3×3 convolutions), the codebook,
+    the 3×1×1 convolutions into and out of it, and the decoder (the temporal blocks and 3×3×3 upsampling convolutions
+    at the latent width, a 3×3 convolution, the middle and ``num_res_blocks`` + 1 residual blocks per level with
+    spatial norms conditioned on the quantized codes, 3×3 upsampling convolutions, a spatial norm and a 3×3 convolution
+    to ``out_channels``)."""
+    q = _block(cfg, "vq_config")
+    g = lambda key: _whole(f"vq_config.{key}", q.get(key, _EMU3_VQ[key]))  # noqa: E731
+    mult = _int_list(q, "channel_multiplier", _EMU3_VQ_LISTS, "vq_config")
+    levels = set(_int_list(q, "attn_resolutions", _EMU3_VQ_LISTS, "vq_config", minimum=0))
+    b, blocks, h, e, lat = g("base_channels"), g("num_res_blocks"), g("hidden_size"), g("embed_dim"), g("latent_channels")
+    zc = 2 * lat if q.get("double_latent", False) is True else lat
+    times = g("temporal_downsample_factor").bit_length() - 1  # int(log2(·)), as the model computes it
+    attn = 4 * (h * h + h)
+
+    def temporal_resnet(c: int) -> int:  # BatchNorm3d (weight and bias; its statistics are buffers), 3×3×3 convolutions
+        return 2 * (2 * c + 27 * c * c + c)
+
+    def spatial(c: int) -> int:  # a GroupNorm scaled and shifted by two biased 1×1 convolutions of the codes
+        return 2 * c + 2 * (e * c + c)
+
+    stages, top = _vq_stages(mult, b, blocks, lambda c: attn + 2 * c, lambda level: level in levels)
+    encoder = (9 * g("in_channels") * b + b + stages + 2 * _resnet(top, top) + attn + 2 * top + 2 * top
+               + 9 * top * zc + zc + times * (36 * zc * zc + zc) + blocks * temporal_resnet(zc))
+    up, cin = 0, top
+    for level in reversed(range(len(mult))):
+        out = b * mult[level]
+        for _ in range(blocks + 1):
+            up += _resnet(cin, out, spatial) + ((attn + spatial(out)) if level in levels else 0)
+            cin = out
+        if level:
+            up += 9 * out * out + out
+    oc, first = g("out_channels"), b * mult[0]
+    decoder = (blocks * temporal_resnet(lat) + times * (27 * lat * lat + lat) + 9 * lat * top + top
+               + 2 * _resnet(top, top, spatial) + attn + spatial(top) + up + spatial(first) + 9 * first * oc + oc)
+    return {"encoder": encoder, "codebook": g("codebook_size") * e, "quant_convs": 3 * lat * e + e + 3 * e * lat + lat,
+            "decoder": decoder}
+
+
+def _apertus1p5(cfg: dict) -> dict[str, int]:
+    """Apertus 1.5's image tokenizer (its vision_config; the model holds its encoder and codebook, no decoder): a 3×3
+    convolution, the stages (attention — a GroupNorm and biased 1×1 q/k/v/out convolutions — where the stage's
+    resolution, ``resolution`` halved per level, is one of ``attn_resolutions``), a middle of two residual blocks around
+    an attention, a GroupNorm and a 3×3 convolution to ``latent_channels``; a 1×1 convolution to ``embed_dim`` and the
+    codebook (a linear of ``codebook_size`` rows without bias)."""
+    v = _vision_block(cfg)
+    g = lambda key: _get(v, _APERTUS1P5_VQ, key)  # noqa: E731
+    mult = _int_list(v, "channel_multiplier", _APERTUS1P5_VQ_LISTS, "vision_config")
+    at = set(_int_list(v, "attn_resolutions", _APERTUS1P5_VQ_LISTS, "vision_config", minimum=0))
+    b, lat, e, res = g("base_channels"), g("latent_channels"), g("embed_dim"), g("resolution")
+
+    def attn(c: int) -> int:
+        return 2 * c + 4 * (c * c + c)
+
+    stages, top = _vq_stages(mult, b, g("num_res_blocks"), attn, lambda level: res // 2 ** level in at)
+    encoder = 9 * g("in_channels") * b + b + stages + 2 * _resnet(top, top) + attn(top) + 2 * top + 9 * top * lat + lat
+    return {"encoder": encoder, "quant_conv": lat * e + e, "codebook": e * g("codebook_size")}
 
 
 def _mistral3(cfg: dict, large4: bool = False, text_hidden: int | None = None) -> dict[str, int]:
@@ -1287,7 +1398,7 @@ _TOWERS: dict[str, Callable[[dict], dict[str, int] | None]] = {
     **dict.fromkeys(("qwen3_vl", "qwen3_vl_moe", "cohere_compass", "qwen3_omni_moe_thinker"), _qwen3_vl),
     **dict.fromkeys(("qwen3_5", "qwen3_5_moe", "qwen4_exp"), partial(_qwen3_vl, deepstack=False)),  # (Qwen4-Exp's is
     # Qwen3.5-MoE's)
-    "dots3_note": _dots3_note, "gemma3": _gemma3, "gemma4": _gemma4, "gemma4_unified": _gemma4_unified, "mllama": _mllama, "llama4": _llama4,
+    "dots3_note": _dots3_note, "emu3": _emu3, "apertus1p5": _apertus1p5, "gemma3": _gemma3, "gemma4": _gemma4, "gemma4_unified": _gemma4_unified, "mllama": _mllama, "llama4": _llama4,
     "mistral3": _mistral3, "mistral_large4": partial(_mistral3, large4=True),
     "ernie4_5_vl_moe": _ernie4_5_vl, "paddleocr_vl": _paddleocr_vl, "molmo2": _molmo2, "cosmos3_edge": _cosmos3_edge,
     "muse_spark": partial(_muse, wrapper="muse_spark"), "muse_glimmer": partial(_muse, wrapper="muse_glimmer"),

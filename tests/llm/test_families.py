@@ -508,7 +508,7 @@ def test_gemma3_multimodal_wrapper_counts_the_text_decoder():
 def test_emu3_is_exact_and_names_its_image_tokenizer(source):
     """Emu3: the causal LM transformers builds from the wrapper's config is its decoder alone (Llama's block over a
     vocabulary that holds the VQ-VAE's image tokens): parameters, prefill and decode FLOPs and the cache exact; the
-    VQ-VAE named as not counted."""
+    VQ-VAE named and counted beside it."""
     keys = dict(text_config=dict(B, pad_token_id=1, bos_token_id=2, eos_token_id=3))
     hf, model = _build("emu3", keys)
     prefill, decode, cache = prefill_and_decode(model, torch.randint(0, B["vocab_size"], (BATCH, PROMPT)))
@@ -522,8 +522,8 @@ def test_emu3_is_exact_and_names_its_image_tokenizer(source):
     assert sum(o.flops for o in decode_ops(cfg, wl)) == decode
     assert per_layer == [BATCH * (PROMPT + 1) * cfg.kv_elements_of(k) for k in cfg.attention_kinds]
     assert kv_cache_bytes(cfg, wl) == nbytes
-    if source == "to_dict":  # the file as transformers writes it: its VQ-VAE named, no key left unread
-        assert any("image tokenizer (vq_config" in str(n) for n in info["notes"]) and not info["unknown_keys"]
+    if source == "to_dict":  # the file as transformers writes it: its VQ-VAE counted beside it, no key left unread
+        assert any("projector (270,740,287 parameters)" in str(n) for n in info["notes"]) and not info["unknown_keys"]
 
 
 def test_aria_wrapper_counts_its_decoder_and_reports_the_vision_tower():
@@ -697,7 +697,7 @@ VL: dict[str, tuple[dict, dict]] = {
 
 def test_apertus1p5_wrapper_counts_its_decoder_and_names_its_tokenizers():
     """Apertus 1.5 (apertus1p5): the decoder of its text_config with the pruned LM head, the top-level tie flag; its
-    vision and audio tokenizers (run once per image or clip) named and not counted."""
+    image tokenizer counted beside it, its audio tokenizer (run once per clip) named and not counted."""
     from transformers import AutoModelForImageTextToText
 
     text = dict(B, output_vocab_size=131072)
@@ -3462,6 +3462,12 @@ def test_fuyu_flat_hub_config_counts_persimmons_decoder_and_its_patch_projection
      "deepstack_visual_indexes"),
     ("lfm3_vl", dict(vision_config=dict(model_type="lfm3_vl_vision", num_hidden_layers=3, layer_types=["conv"])),
      "layer_types"),
+    ("emu3", dict(vq_config=dict(channel_multiplier=[])), "vq_config.channel_multiplier"),
+    ("apertus1p5", dict(vision_config=dict(attn_resolutions=16)), "vision_config.attn_resolutions"),
+    ("dots3_note", dict(vision_config=dict(num_hidden_layers=2, mlp_layer_types=["dense"])), "mlp_layer_types"),
+    ("dots3_note", dict(vision_config=dict(num_hidden_layers=2, pyramid_num_routed=[4, "8"])), "pyramid_num_routed"),
+    ("dots3_note", dict(vision_config=dict(num_hidden_layers=1, mlp_layer_types=["sparse"],
+                                           per_layer_config={"0": {"hidden_size": 8}})), "per_layer_config"),
 ])
 def test_a_malformed_tower_key_is_refused_with_its_name(wrapper, keys, named):
     """A vision tower's key that cannot be counted is refused with the key named (exit 2 at the CLI), not guessed."""
@@ -3532,7 +3538,8 @@ def _towers_are_exact(wrapper: str, keys: dict | None = None) -> tuple[int, int]
     assert info["wrapper"] == wrapper and info["unknown_keys"] == [], info["unknown_keys"]
     named = {n: p.numel() for n, p in model.named_parameters()}
     audio = sum(v for n, v in named.items() if "audio" in n)
-    outside = sum(v for n, v in named.items() if ".language_model." not in f".{n}" and not n.startswith("lm_head"))
+    outside = sum(v for n, v in named.items() if ".language_model." not in f".{n}" and ".text_model." not in f".{n}"
+                  and not n.startswith("lm_head"))
     assert cfg.params == sum(named.values()) - outside
     assert sum((info["vision"] or {}).values()) == outside - audio
     if info["audio"] is not None:
@@ -3591,3 +3598,28 @@ def test_dots3_note_vision_tower_is_counted_exactly():
     info = read_config(dict(model_type="dots3_note", text_config=DOTS3, vision_config=released))[1]
     assert sum(info["vision"].values()) == sum(p.numel() for n, p in model.named_parameters()
                                                if n.startswith("model.vision_tower."))
+
+
+def test_emu3_image_tokenizer_is_counted_exactly():
+    """Emu3's VQ-VAE as Emu3ForConditionalGeneration holds it (encoder, codebook, the convolutions around it, decoder):
+    270,740,287 parameters at Emu3VQVAEConfig's defaults; a small one with a doubled latent, attention at both levels
+    and one temporal halving, equal to numel() outside the decoder."""
+    text = dict(B, pad_token_id=1, bos_token_id=2, eos_token_id=3)
+    vocab = {"vocabulary_map": {"<|visual token 000000|>": 5}}  # (the class maps image codes to tokens through it)
+    assert _towers_are_exact("emu3", vocab)[0] == 270_740_287
+    small = dict(base_channels=32, channel_multiplier=[1, 2], attn_resolutions=[0, 1], num_res_blocks=1, hidden_size=64,
+                 embed_dim=8, latent_channels=8, double_latent=True, temporal_downsample_factor=2, codebook_size=64,
+                 out_channels=1)
+    _towers_are_exact("emu3", dict(vocab, text_config=text, vq_config=small))
+
+
+def test_apertus1p5_image_tokenizer_is_counted_exactly():
+    """Apertus 1.5's image tokenizer (its encoder, the 1×1 convolution and the codebook; the model holds no decoder):
+    218,153,984 parameters at Apertus1p5VisionTokenizerConfig's defaults; a small one with attention at two of its
+    three resolutions, equal to numel() outside the decoder and the audio tokenizer."""
+    text = dict(B, output_vocab_size=131072)
+    text.pop("vocab_size")  # (the wrapper checks its image and audio codes lie inside the default vocabulary)
+    assert _towers_are_exact("apertus1p5")[0] == 218_153_984
+    small = dict(base_channels=32, channel_multiplier=[1, 2, 2], num_res_blocks=1, resolution=32, attn_resolutions=[16, 8],
+                 latent_channels=16, embed_dim=8, codebook_size=64)
+    _towers_are_exact("apertus1p5", dict(text_config=text, vision_config=small, audio_token_offset=131272 + 64))
