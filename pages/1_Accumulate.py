@@ -124,7 +124,7 @@ def edited(mats: dict[str, str]) -> None:
 with stage or st.container():
     pos = ui.stepper("acc_stepper", tr, speed=speed, presentation=present, pos_key="acc_pos", on_edit=edited)
 legend = _("Amber: the A and B elements this step reads; violet: the C element the epilogue reads (β ≠ 0); "
-           "red: the D element(s) it writes; dashed: not computed yet. The counts are cumulative, assuming "
+           "blue: the D element(s) it writes; dashed: not computed yet. The counts are cumulative, assuming "
            "every operand comes from memory (no cache) except what the loop order keeps in registers: the "
            "running sum (inner), the two tiles and the block of D (tiled). The last step is the epilogue "
            "D = α·(A·B) + β·C: with α = 1 and β = 0, as in an LLM layer, it changes nothing.")

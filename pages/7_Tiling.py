@@ -94,7 +94,7 @@ with stage or st.container():
 p = tr.problem
 counts = ref.load_counts(p.m, p.n, p.k, tr.tile)
 st.caption(_(
-    "Amber: the A and B tiles this step loads; red: the block of D it accumulates. With {tm}×{tn} tiles, A is "
+    "Amber: the A and B tiles this step loads; blue: the block of D it accumulates. With {tm}×{tn} tiles, A is "
     "loaded {loads_a} element-times and B {loads_b}, against {inner} each for the plain (i, j, k) loop that "
     "fetches every operand at every use. The Accumulate page compares all three loop orders.").format(
     tm=tr.tile[0], tn=tr.tile[1], loads_a=f"{counts['tiled']['loads_a']:,}", loads_b=f"{counts['tiled']['loads_b']:,}",

@@ -351,7 +351,8 @@ function createStepper(parent, data, setStateValue, setTriggerValue) {
 
   function setPresent(p) {
     root.classList.toggle("present", p);
-    if (p && S.present === false) root.focus({ preventScroll: true });  // a clicker works at once
+    // a clicker works at once: on switching to presentation, and on a page opened in it (a link; S.present null)
+    if (p && S.present !== true) root.focus({ preventScroll: true });
     S.present = p;
     fit();
   }

@@ -304,6 +304,21 @@ def test_a_cell_edited_in_place_changes_the_matrices(app_server, page):
     assert_clean(page)
 
 
+def test_a_presentation_link_takes_the_clickers_keys_at_once(app_server, page):
+    """A link opened in presentation mode (``?acc_present=true``) steps on the clicker's PageDown / PageUp without a
+    click first: focus went to the stepper only when the toggle was switched on within the page."""
+    open_page(page, app_server.url, ACC.url_path, query="acc_present=true")
+    _wait_drawn(page)
+    # (the component lives in a shadow root: the document's active element is its host)
+    page.wait_for_function("() => { const a = document.activeElement, r = a && a.shadowRoot;"
+                           " return !!(r && r.activeElement && r.activeElement.closest('.gst')); }")
+    page.keyboard.press("PageDown")
+    expect(page.locator(".gst[data-step]").first).to_have_attribute("data-step", "1")
+    page.keyboard.press("PageUp")
+    expect(page.locator(".gst[data-step]").first).to_have_attribute("data-step", "0")
+    assert_clean(page)
+
+
 def test_screen_readers_hear_the_step_and_the_buttons_differ(app_server, page):
     open_page(page, app_server.url, ACC.url_path)
     _wait_drawn(page)
