@@ -216,6 +216,11 @@ def heatmap(records: list[dict], value: str, title: str, fmt: str = ".3g",
     # Each label black or white, whichever contrasts more with its own cell's colour (Vega's
     # contrast() of WCAG luminances, on the colour the scale gives that cell): at least 4.58 : 1 on
     # any colour, where one threshold in the middle of viridis gave white labels of 3.5-4.3 : 1.
+    rows, cols = df["M"].nunique(), df["N"].nunique()
+    if rows > LABELLED_ROWS or cols > LABELLED_COLUMNS:
+        # too many cells to print a number in each (40 × 40 overprinted into a smear, 1,360 px tall): colour only,
+        # the value in the tooltip, the chart no taller than a screen
+        return rect.properties(title=title, height=max(240, min(MAX_HEIGHT, 15 * rows)))
     cell = f"scale('color', datum[{json.dumps(value)}])"
     text = base.mark_text(fontSize=11).encode(
         text=alt.Text(f"{value}:Q", format=fmt),
@@ -223,7 +228,11 @@ def heatmap(records: list[dict], value: str, title: str, fmt: str = ".3g",
                             alt.value("white"), alt.value("black")),
         tooltip=tips,
     )
-    return (rect + text).properties(title=title, height=max(240, 34 * df["M"].nunique()))
+    return (rect + text).properties(title=title, height=max(240, 34 * rows))
+
+
+LABELLED_ROWS, LABELLED_COLUMNS = 16, 12  # a number printed in each cell up to this grid (34 px rows, ~60 px columns)
+MAX_HEIGHT = 600  # a larger grid's height: it fits a projected screen
 
 
 STAIRCASE_MEASURES = {"efficiency": N_("efficiency"), "tile efficiency": N_("tile efficiency"),
@@ -237,6 +246,7 @@ def staircase_chart(records: list[dict], x: str = "N", *, gettext: Translate = e
                                                                 "efficiency")],
                    value_vars=["efficiency", "tile efficiency", "wave efficiency"],
                    var_name="measure", value_name="share")
+    long["shown"] = [gettext(STAIRCASE_MEASURES[m]) for m in long["measure"]]  # the tooltip's words, translated
     return alt.Chart(long).mark_line(interpolate="step-after").encode(
         x=alt.X(f"{x}:Q", title=x),
         y=alt.Y("share:Q", title=gettext("useful share of launched work"), axis=alt.Axis(format="%"),
@@ -244,7 +254,7 @@ def staircase_chart(records: list[dict], x: str = "N", *, gettext: Translate = e
         color=alt.Color("measure:N", title=None, legend=alt.Legend(
             labelExpr=label_expr({k: gettext(v) for k, v in STAIRCASE_MEASURES.items()}), labelLimit=300)),
         strokeDash=alt.condition(alt.datum.measure == "efficiency", alt.value([1, 0]), alt.value([4, 3])),
-        tooltip=[f"{x}:Q", alt.Tooltip("measure:N", title=gettext("measure")),
+        tooltip=[f"{x}:Q", alt.Tooltip("shown:N", title=gettext("measure")),
                  alt.Tooltip("share:Q", format=".1%", title=gettext("share")),
                  alt.Tooltip("tiles:Q", title=gettext("tiles")), alt.Tooltip("waves:Q", title=gettext("waves"))],
     ).properties(height=280, title=gettext("Tile and wave quantization"))

@@ -88,3 +88,43 @@ def test_every_heatmap_label_contrasts_with_its_own_cell_as_wcag_aa_asks(metric)
         colours.add(label)
     assert min(ratios) >= 4.5, sorted(ratios)[:5]
     assert len(colours) == 2  # both black and white labels occur: the per-cell choice is exercised
+
+
+def test_a_large_heatmap_drops_its_numbers_and_stays_on_a_screen():
+    """The FLOPs page allows a 40 × 40 grid: a number in every cell overprinted into a smear on a chart 1,360 px tall.
+    Past 16 rows or 12 columns the cells carry colour only (the value in the tooltip) and the chart is at most 600 px
+    tall; a classroom grid keeps its numbers and its 34-px rows. Drawn by Vega itself (vl-convert's SVG)."""
+    import re
+
+    import vl_convert as vlc
+
+    from gemmlib.charts.explain import LABELLED_COLUMNS, LABELLED_ROWS, MAX_HEIGHT, heatmap, spec
+    from gemmlib.core.flops import dim_range, metric_grid
+    from gemmlib.core.hardware import CATALOGUE, DEFAULT_GPU
+
+    def drawn(n: int) -> tuple[int, int, dict]:
+        grid = metric_grid(dim_range(32, 32 * n, 32), dim_range(32, 32 * n, 32, "N"), 1024, "bf16",
+                           CATALOGUE[DEFAULT_GPU], 0.7)
+        s = spec(heatmap(grid, "GFLOPs", "t"))
+        svg = vlc.vegalite_to_svg(json.dumps(s))
+        return (len(re.findall(r'aria-roledescription="rect mark"', svg)),
+                len(re.findall(r'aria-roledescription="text mark"', svg)), s)
+
+    rects, texts, s = drawn(40)
+    assert (rects, texts) == (1600, 0) and s["height"] == MAX_HEIGHT
+    assert "GFLOPs" in json.dumps(s["encoding"]["tooltip"])  # the value is still there, on hover
+    rects, texts, s = drawn(LABELLED_COLUMNS)
+    assert rects == texts == LABELLED_COLUMNS**2 and s["height"] == 34 * LABELLED_COLUMNS <= 34 * LABELLED_ROWS
+
+
+def test_the_staircase_tooltip_names_its_measure_in_the_readers_language():
+    """The wave chart's tooltip showed "tile efficiency" / "wave efficiency" in English on the Chinese page (its
+    legend was translated): the tooltip reads a translated column."""
+    from gemmlib.charts.explain import STAIRCASE_MEASURES, spec, staircase_chart
+
+    rows = [{"N": n, "efficiency": 0.9, "tile efficiency": 0.95, "wave efficiency": 0.94, "tiles": 3, "waves": 1}
+            for n in (128, 256)]
+    s = spec(staircase_chart(rows, gettext=lambda t: f"«{t}»"))
+    values = next(iter(s["datasets"].values()))
+    assert {v["shown"] for v in values} == {f"«{t}»" for t in STAIRCASE_MEASURES.values()}
+    assert any(t.get("field") == "shown" for t in s["encoding"]["tooltip"])
