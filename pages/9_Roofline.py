@@ -124,11 +124,13 @@ with st.expander(_("Overlay an LLM's GEMMs (the estimator)"), expanded=True):
                     batch=int(batch), seq_len=int(seq), new_tokens=int(new), weight_dtype=est_dtype,
                     act_dtype=est_dtype, kv_dtype=est_dtype), hw)
                 est_points = cr.estimator_points(est)
-                st.caption(_("{preset}, batch {batch}, {seq} prompt tokens, {new} decode steps, {dtype}, on {gpu}: "
-                             "each red diamond is one GEMM (prefill and decode) at its intensity, drawn at the "
-                             "roofline's prediction. Decode GEMMs sit far left (memory-bound) unless the batch is "
-                             "large.").format(preset=preset, batch=batch, seq=seq, new=new, dtype=est_dtype,
-                                              gpu=_(hw.name)))
+                st.caption(_("{preset}, batch {batch:,}, {seq:,} prompt tokens, {new:,} decode steps, {dtype}, on "
+                             "{gpu}: each diamond is one op of the estimate (prefill and decode) at its intensity and "
+                             "the rate the estimator predicts for it — its roof times the efficiency of its shape "
+                             "(the tooltip says which), so below the roof where a kernel falls short of it (small "
+                             "GEMMs, a kernel's fixed launch time). Decode GEMMs sit far left (memory-bound) unless "
+                             "the batch is large.").format(preset=preset, batch=int(batch), seq=int(seq), new=int(new),
+                                                           dtype=est_dtype, gpu=_(hw.name)))
 
 # ----------------------------------------------------------------------------- chart
 with ui.guard(_("the roofline")):

@@ -25,6 +25,9 @@ from gemmlib.core.roofline import attainable, ridge
 MAX_RESULTS_BYTES = 20_000_000  # an uploaded results.json larger than this is refused
 LO, HI = 0.05, 1e5  # intensity range of the chart, FLOP/byte
 KIND_LABELS = {"datasheet": N_("datasheet"), "measured": N_("measured")}  # a roof's source, as shown
+# The estimator's diamonds: sienna, a colour neither Streamlit's palette (its roofs) nor Vega's category10 uses, seen
+# on a light and a dark page alike (they were red, the fp8 roof's colour, and had no legend entry)
+ESTIMATE_COLOUR = "#a0522d"
 BENCH_LABELS = {"precision": N_("precision"), "tiling": N_("tiling"), "batching": N_("batching"),
                 "ceiling": N_("ceiling"), "waves": N_("waves"), "profile": N_("profile"),
                 "collective": N_("collective"), "tp": N_("tensor-parallel"), "calibrate": N_("calibrate")}
@@ -105,8 +108,8 @@ def estimator_points(est: Any) -> list[dict]:
             out.append({"intensity": op.intensity, "tflops": op.flops / op.time_s / 1e12,  # one GPU's share
                         "bench": f"estimate · {phase.name}", "name": op.name, "dtype": est.compute_dtype,
                         "device": est.hardware.name, "shape": f"m={op.m} n={op.n} k={op.k}",
-                        "median_ms": op.time_s * 1e3, "source": f"estimator ({est.model.name})",
-                        "bound": op.bound})
+                        "estimated_ms": op.time_s * 1e3, "source": f"estimator ({est.model.name})",
+                        "bound": op.bound, "efficiency": op.efficiency})
     return out
 
 
@@ -196,7 +199,8 @@ def roofline_chart(roofs: list[dict], points: list[dict] | None = None, est_poin
     rdf = pd.DataFrame(roofs)
     rdf["source"] = rdf["kind"].map(lambda k: gettext(KIND_LABELS.get(k, k)))
     layers = [alt.Chart(rdf).mark_line(clip=True).encode(
-        x=x, y=y, color=alt.Color("roof:N", title=gettext("roof"), legend=alt.Legend(orient="bottom", columns=2)),
+        x=x, y=y, color=alt.Color("roof:N", title=gettext("roof"),
+                                  legend=alt.Legend(orient="bottom", columns=2, labelLimit=420)),
         strokeDash=alt.StrokeDash("source:N", title=gettext("source"),
                                   scale=alt.Scale(domain=[gettext(KIND_LABELS[k]) for k in ("datasheet", "measured")],
                                                   range=[[1, 0], [6, 3]])),
@@ -204,12 +208,12 @@ def roofline_chart(roofs: list[dict], points: list[dict] | None = None, est_poin
                  alt.Tooltip("peak_tflops:Q", title=gettext("peak TFLOP/s"), format=".4g"),
                  alt.Tooltip("bandwidth_tbs:Q", title=gettext("bandwidth TB/s"), format=".3g"),
                  alt.Tooltip("ridge:Q", title=gettext("ridge FLOP/B"), format=".4g")])]
-    tips = [alt.Tooltip("bench:N", title=gettext("benchmark")), alt.Tooltip("name:N", title=gettext("name")),
-            alt.Tooltip("dtype:N", title=gettext("dtype")), alt.Tooltip("device:N", title=gettext("device")),
-            alt.Tooltip("shape:N", title=gettext("shape")),
-            alt.Tooltip("intensity:Q", title=gettext("intensity"), format=".4g"),
-            alt.Tooltip("tflops:Q", title="TFLOP/s", format=".4g"),
-            alt.Tooltip("median_ms:Q", title=gettext("median ms"), format=".4g")]
+    about = [alt.Tooltip("bench:N", title=gettext("benchmark")), alt.Tooltip("name:N", title=gettext("name")),
+             alt.Tooltip("dtype:N", title=gettext("dtype")), alt.Tooltip("device:N", title=gettext("device")),
+             alt.Tooltip("shape:N", title=gettext("shape")),
+             alt.Tooltip("intensity:Q", title=gettext("intensity"), format=".4g"),
+             alt.Tooltip("tflops:Q", title="TFLOP/s", format=".4g")]
+    tips = [*about, alt.Tooltip("median_ms:Q", title=gettext("median ms"), format=".4g")]  # a measurement's
 
     def shown(rows: list[dict]) -> pd.DataFrame:
         return pd.DataFrame([{**p, "bench": bench_label(p["bench"], gettext)} for p in rows])
@@ -221,8 +225,16 @@ def roofline_chart(roofs: list[dict], points: list[dict] | None = None, est_poin
     if est_points:
         edf = shown(est_points)
         edf["bound"] = edf["bound"].map(lambda b: gettext(b) if isinstance(b, str) else b)
+        # in a colour no roof takes (red was the fp8 roof's), with a legend entry of its own; the tooltip says what
+        # the estimator predicts (its time over the phase: the decode ops over every step), not a measurement's median
+        edf["what"] = gettext("an op of the estimate")
         layers.append(alt.Chart(edf).mark_point(
-            shape="diamond", size=90, filled=False, strokeWidth=2, color="#d62728", clip=True).encode(
-            x=x, y=y, tooltip=[*tips, alt.Tooltip("bound:N", title=gettext("bound"))]))
+            shape="diamond", size=90, filled=False, strokeWidth=2, clip=True).encode(
+            x=x, y=y, color=alt.Color("what:N", title=None, scale=alt.Scale(range=[ESTIMATE_COLOUR]),
+                                      legend=alt.Legend(orient="right", symbolType="diamond")),
+            tooltip=[*about, alt.Tooltip("estimated_ms:Q", title=gettext("estimated ms (the whole phase)"),
+                                         format=".4g"),
+                     alt.Tooltip("efficiency:Q", title=gettext("efficiency"), format=".0%"),
+                     alt.Tooltip("bound:N", title=gettext("bound"))]))
     return alt.layer(*layers).resolve_scale(color="independent", shape="independent").properties(
         height=460, title=title or gettext("Roofline"))

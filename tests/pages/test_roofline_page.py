@@ -81,9 +81,32 @@ def test_recorded_points_and_estimator_overlay():
     assert "measured point(s)" not in " ".join(c.value for c in at.caption)  # shared rows: only on request
     at.checkbox(key="rf_shared").check().run()
     assert "2 measured point(s)" in " ".join(c.value for c in at.caption)
-    assert "red diamond" in " ".join(c.value for c in at.caption)
+    words = " ".join(c.value for c in at.caption)
+    assert "llama-3-8b, batch 1, 1,024 prompt tokens, 128 decode steps" in words  # (once "1000000 prompt tokens")
+    assert "each diamond is one op of the estimate" in words and "times the efficiency of its shape" in words
     at.checkbox(key="rf_est").uncheck().run()
-    assert not at.exception and "red diamond" not in " ".join(c.value for c in at.caption)
+    assert not at.exception and "each diamond" not in " ".join(c.value for c in at.caption)
+
+
+def test_the_estimators_diamonds_have_their_own_colour_legend_and_words():
+    """The diamonds were red, the fp8 roof's colour, with no legend entry, and their tooltip called the estimated time
+    a "median ms" (a measurement's word): now a colour no roof takes, a legend entry of their own, and a tooltip with
+    the estimated time over the phase and the efficiency the estimator used."""
+    from gemmlib.charts import roofline as cr
+    from gemmlib.core.hardware import get_hardware
+    from gemmlib.llm import accounting
+    from gemmlib.llm.presets import from_name
+
+    hw = get_hardware("h200")
+    est = accounting.estimate(from_name("llama-3-8b"), accounting.Workload(batch=1, seq_len=1024, new_tokens=128), hw)
+    pts = cr.estimator_points(est)
+    assert pts and all(0 < p["efficiency"] <= 1 and p["estimated_ms"] > 0 and "median_ms" not in p for p in pts)
+    spec = cr.roofline_chart(cr.roof_rows(hw, ["bf16", "fp8"]), [], pts).to_dict()
+    diamonds = next(layer for layer in spec["layer"] if layer["mark"].get("shape") == "diamond")
+    assert diamonds["encoding"]["color"]["scale"]["range"] == [cr.ESTIMATE_COLOUR] != ["#d62728"]
+    assert diamonds["encoding"]["color"]["legend"] is not None
+    titles = [t["title"] for t in diamonds["encoding"]["tooltip"]]
+    assert "estimated ms (the whole phase)" in titles and "efficiency" in titles and "median ms" not in titles
 
 
 def test_a_sessions_results_are_its_own_until_it_shares_them():
