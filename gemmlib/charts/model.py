@@ -167,7 +167,7 @@ def _shapes_template(texts: tuple[str, ...] = ("matrix", "op", "dims", "count", 
         x=x, x2="x2:Q", y=y, y2="y2:Q",
         color=alt.Color("role:N", title=matrix, scale=alt.Scale(domain=list(ROLE_COLORS),
                                                                  range=list(ROLE_COLORS.values())),
-                        legend=alt.Legend(labelExpr=roles) if roles else alt.Undefined),
+                        legend=alt.Legend(orient="top", labelExpr=roles) if roles else alt.Legend(orient="top")),
         tooltip=[alt.Tooltip("op:N", title=op), alt.Tooltip("role:N", title=matrix), alt.Tooltip("dims:N", title=dims),
                  alt.Tooltip("count:Q", format=",", title=count), alt.Tooltip("flops:Q", format=".4s", title=flops)],
     )
@@ -176,13 +176,16 @@ def _shapes_template(texts: tuple[str, ...] = ("matrix", "op", "dims", "count", 
     return alt.layer(rects, text)
 
 
+SHAPES_MAX_HEIGHT = 640  # px: the drawing on one projected screen (it ran to 1,142 px, two screens, for Llama-3-8B)
+
+
 def _gemm_shapes_built(ops: list[Op], width: int = 760, gettext: Translate = english) -> Built:
     rects, labels = shape_rects(ops)
     xr = max(r["x2"] for r in rects)
     yr = max(r["y2"] for r in rects)
-    height = int(min(2400, max(240, width * yr / xr)))
-    if height == 2400:  # keep the aspect ratio: narrow the chart instead of squashing it
-        width = int(max(200, 2400 * xr / yr))
+    height = int(min(SHAPES_MAX_HEIGHT, max(240, width * yr / xr)))
+    if height == SHAPES_MAX_HEIGHT:  # keep the aspect ratio: narrow the chart instead of squashing it
+        width = int(max(200, SHAPES_MAX_HEIGHT * xr / yr))
     args = ()
     if gettext is not english:  # the English chart as it always was; a translation names its texts
         args = (tuple(gettext(t) for t in (N_("matrix"), N_("op"), N_("dims"), N_("count"), "FLOPs")),
@@ -198,8 +201,8 @@ def gemm_shapes_chart(ops: list[Op], width: int = 760, *, gettext: Translate = e
 
 # ----- attention share vs sequence length -----------------------------------------------------
 
-SHARE_TEXTS = (N_("sequence length (tokens)"), N_("share of the layer's FLOPs in Q·Kᵀ and weights·V"), "seq_len",
-               N_("share"), N_("counting"))
+SHARE_TEXTS = (N_("sequence length (tokens)"), N_("attention products' share of FLOPs"), "seq_len",
+               N_("share"), N_("counting"))  # (the y title short: the long one was cut at the chart's height)
 
 
 def _share_template(texts: tuple[str, ...] = SHARE_TEXTS) -> alt.LayerChart:
@@ -208,7 +211,7 @@ def _share_template(texts: tuple[str, ...] = SHARE_TEXTS) -> alt.LayerChart:
     x = alt.X("seq_len:Q", scale=alt.Scale(type="log"), title=x_title)
     line = alt.Chart(_d("curve")).mark_line().encode(
         x=x, y=alt.Y("share:Q", axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1]), title=y_title),
-        color=alt.Color("counting:N", title=None),
+        color=alt.Color("counting:N", title=None, legend=alt.Legend(orient="bottom")),
         tooltip=[alt.Tooltip("seq_len:Q", format=",", title=seq), alt.Tooltip("share:Q", format=".1%", title=share),
                  alt.Tooltip("counting:N", title=counting)])
     rule = alt.Chart(_d("marks")).mark_rule(strokeDash=[4, 3], color="#e4572e").encode(x=x, tooltip=["what:N"])
@@ -217,7 +220,7 @@ def _share_template(texts: tuple[str, ...] = SHARE_TEXTS) -> alt.LayerChart:
     half = alt.Chart(_d("half")).mark_rule(color="#999").encode(y="share:Q")
     pt = alt.Chart(_d("claim")).mark_point(size=90, filled=True, color="#e4572e").encode(
         x=x, y="share:Q", tooltip=["what:N"])
-    ptext = alt.Chart(_d("claim")).mark_text(align="left", dx=8, dy=10).encode(x=x, y="share:Q", text="what:N")
+    ptext = alt.Chart(_d("claim")).mark_text(align="right", dx=-8, dy=-12).encode(x=x, y="share:Q", text="what:N")
     return alt.layer(line, rule, rtext, half, pt, ptext)
 
 
@@ -226,11 +229,14 @@ def _share_built(curve: list[dict], crossover: float, claim_s: int | None = None
     """``curve``'s ``counting`` labels come as shown (the page names its curves)."""
     if curve and "counting" not in curve[0]:
         curve = [{**r, "counting": gettext("dense")} for r in curve]
+    # the crossovers' words right of their rules near the bottom: past its crossover every curve is above a third,
+    # so nothing is drawn there (at the top they sat on the dense curve and ran into the legend)
     marks = [{"seq_len": crossover, "what": gettext("dense crossover s = {s}").format(s=f"{crossover:,.0f}"),
-              "ypix": 12}]
+              "ypix": SHARE_HEIGHT - 44}]
     if causal_crossover is not None:
         marks.append({"seq_len": causal_crossover,
-                      "what": gettext("causal crossover s = {s}").format(s=f"{causal_crossover:,.0f}"), "ypix": 30})
+                      "what": gettext("causal crossover s = {s}").format(s=f"{causal_crossover:,.0f}"),
+                      "ypix": SHARE_HEIGHT - 26})
     claim = []
     if claim_s is not None:
         dense = [r for r in curve if r["counting"] == curve[0]["counting"]]
@@ -238,7 +244,10 @@ def _share_built(curve: list[dict], crossover: float, claim_s: int | None = None
         claim = [{**row, "what": f"s = {row['seq_len']:,}: {row['share']:.1%}"}]
     args = () if gettext is english else (tuple(gettext(t) for t in SHARE_TEXTS),)
     return Built(_share_template, args, {"curve": curve, "marks": marks, "half": [{"share": 0.5}], "claim": claim},
-                 height=320, title=gettext("When do the attention products dominate?"))
+                 height=SHARE_HEIGHT, title=gettext("When do the attention products dominate?"))
+
+
+SHARE_HEIGHT = 320
 
 
 def share_chart(curve: list[dict], crossover: float, claim_s: int | None = None,

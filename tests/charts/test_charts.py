@@ -128,3 +128,22 @@ def test_the_staircase_tooltip_names_its_measure_in_the_readers_language():
     values = next(iter(s["datasets"].values()))
     assert {v["shown"] for v in values} == {f"«{t}»" for t in STAIRCASE_MEASURES.values()}
     assert any(t.get("field") == "shown" for t in s["encoding"]["tooltip"])
+
+
+@pytest.mark.parametrize("preset, seq", [("llama-3-8b", 1024), ("qwen2.5-0.5b", 512), ("llama-3.1-405b", 8192)])
+def test_the_gemms_to_scale_fit_one_screen_and_keep_their_aspect(preset, seq):
+    """The Transformer GEMMs drawing was 760 px wide and 1,142 px tall for Llama-3-8B (two screens; its legend at the
+    top of the first, the FFN rows on the second, clipped in a 473-px column at 150 % zoom): now at most
+    SHAPES_MAX_HEIGHT tall, narrowed to keep its units square, the legend above it."""
+    from gemmlib.charts import model as cm
+    from gemmlib.llm.accounting import layer_ops
+    from gemmlib.llm.presets import from_name
+
+    ops = layer_ops(from_name(preset), seq)
+    spec = cm.gemm_shapes_spec(ops)
+    rects, _ = cm.shape_rects(ops)
+    xr, yr = max(r["x2"] for r in rects), max(r["y2"] for r in rects)
+    assert spec["height"] <= cm.SHAPES_MAX_HEIGHT and spec["width"] <= 760
+    if spec["height"] == cm.SHAPES_MAX_HEIGHT:
+        assert spec["width"] == max(200, int(cm.SHAPES_MAX_HEIGHT * xr / yr))  # one unit is as wide as it is tall
+    assert "orient': 'top'" in str(spec)
