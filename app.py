@@ -60,14 +60,14 @@ PATH = [("pages/1_Accumulate.py", _("one D = αAB + βC, a multiply-add at a tim
                                    "Profiler"))]
 for i, (path, why) in enumerate(PATH, start=1):
     if (root / path).exists():
-        c1, c2 = st.columns([3, 8])  # wide enough for the longest page name in either language
+        c1, c2 = st.columns([4, 7])  # wide enough for the longest page name in either language, at 150 % too
         c1.page_link(path, label=f"{i}. {_(by_path[path].label)}", icon=by_path[path].icon)
         c2.markdown(why)
 
 st.subheader(_("Map of the app"))
 for p in ui.PAGES[1:]:
     if (root / p.path).exists():
-        c1, c2 = st.columns([3, 8])  # wide enough for the longest page name in either language
+        c1, c2 = st.columns([4, 7])  # wide enough for the longest page name in either language, at 150 % too
         c1.page_link(p.path, label=_(p.label), icon=p.icon)
         notice = _("*What to notice:* {notice}").format(notice=_(p.notice)) if p.notice else ""
         c2.markdown(_(p.line) + ("  \n" + notice if notice else ""))

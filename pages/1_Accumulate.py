@@ -162,7 +162,7 @@ st.caption(_("Same {macs:,} multiply-adds in every order. Tiled with tiles {tile
 st.subheader(_("Check against numpy, and the article's count"))
 chk = ref.check(tr)
 counts = naive_op_counts(problem.m, problem.n, problem.k)
-k1, k2, k3, k4 = st.columns(4)
+(k1, k2), (k3, k4) = st.columns(2), st.columns(2)  # two by two: whole labels in a narrow (zoomed) window
 k1.metric(_("max |trace − numpy|"), fmt.number(chk["max_abs_error"], 3))
 k2.metric(_("multiplications M·N·K"), fmt.count(counts["multiplications"]))
 k3.metric(_("additions M·N·(K−1)"), fmt.count(counts["additions"]))

@@ -52,7 +52,7 @@ with st.container(border=True):
     n_step = ui.url(c[5].number_input, _("N step"), 1, MAX_DIM, 256, key="fl_ns")
     k_dim = ui.url(c[6].number_input, "K", 1, MAX_K, 1024, key="fl_k",
                    help=_("1024: a typical hidden size in the article"))
-    d = st.columns([3, 1, 2, 2])
+    d = st.columns([3, 2, 3, 2])  # the dtype and hardware boxes wide enough to show their values at 150 % zoom
     metric = ui.url(d[0].radio, _("Metric"), list(METRICS), index=list(METRICS).index("GFLOPs"), key="fl_metric",
                     horizontal=True, format_func=ui.option_labels(METRIC_LABELS))
     dtype = ui.url(d[1].selectbox, _("dtype"), COMPUTE_DTYPES, index=list(COMPUTE_DTYPES).index("bf16"),

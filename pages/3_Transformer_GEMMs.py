@@ -108,7 +108,7 @@ if layer is not None:
     seq_shown = ss.tg_good[0]
     total = sum(o.flops for o in ops)
     att = sum(o.flops for o in ops if o.name in ATTENTION_PRODUCTS)
-    m = st.columns(4)
+    m = st.columns(2) + st.columns(2)  # two by two: whole labels and values in a narrow (zoomed) window
     m[0].metric(_("FLOPs in one layer"), fmt.si(total, "FLOP"), help=_("exactly {n}").format(n=fmt.count(total)))
     m[1].metric(_("attention products (Q·Kᵀ, weights·V)"), f"{att / total:.1%}")
     m[2].metric(_("crossover (dense)"), f"s = {dense_x:,.0f}",

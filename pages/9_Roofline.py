@@ -56,7 +56,7 @@ presets = preset_names()
 default_preset = "llama-3-8b" if "llama-3-8b" in presets else presets[0]
 
 with st.container(border=True):
-    c = st.columns([2, 3, 1])
+    c = st.columns([2, 3, 2])  # the checkbox's words whole at 150 % zoom
     hw_name = ui.url(c[0].selectbox, _("Hardware (datasheet roofs)"), list(CATALOGUE),
                      index=list(CATALOGUE).index(default_hw), key="rf_hw", format_func=shown_as)
     dtypes = c[1].multiselect(_("dtypes"), list(COMPUTE_DTYPES), default=["fp32", "bf16", "fp8"], key="rf_dtypes")
