@@ -215,8 +215,9 @@ def torch_build() -> dict[str, str | None] | None:
     return build
 
 
-def _nvml_count() -> int | None:
-    """NVIDIA GPUs NVML counts (None when NVML is not installed or no driver answers)."""
+def nvml_query(ask):
+    """``ask(pynvml)`` between NVML's init and shutdown, or None when NVML is not installed, no driver answers or the
+    question fails (a half-working driver). No CUDA context is created."""
     try:
         import pynvml
     except ImportError:
@@ -226,14 +227,19 @@ def _nvml_count() -> int | None:
     except Exception:  # noqa: BLE001 - NVMLError when no driver is loaded
         return None
     try:
-        return int(pynvml.nvmlDeviceGetCount())
-    except Exception:  # noqa: BLE001 - a half-working driver is "no GPU" here
+        return ask(pynvml)
+    except Exception:  # noqa: BLE001 - a half-working driver answers nothing here
         return None
     finally:
         try:
             pynvml.nvmlShutdown()
         except Exception:  # noqa: BLE001
             pass
+
+
+def _nvml_count() -> int | None:
+    """NVIDIA GPUs NVML counts (None when NVML is not installed or no driver answers)."""
+    return nvml_query(lambda nv: int(nv.nvmlDeviceGetCount()))
 
 
 def _listed(folder: str, keep=lambda path: True) -> int | None:

@@ -217,25 +217,11 @@ def check_dims(lim: Limits | None = None, **dims: Any) -> None:
 
 def _nvml_free_bytes() -> int | None:
     """Free bytes of the first visible GPU by NVML (no CUDA context), None without NVML or a driver."""
-    try:
-        import pynvml
-    except ImportError:
-        return None
+    from gemmlib.core.machine import nvml_query
+
     visible = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip()
-    try:
-        pynvml.nvmlInit()
-    except Exception:  # noqa: BLE001 - NVMLError when no driver is loaded
-        return None
-    try:
-        index = int(visible) if visible.isdigit() else 0  # (a UUID list: the first GPU NVML knows)
-        return int(pynvml.nvmlDeviceGetMemoryInfo(pynvml.nvmlDeviceGetHandleByIndex(index)).free)
-    except Exception:  # noqa: BLE001 - a half-working driver: let torch answer
-        return None
-    finally:
-        try:
-            pynvml.nvmlShutdown()
-        except Exception:  # noqa: BLE001
-            pass
+    index = int(visible) if visible.isdigit() else 0  # (a UUID list: the first GPU NVML knows)
+    return nvml_query(lambda nv: int(nv.nvmlDeviceGetMemoryInfo(nv.nvmlDeviceGetHandleByIndex(index)).free))
 
 
 def available_memory(device: str) -> int | None:
