@@ -28,7 +28,6 @@ label = view.labeller(ui.gettext_for(ui.lang()))  # option labels, bound to this
 shown = ui.gettext_for(ui.lang())  # this run's gettext, bound as label is: for the other format_funcs
 fields, ss = ui.Fields(view.FIELDS, D), st.session_state  # each widget's words, range and default
 num, pick, flag = fields.num, fields.pick, fields.flag
-
 # The presenter's calls, cached: the estimate once per input, each view once per input and language.
 parse_upload = st.cache_data(max_entries=16, show_spinner=False)(view.parse_upload)
 estimate = st.cache_data(max_entries=128, show_spinner=False, hash_funcs=view.CACHE_KEYS)(view.estimate)
@@ -188,13 +187,11 @@ if v is not None:
             c = st.columns(5)
             drawn = num(c[0], "le_tokens", format="%.3g"), num(c[1], "le_mb"), num(c[4], "le_vs")
             drawn = pick(c[2], "le_rc", view.RECOMPUTE, format_func=label), pick(c[3], "le_zero", [0, 1, 2, 3])
-            c = st.columns(6)  # the SMs held, layers and modules rerun count under their own setting (else greyed)
-            sizes = view.parallel_sizes(e[0])  # nothing to overlap at TP or EP 1: greyed out (and not counted)
-            drawn = num(c[0], "le_cp"), flag(c[1], "le_tpo", disabled=sizes["tp"] == 1)
-            drawn = pick(c[2], "le_epo", view.EP_OVERLAPS, format_func=label, disabled=sizes["ep"] == 1)
-            drawn = num(c[3], "le_epsm", disabled=ss.le_epo == "none" or sizes["ep"] == 1)
-            drawn = num(c[4], "le_rcl", disabled=ss.le_rc != "full")
-            drawn = fields.multi(c[5], "le_rcm", view.RECOMPUTE_MODULE_NAMES, disabled=ss.le_rc != "selective")
+            c, off = st.columns(6), view.greyed_training(e[0], ss.le_rc)  # count for nothing now: greyed out
+            drawn = num(c[0], "le_cp"), flag(c[1], "le_tpo", disabled=off["le_tpo"]), num(c[4], "le_rcl", disabled=off["le_rcl"])
+            drawn = pick(c[2], "le_epo", view.EP_OVERLAPS, format_func=label, disabled=off["le_epo"])
+            drawn = num(c[3], "le_epsm", disabled=off["le_epo"] or ss.le_epo == "none"), fields.multi(
+                c[5], "le_rcm", view.RECOMPUTE_MODULE_NAMES, disabled=off["le_rcm"])
             if not ss.le_train:
                 st.info(_("Turn on **size a training run**: the batch is the global batch of one step, the prompt its "
                           "sequence length."))

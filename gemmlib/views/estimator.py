@@ -1241,6 +1241,15 @@ def _read(est: ScaleOutEstimate, gettext: Translate, escape: Escape) -> Read:
 
 
 # ----------------------------------------------------------------------------- training, serving, A vs B
+def greyed_training(inp: Inputs, recompute: str) -> dict[str, bool]:
+    """The Training tab's boxes that count for nothing under the others (greyed out, and not counted by
+    :func:`training`): the TP and EP overlaps at TP or EP 1 (the SMs with the EP overlap, and without one), the
+    recomputed layers under any recompute but full, the recomputed modules under any but selective."""
+    n = parallel_sizes(inp)
+    return {"le_tpo": n["tp"] == 1, "le_epo": n["ep"] == 1, "le_rcl": recompute != "full",
+            "le_rcm": recompute != "selective"}
+
+
 def training(est: ScaleOutEstimate, inp: TrainingInputs, *, gettext: Translate = english) -> TrainingView:
     """A training run of the estimate's workload (batch × prompt = one step's tokens) on its GPUs."""
     a = LLAMA31_405B
