@@ -37,8 +37,8 @@ def run(args: argparse.Namespace) -> int:
     if args.device is not None and args.device.strip().lower() not in {"cpu", "cuda", "mps"}:
         raise InputError(f"unknown device {args.device!r}; use cpu or cuda")
     sections = tuple(s.strip() for s in args.sections.split(",") if s.strip()) if args.sections else None
-    report.check_report_folder(check_output_dir(args.out, "--out"))  # before minutes of work: a folder that can take
-    # new files and holds nothing but an earlier report
+    # before minutes of work: a folder that can take new files and holds nothing but an earlier report
+    report.check_report_folder(check_output_dir(args.out, "--out"))
     # The report runs its sections in this process, in the machine's queue like any benchmark.
     with safety.single_flight("python -m gemmlib report (command line)",
                               on_wait=lambda msg: sys.stderr.write(msg + "\n")):

@@ -474,6 +474,11 @@ def _p99(xs: list[float]) -> float:
     return s[min(len(s) - 1, math.ceil(0.99 * len(s)) - 1)] if s else 0.0
 
 
+def _past_max_steps() -> InputError:
+    return InputError(N_("the serving simulation passed {limit:,} engine steps; give fewer requests (--num-requests)"),
+                      limit=MAX_STEPS)
+
+
 class StepBudget(Exception):
     """A simulation stopped at the scheduler steps a caller allowed it to work out (:class:`Server`'s
     ``step_budget``)."""
@@ -596,8 +601,7 @@ def simulate(model: StepModel, engine: Engine, pool_blocks: int, *, input_len: i
                 least_free = min(least_free, st["free"])
                 step += k
                 if step > MAX_STEPS:
-                    raise InputError(N_("the serving simulation passed {limit:,} engine steps; give fewer requests "
-                                        "(--num-requests)"), limit=MAX_STEPS)
+                    raise _past_max_steps()
                 continue
         # 1. every decode sequence's next token: a new block where its cache crosses a block boundary
         if not engine.reserve:
@@ -689,8 +693,7 @@ def simulate(model: StepModel, engine: Engine, pool_blocks: int, *, input_len: i
             st["in_flight"] -= 1
         step += 1
         if step > MAX_STEPS:
-            raise InputError(N_("the serving simulation passed {limit:,} engine steps; give fewer requests "
-                                "(--num-requests)"), limit=MAX_STEPS)
+            raise _past_max_steps()
         send(now)
     t0 = min(sent_at)
     duration = max(done_at) - t0

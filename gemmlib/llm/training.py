@@ -277,10 +277,16 @@ def _recomputed(op: Op, recompute: str, modules: tuple[str, ...] = ("core_attn",
 
 
 def idle_recompute_modules(ops: list[Op], modules: tuple[str, ...]) -> list[str]:
-    """The selectively recomputed ``modules`` that rerun none of a model's forward ``ops`` (``moe`` in a dense
-    model, ``mla_up_proj`` without MLA). The attention core is never idle: it is the default, kept for a model without
-    attention layers too (it then reruns nothing, as Megatron's would)."""
+    """The selectively recomputed ``modules`` that rerun none of a model's forward ``ops`` — its GEMMs and its
+    element-wise ops both (``moe`` in a dense model, ``mla_up_proj`` without MLA). The attention core is never idle:
+    it is the default, kept for a model without attention layers too (it then reruns nothing, as Megatron's would)."""
     return [m for m in modules if m != "core_attn" and not any(_in_module(o, m) for o in ops)]
+
+
+def modules_the_model_lacks(cfg: ModelConfig, wl: Workload, modules: tuple[str, ...]) -> list[str]:
+    """:func:`idle_recompute_modules` over ``cfg``'s whole forward at ``wl`` (the norms and activations are
+    :func:`prefill_other_ops`'s: without them ``layernorm`` and ``moe_act`` looked idle)."""
+    return idle_recompute_modules(prefill_ops(cfg, wl) + prefill_other_ops(cfg, wl), modules)
 
 
 def step_flops(cfg: ModelConfig, wl: Workload, recompute: str = "none", share: float = 1.0,

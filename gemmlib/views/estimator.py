@@ -57,7 +57,6 @@ from gemmlib.llm.accounting import (
     NORM_NAMES,
     Workload,
     efficiency_for,
-    prefill_ops,
     serving_dtypes,
 )
 from gemmlib.llm.checkpoint import QUANTIZED_8BIT, weight_format
@@ -71,7 +70,7 @@ from gemmlib.llm.scaleout import ScaleOutEstimate
 from gemmlib.llm.scaleout import estimate as scaleout_estimate
 from gemmlib.llm.serving import ENGINES, PAGE_STEP_BUDGET, Engine
 from gemmlib.llm.serving import serving as serving_curve
-from gemmlib.llm.training import LLAMA31_405B, Training, idle_recompute_modules, train
+from gemmlib.llm.training import LLAMA31_405B, Training, modules_the_model_lacks, train
 
 Escape = Callable[[Any], str]
 
@@ -1262,7 +1261,7 @@ def training(est: ScaleOutEstimate, inp: TrainingInputs, *, gettext: Translate =
     # the recomputed layers and modules count only under the recompute that reads them (their widgets grey out);
     # a module this model lacks would rerun nothing: left out, and said
     modules = tuple(inp.rcm) if inp.rc == "selective" else ()
-    idle = idle_recompute_modules(prefill_ops(est.model, est.workload), modules)
+    idle = modules_the_model_lacks(est.model, est.workload, modules)
     modules = tuple(m for m in modules if m not in idle)
     tr = train(est.model, est.workload, est.hardware, par,
                Training(tokens=float(inp.tokens), micro_batch=inp.mb, recompute=inp.rc, zero=inp.zero,

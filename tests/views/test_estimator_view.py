@@ -326,6 +326,12 @@ def test_training_counts_no_overlap_or_module_the_layout_or_model_lacks():
     assert [m.value for m in extra.metrics] == [m.value for m in plain.metrics]
     assert extra.words.endswith("Left out of the recomputed modules, as llama-3-8b has no such part: moe.")
     assert "Left out" not in plain.words and "overlapped" not in extra.words
+    # a MoE model's element-wise modules are its own (a first cut read only the GEMMs and dropped them)
+    moe = _est(preset="qwen3-30b-a3b", batch=8, gpus=1)
+    kept = view.training(moe, view.TrainingInputs(train=True, tokens=1e10, rc="selective", rcm=("layernorm", "moe_act")))
+    assert "Left out" not in kept.words
+    ref = view.training(moe, view.TrainingInputs(train=True, tokens=1e10, rc="selective"))  # core_attn alone
+    assert [m.value for m in kept.metrics][1] != [m.value for m in ref.metrics][1]  # their recomputation is timed
 
 
 def test_serving_matches_the_scale_out_estimate_with_a_target():
