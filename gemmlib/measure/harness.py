@@ -125,9 +125,21 @@ GRAPH_CAPTURE_MODE = "thread_local"  # torch.cuda.graph(capture_error_mode=...) 
 MIN_SAMPLES = 3  # timed samples of any call, however slow: a median of one has p20 = p80
 GRAPH_SAMPLES = 10  # replays of an unrolled graph (triton.testing.do_bench_cudagraph replays 10 times)
 MAX_GRAPH_CALLS = 1000  # calls unrolled in one graph: a replay's own launch (~10 µs) is then < 1 % of µs kernels
-EVENT_CHUNK = 64  # calls enqueued behind one spin kernel on the CUDA-events path
+EVENT_CHUNK = 64  # the most calls enqueued behind one spin kernel on the CUDA-events path (event_chunk: fewer)
 SPIN_MARGIN = 2.0  # a spin lasts this many times the host's time to enqueue the calls behind it
 MAX_SPIN_S = 0.05  # the longest spin before one chunk
+# The driver's queue of pending work holds about 1,024 entries on current drivers; the launch (or event record: it
+# takes a place in the same queue) past it blocks the host until the device has finished an earlier one. The CUDA
+# documentation gives no figure ("launches are queued up to a point"); it is measured in
+# https://stackoverflow.com/questions/53970187 (a 190 µs kernel: the first ~1,000 launches return in 4-5 µs, every
+# later one waits ~190 µs for a kernel to finish) and https://forums.developer.nvidia.com/t/220629 (cudaEventRecord
+# blocks in the same queue as the launches). A chunk behind a spin must fit in it whole, or the host blocks inside
+# the queued region, the device drains it and waits on the host, and the events time the host's gaps.
+LAUNCH_QUEUE = 1024
+QUEUE_SHARE = 0.5  # what one chunk may fill of it: the driver's own entries and other work take the rest
+MIN_LAUNCH_HOST_S = 2e-6  # no kernel launch costs the host less (cudaLaunchKernel from C++: 2-5 µs; from torch more)
+MIN_EVENT_CHUNK = 4  # fewer calls fit behind one spin: timed instead a sample of calls at a time after a synchronize
+SYNC_SAMPLE_S = 1e-3  # a synchronized sample's calls last at least this: the first launch's latency (~5-10 µs) < 1 %
 FLUSH_BYTES = 256 * MiB  # our own L2 flush: a write of this size evicts any L2 we know of (H100/H200: 50 MB)
 
 
@@ -266,6 +278,21 @@ class CudaOps:
             self._spin_rate = 1_000_000 / max(self.elapsed_s(s, e), 1e-6)
         self.torch.cuda._sleep(max(1, int(seconds * self._spin_rate)))
 
+    def count_kernels(self, call: Callable[[], Any]) -> int | None:
+        """The device activities (kernels, memsets, copies) one ``call`` puts in the queue, by torch.profiler
+        (CUPTI); None when the profiler cannot run here (another profiler active, no CUPTI)."""
+        try:
+            from torch.autograd import DeviceType
+            from torch.profiler import ProfilerActivity, profile
+
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                call()
+                self.synchronize()
+            n = sum(1 for ev in prof.events() if ev.device_type == DeviceType.CUDA)
+        except Exception:  # noqa: BLE001 - no count: the caller keeps its bound
+            return None
+        return n or None
+
     def l2_bytes(self) -> int | None:
         return l2_cache_bytes("cuda")
 
@@ -344,6 +371,33 @@ def _time_cuda(call: Callable[[], Any], args_seq: list[tuple], fn: Callable[...,
     return time_events(call, ops, warmup=warmup, rep_s=rep_s, max_reps=max_reps, flush=flush, window=window)
 
 
+def event_chunk(kernels: int, host_s: float) -> int:
+    """How many calls one spin may cover: ``EVENT_CHUNK`` at most, as many as fit whole in the share of the launch
+    queue (a call is its ``kernels`` launches and two event records; the spin is one more), and as many as the
+    host enqueues in a ``MAX_SPIN_S`` spin (``SPIN_MARGIN`` times its time per call). 0: not even one."""
+    room = int(LAUNCH_QUEUE * QUEUE_SHARE) - 1
+    by_queue = room // (max(1, int(kernels)) + 2)
+    by_spin = int(MAX_SPIN_S / (SPIN_MARGIN * max(host_s, 1e-12)))
+    return max(0, min(EVENT_CHUNK, by_queue, by_spin))
+
+
+def kernels_per_call(call: Callable[[], Any], ops: Any, host_s: float) -> tuple[int, str]:
+    """(kernels one call launches, how that is known) for :func:`event_chunk`.
+
+    The host's time per call bounds the count (``host_s / MIN_LAUNCH_HOST_S``: no launch costs the host less).
+    When that bound already leaves ``MIN_EVENT_CHUNK`` calls behind a spin nothing is counted (a GEMM: one or two
+    kernels in ~10 µs). Otherwise one more warm call is made under the profiler (``ops.count_kernels``: after the
+    warm-up, so an autotuner's or a lazy initialisation's launches are not counted); a profiler that cannot run
+    leaves the bound."""
+    bound = max(1, math.ceil(host_s / MIN_LAUNCH_HOST_S))
+    if event_chunk(bound, host_s) >= MIN_EVENT_CHUNK:
+        return bound, "at most"
+    counted = ops.count_kernels(call)
+    if counted:
+        return int(counted), "counted"
+    return bound, "at most"
+
+
 def time_events(call: Callable[[], Any], ops: Any, *, warmup: int, rep_s: float, max_reps: int,
                 flush: Callable[[], None] | None = None, window: Any = None) -> Timing:
     """Each call between its own pair of CUDA events, ``flush()`` (the L2) before each when given.
@@ -351,9 +405,12 @@ def time_events(call: Callable[[], Any], ops: Any, *, warmup: int, rep_s: float,
     A microsecond kernel launched from Python is host-bound: the device finishes it before the host
     has enqueued the next, and an event pair then times the host's launch. Without a flush (which
     keeps the device busy while the host enqueues the next call, as in do_bench), every chunk of
-    ``EVENT_CHUNK`` calls is enqueued behind a spin kernel lasting ``SPIN_MARGIN`` times the host's
-    measured time to enqueue them: when the device reaches the first call, every call of the chunk
-    is already queued, and each event pair times the device's work only.
+    calls is enqueued behind a spin kernel lasting ``SPIN_MARGIN`` times the host's measured time to
+    enqueue them: when the device reaches the first call, every call of the chunk is already queued,
+    and each event pair times the device's work only. A chunk is at most ``EVENT_CHUNK`` calls and
+    never more than fits whole in the driver's launch queue (:func:`event_chunk`, by the kernels one
+    call launches: :func:`kernels_per_call`); when fewer than ``MIN_EVENT_CHUNK`` fit (a transformer
+    block of hundreds of kernels), :func:`time_synchronized` times it instead. ``Timing.method`` says which.
     """
     for _ in range(max(1, warmup)):
         call()
@@ -369,6 +426,15 @@ def time_events(call: Callable[[], Any], ops: Any, *, warmup: int, rep_s: float,
     host_s = (ops.host_time() - h0) / 3  # what the host spends enqueuing one call
     ops.synchronize()
     est = max(ops.elapsed_s(s, e) / 3, 1e-9)
+    per_chunk, kernels, known = EVENT_CHUNK, 0, ""
+    if flush is None:
+        kernels, known = kernels_per_call(call, ops, host_s)
+        per_chunk = event_chunk(kernels, host_s)
+        if per_chunk < MIN_EVENT_CHUNK:
+            why = (f"{kernels} kernels per call ({known}), {per_chunk} call(s) fit whole in the launch queue behind "
+                   f"a spin" if per_chunk < event_chunk(1, host_s) else
+                   f"the host takes {host_s * 1e3:.3g} ms to enqueue a call, longer than a spin covers")
+            return time_synchronized(call, ops, est=est, rep_s=rep_s, max_reps=max_reps, window=window, why=why)
     reps = int(max(MIN_SAMPLES, min(max_reps, rep_s / est)))
     starts = [ops.event() for _ in range(reps)]
     ends = [ops.event() for _ in range(reps)]
@@ -376,7 +442,7 @@ def time_events(call: Callable[[], Any], ops: Any, *, warmup: int, rep_s: float,
         window.start()
     i = 0
     while i < reps:
-        chunk = min(EVENT_CHUNK, reps - i)
+        chunk = min(per_chunk, reps - i)
         if flush is None:
             ops.spin(min(MAX_SPIN_S, SPIN_MARGIN * chunk * host_s))
         for j in range(i, i + chunk):
@@ -389,9 +455,46 @@ def time_events(call: Callable[[], Any], ops: Any, *, warmup: int, rep_s: float,
     ops.synchronize()
     if window is not None:
         window.stop()
-    how = "L2 flushed before each call" if flush is not None else f"spin kernel before every {EVENT_CHUNK} calls"
+    how = ("L2 flushed before each call" if flush is not None else
+           f"spin kernel before every {per_chunk} calls; {kernels} kernels per call ({known})")
     return Timing.from_times([ops.elapsed_s(a, b) for a, b in zip(starts, ends, strict=True)],
                              method=f"cuda-events ({how})")
+
+
+def sync_plan(est: float, rep_s: float, max_reps: int) -> tuple[int, int]:
+    """(calls per sample, samples) of :func:`time_synchronized`: enough calls that a sample lasts
+    ``SYNC_SAMPLE_S``, at least ``MIN_SAMPLES`` samples, about ``rep_s`` in all, at most ``max_reps`` calls
+    (unless three samples of one call need more)."""
+    per = max(1, math.ceil(SYNC_SAMPLE_S / max(est, 1e-9)))
+    per = max(1, min(per, max_reps // MIN_SAMPLES))
+    samples = int(max(MIN_SAMPLES, min(max_reps // per, rep_s / (per * max(est, 1e-9)))))
+    return per, samples
+
+
+def time_synchronized(call: Callable[[], Any], ops: Any, *, est: float, rep_s: float, max_reps: int,
+                      window: Any = None, why: str = "") -> Timing:
+    """Samples of ``per`` calls (:func:`sync_plan`), each begun on an idle device (synchronized first) and
+    timed by an event pair around its calls, divided by ``per``. Nothing is queued ahead of the device, so a
+    full launch queue cannot put the host's waits between the events; what a host-bound call costs the host
+    is in the time, as it is in a real run of it."""
+    per, samples = sync_plan(est, rep_s, max_reps)
+    times = []
+    if window is not None:
+        window.start()
+    for _ in range(samples):
+        ops.synchronize()
+        s, e = ops.event(), ops.event()
+        ops.record(s)
+        for _ in range(per):
+            call()
+        ops.record(e)
+        ops.synchronize()
+        times.append(ops.elapsed_s(s, e) / per)
+    if window is not None:
+        window.stop()
+    return Timing.from_times(times, reps=samples * per,
+                             method=f"cuda-events synchronized ({per} calls per sample, the device idle before "
+                                    f"each: {why})")
 
 
 def tensor_bytes(args_seq: list[tuple]) -> int:

@@ -691,3 +691,117 @@ def test_on_the_gpu_a_small_gemm_through_every_path():
     flush()
     torch.cuda.synchronize()
     assert how
+
+
+# ----------------------------------------------------------------------------- the launch queue behind a spin
+class QueuedGpu(FakeGpu):
+    """FakeGpu with the driver's launch queue: a kernel or an event record is one entry, and the host blocks
+    while ``depth`` entries are pending (until the device finishes the oldest). ``count_kernels`` counts the
+    launches of one call (``None``: the profiler cannot run)."""
+
+    def __init__(self, depth=1024, countable=True, **kw):
+        super().__init__(**kw)
+        self.depth, self.countable, self.pending, self.counted = depth, countable, [], 0
+
+    def _admit(self):
+        self.pending = [t for t in self.pending if t > self.host]
+        if len(self.pending) >= self.depth:
+            self.host = self.pending[len(self.pending) - self.depth]  # waits for the oldest to finish
+            self.pending = [t for t in self.pending if t > self.host]
+
+    def _run(self, dur, host_cost):
+        self._admit()
+        super()._run(dur, host_cost)
+        self.pending.append(self.free)
+
+    def record(self, ev):
+        self._admit()
+        super().record(ev)
+        self.pending.append(self.free)
+
+    def count_kernels(self, call):
+        self.counted += 1
+        if not self.countable:
+            return None
+        before = self.launches
+        call()
+        self.synchronize()
+        return self.launches - before
+
+    launches = 0
+
+    def kernel(self, dur):
+        self.launches += 1
+        super().kernel(dur)
+
+
+def _many(gpu, n, dur):
+    def call():
+        for _ in range(n):
+            gpu.kernel(dur)
+    return call
+
+
+def test_event_chunk_fits_the_launch_queue_and_the_spin():
+    room = int(harness.LAUNCH_QUEUE * harness.QUEUE_SHARE) - 1
+    assert harness.event_chunk(1, 10e-6) == harness.EVENT_CHUNK  # a GEMM: 64 calls of 3 entries
+    assert harness.event_chunk(60, 300e-6) == room // 62 == 8
+    assert harness.event_chunk(600, 3e-3) == 0  # one call alone is more than the queue's share
+    assert harness.event_chunk(1, 10e-3) == 2  # a spin of at most MAX_SPIN_S covers 2.5 calls of 10 ms
+    assert harness.LAUNCH_QUEUE * harness.QUEUE_SHARE <= 1024
+
+
+def test_a_gemm_is_not_profiled_and_keeps_a_chunk_near_64():
+    gpu = QueuedGpu()
+    t = harness.time_events(_kernel(gpu, 2e-6), gpu, warmup=2, rep_s=0.01, max_reps=1000)
+    # 11 µs of host per call (its launch and two records): at most 6 kernels, 63 calls behind one spin
+    assert gpu.counted == 0 and "every 63 calls; 6 kernels per call (at most)" in t.method
+    assert t.median_s == pytest.approx(2e-6, rel=1e-9)
+
+
+def test_a_call_of_many_kernels_gets_a_chunk_that_fits_the_queue():
+    # 60 kernels of 2 µs, 5 µs to launch each: 300 µs of host, 120 µs of device per call. 64 calls behind one
+    # spin are 3,968 entries: the host blocks at 1,024 and the device waits on it, so the events time the host.
+    gpu = QueuedGpu(launch_s=5e-6)
+    call = _many(gpu, 60, 2e-6)
+    t = harness.time_events(call, gpu, warmup=1, rep_s=0.05, max_reps=1000)
+    assert gpu.counted == 1 and "every 8 calls; 60 kernels per call (counted)" in t.method
+    assert t.median_s == pytest.approx(120e-6, rel=1e-6) and t.p80_s == pytest.approx(120e-6, rel=1e-6)
+    old = QueuedGpu(launch_s=5e-6)  # what a chunk of 64 measured on the same device
+    import unittest.mock as um
+    with um.patch.object(harness, "event_chunk", lambda k, h: harness.EVENT_CHUNK), \
+            um.patch.object(harness, "MIN_EVENT_CHUNK", 0):
+        bad = harness.time_events(_many(old, 60, 2e-6), old, warmup=1, rep_s=0.05, max_reps=1000)
+    # the first calls after each spin read the device's 120 µs, the rest the host's ~300 µs: a median between
+    assert bad.median_s > 1.5 * 120e-6 and bad.p80_s > 2 * 120e-6
+
+
+def test_a_block_too_big_for_the_queue_is_timed_synchronized_and_says_so():
+    gpu = QueuedGpu(launch_s=5e-6)
+    call = _many(gpu, 600, 20e-6)  # 600 kernels: 12 ms of device work, 3 ms to launch
+    t = harness.time_events(call, gpu, warmup=1, rep_s=0.1, max_reps=1000)
+    assert t.method.startswith("cuda-events synchronized (1 calls per sample")
+    assert "600 kernels per call (counted), 0 call(s) fit" in t.method and not gpu.spins
+    assert t.reps == 8 and t.median_s == pytest.approx(12e-3, rel=1e-3)  # 0.1 s / 12 ms samples, device-bound
+    assert harness.sync_plan(200e-6, 0.1, 1000) == (5, 100)  # 1 ms samples of 5 calls, 1,000 calls at most
+    assert harness.sync_plan(1.0, 0.1, 1000) == (1, 3)  # a slow call: three samples of one
+
+
+def test_without_a_count_the_host_time_bounds_the_kernels():
+    gpu = QueuedGpu(launch_s=5e-6, countable=False)
+    t = harness.time_events(_many(gpu, 60, 2e-6), gpu, warmup=1, rep_s=0.05, max_reps=1000)
+    # 300 µs of host: up to 150 launches, 3 calls behind a spin at most: synchronized, and said so
+    assert gpu.counted == 1 and "synchronized" in t.method and "kernels per call (at most)" in t.method
+    assert harness.kernels_per_call(lambda: None, gpu, 300e-6) == (150, "at most")
+
+
+def test_a_host_slower_than_a_spin_covers_is_timed_synchronized():
+    gpu = QueuedGpu(launch_s=20e-3)  # one kernel that takes the host 20 ms to launch
+    t = harness.time_events(_kernel(gpu, 1e-3), gpu, warmup=1, rep_s=0.05, max_reps=1000)
+    assert "synchronized" in t.method and "longer than a spin covers" in t.method
+
+
+@pytest.mark.filterwarnings("ignore:CUDA is not available")
+def test_cuda_ops_count_kernels_gives_none_without_a_gpu():
+    ops = harness.CudaOps()
+    assert ops.count_kernels(lambda: torch.ones(4) + 1) is None  # no CUDA activity here: the bound stays
