@@ -838,8 +838,15 @@ def _scaleout_estimate(args: argparse.Namespace, cfg, wl, hw, read_info: dict | 
                             recompute_modules=tuple(x.strip() for x in (args.recompute_modules or "").split(",")
                                                     if x.strip()),
                             zero=args.zero)
-    elif args.train_tokens is not None:
-        raise InputError("--train-tokens is for a training run: add --train")
+    else:
+        # a training flag without --train sized nothing and said nothing: refuse it, as --cp and --train-tokens are
+        given = [f for f, on in (("--train-tokens", args.train_tokens is not None),
+                                 ("--micro-batch", args.micro_batch != 1), ("--recompute", args.recompute != "none"),
+                                 ("--recompute-modules", args.recompute_modules is not None),
+                                 ("--recompute-layers", args.recompute_layers is not None),
+                                 ("--zero", args.zero != 0)) if on]
+        if given:
+            raise InputError(f"{given[0]} is for a training run: add --train")
     ms = {k: getattr(args, k) for k in ("tpot_target_ms", "ttft_target_ms")}
     for k, v in ms.items():
         if v is not None and not v > 0:
