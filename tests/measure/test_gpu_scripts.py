@@ -266,3 +266,14 @@ def test_the_bf16_target_is_the_boards_own_and_only_at_8192(tmp_path, device, n,
     rows = {r["figure"]: r for r in json.loads((tmp_path / "figures.json").read_text())}
     row = rows[f"bf16 {n}³ (harness)"]
     assert (row["status"], row["target"], row["value"]) == (status, target, tflops)
+
+
+def test_the_bf16_target_without_a_gpu_names_the_rule_not_none(tmp_path):
+    """Without a GPU (gpu_checks.json holds only the error) the row's target says what a board would be held
+    to; it once read "no catalogue bf16 peak for None"."""
+    gc = _gc()
+    (tmp_path / "gpu_checks.json").write_text(json.dumps({"error": "no CUDA device", "torch": "2.13.0+cpu"}))
+    gc.figures(str(tmp_path), quiet=True)
+    row = {r["figure"]: r for r in json.loads((tmp_path / "figures.json").read_text())}["bf16 8192³ (harness)"]
+    assert row["target"] == "≥ 75.8% of the board's bf16 peak (750 TFLOP/s on an H100 / H200 SXM)"
+    assert row["status"] == "not measured: no CUDA device"
