@@ -369,6 +369,13 @@ def _is_kv_projection(op: Op, cfg: ModelConfig) -> bool:
     return op.is_gemm and op.name in ("k_proj", "v_proj")
 
 
+def _heads_in_rows(op: Op, cfg: ModelConfig) -> bool:
+    """Whether ``op``'s rows (M) are the query heads: absorbed MLA's decode products (``accounting``: every head of a
+    layer and sequence against the shared latent, M = heads, one run per layer, sequence and step)."""
+    return (cfg.is_mla and op.phase == "decode" and op.name in ("attn_scores", "attn_values")
+            and op.m == cfg.heads and op.m > 1)
+
+
 def per_gpu_op(op: Op, cfg: ModelConfig, par: Parallel, *, stage_layers: int | None = None) -> Op:
     """One GPU's share of ``op`` (summed over the layers of its pipeline stage), by the op's sharding.
 
@@ -413,8 +420,14 @@ def per_gpu_op(op: Op, cfg: ModelConfig, par: Parallel, *, stage_layers: int | N
         a = op.act_bytes / (tsplit * e)
     a /= c
     kv = op.kv_bytes * f / (kv_split(cfg, t, _kv_kind(op)) * e) if op.kv_bytes else 0.0
-    count = max(1, round(op.count * f / ((tsplit if op.shard == "heads" else 1) * (e if op.routed else 1))))
     m = -(-op.m // c) if c > 1 else op.m  # a context-parallel rank's rows
+    heads_split = tsplit if op.shard == "heads" else 1
+    if heads_split > 1 and _heads_in_rows(op, cfg):
+        # absorbed MLA's products run every head of a layer and sequence as the rows of one GEMM: a rank keeps its
+        # heads as rows (h / t) and every run (before: the whole M with the runs divided by t and rounded, so
+        # count × 2·M·N·K did not give the FLOPs: DeepSeek-V3 at TP 8 printed 128 rows × round(61 / 8) = 8 runs)
+        m, heads_split = op.m // heads_split, 1
+    count = max(1, round(op.count * f / (heads_split * (e if op.routed else 1))))
     return replace(op, m=m, flops=int(round(flops)), weight_bytes=w, act_bytes=a * f, kv_bytes=kv, count=count,
                    time_s=0.0, compute_s=0.0, memory_s=0.0, bound="")
 
