@@ -20,8 +20,9 @@ from gemmlib.core.errors import InputError
 from gemmlib.core.files import ServerSetupError
 from gemmlib.core.i18n import N_
 
-from .i18n import _, lang, language_switch, tr
+from .i18n import LANG_KEY, LANGS, _, lang, language_switch, tr
 from .text import log, md
+from .url import link_note, link_values, notes_box
 
 
 class Page(NamedTuple):
@@ -101,13 +102,18 @@ def page(title: str, icon: str, intro: str | None = None) -> None:
         st.set_page_config(page_title=f"{title} · GEMM", page_icon=icon, layout="wide")
     except st.errors.StreamlitAPIException:  # already set in this run
         pass
+    asked = link_values(LANG_KEY) if LANG_KEY not in st.session_state else []
     if language_switch() != before:
         st.rerun()
+    if asked and asked[0] not in LANGS:
+        link_note(LANG_KEY, asked[0], N_("is not one of the choices"), st.session_state.get(LANG_KEY),
+                  then=N_("the browser's language is used"))
     nav()
     with st.container(key="page_title"):  # st-key-page_title: presentation mode folds it away
         st.title(f"{icon} {title}")
         if intro:
             st.markdown(intro)
+    notes_box()  # link values this page could not use, named once (ui.url.link_note); nothing when there are none
 
 
 # Presentation mode's frame: the page's title folded away, Streamlit's top padding and the side

@@ -17,6 +17,7 @@ import streamlit as st
 from gemmlib.core.i18n import N_
 
 from .i18n import _, gettext_for, lang
+from .url import link_note
 
 # ----------------------------------------------------------------------------- the step-through
 _ASSETS = Path(__file__).resolve().parents[1] / "ui_assets"
@@ -138,11 +139,14 @@ def stepper(key: str, tr: Any, *, speed: int, presentation: bool = False, pos_ke
             "editable": on_edit is not None}
     tid, last = data["traceId"], len(data["frames"]) - 1
     k_pos, k_trace, k_keep = pos_key or f"{key}_pos", f"{key}_trace", f"{key}_keep"
-    if k_pos not in ss:  # the first run of this page in the session: a link may name the step
+    asked = None  # the step a link names, on the first run of this page in the session
+    if k_pos not in ss:
+        asked = st.query_params.get(k_pos)
         try:
-            ss[k_pos] = int(str(st.query_params.get(k_pos, "0")))
+            ss[k_pos] = int(str(asked or "0"))
         except ValueError:
             ss[k_pos] = 0
+            link_note(k_pos, asked, N_("is not a whole number"), 0)
         ss[k_trace] = tid
     elif ss.get(k_trace) != tid:
         keep = ss.pop(k_keep, None)
@@ -169,7 +173,10 @@ def stepper(key: str, tr: Any, *, speed: int, presentation: bool = False, pos_ke
     got = reported(ss.get(key))
     if got is not None:
         ss[k_pos] = got
+    linked = ss[k_pos]
     ss[k_pos] = max(0, min(last, int(ss[k_pos])))
+    if asked is not None and ss[k_pos] != linked:
+        link_note(k_pos, asked, N_("is outside {lo}–{hi}"), ss[k_pos], then=N_("{used} is used"), lo=0, hi=last)
     res = _stepper_component(
         key=key, data={**data, "speed": max(1, min(STEPPER_MAX_SPEED, int(speed))),
                        "presentation": bool(presentation), "start": ss[k_pos]},

@@ -1,4 +1,5 @@
-"""Widgets and tabs bound to the URL (``?key=value``), and the link handling Streamlit leaves out."""
+"""Widgets and tabs bound to the URL (``?key=value``), and the link handling Streamlit leaves out: a link
+value a page cannot use is named under the page's title with the reason (``link_note``), not dropped silently."""
 
 from __future__ import annotations
 
@@ -9,11 +10,18 @@ from typing import Any
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from gemmlib.core.i18n import N_
+
 from .i18n import _, labels_in_other_languages
-from .text import T
+from .text import T, md
 
 _RESET = "_url_reset__"  # session-state prefix: a value to put in a URL-bound widget on the next run
+_NOTES = "_url_notes__"  # session state: {key: note} about link values a page could not use (link_note)
+_BOX = "_gemm_url_notes"  # on the run's ScriptRunContext: (the run, the box the notes are drawn in)
 _MISSING = object()
+_NUMBER_WIDGETS = {"number_input", "slider"}
+_BOOL_WIDGETS = {"toggle", "checkbox"}
+_CHOICE_WIDGETS = {"radio", "selectbox", "select_slider", "multiselect", "pills", "segmented_control"}
 
 
 def url(widget: Callable[..., T], label: str, *args: Any, key: str, valid: Callable[[Any], bool] | None = None,
@@ -23,8 +31,9 @@ def url(widget: Callable[..., T], label: str, *args: Any, key: str, valid: Calla
     A widget that shows its value as it is (a number, a toggle, a slider, options that are their own
     labels) is bound with Streamlit's ``bind="query-params"``: Streamlit keeps the URL in step with
     the widget, seeds it from the URL on the first run (a cold deep link too), leaves the key out
-    while the value equals the widget's default, and silently falls back to the default for a
-    malformed, out-of-range or unknown URL value. Pass the default the usual way (``value=``,
+    while the value equals the widget's default, and falls back to the default for a malformed,
+    out-of-range or unknown URL value; the page then says which and why, once, under its title
+    (:func:`link_note`). Pass the default the usual way (``value=``,
     ``index=``, ``default=``), never through ``st.session_state``.
 
     An option widget with a ``format_func`` (stable option ids shown as labels in the reader's
@@ -42,19 +51,140 @@ def url(widget: Callable[..., T], label: str, *args: Any, key: str, valid: Calla
     pending = ss.pop(_RESET + key, _MISSING)
     if pending is not _MISSING:
         ss[key] = pending  # set before the widget on this run: wins over the URL
+    raws = link_values(key) if key not in ss else []  # the link's text, on the first run only
     if "format_func" in kwargs:
         value = _option_url(widget, label, args, key, kwargs)
     else:
-        raw = st.query_params.get(key) if key not in ss else None  # the link's text, on the first run only
-        if raw is not None:
-            _drop_non_finite(key, raw)
+        if len(raws) == 1:
+            _drop_non_finite(key, raws[0])
         value = widget(label, *args, key=key, bind="query-params", **kwargs)
+        if raws:
+            _check_link_value(widget, args, kwargs, key, raws, value)
     if valid is not None and not valid(value):
         if fallback is _MISSING:
             raise ValueError(f"ui.url({key!r}): a valid= rule needs a fallback=")
+        if raws:
+            link_note(key, raws[0], N_("does not fit this page"), fallback)
         ss[_RESET + key] = fallback
         st.rerun()
     return value
+
+
+# ----------------------------------------------------------------------------- link values not used
+def link_note(key: str, raw: Any, why: str, used: Any, then: str = N_("the default {used} is used"),
+              **fill: Any) -> None:
+    """Say near the top of the page that the link's ``?key=raw`` was not used: ``why`` (N_-marked English,
+    "is outside {lo}–{hi}", its placeholders from ``fill``) and what is shown instead (``then``, with
+    ``{used}``). The note stays, in the reader's language, while ``st.session_state[key]`` still holds
+    ``used``; the reader's first change drops it. Every reader of link values reports here (``url``,
+    ``tabs``, the stepper's step, the language switch); a value merely absent from the link says nothing."""
+    ctx = get_script_run_ctx()
+    st.session_state.setdefault(_NOTES, {})[key] = {
+        "raw": str(raw)[:40], "why": why, "then": then, "used": used, "fill": fill,
+        "page": ctx.page_script_hash if ctx is not None else ""}
+    _draw_notes()
+
+
+def notes_box() -> None:
+    """The place under the page's title (``ui.page`` makes it) where the link values not used are named."""
+    ctx = get_script_run_ctx()
+    if ctx is not None:
+        setattr(ctx, _BOX, (getattr(ctx, "cursors", None), st.empty()))
+        _draw_notes()
+
+
+def _draw_notes() -> None:
+    """This page's notes, in one box: those whose key still holds the value the note says is used."""
+    ctx = get_script_run_ctx()
+    run, box = getattr(ctx, _BOX, (None, None)) if ctx is not None else (None, None)
+    if box is None or run is not getattr(ctx, "cursors", None):
+        return  # no box on this run yet: it draws the notes when it is made
+    ss, here = st.session_state, ctx.page_script_hash
+    notes = ss.get(_NOTES, {})
+    for key in [k for k, n in notes.items() if n["page"] == here and k in ss and ss[k] != n["used"]]:
+        del notes[key]
+    lines = []
+    for key, n in notes.items():
+        if n["page"] == here:
+            fill = {**n["fill"], "used": _shown_value(n["used"])}
+            lines.append(md(_("Link value {param} {why}; {then}.").format(
+                param=f"{key}={n['raw']}", why=_(n["why"]).format(**fill), then=_(n["then"]).format(**fill))))
+    if lines:
+        box.info("  \n".join(lines), icon=":material/link_off:")
+    else:
+        box.empty()
+
+
+def _shown_value(v: Any) -> str:
+    """A value as a link writes it: true/false, 4 (not 4.0), a list's items with commas."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    if isinstance(v, (list, tuple)):
+        return ", ".join(_shown_value(x) for x in v) or "—"
+    return str(v)
+
+
+def link_values(key: str) -> list[str]:
+    """The texts the opened link gave ``key`` (Streamlit seeds a bound widget from this snapshot of the URL)."""
+    from streamlit.runtime.state import get_session_state
+
+    try:
+        with get_session_state().query_params() as qp:
+            got = qp.get_initial_value(key)
+    except (AttributeError, RuntimeError):  # a later release without it: the address bar now
+        return st.query_params.get_all(key)
+    return [] if got is None else [got] if isinstance(got, str) else list(got)
+
+
+def _check_link_value(widget: Callable[..., Any], args: tuple, kwargs: dict, key: str, raws: list[str],
+                      value: Any) -> None:
+    """Compare the link's text for ``key`` with the value its widget took; name a value it did not use."""
+    kind = getattr(widget, "__name__", "")
+    if isinstance(value, list):  # a multiselect: the first value the link named that it left out
+        raw = next((r for r in raws if r not in {str(v) for v in value}), None)
+        if raw is not None:
+            link_note(key, raw, N_("is not one of the choices"), value,
+                      then=N_("it is left out") if value else N_("the default {used} is used"))
+        return
+    raw = raws[0]
+    if _means(raw, value):
+        return
+    why, fill = N_("cannot be used here"), {}
+    if kind in _NUMBER_WIDGETS:
+        lo = args[0] if len(args) > 0 else kwargs.get("min_value")
+        hi = args[1] if len(args) > 1 else kwargs.get("max_value")
+        try:
+            x = float(raw)
+        except ValueError:
+            x = math.nan
+        if math.isnan(x):
+            why = N_("is not a number")
+        elif lo is not None and hi is not None and not lo <= x <= hi:
+            why, fill = N_("is outside {lo}–{hi}"), {"lo": _shown_value(lo), "hi": _shown_value(hi)}
+        elif isinstance(value, int) and not x.is_integer():
+            why = N_("is not a whole number")
+    elif kind in _BOOL_WIDGETS:
+        why = N_("is not true or false")
+    elif kind in _CHOICE_WIDGETS:
+        why = N_("is not one of the choices")
+    if st.query_params.get(key) is not None:  # Streamlit kept a corrected value (?acc_k=2.5 as 2), not the default
+        link_note(key, raw, why, value, then=N_("{used} is used"), **fill)
+    else:
+        link_note(key, raw, why, value, **fill)
+
+
+def _means(raw: str, value: Any) -> bool:
+    """Whether the link's text ``raw`` says ``value`` (``?acc_m=4`` for 4, ``5.0`` for 5, ``True`` for true)."""
+    if isinstance(value, bool):
+        return raw.strip().lower() == ("true" if value else "false")
+    if isinstance(value, (int, float)):
+        try:
+            return float(raw) == float(value)
+        except ValueError:
+            return False
+    return raw == str(value)
 
 
 def _option_url(widget: Callable[..., T], label: str, args: tuple, key: str, kwargs: dict) -> T:
@@ -73,6 +203,8 @@ def _option_url(widget: Callable[..., T], label: str, args: tuple, key: str, kwa
             ss[key] = chosen
         elif key in ss and raw is None:
             ss[key] = default  # history navigation to an entry without the key: the default
+        elif raw is not None and key not in ss:
+            link_note(key, raw, N_("is not one of the choices"), default)
     value = widget(label, *args, key=key, **kwargs)
     _write_param(key, None if value == default else str(value))
     return value
@@ -141,6 +273,8 @@ def tabs(labels: list[str], key: str) -> Any:
         else:
             if key in ss:
                 ss[key] = shown[0]
+            elif raw is not None:
+                link_note(key, raw, N_("is not one of the choices"), shown[0], then=N_("the first tab is shown"))
     elif ss[key] not in shown:  # the language changed: the same tab, in the new language
         for label, here in zip(labels, shown, strict=True):
             if ss[key] in {label} | labels_in_other_languages(_, label):
