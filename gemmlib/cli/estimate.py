@@ -702,7 +702,9 @@ def render_serving(est) -> list[str]:
              f"{fmt.nbytes(pool.free_bytes)} per GPU = {pool.blocks:,} blocks of {pool.block_size} tokens per replica; "
              f"KV limit {sv.kv_limit:,} concurrent requests at full length"
              + (f" ({sv.replicas} replicas)" if sv.replicas > 1 else ""),
-             f"  arrivals: {sv.arrival}"]
+             f"  arrivals: {sv.arrival}",
+             f"  host time per engine step (scheduling, input preparation, sampling; no kernel's): "
+             f"{_time(sv.step_overhead_s) if sv.step_overhead_s else '0'} ({sv.step_overhead_source})"]
     rows = [[f"{p.concurrency:,}" + (f" @ {p.request_rate:g}/s" if p.request_rate else ""), _time(p.ttft_s),
              _time(p.tpot_s), _fmt(p.tokens_per_s), _fmt(p.tokens_per_s_per_gpu), fmt.number(p.requests_per_s, 3),
              f"{p.preemptions:,}", "" if p.fits else "does not fit",

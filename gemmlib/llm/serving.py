@@ -78,7 +78,7 @@ from gemmlib.llm.accounting import (
     time_op,
 )
 from gemmlib.llm.config import ModelConfig
-from gemmlib.llm.efficiency import SERVING_STEP_OVERHEAD_S
+from gemmlib.llm.efficiency import SERVING_STEP_OVERHEAD_S, SERVING_STEP_OVERHEAD_SOURCE
 from gemmlib.llm.memory import (
     DEFAULT_MEMORY_UTILIZATION,
     inference_activation_bytes,
@@ -743,6 +743,8 @@ class Serving:
     output_len: int = 0
     arrival: str = "closed loop"
     replicas: int = 1
+    step_overhead_s: float = 0.0  # the host's time each engine step adds (Engine.step_overhead_s, or as given)
+    step_overhead_source: str = ""
 
     def to_dict(self) -> dict:
         return {"points": [p.to_dict() for p in self.points], "kv_limit": self.kv_limit,
@@ -751,7 +753,18 @@ class Serving:
                 "engine": self.engine.to_dict() if self.engine else None,
                 "kv_pool": self.pool.to_dict() if self.pool else None,
                 "input_len": self.input_len, "output_len": self.output_len, "arrival": self.arrival,
-                "replicas": self.replicas}
+                "replicas": self.replicas, "step_overhead_s": self.step_overhead_s,
+                "step_overhead_source": self.step_overhead_source}
+
+
+def step_overhead_source(engine: Engine, overhead_s: float | None) -> str:
+    """Where the host's time per step of a serving answer comes from (said beside it: it is no kernel's time)."""
+    if overhead_s is not None:
+        return "given"
+    if engine.step_overhead_s == 0:
+        return ("none: TensorRT-LLM's overlap scheduler (on by default) prepares the next step while the GPU runs "
+                "this one")
+    return ("not hidden: vLLM's async scheduling is opt-in; the bound measured by " + SERVING_STEP_OVERHEAD_SOURCE)
 
 
 def _check_target(name: str, v) -> float | None:
@@ -911,7 +924,8 @@ def serving(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, efficie
                  memory_utilization=memory_utilization, overhead_s=overhead_s, step_budget=step_budget)
     limit = min(srv.kv_limit, cap)
     common = dict(engine=srv.engine, pool=srv.pool, input_len=srv.input_len, output_len=srv.output_len,
-                  replicas=par.dp)
+                  replicas=par.dp, step_overhead_s=srv.overhead_s,
+                  step_overhead_source=step_overhead_source(srv.engine, overhead_s))
     if request_rate is not None:
         p = srv.at_rate(request_rate, requests, arrival, concurrency)
         return Serving((p,), srv.kv_limit, tpot_target_s, ttft_target_s, None,

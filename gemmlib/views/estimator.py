@@ -1354,7 +1354,17 @@ def serving(est: ScaleOutEstimate, inp: ServingInputs, *, gettext: Translate = e
                        gettext("A step-level simulation of the engine's scheduler (continuous batching, chunked "
                                "prefill with vLLM, paged KV blocks), as `python -m gemmlib estimate --serve` runs "
                                "it: TTFT and TPOT are the requests' means. The KV limit is the largest concurrency "
-                               "whose KV blocks fit at full length."))
+                               "whose KV blocks fit at full length.") + " " + _overhead_words(sv, gettext))
+
+
+def _overhead_words(sv, gettext: Translate) -> str:
+    """What the host adds to each engine step of the serving curve (no kernel's time: it was said nowhere)."""
+    if not sv.step_overhead_s:
+        return gettext("No host time is added per engine step: TensorRT-LLM's overlap scheduler prepares the next step "
+                       "while the GPU runs this one.")
+    return gettext("Each engine step adds {overhead} of host time (scheduling, input preparation, sampling), which "
+                   "vLLM does not hide without its opt-in async scheduling: the bound WukLab measured for SGLang's "
+                   "scheduler per iteration.").format(overhead=_t(sv.step_overhead_s))
 
 
 @dataclass(frozen=True)
