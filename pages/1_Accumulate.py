@@ -51,7 +51,6 @@ each); the outer product reads each once but rewrites all of D at every k; a til
 st.session_state.setdefault("acc_text_a", "1 2 3\n4 5 6")
 st.session_state.setdefault("acc_text_b", "7 8\n9 10\n11 12")
 st.session_state.setdefault("acc_text_c", "")
-st.session_state.setdefault("acc_ints", True)
 
 inputs = st.expander(_("The matrices, the loop order and the speed")) if present else st.container()
 speed = ui.url((inputs if present else sc[1]).slider, _("speed (steps per second)"), 1, ui.STEPPER_MAX_SPEED, 5,
@@ -71,7 +70,8 @@ with inputs, st.container(border=True):
         k_in = ui.url(r[1].number_input, _("K (shared)"), 1, PAGE_MAX, 4, key="acc_k")
         n_in = ui.url(r[2].number_input, _("N (columns of B, D)"), 1, PAGE_MAX, 4, key="acc_n")
         seed = ui.url(r[3].number_input, _("seed"), 0, 10**6, 0, key="acc_seed")
-        r[4].toggle(_("small integers"), key="acc_ints", help=_("off: normal numbers with two decimals"))
+        ints = ui.url(r[4].toggle, _("small integers"), True, key="acc_ints",
+                      help=_("off: normal numbers with two decimals"))
     elif src == "custom":
         st.caption(_("One row per line; numbers separated by spaces or commas (or paste `[[1, 2], [3, 4]]`). "
                      "Leave C empty for zeros."))
@@ -86,7 +86,7 @@ with ui.guard(_("the matrices")):
         problem = replace(ref.article_problem(), alpha=float(alpha), beta=float(beta))
     elif src == "random":
         problem = ref.random_problem(int(m_in), int(n_in), int(k_in), int(seed), alpha=alpha, beta=beta,
-                                     integers=st.session_state.acc_ints, max_dim=PAGE_MAX)
+                                     integers=ints, max_dim=PAGE_MAX)
     else:
         text_c = st.session_state.acc_text_c
         problem = ref.make_problem(st.session_state.acc_text_a, st.session_state.acc_text_b,
@@ -104,9 +104,8 @@ order = ui.url(o1.radio, _("Loop order"), ref.LOOP_ORDERS, format_func=ui.option
 tile = ref.default_tile(problem)
 if order == "tiled":
     tc = o2.columns(3)
-    tile = tuple(tc[idx].number_input(_("tile {dim}").format(dim=d), 1, PAGE_MAX, value=min(tile[idx], PAGE_MAX),
-                                      key=f"acc_tile_{d.lower()}")
-                 for idx, d in enumerate("MNK"))
+    tile = tuple(ui.url(tc[idx].number_input, _("tile {dim}").format(dim=d), 1, PAGE_MAX, min(tile[idx], PAGE_MAX),
+                        key=f"acc_tile_{d.lower()}") for idx, d in enumerate("MNK"))  # ?acc_tile_m=2 …
 o2.caption(_(view.ORDER_NOTES[order]))
 get_trace = st.cache_resource(max_entries=64, show_spinner=False)(view.trace)
 tr = get_trace(problem, order, tuple(int(v) for v in tile))

@@ -284,3 +284,28 @@ def test_deep_link_query_params():
     bad.query_params.update({"acc_m": "999", "acc_order": "zigzag"})
     bad.run()
     assert not bad.exception and bad.session_state.acc_order == "inner"
+
+
+def test_tile_sizes_and_the_integer_toggle_are_in_the_link():
+    """A copied link restores the tiled order's tile and the random matrices' kind (?acc_tile_m=…, ?acc_ints=).
+
+    The browser writes a bound widget's value into the address bar (its ``query_param_key``; AppTest has
+    no browser, tests/browser/test_browser_readme_links.py has one); a link with them opens that view."""
+    at = _app()
+    at.radio(key="acc_src").set_value("random").run()
+    at.radio(key="acc_order").set_value("tiled").run()
+    for d, v in zip("mnk", (1, 3, 2), strict=True):
+        at.number_input(key=f"acc_tile_{d}").set_value(v).run()
+    at.toggle(key="acc_ints").set_value(False).run()
+    assert [at.number_input(key=f"acc_tile_{d}").proto.query_param_key for d in "mnk"] == \
+        ["acc_tile_m", "acc_tile_n", "acc_tile_k"]
+    assert at.toggle(key="acc_ints").proto.query_param_key == "acc_ints"
+    opened = AppTest.from_file(PAGE, default_timeout=60)
+    opened.query_params.update({"acc_src": "random", "acc_order": "tiled", "acc_tile_m": "1", "acc_tile_n": "3",
+                                "acc_tile_k": "2", "acc_ints": "false"})
+    opened.run()
+    assert not opened.exception
+    assert [opened.number_input(key=f"acc_tile_{d}").value for d in "mnk"] == [1, 3, 2]
+    assert opened.toggle(key="acc_ints").value is False
+    assert _data(opened)["frames"] == _data(at)["frames"]  # the same trace, step for step
+    assert any(not float(x).is_integer() for x in opened.session_state.acc_good.arrays()[0].ravel())
