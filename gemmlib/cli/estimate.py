@@ -707,10 +707,10 @@ def render_serving(est) -> list[str]:
              f"{_time(sv.step_overhead_s) if sv.step_overhead_s else '0'} ({sv.step_overhead_source})"]
     rows = [[f"{p.concurrency:,}" + (f" @ {p.request_rate:g}/s" if p.request_rate else ""), _time(p.ttft_s),
              _time(p.tpot_s), _fmt(p.tokens_per_s), _fmt(p.tokens_per_s_per_gpu), fmt.number(p.requests_per_s, 3),
-             f"{p.preemptions:,}", "" if p.fits else "does not fit",
+             f"{p.preemptions:,}", fmt.nbytes(p.memory_bytes) + ("" if p.fits else ": does not fit"),
              "best" if sv.best is not None and p.concurrency == sv.best.concurrency else ""] for p in sv.points]
-    lines.append(_table(["concurrency", "TTFT", "TPOT", "tokens/s", "per GPU", "req/s", "preempted", "memory", ""],
-                        rows))
+    lines.append(_table(["concurrency", "TTFT", "TPOT", "tokens/s", "per GPU", "req/s", "preempted",
+                         "memory per GPU", ""], rows))
     if sv.tpot_target_s is not None or sv.ttft_target_s is not None:
         goal = " and ".join(f"{n} <= {_time(v)}" for n, v in (("TPOT", sv.tpot_target_s),
                                                                ("TTFT", sv.ttft_target_s)) if v is not None)

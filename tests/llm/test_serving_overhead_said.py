@@ -7,6 +7,7 @@ import json
 import pytest
 
 from gemmlib.cli import main
+from gemmlib.core import format as fmt
 from gemmlib.core.hardware import get_hardware
 from gemmlib.llm.accounting import Workload
 from gemmlib.llm.parallel import Parallel
@@ -48,3 +49,15 @@ def test_an_overhead_given_to_the_library_is_said_as_given():
     sv = serving(from_name("llama-3-8b"), Workload(batch=1, seq_len=128, new_tokens=8), get_hardware("h100"),
                  Parallel(), concurrency=1, overhead_s=1e-3, engine=Engine("vllm"))
     assert (sv.step_overhead_s, sv.step_overhead_source) == (1e-3, "given")
+
+
+def test_the_text_tables_memory_column_holds_the_memory(capsys):
+    # before: the text's "memory" column was empty on every row that fits (the JSON's memory_bytes said nowhere)
+    mem = _json(capsys)["serving"][0]["memory_bytes"]
+    assert main(ARGV) == 0
+    out = capsys.readouterr().out.splitlines()
+    head = next(i for i, line in enumerate(out) if line.startswith("concurrency"))
+    assert "memory per GPU" in out[head] and out[head + 2].split()[-1] == "GiB"
+    assert out[head + 2].split()[-2:] == fmt.nbytes(mem).split()
+    assert main(["estimate", "--preset", "llama-3.1-405b", "--gpu", "h100", "--serve", "--new-tokens", "8"]) == 0
+    assert ": does not fit" in capsys.readouterr().out
