@@ -323,3 +323,54 @@ def time_limit_s(p: Plan, lim: safety.Limits) -> float:
 
 def with_steps(p: Plan, steps: int) -> Plan:
     return replace(p, steps=steps)
+
+
+# --------------------------------------------------------------------------- a sweep cut to a time share
+FIT_SHARE = 0.8  # what a report section plans to spend of its share: the rest covers what a plan does not count
+
+
+def share_s(deadline: Any) -> float:
+    """The seconds a report section plans to spend: ``FIT_SHARE`` of what its deadline has left (infinite
+    without one: nothing is cut)."""
+    return math.inf if deadline is None else max(0.0, float(deadline.remaining())) * FIT_SHARE
+
+
+def spread_order(n: int) -> list[int]:
+    """0 … n-1 in the order a cut sweep keeps them: both ends, the middle, the quarters, …, so that the points
+    kept span the sweep (a curve keeps its shape)."""
+    if n <= 0:
+        return []
+    order, seen, spans = [0], {0}, [(0, n - 1)]
+    if n > 1:
+        order.append(n - 1)
+        seen.add(n - 1)
+    while spans:
+        lo, hi = spans.pop(0)
+        mid = (lo + hi) // 2
+        if mid not in seen:
+            order.append(mid)
+            seen.add(mid)
+        if mid - lo > 1:
+            spans.append((lo, mid))
+        if hi - mid > 1:
+            spans.append((mid, hi))
+    return order
+
+
+def fit(points: list[Any], cost: Callable[[list[Any]], float], seconds: float,
+        keep: Callable[[Any], bool] = lambda p: False) -> tuple[list[Any], list[Any]]:
+    """The points of a sweep that fit in ``seconds``, by ``cost(points) -> seconds`` (a plan's estimate of
+    running them): every point ``keep`` marks (those a target is judged on) whatever it costs, then the others
+    in :func:`spread_order` while the estimate stays within ``seconds``; at least one point. Returns (the points
+    kept, the points left out), each in the sweep's order. ``seconds`` infinite: all of them."""
+    points = list(points)
+    if not points or not math.isfinite(seconds) or cost(points) <= seconds:
+        return points, []
+    chosen = {i for i, p in enumerate(points) if keep(p)}
+    for i in spread_order(len(points)):
+        if i in chosen:
+            continue
+        trial = chosen | {i}
+        if not chosen or cost([points[j] for j in sorted(trial)]) <= seconds:
+            chosen = trial
+    return ([p for i, p in enumerate(points) if i in chosen], [p for i, p in enumerate(points) if i not in chosen])

@@ -740,10 +740,17 @@ def markdown_table(results: list[BenchResult]) -> str:
 
 def report_section(device: str, quick: bool, out_dir: Path, progress: Callable[[float, str], None] | None = None,
                    deadline: safety.Deadline | None = None) -> dict:
-    """The report's precision section: default shapes for the device, table, verdict and charts."""
+    """The report's precision section: default shapes for the device, table, verdict and charts.
+    ``deadline``: the section's share of the report's budget; the shapes whose plan does not fit it are left
+    out (``left_out`` names them), and a row not started by its end says so."""
 
     cfg = PrecisionConfig(device=device, shapes=default_shapes(device, quick),
                           min_run_time=0.15 if quick else 0.3)
+    lim = safety.limits()
+    shapes, cut = plan.fit(list(cfg.shapes), lambda xs: plan_precision(replace(cfg, shapes=tuple(xs)), lim).seconds,
+                           plan.share_s(deadline))
+    left_out = [f"{label} {m}×{n}×{k} (its plan did not fit the section's share)" for m, n, k, label in cut]
+    cfg = replace(cfg, shapes=tuple(shapes))
     results = run_precision(cfg, progress=progress, deadline=deadline)
     verdict = int8_verdict(results)
     md = "\n\n".join([
@@ -760,7 +767,7 @@ def report_section(device: str, quick: bool, out_dir: Path, progress: Callable[[
                     "precision_error": charts_bench.error_chart(results)}
         charts = optional_chart(_charts) or {}
     return {"title": "Precision: fp32, tf32, fp16, bf16, int8, fp8", "results": results, "markdown": md,
-            "charts": charts, "verdict": verdict}
+            "charts": charts, "verdict": verdict, "left_out": left_out}
 
 
 def finite(x: float | None) -> bool:

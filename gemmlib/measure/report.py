@@ -14,9 +14,12 @@ written yet is noted and skipped; a section that fails is reported with its erro
 the report goes on. The devices section (measured ceilings) runs first, so the
 precision section can show each result's share of the measured peak.
 
-``--time-budget`` is ONE deadline (:class:`Budget`): a section not started by then is skipped, and
-every section whose ``report_section`` takes a ``deadline`` keyword gets the same object and hands it
-to every run it starts, which checks it before each row. A section that takes ``keep`` may call
+``--time-budget`` is ONE deadline (:class:`Budget`): a section not started by then is skipped. Every
+section whose ``report_section`` takes a ``deadline`` keyword gets its own :class:`Share` of it — what is
+left, divided among the sections still to run (one that ends early leaves the rest to the later ones) —
+plans its points within it (``plan.fit``; the points a target is judged on are kept) and hands it to every
+run it starts, which checks it before each row. What a section left out (its ``left_out``, and every row
+its share stopped) is named in results.json (``left_out``), report.md and the progress output. A section that takes ``keep`` may call
 ``keep(results, markdown)`` with what it has finished so far (the multi-GPU sections do, after each
 rank count or collective size): the files are rewritten at once, so a report killed inside that
 section still has those rows.
@@ -81,8 +84,11 @@ def report_section(device: str, quick: bool, out_dir: Path, progress: Progress =
             lines.append(f"| {d} GEMM | not run | | | | {why} |")
     chart = optional_chart(lambda: _charts_bench().ceilings_chart(rows)) if rows else None
     charts = {"ceilings": chart} if chart is not None else {}
+    # the GEMM rows its share stopped are listed by the report; the copy is a note, not a row
+    left_out = ["the device copy (bandwidth ceiling)"] if deadline is not None and \
+        c.notes.get("copy") == deadline.reason() else []
     return {"title": "Devices and measured ceilings", "results": list(c.results),
-            "markdown": "\n".join(lines), "charts": charts, "ceilings": c.to_dict()}
+            "markdown": "\n".join(lines), "charts": charts, "ceilings": c.to_dict(), "left_out": left_out}
 
 
 class Budget(safety.Deadline):
@@ -100,6 +106,39 @@ class Budget(safety.Deadline):
 
     def reason(self) -> str:
         return f"skipped: the report's time budget of {self.seconds:g} s was spent (--time-budget)"
+
+    def share(self, name: str, sections_left: int) -> Share:
+        """The deadline of the section ``name`` starting now: an equal share of what is left among the
+        ``sections_left`` sections still to run, this one included (a section that ends early leaves its rest to
+        the ones after it)."""
+        return Share(max(0.0, self.remaining()) / max(1, sections_left), self, name)
+
+
+class Share(Budget):
+    """One section's share of the report's :class:`Budget`, from when the section starts, never past the
+    report's own deadline. A section plans its points within ``remaining()`` (``plan.fit``: what does not fit is
+    left out and named); a row not started by the end of the share is skipped with :meth:`reason`."""
+
+    def __init__(self, seconds: float, report: Budget, name: str) -> None:
+        super().__init__(seconds, report._clock)
+        self.report, self.name = report, name
+
+    def remaining(self) -> float:
+        return min(super().remaining(), self.report.remaining())
+
+    def reason(self) -> str:
+        return (f"skipped: the {self.name} section's share ({self.seconds:.0f} s) of the report's time budget of "
+                f"{self.report.seconds:g} s was spent (--time-budget)")
+
+
+def left_out_rows(results: list[BenchResult], why: str) -> list[str]:
+    """Each row the section's share stopped (its reason is ``why``), named by what it is and its shape."""
+    out = []
+    for r in results:
+        if not r.supported and r.reason == why:
+            shape = ", ".join(f"{k} {v}" for k, v in (r.shape or {}).items() if isinstance(v, (int, float, str)))
+            out.append(f"{r.name} ({shape})" if shape else r.name)
+    return out
 
 
 def _section_kwargs(fn: Callable[..., Any], **offered: Any) -> dict[str, Any]:
@@ -211,7 +250,8 @@ def run_report(out_dir: str | Path, *, device: str | None = None, quick: bool = 
     write()
     modules = dict(SECTIONS)
     # in the order asked for (a time budget then spends itself on the first named), else the report's own
-    for name in dict.fromkeys(sections) if sections else modules:
+    order = list(dict.fromkeys(sections) if sections else modules)
+    for pos, name in enumerate(order):
         modname = modules[name]
         entry: dict[str, Any] = {"name": name, "module": modname}
         doc["sections"].append(entry)
@@ -252,9 +292,14 @@ def run_report(out_dir: str | Path, *, device: str | None = None, quick: bool = 
             write()
 
         machine = monitor.MachineRecord(gpu_index, enabled=device == "cuda")
+        # its share of what is left (None without a budget: each run keeps the server's own limit)
+        share = budget.share(name, len(order) - pos) if deadline is not None else None
+        if share is not None:
+            entry["share_s"] = round(share.seconds, 1)
+            say(f"{name}: its share of the time budget is {share.seconds:.0f} s")
         try:
             with machine:
-                sec = fn(device, quick, out, prog, **_section_kwargs(fn, deadline=deadline, keep=keep))
+                sec = fn(device, quick, out, prog, **_section_kwargs(fn, deadline=share, keep=keep))
         except Exception as e:  # noqa: BLE001 - one broken section must not lose the others
             if machine.enabled:
                 entry["machine"] = machine.to_dict()
@@ -285,10 +330,18 @@ def run_report(out_dir: str | Path, *, device: str | None = None, quick: bool = 
         for key in ("verdict", "ceilings"):
             if key in sec:
                 entry[key] = sec[key]
+        # what its share could not hold: points its plan left out, and rows its share stopped
+        cut = [str(x) for x in sec.get("left_out", ())] + (left_out_rows(results, share.reason()) if share else [])
+        if cut:
+            entry["left_out"] = cut
+            say(f"{name}: cut to fit its share of the time budget; left out: {'; '.join(cut)}")
         body = str(sec.get("markdown", "")).strip()
         if not body.startswith("#"):
             md += [f"## {entry['title']}", ""]
         md += [body, ""]
+        if cut:
+            md += [f"*Cut to fit its share ({share.seconds:.0f} s) of the report's time budget of {time_budget_s:g} s; "
+                   f"left out: {'; '.join(cut)}.*" if share else f"*Left out: {'; '.join(cut)}.*", ""]
         if machine.flags:  # the figures above may be below what this GPU does: say why
             md += ["**Machine state:** " + "; ".join(machine.flags) + ".", ""]
         entry["charts"] = {}

@@ -150,36 +150,50 @@ class FakeClock:
         return self.t
 
 
-def test_a_section_stops_at_the_reports_deadline_on_a_fake_clock(tmp_path, monkeypatch):
-    # Three shapes of six formats; every precision step costs 4 s on the fake clock, the budget is 10 s:
-    # the section measures until the report's deadline, the rest of its rows say why, the next is skipped.
+def test_a_section_stops_at_its_share_on_a_fake_clock_and_the_next_gets_the_rest(tmp_path, monkeypatch):
+    # Three shapes of six formats; every precision step costs 4 s on the fake clock, the budget is 10 s for two
+    # sections: precision's share is 5 s, it measures until then, the rest of its rows say why and are listed as
+    # left out; tiling is not skipped but gets what is left.
     monkeypatch.setattr(bench_precision, "default_shapes",
                         lambda device, quick=False: ((16, 16, 16, "a"), (24, 16, 8, "b"), (8, 8, 8, "c")))
     clock = FakeClock()
+    lines = []
 
     def progress(line):
-        if line.startswith("precision: ["):
+        lines.append(line)
+        if line.startswith("precision: [") and clock.t < 5.0:  # a measured step; the skipped ones cost nothing
             clock.t += 4.0
 
     doc = report.run_report(tmp_path / "r", device="cpu", quick=True, sections=("precision", "tiling"),
                             time_budget_s=10.0, clock=clock, progress=progress)
     prec, tiling = doc["sections"]
-    reason = "skipped: the report's time budget of 10 s was spent (--time-budget)"
+    reason = "skipped: the precision section's share (5 s) of the report's time budget of 10 s was spent (--time-budget)"
     measured = [r for r in prec["results"] if r["median_s"]]
     stopped = [r for r in prec["results"] if r["reason"] == reason]
     assert measured and stopped and len(measured) + len(stopped) <= len(prec["results"])
-    assert clock.t >= 10 and "time budget" in tiling["skipped"]
-    # nothing was measured after the deadline: every stopped row comes after every measured one
+    # left out: the shapes its plan put past 80 % of the share (none is this run's first), then the rows it stopped
+    planned = [x for x in prec["left_out"] if x.endswith("(its plan did not fit the section's share)")]
+    assert prec["share_s"] == 5.0 and len(prec["left_out"]) == len(planned) + len(stopped)
+    assert not any(x.startswith("a ") for x in planned)
+    assert prec["left_out"][len(planned)].startswith(stopped[0]["name"] + " (m ")
+    # nothing was measured after the share: every stopped row comes after every measured one
     rows = prec["results"]
     assert max(rows.index(r) for r in measured) < min(rows.index(r) for r in stopped)
+    assert "skipped" not in tiling and tiling["share_s"] == pytest.approx(10.0 - clock.t, abs=0.1)
+    assert any(r["median_s"] for r in tiling["results"])
+    md = (tmp_path / "r" / "report.md").read_text()
+    assert "*Cut to fit its share (5 s) of the report's time budget of 10 s; left out: " in md
+    assert any(line.startswith("precision: cut to fit its share of the time budget; left out: ") for line in lines)
 
 
-def test_every_section_gets_the_same_deadline_object(tmp_path, monkeypatch):
+def test_each_section_gets_its_share_of_what_is_left(tmp_path, monkeypatch):
     seen = []
+    clock = FakeClock()
 
-    def make(name):
+    def make(name, spends):
         def section(device, quick, out_dir, progress, deadline=None):
             seen.append((name, deadline))
+            clock.t += spends
             return {"title": name, "results": [], "markdown": name}
         return types.SimpleNamespace(report_section=section)
 
@@ -187,14 +201,19 @@ def test_every_section_gets_the_same_deadline_object(tmp_path, monkeypatch):
         seen.append(("old", None))
         return {"title": "old", "results": [], "markdown": "old"}
 
-    for n in ("one", "two"):
-        monkeypatch.setitem(sys.modules, f"gemmlib_test_{n}", make(n))
+    monkeypatch.setitem(sys.modules, "gemmlib_test_one", make("one", 10.0))
+    monkeypatch.setitem(sys.modules, "gemmlib_test_two", make("two", 0.0))
     monkeypatch.setitem(sys.modules, "gemmlib_test_old", types.SimpleNamespace(report_section=old_style))
     monkeypatch.setattr(report, "SECTIONS", (("one", "gemmlib_test_one"), ("old", "gemmlib_test_old"),
                                              ("two", "gemmlib_test_two")))
-    report.run_report(tmp_path / "r", device="cpu", time_budget_s=100.0)
+    doc = report.run_report(tmp_path / "r", device="cpu", time_budget_s=90.0, clock=clock)
     (_, d1), old, (_, d2) = seen
-    assert isinstance(d1, report.Budget) and d1 is d2 and old == ("old", None)
+    assert isinstance(d1, report.Share) and isinstance(d2, report.Share) and old == ("old", None)
+    assert d1.report is d2.report and d1.seconds == 30.0  # 90 s among three sections
+    assert d2.seconds == 80.0  # one spent 10 s, old none: the rest is two's
+    assert [x.get("share_s") for x in doc["sections"]] == [30.0, 40.0, 80.0]
+    clock.t = 85.0
+    assert d2.remaining() == pytest.approx(5.0)  # never past the report's own deadline
     seen.clear()
     report.run_report(tmp_path / "r2", device="cpu")  # no budget: each run keeps the server's own limit
     assert seen[0][1] is None
@@ -202,6 +221,23 @@ def test_every_section_gets_the_same_deadline_object(tmp_path, monkeypatch):
     seen.clear()
     doc = report.run_report(tmp_path / "r3", device="cpu", sections=("two", "one", "two"))
     assert [n for n, _ in seen] == ["two", "one"] and [x["name"] for x in doc["sections"]] == ["two", "one"]
+
+
+def test_a_sections_left_out_points_are_in_the_json_the_markdown_and_the_output(tmp_path, monkeypatch):
+    def section(device, quick, out_dir, progress, deadline=None):
+        return {"title": "Cut", "results": [], "markdown": "the rows", "left_out": ["tile 1024 at 4096³"]}
+
+    monkeypatch.setitem(sys.modules, "gemmlib_test_cut", types.SimpleNamespace(report_section=section))
+    monkeypatch.setattr(report, "SECTIONS", (("cut", "gemmlib_test_cut"),))
+    lines = []
+    doc = report.run_report(tmp_path / "r", device="cpu", time_budget_s=20.0, clock=FakeClock(),
+                            progress=lines.append)
+    assert doc["sections"][0]["left_out"] == ["tile 1024 at 4096³"]
+    saved = json.loads((tmp_path / "r" / "results.json").read_text())
+    assert saved["sections"][0]["left_out"] == ["tile 1024 at 4096³"]
+    assert ("*Cut to fit its share (20 s) of the report's time budget of 20 s; left out: tile 1024 at 4096³.*"
+            in (tmp_path / "r" / "report.md").read_text())
+    assert "cut: cut to fit its share of the time budget; left out: tile 1024 at 4096³" in lines
 
 
 def _expired() -> report.Budget:
@@ -283,3 +319,103 @@ def test_a_report_is_not_written_among_other_files(tmp_path, capsys):
         (earlier / name).write_text("old", encoding="utf-8")
     report.check_report_folder(earlier)
     report.check_report_folder(tmp_path / "new")  # not there yet
+
+
+# ----------------------------------------------------------------------------- a section cut to its share (GPU branch, faked)
+class _Left:
+    """A section's deadline with ``seconds`` left (on a clock that does not move)."""
+
+    def __init__(self, seconds):
+        self.seconds = seconds
+
+    def remaining(self):
+        return self.seconds
+
+    def expired(self):
+        return self.seconds <= 0
+
+    def reason(self):
+        return "skipped: the share was spent"
+
+
+def _row(bench, name, device="cuda", **shape):
+    from gemmlib.core.results import BenchResult, Timing
+
+    r = BenchResult(bench, name, device, "Fake GPU", shape.pop("dtype", "fp16"), shape, 2e12, 1e9)
+    r.set_timing(Timing(1e-3, 1e-3, 1e-3, 10, "fake"))
+    return r
+
+
+def test_plan_fit_keeps_the_target_points_and_spreads_the_rest():
+    from gemmlib.measure import plan
+
+    assert plan.spread_order(8) == [0, 7, 3, 1, 5, 2, 4, 6] and plan.spread_order(1) == [0]
+    cost = sum  # each point costs its value
+    assert plan.fit([1, 2, 4, 8, 16, 32], cost, 20, keep=lambda p: p == 1) == ([1, 2, 4, 8], [16, 32])
+    assert plan.fit([1, 2, 4], cost, float("inf")) == ([1, 2, 4], [])
+    assert plan.fit([50, 60], cost, 1.0) == ([50], [60])  # nothing fits: the first point runs anyway
+    assert plan.fit([5, 1, 50], cost, 1.0, keep=lambda p: p == 50) == ([50], [5, 1])  # a target whatever it costs
+    assert plan.fit([5, 1, 50], cost, 52.0, keep=lambda p: p == 50) == ([1, 50], [5])
+    assert plan.share_s(None) == float("inf") and plan.share_s(_Left(10.0)) == pytest.approx(10 * plan.FIT_SHARE)
+
+
+def test_the_tiling_section_keeps_the_cublas_and_triton_rows_and_names_the_tiles_it_left_out(tmp_path, monkeypatch):
+    from gemmlib.measure import tiling
+
+    ran = {}
+
+    def fake_run(cfg, progress=None, deadline=None):
+        ran["tiles"] = cfg.tiles
+        return ([_row("tiling", "torch", m=4096, n=4096, k=4096), _row("tiling", "triton", m=4096, n=4096, k=4096)]
+                + [_row("tiling", "triton", m=4096, n=4096, k=4096, tile=t) for t in cfg.tiles])
+
+    def fake_waves(device, m, k, ns, **kw):
+        ran["ns"] = list(ns)
+        return [_row("tiling-waves", "torch", m=m, n=nn, k=k) for nn in ns]
+
+    monkeypatch.setattr(tiling, "run_tiling", fake_run)
+    monkeypatch.setattr(tiling, "run_wave_sweep", fake_waves)
+    # the plans: 5 s plus 10 s a tile; 4 s a wave point
+    monkeypatch.setattr(tiling, "plan_tiling", lambda cfg, lim: types.SimpleNamespace(seconds=5 + 10 * len(cfg.tiles)))
+    monkeypatch.setattr(tiling, "plan_waves", lambda cfg, lim: types.SimpleNamespace(seconds=4 * len(cfg.ns)))
+    sec = tiling.report_section("cuda", False, tmp_path, None, deadline=_Left(50.0))
+    # 50 s left: 40 s planned, 24 s of it for the tiles: one tile (15 s), the others left out and named
+    assert ran["tiles"] == (32,)
+    assert sec["verdict"]["triton_share_of_cublas"] == pytest.approx(1.0)  # the 85 % target's rows ran
+    assert [x.split(" at")[0] for x in sec["left_out"][:5]] == ["tile 64", "tile 128", "tile 256", "tile 512",
+                                                                 "tile 1024"]
+    # the wave sweep: 17 points of 4 s in 40 s: 10 of them, both ends kept
+    assert len(ran["ns"]) == 10 and ran["ns"][0] == 8192 and ran["ns"][-1] == 8320
+    assert sum(x.startswith("wave sweep N = ") for x in sec["left_out"]) == 7
+    ran.clear()
+    sec = tiling.report_section("cuda", False, tmp_path, None, deadline=None)  # no budget: nothing cut
+    assert ran["tiles"] == (32, 64, 128, 256, 512, 1024) and len(ran["ns"]) == 17 and sec["left_out"] == []
+
+
+def test_the_batching_section_runs_its_target_points_first_and_cuts_the_rest(tmp_path, monkeypatch):
+    from gemmlib.measure import batching
+
+    order = []
+
+    def fake_run(cfg, progress=None, deadline=None):
+        order.append((cfg.m, cfg.k, cfg.batches))
+        return [_row("batching", mode, m=cfg.m, k=cfg.k, n=cfg.n, batch=b) for b in cfg.batches for mode in cfg.modes]
+
+    monkeypatch.setattr(batching, "run_batching", fake_run)
+    monkeypatch.setattr(batching, "copy_bandwidth", lambda device: order.append("copy") or
+                        {"bytes_per_s": 4e12, "source": "fake"})
+    monkeypatch.setattr(batching, "run_article_example", lambda *a, **k: pytest.fail("the article did not fit"))
+    monkeypatch.setattr(batching, "plan_batching",
+                        lambda cfg, lim: types.SimpleNamespace(seconds=2.0 * len(cfg.batches)))
+    monkeypatch.setattr(batching, "plan_article", lambda cfg, lim: types.SimpleNamespace(seconds=100.0))
+    sec = batching.report_section("cuda", False, tmp_path, None, deadline=_Left(30.0))
+    dec_m = batching.gpu_decode_defaults().m
+    # the decode sweep (batch 1 kept), then the 8192² weight and the copy, then the prefill sweep
+    assert order[0][0] == dec_m and order[0][2][0] == 1
+    assert order[1] == (1, 8192, (1,)) and order[2] == "copy" and order[3][0] == batching.gpu_prefill_defaults().m
+    assert f"decode_{batching.gpu_decode_defaults().k}_share_of_copy" in sec["verdict"]
+    assert "decode_8192_share_of_copy" in sec["verdict"] and "article_speedup" not in sec["verdict"]
+    assert any(x.startswith("the article's example") for x in sec["left_out"])
+    assert any(x.startswith("decode batch ") for x in sec["left_out"])
+    # 24 s planned, 3 s for the targets: 10.5 s for the decode sweep (5 batches of 2 s)
+    assert len(order[0][2]) == 5
