@@ -222,13 +222,22 @@ def heatmap(records: list[dict], value: str, title: str, fmt: str = ".3g",
         # the value in the tooltip, the chart no taller than a screen
         return rect.properties(title=title, height=max(240, min(MAX_HEIGHT, 15 * rows)))
     cell = f"scale('color', datum[{json.dumps(value)}])"
-    text = base.mark_text(fontSize=11).encode(
-        text=alt.Text(f"{value}:Q", format=fmt),
+    text = base.transform_calculate(_label=small_values_label(f"datum[{json.dumps(value)}]", fmt)).mark_text(
+        fontSize=11).encode(
+        text=alt.Text("_label:N"),
         color=alt.condition(f"contrast('white', {cell}) >= contrast('black', {cell})",
                             alt.value("white"), alt.value("black")),
         tooltip=tips,
     )
     return (rect + text).properties(title=title, height=max(240, 34 * rows))
+
+
+def small_values_label(v: str, fmt: str) -> str:
+    """A Vega expression writing the number ``v`` for a cell: ``fmt`` from 1 up, three significant digits below
+    (0.000524, then 2.05e-6), so that non-zero work never prints as "0" (``,.3~f`` wrote 2·1·1·1024 FLOPs,
+    0.000002 GFLOPs, as "0"); "0" only for zero, nothing for a missing value."""
+    return (f"!isValid({v}) || !isFinite({v}) ? '' : {v} == 0 ? '0' : abs({v}) >= 1 ? format({v}, {json.dumps(fmt)}) "
+            f": abs({v}) >= 1e-4 ? format({v}, '.3~r') : format({v}, '.2~e')")
 
 
 LABELLED_ROWS, LABELLED_COLUMNS = 16, 12  # a number printed in each cell up to this grid (34 px rows, ~60 px columns)

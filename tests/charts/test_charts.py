@@ -147,3 +147,30 @@ def test_the_gemms_to_scale_fit_one_screen_and_keep_their_aspect(preset, seq):
     if spec["height"] == cm.SHAPES_MAX_HEIGHT:
         assert spec["width"] == max(200, int(cm.SHAPES_MAX_HEIGHT * xr / yr))  # one unit is as wide as it is tall
     assert "orient': 'top'" in str(spec)
+
+
+@pytest.mark.parametrize("metric,fmt", [("GFLOPs", ",.3~f"), ("MB moved", ",.3~f"), ("time µs", ",.3~g")])
+def test_a_heatmap_never_prints_zero_for_non_zero_work(metric, fmt):
+    """M = 1 beside M = 2048 (the FLOPs page's ranges from 1, K = 1 … 1024): 2·1·1·1024 FLOPs are 0.000002 GFLOPs,
+    which ",.3~f" printed as "0". Below 1 a cell shows three significant digits (0.000524, 2.05e-6); from 1 up the
+    page's format; "0" only for zero. Drawn by Vega itself (vl-convert's SVG)."""
+    import re
+
+    import vl_convert as vlc
+
+    from gemmlib.charts.explain import heatmap, spec
+    from gemmlib.core.flops import metric_grid
+    from gemmlib.core.hardware import CATALOGUE, DEFAULT_GPU
+
+    for k in (1, 1024):
+        grid = metric_grid([1, 2, 256, 2048], [1, 3, 256, 2048], k, "bf16", CATALOGUE[DEFAULT_GPU], 0.7)
+        svg = vlc.vegalite_to_svg(json.dumps(spec(heatmap(grid, metric, "t", fmt))))
+        labels = re.findall(r'aria-roledescription="text mark"[^>]*>([^<]*)<', svg)
+        assert len(labels) == 16
+        for label, row in zip(labels, grid, strict=True):  # drawn in the data's order
+            value = float(label.replace(",", ""))
+            assert value != 0, (k, row)
+            assert value == pytest.approx(row[metric], rel=5e-3), (label, row)  # three significant digits or more
+    zero = spec(heatmap([{"M": 1, "N": 1, metric: 0.0}, {"M": 1, "N": 2, metric: 5e-7}], metric, "t", fmt))
+    assert re.findall(r'aria-roledescription="text mark"[^>]*>([^<]*)<', vlc.vegalite_to_svg(json.dumps(zero))) == \
+        ["0", "5e-7"]
