@@ -105,6 +105,10 @@ if not rows:
     st.stop()
 
 results = list(rows)
+OVER_PEAK = _("“% measured peak”: this run's TFLOP/s against the ceiling the Devices page stored for this device "
+              "and format. Over 100 % means this run beat that stored measurement (a quieter or warmer machine than "
+              "when it was measured): it is an honest figure. **Measure ceilings** on the Devices page again to "
+              "store the new ceiling.")
 st.subheader(_("Results"))
 st.success(bp.int8_verdict(results).render(_))
 for r in [r for r in bp.summary_rows(results) if not r["supported"]]:  # why a format did not run, in plain view
@@ -120,12 +124,15 @@ table["format"] = table["format"].map(lambda f: _(FORMAT_LABELS.get(f, f)))
 ui.table(table, {"rel. error": "error"},
          column_config={"supported": st.column_config.CheckboxColumn(_("ran")),
                         "% datasheet": st.column_config.NumberColumn(_("% datasheet"), format="%.1f"),
-                        "% measured peak": st.column_config.NumberColumn(_("% measured peak"), format="%.1f"),
+                        "% measured peak": st.column_config.NumberColumn(_("% measured peak"), format="%.1f",
+                                                                         help=OVER_PEAK),
                         **{c: _(c) for c in (N_("shape"), N_("format"), N_("median ms"), N_("p20 ms"), N_("p80 ms"), N_("rel. error"),
                                              N_("bytes/elem"), N_("operand MiB"), N_("note"))}})
 st.caption(_("Error: max |D − D₆₄| / max |D₆₄| against float64. “% datasheet” uses the catalogue row matched "
              "to this GPU (none for a CPU); “% measured peak” appears once the Devices page has measured "
              "this device's ceilings. The “+ quant” rows include quantizing A on every call."))
+if (table.get("% measured peak", pd.Series(dtype=float)) > 100).any():
+    st.caption(OVER_PEAK)
 if any(r.supported and r.tflops for r in results):
     c1, c2 = st.columns([3, 2])
     shown = [{**r.to_dict(), "name": _(FORMAT_LABELS.get(r.name, r.name)),

@@ -103,3 +103,24 @@ def test_classroom_mode_caps_the_size_widgets(monkeypatch):
     assert not at.exception
     assert [int(o) for o in at.multiselect(key="pr_sq_cpu").options] == [256, 512, 1024, 2048]
     assert any("classroom mode" in c.value for c in at.caption)
+
+
+def test_a_share_over_100_percent_of_the_measured_peak_is_explained():
+    """A stored CPU ceiling measured lower than this run (a busier machine then): "% measured peak" passes 100 %.
+    The figure is honest; the column's help and a caption under the table say what it means and how to measure
+    the ceiling again (the Devices page)."""
+    from gemmlib.core import ceilings
+    from gemmlib.measure.devices import device_info
+
+    clear_recorded()
+    name = device_info("cpu").name
+    assert ceilings.save_ceilings(ceilings.Ceilings("cpu", name, {"fp32": 1e3}, 1e9)) is not None  # 1 kFLOP/s
+    at = _custom(AppTest.from_file(PAGE, default_timeout=120).run(), 40, 24, 16, ["fp32"])
+    at.button[0].click().run()
+    assert not at.exception and not at.error
+    table = at.dataframe[0]
+    assert table.value["% measured peak"].iloc[0] > 100
+    assert "Over 100 % means this run beat that stored measurement" in table.proto.columns
+    note = [c.value for c in at.caption if "Over 100 %" in c.value]
+    assert len(note) == 1 and "Measure ceilings" in note[0] and "Devices page" in note[0]
+    clear_recorded()
