@@ -15,6 +15,8 @@ const MIN_CELL = 18;
 const EVERY_STEP_SPEED = 10;     // at or below this pace every step is drawn
 const PRESENT_MAX_CELL = 160;    // presentation: the largest cell, on a big screen with a small problem
 const PRESENT_MIN_CELL = 16;     // presentation: below this the grids wrap as in the page view
+const PRESENT_READABLE = 12;     // presentation: numbers smaller than this try the tight layout
+const TIGHT_MIN_CELL = 12;       // tight layout (a small window): below this the grids wrap as in the page view
 
 function fill(template, values) {
   return template.replace(/\{(\w+)\}/g, (_, k) => (k in values ? String(values[k]) : `{${k}}`));
@@ -107,7 +109,22 @@ function createStepper(parent, data, setStateValue, setTriggerValue) {
   const S = { cur: -1, playing: false, raf: 0, t0: 0, s0: 0, shownAt: 0, sent: null, speed: 5, lit: [],
               dvals: new Array(M * N).fill(null), applied: -1, present: null, fitting: false };
 
-  function textW(font) { return chars * 0.62 * font + 10; }  // the widest value at this font size
+  function textW(font) { return chars * 0.62 * font + 10; }  // the widest value at this font size (an estimate)
+  // the widest values as the browser draws them (bold, as D's written cells), measured at 100 px
+  const probe = document.createElement("span");
+  probe.style.cssText = "position:absolute;visibility:hidden;white-space:nowrap;font-weight:700;" +
+                        "font-variant-numeric:tabular-nums;font-size:100px;left:0;top:0";
+  const wide = [];
+  for (const m of [data.A, data.B, data.C || []]) for (const r of m) for (const v of r) if (v.length >= chars - 1) wide.push(v);
+  for (const st of steps) for (const v of st.dv) if (v.length >= chars - 1) wide.push(v);
+  const widest = [...new Set(wide)].slice(0, 64);
+  function valuePx() {                        // the widest value's width per px of font size
+    root.appendChild(probe);
+    let w = 0;
+    for (const v of widest) { probe.textContent = v; w = Math.max(w, probe.getBoundingClientRect().width); }
+    probe.remove();
+    return w / 100;
+  }
 
   function fitPage() {                        // the page view: cells as large as allowed where the matrices fit
     const gap = 2;
@@ -124,7 +141,8 @@ function createStepper(parent, data, setStateValue, setTriggerValue) {
   // both the width (all columns side by side) and the height left under the stepper's top edge
   // (the tallest matrix, below it the arithmetic line, the counts and the controls) allow.
   function fitPresent() {
-    const gap = 3;
+    const tight = root.classList.contains("tight");
+    const gap = tight ? 1 : 3;
     const width = root.clientWidth - 8;
     const colGaps = mats.reduce((s, g) => s + (g.cols - 1) * gap, 0);
     const between = parseFloat(getComputedStyle(grids).columnGap) || 24;
@@ -135,6 +153,12 @@ function createStepper(parent, data, setStateValue, setTriggerValue) {
     const rows = Math.max(M, K);
     const capH = gA.cap.offsetHeight + 3;
     const byH = Math.floor((window.innerHeight - top - other - capH - 10 - (rows - 1) * gap) / rows);
+    if (tight) {                              // a small window: cells as wide and as tall as each allows, not square
+      const cell = Math.min(byH, Math.round(byW * 1.3));
+      if (cell < TIGHT_MIN_CELL || byW < TIGHT_MIN_CELL) return { ...fitPage(), wrap: true };
+      const font = Math.max(9, Math.min(44, Math.round(cell * 0.62), Math.floor((byW - 2) / valuePx())));
+      return { cell, cw: byW, font, gap, wrap: false };
+    }
     const cell = Math.min(PRESENT_MAX_CELL, byW, byH);
     if (cell < PRESENT_MIN_CELL) return { ...fitPage(), wrap: true };
     let font = Math.min(44, Math.max(10, Math.round(cell * 0.45)));
@@ -155,23 +179,20 @@ function createStepper(parent, data, setStateValue, setTriggerValue) {
     S.fitting = true;
     try {
       const present = root.classList.contains("present");
-      if (present) {                          // room for the longest line, so that nothing moves while playing
-        const side = $(".side"), parts = [".pos", ".kind", ".loads"].map((q) => $(q));
-        const kept = parts.map((e) => e.textContent), shown = text.textContent, long = text.classList.contains("long");
-        const end = steps[last];
-        side.style.minHeight = "";
-        text.textContent = longest;
-        text.classList.toggle("long", longest.length > 48);
-        parts[0].textContent = fill(L.step, { n: last + 1, total: last + 1 });
-        parts[1].textContent = L.epilogue;
-        parts[2].textContent = fill(L.loads, { a: end.loads[0], b: end.loads[1], d: end.loads[2] });
-        side.style.minHeight = side.offsetHeight + "px";
-        parts.forEach((e, n) => { e.textContent = kept[n]; });
-        text.textContent = shown;
-        text.classList.toggle("long", long);
-        apply({ cell: PRESENT_MIN_CELL, cw: PRESENT_MIN_CELL, font: 10, gap: 3, wrap: false });
-        apply(fitPresent());
-        apply(fitPresent());                  // once more: the captions and the line may rewrap
+      root.classList.remove("tight");
+      if (present) {
+        const f = fitOnce();
+        // A small window (933×600: a 1400-px window at 150 %): if the numbers come out under 12 px, or the grids
+        // would wrap off the screen, try the tight layout: a smaller arithmetic line and counts, 1-px gaps,
+        // cells as wide and as tall as each allows. Kept when its numbers are larger (or it keeps one row).
+        if ((f.wrap || f.font < PRESENT_READABLE) && (innerWidth < 1280 || innerHeight < 720)) {
+          root.classList.add("tight");
+          const t = fitOnce();
+          if (t.wrap || (!f.wrap && t.font <= f.font)) {
+            root.classList.remove("tight");
+            fitOnce();
+          }
+        }
       } else {
         $(".side").style.minHeight = "";
         apply(fitPage());
@@ -180,6 +201,28 @@ function createStepper(parent, data, setStateValue, setTriggerValue) {
     } finally {
       S.fitting = false;
     }
+  }
+
+  function fitOnce() {                        // presentation: size everything for the current classes
+    // room for the longest line, so that nothing moves while playing
+    const side = $(".side"), parts = [".pos", ".kind", ".loads"].map((q) => $(q));
+    const kept = parts.map((e) => e.textContent), shown = text.textContent, long = text.classList.contains("long");
+    const end = steps[last];
+    side.style.minHeight = "";
+    text.textContent = longest;
+    text.classList.toggle("long", longest.length > 48);
+    parts[0].textContent = fill(L.step, { n: last + 1, total: last + 1 });
+    parts[1].textContent = L.epilogue;
+    parts[2].textContent = fill(L.loads, { a: end.loads[0], b: end.loads[1], d: end.loads[2] });
+    side.style.minHeight = side.offsetHeight + "px";
+    parts.forEach((e, n) => { e.textContent = kept[n]; });
+    text.textContent = shown;
+    text.classList.toggle("long", long);
+    apply({ cell: PRESENT_MIN_CELL, cw: PRESENT_MIN_CELL, font: 10, gap: 3, wrap: false });
+    apply(fitPresent());
+    const f = fitPresent();                   // once more: the captions and the line may rewrap
+    apply(f);
+    return f;
   }
   let lastW = -1;
   const ro = new ResizeObserver(() => { if (root.clientWidth !== lastW) { lastW = root.clientWidth; fit(); } });
