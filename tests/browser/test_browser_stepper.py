@@ -274,6 +274,30 @@ def test_presentation_mode_puts_every_control_and_all_of_d_on_one_screen(app_ser
     assert_clean(page)
 
 
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_presentation_at_933x600_keeps_12_cubed_on_one_screen_with_readable_numbers(app_server, page, lang):
+    """A 1400-px window at 150 % zoom (933×600 CSS px): 12×12×12, at its last step (three-digit values in D), keeps
+    A, B and D in one row with every control on the screen and numbers of at least 12 px (it fell back to the
+    stacked page layout, Play at y = 1716)."""
+    page.set_viewport_size({"width": 933, "height": 600})
+    open_page(page, app_server.url, ACC.url_path,
+              query=f"acc_present=true&acc_src=random&acc_m=12&acc_n=12&acc_k=12&acc_pos=1727&lang={lang}")
+    _wait_drawn(page)
+    wait_idle(page)
+    try:
+        page.wait_for_function(FOLDED_JS, timeout=30_000)
+    except PlaywrightTimeout:
+        pass  # measured and reported below
+    m = page.evaluate(BOXES_JS.replace("__SWITCH__", "acc_present"))
+    out = {name: b for name, b in m["parts"].items()
+           if b[0] < 0 or b[1] < 0 or b[2] > m["vw"] or b[3] > m["vh"] or b[2] <= b[0]}
+    assert not out, f"outside the 933×600 viewport: {out}"
+    assert m["scrolled"] == 0
+    assert m["cellFont"] >= 12, m
+    assert page.evaluate(f"() => {ROOT_JS}.classList.contains('onerow')")
+    assert_clean(page)
+
 def test_a_cell_edited_in_place_changes_the_matrices(app_server, page):
     """Like matrixmultiplication.xyz: click a cell of A, type, Enter: A changes, D is recomputed, the
     page's own matrices become these (the source switches to "type your own"), at the same step."""
