@@ -284,9 +284,10 @@ _time = fmt.duration
 def _table(headers: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
     line = "  ".join(h.rjust(w) if i else h.ljust(w) for i, (h, w) in enumerate(zip(headers, widths, strict=True)))
-    out = [line, "-" * len(line)]
+    out = [line.rstrip(), "-" * len(line)]  # no trailing blanks where the last column (e.g. "best") is empty
     for r in rows:
-        out.append("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))))
+        out.append("  ".join(c.rjust(w) if i else c.ljust(w)
+                             for i, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip())
     return "\n".join(out)
 
 
