@@ -482,6 +482,8 @@ def render_text(est, macs: bool = False, read: dict | None = None, d: dict | Non
                    "(per GPU, below)")
     else:
         verdict = "fits"
+    if est.train is not None:  # these lines size serving this batch; a reader must not take them for the training step's
+        verdict += " (serving this batch; the training step's memory is under TRAINING)"
     lines += [
         f"memory    weights {fmt.nbytes(mem.weights_bytes)} + KV cache {fmt.nbytes(mem.kv_cache_bytes)} "
         f"= {fmt.nbytes(mem.total_bytes)} of {fmt.nbytes(mem.capacity_bytes)}: " + verdict,
@@ -895,7 +897,8 @@ def render_scaleout(est, d: dict | None = None) -> str:
     lines.append(f"per GPU   weights {fmt.nbytes(m.weights_bytes)} + KV cache {fmt.nbytes(m.kv_cache_bytes)} + "
                  f"activations {fmt.nbytes(m.activation_bytes)} + workspace {fmt.nbytes(m.workspace_bytes)} = "
                  f"{fmt.nbytes(m.total_bytes)} of {fmt.nbytes(m.capacity_bytes)}: "
-                 + ("fits" if m.fits else "does NOT fit") + f"; largest batch that fits: {est.max_batch:,}")
+                 + ("fits" if m.fits else "does NOT fit") + f"; largest batch that fits: {est.max_batch:,}"
+                 + (" (serving; the training step's memory is under TRAINING)" if est.train is not None else ""))
     tr = est.train
     if tr is not None:
         t = tr.to_dict()
@@ -921,7 +924,8 @@ def render_scaleout(est, d: dict | None = None) -> str:
             f"{_time(t['communication_s'])} (data parallel {_time(t['dp_communication_s'])})"
             + (f" + pipeline bubble {_time(t['bubble_s'])}" if t["bubble_s"] else ""),
             f"  MFU {t['mfu']:.1%} (HFU {t['hfu']:.1%}), {_fmt(t['model_flops_per_gpu_s'], 'FLOP/s')} model FLOP/s per "
-            f"GPU, {_fmt(t['tokens_per_s'])} tokens/s ({_fmt(t['tokens_per_s_per_gpu'])} per GPU)",
+            f"GPU, {_fmt(t['tokens_per_s'])} tokens/s ({_fmt(t['tokens_per_s_per_gpu'])} per GPU)"
+            + ("" if mem.fits else " if it fitted: it does not (per GPU, below)"),
             "  communication " + ("(best case: every collective hidden): " if par.overlap else "exposed of all, by group: ")
             + ", ".join(f"{g} {_time(x['exposed_s'])} of {_time(x['total_s'])}"
                         for g, x in t["exposed_by_group"].items()) if t["exposed_by_group"] else
@@ -933,7 +937,8 @@ def render_scaleout(est, d: dict | None = None) -> str:
             f"optimizer {fmt.nbytes(mem.optimizer_bytes)} + activations {fmt.nbytes(mem.activation_bytes)} + "
             f"workspace {fmt.nbytes(mem.workspace_bytes)} = {fmt.nbytes(mem.total_bytes)} of "
             f"{fmt.nbytes(mem.capacity_bytes)}: " + ("fits" if mem.fits else "does NOT fit")
-            + f"; largest micro-batch that fits: {t['max_micro_batch']}",
+            + (f"; largest micro-batch that fits: {t['max_micro_batch']}" if t["max_micro_batch"] else
+               "; no micro-batch fits, not even 1"),
         ]
         from gemmlib.llm.training import LLAMA31_405B as a
 
