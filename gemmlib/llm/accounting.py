@@ -198,6 +198,19 @@ SHARDING: dict[str, str] = {
 # Ops that are routed experts (in a mixture of experts) — for expert parallelism.
 EXPERT_OPS = ("gate_proj", "up_proj", "down_proj")
 
+# Where an op's sequences and positions are, for one rank's share of a batch (expert-parallel ranks and the attention's
+# data replicas each take their own sequences) and of a sequence (a context-parallel rank takes 1/c of its positions).
+# Most ops run the batch's tokens as the rows (M) of a GEMM or an element-wise pass: both are in M. The ops named here
+# run each sequence (its heads, its chunks, its tokens' small matrices) as a run of its own: the sequences are in
+# ``count``; their rows are one sequence's queries, heads, a chunk, a stream or a feature, so the positions are in M
+# (the attention products and what follows their scores) or in ``count`` too (TOKENS_IN_COUNT). A convolution's rows
+# are the sequences, its positions in neither (TOKENS_IN_NEITHER). tests/llm/test_op_axes.py builds every family's
+# ops at two batches and two lengths and checks each op's axes against these tables.
+BATCH_IN_COUNT = frozenset(ATTENTION_PRODUCTS) | {"attn_softmax", "rel_bias_add", "index_scores", "index_reduce",
+                                                   "altup_mix", "hc_mix", "ssm_chunks", "ssm_scan_out"}
+TOKENS_IN_COUNT = frozenset({"altup_mix", "hc_mix", "ssm_chunks", "ssm_scan_out"})
+TOKENS_IN_NEITHER = frozenset({"conv1d", "attn_conv", "kv_conv", "mlp_conv", "cca_conv_depthwise", "cca_v_init"})
+
 _LIMITS = {"batch": 1_000_000, "seq_len": 100_000_000, "new_tokens": 10_000_000}
 
 
@@ -351,6 +364,17 @@ class Op:
     def shard(self) -> str:
         """How the op splits across tensor-parallel ranks (see :data:`SHARDING`)."""
         return SHARDING.get(self.name, "replicated")
+
+    @property
+    def batch_axis(self) -> str:
+        """Where the batch's sequences are: ``"m"`` (the rows) or ``"count"`` (the runs; see :data:`BATCH_IN_COUNT`)."""
+        return "count" if self.name in BATCH_IN_COUNT else "m"
+
+    @property
+    def tokens_axis(self) -> str:
+        """Where one sequence's positions are: ``"m"``, ``"count"`` or ``""`` (neither: a convolution's rows are the
+        sequences; see :data:`TOKENS_IN_COUNT`)."""
+        return "count" if self.name in TOKENS_IN_COUNT else "" if self.name in TOKENS_IN_NEITHER else "m"
 
     @property
     def bytes(self) -> float:

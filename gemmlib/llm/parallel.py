@@ -383,7 +383,8 @@ def per_gpu_op(op: Op, cfg: ModelConfig, par: Parallel, *, stage_layers: int | N
     stage's ceil(L / p)); ``vocab`` ops (embedding, LM head) sit whole on their stage. Context
     parallelism (c ranks) gives each rank 1/c of every sequence's tokens: every op's FLOPs and
     activations divide by c (its queries meet every key, the causal work balanced across ranks as
-    Megatron's load-balanced split does), the weights do not; the op's rows (M) are the rank's.
+    Megatron's load-balanced split does), the weights do not. The rank's rows (M) and runs are its own: 1/e of the
+    sequences and 1/c of the positions, each where the op keeps them (``Op.batch_axis``, ``Op.tokens_axis``).
     """
     c = par.cp
     # A routed expert's op splits across the experts' TP and EP ranks; every other op across the attention's TP and
@@ -420,14 +421,28 @@ def per_gpu_op(op: Op, cfg: ModelConfig, par: Parallel, *, stage_layers: int | N
         a = op.act_bytes / (tsplit * e)
     a /= c
     kv = op.kv_bytes * f / (kv_split(cfg, t, _kv_kind(op)) * e) if op.kv_bytes else 0.0
-    m = -(-op.m // c) if c > 1 else op.m  # a context-parallel rank's rows
+    # The rank's shape: its rows (M) and runs, each divided where the op keeps what is split (Op.batch_axis,
+    # Op.tokens_axis). A routed op's rows are the EP group's tokens (each expert meets the tokens of every rank of the
+    # group) and its runs the experts, divided by e; any other op has 1/e of the group's sequences (each EP rank, or
+    # attention data replica, its own) and 1/c of each sequence's positions.
+    m, runs_split = op.m, e if op.routed else 1
+    if not op.routed and e > 1:
+        if op.batch_axis == "m":
+            m = -(-m // e)
+        else:
+            runs_split *= e
+    if c > 1:
+        if op.tokens_axis == "m":
+            m = -(-m // c)
+        elif op.tokens_axis == "count":
+            runs_split *= c
     heads_split = tsplit if op.shard == "heads" else 1
     if heads_split > 1 and _heads_in_rows(op, cfg):
         # absorbed MLA's products run every head of a layer and sequence as the rows of one GEMM: a rank keeps its
         # heads as rows (h / t) and every run (before: the whole M with the runs divided by t and rounded, so
         # count × 2·M·N·K did not give the FLOPs: DeepSeek-V3 at TP 8 printed 128 rows × round(61 / 8) = 8 runs)
         m, heads_split = op.m // heads_split, 1
-    count = max(1, round(op.count * f / (heads_split * (e if op.routed else 1))))
+    count = max(1, round(op.count * f / (heads_split * runs_split)))
     return replace(op, m=m, flops=int(round(flops)), weight_bytes=w, act_bytes=a * f, kv_bytes=kv, count=count,
                    time_s=0.0, compute_s=0.0, memory_s=0.0, bound="")
 
