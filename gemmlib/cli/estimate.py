@@ -897,7 +897,8 @@ def render_scaleout(est, d: dict | None = None) -> str:
     lines.append(f"per GPU   weights {fmt.nbytes(m.weights_bytes)} + KV cache {fmt.nbytes(m.kv_cache_bytes)} + "
                  f"activations {fmt.nbytes(m.activation_bytes)} + workspace {fmt.nbytes(m.workspace_bytes)} = "
                  f"{fmt.nbytes(m.total_bytes)} of {fmt.nbytes(m.capacity_bytes)}: "
-                 + ("fits" if m.fits else "does NOT fit") + f"; largest batch that fits: {est.max_batch:,}"
+                 + ("fits" if m.fits else "does NOT fit")
+                 + (f"; largest batch that fits: {est.max_batch:,}" if est.max_batch else "; no batch fits, not even 1")
                  + (" (serving; the training step's memory is under TRAINING)" if est.train is not None else ""))
     tr = est.train
     if tr is not None:

@@ -31,3 +31,12 @@ def test_a_step_that_fits_and_an_inference_estimate_are_as_before(run_cli):
     rc, out, _ = run_cli(["estimate", "--preset", "llama-3-8b", "--gpus", "8"])
     assert rc == 0
     assert "serving this batch" not in out and "under TRAINING" not in out
+
+
+def test_a_serving_layout_where_not_one_sequence_fits_says_so(run_cli):
+    # DeepSeek-V3's 627 GiB of weights (bf16 but its fp8 experts) over EP 8 leave each 80 GB GPU over its capacity
+    # before any KV cache: the line said "largest batch that fits: 0"
+    rc, out, err = run_cli(["estimate", "--preset", "deepseek-v3", "--gpus", "8", "--ep", "8", "--batch", "8",
+                            "--seq-len", "1024", "--new-tokens", "0"])
+    assert rc == 0, err
+    assert _line(out, "per GPU ").endswith(": does NOT fit; no batch fits, not even 1")
