@@ -32,6 +32,7 @@ import importlib
 import inspect
 import json
 import platform
+import re
 import time
 import traceback
 from collections.abc import Callable
@@ -169,13 +170,16 @@ def _versions() -> dict:
 
 
 REPORT_FILES = ("report.md", "results.json", "results.csv", "charts")  # what a report writes into its --out
+# and the profiler section's Chrome traces, one per attention kind (gemmlib.measure.profiler.report_section)
+REPORT_TRACE = re.compile(r"profile_trace_[a-z0-9_]+\.json")
 
 
 def check_report_folder(out: Path) -> None:
     """Refuse (InputError) an existing ``--out`` that holds anything but a report's own files: a report rewrites those
     (a rerun replaces the last report), and would have mixed its files among a folder's others (nothing is lost)."""
     try:
-        others = sorted(p.name for p in out.iterdir() if p.name not in REPORT_FILES and not p.name.startswith("."))
+        others = sorted(p.name for p in out.iterdir() if p.name not in REPORT_FILES and not p.name.startswith(".")
+                        and not REPORT_TRACE.fullmatch(p.name))
     except FileNotFoundError:
         return
     except OSError:

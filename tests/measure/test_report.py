@@ -419,3 +419,22 @@ def test_the_batching_section_runs_its_target_points_first_and_cuts_the_rest(tmp
     assert any(x.startswith("decode batch ") for x in sec["left_out"])
     # 24 s planned, 3 s for the targets: 10.5 s for the decode sweep (5 batches of 2 s)
     assert len(order[0][2]) == 5
+
+
+def test_a_second_report_into_the_same_folder_takes_the_profilers_traces(tmp_path, monkeypatch):
+    """The profiler section writes its Chrome traces (profile_trace_<attention>.json) into the report's folder: a
+    second report there (scripts/gpu_report.sh run again with the same OUT) was refused before any work, as if the
+    traces were someone else's files."""
+    from gemmlib.measure import profiler
+
+    tiny = profiler.preset_config("llama-3-8b", 64, seq_len=16, layers=1)
+    monkeypatch.setattr(profiler, "report_configs", lambda device, quick: [tiny])
+    out = tmp_path / "rep"
+    report.run_report(out, device="cpu", quick=True, sections=("profiler",))
+    assert (out / "profile_trace_eager.json").is_file()
+    report.check_report_folder(out)  # the report's own files, traces included
+    doc = report.run_report(out, device="cpu", quick=True, sections=("profiler",))
+    assert "error" not in doc["sections"][0]
+    (out / "profile_trace_notes.txt").write_text("mine", encoding="utf-8")  # anything else still refuses
+    with pytest.raises(InputError, match="profile_trace_notes.txt"):
+        report.check_report_folder(out)
