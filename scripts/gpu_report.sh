@@ -7,6 +7,7 @@
 #                                              # 10-minute call, with room to start and to copy back)
 #   ONLY=env,multigpu,figures scripts/gpu_report.sh   # some steps only (an 8-GPU session's multi-GPU call)
 #   FULL_AUTOTUNE=1 scripts/gpu_report.sh      # the pytest step autotunes Triton over every configuration
+#   PYTHON=/path/to/python scripts/gpu_report.sh   # default: the first of python, python3 that imports torch
 #
 # Steps, in order of what they are worth; each has its own limit, and together they stay within BUDGET:
 # a step gets at most what is left (minus a reserve for the figures), one with less than 15 s left is
@@ -42,7 +43,15 @@ cd "$(dirname "$0")/.." || exit 1
 OUT="${OUT:-./out}"
 mkdir -p "$OUT"
 OUT="$(cd "$OUT" && pwd)"
-PY="${PYTHON:-python}"
+# PYTHON= names the interpreter; else the first of python and python3 that imports torch (Debian and Ubuntu have
+# no `python`), else python3
+PY="${PYTHON:-}"
+if [ -z "$PY" ]; then
+    for c in python python3; do
+        if command -v "$c" >/dev/null 2>&1 && "$c" -c 'import torch' >/dev/null 2>&1; then PY=$c; break; fi
+    done
+    PY="${PY:-python3}"
+fi
 BUDGET="${BUDGET:-570}"
 RESERVE=15   # seconds kept for the figures step
 ONLY="${ONLY:-}"
@@ -91,8 +100,11 @@ skip_step() {  # skip_step NAME WHY
 
 QUICK="${QUICK:-0}"
 if [ "$QUICK" = "1" ]; then QARG=quick; RQ=--quick; VAL="--layers 2 --seq-len 1024 --new-tokens 16"; else QARG=full; RQ=; VAL=; fi
-NGPU=$("$PY" -c 'import torch; print(torch.cuda.device_count() if torch.cuda.is_available() else 0)' 2>/dev/null || echo 0)
 NO_GPU="no CUDA device here (torch.cuda.is_available() is False)"
+if ! NGPU=$("$PY" -c 'import torch; print(torch.cuda.device_count() if torch.cuda.is_available() else 0)' 2>"$OUT/ngpu.err"); then
+    NGPU=0
+    NO_GPU="$PY could not count the GPUs ($(tail -n 1 "$OUT/ngpu.err"))"
+fi
 
 run_step env "$(limit_for env 20)" bash -c "$PY scripts/gpu_checks.py env \"$OUT/machine.json\"; nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.sm,power.limit,persistence_mode --format=csv || true"
 

@@ -277,3 +277,24 @@ def test_the_bf16_target_without_a_gpu_names_the_rule_not_none(tmp_path):
     row = {r["figure"]: r for r in json.loads((tmp_path / "figures.json").read_text())}["bf16 8192³ (harness)"]
     assert row["target"] == "≥ 75.8% of the board's bf16 peak (750 TFLOP/s on an H100 / H200 SXM)"
     assert row["status"] == "not measured: no CUDA device"
+
+
+def test_the_script_finds_python3_where_there_is_no_python(tmp_path):
+    # Debian and Ubuntu install `python3` and no `python`: without PYTHON= every step ran `python`, which the
+    # shell could not find (rc 127), and the GPU count read 0, so every GPU step was skipped as "no CUDA device".
+    import os
+    import subprocess
+    import sys
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python3").symlink_to(sys.executable)
+    out = tmp_path / "out"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHON"}
+    env.update(OUT=str(out), ONLY="env,figures", PATH=f"{bin_dir}:/usr/bin:/bin", PYTHONPATH=str(ROOT))
+    assert subprocess.run(["bash", "-c", "command -v python"], env=env, capture_output=True).returncode != 0
+    proc = subprocess.run(["bash", str(SCRIPT)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    log = (out / "steps.log").read_text()
+    assert "end   env rc=0" in log and "end   figures rc=0" in log, log
+    assert json.loads((out / "machine.json").read_text())["python"]
