@@ -615,6 +615,22 @@ def python_tiled(a, b, tile: int = 64):
 
 # --------------------------------------------------------------------------- the specs
 PER_CALL_S = 20e-6  # a library call from Python (python_tiled, numpy_blocked): its launch, besides its FLOPs
+# On a GPU each configuration of the Triton kernel is compiled on first use (a cold Triton cache: a fresh machine):
+# ~0.7-1.0 s on this project's 2-core server (triton_gemm.offline_resources for sm_90, ptxas included). The autotuned
+# row compiles every configuration of autotune_configs() and times each with the autotuner's own do_bench (25 ms of
+# warm-up, 100 ms of repetitions); a fixed tile compiles one. None of it is timed, all of it is spent.
+TRITON_COMPILE_S = 1.0
+AUTOTUNE_BENCH_S = 0.125
+
+
+def triton_setup_s(tile: int | None, dtype: str) -> float:
+    """Seconds a GPU Triton row spends before its timing: compiling (and, autotuned, timing) its configurations."""
+    if tile is not None:  # a tile _run_one refuses (not a power of two ≥ 16, or one that spills) compiles nothing
+        if tile < tg.MIN_BLOCK or tile & (tile - 1) or tg.tile_spills(tile, tile, tg.launch_for(tile, tile, dtype)[1]):
+            return 0.0
+        return TRITON_COMPILE_S
+    sixteen, thirty_two = tg.autotune_configs()
+    return len(thirty_two if dtype == "fp32" else sixteen) * (TRITON_COMPILE_S + AUTOTUNE_BENCH_S)
 
 
 def _tiling_steps(cfg: TilingConfig) -> list[tuple[str, int | None]]:
@@ -669,6 +685,8 @@ def plan_tiling(cfg: TilingConfig, lim: safety.Limits) -> plan.Plan:
             rows.append(plan.Row(flops, dname, skipped=True))
             row_peak = max(row_peak, out + plan.err_bytes(mn, eb))
             continue
+        if impl == "triton":  # a GPU's: compiled (autotuned) first, outside the timing
+            fixed += triton_setup_s(t, dname)
         # a tiled row's rate depends on its tile: named so that only the datasheet and its calls stand for it
         name = impl if t is None or impl == "triton" else f"{impl} tile {t}"
         rows.append(plan.Row(flops, dname, name, extra_calls=1, overhead_s=(calls * PER_CALL_S if calls > 1 else 0.0)))
@@ -730,7 +748,9 @@ def plan_waves(cfg: WaveConfig, lim: safety.Limits) -> plan.Plan:
     m, k, eb = cfg.m, cfg.k, get_dtype(cfg.dtype).bytes
     nmax = max(cfg.ns)
     rows = [plan.Row(2.0 * m * nn * k, cfg.dtype, impl) for nn in cfg.ns for impl in ("torch", "triton")]
-    seconds, sources = plan.estimate(rows, "cuda", cfg.min_run_time, bench="tiling-waves")
+    # the Triton kernel at the one tile, compiled once per N's divisibility by 16 (Triton specialises on it)
+    compiles = len({nn % 16 == 0 for nn in cfg.ns}) * TRITON_COMPILE_S
+    seconds, sources = plan.estimate(rows, "cuda", cfg.min_run_time, bench="tiling-waves", fixed_s=compiles)
     return plan.Plan(bytes=(m * k + k * nmax + k * nmax + m * nmax) * eb, call_flops=2.0 * m * nmax * k,
                      call_what=Msg(plan.A_GEMM, m=m, n=nmax, k=k), seconds=seconds, rows=len(rows), steps=len(rows),
                      sources=sources)

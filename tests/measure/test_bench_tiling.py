@@ -259,3 +259,32 @@ def test_lesson_reads_the_numbers():
     odd = [_fake("torch", None, 4e-3), _fake("numpy_blocked", 128, 1e-3)]
     assert "4× faster" in bt.lesson(odd) and "Rerun on an idle machine" in bt.lesson(odd)
     assert "did not run" in bt.lesson([_fake("numpy_blocked", 32, 1e-3)])
+
+
+
+def test_a_gpu_plan_counts_the_triton_kernels_compilation(monkeypatch):
+    # On a fresh GPU machine every Triton configuration is compiled before its row is timed (the autotuned row
+    # compiles and times all of them): seconds the plan did not count, so the report's tiling section ran past its
+    # share and the wave sweep after it lost its points.
+    from dataclasses import replace
+
+    from gemmlib.measure import triton_gemm as tg
+
+    monkeypatch.delenv(tg.AUTOTUNE_ENV, raising=False)
+    lim = safety.limits()
+    base = bt.TilingConfig(device="cuda", size=4096, dtype="fp16", tiles=(64, 128, 256), impls=("torch",),
+                           min_run_time=0.1)
+    tri = replace(base, impls=("torch", "triton"))
+    rows = bt.plan_tiling(tri, lim).seconds - bt.plan_tiling(base, lim).seconds
+    timed = 4 * plan.row_seconds(0.0, 0.1, "cuda")  # the autotuned row and the three tiles' rows, timed
+    # 7 configurations compiled and timed by the autotuner, tiles 64 and 128 compiled (256 spills: refused unrun)
+    setup = len(tg.GPU_CONFIGS) * (bt.TRITON_COMPILE_S + bt.AUTOTUNE_BENCH_S) + 2 * bt.TRITON_COMPILE_S
+    assert rows >= setup + timed
+    assert rows < setup + timed + 1.0
+    monkeypatch.setenv(tg.AUTOTUNE_ENV, "small")  # the GPU script's test step: one configuration
+    small = bt.plan_tiling(tri, lim).seconds - bt.plan_tiling(base, lim).seconds
+    assert small == pytest.approx(rows - (len(tg.GPU_CONFIGS) - 1) * (bt.TRITON_COMPILE_S + bt.AUTOTUNE_BENCH_S))
+    cfg = bt.WaveConfig(ns=(8192, 8200, 8208), min_run_time=0.05)
+    alone = plan.estimate([plan.Row(2.0 * 8192 * nn * 8192, "bf16", impl) for nn in cfg.ns for impl in
+                           ("torch", "triton")], "cuda", 0.05, bench="tiling-waves")[0]
+    assert bt.plan_waves(cfg, lim).seconds == pytest.approx(alone + 2 * bt.TRITON_COMPILE_S)  # N % 16: two kernels
