@@ -240,11 +240,12 @@ PROBE_REFRESH_S = 30.0  # a probe younger than this is this machine now: not tim
 
 
 def _dtypes_of(config: Any) -> list[str]:
-    """The formats a run's GEMMs use: its ``dtypes``, its ``dtype``, or its block's."""
+    """The formats a run's GEMMs use: its ``dtypes``, its ``dtype``, or its block's or its model run's (a
+    calibration's)."""
     v = getattr(config, "dtypes", None)
     if v:
         return [str(d) for d in v]
-    for c in (config, getattr(config, "block", None)):
+    for c in (config, getattr(config, "block", None), getattr(config, "run", None)):
         d = getattr(c, "dtype", None)
         if isinstance(d, str):
             return [d]
