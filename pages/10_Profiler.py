@@ -173,8 +173,8 @@ if res is not None:
 
     st.markdown("#### " + _("Top ops"))
     t = st.columns([1, 1, 4])
-    by_name = t[0].toggle(_("merge shapes"), key="pf_by_name", help=_("one row per op name, all input shapes together"))
-    top_n = t[1].number_input(_("rows"), 5, 100, value=15, key="pf_top")
+    by_name = ui.url(t[0].toggle, _("merge shapes"), False, key="pf_by_name", help=_("one row per op name, all input shapes together"))
+    top_n = ui.url(t[1].number_input, _("rows"), 5, 100, 15, key="pf_top")
     ops = res.grouped() if by_name else res.top_ops(len(res.ops))
     ui.table(view.top_ops_rows(ops[: int(top_n)], pf.UNATTRIBUTED, gettext=_),
              {"flops": "count"},  # exact: every digit

@@ -82,8 +82,8 @@ tops = [s for s in cl.size_range(1024, cl.MAX_SIZE) if s <= cap]
 with st.container(border=True):
     d = st.columns([3, 1, 1, 1])
     op_labels = {o: op_label(o) for o in cl.MEASURED}  # bound now: a test reads the widget after the run
-    ops = d[0].multiselect(_("Collectives"), list(cl.MEASURED), default=list(cl.MEASURED), key="mg_ops",
-                           format_func=op_labels.get)
+    ops = ui.url(d[0].multiselect, _("Collectives"), list(cl.MEASURED), default=list(cl.MEASURED), key="mg_ops",
+                 format_func=op_labels.get)
     top = ui.url(d[1].selectbox, _("Largest message"), tops, index=tops.index(min(top_default, tops[-1])),
                  key="mg_top", format_func=fmt.nbytes)
     dtype = ui.url(d[2].selectbox, _("dtype"), list(cl.COLLECTIVE_DTYPES), key="mg_dtype")
@@ -171,8 +171,8 @@ with ui.guard(_("the layer")):
 if model is not None:
     choices = tpm.valid_ranks(model, most)
     st.caption(view.layer_caption(model, choices, gettext=_))
-    ranks = st.multiselect(_("Rank counts to run (each beside one rank)"), choices,
-                           default=[n for n in choices if n == nproc] or choices[:1], key="mg_ranks")
+    ranks = ui.url(st.multiselect, _("Rank counts to run (each beside one rank)"), choices,
+                   default=[n for n in choices if n == nproc] or choices[:1], key="mg_ranks")
     with ui.guard(_("the estimate")):
         dev_name = harness.device_name(kind)
         pick = links[link_choice]

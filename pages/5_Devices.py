@@ -84,7 +84,7 @@ ui.table(light, column_config=_labels(light.columns))
 # PyTorch takes seconds to load: the page renders without it, and asks it only when the reader wants its view
 cuda_ok, _cuda_why = ui.cuda_available()
 found: list[dict] = []
-if st.toggle(_("Ask PyTorch too"), key="dv_torch",
+if ui.url(st.toggle, _("Ask PyTorch too"), False, key="dv_torch",
              help=_("Loading PyTorch takes a few seconds; the rest of this page does not need it.")):
     with ui.guard(_("device detection")), st.spinner(_("Asking torch which devices are present…")):
         found = _detect(ui.lang())
@@ -109,8 +109,8 @@ lim = ui.bench_limits()
 
 choices = ["cuda", "cpu"] if cuda_ok else ["cpu"]
 c = st.columns([1, 1, 3])
-dev = c[0].radio(_("Device"), choices, key="dv_device")
-quick = c[1].checkbox(_("quick"), value=dev == "cpu" or lim.classroom, key="dv_quick",
+dev = ui.url(c[0].radio, _("Device"), choices, key="dv_device")
+quick = ui.url(c[1].checkbox, _("quick"), dev == "cpu" or lim.classroom, key="dv_quick",
                       help=_("Smaller GEMMs and copy: faster, a little below the true ceiling."))
 cfg = devices.CeilingsConfig(dev, quick)
 size, copy_bytes = cfg.size, cfg.copy_bytes

@@ -53,15 +53,15 @@ with box:
     device = ui.url(c[0].radio, _("Device"), devices, key="pr_device",
                     help=None if cuda_ok else _("No GPU here: {why}").format(why=ui.tr(cuda_why)))
     shape_set = ui.url(c[1].radio, _("Shapes"), SHAPE_SETS, key="pr_set", format_func=shown_as)
-    dtypes = c[2].multiselect(_("Formats"), bp.PRECISION_DTYPES, default=list(bp.PRECISION_DTYPES), key="pr_dtypes")
+    dtypes = ui.url(c[2].multiselect, _("Formats"), bp.PRECISION_DTYPES, default=list(bp.PRECISION_DTYPES), key="pr_dtypes")
     shapes: tuple = ()
     with ui.guard(_("the shapes")):
         if shape_set == "Squares":
             default_sq = [s for s in bp.default_squares(device, quick=True) if s <= lim.max_dim]
             if device == "cpu":
                 default_sq = default_sq[:1]
-            sizes = st.multiselect(_("Sizes (M = N = K)"), [s for s in SQUARES if s <= lim.max_dim],
-                                   default=default_sq, key=f"pr_sq_{device}")
+            sizes = ui.url(st.multiselect, _("Sizes (M = N = K)"), [s for s in SQUARES if s <= lim.max_dim],
+                            default=default_sq, key=f"pr_sq_{device}")
             shapes = bp.square_shapes(sorted(sizes))
         elif shape_set == "LLM layer":
             d = st.columns(3)

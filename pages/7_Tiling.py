@@ -111,8 +111,8 @@ st.markdown(_(
 tc = st.columns([1, 1, 3])
 ui.url(tc[0].number_input, "M = N = K", 1, 1 << 20, 4096, key="tt_size")
 ui.url(tc[1].selectbox, _("dtype"), bt.TILING_DTYPES, index=list(bt.TILING_DTYPES).index("bf16"), key="tt_dtype")
-tiles_model = tc[2].multiselect(_("tile sizes"), [8, 16, 32, 64, 128, 256, 512, 1024],
-                                default=[16, 32, 64, 128, 256], key="tt_tiles")
+tiles_model = ui.url(tc[2].multiselect, _("tile sizes"), [8, 16, 32, 64, 128, 256, 512, 1024],
+                     default=[16, 32, 64, 128, 256], key="tt_tiles")
 with ui.guard(_("the traffic model")):
     s = int(st.session_state.tt_size)
     if tiles_model:
@@ -136,12 +136,12 @@ with box:
            help=_("odd sizes work: edge tiles are smaller"))
     ui.url(c[2].selectbox, _("dtype"), bt.TILING_DTYPES, index=list(bt.TILING_DTYPES).index(defaults.dtype),
            key="tb_dtype")
-    impls = c[3].multiselect(_("Implementations"), list(bt.IMPLS), default=list(bt.IMPLS), key="tb_impls",
-                             format_func=lambda i: shown_as("{impl} — {label}").format(  # a picker shows no markdown
+    impls = ui.url(c[3].multiselect, _("Implementations"), list(bt.IMPLS), default=list(bt.IMPLS), key="tb_impls",
+                   format_func=lambda i: shown_as("{impl} — {label}").format(  # a picker shows no markdown
                                  impl=impl_name(i), label=shown_as(bt.IMPL_LABELS[i]).replace("`", "")))
     d = st.columns([3, 1, 2])
-    tiles = d[0].multiselect(_("Tile sizes"), [8, 16, 32, 64, 128, 256, 512, 1024], default=list(defaults.tiles),
-                             key=f"tb_tiles_{device}")
+    tiles = ui.url(d[0].multiselect, _("Tile sizes"), [8, 16, 32, 64, 128, 256, 512, 1024], default=list(defaults.tiles),
+                   key=f"tb_tiles_{device}")
     per_row = ui.url(d[1].slider, _("seconds per row"), 0.05, 2.0, 0.2, step=0.05, key="tb_time")
     d[2].caption(ui.caps_caption(lim))
     if device == "cpu":
@@ -205,8 +205,8 @@ st.markdown(_(
     "staircase); on a GPU the button measures `torch.matmul` (cuBLAS) at the same shapes."))
 wc = st.columns(7)
 ui.url(wc[0].number_input, "SMs", 1, 1024, CATALOGUE["H200 SXM"].sms, key="tw_sms")
-tile_m = wc[1].selectbox(_("tile M"), [64, 128, 256], index=1, key="tw_tm")
-tile_n = wc[2].selectbox(_("tile N"), [64, 128, 256], index=2, key="tw_tn")
+tile_m = ui.url(wc[1].selectbox, _("tile M"), [64, 128, 256], index=1, key="tw_tm")
+tile_n = ui.url(wc[2].selectbox, _("tile N"), [64, 128, 256], index=2, key="tw_tn")
 ui.url(wc[3].number_input, "M = K", 1, lim.max_dim, min(8192, lim.max_dim), key="tw_mk")
 ui.url(wc[4].number_input, _("N from"), 1, lim.max_dim, min(8192, lim.max_dim), key="tw_n0")
 # 8192 … 8704: 32 to 34 tile columns, so the sweep crosses 16 × 132 tiles and a 17th wave starts (the cliff)

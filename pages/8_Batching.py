@@ -80,10 +80,10 @@ with st.container(border=True):
     dtype = ui.url(c[5].selectbox, _("dtype"), bb.BATCHING_DTYPES, index=list(bb.BATCHING_DTYPES).index(dec.dtype),
                    key="ba_dtype")
     d = st.columns([3, 2, 1, 1])
-    batches = d[0].multiselect(_("Batch sizes"), BATCHES, default=[b for b in default_batches if b in BATCHES],
-                               key=f"ba_batches_{device}_{shape}")
-    modes = d[1].multiselect(_("Modes"), list(bb.MODES), default=list(bb.MODES), key="ba_modes",
-                             format_func=mode_label)
+    batches = ui.url(d[0].multiselect, _("Batch sizes"), BATCHES, default=[b for b in default_batches if b in BATCHES],
+                     key=f"ba_batches_{device}_{shape.split()[0].lower()}")  # a key a link can hold
+    modes = ui.url(d[1].multiselect, _("Modes"), list(bb.MODES), default=list(bb.MODES), key="ba_modes",
+                   format_func=mode_label)
     per_row = ui.url(d[2].slider, _("seconds per row"), 0.05, 2.0, 0.1, step=0.05, key="ba_time")
     graph = ui.url(d[3].checkbox, _("CUDA graphs"), False, key="ba_graph", disabled=device != "cuda",
                    help=_("replay a captured graph: hides launch overhead (GPU only)"))

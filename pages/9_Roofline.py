@@ -59,7 +59,7 @@ with st.container(border=True):
     c = st.columns([2, 3, 2])  # the checkbox's words whole at 150 % zoom
     hw_name = ui.url(c[0].selectbox, _("Hardware (datasheet roofs)"), list(CATALOGUE),
                      index=list(CATALOGUE).index(default_hw), key="rf_hw", format_func=shown_as)
-    dtypes = c[1].multiselect(_("dtypes"), list(COMPUTE_DTYPES), default=["fp32", "bf16", "fp8"], key="rf_dtypes")
+    dtypes = ui.url(c[1].multiselect, _("dtypes"), list(COMPUTE_DTYPES), default=["fp32", "bf16", "fp8"], key="rf_dtypes")
     show_measured = ui.url(c[2].checkbox, _("measured ceilings"), True, key="rf_measured",
                            help=_("roofs measured on this machine (Devices page → measure ceilings)"))
 hw = CATALOGUE[hw_name]
@@ -71,8 +71,8 @@ if detected:
 mine = ui.session_results()
 shared = ui.shared_results()
 sc = st.columns([2, 2, 3])
-show_shared = sc[0].checkbox(_("results shared with the class ({n})").format(n=len(shared)), value=False,
-                             key="rf_shared", help=_("rows other visitors chose to share; yours alone are shown otherwise"))
+show_shared = ui.url(sc[0].checkbox, _("results shared with the class ({n})").format(n=len(shared)), False,
+                     key="rf_shared", help=_("rows other visitors chose to share; yours alone are shown otherwise"))
 if mine and sc[1].button(ngettext("Share my {n} result with the class", "Share my {n} results with the class",
                                   len(mine)).format(n=len(mine)), key="rf_share",
                          help=_("every visitor's Roofline page can then show them, labelled with your session")):

@@ -191,6 +191,8 @@ def _option_url(widget: Callable[..., T], label: str, args: tuple, key: str, kwa
     """An option widget (radio, selectbox, select_slider) whose URL value is the option, not its label."""
     ss = st.session_state
     options = list(kwargs["options"] if "options" in kwargs else args[0] if args else [])
+    if getattr(widget, "__name__", "") == "multiselect":
+        return _options_url(widget, label, args, key, kwargs, options)
     if "index" in kwargs:
         default = options[kwargs["index"]] if kwargs["index"] is not None else None
     else:
@@ -207,6 +209,36 @@ def _option_url(widget: Callable[..., T], label: str, args: tuple, key: str, kwa
             link_note(key, raw, N_("is not one of the choices"), default)
     value = widget(label, *args, key=key, **kwargs)
     _write_param(key, None if value == default else str(value))
+    return value
+
+
+def _options_url(widget: Callable[..., T], label: str, args: tuple, key: str, kwargs: dict, options: list) -> T:
+    """A multiselect with a ``format_func``: the URL holds the chosen options themselves, one ``key=`` each
+    (``?ba_modes=loop&ba_modes=bmm``; ``?ba_modes=`` for none), left out while they are the default ones."""
+    ss = st.session_state
+    default = list(kwargs.get("default") or [])
+    ctx = get_script_run_ctx()
+    if key not in ss or (ctx is not None and ctx.is_history_navigation):  # a link opened (or Back, Forward)
+        raws = st.query_params.get_all(key)
+        named = [(r, _named_option(options, kwargs["format_func"], r)) for r in raws if r != ""]
+        chosen = [o for i, (_r, o) in enumerate(named) if o is not _MISSING and o not in [n for _q, n in named[:i]]]
+        bad = next((r for r, o in named if o is _MISSING), None)
+        if bad is not None:
+            link_note(key, bad, N_("is not one of the choices"), chosen or default,
+                      then=N_("it is left out") if chosen else N_("the default {used} is used"))
+        if chosen or (raws and not named):  # the link's options (``?key=`` alone: none of them)
+            ss[key] = chosen
+        elif key in ss:
+            ss[key] = default  # history navigation to an entry without the key, or only unknown options
+        if key in ss:
+            kwargs = {**kwargs, "default": None}  # the value is the session's (a default beside it is ignored)
+    value = widget(label, *args, key=key, **kwargs)
+    want = None if list(value) == default else [str(v) for v in value] or [""]
+    if st.query_params.get_all(key) != (want or []):
+        if want is None:
+            st.query_params.pop(key, None)
+        else:
+            st.query_params[key] = want
     return value
 
 

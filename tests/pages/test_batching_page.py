@@ -52,7 +52,7 @@ def test_small_cpu_sweep():
     at.radio(key="ba_shape").set_value("Custom").run()
     at.number_input(key="ba_k").set_value(64).run()
     at.number_input(key="ba_n").set_value(32).run()
-    at.multiselect(key="ba_batches_cpu_Custom").set_value([1, 8]).run()
+    at.multiselect(key="ba_batches_cpu_custom").set_value([1, 8]).run()
     at.slider(key="ba_time").set_value(0.05).run()
     at.button(key="ba_run").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]

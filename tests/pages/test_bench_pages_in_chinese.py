@@ -120,7 +120,7 @@ def _batching_run(at: AppTest) -> AppTest:
     at.radio(key="ba_device").set_value("cpu")
     at.number_input(key="ba_k").set_value(64).run()
     at.number_input(key="ba_n").set_value(32).run()
-    at.multiselect(key="ba_batches_cpu_Custom").set_value([1, 8]).run()
+    at.multiselect(key="ba_batches_cpu_custom").set_value([1, 8]).run()
     at.slider(key="ba_time").set_value(0.05).run()
     at.button(key="ba_run").click().run()
     return at
