@@ -169,9 +169,11 @@ def run_estimate(est: Plan, device: str | None = None) -> None:
     from gemmlib.core import format as fmt
 
     sources = ", ".join(_(RATE_SOURCES.get(s, s)) for s in est.sources) or "—"
-    st.caption(_("This run: about {time} for {steps} steps (rates: {sources}). The server caps one run at its "
-                 "time limit.").format(time=fmt.duration(max(1.0, round(est.seconds))), steps=est.steps or est.rows,
-                                       sources=sources))
+    steps = est.steps or est.rows
+    st.caption(ngettext("This run: about {time} for {steps} step (rates: {sources}). The server caps one run at its "
+                        "time limit.", "This run: about {time} for {steps} steps (rates: {sources}). The server caps "
+                        "one run at its time limit.", steps).format(time=fmt.duration(max(1.0, round(est.seconds))),
+                                                                    steps=steps, sources=sources))
     if device is None:
         return
     start, warm = runner.start_estimate(device)

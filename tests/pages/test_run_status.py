@@ -38,7 +38,7 @@ def test_the_benchmark_pages_say_how_long_a_run_takes_before_it_starts():
         at = AppTest.from_file(str(ROOT / "pages" / page), default_timeout=120).run()
         assert not at.exception
         caps = [c.value for c in at.caption]
-        runs = [c for c in caps if c.startswith("This run: about") and "steps (rates:" in c]
+        runs = [c for c in caps if c.startswith("This run: about") and "(rates:" in c]
         totals = [c for c in caps if c.startswith("In all about **")]
         assert len(runs) >= buttons and len(totals) == len(runs), (page, caps)
         assert all("to start its worker" in c or "to hand it to the warm worker" in c for c in totals), totals
@@ -84,3 +84,17 @@ def test_a_noisy_result_says_the_machine_was_busy():
     assert not at.exception
     warn = " ".join(w.value for w in at.warning)
     assert "1 of 2 rows are noisy" in warn and "bf16, 3.5×" in warn and "the machine was busy, rerun" in warn
+
+
+def test_a_one_step_run_says_step_not_steps():
+    """The Roofline page's calibration is one step: "for 1 step", not "for 1 steps" (and in Chinese too)."""
+    import re
+
+    at = AppTest.from_file(str(ROOT / "pages" / "9_Roofline.py"), default_timeout=120).run()
+    assert not at.exception
+    runs = [c.value for c in at.caption if c.value.startswith("This run: about")]
+    assert runs, [c.value for c in at.caption]
+    for text in runs:
+        n = int(re.search(r" for (\d+) steps? \(", text).group(1))
+        assert (" step (" in text) == (n == 1), text
+    assert any(" for 1 step (" in text for text in runs), runs
