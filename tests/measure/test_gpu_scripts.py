@@ -298,3 +298,26 @@ def test_the_script_finds_python3_where_there_is_no_python(tmp_path):
     log = (out / "steps.log").read_text()
     assert "end   env rc=0" in log and "end   figures rc=0" in log, log
     assert json.loads((out / "machine.json").read_text())["python"]
+
+
+def test_the_scripts_calibration_and_validation_are_admitted_by_its_caps(monkeypatch):
+    # calibrate and validate --device cuda run a whole llama-3-8b stack: its LM head is N = vocab = 128,256, above
+    # the default cap of 16,384 on any dimension, so both steps were refused at once on the GPU ("vocab=128256 is
+    # above this server's cap"). The script raises the cap for its own runs (GEMM_MAX_DIM, unless one is given).
+    import re
+
+    from gemmlib.measure import calibrate as cb
+    from gemmlib.measure import safety
+
+    text = SCRIPT.read_text()
+    found = re.search(r'export GEMM_MAX_DIM="\$\{GEMM_MAX_DIM:-(\d+)\}"', text)
+    assert found, "gpu_report.sh sets no dimension cap for its calibrate and validate steps"
+    monkeypatch.setenv("GEMM_MAX_DIM", found.group(1))
+    lim = safety.limits()
+    for flags in ({}, {"layers": 2, "seq_len": 1024, "new_tokens": 16}):  # the full run and QUICK=1's
+        run = cb.make_run("cuda", **flags)
+        cb.plan_calibration(cb.CalibrationConfig(run, "cuda"), lim)
+        cb.plan_calibration(cb.CalibrationConfig(run, "cuda", calibrate=False, validate=True), lim)
+    monkeypatch.delenv("GEMM_MAX_DIM")
+    with pytest.raises(safety.Refused, match="vocab=128256"):
+        cb.plan_calibration(cb.CalibrationConfig(cb.make_run("cuda"), "cuda"), safety.limits())
