@@ -482,18 +482,6 @@ class ShapeEfficiency:
     def _kv_split(self) -> int:
         return 1 if self.cfg.is_mla else min(self.par.tp, self.cfg.kv_heads)
 
-    def _local(self, name: str, shard: str, m: float, n: float, k: float,
-               routed: bool = False) -> tuple[float, float, float]:
-        # a routed expert splits over the experts' own TP ranks (Megatron's expert_tensor_parallel_size)
-        t = getattr(self.par, "expert_tp", self.par.tp) if routed else self.par.tp
-        if name in ("k_proj", "v_proj"):
-            return m, n / self._kv_split(), k
-        if shard in ("column", "vocab"):
-            return m, n / t, k
-        if shard == "row":
-            return m, n, k / t
-        return m, n, k
-
     def _time(self, op) -> tuple[float, float, float, str]:
         """(fixed kernel time, compute time, memory time, what set them) of all of ``op``'s runs."""
         hw = self.hw
@@ -543,7 +531,6 @@ class ShapeEfficiency:
             per_token = self.cfg.routed_per_token
             reached = max(1, min(self.cfg.experts, int(m) * per_token))
             m = max(1.0, m * per_token / reached)
-        m, n, k = self._local(name, op.shard, m, n, k, routed=getattr(op, "routed", False))
         kernels = kernels if kernels > 0 else 1.0
         size = kernels * 2 * m * n * k  # 0 for a product over no keys yet (DeepSeek-V4: no window closed)
         batch = max(1.0, op.flops / size) if size > 0 else 1.0  # GEMMs per kernel (heads, sequences, experts)

@@ -369,11 +369,25 @@ def _is_kv_projection(op: Op, cfg: ModelConfig) -> bool:
     return op.is_gemm and op.name in ("k_proj", "v_proj")
 
 
-def _heads_in_rows(op: Op, cfg: ModelConfig) -> bool:
-    """Whether ``op``'s rows (M) are the query heads: absorbed MLA's decode products (``accounting``: every head of a
-    layer and sequence against the shared latent, M = heads, one run per layer, sequence and step)."""
-    return (cfg.is_mla and op.phase == "decode" and op.name in ("attn_scores", "attn_values")
-            and op.m == cfg.heads and op.m > 1)
+# Head-parallel ops whose heads (or channels) are in their width, N: each run covers every head of a layer.
+HEADS_IN_WIDTH = frozenset({"rotary", "kv_repeat", "conv1d", "conv_gates", "kv_conv", "kv_conv_dynamic", "ssm_scan",
+                            "cca_conv_depthwise", "cca_conv_grouped"})
+
+
+def heads_axis(op: Op, cfg: ModelConfig) -> str:
+    """Where a head-parallel op keeps its heads, the dimension tensor parallelism splits: ``"m"`` (the rows: absorbed
+    MLA's decode products run every head of a layer and sequence against the shared latent as one GEMM; the relative
+    bias's per-head states; Mamba's scan output over its inner channels), ``"n"`` (:data:`HEADS_IN_WIDTH`) or
+    ``"count"`` (a run per head: the attention products and what follows their scores, a chunked scan's chunks).
+    tests/llm/test_op_axes.py checks each against the same model with half the heads."""
+    if op.name in HEADS_IN_WIDTH:
+        return "n"
+    if op.name == "rel_logits" or (op.name == "ssm_scan_out" and cfg.mixer is not None and cfg.mixer.kind == "mamba"):
+        return "m"
+    if (cfg.is_mla and op.phase == "decode" and op.name in ("attn_scores", "attn_values") and op.m == cfg.heads
+            and op.m > 1):
+        return "m"
+    return "count"
 
 
 def per_gpu_op(op: Op, cfg: ModelConfig, par: Parallel, *, stage_layers: int | None = None) -> Op:
@@ -421,11 +435,14 @@ def per_gpu_op(op: Op, cfg: ModelConfig, par: Parallel, *, stage_layers: int | N
         a = op.act_bytes / (tsplit * e)
     a /= c
     kv = op.kv_bytes * f / (kv_split(cfg, t, _kv_kind(op)) * e) if op.kv_bytes else 0.0
-    # The rank's shape: its rows (M) and runs, each divided where the op keeps what is split (Op.batch_axis,
-    # Op.tokens_axis). A routed op's rows are the EP group's tokens (each expert meets the tokens of every rank of the
-    # group) and its runs the experts, divided by e; any other op has 1/e of the group's sequences (each EP rank, or
-    # attention data replica, its own) and 1/c of each sequence's positions.
-    m, runs_split = op.m, e if op.routed else 1
+    # The rank's shape: its rows (M), its N and K, and its runs, each divided where the op keeps what is split, so that
+    # 2·M·N·K × runs is the rank's FLOPs. A routed op's rows are the EP group's tokens (each expert meets the tokens of
+    # every rank of the group) and its runs the experts, divided by e; any other op has 1/e of the group's sequences
+    # (each EP rank, or attention data replica, its own: Op.batch_axis) and 1/c of each sequence's positions
+    # (Op.tokens_axis). Tensor parallelism splits a column-parallel op's N, a row-parallel one's K, a head-parallel
+    # one's heads wherever it keeps them (:func:`heads_axis`), and with sequence parallelism an element-wise op's rows.
+    m, n, k, n_last, k_last = op.m, op.n, op.k, op.n_last, op.k_last
+    runs_split = e if op.routed else 1
     if not op.routed and e > 1:
         if op.batch_axis == "m":
             m = -(-m // e)
@@ -436,14 +453,26 @@ def per_gpu_op(op: Op, cfg: ModelConfig, par: Parallel, *, stage_layers: int | N
             m = -(-m // c)
         elif op.tokens_axis == "count":
             runs_split *= c
-    heads_split = tsplit if op.shard == "heads" else 1
-    if heads_split > 1 and _heads_in_rows(op, cfg):
-        # absorbed MLA's products run every head of a layer and sequence as the rows of one GEMM: a rank keeps its
-        # heads as rows (h / t) and every run (before: the whole M with the runs divided by t and rounded, so
-        # count × 2·M·N·K did not give the FLOPs: DeepSeek-V3 at TP 8 printed 128 rows × round(61 / 8) = 8 runs)
-        m, heads_split = op.m // heads_split, 1
-    count = max(1, round(op.count * f / (heads_split * runs_split)))
-    return replace(op, m=m, flops=int(round(flops)), weight_bytes=w, act_bytes=a * f, kv_bytes=kv, count=count,
+    if tsplit > 1:
+        if op.shard == "column" or vocab and op.is_gemm:  # (the embedding's lookup writes full-width rows)
+            n = -(-n // tsplit)
+        elif op.shard == "row":
+            k = -(-k // tsplit)
+        elif op.shard == "heads":
+            where = heads_axis(op, cfg)
+            if where == "m":
+                m = -(-m // tsplit)
+            elif where == "n":
+                n = -(-n // tsplit)
+            else:
+                runs_split *= tsplit
+        elif op.tokens_axis == "m":  # sequence parallel: a replicated element-wise op on the rank's share of the rows
+            m = -(-m // tsplit)
+        else:
+            runs_split *= tsplit
+    count = max(1, round(op.count * f / runs_split))
+    return replace(op, m=m, n=n, k=k, n_last=n_last, k_last=k_last, flops=int(round(flops)), weight_bytes=w,
+                   act_bytes=a * f, kv_bytes=kv, count=count,
                    time_s=0.0, compute_s=0.0, memory_s=0.0, bound="")
 
 

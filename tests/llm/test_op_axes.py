@@ -10,6 +10,7 @@ length included."""
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import json
 import warnings
@@ -26,7 +27,7 @@ from gemmlib.llm.accounting import (
     phase_ops,
 )
 from gemmlib.llm.hf import read_config, read_config_file
-from gemmlib.llm.parallel import Parallel, per_gpu_op
+from gemmlib.llm.parallel import Parallel, heads_axis, per_gpu_op
 from gemmlib.llm.presets import PRESETS
 
 CONFIGS = sorted(glob.glob(str(Path(__file__).resolve().parents[1] / "data" / "configs" / "*.json")))
@@ -159,3 +160,89 @@ def test_deepseek_v3_at_ep_8_runs_1024_rows_per_rank(capsys):
         if o["kind"] == "gemm" and not o.get("n_last") and not o.get("k_last") and not o["routed"] \
                 and o["name"] not in ("attn_scores", "attn_values"):
             assert 2 * o["m"] * o["n"] * o["k"] * o["count"] == o["flops"], o["name"]
+
+
+def _halved(cfg):
+    """``cfg`` with half the attention heads and KV heads (the same head dims) and half the mixer's heads, groups and
+    channels: what one of two tensor-parallel ranks runs of a head-parallel op. None where a count is odd."""
+    kv = cfg.kv_heads or cfg.heads
+    if cfg.heads % 2 or kv % 2:
+        return None
+    kw = dict(heads=cfg.heads // 2, kv_heads=kv // 2, head_dim=cfg.head_dim)
+    mx = cfg.mixer
+    if mx is not None:
+        mkw = {f: getattr(mx, f) // 2 for f in ("heads", "groups", "inner") if getattr(mx, f)}
+        if any(getattr(mx, f) % 2 for f in mkw):
+            return None
+        if mx.kind == "mamba2" and mx.heads:
+            mkw["inner"] = mx.heads // 2 * mx.head_dim
+        kw["mixer"] = dataclasses.replace(mx, **mkw)
+    try:
+        return dataclasses.replace(cfg, **kw)
+    except Exception:  # a layout whose other fields are tied to the head count (Gemma 4's full layers)
+        return None
+
+
+def test_a_tp_rank_runs_each_head_parallel_op_at_the_shape_of_its_own_heads():
+    """One of two TP ranks runs a head-parallel op (attention products, softmax, rotary, the mixers' convolutions and
+    scans) as the same model with half the heads runs it: its heads are its runs, its rows or its width (heads_axis)."""
+    models = _models()
+    models.update(_default_configs())
+    checked, wrong = defaultdict(int), []
+    for name, cfg in models.items():
+        half = _halved(cfg)
+        if half is None:
+            continue
+        for which in ("prefill", "decode"):
+            wl = Workload(batch=2, seq_len=256, new_tokens=3)
+            try:
+                whole, ref = phase_ops(cfg, wl, which), phase_ops(half, wl, which)
+            except Exception:  # a model whose other widths assume its own head count
+                continue
+            if [o.name for o in whole] != [o.name for o in ref]:
+                continue
+            for o, r in zip(whole, ref, strict=True):
+                if o.shard != "heads" or cfg.is_mla and o.name == "rotary":
+                    # (MLA's rotary also turns the one shared key's rope part, which every rank turns: the per-GPU op
+                    # charges 1/t of the whole, that part split too, 1/(heads + 1) of an element-wise op's width)
+                    continue
+                if sorted((o.m / r.m, o.n / r.n, o.k / r.k if r.k else 1.0, o.count / r.count)) != [1, 1, 1, 2]:
+                    continue  # heads set by another field too (dots3's sliding layers): halving did not halve the op
+                mine = per_gpu_op(o, cfg, Parallel(tp=2), stage_layers=cfg.layers)
+                checked[(o.name, heads_axis(o, cfg))] += 1
+                if (mine.m, mine.n, mine.k, mine.count) != (r.m, r.n, r.k, r.count):
+                    wrong.append(f"{name} {which} {o.name}: rank {(mine.m, mine.n, mine.k, mine.count)}, "
+                                 f"half the heads {(r.m, r.n, r.k, r.count)}")
+    assert not wrong, "\n".join(wrong[:20])
+    assert {a for _, a in checked} == {"m", "n", "count"}, checked  # every kind of head axis met
+    assert checked[("rotary", "n")] > 50 and checked[("attn_scores", "count")] > 100
+
+
+def _exact(o) -> bool:
+    """A GEMM whose FLOPs are 2·M·N·K × runs (not a product over a causal triangle, a growing cache or a window)."""
+    return o.is_gemm and o.n_last is None and o.k_last is None and o.flops == 2 * o.m * o.n * o.k * o.count
+
+
+@pytest.mark.parametrize("layout", [dict(tp=2), dict(tp=4, sequence_parallel=True), dict(cp=2), dict(ep=2),
+                                    dict(tp=2, ep=2, etp=1), dict(tp=2, cp=2, ep=2)])
+def test_one_gpus_gemms_multiply_out_to_its_flops(layout):
+    """The per-GPU table's promise: for each GEMM whose whole FLOPs are 2·M·N·K × runs, one GPU's row multiplies out
+    to one GPU's FLOPs (before, a column-parallel op showed the whole N beside a rank's FLOPs: Llama-3-8B at TP 8,
+    q_proj 4096 × 4096 × 4096 × 32 beside 550 GFLOP, an eighth of that)."""
+    par = Parallel(**layout)
+    checked, wrong = 0, []
+    for name, cfg in _models().items():
+        wl = Workload(batch=8, seq_len=1024, new_tokens=2)
+        for which in ("prefill", "decode") if par.cp == 1 else ("prefill",):  # (CP is a training layout)
+            for o in phase_ops(cfg, wl, which):
+                if o.routed or not _exact(o):
+                    continue
+                mine = per_gpu_op(o, cfg, par, stage_layers=cfg.layers)
+                if any(x % y for x, y in ((o.n, 4), (o.k, 4), (o.m, 4))):
+                    continue  # a split that does not divide: the rank's share is rounded up
+                checked += 1
+                if 2 * mine.m * mine.n * mine.k * mine.count != mine.flops:
+                    wrong.append(f"{name} {which} {o.name}: {mine.m}×{mine.n}×{mine.k} × {mine.count} "
+                                 f"= {2 * mine.m * mine.n * mine.k * mine.count:,} against {mine.flops:,}")
+    assert checked > 500
+    assert not wrong, "\n".join(wrong[:20])
