@@ -162,7 +162,9 @@ res = ui.bench_section(
     around=trace_folder, store=lambda r: replace(r, trace_path=None), keep=pf.op_results)
 if res is not None:
     st.markdown(view.run_heading(res, ngettext, gettext=_, md=ui.md))
-    ui.metrics(st.columns(4), view.run_metrics(res, pf.GEMM_TARGET, gettext=_))
+    figures = view.run_metrics(res, pf.GEMM_TARGET, gettext=_)  # two a row: "3.95 GFLOP/s" whole at 1280 px
+    ui.metrics(st.columns(2), figures[:2])
+    ui.metrics(st.columns(2), figures[2:])
     good, words = view.verdict(res, pf.GEMM_TARGET, gettext=_)
     (st.success if good else st.warning)(words)
     st.altair_chart(charts_profile.share_chart(res, gettext=_), width="stretch")
@@ -172,7 +174,7 @@ if res is not None:
         profiler=fmt.count(round(res.gemm_flops)), count=fmt.count(res.predicted_gemm_flops)))
 
     st.markdown("#### " + _("Top ops"))
-    t = st.columns([1, 1, 4])
+    t = st.columns([2, 1, 3])  # "merge shapes" whole at 1280 px, in English too
     by_name = ui.url(t[0].toggle, _("merge shapes"), False, key="pf_by_name", help=_("one row per op name, all input shapes together"))
     top_n = ui.url(t[1].number_input, _("rows"), 5, 100, 15, key="pf_top")
     ops = res.grouped() if by_name else res.top_ops(len(res.ops))

@@ -79,7 +79,7 @@ with st.container(border=True):
         c[4].metric("N", n)
     dtype = ui.url(c[5].selectbox, _("dtype"), bb.BATCHING_DTYPES, index=list(bb.BATCHING_DTYPES).index(dec.dtype),
                    key="ba_dtype")
-    d = st.columns([3, 2, 1, 1])
+    d = st.columns([3, 2, 1.3, 1.7])  # "CUDA graphs" whole at 1280 px
     batches = ui.url(d[0].multiselect, _("Batch sizes"), BATCHES, default=[b for b in default_batches if b in BATCHES],
                      key=f"ba_batches_{device}_{shape.split()[0].lower()}")  # a key a link can hold
     modes = ui.url(d[1].multiselect, _("Modes"), list(bb.MODES), default=list(bb.MODES), key="ba_modes",

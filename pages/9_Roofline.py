@@ -70,7 +70,7 @@ if detected:
 # ----------------------------------------------------------------------------- points
 mine = ui.session_results()
 shared = ui.shared_results()
-sc = st.columns([2, 2, 3])
+sc = st.columns([3, 2, 2])  # the checkbox's words whole at 1280 px
 show_shared = ui.url(sc[0].checkbox, _("results shared with the class ({n})").format(n=len(shared)), False,
                      key="rf_shared", help=_("rows other visitors chose to share; yours alone are shown otherwise"))
 if mine and sc[1].button(ngettext("Share my {n} result with the class", "Share my {n} results with the class",
