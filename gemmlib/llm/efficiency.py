@@ -474,11 +474,6 @@ class ShapeEfficiency:
         """The op's time in this model."""
         return self.breakdown(op)[0]
 
-    def _stage_fraction(self, op) -> float:
-        if op.shard == "vocab" or self.par.pp <= 1:
-            return 1.0
-        return -(-self.cfg.layers // self.par.pp) / self.cfg.layers
-
     def _kv_split(self) -> int:
         return 1 if self.cfg.is_mla else min(self.par.tp, self.cfg.kv_heads)
 
@@ -492,11 +487,11 @@ class ShapeEfficiency:
         if not op.is_gemm:
             return 0.0, op.flops / peak, t_mem, Text(N_("element-wise: {share:.0%} of the bandwidth"), share=self.beta)
         if op.name in _DEPTHWISE:
-            kernels = (getattr(op, "kernels", 0) or op.count) * self._stage_fraction(op)
+            kernels = (getattr(op, "kernels", 0) or op.count)
             return kernels * T0_S, op.flops / (hw.peak("fp32") or peak), t_mem, Text(_DEPTHWISE[op.name],
                                                                                       share=self.beta)
         if op.name in _PRODUCTS and self.wl.attention == "fused":
-            kernels = (getattr(op, "kernels", 0) or op.count) * self._stage_fraction(op)
+            kernels = (getattr(op, "kernels", 0) or op.count)
             return self._fused_attention(op, kernels, peak, t_mem)
         m, n, k, batch, kernels, fused_member = self._gemm_shape(op)
         eta = gemm_share(m, n, k, batch=batch, peak=peak, ceiling=ceiling(hw, dt), sms=self.sms,
@@ -523,7 +518,7 @@ class ShapeEfficiency:
         m = float(op.m)
         n = float(op.n if not op.n_last else (op.n + op.n_last) / 2)
         k = float(op.k if not op.k_last else (op.k + op.k_last) / 2)
-        kernels = (getattr(op, "kernels", 0) or op.count) * self._stage_fraction(op)
+        kernels = (getattr(op, "kernels", 0) or op.count)
         name = op.name
         group = self._group(name)
         fused_member = group is not None and name in _FUSED_INTO

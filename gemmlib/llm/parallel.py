@@ -471,8 +471,9 @@ def per_gpu_op(op: Op, cfg: ModelConfig, par: Parallel, *, stage_layers: int | N
         else:
             runs_split *= tsplit
     count = max(1, round(op.count * f / runs_split))
+    kernels = max(1, round(op.kernels * f)) if op.kernels else 0  # the launches of the stage's layers (0: one per run)
     return replace(op, m=m, n=n, k=k, n_last=n_last, k_last=k_last, flops=int(round(flops)), weight_bytes=w,
-                   act_bytes=a * f, kv_bytes=kv, count=count,
+                   act_bytes=a * f, kv_bytes=kv, count=count, kernels=kernels,
                    time_s=0.0, compute_s=0.0, memory_s=0.0, bound="")
 
 

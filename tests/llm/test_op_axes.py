@@ -246,3 +246,27 @@ def test_one_gpus_gemms_multiply_out_to_its_flops(layout):
                                  f"= {2 * mine.m * mine.n * mine.k * mine.count:,} against {mine.flops:,}")
     assert checked > 500
     assert not wrong, "\n".join(wrong[:20])
+
+
+def test_a_pipeline_stage_launches_the_kernels_of_its_own_layers():
+    """A stage of PP 2 launches its layers' kernels once each: Llama-3-8B's q_proj 16 of 32 per prompt, Falcon-Mamba's
+    depthwise conv1d (one launch per layer and decode step, counted by its runs) 32 × 3 of 64 × 3. Before, the shape
+    model scaled the launches by the stage's share again after per_gpu_op had (a 64-layer model's conv1d at PP 2: 48
+    launches charged for the stage's 96)."""
+    from gemmlib.core.hardware import get_hardware
+    from gemmlib.llm.efficiency import T0_S, ShapeEfficiency
+
+    hw = get_hardware("H100 SXM")
+    par = Parallel(pp=2)
+    llama = PRESETS["llama-3-8b"]
+    wl = Workload(batch=1, seq_len=512, new_tokens=3)
+    q = next(o for o in phase_ops(llama, wl, "prefill") if o.name == "q_proj")
+    mine = per_gpu_op(q, llama, par, stage_layers=16)
+    assert (q.kernels, mine.kernels, mine.count) == (32, 16, 16)
+    mamba = read_config_file(next(p for p in CONFIGS if Path(p).stem == "falcon-mamba-7b"))[0]
+    conv = next(o for o in phase_ops(mamba, wl, "decode") if o.name == "conv1d")
+    assert conv.kernels == 0 and conv.count == 64 * 3
+    mine = per_gpu_op(conv, mamba, par, stage_layers=32)
+    model = ShapeEfficiency(hw, mamba, wl, par)
+    fixed = model._time(mine)[0]
+    assert fixed == pytest.approx(32 * 3 * T0_S, rel=1e-12)
