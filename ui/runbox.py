@@ -211,6 +211,7 @@ def noise_note(results: list) -> None:
 
 # ----------------------------------------------------------------------------- benchmarks
 _SID = "_bench_session"
+_RUNNING = "_bench_running"  # what this session's run is running, until it ends (stopped_notice)
 
 
 def _session_tag() -> str:
@@ -327,22 +328,29 @@ def run_benchmark(spec: BenchSpec, config: Any, lim: safety.Limits, done: Callab
             st.session_state[_SID]  # noqa: B018 - a yield point: a Stop, a rerun or a closed session raises here
             show()
 
+        # kept until the run ends here: a run a changed setting stopped (Streamlit's StopException, after which the
+        # session state takes no more writes from this run) is still named on the page's next run (stopped_notice)
+        st.session_state[_RUNNING] = what
         try:
             out = runner.run(spec, config, lim, owner=owner, on_wait=on_wait, on_progress=on_progress, cancelled=gone,
                              tick=tick, queue_timeout_s=queue_timeout_s(lim), visitor=visitor())
         except runqueue.VisitorLimit:
+            st.session_state.pop(_RUNNING, None)  # ended here: its box and the page's guard say how
             status.update(label=_("Not queued: you already have a run"), state="error", expanded=False)
             raise
         except InputError:
+            st.session_state.pop(_RUNNING, None)
             status.update(label=_("Not run"), state="error")
             raise
         except Exception:
+            st.session_state.pop(_RUNNING, None)
             status.update(label=_("Failed"), state="error")
             raise
         except BaseException:  # Streamlit's own Stop, a rerun, a closed session: the worker is already killed
-            with contextlib.suppress(BaseException):
+            with contextlib.suppress(BaseException):  # _RUNNING stays: the next run of the page says it stopped
                 status.update(label=_("Stopped"), state="error", expanded=False)
             raise
+        st.session_state.pop(_RUNNING, None)
         from gemmlib.core import format as fmt
 
         label = done(out.result) if done else _("Done")
@@ -358,8 +366,10 @@ def run_benchmark(spec: BenchSpec, config: Any, lim: safety.Limits, done: Callab
 
 
 def stopped_notice() -> None:
-    """Say once that this visitor's last run was stopped with the Stop button."""
-    what = st.session_state.pop("_bench_stopped", None)
+    """Say once that this visitor's last run was stopped: with the Stop button, or by a setting changed (or a
+    page left) while it ran, which stops the script and the run with it."""
+    stopped, running = st.session_state.pop("_bench_stopped", None), st.session_state.pop(_RUNNING, None)
+    what = stopped or running  # the Stop button's run, else one a changed setting or another page stopped
     if what:
         st.info(_("Stopped {what}; nothing from that run was kept.").format(what=md(tr(what))))
 

@@ -98,3 +98,27 @@ def test_a_one_step_run_says_step_not_steps():
         n = int(re.search(r" for (\d+) steps? \(", text).group(1))
         assert (" step (" in text) == (n == 1), text
     assert any(" for 1 step (" in text for text in runs), runs
+
+
+def test_a_run_stopped_by_a_changed_setting_says_so(monkeypatch):
+    """A setting changed during a run reruns the page, which kills the run: the next run of the page says
+    the run was stopped and nothing kept (as the Stop button's does), instead of the run vanishing."""
+    from streamlit.runtime.scriptrunner_utils.exceptions import RerunException
+    from streamlit.runtime.scriptrunner_utils.script_requests import RerunData
+
+    from gemmlib.measure import runner
+
+    calls = []
+
+    def interrupted(*args, **kwargs):
+        calls.append(1)
+        raise RerunException(RerunData())  # what a widget change does to the script at its next yield point
+
+    monkeypatch.setattr(runner, "run", interrupted)
+    at = AppTest.from_file(str(ROOT / "pages" / "6_Precision.py"), default_timeout=120).run()
+    next(b for b in at.button if b.label == "Run the benchmark").click().run()
+    assert calls == [1] and not at.exception
+    assert any(i.value.startswith("Stopped a precision run") and "nothing from that run was kept" in i.value
+               for i in at.info), [i.value for i in at.info]
+    at.run()  # said once
+    assert not any(i.value.startswith("Stopped") for i in at.info)
