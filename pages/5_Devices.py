@@ -141,9 +141,10 @@ for key, ceil in measured.items():
         shown = pd.DataFrame([{**r, "figure": _(r["figure"]), "note": _(r["note"]) if r["note"] else r["note"]}
                               for r in rows]).dropna(axis=1, how="all")
         ui.table(shown, {"share of datasheet": "percent"}, key=f"dv_rows_{key}", column_config=_labels(shown.columns))
-        st.altair_chart(charts_bench.ceilings_chart(
-            rows, title=_("{name}: measured {when} (dot: median, line: p20–p80) vs datasheet").format(
-                name=ceil.device_name, when=ceil.when), gettext=_), width="stretch")
+        title = (_("{name}: measured {when} (dot: median, line: p20–p80) vs datasheet")
+                 if any(r.get("datasheet") for r in rows) else _("{name}: measured {when} (dot: median, line: p20–p80)"))
+        st.altair_chart(charts_bench.ceilings_chart(rows, title=title.format(name=ceil.device_name, when=ceil.when),
+                                                    gettext=_), width="stretch")
         if not any(r.get("low") for r in rows):
             st.caption(_("Measured before this app kept the spread: measure again to see it."))
     for dt, why in ceil.notes.items():

@@ -97,8 +97,9 @@ def ceilings_chart(rows: list[dict], title: str = "Measured vs datasheet", *, ge
               axis=alt.Axis(format="~g"))
     y = alt.Y("figure:N", sort=order, title=None, axis=alt.Axis(labelLimit=260))
     series = label_expr({k: gettext(v) for k, v in CEILING_SERIES.items()})
-    colour = alt.Color("which:N", title=None, scale=alt.Scale(domain=["measured (median)", "datasheet"],
-                                                             range=["#1f77b4", "#9e9e9e"]),
+    sheet = any(p["which"] == "datasheet" for p in pts)  # a CPU has no datasheet row: no grey legend entry then
+    colour = alt.Color("which:N", title=None, scale=alt.Scale(domain=["measured (median)", "datasheet"][:1 + sheet],
+                                                             range=["#1f77b4", "#9e9e9e"][:1 + sheet]),
                        legend=alt.Legend(orient="bottom", labelExpr=series))
     figure = alt.Tooltip("figure:N", title=gettext("figure"))
     which = alt.Tooltip("which:N", title=gettext("series"))

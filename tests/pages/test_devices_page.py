@@ -1,5 +1,6 @@
 """The Devices page: detection, datasheet rows, and a ceiling measurement from the button."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -70,3 +71,18 @@ def test_measured_figures_carry_their_date_and_spread_on_one_axis(monkeypatch):
     assert any("measured 20" in m.value and "UTC" in m.value for m in at.markdown)
     spec = at.get("vega_lite_chart")[-1].proto.spec
     assert '"row"' not in spec and '"facet"' not in spec and '"type": "log"' in spec  # one shared axis
+
+
+def test_a_cpu_chart_promises_no_datasheet_it_does_not_draw(monkeypatch):
+    """A CPU has no datasheet row (its catalogue row is a placeholder): its chart is titled "measured …" without
+    "vs datasheet", and its legend has no grey "datasheet" entry with nothing drawn for it."""
+    monkeypatch.setattr(devices, "ceiling_plan", lambda device, quick=False: (64, 1024**2))
+    at = AppTest.from_file(PAGE, default_timeout=120).run()
+    at.radio(key="dv_device").set_value("cpu")
+    at.button[0].click().run()
+    assert not at.exception and not at.error
+    spec = json.loads(at.get("vega_lite_chart")[-1].proto.spec)
+    assert "(dot: median, line: p20–p80)" in json.dumps(spec["title"], ensure_ascii=False)
+    assert "datasheet" not in json.dumps(spec["title"])
+    domains = [layer["encoding"]["color"]["scale"]["domain"] for layer in spec["layer"]]
+    assert all(d == ["measured (median)"] for d in domains), domains
