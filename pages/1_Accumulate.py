@@ -183,8 +183,8 @@ st.markdown(_(
 # ----------------------------------------------------------------------------- running sum
 st.subheader(_("One element accumulating (the article's line chart)"))
 rc = st.columns([1, 1, 4])
-ci = rc[0].number_input(_("row i"), 0, problem.m - 1, value=0, key="acc_ci")
-cj = rc[1].number_input(_("column j"), 0, problem.n - 1, value=0, key="acc_cj")
+ci = ui.url(rc[0].number_input, _("row i"), 0, problem.m - 1, 0, key="acc_ci")
+cj = ui.url(rc[1].number_input, _("column j"), 0, problem.n - 1, 0, key="acc_cj")
 ci, cj = min(int(ci), problem.m - 1), min(int(cj), problem.n - 1)
 done = tr.products_done(pos, (ci, cj))
 st.vega_lite_chart(running_view(problem, ci, cj, done, ui.lang()), width="stretch")
@@ -199,11 +199,13 @@ st.markdown(_(
     "one product at a time in **fp16**, **fp32** and **fp64** and compared with the exact sum."
 ))
 pc = st.columns(3)
-dist = pc[0].radio(_("operands"), list(DISTRIBUTIONS), key="acc_dist", format_func=ui.option_labels(DISTRIBUTION_NAMES),
-                   help="; ".join(_("{name}: {what}").format(name=_(DISTRIBUTION_NAMES[k]), what=_(v))
-                                  for k, v in DISTRIBUTIONS.items()))
-operands = pc[1].selectbox(_("operand precision"), OPERAND_DTYPES, key="acc_operands")
-kmax = pc[2].select_slider(_("longest K"), options=[256, 1024, 4096, 16384, 65536], value=16384, key="acc_kmax")
+dist = ui.url(pc[0].radio, _("operands"), list(DISTRIBUTIONS), key="acc_dist",
+              format_func=ui.option_labels(DISTRIBUTION_NAMES),
+              help="; ".join(_("{name}: {what}").format(name=_(DISTRIBUTION_NAMES[k]), what=_(v))
+                             for k, v in DISTRIBUTIONS.items()))
+operands = ui.url(pc[1].selectbox, _("operand precision"), OPERAND_DTYPES, key="acc_operands")
+kmax = ui.url(pc[2].select_slider, _("longest K"), options=[256, 1024, 4096, 16384, 65536], value=16384,
+              key="acc_kmax")
 ks = tuple(k for k in (16, 64, 256, 1024, 4096, 16384, 65536) if k <= kmax)
 
 

@@ -39,7 +39,7 @@ sets the time. Change the ranges, the metric and the GPU below."""),
 # ----------------------------------------------------------------------------- inputs
 def _follow_gpu() -> None:
     """The wave section's SMs field follows the chosen hardware (its own edits last until then)."""
-    st.session_state.fl_sms = CATALOGUE[st.session_state.fl_gpu].sms or CATALOGUE[DEFAULT_GPU].sms
+    ui.set_url_widget("fl_sms", CATALOGUE[st.session_state.fl_gpu].sms or CATALOGUE[DEFAULT_GPU].sms)
 
 
 with st.container(border=True):
@@ -170,10 +170,10 @@ w = st.columns(6)
 wave_m = ui.url(w[0].number_input, "M", 1, MAX_DIM, 1024, key="fl_wm")
 wave_n0 = ui.url(w[1].number_input, _("N from"), 1, MAX_DIM, 1024, key="fl_wn0")
 wave_n1 = ui.url(w[2].number_input, _("N to"), 1, MAX_DIM, 4096, key="fl_wn1")
-tm = w[3].selectbox(_("tile M"), [64, 128, 256], index=1, key="fl_tm")
-tn = w[4].selectbox(_("tile N"), [64, 128, 256], index=1, key="fl_tn")
-sms = w[5].number_input("SMs", 1, 1024, value=CATALOGUE[gpu].sms or CATALOGUE[DEFAULT_GPU].sms, key="fl_sms",
-                        help=_("follows the chosen hardware's SM count (the H100's where the catalogue has none); "
+tm = ui.url(w[3].selectbox, _("tile M"), [64, 128, 256], index=1, key="fl_tm")
+tn = ui.url(w[4].selectbox, _("tile N"), [64, 128, 256], index=1, key="fl_tn")
+sms = ui.url(w[5].number_input, "SMs", 1, 1024, CATALOGUE[gpu].sms or CATALOGUE[DEFAULT_GPU].sms, key="fl_sms",
+             help=_("follows the chosen hardware's SM count (the H100's where the catalogue has none); "
                                "edit it to try another"))
 with ui.guard(_("the staircase")):
     n0, n1 = wave_n0, wave_n1
@@ -198,9 +198,9 @@ st.markdown(_(
     "then subtracts M·N additions (a sum of K terms needs only K − 1 additions), and compares with 2·M·N·K."
 ))
 a = st.columns(3)
-am = a[0].number_input("M", 1, 4096, value=128, key="fl_am")
-ak = a[1].number_input("K", 1, 4096, value=256, key="fl_ak")
-an = a[2].number_input("N", 1, 4096, value=64, key="fl_an")
+am = ui.url(a[0].number_input, "M", 1, 4096, 128, key="fl_am")
+ak = ui.url(a[1].number_input, "K", 1, 4096, 256, key="fl_ak")
+an = ui.url(a[2].number_input, "N", 1, 4096, 64, key="fl_an")
 with ui.guard(_("the count")):
     cnt = article_count_check(int(am), int(an), int(ak))
     ui.table(pd.DataFrame([

@@ -1,4 +1,4 @@
-"""A shared link carries the benchmark pages' settings: formats, sizes, tiles, batches, modes, collectives, ranks.
+"""A shared link carries the pages' settings: formats, sizes, tiles, batches, modes, collectives, ranks, and more.
 
 Each widget that sets up a run (or the view of its result) is bound to the URL (``ui.url``), so a link with
 ``?key=value`` opens the page with that setting; an option the page cannot use is named under the title.
@@ -43,6 +43,13 @@ LINKS = [
     ("9_Roofline.py", {"rf_dtypes": ["fp16"], "rf_shared": "true"},
      [("multiselect", "rf_dtypes", ["fp16"]), ("checkbox", "rf_shared", True)]),
     ("11_Multi_GPU.py", {"mg_ops": ["all_gather"]}, [("multiselect", "mg_ops", ["all_gather"])]),
+    ("2_FLOPs.py", {"fl_tm": "256", "fl_tn": "64", "fl_sms": "100", "fl_am": "64", "fl_ak": "32", "fl_an": "16"},
+     [("selectbox", "fl_tm", 256), ("selectbox", "fl_tn", 64), ("number_input", "fl_sms", 100),
+      ("number_input", "fl_am", 64), ("number_input", "fl_ak", 32), ("number_input", "fl_an", 16)]),
+    ("1_Accumulate.py", {"acc_src": "random", "acc_m": "4", "acc_n": "4", "acc_ci": "2", "acc_cj": "1", "acc_dist": "normal", "acc_operands": "bf16",
+                         "acc_kmax": "4096"},
+     [("number_input", "acc_ci", 2), ("number_input", "acc_cj", 1), ("radio", "acc_dist", "normal"),
+      ("selectbox", "acc_operands", "bf16"), ("select_slider", "acc_kmax", 4096)]),
 ]
 
 
