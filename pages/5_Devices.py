@@ -68,6 +68,8 @@ def _labels(columns) -> dict:
 
 
 def _units(d: dict) -> str:
+    if not d["units"]:  # a GPU whose SM count the driver did not give
+        return "—"
     if d["kind"] == "cpu":
         return ngettext("{n} thread", "{n} threads", d["units"]).format(n=d["units"])
     return ngettext("{n} SM", "{n} SMs", d["units"]).format(n=d["units"])
@@ -79,6 +81,7 @@ light_found = machine.light_summary()
 light = pd.DataFrame(light_found).assign(**{"memory GiB": _memory_gib})
 light = light[["kind", "index", "name", "units", "memory GiB", "capability", "catalogue"]]
 light["catalogue"] = [_(c) if c else c for c in light["catalogue"]]
+light["units"] = [_units(d) for d in light_found]  # "2 threads", "132 SMs": a count with what it counts
 ui.table(light, column_config=_labels(light.columns))
 
 # PyTorch takes seconds to load: the page renders without it, and asks it only when the reader wants its view

@@ -1,6 +1,7 @@
 """The Devices page: detection, datasheet rows, and a ceiling measurement from the button."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,8 @@ def test_renders_cold_with_the_cpu_and_its_catalogue_row():
     assert not at.exception and not at.error
     light, datasheet = (d.value for d in at.dataframe[:2])  # no torch asked: the light detection's rows
     assert light.iloc[0]["kind"] == "cpu" and light.iloc[0]["catalogue"] == "CPU (edit me)"
+    threads = light.iloc[0]["units"]  # what the count counts, as the PyTorch table says it
+    assert re.fullmatch(r"1 thread|\d+ threads", threads), threads
     assert datasheet.iloc[0]["fp32 TFLOP/s"] == pytest.approx(0.2)
     assert any("Nothing measured yet" in i.value for i in at.info)
     assert at.toggle(key="dv_torch").value is False
