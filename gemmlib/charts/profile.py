@@ -13,6 +13,7 @@ from gemmlib.core.i18n import N_, Translate, english
 from gemmlib.core.targets import BANDWIDTH_TARGET, GEMM_TARGET, METRICS, UTIL_TARGET
 
 KIND_LABELS = {"gemm": "GEMM", "attention": N_("fused attention (GEMM work)"), "other": N_("not GEMM")}
+KIND_LEGEND = {"labelLimit": 240}  # "fused attention (GEMM work)" whole (Vega cuts a label at 160 px)
 KIND_RANGE = ["#1f77b4", "#6baed6", "#ff7f0e"]
 SOURCE_LABELS = {"measured": N_("measured"), "predicted": N_("predicted")}
 
@@ -53,7 +54,7 @@ def share_chart(res: Any, predicted_share: float | None = None,
     bars = alt.Chart(alt.Data(values=rows)).mark_bar().encode(
         y=alt.Y("source:N", title=None, sort=[src["measured"], src["predicted"]]),
         x=alt.X("share:Q", title=gettext("share of time"), axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1])),
-        color=alt.Color("kind:N", title=None, scale=_kind_colors(gettext)),
+        color=alt.Color("kind:N", title=None, scale=_kind_colors(gettext), legend=KIND_LEGEND),
         order=alt.Order("order:Q"),
         tooltip=[alt.Tooltip("source:N", title=gettext("source")), alt.Tooltip("kind:N", title=gettext("kind")),
                  alt.Tooltip("share:Q", format=".1%", title=gettext("share"))],
@@ -85,7 +86,7 @@ def top_ops_chart(res: Any, n: int = 12, by_name: bool = False,
     return alt.Chart(alt.Data(values=rows)).mark_bar().encode(
         y=alt.Y("op:N", title=None, sort="-x", axis=alt.Axis(labelLimit=360)),
         x=alt.X("time_us:Q", title=gettext("time per forward pass (µs)")),
-        color=alt.Color("kind:N", title=None, scale=_kind_colors(gettext)),
+        color=alt.Color("kind:N", title=None, scale=_kind_colors(gettext), legend=KIND_LEGEND),
         tooltip=[alt.Tooltip("op:N", title=gettext("op")), alt.Tooltip("time_us:Q", title="µs", format=".4g"),
                  alt.Tooltip("share:Q", format=".1%", title=gettext("share")),
                  alt.Tooltip("flops:Q", format=".3s", title="FLOPs"),

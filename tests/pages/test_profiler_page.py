@@ -61,6 +61,14 @@ def test_small_cpu_profile_shows_share_table_monitor_and_trace():
     # no GPU here: the monitor says so plainly instead of drawing empty charts
     assert any("nothing to sample" in i.value or "NVML" in i.value or "GPU" in i.value for i in at.info)
     assert at.get("download_button"), "the Chrome trace download is offered"
+    # the charts' legends keep "fused attention (GEMM work)" whole (Vega's default cuts a label at 160 px)
+    import json
+
+    for chart in at.get("vega_lite_chart")[:2]:
+        spec = json.loads(chart.proto.spec)
+        legends = [layer["encoding"]["color"].get("legend") or {} for layer in spec.get("layer", [spec])
+                   if "color" in layer.get("encoding", {})]
+        assert legends and all(lg.get("labelLimit", 160) >= 220 for lg in legends), legends
     at.toggle(key="pf_by_name").set_value(True).run()
     names = list(at.dataframe[0].value["name"])
     assert len(names) == len(set(names))
