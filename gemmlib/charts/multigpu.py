@@ -89,7 +89,7 @@ def tp_chart(rows: list[dict], *, gettext: Translate = english):
     df = pd.DataFrame(recs)
     sources = [gettext(v) for v in _SOURCES.values()]
     return alt.Chart(df).mark_bar().encode(
-        x=alt.X("what:N", title=None, sort=None, axis=alt.Axis(labelAngle=0)),
+        x=alt.X("what:N", title=None, sort=None, axis=alt.Axis(labelAngle=0, labelLimit=240)),
         xOffset=alt.XOffset("source:N", sort=sources),
         y=alt.Y("ms:Q", title=gettext("time of one layer (ms)"), stack="zero"),
         color=alt.Color("source:N", sort=sources, title=None),

@@ -55,6 +55,13 @@ def test_collectives_then_tensor_parallel():
     assert "speed-up on 2 ranks" in labels and "time in the all-reduces" in labels
     tp_table = at.dataframe[-1].value
     assert list(tp_table["ranks"]) == [2] and tp_table["matches"].all()
+    # the bars' labels whole: "2 ranks, tensor-parallel" (Vega cut it to "2 ranks, tensor-p…" at 1280 px)
+    import json
+
+    tp = next(json.loads(c.proto.spec) for c in at.get("vega_lite_chart") if "tensor-parallel" in c.proto.spec
+              and '"xOffset"' in c.proto.spec)
+    axes = [layer["encoding"]["x"]["axis"] for layer in tp.get("layer", [tp]) if "x" in layer.get("encoding", {})]
+    assert axes and all(a.get("labelLimit", 0) >= 200 for a in axes), axes
 
 
 def test_bad_input_shows_a_message_and_keeps_the_page():
