@@ -191,7 +191,20 @@ def _gemm_shapes_built(ops: list[Op], width: int = 760, gettext: Translate = eng
         args = (tuple(gettext(t) for t in (N_("matrix"), N_("op"), N_("dims"), N_("count"), "FLOPs")),
                 label_expr({k: gettext(v) for k, v in ROLE_LABELS.items()}))
     return Built(_shapes_template, args, {"rects": rects, "labels": labels}, width=width, height=height,
-                 title=gettext("One layer's GEMMs to scale (A · B = D; attention per sequence and head)"))
+                 title=title_lines(gettext("One layer's GEMMs to scale (A · B = D; attention per sequence and head)"),
+                                   width))
+
+
+def title_lines(text: str, width: int, px: float = 7.5) -> str | list[str]:
+    """A chart's title as one line, or as two broken before its bracket where one line would run past the chart's
+    ``width`` (Vega clips a title at its canvas's edge: a narrowed drawing lost "… and head)"). ``px``: the width
+    of a Latin character of the title's font, a CJK one counting twice."""
+    import unicodedata
+
+    if sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text) * px <= width:
+        return text
+    cut = min((i for i in (text.find(" ("), text.find("（")) if i > 0), default=-1)
+    return [text[:cut].strip(), text[cut:].strip()] if cut > 0 else text
 
 
 def gemm_shapes_chart(ops: list[Op], width: int = 760, *, gettext: Translate = english) -> alt.LayerChart:

@@ -174,3 +174,23 @@ def test_a_heatmap_never_prints_zero_for_non_zero_work(metric, fmt):
     zero = spec(heatmap([{"M": 1, "N": 1, metric: 0.0}, {"M": 1, "N": 2, metric: 5e-7}], metric, "t", fmt))
     assert re.findall(r'aria-roledescription="text mark"[^>]*>([^<]*)<', vlc.vegalite_to_svg(json.dumps(zero))) == \
         ["0", "5e-7"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_gemms_to_scale_title_fits_its_narrowed_drawing(lang):
+    """Narrowed to keep its aspect (about 425 px for Llama-3-8B), the drawing clipped its one-line title at the
+    canvas's edge ("… attention per sequence a", in Chinese "…注意力按单个序列、单"): the title breaks before
+    its bracket instead, each line within the drawing's width."""
+    import unicodedata
+
+    import ui
+    from gemmlib.charts import model as cm
+    from gemmlib.llm.accounting import layer_ops
+    from gemmlib.llm.presets import from_name
+
+    spec = cm.gemm_shapes_spec(layer_ops(from_name("llama-3-8b"), 1024), gettext=ui.translations(lang).gettext)
+    lines = spec["title"] if isinstance(spec["title"], list) else [spec["title"]]
+    for line in lines:
+        assert sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line) * 7.5 <= spec["width"], (
+            line, spec["width"])
+    assert "".join(lines).replace(" ", "").endswith(("head)", "个头）"))
