@@ -124,3 +124,17 @@ def test_a_share_over_100_percent_of_the_measured_peak_is_explained():
     note = [c.value for c in at.caption if "Over 100 %" in c.value]
     assert len(note) == 1 and "Measure ceilings" in note[0] and "Devices page" in note[0]
     clear_recorded()
+
+
+
+def test_a_run_the_caps_would_refuse_says_so_before_the_press(monkeypatch):
+    """The LLM-layer preset on a CPU: "This run: about 682 s" beside the button, and only a press said "Not run:
+    … above this server's limit of 240 s". The refusal (``plan.admit``, as the run checks it) is said beside the
+    estimate, before the press; a run the caps allow says nothing."""
+    monkeypatch.setenv("GEMM_TIME_LIMIT_S", "5")
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    assert not any("caps would refuse" in w.value for w in at.warning), [w.value for w in at.warning]
+    at.slider(key="pr_time").set_value(2.0).run()  # six formats × 2 s each: over 5 s
+    assert not at.exception
+    refusals = [w.value for w in at.warning if w.value.startswith("**The server's caps would refuse this run:**")]
+    assert len(refusals) == 1 and "GEMM_TIME_LIMIT_S" in refusals[0], [w.value for w in at.warning]
