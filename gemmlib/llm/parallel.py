@@ -466,6 +466,8 @@ def per_gpu_op(op: Op, cfg: ModelConfig, par: Parallel, *, stage_layers: int | N
                 n = -(-n // tsplit)
             else:
                 runs_split *= tsplit
+        elif vocab:
+            pass  # the embedding's lookup: every rank writes full-width rows for every token (masked)
         elif op.tokens_axis == "m":  # sequence parallel: a replicated element-wise op on the rank's share of the rows
             m = -(-m // tsplit)
         else:

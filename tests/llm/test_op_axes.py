@@ -270,3 +270,14 @@ def test_a_pipeline_stage_launches_the_kernels_of_its_own_layers():
     model = ShapeEfficiency(hw, mamba, wl, par)
     fixed = model._time(mine)[0]
     assert fixed == pytest.approx(32 * 3 * T0_S, rel=1e-12)
+
+
+def test_a_tp_ranks_embedding_row_is_every_token_at_full_width():
+    """Vocabulary-parallel lookup: each rank gathers its rows of the table for every token and writes a full-width
+    (masked) output, summed by an all-reduce: its row is every token, at the hidden width, with or without sequence
+    parallelism."""
+    cfg = PRESETS["llama-3-8b"]
+    emb = next(o for o in phase_ops(cfg, Workload(batch=2, seq_len=2048), "prefill") if o.name == "embedding")
+    for par in (Parallel(tp=4), Parallel(tp=4, sequence_parallel=True)):
+        mine = per_gpu_op(emb, cfg, par)
+        assert (mine.m, mine.n, mine.count) == (4096, 4096, 1)
