@@ -18,6 +18,7 @@ import streamlit as st
 import ui
 from gemmlib.charts import profile as charts_profile
 from gemmlib.core import format as fmt
+from gemmlib.core.ceilings import cpu_row
 from gemmlib.core.errors import InputError
 from gemmlib.core.flops import DEFAULT_EFFICIENCY
 from gemmlib.core.hardware import CATALOGUE, DEFAULT_GPU
@@ -132,12 +133,13 @@ eff = ui.url(h[1].slider, _("efficiency"), 0.05, 1.0, DEFAULT_EFFICIENCY, step=0
 pred = None
 if cfg is not None:
     with ui.guard(_("the prediction")):
-        pred = pf.predict(cfg, CATALOGUE[hw_name], float(eff))
+        hw_pred, cpu_note = cpu_row(gettext=_) if CATALOGUE[hw_name].editable else (CATALOGUE[hw_name], "")
+        pred = pf.predict(cfg, hw_pred, float(eff))  # a CPU: its measured ceilings, as FLOPs and Roofline use
         ui.metrics(st.columns(3), view.prediction_metrics(pred, pf.GEMM_TARGET, gettext=_))
         st.caption(_("{source}. GEMMs at max(FLOPs / peak, bytes / bandwidth); norms, rotary embedding, softmax, SiLU "
                      "and residual adds as memory-bound traffic. Launch overheads are not modelled, so small blocks "
                      "measure below this. FLOPs share says why “GEMM is 90 %+ of LLM compute”; time share is what "
-                     "the profiler can confirm.").format(source=ui.tr(pred.source)))
+                     "the profiler can confirm.").format(source=ui.tr(pred.source)) + (f" ({cpu_note})" if cpu_note else ""))
 
 # ----------------------------------------------------------------------------- run
 MAX_TRACE_BYTES = 64 * 1024**2  # a trace kept for download in the session; larger ones are dropped

@@ -366,14 +366,18 @@ def predict(cfg: BlockConfig, hw: Hardware | str, efficiency: float = DEFAULT_EF
 
 
 def hardware_for(device: str, name: str = "") -> Hardware:
-    """The catalogue row matching a device name ("NVIDIA H200" -> H200 SXM); the CPU row for a CPU.
+    """The catalogue row matching a device name ("NVIDIA H200" -> H200 SXM); the CPU row for a CPU, with the ceilings
+    measured on this machine's CPU when there are some (``ceilings.cpu_row``: the page's FLOPs and Roofline use the
+    same), else its placeholder figures.
 
     A GPU that is not in the catalogue gets the ceilings measured on it ("NAME (measured)") when
     there are some; otherwise an InputError saying it is not in the catalogue — never another
     GPU's figures (an H200 NVL is not an H200 SXM).
     """
     if device != "cuda":
-        return get_hardware("cpu")
+        from gemmlib.core.ceilings import cpu_row
+
+        return cpu_row()[0]
     hw, note = match_catalogue(name)
     if hw is not None:
         return hw

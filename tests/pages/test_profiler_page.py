@@ -93,3 +93,24 @@ def test_deep_link_preset_is_applied():
     assert at.selectbox(key="pf_preset").value == "mistral-7b"
     assert "hidden 512" in _texts(at)
     assert not at.error
+
+
+def test_a_cpu_prediction_uses_the_ceilings_measured_on_this_cpu(tmp_path, monkeypatch):
+    """With this CPU's ceilings measured (Devices), the prediction and the run's 'measured − predicted' use them, as
+    the FLOPs and Roofline pages do; before, the catalogue's placeholder CPU row ('CPU (edit me)') predicted."""
+    from gemmlib.core import ceilings
+    from gemmlib.measure import profiler as pf
+
+    monkeypatch.setenv("GEMM_CACHE_DIR", str(tmp_path))
+    ceilings.clear_ceilings()
+    try:
+        placeholder = float(_metric(_app(pf_device="cpu"), "GEMM share of time (roofline)").rstrip("%"))
+        ceilings.save_ceilings(ceilings.Ceilings("cpu", "Test CPU", {"fp32": 4e11, "bf16": 1e11, "fp16": 1e11}, 2e9))
+        at = _app(pf_device="cpu")
+        assert "the CPU row holds the ceilings measured on Test CPU" in _texts(at)
+        measured = float(_metric(at, "GEMM share of time (roofline)").rstrip("%"))
+        assert measured < placeholder  # the placeholder's 200 GFLOP/s and 20 GB/s: GEMMs 2× faster, the rest 10× slower
+        hw = pf.hardware_for("cpu")
+        assert (hw.peak("fp32"), hw.bandwidth) == (4e11, 2e9)
+    finally:
+        ceilings.clear_ceilings()
