@@ -1111,10 +1111,11 @@ def _scaleout(est: ScaleOutEstimate, d: dict, gettext: Translate) -> ScaleOut:
         memory_chart=per_gpu_memory_spec(pg, est.hardware.name, gettext=gettext),
         memory=gettext("Weights {weights} (each op's shard), KV cache {kv} (÷ min(TP, KV heads), its stage's layers), "
                        "prefill activations {act}, workspace {work} (10 %: vLLM keeps back 1 − "
-                       "gpu_memory_utilization 0.9). Largest batch that fits: **{batch:,}**. Memory source: "
-                       "{source}.").format(
+                       "gpu_memory_utilization 0.9). {largest} Memory source: {source}.").format(
             weights=fmt.nbytes(pg.weights_bytes), kv=fmt.nbytes(pg.kv_cache_bytes), act=fmt.nbytes(pg.activation_bytes),
-            work=fmt.nbytes(pg.workspace_bytes), batch=est.max_batch,
+            work=fmt.nbytes(pg.workspace_bytes),
+            largest=gettext("Largest batch that fits: **{batch:,}**.").format(batch=est.max_batch) if est.max_batch
+            else gettext("No batch fits, not even 1."),
             source=_memory_source(est.hardware.memory_source, gettext)),
         comm_chart=comm_chart, collectives=collectives,
         comm=gettext("Each collective costs latency + size × factor / bus bandwidth over the link its group "

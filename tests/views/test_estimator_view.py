@@ -237,6 +237,15 @@ def test_the_scale_out_tab_on_eight_gpus():
     assert f"Weights {ref.per_gpu.weights_bytes / 2**30:.3g} GiB" in so.memory and so.comm_chart is not None
 
 
+def test_the_scale_out_tab_says_when_not_one_sequence_fits():
+    """405B on 8 × 80 GB: 101 GB of weights per GPU leave no room; the sentence said 'Largest batch
+    that fits: **0**'."""
+    so = view.present(_est(preset="llama-3.1-405b", batch=1, seq=2048, new=16, gpus=8), escape=esc).scaleout
+    assert "No batch fits, not even 1." in so.memory and "Largest batch" not in so.memory
+    so = view.present(_est(preset="llama-3-70b", batch=16, seq=2048, new=16, gpus=8), escape=esc).scaleout
+    assert "Largest batch that fits: **" in so.memory and "No batch fits" not in so.memory
+
+
 def test_one_gpu_has_no_communication_view():
     so = view.present(_est(), escape=esc).scaleout
     assert so.groups is None and so.comm_chart is None and so.collectives is None
