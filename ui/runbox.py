@@ -161,13 +161,14 @@ def plan_for(spec: BenchSpec, config: Any, lim: safety.Limits) -> Plan | None:
         return None
 
 
-def refused_by_caps(spec: BenchSpec, config: Any, lim: safety.Limits) -> InputError | None:
-    """Why the server's caps would refuse this run (``plan.admit``: time, bytes, a CPU GEMM's size, as the run
-    itself checks them), or None. A server set up wrongly, or anything unexpected, is left to the run itself."""
+def refused_by_caps(est: Plan, config: Any, lim: safety.Limits) -> InputError | None:
+    """Why the server's caps would refuse this run (``plan.check_caps`` on its plan ``est``, the one the estimate
+    beside the button shows: time, bytes, a CPU GEMM's size, as the run itself checks them), or None. A server set up
+    wrongly, or anything unexpected, is left to the run itself."""
     from gemmlib.measure import plan
 
     try:
-        plan.admit(spec, config, lim)
+        plan.check_caps(est, config, lim)
     except ServerSetupError:
         return None
     except InputError as e:
@@ -464,7 +465,7 @@ def bench_section(spec: BenchSpec, config: Any, lim: safety.Limits, *, key: str,
     if plan is not None:
         with at or contextlib.nullcontext():
             run_estimate(plan, str(getattr(config, "device", "")) or None)
-    refusal = refused_by_caps(spec, config, lim) if plan is not None and not disabled else None
+    refusal = refused_by_caps(plan, config, lim) if plan is not None and not disabled else None
     if refusal is not None:  # said before a press: an LLM layer on a CPU was "about 682 s", then "Not run" on a press
         with at or contextlib.nullcontext():
             st.warning(_("**The server's caps would refuse this run:** {message}").format(message=md(tr(refusal))))

@@ -282,7 +282,13 @@ def admit(spec: Any, config: Any, lim: safety.Limits | None = None) -> Plan:
         if cuda_count() == 0:
             why = machine.gpu_presence()[1] or N_("no CUDA device (torch.cuda.is_available() is False)")
             raise InputError(N_("device {device!r} cannot be used here: {why}"), device="cuda", why=Text(why))
-    p = planned(spec, config, lim)
+    return check_caps(planned(spec, config, lim), config, lim)
+
+
+def check_caps(p: Plan, config: Any, lim: safety.Limits) -> Plan:
+    """``p`` (a :func:`planned` plan of ``config``) against the server's caps, as :func:`admit` checks it: InputError
+    when one is exceeded. A page that has the plan already (the estimate beside its button) checks it without
+    planning the run again."""
     if p.launches:
         return p
     device = config.device
