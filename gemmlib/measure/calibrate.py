@@ -112,8 +112,16 @@ def defaults(device: str) -> dict[str, Any]:
 
 def make_run(device: str, preset: str | None = None, scale: int | None = None, layers: int | None = None,
              batch: int | None = None, seq_len: int | None = None, new_tokens: int | None = None,
-             dtype: str | None = None, attention: str = "eager") -> Run:
-    """A :class:`Run` from a preset (scaled: hidden, heads' size, MLP and vocabulary ÷ ``scale``)."""
+             dtype: str | None = None, attention: str = "eager", max_dim: int | None = None) -> Run:
+    """A :class:`Run` from a preset (scaled: hidden, heads' size, MLP and vocabulary ÷ ``scale``).
+
+    A vocabulary above the dimension cap (``max_dim``, else the caps' ``GEMM_MAX_DIM``: 16,384 by
+    default) is divided by the smallest whole number that fits it, and the model's name says so: a
+    whole llama-3-8b (vocabulary 128,256) then runs its LM head at N = 16,032 and every other GEMM at
+    full size, instead of being refused. The LM head's time grows with N; at 16k columns it is already
+    past the falloff of small N, so its measured efficiency carries over. Raise ``GEMM_MAX_DIM`` to run
+    the whole vocabulary.
+    """
     d = defaults(device)
     pick = {k: v if v is not None else d[k] for k, v in (("preset", preset), ("scale", scale), ("layers", layers),
                                                          ("batch", batch), ("seq_len", seq_len),
@@ -126,6 +134,11 @@ def make_run(device: str, preset: str | None = None, scale: int | None = None, l
     cfg = pf.preset_config(pick["preset"], pick["scale"], seq_len=pick["seq_len"], batch=pick["batch"],
                            layers=pick["layers"], attention=attention, dtype=pick["dtype"], scale_vocab=True)
     m = cfg.model
+    cap = safety.limits().max_dim if max_dim is None else max_dim
+    if m.vocab > cap >= 1:
+        parts = -(-m.vocab // cap)
+        m = m.replace(vocab=m.vocab // parts, name=f"{m.name} (vocabulary ÷ {parts}: GEMM_MAX_DIM {cap:,})")
+        cfg = replace(cfg, model=m)
     if m.learned_positions and pick["seq_len"] + pick["new_tokens"] > m.learned_positions:
         raise InputError(f"{m.name} has {m.learned_positions} learned positions: prompt + decode steps must fit them")
     return Run(cfg, pick["batch"], pick["new_tokens"])

@@ -206,3 +206,24 @@ def test_the_plan_times_every_point_of_the_sweep_and_the_validation():
     assert both - only_cal == pytest.approx(cb.VALIDATE_FIXED_S + 4 * 0.5)
     two = cb.plan_calibration(cb.CalibrationConfig(run, "cpu", dtypes=("fp32", "bf16")), lim).seconds
     assert two == pytest.approx(2 * only_cal)
+
+
+def test_the_gpu_default_fits_the_default_dimension_cap(monkeypatch):
+    # A GPU's default calibration is the whole llama-3-8b stack, whose LM head has N = 128,256: under the default
+    # cap of 16,384 on any dimension the Roofline page's button and `calibrate --device cuda` were refused at once
+    # ("vocab=128256 is above this server's cap"). The vocabulary is now divided to fit and the model's name says
+    # so; every other GEMM keeps its full size, and a raised cap runs the whole vocabulary.
+    monkeypatch.delenv("GEMM_MAX_DIM", raising=False)
+    monkeypatch.delenv("GEMM_CLASSROOM", raising=False)
+    lim = safety.limits()
+    assert lim.max_dim == 16384
+    run = cb.make_run("cuda")
+    m = run.model
+    assert (m.vocab, m.hidden, m.ffn) == (128256 // 8, 4096, 14336)
+    assert "vocabulary ÷ 8" in run.describe() and "GEMM_MAX_DIM 16,384" in run.describe()
+    p = cb.plan_calibration(cb.CalibrationConfig(run, "cuda", validate=True), lim)
+    assert p.call_flops == 2.0 * 2048 * 4096 * 16032  # its largest GEMM is the LM head at the fitted vocabulary
+    assert cb.make_run("cuda", max_dim=131072).model.vocab == 128256
+    monkeypatch.setenv("GEMM_MAX_DIM", "131072")
+    assert cb.make_run("cuda").model.vocab == 128256
+    assert cb.make_run("cpu", "llama-3-8b").model.vocab == 128256 // 16  # ÷ 16 already fits: unchanged

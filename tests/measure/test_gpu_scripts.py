@@ -318,6 +318,7 @@ def test_the_scripts_calibration_and_validation_are_admitted_by_its_caps(monkeyp
         run = cb.make_run("cuda", **flags)
         cb.plan_calibration(cb.CalibrationConfig(run, "cuda"), lim)
         cb.plan_calibration(cb.CalibrationConfig(run, "cuda", calibrate=False, validate=True), lim)
+        assert run.model.vocab == 128256  # the whole vocabulary under the script's cap
     monkeypatch.delenv("GEMM_MAX_DIM")
-    with pytest.raises(safety.Refused, match="vocab=128256"):
-        cb.plan_calibration(cb.CalibrationConfig(cb.make_run("cuda"), "cuda"), safety.limits())
+    with pytest.raises(safety.Refused, match="vocab=128256"):  # that run, under the default caps
+        cb.plan_calibration(cb.CalibrationConfig(run, "cuda"), safety.limits())
