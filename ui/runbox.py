@@ -101,28 +101,72 @@ def gpu_count() -> int:
 class RunStatus:
     """What a benchmark run shows while it runs: the label of its status box says the step it is on,
     how many there are and the time left, so it reads the same folded or open; a progress bar
-    inside repeats it. Before the first step the time left is the run's estimate (its spec's
-    ``Plan``, ``gemmlib.measure.plan``); after it, the time so far scaled by the share still to do."""
+    inside repeats it.
 
-    def __init__(self, box: Any, device: str, steps: int | None = None, estimate_s: float | None = None) -> None:
+    The time left falls steadily: before the first step it is the run's estimate (its spec's ``Plan``,
+    ``gemmlib.measure.plan``); at each step reported, the plan's seconds still to do (``weights``: each step's
+    share of the plan, ``Plan.step_weights``, so a run of small shapes then large ones is not "half done" at half
+    its steps), scaled by how fast this run has gone against its plan so far (its measured rate, weighed with the
+    plan while little is done); between steps it counts down, never below what the steps after this one need.
+    It goes up only when the run is clearly slower than shown (a quarter and 5 s more), never from one step's
+    noise. ``clock``: seconds (``time.monotonic``; a test's fake clock)."""
+
+    RISE_SHARE, RISE_S = 1.1, 3.0  # a new time left above the one shown by more than this: shown, else the lower
+
+    def __init__(self, box: Any, device: str, steps: int | None = None, estimate_s: float | None = None,
+                 weights: tuple[float, ...] | None = None, clock: Callable[[], float] = time.monotonic) -> None:
         from gemmlib.core import format as fmt
 
-        self._fmt, self.box, self.device = fmt, box, device
+        self._fmt, self.box, self.device, self.clock = fmt, box, device, clock
         self.steps, self.estimate_s = steps, estimate_s
+        self.weights = tuple(weights) if weights and steps and len(weights) == steps else (
+            (1.0 / steps,) * steps if steps else ())
         self.bar = box.progress(0.0, text=_("queued"))
         self.frac, self.t0 = 0.0, None
+        self._at: float | None = None  # when a step was last reported
+        self._after, self._step_s = estimate_s, 0.0
 
     def start(self) -> None:
-        self.t0 = time.monotonic()
+        self.t0 = self.clock()
         self.update(0.0, _("starting"))
 
+    def _done(self) -> tuple[float, float]:
+        """(the plan's share done, the share of the step now running) at the progress ``frac``."""
+        if not self.weights:
+            return self.frac, 1.0 - self.frac
+        i = min(len(self.weights), int(self.frac * len(self.weights) + 1e-9))
+        return sum(self.weights[:i]), (self.weights[i] if i < len(self.weights) else 0.0)
+
+    def _replan(self) -> None:
+        """At a step reported: the seconds the steps after this one need, and this one's, at the run's pace; not
+        above the time left shown just before unless clearly so (``RISE_SHARE``, ``RISE_S``)."""
+        now = self.clock()
+        shown = self.left_s() if self._at is not None else None  # the time left shown until now
+        self._at = now
+        if self.t0 is None:
+            return
+        elapsed = now - self.t0
+        done, step = self._done()
+        if self.estimate_s:
+            prior = max(1.0, 0.1 * self.estimate_s)  # the plan's own pace counts as this many seconds of run
+            pace = (elapsed + prior) / (done * self.estimate_s + prior)
+            after, this = pace * self.estimate_s * max(0.0, 1.0 - done - step), pace * self.estimate_s * step
+        elif self.frac > 0.02:  # no plan: the run's own pace over its progress
+            after, this = 0.0, elapsed / self.frac * (1 - self.frac)
+        else:
+            after, this = None, 0.0
+        if after is not None and shown is not None and shown < after + this <= shown * self.RISE_SHARE + self.RISE_S:
+            scale = shown / (after + this)  # not up for a step's noise: it goes on falling from where it was
+            after, this = after * scale, this * scale
+        self._after, self._step_s = after, this
+
     def left_s(self) -> float | None:
+        """Seconds the run has left (None: not known yet): never more a second later while the same step runs."""
         if self.t0 is None:
             return self.estimate_s
-        elapsed = time.monotonic() - self.t0
-        if self.frac > 0.02:
-            return max(0.0, elapsed / self.frac * (1 - self.frac))
-        return None if self.estimate_s is None else max(0.0, self.estimate_s - elapsed)
+        if self._after is None:
+            return None
+        return self._after + max(0.0, self._step_s - (self.clock() - (self._at or self.t0)))
 
     def label(self, text: str = "") -> str:
         f = self._fmt
@@ -140,7 +184,10 @@ class RunStatus:
     def update(self, frac: float | None, text: str | Msg) -> None:
         text = tr(text) if isinstance(text, Msg) else text  # a gemmlib step's message, in the reader's language
         if frac is not None:
-            self.frac = min(1.0, max(0.0, frac))
+            new = min(1.0, max(0.0, frac))
+            if new != self.frac or self._at is None:  # a step reached (the same step said again counts down on)
+                self.frac = new
+                self._replan()
         self.box.update(label=self.label(text), expanded=True)  # keeps the Stop button in view
         self.bar.progress(self.frac, text=text)
 
@@ -315,7 +362,8 @@ def run_benchmark(spec: BenchSpec, config: Any, lim: safety.Limits, done: Callab
     gone = _session_gone()
     with st.status(_("Waiting for the benchmark runner…"), expanded=True) as status:
         shown = RunStatus(status, config.device, (estimate.steps or None) if estimate is not None else None,
-                          estimate.seconds if estimate is not None else None)
+                          estimate.seconds if estimate is not None else None,
+                          estimate.step_weights() if estimate is not None else None)
         st.button(_("⏹ Stop this run"), key=f"_bench_stop_{uuid.uuid4().hex[:6]}",
                   on_click=lambda: st.session_state.__setitem__("_bench_stopped", what),
                   help=_("stops the run at once; changing any setting on this page stops it too"))

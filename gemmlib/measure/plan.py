@@ -77,6 +77,22 @@ class Plan:
     steps: int = 0  # the steps its progress counts (0: it reports fractions only)
     sources: tuple[str, ...] = ()  # where the rates came from (keys of SOURCES)
     launches: int = 0  # multi-rank runs: rank launches (each its own start-up; the caps counted every rank)
+    step_s: tuple[float, ...] = ()  # the time model's seconds of each step, in the order the run reports them
+    # (empty: not planned step by step, taken as equal shares of ``seconds``)
+
+    def step_weights(self) -> tuple[float, ...]:
+        """Each step's share of the run's time (summing to 1), in the order its progress counts them: its own
+        ``step_s`` where the plan has one per step, else equal shares; empty without steps. The run box's time
+        left reads the progress through them (a run of small shapes, then large ones, is not half done at half
+        its steps)."""
+        if not self.steps:
+            return ()
+        each = self.step_s if len(self.step_s) == self.steps and all(
+            math.isfinite(s) and s >= 0 for s in self.step_s) else ()
+        total = sum(each)
+        if not each or total <= 0:
+            return (1.0 / self.steps,) * self.steps
+        return tuple(s / total for s in each)
 
     @property
     def basis(self) -> str:
@@ -90,10 +106,13 @@ class Plan:
 def sum_plans(plans: list[Plan], steps: int | None = None) -> Plan:
     """Plans run one after the other: the largest peak, the largest call, the times and rows added."""
     top = max(plans, key=lambda p: p.call_flops)
+    each: tuple[float, ...] = ()
+    if steps is None:  # one after the other: each part's steps, its own shares of its time (equal ones without)
+        each = tuple(w * p.seconds for p in plans for w in p.step_weights())
     return Plan(bytes=max(p.bytes for p in plans), host_bytes=max(p.host_bytes for p in plans),
                 call_flops=top.call_flops, call_what=top.call_what, seconds=sum(p.seconds for p in plans),
                 rows=sum(p.rows for p in plans), steps=sum(p.steps for p in plans) if steps is None else steps,
-                sources=tuple(s for s in SOURCES if any(s in p.sources for p in plans)))
+                sources=tuple(s for s in SOURCES if any(s in p.sources for p in plans)), step_s=each)
 
 
 def check_min_run_time(t: Any, what: str = "time per row") -> float:
@@ -224,6 +243,17 @@ def _correction(rows_like: list[BenchResult], model: Callable[[BenchResult], Row
     return got / want if got and want else 1.0
 
 
+def estimate_each(rows: Iterable[Row], device: str, min_run_time: float, *, bench: str = "",
+                  history: Iterable[BenchResult] | None = None,
+                  model: Callable[[BenchResult], Row] | None = None) -> list[float]:
+    """Each row's seconds as :func:`estimate` counts them (its rate, inputs and untimed calls, the correction of
+    rows measured here): the weights of a plan's steps (``Plan.step_s``)."""
+    hist = [r for r in (recorded() if history is None else history) if not bench or r.bench == bench]
+    out = [ROW_OVERHEAD_S / 5 if r.skipped else _row_seconds(r, device, min_run_time, hist)[0] for r in rows]
+    c = _correction(hist, model, device, min_run_time, hist) if model is not None else 1.0
+    return [s * c for s in out]
+
+
 def estimate(rows: Iterable[Row], device: str, min_run_time: float, *, extra_flops: float = 0.0,
              bench: str = "", history: Iterable[BenchResult] | None = None,
              model: Callable[[BenchResult], Row] | None = None, fixed_s: float = 0.0) -> tuple[float, tuple[str, ...]]:
@@ -268,7 +298,7 @@ def planned(spec: Any, config: Any, lim: safety.Limits) -> Plan:
     r = speed.ratio(spec.name, str(getattr(config, "device", "")))
     if r == 1.0:
         return p
-    return replace(p, seconds=p.seconds * r, sources=tuple(s for s in SOURCES if s in p.sources or s == "recent runs"))
+    return replace(p, seconds=p.seconds * r, step_s=tuple(s * r for s in p.step_s), sources=tuple(s for s in SOURCES if s in p.sources or s == "recent runs"))
 
 
 def admit(spec: Any, config: Any, lim: safety.Limits | None = None) -> Plan:

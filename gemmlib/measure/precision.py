@@ -786,6 +786,7 @@ def plan_precision(cfg: PrecisionConfig, lim: safety.Limits) -> plan.Plan:
     peak = host = 0.0
     big, what = 0.0, plan.ONE_GEMM
     rows: list[plan.Row] = []
+    step_of: list[int] = []  # the step (shape, format) each row belongs to, in the order the run reports them
     ref_flops = 0.0
 
     def sets(d: str, m: int, n: int, k: int) -> int:
@@ -814,6 +815,7 @@ def plan_precision(cfg: PrecisionConfig, lim: safety.Limits) -> plan.Plan:
             rows.append(plan.Row(flops, d, d, skipped, n_rot * float(mk + kn), 1))
             if d in ("int8", "fp8") and cfg.with_quant:
                 rows.append(plan.Row(flops, d, f"{d} + quant", skipped, n_rot * float(mk), 1))
+            step_of.extend([len(set(step_of))] * (len(rows) - len(step_of)))  # each step adds a row or two
             if skipped:
                 continue
             b = 4 if d == "tf32" else dtype_bytes(d)
@@ -846,8 +848,17 @@ def plan_precision(cfg: PrecisionConfig, lim: safety.Limits) -> plan.Plan:
         host += 8.0 * max(m * n for m, n, _k, _ in cfg.shapes)
     seconds, sources = plan.estimate(rows, dev, cfg.min_run_time, extra_flops=ref_flops, bench="precision",
                                      model=model)
+    steps = len(cfg.shapes) * len(dtypes)
+    step_s = [0.0] * steps
+    for i, sec in zip(step_of, plan.estimate_each(rows, dev, cfg.min_run_time, bench="precision", model=model),
+                      strict=True):
+        step_s[i] += sec
+    refs = max(0.0, seconds - sum(step_s))  # the float64 references: each shape's, made before its first format,
+    for j, (m, n, k, _label) in enumerate(cfg.shapes):  # in the step before it (the first shape's: its first step)
+        if ref_flops:
+            step_s[max(0, j * len(dtypes) - 1)] += refs * (2.0 * m * n * k if cfg.check_error else 0.0) / ref_flops
     return plan.Plan(bytes=peak, host_bytes=host if dev != "cpu" else 0.0, call_flops=big, call_what=what,
-                     seconds=seconds, rows=len(rows), steps=len(cfg.shapes) * len(dtypes), sources=sources)
+                     seconds=seconds, rows=len(rows), steps=steps, sources=sources, step_s=tuple(step_s))
 
 
 def _run_spec(cfg: PrecisionConfig, progress: Any, deadline: safety.Deadline) -> list[BenchResult]:

@@ -139,3 +139,24 @@ def test_a_gpu_workers_device_allowance_holds_both_l2_flushes_beside_the_run(mon
             assert beside_flushes >= 1.5 * p.bytes + 512 * MiB + plan.ALLOCATOR_ROOM
             assert beside_flushes - p.bytes >= 3 * 20 * MiB  # the float64 reference's block, and more
     assert plan.memory_limit(p, "cpu")[1] is None
+
+
+def test_a_plan_weighs_its_steps_by_their_own_time():
+    """The run box's time left reads progress through ``Plan.step_weights``: a precision run of a small shape, then a
+    large one, plans the large shape's steps as most of its time (equal shares said it was half done after the small
+    shape, and its time left then climbed); a plan without per-step times gives equal shares; parts run one after
+    the other keep theirs."""
+    from gemmlib.measure import plan as pl
+    from gemmlib.measure import precision as bp
+    from gemmlib.measure import safety
+
+    cfg = bp.PrecisionConfig(device="cpu", shapes=((32, 32, 32, "small"), (2048, 2048, 2048, "large")),
+                             dtypes=("fp32", "bf16"), min_run_time=0.05)
+    p = bp.plan_precision(cfg, safety.CLASSROOM_LIMITS)
+    assert p.steps == len(p.step_s) == 4 and sum(p.step_s) == pytest.approx(p.seconds)
+    w = p.step_weights()
+    assert sum(w) == pytest.approx(1.0) and w[2] + w[3] > 2 * (w[0] + w[1]), w
+    assert pl.Plan(bytes=0, seconds=10, steps=4).step_weights() == (0.25,) * 4
+    assert pl.Plan(bytes=0, seconds=10).step_weights() == ()
+    both = pl.sum_plans([p, pl.Plan(bytes=0, seconds=p.seconds, steps=1)])
+    assert both.steps == 5 and both.step_weights()[-1] == pytest.approx(0.5)
