@@ -78,7 +78,7 @@ from gemmlib.llm.checkpoint import (
     weight_format,
 )
 from gemmlib.llm.config import ATTENTION_LETTERS, INDEXER_LETTERS, ModelConfig
-from gemmlib.llm.efficiency import FlatEfficiency, compute_dtype, shape_model
+from gemmlib.llm.efficiency import FlatEfficiency, bound_of, compute_dtype, shape_model
 from gemmlib.llm.hf import describe_read
 from gemmlib.llm.quant import weight_dtype_name
 from gemmlib.llm.ssm import MIXER_LETTERS
@@ -1732,10 +1732,10 @@ def phase_ops(cfg: ModelConfig, wl: Workload, which: str) -> list[Op]:
 
 def _timed(op: Op, hw: Hardware, dtype: str, eff: float | OpEfficiency) -> Op:
     dt = compute_dtype(op, dtype, hw)  # an fp8 run's attention and element-wise work stay in 16 bits
-    if hasattr(eff, "breakdown"):  # a model of the op's time (the shape model): its own compute and memory terms
-        t, compute, mem, why = eff.breakdown(op)
+    if hasattr(eff, "timing"):  # a model of the op's time (the shape model): its own compute, memory and fixed terms
+        t, compute, mem, fixed, why = eff.timing(op)
         ideal = roofline_time(op.flops, op.bytes, hw, dt, 1.0).seconds
-        return replace(op, time_s=t, compute_s=compute, memory_s=mem, bound="compute" if compute >= mem else "memory",
+        return replace(op, time_s=t, compute_s=compute, memory_s=mem, bound=bound_of(fixed, compute - fixed, mem - fixed),
                        efficiency=ideal / t if t else 1.0, efficiency_by=why)
     if callable(eff):  # the roofline at full speed, then this op's own efficiency on both terms
         t = roofline_time(op.flops, op.bytes, hw, dt, 1.0)

@@ -103,6 +103,20 @@ _DEPTHWISE.update(dict.fromkeys(("kv_conv", "attn_conv", "mlp_conv"), _DEPTHWISE
 # Inkling 2's block attention residuals: each token's few learned queries against its few block states
 _DEPTHWISE["attn_res"] = N_("each token's learned queries against its block states: one small kernel per input on the "
                             "CUDA cores (the fp32 peak) at {share:.0%} of the bandwidth; not a GEMM")
+# What sets an op's time: its kernels' fixed time when that is more than the compute or the memory time (then
+# fusing, batching or a CUDA graph is what helps, not a faster GEMM or more bandwidth), else the larger of the two.
+BOUND_LEADS = {"overhead": N_("overhead-bound: the kernels' fixed time"), "compute": N_("compute-bound"),
+               "memory": N_("memory-bound")}
+BOUND_WORDS = (N_("compute"), N_("memory"), N_("overhead"))  # Op.bound's values, translated where a chart shows them
+
+
+def bound_of(fixed: float, t_comp: float, t_mem: float) -> str:
+    """"overhead", "compute" or "memory": what the larger part of an op's time is."""
+    if fixed > max(t_comp, t_mem):
+        return "overhead"
+    return "compute" if t_comp >= t_mem else "memory"
+
+
 SPLIT_K_MIN = 2048  # split-K slices are at least this long
 # cuBLAS's CTA tile sizes (M × N of D per SM), most efficient first (NVIDIA DU-09799-001 §2.3)
 TILES = ((128, 256), (256, 128), (128, 128), (64, 128), (128, 64))
@@ -464,8 +478,14 @@ class ShapeEfficiency:
     def breakdown(self, op) -> tuple[float, float, float, str]:
         """(time, compute side, memory side, what set it): time = max(compute side, memory side), each side
         with the op's fixed kernel time."""
+        t, compute, mem, _, why = self.timing(op)
+        return t, compute, mem, why
+
+    def timing(self, op) -> tuple[float, float, float, float, str]:
+        """:meth:`breakdown` with the fixed kernel time that both sides include: (time, compute side,
+        memory side, fixed, what set it)."""
         fixed, t_comp, t_mem, why = self._time(op)
-        return fixed + max(t_comp, t_mem), fixed + t_comp, fixed + t_mem, why
+        return fixed + max(t_comp, t_mem), fixed + t_comp, fixed + t_mem, fixed, why
 
     def explain(self, op) -> str:
         return self._time(op)[3]
@@ -506,10 +526,11 @@ class ShapeEfficiency:
                         N_("memory-bound; in {op}'s fused GEMM {m:g}×{n:g}×{k:g} at {eta:.0%} of peak"),
                         op=_FUSED_INTO[name], **shape)
         else:
-            what = Text(N_("compute-bound; GEMM {m:g}×{n:g}×{k:g} at {eta:.0%} of peak, {kernels:,.0f} kernel(s) × "
-                           "{t0:.2f} µs") if compute else
-                        N_("memory-bound; GEMM {m:g}×{n:g}×{k:g} at {eta:.0%} of peak, {kernels:,.0f} kernel(s) × "
-                           "{t0:.2f} µs"), kernels=kernels, t0=T0_S * 1e6, **shape)
+            lead = BOUND_LEADS[bound_of(fixed, t_comp, t_mem)]
+            what = Text.joined([Text(lead), Text(N_("GEMM {m:g}×{n:g}×{k:g} at {eta:.0%} of peak, 1 kernel × {t0:.2f} µs")
+                                                 if kernels == 1 else
+                                                 N_("GEMM {m:g}×{n:g}×{k:g} at {eta:.0%} of peak, {kernels:,.0f} kernels × "
+                                                    "{t0:.2f} µs"), kernels=kernels, t0=T0_S * 1e6, **shape)])
         return fixed, t_comp, t_mem, what
 
     def _gemm_shape(self, op) -> tuple[float, float, float, float, float, bool]:
@@ -606,8 +627,11 @@ class ShapeEfficiency:
         first = op.name.startswith("attn_scores")  # one kernel runs both products
         fixed = kernels * T0_S if first else 0.0
         return fixed, t_comp, t_mem, Text(
-            N_("fused attention: {share:.0%} of peak at {keys:,.0f} keys per query, compute-bound") if t_comp >= t_mem else
-            N_("fused attention: {share:.0%} of peak at {keys:,.0f} keys per query, memory-bound"), share=share, keys=keys)
+            {"overhead": N_("fused attention: {share:.0%} of peak at {keys:,.0f} keys per query, overhead-bound (the "
+                            "kernels' fixed time)"),
+             "compute": N_("fused attention: {share:.0%} of peak at {keys:,.0f} keys per query, compute-bound"),
+             "memory": N_("fused attention: {share:.0%} of peak at {keys:,.0f} keys per query, memory-bound")}[
+                bound_of(fixed, t_comp, t_mem)], share=share, keys=keys)
 
 
 class FlatEfficiency(float):

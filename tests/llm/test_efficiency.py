@@ -262,3 +262,31 @@ def test_a_hybrids_depthwise_convolution_is_timed_as_an_element_wise_kernel_not_
     assert t_mem == pytest.approx(conv.bytes / (H100.bandwidth * model.beta)) and t_mem > t_comp
     assert "depthwise convolution" in str(why) and model.backward_factor(conv) == 1.0
     assert model.seconds(conv) < 3e-3  # ~2 ms; the GEMM treatment gave 33 ms
+
+
+
+def test_an_op_whose_kernels_fixed_time_is_most_of_it_is_labelled_overhead_bound():
+    """At batch 1, DeepSeek-V3's decode runs many tiny GEMMs per step: q_absorb is 1 × 512 × 128 per head, read in
+    well under a microsecond, in a kernel whose fixed time is 5.25 µs. It was labelled "memory-bound", which points
+    a reader at bandwidth; what would speed it up is fewer kernels (fusion, a CUDA graph, a larger batch)."""
+    cfg = from_name("deepseek-v3")
+    wl = Workload(batch=1, seq_len=128, new_tokens=128)
+    est = estimate(cfg, wl, H100)
+    model = ef.ShapeEfficiency(H100, cfg, wl)
+    bounds = set()
+    for op in (*est.prefill.ops, *est.decode.ops):
+        t, c, m, fixed, _ = model.timing(op)
+        assert op.time_s == pytest.approx(t)
+        want = "overhead" if fixed > max(c, m) - fixed else ("compute" if c >= m else "memory")
+        assert op.bound == want, op.name
+        bounds.add(op.bound)
+    assert bounds == {"compute", "memory", "overhead"}
+    q = est.decode.by_name()["q_absorb"]
+    assert q.bound == "overhead"
+    assert str(q.efficiency_by).startswith("overhead-bound: the kernels' fixed time; GEMM 1×512×128")
+    big = estimate(cfg, Workload(batch=8, seq_len=4096, new_tokens=1), H100).prefill.by_name()["gate_proj"]
+    assert big.bound == "compute" and str(big.efficiency_by).startswith("compute-bound; GEMM")
+    one = ef.ShapeEfficiency(H100, from_name("llama-3-8b"), Workload(batch=1, seq_len=128, new_tokens=1))
+    head = [o for o in prefill_ops(from_name("llama-3-8b"), Workload(batch=1, seq_len=128, new_tokens=1))
+            if o.name == "lm_head"][0]
+    assert ", 1 kernel × 5.25 µs" in str(one.explain(head))  # one kernel, not "1 kernel(s)"
