@@ -48,9 +48,9 @@ each); the outer product reads each once but rewrites all of D at every k; a til
          folded=present)
 
 # ----------------------------------------------------------------------------- inputs
-st.session_state.setdefault("acc_text_a", "1 2 3\n4 5 6")
-st.session_state.setdefault("acc_text_b", "7 8\n9 10\n11 12")
-st.session_state.setdefault("acc_text_c", "")
+TYPED = {"acc_text_a": "1 2 3\n4 5 6", "acc_text_b": "7 8\n9 10\n11 12", "acc_text_c": ""}  # in the link too
+first_run = "acc_typed" not in st.session_state
+typed = st.session_state.setdefault("acc_typed", dict(TYPED))  # kept while another source is shown
 
 inputs = st.expander(_("The matrices, the loop order and the speed")) if present else st.container()
 speed = ui.url((inputs if present else sc[1]).slider, _("speed (steps per second)"), 1, ui.STEPPER_MAX_SPEED, 5,
@@ -76,9 +76,12 @@ with inputs, st.container(border=True):
         st.caption(_("One row per line; numbers separated by spaces or commas (or paste `[[1, 2], [3, 4]]`). "
                      "Leave C empty for zeros."))
         t = st.columns(3)
-        t[0].text_area("A (M×K)", key="acc_text_a", height=140)
-        t[1].text_area("B (K×N)", key="acc_text_b", height=140)
-        t[2].text_area(_("C (M×N, optional)"), key="acc_text_c", height=140)
+        for k in TYPED if not first_run else ():  # back from another source: what was typed, not the defaults
+            if k not in st.session_state:
+                ui.set_url_widget(k, typed[k])
+        labels = ("A (M×K)", "B (K×N)", _("C (M×N, optional)"))
+        typed = st.session_state.acc_typed = {k: ui.url(col.text_area, label, TYPED[k], key=k, height=140)
+                                              for k, col, label in zip(TYPED, t, labels, strict=True)}
 
 problem = None
 with ui.guard(_("the matrices")):
@@ -88,9 +91,9 @@ with ui.guard(_("the matrices")):
         problem = ref.random_problem(int(m_in), int(n_in), int(k_in), int(seed), alpha=alpha, beta=beta,
                                      integers=ints, max_dim=PAGE_MAX)
     else:
-        text_c = st.session_state.acc_text_c
-        problem = ref.make_problem(st.session_state.acc_text_a, st.session_state.acc_text_b,
-                                   text_c if text_c.strip() else None, alpha, beta, max_dim=PAGE_MAX)
+        text_c = typed["acc_text_c"]
+        problem = ref.make_problem(typed["acc_text_a"], typed["acc_text_b"], text_c if text_c.strip() else None,
+                                   alpha, beta, max_dim=PAGE_MAX)
 if problem is not None:
     st.session_state.acc_good = problem
 else:
@@ -115,7 +118,11 @@ tr = get_trace(problem, order, tuple(int(v) for v in tile))
 
 def edited(mats: dict[str, str]) -> None:
     """A cell of A, B or C changed in the step-through: these are now the page's own matrices."""
-    st.session_state.acc_text_a, st.session_state.acc_text_b, st.session_state.acc_text_c = mats["A"], mats["B"], mats["C"]
+    st.session_state.acc_typed = dict(zip(TYPED, (mats["A"], mats["B"], mats["C"]), strict=True))
+    for k, v in st.session_state.acc_typed.items():
+        ui.set_url_widget(k, v)
+        if v != TYPED[k] and k not in st.session_state:  # a first showing: Streamlit leaves it out of the URL
+            st.query_params[k] = v
     ui.set_url_widget("acc_src", "custom")
 
 

@@ -309,3 +309,26 @@ def test_tile_sizes_and_the_integer_toggle_are_in_the_link():
     assert opened.toggle(key="acc_ints").value is False
     assert _data(opened)["frames"] == _data(at)["frames"]  # the same trace, step for step
     assert any(not float(x).is_integer() for x in opened.session_state.acc_good.arrays()[0].ravel())
+
+
+def test_typed_matrices_survive_a_look_at_another_source_and_travel_in_the_link():
+    """A student types their own A and B, looks at the article's example and comes back: their matrices are
+    still there (they came back as the defaults). And a copied link carries them: ``?acc_text_a=`` …
+    (it opened the defaults, not what the teacher had typed)."""
+    at = _app()
+    at.radio(key="acc_src").set_value("custom").run()
+    at.text_area(key="acc_text_a").input("1 2\n3 4").run()
+    at.text_area(key="acc_text_b").input("5 6\n7 8").run()
+    for other in ("article", "random"):
+        at.radio(key="acc_src").set_value(other).run()
+        at.radio(key="acc_src").set_value("custom").run()
+        assert not at.exception and at.text_area(key="acc_text_a").value == "1 2\n3 4"
+        assert _trace_d(at) == [[19.0, 22.0], [43.0, 50.0]]
+    assert [at.text_area(key=f"acc_text_{m}").proto.query_param_key for m in "abc"] == \
+        ["acc_text_a", "acc_text_b", "acc_text_c"]
+    opened = AppTest.from_file(PAGE, default_timeout=60)
+    opened.query_params.update({"acc_src": "custom", "acc_text_a": "1 2\n3 4", "acc_text_b": "5 6\n7 8",
+                                "acc_text_c": "1 1\n1 1", "acc_beta": "2"})
+    opened.run()
+    assert not opened.exception and _trace_d(opened) == [[21.0, 24.0], [45.0, 52.0]]
+    assert opened.text_area(key="acc_text_c").value == "1 1\n1 1"
