@@ -120,7 +120,7 @@ if layer is not None:
              "runs": f"{o.count:,}" + (per_head if o.name in ATTENTION_PRODUCTS else ""),
              "FLOPs": o.flops, "share": o.flops / total} for o in ops]
     ui.table(rows, {"FLOPs": "count"}, width="stretch",  # exact: every digit
-             column_config={"runs": _("runs"),
+             column_config={"runs": st.column_config.TextColumn(_("runs"), width=140),  # all of "32 (one per head)"
                             "share": st.column_config.ProgressColumn(_("share"), format="percent", min_value=0,
                                                                      max_value=1)})
     st.vega_lite_chart(shapes, width="content")

@@ -99,3 +99,17 @@ def test_heads_that_do_not_divide_d_model_point_to_the_fields_and_keep_the_last_
     assert at.dataframe[0].value["FLOPs"].tolist() == before  # the last good layer is still shown
     assert any("last layer that worked" in i.value for i in at.info)
     assert _metrics(at)["head dim"] == "128"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_runs_column_is_wide_enough_for_one_per_head(lang):
+    """The table's auto-sized "runs" column cut "32 (one per head)" to "32 (one per" at 1280 px (and
+    "32（每个头一次）" to "32（每个头一"): the column is given room for the whole text (about 7 px per Latin
+    character and 14 px per Chinese one at the grid's 14-px font, plus 16 px of padding)."""
+    import json
+
+    at = _app(lang=lang)
+    runs = next(v for v in at.dataframe[0].value["runs"] if "(" in v or "（" in v)
+    need = 16 + sum(14 if ord(ch) > 0x2E80 else 7 for ch in runs)
+    width = json.loads(at.dataframe[0].proto.columns)["runs"].get("width")
+    assert isinstance(width, int) and width >= need, (runs, width, need)
