@@ -208,6 +208,19 @@ def plan_for(spec: BenchSpec, config: Any, lim: safety.Limits) -> Plan | None:
         return None
 
 
+def _plan_or_refusal(spec: BenchSpec, config: Any, lim: safety.Limits) -> tuple[Plan | None, InputError | None]:
+    """The run's plan (``plan_for``), or why the caps refuse to plan it (a size above the caps: the run would say
+    the same on a press); a server set up wrongly is left to the run itself."""
+    from gemmlib.measure import plan
+
+    try:
+        return plan.planned(spec, config, lim), None
+    except ServerSetupError:
+        return None, None
+    except InputError as e:
+        return None, e
+
+
 def refused_by_caps(est: Plan, config: Any, lim: safety.Limits) -> InputError | None:
     """Why the server's caps would refuse this run (``plan.check_caps`` on its plan ``est``, the one the estimate
     beside the button shows: time, bytes, a CPU GEMM's size, as the run itself checks them), or None. A server set up
@@ -504,19 +517,23 @@ def bench_section(spec: BenchSpec, config: Any, lim: safety.Limits, *, key: str,
         with guard(what):
             config = build() or None  # nothing chosen yet (an empty list of ranks, of collectives)
     where = at or st
-    plan = None
+    plan, refusal = None, None
     if estimate and config is not None:
         with guard(_("the time estimate")):
-            plan = plan_for(spec, config, lim)
+            plan, refusal = _plan_or_refusal(spec, config, lim)
+    if plan is not None and not disabled:
+        refusal = refused_by_caps(plan, config, lim)
+    why = _("**The server's caps would refuse this run:** {message}").format(message=md(tr(refusal))) \
+        if refusal is not None and not disabled else None
+    # refused: the button is off, its reason beside it (before, it stayed on and only a press said "Not run")
     pressed = where.button(button, type="primary" if primary else "secondary", key=button_key,
-                           disabled=disabled or config is None)
+                           disabled=disabled or config is None or why is not None, help=why)
     if plan is not None:
         with at or contextlib.nullcontext():
             run_estimate(plan, str(getattr(config, "device", "")) or None)
-    refusal = refused_by_caps(plan, config, lim) if plan is not None and not disabled else None
-    if refusal is not None:  # said before a press: an LLM layer on a CPU was "about 682 s", then "Not run" on a press
+    if why is not None:  # said before a press: an LLM layer on a CPU was "about 682 s", then "Not run" on a press
         with at or contextlib.nullcontext():
-            st.warning(_("**The server's caps would refuse this run:** {message}").format(message=md(tr(refusal))))
+            st.warning(why)
     if notice:
         stopped_notice()
     if pressed:

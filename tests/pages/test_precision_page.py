@@ -60,11 +60,14 @@ def test_runs_a_small_cpu_benchmark_and_shows_the_table():
 
 
 def test_sizes_above_the_cap_are_refused_with_a_message(monkeypatch):
+    """Refused before a press: the button is off and says why (its help, and a warning beside it); before, it
+    stayed on and only a press said "Not run"."""
     monkeypatch.setenv("GEMM_MAX_BYTES", "1000")
-    at = _custom(AppTest.from_file(PAGE, default_timeout=60).run(), 64, 64, 64, ["fp32"])
-    at.button[0].click().run()
+    at = _custom(AppTest.from_file(PAGE, default_timeout=60).run(), 64, 64, 64, ["fp32"]).run()
     assert not at.exception
-    assert any("GEMM_MAX_BYTES" in e.value for e in at.error)
+    button = next(b for b in at.button if b.label == "Run the benchmark")
+    assert button.disabled and "GEMM_MAX_BYTES" in button.help
+    assert any("GEMM_MAX_BYTES" in w.value and "caps would refuse" in w.value for w in at.warning)
     assert not at.dataframe
 
 
@@ -114,9 +117,9 @@ def test_a_share_over_100_percent_of_the_measured_peak_is_explained():
 
     clear_recorded()
     name = device_info("cpu").name
-    assert ceilings.save_ceilings(ceilings.Ceilings("cpu", name, {"fp32": 1e3}, 1e9)) is not None  # 1 kFLOP/s
-    at = _custom(AppTest.from_file(PAGE, default_timeout=120).run(), 40, 24, 16, ["fp32"])
-    at.button[0].click().run()
+    assert ceilings.save_ceilings(ceilings.Ceilings("cpu", name, {"fp32": 1e6}, 1e9)) is not None  # 1 MFLOP/s
+    at = _custom(AppTest.from_file(PAGE, default_timeout=120).run(), 40, 24, 16, ["fp32"]).run()
+    at.button[0].click().run()  # (the default shapes at 1 MFLOP/s were refused: the button was off until now)
     assert not at.exception and not at.error
     table = at.dataframe[0]
     assert table.value["% measured peak"].iloc[0] > 100
@@ -138,3 +141,8 @@ def test_a_run_the_caps_would_refuse_says_so_before_the_press(monkeypatch):
     assert not at.exception
     refusals = [w.value for w in at.warning if w.value.startswith("**The server's caps would refuse this run:**")]
     assert len(refusals) == 1 and "GEMM_TIME_LIMIT_S" in refusals[0], [w.value for w in at.warning]
+    button = next(b for b in at.button if b.label == "Run the benchmark")  # and its button is off, saying why
+    assert button.disabled and "GEMM_TIME_LIMIT_S" in button.help
+    at.slider(key="pr_time").set_value(0.05).run()  # back under the cap: on again, nothing said
+    assert not next(b for b in at.button if b.label == "Run the benchmark").disabled
+    assert not any("caps would refuse" in w.value for w in at.warning)

@@ -92,9 +92,8 @@ def test_profiler_refusal_over_the_caps_in_chinese(monkeypatch):
     assert "超过了本服务器的上限" in errors[0]
     left = _english_left(at)
     assert not left, f"English left in the refusal: {left}"
-    at.button(key="pf_run").click().run()  # the runner refuses it too, before anything starts
-    assert not at.exception
-    assert any("超过了本服务器的上限" in e for e in _errors(at)[1:]), _errors(at)
+    button = at.button(key="pf_run")  # the run is refused before a press: its button is off, saying why
+    assert button.disabled and "超过了本服务器的上限" in button.help, (button.disabled, button.help)
     assert not _english_left(at)
 
 
@@ -139,10 +138,11 @@ def test_multigpu_refusal_in_chinese():
     at = _app(MULTI_GPU)
     at.selectbox(key="mg_scale").set_value(1).run()
     at.number_input(key="mg_seq").set_value(512).run()
-    at.button(key="mg_run_tp").click().run()
-    assert not at.exception
-    errors = _errors(at)
-    assert errors and "对这里的 CPU 运行来说太多" in errors[0] and "一层" in errors[0], errors
+    assert not at.exception  # refused before a press: the button is off, the refusal beside it, in Chinese
+    assert at.button(key="mg_run_tp").disabled
+    warnings = [w.value for w in at.warning if "本服务器的上限会拒绝这次运行" in w.value]
+    assert warnings and "对这里的 CPU 运行来说太多" in warnings[0] and "一层" in warnings[0], warnings
+    assert at.button(key="mg_run_tp").help == warnings[0]
     left = _english_left(at)
     assert not left, f"English left in the refusal: {left}"
 

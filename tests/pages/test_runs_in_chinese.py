@@ -135,16 +135,20 @@ def test_the_queue_speaks_english_outside_a_page():
 
 
 def test_a_run_refused_by_the_caps_is_explained_in_chinese(labels, monkeypatch):
+    """The caps refuse the run before a press: its button is off, the refusal beside it (and as the button's help),
+    in Chinese, naming the cap as the server sets it (before, the button stayed on and a press said "Not run")."""
     monkeypatch.setenv("GEMM_MAX_CPU_GFLOP", "0.000001")
-    at = _measure(_devices_zh())
-    assert labels[-1] == ZH["Not run"], labels
-    errors = [e.value for e in at.error]
-    assert len(errors) == 1 and errors[0].startswith(ZH["**Check the input:** {message}"].split("{")[0]), errors
-    assert "GEMM_MAX_CPU_GFLOP" in errors[0]  # the cap that refused it, named as the server sets it
+    at = _devices_zh()
+    button = [b for b in at.button if b.label == ZH["Measure ceilings"]]
+    assert len(button) == 1 and button[0].disabled, [(b.label, b.disabled) for b in at.button]
+    head = ZH["**The server's caps would refuse this run:** {message}"].split("{")[0]
+    warnings = [w.value for w in at.warning if w.value.startswith(head)]
+    assert len(warnings) == 1 and "GEMM_MAX_CPU_GFLOP" in warnings[0], [w.value for w in at.warning]
+    assert button[0].help == warnings[0]
+    assert not at.error and not labels  # nothing ran
     from test_pages_in_chinese import _english_left
 
-    assert not _english_left(errors), errors  # the refusal itself too (safety's N_ template, across the pipe)
-
+    assert not _english_left(warnings), warnings  # the refusal itself too (safety's N_ template, across the pipe)
 
 
 def test_the_caps_caption_in_either_language():

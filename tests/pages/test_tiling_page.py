@@ -119,11 +119,10 @@ def test_over_the_memory_cap_is_a_clear_message(monkeypatch):
     monkeypatch.setenv("GEMM_MAX_BYTES", "1000")
     at = _app()
     at.number_input(key="tb_size").set_value(48).run()
-    at.button(key="tb_run").click().run()
-    assert not at.exception
-    errors = [e.value for e in at.error]
-    assert errors and "Check the input" in errors[0] and "cap" in errors[0]
-    assert "Traceback" not in errors[0]
+    assert not at.exception  # refused before a press: the button is off, saying why (before: "Not run" on a press)
+    assert at.button(key="tb_run").disabled and "GEMM_MAX_BYTES" in at.button(key="tb_run").help
+    warnings = [w.value for w in at.warning if "caps would refuse this run" in w.value]
+    assert warnings and "GEMM_MAX_BYTES" in warnings[0] and "Traceback" not in warnings[0]
 
 
 def test_wave_prediction_inputs():
