@@ -111,7 +111,8 @@ if order == "tiled":
                         key=f"acc_tile_{d.lower()}") for idx, d in enumerate("MNK"))  # ?acc_tile_m=2 …
 o2.caption(_(view.ORDER_NOTES[order]))
 get_trace = st.cache_resource(max_entries=64, show_spinner=False)(view.trace)
-tr = get_trace(problem, order, tuple(int(v) for v in tile))
+tile = tuple(min(int(v), d) for v, d in zip(tile, (problem.m, problem.n, problem.k), strict=True))  # at most the matrix
+tr = get_trace(problem, order, tile)
 
 
 

@@ -332,3 +332,19 @@ def test_typed_matrices_survive_a_look_at_another_source_and_travel_in_the_link(
     opened.run()
     assert not opened.exception and _trace_d(opened) == [[21.0, 24.0], [45.0, 52.0]]
     assert opened.text_area(key="acc_text_c").value == "1 1\n1 1"
+
+
+def test_a_tile_larger_than_the_matrices_is_shown_as_the_tile_used():
+    """A tile of 8 rows set on 8×8 random matrices, then the article's 2×3 by 3×2: the caption said "tiles 8×4×2"
+    for a 2×2 D. The tile used is at most the matrices (2×2×3: K's 4 clipped too), and the caption says so."""
+    at = _app()
+    at.radio(key="acc_src").set_value("random").run()
+    for d in ("m", "n", "k"):
+        at.number_input(key=f"acc_{d}").set_value(8).run()
+    at.radio(key="acc_order").set_value("tiled").run()
+    at.number_input(key="acc_tile_m").set_value(8).run()
+    at.radio(key="acc_src").set_value("article").run()
+    assert not at.exception
+    caption = next(c.value for c in at.caption if c.value.startswith("Same 12 multiply-adds"))
+    assert "tiles 2×2×3 (M×N×K)" in caption, caption
+    assert _data(at)["frames"][0]["text"].startswith("D[0:2, 0:2] += A[0:2, 0:3] · B[0:3, 0:2]")
