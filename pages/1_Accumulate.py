@@ -198,7 +198,7 @@ done = tr.products_done(pos, (ci, cj))
 st.vega_lite_chart(running_view(problem, ci, cj, done, ui.lang()), width="stretch")
 st.caption(_("The large point is where the step-through stopped (step {step} of {total}): {done} of the {k} products "
              "are in D[{i},{j}] there. Pause or step to move it.").format(
-    step=pos + 1, total=len(tr), done=done, k=problem.k, i=ci, j=cj))
+    step=pos + 1, total=len(tr), done=done, k=problem.k, i=ci, j=cj) + view.epilogue_note(problem, ci, cj, gettext=_))
 
 # ----------------------------------------------------------------------------- accumulator precision
 st.subheader(_("Accumulator precision: why tensor cores add in fp32"))

@@ -53,3 +53,19 @@ def loads(p: ref.Problem, tile: tuple[int, int, int], *, gettext: Translate = en
                       "B loads": t["loads_b"], "A + B loads": t["loads"], "D stores": t["stores_d"],
                       "multiplications": t["mults"], "additions": t["adds"]})
     return spec(loads_chart(rows, gettext=gettext)), table
+
+
+EPILOGUE_NOTE = N_(" The line is the sum of the products alone; the epilogue (the last step) then makes "
+                   "D[{i},{j}] = {alpha}×{total} + {beta}×{c} = {d}.")  # a leading space: after the caption's
+
+
+def epilogue_note(p: ref.Problem, i: int, j: int, *, gettext: Translate = english) -> str:
+    """Under the running-sum chart when α ≠ 1 or β ≠ 0: the chart ends at (A·B)[i,j], D[i,j] is α·that + β·C[i,j]
+    ("" when the epilogue changes nothing)."""
+    if p.alpha == 1 and p.beta == 0:
+        return ""
+    a, b, c = p.arrays()
+    total = float(a[i] @ b[:, j])
+    return gettext(EPILOGUE_NOTE).format(i=i, j=j, alpha=ref._factor(p.alpha), total=ref.fmt_num(total),
+                                         beta=ref._factor(p.beta), c=ref._factor(c[i, j]),
+                                         d=ref.fmt_num(p.expected()[i, j]))

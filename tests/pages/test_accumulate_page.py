@@ -348,3 +348,16 @@ def test_a_tile_larger_than_the_matrices_is_shown_as_the_tile_used():
     caption = next(c.value for c in at.caption if c.value.startswith("Same 12 multiply-adds"))
     assert "tiles 2×2×3 (M×N×K)" in caption, caption
     assert _data(at)["frames"][0]["text"].startswith("D[0:2, 0:2] += A[0:2, 0:3] · B[0:3, 0:2]")
+
+
+def test_the_running_sum_caption_names_the_epilogue_when_alpha_or_beta_change_d():
+    """α = 2: D[0,0] is 116 in both D tables, while the running-sum chart ends at 58 (the sum of the products);
+    the caption under it said nothing of the gap. It now gives the epilogue's arithmetic."""
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.query_params.update({"acc_alpha": "2"})
+    at.run()
+    assert not at.exception and _trace_d(at)[0][0] == 116.0
+    caption = next(c.value for c in at.caption if c.value.startswith("The large point"))
+    assert "D[0,0] = 2×58 + 0×0 = 116." in caption
+    plain = _app()
+    assert "epilogue" not in next(c.value for c in plain.caption if c.value.startswith("The large point"))

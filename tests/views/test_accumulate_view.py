@@ -34,3 +34,15 @@ def test_the_tracer_is_the_one_given():
     assert view.trace(ref.article_problem(), "inner", (9, 9, 9)).totals == ref.trace(ref.article_problem(),
                                                                                     "inner").totals
     assert set(view.ORDER_NOTES) == set(ref.LOOP_ORDERS)
+
+
+def test_the_epilogue_note_says_what_the_running_sum_becomes():
+    """With α ≠ 1 or β ≠ 0 the running-sum chart ends at (A·B)[i,j], not at D[i,j]: the note says how the epilogue
+    gets there; with α = 1 and β = 0 it says nothing."""
+    assert view.epilogue_note(ref.article_problem(), 0, 0) == ""
+    p = ref.make_problem("1 2 3\n4 5 6", "7 8\n9 10\n11 12", "1 -1\n1 1", -2.0, 0.5)
+    note = view.epilogue_note(p, 0, 1)
+    assert note.startswith(" ") and "D[0,1] = (-2)×64 + 0.5×(-1) = -128.5." in note
+    assert float(p.expected()[0, 1]) == -128.5
+    zh = view.epilogue_note(p, 1, 0, gettext=lambda s: f"«{s}»")
+    assert zh.startswith("«") and "D[1,0] = (-2)×139 + 0.5×1 = -277.5" in zh
