@@ -131,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     c = res.config
     out = sys.stdout.write
-    out(f"{c.layers} Llama-style block(s) on {res.device_name} ({res.device}, {c.dtype}): hidden {c.hidden}, "
+    out(f"{c.layers} Llama-style block{'' if c.layers == 1 else 's'} on {res.device_name} ({res.device}, {c.dtype}): hidden {c.hidden}, "
         f"{c.heads} heads / {c.kv_heads} K/V, MLP {c.intermediate}, {c.batch}×{c.seq_len} tokens, "
         f"{c.attention} attention\n")
     verdict = "meets" if res.meets_target else "below"

@@ -143,7 +143,9 @@ def machine_policy() -> Policy:
         raise ServerSetupError(N_("the policy file {path} is not valid TOML: {why}"), path=cut(p), why=str(e)) from None
     unknown = sorted(k for k in doc if k not in KEYS)
     if unknown:
-        raise ServerSetupError(N_("the policy file {path} has unknown key(s) {keys}; the keys are {known}"),
+        raise ServerSetupError(N_("the policy file {path} has an unknown key, {keys}; the keys are {known}")
+                               if len(unknown) == 1 else
+                               N_("the policy file {path} has unknown keys {keys}; the keys are {known}"),
                                path=cut(p), keys=cut(", ".join(unknown)), known=", ".join(KEYS))
     if READ_ONLY_KEY in doc and not isinstance(doc[READ_ONLY_KEY], bool):
         raise ServerSetupError(N_("{key} in the policy file {path} must be true or false"), key=READ_ONLY_KEY,

@@ -1229,6 +1229,16 @@ def _common(r: _Read, *, head_dim_key: bool = True, ffn_key: str = "intermediate
                 max_positions=r.opt_whole("max_position_embeddings") or 0)
 
 
+def _note_mtp_not_built(r: _Read) -> None:
+    """The note for a checkpoint's multi-token-prediction layers (``num_nextn_predict_layers``), which
+    transformers does not build and the estimate does not count."""
+    n = r.get("num_nextn_predict_layers")
+    r.notes.append(Text(N_("the checkpoint's multi-token-prediction layer (num_nextn_predict_layers = 1) is not "
+                           "counted: transformers 5.24 does not build it") if n == 1 else
+                        N_("the checkpoint's {n} multi-token-prediction layers (num_nextn_predict_layers) are not "
+                           "counted: transformers 5.24 does not build them"), n=n))
+
+
 def _sliding_all(r: _Read, c: dict, *, key: str = "sliding_window") -> None:
     """Every layer sliding when the window is set (no layer_types in the config: transformers' cache
     and mask then treat each layer as sliding)."""
@@ -2766,7 +2776,9 @@ def _read_inkling_text(r: _Read) -> dict:
              moe_layers=moe, activation_params=1)
     mtp = r.get("num_mtp_layers")
     if mtp:
-        r.notes.append(Text(N_("its checkpoint carries {n} multi-token-prediction layer(s) that transformers does not "
+        r.notes.append(Text(N_("its checkpoint carries 1 multi-token-prediction layer that transformers does not "
+                               "build: not counted") if mtp == 1 else
+                            N_("its checkpoint carries {n} multi-token-prediction layers that transformers does not "
                                "build: not counted"), n=mtp))
     return c
 
@@ -3457,8 +3469,7 @@ def _read_mellum(r: _Read) -> dict:
     moe = _type_list(r, "mlp_layer_types", {"sparse": "M", "dense": "D"}, c["layers"])
     c["moe_layers"] = "".join(moe) if moe else ""
     if r.get("num_nextn_predict_layers"):
-        r.notes.append(Text(N_("the checkpoint's multi-token-prediction layer(s) (num_nextn_predict_layers) are not "
-                               "counted: transformers 5.24 does not build them")))
+        _note_mtp_not_built(r)
     return c
 
 
@@ -3612,8 +3623,7 @@ def _read_bailing_hybrid(r: _Read) -> dict:
              max_positions=r.opt_whole("model_max_length") or 0, attn_gate="head",
              mixer=KimiDelta(**kda, full_rank_gates=True))
     if r.get("num_nextn_predict_layers"):
-        r.notes.append(Text(N_("the checkpoint's multi-token-prediction layer(s) (num_nextn_predict_layers) are not "
-                               "counted: transformers 5.24 does not build them")))
+        _note_mtp_not_built(r)
     return c
 
 
@@ -3746,8 +3756,7 @@ def _read_axk1(r: _Read) -> dict:
     c = _read_deepseek(r, moe_layers="".join(types))
     c.update(router_score_bias=True, moe_norms=1)
     if r.get("num_nextn_predict_layers"):
-        r.notes.append(Text(N_("the checkpoint's multi-token-prediction layer(s) (num_nextn_predict_layers) are not "
-                               "counted: transformers 5.24 does not build them")))
+        _note_mtp_not_built(r)
     return c
 
 
@@ -3770,8 +3779,7 @@ def _read_axk2(r: _Read) -> dict:
              index_topk=r.whole("index_topk"), layer_types="I" * layers, q_gate_latent=True,
              gated_norm_rank=r.whole("gated_norm_rank"))
     if r.get("num_nextn_predict_layers"):
-        r.notes.append(Text(N_("the checkpoint's multi-token-prediction layer(s) (num_nextn_predict_layers) are not "
-                               "counted: transformers 5.24 does not build them")))
+        _note_mtp_not_built(r)
     return c
 
 
@@ -3840,8 +3848,7 @@ def _read_deepseek_v4(r: _Read) -> dict:
     factor = r.get("partial_rotary_factor")
     rope = rope if rope is not None else int(head_dim * factor) if isinstance(factor, (int, float)) else head_dim // 8
     if r.get("num_nextn_predict_layers"):
-        r.notes.append(Text(N_("the checkpoint's multi-token-prediction layer(s) (num_nextn_predict_layers) are not "
-                               "counted: transformers 5.24 does not build them")))
+        _note_mtp_not_built(r)
     if any(k.startswith("dspark_") for k in r.raw):
         r.used.update(k for k in r.raw if k.startswith("dspark_"))
         r.notes.append(Text(N_("the checkpoint's speculative-decoding stages (dspark_*) are not counted: transformers "

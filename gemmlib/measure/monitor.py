@@ -155,7 +155,8 @@ NVML_MISSING = N_("GPU monitoring needs the nvidia-ml-py package (import pynvml)
 NVML_NO_DRIVER = N_("No NVIDIA driver/GPU visible to NVML on this machine ({error}); GPU monitoring is off — there "
                     "is nothing to sample.")
 NVML_NO_GPU = N_("NVML runs but reports no GPU; GPU monitoring is off.")
-NVML_NO_INDEX = N_("GPU index {index} does not exist (NVML sees {count} GPU(s)).")
+NVML_NO_INDEX = N_("GPU index {index} does not exist (NVML sees {count} GPUs).")
+NVML_NO_INDEX_ONE = N_("GPU index {index} does not exist (NVML sees 1 GPU: index 0).")
 NVML_UNREADABLE = N_("NVML could not read GPU {index} ({error}); GPU monitoring is off.")
 
 
@@ -174,7 +175,7 @@ def nvml_status(index: int = 0) -> tuple[bool, str]:
         if count < 1:
             return False, NVML_NO_GPU
         if not 0 <= index < count:
-            return False, Text(NVML_NO_INDEX, index=index, count=count)
+            return False, Text(NVML_NO_INDEX_ONE if count == 1 else NVML_NO_INDEX, index=index, count=count)
         name = pynvml.nvmlDeviceGetName(pynvml.nvmlDeviceGetHandleByIndex(index))
         return True, name.decode() if isinstance(name, bytes) else str(name)
     except Exception as e:  # noqa: BLE001

@@ -998,8 +998,10 @@ def profile_block(cfg: BlockConfig, device: str = "cpu", *, steps: int = 3, warm
     if device == "cuda":
         activities.append(ProfilerActivity.CUDA)
     with safety.oom_guard(device), torch.inference_mode():
-        say(0.0, Text(N_("building {layers} block(s): hidden {hidden}, {heads} heads ({kv_heads} K/V), MLP "
-                    "{intermediate}, {batch}×{seq_len} tokens, {dtype}"), layers=cfg.layers, hidden=cfg.hidden,
+        say(0.0, Text(N_("building 1 block: hidden {hidden}, {heads} heads ({kv_heads} K/V), MLP {intermediate}, "
+                         "{batch}×{seq_len} tokens, {dtype}") if cfg.layers == 1 else
+                      N_("building {layers} blocks: hidden {hidden}, {heads} heads ({kv_heads} K/V), MLP "
+                         "{intermediate}, {batch}×{seq_len} tokens, {dtype}"), layers=cfg.layers, hidden=cfg.hidden,
                  heads=cfg.heads, kv_heads=cfg.kv_heads, intermediate=cfg.intermediate, batch=cfg.batch,
                  seq_len=cfg.seq_len, dtype=cfg.dtype))
         block = build_block(cfg, device, seed)
@@ -1136,7 +1138,7 @@ def block_benchmark(cfg: BlockConfig, device: str = "cpu", *, min_run_time: floa
              "label": f"block h{h} s{cfg.seq_len}×{cfg.batch} L{cfg.layers}"}
     res = BenchResult("profiler", "block forward", device, harness.device_name(device), cfg.dtype, shape,
                               float(predicted_gemm_flops(cfg)), float(nbytes),
-                              reason="whole Llama-style block(s), GEMM FLOPs only")
+                              reason=("a whole Llama-style block" if cfg.layers == 1 else "whole Llama-style blocks") + ", GEMM FLOPs only")
     with safety.oom_guard(device), torch.inference_mode():
         block = build_block(cfg, device, seed)
         xs = [(make_input(cfg, device, seed + 1 + i),) for i in range(3)]
@@ -1202,7 +1204,7 @@ def report_configs(device: str, quick: bool) -> list[BlockConfig]:
 def markdown_summary(res: ProfileResult, top: int = 10) -> str:
     c = res.config
     lines = [
-        f"**{c.layers} Llama-style block(s)** on {res.device_name} ({c.dtype}): hidden {c.hidden}, {c.heads} heads "
+        f"**{c.layers} Llama-style block{'' if c.layers == 1 else 's'}** on {res.device_name} ({c.dtype}): hidden {c.hidden}, {c.heads} heads "
         f"/ {c.kv_heads} K/V heads, MLP {c.intermediate}, {c.batch}×{c.seq_len} tokens, {c.attention} attention.",
         "",
         f"- GEMM share of time: **{res.gemm_share:.1%}** — {'meets' if res.meets_target else 'below'} the "
