@@ -267,7 +267,8 @@ def fmt_num(x: float) -> str:
 _MAC = "D[{i},{j}] = {terms} = {value}{more}"  # an inner-product step: no words, the same in every language
 
 
-def _factor(x: float) -> str:
+def fmt_factor(x: float) -> str:
+    """A factor in a product as written: a negative one in parentheses, (-0.5)×3."""
     s = fmt_num(x)
     return f"({s})" if x < 0 else s
 
@@ -373,8 +374,8 @@ def _epilogue(p: Problem, acc: np.ndarray, index: int, la: int, lb: int, sd: int
     else:
         expr = Msg(N_("epilogue: D = α·(A·B) + β·C with α = {alpha}, β = {beta}; "
                       "D[{i},{j}] = {a}×{acc} + {b}×{c} = {value}"),
-                   alpha=fmt_num(p.alpha), beta=fmt_num(p.beta), i=i, j=j, a=_factor(p.alpha),
-                   acc=fmt_num(acc[i, j]), b=_factor(p.beta), c=_factor(C[i, j]), value=fmt_num(d[i, j]))
+                   alpha=fmt_num(p.alpha), beta=fmt_num(p.beta), i=i, j=j, a=fmt_factor(p.alpha),
+                   acc=fmt_num(acc[i, j]), b=fmt_factor(p.beta), c=fmt_factor(C[i, j]), value=fmt_num(d[i, j]))
     # the epilogue writes D once more only if the accumulator was not stored yet (inner, tiled
     # write it here; we count the store in the steps that finish a cell and not again here)
     return Step(index, "epilogue", (), (), cells, tuple(float(d[c]) for c in cells), expr, focus,
@@ -394,7 +395,7 @@ def trace_inner(p: Problem) -> Trace:
             for k in range(p.k):
                 prod = A[i, k] * B[k, j]
                 run = prod if k == 0 else run + prod
-                terms.append(f"{_factor(A[i, k])}×{_factor(B[k, j])}")
+                terms.append(f"{fmt_factor(A[i, k])}×{fmt_factor(B[k, j])}")
                 la += 1
                 lb += 1
                 last_k = k == p.k - 1
@@ -424,7 +425,7 @@ def trace_outer(p: Problem, focus: Cell = (0, 0)) -> Trace:
         sd += p.m * p.n  # all of D is updated; counted as a store (it lives in memory)
         expr = Msg(N_("k = {k}: D += A[:,{k}] ⊗ B[{k},:] ({products} products, one per cell of D); "
                       "D[{i},{j}] += {a}×{b} → {value}"),
-                   k=k, products=p.m * p.n, i=fi, j=fj, a=_factor(A[fi, k]), b=_factor(B[k, fj]),
+                   k=k, products=p.m * p.n, i=fi, j=fj, a=fmt_factor(A[fi, k]), b=fmt_factor(B[k, fj]),
                    value=fmt_num(acc[fi, fj]))
         steps.append(Step(k, "rank1", tuple((i, k) for i in range(p.m)),
                           tuple((k, j) for j in range(p.n)), cells,
@@ -520,7 +521,7 @@ def running_sum(p: Problem, i: int = 0, j: int = 0) -> list[dict]:
     for k in range(p.k):
         prod = A[i, k] * B[k, j]
         run += prod
-        rows.append({"k": k, "term": f"A[{i},{k}]×B[{k},{j}] = {_factor(A[i, k])}×{_factor(B[k, j])}",
+        rows.append({"k": k, "term": f"A[{i},{k}]×B[{k},{j}] = {fmt_factor(A[i, k])}×{fmt_factor(B[k, j])}",
                      "product": float(prod), "running_sum": float(run)})
     return rows
 

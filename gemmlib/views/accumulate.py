@@ -66,6 +66,6 @@ def epilogue_note(p: ref.Problem, i: int, j: int, *, gettext: Translate = englis
         return ""
     a, b, c = p.arrays()
     total = float(a[i] @ b[:, j])
-    return gettext(EPILOGUE_NOTE).format(i=i, j=j, alpha=ref._factor(p.alpha), total=ref.fmt_num(total),
-                                         beta=ref._factor(p.beta), c=ref._factor(c[i, j]),
+    return gettext(EPILOGUE_NOTE).format(i=i, j=j, alpha=ref.fmt_factor(p.alpha), total=ref.fmt_num(total),
+                                         beta=ref.fmt_factor(p.beta), c=ref.fmt_factor(c[i, j]),
                                          d=ref.fmt_num(p.expected()[i, j]))
