@@ -122,9 +122,8 @@ with st.sidebar:
     drawn = num(st, "le_eff", widget="slider", step=0.05, disabled=not flat)  # acts only with the override on
     flag(st, "le_cmp", on_change=ui.setter(lambda: ss.le_cmp and view.b_copy_of_a(ss)))  # B starts as a copy of A
     st.header(_("Parallelism"))
-    drawn = [num(c, f"le_{g}") for c, g in zip(st.columns(5), view.GROUPS, strict=True)]  # TP, PP, EP, DP, ETP
-    c = st.columns(3)
-    drawn = num(c[0], "le_gpn"), flag(c[1], "le_overlap"), flag(c[2], "le_sp")
+    drawn = [num(c, f"le_{g}") for c, g in zip(st.columns(3) + st.columns(3), view.GROUPS, strict=False)]  # five in a row cut "ETP"
+    drawn = num(st, "le_gpn"), flag(st, "le_overlap"), flag(st, "le_sp")  # a row each: in a third they read "o", "s"
     st.caption(_("With every size at 1, the GPUs above are tensor parallel; otherwise the GPUs are TP × PP × EP × "
                  "DP (with ETP set, ETP × PP × EP × DP). Megatron's rank order: TP innermost, then EP, DP, PP."))
     note = view.gpus_note(view.Inputs.from_state(ss), shown)
@@ -184,10 +183,10 @@ if v is not None:
                     st.caption(so.comm)
         with tabs[4]:
             flag(st, "le_train")
-            c = st.columns(5)
+            c = st.columns([3, 2, 2, 2, 2])  # the tokens' box holds 13 digits ("1000000000000" was cut)
             drawn = num(c[0], "le_tokens", format="%.3g"), num(c[1], "le_mb"), num(c[4], "le_vs")
             drawn = pick(c[2], "le_rc", view.RECOMPUTE, format_func=label), pick(c[3], "le_zero", [0, 1, 2, 3])
-            c, off = st.columns(6), view.greyed_training(e[0], ss.le_rc)  # count for nothing now: greyed out
+            c, off = st.columns(3) + st.columns(3), view.greyed_training(e[0], ss.le_rc)  # six in a row cut "TP overl…"
             drawn = num(c[0], "le_cp"), flag(c[1], "le_tpo", disabled=off["le_tpo"]), num(c[4], "le_rcl", disabled=off["le_rcl"])
             drawn = pick(c[2], "le_epo", view.EP_OVERLAPS, format_func=label, disabled=off["le_epo"])
             drawn = num(c[3], "le_epsm", disabled=off["le_epo"] or ss.le_epo == "none"), fields.multi(

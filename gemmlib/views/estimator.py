@@ -895,8 +895,8 @@ def present(est: ScaleOutEstimate, *, macs: bool = False, gettext: Translate = e
                       "least {min} of them. The times below are not reachable on this set-up.").format(
             need=fmt.nbytes(pg.total_bytes), have=fmt.nbytes(pg.capacity_bytes), gpu=est.hardware.name,
             gpus=est.gpus, min=mem.min_gpus)
-    not_there = ({"delta": gettext("not reachable: does not fit"), "delta_color": "inverse"}
-                 if not pg.fits else {})
+    # the box beside them says why: in a column of the headline "not reachable: does not fit" was cut with "…"
+    not_there = {"delta": gettext("not reachable"), "delta_color": "inverse"} if not pg.fits else {}
     why = gettext("the GEMMs' share of the predicted prefill time; the rest is norms, softmax, activation, residual "
                   "adds and the like (memory-bound).")
     if est.prefill.gemm_share_of_flops is not None:
@@ -1278,7 +1278,8 @@ def training(est: ScaleOutEstimate, inp: TrainingInputs, *, gettext: Translate =
                          "tokens/s and GPU-hours below are not reachable on this set-up: more GPUs (TP, PP, DP "
                          "with ZeRO), recomputation or a smaller micro-batch.").format(
             need=fmt.nbytes(mem.total_bytes), have=fmt.nbytes(mem.capacity_bytes), gpu=est.hardware.name)
-    off = {} if mem.fits else {"delta": gettext("not reachable: does not fit"), "delta_color": "inverse"}
+    # the status above says why: in a fifth of the page the longer "not reachable: does not fit" was cut with "…"
+    off = {} if mem.fits else {"delta": gettext("not reachable"), "delta_color": "inverse"}
     return TrainingView(
         metrics=[
             Metric(gettext("step FLOPs"), fmt.si(t["step_flops"]),
