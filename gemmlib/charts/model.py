@@ -36,7 +36,8 @@ ROLE_COLORS = {"A (activations)": "#4c78a8", "B (weights)": "#f58518", "B (keys 
 ROLE_LABELS = {"A (activations)": N_("A (activations)"), "B (weights)": N_("B (weights)"),
                "B (keys / values)": N_("B (keys / values)"), "D (output)": N_("D (output)")}  # as shown
 PHASES = {"prefill": N_("prefill"), "decode": N_("decode")}  # the phases as drawn
-BOUNDS = {"compute": N_("compute-bound"), "memory": N_("memory-bound")}  # an op's bound, as drawn
+BOUNDS = {"compute": N_("compute-bound"), "memory": N_("memory-bound"),  # an op's bound, as drawn
+          "overhead": N_("overhead-bound")}  # its kernels' fixed time the largest part (llm.efficiency.bound)
 OP_ORDER = list(OP_NAMES)  # every GEMM the accounting names, in its order (MLA's, shared experts', ...)
 _OP_COLOR = alt.Scale(domain=OP_ORDER, scheme="tableau20")
 # Ops named by a word rather than by their module (q_proj, attn_scores): drawn in the reader's language. The data

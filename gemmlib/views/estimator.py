@@ -101,6 +101,7 @@ LABELS = {"preset": N_("preset"), "custom": N_("custom"), "config": N_("from the
           "none": N_("none"), "selective": N_("selective"), "full": N_("full"), "head": N_("head"),
           "width": N_("width"), "catalogue": N_("catalogue"), "all": N_("all"), "last": N_("last"),
           "prefill": N_("prefill"), "decode": N_("decode"), "compute": N_("compute-bound"), "memory": N_("memory-bound"),
+          "overhead": N_("overhead-bound"),  # an op's bound: its kernels' fixed time the largest part (llm.efficiency)
           "learned": N_("learned"), "rotary": N_("rotary"), "alibi": "ALiBi", "GEMM": "GEMM",
           "not GEMM": N_("not GEMM"), AUTO: N_("as the convention"), "causal": N_("causal"), "dense": N_("dense"),
           "routed": N_("routed"), "engine": N_("engine (what an engine runs)"),

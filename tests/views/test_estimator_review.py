@@ -1,0 +1,37 @@
+"""Defects found by an engineer's review of the LLM Estimator's presenter (gemmlib.views.estimator), each
+checked against what the reader sees: the ops table's and the roofline's words in the reader's language."""
+
+from __future__ import annotations
+
+import pytest
+
+from gemmlib.core.hardware import CATALOGUE
+from gemmlib.views import estimator as view
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(bench_env):
+    """No measured ceilings or links from this machine: the GPU list is the catalogue's."""
+
+
+def fake(s: str) -> str:
+    """A stand-in catalogue that marks every text it translates."""
+    return f"«{s}»"
+
+
+def _est(**inputs):
+    inp = view.Inputs(**inputs)
+    return view.estimate(inp, view.model(inp), CATALOGUE[inp.gpu])
+
+
+def test_an_overhead_bound_op_is_named_in_the_readers_language_as_the_other_bounds_are():
+    # At batch 1 some of DeepSeek-V3's decode GEMMs spend most of their time in the kernels' fixed time: the
+    # library calls their bound "overhead". The ops table showed the bare id "overhead" on the Chinese page
+    # (beside 计算受限 and 访存受限) and the roofline's tooltip "overhead" where the others read "compute-bound".
+    v = view.present(_est(preset="deepseek-v3", batch=1), gettext=fake, escape=str)
+    bounds = {r["bound"] for r in v.ops.rows}
+    assert "«overhead-bound»" in bounds, bounds  # there is such an op, and it is translated
+    assert bounds <= {"«compute-bound»", "«memory-bound»", "«overhead-bound»"}, bounds
+    points = view.roofline_view(v, None, gettext=fake).chart["datasets"]
+    shown = {p["bound"] for rows in points.values() for p in rows if "bound" in p}
+    assert shown == bounds, shown
