@@ -22,6 +22,7 @@ from gemmlib.core.flops import (
     wave_staircase,
 )
 from gemmlib.core.hardware import CATALOGUE, DEFAULT_GPU
+from gemmlib.llm.efficiency import T0_S  # a GEMM kernel's fixed time
 from ui import _, ngettext
 
 MAX_DIM = 1 << 20  # 1,048,576: larger than any LLM GEMM dimension
@@ -152,6 +153,10 @@ if grid is not None:
             gpu=_(hw.name), dtype=dtype, ridge=ridge,
             compute=ngettext("{n:,} cell compute-bound", "{n:,} cells compute-bound", n_compute).format(n=n_compute),
             memory=ngettext("{n:,} memory-bound", "{n:,} memory-bound", n_memory).format(n=n_memory)))
+        if shown == "time µs" and not CATALOGUE[gpu].editable and min(r["time µs"] for r in grid) < T0_S * 1e6:
+            st.caption(_("The roofline has no fixed cost, but a GEMM kernel does: about {t0:.2f} µs to launch, fill "
+                         "its pipeline and drain (fitted to H100 timings; the LLM Estimator adds it). A cell under "
+                         "that takes at least that long on a real GPU.").format(t0=T0_S * 1e6))
 
 with st.expander(_("The hardware catalogue (dense datasheet peaks, with sources)")):
     ui.catalogue_table()

@@ -192,3 +192,24 @@ def test_a_dtype_whose_rate_is_unknown_is_said_unknown_not_absent():
     assert not at.exception
     warn = " ".join(w.value for w in at.warning)
     assert "RTX 5090 runs bf16, but no source gives its dense bf16 rate" in warn and "has no bf16" not in warn
+
+
+def test_times_under_a_kernels_fixed_time_are_flagged():
+    """The time metric is the roofline alone: the article's smallest cell (256×256 by K = 1024, bf16 on an H100)
+    reads 0.19 µs, and a classroom 1×1×16 28 ps, with nothing saying that a real GEMM kernel takes some 5 µs
+    however small it is. The page now says so under the heatmap; not for large GEMMs, nor on the CPU row."""
+    from gemmlib.llm.efficiency import T0_S
+
+    def note(at):
+        return [c.value for c in at.caption if "fixed cost" in c.value]
+
+    at = _app()
+    at.radio(key="fl_metric").set_value("time µs").run()
+    assert min(_heatmap_values(at, "time µs")) < 1
+    assert note(at) and f"{T0_S * 1e6:.2f} µs" in note(at)[0]
+    for key, v in (("fl_m0", 8192), ("fl_m1", 16384), ("fl_ms", 8192), ("fl_n0", 8192), ("fl_n1", 16384),
+                   ("fl_ns", 8192), ("fl_k", 8192)):
+        at.number_input(key=key).set_value(v).run()
+    assert not at.exception and min(_heatmap_values(at, "time µs")) > 100 and not note(at)
+    at.radio(key="fl_metric").set_value("GFLOPs").run()
+    assert not note(at)
