@@ -113,7 +113,7 @@ with ui.guard(_("the block's sizes")):
                                    intermediate=int(ss.pf_ffn), **common)
     safety.check_dims(lim, hidden=cfg.hidden, intermediate=cfg.intermediate, seq_len=cfg.seq_len,
                        tokens=cfg.tokens)
-    st.markdown(view.block_text(cfg, pf.memory_needed(cfg), gettext=_))
+    st.markdown(view.block_text(cfg, pf.memory_needed(cfg), gettext=_, ngettext=ngettext))
 
 # ----------------------------------------------------------------------------- prediction
 st.subheader(_("Predicted before running"))

@@ -109,7 +109,8 @@ if coll:
                      "the numbers.").format(note=ui.tr(coll["note"])))
     wrong = [r for r in rows if r.get("correct") is False]
     if wrong:
-        st.error(_("{n} row(s) returned a WRONG result: {rows}").format(n=len(wrong), rows=_(", ").join(
+        st.error(ngettext("{n} row returned a WRONG result: {rows}", "{n} rows returned a WRONG result: {rows}",
+                          len(wrong)).format(n=len(wrong), rows=_(", ").join(
             f"{op_label(r['op'])} {fmt.nbytes(r['bytes'])}" for r in wrong[:8])))
     ds = cl.datasheet_reference(coll["kind"], coll["device_name"])
     refs, ref_labels = view.references(ds, interconnect.measured_links(), gettext=_)
@@ -204,10 +205,11 @@ if runs:
         model=first["model_name"], tokens=first["tokens"], dtype=first["dtype"], backend=first["backend"],
         device=first["device_name"]))
     if first["backend"] == "gloo":
-        st.warning(_("{note}. Each CPU rank has {threads} thread(s) as its device and the one-rank baseline runs on "
+        st.warning(_("{note}. Each CPU rank has {threads} as its device and the one-rank baseline runs on "
                      "one such device; the ranks still share the memory bandwidth (and the cores when there are more "
                      "ranks than cores). This checks the mechanics and the estimate, it is not a GPU scaling figure.")
-                   .format(note=ui.tr(first["note"]), threads=first["threads_per_rank"]))
+                   .format(note=ui.tr(first["note"]), threads=ngettext("{n} thread", "{n} threads", first[
+                       "threads_per_rank"]).format(n=first["threads_per_rank"])))
     last = runs[-1]
     m = st.columns(4)
     m[0].metric(_("speed-up on {n} ranks").format(n=last["nproc"]), f"{last['speedup']:.3g}×")

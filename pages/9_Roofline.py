@@ -150,7 +150,7 @@ if not all_results:
               "(in this server), or upload a results JSON — every timed row appears here at its intensity."))
 else:
     skipped = len(all_results) - len(cr.result_points(all_results))
-    st.caption(_("{n} measured point(s) shown.").format(n=len(points))
+    st.caption(ngettext("{n} measured point shown.", "{n} measured points shown.", len(points)).format(n=len(points))
                + " " + _("Intensity = FLOPs ÷ the minimum bytes of the call (each operand read once), so a point is "
                          "as far right as its shape allows; how far below the roof it sits is what the kernel "
                          "leaves on the table. Measured points from a CPU lie far below a GPU's roofs: pick the "

@@ -26,13 +26,20 @@ def attention(name: str, gettext: Translate = english) -> str:
     return gettext(ATTENTION_LABELS.get(name, name))
 
 
-def block_text(cfg: Any, memory_bytes: float, gettext: Translate = english) -> str:
+def english_n(singular: str, plural: str, n: int) -> str:
+    """``ngettext`` without a catalogue: English's two forms."""
+    return singular if n == 1 else plural
+
+
+def block_text(cfg: Any, memory_bytes: float, gettext: Translate = english,
+               ngettext: Callable[[str, str, int], str] = english_n) -> str:
     """The block a run profiles, in one line of markdown (``cfg``: a ``BlockConfig``; ``memory_bytes``:
-    its peak, ``gemmlib.measure.profiler.memory_needed``)."""
+    its peak, ``gemmlib.measure.profiler.memory_needed``): "1 layer", "2 layers"."""
+    layers = ngettext("{n} layer", "{n} layers", cfg.layers).format(n=cfg.layers)
     return gettext("**Block:** hidden {hidden}, {heads} heads of {head_dim} ({kv} K/V heads), MLP {ffn}, "
-                   "{batch}×{seq} tokens, {layers} layer(s), {dtype}, {attention} attention — about {memory} at its "
+                   "{batch}×{seq} tokens, {layers}, {dtype}, {attention} attention — about {memory} at its "
                    "peak.").format(hidden=cfg.hidden, heads=cfg.heads, head_dim=cfg.head_dim, kv=cfg.kv_heads,
-                                   ffn=cfg.intermediate, batch=cfg.batch, seq=cfg.seq_len, layers=cfg.layers,
+                                   ffn=cfg.intermediate, batch=cfg.batch, seq=cfg.seq_len, layers=layers,
                                    dtype=cfg.dtype, attention=attention(cfg.attention, gettext),
                                    memory=fmt.nbytes(memory_bytes))
 
@@ -43,12 +50,12 @@ def run_heading(res: Any, ngettext: Callable[[str, str, int], str], gettext: Tra
     (``md`` escapes the device's name, a text from the machine)."""
     c0 = res.config
     return ngettext("**{layers} block on {device}** ({kind}, {dtype}, {attention} attention, hidden {hidden}, "
-                    "{batch}×{seq} tokens) — {basis}, median of {steps} pass(es).",
+                    "{batch}×{seq} tokens) — {basis}, median of {passes}.",
                     "**{layers} blocks on {device}** ({kind}, {dtype}, {attention} attention, hidden {hidden}, "
-                    "{batch}×{seq} tokens) — {basis}, median of {steps} pass(es).", c0.layers).format(
+                    "{batch}×{seq} tokens) — {basis}, median of {passes}.", c0.layers).format(
         layers=c0.layers, device=md(res.device_name), kind=res.device, dtype=c0.dtype,
         attention=attention(c0.attention, gettext), hidden=c0.hidden, batch=c0.batch, seq=c0.seq_len,
-        basis=gettext(res.time_basis), steps=res.steps)
+        basis=gettext(res.time_basis), passes=ngettext("{n} pass", "{n} passes", res.steps).format(n=res.steps))
 
 
 def top_ops_rows(ops: Iterable[Any], unattributed: str, gettext: Translate = english) -> list[dict]:

@@ -50,6 +50,11 @@ def test_collectives_then_tensor_parallel():
     at.number_input(key="mg_seq").set_value(16).run()
     at.button(key="mg_run_tp").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
+    import re
+
+    gloo = next(w.value for w in at.warning if "Each CPU rank has" in w.value)  # "1 thread", "2 threads": not "(s)"
+    n = int(re.search(r"Each CPU rank has (\d+) threads? as its device", gloo).group(1))
+    assert ("thread as" in gloo) == (n == 1) and "(s)" not in gloo, gloo
     labels = {m.label: m.value for m in at.metric}
     assert labels["output vs one rank"] == "matches"
     assert "speed-up on 2 ranks" in labels and "time in the all-reduces" in labels

@@ -78,9 +78,9 @@ def test_recorded_points_and_estimator_overlay():
     record([_row(), _row(bench="batching", name="stacked", tflops_time=2e-3)])  # shared with the class
     at = _app()
     assert not at.error
-    assert "measured point(s)" not in " ".join(c.value for c in at.caption)  # shared rows: only on request
+    assert " shown." not in " ".join(c.value for c in at.caption)  # shared rows: only on request
     at.checkbox(key="rf_shared").check().run()
-    assert "2 measured point(s)" in " ".join(c.value for c in at.caption)
+    assert "2 measured points shown." in " ".join(c.value for c in at.caption)
     words = " ".join(c.value for c in at.caption)
     assert "llama-3-8b, batch 1, 1,024 prompt tokens, 128 decode steps" in words  # (once "1000000 prompt tokens")
     assert "each diamond is one op of the estimate" in words and "times the efficiency of its shape" in words
@@ -116,14 +116,18 @@ def test_a_sessions_results_are_its_own_until_it_shares_them():
     at.session_state["_my_results"] = [_row(), _row(name="numpy_blocked", tflops_time=4e-3)]
     at.run()
     assert not at.exception and not at.error
-    assert "2 measured point(s)" in " ".join(c.value for c in at.caption)
+    assert "2 measured points shown." in " ".join(c.value for c in at.caption)
     assert recorded() == []  # nobody else sees them
+    one = AppTest.from_file(PAGE, default_timeout=60)
+    one.session_state["_my_results"] = [_row()]
+    one.run()  # one point: singular ("1 measured point(s) shown." before)
+    assert "1 measured point shown." in " ".join(c.value for c in one.caption)
     other = _app()
-    assert "measured point(s)" not in " ".join(c.value for c in other.caption)
+    assert " shown." not in " ".join(c.value for c in other.caption)
     at.button(key="rf_share").click().run()
     assert [r.extra.get("shared_by", "").startswith("session ") for r in recorded()] == [True, True]
     other.checkbox(key="rf_shared").check().run()
-    assert "2 measured point(s)" in " ".join(c.value for c in other.caption)
+    assert "2 measured points shown." in " ".join(c.value for c in other.caption)
 
 
 def test_the_reports_own_results_json_is_accepted():

@@ -80,12 +80,15 @@ def test_block_text_and_heading():
     cfg = NS(hidden=256, heads=8, head_dim=32, kv_heads=2, intermediate=683, batch=1, seq_len=64, layers=2,
              dtype="fp32", attention="eager")
     text = pv.block_text(cfg, 3.5 * 2**20)
-    assert "hidden 256, 8 heads of 32 (2 K/V heads), MLP 683, 1×64 tokens, 2 layer(s), fp32, eager attention" in text
+    assert "hidden 256, 8 heads of 32 (2 K/V heads), MLP 683, 1×64 tokens, 2 layers, fp32, eager attention" in text
+    assert "1×64 tokens, 1 layer, fp32" in pv.block_text(NS(**{**vars(cfg), "layers": 1}), 1.0)  # not "layer(s)"
     assert text.endswith("about 3.5 MiB at its peak.")  # binary, as every amount of bytes
     res = NS(config=cfg, device_name="a *bold* CPU", device="cpu", time_basis="CPU self time", steps=3)
     one = pv.run_heading(res, lambda s, p, n: s if n == 1 else p, md=lambda t: t.replace("*", "\\*"))
     assert one.startswith("**2 blocks on a \\*bold\\* CPU** (cpu, fp32, eager attention, hidden 256, 1×64 tokens)")
-    assert one.endswith("CPU self time, median of 3 pass(es).")
+    assert one.endswith("CPU self time, median of 3 passes.")
+    single = pv.run_heading(NS(**{**vars(res), "steps": 1}), lambda s, p, n: s if n == 1 else p)
+    assert single.endswith("median of 1 pass.")  # not "pass(es)"
 
 
 def test_run_metrics_and_verdict_against_the_target():
