@@ -133,6 +133,8 @@ st.caption(_("Error: max |D − D₆₄| / max |D₆₄| against float64. “% d
              "this device's ceilings. The “+ quant” rows include quantizing A on every call."))
 if (table.get("% measured peak", pd.Series(dtype=float)) > 100).any():
     st.caption(OVER_PEAK)
+if any(r.extra.get("share_measured_why") for r in results):  # fp8 on a CPU: a reference kernel, no ceiling
+    st.caption(_(bp.NO_SHARE_EMULATED) + _("."))
 if any(r.supported and r.tflops for r in results):
     c1, c2 = st.columns([3, 2])
     shown = [{**r.to_dict(), "name": _(FORMAT_LABELS.get(r.name, r.name)),

@@ -310,6 +310,17 @@ def _torch_dtype(name: str) -> Any:
     return {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[name]
 
 
+NO_SHARE_EMULATED = N_("fp8 has no hardware on this device: torch runs it through a reference kernel whose speed "
+                       "grows with the size (about 9× from 512³ to 2048³ on a 2-core CPU), so the “fp8 ceiling” the "
+                       "Devices page stored at its size is no peak; no “% measured peak” is given for it")
+
+
+def emulated(dtype: str, device: str) -> bool:
+    """True where ``dtype`` runs through a reference kernel rather than hardware of its own: fp8 off CUDA (a CPU's
+    `torch._scaled_mm`). Its speed is no ceiling to compare a run with."""
+    return dtype == "fp8" and device != "cuda"
+
+
 class _Run:
     """State shared by the rows of one shape: sources, reference, peaks, limits."""
 
@@ -335,6 +346,9 @@ class _Run:
         t = r.tflops
         r.extra["share_datasheet"] = t * 1e12 / peak_ds if (t and peak_ds) else None
         r.extra["share_measured"] = t * 1e12 / peak_ms if (t and peak_ms) else None
+        if emulated(r.dtype, self.cfg.device):  # a reference kernel's speed grows with the size: no ceiling to share
+            r.extra["share_measured"] = None
+            r.extra["share_measured_why"] = NO_SHARE_EMULATED
         return r
 
 

@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -146,3 +147,30 @@ def test_a_run_the_caps_would_refuse_says_so_before_the_press(monkeypatch):
     at.slider(key="pr_time").set_value(0.05).run()  # back under the cap: on again, nothing said
     assert not next(b for b in at.button if b.label == "Run the benchmark").disabled
     assert not any("caps would refuse" in w.value for w in at.warning)
+
+
+def test_fp8_on_a_cpu_gets_no_share_of_a_measured_peak_and_says_why():
+    """fp8 on a CPU runs through a reference kernel whose speed grows with the size (~9× from 512³, the quick ceiling
+    size, to 2048³): against the "fp8 ceiling" the Devices page stored at 512³ a 2048³ run read ~1,144 % of the measured
+    peak. It gets no share now, and a caption says why; fp32, a real ceiling, keeps its share."""
+    from gemmlib.core import ceilings
+    from gemmlib.measure import quant
+    from gemmlib.measure.devices import device_info
+
+    if not quant.fp8_supported("cpu")[0]:
+        pytest.skip("this torch has no CPU fp8 kernel")
+    clear_recorded()
+    name = device_info("cpu").name
+    stored = ceilings.Ceilings("cpu", name, {"fp32": 1e11, "fp8": 1e6}, 1e9)  # fp8 at a small size: very slow
+    assert ceilings.save_ceilings(stored) is not None
+    at = _custom(AppTest.from_file(PAGE, default_timeout=120).run(), 32, 32, 32, ["fp32", "fp8"])
+    at.checkbox(key="pr_quant").uncheck().run()
+    at.button[0].click().run()
+    assert not at.exception and not at.error
+    table = at.dataframe[0].value.set_index("format")
+    assert table.loc["fp8", "TFLOP/s"] > 0
+    assert pd.isna(table.loc["fp8", "% measured peak"])  # before: thousands of per cent
+    assert 0 < table.loc["fp32", "% measured peak"] < 100
+    why = [c.value for c in at.caption if "reference kernel" in c.value and "% measured peak" in c.value]
+    assert len(why) == 1 and "no peak" in why[0], [c.value for c in at.caption]
+    clear_recorded()
