@@ -245,12 +245,16 @@ def run_estimate(est: Plan, device: str | None = None) -> None:
     queued and running on this machine now, by their own estimates."""
     from gemmlib.core import format as fmt
 
-    sources = ", ".join(_(RATE_SOURCES.get(s, s)) for s in est.sources) or "—"
+    sources = ", ".join(_(RATE_SOURCES.get(s, s)) for s in est.sources)
     steps = est.steps or est.rows
-    st.caption(ngettext("This run: about {time} for {steps} step (rates: {sources}). The server caps one run at its "
+    if sources:
+        text = ngettext("This run: about {time} for {steps} step (rates: {sources}). The server caps one run at its "
                         "time limit.", "This run: about {time} for {steps} steps (rates: {sources}). The server caps "
-                        "one run at its time limit.", steps).format(time=fmt.duration(max(1.0, round(est.seconds))),
-                                                                    steps=steps, sources=sources))
+                        "one run at its time limit.", steps)
+    else:  # a multi-rank run or a calibration: timed by its own model, no rates to name (it said "rates: —")
+        text = ngettext("This run: about {time} for {steps} step. The server caps one run at its time limit.",
+                        "This run: about {time} for {steps} steps. The server caps one run at its time limit.", steps)
+    st.caption(text.format(time=fmt.duration(max(1.0, round(est.seconds))), steps=steps, sources=sources))
     if device is None:
         return
     start, warm = runner.start_estimate(device)
@@ -258,7 +262,7 @@ def run_estimate(est: Plan, device: str | None = None) -> None:
         load = runqueue.default_queue().load()
     except (InputError, OSError):  # a queue folder that cannot be read: the run itself says why
         load = runqueue.Load(0, 0.0, 0)
-    total = fmt.duration(start + load.seconds + est.seconds)
+    total = fmt.duration(max(1.0, round(start + load.seconds + est.seconds)))  # "about 7 s", as the run's (not 7.03 s)
     worker = (_("{start} to hand it to the warm worker").format(start=fmt.duration(start)) if warm else
               _("{start} to start its worker").format(start=fmt.duration(start)))
     if load.runs:
