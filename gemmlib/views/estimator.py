@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -578,7 +579,22 @@ def estimate(inp: Inputs, cfg: ModelConfig, hw: Hardware, info: dict | None = No
     par = parallel(inp)
     if inp.link != "catalogue":
         hw = hardware_with(hw, inp.link, par.gpus)[0]
-    return scaleout_estimate(cfg, wl, hw, par, efficiency_arg(inp), gpus=par.gpus, read_info=info or {})
+    with _gpus_as_tp(par, implicit=parallel_sizes(inp)["tp"] != inp.tp):
+        return scaleout_estimate(cfg, wl, hw, par, efficiency_arg(inp), gpus=par.gpus, read_info=info or {})
+
+
+@contextmanager
+def _gpus_as_tp(par: Parallel, implicit: bool) -> Iterator[None]:
+    """Where the GPU count alone made the TP size (every parallel size at 1), a refusal of that TP size says so:
+    "--tp 3 does not divide the 32 attention heads" named a TP the reader never set."""
+    try:
+        yield
+    except InputError as e:
+        if not implicit or not e.template.startswith("--tp "):
+            raise
+        raise InputError(N_("The {gpus:,} GPUs are tensor parallel (every parallel size is 1): {why}. Pick another "
+                            "GPU count, or set TP, PP and DP under Parallelism."),
+                         gpus=par.tp, why=Msg(e.template, **e.params)) from e
 
 
 def _efficiency_of(est: ScaleOutEstimate):
@@ -1464,8 +1480,9 @@ def compare(est: ScaleOutEstimate, inp: CompareInputs, hw_b: Hardware, *, macs: 
     wdt_b = est.workload.weight_dtype if inp.b_wdt == SAME else inp.b_wdt
     wl_b = replace(est.workload, batch=inp.b_batch, seq_len=inp.b_seq, new_tokens=inp.b_new, weight_dtype=wdt_b)
     par_b = est.parallel if inp.b_gpus == est.gpus else Parallel(tp=inp.b_gpus)
-    est_b = scaleout_estimate(model_b, wl_b, hw_b, par_b, None if est.efficiency_model else est.efficiency,
-                              gpus=inp.b_gpus, read_info={})
+    with _gpus_as_tp(par_b, implicit=inp.b_gpus != est.gpus):
+        est_b = scaleout_estimate(model_b, wl_b, hw_b, par_b, None if est.efficiency_model else est.efficiency,
+                                  gpus=inp.b_gpus, read_info={})
     flags = {"yes", "no"}  # core.format's flags (fits: yes / no)
     quantity = gettext("quantity")
     rows = [{quantity: gettext(r["quantity"]), **{k: gettext(v) if k in ("A", "B") and v in flags else v

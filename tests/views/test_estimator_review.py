@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from gemmlib.core.errors import InputError
 from gemmlib.core.hardware import CATALOGUE
 from gemmlib.views import estimator as view
 
@@ -35,3 +36,22 @@ def test_an_overhead_bound_op_is_named_in_the_readers_language_as_the_other_boun
     points = view.roofline_view(v, None, gettext=fake).chart["datasets"]
     shown = {p["bound"] for rows in points.values() for p in rows if "bound" in p}
     assert shown == bounds, shown
+
+
+def test_a_gpu_count_that_cannot_be_tensor_parallel_is_refused_in_the_words_of_the_gpus():
+    # GPUs 3 with every parallel size at 1 (the defaults) makes TP 3; the page said only "--tp 3 does not divide the
+    # 32 attention heads", naming a TP the reader never set. Now it says the GPUs are tensor parallel and what to do.
+    with pytest.raises(InputError) as no:
+        _est(gpus=3)
+    said = str(no.value)
+    assert said.startswith("The 3 GPUs are tensor parallel (every parallel size is 1): --tp 3 does not divide the 32 "
+                           "attention heads"), said
+    assert "another GPU count" in said and "under Parallelism" in said, said
+    assert no.value.render(fake).startswith("«The 3 GPUs")  # in the reader's language, the library's words too
+    assert "«--tp 3 does not divide" in no.value.render(fake)
+    # a TP the reader set is refused in the library's own words, as before
+    with pytest.raises(InputError, match=r"^--tp 3 does not divide the 32 attention heads"):
+        _est(tp=3, gpus=3)
+    # configuration B on its own GPU count (tensor parallel) says so too
+    with pytest.raises(InputError, match="The 3 GPUs are tensor parallel"):
+        view.compare(_est(gpus=2), view.CompareInputs(cmp=True, b_gpus=3), CATALOGUE[view.DEFAULTS["le_gpu"]])
