@@ -16,6 +16,7 @@ from gemmlib.core import ceilings, machine
 from gemmlib.core.hardware import CATALOGUE
 from gemmlib.core.i18n import N_
 from gemmlib.measure import devices
+from gemmlib.measure import precision as bp
 from ui import _, ngettext
 
 ui.page(
@@ -141,6 +142,9 @@ for key, ceil in measured.items():
     ds = machine.match_catalogue(ceil.device_name, "cpu" if ceil.device == "cpu" else "cuda")[0]
     rows = ceil.rows(ds if ceil.device != "cpu" else None)
     if rows:
+        for r in rows:  # fp8 on a CPU: a reference kernel's speed, no ceiling (it read as one: "1,144 %" on Precision)
+            if r["figure"] == "fp8 GEMM" and bp.emulated("fp8", ceil.device) and not r["note"]:
+                r["note"] = bp.NO_CEILING_EMULATED
         shown = pd.DataFrame([{**r, "figure": _(r["figure"]), "note": _(r["note"]) if r["note"] else r["note"]}
                               for r in rows]).dropna(axis=1, how="all")
         ui.table(shown, {"share of datasheet": "percent"}, key=f"dv_rows_{key}", column_config=_labels(shown.columns))

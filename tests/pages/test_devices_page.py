@@ -89,3 +89,22 @@ def test_a_cpu_chart_promises_no_datasheet_it_does_not_draw(monkeypatch):
     assert "datasheet" not in json.dumps(spec["title"])
     domains = [layer["encoding"]["color"]["scale"]["domain"] for layer in spec["layer"]]
     assert all(d == ["measured (median)"] for d in domains), domains
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_cpus_fp8_figure_says_it_is_no_ceiling(lang):
+    """fp8 on a CPU is a reference kernel whose speed grows with the size: its row said nothing, and the Precision page
+    read it as a peak (~1,144 %). Its note now says it is no ceiling; fp32's row stays a plain measurement."""
+    from gemmlib.measure.devices import device_info
+
+    name = device_info("cpu").name
+    assert ceilings.save_ceilings(ceilings.Ceilings("cpu", name, {"fp32": 5e10, "fp8": 4e9}, 8e9)) is not None
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    if lang == "zh":
+        at.query_params["lang"] = "zh"
+    at.run()
+    assert not at.exception and not at.error
+    table = next(d.value for d in at.dataframe if len(d.value) and "fp8" in " ".join(map(str, d.value.iloc[:, 0])))
+    notes = {str(f).split()[0]: n for f, n in zip(table.iloc[:, 0], table.iloc[:, -1], strict=True)}
+    want = "not a ceiling" if lang == "en" else "不是性能上限"
+    assert want in notes["fp8"] and not notes["fp32"], notes
