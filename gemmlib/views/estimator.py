@@ -1315,7 +1315,8 @@ def training(est: ScaleOutEstimate, inp: TrainingInputs, *, gettext: Translate =
                       "6·N·D {six:.3g}.").format(
             step=_t(t["step_time_s"]), compute=_t(t["compute_s"]), comm=_t(t["communication_s"]),
             dp=_t(t["dp_communication_s"]), bubble=_t(t["bubble_s"]), m=t["microbatches"], run=t["run_flops"],
-            six=t["six_nd_flops"]) + "".join(" " + w for w in _overlap_words(t, tr.gpus, gettext, tr.hardware.sms))
+            six=t["six_nd_flops"]) + "".join(" " + w for w in _exposed_words(t, par.overlap, gettext))
+        + "".join(" " + w for w in _overlap_words(t, tr.gpus, gettext, tr.hardware.sms))
         + (" " + gettext("Left out of the recomputed modules, as {model} has no such part: {idle}.").format(
             model=est.model.name, idle=", ".join(idle)) if idle else ""),
         memory_chart=per_gpu_memory_spec(tr.memory, est.hardware.name, N_("per GPU in training"), gettext=gettext),
@@ -1325,6 +1326,18 @@ def training(est: ScaleOutEstimate, inp: TrainingInputs, *, gettext: Translate =
                         "{gpus:,} GPUs at {mfu:.0%} MFU (`benchmarks/bench_scaleout.py` estimates it).").format(
             mb=t["max_micro_batch"], name=_tr_with(gettext)(a.name), tokens=a.tokens, flops=a.flops,
             hours=a.gpu_hours / 1e6, gpu=a.gpu, gpus=a.gpus, mfu=a.mfu))
+
+
+def _exposed_words(t: dict, overlap: bool, gettext: Translate) -> list[str]:
+    """Each parallel group's communication, exposed of its total, as ``estimate --train`` prints it: the step's
+    "communication" is the exposed part, "data parallel" the DP collectives' whole time."""
+    groups = ", ".join(gettext("{group} {exposed} of {total}").format(
+        group=g.upper(), exposed=_t(x["exposed_s"]), total=_t(x["total_s"])) for g, x in t["exposed_by_group"].items())
+    if not groups:
+        return []
+    return [gettext("Communication with overlap (best case: every collective hidden), exposed of all: {groups}.")
+            .format(groups=groups) if overlap else gettext("Communication exposed of all, by group: {groups}.")
+            .format(groups=groups)]
 
 
 def _overlap_words(t: dict, gpus: int, gettext: Translate, sms: int = 0) -> list[str]:

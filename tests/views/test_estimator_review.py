@@ -1,10 +1,14 @@
 """Defects found by an engineer's review of the LLM Estimator's presenter (gemmlib.views.estimator), each
-checked against what the reader sees: the ops table's and the roofline's words in the reader's language."""
+checked against what the reader sees (and, where it says the same thing, against `python -m gemmlib estimate`)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from gemmlib.cli import main
+from gemmlib.core import format as fmt
 from gemmlib.core.errors import InputError
 from gemmlib.core.hardware import CATALOGUE
 from gemmlib.views import estimator as view
@@ -55,3 +59,24 @@ def test_a_gpu_count_that_cannot_be_tensor_parallel_is_refused_in_the_words_of_t
     # configuration B on its own GPU count (tensor parallel) says so too
     with pytest.raises(InputError, match="The 3 GPUs are tensor parallel"):
         view.compare(_est(gpus=2), view.CompareInputs(cmp=True, b_gpus=3), CATALOGUE[view.DEFAULTS["le_gpu"]])
+
+
+@pytest.mark.parametrize("overlap", [False, True])
+def test_the_training_step_says_how_much_of_each_groups_communication_is_exposed(overlap, capsys):
+    # With overlap (best case) the page said "communication 0 s (data parallel 26.8 ms)": a data-parallel time
+    # inside a communication of 0 s, with no word that the 26.8 ms is hidden. `estimate --train` prints each group's
+    # exposed time of its total ("communication (best case: every collective hidden): tp 0 s of 26.3 ms, dp 0 s of
+    # 26.8 ms"); the page now says the same, from the same numbers.
+    est = _est(preset="llama-3-8b", gpus=8, tp=2, dp=4, batch=32, overlap=overlap)
+    tv = view.training(est, view.TrainingInputs(train=True, tokens=1e10))
+    flags = ["estimate", "--preset", "llama-3-8b", "--gpus", "8", "--tp", "2", "--dp", "4", "--batch", "32",
+             "--seq-len", "1024", "--new-tokens", "256", "--train", "--train-tokens", "1e10", "--json"]
+    assert main(flags + ["--overlap"] * overlap) == 0
+    t = json.loads(capsys.readouterr().out)["train"]
+    assert tv.metrics[1].value == fmt.duration(t["step_time_s"])  # the same step as the page's
+    groups = t["exposed_by_group"]
+    assert set(groups) == {"tp", "dp"}
+    for g, x in groups.items():
+        assert f"{g.upper()} {fmt.duration(x['exposed_s'])} of {fmt.duration(x['total_s'])}" in tv.words, tv.words
+    assert ("every collective hidden" in tv.words) == overlap, tv.words
+
