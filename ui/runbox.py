@@ -506,7 +506,8 @@ def bench_section(spec: BenchSpec, config: Any, lim: safety.Limits, *, key: str,
                   notice: bool = True) -> Any:
     """A benchmark page's run box, the same flow on every page: the run's button (in ``at``, the page's
     input box, else the page), the time it will take beside it (``estimate``, on by default: its spec's plan,
-    hidden where the caps refuse it, and what comes before it: the worker's start and the queue), the notice of a run this visitor stopped (``notice``), and on a press the
+    and what comes before it: the worker's start and the queue; a run the caps would refuse has its button off,
+    the reason as its help and beside it), the notice of a run this visitor stopped (``notice``), and on a press the
     run itself (``run_benchmark`` under ``guard(what)``), its rows kept for the Roofline page
     (``keep(result)``: the rows, by default the result's own; None keeps nothing) and the result kept in the
     session under ``key`` (``store(result)``, default as it is). ``config`` None disables the button; a
