@@ -32,6 +32,10 @@ PAGE_MAX = 12  # largest M, N, K on this page (every step is kept and drawn)
 ALPHA_BETA_LIMIT = 100.0
 
 ui.page(_("Accumulate"), ":material/add:")
+ss, OPTION_KEYS = st.session_state, ("acc_src", "acc_order", "acc_dist")  # radios whose labels are translated
+if ss.get("acc_lang", ui.lang()) != ui.lang():  # the language switched: the browser still holds the old labels,
+    ss.update({k: ss[k] for k in OPTION_KEYS if k in ss})  # so each choice is sent again, as the new label
+ss.acc_lang = ui.lang()
 sc = st.columns([2, 3])
 present = ui.url(sc[0].toggle, _("presentation mode"), False, key="acc_present",
                  help=_("for a projector: the step-through alone on the screen, sized to the window, the title, "
@@ -135,11 +139,7 @@ legend = _("Amber: the A and B elements this step reads; violet: the C element t
            "every operand comes from memory (no cache) except what the loop order keeps in registers: the "
            "running sum (inner), the two tiles and the block of D (tiled). The last step is the epilogue "
            "D = α·(A·B) + β·C: with α = 1 and β = 0, as in an LLM layer, it changes nothing.")
-if present:
-    with st.expander(_("What the colours and counts mean")):
-        st.caption(legend)
-else:
-    st.caption(legend)
+(st.expander(_("What the colours and counts mean")) if present else st.container()).caption(legend)
 
 # ----------------------------------------------------------------------------- loads per loop order
 st.subheader(_("What each loop order loads"))
