@@ -206,10 +206,11 @@ def _kept(out: cb.CalibrationResult) -> dict:
             "calibration": val.calibration, "rows": cb.validation_table(val), "notes": list(val.notes)}
 
 
+cal_lim = ui.bench_limits()  # a vocabulary above its dimension cap is divided to fit (make_run says so)
 vout = ui.bench_section(
     cb.SPEC, lambda: cb.CalibrationConfig(cb.make_run(cal_device, cal_preset, int(cal_scale), int(cal_layers), None,
-                                                      int(cal_seq), int(cal_new)), cal_device, validate=True,
-                                          threads=1 if cal_device == "cpu" else None), ui.bench_limits(),
+                                                      int(cal_seq), int(cal_new), max_dim=cal_lim.max_dim),
+                                          cal_device, validate=True, threads=1 if cal_device == "cpu" else None), cal_lim,
     key="rf_validation", button=_("Calibrate and validate on this GPU") if cal_device == "cuda" else
     _("Calibrate and validate on this CPU"), button_key="rf_calibrate", primary=False, notice=False, keep=None,
     what=_("the calibration"), store=_kept)

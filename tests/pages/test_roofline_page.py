@@ -200,3 +200,28 @@ def test_the_cpu_row_is_never_below_a_point_measured_on_the_cpu():
     got = attainable(fast.intensity, fp32["peak TFLOP/s"] * 1e12, fp32["bandwidth TB/s"] * 1e12)
     assert got >= fast.tflops * 1e12 * (1 - 1e-9)
     assert any("raised to the best measured point" in c.value for c in at.caption)
+
+
+def test_the_calibration_fits_its_vocabulary_to_the_servers_dimension_cap(tmp_path, monkeypatch):
+    # A server whose secrets file caps every dimension at 4,096: the CPU's default calibration model (llama-3-8b ÷ 16)
+    # has a vocabulary of 8,016, and the run was refused beside its button. The page builds the run under its own
+    # caps (the secrets file's, not only the environment's): the vocabulary is halved to fit and the run admitted.
+    from streamlit import config
+
+    from gemmlib.measure import calibrate as cb
+
+    for k in ("GEMM_CLASSROOM", "GEMM_MAX_DIM", "GEMM_MAX_BYTES", "GEMM_TIME_LIMIT_S", "GEMM_MAX_CPU_GFLOP"):
+        monkeypatch.delenv(k, raising=False)
+    path = tmp_path / "secrets.toml"
+    path.write_text("GEMM_MAX_DIM = 4096\n")
+    old = config.get_option("secrets.files")
+    config.set_option("secrets.files", [str(path)])
+    try:
+        at = _app()
+        assert not at.exception
+        button = at.button(key="rf_calibrate")
+        assert not button.disabled, button.help
+        assert not [w.value for w in at.warning if "4096" in w.value or "4,096" in w.value]
+    finally:
+        config.set_option("secrets.files", old)
+    assert cb.make_run("cpu", max_dim=4096).model.vocab == 128256 // 16 // 2
