@@ -130,6 +130,6 @@ def run(args: argparse.Namespace) -> int:
         print(res.extra["not_saved"])
     wrong = [r for r in res.rows if r.get("correct") is False]
     if wrong:
-        print(f"{len(wrong)} row(s) gave a WRONG result")
+        print(f"{len(wrong)} row{'' if len(wrong) == 1 else 's'} gave a WRONG result")
         return 1
     return 0

@@ -68,7 +68,7 @@ def render(run: tpm.TPRun) -> str:
              f"K/V, MLP {m['ffn']} {m['mlp']}), {m['tokens']} tokens, {m['dtype']}, {m['nproc']} ranks over "
              f"{m['backend']} on {m['device_name']}"]
     if run.note:
-        lines.append(f"NOTE: {run.note}. Each CPU rank has {m['threads_per_rank']} thread(s) as its device; the "
+        lines.append(f"NOTE: {run.note}. Each CPU rank has {m['threads_per_rank']} thread{'' if m['threads_per_rank'] == 1 else 's'} as its device; the "
                      "one-rank baseline runs on one such device.")
     lines.append(f"{'':<28}{'measured ms':>12}{'p20':>9}{'p80':>9}{'estimate ms':>13}")
 

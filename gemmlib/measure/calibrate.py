@@ -709,7 +709,8 @@ def run_validation(run: Run, device: str, *, calibration: Calibration | None = N
     with cpu_threads(device, threads) as n:
         v = _validate(run, device, cal, efficiency, min_run_time, progress, seed)
     if cal is not None and cal.threads and n and cal.threads != n:
-        v.notes.append(f"calibrated with {cal.threads} CPU thread(s), validated with {n}: the figures differ for that")
+        v.notes.append(f"calibrated with {cal.threads} CPU thread{'' if cal.threads == 1 else 's'}, validated with {n}: the "
+                       "figures differ for that")
     v.threads = n
     return v
 

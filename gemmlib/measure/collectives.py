@@ -429,7 +429,8 @@ def report_section(device: str, quick: bool, out_dir: Any, progress: launch.Repo
         got.append(row)
         if keep is not None:
             so_far = CollectiveRun("nccl", "cuda", gpus, row.get("device_name", ""), row.get("dtype", ""), list(got))
-            keep(so_far.results(), f"{len(got)} collective row(s) measured so far (the sweep was still running).")
+            keep(so_far.results(), f"{len(got)} collective row{'' if len(got) == 1 else 's'} measured so far "
+                                    "(the sweep was still running).")
 
     run = run_collectives(CollectiveConfig(sizes=size_range(DEFAULT_MIN, top), iters=10 if quick else 20,
                                            time_budget_s=budget),

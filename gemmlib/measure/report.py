@@ -292,7 +292,7 @@ def run_report(out_dir: str | Path, *, device: str | None = None, quick: bool = 
             partial["results"] = rows
             partial["md"] = [f"## {_name} (unfinished: the rows so far)", "", str(markdown).strip(), ""]
             _entry["results"] = [r.to_dict() for r in rows]
-            say(f"{_name}: kept {len(rows)} row(s) so far")
+            say(f"{_name}: kept {len(rows)} row{'' if len(rows) == 1 else 's'} so far")
             write()
 
         machine = monitor.MachineRecord(gpu_index, enabled=device == "cuda")
