@@ -34,8 +34,8 @@ estimate = st.cache_data(max_entries=128, show_spinner=False, hash_funcs=view.CA
 download_json = st.cache_data(max_entries=16, show_spinner=False, hash_funcs=view.CACHE_KEYS)(view.download_json)
 
 @st.cache_data(max_entries=128, show_spinner=False, hash_funcs=view.CACHE_KEYS)
-def present(e: tuple, macs: bool, lang: str):
-    return ui.charts_as_arrow(view.present(estimate(*e), macs=macs, gettext=ui.gettext_for(lang), escape=ui.md),
+def present(e: tuple, macs: bool, lang: str, training: bool):
+    return ui.charts_as_arrow(view.present(estimate(*e), macs=macs, gettext=ui.gettext_for(lang), escape=ui.md, training=training),
                               keep=("roofline_chart",))  # view.roofline_view reads its points
 
 @st.cache_data(max_entries=32, show_spinner=False, hash_funcs=view.CACHE_KEYS)
@@ -136,7 +136,7 @@ with st.sidebar:
 e, v = (view.Inputs.from_state(ss), cfg, HW[ss.le_gpu], info), None  # what the one estimate is made of
 if cfg is not None:
     with ui.guard(_("the estimate")):
-        v = present(e, ss.le_macs, ui.lang())
+        v = present(e, ss.le_macs, ui.lang(), fields.peek("le_train"))  # the Training tab's switch
 
 if v is not None:
     with ui.guard(_("the results")):

@@ -353,6 +353,16 @@ class Fields:
         text, kw = self.words(key, kw)
         return url(getattr(where, widget), text, self.defaults[key], key=key, **kw)
 
+    def peek(self, key: str) -> Any:
+        """A toggle's value above the place it is drawn (the headline reads a switch of a tab below it): its state
+        from the last run, else on a link's first run what the link gives it, else its default."""
+        if key in st.session_state:
+            return st.session_state[key]
+        default, raws = self.defaults[key], link_values(key)
+        if raws and isinstance(default, bool):
+            return next((v for v in (True, False) if _means(raws[-1], v)), default)
+        return default
+
     def multi(self, where: Any, key: str, options: list, **kw: Any) -> list:
         """A multiselect on ``options`` (shown as they are: the URL holds them), its default ones chosen."""
         text, kw = self.words(key, kw)

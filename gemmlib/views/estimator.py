@@ -880,9 +880,10 @@ def _translated(row: dict, tr: Callable[[Any], Any], *columns: str) -> dict:
 
 
 def present(est: ScaleOutEstimate, *, macs: bool = False, gettext: Translate = english,
-            escape: Escape) -> EstimatorView:
+            escape: Escape, training: bool = False) -> EstimatorView:
     """Everything the page shows about ``est`` outside the training, serving and A-vs-B tabs, in MACs
-    instead of FLOPs with ``macs``."""
+    instead of FLOPs with ``macs``; with ``training`` (a training run sized beside it) the fit says it is the
+    inference memory, as ``estimate --train`` does."""
     tr, label = _tr_with(gettext), labeller(gettext)
     d = est.to_dict()
     m, wl, mem, pg = est.model, est.workload, est.memory, est.per_gpu
@@ -912,6 +913,9 @@ def present(est: ScaleOutEstimate, *, macs: bool = False, gettext: Translate = e
                       "least {min} of them. The times below are not reachable on this set-up.").format(
             need=fmt.nbytes(pg.total_bytes), have=fmt.nbytes(pg.capacity_bytes), gpu=est.hardware.name,
             gpus=est.gpus, min=mem.min_gpus)
+    if training:  # beside the Training tab's verdict, which may differ
+        fit += " " + gettext("This is the inference memory (serving this batch); the training step's is in the "
+                             "**Training** tab.")
     # the box beside them says why: in a column of the headline "not reachable: does not fit" was cut with "…"
     not_there = {"delta": gettext("not reachable"), "delta_color": "inverse"} if not pg.fits else {}
     why = gettext("the GEMMs' share of the predicted prefill time; the rest is norms, softmax, activation, residual "

@@ -80,3 +80,14 @@ def test_the_training_step_says_how_much_of_each_groups_communication_is_exposed
         assert f"{g.upper()} {fmt.duration(x['exposed_s'])} of {fmt.duration(x['total_s'])}" in tv.words, tv.words
     assert ("every collective hidden" in tv.words) == overlap, tv.words
 
+
+
+def test_with_a_training_run_sized_the_headlines_fit_says_it_is_the_inference_memory():
+    # Llama-3-70B on 8 GPUs at TP 4 × PP 2: the headline said "Fits: 25 GiB per GPU of its 79.6 GiB" in green
+    # while the Training tab said "Does not fit: training needs 144 GiB per GPU", with nothing to tell the two
+    # apart (`estimate --train` says "fits (serving this batch; the training step's memory is under TRAINING)").
+    est = _est(preset="llama-3-70b", gpus=8, tp=4, pp=2, batch=16)
+    plain, training = (view.present(est, gettext=fake, escape=str, training=t) for t in (False, True))
+    assert plain.fits and plain.fit.startswith("«Fits:") and "Training" not in plain.fit
+    assert training.fit.startswith(plain.fit) and "inference memory" in training.fit and "Training" in training.fit
+    assert not view.training(est, view.TrainingInputs(train=True, tokens=1e10)).fits  # the two verdicts differ

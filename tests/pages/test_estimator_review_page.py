@@ -1,0 +1,45 @@
+"""Defects found by an engineer's review of the LLM Estimator page, seen through AppTest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "4_LLM_Estimator.py")
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(bench_env):
+    """No measured ceilings or links from this machine."""
+
+
+def _app(**query) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    for k, v in query.items():
+        at.query_params[k] = str(v)
+    return at.run()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_headlines_fit_names_the_inference_memory_beside_a_training_run_that_does_not_fit(lang):
+    # The green "Fits: 25 GiB per GPU" beside the Training tab's red "Does not fit: training needs 144 GiB per GPU"
+    # now says that it is the inference memory, and where the training step's is.
+    at = _app(lang=lang, le_preset="llama-3-70b", le_gpus=8, le_tp=4, le_pp=2, le_batch=16, le_train="true",
+              le_tokens="1e10")
+    assert not at.exception, [e.value for e in at.exception]
+    fit = at.success[0].value
+    assert at.error, "the training run does not fit"
+    assert ("inference" in fit and "Training" in fit) if lang == "en" else ("推理" in fit and "训练" in fit), fit
+    off = _app(lang=lang, le_preset="llama-3-70b", le_gpus=8, le_tp=4, le_pp=2, le_batch=16)
+    assert off.success[0].value != fit and fit.startswith(off.success[0].value)
+
+
+def test_turning_the_training_run_on_and_off_adds_and_removes_the_fits_note():
+    at = _app(le_preset="llama-3-70b", le_gpus=8, le_tp=4, le_pp=2, le_batch=16, le_tokens="1e10")
+    plain = at.success[0].value
+    at.toggle(key="le_train").set_value(True).run()
+    assert at.success[0].value.startswith(plain) and "inference memory" in at.success[0].value
+    at.toggle(key="le_train").set_value(False).run()
+    assert at.success[0].value == plain
