@@ -161,9 +161,11 @@ function createStepper(parent, data, setStateValue, setTriggerValue) {
     }
     const cell = Math.min(PRESENT_MAX_CELL, byW, byH);
     if (cell < PRESENT_MIN_CELL) return { ...fitPage(), wrap: true };
-    let font = Math.min(44, Math.max(10, Math.round(cell * 0.45)));
-    while (font > 9 && textW(font) > byW) font -= 1;       // a wide value: smaller text, same cells
-    return { cell, cw: Math.min(byW, Math.max(cell, textW(font))), font, gap, wrap: false };
+    // a wide value: smaller text, same cells; sized by the widest value as drawn (the 0.62-em estimate left
+    // -0.2729 at 10 px in 55-px cells at 1920×1080), never under 9 px
+    const per = valuePx();
+    const font = Math.max(9, Math.min(44, Math.max(10, Math.round(cell * 0.45)), Math.floor((byW - 4) / per)));
+    return { cell, cw: Math.min(byW, Math.max(cell, Math.ceil(per * font) + 4)), font, gap, wrap: false };
   }
 
   function apply(f) {

@@ -60,3 +60,24 @@ def test_switching_to_chinese_keeps_the_option_choices(app_server, page):
         wait_idle(page)
         assert_clean(page)
         assert [page.evaluate(CHECKED_JS, k) for k in keys] == [1] * len(keys), path
+
+
+CELLS_JS = """() => { const root = document.querySelector('[data-testid=stBidiComponentIsolated]').shadowRoot.querySelector('.gst');
+    const c = root.querySelector('.gd .cell');
+    return {font: parseFloat(getComputedStyle(c).fontSize), cell: c.getBoundingClientRect().width,
+            cut: [...root.querySelectorAll('.cell')].filter(e => e.scrollWidth > e.clientWidth + 1).length,
+            onerow: root.classList.contains('onerow'), bottom: root.getBoundingClientRect().bottom}; }"""
+
+
+def test_presentation_numbers_use_the_room_of_their_cells(app_server, page):
+    """A 1080p projector, random 7×5 by 5×9 with decimals and C: the cells are 53 px wide, yet the numbers
+    (D's -0.2729) were drawn at 9 px, the width of a value estimated at 0.62 em a character. They are sized by
+    the widest value as drawn: 14 px, none cut, still one row on one screen."""
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    open_page(page, app_server.url, "Accumulate", "acc_present=true&acc_order=tiled&acc_src=random&acc_m=7&acc_n=9"
+              "&acc_k=5&acc_pos=2&acc_alpha=-1.5&acc_beta=0.5&acc_ints=false")
+    _drawn(page)
+    wait_idle(page)
+    m = page.evaluate(CELLS_JS)
+    assert m["cell"] >= 45 and m["font"] >= 12 and m["cut"] == 0, m
+    assert m["onerow"] and m["bottom"] <= 1080, m
