@@ -659,9 +659,11 @@ def plan_batching(cfg: BatchingConfig, lim: safety.Limits) -> plan.Plan:
     peak = carry = ref_flops = 0.0  # carry: what the previous row still holds while the next one allocates
     big, what = 0.0, plan.ONE_GEMM
     rows: list[plan.Row] = []
+    refs: list[float] = []  # each row's float64 reference FLOPs: made in its own step, before its timing
     for b in cfg.batches:
         for mode in cfg.modes:
             flops = 2.0 * b * m * n * k
+            refs.append(0.0)
             if mode == "loop" and b > MAX_LOOP_CALLS:
                 rows.append(plan.Row(flops, dname, mode, skipped=True))
                 continue
@@ -680,12 +682,15 @@ def plan_batching(cfg: BatchingConfig, lim: safety.Limits) -> plan.Plan:
             if flops > big:
                 big, what = flops, Msg(N_("a {b}×{m}×{k} by {k}×{n} batch ({mode})"), b=b, m=m, k=k, n=n, mode=mode)
             ref_flops += 2.0 * sub * m * n * k
+            refs[-1] = 2.0 * sub * m * n * k
             rows.append(plan.Row(flops, dname, mode, prep_elements=b * (m * k + k * n), extra_calls=1,
                                  overhead_s=(b if mode == "loop" else 1) * LAUNCH_S))
     host = 0.0 if dev == "cpu" else 8.0 * REF_REQUESTS * m * (k + n) + 8.0 * k * n
     seconds, sources = plan.estimate(rows, dev, cfg.min_run_time, extra_flops=ref_flops, bench="batching")
+    # each step is one (batch, mode) row, in run_batching's order, with its own reference
+    step_s = plan.lay_steps(plan.estimate_each(rows, dev, cfg.min_run_time, bench="batching"), seconds, refs)
     return plan.Plan(bytes=peak, host_bytes=host, call_flops=big, call_what=what, seconds=seconds, rows=len(rows),
-                     steps=len(rows), sources=sources)
+                     steps=len(rows), sources=sources, step_s=step_s)
 
 
 def _run_batching_spec(cfg: BatchingConfig, progress: Any, deadline: safety.Deadline) -> list[BenchResult]:

@@ -944,6 +944,9 @@ def plan_calibration(cfg: CalibrationConfig, lim: safety.Limits) -> plan.Plan:
         seconds += points * (cfg.min_run_time + CAL_POINT_FIXED_S)
     if cfg.validate:
         seconds += VALIDATE_FIXED_S + 2 * 2 * cfg.validate_run_time  # prefill and decode, eager and reference
+    # No steps (so no ``step_s``): the run reports shares, not numbered steps — each sweep point its equal share
+    # (this plan gives every point the same time, so they are the plan's own shares), and with a validation the
+    # calibration 0 to 0.6 and the validation's stages 0.6 to 1 (_run_spec); the run box reads them as the share done.
     return plan.Plan(bytes=float(memory_needed(run)), call_flops=flops, call_what=N_("its largest GEMM"),
                      seconds=seconds, rows=1)
 

@@ -487,11 +487,21 @@ def plan_collectives(cfg: CollectiveLaunch, lim: safety.Limits) -> plan.Plan:
     check_sizes(sizes, p.kind, p.nproc, lim)
     buffers = BUFFERS_PER_SIZE * max(sizes)
     c = cfg.config
-    per_op = sum((c.warmup + c.iters) * (SAMPLE_S[p.kind] + s / SAMPLE_BYTES_PER_S[p.kind]) for s in sizes)
+    each = [(c.warmup + c.iters) * (SAMPLE_S[p.kind] + s / SAMPLE_BYTES_PER_S[p.kind]) for s in sizes]
+    per_op = sum(each)
     seconds = launch.LAUNCH_S + min(len(c.ops) * per_op, c.time_budget_s)
+    # Each step is one (collective, size) row, in the ranks' order (every size of one collective, then the next),
+    # reported as it is done; rows past the time budget are skipped (nothing run), and the ranks' start comes
+    # before the first
+    step_s, spent = [], 0.0
+    for _op in c.ops:
+        for t in each:
+            step_s.append(max(0.0, min(t, c.time_budget_s - spent)))
+            spent += step_s[-1]
     return plan.Plan(bytes=float(launch.RANK_MEMORY_BYTES + buffers) if p.kind == "cpu" else float(buffers),
                      host_bytes=float(launch.RANK_MEMORY_BYTES + launch.CUDA_RANK_HOST_BYTES) if p.kind != "cpu" else 0.0,
-                     seconds=seconds, rows=len(sizes) * len(c.ops), launches=1)
+                     seconds=seconds, rows=len(sizes) * len(c.ops), steps=len(sizes) * len(c.ops), launches=1,
+                     step_s=plan.lay_steps(step_s, seconds))
 
 
 # One sample: the barrier, the collective and the slowest rank's time gathered. gloo between 2 CPU processes

@@ -254,6 +254,26 @@ def estimate_each(rows: Iterable[Row], device: str, min_run_time: float, *, benc
     return [s * c for s in out]
 
 
+def lay_steps(each: Iterable[float], seconds: float, beside: Iterable[float] = ()) -> tuple[float, ...]:
+    """A plan's ``step_s``: ``each`` step's own seconds (its rows' :func:`estimate_each`, summed per step), plus what
+    the plan's ``seconds`` count beyond them (float64 references, compiles, a launch: what :func:`estimate` adds to
+    the rows) laid on the steps in proportion to ``beside`` (each step's share of it, in any unit; none, or all 0:
+    on the first step, where a run builds its inputs and references and starts its ranks before its first report).
+    The result sums to ``seconds`` (scaled down where the steps alone were more)."""
+    each = [max(0.0, float(s)) for s in each]
+    if not each:
+        return ()
+    own = sum(each)
+    if own > seconds > 0:
+        return tuple(s * seconds / own for s in each)
+    rest = max(0.0, float(seconds) - own)
+    share = [max(0.0, float(b)) for b in beside]
+    if len(share) != len(each) or sum(share) <= 0:
+        share = [1.0] + [0.0] * (len(each) - 1)
+    total = sum(share)
+    return tuple(s + rest * b / total for s, b in zip(each, share, strict=True))
+
+
 def estimate(rows: Iterable[Row], device: str, min_run_time: float, *, extra_flops: float = 0.0,
              bench: str = "", history: Iterable[BenchResult] | None = None,
              model: Callable[[BenchResult], Row] | None = None, fixed_s: float = 0.0) -> tuple[float, tuple[str, ...]]:

@@ -1405,6 +1405,8 @@ def plan_profile(cfg: ProfileConfig, lim: safety.Limits) -> plan.Plan:
     held = weights + small * (cfg.steps + 1) + large + events if dev == "cpu" else weights + small + large
     seconds, sources = plan.estimate([_pass_row(blk, dev, timed=False, extra_calls=cfg.steps + 2)], dev, 1.0,
                                      bench="profiler")
+    # No steps (so no ``step_s``): profile_block reports fixed shares of its stages (building 0, the warm-up passes
+    # up to 0.4, profiling 0.4, summing 0.85), not numbered steps; the run box reads them as the share done.
     return plan.Plan(bytes=held, host_bytes=events if dev != "cpu" else 0.0, call_flops=_largest_gemm(blk),
                      call_what=plan.BLOCK_GEMM, seconds=seconds + PROFILER_FIXED_S, rows=cfg.steps, sources=sources)
 

@@ -664,7 +664,8 @@ def plan_tiling(cfg: TilingConfig, lim: safety.Limits) -> plan.Plan:
     ref_peak = inputs + 8.0 * (mk + kn + mn)
     row_peak = fixed = 0.0
     rows: list[plan.Row] = []
-    for impl, t in _tiling_steps(cfg):
+    steps = _tiling_steps(cfg)
+    for impl, t in steps:
         calls = tile_count(m, n, k, t) if t and impl in ("python_tiled", "numpy_blocked") else 1
         if impl == "torch" or t is None:
             out = eb * mn
@@ -694,8 +695,17 @@ def plan_tiling(cfg: TilingConfig, lim: safety.Limits) -> plan.Plan:
     peak = max(ref_peak, inputs + ref + row_peak)
     host = 8.0 * (mk + kn + mn) + 4.0 * max(mk, kn) if dev != "cpu" else 0.0
     seconds, sources = plan.estimate(rows, dev, cfg.min_run_time, extra_flops=flops, bench="tiling", fixed_s=fixed)
+    # Each step is one row, in run_tiling's order; beside its timing, a Triton row spends its compile (its interpreter
+    # check on a CPU), and the float64 reference is made before the first row is reported (the first step's).
+    beside = [0.0] * len(steps)
+    for i, (impl, t) in enumerate(steps):
+        if impl == "triton":
+            beside[i] = triton_setup_s(t, dname) if dev == "cuda" else 1.0
+    if steps:
+        beside[0] += plan.estimate([], dev, cfg.min_run_time, extra_flops=flops, bench="tiling")[0]
+    step_s = plan.lay_steps(plan.estimate_each(rows, dev, cfg.min_run_time, bench="tiling"), seconds, beside)
     return plan.Plan(bytes=peak, host_bytes=host, call_flops=flops, call_what=Msg(plan.A_GEMM, m=m, n=n, k=k),
-                     seconds=seconds, rows=len(rows), steps=len(rows), sources=sources)
+                     seconds=seconds, rows=len(rows), steps=len(rows), sources=sources, step_s=step_s)
 
 
 def _run_tiling_spec(cfg: TilingConfig, progress: Any, deadline: safety.Deadline) -> list[BenchResult]:
@@ -751,9 +761,17 @@ def plan_waves(cfg: WaveConfig, lim: safety.Limits) -> plan.Plan:
     # the Triton kernel at the one tile, compiled once per N's divisibility by 16 (Triton specialises on it)
     compiles = len({nn % 16 == 0 for nn in cfg.ns}) * TRITON_COMPILE_S
     seconds, sources = plan.estimate(rows, "cuda", cfg.min_run_time, bench="tiling-waves", fixed_s=compiles)
+    # Each step is one row, in sweep_points' order (each N: torch, then triton); a compile is spent in the first
+    # Triton row of its kind of N
+    beside, seen = [0.0] * len(rows), set()
+    for i, (nn, impl) in enumerate((nn, impl) for nn in cfg.ns for impl in ("torch", "triton")):
+        if impl == "triton" and (nn % 16 == 0) not in seen:
+            seen.add(nn % 16 == 0)
+            beside[i] = TRITON_COMPILE_S
+    step_s = plan.lay_steps(plan.estimate_each(rows, "cuda", cfg.min_run_time, bench="tiling-waves"), seconds, beside)
     return plan.Plan(bytes=(m * k + k * nmax + k * nmax + m * nmax) * eb, call_flops=2.0 * m * nmax * k,
                      call_what=Msg(plan.A_GEMM, m=m, n=nmax, k=k), seconds=seconds, rows=len(rows), steps=len(rows),
-                     sources=sources)
+                     sources=sources, step_s=step_s)
 
 
 def _run_waves_spec(cfg: WaveConfig, progress: Any, deadline: safety.Deadline) -> list[BenchResult]:

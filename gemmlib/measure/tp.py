@@ -651,7 +651,9 @@ def plan_tp(cfg: TPLaunch, lim: safety.Limits) -> plan.Plan:
     kind = launch.plan(cfg.ranks[0], cfg.backend, lim).kind
     host = max(host_bytes_per_rank(cfg.config, n, kind) for n in cfg.ranks) if kind != "cpu" else 0.0
     # each rank count is one launch; its layer's passes take a small part of a CPU launch's start here (2.7–3.0 s
-    # for llama-3-8b ÷ 16 at 128 tokens on 2 gloo ranks, one launch), so only the start is counted
+    # for llama-3-8b ÷ 16 at 128 tokens on 2 gloo ranks, one launch), so only the start is counted. No steps (so no
+    # ``step_s``): the run reports each launch's stages as shares of its 1/len(ranks) (_run_spec), not numbered steps,
+    # and as every launch is planned alike those equal shares are the plan's own; the run box reads them as the share.
     return plan.Plan(bytes=float(launch.RANK_MEMORY_BYTES + worst), rows=len(cfg.ranks), launches=len(cfg.ranks),
                      host_bytes=host, seconds=len(cfg.ranks) * launch.LAUNCH_S)
 
