@@ -183,8 +183,8 @@ if v is not None:
                     st.caption(so.comm)
         with tabs[4]:
             flag(st, "le_train")
-            c = st.columns([3, 2, 2, 2, 2])  # the tokens' box holds 13 digits ("1000000000000" was cut)
-            drawn = num(c[0], "le_tokens", format="%.3g"), num(c[1], "le_mb"), num(c[4], "le_vs")
+            c = st.columns([3, 2, 2, 2, 2])  # %.2e: "1.00e+12"; %.3g showed "1000000000000"
+            drawn = num(c[0], "le_tokens", format="%.2e"), num(c[1], "le_mb"), num(c[4], "le_vs")
             drawn = pick(c[2], "le_rc", view.RECOMPUTE, format_func=label), pick(c[3], "le_zero", [0, 1, 2, 3])
             c, off = st.columns(3) + st.columns(3), view.greyed_training(e[0], ss.le_rc)  # six in a row cut "TP overl…"
             drawn = num(c[0], "le_cp"), flag(c[1], "le_tpo", disabled=off["le_tpo"]), num(c[4], "le_rcl", disabled=off["le_rcl"])

@@ -3,7 +3,7 @@
 Streamlit shortens a label, a metric's value or delta, a select's value or a number box's digits that do not fit
 their column. The Estimator's sidebar put "GPUs per node", "overlap (best case)" and "sequence parallelism" in
 thirds of its width (the two switches read "o" and "s"); its Training tab put six widgets in a row ("TP overl…"),
-the training tokens' 13 digits in a fifth ("100000000(") and "not reachable: does not fit" under five metrics.
+the training tokens' 13 digits in a fifth ("100000000(", its "%.3g" lost to sprintf-js) and "not reachable: does not fit" under five metrics.
 test_browser_cut_labels.py checks the main column of the benchmark pages; this checks the Estimator's sidebar too,
 every text that the browser draws with an ellipsis, measured against the text's own width (a label 1 px too
 narrow is cut as well). Only a browser lays the columns out, so this is checked here, in English and Chinese.
@@ -56,3 +56,6 @@ def test_no_estimator_text_is_cut_at_1280_px(app_server, page, view, lang):
     assert_clean(page, allow_input_errors=view == "training")  # its red "Does not fit" box
     cut = page.evaluate(CUT_JS)
     assert not cut, f"LLM Estimator ({view}, {lang}) at 1280 px: {cut}"
+    if view.startswith("training"):  # the run's tokens as a number of tokens a reader can count (was 13 digits)
+        name = "training tokens D" if lang == "en" else "训练 token 数 D"
+        assert page.get_by_role("spinbutton", name=name, exact=True).input_value() == "1.00e+12"
