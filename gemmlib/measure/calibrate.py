@@ -929,6 +929,21 @@ CAL_POINT_FIXED_S = 0.07
 VALIDATE_FIXED_S = 2.5
 
 
+def _calibration_s(cfg: CalibrationConfig) -> float:
+    """The calibration's planned seconds: its sweep's points (per dtype; twice over on a CPU) at their time each."""
+    if not cfg.calibrate:
+        return 0.0
+    run = cfg.run
+    dts = tuple(dict.fromkeys(get_dtype(d).name for d in (cfg.dtypes or (run.dtype,))))
+    points = len(sweep(run, dts)) * len(dts) * (1 if cfg.device == "cuda" else 2)
+    return points * (cfg.min_run_time + CAL_POINT_FIXED_S)
+
+
+def _validation_s(cfg: CalibrationConfig) -> float:
+    """The validation's planned seconds: a fixed cost, then prefill and decode, eager and reference."""
+    return VALIDATE_FIXED_S + 2 * 2 * cfg.validate_run_time if cfg.validate else 0.0
+
+
 def plan_calibration(cfg: CalibrationConfig, lim: safety.Limits) -> plan.Plan:
     """A validation run's peak (weights, cache, a prefill's activations and scores; a calibration holds
     less) and its largest GEMM: the LM head over the prompt, or an MLP projection. Its time: the sweep's
@@ -937,22 +952,19 @@ def plan_calibration(cfg: CalibrationConfig, lim: safety.Limits) -> plan.Plan:
     run, m = cfg.run, cfg.run.model
     safety.check_dims(lim, hidden=m.hidden, ffn=m.ffn, vocab=m.vocab, tokens=run.batch * run.seq_len)
     flops = 2.0 * run.batch * run.seq_len * m.hidden * max(m.vocab, m.ffn)
-    seconds, points = 0.0, 0
-    if cfg.calibrate:
-        dts = tuple(dict.fromkeys(get_dtype(d).name for d in (cfg.dtypes or (run.dtype,))))
-        points = len(sweep(run, dts)) * len(dts) * (1 if cfg.device == "cuda" else 2)
-        seconds += points * (cfg.min_run_time + CAL_POINT_FIXED_S)
-    if cfg.validate:
-        seconds += VALIDATE_FIXED_S + 2 * 2 * cfg.validate_run_time  # prefill and decode, eager and reference
+    seconds = _calibration_s(cfg) + _validation_s(cfg)
     # No steps (so no ``step_s``): the run reports shares, not numbered steps — each sweep point its equal share
     # (this plan gives every point the same time, so they are the plan's own shares), and with a validation the
-    # calibration 0 to 0.6 and the validation's stages 0.6 to 1 (_run_spec); the run box reads them as the share done.
+    # calibration its planned share of the whole and the validation's stages the rest (_run_spec); the run box
+    # reads them as the share done.
     return plan.Plan(bytes=float(memory_needed(run)), call_flops=flops, call_what=N_("its largest GEMM"),
                      seconds=seconds, rows=1)
 
 
 def _run_spec(cfg: CalibrationConfig, progress: Any, deadline: safety.Deadline) -> CalibrationResult:
     both = cfg.calibrate and cfg.validate
+    # the calibration's share of the progress is its share of the plan's time (at the defaults ~3/4, not a fixed 0.6)
+    split = _calibration_s(cfg) / ((_calibration_s(cfg) + _validation_s(cfg)) or 1.0)
 
     def part(lo: float, hi: float) -> Any:
         return (lambda f, t: progress(lo + (hi - lo) * f, t)) if both else progress
@@ -961,11 +973,11 @@ def _run_spec(cfg: CalibrationConfig, progress: Any, deadline: safety.Deadline) 
     cal = cfg.calibration
     if cfg.calibrate:
         cal = out.calibration = run_calibration(cfg.run, cfg.device, cfg.dtypes, min_run_time=cfg.min_run_time,
-                                                progress=part(0.0, 0.6), deadline=deadline, save=False,
+                                                progress=part(0.0, split), deadline=deadline, save=False,
                                                 threads=cfg.threads)
     if cfg.validate:
         out.validation = run_validation(cfg.run, cfg.device, calibration=cal, efficiency=cfg.efficiency,
-                                        min_run_time=cfg.validate_run_time, progress=part(0.6, 1.0),
+                                        min_run_time=cfg.validate_run_time, progress=part(split, 1.0),
                                         threads=cfg.threads)
     return out
 

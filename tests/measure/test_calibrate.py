@@ -227,3 +227,29 @@ def test_the_gpu_default_fits_the_default_dimension_cap(monkeypatch):
     monkeypatch.setenv("GEMM_MAX_DIM", "131072")
     assert cb.make_run("cuda").model.vocab == 128256
     assert cb.make_run("cpu", "llama-3-8b").model.vocab == 128256 // 16  # ÷ 16 already fits: unchanged
+
+
+def test_a_calibration_and_validation_report_progress_in_the_plans_proportions(monkeypatch):
+    # The run box reads a run's progress fractions as the share done. The calibration reported 0 to 0.6 and the
+    # validation 0.6 to 1, where the plan gives the calibration ~3/4 of the time: at its end the box showed 60 %
+    # done with a quarter of the time left, and then the validation's stages ran slow against it.
+    cfg = cb.CalibrationConfig(cb.make_run("cpu", scale=32, layers=1, seq_len=32, new_tokens=2), "cpu", validate=True)
+    seen = []
+
+    def cal(*a, progress, **k):
+        progress(0.0, "start"), progress(1.0, "swept")
+        return None
+
+    def val(*a, progress, **k):
+        progress(0.0, "validating"), progress(1.0, "done")
+        return None
+
+    monkeypatch.setattr(cb, "run_calibration", cal)
+    monkeypatch.setattr(cb, "run_validation", val)
+    cb._run_spec(cfg, lambda f, t: seen.append((round(f, 6), t)), safety.Deadline(60))
+    lim = safety.limits()
+    total = cb.plan_calibration(cfg, lim).seconds
+    alone = cb.plan_calibration(cb.CalibrationConfig(cfg.run, "cpu"), lim).seconds  # the calibration's own plan
+    share = round(alone / total, 6)
+    assert 0.6 < share < 1
+    assert seen == [(0.0, "start"), (share, "swept"), (share, "validating"), (1.0, "done")]
