@@ -1006,16 +1006,18 @@ def profile_block(cfg: BlockConfig, device: str = "cpu", *, steps: int = 3, warm
                  seq_len=cfg.seq_len, dtype=cfg.dtype))
         block = build_block(cfg, device, seed)
         x = make_input(cfg, device, seed + 1)
-        say(0.1, Text(N_("warming up ({n} pass(es))"), n=warmup))
+        warming = Text(N_("warming up (1 pass)") if warmup == 1 else N_("warming up ({n} passes)"), n=warmup)
+        say(0.1, warming)
         for i in range(warmup):
             t_pass = time.perf_counter()
             block(x)
             harness.synchronize(device)
             if deadline is not None:  # this machine's speed now: refuse what cannot finish, not be killed
                 check_passes_left(time.perf_counter() - t_pass, warmup - 1 - i + steps, deadline, first=i == 0)
-            say(0.1 + 0.3 * (i + 1) / warmup, Text(N_("warming up ({n} pass(es))"), n=warmup))
+            say(0.1 + 0.3 * (i + 1) / warmup, warming)
         mon_index = nvml_index_for_torch_device(torch.cuda.current_device()) if device == "cuda" else 0
-        say(0.4, Text(N_("profiling {n} forward pass(es) on {name}"), n=steps, name=dev_name))
+        say(0.4, Text(N_("profiling 1 forward pass on {name}") if steps == 1 else
+                      N_("profiling {n} forward passes on {name}"), n=steps, name=dev_name))
         with GpuMonitor(index=mon_index, interval_s=0.02, enabled=monitor and device == "cuda") as mon:
             with profile(activities=activities, record_shapes=True, with_flops=True) as prof:
                 t0 = time.perf_counter()
