@@ -202,8 +202,8 @@ if v is not None:
                     drawn = st.vega_lite_chart(tv.memory_chart, width="stretch"), st.caption(tv.caption)
         with tabs[5]:
             c = st.columns(2) + st.columns(3)
-            drawn = flag(c[0], "le_serve"), num(c[1], "le_tpot", step=5.0)
-            drawn = pick(c[2], "le_engine", view.ENGINE_NAMES), num(c[3], "le_rate", step=1.0), num(c[4], "le_kvb")
+            drawn = (off := not flag(c[0], "le_serve")), num(c[1], "le_tpot", step=5.0, disabled=off)  # off: greyed
+            drawn = pick(c[2], "le_engine", view.ENGINE_NAMES, disabled=off), num(c[3], "le_rate", step=1.0, disabled=off), num(c[4], "le_kvb", disabled=off)
             if not ss.le_serve:
                 st.info(_("Turn on **serving curve**: throughput, time to first token and per output token from one "
                           "request to the KV-memory limit."))

@@ -43,3 +43,14 @@ def test_turning_the_training_run_on_and_off_adds_and_removes_the_fits_note():
     assert at.success[0].value.startswith(plain) and "inference memory" in at.success[0].value
     at.toggle(key="le_train").set_value(False).run()
     assert at.success[0].value == plain
+
+
+def test_the_serving_curves_settings_are_greyed_out_while_the_curve_is_off():
+    # The TPOT target, the engine, the request rate and the KV block size count only for the serving curve; with
+    # it off they looked live and did nothing (the Training tab greys out its idle boxes the same way).
+    keys = ("le_tpot", "le_rate", "le_kvb")
+    at = _app(le_tab="Serving")
+    assert all(at.number_input(key=k).disabled for k in keys) and at.selectbox(key="le_engine").disabled
+    at.toggle(key="le_serve").set_value(True).run()
+    assert not any(at.number_input(key=k).disabled for k in keys) and not at.selectbox(key="le_engine").disabled
+    assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
