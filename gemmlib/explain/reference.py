@@ -108,7 +108,8 @@ def parse_matrix(data: str | Sequence[Sequence[object]] | np.ndarray, name: str 
         rows: list[list[object]] = _split_text(data)  # type: ignore[assignment]
     elif isinstance(data, np.ndarray):
         if data.ndim != 2:
-            raise InputError(N_("{name} must be a 2-D matrix, got {n} dimension(s)"), name=name, n=data.ndim)
+            raise InputError(N_("{name} must be a 2-D matrix, got 1 dimension") if data.ndim == 1 else
+                             N_("{name} must be a 2-D matrix, got {n} dimensions"), name=name, n=data.ndim)
         rows = data.tolist()
     else:
         try:
@@ -121,9 +122,10 @@ def parse_matrix(data: str | Sequence[Sequence[object]] | np.ndarray, name: str 
     width = len(rows[0])
     for r, row in enumerate(rows):
         if len(row) != width:
-            raise InputError(N_("{name} row {row} has {n} value(s) but row 1 has {width}; "
-                                "every row needs the same number of columns"), name=name, row=r + 1, n=len(row),
-                             width=width)
+            raise InputError(N_("{name} row {row} has 1 value but row 1 has {width}; every row needs the same "
+                                "number of columns") if len(row) == 1 else
+                             N_("{name} row {row} has {n} values but row 1 has {width}; every row needs the same "
+                                "number of columns"), name=name, row=r + 1, n=len(row), width=width)
     if width == 0:
         raise InputError(N_("{name} has no columns (K = 0 or N = 0): nothing to multiply"), name=name)
     if len(rows) > max_dim or width > max_dim:
@@ -190,7 +192,8 @@ def make_problem(a: object, b: object, c: object | None = None, alpha: object = 
     B = parse_matrix(b, "B", max_dim)  # type: ignore[arg-type]
     (m, k), (k2, n) = A.shape, B.shape
     if k != k2:
-        raise InputError(N_("A is {m}×{k}, so B needs {k} row(s) (one per column of A); it has {rows}"), m=m, k=k,
+        raise InputError(N_("A is {m}×1, so B needs 1 row (one per column of A); it has {rows}") if k == 1 else
+                         N_("A is {m}×{k}, so B needs {k} rows (one per column of A); it has {rows}"), m=m, k=k,
                          rows=k2)
     if c is None:
         C = np.zeros((m, n))

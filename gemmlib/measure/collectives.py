@@ -78,7 +78,7 @@ class CollectiveConfig:
         ops = tuple(dict.fromkeys(str(o).strip().lower().replace("-", "_") for o in self.ops))
         bad = [o for o in ops if o not in MEASURED]
         if bad or not ops:
-            raise InputError(f"unknown collective(s) {', '.join(bad) or '(none)'}; choose from "
+            raise InputError(f"unknown collective{'' if len(bad) == 1 else 's'} {', '.join(bad) or '(none)'}; choose from "
                              f"{', '.join(MEASURED)}")
         object.__setattr__(self, "ops", ops)
         dt = get_dtype(self.dtype).name

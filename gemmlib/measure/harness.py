@@ -431,7 +431,7 @@ def time_events(call: Callable[[], Any], ops: Any, *, warmup: int, rep_s: float,
         kernels, known = kernels_per_call(call, ops, host_s)
         per_chunk = event_chunk(kernels, host_s)
         if per_chunk < MIN_EVENT_CHUNK:
-            why = (f"{kernels} kernels per call ({known}), {per_chunk} call(s) fit whole in the launch queue behind "
+            why = (f"{kernels} kernels per call ({known}), {per_chunk} call{'' if per_chunk == 1 else 's'} fit whole in the launch queue behind "
                    f"a spin" if per_chunk < event_chunk(1, host_s) else
                    f"the host takes {host_s * 1e3:.3g} ms to enqueue a call, longer than a spin covers")
             return time_synchronized(call, ops, est=est, rep_s=rep_s, max_reps=max_reps, window=window, why=why)

@@ -203,7 +203,7 @@ def run_report(out_dir: str | Path, *, device: str | None = None, quick: bool = 
     if sections:
         bad = [s for s in sections if s not in known]
         if bad:
-            raise InputError(f"unknown section(s) {', '.join(bad)}; choose from {', '.join(known)}")
+            raise InputError(f"unknown section{'' if len(bad) == 1 else 's'} {', '.join(bad)}; choose from {', '.join(known)}")
     if device is None:
         device = "cuda" if harness.torch_device_available("cuda")[0] else "cpu"
     device = harness.require_device(device)

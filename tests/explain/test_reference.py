@@ -236,3 +236,16 @@ def test_products_done_counts_the_k_terms_in_a_cell():
     assert [inner.products_done(i, (0, 0)) for i in range(6)] == [1, 2, 3, 4, 5, 5]
     assert [outer.products_done(i, (1, 1)) for i in range(5)] == [1, 2, 3, 4, 5]
     assert [tiled.products_done(i, (1, 0)) for i in range(3)] == [2, 4, 5]  # k tiles 0:2, 2:4, 4:5
+
+
+@pytest.mark.parametrize("a, b, said", [
+    ("1 2 3\n4", "1\n2\n3", "A row 2 has 1 value but row 1 has 3"),
+    ("1 2 3\n4 5", "1\n2\n3", "A row 2 has 2 values but row 1 has 3"),
+    ("1\n2", "1 2\n3 4", "A is 2×1, so B needs 1 row (one per column of A); it has 2"),
+    ("1 2\n3 4", "1 2", "A is 2×2, so B needs 2 rows (one per column of A); it has 1"),
+])
+def test_a_typed_matrix_error_counts_in_words(a, b, said):
+    """The Accumulate page's errors on typed matrices read "1 value", "2 values", "1 row" (they said "value(s)")."""
+    with pytest.raises(InputError) as e:
+        ref.make_problem(a, b)
+    assert str(e.value) == said or str(e.value).startswith(said), str(e.value)
