@@ -32,10 +32,6 @@ PAGE_MAX = 12  # largest M, N, K on this page (every step is kept and drawn)
 ALPHA_BETA_LIMIT = 100.0
 
 ui.page(_("Accumulate"), ":material/add:")
-ss, OPTION_KEYS = st.session_state, ("acc_src", "acc_order", "acc_dist")  # radios whose labels are translated
-if ss.get("acc_lang", ui.lang()) != ui.lang():  # the language switched: the browser still holds the old labels,
-    ss.update({k: ss[k] for k in OPTION_KEYS if k in ss})  # so each choice is sent again, as the new label
-ss.acc_lang = ui.lang()
 sc = st.columns([2, 3])
 present = ui.url(sc[0].toggle, _("presentation mode"), False, key="acc_present",
                  help=_("for a projector: the step-through alone on the screen, sized to the window, the title, "

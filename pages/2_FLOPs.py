@@ -38,12 +38,6 @@ sets the time. Change the ranges, the metric and the GPU below."""),
 )
 
 # ----------------------------------------------------------------------------- inputs
-ss = st.session_state
-if ss.get("fl_lang", ui.lang()) != ui.lang():  # the language switched: the browser still holds the old labels of the
-    ss.update({k: ss[k] for k in ("fl_metric", "fl_gpu") if k in ss})  # translated options, so each choice is sent again
-ss.fl_lang = ui.lang()
-
-
 def _follow_gpu() -> None:
     """The wave section's SMs field follows the chosen hardware (its own edits last until then)."""
     ui.set_url_widget("fl_sms", CATALOGUE[st.session_state.fl_gpu].sms or CATALOGUE[DEFAULT_GPU].sms)

@@ -12,12 +12,13 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from gemmlib.core.i18n import N_
 
-from .i18n import _, labels_in_other_languages
+from .i18n import _, labels_in_other_languages, lang
 from .text import T, md
 
 _RESET = "_url_reset__"  # session-state prefix: a value to put in a URL-bound widget on the next run
 _NOTES = "_url_notes__"  # session state: {key: note} about link values a page could not use (link_note)
 _BOX = "_gemm_url_notes"  # on the run's ScriptRunContext: (the run, the box the notes are drawn in)
+_LANG_SEEN = "_url_lang_seen__"  # session state: {key: the language an option widget was last drawn in}
 _MISSING = object()
 _NUMBER_WIDGETS = {"number_input", "slider"}
 _BOOL_WIDGETS = {"toggle", "checkbox"}
@@ -187,9 +188,27 @@ def _means(raw: str, value: Any) -> bool:
     return raw == str(value)
 
 
+def _resend_after_language_switch(key: str) -> None:
+    """On the run where the language changed, send an option widget's choice to the browser again.
+
+    The browser still holds the options' labels in the old language; Streamlit matches what it hands
+    back against the new labels, finds nothing, and the radio showed no choice (a selectbox its
+    first option), then the next change failed with a KeyError (Accumulate, the Estimator's sources,
+    Precision's sets, Batching's shapes, the Profiler's source and attention). Setting the session's
+    value before the widget is drawn makes Streamlit send it under the new label.
+    """
+    ss = st.session_state
+    seen = ss.setdefault(_LANG_SEEN, {})
+    now = lang()
+    if key in ss and seen.get(key, now) != now:
+        ss[key] = ss[key]
+    seen[key] = now
+
+
 def _option_url(widget: Callable[..., T], label: str, args: tuple, key: str, kwargs: dict) -> T:
     """An option widget (radio, selectbox, select_slider) whose URL value is the option, not its label."""
     ss = st.session_state
+    _resend_after_language_switch(key)
     options = list(kwargs["options"] if "options" in kwargs else args[0] if args else [])
     if getattr(widget, "__name__", "") == "multiselect":
         return _options_url(widget, label, args, key, kwargs, options)
@@ -216,6 +235,7 @@ def _options_url(widget: Callable[..., T], label: str, args: tuple, key: str, kw
     """A multiselect with a ``format_func``: the URL holds the chosen options themselves, one ``key=`` each
     (``?ba_modes=loop&ba_modes=bmm``; ``?ba_modes=`` for none), left out while they are the default ones."""
     ss = st.session_state
+    _resend_after_language_switch(key)
     default = list(kwargs.get("default") or [])
     ctx = get_script_run_ctx()
     if key not in ss or (ctx is not None and ctx.is_history_navigation):  # a link opened (or Back, Forward)
