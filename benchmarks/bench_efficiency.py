@@ -168,7 +168,7 @@ def case_d() -> list[tuple[str, float]]:
         rp = e["bf16"].prefill.time_s / e["fp8"].prefill.time_s
         rd = e["bf16"].decode.time_s / e["fp8"].decode.time_s
         out += [(f"{name} prefill", rp), (f"{name} decode", rd)]
-        print(f"  {name} serving 16 x 2048 + 256 on {par.gpus} GPU(s): prefill {rp:.2f}x, decode {rd:.2f}x")
+        print(f"  {name} serving 16 x 2048 + 256 on {par.gpus} GPU{'' if par.gpus == 1 else 's'}: prefill {rp:.2f}x, decode {rd:.2f}x")
     compute = [r for what, r in out if "decode" not in what]
     lo, hi = min(compute), max(compute)
     print(f"  training and prefill: {lo:.2f}-{hi:.2f}x against the published 1.2-1.5x: "

@@ -157,7 +157,8 @@ if [ "${NGPU:-0}" -ge 2 ]; then
     run_step multigpu "$LIM" "$PY" -m gemmlib report --device cuda --out "$OUT/multigpu" --sections collectives,tp \
         --time-budget $((LIM > 60 ? LIM - 45 : 15)) --quick
 else
-    skip_step multigpu "${NGPU:-0} GPU(s) here; collectives and tensor parallelism between GPUs need at least 2"
+    if [ "${NGPU:-0}" -eq 1 ]; then HERE="1 GPU"; else HERE="${NGPU:-0} GPUs"; fi
+    skip_step multigpu "$HERE here; collectives and tensor parallelism between GPUs need at least 2"
 fi
 
 run_step figures "$(limit_for figures 15)" "$PY" scripts/gpu_checks.py figures "$OUT"

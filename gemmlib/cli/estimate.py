@@ -878,7 +878,7 @@ def render_scaleout(est, d: dict | None = None) -> str:
     first = f"ETP {par.etp}" if par.folded else f"TP {par.tp}"
     folded = f" (folded: attention TP {par.tp} x {par.attn_ep * par.dp} data replicas)" if par.folded else ""
     lines = [f"parallel  {first} x " + (f"CP {par.cp} x " if par.cp > 1 else "")
-             + f"PP {par.pp} x EP {par.ep} x DP {par.dp} = {est.gpus} GPU(s){folded}, "
+             + f"PP {par.pp} x EP {par.ep} x DP {par.dp} = {est.gpus} GPU{'' if est.gpus == 1 else 's'}{folded}, "
              f"{d['parallel']['gpus_per_node']} per node; communication "
              + ("overlapped (best case)" if par.overlap else "not overlapped with compute")]
     for g in d["parallel"]["groups"]:

@@ -115,7 +115,7 @@ def test_the_cli_takes_a_megatron_folded_layout(capsys):
     assert "512" in capsys.readouterr().err
     assert main(base + ["--etp", "1"]) == 0
     out = capsys.readouterr().out
-    assert "ETP 1 x PP 8 x EP 32 x DP 1 = 256 GPU(s) (folded: attention TP 2 x 16 data replicas)" in out
+    assert "ETP 1 x PP 8 x EP 32 x DP 1 = 256 GPUs (folded: attention TP 2 x 16 data replicas)" in out
     assert main(base + ["--etp", "1", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["parallel"]["etp"] == 1 and d["parallel"]["tp"] == 2 and d["parallel"]["ep"] == 32

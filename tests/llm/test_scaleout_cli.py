@@ -56,7 +56,7 @@ def test_readable_report(capsys):
                  "--tp", "2", "--dp", "4", "--train", "--train-tokens", "1e10", "--recompute", "selective",
                  "--zero", "1", "--serve", "--tpot-target-ms", "20"]) == 0
     out = capsys.readouterr().out
-    for word in ("parallel  TP 2 x PP 1 x EP 1 x DP 4 = 8 GPU(s)", "all_reduce", "per GPU", "TRAINING", "MFU",
+    for word in ("parallel  TP 2 x PP 1 x EP 1 x DP 4 = 8 GPUs", "all_reduce", "per GPU", "TRAINING", "MFU",
                  "GPU-hours", "6·N·D", "anchor: Llama 3.1 405B", "SERVING", "TTFT", "TPOT", "best concurrency"):
         assert word in out, word
 
