@@ -4619,20 +4619,21 @@ def from_hf_config(cfg: dict, name: str = "custom", source: str = "") -> ModelCo
     return read_config(cfg, name=name, source=source)[0]
 
 
-def _parse_json(data: bytes | str) -> dict:
+def _parse_json(data: bytes | str, file: str = "config.json") -> dict:
+    """The JSON object in ``data``; ``file`` (the upload's or the path's name) names it in an error."""
     if isinstance(data, str):
         data = data.encode("utf-8", errors="replace")
     if len(data) > MAX_CONFIG_BYTES:
-        raise InputError(N_("config.json is {n:,} bytes; a real one is a few kB (limit {limit:,})"),
-                         n=len(data), limit=MAX_CONFIG_BYTES)
+        raise InputError(N_("{file} is {n:,} bytes; a real config.json is a few kB (limit {limit:,})"),
+                         file=file, n=len(data), limit=MAX_CONFIG_BYTES)
     if not data.strip():
-        raise InputError(N_("config.json is empty"))
+        raise InputError(N_("{file} is empty"), file=file)
     try:
         return json.loads(data.decode("utf-8"))
     except UnicodeDecodeError:
-        raise InputError(N_("config.json is not UTF-8 text")) from None
+        raise InputError(N_("{file} is not UTF-8 text"), file=file) from None
     except json.JSONDecodeError as e:
-        raise InputError(N_("config.json is not valid JSON: {msg} at line {lineno}, column {colno}"),
+        raise InputError(N_("{file} is not valid JSON: {msg} at line {lineno}, column {colno}"), file=file,
                          msg=Text(e.msg) if e.msg in JSON_REASONS else e.msg, lineno=e.lineno,
                          colno=e.colno) from None
     except RecursionError:
@@ -4646,7 +4647,7 @@ def read_config_json(data: bytes | str, name: str = "uploaded", *, file_name: st
                      ) -> tuple[ModelConfig, dict]:
     """Parse the text of a config.json (an upload or a file) with size and type checks, and report
     what was read. ``file_name`` (an upload's): the model is named by :func:`upload_name` instead of ``name``."""
-    cfg = _parse_json(data)
+    cfg = _parse_json(data, _shown_file(file_name) if file_name is not None else "config.json")
     return read_config(cfg, name=upload_name(cfg, file_name) if file_name is not None else name)
 
 
@@ -4677,6 +4678,12 @@ def _read_file(path: str) -> bytes:
     return read_regular(path, MAX_CONFIG_BYTES, what=f"--config {path}")
 
 
+def _shown_file(name: str) -> str:
+    """A file's name as an error shows it: printable characters, at most 60 (else "config.json")."""
+    shown = "".join(ch for ch in str(name) if ch.isprintable())[:60]
+    return shown or "config.json"
+
+
 def _file_name(path: str) -> str:
     import os
 
@@ -4688,7 +4695,9 @@ def _file_name(path: str) -> str:
 
 def read_config_file(path: str) -> tuple[ModelConfig, dict]:
     """Read and parse a config.json from disk, and report what was read (the CLI's ``--config``)."""
-    return read_config(_parse_json(_read_file(path)), name=_file_name(path))
+    import os
+
+    return read_config(_parse_json(_read_file(path), _shown_file(os.path.basename(path))), name=_file_name(path))
 
 
 def load_config_file(path: str) -> ModelConfig:

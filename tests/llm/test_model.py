@@ -311,3 +311,19 @@ def test_active_parameters_with_and_without_the_input_embedding(capsys):
     assert main(["estimate", "--preset", "gpt-oss-120b"]) == 0
     assert ("gpt-oss-120b: 116,829,156,672 parameters (5,711,982,912 active per token, 5,132,849,472 without the input "
             "embedding)") in capsys.readouterr().out
+
+
+def test_a_broken_file_is_named_by_its_own_name(tmp_path):
+    """An upload or a --config file that is not JSON was always called "config.json", whatever its name."""
+    from gemmlib.llm.hf import read_config_file, read_config_json
+
+    for data, said in ((b"{ x", "mistral-7b.json is not valid JSON"), (b"", "mistral-7b.json is empty"),
+                       (b"\xff\xfe", "mistral-7b.json is not UTF-8 text")):
+        with pytest.raises(InputError, match=said):
+            read_config_json(data, file_name="mistral-7b.json")
+        path = tmp_path / "mistral-7b.json"
+        path.write_bytes(data)
+        with pytest.raises(InputError, match=said):
+            read_config_file(str(path))
+    with pytest.raises(InputError, match="^config.json is not valid JSON"):
+        read_config_json(b"{ x")  # no file: the usual name

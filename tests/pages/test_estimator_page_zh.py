@@ -210,11 +210,11 @@ def _check(template: str, **values) -> str:
 
 def test_a_bad_config_json_says_so_in_chinese():
     at = _app(le_src="config.json", upload=b"{ not json")
-    assert _error(at) == _check("config.json is not valid JSON: {msg} at line {lineno}, column {colno}",
+    assert _error(at) == _check("{file} is not valid JSON: {msg} at line {lineno}, column {colno}", file="config.json",
                                 msg=_zh("Expecting property name enclosed in double quotes"), lineno=1, colno=3)
     for content, template, values in (
-            (b"", "config.json is empty", {}),
-            (b"\xff\xfe{}", "config.json is not UTF-8 text", {}),
+            (b"", "{file} is empty", {"file": "config.json"}),
+            (b"\xff\xfe{}", "{file} is not UTF-8 text", {"file": "config.json"}),
             (b"[1, 2]", "config.json must hold a JSON object ({...}) at the top level", {}),
             (json.dumps({"model_type": "llama"}).encode(), "config.json has no {key!r} field",
              {"key": "num_attention_heads"}),
