@@ -191,7 +191,7 @@ k = st.columns([2, 1, 1, 1, 1])
 cal_preset = ui.url(k[0].selectbox, _("model"), dense, index=dense.index(default_preset) if default_preset in dense
                     else 0, key="rf_cal_preset")
 d0 = calibration_defaults(cal_device)
-cal_scale = ui.url(k[1].number_input, _("scale down ÷"), 1, 64, d0["scale"], key="rf_cal_scale",
+cal_scale = ui.url(k[1].select_slider, _("scale down ÷"), [1, 2, 4, 8, 16, 32, 64], value=d0["scale"], key="rf_cal_scale",
                    help=_("hidden, head size, MLP and vocabulary divided by this, to fit"))
 cal_layers = ui.url(k[2].number_input, _("layers"), 1, 80, d0["layers"], key="rf_cal_layers")
 cal_seq = ui.url(k[3].number_input, _("prompt tokens"), 1, 32768, d0["seq_len"], key="rf_cal_seq")

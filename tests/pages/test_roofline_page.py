@@ -159,7 +159,7 @@ def test_estimator_extremes():
 
 def test_calibrate_and_validate_on_this_cpu():
     at = _app()
-    at.number_input(key="rf_cal_scale").set_value(32).run()
+    at.select_slider(key="rf_cal_scale").set_value(32).run()
     at.number_input(key="rf_cal_layers").set_value(1).run()
     at.number_input(key="rf_cal_seq").set_value(32).run()
     at.number_input(key="rf_cal_new").set_value(2).run()
@@ -225,3 +225,18 @@ def test_the_calibration_fits_its_vocabulary_to_the_servers_dimension_cap(tmp_pa
     finally:
         config.set_option("secrets.files", old)
     assert cb.make_run("cpu", max_dim=4096).model.vocab == 128256 // 16 // 2
+
+
+def test_the_calibrations_scale_offers_only_the_divisors_a_preset_takes():
+    """The scale was a number box from 1 to 64: its + went from 16 to 17, and the page answered "llama-3-8b cannot
+    be scaled down by 17". It is now a slider of the powers of two the presets divide by (as the Profiler's), and a
+    link with another value is named and falls back to the default."""
+    at = _app()
+    assert at.select_slider(key="rf_cal_scale").options == ["1", "2", "4", "8", "16", "32", "64"]
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.query_params["rf_cal_scale"] = "17"
+    at.run()
+    assert not at.exception and not at.error
+    assert at.select_slider(key="rf_cal_scale").value == 16
+    assert [i.value for i in at.info if "rf_cal_scale" in i.value] == [
+        "Link value rf_cal_scale=17 is not one of the choices; the default 16 is used."]
