@@ -158,7 +158,8 @@ class Parallel:
             raise InputError(N_("the EP overlap schedule must be one of {choices}, got {value!r}"),
                              choices=", ".join(EP_OVERLAP_HIDDEN), value=self.ep_overlap)
         if self.ep_comm_sms and not self.ep_comm_overlap:
-            raise InputError(N_("--ep-comm-sms counts the SMs of overlapped all-to-alls: add --ep-comm-overlap"))
+            raise InputError(N_("the SMs the all-to-alls hold (--ep-comm-sms) are those of overlapped all-to-alls: turn on "
+                                "EP overlap (--ep-comm-overlap)"))
 
     @property
     def folded(self) -> bool:
@@ -211,11 +212,11 @@ class Parallel:
         if self.folded:
             self._check_folded(cfg, gpus)
         elif gpus is not None and gpus != self.gpus and self.cp == 1:
-            raise InputError(N_("--tp {tp} × --pp {pp} × --ep {ep} × --dp {dp} = {gpus}, but the GPU count given is {given}; "
+            raise InputError(N_("TP {tp} × PP {pp} × EP {ep} × DP {dp} = {gpus}, but the GPU count given is {given}; "
                                 "make the product equal the GPU count"),
                              tp=self.tp, pp=self.pp, ep=self.ep, dp=self.dp, gpus=self.gpus, given=gpus)
         if gpus is not None and gpus != self.gpus:
-            raise InputError(N_("--tp {tp} × --cp {cp} × --pp {pp} × --ep {ep} × --dp {dp} = {gpus}, but the GPU count given "
+            raise InputError(N_("TP {tp} × CP {cp} × PP {pp} × EP {ep} × DP {dp} = {gpus}, but the GPU count given "
                                 "is {given}; make the product equal the GPU count"),
                              tp=self.tp, cp=self.cp, pp=self.pp, ep=self.ep, dp=self.dp, gpus=self.gpus, given=gpus)
 
@@ -241,38 +242,37 @@ class Parallel:
             raise InputError(N_("--tp {t} does not divide the experts' MLP width {expert_ffn}"),
                              t=t, expert_ffn=cfg.expert_ffn)
         if self.pp > cfg.layers:
-            raise InputError(N_("--pp {pp} is more pipeline stages than the model's {layers} layers"),
+            raise InputError(N_("PP {pp} is more pipeline stages than the model's {layers} layers"),
                              pp=self.pp, layers=cfg.layers)
         if self.virtual_stages > 1 and self.pp == 1:
-            raise InputError(N_("--virtual-stages needs pipeline stages (--pp 2 or more)"))
+            raise InputError(N_("virtual stages need pipeline stages (PP 2 or more)"))
         # two chunks may hold no layer: the first only the embedding, the last only the output head and the loss,
         # as Llama 3 balances its pipeline (arXiv:2407.21783 §3.3.2: 126 layers in 16 × 8 one-layer chunks)
         if self.pp * self.virtual_stages > cfg.layers + 2:
-            raise InputError(N_("--pp {pp} × --virtual-stages {v} is more pipeline chunks than the model's {layers} "
+            raise InputError(N_("PP {pp} × virtual stages {v} is more pipeline chunks than the model's {layers} "
                                 "layers"), pp=self.pp, v=self.virtual_stages, layers=cfg.layers)
         if self.ep > 1 and not cfg.is_moe:
-            raise InputError(N_("--ep {ep} needs a mixture-of-experts model; {name} is dense"),
+            raise InputError(N_("EP {ep} needs a mixture-of-experts model; {name} is dense"),
                              ep=self.ep, name=cfg.name)
         if cfg.is_moe and cfg.experts % self.ep:
-            raise InputError(N_("--ep {ep} does not divide the {experts} experts"),
+            raise InputError(N_("EP {ep} does not divide the {experts} experts"),
                              ep=self.ep, experts=cfg.experts)
 
     def _check_folded(self, cfg: ModelConfig, gpus: int | None) -> None:
         """The folded layout's own rules (Megatron Core's MoE parallel folding: the attention's tp × cp × data
         replicas and the experts' etp × ep × expert data replicas are two splits of one stage's GPUs)."""
         if gpus is not None and gpus != self.gpus:
-            raise InputError(N_("--etp {etp} × --cp {cp} × --pp {pp} × --ep {ep} × --dp {dp} = {gpus}, but the GPU count "
-                                "given is {given}; with --etp the experts' split sets the count (--dp: the experts' data "
-                                "replicas)"), etp=self.etp, cp=self.cp, pp=self.pp, ep=self.ep, dp=self.dp,
+            raise InputError(N_("ETP {etp} × CP {cp} × PP {pp} × EP {ep} × DP {dp} = {gpus}, but the GPU count given is "
+                                "{given}; with ETP the experts' split sets the count (DP: the experts' data replicas)"), etp=self.etp, cp=self.cp, pp=self.pp, ep=self.ep, dp=self.dp,
                              gpus=self.gpus, given=gpus)
         if not cfg.is_moe:
-            raise InputError(N_("--etp needs a mixture-of-experts model; {name} is dense"), name=cfg.name)
+            raise InputError(N_("ETP needs a mixture-of-experts model; {name} is dense"), name=cfg.name)
         if (self.etp * self.ep) % self.tp:
-            raise InputError(N_("--etp {etp} × --ep {ep} = {n} expert ranks must be a multiple of --tp {tp}: each "
+            raise InputError(N_("ETP {etp} × EP {ep} = {n} expert ranks must be a multiple of TP {tp}: each "
                                 "attention TP group lies inside one EP group"),
                              etp=self.etp, ep=self.ep, n=self.etp * self.ep, tp=self.tp)
         if cfg.expert_ffn % self.etp:
-            raise InputError(N_("--etp {t} does not divide the experts' MLP width {expert_ffn}"),
+            raise InputError(N_("ETP {t} does not divide the experts' MLP width {expert_ffn}"),
                              t=self.etp, expert_ffn=cfg.expert_ffn)
 
     def node_size(self, hw: Hardware) -> int:

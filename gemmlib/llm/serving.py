@@ -812,7 +812,7 @@ class Server:
         self.output_len = wl.new_tokens if output_len is None else _check_count("--output-len", output_len,
                                                                                    10_000_000)
         if self.output_len < 1:
-            raise InputError(N_("serving needs generated tokens: give --new-tokens N ≥ 1"))
+            raise InputError(N_("serving needs generated tokens: set new tokens to 1 or more"))
         if wl.decode_only:
             raise InputError(N_("serving sends whole requests: a decode-only workload (--context) cannot be served"))
         self.wl = replace(wl, seq_len=self.input_len, new_tokens=self.output_len)
@@ -854,10 +854,10 @@ class Server:
         ``--request-rate inf`` benchmarks and TensorRT-LLM's offline throughput runs send them), at most
         ``concurrency`` in flight."""
         if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not rate > 0:  # inf: all at once
-            raise InputError(N_("--request-rate must be a positive number of requests per second, got {rate!r}"),
+            raise InputError(N_("the request rate must be a positive number of requests per second, got {rate!r}"),
                              rate=rate)
         if arrival not in ARRIVALS:
-            raise InputError(N_("--arrival must be one of {choices}, got {arrival!r}"), choices=", ".join(ARRIVALS),
+            raise InputError(N_("the arrival process (--arrival) must be one of {choices}, got {arrival!r}"), choices=", ".join(ARRIVALS),
                              arrival=arrival)
         n = _check_count("--num-requests", requests, MAX_REQUESTS) or DEFAULT_RATE_REQUESTS
         c = _check_count("--concurrency", concurrency, MAX_CONCURRENCY)

@@ -180,16 +180,16 @@ class Training:
     def __post_init__(self) -> None:
         t = self.tokens
         if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or not 0 < t <= MAX_TRAIN_TOKENS:
-            raise InputError(N_("--train-tokens must be a positive number of tokens (at most {limit:.0e}), got "
+            raise InputError(N_("training tokens D (--train-tokens) must be a positive number (at most {limit:.0e}), got "
                                 "{t!r}"), limit=MAX_TRAIN_TOKENS, t=t)
         if isinstance(self.micro_batch, bool) or not isinstance(self.micro_batch, int) or self.micro_batch < 1:
-            raise InputError(N_("--micro-batch must be a whole number ≥ 1, got {micro_batch!r}"),
+            raise InputError(N_("the micro-batch must be a whole number ≥ 1, got {micro_batch!r}"),
                              micro_batch=self.micro_batch)
         if self.recompute not in RECOMPUTE:
-            raise InputError(N_("--recompute must be one of {choices}, got {recompute!r}"),
+            raise InputError(N_("recompute must be one of {choices}, got {recompute!r}"),
                              choices=", ".join(RECOMPUTE), recompute=self.recompute)
         if self.zero not in ZERO_STAGES:
-            raise InputError(N_("--zero must be 0, 1, 2 or 3, got {zero!r}"), zero=self.zero)
+            raise InputError(N_("ZeRO must be 0, 1, 2 or 3, got {zero!r}"), zero=self.zero)
         if self.fp8_recipe not in FP8_CAST_BYTES:
             raise InputError(N_("the fp8 recipe must be one of {choices}, got {recipe!r}"),
                              choices=", ".join(FP8_CAST_BYTES), recipe=self.fp8_recipe)
@@ -211,19 +211,21 @@ class Training:
             raise InputError(N_("sdpa must be true or false, got {sdpa!r}"), sdpa=self.sdpa)
         n = self.recompute_layers
         if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-            raise InputError(N_("--recompute-layers must be a whole number ≥ 0, got {n!r}"), n=n)
+            raise InputError(N_("recomputed layers (--recompute-layers) must be a whole number ≥ 0, got {n!r}"), n=n)
         if n and self.recompute != "full":
-            raise InputError(N_("--recompute-layers {n} recomputes whole layers: it needs --recompute full"), n=n)
+            raise InputError(N_("recomputed layers {n} (--recompute-layers) are whole layers: they need recompute "
+                                "full"), n=n)
         mods = self.recompute_modules
         if isinstance(mods, str) or not all(isinstance(x, str) for x in mods):
-            raise InputError(N_("--recompute-modules must be a list of module names, got {mods!r}"), mods=mods)
+            raise InputError(N_("recomputed modules (--recompute-modules) must be a list of module names, got {mods!r}"),
+                             mods=mods)
         bad = [x for x in mods if x not in RECOMPUTE_MODULES]
         if bad:
-            raise InputError(N_("--recompute-modules: {bad} unknown; Megatron's modules are {choices}"),
+            raise InputError(N_("recomputed modules (--recompute-modules): {bad} unknown; Megatron's modules are {choices}"),
                              bad=", ".join(bad), choices=", ".join(RECOMPUTE_MODULES))
         if mods and self.recompute != "selective":
-            raise InputError(N_("--recompute-modules names what selective recomputation reruns: it needs --recompute "
-                                "selective"))
+            raise InputError(N_("recomputed modules (--recompute-modules) name what selective recomputation reruns: they "
+                                "need recompute selective"))
         # Megatron's default selective recomputation: the attention core
         object.__setattr__(self, "recompute_modules",
                            tuple(dict.fromkeys(mods)) or (("core_attn",) if self.recompute == "selective" else ()))
@@ -484,9 +486,10 @@ def _held_sms_share(par: Parallel, hw: Hardware) -> float:
         return 0.0
     if not hw.sms:
         raise InputError(N_("{gpu}'s SM count is unknown here, so the SMs the all-to-alls hold (--ep-comm-sms) cannot "
-                            "be charged: leave --ep-comm-sms out"), gpu=hw.name)
+                            "be charged: set them to 0 (leave --ep-comm-sms out)"), gpu=hw.name)
     if par.ep_comm_sms >= hw.sms:
-        raise InputError(N_("--ep-comm-sms must be less than {gpu}'s {sms} SMs, got {value}"),
+        raise InputError(N_("the SMs the all-to-alls hold (--ep-comm-sms) must be fewer than {gpu}'s {sms} SMs, got "
+                            "{value}"),
                          gpu=hw.name, sms=hw.sms, value=par.ep_comm_sms)
     return par.ep_comm_sms / hw.sms
 
@@ -717,7 +720,8 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
         raise InputError(N_("a training step runs whole sequences: a decode-only workload (--context) cannot train"))
     if cfg.quant is None and wl.weight_dtype in QUANTIZED_8BIT:
         raise InputError(N_("training keeps mixed-precision weights (bf16 / fp16 / fp32), not {dtype}: an 8-bit training "
-                            "run multiplies in 8 bits with 16-bit weights (--act-dtype {dtype} --weight-dtype bf16)"),
+                            "run multiplies in 8 bits with 16-bit weights (activations {dtype}, weights bf16: --act-dtype {dtype} "
+                            "--weight-dtype bf16)"),
                          dtype=wl.weight_dtype)
     if cfg.quant is not None or wl.weight_dtype in WEIGHT_FORMATS:
         what = cfg.quant.label if cfg.quant is not None else wl.weight_dtype
@@ -729,21 +733,21 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
         raise hw.missing_peak_error(dtype)
     b = tr.micro_batch
     if par.folded and par.tp > 1 and not par.sequence_parallel:
-        raise InputError(N_("--etp with --tp {tp} needs --sequence-parallel in training, as Megatron requires of expert "
-                            "and tensor parallelism together"), tp=par.tp)
+        raise InputError(N_("ETP with TP {tp} needs sequence parallelism (--sequence-parallel) in training, as Megatron "
+                            "requires of expert and tensor parallelism together"), tp=par.tp)
     if par.folded and par.attn_ep > 1 and b % par.attn_ep:
-        raise InputError(N_("--micro-batch {b} must be a multiple of {n}, the attention's data replicas in one "
-                            "expert-parallel group (--etp × --ep / --tp): each takes its own sequences"),
+        raise InputError(N_("micro-batch {b} must be a multiple of {n}, the attention's data replicas in one "
+                            "expert-parallel group (ETP × EP / TP): each takes its own sequences"),
                          b=b, n=par.attn_ep)
     if not par.folded and par.ep > 1 and b % par.ep:
-        raise InputError(N_("--micro-batch {b} must be a multiple of --ep {ep}: each expert-parallel rank takes its "
+        raise InputError(N_("micro-batch {b} must be a multiple of EP {ep}: each expert-parallel rank takes its "
                             "own sequences"), b=b, ep=par.ep)
     if wl.batch % (par.dp * b):
-        raise InputError(N_("the global batch of {batch} sequences does not split into --dp {dp} × --micro-batch {b}; "
+        raise InputError(N_("the global batch of {batch} sequences does not split into DP {dp} × micro-batch {b}; "
                             "make the batch a multiple of {multiple}"),
                          batch=wl.batch, dp=par.dp, b=b, multiple=par.dp * b)
     if wl.seq_len % par.cp:
-        raise InputError(N_("--cp {cp} does not divide the sequence length {s}: each context-parallel rank takes an "
+        raise InputError(N_("CP {cp} does not divide the sequence length {s}: each context-parallel rank takes an "
                             "equal part of every sequence"), cp=par.cp, s=wl.seq_len)
     m = wl.batch // (par.dp * b)
     v = par.virtual_stages
@@ -753,14 +757,14 @@ def train(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, tr: Train
     if tr.recompute == "selective":
         idle = idle_recompute_modules(raw, tr.recompute_modules)
         if idle:
-            raise InputError(N_("--recompute-modules {idle}: {model} has no such part, so it would rerun nothing; this "
-                                "model's are {useful}"), idle=", ".join(idle), model=cfg.name,
+            raise InputError(N_("recomputed modules {idle} (--recompute-modules): {model} has no such part, so it would "
+                                "rerun nothing; this model's are {useful}"), idle=", ".join(idle), model=cfg.name,
                              useful=", ".join(m for m in RECOMPUTE_MODULES if not idle_recompute_modules(raw, (m,))))
-    for flag, on, size, group in (("--tp-comm-overlap", par.tp_comm_overlap, par.tp, "--tp"),
-                                  ("--ep-comm-overlap", par.ep_comm_overlap, par.ep, "--ep")):
+    for name, flag, on, size, group in ((N_("TP overlap"), "--tp-comm-overlap", par.tp_comm_overlap, par.tp, "TP"),
+                                        (N_("EP overlap"), "--ep-comm-overlap", par.ep_comm_overlap, par.ep, "EP")):
         if on and size == 1:
-            raise InputError(N_("{flag} overlaps the collectives of {group} ranks: with {group} 1 there are none"),
-                             flag=flag, group=group)
+            raise InputError(N_("{name} ({flag}) overlaps the collectives of {group} ranks: with {group} 1 there are "
+                                "none"), name=Text(name), flag=flag, group=group)
     # An 8-bit training run multiplies its output head (the LM head) in 16 bits: Megatron Core's output layer is a plain
     # ``tensor_parallel.ColumnParallelLinear``, outside Transformer Engine's fp8 autocast, unless ``fp8_output_proj`` is
     # set with the MXFP8 recipe (megatron/core/models/gpt/gpt_model.py and fp8_utils.py,

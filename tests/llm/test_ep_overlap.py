@@ -61,9 +61,9 @@ def test_an_overlap_with_nothing_to_overlap_is_refused(capsys):
     overlapped" of all-to-alls that do not exist."""
     base = ["estimate", "--preset", "llama-3-8b", "--train", "--train-tokens", "1e9", "--gpus", "8"]
     assert main(base + ["--ep-comm-overlap"]) == 2
-    assert capsys.readouterr().err.strip() == ("error: --ep-comm-overlap overlaps the collectives of --ep ranks: "
-                                               "with --ep 1 there are none")
-    with pytest.raises(InputError, match="with --ep 1 there are none"):
+    assert capsys.readouterr().err.strip() == ("error: EP overlap (--ep-comm-overlap) overlaps the collectives of EP "
+                                               "ranks: with EP 1 there are none")
+    with pytest.raises(InputError, match="with EP 1 there are none"):
         train(QWEN, WL, H100, Parallel(dp=4, ep_comm_overlap=True), TR)
 
 

@@ -87,7 +87,7 @@ def test_training_reduces_the_dense_gradients_over_the_attention_replicas_and_no
 
 
 @pytest.mark.parametrize("par, msg", [
-    (Parallel(tp=4, etp=1, ep=2, dp=2), "must be a multiple of --tp 4"),
+    (Parallel(tp=4, etp=1, ep=2, dp=2), "must be a multiple of TP 4"),
     (Parallel(tp=2, etp=5, ep=2), "does not divide the experts' MLP width 768"),
 ])
 def test_bad_folded_splits(par, msg):
@@ -101,7 +101,7 @@ def test_folding_needs_a_moe_the_gpu_count_and_sp_in_training():
     with pytest.raises(InputError, match="the experts' split sets the count"):
         Parallel(tp=2, etp=1, ep=8).check(QWEN, gpus=16)
     wl = Workload(batch=64, seq_len=256, attention="fused", causal=True, lm_head="all")
-    with pytest.raises(InputError, match="needs --sequence-parallel"):
+    with pytest.raises(InputError, match=r"needs sequence parallelism \(--sequence-parallel\)"):
         train(QWEN, wl, H100, Parallel(tp=2, etp=1, ep=16), Training(tokens=1e9, micro_batch=8))
 
 

@@ -109,7 +109,7 @@ def test_a_module_the_model_lacks_is_refused_with_the_models_own(preset, idle, u
     "recompute selective (moe)" and recomputed 0): refused, naming the modules this model has."""
     cfg = _model(preset)
     par = Parallel(ep=8 if cfg.is_moe else 1)
-    with pytest.raises(InputError, match=rf"--recompute-modules {idle}: {preset} has no such part.*model's are "
+    with pytest.raises(InputError, match=rf"recomputed modules {idle} \(--recompute-modules\): {preset} has no such part.*model's are "
                                          rf"{useful}$"):
         _step(cfg, par, ("layernorm", idle))
     _step(cfg, par, tuple(useful.split(", ")))  # each of those is taken

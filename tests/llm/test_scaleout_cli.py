@@ -72,7 +72,7 @@ def test_readable_report(capsys):
     (["--preset", "llama-3-8b", "--train", "--train-tokens", "-5"], "train-tokens"),
     (["--preset", "llama-3-8b", "--batch", "6", "--dp", "4", "--train", "--train-tokens", "1e9"], "does not split"),
     (["--preset", "llama-3-8b", "--tpot-target-ms", "-1"], "tpot-target-ms"),
-    (["--preset", "llama-3-8b", "--new-tokens", "0", "--serve"], "new-tokens"),
+    (["--preset", "llama-3-8b", "--new-tokens", "0", "--serve"], "set new tokens to 1 or more"),
     (["--preset", "llama-3-8b", "--gpu", "l4", "--tp", "16"], "no network"),
     (["--preset", "llama-3-8b", "--gpu", "rtx 5090"], "not in the catalogue"),
     (["--preset", "llama-3-8b", "--memory-utilization", "0"], "memory utilization"),

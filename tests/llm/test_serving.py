@@ -179,11 +179,11 @@ def test_one_point_at_a_rate_or_a_concurrency():
 
 
 def test_bad_serving_input():
-    with pytest.raises(InputError, match="new-tokens"):
+    with pytest.raises(InputError, match="set new tokens to 1 or more"):
         serving(CFG, replace(WL, new_tokens=0), HW, Parallel())
     with pytest.raises(InputError, match="TPOT target"):
         serving(CFG, WL, HW, Parallel(), tpot_target_s=-1)
-    with pytest.raises(InputError, match="request-rate"):
+    with pytest.raises(InputError, match="the request rate must be a positive number"):
         serving(CFG, WL, HW, Parallel(), request_rate=0)
     with pytest.raises(InputError, match="arrival"):
         serving(CFG, WL, HW, Parallel(), request_rate=1.0, arrival="bursty")

@@ -242,13 +242,13 @@ def test_a_bad_config_json_says_so_in_chinese():
     (dict(le_preset="llama-3-8b", le_tp=3, le_gpus=3), "--tp {t} does not divide the {heads} attention heads; pick a TP size "
      "that does", dict(t=3, heads=32)),
     (dict(le_preset="llama-3-8b", le_batch=6, le_gpus=8, le_tp=2, le_dp=4, le_train="true"),
-     "the global batch of {batch} sequences does not split into --dp {dp} × --micro-batch {b}; make the batch a "
+     "the global batch of {batch} sequences does not split into DP {dp} × micro-batch {b}; make the batch a "
      "multiple of {multiple}", dict(batch=6, dp=4, b=1, multiple=4)),
     (dict(le_preset="gpt2", le_seq=4096), "{name} has a learned position table of {learned_positions:,} positions; "
      "{final_tokens:,} tokens per sequence (prompt + new tokens) do not fit",
      dict(name="gpt2", learned_positions=1024, final_tokens=4352)),
     (dict(le_preset="llama-3-8b", le_new=0, le_serve="true", le_tab="Serving"),  # (simulated only when open)
-     "serving needs generated tokens: give --new-tokens N ≥ 1", {}),
+     "serving needs generated tokens: set new tokens to 1 or more", {}),
     (dict(le_preset="llama-3-8b", le_ctx="true", le_train="true"),
      "a training step runs whole sequences: a decode-only workload (--context) cannot train", {}),
 ], ids=["kv-heads", "experts", "fp8-on-a100", "tp-heads", "dp-batch", "positions", "serving", "train"])
