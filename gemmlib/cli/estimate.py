@@ -820,7 +820,7 @@ def scaleout_estimate(args: argparse.Namespace, cfg, wl, hw, read_info: dict | N
     try:
         return _scaleout_estimate(args, cfg, wl, hw, read_info)
     except InputError as e:
-        if alone and str(e).startswith("--tp"):  # --gpus N alone is --tp N: say which flag the user gave
+        if alone and str(e).startswith(("--tp", "TP ")):  # --gpus N alone is --tp N: say which flag the user gave
             raise InputError(f"--gpus {args.gpus} alone splits the model by tensor parallelism (as --tp {args.gpus}): "
                              f"{e}") from None
         raise

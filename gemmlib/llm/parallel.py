@@ -222,24 +222,24 @@ class Parallel:
 
         t = self.tp
         if cfg.attention_layer_count and cfg.heads % t:
-            raise InputError(N_("--tp {t} does not divide the {heads} attention heads; pick a TP size that does"),
+            raise InputError(N_("TP {t} does not divide the {heads} attention heads; pick a TP size that does"),
                              t=t, heads=cfg.heads)
         for kv in sorted({cfg.attention_shape(k).kv_heads for k in set(cfg.attention_kinds) if k in ATTENTION_LETTERS},
                          reverse=True):
             if kv % t and t % kv:
-                raise InputError(N_("--tp {t} and the {kv_heads} KV heads: one must divide the other (KV heads are "
+                raise InputError(N_("TP {t} and the {kv_heads} KV heads: one must divide the other (KV heads are "
                                     "split across ranks or each replicated on t / KV heads ranks)"), t=t, kv_heads=kv)
         pure = cfg.attention_free  # a pure state-space model: its mixer is split, it has no MLP
         if pure:
             mx = cfg.mixer
             split = mx.heads if mx.heads else mx.inner
             if split % t:
-                raise InputError(N_("--tp {t} does not divide the mixer's {n} {what}"), t=t, n=split,
+                raise InputError(N_("TP {t} does not divide the mixer's {n} {what}"), t=t, n=split,
                                  what=Text(N_("heads") if mx.heads else N_("channels")))
         if not pure and cfg.ffn % t:
-            raise InputError(N_("--tp {t} does not divide the MLP width {ffn}"), t=t, ffn=cfg.ffn)
+            raise InputError(N_("TP {t} does not divide the MLP width {ffn}"), t=t, ffn=cfg.ffn)
         if cfg.is_moe and not self.folded and cfg.expert_ffn % t:
-            raise InputError(N_("--tp {t} does not divide the experts' MLP width {expert_ffn}"),
+            raise InputError(N_("TP {t} does not divide the experts' MLP width {expert_ffn}"),
                              t=t, expert_ffn=cfg.expert_ffn)
         if self.pp > cfg.layers:
             raise InputError(N_("PP {pp} is more pipeline stages than the model's {layers} layers"),

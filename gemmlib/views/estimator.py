@@ -586,11 +586,11 @@ def estimate(inp: Inputs, cfg: ModelConfig, hw: Hardware, info: dict | None = No
 @contextmanager
 def _gpus_as_tp(par: Parallel, implicit: bool) -> Iterator[None]:
     """Where the GPU count alone made the TP size (every parallel size at 1), a refusal of that TP size says so:
-    "--tp 3 does not divide the 32 attention heads" named a TP the reader never set."""
+    "TP 3 does not divide the 32 attention heads" named a TP the reader never set."""
     try:
         yield
     except InputError as e:
-        if not implicit or not e.template.startswith("--tp "):
+        if not implicit or not e.template.startswith("TP {t} "):
             raise
         raise InputError(N_("The {gpus:,} GPUs are tensor parallel (every parallel size is 1): {why}. Pick another "
                             "GPU count, or set TP, PP and DP under Parallelism."),

@@ -35,17 +35,8 @@ CLI_ONLY = {
     "--arrival": "the arrival process",  # the page's request rate is always Poisson
     "--num-requests": "fewer requests",  # the page sizes the requests itself
 }
-# Templates left as they are, each with its reason.
-EXEMPT = {
-    "--tp {t} does not divide the {heads} attention heads; pick a TP size that does":
-        "gemmlib/views/estimator.py's _gpus_as_tp recognises a TP refusal by its '--tp ' prefix (to say the GPUs "
-        "alone made the TP size); reworded together with that check",
-    "--tp {t} and the {kv_heads} KV heads: one must divide the other (KV heads are split across ranks or each "
-    "replicated on t / KV heads ranks)": "as above: the view keys on the '--tp ' prefix",
-    "--tp {t} does not divide the mixer's {n} {what}": "as above: the view keys on the '--tp ' prefix",
-    "--tp {t} does not divide the MLP width {ffn}": "as above: the view keys on the '--tp ' prefix",
-    "--tp {t} does not divide the experts' MLP width {expert_ffn}": "as above: the view keys on the '--tp ' prefix",
-}
+# Templates left as they are, each with its reason (none).
+EXEMPT: dict[str, str] = {}
 
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 CODE = re.compile(r"`[^`]*`")  # a command to run (`python -m gemmlib estimate --serve`) is not a setting's name

@@ -79,7 +79,7 @@ def test_readable_report(capsys):
     (["--preset", "llama-3-8b", "--tp", "2", "--intra-busbw", "-3"], "intra-busbw"),
     # the flag the user gave is the one named, and a limit is said as a limit
     (["--preset", "llama-3-8b", "--gpus", "3"],
-     "--gpus 3 alone splits the model by tensor parallelism (as --tp 3): --tp 3 does not divide"),
+     "--gpus 3 alone splits the model by tensor parallelism (as --tp 3): TP 3 does not divide"),
     (["--preset", "llama-3-8b", "--gpus", "100000000"], "--gpus 100000000 alone splits the model"),
     (["--preset", "llama-3-8b", "--context", "100000000000"], "argument --context: must be at most 100,000,000"),
     (["--preset", "llama-3-8b", "--new-tokens", "100000000000"], "argument --new-tokens: must be at most 10,000,000"),

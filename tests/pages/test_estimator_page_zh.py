@@ -239,7 +239,7 @@ def test_a_bad_config_json_says_so_in_chinese():
      dict(experts=8, experts_per_token=0)),
     (dict(le_adt="fp8", le_gpu="A100 SXM 80GB"), "{gpu} has no {dtype} GEMM path in its datasheet; choose another "
      "dtype or GPU", dict(gpu="A100 SXM 80GB", dtype="fp8")),
-    (dict(le_preset="llama-3-8b", le_tp=3, le_gpus=3), "--tp {t} does not divide the {heads} attention heads; pick a TP size "
+    (dict(le_preset="llama-3-8b", le_tp=3, le_gpus=3), "TP {t} does not divide the {heads} attention heads; pick a TP size "
      "that does", dict(t=3, heads=32)),
     (dict(le_preset="llama-3-8b", le_batch=6, le_gpus=8, le_tp=2, le_dp=4, le_train="true"),
      "the global batch of {batch} sequences does not split into DP {dp} × micro-batch {b}; make the batch a "
@@ -260,10 +260,10 @@ def test_bad_input_says_so_in_chinese(query, template, values):
 
 def test_the_same_input_errors_stay_english_on_an_english_page():
     shown = _error(_app(lang=None, le_preset="llama-3-8b", le_tp=3, le_gpus=3))
-    assert shown == r"**Check the input:** \--tp 3 does not divide the 32 attention heads; pick a TP size that does"
+    assert shown == r"**Check the input:** TP 3 does not divide the 32 attention heads; pick a TP size that does"
     # the GPUs alone tensor parallel: the refusal names the GPUs the reader set, not a TP they never set
     shown = _error(_app(lang=None, le_preset="llama-3-8b", le_gpus=3))
-    assert shown == (r"**Check the input:** The 3 GPUs are tensor parallel (every parallel size is 1)\: --tp 3 does "
+    assert shown == (r"**Check the input:** The 3 GPUs are tensor parallel (every parallel size is 1)\: TP 3 does "
                      "not divide the 32 attention heads; pick a TP size that does. Pick another GPU count, or set TP, "
                      "PP and DP under Parallelism.")
     zh = _error(_app(le_preset="llama-3-8b", le_gpus=3))

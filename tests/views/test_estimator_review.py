@@ -48,13 +48,13 @@ def test_a_gpu_count_that_cannot_be_tensor_parallel_is_refused_in_the_words_of_t
     with pytest.raises(InputError) as no:
         _est(gpus=3)
     said = str(no.value)
-    assert said.startswith("The 3 GPUs are tensor parallel (every parallel size is 1): --tp 3 does not divide the 32 "
+    assert said.startswith("The 3 GPUs are tensor parallel (every parallel size is 1): TP 3 does not divide the 32 "
                            "attention heads"), said
     assert "another GPU count" in said and "under Parallelism" in said, said
     assert no.value.render(fake).startswith("«The 3 GPUs")  # in the reader's language, the library's words too
-    assert "«--tp 3 does not divide" in no.value.render(fake)
+    assert "«TP 3 does not divide" in no.value.render(fake)
     # a TP the reader set is refused in the library's own words, as before
-    with pytest.raises(InputError, match=r"^--tp 3 does not divide the 32 attention heads"):
+    with pytest.raises(InputError, match=r"^TP 3 does not divide the 32 attention heads"):
         _est(tp=3, gpus=3)
     # configuration B on its own GPU count (tensor parallel) says so too
     with pytest.raises(InputError, match="The 3 GPUs are tensor parallel"):
