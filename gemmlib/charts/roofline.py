@@ -11,6 +11,7 @@ No torch here; Altair is imported inside the chart builder.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Iterable, Mapping
@@ -137,6 +138,10 @@ def results_from_json(data: bytes | str) -> list[BenchResult]:
     for i, row in enumerate(rows):
         if not isinstance(row, Mapping):
             raise InputError(N_("result {i} is not an object"), i=i)
+        missing = [f for f in _REQUIRED if f not in row]
+        if missing:  # said as the file's fields, not as Python's "__init__() missing 7 required positional arguments"
+            raise InputError(N_("result {i} lacks {fields}: a results file has the rows --json writes"), i=i,
+                             fields=", ".join(missing))
         try:
             r = BenchResult.from_dict(row)
             r.flops = _finite(r.flops or 0, "flops")
@@ -151,6 +156,11 @@ def results_from_json(data: bytes | str) -> list[BenchResult]:
             raise InputError(N_("result {i} does not look like a benchmark row ({error})"), i=i, error=str(e)) from None
         out.append(r)
     return out
+
+
+# the fields a row must have (BenchResult's without a default)
+_REQUIRED = tuple(f.name for f in dataclasses.fields(BenchResult)
+                  if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
 
 
 def _finite(v: Any, what: str) -> float:
