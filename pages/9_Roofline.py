@@ -212,7 +212,7 @@ vout = ui.bench_section(
                                                       int(cal_seq), int(cal_new), max_dim=cal_lim.max_dim),
                                           cal_device, validate=True, threads=1 if cal_device == "cpu" else None), cal_lim,
     key="rf_validation", button=_("Calibrate and validate on this GPU") if cal_device == "cuda" else
-    _("Calibrate and validate on this CPU"), button_key="rf_calibrate", primary=False, notice=False, keep=None,
+    _("Calibrate and validate on this CPU"), button_key="rf_calibrate", primary=False, keep=None,
     what=_("the calibration"), store=_kept)
 if vout:
     st.markdown(_("**{model}** on {dev}; datasheet estimate: {datasheet}; calibrated: {calibration}.").format(
