@@ -7,6 +7,7 @@ traceback going to the server log under that id — never a traceback or a serve
 
 from __future__ import annotations
 
+import copy
 import logging
 import traceback
 import uuid
@@ -148,6 +149,21 @@ def intro(text: str, folded: bool = False) -> None:
         st.markdown(text)
 
 
+MAX_QUOTED = 120  # characters of one value a refusal quotes; a longer one (a pasted 10,000-digit number) is cut
+
+
+def _quoted_short(e: InputError) -> InputError:
+    """``e`` with every text value longer than MAX_QUOTED cut in the middle ("99999…99999"), so a refusal that
+    quotes what a visitor typed or linked stays a readable line instead of kilobytes of it."""
+    params = getattr(e, "params", None) or {}
+    cut = {k: f"{v[:80]}…{v[-30:]}" for k, v in params.items() if isinstance(v, str) and len(v) > MAX_QUOTED}
+    if not cut:
+        return e
+    out = copy.copy(e)
+    out.params = {**params, **cut}
+    return out
+
+
 @contextmanager
 def guard(what: str | None = None) -> Iterator[None]:
     """Show InputError as a plain message (its user text escaped); log anything else with its
@@ -167,6 +183,7 @@ def guard(what: str | None = None) -> Iterator[None]:
         st.error(_("**This server is not set up correctly** for {what}. Its administrator will find the details "
                    "in the server log under error id **{eid}**.").format(what=what or _("this section"), eid=eid))
     except InputError as e:
+        e = _quoted_short(e)
         heading = getattr(e, "HEADING", None)  # a refusal that is not about the input (a full queue) says so
         if heading:
             st.warning(_("**{heading}:** {message}").format(heading=_(heading), message=md(tr(e))))

@@ -29,3 +29,15 @@ def test_a_stopped_calibration_is_named_on_the_roofline_page_itself(monkeypatch)
     at.run()  # said once, and not left over for the next page
     assert not any(i.value.startswith("Stopped") for i in at.info)
     assert "_bench_running" not in at.session_state
+
+
+def test_a_refusal_quotes_a_pasted_10000_character_value_cut_to_a_readable_length():
+    """A 10,000-digit number pasted into the Accumulate page's A was quoted whole in the red box (10 kB of
+    nines); the refusal still says where and why, with the value cut in the middle."""
+    at = AppTest.from_file(str(ROOT / "pages" / "1_Accumulate.py"), default_timeout=60).run()
+    at.radio(key="acc_src").set_value("custom").run()
+    at.text_area(key="acc_text_a").input("9" * 10_000 + " 1\n2 3").run()
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "row 1, column 1" in errors[0] and "keep values within" in errors[0], errors
+    assert "99999" in errors[0] and "…" in errors[0] and len(errors[0]) < 300, (len(errors[0]), errors[0][:200])
