@@ -22,6 +22,7 @@ _LANG_SEEN = "_url_lang_seen__"  # session state: {key: the language an option w
 _MISSING = object()
 _NUMBER_WIDGETS = {"number_input", "slider"}
 _BOOL_WIDGETS = {"toggle", "checkbox"}
+_TEXT_WIDGETS = {"text_area", "text_input"}
 _CHOICE_WIDGETS = {"radio", "selectbox", "select_slider", "multiselect", "pills", "segmented_control"}
 
 
@@ -56,7 +57,7 @@ def url(widget: Callable[..., T], label: str, *args: Any, key: str, valid: Calla
     if "format_func" in kwargs:
         value = _option_url(widget, label, args, key, kwargs)
     else:
-        if len(raws) == 1:
+        if len(raws) == 1 and getattr(widget, "__name__", "") not in _TEXT_WIDGETS:  # "inf" is text in a text box
             _drop_non_finite(key, raws[0])
         value = widget(label, *args, key=key, bind="query-params", **kwargs)
         if raws:

@@ -41,3 +41,19 @@ def test_a_refusal_quotes_a_pasted_10000_character_value_cut_to_a_readable_lengt
     errors = [e.value for e in at.error]
     assert len(errors) == 1 and "row 1, column 1" in errors[0] and "keep values within" in errors[0], errors
     assert "99999" in errors[0] and "…" in errors[0] and len(errors[0]) < 300, (len(errors[0]), errors[0][:200])
+
+
+def test_a_linked_matrix_text_that_reads_as_infinity_is_shown_and_refused_with_its_reason():
+    """?acc_text_a=inf (or a 10,000-digit number) was dropped as a "non-finite number" meant for number boxes, and
+    the note said only "cannot be used here; the default 1 2 3 4 5 6 is used". A text box keeps the linked text,
+    and the matrix check says what is wrong with it."""
+    for text in ("inf", "9" * 10_000):
+        at = AppTest.from_file(str(ROOT / "pages" / "1_Accumulate.py"), default_timeout=60)
+        at.query_params["acc_src"] = "custom"
+        at.query_params["acc_text_a"] = text
+        at.run()
+        assert not at.exception
+        assert at.text_area(key="acc_text_a").value == text
+        assert not any("cannot be used here" in i.value for i in at.info), [i.value for i in at.info]
+        errors = [e.value for e in at.error]
+        assert len(errors) == 1 and "A row 1, column 1" in errors[0], errors
