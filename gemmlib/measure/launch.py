@@ -475,6 +475,27 @@ def main_script_hidden() -> Iterator[None]:
             sys.modules["__main__"] = real
 
 
+RANK_DIRS = "gemmlib-ranks-"  # the ranks' rendezvous folders in the OS temp dir: RANK_DIRS<launching pid>-<random>
+
+
+def rank_dir_prefix(pid: int) -> str:
+    """The prefix of the rendezvous folders a process ``pid`` launches ranks from. A benchmark worker killed
+    mid-run (Stop, its time limit, a closed tab) never reaches the ``finally`` that removes its folder: the
+    runner removes the folders its killed worker's pid named (:func:`remove_rank_dirs`)."""
+    return f"{RANK_DIRS}{int(pid)}-"
+
+
+def remove_rank_dirs(pid: int) -> int:
+    """Remove the rendezvous folders process ``pid`` left in the temp dir; how many."""
+    import glob
+
+    gone = 0
+    for d in glob.glob(os.path.join(tempfile.gettempdir(), rank_dir_prefix(pid) + "*")):
+        shutil.rmtree(d, ignore_errors=True)
+        gone += not os.path.exists(d)
+    return gone
+
+
 def _spawn(worker: Callable, cfg: Any, p: Plan, timeout_s: float, progress: Report | None,
            on_keep: Callable[[Any], None] | None = None) -> Any:
     import torch.multiprocessing as tmp
@@ -483,7 +504,7 @@ def _spawn(worker: Callable, cfg: Any, p: Plan, timeout_s: float, progress: Repo
     if START_METHOD == "forkserver":
         mp.set_forkserver_preload(PRELOAD)  # read when the fork server starts (once per process)
     pipes = [mp.Pipe(duplex=False) for _ in range(p.nproc)]
-    store_dir = tempfile.mkdtemp(prefix="gemmlib-ranks-")
+    store_dir = tempfile.mkdtemp(prefix=rank_dir_prefix(os.getpid()))
     init_method = "file://" + os.path.join(store_dir, "store")
     readers = {r: i for i, (r, _) in enumerate(pipes)}
     procs: list = []

@@ -167,10 +167,18 @@ def _hwm(pid: int) -> int:
 
 
 def _reap(proc: subprocess.Popen | _Forked, timeout_s: float = 10.0) -> tuple[int | None, int]:
-    """(exit code or -signal, peak RSS bytes per os.wait4) of the worker, reaped.
+    """(exit code or -signal, peak RSS bytes per os.wait4) of the worker, reaped, and the ranks' rendezvous
+    folders it left in the temp dir removed (a worker killed mid-run never reaches its own clean-up).
 
     wait4's ``ru_maxrss`` also counts the server's own pages the child shared between fork and exec,
     so it is at least the server's size: the peak that counts is :func:`_hwm`'s, taken while it runs."""
+    try:
+        return _reap_only(proc, timeout_s)
+    finally:
+        launch.remove_rank_dirs(proc.pid)
+
+
+def _reap_only(proc: subprocess.Popen | _Forked, timeout_s: float) -> tuple[int | None, int]:
     if isinstance(proc, _Forked):
         return proc.reap(timeout_s), 0
     deadline = time.monotonic() + timeout_s

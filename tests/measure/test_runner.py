@@ -438,3 +438,34 @@ def test_what_a_forked_worker_prints_goes_to_stderr_not_to_the_callers_stdout(tm
     assert out.returncode == 0, out.stderr[-2000:]
     worker_out, caller_out, caller_err = out.stdout.split()
     assert caller_out != caller_err and worker_out == caller_err
+
+
+def test_a_multi_rank_run_cancelled_mid_run_leaves_no_rendezvous_folder(tmp_path, monkeypatch):
+    """The ranks of a multi-rank run meet in a folder of the temp dir, removed in a ``finally`` the worker never
+    reaches when it is killed (Stop, its time limit, a closed tab): every stopped Multi-GPU run left a
+    ``gemmlib-ranks-*`` folder in /tmp for good. The runner removes the folders its killed worker's pid named."""
+    import glob
+    import tempfile
+
+    from gemmlib.measure import collectives as cl
+    from gemmlib.measure import launch
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", None)  # re-read TMPDIR here and in the worker (its environment)
+    assert tempfile.gettempdir() == str(tmp_path / "tmp")
+    q = Queue(directory=Path(os.environ["GEMM_CACHE_DIR"]).parent / "q")
+    cfg = cl.CollectiveLaunch(cl.CollectiveConfig(ops=("all_reduce",), sizes=(1024,) * 1, iters=10_000, warmup=0,
+                                                  time_budget_s=600), nproc=2, backend="gloo")
+    seen: list[str] = []
+
+    def cancelled():
+        seen[:] = glob.glob(str(tmp_path / "tmp" / (launch.RANK_DIRS + "*")))
+        return "the visitor pressed Stop" if seen else None
+
+    with pytest.raises(runner.RunCancelled, match="pressed Stop"):
+        runner.run(cl.SPEC, cfg, BIG, queue=q, cancelled=cancelled, check_speed=False, warm=False)
+    assert seen and all(os.path.basename(d).startswith(launch.RANK_DIRS) for d in seen)
+    pid = int(os.path.basename(seen[0])[len(launch.RANK_DIRS):].split("-")[0])
+    assert pid != os.getpid()  # the worker's, not this process's
+    assert glob.glob(str(tmp_path / "tmp" / (launch.RANK_DIRS + "*"))) == []
