@@ -4637,9 +4637,9 @@ def _parse_json(data: bytes | str, file: str = "config.json") -> dict:
                          msg=Text(e.msg) if e.msg in JSON_REASONS else e.msg, lineno=e.lineno,
                          colno=e.colno) from None
     except RecursionError:
-        raise InputError(N_("config.json is nested too deeply to be a model configuration")) from None
+        raise InputError(N_("{file} is nested too deeply to be a model configuration"), file=file) from None
     except ValueError as e:  # e.g. an integer of thousands of digits (Python's int conversion limit)
-        raise InputError(N_("config.json holds a value that cannot be read: {reason}"),
+        raise InputError(N_("{file} holds a value that cannot be read: {reason}"), file=file,
                          reason=str(e).split(';')[0]) from None
 
 

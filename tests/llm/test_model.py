@@ -327,3 +327,7 @@ def test_a_broken_file_is_named_by_its_own_name(tmp_path):
             read_config_file(str(path))
     with pytest.raises(InputError, match="^config.json is not valid JSON"):
         read_config_json(b"{ x")  # no file: the usual name
+    with pytest.raises(InputError, match="^deep.json is nested too deeply to be a model configuration"):
+        read_config_json(b"[" * 100_000 + b"]" * 100_000, file_name="deep.json")
+    with pytest.raises(InputError, match="^huge.json holds a value that cannot be read"):
+        read_config_json(b'{"hidden_size": ' + b"9" * 5000 + b"}", file_name="huge.json")
