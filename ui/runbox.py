@@ -108,8 +108,8 @@ class RunStatus:
     share of the plan, ``Plan.step_weights``, so a run of small shapes then large ones is not "half done" at half
     its steps), scaled by how fast this run has gone against its plan so far (its measured rate, weighed with the
     plan while little is done); between steps it counts down, never below what the steps after this one need.
-    It goes up only when the run is clearly slower than shown (a quarter and 5 s more), never from one step's
-    noise. ``clock``: seconds (``time.monotonic``; a test's fake clock)."""
+    It goes up only when the run is clearly slower than shown (by more than 10 % and 3 s: ``RISE_SHARE``,
+    ``RISE_S``), never from one step's noise. ``clock``: seconds (``time.monotonic``; a test's fake clock)."""
 
     RISE_SHARE, RISE_S = 1.1, 3.0  # a new time left above the one shown by more than this: shown, else the lower
 
