@@ -17,8 +17,9 @@ from gemmlib.core.calibration import load_calibrations, save_calibration
 from gemmlib.core.ceilings import all_ceilings, cpu_row
 from gemmlib.core.dtypes import COMPUTE_DTYPES
 from gemmlib.core.hardware import CATALOGUE
-from gemmlib.core.i18n import N_
+from gemmlib.core.i18n import N_, Text
 from gemmlib.core.machine import light_summary
+from gemmlib.core.policy import READ_ONLY_NOTE
 from gemmlib.llm.presets import from_name, preset_names
 from gemmlib.measure import calibrate as cb  # plain numbers and the spec; torch loads on a run
 from gemmlib.measure.calibrate import defaults as calibration_defaults
@@ -200,10 +201,11 @@ cal_new = ui.url(k[4].number_input, _("decode steps"), 0, 1024, d0["new_tokens"]
 
 def _kept(out: cb.CalibrationResult) -> dict:
     """The calibration saved for this server (the estimator reads it); its validation kept for this page."""
-    save_calibration(out.calibration)
+    kept = save_calibration(out.calibration)
     val = out.validation
     return {"model": val.run.describe(), "device": val.device_name, "datasheet": val.datasheet,
-            "calibration": val.calibration, "rows": cb.validation_table(val), "notes": list(val.notes)}
+            "calibration": val.calibration, "rows": cb.validation_table(val),
+            "notes": list(val.notes) + ([] if kept else [Text(READ_ONLY_NOTE)])}
 
 
 cal_lim = ui.bench_limits()  # a vocabulary above its dimension cap is divided to fit (make_run says so)

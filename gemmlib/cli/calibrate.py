@@ -55,7 +55,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from gemmlib.cli.running import run_job
-    from gemmlib.core.calibration import calibration_path, save_calibration
+    from gemmlib.core.calibration import save_calibration
     from gemmlib.core.errors import InputError
     from gemmlib.measure import calibrate as cb
 
@@ -67,11 +67,11 @@ def run(args: argparse.Namespace) -> int:
     # in a worker process, under the server's caps and in the machine's queue, like every benchmark
     cal = run_job(cb.SPEC, cb.CalibrationConfig(run_, args.device, dtypes=dtypes, min_run_time=args.min_run_time,
                                                 threads=args.threads), quiet=args.json).calibration
-    save_calibration(cal)
+    saved = save_calibration(cal)
     hw = cal.hardware()
     if args.json:
         sys.stdout.write(json.dumps({**cal.to_dict(), "hardware": hw.name, "peaks": cal.peaks(),
-                                     "bandwidth": cal.bandwidth(), "path": str(calibration_path())}) + "\n")
+                                     "bandwidth": cal.bandwidth(), "path": str(saved) if saved else None}) + "\n")
         return 0
     out = sys.stdout.write
     out(f"calibrated {run_.describe()}\non {cal.device_name}: {len(cal.gemm)} GEMM points, {len(cal.other)} "
@@ -88,5 +88,8 @@ def run(args: argparse.Namespace) -> int:
                 f"M={p.m} {p.flops / p.seconds / 1e12:.3g} TFLOP/s" for p in row) + "\n")
     for n in cal.notes:
         out(f"  note: {n}\n")
-    out(f"saved to {calibration_path()}; estimate with --gpu '{hw.name}', check with `python -m gemmlib validate`\n")
+    if saved is None:
+        out("not saved: the machine policy keeps the shared measurements read-only (GEMM_CEILINGS_READ_ONLY)\n")
+    else:
+        out(f"saved to {saved}; estimate with --gpu '{hw.name}', check with `python -m gemmlib validate`\n")
     return 0

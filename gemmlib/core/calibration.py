@@ -300,8 +300,16 @@ def load_calibrations() -> tuple[dict[str, Calibration], list[str]]:
     return good, problems
 
 
-def save_calibration(c: Calibration) -> Path:
-    """Save ``c`` (replacing the points of its dtypes, keeping the device's other dtypes) and return the path."""
+def save_calibration(c: Calibration) -> Path | None:
+    """Save ``c`` (replacing the points of its dtypes, keeping the device's other dtypes) and return the path;
+    None, with a line in the log, when the machine policy keeps the shared measurements read-only
+    (``gemmlib.core.policy.shared_read_only``)."""
+    from gemmlib.core import policy
+
+    if policy.shared_read_only():
+        log.warning("calibration of %s not kept: the machine policy keeps the shared measurements read-only "
+                    "(GEMM_CEILINGS_READ_ONLY)", c.key)
+        return None
     with _lock:
         data = _read_raw()
         old = data.get(c.key)

@@ -169,7 +169,12 @@ def _read_file() -> dict[str, MeasuredInterconnect]:
 
 
 def save_interconnect(m: MeasuredInterconnect) -> Path | None:
-    """Keep ``m`` for this process and in the JSON file (merged with the other entries)."""
+    """Keep ``m`` for this process and in the JSON file (merged with the other entries). Nothing is kept
+    (None) when the machine policy keeps the shared measurements read-only (``policy.shared_read_only``)."""
+    from gemmlib.core import policy
+
+    if policy.shared_read_only():
+        return None
     with _store_lock:
         _store[m.key] = m
         data = {k: v.to_dict() for k, v in _read_file().items()}

@@ -162,3 +162,17 @@ def machine_policy() -> Policy:
                                key=PER_ADDRESS_KEY, path=cut(p), value=cut(repr(n)))
     return Policy(p, dict(doc), machine)
 
+
+
+READ_ONLY_NOTE = N_("not kept for other visitors: the machine policy keeps the shared measurements read-only "
+                    "(GEMM_CEILINGS_READ_ONLY)")
+
+
+def shared_read_only() -> bool:
+    """Whether the machine policy keeps the shared measurements read-only (``GEMM_CEILINGS_READ_ONLY``): the
+    ceilings, and the calibrations and measured interconnects the estimate offers every visitor. A policy that
+    cannot be read counts as read-only: keep nothing rather than ignore it."""
+    try:
+        return machine_policy().ceilings_read_only
+    except ServerSetupError:
+        return True

@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from gemmlib.core import format as fmt
-from gemmlib.core import interconnect
+from gemmlib.core import interconnect, policy
 from gemmlib.core.comm import bus_bandwidth, bus_factor
 from gemmlib.core.dtypes import get_dtype
 from gemmlib.core.errors import InputError
@@ -369,7 +369,9 @@ def run_collectives(cfg: CollectiveConfig, *, nproc: int | None = None, backend:
                         p.note)
     if save:
         big = [r for r in run.rows if r.get("correct") and r["bytes"] >= SAVE_MIN_BYTES]
-        if big:
+        if big and policy.shared_read_only():
+            run.extra["not_saved"] = Text(policy.READ_ONLY_NOTE)
+        elif big:
             m = interconnect.from_sweep(run.rows, backend=run.backend, device=run.kind,
                                         device_name=run.device_name, nproc=run.nproc, nodes=_nodes())
             interconnect.save_interconnect(m)

@@ -99,3 +99,27 @@ def test_a_cpu_without_interconnect_figures_gets_the_measured_link():
     ic.save_interconnect(far)
     with pytest.raises(InputError, match="across 2 nodes"):
         ic.hardware_with(get_hardware("h100"), far.name, 16)
+
+
+def test_a_read_only_policy_keeps_no_interconnect_and_no_calibration(bench_env, tmp_path, monkeypatch):
+    """GEMM_CEILINGS_READ_ONLY kept the measured ceilings only: a visitor's Multi-GPU sweep still replaced the
+    interconnect every estimate offers ("Kept as gloo, 2 CPU processes …"), and a Roofline calibration the
+    "(calibrated)" rows. Both are shared measurements: under the policy neither is kept, and each says why."""
+    import os
+
+    from gemmlib.core import calibration as cs
+    from gemmlib.core import policy
+
+    pol = tmp_path / "policy.toml"
+    pol.write_text("GEMM_CEILINGS_READ_ONLY = true\n")
+    os.chmod(pol, 0o644)
+    monkeypatch.setenv("GEMM_POLICY_FILE", str(pol))
+    assert policy.shared_read_only()
+    m = ic.from_sweep(SWEEP, backend="nccl", device="cuda", device_name="NVIDIA H200", nproc=8)
+    assert ic.save_interconnect(m) is None
+    assert ic.find("nccl", "NVIDIA H200", 8) is None and not ceilings_path().with_name("interconnect.json").exists()
+    cal = cs.Calibration("cpu", "Test CPU", "llama-3-8b ÷ 16", ("fp32",), (), ())
+    assert cs.save_calibration(cal) is None and not cs.calibration_path().exists()
+    monkeypatch.delenv("GEMM_POLICY_FILE")
+    assert not policy.shared_read_only()
+    assert ic.save_interconnect(m) is not None
