@@ -485,14 +485,42 @@ def rank_dir_prefix(pid: int) -> str:
     return f"{RANK_DIRS}{int(pid)}-"
 
 
-def remove_rank_dirs(pid: int) -> int:
-    """Remove the rendezvous folders process ``pid`` left in the temp dir; how many."""
+WORKER_DIRS = "gemmlib-worker-"  # a benchmark worker's own temp folder: WORKER_DIRS<its pid>-<random>
+
+
+def worker_dir_prefix(pid: int) -> str:
+    """The prefix of the temp folder a benchmark worker ``pid`` makes its process's temp dir when it takes a run
+    (``gemmlib.measure.worker``): what it and its ranks write there (multiprocessing's ``pymp-*`` folders, the
+    ranks' rendezvous) goes with it when the runner reaps it, killed or not."""
+    return f"{WORKER_DIRS}{int(pid)}-"
+
+
+def sweep_dead_dirs() -> int:
+    """Remove the worker and rendezvous folders of processes that are gone (a server stopped with its workers
+    running never reaped them); how many."""
     import glob
 
     gone = 0
-    for d in glob.glob(os.path.join(tempfile.gettempdir(), rank_dir_prefix(pid) + "*")):
-        shutil.rmtree(d, ignore_errors=True)
-        gone += not os.path.exists(d)
+    for prefix in (WORKER_DIRS, RANK_DIRS):
+        for d in glob.glob(os.path.join(tempfile.gettempdir(), prefix + "*")):
+            pid = os.path.basename(d)[len(prefix):].split("-")[0]
+            if not pid.isdigit() or os.path.exists(f"/proc/{pid}") or not os.path.exists("/proc/self"):
+                continue  # an old name without a pid, a live process, or no /proc to ask
+            shutil.rmtree(d, ignore_errors=True)
+            gone += not os.path.exists(d)
+    return gone
+
+
+def remove_rank_dirs(pid: int) -> int:
+    """Remove the temp folders process ``pid`` left in the temp dir (its own, :func:`worker_dir_prefix`, and its
+    ranks' rendezvous folders, :func:`rank_dir_prefix`); how many."""
+    import glob
+
+    gone = 0
+    for prefix in (worker_dir_prefix(pid), rank_dir_prefix(pid)):
+        for d in glob.glob(os.path.join(tempfile.gettempdir(), prefix + "*")):
+            shutil.rmtree(d, ignore_errors=True)
+            gone += not os.path.exists(d)
     return gone
 
 

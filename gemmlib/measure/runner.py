@@ -344,7 +344,13 @@ def _fork(key: tuple, env: dict[str, str], spare: bool = False) -> _Worker:
     return _Worker(_Forked(process, os.fdopen(req_w, "wb")), msg_r, key)  # the pipe's end, closed with the worker
 
 
+_SWEPT: list[bool] = []  # whether this process has removed the temp folders of workers gone before it
+
+
 def _spawn(key: tuple, env: dict[str, str], spare: bool = False) -> _Worker:
+    if not _SWEPT:
+        _SWEPT.append(True)
+        launch.sweep_dead_dirs()  # a server stopped with its workers running never reaped them
     if forking():
         try:
             return _fork(key, env, spare)

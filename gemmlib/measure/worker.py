@@ -279,6 +279,33 @@ def check_speed(spec: Any, config: Any, lim: Any, device: str, time_limit_s: flo
     return p.seconds, speed.ratio(spec.name, device)
 
 
+def _own_temp_dir() -> None:
+    """This run's temp files in a folder of its own (``launch.worker_dir_prefix``), which the runner removes when
+    it reaps this process: a worker killed mid-run (Stop, its time limit, a closed tab) never reaches the clean-up
+    of what it made there, multiprocessing's ``pymp-*`` folder of the ranks' fork server included."""
+    import tempfile
+
+    from gemmlib.measure import launch
+
+    own = tempfile.mkdtemp(prefix=launch.worker_dir_prefix(os.getpid()))
+    if len(own) > 60:  # a Unix socket's path (the ranks' fork server's, in here) must stay under 108 bytes
+        os.rmdir(own)
+        return
+    tempfile.tempdir = own
+    os.environ["TMPDIR"] = own  # what a process it starts reads
+
+
+def _remove_own_temp_dir() -> None:
+    import shutil
+    import tempfile
+
+    from gemmlib.measure import launch
+
+    own = tempfile.tempdir or ""
+    if os.path.basename(own).startswith(launch.worker_dir_prefix(os.getpid())):
+        shutil.rmtree(own, ignore_errors=True)
+
+
 def main(argv: list[str]) -> int:
     out = os.fdopen(int(argv[1]), "w", buffering=1, encoding="utf-8")
     lock = threading.Lock()
@@ -307,6 +334,7 @@ def main(argv: list[str]) -> int:
         config = codec.decode(spec.config, request["config"], spec.name)
         lim = codec.decode(safety.Limits, request["limits"], "limits")
         safety.set_process_limits(lim)
+        _own_temp_dir()
         device = "cpu" if spec.ranks_open_devices else config.device
         prepare(spec, device)
         trim = _trimmer()
@@ -340,6 +368,7 @@ def main(argv: list[str]) -> int:
         send({"t": "error", "kind": "memory" if oom else "crash", "type": type(e).__name__,
               "message": str(e).splitlines()[0][:300] if str(e) else "", "traceback": traceback.format_exc()})
     out.close()
+    _remove_own_temp_dir()  # a run that ends removes its own (a killed one's: the runner, when it reaps it)
     os._exit(0)  # skip interpreter teardown: the result is sent, the server is waiting for the exit
 
 

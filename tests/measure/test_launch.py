@@ -370,3 +370,23 @@ def test_a_killed_rank_is_named_before_the_errors_it_caused():
     # no error at all: the death alone
     assert str(launch._failure(procs, [], [1])) == ("rank 1 of 2 died with exit status 1 without reporting an error; "
                                                     "every rank was stopped")
+
+
+def test_the_temp_folders_of_gone_workers_are_swept_and_live_ones_kept(tmp_path, monkeypatch):
+    """A server stopped with its benchmark workers running never reaps them, so their temp folders stayed; the next
+    server's first worker start removes the folders whose process is gone, and no other."""
+    import subprocess
+    import sys
+    import tempfile
+
+    from gemmlib.measure import launch
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = int(gone.stdout)
+    for prefix in (launch.worker_dir_prefix(dead), launch.rank_dir_prefix(dead), launch.worker_dir_prefix(os.getpid())):
+        (tmp_path / (prefix + "x")).mkdir()
+    (tmp_path / (launch.RANK_DIRS + "old")).mkdir()  # a name from before the pid was in it: not ours to judge
+    assert launch.sweep_dead_dirs() == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([launch.worker_dir_prefix(os.getpid()) + "x",
+                                                                 launch.RANK_DIRS + "old"])

@@ -440,32 +440,40 @@ def test_what_a_forked_worker_prints_goes_to_stderr_not_to_the_callers_stdout(tm
     assert caller_out != caller_err and worker_out == caller_err
 
 
-def test_a_multi_rank_run_cancelled_mid_run_leaves_no_rendezvous_folder(tmp_path, monkeypatch):
-    """The ranks of a multi-rank run meet in a folder of the temp dir, removed in a ``finally`` the worker never
-    reaches when it is killed (Stop, its time limit, a closed tab): every stopped Multi-GPU run left a
-    ``gemmlib-ranks-*`` folder in /tmp for good. The runner removes the folders its killed worker's pid named."""
+def test_a_multi_rank_run_cancelled_mid_run_leaves_no_temp_folder():
+    """The ranks of a multi-rank run meet in a folder of the temp dir, and their fork server keeps its sockets in a
+    ``pymp-*`` folder; both are removed by clean-up the worker never reaches when it is killed (Stop, its time
+    limit, a closed tab): every stopped Multi-GPU run left them in /tmp for good. A worker now keeps its run's temp
+    files in a folder named by its pid, which the runner removes when it reaps it. (The temp dir is the machine's:
+    the folders are this run's worker's, by its pid.)"""
     import glob
     import tempfile
 
     from gemmlib.measure import collectives as cl
     from gemmlib.measure import launch
 
-    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
-    (tmp_path / "tmp").mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", None)  # re-read TMPDIR here and in the worker (its environment)
-    assert tempfile.gettempdir() == str(tmp_path / "tmp")
+    tmp = tempfile.gettempdir()
     q = Queue(directory=Path(os.environ["GEMM_CACHE_DIR"]).parent / "q")
-    cfg = cl.CollectiveLaunch(cl.CollectiveConfig(ops=("all_reduce",), sizes=(1024,) * 1, iters=10_000, warmup=0,
+    cfg = cl.CollectiveLaunch(cl.CollectiveConfig(ops=("all_reduce",), sizes=(1024,), iters=10_000, warmup=0,
                                                   time_budget_s=600), nproc=2, backend="gloo")
+    before = set(glob.glob(os.path.join(tmp, launch.WORKER_DIRS + "*")))
     seen: list[str] = []
+    t0 = time.monotonic()
 
     def cancelled():
-        seen[:] = glob.glob(str(tmp_path / "tmp" / (launch.RANK_DIRS + "*")))
-        return "the visitor pressed Stop" if seen else None
+        mine = [d for d in glob.glob(os.path.join(tmp, launch.WORKER_DIRS + "*")) if d not in before]
+        seen[:] = [os.path.join(d, e) for d in mine for e in sorted(os.listdir(d))] if mine else []
+        ranks_met = any(launch.RANK_DIRS in e for e in seen)
+        return "the visitor pressed Stop" if ranks_met or time.monotonic() - t0 > 60 else None
 
     with pytest.raises(runner.RunCancelled, match="pressed Stop"):
         runner.run(cl.SPEC, cfg, BIG, queue=q, cancelled=cancelled, check_speed=False, warm=False)
-    assert seen and all(os.path.basename(d).startswith(launch.RANK_DIRS) for d in seen)
-    pid = int(os.path.basename(seen[0])[len(launch.RANK_DIRS):].split("-")[0])
-    assert pid != os.getpid()  # the worker's, not this process's
-    assert glob.glob(str(tmp_path / "tmp" / (launch.RANK_DIRS + "*"))) == []
+    assert seen, "no temp folder of the worker's own"
+    worker_dir = os.path.dirname(seen[0])
+    pid = int(os.path.basename(worker_dir)[len(launch.WORKER_DIRS):].split("-")[0])
+    assert pid != os.getpid()
+    names = [os.path.basename(e) for e in seen]
+    assert any(n.startswith(launch.rank_dir_prefix(pid)) for n in names), names  # the ranks' folder is in it
+    assert not os.path.exists(worker_dir)
+    assert glob.glob(os.path.join(tmp, launch.worker_dir_prefix(pid) + "*")) == []
+    assert glob.glob(os.path.join(tmp, launch.rank_dir_prefix(pid) + "*")) == []
