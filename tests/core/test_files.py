@@ -319,6 +319,8 @@ ALLOWED_WRITES = {  # (file, pattern): (count, why it is not the one writer)
     ("gemmlib/measure/profiler.py", "exporters"): (1, "torch writes the trace to the file temp_beside made "
                                                       "(cli/profile.py), or into the page's own temporary folder"),
     ("gemmlib/measure/launch.py", "temporary files"): (1, "a fresh 0700 folder for torch.distributed's FileStore"),
+    ("gemmlib/measure/worker.py", "temporary files"): (1, "a benchmark worker's own 0700 temp folder for its run, "
+                                                          "removed when it ends or is reaped"),
     ("pages/10_Profiler.py", "temporary files"): (1, "the profiler page's own temporary folder for the trace"),
     ("gemmlib/cli/profile.py", "json.dump"): (1, "to sys.stdout"),
 }

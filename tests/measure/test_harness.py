@@ -781,7 +781,7 @@ def test_a_block_too_big_for_the_queue_is_timed_synchronized_and_says_so():
     call = _many(gpu, 600, 20e-6)  # 600 kernels: 12 ms of device work, 3 ms to launch
     t = harness.time_events(call, gpu, warmup=1, rep_s=0.1, max_reps=1000)
     assert t.method.startswith("cuda-events synchronized (1 calls per sample")
-    assert "600 kernels per call (counted), 0 call(s) fit" in t.method and not gpu.spins
+    assert "600 kernels per call (counted), 0 calls fit" in t.method and not gpu.spins
     assert t.reps == 8 and t.median_s == pytest.approx(12e-3, rel=1e-3)  # 0.1 s / 12 ms samples, device-bound
     assert harness.sync_plan(200e-6, 0.1, 1000) == (5, 100)  # 1 ms samples of 5 calls, 1,000 calls at most
     assert harness.sync_plan(1.0, 0.1, 1000) == (1, 3)  # a slow call: three samples of one
