@@ -648,6 +648,9 @@ def _failure(procs: list, errors: list, failed: list[int]) -> Exception:
         return RankError(f"{_death(procs, killed[0])}; {_fmt_ranks(sorted(reported))} failed after it "
                          f"(rank {idx}: {line}); every rank was stopped", pids)
     if errors:
+        # a rank's own error first: a peer's lost connection (rank 0 blocked in a collective when rank 1 raised) can
+        # arrive before the error that caused it
+        errors = sorted(errors, key=lambda e: _peer_lost(e[1]))
         idx, line, tb, is_input = errors[0]
         if is_input:
             return InputError(line.split(": ", 1)[1] if ": " in line else line)
@@ -661,6 +664,14 @@ def _failure(procs: list, errors: list, failed: list[int]) -> Exception:
         return RankError(f"rank {idx} of {len(procs)} failed: {line}" + (f" ({'; '.join(extra)})" if extra else "")
                          + "; every rank was stopped", pids, tb)
     return RankError(f"{_death(procs, failed[0])}; every rank was stopped", pids)
+
+
+_PEER_LOST = ("gloo/transport", "Connection closed by peer", "Connection reset by peer", "Broken pipe")
+
+
+def _peer_lost(line: str) -> bool:
+    """Whether a rank's error says only that a peer went away (gloo's transport errors, a closed connection)."""
+    return any(s in line for s in _PEER_LOST)
 
 
 def _death(procs: list, idx: int) -> str:

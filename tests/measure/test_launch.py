@@ -390,3 +390,17 @@ def test_the_temp_folders_of_gone_workers_are_swept_and_live_ones_kept(tmp_path,
     assert launch.sweep_dead_dirs() == 2
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([launch.worker_dir_prefix(os.getpid()) + "x",
                                                                  launch.RANK_DIRS + "old"])
+
+
+def test_a_peers_lost_connection_is_not_named_as_the_cause():
+    """Rank 0, blocked in a collective when rank 1 raised, can report gloo's read error before rank 1's own error
+    reaches the launcher: the failure then named rank 0's RuntimeError and "rank 1 failed after it" (seen once in a
+    clean-clone run). The rank's own error is named first, whichever arrived first."""
+    class Proc:
+        pid, exitcode = 1, 1
+
+    errors = [(0, "RuntimeError: [/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:537] Read error [x]: "
+                  "Connection reset by peer", "tb0", False),
+              (1, "ValueError: rank one exploded", "tb1", False)]
+    e = launch._failure([Proc(), Proc()], errors, [0, 1])
+    assert str(e).startswith("rank 1 of 2 failed: ValueError: rank one exploded (rank 0 failed after it)")
