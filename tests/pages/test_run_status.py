@@ -9,17 +9,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_run_status_says_the_step_the_total_and_the_time_left():
+    from test_runbox_review_time_left import Box  # stands in for st.status: records the labels it is given
+
     import ui
-
-    class Box:  # stands in for st.status: records the labels it is given
-        def __init__(self):
-            self.labels = []
-
-        def progress(self, frac, text=""):
-            return self
-
-        def update(self, label="", **kw):
-            self.labels.append(label)
 
     box = Box()
     status = ui.RunStatus(box, "cpu", steps=12, estimate_s=120.0)
