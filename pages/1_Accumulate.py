@@ -48,6 +48,7 @@ each); the outer product reads each once but rewrites all of D at every k; a til
          folded=present)
 
 # ----------------------------------------------------------------------------- inputs
+TYPED_MAX_CHARS = 4096  # a 12×12 matrix at 28 characters a number: keeps a shared link well under 64 KiB
 TYPED = {"acc_text_a": "1 2 3\n4 5 6", "acc_text_b": "7 8\n9 10\n11 12", "acc_text_c": ""}  # in the link too
 first_run = "acc_typed" not in st.session_state
 typed = st.session_state.setdefault("acc_typed", dict(TYPED))  # kept while another source is shown
@@ -80,7 +81,8 @@ with inputs, st.container(border=True):
             if k not in st.session_state:
                 ui.set_url_widget(k, typed[k])
         labels = ("A (M×K)", "B (K×N)", _("C (M×N, optional)"))
-        typed = st.session_state.acc_typed = {k: ui.url(col.text_area, label, TYPED[k], key=k, height=140)
+        typed = st.session_state.acc_typed = {k: ui.url(col.text_area, label, TYPED[k], key=k, height=140,
+                                                     max_chars=TYPED_MAX_CHARS)
                                               for k, col, label in zip(TYPED, t, labels, strict=True)}
 
 problem = None

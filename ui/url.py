@@ -82,7 +82,7 @@ def link_note(key: str, raw: Any, why: str, used: Any, then: str = N_("the defau
     ``tabs``, the stepper's step, the language switch); a value merely absent from the link says nothing."""
     ctx = get_script_run_ctx()
     st.session_state.setdefault(_NOTES, {})[key] = {
-        "raw": str(raw)[:40], "why": why, "then": then, "used": used, "fill": fill,
+        "raw": _cut(str(raw)), "why": why, "then": then, "used": used, "fill": fill,
         "page": ctx.page_script_hash if ctx is not None else ""}
     _draw_notes()
 
@@ -115,6 +115,11 @@ def _draw_notes() -> None:
         box.info("  \n".join(lines), icon=":material/link_off:")
     else:
         box.empty()
+
+
+def _cut(text: str, limit: int = 40) -> str:
+    """A link's text as a note quotes it: at most ``limit`` characters, "…" where it was cut."""
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def _shown_value(v: Any) -> str:
@@ -171,6 +176,11 @@ def _check_link_value(widget: Callable[..., Any], args: tuple, kwargs: dict, key
         why = N_("is not true or false")
     elif kind in _CHOICE_WIDGETS:
         why = N_("is not one of the choices")
+    elif kind in _TEXT_WIDGETS and kwargs.get("max_chars") and len(raw) > kwargs["max_chars"]:
+        limit = f"{kwargs['max_chars']:,}"  # Streamlit keeps the text's start: say so, and how long it may be
+        link_note(key, raw, N_("is longer than {limit} characters"), value,
+                  then=N_("its first {limit} characters are used"), limit=limit)
+        return
     if st.query_params.get(key) is not None:  # Streamlit kept a corrected value (?acc_k=2.5 as 2), not the default
         link_note(key, raw, why, value, then=N_("{used} is used"), **fill)
     else:

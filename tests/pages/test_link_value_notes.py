@@ -51,6 +51,18 @@ def test_a_corrected_value_says_what_is_used():
     assert _notes(at) == ["Link value acc_k=2.5 is not a whole number; 2 is used."]
 
 
+def test_a_typed_matrix_too_long_for_a_link_is_cut_and_named():
+    """The typed matrices are in the link: each box takes 4,096 characters (a 12×12 matrix at 28 a number), so a
+    shared link stays far under a server's 64 KiB request line; a longer link value is cut to that and named,
+    the note quoting its start, not the whole text."""
+    at = _open(ACC, acc_src="custom", acc_text_a="1 " * 5000)
+    assert all(t.max_chars == 4096 for t in at.text_area)
+    assert len(at.text_area(key="acc_text_a").value) == 4096
+    assert _notes(at) == [f"Link value acc_text_a={'1 ' * 19 + '1'}… is longer than 4,096 characters; "
+                          "its first 4,096 characters are used."]
+    assert not _notes(_open(ACC, acc_src="custom", acc_text_a="1 2\n3 4"))
+
+
 @pytest.mark.parametrize("query", [{}, {"acc_src": "random", "acc_m": "8"}, {"acc_src": "random", "acc_m": "4"},
                                    {"acc_present": "false"}, {"acc_pos": "3"}, {"lang": "en"}])
 def test_absent_and_usable_values_say_nothing(query):
