@@ -101,8 +101,8 @@ chosen = st.multiselect(_("Measured points to show"), benches, default=benches, 
 points = [p for p in points if p["bench"] in chosen]
 if hw.editable:  # the CPU row: this machine's measured ceilings, never below a point measured here
     hw, cpu_note = cpu_row([(p["dtype"], p["intensity"], p["tflops"] * 1e12) for p in cr.result_points(all_results)
-                            if p.get("device_kind") == "cpu"])
-    st.caption(_("On this chart {note}.").format(note=ui.tr(cpu_note)))
+                            if p.get("device_kind") == "cpu"], gettext=_)
+    st.caption(_("On this chart {note}.").format(note=cpu_note))
 
 # ----------------------------------------------------------------------------- estimator overlay
 est_points: list[dict] = []
@@ -164,7 +164,8 @@ else:
                    else p["source"], "bound": _(p["bound"]) if isinstance(p.get("bound"), str) else p.get("bound")}
                   for p in points],
                  column_config={c: _(c) for c in (N_("intensity"), N_("tflops"), N_("bench"), N_("name"), N_("dtype"), N_("device"),
-                                                  N_("device_kind"), N_("shape"), N_("median_ms"), N_("source"), N_("bound"))})
+                                                  N_("device_kind"), N_("shape"), N_("median_ms"), N_("source"), N_("bound"),
+                                                  N_("emulated"))})
 
 # ----------------------------------------------------------------------------- calibration
 st.subheader(_("Is the estimate right on this device? Calibrate, then validate"))

@@ -17,6 +17,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from gemmlib.core.ceilings import emulated
 from gemmlib.core.errors import InputError
 from gemmlib.core.hardware import Hardware
 from gemmlib.core.i18n import N_, Translate, english
@@ -65,15 +66,17 @@ def roof_rows(hw: Hardware, dtypes: Iterable[str], kind: str = "datasheet", labe
 
 def measured_roof_rows(ceilings: Iterable[Any], dtypes: Iterable[str] | None = None, *,
                        gettext: Translate = english) -> list[dict]:
-    """Roofs from measured ceilings (``gemmlib.measure.devices.Ceilings``): measured peaks and copy bandwidth."""
+    """Roofs from measured ceilings (``gemmlib.core.ceilings.Ceilings``): measured peaks and copy bandwidth. A format
+    the device only emulates (fp8 on a CPU) draws no roof: its figure is a reference kernel's speed at one size."""
     out = []
     want = set(dtypes) if dtypes is not None else None
     for c in ceilings:
-        if not c.bandwidth or not c.peaks:
+        peaks = {d: v for d, v in c.peaks.items() if not emulated(d, c.device)}
+        if not c.bandwidth or not peaks:
             continue
-        hw = Hardware(c.device_name, "gpu" if c.device != "cpu" else "cpu", tuple(c.peaks.items()),
+        hw = Hardware(c.device_name, "gpu" if c.device != "cpu" else "cpu", tuple(peaks.items()),
                       bandwidth=float(c.bandwidth), sms=1, memory_bytes=1.0, source="measured")
-        ds = [d for d in c.peaks if want is None or d in want]
+        ds = [d for d in peaks if want is None or d in want]
         out += roof_rows(hw, ds, kind="measured", label=c.device_name, gettext=gettext)
     return out
 
@@ -84,7 +87,8 @@ def _shape_text(shape: Mapping) -> str:
 
 
 def result_points(results: Iterable[BenchResult | Mapping]) -> list[dict]:
-    """One point per timed result: intensity (FLOPs / minimum bytes) and measured TFLOP/s."""
+    """One point per timed result: intensity (FLOPs / minimum bytes) and measured TFLOP/s; ``emulated`` when the
+    device has no hardware for its format (fp8 on a CPU: a reference kernel's speed, under no roof of its own)."""
     out = []
     for r in results:
         if isinstance(r, Mapping):
@@ -92,7 +96,8 @@ def result_points(results: Iterable[BenchResult | Mapping]) -> list[dict]:
         if not r.supported or not r.tflops or not r.intensity or not math.isfinite(r.intensity):
             continue
         out.append({"intensity": r.intensity, "tflops": r.tflops, "bench": r.bench, "name": r.name,
-                    "dtype": r.dtype, "device": r.device_name or r.device, "device_kind": r.device,
+                    "dtype": r.dtype, "emulated": emulated(r.dtype, r.device),
+                    "device": r.device_name or r.device, "device_kind": r.device,
                     "shape": _shape_text(r.shape),
                     "median_ms": (r.median_s or 0) * 1e3, "source": "measured"})
     return out
@@ -229,9 +234,13 @@ def roofline_chart(roofs: list[dict], points: list[dict] | None = None, est_poin
         return pd.DataFrame([{**p, "bench": bench_label(p["bench"], gettext)} for p in rows])
 
     if points:
-        layers.append(alt.Chart(shown(points)).mark_point(filled=True, size=70, clip=True).encode(
+        pdf = shown(points)
+        # a format the device only emulates says so in the legend and the tooltip: it has no roof to sit under
+        pdf["dtype"] = [gettext(N_("{dtype} (emulated, no roof)")).format(dtype=p["dtype"]) if p.get("emulated")
+                        else p["dtype"] for p in points]
+        layers.append(alt.Chart(pdf).mark_point(filled=True, size=70, clip=True).encode(
             x=x, y=y, color=alt.Color("bench:N", title=gettext("measured"), legend=alt.Legend(orient="right")),
-            shape=alt.Shape("dtype:N", title=gettext("dtype")), tooltip=tips))
+            shape=alt.Shape("dtype:N", title=gettext("dtype"), legend=alt.Legend(labelLimit=260)), tooltip=tips))
     if est_points:
         edf = shown(est_points)
         edf["bound"] = edf["bound"].map(lambda b: gettext(b) if isinstance(b, str) else b)

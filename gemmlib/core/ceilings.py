@@ -169,6 +169,15 @@ def _who() -> str:
     return f"{user} (uid {uid}) on {host}"[:120]
 
 
+def emulated(dtype: str, device: str) -> bool:
+    """True where ``dtype`` has no hardware of its own on ``device`` and torch runs it through a reference kernel:
+    fp8 off CUDA (a CPU's ``torch._scaled_mm``). Its speed grows with the size: a measurement, never a roof
+    (``gemmlib.measure.precision.emulated`` says the same for the Precision page)."""
+    return dtype == "fp8" and device != "cuda"
+
+
+EMULATED_NOTE = N_("no fp8 hardware here: a reference kernel's speed at this size (it grows with the size), not a "
+                   "ceiling")
 COPY_FIGURE = N_("device copy")  # the copy's row in ``Ceilings.rows`` (the GEMMs' read "fp32 GEMM")
 COPY_NOTE = N_("read + write bytes per second")
 
@@ -206,17 +215,28 @@ class Ceilings:
     def key(self) -> str:
         return f"{self.device}:{self.device_name}"
 
+    @property
+    def roof_peaks(self) -> dict[str, float]:
+        """The measured peaks that are roofs: a format the device runs in hardware (``emulated`` ones left out)."""
+        return {d: v for d, v in self.peaks.items() if not emulated(d, self.device)}
+
+    @property
+    def emulated(self) -> dict[str, float]:
+        """The figures measured through a reference kernel (fp8 on a CPU), FLOP/s at ``gemm_size``³: no roofs."""
+        return {d: v for d, v in self.peaks.items() if emulated(d, self.device)}
+
     def hardware(self) -> Hardware:
-        """The catalogue row with these measured figures (dtypes not measured are dropped)."""
+        """The catalogue row with these measured figures (dtypes not measured, or only emulated, are dropped)."""
         base, _ = match_catalogue(self.device_name, "cpu" if self.device == "cpu" else "cuda")
         name = f"{self.device_name} (measured)"
+        peaks = self.roof_peaks
         if base is None:
             return Hardware(name, "gpu" if self.device != "cpu" else "cpu",
-                            tuple(self.peaks.items()), bandwidth=self.bandwidth or 1.0,
+                            tuple(peaks.items()), bandwidth=self.bandwidth or 1.0,
                             sms=self.units or 1, memory_bytes=self.memory_bytes or 1.0,
                             source=f"measured on this machine{self.by} (gemmlib.measure.devices.measure_ceilings)")
-        drop = {d: None for d, _ in base.peaks if d not in self.peaks}
-        hw = base.with_overrides(peaks={**drop, **self.peaks}, bandwidth=self.bandwidth,
+        drop = {d: None for d, _ in base.peaks if d not in peaks}
+        hw = base.with_overrides(peaks={**drop, **peaks}, bandwidth=self.bandwidth,
                                  sms=self.units or None, memory_bytes=self.memory_bytes or None, name=name)
         from dataclasses import replace
         return replace(hw, source=f"measured here{self.by}; datasheet: {base.source}", editable=False, aliases=())
@@ -231,7 +251,9 @@ class Ceilings:
                 "bandwidth": self.bandwidth, "measured_at": self.measured_at, "gemm_size": self.gemm_size,
                 "copy_bytes": self.copy_bytes, "notes": dict(self.notes), "units": self.units,
                 "memory_bytes": self.memory_bytes, "spread": {k: list(v) for k, v in self.spread.items()},
-                "measured_by": self.measured_by}
+                "measured_by": self.measured_by,
+                # derived (from_dict does not read it): the peaks above that are no roof, and why
+                "emulated": {d: english(EMULATED_NOTE) for d in self.emulated}}
 
     @classmethod
     def from_dict(cls, d: dict) -> Ceilings:
@@ -443,17 +465,25 @@ def cpu_row(points=(), *, gettext: Translate = english) -> tuple[Hardware, str]:
     each raised to the best measured point so that no point sits above its roof: ``points`` are
     (dtype, intensity in FLOP/byte, FLOP/s) of results measured on the CPU. A point at intensity I
     reaching F FLOP/s needs a peak of at least F and a bandwidth of at least F / I.
+
+    A format the CPU has no hardware for (fp8: torch emulates it, ``emulated``) gets no peak, neither from the
+    ceilings nor from a point: a roof is a rate the hardware offers, and an emulated kernel's speed grows with
+    the size. The sentence says so, with the figure the ceilings measured for it and at which size.
     """
     from gemmlib.core.hardware import CATALOGUE
 
     base = next(h for h in CATALOGUE.values() if h.editable)
     cpu = sorted((c for c in all_ceilings().values() if c.device == "cpu"), key=lambda c: c.measured_at)
     c = cpu[-1] if cpu else None
-    peaks = dict(c.peaks) if c else dict(base.peaks)
+    peaks = {d: v for d, v in (c.peaks if c else dict(base.peaks)).items() if not emulated(d, "cpu")}
     bw = (c.bandwidth if c and c.bandwidth else base.bandwidth)
     raised = set()
+    fake = set(c.emulated) if c else set()
     for dtype, intensity, flops in points:
         if not flops or flops <= 0:
+            continue
+        if emulated(dtype, "cpu"):  # a measurement, not a rate the hardware offers: no roof of its own
+            fake.add(dtype)
             continue
         if flops > peaks.get(dtype, 0):
             peaks[dtype] = float(flops)
@@ -472,4 +502,13 @@ def cpu_row(points=(), *, gettext: Translate = english) -> tuple[Hardware, str]:
         note = Msg(N_("{note}; {what} raised to the best measured point, which beat the ceiling measurement")
                    if c else N_("{note}; {what} raised to the best measured point, which beat the placeholder"),
                    note=note, what=what)
+    for d in sorted(fake):
+        if c and d in c.emulated:
+            note = Msg(N_("{note}; {dtype} has no roof: this CPU has no {dtype} hardware and torch emulates it (the "
+                          "ceiling run measured {tflops:.3g} TFLOP/s at {n}³, a speed that grows with the size), so "
+                          "its points are measurements without a roof of their own"),
+                       note=note, dtype=d, tflops=c.emulated[d] / 1e12, n=c.gemm_size)
+        else:
+            note = Msg(N_("{note}; {dtype} has no roof: this CPU has no {dtype} hardware and torch emulates it, so "
+                          "its points are measurements without a roof of their own"), note=note, dtype=d)
     return hw, note.render(gettext)

@@ -240,3 +240,45 @@ def test_the_calibrations_scale_offers_only_the_divisors_a_preset_takes():
     assert at.select_slider(key="rf_cal_scale").value == 16
     assert [i.value for i in at.info if "rf_cal_scale" in i.value] == [
         "Link value rf_cal_scale=17 is not one of the choices; the default 16 is used."]
+
+
+def test_fp8_measured_on_a_cpu_draws_no_roof_and_its_points_say_emulated():
+    """fp8 on a CPU runs through torch's reference kernel: the Roofline drew an fp8 roof for the CPU (from the
+    ceilings' fp8 figure, or raised to an fp8 point), as if the CPU had fp8 hardware. Now neither the CPU row nor
+    the CPU's measured ceilings draw one; the caption says why, the points say "emulated" in the legend and table."""
+    from gemmlib.core import ceilings as C
+
+    C.save_ceilings(C.Ceilings("cpu", "Test CPU", {"fp32": 3.0e10, "fp8": 4.0e9}, 1.5e9, measured_at=0,
+                               gemm_size=1024))
+    fp8 = _row(bench="precision", name="fp8", flops=2e9, nbytes=3e6, tflops_time=0.5)
+    fp8.dtype = "fp8"
+    assert [r["dtype"] for r in cr.measured_roof_rows(C.all_ceilings().values())] == ["fp32"] * 3
+    pts = cr.result_points([fp8, _row()])
+    assert [p["emulated"] for p in pts] == [True, False]
+    spec = cr.roofline_chart(cr.roof_rows(get_hardware("h200"), ["fp8"]), pts).to_dict()
+    assert "fp8 (emulated, no roof)" in json.dumps(spec["datasets"])
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.session_state["_my_results"] = [fp8, _row()]
+    at.run()
+    at.selectbox(key="rf_hw").set_value("CPU (edit me)").run()
+    assert not at.exception and not at.error
+    roofs = at.dataframe[0].value
+    assert not roofs["roof"].str.contains("fp8").any() and roofs["roof"].str.contains("fp32").any()
+    assert any("fp8 has no roof" in c.value and "1024³" in c.value for c in at.caption)
+
+
+def test_the_cpu_rows_sentence_is_in_chinese_on_the_chinese_page():
+    """The CPU row's sentence (where its figures come from, what was raised, why fp8 has no roof) was rendered in
+    English and shown as it was on the Chinese page."""
+    import gemm_i18n
+
+    fp8 = _row(bench="precision", name="fp8", flops=2e9, nbytes=3e6, tflops_time=0.5)
+    fp8.dtype = "fp8"
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.query_params["lang"] = "zh"
+    at.session_state["_my_results"] = [fp8, _row(tflops_time=1e-3, nbytes=1e8)]  # 2 TFLOP/s at 20 FLOP/B: raises both
+    at.run()
+    at.selectbox(key="rf_hw").set_value("CPU (edit me)").run()
+    assert not at.exception and not at.error
+    note = next(c.value for c in at.caption if "fp8" in c.value and "CPU" in c.value)
+    assert "没有屋顶" in note and "带宽" in note and not gemm_i18n.english_words(note, ["CPU"]), note
