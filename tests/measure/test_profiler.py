@@ -380,9 +380,11 @@ def test_kv_cache_decode_equals_a_longer_prefill(attention, preset):
 
 
 def test_a_profile_reports_its_progress_as_a_rising_share():
-    """The run box shows a share of the run, not "0 %" throughout: each stage says how far it is."""
+    """The run box shows a share of the run, not "0 %" throughout: each stage says how far it is, one report per
+    stage (building, each warm-up pass, profiling, summing), each a step of the plan's (tests/pages/
+    test_profiler_run_box.py weighs them)."""
     said = []
     profile_block(SMALL, "cpu", steps=2, warmup=2, progress=lambda f, t: said.append((f, str(t))))
     fracs = [f for f, _ in said]
-    assert fracs == sorted(fracs) and fracs[0] == 0.0 and fracs[-1] == 0.85 and len(set(fracs)) >= 5, said
+    assert fracs == sorted(fracs) and fracs[0] == 0.0 and len(set(fracs)) == len(fracs) == 5, said
     assert any("warming up" in t for _, t in said) and any("profiling 2 forward" in t for _, t in said)
