@@ -102,8 +102,9 @@ with ui.guard(_("the intensity model")):
     st.altair_chart(batching_charts.model_chart(model, ridge, gettext=_), width="stretch")
     if ridge:
         rb = bb.ridge_batch(int(m), int(k), int(n), dtype, ridge)
-        where = (_("stacking reaches it at **B ≈ {b}**").format(b=f"{rb:,}") if rb else
-                 _("stacking never reaches it at this shape"))
+        where = (_("one request is already above it (compute-bound on its own): stacking still shares the weight "
+                   "read, but the FLOPs set the time") if rb == 1 else _("stacking reaches it at **B ≈ {b}**").format(b=f"{rb:,}") if rb
+                 else _("stacking never reaches it at this shape"))
         st.caption(_("{gpu}, {dtype}: ridge point {ridge} FLOP/byte; {where}. Below the ridge, time ≈ bytes / "
                      "bandwidth, so a bigger batch costs almost nothing extra; above it, time grows with FLOPs and "
                      "batching stops paying. loop and bmm stay at the single-request intensity.").format(

@@ -44,7 +44,20 @@ def test_custom_shape_at_extremes():
         assert not at.exception and not at.error
     at.number_input(key="ba_m").set_value(16384).run()
     assert not at.exception and not at.error
-    assert "never reaches" in _captions(at) or "reaches it" in _captions(at)
+    assert "never reaches" in _captions(at)  # K = N = 1: a quarter of a FLOP per byte at any batch
+
+
+def test_a_shape_already_above_the_ridge_is_not_said_to_reach_it_by_stacking():
+    """The Prefill shape (M = 64 on a CPU, fp32) is above the H200's fp32 ridge (14 FLOP/B) at one request: the caption
+    said "stacking reaches it at B ≈ 1", as if stacking were what got it there. It now says one request is already
+    compute-bound; the decode shape still gets the batch at which stacking reaches the ridge."""
+    at = _app()
+    at.radio(key="ba_shape").set_value("Prefill").run()
+    assert not at.exception and not at.error
+    words = _captions(at)
+    assert "one request is already above it (compute-bound on its own)" in words and "B ≈ 1" not in words
+    at.radio(key="ba_shape").set_value("Decode (M = 1)").run()
+    assert "stacking reaches it at **B ≈" in _captions(at)
 
 
 def test_small_cpu_sweep():
