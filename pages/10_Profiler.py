@@ -139,7 +139,7 @@ if cfg is not None:
         st.caption(_("{source}. GEMMs at max(FLOPs / peak, bytes / bandwidth); norms, rotary embedding, softmax, SiLU "
                      "and residual adds as memory-bound traffic. Launch overheads are not modelled, so small blocks "
                      "measure below this. FLOPs share says why “GEMM is 90 %+ of LLM compute”; time share is what "
-                     "the profiler can confirm.").format(source=ui.tr(pred.source)) + (f" ({cpu_note})" if cpu_note else ""))
+                     "the profiler can confirm.").format(source=ui.tr(pred.source)) + (_(" ({note})").format(note=cpu_note) if cpu_note else ""))
 
 # ----------------------------------------------------------------------------- run
 MAX_TRACE_BYTES = 64 * 1024**2  # a trace kept for download in the session; larger ones are dropped

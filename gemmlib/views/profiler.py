@@ -85,24 +85,37 @@ def prediction_rows(rows: Iterable[Mapping], gettext: Translate = english) -> li
     return out
 
 
+def points(a: float, b: float) -> str:
+    """The difference of two shares in percentage points, signed (the metric's arrow reads the sign): 0.684 − 0.8
+    is "-11.6" points, not "-11.6%" (which would be 11.6 % of 80 %, 70.7 %)."""
+    return f"{(a - b) * 100:+.1f}"
+
+
+def against_target(share: float, target: float, gettext: Translate = english) -> str:
+    """"-11.6 points vs the 80% target": the signed number first in every language (Streamlit draws a metric's
+    arrow down and red only for a delta that starts with "-")."""
+    return f"{points(share, target)} " + gettext("points vs the {target} target").format(target=fmt.percent(target, 0))
+
+
 def prediction_metrics(pred: Any, target: float, gettext: Translate = english) -> list[Metric]:
     """The prediction's figures (``pred``: a ``Prediction``): the GEMM share of FLOPs, of time against
-    the ``target`` share, and the GEMM FLOPs per pass."""
+    the ``target`` share (in percentage points), and the GEMM FLOPs per pass."""
     return [Metric(gettext("GEMM share of FLOPs"), f"{pred.flop_share:.1%}"),
             Metric(gettext("GEMM share of time (roofline)"), f"{pred.time_share:.1%}",
-                   delta=gettext("{delta} vs 80 % target").format(delta=f"{pred.time_share - target:+.1%}")),
+                   delta=against_target(pred.time_share, target, gettext)),
             Metric(gettext("GEMM FLOPs per pass"), fmt.si(pred.gemm_flops, "FLOP"))]
 
 
 def run_metrics(res: Any, target: float, gettext: Translate = english) -> list[Metric | None]:
     """A profile's figures: the GEMM share of time against ``target``, the prediction's share beside it
-    (None without a prediction), the time per pass and what the GEMMs achieved."""
+    (None without a prediction), the time per pass and what the GEMMs achieved; the differences in percentage
+    points."""
     p = res.prediction
     return [Metric(gettext("GEMM share of time"), f"{res.gemm_share:.1%}",
-                   delta=gettext("{delta} vs 80 % target").format(delta=f"{res.gemm_share - target:+.1%}")),
+                   delta=against_target(res.gemm_share, target, gettext)),
             None if p is None else Metric(
                 gettext("Predicted ({hardware})").format(hardware=p.hardware), f"{p.time_share:.1%}",
-                delta=gettext("{delta} measured − predicted").format(delta=f"{res.gemm_share - p.time_share:+.1%}"),
+                delta=f"{points(res.gemm_share, p.time_share)} " + gettext("points, measured − predicted"),
                 delta_color="off"),
             Metric(gettext("Time per pass"), fmt.duration(res.total_time_s)),
             Metric(gettext("GEMMs achieved"), fmt.si(res.gemm_tflops * 1e12 if res.gemm_tflops else None, "FLOP/s"))]

@@ -95,16 +95,16 @@ def test_run_metrics_and_verdict_against_the_target():
     pred = NS(hardware="H100 SXM", time_share=0.7)
     res = NS(gemm_share=0.85, prediction=pred, total_time_s=0.0123, gemm_tflops=1.5, meets_target=True)
     share, predicted, per_pass, achieved = pv.run_metrics(res, 0.8)
-    assert (share.value, share.delta) == ("85.0%", "+5.0% vs 80 % target")
+    assert (share.value, share.delta) == ("85.0%", "+5.0 points vs the 80% target")
     assert (predicted.label, predicted.value, predicted.delta) == ("Predicted (H100 SXM)", "70.0%",
-                                                                   "+15.0% measured − predicted")
+                                                                   "+15.0 points, measured − predicted")
     assert (per_pass.value, achieved.value) == ("12.3 ms", "1.5 TFLOP/s")
     assert pv.run_metrics(NS(**{**vars(res), "prediction": None}), 0.8)[1] is None
     assert pv.verdict(res, 0.8)[0] is True
     ok, words = pv.verdict(NS(**{**vars(res), "meets_target": False, "gemm_share": 0.5}), 0.8)
     assert not ok and "only 50.0% of the time (target 80%)" in words
     flops = pv.prediction_metrics(NS(flop_share=0.95, time_share=0.6, gemm_flops=3.4e10), 0.8)
-    assert [m.value for m in flops] == ["95.0%", "60.0%", "34 GFLOP"] and flops[1].delta.startswith("-20.0%")
+    assert [m.value for m in flops] == ["95.0%", "60.0%", "34 GFLOP"] and flops[1].delta.startswith("-20.0 points")
 
 
 # ----------------------------------------------------------------------------- multi-GPU
