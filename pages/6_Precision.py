@@ -137,7 +137,9 @@ if any(r.extra.get("share_measured_why") for r in results):  # fp8 on a CPU: a r
     st.caption(_(bp.NO_SHARE_EMULATED) + _("."))
 if any(r.supported and r.tflops for r in results):
     c1, c2 = st.columns([3, 2])
-    shown = [{**r.to_dict(), "name": _(FORMAT_LABELS.get(r.name, r.name)),
+    # a format the device only emulates (fp8 on a CPU) says so on its bar: a reference kernel's speed, not the format's
+    shown = [{**r.to_dict(), "name": _("{format} (emulated)").format(format=_(FORMAT_LABELS.get(r.name, r.name)))
+              if bp.emulated(r.dtype, r.device) else _(FORMAT_LABELS.get(r.name, r.name)),
               "shape": {**r.shape, "label": bp.shape_label(r.shape.get("label"), _)}} for r in results]
     c1.altair_chart(charts_bench.tflops_chart(shown, gettext=_), width="content")
     c2.altair_chart(charts_bench.error_chart(shown, gettext=_), width="stretch")

@@ -174,3 +174,22 @@ def test_fp8_on_a_cpu_gets_no_share_of_a_measured_peak_and_says_why():
     why = [c.value for c in at.caption if "reference kernel" in c.value and "% measured peak" in c.value]
     assert len(why) == 1 and "no peak" in why[0], [c.value for c in at.caption]
     clear_recorded()
+
+
+def test_the_throughput_bars_say_which_format_is_emulated():
+    """fp8 on a CPU is torch's reference kernel: its bar stood beside fp32's labelled plain "fp8", read as fp8's speed.
+    It now reads "fp8 (emulated)" (and "fp8 + quant (emulated)"); fp32 keeps its name."""
+    from gemmlib.measure import quant
+
+    if not quant.fp8_supported("cpu")[0]:
+        pytest.skip("this torch has no CPU fp8 kernel")
+    clear_recorded()
+    at = _custom(AppTest.from_file(PAGE, default_timeout=120).run(), 32, 32, 32, ["fp32", "fp8"])
+    at.button[0].click().run()
+    assert not at.exception and not at.error
+    import pyarrow as pa
+
+    bars = next(c.proto for c in at.get("vega_lite_chart") if "Throughput per format" in c.proto.spec)
+    names = set(pa.ipc.open_stream(bars.data.data).read_all().column("name").to_pylist())  # the bars' data
+    assert names == {"fp32", "fp8 (emulated)", "fp8 + quant (emulated)"}, names
+    clear_recorded()
