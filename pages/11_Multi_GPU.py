@@ -159,12 +159,12 @@ with st.container(border=True):
     seq = int(ui.url(e[2].number_input, _("Tokens"), 1, 65536, base["seq_len"], key="mg_seq"))
     tdtype = ui.url(e[3].selectbox, _("dtype"), list(tpm.TP_DTYPES), index=list(tpm.TP_DTYPES).index(base["dtype"]),
                     key="mg_tdtype")
-    links = {f"measured for {backend} × n (if any), else the catalogue's": None} | {lk.name: lk.name for lk in
-                                                                 interconnect.measured_links()}
-    link_labels = {k: k for k in links} | {next(iter(links)): _("measured for {backend} × n (if any), else the "
-                                                              "catalogue's").format(backend=backend)}
-    link_choice = e[4].selectbox(_("Interconnect for the estimate"), list(links), key="mg_link",
-                                 format_func=link_labels.get)
+    # option ids: "auto", or a measured link's name (in a shared link, ?mg_link=NAME, as the CLI's --interconnect)
+    links = {"auto": None} | {lk.name: lk.name for lk in interconnect.measured_links()}
+    link_labels = {k: k for k in links} | {"auto": _("measured for {backend} × n (if any), else the "
+                                                     "catalogue's").format(backend=backend)}
+    link_choice = ui.url(e[4].selectbox, _("Interconnect for the estimate"), list(links), key="mg_link",
+                         format_func=link_labels.get)
 
 model = None
 with ui.guard(_("the layer")):
