@@ -138,7 +138,7 @@ if coll:
     if coll.get("saved"):
         st.success(_("Kept as **{name}** (busbw {busbw:.4g} GB/s, latency {latency:.4g} µs): the estimate below and "
                      "`python -m gemmlib estimate --interconnect` use it.").format(
-            name=coll["saved"]["name"], busbw=coll["saved"]["busbw"] / 1e9, latency=coll["saved"]["latency_s"] * 1e6))
+            name=view.name_label(coll["saved"]["name"], _), busbw=coll["saved"]["busbw"] / 1e9, latency=coll["saved"]["latency_s"] * 1e6))
     elif (coll.get("extra") or {}).get("not_saved"):
         st.caption(sentence(ui.tr(coll["extra"]["not_saved"])))
     ui.downloads("collectives", to_csv(rows), json.dumps(coll, indent=2, default=str), key="mg_dl_coll", json_first=True)
@@ -161,7 +161,7 @@ with st.container(border=True):
                     key="mg_tdtype")
     # option ids: "auto", or a measured link's name (in a shared link, ?mg_link=NAME, as the CLI's --interconnect)
     links = {"auto": None} | {lk.name: lk.name for lk in interconnect.measured_links()}
-    link_labels = {k: k for k in links} | {"auto": _("measured for {backend} × n (if any), else the "
+    link_labels = {k: view.name_label(k, _) for k in links} | {"auto": _("measured for {backend} × n (if any), else the "
                                                      "catalogue's").format(backend=backend)}
     link_choice = ui.url(e[4].selectbox, _("Interconnect for the estimate"), list(links), key="mg_link",
                          format_func=link_labels.get)

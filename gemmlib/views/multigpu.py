@@ -9,10 +9,11 @@ dicts the page keeps (``CollectiveRun.to_dict``, ``TPRun.to_dict``) and the esti
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from gemmlib.core.i18n import N_, Translate, english
+from gemmlib.core.i18n import N_, Msg, Text, Translate, english, render
 
 MLP_LABELS = {"gated": N_("gated"), "plain": N_("plain")}
 # The catalogue's CPU links and their sources (gemmlib.core.hardware; not marked there yet), as the page shows them.
@@ -23,6 +24,45 @@ TP_COLUMNS = {"ranks": N_("ranks"), "one rank ms": N_("one rank ms"), "per rank 
               "comm share": N_("comm share"), "estimate ms": N_("estimate ms"), "rel. diff": N_("rel. diff"),
               "matches": N_("matches")}
 COLLECTIVE_COLUMNS = ("op", "bytes", "count", "time µs", "p20 µs", "p80 µs", "algbw_gbps", "busbw_gbps", "correct")
+
+
+# The names gemmlib.core.interconnect gives a measured link and gemmlib.core.ceilings a measured row, in English (they
+# are also what the command line takes: ``--interconnect NAME``); shown in the reader's language by ``name_label``.
+_GLOO = re.compile(r"gloo, (?P<n>\d+) CPU processes on (?P<cpu>.+) \((?:(?P<nodes>\d+) nodes, )?"
+                   r"measured interconnect; not a GPU link\)")
+_NCCL = re.compile(r"(?P<n>\d+) × (?P<gpu>.+), NCCL \((?:(?P<nodes>\d+) nodes, )?measured interconnect\)")
+_MEASURED = " (measured)"
+MEASURED_NAMES = {
+    "gloo": (N_("gloo, {n} CPU processes on {cpu} (measured interconnect; not a GPU link)"),
+             N_("gloo, {n} CPU processes on {cpu} ({nodes} nodes, measured interconnect; not a GPU link)")),
+    "nccl": (N_("{n} × {gpu}, NCCL (measured interconnect)"),
+             N_("{n} × {gpu}, NCCL ({nodes} nodes, measured interconnect)")),
+}
+
+
+def name_label(name: Any, gettext: Translate = english) -> str:
+    """A link's or a hardware row's name in the reader's language: a measured interconnect ("gloo, 2 CPU processes on
+    AMD EPYC (measured interconnect; not a GPU link)"), a measured row ("AMD EPYC (measured)"), else the catalogue's
+    own name through the catalogue (its CPU links and rows are marked)."""
+    s = str(name)
+    for backend, pattern in (("gloo", _GLOO), ("nccl", _NCCL)):
+        m = pattern.fullmatch(s)
+        if m:
+            one, many = MEASURED_NAMES[backend]
+            return gettext(many if m["nodes"] else one).format(**m.groupdict())
+    if s.endswith(_MEASURED):
+        return gettext(N_("{name} (measured)")).format(name=s.removesuffix(_MEASURED))
+    return gettext(s)
+
+
+def hardware_label(hw: Any, gettext: Translate = english, tr: Callable[[Any], str] = str) -> str:
+    """The estimate's hardware (``tp.HW_SHARE``'s "NAME ÷ n (one rank's cores)", or a name) in the reader's language,
+    its name too."""
+    msg = hw.msg if isinstance(hw, Text) else hw
+    if isinstance(msg, Msg):
+        return render(msg.template, {k: name_label(v, gettext) if k == "name" and type(v) is str else v
+                                     for k, v in msg.params.items()}, gettext)
+    return name_label(hw, gettext) if type(hw) is str else tr(hw)
 
 
 def collective_rows(rows: Iterable[Mapping], op_label: Callable[[str], str]) -> list[dict]:
@@ -48,8 +88,8 @@ def references(datasheet: tuple[str, float] | None, measured: Iterable[Any],
         refs[f"datasheet: {datasheet[0]}"] = datasheet
         labels[f"datasheet: {datasheet[0]}"] = gettext("datasheet: {link}").format(link=datasheet[0])
     for lk in measured:
-        refs[f"measured: {lk.name}"] = (lk.name, lk.busbw / 1e9)
-        labels[f"measured: {lk.name}"] = gettext("measured: {link}").format(link=lk.name)
+        refs[f"measured: {lk.name}"] = (name_label(lk.name, gettext), lk.busbw / 1e9)
+        labels[f"measured: {lk.name}"] = gettext("measured: {link}").format(link=name_label(lk.name, gettext))
     return refs, labels
 
 
@@ -58,7 +98,8 @@ def preview_row(n: int, est: Mapping, gettext: Translate = english, tr: Callable
     comm = est["tp"]["comm_s"]
     return {"ranks": n, "one rank ms": est["one_rank"]["time_s"] * 1e3, "per rank ms": est["tp"]["time_s"] * 1e3,
             "all-reduces ms": None if comm is None else comm * 1e3, "speed-up": est["speedup"],
-            "hardware": tr(est["hardware"]), "link": gettext(est["link"]) if est["link"] else "—"}
+            "hardware": hardware_label(est["hardware"], gettext, tr),
+            "link": name_label(est["link"], gettext) if est["link"] else "—"}
 
 
 def _estimated(run: Mapping, part: str) -> float | None:
@@ -88,8 +129,8 @@ def estimate_caption(est: Mapping, gettext: Translate = english, tr: Callable[[A
     note = tr(est["note"]) if est.get("note") else ""
     return (gettext("Estimate: {hardware} ({source}); all-reduces on {link} — {note}.") if note else
             gettext("Estimate: {hardware} ({source}); all-reduces on {link}.")).format(
-        hardware=tr(est.get("hardware") or ""), source=tr(est.get("hardware_source") or ""),
-        link=gettext(est["link"]) if est.get("link") else gettext("no link"), note=note)
+        hardware=hardware_label(est.get("hardware") or "", gettext, tr), source=tr(est.get("hardware_source") or ""),
+        link=name_label(est["link"], gettext) if est.get("link") else gettext("no link"), note=note)
 
 
 def layer_caption(model: Any, ranks: Sequence[int], gettext: Translate = english) -> str:

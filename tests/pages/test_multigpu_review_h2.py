@@ -64,3 +64,16 @@ def test_a_link_naming_no_measured_interconnect_says_so_and_uses_the_default(lin
     assert at.selectbox(key="mg_link").value == "auto"
     texts = " ".join(m.value for m in [*at.markdown, *at.caption, *at.info, *at.warning])
     assert "NVLink 9 (made up)" in texts
+
+
+def test_in_chinese_the_measured_links_and_the_hardware_are_named_in_chinese(links):
+    """The estimate's hardware and link, and the interconnect picker, on the Chinese page: no English name of a
+    measured link ("… CPU processes on … (measured interconnect; not a GPU link)") nor of the CPU row."""
+    _two, three = links
+    at = _app(lang="zh", mg_link=three)
+    table = next(d.value for d in at.dataframe if "link" in d.value.columns)
+    cells = " ".join(str(v) for v in table.iloc[0].tolist())
+    assert "实测互联" in cells and "CPU processes" not in cells and "measured interconnect" not in cells, cells
+    assert "edit me" not in cells and "一个 rank 的核心" in cells, cells
+    labels = at.selectbox(key="mg_link").options
+    assert all("CPU processes" not in o for o in labels) and any("实测互联" in o for o in labels), labels

@@ -120,8 +120,9 @@ def test_collective_rows_keep_the_timed_sizes_in_microseconds():
 
 def test_references_by_id_with_their_labels():
     refs, labels = mv.references(("NVLink 4", 450.0), [NS(name="mine", busbw=123e9)], gettext=mark)
-    assert refs == {"none": None, "datasheet: NVLink 4": ("NVLink 4", 450.0), "measured: mine": ("mine", 123.0)}
-    assert labels["none"] == "«none»" and labels["measured: mine"] == "«measured: {link}»".format(link="mine")
+    # a measured link's name in the reader's language (views.multigpu.name_label: here, the catalogue's word for it)
+    assert refs == {"none": None, "datasheet: NVLink 4": ("NVLink 4", 450.0), "measured: mine": ("«mine»", 123.0)}
+    assert labels["none"] == "«none»" and labels["measured: mine"] == "«measured: {link}»".format(link="«mine»")
     assert mv.references(None, [])[0] == {"none": None}
 
 
