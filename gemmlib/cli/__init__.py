@@ -24,7 +24,7 @@ from gemmlib.core.files import one_line
 COMMANDS: dict[str, tuple[str, str]] = {
     "estimate": ("gemmlib.cli.estimate", "size an LLM: FLOPs, memory and time per GEMM"),
     "devices": ("gemmlib.cli.devices", "list this machine's devices and their peaks"),
-    "bench": ("gemmlib.cli.bench", "run a live benchmark (precision, tiling, batching)"),
+    "bench": ("gemmlib.cli.bench", "run a live benchmark (precision, tiling, batching, collective, tp)"),
     "profile": ("gemmlib.cli.profile", "profile a transformer block with torch.profiler"),
     "report": ("gemmlib.cli.report", "run every benchmark and write a report"),
     "calibrate": ("gemmlib.cli.calibrate", "measure each op of a model on this device, for the calibrated estimate"),

@@ -23,11 +23,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--m", type=int, default=None, help="rows per request (1 = decode; default 1)")
     parser.add_argument("--k", type=int, default=None, help="input width (default 1024 on CPU, 4096 on GPU)")
     parser.add_argument("--n", type=int, default=None, help="output width (default 1024 on CPU, 4096 on GPU)")
-    parser.add_argument("--batches", default=None, help="batch sizes, comma-separated (e.g. 1,8,32)")
+    parser.add_argument("--batches", default=None, help="batch sizes, comma-separated (default 1,4,16,64 on a CPU, 1,2,4,…,256 on a GPU)")
     parser.add_argument("--modes", default=None, help="comma-separated: loop,stacked,bmm (default all)")
     parser.add_argument("--dtype", default=None, help="fp32, fp16 or bf16 (default fp32 on CPU, bf16 on GPU)")
     parser.add_argument("--cuda-graph", action="store_true", help="time CUDA-graph replays (GPU only)")
-    parser.add_argument("--min-run-time", type=float, default=0.1, help="seconds of timing per row")
+    parser.add_argument("--min-run-time", type=float, default=0.1, help="seconds of timing per row (default 0.1)")
     parser.add_argument("--article", action="store_true",
                         help="also run the article's example (20 × 1024×4096 @ 4096×4096; scaled down on "
                              "a CPU) with a verdict")

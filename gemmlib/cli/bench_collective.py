@@ -60,9 +60,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object: {results: [...], ...}")
 
 
-def run_ranked(owner: str, work: Callable[[launch.Report], T]) -> T | None:
+def run_ranked(owner: str, work: Callable[[launch.Report], T], plan: launch.Plan | None = None) -> T | None:
     """``work(progress)`` under the single-flight lock, progress on stderr; a rank that failed or hung:
-    its one line on stderr and None (the caller exits 1)."""
+    its one line on stderr and None (the caller exits 1). ``plan``: said on stderr before the ranks start
+    (seconds with no other word: each rank's start); pass it only where ``work`` has nothing left to refuse
+    before it launches them (``bench tp``'s run checks its layer first: it passes none)."""
     def progress(frac: float, text: str) -> None:
         sys.stderr.write(f"[{frac:4.0%}] {text}\n")
 
@@ -73,6 +75,9 @@ def run_ranked(owner: str, work: Callable[[launch.Report], T]) -> T | None:
     turn = safety.single_flight(owner) if local == "0" else contextlib.nullcontext()
     try:
         with turn:
+            if plan is not None and not plan.torchrun:  # once the machine's queue lets us in
+                sys.stderr.write(f"starting {plan.nproc} {plan.backend} rank{'' if plan.nproc == 1 else 's'} "
+                                 f"({'one GPU each' if plan.kind == 'cuda' else 'CPU processes'}; a few seconds)\n")
             return work(progress)
     except launch.RankError as e:
         sys.stderr.write(f"error: {e}\n")
@@ -101,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     cfg, p = config_from_args(args, lim)
     res = run_ranked("CLI: bench collective", lambda progress: cl.run_collectives(
         cfg, nproc=p.nproc, backend=p.backend, timeout_s=args.timeout, lim=lim, progress=progress,
-        save=not args.no_save))
+        save=not args.no_save), p)
     if res is None:
         return 1
     if not res.rows:  # a torchrun rank other than 0: rank 0 prints

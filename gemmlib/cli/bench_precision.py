@@ -26,19 +26,20 @@ from gemmlib.measure import precision as bp
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present, else cpu)")
-    parser.add_argument("--m", type=int, default=None, help="rows of A and D")
-    parser.add_argument("--n", type=int, default=None, help="columns of B and D")
-    parser.add_argument("--k", type=int, default=None, help="inner dimension")
-    parser.add_argument("--size", type=int, default=None, help="M = N = K (a square)")
+    parser.add_argument("--m", type=int, default=None, help="rows of A and D (default --size)")
+    parser.add_argument("--n", type=int, default=None, help="columns of B and D (default --size)")
+    parser.add_argument("--k", type=int, default=None, help="inner dimension (default --size)")
+    parser.add_argument("--size", type=int, default=None,
+                        help="M = N = K, a square (default 512 on a CPU, 4096 on a GPU)")
     parser.add_argument("--shapes", choices=("squares", "llm", "article", "default"), default=None,
                         help="a shape set instead of one shape: squares, llm (layer GEMMs of --preset), "
                              "article (1024×4096·4096×1024) or default (the report's set)")
-    parser.add_argument("--preset", default="llama-2-7b", help="estimator preset for --shapes llm")
-    parser.add_argument("--batch", type=int, default=1, help="batch for --shapes llm")
-    parser.add_argument("--seq", type=int, default=512, help="sequence length for --shapes llm")
+    parser.add_argument("--preset", default=None, help="with --shapes llm: the estimator preset (default llama-2-7b)")
+    parser.add_argument("--batch", type=int, default=None, help="with --shapes llm: sequences (default 1)")
+    parser.add_argument("--seq", type=int, default=None, help="with --shapes llm: tokens per sequence (default 512)")
     parser.add_argument("--dtypes", default=None, help="comma-separated: fp32,tf32,fp16,bf16,int8,fp8 (default all)")
     parser.add_argument("--no-quant", action="store_true", help="int8/fp8: skip the rows with quantization included")
-    parser.add_argument("--min-run-time", type=float, default=0.3, help="seconds of timing per row")
+    parser.add_argument("--min-run-time", type=float, default=0.3, help="seconds of timing per row (default 0.3)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--csv", default=None, metavar="FILE", help="also write the rows as CSV to FILE")
 
@@ -51,14 +52,18 @@ def build_config(args: argparse.Namespace, device: str):
         v = getattr(args, name)
         if v is not None:
             safety.check_dims(lim, **{f"--{name}": v})
-    dtypes = bp.normalise_dtypes(args.dtypes) if args.dtypes else bp.PRECISION_DTYPES
+    dtypes = bp.normalise_dtypes(args.dtypes) if args.dtypes is not None else bp.PRECISION_DTYPES  # "": refused
     given = [x for x in (args.m, args.n, args.k) if x is not None]
     if args.shapes and (given or args.size):
         raise InputError("give either --shapes or --m/--n/--k/--size, not both")
+    llm_only = [f"--{name}" for name in ("preset", "batch", "seq") if getattr(args, name) is not None]
+    if llm_only and args.shapes != "llm":  # they shape the LLM set: with any other shape they would do nothing
+        raise InputError(f"{', '.join(llm_only)} only appl{'ies' if len(llm_only) == 1 else 'y'} to --shapes llm; "
+                         "add --shapes llm, or leave " + ("it" if len(llm_only) == 1 else "them") + " out")
     if args.shapes == "squares":
         shapes = bp.square_shapes(bp.default_squares(device))
     elif args.shapes == "llm":
-        shapes = bp.llm_shapes(args.preset, args.batch, args.seq)
+        shapes = bp.llm_shapes(args.preset or "llama-2-7b", args.batch or 1, args.seq or 512)
     elif args.shapes == "article":
         shapes = (bp.ARTICLE_SHAPE,)
     elif args.shapes == "default":
@@ -96,4 +101,6 @@ def run(args: argparse.Namespace) -> int:
              "note": "" if r["supported"] else f"not run: {r['note']}"} for r in bp.summary_rows(results)]
     print(fmt.text_table(rows, right=("median", "% datasheet", "rel. error")))
     print(verdict)
+    for why in dict.fromkeys(str(r.extra["share_measured_why"]) for r in results if r.extra.get("share_measured_why")):
+        print(f"note: {why}")  # fp8 on a CPU: a reference kernel's speed, not a figure of fp8 hardware
     return 0

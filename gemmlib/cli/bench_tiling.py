@@ -24,11 +24,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--m", type=int, default=None, help="rows of A and D (overrides --size)")
     parser.add_argument("--n", type=int, default=None, help="columns of B and D (overrides --size)")
     parser.add_argument("--k", type=int, default=None, help="inner dimension (overrides --size)")
-    parser.add_argument("--tiles", default=None, help="tile sizes, comma-separated (default 16,32,64,128)")
+    parser.add_argument("--tiles", default=None, help="tile sizes, comma-separated (default 16,32,64,128 on a CPU, 32,64,…,1024 on a GPU)")
     parser.add_argument("--impls", default=None,
-                        help="implementations, comma-separated: python_tiled,numpy_blocked,triton,torch")
+                        help="implementations, comma-separated: python_tiled,numpy_blocked,triton,torch (default all)")
     parser.add_argument("--dtype", default=None, help="fp32, fp16 or bf16 (default fp32 on CPU, fp16 on GPU)")
-    parser.add_argument("--min-run-time", type=float, default=0.2, help="seconds of timing per row")
+    parser.add_argument("--min-run-time", type=float, default=0.2, help="seconds of timing per row (default 0.2)")
     parser.add_argument("--no-autotune", action="store_true", help="on a GPU, skip the autotuned Triton row")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 

@@ -30,13 +30,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                                        "on GPUs)")
     parser.add_argument("--scale", type=whole(1), default=None,
                         help="divide hidden, head size and MLP width by this (default 16 on a CPU, 1 on GPUs)")
-    parser.add_argument("--hidden", type=whole(1), default=None, help="a custom layer instead of a preset")
-    parser.add_argument("--heads", type=whole(1), default=None)
-    parser.add_argument("--kv-heads", type=whole(1), default=None)
-    parser.add_argument("--ffn", type=whole(1), default=None, help="MLP inner width")
-    parser.add_argument("--mlp", choices=["gated", "plain"], default="gated")
+    parser.add_argument("--hidden", type=whole(1), default=None,
+                        help="a custom layer instead of a preset: its width (with --heads and --ffn)")
+    parser.add_argument("--heads", type=whole(1), default=None, help="custom layer: query heads")
+    parser.add_argument("--kv-heads", type=whole(1), default=None, help="custom layer: K/V heads (default = --heads)")
+    parser.add_argument("--ffn", type=whole(1), default=None, help="custom layer: MLP inner width")
+    parser.add_argument("--mlp", choices=["gated", "plain"], default=None,
+                        help="custom layer: gated (SwiGLU: gate, up, down; the default) or plain (up, down)")
     parser.add_argument("--seq-len", type=whole(1), default=None, help="tokens per sequence (default 128 CPU, 2048 GPU)")
-    parser.add_argument("--batch", type=whole(1), default=1)
+    parser.add_argument("--batch", type=whole(1), default=1, help="sequences (default 1)")
     parser.add_argument("--dtype", default=None, help="fp32 (CPU default), bf16 (GPU default), fp16 or fp64")
     parser.add_argument("--iters", type=whole(1), default=10, help="timed samples (default 10)")
     parser.add_argument("--warmup", type=whole(0), default=2, help="untimed passes (default 2; 0: none)")
@@ -53,8 +55,17 @@ def config_from_args(args: argparse.Namespace, lim: safety.Limits) -> tuple[tpm.
     if custom:
         if args.preset is not None:
             raise InputError("give either --preset or the layer's shape (--hidden --heads --ffn), not both")
-        model = tpm.model_for(None, mlp=args.mlp, **custom)
+        if args.scale is not None:  # it divides a preset's sizes: a custom layer runs at the sizes given
+            raise InputError("--scale divides a preset's sizes; a custom layer (--hidden --heads --ffn) runs at the "
+                             "sizes given: leave --scale out")
+        missing = [f"--{k}" for k in ("hidden", "heads", "ffn") if k not in custom]
+        if missing:
+            raise InputError(f"a custom layer needs {', '.join(missing)} too (or give --preset instead)")
+        model = tpm.model_for(None, mlp=args.mlp or "gated", **custom)
     else:
+        if args.mlp is not None:  # a preset's MLP is the preset's
+            raise InputError("--mlp shapes a custom layer (--hidden --heads --ffn); a preset keeps its own MLP: "
+                             "leave --mlp out")
         model = tpm.model_for(args.preset or base["preset"], base["scale"] if args.scale is None else args.scale)
     seq_len = base["seq_len"] if args.seq_len is None else args.seq_len
     cfg = tpm.TPConfig(model=model, seq_len=seq_len, batch=args.batch, dtype=args.dtype or base["dtype"],

@@ -60,7 +60,9 @@ def run(args: argparse.Namespace) -> int:
     from gemmlib.measure import calibrate as cb
 
     args.device = resolve_device(args.device)
-    dtypes = tuple(d.strip() for d in args.dtypes.split(",") if d.strip()) if args.dtypes else None
+    dtypes = tuple(d.strip() for d in args.dtypes.split(",") if d.strip()) if args.dtypes is not None else None
+    if dtypes == ():  # an empty list is a slip, not "the default"
+        raise InputError("--dtypes names no dtype; give fp32, bf16 or fp16 (comma-separated), or leave it out")
     if not 0 < args.min_run_time <= 10:
         raise InputError(f"--min-run-time must be in (0, 10] seconds, got {args.min_run_time}")
     run_ = run_from_args(args, dtypes[0] if dtypes else None)

@@ -26,8 +26,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--light", action="store_true", help="detect without importing torch (CPU + NVML)")
     parser.add_argument("--measure", action="store_true",
                         help="measure ceilings: a large GEMM per dtype and a device copy")
-    parser.add_argument("--device", default=None, help="device to measure: cpu or cuda (default: cuda if present)")
-    parser.add_argument("--quick", action="store_true", help="smaller, faster ceiling measurement")
+    parser.add_argument("--device", default=None,
+                        help="with --measure: the device to measure, cpu or cuda (default: cuda if present, else cpu)")
+    parser.add_argument("--quick", action="store_true",
+                        help="with --measure: a smaller, faster ceiling measurement (GEMM 512³ on a CPU)")
 
 
 def _peaks(hw) -> dict:
@@ -43,6 +45,10 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--light cannot measure (measuring needs torch); drop one of them")
     if args.device is not None and args.device.strip().lower() not in {"cpu", "cuda", "mps"}:
         raise InputError(f"unknown device {args.device!r}; use cpu or cuda")
+    given = [f for f, v in (("--device", args.device is not None), ("--quick", args.quick)) if v]
+    if given and not args.measure:  # they choose what --measure measures: alone they would do nothing
+        raise InputError(f"{' and '.join(given)} only appl{'ies' if len(given) == 1 else 'y'} to --measure: add "
+                         f"--measure, or leave {'it' if len(given) == 1 else 'them'} out to list the devices")
     if args.light:
         found = machine.light_summary()
     else:
@@ -79,4 +85,11 @@ def run(args: argparse.Namespace) -> int:
         peaks = ", ".join(f"{k} {fmt.number(v / 1e12, 3)}" for k, v in c["peaks"].items())
         bw = f"; copy {fmt.si(c['bandwidth'], 'B/s')}" if c.get("bandwidth") else ""
         print(f"measured {key}: {peaks} TFLOP/s{bw}  (GEMM {c['gemm_size']}³)")
+        if "fp8" in c["peaks"] and c.get("device") != "cuda":  # a reference kernel's speed, no ceiling
+            from gemmlib.measure.precision import NO_CEILING_EMULATED, emulated
+
+            if emulated("fp8", c.get("device", "")):
+                print(f"    note: fp8: {NO_CEILING_EMULATED}")
+        for dt, why in (c.get("notes") or {}).items():  # what was not measured, and why
+            print(f"    note: {dt}: not measured — {why}")
     return 0

@@ -54,7 +54,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present, else cpu)")
     p.add_argument("--preset", default=None,
                    help="start from a model's sizes, scaled down by --scale (e.g. llama-3-8b, mistral-7b)")
-    p.add_argument("--scale", type=positive_int, default=16, help="divide a preset's hidden/MLP size by this")
+    p.add_argument("--scale", type=positive_int, default=None,
+                   help="with --preset: divide its hidden/MLP size by this (default 16)")
     p.add_argument("--layers", type=positive_int, default=None,
                    help=f"blocks to run (default 1, at most {pf.MAX_PROFILE_LAYERS})")
     p.add_argument("--hidden", type=positive_int, default=None, help="model width (default 256)")
@@ -88,8 +89,11 @@ def config_from_args(args: argparse.Namespace):  # -> BlockConfig
 
     device = resolve_device(args.device)
     dtype = args.dtype or ("bf16" if device == "cuda" else "fp32")
+    if args.scale is not None and not args.preset:  # it divides a preset's sizes: alone it would do nothing
+        raise InputError("--scale divides a preset's sizes; add --preset (e.g. llama-3-8b), or leave --scale out "
+                         "and give --hidden, --heads, --intermediate")
     if args.preset:
-        cfg = preset_config(args.preset, args.scale, seq_len=args.seq_len or 128, batch=args.batch,
+        cfg = preset_config(args.preset, 16 if args.scale is None else args.scale, seq_len=args.seq_len or 128, batch=args.batch,
                             layers=args.layers or 1, attention=args.attention, dtype=dtype)
         over = {k: v for k, v in (("hidden", args.hidden), ("heads", args.heads), ("kv_heads", args.kv_heads),
                                   ("intermediate", args.intermediate)) if v is not None}

@@ -21,7 +21,9 @@ from gemmlib.measure import report, safety
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", required=True, help="output folder (created if missing)")
+    parser.add_argument("--out", required=True,
+                        help="output folder: new (created), empty, or holding only an earlier report (replaced); "
+                             "a folder with other files is refused before any work")
     parser.add_argument("--quick", action="store_true", help="fewer and smaller shapes")
     parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present)")
     parser.add_argument("--sections", default=None,
@@ -36,7 +38,10 @@ def run(args: argparse.Namespace) -> int:
 
     if args.device is not None and args.device.strip().lower() not in {"cpu", "cuda", "mps"}:
         raise InputError(f"unknown device {args.device!r}; use cpu or cuda")
-    sections = tuple(s.strip() for s in args.sections.split(",") if s.strip()) if args.sections else None
+    sections = tuple(s.strip() for s in args.sections.split(",") if s.strip()) if args.sections is not None else None
+    if sections == ():  # an empty list is a slip, not "every section" (the longest run there is)
+        raise InputError(f"--sections names no section; choose from {','.join(n for n, _ in report.SECTIONS)}, or "
+                         "leave it out to run them all")
     # before minutes of work: a folder that can take new files and holds nothing but an earlier report
     report.check_report_folder(check_output_dir(args.out, "--out"))
     # The report runs its sections in this process, in the machine's queue like any benchmark.
