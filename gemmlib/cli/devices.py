@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     for d in found:
         mem = fmt.nbytes(d.get("memory_bytes") or None)
         units = d.get("units") or "?"
-        label = "threads" if d["kind"] == "cpu" else "SMs"
+        label = ("thread" if units == 1 else "threads") if d["kind"] == "cpu" else ("SM" if units == 1 else "SMs")
         cap = f", compute capability {d['capability']}" if d.get("capability") else ""
         print(f"{d['kind']}:{d['index']}  {d['name']}  ({units} {label}, {mem}{cap})")
         if d.get("catalogue"):

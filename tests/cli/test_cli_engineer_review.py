@@ -230,3 +230,30 @@ def test_bench_collective_says_it_is_starting_ranks_only_once_its_input_was_acce
         run_cli(["bench", "collective", "--nproc", "2", "--backend", "gloo", "--max-bytes", "64"])
     rc, out, err = run_cli(["bench", "collective", "--nproc", "2", "--backend", "gloo", "--max-bytes", "64G"])
     assert rc == 2 and "starting" not in err and err.count("\n") == 1  # refused: no ranks were started
+
+
+def test_bench_collective_json_rows_carry_median_s_as_every_other_benchmark(run_cli, bench_env, monkeypatch):
+    """A row's median time was `median_s` in bench precision, tiling and batching but only `time_s` (beside `p20_s`
+    and `p80_s`) in bench collective: a script reading every benchmark's medians missed them. `time_s` stays."""
+    import json
+
+    from gemmlib.measure import collectives as cl
+
+    row = {"op": "all_reduce", "bytes": 64, "nproc": 2, "backend": "gloo", "time_s": 2e-4, "p20_s": 1e-4,
+           "p80_s": 3e-4, "algbw_gbps": 3.2e-4, "busbw_gbps": 3.2e-4, "correct": True, "count": 16, "dtype": "fp32"}
+    monkeypatch.setattr(cl, "run_collectives", lambda cfg, **k: cl.CollectiveRun("gloo", "cpu", 2, "Test CPU", "fp32",
+                                                                                 [dict(row)]))
+    rc, out, err = run_cli(["bench", "collective", "--nproc", "2", "--backend", "gloo", "--max-bytes", "64", "--json"])
+    assert rc == 0, err
+    (r,) = json.loads(out)["results"]
+    assert r["median_s"] == r["time_s"] == 2e-4 and r["p20_s"] == 1e-4
+
+
+def test_devices_says_1_thread_not_1_threads(run_cli, bench_env, monkeypatch):
+    from gemmlib.core import machine
+
+    one = {"kind": "cpu", "index": 0, "name": "Tiny CPU", "units": 1, "memory_bytes": 2**30, "capability": "",
+           "catalogue": "", "match_note": "", "source": "test"}
+    monkeypatch.setattr(machine, "light_summary", lambda: [dict(one)])
+    rc, out, err = run_cli(["devices", "--light"])
+    assert rc == 0 and "cpu:0  Tiny CPU  (1 thread, 1 GiB)" in out, out
