@@ -126,8 +126,9 @@ except InputError as e:
 if default_hw not in CATALOGUE:  # measured ceilings: the prediction picks from the catalogue
     default_hw = DEFAULT_GPU
 h = st.columns([2, 2, 3])
+hw_labels = {n: view.hardware_name(n, _) for n in CATALOGUE}  # "CPU (edit me)" in the reader's language
 hw_name = ui.url(h[0].selectbox, _("Hardware for the prediction"), list(CATALOGUE),
-                 index=list(CATALOGUE).index(default_hw), key="pf_hw")
+                 index=list(CATALOGUE).index(default_hw), key="pf_hw", format_func=hw_labels.get)
 eff = ui.url(h[1].slider, _("efficiency"), 0.05, 1.0, DEFAULT_EFFICIENCY, step=0.05, key="pf_eff",
              help=_("share of the datasheet peak and bandwidth reached, for GEMMs and the rest alike"))
 pred = None

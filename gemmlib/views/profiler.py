@@ -85,6 +85,14 @@ def prediction_rows(rows: Iterable[Mapping], gettext: Translate = english) -> li
     return out
 
 
+def hardware_name(name: str, gettext: Translate = english) -> str:
+    """A hardware row's name in the reader's language: a measured one's ("AMD EPYC (measured)", core.ceilings), or
+    the catalogue's own (its CPU row is marked: "CPU (edit me)")."""
+    if name.endswith(" (measured)"):
+        return gettext(N_("{name} (measured)")).format(name=name.removesuffix(" (measured)"))
+    return gettext(name)
+
+
 def points(a: float, b: float) -> str:
     """The difference of two shares in percentage points, signed (the metric's arrow reads the sign): 0.684 − 0.8
     is "-11.6" points, not "-11.6%" (which would be 11.6 % of 80 %, 70.7 %)."""
@@ -114,7 +122,7 @@ def run_metrics(res: Any, target: float, gettext: Translate = english) -> list[M
     return [Metric(gettext("GEMM share of time"), f"{res.gemm_share:.1%}",
                    delta=against_target(res.gemm_share, target, gettext)),
             None if p is None else Metric(
-                gettext("Predicted ({hardware})").format(hardware=p.hardware), f"{p.time_share:.1%}",
+                gettext("Predicted ({hardware})").format(hardware=hardware_name(p.hardware, gettext)), f"{p.time_share:.1%}",
                 delta=f"{points(res.gemm_share, p.time_share)} " + gettext("points, measured − predicted"),
                 delta_color="off"),
             Metric(gettext("Time per pass"), fmt.duration(res.total_time_s)),

@@ -45,3 +45,12 @@ def test_the_cpu_rows_note_is_in_chinese_parentheses():
     at = _app("zh")
     caption = next(c.value for c in at.caption if "屋顶线" in c.value or "GEMM 按" in c.value)
     assert "（CPU" in caption and " (CPU" not in caption, caption
+
+
+def test_the_hardware_picker_names_the_cpu_row_in_chinese_and_a_link_still_picks_a_row():
+    at = _app("zh")
+    assert "CPU（请按本机修改）" in at.selectbox(key="pf_hw").options
+    linked = AppTest.from_file(PAGE, default_timeout=180)
+    linked.query_params.update({"lang": "zh", "pf_hw": "H100 SXM"})
+    linked.run()
+    assert not linked.exception and linked.selectbox(key="pf_hw").value == "H100 SXM"

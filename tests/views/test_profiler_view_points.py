@@ -33,3 +33,14 @@ def test_the_target_named_is_the_one_given():
     pred = NS(flop_share=0.95, time_share=0.6, gemm_flops=1e9)
     assert "the 90% target" in pv.prediction_metrics(pred, 0.9)[1].delta
     assert _points(pv.prediction_metrics(pred, 0.9)[1].delta) == -30.0
+
+
+def test_the_predictions_hardware_is_named_in_the_readers_language():
+    """The Chinese page read "预测（CPU (edit me)）": the catalogue's CPU row, marked for translation, left in English."""
+    mark = "«{}»".format
+    res = NS(gemm_share=0.7, prediction=NS(hardware="CPU (edit me)", time_share=0.6), total_time_s=0.1,
+             gemm_tflops=None)
+    assert pv.run_metrics(res, 0.8, gettext=mark)[1].label == "«Predicted ({hardware})»".format(hardware="«CPU (edit me)»")
+    measured = NS(**{**vars(res), "prediction": NS(hardware="AMD EPYC (measured)", time_share=0.6)})
+    assert pv.run_metrics(measured, 0.8, gettext=mark)[1].label == "«Predicted ({hardware})»".format(
+        hardware="«{name} (measured)»".format(name="AMD EPYC"))
