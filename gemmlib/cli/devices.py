@@ -39,6 +39,13 @@ def _peaks(hw) -> dict:
             "bandwidth_tbs": hw.bandwidth / 1e12, "sms": hw.sms, "source": hw.source}
 
 
+def _per_unit(peaks: dict[str, str]) -> str:
+    """"fp32 0.2, bf16 0.05 TFLOP/s; int8 0.2 TOP/s": int8 counts operations, not floating-point ones."""
+    flops = ", ".join(f"{k} {v}" for k, v in peaks.items() if k != "int8")
+    parts = [f"{flops} TFLOP/s"] if flops else []
+    return "; ".join(parts + ([f"int8 {peaks['int8']} TOP/s"] if "int8" in peaks else []))
+
+
 def run(args: argparse.Namespace) -> int:
 
     if args.light and args.measure:
@@ -77,14 +84,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"{d['kind']}:{d['index']}  {d['name']}  ({units} {label}, {mem}{cap})")
         if d.get("catalogue"):
             ds = d["datasheet"]
-            peaks = ", ".join(f"{k} {v:g}" for k, v in ds["peaks_tflops"].items())
-            print(f"    catalogue: {ds['name']}: {peaks} TFLOP/s; {ds['bandwidth_tbs']:g} TB/s")
+            peaks = _per_unit({k: f"{v:g}" for k, v in ds["peaks_tflops"].items()})
+            print(f"    catalogue: {ds['name']}: {peaks}; {ds['bandwidth_tbs']:g} TB/s")
         if d.get("match_note"):
             print(f"    note: {d['match_note']}")
     for key, c in measured.items():
-        peaks = ", ".join(f"{k} {fmt.number(v / 1e12, 3)}" for k, v in c["peaks"].items())
+        peaks = _per_unit({k: fmt.number(v / 1e12, 3) for k, v in c["peaks"].items()})
         bw = f"; copy {fmt.si(c['bandwidth'], 'B/s')}" if c.get("bandwidth") else ""
-        print(f"measured {key}: {peaks} TFLOP/s{bw}  (GEMM {c['gemm_size']}³)")
+        print(f"measured {key}: {peaks}{bw}  (GEMM {c['gemm_size']}³)")
         if "fp8" in c["peaks"] and c.get("device") != "cuda":  # a reference kernel's speed, no ceiling
             from gemmlib.measure.precision import NO_CEILING_EMULATED, emulated
 

@@ -74,6 +74,11 @@ def report_section(device: str, quick: bool, out_dir: Path, progress: Progress =
     c = devices.measure_ceilings(device, quick=quick, progress=progress, deadline=deadline)
     datasheet = devices.datasheet_for(device, c.device_name) if device != "cpu" else None
     rows = c.rows(datasheet)
+    from gemmlib.measure.precision import NO_CEILING_EMULATED, emulated
+
+    for r in rows:  # fp8 off CUDA: a reference kernel's speed, no ceiling (as the Devices page and `devices` say)
+        if r["figure"] == "fp8 GEMM" and emulated("fp8", device) and not r["note"]:
+            r["note"] = NO_CEILING_EMULATED
     lines += ["", f"Ceilings measured on {c.device_name} (GEMM {c.gemm_size}³ per dtype, "
                   f"device copy of {c.copy_bytes / 1024**2:.0f} MiB), against the datasheet:", "",
               "| figure | measured | datasheet | unit | share | note |", "|---|---|---|---|---|---|"]
@@ -284,7 +289,8 @@ def run_report(out_dir: str | Path, *, device: str | None = None, quick: bool = 
         write()
 
         def prog(frac: float, text: str, _name: str = name) -> None:
-            say(f"{_name}: [{frac:4.0%}] {text}")
+            text = str(text)  # "tiling: python_tiled tile 32" from the tiling run: the section is named once
+            say(f"{_name}: [{frac:4.0%}] {text[len(_name) + 2:] if text.startswith(f'{_name}: ') else text}")
 
         def keep(results: list, markdown: str = "", _entry: dict = entry, _name: str = name) -> None:
             """What the section has finished so far: in the files now, replaced by its final result."""
@@ -362,7 +368,8 @@ def run_report(out_dir: str | Path, *, device: str | None = None, quick: bool = 
             if note:
                 chart_notes.add(note)
             md += [f"![{cname}]({rel})" if rel.endswith(".png") else f"[{cname}]({rel})", ""]
-        say(f"{name}: done in {entry['seconds']:.1f} s")
+        if not sec.get("skipped"):  # a skipped section has said so: "done" would contradict it
+            say(f"{name}: done in {entry['seconds']:.1f} s")
         write()
     write()
     return doc

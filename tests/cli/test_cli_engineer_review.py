@@ -257,3 +257,63 @@ def test_devices_says_1_thread_not_1_threads(run_cli, bench_env, monkeypatch):
     monkeypatch.setattr(machine, "light_summary", lambda: [dict(one)])
     rc, out, err = run_cli(["devices", "--light"])
     assert rc == 0 and "cpu:0  Tiny CPU  (1 thread, 1 GiB)" in out, out
+
+
+def test_devices_gives_int8_in_tops_not_tflops(run_cli, bench_env):
+    """int8 counts integer operations: `devices` printed it among the TFLOP/s (the Devices page's rows say TOP/s)."""
+    from gemmlib.core import ceilings
+
+    c = ceilings.Ceilings(device="cpu", device_name="Test CPU", peaks={"fp32": 1.5e11, "int8": 3e11}, bandwidth=None,
+                          gemm_size=512)
+    assert ceilings.save_ceilings(c) is not None
+    rc, out, err = run_cli(["devices", "--light"])
+    line = next(ln for ln in out.splitlines() if ln.startswith("measured cpu:Test CPU"))
+    assert line.startswith("measured cpu:Test CPU: fp32 0.15 TFLOP/s; int8 0.3 TOP/s"), line
+    catalogue = next(ln for ln in out.splitlines() if "catalogue:" in ln)
+    assert "int8" not in catalogue.split("TFLOP/s")[0], catalogue
+
+
+# --------------------------------------------------------------------------- report (gemmlib/measure/report.py)
+def test_report_devices_section_says_a_cpu_fp8_figure_is_no_ceiling(bench_env, tmp_path, monkeypatch):
+    """report.md's ceilings table gave a CPU's fp8 reference-kernel speed as a measured ceiling with an empty note."""
+    from gemmlib.core import ceilings
+    from gemmlib.measure import devices, report
+    from gemmlib.measure.precision import NO_CEILING_EMULATED
+
+    c = ceilings.Ceilings(device="cpu", device_name="Test CPU", peaks={"fp32": 1.5e11, "fp8": 5e10}, bandwidth=8e9,
+                          gemm_size=512, copy_bytes=2**25)
+    monkeypatch.setattr(devices, "detect", lambda: [])
+    monkeypatch.setattr(devices, "measure_ceilings", lambda device, **k: c)
+    sec = report.report_section("cpu", True, tmp_path)
+    fp8 = next(ln for ln in sec["markdown"].splitlines() if ln.startswith("| fp8 GEMM"))
+    fp32 = next(ln for ln in sec["markdown"].splitlines() if ln.startswith("| fp32 GEMM"))
+    assert NO_CEILING_EMULATED in fp8 and NO_CEILING_EMULATED not in fp32
+
+
+def test_report_progress_names_the_section_once_and_a_skipped_one_is_not_done(bench_env, tmp_path, monkeypatch):
+    """The progress read "tiling: [  0%] tiling: python_tiled tile 32", and a skipped section's line was followed by
+    "collectives: done in 0.0 s"."""
+    import sys
+    import types
+
+    from gemmlib.measure import report
+
+    ran = types.ModuleType("fake_ran")
+
+    def ran_section(device, quick, out_dir, progress=None):
+        progress(0.0, "tiling: python_tiled tile 32")
+        progress(0.5, "a line of its own")
+        return {"title": "Tiling", "results": [], "markdown": "tiling"}
+
+    ran.report_section = ran_section
+    skipped = types.ModuleType("fake_skipped")
+    skipped.report_section = lambda device, quick, out_dir, progress=None: {"title": "C", "skipped": "0 CUDA GPUs"}
+    monkeypatch.setitem(sys.modules, "fake_ran", ran)
+    monkeypatch.setitem(sys.modules, "fake_skipped", skipped)
+    monkeypatch.setattr(report, "SECTIONS", (("tiling", "fake_ran"), ("collectives", "fake_skipped")))
+    said: list[str] = []
+    report.run_report(tmp_path / "r", device="cpu", quick=True, progress=said.append)
+    assert "tiling: [  0%] python_tiled tile 32" in said and "tiling: [ 50%] a line of its own" in said
+    assert any(s.startswith("tiling: done in") for s in said)
+    assert "collectives: skipped (0 CUDA GPUs)" in said
+    assert not any(s.startswith("collectives: done") for s in said), said
