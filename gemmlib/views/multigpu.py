@@ -60,8 +60,8 @@ def hardware_label(hw: Any, gettext: Translate = english, tr: Callable[[Any], st
     its name too."""
     msg = hw.msg if isinstance(hw, Text) else hw
     if isinstance(msg, Msg):
-        return render(msg.template, {k: name_label(v, gettext) if k == "name" and type(v) is str else v
-                                     for k, v in msg.params.items()}, gettext)
+        return render(msg.template, {k: name_label(v, gettext) if k == "name" and isinstance(v, str) else v
+                                     for k, v in msg.params.items()}, gettext)  # tp gives the name as a Text
     return name_label(hw, gettext) if type(hw) is str else tr(hw)
 
 

@@ -34,7 +34,9 @@ def test_every_measured_link_name_is_recognised_and_reads_the_same_in_english(ba
 def test_a_measured_row_and_the_estimates_hardware_are_worded_with_their_name():
     assert view.name_label("AMD EPYC (measured)") == "AMD EPYC (measured)"
     assert view.name_label("AMD EPYC (measured)", _marked) == "<AMD EPYC (measured)>"  # "{name} (measured)" filled
-    hw = Text("{name} ÷ {n} (one rank's cores)", name="AMD EPYC (measured)", n=2)
+    hw = Text("{name} ÷ {n} (one rank's cores)", name=Text("AMD EPYC (measured)"), n=2)  # as tp.estimate_layer
     assert view.hardware_label(hw) == str(hw)
     assert view.hardware_label(hw, _marked) == "<<AMD EPYC (measured)> ÷ 2 (one rank's cores)>"
+    zh = {"{name} (measured)": "{name}（实测）", "{name} ÷ {n} (one rank's cores)": "{name} ÷ {n}（一个 rank 的核心）"}
+    assert view.hardware_label(hw, lambda t: zh.get(t, t)) == "AMD EPYC（实测） ÷ 2（一个 rank 的核心）"
     assert view.name_label("shared memory (gloo)", _marked) == "<shared memory (gloo)>"  # a catalogue name
