@@ -135,7 +135,10 @@ with st.expander(_("Overlay an LLM's GEMMs (the estimator)"), expanded=True):
 
 # ----------------------------------------------------------------------------- chart
 with ui.guard(_("the roofline")):
-    roofs = cr.roof_rows(hw, dtypes, gettext=_)
+    # the CPU row holds this machine's measured ceilings, else placeholder figures: no datasheet either way
+    kind = ("measured" if any(c.device == "cpu" for c in all_ceilings().values()) else "placeholder") \
+        if hw.editable else "datasheet"
+    roofs = cr.roof_rows(hw, dtypes, kind=kind, gettext=_)
     if show_measured:
         roofs += cr.measured_roof_rows(list(all_ceilings().values()), dtypes, gettext=_)
     title = (_("{gpu} and measured ceilings") if show_measured and any(r["kind"] == "measured" for r in roofs)

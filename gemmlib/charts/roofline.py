@@ -26,7 +26,9 @@ from gemmlib.core.roofline import attainable, ridge
 
 MAX_RESULTS_BYTES = 20_000_000  # an uploaded results.json larger than this is refused
 LO, HI = 0.05, 1e5  # intensity range of the chart, FLOP/byte
-KIND_LABELS = {"datasheet": N_("datasheet"), "measured": N_("measured")}  # a roof's source, as shown
+# a roof's source, as shown: the catalogue's datasheet, ceilings measured here, or the CPU row's placeholder figures
+KIND_LABELS = {"datasheet": N_("datasheet"), "measured": N_("measured"), "placeholder": N_("placeholder")}
+KIND_DASHES = {"datasheet": [1, 0], "measured": [6, 3], "placeholder": [2, 2]}
 # The estimator's diamonds: sienna, a colour neither Streamlit's palette (its roofs) nor Vega's category10 uses, seen
 # on a light and a dark page alike (they were red, the fp8 roof's colour, and had no legend entry)
 ESTIMATE_COLOUR = "#a0522d"
@@ -201,7 +203,8 @@ def _find_results(obj: Any, depth: int = 0) -> list:
 
 def roofline_chart(roofs: list[dict], points: list[dict] | None = None, est_points: list[dict] | None = None,
                    title: str | None = None, *, gettext: Translate = english):
-    """Log-log roofline: roofs as lines (dashed = measured), measured points, estimator ops (diamonds).
+    """Log-log roofline: roofs as lines (dashed = measured, dotted = placeholder figures), measured points, estimator
+    ops (diamonds).
     Titles, axes, legends and the points' benchmark names through ``gettext``; ``title`` as given."""
     import altair as alt
     import pandas as pd
@@ -213,12 +216,14 @@ def roofline_chart(roofs: list[dict], points: list[dict] | None = None, est_poin
     y = alt.Y("tflops:Q", scale=alt.Scale(type="log"), title="TFLOP/s")
     rdf = pd.DataFrame(roofs)
     rdf["source"] = rdf["kind"].map(lambda k: gettext(KIND_LABELS.get(k, k)))
+    kinds = [k for k in KIND_DASHES if k in set(rdf["kind"])] or ["datasheet"]
     layers = [alt.Chart(rdf).mark_line(clip=True).encode(
         x=x, y=y, color=alt.Color("roof:N", title=gettext("roof"),
                                   legend=alt.Legend(orient="bottom", columns=2, labelLimit=420)),
+        # the legend names only the sources drawn (it promised "measured" with no measured roof on the chart)
         strokeDash=alt.StrokeDash("source:N", title=gettext("source"),
-                                  scale=alt.Scale(domain=[gettext(KIND_LABELS[k]) for k in ("datasheet", "measured")],
-                                                  range=[[1, 0], [6, 3]])),
+                                  scale=alt.Scale(domain=[gettext(KIND_LABELS[k]) for k in kinds],
+                                                  range=[KIND_DASHES[k] for k in kinds])),
         tooltip=[alt.Tooltip("roof:N", title=gettext("roof")),
                  alt.Tooltip("peak_tflops:Q", title=gettext("peak TFLOP/s"), format=".4g"),
                  alt.Tooltip("bandwidth_tbs:Q", title=gettext("bandwidth TB/s"), format=".3g"),

@@ -282,3 +282,24 @@ def test_the_cpu_rows_sentence_is_in_chinese_on_the_chinese_page():
     assert not at.exception and not at.error
     note = next(c.value for c in at.caption if "fp8" in c.value and "CPU" in c.value)
     assert "没有屋顶" in note and "带宽" in note and not gemm_i18n.english_words(note, ["CPU"]), note
+
+
+def test_the_legend_names_only_the_sources_drawn_and_the_cpu_row_is_no_datasheet():
+    """The source legend always listed "datasheet" and "measured" (a measured dash with no measured roof drawn), and
+    the CPU row's roofs read "CPU (edit me) · fp32 (datasheet)" though they hold placeholder figures (or this machine's
+    measured ceilings): no datasheet. Now the legend lists the sources drawn, and the CPU row says which it holds."""
+    from gemmlib.core import ceilings as C
+
+    spec = cr.roofline_chart(cr.roof_rows(get_hardware("h200"), ["bf16"])).to_dict()
+    dash = next(layer for layer in spec["layer"] if "strokeDash" in layer["encoding"])["encoding"]["strokeDash"]
+    assert dash["scale"]["domain"] == ["datasheet"] and dash["scale"]["range"] == [[1, 0]]
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    at.selectbox(key="rf_hw").set_value("CPU (edit me)").run()
+    assert not at.exception and not at.error
+    roofs = list(at.dataframe[0].value["roof"])
+    assert roofs and all(r.endswith("(placeholder)") for r in roofs), roofs
+    C.save_ceilings(C.Ceilings("cpu", "Test CPU", {"fp32": 3.0e10}, 1.5e9, measured_at=0))
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    at.selectbox(key="rf_hw").set_value("CPU (edit me)").run()
+    roofs = list(at.dataframe[0].value["roof"])
+    assert "CPU (edit me) · fp32 (measured)" in roofs and not any("datasheet" in r for r in roofs), roofs
