@@ -95,8 +95,9 @@ def run(args: argparse.Namespace) -> int:
         print(to_json(results, device=device, device_name=results[0].device_name if results else "",
                               verdict=verdict))
         return 0
+    rate = "TFLOP/s (int8: TOP/s)" if any(r.dtype == "int8" for r in results) else "TFLOP/s"  # int8 counts integer ops
     rows = [{"shape": r["M×N×K"], "format": r["format"], "median": fmt.duration(r["median ms"] and r["median ms"] / 1e3),
-             "TFLOP/s": r["TFLOP/s"], "% datasheet": fmt.number(r["% datasheet"], 3),
+             rate: r["TFLOP/s"], "% datasheet": fmt.number(r["% datasheet"], 3),
              "rel. error": fmt.number(r["rel. error"], 3),
              "note": "" if r["supported"] else f"not run: {r['note']}"} for r in bp.summary_rows(results)]
     print(fmt.text_table(rows, right=("median", "% datasheet", "rel. error")))

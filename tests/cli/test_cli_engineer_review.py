@@ -317,3 +317,14 @@ def test_report_progress_names_the_section_once_and_a_skipped_one_is_not_done(be
     assert any(s.startswith("tiling: done in") for s in said)
     assert "collectives: skipped (0 CUDA GPUs)" in said
     assert not any(s.startswith("collectives: done") for s in said), said
+
+
+def test_bench_precision_names_int8_rates_in_tops(run_cli, bench_env):
+    """The table's one rate column said TFLOP/s on the int8 rows too (integer operations, TOP/s)."""
+    rc, out, err = run_cli(["bench", "precision", "--device", "cpu", "--size", "16", "--dtypes", "fp32,int8",
+                            "--no-quant", "--min-run-time", "0.01"])
+    assert rc == 0, err[-2000:]
+    assert "TFLOP/s (int8: TOP/s)" in out.splitlines()[0]
+    rc, out, err = run_cli(["bench", "precision", "--device", "cpu", "--size", "16", "--dtypes", "fp32",
+                            "--min-run-time", "0.01"])
+    assert rc == 0 and "TOP/s" not in out and "TFLOP/s" in out.splitlines()[0]
