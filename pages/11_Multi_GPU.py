@@ -18,7 +18,7 @@ from gemmlib.core import interconnect
 from gemmlib.core.comm import COLLECTIVE_LABELS
 from gemmlib.core.results import to_csv
 from gemmlib.measure import collectives as cl
-from gemmlib.measure import harness
+from gemmlib.measure import harness, launch
 from gemmlib.measure import tp as tpm
 from gemmlib.measure.profiler import presets
 from gemmlib.views import multigpu as view
@@ -240,6 +240,8 @@ if runs:
                 "rel. diff": st.column_config.NumberColumn(_(view.TP_COLUMNS["rel. diff"]), format="%.2e")}
              | {k: _(view.TP_COLUMNS[k]) for k in ("ranks", "matches")})
     st.caption(view.estimate_caption(last.get("estimate") or {}, gettext=_, tr=ui.tr))
+    if over := view.oversubscribed_note(runs, launch.usable_cpus(), ngettext, _):
+        st.warning(over)
     ui.downloads("tensor_parallel", json=json.dumps(runs, indent=2, default=str), key="mg_dl_tp")
 else:
     st.info(_("Pick a model and rank counts, then **Run the tensor-parallel layer**. Between CPU processes the "

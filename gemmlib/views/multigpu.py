@@ -133,6 +133,23 @@ def estimate_caption(est: Mapping, gettext: Translate = english, tr: Callable[[A
         link=name_label(est["link"], gettext) if est.get("link") else gettext("no link"), note=note)
 
 
+def oversubscribed_note(runs: Sequence[Mapping], cores: int, ngettext: Callable[[str, str, int], str],
+                        gettext: Translate = english) -> str | None:
+    """Why gloo runs of more ranks than the machine has cores measure far above their estimate (None when none did):
+    the ranks take turns on the cores and the all-reduces wait for ranks that have none, while the estimate gives
+    each rank 1/n of the cores at once (measured: 4 ranks on 2 cores, an estimated speed-up of 3.3×, 0.3× run)."""
+    over = sorted({int(r["nproc"]) for r in runs if r.get("backend") == "gloo" and int(r["nproc"]) > cores})
+    if not over:
+        return None
+    return ngettext("More ranks than this machine's {cores} core ({ranks}): the ranks took turns on it and the "
+                    "all-reduces waited for ranks that were not running, which the estimate (every rank on 1/n of "
+                    "the cores at the same time) does not model; its times are below the measured ones there.",
+                    "More ranks than this machine's {cores} cores ({ranks}): the ranks took turns on them and the "
+                    "all-reduces waited for ranks that were not running, which the estimate (every rank on 1/n of "
+                    "the cores at the same time) does not model; its times are below the measured ones there.",
+                    cores).format(cores=cores, ranks=gettext(", ").join(str(n) for n in over))
+
+
 def layer_caption(model: Any, ranks: Sequence[int], gettext: Translate = english) -> str:
     """The layer a tensor-parallel run splits (``model``: ``gemmlib.measure.tp``'s layer shape) and the rank
     counts that split it evenly here."""

@@ -77,3 +77,23 @@ def test_in_chinese_the_measured_links_and_the_hardware_are_named_in_chinese(lin
     assert "edit me" not in cells and "一个 rank 的核心" in cells, cells
     labels = at.selectbox(key="mg_link").options
     assert all("CPU processes" not in o for o in labels) and any("实测互联" in o for o in labels), labels
+
+
+def test_more_ranks_than_cores_says_why_the_run_is_far_above_its_estimate(monkeypatch):
+    """4 ranks on a 2-core machine ran at 0.3× beside an estimated 3.3×, and the page did not say why. On a
+    (pretended) 1-core machine a 2-rank run says it: the ranks took turns on the core."""
+    monkeypatch.setattr(launch, "usable_cpus", lambda: 1)
+    at = _app(mg_ranks="2", mg_seq="16")
+    at.button(key="mg_run_tp").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    note = [w.value for w in at.warning if "More ranks than this machine's 1 core (2)" in w.value]
+    assert note and "took turns on it" in note[0], [w.value for w in at.warning]
+
+
+def test_no_such_note_when_every_rank_has_a_core():
+    from gemmlib.views import multigpu as view
+
+    runs = [{"nproc": 2, "backend": "gloo"}, {"nproc": 4, "backend": "gloo"}, {"nproc": 8, "backend": "nccl"}]
+    assert view.oversubscribed_note(runs, 4, lambda s, p, n: s if n == 1 else p) is None
+    two = view.oversubscribed_note(runs, 2, lambda s, p, n: s if n == 1 else p)
+    assert two.startswith("More ranks than this machine's 2 cores (4):")  # nccl ranks have a GPU each
