@@ -151,7 +151,7 @@ st.subheader(_("Tensor parallelism: one layer on one rank vs n ranks, beside the
 dense = list(presets())
 base = tpm.gpu_default() if kind == "cuda" else tpm.cpu_default()
 with st.container(border=True):
-    e = st.columns([2, 1, 1, 1, 2])
+    e = st.columns([2, 1, 1, 1])
     preset = ui.url(e[0].selectbox, _("Model"), dense, index=dense.index(base["preset"]), key="mg_preset")
     scales = [1, 2, 4, 8, 16, 32]
     scale = ui.url(e[1].selectbox, _("Scale down by"), scales, index=scales.index(base["scale"]), key="mg_scale",
@@ -163,8 +163,8 @@ with st.container(border=True):
     links = {"auto": None} | {lk.name: lk.name for lk in interconnect.measured_links()}
     link_labels = {k: view.name_label(k, _) for k in links} | {"auto": _("measured for {backend} × n (if any), else the "
                                                      "catalogue's").format(backend=backend)}
-    link_choice = ui.url(e[4].selectbox, _("Interconnect for the estimate"), list(links), key="mg_link",
-                         format_func=link_labels.get)
+    link_choice = ui.url(st.selectbox, _("Interconnect for the estimate"), list(links), key="mg_link",  # whole width:
+                         format_func=link_labels.get)  # its options are sentences, cut in a fifth of the row
 
 model = None
 with ui.guard(_("the layer")):

@@ -53,3 +53,19 @@ def test_a_share_below_the_target_points_down(app_server, page, lang, label, uni
     expect(delta).to_contain_text(unit)
     assert re.search(r"-\d+(\.\d)? ", delta.inner_text()), delta.inner_text()
     expect(metric.get_by_test_id("stMetricDeltaIcon-Down")).to_be_visible()
+
+
+# A select's shown value wider than its box (Streamlit clips it without an ellipsis): the Multi-GPU page's
+# "Interconnect for the estimate" read "measured for gloo × n (if any), else the catal" in a fifth of its row.
+CUT_SELECTS_JS = """() => [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stSelectbox"] input')]
+    .filter(el => el.checkVisibility() && el.scrollWidth > el.clientWidth + 1)
+    .map(el => `${el.closest('[data-testid="stSelectbox"]').querySelector('[data-testid="stWidgetLabel"]').innerText}:`
+               + ` "${el.value}" ${el.scrollWidth} > ${el.clientWidth} px`)"""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("path", ["Profiler", "Multi_GPU", "Devices"])
+def test_no_chosen_value_is_cut_at_1280_px(app_server, page, path, lang):
+    open_page(page, app_server.url, path, query=f"lang={lang}")
+    assert_clean(page)
+    assert not page.evaluate(CUT_SELECTS_JS), page.evaluate(CUT_SELECTS_JS)
