@@ -136,11 +136,11 @@ if (table.get("% measured peak", pd.Series(dtype=float)) > 100).any():
 if any(r.extra.get("share_measured_why") for r in results):  # fp8 on a CPU: a reference kernel, no ceiling
     st.caption(_(bp.NO_SHARE_EMULATED) + _("."))
 if any(r.supported and r.tflops for r in results):
-    c1, c2 = st.columns([3, 2])
+    # one under the other: side by side at 1280 px the error chart shrank to a sliver, its axis title cut
     # a format the device only emulates (fp8 on a CPU) says so on its bar: a reference kernel's speed, not the format's
     shown = [{**r.to_dict(), "name": _("{format} (emulated)").format(format=_(FORMAT_LABELS.get(r.name, r.name)))
               if bp.emulated(r.dtype, r.device) else _(FORMAT_LABELS.get(r.name, r.name)),
               "shape": {**r.shape, "label": bp.shape_label(r.shape.get("label"), _)}} for r in results]
-    c1.altair_chart(charts_bench.tflops_chart(shown, gettext=_), width="content")
-    c2.altair_chart(charts_bench.error_chart(shown, gettext=_), width="stretch")
+    st.altair_chart(charts_bench.tflops_chart(shown, gettext=_), width="content")
+    st.altair_chart(charts_bench.error_chart(shown, gettext=_), width="content")
 ui.downloads("precision", to_csv(results), to_json(results))

@@ -45,7 +45,7 @@ def tflops_chart(results: Iterable[BenchResult | Mapping], title: str | None = N
     rows = [r for r in _rows(results) if r.get("supported") and r.get("tflops")]
     fmt_title = gettext("format")
     return alt.Chart(alt.Data(values=rows)).mark_bar().encode(
-        x=alt.X("name:N", title=fmt_title, sort=None),
+        x=alt.X("name:N", title=fmt_title, sort=None, axis=alt.Axis(labelLimit=300)),  # "fp8 + quant (emulated)" whole
         y=alt.Y("tflops:Q", title=gettext("TFLOP/s (int8: TOP/s)")),
         color=alt.Color("name:N", title=fmt_title, sort=None),
         column=alt.Column("shape_label:N", title=None, sort=None,
@@ -64,12 +64,13 @@ def error_chart(results: Iterable[BenchResult | Mapping], title: str | None = No
 
     rows = [r for r in _rows(results) if r.get("supported") and r.get("rel_error")]
     return alt.Chart(alt.Data(values=rows)).mark_point(filled=True, size=80).encode(
-        x=alt.X("name:N", title=gettext("format"), sort=None),
+        x=alt.X("name:N", title=gettext("format"), sort=None, axis=alt.Axis(labelLimit=300)),
         y=alt.Y("rel_error:Q", title=gettext("max |error| / max |reference|"), scale=alt.Scale(type="log")),
         color=alt.Color("shape_label:N", title=gettext("shape"), sort=None),
         tooltip=[alt.Tooltip("shape_label:N", title=gettext("shape")), alt.Tooltip("name:N", title=gettext("format")),
                  alt.Tooltip("rel_error:Q", title=gettext("rel. error"), format=".3e")],
-    ).properties(title=title or gettext("Error against float64"), width=420, height=260)
+    ).properties(title=title or gettext("Error against float64"), width=420, height=260,
+                 autosize=alt.AutoSizeParams(type="pad"))  # 260 px of plot: "fit" gave the long format labels its height
 
 
 CEILING_SERIES = {"measured (median)": N_("measured (median)"), "datasheet": N_("datasheet")}  # as shown

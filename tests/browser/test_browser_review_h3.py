@@ -71,7 +71,7 @@ def _tr(text: str, lang: str) -> str:
     return ZH.get(text, text) if lang == "zh" else text
 
 
-def _review(page, lang: str, shot: str) -> None:
+def _review(page, lang: str, shot: str, which: str = "") -> None:
     wait_idle(page)
     wait_charts(page)
     assert_clean(page)
@@ -79,6 +79,13 @@ def _review(page, lang: str, shot: str) -> None:
     assert not cut, f"{shot}: cut at 1280 px: {cut}"
     wide = overflowing_charts(page)
     assert not wide, f"{shot}: charts wider than the page: {wide}"
+    # Vega shortens a title or label that does not fit its chart with "…" (the Precision page's error chart, squeezed
+    # into a narrow column: "max |error| / max |referenc…")
+    texts = page.locator('[data-testid="stVegaLiteChart"] svg text').all_text_contents()
+    shortened = [t for t in texts if t.endswith("…")]
+    if which == "precision":  # the error chart's axis title, whole (it was cut to "max |error| / max |referer")
+        assert _tr("max |error| / max |reference|", lang) in texts, texts
+    assert not shortened, f"{shot}: chart texts cut: {shortened}"
     if lang == "zh":  # Streamlit's own file drop zone ("Upload", "200MB per file"): no API translates it
         own = " ".join(page.get_by_test_id("stFileUploader").all_inner_texts()).split()
         texts = [t for t in visible_texts(page) + chart_titles(page) if t not in own]
@@ -95,7 +102,7 @@ def test_a_runs_results_are_whole_and_in_the_readers_language(app_server, page, 
     open_page(page, app_server.url, page_info(file).url_path, query=f"lang={lang}&{query}")
     page.get_by_role("button", name=_tr(button, lang), exact=True).click()
     expect(page.get_by_test_id("stAlertContentSuccess").first).to_be_visible(timeout=180_000)
-    _review(page, lang, f"{which}-{lang}")
+    _review(page, lang, f"{which}-{lang}", which)
     assert _tr(chart, lang).format(metric="TFLOP/s") in chart_titles(page), chart_titles(page)
 
 
