@@ -43,7 +43,7 @@ def _datasheet_rows(found: list[dict]) -> list[dict]:
                "catalogue row": _(d["catalogue"]) if d.get("catalogue") else "—"}
         for dt in ("fp32", "tf32", "fp16", "bf16", "fp8", "int8"):
             p = hw.peak(dt) if hw else None
-            row[f"{dt} TFLOP/s"] = p / 1e12 if p else None
+            row[f"{dt} {'TOP/s' if dt == 'int8' else 'TFLOP/s'}"] = p / 1e12 if p else None  # int8: integer ops
         row["bandwidth TB/s"] = hw.bandwidth / 1e12 if hw else None
         row["source"] = (hw.source if hw.source.startswith("http") else _(hw.source)) if hw else ""
         rows.append(row)
