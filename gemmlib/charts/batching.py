@@ -12,6 +12,14 @@ from gemmlib.core.i18n import N_, Translate, english
 from gemmlib.core.results import BenchResult
 
 
+def _batch_axis(df):
+    """Ticks at the batch sizes drawn, as whole numbers: a log axis between 1 and 4 put its ticks at 1.2, 1.6, 2.2 …,
+    batches no one can run."""
+    import altair as alt
+
+    return alt.Axis(values=sorted({int(b) for b in df["batch"]}), format="d")
+
+
 def model_chart(rows_: list[dict], ridge: float | None = None, *, gettext: Translate = english):
     """Intensity against batch per mode (log-log), with the device's ridge point as a rule."""
     import altair as alt
@@ -19,7 +27,7 @@ def model_chart(rows_: list[dict], ridge: float | None = None, *, gettext: Trans
 
     df = pd.DataFrame(rows_)
     lines = alt.Chart(df).mark_line(point=True).encode(
-        x=alt.X("batch:Q", scale=alt.Scale(type="log", base=2), title=gettext("batch size B")),
+        x=alt.X("batch:Q", scale=alt.Scale(type="log", base=2), title=gettext("batch size B"), axis=_batch_axis(df)),
         y=alt.Y("intensity:Q", scale=alt.Scale(type="log"), title=gettext("FLOP per byte")),
         color=alt.Color("mode:N", title=gettext("mode")), strokeDash=alt.StrokeDash("mode:N", title=gettext("mode")),
         tooltip=[alt.Tooltip("mode:N", title=gettext("mode")), alt.Tooltip("batch:Q", title=gettext("batch")),
@@ -56,7 +64,7 @@ def batching_chart(results: list[BenchResult], metric: str = "tflops", *, gettex
     df = pd.DataFrame(recs)
     title = gettext(METRIC_TITLES[metric])
     return alt.Chart(df).mark_line(point=True).encode(
-        x=alt.X("batch:Q", scale=alt.Scale(type="log", base=2), title=gettext("batch size B")),
+        x=alt.X("batch:Q", scale=alt.Scale(type="log", base=2), title=gettext("batch size B"), axis=_batch_axis(df)),
         y=alt.Y(f"{metric}:Q", scale=alt.Scale(type="log"), title=title),
         color=alt.Color("mode:N", title=gettext("mode")),
         tooltip=[alt.Tooltip("mode:N", title=gettext("mode")), alt.Tooltip("batch:Q", title=gettext("batch")),
