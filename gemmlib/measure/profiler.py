@@ -1016,10 +1016,10 @@ def profile_block(cfg: BlockConfig, device: str = "cpu", *, steps: int = 3, warm
                  seq_len=cfg.seq_len, dtype=cfg.dtype))
         block = build_block(cfg, device, seed)
         x = make_input(cfg, device, seed + 1)
-        warming = Text(N_("warming up (1 pass)") if warmup == 1 else N_("warming up ({n} passes)"), n=warmup)
         stages = profile_stages(warmup)
-        for i in range(warmup):
-            say((1 + i) / stages, warming)
+        for i in range(warmup):  # one step each: the run box says which ("step 3 of 5 — warming up: pass 2 of 2")
+            say((1 + i) / stages, Text(N_("warming up (1 pass)") if warmup == 1 else
+                                       N_("warming up: pass {i} of {n}"), i=i + 1, n=warmup))
             t_pass = time.perf_counter()
             block(x)
             harness.synchronize(device)

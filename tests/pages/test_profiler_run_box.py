@@ -63,7 +63,8 @@ def test_each_stage_reported_is_one_step_of_the_plan_in_order(reports):
     assert [int(f * p.steps + 1e-9) for f in fracs] == list(range(p.steps))
     texts = [t for _, t in reports]
     assert texts[0].startswith("building") and texts[-2].startswith("profiling 3 forward passes")
-    assert texts[-1] == "summing the profiled ops" and all(t.startswith("warming up") for t in texts[1:-2])
+    assert texts[-1] == "summing the profiled ops"
+    assert texts[1:-2] == [f"warming up: pass {i} of {p.steps - 3}" for i in range(1, p.steps - 2)]  # which one
     assert len(p.step_s) == p.steps and sum(p.step_s) == pytest.approx(p.seconds)
 
 
