@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import select
 import sys
 
 from gemmlib.core.errors import InputError
@@ -85,6 +87,26 @@ def build_parser() -> argparse.ArgumentParser:
     return add_commands(parser, COMMANDS, dest="command", metavar="COMMAND")
 
 
+def _reader_gone(stream) -> bool:
+    """True when ``stream`` is a pipe whose reader has closed it (poll says POLLERR on its write end)."""
+    try:
+        fd = stream.fileno()
+        poll = select.poll()
+        poll.register(fd, select.POLLOUT)
+        return any(ev & select.POLLERR for _, ev in poll.poll(0))
+    except (AttributeError, OSError, ValueError):  # not a file (a test's StringIO)
+        return False
+
+
+def _silence(stream) -> None:
+    """Point ``stream``'s descriptor at /dev/null, so that flushing it at exit raises nothing more."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, stream.fileno())
+    finally:
+        os.close(devnull)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -92,7 +114,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     try:
-        return int(args._run(args) or 0)
+        rc = int(args._run(args) or 0)
+        sys.stdout.flush()  # here, not at exit: a reader that left (`| head`) is answered below
+        return rc
+    except BrokenPipeError:
+        if not _reader_gone(sys.stdout):  # another pipe (a worker's, a rank's): a real error
+            raise
+        _silence(sys.stdout)  # the reader of our output left (`... | head`): no traceback, no error at exit
+        return 141  # as a command killed by SIGPIPE reports it (128 + 13)
     except InputError as e:
         sys.stderr.write(f"error: {one_line(e)}\n")
         return 2

@@ -328,3 +328,35 @@ def test_bench_precision_names_int8_rates_in_tops(run_cli, bench_env):
     rc, out, err = run_cli(["bench", "precision", "--device", "cpu", "--size", "16", "--dtypes", "fp32",
                             "--min-run-time", "0.01"])
     assert rc == 0 and "TOP/s" not in out and "TFLOP/s" in out.splitlines()[0]
+
+
+@pytest.mark.parametrize("argv", [["devices", "--light", "--json"], ["validate", "--published"]])
+def test_a_reader_that_left_is_no_traceback(argv, tmp_path):
+    """`python -m gemmlib profile --json | head -1` ended in a BrokenPipeError traceback. The process boundary is the
+    point: the reader closes its end before the command writes, and the command says nothing and exits 141, as a
+    command killed by SIGPIPE does."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "GEMM_CACHE_DIR": str(tmp_path / "cache")}
+    p = subprocess.Popen([sys.executable, "-m", "gemmlib", *argv], cwd=root, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    p.stdout.close()  # the reader is gone before the command has imported anything
+    err = p.stderr.read()
+    assert p.wait(timeout=120) == 141, err[-2000:]
+    assert "Traceback" not in err and "Exception ignored" not in err and "BrokenPipe" not in err, err[-2000:]
+
+
+def test_a_broken_pipe_that_is_not_stdout_still_raises(monkeypatch, run_cli):
+    """Only our reader leaving is quiet: a broken pipe to a worker or a rank is a real error, raised as before."""
+    from gemmlib.cli import devices
+
+    def broken(args):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(devices, "run", broken)
+    with pytest.raises(BrokenPipeError):
+        run_cli(["devices", "--light"])
