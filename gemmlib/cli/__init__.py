@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
-import select
 import sys
 
 from gemmlib.core.errors import InputError
@@ -87,27 +86,66 @@ def build_parser() -> argparse.ArgumentParser:
     return add_commands(parser, COMMANDS, dest="command", metavar="COMMAND")
 
 
-def _reader_gone(stream) -> bool:
-    """True when ``stream`` is a pipe whose reader has closed it (poll says POLLERR on its write end)."""
-    try:
-        fd = stream.fileno()
-        poll = select.poll()
-        poll.register(fd, select.POLLOUT)
-        return any(ev & select.POLLERR for _, ev in poll.poll(0))
-    except (AttributeError, OSError, ValueError):  # not a file (a test's StringIO)
-        return False
+class _OutputError(Exception):
+    """Writing this command's output (stdout) failed: ``error`` is the OSError."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class _Stdout:
+    """``sys.stdout`` while a command runs: a failed write or flush is named as stdout's (``_OutputError``), so
+    that it is told apart from an OSError anywhere else (a worker's pipe, a rank's socket: real errors)."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except OSError as e:
+            raise _OutputError(e) from e
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as e:
+            raise _OutputError(e) from e
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
 
 
 def _silence(stream) -> None:
     """Point ``stream``'s descriptor at /dev/null, so that flushing it at exit raises nothing more."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # not a file (a test's StringIO)
+        return
     devnull = os.open(os.devnull, os.O_WRONLY)
     try:
-        os.dup2(devnull, stream.fileno())
+        os.dup2(devnull, fd)
     finally:
         os.close(devnull)
 
 
 def main(argv: list[str] | None = None) -> int:
+    real = sys.stdout
+    sys.stdout = _Stdout(real)
+    try:
+        return _main(argv)
+    except _OutputError as e:  # `... | head` (the reader left), `> /dev/full`, a disk that filled up
+        _silence(real)  # nothing more to write, and no second error when Python flushes it at exit
+        if isinstance(e.error, BrokenPipeError):
+            return 141  # quietly, as a command killed by SIGPIPE reports it (128 + 13)
+        sys.stderr.write(f"error: cannot write the output: {one_line(e.error.strerror or e.error)}\n")
+        return 1
+    finally:
+        sys.stdout = real
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "_run", None):
@@ -115,13 +153,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         rc = int(args._run(args) or 0)
-        sys.stdout.flush()  # here, not at exit: a reader that left (`| head`) is answered below
+        sys.stdout.flush()  # here, not at exit: a write that fails is answered in main
         return rc
-    except BrokenPipeError:
-        if not _reader_gone(sys.stdout):  # another pipe (a worker's, a rank's): a real error
-            raise
-        _silence(sys.stdout)  # the reader of our output left (`... | head`): no traceback, no error at exit
-        return 141  # as a command killed by SIGPIPE reports it (128 + 13)
     except InputError as e:
         sys.stderr.write(f"error: {one_line(e)}\n")
         return 2

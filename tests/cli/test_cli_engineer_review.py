@@ -360,3 +360,28 @@ def test_a_broken_pipe_that_is_not_stdout_still_raises(monkeypatch, run_cli):
     monkeypatch.setattr(devices, "run", broken)
     with pytest.raises(BrokenPipeError):
         run_cli(["devices", "--light"])
+
+
+class _FullDisk:
+    """A stdout whose every write fails as /dev/full's does."""
+
+    def write(self, text):
+        raise OSError(28, "No space left on device")
+
+    def flush(self):
+        pass
+
+
+@pytest.mark.parametrize("argv", [["devices", "--light"], ["validate", "--published", "--json"], ["--help"]])
+def test_output_that_cannot_be_written_is_one_line_not_a_traceback(argv, monkeypatch, capsys, bench_env):
+    """`python -m gemmlib devices --light > /dev/full` ended in an OSError traceback."""
+    import sys
+
+    from gemmlib.cli import main
+
+    full = _FullDisk()
+    monkeypatch.setattr(sys, "stdout", full)
+    assert main(argv) == 1
+    assert sys.stdout is full  # given back as it was
+    err = capsys.readouterr().err
+    assert err == "error: cannot write the output: No space left on device\n", err
