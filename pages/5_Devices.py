@@ -118,9 +118,13 @@ quick = ui.url(c[1].checkbox, _("quick"), dev == "cpu" or lim.classroom, key="dv
                       help=_("Smaller GEMMs and copy: faster, a little below the true ceiling."))
 cfg = devices.CeilingsConfig(dev, quick)
 size, copy_bytes = cfg.size, cfg.copy_bytes
-c[2].caption(_("Runs a {n}×{n}×{n} GEMM in each format the device supports and a {copy:.0f} MiB device-to-device "
-               "copy (bandwidth counts the read and the write). Results are kept for this server (in its private "
-               "cache folder) and shown to every visitor.").format(n=size, copy=copy_bytes / 1024**2))
+c[2].caption((_("Runs a {n}×{n}×{n} GEMM in each format the device supports and a {copy:.0f} MiB device-to-device "
+                "copy (bandwidth counts the read and the write). Results are kept for this server (in its private "
+                "cache folder) and shown to every visitor.") if dev != "cpu" else  # a CPU has no fp8 nor tf32
+               _("Runs a {n}×{n}×{n} GEMM in each format torch runs on this CPU (fp8 through a reference kernel, which "
+                 "is no ceiling; no tf32) and a {copy:.0f} MiB copy in memory (bandwidth counts the read and the "
+                 "write). Results are kept for this server (in its private cache folder) and shown to every visitor.")
+               ).format(n=size, copy=copy_bytes / 1024**2))
 
 
 def _saved(ceil: ceilings.Ceilings) -> ceilings.Ceilings:
