@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import os
 import sys
 
@@ -130,9 +131,30 @@ def _silence(stream) -> None:
         os.close(devnull)
 
 
+class _SaidOnce(logging.Handler):
+    """gemmlib's warnings on stderr, as Python's last-resort handler prints them, but each message once per
+    command: a cache folder open to others was said six times before the one error line of `bench precision`."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.said: set[str] = set()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = record.getMessage()
+        except Exception:  # noqa: BLE001 - a bad log call must not end the command
+            self.handleError(record)
+            return
+        if text not in self.said:
+            self.said.add(text)
+            sys.stderr.write(text + "\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     real = sys.stdout
     sys.stdout = _Stdout(real)
+    said = _SaidOnce()
+    logging.getLogger("gemmlib").addHandler(said)
     try:
         return _main(argv)
     except _OutputError as e:  # `... | head` (the reader left), `> /dev/full`, a disk that filled up
@@ -143,6 +165,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     finally:
         sys.stdout = real
+        logging.getLogger("gemmlib").removeHandler(said)
 
 
 def _main(argv: list[str] | None) -> int:

@@ -385,3 +385,27 @@ def test_output_that_cannot_be_written_is_one_line_not_a_traceback(argv, monkeyp
     assert sys.stdout is full  # given back as it was
     err = capsys.readouterr().err
     assert err == "error: cannot write the output: No space left on device\n", err
+
+
+def test_a_warning_is_said_once_per_command(run_cli, bench_env, monkeypatch):
+    """With a cache folder open to other users, `bench precision` printed "measured ceilings not read: the cache
+    folder … is open to other users" six times before its one error line: each read of the ceilings warned again."""
+    import logging
+
+    from gemmlib.cli import devices
+
+    def run(args):
+        for _ in range(3):
+            logging.getLogger("gemmlib.ceilings").warning("measured ceilings not read: %s", "the folder is open")
+        logging.getLogger("gemmlib.calibration").warning("calibrations not read: %s", "bad JSON")
+        return 0
+
+    monkeypatch.setattr(devices, "run", run)
+    monkeypatch.setattr(logging.root, "handlers", [])  # as in `python -m gemmlib`: no logging set up (pytest's off)
+    rc, out, err = run_cli(["devices", "--light"])
+    assert rc == 0
+    assert err.splitlines() == ["measured ceilings not read: the folder is open", "calibrations not read: bad JSON"]
+    rc, out, err = run_cli(["devices", "--light"])  # the next command says it again: once per command
+    assert err.splitlines()[0] == "measured ceilings not read: the folder is open"
+    assert not any(isinstance(h, logging.Handler) and type(h).__name__ == "_SaidOnce"
+                   for h in logging.getLogger("gemmlib").handlers)  # nothing left behind in this process
