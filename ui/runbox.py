@@ -172,7 +172,7 @@ class RunStatus:
         f = self._fmt
         parts = [_("Running on {device}").format(device=self.device)]
         if self.steps:
-            parts.append(_("step {n} of {total}").format(n=min(self.steps, int(self.frac * self.steps) + 1),
+            parts.append(_("step {n} of {total}").format(n=min(self.steps, int(self.frac * self.steps + 1e-9) + 1),
                                                          total=self.steps))
         else:
             parts.append(f.percent(self.frac, 0))
@@ -245,7 +245,7 @@ def run_estimate(est: Plan, device: str | None = None) -> None:
     queued and running on this machine now, by their own estimates."""
     from gemmlib.core import format as fmt
 
-    sources = ", ".join(_(RATE_SOURCES.get(s, s)) for s in est.sources)
+    sources = _(", ").join(_(RATE_SOURCES.get(s, s)) for s in est.sources)
     steps = est.steps or est.rows
     if sources:
         text = ngettext("This run: about {time} for {steps} step (rates: {sources}). The server caps one run at its "
@@ -285,8 +285,10 @@ def noise_note(results: list) -> None:
     bad = noisy(results)
     if bad:
         worst = max(bad, key=lambda r: spread_ratio(r) or 0.0)
-        st.warning(_("{n} of {total} rows are noisy (p80 / p20 above {limit}×; the worst, {name}, {ratio}): the "
-                     "machine was busy, rerun.").format(n=len(bad), total=len(results), limit=f"{NOISE_RATIO:g}",
+        st.warning(ngettext("{n} of {total} rows is noisy (p80 / p20 above {limit}×; the worst, {name}, {ratio}): "
+                            "the machine was busy, rerun.",
+                            "{n} of {total} rows are noisy (p80 / p20 above {limit}×; the worst, {name}, {ratio}): "
+                            "the machine was busy, rerun.", len(bad)).format(n=len(bad), total=len(results), limit=f"{NOISE_RATIO:g}",
                                                         name=worst.name, ratio=fmt.ratio(spread_ratio(worst))))
 
 

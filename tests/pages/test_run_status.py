@@ -24,6 +24,37 @@ def test_the_run_status_says_the_step_the_total_and_the_time_left():
     assert box.labels[-1].startswith("Running on cpu · step 4 of 12 · about 90 s left — fp8 on square 512")
 
 
+def test_the_step_shown_is_the_step_reached_at_every_count():
+    """A worker reports step k of n as the share k/n; k/n·n lands just under k in floating point for some
+    counts (15/22·22 = 14.999…), which showed "step 15 of 22" after the 15th step, one behind its neighbours."""
+    from test_runbox_review_time_left import Box
+
+    import ui
+
+    for n in (3, 22, 23, 26, 39, 43):
+        box = Box()
+        status = ui.RunStatus(box, "cpu", steps=n, estimate_s=10.0)
+        status.start()
+        for k in range(n):
+            status.update(k / n, "")
+            assert f"step {k + 1} of {n}" in box.labels[-1], (k, n, box.labels[-1])
+
+
+def test_the_rate_sources_are_joined_in_the_reader_language():
+    """Two rate sources in the Chinese caption are joined with the full-width comma, not ", "."""
+    def page():
+        import ui
+        from gemmlib.measure.plan import Plan
+
+        ui.run_estimate(Plan(bytes=0.0, seconds=6.0, steps=6, sources=("measured ceilings", "recent runs")))
+
+    zh = AppTest.from_function(page)
+    zh.query_params["lang"] = "zh"
+    zh.run()
+    (caption,) = [c.value for c in zh.caption]
+    assert "，" in caption.split("（")[1] and ", " not in caption, caption
+
+
 def test_the_benchmark_pages_say_how_long_a_run_takes_before_it_starts():
     """Every run button's estimate, and what comes before the run: its worker's start and the queue."""
     for page, buttons in (("6_Precision.py", 1), ("8_Batching.py", 2), ("5_Devices.py", 1), ("7_Tiling.py", 1),
@@ -78,7 +109,7 @@ def test_a_noisy_result_says_the_machine_was_busy():
     at.run()
     assert not at.exception
     warn = " ".join(w.value for w in at.warning)
-    assert "1 of 2 rows are noisy" in warn and "bf16, 3.5×" in warn and "the machine was busy, rerun" in warn
+    assert "1 of 2 rows is noisy" in warn and "bf16, 3.5×" in warn and "the machine was busy, rerun" in warn
 
 
 def test_a_one_step_run_says_step_not_steps():
