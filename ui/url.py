@@ -74,15 +74,17 @@ def url(widget: Callable[..., T], label: str, *args: Any, key: str, valid: Calla
 
 # ----------------------------------------------------------------------------- link values not used
 def link_note(key: str, raw: Any, why: str, used: Any, then: str = N_("the default {used} is used"),
-              **fill: Any) -> None:
+              shown: Callable[[Any], Any] | None = None, **fill: Any) -> None:
     """Say near the top of the page that the link's ``?key=raw`` was not used: ``why`` (N_-marked English,
     "is outside {lo}–{hi}", its placeholders from ``fill``) and what is shown instead (``then``, with
     ``{used}``). The note stays, in the reader's language, while ``st.session_state[key]`` still holds
-    ``used``; the reader's first change drops it. Every reader of link values reports here (``url``,
+    ``used``; the reader's first change drops it. ``shown``: how the widget labels a value (an option widget's
+    ``format_func``, called when the note is drawn, so in the reader's language then), else the value as a link
+    writes it. Every reader of link values reports here (``url``,
     ``tabs``, the stepper's step, the language switch); a value merely absent from the link says nothing."""
     ctx = get_script_run_ctx()
     st.session_state.setdefault(_NOTES, {})[key] = {
-        "raw": _cut(str(raw)), "why": why, "then": then, "used": used, "fill": fill,
+        "raw": _cut(str(raw)), "why": why, "then": then, "used": used, "fill": fill, "shown": shown,
         "page": ctx.page_script_hash if ctx is not None else ""}
     _draw_notes()
 
@@ -108,13 +110,23 @@ def _draw_notes() -> None:
     lines = []
     for key, n in notes.items():
         if n["page"] == here:
-            fill = {**n["fill"], "used": _shown_value(n["used"])}
+            fill = {**n["fill"], "used": _label_of(n["used"], n.get("shown"))}
             lines.append(md(_("Link value {param} {why}; {then}.").format(
                 param=f"{key}={n['raw']}", why=_(n["why"]).format(**fill), then=_(n["then"]).format(**fill))))
     if lines:
         box.info("  \n".join(lines), icon=":material/link_off:")
     else:
         box.empty()
+
+
+def _label_of(v: Any, shown: Callable[[Any], Any] | None) -> str:
+    """A value as the page's widget labels it (``shown``), in quotes (“the article's example”), a list's items
+    with the reader's commas; else as a link writes it."""
+    if shown is None:
+        return _shown_value(v)
+    if isinstance(v, (list, tuple)):
+        return _(", ").join(f"“{shown(x)}”" for x in v) or "—"
+    return f"“{shown(v)}”"
 
 
 def _cut(text: str, limit: int = 40) -> str:
@@ -236,7 +248,7 @@ def _option_url(widget: Callable[..., T], label: str, args: tuple, key: str, kwa
         elif key in ss and raw is None:
             ss[key] = default  # history navigation to an entry without the key: the default
         elif raw is not None and key not in ss:
-            link_note(key, raw, N_("is not one of the choices"), default)
+            link_note(key, raw, N_("is not one of the choices"), default, shown=kwargs["format_func"])
     value = widget(label, *args, key=key, **kwargs)
     _write_param(key, None if value == default else str(value))
     return value
@@ -256,7 +268,8 @@ def _options_url(widget: Callable[..., T], label: str, args: tuple, key: str, kw
         bad = next((r for r, o in named if o is _MISSING), None)
         if bad is not None:
             link_note(key, bad, N_("is not one of the choices"), chosen or default,
-                      then=N_("it is left out") if chosen else N_("the default {used} is used"))
+                      then=N_("it is left out") if chosen else N_("the default {used} is used"),
+                      shown=kwargs["format_func"])
         if chosen or (raws and not named):  # the link's options (``?key=`` alone: none of them)
             ss[key] = chosen
         elif key in ss:

@@ -39,7 +39,7 @@ def test_every_unused_value_in_one_box_and_why():
     at = _open(ACC, acc_src="zigzag", acc_present="yes", acc_alpha="abc", acc_pos="99")
     (box,) = _notes(at)
     lines = box.split("  \n")
-    assert "Link value acc_src=zigzag is not one of the choices; the default article is used." in lines
+    assert "Link value acc_src=zigzag is not one of the choices; the default “the article's example” is used." in lines
     assert "Link value acc_present=yes is not true or false; the default false is used." in lines
     assert "Link value acc_alpha=abc is not a number; the default 1 is used." in lines
     assert "Link value acc_pos=99 is outside 0–12; 12 is used." in lines  # the stepper's step (13 steps)
@@ -72,6 +72,8 @@ def test_absent_and_usable_values_say_nothing(query):
 def test_in_chinese():
     at = _open(ACC, lang="zh", acc_src="random", acc_m="13")
     assert _notes(at) == ["链接值 acc_m=13 超出 1–12 的范围；使用默认值 4。"]
+    # an option's default as the reader sees it among the choices, in their language (it read the id, "article")
+    assert _notes(_open(ACC, lang="zh", acc_src="zigzag")) == ["链接值 acc_src=zigzag 不是可选项之一；使用默认值 “原文的示例”。"]
 
 
 def test_another_page_and_the_language_switch_use_the_same_box():
