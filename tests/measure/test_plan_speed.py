@@ -33,7 +33,7 @@ def _issue_profile() -> pf.ProfileConfig:
 
     from gemmlib.cli.profile import config_from_args
 
-    ns = argparse.Namespace(device="cpu", preset=None, scale=16, layers=16, hidden=None, seq_len=None, heads=None,
+    ns = argparse.Namespace(device="cpu", preset=None, scale=None, layers=16, hidden=None, seq_len=None, heads=None,
                             kv_heads=None, intermediate=None, batch=8, attention="eager", dtype=None)
     return pf.ProfileConfig(config_from_args(ns), "cpu", steps=20)
 
