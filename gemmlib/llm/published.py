@@ -570,7 +570,7 @@ def _serve(m: Measurement, mp: Mapping, hw, efficiency, derived: list[str]) -> t
     words = (f"TP{par.tp} PP{par.pp}, {sv['input_len']}/{sv['output_len']}, {srv.engine.name}"
              + (" static" if static else "") + f", {mp.workload.weight_dtype} weights, KV {mp.workload.kv_dtype}, "
              + (f"rate {sv['rate']:g}" if sv["rate"] is not None and not static else f"concurrency {p.concurrency}")
-             + f", {p.requests:,} requests")
+             + f", {p.requests:,} request{'' if p.requests == 1 else 's'}")
     return value, words
 
 

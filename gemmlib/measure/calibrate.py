@@ -96,7 +96,7 @@ class Run:
 
     def describe(self) -> str:
         m = self.model
-        return (f"{m.name}: {m.layers} layers, hidden {m.hidden}, {m.heads}/{m.kv_heads} heads of {m.head_dim}, "
+        return (f"{m.name}: {m.layers} layer{'' if m.layers == 1 else 's'}, hidden {m.hidden}, {m.heads}/{m.kv_heads} heads of {m.head_dim}, "
                 f"MLP {m.ffn} {m.mlp}, vocab {m.vocab}; batch {self.batch}, prompt {self.seq_len}, "
                 f"{self.new_tokens} decode steps, {self.dtype}, {self.config.attention} attention")
 
@@ -696,6 +696,17 @@ def datasheet_hardware(device: str, device_name: str) -> tuple[Hardware | None, 
     return hw, hw.name
 
 
+def cpu_row_note(hw: Hardware, dtype: str) -> str:
+    """What a CPU's "datasheet" estimate stands on: this CPU's measured ceilings where some were saved (``cpu_row``
+    takes them over the placeholder), else the catalogue's placeholder figures."""
+    from gemmlib.core.ceilings import all_ceilings
+
+    measured = any(c.device == "cpu" for c in all_ceilings().values())
+    source = "this CPU's measured ceilings" if measured else "the catalogue's placeholder"
+    return (f"the datasheet row of a CPU is {source} ({hw.name}: "
+            f"{hw.peak(dtype) / 1e12 if hw.peak(dtype) else 0:.2g} TFLOP/s {dtype}, {hw.bandwidth / 1e9:.3g} GB/s)")
+
+
 def run_validation(run: Run, device: str, *, calibration: Calibration | None = None, efficiency: float = 1.0,
                    min_run_time: float = 0.5, progress: Progress = None, seed: int = 0,
                    threads: int | None = None) -> Validation:
@@ -739,9 +750,7 @@ def _validate(run: Run, device: str, cal: Calibration | None, efficiency: float,
     else:
         notes.append(f"no datasheet estimate: {ds_label}")
     if device == "cpu" and hw is not None:
-        notes.append(f"the datasheet row of a CPU is the catalogue's placeholder ({hw.name}: "
-                     f"{hw.peak(run.dtype) / 1e12 if hw.peak(run.dtype) else 0:.2g} TFLOP/s {run.dtype}, "
-                     f"{hw.bandwidth / 1e9:.3g} GB/s)")
+        notes.append(cpu_row_note(hw, run.dtype))
     # A generous check before anything is allocated: 4× the slower estimate must fit the time limit.
     cal_est: Estimate | None = None
     cal_label = "none: run `python -m gemmlib calibrate` first"

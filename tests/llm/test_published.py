@@ -303,6 +303,7 @@ def test_validate_published_prints_every_row(capsys, monkeypatch, tmp_path):
     for m in keep:
         assert m.id in out
     assert "bad file: broken.json: must hold one JSON object" in out
+    assert "concurrency 1, 1 request\n" in out  # one request, not "1 requests"
     assert "training: " in out and "median |error|" in out
     assert main(["validate", "--published", "--published-dir", str(folder), "--json"]) == 0
     d = json.loads(capsys.readouterr().out)

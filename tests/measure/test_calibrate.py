@@ -253,3 +253,18 @@ def test_a_calibration_and_validation_report_progress_in_the_plans_proportions(m
     share = round(alone / total, 6)
     assert 0.6 < share < 1
     assert seen == [(0.0, "start"), (share, "swept"), (share, "validating"), (1.0, "done")]
+
+
+def test_a_cpu_validation_names_where_its_datasheet_row_comes_from():
+    """On a CPU the "datasheet" estimate uses this CPU's measured ceilings once there are some (ceilings.cpu_row);
+    the note called them "the catalogue's placeholder" with the measured figures beside it."""
+    from gemmlib.core import ceilings as C
+
+    C.clear_ceilings()
+    hw = cb.pf.hardware_for("cpu")
+    assert cb.cpu_row_note(hw, "fp32").startswith("the datasheet row of a CPU is the catalogue's placeholder (")
+    C.save_ceilings(C.Ceilings("cpu", "Test CPU", {"fp32": 3.0e10}, 1.5e9, measured_at=0))
+    hw = cb.pf.hardware_for("cpu")
+    assert cb.cpu_row_note(hw, "fp32") == (f"the datasheet row of a CPU is this CPU's measured ceilings ({hw.name}: "
+                                           "0.03 TFLOP/s fp32, 1.5 GB/s)")
+    C.clear_ceilings()
