@@ -139,7 +139,8 @@ class BlockConfig:
             raise InputError(f"attention must be one of {', '.join(ATTENTION_IMPLS)}, got {self.attention!r}")
         dt = get_dtype(self.dtype).name
         if dt not in PROFILE_DTYPES:
-            raise InputError(f"the profiler runs in {', '.join(PROFILE_DTYPES)}; {dt} is not supported here")
+            raise InputError(f"the model is built in {', '.join(PROFILE_DTYPES)} (the profiler's and the calibration's "
+                             f"formats); {dt} is not supported here")
         object.__setattr__(self, "dtype", dt)
 
     @classmethod

@@ -268,3 +268,11 @@ def test_a_cpu_validation_names_where_its_datasheet_row_comes_from():
     assert cb.cpu_row_note(hw, "fp32") == (f"the datasheet row of a CPU is this CPU's measured ceilings ({hw.name}: "
                                            "0.03 TFLOP/s fp32, 1.5 GB/s)")
     C.clear_ceilings()
+
+
+@pytest.mark.parametrize("argv", [["calibrate", "--dtypes", "int8"], ["profile", "--dtype", "int8"]])
+def test_a_format_the_model_cannot_be_built_in_is_refused_in_words_for_both_commands(argv, capsys):
+    """calibrate's refusal named the profiler ("the profiler runs in …") to a user who never ran it."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "int8 is not supported here" in err and "the profiler runs" not in err
