@@ -172,7 +172,7 @@ def _who() -> str:
 def emulated(dtype: str, device: str) -> bool:
     """True where ``dtype`` has no hardware of its own on ``device`` and torch runs it through a reference kernel:
     fp8 off CUDA (a CPU's ``torch._scaled_mm``). Its speed grows with the size: a measurement, never a roof
-    (``gemmlib.measure.precision.emulated`` says the same for the Precision page)."""
+    (the Precision page, the Devices page, ``devices`` and the report read this rule too)."""
     return dtype == "fp8" and device != "cuda"
 
 

@@ -315,14 +315,10 @@ NO_SHARE_EMULATED = N_("fp8 has no hardware on this device: torch runs it throug
                        "Devices page stored at its size is no peak; no “% measured peak” is given for it")
 
 
+emulated = ceilings.emulated  # fp8 off CUDA runs through a reference kernel: the one rule, for this module's readers
+
 NO_CEILING_EMULATED = N_("no fp8 hardware here: a reference kernel's speed at this size (it grows with the size), "
                          "not a ceiling; the Precision page gives no “% measured peak” for fp8 here")
-
-
-def emulated(dtype: str, device: str) -> bool:
-    """True where ``dtype`` runs through a reference kernel rather than hardware of its own: fp8 off CUDA (a CPU's
-    `torch._scaled_mm`). Its speed is no ceiling to compare a run with."""
-    return dtype == "fp8" and device != "cuda"
 
 
 class _Run:
