@@ -139,16 +139,17 @@ def results_from_json(data: bytes | str) -> list[BenchResult]:
         raise InputError(N_("the file is not valid JSON ({error})"), error=str(e).split(";")[0]) from None
     rows = _find_results(obj)
     if not rows:
-        raise InputError(N_("no results found: expected {\"results\": [...]} as written by --json, or the "
-                            "report's results.json"))
+        raise InputError(N_("no results found: upload what `bench precision`, `bench tiling` or `bench batching` "
+                            "writes with --json ({\"results\": [...]}), or a report's results.json"))
     out = []
     for i, row in enumerate(rows):
         if not isinstance(row, Mapping):
             raise InputError(N_("result {i} is not an object"), i=i)
         missing = [f for f in _REQUIRED if f not in row]
         if missing:  # said as the file's fields, not as Python's "__init__() missing 7 required positional arguments"
-            raise InputError(N_("result {i} lacks {fields}: a results file has the rows --json writes"), i=i,
-                             fields=", ".join(missing))
+            raise InputError(N_("result {i} lacks {fields}: a results file has the rows `bench precision`, "
+                                "`bench tiling` or `bench batching` writes with --json (the other commands' JSON is "
+                                "of other kinds)"), i=i, fields=", ".join(missing))
         try:
             r = BenchResult.from_dict(row)
             r.flops = _finite(r.flops or 0, "flops")

@@ -19,3 +19,17 @@ def test_a_row_missing_fields_is_named_by_its_fields_not_by_python_internals():
     text = str(e.value)
     assert "__init__" not in text and "positional" not in text, text
     assert text.startswith("result 0 lacks device, device_name, dtype, shape, flops, bytes"), text
+
+
+@pytest.mark.parametrize("doc", [
+    {"results": [{"op": "all_reduce", "bytes": 1024, "nproc": 2, "backend": "gloo", "time_s": 1e-4,
+                  "median_s": 1e-4, "algbw_gbps": 10.0, "busbw_gbps": 10.0, "correct": True}]},  # bench collective
+    {"device": "cpu", "dtypes": ["fp32"], "points": []},  # a calibration, not benchmark rows
+])
+def test_another_commands_json_is_refused_naming_the_files_that_are_accepted(doc):
+    """Only `bench precision|tiling|batching --json` and a report's results.json hold benchmark rows: the refusal
+    of another command's JSON names them (it said "as written by --json", which every command has)."""
+    with pytest.raises(InputError) as e:
+        results_from_json(json.dumps(doc).encode())
+    text = str(e.value)
+    assert "`bench precision`, `bench tiling` or `bench batching`" in text and "--json" in text, text
