@@ -36,6 +36,7 @@ class DeviceInfo:
 
     def to_dict(self) -> dict:
         d = asdict(self)
+        d["memory_bytes"] = int(self.memory_bytes)  # a count of bytes ("25276194816", not "25276194816.0")
         d["memory_gb"] = round(self.memory_bytes / GB, 1) if self.memory_bytes else None
         return d
 

@@ -97,3 +97,11 @@ def test_a_rocm_build_counts_the_kfd_gpu_nodes(tmp_path, monkeypatch):
     assert machine.gpu_presence() == (2, "")
     monkeypatch.setenv("HIP_VISIBLE_DEVICES", "1")
     assert machine.gpu_presence() == (1, "")
+
+
+def test_a_devices_memory_is_a_whole_count_of_bytes_in_json():
+    """`devices --json` printed "memory_bytes": 25276194816.0 (NVML and /proc give floats here): a byte count is whole."""
+    from gemmlib.core.machine import DeviceInfo
+
+    d = DeviceInfo("cpu", 0, "Test CPU", 2, 25276194816.0).to_dict()
+    assert d["memory_bytes"] == 25276194816 and isinstance(d["memory_bytes"], int) and d["memory_gb"] == 25.3
