@@ -102,8 +102,11 @@ st.subheader(_("Datasheet"))
 sheet = _datasheet_rows(found or light_found)
 ui.table(sheet, column_config={**_labels(sheet[0] if sheet else {}),
                                "source": st.column_config.LinkColumn(_("source"))})
-if not cuda_ok:
-    st.info(_("No CUDA GPU here. The CPU row of the catalogue is a placeholder — measure the ceilings below "
+if not cuda_ok:  # once this CPU is measured the pages use its ceilings: say so rather than ask for a measurement
+    st.info(_("No CUDA GPU here. The CPU row of the catalogue is a placeholder; the Roofline and FLOPs pages use "
+              "the ceilings measured below instead, and the estimator offers them as a row of their own.") if any(c.device == "cpu" for c in ceilings.all_ceilings()
+                                                                  .values()) else
+            _("No CUDA GPU here. The CPU row of the catalogue is a placeholder — measure the ceilings below "
               "to get figures for this CPU."))
 
 st.subheader(_("Measure ceilings"))

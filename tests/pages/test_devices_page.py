@@ -34,6 +34,17 @@ def test_renders_cold_with_the_cpu_and_its_catalogue_row():
     assert at.toggle(key="dv_torch").value is False
 
 
+def test_the_placeholder_note_asks_for_a_measurement_only_until_there_is_one():
+    """It said "measure the ceilings below to get figures for this CPU" above the CPU's measured ceilings too."""
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    assert any("measure the ceilings below to get figures" in i.value for i in at.info)
+    ceilings.save_ceilings(ceilings.Ceilings("cpu", "Test CPU", {"fp32": 3.0e10}, 1.5e9, measured_at=0))
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    infos = [i.value for i in at.info]
+    assert not any("measure the ceilings below to get figures" in i for i in infos), infos
+    assert any("use the ceilings measured below instead" in i for i in infos), infos
+
+
 def test_the_toggle_adds_what_pytorch_sees():
     import torch
 
