@@ -57,7 +57,12 @@ TERMS = [
     Term(r"\bmeasured\b", "实测", ("量测", "實測"), everywhere=True),
     Term(r"transformer block", "Transformer 模块", (r"Transformer 块",), everywhere=True),
     Term(r"\bFLOPs?\b", "浮点运算", ("浮点操作",), everywhere=True),
+    Term(r"\branks?\b", "rank", ("进程（rank）", "个进程上", "专家进程", "并行进程", "一个进程", "进程数", "进程排布")),
+    Term(r"\bbandwidth\b", "带宽利用率", ("带宽利用(?!率)",), everywhere=True),
 ]
+
+# A space between two Chinese words reads as a typo (the rest of the catalogue has none): "与 权重·V".
+_SPACED = re.compile(r"[\u4e00-\u9fff] [\u4e00-\u9fff]")
 
 # English words that must not be left in a Chinese sentence when the msgid says them: the Chinese term exists.
 # (A word followed by its gloss, "prefill（预填充）", names a value the user types and stays.)
@@ -122,6 +127,12 @@ def test_no_english_term_left_in_a_chinese_sentence(english: str, messages) -> N
             if text[m.end():m.end() + 1] != "（":
                 bad.append(f"{msgid[:70]!r}: {m.group(0)!r} -> {ENGLISH_LEFT[english]!r} in {msgstr[:90]!r}")
     assert not bad, "English left in Chinese sentences:\n" + "\n".join(bad)
+
+
+def test_no_space_between_two_chinese_words(messages) -> None:
+    bad = [f"{msgid[:70]!r}: {msgstr[:120]!r}" for msgid, msgstr in messages
+           if _SPACED.search(re.sub(r"\{[^{}]*\}", "x", msgstr))]
+    assert not bad, "a space between two Chinese words:\n" + "\n".join(bad)
 
 
 def test_the_table_rejects_what_it_should() -> None:
