@@ -332,7 +332,7 @@ def _fork(key: tuple, env: dict[str, str], spare: bool = False) -> _Worker:
     ends = (Connection(req_r, writable=False), Connection(msg_w, readable=False))
     try:
         process = mp.Process(target=worker.forked, args=(*ends, spare, _fork_state(key, env)), name=worker.NAME)
-        with launch.main_script_hidden():
+        with launch.main_script_hidden(), _sigint_blocked():
             process.start()
     except BaseException:
         os.close(req_w)
@@ -347,7 +347,30 @@ def _fork(key: tuple, env: dict[str, str], spare: bool = False) -> _Worker:
 _SWEPT: list[bool] = []  # whether this process has removed the temp folders of workers gone before it
 
 
-def _spawn(key: tuple, env: dict[str, str], spare: bool = False) -> _Worker:
+@contextlib.contextmanager
+def _sigint_blocked() -> Any:
+    """SIGINT blocked in this thread (the starter) while a forked worker starts. The fork server is spawned from
+    here and inherits the mask, so a Ctrl-C in its first seconds (its preload, torch's import, before it ignores
+    SIGINT itself) no longer kills it with a KeyboardInterrupt traceback; the signal is still delivered to the main
+    thread, whose KeyboardInterrupt stops the command (see :func:`_start`)."""
+    if threading.current_thread() is threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    from multiprocessing import resource_tracker
+
+    # The fork server's start starts multiprocessing's resource tracker first, which unblocks SIGINT in the calling
+    # thread once it started (whatever the mask was before): started here first, it is up and leaves the mask alone.
+    resource_tracker.ensure_running()
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def _spawn(key: tuple, env: dict[str, str], spare: bool = False, abort: threading.Event | None = None) -> _Worker:
+    """A worker: forked from the fork server, or started as a new interpreter where that cannot be. ``abort``
+    set: its caller was interrupted (Ctrl-C) while it started; a failed fork then starts nothing else."""
     if not _SWEPT:
         _SWEPT.append(True)
         launch.sweep_dead_dirs()  # a server stopped with its workers running never reaped them
@@ -355,8 +378,12 @@ def _spawn(key: tuple, env: dict[str, str], spare: bool = False) -> _Worker:
         try:
             return _fork(key, env, spare)
         except (OSError, EOFError) as e:  # no fork server could be started or reached: a started worker instead
+            if abort is not None and abort.is_set():
+                raise  # the caller is gone (Ctrl-C stopped the fork server): nothing to fall back to, nothing to say
             print(f"gemmlib: a forked benchmark worker could not be started ({type(e).__name__}: {e}); "
                   "starting a new interpreter instead", file=sys.stderr)
+    if abort is not None and abort.is_set():
+        raise WorkerError("the run was interrupted while its worker started")
     r, w = os.pipe()
     try:
         proc = subprocess.Popen([sys.executable, "-m", "gemmlib.measure.worker", str(w)] + (["--spare"] if spare else []),
@@ -372,7 +399,37 @@ def _spawn(key: tuple, env: dict[str, str], spare: bool = False) -> _Worker:
 
 
 def _start(key: tuple, env: dict[str, str]) -> _Worker:
-    return _STARTER.submit(_spawn, key, env).result()
+    """A fresh worker, started in the starter thread. Interrupted while it starts (Ctrl-C: a KeyboardInterrupt in
+    this, the main thread), the command stops at once: the fork server still starting (importing torch) is killed,
+    so neither the exit (which joins the starter thread) nor a process is left waiting for it, and a worker that
+    comes up all the same is killed as it arrives."""
+    abort = threading.Event()
+    started = _STARTER.submit(_spawn, key, env, False, abort)
+    try:
+        return started.result()
+    except BaseException as e:
+        abort.set()
+        started.add_done_callback(_discard_late)
+        if isinstance(e, KeyboardInterrupt):
+            _stop_fork_server()
+        raise
+
+
+def _discard_late(started: Any) -> None:
+    """A worker whose caller left while it started: killed and reaped."""
+    with contextlib.suppress(BaseException):
+        _discard(started.result())
+
+
+def _stop_fork_server() -> None:
+    """Kill this process's fork server (a Ctrl-C: the command is going down). While it preloads it answers no one
+    and would keep importing torch after this process is gone; a later start starts a new one."""
+    from multiprocessing import forkserver
+
+    pid = getattr(getattr(forkserver, "_forkserver", None), "_forkserver_pid", None)
+    if isinstance(pid, int) and pid > 0:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def _discard(w: _Worker) -> None:
