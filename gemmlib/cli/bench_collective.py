@@ -53,8 +53,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="largest message (default 4M between CPU processes, 1G between GPUs, within the caps)")
     parser.add_argument("--factor", type=whole(2), default=2, help="size step (default 2: doubling)")
     parser.add_argument("--dtype", default="fp32", help="fp32 (default), bf16 or fp16")
-    parser.add_argument("--iters", type=whole(1), default=None, help="timed samples per size (default 10 CPU, 20 GPU)")
-    parser.add_argument("--warmup", type=whole(0), default=2, help="untimed calls per size (default 2; 0: none)")
+    parser.add_argument("--iters", type=whole(1, cl.MAX_ITERS), default=None,
+                        help=f"timed samples per size, at most {cl.MAX_ITERS:,} (default 10 CPU, 20 GPU)")
+    parser.add_argument("--warmup", type=whole(0, cl.MAX_ITERS), default=2,
+                        help=f"untimed calls per size, at most {cl.MAX_ITERS:,} (default 2; 0: none)")
     parser.add_argument("--no-save", action="store_true",
                         help="do not keep the figures as a measured interconnect for the estimate")
     parser.add_argument("--json", action="store_true", help="print one JSON object: {results: [...], ...}")
@@ -64,7 +66,7 @@ def run_ranked(owner: str, work: Callable[[launch.Report], T], plan: launch.Plan
     """``work(progress)`` under the single-flight lock, progress on stderr; a rank that failed or hung:
     its one line on stderr and None (the caller exits 1). ``plan``: said on stderr before the ranks start
     (seconds with no other word: each rank's start); pass it only where ``work`` has nothing left to refuse
-    before it launches them (``bench tp``'s run checks its layer first: it passes none)."""
+    before it launches them (``bench tp`` checks its layer first, ``tp.check``)."""
     def progress(frac: float, text: str) -> None:
         sys.stderr.write(f"[{frac:4.0%}] {text}\n")
 

@@ -40,8 +40,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seq-len", type=whole(1), default=None, help="tokens per sequence (default 128 CPU, 2048 GPU)")
     parser.add_argument("--batch", type=whole(1), default=1, help="sequences (default 1)")
     parser.add_argument("--dtype", default=None, help="fp32 (CPU default), bf16 (GPU default), fp16 or fp64")
-    parser.add_argument("--iters", type=whole(1), default=10, help="timed samples (default 10)")
-    parser.add_argument("--warmup", type=whole(0), default=2, help="untimed passes (default 2; 0: none)")
+    parser.add_argument("--iters", type=whole(1, tpm.MAX_ITERS), default=10,
+                        help=f"timed samples, at most {tpm.MAX_ITERS:,} (default 10)")
+    parser.add_argument("--warmup", type=whole(0, tpm.MAX_WARMUP), default=2,
+                        help=f"untimed passes, at most {tpm.MAX_WARMUP:,} (default 2; 0: none)")
     parser.add_argument("--interconnect", default=None, metavar="NAME",
                         help="the measured interconnect the estimate's all-reduces use (default: the one measured "
                              "for this backend and rank count, if any)")
@@ -111,9 +113,10 @@ def render(run: tpm.TPRun) -> str:
 def run(args: argparse.Namespace) -> int:
     lim = safety.limits()
     cfg, p = config_from_args(args, lim)
+    tpm.check(cfg, p, lim, args.interconnect)  # refused before it queues and says it starts its ranks
     res = run_ranked("CLI: bench tp", lambda progress: tpm.run_tp(
         cfg, nproc=p.nproc, backend=p.backend, timeout_s=args.timeout, lim=lim, progress=progress,
-        interconnect_name=args.interconnect))
+        interconnect_name=args.interconnect), p)
     if res is None:
         return 1
     if not res.measured:

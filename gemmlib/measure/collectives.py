@@ -62,6 +62,9 @@ STEP = N_("{op} {size}: {us:.4g} µs, busbw {gbps:.4g} GB/s")
 STEP_WRONG = N_("{op} {size}: {us:.4g} µs, busbw {gbps:.4g} GB/s — WRONG RESULT")
 
 
+MAX_ITERS = 10_000  # timed samples, and untimed calls, per (collective, size): at most (the same in `bench tp`)
+
+
 @dataclass(frozen=True)
 class CollectiveConfig:
     """What to measure: collectives, requested sizes (bytes, nccl-tests' size), dtype, samples."""
@@ -87,8 +90,8 @@ class CollectiveConfig:
         object.__setattr__(self, "dtype", dt)
         for name, lo in (("iters", 1), ("warmup", 0)):
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < lo or v > 10_000:
-                raise InputError(f"{name} must be a whole number in {lo}..10000, got {v!r}")
+            if isinstance(v, bool) or not isinstance(v, int) or v < lo or v > MAX_ITERS:
+                raise InputError(f"{name} must be a whole number in {lo}..{MAX_ITERS:,}, got {v!r}")
         sizes = tuple(int(s) for s in self.sizes)
         if any(s < 1 for s in sizes):
             raise InputError("message sizes must be at least 1 byte")

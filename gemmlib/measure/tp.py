@@ -58,6 +58,9 @@ TOLERANCE = {"fp64": 1e-10, "fp32": 1e-4, "fp16": 1e-2, "bf16": 5e-2}
 MEASURED_OTHER_OPS = ("activation", "residual")  # the layer's non-GEMM ops besides the fused attention
 
 
+MAX_ITERS, MAX_WARMUP = 10_000, 1000  # timed samples and untimed passes of the layer: at most
+
+
 @dataclass(frozen=True)
 class TPConfig:
     """One layer's shape (a ModelConfig, one layer), the tokens it runs, dtype and samples."""
@@ -77,7 +80,7 @@ class TPConfig:
             raise InputError("a tensor-parallel layer needs a ModelConfig")
         if self.model.is_moe:
             raise InputError(f"{self.model.name} is a mixture of experts; pick a dense model")
-        for name, hi in (("seq_len", 1_000_000), ("batch", 100_000), ("iters", 10_000), ("warmup", 1000)):
+        for name, hi in (("seq_len", 1_000_000), ("batch", 100_000), ("iters", MAX_ITERS), ("warmup", MAX_WARMUP)):
             v = getattr(self, name)
             lo = 0 if name == "warmup" else 1
             if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
@@ -512,12 +515,10 @@ def valid_ranks(model: ModelConfig, most: int) -> list[int]:
             if model.heads % n == 0 and model.kv_heads % n == 0 and model.ffn % n == 0]
 
 
-def run_tp(cfg: TPConfig, *, nproc: int | None = None, backend: str = "auto", timeout_s: float | None = None,
-           lim: safety.Limits | None = None, progress: launch.Report | None = None,
-           interconnect_name: str | None = None) -> TPRun:
-    """Measure ``cfg`` on ``nproc`` ranks and on one, and put the estimate beside it."""
-    lim = lim or safety.limits()
-    p = launch.plan(nproc, backend, lim)
+def check(cfg: TPConfig, p: launch.Plan, lim: safety.Limits, interconnect_name: str | None = None) -> None:
+    """Refuse what :func:`run_tp` would refuse, before anything starts (``bench tp`` calls it before it queues
+    and says it starts its ranks): heads and MLP that do not split over the ranks, a rank's or the machine's memory
+    cap, the CPU FLOP cap, an unknown interconnect."""
     check_divisible(cfg.model, p.nproc)
     need = cfg.bytes_per_rank(p.nproc)
     if need > lim.max_bytes:
@@ -527,6 +528,15 @@ def run_tp(cfg: TPConfig, *, nproc: int | None = None, backend: str = "auto", ti
         lim.check_cpu_flops(layer_flops(cfg.model, cfg.seq_len, cfg.batch), N_("one layer"))
     if interconnect_name:
         interconnect.get_link(interconnect_name)  # an unknown name is bad input before anything starts
+
+
+def run_tp(cfg: TPConfig, *, nproc: int | None = None, backend: str = "auto", timeout_s: float | None = None,
+           lim: safety.Limits | None = None, progress: launch.Report | None = None,
+           interconnect_name: str | None = None) -> TPRun:
+    """Measure ``cfg`` on ``nproc`` ranks and on one, and put the estimate beside it."""
+    lim = lim or safety.limits()
+    p = launch.plan(nproc, backend, lim)
+    check(cfg, p, lim, interconnect_name)
     cfg = replace(cfg, max_bytes=float(lim.max_bytes))
     timeout = float(timeout_s) if timeout_s else lim.time_limit_s + 60.0
     measured = launch.run_ranks(_worker, cfg, nproc=p.nproc, backend=p.backend, timeout_s=timeout,

@@ -1,0 +1,84 @@
+"""What a command says while it works (review of the command line, H4): `bench tp` says it starts its ranks (after
+its checks, before the seconds they take), and the limits of --iters and --warmup read the same in `bench collective`
+and `bench tp`.
+
+In this process (``run_cli``, ``capsys``); what would start ranks or a worker is replaced by a stand-in.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+
+
+class _Started(Exception):
+    """The command got as far as starting its ranks."""
+
+
+def _no_queue(monkeypatch):
+    from gemmlib.measure import safety
+
+    monkeypatch.setattr(safety, "single_flight", lambda owner: contextlib.nullcontext())
+
+
+def test_bench_tp_says_starting_ranks_on_stderr(capsys, bench_env, monkeypatch):
+    from gemmlib.cli import main
+    from gemmlib.measure import launch
+
+    _no_queue(monkeypatch)
+    seen = []
+
+    def ranks(*a, **k):
+        seen.append(capsys.readouterr().err)  # what the user had read when the ranks began to start
+        raise _Started()
+
+    monkeypatch.setattr(launch, "run_ranks", ranks)
+    with pytest.raises(_Started):
+        main(["bench", "tp", "--nproc", "2", "--backend", "gloo", "--hidden", "64", "--heads", "4", "--ffn", "128",
+              "--seq-len", "8"])
+    assert seen == ["starting 2 gloo ranks (CPU processes; a few seconds)\n"]
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--hidden", "96", "--heads", "3", "--ffn", "128"], "heads"),  # 3 heads do not split over 2 ranks
+    (["--interconnect", "no-such-link"], "no-such-link"),
+])
+def test_bench_tp_refuses_before_it_queues_or_says_it_starts(argv, words, run_cli, bench_env, monkeypatch):
+    """Its layer was checked only once it had its turn in the machine's queue and said nothing; now the refusal
+    comes first, and alone."""
+    from gemmlib.measure import launch, safety
+
+    def started(*a, **k):
+        raise _Started()
+
+    monkeypatch.setattr(safety, "single_flight", started)
+    monkeypatch.setattr(launch, "run_ranks", started)
+    base = ["bench", "tp", "--nproc", "2", "--backend", "gloo", "--seq-len", "8"]
+    if "--hidden" not in argv:
+        base += ["--hidden", "64", "--heads", "4", "--ffn", "128"]
+    rc, out, err = run_cli(base + argv)
+    assert rc == 2 and out == "" and err.count("\n") == 1 and "starting" not in err, err
+    assert words in err
+
+
+@pytest.mark.parametrize("cmd", [["collective"], ["tp"]])
+@pytest.mark.parametrize("flag, value, most", [("--iters", "20000", "10,000"), ("--warmup", "20000", None)])
+def test_iteration_limits_read_the_same_in_both_multi_rank_commands(cmd, flag, value, most, run_cli, bench_env,
+                                                                    monkeypatch):
+    """`bench collective` said "iters must be a whole number in 1..10000", `bench tp` "… in 1..10,000": now
+    both name the flag and write the number one way, refused by the parser before anything runs."""
+    from gemmlib.measure import launch, safety
+
+    def started(*a, **k):
+        raise _Started()
+
+    monkeypatch.setattr(safety, "single_flight", started)
+    monkeypatch.setattr(launch, "run_ranks", started)
+    rc, out, err = run_cli(["bench", *cmd, "--nproc", "2", "--backend", "gloo", flag, value])
+    assert rc == 2 and out == "" and err.count("\n") == 1, err
+    assert f"argument {flag}: must be at most " in err
+    if most:
+        assert most in err
+    assert "10000" not in err.replace(value, "")
+
