@@ -221,6 +221,17 @@ def _plan_or_refusal(spec: BenchSpec, config: Any, lim: safety.Limits) -> tuple[
         return None, e
 
 
+def _probing(spec: BenchSpec, config: Any, est: Plan) -> tuple[str, ...]:
+    """``plan.will_probe``: the formats the worker times before the run, where the estimate shown did not use its
+    probe; empty where that cannot be told (a server set up wrongly, anything unexpected: the run itself says why)."""
+    from gemmlib.measure import plan
+
+    try:
+        return plan.will_probe(spec, config, est)
+    except Exception:  # noqa: BLE001 - a caption's note, never a page's error
+        return ()
+
+
 def refused_by_caps(est: Plan, config: Any, lim: safety.Limits) -> InputError | None:
     """Why the server's caps would refuse this run (``plan.check_caps`` on its plan ``est``, the one the estimate
     beside the button shows: time, bytes, a CPU GEMM's size, as the run itself checks them), or None. A server set up
@@ -238,15 +249,19 @@ def refused_by_caps(est: Plan, config: Any, lim: safety.Limits) -> InputError | 
     return None
 
 
-def run_estimate(est: Plan, device: str | None = None) -> None:
+def run_estimate(est: Plan, device: str | None = None, probing: tuple[str, ...] = (),
+                 limit_s: float | None = None) -> None:
     """The time a run will take, beside its button (its spec's ``Plan``: the one time model the
     server's caps refuse a run on too); with the run's ``device``, also what comes before it: its worker's
     start (a warm spare's hand-over, or a fresh worker's start-up, as the last one here took) and the runs
-    queued and running on this machine now, by their own estimates."""
+    queued and running on this machine now, by their own estimates. ``probing``: the formats the worker will time
+    on this machine before the run and plan it again on (``plan.will_probe``): the caption says the estimate may
+    change then, and that the run is refused at ``limit_s`` on the new one (it said "about 92 s" from the
+    datasheet, and a press was refused at "about 500 s" from the probe, unexplained)."""
     from gemmlib.core import format as fmt
 
     sources = _(", ").join(_(RATE_SOURCES.get(s, s)) for s in est.sources)
-    steps = est.steps or est.rows
+    steps = est.count
     if sources:
         text = ngettext("This run: about {time} for {steps} step (rates: {sources}). The server caps one run at its "
                         "time limit.", "This run: about {time} for {steps} steps (rates: {sources}). The server caps "
@@ -254,7 +269,13 @@ def run_estimate(est: Plan, device: str | None = None) -> None:
     else:  # a multi-rank run or a calibration: timed by its own model, no rates to name (it said "rates: —")
         text = ngettext("This run: about {time} for {steps} step. The server caps one run at its time limit.",
                         "This run: about {time} for {steps} steps. The server caps one run at its time limit.", steps)
-    st.caption(text.format(time=fmt.duration(max(1.0, round(est.seconds))), steps=steps, sources=sources))
+    text = text.format(time=fmt.duration(max(1.0, round(est.seconds))), steps=steps, sources=sources)
+    if probing and limit_s is not None:
+        text += " " + _("These rates are not yet this machine's own: just before the run, its worker times this "
+                        "machine's speed in {formats} (a few seconds) and plans the same run again on it — if at "
+                        "that speed it would pass the limit of {limit:g} s, it is refused then, before anything "
+                        "runs.").format(formats=_(", ").join(probing), limit=limit_s)
+    st.caption(text)
     if device is None:
         return
     start, warm = runner.start_estimate(device)
@@ -537,7 +558,8 @@ def bench_section(spec: BenchSpec, config: Any, lim: safety.Limits, *, key: str,
                            disabled=disabled or config is None or why is not None, help=why)
     if plan is not None:
         with at or contextlib.nullcontext():
-            run_estimate(plan, str(getattr(config, "device", "")) or None)
+            run_estimate(plan, str(getattr(config, "device", "")) or None, probing=_probing(spec, config, plan),
+                         limit_s=lim.time_limit_s)
     if why is not None:  # said before a press: an LLM layer on a CPU was "about 682 s", then "Not run" on a press
         with at or contextlib.nullcontext():
             st.warning(why)

@@ -95,12 +95,18 @@ class Plan:
         return tuple(s / total for s in each)
 
     @property
+    def count(self) -> int:
+        """The steps a run's progress and its estimate count (its rows where it reports no steps): the one count
+        the caption beside its button, its time refusal and its progress name."""
+        return self.steps or self.rows
+
+    @property
     def basis(self) -> str:
         return "rates " + " and ".join(self.sources) if self.sources else "nothing to time"
 
     def text(self) -> str:
         """``"about 42 s for 12 steps (rates measured here)"``"""
-        return f"about {fmt.duration(max(1.0, round(self.seconds)))} for {self.steps or self.rows} steps ({self.basis})"
+        return f"about {fmt.duration(max(1.0, round(self.seconds)))} for {self.count} steps ({self.basis})"
 
 
 def sum_plans(plans: list[Plan], steps: int | None = None) -> Plan:
@@ -301,11 +307,47 @@ def estimate(rows: Iterable[Row], device: str, min_run_time: float, *, extra_flo
 
 
 # --------------------------------------------------------------------------- the caps
-TIME_CAP = N_("this run would take about {seconds:.3g} s ({rows} rows), above this server's limit of {limit:g} s "
+# The count a refusal names is the one the estimate beside a page's button names (``Plan.count``: its steps, else
+# its rows): a caption of "30 steps" beside a refusal of "40 rows" read as two different runs.
+TIME_CAP = N_("this run would take about {seconds:,.0f} s for {steps} steps, above this server's limit of {limit:g} s "
               "per run (GEMM_TIME_LIMIT_S); choose fewer or smaller shapes, or less time per row")
+# The worker's refusal after its probe (``worker.check_speed``): the rates changed, so the seconds may; the run is
+# the same one the caption counted.
 PROBED_TIME_CAP = N_("at this machine's speed now (measured just before the run: {rates}) this run would take about "
-                     "{seconds:.3g} s ({rows} rows), above this server's limit of {limit:g} s per run "
-                     "(GEMM_TIME_LIMIT_S); nothing was run — choose fewer or smaller shapes, or less time per row")
+                     "{seconds:,.0f} s, above this server's limit of {limit:g} s per run (GEMM_TIME_LIMIT_S); nothing "
+                     "was run — choose fewer or smaller shapes, or less time per row")
+# What the time model's rates stand in for until a worker has probed this machine (``will_probe``)
+UNPROBED_SOURCES = ("measured ceilings", "datasheet")
+
+
+def run_dtypes(config: Any) -> list[str]:
+    """The formats a run's GEMMs use: its ``dtypes``, its ``dtype``, or its block's or its model run's (a
+    calibration's): the formats the worker probes before the run (``worker.check_speed``)."""
+    v = getattr(config, "dtypes", None)
+    if v:
+        return [str(d) for d in v]
+    for c in (config, getattr(config, "block", None), getattr(config, "run", None)):
+        d = getattr(c, "dtype", None)
+        if isinstance(d, str):
+            return [d]
+    return ["fp32"]
+
+
+def will_probe(spec: Any, config: Any, p: Plan) -> tuple[str, ...]:
+    """The formats whose rate the worker will time on this machine just before the run and plan it again on
+    (``worker.check_speed``), where this plan ``p`` took them from elsewhere (the datasheet, ceilings measured
+    once): its estimate can then change, and the run be refused at the limit on the new one. Empty when the plan
+    is the one the worker will judge (rates measured here or probed already, or a run the probe does not apply
+    to: a multi-rank run, MPS). A page says so beside its estimate (``ui.runbox.run_estimate``)."""
+    from gemmlib.measure import speedprobe  # torch only inside its functions
+
+    device = str(getattr(config, "device", ""))
+    if p.launches or getattr(spec, "ranks_open_devices", False) or device not in ("cpu", "cuda"):
+        return ()
+    if not any(s in p.sources for s in UNPROBED_SOURCES):
+        return ()
+    return tuple(d for d in dict.fromkeys(run_dtypes(config))
+                 if d in speedprobe.PROBED and speed.probed_rate(device, d) is None)
 
 
 def planned(spec: Any, config: Any, lim: safety.Limits) -> Plan:
@@ -348,7 +390,7 @@ def check_caps(p: Plan, config: Any, lim: safety.Limits) -> Plan:
     if device == "cpu":
         lim.check_cpu_flops(p.call_flops, p.call_what)
     if p.seconds > lim.time_limit_s:
-        raise InputError(TIME_CAP, seconds=p.seconds, rows=p.rows, limit=lim.time_limit_s)
+        raise InputError(TIME_CAP, seconds=p.seconds, steps=p.count, limit=lim.time_limit_s)
     return p
 
 

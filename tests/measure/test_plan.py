@@ -110,7 +110,7 @@ def test_the_page_the_command_line_and_the_queue_see_one_estimate():
     with pytest.raises(InputError, match="GEMM_TIME_LIMIT_S") as e:
         plan.admit(bb.SPEC, cfg, tight)
     assert e.value.params["seconds"] == pytest.approx(bb.SPEC.plan(cfg, tight).seconds)
-    assert e.value.params["rows"] == shown.rows == 9
+    assert e.value.params["steps"] == shown.count == shown.steps == 9  # the count the estimate line names
 
 
 def test_the_caps_refuse_before_a_plan_is_made():

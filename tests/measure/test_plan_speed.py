@@ -61,7 +61,7 @@ def test_the_issue_precision_link_is_estimated_at_the_probed_speed():
         plan.admit(bp.SPEC, ISSUE_PRECISION, CLASSROOM)
     msg = str(e.value)
     assert "GEMM_TIME_LIMIT_S" in msg and f"{CLASSROOM.time_limit_s:g} s" in msg
-    assert f"{slow.seconds:.3g} s" in msg  # the estimate it refused on
+    assert f"about {slow.seconds:,.0f} s for {slow.count} steps" in msg  # the estimate it refused on, as shown
 
 
 def test_recent_runs_scale_the_estimate_and_a_kill_makes_the_next_try_refused():
