@@ -178,8 +178,9 @@ def run_tiling(cfg: TilingConfig, progress: Progress = None,
     nbytes = gemm_bytes(m, n, k, dname)
     set_bytes = (m * k + k * n) * eb
     sets = harness.rotation_count(set_bytes, max_bytes=lim.max_bytes / 4)
-    need = sets * set_bytes + 3 * m * n * 8 + (m * k + k * n) * 8  # inputs, outputs, fp64 reference
-    safety.check_memory(need, device, lim)
+    # the plan's count (``plan_tiling``, the one the run was admitted on; the report's sweeps call this directly):
+    # a count of its own here could refuse, after a page said it fits, what the plan admitted
+    safety.check_memory(plan_tiling(cfg, lim).bytes, device, lim)
     dev_name = harness.device_name(device)
     shape0 = {"m": m, "n": n, "k": k}
     deadline = deadline or safety.Deadline(lim.time_limit_s)
@@ -374,7 +375,7 @@ def run_wave_sweep(device: str = "cuda", m: int = 8192, k: int = 8192, ns: list[
     if sms is None:
         sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
     eb = get_dtype(dname).bytes
-    safety.check_memory((m * k + k * max(ns) + m * max(ns)) * eb * 2, device, lim)
+    safety.check_memory(wave_bytes(m, k, max(ns), eb), device, lim)  # the plan's count (plan_waves)
     dev_name = harness.device_name(device)
     with safety.oom_guard(device):
         bufs = {"a": torch.randn(m, k, device=device, dtype=tdt),
@@ -678,7 +679,11 @@ def plan_tiling(cfg: TilingConfig, lim: safety.Limits) -> plan.Plan:
             if dev != "cpu" or dname == "bf16" or calls > MAX_TILE_CALLS["cpu"]:
                 rows.append(plan.Row(flops, dname, skipped=True))
                 continue
-            out = eb * mn + 4.0 * t * t * 2
+            # its fp32 accumulator and each k-step's product: one output tile, cut to the matrix as the loops cut
+            # it (a tile of 99999 on a 64² problem holds 64², not 99999²: it was refused as "149 GiB"); 16-bit
+            # inputs are copied to fp32 block by block
+            tm, tn, tk = min(t, m), min(t, n), min(t, k)
+            out = eb * mn + 4.0 * (2 * tm * tn + (tm * tk + tk * tn if eb != 4 else 0))
         else:  # triton
             out = eb * mn + (4.0 * mn if dev != "cuda" else 0.0)  # the interpreter's numpy copies
         if impl == "triton" and dev != "cuda":
@@ -750,6 +755,13 @@ class WaveConfig:
         object.__setattr__(self, "min_run_time", plan.check_min_run_time(self.min_run_time))
 
 
+def wave_bytes(m: int, k: int, nmax: int, eb: float) -> float:
+    """What the wave sweep holds at its widest N: A, B at the largest N, its contiguous slice for one N, and the
+    output. The plan and the run's own check count it alike (the run counted twice that: a sweep the page said fits
+    could be refused once it started)."""
+    return float(m * k + k * nmax + k * nmax + m * nmax) * eb
+
+
 def plan_waves(cfg: WaveConfig, lim: safety.Limits) -> plan.Plan:
     """Two rows per N (cuBLAS and the Triton kernel) on the largest N's buffers; nothing on a CPU."""
     safety.check_dims(lim, M=cfg.m, K=cfg.k, **{f"N{i}": v for i, v in enumerate(cfg.ns)})
@@ -769,7 +781,7 @@ def plan_waves(cfg: WaveConfig, lim: safety.Limits) -> plan.Plan:
             seen.add(nn % 16 == 0)
             beside[i] = TRITON_COMPILE_S
     step_s = plan.lay_steps(plan.estimate_each(rows, "cuda", cfg.min_run_time, bench="tiling-waves"), seconds, beside)
-    return plan.Plan(bytes=(m * k + k * nmax + k * nmax + m * nmax) * eb, call_flops=2.0 * m * nmax * k,
+    return plan.Plan(bytes=wave_bytes(m, k, nmax, eb), call_flops=2.0 * m * nmax * k,
                      call_what=Msg(plan.A_GEMM, m=m, n=nmax, k=k), seconds=seconds, rows=len(rows), steps=len(rows),
                      sources=sources, step_s=step_s)
 
