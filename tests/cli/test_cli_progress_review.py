@@ -1,6 +1,6 @@
 """What a command says while it works (review of the command line, H4): `bench tp` says it starts its ranks (after
-its checks, before the seconds they take), and the limits of --iters and --warmup read the same in `bench collective`
-and `bench tp`.
+its checks, before the seconds they take), the limits of --iters and --warmup read the same in `bench collective` and
+`bench tp`, and a run whose plan has steps says "step k of n" rather than a share of steps as a percentage.
 
 In this process (``run_cli``, ``capsys``); what would start ranks or a worker is replaced by a stand-in.
 """
@@ -81,4 +81,57 @@ def test_iteration_limits_read_the_same_in_both_multi_rank_commands(cmd, flag, v
     if most:
         assert most in err
     assert "10000" not in err.replace(value, "")
+
+
+def _progress_lines(run_cli, monkeypatch, argv, fractions):
+    """stderr of ``argv`` whose run reports ``fractions`` (a stand-in for the worker), then is refused."""
+    from gemmlib.core.errors import InputError
+    from gemmlib.measure import runner
+
+    plans = []
+
+    def fake_run(spec, config, lim=None, *, admitted=None, on_progress=None, **k):
+        plans.append(admitted)
+        for f in fractions:
+            on_progress(f, "a step")
+        raise InputError("stopped here")
+
+    monkeypatch.setattr(runner, "run", fake_run)
+    rc, out, err = run_cli(argv)
+    assert rc == 2, err
+    return [ln for ln in err.splitlines() if ln.endswith("a step")], plans
+
+
+def test_a_run_whose_plan_counts_steps_says_step_k_of_n(run_cli, bench_env, monkeypatch):
+    """`profile` printed "[ 20%]", "[ 60%]": a share of its steps (building, each warm-up pass, profiling, summing),
+    not of its time. Now "step k of n", as the pages' run box says it."""
+    from gemmlib.measure import plan
+    from gemmlib.measure import profiler as pf
+
+    argv = ["profile", "--device", "cpu", "--hidden", "64", "--heads", "4", "--seq-len", "8", "--steps", "2"]
+    lines, _plans = _progress_lines(run_cli, monkeypatch, argv, [0.0, 0.2, 0.6, 1.0])
+    steps = plan.admit(pf.SPEC, _profile_job(argv)).steps
+    assert steps > 1  # the profiler's plan counts steps
+    assert lines == [f"[step {k} of {steps}] a step" for k in (1, min(steps, int(0.2 * steps) + 1),
+                                                                min(steps, int(0.6 * steps + 1e-9) + 1), steps)]
+    assert not any("%" in ln for ln in lines)
+
+
+def _profile_job(argv):
+    from gemmlib.cli import build_parser
+    from gemmlib.cli import profile as cli_profile
+    from gemmlib.measure import profiler as pf
+
+    args = build_parser().parse_args(argv)
+    args.device = cli_profile.resolve_device(args.device)
+    return pf.ProfileConfig(cli_profile.config_from_args(args), args.device, steps=args.steps,
+                            monitor=not args.no_monitor, hardware=args.hardware)
+
+
+def test_a_run_that_reports_shares_only_keeps_its_percentages():
+    """A plan without steps (a calibration's): its progress is a share, said as a percentage; no share, no head."""
+    from gemmlib.cli.running import progress_prefix
+
+    assert [progress_prefix(f, 0) for f in (0.0, 0.5, 1.0)] == ["[  0%] ", "[ 50%] ", "[100%] "]
+    assert progress_prefix(None, 0) == progress_prefix(None, 4) == ""
 
