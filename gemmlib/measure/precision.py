@@ -127,6 +127,14 @@ SHAPE_LABELS = {
 }
 
 
+def step_text(dtype: str, m: int, n: int, k: int, label: Any) -> Text:
+    """A step's progress: the format on the shape, its dimensions once (a command line's shape is labelled by
+    its dimensions: it read "fp32 on 128×128×128 (128×128×128)")."""
+    if not label or (isinstance(label, str) and not isinstance(label, Text) and label.strip() == f"{m}×{n}×{k}"):
+        return Text(N_("{dtype} on {m}×{n}×{k}"), dtype=dtype, m=m, n=n, k=k)
+    return Text(N_("{dtype} on {label} ({m}×{n}×{k})"), dtype=dtype, label=label, m=m, n=n, k=k)
+
+
 def shape_label(label: str, gettext: Any = None) -> str:
     """A shape's label (a Text of ``SHAPE_LABELS``) through ``gettext``; any other label as it is."""
     if gettext is None or not isinstance(label, Text):
@@ -624,8 +632,7 @@ def run_precision(cfg: PrecisionConfig, progress: Callable[[float, str], None] |
                 ref = a0.to(ref_dev, torch.float64) @ b0.to(ref_dev, torch.float64)
         for d in dtypes:
             if progress:
-                progress(done / total, Text(N_("{dtype} on {label} ({m}×{n}×{k})"), dtype=d,
-                                             label=label, m=m, n=n, k=k))
+                progress(done / total, step_text(d, m, n, k, label))
             why = _unsupported_reason(d, dev, m, n, k, cfg)
             if not why and deadline.expired():
                 why = deadline.reason()

@@ -1,6 +1,7 @@
 """What a command says while it works (review of the command line, H4): `bench tp` says it starts its ranks (after
 its checks, before the seconds they take), the limits of --iters and --warmup read the same in `bench collective` and
-`bench tp`, and a run whose plan has steps says "step k of n" rather than a share of steps as a percentage.
+`bench tp`, a run whose plan has steps says "step k of n" rather than a share of steps as a percentage, precision
+names its shape once, and `validate --published` and `devices` say what they do on a terminal.
 
 In this process (``run_cli``, ``capsys``); what would start ranks or a worker is replaced by a stand-in.
 """
@@ -135,3 +136,16 @@ def test_a_run_that_reports_shares_only_keeps_its_percentages():
     assert [progress_prefix(f, 0) for f in (0.0, 0.5, 1.0)] == ["[  0%] ", "[ 50%] ", "[100%] "]
     assert progress_prefix(None, 0) == progress_prefix(None, 4) == ""
 
+
+def test_precision_progress_names_a_command_lines_shape_once(bench_env):
+    """`bench precision --m 32 --n 32 --k 32` said "fp32 on 32×32×32 (32×32×32)": its shape's label is its
+    dimensions. A named shape keeps its name and its dimensions."""
+    from gemmlib.core.i18n import Text
+    from gemmlib.measure import precision as bp
+
+    said = []
+    cfg = bp.PrecisionConfig(device="cpu", shapes=((32, 32, 32, "32×32×32"), (16, 16, 16, Text(bp.SHAPE_LABELS["square"],
+                                                                                                  n=16))),
+                             dtypes=("fp32",), with_quant=False, check_error=False, min_run_time=0.01)
+    bp.run_precision(cfg, progress=lambda f, text: said.append(str(text)))
+    assert said[:2] == ["fp32 on 32×32×32", "fp32 on square 16 (16×16×16)"]
