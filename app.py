@@ -107,7 +107,7 @@ def _claims() -> list[dict]:
          _("checked on a real block, against the prediction for the same sizes"),
          [page["10_Profiler.py"]]),
     ]
-    return [{"the article says": c, "verdict": v, "where": ", ".join(w)} for c, v, w in rows]
+    return [{"the article says": c, "verdict": v, "where": _(", ").join(w)} for c, v, w in rows]
 
 
 st.subheader(_("The article this app grew from, and its claims"))

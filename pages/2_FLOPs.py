@@ -177,7 +177,7 @@ wave_n0 = ui.url(w[1].number_input, _("N from"), 1, MAX_DIM, 1024, key="fl_wn0")
 wave_n1 = ui.url(w[2].number_input, _("N to"), 1, MAX_DIM, 4096, key="fl_wn1")
 tm = ui.url(w[3].selectbox, _("tile M"), [64, 128, 256], index=1, key="fl_tm")
 tn = ui.url(w[4].selectbox, _("tile N"), [64, 128, 256], index=1, key="fl_tn")
-sms = ui.url(w[5].number_input, "SMs", 1, 1024, CATALOGUE[gpu].sms or CATALOGUE[DEFAULT_GPU].sms, key="fl_sms",
+sms = ui.url(w[5].number_input, _("SMs"), 1, 1024, CATALOGUE[gpu].sms or CATALOGUE[DEFAULT_GPU].sms, key="fl_sms",
              help=_("follows the chosen hardware's SM count (the H100's where the catalogue has none); "
                                "edit it to try another"))
 with ui.guard(_("the staircase")):

@@ -168,3 +168,17 @@ def test_no_page_draws_an_emoji_icon():
     for path in [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))]:
         for m in re.finditer(r"""icon=(["'])(.*?)\1""", path.read_text(encoding="utf-8")):
             assert m.group(2).startswith(":material/"), (path.name, m.group(2))
+
+
+def test_the_claims_pages_and_the_flops_sm_count_read_in_chinese():
+    """The claims table's pages were joined with ", " inside Chinese, and the FLOPs page's "SMs" box was English."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=30)
+    at.query_params["lang"] = "zh"
+    at.run()
+    claims = next(d.value for d in at.table if len(d.value.columns) == 3)
+    several = [w for w in claims.iloc[:, 2] if "首页" in w or "，" in w]
+    assert several and not any(", " in w for w in claims.iloc[:, 2]), list(claims.iloc[:, 2])
+    flops = AppTest.from_file(str(ROOT / "pages" / "2_FLOPs.py"), default_timeout=30)
+    flops.query_params["lang"] = "zh"
+    flops.run()
+    assert flops.number_input(key="fl_sms").label == "SM 数"
