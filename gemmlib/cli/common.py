@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from collections.abc import Callable
 
 from gemmlib.core.files import cut
@@ -57,3 +58,18 @@ def number(lo: float = 0.0, hi: float | None = None, *, zero: bool = False) -> C
 
 
 TIMEOUT_MAX_S = 86_400.0  # a process group's timeout: at most a day (timedelta and the clock stay finite)
+
+
+# --------------------------------------------------------------------------- saying what a slow step does
+def say_working(text: str) -> None:
+    """One line on stderr saying what the command is doing during seconds it would otherwise be silent (torch's
+    import, estimating a folder of measurements), as the benchmarks' progress lines do; only where stderr is a
+    terminal: a script or a pipe reading stderr gets nothing it did not get before, and stdout (``--json``) is
+    never touched."""
+    try:
+        tty = sys.stderr.isatty()
+    except (AttributeError, OSError, ValueError):
+        tty = False
+    if tty:
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from gemmlib.cli.common import say_working
 from gemmlib.cli.running import run_job
 from gemmlib.core import ceilings, machine
 from gemmlib.core import format as fmt
@@ -59,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
     if args.light:
         found = machine.light_summary()
     else:
+        say_working("detecting this machine's devices (importing torch: a few seconds) …")
         found = [d.to_dict() for d in devices.detect()]
     for d in found:
         d["datasheet"] = _peaks(CATALOGUE.get(d["catalogue"])) if d.get("catalogue") else {}

@@ -100,9 +100,12 @@ def render_published(rows, bad: list[str], summary: dict) -> str:
 
 def run_published(args: argparse.Namespace) -> int:
     """``validate --published``: every published measurement against its estimate (no measuring)."""
+    from gemmlib.cli.common import say_working
     from gemmlib.llm.published import DEFAULT_DIR, table
 
-    rows, bad, summary = table(getattr(args, "published_dir", None) or DEFAULT_DIR)
+    folder = getattr(args, "published_dir", None) or DEFAULT_DIR
+    say_working(f"estimating every published measurement in {folder} (a few seconds) …")
+    rows, bad, summary = table(folder)
     if args.json:
         sys.stdout.write(json.dumps({"rows": [r.to_dict() for r in rows], "summary": summary, "bad_files": bad},
                                     allow_nan=False) + "\n")

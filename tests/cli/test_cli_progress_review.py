@@ -149,3 +149,48 @@ def test_precision_progress_names_a_command_lines_shape_once(bench_env):
                              dtypes=("fp32",), with_quant=False, check_error=False, min_run_time=0.01)
     bp.run_precision(cfg, progress=lambda f, text: said.append(str(text)))
     assert said[:2] == ["fp32 on 32×32×32", "fp32 on square 16 (16×16×16)"]
+
+
+class _Terminal(__import__("io").StringIO):
+    """stderr as a terminal: what a person running the command sees."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("argv, slow, words", [
+    (["devices"], ("gemmlib.measure.devices", "detect"), "detecting this machine's devices"),
+    (["devices", "--json"], ("gemmlib.measure.devices", "detect"), "detecting this machine's devices"),
+    (["validate", "--published"], ("gemmlib.llm.published", "table"), "estimating every published measurement"),
+    (["validate", "--published", "--json"], ("gemmlib.llm.published", "table"), "estimating every published"),
+])
+def test_slow_commands_say_what_they_do_on_a_terminal(argv, slow, words, bench_env, monkeypatch):
+    """`devices` (2.5 s: torch's import) and `validate --published` (2.4–2.7 s) showed nothing while they worked.
+    Now a line on a terminal's stderr before that work; stdout (its --json) as before, and nothing more on a
+    stderr that is not a terminal (a script's pipe)."""
+    import importlib
+    import json
+    from contextlib import redirect_stderr, redirect_stdout
+    from io import StringIO
+
+    from gemmlib.cli import main
+
+    mod = importlib.import_module(slow[0])
+    real = getattr(mod, slow[1])
+    for err in (_Terminal(), StringIO()):
+        seen = []
+
+        def watched(*a, _err=err, _seen=seen, **k):
+            _seen.append(_err.getvalue())  # what the person had read when the slow part began
+            return real(*a, **k)
+
+        monkeypatch.setattr(mod, slow[1], watched)
+        out = StringIO()
+        with redirect_stdout(out), redirect_stderr(err):
+            assert main(argv) == 0
+        if isinstance(err, _Terminal):
+            assert len(seen) == 1 and words in seen[0] and seen[0].count("\n") == 1, seen
+        else:
+            assert seen == [""] and err.getvalue() == ""
+        if "--json" in argv:
+            json.loads(out.getvalue())
