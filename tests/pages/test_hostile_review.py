@@ -33,10 +33,11 @@ def test_a_stopped_calibration_is_named_on_the_roofline_page_itself(monkeypatch)
 
 def test_a_refusal_quotes_a_pasted_10000_character_value_cut_to_a_readable_length():
     """A 10,000-digit number pasted into the Accumulate page's A was quoted whole in the red box (10 kB of
-    nines); the refusal still says where and why, with the value cut in the middle."""
+    nines); the refusal still says where and why, with the value cut in the middle. (The box now takes 4,096
+    characters: a 4,000-digit number is the longest that fits.)"""
     at = AppTest.from_file(str(ROOT / "pages" / "1_Accumulate.py"), default_timeout=60).run()
     at.radio(key="acc_src").set_value("custom").run()
-    at.text_area(key="acc_text_a").input("9" * 10_000 + " 1\n2 3").run()
+    at.text_area(key="acc_text_a").input("9" * 4_000 + " 1\n2 3").run()
     assert not at.exception
     errors = [e.value for e in at.error]
     assert len(errors) == 1 and "row 1, column 1" in errors[0] and "keep values within" in errors[0], errors
@@ -47,7 +48,7 @@ def test_a_linked_matrix_text_that_reads_as_infinity_is_shown_and_refused_with_i
     """?acc_text_a=inf (or a 10,000-digit number) was dropped as a "non-finite number" meant for number boxes, and
     the note said only "cannot be used here; the default 1 2 3 4 5 6 is used". A text box keeps the linked text,
     and the matrix check says what is wrong with it."""
-    for text in ("inf", "9" * 10_000):
+    for text in ("inf", "9" * 4_000):  # (a longer linked text is cut to the box's 4,096 characters and named)
         at = AppTest.from_file(str(ROOT / "pages" / "1_Accumulate.py"), default_timeout=60)
         at.query_params["acc_src"] = "custom"
         at.query_params["acc_text_a"] = text
