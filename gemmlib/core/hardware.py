@@ -218,7 +218,7 @@ class Hardware:
                 raise InputError(N_("peak for {dtype} must be positive, got {value}"), dtype=key, value=v)
             new_peaks[key] = float(v)
             unknown.discard(key)
-        for label, value in ((N_("bandwidth"), bandwidth), (N_("SM count"), sms), (N_("memory"), memory_bytes)):
+        for label, value in ((N_("bandwidth"), bandwidth), (N_("SM count"), sms), (N_("memory size"), memory_bytes)):
             if value is not None and not value > 0:
                 raise InputError(N_("{what} must be positive, got {value}"), what=Msg(label), value=value)
         return replace(

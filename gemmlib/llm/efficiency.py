@@ -107,7 +107,9 @@ _DEPTHWISE["attn_res"] = N_("each token's learned queries against its block stat
 # fusing, batching or a CUDA graph is what helps, not a faster GEMM or more bandwidth), else the larger of the two.
 BOUND_LEADS = {"overhead": N_("overhead-bound: the kernels' fixed time"), "compute": N_("compute-bound"),
                "memory": N_("memory-bound")}
-BOUND_WORDS = (N_("compute"), N_("memory"), N_("overhead"))  # Op.bound's values, translated where a chart shows them
+# Op.bound's values, translated where a table or chart shows them ("memory": what bounds the op, the memory traffic —
+# 访存 in Chinese; a device's memory size is another msgid, "memory size")
+BOUND_WORDS = (N_("compute"), N_("memory"), N_("overhead"))
 
 
 def bound_of(fixed: float, t_comp: float, t_mem: float) -> str:

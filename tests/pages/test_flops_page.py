@@ -180,7 +180,7 @@ def test_a_classroom_size_shows_whole_flops_and_the_bound_in_the_pages_language(
     zh.run()
     assert not zh.exception
     table = pa.ipc.open_stream(io.BytesIO(zh.get("vega_lite_chart")[0].proto.datasets[0].data.data)).read_all()
-    assert {r["bound"] for r in table.to_pylist()} == {"内存"}  # (4×4×4: far below the ridge)
+    assert {r["bound"] for r in table.to_pylist()} == {"访存"}  # memory-bound, 访存受限 (4×4×4: far below the ridge); not 内存, a memory size
 
 
 def test_a_dtype_whose_rate_is_unknown_is_said_unknown_not_absent():
