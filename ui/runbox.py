@@ -77,7 +77,9 @@ def caps_caption(lim: safety.Limits, parts: tuple[str, ...] = ("dims", "time"), 
               "ranks": lim.max_ranks, "seconds": lim.time_limit_s}
     shown = _(", ").join(_(CAP_PARTS[p]).format(**values) for p in parts)
     text = _("Caps here: {caps}").format(caps=shown) + (_(" — **classroom mode**") if lim.classroom else "")
-    return text + _(".") + (f" {after}" if after else "")
+    text += _(".")
+    # two sentences one after the other: a space in English, none after a Chinese full stop
+    return _("{sentence} {next_sentence}").format(sentence=text, next_sentence=after) if after else text
 
 
 @st.cache_resource(show_spinner=False)

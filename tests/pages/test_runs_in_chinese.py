@@ -176,6 +176,25 @@ def test_the_caps_caption_in_either_language():
     assert CJK.search(zh.caption[1].value) and "ranks" not in zh.caption[1].value
 
 
+def test_a_sentence_after_the_caps_follows_a_chinese_full_stop_without_a_space():
+    """It read "…240 s。 gloo 的 rank…": the English space between sentences, after a Chinese full stop."""
+    def page():
+        import streamlit as st
+
+        import ui
+        from gemmlib.measure import safety
+
+        lim = safety.Limits(max_dim=3000, max_bytes=2 * 1024**3, time_limit_s=30.0, classroom=False)
+        st.caption(ui.caps_caption(lim, ("dims",), after="Nothing is queued."))
+
+    en = AppTest.from_function(page).run()
+    assert en.caption[0].value == "Caps here: dimensions ≤ 3,000. Nothing is queued."
+    zh = AppTest.from_function(page)
+    zh.query_params["lang"] = "zh"
+    zh.run()
+    assert "。" in zh.caption[0].value and "。 " not in zh.caption[0].value, zh.caption[0].value
+
+
 def test_a_measured_ceiling_shows_in_chinese(labels, monkeypatch):
     """A real (small) ceiling measurement run from the Chinese page: the box's labels, the rows, the
     notes on what was not measured and the chart read in Chinese; the figures are the measured ones."""
