@@ -454,6 +454,48 @@ def _run_here(worker: Callable, cfg: Any, p: Plan, timeout_s: float, progress: R
     return out if rank == 0 else None
 
 
+def start_fork_server() -> None:
+    """Start this process's fork server (``multiprocessing``'s "forkserver", :data:`PRELOAD` imported in it) unless
+    it is up, with SIGINT blocked in it. CPython's fork server ignores SIGINT only once its preload (torch's import,
+    2-4 s) is done, and a terminal's Ctrl-C signals the whole process group: pressed in those seconds it killed the
+    fork server with a KeyboardInterrupt traceback (and the runner then said it fell back to a new interpreter).
+    Started with the signal blocked, the fork server holds it until it ignores it; the caller still gets its
+    KeyboardInterrupt. Any thread may call it: the mask is the calling thread's, for the milliseconds of the spawn.
+    The forks inherit the mask: a benchmark worker unblocks it (``worker.forked``); ranks are stopped by their
+    launcher (:func:`_stop`), never by a Ctrl-C of their own."""
+    if START_METHOD != "forkserver":
+        return
+    import signal
+    from multiprocessing import forkserver, resource_tracker
+
+    multiprocessing.get_context("forkserver").set_forkserver_preload(PRELOAD)  # read when it starts
+    # multiprocessing's resource tracker, started with the fork server, unblocks SIGINT in its caller once it is
+    # up, whatever the mask was: started first, it is up and leaves the mask alone.
+    resource_tracker.ensure_running()
+    if not hasattr(signal, "pthread_sigmask"):
+        forkserver.ensure_running()
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        forkserver.ensure_running()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def stop_fork_server() -> None:
+    """Kill this process's fork server (after a Ctrl-C: the command is going down). While it preloads it answers no
+    one and would go on importing torch after this process is gone; a later start starts a new one."""
+    import signal
+    from multiprocessing import forkserver
+
+    pid = getattr(getattr(forkserver, "_forkserver", None), "_forkserver_pid", None)
+    if isinstance(pid, int) and pid > 0:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
 @contextmanager
 def main_script_hidden() -> Iterator[None]:
     """Hide this process's ``__main__`` while the ranks are started.
@@ -529,8 +571,7 @@ def _spawn(worker: Callable, cfg: Any, p: Plan, timeout_s: float, progress: Repo
     import torch.multiprocessing as tmp
 
     mp = multiprocessing.get_context(START_METHOD)
-    if START_METHOD == "forkserver":
-        mp.set_forkserver_preload(PRELOAD)  # read when the fork server starts (once per process)
+    start_fork_server()  # with SIGINT blocked in it (a Ctrl-C in its first seconds)
     pipes = [mp.Pipe(duplex=False) for _ in range(p.nproc)]
     store_dir = tempfile.mkdtemp(prefix=rank_dir_prefix(os.getpid()))
     init_method = "file://" + os.path.join(store_dir, "store")
@@ -603,6 +644,9 @@ def _spawn(worker: Callable, cfg: Any, p: Plan, timeout_s: float, progress: Repo
                     raise RankError(f"{_fmt_ranks(missing)} exited without finishing its work (interrupted?)",
                                     tuple(pr.pid for pr in procs))
                 return state["result"]
+    except KeyboardInterrupt:  # Ctrl-C: the command stops now, and a fork server still importing torch with it
+        stop_fork_server()
+        raise
     finally:
         _stop(procs)
         for r in list(readers):

@@ -326,13 +326,13 @@ def _fork(key: tuple, env: dict[str, str], spare: bool = False) -> _Worker:
     from multiprocessing.connection import Connection
 
     mp = multiprocessing.get_context("forkserver")
-    mp.set_forkserver_preload(launch.PRELOAD)  # read when the fork server starts (once per process)
+    launch.start_fork_server()  # torch imported there once; SIGINT blocked in it (a Ctrl-C in its first seconds)
     req_r, req_w = os.pipe()
     msg_r, msg_w = os.pipe()
     ends = (Connection(req_r, writable=False), Connection(msg_w, readable=False))
     try:
         process = mp.Process(target=worker.forked, args=(*ends, spare, _fork_state(key, env)), name=worker.NAME)
-        with launch.main_script_hidden(), _sigint_blocked():
+        with launch.main_script_hidden():
             process.start()
     except BaseException:
         os.close(req_w)
@@ -345,27 +345,6 @@ def _fork(key: tuple, env: dict[str, str], spare: bool = False) -> _Worker:
 
 
 _SWEPT: list[bool] = []  # whether this process has removed the temp folders of workers gone before it
-
-
-@contextlib.contextmanager
-def _sigint_blocked() -> Any:
-    """SIGINT blocked in this thread (the starter) while a forked worker starts. The fork server is spawned from
-    here and inherits the mask, so a Ctrl-C in its first seconds (its preload, torch's import, before it ignores
-    SIGINT itself) no longer kills it with a KeyboardInterrupt traceback; the signal is still delivered to the main
-    thread, whose KeyboardInterrupt stops the command (see :func:`_start`)."""
-    if threading.current_thread() is threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
-        yield
-        return
-    from multiprocessing import resource_tracker
-
-    # The fork server's start starts multiprocessing's resource tracker first, which unblocks SIGINT in the calling
-    # thread once it started (whatever the mask was before): started here first, it is up and leaves the mask alone.
-    resource_tracker.ensure_running()
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def _spawn(key: tuple, env: dict[str, str], spare: bool = False, abort: threading.Event | None = None) -> _Worker:
@@ -411,7 +390,7 @@ def _start(key: tuple, env: dict[str, str]) -> _Worker:
         abort.set()
         started.add_done_callback(_discard_late)
         if isinstance(e, KeyboardInterrupt):
-            _stop_fork_server()
+            launch.stop_fork_server()
         raise
 
 
@@ -419,17 +398,6 @@ def _discard_late(started: Any) -> None:
     """A worker whose caller left while it started: killed and reaped."""
     with contextlib.suppress(BaseException):
         _discard(started.result())
-
-
-def _stop_fork_server() -> None:
-    """Kill this process's fork server (a Ctrl-C: the command is going down). While it preloads it answers no one
-    and would keep importing torch after this process is gone; a later start starts a new one."""
-    from multiprocessing import forkserver
-
-    pid = getattr(getattr(forkserver, "_forkserver", None), "_forkserver_pid", None)
-    if isinstance(pid, int) and pid > 0:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGKILL)
 
 
 def _discard(w: _Worker) -> None:

@@ -120,7 +120,7 @@ def forked(request: Any, messages: Any, spare: bool, state: dict) -> None:
     limits, allocator settings and code stamp (``runner._fork_state``). Then the same
     :func:`main` as a started worker, in a process group (session) of its own."""
     os.setsid()
-    # the fork server was started with SIGINT blocked (runner._sigint_blocked: a Ctrl-C in its first seconds) and
+    # the fork server was started with SIGINT blocked (launch.start_fork_server: a Ctrl-C in its first seconds) and
     # its forks inherit the mask: this worker, in a session of its own, takes signals as a started one does
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     _name_process()
