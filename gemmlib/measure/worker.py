@@ -242,19 +242,6 @@ def _trimmer():
 PROBE_REFRESH_S = 30.0  # a probe younger than this is this machine now: not timed again
 
 
-def _dtypes_of(config: Any) -> list[str]:
-    """The formats a run's GEMMs use: its ``dtypes``, its ``dtype``, or its block's or its model run's (a
-    calibration's)."""
-    v = getattr(config, "dtypes", None)
-    if v:
-        return [str(d) for d in v]
-    for c in (config, getattr(config, "block", None), getattr(config, "run", None)):
-        d = getattr(c, "dtype", None)
-        if isinstance(d, str):
-            return [d]
-    return ["fp32"]
-
-
 def check_speed(spec: Any, config: Any, lim: Any, device: str, time_limit_s: float) -> tuple[float, float] | None:
     """Probe this machine's speed in the run's formats (``gemmlib.measure.speedprobe``, kept in the
     cache for the time model) where the last probe is older than PROBE_REFRESH_S, plan the run
@@ -268,7 +255,7 @@ def check_speed(spec: Any, config: Any, lim: Any, device: str, time_limit_s: flo
 
     if spec.ranks_open_devices or device not in ("cpu", "cuda"):
         return None
-    dtypes = [d for d in _dtypes_of(config) if d in speedprobe.PROBED]
+    dtypes = [d for d in plan.run_dtypes(config) if d in speedprobe.PROBED]
     stale = [d for d in dtypes if speed.probed_rate(device, d, max_age_s=PROBE_REFRESH_S) is None]
     if stale:
         speed.save_probe(device, speedprobe.probe(device, stale))
@@ -278,7 +265,7 @@ def check_speed(spec: Any, config: Any, lim: Any, device: str, time_limit_s: flo
     if "probed here" in p.sources and p.seconds > time_limit_s:
         rates = ", ".join(f"{d} {fmt.si(r, 'FLOP/s')}" for d in dtypes
                           if (r := speed.probed_rate(device, d)) is not None)
-        raise InputError(plan.PROBED_TIME_CAP, rates=rates, seconds=p.seconds, rows=p.rows, limit=time_limit_s)
+        raise InputError(plan.PROBED_TIME_CAP, rates=rates, seconds=p.seconds, limit=time_limit_s)
     return p.seconds, speed.ratio(spec.name, device)
 
 

@@ -234,8 +234,7 @@ def test_the_worker_probes_a_calibrations_own_format():
     # A calibration or validation names its format on its run (cfg.run.dtype: bf16 on a GPU), not on itself: the
     # worker probed fp32 instead, a second of fp32 GEMMs on a GPU that the run never makes.
     from gemmlib.measure import calibrate as cb
-    from gemmlib.measure import worker
 
     run = cb.make_run("cpu", "llama-3-8b", dtype="bf16")
-    assert worker._dtypes_of(cb.CalibrationConfig(run, "cpu")) == ["bf16"]
-    assert worker._dtypes_of(cb.CalibrationConfig(run, "cpu", dtypes=("fp32", "bf16"))) == ["fp32", "bf16"]
+    assert plan.run_dtypes(cb.CalibrationConfig(run, "cpu")) == ["bf16"]
+    assert plan.run_dtypes(cb.CalibrationConfig(run, "cpu", dtypes=("fp32", "bf16"))) == ["fp32", "bf16"]
