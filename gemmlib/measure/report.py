@@ -31,8 +31,10 @@ import datetime as _dt
 import importlib
 import inspect
 import json
+import os
 import platform
 import re
+import stat
 import time
 import traceback
 from collections.abc import Callable
@@ -43,7 +45,8 @@ from gemmlib.charts import CHART_NOTES, chart_bytes, optional_chart
 from gemmlib.charts import bench as charts_bench
 from gemmlib.core import format as fmt
 from gemmlib.core.errors import InputError
-from gemmlib.core.files import check_output_dir, ensure_dir, write_atomic
+from gemmlib.core.files import check_output_dir, cut, ensure_dir, write_atomic
+from gemmlib.core.i18n import N_
 from gemmlib.core.results import BenchResult, jsonable, to_csv
 from gemmlib.measure import devices, harness, monitor, safety
 
@@ -194,6 +197,42 @@ def check_report_folder(out: Path) -> None:
         raise InputError(f"--out {out} holds files that are not a report's ({names}); give an empty or new folder, "
                          "or one that holds only an earlier report (its report.md, results.json, results.csv and "
                          "charts/ are replaced)")
+    _refuse_planted(out)
+
+
+def _refuse_planted(out: Path) -> None:
+    """A link (or a folder, a device) in place of a file the report replaces is refused now, with the writer's own
+    words: the writer refused it only when the first section's files were written, after that section had run."""
+    def lstat(p: Path) -> os.stat_result | None:
+        try:
+            return os.stat(p, follow_symlinks=False)
+        except OSError:
+            return None  # not there (or unreadable: the writer says why)
+
+    def refuse(p: Path, flag: str) -> None:
+        st = lstat(p)
+        if st is None or stat.S_ISREG(st.st_mode):
+            return
+        if stat.S_ISLNK(st.st_mode):
+            raise InputError(N_("{flag} {path} is a symbolic link; refusing to replace it — give the real path"),
+                             flag=flag, path=cut(p))
+        if stat.S_ISDIR(st.st_mode):
+            raise InputError(N_("{flag} {path} is a folder; give a file name"), flag=flag, path=cut(p))
+        raise InputError(N_("{flag} {path} is a device or special file, not a regular file; give a file name"),
+                         flag=flag, path=cut(p))
+
+    for name in ("report.md", "results.json", "results.csv"):
+        refuse(out / name, f"the report's {name}")
+    for p in sorted(out.glob("profile_trace_*.json")):
+        refuse(p, "the report's trace")
+    charts = out / "charts"
+    st = lstat(charts)
+    if st is not None and stat.S_ISLNK(st.st_mode):
+        raise InputError(N_("{flag} {path} is a symbolic link; refusing to follow it — give the real folder"),
+                         flag="the report's charts folder", path=cut(charts))
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        for p in sorted(charts.iterdir()):
+            refuse(p, "the report's chart")
 
 
 def run_report(out_dir: str | Path, *, device: str | None = None, quick: bool = False,
