@@ -529,12 +529,25 @@ def _hardware(name: str, hardware_file: str | None = None):
             measured = {}
         hw = measured.get(str(name).strip().lower())
         if hw is None:
-            if not measured:
+            calibrated = _calibration_names()
+            if not measured and not calibrated:
                 raise
-            names = ", ".join(h.name for h in measured.values())
+            here = ([f"one measured on this machine: {', '.join(h.name for h in measured.values())}"] if measured
+                    else []) + ([f"one calibrated here: {calibrated}"] if calibrated else [])
             raise InputError(f"unknown GPU {str(name)[:60]!r}; choose one of: {', '.join(rows or CATALOGUE)}; or "
-                             f"one measured on this machine: {names}") from None
+                             f"{'; or '.join(here)}") from None
         return hw
+
+
+def _calibration_names() -> str:
+    """The saved calibrations' row names, for a refusal ("" when none): `estimate --gpu` takes each of them, and a
+    newcomer who named another device otherwise never learnt that "NAME (calibrated)" exists here."""
+    from gemmlib.core.calibration import calibrated_names
+
+    try:
+        return ", ".join(sorted(calibrated_names()))
+    except Exception:  # noqa: BLE001 - an unreadable calibration file: the refusal stays the catalogue's
+        return ""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -793,8 +806,10 @@ def _calibrated(args: argparse.Namespace, cfg, wl):
 
     cal = find_by_name(args.gpu)
     if cal is None:
-        raise InputError(f"no calibration called {args.gpu!r} is saved here; run `python -m gemmlib calibrate` "
-                         "on that device first")
+        saved = _calibration_names()
+        raise InputError(f"no calibration called {str(args.gpu)[:60]!r} is saved here"
+                         + (f" (saved: {saved})" if saved else "")
+                         + "; run `python -m gemmlib calibrate` on that device first")
     scale_out = [f"--{k}" for k in ("tp", "pp", "ep", "dp") if getattr(args, k) not in (None, 1)]
     scale_out += ["--gpus"] if args.gpus not in (None, 1) else []
     scale_out += [f for f, on in (("--train", args.train), ("--serve", args.serve)) if on]
