@@ -65,13 +65,16 @@ def run(args: argparse.Namespace) -> int:
     results = run_job(bb.SPEC, cfg, quiet=args.json)
     if art_cfg is not None:
         article = run_job(bb.ARTICLE_SPEC, art_cfg, quiet=args.json)
+    shape = bb.article_shape(cfg.device)
+    scaled = shape != bb.ARTICLE
     if args.json:
         rows = [{**r.to_dict(), "mode": r.name, "batch": r.shape.get("batch")} for r in results]
         meta = {"device": cfg.device, "device_name": results[0].device_name if results else "",
                 "m": cfg.m, "k": cfg.k, "n": cfg.n, "dtype": cfg.dtype}
         if article is not None:
             meta["article"] = {"speedup": article.speedup, "decode_speedup": article.decode_speedup,
-                               "verdict": article.verdict, "results": [r.to_dict() for r in article.results]}
+                               "verdict": article.verdict, "shape": shape, "scaled_down": scaled,
+                               "results": [r.to_dict() for r in article.results]}
         print(to_json(rows, **meta))
         return 0
     print(f"batching benchmark: M={cfg.m} K={cfg.k} N={cfg.n} {cfg.dtype} on "
@@ -81,6 +84,12 @@ def run(args: argparse.Namespace) -> int:
                            "rel. error": fmt.number(r["rel_error"], 3), "note": r["note"] or ""} for r in bb.rows(results)],
                          right=("median", "FLOP/B", "rel. error")))
     print(bb.lesson(results))
-    if article is not None:
+    if article is not None:  # the verdict names the shape it ran; on a CPU that is not the article's: say so
+        print(f"the article's example, {_shape(bb.ARTICLE)}"
+              + (f", scaled down for a CPU to {_shape(shape)} (the full one takes minutes there):" if scaled else ":"))
         print(article.verdict)
     return 0
+
+
+def _shape(s: dict) -> str:
+    return f"{s['batch']} × {s['m']}×{s['k']} @ {s['k']}×{s['n']}"
