@@ -68,13 +68,15 @@ def run(args: argparse.Namespace) -> int:
     if args.measure:
         dev = args.device or ("cuda" if harness.torch_device_available("cuda")[0] else "cpu")
         c = run_job(devices.SPEC, devices.CeilingsConfig(dev.strip().lower(), quick=args.quick), quiet=args.json)
-        ceilings.save_ceilings(c)
+        saved = ceilings.save_ceilings(c) is not None  # not kept: its reason is a warning on stderr
         measured[c.key] = c.to_dict()
     try:
         where = str(ceilings.ceilings_path())
     except InputError as e:
         where = f"(not saved: {e})"
     out = {"devices": found, "measured": measured, "ceilings_file": where}
+    if args.measure:  # whether this measurement was written to ceilings_file (a read-only policy, a bound: not)
+        out["saved"] = saved
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
