@@ -209,10 +209,22 @@ def check_dims(lim: Limits | None = None, **dims: Any) -> None:
         if v < 1:
             raise InputError(N_("{name} must be at least 1, got {value}"), name=name, value=int(v))
         if v > lim.max_dim:
+            if _policy_caps_dim(lim.max_dim):  # raising GEMM_MAX_DIM cannot lift a machine policy's cap: not advised
+                raise Refused(N_("{name}={value} is above this machine's cap of {cap}, set by its policy; choose a "
+                                 "smaller size"), name=name, value=int(v), cap=lim.max_dim)
             raise Refused(N_("{name}={value} is above this server's cap of {cap} (classroom mode); choose a "
                                 "smaller size or raise GEMM_MAX_DIM") if lim.classroom else
                              N_("{name}={value} is above this server's cap of {cap}; choose a smaller size or raise "
                                 "GEMM_MAX_DIM"), name=name, value=int(v), cap=lim.max_dim)
+
+
+def _policy_caps_dim(max_dim: int) -> bool:
+    """Whether the machine policy is what holds the dimension cap at ``max_dim`` (its own cap is no higher)."""
+    try:
+        ceiling = policy_limits()
+    except InputError:  # an untrusted policy was refused where the caps were read; here it only words a refusal
+        return False
+    return ceiling is not None and ceiling.max_dim <= max_dim
 
 
 def _nvml_free_bytes() -> int | None:

@@ -311,7 +311,9 @@ def test_the_machine_policy_holds_in_any_folder_and_against_the_environment(benc
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
     argv = ["bench", "precision", "--device", "cpu", "--size", "4096"]
-    _in_process_one_line_exit_2(run_cli, argv, "above this server's cap of 2048 (classroom mode)")
+    # the cap is the policy's: raising GEMM_MAX_DIM cannot lift it, so the refusal does not advise it
+    line = _in_process_one_line_exit_2(run_cli, argv, "above this machine's cap of 2048, set by its policy")
+    assert line.endswith("; choose a smaller size") and "GEMM_MAX_DIM" not in line, line
     for k, v in (("GEMM_MAX_DIM", "16384"), ("GEMM_CLASSROOM", "0"), ("GEMM_MAX_CPU_GFLOP", "1e6")):
         monkeypatch.setenv(k, v)  # the environment cannot raise them
     (elsewhere / ".streamlit").mkdir()
