@@ -22,6 +22,27 @@ def _private_cache(monkeypatch, tmp_path):
     ceilings.clear_ceilings()
 
 
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory):
+    """The page after its "measure the ceilings" button was pressed on the CPU (a small plan), and the cache folder
+    the measurement was saved in: one measurement (a benchmark worker's ~5 s of CPU) that the tests below only read.
+    Run as each test would be (tests/conftest.py's ``hermetic``; the caps and language it removes are out of the
+    session's environment already): a cache folder of its own, no spare worker."""
+    cache = tmp_path_factory.mktemp("devices-measured") / "cache"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("GEMM_CACHE_DIR", str(cache))
+        mp.setenv("GEMM_SPARE_WORKER", "0")
+        mp.setattr(devices, "ceiling_plan", lambda device, quick=False: (64, 1024**2))
+        ceilings.clear_ceilings()
+        try:
+            at = AppTest.from_file(PAGE, default_timeout=120).run()
+            at.radio(key="dv_device").set_value("cpu")  # the CPU path, on a GPU machine too
+            at.button[0].click().run()
+        finally:
+            ceilings.clear_ceilings()
+    return at, cache
+
+
 def test_renders_cold_with_the_cpu_and_its_catalogue_row():
     at = AppTest.from_file(PAGE, default_timeout=60).run()
     assert not at.exception and not at.error
@@ -58,25 +79,21 @@ def test_the_toggle_adds_what_pytorch_sees():
     assert len(detected) == 1 + torch.cuda.device_count()
 
 
-def test_measure_ceilings_button_shows_measured_figures(monkeypatch):
-    monkeypatch.setattr(devices, "ceiling_plan", lambda device, quick=False: (64, 1024**2))
-    at = AppTest.from_file(PAGE, default_timeout=120).run()
-    at.radio(key="dv_device").set_value("cpu")  # the CPU path, on a GPU machine too
-    at.button[0].click().run()
+def test_measure_ceilings_button_shows_measured_figures(measured, monkeypatch):
+    at, cache = measured
     assert not at.exception and not at.error
     rows = at.dataframe[-1].value
     figures = list(rows["figure"])
     assert "fp32 GEMM" in figures and "device copy" in figures
     assert (rows["measured"] > 0).all()
     assert any("tf32: not measured" in c.value for c in at.caption)
+    monkeypatch.setenv("GEMM_CACHE_DIR", str(cache))  # read back from the folder the press saved it in
+    ceilings.clear_ceilings()
     assert devices.measured_hardware("cpu") is not None
 
 
-def test_measured_figures_carry_their_date_and_spread_on_one_axis(monkeypatch):
-    monkeypatch.setattr(devices, "ceiling_plan", lambda device, quick=False: (64, 1024**2))
-    at = AppTest.from_file(PAGE, default_timeout=120).run()
-    at.radio(key="dv_device").set_value("cpu")
-    at.button[0].click().run()
+def test_measured_figures_carry_their_date_and_spread_on_one_axis(measured):
+    at, _ = measured
     assert not at.exception and not at.error
     rows = at.dataframe[-1].value
     timed = rows.dropna(subset=["low", "high"])
@@ -87,13 +104,10 @@ def test_measured_figures_carry_their_date_and_spread_on_one_axis(monkeypatch):
     assert '"row"' not in spec and '"facet"' not in spec and '"type": "log"' in spec  # one shared axis
 
 
-def test_a_cpu_chart_promises_no_datasheet_it_does_not_draw(monkeypatch):
+def test_a_cpu_chart_promises_no_datasheet_it_does_not_draw(measured):
     """A CPU has no datasheet row (its catalogue row is a placeholder): its chart is titled "measured …" without
     "vs datasheet", and its legend has no grey "datasheet" entry with nothing drawn for it."""
-    monkeypatch.setattr(devices, "ceiling_plan", lambda device, quick=False: (64, 1024**2))
-    at = AppTest.from_file(PAGE, default_timeout=120).run()
-    at.radio(key="dv_device").set_value("cpu")
-    at.button[0].click().run()
+    at, _ = measured
     assert not at.exception and not at.error
     spec = json.loads(at.get("vega_lite_chart")[-1].proto.spec)
     assert "(dot: median, line: p20–p80)" in json.dumps(spec["title"], ensure_ascii=False)
