@@ -121,7 +121,7 @@ def _scan_components_once() -> None:
     what it found in its own component registry, as before."""
     mod = sys.modules.get("streamlit.components.v2.manifest_scanner")
     if mod is None and "streamlit.testing.v1" in sys.modules:  # a page test, before its first AppTest: every
-        # AppTest of the process's first page test scanned (~0.8 s of CPU each) while the module was not yet loaded
+        # AppTest of the process's first page test scanned (~0.3 s of CPU each) while the module was not yet loaded
         mod = importlib.import_module("streamlit.components.v2.manifest_scanner")
     if mod is None or getattr(mod.scan_component_manifests, "gemm_once", False):
         return
