@@ -12,12 +12,6 @@ from gemmlib.measure import batching as bb
 from gemmlib.measure import plan, safety
 
 
-@pytest.fixture(autouse=True)
-def _no_caps(monkeypatch):
-    for v in ("GEMM_CLASSROOM", "GEMM_MAX_DIM", "GEMM_MAX_BYTES", "GEMM_TIME_LIMIT_S"):
-        monkeypatch.delenv(v, raising=False)
-
-
 def _cfg(**kw):
     base = dict(device="cpu", m=3, k=37, n=29, batches=(1, 5), min_run_time=0.01)
     base.update(kw)

@@ -18,12 +18,6 @@ from gemmlib.measure.triton_gemm import prepare_interpreter
 prepare_interpreter()  # before anything else in this test session imports triton
 
 
-@pytest.fixture(autouse=True)
-def _no_caps(monkeypatch):
-    for v in ("GEMM_CLASSROOM", "GEMM_MAX_DIM", "GEMM_MAX_BYTES", "GEMM_TIME_LIMIT_S"):
-        monkeypatch.delenv(v, raising=False)
-
-
 def _cfg(**kw):
     base = dict(device="cpu", size=37, tiles=(8, 16, 32), min_run_time=0.01)
     base.update(kw)

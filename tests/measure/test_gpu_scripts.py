@@ -24,12 +24,6 @@ def _targets():
     return mod
 
 
-@pytest.fixture(autouse=True)
-def _no_caps(monkeypatch):
-    for v in ("GEMM_CLASSROOM", "GEMM_MAX_DIM", "GEMM_MAX_BYTES", "GEMM_TIME_LIMIT_S"):
-        monkeypatch.delenv(v, raising=False)
-
-
 def test_targets_print_rows_that_were_not_measured_without_crashing():
     t = _targets()
     waves = bt.run_wave_sweep("cpu", m=64, k=64, ns=[64, 80])  # every row unsupported on a CPU

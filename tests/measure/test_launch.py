@@ -17,12 +17,6 @@ from gemmlib.measure import launch
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(autouse=True)
-def _no_caps(monkeypatch):
-    for v in ("GEMM_CLASSROOM", "GEMM_MAX_BYTES", "GEMM_TIME_LIMIT_S", "GEMM_MAX_RANKS"):
-        monkeypatch.delenv(v, raising=False)
-
-
 # ----- workers (module level: the spawned ranks import this module to find them)
 def _ok(ctx, cfg, report):
     import torch

@@ -10,12 +10,6 @@ from gemmlib.measure import plan, safety
 from gemmlib.measure import tiling as bt
 
 
-@pytest.fixture(autouse=True)
-def _no_caps_from_outside(monkeypatch):
-    for k in ("GEMM_MAX_DIM", "GEMM_MAX_BYTES", "GEMM_TIME_LIMIT_S", "GEMM_CLASSROOM", "GEMM_MAX_CPU_GFLOP"):
-        monkeypatch.delenv(k, raising=False)
-
-
 @pytest.mark.parametrize("impls", [("numpy_blocked",), ("python_tiled",), ("python_tiled", "numpy_blocked", "torch")])
 def test_a_tile_larger_than_the_matrix_is_planned_as_the_run_cuts_it(impls):
     """``bench tiling --size 64 --tiles 99999`` was refused with "needs about 149 GiB" (the plan counted a 99999²

@@ -19,12 +19,6 @@ from gemmlib.measure import safety
 from gemmlib.measure import tiling as bt
 
 
-@pytest.fixture(autouse=True)
-def _no_caps(monkeypatch):
-    for v in ("GEMM_CLASSROOM", "GEMM_MAX_DIM", "GEMM_MAX_BYTES", "GEMM_TIME_LIMIT_S"):
-        monkeypatch.delenv(v, raising=False)
-
-
 def _reported(run) -> list[float]:
     """The progress fractions ``run(progress)`` reports (a None fraction: a message without progress)."""
     seen: list[float] = []

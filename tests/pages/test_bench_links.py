@@ -14,12 +14,6 @@ from streamlit.testing.v1 import AppTest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(autouse=True)
-def _no_caps(monkeypatch):
-    for v in ("GEMM_CLASSROOM", "GEMM_MAX_DIM", "GEMM_MAX_BYTES", "GEMM_TIME_LIMIT_S"):
-        monkeypatch.delenv(v, raising=False)
-
-
 def _open(page: str, query: dict) -> AppTest:
     at = AppTest.from_file(str(ROOT / "pages" / page), default_timeout=120)
     at.query_params.update(query)

@@ -9,12 +9,6 @@ ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "10_Profiler.py")
 
 
-@pytest.fixture(autouse=True)
-def _no_caps(monkeypatch):
-    for v in ("GEMM_CLASSROOM", "GEMM_MAX_DIM", "GEMM_MAX_BYTES", "GEMM_TIME_LIMIT_S"):
-        monkeypatch.delenv(v, raising=False)
-
-
 def _app(**query) -> AppTest:
     at = AppTest.from_file(PAGE, default_timeout=180)
     for k, v in query.items():

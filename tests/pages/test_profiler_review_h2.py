@@ -15,12 +15,6 @@ ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "10_Profiler.py")
 
 
-@pytest.fixture(autouse=True)
-def _no_caps(monkeypatch):
-    for v in ("GEMM_CLASSROOM", "GEMM_MAX_DIM", "GEMM_MAX_BYTES", "GEMM_TIME_LIMIT_S"):
-        monkeypatch.delenv(v, raising=False)
-
-
 def _app(lang: str) -> AppTest:
     at = AppTest.from_file(PAGE, default_timeout=180)
     at.query_params["lang"] = lang

@@ -22,12 +22,6 @@ LARGE = pf.ProfileConfig(pf.preset_config("llama-3-8b", 8, seq_len=2048, batch=1
                                           dtype="fp32"), "cpu", steps=20, monitor=False)
 
 
-@pytest.fixture(autouse=True)
-def _no_caps(monkeypatch):
-    for v in ("GEMM_CLASSROOM", "GEMM_MAX_DIM", "GEMM_MAX_BYTES", "GEMM_TIME_LIMIT_S"):
-        monkeypatch.delenv(v, raising=False)
-
-
 @pytest.fixture(scope="module")
 def reports():
     """(fraction, text) of every progress report of a real profiler run with the page's settings but tiny sizes."""

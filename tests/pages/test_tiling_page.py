@@ -8,7 +8,6 @@ checked in the browser (tests/browser/test_browser_stepper.py, test_browser_inte
 import json
 from pathlib import Path
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
 from gemmlib.measure import tiling as bt
@@ -18,12 +17,6 @@ prepare_interpreter()  # before anything else in this test session imports trito
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "7_Tiling.py")
-
-
-@pytest.fixture(autouse=True)
-def _no_caps(monkeypatch):
-    for v in ("GEMM_CLASSROOM", "GEMM_MAX_DIM", "GEMM_MAX_BYTES", "GEMM_TIME_LIMIT_S"):
-        monkeypatch.delenv(v, raising=False)
 
 
 def _app() -> AppTest:
