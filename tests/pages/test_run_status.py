@@ -52,7 +52,7 @@ def test_the_rate_sources_are_joined_in_the_reader_language():
     zh.query_params["lang"] = "zh"
     zh.run()
     (caption,) = [c.value for c in zh.caption]
-    assert "，" in caption.split("（")[1] and ", " not in caption, caption
+    assert "、" in caption.split("（")[1] and ", " not in caption, caption
 
 
 def test_the_benchmark_pages_say_how_long_a_run_takes_before_it_starts():

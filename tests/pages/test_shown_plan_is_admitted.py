@@ -133,7 +133,7 @@ def test_the_caption_says_what_the_probe_can_change_and_the_refusal_is_the_same_
     assert before.sources == ("datasheet",) and before.count == 30 and before.seconds < 240
     caption = next(c.value for c in at.caption if "本次运行" in c.value)
     assert "共 30 步" in caption and "数据手册" in caption
-    assert "运行开始前，工作进程会先测一下本机在 fp32，fp16，bf16，int8 上的速度" in caption and "240 s" in caption
+    assert "运行开始前，工作进程会先测一下本机在 fp32、fp16、bf16、int8 上的速度" in caption and "240 s" in caption
     button = next(b for b in at.button if b.label == "运行基准测试")
     assert not button.disabled
 
