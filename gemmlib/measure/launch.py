@@ -74,6 +74,14 @@ START_METHOD = "forkserver" if "forkserver" in multiprocessing.get_all_start_met
 PRELOAD = ["torch", "torch.distributed", "gemmlib.measure.launch"]
 # The memory limits a rank takes from the caller at the launch (the fork server's are those of its own start)
 _LIMITS = ("RLIMIT_DATA", "RLIMIT_AS")
+# What a benchmark process sets, unless the caller's environment says otherwise, before torch's profiler first runs
+# there. kineto (torch.profiler's C++ side) writes "USDT:<time> <pid>:<tid> SyncActivityProfilerHandler.cpp:52]
+# profiler_start" (and profiler_stop) to stderr around every profile at its default level; KINETO_LOG_LEVEL, read by
+# libkineto_init at the profiler's first use, hides every message below it. USDT is its highest level (5: VERBOSE 0,
+# INFO 1, WARNING 2, STAGE 3, ERROR 4, USDT 5, libkineto's ILoggerObserver.h), so 6 hides them all, kineto's own
+# ERROR lines included (there is no level between them): KINETO_LOG_LEVEL=4 in the caller's environment, which
+# wins, brings its errors back (and its USDT lines with them).
+QUIET_ENV = {"KINETO_LOG_LEVEL": "6"}
 
 Report = Callable[[float, str], None]
 
@@ -343,6 +351,13 @@ def caller_state() -> dict:
     return {"env": dict(os.environ), "limits": limits}
 
 
+def quiet_profiler() -> None:
+    """Set :data:`QUIET_ENV` in this process where the caller's environment has no value of its own: called by a
+    benchmark worker and a rank at their start, after the caller's environment is taken and before any profile."""
+    for name, value in QUIET_ENV.items():
+        os.environ.setdefault(name, value)
+
+
 def take_caller_state(state: dict) -> None:
     import resource
 
@@ -377,6 +392,7 @@ def _rank_entry(index: int, world: int, worker: Callable, cfg: Any, plan_: Plan,
         if i != index:
             c.close()
     take_caller_state(caller)
+    quiet_profiler()
     threading.Thread(target=_watch_parent, args=(parent, os.getppid()), daemon=True, name="parent-watch").start()
     threads = max(1, usable_cpus() // world) if plan_.kind == "cpu" else 1
     initialized = False

@@ -308,6 +308,9 @@ def main(argv: list[str]) -> int:
 
     _die_with_parent()
     _name_process()
+    from gemmlib.measure import launch
+
+    launch.quiet_profiler()  # before torch's profiler first runs here (its prepare, a profile): no kineto lines
     from gemmlib.core import codec
     from gemmlib.core.errors import InputError
     from gemmlib.core.i18n import Msg, Text

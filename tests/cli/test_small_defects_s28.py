@@ -1,0 +1,48 @@
+"""Five small defects, each proved where it was seen (brief s28 D).
+
+1. torch's profiler (kineto) wrote ``USDT:… profiler_start`` lines on stderr, in the middle of the CLI's progress
+   line and in the app's server log: a benchmark process now sets kineto's own switch before any profile.
+4. A command that read the cache folder, warned that it is open to other users, then failed writing to it said
+   the same fact twice: it now says it once, as the error.
+5. ``launch.stop_fork_server`` read multiprocessing's private state: it now fails safe where that is missing.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _cli(*argv: str, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    full = {k: v for k, v in os.environ.items() if k != "KINETO_LOG_LEVEL"}  # kineto's default, as a user has it
+    full.update(env or {})
+    return subprocess.run([sys.executable, "-m", "gemmlib", *argv], cwd=ROOT, env=full, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+# ------------------------------------------------------------------------------------------- 1: kineto's lines
+@pytest.mark.parametrize("fork", ["1", "0"], ids=["forked-worker", "started-worker"])
+def test_profile_writes_only_its_own_lines_on_stderr(fork):
+    p = _cli("profile", "--layers", "1", "--hidden", "64", "--seq-len", "16", "--steps", "1",
+             env={"GEMM_FORK_WORKER": fork})
+    assert p.returncode == 0, p.stderr[-2000:]
+    lines = p.stderr.splitlines()
+    assert lines and all(ln.startswith(("[step ", "done in ")) for ln in lines), p.stderr
+    assert "profiler_start" not in p.stderr and "USDT" not in p.stderr
+
+
+def test_a_callers_own_kineto_level_is_kept(monkeypatch):
+    from gemmlib.measure import launch
+
+    monkeypatch.setenv("KINETO_LOG_LEVEL", "4")
+    launch.quiet_profiler()
+    assert os.environ["KINETO_LOG_LEVEL"] == "4"
+    monkeypatch.delenv("KINETO_LOG_LEVEL")
+    launch.quiet_profiler()
+    assert int(os.environ["KINETO_LOG_LEVEL"]) > 5  # above USDT, kineto's highest level
