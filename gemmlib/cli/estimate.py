@@ -50,7 +50,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     src = p.add_argument_group("model (one of: --preset, --config, or the shape flags)")
     src.add_argument("--preset", metavar="NAME", help="a preset, e.g. llama-3-8b, mixtral-8x7b, gpt2")
     src.add_argument("--config", metavar="FILE", help="a Hugging Face config.json")
-    src.add_argument("--layers", type=int)
+    src.add_argument("--layers", type=int, help="decoder layers (num_hidden_layers)")
     src.add_argument("--hidden", type=int, help="hidden size d_model")
     src.add_argument("--ffn", type=int, help="MLP inner width (intermediate size)")
     src.add_argument("--heads", type=int, help="query heads")
@@ -147,12 +147,14 @@ def _add_architecture_arguments(p: argparse.ArgumentParser) -> None:
     a.add_argument("--dense-layers", type=whole(0), default=0, metavar="K",
                    help="the first K layers are dense (MoE; default 0)")
     a.add_argument("--moe-every", type=whole(1), default=1, metavar="N", help="every N-th layer is MoE (default 1)")
-    a.add_argument("--norm", choices=list(NORM_KINDS), default="rms")
-    a.add_argument("--norms-per-layer", type=int, default=2, choices=[1, 2, 4])
+    a.add_argument("--norm", choices=list(NORM_KINDS), default="rms",
+                   help="the norms: rms (RMSNorm, a weight), layer (LayerNorm, weight and bias), layer_weight (LayerNorm with a weight only, Cohere) or plain (no parameters); default rms")
+    a.add_argument("--norms-per-layer", type=int, default=2, choices=[1, 2, 4],
+                   help="norms in each layer: 1 (a parallel block's shared one), 2 (before attention and MLP, the default) or 4 (sandwich: after each too, Gemma 2)")
     a.add_argument("--parallel-block", action="store_true", help="attention and MLP read the same input")
-    a.add_argument("--qkv-bias", action="store_true")
-    a.add_argument("--o-bias", action="store_true")
-    a.add_argument("--mlp-bias", action="store_true")
+    a.add_argument("--qkv-bias", action="store_true", help="biases on q, k and v (Qwen2); default none")
+    a.add_argument("--o-bias", action="store_true", help="a bias on the attention output o_proj; default none")
+    a.add_argument("--mlp-bias", action="store_true", help="biases on the MLP's linears; default none")
     a.add_argument("--attention-sinks", action="store_true", help="one learned logit per head (gpt-oss)")
     a.add_argument("--max-positions", type=whole(0), default=0,
                    help="trained context (warn past it; default 0: unknown, no warning)")
@@ -263,6 +265,12 @@ def workload_from_args(args: argparse.Namespace, cfg: ModelConfig, hw=None) -> W
     A training run (--train) has no decode steps unless --new-tokens asks for them."""
     conv = getattr(args, "reference", DEFAULT_CONVENTION)
     dts = serving_dtypes(cfg, hw, conv)
+    q = cfg.quant
+    if (args.weight_dtype and q is not None and q.unquantized_dtype and args.weight_dtype not in ("int4", "fp4")
+            and args.weight_dtype != q.unquantized_dtype):
+        # it was accepted, said as "other tensors fp8", and changed no byte
+        raise InputError(f"--weight-dtype {args.weight_dtype} does not apply to {cfg.name}: {q.label or q.method} "
+                         f"stores its other tensors in {q.unquantized_dtype}; leave --weight-dtype out")
     common = dict(batch=args.batch, causal=args.causal, lm_head=args.lm_head,
                   weight_dtype=args.weight_dtype or dts["weight_dtype"], act_dtype=args.act_dtype or dts["act_dtype"],
                   kv_dtype=args.kv_dtype or dts["kv_dtype"], attention=args.attention, mla=args.mla,
@@ -871,12 +879,40 @@ def _scaleout_estimate(args: argparse.Namespace, cfg, wl, hw, read_info: dict | 
     for k, v in ms.items():
         if v is not None and not v > 0:
             raise InputError(f"--{k.replace('_', '-')} must be a positive number of milliseconds, got {v}")
+    # a target searches the concurrencies for the best one; --concurrency / --request-rate run one point, which was
+    # then reported as "best concurrency with TPOT <= ...: none" even when that point met the target
+    one = next((f for f, on in (("--concurrency", args.concurrency is not None),
+                                ("--request-rate", args.request_rate is not None)) if on), None)
+    target = next((f"--{k.replace('_', '-')}" for k, v in ms.items() if v is not None), None)
+    if one and target:
+        raise InputError(f"{target} searches the concurrencies for the best one, but {one} runs one point: give "
+                         "one or the other (that point's TTFT and TPOT are in its row)")
     return estimate(cfg, wl, _links(args, _measured_link(args, hw, par)), par, args.efficiency, gpus=gpus,
                     training=training,
                     serve=bool(args.serve), memory_utilization=args.memory_utilization,
                     tpot_target_s=None if ms["tpot_target_ms"] is None else ms["tpot_target_ms"] / 1e3,
                     ttft_target_s=None if ms["ttft_target_ms"] is None else ms["ttft_target_ms"] / 1e3,
                     read_info=read_info, serving_options=serving_options(args))
+
+
+def _run_time(s: float) -> str:
+    """A training run's wall time in the unit one plans it in: days past two of them (years past one), else seconds
+    to hours (it printed "219,128,329 s (2.54e+03 days)")."""
+    days = s / 86400
+    if s < 7200:
+        return _time(s)
+    if days < 2:
+        return f"{s / 3600:.3g} hours"
+    return f"{days:,.0f} days" + (f" ({days / 365.25:.3g} years)" if days >= 365.25 else "")
+
+
+def _dp_words(t: dict) -> str:
+    """The data-parallel part of a step's exposed communication: its exposed seconds of its whole (the whole alone,
+    inside the exposed sum, read as if all of it were on the step's critical path)."""
+    dp = t["exposed_by_group"].get("dp")
+    if dp is None or dp["exposed_s"] == dp["total_s"]:
+        return f"data parallel {_time(t['dp_communication_s'])}"
+    return f"data parallel {_time(dp['exposed_s'])} of its {_time(dp['total_s'])}, the rest hidden"
 
 
 def _recomputed_layers(n: int, chunk: float) -> str:
@@ -937,7 +973,7 @@ def render_scaleout(est, d: dict | None = None) -> str:
             f"{_fmt(t['backward_flops'])} + recompute {_fmt(t['recompute_flops'])}); model FLOPs "
             f"{_fmt(t['model_flops_per_step'])}",
             f"  step time {_time(t['step_time_s'])} = compute {_time(t['compute_s'])} + communication "
-            f"{_time(t['communication_s'])} (data parallel {_time(t['dp_communication_s'])})"
+            f"{_time(t['communication_s'])} ({_dp_words(t)})"
             + (f" + pipeline bubble {_time(t['bubble_s'])}" if t["bubble_s"] else ""),
             f"  MFU {t['mfu']:.1%} (HFU {t['hfu']:.1%}), {_fmt(t['model_flops_per_gpu_s'], 'FLOP/s')} model FLOP/s per "
             f"GPU, {_fmt(t['tokens_per_s'])} tokens/s ({_fmt(t['tokens_per_s_per_gpu'])} per GPU)"
@@ -946,8 +982,8 @@ def render_scaleout(est, d: dict | None = None) -> str:
             + ", ".join(f"{g} {_time(x['exposed_s'])} of {_time(x['total_s'])}"
                         for g, x in t["exposed_by_group"].items()) if t["exposed_by_group"] else
             "  communication: none (one GPU)",
-            f"  run of {_fmt(t['train_tokens'])} tokens: {t['steps']:,} steps, {_time(t['run_time_s'])} "
-            f"({t['run_time_s'] / 86400:.3g} days), {_fmt(t['gpu_hours'])} GPU-hours; exact "
+            f"  run of {_fmt(t['train_tokens'])} tokens: {t['steps']:,} steps, {_run_time(t['run_time_s'])} on "
+            f"{tr.gpus:,} GPU{'s' if tr.gpus > 1 else ''}, {_fmt(t['gpu_hours'])} GPU-hours; exact "
             f"{t['run_flops']:.3g} FLOPs vs 6·N·D {t['six_nd_flops']:.3g} FLOPs",
             f"  per GPU weights {fmt.nbytes(mem.weights_bytes)} + gradients {fmt.nbytes(mem.gradient_bytes)} + "
             f"optimizer {fmt.nbytes(mem.optimizer_bytes)} + activations {fmt.nbytes(mem.activation_bytes)} + "

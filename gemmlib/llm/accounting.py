@@ -2240,8 +2240,9 @@ def weight_dtype_source(cfg: ModelConfig, wl: Workload) -> Text:
     """Where the workload's weight dtype comes from, in words."""
     wd = wl.weight_dtype
     if cfg.quant is not None:
+        # AWQ and GPTQ store their other tensors in fp16 whatever the weight dtype (it said the weight dtype's)
         return Text(N_("{quant} from its quantization_config; other tensors {dtype}"),
-                    quant=cfg.quant.label or cfg.quant.method, dtype=wd)
+                    quant=cfg.quant.label or cfg.quant.method, dtype=cfg.quant.unquantized_dtype or wd)
     if cfg.dtype and wd == cfg.dtype:
         return Text(N_("the config's torch_dtype"))
     if not cfg.dtype:

@@ -1,0 +1,111 @@
+"""`estimate` as an engineer sizing a model reads it: no flag accepted and ignored, no line that contradicts another."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gemmlib.cli import main
+
+CONFIGS = Path(__file__).resolve().parents[1] / "data" / "configs"
+AWQ = str(CONFIGS / "zephyr-7b-alpha-awq.json")
+SMALL = ["estimate", "--preset", "llama-3.2-1b", "--seq-len", "64", "--new-tokens", "8"]
+
+
+@pytest.mark.parametrize("one", [["--concurrency", "4"], ["--request-rate", "5"]])
+@pytest.mark.parametrize("target", [["--tpot-target-ms", "1000"], ["--ttft-target-ms", "1000"]])
+def test_a_target_with_one_serving_point_is_refused(one, target, capsys):
+    # before: "--concurrency 4 --tpot-target-ms 10" printed the point at 9.02 ms TPOT and under it "best concurrency
+    # with TPOT <= 10 ms: none" (JSON best: null): the target was never searched, the point met it, the line said none
+    assert main([*SMALL, "--num-requests", "8", *one, *target]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0
+    assert f"{target[0]} searches the concurrencies" in err and one[0] in err
+
+
+def test_a_target_alone_still_searches_and_a_point_alone_still_runs(capsys):
+    assert main([*SMALL, "--tpot-target-ms", "1000", "--json"]) == 0
+    sv = json.loads(capsys.readouterr().out)["serving_summary"]
+    assert sv["best"] is not None and sv["best"]["tpot_s"] <= 1.0
+    assert main([*SMALL, "--concurrency", "2", "--num-requests", "4", "--json"]) == 0
+    assert [p["concurrency"] for p in json.loads(capsys.readouterr().out)["serving"]] == [2]
+
+
+TRAIN = ["estimate", "--preset", "llama-3.2-1b", "--train", "--batch", "64", "--seq-len", "1024", "--gpus", "8",
+         "--dp", "8", "--gpu", "h100"]
+
+
+def _train(capsys, tokens: str) -> tuple[str, dict]:
+    assert main([*TRAIN, "--train-tokens", tokens]) == 0
+    text = capsys.readouterr().out
+    assert main([*TRAIN, "--train-tokens", tokens, "--json"]) == 0
+    return text, json.loads(capsys.readouterr().out)["train"]
+
+
+def _fmt_ms(s: float) -> str:
+    from gemmlib.core import format as fmt
+
+    return fmt.duration(s)
+
+
+def test_the_step_line_gives_the_data_parallel_time_it_adds_not_the_hidden_total(capsys):
+    # before: "communication 15.2 s (data parallel 91 ms)" while the by-group line said "dp 4.55 ms of 91 ms": the
+    # parenthesis gave the whole DP time as a part of the exposed communication, of which it was 4.55 ms
+    text, t = _train(capsys, "1e9")
+    dp = t["exposed_by_group"]["dp"]
+    assert 0 < dp["exposed_s"] < dp["total_s"]  # some of it hidden behind the backward
+    step = next(line for line in text.splitlines() if line.startswith("  step time"))
+    assert f"(data parallel {_fmt_ms(dp['exposed_s'])} of its {_fmt_ms(dp['total_s'])}, the rest hidden)" in step
+    assert f"(data parallel {_fmt_ms(dp['total_s'])})" not in step
+
+
+def test_a_long_run_is_said_in_days_and_years_not_seconds_and_exponents(capsys):
+    # before: "run of 15 T tokens: 3,576,279 steps, 219,128,329 s (2.54e+03 days), 3.9 M GPU-hours"
+    text, t = _train(capsys, "3e13")
+    run = next(line for line in text.splitlines() if line.startswith("  run of"))
+    days = t["run_time_s"] / 86400
+    assert days > 365.25
+    assert f"{days:,.0f} days ({days / 365.25:.3g} years) on 8 GPUs" in run
+    assert "e+" not in run.split("exact")[0] and f"{t['run_time_s']:,.0f} s" not in run
+    text, t = _train(capsys, "1e9")
+    run = next(line for line in text.splitlines() if line.startswith("  run of"))
+    assert t["run_time_s"] < 7200 and f", {_fmt_ms(t['run_time_s'])} on 8 GPUs" in run
+
+
+def test_a_weight_dtype_an_awq_checkpoint_does_not_use_is_refused_and_its_fp16_is_said(capsys):
+    # before: --weight-dtype fp8 (or fp32) on an AWQ config printed "other tensors fp8" and changed no byte: AWQ stores
+    # its embedding, LM head and norms in fp16 whatever the flag; without the flag a bf16 config said "other tensors
+    # bf16" of the same fp16 tensors
+    base = ["estimate", "--config", AWQ, "--seq-len", "64", "--new-tokens", "4"]
+    for wd in ("fp8", "fp32", "bf16"):
+        assert main([*base, "--weight-dtype", wd]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.count("\n") == 0 and f"--weight-dtype {wd} does not apply" in err and "in fp16" in err
+    assert main([*base, "--weight-dtype", "fp16", "--json"]) == 0
+    assert "other tensors fp16" in json.loads(capsys.readouterr().out)["read"]["weight_dtype_source"]
+
+
+def test_an_awq_config_in_bf16_says_its_other_tensors_are_fp16(tmp_path, capsys):
+    cfg = json.loads(Path(AWQ).read_text())
+    cfg["torch_dtype"] = "bfloat16"
+    f = tmp_path / "config.json"
+    f.write_text(json.dumps(cfg))
+    assert main(["estimate", "--config", str(f), "--seq-len", "64", "--new-tokens", "4"]) == 0
+    work = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("workload"))
+    assert "other tensors fp16" in work and "other tensors bf16" not in work
+
+
+def test_every_model_flag_says_what_it_is(capsys):
+    # before: --layers, --norm, --norms-per-layer, --qkv-bias, --o-bias and --mlp-bias had no help at all
+    with pytest.raises(SystemExit):
+        main(["estimate", "--help"])
+    out = capsys.readouterr().out
+    assert "--layers LAYERS       decoder layers" in out
+    for flag, words in (("--qkv-bias", "biases on q, k and v"), ("--o-bias", "o_proj"), ("--mlp-bias", "MLP")):
+        line = next(x for x in out.splitlines() if x.strip().startswith(flag + " "))
+        assert words in line, line
+    for flag in ("--norm {", "--norms-per-layer {"):
+        i = next(i for i, x in enumerate(out.splitlines()) if x.strip().startswith(flag))
+        assert "default" in " ".join(out.splitlines()[i:i + 5])
