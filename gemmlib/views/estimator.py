@@ -1328,7 +1328,8 @@ def training(est: ScaleOutEstimate, inp: TrainingInputs, *, gettext: Translate =
                         "activations by Korthikanti et al. 2022; largest micro-batch that fits: {mb}. A published "
                         "anchor: {name}, {tokens:.3g} tokens, {flops:.2g} FLOPs, {hours:.2f} M {gpu} GPU-hours on "
                         "{gpus:,} GPUs at {mfu:.0%} MFU (`benchmarks/bench_scaleout.py` estimates it).").format(
-            mb=t["max_micro_batch"], name=_tr_with(gettext)(a.name), tokens=a.tokens, flops=a.flops,
+            mb=f'{t["max_micro_batch"]:,}' if t["max_micro_batch"] else gettext("none, not even 1"),
+            name=_tr_with(gettext)(a.name), tokens=a.tokens, flops=a.flops,
             hours=a.gpu_hours / 1e6, gpu=a.gpu, gpus=a.gpus, mfu=a.mfu))
 
 
@@ -1377,7 +1378,14 @@ def serving(est: ScaleOutEstimate, inp: ServingInputs, *, gettext: Translate = e
                        engine=Engine(inp.engine, int(inp.kvb)), request_rate=float(inp.rate) or None,
                        step_budget=PAGE_STEP_BUDGET)
     best = none = None
-    if sv.best:
+    chart, columns, labels = serving_spec(sv, gettext=gettext), None, {c: gettext(h) for c, h in SERVING_COLUMNS.items()}
+    if inp.rate and sv.points:  # one point at that rate, no search for a best concurrency: said as such
+        best, none = _at_rate(sv.points[0], inp, gettext)
+        chart = {**chart, "title": gettext("Serving at {rate:g} requests/s (KV limit {n:,} requests)").format(
+            rate=inp.rate, n=sv.kv_limit)}
+        columns = tuple(c for c in SERVING_COLUMNS if c != "best")  # no best concurrency is sought at a rate
+        labels["concurrency"] = gettext("in flight (peak)")
+    elif sv.best:
         b = sv.best
         best = gettext("Best concurrency under {target:g} ms per token: **{n:,}** requests, {rate:,.0f} tokens/s "
                        "({per_gpu:,.0f} per GPU), TTFT {ttft}").format(
@@ -1385,12 +1393,28 @@ def serving(est: ScaleOutEstimate, inp: ServingInputs, *, gettext: Translate = e
     elif inp.tpot:
         none = gettext("No concurrency up to the KV limit ({limit:,}) keeps TPOT under {target:g} ms.").format(
             limit=sv.kv_limit, target=inp.tpot)
-    return ServingView(best, none, serving_spec(sv, gettext=gettext),
-                       Table(serving_records(sv), {c: gettext(h) for c, h in SERVING_COLUMNS.items()}),
+    return ServingView(best, none, chart, Table(serving_records(sv), labels, columns=columns),
                        gettext("A step-level simulation of the engine's scheduler (continuous batching, chunked "
                                "prefill with vLLM, paged KV blocks), as `python -m gemmlib estimate --serve` runs "
                                "it: TTFT and TPOT are the requests' means. The KV limit is the largest concurrency "
                                "whose KV blocks fit at full length.") + " " + _overhead_words(sv, gettext))
+
+
+def _at_rate(p, inp: ServingInputs, gettext: Translate) -> tuple[str | None, str | None]:
+    """(success, warning) for the one point at a request rate: what it reaches and whether its mean TPOT meets
+    the target (it read "No concurrency up to the KV limit keeps TPOT under 50 ms" beside a row at 10.7 ms)."""
+    words = gettext("At {rate:g} requests/s: {tokens:,.0f} tokens/s ({per_gpu:,.0f} per GPU), TTFT {ttft}, TPOT "
+                    "{tpot}, at most **{n:,}** requests in flight.").format(
+        rate=inp.rate, tokens=p.tokens_per_s, per_gpu=p.tokens_per_s_per_gpu, ttft=_t(p.ttft_s), tpot=_t(p.tpot_s),
+        n=p.concurrency)
+    if not p.fits:
+        return None, words + " " + gettext("Its KV cache does not fit: a lower rate, more GPUs or a smaller KV dtype.")
+    if not inp.tpot:
+        return words, None
+    if p.tpot_s * 1e3 <= inp.tpot:
+        return words + " " + gettext("Within the {target:g} ms per-token target.").format(target=inp.tpot), None
+    return None, words + " " + gettext("Over the {target:g} ms per-token target: a lower request rate or more "
+                                       "GPUs.").format(target=inp.tpot)
 
 
 def _overhead_words(sv, gettext: Translate) -> str:

@@ -1,0 +1,74 @@
+"""Defects found by an engineer sizing real cases on the LLM Estimator page (review s28), seen through AppTest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "4_LLM_Estimator.py")
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(bench_env):
+    """No measured ceilings or links from this machine."""
+
+
+def _app(**query) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    for k, v in query.items():
+        at.query_params[k] = str(v)
+    return at.run()
+
+
+def _serving_table(at: AppTest):
+    frames = [d.value for d in at.dataframe if "TTFT ms" in list(d.value.columns) or "TTFT ms" in str(d.proto)]
+    assert frames, "the serving table"
+    return frames[-1]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_request_rate_says_what_that_rate_reaches_not_that_no_concurrency_meets_the_target(lang):
+    # At 5 requests/s the table showed one row at TPOT 10.7 ms beside the warning "No concurrency up to the KV
+    # limit (358) keeps TPOT under 50 ms.", a "best: no" cell and a chart titled "Serving up to the KV limit":
+    # a rate is one simulated point, no search for a best concurrency. Now the point is said, against the target.
+    at = _app(lang=lang, le_tab="Serving", le_serve="true", le_rate=5)
+    assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
+    assert not at.warning, [w.value for w in at.warning]  # no "No concurrency … keeps TPOT under 50 ms"
+    said = [s.value for s in at.success]
+    rate = "At 5 requests/s" if lang == "en" else "每秒 5 个请求时"
+    meets = "Within the 50 ms per-token target" if lang == "en" else "在每 token 50 ms 的目标之内"
+    assert any(s.startswith(rate) and meets in s for s in said), said
+    df = _serving_table(at)
+    assert "best" not in df.columns and len(df) == 1
+    tpot = float(df["TPOT ms"].iloc[0])
+    assert tpot < 50 and any(f"TPOT {tpot:.3g} ms" in s for s in said), (tpot, said)  # the words and the row agree
+
+
+def test_a_request_rate_over_the_target_warns_with_what_to_change():
+    at = _app(le_tab="Serving", le_serve="true", le_rate=5, le_tpot=5)
+    warned = [w.value for w in at.warning]
+    assert any(w.startswith("At 5 requests/s") and "Over the 5 ms per-token target: a lower request rate" in w
+               for w in warned), warned
+    assert not any("No concurrency up to the KV limit" in w for w in warned)
+
+
+def test_without_a_rate_the_curve_still_names_its_best_concurrency():
+    at = _app(le_tab="Serving", le_serve="true")
+    assert any(s.value.startswith("Best concurrency under 50 ms per token") for s in at.success)
+    assert "best" in _serving_table(at).columns
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_training_run_where_no_micro_batch_fits_says_so_instead_of_zero(lang):
+    # The caption read "largest micro-batch that fits: 0" where the CLI says "no micro-batch fits, not even 1".
+    at = _app(lang=lang, le_preset="llama-3-70b", le_tab="Training", le_train="true", le_gpus=64, le_pp=4, le_vs=2,
+              le_cp=2, le_zero=1, le_rc="full", le_dp=8, le_batch=256, le_seq=4096)
+    assert at.error, "the training run does not fit"
+    caps = " ".join(c.value for c in at.caption)
+    if lang == "en":
+        assert "largest micro-batch that fits: none, not even 1." in caps, caps
+    else:
+        assert "装得下的最大微批：没有，连 1 也装不下。" in caps, caps
+    assert "fits: 0." not in caps and "微批：0。" not in caps
