@@ -903,7 +903,8 @@ def _run_time(s: float) -> str:
         return _time(s)
     if days < 2:
         return f"{s / 3600:.3g} hours"
-    return f"{days:,.0f} days" + (f" ({days / 365.25:.3g} years)" if days >= 365.25 else "")
+    return (f"{days:,.0f}" if days >= 100 else f"{days:.3g}") + " days" + (
+        f" ({days / 365.25:.3g} years)" if days >= 365.25 else "")
 
 
 def _dp_words(t: dict) -> str:

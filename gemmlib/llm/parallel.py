@@ -390,7 +390,8 @@ def heads_axis(op: Op, cfg: ModelConfig) -> str:
     return "count"
 
 
-def per_gpu_op(op: Op, cfg: ModelConfig, par: Parallel, *, stage_layers: int | None = None) -> Op:
+def per_gpu_op(op: Op, cfg: ModelConfig, par: Parallel, *, stage_layers: int | None = None,
+               sequences: int | None = None) -> Op:
     """One GPU's share of ``op`` (summed over the layers of its pipeline stage), by the op's sharding.
 
     ``stage_layers`` is how many of the model's layers the GPU's stage holds (default: the busiest
@@ -399,11 +400,16 @@ def per_gpu_op(op: Op, cfg: ModelConfig, par: Parallel, *, stage_layers: int | N
     activations divide by c (its queries meet every key, the causal work balanced across ranks as
     Megatron's load-balanced split does), the weights do not. The rank's rows (M) and runs are its own: 1/e of the
     sequences and 1/c of the positions, each where the op keeps them (``Op.batch_axis``, ``Op.tokens_axis``).
+
+    ``sequences``: how many sequences ``op`` holds, when they need not split evenly over those e ranks: the busiest
+    rank then holds ceil(sequences / e) of them, whole (one sequence over EP 16 is not 1/16 of a sequence on each).
     """
     c = par.cp
     # A routed expert's op splits across the experts' TP and EP ranks; every other op across the attention's TP and
     # the data replicas inside one EP group (ep without folding: each EP rank its own sequences).
     t, e = (par.expert_tp, par.ep) if op.routed else (par.tp, par.attn_ep)
+    if not op.routed and e > 1 and sequences and sequences % e:
+        e = sequences / -(-sequences // e)  # the busiest rank's share of the sequences is 1/e of them
     vocab = op.shard == "vocab"
     f = 1.0 if vocab else (stage_layers if stage_layers is not None else layers_per_stage(cfg, par)) / cfg.layers
     sp = par.sequence_parallel and par.tp > 1
@@ -445,7 +451,7 @@ def per_gpu_op(op: Op, cfg: ModelConfig, par: Parallel, *, stage_layers: int | N
     runs_split = e if op.routed else 1
     if not op.routed and e > 1:
         if op.batch_axis == "m":
-            m = -(-m // e)
+            m = -(-m // e) if isinstance(e, int) else round(m / e)
         else:
             runs_split *= e
     if c > 1:
@@ -727,8 +733,8 @@ def phase(cfg: ModelConfig, wl: Workload, hw: Hardware, par: Parallel, which: st
         return ParallelPhase(which, whole, (), (), 0.0, 0.0, 0.0, 0.0, m, 0, par.overlap)
     stage_l = layers_per_stage(cfg, par)
 
-    def share(o: Op) -> Op:
-        return per_gpu_op(o, cfg, par, stage_layers=stage_l)
+    def share(o: Op) -> Op:  # (a micro-batch's mb sequences over the attention's data replicas: whole ones each)
+        return per_gpu_op(o, cfg, par, stage_layers=stage_l, sequences=mb)
 
     if which == "prefill":
         raw = list(whole.ops) if wl_mb == wl else prefill_ops(cfg, wl_mb) + prefill_other_ops(cfg, wl_mb)

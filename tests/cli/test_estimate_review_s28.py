@@ -69,6 +69,10 @@ def test_a_long_run_is_said_in_days_and_years_not_seconds_and_exponents(capsys):
     assert days > 365.25
     assert f"{days:,.0f} days ({days / 365.25:.3g} years) on 8 GPUs" in run
     assert "e+" not in run.split("exact")[0] and f"{t['run_time_s']:,.0f} s" not in run
+    text, t = _train(capsys, "3e11")
+    run = next(line for line in text.splitlines() if line.startswith("  run of"))
+    days = t["run_time_s"] / 86400
+    assert 2 < days < 100 and f", {days:.3g} days on 8 GPUs" in run
     text, t = _train(capsys, "1e9")
     run = next(line for line in text.splitlines() if line.startswith("  run of"))
     assert t["run_time_s"] < 7200 and f", {_fmt_ms(t['run_time_s'])} on 8 GPUs" in run
@@ -109,3 +113,32 @@ def test_every_model_flag_says_what_it_is(capsys):
     for flag in ("--norm {", "--norms-per-layer {"):
         i = next(i for i, x in enumerate(out.splitlines()) if x.strip().startswith(flag))
         assert "default" in " ".join(out.splitlines()[i:i + 5])
+
+
+MOE = ["estimate", "--layers", "2", "--hidden", "512", "--ffn", "1024", "--heads", "8", "--vocab", "1000",
+       "--experts", "8", "--experts-per-token", "2", "--seq-len", "256", "--new-tokens", "4", "--gpus", "4", "--ep", "4",
+       "--json"]
+
+
+def _phases(capsys, batch: int) -> dict:
+    assert main([*MOE, "--batch", str(batch)]) == 0
+    d = json.loads(capsys.readouterr().out)
+    return {ph: {o["name"]: o for o in d[ph]["ops"]} for ph in ("prefill", "decode")} | {"per_gpu": d["per_gpu"]}
+
+
+def test_a_sequence_is_not_split_over_the_expert_parallel_ranks(capsys):
+    # before: one sequence over EP 4 (its ranks data-parallel for attention, each taking its own sequences) was timed
+    # as a quarter of a sequence on each rank — q_proj at 64 of its 256 rows, a quarter of the attention runs — so the
+    # prefill (DeepSeek-V3, EP 16, batch 1: TTFT 77 ms, now 309 ms) was as if the batch split evenly, while the
+    # per-GPU memory already held the whole sequence's KV cache on one rank
+    one, four, five = _phases(capsys, 1), _phases(capsys, 4), _phases(capsys, 5)
+    for ph in ("prefill", "decode"):
+        for name in ("q_proj", "attn_scores", "o_proj"):
+            a, b = one[ph][name], four[ph][name]  # batch 4: one sequence on each rank, as batch 1 on the busiest
+            assert (a["m"], a["count"], a["flops"]) == (b["m"], b["count"], b["flops"]), (ph, name)
+        assert five[ph]["q_proj"]["flops"] == 2 * four[ph]["q_proj"]["flops"]  # 5 over 4: two on the busiest
+    assert one["prefill"]["q_proj"]["m"] == 256 and five["prefill"]["q_proj"]["m"] == 512
+    assert four["prefill"]["q_proj"]["m"] == 256  # an even split as before
+    # the routed experts still meet only the tokens there are
+    assert one["prefill"]["gate_proj"]["flops"] * 4 == four["prefill"]["gate_proj"]["flops"]
+    assert one["per_gpu"]["kv_cache_bytes"] == four["per_gpu"]["kv_cache_bytes"]
