@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -69,9 +69,9 @@ from gemmlib.llm.presets import DEFAULT_PRESET, PRESETS
 from gemmlib.llm.quant import WEIGHT_FORMATS
 from gemmlib.llm.scaleout import ScaleOutEstimate
 from gemmlib.llm.scaleout import estimate as scaleout_estimate
-from gemmlib.llm.serving import ENGINES, PAGE_STEP_BUDGET, Engine
+from gemmlib.llm.serving import ENGINES, PAGE_STEP_BUDGET, Engine, Serving
 from gemmlib.llm.serving import serving as serving_curve
-from gemmlib.llm.training import LLAMA31_405B, Training, modules_the_model_lacks, train
+from gemmlib.llm.training import LLAMA31_405B, TrainEstimate, Training, modules_the_model_lacks, train
 
 Escape = Callable[[Any], str]
 
@@ -971,10 +971,22 @@ def present(est: ScaleOutEstimate, *, macs: bool = False, gettext: Translate = e
     )
 
 
-def download_json(inp: Inputs, cfg: ModelConfig, hw: Hardware, info: dict | None = None) -> str:
+def download_json(inp: Inputs, cfg: ModelConfig, hw: Hardware, info: dict | None = None,
+                  train_inp: TrainingInputs | None = None, serve_inp: ServingInputs | None = None) -> str:
     """The page's "Everything as JSON": the estimate's ``--json`` object, made again from its inputs on the runs
-    that show the Download tab (a fifth of a rerun's time: not on every rerun of the page)."""
-    return estimate(inp, cfg, hw, info).to_json(indent=1)
+    that show the Download tab (a fifth of a rerun's time: not on every rerun of the page), with the training run
+    and the serving curve (``train`` and ``serving`` keys, as ``--train`` and ``--serve`` add them) when their
+    switches are on: "Everything" left out the very numbers a reader had sized in those tabs."""
+    est = estimate(inp, cfg, hw, info)
+    tr = sv = None
+    with suppress(InputError):  # a layout the Training tab refuses (and says why there) is left out here
+        tr = _train_run(est, train_inp)[0] if train_inp is not None and train_inp.train else None
+    with suppress(InputError):  # at a request rate no best concurrency is sought: no target, as the CLI takes it
+        sv = (_serving_run(est, replace(serve_inp, tpot=0.0) if serve_inp.rate else serve_inp)
+              if serve_inp is not None and serve_inp.serve else None)
+    if tr is not None or sv is not None:
+        est = replace(est, scale_out=replace(est.scale_out, train=tr, serving=sv))
+    return est.to_json(indent=1)
 
 
 def _efficiency_words(est: ScaleOutEstimate, gettext: Translate) -> str:
@@ -1271,9 +1283,8 @@ def greyed_training(inp: Inputs, recompute: str) -> dict[str, bool]:
             "le_rcm": recompute != "selective"}
 
 
-def training(est: ScaleOutEstimate, inp: TrainingInputs, *, gettext: Translate = english) -> TrainingView:
-    """A training run of the estimate's workload (batch × prompt = one step's tokens) on its GPUs."""
-    a = LLAMA31_405B
+def _train_run(est: ScaleOutEstimate, inp: TrainingInputs) -> tuple[TrainEstimate, tuple[str, ...]]:
+    """The training run of the Training tab (and of the JSON download), and the recomputed modules left out."""
     # the overlaps count only where there is something to overlap (TP, EP above 1: their widgets grey out)
     epo = inp.epo if est.parallel.ep > 1 else "none"
     par = replace(est.parallel, virtual_stages=int(inp.vs), tp_comm_overlap=bool(inp.tpo) and est.parallel.tp > 1,
@@ -1289,6 +1300,13 @@ def training(est: ScaleOutEstimate, inp: TrainingInputs, *, gettext: Translate =
                Training(tokens=float(inp.tokens), micro_batch=inp.mb, recompute=inp.rc, zero=inp.zero,
                         recompute_layers=int(inp.rcl) if inp.rc == "full" else 0, recompute_modules=modules),
                _efficiency_of(est), est.memory_utilization)
+    return tr, tuple(idle)
+
+
+def training(est: ScaleOutEstimate, inp: TrainingInputs, *, gettext: Translate = english) -> TrainingView:
+    """A training run of the estimate's workload (batch × prompt = one step's tokens) on its GPUs."""
+    a = LLAMA31_405B
+    tr, idle = _train_run(est, inp)
     t = tr.to_dict()
     mem = tr.memory
     if mem.fits:
@@ -1319,7 +1337,7 @@ def training(est: ScaleOutEstimate, inp: TrainingInputs, *, gettext: Translate =
                       "6·N·D {six:.3g}.").format(
             step=_t(t["step_time_s"]), compute=_t(t["compute_s"]), comm=_t(t["communication_s"]),
             dp=_t(t["dp_communication_s"]), bubble=_t(t["bubble_s"]), m=t["microbatches"], run=t["run_flops"],
-            six=t["six_nd_flops"]) + "".join(" " + w for w in _exposed_words(t, par.overlap, gettext))
+            six=t["six_nd_flops"]) + "".join(" " + w for w in _exposed_words(t, est.parallel.overlap, gettext))
         + "".join(" " + w for w in _overlap_words(t, tr.gpus, gettext, tr.hardware.sms))
         + (" " + gettext("Left out of the recomputed modules, as {model} has no such part: {idle}.").format(
             model=est.model.name, idle=", ".join(idle)) if idle else ""),
@@ -1371,12 +1389,17 @@ def _overlap_words(t: dict, gpus: int, gettext: Translate, sms: int = 0) -> list
     return out
 
 
+def _serving_run(est: ScaleOutEstimate, inp: ServingInputs) -> Serving:
+    """The serving curve (or the point at a request rate) of the Serving tab and of the JSON download."""
+    return serving_curve(est.model, est.workload, est.hardware, est.parallel, _efficiency_of(est),
+                         tpot_target_s=inp.tpot / 1e3 if inp.tpot else None, memory_utilization=est.memory_utilization,
+                         engine=Engine(inp.engine, int(inp.kvb)), request_rate=float(inp.rate) or None,
+                         step_budget=PAGE_STEP_BUDGET)
+
+
 def serving(est: ScaleOutEstimate, inp: ServingInputs, *, gettext: Translate = english) -> ServingView:
     """The serving curve of the estimate's requests (prompt + new tokens each), from one request to the KV limit."""
-    sv = serving_curve(est.model, est.workload, est.hardware, est.parallel, _efficiency_of(est),
-                       tpot_target_s=inp.tpot / 1e3 if inp.tpot else None, memory_utilization=est.memory_utilization,
-                       engine=Engine(inp.engine, int(inp.kvb)), request_rate=float(inp.rate) or None,
-                       step_budget=PAGE_STEP_BUDGET)
+    sv = _serving_run(est, inp)
     best = none = None
     chart, columns, labels = serving_spec(sv, gettext=gettext), None, {c: gettext(h) for c, h in SERVING_COLUMNS.items()}
     if inp.rate and sv.points:  # one point at that rate, no search for a best concurrency: said as such

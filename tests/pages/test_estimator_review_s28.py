@@ -72,3 +72,44 @@ def test_a_training_run_where_no_micro_batch_fits_says_so_instead_of_zero(lang):
     else:
         assert "装得下的最大微批：没有，连 1 也装不下。" in caps, caps
     assert "fits: 0." not in caps and "微批：0。" not in caps
+
+
+def test_everything_as_json_holds_the_training_run_and_the_serving_point_the_reader_sized(run_cli):
+    # "Everything as JSON" held only the inference estimate: with the Training tab's run and the Serving tab's
+    # point on, their numbers (step time, MFU, TTFT at the rate …) were in no download. Now they are the CLI's
+    # ``train`` and ``serving`` keys for the same inputs.
+    import json
+
+    from gemmlib.core.hardware import CATALOGUE
+    from gemmlib.views import estimator as view
+
+    inp = view.Inputs(seq=512, new=4, gpus=4)
+    got = json.loads(view.download_json(inp, view.model(inp), CATALOGUE[inp.gpu], {},
+                                        view.TrainingInputs(train=True, tokens=1e10, rc="selective", zero=1),
+                                        view.ServingInputs(serve=True, rate=4.0)))
+    rc, out, err = run_cli(["estimate", "--preset", "llama-3-8b", "--seq-len", "512", "--new-tokens", "4",
+                            "--gpus", "4", "--train", "--train-tokens", "1e10", "--recompute", "selective",
+                            "--zero", "1", "--serve", "--request-rate", "4", "--json"])
+    assert rc == 0, err
+    assert json.loads(out) == got
+    plain = json.loads(view.download_json(inp, view.model(inp), CATALOGUE[inp.gpu], {},
+                                          view.TrainingInputs(), view.ServingInputs()))
+    assert "train" not in plain and "serving" not in plain  # the switches off: the estimate alone, as before
+
+
+def test_the_download_tab_hands_the_training_and_serving_switches_to_the_json(monkeypatch):
+    from gemmlib.views import estimator as view
+
+    seen = []
+    real = view.download_json
+
+    def spy(*args):
+        seen.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(view, "download_json", spy)
+    at = _app(le_tab="Download", le_train="true", le_tokens="1e10", le_serve="true", le_rate=4, le_new=4, le_seq=512)
+    assert not at.exception, [e.value for e in at.exception]
+    assert seen, "the Download tab made the JSON"
+    train, serve = seen[-1][4:6]
+    assert train.train and train.tokens == 1e10 and serve.serve and serve.rate == 4.0
