@@ -28,8 +28,9 @@ def traffic_rows(rows: Sequence[Mapping]) -> list[dict]:
 
 def wave_caption(pred: Sequence[Mapping], tile: tuple[int, int], sms: int, gettext: Translate = english) -> str:
     """What the prediction says at both ends of the sweep: "128×256 tiles on 132 SMs: N = 8,192: 2,048
-    tiles in 16 waves, N = 8,704: …" (``pred``: the prediction's rows, N ascending)."""
-    ends = gettext(", ").join(gettext("N = {n}: {tiles} tiles in {waves} waves").format(
+    tiles in 16 waves; N = 8,704: …" (``pred``: the prediction's rows, N ascending). The two ends are
+    clauses, not items of a list, so "; " joins them (Chinese "；", not the enumeration comma "、")."""
+    ends = gettext("; ").join(gettext("N = {n}: {tiles} tiles in {waves} waves").format(
         n=f"{p['n']:,}", tiles=f"{p['tiles']:,}", waves=p["waves"]) for p in (pred[0], pred[-1]))
     return gettext("{tm}×{tn} tiles on {sms} SMs: {ends}. The Triton rows use exactly this tile; cuBLAS chooses its "
                    "own, so its steps can fall elsewhere.").format(tm=tile[0], tn=tile[1], sms=sms, ends=ends)
