@@ -486,8 +486,14 @@ def render_text(est, macs: bool = False, read: dict | None = None, d: dict | Non
     if not mem.fits:
         verdict = f"does NOT fit (needs at least {mem.min_gpus} of these devices)"
     elif whole is False:
+        pg = d["per_gpu"]
+        held = pg["weights_bytes"] + pg["kv_cache_bytes"]
+        # a layout that replicates the weights (DP) can leave one GPU's share of them past its memory on its own; it
+        # said "fit, but not with the activations and workspace beside them" of 131 GiB of weights on an 80 GB GPU
         verdict = ("weights and KV cache fit, but not with the activations and workspace beside them "
-                   "(per GPU, below)")
+                   "(per GPU, below)" if held <= pg["capacity_bytes"] else
+                   f"fits the {mem.gpus} GPUs' memory in all, but not as this layout places it: one GPU holds "
+                   f"{fmt.nbytes(held)} of weights and KV cache (per GPU, below)")
     else:
         verdict = "fits"
     if est.train is not None:  # these lines size serving this batch; a reader must not take them for the training step's

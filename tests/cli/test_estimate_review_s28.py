@@ -142,3 +142,18 @@ def test_a_sequence_is_not_split_over_the_expert_parallel_ranks(capsys):
     # the routed experts still meet only the tokens there are
     assert one["prefill"]["gate_proj"]["flops"] * 4 == four["prefill"]["gate_proj"]["flops"]
     assert one["per_gpu"]["kv_cache_bytes"] == four["per_gpu"]["kv_cache_bytes"]
+
+
+def test_a_replicated_model_past_one_gpu_is_not_blamed_on_the_activations(capsys):
+    # before: Llama 3 70B with DP 2 on two H100s (each replica 131 GiB of weights on one 80 GB GPU) said "weights and
+    # KV cache fit, but not with the activations and workspace beside them": the weights alone do not fit the GPU
+    base = ["estimate", "--preset", "llama-3-70b", "--seq-len", "64", "--new-tokens", "4", "--gpu", "h100"]
+    assert main([*base, "--dp", "2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    mem = next(ln for ln in lines if ln.startswith("memory "))
+    assert "not with the activations" not in mem
+    assert "fits the 2 GPUs' memory in all, but not as this layout places it: one GPU holds 131 GiB" in mem
+    assert "does NOT fit" in next(ln for ln in lines if ln.startswith("per GPU "))
+    # one 8B model at a batch whose activations are what overflow keeps its words
+    assert main(["estimate", "--preset", "llama-3-8b", "--batch", "600"]) == 0
+    assert "fit, but not with the activations and workspace beside them" in capsys.readouterr().out
