@@ -162,7 +162,7 @@ if rows:
     r0 = results[0]
     st.markdown(_("**{m}×{n}×{k}, {dtype}, on {dev}.**").format(
         m=r0.shape["m"], n=r0.shape["n"], k=r0.shape["k"], dtype=r0.dtype, dev=ui.md(r0.device_name)))
-    st.success(bt.lesson(results).render(_))
+    st.success(view.lesson_text(bt.lesson(results), impl_name, _))  # the rows named as in the table
     ui.noise_note([replace(r, name=impl_name(r.name)) for r in results])  # rows named as the reader reads them
     # notes are messages: shown in the reader's language before pandas keeps them as plain text
     table = pd.DataFrame([{**r, "note": charts_bench.note_text(r["note"], _)} for r in bt.rows(results)])

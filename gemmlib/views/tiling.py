@@ -8,9 +8,9 @@ which the page passes in). Nothing here imports streamlit or measure.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
-from gemmlib.core.i18n import N_, Translate, english
+from gemmlib.core.i18n import N_, Text, Translate, english, render
 from gemmlib.core.units import GiB
 
 TRAFFIC_COLUMNS = {"tile": N_("tile"), "A reads": N_("A reads"), "B reads": N_("B reads"),
@@ -24,6 +24,28 @@ def traffic_rows(rows: Sequence[Mapping]) -> list[dict]:
     return [{"tile": r["tile"], "A reads": r["a_reads"], "B reads": r["b_reads"],
              "traffic GiB": r["total_bytes"] / GiB, "× minimum": r["overhead"], "FLOP/byte": r["intensity"]}
             for r in rows]
+
+
+def lesson_text(lesson: str, name: Callable[[str], str], gettext: Translate = english) -> str:
+    """``gemmlib.measure.tiling.lesson``'s paragraph in the reader's language, each implementation called
+    by ``name(impl)``: the name its row has in the table and the chart's legend ("Python 分块循环" in
+    Chinese, where the lesson's own ``python_tiled`` named a row the table does not have)."""
+    if not isinstance(lesson, Text):
+        return gettext(lesson)
+    parts = getattr(lesson.msg, "parts", None)  # Text.joined: the sentences, joined by a separator
+    if parts is None:
+        return _named(lesson, name, gettext)
+    return gettext(lesson.msg.sep).join(_named(p, name, gettext) for p in parts if p)
+
+
+def _named(part: str, name: Callable[[str], str], gettext: Translate) -> str:
+    msg = getattr(part, "msg", None)
+    params = getattr(msg, "params", None)
+    if params is None:  # a plain string, or a joined text
+        return part.render(gettext) if isinstance(part, Text) else gettext(part)
+    if "impl" in params:
+        params = {**params, "impl": name(params["impl"])}
+    return render(msg.template, params, gettext)
 
 
 def wave_caption(pred: Sequence[Mapping], tile: tuple[int, int], sms: int, gettext: Translate = english) -> str:

@@ -4,14 +4,23 @@
   …"); joined with the list comma they read "…16 个波次、N = 8,704…" in Chinese, as if the two were items.
 - Precision: the throughput chart's shape columns stood in string order ("方阵 1024", "方阵 256", "方阵 512")
   while the table and the error chart's legend go 256, 512, 1024.
+- Tiling, section 3: the lesson above the table said "`python_tiled` 在最佳情况下……快 2.07×" while the table,
+  the chart's legend and the noise note call that row "Python 分块循环": the student looked for a row named
+  python_tiled and found none.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
 from gemmlib.charts import bench as charts_bench
+from gemmlib.core.i18n import N_, Text
 from gemmlib.views import tiling as tv
 from ui.i18n import translations
 
+ROOT = Path(__file__).resolve().parents[2]
 ZH = translations("zh").gettext
 
 
@@ -39,3 +48,32 @@ def test_the_throughput_charts_shapes_stand_in_the_runs_order():
     spec = charts_bench.tflops_chart(rows, gettext=ZH).to_dict()
     # the facet's order as Vega-Lite draws it: an explicit list, left to right (null let Vega sort the strings)
     assert spec["encoding"]["column"]["sort"] == ["方阵 256", "方阵 512", "方阵 1024"]
+
+
+def test_the_lesson_names_the_implementations_as_the_table_does():
+    lesson = Text.joined([Text(N_("One library call takes {ms:.3g} ms ({tflops:.3g} TFLOP/s)."), ms=3.06,
+                               tflops=0.0109),
+                          Text(N_("`{impl}` at its best ({where}) is {ratio:.3g}× faster."), impl="python_tiled",
+                               where=Text(N_("tile {tile}"), tile=128), ratio=2.07)], " ")
+    names = {"python_tiled": ZH("python_tiled")}
+    zh = tv.lesson_text(lesson, lambda i: names.get(i, i), ZH)
+    assert zh == "一次库调用耗时 3.06 ms（0.0109 TFLOP/s）。 `Python 分块循环` 在最佳情况下（分块 128）快 2.07×。"
+    assert tv.lesson_text(lesson, lambda i: i) == str(lesson)  # English: the ids, as the English table shows
+
+
+def test_the_tiling_page_in_chinese_names_its_rows_alike_in_the_lesson_and_the_table():
+    at = AppTest.from_file(str(ROOT / "pages" / "7_Tiling.py"), default_timeout=180)
+    at.query_params["lang"] = "zh"
+    at.run()
+    assert not at.exception, at.exception
+    at.radio(key="tb_device").set_value("cpu")
+    at.number_input(key="tb_size").set_value(64)
+    at.multiselect(key="tb_impls").set_value(["python_tiled", "torch"])
+    at.multiselect(key="tb_tiles_cpu").set_value([32])
+    at.slider(key="tb_time").set_value(0.05)
+    at.button(key="tb_run").click().run()
+    assert not at.exception, at.exception
+    lesson = at.success[0].value
+    assert "Python 分块循环" in lesson and "python_tiled" not in lesson, lesson
+    table = at.dataframe[-1].value
+    assert "Python 分块循环" in set(table.iloc[:, 0]), table
