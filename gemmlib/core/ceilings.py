@@ -36,7 +36,7 @@ from gemmlib.core.dtypes import DTYPES
 from gemmlib.core.errors import InputError
 from gemmlib.core.files import private_dir, read_regular, write_atomic
 from gemmlib.core.hardware import CATALOGUE, Hardware
-from gemmlib.core.i18n import N_, Msg, Translate, english
+from gemmlib.core.i18n import N_, Msg, Text, Translate, english
 from gemmlib.core.machine import match_catalogue
 from gemmlib.core.results import BenchResult
 
@@ -180,6 +180,9 @@ EMULATED_NOTE = N_("no fp8 hardware here: a reference kernel's speed at this siz
                    "ceiling")
 COPY_FIGURE = N_("device copy")  # the copy's row in ``Ceilings.rows`` (the GEMMs' read "fp32 GEMM")
 COPY_NOTE = N_("read + write bytes per second")
+# A measured row's name: a Text whose English is "NAME (measured)" (what files, JSON and the command line hold), shown
+# in the reader's language by a page (gemmlib.core.interconnect.name_text reads one back from its English)
+MEASURED_ROW = N_("{name} (measured)")
 
 
 # --------------------------------------------------------------------------- measured ceilings
@@ -228,7 +231,7 @@ class Ceilings:
     def hardware(self) -> Hardware:
         """The catalogue row with these measured figures (dtypes not measured, or only emulated, are dropped)."""
         base, _ = match_catalogue(self.device_name, "cpu" if self.device == "cpu" else "cuda")
-        name = f"{self.device_name} (measured)"
+        name = Text(MEASURED_ROW, name=self.device_name)
         peaks = self.roof_peaks
         if base is None:
             return Hardware(name, "gpu" if self.device != "cpu" else "cpu",

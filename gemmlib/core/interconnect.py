@@ -10,22 +10,37 @@ GPU interconnect: it lets a CPU machine check the tensor-parallel estimate again
 measurement, nothing more.
 
 Every entry is validated when read: a malformed or tampered entry is dropped, never trusted.
+
+A measured link's name is a :class:`~gemmlib.core.i18n.Text` (:attr:`MeasuredInterconnect.name`): a ``str`` whose
+English is the name files, JSON and the command line hold (``--interconnect NAME``), and which a page shows in
+its reader's language. A name that reaches a page as plain English — written into a JSON file by an earlier
+version, or through a URL (``?mg_link=NAME``) — is read back into that Text by :func:`name_text`, the one place
+that parses these names.
 """
 
 from __future__ import annotations
 
 import math
+import re
 import threading
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from gemmlib.core.ceilings import ceilings_path, read_json, write_json
+from gemmlib.core.ceilings import MEASURED_ROW, ceilings_path, read_json, write_json
 from gemmlib.core.comm import COLLECTIVES, Link
 from gemmlib.core.errors import InputError
 from gemmlib.core.hardware import Hardware, Interconnect
+from gemmlib.core.i18n import N_, Msg, Text
 
 BACKENDS = ("nccl", "gloo")
+# A measured link's name by backend, on one node and across several (:attr:`MeasuredInterconnect.name`)
+NAMES = {
+    "gloo": (N_("gloo, {n} CPU processes on {cpu} (measured interconnect; not a GPU link)"),
+             N_("gloo, {n} CPU processes on {cpu} ({nodes} nodes, measured interconnect; not a GPU link)")),
+    "nccl": (N_("{n} × {gpu}, NCCL (measured interconnect)"),
+             N_("{n} × {gpu}, NCCL ({nodes} nodes, measured interconnect)")),
+}
 
 
 @dataclass
@@ -68,12 +83,14 @@ class MeasuredInterconnect:
         return f"{self.backend}:{self.device_name}:{self.nproc}:{self.nodes}"
 
     @property
-    def name(self) -> str:
-        where = f"{self.nodes} nodes, " if self.nodes > 1 else ""
-        if self.backend == "gloo":
-            return (f"gloo, {self.nproc} CPU processes on {self.device_name} "
-                    f"({where}measured interconnect; not a GPU link)")
-        return f"{self.nproc} × {self.device_name}, NCCL ({where}measured interconnect)"
+    def name(self) -> Text:
+        """"gloo, 2 CPU processes on AMD EPYC (measured interconnect; not a GPU link)", "8 × NVIDIA H100, NCCL
+        (2 nodes, measured interconnect)": a Text, this English and its template and values (:data:`NAMES`)."""
+        one, many = NAMES[self.backend]
+        device = {"cpu" if self.backend == "gloo" else "gpu": self.device_name}
+        if self.nodes > 1:
+            return Text(many, n=self.nproc, nodes=self.nodes, **device)
+        return Text(one, n=self.nproc, **device)
 
     def link(self) -> Link:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(self.measured_at)) if self.measured_at else "?"
@@ -110,6 +127,32 @@ class MeasuredInterconnect:
                        measured_at=_num(d.get("measured_at", 0.0)), rows=rows)
         except KeyError as e:
             raise InputError(f"a measured interconnect entry lacks {e.args[0]!r}") from None
+
+
+# The names above (and a measured row's, core.ceilings) as English, for name_text: the values are what the templates
+# put in their places, the rest must match word for word
+_READERS = [(re.compile(re.escape(t).replace(r"\{n\}", r"(?P<n>\d+)").replace(r"\{nodes\}", r"(?P<nodes>\d+)")
+                        .replace(r"\{cpu\}", "(?P<cpu>.+)").replace(r"\{gpu\}", "(?P<gpu>.+)")
+                        .replace(r"\{name\}", "(?P<name>.+)")), t)
+            for t in (*(t for pair in NAMES.values() for t in pair), MEASURED_ROW)]
+
+
+def name_text(name: str) -> str:
+    """A measured link's or a measured row's name as the Text this module and ``core.ceilings`` build (a page renders
+    it in its reader's language); any other name as it is.
+
+    A name that is such a Text already is returned unchanged. A plain ``str`` is read back from its English: names
+    written by earlier versions (a collectives run's JSON, which keeps ``saved.name``; a tensor-parallel estimate's
+    ``link`` and ``hardware``) and names that lost their Text on the way (a URL's ``?mg_link=NAME``, an f-string).
+    This is the only place that parses these names; what builds one keeps its Text."""
+    if isinstance(name, Text) and isinstance(name.msg, Msg) and name.msg.params:
+        return name
+    s = str(name)
+    for pattern, template in _READERS:
+        m = pattern.fullmatch(s)
+        if m:
+            return Text(template, **{k: int(v) if k in ("n", "nodes") else v for k, v in m.groupdict().items()})
+    return name
 
 
 def _num(v) -> float:

@@ -9,10 +9,10 @@ dicts the page keeps (``CollectiveRun.to_dict``, ``TPRun.to_dict``) and the esti
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from gemmlib.core import interconnect
 from gemmlib.core.i18n import N_, Msg, Text, Translate, english, render
 
 MLP_LABELS = {"gated": N_("gated"), "plain": N_("plain")}
@@ -26,33 +26,14 @@ TP_COLUMNS = {"ranks": N_("ranks"), "one rank ms": N_("one rank ms"), "per rank 
 COLLECTIVE_COLUMNS = ("op", "bytes", "count", "time µs", "p20 µs", "p80 µs", "algbw_gbps", "busbw_gbps", "correct")
 
 
-# The names gemmlib.core.interconnect gives a measured link and gemmlib.core.ceilings a measured row, in English (they
-# are also what the command line takes: ``--interconnect NAME``); shown in the reader's language by ``name_label``.
-_GLOO = re.compile(r"gloo, (?P<n>\d+) CPU processes on (?P<cpu>.+) \((?:(?P<nodes>\d+) nodes, )?"
-                   r"measured interconnect; not a GPU link\)")
-_NCCL = re.compile(r"(?P<n>\d+) × (?P<gpu>.+), NCCL \((?:(?P<nodes>\d+) nodes, )?measured interconnect\)")
-_MEASURED = " (measured)"
-MEASURED_NAMES = {
-    "gloo": (N_("gloo, {n} CPU processes on {cpu} (measured interconnect; not a GPU link)"),
-             N_("gloo, {n} CPU processes on {cpu} ({nodes} nodes, measured interconnect; not a GPU link)")),
-    "nccl": (N_("{n} × {gpu}, NCCL (measured interconnect)"),
-             N_("{n} × {gpu}, NCCL ({nodes} nodes, measured interconnect)")),
-}
-
-
 def name_label(name: Any, gettext: Translate = english) -> str:
     """A link's or a hardware row's name in the reader's language: a measured interconnect ("gloo, 2 CPU processes on
-    AMD EPYC (measured interconnect; not a GPU link)"), a measured row ("AMD EPYC (measured)"), else the catalogue's
-    own name through the catalogue (its CPU links and rows are marked)."""
-    s = str(name)
-    for backend, pattern in (("gloo", _GLOO), ("nccl", _NCCL)):
-        m = pattern.fullmatch(s)
-        if m:
-            one, many = MEASURED_NAMES[backend]
-            return gettext(many if m["nodes"] else one).format(**m.groupdict())
-    if s.endswith(_MEASURED):
-        return gettext(N_("{name} (measured)")).format(name=s.removesuffix(_MEASURED))
-    return gettext(s)
+    AMD EPYC (measured interconnect; not a GPU link)") or a measured row ("AMD EPYC (measured)"), which
+    ``gemmlib.core.interconnect`` and ``gemmlib.core.ceilings`` build as Texts (a plain English one, from a file an
+    earlier version wrote or a URL, is read back by ``interconnect.name_text``), else the catalogue's own name
+    through the catalogue (its CPU links and rows are marked)."""
+    text = interconnect.name_text(name) if isinstance(name, str) else name
+    return text.render(gettext) if isinstance(text, (Text, Msg)) else gettext(str(text))
 
 
 def hardware_label(hw: Any, gettext: Translate = english, tr: Callable[[Any], str] = str) -> str:
