@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
@@ -77,3 +78,23 @@ def test_the_tiling_page_in_chinese_names_its_rows_alike_in_the_lesson_and_the_t
     assert "Python 分块循环" in lesson and "python_tiled" not in lesson, lesson
     table = at.dataframe[-1].value
     assert "Python 分块循环" in set(table.iloc[:, 0]), table
+
+
+def _noise_page():
+    import ui
+    from gemmlib.core.results import BenchResult
+
+    names = ("逐个循环", "堆叠") if ui.lang() == "zh" else ("loop", "stacked")
+    ui.noise_note([BenchResult("batching", n, "cpu", "CPU", "fp32", {"m": 1, "n": 8, "k": 8}, 128.0, 64.0,
+                               median_s=1e-3, p20_s=1e-4, p80_s=s) for n, s in zip(names, (1e-3, 5e-4), strict=True)])
+
+
+def test_the_noise_note_names_the_worst_row_without_a_space_inside_chinese():
+    """"最差的是 逐个循环": a space between two Chinese words reads as a typo (Batching names its rows in Chinese)."""
+    at = AppTest.from_function(_noise_page)
+    at.query_params["lang"] = "zh"
+    at.run()
+    assert not at.exception, at.exception
+    note = at.warning[0].value
+    assert "逐个循环，10×" in note, note
+    assert not re.search(r"[\u4e00-\u9fff] [\u4e00-\u9fff]", note), note
