@@ -504,17 +504,17 @@ def render_text(est, macs: bool = False, read: dict | None = None, d: dict | Non
         f"time      prefill (time to first token) {_time(t['ttft_s'])}; per output token "
         f"{_time(t['time_per_output_token_s'])}; decode {_fmt(t['decode_tokens_per_s'])} tokens/s (whole batch); "
         f"total {_time(t['total_s'])}",
-        "",
-        "counting switches (prefill / decode " + unit + "s)",
     ]
+    # the warnings about this answer sit under it (they were printed under the rules-of-thumb heading, as if one)
+    lines += [f"warning   {w}" for w in d.get("warnings", [])]
+    lines += ["", "counting switches (prefill / decode " + unit + "s, the whole job)"]
+    width = max([55, *(len(r["variant"]) for r in d["variants"])])  # one column, the longest label included
     for r in d["variants"]:
         mark = "*" if r["selected"] else " "
-        lines.append(f" {mark} {r['variant']:<55} {_fmt(r['prefill_flops'] / div):>10} / "
+        lines.append(f" {mark} {r['variant']:<{width}} {_fmt(r['prefill_flops'] / div):>10} / "
                      f"{_fmt(r['decode_flops'] / div):>10}")
     if d["rules_of_thumb"]:
         lines += ["", "rules of thumb vs the exact prefill count"]
-    for w in d.get("warnings", []):
-        lines.append(f"warning   {w}")
     for r in d["rules_of_thumb"]:
         lines.append(f"  {r['rule']}: {_fmt(r['value'])} (exact / rule = {fmt.number(r['ratio'], 3)}) - {r['reason']}")
     return "\n".join(lines)
@@ -581,7 +581,7 @@ def run(args: argparse.Namespace) -> int:
     elif est.scale_out is None:
         sys.stdout.write(render_text(est, macs=args.macs, d=d) + "\n")
     else:
-        sys.stdout.write(render_text(est, macs=args.macs, d=d) + "\n" + render_scaleout(est, d) + "\n")
+        sys.stdout.write(render_text(est, macs=args.macs, d=d) + "\n\n" + render_scaleout(est, d) + "\n")
     return 0
 
 

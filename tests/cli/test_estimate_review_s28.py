@@ -157,3 +157,19 @@ def test_a_replicated_model_past_one_gpu_is_not_blamed_on_the_activations(capsys
     # one 8B model at a batch whose activations are what overflow keeps its words
     assert main(["estimate", "--preset", "llama-3-8b", "--batch", "600"]) == 0
     assert "fit, but not with the activations and workspace beside them" in capsys.readouterr().out
+
+
+def test_a_warning_stands_under_the_answer_not_under_the_rules_of_thumb(capsys):
+    # before: "rules of thumb vs the exact prefill count" then "warning   9,002 tokens per sequence is past ...": the
+    # warning about the estimate read as one of the rules; the first counting switch overran the label column by 15
+    # characters, so its numbers stood apart from the three below; "parallel" followed the rules without a break
+    assert main(["estimate", "--preset", "llama-3-8b", "--seq-len", "9000", "--new-tokens", "2", "--tp", "2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    at = {k: next(i for i, ln in enumerate(lines) if ln.startswith(k))
+          for k in ("time ", "warning ", "counting switches", "rules of thumb", "parallel ")}
+    assert at["time "] < at["warning "] < at["counting switches"] < at["rules of thumb"]
+    assert "max_position_embeddings" in lines[at["warning "]]
+    assert lines[at["counting switches"]].endswith("(prefill / decode FLOPs, the whole job)")
+    rows = lines[at["counting switches"] + 1:at["counting switches"] + 5]
+    assert len({r.index(" / ") for r in rows}) == 1, rows  # one column of prefill / decode
+    assert lines[at["parallel "] - 1] == ""
