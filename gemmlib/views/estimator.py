@@ -914,8 +914,8 @@ def present(est: ScaleOutEstimate, *, macs: bool = False, gettext: Translate = e
             need=fmt.nbytes(pg.total_bytes), have=fmt.nbytes(pg.capacity_bytes), gpu=est.hardware.name,
             gpus=est.gpus, min=mem.min_gpus)
     if training:  # beside the Training tab's verdict, which may differ
-        fit += " " + gettext("This is the inference memory (serving this batch); the training step's is in the "
-                             "**Training** tab.")
+        fit = _then(fit, gettext("This is the inference memory (serving this batch); the training step's is in the "
+                                 "**Training** tab."))
     # the box beside them says why: in a column of the headline "not reachable: does not fit" was cut with "…"
     not_there = {"delta": gettext("not reachable"), "delta_color": "inverse"} if not pg.fits else {}
     why = gettext("the GEMMs' share of the predicted prefill time; the rest is norms, softmax, activation, residual "
@@ -1332,15 +1332,15 @@ def training(est: ScaleOutEstimate, inp: TrainingInputs, *, gettext: Translate =
                    help=gettext("{steps:,} steps, {days:.3g} days on {gpus:,} GPUs").format(
                        steps=t["steps"], days=t["run_time_s"] / 86400, gpus=tr.gpus), **off)],
         fits=mem.fits, status=status,
-        words=gettext("Step time **{step}** = compute {compute} + communication {comm} (data parallel {dp}) + "
+        words=_then(gettext("Step time **{step}** = compute {compute} + communication {comm} (data parallel {dp}) + "
                       "pipeline bubble {bubble}, over {m} micro-batches per replica. Run FLOPs: exact **{run:.3g}**, "
                       "6·N·D {six:.3g}.").format(
             step=_t(t["step_time_s"]), compute=_t(t["compute_s"]), comm=_t(t["communication_s"]),
             dp=_t(t["dp_communication_s"]), bubble=_t(t["bubble_s"]), m=t["microbatches"], run=t["run_flops"],
-            six=t["six_nd_flops"]) + "".join(" " + w for w in _exposed_words(t, est.parallel.overlap, gettext))
-        + "".join(" " + w for w in _overlap_words(t, tr.gpus, gettext, tr.hardware.sms))
-        + (" " + gettext("Left out of the recomputed modules, as {model} has no such part: {idle}.").format(
-            model=est.model.name, idle=", ".join(idle)) if idle else ""),
+            six=t["six_nd_flops"]), *_exposed_words(t, est.parallel.overlap, gettext),
+            *_overlap_words(t, tr.gpus, gettext, tr.hardware.sms),
+            gettext("Left out of the recomputed modules, as {model} has no such part: {idle}.").format(
+                model=est.model.name, idle=", ".join(idle)) if idle else ""),
         memory_chart=per_gpu_memory_spec(tr.memory, est.hardware.name, N_("per GPU in training"), gettext=gettext),
         caption=gettext("Mixed-precision AdamW as ZeRO counts it (2Ψ weights + 2Ψ gradients + 12Ψ optimizer), "
                         "activations by Korthikanti et al. 2022; largest micro-batch that fits: {mb}. A published "
@@ -1417,10 +1417,10 @@ def serving(est: ScaleOutEstimate, inp: ServingInputs, *, gettext: Translate = e
         none = gettext("No concurrency up to the KV limit ({limit:,}) keeps TPOT under {target:g} ms.").format(
             limit=sv.kv_limit, target=inp.tpot)
     return ServingView(best, none, chart, Table(serving_records(sv), labels, columns=columns),
-                       gettext("A step-level simulation of the engine's scheduler (continuous batching, chunked "
+                       _then(gettext("A step-level simulation of the engine's scheduler (continuous batching, chunked "
                                "prefill with vLLM, paged KV blocks), as `python -m gemmlib estimate --serve` runs "
                                "it: TTFT and TPOT are the requests' means. The KV limit is the largest concurrency "
-                               "whose KV blocks fit at full length.") + " " + _overhead_words(sv, gettext))
+                               "whose KV blocks fit at full length."), _overhead_words(sv, gettext)))
 
 
 def _at_rate(p, inp: ServingInputs, gettext: Translate) -> tuple[str | None, str | None]:
@@ -1431,13 +1431,22 @@ def _at_rate(p, inp: ServingInputs, gettext: Translate) -> tuple[str | None, str
         rate=inp.rate, tokens=p.tokens_per_s, per_gpu=p.tokens_per_s_per_gpu, ttft=_t(p.ttft_s), tpot=_t(p.tpot_s),
         n=p.concurrency)
     if not p.fits:
-        return None, words + " " + gettext("Its KV cache does not fit: a lower rate, more GPUs or a smaller KV dtype.")
+        return None, _then(words, gettext("Its KV cache does not fit: a lower rate, more GPUs or a smaller KV dtype."))
     if not inp.tpot:
         return words, None
     if p.tpot_s * 1e3 <= inp.tpot:
-        return words + " " + gettext("Within the {target:g} ms per-token target.").format(target=inp.tpot), None
-    return None, words + " " + gettext("Over the {target:g} ms per-token target: a lower request rate or more "
-                                       "GPUs.").format(target=inp.tpot)
+        return _then(words, gettext("Within the {target:g} ms per-token target.").format(target=inp.tpot)), None
+    return None, _then(words, gettext("Over the {target:g} ms per-token target: a lower request rate or more "
+                                       "GPUs.").format(target=inp.tpot))
+
+
+def _then(*sentences: str) -> str:
+    """Sentences in a row: a space after an English full stop, none after a Chinese one ("。"): the English space
+    read "…最大并发数。 每个引擎步…" in Chinese. Empty ones are left out."""
+    out = ""
+    for s in filter(None, sentences):
+        out += s if not out or out.endswith(("。", "！", "？")) else " " + s
+    return out
 
 
 def _overhead_words(sv, gettext: Translate) -> str:
@@ -1483,7 +1492,7 @@ def models_curve(est: ScaleOutEstimate, inp: Inputs, names: tuple[str, ...], *,
                     "convention: decode tokens/s = batch ÷ time per output token. A line ends at the largest batch "
                     "whose weights and KV cache fit.")
     if none:
-        words += " " + gettext("No decode that fits: {models}.").format(models=", ".join(none))
+        words = _then(words, gettext("No decode that fits: {models}.").format(models=", ".join(none)))
     return ModelsView(models_spec(rows, gettext=gettext) if rows else None, words)
 
 
@@ -1520,8 +1529,8 @@ def roofline_view(v: EstimatorView, pick: tuple[str, str] | None, *, gettext: Tr
     pts = v.roofline_chart.get("datasets", {}).get("pts", [])
     hit = next((p for p in pts if pick and (p["op"], p["phase"]) == pick), None) if pick else None
     if hit is None:
-        return RooflineView(v.roofline_chart, words + " " + gettext("Click a bar of the FLOPs-by-op chart to find "
-                                                                    "that op here."))
+        return RooflineView(v.roofline_chart, _then(words, gettext("Click a bar of the FLOPs-by-op chart to find "
+                                                                   "that op here.")))
     chart = {**v.roofline_chart, "layer": [dict(layer) for layer in v.roofline_chart["layer"]]}
     test = f"datum.op === {json.dumps(hit['op'])} && datum.phase === {json.dumps(hit['phase'])}"
     for layer in chart["layer"]:
@@ -1531,7 +1540,7 @@ def roofline_view(v: EstimatorView, pick: tuple[str, str] | None, *, gettext: Tr
     said = gettext("**{op}** ({phase}): {intensity} FLOP/B, {rate}, {bound}, {time}.").format(
         op=hit["op"], phase=hit["phase"], intensity=fmt.number(hit["intensity"]),
         rate=fmt.si(hit["flops_per_s"], "FLOP/s"), bound=hit["bound"], time=fmt.duration(hit["time_s"]))
-    return RooflineView(chart, said + " " + words)
+    return RooflineView(chart, _then(said, words))
 
 
 def compare(est: ScaleOutEstimate, inp: CompareInputs, hw_b: Hardware, *, macs: bool = False,

@@ -113,3 +113,25 @@ def test_the_download_tab_hands_the_training_and_serving_switches_to_the_json(mo
     assert seen, "the Download tab made the JSON"
     train, serve = seen[-1][4:6]
     assert train.train and train.tokens == 1e10 and serve.serve and serve.rate == 4.0
+
+
+def _texts(at: AppTest) -> list[str]:
+    return [e.value for kind in ("markdown", "caption", "success", "warning", "info", "error")
+            for e in getattr(at, kind) if isinstance(e.value, str)]
+
+
+@pytest.mark.parametrize("query", [
+    {"le_tab": "Serving", "le_serve": "true", "le_rate": 5},  # the point at a rate, the curve's caption
+    {"le_tab": "Serving", "le_serve": "true"},
+    {"le_tab": "Training", "le_train": "true", "le_tokens": "1e10", "le_gpus": 8, "le_pp": 4, "le_dp": 2},
+    {"le_tab": "Roofline"},
+], ids=["rate", "curve", "training", "roofline"])
+def test_chinese_sentences_follow_each_other_without_an_english_space(query):
+    # They read "…KV 块仍放得下的最大并发数。 每个引擎步…" and "…6·N·D 为 4.82e+22。 各组通信…": the English space
+    # between two sentences, after a Chinese full stop.
+    at = _app(lang="zh", **query)
+    assert not at.exception, [e.value for e in at.exception]
+    texts = _texts(at)
+    assert any("。" in t for t in texts)
+    spaced = [t for t in texts if "。 " in t]
+    assert not spaced, spaced
