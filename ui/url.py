@@ -55,7 +55,7 @@ def url(widget: Callable[..., T], label: str, *args: Any, key: str, valid: Calla
         ss[key] = pending  # set before the widget on this run: wins over the URL
     raws = link_values(key) if key not in ss else []  # the link's text, on the first run only
     if "format_func" in kwargs:
-        value = _option_url(widget, label, args, key, kwargs)
+        value = _option_url(widget, label, args, key, kwargs, written=pending is not _MISSING)
     else:
         if len(raws) == 1 and getattr(widget, "__name__", "") not in _TEXT_WIDGETS:  # "inf" is text in a text box
             _drop_non_finite(key, raws[0])
@@ -211,27 +211,35 @@ def _means(raw: str, value: Any) -> bool:
     return raw == str(value)
 
 
-def _resend_after_language_switch(key: str) -> None:
+def _resend_after_language_switch(key: str) -> bool:
     """On the run where the language changed, send an option widget's choice to the browser again.
 
     The browser still holds the options' labels in the old language; Streamlit matches what it hands
     back against the new labels, finds nothing, and the radio showed no choice (a selectbox its
     first option), then the next change failed with a KeyError (Accumulate, the Estimator's sources,
     Precision's sets, Batching's shapes, the Profiler's source and attention). Setting the session's
-    value before the widget is drawn makes Streamlit send it under the new label.
+    value before the widget is drawn makes Streamlit send it under the new label. Returns whether it set it.
     """
     ss = st.session_state
     seen = ss.setdefault(_LANG_SEEN, {})
     now = lang()
-    if key in ss and seen.get(key, now) != now:
+    resend = key in ss and seen.get(key, now) != now
+    if resend:
         ss[key] = ss[key]
     seen[key] = now
+    return resend
 
 
-def _option_url(widget: Callable[..., T], label: str, args: tuple, key: str, kwargs: dict) -> T:
-    """An option widget (radio, selectbox, select_slider) whose URL value is the option, not its label."""
+def _option_url(widget: Callable[..., T], label: str, args: tuple, key: str, kwargs: dict, written: bool = False) -> T:
+    """An option widget (radio, selectbox, select_slider) whose URL value is the option, not its label.
+
+    ``written``: the caller set ``st.session_state[key]`` on this run (``set_url_widget``). Where the value is set
+    through the session state on this run (that, a link, Back or Forward, a language switch), the widget is drawn
+    without its ``index=``/``value=``: it shows the session's value either way, and Streamlit logs "created with a
+    default value but also had its value set via the Session State API" for a widget given both. A key names
+    these widgets (their identity), so the missing default changes nothing else; on the other runs it is passed."""
     ss = st.session_state
-    _resend_after_language_switch(key)
+    written = _resend_after_language_switch(key) or written
     options = list(kwargs["options"] if "options" in kwargs else args[0] if args else [])
     if getattr(widget, "__name__", "") == "multiselect":
         return _options_url(widget, label, args, key, kwargs, options)
@@ -245,10 +253,14 @@ def _option_url(widget: Callable[..., T], label: str, args: tuple, key: str, kwa
         chosen = _named_option(options, kwargs["format_func"], raw) if raw is not None else _MISSING
         if chosen is not _MISSING:
             ss[key] = chosen
+            written = True
         elif key in ss and raw is None:
             ss[key] = default  # history navigation to an entry without the key: the default
+            written = True
         elif raw is not None and key not in ss:
             link_note(key, raw, N_("is not one of the choices"), default, shown=kwargs["format_func"])
+    if written:
+        kwargs = {k: v for k, v in kwargs.items() if k not in ("index", "value")}
     value = widget(label, *args, key=key, **kwargs)
     _write_param(key, None if value == default else str(value))
     return value

@@ -5,19 +5,28 @@
    by the Multi-GPU page's presenter to show them in Chinese. They are now built as Texts (their English
    unchanged: files, JSON and the command line read the same), and one reader in gemmlib.core.interconnect reads
    back the plain English names earlier versions wrote.
+3. Opening a link with an option's value (/Roofline?rf_hw=H200+SXM, /Profiler?pf_hw=…) logged "The widget with key
+   … was created with a default value but also had its value set via the Session State API" in the server log:
+   ui.url set the session's value and passed the widget its index= too. The value, the default and the note for
+   a bad value are as before, and nothing is logged.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+from pathlib import Path
 
 import gemm_i18n
 import pytest
+import streamlit.elements.lib.policies as policies
+from streamlit.testing.v1 import AppTest
 
 from gemmlib.core import ceilings, interconnect
 from gemmlib.core.i18n import Text
 from gemmlib.views import multigpu as view
 
+ROOT = Path(__file__).resolve().parents[2]
 ZH = {m.id: m.string for m in gemm_i18n.read("zh") if isinstance(m.id, str) and m.id}
 
 
@@ -53,3 +62,49 @@ def test_a_measured_row_is_a_text_and_reads_in_chinese():
     assert view.name_label("shared memory (gloo)", zh) == zh("shared memory (gloo)")  # a catalogue name
     assert interconnect.name_text("shared memory (gloo)") == "shared memory (gloo)"
 
+
+# ------------------------------------------------------------------------------------------ 3: widget warning
+@pytest.fixture
+def widget_warnings(monkeypatch):
+    """What Streamlit's widget policies log, as in a served app: AppTest has no runtime, which turns the check off,
+    and the warning is logged once per process."""
+    monkeypatch.setattr(policies.runtime, "exists", lambda: True)
+    monkeypatch.setattr(policies, "_shown_default_value_warning", False)
+    seen: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.append(record.getMessage())
+
+    handler = Keep()
+    logger = logging.getLogger(policies.__name__)
+    logger.addHandler(handler)
+    yield seen
+    logger.removeHandler(handler)
+
+
+def _roofline(**query) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "pages" / "9_Roofline.py"), default_timeout=120)
+    at.query_params.update(query)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_a_link_chooses_an_option_and_nothing_is_logged(widget_warnings):
+    at = _roofline(rf_hw="H200 SXM")  # not the page's default row (its index= is not 0)
+    assert at.selectbox(key="rf_hw").value == "H200 SXM"
+    at.run()  # the next run passes index= again: the widget keeps the link's value
+    assert at.selectbox(key="rf_hw").value == "H200 SXM"
+    at.selectbox(key="rf_hw").set_value("A100 SXM 80GB").run()
+    assert at.selectbox(key="rf_hw").value == "A100 SXM 80GB" and at.query_params["rf_hw"] in ("A100 SXM 80GB", ["A100 SXM 80GB"])
+    assert not widget_warnings, widget_warnings
+
+
+def test_no_link_gives_the_default_and_a_bad_link_value_its_note(widget_warnings):
+    default = _roofline().selectbox(key="rf_hw").value
+    at = _roofline(rf_hw="no such GPU")
+    assert at.selectbox(key="rf_hw").value == default != "no such GPU"
+    assert any("rf_hw=no such GPU" in w.value and "is not one of the choices" in w.value
+               for w in [*at.warning, *at.info, *at.caption, *at.markdown]), "no note for the bad value"
+    assert not widget_warnings, widget_warnings
