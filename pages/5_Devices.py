@@ -157,7 +157,8 @@ for key, ceil in measured.items():
         ui.table(shown, {"share of datasheet": "percent"}, key=f"dv_rows_{key}", column_config=_labels(shown.columns))
         title = (_("{name}: measured {when} (dot: median, line: p20–p80) vs datasheet")
                  if any(r.get("datasheet") for r in rows) else _("{name}: measured {when} (dot: median, line: p20–p80)"))
-        st.altair_chart(charts_bench.ceilings_chart(rows, title=title.format(name=ceil.device_name, when=ceil.when),
+        chart_rows = [{**r, "emulated": r["figure"] == "fp8 GEMM" and bp.emulated("fp8", ceil.device)} for r in rows]
+        st.altair_chart(charts_bench.ceilings_chart(chart_rows, title=title.format(name=ceil.device_name, when=ceil.when),
                                                     gettext=_), width="stretch")
         if not any(r.get("low") for r in rows):
             st.caption(_("Measured before this app kept the spread: measure again to see it."))

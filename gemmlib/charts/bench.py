@@ -83,20 +83,28 @@ def ceilings_chart(rows: list[dict], title: str = "Measured vs datasheet", *, ge
     """Measured against datasheet on one axis (rows from ``Ceilings.rows``): per figure, the datasheet
     as a grey tick, the measured median as a dot and its p20–p80 spread as a line. The axis is
     logarithmic so that TFLOP/s and TB/s rows, and a CPU's small figures, share it; each row's label
-    carries its unit. ``title`` comes as shown; the figures' names and the rest go through ``gettext``."""
+    carries its unit. ``title`` comes as shown; the figures' names and the rest go through ``gettext``.
+    A row with ``emulated`` true (fp8 on a CPU: a reference kernel, no ceiling) says so in its label."""
     import altair as alt
 
     from gemmlib.charts import label_expr
 
+    def label(r: Mapping) -> str:
+        name = gettext(r["figure"])
+        if r.get("emulated"):  # drawn beside the ceilings, it read as one ("fp8 GEMM" above fp16 on a CPU)
+            name = gettext("{format} (emulated)").format(format=name)
+        return f"{name} ({r['unit']})"
+
     pts: list[dict[str, Any]] = []
-    for r in rows:
-        label = f"{gettext(r['figure'])} ({r['unit']})"
+    for r in rows:  # "shown": the series as the reader reads it, for the tooltip (the legend has labelExpr)
         if r.get("measured"):
-            pts.append({"figure": label, "which": "measured (median)", "value": r["measured"],
+            pts.append({"figure": label(r), "which": "measured (median)", "value": r["measured"],
+                        "shown": gettext(CEILING_SERIES["measured (median)"]),
                         "low": r.get("low") or r["measured"], "high": r.get("high") or r["measured"]})
         if r.get("datasheet"):
-            pts.append({"figure": label, "which": "datasheet", "value": r["datasheet"], "low": None, "high": None})
-    order = [f"{gettext(r['figure'])} ({r['unit']})" for r in rows]
+            pts.append({"figure": label(r), "which": "datasheet", "value": r["datasheet"],
+                        "shown": gettext(CEILING_SERIES["datasheet"]), "low": None, "high": None})
+    order = [label(r) for r in rows]
     x = alt.X("value:Q", scale=alt.Scale(type="log"), title=gettext("per second, in each row's unit (log scale)"),
               axis=alt.Axis(format="~g"))
     y = alt.Y("figure:N", sort=order, title=None, axis=alt.Axis(labelLimit=260))
@@ -106,7 +114,7 @@ def ceilings_chart(rows: list[dict], title: str = "Measured vs datasheet", *, ge
                                                              range=["#1f77b4", "#9e9e9e"][:1 + sheet]),
                        legend=alt.Legend(orient="bottom", labelExpr=series))
     figure = alt.Tooltip("figure:N", title=gettext("figure"))
-    which = alt.Tooltip("which:N", title=gettext("series"))
+    which = alt.Tooltip("shown:N", title=gettext("series"))  # "实测（中位数）", not the English key
     value = alt.Tooltip("value:Q", format=".4g", title=gettext("value"))
     base = alt.Chart(alt.Data(values=pts))
     spread = base.transform_filter("datum.which == 'measured (median)'").mark_rule(strokeWidth=3).encode(

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -98,3 +99,34 @@ def test_the_noise_note_names_the_worst_row_without_a_space_inside_chinese():
     note = at.warning[0].value
     assert "逐个循环，10×" in note, note
     assert not re.search(r"[\u4e00-\u9fff] [\u4e00-\u9fff]", note), note
+
+
+def _chart_spec(at: AppTest) -> dict:
+    specs = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
+    return next(s for s in specs if "每秒，按各行的单位" in json.dumps(s, ensure_ascii=False))
+
+
+def test_the_devices_chart_in_chinese_marks_the_cpus_fp8_and_says_its_series_in_chinese():
+    """Devices, after "measure this CPU": the chart drew "fp8 GEMM (TFLOP/s)" among the ceilings (above fp16's
+    on a laptop) though the table beside it says it is a reference kernel and no ceiling; and its dots' hover
+    said "系列: measured (median)", in English."""
+    from gemmlib.core import ceilings
+    from gemmlib.measure.devices import device_info
+
+    name = device_info("cpu").name
+    assert ceilings.save_ceilings(ceilings.Ceilings("cpu", name, {"fp32": 5e10, "fp16": 1e9, "fp8": 4e9}, 8e9,
+                                                    spread={"fp8": (3e9, 5e9)})) is not None
+    at = AppTest.from_file(str(ROOT / "pages" / "5_Devices.py"), default_timeout=60)
+    at.query_params["lang"] = "zh"
+    at.run()
+    assert not at.exception, at.exception
+    spec = _chart_spec(at)
+    figures = spec["layer"][-1]["encoding"]["y"]["sort"]  # the rows, top to bottom
+    assert "fp8 GEMM（模拟） (TFLOP/s)" in figures and "fp32 GEMM (TFLOP/s)" in figures, figures
+    series = {t["field"] for layer in spec["layer"] for t in layer["encoding"].get("tooltip", [])
+              if t.get("title") == "系列"}
+    # the hover's field holds the series as shown (the chart's data, as the builder makes it)
+    rows = [{"figure": "fp32 GEMM", "unit": "TFLOP/s", "measured": 0.05, "low": 0.04, "high": 0.06}]
+    built = charts_bench.ceilings_chart(rows, "t", gettext=ZH).to_dict()
+    data = [v for vs in built.get("datasets", {}).values() for v in vs] or built["data"]["values"]
+    assert series and {p[f] for p in data for f in series} == {"实测（中位数）"}, series
