@@ -179,5 +179,6 @@ if out:
     ex_rows["median"] = ex_rows.pop("median_s").map(fmt.duration)
     ex_rows["mode"] = ex_rows["mode"].map(mode_label)
     ui.table(ex_rows[["mode", "batch", "m", "k", "n", "median", "tflops", "intensity"]],
-             column_config={"tflops": st.column_config.NumberColumn("TFLOP/s", format="%.4g"),
-                            **{c: _(c) for c in (N_("mode"), N_("batch"), N_("median"), N_("intensity"))}})
+             column_config={"tflops": st.column_config.NumberColumn("TFLOP/s", format="%.4g"),  # as the sweep's table:
+                            "intensity": st.column_config.NumberColumn(_("FLOP/byte"), format="%.3g"),  # with its unit
+                            **{c: _(c) for c in (N_("mode"), N_("batch"), N_("median"))}})

@@ -130,3 +130,20 @@ def test_the_devices_chart_in_chinese_marks_the_cpus_fp8_and_says_its_series_in_
     built = charts_bench.ceilings_chart(rows, "t", gettext=ZH).to_dict()
     data = [v for vs in built.get("datasets", {}).values() for v in vs] or built["data"]["values"]
     assert series and {p[f] for p in data for f in series} == {"实测（中位数）"}, series
+
+
+def test_the_articles_example_in_chinese_gives_its_intensity_a_unit():
+    """Batching, "运行原文的示例": its table's last column read "强度" over 25.6, 106.7, 0.4981 — no unit, while
+    the sweep's table above heads the same figure "FLOP/字节"."""
+    at = AppTest.from_file(str(ROOT / "pages" / "8_Batching.py"), default_timeout=120)
+    at.query_params["lang"] = "zh"
+    at.run()
+    at.radio(key="ba_device").set_value("cpu")
+    at.slider(key="ba_time").set_value(0.05)
+    at.button(key="ba_article").click().run()
+    assert not at.exception and not at.error, (at.exception, at.error)
+    table = at.dataframe[-1]
+    assert "intensity" in table.value.columns
+    headers = {k.removeprefix("_pos:").removeprefix("col:"): v.get("label")
+               for k, v in json.loads(table.proto.columns).items()}
+    assert headers["intensity"] == ZH("FLOP/byte") == "FLOP/字节", headers
