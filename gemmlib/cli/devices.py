@@ -18,6 +18,7 @@ from gemmlib.cli.running import run_job
 from gemmlib.core import ceilings, machine
 from gemmlib.core import format as fmt
 from gemmlib.core.errors import InputError
+from gemmlib.core.files import private_dir
 from gemmlib.core.hardware import CATALOGUE
 from gemmlib.measure import devices, harness
 
@@ -57,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
     if given and not args.measure:  # they choose what --measure measures: alone they would do nothing
         raise InputError(f"{' and '.join(given)} only appl{'ies' if len(given) == 1 else 'y'} to --measure: add "
                          f"--measure, or leave {'it' if len(given) == 1 else 'them'} out to list the devices")
+    if args.measure:  # the run keeps its ceilings in the cache folder: one it cannot use is the error, said before
+        private_dir()  # the listing reads that folder (whose warning would say the same fact first)
     if args.light:
         found = machine.light_summary()
     else:

@@ -46,3 +46,30 @@ def test_a_callers_own_kineto_level_is_kept(monkeypatch):
     monkeypatch.delenv("KINETO_LOG_LEVEL")
     launch.quiet_profiler()
     assert int(os.environ["KINETO_LOG_LEVEL"]) > 5  # above USDT, kineto's highest level
+
+
+# ------------------------------------------------------------------------------------ 4: said once, as the error
+def _open_folder(tmp_path: Path) -> Path:
+    cache = tmp_path / "open-cache"
+    cache.mkdir()
+    cache.chmod(0o777)
+    return cache
+
+
+def test_measuring_into_an_open_cache_folder_says_so_once_as_the_error(tmp_path):
+    cache = _open_folder(tmp_path)
+    p = _cli("devices", "--measure", "--quick", env={"GEMM_CACHE_DIR": str(cache)}, timeout=120)
+    assert p.returncode == 2, p.stderr[-2000:]
+    lines = p.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: the cache folder ") and "open to other users" in lines[0], \
+        p.stderr
+    assert p.stdout == ""
+
+
+def test_listing_with_an_open_cache_folder_still_warns_and_lists(tmp_path):
+    cache = _open_folder(tmp_path)
+    p = _cli("devices", "--light", env={"GEMM_CACHE_DIR": str(cache)}, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stderr.count("open to other users") == 1 and "error" not in p.stderr, p.stderr  # not read: said once
+    assert p.stdout.startswith("cpu:")
+
