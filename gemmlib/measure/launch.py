@@ -504,12 +504,31 @@ def stop_fork_server() -> None:
     import signal
     from multiprocessing import forkserver
 
+    # multiprocessing has no public way to this: forkserver's module functions (ensure_running, connect_to_new_process,
+    # set_forkserver_preload, get_inherited_fds) give neither the server's pid nor a stop (ForkServer._stop is private
+    # too, and waits for a server that is still importing). So its private state is read, failing safe: where a Python
+    # names it otherwise (no _forkserver, no _forkserver_pid, not a number) nothing is killed and the server ends on
+    # its own once its preload is done (it sees this process gone); and a pid is killed only while it is this
+    # process's own child, not yet reaped (os.waitid with WNOWAIT reaps nothing): never a stranger's reused pid.
     pid = getattr(getattr(forkserver, "_forkserver", None), "_forkserver_pid", None)
-    if isinstance(pid, int) and pid > 0:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+    if isinstance(pid, bool) or not isinstance(pid, int) or pid <= 0 or not _own_child(pid):
+        return
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _own_child(pid: int) -> bool:
+    """Whether ``pid`` is a child of this process that has not been reaped (alive, or a zombie): its pid is then not
+    reused. Where ``os.waitid`` is missing (not Linux) the pid multiprocessing keeps is taken as it is."""
+    if not (hasattr(os, "waitid") and hasattr(os, "WNOWAIT")):
+        return True
+    try:
+        os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except OSError:  # ChildProcessError: not our child, or already reaped
+        return False
+    return True
 
 
 @contextmanager

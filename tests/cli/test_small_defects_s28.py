@@ -73,3 +73,55 @@ def test_listing_with_an_open_cache_folder_still_warns_and_lists(tmp_path):
     assert p.stderr.count("open to other users") == 1 and "error" not in p.stderr, p.stderr  # not read: said once
     assert p.stdout.startswith("cpu:")
 
+
+# ------------------------------------------------------------------------- 5: multiprocessing's private state
+@pytest.fixture
+def kills(monkeypatch):
+    """Every os.kill stop_fork_server makes, recorded and not made."""
+    from gemmlib.measure import launch
+
+    made: list[tuple[int, int]] = []
+    monkeypatch.setattr(launch.os, "kill", lambda pid, sig: made.append((pid, sig)))
+    return made
+
+
+class _Server:  # what multiprocessing.forkserver._forkserver holds on another Python, or on this one
+    def __init__(self, **attrs):
+        self.__dict__.update(attrs)
+
+
+@pytest.mark.parametrize("server", [None, _Server(), _Server(_forkserver_pid=None), _Server(_forkserver_pid="123"),
+                                    _Server(_forkserver_pid=True), _Server(_forkserver_pid=-1)],
+                         ids=["no _forkserver", "no _forkserver_pid", "none", "text", "bool", "negative"])
+def test_stopping_the_fork_server_where_multiprocessing_names_it_otherwise_does_nothing(server, kills, monkeypatch):
+    from multiprocessing import forkserver
+
+    from gemmlib.measure import launch
+
+    if server is None:
+        monkeypatch.delattr(forkserver, "_forkserver", raising=False)
+    else:
+        monkeypatch.setattr(forkserver, "_forkserver", server)
+    launch.stop_fork_server()
+    assert kills == []
+
+
+@pytest.mark.skipif(not hasattr(os, "waitid"), reason="the child check needs os.waitid")
+def test_only_a_child_of_this_process_is_killed(kills, monkeypatch):
+    import signal
+    from multiprocessing import forkserver
+
+    from gemmlib.measure import launch
+
+    monkeypatch.setattr(forkserver, "_forkserver", _Server(_forkserver_pid=os.getppid()))  # a stranger's pid
+    launch.stop_fork_server()
+    assert kills == []
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        monkeypatch.setattr(forkserver, "_forkserver", _Server(_forkserver_pid=child.pid))
+        launch.stop_fork_server()
+        assert kills == [(child.pid, signal.SIGKILL)]
+    finally:
+        monkeypatch.undo()  # os.kill again, for the child's own end
+        child.kill()
+        child.wait()
