@@ -860,6 +860,15 @@ def _scaleout_estimate(args: argparse.Namespace, cfg, wl, hw, read_info: dict | 
     from gemmlib.llm.training import Training
 
     par, gpus = parallel_from_args(args)
+    # two layout flags that changed nothing where they do not apply, and said nothing of it
+    if args.microbatches and (args.train or par.pp == 1):
+        raise InputError("--microbatches splits an inference phase over pipeline stages: it needs --pp 2 or more"
+                         + (" and no --train (a training step's micro-batches are --batch / (--dp x --micro-batch))"
+                            if args.train else ""))
+    if getattr(args, "ep_fp8_dispatch", False) and (par.ep == 1 or DTYPES[wl.act_dtype].bytes >= 2):
+        raise InputError(f"--ep-fp8-dispatch sends an 8-bit run's EP dispatch in fp8: it needs --ep 2 or more and "
+                         f"8-bit activations (--act-dtype fp8, or an fp8 checkpoint); this run has EP {par.ep} and "
+                         f"{wl.act_dtype} activations")
     training = None
     if args.train:
         if args.train_tokens is None:

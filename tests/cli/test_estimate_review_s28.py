@@ -173,3 +173,34 @@ def test_a_warning_stands_under_the_answer_not_under_the_rules_of_thumb(capsys):
     rows = lines[at["counting switches"] + 1:at["counting switches"] + 5]
     assert len({r.index(" / ") for r in rows}) == 1, rows  # one column of prefill / decode
     assert lines[at["parallel "] - 1] == ""
+
+
+@pytest.mark.parametrize("flags, says", [
+    (["--preset", "llama-3-8b", "--microbatches", "4"], "--microbatches splits an inference phase"),
+    (["--preset", "llama-3-8b", "--pp", "2", "--microbatches", "4", "--train", "--train-tokens", "1e9", "--batch", "8"],
+     "a training step's micro-batches are --batch / (--dp x --micro-batch)"),
+    (["--preset", "mixtral-8x7b", "--ep", "2", "--ep-fp8-dispatch"], "this run has EP 2 and bf16 activations"),
+    (["--preset", "mixtral-8x7b", "--ep-fp8-dispatch", "--act-dtype", "fp8", "--weight-dtype", "fp8"],
+     "this run has EP 1 and fp8 activations"),
+])
+def test_a_layout_flag_that_changes_nothing_is_refused(flags, says, capsys):
+    # before: --microbatches 4 with one pipeline stage (or in a training run, whose micro-batches --micro-batch sets)
+    # and --ep-fp8-dispatch in a 16-bit run or without EP printed the very output of the run without them, exit 0
+    assert main(["estimate", "--seq-len", "64", "--new-tokens", "2", *flags]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and says in err
+
+
+def test_the_layout_flags_where_they_apply_still_change_the_answer(capsys):
+    base = ["estimate", "--seq-len", "64", "--new-tokens", "2", "--json"]
+    pp = [*base, "--preset", "llama-3-8b", "--pp", "2", "--batch", "8"]
+    assert main(pp) == 0
+    two = json.loads(capsys.readouterr().out)["prefill"]["microbatches"]
+    assert main([*pp, "--microbatches", "4"]) == 0
+    assert (two, json.loads(capsys.readouterr().out)["prefill"]["microbatches"]) == (2, 4)
+    ep = [*base, "--preset", "mixtral-8x7b", "--ep", "2", "--act-dtype", "fp8", "--weight-dtype", "fp8"]
+    sizes = []
+    for extra in ([], ["--ep-fp8-dispatch"]):
+        assert main([*ep, *extra]) == 0
+        sizes.append(json.loads(capsys.readouterr().out)["prefill"]["collectives"][0]["size_bytes"])
+    assert sizes[1] < sizes[0]
