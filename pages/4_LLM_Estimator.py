@@ -100,7 +100,7 @@ with st.sidebar:
                      ui.setter(lambda: view.use_case_values(ss.le_use))(), ss.update(le_use=None)),
                  help=_("sets the batch, the prompt, the new tokens and the Serving tab's TPOT target (and turns the "
                         "serving curve on); every value stays yours to change"))
-    drawn = [num(c, key) for c, key in zip(st.columns(3), ("le_batch", "le_seq", "le_new"), strict=True)]
+    drawn = [num(c, key) for c, key in zip(st.columns(3, vertical_alignment="bottom"), ("le_batch", "le_seq", "le_new"), strict=True)]
     flag(st, "le_ctx")
     pick(st, "le_conv", view.CONVENTION_NAMES, widget="radio", format_func=label)
     with st.expander(_("Overrides of the convention: counting switches and dtypes")):
@@ -229,7 +229,7 @@ if v is not None:
             if not ss.le_cmp:
                 st.info(_("Turn on **compare with a second configuration (B)** in the sidebar."))
             else:
-                c = st.columns([2, 1, 1, 1, 1, 2, 1])  # room for the names
+                c = st.columns([2, 1, 1, 1, 1, 2, 1], vertical_alignment="bottom")  # room for the names; a 2-line name: boxes in a row
                 pick(c[0], "le_b_preset", view.B_MODELS, format_func=label)
                 drawn = [num(c[i], key) for i, key in enumerate(("le_b_batch", "le_b_seq", "le_b_new"), 1)]
                 pick(c[4], "le_b_wdt", view.B_WEIGHTS, format_func=label)
