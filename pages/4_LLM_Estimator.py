@@ -208,7 +208,7 @@ if v is not None:
                 st.info(_("Turn on **serving curve**: throughput, time to first token and per output token from one "
                           "request to the KV-memory limit."))
             elif tabs[5].open:  # a simulation: only for a reader of this tab (a link need not open it)
-                with ui.guard(_("the serving curve")):
+                with ui.guard(_("the serving curve")), st.spinner(_("Simulating the engine's scheduler, step by step…")):
                     sv = on_estimate("serving", e, ui.lang(), view.ServingInputs.from_state(ss))
                     if sv.best or sv.none:
                         (st.success if sv.best else st.warning)(sv.best or sv.none)

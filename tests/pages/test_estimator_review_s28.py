@@ -135,3 +135,32 @@ def test_chinese_sentences_follow_each_other_without_an_english_space(query):
     assert any("。" in t for t in texts)
     spaced = [t for t in texts if "。 " in t]
     assert not spaced, spaced
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_serving_simulation_runs_under_a_spinner(monkeypatch, lang):
+    # The serving curve is a step-level simulation (1.3 to 1.7 s for llama-3-8b's default curve on a loaded
+    # 2-core machine) made with show_spinner=False: the tab stayed blank with no sign of work. It now runs
+    # inside st.spinner (shown after Streamlit's 0.5 s delay: a cached rerun does not flash it).
+    import streamlit as st
+
+    from gemmlib.views import estimator as view
+
+    real_spinner, real_serving, spun, inside = st.spinner, view.PARTS["serving"], [], []
+
+    def spinner(text="", *a, **kw):
+        spun.append(text)
+        return real_spinner(text, *a, **kw)
+
+    def serving(*a, **kw):
+        inside.append(len(spun))  # how many spinners had been entered when the simulation ran
+        return real_serving(*a, **kw)
+
+    monkeypatch.setattr(st, "spinner", spinner)
+    monkeypatch.setitem(view.PARTS, "serving", serving)
+    st.cache_data.clear()  # a curve cached by an earlier test would not run again
+    at = _app(lang=lang, le_tab="Serving", le_serve="true", le_new=8)
+    assert not at.exception, [e.value for e in at.exception]
+    assert inside and inside[0] >= 1, "the simulation ran with no spinner entered"
+    want = "Simulating the engine's scheduler" if lang == "en" else "正在逐步模拟引擎的调度器"
+    assert any(want in t for t in spun), spun
