@@ -865,6 +865,9 @@ def _scaleout_estimate(args: argparse.Namespace, cfg, wl, hw, read_info: dict | 
         raise InputError("--microbatches splits an inference phase over pipeline stages: it needs --pp 2 or more"
                          + (" and no --train (a training step's micro-batches are --batch / (--dp x --micro-batch))"
                             if args.train else ""))
+    if args.sequence_parallel and par.tp == 1:
+        raise InputError("--sequence-parallel splits the work the tensor-parallel ranks repeat (norms, dropout) by "
+                         "sequence: it needs --tp 2 or more")
     if getattr(args, "ep_fp8_dispatch", False) and (par.ep == 1 or DTYPES[wl.act_dtype].bytes >= 2):
         raise InputError(f"--ep-fp8-dispatch sends an 8-bit run's EP dispatch in fp8: it needs --ep 2 or more and "
                          f"8-bit activations (--act-dtype fp8, or an fp8 checkpoint); this run has EP {par.ep} and "

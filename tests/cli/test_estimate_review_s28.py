@@ -180,12 +180,16 @@ def test_a_warning_stands_under_the_answer_not_under_the_rules_of_thumb(capsys):
     (["--preset", "llama-3-8b", "--pp", "2", "--microbatches", "4", "--train", "--train-tokens", "1e9", "--batch", "8"],
      "a training step's micro-batches are --batch / (--dp x --micro-batch)"),
     (["--preset", "mixtral-8x7b", "--ep", "2", "--ep-fp8-dispatch"], "this run has EP 2 and bf16 activations"),
+    (["--preset", "llama-3-8b", "--sequence-parallel"], "--sequence-parallel splits"),
+    (["--preset", "llama-3-8b", "--sequence-parallel", "--cp", "2", "--train", "--train-tokens", "1e9", "--batch", "8"],
+     "it needs --tp 2 or more"),
     (["--preset", "mixtral-8x7b", "--ep-fp8-dispatch", "--act-dtype", "fp8", "--weight-dtype", "fp8"],
      "this run has EP 1 and fp8 activations"),
 ])
 def test_a_layout_flag_that_changes_nothing_is_refused(flags, says, capsys):
     # before: --microbatches 4 with one pipeline stage (or in a training run, whose micro-batches --micro-batch sets)
-    # and --ep-fp8-dispatch in a 16-bit run or without EP printed the very output of the run without them, exit 0
+    # and --ep-fp8-dispatch in a 16-bit run or without EP, --sequence-parallel without TP printed the very output of
+    # the run without them, exit 0
     assert main(["estimate", "--seq-len", "64", "--new-tokens", "2", *flags]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and says in err
