@@ -732,7 +732,10 @@ def render_serving(est) -> list[str]:
              f"{fmt.nbytes(pool.free_bytes)} per GPU = {pool.blocks:,} blocks of {pool.block_size} tokens per replica; "
              f"KV limit {sv.kv_limit:,} concurrent requests at full length"
              + (f" ({sv.replicas} replicas)" if sv.replicas > 1 else ""),
-             f"  arrivals: {sv.arrival}",
+             f"  arrivals: {sv.arrival}" + "".join(
+                 # a rate run's concurrency column is the peak the engine saw, not a setting: said so, with the mean
+                 f"; concurrency {p.concurrency:,} is the most requests in flight at once (mean {p.mean_running:.3g})"
+                 for p in sv.points[:1] if p.request_rate is not None),
              f"  host time per engine step (scheduling, input preparation, sampling; no kernel's): "
              f"{_time(sv.step_overhead_s) if sv.step_overhead_s else '0'} ({sv.step_overhead_source})"]
     rows = [[f"{p.concurrency:,}" + (f" @ {p.request_rate:g}/s" if p.request_rate else ""), _time(p.ttft_s),

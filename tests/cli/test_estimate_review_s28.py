@@ -208,3 +208,17 @@ def test_the_layout_flags_where_they_apply_still_change_the_answer(capsys):
         assert main([*ep, *extra]) == 0
         sizes.append(json.loads(capsys.readouterr().out)["prefill"]["collectives"][0]["size_bytes"])
     assert sizes[1] < sizes[0]
+
+
+def test_a_rate_run_says_its_concurrency_is_the_peak_it_reached(capsys):
+    # before: "--request-rate 5" printed a row "16 @ 5/s" under "concurrency" with no word that 16 was the most requests
+    # in flight at one time (the JSON's mean_running 6.1), not a concurrency anyone set
+    base = ["estimate", "--preset", "llama-3.2-1b", "--seq-len", "64", "--new-tokens", "8", "--num-requests", "40"]
+    assert main([*base, "--request-rate", "20", "--json"]) == 0
+    p = json.loads(capsys.readouterr().out)["serving"][0]
+    assert main([*base, "--request-rate", "20"]) == 0
+    arrivals = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("  arrivals: "))
+    assert arrivals.endswith(f"; concurrency {p['concurrency']:,} is the most requests in flight at once "
+                             f"(mean {p['mean_running']:.3g})")
+    assert main([*base, "--concurrency", "2"]) == 0
+    assert "  arrivals: closed loop\n" in capsys.readouterr().out
