@@ -16,6 +16,7 @@ const EVERY_STEP_SPEED = 10;     // at or below this pace every step is drawn
 const PRESENT_MAX_CELL = 160;    // presentation: the largest cell, on a big screen with a small problem
 const PRESENT_MIN_CELL = 16;     // presentation: below this the grids wrap as in the page view
 const PRESENT_READABLE = 12;     // presentation: numbers smaller than this try the tight layout
+const PRESENT_LEAST = 10;        // presentation: numbers smaller than this (or cut) stack the matrices
 const TIGHT_MIN_CELL = 12;       // tight layout (a small window): below this the grids wrap as in the page view
 
 function fill(template, values) {
@@ -109,7 +110,6 @@ function createStepper(parent, data, setStateValue, setTriggerValue) {
   const S = { cur: -1, playing: false, raf: 0, t0: 0, s0: 0, shownAt: 0, sent: null, speed: 5, lit: [],
               dvals: new Array(M * N).fill(null), applied: -1, present: null, fitting: false };
 
-  function textW(font) { return chars * 0.62 * font + 10; }  // the widest value at this font size (an estimate)
   // the widest values as the browser draws them (bold, as D's written cells), measured at 100 px
   const probe = document.createElement("span");
   probe.style.cssText = "position:absolute;visibility:hidden;white-space:nowrap;font-weight:700;" +
@@ -126,15 +126,20 @@ function createStepper(parent, data, setStateValue, setTriggerValue) {
     return w / 100;
   }
 
-  function fitPage() {                        // the page view: cells as large as allowed where the matrices fit
+  // The page view: each matrix as wide as the stepper at most, the numbers as large as their columns allow,
+  // sized by the widest value as drawn (the 0.62-em estimate drew 12×12×12's decimals at 9 px in a
+  // 1280×720 window at 125 %, where 11 px fit). Under 9 px the matrix scrolls rather than cut a number.
+  // ``pair``: A and B side by side (their K + N columns and the 20-px gap between them in one row).
+  function fitPage(pair = false) {
     const gap = 2;
-    const avail = Math.max(120, root.clientWidth - 12);
-    const cols = Math.max(K, N);
-    const fits = (w) => cols * w + (cols - 1) * gap <= avail;
-    let cell = 34;
-    const w = (c) => Math.max(c, textW(Math.round(c * 0.41)));
-    while (cell > MIN_CELL && !fits(w(cell))) cell -= 1;
-    return { cell, cw: w(cell), font: Math.max(9, Math.round(cell * 0.41)), gap, wrap: true };
+    const avail = Math.max(120, root.clientWidth - 12) - (pair ? 20 : 0);
+    const cols = pair ? K + N : Math.max(K, N);
+    const col = Math.floor((avail - (cols - (pair ? 2 : 1)) * gap) / cols);
+    const per = valuePx() || chars * 0.62;
+    const font = Math.max(9, Math.min(14, Math.floor((col - 6) / per)));
+    const cell = Math.max(MIN_CELL, Math.min(34, Math.round(font / 0.41)));
+    const text = Math.ceil(per * font);      // the column's own width where it allows, never under the widest value
+    return { cell, cw: Math.max(text + 2, Math.min(col, Math.max(cell, text + 6))), font, gap, wrap: true };
   }
 
   // Presentation: every matrix in one row and everything on one screen. The cells are as large as
@@ -156,8 +161,9 @@ function createStepper(parent, data, setStateValue, setTriggerValue) {
     if (tight) {                              // a small window: cells as wide and as tall as each allows, not square
       const cell = Math.min(byH, Math.round(byW * 1.3));
       if (cell < TIGHT_MIN_CELL || byW < TIGHT_MIN_CELL) return { ...fitPage(), wrap: true };
-      const font = Math.max(9, Math.min(44, Math.round(cell * 0.62), Math.floor((byW - 2) / valuePx())));
-      return { cell, cw: byW, font, gap, wrap: false };
+      const per = valuePx();
+      const font = Math.max(9, Math.min(44, Math.round(cell * 0.62), Math.floor((byW - 2) / per)));
+      return readable({ cell, cw: byW, font, gap, wrap: false }, per * font > byW - 2);
     }
     const cell = Math.min(PRESENT_MAX_CELL, byW, byH);
     if (cell < PRESENT_MIN_CELL) return { ...fitPage(), wrap: true };
@@ -165,7 +171,22 @@ function createStepper(parent, data, setStateValue, setTriggerValue) {
     // -0.2729 at 10 px in 55-px cells at 1920×1080), never under 9 px
     const per = valuePx();
     const font = Math.max(9, Math.min(44, Math.max(10, Math.round(cell * 0.45)), Math.floor((byW - 4) / per)));
-    return { cell, cw: Math.min(byW, Math.max(cell, Math.ceil(per * font) + 4)), font, gap, wrap: false };
+    return readable({ cell, cw: Math.min(byW, Math.max(cell, Math.ceil(per * font) + 4)), font, gap, wrap: false },
+                    per * font + 4 > byW);
+  }
+
+  // Whole numbers the back row can read, before one screen. Where one row would cut them (the 9-px floor wider
+  // than the cell: 12×12×12's decimals read ".0416" at 1280×720 zoomed to 125 %, and 88 values were cut with C
+  // at 1280×720) or draw them under PRESENT_LEAST px of a
+  // 1280-px-wide screen (a zoomed window's CSS px are larger on the wall: 6.7 px at 150 %), the matrices are
+  // stacked as in the page view: A and B side by side where their numbers keep PRESENT_READABLE px (12 px at
+  // 1280×720, D under them), else one under another. The presenter scrolls; the clicker's keys still step.
+  function readable(f, cut) {
+    const wall = Math.min(1, innerWidth / 1280);
+    if (!cut && f.font >= PRESENT_LEAST * wall) return f;
+    const two = fitPage(true);
+    const p = two.font >= PRESENT_READABLE * wall ? two : fitPage();
+    return cut || p.font > f.font ? { ...p, wrap: true } : f;
   }
 
   function apply(f) {
