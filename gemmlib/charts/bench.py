@@ -36,6 +36,9 @@ def _rows(results: Iterable[BenchResult | Mapping]) -> list[dict]:
     return out
 
 
+COLUMN_MIN, COLUMN_GAP = 84, 20  # px: a shape's column in the throughput chart ("Square 1024" whole), between two
+
+
 def tflops_chart(results: Iterable[BenchResult | Mapping], title: str | None = None, *,
                  gettext: Translate = english) -> Any:
     """Grouped bars: TFLOP/s per format, one group per shape (supported rows only). Texts through
@@ -47,17 +50,22 @@ def tflops_chart(results: Iterable[BenchResult | Mapping], title: str | None = N
     # the shapes left to right in the run's order (256, 512, 1024): sort=None still let Vega order the
     # facet headers as strings, "Square 1024" before "Square 256"
     shapes = list(dict.fromkeys(r["shape_label"] for r in rows))
+    # each shape's column at least COLUMN_MIN px wide, its header no wider than the column: with one format the
+    # columns were 18 px and the headers ran into each other ("方阵 25方阵 51方阵 1024"); a longer header ends in "…"
+    # (the tooltip and the table give the whole shape)
+    n = max(1, len({r["name"] for r in rows}))
+    step = max(18, -(-COLUMN_MIN // n))
     return alt.Chart(alt.Data(values=rows)).mark_bar().encode(
         x=alt.X("name:N", title=fmt_title, sort=None, axis=alt.Axis(labelLimit=300)),  # "fp8 + quant (emulated)" whole
         y=alt.Y("tflops:Q", title=gettext("TFLOP/s (int8: TOP/s)")),
         color=alt.Color("name:N", title=fmt_title, sort=None),
-        column=alt.Column("shape_label:N", title=None, sort=shapes,
-                          header=alt.Header(labelAngle=0, labelLimit=180)),
+        column=alt.Column("shape_label:N", title=None, sort=shapes, spacing=COLUMN_GAP,  # centred: no overlap
+                          header=alt.Header(labelAngle=0, labelLimit=step * n + COLUMN_GAP - 4)),
         tooltip=[alt.Tooltip("shape_label:N", title=gettext("shape")), alt.Tooltip("mnk:N", title="M×N×K"),
                  alt.Tooltip("name:N", title=fmt_title), alt.Tooltip("tflops:Q", title="TFLOP/s", format=".3g"),
                  alt.Tooltip("median_ms:Q", title=gettext("median ms"), format=".4g"),
                  alt.Tooltip("rel_error:Q", title=gettext("rel. error"), format=".2e")],
-    ).properties(title=title or gettext("Throughput per format"), width=alt.Step(18))
+    ).properties(title=title or gettext("Throughput per format"), width=alt.Step(step))
 
 
 def error_chart(results: Iterable[BenchResult | Mapping], title: str | None = None, *,

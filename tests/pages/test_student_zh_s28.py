@@ -52,6 +52,19 @@ def test_the_throughput_charts_shapes_stand_in_the_runs_order():
     assert spec["encoding"]["column"]["sort"] == ["方阵 256", "方阵 512", "方阵 1024"]
 
 
+def test_the_throughput_charts_shape_headers_do_not_run_into_each_other():
+    """Precision with one format ticked and sizes 256, 512, 1024: each shape's column was one 18 px bar wide while
+    its header could be 180 px, so the headers overlapped ("方阵 25方阵 51方阵 1024")."""
+    rows = [{"name": "fp32", "supported": True, "tflops": 0.1, "median_s": 1e-3, "rel_error": 1e-6,
+             "shape": {"m": s, "n": s, "k": s, "label": f"方阵 {s}"}} for s in (256, 512, 1024)]
+    spec = charts_bench.tflops_chart(rows, gettext=ZH).to_dict()
+    column = spec["width"]["step"] * 1  # one bar per shape
+    header = spec["encoding"]["column"]
+    # a centred header wider than its column by more than the gap between columns reaches its neighbour's
+    assert header["header"]["labelLimit"] <= column + header["spacing"], spec
+    assert column >= 60  # "方阵 1024" (about 52 px at the header's 11 px) whole over its bar
+
+
 def test_the_lesson_names_the_implementations_as_the_table_does():
     lesson = Text.joined([Text(N_("One library call takes {ms:.3g} ms ({tflops:.3g} TFLOP/s)."), ms=3.06,
                                tflops=0.0109),
