@@ -84,6 +84,9 @@ def _stepper_data(tr: Any, code: str = "en") -> dict:
             "m": p.m, "n": p.n}
     english = {**data, "frames": [{**f, "text": s.expression} for f, s in zip(frames, tr.steps, strict=True)]}
     data["traceId"] = hashlib.sha1(json.dumps(english, sort_keys=True).encode()).hexdigest()[:12]
+    # the steps' shape: which cells of A, B and D each step touches (not the values, not C's reads under β ≠ 0)
+    shape = [[f["a"], f["b"], f["d"]] for f in frames]
+    data["shapeId"] = hashlib.sha1(json.dumps(shape).encode()).hexdigest()[:12]
     data["labels"] = {"a": caption["A"], "b": caption["B"], "c": caption["C"], "d": caption["D"]}
     return data
 
@@ -131,14 +134,15 @@ def stepper(key: str, tr: Any, *, speed: int, presentation: bool = False, pos_ke
     end, a button, a key, the scrubber released), so a page reruns once per stop, never per frame.
     Session-state keys: ``key`` (the component's state), ``pos_key`` (default ``{key}_pos``: the step,
     also the unbound URL parameter ``?{pos_key}=N`` so that a link opens at that step), and
-    ``{key}_trace`` (the trace's id: a new trace starts at step 0, an edited one where it was).
+    ``{key}_trace`` (the trace's id: a new trace starts at step 0; an edited one, or one with new values in the same
+    steps, where it was) and ``{key}_shape`` (which cells each step touches).
     """
     ss = st.session_state
     data = _stepper_data(tr, lang())
     data = {**data, "labels": {**data["labels"], **{k: _(v) for k, v in STEPPER_LABELS.items()}},
             "editable": on_edit is not None}
-    tid, last = data["traceId"], len(data["frames"]) - 1
-    k_pos, k_trace, k_keep = pos_key or f"{key}_pos", f"{key}_trace", f"{key}_keep"
+    tid, last, shape = data["traceId"], len(data["frames"]) - 1, data.pop("shapeId")  # (a copy: the cache keeps it)
+    k_pos, k_trace, k_keep, k_shape = pos_key or f"{key}_pos", f"{key}_trace", f"{key}_keep", f"{key}_shape"
     asked = None  # the step a link names, on the first run of this page in the session
     if k_pos not in ss:
         asked = st.query_params.get(k_pos)
@@ -149,8 +153,13 @@ def stepper(key: str, tr: Any, *, speed: int, presentation: bool = False, pos_ke
             link_note(k_pos, asked, N_("is not a whole number"), 0)
         ss[k_trace] = tid
     elif ss.get(k_trace) != tid:
+        # an edited cell, or new values in the same steps (α, β, the seed, typed numbers of the same sizes): the
+        # same step (a teacher at step 5 who sets β = 1 stays at step 5); a new loop order, tile or size: step 0
         keep = ss.pop(k_keep, None)
-        ss[k_trace], ss[k_pos] = tid, keep if isinstance(keep, int) else 0
+        if not isinstance(keep, int):
+            keep = ss[k_pos] if ss.get(k_shape) == shape else 0
+        ss[k_trace], ss[k_pos] = tid, keep
+    ss[k_shape] = shape
 
     def reported(state: Any) -> int | None:
         step = state.get("step") if isinstance(state, Mapping) else None
