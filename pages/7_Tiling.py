@@ -204,7 +204,7 @@ st.markdown(_(
     "*wave* over the SMs. The prediction is `gemmlib.core.flops.wave_quantization` (the FLOPs page's "
     "staircase); on a GPU the button measures `torch.matmul` (cuBLAS) at the same shapes."))
 wc = st.columns(7)
-ui.url(wc[0].number_input, "SMs", 1, 1024, CATALOGUE["H200 SXM"].sms, key="tw_sms")
+ui.url(wc[0].number_input, _("SMs"), 1, 1024, CATALOGUE["H200 SXM"].sms, key="tw_sms")
 tile_m = ui.url(wc[1].selectbox, _("tile M"), [64, 128, 256], index=1, key="tw_tm")
 tile_n = ui.url(wc[2].selectbox, _("tile N"), [64, 128, 256], index=2, key="tw_tn")
 ui.url(wc[3].number_input, "M = K", 1, lim.max_dim, min(8192, lim.max_dim), key="tw_mk")

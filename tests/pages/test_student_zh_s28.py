@@ -160,3 +160,12 @@ def test_the_articles_example_in_chinese_gives_its_intensity_a_unit():
     headers = {k.removeprefix("_pos:").removeprefix("col:"): v.get("label")
                for k, v in json.loads(table.proto.columns).items()}
     assert headers["intensity"] == ZH("FLOP/byte") == "FLOP/字节", headers
+
+
+def test_the_wave_sections_sm_count_is_labelled_in_chinese():
+    """Tiling, section 4: the first input read "SMs" (English plural) where the FLOPs page's same input reads "SM 数"."""
+    at = AppTest.from_file(str(ROOT / "pages" / "7_Tiling.py"), default_timeout=120)
+    at.query_params["lang"] = "zh"
+    at.run()
+    assert not at.exception, at.exception
+    assert at.number_input(key="tw_sms").label == "SM 数"
