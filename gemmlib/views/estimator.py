@@ -1427,9 +1427,9 @@ def _at_rate(p, inp: ServingInputs, gettext: Translate) -> tuple[str | None, str
     """(success, warning) for the one point at a request rate: what it reaches and whether its mean TPOT meets
     the target (it read "No concurrency up to the KV limit keeps TPOT under 50 ms" beside a row at 10.7 ms)."""
     words = gettext("At {rate:g} requests/s: {tokens:,.0f} tokens/s ({per_gpu:,.0f} per GPU), TTFT {ttft}, TPOT "
-                    "{tpot}, at most **{n:,}** requests in flight.").format(
+                    "{tpot}, at most **{n:,}** requests in flight (mean {mean:.3g}).").format(
         rate=inp.rate, tokens=p.tokens_per_s, per_gpu=p.tokens_per_s_per_gpu, ttft=_t(p.ttft_s), tpot=_t(p.tpot_s),
-        n=p.concurrency)
+        n=p.concurrency, mean=p.mean_running)
     if not p.fits:
         return None, _then(words, gettext("Its KV cache does not fit: a lower rate, more GPUs or a smaller KV dtype."))
     if not inp.tpot:

@@ -44,6 +44,9 @@ def test_a_request_rate_says_what_that_rate_reaches_not_that_no_concurrency_meet
     assert "best" not in df.columns and len(df) == 1
     tpot = float(df["TPOT ms"].iloc[0])
     assert tpot < 50 and any(f"TPOT {tpot:.3g} ms" in s for s in said), (tpot, said)  # the words and the row agree
+    peak = int(df.iloc[0, 0])  # the peak in flight, and the mean beside it, as the CLI's "concurrency … (mean …)"
+    assert any((f"at most **{peak}** requests in flight (mean " if lang == "en" else f"最多 **{peak}** 个（平均 ") in s
+               for s in said), said
 
 
 def test_a_request_rate_over_the_target_warns_with_what_to_change():
