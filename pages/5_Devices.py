@@ -102,12 +102,7 @@ st.subheader(_("Datasheet"))
 sheet = _datasheet_rows(found or light_found)
 ui.table(sheet, column_config={**_labels(sheet[0] if sheet else {}),
                                "source": st.column_config.LinkColumn(_("source"))})
-if not cuda_ok:  # once this CPU is measured the pages use its ceilings: say so rather than ask for a measurement
-    st.info(_("No CUDA GPU here. The CPU row of the catalogue is a placeholder; the Roofline and FLOPs pages use "
-              "the ceilings measured below instead, and the estimator offers them as a row of their own.") if any(c.device == "cpu" for c in ceilings.all_ceilings()
-                                                                  .values()) else
-            _("No CUDA GPU here. The CPU row of the catalogue is a placeholder — measure the ceilings below "
-              "to get figures for this CPU."))
+cpu_note = st.empty()  # filled below, after this run's measurement: it asked for one beside the new figures
 
 st.subheader(_("Measure ceilings"))
 
@@ -140,6 +135,12 @@ ui.bench_section(devices.SPEC, cfg, lim, key="dv_measured", button=_("Measure ce
                  done=lambda c: _("Measured {name}").format(name=ui.md(c.device_name)))
 
 measured = ceilings.all_ceilings()
+if not cuda_ok:  # once this CPU is measured the pages use its ceilings: say so rather than ask for a measurement
+    cpu_note.info(_("No CUDA GPU here. The CPU row of the catalogue is a placeholder; the Roofline and FLOPs pages "
+                    "use the ceilings measured below instead, and the estimator offers them as a row of their own.")
+                  if any(c.device == "cpu" for c in measured.values()) else
+                  _("No CUDA GPU here. The CPU row of the catalogue is a placeholder — measure the ceilings below "
+                    "to get figures for this CPU."))
 if not measured:
     st.info(_("Nothing measured yet on this server."))
 for key, ceil in measured.items():

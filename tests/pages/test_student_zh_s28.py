@@ -169,3 +169,26 @@ def test_the_wave_sections_sm_count_is_labelled_in_chinese():
     at.run()
     assert not at.exception, at.exception
     assert at.number_input(key="tw_sms").label == "SM 数"
+
+
+def test_the_placeholder_note_stops_asking_for_a_measurement_in_the_run_that_made_it(monkeypatch):
+    """Devices, "测量性能上限" pressed on a laptop: the note above still said "在下面测量性能上限，得到这台 CPU 的
+    数值" ("measure the ceilings below") beside the figures just measured, until the next click on the page."""
+    from gemmlib.measure import devices
+
+    monkeypatch.setenv("GEMM_SPARE_WORKER", "0")
+    monkeypatch.setattr(devices, "ceiling_plan", lambda device, quick=False: (64, 1024**2))  # a small plan
+    at = AppTest.from_file(str(ROOT / "pages" / "5_Devices.py"), default_timeout=120)
+    at.query_params["lang"] = "zh"
+    at.run()
+    asking = ZH("No CUDA GPU here. The CPU row of the catalogue is a placeholder — measure the ceilings below to get "
+                "figures for this CPU.")
+    if any(i.value == asking for i in at.info):  # a machine without CUDA (with one, the note is not shown)
+        at.radio(key="dv_device").set_value("cpu")
+        at.button[0].click().run()
+        assert not at.exception and not at.error, (at.exception, at.error)
+        infos = [i.value for i in at.info]
+        assert asking not in infos, infos
+        using = ZH("No CUDA GPU here. The CPU row of the catalogue is a placeholder; the Roofline and FLOPs pages use "
+                   "the ceilings measured below instead, and the estimator offers them as a row of their own.")
+        assert using in infos and using != asking, infos
