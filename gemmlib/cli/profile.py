@@ -24,7 +24,7 @@ from dataclasses import replace
 from gemmlib.cli.running import run_job
 from gemmlib.core import format as fmt
 from gemmlib.core.errors import InputError
-from gemmlib.core.files import check_output_file, move_into_place, temp_beside
+from gemmlib.core.files import check_output_file, move_into_place, private_dir, temp_beside
 from gemmlib.measure import harness, plan
 from gemmlib.measure import profiler as pf
 from gemmlib.measure.profiler import GEMM_TARGET, BlockConfig, preset_config
@@ -109,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
     harness.require_device(args.device)
     job = pf.ProfileConfig(cfg, args.device, steps=args.steps, monitor=not args.no_monitor, hardware=args.hardware)
+    private_dir()  # a cache folder open to others: the error, once, before the plan reads its measured rates
     plan.admit(pf.SPEC, job)  # bad sizes are refused before the output path is even looked at
     target = tmp = None
     if args.trace:  # checked before the run; written beside the target, then renamed over it

@@ -21,10 +21,12 @@ def run_job(spec: BenchSpec, config: Any, *, quiet: bool = False, lim: safety.Li
     secrets files, then the environment, under the machine policy), so a command is refused
     exactly where a page is.
     """
+    from gemmlib.core.files import private_dir
     from gemmlib.core.i18n import Text
     from gemmlib.measure import plan, runner, runqueue, safety
 
     lim = lim or safety.limits()
+    private_dir()  # a cache folder open to others is the error, once, before the plan reads its measured rates
     admitted = plan.admit(spec, config, lim)  # what runner.run admits it on; its steps number the progress lines
 
     def on_wait(place: Any) -> None:

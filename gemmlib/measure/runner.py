@@ -541,8 +541,10 @@ def run(spec: BenchSpec, config: Any, lim: safety.Limits | None = None, *, admit
     """
     warm = warm and os.environ.get("GEMM_SPARE_WORKER", "1") != "0"
     lim = lim or safety.limits()
+    # The run keeps what it learns in the cache folder (core.speed): a misconfigured folder is the admin's error,
+    # said before the plan reads the folder's measured rates (which would warn about the same folder first).
+    private_dir()
     p = admitted if admitted is not None else plan.admit(spec, config, lim)
-    private_dir()  # the run keeps what it learns there (core.speed): a misconfigured folder is the admin's error
     q = queue or runqueue.default_queue()
     t0 = time.monotonic()
 

@@ -424,7 +424,7 @@ def rank_hardware(kind: str, device_name: str, nproc: int) -> tuple[Hardware, st
     if kind != "cpu" or nproc == 1:
         return hw, src
     share = hw.with_overrides(peaks={d: p / nproc for d, p in hw.peaks}, bandwidth=hw.bandwidth / nproc,
-                              name=Text(HW_SHARE, name=Text(hw.name), n=nproc))
+                              name=Text(HW_SHARE, name=hw.name if isinstance(hw.name, Text) else Text(hw.name), n=nproc))
     return share, Text(SRC_CPU_SHARE, source=src, n=nproc)
 
 

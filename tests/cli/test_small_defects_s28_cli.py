@@ -3,7 +3,7 @@
 1. torch's profiler (kineto) wrote ``USDT:… profiler_start`` lines on stderr, in the middle of the CLI's progress
    line and in the app's server log: a benchmark process now sets kineto's own switch before any profile.
 4. A command that read the cache folder, warned that it is open to other users, then failed writing to it said
-   the same fact twice: it now says it once, as the error.
+   the same fact twice (``devices --measure``, every benchmark and ``profile``): it now says it once, as the error.
 5. ``launch.stop_fork_server`` read multiprocessing's private state: it now fails safe where that is missing.
 """
 
@@ -64,6 +64,19 @@ def test_measuring_into_an_open_cache_folder_says_so_once_as_the_error(tmp_path)
     assert len(lines) == 1 and lines[0].startswith("error: the cache folder ") and "open to other users" in lines[0], \
         p.stderr
     assert p.stdout == ""
+
+
+@pytest.mark.parametrize("argv", [("bench", "precision", "--size", "64"), ("bench", "tiling", "--size", "64"),
+                                  ("bench", "batching", "--m", "64"), ("profile", "--layers", "1")],
+                         ids=lambda a: "-".join(a[:2]))
+def test_a_benchmark_into_an_open_cache_folder_says_so_once_as_the_error(tmp_path, argv):
+    """The plan read the folder's measured rates (a warning) before the run checked the folder (the error)."""
+    cache = _open_folder(tmp_path)
+    p = _cli(*argv, env={"GEMM_CACHE_DIR": str(cache)}, timeout=120)
+    assert p.returncode == 2, p.stderr[-2000:]
+    lines = p.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: the cache folder ") and "open to other users" in lines[0], \
+        p.stderr
 
 
 def test_listing_with_an_open_cache_folder_still_warns_and_lists(tmp_path):
