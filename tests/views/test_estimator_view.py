@@ -324,6 +324,22 @@ def test_training_matches_the_scale_out_estimate_with_training():
         view.training(_est(batch=6, gpus=8, tp=2, dp=4), tin)
 
 
+def test_the_training_words_give_the_data_parallel_time_the_step_pays_as_the_cli_does(run_cli):
+    """The words said "communication 15.2 s (data parallel 91 ms)" where 4.55 ms of the 91 ms was exposed: the whole DP
+    time read as part of the exposed communication. They now say it as `estimate --train` does."""
+    est = _est(preset="llama-3.2-1b", batch=64, seq=1024, gpus=8, dp=8, gpu="H100 SXM")
+    tv = view.training(est, view.TrainingInputs(train=True, tokens=1e9))
+    rc, out, err = run_cli(["estimate", "--preset", "llama-3.2-1b", "--batch", "64", "--seq-len", "1024", "--gpus", "8",
+                            "--dp", "8", "--gpu", "H100 SXM", "--new-tokens", "256", "--train", "--train-tokens", "1e9",
+                            "--json"])
+    assert rc == 0, err
+    cli = json.loads(out)["train"]
+    dp = cli["exposed_by_group"]["dp"]
+    assert 0 < dp["exposed_s"] < dp["total_s"]
+    assert (f"(data parallel {fmt.duration(dp['exposed_s'])} of its {fmt.duration(dp['total_s'])}, the rest hidden)"
+            in tv.words), tv.words
+
+
 def test_training_counts_no_overlap_or_module_the_layout_or_model_lacks():
     """The TP and EP overlaps at TP or EP 1 (their widgets grey out) and a recomputed module the model lacks (moe on
     a dense model) count for nothing and refuse nothing: the step equals the one without them, and the words say
