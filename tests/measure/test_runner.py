@@ -212,7 +212,9 @@ def test_a_handed_spare_and_an_idle_spare_die_with_their_server():
         assert len(kids) == 2 and idle in kids
         os.kill(server.pid, signal.SIGKILL)
         server.wait(10)
-        end = time.monotonic() + 5
+        # they notice within a poll (0.5 s) once scheduled; the cap only bounds a failure (a loaded 2-core machine
+        # running the suite beside other work took more than 5 s to schedule them)
+        end = time.monotonic() + 60
         while any(_alive(k) for k in kids) and time.monotonic() < end:
             time.sleep(0.02)
         assert not any(_alive(k) for k in kids)
