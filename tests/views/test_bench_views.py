@@ -41,7 +41,7 @@ def _waves(mk: int, ns: list[int], tile: tuple[int, int], sms: int) -> list[dict
 def test_wave_caption_names_both_ends_of_the_sweep():
     pred = _waves(8192, [8192, 8448, 8704], (128, 256), 132)
     text = tv.wave_caption(pred, (128, 256), 132)
-    assert text.startswith("128×256 tiles on 132 SMs: N = 8,192: 2,048 tiles in 16 waves, N = 8,704: 2,176 tiles in "
+    assert text.startswith("128×256 tiles on 132 SMs: N = 8,192: 2,048 tiles in 16 waves; N = 8,704: 2,176 tiles in "
                            "17 waves.")
     assert tv.wave_caption(pred, (128, 256), 132, gettext=mark).startswith("«128×256 tiles on 132 SMs: «N = 8,192")
 
