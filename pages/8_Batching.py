@@ -173,8 +173,10 @@ if out:
     # the verdict is read again here from the rows (prefill: M > 1, decode: M = 1), in the reader's language
     pre = [r for r in ex_results if r.shape.get("m") != 1]
     dec = [r for r in ex_results if r.shape.get("m") == 1]
-    st.success(bb.article_verdict(pre, dec, out.get("device", device))["verdict"].render(_) if pre and dec
-               else ui.tr(out["verdict"]))
+    verdict = bb.article_verdict(pre, dec, out.get("device", device)) if pre and dec else None
+    # a run where stacking came out slower is no success: a warning box, with the verdict's advice to rerun
+    (st.warning if verdict and verdict["slower"] else st.success)(
+        verdict["verdict"].render(_) if verdict else ui.tr(out["verdict"]))
     ex_rows = pd.DataFrame(bb.rows(ex_results))
     ex_rows["median"] = ex_rows.pop("median_s").map(fmt.duration)
     ex_rows["mode"] = ex_rows["mode"].map(mode_label)

@@ -389,7 +389,14 @@ def article_verdict(prefill: list[BenchResult], decode: list[BenchResult], devic
         parts.append(Text(N_("Stacking was slower here: the one large call ran less efficiently than the separate "
                              "small ones on this device (on a shared CPU, multi-threaded BLAS calls suffer most from "
                              "other load; rerun, or compare on a GPU).")))
-    if s_dec is not None:
+    if s_dec is not None and s_dec < 0.8:  # a slower run is not a gain, whatever the model says it could be
+        parts.append(Text(N_("At decode (M = 1) stacking was slower here: {speedup:.2f}× the loop, where one weight "
+                             "read serving all {b} requests (intensity {i_stacked:.1f} vs {i_loop:.2f} FLOP/B per "
+                             "separate call) allows up to {b}× while the weight read dominates. On a shared CPU, "
+                             "multi-threaded BLAS calls suffer most from other load: rerun, or compare on a GPU."),
+                          speedup=s_dec, b=b, i_stacked=st_dec.intensity,
+                          i_loop=mode_intensity("loop", b, 1, k, n, st.dtype)))
+    elif s_dec is not None:
         w_mb = k * n * get_dtype(st.dtype).bytes / 2**20
         parts.append(Text(N_("At decode (M = 1) the same batch stacked is {speedup:.2f}× the loop: one weight read "
                              "serves all {b} requests (intensity {i_stacked:.1f} vs {i_loop:.2f} FLOP/B per separate "
@@ -400,7 +407,8 @@ def article_verdict(prefill: list[BenchResult], decode: list[BenchResult], devic
             parts.append(Text(N_("Here the weight is only {mib:.3g} MiB: it stays in cache between the loop's calls, "
                                  "so the loop does not pay the re-reads from DRAM that make batching pay on a GPU."),
                               mib=w_mb))
-    return {"speedup": s_pre, "decode_speedup": s_dec, "verdict": Text.joined(parts, " ")}
+    slower = s_pre < 0.8 or (s_dec is not None and s_dec < 0.8)  # a page shows it as a warning, not a success
+    return {"speedup": s_pre, "decode_speedup": s_dec, "slower": slower, "verdict": Text.joined(parts, " ")}
 
 
 def _ridge(device: str, dtype: str) -> float | None:

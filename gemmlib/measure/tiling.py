@@ -217,8 +217,9 @@ def run_tiling(cfg: TilingConfig, progress: Progress = None,
             plan.extend((impl, int(t)) for t in cfg.tiles)
 
         for idx, (impl, tile) in enumerate(plan):
-            _progress(progress, idx / len(plan), Text(N_("tiling: {impl} tile {tile}"), impl=impl, tile=tile) if tile
-                      else Text(N_("tiling: {impl}"), impl=impl))
+            name = Text(impl)  # a catalogue name: the reader's, as the table's rows say it
+            _progress(progress, idx / len(plan), Text(N_("tiling: {impl} tile {tile}"), impl=name, tile=tile) if tile
+                      else Text(N_("tiling: {impl}"), impl=name))
             extra: dict[str, Any] = {"impl": impl}
             if tile:
                 tr = tile_traffic(m, n, k, tile, dtype=dname, accumulate_in_dram=(impl == "python_tiled"))

@@ -191,6 +191,23 @@ def test_article_verdict_reads_the_numbers(monkeypatch, loop_s, stacked_s, expec
     assert "ridge point (206)" in v["verdict"] or expect != "Little gain, as expected"
 
 
+def test_a_slower_decode_is_said_as_slower_and_flagged(monkeypatch):
+    """A noisy CPU run gave stacked decode 0.08× the loop, and the verdict still read "…is 0.08× the loop: one weight
+    read serves all 20 requests … up to 20× is possible" in the page's green success box."""
+    from gemmlib.core.hardware import get_hardware
+
+    monkeypatch.setattr(bb, "device_hardware", lambda device: get_hardware("h200"))
+    pre = [_timed("loop", 20, 1024, 4096, 4096, 3.0e-3), _timed("stacked", 20, 1024, 4096, 4096, 1.0e-3)]
+    slow = [_timed("loop", 20, 1, 4096, 4096, 2e-5), _timed("stacked", 20, 1, 4096, 4096, 2.5e-4)]
+    v = bb.article_verdict(pre, slow, "cuda")
+    assert v["decode_speedup"] == pytest.approx(0.08) and v["slower"]
+    assert "At decode (M = 1) stacking was slower here: 0.08× the loop" in v["verdict"] and "rerun" in v["verdict"]
+    fast = [_timed("loop", 20, 1, 4096, 4096, 2e-4), _timed("stacked", 20, 1, 4096, 4096, 2e-5)]
+    assert not bb.article_verdict(pre, fast, "cuda")["slower"]
+    assert bb.article_verdict([_timed("loop", 20, 1024, 4096, 4096, 1e-3),
+                               _timed("stacked", 20, 1024, 4096, 4096, 2e-3)], fast, "cuda")["slower"]
+
+
 def test_report_section_gpu_path_with_stand_in_measurements(monkeypatch, tmp_path):
     # The GPU branch's bookkeeping (bandwidth verdict, tables, article) runs here on stand-in rows.
     seen = []

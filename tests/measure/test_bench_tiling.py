@@ -282,3 +282,15 @@ def test_a_gpu_plan_counts_the_triton_kernels_compilation(monkeypatch):
     alone = plan.estimate([plan.Row(2.0 * 8192 * nn * 8192, "bf16", impl) for nn in cfg.ns for impl in
                            ("torch", "triton")], "cuda", 0.05, bench="tiling-waves")[0]
     assert bt.plan_waves(cfg, lim).seconds == pytest.approx(alone + 2 * bt.TRITON_COMPILE_S)  # N % 16: two kernels
+
+
+def test_the_progress_names_each_implementation_as_the_table_does():
+    """The Chinese run box said "分块：python_tiled，分块 16" while the table's row said "Python 分块循环"."""
+    from ui.i18n import gettext_for
+
+    seen = []
+    bt.run_tiling(bt.TilingConfig(device="cpu", size=32, dtype="fp32", tiles=(16,), impls=("python_tiled", "torch"),
+                                  min_run_time=0.001), progress=lambda frac, text: seen.append(text))
+    zh = gettext_for("zh")
+    shown = [t.render(zh) for t in seen if hasattr(t, "render")]
+    assert any(zh("python_tiled") in s for s in shown) and not any("python_tiled" in s for s in shown), shown
