@@ -73,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
                 "m": cfg.m, "k": cfg.k, "n": cfg.n, "dtype": cfg.dtype}
         if article is not None:
             meta["article"] = {"speedup": article.speedup, "decode_speedup": article.decode_speedup,
+                               "slower": bb.article_slower(article.speedup, article.decode_speedup),
                                "verdict": article.verdict, "shape": shape, "scaled_down": scaled,
                                "results": [r.to_dict() for r in article.results]}
         print(to_json(rows, **meta))

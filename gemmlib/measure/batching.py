@@ -332,7 +332,7 @@ def run_article_example(device: str = "cpu", dtype: str | None = None, *, batch:
     """20 requests of 1024×4096 through a 4096×4096 weight: one by one vs stacked, with a verdict.
 
     Also runs the same batch at M = 1 (decode), where batching really pays.
-    Returns ``{"results": [...], "speedup": float, "decode_speedup": float, "verdict": str}``.
+    Returns ``{"results": [...], "speedup": float, "decode_speedup": float, "slower": bool, "verdict": str}``.
     """
     dname = dtype or ("bf16" if device == "cuda" else "fp32")
     cfg = BatchingConfig(device=device, m=m, k=k, n=n, dtype=dname, batches=(batch,),
@@ -353,7 +353,8 @@ def article_verdict(prefill: list[BenchResult], decode: list[BenchResult], devic
     s_pre, lo, st = speed(prefill)
     s_dec, _, st_dec = speed(decode)
     if s_pre is None:
-        return {"speedup": None, "decode_speedup": s_dec, "verdict": Text(N_("the example did not run"))}
+        return {"speedup": None, "decode_speedup": s_dec, "slower": False,
+                "verdict": Text(N_("the example did not run"))}
     b, m, k, n = st.shape["batch"], st.shape["m"], st.shape["k"], st.shape["n"]
     ridge = _ridge(device, st.dtype)
     ridge_text = (f"{ridge:.0f}" if device == "cuda" else
@@ -407,8 +408,14 @@ def article_verdict(prefill: list[BenchResult], decode: list[BenchResult], devic
             parts.append(Text(N_("Here the weight is only {mib:.3g} MiB: it stays in cache between the loop's calls, "
                                  "so the loop does not pay the re-reads from DRAM that make batching pay on a GPU."),
                               mib=w_mb))
-    slower = s_pre < 0.8 or (s_dec is not None and s_dec < 0.8)  # a page shows it as a warning, not a success
-    return {"speedup": s_pre, "decode_speedup": s_dec, "slower": slower, "verdict": Text.joined(parts, " ")}
+    return {"speedup": s_pre, "decode_speedup": s_dec, "slower": article_slower(s_pre, s_dec),
+            "verdict": Text.joined(parts, " ")}
+
+
+def article_slower(speedup: float | None, decode_speedup: float | None) -> bool:
+    """Whether stacking came out slower than the loop (below 0.8×) in prefill or decode: the verdict says so, a page
+    shows it as a warning rather than a success, and ``bench batching --article --json`` gives ``article.slower``."""
+    return any(s is not None and s < 0.8 for s in (speedup, decode_speedup))
 
 
 def _ridge(device: str, dtype: str) -> float | None:

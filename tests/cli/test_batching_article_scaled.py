@@ -31,3 +31,6 @@ def test_the_json_names_the_shape_run_and_that_it_is_scaled(run_cli):
     art = json.loads(out)["article"]
     assert art["shape"] == bb.ARTICLE_CPU and art["scaled_down"] is True
     assert art["verdict"].startswith("At 20 × 64×512 @ 512×512")
+    # whether stacking came out slower (a busy CPU can do that): the same rule as the page's warning box
+    assert art["slower"] is bb.article_slower(art["speedup"], art["decode_speedup"])
+    assert ("stacking was slower here" in art["verdict"] or "Stacking was slower" in art["verdict"]) is art["slower"]
