@@ -133,10 +133,11 @@ with st.sidebar:
     pick(st, "le_link", view.links(), format_func=lambda v: shown(v) if v != "catalogue" else label(v))
 
 # ----------------------------------------------------------------------------- the estimate
-e, v = (view.Inputs.from_state(ss), cfg, HW[ss.le_gpu], info), None  # what the one estimate is made of
+head = view.headline_state(ss, fields.peek("le_train"), st.query_params.get("le_cp"))  # the Training tab's layout
+e, v = (view.Inputs.from_state(head), cfg, HW[ss.le_gpu], info), None  # what the one estimate is made of
 if cfg is not None:
     with ui.guard(_("the estimate")):
-        v = present(e, ss.le_macs, ui.lang(), fields.peek("le_train"))  # the Training tab's switch
+        v = present(e, ss.le_macs, ui.lang(), e[0].train)  # the Training tab's switch
 
 if v is not None:
     with ui.guard(_("the results")):

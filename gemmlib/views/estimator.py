@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import ChainMap
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, fields, replace
@@ -212,6 +213,10 @@ class Inputs(_FromURL):
     gpn: int = 0
     overlap: bool = False
     sp: bool = False
+    # the Training tab's switch and CP: with the run on, its CP ranks are the inference phases' data replicas, as
+    # `estimate --train --cp N` takes them (the headline on the run's GPUs); off, the CP box counts for nothing
+    train: bool = False
+    cp: int = 1
 
 
 @dataclass(frozen=True)
@@ -548,7 +553,26 @@ def parallel_sizes(inp: Inputs) -> dict[str, int]:
 
 
 def parallel(inp: Inputs) -> Parallel:
-    return Parallel(**parallel_sizes(inp), gpus_per_node=inp.gpn, overlap=inp.overlap, sequence_parallel=inp.sp)
+    """The estimate's layout: :func:`parallel_sizes`, × CP while the training run is on (the CLI's ``--train --cp``:
+    the inference phases and the serving curve take the CP ranks as data replicas)."""
+    return Parallel(**parallel_sizes(inp), cp=int(inp.cp) if inp.train else 1, gpus_per_node=inp.gpn,
+                    overlap=inp.overlap, sequence_parallel=inp.sp)
+
+
+def headline_state(state: Mapping[str, Any], train: bool, cp_link: str | None) -> Mapping[str, Any]:
+    """``state`` with the Training tab's switch and CP as the headline reads them above that tab: ``train`` (the
+    page peeks it), and CP from the state, else on a link's first run the link's text ``cp_link`` (a whole number
+    in the box's range; anything else: the default, as the widget takes it)."""
+    cp = state.get("le_cp")
+    if cp is None:
+        f, cp = FIELDS["le_cp"], DEFAULTS["le_cp"]
+        try:
+            got = float(cp_link) if cp_link is not None else None
+        except ValueError:
+            got = None
+        if got is not None and got.is_integer() and f.lo <= got <= f.hi:
+            cp = int(got)
+    return ChainMap({"le_train": bool(train), "le_cp": cp}, state)  # type: ignore[arg-type]
 
 
 def gpus_note(inp: Inputs, gettext: Translate = english) -> tuple[str, int] | None:
@@ -556,7 +580,7 @@ def gpus_note(inp: Inputs, gettext: Translate = english) -> tuple[str, int] | No
     the count one click puts into the GPUs input). None when they agree."""
     s = parallel_sizes(inp)
     par = parallel(inp)
-    n = par.gpus  # the layout's own count (ETP × PP × EP × DP when folded)
+    n = par.gpus // par.cp  # the layout's own count (ETP × PP × EP × DP when folded); a training run's CP apart
     if n == inp.gpus:
         return None
     if par.folded:
@@ -984,8 +1008,9 @@ def download_json(inp: Inputs, cfg: ModelConfig, hw: Hardware, info: dict | None
     with suppress(InputError):  # at a request rate no best concurrency is sought: no target, as the CLI takes it
         sv = (_serving_run(est, replace(serve_inp, tpot=0.0) if serve_inp.rate else serve_inp)
               if serve_inp is not None and serve_inp.serve else None)
-    if tr is not None or sv is not None:
-        est = replace(est, scale_out=replace(est.scale_out, train=tr, serving=sv))
+    if tr is not None or sv is not None:  # the layout as --train gives it: its virtual stages included
+        est = replace(est, scale_out=replace(est.scale_out, train=tr, serving=sv,
+                                             parallel=tr.parallel if tr is not None else est.parallel))
     return est.to_json(indent=1)
 
 
@@ -1092,6 +1117,17 @@ def _memory_source(src: Any, gettext: Translate) -> str:
     return _tr_with(gettext)(src)
 
 
+_LAYOUT_TITLES = {  # the Scale-out tab's title by (folded, a training run's CP above 1); its CP ranks are replicas here
+    (False, False): N_("**TP {tp} × PP {pp} × EP {ep} × DP {dp} = {gpus} × {gpu}**; communication {how}"),
+    (True, False): N_("**ETP {etp} × PP {pp} × EP {ep} × DP {dp} = {gpus} × {gpu}** (folded: attention TP {tp} × "
+                      "{replicas} data replicas); communication {how}"),
+    (False, True): N_("**TP {tp} × CP {cp} × PP {pp} × EP {ep} × DP {dp} = {gpus} × {gpu}** (the training run's CP "
+                      "ranks serve the prefill and the decode as data replicas); communication {how}"),
+    (True, True): N_("**ETP {etp} × CP {cp} × PP {pp} × EP {ep} × DP {dp} = {gpus} × {gpu}** (folded: attention TP "
+                     "{tp} × {replicas} data replicas, the training run's CP ranks among them); communication {how}"),
+}
+
+
 def _scaleout(est: ScaleOutEstimate, d: dict, gettext: Translate) -> ScaleOut:
     """Parallelism with communication and per-GPU memory (gemmlib.llm.scaleout)."""
     tr, label = _tr_with(gettext), labeller(gettext)
@@ -1134,11 +1170,9 @@ def _scaleout(est: ScaleOutEstimate, d: dict, gettext: Translate) -> ScaleOut:
                                        "count": gettext("count"), "time_s": gettext("time"),
                                        "exposed_s": gettext("exposed")})
     return ScaleOut(
-        title=(gettext("**ETP {etp} × PP {pp} × EP {ep} × DP {dp} = {gpus} × {gpu}** (folded: attention TP {tp} × "
-                       "{replicas} data replicas); communication {how}") if par.folded else
-               gettext("**TP {tp} × PP {pp} × EP {ep} × DP {dp} = {gpus} × {gpu}**; communication {how}")).format(
-            tp=par.tp, pp=par.pp, ep=par.ep, dp=par.dp, gpus=est.gpus, gpu=est.hardware.name, etp=par.expert_tp,
-            replicas=par.attn_ep * par.dp,
+        title=gettext(_LAYOUT_TITLES[par.folded, par.cp > 1]).format(
+            tp=par.tp, cp=par.cp, pp=par.pp, ep=par.ep, dp=par.dp, gpus=est.gpus, gpu=est.hardware.name,
+            etp=par.expert_tp, replicas=par.inference().attn_ep * par.inference().dp,
             how=gettext("overlapped (best case)") if par.overlap else gettext("not overlapped with compute")),
         metrics=metrics, groups=group_table,
         memory_chart=per_gpu_memory_spec(pg, est.hardware.name, gettext=gettext),

@@ -1,0 +1,39 @@
+"""The LLM Estimator page, review s28 (F), through AppTest: a training run's CP ranks in the headline, as the CLI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "4_LLM_Estimator.py")
+LLAMA70 = dict(le_preset="llama-3-70b", le_pp=4, le_dp=8, le_gpus=32, le_batch=256, le_seq=4096, le_new=0)
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(bench_env):
+    """No measured ceilings or links from this machine."""
+
+
+def _app(**query) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    for k, v in query.items():
+        at.query_params[k] = str(v)
+    return at.run()
+
+
+def test_a_link_to_a_cp_training_run_gives_the_clis_time_to_first_token_on_its_first_run(run_cli):
+    # llama-3-70b at PP 4, DP 8, CP 2 with the training run on: the headline's TTFT was 11.4 s (32 GPUs, the CP
+    # ranks left out), `estimate ... --train --cp 2` says 5.68 s (64 GPUs, the CP ranks as data replicas)
+    rc, out, err = run_cli(["estimate", "--preset", "llama-3-70b", "--pp", "4", "--dp", "8", "--cp", "2",
+                            "--virtual-stages", "2", "--batch", "256", "--seq-len", "4096", "--new-tokens", "0",
+                            "--train", "--train-tokens", "1e12"])
+    assert rc == 0, err
+    assert "prefill (time to first token) 5.68 s" in out
+    at = _app(**LLAMA70, le_train="true", le_cp=2, le_vs=2)
+    assert not at.exception, [e.value for e in at.exception]  # (the training run does not fit: its tab says so)
+    assert [m.value for m in at.metric][0] == "5.68 s", [(m.label, m.value) for m in at.metric]
+    at.run()  # the Training tab's widgets now drawn: the same
+    assert [m.value for m in at.metric][0] == "5.68 s"
+    assert not at.info or not any("GPUs follow the parallel sizes" in i.value for i in at.info)
