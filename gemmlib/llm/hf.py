@@ -4476,6 +4476,23 @@ def _mlx_quantization(cfg: dict, r: _Read):
     return from_mlx_quantization(q)
 
 
+class _Seen(dict):
+    """A config's top-level keys as a tower's count reads them, ``seen`` the present ones it read."""
+
+    def __init__(self, cfg: dict):
+        super().__init__(cfg)
+        self.seen: set[str] = set()
+
+    def get(self, key, default=None):
+        if key in self:
+            self.seen.add(key)
+        return super().get(key, default)
+
+    def __getitem__(self, key):
+        self.seen.add(key)
+        return super().__getitem__(key)
+
+
 def read_config(cfg: dict, name: str = "custom", source: str = "") -> tuple[ModelConfig, dict]:
     """A ModelConfig from a parsed config.json, and what was read: ``{"model_type", "wrapper",
     "dtype_source", "ignored_keys", "unknown_keys", "misspelled", "vision", "notes"}`` (see
@@ -4520,16 +4537,17 @@ def read_config(cfg: dict, name: str = "custom", source: str = "") -> tuple[Mode
     outer = cfg
     family = _recognise(cfg, mtype, notes)
     vision = None
+    towers_read = _Seen(cfg)  # the top-level keys the towers' counts read: read, so never listed as ignored
     if family in _WRAPPERS or family == "(wrapper)":
         wrapper = mtype if family == "(wrapper)" else family
-        vision = vision_params(wrapper, cfg)
-        audio = audio_params(wrapper, cfg)
+        vision = vision_params(wrapper, towers_read)
+        audio = audio_params(wrapper, towers_read)
         cfg, mtype, wrapper = _unwrap(cfg, wrapper, notes)
     else:
         mtype = family
         audio = None
     if mtype == "phi4_multimodal":  # the decoder's keys at the top level, the image and audio towers beside them
-        vision, audio = vision_params(mtype, cfg), audio_params(mtype, cfg)
+        vision, audio = vision_params(mtype, towers_read), audio_params(mtype, towers_read)
         notes.append(Text(N_("phi4_multimodal is multimodal: its decoder (Phi-3's block, the top-level keys) is counted; "
                              "the image encoder ({vision:,} parameters) and the audio encoder ({audio:,}) with their "
                              "projectors run once per image or audio clip and are reported beside it, not in the "
@@ -4558,10 +4576,10 @@ def read_config(cfg: dict, name: str = "custom", source: str = "") -> tuple[Mode
     fields_.setdefault("tied_embeddings", r.flag("tie_word_embeddings", False))
     tower = sum((vision or {}).values()) + sum((audio or {}).values())  # loaded beside the decoder (memory only)
     model = ModelConfig(family=mtype, name=name, source=source, dtype=dtype, quant=quant, tower_params=tower, **fields_)
-    unused = sorted(k for k in cfg if k not in r.used)
+    unused = sorted(k for k in cfg if k not in r.used and not (cfg is outer and k in towers_read.seen))
     if wrapper:
         read = ("text_config", "model_type") + (("tie_word_embeddings", "tie_embedding") if wrapper in _TIES_READ
-                                                 else ())  # (the wrapper's flag, read by its rule in _unwrap)
+                                                 else ()) + tuple(towers_read.seen)  # (the wrapper's flag: _unwrap's rule)
         unused += sorted(f"(top level) {k}" for k in outer if k not in read and k not in cfg)
     known = IRRELEVANT_KEYS | UNUSED_BY_FAMILY.get(mtype, frozenset()) | remote_unused(remote or "")
     ignored = [k for k in unused if k.removeprefix("(top level) ") in known]
@@ -4633,7 +4651,9 @@ def _parse_json(data: bytes | str, file: str = "config.json") -> dict:
     except UnicodeDecodeError:
         raise InputError(N_("{file} is not UTF-8 text"), file=file) from None
     except json.JSONDecodeError as e:
-        raise InputError(N_("{file} is not valid JSON: {msg} at line {lineno}, column {colno}"), file=file,
+        raise InputError(N_("{file} is not valid JSON: {msg} at line {lineno}, column {colno}; correct the text "
+                            "there (keys and texts in double quotes, no comments, no comma before a closing bracket) "
+                            "and load it again"), file=file,
                          msg=Text(e.msg) if e.msg in JSON_REASONS else e.msg, lineno=e.lineno,
                          colno=e.colno) from None
     except RecursionError:

@@ -210,7 +210,9 @@ def _check(template: str, **values) -> str:
 
 def test_a_bad_config_json_says_so_in_chinese():
     at = _app(le_src="config.json", upload=b"{ not json")
-    assert _error(at) == _check("{file} is not valid JSON: {msg} at line {lineno}, column {colno}", file="config.json",
+    assert _error(at) == _check("{file} is not valid JSON: {msg} at line {lineno}, column {colno}; correct the text there "
+                                "(keys and texts in double quotes, no comments, no comma before a closing bracket) "
+                                "and load it again", file="config.json",
                                 msg=_zh("Expecting property name enclosed in double quotes"), lineno=1, colno=3)
     for content, template, values in (
             (b"", "{file} is empty", {"file": "config.json"}),
