@@ -123,10 +123,12 @@ class Interconnect:
         if capped:
             busbw = inside.busbw
         nodes = -(-span // node)
-        return Link(f"{self.inter.name} across {nodes} nodes, {per_node} per node", self.inter.kind, busbw,
-                    self.inter.latency_s,
-                    f"{per_node} NIC(s) per node × {self.inter.busbw / 1e9:g} GB/s"
-                    + (f", capped by {inside.name}" if capped else "") + f"; {self.inter.source}")
+        nic = {"per": per_node, "gbps": self.inter.busbw / 1e9, "source": as_text(self.inter.source)}
+        return Link(Text(N_("{link} across {nodes} nodes, {per} per node"), link=as_text(self.inter.name), nodes=nodes,
+                         per=per_node), self.inter.kind, busbw, self.inter.latency_s,
+                    Text(N_("{per} NIC(s) per node × {gbps:g} GB/s, capped by {inside}; {source}"),
+                         inside=as_text(inside.name), **nic) if capped else
+                    Text(N_("{per} NIC(s) per node × {gbps:g} GB/s; {source}"), **nic))
 
     def all_to_all_link(self, ranks: int, stride: int = 1, gpus_per_node: int | None = None) -> Link:
         """The link an all-to-all over ``ranks`` GPUs ``stride`` apart crosses. Inside a node it is
@@ -147,9 +149,18 @@ class Interconnect:
             return link
         busbw = self.inter.busbw * (ranks - 1) / (ranks - per_node)
         nodes = -(-span // node)
-        return Link(f"{self.inter.name} across {nodes} nodes, all-to-all", self.inter.kind, busbw, self.inter.latency_s,
-                    f"each rank's {ranks - per_node}/{ranks} off-node share through its own NIC of "
-                    f"{self.inter.busbw / 1e9:g} GB/s; {self.inter.source}")
+        return Link(Text(N_("{link} across {nodes} nodes, all-to-all"), link=as_text(self.inter.name), nodes=nodes),
+                    self.inter.kind, busbw, self.inter.latency_s,
+                    Text(N_("each rank's {off}/{ranks} off-node share through its own NIC of {gbps:g} GB/s; {source}"),
+                         off=ranks - per_node, ranks=ranks, gbps=self.inter.busbw / 1e9,
+                         source=as_text(self.inter.source)))
+
+
+def as_text(name: str) -> str:
+    """A link's name or source inside a longer name: a Text as it is (a measured link's), a catalogue's plain
+    text as a Text of itself, so a page looks it up in its catalogue ("NVLink 4 (18 links) + NVSwitch" reads
+    in Chinese there) while its English stays the text."""
+    return name if isinstance(name, Text) or not name else Text(name)
 
 
 @dataclass(frozen=True)

@@ -60,3 +60,36 @@ def test_the_headline_reads_the_training_layout_a_link_gives_before_its_tab_draw
     assert view.Inputs.from_state(view.headline_state(state, True, "0")).cp == 1
     assert view.Inputs.from_state(view.headline_state(ChainMap({"le_cp": 4}, state), True, "2")).cp == 4
     assert view.Inputs.from_state(view.headline_state(state, False, None)).train is False
+
+
+def fake(s: str) -> str:
+    """A stand-in catalogue that marks every text it translates."""
+    return f"«{s}»"
+
+
+def test_a_link_across_nodes_is_named_in_the_readers_language_and_in_english_as_before():
+    """The Scale-out tables showed "400 Gb/s InfiniBand NIC across 4 nodes, 1 per node" in English on the Chinese
+    page: the name was an English f-string the catalogue could not translate. Now a Text: its English as before,
+    its template (and the catalogue's link name inside it) translated."""
+    from gemmlib.core.hardware import CATALOGUE as HW
+    from gemmlib.core.i18n import Text
+
+    ic = HW["H100 SXM"].interconnect
+    ring, a2a = ic.link_for(4, 8, 8), ic.all_to_all_link(8, 2, 8)
+    nic = ic.inter.name
+    assert ring.name == f"{nic} across 4 nodes, 1 per node" and isinstance(ring.name, Text)
+    assert ring.source == f"1 NIC(s) per node × {ic.inter.busbw / 1e9:g} GB/s; {ic.inter.source}"
+    assert ring.name.render(fake) == f"««{nic}» across 4 nodes, 1 per node»"
+    assert a2a.name == f"{nic} across 2 nodes, all-to-all" and a2a.name.render(fake) == f"««{nic}» across 2 nodes, all-to-all»"
+    assert a2a.source.startswith("each rank's 4/8 off-node share through its own NIC of ")
+    assert a2a.source.render(fake).startswith("«each rank's 4/8 off-node share through its own NIC of ")
+    gb = f"{ic.inter.busbw / 1e9:g}"
+    assert ring.source.render(fake) == f"«1 NIC(s) per node × {gb} GB/s; «{ic.inter.source}»»"
+
+    inp = view.Inputs(**LLAMA70)
+    v = view.present(view.estimate(inp, view.model(inp), CATALOGUE[inp.gpu]), gettext=fake, escape=str)
+    pp = next(r for r in v.scaleout.groups.rows if r["group"] == "PP")
+    assert pp["link"] == f"««{nic}» across 2 nodes, 1 per node»"
+    assert pp["source"] == f"«1 NIC(s) per node × {gb} GB/s; «{ic.inter.source}»»"
+    sends = [r for r in v.scaleout.collectives.rows if r["group"] == "PP"]
+    assert sends and all(r["link"] == f"««{nic}» across 2 nodes, 1 per node»" for r in sends)  # one stage boundary
