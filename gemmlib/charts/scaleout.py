@@ -177,18 +177,21 @@ def _serving_template(t: tuple[str, ...] = ()) -> alt.HConcatChart:
     return alt.hconcat(tput, lat)
 
 
-def _serving_built(sv: Serving, gettext: Translate = english) -> Built:
+def _serving_built(sv: Serving, gettext: Translate = english, title: str | None = None) -> Built:
     target = [{"TPOT ms": sv.tpot_target_s * 1e3}] if sv.tpot_target_s else []
     return Built(_serving_template, (_texts(gettext, _SERVING_TEXTS),), {"points": serving_records(sv), "target": target},
-                 title=gettext("Serving up to the KV limit ({n:,} requests)").format(n=sv.kv_limit))
+                 title=title or gettext("Serving up to the KV limit ({n:,} requests)").format(n=sv.kv_limit))
 
 
-def serving_chart(sv: Serving, *, gettext: Translate = english) -> alt.HConcatChart:
-    return _serving_built(sv, gettext).chart()
+def serving_chart(sv: Serving, *, gettext: Translate = english, title: str | None = None) -> alt.HConcatChart:
+    """Throughput and TPOT against the concurrency. ``title`` (in the reader's language) says what the points are
+    where it is not the curve up to the KV limit (one point at a request rate)."""
+    return _serving_built(sv, gettext, title).chart()
 
 
-def serving_spec(sv: Serving, *, gettext: Translate = english) -> dict:
-    return _serving_built(sv, gettext).spec()
+def serving_spec(sv: Serving, *, gettext: Translate = english, title: str | None = None) -> dict:
+    """:func:`serving_chart` as a Vega-Lite spec."""
+    return _serving_built(sv, gettext, title).spec()
 
 
 # ----- several models: decode throughput against the batch -------------------------------------------

@@ -1445,11 +1445,12 @@ def serving(est: ScaleOutEstimate, inp: ServingInputs, *, gettext: Translate = e
     """The serving curve of the estimate's requests (prompt + new tokens each), from one request to the KV limit."""
     sv = _serving_run(est, inp)
     best = none = None
-    chart, columns, labels = serving_spec(sv, gettext=gettext), None, {c: gettext(h) for c, h in SERVING_COLUMNS.items()}
-    if inp.rate and sv.points:  # one point at that rate, no search for a best concurrency: said as such
+    at_rate = bool(inp.rate and sv.points)  # one point at that rate, no search for a best concurrency: said as such
+    chart = serving_spec(sv, gettext=gettext, title=gettext("Serving at {rate:g} requests/s (KV limit {n:,} requests)")
+                         .format(rate=inp.rate, n=sv.kv_limit) if at_rate else None)
+    columns, labels = None, {c: gettext(h) for c, h in SERVING_COLUMNS.items()}
+    if at_rate:
         best, none = _at_rate(sv.points[0], inp, gettext)
-        chart = {**chart, "title": gettext("Serving at {rate:g} requests/s (KV limit {n:,} requests)").format(
-            rate=inp.rate, n=sv.kv_limit)}
         columns = tuple(c for c in SERVING_COLUMNS if c != "best")  # no best concurrency is sought at a rate
         labels["concurrency"] = gettext("in flight (peak)")
     elif sv.best:

@@ -93,3 +93,22 @@ def test_a_link_across_nodes_is_named_in_the_readers_language_and_in_english_as_
     assert pp["source"] == f"«1 NIC(s) per node × {gb} GB/s; «{ic.inter.source}»»"
     sends = [r for r in v.scaleout.collectives.rows if r["group"] == "PP"]
     assert sends and all(r["link"] == f"««{nic}» across 2 nodes, 1 per node»" for r in sends)  # one stage boundary
+
+
+def test_the_serving_chart_takes_its_title():
+    """The serving chart was always titled "Serving up to the KV limit (N requests)": at a request rate the presenter
+    patched the finished spec, and the Altair chart (the report's) could not say it at all."""
+    from gemmlib.charts import scaleout as cs
+    from gemmlib.core.hardware import get_hardware
+    from gemmlib.llm.accounting import Workload
+    from gemmlib.llm.parallel import Parallel
+    from gemmlib.llm.presets import from_name
+    from gemmlib.llm.scaleout import estimate
+
+    sv = estimate(from_name("llama-3-8b"), Workload(batch=8, seq_len=512, new_tokens=8), get_hardware("h100"),
+                  Parallel(tp=2), serve=True, tpot_target_s=0.02).serving
+    assert cs.serving_spec(sv)["title"] == f"Serving up to the KV limit ({sv.kv_limit:,} requests)"
+    full = cs.serving_chart(sv, title="At 5 requests/s").to_dict()
+    fast = cs.serving_spec(sv, title="At 5 requests/s")
+    assert full["title"] == fast["title"] == "At 5 requests/s"
+    assert cs.serving_spec(sv, gettext=fake)["title"].startswith("«Serving up to the KV limit")
