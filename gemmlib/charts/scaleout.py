@@ -32,7 +32,9 @@ WHAT = {"compute": N_("compute"), "communication": N_("communication"), "idle": 
 
 # ----- per-GPU memory ------------------------------------------------------------------------------
 
-_MEMORY_TEXTS = (N_("GiB on the busiest GPU"), N_("part"), N_("what"), *PART_ORDER)
+_MEMORY_TEXTS = (N_("GiB on the busiest GPU"), N_("part"), N_("what"))  # then the parts the bar holds
+# each part's colour wherever it is drawn (Vega's tableau10 in PART_ORDER: the colours a full legend gave them)
+PART_COLOURS = dict(zip(PART_ORDER, ("#4c78a8", "#f58518", "#e45756", "#72b7b2", "#54a24b", "#eeca3b"), strict=True))
 BAR_PX = 44  # the bar's height in pixels: the plot's own height (autosize fit-x: title, axis and legend add to it)
 
 
@@ -40,12 +42,15 @@ def _per_gpu_memory_template(t: tuple[str, ...] = ()) -> alt.LayerChart:
     # One thick bar (the parts stacked left to right) and the GPU's capacity as a red rule across it, labelled
     # above; the legend under the chart in rows, so no part is cut off. The height set is the plot's alone
     # (fit-x): Streamlit's default for a layer ("fit") would squeeze the bar into what the legend leaves.
-    x_title, part, what, *parts = t or _texts(english, _MEMORY_TEXTS)
+    # t: the axis and tooltip texts, then each part drawn and its colour (by default every part)
+    x_title, part, what, *shown = t or (*_texts(english, _MEMORY_TEXTS), *(x for p in PART_ORDER
+                                                                            for x in (p, PART_COLOURS[p])))
+    parts, colours = shown[::2], shown[1::2]
     x = alt.X("start:Q", title=x_title, scale=alt.Scale(domainMin=0, nice=True),
               axis=alt.Axis(format=",.0f", tickCount=8, labelOverlap=True))
     bars = alt.Chart(_d("parts")).mark_bar().encode(
         x=x, x2="end:Q", y=alt.value(0), y2=alt.value(BAR_PX),
-        color=alt.Color("part:N", title=None, sort=parts, scale=alt.Scale(domain=parts),
+        color=alt.Color("part:N", title=None, sort=parts, scale=alt.Scale(domain=parts, range=colours),
                         legend=alt.Legend(orient="bottom", direction="horizontal", columns=3, labelLimit=300,
                                           symbolLimit=0)),
         tooltip=[alt.Tooltip("part:N", title=part), alt.Tooltip("GiB:Q", format=",.2f", title="GiB")])
@@ -75,7 +80,9 @@ def _memory_built(mem: PerGpuMemory, gpu: str, label: str = N_("per GPU"), gette
             label=label, verdict=verdict, stage=gettext(STAGES.get(mem.stage, mem.stage)))
     else:
         title = gettext("Memory {label}: {verdict}").format(label=label, verdict=verdict)
-    return Built(_per_gpu_memory_template, (_texts(gettext, _MEMORY_TEXTS),), {"parts": parts, "cap": cap},
+    # the legend names the parts this GPU holds (training keeps no KV cache, inference no gradients)
+    legend = tuple(x for p, _ in mem.parts() for x in (gettext(p), PART_COLOURS[p]))
+    return Built(_per_gpu_memory_template, (_texts(gettext, _MEMORY_TEXTS) + legend,), {"parts": parts, "cap": cap},
                  height=BAR_PX, title=title, autosize={"type": "fit-x", "contains": "padding"})
 
 

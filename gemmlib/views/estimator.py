@@ -1337,6 +1337,30 @@ def _train_run(est: ScaleOutEstimate, inp: TrainingInputs) -> tuple[TrainEstimat
     return tr, tuple(idle)
 
 
+def what_is_left(inp: TrainingInputs) -> list[str]:
+    """What a training run that does not fit can still turn to (N_-marked, ``{zero}``: its ZeRO stage), leaving out
+    what it already does: ZeRO on (a higher stage, or more DP ranks to shard across), full recomputation of every
+    layer, a micro-batch of 1."""
+    left = [N_("more GPUs (TP, PP, DP with ZeRO)") if inp.zero == 0 else
+            N_("more GPUs (TP, PP, or more DP ranks for ZeRO {zero} to shard across)")]
+    if 0 < inp.zero < 3:
+        left.append(N_("a higher ZeRO stage (3 shards the weights too)"))
+    if inp.rc != "full":
+        left.append(N_("recomputation") if inp.rc == "none" else N_("full recomputation"))
+    elif inp.rcl:
+        left.append(N_("full recomputation of every layer"))
+    if inp.mb > 1:
+        left.append(N_("a smaller micro-batch"))
+    return left
+
+
+def _either(items: list[str], gettext: Translate) -> str:
+    """"a, b or c" in the reader's language."""
+    if len(items) < 2:
+        return "".join(items)
+    return gettext("{some} or {last}").format(some=gettext(", ").join(items[:-1]), last=items[-1])
+
+
 def training(est: ScaleOutEstimate, inp: TrainingInputs, *, gettext: Translate = english) -> TrainingView:
     """A training run of the estimate's workload (batch × prompt = one step's tokens) on its GPUs."""
     a = LLAMA31_405B
@@ -1348,9 +1372,9 @@ def training(est: ScaleOutEstimate, inp: TrainingInputs, *, gettext: Translate =
             need=fmt.nbytes(mem.total_bytes), have=fmt.nbytes(mem.capacity_bytes))
     else:
         status = gettext("**Does not fit**: training needs {need} per GPU, {have} on each {gpu}. The step time, MFU, "
-                         "tokens/s and GPU-hours below are not reachable on this set-up: more GPUs (TP, PP, DP "
-                         "with ZeRO), recomputation or a smaller micro-batch.").format(
-            need=fmt.nbytes(mem.total_bytes), have=fmt.nbytes(mem.capacity_bytes), gpu=est.hardware.name)
+                         "tokens/s and GPU-hours below are not reachable on this set-up: {left}.").format(
+            need=fmt.nbytes(mem.total_bytes), have=fmt.nbytes(mem.capacity_bytes), gpu=est.hardware.name,
+            left=_either([gettext(x).format(zero=inp.zero) for x in what_is_left(inp)], gettext))
     # the status above says why: in a fifth of the page the longer "not reachable: does not fit" was cut with "…"
     off = {} if mem.fits else {"delta": gettext("not reachable"), "delta_color": "inverse"}
     return TrainingView(

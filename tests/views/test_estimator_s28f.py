@@ -112,3 +112,39 @@ def test_the_serving_chart_takes_its_title():
     fast = cs.serving_spec(sv, title="At 5 requests/s")
     assert full["title"] == fast["title"] == "At 5 requests/s"
     assert cs.serving_spec(sv, gettext=fake)["title"].startswith("«Serving up to the KV limit")
+
+
+def _legend(spec: dict) -> list[str]:
+    return spec["layer"][0]["encoding"]["color"]["scale"]["domain"]
+
+
+def test_the_memory_legends_name_only_the_parts_the_gpu_holds():
+    """The training chart's legend listed "KV cache" (training keeps none: 0 bytes) and the inference chart's
+    "gradients" and "optimizer state"; each part keeps its colour."""
+    inp = view.Inputs(**LLAMA70)
+    est = view.estimate(inp, view.model(inp), CATALOGUE[inp.gpu])
+    tv = view.training(est, view.TrainingInputs(train=True), gettext=fake)
+    assert _legend(tv.memory_chart) == ["«weights»", "«gradients»", "«optimizer state»", "«activations»", "«workspace»"]
+    v = view.present(est, escape=str)
+    assert _legend(v.scaleout.memory_chart) == ["weights", "KV cache", "activations", "workspace"]
+    colours = dict(zip(_legend(v.scaleout.memory_chart), v.scaleout.memory_chart["layer"][0]["encoding"]["color"]
+                       ["scale"]["range"], strict=True))
+    assert colours["weights"] == "#4c78a8" and colours["KV cache"] == "#72b7b2"  # as in a full legend
+
+
+@pytest.mark.parametrize(("kw", "left"), [
+    ({}, "more GPUs (TP, PP, DP with ZeRO) or recomputation"),
+    ({"zero": 1, "rc": "selective", "mb": 2}, "more GPUs (TP, PP, or more DP ranks for ZeRO 1 to shard across), a "
+     "higher ZeRO stage (3 shards the weights too), full recomputation or a smaller micro-batch"),
+    ({"zero": 3, "rc": "full"}, "more GPUs (TP, PP, or more DP ranks for ZeRO 3 to shard across)"),
+    ({"zero": 3, "rc": "full", "rcl": 4}, "more GPUs (TP, PP, or more DP ranks for ZeRO 3 to shard across) or full "
+     "recomputation of every layer"),
+])
+def test_a_training_run_that_does_not_fit_is_told_what_is_left_to_try(kw, left):
+    """With ZeRO 3 and full recomputation on, the advice still read "more GPUs (TP, PP, DP with ZeRO), recomputation
+    or a smaller micro-batch" (at a micro-batch of 1)."""
+    inp = view.Inputs(**{**LLAMA70, "pp": 1, "dp": 2, "batch": 16})  # 70 B on 2 GPUs: nothing makes it fit
+    est = view.estimate(inp, view.model(inp), CATALOGUE[inp.gpu])
+    tv = view.training(est, view.TrainingInputs(train=True, **kw))
+    assert not tv.fits
+    assert tv.status.endswith(f"not reachable on this set-up: {left}."), tv.status
