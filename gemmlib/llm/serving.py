@@ -266,16 +266,25 @@ class StepModel:
         self.dtype = wl.act_dtype
         self._wl = replace(wl, batch=1, new_tokens=0, decode_only=False, lm_head="last")
         self._stage_l = layers_per_stage(cfg, par)
+        # the attention's data-parallel ranks inside one EP group each take their own sequences, whole (as
+        # accounting's phases since 2311765): the step waits for the busiest, see :meth:`_busiest`
+        self.ep = par.attn_ep if par.attn_ep > 1 else 1
         self._built: dict[int, tuple[list[Op], Workload]] = {}
         self.tokens = _Curve(self._tokens)
         self.embedding = _Curve(self._embedding)
         self.head = _Curve(self._head)
         self.decode_attention = _Curve(self._decode_attention)
         self.prefill_attention = _Curve(self._prefill_attention)
+        if self.ep > 1:  # the busiest rank's own tokens (ops not routed, unsplit) apart from the routed ones
+            self.local = _Curve(self._local)
+            self.local_embedding = _Curve(self._local_embedding)
+            self.local_head = _Curve(self._local_head)
 
-    def _share(self, ops: list[Op]) -> float:
-        return sum(time_op(per_gpu_op(o, self.cfg, self.par, stage_layers=self._stage_l), self.hw, self.dtype,
-                           self.efficiency).time_s for o in ops)
+    def _share(self, ops: list[Op], *, whole: bool = False) -> float:
+        """One GPU's time of ``ops``; ``whole``: ops not routed taken whole (one sequence, on one EP rank)."""
+        seqs = 1 if whole else None
+        return sum(time_op(per_gpu_op(o, self.cfg, self.par, stage_layers=self._stage_l, sequences=seqs), self.hw,
+                           self.dtype, self.efficiency).time_s for o in ops)
 
     def _comm(self, ops: list[Op], wl: Workload) -> float:
         return sum(c.time_s for c in forward_collectives(ops, self.cfg, wl, self.par, self.hw,
@@ -293,13 +302,29 @@ class StepModel:
         return hit
 
     def _part(self, n: int, stage: str) -> tuple[float, float]:
+        """(compute, communication) of the ``stage`` ops over ``n`` tokens; under EP (``self.ep`` > 1) the compute is
+        the routed ops' only (the rest: :meth:`_local_part`, on the busiest rank's own tokens)."""
         ops, wl = self._build(n)
         mine = [o for o in ops if _stage_of(o) == stage]
         comm = self._comm(mine, wl)
         if stage == "every":
             send = pipeline_send(self.cfg, n, 1, wl, self.par, self.hw)
             comm += send.time_s if send is not None else 0.0
-        return self._share(mine), comm
+        return self._share([o for o in mine if o.routed] if self.ep > 1 else mine), comm
+
+    def _local_part(self, n: int, stage: str) -> tuple[float, float]:
+        """The compute of the ``stage`` ops not routed over ``n`` tokens all on one EP rank (no communication)."""
+        ops, _ = self._build(n)
+        return self._share([o for o in ops if _stage_of(o) == stage and not o.routed], whole=True), 0.0
+
+    def _local(self, n: int) -> tuple[float, float]:
+        return self._local_part(n, "every")
+
+    def _local_embedding(self, n: int) -> tuple[float, float]:
+        return self._local_part(n, "first")
+
+    def _local_head(self, rows: int) -> tuple[float, float]:
+        return self._local_part(rows, "last")
 
     def _tokens(self, n: int) -> tuple[float, float]:
         return self._part(n, "every")
@@ -314,7 +339,7 @@ class StepModel:
         """(a kernel's fixed time, the time per sequence) of the attention ops ``build(batch)`` makes: their
         time is fixed + batch × per-sequence (the kernel launches do not grow with the sequences a batched
         kernel takes; its work does), solved from one and two sequences."""
-        one, two = self._share(build(1)), self._share(build(2))
+        one, two = self._share(build(1), whole=self.ep > 1), self._share(build(2), whole=self.ep > 1)
         per = max(0.0, two - one)
         return max(0.0, one - per), per
 
@@ -347,8 +372,16 @@ class StepModel:
              chunks: list[tuple[int, int]]) -> float:
         """Seconds of one step: ``tokens`` in all, ``rows`` LM-head rows, ``decodes`` decode sequences at
         ``mean_cached`` cached tokens on average, and prefill ``chunks`` (done, tokens). One batched
-        attention kernel per layer serves every decode sequence and one every prefill chunk."""
-        c, m = self.tokens(tokens)
+        attention kernel per layer serves every decode sequence and one every prefill chunk.
+
+        Under EP (:attr:`ep` ranks, each with its own sequences, whole) the step is the busiest rank's: the routed
+        experts meet all ``tokens`` over the EP ranks, every other op only that rank's (:meth:`_busiest`)."""
+        if self.ep > 1:
+            tokens_all, rows_all = tokens, rows
+            tokens, rows, decodes, chunks = self._busiest(tokens, rows, decodes, chunks)
+        c, m = self.tokens(tokens_all) if self.ep > 1 else self.tokens(tokens)
+        if self.ep > 1:
+            c += self.local(tokens)[0]
         if decodes:
             fixed, per = self.decode_attention(mean_cached)
             c += fixed + decodes * per
@@ -356,13 +389,30 @@ class StepModel:
             c += self.prefill_attention(max(n for _, n in chunks))[0]
             for done, n in chunks:
                 c += self.chunk(done, n)
-        ec, em = self.embedding(tokens)
-        hc, hm = self.head(rows)
+        if self.ep > 1:  # (the embedding and the LM head are not routed: the busiest rank's tokens and rows)
+            ec, em = self.local_embedding(tokens)[0] if tokens else 0.0, self.embedding(tokens_all)[1]
+            hc, hm = self.local_head(rows)[0] if rows else 0.0, self.head(rows_all)[1]
+        else:
+            ec, em = self.embedding(tokens)
+            hc, hm = self.head(rows)
         p = self.par.pp
         if p == 1:
             return self.overhead_s + self._period(c + ec + hc, m + em + hm)
         stage = max(self._period(c + ec, m + em), self._period(c + hc, m + hm))
         return self.overhead_s + p * stage
+
+    def _busiest(self, tokens: int, rows: int, decodes: int, chunks: list[tuple[int, int]]
+                 ) -> tuple[int, int, int, list[tuple[int, int]]]:
+        """The busiest EP rank's part of a step of ``decodes`` decode sequences and prefill ``chunks``: k = ceil(s / e)
+        of its s sequences, whole (one prompt over EP 16 is not 1/16 of the prompt on each rank): the largest chunk,
+        then decode sequences, then the next chunks, up to k. Its (tokens, LM-head rows, decodes, chunks); an even
+        split of equal sequences is the accounting's phases' ceil(B / e) whole sequences."""
+        k = -(-(decodes + len(chunks)) // self.ep)
+        big = sorted(chunks, key=lambda dn: dn[1], reverse=True)
+        mine = big[:1] if k else []
+        d = min(decodes, k - len(mine))
+        mine += big[1:1 + k - len(mine) - d]
+        return d + sum(n for _, n in mine), min(rows, k), d, mine
 
     def decode_run(self, decodes: int, mean_cached: float, steps: int) -> float:
         """Seconds of ``steps`` pure decode steps in a row: ``decodes`` sequences, no prefill, no LM-head row but
