@@ -67,10 +67,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     _add_architecture_arguments(p)
     wl = p.add_argument_group("workload")
     wl.add_argument("--batch", type=int, default=1, help="concurrent sequences (default 1)")
-    wl.add_argument("--seq-len", type=int, default=None, help="prompt tokens per sequence (default 512)")
+    wl.add_argument("--seq-len", type=int, default=None, help="prompt tokens per sequence (default 512; "
+                    "--input-len when only that is given)")
     wl.add_argument("--new-tokens", type=whole(0, 10_000_000), default=None,
-                    help="decode steps after the prefill (default 128, 0 with --train; 1 with --context; 0: the "
-                         "prefill only); step i sees S + i cached tokens")
+                    help="decode steps after the prefill (default 128, or --output-len when only that is given; 0 "
+                         "with --train; 1 with --context; 0: the prefill only); step i sees S + i cached tokens")
     wl.add_argument("--context", type=whole(0, 100_000_000), metavar="C",
                     help="decode only: one decode step (or --new-tokens steps) with C tokens already cached "
                          "(0: an empty cache), no prefill")
@@ -280,9 +281,13 @@ def workload_from_args(args: argparse.Namespace, cfg: ModelConfig, hw=None) -> W
             raise InputError("give --context (decode only, C tokens cached) or --seq-len (a prompt), not both")
         return Workload(seq_len=args.context, new_tokens=1 if args.new_tokens is None else args.new_tokens,
                         decode_only=True, **common)
-    default_new = 0 if getattr(args, "train", False) else 128
-    return Workload(seq_len=512 if args.seq_len is None else args.seq_len,
-                    new_tokens=default_new if args.new_tokens is None else args.new_tokens, **common)
+    train = getattr(args, "train", False)
+    # a request's lengths (--input-len / --output-len) without --seq-len / --new-tokens are the whole output's: the
+    # phases and time line at the prompt the SERVING section serves, not one TTFT at 512 and another at 4,096
+    seq = args.seq_len if args.seq_len is not None else None if train else getattr(args, "input_len", None)
+    new = args.new_tokens if args.new_tokens is not None else None if train else getattr(args, "output_len", None)
+    return Workload(seq_len=512 if seq is None else seq, new_tokens=(0 if train else 128) if new is None else new,
+                    **common)
 
 
 _fmt = fmt.si  # one formatter (gemmlib.core.format): SI values with units; amounts of bytes: fmt.nbytes

@@ -76,3 +76,32 @@ def test_an_invalid_config_json_says_where_and_what_to_do_in_one_line(text, line
     assert "\n" not in err
     assert "bad.json is not valid JSON: " in err and f"at line {line}, column {column}" in err
     assert "correct the text there" in err and "double quotes" in err and "load it again" in err
+
+
+SERVE = ["estimate", "--preset", "llama-3.2-1b", "--gpu", "h100", "--engine", "trtllm", "--concurrency", "1",
+         "--num-requests", "1", "--json"]
+
+
+def _estimate(capsys, *extra: str) -> dict:
+    assert main([*SERVE, *extra]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_a_requests_lengths_alone_are_the_whole_outputs(capsys):
+    # before: --input-len 4096 --output-len 512 without --seq-len sized the phases and the time line at the default
+    # 512 / 128 while SERVING used 4096 / 512: one output, two TTFTs for two different prompts
+    d = _estimate(capsys, "--input-len", "4096", "--output-len", "512")
+    assert (d["workload"]["seq_len"], d["workload"]["new_tokens"]) == (4096, 512)
+    assert (d["serving_summary"]["input_len"], d["serving_summary"]["output_len"]) == (4096, 512)
+    assert d["serving"][0]["ttft_s"] == pytest.approx(d["times"]["prefill_s"], rel=0.01)
+
+
+def test_given_lengths_and_the_defaults_are_unchanged(capsys):
+    d = _estimate(capsys, "--seq-len", "256", "--new-tokens", "8", "--input-len", "4096", "--output-len", "512")
+    assert (d["workload"]["seq_len"], d["workload"]["new_tokens"]) == (256, 8)  # both asked for: both kept
+    assert (d["serving_summary"]["input_len"], d["serving_summary"]["output_len"]) == (4096, 512)
+    d = _estimate(capsys)
+    assert (d["workload"]["seq_len"], d["workload"]["new_tokens"]) == (512, 128)
+    assert (d["serving_summary"]["input_len"], d["serving_summary"]["output_len"]) == (512, 128)
+    d = _estimate(capsys, "--input-len", "1024")  # one of them: the other keeps its default
+    assert (d["workload"]["seq_len"], d["workload"]["new_tokens"]) == (1024, 128)
