@@ -17,7 +17,6 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from gemmlib.charts import label_expr
 from gemmlib.core.flops import METRIC_LABELS
 from gemmlib.core.i18n import N_, Translate, english
 from gemmlib.explain.reference import LOOP_ORDER_NAMES, Step, fmt_num
@@ -134,9 +133,15 @@ def running_sum_chart(rows: list[dict], current_k: int | None = None, cell: str 
     """The article's line chart: the running sum of one D cell over k."""
     df = pd.DataFrame(rows)
     df["k (1-based)"] = df["k"] + 1
+    x_title, y_title = gettext("k (the k-th product added)"), gettext("{cell} so far").format(cell=cell)
+    # what a screen reader says of each point, label and the highlight (they said "running_sum: 7" and
+    # "k (1-based): 1", the data's own names, on the Chinese page too)
+    df["_aria"] = [f"{x_title}: {k}; {y_title}: {fmt_num(float(v))}"
+                   for k, v in zip(df["k (1-based)"], df["running_sum"], strict=True)]
     base = alt.Chart(df).encode(
-        x=alt.X("k (1-based):O", title=gettext("k (the k-th product added)"), axis=alt.Axis(labelAngle=0)),
-        y=alt.Y("running_sum:Q", title=gettext("{cell} so far").format(cell=cell)),
+        x=alt.X("k (1-based):O", title=x_title, axis=alt.Axis(labelAngle=0)),
+        y=alt.Y("running_sum:Q", title=y_title),
+        description=alt.Description("_aria:N"),
         tooltip=[alt.Tooltip("term:N", title=gettext("term")), alt.Tooltip("product:Q", title=gettext("product")),
                  alt.Tooltip("running_sum:Q", title=gettext("running sum"))],
     )
@@ -145,19 +150,25 @@ def running_sum_chart(rows: list[dict], current_k: int | None = None, cell: str 
     if current_k is not None and 0 <= current_k < len(df):
         cur = df.iloc[[current_k]]
         chart = chart + alt.Chart(cur).mark_point(size=260, color=HIGHLIGHT, filled=True).encode(
-            x="k (1-based):O", y="running_sum:Q")
+            x="k (1-based):O", y="running_sum:Q", description=alt.Description("_aria:N"))
     return chart.properties(height=260, title=gettext("{cell} accumulating over k").format(cell=cell))
 
 
 def loads_chart(rows: list[dict], *, gettext: Translate = english) -> alt.Chart:
     """Element loads of A and B per loop order (stacked bars). rows: order, operand, loads."""
     df = pd.DataFrame(rows)
-    orders = label_expr({o: gettext(n) for o, n in LOOP_ORDER_NAMES.items()})
+    # the orders by their names as shown, in the data itself: a screen reader read the axis's values and each bar
+    # from the data ("inner, outer, tiled" on the Chinese page), not from a labelExpr
+    df["shown"] = [gettext(LOOP_ORDER_NAMES.get(o, o)) for o in df["order"]]
+    loop, operand, loads = gettext("loop order"), gettext("operand"), gettext("loads")
+    df["_aria"] = [f"{loop}: {o}; {operand}: {a}; {loads}: {n:,}"
+                   for o, a, n in zip(df["shown"], df["operand"], df["loads"], strict=True)]
     return alt.Chart(df).mark_bar().encode(
-        y=alt.Y("order:N", title=None, sort=None, axis=alt.Axis(labelExpr=orders)),
+        y=alt.Y("shown:N", title=None, sort=None),
         x=alt.X("loads:Q", title=gettext("element loads from memory")),
-        color=alt.Color("operand:N", title=gettext("operand")),
-        tooltip=[alt.Tooltip("order:N", title=gettext("loop order")),
+        color=alt.Color("operand:N", title=operand),
+        description=alt.Description("_aria:N"),
+        tooltip=[alt.Tooltip("shown:N", title=loop),
                  alt.Tooltip("operand:N", title=gettext("operand")),
                  alt.Tooltip("loads:Q", format=",", title=gettext("loads"))],
     ).properties(height=140)
@@ -280,13 +291,18 @@ def staircase_chart(records: list[dict], x: str = "N", *, gettext: Translate = e
                                                                 "efficiency")],
                    value_vars=["efficiency", "tile efficiency", "wave efficiency"],
                    var_name="measure", value_name="share")
-    long["shown"] = [gettext(STAIRCASE_MEASURES[m]) for m in long["measure"]]  # the tooltip's words, translated
+    # the measures by their names as shown, in the data: the legend's values and each line's screen-reader text come
+    # from the data ("efficiency, tile efficiency, wave efficiency" on the Chinese page), not from a labelExpr
+    long["shown"] = [gettext(STAIRCASE_MEASURES[m]) for m in long["measure"]]
+    y_title = gettext("useful share of launched work")
+    long["_aria"] = [f"{m}: {x} = {v:,}, {y_title} {sh:.1%}"
+                     for m, v, sh in zip(long["shown"], long[x], long["share"], strict=True)]
+    shown = [gettext(STAIRCASE_MEASURES[m]) for m in ("efficiency", "tile efficiency", "wave efficiency")]
     return alt.Chart(long).mark_line(interpolate="step-after").encode(
         x=alt.X(f"{x}:Q", title=x),
-        y=alt.Y("share:Q", title=gettext("useful share of launched work"), axis=alt.Axis(format="%"),
-                scale=alt.Scale(domain=[0, 1])),
-        color=alt.Color("measure:N", title=None, legend=alt.Legend(
-            labelExpr=label_expr({k: gettext(v) for k, v in STAIRCASE_MEASURES.items()}), labelLimit=300)),
+        y=alt.Y("share:Q", title=y_title, axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1])),
+        color=alt.Color("shown:N", title=None, scale=alt.Scale(domain=shown), legend=alt.Legend(labelLimit=300)),
+        description=alt.Description("_aria:N"),
         strokeDash=alt.condition(alt.datum.measure == "efficiency", alt.value([1, 0]), alt.value([4, 3])),
         tooltip=[f"{x}:Q", alt.Tooltip("shown:N", title=gettext("measure")),
                  alt.Tooltip("share:Q", format=".1%", title=gettext("share")),

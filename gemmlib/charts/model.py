@@ -159,21 +159,24 @@ def shape_rects(ops: list[Op], gap_frac: float = 0.04) -> tuple[list[dict], list
     return rects, labels
 
 
-def _shapes_template(texts: tuple[str, ...] = ("matrix", "op", "dims", "count", "FLOPs"), roles: str = "") -> alt.LayerChart:
-    """``texts``: the legend's and tooltips' titles, ``roles`` the legend's labelExpr (as shown)."""
+def _shapes_template(texts: tuple[str, ...] = ("matrix", "op", "dims", "count", "FLOPs"),
+                     roles: tuple[str, ...] = tuple(ROLE_COLORS)) -> alt.LayerChart:
+    """``texts``: the legend's and tooltips' titles, ``roles`` the matrices' roles in :data:`ROLE_COLORS`' order (as
+    shown). The legend shows the data's ``shown`` role: a screen reader reads a legend's values from its scale's
+    domain (with a labelExpr over the English roles it read "A (activations)" on the Chinese page)."""
     x = alt.X("x:Q", axis=None, scale=alt.Scale(nice=False, zero=True))
     y = alt.Y("y:Q", axis=None, scale=alt.Scale(nice=False, zero=True, reverse=True))
     matrix, op, dims, count, flops = texts
     rects = alt.Chart(_d("rects")).mark_rect(stroke="white", strokeWidth=0.5, opacity=0.85).encode(
         x=x, x2="x2:Q", y=y, y2="y2:Q",
-        color=alt.Color("role:N", title=matrix, scale=alt.Scale(domain=list(ROLE_COLORS),
-                                                                 range=list(ROLE_COLORS.values())),
-                        legend=alt.Legend(orient="top", labelExpr=roles) if roles else alt.Legend(orient="top")),
-        tooltip=[alt.Tooltip("op:N", title=op), alt.Tooltip("role:N", title=matrix), alt.Tooltip("dims:N", title=dims),
+        color=alt.Color("shown:N", title=matrix, scale=alt.Scale(domain=list(roles), range=list(ROLE_COLORS.values())),
+                        legend=alt.Legend(orient="top")),
+        description=alt.Description("_aria:N"),
+        tooltip=[alt.Tooltip("op:N", title=op), alt.Tooltip("shown:N", title=matrix), alt.Tooltip("dims:N", title=dims),
                  alt.Tooltip("count:Q", format=",", title=count), alt.Tooltip("flops:Q", format=".4s", title=flops)],
     )
     text = alt.Chart(_d("labels")).mark_text(align="left", baseline="top", fontSize=12).encode(
-        x=x, y=y, text="label:N")
+        x=x, y=y, text="label:N", description=alt.Description("label:N"))
     return alt.layer(rects, text)
 
 
@@ -188,9 +191,14 @@ def _gemm_shapes_built(ops: list[Op], width: int = 760, gettext: Translate = eng
     if height == SHAPES_MAX_HEIGHT:  # keep the aspect ratio: narrow the chart instead of squashing it
         width = int(max(200, SHAPES_MAX_HEIGHT * xr / yr))
     args = ()
+    texts = tuple(gettext(t) for t in (N_("matrix"), N_("op"), N_("dims"), N_("count"), "FLOPs"))
     if gettext is not english:  # the English chart as it always was; a translation names its texts
-        args = (tuple(gettext(t) for t in (N_("matrix"), N_("op"), N_("dims"), N_("count"), "FLOPs")),
-                label_expr({k: gettext(v) for k, v in ROLE_LABELS.items()}))
+        args = (texts, tuple(gettext(ROLE_LABELS[r]) for r in ROLE_COLORS))
+    # each rectangle's role as shown, and what a screen reader says of it (it read "x: 0; y: 1327.104; …; matrix:
+    # A (activations)", the data's coordinates and English role, on the Chinese page too)
+    rects = [{**r, "shown": gettext(ROLE_LABELS.get(r["role"], r["role"]))} for r in rects]
+    rects = [{**r, "_aria": f"{r['op']} · {r['shown']}: {r['dims']}; {texts[3]}: {r['count']:,}; "
+                            f"{fmt.si(r['flops'], 'FLOP')}"} for r in rects]
     return Built(_shapes_template, args, {"rects": rects, "labels": labels}, width=width, height=height,
                  title=title_lines(gettext("One layer's GEMMs to scale (A · B = D; attention per sequence and head)"),
                                    width))
@@ -227,14 +235,19 @@ def _share_template(texts: tuple[str, ...] = SHARE_TEXTS) -> alt.LayerChart:
         x=x, y=alt.Y("share:Q", axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1]), title=y_title),
         color=alt.Color("counting:N", title=None, legend=alt.Legend(orient="bottom")),
         tooltip=[alt.Tooltip("seq_len:Q", format=",", title=seq), alt.Tooltip("share:Q", format=".1%", title=share),
-                 alt.Tooltip("counting:N", title=counting)])
-    rule = alt.Chart(_d("marks")).mark_rule(strokeDash=[4, 3], color="#e4572e").encode(x=x, tooltip=["what:N"])
+                 alt.Tooltip("counting:N", title=counting)], description=alt.Description("_aria:N"))
+    # what a screen reader says of each mark: its words as shown (it read the data's names: "counting:", "what:",
+    # "ypix: 276", "share: 0.5")
+    what = alt.Description("what:N")
+    rule = alt.Chart(_d("marks")).mark_rule(strokeDash=[4, 3], color="#e4572e").encode(x=x, tooltip=["what:N"],
+                                                                                        description=what)
     rtext = alt.Chart(_d("marks")).mark_text(align="left", dx=4, color="#e4572e").encode(
-        x=x, y=alt.Y("ypix:Q", scale=None), text="what:N")
-    half = alt.Chart(_d("half")).mark_rule(color="#999").encode(y="share:Q")
+        x=x, y=alt.Y("ypix:Q", scale=None), text="what:N", description=what)
+    half = alt.Chart(_d("half")).mark_rule(color="#999").encode(y="share:Q", description=what)
     pt = alt.Chart(_d("claim")).mark_point(size=90, filled=True, color="#e4572e").encode(
-        x=x, y="share:Q", tooltip=["what:N"])
-    ptext = alt.Chart(_d("claim")).mark_text(align="right", dx=-8, dy=-12).encode(x=x, y="share:Q", text="what:N")
+        x=x, y="share:Q", tooltip=["what:N"], description=what)
+    ptext = alt.Chart(_d("claim")).mark_text(align="right", dx=-8, dy=-12).encode(x=x, y="share:Q", text="what:N",
+                                                                                  description=what)
     return alt.layer(line, rule, rtext, half, pt, ptext)
 
 
@@ -257,7 +270,10 @@ def _share_built(curve: list[dict], crossover: float, claim_s: int | None = None
         row = min(dense, key=lambda r: abs(r["seq_len"] - claim_s))
         claim = [{**row, "what": f"s = {row['seq_len']:,}: {row['share']:.1%}"}]
     args = () if gettext is english else (tuple(gettext(t) for t in SHARE_TEXTS),)
-    return Built(_share_template, args, {"curve": curve, "marks": marks, "half": [{"share": 0.5}], "claim": claim},
+    texts = tuple(gettext(t) for t in SHARE_TEXTS)
+    curve = [{**r, "_aria": f"{r['counting']}: {texts[2]} {r['seq_len']:,}, {texts[3]} {r['share']:.1%}"} for r in curve]
+    half = [{"share": 0.5, "what": f"{texts[3]} 50%"}]
+    return Built(_share_template, args, {"curve": curve, "marks": marks, "half": half, "claim": claim},
                  height=SHARE_HEIGHT, title=gettext("When do the attention products dominate?"))
 
 

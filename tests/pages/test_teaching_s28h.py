@@ -4,6 +4,7 @@ GEMMs table's key columns, the FLOPs heatmap's labels and numbers, the charts' s
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -74,3 +75,62 @@ def test_heatmap_numbers_fit_their_cells():
     small = heatmap(_grid(8, 8), "GFLOPs", "t", ",.3~f").to_dict()["layer"][1]["mark"]["fontSize"]["expr"]
     large = heatmap(big, "GFLOPs", "t", ",.3~f").to_dict()["layer"][1]["mark"]["fontSize"]["expr"]
     assert "(9 * 0.55)" in large and _font(large, 400) < _font(small, 400)
+
+
+# ----------------------------------------------------------------------------- screen-reader text in Chinese
+ENGLISH_LEFT = ("inner", "outer", "tiled", "tile efficiency", "wave efficiency", "A (activations)", "B (weights)",
+                "B (keys / values)", "D (output)", "running_sum", "k (1-based)", "ypix", "what:", "counting:",
+                "share:", "order:")
+
+
+def _aria(vl: dict) -> list[str]:
+    """The aria-labels Vega itself writes for a chart (vl-convert's SVG: the same text a screen reader reads in
+    the browser), with the "X-axis titled ... for a ... scale" frame Vega writes in English in every language."""
+    import html
+
+    import vl_convert as vlc
+
+    svg = vlc.vegalite_to_svg(json.dumps(vl))
+    return [html.unescape(a) for a in re.findall(r'aria-label="([^"]*)"', svg)]
+
+
+def _charts_zh() -> dict[str, dict]:
+    import ui
+    from gemmlib.charts.explain import loads_chart, running_sum_chart, spec, staircase_chart
+    from gemmlib.charts.model import gemm_shapes_spec, share_spec
+    from gemmlib.core.flops import wave_staircase
+    from gemmlib.explain import reference as ref
+    from gemmlib.llm.accounting import attention_crossover, attention_share, layer_model, layer_ops
+
+    zh = ui.gettext_for("zh")
+    charts = {"loads": spec(loads_chart([{"order": o, "operand": x, "loads": 6} for o in ref.LOOP_ORDERS
+                                         for x in "AB"], gettext=zh))}
+    charts["running sum"] = spec(running_sum_chart(
+        [{"k": 0, "term": "1×7", "product": 7, "running_sum": 7}, {"k": 1, "term": "2×9", "product": 18,
+                                                                    "running_sum": 25}], current_k=1, gettext=zh))
+    charts["staircase"] = spec(staircase_chart(wave_staircase(1024, 1000, 1200, 128, 128, 132, step=50),
+                                               gettext=zh))
+    cfg = layer_model(1024, 4096, 32, 16384, False)
+    charts["shapes"] = gemm_shapes_spec(layer_ops(cfg, 1024), gettext=zh)
+    curve = [{"seq_len": s, "share": attention_share(cfg, s, False), "counting": zh("dense (eager)")}
+             for s in (256, 1024, 4096)]
+    charts["share"] = share_spec(curve, attention_crossover(cfg), claim_s=1024,
+                                 causal_crossover=attention_crossover(cfg, causal=True), gettext=zh)
+    return charts
+
+
+def test_the_charts_screen_reader_text_is_chinese_on_the_chinese_pages():
+    """Vega writes each mark's, axis's and legend's aria-label from the data: on the Chinese Accumulate, FLOPs and
+    Transformer GEMMs pages a screen reader heard "inner, outer, tiled", "tile efficiency", "matrix: A
+    (activations)", "running_sum: 7", "ypix: 276". Now the data carry the names as shown and each mark a
+    description in the reader's language."""
+    import ui
+
+    zh = ui.gettext_for("zh")
+    said = {name: _aria(vl) for name, vl in _charts_zh().items()}
+    for name, labels in said.items():
+        left = [(w, a) for a in labels for w in ENGLISH_LEFT if w in a]
+        assert not left, (name, left[:3])
+    assert any(zh("tiled") in a for a in said["loads"]) and zh("tiled") != "tiled"
+    assert any(zh("tile efficiency") in a for a in said["staircase"])
+    assert any(zh("A (activations)") in a for a in said["shapes"])
