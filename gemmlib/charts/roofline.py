@@ -19,8 +19,9 @@ from typing import Any
 
 from gemmlib.core.ceilings import emulated
 from gemmlib.core.errors import InputError
+from gemmlib.core.files import not_json
 from gemmlib.core.hardware import Hardware
-from gemmlib.core.i18n import N_, Translate, english
+from gemmlib.core.i18n import N_, Text, Translate, english
 from gemmlib.core.results import BenchResult
 from gemmlib.core.roofline import attainable, ridge
 
@@ -136,7 +137,7 @@ def results_from_json(data: bytes | str) -> list[BenchResult]:
     except RecursionError:
         raise InputError(N_("the file is nested too deeply to be a results file")) from None
     except ValueError as e:
-        raise InputError(N_("the file is not valid JSON ({error})"), error=str(e).split(";")[0]) from None
+        raise not_json(e, Text(N_("the file"))) from None
     rows = _find_results(obj)
     if not rows:
         raise InputError(N_("no results found: upload what `bench precision`, `bench tiling` or `bench batching` "

@@ -35,7 +35,7 @@ import tempfile
 from pathlib import Path
 
 from gemmlib.core.errors import InputError
-from gemmlib.core.i18n import N_, Msg
+from gemmlib.core.i18n import N_, Msg, Text
 
 # --------------------------------------------------------------------------- messages
 CUT = 80  # characters of a path or a value quoted in a message
@@ -49,6 +49,26 @@ def cut(text: object, limit: int = CUT) -> str:
         return s
     tail = (limit - 1) // 3
     return s[: limit - 1 - tail] + "…" + (s[-tail:] if tail else "")
+
+
+# json's reasons for a text that is not JSON (json.JSONDecodeError.msg), translated where a reader sees them
+JSON_REASONS = frozenset((
+    N_("Expecting value"), N_("Expecting property name enclosed in double quotes"), N_("Expecting ':' delimiter"),
+    N_("Expecting ',' delimiter"), N_("Unterminated string starting at"), N_("Invalid control character at"),
+    N_("Invalid \\escape"), N_("Invalid \\uXXXX escape"), N_("Extra data"),
+    N_("Illegal trailing comma before end of object"), N_("Illegal trailing comma before end of array")))
+
+
+def not_json(e: ValueError, file: object) -> InputError:
+    """The one-line error for a file (``file``: its name, or a Text such as "the file") that json could not read:
+    json's reason, where (line, column), and what to correct. Every reader of a user's JSON file says it so."""
+    if not hasattr(e, "lineno"):  # a ValueError that is not json's own
+        return InputError(N_("{file} is not valid JSON ({error})"), file=file, error=str(e).split(";")[0])
+    msg = getattr(e, "msg", str(e))
+    return InputError(N_("{file} is not valid JSON: {msg} at line {lineno}, column {colno}; correct the text there "
+                         "(keys and texts in double quotes, no comments, no comma before a closing bracket) and load "
+                         "it again"), file=file, msg=Text(msg) if msg in JSON_REASONS else msg, lineno=e.lineno,
+                      colno=e.colno)
 
 
 LINE = 1000  # the most characters of the one line an error prints (a safety net: values are cut to CUT;

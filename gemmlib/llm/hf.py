@@ -20,7 +20,7 @@ import json
 from dataclasses import replace
 
 from gemmlib.core.errors import InputError
-from gemmlib.core.files import read_regular
+from gemmlib.core.files import not_json, read_regular
 from gemmlib.core.i18n import N_, Text
 from gemmlib.llm.config import ModelConfig, _whole, moe_pattern
 from gemmlib.llm.families_known import NOT_SIZED, TRANSFORMERS_MODEL_TYPES
@@ -34,12 +34,6 @@ from gemmlib.llm.vision import audio_params, vision_params
 MAX_CONFIG_BYTES = 1_000_000  # a config.json is a few kB; refuse anything this large
 # The reasons Python's json module gives (json.JSONDecodeError.msg), marked so that a page shows them translated
 # (the CLI prints them as they are).
-JSON_REASONS = frozenset((
-    N_("Expecting value"), N_("Expecting property name enclosed in double quotes"), N_("Expecting ':' delimiter"),
-    N_("Expecting ',' delimiter"), N_("Unterminated string starting at"), N_("Invalid control character at"),
-    N_("Invalid \\escape"), N_("Invalid \\uXXXX escape"), N_("Extra data"),
-    N_("Illegal trailing comma before end of object"), N_("Illegal trailing comma before end of array")))
-
 # The families read exactly (model_type as config.json spells it).
 SUPPORTED_MODEL_TYPES = (
     "llama", "mistral", "ministral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2",
@@ -4651,11 +4645,7 @@ def _parse_json(data: bytes | str, file: str = "config.json") -> dict:
     except UnicodeDecodeError:
         raise InputError(N_("{file} is not UTF-8 text"), file=file) from None
     except json.JSONDecodeError as e:
-        raise InputError(N_("{file} is not valid JSON: {msg} at line {lineno}, column {colno}; correct the text "
-                            "there (keys and texts in double quotes, no comments, no comma before a closing bracket) "
-                            "and load it again"), file=file,
-                         msg=Text(e.msg) if e.msg in JSON_REASONS else e.msg, lineno=e.lineno,
-                         colno=e.colno) from None
+        raise not_json(e, file) from None
     except RecursionError:
         raise InputError(N_("{file} is nested too deeply to be a model configuration"), file=file) from None
     except ValueError as e:  # e.g. an integer of thousands of digits (Python's int conversion limit)

@@ -33,3 +33,16 @@ def test_another_commands_json_is_refused_naming_the_files_that_are_accepted(doc
         results_from_json(json.dumps(doc).encode())
     text = str(e.value)
     assert "`bench precision`, `bench tiling` or `bench batching`" in text and "--json" in text, text
+
+
+def test_a_file_that_is_not_json_is_said_with_where_and_what_to_correct_in_the_readers_language():
+    """It said "the file is not valid JSON (Expecting ',' delimiter: line 3 column 5 (char 17))" in English on the
+    Chinese page too, and not what to do; it now says it as the estimator's config upload does."""
+    from ui.i18n import gettext_for
+
+    with pytest.raises(InputError) as e:
+        results_from_json(b'{"results": [\n  {"bench": "precision"\n  "name": 1}]}')
+    text = str(e.value)
+    assert text.startswith("the file is not valid JSON: Expecting ',' delimiter at line 3, column 3; correct the text"), text
+    zh = e.value.render(gettext_for("zh"))
+    assert zh.startswith("该文件 不是有效的 JSON：第 3 行第 3 列") and "Expecting" not in zh, zh
