@@ -94,13 +94,13 @@ class MeasuredInterconnect:
 
     def link(self) -> Link:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(self.measured_at)) if self.measured_at else "?"
-        what = ("gloo between CPU processes on one machine: host memory and sockets, not an interconnect"
-                if self.backend == "gloo" else "NCCL between the GPUs")
+        what = Text(N_("gloo between CPU processes on one machine: host memory and sockets, not an interconnect")
+                    if self.backend == "gloo" else N_("NCCL between the GPUs"))
         return Link(self.name, "gloo" if self.backend == "gloo" else "measured", float(self.busbw),
                     float(self.latency_s),
-                    source=f"measured here {when} by `python -m gemmlib bench collective --nproc {self.nproc}` "
-                           f"({what}): best {self.op} busbw at {self.busbw_bytes:,.0f} B, latency at "
-                           f"{self.latency_bytes:,.0f} B")
+                    source=Text(N_("measured here {when} by `python -m gemmlib bench collective --nproc {n}` ({what}): "
+                                   "best {op} busbw at {busbw:,.0f} B, latency at {latency:,.0f} B"), when=when,
+                                n=self.nproc, what=what, op=self.op, busbw=self.busbw_bytes, latency=self.latency_bytes))
 
     def to_dict(self) -> dict:
         return {"backend": self.backend, "device": self.device, "device_name": self.device_name,

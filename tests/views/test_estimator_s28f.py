@@ -148,3 +148,17 @@ def test_a_training_run_that_does_not_fit_is_told_what_is_left_to_try(kw, left):
     tv = view.training(est, view.TrainingInputs(train=True, **kw))
     assert not tv.fits
     assert tv.status.endswith(f"not reachable on this set-up: {left}."), tv.status
+
+
+def test_a_measured_links_source_reads_in_the_readers_language_and_in_english_as_before():
+    """The Scale-out group table's source of a measured link was an English f-string on the Chinese page."""
+    from gemmlib.core import interconnect as ic
+
+    m = ic.from_sweep([{"op": "all_reduce", "bytes": 8, "time_s": 2e-5, "busbw_gbps": 0.0004, "correct": True},
+                       {"op": "all_reduce", "bytes": 1 << 28, "time_s": 1e-3, "busbw_gbps": 420.0, "correct": True}],
+                      backend="nccl", device="cuda", device_name="NVIDIA H200", nproc=8)
+    src = m.link().source
+    assert src.startswith("measured here ") and src.endswith(
+        " by `python -m gemmlib bench collective --nproc 8` (NCCL between the GPUs): best all_reduce busbw at "
+        "268,435,456 B, latency at 8 B")
+    assert src.render(fake).startswith("«measured here ") and "(«NCCL between the GPUs»)" in src.render(fake)
