@@ -47,6 +47,7 @@ from typing import Any
 from gemmlib.core.comm import LINK_KINDS, Link
 from gemmlib.core.dtypes import COMPUTE_DTYPES, get_dtype
 from gemmlib.core.errors import InputError
+from gemmlib.core.files import not_json
 from gemmlib.core.i18n import N_, Msg, Text
 
 T = 1e12  # tera
@@ -539,8 +540,10 @@ def parse_hardware(text: str | bytes, origin: str) -> dict[str, Hardware]:
         data = json.loads(text)
     except RecursionError:
         raise InputError(N_("{file} is nested too deeply to be a hardware file"), file=origin) from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise InputError(N_("{file} is not valid JSON: {error}"), file=origin, error=str(e)[:200]) from None
+    except UnicodeDecodeError:
+        raise InputError(N_("{file} is not UTF-8 text"), file=origin) from None
+    except json.JSONDecodeError as e:
+        raise not_json(e, origin) from None
     except ValueError as e:  # an integer of thousands of digits: Python's own limit (its advice left out)
         raise InputError(N_("{file} holds a value that cannot be read: {reason}"), file=origin,
                          reason=str(e).split(";")[0][:200]) from None

@@ -297,8 +297,11 @@ def test_unreadable_and_broken_files(tmp_path):
     with pytest.raises(InputError, match="cannot read the hardware file"):
         H.load_hardware_file(tmp_path / "missing.json")
     (tmp_path / "broken.json").write_text('{"gpus": [', encoding="utf-8")
-    with pytest.raises(InputError, match="broken.json is not valid JSON"):
+    with pytest.raises(InputError, match="broken.json is not valid JSON: Expecting value at line 1, column 11; "
+                                         "correct the text there"):  # where, and what to do (it gave json's text)
         H.load_hardware_file(tmp_path / "broken.json")
+    with pytest.raises(InputError, match="^latin.json is not UTF-8 text$"):
+        H.parse_hardware(b'{"gpus": ["\xe9"]}', "latin.json")
 
 
 def test_a_hardware_file_that_is_not_one_is_refused_without_reading_it_whole(tmp_path):
