@@ -135,6 +135,33 @@ def test_no_space_between_two_chinese_words(messages) -> None:
     assert not bad, "a space between two Chinese words:\n" + "\n".join(bad)
 
 
+# A space between a Chinese character and the ** of bold whose own edge is Chinese: "然后点 **运行基准测试**" shows a
+# gap no Chinese sentence has. Markdown bolds "点**运行基准测试**" all the same (CommonMark's flanking rules: neither
+# side is punctuation); where the bold's edge is punctuation ("**断崖：** 从", "编号 **{eid}**") the space is what
+# lets Markdown pair the asterisks (gemm_i18n.unclosed_bold), and Latin keeps its usual space ("用 **fp16**").
+_CJK = "\u2e80-\u9fff\u3000-\u303f\uff00-\uffef"
+_BOLD_SPACED = re.compile(rf"(?<=[{_CJK}]) (?=\*\*[\u2e80-\u9fff])|(?<=[\u2e80-\u9fff]\*\*) (?=[{_CJK}])")
+
+
+def bold_gaps(msgstr: str) -> list[str]:
+    """The spaces beside bold in ``msgstr`` that could go with every ** still paired."""
+    return [msgstr[max(0, m.start() - 10):m.end() + 10] for m in _BOLD_SPACED.finditer(msgstr)
+            if not gemm_i18n.unclosed_bold(msgstr[:m.start()] + msgstr[m.end():])]
+
+
+def test_no_space_between_chinese_and_bold(messages) -> None:
+    bad = [f"{msgid[:70]!r}: {bold_gaps(msgstr)}" for msgid, msgstr in messages if bold_gaps(msgstr)]
+    assert not bad, "a space between Chinese text and bold (**…**) shows as a gap; write 点**运行**:\n" + "\n".join(bad)
+
+
+def test_the_bold_rule_keeps_the_spaces_markdown_needs() -> None:
+    assert bold_gaps("然后点 **运行基准测试**。") and bold_gaps("见**训练** 标签页")
+    assert not bold_gaps("然后点**运行基准测试**。")
+    assert not bold_gaps("**断崖：** 从 N")  # "：**从" would leave the asterisks showing
+    assert not bold_gaps("错误编号 **{eid}** 查到")  # "号**{" opens nothing
+    assert not bold_gaps("再分别用 **fp16**、**fp32** 和")  # Chinese beside Latin keeps its space
+
+
 def test_the_table_rejects_what_it_should() -> None:
     """The rules catch the renderings this file was written against (each once in the catalogue)."""
     kernel = next(t for t in TERMS if t.chosen == "核函数")
