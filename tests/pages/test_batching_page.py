@@ -76,7 +76,12 @@ def test_article_example_on_cpu_scale():
     at.slider(key="ba_time").set_value(0.05).run()
     at.button(key="ba_article").click().run()
     assert not at.exception and not at.error
-    assert any("stacking is" in s.value for s in at.success)
+    # the verdict: a success box, or a warning box when this (loaded) CPU ran stacking slower than the loop
+    boxes = [(s.value, True) for s in at.success] + [(w.value, False) for w in at.warning]
+    verdict = [(text, ok) for text, ok in boxes if "stacking is" in text]
+    assert len(verdict) == 1, boxes
+    text, ok = verdict[0]
+    assert ok is not ("slower here" in text or "Stacking was slower" in text), text
 
 
 def test_over_the_memory_cap_is_a_clear_message(monkeypatch):
