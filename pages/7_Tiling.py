@@ -169,10 +169,10 @@ if rows:
     table["median ms"] = table["median_s"] * 1e3
     table["traffic GiB"] = table["traffic_GB"] * 1e9 / 2**30  # the project's byte unit
     table["impl"] = table["impl"].map(impl_name)
-    ui.table(
+    ui.table(  # the notes also in full under the table: a row that did not run says why, whole
         table[["impl", "tile", "median ms", "tflops", "rel_error", "traffic GiB", "a_reads", "b_reads", "calls",
-               "note"]],
-        {"a_reads": "count", "b_reads": "count", "calls": "count", "tile": "count"},
+               "note"]], notes="note", named_by=("impl", "tile"),
+        formats={"a_reads": "count", "b_reads": "count", "calls": "count", "tile": "count"},
         column_config={"tflops": st.column_config.NumberColumn("TFLOP/s", format="%.4g"),
                        "rel_error": st.column_config.NumberColumn(_("rel. error"), format="%.2e"),
                        "traffic GiB": st.column_config.NumberColumn(_("implied traffic GiB"), format="%.4g"),

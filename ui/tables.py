@@ -22,7 +22,8 @@ def text_width(texts: Any, header: str = "") -> int:
 
 def table(data: Any, formats: Mapping[str, str] | None = None, *, where: Any = None,
           column_config: Mapping[str, Any] | None = None, hide_index: bool = True,
-          widths: Mapping[str, int | str] | None = None, **kwargs: Any) -> Any:
+          widths: Mapping[str, int | str] | None = None, notes: str | None = None,
+          named_by: tuple[str, ...] = (), **kwargs: Any) -> Any:
     """``st.dataframe`` drawn by the one formatter's rules (``gemmlib.core.format``).
 
     Numeric columns stay numeric (they sort) and get the format of their kind: ``"count"`` (every
@@ -31,7 +32,9 @@ def table(data: Any, formats: Mapping[str, str] | None = None, *, where: Any = N
     than a browser's number holds exactly) becomes its exact text. Flags become yes / no, a
     missing value shows "—", and a column named in ``column_config`` is left as it is (progress
     bars, links, checkboxes). ``widths``: a column's width (pixels or "small" / "medium" / "large")
-    over whatever it had, formatted or configured.
+    over whatever it had, formatted or configured. ``notes``: a column of row notes, also written in full
+    under the table (``note_lines``: each note once, after the rows it concerns, named by ``named_by``'s
+    columns), where no sideways scroll hides it: the last column of a wide table shows a few words of a note.
     """
     import pandas as pd
 
@@ -77,7 +80,35 @@ def table(data: Any, formats: Mapping[str, str] | None = None, *, where: Any = N
     for col, w in (widths or {}).items():
         c = cfg.get(col)
         cfg[col] = {**c, "width": w} if isinstance(c, dict) else {"label": c, "width": w} if c else {"width": w}
-    return (where or st).dataframe(df, hide_index=hide_index, column_config=cfg, placeholder=fmt.DASH, **kwargs)
+    shown = (where or st).dataframe(df, hide_index=hide_index, column_config=cfg, placeholder=fmt.DASH, **kwargs)
+    if notes and notes in df.columns and named_by:
+        what = {c: labels.get(c, c) for c in named_by}
+        lines = note_lines(data if isinstance(data, pd.DataFrame) else df, notes, named_by, what)
+        if lines:
+            (where or st).caption("  \n".join(lines))
+    return shown
+
+
+def note_lines(df: Any, notes: str, named_by: tuple[str, ...], labels: Mapping[str, str] | None = None) -> list[str]:
+    """Each distinct note of ``df``'s ``notes`` column once, as markdown, after the rows it concerns: a row is named
+    by its first ``named_by`` column's value, the other columns' values (under their ``labels``) listed after it,
+    "triton (tile 16, 32): interpreter: correctness only …". The notes are the page's texts, already translated."""
+    from gemmlib.core import format as fmt
+
+    from .text import md
+
+    groups: dict[str, dict[str, list[str]]] = {}
+    for _i, row in df.iterrows():
+        note = row[notes]
+        if fmt.missing(note) or not str(note).strip():
+            continue
+        values = [fmt.cell(row[c]) for c in named_by[1:] if not fmt.missing(row[c])]
+        groups.setdefault(str(note), {}).setdefault(str(row[named_by[0]]), []).extend(values)
+    what = " ".join((labels or {}).get(c, c) for c in named_by[1:])
+    return [_("{rows}: {note}").format(note=md(note), rows=_("; ").join(
+        md(name) if not values else _("{name} ({what} {values})").format(
+            name=md(name), what=md(what), values=md(_(", ").join(values))) for name, values in names.items()))
+        for note, names in groups.items()]
 
 
 def view_table(t: Any, where: Any = None, **kwargs: Any) -> Any:
