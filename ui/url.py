@@ -59,7 +59,10 @@ def url(widget: Callable[..., T], label: str, *args: Any, key: str, valid: Calla
     else:
         if len(raws) == 1 and getattr(widget, "__name__", "") not in _TEXT_WIDGETS:  # "inf" is text in a text box
             _drop_non_finite(key, raws[0])
-        value = widget(label, *args, key=key, bind="query-params", **kwargs)
+        if pending is not _MISSING:  # set through the session state on this run: drawn without its default
+            value = _written_url(widget, label, args, key, kwargs)
+        else:
+            value = widget(label, *args, key=key, bind="query-params", **kwargs)
         if raws:
             _check_link_value(widget, args, kwargs, key, raws, value)
     if valid is not None and not valid(value):
@@ -228,6 +231,69 @@ def _resend_after_language_switch(key: str) -> bool:
         ss[key] = ss[key]
     seen[key] = now
     return resend
+
+
+_DEFAULT_AT = {"number_input": 2, "slider": 2, "toggle": 0, "checkbox": 0, "text_area": 0, "text_input": 0}
+_VALUE_TYPE = {"number_input": "double_value", "slider": "double_array_value", "toggle": "bool_value",
+               "checkbox": "bool_value", "text_area": "string_value", "text_input": "string_value"}
+
+
+def _written_url(widget: Callable[..., T], label: str, args: tuple, key: str, kwargs: dict) -> T:
+    """A bound widget whose value :func:`set_url_widget` put in ``st.session_state`` on this run.
+
+    Streamlit logs "created with a default value but also had its value set via the Session State API" for a
+    widget given both, so it is drawn without its default (``value=``, or the positional one after a number's
+    range): it shows the session's value either way, and a key is its identity. A number keeps its type, format
+    and step, which its range then gives (a number without a ``min_value``, a range slider: drawn as usual).
+    Streamlit would keep the URL in step with its own fallback default (the minimum, "", false): the URL is set
+    here instead, against the page's default, in one change (one Back step): left out while it is the default."""
+    kind = getattr(widget, "__name__", "")
+    at = _DEFAULT_AT.get(kind)
+    default = args[at] if at is not None and len(args) > at else kwargs.get("value", _MISSING)
+    numeric = kind in _NUMBER_WIDGETS
+    lo = (args[0] if args else kwargs.get("min_value")) if numeric else "" if kind in _TEXT_WIDGETS else False
+    if at is None or default is _MISSING or default is None or lo is None or isinstance(default, (list, tuple)):
+        return widget(label, *args, key=key, bind="query-params", **kwargs)
+    kind_of = _VALUE_TYPE[kind]
+    before = _url_snapshot(key, lambda qp, coerce: (  # the URL Streamlit's own step then leaves as it is
+        qp.set_with_no_forward_msg(key, coerce([st.session_state[key]] if kind == "slider" else st.session_state[key],
+                                               kind_of))
+        if st.session_state[key] != lo else qp.discard_param_no_forward_msg(key)))
+    value = widget(label, *args[:at], key=key, bind="query-params",
+                   **{k: v for k, v in kwargs.items() if k != "value"})
+    if before is not _MISSING:
+        _url_snapshot(key, lambda qp, coerce: _send_param(qp, key, before, None if value == default else coerce(
+            [value] if kind == "slider" else value, kind_of)))
+    return value
+
+
+def _url_snapshot(key: str, change: Callable[[Any, Callable], Any]) -> Any:
+    """``change(query_params, coerce)`` on Streamlit's copy of the URL (where a bound widget's value is kept);
+    returns the URL's values for ``key`` before (None: absent), or _MISSING where this Streamlit has none of it."""
+    from streamlit.runtime.state import get_session_state
+
+    try:
+        from streamlit.runtime.state.query_params import _coerce_value_for_query_url as coerce
+
+        with get_session_state().query_params() as qp:
+            before = qp.get_all(key) if qp.has_param(key) else None
+            change(qp, coerce)
+            return before
+    except (AttributeError, ImportError, RuntimeError):
+        return _MISSING
+
+
+def _send_param(qp: Any, key: str, before: list[str] | None, want: str | list[str] | None) -> None:
+    """Streamlit's copy of the URL back to ``before`` (as the browser has it), then ``want`` sent to the browser
+    (None: ``key`` taken out) where it differs: one change, through the calls Streamlit's binding itself makes."""
+    if before is None:
+        qp.discard_param_no_forward_msg(key)
+    else:
+        qp.set_with_no_forward_msg(key, before if len(before) > 1 else before[0])
+    if want is None:
+        qp.remove_param(key)
+    elif ([want] if isinstance(want, str) else want) != before:
+        qp.set_corrected_value(key, want, "string_array_value" if isinstance(want, list) else "string_value")
 
 
 def _option_url(widget: Callable[..., T], label: str, args: tuple, key: str, kwargs: dict, written: bool = False) -> T:
@@ -410,13 +476,18 @@ class Fields:
         return url(getattr(where, widget), text, self.defaults[key], key=key, **kw)
 
     def peek(self, key: str) -> Any:
-        """A toggle's value above the place it is drawn (the headline reads a switch of a tab below it): its state
-        from the last run, else on a link's first run what the link gives it, else its default."""
+        """A toggle's or a number's value above the place it is drawn (the headline reads a switch of a tab below
+        it): its state from the last run, else on a link's first run what its widget takes from the link, else
+        its default. A number as Streamlit reads a link: an int field's ``2.5`` as 2; not a number, not finite
+        or outside the field's ``lo``–``hi``: the default."""
         if key in st.session_state:
             return st.session_state[key]
         default, raws = self.defaults[key], link_values(key)
         if raws and isinstance(default, bool):
             return next((v for v in (True, False) if _means(raws[-1], v)), default)
+        if raws and isinstance(default, (int, float)):
+            f = self.fields[key]
+            return _link_number(raws[-1], default, getattr(f, "lo", None), getattr(f, "hi", None))
         return default
 
     def multi(self, where: Any, key: str, options: list, **kw: Any) -> list:
@@ -426,6 +497,18 @@ class Fields:
         if getattr(f, "placeholder", None):
             kw.setdefault("placeholder", _(f.placeholder))
         return url(where.multiselect, text, options, default=list(self.defaults[key]), key=key, **kw)
+
+
+def _link_number(raw: str, default: int | float, lo: Any, hi: Any) -> int | float:
+    """The number a bound number widget with ``default`` and range ``lo``–``hi`` takes from a link's ``raw``."""
+    try:
+        x = float(raw)
+    except ValueError:
+        return default
+    if not math.isfinite(x):
+        return default
+    v = int(x) if isinstance(default, int) else x
+    return v if (lo is None or lo <= v) and (hi is None or v <= hi) else default
 
 
 def setter(values: Callable[[], Mapping[str, Any] | None]) -> Callable[[], None]:
