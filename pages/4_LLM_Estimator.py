@@ -123,7 +123,7 @@ with st.sidebar:
     flag(st, "le_cmp", on_change=ui.setter(lambda: ss.le_cmp and view.b_copy_of_a(ss)))  # B starts as a copy of A
     st.header(_("Parallelism"))
     drawn = [num(c, f"le_{g}") for c, g in zip(st.columns(3) + st.columns(3), view.GROUPS, strict=False)]  # five in a row cut "ETP"
-    drawn = num(st, "le_gpn"), flag(st, "le_overlap"), flag(st, "le_sp")  # a row each: in a third they read "o", "s"
+    drawn = num(st, "le_gpn"), flag(st, "le_overlap"), flag(st, "le_sp", disabled=view.greyed_layout(view.Inputs.from_state(ss))["le_sp"])  # a row each: in a third they read "o", "s"; SP greyed at TP 1
     st.caption(_("With every size at 1, the GPUs above are tensor parallel; otherwise the GPUs are TP × PP × EP × "
                  "DP (with ETP set, ETP × PP × EP × DP). Megatron's rank order: TP innermost, then EP, DP, PP."))
     note = view.gpus_note(view.Inputs.from_state(ss), shown)

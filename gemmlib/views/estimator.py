@@ -554,9 +554,17 @@ def parallel_sizes(inp: Inputs) -> dict[str, int]:
 
 def parallel(inp: Inputs) -> Parallel:
     """The estimate's layout: :func:`parallel_sizes`, × CP while the training run is on (the CLI's ``--train --cp``:
-    the inference phases and the serving curve take the CP ranks as data replicas)."""
-    return Parallel(**parallel_sizes(inp), cp=int(inp.cp) if inp.train else 1, gpus_per_node=inp.gpn,
-                    overlap=inp.overlap, sequence_parallel=inp.sp)
+    the inference phases and the serving curve take the CP ranks as data replicas). Sequence parallelism counts from
+    TP 2 (its box greys out at TP 1: :func:`greyed_layout`), where the CLI refuses ``--sequence-parallel``."""
+    sizes = parallel_sizes(inp)
+    return Parallel(**sizes, cp=int(inp.cp) if inp.train else 1, gpus_per_node=inp.gpn,
+                    overlap=inp.overlap, sequence_parallel=bool(inp.sp) and sizes["tp"] > 1)
+
+
+def greyed_layout(inp: Inputs) -> dict[str, bool]:
+    """The sidebar's layout boxes that count for nothing under the sizes (greyed out, and not counted by
+    :func:`parallel`): sequence parallelism at TP 1 (there is no TP work to split by sequence)."""
+    return {"le_sp": parallel_sizes(inp)["tp"] == 1}
 
 
 def headline_state(state: Mapping[str, Any], train: bool, cp_link: str | None) -> Mapping[str, Any]:
