@@ -133,7 +133,7 @@ with st.sidebar:
     pick(st, "le_link", view.links(), format_func=lambda v: shown(v) if v != "catalogue" else label(v))
 
 # ----------------------------------------------------------------------------- the estimate
-head = view.headline_state(ss, fields.peek("le_train"), st.query_params.get("le_cp"))  # the Training tab's layout
+head = view.headline_state(ss, fields.peek("le_train"), fields.peek("le_cp"))  # the Training tab's layout
 e, v = (view.Inputs.from_state(head), cfg, HW[ss.le_gpu], info), None  # what the one estimate is made of
 if cfg is not None:
     with ui.guard(_("the estimate")):

@@ -567,20 +567,11 @@ def greyed_layout(inp: Inputs) -> dict[str, bool]:
     return {"le_sp": parallel_sizes(inp)["tp"] == 1}
 
 
-def headline_state(state: Mapping[str, Any], train: bool, cp_link: str | None) -> Mapping[str, Any]:
-    """``state`` with the Training tab's switch and CP as the headline reads them above that tab: ``train`` (the
-    page peeks it), and CP from the state, else on a link's first run the link's text ``cp_link`` (a whole number
-    in the box's range; anything else: the default, as the widget takes it)."""
-    cp = state.get("le_cp")
-    if cp is None:
-        f, cp = FIELDS["le_cp"], DEFAULTS["le_cp"]
-        try:
-            got = float(cp_link) if cp_link is not None else None
-        except ValueError:
-            got = None
-        if got is not None and got.is_integer() and f.lo <= got <= f.hi:
-            cp = int(got)
-    return ChainMap({"le_train": bool(train), "le_cp": cp}, state)  # type: ignore[arg-type]
+def headline_state(state: Mapping[str, Any], train: bool, cp: int) -> Mapping[str, Any]:
+    """``state`` with the Training tab's switch and CP as the headline reads them above that tab: what the page
+    peeks (``ui.url.Fields.peek``: the state from the last run, else on a link's first run what the widget takes from
+    the link, else the default)."""
+    return ChainMap({"le_train": bool(train), "le_cp": int(cp)}, state)  # type: ignore[arg-type]
 
 
 def gpus_note(inp: Inputs, gettext: Translate = english) -> tuple[str, int] | None:

@@ -52,14 +52,13 @@ def test_cp_without_a_training_run_changes_nothing(run_cli):
 
 
 def test_the_headline_reads_the_training_layout_a_link_gives_before_its_tab_draws():
-    """On a link's first run the Training tab's CP box is not drawn yet when the headline is made: its value is the
-    link's (a bad one: the default, as the widget takes it)."""
+    """On a link's first run the Training tab's CP box is not drawn yet when the headline is made: the page peeks
+    what the widget will take (``ui.url.Fields.peek``, tested with link values in tests/pages/test_url_numbers_s28j.py)
+    and the headline uses it."""
     state = {"le_preset": "llama-3-70b"}
-    assert view.Inputs.from_state(view.headline_state(state, True, "2")).cp == 2
-    assert view.Inputs.from_state(view.headline_state(state, True, "x")).cp == 1
-    assert view.Inputs.from_state(view.headline_state(state, True, "0")).cp == 1
-    assert view.Inputs.from_state(view.headline_state(ChainMap({"le_cp": 4}, state), True, "2")).cp == 4
-    assert view.Inputs.from_state(view.headline_state(state, False, None)).train is False
+    assert view.Inputs.from_state(view.headline_state(state, True, 2)).cp == 2
+    assert view.Inputs.from_state(view.headline_state(ChainMap({"le_cp": 4}, state), True, 2)).cp == 2
+    assert view.Inputs.from_state(view.headline_state(state, False, 1)).train is False
 
 
 def fake(s: str) -> str:

@@ -172,7 +172,7 @@ def page(s: dict) -> tuple[dict | None, str | None]:
     Training and Serving tabs' own), or the refusal the page shows: the estimate's, or its Training or Serving
     tab's while that tab's switch is on."""
     state = {**view.DEFAULTS, **s}
-    inp = view.Inputs.from_state(view.headline_state(state, state["le_train"], None))
+    inp = view.Inputs.from_state(view.headline_state(state, state["le_train"], state["le_cp"]))
     tr, sv = view.TrainingInputs.from_state(state), view.ServingInputs.from_state(state)
     try:
         cfg = view.model(inp)
