@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from streamlit.testing.v1 import AppTest
-
-PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "4_LLM_Estimator.py")
+from estimator_app import estimator_app
 
 
 @pytest.fixture(autouse=True)
@@ -15,11 +11,7 @@ def _own_cache(bench_env):
     """No measured ceilings or links from this machine."""
 
 
-def _app(**query) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=120)
-    for k, v in query.items():
-        at.query_params[k] = str(v)
-    return at.run()
+_app = estimator_app
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from streamlit.testing.v1 import AppTest
+from estimator_app import estimator_app
 
-PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "4_LLM_Estimator.py")
 LLAMA70 = dict(le_preset="llama-3-70b", le_pp=4, le_dp=8, le_gpus=32, le_batch=256, le_seq=4096, le_new=0)
 
 
@@ -16,11 +13,7 @@ def _own_cache(bench_env):
     """No measured ceilings or links from this machine."""
 
 
-def _app(**query) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=120)
-    for k, v in query.items():
-        at.query_params[k] = str(v)
-    return at.run()
+_app = estimator_app
 
 
 @pytest.mark.parametrize("cp", ["2", "2.5"])  # 2.5: the int box takes 2, as Streamlit reads the link (it gave CP 1)

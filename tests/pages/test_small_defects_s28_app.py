@@ -14,12 +14,10 @@
 from __future__ import annotations
 
 import json
-import logging
 from pathlib import Path
 
 import gemm_i18n
 import pytest
-import streamlit.elements.lib.policies as policies
 from streamlit.testing.v1 import AppTest
 
 from gemmlib.core import ceilings, interconnect
@@ -64,24 +62,6 @@ def test_a_measured_row_is_a_text_and_reads_in_chinese():
 
 
 # ------------------------------------------------------------------------------------------ 3: widget warning
-@pytest.fixture
-def widget_warnings(monkeypatch):
-    """What Streamlit's widget policies log, as in a served app: AppTest has no runtime, which turns the check off,
-    and the warning is logged once per process."""
-    monkeypatch.setattr(policies.runtime, "exists", lambda: True)
-    monkeypatch.setattr(policies, "_shown_default_value_warning", False)
-    seen: list[str] = []
-
-    class Keep(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            seen.append(record.getMessage())
-
-    handler = Keep()
-    logger = logging.getLogger(policies.__name__)
-    logger.addHandler(handler)
-    yield seen
-    logger.removeHandler(handler)
-
 
 def _roofline(**query) -> AppTest:
     at = AppTest.from_file(str(ROOT / "pages" / "9_Roofline.py"), default_timeout=120)

@@ -10,33 +10,12 @@ step. AppTest, with Streamlit's policy check on as in a served app (as tests/pag
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 
 import pytest
-import streamlit.elements.lib.policies as policies
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def widget_warnings(monkeypatch):
-    """What Streamlit's widget policies log, as in a served app (AppTest has no runtime, which turns the check
-    off; the warning is logged once per process)."""
-    monkeypatch.setattr(policies.runtime, "exists", lambda: True)
-    monkeypatch.setattr(policies, "_shown_default_value_warning", False)
-    seen: list[str] = []
-
-    class Keep(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            seen.append(record.getMessage())
-
-    handler = Keep()
-    logger = logging.getLogger(policies.__name__)
-    logger.addHandler(handler)
-    yield seen
-    logger.removeHandler(handler)
 
 
 def _param(at: AppTest, key: str):
