@@ -44,6 +44,7 @@ from gemmlib.llm.hf import read_config_file
 from gemmlib.llm.parallel import EP_OVERLAP_HIDDEN, Parallel
 from gemmlib.llm.presets import from_name, preset_names
 from gemmlib.llm.quant import WEIGHT_FORMATS
+from gemmlib.llm.training import dp_communication_words
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -933,15 +934,6 @@ def _run_time(s: float) -> str:
         f" ({days / 365.25:.3g} years)" if days >= 365.25 else "")
 
 
-def _dp_words(t: dict) -> str:
-    """The data-parallel part of a step's exposed communication: its exposed seconds of its whole (the whole alone,
-    inside the exposed sum, read as if all of it were on the step's critical path)."""
-    dp = t["exposed_by_group"].get("dp")
-    if dp is None or dp["exposed_s"] == dp["total_s"]:
-        return f"data parallel {_time(t['dp_communication_s'])}"
-    return f"data parallel {_time(dp['exposed_s'])} of its {_time(dp['total_s'])}, the rest hidden"
-
-
 def _recomputed_layers(n: int, chunk: float) -> str:
     """The words for ``--recompute-layers n`` (Megatron's block method): past a chunk's layers it reruns them all."""
     if n < chunk:
@@ -1000,7 +992,7 @@ def render_scaleout(est, d: dict | None = None) -> str:
             f"{_fmt(t['backward_flops'])} + recompute {_fmt(t['recompute_flops'])}); model FLOPs "
             f"{_fmt(t['model_flops_per_step'])}",
             f"  step time {_time(t['step_time_s'])} = compute {_time(t['compute_s'])} + communication "
-            f"{_time(t['communication_s'])} ({_dp_words(t)})"
+            f"{_time(t['communication_s'])} ({dp_communication_words(t)})"
             + (f" + pipeline bubble {_time(t['bubble_s'])}" if t["bubble_s"] else ""),
             f"  MFU {t['mfu']:.1%} (HFU {t['hfu']:.1%}), {_fmt(t['model_flops_per_gpu_s'], 'FLOP/s')} model FLOP/s per "
             f"GPU, {_fmt(t['tokens_per_s'])} tokens/s ({_fmt(t['tokens_per_s_per_gpu'])} per GPU)"

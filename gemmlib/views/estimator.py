@@ -72,7 +72,14 @@ from gemmlib.llm.scaleout import ScaleOutEstimate
 from gemmlib.llm.scaleout import estimate as scaleout_estimate
 from gemmlib.llm.serving import ENGINES, PAGE_STEP_BUDGET, Engine, Serving
 from gemmlib.llm.serving import serving as serving_curve
-from gemmlib.llm.training import LLAMA31_405B, TrainEstimate, Training, modules_the_model_lacks, train
+from gemmlib.llm.training import (
+    LLAMA31_405B,
+    TrainEstimate,
+    Training,
+    dp_communication_words,
+    modules_the_model_lacks,
+    train,
+)
 
 Escape = Callable[[Any], str]
 
@@ -1393,7 +1400,7 @@ def training(est: ScaleOutEstimate, inp: TrainingInputs, *, gettext: Translate =
                       "pipeline bubble {bubble}, over {m} micro-batches per replica. Run FLOPs: exact **{run:.3g}**, "
                       "6·N·D {six:.3g}.").format(
             step=_t(t["step_time_s"]), compute=_t(t["compute_s"]), comm=_t(t["communication_s"]),
-            dp=_dp_words(t, gettext), bubble=_t(t["bubble_s"]), m=t["microbatches"], run=t["run_flops"],
+            dp=dp_communication_words(t).render(gettext), bubble=_t(t["bubble_s"]), m=t["microbatches"], run=t["run_flops"],
             six=t["six_nd_flops"]), *_exposed_words(t, est.parallel.overlap, gettext),
             *_overlap_words(t, tr.gpus, gettext, tr.hardware.sms),
             gettext("Left out of the recomputed modules, as {model} has no such part: {idle}.").format(
@@ -1406,16 +1413,6 @@ def training(est: ScaleOutEstimate, inp: TrainingInputs, *, gettext: Translate =
             mb=f'{t["max_micro_batch"]:,}' if t["max_micro_batch"] else gettext("none, not even 1"),
             name=_tr_with(gettext)(a.name), tokens=a.tokens, flops=a.flops,
             hours=a.gpu_hours / 1e6, gpu=a.gpu, gpus=a.gpus, mfu=a.mfu))
-
-
-def _dp_words(t: dict, gettext: Translate) -> str:
-    """The data-parallel part of the step's (exposed) communication, as ``estimate --train`` says it: its exposed
-    time of its whole where some of it is hidden (the whole alone read as if all of it were on the critical path)."""
-    dp = t["exposed_by_group"].get("dp")
-    if dp is None or dp["exposed_s"] == dp["total_s"]:
-        return gettext("data parallel {dp}").format(dp=_t(t["dp_communication_s"]))
-    return gettext("data parallel {exposed} of its {total}, the rest hidden").format(
-        exposed=_t(dp["exposed_s"]), total=_t(dp["total_s"]))
 
 
 def _exposed_words(t: dict, overlap: bool, gettext: Translate) -> list[str]:

@@ -21,12 +21,7 @@ prepare_interpreter()  # before anything else in this test session imports trito
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(autouse=True)
-def _private_cache(monkeypatch, tmp_path):
-    monkeypatch.setenv("GEMM_CACHE_DIR", str(tmp_path / "cache"))
-    ceilings.clear_ceilings()
-    yield
-    ceilings.clear_ceilings()
+# (each test's own cache folder and no kept ceilings: the root conftest's autouse `hermetic`)
 
 
 def _captions(at: AppTest) -> list[str]:
