@@ -70,7 +70,16 @@ from gemmlib.llm.presets import DEFAULT_PRESET, PRESETS
 from gemmlib.llm.quant import WEIGHT_FORMATS
 from gemmlib.llm.scaleout import ScaleOutEstimate
 from gemmlib.llm.scaleout import estimate as scaleout_estimate
-from gemmlib.llm.serving import ENGINES, PAGE_STEP_BUDGET, Engine, Serving
+from gemmlib.llm.serving import (
+    ARRIVALS,
+    ENGINE_LIMIT,
+    ENGINES,
+    MAX_CONCURRENCY,
+    MAX_REQUESTS,
+    PAGE_STEP_BUDGET,
+    Engine,
+    Serving,
+)
 from gemmlib.llm.serving import serving as serving_curve
 from gemmlib.llm.training import (
     LLAMA31_405B,
@@ -244,11 +253,25 @@ class TrainingInputs(_FromURL):
 
 @dataclass(frozen=True)
 class ServingInputs(_FromURL):
+    """The Serving tab's inputs, each the CLI flag named beside it (0: the flag left out). Each request is the
+    sidebar's prompt and new tokens (``--input-len``, ``--output-len``)."""
+
     serve: bool = False
-    tpot: float = 50.0  # ms; 0: no target
+    tpot: float = 50.0  # ms; 0: no target (--tpot-target-ms)
     engine: str = "vllm"  # the scheduler simulated, as --engine
     rate: float = 0.0  # requests per second (--request-rate); 0: the curve at fixed concurrencies
     kvb: int = 0  # tokens per KV block (--kv-block-size); 0: the engine's
+    ttft: float = 0.0  # ms; 0: no target (--ttft-target-ms)
+    conc: int = 0  # one point at this many requests in flight (--concurrency); with a rate: at most this many
+    arrival: str = "poisson"  # with a rate: Poisson arrivals or fixed gaps (--arrival)
+    nreq: int = 0  # requests per point (--num-requests); 0: 4 x the concurrency, 1,000 at a rate
+    maxseqs: int = 0  # running requests at most (--max-num-seqs); 0: the engine's
+    maxtok: int = 0  # tokens per engine step at most (--max-num-batched-tokens); 0: the engine's
+
+    @property
+    def point(self) -> bool:
+        """One point (a request rate or one concurrency), no search for a best concurrency."""
+        return bool(self.rate or self.conc)
 
 
 @dataclass(frozen=True)
@@ -445,9 +468,27 @@ FIELDS: dict[str, Field] = {  # every widget of the page bound to the URL, by ke
                                                                "throughput against a fixed concurrency"), 0.0, 1e6),
     "le_kvb": Field(N_("KV block tokens (0 = the engine's)"), N_("tokens per paged KV block (`--kv-block-size`): vLLM "
                                                                  "16, TensorRT-LLM 32"), 0, 1024),
-    "le_serve": Field(N_("serving curve (prompt + new tokens per request)")),
+    "le_serve": Field(N_("serving curve (prompt + new tokens per request)"),
+                      N_("each request is the sidebar's prompt and new tokens (`--input-len`, `--output-len`)")),
     "le_tpot": Field(N_("TPOT target ms (0 = none)"), N_("the best concurrency keeps the time per output token "
-                                                         "under this"), 0.0, 10_000.0),
+                                                         "under this (`--tpot-target-ms`); at one concurrency or "
+                                                         "rate, the point is read against it"), 0.0, 10_000.0),
+    "le_ttft": Field(N_("TTFT target ms (0 = none)"), N_("the best concurrency keeps the time to the first token "
+                                                         "under this too (`--ttft-target-ms`); at one concurrency or "
+                                                         "rate, the point is read against it"), 0.0, 1e7),
+    "le_conc": Field(N_("one concurrency (0 = the curve)"), N_("one point at this many requests in flight "
+                                                               "(`--concurrency`); with a request rate: at most this "
+                                                               "many in flight"), 0, MAX_CONCURRENCY),
+    "le_arrival": Field(N_("arrivals"), N_("with a request rate: Poisson arrivals (vllm bench serve's default, "
+                                           "fixed seed) or fixed gaps (`--arrival`)")),
+    "le_nreq": Field(N_("requests per point (0 = default)"), N_("`--num-requests`; 0: 4 × the concurrency, 1,000 at "
+                                                                "a request rate"), 0, MAX_REQUESTS),
+    "le_maxseqs": Field(N_("running requests at most (0 = the engine's)"), N_(
+        "`--max-num-seqs`: vLLM 1,024 on a GPU of 70 GiB or more (not an A100), else 256; TensorRT-LLM 2,048"),
+        0, ENGINE_LIMIT),
+    "le_maxtok": Field(N_("tokens per step at most (0 = the engine's)"), N_(
+        "`--max-num-batched-tokens`: vLLM 8,192 on a GPU of 70 GiB or more (not an A100), else 2,048; TensorRT-LLM "
+        "8,192"), 0, ENGINE_LIMIT),
     "le_b_preset": Field(N_("B model")), "le_b_batch": Field(N_("B batch"), **_range("batch", 1)),
     "le_b_seq": Field(N_("B prompt"), **_range("seq", 1)), "le_b_new": Field(N_("B new tokens"), **_range("new")),
     "le_b_wdt": Field(N_("B weights")), "le_b_gpu": Field(N_("B GPU")), "le_b_gpus": Field(N_("B GPUs"), **_range("gpus", 1)),
@@ -541,7 +582,7 @@ def workload(inp: Inputs, cfg: ModelConfig, hw: Hardware | None = None) -> Workl
     def pick(v: str, default: Any = None) -> Any:
         return default if v == AUTO else v
 
-    return Workload(batch=inp.batch, seq_len=inp.seq, new_tokens=max(inp.new, 1) if inp.ctx else inp.new,
+    return Workload(batch=inp.batch, seq_len=inp.seq, new_tokens=inp.new,
                     causal=None if inp.causal == AUTO else _SWITCH["causal"][inp.causal],
                     lm_head=pick(inp.lmh), attention=pick(inp.attn), mla=pick(inp.mla), experts_compute=pick(inp.exp),
                     weight_dtype=pick(inp.wdt, dts["weight_dtype"]), act_dtype=pick(inp.adt, dts["act_dtype"]),

@@ -83,7 +83,7 @@ def test_the_model_the_workload_and_the_parallel_sizes():
     assert view.workload(view.Inputs(), cfg, hw).overrides() == {}
     ref = view.workload(view.Inputs(conv="transformers"), cfg, hw)
     assert (ref.attention, ref.causal, ref.lm_head, ref.convention) == ("eager", False, "all", "transformers")
-    wl = view.workload(view.Inputs(ctx=True, new=0, lmh="all", attn="eager", causal="dense"), cfg, hw)
+    wl = view.workload(view.Inputs(ctx=True, new=1, lmh="all", attn="eager", causal="dense"), cfg, hw)
     assert (wl.decode_only, wl.new_tokens, wl.lm_head, wl.weight_dtype) == (True, 1, "all", cfg.dtype or "bf16")
     assert set(wl.overrides()) == {"lm_head", "attention", "causal"}  # each widget off "auto" overrides
     assert view.parallel(view.Inputs(gpus=8)) == Parallel(tp=8)  # the GPUs alone: tensor parallel

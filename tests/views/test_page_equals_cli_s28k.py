@@ -114,8 +114,8 @@ def argv(s: dict) -> list[str]:
             a += [f"--moe-every={g('le_every')}"] + ["--shared-expert-gate"] * g("le_sgate")
         a += [f"--qk-norm={g('le_qkn')}", f"--norm={g('le_norm')}", f"--norms-per-layer={g('le_npl')}"]
         a += ["--tied-embeddings"] * g("le_tied") + ["--parallel-block"] * g("le_par")
-    # decode only: the page takes new tokens 0 as 1 step (its box says "at least 1"), the CLI refuses 0
-    a += ["--batch", str(g("le_batch")), "--new-tokens", str(max(g("le_new"), 1) if g("le_ctx") else g("le_new"))]
+    # decode only with new tokens 0: both refuse (the CLI's rule: at least one decode step)
+    a += ["--batch", str(g("le_batch")), "--new-tokens", str(g("le_new"))]
     a += ["--context" if g("le_ctx") else "--seq-len", str(g("le_seq"))]
     a += ["--reference", g("le_conv")]
     causal = {"causal": ["--causal"], "dense": ["--no-causal"]}
