@@ -59,6 +59,8 @@ TERMS = [
     Term(r"\bFLOPs?\b", "浮点运算", ("浮点操作",), everywhere=True),
     Term(r"\branks?\b", "rank", ("进程（rank）", "个进程上", "专家进程", "并行进程", "一个进程", "进程数", "进程排布")),
     Term(r"\bbandwidth\b", "带宽利用率", ("带宽利用(?!率)",), everywhere=True),
+    # arithmetic intensity's unit: one way, as the Roofline axis and the Batching page write it
+    Term(r"FLOPs? ?(per|/) ?byte|arithmetic intensity", "FLOP/字节", (r"每字节的? ?FLOP",), everywhere=True),
 ]
 
 # A space between two Chinese words reads as a typo (the rest of the catalogue has none): "与 权重·V".
