@@ -79,8 +79,8 @@ def _claims() -> list[dict]:
     gap = article_count_check(128, 64, 256)
     page = {p.path.split("/")[-1]: _(p.label) for p in ui.PAGES}
     rows = [
-        (_("GEMM is 90–95 % of an LLM's compute"),
-         _("more in FLOPs, less in time: over 99 % of a layer's FLOPs, and a smaller share of its predicted "
+        (_("GEMM is 90–95% of an LLM's compute"),
+         _("more in FLOPs, less in time: over 99% of a layer's FLOPs, and a smaller share of its predicted "
            "time (the table below)"),
          [_("Home (below)"), page["4_LLM_Estimator.py"], page["10_Profiler.py"]]),
         (_("the `seq²·d` attention terms dominate when `seq ≈ d`"),
@@ -90,10 +90,10 @@ def _claims() -> list[dict]:
         (_("`Params·seq²/(3·d_model)` FLOPs, and INT8 compute = parameters × sequence length × concurrency ÷ 100"),
          _("both far off the exact count (the first inherits the attention error; ÷ 100 has no units)"),
          [_("{page} → Switches & rules of thumb").format(page=page["4_LLM_Estimator.py"])]),
-        (_("2·M·N·K is off the counted multiplications and additions by ≈ 0.2 %"),
+        (_("2·M·N·K is off the counted multiplications and additions by ≈ 0.2%"),
          _("right: the gap is M·N, 1/(2K) = {gap} at K = 256").format(gap=fmt.percent(gap["relative_gap"], 3)),
          [page["2_FLOPs.py"], page["1_Accumulate.py"]]),
-        (_("INT8 saves 75 % of the bandwidth and runs 2–4× faster (int8 tensors in `torch.matmul`)"),
+        (_("INT8 saves 75% of the bandwidth and runs 2–4× faster (int8 tensors in `torch.matmul`)"),
          _("the bytes are right; the speed depends on the hardware, and real INT8 needs scales and "
            "`torch._int_mm` — measured, with its error"),
          [page["6_Precision.py"]]),
@@ -103,7 +103,7 @@ def _claims() -> list[dict]:
         (_("20 requests batched run several times faster (at M = 1024)"),
          _("at M = 1024 each call is already compute-bound, so little; at decode (M = 1) batching pays"),
          [page["8_Batching.py"]]),
-        (_("profile: GEMMs ≥ 80 % of the time, GPU utilisation ≥ 75 %, bandwidth ≥ 60 %"),
+        (_("profile: GEMMs ≥ 80% of the time, GPU utilisation ≥ 75%, bandwidth ≥ 60%"),
          _("checked on a real block, against the prediction for the same sizes"),
          [page["10_Profiler.py"]]),
     ]
@@ -128,7 +128,7 @@ def _shares() -> list[dict]:
 ATTENTION = {"eager": _("eager"), "fused": _("fused")}  # share_overview's attention kinds, as shown
 
 st.markdown(_(
-    "**GEMM's share.** Counted, it is more than 90–95 % in FLOPs and less than that in time. One "
+    "**GEMM's share.** Counted, it is more than 90–95% in FLOPs and less than that in time. One "
     "llama-2-7b decoder layer, bf16, predicted on an H100 at {efficiency} of its peaks (GEMMs at "
     "max(FLOPs/peak, bytes/bandwidth); norms, rotary embedding, softmax, SiLU and residual adds are "
     "memory-bound, so they cost bytes, not FLOPs):").format(efficiency=fmt.percent(DEFAULT_EFFICIENCY, 0)))

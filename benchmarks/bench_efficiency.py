@@ -94,7 +94,7 @@ def case_a() -> dict:
         print(f"  {m:>5} {n:>5} {k:>5} {meas:>9.1f} {mod:>8.1f} {mod / meas - 1:>+7.0%}")
     s = fit_stats(pairs)
     print(f"  {s['n']} points: RMS of log(model / measured) {s['rms_log']:.1%}; |model / measured - 1| median "
-          f"{s['median']:.1%}, worst {s['worst']:+.0%}; {s['within_25']:.0%} within 25 %")
+          f"{s['median']:.1%}, worst {s['worst']:+.0%}; {s['within_25']:.0%} within 25%")
     print()
     return s
 

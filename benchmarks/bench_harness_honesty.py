@@ -77,7 +77,7 @@ def main() -> int:
     verdict = "PASS" if abs(gap) <= 0.10 else "FAIL"
     print(f"fp32 {n}³ on {r.device_name} with {torch.get_num_threads()} threads: "
           f"harness {h * 1e3:.2f} GFLOP/s, direct {d * 1e3:.2f} GFLOP/s, difference {gap:+.1%} -> {verdict} "
-          f"(within 10 %)")
+          f"(within 10%)")
     return 0 if verdict == "PASS" else 1
 
 

@@ -72,7 +72,7 @@ def main() -> int:
         print(f"{label:<44} {res.gemm_share:>10.1%} {pred:>9.1%} {tf:>9.3g} {res.total_time_s * 1e3:>9.3g} "
               f"{bench.median_s * 1e3:>9.3g} ({bench.p20_s * 1e3:.3g}-{bench.p80_s * 1e3:.3g}) "
               f"{'' if sm is None else f'{sm:.0f}':>5} {'' if bw is None else f'{bw:.0f}':>5}  "
-              f"{'PASS' if ok else 'below'} (GEMM ≥ 80 %)")
+              f"{'PASS' if ok else 'below'} (GEMM ≥ 80%)")
         d = res.to_dict(top=10)
         d["harness"] = bench.to_dict()
         dump.append(d)

@@ -62,7 +62,7 @@ def llama3_405b_run() -> None:
     m = load_file(DEFAULT_DIR / "llama3-405b-8192-h100-tp8-pp16-dp64.json")
     tr, rc, _ = _train(mapping(m), get_hardware(a.gpu), None)
     hours = a.tokens / tr.tokens_per_s * tr.gpus / 3600
-    print(f"{m.id} as the whole run ({a.tokens:.3g} tokens, recompute {rc}): MFU {tr.mfu:.1%} (published 38-43 %), "
+    print(f"{m.id} as the whole run ({a.tokens:.3g} tokens, recompute {rc}): MFU {tr.mfu:.1%} (published 38-43%), "
           f"{hours / 1e6:.1f} M GPU-hours (model card: {a.gpu_hours / 1e6:.2f} M for the whole pre-training, long "
           f"context and annealing included); step {tr.step_time_s:.1f} s, bubble {tr.bubble_s:.1f} s")
 

@@ -99,10 +99,10 @@ def case_a() -> None:
     print(_row("GEMMs", [pre["gemm"], pq["gemm"], LLM_ANALYSIS["gemm"], GENZ["gemm"]],
                f"default: {p.flops:.3e} FLOPs (causal products, the LM head on 16 positions) against the peers' "
                f"{peers.prefill.flops:.3e} (dense S×S, every position), each GEMM at its shape's efficiency "
-               f"(large ones 84-85 % of the 989 TFLOP/s, fused attention "
-               f"{est.prefill.by_name()['attn_scores'].efficiency:.0%}) against 100 %"))
+               f"(large ones 84-85% of the 989 TFLOP/s, fused attention "
+               f"{est.prefill.by_name()['attn_scores'].efficiency:.0%}) against 100%"))
     print(_row("  of which attention", [pre["attention"], pq["attention"], None, None],
-               "the peers' attention runs at the peak; FlashAttention-3 reaches 52 % at 1,024 keys per query "
+               "the peers' attention runs at the peak; FlashAttention-3 reaches 52% at 1,024 keys per query "
                "(the causal mean of 2,048)"))
     print(_row("  of which LM head", [pre["lm_head"], pq["lm_head"], 8.703, 8.703],
                "default: the last position of each sequence (an engine's prefill); the peers: all 32,768"))
@@ -110,8 +110,8 @@ def case_a() -> None:
                "ours: 161 RMSNorms in bf16, replicated on every TP rank, each reading and writing b·s·h; "
                "llm-analysis: 2 fp32 LN passes per layer over b·s·h/8 (sequence-parallel norms); GenZ: none"))
     print(_row("residual, SwiGLU, rotary", [pre["elementwise"], pq["elementwise"], 0.0, 0.0],
-               "element-wise kernels (2 residual adds, silu·up, rotary on q/k per layer) through HBM at 89 % of "
-               "its bandwidth (default) or 100 %; neither peer counts them"))
+               "element-wise kernels (2 residual adds, silu·up, rotary on q/k per layer) through HBM at 89% of "
+               "its bandwidth (default) or 100%; neither peer counts them"))
     print(_row("embedding", [pre["embedding"], pq["embedding"], LLM_ANALYSIS["embedding"], GENZ["embedding"]],
                "ours: gather b·s rows of V/8 (a lookup); llm-analysis: reads the whole table; GenZ: a GEMM"))
     ar_one = next(c for c in p.collectives if c.after == "o_proj")
@@ -140,8 +140,8 @@ def case_a() -> None:
     print("  decode, ms per output token (context 2048 ... 2303, 16 sequences)")
     print(_row("GEMMs (weights)", [dec["gemm"] - dec["attention"], dq["gemm"] - dq["attention"], None, None],
                f"{sum(o.weight_bytes for o in est.decode.gemm_ops) / wl.new_tokens / 1e9:.1f} GB of GEMM weights "
-               "per GPU per step: at 89 % of 3.35 TB/s "
-               f"(the measured triad rate) against 100 %; plus the fixed {t0 * 1e6:.2f} µs of each of 80 × 5 kernels "
+               "per GPU per step: at 89% of 3.35 TB/s "
+               f"(the measured triad rate) against 100%; plus the fixed {t0 * 1e6:.2f} µs of each of 80 × 5 kernels "
                f"(q|k|v, attention, o, gate|up, down: engines fuse q|k|v and gate|up) and the LM head's, "
                f"{(est.decode.time_s - no_t0.decode.time_s) / wl.new_tokens * MS:.2f} ms of the step, the peers none"))
     print(_row("attention (KV cache)", [dec["attention"], dq["attention"], None, None],
@@ -181,7 +181,7 @@ def case_b() -> None:
         print(f"  {size:>11,} {t:>10.1f} {us:>10.1f} {t / us - 1:>+7.1%}")
     close = [sz for sz, e in errs if abs(e) <= 0.05]
     worst = min(errs, key=lambda x: x[1])
-    print(f"  within 5 % at {', '.join(f'{sz:,}' for sz in close)} B; the model is faster than measured in between "
+    print(f"  within 5% at {', '.join(f'{sz:,}' for sz in close)} B; the model is faster than measured in between "
           f"(worst {worst[1]:+.0%} at {worst[0]:,} B), where NCCL's protocols do not reach the line rate — "
           "measured links (--intra-busbw, --intra-latency-us) replace the catalogue's")
     print()

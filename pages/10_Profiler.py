@@ -33,8 +33,8 @@ ui.page(
     _("Profiler"),
     "🔬",
     _("""The article ends with a rule: **profile first**. In a healthy transformer, GEMMs should take
-**≥ 80 %** of the time; the GPU should be busy (**SM utilization ≥ 75 %**) and its memory well used
-(**bandwidth ≥ 60 %**). Here a Llama-style block — grouped-query attention, gated MLP, random weights —
+**≥ 80%** of the time; the GPU should be busy (**SM utilization ≥ 75%**) and its memory well used
+(**bandwidth ≥ 60%**). Here a Llama-style block — grouped-query attention, gated MLP, random weights —
 runs under `torch.profiler`. Every op is charged its *self* time (a `linear` that calls a `matmul` that
 calls an `mm` is counted once), labelled GEMM or not, and the share is set beside what the estimator
 predicts for the same sizes."""),
@@ -139,7 +139,7 @@ if cfg is not None:
         ui.metrics(st.columns(3), view.prediction_metrics(pred, pf.GEMM_TARGET, gettext=_))
         st.caption(_("{source}. GEMMs at max(FLOPs / peak, bytes / bandwidth); norms, rotary embedding, softmax, SiLU "
                      "and residual adds as memory-bound traffic. Launch overheads are not modelled, so small blocks "
-                     "measure below this. FLOPs share says why “GEMM is 90 %+ of LLM compute”; time share is what "
+                     "measure below this. FLOPs share says why “GEMM is 90%+ of LLM compute”; time share is what "
                      "the profiler can confirm.").format(source=ui.tr(pred.source)) + (_(" ({note})").format(note=cpu_note) if cpu_note else ""))
 
 # ----------------------------------------------------------------------------- run

@@ -217,8 +217,8 @@ with ui.guard(_("the count")):
     ]), column_config={"quantity": _("quantity"), "count": _("count")})
     st.markdown(_(
         "Gap: **{gap:.3%}** of the formula, exactly 1/(2K) = 1/{two_k}. For the article's shape (K = 256) that is "
-        "0.195 % — the article's “≈ 0.2 %” is this number, rounded. It depends only on K: the same 128 and 256 "
-        "with K = 64 (M×N×K = 128×256×64) give 1/128 = 0.78 %. The formula is the convention because a GEMM adds "
+        "0.195% — the article's “≈ 0.2%” is this number, rounded. It depends only on K: the same 128 and 256 "
+        "with K = 64 (M×N×K = 128×256×64) give 1/128 = 0.78%. The formula is the convention because a GEMM adds "
         "into an accumulator (or into C): K additions per output, and FLOP counters such as PyTorch's count 2·M·N·K."
     ).format(gap=cnt["relative_gap"], two_k=2 * cnt["K"]))
 

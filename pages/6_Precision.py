@@ -106,7 +106,7 @@ if not rows:
 
 results = list(rows)
 OVER_PEAK = _("“% measured peak”: this run's TFLOP/s against the ceiling the Devices page stored for this device "
-              "and format. Over 100 % means this run beat that stored measurement (a quieter or warmer machine than "
+              "and format. Over 100% means this run beat that stored measurement (a quieter or warmer machine than "
               "when it was measured): it is an honest figure. **Measure ceilings** on the Devices page again to "
               "store the new ceiling.")
 st.subheader(_("Results"))

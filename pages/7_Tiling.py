@@ -190,7 +190,7 @@ if rows:
         "the tiles are so large that there are few of them — i.e. when it stops tiling. What tiling "
         "*inside a kernel* gains is data reuse without those costs: the Triton kernel keeps a tile of D "
         "in registers, streams A and B tiles through shared memory and writes D once; on a GPU it runs "
-        "within reach of cuBLAS (the report's target: ≥ 85 % at 4096³ fp16)."))
+        "within reach of cuBLAS (the report's target: ≥ 85% at 4096³ fp16)."))
     ui.downloads("tiling", to_csv(results), to_json(results))
 else:
     st.info(_("Choose the sizes and implementations, then **Run the tiling benchmark**. While it runs, its "

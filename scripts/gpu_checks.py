@@ -296,7 +296,7 @@ def figure_rows(out: Path) -> list[dict]:
     add(f"bf16 {n}³ (harness)", tf, words if target is not None or tf is None else f"(reported: {words})",
         None if tf is None or target is None else tf >= target, bf_why, "TFLOP/s")
     diff = _dig(r1, "difference")
-    add("harness vs do_bench, same run", diff, "within 3 %", None if diff is None else abs(diff) <= 0.03, bf_why,
+    add("harness vs do_bench, same run", diff, "within 3%", None if diff is None else abs(diff) <= 0.03, bf_why,
         "signed %")
     for label, what in (("do_bench", "do_bench (L2 flushed)"), ("cuda_graph", "CUDA graph, L2 flushed"),
                         ("cuda_graph_no_flush", "CUDA graph, no flush"),
@@ -333,10 +333,10 @@ def figure_rows(out: Path) -> list[dict]:
         return f"no {what} in the report's {name} section (a GPU report's)"
 
     share = _dig(sections.get("tiling"), "verdict", "triton_share_of_cublas")
-    add("Triton / cuBLAS fp16 4096³", share, "≥ 85 %", None if share is None else share >= 0.85,
+    add("Triton / cuBLAS fp16 4096³", share, "≥ 85%", None if share is None else share >= 0.85,
         section_why("tiling", "Triton verdict"), "%")
     dec = _dig(sections.get("batching"), "verdict", "decode_4096_share_of_copy")
-    add("decode M = 1 share of copy bandwidth", dec, "≥ 70 %", None if dec is None else dec >= 0.70,
+    add("decode M = 1 share of copy bandwidth", dec, "≥ 70%", None if dec is None else dec >= 0.70,
         section_why("batching", "decode verdict"), "%")
     on_gpu = _dig(val, "device") == "cuda"
     val_why = why_not(out, "validate", status, "" if val else "no validate.json")
@@ -344,7 +344,7 @@ def figure_rows(out: Path) -> list[dict]:
         for kind in ("estimated", "calibrated"):
             err = _dig(val, phase, f"{kind}_error")
             if kind == "calibrated":
-                target, ok = "within 15 % (GPU)", (abs(err) <= 0.15 if err is not None and on_gpu else None)
+                target, ok = "within 15% (GPU)", (abs(err) <= 0.15 if err is not None and on_gpu else None)
             else:
                 target, ok = "(reference)", None
             label = "datasheet" if kind == "estimated" else "calibrated"

@@ -45,7 +45,7 @@ PAGES: list[Page] = [
          notice=N_("FLOPs grow with M·N·K but bytes only with M·K + K·N + M·N, so big GEMMs are compute-bound; one column past a tile multiple costs a whole wave.")),
     Page("pages/3_Transformer_GEMMs.py", N_("Transformer GEMMs"), ":material/layers:",
          N_("Every GEMM of one layer drawn to scale, and when attention really dominates."),
-         notice=N_("at s = 1024, d = 4096 the attention products are 4 % of a layer; they reach half only at s = 6·d.")),
+         notice=N_("at s = 1024, d = 4096 the attention products are 4% of a layer; they reach half only at s = 6·d.")),
     Page("pages/4_LLM_Estimator.py", N_("LLM Estimator"), ":material/straighten:",
          N_("Size a model: FLOPs per GEMM, memory, prefill and decode time on a GPU."),
          notice=N_("prefill is compute-bound, decode is bound by reading the weights; memory decides how many GPUs a model needs.")),

@@ -1018,6 +1018,6 @@ LLAMA31_405B = Anchor(
     sources=("GPU-hours: https://github.com/meta-llama/llama-models/blob/main/models/llama3_1/MODEL_CARD.md "
              "(Training Energy Use: 405B 30.84M H100-80GB GPU-hours)",
              "15.6T tokens, 3.8e25 FLOPs: The Llama 3 Herd of Models, arXiv:2407.21783 §1, §3",
-             "8,192 GPUs as TP8 CP1 PP16 DP64, 16M tokens per batch (2,048 × 8,192), 430 TFLOP/s per GPU = 43 % "
+             "8,192 GPUs as TP8 CP1 PP16 DP64, 16M tokens per batch (2,048 × 8,192), 430 TFLOP/s per GPU = 43% "
              "BF16 MFU: arXiv:2407.21783 Table 4"),
 )

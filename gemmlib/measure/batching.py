@@ -626,7 +626,7 @@ def report_section(device: str, quick: bool, out_dir: Path, progress: Progress =
             verdict[f"decode_{r.shape['k']}_share_of_copy"] = share
             md += [f"**Decode M = 1, {r.shape['k']}×{r.shape['n']} {r.dtype} weight:** {r.gbps:.0f} GB/s "
                    f"achieved vs copy bandwidth {bw['bytes_per_s'] / 1e9:.0f} GB/s ({bw['source']}) = "
-                   f"{share:.1%} ({'meets' if share >= 0.7 else 'misses'} the 70 % target).", ""]
+                   f"{share:.1%} ({'meets' if share >= 0.7 else 'misses'} the 70% target).", ""]
     if run_article:
         ex = run_article_example(device, batch=art["batch"], m=art["m"], k=art["k"], n=art["n"],
                                  min_run_time=0.05, deadline=deadline)

@@ -1241,7 +1241,7 @@ def markdown_summary(res: ProfileResult, top: int = 10) -> str:
             parts = [f"{len(mon.samples)} samples"]
             for key, label in (("sm_util", "SM utilization"), ("mem_util", "memory bandwidth utilization")):
                 if key in s:
-                    parts.append(f"{label} mean {s[key]['mean']:.0f} % (≥ target in "
+                    parts.append(f"{label} mean {s[key]['mean']:.0f}% (≥ target in "
                                  f"{s[key + '_meets_target']:.0%} of samples)")
             if "power_w" in s:
                 parts.append(f"power up to {s['power_w']['max']:.0f} W")

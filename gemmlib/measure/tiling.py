@@ -561,7 +561,7 @@ def report_section(device: str, quick: bool, out_dir: Path, progress: Progress =
                    "triton_config": tri.extra.get("autotuned")}
         word = "meets" if share >= 0.85 else "misses"
         md += [f"**Triton vs cuBLAS, fp16 {m}³:** {tri.tflops:.1f} vs {lib.tflops:.1f} TFLOP/s = "
-               f"{share:.1%} ({word} the 85 % target); autotuned config {tri.extra.get('autotuned')}.", ""]
+               f"{share:.1%} ({word} the 85% target); autotuned config {tri.extra.get('autotuned')}.", ""]
 
     c = optional_chart(lambda: tiling_chart(res))
     if c is not None:

@@ -123,7 +123,7 @@ LABELS = {"preset": N_("preset"), "custom": N_("custom"), "config": N_("from the
           "learned": N_("learned"), "rotary": N_("rotary"), "alibi": "ALiBi", "GEMM": "GEMM",
           "not GEMM": N_("not GEMM"), AUTO: N_("as the convention"), "causal": N_("causal"), "dense": N_("dense"),
           "routed": N_("routed"), "engine": N_("engine (what an engine runs)"),
-          "transformers": N_("transformers (the reference)"), "megatron": N_("Megatron (≤ 36.55 % hidden)"),
+          "transformers": N_("transformers (the reference)"), "megatron": N_("Megatron (≤ 36.55% hidden)"),
           "dualpipe": N_("DualPipe (all hidden)")}
 EP_OVERLAPS = ["none", *EP_OVERLAP_HIDDEN]  # the Training tab's EP overlap: none, or the schedule (--ep-comm-overlap)
 BIASES = {"qkv": "QKV", "o": "O", "mlp": "MLP", "lm_head": "lm_head"}  # ModelConfig.describe()'s biases
@@ -456,7 +456,7 @@ FIELDS: dict[str, Field] = {  # every widget of the page bound to the URL, by ke
                                                  "(`--recompute-modules`; none chosen: core_attn)"),
                     placeholder=N_("none chosen: core_attn")),
     "le_epo": Field(N_("EP overlap"), N_("the all-to-alls behind another micro-batch's compute: Megatron's "
-                                         "`--overlap-moe-expert-parallel-comm` hides at most 36.55 % of their time (as "
+                                         "`--overlap-moe-expert-parallel-comm` hides at most 36.55% of their time (as "
                                          "measured on 16 H100s), DeepSeek-V3's DualPipe all of it (`--ep-comm-overlap`)")),
     "le_epsm": Field(N_("SMs the all-to-alls hold"), N_("with an EP overlap: the SMs its all-to-all kernels hold while "
                                                          "they run, so the compute beside them runs on the rest "
@@ -1224,7 +1224,7 @@ def _scaleout(est: ScaleOutEstimate, d: dict, gettext: Translate) -> ScaleOut:
         metrics=metrics, groups=group_table,
         memory_chart=per_gpu_memory_spec(pg, est.hardware.name, gettext=gettext),
         memory=gettext("Weights {weights} (each op's shard), KV cache {kv} (÷ min(TP, KV heads), its stage's layers), "
-                       "prefill activations {act}, workspace {work} (10 %: vLLM keeps back 1 − "
+                       "prefill activations {act}, workspace {work} (10%: vLLM keeps back 1 − "
                        "gpu_memory_utilization 0.9). {largest} Memory source: {source}.").format(
             weights=fmt.nbytes(pg.weights_bytes), kv=fmt.nbytes(pg.kv_cache_bytes), act=fmt.nbytes(pg.activation_bytes),
             work=fmt.nbytes(pg.workspace_bytes),

@@ -228,7 +228,7 @@ def test_report_section_gpu_path_with_stand_in_measurements(monkeypatch, tmp_pat
     assert v["decode_4096_gbps"] == pytest.approx(one.gbps)
     assert v["decode_4096_share_of_copy"] == pytest.approx(one.gbps * 1e9 / 4.3e12)
     assert "decode_8192_share_of_copy" in v and "article_speedup" in v
-    assert "the 70 % target" in sec["markdown"] and "The article's example" in sec["markdown"]
+    assert "the 70% target" in sec["markdown"] and "The article's example" in sec["markdown"]
     assert "scaled down" not in sec["markdown"]  # the full 20 × 1024×4096 @ 4096×4096 on a GPU
     assert any(c.m == 1024 and c.batches == (20,) for c in seen)
 

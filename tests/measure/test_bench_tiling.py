@@ -231,7 +231,7 @@ def test_report_section_gpu_path_with_stand_in_measurements(monkeypatch, tmp_pat
     v = sec["verdict"]
     assert v["triton_share_of_cublas"] == pytest.approx(0.20 / 0.22)
     assert v["triton_config"] == {"BLOCK_M": 128}
-    assert "meets the 85 % target" in sec["markdown"]
+    assert "meets the 85% target" in sec["markdown"]
     assert "Tile and wave quantization" in sec["markdown"]
     assert set(sec["charts"]) == {"tiling_tflops", "wave_quantization"}
     spec = sec["charts"]["wave_quantization"].to_dict()
