@@ -39,8 +39,10 @@ sets the time. Change the ranges, the metric and the GPU below."""),
 
 # ----------------------------------------------------------------------------- inputs
 def _follow_gpu() -> None:
-    """The wave section's SMs field follows the chosen hardware (its own edits last until then)."""
-    ui.set_url_widget("fl_sms", CATALOGUE[st.session_state.fl_gpu].sms or CATALOGUE[DEFAULT_GPU].sms)
+    """The wave section's SMs field follows the chosen hardware (its own edits last until then): the hardware's
+    count is the box's default, so the URL drops ``fl_sms`` in the GPU's own change (one Back step)."""
+    sms = CATALOGUE[st.session_state.fl_gpu].sms or CATALOGUE[DEFAULT_GPU].sms
+    ui.set_url_widget("fl_sms", sms, default=sms)
 
 
 with st.container(border=True):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
+from urllib.parse import parse_qs
 
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
@@ -19,6 +20,7 @@ _RESET = "_url_reset__"  # session-state prefix: a value to put in a URL-bound w
 _NOTES = "_url_notes__"  # session state: {key: note} about link values a page could not use (link_note)
 _BOX = "_gemm_url_notes"  # on the run's ScriptRunContext: (the run, the box the notes are drawn in)
 _LANG_SEEN = "_url_lang_seen__"  # session state: {key: the language an option widget was last drawn in}
+_URL_AHEAD = "_url_ahead__"  # session-state prefix: set_url_widget put the value in Streamlit's URL before the run
 _MISSING = object()
 _NUMBER_WIDGETS = {"number_input", "slider"}
 _BOOL_WIDGETS = {"toggle", "checkbox"}
@@ -262,9 +264,18 @@ def _written_url(widget: Callable[..., T], label: str, args: tuple, key: str, kw
     value = widget(label, *args[:at], key=key, bind="query-params",
                    **{k: v for k, v in kwargs.items() if k != "value"})
     if before is not _MISSING:
+        if st.session_state.pop(_URL_AHEAD + key, False):  # the URL took it ahead: what the browser has now decides
+            before = _browser_values(key)
         _url_snapshot(key, lambda qp, coerce: _send_param(qp, key, before, None if value == default else coerce(
             [value] if kind == "slider" else value, kind_of)))
     return value
+
+
+def _browser_values(key: str) -> list[str] | None:
+    """The values of ``key`` in the browser's address now (None: absent): the run's query string, as each URL
+    change sent in this run has left it."""
+    ctx = get_script_run_ctx()
+    return parse_qs(ctx.query_string if ctx is not None else "", keep_blank_values=True).get(key)
 
 
 def _url_snapshot(key: str, change: Callable[[Any, Callable], Any]) -> Any:
@@ -439,9 +450,18 @@ def tabs(labels: list[str], key: str) -> Any:
     return out
 
 
-def set_url_widget(key: str, value: Any) -> None:
-    """Change a URL-bound widget from code (a button's callback): takes effect on the next run."""
+def set_url_widget(key: str, value: Any, default: Any = _MISSING) -> None:
+    """Change a URL-bound widget from code (a button's callback): takes effect on the next run.
+
+    ``default``: the widget's default on that run, where the caller knows it (a box that follows another widget).
+    The URL then takes the change at once (left out at the default), so that the run's first URL change (the
+    widget whose callback this is) carries it too: one change of the reader's, one Back step. Without it the
+    widget writes the URL when it is drawn, a second history entry where another widget wrote the URL before."""
     st.session_state[_RESET + key] = value
+    if default is not _MISSING and _url_snapshot(key, lambda qp, _coerce: (
+            qp.discard_param_no_forward_msg(key) if value == default
+            else qp.set_with_no_forward_msg(key, _shown_value(value)))) is not _MISSING:
+        st.session_state[_URL_AHEAD + key] = True
 
 
 class Fields:
