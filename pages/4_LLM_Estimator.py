@@ -11,6 +11,7 @@ import streamlit as st
 
 import ui
 from gemmlib.views import estimator as view
+from gemmlib.views import serving_inputs
 from ui import _
 
 ui.page(
@@ -202,15 +203,13 @@ if v is not None:
                     drawn = ui.metrics(st.columns(5), tv.metrics), st.markdown(tv.words)
                     drawn = st.vega_lite_chart(tv.memory_chart, width="stretch"), st.caption(tv.caption)
         with tabs[5]:
-            c = st.columns(2) + st.columns(3)
-            drawn = (off := not flag(c[0], "le_serve")), num(c[1], "le_tpot", step=5.0, disabled=off)  # off: greyed
-            drawn = pick(c[2], "le_engine", view.ENGINE_NAMES, disabled=off), num(c[3], "le_rate", step=1.0, disabled=off), num(c[4], "le_kvb", disabled=off)
-            if not ss.le_serve:
+            si = serving_inputs.draw(st, fields, shown)  # the CLI's --serve flags; greyed where they count for nothing
+            if not si.serve:
                 st.info(_("Turn on **serving curve**: throughput, time to first token and per output token from one "
                           "request to the KV-memory limit."))
             elif tabs[5].open:  # a simulation: only for a reader of this tab (a link need not open it)
                 with ui.guard(_("the serving curve")), st.spinner(_("Simulating the engine's scheduler, step by step…")):
-                    sv = on_estimate("serving", e, ui.lang(), view.ServingInputs.from_state(ss))
+                    sv = on_estimate("serving", e, ui.lang(), si)
                     if sv.best or sv.none:
                         (st.success if sv.best else st.warning)(sv.best or sv.none)
                     drawn = st.vega_lite_chart(sv.chart, width="content"), ui.view_table(sv.table), st.caption(sv.caption)

@@ -286,12 +286,42 @@ class Parallel:
         return min(self.node_size(hw), self.gpus)
 
     def link(self, group: str, hw: Hardware, ranks: int | None = None) -> Link:
-        """The link the ``group``'s collectives cross (for "pp": between neighbouring stages)."""
+        """The link the ``group``'s collectives cross (for "pp": the slowest of the links between neighbouring
+        stages, :meth:`pp_links`, which sets the stage period)."""
         n = 2 if group == "pp" else getattr(self, group) if ranks is None else ranks
         if n <= 1 or (group == "pp" and self.pp == 1):
             return Link("none", "measured", 1.0, 0.0, Text(N_("one rank: nothing moves")))
+        if group == "pp":
+            return min((link for link, _ in self.pp_links(hw)), key=lambda k: (k.busbw, -k.latency_s))
         ic = _interconnect(hw)
         return ic.link_for(n, self.stride(group), self._node(hw))
+
+    def pp_links(self, hw: Hardware) -> list[tuple[Link, int]]:
+        """The links the pp − 1 stage boundaries send over, each with how many boundaries use it (first used
+        first). Stage s holds GPUs s·stride … s·stride + stride − 1 and sends GPU g's activations to g + stride:
+        a boundary inside a node goes over the scale-up link (or PCIe between scale-up domains), one between
+        two nodes over the network, one NIC per pair. With 8 GPUs per node, TP 4 × PP 4 sends 0→4 and 8→12
+        over NVLink and 4→8 over the network; a single link for the group (a pair's span, 8, fits a node)
+        named NVLink for all three. A boundary whose GPUs differ (a stride not aligned with the node) takes
+        its slowest pair's."""
+        if self.pp <= 1:
+            return []
+        ic, node, stride = _interconnect(hw), self._node(hw), self.stride("pp")
+        if stride >= node:  # every boundary crosses nodes, as one group's link says
+            return [(ic.link_for(2, stride, node), self.pp - 1)]
+        domain = min(ic.scale_up_gpus, node)
+        links: dict[str, tuple[Link, int]] = {}
+        for s in range(self.pp - 1):
+            kinds = set()
+            for a in range(s * stride, (s + 1) * stride):
+                b = a + stride
+                kinds.add(2 if a // node != b // node else 1 if domain <= 1 or a // domain != b // domain else 0)
+            kind = max(kinds)  # the slowest pair: network 2, PCIe 1, scale-up 0
+            link = (ic.link_for(2, node, node) if kind == 2 else ic.link_for(2, node // 2, node) if kind == 1
+                    else ic.link_for(2, 1, node))
+            prev = links.get(str(link))
+            links[str(link)] = (link, (prev[1] if prev else 0) + 1)
+        return list(links.values())
 
     def all_to_all_link(self, group: str, hw: Hardware) -> Link:
         """The link the ``group``'s all-to-alls cross (:meth:`gemmlib.core.hardware.Interconnect.all_to_all_link`:
@@ -313,7 +343,14 @@ class Parallel:
         rows = []
         for g in GROUPS:
             n = getattr(self, g)
-            if n > 1:
+            if n > 1 and g == "pp" and len(links := self.pp_links(hw)) > 1:  # one row per link the sends use
+                for link, used in links:
+                    name = Text(N_("{link} ({n} of the {total} stage boundaries)"), link=link.name, n=used,
+                                total=self.pp - 1)
+                    rows.append({"group": g, "ranks": n, "stride": self.stride(g), "link": name,
+                                 "busbw_bytes_per_s": link.busbw, "latency_s": link.latency_s, "source": link.source,
+                                 "stage_boundaries": used})
+            elif n > 1:
                 link = self.link(g, hw)
                 rows.append({"group": g, "ranks": n, "stride": self.stride(g), "link": link.name,
                              "busbw_bytes_per_s": link.busbw, "latency_s": link.latency_s, "source": link.source})

@@ -22,7 +22,7 @@ import json
 import re
 from collections import ChainMap
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -58,6 +58,7 @@ from gemmlib.llm.accounting import (
     DEFAULT_CONVENTION,
     NORM_NAMES,
     Workload,
+    dumps,
     efficiency_for,
     serving_dtypes,
 )
@@ -101,6 +102,7 @@ SOURCES = ["preset", "custom", "config.json"]
 RECOMPUTE = ["none", "selective", "full"]
 RECOMPUTE_MODULE_NAMES = list(RECOMPUTE_MODULES)  # selective recomputation's modules (Megatron's names, shown as code)
 ENGINE_NAMES = list(ENGINES)  # the serving schedulers simulated (vllm, trtllm)
+ARRIVAL_NAMES = list(ARRIVALS)  # a request rate's arrivals (poisson, fixed), as --arrival
 PRESET_NAMES = list(PRESETS)
 CONVENTION_NAMES = list(CONVENTIONS)  # engine (the default), transformers (the reference)
 ATTENTION = [AUTO, "fused", "eager"]
@@ -1047,18 +1049,26 @@ def download_json(inp: Inputs, cfg: ModelConfig, hw: Hardware, info: dict | None
     """The page's "Everything as JSON": the estimate's ``--json`` object, made again from its inputs on the runs
     that show the Download tab (a fifth of a rerun's time: not on every rerun of the page), with the training run
     and the serving curve (``train`` and ``serving`` keys, as ``--train`` and ``--serve`` add them) when their
-    switches are on: "Everything" left out the very numbers a reader had sized in those tabs."""
+    switches are on: "Everything" left out the very numbers a reader had sized in those tabs. Where a tab refuses
+    its run (and says why there), ``train_error`` or ``serving_error`` holds the reason: the CLI refuses the whole
+    command there; left out without a word, the JSON read as if the switch had been off."""
     est = estimate(inp, cfg, hw, info)
     tr = sv = None
-    with suppress(InputError):  # a layout the Training tab refuses (and says why there) is left out here
-        tr = _train_run(est, train_inp)[0] if train_inp is not None and train_inp.train else None
-    with suppress(InputError):  # at a request rate no best concurrency is sought: no target, as the CLI takes it
-        sv = (_serving_run(est, replace(serve_inp, tpot=0.0) if serve_inp.rate else serve_inp)
-              if serve_inp is not None and serve_inp.serve else None)
+    errors: dict[str, str] = {}
+    if train_inp is not None and train_inp.train:
+        try:
+            tr = _train_run(est, train_inp)[0]
+        except InputError as e:
+            errors["train_error"] = str(e)
+    if serve_inp is not None and serve_inp.serve:
+        try:  # at one point (a rate, one concurrency) no best concurrency is sought: no target, as the CLI takes it
+            sv = _serving_run(est, serve_inp, as_cli=True)
+        except InputError as e:
+            errors["serving_error"] = str(e)
     if tr is not None or sv is not None:  # the layout as --train gives it: its virtual stages included
         est = replace(est, scale_out=replace(est.scale_out, train=tr, serving=sv,
                                              parallel=tr.parallel if tr is not None else est.parallel))
-    return est.to_json(indent=1)
+    return dumps({**est.to_dict(), **errors}, indent=1) if errors else est.to_json(indent=1)
 
 
 def _efficiency_words(est: ScaleOutEstimate, gettext: Translate) -> str:
@@ -1494,56 +1504,152 @@ def _overlap_words(t: dict, gpus: int, gettext: Translate, sms: int = 0) -> list
     return out
 
 
-def _serving_run(est: ScaleOutEstimate, inp: ServingInputs) -> Serving:
-    """The serving curve (or the point at a request rate) of the Serving tab and of the JSON download."""
+def greyed_serving(inp: ServingInputs) -> dict[str, bool]:
+    """The Serving tab's boxes that count for nothing (greyed out): all of them with the serving curve off, the
+    arrivals without a request rate (the CLI refuses ``--arrival`` without ``--request-rate``)."""
+    off = not inp.serve
+    return {**{k: off for k in ServingInputs.keys() if k != "le_serve"}, "le_arrival": off or not inp.rate}
+
+
+def serving_keywords(inp: ServingInputs, *, as_cli: bool = False) -> dict[str, Any]:
+    """:func:`gemmlib.llm.serving.serving`'s keywords from the Serving tab's inputs (0: the flag left out), as
+    ``estimate --serve`` makes them from its flags. ``as_cli``: the targets left out at one point (a rate or one
+    concurrency), where the CLI refuses them (the tab reads the point against them; the JSON holds the CLI's)."""
+    targets = not (as_cli and inp.point)
+    return dict(tpot_target_s=inp.tpot / 1e3 if inp.tpot and targets else None,
+                ttft_target_s=inp.ttft / 1e3 if inp.ttft and targets else None,
+                engine=Engine(inp.engine, int(inp.kvb), int(inp.maxseqs), int(inp.maxtok)),
+                request_rate=float(inp.rate) or None, arrival=inp.arrival if inp.rate else "poisson",
+                concurrency=int(inp.conc) or None, requests=int(inp.nreq) or None)
+
+
+def _serving_run(est: ScaleOutEstimate, inp: ServingInputs, *, as_cli: bool = False) -> Serving:
+    """The serving curve (or the one point at a concurrency or a request rate) of the Serving tab and, ``as_cli``,
+    of the JSON download."""
     return serving_curve(est.model, est.workload, est.hardware, est.parallel, _efficiency_of(est),
-                         tpot_target_s=inp.tpot / 1e3 if inp.tpot else None, memory_utilization=est.memory_utilization,
-                         engine=Engine(inp.engine, int(inp.kvb)), request_rate=float(inp.rate) or None,
-                         step_budget=PAGE_STEP_BUDGET)
+                         memory_utilization=est.memory_utilization, step_budget=PAGE_STEP_BUDGET,
+                         **serving_keywords(inp, as_cli=as_cli))
 
 
 def serving(est: ScaleOutEstimate, inp: ServingInputs, *, gettext: Translate = english) -> ServingView:
-    """The serving curve of the estimate's requests (prompt + new tokens each), from one request to the KV limit."""
+    """The serving curve of the estimate's requests (prompt + new tokens each), from one request to the KV limit,
+    and the best concurrency under the targets; or the one point at a request rate or at one concurrency, read
+    against the targets."""
     sv = _serving_run(est, inp)
-    best = none = None
-    at_rate = bool(inp.rate and sv.points)  # one point at that rate, no search for a best concurrency: said as such
-    chart = serving_spec(sv, gettext=gettext, title=gettext("Serving at {rate:g} requests/s (KV limit {n:,} requests)")
-                         .format(rate=inp.rate, n=sv.kv_limit) if at_rate else None)
+    best = none = title = None
+    one = bool(inp.point and sv.points)  # one point, no search for a best concurrency: said as such
+    if one and inp.rate:
+        title = gettext("Serving at {rate:g} requests/s (KV limit {n:,} requests)").format(rate=inp.rate, n=sv.kv_limit)
+    elif one:
+        title = gettext("Serving at concurrency {c:,} (KV limit {n:,} requests)").format(c=inp.conc, n=sv.kv_limit)
+    chart = serving_spec(sv, gettext=gettext, title=title)
     columns, labels = None, {c: gettext(h) for c, h in SERVING_COLUMNS.items()}
-    if at_rate:
-        best, none = _at_rate(sv.points[0], inp, gettext)
-        columns = tuple(c for c in SERVING_COLUMNS if c != "best")  # no best concurrency is sought at a rate
-        labels["concurrency"] = gettext("in flight (peak)")
+    if one:
+        best, none = _at_point(sv, inp, gettext)
+        columns = tuple(c for c in SERVING_COLUMNS if c != "best")  # no best concurrency is sought at one point
+        if inp.rate:
+            labels["concurrency"] = gettext("in flight (peak)")
     elif sv.best:
-        b = sv.best
-        best = gettext("Best concurrency under {target:g} ms per token: **{n:,}** requests, {rate:,.0f} tokens/s "
-                       "({per_gpu:,.0f} per GPU), TTFT {ttft}").format(
-            target=inp.tpot, n=b.concurrency, rate=b.tokens_per_s, per_gpu=b.tokens_per_s_per_gpu, ttft=_t(b.ttft_s))
-    elif inp.tpot:
-        none = gettext("No concurrency up to the KV limit ({limit:,}) keeps TPOT under {target:g} ms.").format(
-            limit=sv.kv_limit, target=inp.tpot)
+        best = _best_words(sv.best, inp, gettext)
+    elif inp.tpot or inp.ttft:
+        none = _none_words(sv.kv_limit, inp, gettext)
     return ServingView(best, none, chart, Table(serving_records(sv), labels, columns=columns),
                        _then(gettext("A step-level simulation of the engine's scheduler (continuous batching, chunked "
                                "prefill with vLLM, paged KV blocks), as `python -m gemmlib estimate --serve` runs "
                                "it: TTFT and TPOT are the requests' means. The KV limit is the largest concurrency "
-                               "whose KV blocks fit at full length."), _overhead_words(sv, gettext)))
+                               "whose KV blocks fit at full length."), _requests_words(sv, inp, gettext),
+                             _point_targets_words(inp, gettext) if one else "", _overhead_words(sv, gettext)))
 
 
-def _at_rate(p, inp: ServingInputs, gettext: Translate) -> tuple[str | None, str | None]:
-    """(success, warning) for the one point at a request rate: what it reaches and whether its mean TPOT meets
-    the target (it read "No concurrency up to the KV limit keeps TPOT under 50 ms" beside a row at 10.7 ms)."""
-    words = gettext("At {rate:g} requests/s: {tokens:,.0f} tokens/s ({per_gpu:,.0f} per GPU), TTFT {ttft}, TPOT "
-                    "{tpot}, at most **{n:,}** requests in flight (mean {mean:.3g}).").format(
-        rate=inp.rate, tokens=p.tokens_per_s, per_gpu=p.tokens_per_s_per_gpu, ttft=_t(p.ttft_s), tpot=_t(p.tpot_s),
-        n=p.concurrency, mean=p.mean_running)
-    if not p.fits:
-        return None, _then(words, gettext("Its KV cache does not fit: a lower rate, more GPUs or a smaller KV dtype."))
+def _best_words(b, inp: ServingInputs, gettext: Translate) -> str:
+    """The best concurrency under the targets set (TPOT, TTFT or both), as the CLI's "best concurrency with …"."""
+    kw = dict(target=inp.tpot, ttft_target=inp.ttft, n=b.concurrency, rate=b.tokens_per_s,
+              per_gpu=b.tokens_per_s_per_gpu, ttft=_t(b.ttft_s), tpot=_t(b.tpot_s))
+    if not inp.ttft:
+        return gettext("Best concurrency under {target:g} ms per token: **{n:,}** requests, {rate:,.0f} tokens/s "
+                       "({per_gpu:,.0f} per GPU), TTFT {ttft}").format(**kw)
     if not inp.tpot:
-        return words, None
-    if p.tpot_s * 1e3 <= inp.tpot:
-        return _then(words, gettext("Within the {target:g} ms per-token target.").format(target=inp.tpot)), None
-    return None, _then(words, gettext("Over the {target:g} ms per-token target: a lower request rate or more "
-                                       "GPUs.").format(target=inp.tpot))
+        return gettext("Best concurrency with TTFT under {ttft_target:g} ms: **{n:,}** requests, {rate:,.0f} "
+                       "tokens/s ({per_gpu:,.0f} per GPU), TTFT {ttft}, TPOT {tpot}").format(**kw)
+    return gettext("Best concurrency under {target:g} ms per token and {ttft_target:g} ms to the first token: "
+                   "**{n:,}** requests, {rate:,.0f} tokens/s ({per_gpu:,.0f} per GPU), TTFT {ttft}, TPOT "
+                   "{tpot}").format(**kw)
+
+
+def _none_words(limit: int, inp: ServingInputs, gettext: Translate) -> str:
+    """No concurrency up to the KV limit meets the targets set."""
+    if not inp.ttft:
+        return gettext("No concurrency up to the KV limit ({limit:,}) keeps TPOT under {target:g} ms.").format(
+            limit=limit, target=inp.tpot)
+    if not inp.tpot:
+        return gettext("No concurrency up to the KV limit ({limit:,}) keeps TTFT under {target:g} ms.").format(
+            limit=limit, target=inp.ttft)
+    return gettext("No concurrency up to the KV limit ({limit:,}) keeps TPOT under {target:g} ms and TTFT under "
+                   "{ttft_target:g} ms.").format(limit=limit, target=inp.tpot, ttft_target=inp.ttft)
+
+
+def _at_point(sv: Serving, inp: ServingInputs, gettext: Translate) -> tuple[str | None, str | None]:
+    """(success, warning) for the one point at a request rate or at one concurrency: what it reaches and whether
+    its mean TPOT and TTFT meet the targets (it read "No concurrency up to the KV limit keeps TPOT under 50 ms"
+    beside a row at 10.7 ms)."""
+    p = sv.points[0]
+    kw = dict(rate=inp.rate, tokens=p.tokens_per_s, per_gpu=p.tokens_per_s_per_gpu, ttft=_t(p.ttft_s),
+              tpot=_t(p.tpot_s), n=p.concurrency, mean=p.mean_running, cap=inp.conc)
+    if inp.rate and inp.conc:
+        words = gettext("At {rate:g} requests/s, at most {cap:,} in flight: {tokens:,.0f} tokens/s ({per_gpu:,.0f} "
+                        "per GPU), TTFT {ttft}, TPOT {tpot}, at most **{n:,}** requests in flight (mean "
+                        "{mean:.3g}).").format(**kw)
+    elif inp.rate:
+        words = gettext("At {rate:g} requests/s: {tokens:,.0f} tokens/s ({per_gpu:,.0f} per GPU), TTFT {ttft}, TPOT "
+                        "{tpot}, at most **{n:,}** requests in flight (mean {mean:.3g}).").format(**kw)
+    else:
+        words = gettext("At concurrency **{n:,}**: {tokens:,.0f} tokens/s ({per_gpu:,.0f} per GPU), TTFT {ttft}, "
+                        "TPOT {tpot}.").format(**kw)
+        if p.fits and p.concurrency > sv.kv_limit:  # the engine keeps fewer in flight than asked
+            words = _then(words, gettext("That is above the KV limit ({limit:,}): not every request's KV blocks fit "
+                                         "at once, so requests wait or are preempted ({preempted:,} "
+                                         "preemptions).").format(limit=sv.kv_limit, preempted=p.preemptions))
+    if not p.fits:
+        return None, _then(words, gettext("Its KV cache does not fit: a lower rate, more GPUs or a smaller KV dtype.")
+                           if inp.rate else gettext("Not even one request's KV cache fits beside the weights: "
+                                                    "more GPUs, a smaller KV dtype or shorter requests."))
+    said, over = [], False
+    for target, got, within, beyond_rate, beyond_conc in (
+            (inp.tpot, p.tpot_s, N_("Within the {target:g} ms per-token target."),
+             N_("Over the {target:g} ms per-token target: a lower request rate or more GPUs."),
+             N_("Over the {target:g} ms per-token target: a lower concurrency or more GPUs.")),
+            (inp.ttft, p.ttft_s, N_("Within the {target:g} ms time-to-first-token target."),
+             N_("Over the {target:g} ms time-to-first-token target: a lower request rate or more GPUs."),
+             N_("Over the {target:g} ms time-to-first-token target: a lower concurrency or more GPUs."))):
+        if target:
+            missed = got * 1e3 > target
+            over |= missed
+            said.append(gettext(within if not missed else beyond_rate if inp.rate else beyond_conc).format(
+                target=target))
+    words = _then(words, *said)
+    return (None, words) if over else (words, None)
+
+
+def _requests_words(sv: Serving, inp: ServingInputs, gettext: Translate) -> str:
+    """How many requests each point sends (``--num-requests``; said when given: the default is the CLI's), and
+    the arrivals at a rate."""
+    out = ""
+    if inp.nreq:
+        out = gettext("Each point sends {n:,} requests (`--num-requests`).").format(n=inp.nreq)
+    if inp.rate and inp.arrival == "fixed":
+        out = _then(out, gettext("Requests arrive at fixed gaps of {gap} (`--arrival fixed`), not as a Poisson "
+                                 "process.").format(gap=_t(1 / inp.rate)))
+    return out
+
+
+def _point_targets_words(inp: ServingInputs, gettext: Translate) -> str:
+    """At one point with a target set: the target is a yardstick here, not a search (the CLI refuses a target
+    beside ``--concurrency`` or ``--request-rate``, so the JSON download holds none)."""
+    if not (inp.tpot or inp.ttft):
+        return ""
+    return gettext("One point is run, no best concurrency is sought: the targets are what it is read against. The "
+                   "CLI refuses a target beside `--concurrency` or `--request-rate`, so the JSON download holds that "
+                   "point without them.")
 
 
 def _then(*sentences: str) -> str:
