@@ -268,8 +268,12 @@ class CudaOps:
 
     def spin(self, seconds: float) -> None:
         """Keep the device busy for about ``seconds`` (``torch.cuda._sleep``: a kernel that spins for
-        a number of clock cycles, converted with a rate measured once)."""
+        a number of clock cycles, converted with a rate measured once, on a warm kernel: torch loads a kernel's
+        module at its first launch (CUDA's lazy loading, on by default), on the host while the first event is
+        already recorded; timed, that load made the rate several times too low and every spin as much too short)."""
         if self._spin_rate is None:
+            self.torch.cuda._sleep(1)  # the first launch: the module is loaded now, outside the events
+            self.synchronize()
             s, e = self.event(), self.event()
             s.record()
             self.torch.cuda._sleep(1_000_000)
