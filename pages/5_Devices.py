@@ -156,7 +156,7 @@ for key, ceil in measured.items():
         shown = pd.DataFrame([{**r, "figure": _(r["figure"]), "note": _(r["note"]) if r["note"] else r["note"]}
                               for r in rows]).dropna(axis=1, how="all")
         ui.table(shown, {"share of datasheet": "percent"}, key=f"dv_rows_{key}", column_config=_labels(shown.columns),
-                 notes="note", named_by=("figure",))  # the notes also in full under the table
+                 notes="note", named_by=("figure",))  # the notes numbered, whole under the table
         title = (_("{name}: measured {when} (dot: median, line: p20–p80) vs datasheet")
                  if any(r.get("datasheet") for r in rows) else _("{name}: measured {when} (dot: median, line: p20–p80)"))
         chart_rows = [{**r, "emulated": r["figure"] == "fp8 GEMM" and bp.emulated("fp8", ceil.device)} for r in rows]

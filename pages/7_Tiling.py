@@ -169,7 +169,7 @@ if rows:
     table["median ms"] = table["median_s"] * 1e3
     table["traffic GiB"] = table["traffic_GB"] * 1e9 / 2**30  # the project's byte unit
     table["impl"] = table["impl"].map(impl_name)
-    ui.table(  # the notes also in full under the table: a row that did not run says why, whole
+    ui.table(  # the notes numbered in the table, whole under it: a row that did not run says why
         table[["impl", "tile", "median ms", "tflops", "rel_error", "traffic GiB", "a_reads", "b_reads", "calls",
                "note"]], notes="note", named_by=("impl", "tile"),
         formats={"a_reads": "count", "b_reads": "count", "calls": "count", "tile": "count"},

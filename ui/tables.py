@@ -32,15 +32,21 @@ def table(data: Any, formats: Mapping[str, str] | None = None, *, where: Any = N
     than a browser's number holds exactly) becomes its exact text. Flags become yes / no, a
     missing value shows "—", and a column named in ``column_config`` is left as it is (progress
     bars, links, checkboxes). ``widths``: a column's width (pixels or "small" / "medium" / "large")
-    over whatever it had, formatted or configured. ``notes``: a column of row notes, also written in full
-    under the table (``note_lines``: each note once, after the rows it concerns, named by ``named_by``'s
-    columns), where no sideways scroll hides it: the last column of a wide table shows a few words of a note.
+    over whatever it had, formatted or configured. ``notes``: a column of row notes, written in full under the
+    table (``note_lines``: each note once, numbered, after the rows it concerns, named by ``named_by``'s columns),
+    where no sideways scroll hides it; the column keeps only the number ("note 1"): the last column of a wide
+    table showed a few words of a note, and the same note again whole under it.
     """
     import pandas as pd
 
     from gemmlib.core import format as fmt
 
     df = data.copy() if isinstance(data, pd.DataFrame) else pd.DataFrame(data)
+    noted = notes is not None and notes in df.columns and bool(named_by)
+    if noted:
+        numbers = {note: i for i, note in enumerate(_distinct_notes(df[notes]), 1)}
+        source, df = df, df.assign(**{notes: [_("note {n}").format(n=numbers[str(v).strip()])
+                                              if str(v).strip() in numbers else None for v in df[notes]]})
     formats, explicit = dict(formats or {}), dict(column_config or {})
     cfg: dict[str, Any] = {}
     labels = {c: v for c, v in explicit.items() if isinstance(v, str)}  # a bare label: formatted here
@@ -81,34 +87,41 @@ def table(data: Any, formats: Mapping[str, str] | None = None, *, where: Any = N
         c = cfg.get(col)
         cfg[col] = {**c, "width": w} if isinstance(c, dict) else {"label": c, "width": w} if c else {"width": w}
     shown = (where or st).dataframe(df, hide_index=hide_index, column_config=cfg, placeholder=fmt.DASH, **kwargs)
-    if notes and notes in df.columns and named_by:
-        what = {c: labels.get(c, c) for c in named_by}
-        lines = note_lines(data if isinstance(data, pd.DataFrame) else df, notes, named_by, what)
+    if noted:
+        lines = note_lines(source, notes, named_by, {c: labels.get(c, c) for c in named_by})
         if lines:
             (where or st).caption("  \n".join(lines))
     return shown
 
 
+def _distinct_notes(column: Any) -> list[str]:
+    """The column's notes, each once, in the order of the rows (a blank or missing cell is no note)."""
+    from gemmlib.core import format as fmt
+
+    return list(dict.fromkeys(str(v).strip() for v in column if not fmt.missing(v) and str(v).strip()))
+
+
 def note_lines(df: Any, notes: str, named_by: tuple[str, ...], labels: Mapping[str, str] | None = None) -> list[str]:
-    """Each distinct note of ``df``'s ``notes`` column once, as markdown, after the rows it concerns: a row is named
-    by its first ``named_by`` column's value, the other columns' values (under their ``labels``) listed after it,
-    "triton (tile 16, 32): interpreter: correctness only …". The notes are the page's texts, already translated."""
+    """Each distinct note of ``df``'s ``notes`` column once, as markdown, numbered as the table's column numbers
+    them (in the order of the rows), after the rows it concerns: a row is named by its first ``named_by`` column's
+    value, the other columns' values (under their ``labels``) listed after it, "note 1 — triton (tile 16, 32):
+    interpreter: correctness only …". The notes are the page's texts, already translated."""
     from gemmlib.core import format as fmt
 
     from .text import md
 
-    groups: dict[str, dict[str, list[str]]] = {}
+    groups: dict[str, dict[str, list[str]]] = {note: {} for note in _distinct_notes(df[notes])}
     for _i, row in df.iterrows():
         note = row[notes]
         if fmt.missing(note) or not str(note).strip():
             continue
         values = [fmt.cell(row[c]) for c in named_by[1:] if not fmt.missing(row[c])]
-        groups.setdefault(str(note), {}).setdefault(str(row[named_by[0]]), []).extend(values)
+        groups[str(note).strip()].setdefault(str(row[named_by[0]]), []).extend(values)
     what = " ".join((labels or {}).get(c, c) for c in named_by[1:])
-    return [_("{rows}: {note}").format(note=md(note), rows=_("; ").join(
+    return [_("**note {n}** — {rows}: {note}").format(n=n, note=md(note), rows=_("; ").join(
         md(name) if not values else _("{name} ({what} {values})").format(
             name=md(name), what=md(what), values=md(_(", ").join(values))) for name, values in names.items()))
-        for note, names in groups.items()]
+        for n, (note, names) in enumerate(groups.items(), 1)]
 
 
 def view_table(t: Any, where: Any = None, **kwargs: Any) -> Any:

@@ -32,7 +32,8 @@ def test_each_note_once_after_the_rows_it_concerns():
     df = pd.DataFrame({"impl": ["triton", "triton", "torch", "numpy"], "tile": [16, 1024, None, 16],
                        "note": ["interpreter only", "interpreter only", None, "no *GPU*"]})
     assert note_lines(df, "note", ("impl", "tile"), {"tile": "tile"}) == [
-        "triton (tile 16, 1,024): interpreter only", r"numpy (tile 16): no \*GPU\*"]  # markdown kept literal
+        "**note 1** — triton (tile 16, 1,024): interpreter only",
+        r"**note 2** — numpy (tile 16): no \*GPU\*"]  # markdown kept literal
     assert note_lines(df.assign(note=""), "note", ("impl",)) == []
 
 
@@ -51,10 +52,10 @@ def test_the_devices_fp8_note_is_whole_under_its_table(lang):
 
     _ = gettext_for(lang)
     note = _(bp.NO_CEILING_EMULATED)
-    want = _("{rows}: {note}").format(rows="fp8 GEMM", note=note)
+    want = _("**note {n}** — {rows}: {note}").format(n=1, rows="fp8 GEMM", note=note)
     lines = [line for c in _captions(at) for line in c.split("  \n")]
     assert any(line.replace("\\", "") == want for line in lines), lines  # the whole note, named by its row
-    assert not any(line.startswith("fp32 GEMM") for line in lines)  # a row with no note is not listed
+    assert not any("fp32 GEMM" in line for line in lines)  # a row with no note is not listed
 
 
 def test_the_tiling_interpreter_note_is_whole_under_the_results():
@@ -70,5 +71,5 @@ def test_the_tiling_interpreter_note_is_whole_under_the_results():
     notes = [str(n) for n in at.dataframe[1].value["note"] if isinstance(n, str) and n]
     assert notes  # the Triton rows say why they have no speed (the interpreter, or no Triton at all)
     lines = [line.replace("\\", "") for c in _captions(at) for line in c.split("  \n")]
-    for note in set(notes):
-        assert f"triton (tile 16, 32): {note}" in lines, (note, lines)
+    for note in set(notes):  # the table's "note 1", written in full under it (tests/pages/test_notes_once_s29b.py)
+        assert any(line.startswith(f"**{note}** — triton (tile 16, 32): ") for line in lines), (note, lines)
