@@ -26,6 +26,7 @@ measured: why" (the step that did not run or failed, and its first error line) â
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -84,6 +85,16 @@ def bf16_target(device: str | None, n: int | None) -> tuple[float | None, str]:
     return target, f"â‰¥ {target:.0f} TFLOP/s ({BF16_TARGET_SHARE:.1%} of the {hw.name}'s {peak / 1e12:.1f})"
 
 
+def write_json(path: str, doc: dict) -> None:
+    """``doc`` into ``path`` whole or not at all: written beside it, then renamed over it, so the step's timeout
+    killing the process in the middle of a write leaves the previous file (every check before), not half a file
+    that the figures step cannot read (and would report as no check at all)."""
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=2, default=str)
+    os.replace(tmp, path)
+
+
 # --------------------------------------------------------------------------- checks
 def checks(out_path: str, quick: bool) -> int:
     import torch
@@ -102,8 +113,7 @@ def checks(out_path: str, quick: bool) -> int:
                  "torch": torch.__version__, "quick": quick, "versions": monitor.software_versions()}
 
     def save() -> None:  # after every check: a check that hangs past the step's limit costs only itself
-        with open(out_path, "w", encoding="utf-8") as f:
-            json.dump(res, f, indent=2, default=str)
+        write_json(out_path, res)
 
     def check(name, fn) -> None:
         rec = monitor.MachineRecord(index)

@@ -35,7 +35,10 @@
 #   figures     scripts/gpu_checks.py figures: one table, every target with PASS / FAIL /
 #               "not measured: why"                                                          (15 s)
 # Without a GPU the GPU checks stop at once (exit status 3) and the other GPU steps are skipped with
-# the reason; the table says why each figure was not measured. Everything lands under $OUT: <step>.out / <step>.err, steps.log with exit
+# the reason; the table says why each figure was not measured. With a GPU, TRITON_INTERPRET is unset (it would
+# run the Triton kernel in the CPU interpreter: no speed figure). The script's exit status: 0 when every step it
+# ran ended with status 0 (no GPU here is not a failure: the GPU steps are skipped, as on a CPU CI machine);
+# 1 when a step failed, timed out or was skipped for lack of time (steps.log's last line names them). Everything lands under $OUT: <step>.out / <step>.err, steps.log with exit
 # codes and durations, machine.json, gpu_checks.json, devices.json, calibrate.json, validate.json,
 # report/, multigpu/, figures.json, summary.md.
 set -u
@@ -62,6 +65,8 @@ export GEMM_MAX_DIM="${GEMM_MAX_DIM:-131072}"
 export PYTHONUNBUFFERED=1
 START=$(date +%s)
 
+FAILED=""   # the steps that failed, timed out or had no time left: the exit status says so
+
 log() { echo "[$(($(date +%s) - START)) s] $*" | tee -a "$OUT/steps.log"; }
 
 wanted() { [ -z "$ONLY" ] || [[ ",$ONLY," == *",$1,"* ]]; }
@@ -81,6 +86,7 @@ run_step() {  # run_step NAME LIMIT COMMAND... ; stdin passes through
     if [ "$name" = "figures" ] && [ "$limit" -lt 10 ]; then limit=10; fi  # the summary always gets written
     if [ "$limit" -lt 15 ] && [ "$name" != "figures" ]; then
         log "skip  $name: only ${limit} s of the ${BUDGET} s budget left"
+        FAILED="$FAILED $name(no time left)"
         refresh
         return 0
     fi
@@ -91,6 +97,10 @@ run_step() {  # run_step NAME LIMIT COMMAND... ; stdin passes through
     local why=""
     if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then why=" (TIMED OUT)"; fi
     log "end   $name rc=$rc$why in $(($(date +%s) - t0)) s"
+    # gpu_checks' status 3 is "no CUDA device": a failure only where a GPU was counted
+    if [ "$rc" -ne 0 ] && ! { [ "$name" = "gpu_checks" ] && [ "$rc" -eq 3 ] && [ "${NGPU:-0}" -lt 1 ]; }; then
+        FAILED="$FAILED $name(rc=$rc$why)"
+    fi
     if [ "$name" != "figures" ]; then tail -n 25 "$OUT/$name.out" | sed "s/^/    $name| /"; fi
     if [ "$rc" -ne 0 ]; then tail -n 15 "$OUT/$name.err" | sed "s/^/    $name! /"; fi
     refresh
@@ -109,7 +119,14 @@ if ! NGPU=$("$PY" -c 'import torch; print(torch.cuda.device_count() if torch.cud
     NO_GPU="$PY could not count the GPUs ($(tail -n 1 "$OUT/ngpu.err"))"
 fi
 
-run_step env "$(limit_for env 20)" bash -c "$PY scripts/gpu_checks.py env \"$OUT/machine.json\"; nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.sm,power.limit,persistence_mode --format=csv || true"
+if [ "${NGPU:-0}" -ge 1 ] && [ -n "${TRITON_INTERPRET:-}" ]; then
+    # set, Triton's kernel runs in its CPU interpreter even on the GPU: no autotuning, no Triton speed figure
+    log "TRITON_INTERPRET=$TRITON_INTERPRET was set: unset for this GPU run"
+    unset TRITON_INTERPRET
+fi
+
+# the step's status is gpu_checks.py's (nvidia-smi is only printed: a machine without it loses nothing)
+run_step env "$(limit_for env 20)" bash -c "$PY scripts/gpu_checks.py env \"$OUT/machine.json\"; a=\$?; nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.sm,power.limit,persistence_mode --format=csv || true; exit \$a"
 
 run_step gpu_checks "$(limit_for gpu_checks 100)" "$PY" scripts/gpu_checks.py checks "$OUT/gpu_checks.json" "$QARG"
 
@@ -165,3 +182,8 @@ run_step figures "$(limit_for figures 15)" "$PY" scripts/gpu_checks.py figures "
 if wanted figures; then cat "$OUT/figures.out"; fi
 
 log "all steps done in $(($(date +%s) - START)) s (budget ${BUDGET} s); files under $OUT"
+if [ -n "$FAILED" ]; then
+    log "exit 1: not every step ended well:$FAILED"
+    exit 1
+fi
+exit 0
