@@ -59,3 +59,26 @@ def test_a_spin_lasts_what_was_asked_though_the_first_launch_loads_the_kernel(mo
     assert dev.sleeps[-1] / dev.hz == pytest.approx(0.01, rel=0.01)
     ops.spin(0.002)  # the rate is kept: no second measurement
     assert dev.sleeps[-1] / dev.hz == pytest.approx(0.002, rel=0.01)
+
+
+class _DoBenchWithItsOwnEstimate:
+    """triton.testing.do_bench's count of timed calls, ``max(1, int(rep / estimate))``, from an estimate of its
+    own that came out ``ratio`` times the harness's (the GPU's clocks had risen in between); each call 1 ms."""
+
+    def __init__(self, ratio):
+        self.ratio = ratio
+
+    def do_bench(self, fn, warmup, rep, return_mode):
+        assert return_mode == "all"
+        return [1.0] * max(1, int(rep / (self.ratio * self.est_ms)))
+
+
+def test_the_do_bench_path_keeps_max_reps_when_do_bench_estimates_lower():
+    from tests.measure.test_harness import FakeGpu, _kernel
+
+    gpu = FakeGpu(flush_s=0.0)
+    call = _kernel(gpu, 1e-3)
+    tt = _DoBenchWithItsOwnEstimate(0.9)
+    tt.est_ms = 1.0 + 10e-3  # the harness's own estimate: the 1 ms call and its host launch
+    t = harness._time_cuda(call, [()], call, 1, 0.5, 20, False, True, ops=gpu, testing=tt)
+    assert t.method == "triton.do_bench" and t.reps == 20 and t.median_s == pytest.approx(1e-3)
