@@ -468,8 +468,8 @@ FIELDS: dict[str, Field] = {  # every widget of the page bound to the URL, by ke
                                         "`trtllm`: whole prompts, blocks reserved per request (`--engine`)")),
     "le_rate": Field(N_("request rate /s (0 = the curve)"), N_("Poisson arrivals at this rate (`--request-rate`); 0: "
                                                                "throughput against a fixed concurrency"), 0.0, 1e6),
-    "le_kvb": Field(N_("KV block tokens (0 = the engine's)"), N_("tokens per paged KV block (`--kv-block-size`): vLLM "
-                                                                 "16, TensorRT-LLM 32"), 0, 1024),
+    "le_kvb": Field(N_("KV block (0 = engine's)"), N_("tokens per paged KV block (`--kv-block-size`): vLLM 16, "
+                                                      "TensorRT-LLM 32"), 0, 1024),
     "le_serve": Field(N_("serving curve (prompt + new tokens per request)"),
                       N_("each request is the sidebar's prompt and new tokens (`--input-len`, `--output-len`)")),
     "le_tpot": Field(N_("TPOT target ms (0 = none)"), N_("the best concurrency keeps the time per output token "
@@ -478,19 +478,20 @@ FIELDS: dict[str, Field] = {  # every widget of the page bound to the URL, by ke
     "le_ttft": Field(N_("TTFT target ms (0 = none)"), N_("the best concurrency keeps the time to the first token "
                                                          "under this too (`--ttft-target-ms`); at one concurrency or "
                                                          "rate, the point is read against it"), 0.0, 1e7),
-    "le_conc": Field(N_("one concurrency (0 = the curve)"), N_("one point at this many requests in flight "
-                                                               "(`--concurrency`); with a request rate: at most this "
-                                                               "many in flight"), 0, MAX_CONCURRENCY),
-    "le_arrival": Field(N_("arrivals"), N_("with a request rate: Poisson arrivals (vllm bench serve's default, "
-                                           "fixed seed) or fixed gaps (`--arrival`)")),
-    "le_nreq": Field(N_("requests per point (0 = default)"), N_("`--num-requests`; 0: 4 × the concurrency, 1,000 at "
-                                                                "a request rate"), 0, MAX_REQUESTS),
-    "le_maxseqs": Field(N_("running requests at most (0 = the engine's)"), N_(
-        "`--max-num-seqs`: vLLM 1,024 on a GPU of 70 GiB or more (not an A100), else 256; TensorRT-LLM 2,048"),
-        0, ENGINE_LIMIT),
-    "le_maxtok": Field(N_("tokens per step at most (0 = the engine's)"), N_(
-        "`--max-num-batched-tokens`: vLLM 8,192 on a GPU of 70 GiB or more (not an A100), else 2,048; TensorRT-LLM "
-        "8,192"), 0, ENGINE_LIMIT),
+    "le_conc": Field(N_("concurrency (0 = the curve)"), N_("one point at this many requests in flight "
+                                                           "(`--concurrency`); with a request rate: at most this many "
+                                                           "in flight"), 0, MAX_CONCURRENCY),
+    "le_arrival": Field(N_("arrivals"), N_("with a request rate: Poisson arrivals (the default of `vllm bench "
+                                           "serve`, fixed seed) or fixed gaps (`--arrival`)")),
+    "le_nreq": Field(N_("requests/point (0 = default)"), N_("requests each point sends (`--num-requests`); 0: 4 × "
+                                                            "the concurrency, 1,000 at a request rate"),
+                     0, MAX_REQUESTS),
+    "le_maxseqs": Field(N_("max requests (0 = engine's)"), N_(
+        "requests running at once at most (`--max-num-seqs`): vLLM 1,024 on a GPU of 70 GiB or more (not an A100), "
+        "else 256; TensorRT-LLM 2,048"), 0, ENGINE_LIMIT),
+    "le_maxtok": Field(N_("max tokens/step (0 = engine's)"), N_(
+        "tokens one engine step computes at most (`--max-num-batched-tokens`): vLLM 8,192 on a GPU of 70 GiB or more "
+        "(not an A100), else 2,048; TensorRT-LLM 8,192"), 0, ENGINE_LIMIT),
     "le_b_preset": Field(N_("B model")), "le_b_batch": Field(N_("B batch"), **_range("batch", 1)),
     "le_b_seq": Field(N_("B prompt"), **_range("seq", 1)), "le_b_new": Field(N_("B new tokens"), **_range("new")),
     "le_b_wdt": Field(N_("B weights")), "le_b_gpu": Field(N_("B GPU")), "le_b_gpus": Field(N_("B GPUs"), **_range("gpus", 1)),

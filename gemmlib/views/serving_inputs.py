@@ -20,7 +20,7 @@ def draw(where: Any, fields: Any, gettext: Translate) -> ServingInputs:
     """Draw the Serving tab's inputs in ``where`` (the tab), three rows: the switch and the targets; one point (a
     concurrency, a request rate and its arrivals) and the requests per point; the engine and its limits. Each
     box greys out where it counts for nothing. Returns the inputs as drawn."""
-    c = where.columns(3, vertical_alignment="bottom")
+    c = where.columns([2, 1, 1], vertical_alignment="bottom")  # the switch's words in a third were cut ("serving cur…")
     serve = fields.flag(c[0], "le_serve")
     off = greyed_serving(ServingInputs(serve=serve))
     tpot, ttft = fields.num(c[1], "le_tpot", step=5.0, disabled=off["le_tpot"]), fields.num(
