@@ -245,5 +245,6 @@ if v is not None:
             drawn = c and (c[0].download_button(_("Ops as CSV"), v.csv, f"{v.stem}.csv", "text/csv", key="le_dl_csv"),
                            c[1].download_button(_("Everything as JSON"), download_json(*e, view.TrainingInputs.from_state(ss), view.ServingInputs.from_state(ss)), f"{v.stem}.json", "application/json", key="le_dl_json"))
             st.caption(_("The JSON holds the same object as `python -m gemmlib estimate --json` (with `--train` and `--serve` "
-                         "while the Training and Serving tabs' switches are on). This view's settings are in the page's "
-                         "URL: copy it to share the view (an uploaded config.json is not part of the link)."))
+                         "while the Training and Serving tabs' switches are on; where a tab refuses its run, `train_error` "
+                         "or `serving_error` says why). This view's settings are in the page's URL: copy it to share the "
+                         "view (an uploaded config.json is not part of the link)."))
