@@ -146,7 +146,8 @@ def test_the_page_in_chinese_has_no_english_left_before_and_after_a_run(page):
         texts = shown_texts(at)
         left = _english_left(texts)
         assert not left, f"English left on the Chinese {PAGES[page]} after a run: {left}"
-        notes = [str(n) for n in at.dataframe[-1].value["note"]]
+        notes = [str(n) for n in at.dataframe[-1].value["note"]] + [c.value for c in at.caption]  # (Tiling: numbered
+        # in its table, "见注 1", written whole under it)
         want = {"pr": ZH["fp16 operands, fp32 accumulation"], "ti": "2 的幂", "ba": None}[page]
         assert want is None or any(want in n for n in notes), notes  # the rows' notes, translated
 
