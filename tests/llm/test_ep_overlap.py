@@ -98,5 +98,5 @@ def test_the_words_that_name_the_share_say_the_constant():
     """The page's labels and help, translated text that cannot be formatted from the constant, say its value."""
     from gemmlib.views.estimator import FIELDS, LABELS
 
-    share = f"{EP_OVERLAP_HIDDEN['megatron'] * 100:.2f} %"
+    share = f"{EP_OVERLAP_HIDDEN['megatron'] * 100:.2f}%"
     assert share in LABELS["megatron"] and share in FIELDS["le_epo"].help

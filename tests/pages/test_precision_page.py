@@ -124,8 +124,8 @@ def test_a_share_over_100_percent_of_the_measured_peak_is_explained():
     assert not at.exception and not at.error
     table = at.dataframe[0]
     assert table.value["% measured peak"].iloc[0] > 100
-    assert "Over 100 % means this run beat that stored measurement" in table.proto.columns
-    note = [c.value for c in at.caption if "Over 100 %" in c.value]
+    assert "Over 100% means this run beat that stored measurement" in table.proto.columns
+    note = [c.value for c in at.caption if "Over 100%" in c.value]
     assert len(note) == 1 and "Measure ceilings" in note[0] and "Devices page" in note[0]
     clear_recorded()
 

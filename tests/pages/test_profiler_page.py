@@ -34,7 +34,7 @@ def test_cold_render_predicts_and_waits():
     flops_share = float(_metric(at, "GEMM share of FLOPs").rstrip("%"))
     assert 0 < share < 100 and 0 < flops_share < 100
     assert "Profile the block" in _texts(at)
-    assert "80 %" in _texts(at) and "75 %" in _texts(at)
+    assert "80%" in _texts(at) and "75%" in _texts(at)
 
 
 @pytest.mark.skipif(__import__("importlib").util.find_spec("torch") is None, reason="needs torch")
