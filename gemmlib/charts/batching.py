@@ -7,6 +7,7 @@ Every text a reader sees goes through ``gettext`` (English by default; the page 
 
 from __future__ import annotations
 
+from gemmlib.charts.aria import localized
 from gemmlib.core.errors import InputError
 from gemmlib.core.i18n import N_, Translate, english
 from gemmlib.core.results import BenchResult
@@ -20,6 +21,7 @@ def _batch_axis(df):
     return alt.Axis(values=sorted({int(b) for b in df["batch"]}), format="d")
 
 
+@localized
 def model_chart(rows_: list[dict], ridge: float | None = None, *, gettext: Translate = english):
     """Intensity against batch per mode (log-log), with the device's ridge point as a rule."""
     import altair as alt
@@ -44,6 +46,7 @@ METRIC_TITLES = {"tflops": N_("TFLOP/s"), "gbps": N_("achieved GB/s"), "intensit
                  "per_request_s": N_("seconds per request")}
 
 
+@localized
 def batching_chart(results: list[BenchResult], metric: str = "tflops", *, gettext: Translate = english):
     """A metric (tflops, gbps or intensity) against batch size, one line per mode, log axes."""
     import altair as alt

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from gemmlib.charts.aria import localized
 from gemmlib.core.i18n import N_, Msg, Text, Translate, english
 from gemmlib.core.results import BenchResult
 
@@ -39,6 +40,7 @@ def _rows(results: Iterable[BenchResult | Mapping]) -> list[dict]:
 COLUMN_MIN, COLUMN_GAP = 84, 20  # px: a shape's column in the throughput chart ("Square 1024" whole), between two
 
 
+@localized
 def tflops_chart(results: Iterable[BenchResult | Mapping], title: str | None = None, *,
                  gettext: Translate = english) -> Any:
     """Grouped bars: TFLOP/s per format, one group per shape (supported rows only). Texts through
@@ -68,6 +70,7 @@ def tflops_chart(results: Iterable[BenchResult | Mapping], title: str | None = N
     ).properties(title=title or gettext("Throughput per format"), width=alt.Step(step))
 
 
+@localized
 def error_chart(results: Iterable[BenchResult | Mapping], title: str | None = None, *,
                 gettext: Translate = english) -> Any:
     """Points on a log scale: max relative error per format and shape (texts through ``gettext``)."""
@@ -87,6 +90,7 @@ def error_chart(results: Iterable[BenchResult | Mapping], title: str | None = No
 CEILING_SERIES = {"measured (median)": N_("measured (median)"), "datasheet": N_("datasheet")}  # as shown
 
 
+@localized
 def ceilings_chart(rows: list[dict], title: str = "Measured vs datasheet", *, gettext: Translate = english) -> Any:
     """Measured against datasheet on one axis (rows from ``Ceilings.rows``): per figure, the datasheet
     as a grey tick, the measured median as a dot and its p20–p80 spread as a line. The axis is

@@ -17,6 +17,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from gemmlib.charts.aria import localized
 from gemmlib.core.flops import METRIC_LABELS
 from gemmlib.core.i18n import N_, Translate, english
 from gemmlib.explain.reference import LOOP_ORDER_NAMES, Step, fmt_num
@@ -154,6 +155,7 @@ def running_sum_chart(rows: list[dict], current_k: int | None = None, cell: str 
     return chart.properties(height=260, title=gettext("{cell} accumulating over k").format(cell=cell))
 
 
+@localized
 def loads_chart(rows: list[dict], *, gettext: Translate = english) -> alt.Chart:
     """Element loads of A and B per loop order (stacked bars). rows: order, operand, loads."""
     df = pd.DataFrame(rows)
@@ -284,6 +286,7 @@ STAIRCASE_MEASURES = {"efficiency": N_("efficiency"), "tile efficiency": N_("til
                       "wave efficiency": N_("wave efficiency")}  # wave_staircase's keys, as shown
 
 
+@localized
 def staircase_chart(records: list[dict], x: str = "N", *, gettext: Translate = english) -> alt.Chart:
     """Efficiency (useful / launched work) as N steps past multiples of the tile."""
     df = pd.DataFrame(records)

@@ -26,6 +26,7 @@ import altair as alt
 import pandas as pd
 
 from gemmlib.charts import label_expr
+from gemmlib.charts.aria import localized
 from gemmlib.core import format as fmt
 from gemmlib.core.i18n import N_, Translate, english
 from gemmlib.core.roofline import roof_curve
@@ -216,6 +217,7 @@ def title_lines(text: str, width: int, px: float = 7.5) -> str | list[str]:
     return [text[:cut].strip(), text[cut:].strip()] if cut > 0 else text
 
 
+@localized
 def gemm_shapes_chart(ops: list[Op], width: int = 760, *, gettext: Translate = english) -> alt.LayerChart:
     """Every GEMM's A, B and D drawn to scale (same units for all ops), labelled with its FLOPs."""
     return _gemm_shapes_built(ops, width, gettext).chart()
@@ -280,6 +282,7 @@ def _share_built(curve: list[dict], crossover: float, claim_s: int | None = None
 SHARE_HEIGHT = 320
 
 
+@localized
 def share_chart(curve: list[dict], crossover: float, claim_s: int | None = None,
                 causal_crossover: float | None = None, *, gettext: Translate = english) -> alt.LayerChart:
     """Attention products' share of a layer vs sequence length, with the crossover(s) marked."""
@@ -344,6 +347,7 @@ def _flops_by_op_built(est: Estimate, macs: bool = False, gettext: Translate = e
                  height={"step": 36}, title=gettext("{unit} by op").format(unit=unit))  # the whole chart: title, axis, legend
 
 
+@localized
 def flops_by_op_chart(est: Estimate, macs: bool = False, *, gettext: Translate = english) -> alt.Chart:
     """Stacked bars: prefill and decode, each split by op."""
     return _flops_by_op_built(est, macs, gettext).chart()
@@ -388,6 +392,7 @@ def _memory_built(est: Estimate, gettext: Translate = english) -> Built:
                  title=title)  # the whole chart
 
 
+@localized
 def memory_chart(est: Estimate, *, gettext: Translate = english) -> alt.LayerChart:
     """Weights + KV cache against the memory of the chosen GPUs."""
     return _memory_built(est, gettext).chart()
@@ -452,6 +457,7 @@ def _roofline_built(est: Estimate, gettext: Translate = english) -> Built:
                  height=360, title=title)
 
 
+@localized
 def roofline_chart(est: Estimate, *, gettext: Translate = english) -> alt.LayerChart:
     """Log-log roofline of the chosen GPUs with every op of prefill and decode as a point."""
     return _roofline_built(est, gettext).chart()
@@ -485,6 +491,7 @@ def _compare_built(a: Estimate, b: Estimate, label_a: str = "A", label_b: str = 
                  title=gettext("{unit} by op, {a} vs {b}").format(unit=unit, a=label_a, b=label_b))
 
 
+@localized
 def compare_chart(a: Estimate, b: Estimate, label_a: str = "A", label_b: str = "B",
                   macs: bool = False, *, gettext: Translate = english) -> alt.Chart:
     """Grouped bars: FLOPs by op for two configurations, prefill and decode side by side."""
@@ -526,27 +533,33 @@ def compare_rows(a: Estimate, b: Estimate) -> list[dict]:
 
 # ----- fast dicts for the pages ----------------------------------------------------------------
 
+@localized
 def gemm_shapes_spec(ops: list[Op], width: int = 760, *, gettext: Translate = english) -> dict:
     return _gemm_shapes_built(ops, width, gettext).spec()
 
 
+@localized
 def share_spec(curve: list[dict], crossover: float, claim_s: int | None = None,
                causal_crossover: float | None = None, *, gettext: Translate = english) -> dict:
     return _share_built(curve, crossover, claim_s, causal_crossover, gettext).spec()
 
 
+@localized
 def flops_by_op_spec(est: Estimate, macs: bool = False, *, gettext: Translate = english) -> dict:
     return _flops_by_op_built(est, macs, gettext).spec()
 
 
+@localized
 def memory_spec(est: Estimate, *, gettext: Translate = english) -> dict:
     return _memory_built(est, gettext).spec()
 
 
+@localized
 def roofline_spec(est: Estimate, *, gettext: Translate = english) -> dict:
     return _roofline_built(est, gettext).spec()
 
 
+@localized
 def compare_spec(a: Estimate, b: Estimate, label_a: str = "A", label_b: str = "B", macs: bool = False, *,
                  gettext: Translate = english) -> dict:
     return _compare_built(a, b, label_a, label_b, macs, gettext).spec()

@@ -5,6 +5,7 @@ default, for the report; the page passes ``gettext=ui._``)."""
 
 from __future__ import annotations
 
+from gemmlib.charts.aria import localized
 from gemmlib.core.comm import COLLECTIVE_LABELS
 from gemmlib.core.errors import InputError
 from gemmlib.core.i18n import N_, Translate, english
@@ -20,6 +21,7 @@ def _what(r: dict, gettext: Translate) -> str:
     return gettext(WHAT_ONE_RANK) if int(r["ranks"]) == 1 else gettext(WHAT_TP).format(n=r["ranks"])
 
 
+@localized
 def collective_chart(rows: list[dict], metric: str = "busbw_gbps", reference: tuple[str, float] | None = None,
                      title: str | None = None, *, gettext: Translate = english):
     """``metric`` against message size (bytes, log₂) per collective (log y), from ``collectives`` rows.
@@ -66,6 +68,7 @@ def collective_chart(rows: list[dict], metric: str = "busbw_gbps", reference: tu
         metric=gettext(_METRICS[metric])))
 
 
+@localized
 def tp_chart(rows: list[dict], *, gettext: Translate = english):
     """Measured and estimated time of the layer on one rank and on n ranks (bars, ms), the
     all-reduces shaded; from ``TPRun.rows()``."""
@@ -100,6 +103,7 @@ def tp_chart(rows: list[dict], *, gettext: Translate = english):
     ).properties(height=300, title=gettext("One layer: one rank vs tensor-parallel, measured and estimated"))
 
 
+@localized
 def tp_scaling_chart(points: list[dict], *, gettext: Translate = english):
     """Layer time against rank count (one rank included), measured and estimated, from
     ``{ranks, measured_s, estimated_s}`` points."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gemmlib.charts.aria import localized
 from gemmlib.core.i18n import N_, Translate, english
 from gemmlib.core.targets import BANDWIDTH_TARGET, GEMM_TARGET, METRICS, UTIL_TARGET
 
@@ -28,6 +29,7 @@ def _as_dict(res: Any) -> dict:
     return res.to_dict() if hasattr(res, "to_dict") else dict(res)
 
 
+@localized
 def share_chart(res: Any, predicted_share: float | None = None,
                 title: str = N_("GEMM share of the time"), *, gettext: Translate = english) -> Any:
     """One stacked bar per source (measured; predicted if given) with the 80 % target as a rule."""
@@ -68,6 +70,7 @@ def share_chart(res: Any, predicted_share: float | None = None,
     return alt.layer(bars, rule, label).properties(title=gettext(title), width=520, height=110 + 45 * n_bars)
 
 
+@localized
 def top_ops_chart(res: Any, n: int = 12, by_name: bool = False,
                   title: str | None = None, *, gettext: Translate = english) -> Any:
     """Horizontal bars: the ``n`` ops that take the most time, coloured GEMM / not GEMM."""
@@ -94,6 +97,7 @@ def top_ops_chart(res: Any, n: int = 12, by_name: bool = False,
     ).properties(title=title or gettext("Top {n} ops by time").format(n=len(rows)), width=520, height=alt.Step(20))
 
 
+@localized
 def monitor_charts(mon: Any, *, gettext: Translate = english) -> dict[str, Any]:
     """Time series: utilization (with the 75 % / 60 % targets), clocks, power and temperature.
 

@@ -17,6 +17,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from gemmlib.charts.aria import localized
 from gemmlib.core.ceilings import emulated
 from gemmlib.core.errors import InputError
 from gemmlib.core.files import not_json
@@ -203,6 +204,7 @@ def _find_results(obj: Any, depth: int = 0) -> list:
     return []
 
 
+@localized
 def roofline_chart(roofs: list[dict], points: list[dict] | None = None, est_points: list[dict] | None = None,
                    title: str | None = None, *, gettext: Translate = english):
     """Log-log roofline: roofs as lines (dashed = measured, dotted = placeholder figures), measured points, estimator

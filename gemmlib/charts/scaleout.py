@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import altair as alt
 
+from gemmlib.charts.aria import localized
 from gemmlib.charts.model import (
     OP_ORDER,
     PHASES,
@@ -86,6 +87,7 @@ def _memory_built(mem: PerGpuMemory, gpu: str, label: str = N_("per GPU"), gette
                  height=BAR_PX, title=title, autosize={"type": "fit-x", "contains": "padding"})
 
 
+@localized
 def per_gpu_memory_chart(mem: PerGpuMemory, gpu: str, label: str = N_("per GPU"), *,
                          gettext: Translate = english) -> alt.LayerChart:
     """Stacked bar of one GPU's memory (weights, KV cache, activations, workspace, ...) against its capacity.
@@ -93,6 +95,7 @@ def per_gpu_memory_chart(mem: PerGpuMemory, gpu: str, label: str = N_("per GPU")
     return _memory_built(mem, gpu, label, gettext).chart()
 
 
+@localized
 def per_gpu_memory_spec(mem: PerGpuMemory, gpu: str, label: str = N_("per GPU"), *,
                         gettext: Translate = english) -> dict:
     return _memory_built(mem, gpu, label, gettext).spec()
@@ -148,10 +151,12 @@ def _comm_built(est, gettext: Translate = english) -> Built:
                  {"rows": comm_records(est, gettext)}, title=title)
 
 
+@localized
 def comm_by_op_chart(est, *, gettext: Translate = english) -> alt.Chart:
     return _comm_built(est, gettext).chart()
 
 
+@localized
 def comm_by_op_spec(est, *, gettext: Translate = english) -> dict:
     return _comm_built(est, gettext).spec()
 
@@ -190,12 +195,14 @@ def _serving_built(sv: Serving, gettext: Translate = english, title: str | None 
                  title=title or gettext("Serving up to the KV limit ({n:,} requests)").format(n=sv.kv_limit))
 
 
+@localized
 def serving_chart(sv: Serving, *, gettext: Translate = english, title: str | None = None) -> alt.HConcatChart:
     """Throughput and TPOT against the concurrency. ``title`` (in the reader's language) says what the points are
     where it is not the curve up to the KV limit (one point at a request rate)."""
     return _serving_built(sv, gettext, title).chart()
 
 
+@localized
 def serving_spec(sv: Serving, *, gettext: Translate = english, title: str | None = None) -> dict:
     """:func:`serving_chart` as a Vega-Lite spec."""
     return _serving_built(sv, gettext, title).spec()
@@ -219,6 +226,7 @@ def _models_template(t: tuple[str, ...] = ()) -> alt.Chart:
     ).properties(width=640, height=320)
 
 
+@localized
 def models_spec(rows: list[dict], *, gettext: Translate = english) -> dict:
     """Decode tokens/s against the batch, one line per model (``rows``: model, batch, tokens/s, TPOT ms), each
     up to the largest batch that fits."""

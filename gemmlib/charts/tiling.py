@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gemmlib.charts.aria import localized
 from gemmlib.core.flops import gemm_bytes
 from gemmlib.core.i18n import Translate, english
 from gemmlib.core.results import BenchResult
@@ -12,6 +13,7 @@ from gemmlib.core.units import GiB
 from gemmlib.explain.tiling import tile_traffic
 
 
+@localized
 def tiling_chart(results: list[BenchResult], *, gettext: Translate = english):
     """TFLOP/s against tile size per implementation, with the library as a horizontal rule. Texts
     through ``gettext``; the implementations' names as given."""
@@ -44,6 +46,7 @@ def tiling_chart(results: list[BenchResult], *, gettext: Translate = english):
     return alt.layer(*layers).properties(height=320, title=gettext("Throughput by tile size (dashed: no tile sweep)"))
 
 
+@localized
 def traffic_chart(m: int, n: int, k: int, tiles: list[int], dtype: str, *, gettext: Translate = english):
     """Implied DRAM traffic per tile size, A and B stacked, against the minimum (texts through ``gettext``)."""
     import altair as alt
@@ -67,6 +70,7 @@ def traffic_chart(m: int, n: int, k: int, tiles: list[int], dtype: str, *, gette
     return (bars + floor).properties(height=300, title=gettext("Traffic each tile size implies (dashed: the minimum)"))
 
 
+@localized
 def wave_chart(measured: list[BenchResult] | None, predicted: list[dict], *, gettext: Translate = english):
     """Throughput against N relative to the first N: the prediction (tile × wave efficiency) and, on a
     GPU, each measured implementation's TFLOP/s (texts through ``gettext``)."""
