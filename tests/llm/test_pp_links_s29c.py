@@ -12,9 +12,9 @@ from __future__ import annotations
 import contextlib
 import io
 
+import gemm_i18n
 import pytest
 
-import gemm_i18n
 from gemmlib.core.hardware import get_hardware
 from gemmlib.llm import accounting
 from gemmlib.llm.parallel import Parallel

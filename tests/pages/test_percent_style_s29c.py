@@ -17,11 +17,11 @@ import io
 import re
 from pathlib import Path
 
+import gemm_i18n
 import pytest
 from i18n_texts import shown_texts
 from streamlit.testing.v1 import AppTest
 
-import gemm_i18n
 from gemmlib.core import format as fmt
 
 ROOT = Path(__file__).resolve().parents[2]
