@@ -19,6 +19,7 @@ imports streamlit; the page caches the calls.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import ChainMap
 from collections.abc import Callable, Iterator, Mapping
@@ -73,6 +74,7 @@ from gemmlib.llm.scaleout import ScaleOutEstimate
 from gemmlib.llm.scaleout import estimate as scaleout_estimate
 from gemmlib.llm.serving import (
     ARRIVALS,
+    DEFAULT_RATE_REQUESTS,
     ENGINE_LIMIT,
     ENGINES,
     MAX_CONCURRENCY,
@@ -90,6 +92,7 @@ from gemmlib.llm.training import (
     modules_the_model_lacks,
     train,
 )
+from gemmlib.views.published import link_sentence
 
 Escape = Callable[[Any], str]
 
@@ -262,6 +265,7 @@ class ServingInputs(_FromURL):
     tpot: float = 50.0  # ms; 0: no target (--tpot-target-ms)
     engine: str = "vllm"  # the scheduler simulated, as --engine
     rate: float = 0.0  # requests per second (--request-rate); 0: the curve at fixed concurrencies
+    offline: bool = False  # every request at once (--request-rate inf): the rate box counts for nothing
     kvb: int = 0  # tokens per KV block (--kv-block-size); 0: the engine's
     ttft: float = 0.0  # ms; 0: no target (--ttft-target-ms)
     conc: int = 0  # one point at this many requests in flight (--concurrency); with a rate: at most this many
@@ -271,9 +275,14 @@ class ServingInputs(_FromURL):
     maxtok: int = 0  # tokens per engine step at most (--max-num-batched-tokens); 0: the engine's
 
     @property
+    def request_rate(self) -> float | None:
+        """``--request-rate``: ``math.inf`` with every request at once, the box's rate, or None (0: left out)."""
+        return math.inf if self.offline else float(self.rate) or None
+
+    @property
     def point(self) -> bool:
-        """One point (a request rate or one concurrency), no search for a best concurrency."""
-        return bool(self.rate or self.conc)
+        """One point (a request rate, every request at once or one concurrency), no search for a best concurrency."""
+        return bool(self.request_rate or self.conc)
 
 
 @dataclass(frozen=True)
@@ -481,6 +490,9 @@ FIELDS: dict[str, Field] = {  # every widget of the page bound to the URL, by ke
     "le_conc": Field(N_("concurrency (0 = the curve)"), N_("one point at this many requests in flight "
                                                            "(`--concurrency`); with a request rate: at most this many "
                                                            "in flight"), 0, MAX_CONCURRENCY),
+    "le_offline": Field(N_("all at once (offline)"), N_(
+        "every request sent at once, no rate (`--request-rate inf`): an offline throughput run, as TensorRT-LLM "
+        "measures its published throughput; the engine takes them in as its KV blocks and step limits allow")),
     "le_arrival": Field(N_("arrivals"), N_("with a request rate: Poisson arrivals (the default of `vllm bench "
                                            "serve`, fixed seed) or fixed gaps (`--arrival`)")),
     "le_nreq": Field(N_("requests/point (0 = default)"), N_("requests each point sends (`--num-requests`); 0: 4 × "
@@ -1458,13 +1470,13 @@ def training(est: ScaleOutEstimate, inp: TrainingInputs, *, gettext: Translate =
             gettext("Left out of the recomputed modules, as {model} has no such part: {idle}.").format(
                 model=est.model.name, idle=", ".join(idle)) if idle else ""),
         memory_chart=per_gpu_memory_spec(tr.memory, est.hardware.name, N_("per GPU in training"), gettext=gettext),
-        caption=gettext("Mixed-precision AdamW as ZeRO counts it (2Ψ weights + 2Ψ gradients + 12Ψ optimizer), "
+        caption=_then(gettext("Mixed-precision AdamW as ZeRO counts it (2Ψ weights + 2Ψ gradients + 12Ψ optimizer), "
                         "activations by Korthikanti et al. 2022; largest micro-batch that fits: {mb}. A published "
                         "anchor: {name}, {tokens:.3g} tokens, {flops:.2g} FLOPs, {hours:.2f} M {gpu} GPU-hours on "
                         "{gpus:,} GPUs at {mfu:.0%} MFU (`benchmarks/bench_scaleout.py` estimates it).").format(
             mb=f'{t["max_micro_batch"]:,}' if t["max_micro_batch"] else gettext("none, not even 1"),
             name=_tr_with(gettext)(a.name), tokens=a.tokens, flops=a.flops,
-            hours=a.gpu_hours / 1e6, gpu=a.gpu, gpus=a.gpus, mfu=a.mfu))
+            hours=a.gpu_hours / 1e6, gpu=a.gpu, gpus=a.gpus, mfu=a.mfu), link_sentence("training", gettext)))
 
 
 def _exposed_words(t: dict, overlap: bool, gettext: Translate) -> list[str]:
@@ -1507,9 +1519,11 @@ def _overlap_words(t: dict, gpus: int, gettext: Translate, sms: int = 0) -> list
 
 def greyed_serving(inp: ServingInputs) -> dict[str, bool]:
     """The Serving tab's boxes that count for nothing (greyed out): all of them with the serving curve off, the
-    arrivals without a request rate (the CLI refuses ``--arrival`` without ``--request-rate``)."""
+    arrivals without a request rate (the CLI refuses ``--arrival`` without ``--request-rate``), the rate and the
+    arrivals with every request at once (``--request-rate inf``: no gaps to draw)."""
     off = not inp.serve
-    return {**{k: off for k in ServingInputs.keys() if k != "le_serve"}, "le_arrival": off or not inp.rate}
+    return {**{k: off for k in ServingInputs.keys() if k != "le_serve"}, "le_rate": off or inp.offline,
+            "le_arrival": off or inp.offline or not inp.rate}
 
 
 def serving_keywords(inp: ServingInputs, *, as_cli: bool = False) -> dict[str, Any]:
@@ -1520,7 +1534,7 @@ def serving_keywords(inp: ServingInputs, *, as_cli: bool = False) -> dict[str, A
     return dict(tpot_target_s=inp.tpot / 1e3 if inp.tpot and targets else None,
                 ttft_target_s=inp.ttft / 1e3 if inp.ttft and targets else None,
                 engine=Engine(inp.engine, int(inp.kvb), int(inp.maxseqs), int(inp.maxtok)),
-                request_rate=float(inp.rate) or None, arrival=inp.arrival if inp.rate else "poisson",
+                request_rate=inp.request_rate, arrival=inp.arrival if inp.rate and not inp.offline else "poisson",
                 concurrency=int(inp.conc) or None, requests=int(inp.nreq) or None)
 
 
@@ -1539,7 +1553,10 @@ def serving(est: ScaleOutEstimate, inp: ServingInputs, *, gettext: Translate = e
     sv = _serving_run(est, inp)
     best = none = title = None
     one = bool(inp.point and sv.points)  # one point, no search for a best concurrency: said as such
-    if one and inp.rate:
+    if one and inp.offline:
+        title = gettext("Serving all {r:,} requests at once (KV limit {n:,} requests)").format(
+            r=inp.nreq or DEFAULT_RATE_REQUESTS, n=sv.kv_limit)
+    elif one and inp.rate:
         title = gettext("Serving at {rate:g} requests/s (KV limit {n:,} requests)").format(rate=inp.rate, n=sv.kv_limit)
     elif one:
         title = gettext("Serving at concurrency {c:,} (KV limit {n:,} requests)").format(c=inp.conc, n=sv.kv_limit)
@@ -1548,7 +1565,7 @@ def serving(est: ScaleOutEstimate, inp: ServingInputs, *, gettext: Translate = e
     if one:
         best, none = _at_point(sv, inp, gettext)
         columns = tuple(c for c in SERVING_COLUMNS if c != "best")  # no best concurrency is sought at one point
-        if inp.rate:
+        if inp.request_rate:
             labels["concurrency"] = gettext("in flight (peak)")
     elif sv.best:
         best = _best_words(sv.best, inp, gettext)
@@ -1559,7 +1576,8 @@ def serving(est: ScaleOutEstimate, inp: ServingInputs, *, gettext: Translate = e
                                "prefill with vLLM, paged KV blocks), as `python -m gemmlib estimate --serve` runs "
                                "it: TTFT and TPOT are the requests' means. The KV limit is the largest concurrency "
                                "whose KV blocks fit at full length."), _requests_words(sv, inp, gettext),
-                             _point_targets_words(inp, gettext) if one else "", _overhead_words(sv, gettext)))
+                             _point_targets_words(inp, gettext) if one else "", _overhead_words(sv, gettext),
+                             link_sentence("inference", gettext)))
 
 
 def _best_words(b, inp: ServingInputs, gettext: Translate) -> str:
@@ -1594,6 +1612,8 @@ def _at_point(sv: Serving, inp: ServingInputs, gettext: Translate) -> tuple[str 
     its mean TPOT and TTFT meet the targets (it read "No concurrency up to the KV limit keeps TPOT under 50 ms"
     beside a row at 10.7 ms)."""
     p = sv.points[0]
+    if inp.offline:
+        return _offline_words(sv, inp, gettext)
     kw = dict(rate=inp.rate, tokens=p.tokens_per_s, per_gpu=p.tokens_per_s_per_gpu, ttft=_t(p.ttft_s),
               tpot=_t(p.tpot_s), n=p.concurrency, mean=p.mean_running, cap=inp.conc)
     if inp.rate and inp.conc:
@@ -1614,6 +1634,11 @@ def _at_point(sv: Serving, inp: ServingInputs, gettext: Translate) -> tuple[str 
         return None, _then(words, gettext("Its KV cache does not fit: a lower rate, more GPUs or a smaller KV dtype.")
                            if inp.rate else gettext("Not even one request's KV cache fits beside the weights: "
                                                     "more GPUs, a smaller KV dtype or shorter requests."))
+    return _read_against_targets(words, p, inp, gettext)
+
+
+def _read_against_targets(words: str, p, inp: ServingInputs, gettext: Translate) -> tuple[str | None, str | None]:
+    """(success, warning): ``words`` then whether the point's mean TPOT and TTFT meet the targets set."""
     said, over = [], False
     for target, got, within, beyond_rate, beyond_conc in (
             (inp.tpot, p.tpot_s, N_("Within the {target:g} ms per-token target."),
@@ -1625,10 +1650,41 @@ def _at_point(sv: Serving, inp: ServingInputs, gettext: Translate) -> tuple[str 
         if target:
             missed = got * 1e3 > target
             over |= missed
-            said.append(gettext(within if not missed else beyond_rate if inp.rate else beyond_conc).format(
+            said.append(gettext(within if not missed else beyond_rate if inp.rate and not inp.offline
+                                else beyond_conc).format(
                 target=target))
     words = _then(words, *said)
     return (None, words) if over else (words, None)
+
+
+def _offline_words(sv: Serving, inp: ServingInputs, gettext: Translate) -> tuple[str | None, str | None]:
+    """(success, warning) for every request sent at once (``--request-rate inf``): an offline run is read by its
+    throughput and by how long the average and the last requests wait for their first token; the requests in flight
+    at most is said only where the engine held some back (that all of them were in flight says nothing)."""
+    p = sv.points[0]
+    if not p.fits:
+        return None, gettext("Not even one request's KV cache fits beside the weights: more GPUs, a smaller KV dtype "
+                             "or shorter requests.")
+    kw = dict(all=p.requests, cap=inp.conc, tokens=p.tokens_per_s, per_gpu=p.tokens_per_s_per_gpu,
+              rps=fmt.number(p.requests_per_s, 3), ttft=_t(p.ttft_s), p99=_t(p.ttft_p99_s), tpot=_t(p.tpot_s),
+              took=_t(p.duration_s), n=p.concurrency, mean=p.mean_running, preempted=p.preemptions)
+    if inp.conc:
+        words = gettext("All {all:,} requests at once, at most {cap:,} in flight: {tokens:,.0f} tokens/s ({per_gpu:,.0f} "
+                        "per GPU), {rps} requests/s, done in {took}. TTFT {ttft} on average, {p99} at the 99th "
+                        "percentile; TPOT {tpot}.").format(**kw)
+    else:
+        words = gettext("All {all:,} requests at once: {tokens:,.0f} tokens/s ({per_gpu:,.0f} per GPU), {rps} "
+                        "requests/s, done in {took}. TTFT {ttft} on average, {p99} at the 99th percentile; TPOT "
+                        "{tpot}.").format(**kw)
+    if p.concurrency < p.requests:
+        words = _then(words, gettext("The engine runs at most **{n:,}** of them at a time (mean {mean:.3g}): the rest "
+                                     "wait for a slot or KV blocks.").format(**kw))
+    else:
+        words = _then(words, gettext("The engine takes them all in at once (mean {mean:.3g} running).").format(**kw))
+    if p.preemptions:
+        words = _then(words, gettext("The KV blocks ran out {preempted:,} times: a request was preempted and "
+                                     "recomputed later.").format(**kw))
+    return _read_against_targets(words, p, inp, gettext)
 
 
 def _requests_words(sv: Serving, inp: ServingInputs, gettext: Translate) -> str:
@@ -1637,7 +1693,7 @@ def _requests_words(sv: Serving, inp: ServingInputs, gettext: Translate) -> str:
     out = ""
     if inp.nreq:
         out = gettext("Each point sends {n:,} requests (`--num-requests`).").format(n=inp.nreq)
-    if inp.rate and inp.arrival == "fixed":
+    if inp.rate and not inp.offline and inp.arrival == "fixed":
         out = _then(out, gettext("Requests arrive at fixed gaps of {gap} (`--arrival fixed`), not as a Poisson "
                                  "process.").format(gap=_t(1 / inp.rate)))
     return out
