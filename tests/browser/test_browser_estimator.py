@@ -263,7 +263,9 @@ def test_a_click_on_an_op_opens_it_on_the_roofline(app_server, page, lang):
     """LLM-Viewer's gesture: a click on a bar of the FLOPs-by-op chart (prefill's q_proj, the first bar) opens
     the Roofline tab (also in the URL) with that op named under the chart."""
     open_page(page, app_server.url, "LLM_Estimator", query=f"lang={lang}")
-    bar = page.locator('[data-testid="stVegaLiteChart"] path[aria-roledescription="bar"]').first
+    # a bar's role is read in the page's language (gemmlib.charts.aria: "条形" in Chinese)
+    bar = page.locator('[data-testid="stVegaLiteChart"] path[aria-roledescription="bar"], '
+                       '[data-testid="stVegaLiteChart"] path[aria-roledescription="条形"]').first
     expect(bar).to_have_attribute("aria-label", re.compile(r": q_proj;"))
     bar.click()
     wait_idle(page)
