@@ -23,6 +23,7 @@ from gemmlib.core.policy import READ_ONLY_NOTE
 from gemmlib.llm.presets import from_name, preset_names
 from gemmlib.measure import calibrate as cb  # plain numbers and the spec; torch loads on a run
 from gemmlib.measure.calibrate import defaults as calibration_defaults
+from gemmlib.views import published as pv
 from ui import _, ngettext
 
 ui.page(
@@ -236,3 +237,14 @@ if vout:
         | {"phase": _("phase"), "op group": _("op group")})
     for n in vout["notes"]:
         st.caption(ui.tr(n))
+
+# ----------------------------------------------------------------------------- published (gemmlib.views.published)
+st.subheader(_("Against published measurements"), anchor=pv.ANCHOR)
+with st.expander(_(pv.EXPANDER_LABEL), key=pv.EXPANDER_KEY, bind="query-params") as pub_box:
+    if pub_box.open:  # a few seconds, once per server: only for a reader who opens it
+        with ui.guard(_("the published measurements")):
+            pview = pv.published_view(pv.cached(), gettext=_)
+            for k in pview.kinds:
+                st.markdown(f"**{k.title}**"), ui.table(k.rows, column_config=pview.column_config(st.column_config))
+                st.caption(k.caption)
+            st.warning("  \n".join(ui.md(b) for b in pview.bad)) if pview.bad else None
