@@ -238,13 +238,13 @@ if vout:
     for n in vout["notes"]:
         st.caption(ui.tr(n))
 
-# ----------------------------------------------------------------------------- published (gemmlib.views.published)
-st.subheader(_("Against published measurements"), anchor=pv.ANCHOR)
+st.subheader(_("Against published measurements"), anchor=pv.ANCHOR)  # gemmlib.views.published
 with st.expander(_(pv.EXPANDER_LABEL), key=pv.EXPANDER_KEY, bind="query-params") as pub_box:
     if pub_box.open:  # a few seconds, once per server: only for a reader who opens it
         with ui.guard(_("the published measurements")):
-            pview = pv.published_view(pv.cached(), gettext=_)
-            for k in pview.kinds:
-                st.markdown(f"**{k.title}**"), ui.table(k.rows, column_config=pview.column_config(st.column_config))
+            for k in (pview := pv.published_view(pv.cached(), gettext=_)).kinds:
+                st.markdown(f"**{k.title}**")
+                ui.table(k.rows, column_config=pview.column_config(st.column_config))
                 st.caption(k.caption)
-            st.warning("  \n".join(ui.md(b) for b in pview.bad)) if pview.bad else None
+            for b in pview.bad:
+                st.warning(ui.md(b))
