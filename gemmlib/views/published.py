@@ -33,7 +33,7 @@ ANCHOR = "published"  # the section's anchor on the Roofline page
 EXPANDER_KEY = "rf_published"  # its expander's key, bound to the URL: a link opens it
 EXPANDER_LABEL = N_("The estimate against published training and serving runs (opens in a few seconds)")
 COLUMNS = {"run": N_("run"), "metric": N_("metric"), "measured": N_("measured"), "estimate": N_("estimated"),
-           "error": N_("error"), "setup": N_("set-up as estimated"), "source": N_("source"), "link": N_("link")}
+           "error": N_("error"), "setup": N_("set-up as estimated"), "source": N_("source"), "link": N_("source link")}
 
 
 def stamp(folder: str | Path = DEFAULT_DIR) -> tuple:
