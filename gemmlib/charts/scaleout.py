@@ -170,34 +170,56 @@ def serving_records(sv: Serving) -> list[dict]:
             for p in sv.points]
 
 
-_SERVING_TEXTS = (N_("concurrent requests"), N_("generated tokens/s"), N_("ms per output token"), N_("Throughput"),
-                  N_("Time per output token"), N_("concurrency"), N_("tokens/s"), N_("TPOT ms"), N_("TTFT ms"))
+_SERVING_TEXTS = (N_("concurrent requests"), N_("generated tokens/s"), N_("ms per output token"),
+                  N_("ms to the first token"), N_("Throughput"), N_("Time per output token"), N_("Time to first token"),
+                  N_("concurrency"), N_("tokens/s"), N_("TPOT ms"), N_("TTFT ms"))
+TARGET_COLOR = "#e4572e"  # the targets' rules and the best point
+LATENCY_PANEL_PX = 125  # the TPOT and TTFT panels' height, one above the other beside the throughput's
+_TARGETS = {"TPOT ms": "tpot_target", "TTFT ms": "ttft_target"}  # each latency panel's target: its dataset
+
+
+def _target_layers(y: str) -> list[alt.Chart]:
+    """A target's dashed rule across a latency panel and its words above the rule's left end; no row in the
+    dataset (no target set): nothing drawn."""
+    data = alt.Chart(_d(_TARGETS[y]))
+    return [data.mark_rule(strokeDash=[4, 3], color=TARGET_COLOR).encode(y=f"{y}:Q"),
+            data.mark_text(align="left", baseline="bottom", dx=3, dy=-2, color=TARGET_COLOR).encode(
+                x=alt.value(0), y=f"{y}:Q", text="label:N")]
 
 
 def _serving_template(t: tuple[str, ...] = ()) -> alt.HConcatChart:
-    x_title, y_tput, y_tpot, t_tput, t_tpot, *tips = t or _texts(english, _SERVING_TEXTS)
+    x_title, y_tput, y_tpot, y_ttft, t_tput, t_tpot, t_ttft, *tips = t or _texts(english, _SERVING_TEXTS)
     x = alt.X("concurrency:Q", scale=alt.Scale(type="log", base=2), title=x_title)
     tip = [alt.Tooltip("concurrency:Q", title=tips[0]), alt.Tooltip("tokens/s:Q", format=",.0f", title=tips[1]),
            alt.Tooltip("TPOT ms:Q", format=",.2f", title=tips[2]), alt.Tooltip("TTFT ms:Q", format=",.1f", title=tips[3])]
     base = alt.Chart(_d("points"))
     tput = alt.layer(base.mark_line(point=True).encode(x=x, y=alt.Y("tokens/s:Q", title=y_tput), tooltip=tip),
-                     base.transform_filter("datum.best").mark_point(size=160, color="#e4572e", filled=True).encode(
+                     base.transform_filter("datum.best").mark_point(size=160, color=TARGET_COLOR, filled=True).encode(
                          x=x, y="tokens/s:Q", tooltip=tip)).properties(width=320, title=t_tput)
-    lat = alt.layer(base.mark_line(point=True).encode(x=x, y=alt.Y("TPOT ms:Q", title=y_tpot), tooltip=tip),
-                    alt.Chart(_d("target")).mark_rule(strokeDash=[4, 3], color="#e4572e").encode(y="TPOT ms:Q")
-                    ).properties(width=320, title=t_tpot)
-    return alt.hconcat(tput, lat)
+    # the latency panels one above the other (three side by side ran past the page's column at 1280 px)
+    # TTFT on a log scale: from a few ms at one request to seconds past the KV limit (a 100 ms target sat on the axis)
+    tpot, ttft = (alt.layer(base.mark_line(point=True).encode(x=x, y=alt.Y(f"{y}:Q", title=y_title, scale=scale,
+                                                                            axis=axis), tooltip=tip),
+                            *_target_layers(y)).properties(width=320, height=LATENCY_PANEL_PX, title=title)
+                  for y, y_title, title, scale, axis in (
+                      ("TPOT ms", y_tpot, t_tpot, alt.Undefined, alt.Undefined),
+                      ("TTFT ms", y_ttft, t_ttft, alt.Scale(type="log"), alt.Axis(tickCount=4, format=",~g"))))
+    return alt.hconcat(tput, alt.vconcat(tpot, ttft))
 
 
 def _serving_built(sv: Serving, gettext: Translate = english, title: str | None = None) -> Built:
-    target = [{"TPOT ms": sv.tpot_target_s * 1e3}] if sv.tpot_target_s else []
-    return Built(_serving_template, (_texts(gettext, _SERVING_TEXTS),), {"points": serving_records(sv), "target": target},
+    """Each latency panel's target (its rule and words) where one is set: the TPOT target, the TTFT target."""
+    targets = {_TARGETS[y]: [{y: v * 1e3, "label": gettext(words).format(ms=v * 1e3)}] if v else []
+               for y, v, words in (("TPOT ms", sv.tpot_target_s, N_("TPOT target {ms:g} ms")),
+                                   ("TTFT ms", sv.ttft_target_s, N_("TTFT target {ms:g} ms")))}
+    return Built(_serving_template, (_texts(gettext, _SERVING_TEXTS),), {"points": serving_records(sv), **targets},
                  title=title or gettext("Serving up to the KV limit ({n:,} requests)").format(n=sv.kv_limit))
 
 
 @localized
 def serving_chart(sv: Serving, *, gettext: Translate = english, title: str | None = None) -> alt.HConcatChart:
-    """Throughput and TPOT against the concurrency. ``title`` (in the reader's language) says what the points are
+    """Throughput, TPOT and TTFT against the concurrency, each latency panel with its target's rule where one is
+    set. ``title`` (in the reader's language) says what the points are
     where it is not the curve up to the KV limit (one point at a request rate)."""
     return _serving_built(sv, gettext, title).chart()
 
