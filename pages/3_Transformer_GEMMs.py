@@ -116,18 +116,21 @@ if layer is not None:
                 help=_("sequence length where the products equal the rest"))
     m[3].metric(_("head dim"), cfg.head_dim)
 
-    per_head = _(" (one per head)")
-    # name, share and FLOPs first, at the widths their texts need (the shapes after them): at 125 % and 150 % zoom
-    # the table was 773 px in a 520-560 px column, and the FLOPs and share were the columns off its right edge
-    rows = [{"GEMM": o.name, "share": o.flops / total, "FLOPs": o.flops,
-             "runs": f"{o.count:,}" + (per_head if o.name in ATTENTION_PRODUCTS else ""),
-             "A (M×K)": f"{o.m:,} × {o.k:,}", "B (K×N)": f"{o.k:,} × {o.n:,}"} for o in ops]
-    ui.table(rows, {"FLOPs": "count"}, width="stretch",  # exact: every digit
-             widths={c: text_width([fmt.count(r[c]) if c == "FLOPs" else r[c] for r in rows], c)
-                     for c in ("GEMM", "FLOPs", "runs", "A (M×K)", "B (K×N)")} | {"share": 96},
-             column_config={"GEMM": st.column_config.TextColumn("GEMM", pinned=True), "runs": _("runs"),
+    # name, share and FLOPs first, at the widths their texts need; the shape as M, N, K (A is M×K, B is K×N: K once)
+    # and the runs a plain count (the caption says why the attention products run once per head): at 1280 px and
+    # 125 % zoom the table fits its 562-px column (it was 708 px, "A (M×K)" cut, "B (K×N)" off its right edge)
+    rows = [{"GEMM": o.name, "share": o.flops / total, "FLOPs": o.flops, "runs": o.count, "M": o.m, "N": o.n,
+             "K": o.k} for o in ops]
+    runs = _("runs")
+    ui.table(rows, {c: "count" for c in ("FLOPs", "runs", "M", "N", "K")}, width="stretch",  # exact: every digit
+             widths={c: text_width([fmt.count(r[c]) if c != "GEMM" else r[c] for r in rows],
+                                   runs if c == "runs" else c) for c in ("GEMM", "FLOPs", "runs", "M", "N", "K")}
+             | {"share": 88},
+             column_config={"GEMM": st.column_config.TextColumn("GEMM", pinned=True), "runs": runs,
                             "share": st.column_config.ProgressColumn(_("share"), format="percent", min_value=0,
                                                                      max_value=1)})
+    st.caption(_("Each GEMM multiplies A (M×K) by B (K×N) into D (M×N); **runs**: how often it runs in the layer "
+                 "for one sequence (the attention products once per head)."))
     st.vega_lite_chart(shapes, width="content")
     st.caption(_("Units are matrix elements, the same for every row: a wide rectangle is a wide matrix. "
                  "The attention products are drawn for one sequence and one head (they run once per head)."))

@@ -35,19 +35,37 @@ def _detect(code: str) -> list[dict]:
     return [d.to_dict() for d in devices.detect(gettext=ui.gettext_for(code))]
 
 
+PEAKS = ("fp32", "tf32", "fp16", "bf16", "fp8", "int8")
+
+
 def _datasheet_rows(found: list[dict]) -> list[dict]:
     rows = []
     for d in found:
         hw = CATALOGUE.get(d.get("catalogue") or "")
         row = {"device": f"{d['kind']}:{d['index']}", "name": d["name"],
                "catalogue row": _(d["catalogue"]) if d.get("catalogue") else "—"}
-        for dt in ("fp32", "tf32", "fp16", "bf16", "fp8", "int8"):
+        for dt in PEAKS:
             p = hw.peak(dt) if hw else None
             row[f"{dt} {'TOP/s' if dt == 'int8' else 'TFLOP/s'}"] = p / 1e12 if p else None  # int8: integer ops
         row["bandwidth TB/s"] = hw.bandwidth / 1e12 if hw else None
         row["source"] = (hw.source if hw.source.startswith("http") else _(hw.source)) if hw else ""
         rows.append(row)
     return rows
+
+
+def _datasheet_table(rows: list[dict]) -> None:
+    """The figures in a table that fits a 1280-px window (headers the number formats, their units in the caption);
+    each device's detected name and its datasheet's source written under it, in an expander."""
+    figures = ["device", "catalogue row", *(f"{dt} {'TOP/s' if dt == 'int8' else 'TFLOP/s'}" for dt in PEAKS),
+               "bandwidth TB/s"]
+    ui.table(pd.DataFrame(rows, columns=figures), column_config={
+        **_labels(figures[:2]), **{c: c.split()[0] for c in figures[2:-1]}, "bandwidth TB/s": "TB/s"})
+    st.caption(_("Dense datasheet peaks of the catalogue row each device matches, in TFLOP/s (int8: TOP/s, integer "
+                 "operations); memory bandwidth in TB/s."))
+    with st.expander(_("Each device's name and its datasheet's source")):
+        st.markdown("\n".join(_("- **{dev}** {name} → {row}: {source}").format(
+            dev=r["device"], name=ui.md(r["name"]), row=ui.md(r["catalogue row"]),
+            source=f"<{r['source']}>" if r["source"].startswith("http") else ui.md(r["source"] or "—")) for r in rows))
 
 
 # every column these tables show (the data keep their keys), as shown
@@ -99,9 +117,7 @@ if ui.url(st.toggle, _("Ask PyTorch too"), False, key="dv_torch",
         cols = ["kind", "index", "name", "units", "memory GiB", "capability", "catalogue", "match_note"]
         ui.table(table[cols], column_config=_labels(cols))
 st.subheader(_("Datasheet"))
-sheet = _datasheet_rows(found or light_found)
-ui.table(sheet, column_config={**_labels(sheet[0] if sheet else {}),
-                               "source": st.column_config.LinkColumn(_("source"))})
+_datasheet_table(_datasheet_rows(found or light_found))
 cpu_note = st.empty()  # filled below, after this run's measurement: it asked for one beside the new figures
 
 st.subheader(_("Measure ceilings"))
