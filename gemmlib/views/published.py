@@ -26,14 +26,17 @@ CLOSE = 0.15
 # metrics that are times (a larger estimate is a slower one); every other metric is a rate
 TIME_METRICS = ("ttft_ms", "tpot_ms", "gpu_hours_per_trillion_tokens")
 ENGINES = {"trtllm": "TensorRT-LLM", "vllm": "vLLM"}
-FRAMEWORKS = {"megatron": "Megatron (NeMo)", "torchtitan": "torchtitan"}
+FRAMEWORKS = {"megatron": "Megatron", "torchtitan": "torchtitan"}
 KIND_TITLES = {"training": N_("Training"), "inference": N_("Inference")}
 LINK_TEXT = r"https?://(?:www\.)?([^/]+/[^/]+/[^/#?]+)"  # a link shown as its site and first two steps
+# pixels: the run, its figures and the metric side by side in the page's column at 1280 px (784 px wide)
+WIDTHS = {"run": 305, "measured": 72, "estimate": 74, "error": 56, "metric": 265}
 ANCHOR = "published"  # the section's anchor on the Roofline page
 EXPANDER_KEY = "rf_published"  # its expander's key, bound to the URL: a link opens it
 EXPANDER_LABEL = N_("The estimate against published training and serving runs (opens in a few seconds)")
-COLUMNS = {"run": N_("run"), "metric": N_("metric"), "measured": N_("measured"), "estimate": N_("estimated"),
-           "error": N_("error"), "setup": N_("set-up as estimated"), "source": N_("source"), "link": N_("source link")}
+# the columns in their order: what was run and how far off first, then the metric, what was estimated, the source
+COLUMNS = {"run": N_("run"), "measured": N_("measured"), "estimate": N_("estimated"), "error": N_("error"),
+           "metric": N_("metric"), "setup": N_("set-up as estimated"), "source": N_("source"), "link": N_("source link")}
 
 
 def stamp(folder: str | Path = DEFAULT_DIR) -> tuple:
@@ -142,10 +145,13 @@ class PublishedView:
     labels: dict[str, str]  # the columns' headers
 
     def column_config(self, cc) -> dict:
-        """The tables' ``column_config`` from Streamlit's ``st.column_config`` (``cc``): the headers, the numbers
-        right-aligned, the set-up and the source wide, the link a link showing its site and first two steps."""
-        lab = self.labels
-        return {**lab, **{c: cc.TextColumn(lab[c], alignment="right") for c in ("measured", "estimate", "error")},
+        """The tables' ``column_config`` from Streamlit's ``st.column_config`` (``cc``): the headers; the run, the
+        figures and the metric at :data:`WIDTHS` (in view without a sideways scroll at 1280 px), the numbers
+        right-aligned; the set-up and the source after them, wide; the link a link showing its site and first two
+        steps."""
+        lab, w = self.labels, WIDTHS
+        return {"run": cc.TextColumn(lab["run"], width=w["run"]), "metric": cc.TextColumn(lab["metric"], width=w["metric"]),
+                **{c: cc.TextColumn(lab[c], alignment="right", width=w[c]) for c in ("measured", "estimate", "error")},
                 **{c: cc.TextColumn(lab[c], width="large") for c in ("setup", "source")},
                 "link": cc.LinkColumn(lab["link"], display_text=LINK_TEXT)}
 
@@ -209,10 +215,9 @@ def published_view(data: dict, *, gettext: Translate = english) -> PublishedView
         if not mine:
             continue
         s = data["summary"][kind]
-        rows = [{"run": _run_words(r, gettext), "metric": f"{r['metric']} ({r['unit']})",
-                 "measured": fmt.number(r["measured"], 4),
+        rows = [{"run": _run_words(r, gettext), "measured": fmt.number(r["measured"], 4),
                  "estimate": fmt.DASH if r["estimate"] is None else fmt.number(r["estimate"], 4),
-                 "error": _pct(r["error"], True),
+                 "error": _pct(r["error"], True), "metric": f"{r['metric']} ({r['unit']})",
                  "setup": r["setup"] if r["estimate"] is not None else gettext("not estimated: {why}").format(
                      why=r["problem"].split("; ")[0]),
                  "source": r["source_title"], "link": r["source_url"]} for r in mine]
