@@ -326,12 +326,15 @@ USE_CASES: dict[str, UseCase] = {
 
 def use_case_values(name: str | None) -> dict[str, Any]:
     """The widgets a use case sets: batch, prompt, new tokens (decode-only off), the Serving tab's TPOT
-    target, and the serving curve turned on. Nothing for None (the picker's placeholder)."""
+    target, and the serving curve turned on. The offline batch sends every request at once (the offline switch,
+    ``--request-rate inf``); an interactive one asks for the curve and its best concurrency, so a single point left
+    from before (a rate, a concurrency, the offline switch) is cleared. Nothing for None (the picker's placeholder)."""
     if name not in USE_CASES:
         return {}
     u = USE_CASES[name]
+    offline = u.tpot_ms == 0
     return {"le_batch": u.batch, "le_seq": u.seq, "le_new": u.new, "le_ctx": False, "le_tpot": u.tpot_ms,
-            "le_serve": True}
+            "le_serve": True, "le_offline": offline, **({} if offline else {"le_rate": 0.0, "le_conc": 0})}
 
 
 SAME = "same"  # configuration B's "as A" for its model and its weights

@@ -169,6 +169,13 @@ def test_a_use_case_sets_the_workload_and_the_serving_target():
     at.selectbox(key="le_use").set_value("offline").run()
     _ok(at)
     assert (at.number_input(key="le_batch").value, at.number_input(key="le_tpot").value) == (256, 0.0)
+    assert at.toggle(key="le_offline").value  # every request at once: the offline run the use case names
+    # an interactive use case asks for the curve again: the offline switch and a point left from before are cleared
+    at.number_input(key="le_conc").set_value(8).run()
+    at.selectbox(key="le_use").set_value("chat").run()
+    _ok(at)
+    assert not at.toggle(key="le_offline").value
+    assert (at.number_input(key="le_rate").value, at.number_input(key="le_conc").value) == (0.0, 0)
 
 
 def test_several_models_share_one_throughput_chart():
