@@ -1,7 +1,7 @@
-"""The LLM Estimator's Serving tab at 1280 px: its eleven boxes in three rows, each label on one line, none cut, and a
+"""The LLM Estimator's Serving tab at 1280 px: its boxes and switches in three rows, each label on one line, none cut, and a
 box's value written into the URL (review s29, A).
 
-The tab grew from five boxes to eleven (every `estimate --serve` flag). In a row of four, labels such as "one
+The tab grew from five boxes to eleven, then twelve with the offline switch (every `estimate --serve` flag). In a row of four, labels such as "one
 concurrency (0 = the curve)" broke inside their brackets ("(0 = the / curve)") and the switch's words in a third of
 the row were cut ("serving curve (prompt + new tok…"). Only a browser lays the columns out, so it is checked here,
 in English and Chinese; AppTest cannot see the URL the browser writes, so the binding of a new box is checked here
