@@ -294,8 +294,8 @@ def kept_as_written() -> set[str]:
 def english_words(text: str, allowed: Iterable[str] = ()) -> list[str]:
     """Words of English prose left in a text shown in Chinese.
 
-    Not counted: formulas ($…$), code (`…`), URLs and file names, anything with a digit (numbers
-    with units, model and dtype names: ``llama-2-7b``, ``H100``, ``fp16``), snake_case names (code:
+    Not counted: formulas ($…$), code (`…`), URLs, markdown links' targets and file names, anything with a digit
+    (numbers with units, model and dtype names: ``llama-2-7b``, ``H100``, ``fp16``), snake_case names (code:
     an op, a config key, a function: ``q_proj``, ``torch_dtype``, ``rotate_half``), single letters
     (M, N, K), all-capital symbols and acronyms (``AB`` in D = αAB + βC, ``SM``), the glossary's "kept as written" words, and the ``allowed`` names (devices, models
     the page lists), removed whole before the text is split into words.
@@ -305,6 +305,7 @@ def english_words(text: str, allowed: Iterable[str] = ()) -> list[str]:
     for name in sorted({a for a in allowed if a}, key=len, reverse=True):
         t = t.replace(name, " ")
     t = re.sub(r"https?://\S+|\b[\w.-]+\.(?:json|py|csv|md|toml|txt|yaml|yml)\b", " ", t)
+    t = re.sub(r"\]\([^)\s]*\)", "] ", t)  # a markdown link's target (/Roofline?lang=zh#published) is not shown
     out = []
     for tok in re.findall(r"[A-Za-z0-9][A-Za-z0-9_.+\-/'’]*", t):
         if re.search(r"\d", tok) or re.search(r"[A-Za-z0-9]_[A-Za-z0-9]", tok):

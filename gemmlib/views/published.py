@@ -201,7 +201,7 @@ def _said(rows: list[dict], gettext: Translate) -> str:
                      if len(rs) == 1 else
                      gettext("{who} ({n} runs: {lo} … {hi}, {way})").format(
                          who=who, n=len(rs), lo=_pct(errs[0], True), hi=_pct(errs[-1], True), way=way))
-    second = gettext("Farther: {groups}. The README's “Against published measurements” says, run by run, what the "
+    second = gettext("Farther: {groups}. The README's `Against published measurements` says, run by run, what the "
                      "model leaves out where it is farther off than that.").format(groups=gettext("; ").join(parts))
     return first + (" " if not first.endswith("。") else "") + second
 

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import gemm_i18n
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -103,3 +104,8 @@ def test_the_estimators_link_opens_it_in_either_language(cli, lang):
     if lang == "zh":
         assert "与公开测量对比" in [x.value for x in at.subheader]
         assert any("与实测相差 15% 以内" in c for c in captions)
+        # no English prose left in the section's words (the frameworks' and engines' names aside)
+        names = [*pv.FRAMEWORKS.values(), *pv.ENGINES.values()]
+        mine = [c for c in captions if c.startswith(("训练", "推理"))]
+        assert len(mine) == 2 and not {c: gemm_i18n.english_words(c, names) for c in mine
+                                       if gemm_i18n.english_words(c, names)}
