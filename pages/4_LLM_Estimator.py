@@ -98,7 +98,7 @@ with st.sidebar:
     st.header(_("Workload"))
     st.selectbox(_("Use case"), list(view.USE_CASES), index=None, key="le_use", placeholder=_("set the workload for…"),
                  format_func=lambda k: shown(view.USE_CASES[k].label), on_change=lambda: (
-                     ui.setter(lambda: view.use_case_values(ss.le_use))(), ss.update(le_use=None)),
+                     ui.setter(lambda: view.use_case_values(ss.le_use), D)(), ss.update(le_use=None)),
                  help=_("sets the batch, the prompt, the new tokens and the Serving tab's TPOT target (and turns the "
                         "serving curve on); every value stays yours to change"))
     drawn = [num(c, key) for c, key in zip(st.columns(3, vertical_alignment="bottom"), ("le_batch", "le_seq", "le_new"), strict=True)]
@@ -121,7 +121,7 @@ with st.sidebar:
     drawn = pick(st, "le_gpu", list(HW), format_func=label), num(st, "le_gpus")
     flat = flag(st, "le_flat")  # its own row: in a half-width column its name was cut to "a flat …"
     drawn = num(st, "le_eff", widget="slider", step=0.05, disabled=not flat)  # acts only with the override on
-    flag(st, "le_cmp", on_change=ui.setter(lambda: ss.le_cmp and view.b_copy_of_a(ss)))  # B starts as a copy of A
+    flag(st, "le_cmp", on_change=ui.setter(lambda: ss.le_cmp and view.b_copy_of_a(ss), D))  # B starts as a copy of A
     st.header(_("Parallelism"))
     drawn = [num(c, f"le_{g}") for c, g in zip(st.columns(3) + st.columns(3), view.GROUPS, strict=False)]  # five in a row cut "ETP"
     drawn = num(st, "le_gpn"), flag(st, "le_overlap"), flag(st, "le_sp", disabled=view.greyed_layout(view.Inputs.from_state(ss))["le_sp"])  # a row each: in a third they read "o", "s"; SP greyed at TP 1

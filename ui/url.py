@@ -458,9 +458,12 @@ def set_url_widget(key: str, value: Any, default: Any = _MISSING) -> None:
     widget whose callback this is) carries it too: one change of the reader's, one Back step. Without it the
     widget writes the URL when it is drawn, a second history entry where another widget wrote the URL before."""
     st.session_state[_RESET + key] = value
-    if default is not _MISSING and _url_snapshot(key, lambda qp, _coerce: (
+    # a float as the number box will write it when drawn (20.0, not a link's 20): else that draw finds the browser's
+    # address different and writes it again, a second Back step for the same change
+    if default is not _MISSING and _url_snapshot(key, lambda qp, coerce: (
             qp.discard_param_no_forward_msg(key) if value == default
-            else qp.set_with_no_forward_msg(key, _shown_value(value)))) is not _MISSING:
+            else qp.set_with_no_forward_msg(key, coerce(value, "double_value") if isinstance(value, float)
+                                            else _shown_value(value)))) is not _MISSING:
         st.session_state[_URL_AHEAD + key] = True
 
 
@@ -531,12 +534,18 @@ def _link_number(raw: str, default: int | float, lo: Any, hi: Any) -> int | floa
     return v if (lo is None or lo <= v) and (hi is None or v <= hi) else default
 
 
-def setter(values: Callable[[], Mapping[str, Any] | None]) -> Callable[[], None]:
+def setter(values: Callable[[], Mapping[str, Any] | None],
+           defaults: Mapping[str, Any] | None = None) -> Callable[[], None]:
     """A widget's ``on_change``: puts ``values()`` (widget key -> value; nothing when it gives a false value) into
-    URL-bound widgets on the next run, as :func:`set_url_widget` does (configuration B copying A)."""
+    URL-bound widgets on the next run, as :func:`set_url_widget` does (configuration B copying A). ``defaults``: the
+    widgets' defaults (a page's catalogue of fields), so that the URL takes every value at once: one change of the
+    reader's, one Back step, not one for each widget set."""
     def on_change() -> None:
         for key, value in (values() or {}).items():
-            set_url_widget(key, value)
+            if defaults is not None and key in defaults:
+                set_url_widget(key, value, defaults[key])
+            else:
+                set_url_widget(key, value)
     return on_change
 
 
