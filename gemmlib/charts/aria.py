@@ -64,8 +64,8 @@ def _unit(spec: dict, gettext: Translate, titles: dict[str, str]) -> None:
             spec["mark"] = mark
     encoding = spec.get("encoding") or {}
     for ch, enc in encoding.items():
-        if not isinstance(enc, dict):
-            continue
+        if not isinstance(enc, dict) or ("value" in enc and "field" not in enc and "datum" not in enc):
+            continue  # a constant (``alt.value(0)``) has no scale, so no axis or legend to describe
         guide = "axis" if ch in AXES else "legend" if ch in LEGENDS else None
         if guide is None or enc.get(guide, {}) is None or (guide == "legend" and "field" not in enc):
             continue

@@ -102,3 +102,17 @@ def test_what_the_spec_says_is_kept():
     untitled = aria.describe({"mark": "point", "encoding": {"x": {"field": "n", "type": "quantitative"},
                                                             "y": {"field": "t", "type": "quantitative"}}})
     assert untitled["description"] == "t against n"
+
+
+def test_a_constant_channel_gets_no_axis_words():
+    """``y=alt.value(0)`` (the Profiler's target label) has no axis: giving it one made Altair refuse the chart
+    (``YValue`` has no parameter named 'axis') and the Chinese Profiler page failed after a profile."""
+    import altair as alt
+
+    from gemmlib.charts import aria
+
+    data = alt.Data(values=[{"x": 1, "t": "a"}])
+    chart = alt.Chart(data).mark_text().encode(x=alt.X("x:Q", title="share"), text="t:N", y=alt.value(0))
+    out = aria.described(chart, lambda s: s.replace("axis", "轴"))  # a translated page's words (English keeps Vega's)
+    spec = out.to_dict()  # validates: no axis on the constant channel
+    assert "axis" not in spec["encoding"]["y"] and spec["encoding"]["x"]["axis"]["description"] == "x 轴: share"
